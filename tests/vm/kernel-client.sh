@@ -1,0 +1,362 @@
+#!/bin/bash
+# kernel-client.sh - guest scenario (owner: vm): the Linux kernel NFSv3 client
+# against one server (vmarg SERVER=rnfsd|knfsd) over one transport (vmarg
+# TRANSPORT=tcp|rdma; only the mount options change). Booted by
+# tests/vm/run-vm.sh as PID 1; every check prints "@@ PASS name" or
+# "@@ FAIL name: detail"; the expected names are in kernel-client.checks.
+# Server-side views (the tmpfs under /export) are read directly to prove the
+# data reached the server and not only the client's cache.
+
+. "$(dirname "$(readlink -f "$0")")/guest-lib.sh"
+
+SERVER=${SERVER:-rnfsd}
+BIG_MB=64
+TREE_DIRS=50
+TREE_FILES=100          # per directory: 5,000 files
+APPEND_RECORDS=2000     # per writer, 64 bytes each
+
+# --- checks ----------------------------------------------------------------
+
+check_mount() {
+	nfs_mount || fail "mount -t nfs -o $MOUNT_OPTS $ADDR:$EXPORT failed"
+	local line
+	line=$(grep " $MNT nfs " /proc/mounts) || fail "$MNT not in /proc/mounts"
+	echo "$line"
+	case $line in
+	*vers=3*proto=$TRANSPORT,*port=$NFS_PORT,*) ;;
+	*) fail "mount options: expected vers=3,proto=$TRANSPORT,port=$NFS_PORT, got: $line";;
+	esac
+	grep -q "xprt:.*$TRANSPORT" /proc/self/mountstats ||
+		fail "mountstats: no xprt $TRANSPORT"
+}
+
+make_source() {
+	[ -s "$SCRATCH/src" ] && return 0
+	head -c "${BIG_MB}M" /dev/urandom > "$SCRATCH/src"
+	sha256sum < "$SCRATCH/src" | cut -d' ' -f1 > "$SCRATCH/src.sha"
+}
+
+sha_of() { sha256sum < "$1" | cut -d' ' -f1; }
+
+check_big_buffered() {
+	make_source
+	local want f=big.buffered
+	want=$(cat "$SCRATCH/src.sha")
+	dd if="$SCRATCH/src" of="$MNT/$f" bs=1M conv=fsync status=none ||
+		fail "buffered write of ${BIG_MB} MiB failed"
+	expect_eq "server-side size" $((BIG_MB << 20)) "$(stat -c %s "$EXPORT/$f")"
+	expect_eq "server-side sha256" "$want" "$(sha_of "$EXPORT/$f")"
+	drop_caches
+	expect_eq "client size after drop_caches" $((BIG_MB << 20)) "$(stat -c %s "$MNT/$f")"
+	expect_eq "sha256 read back after drop_caches" "$want" "$(sha_of "$MNT/$f")"
+}
+
+check_big_direct() {
+	make_source
+	local want f=big.direct
+	want=$(cat "$SCRATCH/src.sha")
+	dd if="$SCRATCH/src" of="$MNT/$f" bs=1M oflag=direct status=none ||
+		fail "O_DIRECT write of ${BIG_MB} MiB failed"
+	expect_eq "server-side sha256" "$want" "$(sha_of "$EXPORT/$f")"
+	local got
+	got=$(dd if="$MNT/$f" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	expect_eq "sha256 of O_DIRECT read" "$want" "$got"
+	# Unaligned tail through O_DIRECT reads: last 1 MiB + 4 KiB block.
+	got=$(dd if="$MNT/$f" bs=4096 skip=$(((BIG_MB << 8) - 257)) iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	expect_eq "sha256 of O_DIRECT 4 KiB tail read" \
+		"$(tail -c $((257 * 4096)) "$SCRATCH/src" | sha256sum | cut -d' ' -f1)" "$got"
+}
+
+# Contents of every tree file: its original relative path.
+check_tree_create() {
+	mkdir "$MNT/tree" || fail "mkdir tree"
+	local d f
+	for ((d = 0; d < TREE_DIRS; d++)); do
+		mkdir "$MNT/tree/d$d" || fail "mkdir tree/d$d"
+		for ((f = 0; f < TREE_FILES; f++)); do
+			echo "d$d/f$f" > "$MNT/tree/d$d/f$f" || fail "create tree/d$d/f$f"
+		done
+	done
+	expect_eq "files on the server" $((TREE_DIRS * TREE_FILES)) \
+		"$(find "$EXPORT/tree" -type f | wc -l)"
+}
+
+# perl: every file under DIR (names PREFIXd*/PREFIXf*) holds its original path.
+tree_verify() {   # DIR DIRPREFIX FILEPREFIX
+	perl -e '
+		my ($root, $dp, $fp, $nd, $nf) = @ARGV; my $bad = 0;
+		for my $d (0 .. $nd - 1) { for my $f (0 .. $nf - 1) {
+			my $p = "$root/$dp$d/$fp$f";
+			open(my $h, "<", $p) or do { print "cannot open $p: $!\n"; $bad++; next };
+			my $c = <$h>; close $h;
+			if (!defined $c || $c ne "d$d/f$f\n") { print "$p holds ", (defined $c ? $c : "nothing\n"); $bad++ }
+			last if $bad > 5;
+		} }
+		exit($bad ? 1 : 0);' "$1" "$2" "$3" "$TREE_DIRS" "$TREE_FILES"
+}
+
+check_tree_list() {
+	local n
+	ls -lR "$MNT/tree" > "$SCRATCH/ls-lR" || fail "ls -lR failed"
+	n=$(grep -c '^-' "$SCRATCH/ls-lR")
+	expect_eq "regular files in ls -lR" $((TREE_DIRS * TREE_FILES)) "$n"
+	n=$(grep -c '^d' "$SCRATCH/ls-lR")
+	expect_eq "directories in ls -lR" "$TREE_DIRS" "$n"
+	# Each path listed exactly once (READDIR cookies must not repeat).
+	find "$MNT/tree" -type f > "$SCRATCH/find" || fail "find failed"
+	expect_eq "paths listed by find" $((TREE_DIRS * TREE_FILES)) "$(sort -u "$SCRATCH/find" | wc -l)"
+	expect_eq "duplicate paths listed by find" 0 "$(sort "$SCRATCH/find" | uniq -d | wc -l)"
+	n=$(ls -1 "$MNT/tree/d7" | sort -u | wc -l)
+	expect_eq "distinct names in one directory" "$TREE_FILES" "$n"
+	n=$(awk '/^-/ { s += $5 } END { print s }' "$SCRATCH/ls-lR")
+	expect_eq "sum of sizes in ls -l" \
+		"$(find "$EXPORT/tree" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')" "$n"
+}
+
+check_tree_rename() {
+	perl -e '
+		my ($root, $nd, $nf) = @ARGV;
+		for my $d (0 .. $nd - 1) { for my $f (0 .. $nf - 1) {
+			rename("$root/d$d/f$f", "$root/d$d/g$f") or die "rename d$d/f$f: $!\n";
+		} rename("$root/d$d", "$root/e$d") or die "rename d$d: $!\n"; }' \
+		"$MNT/tree" "$TREE_DIRS" "$TREE_FILES" || fail "rename failed"
+	expect_eq "old names left on the server" 0 \
+		"$(find "$EXPORT/tree" -name 'f*' -o -name 'd*' | wc -l)"
+	expect_eq "new names on the server" $((TREE_DIRS * TREE_FILES)) \
+		"$(find "$EXPORT/tree" -type f -name 'g*' | wc -l)"
+	drop_caches
+	tree_verify "$MNT/tree" e g || fail "tree contents wrong after rename"
+	[ ! -e "$MNT/tree/d0/f0" ] || fail "old name tree/d0/f0 still visible"
+}
+
+check_tree_remove() {
+	rm -rf "$MNT/tree" || fail "rm -rf tree failed"
+	[ ! -e "$MNT/tree" ] || fail "tree still visible on the client"
+	[ ! -e "$EXPORT/tree" ] || fail "tree still on the server: $(find "$EXPORT/tree" | wc -l) entries"
+}
+
+check_symlink() {
+	echo hello > "$MNT/sl-target"
+	ln -s sl-target "$MNT/sl" || fail "ln -s failed"
+	expect_eq "readlink" sl-target "$(readlink "$MNT/sl")"
+	expect_eq "read through the link" hello "$(cat "$MNT/sl")"
+	expect_eq "file type" "symbolic link" "$(stat -c %F "$MNT/sl")"
+	expect_eq "server-side readlink" sl-target "$(readlink "$EXPORT/sl")"
+	local long
+	long=$(printf 'x%.0s' $(seq 1000))/../dangling
+	ln -s "$long" "$MNT/sl-long" || fail "ln -s with a 1011-byte target failed"
+	drop_caches
+	expect_eq "readlink of a 1011-byte target" "$long" "$(readlink "$MNT/sl-long")"
+	[ ! -e "$MNT/sl-long" ] || fail "dangling link resolves"
+	rm "$MNT/sl" "$MNT/sl-long" || fail "unlink symlinks"
+	expect_eq "target after removing the link" hello "$(cat "$MNT/sl-target")"
+}
+
+check_hardlink() {
+	echo one > "$MNT/hl-a"
+	ln "$MNT/hl-a" "$MNT/hl-b" || fail "ln failed"
+	expect_eq "link count" 2 "$(stat -c %h "$MNT/hl-a")"
+	expect_eq "same inode" "$(stat -c %i "$MNT/hl-a")" "$(stat -c %i "$MNT/hl-b")"
+	expect_eq "server-side link count" 2 "$(stat -c %h "$EXPORT/hl-b")"
+	echo two >> "$MNT/hl-b"
+	drop_caches
+	expect_eq "write through one name seen through the other" "one two" "$(cat "$MNT/hl-a" | tr '\n' ' ' | sed 's/ $//')"
+	rm "$MNT/hl-a"
+	drop_caches
+	expect_eq "link count after unlink" 1 "$(stat -c %h "$MNT/hl-b")"
+	expect_eq "data after unlink" "one two" "$(cat "$MNT/hl-b" | tr '\n' ' ' | sed 's/ $//')"
+	mkdir "$MNT/hl-dir"
+	ln "$MNT/hl-dir" "$MNT/hl-dir2" 2>/dev/null && fail "hard link to a directory was allowed"
+	rm -r "$MNT/hl-b" "$MNT/hl-dir"
+}
+
+check_chmod() {
+	echo x > "$MNT/mode"
+	local m
+	for m in 640 755 600 4755 1777 0; do
+		chmod "$m" "$MNT/mode" || fail "chmod $m failed"
+		expect_eq "mode after chmod $m" "$m" "$(stat -c %a "$MNT/mode")"
+		expect_eq "server-side mode after chmod $m" "$m" "$(stat -c %a "$EXPORT/mode")"
+	done
+	mkdir "$MNT/mode-dir"
+	chmod 1777 "$MNT/mode-dir"
+	drop_caches
+	expect_eq "directory mode after drop_caches" 1777 "$(stat -c %a "$MNT/mode-dir")"
+	rm -rf "$MNT/mode" "$MNT/mode-dir"
+}
+
+check_chown() {
+	echo x > "$MNT/owner"
+	chown 1234:2345 "$MNT/owner" || fail "chown 1234:2345 failed"
+	expect_eq "owner" 1234:2345 "$(stat -c %u:%g "$MNT/owner")"
+	expect_eq "server-side owner" 1234:2345 "$(stat -c %u:%g "$EXPORT/owner")"
+	chgrp 0 "$MNT/owner" || fail "chgrp 0 failed"
+	drop_caches
+	expect_eq "owner after chgrp 0 and drop_caches" 1234:0 "$(stat -c %u:%g "$MNT/owner")"
+	chown 0:0 "$MNT/owner"
+	expect_eq "server-side owner after chown 0:0" 0:0 "$(stat -c %u:%g "$EXPORT/owner")"
+	rm "$MNT/owner"
+}
+
+as_user() { setpriv --reuid=1234 --regid=1234 --clear-groups -- "$@"; }
+
+check_permission_denied() {
+	echo secret > "$MNT/rootfile"
+	chmod 0644 "$MNT/rootfile"
+	mkdir -p "$MNT/rootdir"
+	chmod 0755 "$MNT/rootdir"
+	mkdir -p "$MNT/userdir"
+	chown 1234:1234 "$MNT/userdir"
+	# Control: the same user can write where it may.
+	as_user sh -c "echo mine > $MNT/userdir/f" || fail "uid 1234 could not create a file in its own directory"
+	expect_eq "server-side owner of the user's file" 1234:1234 "$(stat -c %u:%g "$EXPORT/userdir/f")"
+	if as_user sh -c "echo bad >> $MNT/rootfile" 2>"$SCRATCH/denied.err"; then
+		fail "uid 1234 appended to root's 0644 file"
+	fi
+	cat "$SCRATCH/denied.err"
+	grep -q 'Permission denied' "$SCRATCH/denied.err" || fail "append refused, but not with EACCES: $(cat "$SCRATCH/denied.err")"
+	if as_user sh -c ": > $MNT/rootdir/new" 2>/dev/null; then
+		fail "uid 1234 created a file in root's 0755 directory"
+	fi
+	if as_user truncate -s 0 "$MNT/rootfile" 2>/dev/null; then
+		fail "uid 1234 truncated root's 0644 file"
+	fi
+	drop_caches
+	expect_eq "root's file after refused writes" secret "$(cat "$EXPORT/rootfile")"
+	[ ! -e "$EXPORT/rootdir/new" ] || fail "refused create left a file on the server"
+	rm -rf "$MNT/rootfile" "$MNT/rootdir" "$MNT/userdir"
+}
+
+check_truncate() {
+	make_source
+	head -c 3M "$SCRATCH/src" > "$MNT/trunc"
+	truncate -s 1000000 "$MNT/trunc" || fail "truncate -s 1000000 failed"
+	expect_eq "size after shrinking" 1000000 "$(stat -c %s "$MNT/trunc")"
+	expect_eq "server-side size after shrinking" 1000000 "$(stat -c %s "$EXPORT/trunc")"
+	drop_caches
+	expect_eq "data kept below the new size" "$(head -c 1000000 "$SCRATCH/src" | sha256sum)" \
+		"$(sha256sum < "$MNT/trunc")"
+	truncate -s 5000000 "$MNT/trunc" || fail "truncate -s 5000000 failed"
+	drop_caches
+	expect_eq "size after extending" 5000000 "$(stat -c %s "$MNT/trunc")"
+	expect_eq "extension reads as zeros" "$(head -c 4000000 /dev/zero | sha256sum)" \
+		"$(tail -c +1000001 "$MNT/trunc" | sha256sum)"
+	: > "$MNT/trunc"
+	expect_eq "size after O_TRUNC" 0 "$(stat -c %s "$MNT/trunc")"
+	expect_eq "server-side size after O_TRUNC" 0 "$(stat -c %s "$EXPORT/trunc")"
+	rm "$MNT/trunc"
+}
+
+# Two writers, O_APPEND, one write(2) of one 64-byte record each (dd bs=64).
+check_append_two_writers() {
+	local w
+	for w in A B; do
+		perl -e 'printf("%s %06d %s\n", $ARGV[0], $_, "r" x 54) for 1 .. $ARGV[1]' \
+			"$w" "$APPEND_RECORDS" > "$SCRATCH/rec$w"
+	done
+	expect_eq "record size" 64 "$(head -n 1 "$SCRATCH/recA" | wc -c)"
+	: > "$MNT/append"
+	dd if="$SCRATCH/recA" of="$MNT/append" bs=64 oflag=append conv=notrunc status=none &
+	local pa=$!
+	dd if="$SCRATCH/recB" of="$MNT/append" bs=64 oflag=append conv=notrunc status=none &
+	local pb=$!
+	wait $pa || fail "writer A failed"
+	wait $pb || fail "writer B failed"
+	local want=$((2 * APPEND_RECORDS * 64)) f
+	expect_eq "client size" "$want" "$(stat -c %s "$MNT/append")"
+	sync
+	expect_eq "server-side size" "$want" "$(stat -c %s "$EXPORT/append")"
+	for f in "$EXPORT/append" "$MNT/append"; do
+		[ "$f" = "$MNT/append" ] && drop_caches
+		grep '^A' "$f" | cmp -s - "$SCRATCH/recA" || fail "writer A's records not intact and in order in $f"
+		grep '^B' "$f" | cmp -s - "$SCRATCH/recB" || fail "writer B's records not intact and in order in $f"
+	done
+	# Interleaving happened at all (else the test proves little): report it.
+	echo "writer switches: $(cut -c1 "$EXPORT/append" | uniq | wc -l)"
+	rm "$MNT/append"
+}
+
+df_field() { df -P -k "$1" | awk 'NR == 2 { print $'"$2"' }'; }
+
+check_df() {
+	local total_c total_s used0 used1 avail
+	df -P -k "$MNT" || fail "df failed"
+	total_c=$(df_field "$MNT" 2)
+	total_s=$(df_field "$EXPORT" 2)
+	expect_eq "total KiB (client vs server's tmpfs)" "$total_s" "$total_c"
+	avail=$(df_field "$MNT" 4)
+	[ "$avail" -gt 0 ] || fail "available is $avail"
+	used0=$(df_field "$MNT" 3)
+	head -c 8M /dev/zero > "$MNT/df-fill"
+	sync
+	used1=$(df_field "$MNT" 3)
+	local grown=$((used1 - used0))
+	[ "$grown" -ge 8000 ] && [ "$grown" -le 8400 ] ||
+		fail "used grew by $grown KiB after writing 8192 KiB (before $used0, after $used1)"
+	# The client derives "used" from total - free in its own block size.
+	local used_s=$(df_field "$EXPORT" 3)
+	[ $((used1 - used_s)) -le 64 ] && [ $((used_s - used1)) -le 64 ] ||
+		fail "used KiB: server's tmpfs $used_s, client $used1"
+	rm "$MNT/df-fill"
+}
+
+check_remount() {
+	make_source
+	mkdir "$MNT/keep"
+	head -c 8M "$SCRATCH/src" > "$MNT/keep/data"
+	local i
+	for ((i = 0; i < 20; i++)); do echo "$i" > "$MNT/keep/small$i"; done
+	ln -s data "$MNT/keep/link"
+	ln "$MNT/keep/data" "$MNT/keep/hard"
+	echo private > "$MNT/keep/private"
+	chmod 0600 "$MNT/keep/private"
+	chown 1234:1234 "$MNT/keep/private"
+	(cd "$MNT" && sha256sum keep/data keep/small* big.buffered big.direct 2>/dev/null) > "$SCRATCH/keep.sha"
+	nfs_umount || fail "umount failed: $(grep " $MNT " /proc/mounts)"
+	grep -q " $MNT " /proc/mounts && fail "still mounted after umount"
+	nfs_mount || fail "remount failed"
+	(cd "$MNT" && sha256sum -c --quiet "$SCRATCH/keep.sha") || fail "checksums differ after remount"
+	expect_eq "big files kept across remount" 2 "$(grep -c ' big\.' "$SCRATCH/keep.sha")"
+	expect_eq "symlink after remount" data "$(readlink "$MNT/keep/link")"
+	expect_eq "hard link count after remount" 2 "$(stat -c %h "$MNT/keep/hard")"
+	expect_eq "mode and owner after remount" 600:1234:1234 "$(stat -c %a:%u:%g "$MNT/keep/private")"
+	expect_eq "files in keep/ after remount" 24 "$(ls "$MNT/keep" | wc -l)"
+}
+
+check_server_alive() {
+	server_alive || fail "$SERVER is no longer running"
+	nfs_umount || fail "final umount failed"
+}
+
+check_server_stop() {
+	server_stop || fail "$SERVER did not stop cleanly"
+}
+
+# --- scenario ----------------------------------------------------------------
+
+guest_base
+guest_net "$TRANSPORT"
+guest_export
+echo "@@ INFO server=$SERVER transport=$TRANSPORT options=$MOUNT_OPTS"
+
+if run_check server-start 60 server_start "$SERVER" &&
+   run_check mount 60 check_mount; then
+	run_check big-64m-buffered 240 check_big_buffered
+	run_check big-64m-direct 240 check_big_direct
+	run_check tree-create 300 check_tree_create
+	run_check tree-list 240 check_tree_list
+	run_check tree-rename 240 check_tree_rename
+	run_check tree-remove 240 check_tree_remove
+	run_check symlink 60 check_symlink
+	run_check hardlink 60 check_hardlink
+	run_check chmod 60 check_chmod
+	run_check chown 60 check_chown
+	run_check permission-denied 60 check_permission_denied
+	run_check truncate 60 check_truncate
+	run_check append-two-writers 120 check_append_two_writers
+	run_check df 60 check_df
+	run_check remount 120 check_remount
+	run_check server-alive 60 check_server_alive
+	run_check server-stop 30 check_server_stop
+fi
+guest_end
