@@ -532,6 +532,22 @@ static int stats_clear_stale(const struct sockaddr_un *addr)
 	return unlink(addr->sun_path);
 }
 
+/*
+ * Outside systemd nobody made /run/rnfsd (RuntimeDirectory= does): create
+ * the socket's directory, one level, mode 0755. Errors surface at bind().
+ */
+static void stats_make_parent(const char *path)
+{
+	char dir[sizeof(stats_path)];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0755) == 0)
+		log_info("created %s for the stats socket", dir);
+}
+
 int stats_server_start(struct loop *l, const char *path)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -548,6 +564,7 @@ int stats_server_start(struct loop *l, const char *path)
 		return -1;
 	}
 	strcpy(addr.sun_path, path);
+	stats_make_parent(path);
 	if (stats_clear_stale(&addr) != 0)
 		goto fail_path;
 
