@@ -8,7 +8,7 @@
  * is freed by whoever drops the last reference. A handle whose export id is
  * not in the current table is STALE; changed options apply to the next call.
  *
- * Each export root is opened once as an O_PATH fd. When the kernel allows it
+ * Each export root is opened once (O_RDONLY directory fd). When the kernel allows it
  * (open_tree(OPEN_TREE_CLONE), root), the fd is a private, non-recursive
  * clone of the export's mount: lookups through it cannot reach file systems
  * mounted below the export (no "crossmnt"), the mount point shows as the
@@ -31,19 +31,31 @@ static pthread_mutex_t nfs_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs_exports *nfs_live;
 static struct log_limit nfs_admit_limit;
 
-static int nfs_export_open_root(const char *path, bool *cloned)
+/*
+ * The root as an O_RDONLY directory fd: open_by_handle_at() refuses an O_PATH
+ * mount fd (EBADF). With open_tree, *tree_fd keeps the private clone (an
+ * O_PATH fd) and the root is reopened through it.
+ */
+static int nfs_export_open_root(const char *path, int *tree_fd)
 {
+	const int dflags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+	int fd;
+
+	*tree_fd = -1;
 #ifdef SYS_open_tree
-	int fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (fd >= 0) {
-		*cloned = true;
+	*tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (*tree_fd >= 0) {
+		fd = openat(*tree_fd, ".", dflags);
+		if (fd < 0) {
+			close(*tree_fd);
+			*tree_fd = -1;
+		}
 		return fd;
 	}
 	if (errno != EPERM && errno != ENOSYS && errno != EINVAL)
 		return -1;
 #endif
-	*cloned = false;
-	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return open(path, dflags);
 }
 
 /* Opens e's root and makes its handle. 0, or -1 (logged). */
@@ -54,7 +66,8 @@ static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 
 	ne->cfg = e;
 	ne->id = export_id(e);
-	ne->root_fd = nfs_export_open_root(e->path, &ne->cloned);
+	ne->root_fd = nfs_export_open_root(e->path, &ne->tree_fd);
+	ne->cloned = ne->tree_fd >= 0;
 	if (ne->root_fd < 0) {
 		log_err("nfs: export %s: %s", e->path, strerror(errno));
 		return -1;
@@ -75,14 +88,17 @@ static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 	return 0;
 fail:
 	close(ne->root_fd);
-	ne->root_fd = -1;
+	nfs_fd_close(ne->tree_fd);
+	ne->root_fd = ne->tree_fd = -1;
 	return -1;
 }
 
 static void nfs_exports_free(struct nfs_exports *t)
 {
-	for (unsigned i = 0; i < t->n; i++)
+	for (unsigned i = 0; i < t->n; i++) {
 		close(t->v[i].root_fd);
+		nfs_fd_close(t->v[i].tree_fd);
+	}
 	free(t->v);
 	exports_free(&t->table);
 	free(t);
@@ -115,6 +131,7 @@ struct nfs_exports *nfs_exports_build(struct export_table *src)
 			log_err("nfs: exports %s and %s have the same id %#x; set fsid= on one; %s not served",
 				dup->cfg->path, ne->cfg->path, ne->id, ne->cfg->path);
 			close(ne->root_fd);
+			nfs_fd_close(ne->tree_fd);
 			continue;
 		}
 		t->n++;

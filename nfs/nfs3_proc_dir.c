@@ -81,8 +81,10 @@ enum rpc_proc_status nfs3_proc_lookup(struct rpc_call *c)
 		status = nfs3_lookup_name(&nc, dfd, &dst, name, &fh, &st);
 	if (status == NFS3_OK)
 		nfs3_attr_set(&oattr, &st, nc.exp->id);
-	if (nc.exp)
+	if (dfd >= 0)
 		nfs3_attr_fd(&dattr, dfd, nc.exp->id);
+	else if (status == NFS3ERR_NOTDIR)
+		nfs3_attr_set(&dattr, &dst, nc.exp->id); /* the non-directory's own attributes */
 	xdr_enc_u32(&c->res, status);
 	if (status == NFS3_OK) {
 		nfs3_enc_fh(&c->res, &fh);
@@ -213,8 +215,9 @@ static enum rpc_proc_status nfs3_readdir_common(struct rpc_call *c, bool plus)
 		return RPC_PROC_GARBAGE;
 	nfs3_call_begin(&nc, c);
 	status = nfs3_call_open_dir(&nc, &a.fh, &pfd, &dst);
-	if (status == NFS3_OK) {
+	if (status == NFS3_OK || status == NFS3ERR_NOTDIR)
 		nfs3_attr_set(&dattr, &dst, nc.exp->id);
+	if (status == NFS3_OK) {
 		verf = nfs_fh_cookieverf(nc.exp->id, &dst);
 		status = nfs3_call_as_caller(&nc);
 	}

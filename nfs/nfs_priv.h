@@ -76,7 +76,8 @@ uint64_t nfs_fh_cookieverf(uint32_t export_id, const struct stat *dir);
 struct nfs_export {
 	const struct export *cfg; /* inside the owning nfs_exports' table */
 	uint32_t id;              /* export_id(cfg) */
-	int root_fd;              /* O_PATH; a private clone of the mount without submounts if possible */
+	int root_fd;              /* O_RDONLY dir: lookups and open_by_handle_at's mount fd */
+	int tree_fd;              /* O_PATH open_tree() clone root_fd lives in (no submounts), or -1 */
 	bool cloned;              /* root_fd is an open_tree() clone: LOOKUP cannot reach submounts */
 	dev_t dev;
 	ino_t ino;
@@ -156,7 +157,7 @@ void nfs3_call_begin(struct nfs3_call *nc, struct rpc_call *c);
 uint32_t nfs3_call_export(struct nfs3_call *nc, const struct nfs_fh *fh, struct nfs_fh_parts *p);
 /* The above + an O_PATH fd and its attributes (run before nfs3_call_as_caller). */
 uint32_t nfs3_call_open(struct nfs3_call *nc, const struct nfs_fh *fh, int *fd, struct stat *st);
-/* The above for a directory: NOTDIR otherwise. */
+/* The above for a directory: NOTDIR otherwise (*st still filled, fd closed). */
 uint32_t nfs3_call_open_dir(struct nfs3_call *nc, const struct nfs_fh *fh, int *fd, struct stat *st);
 /* Switch to the caller's identity for the rest of the call. */
 uint32_t nfs3_call_as_caller(struct nfs3_call *nc);
