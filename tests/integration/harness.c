@@ -17,6 +17,7 @@
 #include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -759,6 +760,7 @@ struct hx_call {
 };
 
 static struct hx_call *hx_calls;
+static pthread_mutex_t hx_calls_lock = PTHREAD_MUTEX_INITIALIZER;
 static char hx_last_error[320];
 
 const char *hx_call_error(void)
@@ -776,8 +778,10 @@ struct hx_call *hx_call_new(zdrproc_t res_proc, void *res, size_t res_size, cons
 	c->res_proc = res_proc;
 	c->res = res;
 	c->res_size = res_size;
+	pthread_mutex_lock(&hx_calls_lock);
 	c->next = hx_calls;
 	hx_calls = c;
+	pthread_mutex_unlock(&hx_calls_lock);
 	if (res)
 		memset(res, 0, res_size);
 	return c;

@@ -166,22 +166,47 @@ const uint8_t *xd_opaque(struct xd *d, uint32_t *len, uint32_t max)
 
 /* ---- connection -------------------------------------------------------- */
 
-int raw_connect(struct raw_conn *c, uint16_t port)
+static int raw_connect_from(struct raw_conn *c, uint16_t port, bool reserved)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in src = { .sin_family = AF_INET };
 	int one = 1;
+	unsigned p;
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (c->fd < 0)
 		return -1;
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (reserved) {
+		src.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		for (p = 1023; p >= 512; p--) {
+			src.sin_port = htons((uint16_t)p);
+			if (bind(c->fd, (struct sockaddr *)&src, sizeof(src)) == 0)
+				break;
+		}
+		if (p < 512) {
+			close(c->fd);
+			c->fd = -1;
+			return -1;
+		}
+	}
 	if (connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
 		close(c->fd);
 		c->fd = -1;
 		return -1;
 	}
 	return 0;
+}
+
+int raw_connect(struct raw_conn *c, uint16_t port)
+{
+	return raw_connect_from(c, port, false);
+}
+
+int raw_connect_reserved(struct raw_conn *c, uint16_t port)
+{
+	return raw_connect_from(c, port, true);
 }
 
 void raw_close(struct raw_conn *c)
@@ -347,11 +372,18 @@ void raw_reply_free(struct raw_reply *r)
 enum raw_recv_result raw_call(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
 			      uint32_t proc, const void *args, size_t args_len, struct raw_reply *r)
 {
+	return raw_call_as(c, xid, prog, vers, proc, 0, 0, args, args_len, r);
+}
+
+enum raw_recv_result raw_call_as(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
+				 uint32_t proc, uint32_t uid, uint32_t gid, const void *args,
+				 size_t args_len, struct raw_reply *r)
+{
 	struct xb b;
 	int rc;
 
 	xb_init(&b);
-	xb_call_header(&b, xid, prog, vers, proc, 0, 0);
+	xb_call_header(&b, xid, prog, vers, proc, uid, gid);
 	xb_raw(&b, args, args_len);
 	rc = raw_send_record(c, b.p, b.len);
 	xb_free(&b);

@@ -53,6 +53,8 @@ struct raw_conn {
 };
 
 int raw_connect(struct raw_conn *c, uint16_t port);
+/* From a privileged source port (512..1023; needs root). */
+int raw_connect_reserved(struct raw_conn *c, uint16_t port);
 void raw_close(struct raw_conn *c);
 /* One record marking fragment (RFC 5531 §11). 0 or -1. */
 int raw_send_fragment(struct raw_conn *c, const void *data, size_t len, bool last);
@@ -87,12 +89,17 @@ struct raw_reply {
 enum raw_recv_result raw_recv_reply(struct raw_conn *c, struct raw_reply *r, int timeout_ms);
 void raw_reply_free(struct raw_reply *r);
 
-/* Send a call (header + args) as one record and receive the reply. */
+/* Send a call (header + args, AUTH_SYS uid/gid 0) as one record and receive the reply. */
 enum raw_recv_result raw_call(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
 			      uint32_t proc, const void *args, size_t args_len, struct raw_reply *r);
 
 #define RAW_NFS_PROG 100003u
 #define RAW_MOUNT_PROG 100005u
+
+/* Same with the caller's AUTH_SYS uid and gid. */
+enum raw_recv_result raw_call_as(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
+				 uint32_t proc, uint32_t uid, uint32_t gid, const void *args,
+				 size_t args_len, struct raw_reply *r);
 
 /* MOUNT v3 MNT over a raw connection: returns mountstat3 (or -1), handle into fh/fh_len. */
 int raw_mnt(struct raw_conn *c, uint32_t xid, const char *path, uint8_t *fh, uint32_t *fh_len);
