@@ -514,22 +514,46 @@ static void stats_accept_cb(int fd, short what, void *arg)
 static int stats_clear_stale(const struct sockaddr_un *addr)
 {
 	struct stat st;
-	if (lstat(addr->sun_path, &st) != 0)
-		return errno == ENOENT ? 0 : -1;
+	if (lstat(addr->sun_path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		log_err("stats socket %s: %s", addr->sun_path, strerror(errno));
+		return -1;
+	}
 	if (!S_ISSOCK(st.st_mode)) {
 		log_err("stats socket %s: exists and is not a socket", addr->sun_path);
 		return -1;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	int r = connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
-	close(fd);
+	int r = fd < 0 ? -1 : connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
+	if (fd >= 0)
+		close(fd);
 	if (r == 0) {
 		log_err("stats socket %s: in use (is another rnfsd running?)", addr->sun_path);
 		return -1;
 	}
-	return unlink(addr->sun_path);
+	if (unlink(addr->sun_path) != 0) {
+		log_err("stats socket %s: cannot remove the stale socket: %s", addr->sun_path, strerror(errno));
+		return -1;
+	}
+	log_info("stats socket %s: replaced a stale socket", addr->sun_path);
+	return 0;
+}
+
+/*
+ * Outside systemd nobody made /run/rnfsd (RuntimeDirectory= does): create
+ * the socket's directory, one level, mode 0755. Errors surface at bind().
+ */
+static void stats_make_parent(const char *path)
+{
+	char dir[sizeof(stats_path)];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0755) == 0)
+		log_info("created %s for the stats socket", dir);
 }
 
 int stats_server_start(struct loop *l, const char *path)
@@ -548,8 +572,9 @@ int stats_server_start(struct loop *l, const char *path)
 		return -1;
 	}
 	strcpy(addr.sun_path, path);
+	stats_make_parent(path);
 	if (stats_clear_stale(&addr) != 0)
-		goto fail_path;
+		return -1; /* logged */
 
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
