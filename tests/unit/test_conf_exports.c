@@ -857,6 +857,14 @@ static void test_syntax(void **state)
 	assert_string_equal(T.exports[0].path, "/a");
 	assert_int_equal(T.exports[0].nclients, 2);
 	parse_bad("/a \\\n  \\\n 192.0.2.1(bogus)\n", "t:3: unknown option 'bogus'");
+	/* A continuation inside an option list is dropped, as if the lines were joined. */
+	parse_ok("/a 192.0.2.1(rw,\\\n   all_squash,\\\r\nanonuid=5)\n/b\n");
+	assert_true(T.exports[0].clients[0].opts.rw);
+	assert_int_equal(T.exports[0].clients[0].opts.squash, EXPORT_ALL_SQUASH);
+	assert_int_equal(T.exports[0].clients[0].opts.anonuid, 5);
+	assert_int_equal(T.exports[1].line, 4);
+	parse_bad("/a 192.0.2.1(rw,\\\nbogus)\n", "t:2: unknown option 'bogus'");
+	parse_bad("/a 192.0.2.1(rw,\\\n\n", "t:2: unterminated '('");
 	parse_bad("/a\n/b \\\n\n c(rw)\n", "t:4: bad export path 'c(rw)'");
 
 	/* Quoted paths and \ooo escapes; '#' inside a word is not a comment. */
@@ -948,8 +956,10 @@ static void test_long_inputs(void **state)
 	memcpy(big, "/a ", 3);
 	parse_bad(big, "client too long");
 	memcpy(big, "/a b(", 5);
-	parse_bad(big, "unterminated '('");
+	parse_bad(big, "option list too long");
 	big[n - 1] = ')';
+	parse_bad(big, "option list too long");
+	memcpy(big + 4000, ")\n", 2);
 	parse_bad(big, "option 'aaaa");
 	memcpy(big, "/a -", 4);
 	parse_bad(big, "too long");
