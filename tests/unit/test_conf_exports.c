@@ -959,7 +959,8 @@ static void test_long_inputs(void **state)
 	parse_bad(big, "option list too long");
 	big[n - 1] = ')';
 	parse_bad(big, "option list too long");
-	memcpy(big + 4000, ")\n", 2);
+	big[4000] = ')';
+	big[4001] = '\n';
 	parse_bad(big, "option 'aaaa");
 	memcpy(big, "/a -", 4);
 	parse_bad(big, "too long");
