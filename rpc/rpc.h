@@ -129,6 +129,8 @@ struct rpc_call {
 	size_t payload_used;
 	bool drop;        /* send nothing (in-progress duplicate, or reply message) */
 	bool from_cache;  /* reply came from the duplicate request cache */
+	bool proc_failed; /* handler: the procedure's own status is an error (e.g. an
+	                     NFS3ERR_*), counted in the statistics; reset per call */
 
 	struct timespec t_start;
 	void *priv; /* transport private */
@@ -137,7 +139,8 @@ struct rpc_call {
 	struct rpc_drc_entry *drc_entry; /* in-progress duplicate request cache slot, or NULL */
 	size_t ddp_in_reduced;           /* Read chunk bytes (with XDR pad) consumed by rpc_dec_ddp() */
 	struct rpc_proc_stats *stats;    /* counters of this procedure, or NULL */
-	int proc_status;                 /* enum rpc_proc_status the handler returned */
+	int proc_status;                 /* enum rpc_proc_status the handler returned
+	                                    (transports may read it in send_reply) */
 };
 
 /* Result of a procedure handler. */

@@ -51,6 +51,7 @@ static void rpc_call_reset(struct rpc_call *c)
 	c->payload_used = 0;
 	c->drop = false;
 	c->from_cache = false;
+	c->proc_failed = false;
 	c->drc_entry = NULL;
 	c->ddp_in_reduced = 0;
 	c->stats = NULL;
@@ -197,7 +198,8 @@ static void rpc_call_complete(struct work *w)
 
 	if (c->drc_entry)
 		rpc_drc_complete(c);
-	rpc_stats_record(c->stats, c->proc_status != RPC_PROC_OK, rpc_call_elapsed_ns(c));
+	rpc_stats_record(c->stats, c->proc_status != RPC_PROC_OK || c->proc_failed,
+			 rpc_call_elapsed_ns(c));
 	rpc_reply_send(c);
 }
 

@@ -74,6 +74,6 @@ enum rpc_stat_event {
 };
 void rpc_stats_count(enum rpc_stat_event ev);
 void rpc_stats_record(struct rpc_proc_stats *s, bool error, uint64_t latency_ns);
-void rpc_stats_copy(struct rpc_proc_stats *dst, const struct rpc_proc_stats *src);
+void rpc_stats_copy(struct rpc_proc_snapshot *dst, const struct rpc_proc_stats *src);
 
 #endif

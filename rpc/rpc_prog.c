@@ -114,7 +114,7 @@ void rpc_stats_foreach(rpc_stats_cb cb, void *arg)
 		for (uint32_t v = 0; v < s->prog->nversions; v++) {
 			const struct rpc_version *rv = &s->prog->versions[v];
 			for (uint32_t p = 0; p < rv->nprocs; p++) {
-				struct rpc_proc_stats copy = {0};
+				struct rpc_proc_snapshot copy = {0};
 				if (s->stats)
 					rpc_stats_copy(&copy, &s->stats[v][p]);
 				cb(s->prog->name, s->prog->prog, rv->vers, p,

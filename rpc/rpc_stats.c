@@ -48,6 +48,7 @@ void rpc_stats_record(struct rpc_proc_stats *s, bool error, uint64_t latency_ns)
 	if (error)
 		stat_add(&s->errors, 1);
 	stat_add(&s->latency_ns, latency_ns);
+	stats_hist_record(&s->latency, latency_ns);
 	uint64_t max = stat_get(&s->latency_max_ns);
 	while (latency_ns > max &&
 	       !__atomic_compare_exchange_n(&s->latency_max_ns, &max, latency_ns, true,
@@ -63,11 +64,41 @@ void rpc_stats_global_get(struct rpc_stats_global *out)
 		dst[i] = stat_get(&src[i]);
 }
 
-/* Used by rpc_prog.c's walk: a copy made with atomic loads. */
-void rpc_stats_copy(struct rpc_proc_stats *dst, const struct rpc_proc_stats *src)
+/* Used by rpc_prog.c's walk: scalars copied with atomic loads. */
+void rpc_stats_copy(struct rpc_proc_snapshot *dst, const struct rpc_proc_stats *src)
 {
 	dst->calls = stat_get(&src->calls);
 	dst->errors = stat_get(&src->errors);
 	dst->latency_ns = stat_get(&src->latency_ns);
 	dst->latency_max_ns = stat_get(&src->latency_max_ns);
+	dst->latency = &src->latency;
+}
+
+struct procs_adapt {
+	stats_proc_cb cb;
+	void *arg;
+};
+
+static void procs_adapt_cb(const char *prog_name, uint32_t prog, uint32_t vers, uint32_t proc,
+			   const char *proc_name, const struct rpc_proc_snapshot *s, void *arg)
+{
+	struct procs_adapt *a = arg;
+	struct stats_proc p = {
+		.program = prog_name,
+		.vers = vers,
+		.proc = proc_name,
+		.calls = s->calls,
+		.errors = s->errors,
+		.latency_ns_total = s->latency_ns,
+		.latency = s->latency,
+	};
+	(void)prog;
+	(void)proc;
+	a->cb(&p, a->arg);
+}
+
+void rpc_stats_procs_foreach(stats_proc_cb cb, void *arg)
+{
+	struct procs_adapt a = {cb, arg};
+	rpc_stats_foreach(procs_adapt_cb, &a);
 }

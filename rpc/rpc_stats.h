@@ -13,11 +13,25 @@
 
 #include <stdint.h>
 
+#include "daemon/stats_server.h"
+
+/* Live counters of one procedure (owned by rpc_prog.c's program table). */
 struct rpc_proc_stats {
 	uint64_t calls;        /* calls answered (or dropped by the handler) */
-	uint64_t errors;       /* of which: GARBAGE_ARGS, SYSTEM_ERR or dropped */
+	uint64_t errors;       /* of which: GARBAGE_ARGS, SYSTEM_ERR, dropped, or the
+	                          handler set rpc_call.proc_failed (e.g. NFS3ERR_*) */
 	uint64_t latency_ns;   /* sum of receive-to-completion times */
 	uint64_t latency_max_ns;
+	struct stats_hist latency; /* distribution of the same times */
+};
+
+/* What rpc_stats_foreach() hands out: scalars copied, histogram live. */
+struct rpc_proc_snapshot {
+	uint64_t calls;
+	uint64_t errors;
+	uint64_t latency_ns;
+	uint64_t latency_max_ns;
+	const struct stats_hist *latency;
 };
 
 struct rpc_stats_global {
@@ -38,10 +52,13 @@ struct rpc_stats_global {
 /* Called once per procedure of every registered program and version. */
 typedef void (*rpc_stats_cb)(const char *prog_name, uint32_t prog, uint32_t vers,
 			     uint32_t proc, const char *proc_name,
-			     const struct rpc_proc_stats *s, void *arg);
+			     const struct rpc_proc_snapshot *s, void *arg);
 
 /* Any thread. Values are copied out before cb is called. */
 void rpc_stats_foreach(rpc_stats_cb cb, void *arg);
 void rpc_stats_global_get(struct rpc_stats_global *out);
+
+/* The same walk shaped for the stats server: stats_sources.procs_foreach. */
+void rpc_stats_procs_foreach(stats_proc_cb cb, void *arg);
 
 #endif

@@ -26,7 +26,8 @@ enum {
 	TPROC_BLOCK = 10,  /* non-idempotent: waits until the test opens a gate */
 	TPROC_COUNT_BIG = 11, /* non-idempotent, 2000-byte reply: not cacheable */
 	TPROC_COUNT_DROP = 12, /* non-idempotent, first call drops, later ones count */
-	TPROC_N = 13,
+	TPROC_FAILS = 13,  /* success at the RPC level, proc_failed set (like an NFS3ERR) */
+	TPROC_N = 14,
 };
 
 struct tmsg {
@@ -43,7 +44,8 @@ static inline void tmsg_u32(struct tmsg *m, uint32_t v)
 
 static inline void tmsg_bytes(struct tmsg *m, const void *p, size_t len)
 {
-	memcpy(m->b + m->n, p, len);
+	if (len)
+		memcpy(m->b + m->n, p, len);
 	m->n += len;
 	while (m->n & 3)
 		m->b[m->n++] = 0;

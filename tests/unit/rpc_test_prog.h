@@ -149,6 +149,13 @@ static enum rpc_proc_status tp_count_drop(struct rpc_call *c)
 	return tp_count(c);
 }
 
+static enum rpc_proc_status tp_fails(struct rpc_call *c)
+{
+	c->proc_failed = true;
+	xdr_enc_u32(&c->res, 70); /* e.g. NFS3ERR_STALE */
+	return RPC_PROC_OK;
+}
+
 static const struct rpc_proc tprog_procs[TPROC_N] = {
 	[TPROC_NULL] = {"NULL", tp_null, false},
 	[TPROC_ECHO] = {"ECHO", tp_echo, false},
@@ -163,6 +170,7 @@ static const struct rpc_proc tprog_procs[TPROC_N] = {
 	[TPROC_BLOCK] = {"BLOCK", tp_block, true},
 	[TPROC_COUNT_BIG] = {"COUNT_BIG", tp_count_big, true},
 	[TPROC_COUNT_DROP] = {"COUNT_DROP", tp_count_drop, true},
+	[TPROC_FAILS] = {"FAILS", tp_fails, false},
 };
 
 static const struct rpc_version tprog_versions[] = {

@@ -315,12 +315,12 @@ static void test_bulk_ddp_and_reuse(void **state)
 
 struct stat_find {
 	uint32_t vers, proc;
-	struct rpc_proc_stats s;
+	struct rpc_proc_snapshot s;
 	unsigned seen;
 };
 
 static void stat_cb(const char *prog_name, uint32_t prog, uint32_t vers, uint32_t proc,
-		    const char *proc_name, const struct rpc_proc_stats *s, void *arg)
+		    const char *proc_name, const struct rpc_proc_snapshot *s, void *arg)
 {
 	struct stat_find *f = arg;
 	(void)proc_name;
@@ -353,6 +353,48 @@ static void test_stats(void **state)
 	assert_true(after.s.latency_max_ns > 0);
 	assert_int_equal(ga.s.calls - gb.s.calls, 2);
 	assert_int_equal(ga.s.errors - gb.s.errors, 2);
+
+	/* A procedure-level failure counts as an error; the reply is SUCCESS. */
+	struct stat_find fb = {3, TPROC_FAILS}, fa = {3, TPROC_FAILS};
+	rpc_stats_foreach(stat_cb, &fb);
+	call_simple(0xf200, 3, TPROC_FAILS);
+	assert_true(treply_accepted(&tc, 0xf200, RPC_SUCCESS));
+	call_simple(0xf201, 3, TPROC_NULL);
+	assert_false(tc.c.proc_failed); /* reset for the next call */
+	rpc_stats_foreach(stat_cb, &fa);
+	assert_int_equal(fa.s.calls - fb.s.calls, 1);
+	assert_int_equal(fa.s.errors - fb.s.errors, 1);
+}
+
+struct adapt_find {
+	unsigned procs;
+	uint64_t null_calls;
+	uint64_t null_p50;
+};
+
+static void adapt_cb(const struct stats_proc *p, void *arg)
+{
+	struct adapt_find *f = arg;
+	assert_string_equal(p->program, "rnfsd-test");
+	f->procs++;
+	if (p->vers == 2 && strcmp(p->proc, "NULL") == 0) {
+		f->null_calls = p->calls;
+		assert_non_null(p->latency);
+		f->null_p50 = stats_hist_quantile(p->latency, 0.5);
+	}
+}
+
+/* The walk the stats server uses: one entry per procedure, with a histogram. */
+static void test_stats_server_walk(void **state)
+{
+	(void)state;
+	struct adapt_find f = {0};
+	for (uint32_t i = 0; i < 3; i++)
+		call_simple(0xf300 + i, 2, TPROC_NULL);
+	rpc_stats_procs_foreach(adapt_cb, &f);
+	assert_int_equal(f.procs, 2 * TPROC_N);
+	assert_true(f.null_calls >= 3);
+	assert_true(f.null_p50 > 0);
 }
 
 static int setup(void **state)
@@ -386,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_reply_buffer_too_small),
 		cmocka_unit_test(test_bulk_ddp_and_reuse),
 		cmocka_unit_test(test_stats),
+		cmocka_unit_test(test_stats_server_walk),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
