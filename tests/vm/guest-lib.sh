@@ -38,7 +38,12 @@ guest_args() {
 			;;
 		esac
 	done
-	TRANSPORT=${TRANSPORT:-tcp}
+	set_transport "${TRANSPORT:-tcp}"
+}
+
+# The one switch between NFS over TCP and NFS over RPC-over-RDMA.
+set_transport() {
+	TRANSPORT=$1
 	case $TRANSPORT in
 	tcp)  NFS_PORT=2049;;
 	rdma) NFS_PORT=20049;;
@@ -76,6 +81,7 @@ guest_net() {
 	modprobe rdma_rxe
 	modprobe rdma_ucm
 	modprobe ib_uverbs
+	modprobe rpcrdma
 	rdma link add rxe0 type rxe netdev dummy0
 	if ibv_devices | grep -q rxe0; then
 		echo "@@ RXE OK"
@@ -116,11 +122,17 @@ knfsd_start() {
 	exportfs -ra || return 1
 	rpc.mountd || return 1
 	rpc.nfsd "${NFSD_THREADS:-8}" || return 1
-	if [ "$TRANSPORT" = rdma ]; then
-		modprobe rpcrdma
-		echo "rdma $NFS_PORT" > /proc/fs/nfsd/portlist
+	wait_tcp_listen 2049 10 || return 1
+	# RPC-over-RDMA too whenever the guest has the soft-RoCE device.
+	if [ -e /sys/class/infiniband/rxe0 ]; then
+		echo "rdma 20049" > /proc/fs/nfsd/portlist
+		grep -q 'rdma 20049' /proc/fs/nfsd/portlist || return 1
 	fi
-	wait_tcp_listen 2049 10
+}
+
+# Is anything listening for RDMA-CM connections on port 20049?
+rdma_listening() {
+	rdma resource show cm_id 2>/dev/null | grep -E 'state LISTEN' | grep -q ':20049 '
 }
 
 knfsd_stop() {
@@ -154,7 +166,7 @@ stats-socket = /run/rnfsd/rnfsd.sock
 [tcp]
 listen = 0.0.0.0:2049
 [rdma]
-enable = $([ "$TRANSPORT" = rdma ] && echo yes || echo no)
+enable = ${RNFSD_RDMA:-$([ "$TRANSPORT" = rdma ] && echo yes || echo no)}
 listen = $ADDR:20049
 EOF
 }
