@@ -477,6 +477,10 @@ static void test_create_write_read(void **state)
 	assert_int_equal(do_read(&fh, 1000, 5, buf, &n, &eof), NFS3_OK);
 	assert_int_equal(n, 0);
 	assert_true(eof);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 0, 0, buf, &n, &eof), NFS3_OK); /* count 0 */
+	assert_int_equal(n, 0);
+	assert_false(eof);
 
 	/* COMMIT answers the same write verifier */
 	as(ME, 700, 0, 0);
@@ -530,6 +534,71 @@ static void test_create_write_read(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_getattr(&fh, &a), NFS3_OK);
 	assert_int_equal(a.size, 0);
+}
+
+/* RFC 8267: WRITE data and the SYMLINK path may arrive in Read chunks (ddp_in), not inline. */
+static void test_ddp_read_chunks(void **state)
+{
+	static const char data[] = "data that came by RDMA Read";
+	static const char target[] = "chunked/target";
+	struct tc_fattr a;
+	struct nfs_fh fh;
+	char buf[64];
+	uint32_t n, len;
+	bool eof;
+	const uint8_t *p;
+
+	(void)state;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "chunked", NFS3_CREATE_GUARDED, 0644, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &fh);
+	xdr_enc_u64(&t->req, 0);
+	xdr_enc_u32(&t->req, sizeof(data));
+	xdr_enc_u32(&t->req, NFS3_FILE_SYNC);
+	xdr_enc_u32(&t->req, sizeof(data)); /* the opaque's length word; its bytes are in the chunk */
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = sizeof(data), .data = (const uint8_t *)data };
+	t->c.n_ddp_in = 1;
+	run_ok(nfs3_proc_write);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 0, sizeof(buf), buf, &n, &eof), NFS3_OK);
+	assert_int_equal(n, sizeof(data));
+	assert_memory_equal(buf, data, n);
+
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &root_fh);
+	tc_put_name(t, "chunklink");
+	tc_put_sattr_mode(t, -1);
+	xdr_enc_u32(&t->req, strlen(target));
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = (uint32_t)strlen(target), .data = (const uint8_t *)target };
+	t->c.n_ddp_in = 1;
+	run_ok(nfs3_proc_symlink);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	assert_true(tc_u32(t));
+	tc_fh(t, &fh);
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &fh);
+	run_ok(nfs3_proc_readlink);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	tc_post_op_attr(t, NULL);
+	p = tc_opaque(t, &len);
+	assert_int_equal(len, strlen(target));
+	assert_memory_equal(p, target, len);
+	assert_int_equal(t->c.n_ddp_out, 1); /* READLINK result left by rpc_enc_ddp */
+
+	/* a chunk whose length disagrees with the length word: GARBAGE_ARGS */
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &root_fh);
+	tc_put_name(t, "badlink");
+	tc_put_sattr_mode(t, -1);
+	xdr_enc_u32(&t->req, 5);
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = (uint32_t)strlen(target), .data = (const uint8_t *)target };
+	t->c.n_ddp_in = 1;
+	assert_int_equal(tc_run(t, nfs3_proc_symlink), RPC_PROC_GARBAGE);
 }
 
 /* READ data lands in the payload area; with none, it is carved from the reply buffer. */
@@ -953,6 +1022,13 @@ static void test_identity(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_access(&fh, ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXECUTE, &got), NFS3_OK);
 	assert_int_equal(got, ACCESS3_READ | ACCESS3_MODIFY);
+	/* directories: list and search, not modify, for a user in root's 0755 directory */
+	as(ME, 700, 1000, 1000);
+	assert_int_equal(do_access(&root_fh, 0x3f, &got), NFS3_OK);
+	assert_int_equal(got, ACCESS3_READ | ACCESS3_LOOKUP);
+	as(ME, 700, 1000, 1000);
+	assert_int_equal(do_access(&pub, 0x3f, &got), NFS3_OK);
+	assert_int_equal(got, ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	/* and READ by uid 1000 is refused */
 	uint32_t n;
 	bool eof;
@@ -1328,6 +1404,7 @@ int main(void)
 		cmocka_unit_test(test_no_crossmnt),
 		cmocka_unit_test(test_create_write_read),
 		cmocka_unit_test(test_read_without_payload_area),
+		cmocka_unit_test(test_ddp_read_chunks),
 		cmocka_unit_test(test_exclusive_create),
 		cmocka_unit_test(test_setattr),
 		cmocka_unit_test(test_dirops),
