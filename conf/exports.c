@@ -38,6 +38,8 @@
 #define EXPORTS_MAX_FILE_SIZE (16 * 1024 * 1024)
 /* Longest single option ("fsid=<uuid>" is the longest legitimate one). */
 #define EXPORTS_MAX_OPTION 128
+/* Longest "(...)" list: every option once with long values fits many times over. */
+#define EXPORTS_MAX_OPTION_LIST 4096
 #define EXPORTS_ANON_ID 65534u
 
 /* ---- options ---- */
@@ -496,18 +498,35 @@ static int parse_option_list(struct exp_parser *ps, const char *s, size_t len, s
 	}
 }
 
-/* "(options)" at the cursor; the ')' must end the word. */
+/*
+ * "(options)" at the cursor; the ')' must end the word. The list may be
+ * split by backslash-newlines (dropped with the next line's indentation),
+ * and is copied into a bounded buffer for parsing.
+ */
 static int read_paren_options(struct exp_parser *ps, struct parse_opts *po)
 {
-	const char *open = ps->p, *close;
+	char list[EXPORTS_MAX_OPTION_LIST];
+	size_t n = 0;
 
-	for (close = open + 1; close < ps->end && *close != ')' && *close != '\n'; close++)
-		;
-	if (close >= ps->end || *close != ')')
-		return exp_error(ps, "unterminated '(' (missing ')')");
-	if (parse_option_list(ps, open + 1, (size_t)(close - open - 1), po) < 0)
+	ps->p++;
+	for (;;) {
+		if (ps->p >= ps->end || *ps->p == '\n')
+			return exp_error(ps, "unterminated '(' (missing ')')");
+		if (at_continuation(ps)) {
+			skip_continuation(ps); /* and the next line's indentation */
+			while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t'))
+				ps->p++;
+			continue;
+		}
+		if (*ps->p == ')')
+			break;
+		if (n + 1 >= sizeof(list))
+			return exp_error(ps, "option list too long (at most %zu bytes)", sizeof(list) - 1);
+		list[n++] = *ps->p++;
+	}
+	ps->p++;
+	if (parse_option_list(ps, list, n, po) < 0)
 		return -1;
-	ps->p = close + 1;
 	if (!at_word_end(ps))
 		return exp_error(ps, "unexpected text after ')' (separate clients with blanks)");
 	return 0;
