@@ -105,7 +105,8 @@ void rt_scen_seg_overflow(struct rt_ctx *t)
  */
 void rt_scen_truncated(struct rt_ctx *t)
 {
-	uint8_t full[512], *buf;
+	uint8_t full[512], *buf = NULL;
+	unsigned allowed;
 	char log[1600] = "", one[64], exp[96], firstbad[320] = "";
 	struct rt_probe p;
 	struct rt_conn c;
@@ -137,7 +138,7 @@ void rt_scen_truncated(struct rt_ctx *t)
 		if (cut >= len)
 			break;
 		rt_probe_send(t, &c, full, cut, xid, cut >= 4, &p);
-		unsigned allowed = cut < 8 ? (RT_OUT_NONE | RT_OUT_ERR_CHUNK | RT_OUT_ERR_VERS) :
+		allowed = cut < 8 ? (RT_OUT_NONE | RT_OUT_ERR_CHUNK | RT_OUT_ERR_VERS) :
 			RT_OUT_ERR_CHUNK;
 		snprintf(one, sizeof(one), "%s%zu:%s", cut ? ", " : "", cut,
 			 p.out == RT_OUT_NONE ? "dropped" : p.out == RT_OUT_ERR_CHUNK ? "ERR_CHUNK" :
