@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 
@@ -961,6 +962,112 @@ static void test_identity(void **state)
 	assert_int_equal(do_read(&fh, 0, 4, NULL, &n, &eof), NFS3ERR_ACCES);
 }
 
+/* Identity is per worker thread: concurrent calls with different users never
+ * see each other's credentials, and the calling thread is back to root after. */
+#define ID_THREADS 4
+#define ID_ITERS 40
+
+struct id_worker {
+	pthread_t tid;
+	unsigned idx;
+	struct nfs_fh dir;
+	unsigned wrong;
+};
+
+static void *id_worker_run(void *arg)
+{
+	struct id_worker *w = arg;
+	struct tcall *mine = tc_new();
+	uint32_t uid = 2000 + w->idx;
+
+	for (unsigned i = 0; i < ID_ITERS; i++) {
+		char name[32];
+		struct nfs_fh fh;
+		uint32_t st;
+
+		snprintf(name, sizeof(name), "t%u_%u", w->idx, i);
+		tc_reset(mine, ME, 700, uid, uid);
+		mine->c.cred.ngroups = 1;
+		mine->c.cred.groups[0] = 7000 + w->idx;
+		tc_put_fh(mine, &w->dir);
+		tc_put_name(mine, name);
+		xdr_enc_u32(&mine->req, NFS3_CREATE_GUARDED);
+		tc_put_sattr_mode(mine, 0644);
+		if (tc_run(mine, nfs3_proc_create) != RPC_PROC_OK)
+			w->wrong++;
+		st = tc_u32(mine);
+		if (st != NFS3_OK) {
+			w->wrong++;
+			continue;
+		}
+		tc_u32(mine);
+		tc_fh(mine, &fh);
+		struct tc_fattr a;
+		if (!tc_post_op_attr(mine, &a) || a.uid != uid || a.gid != uid)
+			w->wrong++;
+		if ((uint32_t)setfsuid((uid_t)-1) != 0)
+			w->wrong++;
+	}
+	tc_free(mine);
+	return NULL;
+}
+
+static void test_identity_threads(void **state)
+{
+	struct id_worker w[ID_THREADS];
+	struct tc_fattr a;
+	struct nfs_fh pub;
+
+	(void)state;
+	sh("mkdir -p %s/mt && chmod 0777 %s/mt", exp_rw, exp_rw);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_lookup(&root_fh, "mt", &pub, &a), NFS3_OK);
+	for (unsigned i = 0; i < ID_THREADS; i++) {
+		w[i] = (struct id_worker){ .idx = i, .dir = pub };
+		assert_int_equal(pthread_create(&w[i].tid, NULL, id_worker_run, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < ID_THREADS; i++) {
+		pthread_join(w[i].tid, NULL);
+		assert_int_equal(w[i].wrong, 0);
+	}
+	assert_int_equal(fsuid_now(), 0);
+	/* the process' supplementary groups were never touched by the workers (raw setgroups) */
+	gid_t groups[64];
+	int n = getgroups(64, groups);
+	for (int i = 0; i < n; i++)
+		assert_true(groups[i] < 7000 || groups[i] >= 7000 + ID_THREADS);
+}
+
+/* The open-file cache stays correct past its capacity and under concurrent use. */
+static void test_fcache_many_files(void **state)
+{
+	struct nfs_fh fh[600];
+	struct tc_fattr a;
+	struct nfs_fh d;
+	char name[32], buf[32];
+	uint32_t n;
+	bool eof;
+
+	(void)state;
+	sh("mkdir -p %s/many && cd %s/many && for i in $(seq 0 599); do echo file$i > f$i; done", exp_rw, exp_rw);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_lookup(&root_fh, "many", &d, &a), NFS3_OK);
+	for (int round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < 600; i++) {
+			snprintf(name, sizeof(name), "f%u", i);
+			if (round == 0) {
+				as(ME, 700, 0, 0);
+				assert_int_equal(do_lookup(&d, name, &fh[i], &a), NFS3_OK);
+			}
+			as(ME, 700, 0, 0);
+			assert_int_equal(do_read(&fh[i], 0, sizeof(buf), buf, &n, &eof), NFS3_OK);
+			snprintf(name, sizeof(name), "file%u\n", i);
+			assert_int_equal(n, strlen(name));
+			assert_memory_equal(buf, name, n);
+		}
+	}
+}
+
 /* ---- READDIR / READDIRPLUS ---- */
 
 struct dirpage {
@@ -1227,6 +1334,8 @@ int main(void)
 		cmocka_unit_test(test_stale_and_forged),
 		cmocka_unit_test(test_ro_and_admission),
 		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_identity_threads),
+		cmocka_unit_test(test_fcache_many_files),
 		cmocka_unit_test(test_readdir_large),
 		cmocka_unit_test(test_readdir_edges),
 		cmocka_unit_test(test_fs_info),
