@@ -357,7 +357,10 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 		return -1;
 	}
 	conn->sq_free = conn->sq_depth;
-	conn->ord = min_u(min_u(req->responder_resources, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
+	/* In a CONNECT_REQUEST the CM reports the requester's values from our
+	 * side: initiator_depth is how many RDMA Reads we may have outstanding
+	 * (the client's responder_resources), as knfsd's sc_ord. */
+	conn->ord = min_u(min_u(req->initiator_depth, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
 	conn->max_send_sge = min_u((unsigned)da->max_sge, 16);
 	conn->max_wr_bytes = 1u << 30;
 	if (ibv_query_port(verbs, conn->id->port_num, &pa) == 0 && pa.max_msg_sz &&
