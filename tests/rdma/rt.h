@@ -141,6 +141,7 @@ struct rt_probe {
 	bool alive;                /* a NULL sent afterwards was answered */
 	char detail[200];          /* what exactly came back */
 	char alive_why[100];       /* connection state when the NULL went unanswered */
+	char violation[160];       /* rt_conn_violation() at the end, "" if none */
 };
 
 /*

@@ -428,6 +428,7 @@ void rt_probe_send(struct rt_ctx *t, struct rt_conn *c, const void *msg, size_t 
 		while (!p->alive && (m = rt_wait_any(c, t->timeout_ms)))
 			probe_take(m, nxid, xid, xid_known, p);
 	}
+	rt_conn_violation(c, p->violation, sizeof(p->violation));
 	if (!p->alive && rt_conn_dead(c) && p->out == RT_OUT_NONE) {
 		p->out = RT_OUT_LOST;
 		snprintf(p->detail, sizeof(p->detail), "the connection was lost (%s)",
@@ -468,6 +469,8 @@ void rt_probe_verdict(struct rt_ctx *t, const char *name, const struct rt_probe 
 	else if (!p->xid_ok)
 		rt_fail(t, name, "expected the answer to carry the call's XID got XID %#x in %s",
 			p->h.xid, p->detail);
+	else if (p->violation[0])
+		rt_fail(t, name, "expected %s", p->violation);
 	else if (!p->alive)
 		rt_fail(t, name, "expected NULL calls afterwards to be answered got no answer, %s "
 			"(after %s)", p->alive_why, p->detail);

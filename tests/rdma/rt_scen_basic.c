@@ -35,6 +35,8 @@ void rt_scen_null(struct rt_ctx *t)
 		return;
 	if (rt_null_check(t, &c, 1, &cr, why, sizeof(why))) {
 		rt_fail(t, "null_msg", "expected RDMA_MSG reply, same XID, credits >= 1 got %s", why);
+	} else if (rt_conn_violation(&c, why, sizeof(why))) {
+		rt_fail(t, "null_msg", "expected %s", why);
 	} else {
 		t->credits = cr;
 		rt_pass(t, "null_msg", "credits %u", cr);
@@ -171,9 +173,8 @@ static void priv_case_run(struct rt_ctx *t, const struct priv_case *pc)
 		rt_fail(t, pc->name, "expected %s", why);
 		goto out;
 	}
-	if (c.oversize) {
-		rt_fail(t, pc->name, "expected no message over %u bytes got %u (largest %u)",
-			pc->assume_recv, c.oversize, c.max_len);
+	if (rt_conn_violation(&c, why, sizeof(why))) {
+		rt_fail(t, pc->name, "expected %s", why);
 		goto out;
 	}
 	rt_pass(t, pc->name, "accepted; server send %u recv %u; %s", rt_priv_bytes(sp.send_size),

@@ -211,9 +211,8 @@ static void verdict_alive(struct rt_ctx *t, struct rt_conn *c, const char *name,
 		rt_fail(t, name, "expected %s", why);
 	else if (rt_null_check(t, c, 1, NULL, w2, sizeof(w2)))
 		rt_fail(t, name, "expected a NULL answered afterwards got %s", w2);
-	else if (c->oversize)
-		rt_fail(t, name, "expected no message over %u bytes got %u (largest %u)",
-			c->o.adv_recv, c->oversize, c->max_len);
+	else if (rt_conn_violation(c, w2, sizeof(w2)))
+		rt_fail(t, name, "expected %s", w2);
 	else
 		rt_pass(t, name, "%s", saw);
 }

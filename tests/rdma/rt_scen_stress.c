@@ -117,9 +117,13 @@ static void credits_exact(struct rt_ctx *t)
 			rnr1 - rnr0);
 		goto out;
 	}
-	if (rt_conn_dead(&c) || c.oversize) {
-		rt_fail(t, "credits_exact", "expected a healthy connection got %s, %u oversize",
-			rt_conn_state(&c, why, sizeof(why)), c.oversize);
+	if (rt_conn_violation(&c, why, sizeof(why))) {
+		rt_fail(t, "credits_exact", "expected %s", why);
+		goto out;
+	}
+	if (rt_conn_dead(&c)) {
+		rt_fail(t, "credits_exact", "expected a healthy connection got %s",
+			rt_conn_state(&c, why, sizeof(why)));
 		goto out;
 	}
 	rt_pass(t, "credits_exact", "grant %u; 2 x %u calls answered into exactly %u receives; "
