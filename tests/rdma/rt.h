@@ -176,6 +176,7 @@ void rt_scen_long_call(struct rt_ctx *t);
 void rt_scen_read_write_chunk(struct rt_ctx *t);
 void rt_scen_write_read_chunk(struct rt_ctx *t);
 void rt_scen_undersized(struct rt_ctx *t);
+void rt_scen_drc(struct rt_ctx *t);
 void rt_scen_credits(struct rt_ctx *t);
 void rt_scen_disconnect(struct rt_ctx *t);
 
