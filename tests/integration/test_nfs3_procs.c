@@ -791,7 +791,7 @@ static void test_readdir(void)
 {
 	READDIR3args a;
 	READDIR3res r;
-	entry3 *en;
+	entry3 *en, enb;
 	struct hx_fh dir, file;
 	unsigned seen[RD_N], calls = 0, dups = 0, bad_ino = 0, extra = 0, i;
 	char name[32];
@@ -819,7 +819,10 @@ static void test_readdir(void)
 		}
 		if (calls == 1)
 			check_post_op(&r.READDIR3res_u.resok.dir_attributes, xp("rd"), "READDIR dir_attributes");
-		for (en = r.READDIR3res_u.resok.reply.entries; en; en = en->nextentry) {
+		for (en = r.READDIR3res_u.resok.reply.entries; en; en = enb.nextentry) {
+			/* libnfs 4.0 packs list entries at 4-byte alignment: use an aligned copy. */
+			memcpy(&enb, en, sizeof(enb));
+			en = &enb;
 			a.cookie = en->cookie;
 			if (!strcmp(en->name, ".") || !strcmp(en->name, ".."))
 				continue;
@@ -872,7 +875,7 @@ static void test_readdirplus(void)
 {
 	READDIRPLUS3args a;
 	READDIRPLUS3res r;
-	entryplus3 *en;
+	entryplus3 *en, enb;
 	struct hx_fh dir, h;
 	fattr3 attr;
 	unsigned seen[RD_N], calls = 0, no_attr = 0, no_fh = 0, bad_fh = 0, bad_attr = 0, i;
@@ -896,7 +899,9 @@ static void test_readdirplus(void)
 			CHECK_NFS(r.status, NFS3_OK, "READDIRPLUS cookie %llu", (unsigned long long)a.cookie);
 			break;
 		}
-		for (en = r.READDIRPLUS3res_u.resok.reply.entries; en; en = en->nextentry) {
+		for (en = r.READDIRPLUS3res_u.resok.reply.entries; en; en = enb.nextentry) {
+			memcpy(&enb, en, sizeof(enb));
+			en = &enb;
 			a.cookie = en->cookie;
 			if (sscanf(en->name, "entry-%d", &idx) != 1 || idx < 0 || idx >= RD_N)
 				continue;
