@@ -129,9 +129,18 @@ struct rpc_call {
 	size_t payload_used;
 	bool drop;        /* send nothing (in-progress duplicate, or reply message) */
 	bool from_cache;  /* reply came from the duplicate request cache */
+	bool proc_failed; /* handler: the procedure's own status is an error (e.g. an
+	                     NFS3ERR_*), counted in the statistics; reset per call */
 
 	struct timespec t_start;
 	void *priv; /* transport private */
+
+	/* RPC layer private, set by rpc_call_receive(); transports leave them alone. */
+	struct rpc_drc_entry *drc_entry; /* in-progress duplicate request cache slot, or NULL */
+	size_t ddp_in_reduced;           /* Read chunk bytes (with XDR pad) consumed by rpc_dec_ddp() */
+	struct rpc_proc_stats *stats;    /* counters of this procedure, or NULL */
+	int proc_status;                 /* enum rpc_proc_status the handler returned
+	                                    (transports may read it in send_reply) */
 };
 
 /* Result of a procedure handler. */
@@ -163,9 +172,19 @@ struct rpc_program {
 
 /* Setup (main thread, before serving). */
 void rpc_register_program(const struct rpc_program *p);
+/* Allocates the duplicate request cache (0 entries: no cache). 0 or -1 (logged). */
 int rpc_init(unsigned drc_entries);
+/* Main thread, after serving stopped (no call in flight): forget programs, free the cache. */
+void rpc_release(void);
 
-/* Loop thread: a complete call message has arrived on c->conn. */
+/*
+ * Loop thread: a complete call message has arrived on c->conn.
+ * The transport sets conn, msg, msg_len, ddp_in/n_ddp_in, reply_buf,
+ * reply_cap, payload_area, payload_cap (and priv); everything else is reset
+ * here. Exactly one conn->ops->send_reply(c) follows: at once (from inside
+ * this call) for rejections, cache replays and dropped messages, or later
+ * from the loop thread after a worker ran the procedure.
+ */
 void rpc_call_receive(struct rpc_call *c);
 
 /* Worker thread, inside a handler. */
