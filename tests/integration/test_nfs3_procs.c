@@ -849,6 +849,32 @@ static void test_readdir(void)
 		CHECK_EQ(extra, 0, "no unexpected names");
 		CHECK_EQ(bad_ino, 0, "fileids equal the disk inode numbers");
 	}
+	/*
+	 * RFC 1813 §3.3.16: a cookie the server never issued, or a cookie with a
+	 * verifier that is not the server's, is NFS3ERR_BAD_COOKIE - or, for a
+	 * server that does not use verifiers, an ordinary answer. Nothing else.
+	 */
+	memset(&a, 0, sizeof(a));
+	a.dir = hx_fh3(&dir);
+	a.count = 4096;
+	a.cookie = 0x7eadbeef12345678ull;
+	HX_CALL(nfs, rpc_nfs3_readdir_async, &a, zdr_READDIR3res, &r);
+	CHECK(r.status == NFS3ERR_BAD_COOKIE || (r.status == NFS3_OK && r.READDIR3res_u.resok.reply.eof),
+	      "READDIR with a cookie never issued: BAD_COOKIE, or OK at eof (%s)", hx_nfsstat_name(r.status));
+	a.cookie = 0;
+	HX_CALL(nfs, rpc_nfs3_readdir_async, &a, zdr_READDIR3res, &r);
+	if (r.status == NFS3_OK && r.READDIR3res_u.resok.reply.entries) {
+		entry3 first;
+		int st;
+
+		memcpy(&first, r.READDIR3res_u.resok.reply.entries, sizeof(first));
+		a.cookie = first.cookie;
+		memset(a.cookieverf, 0x5a, NFS3_COOKIEVERFSIZE);
+		HX_CALL(nfs, rpc_nfs3_readdir_async, &a, zdr_READDIR3res, &r);
+		st = r.status;
+		CHECK(st == NFS3ERR_BAD_COOKIE || st == NFS3_OK,
+		      "READDIR with a valid cookie and a forged verifier: BAD_COOKIE or OK (%s)", hx_nfsstat_name(st));
+	}
 	memset(&a, 0, sizeof(a));
 	a.dir = hx_fh3(&dir);
 	a.count = 16;
