@@ -1,73 +1,56 @@
 /*
- * nfs_service.c - registration of NFSv3 (RFC 1813) and MOUNT v3 (RFC 1813
- * appendix I) with the RPC layer, and the service's lifetime.
+ * nfs_service.c - the NFS service's lifetime: registration of NFSv3 (RFC
+ * 1813 §3) and MOUNT v3 (RFC 1813 appendix I) with the RPC layer, the
+ * export table install/replace, the write verifier.
  *
- * SKELETON: every procedure but NULL answers NFS3ERR_NOTSUPP / MNT3ERR_NOTSUPP
- * with a correctly shaped failure body, so the daemon links and clients get
- * a well-formed error while the handlers are filled in.
+ * Procedures marked nonidempotent are kept in the RPC layer's duplicate
+ * request cache (a retransmitted REMOVE must not answer NOENT), as knfsd's
+ * RC_REPLBUFF/RC_REPLSTAT procedures.
  */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
 #include "nfs/nfs.h"
-#include "nfs/nfs3_const.h"
-#include "rpc/rpc.h"
+#include "nfs/nfs_priv.h"
 #include "daemon/log.h"
 
-/* Number of XDR "false" words in each procedure's failure arm (RFC 1813 §3.3). */
-static const unsigned char nfs3_fail_words[NFS3PROC_COUNT] = {
-	[NFS3PROC_GETATTR] = 0, [NFS3PROC_SETATTR] = 2, [NFS3PROC_LOOKUP] = 1,
-	[NFS3PROC_ACCESS] = 1, [NFS3PROC_READLINK] = 1, [NFS3PROC_READ] = 1,
-	[NFS3PROC_WRITE] = 2, [NFS3PROC_CREATE] = 2, [NFS3PROC_MKDIR] = 2,
-	[NFS3PROC_SYMLINK] = 2, [NFS3PROC_MKNOD] = 2, [NFS3PROC_REMOVE] = 2,
-	[NFS3PROC_RMDIR] = 2, [NFS3PROC_RENAME] = 4, [NFS3PROC_LINK] = 3,
-	[NFS3PROC_READDIR] = 1, [NFS3PROC_READDIRPLUS] = 1, [NFS3PROC_FSSTAT] = 1,
-	[NFS3PROC_FSINFO] = 1, [NFS3PROC_PATHCONF] = 1, [NFS3PROC_COMMIT] = 2,
-};
+#define NFS_FCACHE_ENTRIES 512
 
-static enum rpc_proc_status nfs3_proc_null(struct rpc_call *c)
-{
-	(void)c;
-	return RPC_PROC_OK;
-}
-
-static enum rpc_proc_status nfs3_proc_notsupp(struct rpc_call *c)
-{
-	xdr_enc_u32(&c->res, NFS3ERR_NOTSUPP);
-	for (unsigned i = 0; c->proc < NFS3PROC_COUNT && i < nfs3_fail_words[c->proc]; i++)
-		xdr_enc_bool(&c->res, false);
-	return c->res.overflow ? RPC_PROC_SYSERR : RPC_PROC_OK;
-}
-
-static enum rpc_proc_status mount3_proc_notsupp(struct rpc_call *c)
-{
-	if (c->proc == MOUNTPROC3_MNT)
-		xdr_enc_u32(&c->res, MNT3ERR_NOTSUPP);
-	else if (c->proc == MOUNTPROC3_DUMP || c->proc == MOUNTPROC3_EXPORT)
-		xdr_enc_bool(&c->res, false); /* empty list */
-	return c->res.overflow ? RPC_PROC_SYSERR : RPC_PROC_OK;
-}
-
-#define NFS3_STUB(n, nonidem) { n, nfs3_proc_notsupp, nonidem }
 static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
-	{ "NULL", nfs3_proc_null, false },
-	NFS3_STUB("GETATTR", false), NFS3_STUB("SETATTR", true),
-	NFS3_STUB("LOOKUP", false), NFS3_STUB("ACCESS", false),
-	NFS3_STUB("READLINK", false), NFS3_STUB("READ", false),
-	NFS3_STUB("WRITE", true), NFS3_STUB("CREATE", true),
-	NFS3_STUB("MKDIR", true), NFS3_STUB("SYMLINK", true),
-	NFS3_STUB("MKNOD", true), NFS3_STUB("REMOVE", true),
-	NFS3_STUB("RMDIR", true), NFS3_STUB("RENAME", true),
-	NFS3_STUB("LINK", true), NFS3_STUB("READDIR", false),
-	NFS3_STUB("READDIRPLUS", false), NFS3_STUB("FSSTAT", false),
-	NFS3_STUB("FSINFO", false), NFS3_STUB("PATHCONF", false),
-	NFS3_STUB("COMMIT", false),
+	[NFS3PROC_NULL] = { "NULL", nfs3_proc_null, false },
+	[NFS3PROC_GETATTR] = { "GETATTR", nfs3_proc_getattr, false },
+	[NFS3PROC_SETATTR] = { "SETATTR", nfs3_proc_setattr, true },
+	[NFS3PROC_LOOKUP] = { "LOOKUP", nfs3_proc_lookup, false },
+	[NFS3PROC_ACCESS] = { "ACCESS", nfs3_proc_access, false },
+	[NFS3PROC_READLINK] = { "READLINK", nfs3_proc_readlink, false },
+	[NFS3PROC_READ] = { "READ", nfs3_proc_read, false },
+	[NFS3PROC_WRITE] = { "WRITE", nfs3_proc_write, true },
+	[NFS3PROC_CREATE] = { "CREATE", nfs3_proc_create, true },
+	[NFS3PROC_MKDIR] = { "MKDIR", nfs3_proc_mkdir, true },
+	[NFS3PROC_SYMLINK] = { "SYMLINK", nfs3_proc_symlink, true },
+	[NFS3PROC_MKNOD] = { "MKNOD", nfs3_proc_mknod, true },
+	[NFS3PROC_REMOVE] = { "REMOVE", nfs3_proc_remove, true },
+	[NFS3PROC_RMDIR] = { "RMDIR", nfs3_proc_rmdir, true },
+	[NFS3PROC_RENAME] = { "RENAME", nfs3_proc_rename, true },
+	[NFS3PROC_LINK] = { "LINK", nfs3_proc_link, true },
+	[NFS3PROC_READDIR] = { "READDIR", nfs3_proc_readdir, false },
+	[NFS3PROC_READDIRPLUS] = { "READDIRPLUS", nfs3_proc_readdirplus, false },
+	[NFS3PROC_FSSTAT] = { "FSSTAT", nfs3_proc_fsstat, false },
+	[NFS3PROC_FSINFO] = { "FSINFO", nfs3_proc_fsinfo, false },
+	[NFS3PROC_PATHCONF] = { "PATHCONF", nfs3_proc_pathconf, false },
+	[NFS3PROC_COMMIT] = { "COMMIT", nfs3_proc_commit, false },
 };
 
 static const struct rpc_proc mount3_procs[MOUNTPROC3_COUNT] = {
-	{ "NULL", nfs3_proc_null, false },
-	{ "MNT", mount3_proc_notsupp, false },
-	{ "DUMP", mount3_proc_notsupp, false },
-	{ "UMNT", mount3_proc_notsupp, false },
-	{ "UMNTALL", mount3_proc_notsupp, false },
-	{ "EXPORT", mount3_proc_notsupp, false },
+	[MOUNTPROC3_NULL] = { "NULL", mount3_proc_null, false },
+	[MOUNTPROC3_MNT] = { "MNT", mount3_proc_mnt, false },
+	[MOUNTPROC3_DUMP] = { "DUMP", mount3_proc_dump, false },
+	[MOUNTPROC3_UMNT] = { "UMNT", mount3_proc_umnt, false },
+	[MOUNTPROC3_UMNTALL] = { "UMNTALL", mount3_proc_umntall, false },
+	[MOUNTPROC3_EXPORT] = { "EXPORT", mount3_proc_export, false },
 };
 
 static const struct rpc_version nfs3_versions[] = {
@@ -79,35 +62,74 @@ static const struct rpc_version mount3_versions[] = {
 static const struct rpc_program nfs3_program = { NFS3_PROGRAM, "nfs", 1, nfs3_versions };
 static const struct rpc_program mount3_program = { MOUNT_PROGRAM, "mountd", 1, mount3_versions };
 
-static struct export_table nfs_table;
+/* RFC 1813 §3.3.7: the write verifier must change when the server restarts
+ * (so clients resend UNSTABLE data that may have been lost): start time in
+ * the first half, random bits in the second. */
+static void nfs3_write_verf_init(void)
+{
+	uint32_t t = (uint32_t)time(NULL), r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)clock();
+	memcpy(nfs3_write_verf, &t, 4);
+	memcpy(nfs3_write_verf + 4, &r, 4);
+}
+
+static void nfs_log_exports(const struct nfs_exports *t)
+{
+	for (unsigned i = 0; i < t->n; i++)
+		log_info("nfs: exporting %s (id %#x%s)", t->v[i].cfg->path, t->v[i].id,
+			 t->v[i].cloned ? "" : ", submounts refused");
+}
 
 int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *exports)
 {
-	(void)cfg;
-	nfs_table = *exports;
-	exports->exports = NULL;
-	exports->n = 0;
+	struct nfs_exports *t;
+
+	/* Modes arrive already masked by the client's umask; ours must not mask them again. */
+	umask(0);
+	nfs3_write_verf_init();
+	if (nfs_fh_key_init(cfg->state_dir) < 0)
+		return -1;
+	nfs_fcache_init(NFS_FCACHE_ENTRIES);
+	t = nfs_exports_build(exports);
+	if (!t) {
+		log_err("nfs: out of memory building the export table");
+		nfs_fcache_release();
+		return -1;
+	}
+	nfs_log_exports(t);
+	nfs_exports_install(t);
 	rpc_register_program(&nfs3_program);
 	rpc_register_program(&mount3_program);
-	log_info("nfs: serving %u exports (skeleton: procedures answer NOTSUPP)", nfs_table.n);
 	return 0;
 }
 
 int nfs_exports_replace(struct export_table *exports)
 {
-	exports_free(&nfs_table);
-	nfs_table = *exports;
-	exports->exports = NULL;
-	exports->n = 0;
+	struct nfs_exports *t = nfs_exports_build(exports);
+
+	if (!t) {
+		log_err("nfs: out of memory building the new export table; keeping the old one");
+		return -1;
+	}
+	nfs_log_exports(t);
+	nfs_exports_install(t);
 	return 0;
 }
 
 unsigned nfs_exports_count(void)
 {
-	return nfs_table.n;
+	struct nfs_exports *t = nfs_exports_get();
+	unsigned n = t ? t->n : 0;
+
+	nfs_exports_put(t);
+	return n;
 }
 
 void nfs_service_shutdown(void)
 {
-	exports_free(&nfs_table);
+	nfs_exports_install(NULL);
+	nfs_fcache_release();
+	mount3_list_release();
 }
