@@ -14,9 +14,10 @@
  * RNFSD_DEFAULT_EXPORT (created if missing).
  *
  * Start-up order matters: without -f the process daemonizes (fork, setsid)
- * before any thread or RDMA resource exists; the TCP transport is created
+ * before any thread or RDMA resource exists; the transports are created
  * before the workers so that, unwinding in reverse, workers_stop() delivers
- * the last completions while the transport still exists.
+ * the last completions while the transports still exist (RDMA connections
+ * are closed just before workers_stop(), as transport/rdma.h asks).
  *
  * Signals (handled on the loop thread, loop_signal):
  *   SIGTERM, SIGINT  stop accepting, answer calls in flight, close connections
@@ -50,6 +51,9 @@
 #include "rpc/rpc_stats.h"
 #include "rpc/rpcbind.h"
 #include "transport/tcp.h"
+#if HAVE_RDMA
+#include "transport/rdma.h"
+#endif
 
 #define RNFSD_DEFAULT_EXPORT "/srv/rnfsd"
 #define RNFSD_MAX_EXPORT_DIRS 16
@@ -81,6 +85,7 @@ static struct {
 	struct loop_ev *ev_sigterm, *ev_sigint, *ev_sighup;
 	struct loop_ev *ev_drain_timeout;
 	bool stopping;
+	bool rdma_stopped;
 	bool rpcbind_registered;
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
 } d = {.ready_fd = -1};
@@ -480,6 +485,40 @@ static void stats_stop(void)
 	stats_server_stop();
 }
 
+/* ---- RPC-over-RDMA (transport/rdma.h, owner: rdma) ---- */
+
+static int rdma_start(void)
+{
+#if HAVE_RDMA
+	return rdma_transport_start(d.loop, &d.cfg);
+#else
+	if (d.cfg.rdma == CONFIG_YES) {
+		log_err("rdma: built without RDMA support (libibverbs, librdmacm)");
+		return -1;
+	}
+	return 0;
+#endif
+}
+
+/* Close RDMA connections; before workers_stop(). Once. */
+static void rdma_stop(void)
+{
+#if HAVE_RDMA
+	if (!d.rdma_stopped)
+		rdma_transport_stop();
+#endif
+	d.rdma_stopped = true;
+}
+
+/* After workers_stop(). */
+static void rdma_release(void)
+{
+	rdma_stop();
+#if HAVE_RDMA
+	rdma_transport_release();
+#endif
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv)
@@ -529,7 +568,8 @@ int main(int argc, char **argv)
 	d.tcp = tcp_xprt_start(d.loop, &tp);
 	if (!d.tcp)
 		goto err_tcp;
-	/* RPC-over-RDMA transport: started here, after TCP, by its owner. */
+	if (rdma_start() != 0)
+		goto err_rdma;
 	if (workers_start(d.loop, d.cfg.threads) != 0)
 		goto err_workers;
 	if (signals_init() != 0) {
@@ -553,8 +593,11 @@ int main(int argc, char **argv)
 	stats_stop();
 err_signals:
 	signals_release();
-	workers_stop(); /* last completions reach the transport */
+	rdma_stop();
+	workers_stop(); /* last completions reach the transports */
 err_workers:
+	rdma_release();
+err_rdma:
 	tcp_xprt_free(d.tcp);
 err_tcp:
 	nfs_service_shutdown();
