@@ -672,6 +672,21 @@ static void t_disconnect_midflight(const char *addr)
 		m_rpc(&m, xid, 6);
 		m_u32(&m, 65536);
 		client_send(&cl, m.b, xdr_enc_len(&m.e));
+		/* And a 512 KiB WRITE whose Read chunk the server pulls. */
+		m_init(&m);
+		m_u32(&m, ++xid);
+		m_u32(&m, 1);
+		m_u32(&m, 64);
+		m_u32(&m, RDMA_MSG);
+		m_u32(&m, 1);
+		m_u32(&m, 44);
+		m_seg(&m, cl.mr->rkey, 524288, (uintptr_t)(cl.mem + CL_DATA_OFF + 1048576));
+		m_u32(&m, 0);
+		m_u32(&m, 0);
+		m_u32(&m, 0);
+		m_rpc(&m, xid, 7);
+		m_u32(&m, 524288);
+		client_send(&cl, m.b, xdr_enc_len(&m.e));
 	}
 	client_close(&cl);
 }
@@ -761,7 +776,14 @@ int main(int argc, char **argv)
 		CHECK(0, "connect after a mid-flight disconnect");
 	}
 
-	sleep(1);
+	/* Every connection was torn down and freed, mid-flight ones included
+	 * (the count is read from this thread once the loop has settled). */
+	unsigned left = 1;
+	for (int i = 0; i < 50 && left; i++) {
+		usleep(100000);
+		left = rdma_transport_conns();
+	}
+	CHECK(left == 0, "%u connections not freed", left);
 	loop_break(loop);
 	pthread_join(th, NULL);
 	rdma_transport_stop();
