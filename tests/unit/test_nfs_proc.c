@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <pthread.h>
 #include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 
 #include <cmocka.h>
@@ -1038,6 +1040,73 @@ static void test_identity(void **state)
 	assert_int_equal(do_read(&fh, 0, 4, NULL, &n, &eof), NFS3ERR_ACCES);
 }
 
+/* CAP_SYS_RESOURCE in this thread's effective (or, with permitted, permitted) set */
+static bool thread_cap_sys_resource(bool permitted)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	const unsigned i = CAP_TO_INDEX(CAP_SYS_RESOURCE);
+
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+	return (permitted ? data[i].permitted : data[i].effective) & CAP_TO_MASK(CAP_SYS_RESOURCE);
+}
+
+static bool thread_has_sys_resource(void)
+{
+	return thread_cap_sys_resource(false);
+}
+
+/* A non-root caller loses CAP_SYS_RESOURCE (quotas, reserved blocks apply), root keeps it;
+ * restore gives it back. Squash maps and groups are applied as configured. */
+static void test_identity_apply_restore(void **state)
+{
+	struct nfs_identity id = { .uid = 1000, .gid = 1000, .ngroups = 1, .groups = { 5000 } };
+	struct export_opts o = { .squash = EXPORT_ROOT_SQUASH, .anonuid = 65534, .anongid = 65534 };
+	struct rpc_cred cred = { .flavor = RPC_AUTH_SYS, .uid = 0, .gid = 0, .ngroups = 2, .groups = { 0, 7 } };
+	gid_t g[4];
+
+	/* containers may not grant CAP_SYS_RESOURCE at all: then only the rest is checked */
+	bool have = thread_cap_sys_resource(true);
+
+	(void)state;
+	if (have)
+		assert_true(thread_has_sys_resource());
+	else
+		fprintf(stderr, "note: no CAP_SYS_RESOURCE here; its drop/restore is not exercised\n");
+	assert_int_equal(nfs_identity_apply(&id), 0);
+	assert_int_equal(fsuid_now(), 1000);
+	assert_false(thread_has_sys_resource());
+	assert_int_equal(getgroups(4, g), 1);
+	assert_int_equal(g[0], 5000);
+	nfs_identity_restore();
+	assert_int_equal(fsuid_now(), 0);
+	assert_int_equal(thread_has_sys_resource(), have);
+	assert_int_equal(getgroups(4, g), 0);
+	id.uid = 0;
+	assert_int_equal(nfs_identity_apply(&id), 0);
+	assert_int_equal(thread_has_sys_resource(), have);
+	nfs_identity_restore();
+
+	nfs_identity_map(&cred, &o, &id); /* root_squash: uid, gid and group 0 become anonymous */
+	assert_int_equal(id.uid, 65534);
+	assert_int_equal(id.gid, 65534);
+	assert_int_equal(id.ngroups, 2);
+	assert_int_equal(id.groups[0], 65534);
+	assert_int_equal(id.groups[1], 7);
+	o.squash = EXPORT_NO_ROOT_SQUASH;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 0);
+	o.squash = EXPORT_ALL_SQUASH;
+	cred.uid = 1000;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 65534);
+	assert_int_equal(id.ngroups, 0);
+	cred.flavor = RPC_AUTH_NONE;
+	o.squash = EXPORT_NO_ROOT_SQUASH;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 65534);
+}
+
 /* Identity is per worker thread: concurrent calls with different users never
  * see each other's credentials, and the calling thread is back to root after. */
 #define ID_THREADS 4
@@ -1412,6 +1481,7 @@ int main(void)
 		cmocka_unit_test(test_ro_and_admission),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_identity_threads),
+		cmocka_unit_test(test_identity_apply_restore),
 		cmocka_unit_test(test_fcache_many_files),
 		cmocka_unit_test(test_readdir_large),
 		cmocka_unit_test(test_readdir_edges),
