@@ -369,10 +369,11 @@ static int print_table(const char *doc_text, size_t len)
 	const struct json *tot = json_get(&doc, "totals");
 	char up[32];
 	fmt_duration(up, sizeof(up), json_num(&doc, "uptime_s"));
-	printf("rnfsd %s, pid %.0f, up %s: %.0f exports, %.0f connections (%.0f tcp, %.0f rdma), "
+	double nexp = json_num(&doc, "exports"), nconn = json_num(tot, "connections");
+	printf("rnfsd %s, pid %.0f, up %s: %.0f export%s, %.0f connection%s (%.0f tcp, %.0f rdma), "
 	       "%.0f calls, %.0f errors\n\n",
-	       json_text(&doc, "version"), json_num(&doc, "pid"), up, json_num(&doc, "exports"),
-	       json_num(tot, "connections"), json_num(tot, "tcp"), json_num(tot, "rdma"),
+	       json_text(&doc, "version"), json_num(&doc, "pid"), up, nexp, nexp == 1 ? "" : "s",
+	       nconn, nconn == 1 ? "" : "s", json_num(tot, "tcp"), json_num(tot, "rdma"),
 	       json_num(tot, "calls"), json_num(tot, "errors"));
 	print_procedures(&doc);
 	printf("\n");

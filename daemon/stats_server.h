@@ -58,7 +58,7 @@ uint64_t stats_hist_quantile(const struct stats_hist *h, double q);
 /* ---- per-procedure statistics, provided by the RPC layer ---- */
 
 struct stats_proc {
-	const char *program;       /* "nfs", "mount" */
+	const char *program;       /* "nfs", "mountd" */
 	uint32_t vers;
 	const char *proc;          /* "GETATTR" */
 	uint64_t calls;

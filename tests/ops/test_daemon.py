@@ -93,7 +93,7 @@ class Daemon:
             for p in paths:
                 f.write(f"{p} *(rw,insecure,no_root_squash)\n")
             if broken:
-                f.write(f"{self.export2} *(rw,no_such_option)\n")
+                f.write(f"{self.dir} *(rw,no_such_option)\n")
 
     def start(self):
         os.makedirs(os.path.join(self.dir, "state"), mode=0o700, exist_ok=True)
@@ -351,7 +351,7 @@ def scenario_stats(d):
     if null["latency_mean_us"] <= 0:
         fail(f"no latency for NULL: {null}")
     if nfs_ls_calls:
-        mnt = next((p for k, p in procs.items() if k[0] == "mount" and k[2] == "MNT"), None)
+        mnt = next((p for k, p in procs.items() if k[0] in ("mount", "mountd") and k[2] == "MNT"), None)
         if not mnt or mnt["calls"] < 1:
             fail(f"MNT from nfs-ls not counted: {mnt}")
     conns = [c for c in doc["connections"] if c["peer"] == local]

@@ -16,7 +16,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 
 #include <cmocka.h>
@@ -476,6 +479,10 @@ static void test_create_write_read(void **state)
 	assert_int_equal(do_read(&fh, 1000, 5, buf, &n, &eof), NFS3_OK);
 	assert_int_equal(n, 0);
 	assert_true(eof);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 0, 0, buf, &n, &eof), NFS3_OK); /* count 0 */
+	assert_int_equal(n, 0);
+	assert_false(eof);
 
 	/* COMMIT answers the same write verifier */
 	as(ME, 700, 0, 0);
@@ -529,6 +536,71 @@ static void test_create_write_read(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_getattr(&fh, &a), NFS3_OK);
 	assert_int_equal(a.size, 0);
+}
+
+/* RFC 8267: WRITE data and the SYMLINK path may arrive in Read chunks (ddp_in), not inline. */
+static void test_ddp_read_chunks(void **state)
+{
+	static const char data[] = "data that came by RDMA Read";
+	static const char target[] = "chunked/target";
+	struct tc_fattr a;
+	struct nfs_fh fh;
+	char buf[64];
+	uint32_t n, len;
+	bool eof;
+	const uint8_t *p;
+
+	(void)state;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "chunked", NFS3_CREATE_GUARDED, 0644, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &fh);
+	xdr_enc_u64(&t->req, 0);
+	xdr_enc_u32(&t->req, sizeof(data));
+	xdr_enc_u32(&t->req, NFS3_FILE_SYNC);
+	xdr_enc_u32(&t->req, sizeof(data)); /* the opaque's length word; its bytes are in the chunk */
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = sizeof(data), .data = (const uint8_t *)data };
+	t->c.n_ddp_in = 1;
+	run_ok(nfs3_proc_write);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 0, sizeof(buf), buf, &n, &eof), NFS3_OK);
+	assert_int_equal(n, sizeof(data));
+	assert_memory_equal(buf, data, n);
+
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &root_fh);
+	tc_put_name(t, "chunklink");
+	tc_put_sattr_mode(t, -1);
+	xdr_enc_u32(&t->req, strlen(target));
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = (uint32_t)strlen(target), .data = (const uint8_t *)target };
+	t->c.n_ddp_in = 1;
+	run_ok(nfs3_proc_symlink);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	assert_true(tc_u32(t));
+	tc_fh(t, &fh);
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &fh);
+	run_ok(nfs3_proc_readlink);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	tc_post_op_attr(t, NULL);
+	p = tc_opaque(t, &len);
+	assert_int_equal(len, strlen(target));
+	assert_memory_equal(p, target, len);
+	assert_int_equal(t->c.n_ddp_out, 1); /* READLINK result left by rpc_enc_ddp */
+
+	/* a chunk whose length disagrees with the length word: GARBAGE_ARGS */
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &root_fh);
+	tc_put_name(t, "badlink");
+	tc_put_sattr_mode(t, -1);
+	xdr_enc_u32(&t->req, 5);
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = (uint32_t)strlen(target), .data = (const uint8_t *)target };
+	t->c.n_ddp_in = 1;
+	assert_int_equal(tc_run(t, nfs3_proc_symlink), RPC_PROC_GARBAGE);
 }
 
 /* READ data lands in the payload area; with none, it is carved from the reply buffer. */
@@ -952,6 +1024,13 @@ static void test_identity(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_access(&fh, ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXECUTE, &got), NFS3_OK);
 	assert_int_equal(got, ACCESS3_READ | ACCESS3_MODIFY);
+	/* directories: list and search, not modify, for a user in root's 0755 directory */
+	as(ME, 700, 1000, 1000);
+	assert_int_equal(do_access(&root_fh, 0x3f, &got), NFS3_OK);
+	assert_int_equal(got, ACCESS3_READ | ACCESS3_LOOKUP);
+	as(ME, 700, 1000, 1000);
+	assert_int_equal(do_access(&pub, 0x3f, &got), NFS3_OK);
+	assert_int_equal(got, ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	/* and READ by uid 1000 is refused */
 	uint32_t n;
 	bool eof;
@@ -959,6 +1038,179 @@ static void test_identity(void **state)
 	assert_int_equal(do_read(&fh, 0, 4, NULL, &n, &eof), NFS3ERR_ACCES);
 	as(SQUASH, 700, 0, 0); /* squashed root is not root */
 	assert_int_equal(do_read(&fh, 0, 4, NULL, &n, &eof), NFS3ERR_ACCES);
+}
+
+/* CAP_SYS_RESOURCE in this thread's effective (or, with permitted, permitted) set */
+static bool thread_cap_sys_resource(bool permitted)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	const unsigned i = CAP_TO_INDEX(CAP_SYS_RESOURCE);
+
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+	return (permitted ? data[i].permitted : data[i].effective) & CAP_TO_MASK(CAP_SYS_RESOURCE);
+}
+
+static bool thread_has_sys_resource(void)
+{
+	return thread_cap_sys_resource(false);
+}
+
+/* A non-root caller loses CAP_SYS_RESOURCE (quotas, reserved blocks apply), root keeps it;
+ * restore gives it back. Squash maps and groups are applied as configured. */
+static void test_identity_apply_restore(void **state)
+{
+	struct nfs_identity id = { .uid = 1000, .gid = 1000, .ngroups = 1, .groups = { 5000 } };
+	struct export_opts o = { .squash = EXPORT_ROOT_SQUASH, .anonuid = 65534, .anongid = 65534 };
+	struct rpc_cred cred = { .flavor = RPC_AUTH_SYS, .uid = 0, .gid = 0, .ngroups = 2, .groups = { 0, 7 } };
+	gid_t g[4];
+
+	/* containers may not grant CAP_SYS_RESOURCE at all: then only the rest is checked */
+	bool have = thread_cap_sys_resource(true);
+
+	(void)state;
+	if (have)
+		assert_true(thread_has_sys_resource());
+	else
+		fprintf(stderr, "note: no CAP_SYS_RESOURCE here; its drop/restore is not exercised\n");
+	assert_int_equal(nfs_identity_apply(&id), 0);
+	assert_int_equal(fsuid_now(), 1000);
+	assert_false(thread_has_sys_resource());
+	assert_int_equal(getgroups(4, g), 1);
+	assert_int_equal(g[0], 5000);
+	nfs_identity_restore();
+	assert_int_equal(fsuid_now(), 0);
+	assert_int_equal(thread_has_sys_resource(), have);
+	assert_int_equal(getgroups(4, g), 0);
+	id.uid = 0;
+	assert_int_equal(nfs_identity_apply(&id), 0);
+	assert_int_equal(thread_has_sys_resource(), have);
+	nfs_identity_restore();
+
+	nfs_identity_map(&cred, &o, &id); /* root_squash: uid, gid and group 0 become anonymous */
+	assert_int_equal(id.uid, 65534);
+	assert_int_equal(id.gid, 65534);
+	assert_int_equal(id.ngroups, 2);
+	assert_int_equal(id.groups[0], 65534);
+	assert_int_equal(id.groups[1], 7);
+	o.squash = EXPORT_NO_ROOT_SQUASH;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 0);
+	o.squash = EXPORT_ALL_SQUASH;
+	cred.uid = 1000;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 65534);
+	assert_int_equal(id.ngroups, 0);
+	cred.flavor = RPC_AUTH_NONE;
+	o.squash = EXPORT_NO_ROOT_SQUASH;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 65534);
+}
+
+/* Identity is per worker thread: concurrent calls with different users never
+ * see each other's credentials, and the calling thread is back to root after. */
+#define ID_THREADS 4
+#define ID_ITERS 40
+
+struct id_worker {
+	pthread_t tid;
+	unsigned idx;
+	struct nfs_fh dir;
+	unsigned wrong;
+};
+
+static void *id_worker_run(void *arg)
+{
+	struct id_worker *w = arg;
+	struct tcall *mine = tc_new();
+	uint32_t uid = 2000 + w->idx;
+
+	for (unsigned i = 0; i < ID_ITERS; i++) {
+		char name[32];
+		struct nfs_fh fh;
+		uint32_t st;
+
+		snprintf(name, sizeof(name), "t%u_%u", w->idx, i);
+		tc_reset(mine, ME, 700, uid, uid);
+		mine->c.cred.ngroups = 1;
+		mine->c.cred.groups[0] = 7000 + w->idx;
+		tc_put_fh(mine, &w->dir);
+		tc_put_name(mine, name);
+		xdr_enc_u32(&mine->req, NFS3_CREATE_GUARDED);
+		tc_put_sattr_mode(mine, 0644);
+		if (tc_run(mine, nfs3_proc_create) != RPC_PROC_OK)
+			w->wrong++;
+		st = tc_u32(mine);
+		if (st != NFS3_OK) {
+			w->wrong++;
+			continue;
+		}
+		tc_u32(mine);
+		tc_fh(mine, &fh);
+		struct tc_fattr a;
+		if (!tc_post_op_attr(mine, &a) || a.uid != uid || a.gid != uid)
+			w->wrong++;
+		if ((uint32_t)setfsuid((uid_t)-1) != 0)
+			w->wrong++;
+	}
+	tc_free(mine);
+	return NULL;
+}
+
+static void test_identity_threads(void **state)
+{
+	struct id_worker w[ID_THREADS];
+	struct tc_fattr a;
+	struct nfs_fh pub;
+
+	(void)state;
+	sh("mkdir -p %s/mt && chmod 0777 %s/mt", exp_rw, exp_rw);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_lookup(&root_fh, "mt", &pub, &a), NFS3_OK);
+	for (unsigned i = 0; i < ID_THREADS; i++) {
+		w[i] = (struct id_worker){ .idx = i, .dir = pub };
+		assert_int_equal(pthread_create(&w[i].tid, NULL, id_worker_run, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < ID_THREADS; i++) {
+		pthread_join(w[i].tid, NULL);
+		assert_int_equal(w[i].wrong, 0);
+	}
+	assert_int_equal(fsuid_now(), 0);
+	/* the process' supplementary groups were never touched by the workers (raw setgroups) */
+	gid_t groups[64];
+	int n = getgroups(64, groups);
+	for (int i = 0; i < n; i++)
+		assert_true(groups[i] < 7000 || groups[i] >= 7000 + ID_THREADS);
+}
+
+/* The open-file cache stays correct past its capacity and under concurrent use. */
+static void test_fcache_many_files(void **state)
+{
+	struct nfs_fh fh[600];
+	struct tc_fattr a;
+	struct nfs_fh d;
+	char name[32], buf[32];
+	uint32_t n;
+	bool eof;
+
+	(void)state;
+	sh("mkdir -p %s/many && cd %s/many && for i in $(seq 0 599); do echo file$i > f$i; done", exp_rw, exp_rw);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_lookup(&root_fh, "many", &d, &a), NFS3_OK);
+	for (int round = 0; round < 2; round++) {
+		for (unsigned i = 0; i < 600; i++) {
+			snprintf(name, sizeof(name), "f%u", i);
+			if (round == 0) {
+				as(ME, 700, 0, 0);
+				assert_int_equal(do_lookup(&d, name, &fh[i], &a), NFS3_OK);
+			}
+			as(ME, 700, 0, 0);
+			assert_int_equal(do_read(&fh[i], 0, sizeof(buf), buf, &n, &eof), NFS3_OK);
+			snprintf(name, sizeof(name), "file%u\n", i);
+			assert_int_equal(n, strlen(name));
+			assert_memory_equal(buf, name, n);
+		}
+	}
 }
 
 /* ---- READDIR / READDIRPLUS ---- */
@@ -1221,12 +1473,16 @@ int main(void)
 		cmocka_unit_test(test_no_crossmnt),
 		cmocka_unit_test(test_create_write_read),
 		cmocka_unit_test(test_read_without_payload_area),
+		cmocka_unit_test(test_ddp_read_chunks),
 		cmocka_unit_test(test_exclusive_create),
 		cmocka_unit_test(test_setattr),
 		cmocka_unit_test(test_dirops),
 		cmocka_unit_test(test_stale_and_forged),
 		cmocka_unit_test(test_ro_and_admission),
 		cmocka_unit_test(test_identity),
+		cmocka_unit_test(test_identity_threads),
+		cmocka_unit_test(test_identity_apply_restore),
+		cmocka_unit_test(test_fcache_many_files),
 		cmocka_unit_test(test_readdir_large),
 		cmocka_unit_test(test_readdir_edges),
 		cmocka_unit_test(test_fs_info),
