@@ -12,10 +12,10 @@
 
 BENCH_TRANSPORTS=${BENCH_TRANSPORTS:-tcp}   # vmarg: tcp,rdma
 BENCH_SERVERS=${BENCH_SERVERS:-knfsd,rnfsd}
-RUNTIME=${RUNTIME:-10}                      # seconds per timed fio job
+RUNTIME=${RUNTIME:-8}                       # seconds per timed fio job
 RAMP=${RAMP:-2}
 FILE_MB=${FILE_MB:-128}
-META_FILES=${META_FILES:-1000}
+META_FILES=${META_FILES:-500}
 SEQ_QD=${SEQ_QD:-4}
 FIO_TIMEOUT=$((RUNTIME * 4 + 120))
 JOBS="seq-write-1m seq-read-1m randread-4k-qd16 randwrite-4k-qd16 meta-create meta-stat meta-delete"
@@ -99,13 +99,14 @@ run_fio_job() {  # server transport job
 	meta-delete) args="$args --ioengine=filedelete"; unit=ops/s; field=iops;;
 	esac
 	drop_caches
-	local v
+	local v t0=$SECONDS
 	if timeout -k 10 "$FIO_TIMEOUT" fio $args > "$out" 2> "$out.err" && v=$(fio_value "$out" "$field"); then
 		report "$server" "$transport" "$job" "$v" "$unit"
 	else
 		report "$server" "$transport" "$job" "n/a" "$unit" "(fio failed: $(tail -n 1 "$out.err"))"
 		sed 's/^/   fio| /' "$out.err" | tail -n 20
 	fi
+	echo "@@ TIMING $server $transport $job $((SECONDS - t0))s"
 	# The metadata phases must leave what the next one expects.
 	case $job in
 	meta-create|meta-stat)
@@ -173,9 +174,12 @@ bench_server() {
 	done
 	case $server in
 	rnfsd)
-		echo "@@ RESOURCES rnfsd hwm_kib=$(awk '/^VmHWM:/ { print $2 }' "/proc/$SERVER_PID/status")" \
-			"cpu_s=$(cpu_seconds "$SERVER_PID")" \
-			"threads=$(ls "/proc/$SERVER_PID/task" | wc -l)"
+		local pid
+		pid=$(rnfsd_pid)
+		echo "@@ RESOURCES rnfsd hwm_kib=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")" \
+			"cpu_s=$(cpu_seconds "$pid")" \
+			"threads=$(ls "/proc/$pid/task" | wc -l)"
+		rnfsd_stats
 		;;
 	knfsd)
 		echo "@@ RESOURCES knfsd cpu_s=$(cpu_seconds $(pgrep -x nfsd))" \

@@ -19,7 +19,7 @@ BUILD_DIR=
 RNFSD=
 TRANSPORTS=tcp,rdma
 SERVERS=knfsd,rnfsd
-RUNTIME=10
+RUNTIME=8
 TIMEOUT=1500
 WORK=
 while [ $# -gt 0 ]; do

@@ -25,7 +25,6 @@ SCRATCH=/var/tmp/vmtest     # guest-local files (tmpfs overlay), not on NFS
 GUEST_LOGDIR=/var/log/vmtest
 RNFSD_LOG=$GUEST_LOGDIR/rnfsd.log
 SERVER=
-SERVER_PID=
 GUEST_FAILED=0
 
 guest_args() {
@@ -67,7 +66,24 @@ guest_base() {
 	hostname vmguest
 	ip link set lo up
 	guest_args
+	guest_watchdog
 	echo "@@ GUEST UP $(cut -d' ' -f1 /proc/uptime)s kernel $(uname -r)"
+}
+
+# Before the host's timeout (vmarg DEADLINE, seconds of guest uptime) kills
+# the guest, say so and print the diagnostics.
+guest_watchdog() {
+	[ -n "${DEADLINE:-}" ] || return 0
+	local left
+	left=$(awk -v d="$DEADLINE" '{ printf "%d", d - $1 }' /proc/uptime)
+	(
+		sleep "$left"
+		echo "@@ FAIL watchdog: the guest ran into its deadline (${DEADLINE}s of uptime)"
+		ps -eo pid,stat,wchan:30,etime,args | grep -v '\[' | sed 's/^/   ps| /'
+		guest_dump_diagnostics
+		echo "@@ DONE (watchdog)"
+		echo o > /proc/sysrq-trigger
+	) &
 }
 
 # dummy0 with $ADDR; soft-RoCE rxe0 on it when $1 = rdma.
@@ -171,48 +187,74 @@ listen = $ADDR:20049
 EOF
 }
 
+# rnfsd runs in its own session (a check's timeout kills only the check)
+# under a small monitor that records its exit status.
+RNFSD_PIDFILE=/run/vmtest-rnfsd.pid
+RNFSD_STATUSFILE=/run/vmtest-rnfsd.status
+
+rnfsd_pid() { cat "$RNFSD_PIDFILE" 2>/dev/null; }
+
+rnfsd_running() {
+	local pid
+	pid=$(rnfsd_pid)
+	[ -n "$pid" ] && [ ! -e "$RNFSD_STATUSFILE" ] && kill -0 "$pid" 2>/dev/null
+}
+
 rnfsd_start() {
-	if [ -z "$RNFSD" ] || [ ! -x "$RNFSD" ]; then
-		echo "rnfsd binary '$RNFSD' not found (vmarg_RNFSD)" >> "$RNFSD_LOG"
+	if [ -z "${RNFSD:-}" ] || [ ! -x "$RNFSD" ]; then
+		echo "rnfsd binary '${RNFSD:-}' not found (vmarg_RNFSD)" | tee -a "$RNFSD_LOG"
 		return 1
 	fi
 	guest_rpcbind
 	rnfsd_write_config
-	"$RNFSD" -f -v -c /etc/rnfsd/rnfsd.conf >> "$RNFSD_LOG" 2>&1 &
-	SERVER_PID=$!
+	rm -f "$RNFSD_PIDFILE" "$RNFSD_STATUSFILE"
+	setsid bash -c '"$0" -f -v -c /etc/rnfsd/rnfsd.conf >> "$1" 2>&1 &
+		echo $! > "$2"; wait $!; s=$?
+		echo "rnfsd (pid $(cat "$2")) exited with status $s" >> "$1"; echo $s > "$3"' \
+		"$RNFSD" "$RNFSD_LOG" "$RNFSD_PIDFILE" "$RNFSD_STATUSFILE" < /dev/null &
 	local i
 	for i in $(seq 100); do
-		kill -0 "$SERVER_PID" 2>/dev/null || { wait "$SERVER_PID"; echo "rnfsd exited with status $?" >> "$RNFSD_LOG"; SERVER_PID=; return 1; }
+		[ -s "$RNFSD_PIDFILE" ] && break
+		sleep 0.1
+	done
+	for i in $(seq 100); do
+		rnfsd_running || { echo "rnfsd is not running: $(tail -n 3 "$RNFSD_LOG")"; return 1; }
 		ss -Hltn "sport = :2049" | grep -q . && break
 		sleep 0.2
 	done
-	ss -Hltn "sport = :2049" | grep -q . || return 1
+	ss -Hltn "sport = :2049" | grep -q . || { echo "rnfsd does not listen on tcp 2049"; return 1; }
 	# MOUNT v3 must be registered for TCP: the kernel client asks rpcbind.
 	for i in $(seq 50); do
 		rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100005 && $2 == 3 && $3 == "tcp"' | grep -q . && return 0
 		sleep 0.2
 	done
-	echo "rnfsd: MOUNT v3/tcp not registered with rpcbind" >> "$RNFSD_LOG"
+	echo "rnfsd: MOUNT v3/tcp not registered with rpcbind" | tee -a "$RNFSD_LOG"
 	return 1
 }
 
+# SIGTERM; rnfsd must exit with status 0 within 15 s (it drains for at most 10).
 rnfsd_stop() {
-	[ -n "$SERVER_PID" ] || return 0
-	kill -TERM "$SERVER_PID" 2>/dev/null
-	local i
-	for i in $(seq 50); do
-		kill -0 "$SERVER_PID" 2>/dev/null || break
-		sleep 0.2
-	done
-	if kill -0 "$SERVER_PID" 2>/dev/null; then
-		echo "rnfsd did not exit within 10 s of SIGTERM; killed" >> "$RNFSD_LOG"
-		kill -KILL "$SERVER_PID"
-		wait "$SERVER_PID" 2>/dev/null
-		SERVER_PID=
+	local pid i
+	pid=$(rnfsd_pid)
+	[ -n "$pid" ] || return 0
+	if [ -e "$RNFSD_STATUSFILE" ]; then
+		echo "rnfsd had already exited with status $(cat "$RNFSD_STATUSFILE")"
 		return 1
 	fi
-	wait "$SERVER_PID" 2>/dev/null
-	SERVER_PID=
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 75); do
+		[ -e "$RNFSD_STATUSFILE" ] && break
+		sleep 0.2
+	done
+	if [ ! -e "$RNFSD_STATUSFILE" ]; then
+		echo "rnfsd did not exit within 15 s of SIGTERM; killed" | tee -a "$RNFSD_LOG"
+		kill -KILL "$pid"
+		return 1
+	fi
+	local st
+	st=$(cat "$RNFSD_STATUSFILE")
+	[ "$st" = 0 ] || { echo "rnfsd exited with status $st after SIGTERM"; return 1; }
+	rm -f "$RNFSD_PIDFILE"
 	return 0
 }
 
@@ -235,7 +277,7 @@ server_stop() {
 server_alive() {
 	case $SERVER in
 	knfsd) [ -n "$(cat /proc/fs/nfsd/threads 2>/dev/null | grep -v '^0$')" ];;
-	rnfsd) [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null;;
+	rnfsd) rnfsd_running;;
 	esac
 }
 
@@ -271,6 +313,11 @@ run_check() {
 	while kill -0 "$pid" 2>/dev/null; do
 		if [ "$SECONDS" -ge "$deadline" ]; then
 			echo "timed out after ${timeout}s" > "$DETAIL"
+			echo "--- $name timed out; its processes (kernel stacks):"
+			for p in $(pgrep -g "$pid"); do
+				echo "$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null) [$p]"
+				sed 's/^/     /' "/proc/$p/stack" 2>/dev/null
+			done
 			kill -KILL -- "-$pid" 2>/dev/null
 			break
 		fi
@@ -302,11 +349,22 @@ expect_eq() {   # WHAT EXPECTED GOT
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
 
+# rnfsd's own view (rnfsctl stats: per-procedure calls, errors, latency).
+rnfsd_stats() {
+	[ -n "${RNFSCTL:-}" ] && [ -x "$RNFSCTL" ] && [ -S /run/rnfsd/rnfsd.sock ] || return 0
+	echo "@@@ rnfsctl stats"
+	timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock stats 2>&1 | sed 's/^/   rnfsctl| /'
+}
+
 guest_dump_diagnostics() {
-	echo "@@@ BEGIN diagnostics (server $SERVER)"
+	echo "@@@ BEGIN diagnostics (server ${SERVER:-?})"
 	echo "--- mounts"; grep -E ' nfs|nfsd|tmpfs /export' /proc/mounts
 	echo "--- listeners"; ss -Hltn
 	echo "--- rpcinfo"; rpcinfo -p 127.0.0.1 2>&1
+	echo "--- NFS client per-op statistics (ops trans timeouts bytes_sent bytes_recv queue_ms rtt_ms exec_ms)"
+	sed -n '/^device .* mounted on .* with fstype nfs/,$p' /proc/self/mountstats 2>/dev/null |
+		awk '/per-op statistics/ { p = 1; next } p && NF > 2 && $2 > 0'
+	rnfsd_stats
 	if [ -s "$RNFSD_LOG" ]; then
 		echo "--- rnfsd log (last 300 lines of $RNFSD_LOG)"
 		tail -n 300 "$RNFSD_LOG"

@@ -22,7 +22,7 @@ BUILD_DIR=
 RNFSD=
 SERVER=rnfsd
 TRANSPORT=tcp
-TIMEOUT=600
+TIMEOUT=1200
 WORK=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -75,7 +75,10 @@ vm_initramfs "$WORK/cache" || { echo "FAIL: could not build the initramfs"; exit
 LOG=$WORK/console-$SCENARIO-$SERVER-$TRANSPORT.log
 
 echo "vm: $SCENARIO against $SERVER over $TRANSPORT (kernel $VM_KVER, timeout ${TIMEOUT}s, console $LOG)"
-vm_boot "$LOG" "$TIMEOUT" "$GUEST" "SERVER=$SERVER" "TRANSPORT=$TRANSPORT" "RNFSD=$RNFSD"
+RNFSCTL=$(dirname "$RNFSD")/daemon/rnfsctl
+[ -x "$RNFSCTL" ] || RNFSCTL=none
+vm_boot "$LOG" "$TIMEOUT" "$GUEST" "SERVER=$SERVER" "TRANSPORT=$TRANSPORT" "RNFSD=$RNFSD" \
+	"RNFSCTL=$RNFSCTL" "DEADLINE=$((TIMEOUT - 25))"
 boot_rc=$?
 
 # Results: the last report of each check wins (a check reports once).
@@ -95,7 +98,7 @@ while IFS= read -r line; do
 		detail[$name]=${line#*: }
 		echo "$line"
 		;;
-	"@@ "*)
+	"@@ "*|"   rnfsctl|"*)
 		echo "$line"
 		;;
 	esac
