@@ -1,8 +1,9 @@
 #!/bin/bash
 # bench-guest.sh - guest side of bench/run-bench.sh (owner: vm). In one boot:
 # the fabric's own limit (perftest on rxe0, when rdma is benchmarked), then
-# the same fio jobs against knfsd and against rnfsd, each on the same fresh
-# tmpfs export with the same mount options, for each transport. Prints
+# the same fio jobs and metadata loops against knfsd and against rnfsd, each
+# on the same fresh tmpfs export with the same mount options, for each
+# transport. Prints
 #   @@ FABRIC name value unit
 #   @@ BENCH server transport job value unit [note]
 #   @@ RESOURCES server key=value ...
@@ -15,10 +16,14 @@ BENCH_SERVERS=${BENCH_SERVERS:-knfsd,rnfsd}
 RUNTIME=${RUNTIME:-8}                       # seconds per timed fio job
 RAMP=${RAMP:-2}
 FILE_MB=${FILE_MB:-128}
-META_FILES=${META_FILES:-500}
+META_FILES=${META_FILES:-1000}
 SEQ_QD=${SEQ_QD:-4}
 FIO_TIMEOUT=$((RUNTIME * 4 + 120))
-JOBS="seq-write-1m seq-read-1m randread-4k-qd16 randwrite-4k-qd16 meta-create meta-stat meta-delete"
+FIO_JOBS="seq-write-1m seq-read-1m randread-4k-qd16 randwrite-4k-qd16"
+JOBS="$FIO_JOBS meta-create meta-stat meta-delete"
+# Same options for both servers; rsize/wsize pinned so that both move the
+# same transfer size (left alone, knfsd offers 512 KiB here, rnfsd 1 MiB).
+MOUNT_EXTRA=${MOUNT_EXTRA-rsize=524288,wsize=524288}
 OUT=$SCRATCH/bench
 
 has_transport() { case ",$BENCH_TRANSPORTS," in *",$1,"*) return 0;; esac; return 1; }
@@ -79,24 +84,13 @@ report() {      # server transport job value unit [note]
 run_fio_job() {  # server transport job
 	local server=$1 transport=$2 job=$3 out=$OUT/$1-$2-$3.json args unit field
 	args="--name=$job --directory=$MNT --output-format=json"
-	case $job in
-	seq-*|rand*)
-		args="$args --filename=bench.dat --size=${FILE_MB}M --ioengine=libaio --direct=1"
-		args="$args --time_based --runtime=$RUNTIME --ramp_time=$RAMP"
-		;;
-	meta-*)
-		args="$args --nrfiles=$META_FILES --filesize=4k --openfiles=1 --fallocate=none"
-		args="$args --filename_format=meta.\$filenum --directory=$MNT/meta"
-		;;
-	esac
+	args="$args --filename=bench.dat --size=${FILE_MB}M --ioengine=libaio --direct=1"
+	args="$args --time_based --runtime=$RUNTIME --ramp_time=$RAMP"
 	case $job in
 	seq-write-1m) args="$args --rw=write --bs=1M --iodepth=$SEQ_QD"; unit=MiB/s; field=bw;;
 	seq-read-1m)  args="$args --rw=read --bs=1M --iodepth=$SEQ_QD"; unit=MiB/s; field=bw;;
 	randread-4k-qd16)  args="$args --rw=randread --bs=4k --iodepth=16"; unit=IOPS; field=iops;;
 	randwrite-4k-qd16) args="$args --rw=randwrite --bs=4k --iodepth=16"; unit=IOPS; field=iops;;
-	meta-create) args="$args --ioengine=filecreate --create_on_open=1"; unit=ops/s; field=iops;;
-	meta-stat)   args="$args --ioengine=filestat"; unit=ops/s; field=iops;;
-	meta-delete) args="$args --ioengine=filedelete"; unit=ops/s; field=iops;;
 	esac
 	drop_caches
 	local v t0=$SECONDS
@@ -107,15 +101,40 @@ run_fio_job() {  # server transport job
 		sed 's/^/   fio| /' "$out.err" | tail -n 20
 	fi
 	echo "@@ TIMING $server $transport $job $((SECONDS - t0))s"
-	# The metadata phases must leave what the next one expects.
-	case $job in
-	meta-create|meta-stat)
-		[ "$(ls "$MNT/meta" | wc -l)" = "$META_FILES" ] ||
-			echo "@@ NOTE $server $transport $job: $(ls "$MNT/meta" | wc -l) files in meta/, expected $META_FILES";;
-	meta-delete)
-		[ "$(ls "$MNT/meta" | wc -l)" = 0 ] ||
-			echo "@@ NOTE $server $transport $job: $(ls "$MNT/meta" | wc -l) files left in meta/";;
-	esac
+}
+
+# Metadata: one process, timed loops over META_FILES small files:
+# create (O_CREAT|O_EXCL, 4 KiB written, close), stat (lstat after
+# drop_caches, so each is a LOOKUP at the server), delete (unlink).
+run_meta_jobs() {  # server transport
+	local server=$1 transport=$2 phase r t0
+	mkdir -p "$MNT/meta"
+	for phase in create stat delete; do
+		[ "$phase" = stat ] && drop_caches
+		t0=$SECONDS
+		if r=$(timeout -k 10 "$FIO_TIMEOUT" perl -MTime::HiRes=time -MFcntl -e '
+			my ($dir, $n, $phase) = @ARGV; my $buf = "m" x 4096; my $t = time;
+			for my $i (0 .. $n - 1) {
+				my $p = "$dir/f$i";
+				if ($phase eq "create") {
+					sysopen(my $h, $p, O_WRONLY | O_CREAT | O_EXCL, 0644) or die "create $p: $!\n";
+					syswrite($h, $buf) == 4096 or die "write $p: $!\n";
+					close($h) or die "close $p: $!\n";
+				} elsif ($phase eq "stat") {
+					my @st = lstat($p) or die "stat $p: $!\n";
+					$st[7] == 4096 or die "$p has size $st[7]\n";
+				} else {
+					unlink($p) or die "unlink $p: $!\n";
+				}
+			}
+			printf "%.1f\n", $n / (time - $t);' "$MNT/meta" "$META_FILES" "$phase" 2> "$OUT/meta.err"); then
+			report "$server" "$transport" "meta-$phase" "$r" ops/s
+		else
+			report "$server" "$transport" "meta-$phase" n/a ops/s "(failed: $(tail -n 1 "$OUT/meta.err"))"
+		fi
+		echo "@@ TIMING $server $transport meta-$phase $((SECONDS - t0))s"
+	done
+	[ -z "$(ls "$MNT/meta")" ] || echo "@@ NOTE $server $transport: files left in meta/"
 }
 
 na_rows() {     # server transport why
@@ -137,17 +156,18 @@ bench_transport() {      # server transport
 		fi
 		return
 	fi
-	if ! timeout -k 5 60 mount -t nfs -o "$MOUNT_OPTS" "$ADDR:$EXPORT" "$MNT"; then
-		na_rows "$server" "$TRANSPORT" "mount -o $MOUNT_OPTS failed"
+	if ! timeout -k 5 60 mount -t nfs -o "$MOUNT_OPTS${MOUNT_EXTRA:+,$MOUNT_EXTRA}" "$ADDR:$EXPORT" "$MNT"; then
+		na_rows "$server" "$TRANSPORT" "mount -o $MOUNT_OPTS${MOUNT_EXTRA:+,$MOUNT_EXTRA} failed"
 		return
 	fi
 	grep " $MNT " /proc/mounts | sed 's/^/@@ MOUNT /'
 	mkdir -p "$MNT/meta"
 	# The data file is laid out once, outside the timed jobs.
 	dd if=/dev/zero of="$MNT/bench.dat" bs=1M count="$FILE_MB" oflag=direct status=none
-	for job in $JOBS; do
+	for job in $FIO_JOBS; do
 		run_fio_job "$server" "$TRANSPORT" "$job"
 	done
+	run_meta_jobs "$server" "$TRANSPORT"
 	rm -rf "$MNT/bench.dat" "$MNT/meta"
 	timeout -k 5 60 umount "$MNT" || umount -l "$MNT"
 }
@@ -199,7 +219,7 @@ else
 fi
 guest_export
 RNFSD_RDMA=auto
-echo "@@ INFO transports=$BENCH_TRANSPORTS servers=$BENCH_SERVERS runtime=${RUNTIME}s ramp=${RAMP}s file=${FILE_MB}MiB meta_files=$META_FILES seq_qd=$SEQ_QD"
+echo "@@ INFO transports=$BENCH_TRANSPORTS servers=$BENCH_SERVERS runtime=${RUNTIME}s ramp=${RAMP}s file=${FILE_MB}MiB meta_files=$META_FILES seq_qd=$SEQ_QD mount_extra=${MOUNT_EXTRA:-none}"
 has_transport rdma && fabric_measure
 for s in ${BENCH_SERVERS//,/ }; do
 	bench_server "$s"

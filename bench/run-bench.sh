@@ -3,6 +3,8 @@
 #
 #   run-bench.sh [--build-dir DIR] [--rnfsd BINARY] [--transports tcp,rdma]
 #                [--servers knfsd,rnfsd] [--runtime S] [--timeout S] [--work DIR]
+#                [--mount-options OPTS]   (added to vers=3,proto=..,port=..,nolock;
+#                                          default rsize=524288,wsize=524288)
 #
 # Runs bench/bench-guest.sh in the guest (see tests/vm/vm-host.sh): the same
 # fio jobs against knfsd and rnfsd (same tmpfs export, same mount options),
@@ -19,6 +21,7 @@ BUILD_DIR=
 RNFSD=
 TRANSPORTS=tcp,rdma
 SERVERS=knfsd,rnfsd
+MOUNT_EXTRA=rsize=524288,wsize=524288
 RUNTIME=8
 TIMEOUT=1500
 WORK=
@@ -28,10 +31,11 @@ while [ $# -gt 0 ]; do
 	--rnfsd) RNFSD=$2; shift 2;;
 	--transports) TRANSPORTS=$2; shift 2;;
 	--servers) SERVERS=$2; shift 2;;
+	--mount-options) MOUNT_EXTRA=$2; shift 2;;
 	--runtime) RUNTIME=$2; shift 2;;
 	--timeout) TIMEOUT=$2; shift 2;;
 	--work) WORK=$2; shift 2;;
-	-h|--help) sed -n '2,13p' "$0"; exit 0;;
+	-h|--help) sed -n '2,15p' "$0"; exit 0;;
 	*) echo "run-bench.sh: unknown argument $1 (see --help)" >&2; exit 2;;
 	esac
 done
@@ -46,9 +50,15 @@ vm_initramfs "$WORK/cache" || { echo "run-bench.sh: could not build the initramf
 LOG=$WORK/console-bench.log
 
 echo "bench: knfsd vs rnfsd ($RNFSD), transports $TRANSPORTS, ${RUNTIME}s per timed job; console $LOG"
-vm_boot "$LOG" "$TIMEOUT" "$HERE/bench-guest.sh" "RNFSD=$RNFSD" \
-	"BENCH_TRANSPORTS=$TRANSPORTS" "BENCH_SERVERS=$SERVERS" "RUNTIME=$RUNTIME"
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+RNFSCTL=$(dirname "$RNFSD")/daemon/rnfsctl
+[ -x "$RNFSCTL" ] || RNFSCTL=none
+vm_boot "$LOG" "$TIMEOUT" "$HERE/bench-guest.sh" "RNFSD=$RNFSD" "RNFSCTL=$RNFSCTL" \
+	"DEADLINE=$((TIMEOUT - 25))" \
+	"BENCH_TRANSPORTS=$TRANSPORTS" "BENCH_SERVERS=$SERVERS" "RUNTIME=$RUNTIME" \
+	"MOUNT_EXTRA=$MOUNT_EXTRA"
 rc=$?
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 grep -E '^@@ (INFO|NOTE|MOUNT)' "$LOG"
 
 perl - "$LOG" <<'EOF'
@@ -117,6 +127,11 @@ for my $s (sort keys %res) {
 exit 0;
 EOF
 
+if grep -q '^   rnfsctl|' "$LOG"; then
+	echo
+	echo "rnfsd's own view at the end of its runs (rnfsctl stats; latency = time in rnfsd):"
+	sed -n 's/^   rnfsctl| //p' "$LOG"
+fi
 if [ "$rc" = 124 ]; then
 	echo "bench: the guest hung and was killed after ${TIMEOUT}s; console log follows"
 	cat "$LOG"
@@ -127,5 +142,6 @@ if ! grep -q '^@@ DONE' "$LOG"; then
 	cat "$LOG"
 	exit 1
 fi
-echo "bench: guest time ${VM_BOOT_SECONDS}s; figures from one boot under TCG emulation: compare only within this run"
+echo "bench: guest time ${VM_BOOT_SECONDS}s; host load average before $LOAD_BEFORE, after $LOAD_AFTER ($(nproc) CPUs)"
+echo "bench: figures from one boot under TCG emulation: compare only within this run (bench/README.md)"
 exit 0

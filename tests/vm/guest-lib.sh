@@ -7,6 +7,9 @@
 # Arguments come from the kernel command line as vmarg_NAME=VALUE and are
 # set as shell variables NAME=VALUE by guest_args.
 #
+# Also the helpers of the original shared/vm/guest-lib.sh (guest_rxe,
+# guest_knfsd DIR), used with tests/vm/vmrun.sh by other suites.
+#
 # Servers (one at a time on 2049; same tmpfs export, same export options):
 #   server_start knfsd|rnfsd, server_stop, server_log
 # Client:  nfs_mount [extra options], nfs_umount
@@ -88,12 +91,15 @@ guest_watchdog() {
 
 # dummy0 with $ADDR; soft-RoCE rxe0 on it when $1 = rdma.
 guest_net() {
-	modprobe dummy
-	ip link add dummy0 type dummy
-	ip link set dummy0 mtu "${RXE_MTU:-9000}"
-	ip addr add "$ADDR/24" dev dummy0
-	ip link set dummy0 up
+	if ! ip link show dummy0 >/dev/null 2>&1; then
+		modprobe dummy
+		ip link add dummy0 type dummy
+		ip link set dummy0 mtu "${RXE_MTU:-9000}"
+		ip addr add "$ADDR/24" dev dummy0
+		ip link set dummy0 up
+	fi
 	[ "$1" = rdma ] || return 0
+	[ -e /sys/class/infiniband/rxe0 ] && return 0
 	modprobe rdma_rxe
 	modprobe rdma_ucm
 	modprobe ib_uverbs
@@ -104,6 +110,25 @@ guest_net() {
 	else
 		echo "@@ FAIL rxe: no verbs device rxe0"
 		return 1
+	fi
+}
+
+# The helpers of the original shared/vm/guest-lib.sh, for guest scripts
+# written against it: guest_rxe; guest_knfsd DIR (knfsd exporting a tmpfs at
+# DIR on tcp 2049 and rdma 20049, with statd, v4 lease and grace 10 s).
+guest_rxe() {
+	guest_net rdma
+}
+
+guest_knfsd() {
+	EXPORT=$1
+	guest_export
+	guest_rpcbind
+	rpc.statd --no-notify 2>/dev/null
+	if knfsd_start && grep -q 'rdma 20049' /proc/fs/nfsd/portlist; then
+		echo "@@ KNFSD OK"
+	else
+		echo "@@ KNFSD FAIL"
 	fi
 }
 
