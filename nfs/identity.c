@@ -10,6 +10,12 @@
  * CAP_FSETID...) from the thread's effective set; switching back to 0
  * restores them. Handles are therefore opened before the switch.
  *
+ * The kernel does not drop CAP_SYS_RESOURCE with the fsuid, and with it a
+ * thread ignores disk quotas and may use ext4's reserved blocks: like knfsd
+ * (CAP_NFSD_SET = fs capabilities + CAP_SYS_RESOURCE), it is dropped from
+ * the thread's effective set for non-root callers (capset is per thread too)
+ * so users get DQUOT/NOSPC as they would locally.
+ *
  * Squashing follows exports(5) and knfsd's nfsd_setuser().
  */
 #include <errno.h>
@@ -17,11 +23,13 @@
 #include <unistd.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
+#include <linux/capability.h>
 
 #include "nfs/nfs_priv.h"
 #include "daemon/log.h"
 
 static struct log_limit nfs_identity_limit;
+static __thread bool nfs_resource_dropped; /* this thread's CAP_SYS_RESOURCE is off */
 
 void nfs_identity_map(const struct rpc_cred *cred, const struct export_opts *o, struct nfs_identity *id)
 {
@@ -56,6 +64,25 @@ static int nfs_thread_setgroups(uint32_t n, const uint32_t *groups)
 	return (int)syscall(SYS_setgroups, (size_t)n, n ? g : NULL);
 }
 
+/* Add or remove CAP_SYS_RESOURCE in this thread's effective set. 0 or -1. */
+static int nfs_thread_sys_resource(bool on)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2];
+	const unsigned idx = CAP_TO_INDEX(CAP_SYS_RESOURCE);
+	const uint32_t bit = CAP_TO_MASK(CAP_SYS_RESOURCE);
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return -1;
+	if (!(data[idx].permitted & bit) || !!(data[idx].effective & bit) == on)
+		return 0; /* not ours to use, or already as wanted */
+	if (on)
+		data[idx].effective |= bit;
+	else
+		data[idx].effective &= ~bit;
+	return (int)syscall(SYS_capset, &hdr, data);
+}
+
 int nfs_identity_apply(const struct nfs_identity *id)
 {
 	if (nfs_thread_setgroups(id->ngroups, id->groups) < 0)
@@ -66,6 +93,11 @@ int nfs_identity_apply(const struct nfs_identity *id)
 	setfsuid(id->uid);
 	if ((uint32_t)setfsuid((uid_t)-1) != id->uid)
 		goto fail;
+	if (id->uid != 0) {
+		if (nfs_thread_sys_resource(false) < 0)
+			goto fail;
+		nfs_resource_dropped = true;
+	}
 	return 0;
 fail:
 	log_limited(&nfs_identity_limit, LOG_ERR, "nfs: cannot switch to uid %u gid %u: %s",
@@ -78,6 +110,12 @@ void nfs_identity_restore(void)
 {
 	/* fsuid first: back to 0 restores the fs capabilities for the rest */
 	setfsuid(0);
+	if (nfs_resource_dropped) {
+		if (nfs_thread_sys_resource(true) < 0)
+			log_limited(&nfs_identity_limit, LOG_ERR, "nfs: capset: %s", strerror(errno));
+		else
+			nfs_resource_dropped = false;
+	}
 	setfsgid(0);
 	if (nfs_thread_setgroups(0, NULL) < 0)
 		log_limited(&nfs_identity_limit, LOG_ERR, "nfs: setgroups(0): %s", strerror(errno));

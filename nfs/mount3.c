@@ -30,7 +30,7 @@ struct mount3_entry {
 static pthread_mutex_t mount3_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mount3_entry mount3_list[MOUNT3_LIST_MAX];
 static unsigned mount3_n;
-static struct log_limit mount3_limit;
+static struct log_limit mount3_limit, mount3_ok_limit;
 
 enum rpc_proc_status mount3_proc_null(struct rpc_call *c)
 {
@@ -179,7 +179,7 @@ enum rpc_proc_status mount3_proc_mnt(struct rpc_call *c)
 		if (opts->sec & EXPORT_SEC_NONE)
 			xdr_enc_u32(&c->res, RPC_AUTH_NONE);
 		mount3_list_add(host, dir);
-		log_info("mount: %s mounted %s", host, dir);
+		log_limited(&mount3_ok_limit, LOG_INFO, "mount: %s mounted %s", host, dir);
 	} else {
 		log_limited(&mount3_limit, LOG_NOTICE, "mount: %s refused %s (mountstat3 %u)", host, dir, status);
 	}

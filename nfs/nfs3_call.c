@@ -91,6 +91,30 @@ uint32_t nfs3_call_writable(const struct nfs3_call *nc)
 	return nc->opts && nc->opts->rw ? NFS3_OK : NFS3ERR_ROFS;
 }
 
+void nfs3_call_commit_metadata(struct nfs3_call *nc, int fd)
+{
+	char path[32];
+	struct stat st;
+	int wfd;
+
+	/* exports(5) "async": metadata is not forced to disk (knfsd likewise) */
+	if (fd < 0 || !nc->opts || !nc->opts->sync)
+		return;
+	if (fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+		return; /* nothing to fsync through (the parent's fsync covers journaled file systems) */
+	if (nc->as_caller) { /* done as the caller: open the object for fsync as root */
+		nfs_identity_restore();
+		nc->as_caller = false;
+	}
+	nfs_fd_path(fd, path);
+	wfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (wfd < 0)
+		return;
+	if (fsync(wfd) < 0)
+		log_limited(&nfs3_call_limit, LOG_WARNING, "nfs: fsync for metadata: %s", strerror(errno));
+	close(wfd);
+}
+
 void nfs3_call_end(struct nfs3_call *nc)
 {
 	if (nc->as_caller)

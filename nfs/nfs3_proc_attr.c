@@ -152,6 +152,8 @@ enum rpc_proc_status nfs3_proc_setattr(struct rpc_call *c)
 		status = nfs3_call_as_caller(&nc);
 		if (status == NFS3_OK)
 			status = nfs3_setattr_apply(&nc, fd, &st, &a.sa);
+		if (status == NFS3_OK)
+			nfs3_call_commit_metadata(&nc, fd);
 	}
 	if (nc.exp)
 		nfs3_wcc_post_fd(&wcc, fd, nc.exp->id);

@@ -72,6 +72,8 @@ static uint32_t nfs3_newobj_finish(struct nfs3_newobj *o, const struct nfs3_satt
 /* CREATE3resok / MKDIR3resok / ...: post_op_fh3, post_op_attr, wcc_data; resfail: wcc_data. */
 static enum rpc_proc_status nfs3_newobj_end(struct nfs3_newobj *o, struct rpc_call *c, uint32_t status)
 {
+	if (status == NFS3_OK)
+		nfs3_call_commit_metadata(&o->nc, o->dfd);
 	if (o->nc.exp)
 		nfs3_wcc_post_fd(&o->dir_wcc, o->dfd, o->nc.exp->id);
 	xdr_enc_u32(&c->res, status);

@@ -148,7 +148,10 @@ enum rpc_proc_status nfs3_proc_read(struct rpc_call *c)
 	if (status == NFS3_OK) {
 		xdr_enc_u32(&c->res, (uint32_t)n);
 		xdr_enc_bool(&c->res, eof);
-		rpc_enc_ddp(c, buf, (uint32_t)n); /* RFC 8267 §4.3: READ data may travel in a Write chunk */
+		if (n > 0)
+			rpc_enc_ddp(c, buf, (uint32_t)n); /* RFC 8267 §4.3: READ data may travel in a Write chunk */
+		else
+			xdr_enc_u32(&c->res, 0); /* empty opaque: nothing to move out of band */
 	}
 	if (f.fd >= 0)
 		nfs_fcache_put(&f);

@@ -37,6 +37,8 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, int flags)
 	/* REMOVE of a directory: Linux says EISDIR -> NFS3ERR_ISDIR; RMDIR of a file: NOTDIR */
 	if (status == NFS3_OK && unlinkat(dfd, name, flags) < 0)
 		status = nfs_errno_to_nfsstat3(errno);
+	if (status == NFS3_OK)
+		nfs3_call_commit_metadata(&nc, dfd);
 	if (nc.exp)
 		nfs3_wcc_post_fd(&wcc, dfd, nc.exp->id);
 	xdr_enc_u32(&c->res, status);
@@ -87,6 +89,11 @@ enum rpc_proc_status nfs3_proc_rename(struct rpc_call *c)
 		status = nfs3_call_as_caller(&nc);
 	if (status == NFS3_OK && renameat(ffd, from, tfd, to) < 0)
 		status = nfs_errno_to_nfsstat3(errno);
+	if (status == NFS3_OK) {
+		nfs3_call_commit_metadata(&nc, tfd);
+		if (fst.st_ino != tst.st_ino || fst.st_dev != tst.st_dev)
+			nfs3_call_commit_metadata(&nc, ffd);
+	}
 	if (nc.exp) {
 		nfs3_wcc_post_fd(&fwcc, ffd, nc.exp->id);
 		nfs3_wcc_post_fd(&twcc, tfd, nc.exp->id);
@@ -137,6 +144,8 @@ enum rpc_proc_status nfs3_proc_link(struct rpc_call *c)
 		if (linkat(AT_FDCWD, path, dfd, name, AT_SYMLINK_FOLLOW) < 0)
 			status = nfs_errno_to_nfsstat3(errno);
 	}
+	if (status == NFS3_OK)
+		nfs3_call_commit_metadata(&nc, dfd);
 	if (nc.exp) {
 		nfs3_attr_fd(&fattr, fd, nc.exp->id);
 		nfs3_wcc_post_fd(&wcc, dfd, nc.exp->id);

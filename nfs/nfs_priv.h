@@ -163,6 +163,9 @@ uint32_t nfs3_call_open_dir(struct nfs3_call *nc, const struct nfs_fh *fh, int *
 uint32_t nfs3_call_as_caller(struct nfs3_call *nc);
 /* RFC 1813 §3.3: modifying procedures on a read-only export fail with NFS3ERR_ROFS. */
 uint32_t nfs3_call_writable(const struct nfs3_call *nc);
+/* RFC 1813 §3.3: a namespace or attribute change is on stable storage before the reply
+ * (sync exports): fsync the directory/file behind fd, as root. Ends the caller identity. */
+void nfs3_call_commit_metadata(struct nfs3_call *nc, int fd);
 void nfs3_call_end(struct nfs3_call *nc);
 /* Checks a filename3 (RFC 1813 §2.5): 1..NAME_MAX bytes, no '/', no NUL; copies it NUL-terminated. */
 uint32_t nfs3_name_copy(const struct nfs3_name *n, char out[NAME_MAX + 1]);

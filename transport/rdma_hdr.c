@@ -268,16 +268,17 @@ enum rdma_status rdma_hdr_decode(const void *buf, size_t len, const struct rdma_
 
 	hdr_reset(h);
 	xdr_dec_init(&d, buf, len);
-	if (!xdr_dec_u32(&d, &h->xid) || !xdr_dec_u32(&d, &h->vers) ||
-	    !xdr_dec_u32(&d, &h->credits) || !xdr_dec_u32(&d, &h->proc))
-		return say(why, RDMA_ST_DROP, "shorter than the fixed header");
+	/* RFC 8166 §4.5 (draft §4.2.3: the same for v2): a message shorter
+	 * than a minimal header (28 bytes) is silently discarded before any
+	 * parsing, since its XID cannot be trusted. The fixed fields are
+	 * still read for the log line. */
+	bool whole = xdr_dec_u32(&d, &h->xid) && xdr_dec_u32(&d, &h->vers) &&
+		     xdr_dec_u32(&d, &h->credits) && xdr_dec_u32(&d, &h->proc);
+	if (!whole || len < RDMA_HDR_V1_MIN)
+		return say(why, RDMA_ST_DROP, "shorter than a minimal header");
 	/* RFC 8166 §4.5.1: a version we do not speak gets ERR_VERS with our range. */
 	if (h->vers < lim->vers_low || h->vers > lim->vers_high)
 		return say(why, RDMA_ST_ERR_VERS, "unsupported version");
-	/* RFC 8166 §4.5 (draft §4.2.3 for v2): shorter than a minimal header,
-	 * the XID cannot be trusted: discard before parsing. */
-	if (len < RDMA_HDR_V1_MIN)
-		return say(why, RDMA_ST_DROP, "shorter than a minimal header");
 
 	switch (h->proc) {
 	case RDMA_MSG:

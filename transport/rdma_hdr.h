@@ -58,7 +58,7 @@ enum { RDMA_DIR_CALL = 0, RDMA_DIR_REPLY = 1 };
 
 /* RFC 8166 §4.5: shorter than this, the XID cannot be trusted: drop. */
 #define RDMA_HDR_V1_MIN 28u
-/* xid, vers, credit, proc: enough to answer ERR_VERS (RFC 8166 §4.5.1). */
+/* xid, vers, credit, proc. */
 #define RDMA_HDR_FIXED 16u
 /* Fixed part of an RDMA_ERROR / ERR_VERS reply: 7 words. */
 #define RDMA_HDR_ERR_MAX 28u
@@ -161,8 +161,8 @@ struct rdma_decode_info {
  * needs them). why->reason (if why) says what was wrong.
  *
  * Returns:
- *   RDMA_ST_DROP       fewer than 16 bytes, a v1 header shorter than 28
- *                      (RFC 8166 §4.5), RDMA_DONE (§4.6.2), RDMA_ERROR from
+ *   RDMA_ST_DROP       fewer than 28 bytes, any version (RFC 8166 §4.5:
+ *                      the XID cannot be trusted), RDMA_DONE (§4.6.2), RDMA_ERROR from
  *                      a requester (§4.5), a v2 message in the REPLY direction
  *                      or an RPC reply (backchannel: not offered), a v2
  *                      RDMA2_OPTIONAL in the REPLY direction;

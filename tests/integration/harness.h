@@ -86,6 +86,7 @@ struct hx_env {
 	bool external;               /* HX_EXTERNAL_SERVER: a server not started by us */
 	unsigned threads;
 	pid_t pid;                   /* running daemon, or 0 */
+	bool started;                /* has served once: its port is kept from now on */
 };
 
 /*
@@ -141,6 +142,7 @@ void hx_fill(uint64_t *state, void *buf, size_t len);
  * uid/gid < 0 keep libnfs's default (the caller's ids). NULL on failure
  * (error printed, not counted: the caller checks).
  */
+extern int hx_mount_autoreconnect; /* for hx_mount(); default 0. libnfs 4.0 ignores changes after mount */
 struct nfs_context *hx_mount(const struct hx_env *e, const char *export_path, int uid, int gid,
 			     char *err, size_t errlen);
 void hx_umount(struct nfs_context *nfs);

@@ -42,11 +42,16 @@ static void enc_sattr_mode(struct xb *b, uint32_t mode)
 static int send_and_status(struct raw_conn *c, const struct xb *rec, uint32_t xid)
 {
 	struct raw_reply r;
+	enum raw_recv_result rr;
 	int st = -1;
 
 	if (raw_send_record(c, rec->p, rec->len) != 0)
 		return -1;
-	if (raw_recv_reply(c, &r, 10000) == RAW_RECV_OK) {
+	rr = raw_recv_reply(c, &r, 10000);
+	if (rr != RAW_RECV_OK)
+		printf("# XID 0x%x: %s\n", xid, rr == RAW_RECV_TIMEOUT ? "no reply within 10 s" :
+		       rr == RAW_RECV_CLOSED ? "connection closed" : "unparsable reply");
+	if (rr == RAW_RECV_OK) {
 		if (r.xid == xid && r.reply_stat == 0 && r.accept_stat == 0)
 			st = (int)xd_u32(&r.body);
 		else

@@ -20,13 +20,15 @@ static struct hx_env env;
 static bool dump_has(struct rpc_context *mnt, const char *dir, char *host, size_t hostlen)
 {
 	mountlist ml = NULL;
-	struct mountbody *b;
+	struct mountbody *b, bv;
 
 	if (HX_CALL0(mnt, rpc_mount3_dump_async, zdr_mountlist, &ml) != RPC_STATUS_SUCCESS) {
 		CHECK(false, "DUMP answers: %s", hx_call_error());
 		return false;
 	}
-	for (b = ml; b; b = b->ml_next) {
+	for (b = ml; b; b = bv.ml_next) {
+		memcpy(&bv, b, sizeof(bv)); /* libnfs 4.0 list nodes may be misaligned */
+		b = &bv;
 		if (b->ml_directory && !strcmp(b->ml_directory, dir)) {
 			if (host)
 				snprintf(host, hostlen, "%s", b->ml_hostname ? b->ml_hostname : "");
@@ -139,21 +141,25 @@ static void test_dump_umnt(struct rpc_context *mnt)
 static void test_export(struct rpc_context *mnt)
 {
 	exports ex = NULL;
-	struct exportnode *n;
-	struct groupnode *g;
+	struct exportnode *n, nv;
+	struct groupnode *g, gv;
 	bool found1 = false, found2 = false, group1 = false;
 
 	hx_section("EXPORT (§5.2.5)");
 	if (!CHECK_EQ(HX_CALL0(mnt, rpc_mount3_export_async, zdr_exports, &ex), RPC_STATUS_SUCCESS,
 		      "EXPORT answers"))
 		return;
-	for (n = ex; n; n = n->ex_next) {
+	for (n = ex; n; n = nv.ex_next) {
+		memcpy(&nv, n, sizeof(nv)); /* libnfs 4.0 list nodes may be misaligned */
+		n = &nv;
 		hx_note("export %s", n->ex_dir);
 		if (!strcmp(n->ex_dir, env.export_dir)) {
 			found1 = true;
-			for (g = n->ex_groups; g; g = g->gr_next)
-				if (!strcmp(g->gr_name, "127.0.0.1"))
+			for (g = n->ex_groups; g; g = gv.gr_next) {
+				memcpy(&gv, g, sizeof(gv));
+				if (!strcmp(gv.gr_name, "127.0.0.1"))
 					group1 = true;
+			}
 		}
 		if (!strcmp(n->ex_dir, hx_path(&env, "export2")))
 			found2 = true;

@@ -49,9 +49,9 @@ int main(int argc, char **argv)
 	if (CHECK_NFS(hx3_write(nfs, &f2, 3, "!", 1, UNSTABLE, &w), NFS3_OK, "UNSTABLE WRITE dir/f2"))
 		memcpy(verf1, w.WRITE3res_u.resok.verf, 8);
 	hx_rpc_close(nfs);
+	hx_mount_autoreconnect = 10; /* like a real client: reconnect after the restart */
 	hl = hx_mount(&env, env.export_dir, -1, -1, err, sizeof(err));
 	if (CHECK(hl != NULL, "libnfs mount (%s)", hl ? "" : err)) {
-		nfs_set_autoreconnect(hl, 10);
 		CHECK(nfs_open(hl, "/file", O_RDONLY, &hfh) == 0, "nfs_open /file (kept open)");
 	}
 

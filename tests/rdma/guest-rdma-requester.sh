@@ -42,6 +42,7 @@ start_rnfsd() {  # rnfsd serving $1 over RDMA and TCP, in the foreground as a ch
 	enable = yes
 	listen = $ADDR:20049
 	EOF
+	"$RT_RNFSD" --check-config -c "$conf/rnfsd.conf" 2>&1 | sed 's/^/@@ INFO rnfsd --check-config: /'
 	rpcbind -w
 	"$RT_RNFSD" -f -c "$conf/rnfsd.conf" > /run/rnfsd.log 2>&1 &
 	RNFSD_PID=$!

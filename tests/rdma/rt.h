@@ -82,6 +82,9 @@ size_t rt_build(const struct rt_hdr *h, const void *payload, size_t plen, uint8_
 /* The RPC bytes of an NFSv3 NULL call. */
 size_t rt_null_call(uint8_t *buf, size_t cap, uint32_t xid);
 
+/* A whole RDMA_MSG (rdma_vers vers) carrying an NFSv3 NULL with a new XID; returns its length. */
+size_t rt_null_msg(struct rt_ctx *t, uint32_t vers, uint8_t *msg, size_t cap, uint32_t *xid);
+
 /*
  * Send an NFSv3 NULL as RDMA_MSG (rdma_vers vers) and check the answer:
  * RDMA_MSG, same XID, credits >= 1, RPC SUCCESS. Returns 0, or -1 with why.
@@ -141,6 +144,7 @@ struct rt_probe {
 	bool alive;                /* a NULL sent afterwards was answered */
 	char detail[200];          /* what exactly came back */
 	char alive_why[100];       /* connection state when the NULL went unanswered */
+	char violation[160];       /* rt_conn_violation() at the end, "" if none */
 };
 
 /*
@@ -175,6 +179,7 @@ void rt_scen_long_call(struct rt_ctx *t);
 void rt_scen_read_write_chunk(struct rt_ctx *t);
 void rt_scen_write_read_chunk(struct rt_ctx *t);
 void rt_scen_undersized(struct rt_ctx *t);
+void rt_scen_drc(struct rt_ctx *t);
 void rt_scen_credits(struct rt_ctx *t);
 void rt_scen_disconnect(struct rt_ctx *t);
 

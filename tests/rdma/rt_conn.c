@@ -103,6 +103,8 @@ static void handle_wc(struct rt_conn *c, const struct ibv_wc *wc)
 		note_error(c, wc->status, &c->recv_err);
 		return;
 	}
+	if (wc->wc_flags & IBV_WC_WITH_INV)
+		c->with_inv++;
 	queue_msg(c, c->recv_area + (size_t)slot * c->o.recv_size, wc->byte_len);
 	if (!c->o.manual_repost)
 		rt_recv_post(c, 1);
@@ -560,6 +562,21 @@ long long rt_conn_hw_counter(const struct rt_conn *c, const char *name)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+int rt_conn_violation(const struct rt_conn *c, char *why, size_t n)
+{
+	if (c->oversize) {
+		snprintf(why, n, "no message over %u bytes (our receive size) got %u such, the "
+			 "largest %u bytes", c->o.adv_recv, c->oversize, c->max_len);
+		return -1;
+	}
+	if (c->with_inv) {
+		snprintf(why, n, "plain Sends (we did not set the R bit) got %u Send With Invalidate",
+			 c->with_inv);
+		return -1;
+	}
+	return 0;
 }
 
 const char *rt_conn_state(const struct rt_conn *c, char *buf, size_t n)

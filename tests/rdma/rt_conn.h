@@ -87,6 +87,7 @@ struct rt_conn {
 	uint64_t received;      /* messages received */
 	uint32_t max_len;       /* longest message received */
 	uint32_t oversize;      /* messages longer than o.adv_recv */
+	uint32_t with_inv;      /* messages that came as Send With Invalidate */
 };
 
 /* Non-zero: print every received message's first words ("@@ DEBUG"). */
@@ -129,6 +130,13 @@ bool rt_conn_peer_priv(const struct rt_conn *c, struct rt_priv *p);
 
 /* A port hw counter of the connection's device (e.g. "send_rnr_err"); -1 if unknown. */
 long long rt_conn_hw_counter(const struct rt_conn *c, const char *name);
+
+/*
+ * What the server did wrong on this connection whatever the scenario:
+ * messages longer than our receive size (RFC 8797 §4.2, §5.1) or Send With
+ * Invalidate although we never set the R bit (RFC 8797 §4.1). 0, or -1 with why.
+ */
+int rt_conn_violation(const struct rt_conn *c, char *why, size_t n);
 
 /* "ok", "disconnected", "recv error: local length error", ... */
 const char *rt_conn_state(const struct rt_conn *c, char *buf, size_t n);

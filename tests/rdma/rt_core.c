@@ -9,14 +9,15 @@
 
 #include "rt.h"
 
-static void vline(const char *tag, const char *name, const char *sep, const char *fmt, va_list ap)
+/* "@@ TAG name" then, if fmt, open + the formatted text + close. */
+static void vline(const char *tag, const char *name, const char *open, const char *close,
+		  const char *fmt, va_list ap)
 {
 	printf("@@ %s %s", tag, name);
 	if (fmt) {
-		fputs(sep, stdout);
+		fputs(open, stdout);
 		vprintf(fmt, ap);
-		if (!strcmp(sep, " [saw: "))
-			putchar(']');
+		fputs(close, stdout);
 	}
 	putchar('\n');
 	fflush(stdout);
@@ -45,7 +46,7 @@ void rt_pass(struct rt_ctx *t, const char *name, const char *note, ...)
 	else
 		t->npass++;
 	va_start(ap, note);
-	vline(x ? "XPASS" : "PASS", name, " [saw: ", note, ap);
+	vline(x ? "XPASS" : "PASS", name, " [saw: ", "]", note, ap);
 	va_end(ap);
 }
 
@@ -59,7 +60,7 @@ void rt_fail(struct rt_ctx *t, const char *name, const char *fmt, ...)
 	else
 		t->nfail++;
 	va_start(ap, fmt);
-	vline(x ? "XFAIL" : "FAIL", name, ": ", fmt, ap);
+	vline(x ? "XFAIL" : "FAIL", name, ": ", "", fmt, ap);
 	va_end(ap);
 }
 
@@ -69,7 +70,7 @@ void rt_skip(struct rt_ctx *t, const char *name, const char *fmt, ...)
 
 	t->nskip++;
 	va_start(ap, fmt);
-	vline("SKIP", name, ": ", fmt, ap);
+	vline("SKIP", name, ": ", "", fmt, ap);
 	va_end(ap);
 }
 
@@ -79,7 +80,7 @@ void rt_info(struct rt_ctx *t, const char *name, const char *fmt, ...)
 
 	(void)t;
 	va_start(ap, fmt);
-	vline("INFO", name, ": ", fmt, ap);
+	vline("INFO", name, ": ", "", fmt, ap);
 	va_end(ap);
 }
 
@@ -139,24 +140,31 @@ size_t rt_null_call(uint8_t *buf, size_t cap, uint32_t xid)
 	return e.len;
 }
 
+size_t rt_null_msg(struct rt_ctx *t, uint32_t vers, uint8_t *msg, size_t cap, uint32_t *xid)
+{
+	uint8_t rpc[128];
+	struct rt_hdr h;
+
+	*xid = rt_xid(t);
+	rt_hdr_call(&h, *xid, RT_RDMA_MSG);
+	h.vers = vers;
+	h.direction = RT_DIR_CALL;
+	return rt_build(&h, rpc, rt_null_call(rpc, sizeof(rpc), *xid), msg, cap);
+}
+
 int rt_null_check(struct rt_ctx *t, struct rt_conn *c, uint32_t vers, uint32_t *credits,
 		  char *why, size_t n)
 {
-	uint8_t rpc[128], msg[256];
-	uint32_t xid = rt_xid(t);
 	struct rt_rpc_reply rr;
 	const char *bad = NULL;
 	struct rt_hdr h;
 	struct rt_msg *m;
+	uint8_t msg[256];
+	uint32_t xid;
 	char st[96];
-	size_t len;
 	int ret = -1;
 
-	rt_hdr_call(&h, xid, RT_RDMA_MSG);
-	h.vers = vers;
-	h.direction = RT_DIR_CALL;
-	len = rt_build(&h, rpc, rt_null_call(rpc, sizeof(rpc), xid), msg, sizeof(msg));
-	if (rt_send(c, msg, len)) {
+	if (rt_send(c, msg, rt_null_msg(t, vers, msg, sizeof(msg), &xid))) {
 		snprintf(why, n, "NULL call not sent (%s)", rt_conn_state(c, st, sizeof(st)));
 		return -1;
 	}
@@ -388,12 +396,10 @@ static void probe_take(struct rt_msg *m, uint32_t nxid, uint32_t xid, bool xid_k
 /* Post an NFSv3 NULL as RDMA_MSG; returns its XID (the send may fail: then no answer comes). */
 static uint32_t send_null(struct rt_ctx *t, struct rt_conn *c)
 {
-	uint8_t rpc[128], msg[256];
-	uint32_t xid = rt_xid(t);
-	struct rt_hdr h;
+	uint8_t msg[256];
+	uint32_t xid;
 
-	rt_hdr_call(&h, xid, RT_RDMA_MSG);
-	rt_send(c, msg, rt_build(&h, rpc, rt_null_call(rpc, sizeof(rpc), xid), msg, sizeof(msg)));
+	rt_send(c, msg, rt_null_msg(t, 1, msg, sizeof(msg), &xid));
 	return xid;
 }
 
@@ -428,6 +434,7 @@ void rt_probe_send(struct rt_ctx *t, struct rt_conn *c, const void *msg, size_t 
 		while (!p->alive && (m = rt_wait_any(c, t->timeout_ms)))
 			probe_take(m, nxid, xid, xid_known, p);
 	}
+	rt_conn_violation(c, p->violation, sizeof(p->violation));
 	if (!p->alive && rt_conn_dead(c) && p->out == RT_OUT_NONE) {
 		p->out = RT_OUT_LOST;
 		snprintf(p->detail, sizeof(p->detail), "the connection was lost (%s)",
@@ -468,6 +475,8 @@ void rt_probe_verdict(struct rt_ctx *t, const char *name, const struct rt_probe 
 	else if (!p->xid_ok)
 		rt_fail(t, name, "expected the answer to carry the call's XID got XID %#x in %s",
 			p->h.xid, p->detail);
+	else if (p->violation[0])
+		rt_fail(t, name, "expected %s", p->violation);
 	else if (!p->alive)
 		rt_fail(t, name, "expected NULL calls afterwards to be answered got no answer, %s "
 			"(after %s)", p->alive_why, p->detail);

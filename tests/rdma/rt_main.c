@@ -37,6 +37,7 @@ static const struct {
 	{ "read_chunk", rt_scen_read_write_chunk, "READ into Write chunks (1 and 4 segments)" },
 	{ "write_chunk", rt_scen_write_read_chunk, "WRITE from Read chunks (1 and 4 segments)" },
 	{ "undersized", rt_scen_undersized, "Write / Reply chunk too small for the reply" },
+	{ "drc", rt_scen_drc, "a WRITE retransmitted on a new connection with new chunks" },
 	{ "credits", rt_scen_credits, "exactly the grant; the grant plus 16" },
 	{ "disconnect", rt_scen_disconnect, "abrupt disconnects mid-transfer, then reconnect" },
 };

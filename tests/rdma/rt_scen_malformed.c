@@ -30,17 +30,7 @@ static void probe_one(struct rt_ctx *t, const char *name, const uint8_t *msg, si
 	rt_conn_close(&c);
 }
 
-/* A well-formed RDMA_MSG NULL call; returns its length. Words are patched afterwards. */
-static size_t null_msg(struct rt_ctx *t, uint8_t *msg, size_t cap, uint32_t *xid)
-{
-	uint8_t rpc[128];
-	struct rt_hdr h;
-
-	*xid = rt_xid(t);
-	rt_hdr_call(&h, *xid, RT_RDMA_MSG);
-	return rt_build(&h, rpc, rt_null_call(rpc, sizeof(rpc), *xid), msg, cap);
-}
-
+/* A well-formed NULL call with one list discriminator patched to 2. */
 void rt_scen_bad_disc(struct rt_ctx *t)
 {
 	static const struct { const char *name; size_t word; } cases[] = {
@@ -53,7 +43,7 @@ void rt_scen_bad_disc(struct rt_ctx *t)
 
 	/* RFC 4506 §4.4/§4.19: an optional-data discriminator is a bool, 0 or 1. */
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		len = null_msg(t, msg, sizeof(msg), &xid);
+		len = rt_null_msg(t, 1, msg, sizeof(msg), &xid);
 		rt_put32(msg + 4 * cases[i].word, 2);
 		probe_one(t, cases[i].name, msg, len, xid, ERR_CHUNK_ONLY,
 			  "RFC 8166 §4.5.2, RFC 4506 §4.4");
@@ -237,7 +227,7 @@ void rt_scen_bad_msg(struct rt_ctx *t)
 	len = rt_build(&h, NULL, 0, msg, sizeof(msg));
 	probe_one(t, "nomsg_no_chunks", msg, len, xid, ERR_CHUNK_ONLY, "RFC 8166 §4.5.2");
 
-	len = null_msg(t, msg, sizeof(msg), &xid);
+	len = rt_null_msg(t, 1, msg, sizeof(msg), &xid);
 	rxid = xid ^ 0x00a5a500;
 	rt_put32(msg, rxid);
 	probe_one(t, "xid_mismatch", msg, len, rxid, ERR_CHUNK_ONLY, "RFC 8166 §4.5.2");
@@ -251,7 +241,7 @@ void rt_scen_procs(struct rt_ctx *t)
 	size_t len;
 
 	/* An rdma_proc value no version defines. */
-	len = null_msg(t, msg, sizeof(msg), &xid);
+	len = rt_null_msg(t, 1, msg, sizeof(msg), &xid);
 	rt_put32(msg + 12, 9);
 	probe_one(t, "unknown_proc", msg, len, xid, ERR_CHUNK_ONLY, "RFC 8166 §4.5.2");
 

@@ -11,16 +11,6 @@
 
 #include "rt.h"
 
-static size_t null_msg(struct rt_ctx *t, uint8_t *msg, size_t cap, uint32_t *xid)
-{
-	uint8_t rpc[128];
-	struct rt_hdr h;
-
-	*xid = rt_xid(t);
-	rt_hdr_call(&h, *xid, RT_RDMA_MSG);
-	return rt_build(&h, rpc, rt_null_call(rpc, sizeof(rpc), *xid), msg, cap);
-}
-
 static long long rnr_naks(const struct rt_conn *c)
 {
 	long long a = rt_conn_hw_counter(c, "send_rnr_err");
@@ -44,7 +34,7 @@ static int burst(struct rt_ctx *t, struct rt_conn *c, uint32_t n, uint32_t *min_
 	char st[96];
 
 	for (i = 0; i < n; i++) {
-		if (rt_send(c, msg, null_msg(t, msg, sizeof(msg), &xid))) {
+		if (rt_send(c, msg, rt_null_msg(t, 1, msg, sizeof(msg), &xid))) {
 			snprintf(why, wn, "call %u of %u not sent (%s)", i + 1, n,
 				 rt_conn_state(c, st, sizeof(st)));
 			return -1;
@@ -117,9 +107,13 @@ static void credits_exact(struct rt_ctx *t)
 			rnr1 - rnr0);
 		goto out;
 	}
-	if (rt_conn_dead(&c) || c.oversize) {
-		rt_fail(t, "credits_exact", "expected a healthy connection got %s, %u oversize",
-			rt_conn_state(&c, why, sizeof(why)), c.oversize);
+	if (rt_conn_violation(&c, why, sizeof(why))) {
+		rt_fail(t, "credits_exact", "expected %s", why);
+		goto out;
+	}
+	if (rt_conn_dead(&c)) {
+		rt_fail(t, "credits_exact", "expected a healthy connection got %s",
+			rt_conn_state(&c, why, sizeof(why)));
 		goto out;
 	}
 	rt_pass(t, "credits_exact", "grant %u; 2 x %u calls answered into exactly %u receives; "
@@ -179,7 +173,7 @@ static void credits_overrun(struct rt_ctx *t)
 	}
 	n = cr + 16;
 	for (i = 0; i < n; i++)
-		if (rt_send(&c, msg, null_msg(t, msg, sizeof(msg), &xid)))
+		if (rt_send(&c, msg, rt_null_msg(t, 1, msg, sizeof(msg), &xid)))
 			break;
 	while ((m = rt_wait_any(&c, t->timeout_ms))) {
 		got++;

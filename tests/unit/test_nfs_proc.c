@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include <pthread.h>
 #include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 
 #include <cmocka.h>
@@ -477,6 +479,10 @@ static void test_create_write_read(void **state)
 	assert_int_equal(do_read(&fh, 1000, 5, buf, &n, &eof), NFS3_OK);
 	assert_int_equal(n, 0);
 	assert_true(eof);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 0, 0, buf, &n, &eof), NFS3_OK); /* count 0 */
+	assert_int_equal(n, 0);
+	assert_false(eof);
 
 	/* COMMIT answers the same write verifier */
 	as(ME, 700, 0, 0);
@@ -530,6 +536,71 @@ static void test_create_write_read(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_getattr(&fh, &a), NFS3_OK);
 	assert_int_equal(a.size, 0);
+}
+
+/* RFC 8267: WRITE data and the SYMLINK path may arrive in Read chunks (ddp_in), not inline. */
+static void test_ddp_read_chunks(void **state)
+{
+	static const char data[] = "data that came by RDMA Read";
+	static const char target[] = "chunked/target";
+	struct tc_fattr a;
+	struct nfs_fh fh;
+	char buf[64];
+	uint32_t n, len;
+	bool eof;
+	const uint8_t *p;
+
+	(void)state;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "chunked", NFS3_CREATE_GUARDED, 0644, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &fh);
+	xdr_enc_u64(&t->req, 0);
+	xdr_enc_u32(&t->req, sizeof(data));
+	xdr_enc_u32(&t->req, NFS3_FILE_SYNC);
+	xdr_enc_u32(&t->req, sizeof(data)); /* the opaque's length word; its bytes are in the chunk */
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = sizeof(data), .data = (const uint8_t *)data };
+	t->c.n_ddp_in = 1;
+	run_ok(nfs3_proc_write);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 0, sizeof(buf), buf, &n, &eof), NFS3_OK);
+	assert_int_equal(n, sizeof(data));
+	assert_memory_equal(buf, data, n);
+
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &root_fh);
+	tc_put_name(t, "chunklink");
+	tc_put_sattr_mode(t, -1);
+	xdr_enc_u32(&t->req, strlen(target));
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = (uint32_t)strlen(target), .data = (const uint8_t *)target };
+	t->c.n_ddp_in = 1;
+	run_ok(nfs3_proc_symlink);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	assert_true(tc_u32(t));
+	tc_fh(t, &fh);
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &fh);
+	run_ok(nfs3_proc_readlink);
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	tc_post_op_attr(t, NULL);
+	p = tc_opaque(t, &len);
+	assert_int_equal(len, strlen(target));
+	assert_memory_equal(p, target, len);
+	assert_int_equal(t->c.n_ddp_out, 1); /* READLINK result left by rpc_enc_ddp */
+
+	/* a chunk whose length disagrees with the length word: GARBAGE_ARGS */
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &root_fh);
+	tc_put_name(t, "badlink");
+	tc_put_sattr_mode(t, -1);
+	xdr_enc_u32(&t->req, 5);
+	t->c.ddp_in[0] = (struct rpc_ddp_in){ .position = (uint32_t)xdr_enc_len(&t->req),
+					      .len = (uint32_t)strlen(target), .data = (const uint8_t *)target };
+	t->c.n_ddp_in = 1;
+	assert_int_equal(tc_run(t, nfs3_proc_symlink), RPC_PROC_GARBAGE);
 }
 
 /* READ data lands in the payload area; with none, it is carved from the reply buffer. */
@@ -953,6 +1024,13 @@ static void test_identity(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_access(&fh, ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXECUTE, &got), NFS3_OK);
 	assert_int_equal(got, ACCESS3_READ | ACCESS3_MODIFY);
+	/* directories: list and search, not modify, for a user in root's 0755 directory */
+	as(ME, 700, 1000, 1000);
+	assert_int_equal(do_access(&root_fh, 0x3f, &got), NFS3_OK);
+	assert_int_equal(got, ACCESS3_READ | ACCESS3_LOOKUP);
+	as(ME, 700, 1000, 1000);
+	assert_int_equal(do_access(&pub, 0x3f, &got), NFS3_OK);
+	assert_int_equal(got, ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_DELETE);
 	/* and READ by uid 1000 is refused */
 	uint32_t n;
 	bool eof;
@@ -960,6 +1038,73 @@ static void test_identity(void **state)
 	assert_int_equal(do_read(&fh, 0, 4, NULL, &n, &eof), NFS3ERR_ACCES);
 	as(SQUASH, 700, 0, 0); /* squashed root is not root */
 	assert_int_equal(do_read(&fh, 0, 4, NULL, &n, &eof), NFS3ERR_ACCES);
+}
+
+/* CAP_SYS_RESOURCE in this thread's effective (or, with permitted, permitted) set */
+static bool thread_cap_sys_resource(bool permitted)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	const unsigned i = CAP_TO_INDEX(CAP_SYS_RESOURCE);
+
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+	return (permitted ? data[i].permitted : data[i].effective) & CAP_TO_MASK(CAP_SYS_RESOURCE);
+}
+
+static bool thread_has_sys_resource(void)
+{
+	return thread_cap_sys_resource(false);
+}
+
+/* A non-root caller loses CAP_SYS_RESOURCE (quotas, reserved blocks apply), root keeps it;
+ * restore gives it back. Squash maps and groups are applied as configured. */
+static void test_identity_apply_restore(void **state)
+{
+	struct nfs_identity id = { .uid = 1000, .gid = 1000, .ngroups = 1, .groups = { 5000 } };
+	struct export_opts o = { .squash = EXPORT_ROOT_SQUASH, .anonuid = 65534, .anongid = 65534 };
+	struct rpc_cred cred = { .flavor = RPC_AUTH_SYS, .uid = 0, .gid = 0, .ngroups = 2, .groups = { 0, 7 } };
+	gid_t g[4];
+
+	/* containers may not grant CAP_SYS_RESOURCE at all: then only the rest is checked */
+	bool have = thread_cap_sys_resource(true);
+
+	(void)state;
+	if (have)
+		assert_true(thread_has_sys_resource());
+	else
+		fprintf(stderr, "note: no CAP_SYS_RESOURCE here; its drop/restore is not exercised\n");
+	assert_int_equal(nfs_identity_apply(&id), 0);
+	assert_int_equal(fsuid_now(), 1000);
+	assert_false(thread_has_sys_resource());
+	assert_int_equal(getgroups(4, g), 1);
+	assert_int_equal(g[0], 5000);
+	nfs_identity_restore();
+	assert_int_equal(fsuid_now(), 0);
+	assert_int_equal(thread_has_sys_resource(), have);
+	assert_int_equal(getgroups(4, g), 0);
+	id.uid = 0;
+	assert_int_equal(nfs_identity_apply(&id), 0);
+	assert_int_equal(thread_has_sys_resource(), have);
+	nfs_identity_restore();
+
+	nfs_identity_map(&cred, &o, &id); /* root_squash: uid, gid and group 0 become anonymous */
+	assert_int_equal(id.uid, 65534);
+	assert_int_equal(id.gid, 65534);
+	assert_int_equal(id.ngroups, 2);
+	assert_int_equal(id.groups[0], 65534);
+	assert_int_equal(id.groups[1], 7);
+	o.squash = EXPORT_NO_ROOT_SQUASH;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 0);
+	o.squash = EXPORT_ALL_SQUASH;
+	cred.uid = 1000;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 65534);
+	assert_int_equal(id.ngroups, 0);
+	cred.flavor = RPC_AUTH_NONE;
+	o.squash = EXPORT_NO_ROOT_SQUASH;
+	nfs_identity_map(&cred, &o, &id);
+	assert_int_equal(id.uid, 65534);
 }
 
 /* Identity is per worker thread: concurrent calls with different users never
@@ -1328,6 +1473,7 @@ int main(void)
 		cmocka_unit_test(test_no_crossmnt),
 		cmocka_unit_test(test_create_write_read),
 		cmocka_unit_test(test_read_without_payload_area),
+		cmocka_unit_test(test_ddp_read_chunks),
 		cmocka_unit_test(test_exclusive_create),
 		cmocka_unit_test(test_setattr),
 		cmocka_unit_test(test_dirops),
@@ -1335,6 +1481,7 @@ int main(void)
 		cmocka_unit_test(test_ro_and_admission),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_identity_threads),
+		cmocka_unit_test(test_identity_apply_restore),
 		cmocka_unit_test(test_fcache_many_files),
 		cmocka_unit_test(test_readdir_large),
 		cmocka_unit_test(test_readdir_edges),

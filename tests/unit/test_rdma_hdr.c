@@ -61,7 +61,10 @@ static void test_short_dropped(void **state)
 	struct hb h;
 	(void)state;
 	build_msg(&h, 1);
-	/* RFC 8166 §4.5: < 28 bytes: discard; < 16 bytes: cannot even answer. */
+	/* RFC 8166 §4.5: < 28 bytes: discard, whatever the version says. */
+	for (size_t n = 0; n < 28; n++)
+		assert_int_equal(rdma_hdr_decode(h.buf, n, &lim, &hdr, NULL), RDMA_ST_DROP);
+	build_msg(&h, 9);
 	for (size_t n = 0; n < 28; n++)
 		assert_int_equal(rdma_hdr_decode(h.buf, n, &lim, &hdr, NULL), RDMA_ST_DROP);
 }
@@ -79,9 +82,10 @@ static void test_version(void **state)
 		else
 			assert_int_equal(st, RDMA_ST_ERR_VERS);
 	}
-	/* ERR_VERS needs only the 16 fixed bytes. */
+	/* RFC 8166 §4.5: under 28 bytes nothing is answered, ERR_VERS neither. */
 	build_msg(&h, 7);
-	assert_int_equal(rdma_hdr_decode(h.buf, 16, &lim, &hdr, NULL), RDMA_ST_ERR_VERS);
+	assert_int_equal(rdma_hdr_decode(h.buf, 27, &lim, &hdr, NULL), RDMA_ST_DROP);
+	assert_int_equal(rdma_hdr_decode(h.buf, 28, &lim, &hdr, NULL), RDMA_ST_ERR_VERS);
 	size_t n = rdma_hdr_encode_error(out, sizeof(out), &hdr, 5, RDMA_ST_ERR_VERS, &lim);
 	assert_int_equal(n, 28);
 	assert_int_equal(rd32(out, 0), XID);
