@@ -14,8 +14,9 @@ ADDR=192.0.2.1
 EX=/srv/rnfsd-vm
 RNFSCTL=$BUILD/daemon/rnfsctl
 
-pass() { echo "@@ PASS $1"; }
-fail() { echo "@@ FAIL $1: $2"; }
+up() { cut -d' ' -f1 /proc/uptime; }
+pass() { echo "@@ PASS $1"; echo "@@ t=$(up)s"; }
+fail() { echo "@@ FAIL $1: $2"; echo "@@ t=$(up)s"; }
 check() { # check NAME COMMAND... : PASS if the command succeeds
 	name=$1; shift
 	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"; fi
@@ -107,6 +108,8 @@ check stats_socket_gone sh -c '! test -e /run/rnfsd/rnfsd.sock'
 
 echo "@@ ---- journal ----"
 journalctl -u rnfsd -o short-monotonic --no-pager | tail -n 40 | sed 's/^/@@ j /'
+echo "@@ ---- boot ----"
+systemd-analyze blame --no-pager 2>/dev/null | head -n 8 | sed 's/^/@@ /'
 echo "@@ ---- security ----"
 systemd-analyze security rnfsd --no-pager 2>/dev/null | tail -n 1 | sed 's/^/@@ /'
 echo "@@ DONE"
