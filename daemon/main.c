@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,7 +87,6 @@ static struct {
 	struct loop_ev *ev_drain_timeout;
 	bool stopping;
 	bool rdma_stopped;
-	bool rpcbind_registered;
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
 } d = {.ready_fd = -1};
 
@@ -577,8 +577,11 @@ int main(int argc, char **argv)
 		goto err_signals;
 	}
 	stats_start();
-	if (d.cfg.rpcbind)
-		d.rpcbind_registered = rpc_rpcbind_register(tcp_xprt_port(d.tcp)) == 0;
+	if (d.cfg.rpcbind) {
+		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
+				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
+		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
+	}
 
 	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,
 		 nfs_exports_count(), exports_source(&d.o, &d.cfg), tcp_xprt_port(d.tcp), d.cfg.threads);
@@ -588,8 +591,7 @@ int main(int argc, char **argv)
 
 	rc = loop_run(d.loop) == 0 ? 0 : 1;
 
-	if (d.rpcbind_registered)
-		rpc_rpcbind_unregister();
+	rpc_rpcbind_unregister(); /* what was registered, if anything */
 	stats_stop();
 err_signals:
 	signals_release();

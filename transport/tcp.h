@@ -17,6 +17,7 @@
 #ifndef RNFSD_TCP_H
 #define RNFSD_TCP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,9 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p);
 
 /* Bound port of the first listener (useful with port 0); 0 if none. */
 uint16_t tcp_xprt_port(const struct tcp_xprt *x);
+
+/* True if a listener of address family af (AF_INET, AF_INET6) is open. */
+bool tcp_xprt_listens(const struct tcp_xprt *x, int af);
 
 /* Connections open now (any thread; a snapshot). */
 unsigned tcp_xprt_conns(const struct tcp_xprt *x);

@@ -97,6 +97,7 @@ struct tcp_xprt {
 	struct loop *loop;
 	struct tcp_params p;
 	int lfd[CONFIG_MAX_LISTEN];
+	int lfamily[CONFIG_MAX_LISTEN];
 	struct loop_ev *lev[CONFIG_MAX_LISTEN];
 	unsigned n_listen;
 	struct loop_ev *accept_retry; /* re-arms listeners after EMFILE */

@@ -34,7 +34,7 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 }
 
 /* A listening socket for l, or -1 (logged). */
-static int tcp_listen_open(const struct config_listen *l)
+static int tcp_listen_open(const struct config_listen *l, int *family)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -67,6 +67,7 @@ static int tcp_listen_open(const struct config_listen *l)
 		goto err_fd;
 	if (listen(fd, TCP_BACKLOG) < 0)
 		goto err_fd;
+	*family = ss.ss_family;
 	return fd;
 
 err_fd:
@@ -170,7 +171,8 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 		goto err_free;
 
 	for (unsigned i = 0; i < p->n_listen && i < CONFIG_MAX_LISTEN; i++) {
-		int fd = tcp_listen_open(&p->listen[i]);
+		int family;
+		int fd = tcp_listen_open(&p->listen[i], &family);
 		if (fd < 0)
 			continue;
 		struct loop_ev *ev = loop_io(loop, fd, LOOP_READ | LOOP_PERSIST, tcp_accept_cb, x);
@@ -179,6 +181,7 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 			continue;
 		}
 		x->lfd[x->n_listen] = fd;
+		x->lfamily[x->n_listen] = family;
 		x->lev[x->n_listen++] = ev;
 		log_info("tcp: listening on %s port %u", p->listen[i].addr, tcp_fd_port(fd));
 	}
@@ -202,6 +205,14 @@ err_alloc:
 uint16_t tcp_xprt_port(const struct tcp_xprt *x)
 {
 	return x && x->n_listen ? tcp_fd_port(x->lfd[0]) : 0;
+}
+
+bool tcp_xprt_listens(const struct tcp_xprt *x, int af)
+{
+	for (unsigned i = 0; i < x->n_listen; i++)
+		if (x->lfamily[i] == af)
+			return true;
+	return false;
 }
 
 unsigned tcp_xprt_conns(const struct tcp_xprt *x)
