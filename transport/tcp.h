@@ -60,9 +60,12 @@ bool tcp_xprt_listens(const struct tcp_xprt *x, int af);
 unsigned tcp_xprt_conns(const struct tcp_xprt *x);
 
 /*
- * Graceful stop: close the listeners, stop reading requests, let calls in
- * flight finish and their replies be written, close each connection when it
- * has nothing left, then call done(arg) once (perhaps before returning).
+ * Graceful stop: close the listeners, stop taking calls (later input is read
+ * and discarded), let calls in flight finish and their replies be written,
+ * then half-close each connection and close it once the peer acknowledged
+ * everything (or closed); when no connection is left call done(arg) once
+ * (perhaps before returning). A peer that does not read its replies holds
+ * this up: bound it with a timer, then loop_break() and tcp_xprt_free().
  */
 void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
 

@@ -142,6 +142,22 @@ static void tcp_accept_cb(int lfd, short what, void *arg)
 	}
 }
 
+#define TCP_LINGER_TICK_US 10000
+
+/* While draining: close LINGER connections whose data the peer acknowledged. */
+static void tcp_linger_cb(int fd, short what, void *arg)
+{
+	struct tcp_xprt *x = arg;
+	(void)fd;
+	(void)what;
+	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
+		next = conn->next;
+		tcp_conn_linger_check(conn); /* may unlink conn, never another */
+	}
+	if (x->n_conns == 0)
+		loop_ev_del(x->linger_timer);
+}
+
 static void tcp_listen_close_all(struct tcp_xprt *x)
 {
 	for (unsigned i = 0; i < x->n_listen; i++) {
@@ -167,7 +183,8 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 		x->p.max_calls = x->p.conn_max_calls;
 	x->ctx_all = calloc(x->p.max_calls, sizeof(*x->ctx_all));
 	x->accept_retry = loop_timer(loop, false, tcp_accept_retry_cb, x);
-	if (!x->ctx_all || !x->accept_retry)
+	x->linger_timer = loop_timer(loop, true, tcp_linger_cb, x);
+	if (!x->ctx_all || !x->accept_retry || !x->linger_timer)
 		goto err_free;
 
 	for (unsigned i = 0; i < p->n_listen && i < CONFIG_MAX_LISTEN; i++) {
@@ -194,6 +211,7 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 
 err_free:
 	tcp_listen_close_all(x);
+	loop_ev_free(x->linger_timer);
 	free(x->ctx_all);
 	free(x);
 	return NULL;
@@ -237,6 +255,8 @@ void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg)
 	x->drain_arg = arg;
 	tcp_listen_close_all(x);
 	log_info("tcp: draining %u connections", x->n_conns);
+	struct timeval tick = {0, TCP_LINGER_TICK_US};
+	loop_ev_add(x->linger_timer, &tick);
 	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
 		next = conn->next;
 		tcp_conn_get(conn);
@@ -253,6 +273,8 @@ void tcp_xprt_free(struct tcp_xprt *x)
 		return;
 	x->drain_done = NULL;
 	tcp_listen_close_all(x);
+	loop_ev_free(x->linger_timer);
+	x->linger_timer = NULL;
 	while (x->conns)
 		tcp_conn_close(x->conns, "shutting down");
 	tcp_ctx_free_all(x);
