@@ -282,9 +282,23 @@ static void test_garbage_args(void)
 	xb_free(&a);
 #undef GARBAGE
 
+	/* A name with a NUL inside must not be cut at the NUL ("hello\0x" is not "hello"). */
+	xb_opaque(&a, root, root_len);
+	xb_opaque(&a, "hello\0x", 7);
+	xid++;
+	if (CHECK(raw_call(&c, xid, RAW_NFS_PROG, 3, 3, a.p, a.len, &r) == RAW_RECV_OK,
+		  "LOOKUP \"hello\\0x\" answered")) {
+		st = r.reply_stat == 0 && r.accept_stat == 0 ? (int)xd_u32(&r.body) : -1;
+		CHECK(st != NFS3_OK, "LOOKUP of a name with a NUL byte does not find \"hello\" (accept_stat %u, %s)",
+		      r.accept_stat, hx_nfsstat_name(st));
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+
 	xid++;
 	CHECK(raw_call(&c, xid, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.xid == xid &&
-	      r.accept_stat == 0, "the same connection still answers NULL after 9 bad calls");
+	      r.accept_stat == 0, "the same connection still answers NULL after the bad calls");
 	raw_reply_free(&r);
 	raw_close(&c);
 	still_serving("GARBAGE_ARGS cases");
@@ -512,6 +526,7 @@ int main(int argc, char **argv)
 
 	hx_begin("malformed", argc, argv);
 	hx_env_init(&env);
+	hx_write_file(hx_xpath(&env, "hello"), "hello", 5, 0644);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
 	if (!CHECK(raw_connect(&c, env.mount_port) == 0, "raw connection"))
