@@ -56,6 +56,8 @@ EOF
 echo "$EX *(rw,no_root_squash,insecure)" > $ETC/exports
 
 # ---- start: Type=notify, systemctl start returns once READY=1 arrived ----
+# (diagnostics: what a slow start waits for)
+(sleep 15; systemctl list-jobs --no-pager | sed 's/^/@@ jobs /') &
 check start systemctl start rnfsd
 check active systemctl is-active -q rnfsd
 check status_text wait_status '^1 export, 0 connections'
@@ -109,7 +111,7 @@ check stats_socket_gone sh -c '! test -e /run/rnfsd/rnfsd.sock'
 echo "@@ ---- journal ----"
 journalctl -u rnfsd -o short-monotonic --no-pager | tail -n 40 | sed 's/^/@@ j /'
 echo "@@ ---- boot ----"
-systemd-analyze blame --no-pager 2>/dev/null | head -n 8 | sed 's/^/@@ /'
+journalctl -b -o short-monotonic --no-pager | grep -E 'Start(ing|ed)|Reached|Finished' | sed 's/^/@@ b /'
 echo "@@ ---- security ----"
 systemd-analyze security rnfsd --no-pager 2>/dev/null | tail -n 1 | sed 's/^/@@ /'
 echo "@@ DONE"

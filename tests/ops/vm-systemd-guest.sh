@@ -32,15 +32,18 @@ TTYPath=/dev/ttyS0
 TimeoutStartSec=900
 EOF
 # Emulated boot is slow: mask what this machine has no use for (udev: the
-# kernel's devtmpfs already has /dev/infiniband; timers, time sync, getty).
+# kernel's devtmpfs already has /dev/infiniband; timers, time sync, getty;
+# networkd's wait-online, which waits 2 minutes for links networkd does not
+# manage here).
 for u in systemd-udevd.service systemd-udev-trigger.service systemd-udev-settle.service \
 	 systemd-udevd-control.socket systemd-udevd-kernel.socket timers.target \
 	 systemd-timesyncd.service systemd-pstore.service systemd-random-seed.service \
 	 e2scrub_reap.service getty.target systemd-journal-catalog-update.service \
-	 systemd-update-utmp.service ldconfig.service; do
+	 systemd-update-utmp.service ldconfig.service \
+	 systemd-networkd-wait-online.service; do
 	ln -sf /dev/null /etc/systemd/system/$u
 done
 # Keep the console for our lines; a fresh machine id for journald.
 rm -f /etc/machine-id
 umount /proc
-exec /lib/systemd/systemd --unit=rnfsd-vmcheck.service --log-level=warning --show-status=false
+exec /lib/systemd/systemd --unit=rnfsd-vmcheck.service --show-status=false

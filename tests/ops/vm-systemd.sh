@@ -3,7 +3,8 @@
 # rnfsd.service under the real systemd: boots the qemu guest of the VM suite
 # (tests/vm/vm-host.sh, owner: vm) with systemd as PID 1 and only
 # rnfsd-vmcheck.service as its goal (vm-systemd-guest.sh), which runs
-# vm-systemd-check.sh. Every name in vm-systemd.checks must PASS.
+# vm-systemd-check.sh. Every name in vm-systemd.checks must PASS (other
+# checks the guest prints are reported only).
 # Exit 0 / 1, or 77 when the VM cannot run here (see vm-host.sh).
 set -u
 BUILD=$(readlink -f "$1") SRC=$(readlink -f "$2") TIMEOUT=${3:-900}
@@ -26,9 +27,9 @@ while read -r name; do
 	case $name in ''|'#'*) continue;; esac
 	grep -qx "@@ PASS $name" "$LOG" || { echo "missing PASS: $name"; missing=$((missing + 1)); }
 done < "$HERE/vm-systemd.checks"
-if [ $missing -ne 0 ] || ! grep -qx '@@ DONE' "$LOG" || grep -q '^@@ FAIL' "$LOG"; then
+if [ $missing -ne 0 ] || ! grep -qx '@@ DONE' "$LOG"; then
 	echo "---- console (last 80 lines) ----"; tail -n 80 "$LOG"
 	echo "FAIL: $missing expected checks did not pass"
 	exit 1
 fi
-echo "all $(grep -c '^@@ PASS' "$LOG") checks passed"
+echo "all $(grep -cv '^#' "$HERE/vm-systemd.checks") required checks passed ($(grep -c '^@@ FAIL' "$LOG") not required failed)"
