@@ -27,6 +27,9 @@ int rdma_transport_start(struct loop *loop, const struct rnfsd_config *cfg);
  */
 void rdma_transport_stop(void);
 
+/* Connections not yet freed (loop thread; for status lines and tests). */
+unsigned rdma_transport_conns(void);
+
 /* After workers_stop(): free what is left (devices, protection domains). */
 void rdma_transport_release(void);
 

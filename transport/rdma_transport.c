@@ -686,6 +686,11 @@ fail:
 	return required ? -1 : 0;
 }
 
+unsigned rdma_transport_conns(void)
+{
+	return g.nconns;
+}
+
 void rdma_transport_stop(void)
 {
 	for (unsigned i = 0; i < g.nlisten; i++)

@@ -171,7 +171,8 @@ static void post_recv(struct client *cl, unsigned i)
 		printf("# ibv_post_recv failed\n");
 }
 
-static int client_connect(struct client *cl, const char *addr, bool remote_inv)
+/* pd_recv: the receive size our private data advertises; 0: send none. */
+static int client_connect_pd(struct client *cl, const char *addr, bool remote_inv, uint32_t pd_recv)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(20049) };
 	inet_pton(AF_INET, addr, &sin.sin_addr);
@@ -201,14 +202,19 @@ static int client_connect(struct client *cl, const char *addr, bool remote_inv)
 	for (unsigned i = 0; i < CL_NRECV; i++)
 		post_recv(cl, i);
 	uint8_t pd[RDMA_PD_LEN];
-	rdma_privdata_build(pd, remote_inv, 4096, CL_RECV_SIZE);
+	rdma_privdata_build(pd, remote_inv, 4096, pd_recv);
 	struct rdma_conn_param cp = {
-		.private_data = pd, .private_data_len = sizeof(pd),
+		.private_data = pd_recv ? pd : NULL, .private_data_len = pd_recv ? sizeof(pd) : 0,
 		.initiator_depth = 0, .responder_resources = 16, .retry_count = 6, .rnr_retry_count = 0,
 	};
 	if (rdma_connect(cl->id, &cp) || cm_wait(cl, RDMA_CM_EVENT_ESTABLISHED, &cl->server_pd))
 		return -1;
 	return 0;
+}
+
+static int client_connect(struct client *cl, const char *addr, bool remote_inv)
+{
+	return client_connect_pd(cl, addr, remote_inv, CL_RECV_SIZE);
 }
 
 static void client_close(struct client *cl)
@@ -604,6 +610,7 @@ static void t_pipeline(struct client *cl, unsigned k)
 {
 	struct msg m;
 	uint32_t len, first = xid + 1;
+	unsigned got = 0, bad = 0;
 	for (unsigned i = 0; i < k; i++) {
 		m_init(&m);
 		m_u32(&m, ++xid);
@@ -615,17 +622,22 @@ static void t_pipeline(struct client *cl, unsigned k)
 		m_u32(&m, 0);
 		m_rpc(&m, xid, 0);
 		client_send(cl, m.b, xdr_enc_len(&m.e));
-		/* wait for the Send completion so the send buffer can be reused */
+		/* Wait for the Send completion so the send buffer can be reused;
+		 * replies to earlier calls may come first. */
 		struct ibv_wc wc;
-		while (ibv_poll_cq(cl->cq, 1, &wc) == 0)
-			;
-		if (wc.opcode == IBV_WC_RECV) {
-			printf("# unexpected early reply\n");
+		for (;;) {
+			while (ibv_poll_cq(cl->cq, 1, &wc) == 0)
+				;
+			if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
+				break;
+			const uint8_t *r = cl->mem + CL_RECV_OFF + wc.wr_id * CL_RECV_SIZE;
+			got++;
+			if (be(r, 0) < first || be(r, 0) > xid || be(r, 2) < 1 || be(r, 2) > 64)
+				bad++;
 			post_recv(cl, (unsigned)wc.wr_id);
 		}
 	}
-	unsigned got = 0, bad = 0;
-	for (unsigned i = 0; i < k; i++) {
+	for (unsigned i = got; i < k; i++) {
 		const uint8_t *r = client_recv(cl, &len, 5000);
 		if (!r)
 			break;
@@ -660,7 +672,40 @@ static void t_disconnect_midflight(const char *addr)
 		m_rpc(&m, xid, 6);
 		m_u32(&m, 65536);
 		client_send(&cl, m.b, xdr_enc_len(&m.e));
+		/* And a 512 KiB WRITE whose Read chunk the server pulls. */
+		m_init(&m);
+		m_u32(&m, ++xid);
+		m_u32(&m, 1);
+		m_u32(&m, 64);
+		m_u32(&m, RDMA_MSG);
+		m_u32(&m, 1);
+		m_u32(&m, 44);
+		m_seg(&m, cl.mr->rkey, 524288, (uintptr_t)(cl.mem + CL_DATA_OFF + 1048576));
+		m_u32(&m, 0);
+		m_u32(&m, 0);
+		m_u32(&m, 0);
+		m_rpc(&m, xid, 7);
+		m_u32(&m, 524288);
+		client_send(&cl, m.b, xdr_enc_len(&m.e));
 	}
+	client_close(&cl);
+}
+
+/* RFC 8797 §4.2 / §5.1: replies never exceed what the client receives:
+ * 1024 bytes when it says so, and when it sends no private data. */
+static void t_small_receives(const char *addr, uint32_t pd_recv)
+{
+	struct client cl;
+	if (client_connect_pd(&cl, addr, false, pd_recv)) {
+		CHECK(0, "connect with private data recv %u", pd_recv);
+		return;
+	}
+	if (!pd_recv)
+		CHECK(cl.server_pd.present, "server private data without ours");
+	t_null(&cl, 1);
+	t_read(&cl, 900, 0, EXPECT_OK);        /* 28 + 36 + 900 = 964 bytes */
+	t_read(&cl, 1000, 0, EXPECT_ERR_CHUNK); /* 1064 > 1024 */
+	t_read(&cl, 3000, 1, EXPECT_OK);
 	client_close(&cl);
 }
 
@@ -719,6 +764,8 @@ int main(int argc, char **argv)
 	t_null(&cl, 1);
 	client_close(&cl);
 
+	t_small_receives(addr, 1024);
+	t_small_receives(addr, 0);
 	t_disconnect_midflight(addr);
 	/* And the server still serves. */
 	if (client_connect(&cl, addr, false) == 0) {
@@ -729,7 +776,14 @@ int main(int argc, char **argv)
 		CHECK(0, "connect after a mid-flight disconnect");
 	}
 
-	sleep(1);
+	/* Every connection was torn down and freed, mid-flight ones included
+	 * (the count is read from this thread once the loop has settled). */
+	unsigned left = 1;
+	for (int i = 0; i < 50 && left; i++) {
+		usleep(100000);
+		left = rdma_transport_conns();
+	}
+	CHECK(left == 0, "%u connections not freed", left);
 	loop_break(loop);
 	pthread_join(th, NULL);
 	rdma_transport_stop();
