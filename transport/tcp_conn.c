@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -142,17 +144,49 @@ void tcp_conn_drain(struct tcp_conn *conn)
 	if (conn->state != TCP_CONN_OPEN)
 		return;
 	conn->state = TCP_CONN_DRAINING;
-	tcp_read_arm(conn, false);
 	tcp_waiter_remove(conn->x, conn);
+	conn->paused = false;
+	tcp_read_arm(conn, true); /* to discard, see the state diagram */
+	conn->stage_off = conn->stage_len = 0;
 	tcp_conn_get(conn);
 	if (conn->rx) { /* a partial record: never answered */
 		struct tcp_ctx *rx = conn->rx;
 		conn->rx = NULL;
-		tcp_ctx_put(rx);
+		tcp_ctx_put(rx); /* moves an idle conn on to LINGER */
+	} else if (conn->n_ctx == 0) {
+		tcp_conn_linger(conn);
 	}
-	if (conn->n_ctx == 0)
-		tcp_conn_close(conn, "drained");
 	tcp_conn_put(conn);
+}
+
+void tcp_conn_linger(struct tcp_conn *conn)
+{
+	if (conn->state != TCP_CONN_DRAINING)
+		return;
+	conn->state = TCP_CONN_LINGER;
+	/* FIN after the last reply; the peer's EOF, an error, or the linger
+	 * timer (tcp_conn_linger_check) closes. */
+	if (shutdown(conn->fd, SHUT_WR) != 0)
+		tcp_conn_close(conn, "shutdown failed");
+}
+
+/* DRAINING, LINGER: read and throw away until EAGAIN; EOF or error closes. */
+static void tcp_conn_discard(struct tcp_conn *conn)
+{
+	for (unsigned round = 0; round < TCP_RX_ROUNDS; round++) {
+		ssize_t r = read(conn->fd, conn->stage, TCP_STAGE_SIZE);
+		if (r > 0)
+			continue;
+		if (r == 0) {
+			tcp_conn_close(conn, "closed by peer");
+			return;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			tcp_conn_close(conn, "read error");
+		return;
+	}
 }
 
 /* ---- receive ---- */
@@ -276,15 +310,33 @@ static void tcp_conn_rx(struct tcp_conn *conn)
 	tcp_conn_parse(conn);
 }
 
+void tcp_conn_linger_check(struct tcp_conn *conn)
+{
+	int unacked = 0;
+
+	if (conn->state != TCP_CONN_LINGER)
+		return;
+	/* SIOCOUTQ: bytes sent but not yet acknowledged (or not yet sent). */
+	if (ioctl(conn->fd, SIOCOUTQ, &unacked) == 0 && unacked > 0)
+		return;
+	tcp_conn_get(conn);
+	tcp_conn_discard(conn); /* leave no unread input: close sends FIN, not RST */
+	tcp_conn_close(conn, "drained");
+	tcp_conn_put(conn);
+}
+
 static void tcp_read_cb(int fd, short what, void *arg)
 {
 	struct tcp_conn *conn = arg;
 	(void)fd;
 	(void)what;
-	if (conn->state != TCP_CONN_OPEN || conn->paused)
+	if (conn->state == TCP_CONN_CLOSED || (conn->state == TCP_CONN_OPEN && conn->paused))
 		return;
 	tcp_conn_get(conn);
-	tcp_conn_rx(conn);
+	if (conn->state == TCP_CONN_OPEN)
+		tcp_conn_rx(conn);
+	else
+		tcp_conn_discard(conn);
 	tcp_conn_put(conn);
 }
 

@@ -635,15 +635,19 @@ static void test_drain(void **state)
 	struct timeval now = {0, 0};
 	loop_ev_add(ev, &now);
 
-	assert_true(closed_by_server(idle)); /* nothing in flight: closed at once */
+	assert_true(closed_by_server(idle)); /* nothing in flight: EOF at once */
+	/* Calls sent now are read and discarded, not answered. */
+	tmsg_call(&m, 101, TPROG, 2, TPROC_NULL, NULL, 0);
+	send_record(fd, &m);
 	assert_int_equal(recv_reply(fd, rbuf, sizeof(rbuf)), 28);
 	assert_int_equal(tget_u32(rbuf, 0), 100);
-	assert_true(closed_by_server(fd));
+	assert_true(closed_by_server(fd)); /* EOF after the last reply */
+	/* Done without waiting for us to close. */
 	pthread_join(loop_thread, NULL);
 	assert_true(drained);
 	loop_ev_free(ev);
-	close(fd);
 	close(idle);
+	close(fd);
 
 	/* The listener is gone. */
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
