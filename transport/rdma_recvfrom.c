@@ -107,6 +107,13 @@ static void rdma_deliver(struct rdma_ctxt *x)
 		c->reply_buf = x->reply_small;
 		c->reply_cap = conn->inline_size;
 	}
+	stats_add(&conn->stats.calls, 1);
+	if (x->hdr.vers != atomic_load_explicit(&conn->stats.rdma_version, memory_order_relaxed)) {
+		const struct rdma_inline *inl = rdma_conn_inline(conn, x->hdr.vers);
+		stats_set(&conn->stats.rdma_version, x->hdr.vers);
+		stats_set(&conn->stats.inline_recv, inl->call_max);
+		stats_set(&conn->stats.inline_send, inl->reply_max);
+	}
 	rdma_ctxt_set_state(x, CTXT_IN_RPC);
 	/* May call send_reply() before returning: x is not touched after this. */
 	rpc_call_receive(c);

@@ -191,6 +191,7 @@ static void dev_put(struct rdma_dev *d)
 /* Free everything of conn that exists (also for a half-built one). */
 static void conn_free(struct rdma_conn *conn)
 {
+	stats_conn_unregister(&conn->stats);
 	if (conn->cq_ev) {
 		loop_ev_del(conn->cq_ev);
 		loop_ev_free(conn->cq_ev);
@@ -514,6 +515,11 @@ static int conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	conn->next = g.conns;
 	g.conns = conn;
 	g.nconns++;
+	stats_conn_register(&conn->stats, "rdma", conn->rpc.peer_name);
+	stats_set(&conn->stats.rdma_version, RDMA_VERS_1);
+	stats_set(&conn->stats.credits, conn->credits.max_grant);
+	stats_set(&conn->stats.inline_recv, conn->inl_v1.call_max);
+	stats_set(&conn->stats.inline_send, conn->inl_v1.reply_max);
 	log_info("rdma: %s: connecting: private data %s (R %d, send %u, recv %u), "
 		 "inline call %u reply %u (v1), credits %u, ord %u, send-invalidate %s",
 		 conn->rpc.peer_name, conn->peer_pd.present ? "yes" : "no", conn->peer_pd.remote_inv,

@@ -48,6 +48,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "daemon/stats_server.h"
 #include "rpc/rpc.h"
 #include "transport/rdma_credits.h"
 #include "transport/rdma_hdr.h"
@@ -197,6 +198,9 @@ struct rdma_conn {
 	unsigned max_send_sge;
 	uint32_t max_wr_bytes;
 	unsigned wrs_outstanding;       /* Receives + signaled sends/reads not completed */
+
+	/* rnfsctl's per-connection line (daemon/stats_server.h). */
+	struct stats_conn stats;
 
 	/* Scratch for building a chain (loop thread only). */
 	struct ibv_send_wr swr[RDMA_WRITE_PLAN_MAX_WRS + 1];

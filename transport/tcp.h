@@ -38,9 +38,14 @@ struct tcp_params {
 	unsigned max_calls;       /* call contexts in all (each ~max_record + 1.25 MiB, lazily) */
 	size_t reply_cap;
 	size_t payload_cap;
+	unsigned record_timeout_s; /* a record started but stalled this long closes the
+	                              connection (it holds a call context); 0: never */
 };
 
-/* Defaults from rnfsd.conf: conn_max_calls 2*threads+16, max_calls 16*threads+64. */
+#define TCP_RECORD_TIMEOUT_S 30
+
+/* Defaults from rnfsd.conf: conn_max_calls 2*threads+16, max_calls 16*threads+64,
+ * record_timeout_s TCP_RECORD_TIMEOUT_S. */
 void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
 
 /*

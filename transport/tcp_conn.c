@@ -37,6 +37,8 @@
 static const uint8_t xdr_zero_pad[4];
 static struct log_limit lim_record;
 static struct log_limit lim_io;
+static struct log_limit lim_connect;
+static struct log_limit lim_close;
 
 static void tcp_send_reply(struct rpc_call *c);
 static const struct rpc_xprt_ops tcp_rpc_ops = {.send_reply = tcp_send_reply};
@@ -82,7 +84,7 @@ void tcp_conn_close(struct tcp_conn *conn, const char *why)
 
 	if (conn->state == TCP_CONN_CLOSED)
 		return;
-	log_debug("tcp: %s: closing: %s", conn->rpc.peer_name, why);
+	log_limited(&lim_close, LOG_INFO, "tcp: %s: closed (%s)", conn->rpc.peer_name, why);
 	conn->state = TCP_CONN_CLOSED;
 	tcp_conn_get(conn); /* until the end of this function */
 
@@ -128,6 +130,7 @@ void tcp_conn_resume(struct tcp_conn *conn)
 	if (conn->state != TCP_CONN_OPEN || !conn->paused)
 		return;
 	conn->paused = false;
+	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last); /* the wait was ours, not the peer's */
 	tcp_read_arm(conn, true);
 	/* Parse what is staged even if the socket has nothing new. */
 	loop_ev_trigger(conn->ev_read);
@@ -278,6 +281,7 @@ static ssize_t tcp_conn_read(struct tcp_conn *conn)
 		return r;
 
 	size_t d = (size_t)r < direct ? (size_t)r : direct;
+	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
 	conn->stage_off = 0;
 	conn->stage_len = (size_t)r - d;
 	if (d && rm_direct(&conn->rm, d) == RM_RECORD)
@@ -308,6 +312,22 @@ static void tcp_conn_rx(struct tcp_conn *conn)
 	}
 	/* Staged bytes left after the last round are parsed on the next event. */
 	tcp_conn_parse(conn);
+}
+
+void tcp_conn_stall_check(struct tcp_conn *conn, const struct timespec *now)
+{
+	static struct log_limit lim;
+	unsigned limit = conn->x->p.record_timeout_s;
+	bool mid_record = conn->rx || conn->rm.in_body || conn->rm.hdr_have || conn->rm.rec_len;
+
+	/* A paused connection waits for us; a record boundary is a fine place to idle. */
+	if (conn->state != TCP_CONN_OPEN || conn->paused || !mid_record || !limit)
+		return;
+	if (now->tv_sec - conn->rx_last.tv_sec < (time_t)limit)
+		return;
+	log_limited(&lim, LOG_WARNING, "tcp: %s: record stalled for %u s, closing",
+		    conn->rpc.peer_name, limit);
+	tcp_conn_close(conn, "record stalled");
 }
 
 void tcp_conn_linger_check(struct tcp_conn *conn)
@@ -500,6 +520,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	conn->rpc.peer_len = len;
 	tcp_peer_name(ss, conn->rpc.peer_name, sizeof(conn->rpc.peer_name));
 	rm_init(&conn->rm, x->p.max_record);
+	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 
@@ -515,7 +536,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	__atomic_add_fetch(&x->n_conns, 1, __ATOMIC_RELAXED);
 	stats_conn_register(&conn->stats, "tcp", conn->rpc.peer_name);
 	tcp_read_arm(conn, true);
-	log_debug("tcp: %s: connected", conn->rpc.peer_name);
+	log_limited(&lim_connect, LOG_INFO, "tcp: %s: connected", conn->rpc.peer_name);
 	return;
 
 err:

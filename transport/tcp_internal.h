@@ -87,6 +87,7 @@ struct tcp_conn {
 	bool waiting;             /* paused on the global limit: on x->waiters */
 
 	/* receive */
+	struct timespec rx_last;  /* last progress on input (CLOCK_MONOTONIC) */
 	struct rm_state rm;
 	struct tcp_ctx *rx;       /* the context the current record goes to */
 	uint8_t *stage;           /* TCP_STAGE_SIZE bytes */
@@ -109,6 +110,7 @@ struct tcp_xprt {
 	unsigned n_listen;
 	struct loop_ev *accept_retry; /* re-arms listeners after EMFILE */
 	struct loop_ev *linger_timer; /* while draining: closes LINGER conns once acknowledged */
+	struct loop_ev *sweep_timer;  /* closes connections stalled in the middle of a record */
 
 	struct tcp_conn *conns;   /* open and draining connections */
 	unsigned n_conns;
@@ -133,6 +135,8 @@ void tcp_conn_drain(struct tcp_conn *conn);
 void tcp_conn_linger(struct tcp_conn *conn);
 /* LINGER: close once the peer acknowledged everything we sent. */
 void tcp_conn_linger_check(struct tcp_conn *conn);
+/* OPEN: close if a record has been stalled for p.record_timeout_s. */
+void tcp_conn_stall_check(struct tcp_conn *conn, const struct timespec *now);
 /* Start reading again (deferred to the loop: never recursive). */
 void tcp_conn_resume(struct tcp_conn *conn);
 

@@ -31,6 +31,7 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 	p->max_calls = 16 * cfg->threads + 64;
 	p->reply_cap = TCP_REPLY_CAP;
 	p->payload_cap = TCP_PAYLOAD_CAP;
+	p->record_timeout_s = TCP_RECORD_TIMEOUT_S;
 }
 
 /* A listening socket for l, or -1 (logged). */
@@ -158,6 +159,19 @@ static void tcp_linger_cb(int fd, short what, void *arg)
 		loop_ev_del(x->linger_timer);
 }
 
+static void tcp_sweep_cb(int fd, short what, void *arg)
+{
+	struct tcp_xprt *x = arg;
+	struct timespec now;
+	(void)fd;
+	(void)what;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
+		next = conn->next;
+		tcp_conn_stall_check(conn, &now); /* may unlink conn, never another */
+	}
+}
+
 static void tcp_listen_close_all(struct tcp_xprt *x)
 {
 	for (unsigned i = 0; i < x->n_listen; i++) {
@@ -184,7 +198,8 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 	x->ctx_all = calloc(x->p.max_calls, sizeof(*x->ctx_all));
 	x->accept_retry = loop_timer(loop, false, tcp_accept_retry_cb, x);
 	x->linger_timer = loop_timer(loop, true, tcp_linger_cb, x);
-	if (!x->ctx_all || !x->accept_retry || !x->linger_timer)
+	x->sweep_timer = loop_timer(loop, true, tcp_sweep_cb, x);
+	if (!x->ctx_all || !x->accept_retry || !x->linger_timer || !x->sweep_timer)
 		goto err_free;
 
 	for (unsigned i = 0; i < p->n_listen && i < CONFIG_MAX_LISTEN; i++) {
@@ -207,11 +222,17 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 		goto err_free;
 	}
 	tcp_listen_arm(x, true);
+	if (x->p.record_timeout_s) {
+		/* Checked a few times per period: a stall closes within 1.25 periods. */
+		struct timeval tv = {x->p.record_timeout_s / 4, (x->p.record_timeout_s % 4) * 250000};
+		loop_ev_add(x->sweep_timer, &tv);
+	}
 	return x;
 
 err_free:
 	tcp_listen_close_all(x);
 	loop_ev_free(x->linger_timer);
+	loop_ev_free(x->sweep_timer);
 	free(x->ctx_all);
 	free(x);
 	return NULL;
@@ -274,7 +295,8 @@ void tcp_xprt_free(struct tcp_xprt *x)
 	x->drain_done = NULL;
 	tcp_listen_close_all(x);
 	loop_ev_free(x->linger_timer);
-	x->linger_timer = NULL;
+	loop_ev_free(x->sweep_timer);
+	x->linger_timer = x->sweep_timer = NULL;
 	while (x->conns)
 		tcp_conn_close(x->conns, "shutting down");
 	tcp_ctx_free_all(x);

@@ -761,6 +761,22 @@ int main(int argc, char **argv)
 	t_long_call(&cl, 3000);
 	t_long_call(&cl, 200000);
 	t_pipeline(&cl, 60);
+	if (getenv("RDMA_PERF")) {
+		/* Timing of sequential 1 MiB WRITEs and READs (for orientation). */
+		int n = atoi(getenv("RDMA_PERF"));
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (int i = 0; i < n; i++)
+			t_write(&cl, 1u << 20, 1);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double s1 = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+		for (int i = 0; i < n; i++)
+			t_read(&cl, 1u << 20, 1, EXPECT_OK);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		double s2 = (double)(a.tv_sec - b.tv_sec) + (a.tv_nsec - b.tv_nsec) / 1e9;
+		printf("# perf: %d x 1 MiB WRITE %.1f ms each (%.1f MB/s), READ %.1f ms each (%.1f MB/s)\n",
+		       n, s1 * 1e3 / n, n * 1.048576 / s1, s2 * 1e3 / n, n * 1.048576 / s2);
+	}
 	t_null(&cl, 1);
 	client_close(&cl);
 
