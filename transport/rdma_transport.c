@@ -30,6 +30,9 @@
 #include "transport/rdma.h"
 #include "transport/rdma_xprt.h"
 
+/* Connect and close lines: a client reconnecting in a loop must not flood the log. */
+static struct log_limit lim_conn_event;
+
 #define RDMA_LISTEN_BACKLOG 64
 /* knfsd's initiator depth cap (svc_rdma: min(16, device max)). */
 #define RDMA_MAX_ORD 16
@@ -237,7 +240,7 @@ static void reap_cb(int fd, short what, void *arg)
 	while (g.reap) {
 		struct rdma_conn *conn = g.reap;
 		g.reap = conn->reap_next;
-		log_info("rdma: %s: connection closed", conn->rpc.peer_name);
+		log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connection closed", conn->rpc.peer_name);
 		conn_unlink(conn);
 		conn_free(conn);
 	}
@@ -262,7 +265,7 @@ void rdma_conn_close(struct rdma_conn *conn, const char *why)
 
 	if (conn->state == RDMA_CONN_CLOSING)
 		return;
-	log_info("rdma: %s: closing (%s)", conn->rpc.peer_name, why);
+	log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: closing (%s)", conn->rpc.peer_name, why);
 	conn->state = RDMA_CONN_CLOSING;
 	rdma_disconnect(conn->id);
 	/* Whatever the CM did: every posted work request must now flush. */
@@ -520,7 +523,7 @@ static int conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	stats_set(&conn->stats.credits, conn->credits.max_grant);
 	stats_set(&conn->stats.inline_recv, conn->inl_v1.call_max);
 	stats_set(&conn->stats.inline_send, conn->inl_v1.reply_max);
-	log_info("rdma: %s: connecting: private data %s (R %d, send %u, recv %u), "
+	log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connecting: private data %s (R %d, send %u, recv %u), "
 		 "inline call %u reply %u (v1), credits %u, ord %u, send-invalidate %s",
 		 conn->rpc.peer_name, conn->peer_pd.present ? "yes" : "no", conn->peer_pd.remote_inv,
 		 conn->peer_pd.send_size, conn->peer_pd.recv_size, conn->inl_v1.call_max,
@@ -555,7 +558,7 @@ static void cm_event(const struct rdma_cm_event *ev, const uint8_t *pd, size_t p
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (conn && conn->state == RDMA_CONN_ACCEPTING) {
 			conn->state = RDMA_CONN_CONNECTED;
-			log_info("rdma: %s: connected", conn->rpc.peer_name);
+			log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connected", conn->rpc.peer_name);
 		}
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
