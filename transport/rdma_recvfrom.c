@@ -98,14 +98,16 @@ static void rdma_deliver(struct rdma_ctxt *x)
 		c->payload_cap = conn->slot_size;
 	} else {
 		c->payload_area = x->payload_small;
-		c->payload_cap = conn->inline_size;
+		c->payload_cap = conn->small_room;
 	}
 	if (x->hdr.has_reply && s < x->nslots) {
 		c->reply_buf = conn->bulk_mem + (size_t)x->slots[s++] * conn->slot_size;
 		c->reply_cap = conn->slot_size;
 	} else {
+		/* Room beyond the inline threshold: a reply that outgrows it is
+		 * seen by send_reply() and answered ERR_CHUNK (RFC 8166 §4.5.3). */
 		c->reply_buf = x->reply_small;
-		c->reply_cap = conn->inline_size;
+		c->reply_cap = conn->small_room;
 	}
 	stats_add(&conn->stats.calls, 1);
 	if (x->hdr.vers != atomic_load_explicit(&conn->stats.rdma_version, memory_order_relaxed)) {
@@ -226,6 +228,15 @@ void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 	enum rdma_status st;
 
 	rdma_credits_recv_done(&conn->credits);
+	/* RFC 8166 §3.3.1: this buffer now holds the call until its reply is
+	 * sent; a fresh one from the pool takes its place at once, so the
+	 * grant does not sag while replies are in flight. */
+	if (rdma_recv_refill(conn)) {
+		rdma_conn_close(conn, "cannot post a Receive");
+		rdma_credits_call_drop(&conn->credits);
+		rdma_ctxt_release(x);
+		return;
+	}
 	x->recv_len = byte_len;
 	x->nslots = 0;
 	x->read_area = NULL;

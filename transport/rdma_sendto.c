@@ -156,7 +156,7 @@ void rdma_send_reply(struct rpc_call *c)
 		}
 	}
 	/* RFC 8797 §4.1: Send With Invalidate only when both sides set R, and
-	 * only an R_key of this XID (the only one the call carried). */
+	 * only an R_key of this XID (rdma_pcl_inv_rkey: the first it carried). */
 	x->send_inv = inl->send_inv && rdma_pcl_inv_rkey(&x->hdr, &x->inv_rkey);
 	x->sq_need = x->wplan.nwrs + 1;
 	rdma_queue_send(x);

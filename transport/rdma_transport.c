@@ -5,8 +5,8 @@
  *
  * Accepting a connection, in order (unwound in reverse by conn_free()):
  *   private data (RFC 8797) -> device/PD -> completion channel + CQs -> QP ->
- *   registered memory (small + bulk) -> contexts -> loop event ->
- *   Receives posted for every context -> rdma_accept(our private data,
+ *   registered memory (small + bulk) -> contexts (the receive pool) -> loop
+ *   event -> credits + spare Receives posted -> rdma_accept(our private data,
  *   initiator depth). Memory is registered here and nowhere else.
  *
  * Closing: rdma_conn_close() is the only path. It disconnects and moves the
@@ -129,9 +129,12 @@ void rdma_ctxt_release(struct rdma_ctxt *x)
 		conn->free_slots[conn->nfree_slots++] = x->slots[--x->nslots];
 	x->read_area = NULL;
 	rdma_ctxt_set_state(x, CTXT_FREE);
+	/* Its receive buffer goes back to the pool. */
+	rdma_credits_buf_put(&conn->credits);
+	rdma_ctxt_free_push(x);
 	if (conn->state == RDMA_CONN_CLOSING)
 		return;
-	if (rdma_post_recv(x)) {
+	if (rdma_recv_refill(conn)) {
 		rdma_conn_close(conn, "cannot re-post a Receive");
 		return;
 	}
@@ -352,11 +355,14 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	const struct ibv_device_attr *da = &conn->dev->attr;
 	struct ibv_port_attr pa;
 
-	conn->nctxts = conn->credits.max_grant + RDMA_SPARE_CTXTS;
+	/* rdma_credits.h: a pool of 2 x credits + spare receive contexts, at
+	 * most credits + spare of them posted. */
+	conn->nctxts = conn->credits.bufs_total;
+	conn->nrecv_max = conn->credits.max_grant + RDMA_CREDITS_SPARE;
 	/* Room for a full reply chain plus every context's Send and Reads. */
 	unsigned want = 2 * conn->nctxts + RDMA_WRITE_PLAN_MAX_WRS + 1;
 	conn->sq_depth = min_u(want, (unsigned)da->max_qp_wr);
-	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nctxts) {
+	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nrecv_max) {
 		log_err("rdma: device queues too small (max_qp_wr %d)", da->max_qp_wr);
 		return -1;
 	}
@@ -375,7 +381,7 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	if (!conn->channel || set_nonblock(conn->channel->fd))
 		return -1;
 	conn->scq = ibv_create_cq(verbs, (int)conn->sq_depth, conn, conn->channel, 0);
-	conn->rcq = ibv_create_cq(verbs, (int)conn->nctxts, conn, conn->channel, 0);
+	conn->rcq = ibv_create_cq(verbs, (int)conn->nrecv_max, conn, conn->channel, 0);
 	if (!conn->scq || !conn->rcq || ibv_req_notify_cq(conn->scq, 0) || ibv_req_notify_cq(conn->rcq, 0))
 		return -1;
 
@@ -384,7 +390,7 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 		.recv_cq = conn->rcq,
 		.cap = {
 			.max_send_wr = conn->sq_depth,
-			.max_recv_wr = conn->nctxts,
+			.max_recv_wr = conn->nrecv_max,
 			.max_send_sge = conn->max_send_sge,
 			.max_recv_sge = 1,
 		},
@@ -398,16 +404,20 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 }
 
 /* Per context: receive | send (header + inline body) | small reply | small payload. */
-static size_t ctxt_stride(uint32_t inline_size)
+static size_t ctxt_stride(uint32_t inline_size, uint32_t small_room)
 {
 	return align_up(inline_size, 64) + align_up(RDMA_HDR_BUF + inline_size, 64) +
-	       2 * align_up(inline_size, 64);
+	       2 * align_up(small_room, 64);
 }
 
 static int conn_setup_memory(struct rdma_conn *conn)
 {
 	struct ibv_pd *pd = conn->dev->pd;
-	size_t stride = ctxt_stride(conn->inline_size), isz = align_up(conn->inline_size, 64);
+	/* RFC 8166 §4.5.3: a call without chunks gets room for a reply larger
+	 * than can go inline, so that send_reply() sees it and answers ERR_CHUNK. */
+	conn->small_room = RDMA_NOCHUNK_ROOM * conn->inline_size;
+	size_t stride = ctxt_stride(conn->inline_size, conn->small_room);
+	size_t isz = align_up(conn->inline_size, 64), rsz = align_up(conn->small_room, 64);
 
 	conn->small_size = stride * conn->nctxts + 64;
 	if (posix_memalign((void **)&conn->small_mem, 4096, conn->small_size))
@@ -447,11 +457,13 @@ static int conn_setup_memory(struct rdma_conn *conn)
 		x->recv_buf = base;
 		x->send_buf = base + isz;
 		x->reply_small = x->send_buf + align_up(RDMA_HDR_BUF + conn->inline_size, 64);
-		x->payload_small = x->reply_small + isz;
+		x->payload_small = x->reply_small + rsz;
 		x->recv_tag = (struct rdma_wr_tag){ RDMA_WR_RECV, x };
 		x->read_tag = (struct rdma_wr_tag){ RDMA_WR_READ, x };
 		x->send_tag = (struct rdma_wr_tag){ RDMA_WR_SEND, x };
 	}
+	for (unsigned i = conn->nctxts; i-- > 0;)
+		rdma_ctxt_free_push(&conn->ctxts[i]);
 	return 0;
 }
 
@@ -496,9 +508,8 @@ static int conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	if (!conn->cq_ev || loop_ev_add(conn->cq_ev, NULL))
 		goto fail;
 	step = "posting receives";
-	for (unsigned i = 0; i < conn->nctxts; i++)
-		if (rdma_post_recv(&conn->ctxts[i]))
-			goto fail;
+	if (rdma_recv_refill(conn))
+		goto fail;
 
 	/* RFC 8797 §4: version 1, R if we will use Send With Invalidate, our
 	 * send and receive sizes. knfsd-like: we never read from... the client
