@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -86,9 +87,19 @@ static struct {
 	struct loop_ev *ev_drain_timeout;
 	bool stopping;
 	bool rdma_stopped;
-	bool rpcbind_registered;
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
 } d = {.ready_fd = -1};
+
+/* The signals the loop handles: blocked from the start until it can. */
+static void signals_block(bool block)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
 
 /* ---- command line ---- */
 
@@ -319,6 +330,7 @@ static int daemonize(void)
 	if (pid > 0) {
 		char c = 1;
 		ssize_t r;
+		signals_block(false); /* the parent may be interrupted while it waits */
 		close(pfd[1]);
 		do
 			r = read(pfd[0], &c, 1);
@@ -444,7 +456,6 @@ static void sighup_cb(int signo, short what, void *arg)
 
 static int signals_init(void)
 {
-	signal(SIGPIPE, SIG_IGN);
 	d.ev_sigterm = loop_signal(d.loop, SIGTERM, sigterm_cb, NULL);
 	d.ev_sigint = loop_signal(d.loop, SIGINT, sigterm_cb, NULL);
 	d.ev_sighup = loop_signal(d.loop, SIGHUP, sighup_cb, NULL);
@@ -530,6 +541,8 @@ int main(int argc, char **argv)
 	bool exit_now;
 	int rc = 1;
 
+	signal(SIGPIPE, SIG_IGN); /* a peer's reset is an error return, not a death */
+	signals_block(true);      /* until the loop handles them */
 	int arc = parse_args(argc, argv, &d.o, &exit_now);
 	if (arc || exit_now)
 		return arc;
@@ -560,6 +573,12 @@ int main(int argc, char **argv)
 		log_err("cannot create the event loop");
 		goto err_loop;
 	}
+	/* Before any listener: a signal must never find the default action. */
+	if (signals_init() != 0) {
+		log_err("cannot set up signal handling");
+		goto err_signals;
+	}
+	signals_block(false); /* pending ones reach the loop's handlers */
 	if (rpc_init(d.cfg.drc_entries) != 0)
 		goto err_rpc;
 	if (nfs_service_init(&d.cfg, &exports) != 0)
@@ -572,13 +591,12 @@ int main(int argc, char **argv)
 		goto err_rdma;
 	if (workers_start(d.loop, d.cfg.threads) != 0)
 		goto err_workers;
-	if (signals_init() != 0) {
-		log_err("cannot set up signal handling");
-		goto err_signals;
-	}
 	stats_start();
-	if (d.cfg.rpcbind)
-		d.rpcbind_registered = rpc_rpcbind_register(tcp_xprt_port(d.tcp)) == 0;
+	if (d.cfg.rpcbind) {
+		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
+				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
+		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
+	}
 
 	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,
 		 nfs_exports_count(), exports_source(&d.o, &d.cfg), tcp_xprt_port(d.tcp), d.cfg.threads);
@@ -588,11 +606,8 @@ int main(int argc, char **argv)
 
 	rc = loop_run(d.loop) == 0 ? 0 : 1;
 
-	if (d.rpcbind_registered)
-		rpc_rpcbind_unregister();
+	rpc_rpcbind_unregister(); /* what was registered, if anything */
 	stats_stop();
-err_signals:
-	signals_release();
 	rdma_stop();
 	workers_stop(); /* last completions reach the transports */
 err_workers:
@@ -604,6 +619,8 @@ err_tcp:
 err_nfs:
 	rpc_release();
 err_rpc:
+err_signals:
+	signals_release();
 	loop_free(d.loop);
 err_loop:
 	exports_free(&exports);

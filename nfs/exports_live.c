@@ -84,7 +84,7 @@ static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 		goto fail;
 	}
 	if (!ne->cloned)
-		log_warn("nfs: export %s: open_tree unavailable; submounts are refused at LOOKUP", e->path);
+		log_info("nfs: export %s: open_tree unavailable (no CAP_SYS_ADMIN); LOOKUP refuses to enter submounts", e->path);
 	return 0;
 fail:
 	close(ne->root_fd);

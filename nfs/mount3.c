@@ -169,7 +169,7 @@ enum rpc_proc_status mount3_proc_mnt(struct rpc_call *c)
 		status = MNT3ERR_ACCES;
 	else
 		status = mount3_subdir_fh(e, rest, &fh);
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	if (status == MNT3_OK) {
 		/* mountres3_ok: fhandle3, auth_flavors<> (the export's sec= flavors, strongest first) */
 		nfs3_enc_fh(&c->res, &fh);

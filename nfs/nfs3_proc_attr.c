@@ -32,7 +32,7 @@ enum rpc_proc_status nfs3_proc_getattr(struct rpc_call *c)
 		return RPC_PROC_GARBAGE;
 	nfs3_call_begin(&nc, c);
 	status = nfs3_call_open(&nc, &a.fh, &fd, &st);
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	if (status == NFS3_OK)
 		nfs3_enc_fattr(&c->res, &st, nc.exp->id);
 	nfs_fd_close(fd);
@@ -157,7 +157,7 @@ enum rpc_proc_status nfs3_proc_setattr(struct rpc_call *c)
 	}
 	if (nc.exp)
 		nfs3_wcc_post_fd(&wcc, fd, nc.exp->id);
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_wcc(&c->res, &wcc);
 	nfs_fd_close(fd);
 	nfs3_call_end(&nc);
@@ -204,7 +204,7 @@ enum rpc_proc_status nfs3_proc_access(struct rpc_call *c)
 	}
 	if (status == NFS3_OK)
 		got = nfs3_access_check(&nc, fd, &st, a.access);
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_post_op_attr(&c->res, &attr);
 	if (status == NFS3_OK)
 		xdr_enc_u32(&c->res, got);
@@ -232,13 +232,13 @@ static enum rpc_proc_status nfs3_fs_proc(struct rpc_call *c,
 	if (status == NFS3_OK)
 		nfs3_attr_set(&attr, &st, nc.exp->id);
 	mark = c->res;
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_post_op_attr(&c->res, &attr);
 	if (status == NFS3_OK) {
 		body(&c->res, fd, &status);
 		if (status != NFS3_OK) { /* rewind: the failure arm has no body */
 			c->res = mark;
-			xdr_enc_u32(&c->res, status);
+			nfs3_enc_status(c, status);
 			nfs3_enc_post_op_attr(&c->res, &attr);
 		}
 	}

@@ -76,7 +76,7 @@ static enum rpc_proc_status nfs3_newobj_end(struct nfs3_newobj *o, struct rpc_ca
 		nfs3_call_commit_metadata(&o->nc, o->dfd);
 	if (o->nc.exp)
 		nfs3_wcc_post_fd(&o->dir_wcc, o->dfd, o->nc.exp->id);
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	if (status == NFS3_OK) {
 		nfs3_enc_post_op_fh(&c->res, o->have_fh ? &o->fh : NULL);
 		nfs3_enc_post_op_attr(&c->res, &o->attr);

@@ -85,7 +85,7 @@ enum rpc_proc_status nfs3_proc_lookup(struct rpc_call *c)
 		nfs3_attr_fd(&dattr, dfd, nc.exp->id);
 	else if (status == NFS3ERR_NOTDIR)
 		nfs3_attr_set(&dattr, &dst, nc.exp->id); /* the non-directory's own attributes */
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	if (status == NFS3_OK) {
 		nfs3_enc_fh(&c->res, &fh);
 		nfs3_enc_post_op_attr(&c->res, &oattr);
@@ -267,7 +267,7 @@ static enum rpc_proc_status nfs3_readdir_common(struct rpc_call *c, bool plus)
 		xdr_enc_bool(&c->res, eof);
 	} else {
 		c->res = mark; /* READDIR3resfail: status, dir_attributes */
-		xdr_enc_u32(&c->res, status);
+		nfs3_enc_status(c, status);
 		nfs3_enc_post_op_attr(&c->res, &dattr);
 	}
 	nfs_fd_close(dfd);

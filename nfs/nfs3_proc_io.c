@@ -52,7 +52,7 @@ enum rpc_proc_status nfs3_proc_readlink(struct rpc_call *c)
 		if (n < 0)
 			status = nfs_errno_to_nfsstat3(errno);
 	}
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_post_op_attr(&c->res, &attr);
 	if (status == NFS3_OK)
 		rpc_enc_ddp(c, buf, (uint32_t)n); /* RFC 8267 §4.3: may travel in a Write chunk */
@@ -143,7 +143,7 @@ enum rpc_proc_status nfs3_proc_read(struct rpc_call *c)
 		nfs3_attr_fd(&attr, f.fd, nc.exp->id);
 		eof = (uint64_t)n < count || (attr.valid && a.offset + (uint64_t)n >= (uint64_t)attr.st.st_size);
 	}
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_post_op_attr(&c->res, &attr);
 	if (status == NFS3_OK) {
 		xdr_enc_u32(&c->res, (uint32_t)n);
@@ -215,7 +215,7 @@ enum rpc_proc_status nfs3_proc_write(struct rpc_call *c)
 	}
 	if (f.fd >= 0)
 		nfs3_wcc_post_fd(&wcc, f.fd, nc.exp->id);
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_wcc(&c->res, &wcc);
 	if (status == NFS3_OK) {
 		xdr_enc_u32(&c->res, (uint32_t)n);
@@ -248,7 +248,7 @@ enum rpc_proc_status nfs3_proc_commit(struct rpc_call *c)
 			status = nfs_errno_to_nfsstat3(errno);
 		nfs3_wcc_post_fd(&wcc, f.fd, nc.exp->id);
 	}
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_wcc(&c->res, &wcc);
 	if (status == NFS3_OK)
 		xdr_enc_fixed(&c->res, nfs3_write_verf, NFS3_WRITEVERFSIZE);

@@ -41,7 +41,7 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, int flags)
 		nfs3_call_commit_metadata(&nc, dfd);
 	if (nc.exp)
 		nfs3_wcc_post_fd(&wcc, dfd, nc.exp->id);
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_wcc(&c->res, &wcc);
 	nfs_fd_close(dfd);
 	nfs3_call_end(&nc);
@@ -98,7 +98,7 @@ enum rpc_proc_status nfs3_proc_rename(struct rpc_call *c)
 		nfs3_wcc_post_fd(&fwcc, ffd, nc.exp->id);
 		nfs3_wcc_post_fd(&twcc, tfd, nc.exp->id);
 	}
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_wcc(&c->res, &fwcc);
 	nfs3_enc_wcc(&c->res, &twcc);
 	nfs_fd_close(ffd);
@@ -150,7 +150,7 @@ enum rpc_proc_status nfs3_proc_link(struct rpc_call *c)
 		nfs3_attr_fd(&fattr, fd, nc.exp->id);
 		nfs3_wcc_post_fd(&wcc, dfd, nc.exp->id);
 	}
-	xdr_enc_u32(&c->res, status);
+	nfs3_enc_status(c, status);
 	nfs3_enc_post_op_attr(&c->res, &fattr);
 	nfs3_enc_wcc(&c->res, &wcc);
 	nfs_fd_close(fd);

@@ -316,3 +316,10 @@ void nfs3_enc_post_op_fh(struct xdr_enc *e, const struct nfs_fh *fh)
 	if (fh)
 		nfs3_enc_fh(e, fh);
 }
+
+void nfs3_enc_status(struct rpc_call *c, uint32_t status)
+{
+	xdr_enc_u32(&c->res, status);
+	if (status != 0)
+		c->proc_failed = true;
+}

@@ -187,6 +187,9 @@ void nfs3_enc_fattr(struct xdr_enc *e, const struct stat *st, uint64_t fsid);
 void nfs3_enc_post_op_attr(struct xdr_enc *e, const struct nfs3_attr *a);
 void nfs3_enc_wcc(struct xdr_enc *e, const struct nfs3_wcc *w);
 void nfs3_enc_fh(struct xdr_enc *e, const struct nfs_fh *fh);
+/* The procedure's status word (nfsstat3 or mountstat3; 0 is OK). A non-zero
+ * status is also counted as an error in the per-procedure statistics. */
+void nfs3_enc_status(struct rpc_call *c, uint32_t status);
 /* post_op_fh3: fh or NULL */
 void nfs3_enc_post_op_fh(struct xdr_enc *e, const struct nfs_fh *fh);
 

@@ -98,9 +98,17 @@ static void rpc_enc_accepted(struct rpc_call *c, uint32_t accept_stat)
 	xdr_enc_u32(&c->res, accept_stat);
 }
 
+/* One rate-limited line per rejected call, naming the peer and what it asked for. */
+static void rpc_log_rejected(const struct rpc_call *c, const char *why)
+{
+	log_limited(&lim_rejected, LOG_NOTICE, "rpc: %s: call xid 0x%08x prog %u vers %u proc %u: %s",
+		    c->conn->peer_name, c->xid, c->prog, c->vers, c->proc, why);
+}
+
 /* RFC 5531 §9: rejected_reply, RPC_MISMATCH with versions or AUTH_ERROR with auth_stat. */
 static void rpc_reply_rpc_mismatch(struct rpc_call *c)
 {
+	rpc_log_rejected(c, "RPC version mismatch");
 	rpc_enc_reply_head(c, RPC_MSG_DENIED);
 	xdr_enc_u32(&c->res, RPC_RPC_MISMATCH);
 	xdr_enc_u32(&c->res, RPC_VERSION); /* low */
@@ -123,6 +131,7 @@ static void rpc_reply_auth_error(struct rpc_call *c, int auth_stat)
 
 static void rpc_reply_accept_error(struct rpc_call *c, uint32_t accept_stat, enum rpc_stat_event ev)
 {
+	rpc_log_rejected(c, accept_stat == RPC_PROG_UNAVAIL ? "program unavailable" : "procedure unavailable");
 	rpc_enc_accepted(c, accept_stat);
 	rpc_stats_count(ev);
 	rpc_reply_send(c);
@@ -130,6 +139,7 @@ static void rpc_reply_accept_error(struct rpc_call *c, uint32_t accept_stat, enu
 
 static void rpc_reply_prog_mismatch(struct rpc_call *c, uint32_t low, uint32_t high)
 {
+	rpc_log_rejected(c, "program version mismatch");
 	rpc_enc_accepted(c, RPC_PROG_MISMATCH);
 	xdr_enc_u32(&c->res, low);
 	xdr_enc_u32(&c->res, high);

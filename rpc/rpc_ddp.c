@@ -6,6 +6,7 @@
  * data; all memory belongs to the transport's per-call context.
  */
 #include "rpc_internal.h"
+#include "ulb/ulb.h"
 
 #define RPC_PAYLOAD_ALIGN 64u
 
@@ -29,6 +30,8 @@ void *rpc_payload_buf(struct rpc_call *c, size_t len)
  * chunk's Position is the XDR position its data has in the un-reduced call
  * message; the inline stream holds neither that data nor its XDR roundup, so
  * earlier reductions are added back to the inline position before comparing.
+ * The chunk carries exactly the item's bytes, or (RFC 8166 §3.4.5 lets a
+ * requester include it) the item plus its XDR roundup.
  */
 bool rpc_dec_ddp(struct rpc_call *c, uint32_t len, const uint8_t **data)
 {
@@ -38,7 +41,7 @@ bool rpc_dec_ddp(struct rpc_call *c, uint32_t len, const uint8_t **data)
 		const struct rpc_ddp_in *in = &c->ddp_in[i];
 		if (in->position != pos)
 			continue;
-		if (in->len != len)
+		if (!ulb_read_chunk_len_ok(in->len, len))
 			return false;
 		*data = in->data;
 		c->ddp_in_reduced += (size_t)len + XDR_PAD(len);

@@ -34,6 +34,7 @@ static const char *const rpcbind_netids[] = {"tcp", "tcp6"};
 struct rpcbind_job {
 	bool set;                 /* rpcb_set (else rpcb_unset) */
 	uint16_t port;
+	unsigned netids;          /* RPCBIND_TCP4 | RPCBIND_TCP6 */
 	struct rpc_prog_vers pv[RPCBIND_MAX];
 	unsigned n;
 	int failures;
@@ -48,6 +49,7 @@ struct rpcbind_job {
 static struct rpc_prog_vers registered[RPCBIND_MAX];
 static unsigned n_registered;
 static uint16_t registered_port;
+static unsigned registered_netids;
 static const char *probe_path;
 
 void rpc_rpcbind_set_probe_path(const char *path)
@@ -106,6 +108,8 @@ static void *rpcbind_job_run(void *arg)
 	struct rpcbind_job *job = arg;
 
 	for (unsigned i = 0; i < RPCBIND_NNETIDS; i++) {
+		if (!(job->netids & (1u << i)))
+			continue;
 		struct netconfig *nconf = getnetconfigent(rpcbind_netids[i]);
 		if (!nconf) {
 			job->failures++;
@@ -185,19 +189,30 @@ static int rpcbind_job_wait(struct rpcbind_job *job)
 	return failures;
 }
 
-static struct rpcbind_job *rpcbind_job_new(bool set, uint16_t port, const struct rpc_prog_vers *pv, unsigned n)
+static struct rpcbind_job *rpcbind_job_new(bool set, uint16_t port, unsigned netids,
+					   const struct rpc_prog_vers *pv, unsigned n)
 {
 	struct rpcbind_job *job = calloc(1, sizeof(*job));
 	if (!job)
 		return NULL;
 	job->set = set;
 	job->port = port;
+	job->netids = netids;
 	job->n = n < RPCBIND_MAX ? n : RPCBIND_MAX;
 	memcpy(job->pv, pv, job->n * sizeof(*pv));
 	return job;
 }
 
-int rpc_rpcbind_register(uint16_t port)
+static const char *netids_name(unsigned netids)
+{
+	switch (netids & (RPCBIND_TCP4 | RPCBIND_TCP6)) {
+	case RPCBIND_TCP4: return "tcp";
+	case RPCBIND_TCP6: return "tcp6";
+	default: return "tcp, tcp6";
+	}
+}
+
+int rpc_rpcbind_register(uint16_t port, unsigned netids)
 {
 	struct rpc_prog_vers pv[RPCBIND_MAX];
 	unsigned n = rpc_prog_versions(pv, RPCBIND_MAX);
@@ -208,7 +223,7 @@ int rpc_rpcbind_register(uint16_t port)
 		log_warn("rpcbind is not running: programs not registered (clients must be given port %u)", port);
 		return -1;
 	}
-	struct rpcbind_job *job = rpcbind_job_new(true, port, pv, n);
+	struct rpcbind_job *job = rpcbind_job_new(true, port, netids, pv, n);
 	if (!job)
 		return -1;
 	int failures = rpcbind_job_wait(job);
@@ -219,12 +234,15 @@ int rpc_rpcbind_register(uint16_t port)
 	memcpy(registered, pv, n * sizeof(*pv));
 	n_registered = n;
 	registered_port = port;
+	registered_netids = netids;
 	if (failures) {
-		log_warn("rpcbind: %d of %u registrations failed", failures, n * (unsigned)RPCBIND_NNETIDS);
+		log_warn("rpcbind: %d registrations failed (%u programs on %s)", failures, n,
+			 netids_name(netids));
 		return -1;
 	}
 	for (unsigned i = 0; i < n; i++)
-		log_info("rpcbind: registered %s version %u on tcp, tcp6 port %u", pv[i].name, pv[i].vers, port);
+		log_info("rpcbind: registered %s version %u on %s port %u", pv[i].name, pv[i].vers,
+			 netids_name(netids), port);
 	return 0;
 }
 
@@ -236,7 +254,8 @@ void rpc_rpcbind_unregister(void)
 		n_registered = 0;
 		return;
 	}
-	struct rpcbind_job *job = rpcbind_job_new(false, registered_port, registered, n_registered);
+	struct rpcbind_job *job = rpcbind_job_new(false, registered_port, registered_netids,
+						  registered, n_registered);
 	n_registered = 0;
 	if (job && rpcbind_job_wait(job) < 0)
 		log_warn("rpcbind did not answer within %d ms: unregistration abandoned", RPCBIND_TIMEOUT_MS);

@@ -17,14 +17,18 @@ struct rpc_prog_vers {
 /* Every registered program and version (rpc_prog.c); returns the total, fills at most max. */
 unsigned rpc_prog_versions(struct rpc_prog_vers *out, unsigned max);
 
+#define RPCBIND_TCP4 1u /* netid "tcp" */
+#define RPCBIND_TCP6 2u /* netid "tcp6" */
+
 /*
  * Main thread. Register every program/version registered with
- * rpc_register_program() on netids "tcp" and "tcp6" at port, replacing older
- * registrations of those netids. When rpcbind is not running (its UNIX socket
- * does not answer), logs one line and returns -1 at once; a hung rpcbind is
- * given RPCBIND_TIMEOUT_MS. Returns 0 if every registration succeeded.
+ * rpc_register_program() at port on the netids in `netids` (RPCBIND_TCP4 |
+ * RPCBIND_TCP6: those we listen on), replacing older registrations of those
+ * netids. When rpcbind is not running (its UNIX socket does not answer),
+ * logs one line and returns -1 at once; a hung rpcbind is given
+ * RPCBIND_TIMEOUT_MS. Returns 0 if every registration succeeded.
  */
-int rpc_rpcbind_register(uint16_t port);
+int rpc_rpcbind_register(uint16_t port, unsigned netids);
 
 /* Undo rpc_rpcbind_register() (only what it registered). Same time bound. */
 void rpc_rpcbind_unregister(void);

@@ -1,25 +1,38 @@
 /*
- * rdma_credits.c - credit grant and reply accounting (RFC 8166 §3.3.1).
+ * rdma_credits.c - credit grant, reply accounting and the receive-buffer
+ * pool counts (RFC 8166 §3.3.1).
  *
- * Owner: developer "rdma". See rdma_credits.h for the two invariants.
+ * Owner: developer "rdma". See rdma_credits.h for the pool and the two
+ * invariants.
  */
 #include "transport/rdma_credits.h"
 
-void rdma_credits_init(struct rdma_credits *c, uint32_t max_grant)
+static uint32_t clamp_grant(uint32_t max_grant)
 {
 	if (max_grant < 1)
-		max_grant = 1;
-	if (max_grant > RDMA_CREDITS_MAX)
-		max_grant = RDMA_CREDITS_MAX;
-	c->max_grant = max_grant;
+		return 1;
+	return max_grant > RDMA_CREDITS_MAX ? RDMA_CREDITS_MAX : max_grant;
+}
+
+uint32_t rdma_credits_pool_size(uint32_t max_grant)
+{
+	return 2 * clamp_grant(max_grant) + RDMA_CREDITS_SPARE;
+}
+
+void rdma_credits_init(struct rdma_credits *c, uint32_t max_grant)
+{
+	c->max_grant = clamp_grant(max_grant);
 	c->recvs_posted = 0;
 	c->calls_owed = 0;
 	c->last_grant = 0;
+	c->bufs_total = rdma_credits_pool_size(c->max_grant);
+	c->bufs_free = c->bufs_total;
 }
 
 void rdma_credits_recv_posted(struct rdma_credits *c, uint32_t n)
 {
 	c->recvs_posted += n;
+	c->bufs_free = c->bufs_free > n ? c->bufs_free - n : 0;
 }
 
 void rdma_credits_recv_done(struct rdma_credits *c)
@@ -33,6 +46,13 @@ void rdma_credits_recv_flushed(struct rdma_credits *c)
 {
 	if (c->recvs_posted)
 		c->recvs_posted--;
+	rdma_credits_buf_put(c);
+}
+
+void rdma_credits_buf_put(struct rdma_credits *c)
+{
+	if (c->bufs_free < c->bufs_total)
+		c->bufs_free++;
 }
 
 void rdma_credits_call_drop(struct rdma_credits *c)
@@ -67,10 +87,10 @@ uint32_t rdma_credits_grant(struct rdma_credits *c, uint32_t requested)
 	return g;
 }
 
-uint32_t rdma_credits_recvs_wanted(const struct rdma_credits *c, uint32_t spare)
+uint32_t rdma_credits_recvs_wanted(const struct rdma_credits *c)
 {
-	uint64_t want = (uint64_t)c->max_grant + spare;
-	uint64_t have = (uint64_t)c->recvs_posted + c->calls_owed;
+	uint32_t want = c->max_grant + RDMA_CREDITS_SPARE;
+	uint32_t n = c->recvs_posted >= want ? 0 : want - c->recvs_posted;
 
-	return have >= want ? 0 : (uint32_t)(want - have);
+	return n < c->bufs_free ? n : c->bufs_free;
 }

@@ -343,22 +343,19 @@ int rdma_pcl_plan_write(const struct rdma_hdr *call, const struct rdma_wchunk *c
 
 bool rdma_pcl_inv_rkey(const struct rdma_hdr *call, uint32_t *rkey)
 {
-	bool have = false;
-	uint32_t k = 0;
-
+	/* RFC 8797 §3.2, §4.1: see rdma_pcl.h. Read list, then Write list and
+	 * Reply chunk (wsegs), in the order the requester sent them. */
 	for (uint32_t i = 0; i < call->nreads; i++) {
-		if (have && call->reads[i].seg.handle != k)
-			return false;
-		k = call->reads[i].seg.handle;
-		have = true;
+		if (call->reads[i].seg.length >= RDMA_INV_MIN_SEG) {
+			*rkey = call->reads[i].seg.handle;
+			return true;
+		}
 	}
 	for (uint32_t i = 0; i < call->nwsegs; i++) {
-		if (have && call->wsegs[i].handle != k)
-			return false;
-		k = call->wsegs[i].handle;
-		have = true;
+		if (call->wsegs[i].length >= RDMA_INV_MIN_SEG) {
+			*rkey = call->wsegs[i].handle;
+			return true;
+		}
 	}
-	if (have)
-		*rkey = k;
-	return have;
+	return false;
 }

@@ -182,10 +182,21 @@ int rdma_pcl_plan_write(const struct rdma_hdr *call, const struct rdma_wchunk *c
 			struct rdma_write_plan *plan);
 
 /*
- * RFC 8797 §4.1: Send With Invalidate may invalidate only an R_key of this
- * XID. As the Linux server does, one is chosen only if all the call's
- * segments carry the same R_key. Returns true and sets *rkey then.
+ * RFC 8797 §4.1: Send With Invalidate invalidates one STag "associated only
+ * with" this XID; §3.2: a requester that sets R says its STags are safe to
+ * invalidate remotely. The R_key chosen is the first one the call carries
+ * (Read list, then Write chunks, then Reply chunk), skipping segments of
+ * fewer than RDMA_INV_MIN_SEG bytes: such a segment only carries XDR
+ * padding, and the Linux client points it at a write-pad MR shared by all
+ * its calls (rpc_rdma.c, re_write_pad_mr), which must stay valid.
+ * knfsd (svc_rdma_get_inv_rkey) is stricter: it invalidates only when every
+ * segment carries the same R_key. The Linux 6.1 client registers a 1 MiB
+ * chunk as several MRs (8 segments, 8 R_keys, seen in the VM), so that rule
+ * never fires for large I/O; the client's reply handler (frwr_reminv)
+ * accepts any one of the call's MRs and invalidates the rest itself.
+ * Returns true and sets *rkey, or false (no segment to invalidate).
  */
+#define RDMA_INV_MIN_SEG 4u
 bool rdma_pcl_inv_rkey(const struct rdma_hdr *call, uint32_t *rkey);
 
 #endif

@@ -98,14 +98,23 @@ static void rdma_deliver(struct rdma_ctxt *x)
 		c->payload_cap = conn->slot_size;
 	} else {
 		c->payload_area = x->payload_small;
-		c->payload_cap = conn->inline_size;
+		c->payload_cap = conn->small_room;
 	}
 	if (x->hdr.has_reply && s < x->nslots) {
 		c->reply_buf = conn->bulk_mem + (size_t)x->slots[s++] * conn->slot_size;
 		c->reply_cap = conn->slot_size;
 	} else {
+		/* Room beyond the inline threshold: a reply that outgrows it is
+		 * seen by send_reply() and answered ERR_CHUNK (RFC 8166 §4.5.3). */
 		c->reply_buf = x->reply_small;
-		c->reply_cap = conn->inline_size;
+		c->reply_cap = conn->small_room;
+	}
+	stats_add(&conn->stats.calls, 1);
+	if (x->hdr.vers != atomic_load_explicit(&conn->stats.rdma_version, memory_order_relaxed)) {
+		const struct rdma_inline *inl = rdma_conn_inline(conn, x->hdr.vers);
+		stats_set(&conn->stats.rdma_version, x->hdr.vers);
+		stats_set(&conn->stats.inline_recv, inl->call_max);
+		stats_set(&conn->stats.inline_send, inl->reply_max);
 	}
 	rdma_ctxt_set_state(x, CTXT_IN_RPC);
 	/* May call send_reply() before returning: x is not touched after this. */
@@ -219,6 +228,15 @@ void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 	enum rdma_status st;
 
 	rdma_credits_recv_done(&conn->credits);
+	/* RFC 8166 §3.3.1: this buffer now holds the call until its reply is
+	 * sent; a fresh one from the pool takes its place at once, so the
+	 * grant does not sag while replies are in flight. */
+	if (rdma_recv_refill(conn)) {
+		rdma_conn_close(conn, "cannot post a Receive");
+		rdma_credits_call_drop(&conn->credits);
+		rdma_ctxt_release(x);
+		return;
+	}
 	x->recv_len = byte_len;
 	x->nslots = 0;
 	x->read_area = NULL;

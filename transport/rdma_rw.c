@@ -2,7 +2,8 @@
  * rdma_rw.c - posting work requests and reaping their completions for the
  * RPC-over-RDMA transport (owner: rdma).
  *
- *  - Receives: one per FREE context (rdma_post_recv).
+ *  - Receives: FREE contexts from the pool, posted by rdma_recv_refill() as
+ *    soon as one completes, up to credits + spare (rdma_credits_recvs_wanted).
  *  - RDMA Reads: queued per context, posted at most `ord` at a time per
  *    connection (the initiator depth agreed at accept) and within the send
  *    queue budget; each Read is signaled.
@@ -54,6 +55,30 @@ int rdma_post_recv(struct rdma_ctxt *x)
 	rdma_ctxt_set_state(x, CTXT_POSTED);
 	conn->wrs_outstanding++;
 	rdma_credits_recv_posted(&conn->credits, 1);
+	return 0;
+}
+
+void rdma_ctxt_free_push(struct rdma_ctxt *x)
+{
+	x->next = x->conn->free_ctxts;
+	x->conn->free_ctxts = x;
+}
+
+/* RFC 8166 §3.3.1: keep credits + spare Receives posted, from the pool. */
+int rdma_recv_refill(struct rdma_conn *conn)
+{
+	uint32_t n = rdma_credits_recvs_wanted(&conn->credits);
+
+	while (n-- && conn->free_ctxts) {
+		struct rdma_ctxt *x = conn->free_ctxts;
+
+		conn->free_ctxts = x->next;
+		x->next = NULL;
+		if (rdma_post_recv(x)) {
+			rdma_ctxt_free_push(x);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -179,6 +204,15 @@ static int post_chain(struct rdma_ctxt *x)
 		return -1;
 	}
 	rdma_ctxt_set_state(x, CTXT_SENDING);
+	if (wp->nwrs) {
+		uint64_t bytes = 0;
+		for (unsigned i = 0; i < wp->nwrs; i++)
+			bytes += wp->wrs[i].len;
+		stats_add(&conn->stats.rdma_writes, wp->nwrs);
+		stats_add(&conn->stats.rdma_write_bytes, bytes);
+	}
+	if (x->send_inv)
+		stats_add(&conn->stats.send_inv, 1);
 	conn->sq_free -= x->sq_need;
 	conn->wrs_outstanding++;
 	return 0;
@@ -241,6 +275,8 @@ static void read_done(struct rdma_ctxt *x, const struct ibv_wc *wc)
 		}
 		return;
 	}
+	stats_add(&conn->stats.rdma_reads, 1);
+	stats_add(&conn->stats.rdma_read_bytes, x->rwrs[x->rdone - 1].len); /* in order */
 	if (x->rdone == x->nrwrs)
 		rdma_read_chunks_done(x);
 }
@@ -271,6 +307,7 @@ static void handle_wc(struct rdma_conn *conn, const struct ibv_wc *wc)
 		if (wc->status != IBV_WC_SUCCESS || conn->state == RDMA_CONN_CLOSING) {
 			rdma_credits_recv_flushed(&conn->credits);
 			rdma_ctxt_set_state(x, CTXT_FREE);
+			rdma_ctxt_free_push(x);
 			return;
 		}
 		rdma_recv_done(x, wc->byte_len);

@@ -32,6 +32,7 @@ static bool answer_get(struct rdma_ctxt *x, uint32_t *grant)
 		return false;
 	}
 	*grant = rdma_credits_grant(&conn->credits, x->hdr.credits);
+	stats_set(&conn->stats.credits, *grant);
 	return true;
 }
 
@@ -50,6 +51,8 @@ void rdma_send_error(struct rdma_ctxt *x, enum rdma_status st)
 	else
 		len = rdma_hdr_encode_error(x->send_buf, RDMA_HDR_BUF, &x->hdr, grant, st, &conn->lim);
 	x->send_len = (uint32_t)len;
+	stats_add(st == RDMA_ST_GARBAGE_ARGS ? &conn->stats.garbage_args :
+		  st == RDMA_ST_ERR_VERS ? &conn->stats.err_vers : &conn->stats.err_chunk, 1);
 	x->wplan.nwrs = x->wplan.nsges = 0;
 	x->send_inv = false; /* as knfsd: no remote invalidation on errors */
 	x->sq_need = 1;
@@ -153,7 +156,7 @@ void rdma_send_reply(struct rpc_call *c)
 		}
 	}
 	/* RFC 8797 §4.1: Send With Invalidate only when both sides set R, and
-	 * only an R_key of this XID (the only one the call carried). */
+	 * only an R_key of this XID (rdma_pcl_inv_rkey: the first it carried). */
 	x->send_inv = inl->send_inv && rdma_pcl_inv_rkey(&x->hdr, &x->inv_rkey);
 	x->sq_need = x->wplan.nwrs + 1;
 	rdma_queue_send(x);

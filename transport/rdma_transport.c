@@ -5,8 +5,8 @@
  *
  * Accepting a connection, in order (unwound in reverse by conn_free()):
  *   private data (RFC 8797) -> device/PD -> completion channel + CQs -> QP ->
- *   registered memory (small + bulk) -> contexts -> loop event ->
- *   Receives posted for every context -> rdma_accept(our private data,
+ *   registered memory (small + bulk) -> contexts (the receive pool) -> loop
+ *   event -> credits + spare Receives posted -> rdma_accept(our private data,
  *   initiator depth). Memory is registered here and nowhere else.
  *
  * Closing: rdma_conn_close() is the only path. It disconnects and moves the
@@ -29,6 +29,9 @@
 #include "daemon/loop.h"
 #include "transport/rdma.h"
 #include "transport/rdma_xprt.h"
+
+/* Connect and close lines: a client reconnecting in a loop must not flood the log. */
+static struct log_limit lim_conn_event;
 
 #define RDMA_LISTEN_BACKLOG 64
 /* knfsd's initiator depth cap (svc_rdma: min(16, device max)). */
@@ -126,9 +129,12 @@ void rdma_ctxt_release(struct rdma_ctxt *x)
 		conn->free_slots[conn->nfree_slots++] = x->slots[--x->nslots];
 	x->read_area = NULL;
 	rdma_ctxt_set_state(x, CTXT_FREE);
+	/* Its receive buffer goes back to the pool. */
+	rdma_credits_buf_put(&conn->credits);
+	rdma_ctxt_free_push(x);
 	if (conn->state == RDMA_CONN_CLOSING)
 		return;
-	if (rdma_post_recv(x)) {
+	if (rdma_recv_refill(conn)) {
 		rdma_conn_close(conn, "cannot re-post a Receive");
 		return;
 	}
@@ -191,6 +197,7 @@ static void dev_put(struct rdma_dev *d)
 /* Free everything of conn that exists (also for a half-built one). */
 static void conn_free(struct rdma_conn *conn)
 {
+	stats_conn_unregister(&conn->stats);
 	if (conn->cq_ev) {
 		loop_ev_del(conn->cq_ev);
 		loop_ev_free(conn->cq_ev);
@@ -236,7 +243,7 @@ static void reap_cb(int fd, short what, void *arg)
 	while (g.reap) {
 		struct rdma_conn *conn = g.reap;
 		g.reap = conn->reap_next;
-		log_info("rdma: %s: connection closed", conn->rpc.peer_name);
+		log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connection closed", conn->rpc.peer_name);
 		conn_unlink(conn);
 		conn_free(conn);
 	}
@@ -261,7 +268,7 @@ void rdma_conn_close(struct rdma_conn *conn, const char *why)
 
 	if (conn->state == RDMA_CONN_CLOSING)
 		return;
-	log_info("rdma: %s: closing (%s)", conn->rpc.peer_name, why);
+	log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: closing (%s)", conn->rpc.peer_name, why);
 	conn->state = RDMA_CONN_CLOSING;
 	rdma_disconnect(conn->id);
 	/* Whatever the CM did: every posted work request must now flush. */
@@ -348,11 +355,14 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	const struct ibv_device_attr *da = &conn->dev->attr;
 	struct ibv_port_attr pa;
 
-	conn->nctxts = conn->credits.max_grant + RDMA_SPARE_CTXTS;
+	/* rdma_credits.h: a pool of 2 x credits + spare receive contexts, at
+	 * most credits + spare of them posted. */
+	conn->nctxts = conn->credits.bufs_total;
+	conn->nrecv_max = conn->credits.max_grant + RDMA_CREDITS_SPARE;
 	/* Room for a full reply chain plus every context's Send and Reads. */
 	unsigned want = 2 * conn->nctxts + RDMA_WRITE_PLAN_MAX_WRS + 1;
 	conn->sq_depth = min_u(want, (unsigned)da->max_qp_wr);
-	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nctxts) {
+	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nrecv_max) {
 		log_err("rdma: device queues too small (max_qp_wr %d)", da->max_qp_wr);
 		return -1;
 	}
@@ -371,7 +381,7 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	if (!conn->channel || set_nonblock(conn->channel->fd))
 		return -1;
 	conn->scq = ibv_create_cq(verbs, (int)conn->sq_depth, conn, conn->channel, 0);
-	conn->rcq = ibv_create_cq(verbs, (int)conn->nctxts, conn, conn->channel, 0);
+	conn->rcq = ibv_create_cq(verbs, (int)conn->nrecv_max, conn, conn->channel, 0);
 	if (!conn->scq || !conn->rcq || ibv_req_notify_cq(conn->scq, 0) || ibv_req_notify_cq(conn->rcq, 0))
 		return -1;
 
@@ -380,7 +390,7 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 		.recv_cq = conn->rcq,
 		.cap = {
 			.max_send_wr = conn->sq_depth,
-			.max_recv_wr = conn->nctxts,
+			.max_recv_wr = conn->nrecv_max,
 			.max_send_sge = conn->max_send_sge,
 			.max_recv_sge = 1,
 		},
@@ -394,16 +404,20 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 }
 
 /* Per context: receive | send (header + inline body) | small reply | small payload. */
-static size_t ctxt_stride(uint32_t inline_size)
+static size_t ctxt_stride(uint32_t inline_size, uint32_t small_room)
 {
 	return align_up(inline_size, 64) + align_up(RDMA_HDR_BUF + inline_size, 64) +
-	       2 * align_up(inline_size, 64);
+	       2 * align_up(small_room, 64);
 }
 
 static int conn_setup_memory(struct rdma_conn *conn)
 {
 	struct ibv_pd *pd = conn->dev->pd;
-	size_t stride = ctxt_stride(conn->inline_size), isz = align_up(conn->inline_size, 64);
+	/* RFC 8166 §4.5.3: a call without chunks gets room for a reply larger
+	 * than can go inline, so that send_reply() sees it and answers ERR_CHUNK. */
+	conn->small_room = RDMA_NOCHUNK_ROOM * conn->inline_size;
+	size_t stride = ctxt_stride(conn->inline_size, conn->small_room);
+	size_t isz = align_up(conn->inline_size, 64), rsz = align_up(conn->small_room, 64);
 
 	conn->small_size = stride * conn->nctxts + 64;
 	if (posix_memalign((void **)&conn->small_mem, 4096, conn->small_size))
@@ -443,11 +457,13 @@ static int conn_setup_memory(struct rdma_conn *conn)
 		x->recv_buf = base;
 		x->send_buf = base + isz;
 		x->reply_small = x->send_buf + align_up(RDMA_HDR_BUF + conn->inline_size, 64);
-		x->payload_small = x->reply_small + isz;
+		x->payload_small = x->reply_small + rsz;
 		x->recv_tag = (struct rdma_wr_tag){ RDMA_WR_RECV, x };
 		x->read_tag = (struct rdma_wr_tag){ RDMA_WR_READ, x };
 		x->send_tag = (struct rdma_wr_tag){ RDMA_WR_SEND, x };
 	}
+	for (unsigned i = conn->nctxts; i-- > 0;)
+		rdma_ctxt_free_push(&conn->ctxts[i]);
 	return 0;
 }
 
@@ -492,9 +508,8 @@ static int conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	if (!conn->cq_ev || loop_ev_add(conn->cq_ev, NULL))
 		goto fail;
 	step = "posting receives";
-	for (unsigned i = 0; i < conn->nctxts; i++)
-		if (rdma_post_recv(&conn->ctxts[i]))
-			goto fail;
+	if (rdma_recv_refill(conn))
+		goto fail;
 
 	/* RFC 8797 §4: version 1, R if we will use Send With Invalidate, our
 	 * send and receive sizes. knfsd-like: we never read from... the client
@@ -514,7 +529,12 @@ static int conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req,
 	conn->next = g.conns;
 	g.conns = conn;
 	g.nconns++;
-	log_info("rdma: %s: connecting: private data %s (R %d, send %u, recv %u), "
+	stats_conn_register(&conn->stats, "rdma", conn->rpc.peer_name);
+	stats_set(&conn->stats.rdma_version, RDMA_VERS_1);
+	stats_set(&conn->stats.credits, conn->credits.max_grant);
+	stats_set(&conn->stats.inline_recv, conn->inl_v1.call_max);
+	stats_set(&conn->stats.inline_send, conn->inl_v1.reply_max);
+	log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connecting: private data %s (R %d, send %u, recv %u), "
 		 "inline call %u reply %u (v1), credits %u, ord %u, send-invalidate %s",
 		 conn->rpc.peer_name, conn->peer_pd.present ? "yes" : "no", conn->peer_pd.remote_inv,
 		 conn->peer_pd.send_size, conn->peer_pd.recv_size, conn->inl_v1.call_max,
@@ -549,7 +569,7 @@ static void cm_event(const struct rdma_cm_event *ev, const uint8_t *pd, size_t p
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (conn && conn->state == RDMA_CONN_ACCEPTING) {
 			conn->state = RDMA_CONN_CONNECTED;
-			log_info("rdma: %s: connected", conn->rpc.peer_name);
+			log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connected", conn->rpc.peer_name);
 		}
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:

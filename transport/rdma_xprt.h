@@ -19,7 +19,15 @@
  *    accept; the hot path never registers, never mallocs.
  *  - A context (struct rdma_ctxt) carries one message from its Receive to its
  *    reply's Send completion. Its Receive buffer holds the call (RDMA_MSG), so
- *    it is re-posted only when the reply is sent: ctxts = credits + spare.
+ *    it stays with the call until the reply is sent. Contexts form a pool of
+ *    rdma_credits_pool_size() = 2 x credits + spare (rdma_credits.h): when a
+ *    Receive completes, a FREE context is posted in its place at once
+ *    (rdma_recv_refill), so credits + spare Receives stay posted under load
+ *    and the grant does not sag while replies are in flight.
+ *  - Calls without a Reply chunk get reply and payload buffers of
+ *    RDMA_NOCHUNK_ROOM x the inline size: room for the handler to produce a
+ *    reply larger than the inline threshold, which send_reply() then answers
+ *    with ERR_CHUNK (RFC 8166 §4.5.3) instead of the RPC layer's SYSTEM_ERR.
  *  - Contexts handed to the RPC layer (IN_RPC) are owned by it until
  *    send_reply(); the connection outlives them (it is freed only when no
  *    context is busy and no work request is outstanding).
@@ -32,6 +40,7 @@
  *     |                   v                 |                      |send_reply
  *     +------------------FREE               +--(error/garbage)--> WAIT_SQ --> SENDING
  *     +---------------------------------------------------------------- Send done
+ *   (FREE contexts wait on conn->free_ctxts until rdma_recv_refill posts them.)
  *
  * Connection states: ACCEPTING -> CONNECTED -> CLOSING -> (reaped, freed).
  * conn_close() is the only way into CLOSING: it disconnects (the QP goes to
@@ -48,6 +57,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "daemon/stats_server.h"
 #include "rpc/rpc.h"
 #include "transport/rdma_credits.h"
 #include "transport/rdma_hdr.h"
@@ -58,10 +68,8 @@
 struct loop;
 struct loop_ev;
 
-/* Receives posted beyond the credit grant (RFC 8166 §3.3.1 leaves room for
- * a requester that sends a message the grant does not count, and gives the
- * grant slack while contexts are being re-posted). */
-#define RDMA_SPARE_CTXTS 8
+/* Reply and payload buffers of a call without chunks, in inline sizes. */
+#define RDMA_NOCHUNK_ROOM 2u
 /* Most bulk slots a call can need: Read chunk data, payload, long reply. */
 #define RDMA_SLOTS_PER_CALL 3
 /* Read WRs one call may need: every Read segment split at max_wr_bytes. */
@@ -104,8 +112,8 @@ struct rdma_ctxt {
 	/* Registered buffers (small MR), fixed for the connection's life. */
 	uint8_t *recv_buf;     /* cfg rdma_inline bytes */
 	uint8_t *send_buf;     /* RDMA_HDR_BUF + rdma_inline: header, then inline body */
-	uint8_t *reply_small;  /* rdma_inline: reply stream when no Reply chunk */
-	uint8_t *payload_small; /* rdma_inline: READ data that will go inline */
+	uint8_t *reply_small;  /* conn->small_room: reply stream when no Reply chunk */
+	uint8_t *payload_small; /* conn->small_room: READ data that will go inline */
 	uint32_t recv_len;
 
 	/* Bulk slots held (indices), released with the context. */
@@ -176,7 +184,10 @@ struct rdma_conn {
 	int *free_slots;                /* stack of free slot indices */
 
 	struct rdma_ctxt *ctxts;
-	unsigned nctxts;
+	unsigned nctxts;                /* the receive pool: rdma_credits_pool_size() */
+	unsigned nrecv_max;             /* Receives posted at most: credits + spare */
+	struct rdma_ctxt *free_ctxts;   /* FREE contexts (linked by next) */
+	uint32_t small_room;            /* reply_small / payload_small bytes */
 	unsigned busy;                  /* contexts not FREE and not POSTED */
 
 	/* Queues of contexts waiting for something (FIFO). */
@@ -197,6 +208,9 @@ struct rdma_conn {
 	unsigned max_send_sge;
 	uint32_t max_wr_bytes;
 	unsigned wrs_outstanding;       /* Receives + signaled sends/reads not completed */
+
+	/* rnfsctl's per-connection line (daemon/stats_server.h). */
+	struct stats_conn stats;
 
 	/* Scratch for building a chain (loop thread only). */
 	struct ibv_send_wr swr[RDMA_WRITE_PLAN_MAX_WRS + 1];
@@ -224,6 +238,8 @@ void rdma_send_done(struct rdma_ctxt *x);
 
 /* rdma_rw.c */
 int rdma_post_recv(struct rdma_ctxt *x);
+void rdma_ctxt_free_push(struct rdma_ctxt *x);
+int rdma_recv_refill(struct rdma_conn *conn);
 void rdma_queue_reads(struct rdma_ctxt *x);
 void rdma_queue_send(struct rdma_ctxt *x);
 void rdma_sq_pump(struct rdma_conn *conn);

@@ -17,6 +17,7 @@
 #ifndef RNFSD_TCP_H
 #define RNFSD_TCP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,9 +38,14 @@ struct tcp_params {
 	unsigned max_calls;       /* call contexts in all (each ~max_record + 1.25 MiB, lazily) */
 	size_t reply_cap;
 	size_t payload_cap;
+	unsigned record_timeout_s; /* a record started but stalled this long closes the
+	                              connection (it holds a call context); 0: never */
 };
 
-/* Defaults from rnfsd.conf: conn_max_calls 2*threads+16, max_calls 16*threads+64. */
+#define TCP_RECORD_TIMEOUT_S 30
+
+/* Defaults from rnfsd.conf: conn_max_calls 2*threads+16, max_calls 16*threads+64,
+ * record_timeout_s TCP_RECORD_TIMEOUT_S. */
 void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
 
 /*
@@ -52,13 +58,19 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p);
 /* Bound port of the first listener (useful with port 0); 0 if none. */
 uint16_t tcp_xprt_port(const struct tcp_xprt *x);
 
+/* True if a listener of address family af (AF_INET, AF_INET6) is open. */
+bool tcp_xprt_listens(const struct tcp_xprt *x, int af);
+
 /* Connections open now (any thread; a snapshot). */
 unsigned tcp_xprt_conns(const struct tcp_xprt *x);
 
 /*
- * Graceful stop: close the listeners, stop reading requests, let calls in
- * flight finish and their replies be written, close each connection when it
- * has nothing left, then call done(arg) once (perhaps before returning).
+ * Graceful stop: close the listeners, stop taking calls (later input is read
+ * and discarded), let calls in flight finish and their replies be written,
+ * then half-close each connection and close it once the peer acknowledged
+ * everything (or closed); when no connection is left call done(arg) once
+ * (perhaps before returning). A peer that does not read its replies holds
+ * this up: bound it with a timer, then loop_break() and tcp_xprt_free().
  */
 void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
 

@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -35,6 +37,8 @@
 static const uint8_t xdr_zero_pad[4];
 static struct log_limit lim_record;
 static struct log_limit lim_io;
+static struct log_limit lim_connect;
+static struct log_limit lim_close;
 
 static void tcp_send_reply(struct rpc_call *c);
 static const struct rpc_xprt_ops tcp_rpc_ops = {.send_reply = tcp_send_reply};
@@ -80,7 +84,7 @@ void tcp_conn_close(struct tcp_conn *conn, const char *why)
 
 	if (conn->state == TCP_CONN_CLOSED)
 		return;
-	log_debug("tcp: %s: closing: %s", conn->rpc.peer_name, why);
+	log_limited(&lim_close, LOG_INFO, "tcp: %s: closed (%s)", conn->rpc.peer_name, why);
 	conn->state = TCP_CONN_CLOSED;
 	tcp_conn_get(conn); /* until the end of this function */
 
@@ -126,6 +130,7 @@ void tcp_conn_resume(struct tcp_conn *conn)
 	if (conn->state != TCP_CONN_OPEN || !conn->paused)
 		return;
 	conn->paused = false;
+	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last); /* the wait was ours, not the peer's */
 	tcp_read_arm(conn, true);
 	/* Parse what is staged even if the socket has nothing new. */
 	loop_ev_trigger(conn->ev_read);
@@ -142,17 +147,49 @@ void tcp_conn_drain(struct tcp_conn *conn)
 	if (conn->state != TCP_CONN_OPEN)
 		return;
 	conn->state = TCP_CONN_DRAINING;
-	tcp_read_arm(conn, false);
 	tcp_waiter_remove(conn->x, conn);
+	conn->paused = false;
+	tcp_read_arm(conn, true); /* to discard, see the state diagram */
+	conn->stage_off = conn->stage_len = 0;
 	tcp_conn_get(conn);
 	if (conn->rx) { /* a partial record: never answered */
 		struct tcp_ctx *rx = conn->rx;
 		conn->rx = NULL;
-		tcp_ctx_put(rx);
+		tcp_ctx_put(rx); /* moves an idle conn on to LINGER */
+	} else if (conn->n_ctx == 0) {
+		tcp_conn_linger(conn);
 	}
-	if (conn->n_ctx == 0)
-		tcp_conn_close(conn, "drained");
 	tcp_conn_put(conn);
+}
+
+void tcp_conn_linger(struct tcp_conn *conn)
+{
+	if (conn->state != TCP_CONN_DRAINING)
+		return;
+	conn->state = TCP_CONN_LINGER;
+	/* FIN after the last reply; the peer's EOF, an error, or the linger
+	 * timer (tcp_conn_linger_check) closes. */
+	if (shutdown(conn->fd, SHUT_WR) != 0)
+		tcp_conn_close(conn, "shutdown failed");
+}
+
+/* DRAINING, LINGER: read and throw away until EAGAIN; EOF or error closes. */
+static void tcp_conn_discard(struct tcp_conn *conn)
+{
+	for (unsigned round = 0; round < TCP_RX_ROUNDS; round++) {
+		ssize_t r = read(conn->fd, conn->stage, TCP_STAGE_SIZE);
+		if (r > 0)
+			continue;
+		if (r == 0) {
+			tcp_conn_close(conn, "closed by peer");
+			return;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			tcp_conn_close(conn, "read error");
+		return;
+	}
 }
 
 /* ---- receive ---- */
@@ -244,6 +281,7 @@ static ssize_t tcp_conn_read(struct tcp_conn *conn)
 		return r;
 
 	size_t d = (size_t)r < direct ? (size_t)r : direct;
+	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
 	conn->stage_off = 0;
 	conn->stage_len = (size_t)r - d;
 	if (d && rm_direct(&conn->rm, d) == RM_RECORD)
@@ -276,15 +314,49 @@ static void tcp_conn_rx(struct tcp_conn *conn)
 	tcp_conn_parse(conn);
 }
 
+void tcp_conn_stall_check(struct tcp_conn *conn, const struct timespec *now)
+{
+	static struct log_limit lim;
+	unsigned limit = conn->x->p.record_timeout_s;
+	bool mid_record = conn->rx || conn->rm.in_body || conn->rm.hdr_have || conn->rm.rec_len;
+
+	/* A paused connection waits for us; a record boundary is a fine place to idle. */
+	if (conn->state != TCP_CONN_OPEN || conn->paused || !mid_record || !limit)
+		return;
+	if (now->tv_sec - conn->rx_last.tv_sec < (time_t)limit)
+		return;
+	log_limited(&lim, LOG_WARNING, "tcp: %s: record stalled for %u s, closing",
+		    conn->rpc.peer_name, limit);
+	tcp_conn_close(conn, "record stalled");
+}
+
+void tcp_conn_linger_check(struct tcp_conn *conn)
+{
+	int unacked = 0;
+
+	if (conn->state != TCP_CONN_LINGER)
+		return;
+	/* SIOCOUTQ: bytes sent but not yet acknowledged (or not yet sent). */
+	if (ioctl(conn->fd, SIOCOUTQ, &unacked) == 0 && unacked > 0)
+		return;
+	tcp_conn_get(conn);
+	tcp_conn_discard(conn); /* leave no unread input: close sends FIN, not RST */
+	tcp_conn_close(conn, "drained");
+	tcp_conn_put(conn);
+}
+
 static void tcp_read_cb(int fd, short what, void *arg)
 {
 	struct tcp_conn *conn = arg;
 	(void)fd;
 	(void)what;
-	if (conn->state != TCP_CONN_OPEN || conn->paused)
+	if (conn->state == TCP_CONN_CLOSED || (conn->state == TCP_CONN_OPEN && conn->paused))
 		return;
 	tcp_conn_get(conn);
-	tcp_conn_rx(conn);
+	if (conn->state == TCP_CONN_OPEN)
+		tcp_conn_rx(conn);
+	else
+		tcp_conn_discard(conn);
 	tcp_conn_put(conn);
 }
 
@@ -448,6 +520,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	conn->rpc.peer_len = len;
 	tcp_peer_name(ss, conn->rpc.peer_name, sizeof(conn->rpc.peer_name));
 	rm_init(&conn->rm, x->p.max_record);
+	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 
@@ -463,7 +536,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	__atomic_add_fetch(&x->n_conns, 1, __ATOMIC_RELAXED);
 	stats_conn_register(&conn->stats, "tcp", conn->rpc.peer_name);
 	tcp_read_arm(conn, true);
-	log_debug("tcp: %s: connected", conn->rpc.peer_name);
+	log_limited(&lim_connect, LOG_INFO, "tcp: %s: connected", conn->rpc.peer_name);
 	return;
 
 err:

@@ -128,7 +128,7 @@ void tcp_ctx_put(struct tcp_ctx *ctx)
 		tcp_conn_resume(w);
 	}
 	if (conn->state == TCP_CONN_DRAINING && conn->n_ctx == 0)
-		tcp_conn_close(conn, "drained");
+		tcp_conn_linger(conn);
 	tcp_conn_put(conn);
 }
 

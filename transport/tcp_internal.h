@@ -12,9 +12,16 @@
  *
  * Connection states (tcp_conn.state):
  *
- *   OPEN --tcp_conn_drain()--> DRAINING --last context released--> CLOSED
- *     |                                                            ^
- *     +--error, peer closed, oversized record: tcp_conn_close()----+
+ *   OPEN --tcp_conn_drain()--> DRAINING --last context released--> LINGER
+ *     |                            |      (tcp_conn_linger: FIN sent)  |
+ *     |                            |     peer's EOF, or all sent data  |
+ *     |                            |     acknowledged (linger timer)   |
+ *     +--error, peer closed, oversized record: tcp_conn_close()--> CLOSED
+ *
+ * DRAINING and LINGER read and discard whatever the peer still sends: a
+ * socket closed with unread input, or closed before the peer acknowledged
+ * our last bytes, may reset the connection and destroy replies not yet
+ * delivered. DRAINING still answers the calls already received.
  *
  * In CLOSED the socket is closed and the connection unlinked, but the object
  * lives until its last reference goes (tcp_conn_put): one reference for being
@@ -46,7 +53,7 @@
 
 struct loop_ev;
 
-enum tcp_conn_state { TCP_CONN_OPEN, TCP_CONN_DRAINING, TCP_CONN_CLOSED };
+enum tcp_conn_state { TCP_CONN_OPEN, TCP_CONN_DRAINING, TCP_CONN_LINGER, TCP_CONN_CLOSED };
 enum tcp_ctx_state { TCP_CTX_FREE, TCP_CTX_RECV, TCP_CTX_CALL, TCP_CTX_SEND };
 
 struct tcp_ctx {
@@ -72,7 +79,7 @@ struct tcp_conn {
 	int fd;
 	enum tcp_conn_state state;
 	unsigned refs;
-	struct loop_ev *ev_read;  /* persistent; armed unless paused or draining */
+	struct loop_ev *ev_read;  /* persistent; armed unless paused */
 	struct loop_ev *ev_write; /* persistent; armed while a write would block */
 	bool reading;
 	bool writing;
@@ -80,6 +87,7 @@ struct tcp_conn {
 	bool waiting;             /* paused on the global limit: on x->waiters */
 
 	/* receive */
+	struct timespec rx_last;  /* last progress on input (CLOCK_MONOTONIC) */
 	struct rm_state rm;
 	struct tcp_ctx *rx;       /* the context the current record goes to */
 	uint8_t *stage;           /* TCP_STAGE_SIZE bytes */
@@ -97,9 +105,12 @@ struct tcp_xprt {
 	struct loop *loop;
 	struct tcp_params p;
 	int lfd[CONFIG_MAX_LISTEN];
+	int lfamily[CONFIG_MAX_LISTEN];
 	struct loop_ev *lev[CONFIG_MAX_LISTEN];
 	unsigned n_listen;
 	struct loop_ev *accept_retry; /* re-arms listeners after EMFILE */
+	struct loop_ev *linger_timer; /* while draining: closes LINGER conns once acknowledged */
+	struct loop_ev *sweep_timer;  /* closes connections stalled in the middle of a record */
 
 	struct tcp_conn *conns;   /* open and draining connections */
 	unsigned n_conns;
@@ -120,6 +131,12 @@ void tcp_conn_get(struct tcp_conn *conn);
 void tcp_conn_put(struct tcp_conn *conn);
 void tcp_conn_close(struct tcp_conn *conn, const char *why);
 void tcp_conn_drain(struct tcp_conn *conn);
+/* DRAINING with nothing left to send: half-close (FIN after the last reply). */
+void tcp_conn_linger(struct tcp_conn *conn);
+/* LINGER: close once the peer acknowledged everything we sent. */
+void tcp_conn_linger_check(struct tcp_conn *conn);
+/* OPEN: close if a record has been stalled for p.record_timeout_s. */
+void tcp_conn_stall_check(struct tcp_conn *conn, const struct timespec *now);
 /* Start reading again (deferred to the loop: never recursive). */
 void tcp_conn_resume(struct tcp_conn *conn);
 
@@ -127,7 +144,8 @@ void tcp_conn_resume(struct tcp_conn *conn);
 /* A context for conn, or NULL: conn is at its limit, or all contexts are in use
  * (conn is then queued as a waiter). */
 struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn);
-/* Back to the free list; wakes a paused connection. May close a draining conn. */
+/* Back to the free list; wakes a paused connection. A draining conn left
+ * without contexts moves on to LINGER. */
 void tcp_ctx_put(struct tcp_ctx *ctx);
 void tcp_ctx_free_all(struct tcp_xprt *x);
 void tcp_waiter_remove(struct tcp_xprt *x, struct tcp_conn *conn);

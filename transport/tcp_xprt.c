@@ -31,10 +31,11 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 	p->max_calls = 16 * cfg->threads + 64;
 	p->reply_cap = TCP_REPLY_CAP;
 	p->payload_cap = TCP_PAYLOAD_CAP;
+	p->record_timeout_s = TCP_RECORD_TIMEOUT_S;
 }
 
 /* A listening socket for l, or -1 (logged). */
-static int tcp_listen_open(const struct config_listen *l)
+static int tcp_listen_open(const struct config_listen *l, int *family)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -67,6 +68,7 @@ static int tcp_listen_open(const struct config_listen *l)
 		goto err_fd;
 	if (listen(fd, TCP_BACKLOG) < 0)
 		goto err_fd;
+	*family = ss.ss_family;
 	return fd;
 
 err_fd:
@@ -141,6 +143,35 @@ static void tcp_accept_cb(int lfd, short what, void *arg)
 	}
 }
 
+#define TCP_LINGER_TICK_US 10000
+
+/* While draining: close LINGER connections whose data the peer acknowledged. */
+static void tcp_linger_cb(int fd, short what, void *arg)
+{
+	struct tcp_xprt *x = arg;
+	(void)fd;
+	(void)what;
+	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
+		next = conn->next;
+		tcp_conn_linger_check(conn); /* may unlink conn, never another */
+	}
+	if (x->n_conns == 0)
+		loop_ev_del(x->linger_timer);
+}
+
+static void tcp_sweep_cb(int fd, short what, void *arg)
+{
+	struct tcp_xprt *x = arg;
+	struct timespec now;
+	(void)fd;
+	(void)what;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
+		next = conn->next;
+		tcp_conn_stall_check(conn, &now); /* may unlink conn, never another */
+	}
+}
+
 static void tcp_listen_close_all(struct tcp_xprt *x)
 {
 	for (unsigned i = 0; i < x->n_listen; i++) {
@@ -166,11 +197,14 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 		x->p.max_calls = x->p.conn_max_calls;
 	x->ctx_all = calloc(x->p.max_calls, sizeof(*x->ctx_all));
 	x->accept_retry = loop_timer(loop, false, tcp_accept_retry_cb, x);
-	if (!x->ctx_all || !x->accept_retry)
+	x->linger_timer = loop_timer(loop, true, tcp_linger_cb, x);
+	x->sweep_timer = loop_timer(loop, true, tcp_sweep_cb, x);
+	if (!x->ctx_all || !x->accept_retry || !x->linger_timer || !x->sweep_timer)
 		goto err_free;
 
 	for (unsigned i = 0; i < p->n_listen && i < CONFIG_MAX_LISTEN; i++) {
-		int fd = tcp_listen_open(&p->listen[i]);
+		int family;
+		int fd = tcp_listen_open(&p->listen[i], &family);
 		if (fd < 0)
 			continue;
 		struct loop_ev *ev = loop_io(loop, fd, LOOP_READ | LOOP_PERSIST, tcp_accept_cb, x);
@@ -179,6 +213,7 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 			continue;
 		}
 		x->lfd[x->n_listen] = fd;
+		x->lfamily[x->n_listen] = family;
 		x->lev[x->n_listen++] = ev;
 		log_info("tcp: listening on %s port %u", p->listen[i].addr, tcp_fd_port(fd));
 	}
@@ -187,10 +222,17 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 		goto err_free;
 	}
 	tcp_listen_arm(x, true);
+	if (x->p.record_timeout_s) {
+		/* Checked a few times per period: a stall closes within 1.25 periods. */
+		struct timeval tv = {x->p.record_timeout_s / 4, (x->p.record_timeout_s % 4) * 250000};
+		loop_ev_add(x->sweep_timer, &tv);
+	}
 	return x;
 
 err_free:
 	tcp_listen_close_all(x);
+	loop_ev_free(x->linger_timer);
+	loop_ev_free(x->sweep_timer);
 	free(x->ctx_all);
 	free(x);
 	return NULL;
@@ -202,6 +244,14 @@ err_alloc:
 uint16_t tcp_xprt_port(const struct tcp_xprt *x)
 {
 	return x && x->n_listen ? tcp_fd_port(x->lfd[0]) : 0;
+}
+
+bool tcp_xprt_listens(const struct tcp_xprt *x, int af)
+{
+	for (unsigned i = 0; i < x->n_listen; i++)
+		if (x->lfamily[i] == af)
+			return true;
+	return false;
 }
 
 unsigned tcp_xprt_conns(const struct tcp_xprt *x)
@@ -226,6 +276,8 @@ void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg)
 	x->drain_arg = arg;
 	tcp_listen_close_all(x);
 	log_info("tcp: draining %u connections", x->n_conns);
+	struct timeval tick = {0, TCP_LINGER_TICK_US};
+	loop_ev_add(x->linger_timer, &tick);
 	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
 		next = conn->next;
 		tcp_conn_get(conn);
@@ -242,6 +294,9 @@ void tcp_xprt_free(struct tcp_xprt *x)
 		return;
 	x->drain_done = NULL;
 	tcp_listen_close_all(x);
+	loop_ev_free(x->linger_timer);
+	loop_ev_free(x->sweep_timer);
+	x->linger_timer = x->sweep_timer = NULL;
 	while (x->conns)
 		tcp_conn_close(x->conns, "shutting down");
 	tcp_ctx_free_all(x);

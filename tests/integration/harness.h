@@ -56,17 +56,25 @@ void hx_known_fail(bool ok, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* CHECK(cond, "what is checked", ...): a PASS or FAIL line; returns cond. */
-#define CHECK(cond, ...) hx_check(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+/* (The condition is evaluated before the message's arguments, so these may show its side effects.) */
+#define CHECK(cond, ...) ({ bool hx_ok_ = !!(cond); hx_check(hx_ok_, __FILE__, __LINE__, __VA_ARGS__); })
 /* CHECK_EQ(got, expected, "what", ...): integers, both printed on failure. */
-#define CHECK_EQ(got, exp, ...) \
-	hx_check_u64((uint64_t)(got), (uint64_t)(exp), __FILE__, __LINE__, __VA_ARGS__)
+#define CHECK_EQ(got, exp, ...) ({                                                       \
+	uint64_t hx_got_ = (uint64_t)(got), hx_exp_ = (uint64_t)(exp);                   \
+	hx_check_u64(hx_got_, hx_exp_, __FILE__, __LINE__, __VA_ARGS__);                  \
+})
 /* CHECK_NFS(status, NFS3ERR_x, "what"): nfsstat3 values, printed by name. */
-#define CHECK_NFS(got, exp, ...) hx_check_nfs((int)(got), (int)(exp), __FILE__, __LINE__, __VA_ARGS__)
+#define CHECK_NFS(got, exp, ...) ({                                                      \
+	int hx_got_ = (int)(got);                                                          \
+	hx_check_nfs(hx_got_, (int)(exp), __FILE__, __LINE__, __VA_ARGS__);               \
+})
 /* Either of two statuses RFC 1813 allows. */
-#define CHECK_NFS2(got, e1, e2, ...) \
-	hx_check_nfs2((int)(got), (int)(e1), (int)(e2), __FILE__, __LINE__, __VA_ARGS__)
+#define CHECK_NFS2(got, e1, e2, ...) ({                                                  \
+	int hx_got_ = (int)(got);                                                          \
+	hx_check_nfs2(hx_got_, (int)(e1), (int)(e2), __FILE__, __LINE__, __VA_ARGS__);   \
+})
 /* A check known to fail because of a daemon bug: printed, not counted as a failure. */
-#define KNOWN_FAIL(cond, ...) hx_known_fail(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+#define KNOWN_FAIL(cond, ...) ({ bool hx_ok_ = !!(cond); hx_known_fail(hx_ok_, __FILE__, __LINE__, __VA_ARGS__); })
 
 const char *hx_nfsstat_name(int status);
 const char *hx_mntstat_name(int status);

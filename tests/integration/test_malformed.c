@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -281,9 +282,23 @@ static void test_garbage_args(void)
 	xb_free(&a);
 #undef GARBAGE
 
+	/* A name with a NUL inside must not be cut at the NUL ("hello\0x" is not "hello"). */
+	xb_opaque(&a, root, root_len);
+	xb_opaque(&a, "hello\0x", 7);
+	xid++;
+	if (CHECK(raw_call(&c, xid, RAW_NFS_PROG, 3, 3, a.p, a.len, &r) == RAW_RECV_OK,
+		  "LOOKUP \"hello\\0x\" answered")) {
+		st = r.reply_stat == 0 && r.accept_stat == 0 ? (int)xd_u32(&r.body) : -1;
+		CHECK(st != NFS3_OK, "LOOKUP of a name with a NUL byte does not find \"hello\" (accept_stat %u, %s)",
+		      r.accept_stat, hx_nfsstat_name(st));
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+
 	xid++;
 	CHECK(raw_call(&c, xid, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.xid == xid &&
-	      r.accept_stat == 0, "the same connection still answers NULL after 9 bad calls");
+	      r.accept_stat == 0, "the same connection still answers NULL after the bad calls");
 	raw_reply_free(&r);
 	raw_close(&c);
 	still_serving("GARBAGE_ARGS cases");
@@ -438,6 +453,72 @@ static void test_framing(void)
 	still_serving("fragmented calls");
 }
 
+/* Clients that vanish: mid-record, and before a 1 MiB READ reply is written (EPIPE/RST). */
+static void test_vanishing_clients(void)
+{
+	struct raw_conn c;
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	struct xb b;
+	uint8_t *half;
+	unsigned i;
+
+	hx_section("clients that disappear");
+	hx_write_file(hx_xpath(&env, "big1m"), NULL, 0, 0644);
+	if (truncate(hx_xpath(&env, "big1m"), 1024 * 1024) != 0)
+		perror("truncate");
+	/* Half of a 512 KiB WRITE record, then close. */
+	half = calloc(1, 256 * 1024);
+	xb_init(&b);
+	xb_call_header(&b, 0x600, RAW_NFS_PROG, 3, 7, 0, 0);
+	xb_opaque(&b, root, root_len);
+	for (i = 0; i < 5 && half; i++) {
+		uint32_t mark = htonl(0x80000000u | (512u * 1024));
+
+		if (raw_connect(&c, env.port) != 0)
+			break;
+		raw_send_bytes(&c, &mark, 4);
+		raw_send_bytes(&c, b.p, b.len);
+		raw_send_bytes(&c, half, 256 * 1024 - b.len);
+		raw_close(&c);
+	}
+	xb_free(&b);
+	free(half);
+	still_serving("five clients that closed in the middle of a record");
+
+	/* READ 1 MiB and reset the connection before the reply is written. */
+	for (i = 0; i < 20; i++) {
+		if (raw_connect(&c, env.port) != 0)
+			break;
+		xb_init(&b);
+		xb_call_header(&b, 0x700 + i, RAW_NFS_PROG, 3, 3, 0, 0); /* LOOKUP big1m */
+		xb_opaque(&b, root, root_len);
+		xb_string(&b, "big1m");
+		raw_send_record(&c, b.p, b.len);
+		xb_free(&b);
+		{
+			struct raw_reply r;
+			uint32_t n;
+			const uint8_t *p;
+
+			if (raw_recv_reply(&c, &r, 5000) == RAW_RECV_OK && xd_u32(&r.body) == NFS3_OK &&
+			    (p = xd_opaque(&r.body, &n, 64)) != NULL) {
+				xb_init(&b);
+				xb_call_header(&b, 0x800 + i, RAW_NFS_PROG, 3, 6, 0, 0); /* READ 1 MiB */
+				xb_opaque(&b, p, n);
+				xb_u64(&b, 0);
+				xb_u32(&b, 1024 * 1024);
+				raw_send_record(&c, b.p, b.len);
+				xb_free(&b);
+			}
+			raw_reply_free(&r);
+		}
+		setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		raw_close(&c); /* RST: the server's reply write fails */
+	}
+	usleep(200000);
+	still_serving("twenty clients that reset the connection before a 1 MiB READ reply");
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_conn c;
@@ -445,6 +526,7 @@ int main(int argc, char **argv)
 
 	hx_begin("malformed", argc, argv);
 	hx_env_init(&env);
+	hx_write_file(hx_xpath(&env, "hello"), "hello", 5, 0644);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
 	if (!CHECK(raw_connect(&c, env.mount_port) == 0, "raw connection"))
@@ -459,6 +541,7 @@ int main(int argc, char **argv)
 	test_bad_records();
 	test_oversized();
 	test_framing();
+	test_vanishing_clients();
 	CHECK(hx_daemon_alive(&env), "daemon still running at the end");
 	hx_daemon_stop(&env);
 	return hx_end();

@@ -1096,6 +1096,67 @@ static void test_pathconf(void)
 	raw_close(&c);
 }
 
+/* Limits and names that must never work, whatever the error chosen. */
+static void test_edges(void)
+{
+	struct hx_fh fh;
+	WRITE3res w;
+	READ3res r;
+	SETATTR3args sa;
+	SETATTR3res sr;
+	RENAME3args rn;
+	RENAME3res rnr;
+	struct stat st;
+	int s1;
+
+	hx_section("edges: offsets, sizes, dot names");
+	if (!CHECK_NFS(hx3_create(nfs, &root, "edge", 0644, &fh), NFS3_OK, "CREATE edge"))
+		return;
+	s1 = hx3_write(nfs, &fh, 0xffffffffffffff00ull, "0123456789", 10, FILE_SYNC, &w);
+	CHECK(s1 == NFS3ERR_FBIG || s1 == NFS3ERR_INVAL, "WRITE at offset 2^64-256: FBIG or INVAL (%s)",
+	      hx_nfsstat_name(s1));
+	s1 = hx3_write(nfs, &fh, 0x7ffffffffffffffcull, "0123456789", 10, FILE_SYNC, &w);
+	CHECK(s1 == NFS3ERR_FBIG || s1 == NFS3ERR_INVAL, "WRITE crossing 2^63: FBIG or INVAL (%s)",
+	      hx_nfsstat_name(s1));
+	CHECK(stat(xp("edge"), &st) == 0 && st.st_size == 0, "edge still empty (%lld)", (long long)st.st_size);
+	memset(&sa, 0, sizeof(sa));
+	sa.object = hx_fh3(&fh);
+	sa.new_attributes.size.set_it = 1;
+	sa.new_attributes.size.set_size3_u.size = 1ull << 62;
+	HX_CALL(nfs, rpc_nfs3_setattr_async, &sa, zdr_SETATTR3res, &sr);
+	CHECK(sr.status == NFS3ERR_FBIG || sr.status == NFS3ERR_INVAL, "SETATTR size 2^62: FBIG or INVAL (%s)",
+	      hx_nfsstat_name(sr.status));
+	if (hx3_lookup(nfs, &root, "f2", &fh, NULL) == NFS3_OK &&
+	    CHECK_NFS(hx3_read(nfs, &fh, 0, 8u << 20, &r), NFS3_OK, "READ of 8 MiB (more than rtmax)"))
+		CHECK(r.READ3res_u.resok.count <= 1048576 && r.READ3res_u.resok.count == 5000,
+		      "returns the 5000-byte file (%u)", r.READ3res_u.resok.count);
+
+	s1 = hx3_create(nfs, &root, "..", 0644, NULL);
+	CHECK(s1 != NFS3_OK && s1 != -1, "CREATE \"..\" refused (%s)", hx_nfsstat_name(s1));
+	s1 = hx3_create(nfs, &root, ".", 0644, NULL);
+	CHECK(s1 != NFS3_OK && s1 != -1, "CREATE \".\" refused (%s)", hx_nfsstat_name(s1));
+	s1 = hx3_mkdir(nfs, &root, "..", 0755, NULL);
+	CHECK(s1 != NFS3_OK && s1 != -1, "MKDIR \"..\" refused (%s)", hx_nfsstat_name(s1));
+	s1 = hx3_create(nfs, &root, "", 0644, NULL);
+	CHECK(s1 != NFS3_OK && s1 != -1, "CREATE \"\" (empty name) refused (%s)", hx_nfsstat_name(s1));
+	s1 = hx3_remove(nfs, &root, "..");
+	CHECK(s1 != NFS3_OK && s1 != -1, "REMOVE \"..\" refused (%s)", hx_nfsstat_name(s1));
+	memset(&rn, 0, sizeof(rn));
+	rn.from.dir = hx_fh3(&root);
+	rn.from.name = "f2";
+	rn.to.dir = hx_fh3(&root);
+	rn.to.name = "..";
+	HX_CALL(nfs, rpc_nfs3_rename_async, &rn, zdr_RENAME3res, &rnr);
+	CHECK(rnr.status != NFS3_OK, "RENAME f2 to \"..\" refused (%s)", hx_nfsstat_name(rnr.status));
+	rn.from.name = "..";
+	rn.to.name = "escaped";
+	HX_CALL(nfs, rpc_nfs3_rename_async, &rn, zdr_RENAME3res, &rnr);
+	CHECK(rnr.status != NFS3_OK, "RENAME \"..\" to escaped refused (%s)", hx_nfsstat_name(rnr.status));
+	CHECK(access(xp("f2"), F_OK) == 0 && access(xp("escaped"), F_OK) != 0 &&
+	      access(hx_path(&env, "rnfsd.conf"), F_OK) == 0 && access(env.export_dir, F_OK) == 0,
+	      "f2, the export and its parent are where they were");
+}
+
 static void populate(void)
 {
 	static char data123[123];
@@ -1142,6 +1203,7 @@ int main(int argc, char **argv)
 	test_fsstat();
 	test_fsinfo();
 	test_pathconf();
+	test_edges();
 
 	CHECK(hx_daemon_alive(&env), "daemon still running after all procedures");
 	hx_rpc_close(nfs);

@@ -5,12 +5,16 @@
  * root-owned 0755 directory; ACCESS reports exactly that; a 0600 file is
  * unreadable; uid 1234 creates files owned by 1234:1234 in its own
  * directory. Checked with the raw API (exact status) and with libnfs's
- * nfs_open()/nfs_pwrite() as an application sees it. Needs root.
+ * nfs_open()/nfs_pwrite() as an application sees it. Then the same with
+ * three clients at once (root and uid 1234 on separate connections, served
+ * by different worker threads): an identity must never leak from one call
+ * to another. Needs root.
  */
 #include "harness.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +141,119 @@ static void test_highlevel(void)
 	hx_umount(nfs);
 }
 
+/* ---- identities under concurrency --------------------------------------- */
+
+#define ROUNDS 300
+
+static struct hx_fh mnt_root; /* the export root, from one MNT before the threads start */
+
+struct worker {
+	int uid;
+	const char *dir;     /* "" = export root, else a subdirectory */
+	const char *prefix;  /* names it creates */
+	unsigned wrong;      /* answers that were not what this identity must get */
+	unsigned calls;
+	bool setup_failed;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct rpc_context *nfs = hx_rpc_connect(&env, NFS_PROGRAM, NFS_V3, w->uid, w->uid);
+	struct hx_fh root, dir, file;
+	char name[64];
+	int want_write = w->uid == 0 ? NFS3_OK : NFS3ERR_ACCES;
+	unsigned i;
+	int st;
+
+	root = mnt_root;
+	if (!nfs || hx3_lookup(nfs, &root, "rootfile", &file, NULL) != NFS3_OK) {
+		w->setup_failed = true;
+		hx_rpc_close(nfs);
+		return NULL;
+	}
+	dir = root;
+	if (*w->dir && hx3_lookup(nfs, &root, w->dir, &dir, NULL) != NFS3_OK) {
+		w->setup_failed = true;
+		hx_rpc_close(nfs);
+		return NULL;
+	}
+	for (i = 0; i < ROUNDS; i++) {
+		/* root may write root's 0644 file, 1234 may not */
+		st = hx3_write(nfs, &file, 0, "original", 8, UNSTABLE, NULL);
+		w->calls++;
+		if (st != want_write)
+			w->wrong++;
+		/* each creates (and sometimes removes) its own names where it may */
+		snprintf(name, sizeof(name), "%s-%u", w->prefix, i);
+		st = hx3_create(nfs, &dir, name, 0644, NULL);
+		w->calls++;
+		if (st != NFS3_OK)
+			w->wrong++;
+		if (i % 2) {
+			st = hx3_remove(nfs, &dir, name);
+			w->calls++;
+			if (st != NFS3_OK)
+				w->wrong++;
+		}
+	}
+	hx_rpc_close(nfs);
+	return NULL;
+}
+
+static unsigned wrong_owner(const char *dir, const char *prefix, uid_t uid, unsigned *n)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	unsigned i, bad = 0;
+
+	*n = 0;
+	for (i = 0; i < ROUNDS; i += 2) {
+		snprintf(path, sizeof(path), "%.3000s%s%s/%s-%u", env.export_dir, *dir ? "/" : "", dir, prefix, i);
+		if (stat(path, &st) != 0)
+			continue;
+		(*n)++;
+		if (st.st_uid != uid || st.st_gid != uid)
+			bad++;
+	}
+	return bad;
+}
+
+static void test_concurrent(void)
+{
+	struct worker w[3] = {
+		{ .uid = 0, .dir = "", .prefix = "byroot" },
+		{ .uid = UID, .dir = "userdir", .prefix = "by1234" },
+		{ .uid = UID, .dir = "userdir", .prefix = "by1234b" },
+	};
+	pthread_t th[3];
+	struct rpc_context *mnt;
+	unsigned i, n, bad;
+
+	hx_section("root and uid %d at the same time on three connections", UID);
+	mnt = hx_rpc_connect(&env, MOUNT_PROGRAM, MOUNT_V3, -1, -1);
+	if (!CHECK(mnt && hx_mnt(mnt, env.export_dir, &mnt_root) == MNT3_OK, "MNT"))
+		return;
+	hx_rpc_close(mnt);
+	for (i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, worker_run, &w[i]);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < 3; i++) {
+		if (!CHECK(!w[i].setup_failed, "client %u (uid %d) connected", i, w[i].uid))
+			continue;
+		CHECK(w[i].wrong == 0, "client %u (uid %d): every one of %u answers right for its identity "
+		      "(%u wrong)", i, w[i].uid, w[i].calls, w[i].wrong);
+	}
+	bad = wrong_owner("", "byroot", 0, &n);
+	CHECK(n == ROUNDS / 2 && bad == 0, "files root created are owned by 0:0 (%u of %u wrong)", bad, n);
+	bad = wrong_owner("userdir", "by1234", UID, &n);
+	CHECK(n == ROUNDS / 2 && bad == 0, "files uid %d created are owned by %d:%d (%u of %u wrong)", UID,
+	      UID, GID, bad, n);
+	bad = wrong_owner("userdir", "by1234b", UID, &n);
+	CHECK(n == ROUNDS / 2 && bad == 0, "and those of the third client too (%u of %u wrong)", bad, n);
+}
+
 int main(int argc, char **argv)
 {
 	hx_begin("perm_nonowner", argc, argv);
@@ -155,6 +272,7 @@ int main(int argc, char **argv)
 		return hx_end();
 	test_raw();
 	test_highlevel();
+	test_concurrent();
 	CHECK(hx_daemon_alive(&env), "daemon still running");
 	hx_daemon_stop(&env);
 	return hx_end();

@@ -30,6 +30,9 @@ for p in rnfsd.conf.5 rnfsd-exports.5; do
 		[ -f "$dest$man/man5/$p" ] || fail "no $man/man5/$p"
 	fi
 done
+statedir=$(sed -n 's/^ReadWritePaths=-//p' "$dest$unitdir/rnfsd.service")
+[ -d "$dest$statedir" ] || fail "state directory $statedir not made"
+[ "$(stat -c %a "$dest$statedir")" = 700 ] || fail "state directory $statedir is not mode 700"
 n=0
 for pair in conf/rnfsd.conf.example:rnfsd.conf conf/exports.example:exports; do
 	from=${pair%%:*} to=${pair##*:}

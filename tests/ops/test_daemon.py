@@ -152,6 +152,8 @@ class Daemon:
                 self.proc.kill()
                 self.proc.wait()
                 fail("rnfsd did not exit within %ss of SIGTERM" % DEADLINE)
+            if self.proc.returncode != 0:
+                fail(f"rnfsd exited with {self.proc.returncode} after SIGTERM:\n{self.log_text()}")
 
     def cleanup(self):
         try:

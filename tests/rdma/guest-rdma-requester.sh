@@ -51,8 +51,14 @@ start_rnfsd() {  # rnfsd serving $1 over RDMA and TCP, in the foreground as a ch
 		kill -0 $RNFSD_PID 2>/dev/null || break
 		sleep 0.2
 	done
-	echo "@@ INFO rnfsd did not register MOUNT with rpcbind within 10 s; its log:"
+	if kill -0 $RNFSD_PID 2>/dev/null; then
+		echo "@@ INFO rnfsd runs but registered no MOUNT with rpcbind within 10 s"
+		return 0
+	fi
+	wait $RNFSD_PID
+	echo "@@ FAIL rnfsd_start: expected rnfsd serving got exit status $? at start; its log:"
 	sed 's/^/@@ INFO rnfsd: /' /run/rnfsd.log | tail -20
+	return 1
 }
 
 export_dir=/export
@@ -64,7 +70,7 @@ knfsd)
 rnfsd)
 	mkdir -p $export_dir && mount -t tmpfs -o size=256m tmpfs $export_dir
 	make_files $export_dir
-	start_rnfsd $export_dir
+	start_rnfsd $export_dir || guest_end
 	;;
 *)
 	echo "@@ FAIL setup: unknown RT_SERVER '$RT_SERVER'"
@@ -77,7 +83,9 @@ args=(--label "$RT_SERVER" --export $export_dir)
 [ -n "${RT_ONLY:-}" ] && args+=(--only "$RT_ONLY")
 [ -n "${RT_VERBOSE:-}" ] && args+=(-v)
 "$RT_REQUESTER" "${args[@]}" "$ADDR:20049"
-echo "@@ REQUESTER EXIT $?"
+rc=$?
+echo "@@ REQUESTER EXIT $rc"
+[ "$RT_SERVER" = rnfsd ] && [ $rc != 0 ] && tail -40 /run/rnfsd.log | sed 's/^/@@ INFO rnfsd log: /'
 
 if [ "$RT_SERVER" = rnfsd ]; then
 	# The server must have survived everything above.

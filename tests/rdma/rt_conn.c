@@ -441,9 +441,16 @@ static enum rt_open_result do_connect(struct rt_conn *c, char *why, size_t n)
 		res = RT_OPEN_OK;
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		/* IB CM REJ reason 28 is a consumer's rdma_reject(); 8 (invalid
+		 * service ID) means nobody listens on the port. */
 		c->reject_status = ev->status;
-		snprintf(why, n, "connection rejected (status %d)", ev->status);
-		res = RT_OPEN_REJECTED;
+		if (ev->status == RT_REJ_CONSUMER) {
+			snprintf(why, n, "connection rejected by the server");
+			res = RT_OPEN_REJECTED;
+		} else {
+			snprintf(why, n, "connection rejected by the CM, reason %d%s", ev->status,
+				 ev->status == 8 ? " (no listener on the port)" : "");
+		}
 		break;
 	default:
 		snprintf(why, n, "connect: %s (status %d)", rdma_event_str(ev->event), ev->status);

@@ -56,7 +56,9 @@ struct rt_msg {
 	uint8_t data[];
 };
 
+/* RT_OPEN_REJECTED: the server itself refused (rdma_reject, IB CM REJ reason 28). */
 enum rt_open_result { RT_OPEN_OK = 0, RT_OPEN_REJECTED = 1, RT_OPEN_ERROR = -1 };
+#define RT_REJ_CONSUMER 28
 
 struct rt_conn {
 	struct rt_conn_opts o;

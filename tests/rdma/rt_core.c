@@ -361,8 +361,8 @@ static void classify(struct rt_msg *m, uint32_t xid, bool xid_known, struct rt_p
 			snprintf(p->detail, sizeof(p->detail), "RDMA_ERROR/ERR_VERS %u..%u (rdma_vers %u)",
 				 p->h.vers_low, p->h.vers_high, p->h.vers);
 		else
-			snprintf(p->detail, sizeof(p->detail), "RDMA_ERROR/%s (rdma_vers %u)",
-				 p->h.err == RT_ERR_CHUNK ? "ERR_CHUNK" : "err?", p->h.vers);
+			snprintf(p->detail, sizeof(p->detail), "%s (rdma_vers %u)",
+				 rt_err_name(p->h.vers, p->h.err), p->h.vers);
 		return;
 	}
 	if (p->h.proc == RT_RDMA_MSG &&

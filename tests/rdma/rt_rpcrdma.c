@@ -210,6 +210,22 @@ const char *rt_proc_name(uint32_t proc)
 	return other;
 }
 
+const char *rt_err_name(uint32_t vers, uint32_t err)
+{
+	static char other[48];
+
+	if (vers == 2 && err == RT_RDMA2_ERR_BAD_HEADER)
+		return "RDMA2_ERROR/RDMA2_ERR_BAD_HEADER";
+	if (vers == 2 && err == RT_RDMA2_ERR_INVALID_OPTION)
+		return "RDMA2_ERROR/RDMA2_ERR_INVALID_OPTION";
+	if (err == RT_ERR_CHUNK)
+		return "RDMA_ERROR/ERR_CHUNK";
+	if (err == RT_ERR_VERS)
+		return "RDMA_ERROR/ERR_VERS";
+	snprintf(other, sizeof(other), "RDMA_ERROR/err %u", err);
+	return other;
+}
+
 uint64_t rt_chunk_bytes(const struct rt_chunk *c)
 {
 	uint64_t n = 0;

@@ -39,6 +39,10 @@ enum {
 /* RFC 5531 §9 msg_type, used as the v2 direction field. */
 enum { RT_DIR_CALL = 0, RT_DIR_REPLY = 1 };
 
+/* RFC 8166 §4.5: a minimal header (RDMA_MSG, three empty lists); below it
+ * the XID cannot be trusted. */
+#define RT_HDR_MIN 28u
+
 #define RT_MAX_SEGS 16   /* segments per chunk we build or accept in a reply */
 #define RT_MAX_CHUNKS 4  /* Write chunks per Write list, Read segments per list */
 
@@ -100,6 +104,9 @@ int rt_hdr_decode(const void *buf, size_t len, struct rt_hdr *h, const char **wh
 
 /* Name of an rdma_proc value ("RDMA_MSG", ..., "proc 9"). Not reentrant for unknown values. */
 const char *rt_proc_name(uint32_t proc);
+
+/* "RDMA_ERROR/ERR_CHUNK", "RDMA2_ERROR/RDMA2_ERR_INVALID_OPTION", ... Not reentrant for unknown codes. */
+const char *rt_err_name(uint32_t vers, uint32_t err);
 
 /* Total bytes a chunk's segments describe. */
 uint64_t rt_chunk_bytes(const struct rt_chunk *c);

@@ -89,9 +89,11 @@ void rt_scen_seg_overflow(struct rt_ctx *t)
 
 /*
  * A header with every list populated (pointing at real, registered memory),
- * sent cut short at each 4-byte boundary. With fewer than 8 bytes there is
- * no recognisable rdma_vers, so dropping is as good as ERR_CHUNK; from 8
- * bytes on RFC 8166 §4.5.2 requires ERR_CHUNK.
+ * sent cut short at each 4-byte boundary. From 28 bytes (a minimal header)
+ * on, the XDR error gets ERR_CHUNK (RFC 8166 §4.5.2). Below that RFC 8166
+ * §4.5 says the XID cannot be trusted and the message is silently
+ * discarded, while §4.5.2 asks for ERR_CHUNK whenever rdma_vers is
+ * recognised (from 8 bytes): either answer is accepted there, and shown.
  */
 void rt_scen_truncated(struct rt_ctx *t)
 {
@@ -128,8 +130,7 @@ void rt_scen_truncated(struct rt_ctx *t)
 		if (cut >= len)
 			break;
 		rt_probe_send(t, &c, full, cut, xid, cut >= 4, &p);
-		allowed = cut < 8 ? (RT_OUT_NONE | RT_OUT_ERR_CHUNK | RT_OUT_ERR_VERS) :
-			RT_OUT_ERR_CHUNK;
+		allowed = cut < RT_HDR_MIN ? (RT_OUT_NONE | RT_OUT_ERR_CHUNK) : RT_OUT_ERR_CHUNK;
 		snprintf(one, sizeof(one), "%s%zu:%s", cut ? ", " : "", cut,
 			 p.out == RT_OUT_NONE ? "dropped" : p.out == RT_OUT_ERR_CHUNK ? "ERR_CHUNK" :
 			 p.out == RT_OUT_LOST ? "LOST" : "other");
@@ -154,8 +155,8 @@ void rt_scen_truncated(struct rt_ctx *t)
 		rt_fail(t, "truncated_header", "%u of %zu cuts wrong; first %s", bad, len / 4,
 			firstbad);
 	else
-		rt_pass(t, "truncated_header", "%zu cuts; ERR_CHUNK (RFC 8166 §4.5.2) from 8 bytes on",
-			len / 4);
+		rt_pass(t, "truncated_header", "%zu cuts; ERR_CHUNK from %u bytes on (RFC 8166 §4.5.2)",
+			len / 4, RT_HDR_MIN);
 }
 
 /*
@@ -245,7 +246,9 @@ void rt_scen_procs(struct rt_ctx *t)
 	rt_put32(msg + 12, 9);
 	probe_one(t, "unknown_proc", msg, len, xid, ERR_CHUNK_ONLY, "RFC 8166 §4.5.2");
 
-	/* Deprecated and responder-only procedures: dropped or ERR_CHUNK. */
+	/* Deprecated and responder-only procedures: dropped or ERR_CHUNK (RDMA_DONE,
+	 * 16 bytes, and RDMA_ERROR, 20, are also shorter than a minimal header:
+	 * RFC 8166 §4.5 allows silent discard). */
 	xid = rt_xid(t);
 	rt_hdr_call(&h, xid, RT_RDMA_MSGP);
 	len = rt_build(&h, NULL, 0, msg, sizeof(msg));
@@ -254,7 +257,7 @@ void rt_scen_procs(struct rt_ctx *t)
 	xid = rt_xid(t);
 	rt_hdr_call(&h, xid, RT_RDMA_DONE);
 	len = rt_build(&h, NULL, 0, msg, sizeof(msg));
-	probe_one(t, "rdma_done", msg, len, xid, ERR_CHUNK_OR_DROP, "RFC 8166 §4.6.2");
+	probe_one(t, "rdma_done", msg, len, xid, ERR_CHUNK_OR_DROP, "RFC 8166 §4.5, §4.6.2");
 
 	xid = rt_xid(t);
 	rt_hdr_call(&h, xid, RT_RDMA_ERROR);

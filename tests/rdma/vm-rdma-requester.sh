@@ -8,7 +8,7 @@
 #
 # Harness: $RT_VMRUN / $RT_GUEST_LIB if set, else the project's tests/vm
 # harness when present, else /work/shared/vm. VM work dir: $RT_VM_WORK or
-# /tmp/vmw-rdmatest-$SERVER. Console log: $RT_VM_WORK/console.log.
+# /tmp/vmw-rdmatest-$SERVER (initramfs, console.log).
 set -u
 server=${1:?server}; requester=${2:?requester}; rnfsd=${3:-}
 here=$(dirname "$(readlink -f "$0")")
@@ -40,7 +40,7 @@ knfsd)
 rnfsd)
 	[ -x "$rnfsd" ] || skip "rnfsd not built"
 	# An RDMA transport must at least listen with librdmacm.
-	nm -D "$rnfsd" 2>/dev/null | grep -qw rdma_listen ||
+	nm -D "$(readlink -f "$rnfsd")" 2>/dev/null | grep -qw rdma_listen || [ -n "${RT_FORCE_RNFSD:-}" ] ||
 		skip "rnfsd has no RPC-over-RDMA listener yet (it does not import rdma_listen)"
 	;;
 *)
@@ -49,12 +49,19 @@ esac
 
 work=${RT_VM_WORK:-/tmp/vmw-rdmatest-$server}
 mkdir -p "$work"
-launcher=$work/guest-launch.sh
+# The guest mounts fresh tmpfs on /tmp and /run: what it runs is staged in a
+# private directory under /var/tmp (the host's, seen through 9p), removed after.
+stage=$(mktemp -d /var/tmp/rnfsd-rdmatest.XXXXXX) || { echo "FAIL: cannot stage in /var/tmp"; exit 1; }
+trap 'rm -rf "$stage"' EXIT
+cp "$requester" "$stage/rdma_requester"
+[ -n "$rnfsd" ] && cp "$rnfsd" "$stage/rnfsd"
+cp "$here/guest-rdma-requester.sh" "$glib" "$stage/"
+launcher=$stage/guest-launch.sh
 cat > "$launcher" <<EOF
 #!/bin/bash
-export RT_SERVER='$server' RT_REQUESTER='$(readlink -f "$requester")' RT_RNFSD='$( [ -n "$rnfsd" ] && readlink -f "$rnfsd")'
-export RT_GUEST_LIB='$glib' RT_XFAIL='$xfail' RT_ONLY='${RT_ONLY:-}' RT_VERBOSE='${RT_VERBOSE:-}'
-exec '$here/guest-rdma-requester.sh'
+export RT_SERVER='$server' RT_REQUESTER='$stage/rdma_requester' RT_RNFSD='$stage/rnfsd'
+export RT_GUEST_LIB='$stage/$(basename "$glib")' RT_XFAIL='$xfail' RT_ONLY='${RT_ONLY:-}' RT_VERBOSE='${RT_VERBOSE:-}'
+exec '$stage/guest-rdma-requester.sh'
 EOF
 chmod +x "$launcher"
 
@@ -66,6 +73,7 @@ grep '^@@ ' "$log"
 
 # Verdicts: no FAIL/XPASS, the requester ran to its summary, the guest finished.
 grep -q '^@@ RXE OK' "$log" || { echo "FAIL: soft-RoCE did not come up in the guest (vmrun exit $rc)"; exit 1; }
+grep -q '^@@ FAIL rnfsd_start' "$log" && { echo "FAIL: rnfsd did not start"; exit 1; }
 grep -q '^@@ SUMMARY' "$log" || { echo "FAIL: the requester did not finish (vmrun exit $rc; timeout?)"; exit 1; }
 grep -q '^@@ DONE' "$log" || { echo "FAIL: the guest did not finish cleanly (vmrun exit $rc)"; exit 1; }
 if grep -qE '^@@ (FAIL|XPASS) ' "$log"; then

@@ -37,6 +37,7 @@ if mount -t nfs -o vers=3,proto=rdma,port=20049,nolock $ADDR:$EX /mnt; then
 	n=$(ls -l /mnt/d | grep -c file-with); [ "$n" = 400 ] && echo "@@ PASS readdir 400" || echo "@@ FAIL readdir got $n"
 	ln -s "$(printf 'x%.0s' $(seq 1 900))" /mnt/longlink && [ "$(readlink /mnt/longlink | wc -c)" = 901 ] &&
 		echo "@@ PASS long symlink" || echo "@@ FAIL long symlink"
+	"$B/daemon/rnfsctl" -s $C/rnfsd.sock stats 2>&1 | sed 's/^/@@ rnfsctl: /'
 	umount /mnt && echo "@@ PASS umount" || echo "@@ FAIL umount"
 else
 	echo "@@ FAIL mount"

@@ -452,10 +452,30 @@ static void test_inv_rkey(void **state)
 	build_reply_call(&h, wl, 1, 1, 0);
 	assert_true(rdma_pcl_inv_rkey(&hdr, &k));
 	assert_int_equal(k, 0x100);
+	/* RFC 8797 §4.1: one R_key of this XID, even if the segments carry
+	 * several (the Linux 6.1 client: one MR per chunk piece). */
 	build_reply_call(&h, wl, 1, 2, 0);
-	assert_false(rdma_pcl_inv_rkey(&hdr, &k));
+	assert_true(rdma_pcl_inv_rkey(&hdr, &k));
+	assert_int_equal(k, 0x100);
+	uint32_t big[] = { 1u << 20 };
+	build_reply_call(&h, big, 1, 8, 0);
+	assert_true(rdma_pcl_inv_rkey(&hdr, &k));
+	assert_int_equal(k, 0x100);
+	/* Only a Reply chunk. */
+	build_reply_call(&h, NULL, 0, 1, 4000);
+	assert_true(rdma_pcl_inv_rkey(&hdr, &k));
+	assert_int_equal(k, 0x900);
+	/* No chunks: nothing to invalidate. */
 	build_reply_call(&h, NULL, 0, 1, 0);
 	assert_false(rdma_pcl_inv_rkey(&hdr, &k));
+	/* A pad-only segment (the Linux client's shared write-pad MR) is
+	 * never chosen: 3 bytes in 2 segments -> 1 and 2 bytes. */
+	uint32_t pad[] = { 3 };
+	build_reply_call(&h, pad, 1, 2, 0);
+	assert_false(rdma_pcl_inv_rkey(&hdr, &k));
+	build_reply_call(&h, pad, 1, 2, 4000);
+	assert_true(rdma_pcl_inv_rkey(&hdr, &k));
+	assert_int_equal(k, 0x900);
 }
 
 int main(void)

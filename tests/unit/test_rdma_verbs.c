@@ -133,7 +133,7 @@ static void *loop_thread(void *arg)
 #define CL_MEM (8u << 20)
 #define CL_SEND_OFF 0
 #define CL_RECV_OFF (64u << 10)
-#define CL_NRECV 64
+#define CL_NRECV 136 /* the server's default grant (128) plus some */
 #define CL_RECV_SIZE 4096u
 #define CL_DATA_OFF (1u << 20)
 
@@ -243,7 +243,7 @@ static int client_send(struct client *cl, const void *msg, size_t len)
 
 /* Wait for the next completion of a Receive; NULL on timeout or error.
  * Send completions are swallowed. The Receive is re-posted at once (the
- * bytes stay valid until 64 more replies arrived). */
+ * bytes stay valid until CL_NRECV more replies arrived). */
 static const uint8_t *client_recv(struct client *cl, uint32_t *len, int timeout_ms)
 {
 	struct timespec t0, now;
@@ -494,8 +494,8 @@ static void t_read(struct client *cl, uint32_t n, unsigned wsegs, enum expect ex
 		return;
 	}
 	if (expect == EXPECT_SYSTEM_ERR) {
-		/* The payload area of a call without Write chunks holds only what
-		 * could go inline: the handler gets no buffer (rpc_payload_buf). */
+		/* Beyond the room a call without chunks gets (RDMA_NOCHUNK_ROOM
+		 * x inline) the handler gets no buffer (rpc_payload_buf). */
 		CHECK(be(r, 3) == RDMA_MSG && len == 28 + 24 && be(r, 12) == RPC_SYSTEM_ERR,
 		      "READ %u w/o chunk: SYSTEM_ERR (proc %u len %u)", n, be(r, 3), len);
 		return;
@@ -573,6 +573,29 @@ static void t_readdir(struct client *cl, uint32_t n, uint32_t rlen)
 	CHECK(ok, "READDIR %u bytes in the Reply chunk", n);
 }
 
+/* READDIR of n bytes (more than fits inline) without a Reply chunk:
+ * RFC 8166 §4.5.3, the reply cannot be conveyed -> ERR_CHUNK. */
+static void t_readdir_nochunk(struct client *cl, uint32_t n)
+{
+	struct msg m;
+	uint32_t len;
+	m_init(&m);
+	m_u32(&m, ++xid);
+	m_u32(&m, 1);
+	m_u32(&m, 128);
+	m_u32(&m, RDMA_MSG);
+	m_u32(&m, 0);
+	m_u32(&m, 0);
+	m_u32(&m, 0);
+	m_rpc(&m, xid, 16);
+	m_u32(&m, n);
+	client_send(cl, m.b, xdr_enc_len(&m.e));
+	const uint8_t *r = client_recv(cl, &len, 5000);
+	CHECK(r && be(r, 3) == RDMA_ERROR && be(r, 4) == RDMA_ERR_CHUNK,
+	      "READDIR %u w/o Reply chunk: ERR_CHUNK (proc %u, len %u, accept_stat %u)", n,
+	      r ? be(r, 3) : 0, len, r && len >= 52 ? be(r, 12) : 0);
+}
+
 /* A Long Call: RDMA_NOMSG, the whole WRITE call in a position-zero chunk. */
 static void t_long_call(struct client *cl, uint32_t n)
 {
@@ -646,6 +669,61 @@ static void t_pipeline(struct client *cl, unsigned k)
 			bad++;
 	}
 	CHECK(got == k && bad == 0, "pipeline of %u: %u replies, %u bad", k, got, bad);
+}
+
+/*
+ * A burst of k NULL calls sent back to back (each from its own send buffer),
+ * answered while the server's reply Sends are still completing: RFC 8166
+ * §3.3.1, the grant must not sag below what the client asked for (k <= the
+ * server's 128): the server replaces each Receive as soon as it completes.
+ * Returns the smallest grant seen.
+ */
+static uint32_t t_burst(struct client *cl, unsigned k)
+{
+	struct msg m;
+	uint32_t len, first = xid + 1, min_grant = ~0u;
+	unsigned got = 0, sends = 0;
+
+	for (unsigned i = 0; i < k; i++) {
+		m_init(&m);
+		m_u32(&m, ++xid);
+		m_u32(&m, 1);
+		m_u32(&m, k);
+		m_u32(&m, RDMA_MSG);
+		m_u32(&m, 0);
+		m_u32(&m, 0);
+		m_u32(&m, 0);
+		m_rpc(&m, xid, 0);
+		uint8_t *buf = cl->mem + CL_SEND_OFF + i * 256;
+		memcpy(buf, m.b, xdr_enc_len(&m.e));
+		struct ibv_sge sge = { (uintptr_t)buf, (uint32_t)xdr_enc_len(&m.e), cl->mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 0xffff, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+		if (ibv_post_send(cl->id->qp, &wr, &bad) == 0)
+			sends++;
+		/* Keep the send queue from filling: reap what completed. */
+		struct ibv_wc wc;
+		while (ibv_poll_cq(cl->cq, 1, &wc) > 0) {
+			if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
+				continue;
+			const uint8_t *r = cl->mem + CL_RECV_OFF + wc.wr_id * CL_RECV_SIZE;
+			if (be(r, 0) >= first && be(r, 2) < min_grant)
+				min_grant = be(r, 2);
+			got++;
+			post_recv(cl, (unsigned)wc.wr_id);
+		}
+	}
+	for (; got < k; got++) {
+		const uint8_t *r = client_recv(cl, &len, 5000);
+		if (!r)
+			break;
+		if (be(r, 2) < min_grant)
+			min_grant = be(r, 2);
+	}
+	CHECK(sends == k && got == k, "burst of %u: %u sent, %u replies", k, sends, got);
+	CHECK(min_grant == k, "burst of %u: the grant stays at %u (smallest seen %u)", k, k, min_grant);
+	printf("# burst of %u calls: smallest grant %u\n", k, min_grant);
+	return min_grant;
 }
 
 /* Disconnect with calls in flight; the server must clean up. */
@@ -753,7 +831,11 @@ int main(int argc, char **argv)
 	t_read(&cl, 500, 0, EXPECT_OK);
 	t_read(&cl, 4000, 0, EXPECT_OK);
 	t_read(&cl, 4090, 0, EXPECT_ERR_CHUNK);
-	t_read(&cl, 8000, 0, EXPECT_SYSTEM_ERR);
+	/* RFC 8166 §4.5.3, RFC 8267 §3: a reply too big for inline and no
+	 * chunk to carry it: ERR_CHUNK (the handler had room to produce it). */
+	t_read(&cl, 8000, 0, EXPECT_ERR_CHUNK);
+	t_read(&cl, 20000, 0, EXPECT_SYSTEM_ERR);
+	t_readdir_nochunk(&cl, 6000);
 	t_read(&cl, 5001, 1, EXPECT_OK);
 	t_read(&cl, 1u << 20, 4, EXPECT_OK);
 	t_readdir(&cl, 20000, 32768);
@@ -761,6 +843,24 @@ int main(int argc, char **argv)
 	t_long_call(&cl, 3000);
 	t_long_call(&cl, 200000);
 	t_pipeline(&cl, 60);
+	t_burst(&cl, 128);
+	t_burst(&cl, 128);
+	if (getenv("RDMA_PERF")) {
+		/* Timing of sequential 1 MiB WRITEs and READs (for orientation). */
+		int n = atoi(getenv("RDMA_PERF"));
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (int i = 0; i < n; i++)
+			t_write(&cl, 1u << 20, 1);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		double s1 = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+		for (int i = 0; i < n; i++)
+			t_read(&cl, 1u << 20, 1, EXPECT_OK);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		double s2 = (double)(a.tv_sec - b.tv_sec) + (a.tv_nsec - b.tv_nsec) / 1e9;
+		printf("# perf: %d x 1 MiB WRITE %.1f ms each (%.1f MB/s), READ %.1f ms each (%.1f MB/s)\n",
+		       n, s1 * 1e3 / n, n * 1.048576 / s1, s2 * 1e3 / n, n * 1.048576 / s2);
+	}
 	t_null(&cl, 1);
 	client_close(&cl);
 

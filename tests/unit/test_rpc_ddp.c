@@ -118,6 +118,26 @@ static void test_dec_read_chunk(void **state)
 	c.n_ddp_in = 1;
 	assert_true(xdr_dec_u32(&c.args, &len));
 	assert_false(rpc_dec_ddp(&c, len, &data));
+
+	/* RFC 8166 §3.4.5: a 9-byte item whose chunk includes its roundup (12) is
+	 * accepted; 13 bytes is not a roundup and is refused. */
+	m.n = 0;
+	tmsg_u32(&m, 9);
+	tmsg_u32(&m, 0x33333333);
+	for (uint32_t clen = 9; clen <= 13; clen++) {
+		reset_call();
+		xdr_dec_init(&c.args, m.b, m.n);
+		c.ddp_in[0] = (struct rpc_ddp_in){.position = 4, .len = clen, .data = chunk};
+		c.n_ddp_in = 1;
+		assert_true(xdr_dec_u32(&c.args, &len));
+		if (clen == 9 || clen == 12) {
+			assert_true(rpc_dec_ddp(&c, len, &data));
+			assert_true(xdr_dec_u32(&c.args, &v));
+			assert_int_equal(v, 0x33333333);
+		} else {
+			assert_false(rpc_dec_ddp(&c, len, &data));
+		}
+	}
 }
 
 static void test_enc_ddp(void **state)

@@ -47,7 +47,7 @@ static void test_not_running(void **state)
 	(void)state;
 	rpc_rpcbind_set_probe_path("/nonexistent/rpcbind.sock");
 	double t0 = now_s();
-	assert_int_equal(rpc_rpcbind_register(2049), -1);
+	assert_int_equal(rpc_rpcbind_register(2049, RPCBIND_TCP4 | RPCBIND_TCP6), -1);
 	rpc_rpcbind_unregister(); /* nothing registered: no-op */
 	assert_true(now_s() - t0 < 1.0);
 	rpc_rpcbind_set_probe_path(NULL);
@@ -91,7 +91,7 @@ static void test_real_rpcbind(void **state)
 		skip();
 	if (geteuid() != 0)
 		skip();
-	assert_int_equal(rpc_rpcbind_register(12049), 0);
+	assert_int_equal(rpc_rpcbind_register(12049, RPCBIND_TCP4 | RPCBIND_TCP6), 0);
 	assert_int_equal(rpcinfo_has(2, 12049), 1);
 	assert_int_equal(rpcinfo_has(3, 12049), 1);
 	rpc_rpcbind_unregister();

@@ -601,6 +601,38 @@ static void test_garbage_stream(void **state)
 	close(fd);
 }
 
+/* A record that stops halfway holds a call context: closed after
+ * record_timeout_s (1 s here). A connection idle between records stays. */
+static void test_stalled_record(void **state)
+{
+	(void)state;
+	struct tmsg m;
+	static uint8_t out[256];
+	int idle = tconnect();
+	int stalled = tconnect();
+	int stalled_hdr = tconnect();
+
+	tmsg_call(&m, 95, TPROG, 2, TPROC_NULL, NULL, 0);
+	send_record(idle, &m);
+	const uint32_t w[] = {95, 1, 0, 0, 0, 0};
+	expect_reply_words(idle, w, 6);
+
+	size_t n = record(out, &m);
+	send_all(stalled, out, n - 10); /* header and part of the body */
+	send_all(stalled_hdr, out, 2);   /* half a record mark */
+	assert_true(closed_by_server(stalled));
+	assert_true(closed_by_server(stalled_hdr));
+
+	assert_true(silent_for(idle, 1500));
+	tmsg_call(&m, 96, TPROG, 2, TPROC_NULL, NULL, 0);
+	send_record(idle, &m);
+	const uint32_t w2[] = {96, 1, 0, 0, 0, 0};
+	expect_reply_words(idle, w2, 6);
+	close(idle);
+	close(stalled);
+	close(stalled_hdr);
+}
+
 static volatile int drained;
 
 static void drain_done(void *arg)
@@ -635,15 +667,19 @@ static void test_drain(void **state)
 	struct timeval now = {0, 0};
 	loop_ev_add(ev, &now);
 
-	assert_true(closed_by_server(idle)); /* nothing in flight: closed at once */
+	assert_true(closed_by_server(idle)); /* nothing in flight: EOF at once */
+	/* Calls sent now are read and discarded, not answered. */
+	tmsg_call(&m, 101, TPROG, 2, TPROC_NULL, NULL, 0);
+	send_record(fd, &m);
 	assert_int_equal(recv_reply(fd, rbuf, sizeof(rbuf)), 28);
 	assert_int_equal(tget_u32(rbuf, 0), 100);
-	assert_true(closed_by_server(fd));
+	assert_true(closed_by_server(fd)); /* EOF after the last reply */
+	/* Done without waiting for us to close. */
 	pthread_join(loop_thread, NULL);
 	assert_true(drained);
 	loop_ev_free(ev);
-	close(fd);
 	close(idle);
+	close(fd);
 
 	/* The listener is gone. */
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -670,6 +706,7 @@ static int setup(void **state)
 		.max_calls = MAX_CALLS,
 		.reply_cap = TCP_REPLY_CAP,
 		.payload_cap = TCP_PAYLOAD_CAP,
+		.record_timeout_s = 1,
 	};
 	strcpy(p.listen[0].addr, "127.0.0.1");
 	p.listen[0].port = 0;
@@ -717,6 +754,7 @@ int main(void)
 		cmocka_unit_test(test_max_connections),
 		cmocka_unit_test(test_peer_vanishes),
 		cmocka_unit_test(test_garbage_stream),
+		cmocka_unit_test(test_stalled_record),
 		cmocka_unit_test(test_drain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
