@@ -248,6 +248,13 @@ rnfsd_start() {
 		sleep 0.2
 	done
 	ss -Hltn "sport = :2049" | grep -q . || { echo "rnfsd does not listen on tcp 2049"; return 1; }
+	if [ "$TRANSPORT" = rdma ]; then
+		for i in $(seq 50); do
+			rdma_listening && break
+			sleep 0.2
+		done
+		rdma_listening || { echo "rnfsd does not listen for RDMA-CM on 20049"; return 1; }
+	fi
 	# MOUNT v3 must be registered for TCP: the kernel client asks rpcbind.
 	for i in $(seq 50); do
 		rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100005 && $2 == 3 && $3 == "tcp"' | grep -q . && return 0
