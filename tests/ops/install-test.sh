@@ -34,7 +34,7 @@ statedir=$(sed -n 's/^ReadWritePaths=-//p' "$dest$unitdir/rnfsd.service")
 [ -d "$dest$statedir" ] || fail "state directory $statedir not made"
 [ "$(stat -c %a "$dest$statedir")" = 700 ] || fail "state directory $statedir is not mode 700"
 n=0
-for pair in conf/rnfsd.conf.example:rnfsd.conf conf/exports.example:exports; do
+for pair in conf/rnfsd.conf.example:rnfsd.conf conf/exports.default:exports; do
 	from=${pair%%:*} to=${pair##*:}
 	[ -f "$src/$from" ] || { echo "note: $from not in the tree yet"; continue; }
 	n=$((n + 1))
