@@ -108,7 +108,7 @@ run_fio_job() {  # server transport job
 # drop_caches, so each is a LOOKUP at the server), delete (unlink).
 run_meta_jobs() {  # server transport
 	local server=$1 transport=$2 phase r t0
-	mkdir -p "$MNT/meta"
+	mkdir "$MNT/meta"
 	for phase in create stat delete; do
 		[ "$phase" = stat ] && drop_caches
 		t0=$SECONDS
@@ -161,7 +161,6 @@ bench_transport() {      # server transport
 		return
 	fi
 	grep " $MNT " /proc/mounts | sed 's/^/@@ MOUNT /'
-	mkdir -p "$MNT/meta"
 	# The data file is laid out once, outside the timed jobs.
 	dd if=/dev/zero of="$MNT/bench.dat" bs=1M count="$FILE_MB" oflag=direct status=none
 	for job in $FIO_JOBS; do
