@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench-guest.sh - guest side of bench/run-bench.sh (owner: vm). In one boot:
+# bench-guest.sh - guest side of bench/run-bench.sh. In one boot:
 # the fabric's own limit (perftest on rxe0, when rdma is benchmarked), then
 # the same fio jobs and metadata loops against knfsd and against rnfsd, each
 # on the same fresh tmpfs export with the same mount options, for each

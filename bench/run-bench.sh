@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-bench.sh - rnfsd against knfsd in one qemu guest boot (owner: vm).
+# run-bench.sh - rnfsd against knfsd in one qemu guest boot.
 #
 #   run-bench.sh [--build-dir DIR] [--rnfsd BINARY] [--transports tcp,rdma]
 #                [--servers knfsd,rnfsd] [--runtime S] [--timeout S] [--work DIR]

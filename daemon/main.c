@@ -1,7 +1,7 @@
 /*
  * main.c - the rnfsd daemon: command line, configuration and exports,
  * start-up in one sequence (unwound in reverse with goto labels), signals
- * through the event loop, graceful shutdown (owner: rpc).
+ * through the event loop, graceful shutdown.
  *
  *   rnfsd [-c FILE] [-e FILE] [-f|--foreground] [--export DIR]... [-p PORT]
  *         [--listen ADDR:PORT]... [--check-config] [-v]... [--version] [--help]
@@ -496,7 +496,7 @@ static void stats_stop(void)
 	stats_server_stop();
 }
 
-/* ---- RPC-over-RDMA (transport/rdma.h, owner: rdma) ---- */
+/* ---- RPC-over-RDMA (transport/rdma.h) ---- */
 
 static int rdma_start(void)
 {

@@ -1,5 +1,5 @@
 /*
- * notify.c - sd_notify(3) for a Type=notify unit: see notify.h. Owner: ops.
+ * notify.c - sd_notify(3) for a Type=notify unit: see notify.h.
  *
  * The protocol (sd_notify(3), "NOTIFY_SOCKET"): a datagram of newline-
  * separated KEY=VALUE assignments sent to the AF_UNIX socket named in

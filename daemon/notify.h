@@ -1,6 +1,6 @@
 /*
  * notify.h - tell the service manager how the daemon is doing: systemd's
- * sd_notify(3) protocol for a Type=notify unit. Owner: ops.
+ * sd_notify(3) protocol for a Type=notify unit.
  *
  * Each call sends one datagram of "KEY=VALUE\n" lines to the socket named by
  * $NOTIFY_SOCKET (a file-system path, or "@name" for an abstract socket).

@@ -1,7 +1,7 @@
 /*
  * rnfsctl.c - the admin's view of a running rnfsd: asks the daemon's stats
  * socket (see stats_server.h) for its JSON document and prints it as tables,
- * or as it came with --json. Owner: ops.
+ * or as it came with --json.
  *
  *   rnfsctl [-s SOCKET] [stats] [--json]
  *

@@ -1,5 +1,5 @@
 /*
- * stats_server.c - see stats_server.h. Owner: ops.
+ * stats_server.c - see stats_server.h.
  *
  * Three parts:
  *   1. the latency histogram (lock-free, relaxed atomics);

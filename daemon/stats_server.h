@@ -1,7 +1,7 @@
 /*
  * stats_server.h - live statistics: a registry the transports feed, a
  * latency histogram for the RPC layer, and a root-only UNIX socket that
- * answers one request with a JSON document (read by rnfsctl). Owner: ops.
+ * answers one request with a JSON document (read by rnfsctl).
  *
  * Who calls what:
  *   transports (tcp, rdma)  embed a struct stats_conn in their connection

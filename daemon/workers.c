@@ -1,5 +1,5 @@
 /*
- * workers.c - the worker pool declared in workers.h (owner: rpc).
+ * workers.c - the worker pool declared in workers.h.
  *
  * N threads take items from one FIFO (intrusive singly linked list through
  * work->next, guarded by pool.lock, signalled by pool.cond): no allocation per

@@ -1,7 +1,7 @@
 /*
  * fuzz_rdma_hdr.c - libFuzzer target: RPC-over-RDMA header decode, chunk list
  * validation, Read planning, the reply decision, Write planning and reply
- * encoding, on arbitrary bytes (owner: rdma). Built as a libFuzzer target
+ * encoding, on arbitrary bytes. Built as a libFuzzer target
  * with -Dfuzz=true (clang), and in every build as a replay test over
  * fuzz/corpus/rdma_hdr (fuzz_replay.c).
  *

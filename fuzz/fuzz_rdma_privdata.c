@@ -1,6 +1,6 @@
 /*
  * fuzz_rdma_privdata.c - libFuzzer target: RFC 8797 private data parsing and
- * threshold computation on arbitrary CM private data (owner: rdma).
+ * threshold computation on arbitrary CM private data.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * fuzz_replay.c - runs a libFuzzer target's LLVMFuzzerTestOneInput over every
  * file of a corpus directory, so the normal (gcc) build replays the corpus
- * as a regression test (owner: rdma). Exit 0 if all ran (a crash or abort is
+ * as a regression test. Exit 0 if all ran (a crash or abort is
  * the failure), 77 (skip) for an empty directory would hide a broken path,
  * so an empty or missing corpus fails.
  */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # gen_rdma_corpus.py - writes the seed corpora for fuzz_rdma_hdr and
-# fuzz_rdma_privdata (owner: rdma). Run from fuzz/: python3 gen_rdma_corpus.py
+# fuzz_rdma_privdata. Run from fuzz/: python3 gen_rdma_corpus.py
 import os
 import struct
 

@@ -1,5 +1,5 @@
 /*
- * rpc_auth.c - decoding of the call's credential and verifier (owner: rpc).
+ * rpc_auth.c - decoding of the call's credential and verifier.
  * Flavors served: AUTH_NONE and AUTH_SYS (RFC 5531 §8.2 and appendix A).
  * The decoded struct rpc_cred is plain data copied into the call; nothing
  * here points into the received message after return.

@@ -1,5 +1,5 @@
 /*
- * rpc_ddp.c - bulk data helpers for procedure handlers (owner: rpc):
+ * rpc_ddp.c - bulk data helpers for procedure handlers:
  * arguments that may arrive out of band (RPC-over-RDMA Read chunks), results
  * that may leave out of band (Write chunks, or a TCP writev segment), and the
  * per-call payload area READ data is produced in. Nothing here copies bulk

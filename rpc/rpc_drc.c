@@ -1,5 +1,5 @@
 /*
- * rpc_drc.c - the duplicate request cache (owner: rpc).
+ * rpc_drc.c - the duplicate request cache.
  *
  * Non-idempotent procedures (rpc_proc.nonidempotent: NFSv3 CREATE, REMOVE,
  * RENAME, ...) must not run twice when a client retransmits a call whose

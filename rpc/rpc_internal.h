@@ -1,6 +1,6 @@
 /*
  * rpc_internal.h - what the files of the RPC layer share among themselves
- * (owner: rpc). Not for other layers: they use rpc.h, rpc_stats.h, rpcbind.h.
+ *. Not for other layers: they use rpc.h, rpc_stats.h, rpcbind.h.
  * Doubles as a map of the layer:
  *
  *   rpc_call.c   receive a call: header, dispatch, reply headers, completion

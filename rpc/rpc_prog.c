@@ -1,5 +1,5 @@
 /*
- * rpc_prog.c - the table of RPC programs the daemon serves (owner: rpc).
+ * rpc_prog.c - the table of RPC programs the daemon serves.
  *
  * Programs are registered by upper layers (NFS, MOUNT) on the main thread
  * before serving starts and stay until rpc_release(); lookups from the loop

@@ -1,6 +1,6 @@
 /*
  * rpc_rpcbind.c - tell the local rpcbind (RFC 1833) where our programs are
- * (owner: rpc). libtirpc's rpcb_set()/rpcb_unset() talk to rpcbind over its
+ *. libtirpc's rpcb_set()/rpcb_unset() talk to rpcbind over its
  * UNIX socket, but they block (for up to a minute, falling back to UDP) when
  * rpcbind is absent or hung. So: probe the socket first (one connect()), and
  * run the libtirpc calls on a helper thread the caller waits for at most

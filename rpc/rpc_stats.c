@@ -1,5 +1,5 @@
 /*
- * rpc_stats.c - counters declared in rpc_stats.h (owner: rpc). Per-procedure
+ * rpc_stats.c - counters declared in rpc_stats.h. Per-procedure
  * counters live in the program table (rpc_prog.c allocates them at
  * registration); the global ones are here.
  */

@@ -1,5 +1,5 @@
 /*
- * rpc_stats.h - RPC counters (owner: rpc): per procedure (calls, RPC-level
+ * rpc_stats.h - RPC counters: per procedure (calls, RPC-level
  * errors, latency from receive to reply) and layer-wide events (bad headers,
  * each kind of rejection, duplicate request cache hits). Updated with relaxed
  * atomics from the loop thread; read at any time from any thread (values are

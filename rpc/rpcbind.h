@@ -1,6 +1,6 @@
 /*
  * rpcbind.h - registration of the served RPC programs with the local rpcbind
- * (owner: rpc). Self-contained on purpose: rpc_rpcbind.c includes libtirpc's
+ *. Self-contained on purpose: rpc_rpcbind.c includes libtirpc's
  * <rpc/rpc.h>, whose names (RPC_SUCCESS, ...) clash with our rpc.h.
  */
 #ifndef RNFSD_RPCBIND_H

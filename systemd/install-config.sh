@@ -1,5 +1,5 @@
 #!/bin/sh
-# install-config.sh DIR SOURCE NAME [SOURCE NAME ...] (owner: ops)
+# install-config.sh DIR SOURCE NAME [SOURCE NAME ...]
 # meson install script: copy each SOURCE to $DESTDIR/DIR/NAME unless a file
 # is already there, so that reinstalling never overwrites an admin's
 # configuration. A SOURCE that does not exist (yet) is skipped with a note.

@@ -1,5 +1,5 @@
 /*
- * rdma.h - the RPC-over-RDMA transport as the daemon sees it (owner: rdma).
+ * rdma.h - the RPC-over-RDMA transport as the daemon sees it.
  *
  * Built only when HAVE_RDMA (librdmacm + libibverbs found). Everything runs on
  * the daemon's loop thread: the RDMA-CM event channel and each connection's

@@ -2,7 +2,7 @@
  * rdma_credits.c - credit grant, reply accounting and the receive-buffer
  * pool counts (RFC 8166 §3.3.1).
  *
- * Owner: developer "rdma". See rdma_credits.h for the pool and the two
+ * See rdma_credits.h for the pool and the two
  * invariants.
  */
 #include "transport/rdma_credits.h"

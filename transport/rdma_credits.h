@@ -2,7 +2,7 @@
  * rdma_credits.h - RPC-over-RDMA credit accounting and the receive-buffer
  * pool of one connection (RFC 8166 §3.3.1).
  *
- * Owner: developer "rdma". Plain counters, used on the loop thread only.
+ * Plain counters, used on the loop thread only.
  *
  * Receive buffers (after the Linux server, svc_rdma_recvfrom.c): a pool of
  * rdma_credits_pool_size(max_grant) buffers, registered once at accept,

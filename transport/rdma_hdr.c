@@ -2,7 +2,7 @@
  * rdma_hdr.c - decode and encode RPC-over-RDMA transport headers, Version One
  * (RFC 8166 §4) and Version Two (draft-cel-nfsv4-rpcrdma-version-two-01 §4.2).
  *
- * Owner: developer "rdma". Pure functions; see rdma_hdr.h for the contract.
+ * Pure functions; see rdma_hdr.h for the contract.
  * Every list discriminator is an XDR bool (0 or 1, nothing else); every
  * count is compared with its configured limit before the loop that uses it;
  * every segment length is summed in 64 bits and compared with the limit.

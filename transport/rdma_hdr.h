@@ -3,7 +3,7 @@
  * draft-cel-nfsv4-rpcrdma-version-two-01 §4.2): decoding what a requester
  * sent, and encoding the responder's replies and errors.
  *
- * Owner: developer "rdma". Pure functions over caller-owned buffers: no
+ * Pure functions over caller-owned buffers: no
  * allocation, no verbs. The decoder copies the header's segments into a
  * bounded struct rdma_hdr (so nothing points into the receive buffer except
  * `payload`); every wire count is compared with its limit before it is used.

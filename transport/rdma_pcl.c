@@ -2,7 +2,7 @@
  * rdma_pcl.c - parsed chunk lists: Read chunk grouping and validation, RDMA
  * Read planning, the reply decision, RDMA Write planning.
  *
- * Owner: developer "rdma". Pure functions; see rdma_pcl.h. All lengths here
+ * Pure functions; see rdma_pcl.h. All lengths here
  * were bounded by rdma_hdr_decode() (every chunk and the Read list together
  * <= max_chunk_bytes < 4 GiB), and sums are still taken in 64 bits.
  */

@@ -2,7 +2,7 @@
  * rdma_pcl.h - parsed chunk lists (after the Linux server's svc_rdma_pcl.c):
  * what the chunks of one call mean, and the plans the verbs code executes.
  *
- * Owner: developer "rdma". Pure functions over a decoded struct rdma_hdr
+ * Pure functions over a decoded struct rdma_hdr
  * (rdma_hdr.h); nothing here allocates or touches verbs. The transport:
  *
  *   rdma_hdr_decode() -> rdma_pcl_build()      validate the chunks against the message

@@ -2,7 +2,7 @@
  * rdma_privdata.c - RFC 8797 RDMA-CM private data: find and check the
  * client's, build ours, derive the inline thresholds.
  *
- * Owner: developer "rdma". Pure functions; see rdma_privdata.h.
+ * Pure functions; see rdma_privdata.h.
  */
 #include "transport/rdma_privdata.h"
 

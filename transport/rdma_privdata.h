@@ -2,7 +2,7 @@
  * rdma_privdata.h - RDMA-CM private data for RPC-over-RDMA (RFC 8797), and
  * the inline thresholds a connection uses in each direction.
  *
- * Owner: developer "rdma". Pure functions over caller-owned bytes.
+ * Pure functions over caller-owned bytes.
  *
  *   0        8        16       24       31
  *   +--------+--------+--------+--------+

@@ -1,5 +1,5 @@
 /*
- * rdma_recvfrom.c - from a Receive completion to rpc_call_receive() (owner: rdma).
+ * rdma_recvfrom.c - from a Receive completion to rpc_call_receive().
  *
  *   rdma_recv_done()        decode the transport header and the chunk lists
  *     -> bad: drop, or answer RDMA_ERROR / GARBAGE_ARGS (rdma_send_error)

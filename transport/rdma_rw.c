@@ -1,6 +1,6 @@
 /*
  * rdma_rw.c - posting work requests and reaping their completions for the
- * RPC-over-RDMA transport (owner: rdma).
+ * RPC-over-RDMA transport.
  *
  *  - Receives: FREE contexts from the pool, posted by rdma_recv_refill() as
  *    soon as one completes, up to credits + spare (rdma_credits_recvs_wanted).

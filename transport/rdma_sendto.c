@@ -1,5 +1,5 @@
 /*
- * rdma_sendto.c - replies and transport errors (owner: rdma).
+ * rdma_sendto.c - replies and transport errors.
  *
  *   rdma_send_reply()   the RPC layer's send_reply(): rdma_pcl_plan_reply()
  *                       decides inline (RDMA_MSG), Write chunks + inline, the

@@ -1,6 +1,6 @@
 /*
  * rdma_transport.c - RDMA-CM listener, connection setup and teardown for the
- * RPC-over-RDMA transport (owner: rdma). See rdma_xprt.h for the map of the
+ * RPC-over-RDMA transport. See rdma_xprt.h for the map of the
  * verbs shell, ownership and the state diagrams.
  *
  * Accepting a connection, in order (unwound in reverse by conn_free()):

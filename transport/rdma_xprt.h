@@ -1,5 +1,5 @@
 /*
- * rdma_xprt.h - internals shared by the RPC-over-RDMA verbs shell (owner: rdma).
+ * rdma_xprt.h - internals shared by the RPC-over-RDMA verbs shell.
  * Grouped by the file that implements them, so it doubles as a map:
  *
  *   rdma_transport.c  listen, accept (private data, QP, memory, receives),

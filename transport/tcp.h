@@ -1,5 +1,5 @@
 /*
- * tcp.h - ONC RPC over TCP (RFC 5531 §11 record marking) (owner: rpc).
+ * tcp.h - ONC RPC over TCP (RFC 5531 §11 record marking).
  *
  * Listeners on the configured addresses; each accepted connection reads
  * records into per-call contexts (struct rpc_call plus request, reply and

@@ -1,5 +1,5 @@
 /*
- * tcp_conn.c - one TCP connection carrying ONC RPC records (owner: rpc).
+ * tcp_conn.c - one TCP connection carrying ONC RPC records.
  *
  * Receive: bytes are read into the connection's stage buffer and parsed by
  * the record-marking parser, which copies fragment bodies into the call

@@ -1,5 +1,5 @@
 /*
- * tcp_ctx.c - per-call contexts of the TCP transport (owner: rpc).
+ * tcp_ctx.c - per-call contexts of the TCP transport.
  *
  * A context is a struct rpc_call with its request buffer (one record,
  * max_record bytes), reply buffer and bulk payload area, in one anonymous

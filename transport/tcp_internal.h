@@ -1,6 +1,6 @@
 /*
  * tcp_internal.h - the TCP transport's objects, shared by its files
- * (owner: rpc). A map:
+ *. A map:
  *
  *   tcp_xprt.c   listeners, accept, parameters, drain and teardown
  *   tcp_conn.c   one connection: receive (record assembly), send (writev),

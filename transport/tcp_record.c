@@ -1,7 +1,7 @@
 /*
- * tcp_record.c - RFC 5531 §11 record marking parser (see tcp_record.h;
- * owner: rpc). Two passes per header: the length is checked against what the
- * record may still grow by before anything is copied.
+ * tcp_record.c - RFC 5531 §11 record marking parser (see tcp_record.h).
+ * Two passes per header: the length is checked against what the record may
+ * still grow by before anything is copied.
  */
 #include "tcp_record.h"
 

@@ -1,6 +1,6 @@
 /*
  * tcp_record.h - RFC 5531 §11 record marking, as a pure parser over buffers
- * (owner: rpc). No I/O, no allocation: the caller feeds stream bytes and
+ *. No I/O, no allocation: the caller feeds stream bytes and
  * provides the buffer the record is assembled in, so it is unit-tested
  * without sockets (tests/unit/test_tcp_record.c).
  *

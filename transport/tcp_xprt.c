@@ -1,5 +1,5 @@
 /*
- * tcp_xprt.c - the TCP transport as a whole (owner: rpc): parameters,
+ * tcp_xprt.c - the TCP transport as a whole: parameters,
  * listening sockets, accepting connections (up to max_connections), the
  * graceful drain at shutdown, and teardown. Connections are tcp_conn.c's,
  * call contexts tcp_ctx.c's.

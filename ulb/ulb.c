@@ -1,7 +1,7 @@
 /*
  * ulb.c - RFC 8267 DDP-eligibility tables for NFS versions 2, 3 and 4.
  *
- * Owner: developer "rdma". See ulb.h.
+ * See ulb.h.
  */
 #include "ulb/ulb.h"
 

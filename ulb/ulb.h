@@ -4,7 +4,7 @@
  * arrive in a Read chunk, which result may leave in a Write chunk, and how
  * many chunks the server honours.
  *
- * Owner: developer "rdma". Tables and pure functions; no state.
+ * Tables and pure functions; no state.
  *
  * Who uses it:
  *  - the RDMA transport, on receipt: ulb_lookup() says how many Read chunks

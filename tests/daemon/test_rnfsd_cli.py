@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_rnfsd_cli.py RNFSD (owner: rpc)
+"""test_rnfsd_cli.py RNFSD
 
 The rnfsd binary as an administrator uses it: command line and exit codes,
 --check-config, the foreground daemon on a private port (serves, exits 0 on

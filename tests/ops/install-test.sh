@@ -1,5 +1,5 @@
 #!/bin/sh
-# install-test.sh MESON BUILDDIR SRCDIR PREFIX SBINDIR SYSCONFDIR MANDIR UNITDIR (owner: ops)
+# install-test.sh MESON BUILDDIR SRCDIR PREFIX SBINDIR SYSCONFDIR MANDIR UNITDIR
 # `meson install --destdir` into a scratch directory; checks that the daemon,
 # rnfsctl, the unit (ExecStart pointing to the installed rnfsd), the man
 # pages and the /etc/rnfsd examples land where an admin expects them, and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# man-lint.sh PAGE... (owner: ops): groff with all warnings on each page that
+# man-lint.sh PAGE...: groff with all warnings on each page that
 # exists; any warning fails.
 command -v groff >/dev/null 2>&1 || { echo "no groff: skipped"; exit 77; }
 rc=0 n=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_daemon.py RNFSD RNFSCTL SCENARIO (owner: ops)
+"""test_daemon.py RNFSD RNFSCTL SCENARIO
 
 Runs the real rnfsd the way systemd would: NOTIFY_SOCKET names a datagram
 socket this script binds (standing in for the service manager), the daemon

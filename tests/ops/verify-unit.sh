@@ -1,5 +1,5 @@
 #!/bin/sh
-# verify-unit.sh UNIT DOCDIR... (owner: ops)
+# verify-unit.sh UNIT DOCDIR...
 # `systemd-analyze verify` on the unit (a copy whose ExecStart is this
 # build's rnfsd). Clean means exit 0 AND no output: unknown keys and bad
 # values are only warnings. Documentation= man pages are checked too when

@@ -1,5 +1,5 @@
 #!/bin/sh
-# vm-systemd-check.sh (owner: ops) - runs under the real systemd in the qemu
+# vm-systemd-check.sh - runs under the real systemd in the qemu
 # guest (vm-systemd-guest.sh), as root, with BUILD and SRC set. Prints
 # "@@ PASS name" / "@@ FAIL name: detail" per check; vm-systemd.sh on the
 # host requires every name in vm-systemd.checks to PASS.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# vm-systemd-guest.sh (owner: ops) - PID 1 of a qemu guest (see vm-systemd.sh):
+# vm-systemd-guest.sh - PID 1 of a qemu guest (see vm-systemd.sh):
 # boots the real systemd with only rnfsd-vmcheck.service as its goal. That
 # unit (vm-systemd-check.sh) starts rnfsd.service - this build's unit file,
 # hardening and all - and checks Type=notify, reload, stats and clients.

@@ -1,7 +1,7 @@
 #!/bin/bash
-# vm-systemd.sh BUILDDIR SRCDIR [TIMEOUT_S] (owner: ops)
+# vm-systemd.sh BUILDDIR SRCDIR [TIMEOUT_S]
 # rnfsd.service under the real systemd: boots the qemu guest of the VM suite
-# (tests/vm/vm-host.sh, owner: vm) with systemd as PID 1 and only
+# (tests/vm/vm-host.sh) with systemd as PID 1 and only
 # rnfsd-vmcheck.service as its goal (vm-systemd-guest.sh), which runs
 # vm-systemd-check.sh. Every name in vm-systemd.checks must PASS (other
 # checks the guest prints are reported only).

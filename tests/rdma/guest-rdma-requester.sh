@@ -3,7 +3,7 @@
 # (booted by tests/rdma/vm-rdma-requester.sh): brings up rxe0 on 192.0.2.1,
 # starts one server, creates the test files in its export and runs
 # rdma_requester against 192.0.2.1:20049. Results are the "@@ " lines on the
-# console. Owner: rdmatest.
+# console.
 #
 # Environment (set by the host-side wrapper's generated launcher):
 #   RT_SERVER     knfsd | rnfsd

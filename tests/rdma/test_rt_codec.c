@@ -2,7 +2,7 @@
  * test_rt_codec.c - cmocka tests of the test requester's own codec
  * (rt_rpcrdma.c, rt_rpc.c): what rdma_requester builds is what RFC 8166
  * describes, and its decoder - which judges the server - rejects what it
- * must. Owner: rdmatest.
+ * must.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 #!/bin/bash
 # vm-rdma-requester.sh SERVER REQUESTER [RNFSD] - host side of the vm-suite
-# test rdma-requester-SERVER (owner: rdmatest). Boots the qemu soft-RoCE
+# test rdma-requester-SERVER. Boots the qemu soft-RoCE
 # guest with guest-rdma-requester.sh, which runs rdma_requester against
 # SERVER (knfsd: the reference, judged with its known deviations from
 # knfsd-deviations.txt; rnfsd: every verdict must pass).

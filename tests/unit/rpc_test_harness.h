@@ -1,5 +1,5 @@
 /*
- * rpc_test_harness.h - drive the RPC layer without a network (owner: rpc):
+ * rpc_test_harness.h - drive the RPC layer without a network:
  * a fake transport whose send_reply() flattens the reply (header bytes plus
  * ddp_out payloads, as TCP would send them) into a buffer, a real event loop
  * on its own thread and the real worker pool. Header-only, included once.

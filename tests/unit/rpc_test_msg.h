@@ -1,5 +1,5 @@
 /*
- * rpc_test_msg.h - helpers shared by the rpc and tcp unit tests (owner: rpc):
+ * rpc_test_msg.h - helpers shared by the rpc and tcp unit tests:
  * build RPC call messages byte by byte (independently of the code under
  * test, with plain big-endian stores), a test program with known procedures,
  * and reply parsing helpers.

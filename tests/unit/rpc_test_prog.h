@@ -1,6 +1,6 @@
 /*
  * rpc_test_prog.h - a test RPC program (TPROG, versions 2 and 3) whose
- * handlers exercise every path of the RPC layer (owner: rpc). Header-only:
+ * handlers exercise every path of the RPC layer. Header-only:
  * each test executable includes it once.
  */
 #ifndef RNFSD_TEST_RPC_PROG_H

@@ -2,7 +2,7 @@
  * test_ops_stats.c - daemon/stats_server.c: the latency histogram, the
  * connection registry, the JSON document, and the real UNIX socket served
  * from a real loop (read back raw and through the real rnfsctl binary,
- * whose path comes in $RNFSCTL). Owner: ops.
+ * whose path comes in $RNFSCTL).
  *
  * The procedure table here is test input given through stats_sources, the
  * same hook main uses to connect the RPC layer's counters.

@@ -1,5 +1,5 @@
 /*
- * test_rdma_credits.c - credit grant and reply accounting (owner: rdma).
+ * test_rdma_credits.c - credit grant and reply accounting.
  * Includes a burst of 128 calls (the grant must stay at the configured value)
  * and a simulation of a client that honours every grant, checking that no
  * call ever arrives without a posted Receive and no reply without a call.

@@ -1,5 +1,5 @@
 /*
- * test_rdma_hdr.c - RPC-over-RDMA transport header decode/encode (owner: rdma).
+ * test_rdma_hdr.c - RPC-over-RDMA transport header decode/encode.
  */
 #include <setjmp.h>
 #include <stdarg.h>

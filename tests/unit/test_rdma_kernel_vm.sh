@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_rdma_kernel_vm.sh - guest script for /work/shared/vm/vmrun.sh (owner: rdma):
+# test_rdma_kernel_vm.sh - guest script for /work/shared/vm/vmrun.sh:
 # rnfsd (this worktree's build/rnfsd) serving a tmpfs over RDMA (and TCP for
 # MOUNT), the Linux kernel NFS client mounting it with proto=rdma, data
 # written and read back with direct I/O, a directory listing big enough for a

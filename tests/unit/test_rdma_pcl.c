@@ -1,6 +1,6 @@
 /*
  * test_rdma_pcl.c - parsed chunk lists, Read/Write planning and the reply
- * decision (owner: rdma). Write plans are executed against simulated remote
+ * decision. Write plans are executed against simulated remote
  * memory to check the bytes land where the segments say.
  */
 #include <setjmp.h>

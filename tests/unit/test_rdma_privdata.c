@@ -1,5 +1,5 @@
 /*
- * test_rdma_privdata.c - RFC 8797 private data and inline thresholds (owner: rdma).
+ * test_rdma_privdata.c - RFC 8797 private data and inline thresholds.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /*
  * test_rdma_util.h - helpers for the RPC-over-RDMA unit tests: build
- * transport headers word by word (owner: rdma).
+ * transport headers word by word.
  */
 #ifndef RNFSD_TEST_RDMA_UTIL_H
 #define RNFSD_TEST_RDMA_UTIL_H

@@ -1,6 +1,6 @@
 /*
  * test_rdma_verbs.c - the RPC-over-RDMA verbs shell end to end, on a real
- * RDMA device (soft-RoCE in the VM test bed) (owner: rdma).
+ * RDMA device (soft-RoCE in the VM test bed).
  *
  * One process: the server side is the real thing (loop thread, worker pool,
  * RPC layer, rdma_transport_start()); the procedures are a small stand-in

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test_rdma_verbs_vm.sh - guest script for /work/shared/vm/vmrun.sh (owner: rdma):
+# test_rdma_verbs_vm.sh - guest script for /work/shared/vm/vmrun.sh:
 # soft-RoCE rxe0, then test_rdma_verbs (the RPC-over-RDMA verbs shell end to
 # end) from the build directory given as RDMA_BUILD (default: this worktree's
 # build/). Result lines start with @@.

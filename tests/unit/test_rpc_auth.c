@@ -1,6 +1,6 @@
 /*
  * test_rpc_auth.c - credential and verifier decoding (rpc_auth_decode) with
- * valid, malformed, truncated and oversized input (owner: rpc).
+ * valid, malformed, truncated and oversized input.
  */
 #include <setjmp.h>
 #include <stdarg.h>

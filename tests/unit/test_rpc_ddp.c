@@ -1,5 +1,5 @@
 /*
- * test_rpc_ddp.c - handler-side payload helpers (owner: rpc):
+ * test_rpc_ddp.c - handler-side payload helpers:
  * rpc_payload_buf bounds, rpc_dec_ddp (Read chunk at the position or inline),
  * rpc_enc_ddp segments and rpc_reply_len.
  */

@@ -1,6 +1,6 @@
 /*
  * test_rpc_drc.c - the duplicate request cache through rpc_call_receive()
- * (owner: rpc): replays of completed non-idempotent calls, drops of
+ *: replays of completed non-idempotent calls, drops of
  * retransmissions still running, keying (peer port, arguments, xid), LRU
  * eviction, replies too big to cache, dropped replies, idempotent calls.
  * The cache here has 4 entries.

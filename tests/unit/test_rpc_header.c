@@ -1,6 +1,6 @@
 /*
  * test_rpc_header.c - rpc_call_receive() end to end through the worker pool
- * with a fake transport (owner: rpc): every reply kind of RFC 5531 §9 is
+ * with a fake transport: every reply kind of RFC 5531 §9 is
  * checked byte by byte, malformed and truncated headers are dropped or
  * rejected as specified, statistics follow.
  */

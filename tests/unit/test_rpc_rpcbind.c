@@ -1,5 +1,5 @@
 /*
- * test_rpc_rpcbind.c - rpcbind registration (owner: rpc).
+ * test_rpc_rpcbind.c - rpcbind registration.
  * Without rpcbind: rpc_rpcbind_register() must return -1 at once, not hang.
  * With a running rpcbind and root: the registration is visible to
  * `rpcinfo -p` and gone after rpc_rpcbind_unregister(); skipped otherwise.

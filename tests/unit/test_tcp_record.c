@@ -1,6 +1,6 @@
 /*
  * test_tcp_record.c - the RFC 5531 §11 record-marking parser over buffers
- * (owner: rpc): single and multi-fragment records, zero-length fragments and
+ *: single and multi-fragment records, zero-length fragments and
  * records, headers and bodies split at every byte, back-to-back records,
  * the size limit, truncated streams, RM_NEED_BUF and direct reads.
  */

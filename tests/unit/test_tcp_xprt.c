@@ -1,5 +1,5 @@
 /*
- * test_tcp_xprt.c - the TCP transport end to end, in process (owner: rpc):
+ * test_tcp_xprt.c - the TCP transport end to end, in process:
  * the real loop, worker pool, RPC layer and TCP transport on 127.0.0.1 with
  * an ephemeral port, a test program (rpc_test_prog.h), and blocking client
  * sockets speaking RFC 5531 record marking. Covers pipelining and

@@ -1,5 +1,5 @@
 /*
- * test_ulb_rules.c - RFC 8267 DDP-eligibility tables (owner: rdma).
+ * test_ulb_rules.c - RFC 8267 DDP-eligibility tables.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-# guest-lib.sh - guest side of the qemu test bed (owner: vm), sourced by
+# guest-lib.sh - guest side of the qemu test bed, sourced by
 # guest scripts that tests/vm/vm-host.sh boots as PID 1 (bash). The guest
 # sees the host's / read-only (tmpfs overlay on top), so the build directory
 # and these scripts are at their host paths; it has no network device: only

@@ -1,5 +1,5 @@
 #!/bin/bash
-# kernel-client.sh - guest scenario (owner: vm): the Linux kernel NFSv3 client
+# kernel-client.sh - guest scenario: the Linux kernel NFSv3 client
 # against one server (vmarg SERVER=rnfsd|knfsd) over one transport (vmarg
 # TRANSPORT=tcp|rdma; only the mount options change). Booted by
 # tests/vm/run-vm.sh as PID 1; every check prints "@@ PASS name" or

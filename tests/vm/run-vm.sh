@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-vm.sh - host-side runner of the VM suite (owner: vm).
+# run-vm.sh - host-side runner of the VM suite.
 #
 #   run-vm.sh [--build-dir DIR] [--rnfsd BINARY] [--server rnfsd|knfsd]
 #             [--transport tcp|rdma] [--timeout S] [--work DIR] SCENARIO

@@ -1,5 +1,5 @@
 # vm-host.sh - host side of the qemu test bed, sourced by tests/vm/run-vm.sh
-# and bench/run-bench.sh (owner: vm). Self-contained: nothing here reads
+# and bench/run-bench.sh. Self-contained: nothing here reads
 # /work/shared at run time.
 #
 #   vm_require_host        root? packages (installed quietly when missing)?

@@ -1,6 +1,6 @@
 #!/bin/bash
 # vmrun.sh GUEST_SCRIPT [TIMEOUT_S] [LOG] - the project's own copy of the test
-# bed's plain boot command (owner: vm), with the interface of the original
+# bed's plain boot command, with the interface of the original
 # shared/vm/vmrun.sh so that other suites' guest scripts run unchanged:
 # boots the guest with GUEST_SCRIPT as PID 1 (the script sources
 # tests/vm/guest-lib.sh itself), console (CR stripped) to LOG (default
