@@ -7,7 +7,7 @@
 # Exit: 0 pass, 1 fail, 77 skip (with the reason on stdout).
 #
 # Harness: $RT_VMRUN / $RT_GUEST_LIB if set, else the project's tests/vm
-# harness when present, else /work/shared/vm. VM work dir: $RT_VM_WORK or
+# harness (tests/vm). VM work dir: $RT_VM_WORK or
 # /tmp/vmw-rdmatest-$SERVER (initramfs, console.log).
 set -u
 server=${1:?server}; requester=${2:?requester}; rnfsd=${3:-}
@@ -22,11 +22,7 @@ ls /lib/modules 2>/dev/null | grep -qE '^6\.1\..*-amd64$' || skip "no Debian 6.1
 
 vmrun=${RT_VMRUN:-}; glib=${RT_GUEST_LIB:-}
 if [ -z "$vmrun" ]; then
-	if [ -x "$src/tests/vm/vmrun.sh" ] && [ -f "$src/tests/vm/guest-lib.sh" ]; then
-		vmrun=$src/tests/vm/vmrun.sh; glib=$src/tests/vm/guest-lib.sh
-	else
-		vmrun=/work/shared/vm/vmrun.sh; glib=/work/shared/vm/guest-lib.sh
-	fi
+	vmrun=$src/tests/vm/vmrun.sh; glib=$src/tests/vm/guest-lib.sh
 fi
 [ -x "$vmrun" ] && [ -f "$glib" ] || skip "no VM harness (looked for tests/vm/vmrun.sh and $vmrun)"
 

@@ -1,11 +1,12 @@
 #!/bin/bash
-# test_rdma_kernel_vm.sh - guest script for /work/shared/vm/vmrun.sh:
+# test_rdma_kernel_vm.sh - guest script for tests/vm/vmrun.sh (by hand; the
+# meson VM suite runs tests/vm/kernel-client.sh over RDMA instead):
 # rnfsd (this worktree's build/rnfsd) serving a tmpfs over RDMA (and TCP for
 # MOUNT), the Linux kernel NFS client mounting it with proto=rdma, data
 # written and read back with direct I/O, a directory listing big enough for a
 # Reply chunk, symlinks. Result lines start with @@.
-#   VM_WORK=/tmp/vm-rdma /work/shared/vm/vmrun.sh $PWD/tests/unit/test_rdma_kernel_vm.sh 600 /tmp/vm-rdma-k.log
-. /work/shared/vm/guest-lib.sh
+#   VM_WORK=/tmp/vm-rdma tests/vm/vmrun.sh $PWD/tests/unit/test_rdma_kernel_vm.sh 600 /tmp/vm-rdma-k.log
+. "$(dirname "$(readlink -f "$0")")/../vm/guest-lib.sh"
 guest_base; guest_rxe
 B=$(dirname "$(readlink -f "$0")")/../../${RDMA_BUILD_DIR:-build}
 EX=/export C=/run/rnfsd-test

@@ -150,6 +150,42 @@ check_tree_remove() {
 	[ ! -e "$EXPORT/tree" ] || fail "tree still on the server: $(find "$EXPORT/tree" | wc -l) entries"
 }
 
+# One directory of 5,000 entries, made on the server side (fast), listed by
+# the client with READDIRPLUS: over RDMA its replies exceed the inline
+# threshold and travel in Reply chunks (RFC 8166 §3.5.4).
+check_bigdir() {
+	local d=$EXPORT/bigdir n
+	mkdir -p "$d"
+	(cd "$d" && seq -f "entry-%05g" 1 5000 | xargs touch) || fail "server-side create failed"
+	drop_caches
+	ls -l "$MNT/bigdir" > "$SCRATCH/bigdir.ls" || fail "ls -l failed"
+	n=$(grep -c '^-' "$SCRATCH/bigdir.ls")
+	expect_eq "entries listed by ls -l" 5000 "$n"
+	n=$(awk '/^-/ {print $NF}' "$SCRATCH/bigdir.ls" | sort -u | wc -l)
+	expect_eq "distinct names" 5000 "$n"
+	rm -rf "$d"
+}
+
+# Proof that the data went over RDMA: the mount's transport, soft-RoCE's
+# packet counters, and (rnfsd) the RDMA Reads and Writes it counted.
+check_rdma_evidence() {
+	grep -q "xprt:[[:space:]]*rdma" /proc/self/mountstats || fail "mountstats: no rdma xprt"
+	local stats pkts
+	stats=$(rdma statistic show link rxe0/1 2>&1)
+	echo "$stats"
+	pkts=$(echo "$stats" | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p')
+	[ "${pkts:-0}" -gt 10000 ] || fail "rxe0 sent_pkts ${pkts:-none}: expected > 10000 after 128 MiB of I/O"
+	[ "$SERVER" = rnfsd ] || return 0
+	local json reads writes
+	json=$(timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock --json 2>&1) || fail "rnfsctl --json failed: $json"
+	echo "$json" | grep -q '"transport": "rdma"' || fail "rnfsctl shows no rdma connection"
+	reads=$(echo "$json" | grep -o '"rdma_reads": [0-9]*' | awk '{s += $2} END {print s + 0}')
+	writes=$(echo "$json" | grep -o '"rdma_writes": [0-9]*' | awk '{s += $2} END {print s + 0}')
+	echo "rnfsd: rdma_reads $reads, rdma_writes $writes"
+	[ "$reads" -gt 0 ] || fail "rnfsd counted no RDMA Reads (WRITE payloads come by Read chunks)"
+	[ "$writes" -gt 0 ] || fail "rnfsd counted no RDMA Writes (READ payloads go by Write chunks)"
+}
+
 check_symlink() {
 	echo hello > "$MNT/sl-target"
 	ln -s sl-target "$MNT/sl" || fail "ln -s failed"
@@ -366,7 +402,9 @@ if run_check server-start 60 server_start "$SERVER" &&
 	run_check tree-list 300 check_tree_list
 	run_check tree-rename 300 check_tree_rename
 	run_check tree-remove 400 check_tree_remove
+	run_check bigdir-5000 240 check_bigdir
 	run_check symlink 60 check_symlink
+	[ "$TRANSPORT" = rdma ] && run_check rdma-evidence 60 check_rdma_evidence
 	run_check hardlink 60 check_hardlink
 	run_check chmod 60 check_chmod
 	run_check chown 60 check_chown

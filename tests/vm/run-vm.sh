@@ -107,8 +107,10 @@ done < "$LOG"
 failed=0
 npass=0
 nexpected=0
-while read -r name; do
+while read -r name only; do
 	case $name in ''|'#'*) continue;; esac
+	# "NAME TRANSPORT": expected only over that transport.
+	[ -z "${only:-}" ] || [ "$only" = "$TRANSPORT" ] || continue
 	nexpected=$((nexpected + 1))
 	case ${result[$name]:-} in
 	PASS) npass=$((npass + 1));;
@@ -117,7 +119,7 @@ while read -r name; do
 	esac
 done < "$CHECKS"
 for name in "${!result[@]}"; do
-	if [ "${result[$name]}" = FAIL ] && ! grep -qx "$name" "$CHECKS"; then
+	if [ "${result[$name]}" = FAIL ] && ! grep -qE "^$name( |\$)" "$CHECKS"; then
 		failed=1        # an unexpected failure (e.g. boot, rxe) also fails the run
 	fi
 done
