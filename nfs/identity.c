@@ -30,6 +30,13 @@
 
 static struct log_limit nfs_identity_limit;
 static __thread bool nfs_resource_dropped; /* this thread's CAP_SYS_RESOURCE is off */
+/* This thread is verified to be in the restored state (fsuid 0, fsgid 0, no
+ * supplementary groups, CAP_SYS_RESOURCE as at start): a root caller with no
+ * groups (no_root_squash) then needs no system call at all, in apply or in
+ * the restore after it. Cleared by any other apply. */
+static __thread bool nfs_thread_is_root;
+/* Whether restore reaches that state on this thread: 0 not yet checked, 1 yes, -1 no (not root) */
+static __thread signed char nfs_restore_works;
 
 void nfs_identity_map(const struct rpc_cred *cred, const struct export_opts *o, struct nfs_identity *id)
 {
@@ -85,6 +92,9 @@ static int nfs_thread_sys_resource(bool on)
 
 int nfs_identity_apply(const struct nfs_identity *id)
 {
+	if (nfs_thread_is_root && id->uid == 0 && id->gid == 0 && id->ngroups == 0)
+		return 0;
+	nfs_thread_is_root = false;
 	if (nfs_thread_setgroups(id->ngroups, id->groups) < 0)
 		goto fail;
 	setfsgid(id->gid);
@@ -108,6 +118,10 @@ fail:
 
 void nfs_identity_restore(void)
 {
+	bool ok = true;
+
+	if (nfs_thread_is_root)
+		return;
 	/* fsuid first: back to 0 restores the fs capabilities for the rest */
 	setfsuid(0);
 	if (nfs_resource_dropped) {
@@ -117,6 +131,12 @@ void nfs_identity_restore(void)
 			nfs_resource_dropped = false;
 	}
 	setfsgid(0);
-	if (nfs_thread_setgroups(0, NULL) < 0)
+	if (nfs_thread_setgroups(0, NULL) < 0) {
 		log_limited(&nfs_identity_limit, LOG_ERR, "nfs: setgroups(0): %s", strerror(errno));
+		ok = false;
+	}
+	/* setfsuid/setfsgid report no error: read back once per thread before trusting them */
+	if (ok && !nfs_resource_dropped && nfs_restore_works == 0)
+		nfs_restore_works = setfsuid((uid_t)-1) == 0 && setfsgid((gid_t)-1) == 0 ? 1 : -1;
+	nfs_thread_is_root = ok && !nfs_resource_dropped && nfs_restore_works > 0;
 }
