@@ -16,6 +16,7 @@
  * Ownership: nothing here allocates anything the caller must free; the
  * text buffers used while parsing are freed before returning.
  */
+#include "conf/conf_file.h"
 #include "conf/config.h"
 #include "conf/config_internal.h"
 
@@ -475,36 +476,6 @@ int config_parse(const char *text, const char *name, struct rnfsd_config *cfg, c
 	return rc;
 }
 
-/* Reads a whole text file (at most max bytes, no NUL bytes). NULL with err set on failure. */
-static char *config_read_file(const char *path, size_t max, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	buf = malloc(max + 1);
-	if (!buf) {
-		fclose(f);
-		snprintf(err, errlen, "%s: out of memory", path);
-		return NULL;
-	}
-	n = fread(buf, 1, max + 1, f);
-	if (ferror(f) || n > max || memchr(buf, '\0', n)) {
-		snprintf(err, errlen, "%s: %s", path, ferror(f) ? strerror(errno) :
-			 n > max ? "file too large" : "contains a NUL byte (not a text file)");
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
 int config_load(const char *path, struct rnfsd_config *cfg, char *err, size_t errlen)
 {
 	char tmp[1];
@@ -515,7 +486,7 @@ int config_load(const char *path, struct rnfsd_config *cfg, char *err, size_t er
 		err = tmp;
 		errlen = sizeof(tmp);
 	}
-	text = config_read_file(path, CONFIG_MAX_FILE_SIZE, err, errlen);
+	text = conf_read_file(path, CONFIG_MAX_FILE_SIZE, err, errlen);
 	if (!text)
 		return -1;
 	rc = config_parse(text, path, cfg, err, errlen);

@@ -21,6 +21,7 @@
  * caller after a successful exports_parse()/exports_load(), released with
  * exports_free(). The cache is process-global and owned by this file.
  */
+#include "conf/conf_file.h"
 #include "conf/exports.h"
 #include "conf/exports_internal.h"
 
@@ -942,36 +943,6 @@ int exports_parse(const char *text, const char *name, struct export_table *t, ch
 	return 0;
 }
 
-/* Reads a whole text file (at most max bytes, no NUL bytes). NULL with err set on failure. */
-static char *exports_read_file(const char *path, size_t max, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
-
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	buf = malloc(max + 1);
-	if (!buf) {
-		fclose(f);
-		snprintf(err, errlen, "%s: out of memory", path);
-		return NULL;
-	}
-	n = fread(buf, 1, max + 1, f);
-	if (ferror(f) || n > max || memchr(buf, '\0', n)) {
-		snprintf(err, errlen, "%s: %s", path, ferror(f) ? strerror(errno) :
-			 n > max ? "file too large" : "contains a NUL byte (not a text file)");
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
 int exports_load(const char *path, struct export_table *t, char *err, size_t errlen)
 {
 	char tmp[1];
@@ -984,7 +955,7 @@ int exports_load(const char *path, struct export_table *t, char *err, size_t err
 		err = tmp;
 		errlen = sizeof(tmp);
 	}
-	text = exports_read_file(path, EXPORTS_MAX_FILE_SIZE, err, errlen);
+	text = conf_read_file(path, EXPORTS_MAX_FILE_SIZE, err, errlen);
 	if (!text)
 		return -1;
 	rc = exports_parse(text, path, t, err, errlen);
