@@ -9,13 +9,15 @@ for a in $(cat /proc/cmdline); do
 	case $a in
 	vmarg_build=*) BUILD=${a#vmarg_build=} ;;
 	vmarg_src=*) SRC=${a#vmarg_src=} ;;
+	vmarg_origbuild=*) ORIGBUILD=${a#vmarg_origbuild=} ;;
 	esac
 done
 echo "@@ GUEST UP build=$BUILD src=$SRC"
 
 # The unit under test: ExecStart points to this build's rnfsd.
 mkdir -p /etc/systemd/system /etc/rnfsd
-cp "$BUILD/systemd/rnfsd-verify.service" /etc/systemd/system/rnfsd.service
+# (the build dir may have been staged elsewhere: vm-systemd.sh)
+sed "s|${ORIGBUILD:-$BUILD}|$BUILD|g" "$BUILD/systemd/rnfsd-verify.service" > /etc/systemd/system/rnfsd.service
 cat > /etc/systemd/system/rnfsd-vmcheck.service <<EOF
 [Unit]
 Description=rnfsd checks under systemd
