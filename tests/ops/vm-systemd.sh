@@ -18,13 +18,14 @@ WORK=$BUILD/vm-ops
 mkdir -p "$WORK"
 vm_initramfs "$WORK" || { echo "FAIL: no initramfs"; exit 1; }
 LOG=$WORK/console.log
-# Under systemd the guest's /tmp is not the host's (and rnfsd.service has
-# PrivateTmp=yes): a tree under /tmp (a CI clone, say) is staged under
-# /var/tmp, which the guest sees as it is, and the unit's paths rewritten.
+# Under systemd the guest's /tmp is not the host's, and rnfsd.service has
+# PrivateTmp=yes (a private /tmp and /var/tmp): a tree under /tmp (a CI
+# clone, say) is staged under /var/lib, which the guest and the unit see as
+# it is, and the unit's paths are rewritten.
 GBUILD=$BUILD GSRC=$SRC STAGE=
 case "$BUILD:$SRC" in
 /tmp/*|*:/tmp/*)
-	STAGE=$(mktemp -d /var/tmp/rnfsd-ops-vm.XXXXXX)
+	STAGE=$(mktemp -d /var/lib/rnfsd-ops-vm.XXXXXX)
 	trap 'rm -rf "$STAGE"' EXIT
 	mkdir "$STAGE/src" && tar -C "$SRC" --exclude='./build*' -cf - . | tar -C "$STAGE/src" -xf - &&
 		cp -a "$BUILD" "$STAGE/build" || { echo "FAIL: could not stage the tree under $STAGE"; exit 1; }
