@@ -21,10 +21,10 @@ LOG=$WORK/console.log
 # Under systemd the guest's /tmp is not the host's, and rnfsd.service has
 # PrivateTmp=yes (a private /tmp and /var/tmp): a tree under /tmp (a CI
 # clone, say) is staged under /var/lib, which the guest and the unit see as
-# it is, and the unit's paths are rewritten.
+# it is, and the unit's paths are rewritten (likewise a tree under /var/tmp).
 GBUILD=$BUILD GSRC=$SRC STAGE=
 case "$BUILD:$SRC" in
-/tmp/*|*:/tmp/*)
+/tmp/*|*:/tmp/*|/var/tmp/*|*:/var/tmp/*)
 	STAGE=$(mktemp -d /var/lib/rnfsd-ops-vm.XXXXXX)
 	trap 'rm -rf "$STAGE"' EXIT
 	mkdir "$STAGE/src" && tar -C "$SRC" --exclude='./build*' -cf - . | tar -C "$STAGE/src" -xf - &&
