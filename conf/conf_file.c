@@ -36,3 +36,16 @@ char *conf_read_file(const char *path, size_t max, char *err, size_t errlen)
 	buf[n] = '\0';
 	return buf;
 }
+
+int conf_verror(char *err, size_t errlen, const char *name, unsigned line, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (!err || errlen == 0)
+		return -1;
+	n = snprintf(err, errlen, "%s:%u: ", name, line);
+	if (n < 0 || (size_t)n >= errlen)
+		return -1;
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+	return -1;
+}

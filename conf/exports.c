@@ -134,15 +134,9 @@ static int exp_error(struct exp_parser *ps, const char *fmt, ...) __attribute__(
 static int exp_error(struct exp_parser *ps, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (!ps->err || ps->errlen == 0)
-		return -1;
-	n = snprintf(ps->err, ps->errlen, "%s:%u: ", ps->name, ps->line);
-	if (n < 0 || (size_t)n >= ps->errlen)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(ps->err + n, ps->errlen - (size_t)n, fmt, ap);
+	conf_verror(ps->err, ps->errlen, ps->name, ps->line, fmt, ap);
 	va_end(ap);
 	return -1;
 }
