@@ -81,6 +81,7 @@
 #define BE_EBADHANDLE 521 /* handle bytes this backend never made (wrong length or kind) */
 #define BE_ENOTSYNC 522   /* setattr: the object's ctime is not the guard's */
 #define BE_EBADCOOKIE 523 /* readdir: the cookie or its verifier is no longer valid */
+#define BE_ESERVERFAULT 526 /* the server cannot, for a reason the client can do nothing about (logged) */
 
 /* ---- values --------------------------------------------------------------- */
 
