@@ -159,15 +159,23 @@ enum rpc_proc_status mount3_proc_mnt(struct rpc_call *c)
 	const char *rest;
 	struct nfs_fh fh;
 	uint32_t status;
+	int admit;
 
 	if (!mount3_dec_dirpath(&c->args, dir))
 		return RPC_PROC_GARBAGE;
 	mount3_peer_host(c, host);
 	t = nfs_exports_get();
 	e = mount3_find(t, dir, &rest);
+	admit = e ? nfs_export_admit(e, c, &opts) : 0;
+	/* A flavor outside sec= is refused, except AUTH_SYS: the Linux client sends
+	 * every MNT with it, and the reply's list tells it what to use for NFS. */
+	if (admit == EPERM && c->cred.flavor != RPC_AUTH_SYS) {
+		nfs_exports_put(t);
+		return RPC_PROC_TOOWEAK; /* RFC 5531 §9: AUTH_ERROR, AUTH_TOOWEAK */
+	}
 	if (!e)
 		status = MNT3ERR_NOENT;
-	else if (nfs_export_admit(e, c, &opts) != 0)
+	else if (admit == EACCES)
 		status = MNT3ERR_ACCES;
 	else
 		status = mount3_subdir_fh(e, rest, &fh);
