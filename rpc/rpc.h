@@ -149,6 +149,8 @@ enum rpc_proc_status {
 	RPC_PROC_GARBAGE, /* arguments could not be decoded: GARBAGE_ARGS */
 	RPC_PROC_SYSERR,  /* SYSTEM_ERR */
 	RPC_PROC_DROP,    /* send no reply (client will retransmit) */
+	RPC_PROC_TOOWEAK, /* the credential's flavor is not accepted for what was asked:
+	                     MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK (RFC 5531 §9) */
 };
 
 struct rpc_proc {
