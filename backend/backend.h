@@ -451,6 +451,8 @@ struct be_driver {
 int be_init(void);
 void be_shutdown(void);
 const struct be_driver *be_driver_find(const char *name);
+/* Add a driver that is not built in (tests: backend/fault/). 0, or ENOSPC. Main thread, before serving. */
+int be_driver_register(const struct be_driver *d);
 /* Open an instance with the named driver (NULL: "local"). 0 or an errno value (ENOENT: no such driver). */
 int be_fs_open(const char *driver, const struct be_fs_config *cfg, struct be_fs **out);
 
