@@ -15,7 +15,7 @@
 
 #include "nfs/nfs.h"
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 #define NFS_FCACHE_ENTRIES 512
 

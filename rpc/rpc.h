@@ -32,8 +32,8 @@
 #include <netinet/in.h>
 #include <time.h>
 
-#include "xdr.h"
-#include "../daemon/workers.h"
+#include "rpc/xdr.h"
+#include "core/workers.h"
 
 /* RFC 5531 §9 */
 enum { RPC_MSG_CALL = 0, RPC_MSG_REPLY = 1 };

@@ -18,12 +18,12 @@
  *   xid | REPLY | MSG_ACCEPTED | verf flavor AUTH_NONE | verf length 0 |
  *   accept_stat (offset 20) | results (offset 24, encoded by the handler)
  */
-#include "rpc_internal.h"
+#include "rpc/rpc_internal.h"
 
 #include <string.h>
 
-#include "daemon/log.h"
-#include "daemon/workers.h"
+#include "core/log.h"
+#include "core/workers.h"
 
 #define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
 

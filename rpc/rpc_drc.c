@@ -25,14 +25,14 @@
  * out-of-band payload, are not cached (non-idempotent NFSv3 replies are a
  * few hundred bytes). One mutex guards everything.
  */
-#include "rpc_internal.h"
+#include "rpc/rpc_internal.h"
 
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 
 #define RPC_DRC_MAX_REPLY 1024u
 #define RPC_DRC_CSUM_BYTES 256u /* argument bytes covered by the checksum */

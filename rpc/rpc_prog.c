@@ -7,12 +7,12 @@
  * registering layer (static data); this file owns only the per-procedure
  * counters it allocates for each of them.
  */
-#include "rpc_internal.h"
-#include "rpcbind.h"
+#include "rpc/rpc_internal.h"
+#include "rpc/rpcbind.h"
 
 #include <stdlib.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 
 #define RPC_MAX_PROGRAMS 16
 

@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 #include "transport/rdma_xprt.h"
 
 static struct log_limit lim_bad;
@@ -187,15 +187,10 @@ static void ctxt_proceed(struct rdma_ctxt *x)
 		handle_bad(x, RDMA_ST_ERR_CHUNK, &why);
 		return;
 	}
-	if (need && (conn->bulk_wait || rdma_slots_get(conn, need, x->slots))) {
+	if (need && (!queue_empty(&conn->bulk_wait) || rdma_slots_get(conn, need, x->slots))) {
 		/* FIFO: nobody overtakes a waiting call. */
 		rdma_ctxt_set_state(x, CTXT_WAIT_BULK);
-		x->next = NULL;
-		if (conn->bulk_wait_tail)
-			conn->bulk_wait_tail->next = x;
-		else
-			conn->bulk_wait = x;
-		conn->bulk_wait_tail = x;
+		queue_push(&conn->bulk_wait, &x->link);
 		return;
 	}
 	x->nslots = need;
@@ -205,16 +200,15 @@ static void ctxt_proceed(struct rdma_ctxt *x)
 
 void rdma_bulk_resume(struct rdma_conn *conn)
 {
-	while (conn->bulk_wait && conn->state != RDMA_CONN_CLOSING) {
-		struct rdma_ctxt *x = conn->bulk_wait;
+	struct rdma_ctxt *x;
+
+	while (conn->state != RDMA_CONN_CLOSING &&
+	       (x = queue_peek_entry(&conn->bulk_wait, struct rdma_ctxt, link))) {
 		unsigned need = slots_needed(x);
 
 		if (rdma_slots_get(conn, need, x->slots))
 			return;
-		conn->bulk_wait = x->next;
-		if (!conn->bulk_wait)
-			conn->bulk_wait_tail = NULL;
-		x->next = NULL;
+		queue_pop(&conn->bulk_wait);
 		x->nslots = need;
 		x->read_area = x->pcl.read_end ? conn->bulk_mem + (size_t)x->slots[0] * conn->slot_size : NULL;
 		ctxt_go(x);

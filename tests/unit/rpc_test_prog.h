@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "rpc/rpc.h"
-#include "rpc_test_msg.h"
+#include "tests/unit/rpc_test_msg.h"
 
 static unsigned tprog_count;          /* TPROC_COUNT* executions (atomic) */
 static unsigned tprog_drop_once = 1;  /* TPROC_COUNT_DROP drops while set */

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/notify.h"
+#include "core/log.h"
+#include "core/notify.h"
 
 struct listener {
 	int fd;

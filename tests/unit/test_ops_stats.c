@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/loop.h"
+#include "core/log.h"
+#include "core/loop.h"
 #include "daemon/stats_server.h"
 
 /* ---- histogram ---- */

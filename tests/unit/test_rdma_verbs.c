@@ -26,9 +26,9 @@
 #include <rdma/rdma_cma.h>
 
 #include "conf/config.h"
-#include "daemon/log.h"
-#include "daemon/loop.h"
-#include "daemon/workers.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/workers.h"
 #include "rpc/rpc.h"
 #include "transport/rdma.h"
 #include "transport/rdma_hdr.h"
