@@ -1,7 +1,7 @@
 /*
  * rpc_drc.c - the duplicate request cache.
  *
- * Non-idempotent procedures (rpc_proc.nonidempotent: NFSv3 CREATE, REMOVE,
+ * Non-idempotent procedures (rpc_proc.cache RPC_CACHE_DRC: NFSv3 CREATE, REMOVE,
  * RENAME, ...) must not run twice when a client retransmits a call whose
  * reply it has not seen (RFC 5531 §5: RPC itself promises no at-most-once
  * execution; §9: "the xid field is only used for clients matching reply

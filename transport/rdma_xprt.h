@@ -28,6 +28,9 @@
  *    RDMA_NOCHUNK_ROOM x the inline size: room for the handler to produce a
  *    reply larger than the inline threshold, which send_reply() then answers
  *    with ERR_CHUNK (RFC 8166 §4.5.3) instead of the RPC layer's SYSTEM_ERR.
+ *    A call with a Reply chunk gets a bulk slot for its reply, unless its
+ *    operation table entry bounds the reply (rpc_proc.max_reply) to that
+ *    small buffer: slots are few, and most replies are small.
  *  - Contexts handed to the RPC layer (IN_RPC) are owned by it until
  *    send_reply(); the connection outlives them (it is freed only when no
  *    context is busy and no work request is outstanding).
@@ -125,7 +128,8 @@ struct rdma_ctxt {
 	/* The message. */
 	struct rdma_hdr hdr;
 	struct rdma_pcl pcl;
-	struct ulb_rule rule;
+	struct ulb_rule rule;  /* the procedure's RFC 8267 rule (rpc_ddp_rule) */
+	uint32_t max_reply;    /* the procedure's inline reply bound; 0: unknown or unbounded */
 	bool read_call_phase;  /* RDMA_NOMSG: pulling the position-zero chunk first */
 
 	/* RDMA Reads. */
