@@ -217,12 +217,14 @@ int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const
 			    conn->peer_name, e->cfg->path);
 		return EACCES;
 	}
-	/* sec=: AUTH_SYS needs "sys"; AUTH_NONE is always the anonymous user. */
-	if (c->cred.flavor == RPC_AUTH_SYS && !(o->sec & EXPORT_SEC_SYS)) {
-		log_limited(&nfs_admit_limit, LOG_NOTICE, "nfs: %s: %s does not allow sec=sys",
-			    conn->peer_name, e->cfg->path);
-		return EACCES;
-	}
 	*opts = o;
+	/* sec=: the call's flavor must be in the export's list (knfsd's
+	 * check_nfsd_access(); NFSv3 calls then get NFS3ERR_ACCES). */
+	if (!(o->sec & (c->cred.flavor == RPC_AUTH_SYS ? EXPORT_SEC_SYS : EXPORT_SEC_NONE))) {
+		log_limited(&nfs_admit_limit, LOG_NOTICE, "nfs: %s: %s does not allow %s (sec=)",
+			    conn->peer_name, e->cfg->path,
+			    c->cred.flavor == RPC_AUTH_SYS ? "AUTH_SYS" : "AUTH_NONE");
+		return EPERM;
+	}
 	return 0;
 }

@@ -100,7 +100,11 @@ struct nfs_exports *nfs_exports_get(void);
 void nfs_exports_put(struct nfs_exports *t);
 const struct nfs_export *nfs_exports_by_id(const struct nfs_exports *t, uint32_t id);
 const struct nfs_export *nfs_exports_by_path(const struct nfs_exports *t, const char *path);
-/* Is this caller admitted to e (client spec, "secure" port, sec= flavor)? 0 or EACCES; *opts on success. */
+/*
+ * Is this caller admitted to e? 0; EACCES: not a client of e, or "secure" and not
+ * a privileged port; EPERM: a client, but its credential flavor is not in e's
+ * sec= list. *opts is set unless EACCES.
+ */
 int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const struct export_opts **opts);
 
 /* ---- identity.c ---- */

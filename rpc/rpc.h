@@ -164,6 +164,8 @@ enum rpc_proc_status {
 	RPC_PROC_GARBAGE, /* arguments could not be decoded: GARBAGE_ARGS */
 	RPC_PROC_SYSERR,  /* SYSTEM_ERR */
 	RPC_PROC_DROP,    /* send no reply (client will retransmit) */
+	RPC_PROC_TOOWEAK, /* the credential's flavor is not accepted for what was asked:
+	                     MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK (RFC 5531 §9) */
 	RPC_PROC_DEFER,   /* the call is parked, to be answered later (blocking locks,
 	                     delegation recalls) without holding a worker thread */
 };

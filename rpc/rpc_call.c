@@ -227,6 +227,13 @@ static void rpc_call_run(struct work *w)
 		rpc_res_reset_stat(c, RPC_SYSTEM_ERR);
 		rpc_stats_count(RPC_STAT_SYSTEM_ERR);
 		break;
+	case RPC_PROC_TOOWEAK:
+		rpc_enc_reply_head(c, RPC_MSG_DENIED);
+		xdr_enc_u32(&c->res, RPC_AUTH_ERROR);
+		xdr_enc_u32(&c->res, RPC_AUTH_TOOWEAK);
+		c->n_ddp_out = 0;
+		rpc_stats_count(RPC_STAT_AUTH_ERROR);
+		break;
 	case RPC_PROC_DROP:
 	default:
 		c->drop = true;

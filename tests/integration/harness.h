@@ -93,6 +93,7 @@ struct hx_env {
 	uint16_t mount_port;         /* = port for rnfsd */
 	bool external;               /* HX_EXTERNAL_SERVER: a server not started by us */
 	unsigned threads;
+	bool drop_sys_admin;         /* start rnfsd without CAP_SYS_ADMIN (as the systemd unit) */
 	pid_t pid;                   /* running daemon, or 0 */
 	bool started;                /* has served once: its port is kept from now on */
 };
