@@ -25,7 +25,7 @@
 #include <arpa/inet.h>
 
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static pthread_mutex_t nfs_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs_exports *nfs_live;

@@ -24,7 +24,7 @@
 
 #include "nfs/nfs_priv.h"
 #include "nfs/siphash.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static uint8_t nfs_fh_key[SIPHASH_KEY_BYTES];
 static struct log_limit nfs_fh_limit;

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 #define MOUNT3_LIST_MAX 1024
 

@@ -4,7 +4,7 @@
  * graceful drain at shutdown, and teardown. Connections are tcp_conn.c's,
  * call contexts tcp_ctx.c's.
  */
-#include "tcp_internal.h"
+#include "transport/tcp_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/loop.h"
+#include "core/log.h"
+#include "core/loop.h"
 
 #define TCP_BACKLOG 1024
 

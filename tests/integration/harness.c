@@ -9,7 +9,7 @@
  * with a ZDR stream the harness keeps (its allocations back the pointers
  * in the copy) until hx_end().
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

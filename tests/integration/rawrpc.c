@@ -3,7 +3,7 @@
  * helpers, record marking over a blocking TCP socket with poll() timeouts,
  * and reply-header decoding (RFC 5531).
  */
-#include "rawrpc.h"
+#include "tests/integration/rawrpc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -8,8 +8,8 @@
  *  - carriage returns and terminal escapes (ESC) never reach the log raw;
  *  - the daemon keeps answering.
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

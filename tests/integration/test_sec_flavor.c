@@ -10,8 +10,8 @@
  *  - sec=sys:none: both work; MNT lists both;
  *  - NULL needs no flavor of any export.
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  * root. The scenario runs twice: without CAP_SYS_ADMIN (as the shipped
  * systemd unit: no open_tree clone of the export) and with it.
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 
 static void test_printable_kept(void **state)
 {

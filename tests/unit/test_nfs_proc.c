@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "nfs/nfs.h"
-#include "test_nfs_harness.h"
+#include "tests/unit/test_nfs_harness.h"
 
 #define ME "127.0.0.1"     /* rw, no_root_squash, insecure */
 #define SQUASH "127.0.0.2" /* rw, root_squash */

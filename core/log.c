@@ -2,7 +2,7 @@
  * log.c - see log.h. Rate limiting is per call site (each site owns a
  * struct log_limit) and guarded by one mutex, since workers log too.
  */
-#include "log.h"
+#include "core/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -2,8 +2,8 @@
  * log.h - logging: stderr in the foreground, syslog otherwise. Lines about
  * peers go through a rate limiter so a misbehaving client cannot flood the log.
  */
-#ifndef RNFSD_LOG_H
-#define RNFSD_LOG_H
+#ifndef RNFSD_CORE_LOG_H
+#define RNFSD_CORE_LOG_H
 
 #include <stdbool.h>
 #include <stddef.h>
