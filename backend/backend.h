@@ -67,6 +67,7 @@
 #ifndef RNFSD_BACKEND_H
 #define RNFSD_BACKEND_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -31,7 +31,7 @@
 #include <linux/capability.h>
 
 #include "backend/local/local.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static struct log_limit local_id_limit;
 static __thread bool id_resource_dropped; /* this thread's CAP_SYS_RESOURCE is off */

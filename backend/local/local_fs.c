@@ -34,7 +34,7 @@
 #include <sys/syscall.h>
 
 #include "backend/local/local.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 /* Deepest directory the walk follows up to the root (each level is "../"). */
 #define LOCAL_WALK_MAX ((PATH_MAX - 1) / 3)

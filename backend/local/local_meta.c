@@ -19,7 +19,7 @@
 #include <sys/sysmacros.h>
 
 #include "backend/local/local.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static struct log_limit local_meta_limit;
 

@@ -34,12 +34,12 @@ static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 
 	ne->cfg = e;
 	ne->id = cfg.export_id;
-	err = be_fs_open(NULL, &cfg, &ne->fs);
-	if (err) {
+	err = be_fs_open(e->fs[0] ? e->fs : NULL, &cfg, &ne->fs);
+	if (err == ENOENT && e->fs[0] && !be_driver_find(e->fs))
+		log_err("nfs: export %s not served: no backend fs=%s in this rnfsd", e->path, e->fs);
+	else if (err)
 		log_err("nfs: export %s not served: %s", e->path, strerror(err));
-		return -1;
-	}
-	return 0;
+	return err ? -1 : 0;
 }
 
 static void nfs_exports_free(struct nfs_exports *t)

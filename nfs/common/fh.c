@@ -7,7 +7,7 @@
  * issued under and authenticates both with a 64-bit SipHash-2-4 MAC keyed
  * with a 128-bit secret (layout in nfs_common.h). So:
  *   - handles survive daemon restarts (backend handles are persistent, the
- *     key is kept in state_dir/fh.key),
+ *     key is kept in state_dir/fh.key, core/statefile.c),
  *   - a client cannot forge a handle for an object it was never given, nor
  *     relabel a handle into another export: a bad MAC or shape is BADHANDLE,
  *     and a backend never sees bytes this server did not make,
@@ -17,17 +17,11 @@
  * 48 and an NFSv4 one (128) 112.
  * Owns the key (static, written once at init).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/random.h>
-#include <sys/stat.h>
 
 #include "nfs/common/nfs_common.h"
 #include "nfs/common/siphash.h"
-#include "core/log.h"
+#include "core/statefile.h"
 
 static uint8_t nfs_fh_key[SIPHASH_KEY_BYTES];
 
@@ -36,89 +30,9 @@ void nfs_fh_key_set(const uint8_t key[16])
 	memcpy(nfs_fh_key, key, SIPHASH_KEY_BYTES);
 }
 
-static int nfs_fh_key_random(void)
-{
-	size_t got = 0;
-
-	while (got < SIPHASH_KEY_BYTES) {
-		ssize_t n = getrandom(nfs_fh_key + got, SIPHASH_KEY_BYTES - got, 0);
-		if (n < 0 && errno != EINTR)
-			return -1;
-		if (n > 0)
-			got += (size_t)n;
-	}
-	return 0;
-}
-
-/* Reads exactly 16 bytes from path. 0, or -1 with errno (EINVAL: wrong size). */
-static int nfs_fh_key_read(const char *path)
-{
-	uint8_t buf[SIPHASH_KEY_BYTES + 1];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n != SIPHASH_KEY_BYTES) {
-		errno = n < 0 ? errno : EINVAL;
-		return -1;
-	}
-	memcpy(nfs_fh_key, buf, SIPHASH_KEY_BYTES);
-	return 0;
-}
-
-/* Writes the current key to path without ever exposing a partial file: tmp + link. */
-static int nfs_fh_key_write(const char *path)
-{
-	char tmp[PATH_MAX + 32];
-	int fd, err = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -1;
-	if (write(fd, nfs_fh_key, SIPHASH_KEY_BYTES) != SIPHASH_KEY_BYTES || fsync(fd) < 0)
-		err = errno ? errno : EIO;
-	close(fd);
-	if (!err && link(tmp, path) < 0)
-		err = errno;
-	unlink(tmp);
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	return 0;
-}
-
 int nfs_fh_key_init(const char *state_dir)
 {
-	char path[PATH_MAX + 16];
-
-	if (nfs_fh_key_random() < 0) {
-		log_err("nfs: getrandom: %s", strerror(errno));
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/fh.key", state_dir);
-	if (nfs_fh_key_read(path) == 0)
-		return 0;
-	if (errno != ENOENT) {
-		log_err("nfs: %s unusable (%s); using a random key: file handles will not survive a restart",
-			path, errno == EINVAL ? "not 16 bytes" : strerror(errno));
-		return 0;
-	}
-	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
-		goto volatile_key;
-	if (nfs_fh_key_write(path) == 0)
-		return 0;
-	if (errno == EEXIST && nfs_fh_key_read(path) == 0)
-		return 0; /* another instance created it first */
-volatile_key:
-	log_warn("nfs: cannot create %s (%s); using a random key: file handles will not survive a restart",
-		 path, strerror(errno));
-	return 0;
+	return statefile_secret(state_dir, "fh.key", nfs_fh_key, SIPHASH_KEY_BYTES, "nfs: file-handle key");
 }
 
 static void put_be32(uint8_t *p, uint32_t v)

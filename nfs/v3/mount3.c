@@ -45,18 +45,18 @@ static void mount3_peer_host(const struct rpc_call *c, char host[64])
 		snprintf(host, 64, "%s", c->conn->peer_name);
 }
 
-/* dirpath: string<MNTPATHLEN>, copied NUL-terminated (MNT, UMNT decode step). false: GARBAGE_ARGS. */
+/* dirpath: string<MNTPATHLEN> (MNT, UMNT decode step). false: GARBAGE_ARGS. */
 bool mount3_dec_dirpath(struct rpc_call *c, void *args)
 {
 	struct mount3_dirpath_args *a = args;
-	const uint8_t *p;
-	uint32_t len;
 
-	if (!xdr_dec_opaque(&c->args, MNT3_PATHLEN, &p, &len) || memchr(p, '\0', len))
-		return false;
-	memcpy(a->dir, p, len);
-	a->dir[len] = '\0';
-	return true;
+	return xdr_dec_opaque(&c->args, MNT3_PATHLEN, &a->p, &a->len) && !memchr(a->p, '\0', a->len);
+}
+
+static void mount3_dirpath_copy(const struct mount3_dirpath_args *a, char out[MNT3_PATHLEN + 1])
+{
+	memcpy(out, a->p, a->len);
+	out[a->len] = '\0';
 }
 
 static void mount3_list_add(const char *host, const char *dir)
@@ -149,16 +149,17 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 {
 	const struct mount3_dirpath_args *a = args;
 	struct mount3_mnt_res *r = res;
-	char host[64], esc[LOG_ESCAPED_MAX];
+	char dir[MNT3_PATHLEN + 1], host[64], esc[LOG_ESCAPED_MAX];
 	const struct export_opts *opts = NULL;
 	const struct nfs_export *e;
 	struct nfs_exports *t;
 	const char *rest;
 	int admit;
 
+	mount3_dirpath_copy(a, dir);
 	mount3_peer_host(c, host);
 	t = nfs_exports_get();
-	e = mount3_find(t, a->dir, &rest);
+	e = mount3_find(t, dir, &rest);
 	admit = e ? nfs_export_admit(e, c, &opts) : 0;
 	/* A flavor outside sec= is refused, except AUTH_SYS: the Linux client sends
 	 * every MNT with it, and the reply's list tells it what to use for NFS. */
@@ -174,12 +175,12 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 		r->status = mount3_subdir_fh(e, rest, &r->fh);
 	if (r->status == MNT3_OK) {
 		r->sec = opts->sec;
-		mount3_list_add(host, a->dir);
+		mount3_list_add(host, dir);
 		log_limited(&mount3_ok_limit, LOG_INFO, "mount: %s mounted %s", host,
-			    log_escape_str(esc, sizeof(esc), a->dir));
+			    log_escape_str(esc, sizeof(esc), dir));
 	} else {
 		log_limited(&mount3_limit, LOG_NOTICE, "mount: %s refused %s (mountstat3 %u)", host,
-			    log_escape_str(esc, sizeof(esc), a->dir), r->status);
+			    log_escape_str(esc, sizeof(esc), dir), r->status);
 	}
 	nfs_exports_put(t);
 	return RPC_PROC_OK;
@@ -225,12 +226,12 @@ enum rpc_proc_status mount3_dump_exec(struct rpc_call *c, void *args, void *res)
 /* Appendix I MOUNTPROC3_UMNT */
 enum rpc_proc_status mount3_umnt_exec(struct rpc_call *c, void *args, void *res)
 {
-	const struct mount3_dirpath_args *a = args;
-	char host[64];
+	char dir[MNT3_PATHLEN + 1], host[64];
 
 	(void)res;
+	mount3_dirpath_copy(args, dir);
 	mount3_peer_host(c, host);
-	mount3_list_remove(host, a->dir);
+	mount3_list_remove(host, dir);
 	return RPC_PROC_OK;
 }
 

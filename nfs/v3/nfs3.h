@@ -126,8 +126,10 @@ NFS3_EXEC(link);
 NFS3_ENC(link);
 
 /* ---- mount3.c ---- */
+/* dirpath: string<MNTPATHLEN> as received, no NUL inside (copy it with mount3_dirpath_copy) */
 struct mount3_dirpath_args {
-	char dir[MNT3_PATHLEN + 1];
+	const uint8_t *p;
+	uint32_t len;
 };
 
 struct mount3_mnt_res {
