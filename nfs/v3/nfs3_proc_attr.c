@@ -59,9 +59,9 @@ enum rpc_proc_status nfs3_setattr_exec(struct rpc_call *c, void *args, void *res
 						 NULL, &r->wcc.post));
 		if (r->status == NFS3_OK && a->sa.mask)
 			nfs3_call_commit_meta(&nc, &o);
-	} else {
-		nfs3_call_getattr(&nc, &o, &r->wcc.post);
 	}
+	if (!r->wcc.post.valid) /* refused before the backend, or it could not say */
+		nfs3_call_getattr(&nc, &o, &r->wcc.post);
 	r->fsid = nfs3_call_fsid(&nc);
 	nfs3_call_put(&nc, &o);
 	nfs3_call_end(&nc);
