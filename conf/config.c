@@ -421,6 +421,8 @@ static int config_key_line(struct config_parser *ps, char *s, struct rnfsd_confi
 		return config_error(ps, "missing value for '%s'", k->name);
 	if (config_apply(k, value, cfg, why, sizeof(why)) < 0)
 		return config_error(ps, "bad value '%.80s' for '%s': %s", value, k->name, why);
+	if (k->offset == FIELD(exports_file))
+		cfg->exports_named = true;
 	return 0;
 }
 

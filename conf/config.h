@@ -32,6 +32,7 @@ struct rnfsd_config {
 	/* [rnfsd] */
 	unsigned threads;             /* worker threads; default 8 */
 	char exports_file[PATH_MAX];  /* default /etc/rnfsd/exports */
+	bool exports_named;           /* set by the file: it must exist (no built-in default) */
 	char state_dir[PATH_MAX];     /* file-handle key etc.; default /var/lib/rnfsd */
 	char stats_socket[PATH_MAX];  /* default /run/rnfsd/rnfsd.sock */
 	bool rpcbind;                 /* register with rpcbind; default yes */

@@ -62,6 +62,7 @@ static void test_defaults(void **state)
 	config_defaults(&cfg);
 	assert_int_equal(cfg.threads, 8);
 	assert_string_equal(cfg.exports_file, RNFSD_SYSCONFDIR "/exports");
+	assert_false(cfg.exports_named); /* the built-in default export applies if it is missing */
 	assert_string_equal(cfg.state_dir, RNFSD_LOCALSTATEDIR);
 	assert_string_equal(cfg.stats_socket, RNFSD_RUNSTATEDIR "/rnfsd.sock");
 	assert_true(cfg.rpcbind);
@@ -120,6 +121,7 @@ static void test_every_key(void **state)
 		 "send-invalidate = no\n", &cfg);
 	assert_int_equal(cfg.threads, 32);
 	assert_string_equal(cfg.exports_file, "/etc/x/exports");
+	assert_true(cfg.exports_named); /* named: it must exist */
 	assert_string_equal(cfg.state_dir, "/var/lib/x");
 	assert_string_equal(cfg.stats_socket, "/run/x.sock");
 	assert_false(cfg.rpcbind);
