@@ -448,7 +448,7 @@ static void reload(void)
 	unsigned n = t.n;
 	if (nfs_exports_replace(&t) != 0) {
 		exports_free(&t);
-		log_err("reload: the new exports could not be applied; keeping the running ones");
+		log_err("reload: the new exports cannot be served (see above); keeping the running exports");
 		return;
 	}
 	reload_warn_restart(&d.cfg, &cfg);
