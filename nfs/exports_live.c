@@ -108,35 +108,42 @@ struct nfs_exports *nfs_exports_build(struct export_table *src)
 {
 	struct nfs_exports *t = calloc(1, sizeof(*t));
 
-	if (!t)
+	if (!t) {
+		log_err("nfs: out of memory building the export table");
 		return NULL;
+	}
 	t->table = *src;
 	src->exports = NULL;
 	src->n = 0;
 	atomic_init(&t->refs, 1);
 	t->v = calloc(t->table.n ? t->table.n : 1, sizeof(*t->v));
 	if (!t->v) {
-		nfs_exports_free(t);
-		return NULL;
+		log_err("nfs: out of memory building the export table");
+		goto fail;
 	}
+	/* All or nothing: an export dropped silently would leave its clients with
+	 * STALE handles while the admin believes it is served. */
 	for (unsigned i = 0; i < t->table.n; i++) {
 		struct nfs_export *ne = &t->v[t->n];
 		const struct nfs_export *dup;
 
 		if (nfs_export_open(ne, &t->table.exports[i]) < 0)
-			continue;
+			goto fail;
 		dup = nfs_exports_by_id(t, ne->id);
 		if (dup) {
 			/* Handles carry the id: two exports with one id would be ambiguous. */
-			log_err("nfs: exports %s and %s have the same id %#x; set fsid= on one; %s not served",
-				dup->cfg->path, ne->cfg->path, ne->id, ne->cfg->path);
+			log_err("nfs: exports %s and %s have the same id %#x; set fsid= on one",
+				dup->cfg->path, ne->cfg->path, ne->id);
 			close(ne->root_fd);
 			nfs_fd_close(ne->tree_fd);
-			continue;
+			goto fail;
 		}
 		t->n++;
 	}
 	return t;
+fail:
+	nfs_exports_free(t);
+	return NULL;
 }
 
 void nfs_exports_install(struct nfs_exports *t)
