@@ -13,8 +13,8 @@
  *    one marked "optional" is skipped with a warning when the host does not
  *    have the address, but a port in use still fails start-up.
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
