@@ -690,10 +690,21 @@ int rdma_transport_start(struct loop *loop, const struct rnfsd_config *cfg)
 	g.reap_ev = loop_timer(loop, false, reap_cb, NULL);
 	if (!g.cm_ev || !g.reap_ev || loop_ev_add(g.cm_ev, NULL))
 		goto fail;
+	/* enable = yes: every listener not marked optional must be up, or start-up
+	 * fails; auto: RDMA as a whole is optional, a failure is logged. */
 	for (unsigned i = 0; i < cfg->n_rdma_listen; i++) {
-		if (listen_one(&cfg->rdma_listen[i]))
-			log_err("rdma: cannot listen on %s:%u: %s", cfg->rdma_listen[i].addr,
-				cfg->rdma_listen[i].port, strerror(errno));
+		const struct config_listen *l = &cfg->rdma_listen[i];
+
+		if (listen_one(l) == 0)
+			continue;
+		if (l->optional && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT || errno == ENODEV)) {
+			log_warn("rdma: %s:%u skipped (optional address): %s", l->addr, l->port, strerror(errno));
+			continue;
+		}
+		log_msg(required ? LOG_ERR : LOG_WARNING, "rdma: cannot listen on %s:%u: %s", l->addr, l->port,
+			strerror(errno));
+		if (required)
+			goto fail;
 	}
 	if (g.nlisten == 0)
 		goto fail;

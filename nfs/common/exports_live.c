@@ -26,7 +26,7 @@ static pthread_mutex_t nfs_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs_exports *nfs_live;
 static struct log_limit nfs_admit_limit;
 
-/* Opens e's backend instance. 0, or -1 (logged by the backend, or here). */
+/* Opens e's backend instance. 0, or -1 (logged by the backend, and here). */
 static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 {
 	struct be_fs_config cfg = { .path = e->path, .export_id = export_id(e) };
@@ -55,32 +55,39 @@ struct nfs_exports *nfs_exports_build(struct export_table *src)
 {
 	struct nfs_exports *t = calloc(1, sizeof(*t));
 
-	if (!t)
+	if (!t) {
+		log_err("nfs: out of memory building the export table");
 		return NULL;
+	}
 	t->table = *src;
 	src->exports = NULL;
 	src->n = 0;
 	atomic_init(&t->refs, 1);
 	t->v = calloc(t->table.n ? t->table.n : 1, sizeof(*t->v));
 	if (!t->v) {
-		nfs_exports_free(t);
-		return NULL;
+		log_err("nfs: out of memory building the export table");
+		goto fail;
 	}
+	/* All or nothing: an export dropped silently would leave its clients with
+	 * STALE handles while the admin believes it is served. */
 	for (unsigned i = 0; i < t->table.n; i++) {
-		struct nfs_export *ne = &t->v[t->n];
-		const struct nfs_export *dup = nfs_exports_by_id(t, export_id(&t->table.exports[i]));
+		const struct export *e = &t->table.exports[i];
+		const struct nfs_export *dup = nfs_exports_by_id(t, export_id(e));
 
 		if (dup) {
 			/* Handles carry the id: two exports with one id would be ambiguous. */
-			log_err("nfs: exports %s and %s have the same id %#x; set fsid= on one; %s not served",
-				dup->cfg->path, t->table.exports[i].path, dup->id, t->table.exports[i].path);
-			continue;
+			log_err("nfs: exports %s and %s have the same id %#x; set fsid= on one",
+				dup->cfg->path, e->path, dup->id);
+			goto fail;
 		}
-		if (nfs_export_open(ne, &t->table.exports[i]) < 0)
-			continue;
+		if (nfs_export_open(&t->v[t->n], e) < 0)
+			goto fail;
 		t->n++;
 	}
 	return t;
+fail:
+	nfs_exports_free(t);
+	return NULL;
 }
 
 void nfs_exports_install(struct nfs_exports *t)

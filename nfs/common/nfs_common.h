@@ -78,7 +78,8 @@ struct nfs_exports {
 	unsigned n;
 };
 
-/* Opens every export's backend (ones that fail are logged and skipped). Takes *src. NULL on error. */
+/* Opens every export's backend instance. Takes *src. NULL (logged) if one cannot be opened,
+ * two share an id, or memory runs out: a table is served whole or not at all. */
 struct nfs_exports *nfs_exports_build(struct export_table *src);
 /* Swap in t as the served table (NULL: none); the old one is released when its last call ends. */
 void nfs_exports_install(struct nfs_exports *t);

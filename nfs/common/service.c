@@ -36,7 +36,7 @@ int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *export
 	}
 	t = nfs_exports_build(exports);
 	if (!t) {
-		log_err("nfs: out of memory building the export table");
+		log_err("nfs: cannot serve the exports (see above)");
 		be_shutdown();
 		return -1;
 	}
@@ -53,10 +53,8 @@ int nfs_exports_replace(struct export_table *exports)
 {
 	struct nfs_exports *t = nfs_exports_build(exports);
 
-	if (!t) {
-		log_err("nfs: out of memory building the new export table; keeping the old one");
-		return -1;
-	}
+	if (!t)
+		return -1; /* logged; the caller keeps the running table */
 	nfs_log_exports(t);
 	nfs_exports_install(t);
 	return 0;

@@ -539,14 +539,12 @@ int hx_daemon_start(struct hx_env *e)
 	return rc;
 }
 
-static int hx_daemon_start_once(struct hx_env *e)
+/* fork + exec rnfsd -f -c conf, output to the log; the child's pid, or -1 (FAIL printed). */
+static pid_t hx_daemon_spawn(struct hx_env *e)
 {
-	double deadline;
 	pid_t pid;
 	int fd;
 
-	if (e->external)
-		return CHECK(hx_port_open(e->port), "external server answers on port %u", e->port) ? 0 : -1;
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
@@ -573,6 +571,19 @@ static int hx_daemon_start_once(struct hx_env *e)
 		dprintf(2, "exec %s: %s\n", e->exe, strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+static int hx_daemon_start_once(struct hx_env *e)
+{
+	double deadline;
+	pid_t pid;
+
+	if (e->external)
+		return CHECK(hx_port_open(e->port), "external server answers on port %u", e->port) ? 0 : -1;
+	pid = hx_daemon_spawn(e);
+	if (pid < 0)
+		return -1;
 	e->pid = pid;
 	deadline = hx_now() + 10.0;
 	while (hx_now() < deadline) {
@@ -589,6 +600,31 @@ static int hx_daemon_start_once(struct hx_env *e)
 		waitpid(e->pid, NULL, 0);
 		e->pid = 0;
 	}
+	return -1;
+}
+
+int hx_daemon_run_to_exit(struct hx_env *e, double timeout_s)
+{
+	double deadline = hx_now() + timeout_s;
+	pid_t pid = hx_daemon_spawn(e);
+	int st;
+
+	if (pid < 0)
+		return -1;
+	while (hx_now() < deadline) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			if (WIFSIGNALED(st)) {
+				printf("# rnfsd pid %d died from signal %d\n", (int)pid, WTERMSIG(st));
+				return -1;
+			}
+			printf("# rnfsd pid %d exited with status %d\n", (int)pid, WEXITSTATUS(st));
+			return WEXITSTATUS(st);
+		}
+		usleep(20000);
+	}
+	printf("# rnfsd pid %d still running after %.0f s: killed\n", (int)pid, timeout_s);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	return -1;
 }
 

@@ -123,6 +123,11 @@ const char *hx_xpath(const struct hx_env *e, const char *fmt, ...) __attribute__
 
 /* Start rnfsd -f -c conf, wait until the port accepts (10 s). 0 or -1 (FAIL printed, log shown). */
 int hx_daemon_start(struct hx_env *e);
+/*
+ * Start rnfsd -f -c conf where start-up should fail: its exit status, or -1 if
+ * it died from a signal or was still running after timeout_s (then killed).
+ */
+int hx_daemon_run_to_exit(struct hx_env *e, double timeout_s);
 /* SIGTERM, wait up to 10 s (then SIGKILL). Checks a clean exit (status 0). */
 int hx_daemon_stop(struct hx_env *e);
 bool hx_daemon_alive(struct hx_env *e);
