@@ -42,6 +42,10 @@ struct local_fs {
 	int root_fd;               /* O_RDONLY directory: lookups, open_by_handle_at's mount fd */
 	int tree_fd;               /* the open_tree() clone root_fd lives in (no submounts), or -1 */
 	bool cloned;               /* tree_fd >= 0: ".." out of the root fails in the kernel */
+	bool path_exact;           /* not cloned, and the root's mount shows its whole file system:
+	                              a directory's /proc/self/fd path is exact (local_confined) */
+	char root_path[PATH_MAX];  /* the root's /proc/self/fd path, when path_exact */
+	size_t root_len;
 	dev_t dev;                 /* the root's */
 	ino_t ino;
 };

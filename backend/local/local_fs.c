@@ -16,9 +16,11 @@
  * holds that a local user moves out of the export would let LOOKUP ".." climb
  * to the file system's root. Every directory opened by handle is therefore
  * checked to be beneath the root, as root: with the clone by one fstatat(..)
- * (the kernel refuses a disconnected parent), without it by walking ".."
- * until the root (inside) or the file system's top or another device
- * (outside). A directory outside is ESTALE; moved back, it works again.
+ * (the kernel refuses a disconnected parent); without it by one readlink of
+ * its /proc/self/fd path when the root's mount shows its whole file system
+ * (then that path is exact), else by walking ".." until the root (inside) or
+ * the file system's top or another device (outside). A directory outside is
+ * ESTALE; moved back, it works again.
  * Non-directories are not checked: a handle cannot say where a file is
  * linked (knfsd's no_subtree_check), the MAC stops clients from naming files
  * they were never given, and no name can be looked up from a file.
@@ -89,6 +91,39 @@ bool local_is_root(const struct local_fs *lf, const struct stat *st)
 	return st->st_dev == lf->dev && st->st_ino == lf->ino;
 }
 
+/* The /proc/self/fd path of fd into buf (NUL-terminated); its length, or 0. */
+static size_t local_fd_link(int fd, char *buf, size_t cap)
+{
+	char path[32];
+	ssize_t n;
+
+	local_fd_path(fd, path);
+	n = readlink(path, buf, cap - 1);
+	if (n <= 0 || (size_t)n >= cap - 1)
+		return 0;
+	buf[n] = '\0';
+	return (size_t)n;
+}
+
+/*
+ * Fast positive answer without the clone: when the root's mount shows its
+ * whole file system, every directory reached through it (open_by_handle_at
+ * gives paths on that mount, and connects directories to their parents) has
+ * an exact /proc/self/fd path, so one readlink says whether it is the root
+ * or below it. No answer (another layout, a rename meanwhile): the walk decides.
+ */
+static bool local_confined_by_path(const struct local_fs *lf, int fd)
+{
+	char buf[PATH_MAX];
+	size_t n;
+
+	if (!lf->path_exact || !(n = local_fd_link(fd, buf, sizeof(buf))) || n < lf->root_len)
+		return false;
+	if (memcmp(buf, lf->root_path, lf->root_len) != 0)
+		return false;
+	return n == lf->root_len || buf[lf->root_len] == '/' || (lf->root_len == 1 && lf->root_path[0] == '/');
+}
+
 bool local_confined(struct local_fs *lf, int fd, const struct stat *st)
 {
 	char up[LOCAL_WALK_MAX * 3 + 1];
@@ -101,6 +136,8 @@ bool local_confined(struct local_fs *lf, int fd, const struct stat *st)
 		return false; /* another file system (or btrfs subvolume): never entered */
 	if (lf->cloned)
 		return fstatat(fd, "..", &cur, AT_SYMLINK_NOFOLLOW) == 0; /* ENOENT: disconnected parent */
+	if (local_confined_by_path(lf, fd))
+		return true;
 	for (unsigned depth = 0; depth < LOCAL_WALK_MAX; depth++) {
 		memcpy(up + n, "../", 4);
 		n += 3;
@@ -113,6 +150,33 @@ bool local_confined(struct local_fs *lf, int fd, const struct stat *st)
 		prev = cur;
 	}
 	return false;
+}
+
+/* Is the root's mount one of its whole file system ("/" as its root in mountinfo)? */
+static bool local_mount_is_whole_fs(int root_fd)
+{
+	struct statx stx;
+	char line[PATH_MAX * 2 + 256];
+	bool whole = false;
+	FILE *f;
+
+	if (statx(root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+		return false;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long id;
+		char root[8];
+
+		/* mount ID, parent ID, major:minor, root (proc(5)) */
+		if (sscanf(line, "%llu %*u %*u:%*u %7s", &id, root) == 2 && id == stx.stx_mnt_id) {
+			whole = !strcmp(root, "/");
+			break;
+		}
+	}
+	fclose(f);
+	return whole;
 }
 
 int local_handle_at(int dirfd, const char *name, int at_flags, struct be_handle *h)
@@ -355,6 +419,10 @@ static int local_fs_open(const struct be_fs_config *cfg, struct be_fs **out)
 	}
 	lf->dev = st.st_dev;
 	lf->ino = st.st_ino;
+	if (!lf->cloned && local_mount_is_whole_fs(lf->root_fd)) {
+		lf->root_len = local_fd_link(lf->root_fd, lf->root_path, sizeof(lf->root_path));
+		lf->path_exact = lf->root_len > 0;
+	}
 	err = local_handle_at(lf->root_fd, "", AT_EMPTY_PATH, &h);
 	if (err) {
 		log_err("local: export %s: cannot make file handles (%s)", cfg->path, strerror(err));

@@ -1,0 +1,71 @@
+/*
+ * config.h - /etc/rnfsd/rnfsd.conf: an INI file in the style of nfs.conf(5).
+ *
+ *   # comment
+ *   [rnfsd]
+ *   threads = 8
+ *   [tcp]
+ *   listen = 0.0.0.0:2049, [::]:2049
+ *
+ * Unknown sections or keys, bad values and duplicates are errors naming the
+ * file and line. config_defaults() gives the embedded configuration used
+ * when no file exists. The struct is plain data: no handles, no allocation.
+ */
+#ifndef RNFSD_CONFIG_H
+#define RNFSD_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_MAX_LISTEN 8
+
+struct config_listen {
+	char addr[64]; /* numeric IPv4 or IPv6 address; "0.0.0.0" / "::" for wildcard */
+	uint16_t port;
+};
+
+enum config_tristate { CONFIG_NO = 0, CONFIG_YES = 1, CONFIG_AUTO = 2 };
+
+struct rnfsd_config {
+	/* [rnfsd] */
+	unsigned threads;             /* worker threads; default 8 */
+	char exports_file[PATH_MAX];  /* default /etc/rnfsd/exports */
+	char state_dir[PATH_MAX];     /* file-handle key etc.; default /var/lib/rnfsd */
+	char stats_socket[PATH_MAX];  /* default /run/rnfsd/rnfsd.sock */
+	bool rpcbind;                 /* register with rpcbind; default yes */
+	unsigned drc_entries;         /* duplicate request cache size; default 4096 */
+	unsigned max_connections;     /* per transport; default 1024 */
+
+	/* [tcp] */
+	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];
+	unsigned n_tcp_listen;        /* default 0.0.0.0:2049 and [::]:2049 */
+	size_t max_record;            /* largest RPC record accepted; default 1 MiB + 64 KiB */
+
+	/* [rdma] */
+	enum config_tristate rdma;    /* default auto: serve RDMA when a device exists */
+	struct config_listen rdma_listen[CONFIG_MAX_LISTEN];
+	unsigned n_rdma_listen;       /* default 0.0.0.0:20049 */
+	unsigned rdma_credits;        /* credit grant; default 128, 1..1024 */
+	size_t rdma_inline;           /* receive buffer = inline threshold; default 4096, 1024..65536 */
+	size_t rdma_max_payload;      /* largest Read/Write chunk payload; default 1 MiB */
+	bool rdma_send_invalidate;    /* offer/use Send With Invalidate; default yes */
+};
+
+void config_defaults(struct rnfsd_config *cfg);
+
+/*
+ * Parse path into cfg (which should hold config_defaults() first).
+ * Returns 0, or -1 with "FILE:LINE: problem" in err. A missing file is an
+ * error here; the caller decides whether a missing default file is fine.
+ */
+int config_load(const char *path, struct rnfsd_config *cfg, char *err, size_t errlen);
+
+/* Same, from a string (name is used in messages). */
+int config_parse(const char *text, const char *name, struct rnfsd_config *cfg, char *err, size_t errlen);
+
+/* "0.0.0.0:2049", "[::]:2049", "192.0.2.1" (default port) -> listen. 0 or -1. */
+int config_parse_listen(const char *s, uint16_t default_port, struct config_listen *out);
+
+#endif

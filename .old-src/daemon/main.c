@@ -1,0 +1,631 @@
+/*
+ * main.c - the rnfsd daemon: command line, configuration and exports,
+ * start-up in one sequence (unwound in reverse with goto labels), signals
+ * through the event loop, graceful shutdown.
+ *
+ *   rnfsd [-c FILE] [-e FILE] [-f|--foreground] [--export DIR]... [-p PORT]
+ *         [--listen ADDR:PORT]... [--check-config] [-v]... [--version] [--help]
+ *
+ * Where the configuration comes from: -c FILE, else RNFSD_SYSCONFDIR/rnfsd.conf
+ * if it exists, else the embedded defaults (config_defaults()).
+ * Where the exports come from: -e FILE, else --export DIR (an embedded line
+ * "DIR *(rw,root_squash)" per directory; "secure" is the default), else the
+ * configuration's exports file if it exists, else the same embedded line for
+ * RNFSD_DEFAULT_EXPORT (created if missing).
+ *
+ * Start-up order matters: without -f the process daemonizes (fork, setsid)
+ * before any thread or RDMA resource exists; the transports are created
+ * before the workers so that, unwinding in reverse, workers_stop() delivers
+ * the last completions while the transports still exist (RDMA connections
+ * are closed just before workers_stop(), as transport/rdma.h asks).
+ *
+ * Signals (handled on the loop thread, loop_signal):
+ *   SIGTERM, SIGINT  stop accepting, answer calls in flight, close connections
+ *                    (at most RNFSD_DRAIN_TIMEOUT_S), unregister, exit 0.
+ *                    A second one stops at once.
+ *   SIGHUP           re-read rnfsd.conf and the exports; a bad file is logged
+ *                    with file:line and everything running is kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rnfsd_build.h"
+#include "conf/config.h"
+#include "conf/exports.h"
+#include "daemon/log.h"
+#include "daemon/loop.h"
+#include "daemon/notify.h"
+#include "daemon/stats_server.h"
+#include "daemon/workers.h"
+#include "nfs/nfs.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_stats.h"
+#include "rpc/rpcbind.h"
+#include "transport/tcp.h"
+#if HAVE_RDMA
+#include "transport/rdma.h"
+#endif
+
+#define RNFSD_DEFAULT_EXPORT "/srv/rnfsd"
+#define RNFSD_MAX_EXPORT_DIRS 16
+#define RNFSD_DRAIN_TIMEOUT_S 10
+#define RNFSD_STATUS_INTERVAL_S 5
+#define RNFSD_ERRLEN 1024
+
+/* What the command line asked for. */
+struct opts {
+	const char *conf_path;      /* -c, or NULL */
+	const char *exports_path;   /* -e, or NULL */
+	const char *export_dirs[RNFSD_MAX_EXPORT_DIRS]; /* --export */
+	unsigned n_export_dirs;
+	bool foreground;            /* -f: stay attached, log to stderr */
+	bool check_config;
+	int verbosity;              /* -v count */
+	int port;                   /* -p, or -1 */
+	struct config_listen listen[CONFIG_MAX_LISTEN]; /* --listen */
+	unsigned n_listen;
+};
+
+/* The running daemon; touched only by the main (= loop) thread. */
+static struct {
+	struct opts o;
+	struct rnfsd_config cfg;
+	char conf_file[PATH_MAX];   /* the rnfsd.conf in use, "" for built-in defaults */
+	struct loop *loop;
+	struct tcp_xprt *tcp;
+	struct loop_ev *ev_sigterm, *ev_sigint, *ev_sighup;
+	struct loop_ev *ev_drain_timeout;
+	bool stopping;
+	bool rdma_stopped;
+	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
+} d = {.ready_fd = -1};
+
+/* The signals the loop handles: blocked from the start until it can. */
+static void signals_block(bool block)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+/* ---- command line ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: rnfsd [-c FILE] [-e FILE] [-f|--foreground] [--export DIR]... [-p PORT]\n"
+		"             [--listen ADDR:PORT]... [-v]... \n"
+		"       rnfsd --check-config [-c FILE] [-e FILE]\n"
+		"       rnfsd --version | --help\n"
+		"  -c, --config FILE    configuration (default %s/rnfsd.conf, else built in)\n"
+		"  -e, --exports FILE   exports (default: the configuration's exports file)\n"
+		"  -f, --foreground     do not daemonize; log to standard error\n"
+		"      --export DIR     export DIR as \"DIR *(rw,root_squash)\" instead of a file\n"
+		"  -p, --port PORT      TCP port for every listen address\n"
+		"      --listen A:P     listen on A:P (repeatable; replaces the configured list)\n"
+		"      --check-config   check the configuration and exports, then exit 0 or 1\n"
+		"  -v, --verbose        log more (repeatable)\n",
+		RNFSD_SYSCONFDIR);
+}
+
+enum { OPT_EXPORT = 256, OPT_LISTEN, OPT_CHECK, OPT_VERSION };
+
+/* Returns 0, or the exit status to leave with (0 for --help/--version, 2 on errors). */
+static int parse_args(int argc, char **argv, struct opts *o, bool *exit_now)
+{
+	static const struct option longopts[] = {
+		{"config", required_argument, NULL, 'c'},
+		{"exports", required_argument, NULL, 'e'},
+		{"foreground", no_argument, NULL, 'f'},
+		{"port", required_argument, NULL, 'p'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"export", required_argument, NULL, OPT_EXPORT},
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"check-config", no_argument, NULL, OPT_CHECK},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{NULL, 0, NULL, 0},
+	};
+	int ch;
+	char *end;
+
+	memset(o, 0, sizeof(*o));
+	o->port = -1;
+	*exit_now = false;
+	while ((ch = getopt_long(argc, argv, "c:e:fp:vh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			o->conf_path = optarg;
+			break;
+		case 'e':
+			o->exports_path = optarg;
+			break;
+		case 'f':
+			o->foreground = true;
+			break;
+		case 'p': {
+			long v = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || v < 0 || v > 65535) {
+				fprintf(stderr, "rnfsd: bad port '%s'\n", optarg);
+				return 2;
+			}
+			o->port = (int)v;
+			break;
+		}
+		case 'v':
+			o->verbosity++;
+			break;
+		case 'h':
+			usage(stdout);
+			*exit_now = true;
+			return 0;
+		case OPT_EXPORT:
+			if (o->n_export_dirs == RNFSD_MAX_EXPORT_DIRS) {
+				fprintf(stderr, "rnfsd: at most %d --export options\n", RNFSD_MAX_EXPORT_DIRS);
+				return 2;
+			}
+			o->export_dirs[o->n_export_dirs++] = optarg;
+			break;
+		case OPT_LISTEN:
+			if (o->n_listen == CONFIG_MAX_LISTEN ||
+			    config_parse_listen(optarg, 2049, &o->listen[o->n_listen]) != 0) {
+				fprintf(stderr, "rnfsd: bad or too many --listen '%s'\n", optarg);
+				return 2;
+			}
+			o->n_listen++;
+			break;
+		case OPT_CHECK:
+			o->check_config = true;
+			break;
+		case OPT_VERSION:
+			printf("rnfsd %s\n", RNFSD_VERSION);
+			*exit_now = true;
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "rnfsd: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if (o->exports_path && o->n_export_dirs) {
+		fprintf(stderr, "rnfsd: -e and --export exclude each other\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* ---- configuration and exports ---- */
+
+static bool file_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* The command line's listen overrides, on top of a loaded configuration. */
+static void config_apply_opts(const struct opts *o, struct rnfsd_config *cfg)
+{
+	if (o->n_listen) {
+		memcpy(cfg->tcp_listen, o->listen, o->n_listen * sizeof(o->listen[0]));
+		cfg->n_tcp_listen = o->n_listen;
+	}
+	if (o->port >= 0)
+		for (unsigned i = 0; i < cfg->n_tcp_listen; i++)
+			cfg->tcp_listen[i].port = (uint16_t)o->port;
+}
+
+/*
+ * Load rnfsd.conf as described at the top into cfg; conf_file gets its path
+ * ("" for built-in defaults). 0, or -1 with the message in err.
+ */
+static int config_resolve(const struct opts *o, struct rnfsd_config *cfg, char *conf_file,
+			  char *err, size_t errlen)
+{
+	const char *path = o->conf_path;
+	char def[PATH_MAX];
+
+	config_defaults(cfg);
+	conf_file[0] = '\0';
+	if (!path) {
+		snprintf(def, sizeof(def), "%s/rnfsd.conf", RNFSD_SYSCONFDIR);
+		if (file_exists(def))
+			path = def;
+	}
+	if (path) {
+		if (config_load(path, cfg, err, errlen) != 0)
+			return -1;
+		/* Absolute, so SIGHUP finds it after chdir("/"). */
+		if (!realpath(path, conf_file))
+			snprintf(conf_file, PATH_MAX, "%s", path);
+	}
+	config_apply_opts(o, cfg);
+	return 0;
+}
+
+/* Embedded exports: one "DIR" *(rw,root_squash) line per directory. */
+static int exports_embedded(const char *const *dirs, unsigned n, bool create,
+			    struct export_table *t, char *err, size_t errlen)
+{
+	char text[RNFSD_MAX_EXPORT_DIRS * (PATH_MAX + 32)];
+	size_t len = 0;
+
+	text[0] = '\0';
+	for (unsigned i = 0; i < n; i++) {
+		char abs[PATH_MAX];
+		if (create && mkdir(dirs[i], 0755) != 0 && errno != EEXIST) {
+			snprintf(err, errlen, "cannot create %s: %s", dirs[i], strerror(errno));
+			return -1;
+		}
+		if (!realpath(dirs[i], abs)) {
+			snprintf(err, errlen, "--export %s: %s", dirs[i], strerror(errno));
+			return -1;
+		}
+		if (strpbrk(abs, "\"\\\n")) {
+			snprintf(err, errlen, "--export %s: unsupported character in path", dirs[i]);
+			return -1;
+		}
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "\"%s\" *(rw,root_squash)\n", abs);
+	}
+	return exports_parse(text, "--export", t, err, errlen);
+}
+
+/* Load the exports as described at the top. 0, or -1 with the message in err. */
+static int exports_resolve(const struct opts *o, const struct rnfsd_config *cfg,
+			   struct export_table *t, char *err, size_t errlen)
+{
+	static const char *const def[] = {RNFSD_DEFAULT_EXPORT};
+
+	if (o->exports_path)
+		return exports_load(o->exports_path, t, err, errlen);
+	if (o->n_export_dirs)
+		return exports_embedded(o->export_dirs, o->n_export_dirs, false, t, err, errlen);
+	if (file_exists(cfg->exports_file))
+		return exports_load(cfg->exports_file, t, err, errlen);
+	return exports_embedded(def, 1, true, t, err, errlen);
+}
+
+static const char *exports_source(const struct opts *o, const struct rnfsd_config *cfg)
+{
+	if (o->exports_path)
+		return o->exports_path;
+	if (o->n_export_dirs)
+		return "--export";
+	if (file_exists(cfg->exports_file))
+		return cfg->exports_file;
+	return RNFSD_DEFAULT_EXPORT " (built in)";
+}
+
+/* ---- daemonizing ---- */
+
+/*
+ * Fork; the parent waits until the child reports start-up (daemon_ready())
+ * and exits 0, or 1 if the child failed. Returns in the child, detached.
+ */
+static int daemonize(void)
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0) {
+		char c = 1;
+		ssize_t r;
+		signals_block(false); /* the parent may be interrupted while it waits */
+		close(pfd[1]);
+		do
+			r = read(pfd[0], &c, 1);
+		while (r < 0 && errno == EINTR);
+		_exit(r == 1 && c == 0 ? 0 : 1);
+	}
+	close(pfd[0]);
+	if (setsid() < 0 || chdir("/") != 0)
+		return -1;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
+	d.ready_fd = pfd[1];
+	return 0;
+}
+
+/* Tell a waiting parent (if any) how start-up went. */
+static void daemon_ready(bool ok)
+{
+	if (d.ready_fd < 0)
+		return;
+	char c = ok ? 0 : 1;
+	if (write(d.ready_fd, &c, 1) != 1)
+		log_warn("cannot report start-up to the parent process: %s", strerror(errno));
+	close(d.ready_fd);
+	d.ready_fd = -1;
+}
+
+/* ---- signals ---- */
+
+static void drained_cb(void *arg)
+{
+	(void)arg;
+	log_info("all connections closed");
+	loop_break(d.loop);
+}
+
+static void drain_timeout_cb(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	log_warn("connections still busy after %d s: closing them", RNFSD_DRAIN_TIMEOUT_S);
+	loop_break(d.loop);
+}
+
+static void sigterm_cb(int signo, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	if (d.stopping) {
+		log_warn("signal %d again: stopping now", signo);
+		loop_break(d.loop);
+		return;
+	}
+	d.stopping = true;
+	log_info("signal %d: stopping (answering calls in flight)", signo);
+	notify_stopping();
+	struct timeval tv = {RNFSD_DRAIN_TIMEOUT_S, 0};
+	if (loop_ev_add(d.ev_drain_timeout, &tv) != 0)
+		log_warn("cannot arm the shutdown timer");
+	tcp_xprt_drain(d.tcp, drained_cb, NULL);
+}
+
+/* Settings a reload cannot change: say so rather than pretend. */
+static void reload_warn_restart(const struct rnfsd_config *old, const struct rnfsd_config *cur)
+{
+	if (old->threads != cur->threads || old->drc_entries != cur->drc_entries ||
+	    old->max_connections != cur->max_connections || old->max_record != cur->max_record ||
+	    old->n_tcp_listen != cur->n_tcp_listen ||
+	    memcmp(old->tcp_listen, cur->tcp_listen, sizeof(old->tcp_listen)) != 0 ||
+	    old->rdma != cur->rdma || strcmp(old->stats_socket, cur->stats_socket) != 0 ||
+	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind)
+		log_warn("reload: changed listen, threads, cache, RDMA, socket or state settings take effect at the next start");
+}
+
+static void reload(void)
+{
+	struct rnfsd_config cfg;
+	struct export_table t = {0};
+	char conf_file[PATH_MAX];
+	char err[RNFSD_ERRLEN];
+
+	if (config_resolve(&d.o, &cfg, conf_file, err, sizeof(err)) != 0) {
+		log_err("reload: %s; keeping the running configuration and exports", err);
+		return;
+	}
+	if (exports_resolve(&d.o, &cfg, &t, err, sizeof(err)) != 0) {
+		log_err("reload: %s; keeping the running exports", err);
+		return;
+	}
+	unsigned n = t.n;
+	if (nfs_exports_replace(&t) != 0) {
+		exports_free(&t);
+		log_err("reload: the new exports could not be applied; keeping the running ones");
+		return;
+	}
+	reload_warn_restart(&d.cfg, &cfg);
+	/* Only what a reload can change is taken over. */
+	memcpy(d.cfg.exports_file, cfg.exports_file, sizeof(d.cfg.exports_file));
+	memcpy(d.conf_file, conf_file, sizeof(d.conf_file));
+	log_info("reload: %u exports from %s", n, exports_source(&d.o, &d.cfg));
+}
+
+static void sighup_cb(int signo, short what, void *arg)
+{
+	char status[256];
+	(void)signo;
+	(void)what;
+	(void)arg;
+	if (d.stopping)
+		return;
+	notify_reloading();
+	reload();
+	stats_status_line(status, sizeof(status));
+	notify_ready(status);
+}
+
+static int signals_init(void)
+{
+	d.ev_sigterm = loop_signal(d.loop, SIGTERM, sigterm_cb, NULL);
+	d.ev_sigint = loop_signal(d.loop, SIGINT, sigterm_cb, NULL);
+	d.ev_sighup = loop_signal(d.loop, SIGHUP, sighup_cb, NULL);
+	d.ev_drain_timeout = loop_timer(d.loop, false, drain_timeout_cb, NULL);
+	if (!d.ev_sigterm || !d.ev_sigint || !d.ev_sighup || !d.ev_drain_timeout ||
+	    loop_ev_add(d.ev_sigterm, NULL) || loop_ev_add(d.ev_sigint, NULL) ||
+	    loop_ev_add(d.ev_sighup, NULL))
+		return -1;
+	return 0;
+}
+
+static void signals_release(void)
+{
+	loop_ev_free(d.ev_sigterm);
+	loop_ev_free(d.ev_sigint);
+	loop_ev_free(d.ev_sighup);
+	loop_ev_free(d.ev_drain_timeout);
+	d.ev_sigterm = d.ev_sigint = d.ev_sighup = d.ev_drain_timeout = NULL;
+}
+
+/* ---- statistics and readiness ---- */
+
+static void stats_start(void)
+{
+	const struct stats_sources src = {
+		.exports_count = nfs_exports_count,
+		.procs_foreach = rpc_stats_procs_foreach,
+	};
+	stats_set_sources(&src);
+	if (d.cfg.stats_socket[0])
+		stats_server_start(d.loop, d.cfg.stats_socket); /* logged; serve without it */
+	stats_status_start(d.loop, RNFSD_STATUS_INTERVAL_S);
+}
+
+static void stats_stop(void)
+{
+	stats_status_stop();
+	stats_server_stop();
+}
+
+/* ---- RPC-over-RDMA (transport/rdma.h) ---- */
+
+static int rdma_start(void)
+{
+#if HAVE_RDMA
+	return rdma_transport_start(d.loop, &d.cfg);
+#else
+	if (d.cfg.rdma == CONFIG_YES) {
+		log_err("rdma: built without RDMA support (libibverbs, librdmacm)");
+		return -1;
+	}
+	return 0;
+#endif
+}
+
+/* Close RDMA connections; before workers_stop(). Once. */
+static void rdma_stop(void)
+{
+#if HAVE_RDMA
+	if (!d.rdma_stopped)
+		rdma_transport_stop();
+#endif
+	d.rdma_stopped = true;
+}
+
+/* After workers_stop(). */
+static void rdma_release(void)
+{
+	rdma_stop();
+#if HAVE_RDMA
+	rdma_transport_release();
+#endif
+}
+
+/* ---- main ---- */
+
+int main(int argc, char **argv)
+{
+	struct export_table exports = {0};
+	struct tcp_params tp;
+	char err[RNFSD_ERRLEN];
+	char status[256];
+	bool exit_now;
+	int rc = 1;
+
+	signal(SIGPIPE, SIG_IGN); /* a peer's reset is an error return, not a death */
+	signals_block(true);      /* until the loop handles them */
+	int arc = parse_args(argc, argv, &d.o, &exit_now);
+	if (arc || exit_now)
+		return arc;
+	log_init(true, d.o.verbosity);
+
+	if (config_resolve(&d.o, &d.cfg, d.conf_file, err, sizeof(err)) != 0 ||
+	    exports_resolve(&d.o, &d.cfg, &exports, err, sizeof(err)) != 0) {
+		fprintf(stderr, "rnfsd: %s\n", err);
+		return 1;
+	}
+	if (d.o.check_config) {
+		printf("%s: ok\n%s: %u exports ok\n", d.conf_file[0] ? d.conf_file : "built-in configuration",
+		       exports_source(&d.o, &d.cfg), exports.n);
+		exports_free(&exports);
+		return 0;
+	}
+
+	/* Before any thread or RDMA resource: those do not survive fork(). */
+	if (!d.o.foreground && daemonize() != 0) {
+		fprintf(stderr, "rnfsd: cannot daemonize: %s\n", strerror(errno));
+		exports_free(&exports);
+		return 1;
+	}
+	log_init(d.o.foreground, d.o.verbosity);
+
+	d.loop = loop_new();
+	if (!d.loop) {
+		log_err("cannot create the event loop");
+		goto err_loop;
+	}
+	/* Before any listener: a signal must never find the default action. */
+	if (signals_init() != 0) {
+		log_err("cannot set up signal handling");
+		goto err_signals;
+	}
+	signals_block(false); /* pending ones reach the loop's handlers */
+	if (rpc_init(d.cfg.drc_entries) != 0)
+		goto err_rpc;
+	if (nfs_service_init(&d.cfg, &exports) != 0)
+		goto err_nfs;
+	tcp_params_from_config(&tp, &d.cfg);
+	d.tcp = tcp_xprt_start(d.loop, &tp);
+	if (!d.tcp)
+		goto err_tcp;
+	if (rdma_start() != 0)
+		goto err_rdma;
+	if (workers_start(d.loop, d.cfg.threads) != 0)
+		goto err_workers;
+	stats_start();
+	if (d.cfg.rpcbind) {
+		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
+				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
+		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
+	}
+
+	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,
+		 nfs_exports_count(), exports_source(&d.o, &d.cfg), tcp_xprt_port(d.tcp), d.cfg.threads);
+	stats_status_line(status, sizeof(status));
+	notify_ready(status);
+	daemon_ready(true);
+
+	rc = loop_run(d.loop) == 0 ? 0 : 1;
+
+	rpc_rpcbind_unregister(); /* what was registered, if anything */
+	stats_stop();
+	rdma_stop();
+	workers_stop(); /* last completions reach the transports */
+err_workers:
+	rdma_release();
+err_rdma:
+	tcp_xprt_free(d.tcp);
+err_tcp:
+	nfs_service_shutdown();
+err_nfs:
+	rpc_release();
+err_rpc:
+err_signals:
+	signals_release();
+	loop_free(d.loop);
+err_loop:
+	exports_free(&exports);
+	if (rc == 0)
+		log_info("stopped");
+	daemon_ready(rc == 0);
+	return rc;
+}

@@ -1,0 +1,444 @@
+/*
+ * rnfsctl.c - the admin's view of a running rnfsd: asks the daemon's stats
+ * socket (see stats_server.h) for its JSON document and prints it as tables,
+ * or as it came with --json.
+ *
+ *   rnfsctl [-s SOCKET] [stats] [--json]
+ *
+ * The JSON is parsed by the small bounded parser below (depth and size
+ * limited) into a tree that is freed before exit.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "rnfsd_build.h"
+
+#define RNFSCTL_DEFAULT_SOCKET RNFSD_RUNSTATEDIR "/rnfsd.sock"
+#define RNFSCTL_MAX_DOC (64u << 20)
+#define JSON_MAX_DEPTH 16
+
+/* ---- a minimal JSON tree ---- */
+
+enum json_type { JSON_NULL, JSON_BOOL, JSON_NUM, JSON_STR, JSON_ARR, JSON_OBJ };
+
+struct json {
+	enum json_type type;
+	double num;         /* JSON_NUM, JSON_BOOL (0/1) */
+	char *str;          /* JSON_STR */
+	size_t n;           /* JSON_ARR, JSON_OBJ: number of items */
+	struct json *items; /* JSON_ARR, JSON_OBJ */
+	char **keys;        /* JSON_OBJ */
+};
+
+struct json_parser {
+	const char *p, *end;
+};
+
+static void json_free(struct json *v)
+{
+	free(v->str);
+	for (size_t i = 0; i < v->n; i++) {
+		json_free(&v->items[i]);
+		if (v->keys)
+			free(v->keys[i]);
+	}
+	free(v->items);
+	free(v->keys);
+}
+
+static void json_ws(struct json_parser *ps)
+{
+	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
+		ps->p++;
+}
+
+/* A string without \u escapes beyond Latin-1 (the daemon writes only \" \\ and \u00XX). */
+static char *json_parse_str(struct json_parser *ps)
+{
+	if (ps->p >= ps->end || *ps->p != '"')
+		return NULL;
+	ps->p++;
+	size_t cap = 16, len = 0;
+	char *s = malloc(cap);
+	while (s && ps->p < ps->end && *ps->p != '"') {
+		char c = *ps->p++;
+		if (c == '\\') {
+			if (ps->p >= ps->end)
+				break;
+			c = *ps->p++;
+			if (c == 'u') {
+				if (ps->end - ps->p < 4)
+					break;
+				char hex[5] = {ps->p[0], ps->p[1], ps->p[2], ps->p[3], 0};
+				c = (char)strtoul(hex, NULL, 16);
+				ps->p += 4;
+			} else if (c == 'n') {
+				c = '\n';
+			} else if (c == 't') {
+				c = '\t';
+			}
+		}
+		if (len + 2 > cap) {
+			char *t = realloc(s, cap *= 2);
+			if (!t)
+				break;
+			s = t;
+		}
+		s[len++] = c;
+	}
+	if (!s || ps->p >= ps->end || *ps->p != '"') {
+		free(s);
+		return NULL;
+	}
+	ps->p++;
+	s[len] = '\0';
+	return s;
+}
+
+static int json_parse_value(struct json_parser *ps, struct json *v, int depth);
+
+/* An array or object; close is ']' or '}'. */
+static int json_parse_list(struct json_parser *ps, struct json *v, int depth, char close)
+{
+	size_t cap = 0;
+	ps->p++;
+	json_ws(ps);
+	if (ps->p < ps->end && *ps->p == close) {
+		ps->p++;
+		return 0;
+	}
+	for (;;) {
+		if (v->n == cap) {
+			cap = cap ? cap * 2 : 8;
+			struct json *items = realloc(v->items, cap * sizeof(*items));
+			if (!items)
+				return -1;
+			v->items = items;
+			if (close == '}') {
+				char **keys = realloc(v->keys, cap * sizeof(*keys));
+				if (!keys)
+					return -1;
+				v->keys = keys;
+			}
+		}
+		memset(&v->items[v->n], 0, sizeof(v->items[0]));
+		if (close == '}') {
+			json_ws(ps);
+			v->keys[v->n] = json_parse_str(ps);
+			if (!v->keys[v->n])
+				return -1;
+			json_ws(ps);
+			if (ps->p >= ps->end || *ps->p++ != ':') {
+				free(v->keys[v->n]);
+				return -1;
+			}
+		}
+		v->n++;
+		if (json_parse_value(ps, &v->items[v->n - 1], depth + 1) != 0)
+			return -1;
+		json_ws(ps);
+		if (ps->p >= ps->end)
+			return -1;
+		char c = *ps->p++;
+		if (c == close)
+			return 0;
+		if (c != ',')
+			return -1;
+	}
+}
+
+static int json_parse_value(struct json_parser *ps, struct json *v, int depth)
+{
+	if (depth > JSON_MAX_DEPTH)
+		return -1;
+	json_ws(ps);
+	if (ps->p >= ps->end)
+		return -1;
+	switch (*ps->p) {
+	case '{':
+		v->type = JSON_OBJ;
+		return json_parse_list(ps, v, depth, '}');
+	case '[':
+		v->type = JSON_ARR;
+		return json_parse_list(ps, v, depth, ']');
+	case '"':
+		v->type = JSON_STR;
+		v->str = json_parse_str(ps);
+		return v->str ? 0 : -1;
+	}
+	static const struct { const char *word; enum json_type type; double num; } words[] = {
+		{"null", JSON_NULL, 0}, {"true", JSON_BOOL, 1}, {"false", JSON_BOOL, 0},
+	};
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		size_t wl = strlen(words[i].word);
+		if ((size_t)(ps->end - ps->p) >= wl && !memcmp(ps->p, words[i].word, wl)) {
+			v->type = words[i].type;
+			v->num = words[i].num;
+			ps->p += wl;
+			return 0;
+		}
+	}
+	/* A number: the document is NUL-terminated, so strtod stays inside it. */
+	char *e;
+	v->num = strtod(ps->p, &e);
+	if (e == ps->p || e > ps->end)
+		return -1;
+	v->type = JSON_NUM;
+	ps->p = e;
+	return 0;
+}
+
+static const struct json *json_get(const struct json *obj, const char *key)
+{
+	if (!obj || obj->type != JSON_OBJ)
+		return NULL;
+	for (size_t i = 0; i < obj->n; i++)
+		if (!strcmp(obj->keys[i], key))
+			return &obj->items[i];
+	return NULL;
+}
+
+static double json_num(const struct json *obj, const char *key)
+{
+	const struct json *v = json_get(obj, key);
+	return v && v->type == JSON_NUM ? v->num : 0.0;
+}
+
+static const char *json_text(const struct json *obj, const char *key)
+{
+	const struct json *v = json_get(obj, key);
+	return v && v->type == JSON_STR ? v->str : "-";
+}
+
+/* ---- talking to the daemon ---- */
+
+/* Returns the document (NUL-terminated, caller frees) or NULL with a message printed. */
+static char *rnfsctl_fetch(const char *path, size_t *len)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(addr.sun_path)) {
+		fprintf(stderr, "rnfsctl: socket path too long: %s\n", path);
+		return NULL;
+	}
+	strcpy(addr.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		fprintf(stderr, "rnfsctl: cannot connect to %s: %s%s\n", path, strerror(errno),
+			errno == ENOENT || errno == ECONNREFUSED ? " (is rnfsd running?)" :
+			errno == EACCES ? " (root only)" : "");
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	static const char req[] = "stats\n";
+	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) < 0) {
+		fprintf(stderr, "rnfsctl: %s: %s\n", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n + 1 == cap) {
+			char *t = cap < RNFSCTL_MAX_DOC ? realloc(buf, cap * 2) : NULL;
+			if (!t) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = t;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r < 0) {
+				free(buf);
+				buf = NULL;
+			}
+			break;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	if (!buf) {
+		fprintf(stderr, "rnfsctl: reading %s failed\n", path);
+		return NULL;
+	}
+	if (n == 0) {
+		fprintf(stderr, "rnfsctl: %s closed the connection without an answer (not root?)\n", path);
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* ---- the human view ---- */
+
+static void fmt_duration(char *buf, size_t len, double s)
+{
+	unsigned long t = s > 0 ? (unsigned long)s : 0;
+	if (t >= 86400)
+		snprintf(buf, len, "%lud%luh", t / 86400, t % 86400 / 3600);
+	else if (t >= 3600)
+		snprintf(buf, len, "%luh%lum", t / 3600, t % 3600 / 60);
+	else if (t >= 60)
+		snprintf(buf, len, "%lum%lus", t / 60, t % 60);
+	else
+		snprintf(buf, len, "%lus", t);
+}
+
+static void print_procedures(const struct json *doc)
+{
+	const struct json *procs = json_get(doc, "procedures");
+	unsigned shown = 0;
+
+	printf("%-8s %4s %-12s %10s %8s %10s %10s\n", "PROGRAM", "VERS", "PROCEDURE", "CALLS", "ERRORS",
+	       "MEAN(us)", "P99(us)");
+	for (size_t i = 0; procs && procs->type == JSON_ARR && i < procs->n; i++) {
+		const struct json *p = &procs->items[i];
+		if (json_num(p, "calls") == 0)
+			continue;
+		const struct json *p99 = json_get(p, "latency_p99_us");
+		char p99s[24] = "-";
+		if (p99 && p99->type == JSON_NUM)
+			snprintf(p99s, sizeof(p99s), "%.1f", p99->num);
+		printf("%-8s %4.0f %-12s %10.0f %8.0f %10.1f %10s\n", json_text(p, "program"),
+		       json_num(p, "version"), json_text(p, "procedure"), json_num(p, "calls"),
+		       json_num(p, "errors"), json_num(p, "latency_mean_us"), p99s);
+		shown++;
+	}
+	if (!shown)
+		printf("(no calls yet)\n");
+}
+
+static void print_connections(const struct json *doc)
+{
+	const struct json *conns = json_get(doc, "connections");
+
+	printf("%-28s %-4s %4s %7s %11s %9s %8s %8s %8s %8s %6s %5s %5s %7s\n", "PEER", "XPRT", "RVER",
+	       "CREDITS", "INLINE(R/S)", "CALLS", "RD", "RD-MiB", "WR", "WR-MiB", "SNDINV", "ECHNK",
+	       "EVERS", "GARBAGE");
+	if (!conns || conns->type != JSON_ARR || conns->n == 0) {
+		printf("(no connections)\n");
+		return;
+	}
+	for (size_t i = 0; i < conns->n; i++) {
+		const struct json *c = &conns->items[i];
+		bool rdma = !strcmp(json_text(c, "transport"), "rdma");
+		char inl[24] = "-", ver[8] = "-", cred[12] = "-";
+		if (rdma) {
+			snprintf(inl, sizeof(inl), "%.0f/%.0f", json_num(c, "inline_recv"), json_num(c, "inline_send"));
+			snprintf(ver, sizeof(ver), "%.0f", json_num(c, "rdma_version"));
+			snprintf(cred, sizeof(cred), "%.0f", json_num(c, "credits"));
+		}
+		printf("%-28s %-4s %4s %7s %11s %9.0f %8.0f %8.1f %8.0f %8.1f %6.0f %5.0f %5.0f %7.0f\n",
+		       json_text(c, "peer"), json_text(c, "transport"), ver, cred, inl, json_num(c, "calls"),
+		       json_num(c, "rdma_reads"), json_num(c, "rdma_read_bytes") / 1048576.0,
+		       json_num(c, "rdma_writes"), json_num(c, "rdma_write_bytes") / 1048576.0,
+		       json_num(c, "send_invalidate"), json_num(c, "err_chunk"), json_num(c, "err_vers"),
+		       json_num(c, "garbage_args"));
+	}
+}
+
+static int print_table(const char *doc_text, size_t len)
+{
+	struct json_parser ps = {.p = doc_text, .end = doc_text + len};
+	struct json doc = {0};
+
+	if (json_parse_value(&ps, &doc, 0) != 0 || doc.type != JSON_OBJ) {
+		fprintf(stderr, "rnfsctl: the daemon's answer is not a JSON object\n");
+		json_free(&doc);
+		return -1;
+	}
+	if (json_get(&doc, "error")) {
+		fprintf(stderr, "rnfsctl: daemon says: %s\n", json_text(&doc, "error"));
+		json_free(&doc);
+		return -1;
+	}
+	const struct json *tot = json_get(&doc, "totals");
+	char up[32];
+	fmt_duration(up, sizeof(up), json_num(&doc, "uptime_s"));
+	double nexp = json_num(&doc, "exports"), nconn = json_num(tot, "connections");
+	printf("rnfsd %s, pid %.0f, up %s: %.0f export%s, %.0f connection%s (%.0f tcp, %.0f rdma), "
+	       "%.0f calls, %.0f errors\n\n",
+	       json_text(&doc, "version"), json_num(&doc, "pid"), up, nexp, nexp == 1 ? "" : "s",
+	       nconn, nconn == 1 ? "" : "s", json_num(tot, "tcp"), json_num(tot, "rdma"),
+	       json_num(tot, "calls"), json_num(tot, "errors"));
+	print_procedures(&doc);
+	printf("\n");
+	print_connections(&doc);
+	json_free(&doc);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: rnfsctl [-s SOCKET] [stats] [--json]\n"
+		   "  -s, --socket SOCKET  the daemon's stats socket (default %s)\n"
+		   "  -j, --json           print the daemon's JSON document as it came\n"
+		   "  -h, --help, --version\n", RNFSCTL_DEFAULT_SOCKET);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	const char *path = RNFSCTL_DEFAULT_SOCKET;
+	bool json = false;
+	int o;
+
+	while ((o = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			path = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("rnfsctl %s\n", RNFSD_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	for (; optind < argc; optind++) {
+		if (strcmp(argv[optind], "stats")) {
+			fprintf(stderr, "rnfsctl: unknown command '%s'\n", argv[optind]);
+			usage(stderr);
+			return 2;
+		}
+	}
+
+	size_t len;
+	char *doc = rnfsctl_fetch(path, &len);
+	if (!doc)
+		return 1;
+	int rc = 0;
+	if (json)
+		fwrite(doc, 1, len, stdout);
+	else
+		rc = print_table(doc, len) ? 1 : 0;
+	free(doc);
+	return rc;
+}

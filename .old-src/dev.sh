@@ -1,0 +1,74 @@
+#!/bin/bash
+# dev.sh - the two commands a fresh Debian 12 machine needs (run as root):
+#   ./dev.sh run [rnfsd options]   install dependencies, build, run rnfsd in the foreground
+#   ./dev.sh test                  install dependencies, build (plain and ASan+UBSan), run every test suite
+# Other subcommands: deps (install only), build (build only).
+set -euo pipefail
+cd "$(dirname "$(readlink -f "$0")")"
+
+BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverbs-dev librdmacm-dev libsystemd-dev"
+TEST_PKGS="libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev"
+# The VM test bed (tests/vm/README.md): qemu, Debian's 6.1 kernel, soft-RoCE user space, knfsd as baseline.
+VM_PKGS="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio iproute2 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest fio nfs-kernel-server nfs-common"
+
+have_all() { dpkg-query -W -f='${Status}\n' "$@" 2>/dev/null | grep -c '^install ok installed$' | grep -qx "$#"; }
+
+install_pkgs() {
+	# shellcheck disable=SC2086
+	if have_all $*; then return 0; fi
+	if [ "$(id -u)" != 0 ]; then echo "dev.sh: need root to install: $*" >&2; return 1; fi
+	# Keep package scripts from starting daemons (rpcbind, nfs-server) on this machine.
+	local prc=; [ -e /usr/sbin/policy-rc.d ] || { printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; prc=1; }
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $* >/dev/null
+	[ -z "$prc" ] || rm -f /usr/sbin/policy-rc.d
+}
+
+build() {   # build DIR [meson options...]
+	local dir=$1; shift
+	[ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null
+	meson compile -C "$dir"
+}
+
+summarize() {   # one closing line over meson's JSON test logs
+	python3 - "$@" <<'PY'
+import json, sys
+n = {"OK": 0, "FAIL": 0, "SKIP": 0}
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line)["result"]
+        key = {"OK": "OK", "EXPECTEDFAIL": "OK", "SKIP": "SKIP"}.get(r, "FAIL")
+        n[key] += 1
+print(f"{n['OK']} passed, {n['FAIL']} failed, {n['SKIP']} skipped")
+PY
+}
+
+case "${1:-}" in
+deps)
+	install_pkgs $BUILD_PKGS $TEST_PKGS $VM_PKGS ;;
+build)
+	install_pkgs $BUILD_PKGS
+	build build ;;
+run)
+	shift
+	install_pkgs $BUILD_PKGS
+	build build
+	exec ./build/rnfsd -f "$@" ;;
+test)
+	install_pkgs $BUILD_PKGS $TEST_PKGS $VM_PKGS
+	build build
+	rc=0
+	# Everything, VM suite included, on the plain build.
+	meson test -C build --print-errorlogs --num-processes 2 || rc=1
+	logs=build/meson-logs/testlog.json
+	# Unit and integration suites again under AddressSanitizer + UndefinedBehaviorSanitizer.
+	build build-asan -Db_sanitize=address,undefined -Db_lundef=false
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C build-asan --print-errorlogs --num-processes 2 --no-suite vm || rc=1
+	logs="$logs build-asan/meson-logs/testlog.json"
+	summarize $logs
+	exit $rc ;;
+*)
+	sed -n '2,6p' "$0" >&2; exit 2 ;;
+esac

@@ -1,0 +1,260 @@
+/*
+ * mount3.c - the MOUNT protocol version 3 (RFC 1813 appendix I): MNT hands
+ * out the root handle of an export (or of a directory inside one) to an
+ * admitted client, DUMP/UMNT/UMNTALL keep an advisory list of who mounted
+ * what (in memory, bounded), EXPORT lists the exports with their client specs.
+ *
+ * The mount list is advisory (appendix I: "the server may not be accurate"):
+ * nothing depends on it; NFS calls are admitted on every call (nfs3_call.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+
+#include "nfs/nfs_priv.h"
+#include "daemon/log.h"
+
+#define MOUNT3_LIST_MAX 1024
+
+struct mount3_entry {
+	char host[64];
+	char dir[MNT3_PATHLEN + 1];
+};
+
+static pthread_mutex_t mount3_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mount3_entry mount3_list[MOUNT3_LIST_MAX];
+static unsigned mount3_n;
+static struct log_limit mount3_limit, mount3_ok_limit;
+
+enum rpc_proc_status mount3_proc_null(struct rpc_call *c)
+{
+	(void)c;
+	return RPC_PROC_OK;
+}
+
+static void mount3_peer_host(const struct rpc_call *c, char host[64])
+{
+	if (getnameinfo((const struct sockaddr *)&c->conn->peer, c->conn->peer_len, host, 64, NULL, 0,
+			NI_NUMERICHOST) != 0)
+		snprintf(host, 64, "%s", c->conn->peer_name);
+}
+
+/* dirpath: string<MNTPATHLEN>, copied NUL-terminated. false: GARBAGE_ARGS. */
+static bool mount3_dec_dirpath(struct xdr_dec *d, char out[MNT3_PATHLEN + 1])
+{
+	const uint8_t *p;
+	uint32_t len;
+
+	if (!xdr_dec_opaque(d, MNT3_PATHLEN, &p, &len) || memchr(p, '\0', len))
+		return false;
+	memcpy(out, p, len);
+	out[len] = '\0';
+	return true;
+}
+
+static void mount3_list_add(const char *host, const char *dir)
+{
+	pthread_mutex_lock(&mount3_lock);
+	for (unsigned i = 0; i < mount3_n; i++)
+		if (!strcmp(mount3_list[i].host, host) && !strcmp(mount3_list[i].dir, dir))
+			goto out;
+	if (mount3_n == MOUNT3_LIST_MAX) {
+		log_limited(&mount3_limit, LOG_NOTICE, "mount: mount list full (%u); %s:%s not recorded",
+			    MOUNT3_LIST_MAX, host, dir);
+		goto out;
+	}
+	snprintf(mount3_list[mount3_n].host, sizeof(mount3_list[0].host), "%s", host);
+	snprintf(mount3_list[mount3_n].dir, sizeof(mount3_list[0].dir), "%s", dir);
+	mount3_n++;
+out:
+	pthread_mutex_unlock(&mount3_lock);
+}
+
+/* Remove entries of host (and dir, unless NULL). */
+static void mount3_list_remove(const char *host, const char *dir)
+{
+	pthread_mutex_lock(&mount3_lock);
+	for (unsigned i = 0; i < mount3_n;) {
+		if (!strcmp(mount3_list[i].host, host) && (!dir || !strcmp(mount3_list[i].dir, dir)))
+			mount3_list[i] = mount3_list[--mount3_n];
+		else
+			i++;
+	}
+	pthread_mutex_unlock(&mount3_lock);
+}
+
+void mount3_list_release(void)
+{
+	pthread_mutex_lock(&mount3_lock);
+	mount3_n = 0;
+	pthread_mutex_unlock(&mount3_lock);
+}
+
+/* The export whose path is dir or the longest that contains it; *rest: what is below it. */
+static const struct nfs_export *mount3_find(const struct nfs_exports *t, const char *dir, const char **rest)
+{
+	const struct nfs_export *best = nfs_exports_by_path(t, dir);
+	size_t best_len = 0;
+
+	*rest = "";
+	if (best)
+		return best;
+	for (unsigned i = 0; t && i < t->n; i++) {
+		const char *p = t->v[i].cfg->path;
+		size_t n = strlen(p);
+
+		if (n == 1 && p[0] == '/')
+			n = 0; /* "/" contains everything */
+		if (n >= best_len && !strncmp(dir, p, n) && dir[n] == '/' && (!best || n > best_len)) {
+			best = &t->v[i];
+			best_len = n;
+		}
+	}
+	if (best) {
+		*rest = dir + best_len;
+		while (**rest == '/')
+			(*rest)++;
+	}
+	return best;
+}
+
+/* Handle of a directory below an export root, resolved as root without following symlinks
+ * or leaving the export (openat2 RESOLVE_BENEATH). Returns mountstat3. */
+static uint32_t mount3_subdir_fh(const struct nfs_export *e, const char *rest, struct nfs_fh *fh)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	int fd;
+	uint32_t status;
+
+	if (!*rest) {
+		*fh = e->root_fh;
+		return MNT3_OK;
+	}
+	fd = (int)syscall(SYS_openat2, e->root_fd, rest, &how, sizeof(how));
+	if (fd < 0)
+		return errno == EXDEV || errno == ELOOP ? MNT3ERR_ACCES : nfs_errno_to_mountstat3(errno);
+	status = nfs_fh_build(fh, e->id, fd, "", AT_EMPTY_PATH) == NFS3_OK ? MNT3_OK : MNT3ERR_SERVERFAULT;
+	close(fd);
+	return status;
+}
+
+/* Appendix I MOUNTPROC3_MNT */
+enum rpc_proc_status mount3_proc_mnt(struct rpc_call *c)
+{
+	char dir[MNT3_PATHLEN + 1], host[64];
+	struct nfs_exports *t;
+	const struct nfs_export *e;
+	const struct export_opts *opts = NULL;
+	const char *rest;
+	struct nfs_fh fh;
+	uint32_t status;
+
+	if (!mount3_dec_dirpath(&c->args, dir))
+		return RPC_PROC_GARBAGE;
+	mount3_peer_host(c, host);
+	t = nfs_exports_get();
+	e = mount3_find(t, dir, &rest);
+	if (!e)
+		status = MNT3ERR_NOENT;
+	else if (nfs_export_admit(e, c, &opts) != 0)
+		status = MNT3ERR_ACCES;
+	else
+		status = mount3_subdir_fh(e, rest, &fh);
+	nfs3_enc_status(c, status);
+	if (status == MNT3_OK) {
+		/* mountres3_ok: fhandle3, auth_flavors<> (the export's sec= flavors, strongest first) */
+		nfs3_enc_fh(&c->res, &fh);
+		xdr_enc_u32(&c->res, !!(opts->sec & EXPORT_SEC_SYS) + !!(opts->sec & EXPORT_SEC_NONE));
+		if (opts->sec & EXPORT_SEC_SYS)
+			xdr_enc_u32(&c->res, RPC_AUTH_SYS);
+		if (opts->sec & EXPORT_SEC_NONE)
+			xdr_enc_u32(&c->res, RPC_AUTH_NONE);
+		mount3_list_add(host, dir);
+		log_limited(&mount3_ok_limit, LOG_INFO, "mount: %s mounted %s", host, dir);
+	} else {
+		log_limited(&mount3_limit, LOG_NOTICE, "mount: %s refused %s (mountstat3 %u)", host, dir, status);
+	}
+	nfs_exports_put(t);
+	return nfs3_reply_done(c);
+}
+
+/* Appendix I MOUNTPROC3_DUMP: mountlist, cut short if the reply buffer is full. */
+enum rpc_proc_status mount3_proc_dump(struct rpc_call *c)
+{
+	pthread_mutex_lock(&mount3_lock);
+	for (unsigned i = 0; i < mount3_n; i++) {
+		size_t hl = strlen(mount3_list[i].host), dl = strlen(mount3_list[i].dir);
+		size_t need = 4 + 4 + XDR_ALIGN(hl) + 4 + XDR_ALIGN(dl) + 4; /* + the final "false" */
+
+		if ((size_t)(c->res.end - c->res.p) < need)
+			break;
+		xdr_enc_bool(&c->res, true);
+		xdr_enc_opaque(&c->res, mount3_list[i].host, (uint32_t)hl);
+		xdr_enc_opaque(&c->res, mount3_list[i].dir, (uint32_t)dl);
+	}
+	pthread_mutex_unlock(&mount3_lock);
+	xdr_enc_bool(&c->res, false);
+	return nfs3_reply_done(c);
+}
+
+/* Appendix I MOUNTPROC3_UMNT */
+enum rpc_proc_status mount3_proc_umnt(struct rpc_call *c)
+{
+	char dir[MNT3_PATHLEN + 1], host[64];
+
+	if (!mount3_dec_dirpath(&c->args, dir))
+		return RPC_PROC_GARBAGE;
+	mount3_peer_host(c, host);
+	mount3_list_remove(host, dir);
+	return RPC_PROC_OK;
+}
+
+/* Appendix I MOUNTPROC3_UMNTALL */
+enum rpc_proc_status mount3_proc_umntall(struct rpc_call *c)
+{
+	char host[64];
+
+	mount3_peer_host(c, host);
+	mount3_list_remove(host, NULL);
+	return RPC_PROC_OK;
+}
+
+/* Appendix I MOUNTPROC3_EXPORT: exports, each with its groups (client specs as written). */
+enum rpc_proc_status mount3_proc_export(struct rpc_call *c)
+{
+	struct nfs_exports *t = nfs_exports_get();
+
+	for (unsigned i = 0; t && i < t->n; i++) {
+		const struct export *e = t->v[i].cfg;
+		size_t pl = strlen(e->path), need = 4 + 4 + XDR_ALIGN(pl) + 4 + 4;
+		struct xdr_enc mark = c->res;
+
+		for (unsigned j = 0; j < e->nclients; j++)
+			need += 4 + 4 + XDR_ALIGN(strnlen(e->clients[j].spec, sizeof(e->clients[j].spec)));
+		if ((size_t)(c->res.end - c->res.p) < need)
+			break; /* cut short rather than fail */
+		xdr_enc_bool(&c->res, true);
+		xdr_enc_opaque(&c->res, e->path, (uint32_t)pl);
+		for (unsigned j = 0; j < e->nclients; j++) {
+			const char *spec = e->clients[j].spec;
+
+			xdr_enc_bool(&c->res, true);
+			xdr_enc_opaque(&c->res, spec, (uint32_t)strnlen(spec, sizeof(e->clients[j].spec)));
+		}
+		xdr_enc_bool(&c->res, false);
+		if (c->res.overflow)
+			c->res = mark;
+	}
+	xdr_enc_bool(&c->res, false);
+	nfs_exports_put(t);
+	return nfs3_reply_done(c);
+}

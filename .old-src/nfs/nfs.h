@@ -1,0 +1,32 @@
+/*
+ * nfs.h - the NFS service as the daemon sees it: NFSv3 (RFC 1813) and
+ * MOUNT v3 registered with the RPC layer, serving a table of exports.
+ */
+#ifndef RNFSD_NFS_H
+#define RNFSD_NFS_H
+
+#include "conf/config.h"
+#include "conf/exports.h"
+
+/*
+ * Main thread, before serving: open every export root, load (or create) the
+ * file-handle key under cfg->state_dir, register NFS 3 and MOUNT 3 with the
+ * RPC layer. Takes ownership of *exports on success (and empties it).
+ * Returns 0 or -1 (logged).
+ */
+int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *exports);
+
+/*
+ * Loop thread (SIGHUP): replace the export table. New exports are served at
+ * once; calls already running finish against the table they started with.
+ * Takes ownership of *exports on success. Returns 0, or -1 and the old table
+ * stays (logged).
+ */
+int nfs_exports_replace(struct export_table *exports);
+
+/* Number of exports served, for status lines. */
+unsigned nfs_exports_count(void);
+
+void nfs_service_shutdown(void);
+
+#endif

@@ -1,0 +1,215 @@
+/*
+ * rpc.h - the transport-independent ONC RPC layer (RFC 5531): call header
+ * decoding, authentication (AUTH_NONE, AUTH_SYS), program dispatch, the
+ * duplicate request cache, and reply encoding.
+ *
+ * The contract with transports (TCP record marking, RPC-over-RDMA):
+ *   a call arrives as bytes plus optional out-of-band payload (ddp_in[],
+ *   RPC-over-RDMA Read chunks); a reply leaves as bytes plus optional
+ *   out-of-band payload (ddp_out[], candidates for RPC-over-RDMA Write chunks).
+ *
+ * Lifecycle of a struct rpc_call (owned by the transport, embedded in its
+ * per-call context, never malloc'ed per call):
+ *
+ *   transport fills conn/msg/msg_len/ddp_in/reply_buf/payload_area
+ *     -> rpc_call_receive()          [loop thread]  header, auth, DRC lookup
+ *     -> proc handler                [worker thread] decode args, do it, encode res
+ *     -> rpc_call_complete()         [loop thread]  DRC insert, stats
+ *     -> conn->ops->send_reply()     [loop thread]  transport sends (or drops) and
+ *                                                   then releases the call context
+ *
+ * Procedure handlers decode their arguments from c->args (a decoder whose
+ * base is the first byte of the RPC message, so xdr_dec_pos() is an RFC 8166
+ * XDR position) and encode results into c->res, which already holds the
+ * accepted-reply header.
+ */
+#ifndef RNFSD_RPC_H
+#define RNFSD_RPC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <time.h>
+
+#include "xdr.h"
+#include "../daemon/workers.h"
+
+/* RFC 5531 §9 */
+enum { RPC_MSG_CALL = 0, RPC_MSG_REPLY = 1 };
+enum { RPC_MSG_ACCEPTED = 0, RPC_MSG_DENIED = 1 };
+enum {
+	RPC_SUCCESS = 0,
+	RPC_PROG_UNAVAIL = 1,
+	RPC_PROG_MISMATCH = 2,
+	RPC_PROC_UNAVAIL = 3,
+	RPC_GARBAGE_ARGS = 4,
+	RPC_SYSTEM_ERR = 5,
+};
+enum { RPC_RPC_MISMATCH = 0, RPC_AUTH_ERROR = 1 };
+enum {
+	RPC_AUTH_OK = 0,
+	RPC_AUTH_BADCRED = 1,
+	RPC_AUTH_REJECTEDCRED = 2,
+	RPC_AUTH_BADVERF = 3,
+	RPC_AUTH_REJECTEDVERF = 4,
+	RPC_AUTH_TOOWEAK = 5,
+};
+enum { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1 };
+
+#define RPC_AUTH_MAX_BYTES 400  /* RFC 5531 §8.2: opaque_auth body <= 400 */
+#define RPC_AUTH_SYS_MAX_GIDS 16 /* RFC 5531 appendix A */
+#define RPC_MAX_DDP_IN 4
+#define RPC_MAX_DDP_OUT 8
+
+struct rpc_cred {
+	uint32_t flavor; /* RPC_AUTH_NONE or RPC_AUTH_SYS */
+	uint32_t uid, gid;
+	uint32_t ngroups;
+	uint32_t groups[RPC_AUTH_SYS_MAX_GIDS];
+};
+
+struct rpc_call;
+
+/* What a transport provides to the RPC layer for each connection. */
+struct rpc_xprt_ops {
+	/* Loop thread. Send the reply in c (c->drop: send nothing) and release c. */
+	void (*send_reply)(struct rpc_call *c);
+};
+
+/* Per-connection state visible to the RPC and NFS layers; embedded in the
+ * transport's connection object, which outlives every call that points to it. */
+struct rpc_conn {
+	const struct rpc_xprt_ops *ops;
+	const char *xprt_name; /* "tcp" or "rdma" */
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	char peer_name[64]; /* "addr:port", for log lines */
+};
+
+/* A Read chunk's payload as the RPC-over-RDMA transport pulled it. */
+struct rpc_ddp_in {
+	uint32_t position; /* XDR offset within the RPC call message */
+	uint32_t len;
+	const uint8_t *data; /* pre-registered buffer owned by the transport */
+};
+
+/* A bulk result item the transport may move out of band (a Write chunk). */
+struct rpc_ddp_out {
+	size_t offset;       /* where the item's bytes belong in the reply stream, i.e.
+	                        xdr_enc_len(&res) at the time; its length word precedes it */
+	uint32_t len;        /* data bytes, without XDR padding */
+	const uint8_t *data; /* inside payload_area, or any buffer that lives as long as c */
+};
+
+struct rpc_call {
+	struct work work; /* worker-pool linkage */
+	struct rpc_conn *conn;
+
+	/* Request, filled by the transport. */
+	const uint8_t *msg; /* the RPC call message, header first */
+	size_t msg_len;
+	struct rpc_ddp_in ddp_in[RPC_MAX_DDP_IN];
+	unsigned n_ddp_in;
+
+	/* Decoded by rpc_call_receive(). */
+	uint32_t xid, prog, vers, proc;
+	struct rpc_cred cred;
+	struct xdr_dec args;
+	const struct rpc_proc *procinfo;
+
+	/* Reply, buffers provided by the transport. */
+	uint8_t *reply_buf;
+	size_t reply_cap;
+	struct xdr_enc res;
+	struct rpc_ddp_out ddp_out[RPC_MAX_DDP_OUT];
+	unsigned n_ddp_out;
+	uint8_t *payload_area; /* bulk data (READ) is produced here: rpc_payload_buf() */
+	size_t payload_cap;
+	size_t payload_used;
+	bool drop;        /* send nothing (in-progress duplicate, or reply message) */
+	bool from_cache;  /* reply came from the duplicate request cache */
+	bool proc_failed; /* handler: the procedure's own status is an error (e.g. an
+	                     NFS3ERR_*), counted in the statistics; reset per call */
+
+	struct timespec t_start;
+	void *priv; /* transport private */
+
+	/* RPC layer private, set by rpc_call_receive(); transports leave them alone. */
+	struct rpc_drc_entry *drc_entry; /* in-progress duplicate request cache slot, or NULL */
+	size_t ddp_in_reduced;           /* Read chunk bytes (with XDR pad) consumed by rpc_dec_ddp() */
+	struct rpc_proc_stats *stats;    /* counters of this procedure, or NULL */
+	int proc_status;                 /* enum rpc_proc_status the handler returned
+	                                    (transports may read it in send_reply) */
+};
+
+/* Result of a procedure handler. */
+enum rpc_proc_status {
+	RPC_PROC_OK,      /* results encoded in c->res */
+	RPC_PROC_GARBAGE, /* arguments could not be decoded: GARBAGE_ARGS */
+	RPC_PROC_SYSERR,  /* SYSTEM_ERR */
+	RPC_PROC_DROP,    /* send no reply (client will retransmit) */
+};
+
+struct rpc_proc {
+	const char *name;
+	enum rpc_proc_status (*handler)(struct rpc_call *c);
+	bool nonidempotent; /* replies are kept in the duplicate request cache */
+};
+
+struct rpc_version {
+	uint32_t vers;
+	uint32_t nprocs;
+	const struct rpc_proc *procs;
+};
+
+struct rpc_program {
+	uint32_t prog;
+	const char *name;
+	uint32_t nversions;
+	const struct rpc_version *versions; /* ascending by vers */
+};
+
+/* Setup (main thread, before serving). */
+void rpc_register_program(const struct rpc_program *p);
+/* Allocates the duplicate request cache (0 entries: no cache). 0 or -1 (logged). */
+int rpc_init(unsigned drc_entries);
+/* Main thread, after serving stopped (no call in flight): forget programs, free the cache. */
+void rpc_release(void);
+
+/*
+ * Loop thread: a complete call message has arrived on c->conn.
+ * The transport sets conn, msg, msg_len, ddp_in/n_ddp_in, reply_buf,
+ * reply_cap, payload_area, payload_cap (and priv); everything else is reset
+ * here. Exactly one conn->ops->send_reply(c) follows: at once (from inside
+ * this call) for rejections, cache replays and dropped messages, or later
+ * from the loop thread after a worker ran the procedure.
+ */
+void rpc_call_receive(struct rpc_call *c);
+
+/* Worker thread, inside a handler. */
+
+/* A buffer of len bytes for bulk reply data, from the call's payload area; NULL if too big. */
+void *rpc_payload_buf(struct rpc_call *c, size_t len);
+
+/*
+ * Decode an opaque<> item that RFC 8267 lets travel in a Read chunk (WRITE
+ * data, SYMLINK path): the length word is decoded by the caller and passed in
+ * as len. If a Read chunk sits at this XDR position it supplies the bytes
+ * (its length must equal len), else they are taken inline.
+ * Returns false if neither is possible (GARBAGE_ARGS).
+ */
+bool rpc_dec_ddp(struct rpc_call *c, uint32_t len, const uint8_t **data);
+
+/*
+ * Encode an opaque<> result item that RFC 8267 lets travel in a Write chunk
+ * (READ data, READLINK path): writes the length word, then records the data
+ * as a ddp_out segment instead of copying it. TCP sends it with writev from
+ * where it lies; RPC-over-RDMA moves it by RDMA Write or copies it inline.
+ */
+void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len);
+
+/* Total reply stream length including ddp_out data and its XDR padding. */
+size_t rpc_reply_len(const struct rpc_call *c);
+
+#endif

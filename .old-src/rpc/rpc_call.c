@@ -1,0 +1,300 @@
+/*
+ * rpc_call.c - one RPC call from received bytes to reply bytes:
+ * call header decoding (RFC 5531 §9), authentication (rpc_auth.c), program
+ * dispatch, duplicate request cache (rpc_drc.c), the handler on a worker
+ * thread, reply headers, and completion back on the loop thread.
+ *
+ * Call states (the transport owns the struct rpc_call throughout):
+ *
+ *   rpc_call_receive()  --rejected / replayed / dropped--> send_reply()
+ *          |
+ *          +--workers_submit()--> rpc_call_run() [worker: handler]
+ *                                       |
+ *                                 rpc_call_complete() [loop: DRC, stats]
+ *                                       |
+ *                                 send_reply()
+ *
+ * Reply buffer layout for accepted replies (RFC 5531 §9):
+ *   xid | REPLY | MSG_ACCEPTED | verf flavor AUTH_NONE | verf length 0 |
+ *   accept_stat (offset 20) | results (offset 24, encoded by the handler)
+ */
+#include "rpc_internal.h"
+
+#include <string.h>
+
+#include "daemon/log.h"
+#include "daemon/workers.h"
+
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+
+static struct log_limit lim_bad_header;
+static struct log_limit lim_rejected;
+static struct log_limit lim_garbage;
+static struct log_limit lim_overflow;
+
+int rpc_init(unsigned drc_entries)
+{
+	return rpc_drc_init(drc_entries);
+}
+
+void rpc_release(void)
+{
+	rpc_drc_release();
+	rpc_prog_release();
+}
+
+static void rpc_call_reset(struct rpc_call *c)
+{
+	c->xid = c->prog = c->vers = c->proc = 0;
+	c->procinfo = NULL;
+	c->n_ddp_out = 0;
+	c->payload_used = 0;
+	c->drop = false;
+	c->from_cache = false;
+	c->proc_failed = false;
+	c->drc_entry = NULL;
+	c->ddp_in_reduced = 0;
+	c->stats = NULL;
+	c->proc_status = RPC_PROC_OK;
+	clock_gettime(CLOCK_MONOTONIC, &c->t_start);
+	xdr_enc_init(&c->res, c->reply_buf, c->reply_cap);
+}
+
+static void rpc_reply_send(struct rpc_call *c)
+{
+	if (!c->drop && c->res.overflow) {
+		log_limited(&lim_overflow, LOG_WARNING,
+			    "rpc: %s: reply buffer of %zu bytes too small, call xid 0x%08x dropped",
+			    c->conn->peer_name, c->reply_cap, c->xid);
+		c->drop = true;
+	}
+	c->conn->ops->send_reply(c);
+}
+
+/* A message we cannot answer (RFC 5531 §9 gives no reply without a call header). */
+static void rpc_drop_bad(struct rpc_call *c, const char *why)
+{
+	log_limited(&lim_bad_header, LOG_WARNING, "rpc: %s: %s (%zu bytes), dropped",
+		    c->conn->peer_name, why, c->msg_len);
+	rpc_stats_count(RPC_STAT_BAD_HEADER);
+	c->drop = true;
+	rpc_reply_send(c);
+}
+
+static void rpc_enc_reply_head(struct rpc_call *c, uint32_t reply_stat)
+{
+	xdr_enc_init(&c->res, c->reply_buf, c->reply_cap);
+	xdr_enc_u32(&c->res, c->xid);
+	xdr_enc_u32(&c->res, RPC_MSG_REPLY);
+	xdr_enc_u32(&c->res, reply_stat);
+}
+
+/* RFC 5531 §9: accepted_reply = verf + accept_stat (+ mismatch_info). */
+static void rpc_enc_accepted(struct rpc_call *c, uint32_t accept_stat)
+{
+	rpc_enc_reply_head(c, RPC_MSG_ACCEPTED);
+	xdr_enc_u32(&c->res, RPC_AUTH_NONE); /* our verifier: AUTH_NONE, empty */
+	xdr_enc_u32(&c->res, 0);
+	xdr_enc_u32(&c->res, accept_stat);
+}
+
+/* One rate-limited line per rejected call, naming the peer and what it asked for. */
+static void rpc_log_rejected(const struct rpc_call *c, const char *why)
+{
+	log_limited(&lim_rejected, LOG_NOTICE, "rpc: %s: call xid 0x%08x prog %u vers %u proc %u: %s",
+		    c->conn->peer_name, c->xid, c->prog, c->vers, c->proc, why);
+}
+
+/* RFC 5531 §9: rejected_reply, RPC_MISMATCH with versions or AUTH_ERROR with auth_stat. */
+static void rpc_reply_rpc_mismatch(struct rpc_call *c)
+{
+	rpc_log_rejected(c, "RPC version mismatch");
+	rpc_enc_reply_head(c, RPC_MSG_DENIED);
+	xdr_enc_u32(&c->res, RPC_RPC_MISMATCH);
+	xdr_enc_u32(&c->res, RPC_VERSION); /* low */
+	xdr_enc_u32(&c->res, RPC_VERSION); /* high */
+	rpc_stats_count(RPC_STAT_RPC_MISMATCH);
+	rpc_reply_send(c);
+}
+
+static void rpc_reply_auth_error(struct rpc_call *c, int auth_stat)
+{
+	log_limited(&lim_rejected, LOG_NOTICE,
+		    "rpc: %s: call xid 0x%08x prog %u: authentication error %d",
+		    c->conn->peer_name, c->xid, c->prog, auth_stat);
+	rpc_enc_reply_head(c, RPC_MSG_DENIED);
+	xdr_enc_u32(&c->res, RPC_AUTH_ERROR);
+	xdr_enc_u32(&c->res, (uint32_t)auth_stat);
+	rpc_stats_count(RPC_STAT_AUTH_ERROR);
+	rpc_reply_send(c);
+}
+
+static void rpc_reply_accept_error(struct rpc_call *c, uint32_t accept_stat, enum rpc_stat_event ev)
+{
+	rpc_log_rejected(c, accept_stat == RPC_PROG_UNAVAIL ? "program unavailable" : "procedure unavailable");
+	rpc_enc_accepted(c, accept_stat);
+	rpc_stats_count(ev);
+	rpc_reply_send(c);
+}
+
+static void rpc_reply_prog_mismatch(struct rpc_call *c, uint32_t low, uint32_t high)
+{
+	rpc_log_rejected(c, "program version mismatch");
+	rpc_enc_accepted(c, RPC_PROG_MISMATCH);
+	xdr_enc_u32(&c->res, low);
+	xdr_enc_u32(&c->res, high);
+	rpc_stats_count(RPC_STAT_PROG_MISMATCH);
+	rpc_reply_send(c);
+}
+
+/* Replace whatever the handler encoded by a bare accept_stat. Worker thread. */
+static void rpc_res_reset_stat(struct rpc_call *c, uint32_t accept_stat)
+{
+	c->res.p = c->res.base + RPC_REPLY_STAT_OFF;
+	c->res.overflow = false;
+	c->n_ddp_out = 0;
+	xdr_enc_u32(&c->res, accept_stat);
+}
+
+/* Worker thread. */
+static void rpc_call_run(struct work *w)
+{
+	struct rpc_call *c = container_of(w, struct rpc_call, work);
+	enum rpc_proc_status st = c->procinfo->handler(c);
+
+	if (st == RPC_PROC_OK && c->res.overflow) {
+		log_limited(&lim_overflow, LOG_WARNING,
+			    "rpc: %s: %s reply does not fit in %zu bytes, SYSTEM_ERR",
+			    c->conn->peer_name, c->procinfo->name, c->reply_cap);
+		st = RPC_PROC_SYSERR;
+	}
+	switch (st) {
+	case RPC_PROC_OK:
+		break;
+	case RPC_PROC_GARBAGE:
+		/* RFC 5531 §9: GARBAGE_ARGS, "procedure can't decode params". */
+		log_limited(&lim_garbage, LOG_NOTICE,
+			    "rpc: %s: %s (prog %u vers %u proc %u) xid 0x%08x: undecodable arguments",
+			    c->conn->peer_name, c->procinfo->name, c->prog, c->vers, c->proc, c->xid);
+		rpc_res_reset_stat(c, RPC_GARBAGE_ARGS);
+		rpc_stats_count(RPC_STAT_GARBAGE_ARGS);
+		break;
+	case RPC_PROC_SYSERR:
+		rpc_res_reset_stat(c, RPC_SYSTEM_ERR);
+		rpc_stats_count(RPC_STAT_SYSTEM_ERR);
+		break;
+	case RPC_PROC_DROP:
+	default:
+		c->drop = true;
+		rpc_stats_count(RPC_STAT_HANDLER_DROP);
+		break;
+	}
+	c->proc_status = st;
+}
+
+static uint64_t rpc_call_elapsed_ns(const struct rpc_call *c)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	int64_t ns = (int64_t)(now.tv_sec - c->t_start.tv_sec) * 1000000000 +
+		     (now.tv_nsec - c->t_start.tv_nsec);
+	return ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* Loop thread, after rpc_call_run(). */
+static void rpc_call_complete(struct work *w)
+{
+	struct rpc_call *c = container_of(w, struct rpc_call, work);
+
+	if (c->drc_entry)
+		rpc_drc_complete(c);
+	rpc_stats_record(c->stats, c->proc_status != RPC_PROC_OK || c->proc_failed,
+			 rpc_call_elapsed_ns(c));
+	rpc_reply_send(c);
+}
+
+/* After the credential: program, version, procedure (RFC 5531 §9 accept_stat). */
+static void rpc_call_dispatch(struct rpc_call *c)
+{
+	struct rpc_prog_lookup lk;
+
+	rpc_prog_find(c->prog, c->vers, &lk);
+	if (!lk.prog) {
+		rpc_reply_accept_error(c, RPC_PROG_UNAVAIL, RPC_STAT_PROG_UNAVAIL);
+		return;
+	}
+	if (!lk.version) {
+		rpc_reply_prog_mismatch(c, lk.low, lk.high);
+		return;
+	}
+	if (c->proc >= lk.version->nprocs || !lk.version->procs[c->proc].handler) {
+		rpc_reply_accept_error(c, RPC_PROC_UNAVAIL, RPC_STAT_PROC_UNAVAIL);
+		return;
+	}
+	c->procinfo = &lk.version->procs[c->proc];
+	c->stats = lk.stats ? &lk.stats[c->proc] : NULL;
+	rpc_enc_accepted(c, RPC_SUCCESS);
+
+	if (c->procinfo->nonidempotent) {
+		switch (rpc_drc_lookup(c)) {
+		case RPC_DRC_IN_PROGRESS:
+			/* The original is still running; its reply answers both. */
+			rpc_stats_count(RPC_STAT_DRC_IN_PROGRESS);
+			c->drop = true;
+			rpc_reply_send(c);
+			return;
+		case RPC_DRC_REPLAY:
+			rpc_stats_count(RPC_STAT_DRC_HIT);
+			c->from_cache = true;
+			rpc_reply_send(c);
+			return;
+		case RPC_DRC_NEW:
+			break;
+		}
+	}
+	c->work.run = rpc_call_run;
+	c->work.done = rpc_call_complete;
+	workers_submit(&c->work);
+}
+
+void rpc_call_receive(struct rpc_call *c)
+{
+	struct xdr_dec d;
+	uint32_t msg_type, rpcvers;
+	int auth_stat;
+
+	rpc_call_reset(c);
+	xdr_dec_init(&d, c->msg, c->msg_len);
+
+	/* RFC 5531 §9: struct rpc_msg { xid; union switch (msg_type) { CALL: call_body } } */
+	if (!xdr_dec_u32(&d, &c->xid) || !xdr_dec_u32(&d, &msg_type)) {
+		rpc_drop_bad(c, "message too short for an RPC header");
+		return;
+	}
+	if (msg_type != RPC_MSG_CALL) {
+		rpc_drop_bad(c, msg_type == RPC_MSG_REPLY ? "reply message received" : "bad message type");
+		return;
+	}
+	if (!xdr_dec_u32(&d, &rpcvers)) {
+		rpc_drop_bad(c, "truncated call header");
+		return;
+	}
+	/* RFC 5531 §9: rpcvers must be 2, else MSG_DENIED RPC_MISMATCH with the versions we speak. */
+	if (rpcvers != RPC_VERSION) {
+		rpc_reply_rpc_mismatch(c);
+		return;
+	}
+	if (!xdr_dec_u32(&d, &c->prog) || !xdr_dec_u32(&d, &c->vers) ||
+	    !xdr_dec_u32(&d, &c->proc)) {
+		rpc_drop_bad(c, "truncated call header");
+		return;
+	}
+	auth_stat = rpc_auth_decode(&d, &c->cred);
+	if (auth_stat != RPC_AUTH_OK) {
+		rpc_reply_auth_error(c, auth_stat);
+		return;
+	}
+	/* Arguments follow; positions stay relative to the message start (RFC 8166 §3.4.5). */
+	c->args = d;
+	rpc_call_dispatch(c);
+}

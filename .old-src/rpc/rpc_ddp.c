@@ -1,0 +1,80 @@
+/*
+ * rpc_ddp.c - bulk data helpers for procedure handlers:
+ * arguments that may arrive out of band (RPC-over-RDMA Read chunks), results
+ * that may leave out of band (Write chunks, or a TCP writev segment), and the
+ * per-call payload area READ data is produced in. Nothing here copies bulk
+ * data; all memory belongs to the transport's per-call context.
+ */
+#include "rpc_internal.h"
+#include "ulb/ulb.h"
+
+#define RPC_PAYLOAD_ALIGN 64u
+
+void *rpc_payload_buf(struct rpc_call *c, size_t len)
+{
+	size_t used = c->payload_used; /* invariant: used <= payload_cap */
+
+	if (!c->payload_area || len > c->payload_cap - used)
+		return NULL;
+	void *p = c->payload_area + used;
+	used += len;
+	/* Keep later buffers cache-line aligned (direct I/O friendly). */
+	if (used % RPC_PAYLOAD_ALIGN && c->payload_cap - used >= RPC_PAYLOAD_ALIGN)
+		used += RPC_PAYLOAD_ALIGN - used % RPC_PAYLOAD_ALIGN;
+	c->payload_used = used;
+	return p;
+}
+
+/*
+ * RFC 8166 §3.4 (reducing an XDR stream; Read chunk Position, §3.4.5): a Read
+ * chunk's Position is the XDR position its data has in the un-reduced call
+ * message; the inline stream holds neither that data nor its XDR roundup, so
+ * earlier reductions are added back to the inline position before comparing.
+ * The chunk carries exactly the item's bytes, or (RFC 8166 §3.4.5 lets a
+ * requester include it) the item plus its XDR roundup.
+ */
+bool rpc_dec_ddp(struct rpc_call *c, uint32_t len, const uint8_t **data)
+{
+	size_t pos = xdr_dec_pos(&c->args) + c->ddp_in_reduced;
+
+	for (unsigned i = 0; i < c->n_ddp_in && i < RPC_MAX_DDP_IN; i++) {
+		const struct rpc_ddp_in *in = &c->ddp_in[i];
+		if (in->position != pos)
+			continue;
+		if (!ulb_read_chunk_len_ok(in->len, len))
+			return false;
+		*data = in->data;
+		c->ddp_in_reduced += (size_t)len + XDR_PAD(len);
+		return true;
+	}
+	const uint8_t *q = xdr_dec_inline(&c->args, len);
+	if (!q)
+		return false;
+	*data = q;
+	return true;
+}
+
+void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len)
+{
+	xdr_enc_u32(&c->res, len);
+	if (c->res.overflow)
+		return;
+	if (c->n_ddp_out >= RPC_MAX_DDP_OUT) {
+		/* No segment left: carry it inline (a copy, but correct). */
+		xdr_enc_fixed(&c->res, data, len);
+		return;
+	}
+	struct rpc_ddp_out *o = &c->ddp_out[c->n_ddp_out++];
+	o->offset = xdr_enc_len(&c->res);
+	o->len = len;
+	o->data = data;
+}
+
+size_t rpc_reply_len(const struct rpc_call *c)
+{
+	size_t n = xdr_enc_len(&c->res);
+
+	for (unsigned i = 0; i < c->n_ddp_out; i++)
+		n += (size_t)c->ddp_out[i].len + XDR_PAD(c->ddp_out[i].len);
+	return n;
+}

@@ -1,0 +1,79 @@
+/*
+ * rpc_internal.h - what the files of the RPC layer share among themselves
+ *. Not for other layers: they use rpc.h, rpc_stats.h, rpcbind.h.
+ * Doubles as a map of the layer:
+ *
+ *   rpc_call.c   receive a call: header, dispatch, reply headers, completion
+ *   rpc_auth.c   credential and verifier decoding (AUTH_NONE, AUTH_SYS)
+ *   rpc_prog.c   the table of registered programs
+ *   rpc_drc.c    duplicate request cache
+ *   rpc_ddp.c    payload helpers for handlers (rpc_dec_ddp, rpc_enc_ddp, ...)
+ *   rpc_stats.c  per-procedure and global counters
+ *   rpc_rpcbind.c  rpcbind registration (built apart: libtirpc headers clash with ours)
+ */
+#ifndef RNFSD_RPC_INTERNAL_H
+#define RNFSD_RPC_INTERNAL_H
+
+#include "rpc.h"
+#include "rpc_stats.h"
+
+/* RFC 5531 §9: xid, REPLY, MSG_ACCEPTED, verf (AUTH_NONE, length 0), accept_stat. */
+#define RPC_REPLY_STAT_OFF 20u
+#define RPC_REPLY_HDR_LEN 24u
+#define RPC_VERSION 2u /* RFC 5531 §9: rpcvers must be 2 */
+
+/* rpc_auth.c */
+
+/*
+ * Decode the credential and verifier (RFC 5531 §8.2, §9; AUTH_SYS: appendix A)
+ * into *cred, leaving d at the procedure arguments.
+ * Returns RPC_AUTH_OK, RPC_AUTH_BADCRED (malformed credential),
+ * RPC_AUTH_REJECTEDCRED (flavor not supported), RPC_AUTH_BADVERF (malformed
+ * or unexpected verifier).
+ */
+int rpc_auth_decode(struct xdr_dec *d, struct rpc_cred *cred);
+
+/* rpc_prog.c */
+
+struct rpc_prog_lookup {
+	const struct rpc_program *prog;    /* NULL: PROG_UNAVAIL */
+	const struct rpc_version *version; /* NULL: PROG_MISMATCH (see low/high) */
+	uint32_t low, high;                /* versions offered */
+	struct rpc_proc_stats *stats;      /* per-proc counters of version, indexed by proc */
+};
+void rpc_prog_find(uint32_t prog, uint32_t vers, struct rpc_prog_lookup *out);
+void rpc_prog_release(void);
+
+/* rpc_drc.c */
+
+enum rpc_drc_result {
+	RPC_DRC_NEW,         /* not seen: c->drc_entry reserved (or NULL if the cache is full) */
+	RPC_DRC_IN_PROGRESS, /* a retransmission of a call still running: drop it */
+	RPC_DRC_REPLAY,      /* answered before: c->res holds the cached reply */
+};
+int rpc_drc_init(unsigned entries);
+void rpc_drc_release(void);
+enum rpc_drc_result rpc_drc_lookup(struct rpc_call *c);
+/* The handler finished: keep the reply in c->drc_entry, or forget the entry. */
+void rpc_drc_complete(struct rpc_call *c);
+
+/* rpc_stats.c */
+enum rpc_stat_event {
+	RPC_STAT_BAD_HEADER,
+	RPC_STAT_RPC_MISMATCH,
+	RPC_STAT_AUTH_ERROR,
+	RPC_STAT_PROG_UNAVAIL,
+	RPC_STAT_PROG_MISMATCH,
+	RPC_STAT_PROC_UNAVAIL,
+	RPC_STAT_GARBAGE_ARGS,
+	RPC_STAT_SYSTEM_ERR,
+	RPC_STAT_HANDLER_DROP,
+	RPC_STAT_DRC_HIT,
+	RPC_STAT_DRC_IN_PROGRESS,
+	RPC_STAT_DRC_UNCACHED,
+};
+void rpc_stats_count(enum rpc_stat_event ev);
+void rpc_stats_record(struct rpc_proc_stats *s, bool error, uint64_t latency_ns);
+void rpc_stats_copy(struct rpc_proc_snapshot *dst, const struct rpc_proc_stats *src);
+
+#endif

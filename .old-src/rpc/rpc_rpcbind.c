@@ -1,0 +1,262 @@
+/*
+ * rpc_rpcbind.c - tell the local rpcbind (RFC 1833) where our programs are
+ *. libtirpc's rpcb_set()/rpcb_unset() talk to rpcbind over its
+ * UNIX socket, but they block (for up to a minute, falling back to UDP) when
+ * rpcbind is absent or hung. So: probe the socket first (one connect()), and
+ * run the libtirpc calls on a helper thread the caller waits for at most
+ * RPCBIND_TIMEOUT_MS.
+ *
+ * This file is built without the repository root on the include path, so
+ * that <rpc/rpc.h> is libtirpc's; it includes only rpcbind.h of ours.
+ */
+#include <rpc/rpc.h>
+#include <rpc/rpcb_clnt.h>
+#include <netconfig.h>
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rpcbind.h"
+#include "../daemon/log.h"
+
+#define RPCBIND_MAX 32
+static const char *const rpcbind_netids[] = {"tcp", "tcp6"};
+#define RPCBIND_NNETIDS (sizeof(rpcbind_netids) / sizeof(rpcbind_netids[0]))
+
+struct rpcbind_job {
+	bool set;                 /* rpcb_set (else rpcb_unset) */
+	uint16_t port;
+	unsigned netids;          /* RPCBIND_TCP4 | RPCBIND_TCP6 */
+	struct rpc_prog_vers pv[RPCBIND_MAX];
+	unsigned n;
+	int failures;
+	/* completion, guarded by lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool finished;
+	bool abandoned;           /* the caller stopped waiting: the thread frees nothing */
+};
+
+/* What rpc_rpcbind_register() registered, for rpc_rpcbind_unregister(). */
+static struct rpc_prog_vers registered[RPCBIND_MAX];
+static unsigned n_registered;
+static uint16_t registered_port;
+static unsigned registered_netids;
+static const char *probe_path;
+
+void rpc_rpcbind_set_probe_path(const char *path)
+{
+	probe_path = path;
+}
+
+static bool rpcbind_probe_one(const char *path)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd, rc;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return false;
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun));
+	/* EAGAIN: listening, its backlog is full - it runs. */
+	bool up = rc == 0 || errno == EAGAIN || errno == EINPROGRESS;
+	close(fd);
+	return up;
+}
+
+static bool rpcbind_running(void)
+{
+	if (probe_path)
+		return rpcbind_probe_one(probe_path);
+	return rpcbind_probe_one("/run/rpcbind.sock") || rpcbind_probe_one("/var/run/rpcbind.sock");
+}
+
+static void rpcbind_addr(const char *netid, uint16_t port, struct sockaddr_storage *ss, struct netbuf *nb)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strcmp(netid, "tcp6") == 0) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = in6addr_any;
+		sin6->sin6_port = htons(port);
+		nb->len = sizeof(*sin6);
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_ANY);
+		sin->sin_port = htons(port);
+		nb->len = sizeof(*sin);
+	}
+	nb->maxlen = sizeof(*ss);
+	nb->buf = ss;
+}
+
+/* Helper thread: the blocking libtirpc calls. */
+static void *rpcbind_job_run(void *arg)
+{
+	struct rpcbind_job *job = arg;
+
+	for (unsigned i = 0; i < RPCBIND_NNETIDS; i++) {
+		if (!(job->netids & (1u << i)))
+			continue;
+		struct netconfig *nconf = getnetconfigent(rpcbind_netids[i]);
+		if (!nconf) {
+			job->failures++;
+			continue;
+		}
+		for (unsigned k = 0; k < job->n; k++) {
+			const struct rpc_prog_vers *pv = &job->pv[k];
+			/* Drop a stale registration (an earlier run, or knfsd) first. */
+			rpcb_unset(pv->prog, pv->vers, nconf);
+			if (!job->set)
+				continue;
+			struct sockaddr_storage ss;
+			struct netbuf nb;
+			rpcbind_addr(rpcbind_netids[i], job->port, &ss, &nb);
+			if (!rpcb_set(pv->prog, pv->vers, nconf, &nb))
+				job->failures++;
+		}
+		freenetconfigent(nconf);
+	}
+
+	pthread_mutex_lock(&job->lock);
+	job->finished = true;
+	bool abandoned = job->abandoned;
+	pthread_cond_signal(&job->cond);
+	pthread_mutex_unlock(&job->lock);
+	if (abandoned) {
+		pthread_mutex_destroy(&job->lock);
+		pthread_cond_destroy(&job->cond);
+		free(job);
+	}
+	return NULL;
+}
+
+/* Run job on a helper thread for at most RPCBIND_TIMEOUT_MS. Returns failures, or -1 on timeout. */
+static int rpcbind_job_wait(struct rpcbind_job *job)
+{
+	pthread_t t;
+	struct timespec deadline;
+	int failures;
+
+	pthread_mutex_init(&job->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&job->cond, &ca);
+	pthread_condattr_destroy(&ca);
+
+	if (pthread_create(&t, NULL, rpcbind_job_run, job) != 0) {
+		pthread_mutex_destroy(&job->lock);
+		pthread_cond_destroy(&job->cond);
+		free(job);
+		return -1;
+	}
+	pthread_detach(t);
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += RPCBIND_TIMEOUT_MS / 1000;
+	deadline.tv_nsec += (RPCBIND_TIMEOUT_MS % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&job->lock);
+	while (!job->finished)
+		if (pthread_cond_timedwait(&job->cond, &job->lock, &deadline) == ETIMEDOUT)
+			break;
+	if (!job->finished) {
+		job->abandoned = true; /* the thread frees the job when (if) it returns */
+		pthread_mutex_unlock(&job->lock);
+		return -1;
+	}
+	failures = job->failures;
+	pthread_mutex_unlock(&job->lock);
+	pthread_mutex_destroy(&job->lock);
+	pthread_cond_destroy(&job->cond);
+	free(job);
+	return failures;
+}
+
+static struct rpcbind_job *rpcbind_job_new(bool set, uint16_t port, unsigned netids,
+					   const struct rpc_prog_vers *pv, unsigned n)
+{
+	struct rpcbind_job *job = calloc(1, sizeof(*job));
+	if (!job)
+		return NULL;
+	job->set = set;
+	job->port = port;
+	job->netids = netids;
+	job->n = n < RPCBIND_MAX ? n : RPCBIND_MAX;
+	memcpy(job->pv, pv, job->n * sizeof(*pv));
+	return job;
+}
+
+static const char *netids_name(unsigned netids)
+{
+	switch (netids & (RPCBIND_TCP4 | RPCBIND_TCP6)) {
+	case RPCBIND_TCP4: return "tcp";
+	case RPCBIND_TCP6: return "tcp6";
+	default: return "tcp, tcp6";
+	}
+}
+
+int rpc_rpcbind_register(uint16_t port, unsigned netids)
+{
+	struct rpc_prog_vers pv[RPCBIND_MAX];
+	unsigned n = rpc_prog_versions(pv, RPCBIND_MAX);
+
+	if (n > RPCBIND_MAX)
+		n = RPCBIND_MAX;
+	if (!rpcbind_running()) {
+		log_warn("rpcbind is not running: programs not registered (clients must be given port %u)", port);
+		return -1;
+	}
+	struct rpcbind_job *job = rpcbind_job_new(true, port, netids, pv, n);
+	if (!job)
+		return -1;
+	int failures = rpcbind_job_wait(job);
+	if (failures < 0) {
+		log_warn("rpcbind did not answer within %d ms: registration abandoned", RPCBIND_TIMEOUT_MS);
+		return -1;
+	}
+	memcpy(registered, pv, n * sizeof(*pv));
+	n_registered = n;
+	registered_port = port;
+	registered_netids = netids;
+	if (failures) {
+		log_warn("rpcbind: %d registrations failed (%u programs on %s)", failures, n,
+			 netids_name(netids));
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++)
+		log_info("rpcbind: registered %s version %u on %s port %u", pv[i].name, pv[i].vers,
+			 netids_name(netids), port);
+	return 0;
+}
+
+void rpc_rpcbind_unregister(void)
+{
+	if (!n_registered)
+		return;
+	if (!rpcbind_running()) {
+		n_registered = 0;
+		return;
+	}
+	struct rpcbind_job *job = rpcbind_job_new(false, registered_port, registered_netids,
+						  registered, n_registered);
+	n_registered = 0;
+	if (job && rpcbind_job_wait(job) < 0)
+		log_warn("rpcbind did not answer within %d ms: unregistration abandoned", RPCBIND_TIMEOUT_MS);
+}

@@ -1,0 +1,117 @@
+#!/bin/sh
+# vm-systemd-check.sh - runs under the real systemd in the qemu
+# guest (vm-systemd-guest.sh), as root, with BUILD and SRC set. Prints
+# "@@ PASS name" / "@@ FAIL name: detail" per check; vm-systemd.sh on the
+# host requires every name in vm-systemd.checks to PASS.
+#
+# What it exercises, as an admin would: rnfsd.service from this build
+# (Type=notify, the sandbox, the capability bounding set), rpcbind
+# registration, the Linux NFS client over TCP and over RPC-over-RDMA
+# (soft-RoCE), systemctl reload with a good and a broken exports file,
+# STATUS= text, rnfsctl, systemctl stop.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+ADDR=192.0.2.1
+EX=/srv/rnfsd-vm
+RNFSCTL=$BUILD/daemon/rnfsctl
+
+up() { cut -d' ' -f1 /proc/uptime; }
+pass() { echo "@@ PASS $1"; echo "@@ t=$(up)s"; }
+fail() { echo "@@ FAIL $1: $2"; echo "@@ t=$(up)s"; }
+check() { # check NAME COMMAND... : PASS if the command succeeds
+	name=$1; shift
+	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"; fi
+}
+status_text() { systemctl show -p StatusText --value rnfsd; }
+wait_status() { # wait_status REGEX: StatusText matches within 20 s
+	i=0
+	while [ $i -lt 40 ]; do
+		status_text | grep -Eq "$1" && return 0
+		sleep 0.5; i=$((i + 1))
+	done
+	echo "StatusText is '$(status_text)', wanted /$1/"; return 1
+}
+
+# ---- the fabric and the export ----
+modprobe rdma_rxe; modprobe rdma_ucm; modprobe ib_uverbs; modprobe dummy
+ip link set lo up
+ip link add dummy0 type dummy; ip link set dummy0 mtu 9000
+ip addr add $ADDR/24 dev dummy0; ip link set dummy0 up
+rdma link add rxe0 type rxe netdev dummy0
+check rxe_device sh -c 'ibv_devices | grep -q rxe0'
+modprobe nfs; modprobe nfsv3; modprobe rpcrdma
+mkdir -p $EX /mnt/tcp /mnt/rdma
+mount -t tmpfs -o size=256m tmpfs $EX
+mkdir -p $EX/second
+# Where this build's rnfsd looks (/etc/rnfsd for prefix /usr, else PREFIX/etc/rnfsd).
+ETC=$(sed -n 's/^#define RNFSD_SYSCONFDIR "\(.*\)"/\1/p' "$BUILD/rnfsd_build.h")
+STATE=$(sed -n 's/^#define RNFSD_LOCALSTATEDIR "\(.*\)"/\1/p' "$BUILD/rnfsd_build.h")
+mkdir -p "$ETC" "$(dirname "$STATE")"
+cat > $ETC/rnfsd.conf <<EOF
+[rnfsd]
+threads = 4
+[rdma]
+enable = yes
+listen = $ADDR:20049
+EOF
+echo "$EX *(rw,no_root_squash,insecure)" > $ETC/exports
+
+# ---- start: Type=notify, systemctl start returns once READY=1 arrived ----
+# (diagnostics: what a slow start waits for)
+(sleep 15; systemctl list-jobs --no-pager | sed 's/^/@@ jobs /') &
+check start systemctl start rnfsd
+check active systemctl is-active -q rnfsd
+check status_text wait_status '^1 export, 0 connections'
+check listening_tcp sh -c 'ss -ltn | grep -q ":2049 "'
+check rpcbind_nfs sh -c 'rpcinfo -p 127.0.0.1 | grep -q "100003 *3 *tcp *2049"'
+check rpcbind_mount sh -c 'rpcinfo -p 127.0.0.1 | grep -q 100005'
+check runtime_dir test -d /run/rnfsd
+check stats_socket_mode sh -c '[ "$(stat -c %a /run/rnfsd/rnfsd.sock)" = 600 ]'
+check state_dir test -s $STATE/fh.key
+# The bounding set is exactly the unit's: CHOWN DAC_OVERRIDE DAC_READ_SEARCH
+# FOWNER FSETID SETGID SETUID NET_BIND_SERVICE IPC_LOCK MKNOD = 0x80044df.
+check capabilities sh -c "grep -q '^CapBnd:[[:space:]]*00000000080044df\$' /proc/\$(systemctl show -p MainPID --value rnfsd)/status"
+
+# ---- the kernel client over TCP and over RDMA ----
+check mount_tcp mount -t nfs -o vers=3,proto=tcp,nolock 127.0.0.1:$EX /mnt/tcp
+check write_tcp dd if=/dev/urandom of=/mnt/tcp/tcp.bin bs=1M count=4 conv=fsync status=none
+check read_tcp sh -c "cmp /mnt/tcp/tcp.bin $EX/tcp.bin"
+check mount_rdma mount -t nfs -o vers=3,proto=rdma,port=20049,nolock $ADDR:$EX /mnt/rdma
+check write_rdma dd if=/dev/urandom of=/mnt/rdma/rdma.bin bs=1M count=4 conv=fsync status=none
+check read_rdma sh -c "echo 3 > /proc/sys/vm/drop_caches; cmp /mnt/rdma/rdma.bin $EX/rdma.bin"
+check status_connections wait_status '2 connections \(1 tcp, 1 rdma\)'
+
+# ---- rnfsctl: what an admin sees ----
+echo "@@ ---- rnfsctl ----"
+$RNFSCTL | sed 's/^/@@ | /'
+echo "@@ ----"
+check rnfsctl_table sh -c "$RNFSCTL | grep -Eq '^nfs +3 WRITE +[1-9]'"
+check rnfsctl_rdma_conn sh -c "$RNFSCTL --json | grep -q '\"transport\": \"rdma\"'"
+check rnfsctl_rdma_reads sh -c "$RNFSCTL --json | grep -Eq '\"rdma_reads\": [1-9]'"
+check rnfsctl_rdma_writes sh -c "$RNFSCTL --json | grep -Eq '\"rdma_writes\": [1-9]'"
+
+# ---- reload: a new export, then a broken file ----
+echo "$EX/second *(rw,no_root_squash,insecure)" >> $ETC/exports
+check reload systemctl reload rnfsd
+check reload_status wait_status '^2 exports'
+echo "$EX/third *(rw,bogus_option)" >> $ETC/exports
+check reload_broken_cmd systemctl reload rnfsd
+sleep 1
+check reload_broken_active systemctl is-active -q rnfsd
+check reload_broken_logged sh -c "journalctl -u rnfsd -o cat | grep -q '$ETC/exports:3'"
+check reload_broken_kept wait_status '^2 exports'
+check io_after_reload sh -c "echo still > /mnt/rdma/after-reload && cat /mnt/tcp/after-reload | grep -q still"
+
+# ---- stop ----
+umount /mnt/tcp; umount /mnt/rdma
+check stop systemctl stop rnfsd
+check stop_result sh -c '[ "$(systemctl show -p Result --value rnfsd)" = success ]'
+check stop_status sh -c '[ "$(systemctl show -p ExecMainStatus --value rnfsd)" = 0 ]'
+check stats_socket_gone sh -c '! test -e /run/rnfsd/rnfsd.sock'
+
+echo "@@ ---- journal ----"
+journalctl -u rnfsd -o short-monotonic --no-pager | tail -n 40 | sed 's/^/@@ j /'
+echo "@@ ---- boot ----"
+journalctl -b -o short-monotonic --no-pager | grep -E 'Start(ing|ed)|Reached|Finished' | sed 's/^/@@ b /'
+echo "@@ ---- security ----"
+systemd-analyze security rnfsd --no-pager 2>/dev/null | tail -n 1 | sed 's/^/@@ /'
+echo "@@ DONE"

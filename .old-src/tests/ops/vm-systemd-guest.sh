@@ -1,0 +1,51 @@
+#!/bin/sh
+# vm-systemd-guest.sh - PID 1 of a qemu guest (see vm-systemd.sh):
+# boots the real systemd with only rnfsd-vmcheck.service as its goal. That
+# unit (vm-systemd-check.sh) starts rnfsd.service - this build's unit file,
+# hardening and all - and checks Type=notify, reload, stats and clients.
+# Arguments come on the kernel command line: vmarg_build=DIR vmarg_src=DIR.
+mount -t proc proc /proc 2>/dev/null
+for a in $(cat /proc/cmdline); do
+	case $a in
+	vmarg_build=*) BUILD=${a#vmarg_build=} ;;
+	vmarg_src=*) SRC=${a#vmarg_src=} ;;
+	vmarg_origbuild=*) ORIGBUILD=${a#vmarg_origbuild=} ;;
+	esac
+done
+echo "@@ GUEST UP build=$BUILD src=$SRC"
+
+# The unit under test: ExecStart points to this build's rnfsd.
+mkdir -p /etc/systemd/system /etc/rnfsd
+# (the build dir may have been staged elsewhere: vm-systemd.sh)
+sed "s|${ORIGBUILD:-$BUILD}|$BUILD|g" "$BUILD/systemd/rnfsd-verify.service" > /etc/systemd/system/rnfsd.service
+cat > /etc/systemd/system/rnfsd-vmcheck.service <<EOF
+[Unit]
+Description=rnfsd checks under systemd
+After=basic.target
+SuccessAction=poweroff-force
+FailureAction=poweroff-force
+[Service]
+Type=oneshot
+Environment=BUILD=$BUILD SRC=$SRC
+ExecStart=/bin/sh $SRC/tests/ops/vm-systemd-check.sh
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/ttyS0
+TimeoutStartSec=900
+EOF
+# Emulated boot is slow: mask what this machine has no use for (udev: the
+# kernel's devtmpfs already has /dev/infiniband; timers, time sync, getty;
+# networkd's wait-online, which waits 2 minutes for links networkd does not
+# manage here).
+for u in systemd-udevd.service systemd-udev-trigger.service systemd-udev-settle.service \
+	 systemd-udevd-control.socket systemd-udevd-kernel.socket timers.target \
+	 systemd-timesyncd.service systemd-pstore.service systemd-random-seed.service \
+	 e2scrub_reap.service getty.target systemd-journal-catalog-update.service \
+	 systemd-update-utmp.service ldconfig.service \
+	 systemd-networkd-wait-online.service; do
+	ln -sf /dev/null /etc/systemd/system/$u
+done
+# Keep the console for our lines; a fresh machine id for journald.
+rm -f /etc/machine-id
+umount /proc
+exec /lib/systemd/systemd --unit=rnfsd-vmcheck.service --show-status=false

@@ -1,0 +1,448 @@
+/*
+ * test_ops_stats.c - daemon/stats_server.c: the latency histogram, the
+ * connection registry, the JSON document, and the real UNIX socket served
+ * from a real loop (read back raw and through the real rnfsctl binary,
+ * whose path comes in $RNFSCTL).
+ *
+ * The procedure table here is test input given through stats_sources, the
+ * same hook main uses to connect the RPC layer's counters.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/log.h"
+#include "daemon/loop.h"
+#include "daemon/stats_server.h"
+
+/* ---- histogram ---- */
+
+static void test_hist_buckets(void **state)
+{
+	(void)state;
+	uint64_t prev = 0;
+	for (unsigned i = 0; i < STATS_HIST_BUCKETS; i++) {
+		uint64_t lo = stats_hist_bucket_lower(i);
+		if (i)
+			assert_true(lo > prev);
+		assert_int_equal(stats_hist_bucket(lo), i);
+		if (i + 1 < STATS_HIST_BUCKETS)
+			assert_int_equal(stats_hist_bucket(stats_hist_bucket_lower(i + 1) - 1), i);
+		/* Bucket width is at most a quarter of its lower bound (beyond the linear start). */
+		if (i >= 4 && i + 1 < STATS_HIST_BUCKETS)
+			assert_true(stats_hist_bucket_lower(i + 1) - lo <= lo / 4);
+		prev = lo;
+	}
+	assert_int_equal(stats_hist_bucket(UINT64_MAX), STATS_HIST_BUCKETS - 1);
+	assert_int_equal(stats_hist_bucket(0), 0);
+}
+
+static void test_hist_quantile(void **state)
+{
+	(void)state;
+	static struct stats_hist h;
+
+	assert_int_equal(stats_hist_quantile(&h, 0.99), 0);
+	for (int i = 0; i < 99; i++)
+		stats_hist_record(&h, 10000); /* 10 us */
+	stats_hist_record(&h, 5000000);       /* 5 ms */
+	uint64_t p99 = stats_hist_quantile(&h, 0.99);
+	assert_true(p99 >= 10000 && p99 < 12500);
+	uint64_t p100 = stats_hist_quantile(&h, 1.0);
+	assert_true(p100 >= 5000000 && p100 < 6250000);
+
+	/* One more slow call: now more than 1% are slow, so p99 is slow. */
+	stats_hist_record(&h, 5000000);
+	p99 = stats_hist_quantile(&h, 0.99);
+	assert_true(p99 >= 5000000);
+}
+
+/* ---- registry ---- */
+
+static void test_registry(void **state)
+{
+	(void)state;
+	struct stats_conn a = {0}, b = {0}, c = {0};
+	unsigned total, tcp, rdma;
+
+	stats_conn_register(&a, "tcp", "192.0.2.1:700");
+	stats_conn_register(&b, "rdma", "192.0.2.2:33000");
+	stats_conn_register(&c, "tcp", "[2001:db8::1]:800");
+	stats_conn_counts(&total, &tcp, &rdma);
+	assert_int_equal(total, 3);
+	assert_int_equal(tcp, 2);
+	assert_int_equal(rdma, 1);
+	stats_conn_unregister(&b);
+	stats_conn_unregister(&b); /* no-op */
+	stats_conn_counts(&total, &tcp, &rdma);
+	assert_int_equal(total, 2);
+	assert_int_equal(rdma, 0);
+	stats_conn_unregister(&a);
+	stats_conn_unregister(&c);
+	stats_conn_counts(&total, NULL, NULL);
+	assert_int_equal(total, 0);
+}
+
+/* ---- the document ---- */
+
+static struct stats_hist getattr_hist;
+
+static void fake_procs(stats_proc_cb cb, void *arg)
+{
+	const struct stats_proc procs[] = {
+		{"nfs", 3, "NULL", 0, 0, 0, NULL},
+		{"nfs", 3, "GETATTR", 100, 2, 100 * 20000, &getattr_hist},
+		{"mount", 3, "MNT", 1, 1, 30000, NULL},
+	};
+	for (size_t i = 0; i < sizeof(procs) / sizeof(procs[0]); i++)
+		cb(&procs[i], arg);
+}
+
+static unsigned fake_exports(void)
+{
+	return 2;
+}
+
+static char *render(void)
+{
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	assert_non_null(f);
+	assert_int_equal(stats_render_json(f), 0);
+	fclose(f);
+	return doc;
+}
+
+static void fill_conns(struct stats_conn *t, struct stats_conn *r)
+{
+	memset(t, 0, sizeof(*t));
+	memset(r, 0, sizeof(*r));
+	stats_conn_register(t, "tcp", "127.0.0.1:812");
+	stats_add(&t->calls, 42);
+	stats_add(&t->garbage_args, 1);
+	stats_conn_register(r, "rdma", "192.0.2.9:\"odd\\name");
+	stats_set(&r->rdma_version, 1);
+	stats_set(&r->credits, 128);
+	stats_set(&r->inline_recv, 4096);
+	stats_set(&r->inline_send, 4096);
+	stats_add(&r->calls, 7);
+	stats_add(&r->rdma_reads, 3);
+	stats_add(&r->rdma_read_bytes, 3 << 20);
+	stats_add(&r->rdma_writes, 5);
+	stats_add(&r->rdma_write_bytes, 5 << 20);
+	stats_add(&r->send_inv, 4);
+	stats_add(&r->err_chunk, 1);
+	stats_add(&r->err_vers, 2);
+}
+
+static void test_json(void **state)
+{
+	(void)state;
+	struct stats_conn t, r;
+	const struct stats_sources src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
+
+	memset(&getattr_hist, 0, sizeof(getattr_hist));
+	for (int i = 0; i < 100; i++)
+		stats_hist_record(&getattr_hist, 20000);
+	stats_set_sources(&src);
+	fill_conns(&t, &r);
+
+	char *doc = render();
+	assert_non_null(strstr(doc, "\"exports\": 2,"));
+	assert_non_null(strstr(doc, "\"procedure\": \"MNT\", \"calls\": 1, \"errors\": 1, "
+				    "\"latency_mean_us\": 30.0, \"latency_p99_us\": null}"));
+	assert_non_null(strstr(doc, "{\"program\": \"nfs\", \"version\": 3, \"procedure\": \"GETATTR\", "
+				    "\"calls\": 100, \"errors\": 2, \"latency_mean_us\": 20.0, \"latency_p99_us\": "));
+	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3, \"connections\": 2, \"tcp\": 1, \"rdma\": 1}"));
+	assert_non_null(strstr(doc, "\"peer\": \"127.0.0.1:812\", \"transport\": \"tcp\""));
+	assert_non_null(strstr(doc, "\"calls\": 42, \"garbage_args\": 1}"));
+	/* The odd peer name is escaped, not pasted. */
+	assert_non_null(strstr(doc, "\"peer\": \"192.0.2.9:\\\"odd\\\\name\""));
+	assert_non_null(strstr(doc, "\"rdma_version\": 1, \"credits\": 128, \"inline_recv\": 4096, \"inline_send\": 4096"));
+	assert_non_null(strstr(doc, "\"rdma_reads\": 3, \"rdma_read_bytes\": 3145728, \"rdma_writes\": 5, "
+				    "\"rdma_write_bytes\": 5242880, \"send_invalidate\": 4"));
+	assert_non_null(strstr(doc, "\"err_chunk\": 1, \"err_vers\": 2"));
+	free(doc);
+
+	char line[256];
+	stats_status_line(line, sizeof(line));
+	assert_string_equal(line, "2 exports, 2 connections (1 tcp, 1 rdma), 101 calls");
+
+	stats_conn_unregister(&t);
+	stats_conn_unregister(&r);
+	const struct stats_sources none = {0};
+	stats_set_sources(&none);
+	doc = render();
+	assert_non_null(strstr(doc, "\"procedures\": [],"));
+	assert_non_null(strstr(doc, "\"connections\": []"));
+	free(doc);
+}
+
+/* ---- the socket, served by a real loop on its own thread ---- */
+
+struct served {
+	struct loop *loop;
+	pthread_t thread;
+	char path[108];
+};
+
+static void *loop_thread(void *arg)
+{
+	loop_run(((struct served *)arg)->loop);
+	return NULL;
+}
+
+/* The server is set up on the loop thread's loop before the thread runs. */
+static void served_start(struct served *s)
+{
+	snprintf(s->path, sizeof(s->path), "/tmp/rnfsd-test-stats-%ld.sock", (long)getpid());
+	s->loop = loop_new();
+	assert_non_null(s->loop);
+	assert_int_equal(stats_server_start(s->loop, s->path), 0);
+	assert_int_equal(pthread_create(&s->thread, NULL, loop_thread, s), 0);
+}
+
+static void served_stop(struct served *s)
+{
+	loop_break(s->loop);
+	pthread_join(s->thread, NULL);
+	stats_server_stop();
+	loop_free(s->loop);
+}
+
+/* Connect, send req (may be NULL: just shut down writing), read everything. */
+static char *ask(const char *path, const char *req)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	strcpy(addr.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		close(fd);
+		return NULL;
+	}
+	struct timeval tmo = {.tv_sec = 5};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo));
+	if (req) {
+		/* May fail (EPIPE) when the server refused us: then the answer is empty. */
+		if (write(fd, req, strlen(req)) < 0)
+			shutdown(fd, SHUT_WR);
+	} else
+		shutdown(fd, SHUT_WR);
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	ssize_t r;
+	while ((r = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fd); /* a reset (r < 0) after a refusal also means an empty answer */
+	buf[n] = '\0';
+	return buf;
+}
+
+static void test_socket(void **state)
+{
+	(void)state;
+	struct served s;
+	struct stats_conn t, r;
+	const struct stats_sources src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
+
+	stats_set_sources(&src);
+	fill_conns(&t, &r);
+	served_start(&s);
+
+	struct stat st;
+	assert_int_equal(stat(s.path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+
+	char *doc = ask(s.path, "stats\n");
+	assert_non_null(doc);
+	assert_true(doc[0] == '{');
+	assert_non_null(strstr(doc, "\"procedure\": \"GETATTR\""));
+	assert_non_null(strstr(doc, "\"peer\": \"127.0.0.1:812\""));
+	free(doc);
+
+	doc = ask(s.path, NULL); /* an empty request means "stats" */
+	assert_non_null(strstr(doc, "\"totals\""));
+	free(doc);
+
+	doc = ask(s.path, "bogus\n");
+	assert_string_equal(doc, "{\"error\": \"unknown request\"}\n");
+	free(doc);
+
+	/* A second server on a live socket must refuse, not steal it. */
+	struct loop *l2 = loop_new();
+	assert_int_equal(stats_server_start(l2, s.path), -1);
+	loop_free(l2);
+	doc = ask(s.path, "stats\n");
+	assert_non_null(strstr(doc, "\"totals\""));
+	free(doc);
+
+	served_stop(&s);
+	assert_int_equal(stat(s.path, &st), -1); /* removed at stop */
+	stats_conn_unregister(&t);
+	stats_conn_unregister(&r);
+}
+
+/* A socket file left behind by a dead daemon is replaced. */
+static void test_stale_socket(void **state)
+{
+	(void)state;
+	struct served s;
+	char path[108];
+	snprintf(path, sizeof(path), "/tmp/rnfsd-test-stats-%ld.sock", (long)getpid());
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	strcpy(addr.sun_path, path);
+	unlink(path);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	close(fd); /* the file stays, nobody listens */
+
+	served_start(&s);
+	char *doc = ask(s.path, "stats\n");
+	assert_non_null(strstr(doc, "\"totals\""));
+	free(doc);
+	served_stop(&s);
+
+	/* A socket somebody still listens on (another rnfsd) is not taken over. */
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	struct loop *other = loop_new();
+	assert_int_equal(stats_server_start(other, path), -1);
+	loop_free(other);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	close(fd);
+	assert_int_equal(unlink(path), 0);
+
+	/* A regular file in the way is not removed. */
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	struct loop *l = loop_new();
+	assert_int_equal(stats_server_start(l, path), -1);
+	loop_free(l);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* SO_PEERCRED: a non-root peer that gets past the file mode still gets nothing. */
+static void test_non_root_refused(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	struct served s;
+	served_start(&s);
+	assert_int_equal(chmod(s.path, 0666), 0); /* let the check behind the mode be reached */
+
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(3);
+		char *doc = ask(s.path, "stats\n");
+		_exit(doc == NULL ? 4 : doc[0] == '\0' ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+
+	served_stop(&s);
+}
+
+/* The real rnfsctl against the real socket: table and --json. */
+static char *run_rnfsctl(const char *args)
+{
+	const char *bin = getenv("RNFSCTL");
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", bin, args);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t cap = 1 << 16, n = 0, r;
+	char *buf = malloc(cap);
+	while ((r = fread(buf + n, 1, cap - 1 - n, p)) > 0)
+		n += r;
+	buf[n] = '\0';
+	int status = pclose(p);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("%s exited with %d: %s", cmd, status, buf);
+	return buf;
+}
+
+static void test_rnfsctl(void **state)
+{
+	(void)state;
+	if (!getenv("RNFSCTL"))
+		skip();
+	struct served s;
+	struct stats_conn t, r;
+	const struct stats_sources src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
+
+	stats_set_sources(&src);
+	fill_conns(&t, &r);
+	served_start(&s);
+
+	char args[256];
+	snprintf(args, sizeof(args), "-s %s", s.path);
+	char *out = run_rnfsctl(args);
+	fprintf(stderr, "%s", out);
+	assert_non_null(strstr(out, "2 exports, 2 connections (1 tcp, 1 rdma), 101 calls, 3 errors"));
+	assert_non_null(strstr(out, "nfs         3 GETATTR             100        2       20.0"));
+	assert_null(strstr(out, " NULL ")); /* procedures never called are left out */
+	assert_non_null(strstr(out, "mount       3 MNT                   1        1       30.0          -\n"));
+	assert_non_null(strstr(out, "127.0.0.1:812                tcp     -       -           -        42"));
+	assert_non_null(strstr(out, "rdma    1     128   4096/4096         7        3      3.0        5      5.0      4     1     2"));
+	free(out);
+
+	snprintf(args, sizeof(args), "-s %s stats --json", s.path);
+	out = run_rnfsctl(args);
+	assert_non_null(strstr(out, "\"procedure\": \"GETATTR\""));
+	assert_non_null(strstr(out, "\"credits\": 128"));
+	free(out);
+
+	served_stop(&s);
+	stats_conn_unregister(&t);
+	stats_conn_unregister(&r);
+
+	/* No daemon: a clear error and a non-zero exit. */
+	snprintf(args, sizeof(args), "%s -s %s 2>&1", getenv("RNFSCTL"), s.path);
+	FILE *p = popen(args, "r");
+	char line[256] = "";
+	assert_non_null(fgets(line, sizeof(line), p));
+	assert_non_null(strstr(line, "is rnfsd running?"));
+	int status = pclose(p);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+}
+
+int main(void)
+{
+	log_init(true, 0);
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hist_buckets),
+		cmocka_unit_test(test_hist_quantile),
+		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_socket),
+		cmocka_unit_test(test_stale_socket),
+		cmocka_unit_test(test_non_root_refused),
+		cmocka_unit_test(test_rnfsctl),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

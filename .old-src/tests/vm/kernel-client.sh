@@ -1,0 +1,426 @@
+#!/bin/bash
+# kernel-client.sh - guest scenario: the Linux kernel NFSv3 client
+# against one server (vmarg SERVER=rnfsd|knfsd) over one transport (vmarg
+# TRANSPORT=tcp|rdma; only the mount options change). Booted by
+# tests/vm/run-vm.sh as PID 1; every check prints "@@ PASS name" or
+# "@@ FAIL name: detail"; the expected names are in kernel-client.checks.
+# Server-side views (the tmpfs under /export) are read directly to prove the
+# data reached the server and not only the client's cache.
+
+. "$(dirname "$(readlink -f "$0")")/guest-lib.sh"
+
+SERVER=${SERVER:-rnfsd}
+BIG_MB=64
+TREE_DIRS=50
+TREE_FILES=100          # per directory: 5,000 files
+TREE_RENAMED_DIRS=10    # directories whose files are renamed one by one
+APPEND_RECORDS=2000     # per writer, 64 bytes each
+
+# --- checks ----------------------------------------------------------------
+
+check_mount() {
+	nfs_mount || fail "mount -t nfs -o $MOUNT_OPTS $ADDR:$EXPORT failed"
+	local line
+	line=$(grep " $MNT nfs " /proc/mounts) || fail "$MNT not in /proc/mounts"
+	echo "$line"
+	case $line in
+	*vers=3*proto=$TRANSPORT,*port=$NFS_PORT,*) ;;
+	*) fail "mount options: expected vers=3,proto=$TRANSPORT,port=$NFS_PORT, got: $line";;
+	esac
+	grep -q "xprt:.*$TRANSPORT" /proc/self/mountstats ||
+		fail "mountstats: no xprt $TRANSPORT"
+}
+
+make_source() {
+	[ -s "$SCRATCH/src" ] && return 0
+	head -c "${BIG_MB}M" /dev/urandom > "$SCRATCH/src"
+	sha256sum < "$SCRATCH/src" | cut -d' ' -f1 > "$SCRATCH/src.sha"
+}
+
+sha_of() { sha256sum < "$1" | cut -d' ' -f1; }
+
+check_big_buffered() {
+	make_source
+	local want f=big.buffered
+	want=$(cat "$SCRATCH/src.sha")
+	dd if="$SCRATCH/src" of="$MNT/$f" bs=1M conv=fsync status=none ||
+		fail "buffered write of ${BIG_MB} MiB failed"
+	expect_eq "server-side size" $((BIG_MB << 20)) "$(stat -c %s "$EXPORT/$f")"
+	expect_eq "server-side sha256" "$want" "$(sha_of "$EXPORT/$f")"
+	drop_caches
+	expect_eq "client size after drop_caches" $((BIG_MB << 20)) "$(stat -c %s "$MNT/$f")"
+	expect_eq "sha256 read back after drop_caches" "$want" "$(sha_of "$MNT/$f")"
+}
+
+check_big_direct() {
+	make_source
+	local want f=big.direct
+	want=$(cat "$SCRATCH/src.sha")
+	dd if="$SCRATCH/src" of="$MNT/$f" bs=1M oflag=direct status=none ||
+		fail "O_DIRECT write of ${BIG_MB} MiB failed"
+	expect_eq "server-side sha256" "$want" "$(sha_of "$EXPORT/$f")"
+	local got
+	got=$(dd if="$MNT/$f" bs=1M iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	expect_eq "sha256 of O_DIRECT read" "$want" "$got"
+	# Unaligned tail through O_DIRECT reads: last 1 MiB + 4 KiB block.
+	got=$(dd if="$MNT/$f" bs=4096 skip=$(((BIG_MB << 8) - 257)) iflag=direct status=none | sha256sum | cut -d' ' -f1)
+	expect_eq "sha256 of O_DIRECT 4 KiB tail read" \
+		"$(tail -c $((257 * 4096)) "$SCRATCH/src" | sha256sum | cut -d' ' -f1)" "$got"
+}
+
+# Contents of every tree file: its original relative path.
+check_tree_create() {
+	mkdir "$MNT/tree" || fail "mkdir tree"
+	local d f
+	for ((d = 0; d < TREE_DIRS; d++)); do
+		mkdir "$MNT/tree/d$d" || fail "mkdir tree/d$d"
+		for ((f = 0; f < TREE_FILES; f++)); do
+			echo "d$d/f$f" > "$MNT/tree/d$d/f$f" || fail "create tree/d$d/f$f"
+		done
+	done
+	expect_eq "files on the server" $((TREE_DIRS * TREE_FILES)) \
+		"$(find "$EXPORT/tree" -type f | wc -l)"
+}
+
+# perl: after the rename, file f of directory d is tree/e<d>/g<f> when
+# d < TREE_RENAMED_DIRS, else tree/e<d>/f<f>, and holds "d<d>/f<f>\n".
+# Checks the directories listed in $2 ("all" = every one).
+tree_verify() {   # ROOT DIRS
+	perl -e '
+		my ($root, $which, $nd, $nf, $nr) = @ARGV; my $bad = 0;
+		my @dirs = $which eq "all" ? (0 .. $nd - 1) : split(/,/, $which);
+		for my $d (@dirs) { for my $f (0 .. $nf - 1) {
+			my $p = "$root/e$d/" . ($d < $nr ? "g" : "f") . $f;
+			open(my $h, "<", $p) or do { print "cannot open $p: $!\n"; $bad++; next };
+			my $c = <$h>; close $h;
+			if (!defined $c || $c ne "d$d/f$f\n") { print "$p holds ", (defined $c ? $c : "nothing\n"); $bad++ }
+			last if $bad > 5;
+		} }
+		exit($bad ? 1 : 0);' "$1" "$2" "$TREE_DIRS" "$TREE_FILES" "$TREE_RENAMED_DIRS"
+}
+
+check_tree_list() {
+	local n
+	ls -lR "$MNT/tree" > "$SCRATCH/ls-lR" || fail "ls -lR failed"
+	n=$(grep -c '^-' "$SCRATCH/ls-lR")
+	expect_eq "regular files in ls -lR" $((TREE_DIRS * TREE_FILES)) "$n"
+	n=$(grep -c '^d' "$SCRATCH/ls-lR")
+	expect_eq "directories in ls -lR" "$TREE_DIRS" "$n"
+	# Each path listed exactly once (READDIR cookies must not repeat).
+	find "$MNT/tree" -type f > "$SCRATCH/find" || fail "find failed"
+	expect_eq "paths listed by find" $((TREE_DIRS * TREE_FILES)) "$(sort -u "$SCRATCH/find" | wc -l)"
+	expect_eq "duplicate paths listed by find" 0 "$(sort "$SCRATCH/find" | uniq -d | wc -l)"
+	n=$(ls -1 "$MNT/tree/d7" | sort -u | wc -l)
+	expect_eq "distinct names in one directory" "$TREE_FILES" "$n"
+	n=$(awk '/^-/ { s += $5 } END { print s }' "$SCRATCH/ls-lR")
+	expect_eq "sum of sizes in ls -l" \
+		"$(find "$EXPORT/tree" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')" "$n"
+}
+
+# Every file of the first TREE_RENAMED_DIRS directories, then every directory.
+check_tree_rename() {
+	perl -e '
+		my ($root, $nd, $nf, $nr) = @ARGV;
+		for my $d (0 .. $nr - 1) { for my $f (0 .. $nf - 1) {
+			rename("$root/d$d/f$f", "$root/d$d/g$f") or die "rename d$d/f$f: $!\n";
+		} }
+		for my $d (0 .. $nd - 1) { rename("$root/d$d", "$root/e$d") or die "rename d$d: $!\n"; }' \
+		"$MNT/tree" "$TREE_DIRS" "$TREE_FILES" "$TREE_RENAMED_DIRS" || fail "rename failed"
+	expect_eq "directories with old names on the server" 0 \
+		"$(find "$EXPORT/tree" -type d -name 'd*' | wc -l)"
+	expect_eq "renamed files on the server" $((TREE_RENAMED_DIRS * TREE_FILES)) \
+		"$(find "$EXPORT/tree" -type f -name 'g*' | wc -l)"
+	tree_verify "$EXPORT/tree" all || fail "server-side tree contents wrong after rename"
+	# The client's view: the full listing, and contents of a renamed and
+	# an unrenamed directory read back after drop_caches.
+	drop_caches
+	expect_eq "files listed by the client after rename" $((TREE_DIRS * TREE_FILES)) \
+		"$(find "$MNT/tree" -type f | wc -l)"
+	expect_eq "renamed files listed by the client" $((TREE_RENAMED_DIRS * TREE_FILES)) \
+		"$(find "$MNT/tree" -type f -name 'g*' | wc -l)"
+	tree_verify "$MNT/tree" "0,$((TREE_RENAMED_DIRS - 1)),$((TREE_DIRS - 1))" ||
+		fail "tree contents read through the client wrong after rename"
+	[ ! -e "$MNT/tree/d0/f0" ] || fail "old name tree/d0/f0 still visible"
+	[ ! -e "$MNT/tree/e0/f0" ] || fail "old name tree/e0/f0 still visible"
+}
+
+check_tree_remove() {
+	rm -rf "$MNT/tree" || fail "rm -rf tree failed"
+	[ ! -e "$MNT/tree" ] || fail "tree still visible on the client"
+	[ ! -e "$EXPORT/tree" ] || fail "tree still on the server: $(find "$EXPORT/tree" | wc -l) entries"
+}
+
+# One directory of 5,000 entries, made on the server side (fast), listed by
+# the client with READDIRPLUS: over RDMA its replies exceed the inline
+# threshold and travel in Reply chunks (RFC 8166 §3.5.4).
+check_bigdir() {
+	local d=$EXPORT/bigdir n
+	mkdir -p "$d"
+	(cd "$d" && seq -f "entry-%05g" 1 5000 | xargs touch) || fail "server-side create failed"
+	drop_caches
+	ls -l "$MNT/bigdir" > "$SCRATCH/bigdir.ls" || fail "ls -l failed"
+	n=$(grep -c '^-' "$SCRATCH/bigdir.ls")
+	expect_eq "entries listed by ls -l" 5000 "$n"
+	n=$(awk '/^-/ {print $NF}' "$SCRATCH/bigdir.ls" | sort -u | wc -l)
+	expect_eq "distinct names" 5000 "$n"
+	rm -rf "$d"
+}
+
+# Proof that the data went over RDMA: the mount's transport, soft-RoCE's
+# packet counters, and (rnfsd) the RDMA Reads and Writes it counted.
+check_rdma_evidence() {
+	grep -q "xprt:[[:space:]]*rdma" /proc/self/mountstats || fail "mountstats: no rdma xprt"
+	# Fresh 1 MiB direct I/O on the current connection (the client may have
+	# reconnected since the big checks): WRITE data comes by RDMA Read from
+	# Read chunks, READ data goes by RDMA Write into Write chunks.
+	dd if=/dev/urandom of="$MNT/rdma-evidence" bs=1M count=4 oflag=direct 2>/dev/null || fail "direct write failed"
+	dd if="$MNT/rdma-evidence" of=/dev/null bs=1M iflag=direct 2>/dev/null || fail "direct read failed"
+	rm -f "$MNT/rdma-evidence"
+	local stats pkts
+	stats=$(rdma statistic show link rxe0/1 2>&1)
+	echo "$stats"
+	pkts=$(echo "$stats" | sed -n 's/.* sent_pkts \([0-9]*\).*/\1/p')
+	[ "${pkts:-0}" -gt 10000 ] || fail "rxe0 sent_pkts ${pkts:-none}: expected > 10000 after this run's I/O"
+	[ "$SERVER" = rnfsd ] || return 0
+	local json reads writes
+	json=$(timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock --json 2>&1) || fail "rnfsctl --json failed: $json"
+	echo "$json" | grep -q '"transport": "rdma"' || fail "rnfsctl shows no rdma connection"
+	reads=$(echo "$json" | grep -o '"rdma_reads": [0-9]*' | awk '{s += $2} END {print s + 0}')
+	writes=$(echo "$json" | grep -o '"rdma_writes": [0-9]*' | awk '{s += $2} END {print s + 0}')
+	echo "rnfsd: rdma_reads $reads, rdma_writes $writes"
+	[ "$reads" -gt 0 ] || fail "rnfsd counted no RDMA Reads (WRITE payloads come by Read chunks)"
+	[ "$writes" -gt 0 ] || fail "rnfsd counted no RDMA Writes (READ payloads go by Write chunks)"
+}
+
+check_symlink() {
+	echo hello > "$MNT/sl-target"
+	ln -s sl-target "$MNT/sl" || fail "ln -s failed"
+	expect_eq "readlink" sl-target "$(readlink "$MNT/sl")"
+	expect_eq "read through the link" hello "$(cat "$MNT/sl")"
+	expect_eq "file type" "symbolic link" "$(stat -c %F "$MNT/sl")"
+	expect_eq "server-side readlink" sl-target "$(readlink "$EXPORT/sl")"
+	local long
+	long=$(printf 'x%.0s' $(seq 1000))/../dangling
+	ln -s "$long" "$MNT/sl-long" || fail "ln -s with a 1011-byte target failed"
+	drop_caches
+	expect_eq "readlink of a 1011-byte target" "$long" "$(readlink "$MNT/sl-long")"
+	[ ! -e "$MNT/sl-long" ] || fail "dangling link resolves"
+	rm "$MNT/sl" "$MNT/sl-long" || fail "unlink symlinks"
+	expect_eq "target after removing the link" hello "$(cat "$MNT/sl-target")"
+}
+
+check_hardlink() {
+	echo one > "$MNT/hl-a"
+	ln "$MNT/hl-a" "$MNT/hl-b" || fail "ln failed"
+	expect_eq "link count" 2 "$(stat -c %h "$MNT/hl-a")"
+	expect_eq "same inode" "$(stat -c %i "$MNT/hl-a")" "$(stat -c %i "$MNT/hl-b")"
+	expect_eq "server-side link count" 2 "$(stat -c %h "$EXPORT/hl-b")"
+	echo two >> "$MNT/hl-b"
+	drop_caches
+	expect_eq "write through one name seen through the other" "one two" "$(cat "$MNT/hl-a" | tr '\n' ' ' | sed 's/ $//')"
+	rm "$MNT/hl-a"
+	drop_caches
+	expect_eq "link count after unlink" 1 "$(stat -c %h "$MNT/hl-b")"
+	expect_eq "data after unlink" "one two" "$(cat "$MNT/hl-b" | tr '\n' ' ' | sed 's/ $//')"
+	mkdir "$MNT/hl-dir"
+	ln "$MNT/hl-dir" "$MNT/hl-dir2" 2>/dev/null && fail "hard link to a directory was allowed"
+	rm -r "$MNT/hl-b" "$MNT/hl-dir"
+}
+
+check_chmod() {
+	echo x > "$MNT/mode"
+	local m
+	for m in 640 755 600 4755 1777 0; do
+		chmod "$m" "$MNT/mode" || fail "chmod $m failed"
+		expect_eq "mode after chmod $m" "$m" "$(stat -c %a "$MNT/mode")"
+		expect_eq "server-side mode after chmod $m" "$m" "$(stat -c %a "$EXPORT/mode")"
+	done
+	mkdir "$MNT/mode-dir"
+	chmod 1777 "$MNT/mode-dir"
+	drop_caches
+	expect_eq "directory mode after drop_caches" 1777 "$(stat -c %a "$MNT/mode-dir")"
+	rm -rf "$MNT/mode" "$MNT/mode-dir"
+}
+
+check_chown() {
+	echo x > "$MNT/owner"
+	chown 1234:2345 "$MNT/owner" || fail "chown 1234:2345 failed"
+	expect_eq "owner" 1234:2345 "$(stat -c %u:%g "$MNT/owner")"
+	expect_eq "server-side owner" 1234:2345 "$(stat -c %u:%g "$EXPORT/owner")"
+	chgrp 0 "$MNT/owner" || fail "chgrp 0 failed"
+	drop_caches
+	expect_eq "owner after chgrp 0 and drop_caches" 1234:0 "$(stat -c %u:%g "$MNT/owner")"
+	chown 0:0 "$MNT/owner"
+	expect_eq "server-side owner after chown 0:0" 0:0 "$(stat -c %u:%g "$EXPORT/owner")"
+	rm "$MNT/owner"
+}
+
+as_user() { setpriv --reuid=1234 --regid=1234 --clear-groups -- "$@"; }
+
+check_permission_denied() {
+	echo secret > "$MNT/rootfile"
+	chmod 0644 "$MNT/rootfile"
+	mkdir -p "$MNT/rootdir"
+	chmod 0755 "$MNT/rootdir"
+	mkdir -p "$MNT/userdir"
+	chown 1234:1234 "$MNT/userdir"
+	# Control: the same user can write where it may.
+	as_user sh -c "echo mine > $MNT/userdir/f" || fail "uid 1234 could not create a file in its own directory"
+	expect_eq "server-side owner of the user's file" 1234:1234 "$(stat -c %u:%g "$EXPORT/userdir/f")"
+	if as_user sh -c "echo bad >> $MNT/rootfile" 2>"$SCRATCH/denied.err"; then
+		fail "uid 1234 appended to root's 0644 file"
+	fi
+	cat "$SCRATCH/denied.err"
+	grep -q 'Permission denied' "$SCRATCH/denied.err" || fail "append refused, but not with EACCES: $(cat "$SCRATCH/denied.err")"
+	if as_user sh -c ": > $MNT/rootdir/new" 2>/dev/null; then
+		fail "uid 1234 created a file in root's 0755 directory"
+	fi
+	if as_user truncate -s 0 "$MNT/rootfile" 2>/dev/null; then
+		fail "uid 1234 truncated root's 0644 file"
+	fi
+	drop_caches
+	expect_eq "root's file after refused writes" secret "$(cat "$EXPORT/rootfile")"
+	[ ! -e "$EXPORT/rootdir/new" ] || fail "refused create left a file on the server"
+	rm -rf "$MNT/rootfile" "$MNT/rootdir" "$MNT/userdir"
+}
+
+check_truncate() {
+	make_source
+	head -c 3M "$SCRATCH/src" > "$MNT/trunc"
+	truncate -s 1000000 "$MNT/trunc" || fail "truncate -s 1000000 failed"
+	expect_eq "size after shrinking" 1000000 "$(stat -c %s "$MNT/trunc")"
+	expect_eq "server-side size after shrinking" 1000000 "$(stat -c %s "$EXPORT/trunc")"
+	drop_caches
+	expect_eq "data kept below the new size" "$(head -c 1000000 "$SCRATCH/src" | sha256sum)" \
+		"$(sha256sum < "$MNT/trunc")"
+	truncate -s 5000000 "$MNT/trunc" || fail "truncate -s 5000000 failed"
+	drop_caches
+	expect_eq "size after extending" 5000000 "$(stat -c %s "$MNT/trunc")"
+	expect_eq "extension reads as zeros" "$(head -c 4000000 /dev/zero | sha256sum)" \
+		"$(tail -c +1000001 "$MNT/trunc" | sha256sum)"
+	: > "$MNT/trunc"
+	expect_eq "size after O_TRUNC" 0 "$(stat -c %s "$MNT/trunc")"
+	expect_eq "server-side size after O_TRUNC" 0 "$(stat -c %s "$EXPORT/trunc")"
+	rm "$MNT/trunc"
+}
+
+# Two writers, O_APPEND, one write(2) of one 64-byte record each (dd bs=64).
+check_append_two_writers() {
+	local w
+	for w in A B; do
+		perl -e 'printf("%s %06d %s\n", $ARGV[0], $_, "r" x 54) for 1 .. $ARGV[1]' \
+			"$w" "$APPEND_RECORDS" > "$SCRATCH/rec$w"
+	done
+	expect_eq "record size" 64 "$(head -n 1 "$SCRATCH/recA" | wc -c)"
+	: > "$MNT/append"
+	dd if="$SCRATCH/recA" of="$MNT/append" bs=64 oflag=append conv=notrunc status=none &
+	local pa=$!
+	dd if="$SCRATCH/recB" of="$MNT/append" bs=64 oflag=append conv=notrunc status=none &
+	local pb=$!
+	wait $pa || fail "writer A failed"
+	wait $pb || fail "writer B failed"
+	local want=$((2 * APPEND_RECORDS * 64)) f
+	expect_eq "client size" "$want" "$(stat -c %s "$MNT/append")"
+	sync
+	expect_eq "server-side size" "$want" "$(stat -c %s "$EXPORT/append")"
+	for f in "$EXPORT/append" "$MNT/append"; do
+		[ "$f" = "$MNT/append" ] && drop_caches
+		grep '^A' "$f" | cmp -s - "$SCRATCH/recA" || fail "writer A's records not intact and in order in $f"
+		grep '^B' "$f" | cmp -s - "$SCRATCH/recB" || fail "writer B's records not intact and in order in $f"
+	done
+	# Interleaving happened at all (else the test proves little): report it.
+	echo "writer switches: $(cut -c1 "$EXPORT/append" | uniq | wc -l)"
+	rm "$MNT/append"
+}
+
+df_field() { df -P -k "$1" | awk 'NR == 2 { print $'"$2"' }'; }
+
+# The client counts in its own block size (derived from wsize, up to 1 MiB)
+# and rounds total and free down separately: "used" may differ from the
+# server's by up to one such block.
+check_df() {
+	local total_c total_s used0 used1 used_s avail bs
+	df -P -k "$MNT" || fail "df failed"
+	bs=$(( $(stat -f -c %S "$MNT") / 1024 ))
+	echo "client block size: $bs KiB"
+	total_c=$(df_field "$MNT" 2)
+	total_s=$(df_field "$EXPORT" 2)
+	expect_eq "total KiB (client vs server's tmpfs)" "$total_s" "$total_c"
+	avail=$(df_field "$MNT" 4)
+	[ "$avail" -gt 0 ] || fail "available is $avail"
+	used0=$(df_field "$MNT" 3)
+	head -c 8M /dev/zero > "$MNT/df-fill"
+	sync
+	used1=$(df_field "$MNT" 3)
+	used_s=$(df_field "$EXPORT" 3)
+	df -P -k "$MNT" "$EXPORT"
+	local grown=$((used1 - used0))
+	[ "$grown" -ge $((8192 - bs)) ] && [ "$grown" -le $((8192 + bs + 256)) ] ||
+		fail "used grew by $grown KiB after writing 8192 KiB (before $used0, after $used1, block $bs KiB)"
+	[ $((used1 - used_s)) -le "$bs" ] && [ $((used_s - used1)) -le "$bs" ] ||
+		fail "used KiB: server's tmpfs $used_s, client $used1 (block $bs KiB)"
+	rm "$MNT/df-fill"
+}
+
+check_remount() {
+	make_source
+	mkdir "$MNT/keep"
+	head -c 8M "$SCRATCH/src" > "$MNT/keep/data"
+	local i
+	for ((i = 0; i < 20; i++)); do echo "$i" > "$MNT/keep/small$i"; done
+	ln -s data "$MNT/keep/link"
+	ln "$MNT/keep/data" "$MNT/keep/hard"
+	echo private > "$MNT/keep/private"
+	chmod 0600 "$MNT/keep/private"
+	chown 1234:1234 "$MNT/keep/private"
+	(cd "$MNT" && sha256sum keep/data keep/small*) > "$SCRATCH/keep.sha"
+	nfs_umount || fail "umount failed: $(grep " $MNT " /proc/mounts)"
+	grep -q " $MNT " /proc/mounts && fail "still mounted after umount"
+	nfs_mount || fail "remount failed"
+	(cd "$MNT" && sha256sum -c --quiet "$SCRATCH/keep.sha") || fail "checksums differ after remount"
+	expect_eq "symlink after remount" data "$(readlink "$MNT/keep/link")"
+	expect_eq "hard link count after remount" 2 "$(stat -c %h "$MNT/keep/hard")"
+	expect_eq "mode and owner after remount" 600:1234:1234 "$(stat -c %a:%u:%g "$MNT/keep/private")"
+	expect_eq "files in keep/ after remount" 24 "$(ls "$MNT/keep" | wc -l)"
+}
+
+check_server_alive() {
+	server_alive || fail "$SERVER is no longer running: $(tail -n 1 "$RNFSD_LOG" 2>/dev/null)"
+	nfs_umount || fail "final umount failed"
+}
+
+check_server_stop() {
+	server_stop || fail "$SERVER did not stop cleanly"
+}
+
+# --- scenario ----------------------------------------------------------------
+
+guest_base
+guest_net "$TRANSPORT"
+guest_export
+echo "@@ INFO server=$SERVER transport=$TRANSPORT options=$MOUNT_OPTS"
+
+if run_check server-start 60 server_start "$SERVER" &&
+   run_check mount 60 check_mount; then
+	run_check big-64m-buffered 300 check_big_buffered
+	run_check big-64m-direct 300 check_big_direct
+	run_check tree-create 600 check_tree_create
+	run_check tree-list 300 check_tree_list
+	run_check tree-rename 300 check_tree_rename
+	run_check tree-remove 400 check_tree_remove
+	run_check bigdir-5000 240 check_bigdir
+	run_check symlink 60 check_symlink
+	[ "$TRANSPORT" = rdma ] && run_check rdma-evidence 60 check_rdma_evidence
+	run_check hardlink 60 check_hardlink
+	run_check chmod 60 check_chmod
+	run_check chown 60 check_chown
+	run_check permission-denied 60 check_permission_denied
+	run_check truncate 60 check_truncate
+	run_check append-two-writers 120 check_append_two_writers
+	run_check df 60 check_df
+	run_check remount 180 check_remount
+	[ "$SERVER" = rnfsd ] && rnfsd_stats
+	run_check server-alive 60 check_server_alive
+	run_check server-stop 30 check_server_stop
+fi
+guest_end

@@ -1,0 +1,249 @@
+/*
+ * rdma_xprt.h - internals shared by the RPC-over-RDMA verbs shell.
+ * Grouped by the file that implements them, so it doubles as a map:
+ *
+ *   rdma_transport.c  listen, accept (private data, QP, memory, receives),
+ *                     CM events, the one close path, teardown
+ *   rdma_recvfrom.c   a Receive completed: decode, pull Read chunks, hand the
+ *                     call to the RPC layer
+ *   rdma_sendto.c     send_reply(): Write chunks, Reply chunk, Send; errors
+ *   rdma_rw.c         posting Receives, RDMA Reads, Write+Send chains; the
+ *                     send queue budget; completion dispatch
+ *
+ * Ownership and lifetimes
+ *  - A connection (struct rdma_conn) owns everything registered for it: one
+ *    MR over its "small" region (per context: receive buffer, send buffer,
+ *    small reply and payload buffers; plus 4 zero bytes for XDR padding) and
+ *    one MR over its "bulk" region (nslots slots of slot_size bytes: Read
+ *    chunk data, READ payloads, long replies). Registration happens once, at
+ *    accept; the hot path never registers, never mallocs.
+ *  - A context (struct rdma_ctxt) carries one message from its Receive to its
+ *    reply's Send completion. Its Receive buffer holds the call (RDMA_MSG), so
+ *    it stays with the call until the reply is sent. Contexts form a pool of
+ *    rdma_credits_pool_size() = 2 x credits + spare (rdma_credits.h): when a
+ *    Receive completes, a FREE context is posted in its place at once
+ *    (rdma_recv_refill), so credits + spare Receives stay posted under load
+ *    and the grant does not sag while replies are in flight.
+ *  - Calls without a Reply chunk get reply and payload buffers of
+ *    RDMA_NOCHUNK_ROOM x the inline size: room for the handler to produce a
+ *    reply larger than the inline threshold, which send_reply() then answers
+ *    with ERR_CHUNK (RFC 8166 §4.5.3) instead of the RPC layer's SYSTEM_ERR.
+ *  - Contexts handed to the RPC layer (IN_RPC) are owned by it until
+ *    send_reply(); the connection outlives them (it is freed only when no
+ *    context is busy and no work request is outstanding).
+ *
+ * Context states (ctxt_set_state() asserts the arrows in debug builds):
+ *
+ *   FREE --post_recv--> POSTED --recv--> [decode] --> WAIT_BULK --> READING --+
+ *     ^                   |                 |   |          (slots)    (Reads)  |
+ *     |              flush|                 |   +--------------> IN_RPC <-----+
+ *     |                   v                 |                      |send_reply
+ *     +------------------FREE               +--(error/garbage)--> WAIT_SQ --> SENDING
+ *     +---------------------------------------------------------------- Send done
+ *   (FREE contexts wait on conn->free_ctxts until rdma_recv_refill posts them.)
+ *
+ * Connection states: ACCEPTING -> CONNECTED -> CLOSING -> (reaped, freed).
+ * conn_close() is the only way into CLOSING: it disconnects (the QP goes to
+ * the error state, every posted work request completes with a flush status,
+ * which is not an error), drops contexts that hold no work request, and the
+ * connection is freed from a loop timer once nothing is outstanding.
+ */
+#ifndef RNFSD_RDMA_XPRT_H
+#define RNFSD_RDMA_XPRT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "daemon/stats_server.h"
+#include "rpc/rpc.h"
+#include "transport/rdma_credits.h"
+#include "transport/rdma_hdr.h"
+#include "transport/rdma_pcl.h"
+#include "transport/rdma_privdata.h"
+#include "ulb/ulb.h"
+
+struct loop;
+struct loop_ev;
+
+/* Reply and payload buffers of a call without chunks, in inline sizes. */
+#define RDMA_NOCHUNK_ROOM 2u
+/* Most bulk slots a call can need: Read chunk data, payload, long reply. */
+#define RDMA_SLOTS_PER_CALL 3
+/* Read WRs one call may need: every Read segment split at max_wr_bytes. */
+#define RDMA_MAX_READ_WRS (2 * RDMA_HDR_MAX_SEGS)
+/* Largest send-header buffer: a reply header echoing the biggest Write list. */
+#define RDMA_HDR_BUF 2048u
+
+enum rdma_conn_state {
+	RDMA_CONN_ACCEPTING, /* rdma_accept() done, ESTABLISHED not seen yet */
+	RDMA_CONN_CONNECTED,
+	RDMA_CONN_CLOSING,   /* conn_close() ran; waiting for flushes and workers */
+};
+
+enum rdma_ctxt_state {
+	CTXT_FREE,      /* owned by the connection, no work request */
+	CTXT_POSTED,    /* Receive posted */
+	CTXT_WAIT_BULK, /* waiting for bulk slots */
+	CTXT_READING,   /* RDMA Reads queued or in flight */
+	CTXT_IN_RPC,    /* owned by the RPC layer until send_reply() */
+	CTXT_WAIT_SQ,   /* reply or error built, waiting for send queue room */
+	CTXT_SENDING,   /* Write+Send chain posted */
+};
+
+enum rdma_wr_kind { RDMA_WR_RECV = 1, RDMA_WR_READ, RDMA_WR_SEND };
+
+/* What a completion's wr_id points to. Unsignaled WRs carry wr_id 0. */
+struct rdma_wr_tag {
+	enum rdma_wr_kind kind;
+	struct rdma_ctxt *ctxt;
+};
+
+struct rdma_conn;
+
+struct rdma_ctxt {
+	struct rdma_conn *conn;
+	enum rdma_ctxt_state state;
+	struct rdma_ctxt *next; /* bulk_wait / sq_wait / read_wait queues */
+	unsigned index;
+
+	/* Registered buffers (small MR), fixed for the connection's life. */
+	uint8_t *recv_buf;     /* cfg rdma_inline bytes */
+	uint8_t *send_buf;     /* RDMA_HDR_BUF + rdma_inline: header, then inline body */
+	uint8_t *reply_small;  /* conn->small_room: reply stream when no Reply chunk */
+	uint8_t *payload_small; /* conn->small_room: READ data that will go inline */
+	uint32_t recv_len;
+
+	/* Bulk slots held (indices), released with the context. */
+	int slots[RDMA_SLOTS_PER_CALL];
+	unsigned nslots;
+	uint8_t *read_area;    /* slot for Read chunk data (or NULL) */
+
+	/* The message. */
+	struct rdma_hdr hdr;
+	struct rdma_pcl pcl;
+	struct ulb_rule rule;
+	bool read_call_phase;  /* RDMA_NOMSG: pulling the position-zero chunk first */
+
+	/* RDMA Reads. */
+	struct rdma_read_wr rwrs[RDMA_MAX_READ_WRS];
+	unsigned nrwrs, rposted, rdone;
+	bool rfailed;
+
+	/* The call as the RPC layer sees it. */
+	struct rpc_call call;
+
+	/* The reply. */
+	struct rdma_reply_plan plan;
+	struct rdma_write_plan wplan;
+	uint32_t send_len;
+	unsigned sq_need;      /* send queue slots the chain takes */
+	bool send_inv;
+	uint32_t inv_rkey;
+
+	struct rdma_wr_tag recv_tag, read_tag, send_tag;
+};
+
+/* One RDMA device (ibv_context) and its protection domain, shared by the
+ * connections that arrive on it. */
+struct rdma_dev {
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	struct ibv_device_attr attr;
+	unsigned refs;
+	struct rdma_dev *next;
+};
+
+struct rdma_conn {
+	struct rpc_conn rpc;            /* what the RPC layer sees; ops->send_reply */
+	struct rdma_cm_id *id;
+	struct rdma_dev *dev;
+	enum rdma_conn_state state;
+	struct rdma_conn *next;         /* all connections (rdma_transport.c) */
+	struct rdma_conn *reap_next;    /* on the reap list once CLOSING and idle */
+	bool reaping;
+
+	/* Completion side: two CQs on one channel, driven by the loop. */
+	struct ibv_comp_channel *channel;
+	struct loop_ev *cq_ev;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *qp;
+
+	/* Registered memory. */
+	uint8_t *small_mem;
+	size_t small_size;
+	struct ibv_mr *small_mr;
+	uint8_t *zero_pad;              /* 4 zero bytes inside small_mem */
+	uint8_t *bulk_mem;
+	size_t bulk_size;
+	struct ibv_mr *bulk_mr;
+	uint32_t slot_size;
+	unsigned nslots, nfree_slots;
+	int *free_slots;                /* stack of free slot indices */
+
+	struct rdma_ctxt *ctxts;
+	unsigned nctxts;                /* the receive pool: rdma_credits_pool_size() */
+	unsigned nrecv_max;             /* Receives posted at most: credits + spare */
+	struct rdma_ctxt *free_ctxts;   /* FREE contexts (linked by next) */
+	uint32_t small_room;            /* reply_small / payload_small bytes */
+	unsigned busy;                  /* contexts not FREE and not POSTED */
+
+	/* Queues of contexts waiting for something (FIFO). */
+	struct rdma_ctxt *bulk_wait, *bulk_wait_tail;
+	struct rdma_ctxt *sq_wait, *sq_wait_tail;
+	struct rdma_ctxt *read_wait, *read_wait_tail;
+
+	/* Protocol state. */
+	struct rdma_limits lim;
+	struct rdma_credits credits;
+	struct rdma_privdata peer_pd;
+	struct rdma_inline inl_v1, inl_v2;
+	uint32_t inline_size;           /* our receive and send buffer size */
+
+	/* Send queue and Read budget. */
+	unsigned sq_depth, sq_free;
+	unsigned ord, reads_inflight;   /* initiator depth agreed at accept */
+	unsigned max_send_sge;
+	uint32_t max_wr_bytes;
+	unsigned wrs_outstanding;       /* Receives + signaled sends/reads not completed */
+
+	/* rnfsctl's per-connection line (daemon/stats_server.h). */
+	struct stats_conn stats;
+
+	/* Scratch for building a chain (loop thread only). */
+	struct ibv_send_wr swr[RDMA_WRITE_PLAN_MAX_WRS + 1];
+	struct ibv_sge ssge[RDMA_WRITE_PLAN_MAX_SGES + 1];
+};
+
+/* rdma_transport.c */
+void rdma_conn_close(struct rdma_conn *conn, const char *why);
+void rdma_conn_check_idle(struct rdma_conn *conn);
+int rdma_slots_get(struct rdma_conn *conn, unsigned n, int *out);
+void rdma_ctxt_release(struct rdma_ctxt *x);
+void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st);
+const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers);
+extern const struct rpc_xprt_ops rdma_xprt_ops;
+
+/* rdma_recvfrom.c */
+void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len);
+void rdma_read_chunks_done(struct rdma_ctxt *x);
+void rdma_bulk_resume(struct rdma_conn *conn);
+
+/* rdma_sendto.c */
+void rdma_send_reply(struct rpc_call *c);
+void rdma_send_error(struct rdma_ctxt *x, enum rdma_status st);
+void rdma_send_done(struct rdma_ctxt *x);
+
+/* rdma_rw.c */
+int rdma_post_recv(struct rdma_ctxt *x);
+void rdma_ctxt_free_push(struct rdma_ctxt *x);
+int rdma_recv_refill(struct rdma_conn *conn);
+void rdma_queue_reads(struct rdma_ctxt *x);
+void rdma_queue_send(struct rdma_ctxt *x);
+void rdma_sq_pump(struct rdma_conn *conn);
+void rdma_cq_drain(struct rdma_conn *conn);
+uint32_t rdma_lkey_for(const struct rdma_conn *conn, const uint8_t *addr, uint32_t len);
+
+#endif

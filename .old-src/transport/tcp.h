@@ -1,0 +1,80 @@
+/*
+ * tcp.h - ONC RPC over TCP (RFC 5531 §11 record marking).
+ *
+ * Listeners on the configured addresses; each accepted connection reads
+ * records into per-call contexts (struct rpc_call plus request, reply and
+ * bulk payload buffers, taken from a free list and reused), hands them to
+ * rpc_call_receive(), and writes replies as they complete, in any order, with
+ * writev straight from the reply and payload buffers. Everything runs on the
+ * loop thread.
+ *
+ * Use (main thread):
+ *   struct tcp_params p;  tcp_params_from_config(&p, cfg);   (adjust p)
+ *   struct tcp_xprt *x = tcp_xprt_start(loop, &p);
+ *   ... loop_run() ...   SIGTERM: tcp_xprt_drain(x, done, arg) -> done() -> loop_break()
+ *   workers_stop();  tcp_xprt_free(x);
+ */
+#ifndef RNFSD_TCP_H
+#define RNFSD_TCP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf/config.h"
+
+struct loop;
+struct tcp_xprt;
+
+#define TCP_REPLY_CAP (256u * 1024)   /* RPC reply header + inline results per call */
+#define TCP_PAYLOAD_CAP (1024u * 1024) /* bulk reply data (READ) per call */
+
+struct tcp_params {
+	struct config_listen listen[CONFIG_MAX_LISTEN];
+	unsigned n_listen;
+	unsigned max_connections; /* more are accepted and closed at once */
+	size_t max_record;        /* larger records close the connection */
+	unsigned conn_max_calls;  /* calls a connection may have in flight (back-pressure) */
+	unsigned max_calls;       /* call contexts in all (each ~max_record + 1.25 MiB, lazily) */
+	size_t reply_cap;
+	size_t payload_cap;
+	unsigned record_timeout_s; /* a record started but stalled this long closes the
+	                              connection (it holds a call context); 0: never */
+};
+
+#define TCP_RECORD_TIMEOUT_S 30
+
+/* Defaults from rnfsd.conf: conn_max_calls 2*threads+16, max_calls 16*threads+64,
+ * record_timeout_s TCP_RECORD_TIMEOUT_S. */
+void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
+
+/*
+ * Open every listener (SO_REUSEADDR; IPV6_V6ONLY on IPv6 ones so 0.0.0.0 and
+ * :: coexist) and start accepting. A listener that cannot be opened is
+ * logged and skipped; NULL if none could be (or on allocation failure).
+ */
+struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p);
+
+/* Bound port of the first listener (useful with port 0); 0 if none. */
+uint16_t tcp_xprt_port(const struct tcp_xprt *x);
+
+/* True if a listener of address family af (AF_INET, AF_INET6) is open. */
+bool tcp_xprt_listens(const struct tcp_xprt *x, int af);
+
+/* Connections open now (any thread; a snapshot). */
+unsigned tcp_xprt_conns(const struct tcp_xprt *x);
+
+/*
+ * Graceful stop: close the listeners, stop taking calls (later input is read
+ * and discarded), let calls in flight finish and their replies be written,
+ * then half-close each connection and close it once the peer acknowledged
+ * everything (or closed); when no connection is left call done(arg) once
+ * (perhaps before returning). A peer that does not read its replies holds
+ * this up: bound it with a timer, then loop_break() and tcp_xprt_free().
+ */
+void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
+
+/* Close everything (after workers_stop(): no call may still be in a worker). */
+void tcp_xprt_free(struct tcp_xprt *x);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * tcp_ctx.c - per-call contexts of the TCP transport.
+ *
+ * A context is a struct rpc_call with its request buffer (one record,
+ * max_record bytes), reply buffer and bulk payload area, in one anonymous
+ * mapping (pages are only backed once touched). Contexts are created on
+ * demand up to p.max_calls and never freed before tcp_xprt_free(): after
+ * warm-up a call allocates nothing. A connection may hold p.conn_max_calls
+ * of them at most; when it cannot get one it stops reading (back-pressure)
+ * and, if the global pool was the limit, waits in x->waiters (FIFO) for the
+ * next context released.
+ */
+#include "tcp_internal.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "daemon/log.h"
+
+static size_t page_round(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+static struct tcp_ctx *tcp_ctx_alloc(struct tcp_xprt *x)
+{
+	static struct log_limit lim;
+	size_t req = page_round(x->p.max_record);
+	size_t reply = page_round(x->p.reply_cap);
+	size_t payload = page_round(x->p.payload_cap);
+	struct tcp_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (!ctx)
+		goto err;
+	ctx->mem_len = req + reply + payload;
+	ctx->mem = mmap(NULL, ctx->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ctx->mem == MAP_FAILED) {
+		free(ctx);
+		goto err;
+	}
+	ctx->x = x;
+	ctx->req = ctx->mem;
+	ctx->reply = ctx->mem + req;
+	ctx->payload = ctx->mem + req + reply;
+	ctx->state = TCP_CTX_FREE;
+	ctx->call.priv = ctx;
+	x->ctx_all[x->n_ctx_alloc++] = ctx;
+	return ctx;
+err:
+	log_limited(&lim, LOG_ERR, "tcp: out of memory for a call context (%u allocated)", x->n_ctx_alloc);
+	return NULL;
+}
+
+void tcp_waiter_remove(struct tcp_xprt *x, struct tcp_conn *conn)
+{
+	struct tcp_conn **pp = &x->waiters_head, *prev = NULL;
+
+	if (!conn->waiting)
+		return;
+	while (*pp && *pp != conn) {
+		prev = *pp;
+		pp = &(*pp)->wnext;
+	}
+	if (*pp) {
+		*pp = conn->wnext;
+		if (x->waiters_tail == conn)
+			x->waiters_tail = prev;
+	}
+	conn->wnext = NULL;
+	conn->waiting = false;
+}
+
+static void tcp_waiter_add(struct tcp_xprt *x, struct tcp_conn *conn)
+{
+	if (conn->waiting)
+		return;
+	conn->waiting = true;
+	conn->wnext = NULL;
+	if (x->waiters_tail)
+		x->waiters_tail->wnext = conn;
+	else
+		x->waiters_head = conn;
+	x->waiters_tail = conn;
+}
+
+struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn)
+{
+	struct tcp_xprt *x = conn->x;
+	struct tcp_ctx *ctx;
+
+	if (conn->n_ctx >= x->p.conn_max_calls)
+		return NULL; /* woken when one of its own contexts returns */
+	ctx = x->ctx_free;
+	if (ctx)
+		x->ctx_free = ctx->next;
+	else if (x->n_ctx_alloc < x->p.max_calls)
+		ctx = tcp_ctx_alloc(x);
+	if (!ctx) {
+		tcp_waiter_add(x, conn);
+		return NULL;
+	}
+	ctx->next = NULL;
+	ctx->conn = conn;
+	ctx->state = TCP_CTX_RECV;
+	conn->n_ctx++;
+	tcp_conn_get(conn);
+	return ctx;
+}
+
+void tcp_ctx_put(struct tcp_ctx *ctx)
+{
+	struct tcp_xprt *x = ctx->x;
+	struct tcp_conn *conn = ctx->conn;
+
+	ctx->state = TCP_CTX_FREE;
+	ctx->conn = NULL;
+	ctx->next = x->ctx_free;
+	x->ctx_free = ctx;
+	conn->n_ctx--;
+
+	/* Wake whoever waits: this connection if it hit its own limit, else the
+	 * first connection waiting for the pool. */
+	if (conn->paused && !conn->waiting && conn->state == TCP_CONN_OPEN) {
+		tcp_conn_resume(conn);
+	} else if (x->waiters_head) {
+		struct tcp_conn *w = x->waiters_head;
+		tcp_waiter_remove(x, w);
+		tcp_conn_resume(w);
+	}
+	if (conn->state == TCP_CONN_DRAINING && conn->n_ctx == 0)
+		tcp_conn_linger(conn);
+	tcp_conn_put(conn);
+}
+
+void tcp_ctx_free_all(struct tcp_xprt *x)
+{
+	for (unsigned i = 0; i < x->n_ctx_alloc; i++) {
+		munmap(x->ctx_all[i]->mem, x->ctx_all[i]->mem_len);
+		free(x->ctx_all[i]);
+	}
+	x->n_ctx_alloc = 0;
+	x->ctx_free = NULL;
+}

@@ -1,0 +1,156 @@
+/*
+ * tcp_internal.h - the TCP transport's objects, shared by its files
+ *. A map:
+ *
+ *   tcp_xprt.c   listeners, accept, parameters, drain and teardown
+ *   tcp_conn.c   one connection: receive (record assembly), send (writev),
+ *                back-pressure, the one close path
+ *   tcp_ctx.c    per-call contexts: allocation, free list, waiters
+ *   tcp_record.c RFC 5531 §11 record marking parser (pure)
+ *
+ * Everything here runs on the loop thread; there are no locks.
+ *
+ * Connection states (tcp_conn.state):
+ *
+ *   OPEN --tcp_conn_drain()--> DRAINING --last context released--> LINGER
+ *     |                            |      (tcp_conn_linger: FIN sent)  |
+ *     |                            |     peer's EOF, or all sent data  |
+ *     |                            |     acknowledged (linger timer)   |
+ *     +--error, peer closed, oversized record: tcp_conn_close()--> CLOSED
+ *
+ * DRAINING and LINGER read and discard whatever the peer still sends: a
+ * socket closed with unread input, or closed before the peer acknowledged
+ * our last bytes, may reset the connection and destroy replies not yet
+ * delivered. DRAINING still answers the calls already received.
+ *
+ * In CLOSED the socket is closed and the connection unlinked, but the object
+ * lives until its last reference goes (tcp_conn_put): one reference for being
+ * open, one per call context it holds, one per callback running on it. A
+ * context whose call completes on a CLOSED connection is just released.
+ *
+ * Call context states (tcp_ctx.state):
+ *
+ *   FREE --tcp_ctx_get()--> RECV --record complete--> CALL (rpc layer, workers)
+ *     ^                                                  |
+ *     |                                     send_reply(): drop, or queue
+ *     +------------------tcp_ctx_put()------ SEND <------+
+ *                        (reply written, or connection closed)
+ */
+#ifndef RNFSD_TCP_INTERNAL_H
+#define RNFSD_TCP_INTERNAL_H
+
+#include <stdbool.h>
+#include <sys/uio.h>
+
+#include "daemon/stats_server.h"
+#include "rpc/rpc.h"
+#include "tcp.h"
+#include "tcp_record.h"
+
+#define TCP_STAGE_SIZE (64u * 1024) /* per connection: bytes read but not parsed */
+#define TCP_CTX_IOV (2 + 3 * RPC_MAX_DDP_OUT) /* mark, segments around each payload, pad */
+#define TCP_RX_ROUNDS 16            /* reads per readable event, for fairness */
+
+struct loop_ev;
+
+enum tcp_conn_state { TCP_CONN_OPEN, TCP_CONN_DRAINING, TCP_CONN_LINGER, TCP_CONN_CLOSED };
+enum tcp_ctx_state { TCP_CTX_FREE, TCP_CTX_RECV, TCP_CTX_CALL, TCP_CTX_SEND };
+
+struct tcp_ctx {
+	struct rpc_call call;     /* call.priv points back here */
+	struct tcp_xprt *x;
+	struct tcp_conn *conn;    /* holder, while not FREE */
+	enum tcp_ctx_state state;
+	struct tcp_ctx *next;     /* free list, or the connection's send queue */
+	uint8_t *mem;             /* one mapping: request | reply | payload */
+	size_t mem_len;
+	uint8_t *req;             /* the assembled record (x->p.max_record bytes) */
+	uint8_t *reply;           /* x->p.reply_cap bytes */
+	uint8_t *payload;         /* x->p.payload_cap bytes */
+	uint32_t mark;            /* reply record mark, big-endian */
+	struct iovec iov[TCP_CTX_IOV]; /* reply bytes not yet written: iov[iov_i .. iov_n) */
+	unsigned iov_n, iov_i;
+};
+
+struct tcp_conn {
+	struct rpc_conn rpc;      /* peer, name, ops: what the RPC and NFS layers see */
+	struct stats_conn stats;  /* registered while not CLOSED */
+	struct tcp_xprt *x;
+	int fd;
+	enum tcp_conn_state state;
+	unsigned refs;
+	struct loop_ev *ev_read;  /* persistent; armed unless paused */
+	struct loop_ev *ev_write; /* persistent; armed while a write would block */
+	bool reading;
+	bool writing;
+	bool paused;              /* no context available: reading stopped */
+	bool waiting;             /* paused on the global limit: on x->waiters */
+
+	/* receive */
+	struct timespec rx_last;  /* last progress on input (CLOCK_MONOTONIC) */
+	struct rm_state rm;
+	struct tcp_ctx *rx;       /* the context the current record goes to */
+	uint8_t *stage;           /* TCP_STAGE_SIZE bytes */
+	size_t stage_off, stage_len; /* unparsed bytes: stage[stage_off .. stage_len) */
+	unsigned n_ctx;           /* contexts held (RECV + CALL + SEND) */
+
+	/* send: replies in the order they completed */
+	struct tcp_ctx *sq_head, *sq_tail;
+
+	struct tcp_conn *prev, *next;   /* x->conns */
+	struct tcp_conn *wnext;         /* x->waiters */
+};
+
+struct tcp_xprt {
+	struct loop *loop;
+	struct tcp_params p;
+	int lfd[CONFIG_MAX_LISTEN];
+	int lfamily[CONFIG_MAX_LISTEN];
+	struct loop_ev *lev[CONFIG_MAX_LISTEN];
+	unsigned n_listen;
+	struct loop_ev *accept_retry; /* re-arms listeners after EMFILE */
+	struct loop_ev *linger_timer; /* while draining: closes LINGER conns once acknowledged */
+	struct loop_ev *sweep_timer;  /* closes connections stalled in the middle of a record */
+
+	struct tcp_conn *conns;   /* open and draining connections */
+	unsigned n_conns;
+
+	struct tcp_ctx **ctx_all; /* every context allocated, [p.max_calls] */
+	unsigned n_ctx_alloc;
+	struct tcp_ctx *ctx_free;
+	struct tcp_conn *waiters_head, *waiters_tail; /* paused for want of a context */
+
+	bool draining;
+	void (*drain_done)(void *arg);
+	void *drain_arg;
+};
+
+/* tcp_conn.c */
+void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss, socklen_t len);
+void tcp_conn_get(struct tcp_conn *conn);
+void tcp_conn_put(struct tcp_conn *conn);
+void tcp_conn_close(struct tcp_conn *conn, const char *why);
+void tcp_conn_drain(struct tcp_conn *conn);
+/* DRAINING with nothing left to send: half-close (FIN after the last reply). */
+void tcp_conn_linger(struct tcp_conn *conn);
+/* LINGER: close once the peer acknowledged everything we sent. */
+void tcp_conn_linger_check(struct tcp_conn *conn);
+/* OPEN: close if a record has been stalled for p.record_timeout_s. */
+void tcp_conn_stall_check(struct tcp_conn *conn, const struct timespec *now);
+/* Start reading again (deferred to the loop: never recursive). */
+void tcp_conn_resume(struct tcp_conn *conn);
+
+/* tcp_ctx.c */
+/* A context for conn, or NULL: conn is at its limit, or all contexts are in use
+ * (conn is then queued as a waiter). */
+struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn);
+/* Back to the free list; wakes a paused connection. A draining conn left
+ * without contexts moves on to LINGER. */
+void tcp_ctx_put(struct tcp_ctx *ctx);
+void tcp_ctx_free_all(struct tcp_xprt *x);
+void tcp_waiter_remove(struct tcp_xprt *x, struct tcp_conn *conn);
+
+/* tcp_xprt.c */
+void tcp_xprt_conn_closed(struct tcp_xprt *x);
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * tcp_xprt.c - the TCP transport as a whole: parameters,
+ * listening sockets, accepting connections (up to max_connections), the
+ * graceful drain at shutdown, and teardown. Connections are tcp_conn.c's,
+ * call contexts tcp_ctx.c's.
+ */
+#include "tcp_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon/log.h"
+#include "daemon/loop.h"
+
+#define TCP_BACKLOG 1024
+
+void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg)
+{
+	memset(p, 0, sizeof(*p));
+	p->n_listen = cfg->n_tcp_listen < CONFIG_MAX_LISTEN ? cfg->n_tcp_listen : CONFIG_MAX_LISTEN;
+	memcpy(p->listen, cfg->tcp_listen, p->n_listen * sizeof(p->listen[0]));
+	p->max_connections = cfg->max_connections;
+	p->max_record = cfg->max_record;
+	p->conn_max_calls = 2 * cfg->threads + 16;
+	p->max_calls = 16 * cfg->threads + 64;
+	p->reply_cap = TCP_REPLY_CAP;
+	p->payload_cap = TCP_PAYLOAD_CAP;
+	p->record_timeout_s = TCP_RECORD_TIMEOUT_S;
+}
+
+/* A listening socket for l, or -1 (logged). */
+static int tcp_listen_open(const struct config_listen *l, int *family)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int one = 1, fd;
+
+	memset(&ss, 0, sizeof(ss));
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, l->addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(l->port);
+		len = sizeof(*s4);
+	} else if (inet_pton(AF_INET6, l->addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(l->port);
+		len = sizeof(*s6);
+	} else {
+		log_err("tcp: listen address %s is not numeric", l->addr);
+		return -1;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto err;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
+		goto err_fd;
+	/* Separate v4 and v6 sockets, so 0.0.0.0 and :: can both be bound. */
+	if (ss.ss_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0)
+		goto err_fd;
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+		goto err_fd;
+	if (listen(fd, TCP_BACKLOG) < 0)
+		goto err_fd;
+	*family = ss.ss_family;
+	return fd;
+
+err_fd:
+	close(fd);
+err:
+	log_err("tcp: cannot listen on %s port %u: %s", l->addr, l->port, strerror(errno));
+	return -1;
+}
+
+static uint16_t tcp_fd_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static void tcp_listen_arm(struct tcp_xprt *x, bool on)
+{
+	for (unsigned i = 0; i < x->n_listen; i++) {
+		if (on)
+			loop_ev_add(x->lev[i], NULL);
+		else
+			loop_ev_del(x->lev[i]);
+	}
+}
+
+static void tcp_accept_retry_cb(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct tcp_xprt *x = arg;
+	if (!x->draining)
+		tcp_listen_arm(x, true);
+}
+
+static void tcp_accept_cb(int lfd, short what, void *arg)
+{
+	static struct log_limit lim_full, lim_err;
+	struct tcp_xprt *x = arg;
+	(void)what;
+
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			log_limited(&lim_err, LOG_WARNING, "tcp: accept: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				/* Level-triggered: would spin. Try again in a second. */
+				struct timeval tv = {1, 0};
+				tcp_listen_arm(x, false);
+				loop_ev_add(x->accept_retry, &tv);
+			}
+			return;
+		}
+		if (x->n_conns >= x->p.max_connections) {
+			log_limited(&lim_full, LOG_WARNING,
+				    "tcp: %u connections (max-connections): refusing a new one", x->n_conns);
+			close(fd);
+			continue;
+		}
+		tcp_conn_new(x, fd, &ss, len);
+	}
+}
+
+#define TCP_LINGER_TICK_US 10000
+
+/* While draining: close LINGER connections whose data the peer acknowledged. */
+static void tcp_linger_cb(int fd, short what, void *arg)
+{
+	struct tcp_xprt *x = arg;
+	(void)fd;
+	(void)what;
+	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
+		next = conn->next;
+		tcp_conn_linger_check(conn); /* may unlink conn, never another */
+	}
+	if (x->n_conns == 0)
+		loop_ev_del(x->linger_timer);
+}
+
+static void tcp_sweep_cb(int fd, short what, void *arg)
+{
+	struct tcp_xprt *x = arg;
+	struct timespec now;
+	(void)fd;
+	(void)what;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
+		next = conn->next;
+		tcp_conn_stall_check(conn, &now); /* may unlink conn, never another */
+	}
+}
+
+static void tcp_listen_close_all(struct tcp_xprt *x)
+{
+	for (unsigned i = 0; i < x->n_listen; i++) {
+		loop_ev_free(x->lev[i]);
+		close(x->lfd[i]);
+	}
+	x->n_listen = 0;
+	loop_ev_free(x->accept_retry);
+	x->accept_retry = NULL;
+}
+
+struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
+{
+	struct tcp_xprt *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		goto err_alloc;
+	x->loop = loop;
+	x->p = *p;
+	if (x->p.conn_max_calls == 0)
+		x->p.conn_max_calls = 1;
+	if (x->p.max_calls < x->p.conn_max_calls)
+		x->p.max_calls = x->p.conn_max_calls;
+	x->ctx_all = calloc(x->p.max_calls, sizeof(*x->ctx_all));
+	x->accept_retry = loop_timer(loop, false, tcp_accept_retry_cb, x);
+	x->linger_timer = loop_timer(loop, true, tcp_linger_cb, x);
+	x->sweep_timer = loop_timer(loop, true, tcp_sweep_cb, x);
+	if (!x->ctx_all || !x->accept_retry || !x->linger_timer || !x->sweep_timer)
+		goto err_free;
+
+	for (unsigned i = 0; i < p->n_listen && i < CONFIG_MAX_LISTEN; i++) {
+		int family;
+		int fd = tcp_listen_open(&p->listen[i], &family);
+		if (fd < 0)
+			continue;
+		struct loop_ev *ev = loop_io(loop, fd, LOOP_READ | LOOP_PERSIST, tcp_accept_cb, x);
+		if (!ev) {
+			close(fd);
+			continue;
+		}
+		x->lfd[x->n_listen] = fd;
+		x->lfamily[x->n_listen] = family;
+		x->lev[x->n_listen++] = ev;
+		log_info("tcp: listening on %s port %u", p->listen[i].addr, tcp_fd_port(fd));
+	}
+	if (x->n_listen == 0) {
+		log_err("tcp: no listener could be opened");
+		goto err_free;
+	}
+	tcp_listen_arm(x, true);
+	if (x->p.record_timeout_s) {
+		/* Checked a few times per period: a stall closes within 1.25 periods. */
+		struct timeval tv = {x->p.record_timeout_s / 4, (x->p.record_timeout_s % 4) * 250000};
+		loop_ev_add(x->sweep_timer, &tv);
+	}
+	return x;
+
+err_free:
+	tcp_listen_close_all(x);
+	loop_ev_free(x->linger_timer);
+	loop_ev_free(x->sweep_timer);
+	free(x->ctx_all);
+	free(x);
+	return NULL;
+err_alloc:
+	log_err("tcp: out of memory");
+	return NULL;
+}
+
+uint16_t tcp_xprt_port(const struct tcp_xprt *x)
+{
+	return x && x->n_listen ? tcp_fd_port(x->lfd[0]) : 0;
+}
+
+bool tcp_xprt_listens(const struct tcp_xprt *x, int af)
+{
+	for (unsigned i = 0; i < x->n_listen; i++)
+		if (x->lfamily[i] == af)
+			return true;
+	return false;
+}
+
+unsigned tcp_xprt_conns(const struct tcp_xprt *x)
+{
+	return __atomic_load_n(&x->n_conns, __ATOMIC_RELAXED);
+}
+
+/* A connection was unlinked (tcp_conn_close). */
+void tcp_xprt_conn_closed(struct tcp_xprt *x)
+{
+	if (x->draining && x->n_conns == 0 && x->drain_done) {
+		void (*done)(void *) = x->drain_done;
+		x->drain_done = NULL;
+		done(x->drain_arg);
+	}
+}
+
+void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg)
+{
+	x->draining = true;
+	x->drain_done = done;
+	x->drain_arg = arg;
+	tcp_listen_close_all(x);
+	log_info("tcp: draining %u connections", x->n_conns);
+	struct timeval tick = {0, TCP_LINGER_TICK_US};
+	loop_ev_add(x->linger_timer, &tick);
+	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
+		next = conn->next;
+		tcp_conn_get(conn);
+		tcp_conn_drain(conn); /* may close (unlink) conn, never another */
+		tcp_conn_put(conn);
+	}
+	if (x->n_conns == 0)
+		tcp_xprt_conn_closed(x);
+}
+
+void tcp_xprt_free(struct tcp_xprt *x)
+{
+	if (!x)
+		return;
+	x->drain_done = NULL;
+	tcp_listen_close_all(x);
+	loop_ev_free(x->linger_timer);
+	loop_ev_free(x->sweep_timer);
+	x->linger_timer = x->sweep_timer = NULL;
+	while (x->conns)
+		tcp_conn_close(x->conns, "shutting down");
+	tcp_ctx_free_all(x);
+	free(x->ctx_all);
+	free(x);
+}
