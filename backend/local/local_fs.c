@@ -430,7 +430,8 @@ static int local_fs_open(const struct be_fs_config *cfg, struct be_fs **out)
 	}
 	if (!lf->cloned)
 		log_info("local: export %s: open_tree unavailable (no CAP_SYS_ADMIN); LOOKUP refuses to enter "
-			 "submounts, directory handles are checked by walking up to the root", cfg->path);
+			 "submounts, directory handles are checked by %s", cfg->path,
+			 lf->path_exact ? "their path" : "walking up to the root");
 	*out = &lf->pub;
 	return 0;
 fail:

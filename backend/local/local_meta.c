@@ -255,7 +255,9 @@ int local_lookup(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 		return err;
 	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return errno;
+		/* ".." of a directory removed, or (in the open_tree clone) moved out of the
+		 * export, is ENOENT from the kernel: the directory is gone for NFS */
+		return dotdot && errno == ENOENT ? ESTALE : errno;
 	if (fstat(fd, &st) < 0) {
 		err = errno;
 	} else if (st.st_dev != lf->dev) {

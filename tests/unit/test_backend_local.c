@@ -1,0 +1,493 @@
+/*
+ * test_backend_local.c - the local backend (backend/local/) through the
+ * interface of backend/backend.h, including what NFSv3 does not use yet and
+ * the NFSv4, NLM and Ceph work will rely on:
+ *
+ *   - confinement of directory handles in the three ways the backend can
+ *     check it: through an open_tree clone (CAP_SYS_ADMIN), by one readlink
+ *     when the root's mount shows its whole file system, and by walking ".."
+ *     inside a bind mount of a subdirectory; a directory moved out is ESTALE
+ *     and works again when moved back, ".." of the root is the root;
+ *   - byte-range locks: owners conflict with each other and with a local
+ *     process's POSIX lock, an owner's own locks never conflict, unlock and
+ *     owner release free the range;
+ *   - user xattrs (create/replace semantics, listing without the prefix);
+ *   - allocate/deallocate, seek data/hole, copy, clone (EOPNOTSUPP where the
+ *     file system cannot), exclusive create, readdir flags and cookies,
+ *     files kept open past their instance's close.
+ *
+ * Needs root (open_by_handle_at, mounts): skips otherwise.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+
+#include <cmocka.h>
+
+#include "backend/local/local.h"
+
+static char top[64];
+static const struct be_cred root_cred = { 0 };
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+static const char *tpath(const char *fmt, ...)
+{
+	static char buf[4][512];
+	static unsigned n;
+	char *b = buf[n++ % 4], rel[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	snprintf(b, 512, "%s/%s", top, rel);
+	return b;
+}
+
+/* CAP_SYS_ADMIN in this thread's effective set on or off (open_tree needs it). */
+static void sys_admin(bool on)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+	const unsigned i = CAP_TO_INDEX(CAP_SYS_ADMIN);
+
+	assert_int_equal(syscall(SYS_capget, &hdr, data), 0);
+	if (on)
+		data[i].effective |= data[i].permitted & CAP_TO_MASK(CAP_SYS_ADMIN);
+	else
+		data[i].effective &= ~CAP_TO_MASK(CAP_SYS_ADMIN);
+	assert_int_equal(syscall(SYS_capset, &hdr, data), 0);
+}
+
+static struct be_fs *open_fs(const char *path)
+{
+	struct be_fs_config cfg = { .path = path, .export_id = 7 };
+	struct be_fs *fs = NULL;
+
+	assert_int_equal(be_fs_open("local", &cfg, &fs), 0);
+	return fs;
+}
+
+static void lookup_ok(struct be_fs *fs, const struct be_obj *dir, const char *name, struct be_obj *out)
+{
+	assert_int_equal(be_lookup(fs, &root_cred, dir, name, out, NULL), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_backend_local: needs root (open_by_handle_at, mounts); skipped\n");
+		exit(77);
+	}
+	snprintf(top, sizeof(top), "/tmp/test_backend_local.XXXXXX");
+	if (!mkdtemp(top) || be_init() != 0)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	be_shutdown();
+	sh("umount -l %s/bind 2>/dev/null; rm -rf %s", top, top);
+	return 0;
+}
+
+/* ---- confinement ---- */
+
+/* exp/a/b held, b moved to out/ and back; ".." of the root. */
+static void confinement_scenario(struct be_fs *fs, const char *fsdir)
+{
+	struct be_obj root = BE_OBJ_INIT, a = BE_OBJ_INIT, b = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	struct be_handle hb, hroot, h;
+	struct be_attr attr;
+
+	assert_int_equal(be_root(fs, &root, &attr), 0);
+	assert_int_equal(attr.type, BE_DIR);
+	lookup_ok(fs, &root, "a", &a);
+	lookup_ok(fs, &a, "b", &b);
+	assert_int_equal(be_handle(fs, &b, &hb), 0);
+	assert_int_equal(be_handle(fs, &root, &hroot), 0);
+	be_obj_put(fs, &b);
+
+	/* ".." of the root is the root; ".." of a is the root */
+	lookup_ok(fs, &root, "..", &o);
+	assert_int_equal(be_handle(fs, &o, &h), 0);
+	assert_int_equal(h.len, hroot.len);
+	assert_memory_equal(h.data, hroot.data, h.len);
+	be_obj_put(fs, &o);
+	lookup_ok(fs, &a, "..", &o);
+	assert_int_equal(be_handle(fs, &o, &h), 0);
+	assert_memory_equal(h.data, hroot.data, h.len);
+	be_obj_put(fs, &o);
+
+	assert_int_equal(be_open_handle(fs, &hb, &o, NULL), 0);
+	be_obj_put(fs, &o);
+	sh("mv %s/exp/a/b %s/out/b", fsdir, fsdir);
+	assert_int_equal(be_open_handle(fs, &hb, &o, NULL), ESTALE);
+	assert_false(be_obj_valid(&o));
+	sh("mv %s/out/b %s/exp/a/b", fsdir, fsdir);
+	assert_int_equal(be_open_handle(fs, &hb, &o, NULL), 0);
+	be_obj_put(fs, &o);
+	/* a whole subtree moved out: its directories too */
+	sh("mv %s/exp/a %s/out/a", fsdir, fsdir);
+	assert_int_equal(be_open_handle(fs, &hb, &o, NULL), ESTALE);
+	assert_int_equal(be_lookup(fs, &root_cred, &a, "..", &o, NULL), ESTALE); /* a (held) is outside now */
+	sh("mv %s/out/a %s/exp/a", fsdir, fsdir);
+	be_obj_put(fs, &a);
+	be_obj_put(fs, &root);
+	be_end_call(fs);
+}
+
+static void test_confinement_clone(void **state)
+{
+	struct be_fs *fs;
+
+	(void)state;
+	sh("mkdir -p %s/c/exp/a/b %s/c/out", top, top);
+	fs = open_fs(tpath("c/exp"));
+	if (!local_fs(fs)->cloned) {
+		be_fs_close(fs);
+		skip(); /* no open_tree here even as root */
+	}
+	confinement_scenario(fs, tpath("c"));
+	be_fs_close(fs);
+}
+
+static void test_confinement_path(void **state)
+{
+	struct be_fs *fs;
+
+	(void)state;
+	sh("mkdir -p %s/p/exp/a/b %s/p/out", top, top);
+	sys_admin(false);
+	fs = open_fs(tpath("p/exp"));
+	sys_admin(true);
+	assert_false(local_fs(fs)->cloned);
+	if (!local_fs(fs)->path_exact) {
+		be_fs_close(fs);
+		skip(); /* /tmp is itself a bind mount of a subdirectory here: the walk test covers it */
+	}
+	confinement_scenario(fs, tpath("p"));
+	be_fs_close(fs);
+}
+
+static void test_confinement_walk(void **state)
+{
+	struct be_fs *fs;
+
+	(void)state;
+	sh("mkdir -p %s/w/src/exp/a/b %s/w/src/out %s/bind", top, top, top);
+	if (mount(tpath("w/src"), tpath("bind"), NULL, MS_BIND, NULL) != 0)
+		skip(); /* cannot bind-mount here */
+	sys_admin(false);
+	fs = open_fs(tpath("bind/exp"));
+	sys_admin(true);
+	assert_false(local_fs(fs)->cloned);
+	assert_false(local_fs(fs)->path_exact); /* a bind mount of a subdirectory: the walk decides */
+	confinement_scenario(fs, tpath("bind"));
+	be_fs_close(fs);
+	assert_int_equal(umount(tpath("bind")), 0);
+}
+
+/* ---- locks ---- */
+
+static struct be_file *open_file(struct be_fs *fs, const char *name, unsigned flags)
+{
+	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	struct be_file *f = NULL;
+
+	assert_int_equal(be_root(fs, &root, NULL), 0);
+	lookup_ok(fs, &root, name, &o);
+	assert_int_equal(be_file_open(fs, &o, flags, &f), 0);
+	be_obj_put(fs, &o);
+	be_obj_put(fs, &root);
+	return f;
+}
+
+static void test_locks(void **state)
+{
+	const struct be_lock w0 = { BE_LOCK_WRITE, 0, 10 }, r5 = { BE_LOCK_READ, 5, 10 };
+	const struct be_lock w100 = { BE_LOCK_WRITE, 100, 10 }, all = { BE_LOCK_WRITE, 0, 0 };
+	struct be_lock_conflict holder;
+	struct be_fs *fs;
+	struct be_file *f, *f2;
+	bool conflict;
+	int to_child[2], to_parent[2];
+	char c;
+	pid_t pid;
+
+	(void)state;
+	sh("mkdir -p %s/l && head -c 4096 /dev/zero > %s/l/file", top, top);
+	fs = open_fs(tpath("l"));
+	f = open_file(fs, "file", BE_OPEN_WRITE);
+	f2 = open_file(fs, "file", BE_OPEN_WRITE); /* another open of the same file: same locks */
+	assert_int_equal(be_lock_set(fs, f, 1, &w0), 0);
+	assert_int_equal(be_lock_set(fs, f, 1, &r5), 0); /* an owner's own locks merge/split */
+	assert_int_equal(be_lock_test(fs, f2, 1, &all, &conflict, NULL), 0);
+	assert_false(conflict);
+	/* owner 1 now holds [0,5) exclusive and [5,15) shared */
+	assert_int_equal(be_lock_test(fs, f2, 2, &w0, &conflict, &holder), 0);
+	assert_true(conflict);
+	assert_int_equal(holder.owner, 0);
+	assert_int_equal(be_lock_set(fs, f2, 2, &w0), EAGAIN);
+	assert_int_equal(be_lock_set(fs, f2, 2, &r5), 0); /* shared with shared: fine */
+	assert_int_equal(be_lock_unset(fs, f, 1, &all), 0);
+	assert_int_equal(be_lock_unset(fs, f2, 2, &all), 0);
+	assert_int_equal(be_lock_set(fs, f2, 2, &w0), 0);
+	assert_int_equal(be_lock_set(fs, f, 3, &w0), EAGAIN);
+	be_lock_owner_release(fs, f2, 2);
+	assert_int_equal(be_lock_set(fs, f, 3, &w0), 0);
+	be_lock_owner_release(fs, f, 3);
+	assert_int_equal(be_lock_set(fs, f, 1, &w0), 0); /* owner 1 again: fine */
+	be_lock_owner_release(fs, f, 1);
+	assert_int_equal(be_lock_set(fs, f, 0, &w0), EINVAL); /* owner 0 is reserved */
+
+	/* a local process's POSIX lock and an owner's see each other */
+	assert_int_equal(pipe(to_child), 0);
+	assert_int_equal(pipe(to_parent), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 100, .l_len = 10 };
+		int fd = open(tpath("l/file"), O_RDWR);
+
+		if (fd < 0 || fcntl(fd, F_SETLK, &fl) < 0)
+			_exit(1);
+		if (write(to_parent[1], "L", 1) != 1 || read(to_child[0], &c, 1) != 1)
+			_exit(1);
+		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10 };
+		if (fcntl(fd, F_GETLK, &fl) < 0 || fl.l_type != F_WRLCK) /* the owner's lock, seen locally */
+			_exit(2);
+		_exit(0);
+	}
+	assert_int_equal(read(to_parent[0], &c, 1), 1);
+	assert_int_equal(be_lock_test(fs, f, 5, &w100, &conflict, &holder), 0);
+	assert_true(conflict);
+	assert_int_equal(holder.lock.type, BE_LOCK_WRITE);
+	assert_int_equal(holder.lock.offset, 100);
+	assert_int_equal(be_lock_set(fs, f, 5, &w100), EAGAIN);
+	assert_int_equal(be_lock_set(fs, f, 5, &w0), 0);
+	assert_int_equal(write(to_child[1], "G", 1), 1);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(be_lock_set(fs, f, 5, &w100), 0); /* the process is gone with its lock */
+	be_lock_owner_release(fs, f, 5);
+	be_file_put(fs, f);
+	be_file_put(fs, f2);
+	be_fs_close(fs);
+}
+
+/* ---- xattrs ---- */
+
+static void test_xattrs(void **state)
+{
+	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	struct be_fs *fs;
+	char buf[256];
+	size_t len;
+
+	(void)state;
+	sh("mkdir -p %s/x && touch %s/x/f", top, top);
+	fs = open_fs(tpath("x"));
+	assert_int_equal(be_root(fs, &root, NULL), 0);
+	lookup_ok(fs, &root, "f", &o);
+	if (be_setxattr(fs, &root_cred, &o, "color", "blue", 4, BE_XATTR_CREATE) == EOPNOTSUPP) {
+		be_fs_close(fs);
+		skip(); /* no user xattrs on this file system */
+	}
+	assert_int_equal(be_setxattr(fs, &root_cred, &o, "color", "red", 3, BE_XATTR_CREATE), EEXIST);
+	assert_int_equal(be_setxattr(fs, &root_cred, &o, "shape", "x", 1, BE_XATTR_REPLACE), ENODATA);
+	assert_int_equal(be_setxattr(fs, &root_cred, &o, "color", "green", 5, BE_XATTR_REPLACE), 0);
+	assert_int_equal(be_getxattr(fs, &root_cred, &o, "color", NULL, 0, &len), 0);
+	assert_int_equal(len, 5);
+	assert_int_equal(be_getxattr(fs, &root_cred, &o, "color", buf, 2, &len), ERANGE);
+	assert_int_equal(be_getxattr(fs, &root_cred, &o, "color", buf, sizeof(buf), &len), 0);
+	assert_memory_equal(buf, "green", 5);
+	sh("setfattr -n trusted.hidden -v 1 %s 2>/dev/null || true", tpath("x/f"));
+	assert_int_equal(be_listxattr(fs, &root_cred, &o, buf, sizeof(buf), &len), 0);
+	assert_int_equal(len, 6);
+	assert_memory_equal(buf, "color", 6); /* "user." stripped, other namespaces left out */
+	assert_int_equal(be_removexattr(fs, &root_cred, &o, "color"), 0);
+	assert_int_equal(be_getxattr(fs, &root_cred, &o, "color", buf, sizeof(buf), &len), ENODATA);
+	be_obj_put(fs, &o);
+	be_obj_put(fs, &root);
+	be_end_call(fs);
+	be_fs_close(fs);
+}
+
+/* ---- allocate, seek, copy, clone ---- */
+
+static void test_space(void **state)
+{
+	struct be_fs *fs;
+	struct be_file *f, *g;
+	struct be_attr a;
+	uint64_t pos, copied;
+	char buf[16];
+	struct iovec iov = { buf, sizeof(buf) };
+	size_t done;
+	bool eof;
+
+	(void)state;
+	sh("mkdir -p %s/s && : > %s/s/f && : > %s/s/g", top, top, top);
+	fs = open_fs(tpath("s"));
+	f = open_file(fs, "f", BE_OPEN_WRITE);
+	g = open_file(fs, "g", BE_OPEN_WRITE);
+	assert_int_equal(be_allocate(fs, &root_cred, f, 0, 1 << 20, false), 0);
+	assert_int_equal(be_file_getattr(fs, f, &a), 0);
+	assert_true(a.space_used >= 1 << 20);
+	assert_int_equal(a.size, 1 << 20);
+	/* data at 0 and at 256 KiB, written and synced; the allocated rest holds no data */
+	sh("printf 0123456789abcdef | dd of=%s conv=notrunc,fsync status=none && "
+	   "printf 0123456789abcdef | dd of=%s bs=1k seek=256 conv=notrunc,fsync status=none",
+	   tpath("s/f"), tpath("s/f"));
+	assert_int_equal(be_seek(fs, f, 0, BE_SEEK_HOLE, &pos), 0);
+	assert_true(pos < 256 * 1024);
+	assert_int_equal(be_seek(fs, f, 4096, BE_SEEK_DATA, &pos), 0);
+	assert_int_equal(pos, 256 * 1024);
+	assert_int_equal(be_allocate(fs, &root_cred, f, 256 * 1024, 4096, true), 0); /* punch it out */
+	assert_int_equal(be_seek(fs, f, 4096, BE_SEEK_DATA, &pos), ENXIO);
+	assert_int_equal(be_file_getattr(fs, f, &a), 0);
+	assert_int_equal(a.size, 1 << 20); /* punching keeps the size */
+	assert_int_equal(be_copy(fs, &root_cred, f, 0, g, 0, 16, &copied), 0);
+	assert_int_equal(copied, 16);
+	assert_int_equal(be_read(fs, &root_cred, g, 0, 0, &iov, 1, &done, &eof, NULL), 0);
+	assert_int_equal(done, 16);
+	assert_memory_equal(buf, "0123456789abcdef", 16);
+	int err = be_clone(fs, &root_cred, f, 0, g, 0, 4096);
+	assert_true(err == 0 || err == EOPNOTSUPP || err == EXDEV || err == EINVAL);
+	be_file_put(fs, f);
+	be_file_put(fs, g);
+	be_fs_close(fs);
+}
+
+/* ---- create, readdir, open files ---- */
+
+struct seen {
+	unsigned n, dots, attrs, handles;
+	uint64_t third_cookie;
+};
+
+static bool count_entry(void *arg, const struct be_dirent *e)
+{
+	struct seen *s = arg;
+
+	s->n++;
+	s->dots += !strcmp(e->name, ".") || !strcmp(e->name, "..");
+	s->attrs += e->attr != NULL;
+	s->handles += e->handle != NULL;
+	if (s->n == 3)
+		s->third_cookie = e->cookie;
+	assert_true(e->cookie != 0);
+	return true;
+}
+
+static void test_create_readdir_files(void **state)
+{
+	struct be_create how = { .type = BE_REG, .how = BE_CREATE_EXCLUSIVE, .verf = "12345678",
+				 .sa = { .mask = BE_SET_MODE, .mode = 0600 } };
+	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT, d = BE_OBJ_INIT;
+	struct be_file *f = NULL;
+	struct be_fs *fs;
+	struct seen s = { 0 };
+	uint64_t verf, verf2;
+	bool existed, eof;
+
+	(void)state;
+	sh("mkdir -p %s/r/d && mkfifo %s/r/fifo && touch %s/r/d/1 %s/r/d/2 %s/r/d/3 %s/r/d/4", top, top, top, top, top,
+	   top);
+	fs = open_fs(tpath("r"));
+	assert_int_equal(be_root(fs, &root, NULL), 0);
+	assert_int_equal(be_create(fs, &root_cred, &root, "ex", &how, &o, NULL, &existed), 0);
+	assert_false(existed);
+	be_obj_put(fs, &o);
+	assert_int_equal(be_create(fs, &root_cred, &root, "ex", &how, &o, NULL, &existed), 0);
+	assert_true(existed); /* the same verifier: a retransmission */
+	be_obj_put(fs, &o);
+	memcpy(how.verf, "87654321", 8);
+	assert_int_equal(be_create(fs, &root_cred, &root, "ex", &how, &o, NULL, &existed), EEXIST);
+
+	lookup_ok(fs, &root, "d", &d);
+	assert_int_equal(be_file_open(fs, &d, BE_OPEN_READ, &f), EISDIR);
+	lookup_ok(fs, &root, "fifo", &o);
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ, &f), EINVAL); /* never opened: it would block */
+	be_obj_put(fs, &o);
+
+	assert_int_equal(be_readdir(fs, &root_cred, &d, 0, 0, BE_READDIR_NO_DOTS, count_entry, &s, &verf, &eof), 0);
+	assert_true(eof);
+	assert_int_equal(s.n, 4);
+	assert_int_equal(s.dots, 0);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(be_readdir(fs, &root_cred, &d, 0, 0, BE_READDIR_ATTRS | BE_READDIR_HANDLES, count_entry, &s,
+				    &verf, &eof), 0);
+	assert_int_equal(s.n, 6);
+	assert_int_equal(s.dots, 2);
+	assert_int_equal(s.attrs, 6);
+	assert_int_equal(s.handles, 6);
+	uint64_t resume = s.third_cookie;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, verf, 0, count_entry, &s, &verf2, &eof), 0);
+	assert_int_equal(s.n, 3); /* the rest after the third */
+	assert_int_equal(verf2, verf);
+	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, verf + 1, 0, count_entry, &s, &verf2, &eof),
+			 BE_EBADCOOKIE);
+
+	/* a file kept open past its instance's close and past its unlink (NFSv4 open state) */
+	lookup_ok(fs, &root, "ex", &o);
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_WRITE, &f), 0);
+	be_obj_put(fs, &o);
+	be_obj_put(fs, &d);
+	be_obj_put(fs, &root);
+	be_end_call(fs);
+	assert_int_equal((uint32_t)setfsuid((uid_t)-1), 0); /* back to root after the call */
+	be_fs_close(fs);
+	sh("rm %s", tpath("r/ex"));
+	char data[] = "still here";
+	struct iovec iov = { data, sizeof(data) };
+	size_t done;
+	assert_int_equal(be_write(fs, &root_cred, f, 0, 0, &iov, 1, &done, NULL, NULL), 0);
+	assert_int_equal(done, sizeof(data));
+	be_file_put(fs, f); /* the instance goes with its last file */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_confinement_clone),
+		cmocka_unit_test(test_confinement_path),
+		cmocka_unit_test(test_confinement_walk),
+		cmocka_unit_test(test_locks),
+		cmocka_unit_test(test_xattrs),
+		cmocka_unit_test(test_space),
+		cmocka_unit_test(test_create_readdir_files),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
