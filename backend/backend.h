@@ -67,6 +67,7 @@
 #ifndef RNFSD_BACKEND_H
 #define RNFSD_BACKEND_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,7 @@
 #define BE_EBADHANDLE 521 /* handle bytes this backend never made (wrong length or kind) */
 #define BE_ENOTSYNC 522   /* setattr: the object's ctime is not the guard's */
 #define BE_EBADCOOKIE 523 /* readdir: the cookie or its verifier is no longer valid */
+#define BE_ESERVERFAULT 526 /* the server cannot, for a reason the client can do nothing about (logged) */
 
 /* ---- values --------------------------------------------------------------- */
 
@@ -450,6 +452,8 @@ struct be_driver {
 int be_init(void);
 void be_shutdown(void);
 const struct be_driver *be_driver_find(const char *name);
+/* Add a driver that is not built in (tests: backend/fault/). 0, or ENOSPC. Main thread, before serving. */
+int be_driver_register(const struct be_driver *d);
 /* Open an instance with the named driver (NULL: "local"). 0 or an errno value (ENOENT: no such driver). */
 int be_fs_open(const char *driver, const struct be_fs_config *cfg, struct be_fs **out);
 

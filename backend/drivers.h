@@ -7,6 +7,8 @@
 
 #include "backend/backend.h"
 
-#define BE_BUILTIN_DRIVERS NULL
+extern const struct be_driver local_driver; /* backend/local/ */
+
+#define BE_BUILTIN_DRIVERS &local_driver
 
 #endif

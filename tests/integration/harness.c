@@ -553,6 +553,9 @@ static pid_t hx_daemon_spawn(struct hx_env *e)
 	}
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		/* Out of the bounding set: root's exec then starts without it (no open_tree). */
+		if (e->drop_sys_admin && prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) < 0)
+			_exit(126);
 		fd = open(e->log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0) {
 			dup2(fd, 1);

@@ -96,10 +96,11 @@ static int readdirplus_dotdot(struct rpc_context *nfs, struct hx_fh *dir, struct
 		return -1;
 	if (r.status != NFS3_OK)
 		return r.status;
-	for (e = r.READDIRPLUS3res_u.resok.reply.entries; e; e = e->nextentry) {
+	for (e = r.READDIRPLUS3res_u.resok.reply.entries; e;) {
 		entryplus3 ent;
 
 		memcpy(&ent, e, sizeof(ent)); /* libnfs entries are only 4-byte aligned */
+		e = ent.nextentry;
 		if (strcmp(ent.name, "..") || !ent.name_handle.handle_follows)
 			continue;
 		hx_fh_set(dotdot, &ent.name_handle.post_op_fh3_u.handle);

@@ -25,7 +25,15 @@
 #include <cmocka.h>
 
 #include "nfs/nfs.h"
+#include "backend/local/local.h"
 #include "tests/unit/test_nfs_harness.h"
+
+/* The caller's identity moved: mapping to nfs/common/cred.c, applying it to the
+ * local backend (backend/local/identity.c). The tests keep their names. */
+#define nfs_identity be_cred
+#define nfs_identity_map nfs_cred_map
+#define nfs_identity_apply local_id_caller
+#define nfs_identity_restore local_id_server
 
 #define ME "127.0.0.1"     /* rw, no_root_squash, insecure */
 #define SQUASH "127.0.0.2" /* rw, root_squash */

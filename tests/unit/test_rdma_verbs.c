@@ -137,7 +137,7 @@ static enum rpc_proc_status p_readdir(struct rpc_call *c, void *args, void *res)
 	return RPC_PROC_OK;
 }
 
-/* NFSv3's RFC 8267 §3 rules, as the real table (nfs/nfs_service.c) has them. */
+/* NFSv3's RFC 8267 §3 rules, as the real table (nfs/v3/nfs3_procs.c) has them. */
 static const struct rpc_proc procs[17] = {
 	[0] = { .name = "NULL", .execute = p_null },
 	[1] = { .name = "GETATTR", .execute = p_slow },

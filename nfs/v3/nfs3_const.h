@@ -1,6 +1,7 @@
 /*
  * nfs3_const.h - protocol numbers of NFSv3 and MOUNT v3 (RFC 1813 §2.5, §2.6,
- * §3, appendix I). Plain constants, shared by every file of nfs/.
+ * §3, appendix I). Plain constants, shared by nfs/v3/ and the errno table
+ * (nfs/common/errmap.c).
  */
 #ifndef RNFSD_NFS3_CONST_H
 #define RNFSD_NFS3_CONST_H

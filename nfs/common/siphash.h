@@ -1,6 +1,6 @@
 /*
  * siphash.h - SipHash-2-4 (Aumasson & Bernstein, 2012), a keyed 64-bit PRF.
- * Used as the MAC of file handles and for directory cookie verifiers.
+ * The MAC of file handles (nfs/common/fh.c).
  */
 #ifndef RNFSD_SIPHASH_H
 #define RNFSD_SIPHASH_H

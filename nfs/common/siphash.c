@@ -4,7 +4,7 @@
  * finalisation rounds; the last word carries the message length in its top
  * byte. Checked against the reference vectors in tests/unit/test_nfs_siphash.c.
  */
-#include "nfs/siphash.h"
+#include "nfs/common/siphash.h"
 
 #include <string.h>
 #include <endian.h>

@@ -8,97 +8,44 @@
  * is freed by whoever drops the last reference. A handle whose export id is
  * not in the current table is STALE; changed options apply to the next call.
  *
- * Each export root is opened once (O_RDONLY directory fd). When the kernel allows it
- * (open_tree(OPEN_TREE_CLONE), root), the fd is a private, non-recursive
- * clone of the export's mount: lookups through it cannot reach file systems
- * mounted below the export (no "crossmnt"), the mount point shows as the
- * plain directory underneath, and ".." at its root stays at the root.
+ * Each export is served by one backend instance, opened when the table is
+ * built (backend/backend.h: the driver the export names with fs=, else
+ * "local") and closed with the table, so nothing an old table opened (cached
+ * files, a clone of a mount) outlives the last call that used it.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/mount.h>
-#include <sys/syscall.h>
 #include <arpa/inet.h>
 
-#include "nfs/nfs_priv.h"
+#include "nfs/common/nfs_common.h"
 #include "core/log.h"
 
 static pthread_mutex_t nfs_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs_exports *nfs_live;
 static struct log_limit nfs_admit_limit;
 
-/*
- * The root as an O_RDONLY directory fd: open_by_handle_at() refuses an O_PATH
- * mount fd (EBADF). With open_tree, *tree_fd keeps the private clone (an
- * O_PATH fd) and the root is reopened through it.
- */
-static int nfs_export_open_root(const char *path, int *tree_fd)
-{
-	const int dflags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-	int fd;
-
-	*tree_fd = -1;
-#ifdef SYS_open_tree
-	*tree_fd = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (*tree_fd >= 0) {
-		fd = openat(*tree_fd, ".", dflags);
-		if (fd < 0) {
-			close(*tree_fd);
-			*tree_fd = -1;
-		}
-		return fd;
-	}
-	if (errno != EPERM && errno != ENOSYS && errno != EINVAL)
-		return -1;
-#endif
-	return open(path, dflags);
-}
-
-/* Opens e's root and makes its handle. 0, or -1 (logged). */
+/* Opens e's backend instance. 0, or -1 (logged by the backend, and here). */
 static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 {
-	struct stat st;
-	uint32_t status;
+	struct be_fs_config cfg = { .path = e->path, .export_id = export_id(e) };
+	int err;
 
 	ne->cfg = e;
-	ne->id = export_id(e);
-	ne->root_fd = nfs_export_open_root(e->path, &ne->tree_fd);
-	ne->cloned = ne->tree_fd >= 0;
-	if (ne->root_fd < 0) {
-		log_err("nfs: export %s: %s", e->path, strerror(errno));
-		return -1;
-	}
-	if (fstat(ne->root_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		log_err("nfs: export %s: not a directory", e->path);
-		goto fail;
-	}
-	ne->dev = st.st_dev;
-	ne->ino = st.st_ino;
-	status = nfs_fh_build(&ne->root_fh, ne->id, ne->root_fd, "", AT_EMPTY_PATH);
-	if (status != NFS3_OK) {
-		log_err("nfs: export %s: cannot make file handles (nfsstat3 %u)", e->path, status);
-		goto fail;
-	}
-	if (!ne->cloned)
-		log_info("nfs: export %s: open_tree unavailable (no CAP_SYS_ADMIN); LOOKUP refuses to enter submounts", e->path);
-	return 0;
-fail:
-	close(ne->root_fd);
-	nfs_fd_close(ne->tree_fd);
-	ne->root_fd = ne->tree_fd = -1;
-	return -1;
+	ne->id = cfg.export_id;
+	err = be_fs_open(e->fs[0] ? e->fs : NULL, &cfg, &ne->fs);
+	if (err == ENOENT && e->fs[0] && !be_driver_find(e->fs))
+		log_err("nfs: export %s not served: no backend fs=%s in this rnfsd", e->path, e->fs);
+	else if (err)
+		log_err("nfs: export %s not served: %s", e->path, strerror(err));
+	return err ? -1 : 0;
 }
 
 static void nfs_exports_free(struct nfs_exports *t)
 {
-	for (unsigned i = 0; i < t->n; i++) {
-		close(t->v[i].root_fd);
-		nfs_fd_close(t->v[i].tree_fd);
-	}
+	for (unsigned i = 0; i < t->n; i++)
+		be_fs_close(t->v[i].fs);
 	free(t->v);
 	exports_free(&t->table);
 	free(t);
@@ -124,20 +71,17 @@ struct nfs_exports *nfs_exports_build(struct export_table *src)
 	/* All or nothing: an export dropped silently would leave its clients with
 	 * STALE handles while the admin believes it is served. */
 	for (unsigned i = 0; i < t->table.n; i++) {
-		struct nfs_export *ne = &t->v[t->n];
-		const struct nfs_export *dup;
+		const struct export *e = &t->table.exports[i];
+		const struct nfs_export *dup = nfs_exports_by_id(t, export_id(e));
 
-		if (nfs_export_open(ne, &t->table.exports[i]) < 0)
-			goto fail;
-		dup = nfs_exports_by_id(t, ne->id);
 		if (dup) {
 			/* Handles carry the id: two exports with one id would be ambiguous. */
 			log_err("nfs: exports %s and %s have the same id %#x; set fsid= on one",
-				dup->cfg->path, ne->cfg->path, ne->id);
-			close(ne->root_fd);
-			nfs_fd_close(ne->tree_fd);
+				dup->cfg->path, e->path, dup->id);
 			goto fail;
 		}
+		if (nfs_export_open(&t->v[t->n], e) < 0)
+			goto fail;
 		t->n++;
 	}
 	return t;
@@ -154,10 +98,7 @@ void nfs_exports_install(struct nfs_exports *t)
 	old = nfs_live;
 	nfs_live = t;
 	pthread_mutex_unlock(&nfs_live_lock);
-	if (old) {
-		nfs_fcache_purge(); /* cached fds must not pin file systems no longer exported */
-		nfs_exports_put(old);
-	}
+	nfs_exports_put(old); /* its instances close when its last call ends */
 }
 
 struct nfs_exports *nfs_exports_get(void)

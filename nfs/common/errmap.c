@@ -1,11 +1,14 @@
 /*
- * nfs_errno.c - the one place where a Linux errno becomes an NFSv3 status
- * (RFC 1813 §2.6 nfsstat3) or a MOUNT v3 status (appendix I mountstat3).
- * Mapping follows knfsd's nfserrno() where RFC 1813 has an equivalent.
+ * errmap.c - the one place where an errno value (or a backend's BE_E* code)
+ * becomes an NFSv3 status (RFC 1813 §2.6 nfsstat3) or a MOUNT v3 status
+ * (appendix I mountstat3); NFSv4's table will join them here. Mapping
+ * follows knfsd's nfserrno() where RFC 1813 has an equivalent.
  */
 #include <errno.h>
+#include <string.h>
 
-#include "nfs/nfs_priv.h"
+#include "nfs/common/nfs_common.h"
+#include "nfs/v3/nfs3_const.h"
 #include "core/log.h"
 
 static const struct {
@@ -50,6 +53,11 @@ static const struct {
 	{ EMFILE, NFS3ERR_JUKEBOX },
 	{ ENFILE, NFS3ERR_JUKEBOX },
 	{ EDEADLK, NFS3ERR_JUKEBOX },
+	/* The backend's codes for what errno has no name for (backend/backend.h). */
+	{ BE_EBADHANDLE, NFS3ERR_BADHANDLE },
+	{ BE_ENOTSYNC, NFS3ERR_NOT_SYNC },
+	{ BE_EBADCOOKIE, NFS3ERR_BAD_COOKIE },
+	{ BE_ESERVERFAULT, NFS3ERR_SERVERFAULT }, /* logged where it happened */
 };
 
 static struct log_limit nfs_errno_limit;
@@ -74,6 +82,7 @@ uint32_t nfs_errno_to_mountstat3(int err)
 		return MNT3ERR_PERM;
 	case ENOENT:
 	case ESTALE:
+	case BE_EBADHANDLE:
 		return MNT3ERR_NOENT;
 	case EIO:
 		return MNT3ERR_IO;

@@ -6,18 +6,16 @@
  *
  * The mount list is advisory (appendix I: "the server may not be accurate"):
  * nothing depends on it; NFS calls are admitted on every call (nfs3_call.c).
+ * Directories below an export root are resolved by its backend
+ * (be_lookup_path: no symlinks, never out of the export).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <string.h>
-#include <unistd.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 
-#include "nfs/nfs_priv.h"
+#include "nfs/v3/nfs3.h"
 #include "core/log.h"
 
 #define MOUNT3_LIST_MAX 1024
@@ -32,9 +30,11 @@ static struct mount3_entry mount3_list[MOUNT3_LIST_MAX];
 static unsigned mount3_n;
 static struct log_limit mount3_limit, mount3_ok_limit;
 
-enum rpc_proc_status mount3_proc_null(struct rpc_call *c)
+enum rpc_proc_status mount3_null_exec(struct rpc_call *c, void *args, void *res)
 {
 	(void)c;
+	(void)args;
+	(void)res;
 	return RPC_PROC_OK;
 }
 
@@ -45,17 +45,18 @@ static void mount3_peer_host(const struct rpc_call *c, char host[64])
 		snprintf(host, 64, "%s", c->conn->peer_name);
 }
 
-/* dirpath: string<MNTPATHLEN>, copied NUL-terminated. false: GARBAGE_ARGS. */
-static bool mount3_dec_dirpath(struct xdr_dec *d, char out[MNT3_PATHLEN + 1])
+/* dirpath: string<MNTPATHLEN> (MNT, UMNT decode step). false: GARBAGE_ARGS. */
+bool mount3_dec_dirpath(struct rpc_call *c, void *args)
 {
-	const uint8_t *p;
-	uint32_t len;
+	struct mount3_dirpath_args *a = args;
 
-	if (!xdr_dec_opaque(d, MNT3_PATHLEN, &p, &len) || memchr(p, '\0', len))
-		return false;
-	memcpy(out, p, len);
-	out[len] = '\0';
-	return true;
+	return xdr_dec_opaque(&c->args, MNT3_PATHLEN, &a->p, &a->len) && !memchr(a->p, '\0', a->len);
+}
+
+static void mount3_dirpath_copy(const struct mount3_dirpath_args *a, char out[MNT3_PATHLEN + 1])
+{
+	memcpy(out, a->p, a->len);
+	out[a->len] = '\0';
 }
 
 static void mount3_list_add(const char *host, const char *dir)
@@ -126,43 +127,36 @@ static const struct nfs_export *mount3_find(const struct nfs_exports *t, const c
 	return best;
 }
 
-/* Handle of a directory below an export root, resolved as root without following symlinks
- * or leaving the export (openat2 RESOLVE_BENEATH). Returns mountstat3. */
+/* Handle of a directory below an export root (rest: "" for the root itself). Returns mountstat3. */
 static uint32_t mount3_subdir_fh(const struct nfs_export *e, const char *rest, struct nfs_fh *fh)
 {
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-	};
-	int fd;
-	uint32_t status;
+	struct be_obj o = BE_OBJ_INIT;
+	struct be_handle bh;
+	int err = be_lookup_path(e->fs, rest, &o, NULL);
 
-	if (!*rest) {
-		*fh = e->root_fh;
-		return MNT3_OK;
+	if (!err) {
+		err = be_handle(e->fs, &o, &bh);
+		be_obj_put(e->fs, &o);
+		if (!err && !nfs_fh_wrap(fh, e->id, &bh, NFS3_FHSIZE))
+			err = BE_ESERVERFAULT;
 	}
-	fd = (int)syscall(SYS_openat2, e->root_fd, rest, &how, sizeof(how));
-	if (fd < 0)
-		return errno == EXDEV || errno == ELOOP ? MNT3ERR_ACCES : nfs_errno_to_mountstat3(errno);
-	status = nfs_fh_build(fh, e->id, fd, "", AT_EMPTY_PATH) == NFS3_OK ? MNT3_OK : MNT3ERR_SERVERFAULT;
-	close(fd);
-	return status;
+	be_end_call(e->fs);
+	return nfs_errno_to_mountstat3(err); /* EACCES: a symlink, ".." or a mount on the way */
 }
 
 /* Appendix I MOUNTPROC3_MNT */
-enum rpc_proc_status mount3_proc_mnt(struct rpc_call *c)
+enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 {
+	const struct mount3_dirpath_args *a = args;
+	struct mount3_mnt_res *r = res;
 	char dir[MNT3_PATHLEN + 1], host[64], esc[LOG_ESCAPED_MAX];
-	struct nfs_exports *t;
-	const struct nfs_export *e;
 	const struct export_opts *opts = NULL;
+	const struct nfs_export *e;
+	struct nfs_exports *t;
 	const char *rest;
-	struct nfs_fh fh;
-	uint32_t status;
 	int admit;
 
-	if (!mount3_dec_dirpath(&c->args, dir))
-		return RPC_PROC_GARBAGE;
+	mount3_dirpath_copy(a, dir);
 	mount3_peer_host(c, host);
 	t = nfs_exports_get();
 	e = mount3_find(t, dir, &rest);
@@ -174,34 +168,45 @@ enum rpc_proc_status mount3_proc_mnt(struct rpc_call *c)
 		return RPC_PROC_TOOWEAK; /* RFC 5531 §9: AUTH_ERROR, AUTH_TOOWEAK */
 	}
 	if (!e)
-		status = MNT3ERR_NOENT;
+		r->status = MNT3ERR_NOENT;
 	else if (admit == EACCES)
-		status = MNT3ERR_ACCES;
+		r->status = MNT3ERR_ACCES;
 	else
-		status = mount3_subdir_fh(e, rest, &fh);
-	nfs3_enc_status(c, status);
-	if (status == MNT3_OK) {
-		/* mountres3_ok: fhandle3, auth_flavors<> (the export's sec= flavors, strongest first) */
-		nfs3_enc_fh(&c->res, &fh);
-		xdr_enc_u32(&c->res, !!(opts->sec & EXPORT_SEC_SYS) + !!(opts->sec & EXPORT_SEC_NONE));
-		if (opts->sec & EXPORT_SEC_SYS)
-			xdr_enc_u32(&c->res, RPC_AUTH_SYS);
-		if (opts->sec & EXPORT_SEC_NONE)
-			xdr_enc_u32(&c->res, RPC_AUTH_NONE);
+		r->status = mount3_subdir_fh(e, rest, &r->fh);
+	if (r->status == MNT3_OK) {
+		r->sec = opts->sec;
 		mount3_list_add(host, dir);
 		log_limited(&mount3_ok_limit, LOG_INFO, "mount: %s mounted %s", host,
 			    log_escape_str(esc, sizeof(esc), dir));
 	} else {
 		log_limited(&mount3_limit, LOG_NOTICE, "mount: %s refused %s (mountstat3 %u)", host,
-			    log_escape_str(esc, sizeof(esc), dir), status);
+			    log_escape_str(esc, sizeof(esc), dir), r->status);
 	}
 	nfs_exports_put(t);
-	return nfs3_reply_done(c);
+	return RPC_PROC_OK;
 }
 
-/* Appendix I MOUNTPROC3_DUMP: mountlist, cut short if the reply buffer is full. */
-enum rpc_proc_status mount3_proc_dump(struct rpc_call *c)
+void mount3_mnt_enc(struct rpc_call *c, const void *res)
 {
+	const struct mount3_mnt_res *r = res;
+
+	nfs3_enc_status(c, r->status);
+	if (r->status != MNT3_OK)
+		return;
+	/* mountres3_ok: fhandle3, auth_flavors<> (the export's sec= flavors, strongest first) */
+	nfs3_enc_fh(&c->res, &r->fh);
+	xdr_enc_u32(&c->res, !!(r->sec & EXPORT_SEC_SYS) + !!(r->sec & EXPORT_SEC_NONE));
+	if (r->sec & EXPORT_SEC_SYS)
+		xdr_enc_u32(&c->res, RPC_AUTH_SYS);
+	if (r->sec & EXPORT_SEC_NONE)
+		xdr_enc_u32(&c->res, RPC_AUTH_NONE);
+}
+
+/* Appendix I MOUNTPROC3_DUMP: mountlist, cut short if the reply buffer is full (encoded here). */
+enum rpc_proc_status mount3_dump_exec(struct rpc_call *c, void *args, void *res)
+{
+	(void)args;
+	(void)res;
 	pthread_mutex_lock(&mount3_lock);
 	for (unsigned i = 0; i < mount3_n; i++) {
 		size_t hl = strlen(mount3_list[i].host), dl = strlen(mount3_list[i].dir);
@@ -215,36 +220,40 @@ enum rpc_proc_status mount3_proc_dump(struct rpc_call *c)
 	}
 	pthread_mutex_unlock(&mount3_lock);
 	xdr_enc_bool(&c->res, false);
-	return nfs3_reply_done(c);
+	return RPC_PROC_OK;
 }
 
 /* Appendix I MOUNTPROC3_UMNT */
-enum rpc_proc_status mount3_proc_umnt(struct rpc_call *c)
+enum rpc_proc_status mount3_umnt_exec(struct rpc_call *c, void *args, void *res)
 {
 	char dir[MNT3_PATHLEN + 1], host[64];
 
-	if (!mount3_dec_dirpath(&c->args, dir))
-		return RPC_PROC_GARBAGE;
+	(void)res;
+	mount3_dirpath_copy(args, dir);
 	mount3_peer_host(c, host);
 	mount3_list_remove(host, dir);
 	return RPC_PROC_OK;
 }
 
 /* Appendix I MOUNTPROC3_UMNTALL */
-enum rpc_proc_status mount3_proc_umntall(struct rpc_call *c)
+enum rpc_proc_status mount3_umntall_exec(struct rpc_call *c, void *args, void *res)
 {
 	char host[64];
 
+	(void)args;
+	(void)res;
 	mount3_peer_host(c, host);
 	mount3_list_remove(host, NULL);
 	return RPC_PROC_OK;
 }
 
-/* Appendix I MOUNTPROC3_EXPORT: exports, each with its groups (client specs as written). */
-enum rpc_proc_status mount3_proc_export(struct rpc_call *c)
+/* Appendix I MOUNTPROC3_EXPORT: exports, each with its groups (client specs as written; encoded here). */
+enum rpc_proc_status mount3_export_exec(struct rpc_call *c, void *args, void *res)
 {
 	struct nfs_exports *t = nfs_exports_get();
 
+	(void)args;
+	(void)res;
 	for (unsigned i = 0; t && i < t->n; i++) {
 		const struct export *e = t->v[i].cfg;
 		size_t pl = strlen(e->path), need = 4 + 4 + XDR_ALIGN(pl) + 4 + 4;
@@ -268,5 +277,5 @@ enum rpc_proc_status mount3_proc_export(struct rpc_call *c)
 	}
 	xdr_enc_bool(&c->res, false);
 	nfs_exports_put(t);
-	return nfs3_reply_done(c);
+	return RPC_PROC_OK;
 }
