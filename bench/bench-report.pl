@@ -64,7 +64,7 @@ sub fabric_of {
 }
 
 my %has = map { $_ => 1 } @servers;
-my @notes;
+my %notes;
 print "\nFigures: median of the rounds [min-max]; higher is better.\n";
 my $w = 24;
 my $fmt = "%-9s %-20s %-6s" . (" %${w}s" x @servers) . " %6s %6s %9s %6s\n";
@@ -74,7 +74,7 @@ for my $row (@rows) {
 	my @cells;
 	for my $s (@servers) {
 		my $c = spread("$s $row");
-		push @notes, "$s $row: n/a $note{\"$s $row\"}" if $c eq "n/a" && $note{"$s $row"};
+		push @{$notes{"$s $xprt: n/a $note{\"$s $row\"}"}}, $job if $c eq "n/a" && $note{"$s $row"};
 		push @cells, $c;
 	}
 	my $r = med("rnfsd $row");
@@ -87,8 +87,8 @@ for my $row (@rows) {
 	printf $fmt, $xprt, $job, $unit{$row}, @cells,
 		ratio($r, med("knfsd $row")), ratio($r, med("ganesha $row")), $fab, $share;
 }
-my %uniq;
-print "$_\n" for grep { !$uniq{$_}++ } @notes;
+print "$_ (", scalar(@{$notes{$_}}) == 1 ? $notes{$_}[0] : scalar(@{$notes{$_}}) . " rows", ")\n"
+	for sort keys %notes;
 if (%fabric) {
 	print "fabric (perftest on rxe0, same boot): ",
 		join(", ", map { "$_ $fabric{$_}[0] $fabric{$_}[1]" } sort keys %fabric), "\n";

@@ -99,8 +99,8 @@ mb_stop() {
 	MB_PID=
 }
 
-mb_load() {     # OP UNITS [nfsload output file]
-	"$NFSLOAD" -p "$NFS_PORT" -m "$MB_MPORT" -e "$EXPORT" -o "$1" -n "$2" -d "$DEPTH" > "${3:-/dev/null}" ||
+mb_load() {     # OP UNITS [DEPTH]
+	"$NFSLOAD" -p "$NFS_PORT" -m "$MB_MPORT" -e "$EXPORT" -o "$1" -n "$2" -d "${3:-$DEPTH}" > /dev/null ||
 		{ mb_log "nfsload $1 -n $2 against $MB_SERVER failed"; return 1; }
 }
 
@@ -150,17 +150,25 @@ mb_cg_dump() {   # NAME
 	return 1
 }
 
+# Instructions per unit at depth 1 (metric instr1: a lone call, every
+# wake-up paid by one call; the steadier figure) and at $DEPTH (instr:
+# pipelined, wake-ups shared by however many calls one read brings).
 mb_callgrind_pass() {
-	local op n fixed run
+	local op n d fixed run metric depths=1
+	[ "$DEPTH" = 1 ] || depths="1 $DEPTH"
 	for op in ${OPS//,/ }; do
 		n=$(units_of "$op")
 		mb_load "$op" $((n / 10 + 1)) || return 1
-		callgrind_control -z "$MB_PID" > /dev/null 2>&1
-		mb_load "$op" 0 && mb_cg_dump "fixed-$op" || return 1
-		callgrind_control -z "$MB_PID" > /dev/null 2>&1
-		mb_load "$op" "$n" && mb_cg_dump "run-$op" || return 1
-		fixed=$(mb_cg_total "fixed-$op") run=$(mb_cg_total "run-$op")
-		mb_result "$op" instr "$(awk -v f="$fixed" -v r="$run" -v n="$n" 'BEGIN { printf "%.0f", (r - f) / n }')"
+		for d in $depths; do
+			metric=instr
+			[ "$d" = 1 ] && metric=instr1
+			callgrind_control -z "$MB_PID" > /dev/null 2>&1
+			mb_load "$op" 0 "$d" && mb_cg_dump "fixed-$op-$d" || return 1
+			callgrind_control -z "$MB_PID" > /dev/null 2>&1
+			mb_load "$op" "$n" "$d" && mb_cg_dump "run-$op-$d" || return 1
+			fixed=$(mb_cg_total "fixed-$op-$d") run=$(mb_cg_total "run-$op-$d")
+			mb_result "$op" "$metric" "$(awk -v f="$fixed" -v r="$run" -v n="$n" 'BEGIN { printf "%.0f", (r - f) / n }')"
+		done
 	done
 }
 

@@ -42,13 +42,15 @@ sub ratio {
 my $has_g = grep { $_ eq "ganesha" } @servers;
 my $has_r = grep { $_ eq "rnfsd" } @servers;
 
-print "\nInstructions per unit (valgrind --tool=callgrind, all server threads, user space;",
-	" units $units, depth $depth):\n";
-my $f1 = "%-17s %12s %8s %14s %8s %14s\n";
-printf $f1, "op", "rnfsd", "vs base", "ganesha", "vs base", "ganesha/rnfsd";
+print "\nInstructions per unit (valgrind --tool=callgrind; all server threads, user space only;",
+	" units $units; d1 = one call in flight, d$depth = $depth pipelined on one connection):\n";
+my $f1 = "%-17s %9s %8s %9s %8s %10s %10s %8s %8s\n";
+printf $f1, "op", "rnfsd d1", "vs base", "d$depth", "vs base", "ganesha d1", "d$depth", "g/r d1", "g/r d$depth";
 for my $op (@ops) {
-	printf $f1, $op, cell("rnfsd", $op, "instr"), delta("rnfsd", $op, "instr"),
-		cell("ganesha", $op, "instr"), delta("ganesha", $op, "instr"), ratio($op, "instr");
+	printf $f1, $op, cell("rnfsd", $op, "instr1"), delta("rnfsd", $op, "instr1"),
+		cell("rnfsd", $op, "instr"), delta("rnfsd", $op, "instr"),
+		cell("ganesha", $op, "instr1"), cell("ganesha", $op, "instr"),
+		ratio($op, "instr1"), ratio($op, "instr");
 }
 
 print "\nPer unit, native run (perf stat -p on the server; CPU = task-clock):\n";
@@ -65,21 +67,23 @@ for my $s (@servers) {
 	my @changed = grep { defined fig($s, $_, "note") } @ops;
 	print "note: $s started or ended threads during the perf run of @changed;",
 		" perf stat -p counts only the threads present when it attached\n" if @changed;
-	my @missing = grep { !defined fig($s, $_, "instr") } @ops;
+	my @missing = grep { !defined fig($s, $_, "instr1") } @ops;
 	print "n/a: $s: no callgrind figure for @missing (see the log lines above)\n" if @missing;
 }
-print "\nvs base: change against ", $baseline, " (", ($b->{"# note"} // "its header"), ");",
-	" instructions are deterministic up to thread interleaving (run-to-run noise about 1-2 %)\n";
+print "\nvs base: change against $baseline. Instructions are deterministic up to thread",
+	" interleaving: run-to-run noise is about 1-2 % at d1, up to about 5 % at d$depth (how many calls",
+	" one wake-up carries varies); syscalls and context switches vary with that batching too.\n";
 
 if ($write) {
 	open(my $h, ">", $baseline) or die "$baseline: $!\n";
 	my @t = gmtime;
 	printf $h "# bench/microbench.sh baseline: rnfsd %s, %04d-%02d-%02d; units %s, depth %s\n",
 		$describe, $t[5] + 1900, $t[4] + 1, $t[3], $units, $depth;
-	print $h "# SERVER OP METRIC VALUE (instr: instructions/unit; syscalls, cs, cpu_us: per unit, native)\n";
+	print $h "# SERVER OP METRIC VALUE (instr1, instr: instructions/unit at depth 1 and $depth;",
+		" syscalls, cs, cpu_us: per unit, native, depth $depth)\n";
 	for my $s (@servers) {
 		for my $op (@ops) {
-			for my $m (qw(instr syscalls cs cpu_us rpcs)) {
+			for my $m (qw(instr1 instr syscalls cs cpu_us rpcs)) {
 				my $v = fig($s, $op, $m);
 				print $h "$s $op $m $v\n" if defined $v;
 			}

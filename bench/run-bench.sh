@@ -89,7 +89,7 @@ grep -E '^@@ (INFO|NOTE)' "$LOG"
 perl "$HERE/bench-report.pl" "$LOG" "$SERVERS"
 case ",$SERVERS,:$TRANSPORTS" in
 *,ganesha,*:*rdma*)
-	[ "$GANESHA_RDMA" = yes ] || echo "ganesha over rdma: n/a, $GANESHA_RDMA_WHY (no 'rpcrdma' in NFS_CORE_PARAM Protocols)";;
+	[ "$GANESHA_RDMA" = yes ] || echo "ganesha over rdma: ${GANESHA_RDMA_WHY#no: }; so NFS_CORE_PARAM Protocols has no 'rpcrdma' (bench-host.sh)";;
 esac
 
 if grep -q '^   rnfsctl|' "$LOG"; then
