@@ -50,7 +50,7 @@ enum export_option_id {
 	OPT_ROOT_SQUASH, OPT_NO_ROOT_SQUASH, OPT_ALL_SQUASH, OPT_NO_ALL_SQUASH,
 	OPT_ANONUID, OPT_ANONGID,
 	OPT_SECURE, OPT_INSECURE,
-	OPT_SEC, OPT_FSID,
+	OPT_SEC, OPT_FSID, OPT_FS,
 	OPT_SYNC, OPT_ASYNC,
 	OPT_IGNORED, /* accepted for knfsd compatibility, no effect */
 };
@@ -68,6 +68,7 @@ const struct exports_option exports_options[] = {
 	{ "insecure", OPT_INSECURE, false },
 	{ "sec", OPT_SEC, true },
 	{ "fsid", OPT_FSID, true },
+	{ "fs", OPT_FS, true },
 	{ "sync", OPT_SYNC, false },
 	{ "async", OPT_ASYNC, false },
 	{ "subtree_check", OPT_IGNORED, false },
@@ -91,6 +92,7 @@ struct parse_opts {
 	bool all_squash;
 	bool fsid_set;
 	uint32_t fsid;
+	char fs[EXPORT_FS_NAME_MAX + 1]; /* fs=NAME, "" if not given */
 };
 
 static void parse_opts_default(struct parse_opts *po)
@@ -434,6 +436,13 @@ static int apply_option(struct exp_parser *ps, const struct exports_option *opt,
 			return exp_error(ps, "bad fsid=%.60s: expected a number 0..4294967295, root, "
 					 "or a UUID of 32 hex digits", val);
 		po->fsid_set = true;
+		break;
+	case OPT_FS:
+		/* fs=NAME: the backend serving the export (backend/registry.c knows the names) */
+		if (strlen(val) > EXPORT_FS_NAME_MAX || strspn(val, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(val))
+			return exp_error(ps, "bad fs=%.40s: expected a backend name (lower-case letters, digits, "
+					 "'_' or '-', at most %u)", val, EXPORT_FS_NAME_MAX);
+		snprintf(po->fs, sizeof(po->fs), "%s", val);
 		break;
 	}
 	return 0;
@@ -779,9 +788,13 @@ static int export_push(struct exp_parser *ps, const struct export *e)
 	return 0;
 }
 
-/* The export's fsid comes from any client's options; two different ones conflict. */
+/* The export's fsid and fs come from any client's options; two different ones conflict. */
 static int export_take_fsid(struct exp_parser *ps, struct export *e, const struct parse_opts *po)
 {
+	if (po->fs[0] && e->fs[0] && strcmp(po->fs, e->fs))
+		return exp_error(ps, "conflicting fs values for %s (%s and %s)", e->path, e->fs, po->fs);
+	if (po->fs[0])
+		snprintf(e->fs, sizeof(e->fs), "%s", po->fs);
 	if (!po->fsid_set)
 		return 0;
 	if (e->fsid_set && e->fsid != po->fsid)

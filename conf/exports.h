@@ -13,7 +13,7 @@
  * DNS name), an IPv4 or IPv6 address, an address/prefix (CIDR) or IPv4
  * address/netmask, or "*".
  * Options: rw ro root_squash no_root_squash all_squash no_all_squash
- * anonuid=N anongid=N secure insecure sec=sys[:none] fsid=N|root|UUID
+ * anonuid=N anongid=N secure insecure sec=sys[:none] fsid=N|root|UUID fs=NAME
  * sync async subtree_check no_subtree_check wdelay no_wdelay hide nohide
  * crossmnt (the last few are accepted and ignored, as knfsd users expect them).
  * Errors name the file, line and problem. Tables are plain data owned by
@@ -61,10 +61,13 @@ struct export_client {
 	struct export_opts opts;
 };
 
+#define EXPORT_FS_NAME_MAX 15u
+
 struct export {
 	char path[PATH_MAX];     /* absolute, normalised, no trailing slash */
 	bool fsid_set;
 	uint32_t fsid;           /* fsid=N; fsid=root is 0; a UUID is folded to 32 bits */
+	char fs[EXPORT_FS_NAME_MAX + 1]; /* fs=NAME: the backend driver; "" is "local" */
 	struct export_client *clients;
 	unsigned nclients;
 	unsigned line;           /* where it was defined */

@@ -1161,6 +1161,24 @@ static void test_example_file(void **state)
 	exports_set_resolver(&fake_resolver);
 }
 
+/* fs=NAME: the export's backend, one per export like fsid. */
+static void test_backend_option(void **state)
+{
+	(void)state;
+	parse_ok("/srv/a 192.0.2.1(rw,fs=local) 192.0.2.2(ro)\n/srv/b *(rw)\n/srv/c -fs=ceph_1 *(rw)\n");
+	assert_string_equal(T.exports[0].fs, "local");
+	assert_string_equal(T.exports[1].fs, ""); /* the default: "local" */
+	assert_string_equal(T.exports[2].fs, "ceph_1");
+	parse_ok("/srv/a 192.0.2.1(fs=local) 192.0.2.2(fs=local)\n");
+	parse_bad("/srv/a 192.0.2.1(fs=local) 192.0.2.2(fs=ceph)\n",
+		  "t:1: conflicting fs values for /srv/a (local and ceph)");
+	bad_opts("fs=", "empty value");
+	bad_opts("fs=Local", "bad fs=Local");
+	bad_opts("fs=a/b", "bad fs=a/b");
+	bad_opts("fs=sixteen_chars_xy", "bad fs=sixteen_chars_xy");
+	exports_free(&T);
+}
+
 static void test_man_page_documents_options(void **state)
 {
 	char *man = read_source_file("docs/rnfsd-exports.5");
@@ -1230,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_example_file),
+		cmocka_unit_test(test_backend_option),
 		cmocka_unit_test(test_man_page_documents_options),
 		cmocka_unit_test(test_real_resolver),
 	};

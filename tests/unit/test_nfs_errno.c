@@ -1,5 +1,5 @@
 /*
- * test_nfs_errno.c - nfs/nfs_errno.c: the errno -> nfsstat3/mountstat3 map.
+ * test_nfs_errno.c - nfs/common/errmap.c: the errno -> nfsstat3/mountstat3 map.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,8 @@
 
 #include <cmocka.h>
 
-#include "nfs/nfs_priv.h"
+#include "nfs/common/nfs_common.h"
+#include "nfs/v3/nfs3_const.h"
 
 static void test_nfsstat3(void **state)
 {

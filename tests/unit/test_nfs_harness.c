@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "test_nfs_harness.h"
+#include "tests/unit/test_nfs_harness.h"
 
 struct tcall *tc_new(void)
 {
@@ -95,6 +95,28 @@ enum rpc_proc_status tc_run(struct tcall *t, enum rpc_proc_status (*handler)(str
 	xdr_dec_init(&t->res, t->flat, at);
 	return st;
 }
+
+enum rpc_proc_status tc_steps(struct rpc_call *c, const struct rpc_proc *p)
+{
+	enum rpc_proc_status st;
+
+	c->procinfo = p;
+	memset(c->args_scratch, 0, p->args_size);
+	memset(c->res_scratch, 0, p->res_size);
+	if (p->decode && !p->decode(c, c->args_scratch))
+		return RPC_PROC_GARBAGE;
+	st = p->execute(c, c->args_scratch, c->res_scratch);
+	if (st == RPC_PROC_OK && p->encode)
+		p->encode(c, c->res_scratch);
+	return st == RPC_PROC_OK && c->res.overflow ? RPC_PROC_SYSERR : st;
+}
+
+#define TC_PROC_DEF(prog, name, num)                                                   \
+	enum rpc_proc_status prog##_proc_##name(struct rpc_call *c)                    \
+	{                                                                              \
+		return tc_steps(c, &prog##_program.versions[0].procs[num]);            \
+	}
+TC_PROCS(TC_PROC_DEF)
 
 void tc_put_fh(struct tcall *t, const struct nfs_fh *fh)
 {

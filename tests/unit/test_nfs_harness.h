@@ -1,9 +1,15 @@
 /*
- * test_nfs_harness.h - drive NFSv3/MOUNT handlers directly, without a
+ * test_nfs_harness.h - drive NFSv3/MOUNT procedures directly, without a
  * transport: a struct rpc_call whose args decoder points at a request built
- * with the XDR encoder, whose res encoder points at a reply buffer; after the
- * handler ran, the reply (with its out-of-band ddp segments put back in
- * place) is decoded with the XDR decoder. Shared by tests/unit/test_nfs_*.c.
+ * with the XDR encoder, whose res encoder points at a reply buffer; the
+ * procedure's operation-table entry runs as the RPC layer runs it (zeroed
+ * scratch, decode, execute, encode); after it, the reply (with its
+ * out-of-band ddp segments put back in place) is decoded with the XDR
+ * decoder. Shared by tests/unit/test_nfs_*.c.
+ *
+ * nfs3_proc_NAME() / mount3_proc_NAME(): one function per table entry, named
+ * as the handlers were before the tables had steps, so a test reads as
+ * "run GETATTR" (tc_run(t, nfs3_proc_getattr)).
  */
 #ifndef TEST_NFS_HARNESS_H
 #define TEST_NFS_HARNESS_H
@@ -12,7 +18,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "nfs/nfs_priv.h"
+#include "nfs/v3/nfs3.h"
 
 #define TC_REQ_MAX (2u << 20)
 #define TC_REPLY_MAX (1u << 20)
@@ -32,6 +38,23 @@ void tc_free(struct tcall *t);
 /* Reset for a new call from peer addr:port with AUTH_SYS uid/gid (uid UINT32_MAX: AUTH_NONE). */
 void tc_reset(struct tcall *t, const char *addr, unsigned port, uint32_t uid, uint32_t gid);
 enum rpc_proc_status tc_run(struct tcall *t, enum rpc_proc_status (*handler)(struct rpc_call *));
+/* What the RPC layer does with a table entry on a worker: zeroed scratch, decode, execute, encode;
+ * SYSERR when the reply overflowed its buffer. */
+enum rpc_proc_status tc_steps(struct rpc_call *c, const struct rpc_proc *p);
+
+#define TC_PROCS(X)                                                                                    \
+	X(nfs3, null, NFS3PROC_NULL) X(nfs3, getattr, NFS3PROC_GETATTR) X(nfs3, setattr, NFS3PROC_SETATTR) \
+	X(nfs3, lookup, NFS3PROC_LOOKUP) X(nfs3, access, NFS3PROC_ACCESS) X(nfs3, readlink, NFS3PROC_READLINK) \
+	X(nfs3, read, NFS3PROC_READ) X(nfs3, write, NFS3PROC_WRITE) X(nfs3, create, NFS3PROC_CREATE)          \
+	X(nfs3, mkdir, NFS3PROC_MKDIR) X(nfs3, symlink, NFS3PROC_SYMLINK) X(nfs3, mknod, NFS3PROC_MKNOD)      \
+	X(nfs3, remove, NFS3PROC_REMOVE) X(nfs3, rmdir, NFS3PROC_RMDIR) X(nfs3, rename, NFS3PROC_RENAME)      \
+	X(nfs3, link, NFS3PROC_LINK) X(nfs3, readdir, NFS3PROC_READDIR)                                      \
+	X(nfs3, readdirplus, NFS3PROC_READDIRPLUS) X(nfs3, fsstat, NFS3PROC_FSSTAT)                         \
+	X(nfs3, fsinfo, NFS3PROC_FSINFO) X(nfs3, pathconf, NFS3PROC_PATHCONF) X(nfs3, commit, NFS3PROC_COMMIT) \
+	X(mount3, null, MOUNTPROC3_NULL) X(mount3, mnt, MOUNTPROC3_MNT) X(mount3, dump, MOUNTPROC3_DUMP)      \
+	X(mount3, umnt, MOUNTPROC3_UMNT) X(mount3, umntall, MOUNTPROC3_UMNTALL) X(mount3, export, MOUNTPROC3_EXPORT)
+#define TC_PROC_DECL(prog, name, num) enum rpc_proc_status prog##_proc_##name(struct rpc_call *c);
+TC_PROCS(TC_PROC_DECL)
 
 /* request building blocks */
 void tc_put_fh(struct tcall *t, const struct nfs_fh *fh);

@@ -1,5 +1,5 @@
 /*
- * test_nfs_siphash.c - nfs/siphash.c against the 64 SipHash-2-4 reference
+ * test_nfs_siphash.c - nfs/common/siphash.c against the 64 SipHash-2-4 reference
  * vectors (key 00..0f, message 00..i-1), as published with the reference
  * implementation.
  */
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "nfs/siphash.h"
+#include "nfs/common/siphash.h"
 
 static const uint64_t sip24_vectors[64] = {
 	0x726fdb47dd0e0e31ULL, 0x74f839c593dc67fdULL, 0x0d6c8009d9a94f5aULL, 0x85676696d7fb7e2dULL,

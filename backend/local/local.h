@@ -1,0 +1,175 @@
+/*
+ * local.h - the "local" backend: a directory tree of a local Linux file
+ * system, exported through open_by_handle_at handles. Shared by the files of
+ * backend/local/ only; the rest of rnfsd sees backend/backend.h. A map:
+ *
+ *   local_fs.c      the driver, instances (export root, open_tree clone),
+ *                   handles, objects, confinement beneath the root
+ *   identity.c      the caller's fsuid/fsgid/groups on the worker thread
+ *   local_meta.c    getattr, setattr, access, lookup, readlink, statfs
+ *   local_dir.c     create, link, remove, rmdir, rename, readdir
+ *   fcache.c        open regular files (struct be_file), cached by handle
+ *   local_io.c      read, write, commit, allocate, seek, copy, clone
+ *   local_lock.c    byte-range locks: one open file description per owner
+ *   local_xattr.c   user.* extended attributes
+ *
+ * Objects (struct be_obj) are O_PATH file descriptors opened as root: h is
+ * the fd. Permission checks are the kernel's, made on the worker thread
+ * under the caller's identity (identity.c); what needs root (opening by
+ * handle, opening files for the cache, fsync) switches back first.
+ */
+#ifndef RNFSD_BACKEND_LOCAL_H
+#define RNFSD_BACKEND_LOCAL_H
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "backend/backend.h"
+
+/* Handle bytes: [0..3] kernel handle type (big-endian), [4..] kernel handle (name_to_handle_at). */
+#define LOCAL_HANDLE_HDR 4u
+#define LOCAL_FCACHE_ENTRIES 512u
+
+struct local_fs {
+	struct be_fs pub;          /* first: the be_fs the NFS layer holds */
+	atomic_uint refs;          /* the opener's + one per be_file of this instance */
+	char path[PATH_MAX];
+	uint32_t export_id;
+	int root_fd;               /* O_RDONLY directory: lookups, open_by_handle_at's mount fd */
+	int tree_fd;               /* the open_tree() clone root_fd lives in (no submounts), or -1 */
+	bool cloned;               /* tree_fd >= 0: ".." out of the root fails in the kernel */
+	dev_t dev;                 /* the root's */
+	ino_t ino;
+};
+
+static inline struct local_fs *local_fs(struct be_fs *fs)
+{
+	return (struct local_fs *)fs;
+}
+
+static inline int local_fd(const struct be_obj *o)
+{
+	return (int)o->h;
+}
+
+/* ---- local_fs.c ---- */
+extern const struct be_driver local_driver;
+void local_fs_put(struct local_fs *lf);
+/* A new object for fd (takes it); st fills type and fileid. */
+void local_obj_set(struct be_obj *o, int fd, const struct stat *st);
+/* Is the directory fd (st) beneath the root? As root. */
+bool local_confined(struct local_fs *lf, int fd, const struct stat *st);
+bool local_is_root(const struct local_fs *lf, const struct stat *st);
+/* Handle of name relative to dirfd ("" with AT_EMPTY_PATH: dirfd itself). errno value. */
+int local_handle_at(int dirfd, const char *name, int at_flags, struct be_handle *h);
+/* "/proc/self/fd/N" for path-based system calls on O_PATH fds. */
+void local_fd_path(int fd, char buf[32]);
+void local_close(int fd);
+int local_open_handle(struct be_fs *fs, const struct be_handle *h, struct be_obj *out, struct be_attr *attr);
+int local_handle(struct be_fs *fs, const struct be_obj *o, struct be_handle *out);
+
+/* ---- identity.c ---- */
+/* Run as cr on this thread (a no-op when already so). 0 or an errno value (identity restored). */
+int local_id_caller(const struct be_cred *cr);
+/* Run as root (fsuid/fsgid 0, no groups) on this thread. */
+void local_id_server(void);
+/* The uid this thread runs as now. */
+uint32_t local_id_uid(void);
+void local_end_call(struct be_fs *fs);
+
+/* ---- local_meta.c ---- */
+void local_attr_from_stat(struct be_attr *a, const struct stat *st);
+/* fstat(fd) into a (valid 0 on failure); NULL a: nothing. */
+void local_attr_fd(struct be_attr *a, int fd);
+int local_getattr(struct be_fs *fs, const struct be_obj *o, struct be_attr *out);
+int local_setattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, const struct be_sattr *sa,
+		  const struct be_time *ctime_guard, struct be_attr *pre, struct be_attr *post);
+/* sa applied to the O_PATH fd (st: its attributes), as cr (identity already applied). */
+int local_sattr_apply(const struct be_cred *cr, int fd, const struct stat *st, const struct be_sattr *sa);
+int local_access(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, uint32_t want,
+		 uint32_t *granted);
+/* May the applied identity (cr) open fd for mode (R_OK/W_OK/X_OK)? knfsd's owner override and read-if-exec. */
+bool local_may(const struct be_cred *cr, int fd, const struct stat *st, int mode);
+int local_lookup(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
+		 struct be_obj *out, struct be_attr *attr);
+int local_lookup_path(struct be_fs *fs, const char *path, struct be_obj *out, struct be_attr *attr);
+int local_readlink(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, char *buf, size_t cap,
+		   size_t *len);
+int local_statfs(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, struct be_statfs *out);
+int local_commit_meta(struct be_fs *fs, const struct be_obj *o);
+
+/* ---- local_dir.c ---- */
+int local_create(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
+		 const struct be_create *how, struct be_obj *out, struct be_attr *attr, bool *existed);
+int local_link(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, const struct be_obj *dir,
+	       const char *name);
+int local_remove(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name);
+int local_rmdir(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name);
+int local_rename(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *from_dir, const char *from,
+		 const struct be_obj *to_dir, const char *to);
+int local_readdir(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, uint64_t cookie,
+		  uint64_t verf, unsigned flags, be_readdir_fn fn, void *arg, uint64_t *verf_out, bool *eof);
+/* RFC 1813 §3.3.16 cookieverf: constant for one directory (and across restarts). */
+uint64_t local_cookieverf(uint32_t export_id, uint64_t dir_ino);
+
+/* ---- fcache.c ---- */
+struct be_file {
+	struct local_fs *fs;       /* referenced while the file lives */
+	int fd;                    /* O_RDWR or O_RDONLY, regular file */
+	bool rdwr;
+	bool cached;               /* in the cache's slots (else malloc'ed, freed at the last put) */
+	bool hashed;               /* findable by handle */
+	unsigned refs;
+	struct be_handle key;      /* cached: the handle bytes */
+	struct be_file *hnext;                /* hash chain / free list */
+	struct be_file *lru_prev, *lru_next;  /* hashed entries, most recent first */
+};
+
+int local_fcache_init(void);
+void local_fcache_shutdown(void);
+/* Drop every idle entry of lf, unhash its busy ones (closed at their put). */
+void local_fcache_purge(struct local_fs *lf);
+int local_file_open(struct be_fs *fs, const struct be_obj *o, unsigned flags, struct be_file **out);
+int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned flags, struct be_file **out);
+void local_file_get(struct be_fs *fs, struct be_file *f);
+void local_file_put(struct be_fs *fs, struct be_file *f);
+int local_file_getattr(struct be_fs *fs, struct be_file *f, struct be_attr *out);
+
+/* ---- local_io.c ---- */
+int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
+	       const struct iovec *iov, unsigned iovcnt, size_t *done, bool *eof, struct be_attr *post);
+int local_write(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
+		const struct iovec *iov, unsigned iovcnt, size_t *done, struct be_attr *pre, struct be_attr *post);
+int local_commit(struct be_fs *fs, struct be_file *f, uint64_t offset, uint64_t count, struct be_attr *pre,
+		 struct be_attr *post);
+int local_allocate(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, uint64_t offset, uint64_t length,
+		   bool deallocate);
+int local_seek(struct be_fs *fs, struct be_file *f, uint64_t offset, enum be_seek_what what, uint64_t *result);
+int local_copy(struct be_fs *fs, const struct be_cred *cr, struct be_file *src, uint64_t src_offset,
+	       struct be_file *dst, uint64_t dst_offset, uint64_t count, uint64_t *copied);
+int local_clone(struct be_fs *fs, const struct be_cred *cr, struct be_file *src, uint64_t src_offset,
+		struct be_file *dst, uint64_t dst_offset, uint64_t count);
+
+/* ---- local_lock.c ---- */
+/* Close every owner's open file description (process exit). */
+void local_locks_shutdown(void);
+int local_lock_test(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk, bool *conflict,
+		    struct be_lock_conflict *holder);
+int local_lock_set(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);
+int local_lock_unset(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);
+void local_lock_owner_release(struct be_fs *fs, struct be_file *f, uint64_t owner);
+
+/* ---- local_xattr.c ---- */
+int local_getxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, const char *name, void *buf,
+		   size_t cap, size_t *len);
+int local_setxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, const char *name,
+		   const void *value, size_t len, enum be_xattr_how how);
+int local_listxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, char *buf, size_t cap,
+		    size_t *len);
+int local_removexattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, const char *name);
+
+#endif

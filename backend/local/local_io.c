@@ -1,0 +1,238 @@
+/*
+ * local_io.c - data of the local backend: read, write, commit, allocate,
+ * seek, copy, clone, on the fds of fcache.c.
+ *
+ * Zero copy: read() preads straight into the caller's iovecs (the RPC
+ * layer's payload area: a Write chunk's source over RDMA, a writev segment
+ * over TCP); write() pwrites straight from the caller's (a Read chunk's
+ * registered buffer, or the received message). Files are opened as root;
+ * the I/O itself runs as the caller, so the kernel applies quotas and clears
+ * set-id bits on writes by non-owners, and with BE_IO_CHECK_ACCESS the
+ * caller's permission is checked first (owner override and read-if-exec as
+ * knfsd).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+
+#include "backend/local/local.h"
+
+#define LOCAL_IOV_MAX 16
+
+static size_t local_iov_total(const struct iovec *iov, unsigned n)
+{
+	size_t t = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/* Drop the first n bytes of a (cnt) iovecs, in place. */
+static void local_iov_advance(struct iovec **iov, unsigned *cnt, size_t n)
+{
+	while (*cnt && n >= (*iov)->iov_len) {
+		n -= (*iov)->iov_len;
+		(*iov)++;
+		(*cnt)--;
+	}
+	if (*cnt && n) {
+		(*iov)->iov_base = (char *)(*iov)->iov_base + n;
+		(*iov)->iov_len -= n;
+	}
+}
+
+/* Applies the caller and, with BE_IO_CHECK_ACCESS, checks it may (mode); st: the file's. */
+static int local_io_as(const struct be_cred *cr, struct be_file *f, unsigned flags, int mode,
+		       const struct stat *st)
+{
+	int err = local_id_caller(cr);
+
+	if (err)
+		return err;
+	if ((flags & BE_IO_CHECK_ACCESS) && !local_may(cr, f->fd, st, mode))
+		return EACCES;
+	return 0;
+}
+
+int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
+	       const struct iovec *iov, unsigned iovcnt, size_t *done, bool *eof, struct be_attr *post)
+{
+	struct iovec v[LOCAL_IOV_MAX], *cur = v;
+	size_t total = local_iov_total(iov, iovcnt);
+	unsigned cnt = iovcnt;
+	struct stat st;
+	int err;
+
+	(void)fs;
+	*done = 0;
+	*eof = false;
+	if (iovcnt > LOCAL_IOV_MAX)
+		return EINVAL;
+	err = fstat(f->fd, &st) < 0 ? errno : local_io_as(cr, f, flags, R_OK, &st);
+	if (!err && offset > (uint64_t)INT64_MAX)
+		err = EINVAL;
+	memcpy(v, iov, iovcnt * sizeof(*iov));
+	while (!err && *done < total) {
+		ssize_t n = preadv(f->fd, cur, (int)cnt, (off_t)(offset + *done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = *done ? 0 : errno; /* a partial read is answered as such */
+			break;
+		}
+		if (n == 0)
+			break;
+		*done += (size_t)n;
+		local_iov_advance(&cur, &cnt, (size_t)n);
+	}
+	if (fstat(f->fd, &st) == 0) {
+		if (post)
+			local_attr_from_stat(post, &st);
+		*eof = !err && (*done < total || offset + *done >= (uint64_t)st.st_size);
+	} else if (post) {
+		post->valid = 0;
+	}
+	return err;
+}
+
+static int local_write_flags(unsigned flags)
+{
+	if (flags & BE_IO_FSYNC)
+		return RWF_SYNC;
+	return flags & BE_IO_DSYNC ? RWF_DSYNC : 0;
+}
+
+int local_write(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
+		const struct iovec *iov, unsigned iovcnt, size_t *done, struct be_attr *pre, struct be_attr *post)
+{
+	struct iovec v[LOCAL_IOV_MAX], *cur = v;
+	size_t total = local_iov_total(iov, iovcnt);
+	unsigned cnt = iovcnt;
+	struct stat st;
+	int err;
+
+	(void)fs;
+	*done = 0;
+	if (pre)
+		pre->valid = 0;
+	if (iovcnt > LOCAL_IOV_MAX)
+		return EINVAL;
+	if (fstat(f->fd, &st) < 0)
+		return errno;
+	if (pre)
+		local_attr_from_stat(pre, &st);
+	err = local_io_as(cr, f, flags, W_OK, &st);
+	if (!err && (offset > (uint64_t)INT64_MAX || total > (uint64_t)INT64_MAX - offset))
+		err = EFBIG;
+	memcpy(v, iov, iovcnt * sizeof(*iov));
+	while (!err && *done < total) {
+		ssize_t n = pwritev2(f->fd, cur, (int)cnt, (off_t)(offset + *done), local_write_flags(flags));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = *done ? 0 : n < 0 ? errno : EIO;
+			break;
+		}
+		*done += (size_t)n;
+		local_iov_advance(&cur, &cnt, (size_t)n);
+	}
+	local_attr_fd(post, f->fd);
+	return err;
+}
+
+int local_commit(struct be_fs *fs, struct be_file *f, uint64_t offset, uint64_t count, struct be_attr *pre,
+		 struct be_attr *post)
+{
+	int err;
+
+	(void)fs;
+	(void)offset; /* fsync is for the whole file: a superset of the range */
+	(void)count;
+	local_attr_fd(pre, f->fd);
+	local_id_server();
+	err = fsync(f->fd) < 0 ? errno : 0;
+	local_attr_fd(post, f->fd);
+	return err;
+}
+
+int local_allocate(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, uint64_t offset, uint64_t length,
+		   bool deallocate)
+{
+	int err = local_id_caller(cr);
+
+	(void)fs;
+	if (err)
+		return err;
+	if (offset > (uint64_t)INT64_MAX || length > (uint64_t)INT64_MAX - offset)
+		return EFBIG;
+	if (fallocate(f->fd, deallocate ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE : 0, (off_t)offset,
+		      (off_t)length) < 0)
+		return errno;
+	return 0;
+}
+
+int local_seek(struct be_fs *fs, struct be_file *f, uint64_t offset, enum be_seek_what what, uint64_t *result)
+{
+	off_t r;
+
+	(void)fs;
+	if (offset > (uint64_t)INT64_MAX)
+		return ENXIO;
+	/* The position of the shared fd moves; nothing here uses it (I/O is pread/pwrite). */
+	r = lseek(f->fd, (off_t)offset, what == BE_SEEK_DATA ? SEEK_DATA : SEEK_HOLE);
+	if (r < 0)
+		return errno;
+	*result = (uint64_t)r;
+	return 0;
+}
+
+int local_copy(struct be_fs *fs, const struct be_cred *cr, struct be_file *src, uint64_t src_offset,
+	       struct be_file *dst, uint64_t dst_offset, uint64_t count, uint64_t *copied)
+{
+	loff_t soff = (loff_t)src_offset, doff = (loff_t)dst_offset;
+	struct stat st;
+	ssize_t n;
+	int err = local_id_caller(cr);
+
+	(void)fs;
+	*copied = 0;
+	if (err)
+		return err;
+	if (src_offset > (uint64_t)INT64_MAX || dst_offset > (uint64_t)INT64_MAX)
+		return EINVAL;
+	if (count == 0) { /* to the end of src */
+		if (fstat(src->fd, &st) < 0)
+			return errno;
+		count = (uint64_t)st.st_size > src_offset ? (uint64_t)st.st_size - src_offset : 0;
+	}
+	if (count == 0)
+		return 0;
+	n = copy_file_range(src->fd, &soff, dst->fd, &doff, count > SSIZE_MAX ? SSIZE_MAX : count, 0);
+	if (n < 0)
+		return errno;
+	*copied = (uint64_t)n;
+	return 0;
+}
+
+int local_clone(struct be_fs *fs, const struct be_cred *cr, struct be_file *src, uint64_t src_offset,
+		struct be_file *dst, uint64_t dst_offset, uint64_t count)
+{
+	struct file_clone_range r = {
+		.src_fd = src->fd, .src_offset = src_offset, .src_length = count, .dest_offset = dst_offset,
+	};
+	int err = local_id_caller(cr);
+
+	(void)fs;
+	if (err)
+		return err;
+	if (ioctl(dst->fd, FICLONERANGE, &r) < 0)
+		return errno == ENOTTY ? EOPNOTSUPP : errno; /* EOPNOTSUPP, EXDEV: this fs cannot */
+	return 0;
+}

@@ -1,0 +1,101 @@
+/*
+ * loop.c - libevent behind the loop.h interface. libevent is told to use
+ * pthreads so that loop_ev_trigger() (event_active) is safe from workers.
+ */
+#include "core/loop.h"
+
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <stdlib.h>
+
+struct loop {
+	struct event_base *base;
+};
+
+/* struct loop_ev is libevent's struct event; the cast keeps libevent out of callers. */
+
+struct loop *loop_new(void)
+{
+	static int threads_ready;
+	if (!threads_ready) {
+		if (evthread_use_pthreads() != 0)
+			return NULL;
+		threads_ready = 1;
+	}
+	struct event_config *cfg = event_config_new();
+	if (!cfg)
+		return NULL;
+	struct loop *l = calloc(1, sizeof(*l));
+	if (l)
+		l->base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (l && !l->base) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void loop_free(struct loop *l)
+{
+	if (!l)
+		return;
+	event_base_free(l->base);
+	free(l);
+}
+
+int loop_run(struct loop *l)
+{
+	return event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY) < 0 ? -1 : 0;
+}
+
+void loop_break(struct loop *l)
+{
+	event_base_loopbreak(l->base);
+}
+
+struct loop_ev *loop_io(struct loop *l, int fd, short what, loop_cb cb, void *arg)
+{
+	return (struct loop_ev *)event_new(l->base, fd, what, cb, arg);
+}
+
+struct loop_ev *loop_timer(struct loop *l, bool persist, loop_cb cb, void *arg)
+{
+	return (struct loop_ev *)event_new(l->base, -1, persist ? EV_PERSIST : 0, cb, arg);
+}
+
+struct loop_ev *loop_signal(struct loop *l, int signo, loop_cb cb, void *arg)
+{
+	return (struct loop_ev *)evsignal_new(l->base, signo, cb, arg);
+}
+
+struct loop_ev *loop_async(struct loop *l, loop_cb cb, void *arg)
+{
+	struct event *e = event_new(l->base, -1, EV_PERSIST, cb, arg);
+	if (e && event_add(e, NULL) != 0) {
+		event_free(e);
+		return NULL;
+	}
+	return (struct loop_ev *)e;
+}
+
+int loop_ev_add(struct loop_ev *e, const struct timeval *timeout)
+{
+	return event_add((struct event *)e, timeout);
+}
+
+int loop_ev_del(struct loop_ev *e)
+{
+	return event_del((struct event *)e);
+}
+
+void loop_ev_free(struct loop_ev *e)
+{
+	if (e)
+		event_free((struct event *)e);
+}
+
+void loop_ev_trigger(struct loop_ev *e)
+{
+	event_active((struct event *)e, 0, 0);
+}

@@ -1,0 +1,44 @@
+/*
+ * loop.h - the daemon's event loop: a small private interface over libevent,
+ * so the rest of the code does not depend on libevent's details. One loop
+ * thread owns sockets, timers and signals; loop_ev_trigger() is the only call
+ * that may be made from other threads (worker completions).
+ */
+#ifndef RNFSD_CORE_LOOP_H
+#define RNFSD_CORE_LOOP_H
+
+#include <stdbool.h>
+#include <sys/time.h>
+
+struct loop;
+struct loop_ev;
+
+/* Event flags; values match libevent's so they pass through unchanged. */
+enum {
+	LOOP_TIMEOUT = 0x01,
+	LOOP_READ = 0x02,
+	LOOP_WRITE = 0x04,
+	LOOP_PERSIST = 0x10, /* stays armed after firing */
+};
+
+typedef void (*loop_cb)(int fd, short what, void *arg);
+
+struct loop *loop_new(void);
+void loop_free(struct loop *l);
+/* Runs until loop_break(); returns 0, or -1 on error. */
+int loop_run(struct loop *l);
+void loop_break(struct loop *l);
+
+/* Create an event (not yet armed). NULL on allocation failure. */
+struct loop_ev *loop_io(struct loop *l, int fd, short what, loop_cb cb, void *arg);
+struct loop_ev *loop_timer(struct loop *l, bool persist, loop_cb cb, void *arg);
+struct loop_ev *loop_signal(struct loop *l, int signo, loop_cb cb, void *arg);
+/* An event other threads fire with loop_ev_trigger(); armed on creation. */
+struct loop_ev *loop_async(struct loop *l, loop_cb cb, void *arg);
+
+int loop_ev_add(struct loop_ev *e, const struct timeval *timeout);
+int loop_ev_del(struct loop_ev *e);
+void loop_ev_free(struct loop_ev *e);
+void loop_ev_trigger(struct loop_ev *e);
+
+#endif

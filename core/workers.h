@@ -1,0 +1,29 @@
+/*
+ * workers.h - a fixed pool of threads that runs blocking work (file-system
+ * calls) off the event loop, so one slow disk operation never stalls other
+ * clients. Each item runs `run` on a worker thread, then `done` on the loop
+ * thread. Items are embedded in their owner (no allocation per item).
+ */
+#ifndef RNFSD_CORE_WORKERS_H
+#define RNFSD_CORE_WORKERS_H
+
+#include "core/queue.h"
+
+struct loop;
+
+struct work {
+	void (*run)(struct work *w);  /* worker thread */
+	void (*done)(struct work *w); /* loop thread, after run returned */
+	struct queue_link link;       /* queue linkage, owned by the pool */
+};
+
+/* Start n threads whose completions are delivered on loop. 0 on success. */
+int workers_start(struct loop *loop, unsigned n);
+/* Any thread. Queue w; w must stay valid until its done callback ran. */
+void workers_submit(struct work *w);
+/* Items queued or running. */
+unsigned workers_pending(void);
+/* Main thread: finish queued items, deliver their completions, join threads. */
+void workers_stop(void);
+
+#endif

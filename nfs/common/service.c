@@ -1,0 +1,77 @@
+/*
+ * service.c - the NFS service's lifetime (nfs/nfs.h): the file-handle key,
+ * the backends, the served export table (install/replace), and the
+ * registration of each program version's operation table with the RPC layer
+ * (NFSv3 and MOUNT v3 today: nfs/v3/).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "nfs/nfs.h"
+#include "nfs/common/nfs_common.h"
+#include "nfs/v3/nfs3.h"
+#include "core/log.h"
+
+static void nfs_log_exports(const struct nfs_exports *t)
+{
+	for (unsigned i = 0; i < t->n; i++)
+		log_info("nfs: exporting %s (id %#x, fs=%s)", t->v[i].cfg->path, t->v[i].id, t->v[i].fs->driver);
+}
+
+int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *exports)
+{
+	struct nfs_exports *t;
+	int err;
+
+	/* Modes arrive already masked by the client's umask; ours must not mask them again. */
+	umask(0);
+	nfs3_init();
+	if (nfs_fh_key_init(cfg->state_dir) < 0)
+		return -1;
+	err = be_init();
+	if (err) {
+		log_err("nfs: backends: %s", strerror(err));
+		return -1;
+	}
+	t = nfs_exports_build(exports);
+	if (!t) {
+		log_err("nfs: cannot serve the exports (see above)");
+		be_shutdown();
+		return -1;
+	}
+	nfs_log_exports(t);
+	nfs_exports_install(t);
+	if (nfs3_register() != 0) {
+		nfs_service_shutdown();
+		return -1;
+	}
+	return 0;
+}
+
+int nfs_exports_replace(struct export_table *exports)
+{
+	struct nfs_exports *t = nfs_exports_build(exports);
+
+	if (!t)
+		return -1; /* logged; the caller keeps the running table */
+	nfs_log_exports(t);
+	nfs_exports_install(t);
+	return 0;
+}
+
+unsigned nfs_exports_count(void)
+{
+	struct nfs_exports *t = nfs_exports_get();
+	unsigned n = t ? t->n : 0;
+
+	nfs_exports_put(t);
+	return n;
+}
+
+void nfs_service_shutdown(void)
+{
+	nfs_exports_install(NULL);
+	mount3_list_release();
+	be_shutdown();
+}

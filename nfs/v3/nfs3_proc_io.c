@@ -1,0 +1,220 @@
+/*
+ * nfs3_proc_io.c - data procedures: READLINK (RFC 1813 §3.3.5), READ
+ * (§3.3.6), WRITE (§3.3.7), COMMIT (§3.3.21).
+ *
+ * Zero copy: READ has the backend read straight into the call's payload
+ * area and hands it to rpc_enc_ddp() (a Write chunk over RDMA, a writev
+ * segment over TCP); WRITE has it write straight from where rpc_dec_ddp()
+ * found the data (a Read chunk's registered buffer, or the received
+ * message). Files come from the backend by handle (cached there); each I/O
+ * is checked and made as the caller (BE_IO_CHECK_ACCESS: owner override and
+ * read-if-exec as knfsd).
+ */
+#include <limits.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "nfs/v3/nfs3.h"
+
+uint8_t nfs3_write_verf[NFS3_WRITEVERFSIZE];
+
+/* §3.3.5 */
+enum rpc_proc_status nfs3_readlink_exec(struct rpc_call *c, void *args, void *res)
+{
+	const struct nfs3_fh_args *a = args;
+	struct nfs3_readlink_res *r = res;
+	struct be_obj o = BE_OBJ_INIT;
+	struct nfs3_call nc;
+	uint32_t cap = 0;
+	size_t len = 0;
+	char *buf = NULL;
+
+	nfs3_call_begin(&nc, c);
+	r->status = nfs3_call_open(&nc, &a->fh, &o, &r->attr);
+	if (r->status == NFS3_OK && o.type != BE_LNK)
+		r->status = NFS3ERR_INVAL; /* §3.3.5: not a symbolic link */
+	if (r->status == NFS3_OK) {
+		buf = nfs3_bulk_buf(c, PATH_MAX, &cap);
+		if (!buf || cap == 0)
+			r->status = NFS3ERR_SERVERFAULT;
+	}
+	if (r->status == NFS3_OK)
+		r->status = nfs3_stat(be_readlink(nc.fs, &nc.cred, &o, buf, cap, &len));
+	r->path = buf;
+	r->len = (uint32_t)len;
+	r->fsid = nfs3_call_fsid(&nc);
+	nfs3_call_put(&nc, &o);
+	nfs3_call_end(&nc);
+	return RPC_PROC_OK;
+}
+
+void nfs3_readlink_enc(struct rpc_call *c, const void *res)
+{
+	const struct nfs3_readlink_res *r = res;
+
+	nfs3_enc_status(c, r->status);
+	nfs3_enc_post_op_attr(&c->res, &r->attr, r->fsid);
+	if (r->status == NFS3_OK)
+		rpc_enc_ddp(c, r->path, r->len); /* RFC 8267 §4.3: may travel in a Write chunk */
+}
+
+/* Attributes after an I/O the backend could not report them for (it failed early): now's. */
+static void nfs3_file_attr_fill(struct nfs3_call *nc, struct be_file *f, struct be_attr *a)
+{
+	if (f && !a->valid && be_file_getattr(nc->fs, f, a) != 0)
+		a->valid = 0;
+}
+
+/* The backend's file for a READ/WRITE/COMMIT handle (ROFS first for a write). */
+static uint32_t nfs3_io_open(struct nfs3_call *nc, const struct nfs_fh *fh, bool write, struct be_file **f)
+{
+	struct be_handle bh;
+	uint32_t status = nfs3_call_export(nc, fh, &bh);
+
+	if (status == NFS3_OK && write)
+		status = nfs3_call_writable(nc);
+	if (status == NFS3_OK)
+		status = nfs3_stat(be_file_open_handle(nc->fs, &bh, write ? BE_OPEN_WRITE : BE_OPEN_READ, f));
+	return status;
+}
+
+/* §3.3.6 */
+enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
+{
+	const struct nfs3_read_args *a = args;
+	struct nfs3_read_res *r = res;
+	struct be_file *f = NULL;
+	struct nfs3_call nc;
+	uint32_t count = 0;
+	size_t done = 0;
+	uint8_t *buf = NULL;
+
+	nfs3_call_begin(&nc, c);
+	r->status = nfs3_io_open(&nc, &a->fh, false, &f);
+	if (r->status == NFS3_OK) {
+		/* §3.3.6: the server may return fewer bytes than asked; never more than rtmax */
+		count = a->count < NFS3_MAX_IO ? a->count : NFS3_MAX_IO;
+		buf = nfs3_bulk_buf(c, count, &count);
+		if (!buf && count)
+			r->status = NFS3ERR_SERVERFAULT;
+	}
+	if (r->status == NFS3_OK) {
+		struct iovec iov = { buf, count };
+
+		r->status = nfs3_stat(be_read(nc.fs, &nc.cred, f, BE_IO_CHECK_ACCESS, a->offset, &iov, 1, &done,
+					      &r->eof, &r->attr));
+	}
+	nfs3_file_attr_fill(&nc, f, &r->attr);
+	r->count = (uint32_t)done;
+	r->data = buf;
+	r->fsid = nfs3_call_fsid(&nc);
+	if (f)
+		be_file_put(nc.fs, f);
+	nfs3_call_end(&nc);
+	return RPC_PROC_OK;
+}
+
+void nfs3_read_enc(struct rpc_call *c, const void *res)
+{
+	const struct nfs3_read_res *r = res;
+
+	nfs3_enc_status(c, r->status);
+	nfs3_enc_post_op_attr(&c->res, &r->attr, r->fsid);
+	if (r->status != NFS3_OK)
+		return;
+	xdr_enc_u32(&c->res, r->count);
+	xdr_enc_bool(&c->res, r->eof);
+	if (r->count > 0)
+		rpc_enc_ddp(c, r->data, r->count); /* RFC 8267 §4.3: READ data may travel in a Write chunk */
+	else
+		xdr_enc_u32(&c->res, 0); /* empty opaque: nothing to move out of band */
+}
+
+/* exports(5) "async": stability is not honoured (as knfsd, at the admin's risk) */
+static unsigned nfs3_write_flags(const struct nfs3_call *nc, uint32_t stable)
+{
+	if (!nc->opts->sync)
+		return BE_IO_CHECK_ACCESS;
+	if (stable == NFS3_FILE_SYNC)
+		return BE_IO_CHECK_ACCESS | BE_IO_FSYNC;
+	return BE_IO_CHECK_ACCESS | (stable == NFS3_DATA_SYNC ? BE_IO_DSYNC : 0);
+}
+
+/* §3.3.7 */
+enum rpc_proc_status nfs3_write_exec(struct rpc_call *c, void *args, void *res)
+{
+	const struct nfs3_write_args *a = args;
+	struct nfs3_write_res *r = res;
+	struct be_file *f = NULL;
+	struct nfs3_call nc;
+	size_t done = 0;
+
+	nfs3_call_begin(&nc, c);
+	r->status = nfs3_io_open(&nc, &a->fh, true, &f);
+	if (r->status == NFS3_OK) {
+		/* §3.3.7: count is the number of bytes in data; more than was sent is malformed
+		 * (INVAL, answered after the permission check: nothing is written then) */
+		struct iovec iov = { (void *)a->data, a->count <= a->len ? a->count : 0 };
+
+		r->status = nfs3_stat(be_write(nc.fs, &nc.cred, f, nfs3_write_flags(&nc, a->stable), a->offset,
+					       &iov, 1, &done, &r->wcc.pre, &r->wcc.post));
+		if (r->status == NFS3_OK && a->count > a->len)
+			r->status = NFS3ERR_INVAL;
+	}
+	nfs3_file_attr_fill(&nc, f, &r->wcc.post);
+	r->count = (uint32_t)done;
+	r->committed = a->stable;
+	r->fsid = nfs3_call_fsid(&nc);
+	if (f)
+		be_file_put(nc.fs, f);
+	nfs3_call_end(&nc);
+	return RPC_PROC_OK;
+}
+
+void nfs3_write_enc(struct rpc_call *c, const void *res)
+{
+	const struct nfs3_write_res *r = res;
+
+	nfs3_enc_status(c, r->status);
+	nfs3_enc_wcc(&c->res, &r->wcc, r->fsid);
+	if (r->status == NFS3_OK) {
+		xdr_enc_u32(&c->res, r->count);
+		xdr_enc_u32(&c->res, r->committed);
+		xdr_enc_fixed(&c->res, nfs3_write_verf, NFS3_WRITEVERFSIZE);
+	}
+}
+
+/* §3.3.21: flush earlier UNSTABLE writes; the verifier tells the client whether they survived. */
+enum rpc_proc_status nfs3_commit_exec(struct rpc_call *c, void *args, void *res)
+{
+	const struct nfs3_commit_args *a = args;
+	struct nfs3_write_res *r = res;
+	struct be_file *f = NULL;
+	struct nfs3_call nc;
+
+	nfs3_call_begin(&nc, c);
+	r->status = nfs3_io_open(&nc, &a->fh, false, &f);
+	if (r->status == NFS3_OK && nc.opts->sync) {
+		r->status = nfs3_stat(be_commit(nc.fs, f, a->offset, a->count, &r->wcc.pre, &r->wcc.post));
+	} else if (r->status == NFS3_OK) { /* "async": nothing to flush, as knfsd */
+		if (be_file_getattr(nc.fs, f, &r->wcc.pre) != 0)
+			r->wcc.pre.valid = 0;
+		r->wcc.post = r->wcc.pre;
+	}
+	nfs3_file_attr_fill(&nc, f, &r->wcc.post);
+	r->fsid = nfs3_call_fsid(&nc);
+	if (f)
+		be_file_put(nc.fs, f);
+	nfs3_call_end(&nc);
+	return RPC_PROC_OK;
+}
+
+void nfs3_commit_enc(struct rpc_call *c, const void *res)
+{
+	const struct nfs3_write_res *r = res;
+
+	nfs3_enc_status(c, r->status);
+	nfs3_enc_wcc(&c->res, &r->wcc, r->fsid);
+	if (r->status == NFS3_OK)
+		xdr_enc_fixed(&c->res, nfs3_write_verf, NFS3_WRITEVERFSIZE);
+}

@@ -1,0 +1,137 @@
+/*
+ * nfs3_proc_remove.c - changing names of existing objects: REMOVE (RFC 1813
+ * §3.3.12), RMDIR (§3.3.13), RENAME (§3.3.14), LINK (§3.3.15). All made by
+ * the backend as the caller (it checks directory permissions and sticky
+ * bits). Both handles of RENAME and LINK must be in one export (else XDEV).
+ */
+#include "nfs/v3/nfs3.h"
+
+/* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data. */
+static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct nfs3_diropargs *a,
+					       struct nfs3_wcc_res *r, bool dir)
+{
+	struct be_obj d = BE_OBJ_INIT;
+	char name[BE_NAME_MAX + 1];
+	struct nfs3_call nc;
+
+	nfs3_call_begin(&nc, c);
+	r->status = nfs3_call_open_dir(&nc, &a->dir, &d, &r->wcc.pre);
+	if (!be_obj_valid(&d))
+		r->wcc.pre.valid = 0;
+	if (r->status == NFS3_OK)
+		r->status = nfs3_call_writable(&nc);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_name_copy(&a->name, name);
+	/* REMOVE of a directory: ISDIR; RMDIR of a file: NOTDIR (the backend's EISDIR, ENOTDIR) */
+	if (r->status == NFS3_OK)
+		r->status = nfs3_stat(dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name));
+	if (r->status == NFS3_OK)
+		nfs3_call_commit_meta(&nc, &d);
+	nfs3_call_getattr(&nc, &d, &r->wcc.post);
+	r->fsid = nfs3_call_fsid(&nc);
+	nfs3_call_put(&nc, &d);
+	nfs3_call_end(&nc);
+	return RPC_PROC_OK;
+}
+
+enum rpc_proc_status nfs3_remove_exec(struct rpc_call *c, void *args, void *res)
+{
+	return nfs3_unlink_common(c, args, res, false);
+}
+
+enum rpc_proc_status nfs3_rmdir_exec(struct rpc_call *c, void *args, void *res)
+{
+	return nfs3_unlink_common(c, args, res, true);
+}
+
+/* §3.3.14: atomic, across directories, over an existing target */
+enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
+{
+	const struct nfs3_rename_args *a = args;
+	struct nfs3_rename_res *r = res;
+	struct be_obj fd = BE_OBJ_INIT, td = BE_OBJ_INIT;
+	char from[BE_NAME_MAX + 1], to[BE_NAME_MAX + 1];
+	struct nfs3_call nc;
+
+	nfs3_call_begin(&nc, c);
+	r->status = nfs3_call_open_dir(&nc, &a->from.dir, &fd, &r->from.pre);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_call_open_dir(&nc, &a->to.dir, &td, &r->to.pre);
+	if (!be_obj_valid(&fd))
+		r->from.pre.valid = 0;
+	if (!be_obj_valid(&td))
+		r->to.pre.valid = 0;
+	if (r->status == NFS3_OK)
+		r->status = nfs3_call_writable(&nc);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_name_copy(&a->from.name, from);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_name_copy(&a->to.name, to);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_stat(be_rename(nc.fs, &nc.cred, &fd, from, &td, to));
+	if (r->status == NFS3_OK) {
+		nfs3_call_commit_meta(&nc, &td);
+		if (fd.fileid != td.fileid)
+			nfs3_call_commit_meta(&nc, &fd);
+	}
+	nfs3_call_getattr(&nc, &fd, &r->from.post);
+	nfs3_call_getattr(&nc, &td, &r->to.post);
+	r->fsid = nfs3_call_fsid(&nc);
+	nfs3_call_put(&nc, &fd);
+	nfs3_call_put(&nc, &td);
+	nfs3_call_end(&nc);
+	return RPC_PROC_OK;
+}
+
+void nfs3_rename_enc(struct rpc_call *c, const void *res)
+{
+	const struct nfs3_rename_res *r = res;
+
+	nfs3_enc_status(c, r->status);
+	nfs3_enc_wcc(&c->res, &r->from, r->fsid);
+	nfs3_enc_wcc(&c->res, &r->to, r->fsid);
+}
+
+/* §3.3.15 */
+enum rpc_proc_status nfs3_link_exec(struct rpc_call *c, void *args, void *res)
+{
+	const struct nfs3_link_args *a = args;
+	struct nfs3_link_res *r = res;
+	struct be_obj o = BE_OBJ_INIT, d = BE_OBJ_INIT;
+	char name[BE_NAME_MAX + 1];
+	struct nfs3_call nc;
+
+	nfs3_call_begin(&nc, c);
+	r->status = nfs3_call_open(&nc, &a->file, &o, &r->attr);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_call_open_dir(&nc, &a->link.dir, &d, &r->dir.pre);
+	if (!be_obj_valid(&d))
+		r->dir.pre.valid = 0;
+	if (r->status == NFS3_OK)
+		r->status = nfs3_call_writable(&nc);
+	if (r->status == NFS3_OK && o.type == BE_DIR)
+		r->status = NFS3ERR_ISDIR; /* no hard links to directories (knfsd: ISDIR) */
+	if (r->status == NFS3_OK)
+		r->status = nfs3_name_copy(&a->link.name, name);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_stat(be_link(nc.fs, &nc.cred, &o, &d, name));
+	if (r->status == NFS3_OK)
+		nfs3_call_commit_meta(&nc, &d);
+	if (be_obj_valid(&o))
+		nfs3_call_getattr(&nc, &o, &r->attr);
+	nfs3_call_getattr(&nc, &d, &r->dir.post);
+	r->fsid = nfs3_call_fsid(&nc);
+	nfs3_call_put(&nc, &o);
+	nfs3_call_put(&nc, &d);
+	nfs3_call_end(&nc);
+	return RPC_PROC_OK;
+}
+
+void nfs3_link_enc(struct rpc_call *c, const void *res)
+{
+	const struct nfs3_link_res *r = res;
+
+	nfs3_enc_status(c, r->status);
+	nfs3_enc_post_op_attr(&c->res, &r->attr, r->fsid);
+	nfs3_enc_wcc(&c->res, &r->dir, r->fsid);
+}
