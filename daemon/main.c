@@ -19,12 +19,14 @@
  * Start-up order matters: without -f the process daemonizes (fork, setsid)
  * before any thread or RDMA resource exists; the transports are created
  * before the workers so that, unwinding in reverse, workers_stop() delivers
- * the last completions while the transports still exist (RDMA connections
- * are closed just before workers_stop(), as transport/rdma.h asks).
+ * the last completions while the transports still exist. Every transport
+ * (TCP, RPC-over-RDMA) is driven the same way through rpc/xprt.h: start,
+ * drain, stop (what is left is closed just before workers_stop()), free.
  *
  * Signals (handled on the loop thread, loop_signal):
- *   SIGTERM, SIGINT  stop accepting, answer calls in flight, close connections
- *                    (at most RNFSD_DRAIN_TIMEOUT_S), unregister, exit 0.
+ *   SIGTERM, SIGINT  every transport drains: stops accepting, answers the
+ *                    calls in flight, closes its connections (at most
+ *                    RNFSD_DRAIN_TIMEOUT_S in all); unregister, exit 0.
  *                    A second one stops at once.
  *   SIGHUP           re-read rnfsd.conf and the exports; a bad file is logged
  *                    with file:line and everything running is kept.
@@ -54,6 +56,7 @@
 #include "rpc/rpc.h"
 #include "rpc/rpc_stats.h"
 #include "rpc/rpcbind.h"
+#include "rpc/xprt.h"
 #include "transport/tcp.h"
 #if HAVE_RDMA
 #include "transport/rdma.h"
@@ -64,6 +67,7 @@
 #define RNFSD_DRAIN_TIMEOUT_S 10
 #define RNFSD_STATUS_INTERVAL_S 5
 #define RNFSD_ERRLEN 1024
+#define RNFSD_MAX_XPRTS 2 /* TCP, RPC-over-RDMA */
 
 /* What the command line asked for. */
 struct opts {
@@ -85,11 +89,13 @@ static struct {
 	struct rnfsd_config cfg;
 	char conf_file[PATH_MAX];   /* the rnfsd.conf in use, "" for built-in defaults */
 	struct loop *loop;
-	struct tcp_xprt *tcp;
+	struct tcp_xprt *tcp;       /* also d.xprts[0]: its port goes to rpcbind */
+	struct xprt *xprts[RNFSD_MAX_XPRTS]; /* every transport, in start order */
+	unsigned n_xprts;
+	unsigned draining;          /* transports still draining after SIGTERM */
 	struct loop_ev *ev_sigterm, *ev_sigint, *ev_sighup;
 	struct loop_ev *ev_drain_timeout;
 	bool stopping;
-	bool rdma_stopped;
 	bool exports_from_file;     /* the running exports were read from a file */
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
 } d = {.ready_fd = -1};
@@ -383,11 +389,14 @@ static void daemon_ready(bool ok)
 
 /* ---- signals ---- */
 
+/* One transport finished draining; the last one ends the loop. */
 static void drained_cb(void *arg)
 {
 	(void)arg;
-	log_info("all connections closed");
-	loop_break(d.loop);
+	if (d.draining && --d.draining == 0) {
+		log_info("all connections closed");
+		loop_break(d.loop);
+	}
 }
 
 static void drain_timeout_cb(int fd, short what, void *arg)
@@ -414,7 +423,9 @@ static void sigterm_cb(int signo, short what, void *arg)
 	struct timeval tv = {RNFSD_DRAIN_TIMEOUT_S, 0};
 	if (loop_ev_add(d.ev_drain_timeout, &tv) != 0)
 		log_warn("cannot arm the shutdown timer");
-	tcp_xprt_drain(d.tcp, drained_cb, NULL);
+	d.draining = d.n_xprts; /* set first: a drain may be done at once */
+	for (unsigned i = 0; i < d.n_xprts; i++)
+		d.xprts[i]->ops->drain(d.xprts[i], drained_cb, NULL);
 }
 
 /* Settings a reload cannot change: say so rather than pretend. */
@@ -516,38 +527,49 @@ static void stats_stop(void)
 	stats_server_stop();
 }
 
-/* ---- RPC-over-RDMA (transport/rdma.h) ---- */
+/* ---- transports (rpc/xprt.h) ---- */
 
-static int rdma_start(void)
+/* Create every configured transport and start it. 0, or -1 (logged). */
+static int xprts_start(void)
 {
+	struct tcp_params tp;
+
+	tcp_params_from_config(&tp, &d.cfg);
+	d.tcp = tcp_xprt_create(d.loop, &tp);
+	if (!d.tcp)
+		return -1;
+	d.xprts[d.n_xprts++] = tcp_xprt_base(d.tcp);
 #if HAVE_RDMA
-	return rdma_transport_start(d.loop, &d.cfg);
+	struct rdma_xprt *rdma = rdma_xprt_create(d.loop, &d.cfg); /* NULL: enable = no */
+	if (rdma)
+		d.xprts[d.n_xprts++] = rdma_xprt_base(rdma);
 #else
 	if (d.cfg.rdma == CONFIG_YES) {
 		log_err("rdma: built without RDMA support (libibverbs, librdmacm)");
 		return -1;
 	}
-	return 0;
 #endif
+	for (unsigned i = 0; i < d.n_xprts; i++)
+		if (d.xprts[i]->ops->start(d.xprts[i]) != 0)
+			return -1;
+	return 0;
 }
 
-/* Close RDMA connections; before workers_stop(). Once. */
-static void rdma_stop(void)
+/* Close what is left of every transport's connections; before workers_stop(). */
+static void xprts_stop(void)
 {
-#if HAVE_RDMA
-	if (!d.rdma_stopped)
-		rdma_transport_stop();
-#endif
-	d.rdma_stopped = true;
+	for (unsigned i = 0; i < d.n_xprts; i++)
+		d.xprts[i]->ops->stop(d.xprts[i]);
 }
 
 /* After workers_stop(). */
-static void rdma_release(void)
+static void xprts_free(void)
 {
-	rdma_stop();
-#if HAVE_RDMA
-	rdma_transport_release();
-#endif
+	while (d.n_xprts > 0) {
+		struct xprt *x = d.xprts[--d.n_xprts];
+		x->ops->free(x);
+	}
+	d.tcp = NULL;
 }
 
 /* ---- main ---- */
@@ -555,7 +577,6 @@ static void rdma_release(void)
 int main(int argc, char **argv)
 {
 	struct export_table exports = {0};
-	struct tcp_params tp;
 	char err[RNFSD_ERRLEN];
 	char status[256];
 	bool exit_now;
@@ -603,12 +624,8 @@ int main(int argc, char **argv)
 		goto err_rpc;
 	if (nfs_service_init(&d.cfg, &exports) != 0)
 		goto err_nfs;
-	tcp_params_from_config(&tp, &d.cfg);
-	d.tcp = tcp_xprt_start(d.loop, &tp);
-	if (!d.tcp)
-		goto err_tcp;
-	if (rdma_start() != 0)
-		goto err_rdma;
+	if (xprts_start() != 0)
+		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)
 		goto err_workers;
 	stats_start();
@@ -629,13 +646,11 @@ int main(int argc, char **argv)
 
 	rpc_rpcbind_unregister(); /* what was registered, if anything */
 	stats_stop();
-	rdma_stop();
+	xprts_stop();
 	workers_stop(); /* last completions reach the transports */
 err_workers:
-	rdma_release();
-err_rdma:
-	tcp_xprt_free(d.tcp);
-err_tcp:
+err_xprts:
+	xprts_free();
 	nfs_service_shutdown();
 err_nfs:
 	rpc_release();

@@ -15,7 +15,7 @@
  *     -> rpc_call_receive()          [loop thread]  header, auth, DRC lookup
  *     -> decode, execute, encode     [worker thread] the procedure's three steps
  *     -> rpc_call_complete()         [loop thread]  DRC insert, stats
- *     -> conn->ops->send_reply()     [loop thread]  transport sends (or drops) and
+ *     -> xprt->ops->send_reply()     [loop thread]  transport sends (or drops) and
  *                                                   then releases the call context
  *
  * Operation tables: each program version is an array of struct rpc_proc
@@ -39,6 +39,7 @@
 
 #include "core/workers.h"
 #include "rpc/xdr.h"
+#include "rpc/xprt.h"
 #include "ulb/ulb.h"
 
 /* RFC 5531 §9 */
@@ -80,22 +81,6 @@ struct rpc_cred {
 };
 
 struct rpc_call;
-
-/* What a transport provides to the RPC layer for each connection. */
-struct rpc_xprt_ops {
-	/* Loop thread. Send the reply in c (c->drop: send nothing) and release c. */
-	void (*send_reply)(struct rpc_call *c);
-};
-
-/* Per-connection state visible to the RPC and NFS layers; embedded in the
- * transport's connection object, which outlives every call that points to it. */
-struct rpc_conn {
-	const struct rpc_xprt_ops *ops;
-	const char *xprt_name; /* "tcp" or "rdma" */
-	struct sockaddr_storage peer;
-	socklen_t peer_len;
-	char peer_name[64]; /* "addr:port", for log lines */
-};
 
 /* A Read chunk's payload as the RPC-over-RDMA transport pulled it. */
 struct rpc_ddp_in {
@@ -249,7 +234,7 @@ void rpc_release(void);
  * Loop thread: a complete call message has arrived on c->conn.
  * The transport sets conn, msg, msg_len, ddp_in/n_ddp_in, reply_buf,
  * reply_cap, payload_area, payload_cap (and priv); everything else is reset
- * here. Exactly one conn->ops->send_reply(c) follows: at once (from inside
+ * here. Exactly one xprt->ops->send_reply(c) follows: at once (from inside
  * this call) for rejections, cache replays and dropped messages, or later
  * from the loop thread after a worker ran the procedure.
  */

@@ -67,7 +67,7 @@ static void rpc_reply_send(struct rpc_call *c)
 			    c->conn->peer_name, c->reply_cap, c->xid);
 		c->drop = true;
 	}
-	c->conn->ops->send_reply(c);
+	c->conn->xprt->ops->send_reply(c);
 }
 
 /* A message we cannot answer (RFC 5531 §9 gives no reply without a call header). */

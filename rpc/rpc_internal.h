@@ -4,6 +4,7 @@
  * Doubles as a map of the layer:
  *
  *   rpc_call.c   receive a call: header, dispatch, reply headers, completion
+ *   rpc_conn.c   a connection's references, close hooks (xprt.h)
  *   rpc_auth.c   credential and verifier decoding (AUTH_NONE, AUTH_SYS)
  *   rpc_prog.c   the table of registered programs
  *   rpc_drc.c    duplicate request cache

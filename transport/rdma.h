@@ -1,36 +1,34 @@
 /*
- * rdma.h - the RPC-over-RDMA transport as the daemon sees it.
+ * rdma.h - the RPC-over-RDMA transport as the daemon sees it: an instance of
+ * the generic transport interface (rpc/xprt.h).
  *
  * Built only when HAVE_RDMA (librdmacm + libibverbs found). Everything runs on
  * the daemon's loop thread: the RDMA-CM event channel and each connection's
  * completion channel are loop_io() events; nothing polls.
+ *
+ *   struct rdma_xprt *rx = rdma_xprt_create(loop, cfg);   NULL: enable = no
+ *   struct xprt *x = rdma_xprt_base(rx);
+ *   x->ops->start(x)  listen on cfg->rdma_listen (default 0.0.0.0:20049);
+ *                     0 also when enable = auto and RDMA cannot be served
+ *                     (said once in the log; TCP goes on serving); -1
+ *                     (logged) when enable = yes and it cannot be
+ *   x->ops->drain / stop / free, x->ops->conns   as rpc/xprt.h says
+ *
+ * Call start after daemonising (verbs resources do not survive fork()).
  */
 #ifndef RNFSD_RDMA_H
 #define RNFSD_RDMA_H
 
 struct loop;
 struct rnfsd_config;
+struct rdma_xprt;
+struct xprt;
 
-/*
- * Listen on cfg->rdma_listen (default 0.0.0.0:20049) unless cfg->rdma is
- * CONFIG_NO. Call after daemonising (verbs resources do not survive fork()).
- * Returns 0 when listening, or when cfg->rdma is CONFIG_AUTO and no RDMA
- * device exists (said once in the log; TCP goes on serving); -1 (logged) when
- * RDMA was required (CONFIG_YES) and cannot be served.
- */
-int rdma_transport_start(struct loop *loop, const struct rnfsd_config *cfg);
+/* A transport instance that does not listen yet; NULL if cfg->rdma is
+ * CONFIG_NO (nothing to serve) or on allocation failure (logged). */
+struct rdma_xprt *rdma_xprt_create(struct loop *loop, const struct rnfsd_config *cfg);
 
-/*
- * Stop listening and close every connection. Connections whose calls are
- * still with workers are finished later, when their replies come back; call
- * this before workers_stop(), and rdma_transport_release() after it.
- */
-void rdma_transport_stop(void);
-
-/* Connections not yet freed (loop thread; for status lines and tests). */
-unsigned rdma_transport_conns(void);
-
-/* After workers_stop(): free what is left (devices, protection domains). */
-void rdma_transport_release(void);
+/* Its generic interface. */
+struct xprt *rdma_xprt_base(struct rdma_xprt *x);
 
 #endif

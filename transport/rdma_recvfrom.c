@@ -243,6 +243,14 @@ void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 		rdma_ctxt_release(x);
 		return;
 	}
+	if (conn->x->draining) {
+		/* The transport is draining (rdma_transport.c): no new call is
+		 * taken; the client retransmits it after reconnecting. */
+		rdma_credits_call_drop(&conn->credits);
+		rdma_ctxt_release(x);
+		rdma_conn_check_idle(conn);
+		return;
+	}
 	x->recv_len = byte_len;
 	x->nslots = 0;
 	x->read_area = NULL;

@@ -1,20 +1,21 @@
 /*
- * rdma_transport.c - RDMA-CM listener, connection setup and teardown for the
- * RPC-over-RDMA transport. See rdma_xprt.h for the map of the
- * verbs shell, ownership and the state diagrams.
+ * rdma_transport.c - one RPC-over-RDMA transport instance (struct rdma_xprt,
+ * rpc/xprt.h's interface): its RDMA-CM event channel and listeners, the
+ * devices and protection domains its connections share, the list of its
+ * connections and the reap timer that frees closed ones, and its lifetime:
+ * create, start, drain, stop, free. Connections themselves (accept, contexts,
+ * close) are rdma_conn.c's. See rdma_xprt.h for the map of the verbs shell.
  *
- * Accepting a connection, in order (unwound in reverse by conn_free()):
- *   private data (RFC 8797) -> device/PD -> completion channel + CQs -> QP ->
- *   registered memory (small + bulk) -> contexts (the receive pool) -> loop
- *   event -> credits + spare Receives posted -> rdma_accept(our private data,
- *   initiator depth). Memory is registered here and nowhere else.
+ * Nothing is process-wide: every piece of state hangs off the struct
+ * rdma_xprt, so several instances may run (tests start and stop their own).
  *
- * Closing: rdma_conn_close() is the only path. It disconnects and moves the
- * QP to the error state so every posted work request completes (flushed),
- * drops contexts that hold none, and once no context is busy (calls still
- * with workers hold theirs until send_reply()) and no work request is
- * outstanding, the connection goes on the reap list; a zero-delay loop timer
- * frees it outside any of its own callbacks.
+ * Graceful drain (rdma_xprt_drain): the listeners go away and connection
+ * requests are refused; on each connection, calls that arrive from now on
+ * are dropped unanswered (the client retransmits them after reconnecting, as
+ * over TCP), calls already received run to the end and their replies are
+ * sent; a connection whose last busy context came back (its last reply's
+ * Send completed, so the client's adapter has it) is disconnected; when the
+ * last connection is freed, done() is called.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,128 +33,47 @@
 
 /* Connect and close lines: a client reconnecting in a loop must not flood the log. */
 static struct log_limit lim_conn_event;
-
-#define RDMA_LISTEN_BACKLOG 64
-/* knfsd's initiator depth cap (svc_rdma: min(16, device max)). */
-#define RDMA_MAX_ORD 16
-/* Bulk slots per connection: as many as 64 MiB hold, 4..16. */
-#define RDMA_BULK_BUDGET (64u << 20)
-#define RDMA_MIN_SLOTS 4
-#define RDMA_MAX_SLOTS 16
-
-static struct {
-	struct loop *loop;
-	struct rdma_event_channel *ec;
-	struct loop_ev *cm_ev;
-	struct loop_ev *reap_ev;
-	struct rdma_cm_id *listen[CONFIG_MAX_LISTEN];
-	unsigned nlisten;
-	struct rdma_conn *conns;
-	unsigned nconns;
-	struct queue reap;              /* of rdma_conn by reap_link */
-	struct rdma_dev *devs;
-
-	/* From the configuration, copied at start. */
-	unsigned max_conns;
-	uint32_t credits;
-	uint32_t inline_size;
-	uint32_t max_payload;
-	bool send_inv;
-} g;
-
 static struct log_limit lim_accept;
 
-const struct rpc_xprt_ops rdma_xprt_ops = {
+#define RDMA_LISTEN_BACKLOG 64
+/* How long stop() polls for flushed work requests once the loop no longer runs. */
+#define RDMA_STOP_FLUSH_S 2
+
+static int rdma_xprt_op_start(struct xprt *base);
+static void rdma_xprt_op_drain(struct xprt *base, void (*done)(void *arg), void *arg);
+static void rdma_xprt_op_stop(struct xprt *base);
+static void rdma_xprt_op_free(struct xprt *base);
+static unsigned rdma_xprt_op_conns(const struct xprt *base);
+
+static const struct xprt_ops rdma_xprt_ops = {
+	.name = "rdma",
+	.start = rdma_xprt_op_start,
+	.drain = rdma_xprt_op_drain,
+	.stop = rdma_xprt_op_stop,
+	.free = rdma_xprt_op_free,
+	.conns = rdma_xprt_op_conns,
 	.send_reply = rdma_send_reply,
+	.conn_release = rdma_conn_release,
 };
 
-/* ---- contexts and slots ---- */
-
-static bool ctxt_busy_state(enum rdma_ctxt_state st)
+static struct rdma_xprt *rdma_of(struct xprt *base)
 {
-	return st != CTXT_FREE && st != CTXT_POSTED;
+	return container_of(base, struct rdma_xprt, base);
 }
 
-#ifndef NDEBUG
-static bool ctxt_transition_ok(enum rdma_ctxt_state from, enum rdma_ctxt_state to)
+int rdma_set_nonblock(int fd)
 {
-	switch (to) {
-	case CTXT_FREE:
-		return true; /* release or flush, from anywhere */
-	case CTXT_POSTED:
-		return from == CTXT_FREE;
-	case CTXT_WAIT_BULK:
-		return from == CTXT_POSTED;
-	case CTXT_READING:
-		return from == CTXT_POSTED || from == CTXT_WAIT_BULK || from == CTXT_READING;
-	case CTXT_IN_RPC:
-		return from == CTXT_POSTED || from == CTXT_WAIT_BULK || from == CTXT_READING;
-	case CTXT_WAIT_SQ:
-		return from != CTXT_FREE && from != CTXT_SENDING && from != CTXT_WAIT_SQ;
-	case CTXT_SENDING:
-		return from == CTXT_WAIT_SQ;
-	}
-	return false;
-}
-#endif
-
-void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st)
-{
-	struct rdma_conn *conn = x->conn;
-
-#ifndef NDEBUG
-	if (!ctxt_transition_ok(x->state, st)) {
-		log_err("rdma: context %u: bad transition %d -> %d", x->index, x->state, st);
-		abort();
-	}
-#endif
-	conn->busy += ctxt_busy_state(st) - ctxt_busy_state(x->state);
-	x->state = st;
-}
-
-int rdma_slots_get(struct rdma_conn *conn, unsigned n, int *out)
-{
-	if (n > conn->nfree_slots)
-		return -1;
-	for (unsigned i = 0; i < n; i++)
-		out[i] = conn->free_slots[--conn->nfree_slots];
-	return 0;
-}
-
-void rdma_ctxt_release(struct rdma_ctxt *x)
-{
-	struct rdma_conn *conn = x->conn;
-	bool freed = x->nslots != 0;
-
-	while (x->nslots)
-		conn->free_slots[conn->nfree_slots++] = x->slots[--x->nslots];
-	x->read_area = NULL;
-	rdma_ctxt_set_state(x, CTXT_FREE);
-	/* Its receive buffer goes back to the pool. */
-	rdma_credits_buf_put(&conn->credits);
-	rdma_ctxt_free_push(x);
-	if (conn->state == RDMA_CONN_CLOSING)
-		return;
-	if (rdma_recv_refill(conn)) {
-		rdma_conn_close(conn, "cannot re-post a Receive");
-		return;
-	}
-	if (freed)
-		rdma_bulk_resume(conn);
-}
-
-const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers)
-{
-	return vers == RDMA_VERS_2 ? &conn->inl_v2 : &conn->inl_v1;
+	int fl = fcntl(fd, F_GETFL);
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
 /* ---- devices ---- */
 
-static struct rdma_dev *dev_get(struct ibv_context *verbs)
+struct rdma_dev *rdma_dev_get(struct rdma_xprt *x, struct ibv_context *verbs)
 {
 	struct rdma_dev *d;
 
-	for (d = g.devs; d; d = d->next) {
+	for (d = x->devs; d; d = d->next) {
 		if (d->verbs == verbs) {
 			d->refs++;
 			return d;
@@ -173,8 +93,8 @@ static struct rdma_dev *dev_get(struct ibv_context *verbs)
 		goto fail;
 	}
 	d->refs = 1;
-	d->next = g.devs;
-	g.devs = d;
+	d->next = x->devs;
+	x->devs = d;
 	log_info("rdma: device %s: max_qp_wr %d max_sge %d max_qp_init_rd_atom %d",
 		 ibv_get_device_name(verbs->device), d->attr.max_qp_wr, d->attr.max_sge,
 		 d->attr.max_qp_init_rd_atom);
@@ -184,391 +104,99 @@ fail:
 	return NULL;
 }
 
-/* The PD stays until rdma_transport_release(): devices come and go rarely,
+/* The PD stays until the transport is freed: devices come and go rarely,
  * and the next connection on the same device reuses it. */
-static void dev_put(struct rdma_dev *d)
+void rdma_dev_put(struct rdma_dev *d)
 {
 	if (d && d->refs)
 		d->refs--;
 }
 
-/* ---- teardown ---- */
+/* ---- the connection list and the reaper ---- */
 
-/* Free everything of conn that exists (also for a half-built one). */
-static void conn_free(struct rdma_conn *conn)
+void rdma_xprt_conn_add(struct rdma_xprt *x, struct rdma_conn *conn)
 {
-	stats_conn_unregister(&conn->stats);
-	if (conn->cq_ev) {
-		loop_ev_del(conn->cq_ev);
-		loop_ev_free(conn->cq_ev);
-	}
-	if (conn->qp)
-		rdma_destroy_qp(conn->id);
-	if (conn->scq)
-		ibv_destroy_cq(conn->scq);
-	if (conn->rcq)
-		ibv_destroy_cq(conn->rcq);
-	if (conn->channel)
-		ibv_destroy_comp_channel(conn->channel);
-	if (conn->small_mr)
-		ibv_dereg_mr(conn->small_mr);
-	if (conn->bulk_mr)
-		ibv_dereg_mr(conn->bulk_mr);
-	free(conn->small_mem);
-	free(conn->bulk_mem);
-	free(conn->free_slots);
-	free(conn->ctxts);
-	if (conn->id)
-		rdma_destroy_id(conn->id);
-	dev_put(conn->dev);
-	free(conn);
+	conn->next = x->conns;
+	x->conns = conn;
+	__atomic_add_fetch(&x->nconns, 1, __ATOMIC_RELAXED);
 }
 
-static void conn_unlink(struct rdma_conn *conn)
+static void conn_unlink(struct rdma_xprt *x, struct rdma_conn *conn)
 {
-	for (struct rdma_conn **pp = &g.conns; *pp; pp = &(*pp)->next) {
+	for (struct rdma_conn **pp = &x->conns; *pp; pp = &(*pp)->next) {
 		if (*pp == conn) {
 			*pp = conn->next;
-			g.nconns--;
+			__atomic_sub_fetch(&x->nconns, 1, __ATOMIC_RELAXED);
 			return;
 		}
+	}
+}
+
+static void drain_check_done(struct rdma_xprt *x)
+{
+	if (x->draining && x->nconns == 0 && x->drain_done) {
+		void (*done)(void *) = x->drain_done;
+		x->drain_done = NULL;
+		done(x->drain_arg);
 	}
 }
 
 static void reap_cb(int fd, short what, void *arg)
 {
-	(void)fd;
-	(void)what;
-	(void)arg;
+	struct rdma_xprt *x = arg;
 	struct rdma_conn *conn;
 
-	while ((conn = queue_pop_entry(&g.reap, struct rdma_conn, reap_link))) {
+	(void)fd;
+	(void)what;
+	while ((conn = queue_pop_entry(&x->reap, struct rdma_conn, reap_link))) {
 		log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connection closed", conn->rpc.peer_name);
-		conn_unlink(conn);
-		conn_free(conn);
+		conn_unlink(x, conn);
+		rdma_conn_free(conn);
 	}
+	drain_check_done(x);
 }
 
-void rdma_conn_check_idle(struct rdma_conn *conn)
+/* A CLOSING connection is idle: free it from a zero-delay timer, outside
+ * any of its own callbacks. */
+void rdma_xprt_reap(struct rdma_xprt *x, struct rdma_conn *conn)
 {
 	static const struct timeval now = { 0, 0 };
 
-	if (conn->state != RDMA_CONN_CLOSING || conn->reaping || conn->busy || conn->wrs_outstanding)
-		return;
-	conn->reaping = true;
-	queue_push(&g.reap, &conn->reap_link);
-	if (g.reap_ev)
-		loop_ev_add(g.reap_ev, &now);
-}
-
-void rdma_conn_close(struct rdma_conn *conn, const char *why)
-{
-	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
-
-	if (conn->state == RDMA_CONN_CLOSING)
-		return;
-	log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: closing (%s)", conn->rpc.peer_name, why);
-	conn->state = RDMA_CONN_CLOSING;
-	rdma_disconnect(conn->id);
-	/* Whatever the CM did: every posted work request must now flush. */
-	if (conn->qp)
-		ibv_modify_qp(conn->qp, &qa, IBV_QP_STATE);
-
-	/* Contexts that hold no work request and are not with the RPC layer. */
-	queue_init(&conn->bulk_wait);
-	queue_init(&conn->sq_wait);
-	queue_init(&conn->read_wait);
-	for (unsigned i = 0; i < conn->nctxts; i++) {
-		struct rdma_ctxt *x = &conn->ctxts[i];
-		bool idle = x->state == CTXT_WAIT_BULK || x->state == CTXT_WAIT_SQ ||
-			    (x->state == CTXT_READING && x->rdone == x->rposted);
-		if (idle)
-			rdma_ctxt_release(x);
-	}
-	rdma_conn_check_idle(conn);
-}
-
-/* ---- completion channel ---- */
-
-static void cq_event_cb(int fd, short what, void *arg)
-{
-	struct rdma_conn *conn = arg;
-	struct ibv_cq *cq;
-	void *cq_ctx;
-
-	(void)fd;
-	(void)what;
-	while (ibv_get_cq_event(conn->channel, &cq, &cq_ctx) == 0) {
-		ibv_ack_cq_events(cq, 1);
-		if (ibv_req_notify_cq(cq, 0))
-			rdma_conn_close(conn, "cannot re-arm a completion queue");
-	}
-	rdma_cq_drain(conn);
-	rdma_conn_check_idle(conn);
-}
-
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
-/* ---- accept ---- */
-
-static void conn_peer(struct rdma_conn *conn)
-{
-	struct sockaddr *sa = rdma_get_peer_addr(conn->id);
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
-
-	if (sa && sa->sa_family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)sa;
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		port = ntohs(in->sin_port);
-		memcpy(&conn->rpc.peer, in, sizeof(*in));
-		conn->rpc.peer_len = sizeof(*in);
-	} else if (sa && sa->sa_family == AF_INET6) {
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		port = ntohs(in6->sin6_port);
-		memcpy(&conn->rpc.peer, in6, sizeof(*in6));
-		conn->rpc.peer_len = sizeof(*in6);
-	}
-	snprintf(conn->rpc.peer_name, sizeof(conn->rpc.peer_name),
-		 sa && sa->sa_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
-}
-
-static unsigned min_u(unsigned a, unsigned b)
-{
-	return a < b ? a : b;
-}
-
-static size_t align_up(size_t n, size_t a)
-{
-	return (n + a - 1) / a * a;
-}
-
-static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_param *req)
-{
-	struct ibv_context *verbs = conn->id->verbs;
-	const struct ibv_device_attr *da = &conn->dev->attr;
-	struct ibv_port_attr pa;
-
-	/* rdma_credits.h: a pool of 2 x credits + spare receive contexts, at
-	 * most credits + spare of them posted. */
-	conn->nctxts = conn->credits.bufs_total;
-	conn->nrecv_max = conn->credits.max_grant + RDMA_CREDITS_SPARE;
-	/* Room for a full reply chain plus every context's Send and Reads. */
-	unsigned want = 2 * conn->nctxts + RDMA_WRITE_PLAN_MAX_WRS + 1;
-	conn->sq_depth = min_u(want, (unsigned)da->max_qp_wr);
-	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nrecv_max) {
-		log_err("rdma: device queues too small (max_qp_wr %d)", da->max_qp_wr);
-		return -1;
-	}
-	conn->sq_free = conn->sq_depth;
-	/* In a CONNECT_REQUEST the CM reports the requester's values from our
-	 * side: initiator_depth is how many RDMA Reads we may have outstanding
-	 * (the client's responder_resources), as knfsd's sc_ord. */
-	conn->ord = min_u(min_u(req->initiator_depth, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
-	conn->max_send_sge = min_u((unsigned)da->max_sge, 16);
-	conn->max_wr_bytes = 1u << 30;
-	if (ibv_query_port(verbs, conn->id->port_num, &pa) == 0 && pa.max_msg_sz &&
-	    pa.max_msg_sz < conn->max_wr_bytes)
-		conn->max_wr_bytes = pa.max_msg_sz;
-
-	conn->channel = ibv_create_comp_channel(verbs);
-	if (!conn->channel || set_nonblock(conn->channel->fd))
-		return -1;
-	conn->scq = ibv_create_cq(verbs, (int)conn->sq_depth, conn, conn->channel, 0);
-	conn->rcq = ibv_create_cq(verbs, (int)conn->nrecv_max, conn, conn->channel, 0);
-	if (!conn->scq || !conn->rcq || ibv_req_notify_cq(conn->scq, 0) || ibv_req_notify_cq(conn->rcq, 0))
-		return -1;
-
-	struct ibv_qp_init_attr qa = {
-		.send_cq = conn->scq,
-		.recv_cq = conn->rcq,
-		.cap = {
-			.max_send_wr = conn->sq_depth,
-			.max_recv_wr = conn->nrecv_max,
-			.max_send_sge = conn->max_send_sge,
-			.max_recv_sge = 1,
-		},
-		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = 0,
-	};
-	if (rdma_create_qp(conn->id, conn->dev->pd, &qa))
-		return -1;
-	conn->qp = conn->id->qp;
-	return 0;
-}
-
-/* Per context: receive | send (header + inline body) | small reply | small payload. */
-static size_t ctxt_stride(uint32_t inline_size, uint32_t small_room)
-{
-	return align_up(inline_size, 64) + align_up(RDMA_HDR_BUF + inline_size, 64) +
-	       2 * align_up(small_room, 64);
-}
-
-static int conn_setup_memory(struct rdma_conn *conn)
-{
-	struct ibv_pd *pd = conn->dev->pd;
-	/* RFC 8166 §4.5.3: a call without chunks gets room for a reply larger
-	 * than can go inline, so that send_reply() sees it and answers ERR_CHUNK. */
-	conn->small_room = RDMA_NOCHUNK_ROOM * conn->inline_size;
-	size_t stride = ctxt_stride(conn->inline_size, conn->small_room);
-	size_t isz = align_up(conn->inline_size, 64), rsz = align_up(conn->small_room, 64);
-
-	conn->small_size = stride * conn->nctxts + 64;
-	if (posix_memalign((void **)&conn->small_mem, 4096, conn->small_size))
-		return -1;
-	memset(conn->small_mem, 0, conn->small_size);
-	conn->zero_pad = conn->small_mem + stride * conn->nctxts;
-	conn->small_mr = ibv_reg_mr(pd, conn->small_mem, conn->small_size, IBV_ACCESS_LOCAL_WRITE);
-	if (!conn->small_mr)
-		return -1;
-
-	conn->slot_size = (uint32_t)align_up(rdma_pcl_read_buf_size(&conn->lim), 4096);
-	conn->nslots = RDMA_BULK_BUDGET / conn->slot_size;
-	if (conn->nslots < RDMA_MIN_SLOTS)
-		conn->nslots = RDMA_MIN_SLOTS;
-	if (conn->nslots > RDMA_MAX_SLOTS)
-		conn->nslots = RDMA_MAX_SLOTS;
-	conn->bulk_size = (size_t)conn->nslots * conn->slot_size;
-	if (posix_memalign((void **)&conn->bulk_mem, 4096, conn->bulk_size))
-		return -1;
-	conn->bulk_mr = ibv_reg_mr(pd, conn->bulk_mem, conn->bulk_size, IBV_ACCESS_LOCAL_WRITE);
-	conn->free_slots = calloc(conn->nslots, sizeof(int));
-	if (!conn->bulk_mr || !conn->free_slots)
-		return -1;
-	for (unsigned i = 0; i < conn->nslots; i++)
-		conn->free_slots[conn->nfree_slots++] = (int)i;
-
-	conn->ctxts = calloc(conn->nctxts, sizeof(*conn->ctxts));
-	if (!conn->ctxts)
-		return -1;
-	for (unsigned i = 0; i < conn->nctxts; i++) {
-		struct rdma_ctxt *x = &conn->ctxts[i];
-		uint8_t *base = conn->small_mem + stride * i;
-
-		x->conn = conn;
-		x->index = i;
-		x->state = CTXT_FREE;
-		x->recv_buf = base;
-		x->send_buf = base + isz;
-		x->reply_small = x->send_buf + align_up(RDMA_HDR_BUF + conn->inline_size, 64);
-		x->payload_small = x->reply_small + rsz;
-		x->recv_tag = (struct rdma_wr_tag){ RDMA_WR_RECV, x };
-		x->read_tag = (struct rdma_wr_tag){ RDMA_WR_READ, x };
-		x->send_tag = (struct rdma_wr_tag){ RDMA_WR_SEND, x };
-	}
-	for (unsigned i = conn->nctxts; i-- > 0;)
-		rdma_ctxt_free_push(&conn->ctxts[i]);
-	return 0;
-}
-
-static int conn_accept(struct rdma_cm_id *id, const struct rdma_conn_param *req, const uint8_t *pd,
-		       size_t pdlen)
-{
-	struct rdma_conn *conn = calloc(1, sizeof(*conn));
-	uint8_t ours[RDMA_PD_LEN];
-	const char *step = "memory";
-
-	if (!conn)
-		return -1;
-	conn->id = id;
-	id->context = conn;
-	conn->state = RDMA_CONN_ACCEPTING;
-	conn->rpc.ops = &rdma_xprt_ops;
-	conn->rpc.xprt_name = "rdma";
-	conn_peer(conn);
-
-	/* RFC 8797 §4.2, §5.1: thresholds from the client's private data. */
-	rdma_privdata_parse(pd, pdlen, &conn->peer_pd);
-	conn->inline_size = g.inline_size;
-	rdma_privdata_thresholds(&conn->peer_pd, RDMA_VERS_1, g.inline_size, g.inline_size, g.send_inv,
-				 &conn->inl_v1);
-	rdma_privdata_thresholds(&conn->peer_pd, RDMA_VERS_2, g.inline_size, g.inline_size, g.send_inv,
-				 &conn->inl_v2);
-	rdma_limits_default(&conn->lim, g.max_payload, g.inline_size >= RDMA_INLINE_V2_DEFAULT);
-	rdma_credits_init(&conn->credits, g.credits);
-
-	step = "device";
-	conn->dev = dev_get(id->verbs);
-	if (!conn->dev)
-		goto fail;
-	step = "queues";
-	if (conn_setup_queues(conn, req))
-		goto fail;
-	step = "memory registration";
-	if (conn_setup_memory(conn))
-		goto fail;
-	step = "loop event";
-	conn->cq_ev = loop_io(g.loop, conn->channel->fd, LOOP_READ | LOOP_PERSIST, cq_event_cb, conn);
-	if (!conn->cq_ev || loop_ev_add(conn->cq_ev, NULL))
-		goto fail;
-	step = "posting receives";
-	if (rdma_recv_refill(conn))
-		goto fail;
-
-	/* RFC 8797 §4: version 1, R if we will use Send With Invalidate, our
-	 * send and receive sizes. knfsd-like: we never read from... the client
-	 * never reads from us (responder_resources 0); our Reads are bounded
-	 * by what it accepts (its responder_resources). */
-	rdma_privdata_build(ours, g.send_inv, g.inline_size, g.inline_size);
-	struct rdma_conn_param param = {
-		.private_data = ours,
-		.private_data_len = sizeof(ours),
-		.responder_resources = 0,
-		.initiator_depth = (uint8_t)conn->ord,
-		.rnr_retry_count = 0,
-	};
-	step = "rdma_accept";
-	if (rdma_accept(id, &param))
-		goto fail;
-	conn->next = g.conns;
-	g.conns = conn;
-	g.nconns++;
-	stats_conn_register(&conn->stats, "rdma", conn->rpc.peer_name);
-	stats_set(&conn->stats.rdma_version, RDMA_VERS_1);
-	stats_set(&conn->stats.credits, conn->credits.max_grant);
-	stats_set(&conn->stats.inline_recv, conn->inl_v1.call_max);
-	stats_set(&conn->stats.inline_send, conn->inl_v1.reply_max);
-	log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connecting: private data %s (R %d, send %u, recv %u), "
-		 "inline call %u reply %u (v1), credits %u, ord %u, send-invalidate %s",
-		 conn->rpc.peer_name, conn->peer_pd.present ? "yes" : "no", conn->peer_pd.remote_inv,
-		 conn->peer_pd.send_size, conn->peer_pd.recv_size, conn->inl_v1.call_max,
-		 conn->inl_v1.reply_max, conn->credits.max_grant, conn->ord,
-		 conn->inl_v1.send_inv ? "yes" : "no");
-	return 0;
-fail:
-	log_limited(&lim_accept, LOG_WARNING, "rdma: %s: cannot accept: %s failed (%s)",
-		    conn->rpc.peer_name, step, strerror(errno));
-	rdma_reject(id, NULL, 0);
-	conn_free(conn); /* destroys id too */
-	return -1;
+	queue_push(&x->reap, &conn->reap_link);
+	if (x->reap_ev)
+		loop_ev_add(x->reap_ev, &now);
 }
 
 /* ---- CM events ---- */
 
-static void cm_event(const struct rdma_cm_event *ev, const uint8_t *pd, size_t pdlen)
+static void cm_connect_request(struct rdma_xprt *x, const struct rdma_cm_event *ev, const uint8_t *pd,
+			       size_t pdlen)
+{
+	const char *why = x->draining ? "the server is stopping" : x->nconns >= x->max_conns ? "too many connections" : NULL;
+
+	if (why) {
+		log_limited(&lim_accept, LOG_WARNING, "rdma: connection refused: %s (%u connections)", why,
+			    x->nconns);
+		rdma_reject(ev->id, NULL, 0);
+		rdma_destroy_id(ev->id);
+		return;
+	}
+	rdma_conn_accept(x, ev->id, &ev->param.conn, pd, pdlen);
+}
+
+static void cm_event(struct rdma_xprt *x, const struct rdma_cm_event *ev, const uint8_t *pd, size_t pdlen)
 {
 	struct rdma_conn *conn = ev->id->context;
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
-		if (g.nconns >= g.max_conns) {
-			log_limited(&lim_accept, LOG_WARNING, "rdma: connection refused: %u connections",
-				    g.nconns);
-			rdma_reject(ev->id, NULL, 0);
-			rdma_destroy_id(ev->id);
-			return;
-		}
-		conn_accept(ev->id, &ev->param.conn, pd, pdlen);
+		cm_connect_request(x, ev, pd, pdlen);
 		return;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (conn && conn->state == RDMA_CONN_ACCEPTING) {
 			conn->state = RDMA_CONN_CONNECTED;
 			log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connected", conn->rpc.peer_name);
+			rdma_conn_check_idle(conn); /* draining since the accept */
 		}
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
@@ -592,12 +220,12 @@ static void cm_event(const struct rdma_cm_event *ev, const uint8_t *pd, size_t p
 
 static void cm_event_cb(int fd, short what, void *arg)
 {
+	struct rdma_xprt *x = arg;
 	struct rdma_cm_event *ev;
 
 	(void)fd;
 	(void)what;
-	(void)arg;
-	while (rdma_get_cm_event(g.ec, &ev) == 0) {
+	while (x->ec && rdma_get_cm_event(x->ec, &ev) == 0) {
 		/* Copy what we need, ack at once (rdma_destroy_id waits for acks). */
 		struct rdma_cm_event copy = *ev;
 		uint8_t pd[256];
@@ -609,13 +237,43 @@ static void cm_event_cb(int fd, short what, void *arg)
 		}
 		copy.param.conn.private_data = NULL;
 		rdma_ack_cm_event(ev);
-		cm_event(&copy, pd, pdlen);
+		cm_event(x, &copy, pd, pdlen);
 	}
 }
 
-/* ---- start / stop ---- */
+/* ---- create / start ---- */
 
-static int listen_one(const struct config_listen *l)
+struct rdma_xprt *rdma_xprt_create(struct loop *loop, const struct rnfsd_config *cfg)
+{
+	struct rdma_xprt *x;
+
+	if (cfg->rdma == CONFIG_NO)
+		return NULL;
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		log_err("rdma: out of memory");
+		return NULL;
+	}
+	x->base.ops = &rdma_xprt_ops;
+	x->loop = loop;
+	x->required = cfg->rdma == CONFIG_YES;
+	x->n_listen_cfg = cfg->n_rdma_listen < CONFIG_MAX_LISTEN ? cfg->n_rdma_listen : CONFIG_MAX_LISTEN;
+	memcpy(x->listen_cfg, cfg->rdma_listen, x->n_listen_cfg * sizeof(x->listen_cfg[0]));
+	x->max_conns = cfg->max_connections ? cfg->max_connections : 1024;
+	x->credits = cfg->rdma_credits;
+	x->inline_size = (uint32_t)cfg->rdma_inline;
+	x->max_payload = (uint32_t)cfg->rdma_max_payload;
+	x->send_inv = cfg->rdma_send_invalidate;
+	queue_init(&x->reap);
+	return x;
+}
+
+struct xprt *rdma_xprt_base(struct rdma_xprt *x)
+{
+	return &x->base;
+}
+
+static int listen_one(struct rdma_xprt *x, const struct config_listen *l)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct rdma_cm_id *id;
@@ -633,7 +291,7 @@ static int listen_one(const struct config_listen *l)
 		if (inet_pton(AF_INET, l->addr, &in->sin_addr) != 1)
 			return -1;
 	}
-	if (rdma_create_id(g.ec, &id, NULL, RDMA_PS_TCP))
+	if (rdma_create_id(x->ec, &id, NULL, RDMA_PS_TCP))
 		return -1;
 	if (rdma_bind_addr(id, (struct sockaddr *)&ss) || rdma_listen(id, RDMA_LISTEN_BACKLOG)) {
 		int e = errno;
@@ -641,7 +299,7 @@ static int listen_one(const struct config_listen *l)
 		errno = e;
 		return -1;
 	}
-	g.listen[g.nlisten++] = id;
+	x->listen[x->nlisten++] = id;
 	log_info("rdma: listening on %s%s%s:%u", strchr(l->addr, ':') ? "[" : "", l->addr,
 		 strchr(l->addr, ':') ? "]" : "", l->port);
 	return 0;
@@ -657,88 +315,111 @@ static int count_devices(void)
 	return list ? n : 0;
 }
 
-int rdma_transport_start(struct loop *loop, const struct rnfsd_config *cfg)
+/* enable = yes: every listener not marked optional must be up, or start-up
+ * fails; auto: RDMA as a whole is optional, a failure is logged. 0 or -1. */
+static int listen_all(struct rdma_xprt *x)
 {
-	bool required = cfg->rdma == CONFIG_YES;
+	for (unsigned i = 0; i < x->n_listen_cfg; i++) {
+		const struct config_listen *l = &x->listen_cfg[i];
 
-	if (cfg->rdma == CONFIG_NO)
-		return 0;
-	memset(&g, 0, sizeof(g));
-	g.loop = loop;
-	g.max_conns = cfg->max_connections ? cfg->max_connections : 1024;
-	g.credits = cfg->rdma_credits;
-	g.inline_size = (uint32_t)cfg->rdma_inline;
-	g.max_payload = (uint32_t)cfg->rdma_max_payload;
-	g.send_inv = cfg->rdma_send_invalidate;
-
-	if (count_devices() == 0) {
-		/* Said once; TCP goes on. */
-		log_msg(required ? LOG_ERR : LOG_INFO,
-			"rdma: no RDMA device found: RPC-over-RDMA is not served%s",
-			required ? "" : " (TCP only)");
-		return required ? -1 : 0;
-	}
-	g.ec = rdma_create_event_channel();
-	if (!g.ec) {
-		log_msg(required ? LOG_ERR : LOG_INFO,
-			"rdma: RDMA-CM unavailable (%s): RPC-over-RDMA is not served", strerror(errno));
-		return required ? -1 : 0;
-	}
-	if (set_nonblock(g.ec->fd))
-		goto fail;
-	g.cm_ev = loop_io(loop, g.ec->fd, LOOP_READ | LOOP_PERSIST, cm_event_cb, NULL);
-	g.reap_ev = loop_timer(loop, false, reap_cb, NULL);
-	if (!g.cm_ev || !g.reap_ev || loop_ev_add(g.cm_ev, NULL))
-		goto fail;
-	/* enable = yes: every listener not marked optional must be up, or start-up
-	 * fails; auto: RDMA as a whole is optional, a failure is logged. */
-	for (unsigned i = 0; i < cfg->n_rdma_listen; i++) {
-		const struct config_listen *l = &cfg->rdma_listen[i];
-
-		if (listen_one(l) == 0)
+		if (listen_one(x, l) == 0)
 			continue;
 		if (l->optional && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT || errno == ENODEV)) {
 			log_warn("rdma: %s:%u skipped (optional address): %s", l->addr, l->port, strerror(errno));
 			continue;
 		}
-		log_msg(required ? LOG_ERR : LOG_WARNING, "rdma: cannot listen on %s:%u: %s", l->addr, l->port,
-			strerror(errno));
-		if (required)
-			goto fail;
+		log_msg(x->required ? LOG_ERR : LOG_WARNING, "rdma: cannot listen on %s:%u: %s", l->addr,
+			l->port, strerror(errno));
+		if (x->required)
+			return -1;
 	}
-	if (g.nlisten == 0)
+	return x->nlisten ? 0 : -1;
+}
+
+static void listeners_close(struct rdma_xprt *x)
+{
+	for (unsigned i = 0; i < x->nlisten; i++)
+		rdma_destroy_id(x->listen[i]);
+	x->nlisten = 0;
+}
+
+/*
+ * xprt_ops.start. Call after daemonising (verbs resources do not survive
+ * fork()). 0 when listening, or when RDMA is optional (enable = auto) and
+ * cannot be served (said once in the log; TCP goes on); -1 (logged) when it
+ * was required (enable = yes) and cannot be served.
+ */
+static int rdma_xprt_op_start(struct xprt *base)
+{
+	struct rdma_xprt *x = rdma_of(base);
+
+	if (count_devices() == 0) {
+		log_msg(x->required ? LOG_ERR : LOG_INFO, "rdma: no RDMA device found: RPC-over-RDMA is not served%s",
+			x->required ? "" : " (TCP only)");
+		return x->required ? -1 : 0;
+	}
+	x->ec = rdma_create_event_channel();
+	if (!x->ec) {
+		log_msg(x->required ? LOG_ERR : LOG_INFO, "rdma: RDMA-CM unavailable (%s): RPC-over-RDMA is not served",
+			strerror(errno));
+		return x->required ? -1 : 0;
+	}
+	if (rdma_set_nonblock(x->ec->fd))
+		goto fail;
+	x->cm_ev = loop_io(x->loop, x->ec->fd, LOOP_READ | LOOP_PERSIST, cm_event_cb, x);
+	x->reap_ev = loop_timer(x->loop, false, reap_cb, x);
+	if (!x->cm_ev || !x->reap_ev || loop_ev_add(x->cm_ev, NULL))
+		goto fail;
+	if (listen_all(x))
 		goto fail;
 	return 0;
 fail:
-	log_msg(required ? LOG_ERR : LOG_WARNING, "rdma: RPC-over-RDMA is not served");
-	rdma_transport_stop();
-	rdma_transport_release();
-	return required ? -1 : 0;
+	log_msg(x->required ? LOG_ERR : LOG_WARNING, "rdma: RPC-over-RDMA is not served");
+	listeners_close(x);
+	loop_ev_free(x->cm_ev);
+	loop_ev_free(x->reap_ev);
+	x->cm_ev = x->reap_ev = NULL;
+	rdma_destroy_event_channel(x->ec);
+	x->ec = NULL;
+	return x->required ? -1 : 0;
 }
 
-unsigned rdma_transport_conns(void)
-{
-	return g.nconns;
-}
+/* ---- drain / stop / free ---- */
 
-void rdma_transport_stop(void)
+static void rdma_xprt_op_drain(struct xprt *base, void (*done)(void *arg), void *arg)
 {
-	for (unsigned i = 0; i < g.nlisten; i++)
-		rdma_destroy_id(g.listen[i]);
-	g.nlisten = 0;
-	if (g.cm_ev) {
-		loop_ev_del(g.cm_ev);
-		loop_ev_free(g.cm_ev);
-		g.cm_ev = NULL;
+	struct rdma_xprt *x = rdma_of(base);
+
+	x->draining = true;
+	x->drain_done = done;
+	x->drain_arg = arg;
+	listeners_close(x);
+	if (x->nconns)
+		log_info("rdma: draining %u connections", x->nconns);
+	for (struct rdma_conn *conn = x->conns, *next; conn; conn = next) {
+		next = conn->next;
+		rdma_conn_check_idle(conn); /* closes those with nothing in flight */
 	}
-	for (struct rdma_conn *conn = g.conns; conn; conn = conn->next)
-		rdma_conn_close(conn, "server stopping");
-	/* The loop may not run again: reap the flushes here, for a while. */
+	drain_check_done(x);
+}
+
+/* Loop thread, or main once the loop no longer runs: close every connection
+ * and give the flushes RDMA_STOP_FLUSH_S to come back. */
+static void rdma_xprt_op_stop(struct xprt *base)
+{
+	struct rdma_xprt *x = rdma_of(base);
 	struct timespec t0, now;
+
+	x->drain_done = NULL;
+	listeners_close(x);
+	loop_ev_free(x->cm_ev);
+	x->cm_ev = NULL;
+	for (struct rdma_conn *conn = x->conns; conn; conn = conn->next)
+		rdma_conn_close(conn, "server stopping");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		bool pending = false;
-		for (struct rdma_conn *conn = g.conns; conn; conn = conn->next) {
+		for (struct rdma_conn *conn = x->conns; conn; conn = conn->next) {
 			if (!conn->reaping) {
 				rdma_cq_drain(conn);
 				rdma_conn_check_idle(conn);
@@ -746,37 +427,42 @@ void rdma_transport_stop(void)
 			pending |= conn->wrs_outstanding != 0;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (!pending || now.tv_sec - t0.tv_sec >= 2)
+		if (!pending || now.tv_sec - t0.tv_sec >= RDMA_STOP_FLUSH_S)
 			break;
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
-	reap_cb(-1, 0, NULL);
+	reap_cb(-1, 0, x);
 }
 
-void rdma_transport_release(void)
+/* After workers_stop(): free what is left (calls that never came back
+ * included), the devices and protection domains, the channel. */
+static void rdma_xprt_op_free(struct xprt *base)
 {
-	/* Whatever is left (calls that never came back): free it anyway. */
-	while (g.conns) {
-		struct rdma_conn *conn = g.conns;
-		g.conns = conn->next;
-		conn_free(conn);
+	struct rdma_xprt *x = rdma_of(base);
+
+	listeners_close(x);
+	loop_ev_free(x->cm_ev);
+	while (x->conns) {
+		struct rdma_conn *conn = x->conns;
+		x->conns = conn->next;
+		rdma_conn_free(conn);
 	}
-	g.nconns = 0;
-	queue_init(&g.reap);
-	if (g.reap_ev) {
-		loop_ev_del(g.reap_ev);
-		loop_ev_free(g.reap_ev);
-		g.reap_ev = NULL;
-	}
-	while (g.devs) {
-		struct rdma_dev *d = g.devs;
-		g.devs = d->next;
+	x->nconns = 0;
+	loop_ev_free(x->reap_ev);
+	while (x->devs) {
+		struct rdma_dev *d = x->devs;
+		x->devs = d->next;
 		if (d->pd)
 			ibv_dealloc_pd(d->pd);
 		free(d);
 	}
-	if (g.ec) {
-		rdma_destroy_event_channel(g.ec);
-		g.ec = NULL;
-	}
+	if (x->ec)
+		rdma_destroy_event_channel(x->ec);
+	free(x);
+}
+
+static unsigned rdma_xprt_op_conns(const struct xprt *base)
+{
+	const struct rdma_xprt *x = container_of(base, const struct rdma_xprt, base);
+	return __atomic_load_n(&x->nconns, __ATOMIC_RELAXED);
 }

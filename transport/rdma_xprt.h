@@ -2,8 +2,12 @@
  * rdma_xprt.h - internals shared by the RPC-over-RDMA verbs shell.
  * Grouped by the file that implements them, so it doubles as a map:
  *
- *   rdma_transport.c  listen, accept (private data, QP, memory, receives),
- *                     CM events, the one close path, teardown
+ *   rdma_transport.c  one transport instance (struct rdma_xprt): listeners,
+ *                     CM events, devices, the connection list and reaper,
+ *                     start / graceful drain / stop / free
+ *   rdma_conn.c       one connection: accept (private data, QP, memory,
+ *                     receives), context states and bulk slots, the one
+ *                     close path, teardown
  *   rdma_recvfrom.c   a Receive completed: decode, pull Read chunks, hand the
  *                     call to the RPC layer
  *   rdma_sendto.c     send_reply(): Write chunks, Reply chunk, Send; errors
@@ -60,6 +64,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "conf/config.h"
 #include "core/queue.h"
 #include "core/stats.h"
 #include "rpc/rpc.h"
@@ -161,12 +166,15 @@ struct rdma_dev {
 	struct rdma_dev *next;
 };
 
+struct rdma_xprt;
+
 struct rdma_conn {
-	struct rpc_conn rpc;            /* what the RPC layer sees; ops->send_reply */
+	struct rpc_conn rpc;            /* what the RPC layer sees; its refs free the memory */
+	struct rdma_xprt *x;            /* the transport instance that accepted it */
 	struct rdma_cm_id *id;
 	struct rdma_dev *dev;
 	enum rdma_conn_state state;
-	struct rdma_conn *next;         /* all connections (rdma_transport.c) */
+	struct rdma_conn *next;         /* x->conns */
 	struct queue_link reap_link;    /* on the reap list once CLOSING and idle */
 	bool reaping;
 
@@ -222,14 +230,56 @@ struct rdma_conn {
 	struct ibv_sge ssge[RDMA_WRITE_PLAN_MAX_SGES + 1];
 };
 
+/* One RPC-over-RDMA transport instance (rdma_transport.c); nothing is global. */
+struct rdma_xprt {
+	struct xprt base;               /* the generic interface (rpc/xprt.h); first */
+	struct loop *loop;
+	struct rdma_event_channel *ec;
+	struct loop_ev *cm_ev;
+	struct loop_ev *reap_ev;        /* zero-delay timer: frees reaped connections */
+	struct rdma_cm_id *listen[CONFIG_MAX_LISTEN];
+	unsigned nlisten;
+	struct rdma_conn *conns;        /* every connection not yet freed */
+	unsigned nconns;
+	struct queue reap;              /* of rdma_conn by reap_link: CLOSING and idle */
+	struct rdma_dev *devs;
+
+	/* From the configuration, copied at create. */
+	bool required;                  /* enable = yes (else auto) */
+	struct config_listen listen_cfg[CONFIG_MAX_LISTEN];
+	unsigned n_listen_cfg;
+	unsigned max_conns;
+	uint32_t credits;
+	uint32_t inline_size;
+	uint32_t max_payload;
+	bool send_inv;
+
+	/* Graceful stop (rdma_transport.c's file comment). */
+	bool draining;
+	void (*drain_done)(void *arg);
+	void *drain_arg;
+};
+
 /* rdma_transport.c */
+int rdma_set_nonblock(int fd);
+struct rdma_dev *rdma_dev_get(struct rdma_xprt *x, struct ibv_context *verbs);
+void rdma_dev_put(struct rdma_dev *d);
+void rdma_xprt_conn_add(struct rdma_xprt *x, struct rdma_conn *conn);
+void rdma_xprt_reap(struct rdma_xprt *x, struct rdma_conn *conn);
+
+/* rdma_conn.c */
+int rdma_conn_accept(struct rdma_xprt *x, struct rdma_cm_id *id, const struct rdma_conn_param *req,
+		     const uint8_t *pd, size_t pdlen);
 void rdma_conn_close(struct rdma_conn *conn, const char *why);
+/* CLOSING and idle: to the reaper; draining and idle: close. */
 void rdma_conn_check_idle(struct rdma_conn *conn);
+/* Tear down the verbs resources and drop the transport's reference. */
+void rdma_conn_free(struct rdma_conn *conn);
+void rdma_conn_release(struct rpc_conn *rc); /* xprt_ops.conn_release */
 int rdma_slots_get(struct rdma_conn *conn, unsigned n, int *out);
 void rdma_ctxt_release(struct rdma_ctxt *x);
 void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st);
 const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers);
-extern const struct rpc_xprt_ops rdma_xprt_ops;
 
 /* rdma_recvfrom.c */
 void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len);

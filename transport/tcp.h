@@ -8,11 +8,13 @@
  * writev straight from the reply and payload buffers. Everything runs on the
  * loop thread.
  *
- * Use (main thread):
+ * Use (main thread), directly or through the generic interface (rpc/xprt.h,
+ * tcp_xprt_base(x)->ops):
  *   struct tcp_params p;  tcp_params_from_config(&p, cfg);   (adjust p)
- *   struct tcp_xprt *x = tcp_xprt_start(loop, &p);
+ *   struct tcp_xprt *x = tcp_xprt_create(loop, &p);   ops->start: listen
+ *   (or both at once: tcp_xprt_start(loop, &p))
  *   ... loop_run() ...   SIGTERM: tcp_xprt_drain(x, done, arg) -> done() -> loop_break()
- *   workers_stop();  tcp_xprt_free(x);
+ *   tcp_xprt_stop(x);  workers_stop();  tcp_xprt_free(x);
  */
 #ifndef RNFSD_TCP_H
 #define RNFSD_TCP_H
@@ -25,6 +27,7 @@
 
 struct loop;
 struct tcp_xprt;
+struct xprt;
 
 #define TCP_REPLY_CAP (256u * 1024)   /* RPC reply header + inline results per call */
 #define TCP_PAYLOAD_CAP (1024u * 1024) /* bulk reply data (READ) per call */
@@ -48,8 +51,13 @@ struct tcp_params {
  * record_timeout_s TCP_RECORD_TIMEOUT_S. */
 void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
 
+/* A transport instance that does not listen yet (NULL on allocation failure). */
+struct tcp_xprt *tcp_xprt_create(struct loop *loop, const struct tcp_params *p);
+/* Its generic interface: ops->start opens the listeners as tcp_xprt_start() does. */
+struct xprt *tcp_xprt_base(struct tcp_xprt *x);
+
 /*
- * Open every listener (SO_REUSEADDR; IPV6_V6ONLY on IPv6 ones so 0.0.0.0 and
+ * tcp_xprt_create() and start: open every listener (SO_REUSEADDR; IPV6_V6ONLY on IPv6 ones so 0.0.0.0 and
  * :: coexist) and start accepting. NULL (logged) if a listener cannot be
  * opened, unless it is optional and the host lacks its address or address
  * family (then it is skipped with a warning); NULL too if none is left.
@@ -75,7 +83,11 @@ unsigned tcp_xprt_conns(const struct tcp_xprt *x);
  */
 void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
 
-/* Close everything (after workers_stop(): no call may still be in a worker). */
+/* Close the listeners and every connection now (calls still with workers
+ * release their contexts when they complete). */
+void tcp_xprt_stop(struct tcp_xprt *x);
+
+/* Close everything and free (after workers_stop(): no call may still be in a worker). */
 void tcp_xprt_free(struct tcp_xprt *x);
 
 #endif

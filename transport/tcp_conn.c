@@ -40,18 +40,24 @@ static struct log_limit lim_io;
 static struct log_limit lim_connect;
 static struct log_limit lim_close;
 
-static void tcp_send_reply(struct rpc_call *c);
-static const struct rpc_xprt_ops tcp_rpc_ops = {.send_reply = tcp_send_reply};
-
+/* The reference count is the rpc_conn's (rpc/xprt.h): upper layers may hold
+ * references too, from any thread. */
 void tcp_conn_get(struct tcp_conn *conn)
 {
-	conn->refs++;
+	rpc_conn_get(&conn->rpc);
 }
 
 void tcp_conn_put(struct tcp_conn *conn)
 {
-	if (--conn->refs > 0)
-		return;
+	rpc_conn_put(&conn->rpc);
+}
+
+/* xprt_ops.conn_release: the last reference went (any thread; the
+ * connection is CLOSED and has no events left). */
+void tcp_conn_release(struct rpc_conn *rc)
+{
+	struct tcp_conn *conn = container_of(rc, struct tcp_conn, rpc);
+
 	free(conn->stage);
 	free(conn);
 }
@@ -96,6 +102,7 @@ void tcp_conn_close(struct tcp_conn *conn, const char *why)
 	conn->fd = -1;
 	tcp_waiter_remove(x, conn);
 	stats_conn_unregister(&conn->stats);
+	rpc_conn_closed(&conn->rpc); /* close hooks */
 
 	/* Contexts not in a worker go back now; those in a worker come back
 	 * through tcp_send_reply() and find the connection CLOSED. */
@@ -459,8 +466,8 @@ static void tcp_write_cb(int fd, short what, void *arg)
 	tcp_conn_put(conn);
 }
 
-/* rpc_xprt_ops.send_reply, loop thread: queue c's reply (or drop it). */
-static void tcp_send_reply(struct rpc_call *c)
+/* xprt_ops.send_reply, loop thread: queue c's reply (or drop it). */
+void tcp_send_reply(struct rpc_call *c)
 {
 	struct tcp_ctx *ctx = c->priv;
 	struct tcp_conn *conn = ctx->conn;
@@ -507,9 +514,8 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 		goto err;
 	conn->x = x;
 	conn->fd = fd;
-	conn->refs = 1;
 	conn->state = TCP_CONN_OPEN;
-	conn->rpc.ops = &tcp_rpc_ops;
+	rpc_conn_init(&conn->rpc, &x->base); /* the "open" reference */
 	conn->rpc.xprt_name = "tcp";
 	memcpy(&conn->rpc.peer, ss, len);
 	conn->rpc.peer_len = len;

@@ -24,8 +24,9 @@
  * delivered. DRAINING still answers the calls already received.
  *
  * In CLOSED the socket is closed and the connection unlinked, but the object
- * lives until its last reference goes (tcp_conn_put): one reference for being
- * open, one per call context it holds, one per callback running on it. A
+ * lives until its last reference goes (tcp_conn_put, the rpc_conn's count):
+ * one reference for being open, one per call context it holds, one per
+ * callback running on it, and any an upper layer holds (rpc_conn_get). A
  * context whose call completes on a CLOSED connection is just released.
  *
  * Call context states (tcp_ctx.state):
@@ -79,7 +80,6 @@ struct tcp_conn {
 	struct tcp_xprt *x;
 	int fd;
 	enum tcp_conn_state state;
-	unsigned refs;
 	struct loop_ev *ev_read;  /* persistent; armed unless paused */
 	struct loop_ev *ev_write; /* persistent; armed while a write would block */
 	bool reading;
@@ -103,6 +103,7 @@ struct tcp_conn {
 };
 
 struct tcp_xprt {
+	struct xprt base;         /* the generic interface (rpc/xprt.h); first */
 	struct loop *loop;
 	struct tcp_params p;
 	int lfd[CONFIG_MAX_LISTEN];
@@ -130,6 +131,8 @@ struct tcp_xprt {
 void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss, socklen_t len);
 void tcp_conn_get(struct tcp_conn *conn);
 void tcp_conn_put(struct tcp_conn *conn);
+void tcp_conn_release(struct rpc_conn *rc);
+void tcp_send_reply(struct rpc_call *c);
 void tcp_conn_close(struct tcp_conn *conn, const char *why);
 void tcp_conn_drain(struct tcp_conn *conn);
 /* DRAINING with nothing left to send: half-close (FIN after the last reply). */

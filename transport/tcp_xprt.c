@@ -220,12 +220,35 @@ static void tcp_listen_close_all(struct tcp_xprt *x)
 	x->accept_retry = NULL;
 }
 
-struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
+static int tcp_xprt_op_start(struct xprt *base);
+static void tcp_xprt_op_drain(struct xprt *base, void (*done)(void *arg), void *arg);
+static void tcp_xprt_op_stop(struct xprt *base);
+static void tcp_xprt_op_free(struct xprt *base);
+static unsigned tcp_xprt_op_conns(const struct xprt *base);
+
+static const struct xprt_ops tcp_xprt_ops = {
+	.name = "tcp",
+	.start = tcp_xprt_op_start,
+	.drain = tcp_xprt_op_drain,
+	.stop = tcp_xprt_op_stop,
+	.free = tcp_xprt_op_free,
+	.conns = tcp_xprt_op_conns,
+	.send_reply = tcp_send_reply,
+	.conn_release = tcp_conn_release,
+};
+
+static struct tcp_xprt *tcp_of(struct xprt *base)
+{
+	return container_of(base, struct tcp_xprt, base);
+}
+
+struct tcp_xprt *tcp_xprt_create(struct loop *loop, const struct tcp_params *p)
 {
 	struct tcp_xprt *x = calloc(1, sizeof(*x));
 
 	if (!x)
 		goto err_alloc;
+	x->base.ops = &tcp_xprt_ops;
 	x->loop = loop;
 	x->p = *p;
 	if (x->p.conn_max_calls == 0)
@@ -236,17 +259,35 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 	x->accept_retry = loop_timer(loop, false, tcp_accept_retry_cb, x);
 	x->linger_timer = loop_timer(loop, true, tcp_linger_cb, x);
 	x->sweep_timer = loop_timer(loop, true, tcp_sweep_cb, x);
-	if (!x->ctx_all || !x->accept_retry || !x->linger_timer || !x->sweep_timer)
-		goto err_free;
+	if (!x->ctx_all || !x->accept_retry || !x->linger_timer || !x->sweep_timer) {
+		tcp_xprt_free(x);
+		goto err_alloc;
+	}
+	return x;
+err_alloc:
+	log_err("tcp: out of memory");
+	return NULL;
+}
+
+struct xprt *tcp_xprt_base(struct tcp_xprt *x)
+{
+	return &x->base;
+}
+
+/* xprt_ops.start: open every listener and start accepting. */
+static int tcp_xprt_op_start(struct xprt *base)
+{
+	struct tcp_xprt *x = tcp_of(base);
+	const struct tcp_params *p = &x->p;
 
 	/* Every configured listener, or none: start-up fails rather than serve on
 	 * fewer addresses than configured (systemd then shows the failure). */
 	for (unsigned i = 0; i < p->n_listen && i < CONFIG_MAX_LISTEN; i++)
 		if (tcp_listen_add(x, &p->listen[i]) < 0)
-			goto err_free;
+			goto err;
 	if (x->n_listen == 0) {
 		log_err("tcp: no listener could be opened");
-		goto err_free;
+		goto err;
 	}
 	tcp_listen_arm(x, true);
 	if (x->p.record_timeout_s) {
@@ -254,18 +295,21 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 		struct timeval tv = {x->p.record_timeout_s / 4, (x->p.record_timeout_s % 4) * 250000};
 		loop_ev_add(x->sweep_timer, &tv);
 	}
-	return x;
-
-err_free:
+	return 0;
+err:
 	tcp_listen_close_all(x);
-	loop_ev_free(x->linger_timer);
-	loop_ev_free(x->sweep_timer);
-	free(x->ctx_all);
-	free(x);
-	return NULL;
-err_alloc:
-	log_err("tcp: out of memory");
-	return NULL;
+	return -1;
+}
+
+struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
+{
+	struct tcp_xprt *x = tcp_xprt_create(loop, p);
+
+	if (x && tcp_xprt_op_start(&x->base) != 0) {
+		tcp_xprt_free(x);
+		return NULL;
+	}
+	return x;
 }
 
 uint16_t tcp_xprt_port(const struct tcp_xprt *x)
@@ -284,6 +328,11 @@ bool tcp_xprt_listens(const struct tcp_xprt *x, int af)
 unsigned tcp_xprt_conns(const struct tcp_xprt *x)
 {
 	return __atomic_load_n(&x->n_conns, __ATOMIC_RELAXED);
+}
+
+static unsigned tcp_xprt_op_conns(const struct xprt *base)
+{
+	return tcp_xprt_conns(container_of(base, const struct tcp_xprt, base));
 }
 
 /* A connection was unlinked (tcp_conn_close). */
@@ -315,18 +364,38 @@ void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg)
 		tcp_xprt_conn_closed(x);
 }
 
+static void tcp_xprt_op_drain(struct xprt *base, void (*done)(void *arg), void *arg)
+{
+	tcp_xprt_drain(tcp_of(base), done, arg);
+}
+
+void tcp_xprt_stop(struct tcp_xprt *x)
+{
+	x->drain_done = NULL;
+	tcp_listen_close_all(x);
+	while (x->conns)
+		tcp_conn_close(x->conns, "shutting down");
+}
+
+static void tcp_xprt_op_stop(struct xprt *base)
+{
+	tcp_xprt_stop(tcp_of(base));
+}
+
 void tcp_xprt_free(struct tcp_xprt *x)
 {
 	if (!x)
 		return;
-	x->drain_done = NULL;
-	tcp_listen_close_all(x);
+	tcp_xprt_stop(x);
 	loop_ev_free(x->linger_timer);
 	loop_ev_free(x->sweep_timer);
 	x->linger_timer = x->sweep_timer = NULL;
-	while (x->conns)
-		tcp_conn_close(x->conns, "shutting down");
 	tcp_ctx_free_all(x);
 	free(x->ctx_all);
 	free(x);
+}
+
+static void tcp_xprt_op_free(struct xprt *base)
+{
+	tcp_xprt_free(tcp_of(base));
 }

@@ -64,10 +64,11 @@ static inline void th_send_reply(struct rpc_call *c)
 	pthread_mutex_unlock(&th_lock);
 }
 
-static const struct rpc_xprt_ops th_ops = {.send_reply = th_send_reply};
+static const struct xprt_ops th_ops = {.name = "test", .send_reply = th_send_reply};
+static struct xprt th_xprt = {.ops = &th_ops};
 
 static struct rpc_conn th_conn = {
-	.ops = &th_ops,
+	.xprt = &th_xprt,
 	.xprt_name = "test",
 	.peer_name = "test-peer:1",
 };

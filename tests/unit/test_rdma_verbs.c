@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "core/loop.h"
 #include "core/workers.h"
 #include "rpc/rpc.h"
+#include "rpc/xprt.h"
 #include "transport/rdma.h"
 #include "transport/rdma_hdr.h"
 #include "transport/rdma_privdata.h"
@@ -102,6 +104,23 @@ static enum rpc_proc_status p_write(struct rpc_call *c, void *args, void *res)
 	return RPC_PROC_OK;
 }
 
+/* "GETATTR" stands in for a slow call: args ms; sleeps that long (at most
+ * 5 s), says it started, returns ms. */
+static atomic_int slow_started;
+
+static enum rpc_proc_status p_slow(struct rpc_call *c, void *args, void *res)
+{
+	uint32_t ms;
+	(void)args;
+	(void)res;
+	if (!xdr_dec_u32(&c->args, &ms) || ms > 5000)
+		return RPC_PROC_GARBAGE;
+	atomic_store(&slow_started, 1);
+	usleep(ms * 1000);
+	xdr_enc_u32(&c->res, ms);
+	return RPC_PROC_OK;
+}
+
 /* "READDIR": args n; result: n bytes inline (not DDP-eligible). */
 static enum rpc_proc_status p_readdir(struct rpc_call *c, void *args, void *res)
 {
@@ -121,6 +140,7 @@ static enum rpc_proc_status p_readdir(struct rpc_call *c, void *args, void *res)
 /* NFSv3's RFC 8267 §3 rules, as the real table (nfs/v3/nfs3_procs.c) has them. */
 static const struct rpc_proc procs[17] = {
 	[0] = { .name = "NULL", .execute = p_null },
+	[1] = { .name = "GETATTR", .execute = p_slow },
 	[6] = { .name = "READ", .execute = p_read, .ddp = ULB_RULE_RES(ULB_READ_DATA) },
 	[7] = { .name = "WRITE", .execute = p_write, .ddp = ULB_RULE_ARG(ULB_WRITE_DATA) },
 	[16] = { .name = "READDIR", .execute = p_readdir },
@@ -129,6 +149,24 @@ static const struct rpc_version vers3 = { 3, 17, procs };
 static const struct rpc_program prog = { 100003, "nfs-standin", 1, &vers3 };
 
 static struct loop *loop;
+static struct xprt *rdma_x;        /* the transport under test */
+static struct loop_ev *drain_ev;   /* runs the drain on the loop thread */
+static atomic_int drained, drain_started;
+
+static void drained_cb(void *arg)
+{
+	(void)arg;
+	atomic_store(&drained, 1);
+}
+
+static void drain_ev_cb(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	rdma_x->ops->drain(rdma_x, drained_cb, NULL);
+	atomic_store(&drain_started, 1);
+}
 
 static void *loop_thread(void *arg)
 {
@@ -311,6 +349,22 @@ static void m_rpc(struct msg *m, uint32_t xid, uint32_t proc)
 		m_u32(m, w[i]);
 }
 
+/* RDMA_MSG without chunks (v1), then the RPC call header of proc. */
+static void m_plain_call(struct msg *m, uint32_t vers, uint32_t call_xid, uint32_t proc)
+{
+	m_init(m);
+	m_u32(m, call_xid);
+	m_u32(m, vers);
+	m_u32(m, 128);
+	m_u32(m, RDMA_MSG);
+	if (vers == 2)
+		m_u32(m, RDMA_DIR_CALL);
+	m_u32(m, 0);
+	m_u32(m, 0);
+	m_u32(m, 0);
+	m_rpc(m, call_xid, proc);
+}
+
 static uint32_t be(const uint8_t *p, unsigned word)
 {
 	uint32_t v;
@@ -322,22 +376,18 @@ static uint32_t be(const uint8_t *p, unsigned word)
 
 static uint32_t xid = 0x1000;
 
-static void t_null(struct client *cl, uint32_t vers)
+/* Send a NULL call (RDMA_MSG, no chunks) of transport version vers, not waited for. */
+static void send_null(struct client *cl, uint32_t vers)
 {
 	struct msg m;
-	uint32_t len;
-	m_init(&m);
-	m_u32(&m, ++xid);
-	m_u32(&m, vers);
-	m_u32(&m, 128);
-	m_u32(&m, RDMA_MSG);
-	if (vers == 2)
-		m_u32(&m, RDMA_DIR_CALL);
-	m_u32(&m, 0);
-	m_u32(&m, 0);
-	m_u32(&m, 0);
-	m_rpc(&m, xid, 0);
+	m_plain_call(&m, vers, ++xid, 0);
 	client_send(cl, m.b, xdr_enc_len(&m.e));
+}
+
+static void t_null(struct client *cl, uint32_t vers)
+{
+	uint32_t len;
+	send_null(cl, vers);
 	const uint8_t *r = client_recv(cl, &len, 3000);
 	CHECK(r != NULL, "v%u NULL: no reply", vers);
 	if (!r)
@@ -778,6 +828,56 @@ static void t_disconnect_midflight(const char *addr)
 	client_close(&cl);
 }
 
+/*
+ * Graceful drain (rdma_transport.c): a call in flight when the drain starts
+ * is answered; a call sent after it is not; then the server disconnects, the
+ * drain reports done, and new connections are refused.
+ */
+static void t_drain(const char *addr)
+{
+	struct client cl;
+	struct msg m;
+	uint32_t len, slow_xid;
+
+	if (client_connect(&cl, addr, false)) {
+		CHECK(0, "connect before the drain");
+		return;
+	}
+	m_plain_call(&m, 1, slow_xid = ++xid, 1);
+	m_u32(&m, 500); /* long enough for a NULL sent during the drain to arrive first */
+	client_send(&cl, m.b, xdr_enc_len(&m.e));
+	for (int i = 0; i < 500 && !atomic_load(&slow_started); i++)
+		usleep(10000);
+	CHECK(atomic_load(&slow_started), "the slow call reached a worker");
+	loop_ev_trigger(drain_ev);
+	for (int i = 0; i < 500 && !atomic_load(&drain_started); i++)
+		usleep(10000);
+	CHECK(atomic_load(&drain_started), "the drain started");
+	/* The loop thread ran the drain: this call's Receive completes after it. */
+	send_null(&cl, 1);
+	const uint8_t *r = client_recv(&cl, &len, 5000);
+	CHECK(r && be(r, 0) == slow_xid && be(r, 7) == slow_xid && be(r, 12) == 0 && be(r, 13) == 500,
+	      "the call in flight is answered during the drain");
+	CHECK(cm_wait(&cl, RDMA_CM_EVENT_DISCONNECTED, NULL) == 0, "the server disconnects once drained");
+	/* Whatever reached the client's receives is in its CQ before the flushes. */
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	ibv_modify_qp(cl.id->qp, &qa, IBV_QP_STATE);
+	r = client_recv(&cl, &len, 3000);
+	CHECK(r == NULL, "no reply to the call sent after the drain began (xid 0x%x)", r ? be(r, 0) : 0);
+	for (int i = 0; i < 500 && !atomic_load(&drained); i++)
+		usleep(10000);
+	CHECK(atomic_load(&drained), "drain done called");
+	CHECK(rdma_x->ops->conns(rdma_x) == 0, "no connection left after the drain");
+	rdma_destroy_qp(cl.id);
+	ibv_dereg_mr(cl.mr);
+	ibv_destroy_cq(cl.cq);
+	ibv_dealloc_pd(cl.pd);
+	rdma_destroy_id(cl.id);
+	rdma_destroy_event_channel(cl.ec);
+	free(cl.mem);
+	CHECK(client_connect(&cl, addr, false) != 0, "connections refused once drained");
+}
+
 /* RFC 8797 §4.2 / §5.1: replies never exceed what the client receives:
  * 1024 bytes when it says so, and when it sends no private data. */
 static void t_small_receives(const char *addr, uint32_t pd_recv)
@@ -817,7 +917,10 @@ int main(int argc, char **argv)
 	config_defaults(&cfg);
 	cfg.rdma = CONFIG_YES;
 	cfg.rdma_send_invalidate = true;
-	if (rdma_transport_start(loop, &cfg))
+	struct rdma_xprt *rx = rdma_xprt_create(loop, &cfg);
+	rdma_x = rx ? rdma_xprt_base(rx) : NULL;
+	drain_ev = loop_async(loop, drain_ev_cb, NULL);
+	if (!rdma_x || !drain_ev || rdma_x->ops->start(rdma_x))
 		return 1;
 	pthread_t th;
 	pthread_create(&th, NULL, loop_thread, NULL);
@@ -890,14 +993,16 @@ int main(int argc, char **argv)
 	unsigned left = 1;
 	for (int i = 0; i < 50 && left; i++) {
 		usleep(100000);
-		left = rdma_transport_conns();
+		left = rdma_x->ops->conns(rdma_x);
 	}
 	CHECK(left == 0, "%u connections not freed", left);
+	t_drain(addr);
 	loop_break(loop);
 	pthread_join(th, NULL);
-	rdma_transport_stop();
+	rdma_x->ops->stop(rdma_x);
 	workers_stop();
-	rdma_transport_release();
+	rdma_x->ops->free(rdma_x);
+	loop_ev_free(drain_ev);
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }

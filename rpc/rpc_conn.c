@@ -1,0 +1,80 @@
+/*
+ * rpc_conn.c - the transport-independent part of a connection's life (see
+ * xprt.h): the reference count upper layers may hold from any thread, the
+ * close hooks, and the one "closed" transition the transport reports.
+ *
+ *   rpc_conn_init() [transport: refs 1] --rpc_conn_closed() [loop]--> closed
+ *      hooks run once, in the order added; the transport drops its reference
+ *      when done; the last rpc_conn_put() calls xprt->ops->conn_release().
+ */
+#include "rpc/xprt.h"
+
+void rpc_conn_init(struct rpc_conn *conn, struct xprt *x)
+{
+	conn->xprt = x;
+	atomic_init(&conn->ulp, NULL);
+	atomic_init(&conn->refs, 1);
+	pthread_mutex_init(&conn->lock, NULL);
+	queue_init(&conn->hooks);
+	conn->closed = false;
+}
+
+void rpc_conn_get(struct rpc_conn *conn)
+{
+	atomic_fetch_add_explicit(&conn->refs, 1, memory_order_relaxed);
+}
+
+void rpc_conn_put(struct rpc_conn *conn)
+{
+	if (atomic_fetch_sub_explicit(&conn->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	pthread_mutex_destroy(&conn->lock);
+	conn->xprt->ops->conn_release(conn);
+}
+
+bool rpc_conn_is_closed(struct rpc_conn *conn)
+{
+	pthread_mutex_lock(&conn->lock);
+	bool closed = conn->closed;
+	pthread_mutex_unlock(&conn->lock);
+	return closed;
+}
+
+bool rpc_conn_hook_add(struct rpc_conn *conn, struct rpc_conn_hook *h)
+{
+	pthread_mutex_lock(&conn->lock);
+	bool ok = !conn->closed;
+	if (ok)
+		queue_push(&conn->hooks, &h->link);
+	pthread_mutex_unlock(&conn->lock);
+	return ok;
+}
+
+bool rpc_conn_hook_remove(struct rpc_conn *conn, struct rpc_conn_hook *h)
+{
+	pthread_mutex_lock(&conn->lock);
+	bool removed = queue_remove(&conn->hooks, &h->link);
+	pthread_mutex_unlock(&conn->lock);
+	return removed;
+}
+
+void rpc_conn_closed(struct rpc_conn *conn)
+{
+	struct queue hooks = QUEUE_INIT;
+
+	pthread_mutex_lock(&conn->lock);
+	if (conn->closed) {
+		pthread_mutex_unlock(&conn->lock);
+		return;
+	}
+	conn->closed = true;
+	queue_splice(&hooks, &conn->hooks);
+	pthread_mutex_unlock(&conn->lock);
+
+	/* A hook may drop the upper layer's reference: keep conn until the end. */
+	rpc_conn_get(conn);
+	struct rpc_conn_hook *h;
+	while ((h = queue_pop_entry(&hooks, struct rpc_conn_hook, link)))
+		h->closed(conn, h);
+	rpc_conn_put(conn);
+}

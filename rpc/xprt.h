@@ -1,0 +1,117 @@
+/*
+ * xprt.h - the one interface every transport (TCP, RPC-over-RDMA) offers the
+ * daemon and the RPC layer, and the per-connection object they share.
+ *
+ * A struct xprt is one transport instance (TCP: its listeners; RDMA: its
+ * RDMA-CM listeners and event channel); there may be several of each kind and
+ * none is a process-wide singleton. The daemon drives every instance the same
+ * way, on the loop thread unless said otherwise:
+ *
+ *   x = tcp_xprt_create(...) / rdma_xprt_create(...)   not yet listening
+ *   x->ops->start(x)        listen and accept
+ *   x->ops->drain(x, done)  graceful stop: accept no more, take no new calls,
+ *                           finish the calls in flight and send their replies,
+ *                           then disconnect; done(arg) once no connection is left
+ *   x->ops->stop(x)         close every connection now (after drain, or when the
+ *                           daemon's drain timeout expired)
+ *   workers_stop()          the last completions reach send_reply, which releases
+ *   x->ops->free(x)         main thread: free what is left
+ *
+ * Per connection, the RPC layer calls send_reply() for every call it was given.
+ *
+ * struct rpc_conn (embedded in the transport's connection object) carries
+ * the peer, a reference count upper layers may hold from any thread
+ * (rpc_conn_get/put; the transport's own reference is dropped when it is done
+ * with the connection, and the memory goes with the last one), an upper-layer
+ * slot (ulp: an NFSv4.1 session, a backchannel) and close hooks: callbacks run
+ * once, on the loop thread, when the connection closes.
+ */
+#ifndef RNFSD_RPC_XPRT_H
+#define RNFSD_RPC_XPRT_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "core/queue.h"
+
+struct rpc_call;
+struct rpc_conn;
+struct xprt;
+
+struct xprt_ops {
+	const char *name; /* "tcp", "rdma" */
+
+	/* Transport-wide (loop/main thread). start: 0, or -1 (logged). */
+	int (*start)(struct xprt *x);
+	void (*drain)(struct xprt *x, void (*done)(void *arg), void *arg);
+	void (*stop)(struct xprt *x);
+	void (*free)(struct xprt *x);
+	unsigned (*conns)(const struct xprt *x); /* open connections (any thread, a snapshot) */
+
+	/* Per connection, loop thread. Send the reply in c (c->drop: send
+	 * nothing) and release c's context. */
+	void (*send_reply)(struct rpc_call *c);
+	/* Any thread: the last reference to conn went; free its memory. */
+	void (*conn_release)(struct rpc_conn *conn);
+};
+
+struct xprt {
+	const struct xprt_ops *ops;
+};
+
+/* A close hook, embedded in the upper layer's object. */
+struct rpc_conn_hook {
+	/* Loop thread, once, when the connection closes (conn is still valid). */
+	void (*closed)(struct rpc_conn *conn, struct rpc_conn_hook *h);
+	struct queue_link link;
+};
+
+/* Per-connection state visible to the RPC and upper layers; embedded in the
+ * transport's connection object, which outlives every call that points to it. */
+struct rpc_conn {
+	struct xprt *xprt;
+	const char *xprt_name; /* "tcp" or "rdma" */
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	char peer_name[64]; /* "addr:port", for log lines */
+
+	/* Upper-layer slot (e.g. the NFSv4.1 session bound to it); the RPC layer
+	 * never touches it. Use atomics or the upper layer's lock. */
+	_Atomic(void *) ulp;
+
+	/* RPC layer private (rpc_conn.c). */
+	atomic_uint refs;
+	pthread_mutex_t lock;      /* hooks, closed */
+	struct queue hooks;        /* of rpc_conn_hook */
+	bool closed;
+};
+
+/* Transport, before the connection is used: one reference (the transport's), no hooks. */
+void rpc_conn_init(struct rpc_conn *conn, struct xprt *x);
+
+/*
+ * Transport, loop thread, in its one close path: mark conn closed and run
+ * the close hooks. Idempotent. The transport then drops its reference when
+ * it no longer needs the object.
+ */
+void rpc_conn_closed(struct rpc_conn *conn);
+
+/* Any thread. */
+void rpc_conn_get(struct rpc_conn *conn);
+void rpc_conn_put(struct rpc_conn *conn);
+bool rpc_conn_is_closed(struct rpc_conn *conn);
+
+/*
+ * Any thread. Add a close hook; false if conn already closed (the hook will
+ * never run). Remove: true if removed before it ran; false if the close path
+ * took it already (it has run or is about to run on the loop thread).
+ */
+bool rpc_conn_hook_add(struct rpc_conn *conn, struct rpc_conn_hook *h);
+bool rpc_conn_hook_remove(struct rpc_conn *conn, struct rpc_conn_hook *h);
+
+#endif

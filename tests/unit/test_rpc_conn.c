@@ -1,0 +1,149 @@
+/*
+ * test_rpc_conn.c - rpc/rpc_conn.c: the reference count upper layers hold
+ * from any thread, the close hooks (once, in order, removable until the
+ * close took them), and the release of the memory with the last reference.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "rpc/xprt.h"
+
+struct fake_conn {
+	struct rpc_conn rpc;
+	int released;
+};
+
+static void fake_release(struct rpc_conn *rc)
+{
+	container_of(rc, struct fake_conn, rpc)->released++;
+}
+
+static const struct xprt_ops fake_ops = {.name = "fake", .conn_release = fake_release};
+static struct xprt fake_xprt = {.ops = &fake_ops};
+
+struct probe {
+	struct rpc_conn_hook hook;
+	int calls;
+	int order;        /* position among the hooks that ran */
+	bool drop_ref;    /* put one reference from inside the hook */
+	int released_seen; /* conn->released when the hook ran */
+};
+
+static int hook_seq;
+
+static void probe_closed(struct rpc_conn *conn, struct rpc_conn_hook *h)
+{
+	struct probe *p = container_of(h, struct probe, hook);
+	p->calls++;
+	p->order = ++hook_seq;
+	p->released_seen = container_of(conn, struct fake_conn, rpc)->released;
+	assert_true(rpc_conn_is_closed(conn));
+	if (p->drop_ref)
+		rpc_conn_put(conn);
+}
+
+static void test_refs_release(void **state)
+{
+	(void)state;
+	struct fake_conn c = {0};
+
+	rpc_conn_init(&c.rpc, &fake_xprt);
+	rpc_conn_get(&c.rpc);
+	rpc_conn_put(&c.rpc);
+	assert_int_equal(c.released, 0);
+	rpc_conn_put(&c.rpc); /* the transport's */
+	assert_int_equal(c.released, 1);
+}
+
+static void test_hooks_once_in_order(void **state)
+{
+	(void)state;
+	struct fake_conn c = {0};
+	struct probe a = {.hook.closed = probe_closed}, b = {.hook.closed = probe_closed};
+	struct probe removed = {.hook.closed = probe_closed}, late = {.hook.closed = probe_closed};
+
+	hook_seq = 0;
+	rpc_conn_init(&c.rpc, &fake_xprt);
+	assert_false(rpc_conn_is_closed(&c.rpc));
+	assert_true(rpc_conn_hook_add(&c.rpc, &a.hook));
+	assert_true(rpc_conn_hook_add(&c.rpc, &removed.hook));
+	assert_true(rpc_conn_hook_add(&c.rpc, &b.hook));
+	assert_true(rpc_conn_hook_remove(&c.rpc, &removed.hook));
+	rpc_conn_closed(&c.rpc);
+	rpc_conn_closed(&c.rpc); /* idempotent */
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(b.calls, 1);
+	assert_int_equal(a.order, 1);
+	assert_int_equal(b.order, 2);
+	assert_int_equal(removed.calls, 0);
+	/* After the close: adding is refused, removing says it already ran. */
+	assert_false(rpc_conn_hook_add(&c.rpc, &late.hook));
+	assert_false(rpc_conn_hook_remove(&c.rpc, &a.hook));
+	assert_int_equal(late.calls, 0);
+	rpc_conn_put(&c.rpc);
+	assert_int_equal(c.released, 1);
+}
+
+/* An upper layer dropping its reference from its hook, while the transport
+ * already dropped its own: the memory outlives the close path. */
+static void test_hook_drops_last_reference(void **state)
+{
+	(void)state;
+	struct fake_conn c = {0};
+	struct probe p = {.hook.closed = probe_closed, .drop_ref = true};
+
+	rpc_conn_init(&c.rpc, &fake_xprt);
+	rpc_conn_get(&c.rpc);       /* the upper layer's */
+	assert_true(rpc_conn_hook_add(&c.rpc, &p.hook));
+	rpc_conn_put(&c.rpc);       /* the transport is done with it */
+	assert_int_equal(c.released, 0);
+	rpc_conn_closed(&c.rpc);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.released_seen, 0);
+	assert_int_equal(c.released, 1);
+}
+
+#define THREADS 4
+#define ROUNDS 100000
+
+static void *refs_thread(void *arg)
+{
+	struct rpc_conn *rc = arg;
+	for (int i = 0; i < ROUNDS; i++) {
+		rpc_conn_get(rc);
+		rpc_conn_put(rc);
+	}
+	return NULL;
+}
+
+static void test_refs_threads(void **state)
+{
+	(void)state;
+	struct fake_conn c = {0};
+	pthread_t th[THREADS];
+
+	rpc_conn_init(&c.rpc, &fake_xprt);
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, refs_thread, &c.rpc), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(c.released, 0);
+	assert_int_equal(atomic_load(&c.rpc.refs), 1);
+	rpc_conn_put(&c.rpc);
+	assert_int_equal(c.released, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refs_release),
+		cmocka_unit_test(test_hooks_once_in_order),
+		cmocka_unit_test(test_hook_drops_last_reference),
+		cmocka_unit_test(test_refs_threads),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

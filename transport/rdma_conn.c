@@ -1,0 +1,483 @@
+/*
+ * rdma_conn.c - one RPC-over-RDMA connection of a transport instance
+ * (rdma_transport.c): accepting it, its context state machine and bulk
+ * slots, the one close path, and teardown. See rdma_xprt.h for the map of
+ * the verbs shell, ownership and the state diagrams.
+ *
+ * Accepting a connection, in order (unwound in reverse by rdma_conn_free()):
+ *   private data (RFC 8797) -> device/PD -> completion channel + CQs -> QP ->
+ *   registered memory (small + bulk) -> contexts (the receive pool) -> loop
+ *   event -> credits + spare Receives posted -> rdma_accept(our private data,
+ *   initiator depth). Memory is registered here and nowhere else.
+ *
+ * Closing: rdma_conn_close() is the only path. It disconnects and moves the
+ * QP to the error state so every posted work request completes (flushed),
+ * drops contexts that hold none, tells the upper layers (rpc_conn_closed:
+ * close hooks), and once no context is busy (calls still with workers hold
+ * theirs until send_reply()) and no work request is outstanding, the
+ * connection goes on its transport's reap list; a zero-delay loop timer tears
+ * it down outside any of its own callbacks. The memory of struct rdma_conn
+ * goes with the last reference to its rpc_conn (upper layers may hold some).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/loop.h"
+#include "transport/rdma_xprt.h"
+
+/* Connect and close lines: a client reconnecting in a loop must not flood the log. */
+static struct log_limit lim_conn_event;
+static struct log_limit lim_accept;
+
+/* knfsd's initiator depth cap (svc_rdma: min(16, device max)). */
+#define RDMA_MAX_ORD 16
+/* Bulk slots per connection: as many as 64 MiB hold, 4..16. */
+#define RDMA_BULK_BUDGET (64u << 20)
+#define RDMA_MIN_SLOTS 4
+#define RDMA_MAX_SLOTS 16
+
+/* ---- contexts and slots ---- */
+
+static bool ctxt_busy_state(enum rdma_ctxt_state st)
+{
+	return st != CTXT_FREE && st != CTXT_POSTED;
+}
+
+#ifndef NDEBUG
+static bool ctxt_transition_ok(enum rdma_ctxt_state from, enum rdma_ctxt_state to)
+{
+	switch (to) {
+	case CTXT_FREE:
+		return true; /* release or flush, from anywhere */
+	case CTXT_POSTED:
+		return from == CTXT_FREE;
+	case CTXT_WAIT_BULK:
+		return from == CTXT_POSTED;
+	case CTXT_READING:
+		return from == CTXT_POSTED || from == CTXT_WAIT_BULK || from == CTXT_READING;
+	case CTXT_IN_RPC:
+		return from == CTXT_POSTED || from == CTXT_WAIT_BULK || from == CTXT_READING;
+	case CTXT_WAIT_SQ:
+		return from != CTXT_FREE && from != CTXT_SENDING && from != CTXT_WAIT_SQ;
+	case CTXT_SENDING:
+		return from == CTXT_WAIT_SQ;
+	}
+	return false;
+}
+#endif
+
+void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st)
+{
+	struct rdma_conn *conn = x->conn;
+
+#ifndef NDEBUG
+	if (!ctxt_transition_ok(x->state, st)) {
+		log_err("rdma: context %u: bad transition %d -> %d", x->index, x->state, st);
+		abort();
+	}
+#endif
+	conn->busy += ctxt_busy_state(st) - ctxt_busy_state(x->state);
+	x->state = st;
+}
+
+int rdma_slots_get(struct rdma_conn *conn, unsigned n, int *out)
+{
+	if (n > conn->nfree_slots)
+		return -1;
+	for (unsigned i = 0; i < n; i++)
+		out[i] = conn->free_slots[--conn->nfree_slots];
+	return 0;
+}
+
+void rdma_ctxt_release(struct rdma_ctxt *x)
+{
+	struct rdma_conn *conn = x->conn;
+	bool freed = x->nslots != 0;
+
+	while (x->nslots)
+		conn->free_slots[conn->nfree_slots++] = x->slots[--x->nslots];
+	x->read_area = NULL;
+	rdma_ctxt_set_state(x, CTXT_FREE);
+	/* Its receive buffer goes back to the pool. */
+	rdma_credits_buf_put(&conn->credits);
+	rdma_ctxt_free_push(x);
+	if (conn->state == RDMA_CONN_CLOSING)
+		return;
+	if (rdma_recv_refill(conn)) {
+		rdma_conn_close(conn, "cannot re-post a Receive");
+		return;
+	}
+	if (freed)
+		rdma_bulk_resume(conn);
+}
+
+const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers)
+{
+	return vers == RDMA_VERS_2 ? &conn->inl_v2 : &conn->inl_v1;
+}
+
+
+/* ---- teardown ---- */
+
+/* Free everything of conn that exists (also for a half-built one), then
+ * drop the transport's reference. */
+void rdma_conn_free(struct rdma_conn *conn)
+{
+	stats_conn_unregister(&conn->stats);
+	if (conn->cq_ev) {
+		loop_ev_del(conn->cq_ev);
+		loop_ev_free(conn->cq_ev);
+	}
+	if (conn->qp)
+		rdma_destroy_qp(conn->id);
+	if (conn->scq)
+		ibv_destroy_cq(conn->scq);
+	if (conn->rcq)
+		ibv_destroy_cq(conn->rcq);
+	if (conn->channel)
+		ibv_destroy_comp_channel(conn->channel);
+	if (conn->small_mr)
+		ibv_dereg_mr(conn->small_mr);
+	if (conn->bulk_mr)
+		ibv_dereg_mr(conn->bulk_mr);
+	free(conn->small_mem);
+	free(conn->bulk_mem);
+	free(conn->free_slots);
+	free(conn->ctxts);
+	if (conn->id)
+		rdma_destroy_id(conn->id);
+	rdma_dev_put(conn->dev);
+	conn->cq_ev = NULL;
+	conn->qp = NULL;
+	conn->scq = conn->rcq = NULL;
+	conn->channel = NULL;
+	conn->small_mr = conn->bulk_mr = NULL;
+	conn->small_mem = conn->bulk_mem = NULL;
+	conn->free_slots = NULL;
+	conn->ctxts = NULL;
+	conn->nctxts = 0;
+	conn->id = NULL;
+	conn->dev = NULL;
+	rpc_conn_put(&conn->rpc); /* the transport's reference */
+}
+
+void rdma_conn_release(struct rpc_conn *rc)
+{
+	free(container_of(rc, struct rdma_conn, rpc));
+}
+
+
+void rdma_conn_check_idle(struct rdma_conn *conn)
+{
+	/* Draining: the last call in flight was answered (its Send completed),
+	 * nothing else will be taken: disconnect. */
+	if (conn->x->draining && conn->state == RDMA_CONN_CONNECTED && !conn->busy) {
+		rdma_conn_close(conn, "drained");
+		return; /* rdma_conn_close() checks again */
+	}
+	if (conn->state != RDMA_CONN_CLOSING || conn->reaping || conn->busy || conn->wrs_outstanding)
+		return;
+	conn->reaping = true;
+	rdma_xprt_reap(conn->x, conn);
+}
+
+void rdma_conn_close(struct rdma_conn *conn, const char *why)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+
+	if (conn->state == RDMA_CONN_CLOSING)
+		return;
+	log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: closing (%s)", conn->rpc.peer_name, why);
+	conn->state = RDMA_CONN_CLOSING;
+	rdma_disconnect(conn->id);
+	/* Whatever the CM did: every posted work request must now flush. */
+	if (conn->qp)
+		ibv_modify_qp(conn->qp, &qa, IBV_QP_STATE);
+
+	/* Contexts that hold no work request and are not with the RPC layer. */
+	queue_init(&conn->bulk_wait);
+	queue_init(&conn->sq_wait);
+	queue_init(&conn->read_wait);
+	for (unsigned i = 0; i < conn->nctxts; i++) {
+		struct rdma_ctxt *x = &conn->ctxts[i];
+		bool idle = x->state == CTXT_WAIT_BULK || x->state == CTXT_WAIT_SQ ||
+			    (x->state == CTXT_READING && x->rdone == x->rposted);
+		if (idle)
+			rdma_ctxt_release(x);
+	}
+	rpc_conn_closed(&conn->rpc); /* close hooks */
+	rdma_conn_check_idle(conn);
+}
+
+/* ---- completion channel ---- */
+
+static void cq_event_cb(int fd, short what, void *arg)
+{
+	struct rdma_conn *conn = arg;
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	(void)fd;
+	(void)what;
+	while (ibv_get_cq_event(conn->channel, &cq, &cq_ctx) == 0) {
+		ibv_ack_cq_events(cq, 1);
+		if (ibv_req_notify_cq(cq, 0))
+			rdma_conn_close(conn, "cannot re-arm a completion queue");
+	}
+	rdma_cq_drain(conn);
+	rdma_conn_check_idle(conn);
+}
+
+/* ---- accept ---- */
+
+static void conn_peer(struct rdma_conn *conn)
+{
+	struct sockaddr *sa = rdma_get_peer_addr(conn->id);
+	char host[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (sa && sa->sa_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		port = ntohs(in->sin_port);
+		memcpy(&conn->rpc.peer, in, sizeof(*in));
+		conn->rpc.peer_len = sizeof(*in);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		port = ntohs(in6->sin6_port);
+		memcpy(&conn->rpc.peer, in6, sizeof(*in6));
+		conn->rpc.peer_len = sizeof(*in6);
+	}
+	snprintf(conn->rpc.peer_name, sizeof(conn->rpc.peer_name),
+		 sa && sa->sa_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
+}
+
+static unsigned min_u(unsigned a, unsigned b)
+{
+	return a < b ? a : b;
+}
+
+static size_t align_up(size_t n, size_t a)
+{
+	return (n + a - 1) / a * a;
+}
+
+static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_param *req)
+{
+	struct ibv_context *verbs = conn->id->verbs;
+	const struct ibv_device_attr *da = &conn->dev->attr;
+	struct ibv_port_attr pa;
+
+	/* rdma_credits.h: a pool of 2 x credits + spare receive contexts, at
+	 * most credits + spare of them posted. */
+	conn->nctxts = conn->credits.bufs_total;
+	conn->nrecv_max = conn->credits.max_grant + RDMA_CREDITS_SPARE;
+	/* Room for a full reply chain plus every context's Send and Reads. */
+	unsigned want = 2 * conn->nctxts + RDMA_WRITE_PLAN_MAX_WRS + 1;
+	conn->sq_depth = min_u(want, (unsigned)da->max_qp_wr);
+	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nrecv_max) {
+		log_err("rdma: device queues too small (max_qp_wr %d)", da->max_qp_wr);
+		return -1;
+	}
+	conn->sq_free = conn->sq_depth;
+	/* In a CONNECT_REQUEST the CM reports the requester's values from our
+	 * side: initiator_depth is how many RDMA Reads we may have outstanding
+	 * (the client's responder_resources), as knfsd's sc_ord. */
+	conn->ord = min_u(min_u(req->initiator_depth, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
+	conn->max_send_sge = min_u((unsigned)da->max_sge, 16);
+	conn->max_wr_bytes = 1u << 30;
+	if (ibv_query_port(verbs, conn->id->port_num, &pa) == 0 && pa.max_msg_sz &&
+	    pa.max_msg_sz < conn->max_wr_bytes)
+		conn->max_wr_bytes = pa.max_msg_sz;
+
+	conn->channel = ibv_create_comp_channel(verbs);
+	if (!conn->channel || rdma_set_nonblock(conn->channel->fd))
+		return -1;
+	conn->scq = ibv_create_cq(verbs, (int)conn->sq_depth, conn, conn->channel, 0);
+	conn->rcq = ibv_create_cq(verbs, (int)conn->nrecv_max, conn, conn->channel, 0);
+	if (!conn->scq || !conn->rcq || ibv_req_notify_cq(conn->scq, 0) || ibv_req_notify_cq(conn->rcq, 0))
+		return -1;
+
+	struct ibv_qp_init_attr qa = {
+		.send_cq = conn->scq,
+		.recv_cq = conn->rcq,
+		.cap = {
+			.max_send_wr = conn->sq_depth,
+			.max_recv_wr = conn->nrecv_max,
+			.max_send_sge = conn->max_send_sge,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 0,
+	};
+	if (rdma_create_qp(conn->id, conn->dev->pd, &qa))
+		return -1;
+	conn->qp = conn->id->qp;
+	return 0;
+}
+
+/* Per context: receive | send (header + inline body) | small reply | small payload. */
+static size_t ctxt_stride(uint32_t inline_size, uint32_t small_room)
+{
+	return align_up(inline_size, 64) + align_up(RDMA_HDR_BUF + inline_size, 64) +
+	       2 * align_up(small_room, 64);
+}
+
+static int conn_setup_memory(struct rdma_conn *conn)
+{
+	struct ibv_pd *pd = conn->dev->pd;
+	/* RFC 8166 §4.5.3: a call without chunks gets room for a reply larger
+	 * than can go inline, so that send_reply() sees it and answers ERR_CHUNK. */
+	conn->small_room = RDMA_NOCHUNK_ROOM * conn->inline_size;
+	size_t stride = ctxt_stride(conn->inline_size, conn->small_room);
+	size_t isz = align_up(conn->inline_size, 64), rsz = align_up(conn->small_room, 64);
+
+	conn->small_size = stride * conn->nctxts + 64;
+	if (posix_memalign((void **)&conn->small_mem, 4096, conn->small_size))
+		return -1;
+	memset(conn->small_mem, 0, conn->small_size);
+	conn->zero_pad = conn->small_mem + stride * conn->nctxts;
+	conn->small_mr = ibv_reg_mr(pd, conn->small_mem, conn->small_size, IBV_ACCESS_LOCAL_WRITE);
+	if (!conn->small_mr)
+		return -1;
+
+	conn->slot_size = (uint32_t)align_up(rdma_pcl_read_buf_size(&conn->lim), 4096);
+	conn->nslots = RDMA_BULK_BUDGET / conn->slot_size;
+	if (conn->nslots < RDMA_MIN_SLOTS)
+		conn->nslots = RDMA_MIN_SLOTS;
+	if (conn->nslots > RDMA_MAX_SLOTS)
+		conn->nslots = RDMA_MAX_SLOTS;
+	conn->bulk_size = (size_t)conn->nslots * conn->slot_size;
+	if (posix_memalign((void **)&conn->bulk_mem, 4096, conn->bulk_size))
+		return -1;
+	conn->bulk_mr = ibv_reg_mr(pd, conn->bulk_mem, conn->bulk_size, IBV_ACCESS_LOCAL_WRITE);
+	conn->free_slots = calloc(conn->nslots, sizeof(int));
+	if (!conn->bulk_mr || !conn->free_slots)
+		return -1;
+	for (unsigned i = 0; i < conn->nslots; i++)
+		conn->free_slots[conn->nfree_slots++] = (int)i;
+
+	conn->ctxts = calloc(conn->nctxts, sizeof(*conn->ctxts));
+	if (!conn->ctxts)
+		return -1;
+	for (unsigned i = 0; i < conn->nctxts; i++) {
+		struct rdma_ctxt *x = &conn->ctxts[i];
+		uint8_t *base = conn->small_mem + stride * i;
+
+		x->conn = conn;
+		x->index = i;
+		x->state = CTXT_FREE;
+		x->recv_buf = base;
+		x->send_buf = base + isz;
+		x->reply_small = x->send_buf + align_up(RDMA_HDR_BUF + conn->inline_size, 64);
+		x->payload_small = x->reply_small + rsz;
+		x->recv_tag = (struct rdma_wr_tag){ RDMA_WR_RECV, x };
+		x->read_tag = (struct rdma_wr_tag){ RDMA_WR_READ, x };
+		x->send_tag = (struct rdma_wr_tag){ RDMA_WR_SEND, x };
+	}
+	for (unsigned i = conn->nctxts; i-- > 0;)
+		rdma_ctxt_free_push(&conn->ctxts[i]);
+	return 0;
+}
+
+/* RFC 8797 §4.2, §5.1: thresholds from the client's private data; limits
+ * and credits from the transport's configuration. */
+static void conn_setup_protocol(struct rdma_conn *conn, const uint8_t *pd, size_t pdlen)
+{
+	const struct rdma_xprt *x = conn->x;
+
+	rdma_privdata_parse(pd, pdlen, &conn->peer_pd);
+	conn->inline_size = x->inline_size;
+	rdma_privdata_thresholds(&conn->peer_pd, RDMA_VERS_1, x->inline_size, x->inline_size, x->send_inv,
+				 &conn->inl_v1);
+	rdma_privdata_thresholds(&conn->peer_pd, RDMA_VERS_2, x->inline_size, x->inline_size, x->send_inv,
+				 &conn->inl_v2);
+	rdma_limits_default(&conn->lim, x->max_payload, x->inline_size >= RDMA_INLINE_V2_DEFAULT);
+	rdma_credits_init(&conn->credits, x->credits);
+}
+
+/* The connection is accepted: count it, show it, say so once. */
+static void conn_accepted(struct rdma_conn *conn)
+{
+	rdma_xprt_conn_add(conn->x, conn);
+	stats_conn_register(&conn->stats, "rdma", conn->rpc.peer_name);
+	stats_set(&conn->stats.rdma_version, RDMA_VERS_1);
+	stats_set(&conn->stats.credits, conn->credits.max_grant);
+	stats_set(&conn->stats.inline_recv, conn->inl_v1.call_max);
+	stats_set(&conn->stats.inline_send, conn->inl_v1.reply_max);
+	log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connecting: private data %s (R %d, send %u, recv %u), "
+		 "inline call %u reply %u (v1), credits %u, ord %u, send-invalidate %s",
+		 conn->rpc.peer_name, conn->peer_pd.present ? "yes" : "no", conn->peer_pd.remote_inv,
+		 conn->peer_pd.send_size, conn->peer_pd.recv_size, conn->inl_v1.call_max,
+		 conn->inl_v1.reply_max, conn->credits.max_grant, conn->ord,
+		 conn->inl_v1.send_inv ? "yes" : "no");
+}
+
+int rdma_conn_accept(struct rdma_xprt *x, struct rdma_cm_id *id, const struct rdma_conn_param *req,
+		     const uint8_t *pd, size_t pdlen)
+{
+	struct rdma_conn *conn = calloc(1, sizeof(*conn));
+	uint8_t ours[RDMA_PD_LEN];
+	const char *step = "memory";
+
+	if (!conn) {
+		rdma_reject(id, NULL, 0);
+		rdma_destroy_id(id);
+		return -1;
+	}
+	conn->x = x;
+	conn->id = id;
+	id->context = conn;
+	conn->state = RDMA_CONN_ACCEPTING;
+	rpc_conn_init(&conn->rpc, &x->base); /* the transport's reference */
+	conn->rpc.xprt_name = "rdma";
+	conn_peer(conn);
+	conn_setup_protocol(conn, pd, pdlen);
+
+	step = "device";
+	conn->dev = rdma_dev_get(x, id->verbs);
+	if (!conn->dev)
+		goto fail;
+	step = "queues";
+	if (conn_setup_queues(conn, req))
+		goto fail;
+	step = "memory registration";
+	if (conn_setup_memory(conn))
+		goto fail;
+	step = "loop event";
+	conn->cq_ev = loop_io(x->loop, conn->channel->fd, LOOP_READ | LOOP_PERSIST, cq_event_cb, conn);
+	if (!conn->cq_ev || loop_ev_add(conn->cq_ev, NULL))
+		goto fail;
+	step = "posting receives";
+	if (rdma_recv_refill(conn))
+		goto fail;
+
+	/* RFC 8797 §4: version 1, R if we will use Send With Invalidate, our
+	 * send and receive sizes. knfsd-like: the client never reads from us
+	 * (responder_resources 0); our Reads are bounded by what it accepts
+	 * (its responder_resources). */
+	rdma_privdata_build(ours, x->send_inv, x->inline_size, x->inline_size);
+	struct rdma_conn_param param = {
+		.private_data = ours,
+		.private_data_len = sizeof(ours),
+		.responder_resources = 0,
+		.initiator_depth = (uint8_t)conn->ord,
+		.rnr_retry_count = 0,
+	};
+	step = "rdma_accept";
+	if (rdma_accept(id, &param))
+		goto fail;
+	conn_accepted(conn);
+	return 0;
+fail:
+	log_limited(&lim_accept, LOG_WARNING, "rdma: %s: cannot accept: %s failed (%s)",
+		    conn->rpc.peer_name, step, strerror(errno));
+	rdma_reject(id, NULL, 0);
+	rdma_conn_free(conn); /* destroys id too, and the memory with the last reference */
+	return -1;
+}
