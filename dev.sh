@@ -2,7 +2,7 @@
 # dev.sh - the two commands a fresh Debian 12 machine needs (run as root):
 #   ./dev.sh run [rnfsd options]   install dependencies, build, run rnfsd in the foreground
 #   ./dev.sh test                  install dependencies, build (plain and ASan+UBSan), run every test suite
-# Other subcommands: deps (install only), build (build only).
+# Other subcommands: deps (install only, bench packages included), build (build only).
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
 
@@ -10,6 +10,8 @@ BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverb
 TEST_PKGS="libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev"
 # The VM test bed (tests/vm/README.md): qemu, Debian's 6.1 kernel, soft-RoCE user space, knfsd as baseline.
 VM_PKGS="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio iproute2 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest fio nfs-kernel-server nfs-common"
+# bench/ (not a test): nfs-ganesha as the second baseline server, valgrind and perf for the microbenchmark.
+BENCH_PKGS="nfs-ganesha nfs-ganesha-vfs valgrind linux-perf"
 
 have_all() { dpkg-query -W -f='${Status}\n' "$@" 2>/dev/null | grep -c '^install ok installed$' | grep -qx "$#"; }
 
@@ -23,6 +25,10 @@ install_pkgs() {
 	# shellcheck disable=SC2086
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $* >/dev/null
 	[ -z "$prc" ] || rm -f /usr/sbin/policy-rc.d
+	# nfs-ganesha's package enables its unit: the bench starts it by hand, never at boot.
+	local u; for u in nfs-ganesha nfs-ganesha-lock nfs-ganesha-config; do
+		[ ! -e "/lib/systemd/system/$u.service" ] || systemctl disable "$u.service" >/dev/null 2>&1 || true
+	done
 }
 
 build() {   # build DIR [meson options...]
@@ -46,7 +52,7 @@ PY
 
 case "${1:-}" in
 deps)
-	install_pkgs $BUILD_PKGS $TEST_PKGS $VM_PKGS ;;
+	install_pkgs $BUILD_PKGS $TEST_PKGS $VM_PKGS $BENCH_PKGS ;;
 build)
 	install_pkgs $BUILD_PKGS
 	build build ;;

@@ -1,32 +1,52 @@
 #!/bin/bash
-# bench-guest.sh - guest side of bench/run-bench.sh. In one boot:
-# the fabric's own limit (perftest on rxe0, when rdma is benchmarked), then
-# the same fio jobs and metadata loops against knfsd and against rnfsd, each
-# on the same fresh tmpfs export with the same mount options, for each
-# transport. Prints
+# bench-guest.sh - guest side of bench/run-bench.sh. In one boot: the
+# fabric's own limit (perftest on rxe0, when rdma is benchmarked), then
+# REPEATS rounds; in each round knfsd, nfs-ganesha and rnfsd, in an order
+# rotated by one server per round, each on the same fresh tmpfs export with
+# the same export options and the same thread count, run the same jobs:
+#   base rows     vers=3, per transport: 1 MiB sequential, 4 KiB random, metadata
+#   scaling rows  vers=3, per transport: 4 KiB random reads from 1, 4 and 16
+#                 client processes (fio numjobs), one call in flight each
+#   tcp-nc4 rows  vers=3 over TCP with nconnect=4: the 4- and 16-process rows again
+#   tcp-v4.1 rows vers=4.1 over TCP, for each server that serves NFSv4
+# Prints
 #   @@ FABRIC name value unit
-#   @@ BENCH server transport job value unit [note]
-#   @@ RESOURCES server key=value ...
-# Never fails on speed: a job that cannot run prints "n/a (why)".
+#   @@ BENCH round server xprt job value unit cpu_s work [note]
+#       cpu_s: the server's CPU seconds over the job; work: GiB moved (fio,
+#       from the client's mountstats) or thousands of operations (metadata)
+#   @@ RESOURCES round server key=value ...
+# Never fails on speed: a row that cannot run prints "n/a (why)".
 
 . "$(dirname "$(readlink -f "$0")")/../tests/vm/guest-lib.sh"
 
 BENCH_TRANSPORTS=${BENCH_TRANSPORTS:-tcp}   # vmarg: tcp,rdma
-BENCH_SERVERS=${BENCH_SERVERS:-knfsd,rnfsd}
-RUNTIME=${RUNTIME:-8}                       # seconds per timed fio job
-RAMP=${RAMP:-2}
+BENCH_SERVERS=${BENCH_SERVERS:-knfsd,ganesha,rnfsd}
+REPEATS=${REPEATS:-3}
+RUNTIME=${RUNTIME:-4}                       # seconds per timed fio job
+RAMP=${RAMP:-1}
+SCALING=${SCALING:-1,4,16}                  # client processes of the scaling rows
 FILE_MB=${FILE_MB:-128}
-META_FILES=${META_FILES:-1000}
+META_FILES=${META_FILES:-500}
 SEQ_QD=${SEQ_QD:-4}
-FIO_TIMEOUT=$((RUNTIME * 4 + 120))
-FIO_JOBS="seq-write-1m seq-read-1m randread-4k-qd16 randwrite-4k-qd16"
-JOBS="$FIO_JOBS meta-create meta-stat meta-delete"
-# Same options for both servers; rsize/wsize pinned so that both move the
+THREADS=${THREADS:-8}                       # nfsd threads, rnfsd threads, ganesha RPC_Ioq_ThrdMax
+GANESHA_RDMA=${GANESHA_RDMA:-no}            # yes or no (run-bench.sh checks the packages)
+FIO_TIMEOUT=$((RUNTIME * 6 + 180))
+BASE_JOBS="seq-write-1m seq-read-1m randread-4k-qd16 randwrite-4k-qd16"
+META_JOBS="meta-create meta-stat meta-delete"
+V41_JOBS="seq-read-1m randread-4k-qd16"
+# Same options for every server; rsize/wsize pinned so that all move the
 # same transfer size (left alone, knfsd offers 512 KiB here, rnfsd 1 MiB).
 MOUNT_EXTRA=${MOUNT_EXTRA-rsize=524288,wsize=524288}
 OUT=$SCRATCH/bench
+ROUND=0
+NFSD_THREADS=$THREADS RNFSD_THREADS=$THREADS
 
 has_transport() { case ",$BENCH_TRANSPORTS," in *",$1,"*) return 0;; esac; return 1; }
+
+scaling_jobs() {
+	local p
+	for p in ${SCALING//,/ }; do echo "randread-4k-qd1-p$p"; done
+}
 
 # --- the fabric's own limit -----------------------------------------------------
 
@@ -62,152 +82,116 @@ fabric_measure() {
 	fi
 }
 
-# --- fio --------------------------------------------------------------------------
+# --- nfs-ganesha ------------------------------------------------------------------
 
-# fio_value JSON FIELD: FIELD is bw (MiB/s, read+write) or iops (read+write).
-fio_value() {
-	perl -MJSON::PP -e '
-		local $/; open(my $h, "<", $ARGV[0]) or exit 1;
-		my $t = <$h>; $t =~ s/^[^{]*//s;   # fio may print notes before the JSON
-		my $j = decode_json($t); my $v = 0;
-		for my $job (@{$j->{jobs}}) { for my $d ("read", "write") {
-			exit 1 if $job->{error};
-			$v += $ARGV[1] eq "bw" ? $job->{$d}{bw_bytes} / 1048576 : $job->{$d}{iops};
-		} }
-		printf "%.1f\n", $v;' "$1" "$2"
+GANESHA_PID=
+GANESHA_LOG=$GUEST_LOGDIR/ganesha.log
+
+# Same export, same options as the others: rw, no_root_squash, any source
+# port, AUTH_SYS; NFSv3 and NFSv4.1 (pseudo path /export, no grace period
+# after start); RPC_Ioq_ThrdMax bounds ganesha 4.x's request threads
+# (its Nb_Worker is deprecated).
+ganesha_write_config() {
+	mkdir -p /etc/ganesha /var/lib/nfs/ganesha /run/ganesha
+	cat > /etc/ganesha/bench.conf <<EOF
+NFS_CORE_PARAM {
+	Protocols = 3, 4; NFS_Port = 2049; MNT_Port = 20048;
+	Enable_NLM = false; Enable_RQUOTA = false; Enable_UDP = false;
+	RPC_Ioq_ThrdMax = $THREADS;
+}
+NFSV4 { Graceless = true; Minor_Versions = 1; }
+NFS_KRB5 { Active_krb5 = false; }
+EXPORT {
+	Export_Id = 1; Path = $EXPORT; Pseudo = $EXPORT;
+	Protocols = 3, 4; Transports = TCP; Access_Type = RW; Squash = No_Root_Squash;
+	SecType = sys; FSAL { Name = VFS; }
+}
+LOG { Default_Log_Level = EVENT; }
+EOF
 }
 
-report() {      # server transport job value unit [note]
-	echo "@@ BENCH $*"
+ganesha_start() {
+	local i
+	command -v ganesha.nfsd >/dev/null || { echo "ganesha.nfsd is not installed"; return 1; }
+	guest_rpcbind
+	ganesha_write_config
+	ganesha.nfsd -F -f /etc/ganesha/bench.conf -L "$GANESHA_LOG" -p /run/ganesha/ganesha.pid \
+		-N NIV_EVENT > "$GANESHA_LOG.out" 2>&1 &
+	GANESHA_PID=$!
+	for i in $(seq 150); do
+		kill -0 "$GANESHA_PID" 2>/dev/null || { echo "ganesha exited: $(tail -n 3 "$GANESHA_LOG")"; return 1; }
+		rpcinfo -p 127.0.0.1 2>/dev/null | awk '$1 == 100005 && $2 == 3 && $3 == "tcp"' | grep -q . &&
+			ss -Hltn "sport = :2049" | grep -q . && return 0
+		sleep 0.2
+	done
+	echo "ganesha does not serve on 2049 within 30 s"
+	return 1
 }
 
-run_fio_job() {  # server transport job
-	local server=$1 transport=$2 job=$3 out=$OUT/$1-$2-$3.json args unit field
-	args="--name=$job --directory=$MNT --output-format=json"
-	args="$args --filename=bench.dat --size=${FILE_MB}M --ioengine=libaio --direct=1"
-	args="$args --time_based --runtime=$RUNTIME --ramp_time=$RAMP"
-	case $job in
-	seq-write-1m) args="$args --rw=write --bs=1M --iodepth=$SEQ_QD"; unit=MiB/s; field=bw;;
-	seq-read-1m)  args="$args --rw=read --bs=1M --iodepth=$SEQ_QD"; unit=MiB/s; field=bw;;
-	randread-4k-qd16)  args="$args --rw=randread --bs=4k --iodepth=16"; unit=IOPS; field=iops;;
-	randwrite-4k-qd16) args="$args --rw=randwrite --bs=4k --iodepth=16"; unit=IOPS; field=iops;;
+ganesha_stop() {
+	local i
+	[ -n "$GANESHA_PID" ] || return 0
+	kill -TERM "$GANESHA_PID" 2>/dev/null
+	for i in $(seq 150); do
+		kill -0 "$GANESHA_PID" 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 "$GANESHA_PID" 2>/dev/null; then
+		kill -KILL "$GANESHA_PID"
+		wait "$GANESHA_PID" 2>/dev/null
+		GANESHA_PID=
+		return 1
+	fi
+	wait "$GANESHA_PID" 2>/dev/null
+	GANESHA_PID=
+	# Its registrations go with it; wait for the port.
+	for i in $(seq 50); do
+		ss -Hltn "sport = :2049" | grep -q . || return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+bench_server_start() {
+	SERVER=$1
+	case $1 in
+	ganesha) ganesha_start;;
+	*) server_start "$1";;
 	esac
-	drop_caches
-	local v t0=$SECONDS
-	if timeout -k 10 "$FIO_TIMEOUT" fio $args > "$out" 2> "$out.err" && v=$(fio_value "$out" "$field"); then
-		report "$server" "$transport" "$job" "$v" "$unit"
-	else
-		report "$server" "$transport" "$job" "n/a" "$unit" "(fio failed: $(tail -n 1 "$out.err"))"
-		sed 's/^/   fio| /' "$out.err" | tail -n 20
-	fi
-	echo "@@ TIMING $server $transport $job $((SECONDS - t0))s"
 }
 
-# Metadata: one process, timed loops over META_FILES small files:
-# create (O_CREAT|O_EXCL, 4 KiB written, close), stat (lstat after
-# drop_caches, so each is a LOOKUP at the server), delete (unlink).
-run_meta_jobs() {  # server transport
-	local server=$1 transport=$2 phase r t0
-	mkdir "$MNT/meta"
-	for phase in create stat delete; do
-		[ "$phase" = stat ] && drop_caches
-		t0=$SECONDS
-		if r=$(timeout -k 10 "$FIO_TIMEOUT" perl -MTime::HiRes=time -MFcntl -e '
-			my ($dir, $n, $phase) = @ARGV; my $buf = "m" x 4096; my $t = time;
-			for my $i (0 .. $n - 1) {
-				my $p = "$dir/f$i";
-				if ($phase eq "create") {
-					sysopen(my $h, $p, O_WRONLY | O_CREAT | O_EXCL, 0644) or die "create $p: $!\n";
-					syswrite($h, $buf) == 4096 or die "write $p: $!\n";
-					close($h) or die "close $p: $!\n";
-				} elsif ($phase eq "stat") {
-					my @st = lstat($p) or die "stat $p: $!\n";
-					$st[7] == 4096 or die "$p has size $st[7]\n";
-				} else {
-					unlink($p) or die "unlink $p: $!\n";
-				}
-			}
-			printf "%.1f\n", $n / (time - $t);' "$MNT/meta" "$META_FILES" "$phase" 2> "$OUT/meta.err"); then
-			report "$server" "$transport" "meta-$phase" "$r" ops/s
-		else
-			report "$server" "$transport" "meta-$phase" n/a ops/s "(failed: $(tail -n 1 "$OUT/meta.err"))"
-		fi
-		echo "@@ TIMING $server $transport meta-$phase $((SECONDS - t0))s"
-	done
-	[ -z "$(ls "$MNT/meta")" ] || echo "@@ NOTE $server $transport: files left in meta/"
-}
-
-na_rows() {     # server transport why
-	local job
-	for job in $JOBS; do
-		case $job in seq-*) u=MiB/s;; rand*) u=IOPS;; *) u=ops/s;; esac
-		report "$1" "$2" "$job" n/a "$u" "($3)"
-	done
-}
-
-bench_transport() {      # server transport
-	local server=$1 job
-	set_transport "$2"
-	if [ "$TRANSPORT" = rdma ] && ! rdma_listening; then
-		if [ "$server" = rnfsd ]; then
-			na_rows "$server" rdma "rnfsd has no RDMA yet"
-		else
-			na_rows "$server" rdma "$server does not listen on rdma 20049"
-		fi
-		return
-	fi
-	if ! timeout -k 5 60 mount -t nfs -o "$MOUNT_OPTS${MOUNT_EXTRA:+,$MOUNT_EXTRA}" "$ADDR:$EXPORT" "$MNT"; then
-		na_rows "$server" "$TRANSPORT" "mount -o $MOUNT_OPTS${MOUNT_EXTRA:+,$MOUNT_EXTRA} failed"
-		return
-	fi
-	grep " $MNT " /proc/mounts | sed 's/^/@@ MOUNT /'
-	# The data file is laid out once, outside the timed jobs.
-	dd if=/dev/zero of="$MNT/bench.dat" bs=1M count="$FILE_MB" oflag=direct status=none
-	for job in $FIO_JOBS; do
-		run_fio_job "$server" "$TRANSPORT" "$job"
-	done
-	run_meta_jobs "$server" "$TRANSPORT"
-	rm -rf "$MNT/bench.dat" "$MNT/meta"
-	timeout -k 5 60 umount "$MNT" || umount -l "$MNT"
-}
-
-cpu_seconds() {  # PID...: utime + stime of those processes (all their threads), in s
-	local tck
-	tck=$(getconf CLK_TCK)
-	for p in "$@"; do
-		cat "/proc/$p/stat" 2>/dev/null | sed 's/^.*) //' | awk '{ print $12, $13 }'
-	done | awk -v t="$tck" '{ s += $1 + $2 } END { printf "%.2f\n", s / t }'
-}
-
-bench_server() {
-	local server=$1 t
-	if ! server_start "$server"; then
-		echo "@@ NOTE $server did not start"
-		[ "$server" = rnfsd ] && tail -n 50 "$RNFSD_LOG" | sed 's/^/   rnfsd| /'
-		for t in ${BENCH_TRANSPORTS//,/ }; do na_rows "$server" "$t" "$server did not start"; done
-		server_stop
-		return
-	fi
-	for t in ${BENCH_TRANSPORTS//,/ }; do
-		bench_transport "$server" "$t"
-	done
-	case $server in
-	rnfsd)
-		local pid
-		pid=$(rnfsd_pid)
-		echo "@@ RESOURCES rnfsd hwm_kib=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")" \
-			"cpu_s=$(cpu_seconds "$pid")" \
-			"threads=$(ls "/proc/$pid/task" | wc -l)"
-		rnfsd_stats
-		;;
-	knfsd)
-		echo "@@ RESOURCES knfsd cpu_s=$(cpu_seconds $(pgrep -x nfsd))" \
-			"threads=$(pgrep -x nfsd | wc -l)"
-		;;
+bench_server_stop() {
+	case $SERVER in
+	ganesha) ganesha_stop;;
+	*) server_stop;;
 	esac
-	server_stop || echo "@@ NOTE $server did not stop cleanly"
-	rm -rf "${EXPORT:?}"/* 2>/dev/null
 }
+
+# The server's process (ganesha, rnfsd); none for knfsd.
+server_pid() {
+	case $SERVER in
+	ganesha) echo "$GANESHA_PID";;
+	rnfsd) rnfsd_pid;;
+	esac
+}
+
+# Server CPU in clock ticks: utime + stime of the process (all its threads,
+# live and ended), or of knfsd's nfsd kernel threads.
+server_cpu_ticks() {
+	local pids p files=()
+	if [ "$SERVER" = knfsd ]; then pids=$(pgrep -x nfsd); else pids=$(server_pid); fi
+	for p in $pids; do files+=("/proc/$p/stat"); done
+	[ ${#files[@]} -gt 0 ] || { echo 0; return; }
+	awk '{ sub(/^.*\) /, ""); s += $12 + $13 } END { print s + 0 }' "${files[@]}" 2>/dev/null
+}
+
+# Bytes the client moved in READ and WRITE calls on $MNT (mountstats).
+mount_bytes() {
+	awk -v m="$MNT" '$1 == "device" { on = ($5 == m) } on && $1 == "bytes:" { printf "%.0f\n", $6 + $7; exit }' \
+		/proc/self/mountstats
+}
+
+. "$(dirname "$(readlink -f "$0")")/bench-jobs.sh"
 
 guest_base
 mkdir -p "$OUT"
@@ -218,9 +202,7 @@ else
 fi
 guest_export
 RNFSD_RDMA=auto
-echo "@@ INFO transports=$BENCH_TRANSPORTS servers=$BENCH_SERVERS runtime=${RUNTIME}s ramp=${RAMP}s file=${FILE_MB}MiB meta_files=$META_FILES seq_qd=$SEQ_QD mount_extra=${MOUNT_EXTRA:-none}"
+echo "@@ INFO transports=$BENCH_TRANSPORTS servers=$BENCH_SERVERS repeats=$REPEATS runtime=${RUNTIME}s ramp=${RAMP}s file=${FILE_MB}MiB meta_files=$META_FILES seq_qd=$SEQ_QD scaling=$SCALING threads=$THREADS mount_extra=${MOUNT_EXTRA:-none}"
 has_transport rdma && fabric_measure
-for s in ${BENCH_SERVERS//,/ }; do
-	bench_server "$s"
-done
+bench_rounds
 guest_end
