@@ -87,6 +87,7 @@ void config_defaults(struct rnfsd_config *cfg)
 
 	set_listen(&cfg->tcp_listen[0], "0.0.0.0", 2049);
 	set_listen(&cfg->tcp_listen[1], "::", 2049);
+	cfg->tcp_listen[1].optional = true; /* a host without IPv6 still starts */
 	cfg->n_tcp_listen = 2;
 	cfg->max_record = 1 * MiB + 64 * KiB;
 
@@ -225,8 +226,8 @@ static int parse_listen_list(const struct config_key *k, char *s, struct config_
 			return -1;
 		}
 		if (config_parse_listen(item, (uint16_t)k->min, &tmp[n]) < 0) {
-			snprintf(why, whylen, "'%.80s' is not ADDRESS[:PORT] or [IPV6-ADDRESS][:PORT] "
-				 "with a numeric address and a port 1..65535", item);
+			snprintf(why, whylen, "'%.60s' is not ADDRESS[:PORT] or [IPV6-ADDRESS][:PORT] "
+				 "(numeric address, port 1..65535) [optional]", item);
 			return -1;
 		}
 		for (unsigned i = 0; i < n; i++) {
@@ -421,6 +422,8 @@ static int config_key_line(struct config_parser *ps, char *s, struct rnfsd_confi
 		return config_error(ps, "missing value for '%s'", k->name);
 	if (config_apply(k, value, cfg, why, sizeof(why)) < 0)
 		return config_error(ps, "bad value '%.80s' for '%s': %s", value, k->name, why);
+	if (k->offset == FIELD(exports_file))
+		cfg->exports_named = true;
 	return 0;
 }
 
@@ -517,7 +520,7 @@ static int canonical_addr(const char *s, int af, char *out, size_t outlen)
  * Forms: "A.B.C.D", "A.B.C.D:PORT", "[V6]", "[V6]:PORT", and a bare "V6"
  * (more than one ':' and no brackets: the whole string is the address).
  */
-int config_parse_listen(const char *s, uint16_t default_port, struct config_listen *out)
+static int parse_listen_addr(const char *s, uint16_t default_port, struct config_listen *out)
 {
 	char host[INET6_ADDRSTRLEN + 1];
 	const char *colon, *close, *port = NULL;
@@ -557,5 +560,33 @@ int config_parse_listen(const char *s, uint16_t default_port, struct config_list
 	if (port && parse_port(port, &l.port) < 0)
 		return -1;
 	*out = l;
+	return 0;
+}
+
+/* An address as above, then optionally blanks and the word "optional". */
+int config_parse_listen(const char *s, uint16_t default_port, struct config_listen *out)
+{
+	char addr[INET6_ADDRSTRLEN + 16];
+	const char *blank, *word;
+	size_t alen;
+	bool optional = false;
+
+	if (!s || !out)
+		return -1;
+	blank = strpbrk(s, " \t");
+	alen = blank ? (size_t)(blank - s) : strlen(s);
+	if (blank) {
+		word = blank + strspn(blank, " \t");
+		if (strncmp(word, "optional", 8) != 0 || word[8 + strspn(word + 8, " \t")] != '\0')
+			return -1;
+		optional = true;
+	}
+	if (alen >= sizeof(addr))
+		return -1;
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (parse_listen_addr(addr, default_port, out) < 0)
+		return -1;
+	out->optional = optional;
 	return 0;
 }

@@ -24,6 +24,8 @@
 struct config_listen {
 	char addr[64]; /* numeric IPv4 or IPv6 address; "0.0.0.0" / "::" for wildcard */
 	uint16_t port;
+	bool optional; /* "ADDR:PORT optional": skipped (with a warning) where the host has no
+	                  such address or address family; any other failure fails start-up */
 };
 
 enum config_tristate { CONFIG_NO = 0, CONFIG_YES = 1, CONFIG_AUTO = 2 };
@@ -32,6 +34,7 @@ struct rnfsd_config {
 	/* [rnfsd] */
 	unsigned threads;             /* worker threads; default 8 */
 	char exports_file[PATH_MAX];  /* default /etc/rnfsd/exports */
+	bool exports_named;           /* set by the file: it must exist (no built-in default) */
 	char state_dir[PATH_MAX];     /* file-handle key etc.; default /var/lib/rnfsd */
 	char stats_socket[PATH_MAX];  /* default /run/rnfsd/rnfsd.sock */
 	bool rpcbind;                 /* register with rpcbind; default yes */
@@ -40,7 +43,7 @@ struct rnfsd_config {
 
 	/* [tcp] */
 	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];
-	unsigned n_tcp_listen;        /* default 0.0.0.0:2049 and [::]:2049 */
+	unsigned n_tcp_listen;        /* default 0.0.0.0:2049 and [::]:2049 optional */
 	size_t max_record;            /* largest RPC record accepted; default 1 MiB + 64 KiB */
 
 	/* [rdma] */
@@ -65,7 +68,8 @@ int config_load(const char *path, struct rnfsd_config *cfg, char *err, size_t er
 /* Same, from a string (name is used in messages). */
 int config_parse(const char *text, const char *name, struct rnfsd_config *cfg, char *err, size_t errlen);
 
-/* "0.0.0.0:2049", "[::]:2049", "192.0.2.1" (default port) -> listen. 0 or -1. */
+/* "0.0.0.0:2049", "[::]:2049", "192.0.2.1" (default port), each optionally followed by
+ * blanks and the word "optional" -> listen. 0 or -1. */
 int config_parse_listen(const char *s, uint16_t default_port, struct config_listen *out);
 
 #endif

@@ -10,8 +10,11 @@
  * if it exists, else the embedded defaults (config_defaults()).
  * Where the exports come from: -e FILE, else --export DIR (an embedded line
  * "DIR *(rw,root_squash)" per directory; "secure" is the default), else the
- * configuration's exports file if it exists, else the same embedded line for
- * RNFSD_DEFAULT_EXPORT (created if missing).
+ * configuration's exports file if rnfsd.conf names it ("exports =": it must
+ * exist) or it exists, else the same embedded line for RNFSD_DEFAULT_EXPORT
+ * (created if missing). A reload never falls back to that built-in default
+ * when the exports came from a file: a file that went missing is an error,
+ * and the running exports stay.
  *
  * Start-up order matters: without -f the process daemonizes (fork, setsid)
  * before any thread or RDMA resource exists; the transports are created
@@ -42,11 +45,11 @@
 #include "rnfsd_build.h"
 #include "conf/config.h"
 #include "conf/exports.h"
-#include "daemon/log.h"
-#include "daemon/loop.h"
-#include "daemon/notify.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/notify.h"
 #include "daemon/stats_server.h"
-#include "daemon/workers.h"
+#include "core/workers.h"
 #include "nfs/nfs.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_stats.h"
@@ -87,6 +90,7 @@ static struct {
 	struct loop_ev *ev_drain_timeout;
 	bool stopping;
 	bool rdma_stopped;
+	bool exports_from_file;     /* the running exports were read from a file */
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
 } d = {.ready_fd = -1};
 
@@ -285,28 +289,41 @@ static int exports_embedded(const char *const *dirs, unsigned n, bool create,
 	return exports_parse(text, "--export", t, err, errlen);
 }
 
-/* Load the exports as described at the top. 0, or -1 with the message in err. */
-static int exports_resolve(const struct opts *o, const struct rnfsd_config *cfg,
-			   struct export_table *t, char *err, size_t errlen)
+/* Read the configuration's exports file rather than the built-in default? */
+static bool exports_use_file(const struct rnfsd_config *cfg, bool reloading)
+{
+	return cfg->exports_named || file_exists(cfg->exports_file) || (reloading && d.exports_from_file);
+}
+
+/*
+ * Load the exports as described at the top (reloading: on SIGHUP). 0, or -1
+ * with the message in err. *from_file: they were read from a file.
+ */
+static int exports_resolve(const struct opts *o, const struct rnfsd_config *cfg, bool reloading,
+			   struct export_table *t, bool *from_file, char *err, size_t errlen)
 {
 	static const char *const def[] = {RNFSD_DEFAULT_EXPORT};
 
+	*from_file = true;
 	if (o->exports_path)
 		return exports_load(o->exports_path, t, err, errlen);
+	*from_file = false;
 	if (o->n_export_dirs)
 		return exports_embedded(o->export_dirs, o->n_export_dirs, false, t, err, errlen);
-	if (file_exists(cfg->exports_file))
+	if (exports_use_file(cfg, reloading)) {
+		*from_file = true;
 		return exports_load(cfg->exports_file, t, err, errlen);
+	}
 	return exports_embedded(def, 1, true, t, err, errlen);
 }
 
-static const char *exports_source(const struct opts *o, const struct rnfsd_config *cfg)
+static const char *exports_source(const struct opts *o, bool from_file, const struct rnfsd_config *cfg)
 {
 	if (o->exports_path)
 		return o->exports_path;
 	if (o->n_export_dirs)
 		return "--export";
-	if (file_exists(cfg->exports_file))
+	if (from_file)
 		return cfg->exports_file;
 	return RNFSD_DEFAULT_EXPORT " (built in)";
 }
@@ -418,26 +435,29 @@ static void reload(void)
 	struct export_table t = {0};
 	char conf_file[PATH_MAX];
 	char err[RNFSD_ERRLEN];
+	bool from_file;
 
 	if (config_resolve(&d.o, &cfg, conf_file, err, sizeof(err)) != 0) {
 		log_err("reload: %s; keeping the running configuration and exports", err);
 		return;
 	}
-	if (exports_resolve(&d.o, &cfg, &t, err, sizeof(err)) != 0) {
+	if (exports_resolve(&d.o, &cfg, true, &t, &from_file, err, sizeof(err)) != 0) {
 		log_err("reload: %s; keeping the running exports", err);
 		return;
 	}
 	unsigned n = t.n;
 	if (nfs_exports_replace(&t) != 0) {
 		exports_free(&t);
-		log_err("reload: the new exports could not be applied; keeping the running ones");
+		log_err("reload: the new exports cannot be served (see above); keeping the running exports");
 		return;
 	}
 	reload_warn_restart(&d.cfg, &cfg);
 	/* Only what a reload can change is taken over. */
 	memcpy(d.cfg.exports_file, cfg.exports_file, sizeof(d.cfg.exports_file));
 	memcpy(d.conf_file, conf_file, sizeof(d.conf_file));
-	log_info("reload: %u exports from %s", n, exports_source(&d.o, &d.cfg));
+	d.cfg.exports_named = cfg.exports_named;
+	d.exports_from_file = from_file;
+	log_info("reload: %u exports from %s", n, exports_source(&d.o, from_file, &d.cfg));
 }
 
 static void sighup_cb(int signo, short what, void *arg)
@@ -549,13 +569,13 @@ int main(int argc, char **argv)
 	log_init(true, d.o.verbosity);
 
 	if (config_resolve(&d.o, &d.cfg, d.conf_file, err, sizeof(err)) != 0 ||
-	    exports_resolve(&d.o, &d.cfg, &exports, err, sizeof(err)) != 0) {
+	    exports_resolve(&d.o, &d.cfg, false, &exports, &d.exports_from_file, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rnfsd: %s\n", err);
 		return 1;
 	}
 	if (d.o.check_config) {
 		printf("%s: ok\n%s: %u exports ok\n", d.conf_file[0] ? d.conf_file : "built-in configuration",
-		       exports_source(&d.o, &d.cfg), exports.n);
+		       exports_source(&d.o, d.exports_from_file, &d.cfg), exports.n);
 		exports_free(&exports);
 		return 0;
 	}
@@ -599,7 +619,8 @@ int main(int argc, char **argv)
 	}
 
 	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,
-		 nfs_exports_count(), exports_source(&d.o, &d.cfg), tcp_xprt_port(d.tcp), d.cfg.threads);
+		 nfs_exports_count(), exports_source(&d.o, d.exports_from_file, &d.cfg), tcp_xprt_port(d.tcp),
+		 d.cfg.threads);
 	stats_status_line(status, sizeof(status));
 	notify_ready(status);
 	daemon_ready(true);

@@ -1,134 +1,20 @@
 /*
- * stats_server.h - live statistics: a registry the transports feed, a
- * latency histogram for the RPC layer, and a root-only UNIX socket that
- * answers one request with a JSON document (read by rnfsctl).
+ * stats_server.h - the daemon's side of the live statistics (core/stats.h):
+ * a root-only UNIX socket that answers one request with the JSON document
+ * (read by rnfsctl), and the periodic STATUS= line for the service manager.
  *
- * Who calls what:
- *   transports (tcp, rdma)  embed a struct stats_conn in their connection
- *                           object, fill peer/transport, stats_conn_register()
- *                           once the connection is accepted, bump its counters
- *                           with stats_add()/stats_set() from any thread, and
- *                           stats_conn_unregister() in their one close path,
- *                           before the object is freed.
- *   rpc layer (rpc_stats)   per-procedure counters, each with a struct
- *                           stats_hist for latency; exposed to this module
- *                           through stats_sources.procs_foreach.
- *   main                    stats_set_sources(), stats_server_start() after the
- *                           listeners, stats_status_start() for the periodic
- *                           STATUS= line, stats_server_stop() at shutdown.
- *
- * Lifetimes: the registry never owns a stats_conn, it only links it; the
- * transport guarantees unregister-before-free. The registry lock is held
- * while the JSON document is rendered, so an unregister waits for it.
+ * main: stats_set_sources(), stats_server_start() after the listeners,
+ * stats_status_start() for the periodic STATUS= line, stats_server_stop()
+ * and stats_status_stop() at shutdown.
  */
 #ifndef RNFSD_STATS_SERVER_H
 #define RNFSD_STATS_SERVER_H
 
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <time.h>
+#include "core/stats.h"
 
 struct loop;
 
-/* ---- latency histogram (fixed log-scale buckets, lock-free) ---- */
-
-/*
- * Bucket i covers nanoseconds in [lower(i), lower(i+1)): four buckets per
- * power of two, so a quantile is known to within 19%. Values of 2^40 ns
- * (18 minutes) or more land in the last bucket.
- */
-#define STATS_HIST_SUB_BITS 2
-#define STATS_HIST_BUCKETS (41 << STATS_HIST_SUB_BITS)
-
-struct stats_hist {
-	_Atomic uint64_t bucket[STATS_HIST_BUCKETS];
-};
-
-/* Any thread. Record one sample of ns nanoseconds. */
-void stats_hist_record(struct stats_hist *h, uint64_t ns);
-/* Bucket index for ns, and the smallest value of bucket i. */
-unsigned stats_hist_bucket(uint64_t ns);
-uint64_t stats_hist_bucket_lower(unsigned i);
-/* Upper bound (ns) of the bucket holding quantile q (0 < q <= 1); 0 if empty. */
-uint64_t stats_hist_quantile(const struct stats_hist *h, double q);
-
-/* ---- per-procedure statistics, provided by the RPC layer ---- */
-
-struct stats_proc {
-	const char *program;       /* "nfs", "mountd" */
-	uint32_t vers;
-	const char *proc;          /* "GETATTR" */
-	uint64_t calls;
-	uint64_t errors;           /* calls not answered with success (RPC or NFS status) */
-	uint64_t latency_ns_total; /* sum over calls, for the mean */
-	const struct stats_hist *latency; /* may be NULL */
-};
-typedef void (*stats_proc_cb)(const struct stats_proc *p, void *arg);
-
-struct stats_sources {
-	unsigned (*exports_count)(void);                        /* may be NULL */
-	void (*procs_foreach)(stats_proc_cb cb, void *arg);      /* may be NULL */
-};
-/* Main thread, before stats_server_start(). The struct is copied. */
-void stats_set_sources(const struct stats_sources *s);
-
-/* ---- per-connection statistics, fed by the transports ---- */
-
-struct stats_conn {
-	/* Identity: set before stats_conn_register(), constant afterwards. */
-	char peer[64];              /* "addr:port" */
-	char transport[8];          /* "tcp" or "rdma" */
-
-	/* RPC-over-RDMA parameters (0 on TCP); stats_set() when negotiated. */
-	_Atomic uint32_t rdma_version;  /* 1 (RFC 8166) or 2 */
-	_Atomic uint32_t credits;       /* credits granted to the client */
-	_Atomic uint32_t inline_recv;   /* inline threshold for calls (our receive buffers) */
-	_Atomic uint32_t inline_send;   /* inline threshold for replies (client's receive) */
-
-	/* Counters, any thread, stats_add(). */
-	_Atomic uint64_t calls;
-	_Atomic uint64_t rdma_reads, rdma_read_bytes;
-	_Atomic uint64_t rdma_writes, rdma_write_bytes;
-	_Atomic uint64_t send_inv;      /* replies sent with Send With Invalidate */
-	_Atomic uint64_t err_chunk;     /* RDMA_ERROR ERR_CHUNK sent (RFC 8166 §4.5) */
-	_Atomic uint64_t err_vers;      /* RDMA_ERROR ERR_VERS sent */
-	_Atomic uint64_t garbage_args;  /* GARBAGE_ARGS replies sent (RFC 5531 §9) */
-
-	/* Owned by the registry. */
-	struct timespec since;          /* CLOCK_MONOTONIC at register */
-	struct stats_conn *prev, *next;
-	bool registered;
-};
-
-static inline void stats_add(_Atomic uint64_t *counter, uint64_t n)
-{
-	atomic_fetch_add_explicit(counter, n, memory_order_relaxed);
-}
-
-static inline void stats_set(_Atomic uint32_t *field, uint32_t v)
-{
-	atomic_store_explicit(field, v, memory_order_relaxed);
-}
-
-/*
- * Any thread. Link sc into the registry; transport ("tcp"/"rdma") and peer
- * are copied into it (peer may be NULL if already filled in). Counters are
- * zeroed. Unregistering an unregistered conn is a no-op.
- */
-void stats_conn_register(struct stats_conn *sc, const char *transport, const char *peer);
-void stats_conn_unregister(struct stats_conn *sc);
-/* Connections currently registered, in total and per transport. */
-void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma);
-
-/* ---- the document and the socket ---- */
-
-/* Write the JSON document (see rnfsd(8), STATISTICS) to f. 0, or -1 on a write error. */
-int stats_render_json(FILE *f);
-/* "2 exports, 3 connections (2 tcp, 1 rdma), 1234 calls" */
-void stats_status_line(char *buf, size_t len);
+/* ---- the socket ---- */
 
 /*
  * Loop thread. Listen on path (a UNIX stream socket, mode 0600; a stale

@@ -25,7 +25,7 @@
 #include <arpa/inet.h>
 
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static pthread_mutex_t nfs_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs_exports *nfs_live;
@@ -108,35 +108,42 @@ struct nfs_exports *nfs_exports_build(struct export_table *src)
 {
 	struct nfs_exports *t = calloc(1, sizeof(*t));
 
-	if (!t)
+	if (!t) {
+		log_err("nfs: out of memory building the export table");
 		return NULL;
+	}
 	t->table = *src;
 	src->exports = NULL;
 	src->n = 0;
 	atomic_init(&t->refs, 1);
 	t->v = calloc(t->table.n ? t->table.n : 1, sizeof(*t->v));
 	if (!t->v) {
-		nfs_exports_free(t);
-		return NULL;
+		log_err("nfs: out of memory building the export table");
+		goto fail;
 	}
+	/* All or nothing: an export dropped silently would leave its clients with
+	 * STALE handles while the admin believes it is served. */
 	for (unsigned i = 0; i < t->table.n; i++) {
 		struct nfs_export *ne = &t->v[t->n];
 		const struct nfs_export *dup;
 
 		if (nfs_export_open(ne, &t->table.exports[i]) < 0)
-			continue;
+			goto fail;
 		dup = nfs_exports_by_id(t, ne->id);
 		if (dup) {
 			/* Handles carry the id: two exports with one id would be ambiguous. */
-			log_err("nfs: exports %s and %s have the same id %#x; set fsid= on one; %s not served",
-				dup->cfg->path, ne->cfg->path, ne->id, ne->cfg->path);
+			log_err("nfs: exports %s and %s have the same id %#x; set fsid= on one",
+				dup->cfg->path, ne->cfg->path, ne->id);
 			close(ne->root_fd);
 			nfs_fd_close(ne->tree_fd);
-			continue;
+			goto fail;
 		}
 		t->n++;
 	}
 	return t;
+fail:
+	nfs_exports_free(t);
+	return NULL;
 }
 
 void nfs_exports_install(struct nfs_exports *t)
@@ -217,12 +224,14 @@ int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const
 			    conn->peer_name, e->cfg->path);
 		return EACCES;
 	}
-	/* sec=: AUTH_SYS needs "sys"; AUTH_NONE is always the anonymous user. */
-	if (c->cred.flavor == RPC_AUTH_SYS && !(o->sec & EXPORT_SEC_SYS)) {
-		log_limited(&nfs_admit_limit, LOG_NOTICE, "nfs: %s: %s does not allow sec=sys",
-			    conn->peer_name, e->cfg->path);
-		return EACCES;
-	}
 	*opts = o;
+	/* sec=: the call's flavor must be in the export's list (knfsd's
+	 * check_nfsd_access(); NFSv3 calls then get NFS3ERR_ACCES). */
+	if (!(o->sec & (c->cred.flavor == RPC_AUTH_SYS ? EXPORT_SEC_SYS : EXPORT_SEC_NONE))) {
+		log_limited(&nfs_admit_limit, LOG_NOTICE, "nfs: %s: %s does not allow %s (sec=)",
+			    conn->peer_name, e->cfg->path,
+			    c->cred.flavor == RPC_AUTH_SYS ? "AUTH_SYS" : "AUTH_NONE");
+		return EPERM;
+	}
 	return 0;
 }

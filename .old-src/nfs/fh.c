@@ -24,7 +24,7 @@
 
 #include "nfs/nfs_priv.h"
 #include "nfs/siphash.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static uint8_t nfs_fh_key[SIPHASH_KEY_BYTES];
 static struct log_limit nfs_fh_limit;
@@ -157,8 +157,12 @@ uint32_t nfs_fh_build(struct nfs_fh *fh, uint32_t export_id, int dirfd, const ch
 	kh.h.handle_bytes = MAX_HANDLE_SZ;
 	if (name_to_handle_at(dirfd, name, &kh.h, &mount_id, at_flags) < 0) {
 		if (errno == EOVERFLOW || errno == EOPNOTSUPP) {
+			char esc[LOG_ESCAPED_MAX];
+			int err = errno;
+
 			log_limited(&nfs_fh_limit, LOG_ERR, "nfs: file system cannot export handles for '%s': %s",
-				    name, strerror(errno));
+				    log_escape_str(esc, sizeof(esc), name), strerror(err));
+			errno = err;
 			return NFS3ERR_NOTSUPP;
 		}
 		return nfs_errno_to_nfsstat3(errno);

@@ -26,7 +26,7 @@
 #include <linux/capability.h>
 
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static struct log_limit nfs_identity_limit;
 static __thread bool nfs_resource_dropped; /* this thread's CAP_SYS_RESOURCE is off */

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 #define MOUNT3_LIST_MAX 1024
 
@@ -65,8 +65,10 @@ static void mount3_list_add(const char *host, const char *dir)
 		if (!strcmp(mount3_list[i].host, host) && !strcmp(mount3_list[i].dir, dir))
 			goto out;
 	if (mount3_n == MOUNT3_LIST_MAX) {
+		char esc[LOG_ESCAPED_MAX];
+
 		log_limited(&mount3_limit, LOG_NOTICE, "mount: mount list full (%u); %s:%s not recorded",
-			    MOUNT3_LIST_MAX, host, dir);
+			    MOUNT3_LIST_MAX, host, log_escape_str(esc, sizeof(esc), dir));
 		goto out;
 	}
 	snprintf(mount3_list[mount3_n].host, sizeof(mount3_list[0].host), "%s", host);
@@ -150,22 +152,30 @@ static uint32_t mount3_subdir_fh(const struct nfs_export *e, const char *rest, s
 /* Appendix I MOUNTPROC3_MNT */
 enum rpc_proc_status mount3_proc_mnt(struct rpc_call *c)
 {
-	char dir[MNT3_PATHLEN + 1], host[64];
+	char dir[MNT3_PATHLEN + 1], host[64], esc[LOG_ESCAPED_MAX];
 	struct nfs_exports *t;
 	const struct nfs_export *e;
 	const struct export_opts *opts = NULL;
 	const char *rest;
 	struct nfs_fh fh;
 	uint32_t status;
+	int admit;
 
 	if (!mount3_dec_dirpath(&c->args, dir))
 		return RPC_PROC_GARBAGE;
 	mount3_peer_host(c, host);
 	t = nfs_exports_get();
 	e = mount3_find(t, dir, &rest);
+	admit = e ? nfs_export_admit(e, c, &opts) : 0;
+	/* A flavor outside sec= is refused, except AUTH_SYS: the Linux client sends
+	 * every MNT with it, and the reply's list tells it what to use for NFS. */
+	if (admit == EPERM && c->cred.flavor != RPC_AUTH_SYS) {
+		nfs_exports_put(t);
+		return RPC_PROC_TOOWEAK; /* RFC 5531 §9: AUTH_ERROR, AUTH_TOOWEAK */
+	}
 	if (!e)
 		status = MNT3ERR_NOENT;
-	else if (nfs_export_admit(e, c, &opts) != 0)
+	else if (admit == EACCES)
 		status = MNT3ERR_ACCES;
 	else
 		status = mount3_subdir_fh(e, rest, &fh);
@@ -179,9 +189,11 @@ enum rpc_proc_status mount3_proc_mnt(struct rpc_call *c)
 		if (opts->sec & EXPORT_SEC_NONE)
 			xdr_enc_u32(&c->res, RPC_AUTH_NONE);
 		mount3_list_add(host, dir);
-		log_limited(&mount3_ok_limit, LOG_INFO, "mount: %s mounted %s", host, dir);
+		log_limited(&mount3_ok_limit, LOG_INFO, "mount: %s mounted %s", host,
+			    log_escape_str(esc, sizeof(esc), dir));
 	} else {
-		log_limited(&mount3_limit, LOG_NOTICE, "mount: %s refused %s (mountstat3 %u)", host, dir, status);
+		log_limited(&mount3_limit, LOG_NOTICE, "mount: %s refused %s (mountstat3 %u)", host,
+			    log_escape_str(esc, sizeof(esc), dir), status);
 	}
 	nfs_exports_put(t);
 	return nfs3_reply_done(c);

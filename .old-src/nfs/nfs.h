@@ -8,6 +8,12 @@
 #include "conf/config.h"
 #include "conf/exports.h"
 
+struct rpc_program;
+
+/* The operation tables nfs_service_init() registers (also read by tests). */
+extern const struct rpc_program nfs3_program;
+extern const struct rpc_program mount3_program;
+
 /*
  * Main thread, before serving: open every export root, load (or create) the
  * file-handle key under cfg->state_dir, register NFS 3 and MOUNT 3 with the

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static struct log_limit nfs3_call_limit;
 

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static struct log_limit nfs3_dir_limit;
 
@@ -47,8 +47,10 @@ static uint32_t nfs3_lookup_name(struct nfs3_call *nc, int dfd, const struct sta
 		status = nfs_errno_to_nfsstat3(errno);
 	} else if (st->st_dev != nc->exp->dev) {
 		/* only without an open_tree clone: another file system is mounted here; no crossmnt */
+		char esc[LOG_ESCAPED_MAX];
+
 		log_limited(&nfs3_dir_limit, LOG_NOTICE, "nfs: %s: LOOKUP of mount point '%s' refused",
-			    nc->exp->cfg->path, name);
+			    nc->exp->cfg->path, log_escape_str(esc, sizeof(esc), name));
 		status = NFS3ERR_ACCES;
 	} else {
 		status = nfs_fh_build(fh, nc->exp->id, ofd, "", AT_EMPTY_PATH);

@@ -6,7 +6,7 @@
 #include <errno.h>
 
 #include "nfs/nfs_priv.h"
-#include "daemon/log.h"
+#include "core/log.h"
 
 static const struct {
 	int err;

@@ -91,7 +91,8 @@ struct nfs_exports {
 	unsigned n;
 };
 
-/* Opens every export root (ones that fail are logged and skipped). Takes *src. NULL on error. */
+/* Opens every export root. Takes *src. NULL (logged) if one cannot be opened, two
+ * share an id, or memory runs out: a table is served whole or not at all. */
 struct nfs_exports *nfs_exports_build(struct export_table *src);
 /* Swap in t as the served table (NULL: none); the old one is released when its last call ends. */
 void nfs_exports_install(struct nfs_exports *t);
@@ -100,7 +101,11 @@ struct nfs_exports *nfs_exports_get(void);
 void nfs_exports_put(struct nfs_exports *t);
 const struct nfs_export *nfs_exports_by_id(const struct nfs_exports *t, uint32_t id);
 const struct nfs_export *nfs_exports_by_path(const struct nfs_exports *t, const char *path);
-/* Is this caller admitted to e (client spec, "secure" port, sec= flavor)? 0 or EACCES; *opts on success. */
+/*
+ * Is this caller admitted to e? 0; EACCES: not a client of e, or "secure" and not
+ * a privileged port; EPERM: a client, but its credential flavor is not in e's
+ * sec= list. *opts is set unless EACCES.
+ */
 int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const struct export_opts **opts);
 
 /* ---- identity.c ---- */

@@ -13,27 +13,33 @@
  *
  *   transport fills conn/msg/msg_len/ddp_in/reply_buf/payload_area
  *     -> rpc_call_receive()          [loop thread]  header, auth, DRC lookup
- *     -> proc handler                [worker thread] decode args, do it, encode res
+ *     -> decode, execute, encode     [worker thread] the procedure's three steps
  *     -> rpc_call_complete()         [loop thread]  DRC insert, stats
  *     -> conn->ops->send_reply()     [loop thread]  transport sends (or drops) and
  *                                                   then releases the call context
  *
- * Procedure handlers decode their arguments from c->args (a decoder whose
- * base is the first byte of the RPC message, so xdr_dec_pos() is an RFC 8166
- * XDR position) and encode results into c->res, which already holds the
+ * Operation tables: each program version is an array of struct rpc_proc
+ * (decode, execute, encode steps; scratch sizes; the largest inline reply;
+ * cache policy; RFC 8267 DDP rule). The transport asks the same tables what a
+ * chunk may carry (rpc_ddp_rule()), so procedure numbers live in one place.
+ * A procedure's decode step reads c->args (a decoder whose base is the first
+ * byte of the RPC message, so xdr_dec_pos() is an RFC 8166 XDR position) into
+ * its argument struct; its encode step writes c->res, which already holds the
  * accepted-reply header.
  */
 #ifndef RNFSD_RPC_H
 #define RNFSD_RPC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <time.h>
 
-#include "xdr.h"
-#include "../daemon/workers.h"
+#include "core/workers.h"
+#include "rpc/xdr.h"
+#include "ulb/ulb.h"
 
 /* RFC 5531 §9 */
 enum { RPC_MSG_CALL = 0, RPC_MSG_REPLY = 1 };
@@ -61,6 +67,10 @@ enum { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1 };
 #define RPC_AUTH_SYS_MAX_GIDS 16 /* RFC 5531 appendix A */
 #define RPC_MAX_DDP_IN 4
 #define RPC_MAX_DDP_OUT 8
+/* Bytes of per-call scratch for a procedure's decoded arguments, and again for its results. */
+#define RPC_PROC_SCRATCH 1024
+/* RFC 5531 §9: xid, REPLY, MSG_ACCEPTED, verifier (AUTH_NONE, empty), accept_stat. */
+#define RPC_REPLY_ACCEPTED_LEN 24u
 
 struct rpc_cred {
 	uint32_t flavor; /* RPC_AUTH_NONE or RPC_AUTH_SYS */
@@ -135,6 +145,11 @@ struct rpc_call {
 	struct timespec t_start;
 	void *priv; /* transport private */
 
+	/* The procedure's decoded arguments and its results (rpc_proc.args_size,
+	 * res_size bytes zeroed before decode): per call, never malloc'ed. */
+	_Alignas(max_align_t) uint8_t args_scratch[RPC_PROC_SCRATCH];
+	_Alignas(max_align_t) uint8_t res_scratch[RPC_PROC_SCRATCH];
+
 	/* RPC layer private, set by rpc_call_receive(); transports leave them alone. */
 	struct rpc_drc_entry *drc_entry; /* in-progress duplicate request cache slot, or NULL */
 	size_t ddp_in_reduced;           /* Read chunk bytes (with XDR pad) consumed by rpc_dec_ddp() */
@@ -143,19 +158,62 @@ struct rpc_call {
 	                                    (transports may read it in send_reply) */
 };
 
-/* Result of a procedure handler. */
+/* Result of a procedure's execute step. */
 enum rpc_proc_status {
-	RPC_PROC_OK,      /* results encoded in c->res */
+	RPC_PROC_OK,      /* results in *res for the encode step (or already in c->res) */
 	RPC_PROC_GARBAGE, /* arguments could not be decoded: GARBAGE_ARGS */
 	RPC_PROC_SYSERR,  /* SYSTEM_ERR */
 	RPC_PROC_DROP,    /* send no reply (client will retransmit) */
+	RPC_PROC_TOOWEAK, /* the credential's flavor is not accepted for what was asked:
+	                     MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK (RFC 5531 §9) */
+	RPC_PROC_DEFER,   /* the call is parked, to be answered later (blocking locks,
+	                     delegation recalls) without holding a worker thread */
 };
 
+/* Where a procedure's replies are remembered against retransmissions. */
+enum rpc_cache_policy {
+	RPC_CACHE_NONE, /* idempotent: a retransmission simply runs again */
+	RPC_CACHE_DRC,  /* non-idempotent: the duplicate request cache (rpc_drc.c) */
+	RPC_CACHE_SLOT, /* NFSv4.1 session slot (RFC 8881 §2.10.6), kept by the session layer */
+};
+
+/*
+ * One entry of an operation table (a program version's procedures, and later
+ * NFSv4 COMPOUND's operations). All three steps run on a worker thread, in
+ * order, with per-call scratch for the arguments and results.
+ */
 struct rpc_proc {
 	const char *name;
-	enum rpc_proc_status (*handler)(struct rpc_call *c);
-	bool nonidempotent; /* replies are kept in the duplicate request cache */
+	/* Decode the arguments from c->args into *args (args_size bytes of
+	 * zeroed scratch). false: GARBAGE_ARGS. NULL: no arguments to decode. */
+	bool (*decode)(struct rpc_call *c, void *args);
+	/* Do the work and fill *res (res_size bytes of zeroed scratch). May
+	 * encode results that are streamed (READDIR entries) straight into
+	 * c->res. Returns enum rpc_proc_status; NULL: PROC_UNAVAIL. */
+	enum rpc_proc_status (*execute)(struct rpc_call *c, void *args, void *res);
+	/* Encode *res into c->res after RPC_PROC_OK. NULL: execute encoded everything. */
+	void (*encode)(struct rpc_call *c, const void *res);
+	uint16_t args_size, res_size; /* each <= RPC_PROC_SCRATCH: use RPC_SCRATCH_SIZE(type) */
+	/* The largest reply this procedure encodes inline, from the XID to its
+	 * last result byte (RPC_REPLY_ACCEPTED_LEN + results), DDP item data
+	 * excluded (its length word included); 0: unbounded (READDIR, DUMP). */
+	uint32_t max_reply;
+	enum rpc_cache_policy cache;
+	/* RFC 8267: which Read chunks the call may use, which Write chunks its
+	 * reply fills, for which XDR items (ulb/ulb.h: ULB_RULE_ARG, ULB_RULE_RES). */
+	struct ulb_rule ddp;
 };
+
+/* sizeof(type) for rpc_proc.args_size/res_size, refused at compile time when
+ * it exceeds the per-call scratch (C11 allows _Static_assert in a struct). */
+#define RPC_SCRATCH_SIZE(type) \
+	((uint16_t)(sizeof(type) + 0 * sizeof(struct { \
+		_Static_assert(sizeof(type) <= RPC_PROC_SCRATCH, #type " exceeds RPC_PROC_SCRATCH"); \
+		char rpc_scratch_check_; \
+	})))
+
+/* rpc_proc.max_reply for a procedure whose results take at most n bytes. */
+#define RPC_REPLY_MAX(n) (RPC_REPLY_ACCEPTED_LEN + (uint32_t)(n))
 
 struct rpc_version {
 	uint32_t vers;
@@ -170,8 +228,18 @@ struct rpc_program {
 	const struct rpc_version *versions; /* ascending by vers */
 };
 
-/* Setup (main thread, before serving). */
-void rpc_register_program(const struct rpc_program *p);
+/* Setup (main thread, before serving). 0, or -1 (logged) if a procedure's
+ * scratch sizes exceed RPC_PROC_SCRATCH or the table is full. */
+int rpc_register_program(const struct rpc_program *p);
+
+/*
+ * Transport side, any thread once serving: the operation table's entry for
+ * prog/vers/proc (NULL if not served) and, in *rule, its RFC 8267 DDP rule
+ * (all zero for unknown procedures: every data chunk is then ignored,
+ * RFC 8267 §3, §4.4). The entry's max_reply helps plan reply buffers.
+ */
+const struct rpc_proc *rpc_ddp_rule(uint32_t prog, uint32_t vers, uint32_t proc,
+				    struct ulb_rule *rule);
 /* Allocates the duplicate request cache (0 entries: no cache). 0 or -1 (logged). */
 int rpc_init(unsigned drc_entries);
 /* Main thread, after serving stopped (no call in flight): forget programs, free the cache. */

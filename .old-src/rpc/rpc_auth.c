@@ -4,7 +4,7 @@
  * The decoded struct rpc_cred is plain data copied into the call; nothing
  * here points into the received message after return.
  */
-#include "rpc_internal.h"
+#include "rpc/rpc_internal.h"
 
 #define AUTH_SYS_MAX_MACHINENAME 255 /* RFC 5531 appendix A: string machinename<255> */
 #define AUTH_NOBODY 65534u

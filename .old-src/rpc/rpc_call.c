@@ -8,7 +8,7 @@
  *
  *   rpc_call_receive()  --rejected / replayed / dropped--> send_reply()
  *          |
- *          +--workers_submit()--> rpc_call_run() [worker: handler]
+ *          +--workers_submit()--> rpc_call_run() [worker: decode, execute, encode]
  *                                       |
  *                                 rpc_call_complete() [loop: DRC, stats]
  *                                       |
@@ -18,14 +18,13 @@
  *   xid | REPLY | MSG_ACCEPTED | verf flavor AUTH_NONE | verf length 0 |
  *   accept_stat (offset 20) | results (offset 24, encoded by the handler)
  */
-#include "rpc_internal.h"
+#include "rpc/rpc_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#include "daemon/log.h"
-#include "daemon/workers.h"
-
-#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#include "core/log.h"
+#include "core/workers.h"
 
 static struct log_limit lim_bad_header;
 static struct log_limit lim_rejected;
@@ -156,11 +155,49 @@ static void rpc_res_reset_stat(struct rpc_call *c, uint32_t accept_stat)
 	xdr_enc_u32(&c->res, accept_stat);
 }
 
+#ifndef NDEBUG
+/* Debug builds: a reply longer than the table's max_reply is a wrong table. */
+static void rpc_check_max_reply(const struct rpc_call *c)
+{
+	const struct rpc_proc *p = c->procinfo;
+
+	if (p->max_reply && !c->res.overflow && xdr_enc_len(&c->res) > p->max_reply) {
+		log_err("rpc: %s (prog %u vers %u): reply of %zu bytes exceeds the table's max_reply %u",
+			p->name, c->prog, c->vers, xdr_enc_len(&c->res), p->max_reply);
+		abort();
+	}
+}
+#endif
+
+/*
+ * Worker thread. The procedure's steps: decode the arguments into zeroed
+ * scratch, execute, encode the results. Returns what execute said (or
+ * RPC_PROC_GARBAGE when decode failed).
+ */
+static enum rpc_proc_status rpc_proc_steps(struct rpc_call *c)
+{
+	const struct rpc_proc *p = c->procinfo;
+	void *args = c->args_scratch, *res = c->res_scratch;
+
+	memset(args, 0, p->args_size);
+	memset(res, 0, p->res_size);
+	if (p->decode && !p->decode(c, args))
+		return RPC_PROC_GARBAGE;
+	enum rpc_proc_status st = p->execute(c, args, res);
+	if (st == RPC_PROC_OK && p->encode)
+		p->encode(c, res);
+#ifndef NDEBUG
+	if (st == RPC_PROC_OK)
+		rpc_check_max_reply(c);
+#endif
+	return st;
+}
+
 /* Worker thread. */
 static void rpc_call_run(struct work *w)
 {
 	struct rpc_call *c = container_of(w, struct rpc_call, work);
-	enum rpc_proc_status st = c->procinfo->handler(c);
+	enum rpc_proc_status st = rpc_proc_steps(c);
 
 	if (st == RPC_PROC_OK && c->res.overflow) {
 		log_limited(&lim_overflow, LOG_WARNING,
@@ -179,9 +216,23 @@ static void rpc_call_run(struct work *w)
 		rpc_res_reset_stat(c, RPC_GARBAGE_ARGS);
 		rpc_stats_count(RPC_STAT_GARBAGE_ARGS);
 		break;
+	case RPC_PROC_DEFER:
+		/* Parking a call needs rpc_call_defer() first; without it the
+		 * call would be lost: a procedure bug, answered SYSTEM_ERR. */
+		log_limited(&lim_garbage, LOG_ERR, "rpc: %s: %s deferred a call it did not park, SYSTEM_ERR",
+			    c->conn->peer_name, c->procinfo->name);
+		st = RPC_PROC_SYSERR;
+		/* fall through */
 	case RPC_PROC_SYSERR:
 		rpc_res_reset_stat(c, RPC_SYSTEM_ERR);
 		rpc_stats_count(RPC_STAT_SYSTEM_ERR);
+		break;
+	case RPC_PROC_TOOWEAK:
+		rpc_enc_reply_head(c, RPC_MSG_DENIED);
+		xdr_enc_u32(&c->res, RPC_AUTH_ERROR);
+		xdr_enc_u32(&c->res, RPC_AUTH_TOOWEAK);
+		c->n_ddp_out = 0;
+		rpc_stats_count(RPC_STAT_AUTH_ERROR);
 		break;
 	case RPC_PROC_DROP:
 	default:
@@ -227,7 +278,7 @@ static void rpc_call_dispatch(struct rpc_call *c)
 		rpc_reply_prog_mismatch(c, lk.low, lk.high);
 		return;
 	}
-	if (c->proc >= lk.version->nprocs || !lk.version->procs[c->proc].handler) {
+	if (c->proc >= lk.version->nprocs || !lk.version->procs[c->proc].execute) {
 		rpc_reply_accept_error(c, RPC_PROC_UNAVAIL, RPC_STAT_PROC_UNAVAIL);
 		return;
 	}
@@ -235,7 +286,7 @@ static void rpc_call_dispatch(struct rpc_call *c)
 	c->stats = lk.stats ? &lk.stats[c->proc] : NULL;
 	rpc_enc_accepted(c, RPC_SUCCESS);
 
-	if (c->procinfo->nonidempotent) {
+	if (c->procinfo->cache == RPC_CACHE_DRC) {
 		switch (rpc_drc_lookup(c)) {
 		case RPC_DRC_IN_PROGRESS:
 			/* The original is still running; its reply answers both. */

@@ -5,7 +5,7 @@
  * per-call payload area READ data is produced in. Nothing here copies bulk
  * data; all memory belongs to the transport's per-call context.
  */
-#include "rpc_internal.h"
+#include "rpc/rpc_internal.h"
 #include "ulb/ulb.h"
 
 #define RPC_PAYLOAD_ALIGN 64u

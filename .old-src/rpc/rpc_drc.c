@@ -1,7 +1,7 @@
 /*
  * rpc_drc.c - the duplicate request cache.
  *
- * Non-idempotent procedures (rpc_proc.nonidempotent: NFSv3 CREATE, REMOVE,
+ * Non-idempotent procedures (rpc_proc.cache RPC_CACHE_DRC: NFSv3 CREATE, REMOVE,
  * RENAME, ...) must not run twice when a client retransmits a call whose
  * reply it has not seen (RFC 5531 §5: RPC itself promises no at-most-once
  * execution; §9: "the xid field is only used for clients matching reply
@@ -25,14 +25,14 @@
  * out-of-band payload, are not cached (non-idempotent NFSv3 replies are a
  * few hundred bytes). One mutex guards everything.
  */
-#include "rpc_internal.h"
+#include "rpc/rpc_internal.h"
 
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 
 #define RPC_DRC_MAX_REPLY 1024u
 #define RPC_DRC_CSUM_BYTES 256u /* argument bytes covered by the checksum */

@@ -14,8 +14,8 @@
 #ifndef RNFSD_RPC_INTERNAL_H
 #define RNFSD_RPC_INTERNAL_H
 
-#include "rpc.h"
-#include "rpc_stats.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_stats.h"
 
 /* RFC 5531 §9: xid, REPLY, MSG_ACCEPTED, verf (AUTH_NONE, length 0), accept_stat. */
 #define RPC_REPLY_STAT_OFF 20u

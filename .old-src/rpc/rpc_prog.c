@@ -3,18 +3,22 @@
  *
  * Programs are registered by upper layers (NFS, MOUNT) on the main thread
  * before serving starts and stay until rpc_release(); lookups from the loop
- * thread therefore need no lock. The struct rpc_program tables belong to the
+ * thread (dispatch, and the transports' rpc_ddp_rule()) therefore need no lock. The struct rpc_program tables belong to the
  * registering layer (static data); this file owns only the per-procedure
  * counters it allocates for each of them.
  */
-#include "rpc_internal.h"
-#include "rpcbind.h"
+#include "rpc/rpc_internal.h"
+#include "rpc/rpcbind.h"
 
 #include <stdlib.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 
 #define RPC_MAX_PROGRAMS 16
+
+/* A COMPOUND's chunks must fit what one rpc_call carries. */
+_Static_assert(ULB_V4_READ_CHUNKS <= RPC_MAX_DDP_IN, "ULB_V4_READ_CHUNKS > RPC_MAX_DDP_IN");
+_Static_assert(ULB_V4_WRITE_CHUNKS <= RPC_MAX_DDP_OUT, "ULB_V4_WRITE_CHUNKS > RPC_MAX_DDP_OUT");
 
 struct rpc_prog_slot {
 	const struct rpc_program *prog;
@@ -50,10 +54,30 @@ static int prog_slot_fill(struct rpc_prog_slot *s, const struct rpc_program *p)
 	return 0;
 }
 
-void rpc_register_program(const struct rpc_program *p)
+/* Tables built without RPC_SCRATCH_SIZE() are checked here. */
+static bool prog_scratch_ok(const struct rpc_program *p)
+{
+	for (uint32_t v = 0; v < p->nversions; v++) {
+		const struct rpc_version *rv = &p->versions[v];
+		for (uint32_t i = 0; i < rv->nprocs; i++) {
+			const struct rpc_proc *pr = &rv->procs[i];
+			if (pr->args_size > RPC_PROC_SCRATCH || pr->res_size > RPC_PROC_SCRATCH) {
+				log_err("rpc: %s version %u procedure %s needs %u/%u bytes of scratch, more than %u",
+					p->name, rv->vers, pr->name ? pr->name : "?", pr->args_size,
+					pr->res_size, RPC_PROC_SCRATCH);
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+int rpc_register_program(const struct rpc_program *p)
 {
 	struct rpc_prog_slot *s = NULL;
 
+	if (!prog_scratch_ok(p))
+		return -1;
 	for (unsigned i = 0; i < prog_count; i++)
 		if (prog_table[i].prog->prog == p->prog)
 			s = &prog_table[i]; /* registered again: replace */
@@ -63,7 +87,7 @@ void rpc_register_program(const struct rpc_program *p)
 		s = &prog_table[prog_count++];
 	} else {
 		log_err("rpc: too many programs, %s (%u) not registered", p->name, p->prog);
-		return;
+		return -1;
 	}
 	if (prog_slot_fill(s, p) != 0) {
 		/* Served without counters rather than not at all. */
@@ -72,6 +96,7 @@ void rpc_register_program(const struct rpc_program *p)
 		s->prog = p;
 	}
 	log_debug("rpc: registered program %s (%u), %u versions", p->name, p->prog, p->nversions);
+	return 0;
 }
 
 void rpc_prog_find(uint32_t prog, uint32_t vers, struct rpc_prog_lookup *out)
@@ -98,6 +123,19 @@ void rpc_prog_find(uint32_t prog, uint32_t vers, struct rpc_prog_lookup *out)
 		}
 		return;
 	}
+}
+
+const struct rpc_proc *rpc_ddp_rule(uint32_t prog, uint32_t vers, uint32_t proc,
+				    struct ulb_rule *rule)
+{
+	struct rpc_prog_lookup lk;
+
+	*rule = (struct ulb_rule)ULB_RULE_NONE;
+	rpc_prog_find(prog, vers, &lk);
+	if (!lk.version || proc >= lk.version->nprocs || !lk.version->procs[proc].execute)
+		return NULL;
+	*rule = lk.version->procs[proc].ddp;
+	return &lk.version->procs[proc];
 }
 
 void rpc_prog_release(void)

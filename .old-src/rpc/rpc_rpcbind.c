@@ -6,8 +6,9 @@
  * run the libtirpc calls on a helper thread the caller waits for at most
  * RPCBIND_TIMEOUT_MS.
  *
- * This file is built without the repository root on the include path, so
- * that <rpc/rpc.h> is libtirpc's; it includes only rpcbind.h of ours.
+ * This file has the repository root on its quote-include path only
+ * (-iquote), so that <rpc/rpc.h> is libtirpc's; of ours it includes only
+ * rpc/rpcbind.h and core/log.h.
  */
 #include <rpc/rpc.h>
 #include <rpc/rpcb_clnt.h>
@@ -24,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rpcbind.h"
-#include "../daemon/log.h"
+#include "rpc/rpcbind.h"
+#include "core/log.h"
 
 #define RPCBIND_MAX 32
 static const char *const rpcbind_netids[] = {"tcp", "tcp6"};

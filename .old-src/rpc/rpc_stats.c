@@ -3,7 +3,7 @@
  * counters live in the program table (rpc_prog.c allocates them at
  * registration); the global ones are here.
  */
-#include "rpc_internal.h"
+#include "rpc/rpc_internal.h"
 
 static struct rpc_stats_global stats_global;
 

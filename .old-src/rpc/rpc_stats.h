@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "daemon/stats_server.h"
+#include "core/stats.h"
 
 /* Live counters of one procedure (owned by rpc_prog.c's program table). */
 struct rpc_proc_stats {

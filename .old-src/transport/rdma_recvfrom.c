@@ -8,29 +8,33 @@
  *                           the data chunks the ULB lets the call use
  *     -> rdma_deliver()     fill struct rpc_call, rpc_call_receive()
  *
- * The ULB (RFC 8267) is consulted as soon as the RPC header is visible
- * (inline for RDMA_MSG, after the position-zero Read for RDMA_NOMSG): data
- * Read chunks it rules out are ignored, not read (RFC 8267 §3).
+ * The procedure's entry in the RPC layer's operation tables is consulted as
+ * soon as the RPC header is visible (inline for RDMA_MSG, after the
+ * position-zero Read for RDMA_NOMSG): data Read chunks its RFC 8267 rule
+ * rules out are ignored, not read (RFC 8267 §3), and a Reply chunk gets no
+ * bulk slot when the table bounds the reply to what the small buffers hold.
  */
 #include <string.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 #include "transport/rdma_xprt.h"
 
 static struct log_limit lim_bad;
 
 /* RFC 5531 §9: xid, mtype, rpcvers, prog, vers, proc at words 0..5. */
-static void peek_ulb(struct rdma_ctxt *x, const uint8_t *msg, uint32_t len)
+static void peek_proc(struct rdma_ctxt *x, const uint8_t *msg, uint32_t len)
 {
 	struct xdr_dec d;
 	uint32_t w[6];
 
 	x->rule = (struct ulb_rule){ 0 };
+	x->max_reply = 0;
 	xdr_dec_init(&d, msg, len);
 	for (unsigned i = 0; i < 6; i++)
 		if (!xdr_dec_u32(&d, &w[i]))
 			goto out; /* the RPC layer will say what is wrong */
-	ulb_lookup(w[3], w[4], w[5], &x->rule);
+	const struct rpc_proc *p = rpc_ddp_rule(w[3], w[4], w[5], &x->rule);
+	x->max_reply = p ? p->max_reply : 0;
 out:
 	rdma_pcl_limit_reads(&x->pcl, x->rule.read_chunks);
 }
@@ -51,6 +55,14 @@ static void handle_bad(struct rdma_ctxt *x, enum rdma_status st, const struct rd
 	rdma_send_error(x, st);
 }
 
+/* A Reply chunk needs a bulk slot for the reply unless the operation table
+ * bounds the reply (DDP data excluded: it has its own buffer) to the small
+ * reply buffer. Unknown before the RPC header is seen (RDMA_NOMSG). */
+static bool reply_needs_slot(const struct rdma_ctxt *x)
+{
+	return x->hdr.has_reply && (x->max_reply == 0 || x->max_reply > x->conn->small_room);
+}
+
 /* Bulk slots from the header alone (so a call never waits twice, which could
  * deadlock): Read data, a payload for Write chunks, a long reply. */
 static unsigned slots_needed(const struct rdma_ctxt *x)
@@ -63,7 +75,7 @@ static unsigned slots_needed(const struct rdma_ctxt *x)
 			break;
 		}
 	}
-	return n + (x->hdr.has_reply ? 1 : 0);
+	return n + (reply_needs_slot(x) ? 1 : 0);
 }
 
 static void rdma_deliver(struct rdma_ctxt *x)
@@ -100,7 +112,7 @@ static void rdma_deliver(struct rdma_ctxt *x)
 		c->payload_area = x->payload_small;
 		c->payload_cap = conn->small_room;
 	}
-	if (x->hdr.has_reply && s < x->nslots) {
+	if (reply_needs_slot(x) && s < x->nslots) {
 		c->reply_buf = conn->bulk_mem + (size_t)x->slots[s++] * conn->slot_size;
 		c->reply_cap = conn->slot_size;
 	} else {
@@ -159,7 +171,7 @@ void rdma_read_chunks_done(struct rdma_ctxt *x)
 			handle_bad(x, st, &why);
 			return;
 		}
-		peek_ulb(x, msg, x->pcl.call.length);
+		peek_proc(x, msg, x->pcl.call.length);
 		start_reads(x, false);
 		return;
 	}
@@ -187,15 +199,10 @@ static void ctxt_proceed(struct rdma_ctxt *x)
 		handle_bad(x, RDMA_ST_ERR_CHUNK, &why);
 		return;
 	}
-	if (need && (conn->bulk_wait || rdma_slots_get(conn, need, x->slots))) {
+	if (need && (!queue_empty(&conn->bulk_wait) || rdma_slots_get(conn, need, x->slots))) {
 		/* FIFO: nobody overtakes a waiting call. */
 		rdma_ctxt_set_state(x, CTXT_WAIT_BULK);
-		x->next = NULL;
-		if (conn->bulk_wait_tail)
-			conn->bulk_wait_tail->next = x;
-		else
-			conn->bulk_wait = x;
-		conn->bulk_wait_tail = x;
+		queue_push(&conn->bulk_wait, &x->link);
 		return;
 	}
 	x->nslots = need;
@@ -205,16 +212,15 @@ static void ctxt_proceed(struct rdma_ctxt *x)
 
 void rdma_bulk_resume(struct rdma_conn *conn)
 {
-	while (conn->bulk_wait && conn->state != RDMA_CONN_CLOSING) {
-		struct rdma_ctxt *x = conn->bulk_wait;
+	struct rdma_ctxt *x;
+
+	while (conn->state != RDMA_CONN_CLOSING &&
+	       (x = queue_peek_entry(&conn->bulk_wait, struct rdma_ctxt, link))) {
 		unsigned need = slots_needed(x);
 
 		if (rdma_slots_get(conn, need, x->slots))
 			return;
-		conn->bulk_wait = x->next;
-		if (!conn->bulk_wait)
-			conn->bulk_wait_tail = NULL;
-		x->next = NULL;
+		queue_pop(&conn->bulk_wait);
 		x->nslots = need;
 		x->read_area = x->pcl.read_end ? conn->bulk_mem + (size_t)x->slots[0] * conn->slot_size : NULL;
 		ctxt_go(x);
@@ -241,6 +247,7 @@ void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 	x->nslots = 0;
 	x->read_area = NULL;
 	x->rule = (struct ulb_rule){ 0 };
+	x->max_reply = 0;
 	/* The header was decoded from what arrived; keep it in CTXT_WAIT_BULK
 	 * etc. (it is the state any later answer needs). */
 	st = rdma_hdr_decode(x->recv_buf, byte_len, &conn->lim, &x->hdr, &why);
@@ -251,6 +258,6 @@ void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 		return;
 	}
 	if (!x->pcl.has_call)
-		peek_ulb(x, x->hdr.payload, x->hdr.payload_len);
+		peek_proc(x, x->hdr.payload, x->hdr.payload_len);
 	ctxt_proceed(x);
 }

@@ -19,7 +19,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 #include "transport/rdma_xprt.h"
 
 static struct log_limit lim_wc;
@@ -60,20 +60,16 @@ int rdma_post_recv(struct rdma_ctxt *x)
 
 void rdma_ctxt_free_push(struct rdma_ctxt *x)
 {
-	x->next = x->conn->free_ctxts;
-	x->conn->free_ctxts = x;
+	queue_push_front(&x->conn->free_ctxts, &x->link);
 }
 
 /* RFC 8166 §3.3.1: keep credits + spare Receives posted, from the pool. */
 int rdma_recv_refill(struct rdma_conn *conn)
 {
 	uint32_t n = rdma_credits_recvs_wanted(&conn->credits);
+	struct rdma_ctxt *x;
 
-	while (n-- && conn->free_ctxts) {
-		struct rdma_ctxt *x = conn->free_ctxts;
-
-		conn->free_ctxts = x->next;
-		x->next = NULL;
+	while (n-- && (x = queue_pop_entry(&conn->free_ctxts, struct rdma_ctxt, link))) {
 		if (rdma_post_recv(x)) {
 			rdma_ctxt_free_push(x);
 			return -1;
@@ -82,34 +78,12 @@ int rdma_recv_refill(struct rdma_conn *conn)
 	return 0;
 }
 
-static void queue_append(struct rdma_ctxt **head, struct rdma_ctxt **tail, struct rdma_ctxt *x)
-{
-	x->next = NULL;
-	if (*tail)
-		(*tail)->next = x;
-	else
-		*head = x;
-	*tail = x;
-}
-
-static struct rdma_ctxt *queue_pop(struct rdma_ctxt **head, struct rdma_ctxt **tail)
-{
-	struct rdma_ctxt *x = *head;
-	if (x) {
-		*head = x->next;
-		if (!*head)
-			*tail = NULL;
-		x->next = NULL;
-	}
-	return x;
-}
-
 void rdma_queue_reads(struct rdma_ctxt *x)
 {
 	struct rdma_conn *conn = x->conn;
 
 	rdma_ctxt_set_state(x, CTXT_READING);
-	queue_append(&conn->read_wait, &conn->read_wait_tail, x);
+	queue_push(&conn->read_wait, &x->link);
 	rdma_sq_pump(conn);
 }
 
@@ -118,7 +92,7 @@ void rdma_queue_send(struct rdma_ctxt *x)
 	struct rdma_conn *conn = x->conn;
 
 	rdma_ctxt_set_state(x, CTXT_WAIT_SQ);
-	queue_append(&conn->sq_wait, &conn->sq_wait_tail, x);
+	queue_push(&conn->sq_wait, &x->link);
 	rdma_sq_pump(conn);
 }
 
@@ -220,8 +194,11 @@ static int post_chain(struct rdma_ctxt *x)
 
 static bool pump_replies(struct rdma_conn *conn)
 {
-	while (conn->sq_wait && conn->sq_free >= conn->sq_wait->sq_need) {
-		struct rdma_ctxt *x = queue_pop(&conn->sq_wait, &conn->sq_wait_tail);
+	struct rdma_ctxt *x;
+
+	while ((x = queue_peek_entry(&conn->sq_wait, struct rdma_ctxt, link)) &&
+	       conn->sq_free >= x->sq_need) {
+		queue_pop(&conn->sq_wait);
 		if (post_chain(x)) {
 			rdma_ctxt_release(x);
 			return false;
@@ -232,15 +209,16 @@ static bool pump_replies(struct rdma_conn *conn)
 
 static bool pump_reads(struct rdma_conn *conn)
 {
-	while (conn->read_wait) {
-		struct rdma_ctxt *x = conn->read_wait;
+	struct rdma_ctxt *x;
+
+	while ((x = queue_peek_entry(&conn->read_wait, struct rdma_ctxt, link))) {
 
 		while (x->rposted < x->nrwrs && conn->reads_inflight < conn->ord && conn->sq_free > 0)
 			if (post_one_read(x))
 				return false;
 		if (x->rposted < x->nrwrs)
 			return true; /* out of window or send queue room */
-		queue_pop(&conn->read_wait, &conn->read_wait_tail);
+		queue_pop(&conn->read_wait);
 	}
 	return true;
 }

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 #include "transport/rdma_xprt.h"
 
 static struct log_limit lim_reply;

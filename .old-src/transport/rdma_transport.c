@@ -25,8 +25,8 @@
 #include <time.h>
 
 #include "conf/config.h"
-#include "daemon/log.h"
-#include "daemon/loop.h"
+#include "core/log.h"
+#include "core/loop.h"
 #include "transport/rdma.h"
 #include "transport/rdma_xprt.h"
 
@@ -50,7 +50,7 @@ static struct {
 	unsigned nlisten;
 	struct rdma_conn *conns;
 	unsigned nconns;
-	struct rdma_conn *reap;
+	struct queue reap;              /* of rdma_conn by reap_link */
 	struct rdma_dev *devs;
 
 	/* From the configuration, copied at start. */
@@ -240,9 +240,9 @@ static void reap_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	(void)arg;
-	while (g.reap) {
-		struct rdma_conn *conn = g.reap;
-		g.reap = conn->reap_next;
+	struct rdma_conn *conn;
+
+	while ((conn = queue_pop_entry(&g.reap, struct rdma_conn, reap_link))) {
 		log_limited(&lim_conn_event, LOG_INFO, "rdma: %s: connection closed", conn->rpc.peer_name);
 		conn_unlink(conn);
 		conn_free(conn);
@@ -256,8 +256,7 @@ void rdma_conn_check_idle(struct rdma_conn *conn)
 	if (conn->state != RDMA_CONN_CLOSING || conn->reaping || conn->busy || conn->wrs_outstanding)
 		return;
 	conn->reaping = true;
-	conn->reap_next = g.reap;
-	g.reap = conn;
+	queue_push(&g.reap, &conn->reap_link);
 	if (g.reap_ev)
 		loop_ev_add(g.reap_ev, &now);
 }
@@ -276,9 +275,9 @@ void rdma_conn_close(struct rdma_conn *conn, const char *why)
 		ibv_modify_qp(conn->qp, &qa, IBV_QP_STATE);
 
 	/* Contexts that hold no work request and are not with the RPC layer. */
-	conn->bulk_wait = conn->bulk_wait_tail = NULL;
-	conn->sq_wait = conn->sq_wait_tail = NULL;
-	conn->read_wait = conn->read_wait_tail = NULL;
+	queue_init(&conn->bulk_wait);
+	queue_init(&conn->sq_wait);
+	queue_init(&conn->read_wait);
 	for (unsigned i = 0; i < conn->nctxts; i++) {
 		struct rdma_ctxt *x = &conn->ctxts[i];
 		bool idle = x->state == CTXT_WAIT_BULK || x->state == CTXT_WAIT_SQ ||
@@ -691,10 +690,21 @@ int rdma_transport_start(struct loop *loop, const struct rnfsd_config *cfg)
 	g.reap_ev = loop_timer(loop, false, reap_cb, NULL);
 	if (!g.cm_ev || !g.reap_ev || loop_ev_add(g.cm_ev, NULL))
 		goto fail;
+	/* enable = yes: every listener not marked optional must be up, or start-up
+	 * fails; auto: RDMA as a whole is optional, a failure is logged. */
 	for (unsigned i = 0; i < cfg->n_rdma_listen; i++) {
-		if (listen_one(&cfg->rdma_listen[i]))
-			log_err("rdma: cannot listen on %s:%u: %s", cfg->rdma_listen[i].addr,
-				cfg->rdma_listen[i].port, strerror(errno));
+		const struct config_listen *l = &cfg->rdma_listen[i];
+
+		if (listen_one(l) == 0)
+			continue;
+		if (l->optional && (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT || errno == ENODEV)) {
+			log_warn("rdma: %s:%u skipped (optional address): %s", l->addr, l->port, strerror(errno));
+			continue;
+		}
+		log_msg(required ? LOG_ERR : LOG_WARNING, "rdma: cannot listen on %s:%u: %s", l->addr, l->port,
+			strerror(errno));
+		if (required)
+			goto fail;
 	}
 	if (g.nlisten == 0)
 		goto fail;
@@ -752,7 +762,7 @@ void rdma_transport_release(void)
 		conn_free(conn);
 	}
 	g.nconns = 0;
-	g.reap = NULL;
+	queue_init(&g.reap);
 	if (g.reap_ev) {
 		loop_ev_del(g.reap_ev);
 		loop_ev_free(g.reap_ev);

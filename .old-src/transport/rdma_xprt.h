@@ -28,6 +28,9 @@
  *    RDMA_NOCHUNK_ROOM x the inline size: room for the handler to produce a
  *    reply larger than the inline threshold, which send_reply() then answers
  *    with ERR_CHUNK (RFC 8166 §4.5.3) instead of the RPC layer's SYSTEM_ERR.
+ *    A call with a Reply chunk gets a bulk slot for its reply, unless its
+ *    operation table entry bounds the reply (rpc_proc.max_reply) to that
+ *    small buffer: slots are few, and most replies are small.
  *  - Contexts handed to the RPC layer (IN_RPC) are owned by it until
  *    send_reply(); the connection outlives them (it is freed only when no
  *    context is busy and no work request is outstanding).
@@ -57,7 +60,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "daemon/stats_server.h"
+#include "core/queue.h"
+#include "core/stats.h"
 #include "rpc/rpc.h"
 #include "transport/rdma_credits.h"
 #include "transport/rdma_hdr.h"
@@ -106,7 +110,7 @@ struct rdma_conn;
 struct rdma_ctxt {
 	struct rdma_conn *conn;
 	enum rdma_ctxt_state state;
-	struct rdma_ctxt *next; /* bulk_wait / sq_wait / read_wait queues */
+	struct queue_link link; /* free_ctxts, bulk_wait, sq_wait or read_wait */
 	unsigned index;
 
 	/* Registered buffers (small MR), fixed for the connection's life. */
@@ -124,7 +128,8 @@ struct rdma_ctxt {
 	/* The message. */
 	struct rdma_hdr hdr;
 	struct rdma_pcl pcl;
-	struct ulb_rule rule;
+	struct ulb_rule rule;  /* the procedure's RFC 8267 rule (rpc_ddp_rule) */
+	uint32_t max_reply;    /* the procedure's inline reply bound; 0: unknown or unbounded */
 	bool read_call_phase;  /* RDMA_NOMSG: pulling the position-zero chunk first */
 
 	/* RDMA Reads. */
@@ -162,7 +167,7 @@ struct rdma_conn {
 	struct rdma_dev *dev;
 	enum rdma_conn_state state;
 	struct rdma_conn *next;         /* all connections (rdma_transport.c) */
-	struct rdma_conn *reap_next;    /* on the reap list once CLOSING and idle */
+	struct queue_link reap_link;    /* on the reap list once CLOSING and idle */
 	bool reaping;
 
 	/* Completion side: two CQs on one channel, driven by the loop. */
@@ -186,14 +191,14 @@ struct rdma_conn {
 	struct rdma_ctxt *ctxts;
 	unsigned nctxts;                /* the receive pool: rdma_credits_pool_size() */
 	unsigned nrecv_max;             /* Receives posted at most: credits + spare */
-	struct rdma_ctxt *free_ctxts;   /* FREE contexts (linked by next) */
+	struct queue free_ctxts;        /* FREE contexts, not posted (a stack) */
 	uint32_t small_room;            /* reply_small / payload_small bytes */
 	unsigned busy;                  /* contexts not FREE and not POSTED */
 
-	/* Queues of contexts waiting for something (FIFO). */
-	struct rdma_ctxt *bulk_wait, *bulk_wait_tail;
-	struct rdma_ctxt *sq_wait, *sq_wait_tail;
-	struct rdma_ctxt *read_wait, *read_wait_tail;
+	/* Queues of contexts waiting for something (FIFO, by link). */
+	struct queue bulk_wait;         /* bulk slots */
+	struct queue sq_wait;           /* send queue room for a reply chain */
+	struct queue read_wait;         /* RDMA Reads to post */
 
 	/* Protocol state. */
 	struct rdma_limits lim;
@@ -209,7 +214,7 @@ struct rdma_conn {
 	uint32_t max_wr_bytes;
 	unsigned wrs_outstanding;       /* Receives + signaled sends/reads not completed */
 
-	/* rnfsctl's per-connection line (daemon/stats_server.h). */
+	/* rnfsctl's per-connection line (core/stats.h). */
 	struct stats_conn stats;
 
 	/* Scratch for building a chain (loop thread only). */

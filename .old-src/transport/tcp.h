@@ -50,8 +50,9 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 
 /*
  * Open every listener (SO_REUSEADDR; IPV6_V6ONLY on IPv6 ones so 0.0.0.0 and
- * :: coexist) and start accepting. A listener that cannot be opened is
- * logged and skipped; NULL if none could be (or on allocation failure).
+ * :: coexist) and start accepting. NULL (logged) if a listener cannot be
+ * opened, unless it is optional and the host lacks its address or address
+ * family (then it is skipped with a warning); NULL too if none is left.
  */
 struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p);
 

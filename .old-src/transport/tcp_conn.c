@@ -18,7 +18,7 @@
  * holds a reference while it runs, so nothing frees a connection under its
  * own feet.
  */
-#include "tcp_internal.h"
+#include "transport/tcp_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,8 +31,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/loop.h"
+#include "core/log.h"
+#include "core/loop.h"
 
 static const uint8_t xdr_zero_pad[4];
 static struct log_limit lim_record;
@@ -104,12 +104,9 @@ void tcp_conn_close(struct tcp_conn *conn, const char *why)
 		conn->rx = NULL;
 		tcp_ctx_put(rx);
 	}
-	while (conn->sq_head) {
-		struct tcp_ctx *ctx = conn->sq_head;
-		conn->sq_head = ctx->next;
+	struct tcp_ctx *ctx;
+	while ((ctx = queue_pop_entry(&conn->sendq, struct tcp_ctx, link)))
 		tcp_ctx_put(ctx);
-	}
-	conn->sq_tail = NULL;
 
 	if (conn->prev)
 		conn->prev->next = conn->next;
@@ -400,8 +397,9 @@ static void tcp_ctx_build_iov(struct tcp_ctx *ctx)
 /* w bytes were written from the head of the send queue. */
 static void tcp_conn_sent(struct tcp_conn *conn, size_t w)
 {
-	while (w > 0 && conn->sq_head) {
-		struct tcp_ctx *ctx = conn->sq_head;
+	struct tcp_ctx *ctx;
+
+	while (w > 0 && (ctx = queue_peek_entry(&conn->sendq, struct tcp_ctx, link))) {
 		struct iovec *v = &ctx->iov[ctx->iov_i];
 		if (w >= v->iov_len) {
 			w -= v->iov_len;
@@ -412,9 +410,7 @@ static void tcp_conn_sent(struct tcp_conn *conn, size_t w)
 			w = 0;
 		}
 		if (ctx->iov_i == ctx->iov_n) {
-			conn->sq_head = ctx->next;
-			if (!conn->sq_head)
-				conn->sq_tail = NULL;
+			queue_pop(&conn->sendq);
 			tcp_ctx_put(ctx);
 		}
 	}
@@ -424,12 +420,16 @@ static void tcp_conn_sent(struct tcp_conn *conn, size_t w)
 
 static void tcp_conn_flush(struct tcp_conn *conn)
 {
-	while (conn->sq_head && conn->state != TCP_CONN_CLOSED) {
+	while (!queue_empty(&conn->sendq) && conn->state != TCP_CONN_CLOSED) {
 		struct iovec v[TCP_FLUSH_IOV];
 		int n = 0;
-		for (struct tcp_ctx *ctx = conn->sq_head; ctx && n < TCP_FLUSH_IOV; ctx = ctx->next)
+		queue_foreach(l, &conn->sendq) {
+			struct tcp_ctx *ctx = queue_entry(l, struct tcp_ctx, link);
 			for (unsigned i = ctx->iov_i; i < ctx->iov_n && n < TCP_FLUSH_IOV; i++)
 				v[n++] = ctx->iov[i];
+			if (n == TCP_FLUSH_IOV)
+				break;
+		}
 		ssize_t w = writev(conn->fd, v, n);
 		if (w < 0) {
 			if (errno == EINTR)
@@ -474,12 +474,7 @@ static void tcp_send_reply(struct rpc_call *c)
 	tcp_conn_get(conn);
 	tcp_ctx_build_iov(ctx);
 	ctx->state = TCP_CTX_SEND;
-	ctx->next = NULL;
-	if (conn->sq_tail)
-		conn->sq_tail->next = ctx;
-	else
-		conn->sq_head = ctx;
-	conn->sq_tail = ctx;
+	queue_push(&conn->sendq, &ctx->link);
 	if (!conn->writing)
 		tcp_conn_flush(conn);
 	tcp_conn_put(conn);

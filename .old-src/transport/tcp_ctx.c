@@ -10,12 +10,12 @@
  * and, if the global pool was the limit, waits in x->waiters (FIFO) for the
  * next context released.
  */
-#include "tcp_internal.h"
+#include "transport/tcp_internal.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 
 static size_t page_round(size_t n)
 {
@@ -53,20 +53,9 @@ err:
 
 void tcp_waiter_remove(struct tcp_xprt *x, struct tcp_conn *conn)
 {
-	struct tcp_conn **pp = &x->waiters_head, *prev = NULL;
-
 	if (!conn->waiting)
 		return;
-	while (*pp && *pp != conn) {
-		prev = *pp;
-		pp = &(*pp)->wnext;
-	}
-	if (*pp) {
-		*pp = conn->wnext;
-		if (x->waiters_tail == conn)
-			x->waiters_tail = prev;
-	}
-	conn->wnext = NULL;
+	queue_remove(&x->waiters, &conn->wlink);
 	conn->waiting = false;
 }
 
@@ -75,12 +64,7 @@ static void tcp_waiter_add(struct tcp_xprt *x, struct tcp_conn *conn)
 	if (conn->waiting)
 		return;
 	conn->waiting = true;
-	conn->wnext = NULL;
-	if (x->waiters_tail)
-		x->waiters_tail->wnext = conn;
-	else
-		x->waiters_head = conn;
-	x->waiters_tail = conn;
+	queue_push(&x->waiters, &conn->wlink);
 }
 
 struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn)
@@ -90,16 +74,13 @@ struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn)
 
 	if (conn->n_ctx >= x->p.conn_max_calls)
 		return NULL; /* woken when one of its own contexts returns */
-	ctx = x->ctx_free;
-	if (ctx)
-		x->ctx_free = ctx->next;
-	else if (x->n_ctx_alloc < x->p.max_calls)
+	ctx = queue_pop_entry(&x->ctx_free, struct tcp_ctx, link);
+	if (!ctx && x->n_ctx_alloc < x->p.max_calls)
 		ctx = tcp_ctx_alloc(x);
 	if (!ctx) {
 		tcp_waiter_add(x, conn);
 		return NULL;
 	}
-	ctx->next = NULL;
 	ctx->conn = conn;
 	ctx->state = TCP_CTX_RECV;
 	conn->n_ctx++;
@@ -114,16 +95,15 @@ void tcp_ctx_put(struct tcp_ctx *ctx)
 
 	ctx->state = TCP_CTX_FREE;
 	ctx->conn = NULL;
-	ctx->next = x->ctx_free;
-	x->ctx_free = ctx;
+	queue_push_front(&x->ctx_free, &ctx->link);
 	conn->n_ctx--;
 
 	/* Wake whoever waits: this connection if it hit its own limit, else the
 	 * first connection waiting for the pool. */
 	if (conn->paused && !conn->waiting && conn->state == TCP_CONN_OPEN) {
 		tcp_conn_resume(conn);
-	} else if (x->waiters_head) {
-		struct tcp_conn *w = x->waiters_head;
+	} else if (!queue_empty(&x->waiters)) {
+		struct tcp_conn *w = queue_peek_entry(&x->waiters, struct tcp_conn, wlink);
 		tcp_waiter_remove(x, w);
 		tcp_conn_resume(w);
 	}
@@ -139,5 +119,5 @@ void tcp_ctx_free_all(struct tcp_xprt *x)
 		free(x->ctx_all[i]);
 	}
 	x->n_ctx_alloc = 0;
-	x->ctx_free = NULL;
+	queue_init(&x->ctx_free);
 }

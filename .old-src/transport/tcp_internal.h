@@ -42,10 +42,11 @@
 #include <stdbool.h>
 #include <sys/uio.h>
 
-#include "daemon/stats_server.h"
+#include "core/queue.h"
+#include "core/stats.h"
 #include "rpc/rpc.h"
-#include "tcp.h"
-#include "tcp_record.h"
+#include "transport/tcp.h"
+#include "transport/tcp_record.h"
 
 #define TCP_STAGE_SIZE (64u * 1024) /* per connection: bytes read but not parsed */
 #define TCP_CTX_IOV (2 + 3 * RPC_MAX_DDP_OUT) /* mark, segments around each payload, pad */
@@ -61,7 +62,7 @@ struct tcp_ctx {
 	struct tcp_xprt *x;
 	struct tcp_conn *conn;    /* holder, while not FREE */
 	enum tcp_ctx_state state;
-	struct tcp_ctx *next;     /* free list, or the connection's send queue */
+	struct queue_link link;   /* x->ctx_free, or the connection's send queue */
 	uint8_t *mem;             /* one mapping: request | reply | payload */
 	size_t mem_len;
 	uint8_t *req;             /* the assembled record (x->p.max_record bytes) */
@@ -95,10 +96,10 @@ struct tcp_conn {
 	unsigned n_ctx;           /* contexts held (RECV + CALL + SEND) */
 
 	/* send: replies in the order they completed */
-	struct tcp_ctx *sq_head, *sq_tail;
+	struct queue sendq;             /* of tcp_ctx, by link */
 
 	struct tcp_conn *prev, *next;   /* x->conns */
-	struct tcp_conn *wnext;         /* x->waiters */
+	struct queue_link wlink;        /* x->waiters */
 };
 
 struct tcp_xprt {
@@ -117,8 +118,8 @@ struct tcp_xprt {
 
 	struct tcp_ctx **ctx_all; /* every context allocated, [p.max_calls] */
 	unsigned n_ctx_alloc;
-	struct tcp_ctx *ctx_free;
-	struct tcp_conn *waiters_head, *waiters_tail; /* paused for want of a context */
+	struct queue ctx_free;    /* of tcp_ctx (a stack: the warmest first) */
+	struct queue waiters;     /* of tcp_conn by wlink: paused for want of a context, FIFO */
 
 	bool draining;
 	void (*drain_done)(void *arg);

@@ -3,7 +3,7 @@
  * Two passes per header: the length is checked against what the record may
  * still grow by before anything is copied.
  */
-#include "tcp_record.h"
+#include "transport/tcp_record.h"
 
 #include <string.h>
 

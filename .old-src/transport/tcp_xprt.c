@@ -4,7 +4,7 @@
  * graceful drain at shutdown, and teardown. Connections are tcp_conn.c's,
  * call contexts tcp_ctx.c's.
  */
-#include "tcp_internal.h"
+#include "transport/tcp_internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/loop.h"
+#include "core/log.h"
+#include "core/loop.h"
 
 #define TCP_BACKLOG 1024
 
@@ -34,7 +34,7 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 	p->record_timeout_s = TCP_RECORD_TIMEOUT_S;
 }
 
-/* A listening socket for l, or -1 (logged). */
+/* A listening socket for l, or -1 with errno set. */
 static int tcp_listen_open(const struct config_listen *l, int *family)
 {
 	struct sockaddr_storage ss;
@@ -53,12 +53,12 @@ static int tcp_listen_open(const struct config_listen *l, int *family)
 		s6->sin6_port = htons(l->port);
 		len = sizeof(*s6);
 	} else {
-		log_err("tcp: listen address %s is not numeric", l->addr);
+		errno = EINVAL; /* the configuration parser only lets numeric addresses through */
 		return -1;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		goto err;
+		return -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0)
 		goto err_fd;
 	/* Separate v4 and v6 sockets, so 0.0.0.0 and :: can both be bound. */
@@ -71,11 +71,13 @@ static int tcp_listen_open(const struct config_listen *l, int *family)
 	*family = ss.ss_family;
 	return fd;
 
-err_fd:
+err_fd: {
+	int err = errno;
+
 	close(fd);
-err:
-	log_err("tcp: cannot listen on %s port %u: %s", l->addr, l->port, strerror(errno));
+	errno = err;
 	return -1;
+}
 }
 
 static uint16_t tcp_fd_port(int fd)
@@ -143,6 +145,41 @@ static void tcp_accept_cb(int lfd, short what, void *arg)
 	}
 }
 
+/* The host has no such address or address family: what "optional" forgives. */
+static bool tcp_listen_unavailable(int err)
+{
+	return err == EADDRNOTAVAIL || err == EAFNOSUPPORT || err == EPROTONOSUPPORT;
+}
+
+/* Open, register and log the listener for l. 0, 1 (an optional one skipped), or -1 (logged). */
+static int tcp_listen_add(struct tcp_xprt *x, const struct config_listen *l)
+{
+	struct loop_ev *ev;
+	int family;
+	int fd = tcp_listen_open(l, &family);
+
+	if (fd < 0) {
+		if (l->optional && tcp_listen_unavailable(errno)) {
+			log_warn("tcp: %s port %u skipped (optional address): %s", l->addr, l->port,
+				 strerror(errno));
+			return 1;
+		}
+		log_err("tcp: cannot listen on %s port %u: %s", l->addr, l->port, strerror(errno));
+		return -1;
+	}
+	ev = loop_io(x->loop, fd, LOOP_READ | LOOP_PERSIST, tcp_accept_cb, x);
+	if (!ev) {
+		log_err("tcp: cannot watch the listener on %s port %u", l->addr, l->port);
+		close(fd);
+		return -1;
+	}
+	x->lfd[x->n_listen] = fd;
+	x->lfamily[x->n_listen] = family;
+	x->lev[x->n_listen++] = ev;
+	log_info("tcp: listening on %s port %u", l->addr, tcp_fd_port(fd));
+	return 0;
+}
+
 #define TCP_LINGER_TICK_US 10000
 
 /* While draining: close LINGER connections whose data the peer acknowledged. */
@@ -202,21 +239,11 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 	if (!x->ctx_all || !x->accept_retry || !x->linger_timer || !x->sweep_timer)
 		goto err_free;
 
-	for (unsigned i = 0; i < p->n_listen && i < CONFIG_MAX_LISTEN; i++) {
-		int family;
-		int fd = tcp_listen_open(&p->listen[i], &family);
-		if (fd < 0)
-			continue;
-		struct loop_ev *ev = loop_io(loop, fd, LOOP_READ | LOOP_PERSIST, tcp_accept_cb, x);
-		if (!ev) {
-			close(fd);
-			continue;
-		}
-		x->lfd[x->n_listen] = fd;
-		x->lfamily[x->n_listen] = family;
-		x->lev[x->n_listen++] = ev;
-		log_info("tcp: listening on %s port %u", p->listen[i].addr, tcp_fd_port(fd));
-	}
+	/* Every configured listener, or none: start-up fails rather than serve on
+	 * fewer addresses than configured (systemd then shows the failure). */
+	for (unsigned i = 0; i < p->n_listen && i < CONFIG_MAX_LISTEN; i++)
+		if (tcp_listen_add(x, &p->listen[i]) < 0)
+			goto err_free;
 	if (x->n_listen == 0) {
 		log_err("tcp: no listener could be opened");
 		goto err_free;

@@ -1,30 +1,29 @@
 /*
  * ulb.h - the NFS Upper-Layer Binding for RPC-over-RDMA (RFC 8267, from
- * draft-ietf-nfsv4-rfc5667bis) as data: which argument of which procedure may
- * arrive in a Read chunk, which result may leave in a Write chunk, and how
- * many chunks the server honours.
+ * draft-ietf-nfsv4-rfc5667bis): the vocabulary of DDP eligibility (which XDR
+ * items a chunk may stand for, and the rule a procedure follows), and the
+ * per-operation functions NFSv4 COMPOUND decoding uses.
  *
- * Tables and pure functions; no state.
+ * Pure definitions and functions; no state and no procedure tables. Which
+ * procedure follows which rule is written once, in the operation tables the
+ * upper layers register with the RPC layer (struct rpc_proc.ddp, rpc/rpc.h).
+ * The RDMA transport asks for it with rpc_ddp_rule() on receipt: how many
+ * Read chunks to pull (the others are ignored, RFC 8267 §3) and how many
+ * Write chunks replies may fill, paired in order with the DDP items the NFS
+ * layer records with rpc_enc_ddp() (RFC 8267 §3, §4.3).
  *
- * Who uses it:
- *  - the RDMA transport, on receipt: ulb_lookup() says how many Read chunks
- *    to pull (the others are ignored, RFC 8267 §3) and how many Write chunks
- *    replies may fill, paired in order with the DDP items the NFS layer
- *    records with rpc_enc_ddp() (RFC 8267 §3, §4.3);
- *  - NFS procedure code: ulb_nfs4_op_arg()/ulb_nfs4_op_res() say which
- *    NFSv4 COMPOUND operations take rpc_dec_ddp()/rpc_enc_ddp(), and
- *    ulb_read_chunk_len_ok() checks a Read chunk against the XDR length it
- *    stands for (RFC 8166 §3.4.5 roundup).
- * Programs and versions not listed (MOUNT, NLM, NFSACL, NFSv4 callbacks,
- * RFC 8267 §4.4) have no DDP-eligible items: all their chunks are ignored.
+ * NFS procedure code: ulb_nfs4_op_arg()/ulb_nfs4_op_res() say which NFSv4
+ * COMPOUND operations take rpc_dec_ddp()/rpc_enc_ddp(); the RPC layer's
+ * rpc_dec_ddp() uses ulb_read_chunk_len_ok() to check a Read chunk against
+ * the XDR length it stands for (RFC 8166 §3.4.5 roundup). Procedures of
+ * programs without DDP-eligible items (MOUNT, NLM, NFSACL, NFSv4 callbacks,
+ * RFC 8267 §4.4) carry ULB_RULE_NONE: all their data chunks are ignored.
  */
 #ifndef RNFSD_ULB_H
 #define RNFSD_ULB_H
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#define ULB_NFS_PROGRAM 100003u
 
 /* The XDR item a chunk stands for. */
 enum ulb_item {
@@ -45,11 +44,28 @@ struct ulb_rule {
 };
 
 /*
- * The rule for one call. Unknown program/version/procedure: all zero
- * (ignore every data Read chunk and every Write chunk). Position-zero Read
- * chunks (Long Calls) and the Reply chunk are not DDP and are always used.
+ * Rules for operation tables, as initializers (in code:
+ * (struct ulb_rule)ULB_RULE_NONE). Position-zero Read chunks (Long Calls) and the
+ * Reply chunk are not DDP and are always used, whatever the rule.
+ *
+ * RFC 8267 §3 (NFS versions 2 and 3): a single Read chunk may carry WRITE
+ * data or the SYMLINK path; a single Write chunk may receive READ data or the
+ * READLINK path; every other procedure ignores the data chunks.
  */
-void ulb_lookup(uint32_t prog, uint32_t vers, uint32_t proc, struct ulb_rule *out);
+#define ULB_RULE_NONE {0}
+#define ULB_RULE_ARG(item) {.read_chunks = 1, .arg_item = (item)}
+#define ULB_RULE_RES(item) {.write_chunks = 1, .res_item = (item)}
+/*
+ * RFC 8267 §4.1 (NFSv4 NULL has no DDP-eligible item), §4.3: a COMPOUND may
+ * use several chunks of each kind: Read chunks identify their item by
+ * position, Write chunks pair in order with the READ, READLINK (and
+ * READ_PLUS) results; the items are decided per operation. As many as an
+ * rpc_call carries (RPC_MAX_DDP_IN, RPC_MAX_DDP_OUT).
+ */
+#define ULB_V4_READ_CHUNKS 4
+#define ULB_V4_WRITE_CHUNKS 8
+#define ULB_RULE_COMPOUND \
+	{.read_chunks = ULB_V4_READ_CHUNKS, .write_chunks = ULB_V4_WRITE_CHUNKS, .per_op = true}
 
 /* NFSv4 operation numbers that matter here (RFC 7530 §16, RFC 7862 §15). */
 enum {

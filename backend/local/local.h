@@ -63,6 +63,8 @@ static inline int local_fd(const struct be_obj *o)
 /* ---- local_fs.c ---- */
 extern const struct be_driver local_driver;
 void local_fs_put(struct local_fs *lf);
+/* The type of a st_mode. */
+enum be_type local_type(mode_t mode);
 /* A new object for fd (takes it); st fills type and fileid. */
 void local_obj_set(struct be_obj *o, int fd, const struct stat *st);
 /* Is the directory fd (st) beneath the root? As root. */

@@ -284,7 +284,7 @@ static bool local_dirent_emit(struct local_dirlist *l, const struct dirent64 *de
 {
 	const char *name = de->d_name;
 	size_t nlen = strlen(name);
-	bool dot = !strcmp(name, "."), dotdot = !strcmp(name, "..");
+	bool dot = nlen == 1 && name[0] == '.', dotdot = nlen == 2 && name[0] == '.' && name[1] == '.';
 	bool dotdot_root = dotdot && local_is_root(l->lf, l->dst);
 	struct be_dirent e = {
 		.name = name, .namelen = (uint32_t)nlen, .fileid = de->d_ino,

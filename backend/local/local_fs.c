@@ -56,10 +56,21 @@ void local_close(int fd)
 
 void local_fd_path(int fd, char buf[32])
 {
-	snprintf(buf, 32, "/proc/self/fd/%d", fd);
+	static const char prefix[] = "/proc/self/fd/";
+	char digits[12];
+	unsigned n = 0, v = fd < 0 ? 0 : (unsigned)fd;
+
+	/* by hand: on every directory handle and file open, snprintf's cost shows */
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	memcpy(buf, prefix, sizeof(prefix) - 1);
+	for (unsigned i = 0; i < n; i++)
+		buf[sizeof(prefix) - 1 + i] = digits[n - 1 - i];
+	buf[sizeof(prefix) - 1 + n] = '\0';
 }
 
-static enum be_type local_type(mode_t mode)
+enum be_type local_type(mode_t mode)
 {
 	switch (mode & S_IFMT) {
 	case S_IFDIR:

@@ -28,23 +28,38 @@ static struct be_time local_time(const struct timespec *ts)
 	return (struct be_time){ .sec = ts->tv_sec, .nsec = (uint32_t)ts->tv_nsec };
 }
 
+/* major/minor of the device, remembered per thread (READDIRPLUS converts one stat per entry). */
+static void local_dev_split(dev_t dev, uint64_t *maj, uint64_t *min)
+{
+	static __thread dev_t last = (dev_t)-1;
+	static __thread uint64_t last_maj, last_min;
+
+	if (dev != last) {
+		last_maj = major(dev);
+		last_min = minor(dev);
+		last = dev;
+	}
+	*maj = last_maj;
+	*min = last_min;
+}
+
 void local_attr_from_stat(struct be_attr *a, const struct stat *st)
 {
-	struct be_obj o;
-
-	local_obj_set(&o, -1, st);
 	a->valid = BE_AT_BASIC;
-	a->type = o.type;
+	a->type = local_type(st->st_mode);
 	a->mode = st->st_mode & 07777;
 	a->nlink = (uint32_t)st->st_nlink;
 	a->uid = st->st_uid;
 	a->gid = st->st_gid;
 	a->size = (uint64_t)st->st_size;
 	a->space_used = (uint64_t)st->st_blocks * 512u;
-	a->rdev_major = major(st->st_rdev);
-	a->rdev_minor = minor(st->st_rdev);
-	a->fsid_major = major(st->st_dev);
-	a->fsid_minor = minor(st->st_dev);
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) {
+		a->rdev_major = major(st->st_rdev);
+		a->rdev_minor = minor(st->st_rdev);
+	} else {
+		a->rdev_major = a->rdev_minor = 0;
+	}
+	local_dev_split(st->st_dev, &a->fsid_major, &a->fsid_minor);
 	a->fileid = (uint64_t)st->st_ino;
 	a->atime = local_time(&st->st_atim);
 	a->mtime = local_time(&st->st_mtim);

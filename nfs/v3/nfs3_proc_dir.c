@@ -33,8 +33,7 @@ enum rpc_proc_status nfs3_lookup_exec(struct rpc_call *c, void *args, void *res)
 		r->status = nfs3_stat(be_lookup(nc.fs, &nc.cred, &dir, name, &o, &r->obj));
 	if (r->status == NFS3_OK)
 		r->status = nfs3_call_fh(&nc, &o, &r->fh);
-	if (be_obj_valid(&dir))
-		nfs3_call_getattr(&nc, &dir, &r->dir);
+	/* dir_attributes: those the directory was opened with (a lookup changes nothing in it) */
 	r->fsid = nfs3_call_fsid(&nc);
 	nfs3_call_put(&nc, &o);
 	nfs3_call_put(&nc, &dir);

@@ -9,7 +9,7 @@
  * with a ZDR stream the harness keeps (its allocations back the pointers
  * in the copy) until hx_end().
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 unsigned hx_passed, hx_failed, hx_known_failed;
 static const char *hx_test_name = "?";
@@ -538,14 +539,12 @@ int hx_daemon_start(struct hx_env *e)
 	return rc;
 }
 
-static int hx_daemon_start_once(struct hx_env *e)
+/* fork + exec rnfsd -f -c conf, output to the log; the child's pid, or -1 (FAIL printed). */
+static pid_t hx_daemon_spawn(struct hx_env *e)
 {
-	double deadline;
 	pid_t pid;
 	int fd;
 
-	if (e->external)
-		return CHECK(hx_port_open(e->port), "external server answers on port %u", e->port) ? 0 : -1;
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
@@ -569,6 +568,19 @@ static int hx_daemon_start_once(struct hx_env *e)
 		dprintf(2, "exec %s: %s\n", e->exe, strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+static int hx_daemon_start_once(struct hx_env *e)
+{
+	double deadline;
+	pid_t pid;
+
+	if (e->external)
+		return CHECK(hx_port_open(e->port), "external server answers on port %u", e->port) ? 0 : -1;
+	pid = hx_daemon_spawn(e);
+	if (pid < 0)
+		return -1;
 	e->pid = pid;
 	deadline = hx_now() + 10.0;
 	while (hx_now() < deadline) {
@@ -585,6 +597,31 @@ static int hx_daemon_start_once(struct hx_env *e)
 		waitpid(e->pid, NULL, 0);
 		e->pid = 0;
 	}
+	return -1;
+}
+
+int hx_daemon_run_to_exit(struct hx_env *e, double timeout_s)
+{
+	double deadline = hx_now() + timeout_s;
+	pid_t pid = hx_daemon_spawn(e);
+	int st;
+
+	if (pid < 0)
+		return -1;
+	while (hx_now() < deadline) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			if (WIFSIGNALED(st)) {
+				printf("# rnfsd pid %d died from signal %d\n", (int)pid, WTERMSIG(st));
+				return -1;
+			}
+			printf("# rnfsd pid %d exited with status %d\n", (int)pid, WEXITSTATUS(st));
+			return WEXITSTATUS(st);
+		}
+		usleep(20000);
+	}
+	printf("# rnfsd pid %d still running after %.0f s: killed\n", (int)pid, timeout_s);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	return -1;
 }
 

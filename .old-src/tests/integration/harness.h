@@ -93,6 +93,7 @@ struct hx_env {
 	uint16_t mount_port;         /* = port for rnfsd */
 	bool external;               /* HX_EXTERNAL_SERVER: a server not started by us */
 	unsigned threads;
+	bool drop_sys_admin;         /* start rnfsd without CAP_SYS_ADMIN (as the systemd unit) */
 	pid_t pid;                   /* running daemon, or 0 */
 	bool started;                /* has served once: its port is kept from now on */
 };
@@ -122,6 +123,11 @@ const char *hx_xpath(const struct hx_env *e, const char *fmt, ...) __attribute__
 
 /* Start rnfsd -f -c conf, wait until the port accepts (10 s). 0 or -1 (FAIL printed, log shown). */
 int hx_daemon_start(struct hx_env *e);
+/*
+ * Start rnfsd -f -c conf where start-up should fail: its exit status, or -1 if
+ * it died from a signal or was still running after timeout_s (then killed).
+ */
+int hx_daemon_run_to_exit(struct hx_env *e, double timeout_s);
 /* SIGTERM, wait up to 10 s (then SIGKILL). Checks a clean exit (status 0). */
 int hx_daemon_stop(struct hx_env *e);
 bool hx_daemon_alive(struct hx_env *e);

@@ -3,7 +3,7 @@
  * helpers, record marking over a blocking TCP socket with poll() timeouts,
  * and reply-header decoding (RFC 5531).
  */
-#include "rawrpc.h"
+#include "tests/integration/rawrpc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,17 +79,23 @@ void xb_string(struct xb *b, const char *s)
 	xb_opaque(b, s, (uint32_t)strlen(s));
 }
 
-void xb_call_header(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
-		    uint32_t uid, uint32_t gid)
+/* RFC 5531 §9 call_body up to (not including) the credential. */
+static void xb_call_start(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
 {
-	struct xb cred;
-
 	xb_u32(b, xid);
 	xb_u32(b, 0); /* CALL */
 	xb_u32(b, 2); /* rpcvers */
 	xb_u32(b, prog);
 	xb_u32(b, vers);
 	xb_u32(b, proc);
+}
+
+void xb_call_header(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
+		    uint32_t uid, uint32_t gid)
+{
+	struct xb cred;
+
+	xb_call_start(b, xid, prog, vers, proc);
 	/* RFC 5531 appendix A: authsys_parms */
 	xb_init(&cred);
 	xb_u32(&cred, (uint32_t)time(NULL));
@@ -101,6 +107,15 @@ void xb_call_header(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, ui
 	xb_opaque(b, cred.p, (uint32_t)cred.len);
 	xb_free(&cred);
 	xb_u32(b, 0); /* verifier AUTH_NONE */
+	xb_u32(b, 0);
+}
+
+void xb_call_header_none(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc)
+{
+	xb_call_start(b, xid, prog, vers, proc);
+	xb_u32(b, 0); /* credential AUTH_NONE, empty */
+	xb_u32(b, 0);
+	xb_u32(b, 0); /* verifier AUTH_NONE, empty */
 	xb_u32(b, 0);
 }
 
@@ -375,22 +390,40 @@ enum raw_recv_result raw_call(struct raw_conn *c, uint32_t xid, uint32_t prog, u
 	return raw_call_as(c, xid, prog, vers, proc, 0, 0, args, args_len, r);
 }
 
+/* Send header b (consumed) + args as one record, receive the reply. */
+static enum raw_recv_result raw_call_with(struct raw_conn *c, struct xb *b, const void *args,
+					  size_t args_len, struct raw_reply *r)
+{
+	int rc;
+
+	xb_raw(b, args, args_len);
+	rc = raw_send_record(c, b->p, b->len);
+	xb_free(b);
+	memset(r, 0, sizeof(*r));
+	if (rc != 0)
+		return RAW_RECV_CLOSED;
+	return raw_recv_reply(c, r, 10000);
+}
+
 enum raw_recv_result raw_call_as(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
 				 uint32_t proc, uint32_t uid, uint32_t gid, const void *args,
 				 size_t args_len, struct raw_reply *r)
 {
 	struct xb b;
-	int rc;
 
 	xb_init(&b);
 	xb_call_header(&b, xid, prog, vers, proc, uid, gid);
-	xb_raw(&b, args, args_len);
-	rc = raw_send_record(c, b.p, b.len);
-	xb_free(&b);
-	memset(r, 0, sizeof(*r));
-	if (rc != 0)
-		return RAW_RECV_CLOSED;
-	return raw_recv_reply(c, r, 10000);
+	return raw_call_with(c, &b, args, args_len, r);
+}
+
+enum raw_recv_result raw_call_none(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
+				   uint32_t proc, const void *args, size_t args_len, struct raw_reply *r)
+{
+	struct xb b;
+
+	xb_init(&b);
+	xb_call_header_none(&b, xid, prog, vers, proc);
+	return raw_call_with(c, &b, args, args_len, r);
 }
 
 int raw_mnt(struct raw_conn *c, uint32_t xid, const char *path, uint8_t *fh, uint32_t *fh_len)

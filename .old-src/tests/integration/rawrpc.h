@@ -33,6 +33,9 @@ void xb_raw(struct xb *b, const void *data, size_t len); /* no length word, no p
 void xb_call_header(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
 		    uint32_t uid, uint32_t gid);
 
+/* The same header with an AUTH_NONE credential (RFC 5531 §10.1, empty body). */
+void xb_call_header_none(struct xb *b, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc);
+
 /* An XDR decode cursor: every read checks the bounds; failures latch. */
 struct xd {
 	const uint8_t *p;
@@ -100,6 +103,10 @@ enum raw_recv_result raw_call(struct raw_conn *c, uint32_t xid, uint32_t prog, u
 enum raw_recv_result raw_call_as(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
 				 uint32_t proc, uint32_t uid, uint32_t gid, const void *args,
 				 size_t args_len, struct raw_reply *r);
+
+/* Same with an AUTH_NONE credential. */
+enum raw_recv_result raw_call_none(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
+				   uint32_t proc, const void *args, size_t args_len, struct raw_reply *r);
 
 /* MOUNT v3 MNT over a raw connection: returns mountstat3 (or -1), handle into fh/fh_len. */
 int raw_mnt(struct raw_conn *c, uint32_t xid, const char *path, uint8_t *fh, uint32_t *fh_len);

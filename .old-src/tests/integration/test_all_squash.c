@@ -5,7 +5,7 @@
  * (it is not 1234 on this export); a 0600 file owned by 2222 is readable
  * by anyone. Needs root.
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * for byte and by checksum with what was sent and with the file on disk.
  * Also a few raw UNSTABLE WRITE + COMMIT rounds at unaligned offsets.
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <fcntl.h>
 #include <stdio.h>

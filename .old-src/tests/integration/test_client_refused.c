@@ -8,8 +8,8 @@
  *  - "secure" (the default): MNT and NFS from a source port >= 1024 are
  *    refused, from a reserved port accepted. Needs root for reserved ports.
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
  * again and fails as it should. Also a duplicate sent while the first is
  * still in progress. Uses the hand-written client in rawrpc.c.
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -13,8 +13,8 @@
  *    dribbled byte by byte, ten calls in one write) is answered.
  * After each case a NULL call on a fresh connection must be answered.
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

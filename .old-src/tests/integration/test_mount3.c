@@ -5,8 +5,8 @@
  * nfs_stat64() + nfs_umount() through the URL's nfsport/mountport (no
  * rpcbind).
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * through the raw API (an nfs_fh3 names the object, not the path: it stays
  * valid while the object exists).
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
  * NAMETOOLONG, BADHANDLE, NOT_SYNC, BADTYPE, TOOSMALL, INVAL ...).
  * Needs root (chown, MKNOD of a character device).
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * by different worker threads): an identity must never leak from one call
  * to another. Needs root.
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  *    creates and removes other names in it: every listing terminates (no
  *    cookie loop), every unchanged entry is seen, and exactly once.
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,8 +8,8 @@
  *  - connections open across the reloads are not dropped (a raw TCP
  *    connection and a libnfs context keep working without reconnecting).
  */
-#include "harness.h"
-#include "rawrpc.h"
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * §3.3.7: clients must resend unstable data). With a fresh state dir the
  * old handles are refused (the key is not the same).
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * the first matching client spec decides (192.0.2.0/24 is rw, 127.0.0.1
  * is ro). Runs as root with no_root_squash, so only "ro" can refuse.
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * by the anonymous ids on disk, and root's 0600 files are unreadable.
  * Needs root.
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * disk behind the protocol's back, and a name re-created after removal
  * (a new object: the old handle stays stale, the new one works).
  */
-#include "harness.h"
+#include "tests/integration/harness.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -24,9 +24,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rt_conn.h"
-#include "rt_rpc.h"
-#include "rt_rpcrdma.h"
+#include "tests/rdma/rt_conn.h"
+#include "tests/rdma/rt_rpc.h"
+#include "tests/rdma/rt_rpcrdma.h"
 
 #define RT_REQ_CREDITS 128 /* rdma_credit we ask for, as the Linux client does */
 

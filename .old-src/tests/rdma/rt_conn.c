@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt_conn.h"
+#include "tests/rdma/rt_conn.h"
 
 int rt_debug;
 

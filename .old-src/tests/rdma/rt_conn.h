@@ -30,7 +30,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "rt_rpcrdma.h"
+#include "tests/rdma/rt_rpcrdma.h"
 
 #define RT_SEND_SLOTS 256
 #define RT_SEND_SIZE 8192  /* largest message the requester sends inline */

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "tests/rdma/rt.h"
 
 /* "@@ TAG name" then, if fmt, open + the formatted text + close. */
 static void vline(const char *tag, const char *name, const char *open, const char *close,

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt.h"
-#include "rt_mount.h"
+#include "tests/rdma/rt.h"
+#include "tests/rdma/rt_mount.h"
 
 static const struct {
 	const char *name;

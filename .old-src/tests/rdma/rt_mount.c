@@ -13,8 +13,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "rt_mount.h"
-#include "rt_rpc.h"
+#include "tests/rdma/rt_mount.h"
+#include "tests/rdma/rt_rpc.h"
 
 #define RT_TCP_MAX_REPLY 65536
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt_rpc.h"
+#include "tests/rdma/rt_rpc.h"
 
 /* 0, or -1 with why. mount_port 0: ask rpcbind on port 111. */
 int rt_mount_root(const struct sockaddr_in *srv, uint16_t mount_port, const char *path,

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "rt_rpc.h"
+#include "tests/rdma/rt_rpc.h"
 
 #define RT_AUTH_MAX 400 /* RFC 5531 §8.2 */
 

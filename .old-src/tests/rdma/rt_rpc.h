@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rt_xdr.h"
+#include "tests/rdma/rt_xdr.h"
 
 #define RT_NFS_PROG 100003
 #define RT_MOUNT_PROG 100005

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "rt_rpcrdma.h"
+#include "tests/rdma/rt_rpcrdma.h"
 
 static void enc_seg(struct rt_enc *e, const struct rt_seg *s)
 {

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt_xdr.h"
+#include "tests/rdma/rt_xdr.h"
 
 /* RFC 8166 §4.2.1: rdma_proc. RDMA_MSGP and RDMA_DONE are no longer used (§4.6). */
 enum {

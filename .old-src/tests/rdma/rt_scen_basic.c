@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "tests/rdma/rt.h"
 
 /* RFC 8797 §4: identifier, version 1, reserved bits zero; sizes are any byte. */
 static int check_server_priv(const struct rt_conn *c, struct rt_priv *p, char *why, size_t n)

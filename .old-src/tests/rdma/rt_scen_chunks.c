@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "tests/rdma/rt.h"
 
 #define CANARY 0xa5
 #define GAP 64 /* canary bytes between the pieces of a split chunk */

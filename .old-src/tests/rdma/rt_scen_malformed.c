@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rt.h"
+#include "tests/rdma/rt.h"
 
 #define ERR_CHUNK_ONLY RT_OUT_ERR_CHUNK
 #define ERR_CHUNK_OR_GARBAGE (RT_OUT_ERR_CHUNK | RT_OUT_GARBAGE)

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rt.h"
+#include "tests/rdma/rt.h"
 
 static long long rnr_naks(const struct rt_conn *c)
 {

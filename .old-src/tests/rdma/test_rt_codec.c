@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "rt_rpc.h"
-#include "rt_rpcrdma.h"
+#include "tests/rdma/rt_rpc.h"
+#include "tests/rdma/rt_rpcrdma.h"
 
 static size_t enc(const struct rt_hdr *h, uint8_t *buf, size_t cap)
 {

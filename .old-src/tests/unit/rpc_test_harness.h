@@ -12,11 +12,11 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "daemon/log.h"
-#include "daemon/loop.h"
-#include "daemon/workers.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/workers.h"
 #include "rpc/rpc.h"
-#include "rpc_test_msg.h"
+#include "tests/unit/rpc_test_msg.h"
 
 struct tcall {
 	struct rpc_call c;

@@ -27,7 +27,8 @@ enum {
 	TPROC_COUNT_BIG = 11, /* non-idempotent, 2000-byte reply: not cacheable */
 	TPROC_COUNT_DROP = 12, /* non-idempotent, first call drops, later ones count */
 	TPROC_FAILS = 13,  /* success at the RPC level, proc_failed set (like an NFS3ERR) */
-	TPROC_N = 14,
+	TPROC_STEPS = 14,  /* u32 a, u32 b in: decode/execute/encode steps; a+b, 1 out */
+	TPROC_N = 15,
 };
 
 struct tmsg {

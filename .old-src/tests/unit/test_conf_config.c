@@ -62,6 +62,7 @@ static void test_defaults(void **state)
 	config_defaults(&cfg);
 	assert_int_equal(cfg.threads, 8);
 	assert_string_equal(cfg.exports_file, RNFSD_SYSCONFDIR "/exports");
+	assert_false(cfg.exports_named); /* the built-in default export applies if it is missing */
 	assert_string_equal(cfg.state_dir, RNFSD_LOCALSTATEDIR);
 	assert_string_equal(cfg.stats_socket, RNFSD_RUNSTATEDIR "/rnfsd.sock");
 	assert_true(cfg.rpcbind);
@@ -72,6 +73,9 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.tcp_listen[0].port, 2049);
 	assert_string_equal(cfg.tcp_listen[1].addr, "::");
 	assert_int_equal(cfg.tcp_listen[1].port, 2049);
+	assert_false(cfg.tcp_listen[0].optional); /* IPv4 must come up */
+	assert_true(cfg.tcp_listen[1].optional);  /* a host without IPv6 still starts */
+	assert_false(cfg.rdma_listen[0].optional);
 	assert_int_equal(cfg.max_record, 1024 * 1024 + 64 * 1024);
 	assert_int_equal(cfg.rdma, CONFIG_AUTO);
 	assert_int_equal(cfg.n_rdma_listen, 1);
@@ -120,6 +124,7 @@ static void test_every_key(void **state)
 		 "send-invalidate = no\n", &cfg);
 	assert_int_equal(cfg.threads, 32);
 	assert_string_equal(cfg.exports_file, "/etc/x/exports");
+	assert_true(cfg.exports_named); /* named: it must exist */
 	assert_string_equal(cfg.state_dir, "/var/lib/x");
 	assert_string_equal(cfg.stats_socket, "/run/x.sock");
 	assert_false(cfg.rpcbind);
@@ -351,6 +356,24 @@ static void test_listen_values(void **state)
 	parse_bad(kv("tcp", "listen", "[]:1"), "is not ADDRESS");
 	parse_bad(kv("tcp", "listen", ":2049"), "is not ADDRESS");
 	parse_bad(kv("tcp", "listen", "fe80::1%eth0"), "is not ADDRESS");
+
+	/* "optional": skipped where the host lacks the address (tcp_xprt.c decides) */
+	parse_ok(kv("tcp", "listen", "192.0.2.1:3049, [::]:2049 optional,198.51.100.7\t optional"), &cfg);
+	assert_int_equal(cfg.n_tcp_listen, 3);
+	assert_false(cfg.tcp_listen[0].optional);
+	assert_true(cfg.tcp_listen[1].optional);
+	assert_string_equal(cfg.tcp_listen[1].addr, "::");
+	assert_int_equal(cfg.tcp_listen[1].port, 2049);
+	assert_true(cfg.tcp_listen[2].optional);
+	assert_int_equal(cfg.tcp_listen[2].port, 2049);
+	parse_ok(kv("rdma", "listen", "[::] optional"), &cfg);
+	assert_true(cfg.rdma_listen[0].optional);
+	assert_int_equal(cfg.rdma_listen[0].port, 20049);
+	parse_bad(kv("tcp", "listen", "[::]:2049 optionally"), "is not ADDRESS");
+	parse_bad(kv("tcp", "listen", "[::]:2049 optional x"), "is not ADDRESS");
+	parse_bad(kv("tcp", "listen", "[::]:2049 required"), "is not ADDRESS");
+	parse_bad(kv("tcp", "listen", "optional"), "is not ADDRESS");
+	parse_bad(kv("tcp", "listen", "[::]:2049, [::]:2049 optional"), "listed twice");
 }
 
 static void test_parse_listen_direct(void **state)
@@ -372,6 +395,17 @@ static void test_parse_listen_direct(void **state)
 	assert_int_equal(config_parse_listen("", 1, &l), -1);
 	assert_int_equal(config_parse_listen(NULL, 1, &l), -1);
 	assert_int_equal(config_parse_listen(" 1.2.3.4", 1, &l), -1);
+	assert_false(l.optional);
+	assert_int_equal(config_parse_listen("[::1]:2049\toptional ", 1, &l), 0); /* --listen '...' */
+	assert_true(l.optional);
+	assert_string_equal(l.addr, "::1");
+	assert_int_equal(config_parse_listen("1.2.3.4 optional", 9, &l), 0);
+	assert_true(l.optional);
+	assert_int_equal(l.port, 9);
+	assert_int_equal(config_parse_listen("1.2.3.4", 9, &l), 0);
+	assert_false(l.optional);
+	assert_int_equal(config_parse_listen("1.2.3.4 OPTIONAL", 9, &l), -1);
+	assert_int_equal(config_parse_listen("1.2.3.4 ", 9, &l), -1);
 	assert_int_equal(config_parse_listen("1.2.3.4:99999999999999999999", 1, &l), -1);
 	memset(big, '1', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
@@ -655,6 +689,8 @@ static void test_example_file_is_complete(void **state)
 		memcpy(cfg.exports_file, def.exports_file, sizeof(cfg.exports_file));
 		memcpy(cfg.state_dir, def.state_dir, sizeof(cfg.state_dir));
 	}
+	assert_true(cfg.exports_named); /* records that the key was written, not a value */
+	cfg.exports_named = def.exports_named;
 	assert_memory_equal(&cfg, &def, sizeof(cfg));
 	free(out);
 	free(text);

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/loop.h"
-#include "daemon/workers.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/workers.h"
 
 #define NITEMS 2000
 

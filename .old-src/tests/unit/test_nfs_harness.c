@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "test_nfs_harness.h"
+#include "tests/unit/test_nfs_harness.h"
 
 struct tcall *tc_new(void)
 {

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "nfs/nfs.h"
-#include "test_nfs_harness.h"
+#include "tests/unit/test_nfs_harness.h"
 
 #define ME "127.0.0.1"     /* rw, no_root_squash, insecure */
 #define SQUASH "127.0.0.2" /* rw, root_squash */
@@ -244,7 +244,7 @@ static int setup(void **state)
 	if (mkdir(exp_rw, 0755) < 0 || mkdir(exp_ro, 0755) < 0)
 		return -1;
 	snprintf(text, sizeof(text),
-		 "%s " ME "(rw,no_root_squash,insecure) " SQUASH "(rw,root_squash,insecure) "
+		 "%s " ME "(rw,no_root_squash,insecure,sec=sys:none) " SQUASH "(rw,root_squash,insecure) "
 		 ALLSQ "(rw,all_squash,anonuid=4242,anongid=4242,insecure) " SECURE "(rw,no_root_squash)\n"
 		 "%s " ME "(ro,no_root_squash,insecure)\n",
 		 exp_rw, exp_ro);
@@ -407,7 +407,7 @@ static void reload_exports(const char *text)
 static void standard_exports_text(char *text, size_t len)
 {
 	snprintf(text, len,
-		 "%s " ME "(rw,no_root_squash,insecure) " SQUASH "(rw,root_squash,insecure) "
+		 "%s " ME "(rw,no_root_squash,insecure,sec=sys:none) " SQUASH "(rw,root_squash,insecure) "
 		 ALLSQ "(rw,all_squash,anonuid=4242,anongid=4242,insecure) " SECURE "(rw,no_root_squash)\n"
 		 "%s " ME "(ro,no_root_squash,insecure)\n",
 		 exp_rw, exp_ro);
@@ -1004,6 +1004,9 @@ static void test_identity(void **state)
 	as(ME, 700, UINT32_MAX, 0);
 	assert_int_equal(do_create(&pub, "anon", NFS3_CREATE_GUARDED, 0644, NULL, &fh, &a), NFS3_OK);
 	assert_int_equal(a.uid, 65534);
+	/* ... where sec= allows it: SQUASH has the default sec=sys */
+	as(SQUASH, 700, UINT32_MAX, 0);
+	assert_int_equal(do_create(&pub, "anon2", NFS3_CREATE_GUARDED, 0644, NULL, &fh, &a), NFS3ERR_ACCES);
 	/* supplementary groups are applied (per thread) */
 	as(ME, 700, 1000, 1000);
 	assert_int_equal(do_create(&grp, "g", NFS3_CREATE_GUARDED, 0644, NULL, &fh, &a), NFS3ERR_ACCES);

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "test_nfs_harness.h"
+#include "tests/unit/test_nfs_harness.h"
 
 typedef enum rpc_proc_status (*handler_fn)(struct rpc_call *);
 

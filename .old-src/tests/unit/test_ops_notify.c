@@ -1,5 +1,5 @@
 /*
- * test_ops_notify.c - daemon/notify.c against a real datagram socket standing
+ * test_ops_notify.c - core/notify.c against a real datagram socket standing
  * in for systemd's $NOTIFY_SOCKET: the built-in sender (path and abstract
  * names), and the notify_*() helpers through whichever sender the build uses
  * (libsystemd's sd_notify or the built-in one).
@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/notify.h"
+#include "core/log.h"
+#include "core/notify.h"
 
 struct listener {
 	int fd;

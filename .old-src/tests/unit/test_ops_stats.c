@@ -1,5 +1,5 @@
 /*
- * test_ops_stats.c - daemon/stats_server.c: the latency histogram, the
+ * test_ops_stats.c - core/stats.c and daemon/stats_server.c: the latency histogram, the
  * connection registry, the JSON document, and the real UNIX socket served
  * from a real loop (read back raw and through the real rnfsctl binary,
  * whose path comes in $RNFSCTL).
@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
-#include "daemon/loop.h"
+#include "core/log.h"
+#include "core/loop.h"
 #include "daemon/stats_server.h"
 
 /* ---- histogram ---- */

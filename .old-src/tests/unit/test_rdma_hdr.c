@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "transport/rdma_hdr.h"
-#include "test_rdma_util.h"
+#include "tests/unit/test_rdma_util.h"
 
 #define XID 0x11223344u
 

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "transport/rdma_pcl.h"
-#include "test_rdma_util.h"
+#include "tests/unit/test_rdma_util.h"
 
 #define XID 0xcafe0001u
 

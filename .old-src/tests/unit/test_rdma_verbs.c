@@ -26,9 +26,9 @@
 #include <rdma/rdma_cma.h>
 
 #include "conf/config.h"
-#include "daemon/log.h"
-#include "daemon/loop.h"
-#include "daemon/workers.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/workers.h"
 #include "rpc/rpc.h"
 #include "transport/rdma.h"
 #include "transport/rdma_hdr.h"
@@ -61,15 +61,19 @@ static uint8_t pattern(size_t i)
 	return (uint8_t)(i * 31 + 7);
 }
 
-static enum rpc_proc_status p_null(struct rpc_call *c)
+static enum rpc_proc_status p_null(struct rpc_call *c, void *args, void *res)
 {
+	(void)args;
+	(void)res;
 	(void)c;
 	return RPC_PROC_OK;
 }
 
 /* "READ": args count; result: count, then opaque data (DDP-eligible). */
-static enum rpc_proc_status p_read(struct rpc_call *c)
+static enum rpc_proc_status p_read(struct rpc_call *c, void *args, void *res)
 {
+	(void)args;
+	(void)res;
 	uint32_t count;
 	if (!xdr_dec_u32(&c->args, &count))
 		return RPC_PROC_GARBAGE;
@@ -85,8 +89,10 @@ static enum rpc_proc_status p_read(struct rpc_call *c)
 }
 
 /* "WRITE": args opaque data (DDP-eligible); result: length, hash. */
-static enum rpc_proc_status p_write(struct rpc_call *c)
+static enum rpc_proc_status p_write(struct rpc_call *c, void *args, void *res)
 {
+	(void)args;
+	(void)res;
 	uint32_t len;
 	const uint8_t *data;
 	if (!xdr_dec_u32(&c->args, &len) || !rpc_dec_ddp(c, len, &data))
@@ -97,8 +103,10 @@ static enum rpc_proc_status p_write(struct rpc_call *c)
 }
 
 /* "READDIR": args n; result: n bytes inline (not DDP-eligible). */
-static enum rpc_proc_status p_readdir(struct rpc_call *c)
+static enum rpc_proc_status p_readdir(struct rpc_call *c, void *args, void *res)
 {
+	(void)args;
+	(void)res;
 	uint32_t n;
 	if (!xdr_dec_u32(&c->args, &n))
 		return RPC_PROC_GARBAGE;
@@ -110,11 +118,12 @@ static enum rpc_proc_status p_readdir(struct rpc_call *c)
 	return RPC_PROC_OK;
 }
 
+/* NFSv3's RFC 8267 §3 rules, as the real table (nfs/nfs_service.c) has them. */
 static const struct rpc_proc procs[17] = {
-	[0] = { "NULL", p_null, false },
-	[6] = { "READ", p_read, false },
-	[7] = { "WRITE", p_write, false },
-	[16] = { "READDIR", p_readdir, false },
+	[0] = { .name = "NULL", .execute = p_null },
+	[6] = { .name = "READ", .execute = p_read, .ddp = ULB_RULE_RES(ULB_READ_DATA) },
+	[7] = { .name = "WRITE", .execute = p_write, .ddp = ULB_RULE_ARG(ULB_WRITE_DATA) },
+	[16] = { .name = "READDIR", .execute = p_readdir },
 };
 static const struct rpc_version vers3 = { 3, 17, procs };
 static const struct rpc_program prog = { 100003, "nfs-standin", 1, &vers3 };

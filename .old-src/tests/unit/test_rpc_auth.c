@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "rpc/rpc_internal.h"
-#include "rpc_test_msg.h"
+#include "tests/unit/rpc_test_msg.h"
 
 /* cred (flavor, body) + verf (flavor, body) as they follow the call header. */
 static void build_auth(struct tmsg *m, uint32_t cflavor, const uint8_t *cbody, uint32_t clen,

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "rpc/rpc.h"
-#include "rpc_test_msg.h"
+#include "tests/unit/rpc_test_msg.h"
 
 static struct rpc_call c;
 static uint8_t payload[4096];

@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "rpc/rpc_stats.h"
-#include "rpc_test_prog.h"
-#include "rpc_test_harness.h"
+#include "tests/unit/rpc_test_prog.h"
+#include "tests/unit/rpc_test_harness.h"
 
 #define DRC_ENTRIES 4
 

@@ -11,8 +11,8 @@
 #include <cmocka.h>
 
 #include "rpc/rpc_stats.h"
-#include "rpc_test_prog.h"
-#include "rpc_test_harness.h"
+#include "tests/unit/rpc_test_prog.h"
+#include "tests/unit/rpc_test_harness.h"
 
 static struct tcall tc; /* large: static */
 
@@ -410,6 +410,62 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Operation tables: decode -> execute -> encode over zeroed per-call scratch. */
+static void test_proc_steps(void **state)
+{
+	(void)state;
+	struct tmsg m;
+
+	for (uint32_t i = 0; i < 3; i++) {
+		tmsg_call(&m, 0x7100 + i, TPROG, 3, TPROC_STEPS, NULL, 0);
+		tmsg_u32(&m, 40 + i);
+		tmsg_u32(&m, 2);
+		assert_true(tcall_run(&tc, m.b, m.n));
+		assert_true(treply_accepted(&tc, 0x7100 + i, RPC_SUCCESS));
+		assert_int_equal(tc.out_len, 24 + 8);
+		assert_int_equal(tget_u32(tc.out, 24), 42 + i);
+		assert_int_equal(tget_u32(tc.out, 28), 1); /* the result scratch was zeroed again */
+	}
+	/* A decode step that fails: GARBAGE_ARGS, execute never runs. */
+	tmsg_call(&m, 0x7110, TPROG, 3, TPROC_STEPS, NULL, 0);
+	tmsg_u32(&m, 1);
+	assert_true(tcall_run(&tc, m.b, m.n));
+	const uint32_t w[] = {0x7110, 1, 0, 0, 0, RPC_GARBAGE_ARGS};
+	expect_words(&tc, w, 6);
+}
+
+/* What a transport learns from the tables: the entry and its DDP rule. */
+static void test_ddp_rule_lookup(void **state)
+{
+	(void)state;
+	struct ulb_rule r;
+
+	const struct rpc_proc *p = rpc_ddp_rule(TPROG, 3, TPROC_STEPS, &r);
+	assert_non_null(p);
+	assert_string_equal(p->name, "STEPS");
+	assert_int_equal(p->max_reply, 24 + 8);
+	assert_int_equal(r.read_chunks + r.write_chunks + r.per_op, 0);
+	assert_null(rpc_ddp_rule(TPROG, 3, TPROC_HOLE, &r)); /* no execute step */
+	assert_null(rpc_ddp_rule(TPROG, 3, TPROC_N, &r));
+	assert_null(rpc_ddp_rule(TPROG, 4, TPROC_NULL, &r));
+	assert_null(rpc_ddp_rule(TPROG + 1, 3, TPROC_NULL, &r));
+	assert_int_equal(r.read_chunks + r.write_chunks + r.per_op, 0);
+}
+
+/* A table whose scratch sizes exceed RPC_PROC_SCRATCH is refused at registration. */
+static void test_register_scratch_limit(void **state)
+{
+	(void)state;
+	static const struct rpc_proc big[] = {{.name = "BIG", .execute = tp_null,
+					       .args_size = RPC_PROC_SCRATCH + 1}};
+	static const struct rpc_version bigv[] = {{1, 1, big}};
+	static const struct rpc_program bigp = {TPROG + 7, "too-big", 1, bigv};
+	struct ulb_rule r;
+
+	assert_int_equal(rpc_register_program(&bigp), -1);
+	assert_null(rpc_ddp_rule(TPROG + 7, 1, 0, &r));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +485,9 @@ int main(void)
 		cmocka_unit_test(test_bulk_ddp_and_reuse),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_stats_server_walk),
+		cmocka_unit_test(test_proc_steps),
+		cmocka_unit_test(test_ddp_rule_lookup),
+		cmocka_unit_test(test_register_scratch_limit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

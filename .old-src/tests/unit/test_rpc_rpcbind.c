@@ -14,12 +14,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon/log.h"
+#include "core/log.h"
 #include "rpc/rpc.h"
 #include "rpc/rpcbind.h"
-#include "rpc_test_msg.h"
+#include "tests/unit/rpc_test_msg.h"
 
-static const struct rpc_proc procs[] = {{"NULL", NULL, false}};
+static const struct rpc_proc procs[] = {{.name = "NULL"}};
 static const struct rpc_version versions[] = {{2, 1, procs}, {3, 1, procs}};
 static const struct rpc_program prog = {TPROG, "rnfsd-test", 2, versions};
 

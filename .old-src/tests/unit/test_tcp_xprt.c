@@ -21,10 +21,10 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "daemon/log.h"
-#include "daemon/loop.h"
-#include "daemon/workers.h"
-#include "rpc_test_prog.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/workers.h"
+#include "tests/unit/rpc_test_prog.h"
 #include "transport/tcp.h"
 
 #define MAX_RECORD (256u * 1024)

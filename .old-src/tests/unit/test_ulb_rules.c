@@ -1,5 +1,8 @@
 /*
- * test_ulb_rules.c - RFC 8267 DDP-eligibility tables.
+ * test_ulb_rules.c - RFC 8267 DDP eligibility: the rules the registered
+ * operation tables give the transport through rpc_ddp_rule() (the NFSv3 and
+ * MOUNT tables of nfs/), the COMPOUND rule, the NFSv4 per-operation
+ * functions, and the Read chunk length check.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,9 +10,30 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "nfs/nfs.h"
+#include "rpc/rpc.h"
 #include "ulb/ulb.h"
 
 static struct ulb_rule r;
+
+/* What the RDMA transport learns for one call. */
+static void ulb_lookup(uint32_t prog, uint32_t vers, uint32_t proc, struct ulb_rule *out)
+{
+	rpc_ddp_rule(prog, vers, proc, out);
+}
+
+static int tables_register(void **state)
+{
+	(void)state;
+	return rpc_register_program(&nfs3_program) || rpc_register_program(&mount3_program);
+}
+
+static int tables_release(void **state)
+{
+	(void)state;
+	rpc_release();
+	return 0;
+}
 
 static void test_nfs3(void **state)
 {
@@ -37,27 +61,26 @@ static void test_nfs3(void **state)
 	}
 }
 
-static void test_nfs2(void **state)
+static void test_nfs2_not_served(void **state)
 {
 	(void)state;
-	ulb_lookup(100003, 2, 8, &r); /* WRITE */
-	assert_int_equal(r.read_chunks, 1);
-	ulb_lookup(100003, 2, 13, &r); /* SYMLINK */
-	assert_int_equal(r.arg_item, ULB_SYMLINK_PATH);
-	ulb_lookup(100003, 2, 6, &r); /* READ */
-	assert_int_equal(r.write_chunks, 1);
-	ulb_lookup(100003, 2, 7, &r); /* WRITECACHE */
-	assert_int_equal(r.read_chunks + r.write_chunks, 0);
+	/* No NFSv2 table is registered: every chunk is ignored. */
+	for (uint32_t p = 0; p < 18; p++) {
+		ulb_lookup(100003, 2, p, &r);
+		assert_int_equal(r.read_chunks + r.write_chunks + r.per_op, 0);
+	}
 }
 
 static void test_nfs4(void **state)
 {
 	(void)state;
-	ulb_lookup(100003, 4, 1, &r);
+	r = (struct ulb_rule)ULB_RULE_COMPOUND; /* what an NFSv4 table gives COMPOUND */
 	assert_true(r.per_op);
 	assert_true(r.read_chunks >= 1);
 	assert_true(r.write_chunks >= 2);
-	ulb_lookup(100003, 4, 0, &r); /* NULL */
+	assert_true(r.read_chunks <= RPC_MAX_DDP_IN);
+	assert_true(r.write_chunks <= RPC_MAX_DDP_OUT);
+	ulb_lookup(100003, 4, 0, &r); /* NULL (and nothing else: no NFSv4 table yet) */
 	assert_false(r.per_op);
 	assert_int_equal(r.read_chunks + r.write_chunks, 0);
 	assert_int_equal(ulb_nfs4_op_arg(ULB_NFS4_OP_WRITE, 0), ULB_WRITE_DATA);
@@ -101,10 +124,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nfs3),
-		cmocka_unit_test(test_nfs2),
+		cmocka_unit_test(test_nfs2_not_served),
 		cmocka_unit_test(test_nfs4),
 		cmocka_unit_test(test_other_programs),
 		cmocka_unit_test(test_chunk_len),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, tables_register, tables_release);
 }

@@ -2,7 +2,7 @@
  * log.c - see log.h. Rate limiting is per call site (each site owns a
  * struct log_limit) and guarded by one mutex, since workers log too.
  */
-#include "log.h"
+#include "core/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -81,4 +81,53 @@ void log_limited(struct log_limit *lim, int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	log_v(prio, fmt, ap);
 	va_end(ap);
+}
+
+/* Bytes byte c takes once escaped: \\ for a backslash, \xNN outside printable ASCII. */
+static size_t log_escaped_width(unsigned char c)
+{
+	return c == '\\' ? 2 : (c < 0x20 || c > 0x7e) ? 4 : 1;
+}
+
+const char *log_escape(char *out, size_t outlen, const void *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = s;
+	size_t total = 0, room, o = 0;
+
+	if (outlen < 4) {
+		if (outlen)
+			out[0] = '\0';
+		return out;
+	}
+	for (size_t i = 0; i < len; i++)
+		total += log_escaped_width(p[i]);
+	/* All of it if it fits, else as many whole escapes as leave room for "..." */
+	room = total < outlen ? total : outlen - 4;
+	for (size_t i = 0; i < len && o + log_escaped_width(p[i]) <= room; i++) {
+		unsigned char c = p[i];
+
+		if (c == '\\') {
+			out[o++] = '\\';
+			out[o++] = '\\';
+		} else if (log_escaped_width(c) == 4) {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	if (total >= outlen) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+const char *log_escape_str(char *out, size_t outlen, const char *s)
+{
+	return log_escape(out, outlen, s, s ? strlen(s) : 0);
 }

@@ -4,8 +4,8 @@
  * thread owns sockets, timers and signals; loop_ev_trigger() is the only call
  * that may be made from other threads (worker completions).
  */
-#ifndef RNFSD_LOOP_H
-#define RNFSD_LOOP_H
+#ifndef RNFSD_CORE_LOOP_H
+#define RNFSD_CORE_LOOP_H
 
 #include <stdbool.h>
 #include <sys/time.h>

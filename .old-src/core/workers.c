@@ -1,8 +1,8 @@
 /*
  * workers.c - the worker pool declared in workers.h.
  *
- * N threads take items from one FIFO (intrusive singly linked list through
- * work->next, guarded by pool.lock, signalled by pool.cond): no allocation per
+ * N threads take items from one FIFO (a core/queue.h queue through
+ * work->link, guarded by pool.lock, signalled by pool.cond): no allocation per
  * item, the item is embedded in its owner (an rpc_call). When run() returns,
  * the item moves to the completion list and the loop thread is poked through
  * a loop_async event; the loop thread takes the whole completion list under
@@ -18,7 +18,7 @@
  *   A worker exits only when `stopping` is set and the queue is empty, so
  *   workers_stop() finishes every queued item before joining.
  */
-#include "workers.h"
+#include "core/workers.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,21 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "loop.h"
+#include "core/log.h"
+#include "core/loop.h"
 
 #define WORKERS_MAX 1024
-
-struct work_list {
-	struct work *head;
-	struct work *tail;
-};
 
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;       /* queue became non-empty, or stopping */
-	struct work_list queue;    /* submitted, not yet picked by a worker */
-	struct work_list done;     /* run() returned, done() not yet called */
+	struct queue queue;        /* submitted, not yet picked by a worker */
+	struct queue done;         /* run() returned, done() not yet called */
 	unsigned pending;          /* see invariants above */
 	bool stopping;
 	pthread_t *threads;
@@ -51,49 +46,19 @@ static struct {
 	.cond = PTHREAD_COND_INITIALIZER,
 };
 
-static void work_list_push(struct work_list *l, struct work *w)
-{
-	w->next = NULL;
-	if (l->tail)
-		l->tail->next = w;
-	else
-		l->head = w;
-	l->tail = w;
-}
-
-static struct work *work_list_pop(struct work_list *l)
-{
-	struct work *w = l->head;
-	if (w) {
-		l->head = w->next;
-		if (!l->head)
-			l->tail = NULL;
-		w->next = NULL;
-	}
-	return w;
-}
-
-/* Take the whole list (caller holds the lock). */
-static struct work *work_list_take(struct work_list *l)
-{
-	struct work *w = l->head;
-	l->head = l->tail = NULL;
-	return w;
-}
-
 /* Call done() for every completed item; returns how many. Loop (or main) thread. */
 static unsigned workers_deliver(void)
 {
+	struct queue batch = QUEUE_INIT;
+
 	pthread_mutex_lock(&pool.lock);
-	struct work *w = work_list_take(&pool.done);
+	queue_splice(&batch, &pool.done);
 	pthread_mutex_unlock(&pool.lock);
 
 	unsigned n = 0;
-	while (w) {
-		struct work *next = w->next;
-		w->next = NULL;
+	struct work *w;
+	while ((w = queue_pop_entry(&batch, struct work, link))) {
 		w->done(w); /* may free or resubmit w */
-		w = next;
 		n++;
 	}
 	if (n) {
@@ -117,7 +82,7 @@ static void *worker_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&pool.lock);
 	for (;;) {
-		struct work *w = work_list_pop(&pool.queue);
+		struct work *w = queue_pop_entry(&pool.queue, struct work, link);
 		if (!w) {
 			if (pool.stopping)
 				break;
@@ -127,8 +92,8 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&pool.lock);
 		w->run(w);
 		pthread_mutex_lock(&pool.lock);
-		bool first = pool.done.head == NULL;
-		work_list_push(&pool.done, w);
+		bool first = queue_empty(&pool.done);
+		queue_push(&pool.done, &w->link);
 		if (first) {
 			/* One wake-up per batch: the loop drains the whole list.
 			 * pool.wake lives until every worker is joined. */
@@ -177,7 +142,7 @@ err_alloc:
 void workers_submit(struct work *w)
 {
 	pthread_mutex_lock(&pool.lock);
-	work_list_push(&pool.queue, w);
+	queue_push(&pool.queue, &w->link);
 	pool.pending++;
 	pthread_cond_signal(&pool.cond);
 	pthread_mutex_unlock(&pool.lock);
@@ -209,13 +174,13 @@ void workers_stop(void)
 	for (;;) {
 		workers_deliver();
 		pthread_mutex_lock(&pool.lock);
-		struct work *w = work_list_pop(&pool.queue);
+		struct work *w = queue_pop_entry(&pool.queue, struct work, link);
 		pthread_mutex_unlock(&pool.lock);
 		if (!w)
 			break;
 		w->run(w);
 		pthread_mutex_lock(&pool.lock);
-		work_list_push(&pool.done, w);
+		queue_push(&pool.done, &w->link);
 		pthread_mutex_unlock(&pool.lock);
 	}
 

@@ -4,15 +4,17 @@
  * clients. Each item runs `run` on a worker thread, then `done` on the loop
  * thread. Items are embedded in their owner (no allocation per item).
  */
-#ifndef RNFSD_WORKERS_H
-#define RNFSD_WORKERS_H
+#ifndef RNFSD_CORE_WORKERS_H
+#define RNFSD_CORE_WORKERS_H
+
+#include "core/queue.h"
 
 struct loop;
 
 struct work {
 	void (*run)(struct work *w);  /* worker thread */
 	void (*done)(struct work *w); /* loop thread, after run returned */
-	struct work *next;            /* queue linkage, owned by the pool */
+	struct queue_link link;       /* queue linkage, owned by the pool */
 };
 
 /* Start n threads whose completions are delivered on loop. 0 on success. */

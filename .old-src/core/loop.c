@@ -2,7 +2,7 @@
  * loop.c - libevent behind the loop.h interface. libevent is told to use
  * pthreads so that loop_ev_trigger() (event_active) is safe from workers.
  */
-#include "loop.h"
+#include "core/loop.h"
 
 #include <event2/event.h>
 #include <event2/thread.h>

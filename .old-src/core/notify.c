@@ -10,7 +10,7 @@
  * Failures are logged once at debug level and otherwise ignored: a daemon
  * must keep serving even if its manager stopped listening.
  */
-#include "notify.h"
+#include "core/notify.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "rnfsd_build.h"
-#include "log.h"
+#include "core/log.h"
 
 /* NOTIFY_BUILTIN_ONLY: the unit test builds this file a second time with it,
  * so that the built-in sender is tested through the notify_*() helpers too. */

@@ -15,8 +15,8 @@
  *   SIGTERM -> notify_stopping() ... tear down
  *   any time: notify_status("...")                        STATUS=...
  */
-#ifndef RNFSD_NOTIFY_H
-#define RNFSD_NOTIFY_H
+#ifndef RNFSD_CORE_NOTIFY_H
+#define RNFSD_CORE_NOTIFY_H
 
 #include <stdbool.h>
 
