@@ -362,8 +362,9 @@ struct be_ops {
 	 * caller's to check (access(), or BE_IO_CHECK_ACCESS on each I/O). */
 	int (*file_open)(struct be_fs *fs, const struct be_obj *o, unsigned flags, struct be_file **out);
 	/* The same by handle, for stateless I/O (NFSv3, NLM): cached, so cheap when
-	 * repeated; a file unlinked meanwhile is ESTALE here (an open one, from
-	 * file_open, stays usable as with POSIX). */
+	 * repeated (no system call at all); a file unlinked meanwhile is ESTALE here
+	 * or at its next read, write or commit (an open one, from file_open, stays
+	 * usable as with POSIX). */
 	int (*file_open_handle)(struct be_fs *fs, const struct be_handle *h, unsigned flags,
 				struct be_file **out);
 	void (*file_get)(struct be_fs *fs, struct be_file *f);

@@ -291,15 +291,16 @@ int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned
 		if (!*out && (err = fc_new_uncached(lf, fd, rdwr, out)) != 0)
 			return err;
 	}
-	/* A file unlinked since it was cached must not answer as live (NFSv3 STALE). */
-	err = fstat((*out)->fd, &st) < 0 ? errno : st.st_nlink == 0 ? ESTALE : 0;
-	if (err) {
-		fc_forget(*out);
-		local_file_put(fs, *out);
-		*out = NULL;
-		return err;
-	}
+	(*out)->by_handle = true; /* unlinked since it was cached: local_file_check at its I/O */
 	return 0;
+}
+
+int local_file_check(struct be_file *f, const struct stat *st)
+{
+	if (!f->by_handle || st->st_nlink != 0)
+		return 0;
+	fc_forget(f); /* no later open by handle may return it (NFSv3 STALE) */
+	return ESTALE;
 }
 
 void local_file_get(struct be_fs *fs, struct be_file *f)

@@ -129,6 +129,7 @@ struct be_file {
 	bool rdwr;
 	bool cached;               /* in the cache's slots (else malloc'ed, freed at the last put) */
 	bool hashed;               /* findable by handle */
+	bool by_handle;            /* from file_open_handle: unlinked is ESTALE (local_file_check) */
 	unsigned refs;
 	struct be_handle key;      /* cached: the handle bytes */
 	struct be_file *hnext;                /* hash chain / free list */
@@ -144,6 +145,9 @@ int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned
 void local_file_get(struct be_fs *fs, struct be_file *f);
 void local_file_put(struct be_fs *fs, struct be_file *f);
 int local_file_getattr(struct be_fs *fs, struct be_file *f, struct be_attr *out);
+/* Before I/O on f (st: its fstat): ESTALE if a file opened by handle was unlinked
+ * since (it is dropped from the cache), else 0. */
+int local_file_check(struct be_file *f, const struct stat *st);
 
 /* ---- local_io.c ---- */
 int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,

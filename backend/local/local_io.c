@@ -73,7 +73,10 @@ int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, un
 	*eof = false;
 	if (iovcnt > LOCAL_IOV_MAX)
 		return EINVAL;
-	err = fstat(f->fd, &st) < 0 ? errno : local_io_as(cr, f, flags, R_OK, &st);
+	err = fstat(f->fd, &st) < 0 ? errno : local_file_check(f, &st);
+	if (err)
+		return err;
+	err = local_io_as(cr, f, flags, R_OK, &st);
 	if (!err && offset > (uint64_t)INT64_MAX)
 		err = EINVAL;
 	memcpy(v, iov, iovcnt * sizeof(*iov));
@@ -125,6 +128,9 @@ int local_write(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, u
 		return EINVAL;
 	if (fstat(f->fd, &st) < 0)
 		return errno;
+	err = local_file_check(f, &st);
+	if (err)
+		return err;
 	if (pre)
 		local_attr_from_stat(pre, &st);
 	err = local_io_as(cr, f, flags, W_OK, &st);
@@ -153,9 +159,17 @@ int local_commit(struct be_fs *fs, struct be_file *f, uint64_t offset, uint64_t 
 	int err;
 
 	(void)fs;
+	struct stat st;
+
 	(void)offset; /* fsync is for the whole file: a superset of the range */
 	(void)count;
-	local_attr_fd(pre, f->fd);
+	if (fstat(f->fd, &st) < 0)
+		return errno;
+	err = local_file_check(f, &st);
+	if (err)
+		return err;
+	if (pre)
+		local_attr_from_stat(pre, &st);
 	local_id_server();
 	err = fsync(f->fd) < 0 ? errno : 0;
 	local_attr_fd(post, f->fd);

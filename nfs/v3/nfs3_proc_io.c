@@ -58,10 +58,11 @@ void nfs3_readlink_enc(struct rpc_call *c, const void *res)
 		rpc_enc_ddp(c, r->path, r->len); /* RFC 8267 §4.3: may travel in a Write chunk */
 }
 
-/* Attributes after an I/O the backend could not report them for (it failed early): now's. */
-static void nfs3_file_attr_fill(struct nfs3_call *nc, struct be_file *f, struct be_attr *a)
+/* Attributes after an I/O the backend could not report them for (it failed early): now's,
+ * unless the file is gone (STALE). */
+static void nfs3_file_attr_fill(struct nfs3_call *nc, struct be_file *f, uint32_t status, struct be_attr *a)
 {
-	if (f && !a->valid && be_file_getattr(nc->fs, f, a) != 0)
+	if (f && status != NFS3ERR_STALE && !a->valid && be_file_getattr(nc->fs, f, a) != 0)
 		a->valid = 0;
 }
 
@@ -104,7 +105,7 @@ enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 		r->status = nfs3_stat(be_read(nc.fs, &nc.cred, f, BE_IO_CHECK_ACCESS, a->offset, &iov, 1, &done,
 					      &r->eof, &r->attr));
 	}
-	nfs3_file_attr_fill(&nc, f, &r->attr);
+	nfs3_file_attr_fill(&nc, f, r->status, &r->attr);
 	r->count = (uint32_t)done;
 	r->data = buf;
 	r->fsid = nfs3_call_fsid(&nc);
@@ -161,7 +162,7 @@ enum rpc_proc_status nfs3_write_exec(struct rpc_call *c, void *args, void *res)
 		if (r->status == NFS3_OK && a->count > a->len)
 			r->status = NFS3ERR_INVAL;
 	}
-	nfs3_file_attr_fill(&nc, f, &r->wcc.post);
+	nfs3_file_attr_fill(&nc, f, r->status, &r->wcc.post);
 	r->count = (uint32_t)done;
 	r->committed = a->stable;
 	r->fsid = nfs3_call_fsid(&nc);
@@ -199,9 +200,11 @@ enum rpc_proc_status nfs3_commit_exec(struct rpc_call *c, void *args, void *res)
 	} else if (r->status == NFS3_OK) { /* "async": nothing to flush, as knfsd */
 		if (be_file_getattr(nc.fs, f, &r->wcc.pre) != 0)
 			r->wcc.pre.valid = 0;
+		else if (r->wcc.pre.nlink == 0)
+			r->status = NFS3ERR_STALE, r->wcc.pre.valid = 0; /* removed since: gone for NFS */
 		r->wcc.post = r->wcc.pre;
 	}
-	nfs3_file_attr_fill(&nc, f, &r->wcc.post);
+	nfs3_file_attr_fill(&nc, f, r->status, &r->wcc.post);
 	r->fsid = nfs3_call_fsid(&nc);
 	if (f)
 		be_file_put(nc.fs, f);
