@@ -1,7 +1,7 @@
 /*
- * exports.c - /etc/rnfsd/exports: exports(5) parser, client matching and
- * the reverse-DNS cache behind wildcard client specs (see exports.h and
- * rnfsd-exports(5)).
+ * exports.c - /etc/rnfsd/exports: the exports(5) parser (see exports.h and
+ * rnfsd-exports(5)). Client matching is in exports_match.c, the name
+ * resolver and reverse-DNS cache in exports_resolve.c.
  *
  * Parsing: a cursor walks the text once. Backslash-newline is white space
  * (the line counter still advances, so errors name the physical line);
@@ -10,26 +10,17 @@
  * parser-owned arrays and handed to the caller only when the whole file is
  * valid; on any error everything is freed and the table left empty.
  *
- * Matching: export_match() runs on every NFS call from worker threads. The
- * table is read-only after loading. Only wildcard specs need the network:
- * the peer's reverse name (forward-confirmed, so a PTR record alone cannot
- * claim a name) comes from a small set-associative cache under one mutex;
- * the lookup itself runs outside the lock. Entries, including "no name",
- * live EXPORTS_RCACHE_TTL seconds.
- *
  * Ownership: struct export_table and everything it points to belong to the
  * caller after a successful exports_parse()/exports_load(), released with
- * exports_free(). The cache is process-global and owned by this file.
+ * exports_free().
  */
 #include "conf/conf_file.h"
 #include "conf/exports.h"
 #include "conf/exports_internal.h"
+#include "conf/exports_priv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fnmatch.h>
-#include <netdb.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,58 +538,6 @@ static int read_default_options(struct exp_parser *ps, struct parse_opts *defaul
 }
 
 /* ---- client specs ---- */
-
-static void addr_set_v4(struct in6_addr *a, const struct in_addr *v4)
-{
-	memset(a, 0, sizeof(*a));
-	a->s6_addr[10] = 0xff;
-	a->s6_addr[11] = 0xff;
-	memcpy(&a->s6_addr[12], v4, 4);
-}
-
-static bool addr_is_v4(const struct in6_addr *a)
-{
-	return IN6_IS_ADDR_V4MAPPED(a);
-}
-
-/* Clear the bits after prefix. */
-static void addr_mask(struct in6_addr *a, unsigned prefix)
-{
-	for (unsigned i = 0; i < 16; i++) {
-		unsigned keep = prefix >= 8 * (i + 1) ? 8 : prefix > 8 * i ? prefix - 8 * i : 0;
-
-		a->s6_addr[i] &= (uint8_t)(0xff00u >> keep);
-	}
-}
-
-static bool addr_in_net(const struct in6_addr *a, const struct in6_addr *net, unsigned prefix)
-{
-	unsigned bytes = prefix / 8, bits = prefix % 8;
-
-	if (memcmp(a->s6_addr, net->s6_addr, bytes) != 0)
-		return false;
-	if (bits == 0)
-		return true;
-	return ((a->s6_addr[bytes] ^ net->s6_addr[bytes]) & (uint8_t)(0xff00u >> bits)) == 0;
-}
-
-/* "A.B.C.D" or IPv6 text -> address (IPv4 v4-mapped); *v4 tells which. */
-static int parse_addr(const char *s, struct in6_addr *a, bool *v4)
-{
-	struct in_addr in;
-
-	if (inet_pton(AF_INET, s, &in) == 1) {
-		addr_set_v4(a, &in);
-		*v4 = true;
-		return 0;
-	}
-	if (inet_pton(AF_INET6, s, a) == 1) {
-		*v4 = false;
-		return 0;
-	}
-	return -1;
-}
-
 /* A contiguous IPv4 netmask -> prefix length 0..32, or -1. */
 static int netmask_prefix(const char *s)
 {
@@ -628,7 +567,7 @@ static int parse_cidr(struct exp_parser *ps, const char *spec, struct export_cli
 		return exp_error(ps, "bad network '%s': expected ADDRESS/PREFIX or A.B.C.D/NETMASK", spec);
 	memcpy(addr, spec, alen);
 	addr[alen] = '\0';
-	if (parse_addr(addr, &c->addr, &v4) < 0)
+	if (exports_parse_addr(addr, &c->addr, &v4) < 0)
 		return exp_error(ps, "bad network '%s': '%s' is not an IPv4 or IPv6 address", spec, addr);
 	if (v4 && strchr(slash + 1, '.')) {
 		mp = netmask_prefix(slash + 1);
@@ -639,7 +578,7 @@ static int parse_cidr(struct exp_parser *ps, const char *spec, struct export_cli
 		return exp_error(ps, "bad network '%s': prefix length must be 0..%u", spec, v4 ? 32 : 128);
 	}
 	c->prefix = v4 ? 96 + plen : plen;
-	addr_mask(&c->addr, c->prefix);
+	exports_addr_mask(&c->addr, c->prefix);
 	return 0;
 }
 
@@ -696,8 +635,6 @@ static int client_push(struct exp_parser *ps, const struct export_client *c)
 	return 0;
 }
 
-static const struct exports_resolver *resolver_get(void);
-
 /* A host name: one NET /128 client per address it resolves to now. */
 static int client_host(struct exp_parser *ps, struct export_client *c)
 {
@@ -713,7 +650,7 @@ static int client_host(struct exp_parser *ps, struct export_client *c)
 	if (strspn(c->spec, "0123456789.") == strlen(c->spec) || inet_aton(c->spec, &legacy))
 		return exp_error(ps, "bad client '%s': not a valid IPv4 address (write all four "
 				 "decimal parts, or a network as A.B.C.D/N)", c->spec);
-	n = resolver_get()->forward(c->spec, addrs, EXPORTS_MAX_HOST_ADDRS, why, sizeof(why));
+	n = exports_resolver_get()->forward(c->spec, addrs, EXPORTS_MAX_HOST_ADDRS, why, sizeof(why));
 	if (n <= 0)
 		return exp_error(ps, "cannot resolve host '%s': %s", c->spec, why[0] ? why : "no address");
 	for (int i = 0; i < n && i < EXPORTS_MAX_HOST_ADDRS; i++) {
@@ -747,7 +684,7 @@ static int client_add(struct exp_parser *ps, const char *spec, const struct pars
 			return -1;
 		return client_push(ps, &c);
 	}
-	if (parse_addr(spec, &c.addr, &v4) == 0) {
+	if (exports_parse_addr(spec, &c.addr, &v4) == 0) {
 		c.kind = EXPORT_CLIENT_NET;
 		c.prefix = 128;
 		return client_push(ps, &c);
@@ -1014,256 +951,4 @@ static uint32_t fnv1a32(const char *s)
 uint32_t export_id(const struct export *e)
 {
 	return e->fsid_set ? e->fsid : fnv1a32(e->path);
-}
-
-/* ---- resolver ---- */
-
-static int gai_forward(const char *host, struct in6_addr *addrs, unsigned max, char *why, size_t whylen)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *ai;
-	unsigned n = 0;
-	int rc;
-
-	rc = getaddrinfo(host, NULL, &hints, &res);
-	if (rc != 0) {
-		snprintf(why, whylen, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
-		return -1;
-	}
-	for (ai = res; ai && n < max; ai = ai->ai_next) {
-		struct in6_addr a;
-		bool dup = false;
-
-		if (ai->ai_family == AF_INET && ai->ai_addrlen >= sizeof(struct sockaddr_in))
-			addr_set_v4(&a, &((struct sockaddr_in *)ai->ai_addr)->sin_addr);
-		else if (ai->ai_family == AF_INET6 && ai->ai_addrlen >= sizeof(struct sockaddr_in6))
-			a = ((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-		else
-			continue;
-		for (unsigned i = 0; i < n && !dup; i++)
-			dup = memcmp(&addrs[i], &a, sizeof(a)) == 0;
-		if (!dup)
-			addrs[n++] = a;
-	}
-	freeaddrinfo(res);
-	if (n == 0) {
-		snprintf(why, whylen, "no IPv4 or IPv6 address");
-		return -1;
-	}
-	return (int)n;
-}
-
-static int gai_reverse(const struct in6_addr *a, char *name, size_t namelen)
-{
-	struct sockaddr_storage ss;
-	socklen_t len;
-
-	memset(&ss, 0, sizeof(ss));
-	if (addr_is_v4(a)) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
-
-		sin->sin_family = AF_INET;
-		memcpy(&sin->sin_addr, &a->s6_addr[12], 4);
-		len = sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_addr = *a;
-		len = sizeof(*sin6);
-	}
-	if (getnameinfo((struct sockaddr *)&ss, len, name, (socklen_t)namelen, NULL, 0, NI_NAMEREQD) != 0)
-		return -1;
-	return 0;
-}
-
-static const struct exports_resolver gai_resolver = { gai_forward, gai_reverse };
-static const struct exports_resolver *resolver = &gai_resolver;
-
-static const struct exports_resolver *resolver_get(void)
-{
-	return __atomic_load_n(&resolver, __ATOMIC_ACQUIRE);
-}
-
-/* ---- reverse-lookup cache ---- */
-
-struct rcache_entry {
-	struct in6_addr addr;
-	time_t expires;   /* valid while now < expires */
-	bool used;
-	bool has_name;    /* false: cached "no (confirmed) name" */
-	char name[256];
-};
-
-static struct rcache_entry rcache[EXPORTS_RCACHE_SETS][EXPORTS_RCACHE_WAYS];
-static pthread_mutex_t rcache_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static time_t monotonic_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec;
-}
-
-static time_t (*rcache_clock)(void) = monotonic_now;
-
-void exports_rcache_flush(void)
-{
-	pthread_mutex_lock(&rcache_lock);
-	memset(rcache, 0, sizeof(rcache));
-	pthread_mutex_unlock(&rcache_lock);
-}
-
-void exports_set_resolver(const struct exports_resolver *r)
-{
-	__atomic_store_n(&resolver, r ? r : &gai_resolver, __ATOMIC_RELEASE);
-	exports_rcache_flush();
-}
-
-void exports_set_clock(time_t (*now)(void))
-{
-	pthread_mutex_lock(&rcache_lock);
-	rcache_clock = now ? now : monotonic_now;
-	memset(rcache, 0, sizeof(rcache));
-	pthread_mutex_unlock(&rcache_lock);
-}
-
-static unsigned rcache_set(const struct in6_addr *a)
-{
-	uint32_t h = 2166136261u;
-
-	for (unsigned i = 0; i < 16; i++) {
-		h ^= a->s6_addr[i];
-		h *= 16777619u;
-	}
-	return h % EXPORTS_RCACHE_SETS;
-}
-
-/* The reverse name of a, if its forward lookup leads back to a; 0 or -1. */
-static int reverse_confirmed(const struct in6_addr *a, char *name, size_t namelen)
-{
-	const struct exports_resolver *r = resolver_get();
-	struct in6_addr addrs[EXPORTS_MAX_HOST_ADDRS];
-	char why[64];
-	size_t len;
-	int n;
-
-	if (r->reverse(a, name, namelen) < 0)
-		return -1;
-	name[namelen - 1] = '\0';
-	len = strlen(name);
-	if (len && name[len - 1] == '.')
-		name[--len] = '\0';
-	if (len == 0)
-		return -1;
-	n = r->forward(name, addrs, EXPORTS_MAX_HOST_ADDRS, why, sizeof(why));
-	for (int i = 0; i < n && i < EXPORTS_MAX_HOST_ADDRS; i++) {
-		if (memcmp(&addrs[i], a, sizeof(*a)) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-/* Cached reverse_confirmed(); name must hold 256 bytes. Thread-safe. */
-static int rcache_lookup(const struct in6_addr *a, char *name)
-{
-	struct rcache_entry *set = rcache[rcache_set(a)];
-	struct rcache_entry fresh, *victim;
-	time_t now;
-	int rc = -1;
-
-	pthread_mutex_lock(&rcache_lock);
-	now = rcache_clock();
-	for (unsigned w = 0; w < EXPORTS_RCACHE_WAYS; w++) {
-		struct rcache_entry *en = &set[w];
-
-		if (en->used && now < en->expires && memcmp(&en->addr, a, sizeof(*a)) == 0) {
-			rc = en->has_name ? 0 : -1;
-			if (en->has_name)
-				memcpy(name, en->name, sizeof(en->name));
-			pthread_mutex_unlock(&rcache_lock);
-			return rc;
-		}
-	}
-	pthread_mutex_unlock(&rcache_lock);
-
-	/* Miss: look up without the lock (DNS may take seconds). */
-	memset(&fresh, 0, sizeof(fresh));
-	fresh.addr = *a;
-	fresh.used = true;
-	fresh.has_name = reverse_confirmed(a, fresh.name, sizeof(fresh.name)) == 0;
-	if (fresh.has_name)
-		memcpy(name, fresh.name, sizeof(fresh.name));
-
-	pthread_mutex_lock(&rcache_lock);
-	now = rcache_clock();
-	fresh.expires = now + EXPORTS_RCACHE_TTL;
-	victim = &set[0];
-	for (unsigned w = 0; w < EXPORTS_RCACHE_WAYS; w++) {
-		struct rcache_entry *en = &set[w];
-
-		if (!en->used || memcmp(&en->addr, a, sizeof(*a)) == 0) {
-			victim = en;
-			break;
-		}
-		if (en->expires < victim->expires)
-			victim = en;
-	}
-	*victim = fresh;
-	pthread_mutex_unlock(&rcache_lock);
-	return fresh.has_name ? 0 : -1;
-}
-
-/* ---- matching ---- */
-
-/* Peer address as IPv6 (IPv4 v4-mapped); -1 for other families or short lengths. */
-static int peer_addr(const struct sockaddr *sa, socklen_t salen, struct in6_addr *a)
-{
-	if (!sa || salen < (socklen_t)sizeof(sa_family_t))
-		return -1;
-	if (sa->sa_family == AF_INET && salen >= (socklen_t)sizeof(struct sockaddr_in)) {
-		struct sockaddr_in sin;
-
-		memcpy(&sin, sa, sizeof(sin));
-		addr_set_v4(a, &sin.sin_addr);
-		return 0;
-	}
-	if (sa->sa_family == AF_INET6 && salen >= (socklen_t)sizeof(struct sockaddr_in6)) {
-		struct sockaddr_in6 sin6;
-
-		memcpy(&sin6, sa, sizeof(sin6));
-		*a = sin6.sin6_addr;
-		return 0;
-	}
-	return -1;
-}
-
-const struct export_opts *export_match(const struct export *e, const struct sockaddr *sa, socklen_t salen)
-{
-	char name[256];
-	int have_name = 0; /* 0: not looked up yet, 1: in name, -1: none */
-	struct in6_addr a;
-
-	if (!e || peer_addr(sa, salen, &a) < 0)
-		return NULL;
-	for (unsigned i = 0; i < e->nclients; i++) {
-		const struct export_client *c = &e->clients[i];
-
-		switch (c->kind) {
-		case EXPORT_CLIENT_ANY:
-			return &c->opts;
-		case EXPORT_CLIENT_NET:
-			if (addr_in_net(&a, &c->addr, c->prefix))
-				return &c->opts;
-			break;
-		case EXPORT_CLIENT_WILDCARD:
-			if (have_name == 0)
-				have_name = rcache_lookup(&a, name) == 0 ? 1 : -1;
-			if (have_name > 0 && fnmatch(c->spec, name, FNM_CASEFOLD) == 0)
-				return &c->opts;
-			break;
-		}
-	}
-	return NULL;
 }

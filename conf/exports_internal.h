@@ -1,5 +1,5 @@
 /*
- * exports_internal.h - hooks into exports.c for unit tests and fuzzers:
+ * exports_internal.h - hooks into the exports module (exports*.c) for unit tests and fuzzers:
  * a replaceable name resolver (so tests and fuzz targets never wait on DNS),
  * a replaceable clock for the reverse-lookup cache, and the option table
  * (checked against the man page). Not for use by the daemon's other layers.
