@@ -52,6 +52,12 @@ static enum rm_status rm_header(struct rm_state *st)
 
 enum rm_status rm_consume(struct rm_state *st, const uint8_t *in, size_t len, uint8_t *rec, size_t *used)
 {
+	return rm_consume_cap(st, in, len, rec, rec ? st->max_record : 0, used);
+}
+
+enum rm_status rm_consume_cap(struct rm_state *st, const uint8_t *in, size_t len, uint8_t *rec, size_t cap,
+			      size_t *used)
+{
 	size_t pos = 0;
 	enum rm_status r;
 
@@ -78,11 +84,11 @@ enum rm_status rm_consume(struct rm_state *st, const uint8_t *in, size_t len, ui
 			*used = pos;
 			return RM_MORE;
 		}
-		if (!rec) {
+		size_t n = rm_direct_room_cap(st, cap);
+		if (!rec || n == 0) {
 			*used = pos;
 			return RM_NEED_BUF;
 		}
-		size_t n = st->frag_left;
 		if (n > len - pos)
 			n = len - pos;
 		memcpy(rec + st->rec_len, in + pos, n);

@@ -27,11 +27,14 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 	memcpy(p->listen, cfg->tcp_listen, p->n_listen * sizeof(p->listen[0]));
 	p->max_connections = cfg->max_connections;
 	p->max_record = cfg->max_record;
-	p->conn_max_calls = 2 * cfg->threads + 16;
-	p->max_calls = 16 * cfg->threads + 64;
+	p->conn_max_calls = cfg->tcp_conn_max_calls ? cfg->tcp_conn_max_calls : 2 * cfg->threads + 16;
+	p->max_calls = cfg->tcp_max_calls ? cfg->tcp_max_calls : 16 * cfg->threads + 64;
 	p->reply_cap = TCP_REPLY_CAP;
 	p->payload_cap = TCP_PAYLOAD_CAP;
-	p->record_timeout_s = TCP_RECORD_TIMEOUT_S;
+	p->record_timeout_s = cfg->tcp_record_timeout;
+	p->send_timeout_s = cfg->tcp_send_timeout;
+	p->idle_timeout_s = cfg->tcp_idle_timeout;
+	p->evict_idle = true;
 }
 
 /* A listening socket for l, or -1 with errno set. */
