@@ -109,6 +109,7 @@ struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn, bool big)
 	struct tcp_xprt *x = conn->x;
 	struct tcp_ctx *ctx = NULL;
 
+	conn->want_big = big;
 	if (conn->n_ctx >= x->p.conn_max_calls)
 		return NULL; /* woken when one of its own contexts returns */
 	if (tcp_ctx_allowed(conn, big)) {
@@ -141,14 +142,20 @@ void tcp_ctx_put(struct tcp_ctx *ctx)
 	x->n_ctx_free++;
 	conn->n_ctx--;
 
-	/* Wake whoever waits: this connection if it hit its own limit, else the
-	 * first connection waiting for the pool that may take one now. */
+	/* Wake whoever waits: this connection if it hit its own limit (and may
+	 * take one now; else it waits for the pool from now on), else the first
+	 * connection waiting for the pool that may take one now. */
 	struct tcp_conn *w;
-	if (conn->paused && !conn->waiting && conn->state == TCP_CONN_OPEN) {
+	bool own = conn->paused && !conn->waiting && conn->state == TCP_CONN_OPEN;
+	if (own && tcp_ctx_allowed(conn, conn->want_big)) {
 		tcp_conn_resume(conn);
-	} else if ((w = tcp_waiter_first(x))) {
-		tcp_waiter_remove(x, w);
-		tcp_conn_resume(w);
+	} else {
+		if (own)
+			tcp_waiter_add(x, conn, conn->want_big);
+		if ((w = tcp_waiter_first(x))) {
+			tcp_waiter_remove(x, w);
+			tcp_conn_resume(w);
+		}
 	}
 	if (conn->state == TCP_CONN_DRAINING && conn->n_ctx == 0)
 		tcp_conn_linger(conn);

@@ -1,6 +1,7 @@
 /*
  * tcp_xprt.c - the TCP transport as a whole: parameters,
- * listening sockets, accepting connections (up to max_connections), the
+ * listening sockets, accepting connections (up to max_connections, then in
+ * place of the longest idle one), the sweep of time limits, the
  * graceful drain at shutdown, and teardown. Connections are tcp_conn.c's,
  * call contexts tcp_ctx.c's.
  */
