@@ -330,6 +330,13 @@ static bool tcp_conn_parse(struct tcp_conn *conn)
 		}
 		if (!tcp_conn_mid_record(conn))
 			conn->rec_start = conn->rx_last; /* its first byte was read then */
+		/* A whole record already staged goes to a context at once (no copy
+		 * through rbuf); without one, it waits in the stage, pinning nothing. */
+		if (rm_whole_record(&conn->rm, conn->stage + conn->stage_off, avail) &&
+		    !(conn->rx = tcp_ctx_get(conn, false))) {
+			tcp_conn_pause(conn);
+			return false;
+		}
 		uint8_t *rec = tcp_conn_recbuf(conn, &cap);
 		enum rm_status st = rm_consume_cap(&conn->rm, conn->stage + conn->stage_off, avail, rec, cap, &used);
 		conn->stage_off += used;

@@ -40,7 +40,8 @@
  * Receive: a record is assembled in the connection's own buffer (rbuf,
  * TCP_RBUF_SIZE) and only takes a call context once it is complete, or once
  * it outgrows rbuf (a large WRITE: the bytes so far move to the context's
- * request buffer). A slow partial record therefore pins nothing shared
+ * request buffer). A record that arrives whole in one read goes straight
+ * from the stage to a context (rm_whole_record). A slow partial record therefore pins nothing shared
  * unless it is large, and large partial records never take the reserve.
  * While replies cannot be written (tx_blocked) the connection is not read:
  * a peer that reads nothing stops taking contexts.

@@ -109,3 +109,13 @@ enum rm_status rm_direct(struct rm_state *st, size_t n)
 		return RM_MORE;
 	return rm_fragment_done(st);
 }
+
+bool rm_whole_record(const struct rm_state *st, const uint8_t *in, size_t len)
+{
+	if (rm_mid_record(st) || len < 4)
+		return false;
+	uint32_t v = (uint32_t)in[0] << 24 | (uint32_t)in[1] << 16 | (uint32_t)in[2] << 8 | in[3];
+	uint32_t n = v & RM_LENGTH_MASK;
+
+	return (v & RM_LAST_FRAGMENT) && n > 0 && n <= st->max_record && n <= len - 4;
+}

@@ -73,6 +73,10 @@ static inline size_t rm_direct_room_cap(const struct rm_state *st, size_t cap)
 	return left < room ? left : room;
 }
 
+/* At a record boundary, in[0 .. len) starts with a whole record of one
+ * fragment (RFC 5531 §11: last-fragment bit set) of 1 .. max_record bytes. */
+bool rm_whole_record(const struct rm_state *st, const uint8_t *in, size_t len);
+
 /* Somewhere inside a record: a header, a body or a complete record not yet reset. */
 static inline bool rm_mid_record(const struct rm_state *st)
 {

@@ -263,6 +263,36 @@ static void test_small_buffer(void **state)
 	assert_true(rm_mid_record(&st));
 }
 
+static void test_whole_record(void **state)
+{
+	(void)state;
+	struct stream s = {.n = 0};
+	struct rm_state st;
+	size_t used;
+	uint8_t rec[64];
+
+	rm_init(&st, 16);
+	put_frag(&s, "0123456789", 10, 1);
+	assert_true(rm_whole_record(&st, s.b, s.n));
+	assert_true(rm_whole_record(&st, s.b, s.n + 3)); /* more follows */
+	assert_false(rm_whole_record(&st, s.b, s.n - 1)); /* body incomplete */
+	assert_false(rm_whole_record(&st, s.b, 3));       /* header incomplete */
+	/* Not while inside a record. */
+	assert_int_equal(rm_consume(&st, s.b, 2, rec, &used), RM_MORE);
+	assert_false(rm_whole_record(&st, s.b, s.n));
+	rm_reset(&st);
+	/* Not the last fragment, empty, or over max_record. */
+	s.n = 0;
+	put_frag(&s, "0123", 4, 0);
+	assert_false(rm_whole_record(&st, s.b, s.n));
+	s.n = 0;
+	put_frag(&s, "", 0, 1);
+	assert_false(rm_whole_record(&st, s.b, s.n));
+	s.n = 0;
+	put_frag(&s, "0123456789abcdefg", 17, 1);
+	assert_false(rm_whole_record(&st, s.b, s.n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_need_buf_and_direct),
 		cmocka_unit_test(test_small_buffer),
+		cmocka_unit_test(test_whole_record),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
