@@ -326,6 +326,10 @@ static bool tcp_conn_parse(struct tcp_conn *conn)
 		size_t used = 0, cap;
 		if (avail == 0) {
 			conn->stage_off = conn->stage_len = 0;
+			/* rbuf is full and the record goes on: its context now, so
+			 * that the next read goes straight into it. */
+			if (!conn->rx && rm_direct_room(&conn->rm) && conn->rm.rec_len >= TCP_RBUF_SIZE)
+				return tcp_conn_take_ctx(conn, true);
 			return true;
 		}
 		if (!tcp_conn_mid_record(conn))
