@@ -58,6 +58,11 @@ const struct config_key config_keys[] = {
 
 	{ CONFIG_SECTION_TCP, "listen", CONFIG_TYPE_LISTEN, FIELD(tcp_listen), FIELD(n_tcp_listen), 2049, 0 },
 	{ CONFIG_SECTION_TCP, "max-record", CONFIG_TYPE_SIZE, FIELD(max_record), 0, 8 * KiB, 64 * MiB },
+	{ CONFIG_SECTION_TCP, "max-calls", CONFIG_TYPE_UINT, FIELD(tcp_max_calls), 0, 0, 65536 },
+	{ CONFIG_SECTION_TCP, "conn-max-calls", CONFIG_TYPE_UINT, FIELD(tcp_conn_max_calls), 0, 0, 65536 },
+	{ CONFIG_SECTION_TCP, "record-timeout", CONFIG_TYPE_UINT, FIELD(tcp_record_timeout), 0, 1, 3600 },
+	{ CONFIG_SECTION_TCP, "send-timeout", CONFIG_TYPE_UINT, FIELD(tcp_send_timeout), 0, 1, 3600 },
+	{ CONFIG_SECTION_TCP, "idle-timeout", CONFIG_TYPE_UINT, FIELD(tcp_idle_timeout), 0, 0, 86400 },
 
 	{ CONFIG_SECTION_RDMA, "enable", CONFIG_TYPE_TRISTATE, FIELD(rdma), 0, 0, 0 },
 	{ CONFIG_SECTION_RDMA, "listen", CONFIG_TYPE_LISTEN, FIELD(rdma_listen), FIELD(n_rdma_listen), 20049, 0 },
@@ -90,6 +95,9 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->tcp_listen[1].optional = true; /* a host without IPv6 still starts */
 	cfg->n_tcp_listen = 2;
 	cfg->max_record = 1 * MiB + 64 * KiB;
+	cfg->tcp_record_timeout = 30;
+	cfg->tcp_send_timeout = 60;
+	cfg->tcp_idle_timeout = 360; /* knfsd's: svc_age_temp_xprts every 6 minutes */
 
 	cfg->rdma = CONFIG_AUTO;
 	set_listen(&cfg->rdma_listen[0], "0.0.0.0", 20049);

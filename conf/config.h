@@ -45,6 +45,12 @@ struct rnfsd_config {
 	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];
 	unsigned n_tcp_listen;        /* default 0.0.0.0:2049 and [::]:2049 optional */
 	size_t max_record;            /* largest RPC record accepted; default 1 MiB + 64 KiB */
+	unsigned tcp_max_calls;       /* call contexts in all; 0 (default): 16 * threads + 64 */
+	unsigned tcp_conn_max_calls;  /* calls one connection may have in flight; 0 (default):
+	                                 2 * threads + 16 */
+	unsigned tcp_record_timeout;  /* seconds a record may take from its first byte; default 30 */
+	unsigned tcp_send_timeout;    /* seconds without send progress before closing; default 60 */
+	unsigned tcp_idle_timeout;    /* seconds idle (nothing in flight) before closing; default 360 */
 
 	/* [rdma] */
 	enum config_tristate rdma;    /* default auto: serve RDMA when a device exists */

@@ -433,11 +433,14 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 {
 	if (old->threads != cur->threads || old->drc_entries != cur->drc_entries ||
 	    old->max_connections != cur->max_connections || old->max_record != cur->max_record ||
+	    old->tcp_max_calls != cur->tcp_max_calls || old->tcp_conn_max_calls != cur->tcp_conn_max_calls ||
+	    old->tcp_record_timeout != cur->tcp_record_timeout ||
+	    old->tcp_send_timeout != cur->tcp_send_timeout || old->tcp_idle_timeout != cur->tcp_idle_timeout ||
 	    old->n_tcp_listen != cur->n_tcp_listen ||
 	    memcmp(old->tcp_listen, cur->tcp_listen, sizeof(old->tcp_listen)) != 0 ||
 	    old->rdma != cur->rdma || strcmp(old->stats_socket, cur->stats_socket) != 0 ||
 	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind)
-		log_warn("reload: changed listen, threads, cache, RDMA, socket or state settings take effect at the next start");
+		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, socket or state settings take effect at the next start");
 }
 
 static void reload(void)

@@ -35,20 +35,26 @@ struct xprt;
 struct tcp_params {
 	struct config_listen listen[CONFIG_MAX_LISTEN];
 	unsigned n_listen;
-	unsigned max_connections; /* more are accepted and closed at once */
+	unsigned max_connections; /* more: see evict_idle */
 	size_t max_record;        /* larger records close the connection */
 	unsigned conn_max_calls;  /* calls a connection may have in flight (back-pressure) */
-	unsigned max_calls;       /* call contexts in all (each ~max_record + 1.25 MiB, lazily) */
+	unsigned max_calls;       /* call contexts in all (each ~max_record + 1.25 MiB, lazily); the
+	                             last quarter only goes to connections with none in flight */
 	size_t reply_cap;
 	size_t payload_cap;
-	unsigned record_timeout_s; /* a record started but stalled this long closes the
-	                              connection (it holds a call context); 0: never */
+	unsigned record_timeout_s; /* a record must be complete this long after its first byte,
+	                              else the connection closes; 0: never */
+	unsigned send_timeout_s;   /* replies waiting and no byte of them written for this long
+	                              (the peer reads nothing) closes the connection; 0: never */
+	unsigned idle_timeout_s;   /* nothing in flight and no traffic for this long closes the
+	                              connection; 0: never */
+	bool evict_idle;           /* at max_connections, close the least recently active idle
+	                              connection to admit a newcomer (false: refuse the newcomer) */
 };
 
-#define TCP_RECORD_TIMEOUT_S 30
-
-/* Defaults from rnfsd.conf: conn_max_calls 2*threads+16, max_calls 16*threads+64,
- * record_timeout_s TCP_RECORD_TIMEOUT_S. */
+/* Defaults from rnfsd.conf: max_calls 16*threads+64 and conn_max_calls
+ * 2*threads+16 unless [tcp] max-calls / conn-max-calls say otherwise,
+ * record-timeout, send-timeout, idle-timeout, evict_idle true. */
 void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
 
 /* A transport instance that does not listen yet (NULL on allocation failure). */

@@ -2,11 +2,15 @@
  * tcp_conn.c - one TCP connection carrying ONC RPC records.
  *
  * Receive: bytes are read into the connection's stage buffer and parsed by
- * the record-marking parser, which copies fragment bodies into the call
- * context's request buffer. While the parser is inside a fragment body, the
- * next read goes straight into the request buffer (readv: [rest of the
- * fragment, stage]), so a large WRITE's data is not copied by us. A complete
- * record becomes a call (rpc_call_receive); many calls may be in flight.
+ * the record-marking parser, which copies fragment bodies into the
+ * connection's own record buffer (rbuf) and, once the record is complete
+ * (or outgrows rbuf), into a call context's request buffer. While the parser
+ * is inside a fragment body, the next read goes straight into the record's
+ * buffer (readv: [rest of the fragment, stage]), so most of a large WRITE's
+ * data is not copied by us. A complete record becomes a call
+ * (rpc_call_receive); many calls may be in flight. Reading stops while no
+ * context can be had (paused) and while replies wait for the socket
+ * (tx_blocked).
  *
  * Send: replies are queued as they complete (any order) and written with
  * writev of [record mark, reply bytes, each ddp_out payload + XDR pad, ...],
@@ -58,8 +62,41 @@ void tcp_conn_release(struct rpc_conn *rc)
 {
 	struct tcp_conn *conn = container_of(rc, struct tcp_conn, rpc);
 
-	free(conn->stage);
+	free(conn->stage); /* and rbuf */
 	free(conn);
+}
+
+void tcp_conn_link(struct tcp_xprt *x, struct tcp_conn *conn)
+{
+	conn->prev = NULL;
+	conn->next = x->conns;
+	if (x->conns)
+		x->conns->prev = conn;
+	else
+		x->conns_tail = conn;
+	x->conns = conn;
+}
+
+void tcp_conn_unlink(struct tcp_xprt *x, struct tcp_conn *conn)
+{
+	if (conn->prev)
+		conn->prev->next = conn->next;
+	else
+		x->conns = conn->next;
+	if (conn->next)
+		conn->next->prev = conn->prev;
+	else
+		x->conns_tail = conn->prev;
+	conn->prev = conn->next = NULL;
+}
+
+/* conn was just active: first in x->conns (the last is evicted first). */
+void tcp_conn_touch(struct tcp_conn *conn)
+{
+	if (conn->x->conns == conn)
+		return;
+	tcp_conn_unlink(conn->x, conn);
+	tcp_conn_link(conn->x, conn);
 }
 
 static void tcp_read_arm(struct tcp_conn *conn, bool on)
@@ -71,6 +108,29 @@ static void tcp_read_arm(struct tcp_conn *conn, bool on)
 		loop_ev_add(conn->ev_read, NULL);
 	else
 		loop_ev_del(conn->ev_read);
+}
+
+/* OPEN reads unless paused or tx_blocked; DRAINING and LINGER read to discard. */
+static void tcp_conn_rearm(struct tcp_conn *conn)
+{
+	bool on = conn->state == TCP_CONN_OPEN ? !conn->paused && !conn->tx_blocked
+					       : conn->state != TCP_CONN_CLOSED;
+
+	tcp_read_arm(conn, on);
+	/* Parse what is staged even if the socket has nothing new. */
+	if (on && conn->state == TCP_CONN_OPEN)
+		loop_ev_trigger(conn->ev_read);
+}
+
+static bool tcp_conn_mid_record(const struct tcp_conn *conn)
+{
+	return conn->rx || conn->rec_ready || rm_mid_record(&conn->rm);
+}
+
+bool tcp_conn_idle(const struct tcp_conn *conn)
+{
+	return conn->state == TCP_CONN_OPEN && conn->n_ctx == 0 && !conn->paused &&
+	       queue_empty(&conn->sendq) && !tcp_conn_mid_record(conn);
 }
 
 static void tcp_write_arm(struct tcp_conn *conn, bool on)
@@ -106,6 +166,7 @@ void tcp_conn_close(struct tcp_conn *conn, const char *why)
 
 	/* Contexts not in a worker go back now; those in a worker come back
 	 * through tcp_send_reply() and find the connection CLOSED. */
+	conn->rec_ready = false;
 	if (conn->rx) {
 		struct tcp_ctx *rx = conn->rx;
 		conn->rx = NULL;
@@ -115,13 +176,7 @@ void tcp_conn_close(struct tcp_conn *conn, const char *why)
 	while ((ctx = queue_pop_entry(&conn->sendq, struct tcp_ctx, link)))
 		tcp_ctx_put(ctx);
 
-	if (conn->prev)
-		conn->prev->next = conn->next;
-	else
-		x->conns = conn->next;
-	if (conn->next)
-		conn->next->prev = conn->prev;
-	conn->prev = conn->next = NULL;
+	tcp_conn_unlink(x, conn);
 	__atomic_sub_fetch(&x->n_conns, 1, __ATOMIC_RELAXED);
 
 	tcp_conn_put(conn); /* the "open" reference */
@@ -135,15 +190,15 @@ void tcp_conn_resume(struct tcp_conn *conn)
 		return;
 	conn->paused = false;
 	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last); /* the wait was ours, not the peer's */
-	tcp_read_arm(conn, true);
-	/* Parse what is staged even if the socket has nothing new. */
-	loop_ev_trigger(conn->ev_read);
+	if (tcp_conn_mid_record(conn))
+		conn->rec_start = conn->rx_last;
+	tcp_conn_rearm(conn);
 }
 
 static void tcp_conn_pause(struct tcp_conn *conn)
 {
 	conn->paused = true;
-	tcp_read_arm(conn, false);
+	tcp_conn_rearm(conn);
 }
 
 void tcp_conn_drain(struct tcp_conn *conn)
@@ -155,6 +210,7 @@ void tcp_conn_drain(struct tcp_conn *conn)
 	conn->paused = false;
 	tcp_read_arm(conn, true); /* to discard, see the state diagram */
 	conn->stage_off = conn->stage_len = 0;
+	conn->rec_ready = false;
 	tcp_conn_get(conn);
 	if (conn->rx) { /* a partial record: never answered */
 		struct tcp_ctx *rx = conn->rx;
@@ -198,18 +254,49 @@ static void tcp_conn_discard(struct tcp_conn *conn)
 
 /* ---- receive ---- */
 
-/* A record is complete in conn->rx (or, if empty, nowhere): make it a call. */
+/* The buffer the current record is assembled in, and its size. */
+static uint8_t *tcp_conn_recbuf(struct tcp_conn *conn, size_t *cap)
+{
+	if (conn->rx) {
+		*cap = conn->x->p.max_record;
+		return conn->rx->req;
+	}
+	*cap = TCP_RBUF_SIZE;
+	return conn->rbuf;
+}
+
+/* Move the record so far from rbuf into a context (big: it outgrew rbuf).
+ * False if none can be had: the connection paused and waits for one. */
+static bool tcp_conn_take_ctx(struct tcp_conn *conn, bool big)
+{
+	struct tcp_ctx *ctx = tcp_ctx_get(conn, big);
+
+	if (!ctx) {
+		tcp_conn_pause(conn);
+		return false;
+	}
+	memcpy(ctx->req, conn->rbuf, conn->rm.rec_len);
+	conn->rx = ctx;
+	return true;
+}
+
+/* A record is complete in conn->rx or rbuf: make it a call (or wait, paused
+ * with rec_ready, for a context). */
 static void tcp_conn_record(struct tcp_conn *conn)
 {
-	struct tcp_ctx *ctx = conn->rx;
 	size_t len = conn->rm.rec_len;
 
-	rm_reset(&conn->rm);
-	if (!ctx) {
+	if (!conn->rx && len == 0) {
 		/* RFC 5531 §11 allows it; no RPC message fits in zero bytes. */
+		rm_reset(&conn->rm);
 		log_limited(&lim_record, LOG_WARNING, "tcp: %s: empty record ignored", conn->rpc.peer_name);
 		return;
 	}
+	conn->rec_ready = !conn->rx && !tcp_conn_take_ctx(conn, false);
+	if (conn->rec_ready)
+		return;
+	struct tcp_ctx *ctx = conn->rx;
+	rm_reset(&conn->rm);
 	conn->rx = NULL;
 	ctx->state = TCP_CTX_CALL;
 
@@ -227,18 +314,35 @@ static void tcp_conn_record(struct tcp_conn *conn)
 	rpc_call_receive(c); /* may send (and even close) before returning */
 }
 
-/* Parse the staged bytes. False if the connection paused or closed. */
+/* Parse the staged bytes. False if the connection paused, blocked or closed. */
 static bool tcp_conn_parse(struct tcp_conn *conn)
 {
-	while (conn->state == TCP_CONN_OPEN) {
+	while (conn->state == TCP_CONN_OPEN && !conn->paused && !conn->tx_blocked) {
+		if (conn->rec_ready) {
+			tcp_conn_record(conn);
+			continue;
+		}
 		size_t avail = conn->stage_len - conn->stage_off;
-		size_t used = 0;
+		size_t used = 0, cap;
 		if (avail == 0) {
 			conn->stage_off = conn->stage_len = 0;
+			/* rbuf is full and the record goes on: its context now, so
+			 * that the next read goes straight into it. */
+			if (!conn->rx && rm_direct_room(&conn->rm) && conn->rm.rec_len >= TCP_RBUF_SIZE)
+				return tcp_conn_take_ctx(conn, true);
 			return true;
 		}
-		uint8_t *rec = conn->rx ? conn->rx->req : NULL;
-		enum rm_status st = rm_consume(&conn->rm, conn->stage + conn->stage_off, avail, rec, &used);
+		if (!tcp_conn_mid_record(conn))
+			conn->rec_start = conn->rx_last; /* its first byte was read then */
+		/* A whole record already staged goes to a context at once (no copy
+		 * through rbuf); without one, it waits in the stage, pinning nothing. */
+		if (rm_whole_record(&conn->rm, conn->stage + conn->stage_off, avail) &&
+		    !(conn->rx = tcp_ctx_get(conn, false))) {
+			tcp_conn_pause(conn);
+			return false;
+		}
+		uint8_t *rec = tcp_conn_recbuf(conn, &cap);
+		enum rm_status st = rm_consume_cap(&conn->rm, conn->stage + conn->stage_off, avail, rec, cap, &used);
 		conn->stage_off += used;
 		switch (st) {
 		case RM_MORE:
@@ -246,12 +350,9 @@ static bool tcp_conn_parse(struct tcp_conn *conn)
 		case RM_RECORD:
 			tcp_conn_record(conn);
 			break;
-		case RM_NEED_BUF:
-			conn->rx = tcp_ctx_get(conn);
-			if (!conn->rx) {
-				tcp_conn_pause(conn);
+		case RM_NEED_BUF: /* larger than rbuf */
+			if (!tcp_conn_take_ctx(conn, true))
 				return false;
-			}
 			break;
 		case RM_TOO_BIG:
 			/* RFC 5531 §11 puts no limit on records; ours protects memory. */
@@ -266,16 +367,18 @@ static bool tcp_conn_parse(struct tcp_conn *conn)
 	return false;
 }
 
-/* One readv: the rest of the current fragment straight into the record,
- * whatever follows into the (empty) stage. Returns readv's result. */
+/* One readv: the rest of the current fragment straight into the record's
+ * buffer, whatever follows into the (empty) stage. Returns readv's result. */
 static ssize_t tcp_conn_read(struct tcp_conn *conn)
 {
 	struct iovec iov[2];
 	int n = 0;
-	size_t direct = conn->rx ? rm_direct_room(&conn->rm) : 0;
+	size_t cap;
+	uint8_t *rec = tcp_conn_recbuf(conn, &cap);
+	size_t direct = rm_direct_room_cap(&conn->rm, cap);
 
 	if (direct) {
-		iov[n].iov_base = conn->rx->req + conn->rm.rec_len;
+		iov[n].iov_base = rec + conn->rm.rec_len;
 		iov[n++].iov_len = direct;
 	}
 	iov[n].iov_base = conn->stage;
@@ -286,6 +389,7 @@ static ssize_t tcp_conn_read(struct tcp_conn *conn)
 
 	size_t d = (size_t)r < direct ? (size_t)r : direct;
 	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
+	tcp_conn_touch(conn);
 	conn->stage_off = 0;
 	conn->stage_len = (size_t)r - d;
 	if (d && rm_direct(&conn->rm, d) == RM_RECORD)
@@ -318,20 +422,38 @@ static void tcp_conn_rx(struct tcp_conn *conn)
 	tcp_conn_parse(conn);
 }
 
-void tcp_conn_stall_check(struct tcp_conn *conn, const struct timespec *now)
+static bool tcp_elapsed(const struct timespec *now, const struct timespec *since, unsigned limit)
+{
+	return limit && now->tv_sec - since->tv_sec >= (time_t)limit;
+}
+
+void tcp_conn_sweep(struct tcp_conn *conn, const struct timespec *now)
 {
 	static struct log_limit lim;
-	unsigned limit = conn->x->p.record_timeout_s;
-	bool mid_record = conn->rx || conn->rm.in_body || conn->rm.hdr_have || conn->rm.rec_len;
+	const struct tcp_params *p = &conn->x->p;
+	const struct timespec *last = conn->tx_last.tv_sec > conn->rx_last.tv_sec ? &conn->tx_last : &conn->rx_last;
+	const char *why = NULL;
 
-	/* A paused connection waits for us; a record boundary is a fine place to idle. */
-	if (conn->state != TCP_CONN_OPEN || conn->paused || !mid_record || !limit)
+	/* A paused connection waits for us, not for its peer. The deadline runs
+	 * from the record's first byte: trickling does not extend it. */
+	if (conn->state == TCP_CONN_OPEN && !conn->paused && tcp_conn_mid_record(conn) &&
+	    tcp_elapsed(now, &conn->rec_start, p->record_timeout_s))
+		why = "record not complete within record-timeout";
+	else if (conn->state != TCP_CONN_LINGER && conn->writing && tcp_elapsed(now, &conn->tx_last, p->send_timeout_s))
+		why = "replies unread for send-timeout";
+	else if (tcp_conn_idle(conn) && tcp_elapsed(now, last, p->idle_timeout_s))
+		why = "idle";
+	if (!why)
 		return;
-	if (now->tv_sec - conn->rx_last.tv_sec < (time_t)limit)
-		return;
-	log_limited(&lim, LOG_WARNING, "tcp: %s: record stalled for %u s, closing",
-		    conn->rpc.peer_name, limit);
-	tcp_conn_close(conn, "record stalled");
+	if (strcmp(why, "idle") != 0)
+		log_limited(&lim, LOG_WARNING, "tcp: %s: %s, closing", conn->rpc.peer_name, why);
+	if (conn->writing) {
+		/* Reset rather than leave the kernel an orphan holding the unsent
+		 * replies behind a zero window (and the FIN the peer never sees). */
+		struct linger lg = {1, 0};
+		setsockopt(conn->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	tcp_conn_close(conn, why);
 }
 
 void tcp_conn_linger_check(struct tcp_conn *conn)
@@ -354,7 +476,8 @@ static void tcp_read_cb(int fd, short what, void *arg)
 	struct tcp_conn *conn = arg;
 	(void)fd;
 	(void)what;
-	if (conn->state == TCP_CONN_CLOSED || (conn->state == TCP_CONN_OPEN && conn->paused))
+	if (conn->state == TCP_CONN_CLOSED ||
+	    (conn->state == TCP_CONN_OPEN && (conn->paused || conn->tx_blocked)))
 		return;
 	tcp_conn_get(conn);
 	if (conn->state == TCP_CONN_OPEN)
@@ -443,6 +566,12 @@ static void tcp_conn_flush(struct tcp_conn *conn)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				tcp_write_arm(conn, true);
+				/* Replies wait: read no more calls until they are written
+				 * (knfsd: no new request without write space for its reply). */
+				if (!conn->tx_blocked) {
+					conn->tx_blocked = true;
+					tcp_conn_rearm(conn);
+				}
 				return;
 			}
 			log_limited(&lim_io, LOG_INFO, "tcp: %s: write: %s", conn->rpc.peer_name,
@@ -450,10 +579,17 @@ static void tcp_conn_flush(struct tcp_conn *conn)
 			tcp_conn_close(conn, "write error");
 			return;
 		}
+		if (w > 0)
+			clock_gettime(CLOCK_MONOTONIC, &conn->tx_last);
 		tcp_conn_sent(conn, (size_t)w);
 	}
-	if (conn->state != TCP_CONN_CLOSED)
-		tcp_write_arm(conn, false);
+	if (conn->state == TCP_CONN_CLOSED)
+		return;
+	tcp_write_arm(conn, false);
+	if (conn->tx_blocked) {
+		conn->tx_blocked = false;
+		tcp_conn_rearm(conn);
+	}
 }
 
 static void tcp_write_cb(int fd, short what, void *arg)
@@ -481,6 +617,8 @@ void tcp_send_reply(struct rpc_call *c)
 	tcp_conn_get(conn);
 	tcp_ctx_build_iov(ctx);
 	ctx->state = TCP_CTX_SEND;
+	if (queue_empty(&conn->sendq))
+		clock_gettime(CLOCK_MONOTONIC, &conn->tx_last); /* the send timeout runs from here */
 	queue_push(&conn->sendq, &ctx->link);
 	if (!conn->writing)
 		tcp_conn_flush(conn);
@@ -510,8 +648,9 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	struct tcp_conn *conn = calloc(1, sizeof(*conn));
 	int one = 1;
 
-	if (!conn || !(conn->stage = malloc(TCP_STAGE_SIZE)))
+	if (!conn || !(conn->stage = malloc(TCP_STAGE_SIZE + TCP_RBUF_SIZE)))
 		goto err;
+	conn->rbuf = conn->stage + TCP_STAGE_SIZE;
 	conn->x = x;
 	conn->fd = fd;
 	conn->state = TCP_CONN_OPEN;
@@ -522,6 +661,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	tcp_peer_name(ss, conn->rpc.peer_name, sizeof(conn->rpc.peer_name));
 	rm_init(&conn->rm, x->p.max_record);
 	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
+	conn->tx_last = conn->rx_last;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 
@@ -530,10 +670,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	if (!conn->ev_read || !conn->ev_write)
 		goto err;
 
-	conn->next = x->conns;
-	if (x->conns)
-		x->conns->prev = conn;
-	x->conns = conn;
+	tcp_conn_link(x, conn);
 	__atomic_add_fetch(&x->n_conns, 1, __ATOMIC_RELAXED);
 	stats_conn_register(&conn->stats, "tcp", conn->rpc.peer_name);
 	tcp_read_arm(conn, true);

@@ -9,6 +9,12 @@
  * of them at most; when it cannot get one it stops reading (back-pressure)
  * and, if the global pool was the limit, waits in x->waiters (FIFO) for the
  * next context released.
+ *
+ * Fair sharing: the last x->reserve contexts of the pool only go to a
+ * connection that holds none, for a complete record. Connections with calls
+ * in flight (perhaps replies their peer never reads) or with a large partial
+ * record stop short of it, so a new client's call always finds a context,
+ * however many calls a few connections pipeline.
  */
 #include "transport/tcp_internal.h"
 
@@ -51,6 +57,25 @@ err:
 	return NULL;
 }
 
+/* Contexts that may still be handed out: free ones and those not allocated yet. */
+static unsigned tcp_ctx_avail(const struct tcp_xprt *x)
+{
+	return x->n_ctx_free + (x->p.max_calls - x->n_ctx_alloc);
+}
+
+/* May conn take a context now (leaving its own limit aside)? */
+static bool tcp_ctx_allowed(const struct tcp_conn *conn, bool big)
+{
+	const struct tcp_xprt *x = conn->x;
+	unsigned avail = tcp_ctx_avail(x);
+
+	if (avail == 0)
+		return false;
+	if (big || conn->n_ctx > 0)
+		return avail > x->reserve;
+	return true;
+}
+
 void tcp_waiter_remove(struct tcp_xprt *x, struct tcp_conn *conn)
 {
 	if (!conn->waiting)
@@ -59,28 +84,46 @@ void tcp_waiter_remove(struct tcp_xprt *x, struct tcp_conn *conn)
 	conn->waiting = false;
 }
 
-static void tcp_waiter_add(struct tcp_xprt *x, struct tcp_conn *conn)
+static void tcp_waiter_add(struct tcp_xprt *x, struct tcp_conn *conn, bool big)
 {
+	conn->want_big = big;
 	if (conn->waiting)
 		return;
 	conn->waiting = true;
 	queue_push(&x->waiters, &conn->wlink);
 }
 
-struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn)
+/* The first waiter that may take a context now, or NULL. */
+static struct tcp_conn *tcp_waiter_first(struct tcp_xprt *x)
+{
+	queue_foreach(l, &x->waiters) {
+		struct tcp_conn *w = queue_entry(l, struct tcp_conn, wlink);
+		if (tcp_ctx_allowed(w, w->want_big))
+			return w;
+	}
+	return NULL;
+}
+
+struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn, bool big)
 {
 	struct tcp_xprt *x = conn->x;
-	struct tcp_ctx *ctx;
+	struct tcp_ctx *ctx = NULL;
 
+	conn->want_big = big;
 	if (conn->n_ctx >= x->p.conn_max_calls)
 		return NULL; /* woken when one of its own contexts returns */
-	ctx = queue_pop_entry(&x->ctx_free, struct tcp_ctx, link);
-	if (!ctx && x->n_ctx_alloc < x->p.max_calls)
-		ctx = tcp_ctx_alloc(x);
+	if (tcp_ctx_allowed(conn, big)) {
+		ctx = queue_pop_entry(&x->ctx_free, struct tcp_ctx, link);
+		if (ctx)
+			x->n_ctx_free--;
+		else
+			ctx = tcp_ctx_alloc(x); /* avail > 0: one may still be allocated */
+	}
 	if (!ctx) {
-		tcp_waiter_add(x, conn);
+		tcp_waiter_add(x, conn, big);
 		return NULL;
 	}
+	tcp_waiter_remove(x, conn);
 	ctx->conn = conn;
 	ctx->state = TCP_CTX_RECV;
 	conn->n_ctx++;
@@ -96,16 +139,23 @@ void tcp_ctx_put(struct tcp_ctx *ctx)
 	ctx->state = TCP_CTX_FREE;
 	ctx->conn = NULL;
 	queue_push_front(&x->ctx_free, &ctx->link);
+	x->n_ctx_free++;
 	conn->n_ctx--;
 
-	/* Wake whoever waits: this connection if it hit its own limit, else the
-	 * first connection waiting for the pool. */
-	if (conn->paused && !conn->waiting && conn->state == TCP_CONN_OPEN) {
+	/* Wake whoever waits: this connection if it hit its own limit (and may
+	 * take one now; else it waits for the pool from now on), else the first
+	 * connection waiting for the pool that may take one now. */
+	struct tcp_conn *w;
+	bool own = conn->paused && !conn->waiting && conn->state == TCP_CONN_OPEN;
+	if (own && tcp_ctx_allowed(conn, conn->want_big)) {
 		tcp_conn_resume(conn);
-	} else if (!queue_empty(&x->waiters)) {
-		struct tcp_conn *w = queue_peek_entry(&x->waiters, struct tcp_conn, wlink);
-		tcp_waiter_remove(x, w);
-		tcp_conn_resume(w);
+	} else {
+		if (own)
+			tcp_waiter_add(x, conn, conn->want_big);
+		if ((w = tcp_waiter_first(x))) {
+			tcp_waiter_remove(x, w);
+			tcp_conn_resume(w);
+		}
 	}
 	if (conn->state == TCP_CONN_DRAINING && conn->n_ctx == 0)
 		tcp_conn_linger(conn);
@@ -119,5 +169,6 @@ void tcp_ctx_free_all(struct tcp_xprt *x)
 		free(x->ctx_all[i]);
 	}
 	x->n_ctx_alloc = 0;
+	x->n_ctx_free = 0;
 	queue_init(&x->ctx_free);
 }

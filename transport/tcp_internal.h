@@ -29,13 +29,36 @@
  * callback running on it, and any an upper layer holds (rpc_conn_get). A
  * context whose call completes on a CLOSED connection is just released.
  *
+ * Time limits (the sweep timer, tcp_conn_sweep): a record must be complete
+ * record_timeout_s after its first byte, however steadily it trickles; replies
+ * waiting with no byte written for send_timeout_s close the connection; an
+ * OPEN connection with nothing in flight and no traffic for idle_timeout_s is
+ * closed (knfsd ages out idle connections too). x->conns is kept least
+ * recently active last: when max_connections is reached, the last idle one is
+ * closed to admit the newcomer (p.evict_idle).
+ *
+ * Receive: a record is assembled in the connection's own buffer (rbuf,
+ * TCP_RBUF_SIZE) and only takes a call context once it is complete, or once
+ * it outgrows rbuf (a large WRITE: the bytes so far move to the context's
+ * request buffer). A record that arrives whole in one read goes straight
+ * from the stage to a context (rm_whole_record). A slow partial record therefore pins nothing shared
+ * unless it is large, and large partial records never take the reserve.
+ * While replies cannot be written (tx_blocked) the connection is not read:
+ * a peer that reads nothing stops taking contexts.
+ *
  * Call context states (tcp_ctx.state):
  *
  *   FREE --tcp_ctx_get()--> RECV --record complete--> CALL (rpc layer, workers)
- *     ^                                                  |
- *     |                                     send_reply(): drop, or queue
+ *     ^   (record complete,                              |
+ *     |    or larger than rbuf)         send_reply(): drop, or queue
  *     +------------------tcp_ctx_put()------ SEND <------+
  *                        (reply written, or connection closed)
+ *
+ * Sharing the pool (tcp_ctx.c): a connection holds at most conn_max_calls;
+ * the last quarter of max_calls (the reserve) only goes to a connection with
+ * no context, for a complete record, so a few connections with many calls
+ * in flight, unread replies or large partial records never keep a new
+ * client's call waiting.
  */
 #ifndef RNFSD_TCP_INTERNAL_H
 #define RNFSD_TCP_INTERNAL_H
@@ -50,6 +73,7 @@
 #include "transport/tcp_record.h"
 
 #define TCP_STAGE_SIZE (64u * 1024) /* per connection: bytes read but not parsed */
+#define TCP_RBUF_SIZE (64u * 1024)  /* per connection: a record assembled before it takes a context */
 #define TCP_CTX_IOV (2 + 3 * RPC_MAX_DDP_OUT) /* mark, segments around each payload, pad */
 #define TCP_RX_ROUNDS 16            /* reads per readable event, for fairness */
 
@@ -86,19 +110,25 @@ struct tcp_conn {
 	bool writing;
 	bool paused;              /* no context available: reading stopped */
 	bool waiting;             /* paused on the global limit: on x->waiters */
+	bool want_big;            /* waiting for a context for a record larger than rbuf */
+	bool tx_blocked;          /* replies wait for the socket: reading stopped */
 
 	/* receive */
 	struct timespec rx_last;  /* last progress on input (CLOCK_MONOTONIC) */
+	struct timespec rec_start; /* when the current record's first byte was read */
 	struct rm_state rm;
-	struct tcp_ctx *rx;       /* the context the current record goes to */
+	struct tcp_ctx *rx;       /* the context the current record goes to (else rbuf) */
 	uint8_t *stage;           /* TCP_STAGE_SIZE bytes */
+	uint8_t *rbuf;            /* TCP_RBUF_SIZE bytes (same allocation as stage) */
+	bool rec_ready;           /* a complete record waits in rbuf for a context */
 	size_t stage_off, stage_len; /* unparsed bytes: stage[stage_off .. stage_len) */
 	unsigned n_ctx;           /* contexts held (RECV + CALL + SEND) */
 
 	/* send: replies in the order they completed */
 	struct queue sendq;             /* of tcp_ctx, by link */
+	struct timespec tx_last;        /* last send progress, or when replies began to wait */
 
-	struct tcp_conn *prev, *next;   /* x->conns */
+	struct tcp_conn *prev, *next;   /* x->conns, most recently active first */
 	struct queue_link wlink;        /* x->waiters */
 };
 
@@ -114,12 +144,15 @@ struct tcp_xprt {
 	struct loop_ev *linger_timer; /* while draining: closes LINGER conns once acknowledged */
 	struct loop_ev *sweep_timer;  /* closes connections stalled in the middle of a record */
 
-	struct tcp_conn *conns;   /* open and draining connections */
+	struct tcp_conn *conns;   /* open and draining connections, most recently active first */
+	struct tcp_conn *conns_tail; /* least recently active */
 	unsigned n_conns;
 
 	struct tcp_ctx **ctx_all; /* every context allocated, [p.max_calls] */
 	unsigned n_ctx_alloc;
 	struct queue ctx_free;    /* of tcp_ctx (a stack: the warmest first) */
+	unsigned n_ctx_free;
+	unsigned reserve;         /* contexts kept for connections holding none */
 	struct queue waiters;     /* of tcp_conn by wlink: paused for want of a context, FIFO */
 
 	bool draining;
@@ -139,15 +172,22 @@ void tcp_conn_drain(struct tcp_conn *conn);
 void tcp_conn_linger(struct tcp_conn *conn);
 /* LINGER: close once the peer acknowledged everything we sent. */
 void tcp_conn_linger_check(struct tcp_conn *conn);
-/* OPEN: close if a record has been stalled for p.record_timeout_s. */
-void tcp_conn_stall_check(struct tcp_conn *conn, const struct timespec *now);
+/* Close conn if a record, its replies or its silence exceeded their limit (see above). */
+void tcp_conn_sweep(struct tcp_conn *conn, const struct timespec *now);
+/* OPEN, nothing in flight, no partial record: may be aged out or evicted. */
+bool tcp_conn_idle(const struct tcp_conn *conn);
+/* x->conns order: link at the head, unlink, move to the head. */
+void tcp_conn_link(struct tcp_xprt *x, struct tcp_conn *conn);
+void tcp_conn_unlink(struct tcp_xprt *x, struct tcp_conn *conn);
+void tcp_conn_touch(struct tcp_conn *conn);
 /* Start reading again (deferred to the loop: never recursive). */
 void tcp_conn_resume(struct tcp_conn *conn);
 
 /* tcp_ctx.c */
-/* A context for conn, or NULL: conn is at its limit, or all contexts are in use
- * (conn is then queued as a waiter). */
-struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn);
+/* A context for conn, or NULL: conn is at its limit, or the pool (for big, a
+ * record larger than rbuf, or a conn already holding one: the pool less the
+ * reserve) is used up (conn is then queued as a waiter). */
+struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn, bool big);
 /* Back to the free list; wakes a paused connection. A draining conn left
  * without contexts moves on to LINGER. */
 void tcp_ctx_put(struct tcp_ctx *ctx);

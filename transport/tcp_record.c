@@ -52,6 +52,12 @@ static enum rm_status rm_header(struct rm_state *st)
 
 enum rm_status rm_consume(struct rm_state *st, const uint8_t *in, size_t len, uint8_t *rec, size_t *used)
 {
+	return rm_consume_cap(st, in, len, rec, rec ? st->max_record : 0, used);
+}
+
+enum rm_status rm_consume_cap(struct rm_state *st, const uint8_t *in, size_t len, uint8_t *rec, size_t cap,
+			      size_t *used)
+{
 	size_t pos = 0;
 	enum rm_status r;
 
@@ -78,11 +84,11 @@ enum rm_status rm_consume(struct rm_state *st, const uint8_t *in, size_t len, ui
 			*used = pos;
 			return RM_MORE;
 		}
-		if (!rec) {
+		size_t n = rm_direct_room_cap(st, cap);
+		if (!rec || n == 0) {
 			*used = pos;
 			return RM_NEED_BUF;
 		}
-		size_t n = st->frag_left;
 		if (n > len - pos)
 			n = len - pos;
 		memcpy(rec + st->rec_len, in + pos, n);
@@ -102,4 +108,14 @@ enum rm_status rm_direct(struct rm_state *st, size_t n)
 	if (st->frag_left > 0)
 		return RM_MORE;
 	return rm_fragment_done(st);
+}
+
+bool rm_whole_record(const struct rm_state *st, const uint8_t *in, size_t len)
+{
+	if (rm_mid_record(st) || len < 4)
+		return false;
+	uint32_t v = (uint32_t)in[0] << 24 | (uint32_t)in[1] << 16 | (uint32_t)in[2] << 8 | in[3];
+	uint32_t n = v & RM_LENGTH_MASK;
+
+	return (v & RM_LAST_FRAGMENT) && n > 0 && n <= st->max_record && n <= len - 4;
 }

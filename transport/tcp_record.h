@@ -49,10 +49,38 @@ void rm_reset(struct rm_state *st);
  */
 enum rm_status rm_consume(struct rm_state *st, const uint8_t *in, size_t len, uint8_t *rec, size_t *used);
 
+/*
+ * The same into a buffer of cap bytes (cap <= max_record; rec may be NULL
+ * when cap is 0): RM_NEED_BUF when body bytes are next and the record
+ * already fills rec[0 .. cap). The caller then moves rec[0 .. rec_len) to a
+ * larger buffer and goes on with it (the record so far is kept in rm_state).
+ */
+enum rm_status rm_consume_cap(struct rm_state *st, const uint8_t *in, size_t len, uint8_t *rec, size_t cap,
+			      size_t *used);
+
 /* Body bytes the caller may read straight into rec + rec_len (0 if none). */
 static inline size_t rm_direct_room(const struct rm_state *st)
 {
 	return st->in_body ? st->frag_left : 0;
+}
+
+/* The same for a buffer of cap bytes. */
+static inline size_t rm_direct_room_cap(const struct rm_state *st, size_t cap)
+{
+	size_t room = cap > st->rec_len ? cap - st->rec_len : 0;
+	size_t left = rm_direct_room(st);
+
+	return left < room ? left : room;
+}
+
+/* At a record boundary, in[0 .. len) starts with a whole record of one
+ * fragment (RFC 5531 §11: last-fragment bit set) of 1 .. max_record bytes. */
+bool rm_whole_record(const struct rm_state *st, const uint8_t *in, size_t len);
+
+/* Somewhere inside a record: a header, a body or a complete record not yet reset. */
+static inline bool rm_mid_record(const struct rm_state *st)
+{
+	return st->in_body || st->hdr_have || st->rec_len || st->last;
 }
 
 /* n (<= rm_direct_room()) body bytes were placed at rec + rec_len by the caller. */

@@ -1,6 +1,7 @@
 /*
  * tcp_xprt.c - the TCP transport as a whole: parameters,
- * listening sockets, accepting connections (up to max_connections), the
+ * listening sockets, accepting connections (up to max_connections, then in
+ * place of the longest idle one), the sweep of time limits, the
  * graceful drain at shutdown, and teardown. Connections are tcp_conn.c's,
  * call contexts tcp_ctx.c's.
  */
@@ -27,11 +28,14 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 	memcpy(p->listen, cfg->tcp_listen, p->n_listen * sizeof(p->listen[0]));
 	p->max_connections = cfg->max_connections;
 	p->max_record = cfg->max_record;
-	p->conn_max_calls = 2 * cfg->threads + 16;
-	p->max_calls = 16 * cfg->threads + 64;
+	p->conn_max_calls = cfg->tcp_conn_max_calls ? cfg->tcp_conn_max_calls : 2 * cfg->threads + 16;
+	p->max_calls = cfg->tcp_max_calls ? cfg->tcp_max_calls : 16 * cfg->threads + 64;
 	p->reply_cap = TCP_REPLY_CAP;
 	p->payload_cap = TCP_PAYLOAD_CAP;
-	p->record_timeout_s = TCP_RECORD_TIMEOUT_S;
+	p->record_timeout_s = cfg->tcp_record_timeout;
+	p->send_timeout_s = cfg->tcp_send_timeout;
+	p->idle_timeout_s = cfg->tcp_idle_timeout;
+	p->evict_idle = true;
 }
 
 /* A listening socket for l, or -1 with errno set. */
@@ -111,6 +115,26 @@ static void tcp_accept_retry_cb(int fd, short what, void *arg)
 		tcp_listen_arm(x, true);
 }
 
+/* The table is full: close the least recently active idle connection (as
+ * knfsd closes its oldest temporary socket). False if none is idle. */
+static bool tcp_evict_idle(struct tcp_xprt *x)
+{
+	static struct log_limit lim;
+
+	if (!x->p.evict_idle)
+		return false;
+	for (struct tcp_conn *conn = x->conns_tail; conn; conn = conn->prev) {
+		if (tcp_conn_idle(conn)) {
+			log_limited(&lim, LOG_WARNING,
+				    "tcp: %u connections (max-connections): closing the longest idle one for a new one",
+				    x->n_conns);
+			tcp_conn_close(conn, "idle, evicted for a new connection");
+			return true;
+		}
+	}
+	return false;
+}
+
 static void tcp_accept_cb(int lfd, short what, void *arg)
 {
 	static struct log_limit lim_full, lim_err;
@@ -135,9 +159,10 @@ static void tcp_accept_cb(int lfd, short what, void *arg)
 			}
 			return;
 		}
-		if (x->n_conns >= x->p.max_connections) {
+		if (x->n_conns >= x->p.max_connections && !tcp_evict_idle(x)) {
 			log_limited(&lim_full, LOG_WARNING,
-				    "tcp: %u connections (max-connections): refusing a new one", x->n_conns);
+				    "tcp: %u connections (max-connections), none idle: refusing a new one",
+				    x->n_conns);
 			close(fd);
 			continue;
 		}
@@ -205,8 +230,20 @@ static void tcp_sweep_cb(int fd, short what, void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	for (struct tcp_conn *conn = x->conns, *next; conn; conn = next) {
 		next = conn->next;
-		tcp_conn_stall_check(conn, &now); /* may unlink conn, never another */
+		tcp_conn_sweep(conn, &now); /* may unlink conn, never another */
 	}
+}
+
+/* The shortest time limit set (0: none). */
+static unsigned tcp_sweep_period(const struct tcp_params *p)
+{
+	const unsigned lim[] = {p->record_timeout_s, p->send_timeout_s, p->idle_timeout_s};
+	unsigned period = 0;
+
+	for (unsigned i = 0; i < sizeof(lim) / sizeof(lim[0]); i++)
+		if (lim[i] && (!period || lim[i] < period))
+			period = lim[i];
+	return period;
 }
 
 static void tcp_listen_close_all(struct tcp_xprt *x)
@@ -255,6 +292,7 @@ struct tcp_xprt *tcp_xprt_create(struct loop *loop, const struct tcp_params *p)
 		x->p.conn_max_calls = 1;
 	if (x->p.max_calls < x->p.conn_max_calls)
 		x->p.max_calls = x->p.conn_max_calls;
+	x->reserve = x->p.max_calls / 4;
 	x->ctx_all = calloc(x->p.max_calls, sizeof(*x->ctx_all));
 	x->accept_retry = loop_timer(loop, false, tcp_accept_retry_cb, x);
 	x->linger_timer = loop_timer(loop, true, tcp_linger_cb, x);
@@ -290,9 +328,10 @@ static int tcp_xprt_op_start(struct xprt *base)
 		goto err;
 	}
 	tcp_listen_arm(x, true);
-	if (x->p.record_timeout_s) {
-		/* Checked a few times per period: a stall closes within 1.25 periods. */
-		struct timeval tv = {x->p.record_timeout_s / 4, (x->p.record_timeout_s % 4) * 250000};
+	unsigned period = tcp_sweep_period(&x->p);
+	if (period) {
+		/* Checked a few times per period: a limit closes within 1.25 periods. */
+		struct timeval tv = {period / 4, (period % 4) * 250000};
 		loop_ev_add(x->sweep_timer, &tv);
 	}
 	return 0;

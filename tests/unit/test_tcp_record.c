@@ -2,7 +2,8 @@
  * test_tcp_record.c - the RFC 5531 §11 record-marking parser over buffers
  *: single and multi-fragment records, zero-length fragments and
  * records, headers and bodies split at every byte, back-to-back records,
- * the size limit, truncated streams, RM_NEED_BUF and direct reads.
+ * the size limit, truncated streams, RM_NEED_BUF and direct reads, a record
+ * outgrowing a small first buffer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -219,6 +220,79 @@ static void test_need_buf_and_direct(void **state)
 	assert_int_equal(st.rec_len, 0);
 }
 
+/* A record assembled in a small buffer until it outgrows it, then moved to a
+ * large one (the TCP transport's rbuf and call context). */
+static void test_small_buffer(void **state)
+{
+	(void)state;
+	struct stream s = {.n = 0};
+	struct rm_state st;
+	uint8_t small[8], big[64];
+	size_t used, pos;
+
+	put_frag(&s, "abcde", 5, 0);
+	put_frag(&s, "fghijklmno", 10, 1);
+	rm_init(&st, 64);
+	assert_false(rm_mid_record(&st));
+	/* First fragment fits; 3 bytes of the second fill the small buffer. */
+	assert_int_equal(rm_consume_cap(&st, s.b, s.n, small, sizeof(small), &used), RM_NEED_BUF);
+	assert_true(rm_mid_record(&st));
+	assert_int_equal(st.rec_len, 8);
+	assert_int_equal(rm_direct_room_cap(&st, sizeof(small)), 0);
+	assert_int_equal(rm_direct_room_cap(&st, sizeof(big)), 7);
+	assert_memory_equal(small, "abcdefgh", 8);
+	pos = used;
+	memcpy(big, small, st.rec_len);
+	assert_int_equal(rm_consume_cap(&st, s.b + pos, s.n - pos, big, sizeof(big), &used), RM_RECORD);
+	assert_int_equal(pos + used, s.n);
+	assert_int_equal(st.rec_len, 15);
+	assert_memory_equal(big, "abcdefghijklmno", 15);
+	assert_true(rm_mid_record(&st)); /* until reset */
+	rm_reset(&st);
+	assert_false(rm_mid_record(&st));
+
+	/* A record that exactly fills the small buffer completes in it. */
+	s.n = 0;
+	put_frag(&s, "12345678", 8, 1);
+	assert_int_equal(rm_consume_cap(&st, s.b, s.n, small, sizeof(small), &used), RM_RECORD);
+	assert_int_equal(used, s.n);
+	assert_memory_equal(small, "12345678", 8);
+	/* Half a header is already inside a record. */
+	rm_reset(&st);
+	assert_int_equal(rm_consume_cap(&st, s.b, 2, small, sizeof(small), &used), RM_MORE);
+	assert_true(rm_mid_record(&st));
+}
+
+static void test_whole_record(void **state)
+{
+	(void)state;
+	struct stream s = {.n = 0};
+	struct rm_state st;
+	size_t used;
+	uint8_t rec[64];
+
+	rm_init(&st, 16);
+	put_frag(&s, "0123456789", 10, 1);
+	assert_true(rm_whole_record(&st, s.b, s.n));
+	assert_true(rm_whole_record(&st, s.b, s.n + 3)); /* more follows */
+	assert_false(rm_whole_record(&st, s.b, s.n - 1)); /* body incomplete */
+	assert_false(rm_whole_record(&st, s.b, 3));       /* header incomplete */
+	/* Not while inside a record. */
+	assert_int_equal(rm_consume(&st, s.b, 2, rec, &used), RM_MORE);
+	assert_false(rm_whole_record(&st, s.b, s.n));
+	rm_reset(&st);
+	/* Not the last fragment, empty, or over max_record. */
+	s.n = 0;
+	put_frag(&s, "0123", 4, 0);
+	assert_false(rm_whole_record(&st, s.b, s.n));
+	s.n = 0;
+	put_frag(&s, "", 0, 1);
+	assert_false(rm_whole_record(&st, s.b, s.n));
+	s.n = 0;
+	put_frag(&s, "0123456789abcdefg", 17, 1);
+	assert_false(rm_whole_record(&st, s.b, s.n));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +302,8 @@ int main(void)
 		cmocka_unit_test(test_max_record),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_need_buf_and_direct),
+		cmocka_unit_test(test_small_buffer),
+		cmocka_unit_test(test_whole_record),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,8 @@
  * out-of-order replies, back-pressure, multi-fragment and byte-by-byte
  * records, oversized records, every RPC error reply, the duplicate request
  * cache, zero-copy bulk replies, many connections, max-connections, peers
- * vanishing with calls in flight, and the graceful drain.
+ * vanishing with calls in flight, peers that never read their replies, and
+ * the graceful drain.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -633,6 +634,45 @@ static void test_stalled_record(void **state)
 	close(stalled_hdr);
 }
 
+/* Connections that pipeline bulk replies and never read them hold no more
+ * than the pool less its reserve: a new connection is still answered. */
+static void test_unread_replies(void **state)
+{
+	(void)state;
+	enum { NH = 6, PER = 40 };
+	static uint8_t out[PER * 64];
+	static int fds[NH];
+	struct tmsg m;
+	int small = 4096;
+
+	wait_conns(0);
+	for (int h = 0; h < NH; h++) {
+		size_t n = 0;
+		fds[h] = tconnect();
+		setsockopt(fds[h], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		for (uint32_t i = 0; i < PER; i++) {
+			tmsg_call(&m, (uint32_t)(h * 100 + i), TPROG, 2, TPROC_BULK, NULL, 0);
+			tmsg_u32(&m, 1u << 20);
+			tmsg_u32(&m, 1);
+			n += record(out + n, &m);
+		}
+		send_all(fds[h], out, n);
+	}
+	usleep(300000); /* NH * CONN_MAX_CALLS > MAX_CALLS: the pool would be gone */
+	int fd = tconnect();
+	tmsg_call(&m, 97, TPROG, 2, TPROC_NULL, NULL, 0);
+	send_record(fd, &m);
+	const uint32_t w[] = {97, 1, 0, 0, 0, 0};
+	expect_reply_words(fd, w, 6); /* recv times out after 10 s */
+	close(fd);
+	for (int h = 0; h < NH; h++) {
+		struct linger lg = {1, 0};
+		setsockopt(fds[h], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(fds[h]);
+	}
+	wait_conns(0);
+}
+
 static volatile int drained;
 
 static void drain_done(void *arg)
@@ -755,6 +795,7 @@ int main(void)
 		cmocka_unit_test(test_peer_vanishes),
 		cmocka_unit_test(test_garbage_stream),
 		cmocka_unit_test(test_stalled_record),
+		cmocka_unit_test(test_unread_replies),
 		cmocka_unit_test(test_drain),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
