@@ -40,6 +40,7 @@
 #include "core/queue.h"
 
 struct rpc_call;
+struct rpc_clnt;
 struct rpc_conn;
 struct xprt;
 
@@ -83,6 +84,11 @@ struct rpc_conn {
 	/* Upper-layer slot (e.g. the NFSv4.1 session bound to it); the RPC layer
 	 * never touches it. Use atomics or the upper layer's lock. */
 	_Atomic(void *) ulp;
+
+	/* Loop thread: the calls this server makes over this connection
+	 * (rpc_clnt.h; an NFSv4.1 backchannel). Set by the upper layer that
+	 * owns it; REPLY messages received here are matched against it. */
+	struct rpc_clnt *clnt;
 
 	/* RPC layer private (rpc_conn.c). */
 	atomic_uint refs;
