@@ -7,6 +7,8 @@
  *                back-pressure, the one close path
  *   tcp_ctx.c    per-call contexts: allocation, free list, waiters
  *   tcp_record.c RFC 5531 §11 record marking parser (pure)
+ *   tcp_clnt.c   an outgoing connection for the calls the server makes
+ *                (tcp_clnt.h; shares nothing with the accepting side)
  *
  * Everything here runs on the loop thread; there are no locks.
  *

@@ -10,11 +10,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "core/log.h"
 #include "rpc/rpc_clnt.h"
+#include "rpc/rpc_stats.h"
 #include "tests/unit/rpc_test_msg.h"
 
 /* ---- reply decoding ---- */
@@ -417,9 +419,88 @@ static void test_many_pending(void **state)
 	rpc_clnt_destroy(&cl);
 }
 
+/* ---- rpc_call_receive(): a REPLY on a connection with a client goes to it ---- */
+
+static int replies_sent, replies_dropped;
+
+static void route_send_reply(struct rpc_call *c)
+{
+	replies_sent++;
+	replies_dropped += c->drop;
+}
+
+static void route_release(struct rpc_conn *conn);
+static const struct xprt_ops route_ops = {.name = "test", .send_reply = route_send_reply,
+					  .conn_release = route_release};
+static struct xprt route_xprt = {.ops = &route_ops};
+
+static void route_receive(struct rpc_conn *conn, const struct tmsg *m)
+{
+	static struct rpc_call c;
+	static uint8_t reply[256];
+
+	c.conn = conn;
+	c.msg = m->b;
+	c.msg_len = m->n;
+	c.n_ddp_in = 0;
+	c.reply_buf = reply;
+	c.reply_cap = sizeof(reply);
+	c.payload_area = NULL;
+	c.payload_cap = 0;
+	rpc_call_receive(&c);
+}
+
+static void test_reply_routing(void **state)
+{
+	(void)state;
+	struct rpc_conn conn;
+	struct rpc_clnt cl;
+	struct ucall a;
+	struct tmsg m;
+	struct rpc_stats_global g0, g1;
+
+	rpc_conn_init(&conn, &route_xprt);
+	snprintf(conn.peer_name, sizeof(conn.peer_name), "route:1");
+	clnt_setup(&cl, false);
+	ucall_start(&cl, &a, 1);
+	rpc_stats_global_get(&g0);
+
+	/* No client on the connection: a reply is a bad header, dropped. */
+	reply_to(&m, &sent_log[0], 77);
+	route_receive(&conn, &m);
+	assert_int_equal(replies_dropped, 1);
+	assert_int_equal(a.calls, 0);
+	rpc_stats_global_get(&g1);
+	assert_int_equal(g1.bad_header - g0.bad_header, 1);
+
+	/* With one: matched to the pending call, still nothing sent back. */
+	conn.clnt = &cl;
+	route_receive(&conn, &m);
+	assert_int_equal(replies_sent, 2);
+	assert_int_equal(replies_dropped, 2);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(a.result, 77);
+	rpc_stats_global_get(&g0);
+	assert_int_equal(g0.bad_header, g1.bad_header);
+	/* A late copy: ignored by the client, not a bad header either. */
+	route_receive(&conn, &m);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(cl.replies_unmatched, 1);
+	rpc_stats_global_get(&g1);
+	assert_int_equal(g0.bad_header, g1.bad_header);
+	rpc_clnt_destroy(&cl);
+	rpc_conn_put(&conn);
+}
+
+static void route_release(struct rpc_conn *conn)
+{
+	(void)conn;
+}
+
 int main(void)
 {
 	log_init(true, 0);
+
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_accepted),
 		cmocka_unit_test(test_decode_denied),
@@ -430,6 +511,7 @@ int main(void)
 		cmocka_unit_test(test_timeout_retransmit),
 		cmocka_unit_test(test_link_down_resend_fail),
 		cmocka_unit_test(test_many_pending),
+		cmocka_unit_test(test_reply_routing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
