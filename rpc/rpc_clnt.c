@@ -223,6 +223,7 @@ int rpc_clnt_init(struct rpc_clnt *cl, struct loop *loop, const struct rpc_clnt_
 	cl->peer_name = peer_name;
 	for (unsigned b = 0; b < RPC_CLNT_BUCKETS; b++)
 		queue_init(&cl->pending[b]);
+	queue_init(&cl->waitq);
 	/* Unpredictable first XID: a restarted server's calls are not taken for
 	 * retransmissions of its previous life's (RFC 5531 §9 on xid). */
 	if (getrandom(&cl->next_xid, sizeof(cl->next_xid), GRND_NONBLOCK) != sizeof(cl->next_xid))
@@ -245,6 +246,11 @@ void rpc_clnt_destroy(struct rpc_clnt *cl)
 static void rpc_clnt_unlink(struct rpc_clnt *cl, struct rpc_clnt_call *cc)
 {
 	queue_remove(rpc_clnt_bucket(cl, cc->xid), &cc->link);
+	if (cc->waiting)
+		queue_remove(&cl->waitq, &cc->wlink);
+	else
+		cl->in_flight--;
+	cc->waiting = false;
 	cc->pending = false;
 	cl->n_pending--;
 }
@@ -255,6 +261,34 @@ static void rpc_clnt_transmit(struct rpc_clnt *cl, struct rpc_clnt_call *cc, uin
 	cc->tries++;
 	cc->due_ms = now + rpc_clnt_backoff(&cl->p, cc->tries);
 	(void)cl->send(cl, cc->args.base, xdr_enc_len(&cc->args));
+}
+
+static bool rpc_clnt_window_open(const struct rpc_clnt *cl)
+{
+	return !cl->window || cl->in_flight < cl->window;
+}
+
+/* Send the calls waiting for the window, as far as it goes now. */
+static void rpc_clnt_pump(struct rpc_clnt *cl)
+{
+	struct rpc_clnt_call *cc;
+	uint64_t now = 0;
+
+	while (rpc_clnt_window_open(cl) &&
+	       (cc = queue_pop_entry(&cl->waitq, struct rpc_clnt_call, wlink))) {
+		if (!now)
+			now = rpc_clnt_now_ms();
+		cc->waiting = false;
+		cl->in_flight++;
+		rpc_clnt_transmit(cl, cc, now);
+	}
+}
+
+void rpc_clnt_set_window(struct rpc_clnt *cl, unsigned window)
+{
+	cl->window = window;
+	rpc_clnt_pump(cl);
+	rpc_clnt_rearm(cl);
 }
 
 int rpc_clnt_start(struct rpc_clnt *cl, struct rpc_clnt_call *cc)
@@ -270,7 +304,10 @@ int rpc_clnt_start(struct rpc_clnt *cl, struct rpc_clnt_call *cc)
 	cc->pending = true;
 	queue_push(rpc_clnt_bucket(cl, cc->xid), &cc->link);
 	cl->n_pending++;
-	rpc_clnt_transmit(cl, cc, rpc_clnt_now_ms());
+	cc->waiting = true;
+	cc->due_ms = UINT64_MAX; /* no timeout before it is sent */
+	queue_push(&cl->waitq, &cc->wlink);
+	rpc_clnt_pump(cl);
 	rpc_clnt_rearm(cl);
 	return 0;
 }
@@ -280,6 +317,7 @@ void rpc_clnt_cancel(struct rpc_clnt *cl, struct rpc_clnt_call *cc)
 	if (!cc->pending)
 		return;
 	rpc_clnt_unlink(cl, cc);
+	rpc_clnt_pump(cl);
 	rpc_clnt_rearm(cl);
 }
 
@@ -318,6 +356,7 @@ bool rpc_clnt_reply(struct rpc_clnt *cl, const uint8_t *msg, size_t len)
 	xdr_dec_init(&cc->res, msg, len);
 	if (st == RPC_CLNT_OK)
 		(void)xdr_dec_inline(&cc->res, cc->reply.res_off);
+	rpc_clnt_pump(cl);
 	rpc_clnt_rearm(cl);
 	cc->done(cc, st);
 	return true;
@@ -340,6 +379,7 @@ void rpc_clnt_tick(struct rpc_clnt *cl, uint64_t now_ms)
 			}
 		}
 	}
+	rpc_clnt_pump(cl);
 	rpc_clnt_rearm(cl);
 	/* done() may start new calls: call it once the table is consistent. */
 	struct rpc_clnt_call *cc;
@@ -356,6 +396,8 @@ void rpc_clnt_resend(struct rpc_clnt *cl)
 	for (unsigned b = 0; b < RPC_CLNT_BUCKETS; b++)
 		queue_foreach(l, &cl->pending[b]) {
 			struct rpc_clnt_call *cc = container_of(l, struct rpc_clnt_call, link);
+			if (cc->waiting)
+				continue;
 			/* Not a retransmission of the schedule's: keep tries, restart the wait. */
 			cc->due_ms = now + rpc_clnt_backoff(&cl->p, cc->tries);
 			(void)cl->send(cl, cc->args.base, xdr_enc_len(&cc->args));
@@ -379,4 +421,49 @@ void rpc_clnt_fail_all(struct rpc_clnt *cl, enum rpc_clnt_status st)
 		memset(&cc->reply, 0, sizeof(cc->reply));
 		cc->done(cc, st);
 	}
+}
+
+/* rpc_clnt's send for a client attached to a connection. */
+static int rpc_clnt_conn_send(struct rpc_clnt *cl, const uint8_t *msg, size_t len)
+{
+	if (!cl->conn || rpc_conn_is_closed(cl->conn))
+		return -1;
+	return cl->conn->xprt->ops->send_call(cl->conn, msg, len);
+}
+
+/* Loop thread, the connection's close hook. */
+static void rpc_clnt_conn_closed(struct rpc_conn *conn, struct rpc_conn_hook *h)
+{
+	struct rpc_clnt *cl = container_of(h, struct rpc_clnt, conn_hook);
+
+	if (conn->clnt == cl)
+		conn->clnt = NULL;
+	rpc_clnt_fail_all(cl, RPC_CLNT_CLOSED);
+}
+
+int rpc_clnt_attach(struct rpc_clnt *cl, struct rpc_conn *conn)
+{
+	if (!conn->xprt->ops->send_call || conn->clnt)
+		return -1;
+	cl->conn_hook.closed = rpc_clnt_conn_closed;
+	if (!rpc_conn_hook_add(conn, &cl->conn_hook))
+		return -1;
+	rpc_conn_get(conn);
+	cl->conn = conn;
+	cl->send = rpc_clnt_conn_send;
+	conn->clnt = cl;
+	return 0;
+}
+
+void rpc_clnt_detach(struct rpc_clnt *cl)
+{
+	struct rpc_conn *conn = cl->conn;
+
+	if (!conn)
+		return;
+	rpc_conn_hook_remove(conn, &cl->conn_hook);
+	if (conn->clnt == cl)
+		conn->clnt = NULL;
+	cl->conn = NULL;
+	rpc_conn_put(conn);
 }

@@ -30,6 +30,8 @@
  *        done(TIMEOUT)
  *   PENDING --rpc_clnt_fail_all() (channel given up)--> done(CLOSED)
  *   PENDING --rpc_clnt_cancel()--> forgotten, done not called
+ *   (with a window: start --window full--> WAITING, unsent, no timeout
+ *    --an answer frees the window--> sent, PENDING)
  *
  * done() is called exactly once per started call (unless cancelled), on the
  * loop thread; the call object may be reused or freed from inside it. The
@@ -119,8 +121,10 @@ struct rpc_clnt_call {
 	/* rpc_clnt private. */
 	uint32_t xid;
 	uint64_t due_ms;     /* next retransmission or expiry (rpc_clnt clock) */
-	struct queue_link link;
+	struct queue_link link;  /* the XID table */
+	struct queue_link wlink; /* waiting for the window (not sent yet) */
 	bool pending;
+	bool waiting;
 };
 
 /*
@@ -143,6 +147,15 @@ typedef int (*rpc_clnt_send_fn)(struct rpc_clnt *cl, const uint8_t *msg, size_t 
 struct rpc_clnt {
 	struct rpc_clnt_params p;
 	rpc_clnt_send_fn send;
+	/* At most `window` calls sent and not answered (0: no limit); the rest
+	 * wait, unsent and without a timeout, in start order (RFC 8167 §4:
+	 * reverse-direction credits over RPC-over-RDMA). */
+	unsigned window;
+	unsigned in_flight;
+	struct queue waitq;     /* of rpc_clnt_call by wlink */
+	/* rpc_clnt_attach(): the connection the calls go out on. */
+	struct rpc_conn *conn;
+	struct rpc_conn_hook conn_hook;
 	const char *peer_name;  /* for log lines */
 	struct loop_ev *timer;  /* NULL: the owner calls rpc_clnt_tick() (tests) */
 	bool timer_armed;
@@ -179,6 +192,21 @@ void rpc_clnt_tick(struct rpc_clnt *cl, uint64_t now_ms);
 void rpc_clnt_resend(struct rpc_clnt *cl);
 /* The channel is gone for good: complete every pending call with st. */
 void rpc_clnt_fail_all(struct rpc_clnt *cl, enum rpc_clnt_status st);
+
+/* Set the window (a new credit grant); waiting calls go out if it opened. */
+void rpc_clnt_set_window(struct rpc_clnt *cl, unsigned window);
+
+/*
+ * Loop thread. Make calls over an existing connection that carries incoming
+ * calls (the NFSv4.1 backchannel, RFC 8167 reverse direction): cl (already
+ * rpc_clnt_init()ed, its send function replaced) sends through
+ * conn->xprt->ops->send_call, REPLY messages arriving on conn are matched
+ * against it (conn->clnt), and when conn closes every pending call completes
+ * with RPC_CLNT_CLOSED. -1 if the transport cannot send calls or conn is
+ * closed. rpc_clnt_detach() before rpc_clnt_destroy() (or after the close).
+ */
+int rpc_clnt_attach(struct rpc_clnt *cl, struct rpc_conn *conn);
+void rpc_clnt_detach(struct rpc_clnt *cl);
 
 uint64_t rpc_clnt_now_ms(void);
 

@@ -497,6 +497,81 @@ static void route_release(struct rpc_conn *conn)
 	(void)conn;
 }
 
+/* RFC 8167 §4 credits as a window: calls beyond it wait unsent, then go in order. */
+static void test_window(void **state)
+{
+	(void)state;
+	struct rpc_clnt cl;
+	struct ucall u[4];
+	struct tmsg m;
+
+	clnt_setup(&cl, false);
+	rpc_clnt_set_window(&cl, 1);
+	for (unsigned i = 0; i < 4; i++)
+		ucall_start(&cl, &u[i], i);
+	assert_int_equal(n_sent, 1);
+	assert_int_equal(tget_u32(sent_log[0].b, 0), u[0].cc.xid);
+	/* Waiting calls neither time out nor go out on a tick. */
+	rpc_clnt_tick(&cl, rpc_clnt_now_ms() + 50);
+	assert_int_equal(n_sent, 1);
+	reply_to(&m, &sent_log[0], 1);
+	assert_true(rpc_clnt_reply(&cl, m.b, m.n));
+	assert_int_equal(n_sent, 2); /* the answer freed the window: u[1] went */
+	assert_int_equal(tget_u32(sent_log[1].b, 0), u[1].cc.xid);
+	rpc_clnt_cancel(&cl, &u[2].cc); /* a waiting call cancelled: never sent */
+	rpc_clnt_set_window(&cl, 4);    /* a bigger grant: u[3] goes at once */
+	assert_int_equal(n_sent, 3);
+	assert_int_equal(tget_u32(sent_log[2].b, 0), u[3].cc.xid);
+	assert_int_equal(cl.in_flight, 2);
+	rpc_clnt_destroy(&cl);
+	assert_int_equal(u[1].st, RPC_CLNT_CLOSED);
+	assert_int_equal(u[3].st, RPC_CLNT_CLOSED);
+	assert_int_equal(u[2].calls, 0);
+}
+
+/* A client attached to a connection: sends through send_call, fails on close. */
+static int conn_sends;
+static int route_send_call(struct rpc_conn *conn, const uint8_t *msg, size_t len)
+{
+	(void)conn;
+	(void)msg;
+	(void)len;
+	conn_sends++;
+	return 0;
+}
+
+static void test_attach(void **state)
+{
+	(void)state;
+	static const struct xprt_ops ops = {.name = "test", .send_reply = route_send_reply,
+					    .send_call = route_send_call, .conn_release = route_release};
+	struct xprt x = {.ops = &ops};
+	struct rpc_conn conn, plain;
+	struct rpc_clnt cl, other;
+	struct ucall a;
+
+	rpc_conn_init(&plain, &route_xprt);
+	clnt_setup(&cl, false);
+	assert_int_equal(rpc_clnt_attach(&cl, &plain), -1); /* no send_call */
+	rpc_conn_init(&conn, &x);
+	assert_int_equal(rpc_clnt_attach(&cl, &conn), 0);
+	assert_ptr_equal(conn.clnt, &cl);
+	clnt_setup(&other, false);
+	assert_int_equal(rpc_clnt_attach(&other, &conn), -1); /* one client per connection */
+	ucall_start(&cl, &a, 1);
+	assert_int_equal(conn_sends, 1);
+	assert_int_equal(n_sent, 0);
+	rpc_conn_closed(&conn);
+	assert_int_equal(a.calls, 1);
+	assert_int_equal(a.st, RPC_CLNT_CLOSED);
+	assert_null(conn.clnt);
+	rpc_clnt_detach(&cl);
+	rpc_clnt_destroy(&cl);
+	rpc_clnt_destroy(&other);
+	rpc_conn_put(&conn);
+	rpc_conn_put(&plain);
+}
+
 int main(void)
 {
 	log_init(true, 0);
@@ -512,6 +587,8 @@ int main(void)
 		cmocka_unit_test(test_link_down_resend_fail),
 		cmocka_unit_test(test_many_pending),
 		cmocka_unit_test(test_reply_routing),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_attach),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
