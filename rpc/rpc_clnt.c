@@ -449,6 +449,11 @@ int rpc_clnt_attach(struct rpc_clnt *cl, struct rpc_conn *conn)
 	if (!rpc_conn_hook_add(conn, &cl->conn_hook))
 		return -1;
 	rpc_conn_get(conn);
+	/* One call at a time until the owner or the transport says more (RFC
+	 * 8167 §4: no reverse-direction credits are granted before a reply;
+	 * NFSv4.1: the backchannel's slot count). */
+	if (!cl->window)
+		cl->window = 1;
 	cl->conn = conn;
 	cl->send = rpc_clnt_conn_send;
 	conn->clnt = cl;

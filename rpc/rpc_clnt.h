@@ -202,8 +202,9 @@ void rpc_clnt_set_window(struct rpc_clnt *cl, unsigned window);
  * rpc_clnt_init()ed, its send function replaced) sends through
  * conn->xprt->ops->send_call, REPLY messages arriving on conn are matched
  * against it (conn->clnt), and when conn closes every pending call completes
- * with RPC_CLNT_CLOSED. -1 if the transport cannot send calls or conn is
- * closed. rpc_clnt_detach() before rpc_clnt_destroy() (or after the close).
+ * with RPC_CLNT_CLOSED. The window starts at 1 if unset (RDMA raises it to
+ * the client's reverse-direction grant). -1 if the transport cannot send
+ * calls, conn already has a client, or conn is closed. rpc_clnt_detach() before rpc_clnt_destroy() (or after the close).
  */
 int rpc_clnt_attach(struct rpc_clnt *cl, struct rpc_conn *conn);
 void rpc_clnt_detach(struct rpc_clnt *cl);
