@@ -934,7 +934,7 @@ static void t_reverse(struct client *cl)
 	CHECK(st == RPC_CLNT_OK, "reverse call status %d", st);
 	CHECK(atomic_load(&bc_call.tries) == 2, "tries %u", atomic_load(&bc_call.tries));
 	CHECK(atomic_load(&bc_call.result) == 0xc0ffee + 1, "result 0x%x", atomic_load(&bc_call.result));
-	printf("# reverse-direction call answered after one retransmission (%ld ms apart)\n", ms);
+	printf("# reverse-direction call: retransmitted %ld ms after the first copy, then answered: status %d\n", ms, st);
 
 	/* Never answered: 1 + 2 retransmissions, then TIMEOUT. */
 	bc_start(7);

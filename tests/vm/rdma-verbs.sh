@@ -25,5 +25,5 @@ check_verbs() {
 guest_base
 guest_net rdma
 run_check rdma-verbs 300 check_verbs
-echo "@@ INFO test_rdma_verbs: $(grep -E 'checks, [0-9]+ failed|smallest grant' "$GUEST_LOGDIR/verbs.out" | tr '\n' ' ')"
+echo "@@ INFO test_rdma_verbs: $(grep -E 'checks, [0-9]+ failed|smallest grant|reverse' "$GUEST_LOGDIR/verbs.out" | tr '\n' ' ')"
 guest_end
