@@ -24,6 +24,7 @@
 #include "core/loop.h"
 #include "transport/tcp_clnt.h"
 #include "tests/unit/rpc_test_msg.h"
+#include "tests/unit/tcp_test_sock.h"
 
 #define SPROG 0x20000096u
 
@@ -47,37 +48,6 @@ struct srv {
 	uint32_t xids[16];
 	volatile bool stop;
 };
-
-static bool read_full(int fd, void *buf, size_t n)
-{
-	uint8_t *p = buf;
-	while (n) {
-		ssize_t r = read(fd, p, n);
-		if (r <= 0)
-			return false;
-		p += r;
-		n -= (size_t)r;
-	}
-	return true;
-}
-
-/* One record (any number of fragments). Its length, or -1 at EOF. */
-static ssize_t read_record(int fd, uint8_t *buf, size_t cap)
-{
-	size_t len = 0;
-	for (;;) {
-		uint32_t mark;
-		if (!read_full(fd, &mark, 4))
-			return -1;
-		mark = ntohl(mark);
-		size_t frag = mark & 0x7fffffffu;
-		if (len + frag > cap || !read_full(fd, buf + len, frag))
-			return -1;
-		len += frag;
-		if (mark & 0x80000000u)
-			return (ssize_t)len;
-	}
-}
 
 static void srv_reply(struct srv *s, int fd, uint32_t xid, uint32_t value)
 {
@@ -128,7 +98,7 @@ static void srv_conn(struct srv *s, int fd)
 	uint8_t buf[4096];
 	ssize_t n;
 
-	while ((n = read_record(fd, buf, sizeof(buf))) >= 0) {
+	while ((n = ts_recv_record(fd, buf, sizeof(buf))) >= 0) {
 		/* Checked here, asserted by the test thread (cmocka is not thread-safe). */
 		if (n < 44 || tget_u32(buf, 4) != RPC_MSG_CALL || tget_u32(buf, 8) != 2 ||
 		    tget_u32(buf, 12) != SPROG) {
