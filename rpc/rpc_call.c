@@ -371,7 +371,9 @@ static void rpc_call_parked(struct rpc_call *c)
 	int expect = RPC_PARK_PARKING;
 
 	if (atomic_compare_exchange_strong(&c->park_state, &expect, RPC_PARK_PARKED)) {
-		if (!c->park_hooked) /* the connection had closed already */
+		/* The connection had closed before the park, or while the call
+		 * was still PARKING (its hook then found nothing to cancel). */
+		if (!c->park_hooked || rpc_conn_is_closed(c->conn))
 			rpc_call_cancel(c);
 		return; /* parked: no worker held */
 	}

@@ -237,6 +237,7 @@ int rpc_clnt_init(struct rpc_clnt *cl, struct loop *loop, const struct rpc_clnt_
 
 void rpc_clnt_destroy(struct rpc_clnt *cl)
 {
+	rpc_clnt_detach(cl);
 	rpc_clnt_fail_all(cl, RPC_CLNT_CLOSED);
 	if (cl->timer)
 		loop_ev_free(cl->timer);

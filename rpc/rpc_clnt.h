@@ -169,7 +169,8 @@ struct rpc_clnt {
 /* Loop thread. loop NULL: no timer, the owner drives rpc_clnt_tick(). 0, or -1 (logged). */
 int rpc_clnt_init(struct rpc_clnt *cl, struct loop *loop, const struct rpc_clnt_params *p,
 		  rpc_clnt_send_fn send, const char *peer_name);
-/* Fails every pending call with RPC_CLNT_CLOSED, frees the timer. */
+/* Detaches (rpc_clnt_detach), fails every pending call with RPC_CLNT_CLOSED,
+ * frees the timer. */
 void rpc_clnt_destroy(struct rpc_clnt *cl);
 
 /* Start cc: assign its XID, send, wait for the reply. 0, or -1 if the message
@@ -204,9 +205,11 @@ void rpc_clnt_set_window(struct rpc_clnt *cl, unsigned window);
  * against it (conn->clnt), and when conn closes every pending call completes
  * with RPC_CLNT_CLOSED. The window starts at 1 if unset (RDMA raises it to
  * the client's reverse-direction grant). -1 if the transport cannot send
- * calls, conn already has a client, or conn is closed. rpc_clnt_detach() before rpc_clnt_destroy() (or after the close).
+ * calls, conn already has a client, or conn is closed.
  */
 int rpc_clnt_attach(struct rpc_clnt *cl, struct rpc_conn *conn);
+/* Unbind from the connection (its reference dropped); pending calls stay
+ * pending. rpc_clnt_destroy() detaches too. */
 void rpc_clnt_detach(struct rpc_clnt *cl);
 
 uint64_t rpc_clnt_now_ms(void);

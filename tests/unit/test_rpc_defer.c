@@ -6,7 +6,8 @@
  * their duplicate request cache slot (a retransmission while parked is
  * dropped, one after the answer is replayed), a resume racing with the
  * execute step, and a parked call whose connection closes (cancel callback,
- * no reply, cache slot forgotten), also when it closed before the park.
+ * no reply, cache slot forgotten), also when it closed before the park or
+ * while the call was being parked.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,7 +23,7 @@
 #define NWORKERS 3 /* th_setup() */
 #define NPARK 6    /* more parked calls than workers */
 
-enum { DPROC_PARK = 1, DPROC_PARK_EARLY = 2 };
+enum { DPROC_PARK = 1, DPROC_PARK_EARLY = 2, DPROC_PARK_CLOSE = 3 };
 
 /* The parked calls, as an upper layer (a lock manager) would keep them. */
 static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -73,6 +74,15 @@ static enum rpc_proc_status dp_park_early(struct rpc_call *c, void *args, void *
 	return RPC_PROC_DEFER;
 }
 
+/* The connection closes between the park and the end of execute (the loop
+ * thread's close path racing with this worker). */
+static enum rpc_proc_status dp_park_close(struct rpc_call *c, void *args, void *res)
+{
+	enum rpc_proc_status st = dp_park(c, args, res);
+	rpc_conn_closed(c->conn);
+	return st;
+}
+
 static void dp_encode(struct rpc_call *c, const void *res)
 {
 	xdr_enc_u32(&c->res, ((const struct dres *)res)->value);
@@ -84,8 +94,11 @@ static const struct rpc_proc dprog_procs[] = {
 	[DPROC_PARK_EARLY] = {.name = "PARK_EARLY", .decode = dp_decode, .execute = dp_park_early,
 			      .encode = dp_encode, .args_size = 4,
 			      .res_size = RPC_SCRATCH_SIZE(struct dres), .cache = RPC_CACHE_NONE},
+	[DPROC_PARK_CLOSE] = {.name = "PARK_CLOSE", .decode = dp_decode, .execute = dp_park_close,
+			      .encode = dp_encode, .args_size = 4,
+			      .res_size = RPC_SCRATCH_SIZE(struct dres), .cache = RPC_CACHE_DRC},
 };
-static const struct rpc_version dprog_versions[] = {{1, 3, dprog_procs}};
+static const struct rpc_version dprog_versions[] = {{1, 4, dprog_procs}};
 static const struct rpc_program dprog = {DPROG, "dprog", 1, dprog_versions};
 
 static struct tcall tcs[NPARK], tnull;
@@ -215,6 +228,14 @@ static void test_conn_closes(void **state)
 	assert_int_equal(n_cancelled - cancelled, 4);
 	/* That retransmission ran the procedure again: the slot had been forgotten. */
 	assert_int_equal(n_executed - executed, 4);
+	assert_int_equal(parked_count(), 0);
+
+	/* Closed while the call was being parked: cancelled all the same. */
+	th_conn.closed = false;
+	dcall_start(&tcs[1], &th_conn, 0x900, DPROC_PARK_CLOSE, 0);
+	assert_true(tcall_wait(&tcs[1]));
+	assert_true(tcs[1].dropped);
+	assert_int_equal(n_cancelled - cancelled, 5);
 	assert_int_equal(parked_count(), 0);
 	th_conn.closed = false;
 }
