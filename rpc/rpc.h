@@ -17,6 +17,10 @@
  *     -> rpc_call_complete()         [loop thread]  DRC insert, stats
  *     -> xprt->ops->send_reply()     [loop thread]  transport sends (or drops) and
  *                                                   then releases the call context
+ *   (execute may park the call instead: rpc_call_defer(), RPC_PROC_DEFER; no
+ *    worker is held until rpc_call_resume() runs the encode step, and the
+ *    call keeps its transport context meanwhile, so a draining transport
+ *    waits for it, or its stop closes the connection, which cancels it)
  *
  * Operation tables: each program version is an array of struct rpc_proc
  * (decode, execute, encode steps; scratch sizes; the largest inline reply;
