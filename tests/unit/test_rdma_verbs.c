@@ -932,7 +932,12 @@ static void t_reverse(struct client *cl)
 	client_send(cl, m.b, xdr_enc_len(&m.e));
 	int st = bc_wait_done();
 	CHECK(st == RPC_CLNT_OK, "reverse call status %d", st);
-	CHECK(atomic_load(&bc_call.tries) == 2, "tries %u", atomic_load(&bc_call.tries));
+	/* 2, unless the machine was slow enough for a third copy to go out
+	 * before the reply arrived: that copy is read and ignored here. */
+	unsigned tries = atomic_load(&bc_call.tries);
+	CHECK(tries == 2 || tries == 3, "tries %u", tries);
+	for (unsigned i = 2; i < tries; i++)
+		bc_expect_call(cl, &x2, "a late copy");
 	CHECK(atomic_load(&bc_call.result) == 0xc0ffee + 1, "result 0x%x", atomic_load(&bc_call.result));
 	printf("# reverse-direction call: retransmitted %ld ms after the first copy, then answered: status %d\n", ms, st);
 

@@ -173,10 +173,15 @@ static void test_backchannel(void **state)
 	for (unsigned i = 0; i < 7; i++)
 		tmsg_u32(&m, reply[i]);
 	send_rec(fd, &m);
-	assert_int_equal(ts_recv_record(fd, b, sizeof(b)), 24); /* the NULL's reply */
+	/* The NULL's reply; a third copy of the call may come first if the
+	 * machine is slow enough for its next timeout to pass. */
+	ssize_t n;
+	while ((n = ts_recv_record(fd, b, sizeof(b))) == 44 && tget_u32(b, 0) == x1)
+		;
+	assert_int_equal(n, 24);
 	assert_int_equal(tget_u32(b, 0), 0x78);
 	assert_int_equal(wait_done(), RPC_CLNT_OK);
-	assert_int_equal(atomic_load(&call_tries), 2);
+	assert_true(atomic_load(&call_tries) >= 2);
 	assert_int_equal(atomic_load(&call_result), 0xfeed);
 
 	/* The connection closes with a call pending: CLOSED. */
