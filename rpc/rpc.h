@@ -17,6 +17,10 @@
  *     -> rpc_call_complete()         [loop thread]  DRC insert, stats
  *     -> xprt->ops->send_reply()     [loop thread]  transport sends (or drops) and
  *                                                   then releases the call context
+ *   (execute may park the call instead: rpc_call_defer(), RPC_PROC_DEFER; no
+ *    worker is held until rpc_call_resume() runs the encode step, and the
+ *    call keeps its transport context meanwhile, so a draining transport
+ *    waits for it, or its stop closes the connection, which cancels it)
  *
  * Operation tables: each program version is an array of struct rpc_proc
  * (decode, execute, encode steps; scratch sizes; the largest inline reply;
@@ -141,6 +145,13 @@ struct rpc_call {
 	struct rpc_proc_stats *stats;    /* counters of this procedure, or NULL */
 	int proc_status;                 /* enum rpc_proc_status the handler returned
 	                                    (transports may read it in send_reply) */
+	/* Deferral (rpc_call_defer, rpc_call_resume): RPC layer private. */
+	atomic_int park_state;           /* enum rpc_park_state (rpc_call.c) */
+	bool park_hooked;                /* park_hook is on conn's close hooks */
+	int resume_status;               /* what rpc_call_resume() was given */
+	void (*park_cancel)(struct rpc_call *c, void *arg);
+	void *park_arg;
+	struct rpc_conn_hook park_hook;
 };
 
 /* Result of a procedure's execute step. */
@@ -261,6 +272,34 @@ bool rpc_dec_ddp(struct rpc_call *c, uint32_t len, const uint8_t **data);
  * where it lies; RPC-over-RDMA moves it by RDMA Write or copies it inline.
  */
 void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len);
+
+/*
+ * Deferral: answer a call later without holding a worker thread (blocking
+ * locks, delegation recalls).
+ *
+ * Worker thread, inside a procedure's execute step: rpc_call_defer(c, cancel,
+ * arg), then return RPC_PROC_DEFER. The worker is released; the call keeps
+ * its transport context (and its duplicate request cache slot, so a
+ * retransmission meanwhile is dropped as in progress).
+ *
+ * Any thread, later: rpc_call_resume(c, st) with what execute would have
+ * returned, the results in c->res_scratch as execute would have left them.
+ * The encode step then runs on a worker, and the reply goes out through
+ * send_reply on the loop thread, counted in the statistics and kept in the
+ * duplicate request cache as for any call. Returns false (and does nothing)
+ * if the call was cancelled.
+ *
+ * If the connection closes while the call is parked, cancel(c, arg) is called
+ * once (on a worker thread) and the call is then dropped: no reply, its
+ * cache slot forgotten. cancel must forget c; after it returned c must not be
+ * touched. rpc_call_resume() and cancel must be serialised by the caller's
+ * own lock (resume called with it held, cancel taking it), so a resume either
+ * happens before the cancel (which then does not run) or sees it.
+ * cancel may be NULL when the caller needs no notification (then the call
+ * must not be resumed once its connection may have closed).
+ */
+void rpc_call_defer(struct rpc_call *c, void (*cancel)(struct rpc_call *c, void *arg), void *arg);
+bool rpc_call_resume(struct rpc_call *c, enum rpc_proc_status st);
 
 /* Total reply stream length including ddp_out data and its XDR padding. */
 size_t rpc_reply_len(const struct rpc_call *c);

@@ -19,6 +19,7 @@
  *   accept_stat (offset 20) | results (offset 24, encoded by the handler)
  */
 #include "rpc/rpc_internal.h"
+#include "rpc/rpc_clnt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,21 @@ static struct log_limit lim_bad_header;
 static struct log_limit lim_rejected;
 static struct log_limit lim_garbage;
 static struct log_limit lim_overflow;
+
+/*
+ * Deferral (rpc.h: rpc_call_defer, rpc_call_resume). park_state:
+ *
+ *   NONE --defer [worker, in execute]--> PARKING --done [loop]--> PARKED
+ *   PARKING --resume [any]--> RESUMED (done [loop] then submits the encode step)
+ *   PARKED  --resume [any]--> RESUMED (resume submits the encode step)
+ *   PARKED  --connection closed [loop hook]--> CANCELLED (worker: cancel(),
+ *            loop: dropped; also when the connection was closed before defer)
+ */
+enum rpc_park_state { RPC_PARK_NONE, RPC_PARK_PARKING, RPC_PARK_PARKED, RPC_PARK_RESUMED,
+		      RPC_PARK_CANCELLED };
+
+static void rpc_call_complete(struct work *w);
+static void rpc_call_park_closed(struct rpc_conn *conn, struct rpc_conn_hook *h);
 
 int rpc_init(unsigned drc_entries)
 {
@@ -55,6 +71,8 @@ static void rpc_call_reset(struct rpc_call *c)
 	c->ddp_in_reduced = 0;
 	c->stats = NULL;
 	c->proc_status = RPC_PROC_OK;
+	atomic_store_explicit(&c->park_state, RPC_PARK_NONE, memory_order_relaxed);
+	c->park_hooked = false;
 	clock_gettime(CLOCK_MONOTONIC, &c->t_start);
 	xdr_enc_init(&c->res, c->reply_buf, c->reply_cap);
 }
@@ -193,12 +211,14 @@ static enum rpc_proc_status rpc_proc_steps(struct rpc_call *c)
 	return st;
 }
 
-/* Worker thread. */
-static void rpc_call_run(struct work *w)
+/* Worker thread: turn the procedure's status into the reply's (RFC 5531 §9). */
+static void rpc_call_finish(struct rpc_call *c, enum rpc_proc_status st)
 {
-	struct rpc_call *c = container_of(w, struct rpc_call, work);
-	enum rpc_proc_status st = rpc_proc_steps(c);
-
+	if (st == RPC_PROC_DEFER &&
+	    atomic_load_explicit(&c->park_state, memory_order_acquire) != RPC_PARK_NONE) {
+		c->proc_status = st; /* parked: rpc_call_complete() takes it from here */
+		return;
+	}
 	if (st == RPC_PROC_OK && c->res.overflow) {
 		log_limited(&lim_overflow, LOG_WARNING,
 			    "rpc: %s: %s reply does not fit in %zu bytes, SYSTEM_ERR",
@@ -243,6 +263,13 @@ static void rpc_call_run(struct work *w)
 	c->proc_status = st;
 }
 
+/* Worker thread. */
+static void rpc_call_run(struct work *w)
+{
+	struct rpc_call *c = container_of(w, struct rpc_call, work);
+	rpc_call_finish(c, rpc_proc_steps(c));
+}
+
 static uint64_t rpc_call_elapsed_ns(const struct rpc_call *c)
 {
 	struct timespec now;
@@ -252,11 +279,122 @@ static uint64_t rpc_call_elapsed_ns(const struct rpc_call *c)
 	return ns > 0 ? (uint64_t)ns : 0;
 }
 
+/* Worker thread: a resumed call's encode step (rpc_call_resume). */
+static void rpc_call_resumed_run(struct work *w)
+{
+	struct rpc_call *c = container_of(w, struct rpc_call, work);
+	enum rpc_proc_status st = (enum rpc_proc_status)c->resume_status;
+
+	if (st == RPC_PROC_DEFER)
+		st = RPC_PROC_SYSERR; /* parked twice: answered as a procedure bug */
+	if (st == RPC_PROC_OK && c->procinfo->encode)
+		c->procinfo->encode(c, c->res_scratch);
+	atomic_store_explicit(&c->park_state, RPC_PARK_NONE, memory_order_relaxed);
+	rpc_call_finish(c, st);
+}
+
+static void rpc_call_submit_resumed(struct rpc_call *c)
+{
+	c->work.run = rpc_call_resumed_run;
+	c->work.done = rpc_call_complete;
+	workers_submit(&c->work);
+}
+
+void rpc_call_defer(struct rpc_call *c, void (*cancel)(struct rpc_call *c, void *arg), void *arg)
+{
+	c->park_cancel = cancel;
+	c->park_arg = arg;
+	c->park_hook.closed = rpc_call_park_closed;
+	c->park_hooked = rpc_conn_hook_add(c->conn, &c->park_hook);
+	atomic_store_explicit(&c->park_state, RPC_PARK_PARKING, memory_order_release);
+}
+
+bool rpc_call_resume(struct rpc_call *c, enum rpc_proc_status st)
+{
+	int expect = RPC_PARK_PARKING;
+
+	c->resume_status = st;
+	/* Still on its worker, or its completion not yet run: rpc_call_parked() submits. */
+	if (atomic_compare_exchange_strong(&c->park_state, &expect, RPC_PARK_RESUMED))
+		return true;
+	if (expect != RPC_PARK_PARKED ||
+	    !atomic_compare_exchange_strong(&c->park_state, &expect, RPC_PARK_RESUMED))
+		return false; /* cancelled */
+	rpc_call_submit_resumed(c);
+	return true;
+}
+
+/* Loop thread: a cancelled call leaves without a reply. */
+static void rpc_call_cancelled_done(struct work *w)
+{
+	struct rpc_call *c = container_of(w, struct rpc_call, work);
+
+	c->drop = true;
+	if (c->drc_entry)
+		rpc_drc_complete(c); /* forgotten: a retransmission on a new connection runs again */
+	rpc_stats_count(RPC_STAT_HANDLER_DROP);
+	rpc_stats_record(c->stats, true, rpc_call_elapsed_ns(c));
+	rpc_reply_send(c);
+}
+
+/* Worker thread: tell the owner its parked call is gone. */
+static void rpc_call_cancel_run(struct work *w)
+{
+	struct rpc_call *c = container_of(w, struct rpc_call, work);
+	if (c->park_cancel)
+		c->park_cancel(c, c->park_arg);
+}
+
+/* Loop thread: cancel a PARKED call unless it was resumed first. Through a
+ * worker: never re-enters the transport from inside its close path. */
+static void rpc_call_cancel(struct rpc_call *c)
+{
+	int expect = RPC_PARK_PARKED;
+
+	if (!atomic_compare_exchange_strong(&c->park_state, &expect, RPC_PARK_CANCELLED))
+		return;
+	c->work.run = rpc_call_cancel_run;
+	c->work.done = rpc_call_cancelled_done;
+	workers_submit(&c->work);
+}
+
+/* Loop thread, the close hook of a parked call's connection. */
+static void rpc_call_park_closed(struct rpc_conn *conn, struct rpc_conn_hook *h)
+{
+	(void)conn;
+	rpc_call_cancel(container_of(h, struct rpc_call, park_hook));
+}
+
+/* Loop thread: execute returned RPC_PROC_DEFER after rpc_call_defer(). */
+static void rpc_call_parked(struct rpc_call *c)
+{
+	int expect = RPC_PARK_PARKING;
+
+	if (atomic_compare_exchange_strong(&c->park_state, &expect, RPC_PARK_PARKED)) {
+		/* The connection had closed before the park, or while the call
+		 * was still PARKING (its hook then found nothing to cancel). */
+		if (!c->park_hooked || rpc_conn_is_closed(c->conn))
+			rpc_call_cancel(c);
+		return; /* parked: no worker held */
+	}
+	rpc_call_submit_resumed(c); /* resumed while its worker was finishing */
+}
+
 /* Loop thread, after rpc_call_run(). */
 static void rpc_call_complete(struct work *w)
 {
 	struct rpc_call *c = container_of(w, struct rpc_call, work);
 
+	if (c->proc_status == RPC_PROC_DEFER) {
+		rpc_call_parked(c);
+		return;
+	}
+	/* A resumed call: its close hook must go before the context is reused.
+	 * Not found: the hook ran already (same thread) and found it resumed. */
+	if (c->park_hooked) {
+		rpc_conn_hook_remove(c->conn, &c->park_hook);
+		c->park_hooked = false;
+	}
 	if (c->drc_entry)
 		rpc_drc_complete(c);
 	rpc_stats_record(c->stats, c->proc_status != RPC_PROC_OK || c->proc_failed,
@@ -320,6 +458,14 @@ void rpc_call_receive(struct rpc_call *c)
 	/* RFC 5531 §9: struct rpc_msg { xid; union switch (msg_type) { CALL: call_body } } */
 	if (!xdr_dec_u32(&d, &c->xid) || !xdr_dec_u32(&d, &msg_type)) {
 		rpc_drop_bad(c, "message too short for an RPC header");
+		return;
+	}
+	/* RFC 5531 §9: a REPLY on a connection that also carries the calls we
+	 * make (an NFSv4.1 backchannel) answers one of them: match it by XID. */
+	if (msg_type == RPC_MSG_REPLY && c->conn->clnt) {
+		rpc_clnt_reply(c->conn->clnt, c->msg, c->msg_len);
+		c->drop = true;
+		rpc_reply_send(c);
 		return;
 	}
 	if (msg_type != RPC_MSG_CALL) {

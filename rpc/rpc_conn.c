@@ -13,6 +13,7 @@ void rpc_conn_init(struct rpc_conn *conn, struct xprt *x)
 {
 	conn->xprt = x;
 	atomic_init(&conn->ulp, NULL);
+	conn->clnt = NULL;
 	atomic_init(&conn->refs, 1);
 	pthread_mutex_init(&conn->lock, NULL);
 	queue_init(&conn->hooks);

@@ -3,7 +3,10 @@
  *. Not for other layers: they use rpc.h, rpc_stats.h, rpcbind.h.
  * Doubles as a map of the layer:
  *
- *   rpc_call.c   receive a call: header, dispatch, reply headers, completion
+ *   rpc_call.c   receive a call: header, dispatch, reply headers, completion,
+ *                deferral (rpc_call_defer/resume)
+ *   rpc_clnt.c   calls we make: call headers, reply decoding, XID matching,
+ *                timeouts, retransmission (rpc_clnt.h)
  *   rpc_conn.c   a connection's references, close hooks (xprt.h)
  *   rpc_auth.c   credential and verifier decoding (AUTH_NONE, AUTH_SYS)
  *   rpc_prog.c   the table of registered programs

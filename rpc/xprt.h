@@ -17,7 +17,8 @@
  *   workers_stop()          the last completions reach send_reply, which releases
  *   x->ops->free(x)         main thread: free what is left
  *
- * Per connection, the RPC layer calls send_reply() for every call it was given.
+ * Per connection, the RPC layer calls send_reply() for every call it was given,
+ * and send_call() for the calls it makes to the peer (rpc/rpc_clnt.h).
  *
  * struct rpc_conn (embedded in the transport's connection object) carries
  * the peer, a reference count upper layers may hold from any thread
@@ -40,6 +41,7 @@
 #include "core/queue.h"
 
 struct rpc_call;
+struct rpc_clnt;
 struct rpc_conn;
 struct xprt;
 
@@ -56,6 +58,11 @@ struct xprt_ops {
 	/* Per connection, loop thread. Send the reply in c (c->drop: send
 	 * nothing) and release c's context. */
 	void (*send_reply)(struct rpc_call *c);
+	/* Per connection, loop thread: send a call message (the RPC layer's
+	 * rpc_clnt; RFC 8167 reverse direction, the NFSv4.1 backchannel). 0: sent
+	 * or queued; -1: not now (no room, connection closing), the caller's
+	 * retransmission tries again. NULL: the transport sends no calls. */
+	int (*send_call)(struct rpc_conn *conn, const uint8_t *msg, size_t len);
 	/* Any thread: the last reference to conn went; free its memory. */
 	void (*conn_release)(struct rpc_conn *conn);
 };
@@ -83,6 +90,11 @@ struct rpc_conn {
 	/* Upper-layer slot (e.g. the NFSv4.1 session bound to it); the RPC layer
 	 * never touches it. Use atomics or the upper layer's lock. */
 	_Atomic(void *) ulp;
+
+	/* Loop thread: the calls this server makes over this connection
+	 * (rpc_clnt.h; an NFSv4.1 backchannel). Set by the upper layer that
+	 * owns it; REPLY messages received here are matched against it. */
+	struct rpc_clnt *clnt;
 
 	/* RPC layer private (rpc_conn.c). */
 	atomic_uint refs;

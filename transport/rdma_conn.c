@@ -140,6 +140,7 @@ void rdma_conn_free(struct rdma_conn *conn)
 		ibv_destroy_cq(conn->rcq);
 	if (conn->channel)
 		ibv_destroy_comp_channel(conn->channel);
+	rdma_bc_free(conn);
 	if (conn->small_mr)
 		ibv_dereg_mr(conn->small_mr);
 	if (conn->bulk_mr)

@@ -187,10 +187,10 @@ enum rdma_status rdma_hdr_check_rpc(const struct rdma_hdr *hdr, const uint8_t *m
 		return say(why, RDMA_ST_ERR_CHUNK, "rdma_xid differs from the RPC XID");
 	if (hdr->vers == RDMA_VERS_2 && mtype != hdr->direction)
 		return say(why, RDMA_ST_ERR_CHUNK, "v2 direction differs from the RPC msg_type");
-	/* A reply on this connection is a backchannel reply (RFC 8167): no
-	 * backchannel is offered, so nobody waits for it. */
+	/* A reply on this connection answers a reverse-direction call (RFC 8167
+	 * §4): not a call to serve; rdma_backchannel.c takes the ones it sent. */
 	if (mtype == RPC_MSG_REPLY)
-		return say(why, RDMA_ST_DROP, "RPC reply (no backchannel)");
+		return say(why, RDMA_ST_DROP, "RPC reply matching no reverse-direction call");
 	return RDMA_ST_OK;
 }
 
@@ -205,7 +205,7 @@ static enum rdma_status dec_msg(struct xdr_dec *d, const struct rdma_limits *lim
 		if (!xdr_dec_u32(d, &h->direction) || h->direction > RDMA_DIR_REPLY)
 			return say(why, RDMA_ST_ERR_CHUNK, "v2: bad direction");
 		if (h->direction == RDMA_DIR_REPLY)
-			return say(why, RDMA_ST_DROP, "v2: REPLY direction (no backchannel)");
+			return say(why, RDMA_ST_DROP, "v2: REPLY direction (reverse-direction calls are sent in v1)");
 	}
 	st = dec_chunk_lists(d, lim, h, why);
 	if (st != RDMA_ST_OK)
@@ -240,7 +240,7 @@ static enum rdma_status dec_optional(struct xdr_dec *d, struct rdma_hdr *h,
 		return say(why, RDMA_ST_ERR_CHUNK, "v2 optional: overrun");
 	if (!xdr_dec_opaque(d, UINT32_MAX, &info, &info_len))
 		return say(why, RDMA_ST_ERR_CHUNK, "v2 optional: optinfo overruns the message");
-	/* A REPLY-direction message answers nothing we sent (no backchannel). */
+	/* A REPLY-direction message answers nothing we sent (reverse calls go in v1). */
 	if (h->direction == RDMA_DIR_REPLY)
 		return say(why, RDMA_ST_DROP, "v2 optional in the REPLY direction");
 	return say(why, RDMA_ST_ERR_INVALID_OPTION, "v2 optional type not supported");

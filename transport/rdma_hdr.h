@@ -164,7 +164,8 @@ struct rdma_decode_info {
  *   RDMA_ST_DROP       fewer than 28 bytes, any version (RFC 8166 §4.5:
  *                      the XID cannot be trusted), RDMA_DONE (§4.6.2), RDMA_ERROR from
  *                      a requester (§4.5), a v2 message in the REPLY direction
- *                      or an RPC reply (backchannel: not offered), a v2
+ *                      or an RPC reply (a reverse-direction reply, RFC 8167:
+ *                      rdma_backchannel.c takes the v1 ones it waits for), a v2
  *                      RDMA2_OPTIONAL in the REPLY direction;
  *   RDMA_ST_ERR_VERS   rdma_vers outside [vers_low, vers_high] (§4.5.1);
  *   RDMA_ST_ERR_CHUNK  unknown procedure or RDMA_MSGP (§4.6.1), a list
@@ -186,8 +187,9 @@ enum rdma_status rdma_hdr_decode(const void *buf, size_t len, const struct rdma_
  * rdma_hdr_decode(); RDMA_NOMSG: by the transport once the position-zero Read
  * chunk has arrived). RFC 8166 §4.5.2: an rdma_xid that differs from the RPC
  * XID is an XDR error (ERR_CHUNK); draft §4.2.2: a v2 direction must equal the
- * RPC msg_type. An RPC reply (a backchannel reply, RFC 8167, not offered
- * here) is dropped.
+ * RPC msg_type. An RPC reply (a reverse-direction reply, RFC 8167) is
+ * RDMA_ST_DROP here: the transport (rdma_backchannel.c) takes the ones it
+ * is waiting for before dropping.
  * Returns RDMA_ST_OK, RDMA_ST_DROP or RDMA_ST_ERR_CHUNK.
  */
 enum rdma_status rdma_hdr_check_rpc(const struct rdma_hdr *hdr, const uint8_t *msg, size_t len,

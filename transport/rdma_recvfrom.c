@@ -259,6 +259,9 @@ void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 	/* The header was decoded from what arrived; keep it in CTXT_WAIT_BULK
 	 * etc. (it is the state any later answer needs). */
 	st = rdma_hdr_decode(x->recv_buf, byte_len, &conn->lim, &x->hdr, &why);
+	/* RFC 8167 §4: a reply to one of our reverse-direction calls. */
+	if (st == RDMA_ST_DROP && rdma_bc_reply(x))
+		return;
 	if (st == RDMA_ST_OK)
 		st = rdma_pcl_build(&x->pcl, &x->hdr, &conn->lim, &why);
 	if (st != RDMA_ST_OK) {

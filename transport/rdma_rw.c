@@ -297,6 +297,9 @@ static void handle_wc(struct rdma_conn *conn, const struct ibv_wc *wc)
 		conn->sq_free += x->sq_need;
 		rdma_send_done(x);
 		return;
+	case RDMA_WR_BC_SEND:
+		rdma_bc_send_done(conn, tag);
+		return;
 	}
 }
 

@@ -53,6 +53,7 @@ static const struct xprt_ops rdma_xprt_ops = {
 	.free = rdma_xprt_op_free,
 	.conns = rdma_xprt_op_conns,
 	.send_reply = rdma_send_reply,
+	.send_call = rdma_send_call,
 	.conn_release = rdma_conn_release,
 };
 

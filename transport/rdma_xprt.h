@@ -13,6 +13,8 @@
  *   rdma_sendto.c     send_reply(): Write chunks, Reply chunk, Send; errors
  *   rdma_rw.c         posting Receives, RDMA Reads, Write+Send chains; the
  *                     send queue budget; completion dispatch
+ *   rdma_backchannel.c  reverse-direction calls (RFC 8167): send_call(),
+ *                     the client's replies to them
  *
  * Ownership and lifetimes
  *  - A connection (struct rdma_conn) owns everything registered for it: one
@@ -102,7 +104,7 @@ enum rdma_ctxt_state {
 	CTXT_SENDING,   /* Write+Send chain posted */
 };
 
-enum rdma_wr_kind { RDMA_WR_RECV = 1, RDMA_WR_READ, RDMA_WR_SEND };
+enum rdma_wr_kind { RDMA_WR_RECV = 1, RDMA_WR_READ, RDMA_WR_SEND, RDMA_WR_BC_SEND };
 
 /* What a completion's wr_id points to. Unsignaled WRs carry wr_id 0. */
 struct rdma_wr_tag {
@@ -222,6 +224,10 @@ struct rdma_conn {
 	uint32_t max_wr_bytes;
 	unsigned wrs_outstanding;       /* Receives + signaled sends/reads not completed */
 
+	/* Reverse-direction calls (rdma_backchannel.c): send buffers registered
+	 * at the first call, or NULL. */
+	struct rdma_bc *bc;
+
 	/* rnfsctl's per-connection line (core/stats.h). */
 	struct stats_conn stats;
 
@@ -290,6 +296,15 @@ void rdma_bulk_resume(struct rdma_conn *conn);
 void rdma_send_reply(struct rpc_call *c);
 void rdma_send_error(struct rdma_ctxt *x, enum rdma_status st);
 void rdma_send_done(struct rdma_ctxt *x);
+
+/* rdma_backchannel.c */
+#define RDMA_BC_SLOTS 4 /* reverse-direction calls in Sends at once; the most credits used */
+int rdma_send_call(struct rpc_conn *rc, const uint8_t *msg, size_t len); /* xprt_ops.send_call */
+/* A Receive the header decoder drops: true if it was a reply to one of our
+ * calls, taken (and x released). */
+bool rdma_bc_reply(struct rdma_ctxt *x);
+void rdma_bc_send_done(struct rdma_conn *conn, const struct rdma_wr_tag *tag);
+void rdma_bc_free(struct rdma_conn *conn);
 
 /* rdma_rw.c */
 int rdma_post_recv(struct rdma_ctxt *x);

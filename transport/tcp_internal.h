@@ -7,6 +7,10 @@
  *                back-pressure, the one close path
  *   tcp_ctx.c    per-call contexts: allocation, free list, waiters
  *   tcp_record.c RFC 5531 §11 record marking parser (pure)
+ *   tcp_clnt.c   an outgoing connection for the calls the server makes
+ *                (tcp_clnt.h; shares nothing with the accepting side)
+ *   tcp_bc.c     send_call: the server's calls on an accepted connection
+ *                (NFSv4.1 backchannel), through a context and the send queue
  *
  * Everything here runs on the loop thread; there are no locks.
  *
@@ -193,6 +197,9 @@ struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn, bool big);
 void tcp_ctx_put(struct tcp_ctx *ctx);
 void tcp_ctx_free_all(struct tcp_xprt *x);
 void tcp_waiter_remove(struct tcp_xprt *x, struct tcp_conn *conn);
+
+/* tcp_bc.c */
+int tcp_send_call(struct rpc_conn *rc, const uint8_t *msg, size_t len); /* xprt_ops.send_call */
 
 /* tcp_xprt.c */
 void tcp_xprt_conn_closed(struct tcp_xprt *x);

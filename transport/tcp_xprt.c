@@ -271,6 +271,7 @@ static const struct xprt_ops tcp_xprt_ops = {
 	.free = tcp_xprt_op_free,
 	.conns = tcp_xprt_op_conns,
 	.send_reply = tcp_send_reply,
+	.send_call = tcp_send_call,
 	.conn_release = tcp_conn_release,
 };
 

@@ -31,6 +31,7 @@
 #include "core/loop.h"
 #include "core/workers.h"
 #include "rpc/rpc.h"
+#include "rpc/rpc_clnt.h"
 #include "rpc/xprt.h"
 #include "transport/rdma.h"
 #include "transport/rdma_hdr.h"
@@ -137,10 +138,24 @@ static enum rpc_proc_status p_readdir(struct rpc_call *c, void *args, void *res)
 	return RPC_PROC_OK;
 }
 
+/* "SETATTR" stands in for binding a backchannel: the connection it came on
+ * is kept (a reference) for the reverse-direction calls of t_reverse(). */
+static _Atomic(struct rpc_conn *) bc_conn;
+
+static enum rpc_proc_status p_bind(struct rpc_call *c, void *args, void *res)
+{
+	(void)args;
+	(void)res;
+	rpc_conn_get(c->conn);
+	atomic_store(&bc_conn, c->conn);
+	return RPC_PROC_OK;
+}
+
 /* NFSv3's RFC 8267 §3 rules, as the real table (nfs/v3/nfs3_procs.c) has them. */
 static const struct rpc_proc procs[17] = {
 	[0] = { .name = "NULL", .execute = p_null },
 	[1] = { .name = "GETATTR", .execute = p_slow },
+	[2] = { .name = "SETATTR", .execute = p_bind },
 	[6] = { .name = "READ", .execute = p_read, .ddp = ULB_RULE_RES(ULB_READ_DATA) },
 	[7] = { .name = "WRITE", .execute = p_write, .ddp = ULB_RULE_ARG(ULB_WRITE_DATA) },
 	[16] = { .name = "READDIR", .execute = p_readdir },
@@ -166,6 +181,64 @@ static void drain_ev_cb(int fd, short what, void *arg)
 	(void)arg;
 	rdma_x->ops->drain(rdma_x, drained_cb, NULL);
 	atomic_store(&drain_started, 1);
+}
+
+/* ---------- server side: reverse-direction calls (RFC 8167) ---------- */
+
+#define BC_PROG 0x40000000u /* a callback program stand-in */
+#define BC_TIMEOUT_MS 400
+
+enum bc_step { BC_CALL, BC_CLEANUP };
+static struct loop_ev *bc_ev;    /* runs bc_ev_cb on the loop thread */
+static atomic_int bc_step, bc_attached;
+static struct rpc_clnt bc_clnt;
+static struct bc_call {
+	struct rpc_clnt_call cc;
+	uint8_t buf[256];
+	atomic_int done;  /* 1 + enum rpc_clnt_status */
+	atomic_uint tries, result;
+} bc_call;
+static uint32_t bc_arg;
+
+static void bc_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+{
+	uint32_t v = 0;
+	if (st == RPC_CLNT_OK && !xdr_dec_u32(&cc->res, &v))
+		st = RPC_CLNT_BAD_REPLY;
+	atomic_store(&bc_call.result, v);
+	atomic_store(&bc_call.tries, cc->tries);
+	atomic_store(&bc_call.done, 1 + (int)st);
+}
+
+/* Loop thread: attach a client to the bound connection and make one call,
+ * or take it all down again. */
+static void bc_ev_cb(int fd, short what, void *arg)
+{
+	static const struct rpc_clnt_params p = {.timeout_ms = BC_TIMEOUT_MS, .max_timeout_ms = BC_TIMEOUT_MS,
+						 .retries = 2};
+	struct rpc_conn *conn = atomic_load(&bc_conn);
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (atomic_load(&bc_step) == BC_CLEANUP) {
+		rpc_clnt_detach(&bc_clnt);
+		rpc_clnt_destroy(&bc_clnt);
+		rpc_conn_put(conn);
+		atomic_store(&bc_attached, 0);
+		return;
+	}
+	if (!atomic_load(&bc_attached)) {
+		if (rpc_clnt_init(&bc_clnt, loop, &p, NULL, "bc") || rpc_clnt_attach(&bc_clnt, conn)) {
+			atomic_store(&bc_call.done, 1 + RPC_CLNT_CLOSED);
+			return;
+		}
+		atomic_store(&bc_attached, 1);
+	}
+	rpc_clnt_call_init(&bc_call.cc, bc_call.buf, sizeof(bc_call.buf), BC_PROG, 1, 1, NULL);
+	xdr_enc_u32(&bc_call.cc.args, bc_arg);
+	bc_call.cc.done = bc_done;
+	if (rpc_clnt_start(&bc_clnt, &bc_call.cc))
+		atomic_store(&bc_call.done, 1 + RPC_CLNT_BAD_REPLY);
 }
 
 static void *loop_thread(void *arg)
@@ -786,6 +859,116 @@ static uint32_t t_burst(struct client *cl, unsigned k)
 }
 
 /* Disconnect with calls in flight; the server must clean up. */
+/* Client side of a reverse-direction call: the next Receive must be it, byte
+ * for byte (RDMA_MSG v1, no chunks; RPC call of BC_PROG with bc_arg). */
+static bool bc_expect_call(struct client *cl, uint32_t *call_xid, const char *what)
+{
+	uint32_t len;
+	const uint8_t *r = client_recv(cl, &len, 5 * BC_TIMEOUT_MS);
+	CHECK(r != NULL, "%s: no reverse-direction call", what);
+	if (!r)
+		return false;
+	const uint32_t want[] = {0, 1, 4 /* the credits the server asks for */, RDMA_MSG, 0, 0, 0,
+				 0, 0, 2, BC_PROG, 1, 1, 0, 0, 0, 0, bc_arg};
+	CHECK(len == sizeof(want), "%s: %u bytes", what, len);
+	if (len != sizeof(want))
+		return false;
+	*call_xid = be(r, 0);
+	CHECK(be(r, 7) == *call_xid, "%s: RPC xid 0x%x, rdma_xid 0x%x", what, be(r, 7), *call_xid);
+	for (unsigned i = 1; i < 18; i++)
+		if (i != 7)
+			CHECK(be(r, i) == want[i], "%s: word %u is 0x%x, want 0x%x", what, i, be(r, i), want[i]);
+	return true;
+}
+
+static int bc_wait_done(void)
+{
+	for (int i = 0; i < 200 && !atomic_load(&bc_call.done); i++)
+		usleep(50000);
+	return atomic_load(&bc_call.done) - 1;
+}
+
+static void bc_start(uint32_t arg)
+{
+	bc_arg = arg;
+	atomic_store(&bc_call.done, 0);
+	atomic_store(&bc_step, BC_CALL);
+	loop_ev_trigger(bc_ev);
+}
+
+/* RFC 8167: the in-process server calls the client over the client's own
+ * queue pair; the client drops the first copy (retransmission), answers the
+ * second; then lets a call time out after all its retransmissions. */
+static void t_reverse(struct client *cl)
+{
+	struct msg m;
+	uint32_t len, x1, x2;
+
+	/* Bind: a forward call whose connection the server keeps. */
+	m_plain_call(&m, 1, ++xid, 2);
+	client_send(cl, m.b, xdr_enc_len(&m.e));
+	const uint8_t *r = client_recv(cl, &len, 3000);
+	CHECK(r && be(r, 0) == xid && atomic_load(&bc_conn), "bind call");
+	if (!r || !atomic_load(&bc_conn))
+		return;
+
+	bc_start(0xc0ffee);
+	if (!bc_expect_call(cl, &x1, "first copy"))
+		return;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!bc_expect_call(cl, &x2, "retransmission"))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	CHECK(x2 == x1, "retransmission xid 0x%x, first 0x%x", x2, x1);
+	CHECK(ms >= BC_TIMEOUT_MS - 50, "retransmitted after %ld ms", ms);
+	CHECK(atomic_load(&bc_call.done) == 0, "call completed without a reply");
+	/* The reply, in the reverse direction: RDMA_MSG granting 2 credits. */
+	m_init(&m);
+	const uint32_t reply[] = {x1, 1, 2, RDMA_MSG, 0, 0, 0, x1, 1, 0, 0, 0, 0, 0xc0ffee + 1};
+	for (unsigned i = 0; i < 14; i++)
+		m_u32(&m, reply[i]);
+	client_send(cl, m.b, xdr_enc_len(&m.e));
+	int st = bc_wait_done();
+	CHECK(st == RPC_CLNT_OK, "reverse call status %d", st);
+	/* 2, unless the machine was slow enough for a third copy to go out
+	 * before the reply arrived: that copy is read and ignored here. */
+	unsigned tries = atomic_load(&bc_call.tries);
+	CHECK(tries == 2 || tries == 3, "tries %u", tries);
+	for (unsigned i = 2; i < tries; i++)
+		bc_expect_call(cl, &x2, "a late copy");
+	CHECK(atomic_load(&bc_call.result) == 0xc0ffee + 1, "result 0x%x", atomic_load(&bc_call.result));
+	printf("# reverse-direction call: retransmitted %ld ms after the first copy, then answered: status %d\n", ms, st);
+
+	/* Never answered: 1 + 2 retransmissions, then TIMEOUT. */
+	bc_start(7);
+	unsigned copies = 0;
+	uint32_t x;
+	while (copies < 3 && bc_expect_call(cl, &x, "unanswered call"))
+		copies++;
+	st = bc_wait_done();
+	CHECK(copies == 3 && st == RPC_CLNT_TIMEOUT, "%u copies, status %d", copies, st);
+	r = client_recv(cl, &len, BC_TIMEOUT_MS);
+	CHECK(r == NULL, "a fourth copy arrived");
+	/* Forward calls still work, and the late reply to the timed-out call
+	 * is ignored (matched to nothing). */
+	m_init(&m);
+	const uint32_t late[] = {x, 1, 2, RDMA_MSG, 0, 0, 0, x, 1, 0, 0, 0, 0, 1};
+	for (unsigned i = 0; i < 14; i++)
+		m_u32(&m, late[i]);
+	client_send(cl, m.b, xdr_enc_len(&m.e));
+	t_null(cl, 1);
+	CHECK(bc_clnt.replies_unmatched == 1, "unmatched replies %llu",
+	      (unsigned long long)bc_clnt.replies_unmatched);
+
+	atomic_store(&bc_step, BC_CLEANUP);
+	loop_ev_trigger(bc_ev);
+	for (int i = 0; i < 100 && atomic_load(&bc_attached); i++)
+		usleep(10000);
+	atomic_store(&bc_conn, NULL);
+}
+
 static void t_disconnect_midflight(const char *addr)
 {
 	struct client cl;
@@ -920,7 +1103,8 @@ int main(int argc, char **argv)
 	struct rdma_xprt *rx = rdma_xprt_create(loop, &cfg);
 	rdma_x = rx ? rdma_xprt_base(rx) : NULL;
 	drain_ev = loop_async(loop, drain_ev_cb, NULL);
-	if (!rdma_x || !drain_ev || rdma_x->ops->start(rdma_x))
+	bc_ev = loop_async(loop, bc_ev_cb, NULL);
+	if (!rdma_x || !drain_ev || !bc_ev || rdma_x->ops->start(rdma_x))
 		return 1;
 	pthread_t th;
 	pthread_create(&th, NULL, loop_thread, NULL);
@@ -957,6 +1141,7 @@ int main(int argc, char **argv)
 	t_pipeline(&cl, 60);
 	t_burst(&cl, 128);
 	t_burst(&cl, 128);
+	t_reverse(&cl);
 	if (getenv("RDMA_PERF")) {
 		/* Timing of sequential 1 MiB WRITEs and READs (for orientation). */
 		int n = atoi(getenv("RDMA_PERF"));
@@ -1003,6 +1188,7 @@ int main(int argc, char **argv)
 	workers_stop();
 	rdma_x->ops->free(rdma_x);
 	loop_ev_free(drain_ev);
+	loop_ev_free(bc_ev);
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
