@@ -12,25 +12,15 @@
 
 #include "transport/tcp_internal.h"
 
-/* A context can be had without queueing the connection as a waiter
- * (tcp_ctx_get() would, and pause its reading). */
-static bool tcp_bc_ctx_available(const struct tcp_conn *conn)
-{
-	const struct tcp_xprt *x = conn->x;
-
-	return conn->n_ctx < x->p.conn_max_calls &&
-	       (!queue_empty(&x->ctx_free) || x->n_ctx_alloc < x->p.max_calls);
-}
-
 int tcp_send_call(struct rpc_conn *rc, const uint8_t *msg, size_t len)
 {
 	struct tcp_conn *conn = container_of(rc, struct tcp_conn, rpc);
 
-	if (conn->state != TCP_CONN_OPEN || len > conn->x->p.reply_cap || !tcp_bc_ctx_available(conn))
-		return -1; /* the caller's retransmission tries again */
-	struct tcp_ctx *ctx = tcp_ctx_get(conn);
-	if (!ctx)
+	if (conn->state != TCP_CONN_OPEN || len > conn->x->p.reply_cap)
 		return -1;
+	struct tcp_ctx *ctx = tcp_ctx_try_get(conn);
+	if (!ctx)
+		return -1; /* the caller's retransmission tries again */
 	struct rpc_call *c = &ctx->call;
 	memcpy(ctx->reply, msg, len);
 	c->reply_buf = ctx->reply;

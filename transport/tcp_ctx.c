@@ -104,6 +104,25 @@ static struct tcp_conn *tcp_waiter_first(struct tcp_xprt *x)
 	return NULL;
 }
 
+/* Hand conn a context from the free list or a fresh one; the caller checked tcp_ctx_allowed(). */
+static struct tcp_ctx *tcp_ctx_take(struct tcp_conn *conn)
+{
+	struct tcp_xprt *x = conn->x;
+	struct tcp_ctx *ctx = queue_pop_entry(&x->ctx_free, struct tcp_ctx, link);
+
+	if (ctx)
+		x->n_ctx_free--;
+	else
+		ctx = tcp_ctx_alloc(x); /* avail > 0: one may still be allocated */
+	if (!ctx)
+		return NULL;
+	ctx->conn = conn;
+	ctx->state = TCP_CTX_RECV;
+	conn->n_ctx++;
+	tcp_conn_get(conn);
+	return ctx;
+}
+
 struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn, bool big)
 {
 	struct tcp_xprt *x = conn->x;
@@ -112,23 +131,21 @@ struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn, bool big)
 	conn->want_big = big;
 	if (conn->n_ctx >= x->p.conn_max_calls)
 		return NULL; /* woken when one of its own contexts returns */
-	if (tcp_ctx_allowed(conn, big)) {
-		ctx = queue_pop_entry(&x->ctx_free, struct tcp_ctx, link);
-		if (ctx)
-			x->n_ctx_free--;
-		else
-			ctx = tcp_ctx_alloc(x); /* avail > 0: one may still be allocated */
-	}
+	if (tcp_ctx_allowed(conn, big))
+		ctx = tcp_ctx_take(conn);
 	if (!ctx) {
 		tcp_waiter_add(x, conn, big);
 		return NULL;
 	}
 	tcp_waiter_remove(x, conn);
-	ctx->conn = conn;
-	ctx->state = TCP_CTX_RECV;
-	conn->n_ctx++;
-	tcp_conn_get(conn);
 	return ctx;
+}
+
+struct tcp_ctx *tcp_ctx_try_get(struct tcp_conn *conn)
+{
+	if (conn->waiting || conn->n_ctx >= conn->x->p.conn_max_calls || !tcp_ctx_allowed(conn, true))
+		return NULL;
+	return tcp_ctx_take(conn);
 }
 
 void tcp_ctx_put(struct tcp_ctx *ctx)

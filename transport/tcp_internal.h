@@ -192,6 +192,10 @@ void tcp_conn_resume(struct tcp_conn *conn);
  * record larger than rbuf, or a conn already holding one: the pool less the
  * reserve) is used up (conn is then queued as a waiter). */
 struct tcp_ctx *tcp_ctx_get(struct tcp_conn *conn, bool big);
+/* A context for a call the server sends on conn (tcp_bc.c), or NULL: never
+ * from the reserve, never while conn waits for the pool, and never queueing
+ * conn as a waiter (its reading is left alone). */
+struct tcp_ctx *tcp_ctx_try_get(struct tcp_conn *conn);
 /* Back to the free list; wakes a paused connection. A draining conn left
  * without contexts moves on to LINGER. */
 void tcp_ctx_put(struct tcp_ctx *ctx);
