@@ -45,6 +45,15 @@ struct xprt;
 
 struct xprt_ops {
 	const char *name; /* "tcp", "rdma" */
+	/*
+	 * The peer's source port carries no privilege meaning on this transport
+	 * (RPC-over-RDMA: RDMA-CM ports are a port space of their own, which the
+	 * RDMA stack allocates for the Linux client's kernel like any other, from
+	 * the ephemeral range, and binding one below 1024 needs no privilege), so
+	 * exports(5) "secure" is met by the transport itself: knfsd marks every
+	 * RDMA request secure. false: the port must be below 1024.
+	 */
+	bool no_port_privilege;
 
 	/* Transport-wide (loop/main thread). start: 0, or -1 (logged). */
 	int (*start)(struct xprt *x);
@@ -76,6 +85,7 @@ struct rpc_conn_hook {
 struct rpc_conn {
 	struct xprt *xprt;
 	const char *xprt_name; /* "tcp" or "rdma" */
+	bool no_port_privilege; /* xprt->ops->no_port_privilege, set by rpc_conn_init */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	char peer_name[64]; /* "addr:port", for log lines */
