@@ -47,9 +47,9 @@ struct xprt_ops {
 	const char *name; /* "tcp", "rdma" */
 	/*
 	 * The peer's source port carries no privilege meaning on this transport
-	 * (RPC-over-RDMA: RDMA-CM ports are a port space of their own, which the
-	 * RDMA stack allocates for the Linux client's kernel like any other, from
-	 * the ephemeral range, and binding one below 1024 needs no privilege), so
+	 * (RPC-over-RDMA: clients do not follow the reserved-port convention of
+	 * TCP and UDP; the Linux client's kernel connects from the ephemeral
+	 * RDMA-CM port the RDMA stack picks, even for root's mounts), so
 	 * exports(5) "secure" is met by the transport itself: knfsd marks every
 	 * RDMA request secure. false: the port must be below 1024.
 	 */
