@@ -7,7 +7,7 @@
 # Server-side views (the tmpfs under $EXPORT) are read directly to prove the
 # data reached the server and not only the client's cache.
 #
-# Two phases in one boot (vmarg PHASES, default "main default"):
+# Two phases in one boot (vmarg PHASES, default "main,default"):
 #   main     /export *(rw,no_root_squash,insecure,...): the checks as named.
 #   default  the server's default export options (rnfsd: no exports file, its
 #            embedded /srv/rnfsd *(rw,root_squash), secure): the same checks,
@@ -475,7 +475,8 @@ check_server_stop() {
 # The checks, each named PREFIX+NAME.
 run_scenario() {
 	local p=$1
-	echo "@@ INFO phase ${p:-main}: server=$SERVER transport=$TRANSPORT export=$EXPORT" \
+	local phase=${p%-}
+	echo "@@ INFO phase ${phase:-main}: server=$SERVER transport=$TRANSPORT export=$EXPORT" \
 		"root_squash=$ROOT_SQUASH options=$MOUNT_OPTS"
 	run_check "${p}server-start" 60 server_start "$SERVER" &&
 		run_check "${p}mount" 60 check_mount || return 0
