@@ -12,6 +12,7 @@
 void rpc_conn_init(struct rpc_conn *conn, struct xprt *x)
 {
 	conn->xprt = x;
+	conn->no_port_privilege = x && x->ops && x->ops->no_port_privilege;
 	atomic_init(&conn->ulp, NULL);
 	conn->clnt = NULL;
 	atomic_init(&conn->refs, 1);

@@ -47,6 +47,15 @@ struct xprt;
 
 struct xprt_ops {
 	const char *name; /* "tcp", "rdma" */
+	/*
+	 * The peer's source port carries no privilege meaning on this transport
+	 * (RPC-over-RDMA: clients do not follow the reserved-port convention of
+	 * TCP and UDP; the Linux client's kernel connects from the ephemeral
+	 * RDMA-CM port the RDMA stack picks, even for root's mounts), so
+	 * exports(5) "secure" is met by the transport itself: knfsd marks every
+	 * RDMA request secure. false: the port must be below 1024.
+	 */
+	bool no_port_privilege;
 
 	/* Transport-wide (loop/main thread). start: 0, or -1 (logged). */
 	int (*start)(struct xprt *x);
@@ -83,6 +92,7 @@ struct rpc_conn_hook {
 struct rpc_conn {
 	struct xprt *xprt;
 	const char *xprt_name; /* "tcp" or "rdma" */
+	bool no_port_privilege; /* xprt->ops->no_port_privilege, set by rpc_conn_init */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	char peer_name[64]; /* "addr:port", for log lines */

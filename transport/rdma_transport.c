@@ -47,6 +47,7 @@ static unsigned rdma_xprt_op_conns(const struct xprt *base);
 
 static const struct xprt_ops rdma_xprt_ops = {
 	.name = "rdma",
+	.no_port_privilege = true, /* RDMA-CM ports: see xprt.h */
 	.start = rdma_xprt_op_start,
 	.drain = rdma_xprt_op_drain,
 	.stop = rdma_xprt_op_stop,

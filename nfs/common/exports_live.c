@@ -148,6 +148,16 @@ static unsigned nfs_peer_port(const struct rpc_conn *conn)
 	return 0; /* AF_UNIX or unknown: local, trusted as privileged */
 }
 
+bool nfs_conn_secure(const struct rpc_conn *conn)
+{
+	/* RPC-over-RDMA: the source port means nothing (xprt.h), as in knfsd,
+	 * whose svc_rdma_recvfrom() sets RQ_SECURE on every request while
+	 * svcsock.c's svc_sock_secure_port() tests svc_port_is_privileged(). */
+	if (conn->no_port_privilege)
+		return true;
+	return nfs_peer_port(conn) < 1024;
+}
+
 int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const struct export_opts **opts)
 {
 	const struct rpc_conn *conn = c->conn;
@@ -159,8 +169,9 @@ int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const
 			    conn->peer_name, e->cfg->path);
 		return EACCES;
 	}
-	/* exports(5) "secure": requests must come from a port below 1024. */
-	if (o->secure && nfs_peer_port(conn) >= 1024) {
+	/* exports(5) "secure": requests must come from a port below 1024, on a
+	 * transport where ports mean privilege (not RDMA). */
+	if (o->secure && !nfs_conn_secure(conn)) {
 		log_limited(&nfs_admit_limit, LOG_NOTICE, "nfs: %s: %s requires a privileged port (secure)",
 			    conn->peer_name, e->cfg->path);
 		return EACCES;

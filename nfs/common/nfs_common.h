@@ -88,6 +88,9 @@ struct nfs_exports *nfs_exports_get(void);
 void nfs_exports_put(struct nfs_exports *t);
 const struct nfs_export *nfs_exports_by_id(const struct nfs_exports *t, uint32_t id);
 const struct nfs_export *nfs_exports_by_path(const struct nfs_exports *t, const char *path);
+/* exports(5) "secure" is met: a source port below 1024, a local (AF_UNIX)
+ * peer, or a transport whose ports carry no privilege (RDMA; rpc/xprt.h). */
+bool nfs_conn_secure(const struct rpc_conn *conn);
 /*
  * Is this caller admitted to e? 0; EACCES: not a client of e, or "secure" and not
  * a privileged port; EPERM: a client, but its credential flavor is not in e's

@@ -52,9 +52,13 @@ static void run_ok(handler_fn h)
 	assert_int_equal(tc_run(t, h), RPC_PROC_OK);
 }
 
+/* The next calls come over a transport whose ports mean no privilege (RDMA). */
+static bool over_rdma;
+
 static void as(const char *addr, unsigned port, uint32_t uid, uint32_t gid)
 {
 	tc_reset(t, addr, port, uid, gid);
+	t->conn.no_port_privilege = over_rdma;
 }
 
 static void sh(const char *fmt, ...)
@@ -968,6 +972,54 @@ static void test_ro_and_admission(void **state)
 	assert_int_equal(do_getattr(&root_fh, &a), NFS3_OK);
 }
 
+/* exports(5) "secure" (the default): over TCP the source port decides; over
+ * RPC-over-RDMA ports mean no privilege and every call is secure, as in
+ * knfsd, so the Linux client's proto=rdma mount of a default export works. */
+static void test_secure_over_rdma(void **state)
+{
+	struct rpc_conn conn;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&conn.peer;
+	struct tc_fattr a;
+	struct nfs_fh fh;
+
+	(void)state;
+	memset(&conn, 0, sizeof(conn));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(1023);
+	assert_true(nfs_conn_secure(&conn));
+	sin->sin_port = htons(1024);
+	assert_false(nfs_conn_secure(&conn));
+	conn.no_port_privilege = true; /* the RDMA transport's connection */
+	assert_true(nfs_conn_secure(&conn));
+	sin->sin_port = htons(40000);
+	assert_true(nfs_conn_secure(&conn));
+	conn.no_port_privilege = false;
+	assert_false(nfs_conn_secure(&conn));
+	conn.peer.ss_family = AF_UNIX; /* local */
+	assert_true(nfs_conn_secure(&conn));
+
+	/* The same client on the secure export: refused over TCP from an
+	 * unprivileged port, admitted over RDMA from any port (MNT and NFS). */
+	assert_int_equal(do_mnt(SECURE, 40000, exp_rw, &fh), MNT3ERR_ACCES);
+	as(SECURE, 40000, 0, 0);
+	assert_int_equal(do_getattr(&root_fh, &a), NFS3ERR_ACCES);
+	over_rdma = true;
+	assert_int_equal(do_mnt(SECURE, 40000, exp_rw, &fh), MNT3_OK);
+	assert_memory_equal(fh.data, root_fh.data, fh.len);
+	as(SECURE, 40000, 0, 0);
+	assert_int_equal(do_getattr(&root_fh, &a), NFS3_OK);
+	as(SECURE, 40000, 0, 0);
+	assert_int_equal(do_lookup(&root_fh, ".", &fh, &a), NFS3_OK);
+	/* the other admission rules still apply over RDMA */
+	as(STRANGER, 40000, 0, 0);
+	assert_int_equal(do_getattr(&root_fh, &a), NFS3ERR_ACCES);
+	over_rdma = false;
+	/* and UMNT the RDMA client's mount */
+	as(SECURE, 900, 0, 0);
+	tc_put_name(t, exp_rw);
+	run_ok(mount3_proc_umnt);
+}
+
 /* ---- identity: the kernel checks permissions as the caller ---- */
 
 static uint32_t fsuid_now(void)
@@ -1490,6 +1542,7 @@ int main(void)
 		cmocka_unit_test(test_dirops),
 		cmocka_unit_test(test_stale_and_forged),
 		cmocka_unit_test(test_ro_and_admission),
+		cmocka_unit_test(test_secure_over_rdma),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_identity_threads),
 		cmocka_unit_test(test_identity_apply_restore),

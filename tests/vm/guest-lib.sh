@@ -12,6 +12,10 @@
 #
 # Servers (one at a time on 2049; same tmpfs export, same export options):
 #   server_start knfsd|rnfsd, server_stop, server_log
+# Exports: by default /export with EXPORT_LINE_OPTS (insecure, no_root_squash);
+#   after use_default_export, rnfsd's embedded default instead: no exports
+#   file at all, so rnfsd serves /srv/rnfsd *(rw,root_squash) (secure), and
+#   knfsd the same line (plus the fsid= a tmpfs export needs there).
 # Client:  nfs_mount [extra options], nfs_umount
 #   TRANSPORT=tcp  -> vers=3,proto=tcp,port=2049
 #   TRANSPORT=rdma -> vers=3,proto=rdma,port=20049 (MOUNT stays on TCP)
@@ -139,6 +143,23 @@ guest_export() {
 }
 
 EXPORT_LINE_OPTS="rw,no_root_squash,insecure,no_subtree_check,fsid=0"
+EXPORTS_BUILTIN=0       # 1: rnfsd gets no exports file (use_default_export)
+ROOT_SQUASH=0           # 1: the export squashes the client's root to 65534
+
+# Switch to rnfsd's embedded default export (daemon/main.c: no exports file,
+# no --export: "/srv/rnfsd *(rw,root_squash)", secure by default). The guest
+# root cannot serve file handles (9p + overlay), so a tmpfs goes there first;
+# it is world-writable, as an admin makes a root_squash export that root
+# clients write to (not sticky: the client's fs.protected_symlinks would then
+# refuse root to follow the squashed user's symlinks there).
+use_default_export() {
+	EXPORT=/srv/rnfsd
+	EXPORTS_BUILTIN=1
+	ROOT_SQUASH=1
+	EXPORT_LINE_OPTS="rw,root_squash,fsid=1"
+	guest_export
+	chmod 0777 "$EXPORT"
+}
 
 guest_rpcbind() {
 	pgrep -x rpcbind >/dev/null || rpcbind -w
@@ -195,13 +216,19 @@ knfsd_stop() {
 
 rnfsd_write_config() {
 	mkdir -p /etc/rnfsd /var/lib/rnfsd /run/rnfsd
-	echo "$EXPORT *($EXPORT_LINE_OPTS)" > /etc/rnfsd/exports
+	local exports_key="exports = /etc/rnfsd/exports"
+	if [ "$EXPORTS_BUILTIN" = 1 ]; then
+		rm -f /etc/rnfsd/exports
+		exports_key="# no exports file: the embedded default export"
+	else
+		echo "$EXPORT *($EXPORT_LINE_OPTS)" > /etc/rnfsd/exports
+	fi
 	cat > /etc/rnfsd/rnfsd.conf <<EOF
 # written by tests/vm/guest-lib.sh
 [rnfsd]
 threads = ${RNFSD_THREADS:-8}
 state-dir = /var/lib/rnfsd
-exports = /etc/rnfsd/exports
+$exports_key
 rpcbind = yes
 stats-socket = /run/rnfsd/rnfsd.sock
 [tcp]
@@ -248,6 +275,16 @@ rnfsd_start() {
 		sleep 0.2
 	done
 	ss -Hltn "sport = :2049" | grep -q . || { echo "rnfsd does not listen on tcp 2049"; return 1; }
+	if [ "$EXPORTS_BUILTIN" = 1 ]; then
+		for i in $(seq 50); do
+			grep -q "exports from $EXPORT (built in)" "$RNFSD_LOG" && break
+			sleep 0.1
+		done
+		grep -q "exports from $EXPORT (built in)" "$RNFSD_LOG" || {
+			echo "rnfsd does not serve its built-in default export $EXPORT: $(grep 'serving' "$RNFSD_LOG" | tail -n 1)"
+			return 1
+		}
+	fi
 	if [ "$TRANSPORT" = rdma ]; then
 		for i in $(seq 50); do
 			rdma_listening && break
@@ -390,7 +427,7 @@ rnfsd_stats() {
 
 guest_dump_diagnostics() {
 	echo "@@@ BEGIN diagnostics (server ${SERVER:-?})"
-	echo "--- mounts"; grep -E ' nfs|nfsd|tmpfs /export' /proc/mounts
+	echo "--- mounts"; grep -E ' nfs|nfsd|tmpfs /export|tmpfs /srv/rnfsd' /proc/mounts
 	echo "--- listeners"; ss -Hltn
 	echo "--- rpcinfo"; rpcinfo -p 127.0.0.1 2>&1
 	echo "--- NFS client per-op statistics (ops trans timeouts bytes_sent bytes_recv queue_ms rtt_ms exec_ms)"

@@ -4,8 +4,17 @@
 # TRANSPORT=tcp|rdma; only the mount options change). Booted by
 # tests/vm/run-vm.sh as PID 1; every check prints "@@ PASS name" or
 # "@@ FAIL name: detail"; the expected names are in kernel-client.checks.
-# Server-side views (the tmpfs under /export) are read directly to prove the
+# Server-side views (the tmpfs under $EXPORT) are read directly to prove the
 # data reached the server and not only the client's cache.
+#
+# Two phases in one boot (vmarg PHASES, default "main,default"):
+#   main     /export *(rw,no_root_squash,insecure,...): the checks as named.
+#   default  the server's default export options (rnfsd: no exports file, its
+#            embedded /srv/rnfsd *(rw,root_squash), secure): the same checks,
+#            named default-NAME, with the default mount options and a
+#            10 x 100 tree; only chown, permission-denied and remount expect
+#            what root_squash changes, and default-root-squash checks the
+#            squash itself.
 
 . "$(dirname "$(readlink -f "$0")")/guest-lib.sh"
 
@@ -244,6 +253,10 @@ check_chmod() {
 
 check_chown() {
 	echo x > "$MNT/owner"
+	if [ "$ROOT_SQUASH" = 1 ]; then
+		check_chown_squashed
+		return
+	fi
 	chown 1234:2345 "$MNT/owner" || fail "chown 1234:2345 failed"
 	expect_eq "owner" 1234:2345 "$(stat -c %u:%g "$MNT/owner")"
 	expect_eq "server-side owner" 1234:2345 "$(stat -c %u:%g "$EXPORT/owner")"
@@ -255,6 +268,59 @@ check_chown() {
 	rm "$MNT/owner"
 }
 
+# root_squash: the client's root is 65534 on the server. It owns what it
+# creates and, like any user, may give none of it away.
+check_chown_squashed() {
+	expect_eq "server-side owner of a file root created" 65534:65534 "$(stat -c %u:%g "$EXPORT/owner")"
+	if chown 1234:2345 "$MNT/owner" 2>"$SCRATCH/chown.err"; then
+		fail "chown 1234:2345 by the squashed root was allowed"
+	fi
+	cat "$SCRATCH/chown.err"
+	grep -q 'Operation not permitted' "$SCRATCH/chown.err" ||
+		fail "chown refused, but not with EPERM: $(cat "$SCRATCH/chown.err")"
+	if chgrp 0 "$MNT/owner" 2>/dev/null; then
+		fail "chgrp 0 by the squashed root was allowed"
+	fi
+	drop_caches
+	expect_eq "owner after the refused chown and chgrp" 65534:65534 "$(stat -c %u:%g "$MNT/owner")"
+	expect_eq "server-side owner after the refused chown and chgrp" 65534:65534 \
+		"$(stat -c %u:%g "$EXPORT/owner")"
+	rm "$MNT/owner"
+}
+
+# root_squash itself: what the client's root creates belongs to 65534, and
+# it may not touch what the server's root keeps to itself.
+check_root_squash() {
+	echo mine > "$MNT/sq-file"
+	mkdir "$MNT/sq-dir"
+	expect_eq "server-side owner of root's file" 65534:65534 "$(stat -c %u:%g "$EXPORT/sq-file")"
+	expect_eq "server-side owner of root's directory" 65534:65534 "$(stat -c %u:%g "$EXPORT/sq-dir")"
+	expect_eq "owner of root's file seen by the client" 65534:65534 "$(stat -c %u:%g "$MNT/sq-file")"
+	# Made on the server by its root: a 0755 directory and a 0600 file.
+	mkdir "$EXPORT/srv-dir"
+	chmod 0755 "$EXPORT/srv-dir"
+	echo secret > "$EXPORT/srv-secret"
+	chmod 0600 "$EXPORT/srv-secret"
+	drop_caches
+	if touch "$MNT/srv-dir/new" 2>"$SCRATCH/sq.err"; then
+		fail "the squashed root created a file in the server root's 0755 directory"
+	fi
+	grep -q 'Permission denied' "$SCRATCH/sq.err" || fail "create refused, but not with EACCES: $(cat "$SCRATCH/sq.err")"
+	if cat "$MNT/srv-secret" > /dev/null 2>&1; then
+		fail "the squashed root read the server root's 0600 file"
+	fi
+	if echo bad >> "$MNT/srv-secret" 2>/dev/null; then
+		fail "the squashed root appended to the server root's 0600 file"
+	fi
+	if chmod 0666 "$MNT/srv-secret" 2>/dev/null; then
+		fail "the squashed root changed the mode of the server root's file"
+	fi
+	expect_eq "server root's file after the refused writes" secret:600:0:0 \
+		"$(cat "$EXPORT/srv-secret"):$(stat -c %a:%u:%g "$EXPORT/srv-secret")"
+	[ ! -e "$EXPORT/srv-dir/new" ] || fail "a refused create left a file on the server"
+	rm -rf "$MNT/sq-file" "$MNT/sq-dir" "$EXPORT/srv-dir" "$EXPORT/srv-secret"
+}
+
 as_user() { setpriv --reuid=1234 --regid=1234 --clear-groups -- "$@"; }
 
 check_permission_denied() {
@@ -262,8 +328,13 @@ check_permission_denied() {
 	chmod 0644 "$MNT/rootfile"
 	mkdir -p "$MNT/rootdir"
 	chmod 0755 "$MNT/rootdir"
-	mkdir -p "$MNT/userdir"
-	chown 1234:1234 "$MNT/userdir"
+	if [ "$ROOT_SQUASH" = 1 ]; then
+		# root cannot chown; the user makes its directory itself.
+		as_user mkdir "$MNT/userdir" || fail "uid 1234 could not mkdir in the world-writable export"
+	else
+		mkdir -p "$MNT/userdir"
+		chown 1234:1234 "$MNT/userdir"
+	fi
 	# Control: the same user can write where it may.
 	as_user sh -c "echo mine > $MNT/userdir/f" || fail "uid 1234 could not create a file in its own directory"
 	expect_eq "server-side owner of the user's file" 1234:1234 "$(stat -c %u:%g "$EXPORT/userdir/f")"
@@ -281,6 +352,7 @@ check_permission_denied() {
 	drop_caches
 	expect_eq "root's file after refused writes" secret "$(cat "$EXPORT/rootfile")"
 	[ ! -e "$EXPORT/rootdir/new" ] || fail "refused create left a file on the server"
+	[ "$ROOT_SQUASH" = 1 ] && as_user rm -rf "$MNT/userdir"     # not the squashed root's
 	rm -rf "$MNT/rootfile" "$MNT/rootdir" "$MNT/userdir"
 }
 
@@ -372,7 +444,12 @@ check_remount() {
 	ln "$MNT/keep/data" "$MNT/keep/hard"
 	echo private > "$MNT/keep/private"
 	chmod 0600 "$MNT/keep/private"
-	chown 1234:1234 "$MNT/keep/private"
+	local owner=1234:1234
+	if [ "$ROOT_SQUASH" = 1 ]; then
+		owner=65534:65534       # root's file is the squashed user's; no chown
+	else
+		chown 1234:1234 "$MNT/keep/private"
+	fi
 	(cd "$MNT" && sha256sum keep/data keep/small*) > "$SCRATCH/keep.sha"
 	nfs_umount || fail "umount failed: $(grep " $MNT " /proc/mounts)"
 	grep -q " $MNT " /proc/mounts && fail "still mounted after umount"
@@ -380,7 +457,7 @@ check_remount() {
 	(cd "$MNT" && sha256sum -c --quiet "$SCRATCH/keep.sha") || fail "checksums differ after remount"
 	expect_eq "symlink after remount" data "$(readlink "$MNT/keep/link")"
 	expect_eq "hard link count after remount" 2 "$(stat -c %h "$MNT/keep/hard")"
-	expect_eq "mode and owner after remount" 600:1234:1234 "$(stat -c %a:%u:%g "$MNT/keep/private")"
+	expect_eq "mode and owner after remount" "600:$owner" "$(stat -c %a:%u:%g "$MNT/keep/private")"
 	expect_eq "files in keep/ after remount" 24 "$(ls "$MNT/keep" | wc -l)"
 }
 
@@ -395,32 +472,56 @@ check_server_stop() {
 
 # --- scenario ----------------------------------------------------------------
 
+# The checks, each named PREFIX+NAME.
+run_scenario() {
+	local p=$1
+	local phase=${p%-}
+	echo "@@ INFO phase ${phase:-main}: server=$SERVER transport=$TRANSPORT export=$EXPORT" \
+		"root_squash=$ROOT_SQUASH options=$MOUNT_OPTS"
+	run_check "${p}server-start" 60 server_start "$SERVER" &&
+		run_check "${p}mount" 60 check_mount || return 0
+	run_check "${p}big-64m-buffered" 300 check_big_buffered
+	run_check "${p}big-64m-direct" 300 check_big_direct
+	run_check "${p}tree-create" 600 check_tree_create
+	run_check "${p}tree-list" 300 check_tree_list
+	run_check "${p}tree-rename" 300 check_tree_rename
+	run_check "${p}tree-remove" 400 check_tree_remove
+	run_check "${p}bigdir-5000" 240 check_bigdir
+	run_check "${p}symlink" 60 check_symlink
+	[ "$TRANSPORT" = rdma ] && run_check "${p}rdma-evidence" 60 check_rdma_evidence
+	[ "$ROOT_SQUASH" = 1 ] && run_check "${p}root-squash" 60 check_root_squash
+	run_check "${p}hardlink" 60 check_hardlink
+	run_check "${p}chmod" 60 check_chmod
+	run_check "${p}chown" 60 check_chown
+	run_check "${p}permission-denied" 60 check_permission_denied
+	run_check "${p}truncate" 60 check_truncate
+	run_check "${p}append-two-writers" 120 check_append_two_writers
+	run_check "${p}df" 60 check_df
+	run_check "${p}remount" 180 check_remount
+	[ "$SERVER" = rnfsd ] && rnfsd_stats
+	run_check "${p}server-alive" 60 check_server_alive
+	run_check "${p}server-stop" 30 check_server_stop
+}
+
 guest_base
 guest_net "$TRANSPORT"
-guest_export
-echo "@@ INFO server=$SERVER transport=$TRANSPORT options=$MOUNT_OPTS"
-
-if run_check server-start 60 server_start "$SERVER" &&
-   run_check mount 60 check_mount; then
-	run_check big-64m-buffered 300 check_big_buffered
-	run_check big-64m-direct 300 check_big_direct
-	run_check tree-create 600 check_tree_create
-	run_check tree-list 300 check_tree_list
-	run_check tree-rename 300 check_tree_rename
-	run_check tree-remove 400 check_tree_remove
-	run_check bigdir-5000 240 check_bigdir
-	run_check symlink 60 check_symlink
-	[ "$TRANSPORT" = rdma ] && run_check rdma-evidence 60 check_rdma_evidence
-	run_check hardlink 60 check_hardlink
-	run_check chmod 60 check_chmod
-	run_check chown 60 check_chown
-	run_check permission-denied 60 check_permission_denied
-	run_check truncate 60 check_truncate
-	run_check append-two-writers 120 check_append_two_writers
-	run_check df 60 check_df
-	run_check remount 180 check_remount
-	[ "$SERVER" = rnfsd ] && rnfsd_stats
-	run_check server-alive 60 check_server_alive
-	run_check server-stop 30 check_server_stop
-fi
+PHASES=${PHASES:-main,default}
+case ",$PHASES," in
+*,main,*)
+	guest_export
+	run_scenario ""
+	;;
+esac
+case ",$PHASES," in
+*,default,*)
+	# A server the main phase left running (a failed check) would hold 2049.
+	if server_alive; then server_stop || true; fi
+	grep -q " $MNT " /proc/mounts && umount -f "$MNT"
+	use_default_export
+	# Permissions, not scale, are this phase's point: a 10 x 100 tree.
+	TREE_DIRS=10
+	TREE_RENAMED_DIRS=3
+	run_scenario default-
+	;;
+esac
 guest_end

@@ -2,7 +2,8 @@
 # run-vm.sh - host-side runner of the VM suite.
 #
 #   run-vm.sh [--build-dir DIR] [--rnfsd BINARY] [--server rnfsd|knfsd]
-#             [--transport tcp|rdma] [--timeout S] [--work DIR] SCENARIO
+#             [--transport tcp|rdma] [--timeout S] [--work DIR]
+#             [--phases main,default] SCENARIO
 #
 # Boots the qemu guest (Debian 6.1 kernel, TCG, no NIC, the host's / read-only
 # so the build directory is at the same path) and runs tests/vm/SCENARIO.sh
@@ -13,6 +14,10 @@
 # here (not root, packages not installable, no qemu, no 6.1 kernel), unless
 # RNFSD_VM_REQUIRED=1, then 1. On failure the console log is printed: it
 # ends with the guest's diagnostics (rnfsd log, dmesg).
+# --phases (kernel-client): which phases run, "main" (the insecure
+# no_root_squash export) and/or "default" (the server's default export); the
+# checks named default-* are expected only with "default", the others only
+# with "main". Default: both.
 
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
@@ -24,6 +29,7 @@ SERVER=rnfsd
 TRANSPORT=tcp
 TIMEOUT=1200
 WORK=
+PHASES=main,default
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build-dir) BUILD_DIR=$2; shift 2;;
@@ -32,7 +38,8 @@ while [ $# -gt 0 ]; do
 	--transport) TRANSPORT=$2; shift 2;;
 	--timeout) TIMEOUT=$2; shift 2;;
 	--work) WORK=$2; shift 2;;
-	-h|--help) sed -n '2,18p' "$0"; exit 0;;
+	--phases) PHASES=$2; shift 2;;
+	-h|--help) sed -n '2,23p' "$0"; exit 0;;
 	-*) echo "run-vm.sh: unknown option $1" >&2; exit 2;;
 	*) break;;
 	esac
@@ -44,6 +51,8 @@ CHECKS=$HERE/$SCENARIO.checks
 [ -f "$GUEST" ] && [ -f "$CHECKS" ] || { echo "run-vm.sh: no $GUEST or $CHECKS" >&2; exit 2; }
 case $SERVER in rnfsd|knfsd) ;; *) echo "run-vm.sh: --server rnfsd|knfsd" >&2; exit 2;; esac
 case $TRANSPORT in tcp|rdma) ;; *) echo "run-vm.sh: --transport tcp|rdma" >&2; exit 2;; esac
+case ,$PHASES, in *,main,*|*,default,*) ;; *) echo "run-vm.sh: --phases main,default" >&2; exit 2;; esac
+phase_of() { case $1 in default-*) echo default;; *) echo main;; esac; }
 
 skip() {
 	if [ "${RNFSD_VM_REQUIRED:-0}" = 1 ]; then
@@ -78,7 +87,7 @@ echo "vm: $SCENARIO against $SERVER over $TRANSPORT (kernel $VM_KVER, timeout ${
 RNFSCTL=$(dirname "$RNFSD")/daemon/rnfsctl
 [ -x "$RNFSCTL" ] || RNFSCTL=none
 vm_boot "$LOG" "$TIMEOUT" "$GUEST" "SERVER=$SERVER" "TRANSPORT=$TRANSPORT" "RNFSD=$RNFSD" \
-	"RNFSCTL=$RNFSCTL" "DEADLINE=$((TIMEOUT - 25))"
+	"RNFSCTL=$RNFSCTL" "DEADLINE=$((TIMEOUT - 25))" "PHASES=$PHASES"
 boot_rc=$?
 
 # Results: the last report of each check wins (a check reports once).
@@ -111,6 +120,7 @@ while read -r name only; do
 	case $name in ''|'#'*) continue;; esac
 	# "NAME TRANSPORT": expected only over that transport.
 	[ -z "${only:-}" ] || [ "$only" = "$TRANSPORT" ] || continue
+	case ,$PHASES, in *,"$(phase_of "$name")",*) ;; *) continue;; esac
 	nexpected=$((nexpected + 1))
 	case ${result[$name]:-} in
 	PASS) npass=$((npass + 1));;
