@@ -7,7 +7,8 @@
  * libFuzzer target with -Dfuzz=true (clang), and in every build as a replay
  * test over fuzz/corpus/nfs_args (fuzz_replay.c).
  *
- * Input: byte 0 the program (even: NFS, odd: MOUNT), byte 1 the procedure
+ * Input: byte 0 the program (bit 0 clear: NFS, set: MOUNT) and bit 1 "make
+ * the first handle's MAC valid", byte 1 the procedure
  * (modulo the table's size), byte 2 a Read chunk's XDR position in words
  * (0: none), byte 3 its length / 4, the rest the argument body (the XDR
  * stream after the call header).
@@ -18,12 +19,17 @@
  * result, when cut right after what the decoder consumed, and refused when
  * cut one byte earlier; handles, names, paths and data point inside the
  * body (or the Read chunk) and respect their XDR limits; enumerations are
- * in range.
+ * in range. Each NFS argument struct begins with a handle: its envelope
+ * (nfs/common/fh.c, what the execute step checks first) is unwrapped too,
+ * with its MAC made valid first when byte 0 says so, so that the rest of the
+ * unwrapping is reached; what unwraps wraps back to the same bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nfs/common/nfs_common.h"
+#include "nfs/common/siphash.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v3/nfs3_xdr.h"
 
@@ -32,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CHECK(x) do { if (!(x)) abort(); } while (0)
 
 static struct rpc_call call;
+static const uint8_t key[SIPHASH_KEY_BYTES] = "fuzz-nfs-args-k";
 static uint8_t chunk[4 * 255 + 3]; /* the Read chunk's bytes */
 
 struct input {
@@ -76,6 +83,27 @@ static void check_sattr(const struct be_sattr *sa)
 	CHECK(!(sa->mask & BE_SET_MTIME) || sa->mtime.nsec < 1000000000u);
 	CHECK(!((sa->mask & BE_SET_ATIME) && (sa->mask & BE_SET_ATIME_NOW)));
 	CHECK(!((sa->mask & BE_SET_MTIME) && (sa->mask & BE_SET_MTIME_NOW)));
+}
+
+/* The handle envelope of an accepted handle; remac: give it a valid MAC first. */
+static void check_fh(const struct nfs_fh *decoded, bool remac)
+{
+	struct nfs_fh fh = *decoded, again;
+	struct be_handle bh;
+	uint32_t id;
+
+	if (remac && fh.len >= NFS_FH_MAC) {
+		uint64_t mac = siphash24(key, fh.data, fh.len - NFS_FH_MAC);
+		for (unsigned i = 0; i < NFS_FH_MAC; i++)
+			fh.data[fh.len - NFS_FH_MAC + i] = (uint8_t)(mac >> (56 - 8 * i));
+	}
+	if (!nfs_fh_unwrap(&fh, &id, &bh))
+		return;
+	CHECK(bh.len >= 1 && bh.len <= BE_HANDLE_MAX && bh.len + NFS_FH_ENVELOPE == fh.len);
+	if (fh.data[0] == NFS_FH_VERSION) {
+		CHECK(nfs_fh_wrap(&again, id, &bh, NFS3_FHSIZE));
+		CHECK(again.len == fh.len && memcmp(again.data, fh.data, fh.len) == 0);
+	}
 }
 
 /* What an accepted decode step produced, by decoder. */
@@ -131,6 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 4)
 		return 0;
+	nfs_fh_key_set(key);
 	const struct rpc_version *v = (data[0] & 1 ? &mount3_program : &nfs3_program)->versions;
 	struct input in = { &v->procs[data[1] % v->nprocs], data + 4, size - 4 };
 
@@ -147,6 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(args && again);
 	if (decode(&in, in.len, args, &used)) {
 		check_args(&in, args);
+		if (in.p->decode != mount3_dec_dirpath)
+			check_fh(args, data[0] & 2);
 		/* Cut right after what was consumed: same verdict, same result. */
 		CHECK(decode(&in, used, again, &used2));
 		CHECK(used2 == used && memcmp(args, again, in.p->args_size) == 0);

@@ -62,10 +62,11 @@ write('corpus/rpc_call', {
     'truncated': call(X, 100003, 3, 0)[:22],
 })
 
-# --- nfs_args: program (0 NFS, 1 MOUNT), procedure, Read chunk position in
+# --- nfs_args: program (bit 0: 0 NFS, 1 MOUNT; bit 1: the harness makes the
+# handle's MAC valid), procedure, Read chunk position in
 # words + 1 (0: none), its length / 4, then the arguments (RFC 1813 §3.3) ---
-def nfs(proc, body, chunk_pos=0, chunk_words=0):
-    return bytes([0, proc, chunk_pos, chunk_words]) + body
+def nfs(proc, body, chunk_pos=0, chunk_words=0, remac=False):
+    return bytes([2 if remac else 0, proc, chunk_pos, chunk_words]) + body
 
 def mnt(proc, body):
     return bytes([1, proc, 0, 0]) + body
@@ -86,6 +87,11 @@ Q = lambda v: struct.pack('>Q', v)
 write('corpus/nfs_args', {
     'getattr': nfs(1, FH),
     'getattr_fh65': nfs(1, opaque(b'\x01' * 65)),
+    # Handle envelopes (nfs/common/fh.c): version 2 and 1, MAC filled in by the harness.
+    'getattr_envelope': nfs(1, opaque(bytes([2, 12, 0, 0]) + u32(0x2a) + bytes(range(12)) + b'\0' * 8),
+                            remac=True),
+    'access_envelope_v1': nfs(4, opaque(bytes([1, 8, 0, 0]) + u32(7) + bytes(range(12)) + b'\0' * 8)
+                              + u32(1), remac=True),
     'setattr_all': nfs(2, FH + sattr(0o644, 1, 2, 4096, 1, 2) + u32(1, 5, 6)),
     'setattr_bad_nsec': nfs(2, FH + sattr(atime=2)[:-4] + u32(1000000000, 0) + u32(0)),
     'lookup': nfs(3, dirop(b'file.txt')),
