@@ -1,6 +1,7 @@
 /*
  * rpc_call.c - one RPC call from received bytes to reply bytes:
- * call header decoding (RFC 5531 §9), authentication (rpc_auth.c), program
+ * call header decoding (RFC 5531 §9; rpc_call_decode_header() is pure, and
+ * fuzzed alone by fuzz/fuzz_rpc_call.c), authentication (rpc_auth.c), program
  * dispatch, duplicate request cache (rpc_drc.c), the handler on a worker
  * thread, reply headers, and completion back on the loop thread.
  *
