@@ -1,6 +1,7 @@
 /*
  * rpc_call.c - one RPC call from received bytes to reply bytes:
- * call header decoding (RFC 5531 §9), authentication (rpc_auth.c), program
+ * call header decoding (RFC 5531 §9; rpc_call_decode_header() is pure, and
+ * fuzzed alone by fuzz/fuzz_rpc_call.c), authentication (rpc_auth.c), program
  * dispatch, duplicate request cache (rpc_drc.c), the handler on a worker
  * thread, reply headers, and completion back on the loop thread.
  *
@@ -446,19 +447,16 @@ static void rpc_call_dispatch(struct rpc_call *c)
 	workers_submit(&c->work);
 }
 
-void rpc_call_receive(struct rpc_call *c)
+enum rpc_hdr_status rpc_call_decode_header(struct rpc_call *c, const char **why, int *auth_stat)
 {
 	struct xdr_dec d;
 	uint32_t msg_type, rpcvers;
-	int auth_stat;
 
-	rpc_call_reset(c);
 	xdr_dec_init(&d, c->msg, c->msg_len);
-
 	/* RFC 5531 §9: struct rpc_msg { xid; union switch (msg_type) { CALL: call_body } } */
 	if (!xdr_dec_u32(&d, &c->xid) || !xdr_dec_u32(&d, &msg_type)) {
-		rpc_drop_bad(c, "message too short for an RPC header");
-		return;
+		*why = "message too short for an RPC header";
+		return RPC_HDR_DROP;
 	}
 	/* RFC 5531 §9: a REPLY on a connection that also carries the calls we
 	 * make (an NFSv4.1 backchannel) answers one of them: match it by XID. */
@@ -469,29 +467,47 @@ void rpc_call_receive(struct rpc_call *c)
 		return;
 	}
 	if (msg_type != RPC_MSG_CALL) {
-		rpc_drop_bad(c, msg_type == RPC_MSG_REPLY ? "reply message received" : "bad message type");
-		return;
+		*why = msg_type == RPC_MSG_REPLY ? "reply message received" : "bad message type";
+		return RPC_HDR_DROP;
 	}
 	if (!xdr_dec_u32(&d, &rpcvers)) {
-		rpc_drop_bad(c, "truncated call header");
-		return;
+		*why = "truncated call header";
+		return RPC_HDR_DROP;
 	}
 	/* RFC 5531 §9: rpcvers must be 2, else MSG_DENIED RPC_MISMATCH with the versions we speak. */
-	if (rpcvers != RPC_VERSION) {
-		rpc_reply_rpc_mismatch(c);
-		return;
-	}
+	if (rpcvers != RPC_VERSION)
+		return RPC_HDR_RPC_MISMATCH;
 	if (!xdr_dec_u32(&d, &c->prog) || !xdr_dec_u32(&d, &c->vers) ||
 	    !xdr_dec_u32(&d, &c->proc)) {
-		rpc_drop_bad(c, "truncated call header");
-		return;
+		*why = "truncated call header";
+		return RPC_HDR_DROP;
 	}
-	auth_stat = rpc_auth_decode(&d, &c->cred);
-	if (auth_stat != RPC_AUTH_OK) {
-		rpc_reply_auth_error(c, auth_stat);
-		return;
-	}
+	*auth_stat = rpc_auth_decode(&d, &c->cred);
+	if (*auth_stat != RPC_AUTH_OK)
+		return RPC_HDR_AUTH_ERROR;
 	/* Arguments follow; positions stay relative to the message start (RFC 8166 §3.4.5). */
 	c->args = d;
+	return RPC_HDR_OK;
+}
+
+void rpc_call_receive(struct rpc_call *c)
+{
+	const char *why = NULL;
+	int auth_stat = RPC_AUTH_OK;
+
+	rpc_call_reset(c);
+	switch (rpc_call_decode_header(c, &why, &auth_stat)) {
+	case RPC_HDR_DROP:
+		rpc_drop_bad(c, why);
+		return;
+	case RPC_HDR_RPC_MISMATCH:
+		rpc_reply_rpc_mismatch(c);
+		return;
+	case RPC_HDR_AUTH_ERROR:
+		rpc_reply_auth_error(c, auth_stat);
+		return;
+	case RPC_HDR_OK:
+		break;
+	}
 	rpc_call_dispatch(c);
 }

@@ -26,6 +26,21 @@
 #define RPC_REPLY_HDR_LEN 24u
 #define RPC_VERSION 2u /* RFC 5531 §9: rpcvers must be 2 */
 
+/* rpc_call.c */
+enum rpc_hdr_status {
+	RPC_HDR_OK,           /* c->args is at the procedure arguments */
+	RPC_HDR_DROP,         /* not an answerable call (*why says why): no reply */
+	RPC_HDR_RPC_MISMATCH, /* rpcvers is not 2: MSG_DENIED RPC_MISMATCH */
+	RPC_HDR_AUTH_ERROR,   /* MSG_DENIED AUTH_ERROR with *auth_stat */
+};
+/*
+ * The call header of c->msg[0 .. msg_len) (RFC 5531 §9) with its
+ * credential and verifier, into c->xid, prog, vers, proc, cred and, on
+ * RPC_HDR_OK, c->args. Pure: no dispatch, no reply, no log, no counter
+ * (rpc_call_receive() does those; fuzz/fuzz_rpc_call.c calls this alone).
+ */
+enum rpc_hdr_status rpc_call_decode_header(struct rpc_call *c, const char **why, int *auth_stat);
+
 /* rpc_auth.c */
 
 /*
