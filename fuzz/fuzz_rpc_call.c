@@ -96,6 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Only a short message or a non-call is dropped. */
 		CHECK(size < 24 || word(data, 4) != 0);
 		break;
+	case RPC_HDR_REPLY:
+		CHECK(why != NULL && size >= 8 && word(data, 4) == 1);
+		break;
 	case RPC_HDR_RPC_MISMATCH:
 		CHECK(size >= 12 && word(data, 4) == 0 && word(data, 8) != 2);
 		break;

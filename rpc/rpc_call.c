@@ -458,16 +458,12 @@ enum rpc_hdr_status rpc_call_decode_header(struct rpc_call *c, const char **why,
 		*why = "message too short for an RPC header";
 		return RPC_HDR_DROP;
 	}
-	/* RFC 5531 §9: a REPLY on a connection that also carries the calls we
-	 * make (an NFSv4.1 backchannel) answers one of them: match it by XID. */
-	if (msg_type == RPC_MSG_REPLY && c->conn->clnt) {
-		rpc_clnt_reply(c->conn->clnt, c->msg, c->msg_len);
-		c->drop = true;
-		rpc_reply_send(c);
-		return;
+	if (msg_type == RPC_MSG_REPLY) {
+		*why = "reply message received";
+		return RPC_HDR_REPLY;
 	}
 	if (msg_type != RPC_MSG_CALL) {
-		*why = msg_type == RPC_MSG_REPLY ? "reply message received" : "bad message type";
+		*why = "bad message type";
 		return RPC_HDR_DROP;
 	}
 	if (!xdr_dec_u32(&d, &rpcvers)) {
@@ -497,6 +493,18 @@ void rpc_call_receive(struct rpc_call *c)
 
 	rpc_call_reset(c);
 	switch (rpc_call_decode_header(c, &why, &auth_stat)) {
+	case RPC_HDR_REPLY:
+		/* RFC 5531 §9: a REPLY on a connection that also carries the calls
+		 * we make (an NFSv4.1 backchannel) answers one of them: match it by
+		 * XID. Elsewhere it is no call of ours: dropped. */
+		if (!c->conn->clnt) {
+			rpc_drop_bad(c, why);
+			return;
+		}
+		rpc_clnt_reply(c->conn->clnt, c->msg, c->msg_len);
+		c->drop = true;
+		rpc_reply_send(c);
+		return;
 	case RPC_HDR_DROP:
 		rpc_drop_bad(c, why);
 		return;

@@ -30,6 +30,7 @@
 enum rpc_hdr_status {
 	RPC_HDR_OK,           /* c->args is at the procedure arguments */
 	RPC_HDR_DROP,         /* not an answerable call (*why says why): no reply */
+	RPC_HDR_REPLY,        /* a REPLY: for the connection's rpc_clnt, if it has one */
 	RPC_HDR_RPC_MISMATCH, /* rpcvers is not 2: MSG_DENIED RPC_MISMATCH */
 	RPC_HDR_AUTH_ERROR,   /* MSG_DENIED AUTH_ERROR with *auth_stat */
 };
