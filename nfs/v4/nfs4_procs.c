@@ -1,0 +1,108 @@
+/*
+ * nfs4_procs.c - the NFSv4 operation table (indexed by nfs_opnum4) and the
+ * RPC program version 4 that carries it: NULL and COMPOUND (RFC 7530 §16.1,
+ * §16.2; RFC 8881 §16.1, §16.2).
+ *
+ * An operation without an execute step answers NFS4ERR_NOTSUPP (the engine
+ * stops there, so its arguments need no decoder yet); those with a decoder
+ * but no execute step are parsed by the fuzz target and the unit tests only.
+ *
+ * COMPOUND: cache policy none (RFC 7530 §9.1.7, §16.2: NFSv4.0 replays are
+ * resolved by seqids, NFSv4.1 by the session's slots, never by the DRC);
+ * DDP rule ULB_RULE_COMPOUND (RFC 8267 §4.3: items per operation);
+ * max_reply 0 (grows with the operations). Its working memory is the worker
+ * thread's arena (nfs4_compound.h explains why), so its RPC scratch is empty.
+ */
+#include "nfs/v4/nfs4.h"
+
+/* Decoders take the context (WRITE will need the call for rpc_dec_ddp()). */
+#define NFS4_DEC(fn, type) \
+	static bool fn##_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args) \
+	{ \
+		(void)x; \
+		return fn(d, (type *)args); \
+	}
+NFS4_DEC(nfs4_dec_putfh, struct nfs4_putfh_args)
+NFS4_DEC(nfs4_dec_name_args, struct nfs4_name_args)
+NFS4_DEC(nfs4_dec_getattr, struct nfs4_getattr_args)
+NFS4_DEC(nfs4_dec_access, struct nfs4_access_args)
+NFS4_DEC(nfs4_dec_readdir, struct nfs4_readdir_args)
+NFS4_DEC(nfs4_dec_secinfo_nn, struct nfs4_secinfo_nn_args)
+
+struct nfs4_none {
+	char unused;
+};
+
+#define NFS4_OP(num, nm, dec, exe, enc, args_t, res_t, fl) \
+	[num] = { .name = nm, .decode = dec, .execute = exe, .encode = enc, \
+		  .args_size = NFS4_OP_SCRATCH_SIZE(args_t), .res_size = NFS4_OP_SCRATCH_SIZE(res_t), \
+		  .flags = (fl) }
+/* Known, decodable, not built: NOTSUPP. */
+#define NFS4_OP_DECONLY(num, nm, dec, args_t) \
+	[num] = { .name = nm, .decode = dec, .args_size = NFS4_OP_SCRATCH_SIZE(args_t) }
+
+const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
+	/* RFC 8881 §18.19, §18.8, §18.28, §18.27 */
+	NFS4_OP(OP_PUTFH, "PUTFH", nfs4_dec_putfh_op, nfs4_putfh_exec, NULL, struct nfs4_putfh_args,
+		struct nfs4_none, 0),
+	NFS4_OP(OP_GETFH, "GETFH", NULL, nfs4_getfh_exec, nfs4_getfh_enc, struct nfs4_none, struct nfs4_getfh_res,
+		NFS4_OPF_CURFH),
+	NFS4_OP(OP_SAVEFH, "SAVEFH", NULL, nfs4_savefh_exec, NULL, struct nfs4_none, struct nfs4_none,
+		NFS4_OPF_CURFH),
+	NFS4_OP(OP_RESTOREFH, "RESTOREFH", NULL, nfs4_restorefh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	/* Decoded, not executed yet (the pseudo file system and the backend operations). */
+	NFS4_OP_DECONLY(OP_LOOKUP, "LOOKUP", nfs4_dec_name_args_op, struct nfs4_name_args),
+	NFS4_OP_DECONLY(OP_SECINFO, "SECINFO", nfs4_dec_name_args_op, struct nfs4_name_args),
+	NFS4_OP_DECONLY(OP_GETATTR, "GETATTR", nfs4_dec_getattr_op, struct nfs4_getattr_args),
+	NFS4_OP_DECONLY(OP_ACCESS, "ACCESS", nfs4_dec_access_op, struct nfs4_access_args),
+	NFS4_OP_DECONLY(OP_READDIR, "READDIR", nfs4_dec_readdir_op, struct nfs4_readdir_args),
+	NFS4_OP_DECONLY(OP_SECINFO_NO_NAME, "SECINFO_NO_NAME", nfs4_dec_secinfo_nn_op,
+			struct nfs4_secinfo_nn_args),
+	[OP_PUTROOTFH] = { .name = "PUTROOTFH" },
+	[OP_LOOKUPP] = { .name = "LOOKUPP" },
+	[OP_READLINK] = { .name = "READLINK" },
+};
+
+static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void *res)
+{
+	(void)c, (void)args, (void)res; /* RFC 7530 §16.1: no work */
+	return RPC_PROC_OK;
+}
+
+/* RFC 7530 §16.2, RFC 8881 §16.2: the whole COMPOUND in one execute step. */
+static enum rpc_proc_status nfs4_compound_exec(struct rpc_call *c, void *args, void *res)
+{
+	struct nfs4_arena *a = nfs4_arena_get();
+	uint32_t status = NFS4_OK;
+
+	(void)args, (void)res;
+	a->ctx.ops = nfs4_ops;
+	a->ctx.minor_max = NFS4_MINOR_MAX;
+	a->ctx.reply_max = 0;
+	a->ctx.call = c;
+	a->ctx.priv = NULL;
+	switch (nfs4_compound_run(a, &c->args, &c->res, &status)) {
+	case NFS4_COMPOUND_GARBAGE:
+		return RPC_PROC_GARBAGE;
+	case NFS4_COMPOUND_NOROOM:
+		return RPC_PROC_SYSERR;
+	case NFS4_COMPOUND_DONE:
+		break;
+	}
+	c->proc_failed = status != NFS4_OK;
+	return RPC_PROC_OK;
+}
+
+static const struct rpc_proc nfs4_procs[] = {
+	[NFS4PROC_NULL] = { .name = "NULL", .execute = nfs4_null_exec, .args_size = 0, .res_size = 0,
+			    .max_reply = RPC_REPLY_MAX(0), .cache = RPC_CACHE_NONE, .ddp = ULB_RULE_NONE },
+	[NFS4PROC_COMPOUND] = { .name = "COMPOUND", .execute = nfs4_compound_exec, .args_size = 0,
+				.res_size = 0, .max_reply = 0, .cache = RPC_CACHE_NONE,
+				.ddp = ULB_RULE_COMPOUND },
+};
+
+const struct rpc_version nfs4_version = {
+	.vers = NFS4_VERSION,
+	.nprocs = sizeof(nfs4_procs) / sizeof(nfs4_procs[0]),
+	.procs = nfs4_procs,
+};
