@@ -1,11 +1,11 @@
 /*
  * fuzz_nfs4_compound.c - libFuzzer target: NFSv4 COMPOUND decoding and the
  * engine (nfs/v4/nfs4_compound.c, nfs4_xdr.c) on arbitrary bytes, as
- * COMPOUND4args. Every operation that has an argument decoder is given a
- * stub execute step (so the decoders of operations not built yet are
- * reached and a COMPOUND goes on past them); the filehandle operations are
- * the real ones. The first byte picks the reply limit and the highest minor
- * version served.
+ * COMPOUND4args, with the real operation table (no export is served, so the
+ * namespace is an empty pseudo root: PUTROOTFH, GETATTR, READDIR, LOOKUP,
+ * SECINFO... run for real), plus a SEQUENCE that does nothing so NFSv4.1
+ * COMPOUNDs get past their first operation. The first byte picks the reply
+ * limit and the highest minor version served.
  *
  * Besides "no crash, no sanitizer report", it checks with abort(): the
  * reply stays within its limit, parses back as COMPOUND4res, never holds
@@ -25,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct nfs4_op ops[NFS4_OP_COUNT];
 static struct nfs4_arena arena;
+static struct nfs4_svc svc;
 static uint8_t reply[16384];
 
 static uint32_t exec_ok(struct nfs4_ctx *x, void *args, void *res)
@@ -43,9 +44,7 @@ static void init_once(void)
 	done = 1;
 	nfs_fh_key_set(key);
 	memcpy(ops, nfs4_ops, sizeof(ops));
-	for (unsigned i = 0; i < NFS4_OP_COUNT; i++)
-		if (ops[i].decode && !ops[i].execute)
-			ops[i].execute = exec_ok;
+	ops[OP_SEQUENCE] = (struct nfs4_op){ .name = "SEQUENCE", .execute = exec_ok };
 }
 
 /* Parse the reply back; CHECK its shape. */
@@ -84,9 +83,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	arena.ctx.minor_max = (data[0] >> 3) % (NFS4_MINOR_MAX + 1);
 	arena.ctx.reply_max = reply_max;
 	arena.ctx.call = NULL;
+	arena.ctx.priv = &svc;
 	xdr_dec_init(&d, data + 1, size - 1);
 	xdr_enc_init(&e, reply, sizeof(reply));
-	if (nfs4_compound_run(&arena, &d, &e, &status) != NFS4_COMPOUND_DONE)
+	nfs4_svc_begin(&svc, NULL);
+	enum nfs4_compound_outcome out = nfs4_compound_run(&arena, &d, &e, &status);
+	nfs4_svc_end(&svc);
+	if (out != NFS4_COMPOUND_DONE)
 		return 0;
 	CHECK(!e.overflow);
 	CHECK(reply_max == 0 || xdr_enc_len(&e) <= reply_max);

@@ -47,6 +47,13 @@ seeds = {
     'too_many': compound(0, [], numops=100000),
     'reply_limit': compound(0, [op('GETATTR', bitmap)] * 20, ctl=0x11),
     'big_tag': compound(0, [], tag=b'T' * 1025),
+    'pseudo_root': compound(0, [op('PUTROOTFH'), op('GETFH'), op('GETATTR', bitmap), op('ACCESS', u32(0x3f)),
+                                op('READDIR', u64(0) + b'\0' * 8 + u32(512, 512) + bitmap),
+                                op('SAVEFH'), op('LOOKUPP'), op('RESTOREFH'), op('SECINFO', opaque(b'x')),
+                                op('LOOKUP', opaque(b'srv')), op('READLINK')]),
+    'pseudo_root_v41': compound(1, [op('SEQUENCE'), op('PUTROOTFH'), op('SECINFO_NO_NAME', u32(1)),
+                                    op('PUTROOTFH'), op('READDIR', u64(5) + b'\0' * 8 + u32(8, 8) + bitmap),
+                                    op('GETFH')]),
 }
 os.makedirs('corpus/nfs4_compound', exist_ok=True)
 for name, data in seeds.items():

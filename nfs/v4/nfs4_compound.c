@@ -130,6 +130,48 @@ static uint32_t nfs4_op_encode(struct nfs4_arena *a, struct xdr_enc *e, const st
 	return status; /* the COMPOUND ends here: the reserve is spent */
 }
 
+/*
+ * An NFS4_OPF_STREAM operation: {resop, status} first, then execute writes the
+ * body after them; a failure drops the body, an overflow the whole result
+ * (replaced as in nfs4_op_encode(); execute is not run twice).
+ */
+static uint32_t nfs4_op_stream(struct nfs4_arena *a, struct xdr_dec *d, struct xdr_enc *e, const struct nfs4_op *o,
+			       uint32_t resop)
+{
+	struct nfs4_ctx *x = &a->ctx;
+	uint8_t *start = e->p;
+	unsigned nddp = x->call ? x->call->n_ddp_out : 0;
+	bool last = x->opidx + 1 >= x->numops;
+	size_t off_status;
+	uint32_t status;
+
+	xdr_enc_u32(e, resop);
+	off_status = xdr_enc_len(e);
+	xdr_enc_u32(e, 0);
+	if (last)
+		e->end += NFS4_REPLY_RESERVE; /* nothing follows: the body may use the reserve */
+	status = e->overflow ? NFS4ERR_SERVERFAULT : nfs4_op_run(a, d, o);
+	if (!e->overflow) {
+		if (status != NFS4_OK) {
+			e->p = start + 8;
+			if (x->call)
+				x->call->n_ddp_out = nddp;
+		}
+		xdr_enc_patch_u32(e, off_status, status);
+		return status;
+	}
+	e->p = start;
+	e->overflow = false;
+	if (!last)
+		e->end += NFS4_REPLY_RESERVE;
+	if (x->call)
+		x->call->n_ddp_out = nddp;
+	status = x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_REP_TOO_BIG;
+	xdr_enc_u32(e, resop);
+	xdr_enc_u32(e, status);
+	return status;
+}
+
 /* The operations, one at a time, until one fails. Returns the last status; *nres results. */
 static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr_enc *e, uint32_t *nres)
 {
@@ -149,10 +191,14 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 			status = nfs4_op_admit(x, op, &resop);
 			if (status == NFS4_OK) {
 				o = &x->ops[op];
-				status = nfs4_op_run(a, d, o);
+				if (!(o->flags & NFS4_OPF_STREAM))
+					status = nfs4_op_run(a, d, o);
 			}
 		}
-		status = nfs4_op_encode(a, e, o, resop, status);
+		if (o && (o->flags & NFS4_OPF_STREAM))
+			status = nfs4_op_stream(a, d, e, o, resop);
+		else
+			status = nfs4_op_encode(a, e, o, resop, status);
 		(*nres)++;
 		if (status != NFS4_OK)
 			break;
@@ -182,6 +228,7 @@ static void nfs4_ctx_reset(struct nfs4_ctx *x, const struct nfs4_compound_hdr *h
 	x->saved.set = false;
 }
 
+
 enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr_enc *e,
 					     uint32_t *status_out)
 {
@@ -194,6 +241,7 @@ enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_de
 	if (!nfs4_dec_compound_hdr(d, &h))
 		return NFS4_COMPOUND_GARBAGE;
 	nfs4_ctx_reset(x, &h);
+	x->enc = e;
 	if (!nfs4_reply_limit(x, e))
 		return NFS4_COMPOUND_NOROOM;
 	off_status = xdr_enc_len(e);

@@ -50,6 +50,9 @@ struct nfs4_cfh {
 enum nfs4_op_flags {
 	NFS4_OPF_CURFH = 1u << 0,   /* needs a current filehandle: else NFS4ERR_NOFILEHANDLE */
 	NFS4_OPF_ENC_ERR = 1u << 1, /* encode runs on errors too (e.g. LOCK's DENIED) */
+	NFS4_OPF_STREAM = 1u << 2,  /* execute writes its result body to ctx->enc (READDIR's
+	                               entries); dropped if it fails, RESOURCE/REP_TOO_BIG if
+	                               it overflows; no encode step */
 };
 
 /* One entry of the operation table, indexed by nfs_opnum4. */
@@ -87,6 +90,7 @@ struct nfs4_ctx {
 	/* Set by nfs4_compound_run() for the operations. */
 	uint32_t minorversion;
 	uint32_t numops, opidx; /* operations in the COMPOUND, index of the running one */
+	struct xdr_enc *enc;    /* the reply (NFS4_OPF_STREAM operations write here) */
 	struct nfs4_cfh cur, saved;
 };
 

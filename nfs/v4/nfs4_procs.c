@@ -3,9 +3,8 @@
  * RPC program version 4 that carries it: NULL and COMPOUND (RFC 7530 §16.1,
  * §16.2; RFC 8881 §16.1, §16.2).
  *
- * An operation without an execute step answers NFS4ERR_NOTSUPP (the engine
- * stops there, so its arguments need no decoder yet); those with a decoder
- * but no execute step are parsed by the fuzz target and the unit tests only.
+ * An operation without an entry answers NFS4ERR_NOTSUPP (the engine stops
+ * there, so its arguments need no decoder yet).
  *
  * COMPOUND: cache policy none (RFC 7530 §9.1.7, §16.2: NFSv4.0 replays are
  * resolved by seqids, NFSv4.1 by the session's slots, never by the DRC);
@@ -13,6 +12,8 @@
  * max_reply 0 (grows with the operations). Its working memory is the worker
  * thread's arena (nfs4_compound.h explains why), so its RPC scratch is empty.
  */
+#include <threads.h>
+
 #include "nfs/v4/nfs4.h"
 
 /* Decoders take the context (WRITE will need the call for rpc_dec_ddp()). */
@@ -37,9 +38,6 @@ struct nfs4_none {
 	[num] = { .name = nm, .decode = dec, .execute = exe, .encode = enc, \
 		  .args_size = NFS4_OP_SCRATCH_SIZE(args_t), .res_size = NFS4_OP_SCRATCH_SIZE(res_t), \
 		  .flags = (fl) }
-/* Known, decodable, not built: NOTSUPP. */
-#define NFS4_OP_DECONLY(num, nm, dec, args_t) \
-	[num] = { .name = nm, .decode = dec, .args_size = NFS4_OP_SCRATCH_SIZE(args_t) }
 
 const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.19, §18.8, §18.28, §18.27 */
@@ -50,17 +48,27 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	NFS4_OP(OP_SAVEFH, "SAVEFH", NULL, nfs4_savefh_exec, NULL, struct nfs4_none, struct nfs4_none,
 		NFS4_OPF_CURFH),
 	NFS4_OP(OP_RESTOREFH, "RESTOREFH", NULL, nfs4_restorefh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
-	/* Decoded, not executed yet (the pseudo file system and the backend operations). */
-	NFS4_OP_DECONLY(OP_LOOKUP, "LOOKUP", nfs4_dec_name_args_op, struct nfs4_name_args),
-	NFS4_OP_DECONLY(OP_SECINFO, "SECINFO", nfs4_dec_name_args_op, struct nfs4_name_args),
-	NFS4_OP_DECONLY(OP_GETATTR, "GETATTR", nfs4_dec_getattr_op, struct nfs4_getattr_args),
-	NFS4_OP_DECONLY(OP_ACCESS, "ACCESS", nfs4_dec_access_op, struct nfs4_access_args),
-	NFS4_OP_DECONLY(OP_READDIR, "READDIR", nfs4_dec_readdir_op, struct nfs4_readdir_args),
-	NFS4_OP_DECONLY(OP_SECINFO_NO_NAME, "SECINFO_NO_NAME", nfs4_dec_secinfo_nn_op,
-			struct nfs4_secinfo_nn_args),
-	[OP_PUTROOTFH] = { .name = "PUTROOTFH" },
-	[OP_LOOKUPP] = { .name = "LOOKUPP" },
-	[OP_READLINK] = { .name = "READLINK" },
+	/* RFC 8881 §18.21, §18.13, §18.14, §18.29, §18.45: the namespace (nfs4_proc_ns.c). */
+	NFS4_OP(OP_PUTROOTFH, "PUTROOTFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	NFS4_OP(OP_LOOKUP, "LOOKUP", nfs4_dec_name_args_op, nfs4_lookup_exec, NULL, struct nfs4_name_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_LOOKUPP, "LOOKUPP", NULL, nfs4_lookupp_exec, NULL, struct nfs4_none, struct nfs4_none,
+		NFS4_OPF_CURFH),
+	NFS4_OP(OP_SECINFO, "SECINFO", nfs4_dec_name_args_op, nfs4_secinfo_exec, nfs4_secinfo_enc,
+		struct nfs4_name_args, struct nfs4_secinfo_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_SECINFO_NO_NAME, "SECINFO_NO_NAME", nfs4_dec_secinfo_nn_op, nfs4_secinfo_nn_exec,
+		nfs4_secinfo_enc, struct nfs4_secinfo_nn_args, struct nfs4_secinfo_res, NFS4_OPF_CURFH),
+	/* RFC 8881 §18.7, §18.1, §18.24 (nfs4_proc_attr.c); RFC 8267 §4.1: READLINK's path may
+	 * leave in a Write chunk. */
+	NFS4_OP(OP_GETATTR, "GETATTR", nfs4_dec_getattr_op, nfs4_getattr_exec, nfs4_getattr_enc,
+		struct nfs4_getattr_args, struct nfs4_getattr_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_ACCESS, "ACCESS", nfs4_dec_access_op, nfs4_access_exec, nfs4_access_enc,
+		struct nfs4_access_args, struct nfs4_access_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_READLINK, "READLINK", NULL, nfs4_readlink_exec, nfs4_readlink_enc, struct nfs4_none,
+		struct nfs4_readlink_res, NFS4_OPF_CURFH),
+	/* RFC 8881 §18.23 (nfs4_proc_dir.c): entries stream into the reply. */
+	NFS4_OP(OP_READDIR, "READDIR", nfs4_dec_readdir_op, nfs4_readdir_exec, NULL, struct nfs4_readdir_args,
+		struct nfs4_none, NFS4_OPF_CURFH | NFS4_OPF_STREAM),
 };
 
 static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void *res)
@@ -69,19 +77,22 @@ static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void 
 	return RPC_PROC_OK;
 }
 
-/* RFC 7530 §16.2, RFC 8881 §16.2: the whole COMPOUND in one execute step. */
-static enum rpc_proc_status nfs4_compound_exec(struct rpc_call *c, void *args, void *res)
+enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op *ops)
 {
+	static thread_local struct nfs4_svc svc;
 	struct nfs4_arena *a = nfs4_arena_get();
+	enum nfs4_compound_outcome out;
 	uint32_t status = NFS4_OK;
 
-	(void)args, (void)res;
-	a->ctx.ops = nfs4_ops;
+	a->ctx.ops = ops;
 	a->ctx.minor_max = NFS4_MINOR_MAX;
 	a->ctx.reply_max = 0;
 	a->ctx.call = c;
-	a->ctx.priv = NULL;
-	switch (nfs4_compound_run(a, &c->args, &c->res, &status)) {
+	a->ctx.priv = &svc;
+	nfs4_svc_begin(&svc, c);
+	out = nfs4_compound_run(a, &c->args, &c->res, &status);
+	nfs4_svc_end(&svc);
+	switch (out) {
 	case NFS4_COMPOUND_GARBAGE:
 		return RPC_PROC_GARBAGE;
 	case NFS4_COMPOUND_NOROOM:
@@ -91,6 +102,13 @@ static enum rpc_proc_status nfs4_compound_exec(struct rpc_call *c, void *args, v
 	}
 	c->proc_failed = status != NFS4_OK;
 	return RPC_PROC_OK;
+}
+
+/* RFC 7530 §16.2, RFC 8881 §16.2: the whole COMPOUND in one execute step. */
+static enum rpc_proc_status nfs4_compound_exec(struct rpc_call *c, void *args, void *res)
+{
+	(void)args, (void)res;
+	return nfs4_compound_with(c, nfs4_ops);
 }
 
 static const struct rpc_proc nfs4_procs[] = {
