@@ -11,6 +11,7 @@
  *   nfs4_proc_ns.c    the namespace: PUTROOTFH, LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
  *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
  *   nfs4_proc_dir.c   READDIR
+ *   nfs4_state.c      NFSv4.1 client records and sessions (pure; not yet in the table)
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
  * Experimental: the version is registered with the RPC layer (and rpcbind)
