@@ -14,7 +14,10 @@
  */
 #include <threads.h>
 
+#include "core/log.h"
 #include "nfs/v4/nfs4.h"
+
+static struct log_limit nfs4_bad_limit;
 
 /* Decoders take the context (WRITE will need the call for rpc_dec_ddp()). */
 #define NFS4_DEC(fn, type) \
@@ -94,12 +97,17 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	nfs4_svc_end(&svc);
 	switch (out) {
 	case NFS4_COMPOUND_GARBAGE:
+		log_limited(&nfs4_bad_limit, LOG_NOTICE, "nfs4: %s: COMPOUND header does not decode (GARBAGE_ARGS)",
+			    c->conn ? c->conn->peer_name : "-");
 		return RPC_PROC_GARBAGE;
 	case NFS4_COMPOUND_NOROOM:
 		return RPC_PROC_SYSERR;
 	case NFS4_COMPOUND_DONE:
 		break;
 	}
+	if (status == NFS4ERR_BADXDR)
+		log_limited(&nfs4_bad_limit, LOG_NOTICE, "nfs4: %s: operation %u of a COMPOUND does not decode (BADXDR)",
+			    c->conn ? c->conn->peer_name : "-", a->ctx.opidx + 1);
 	c->proc_failed = status != NFS4_OK;
 	return RPC_PROC_OK;
 }

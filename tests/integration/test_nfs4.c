@@ -8,7 +8,9 @@
  *    made on the server, LOOKUP + READLINK of a symlink; the NFSv3 (MOUNT)
  *    handle of the export is accepted by PUTFH; an operation not built
  *    (OPEN) answers NFS4ERR_NOTSUPP; an unknown minor version
- *    MINOR_VERS_MISMATCH; NFSv3 is still served beside it.
+ *    MINOR_VERS_MISMATCH; NFSv3 is still served beside it; a truncated
+ *    header is GARBAGE_ARGS, an operation that does not decode BADXDR,
+ *    both logged.
  */
 #include "tests/integration/harness.h"
 #include "tests/integration/rawrpc.h"
@@ -189,6 +191,20 @@ static void test_handles_and_errors(struct raw_conn *c, const uint8_t *fh, uint3
 	CHECK(raw_call(c, ++xid, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
 	      "NFSv3 NULL still served");
 	raw_reply_free(&r);
+
+	/* A truncated header: GARBAGE_ARGS; a truncated operation: BADXDR; one log line each. */
+	static const uint8_t cut[6] = { 0, 0, 0, 8, 'a', 'b' };
+	CHECK(raw_call(c, ++xid, RAW_NFS_PROG, 4, 1, cut, sizeof(cut), &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	      r.accept_stat == 4, "truncated COMPOUND header: GARBAGE_ARGS");
+	raw_reply_free(&r);
+	xb_init(&a);
+	hdr(&a, 0, 1);
+	xb_u32(&a, OP_PUTFH);
+	xb_u32(&a, 200); /* a handle longer than NFS4_FHSIZE */
+	CHECK_EQ(compound(c, &a, &r, &n), 10036, "PUTFH with a 200-byte handle: NFS4ERR_BADXDR");
+	raw_reply_free(&r);
+	xb_free(&a);
+	CHECK(hx_log_count(&env, "does not decode") >= 2, "logged");
 }
 
 int main(int argc, char **argv)
