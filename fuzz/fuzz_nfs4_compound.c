@@ -3,8 +3,9 @@
  * engine (nfs/v4/nfs4_compound.c, nfs4_xdr.c) on arbitrary bytes, as
  * COMPOUND4args, with the real operation table (no export is served, so the
  * namespace is an empty pseudo root: PUTROOTFH, GETATTR, READDIR, LOOKUP,
- * SECINFO... run for real), plus a SEQUENCE that does nothing so NFSv4.1
- * COMPOUNDs get past their first operation. The first byte picks the reply
+ * SECINFO... run for real; EXCHANGE_ID, CREATE_SESSION, DESTROY_* against the
+ * real session state), with a SEQUENCE that does nothing so NFSv4.1
+ * COMPOUNDs get past their first operation (a fuzzer cannot guess session ids). The first byte picks the reply
  * limit and the highest minor version served.
  *
  * Besides "no crash, no sanitizer report", it checks with abort(): the
@@ -43,6 +44,7 @@ static void init_once(void)
 		return;
 	done = 1;
 	nfs_fh_key_set(key);
+	nfs4_session_init();
 	memcpy(ops, nfs4_ops, sizeof(ops));
 	ops[OP_SEQUENCE] = (struct nfs4_op){ .name = "SEQUENCE", .execute = exec_ok };
 }

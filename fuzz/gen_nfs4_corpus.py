@@ -19,7 +19,7 @@ def compound(minor, ops, tag=b'seed', numops=None, ctl=0x10):
     body = b''.join(ops)
     return bytes([ctl]) + opaque(tag) + u32(minor, len(ops) if numops is None else numops) + body
 
-OP = dict(ACCESS=3, GETATTR=9, GETFH=10, LOOKUP=15, LOOKUPP=16, PUTFH=22, PUTROOTFH=24,
+OP = dict(CREATE_SESSION=43, DESTROY_SESSION=44, DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, ACCESS=3, GETATTR=9, GETFH=10, LOOKUP=15, LOOKUPP=16, PUTFH=22, PUTROOTFH=24,
           READDIR=26, READLINK=27, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
           SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35)
 
@@ -51,6 +51,16 @@ seeds = {
                                 op('READDIR', u64(0) + b'\0' * 8 + u32(512, 512) + bitmap),
                                 op('SAVEFH'), op('LOOKUPP'), op('RESTOREFH'), op('SECINFO', opaque(b'x')),
                                 op('LOOKUP', opaque(b'srv')), op('READLINK')]),
+    'exchange_id': compound(1, [op('EXCHANGE_ID', b'verifier' + opaque(b'fuzz-client') + u32(0, 0, 0))]),
+    'exchange_id_mach_cred': compound(1, [op('EXCHANGE_ID', b'verifier' + opaque(b'fuzz-client') + u32(0, 1)
+                                             + bitmap + bitmap + u32(1) + opaque(b'dom') + opaque(b'name')
+                                             + u64(0) + u32(0))]),
+    'create_session': compound(1, [op('CREATE_SESSION', u64(0x100000001) + u32(1, 3)
+                                      + u32(0, 1 << 20, 1 << 20, 4096, 16, 8, 0) * 2 + u32(0x40000000, 2, 0, 1)
+                                      + u32(7) + opaque(b'host') + u32(0, 0, 2, 1, 2))]),
+    'destroy': compound(1, [op('DESTROY_SESSION', b'S' * 16)]) + b'',
+    'destroy_clientid': compound(1, [op('DESTROY_CLIENTID', u64(5))]),
+    'reclaim_complete': compound(1, [op('SEQUENCE', b's' * 16 + u32(1, 0, 0, 1)), op('RECLAIM_COMPLETE', u32(0))]),
     'pseudo_root_v41': compound(1, [op('SEQUENCE'), op('PUTROOTFH'), op('SECINFO_NO_NAME', u32(1)),
                                     op('PUTROOTFH'), op('READDIR', u64(5) + b'\0' * 8 + u32(8, 8) + bitmap),
                                     op('GETFH')]),

@@ -33,6 +33,7 @@ static int nfs4_register(void)
 	nfs34_program.nversions = 2;
 	nfs34_program.versions = nfs34_versions;
 	log_warn("nfs: NFSv4 is experimental and incomplete ([nfsv4] enable = yes)");
+	nfs4_session_init();
 	return rpc_register_program(&nfs34_program);
 }
 
@@ -90,5 +91,6 @@ void nfs_service_shutdown(void)
 {
 	nfs_exports_install(NULL);
 	mount3_list_release();
+	nfs4_session_release();
 	be_shutdown();
 }

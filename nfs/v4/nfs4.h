@@ -11,7 +11,9 @@
  *   nfs4_proc_ns.c    the namespace: PUTROOTFH, LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
  *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
  *   nfs4_proc_dir.c   READDIR
- *   nfs4_state.c      NFSv4.1 client records and sessions (pure; not yet in the table)
+ *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
+ *   nfs4_xdr_session.c  XDR of the session operations
+ *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
  * Experimental: the version is registered with the RPC layer (and rpcbind)
@@ -23,6 +25,7 @@
 #include "nfs/v4/nfs4_attr.h"
 #include "nfs/v4/nfs4_compound.h"
 #include "nfs/v4/nfs4_pseudo.h"
+#include "nfs/v4/nfs4_xdr_session.h"
 #include "rpc/rpc.h"
 
 /* Export id of pseudo directory handles (their backend bytes say which). */
@@ -48,6 +51,13 @@ struct nfs4_svc {
 	char path[NFS4_PSEUDO_PATH_MAX];  /* the pseudo directory last opened */
 	char path2[NFS4_PSEUDO_PATH_MAX]; /* a second one (LOOKUP's result, LOOKUPP's parent) */
 	char link[NFS4_LINK_MAX];
+	/* The COMPOUND's SEQUENCE (nfs4_proc_session.c). */
+	bool seq_new;             /* a slot was taken: nfs4_sequence_done() at the end */
+	uint8_t seq_sid[NFS4_SESSIONID_SIZE];
+	uint32_t seq_slot;
+	bool seq_cachethis;
+	uint64_t clientid;
+	uint8_t replay[NFS4_STATE_MAX_CACHED];
 };
 
 /* An object a filehandle names. */
@@ -136,6 +146,32 @@ void nfs4_attr_src_fill(const struct nfs4_ctx *x, struct nfs4_attr_src *src, con
 bool nfs4_attr_req_ok(const struct nfs4_bitmap *req);
 /* An export's fsid as NFSv4 shows it: the export id, so each export is its own file system. */
 void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
+
+/* ---- nfs4_proc_session.c ---- */
+
+void nfs4_session_init(void);
+void nfs4_session_release(void);
+struct nfs4_state *nfs4_session_state(void);
+uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e);
+uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_destroy_clientid_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_reclaim_complete_exec(struct nfs4_ctx *x, void *args, void *res);
+
+struct nfs4_create_session_res {
+	uint8_t sessionid[NFS4_SESSIONID_SIZE];
+	uint32_t sequence;
+	struct nfs4_chan_attrs fore, back;
+};
+struct nfs4_sequence_res {
+	struct nfs4_sequence_args args;
+	uint32_t highest, target;
+};
 
 /* ---- nfs4_proc_dir.c ---- */
 

@@ -200,7 +200,7 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 		else
 			status = nfs4_op_encode(a, e, o, resop, status);
 		(*nres)++;
-		if (status != NFS4_OK)
+		if (status != NFS4_OK || x->replay)
 			break;
 	}
 	return status;
@@ -226,6 +226,8 @@ static void nfs4_ctx_reset(struct nfs4_ctx *x, const struct nfs4_compound_hdr *h
 	x->opidx = 0;
 	x->cur.set = false;
 	x->saved.set = false;
+	x->replay = NULL;
+	x->replay_len = 0;
 }
 
 
@@ -245,6 +247,7 @@ enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_de
 	if (!nfs4_reply_limit(x, e))
 		return NFS4_COMPOUND_NOROOM;
 	off_status = xdr_enc_len(e);
+	x->res_start = off_status;
 	xdr_enc_u32(e, 0);
 	xdr_enc_opaque(e, h.tag, h.taglen); /* RFC 8881 §16.2.3: the tag is echoed */
 	off_count = xdr_enc_len(e);
@@ -262,6 +265,17 @@ enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_de
 		status = nfs4_ops_run(a, d, e, &nres);
 	}
 	e->end = real_end;
+	if (x->replay) {
+		/* RFC 8881 §2.10.6.1.2: the cached reply, as it was sent. */
+		e->p = e->base + off_status;
+		xdr_enc_fixed(e, x->replay, x->replay_len);
+		uint32_t w = 0;
+		if (x->replay_len >= 4)
+			memcpy(&w, x->replay, 4);
+		if (status_out)
+			*status_out = be32toh(w);
+		return NFS4_COMPOUND_DONE;
+	}
 	xdr_enc_patch_u32(e, off_status, status);
 	xdr_enc_patch_u32(e, off_count, nres);
 	if (status_out)

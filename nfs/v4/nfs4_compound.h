@@ -91,6 +91,11 @@ struct nfs4_ctx {
 	uint32_t minorversion;
 	uint32_t numops, opidx; /* operations in the COMPOUND, index of the running one */
 	struct xdr_enc *enc;    /* the reply (NFS4_OPF_STREAM operations write here) */
+	size_t res_start;       /* offset in *enc of COMPOUND4res (what a session slot caches) */
+	/* Set by SEQUENCE for a retransmission (RFC 8881 §2.10.6.1.2): the whole
+	 * COMPOUND4res is then these cached bytes, nothing else runs. */
+	const uint8_t *replay;
+	uint32_t replay_len;
 	struct nfs4_cfh cur, saved;
 };
 

@@ -32,6 +32,12 @@ NFS4_DEC(nfs4_dec_getattr, struct nfs4_getattr_args)
 NFS4_DEC(nfs4_dec_access, struct nfs4_access_args)
 NFS4_DEC(nfs4_dec_readdir, struct nfs4_readdir_args)
 NFS4_DEC(nfs4_dec_secinfo_nn, struct nfs4_secinfo_nn_args)
+NFS4_DEC(nfs4_dec_exchange_id, struct nfs4_exid_args)
+NFS4_DEC(nfs4_dec_create_session, struct nfs4_create_session_args)
+NFS4_DEC(nfs4_dec_sequence, struct nfs4_sequence_args)
+NFS4_DEC(nfs4_dec_sessionid, struct nfs4_sessionid_args)
+NFS4_DEC(nfs4_dec_clientid, struct nfs4_clientid_args)
+NFS4_DEC(nfs4_dec_reclaim_complete, struct nfs4_reclaim_complete_args)
 
 struct nfs4_none {
 	char unused;
@@ -72,6 +78,19 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.23 (nfs4_proc_dir.c): entries stream into the reply. */
 	NFS4_OP(OP_READDIR, "READDIR", nfs4_dec_readdir_op, nfs4_readdir_exec, NULL, struct nfs4_readdir_args,
 		struct nfs4_none, NFS4_OPF_CURFH | NFS4_OPF_STREAM),
+	/* RFC 8881 §18.35-37, §18.46, §18.50, §18.51: sessions (nfs4_proc_session.c). */
+	NFS4_OP(OP_EXCHANGE_ID, "EXCHANGE_ID", nfs4_dec_exchange_id_op, nfs4_exchange_id_exec, nfs4_exchange_id_enc,
+		struct nfs4_exid_args, struct nfs4_exid_res, 0),
+	NFS4_OP(OP_CREATE_SESSION, "CREATE_SESSION", nfs4_dec_create_session_op, nfs4_create_session_exec,
+		nfs4_create_session_enc, struct nfs4_create_session_args, struct nfs4_create_session_res, 0),
+	NFS4_OP(OP_SEQUENCE, "SEQUENCE", nfs4_dec_sequence_op, nfs4_sequence_exec, nfs4_sequence_enc,
+		struct nfs4_sequence_args, struct nfs4_sequence_res, 0),
+	NFS4_OP(OP_DESTROY_SESSION, "DESTROY_SESSION", nfs4_dec_sessionid_op, nfs4_destroy_session_exec, NULL,
+		struct nfs4_sessionid_args, struct nfs4_none, 0),
+	NFS4_OP(OP_DESTROY_CLIENTID, "DESTROY_CLIENTID", nfs4_dec_clientid_op, nfs4_destroy_clientid_exec, NULL,
+		struct nfs4_clientid_args, struct nfs4_none, 0),
+	NFS4_OP(OP_RECLAIM_COMPLETE, "RECLAIM_COMPLETE", nfs4_dec_reclaim_complete_op, nfs4_reclaim_complete_exec,
+		NULL, struct nfs4_reclaim_complete_args, struct nfs4_none, 0),
 };
 
 static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void *res)
@@ -93,7 +112,9 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	a->ctx.call = c;
 	a->ctx.priv = &svc;
 	nfs4_svc_begin(&svc, c);
+	svc.seq_new = false;
 	out = nfs4_compound_run(a, &c->args, &c->res, &status);
+	nfs4_sequence_done(&a->ctx, &c->res);
 	nfs4_svc_end(&svc);
 	switch (out) {
 	case NFS4_COMPOUND_GARBAGE:

@@ -21,8 +21,10 @@ void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32
 	st->rnd = seed | 1;
 }
 
-static void session_free(struct nfs4_session *s)
+static void session_free(struct nfs4_state *st, struct nfs4_session *s)
 {
+	if (s)
+		st->cache_bytes -= (size_t)s->nslots * s->fore.maxresponsesize_cached;
 	free(s);
 }
 
@@ -31,7 +33,7 @@ static void client_free(struct nfs4_state *st, unsigned i)
 	struct nfs4_client *c = st->clients[i];
 
 	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
-		session_free(c->sessions[k]);
+		session_free(st, c->sessions[k]);
 	free(c);
 	st->clients[i] = st->clients[--st->nclients];
 	st->clients[st->nclients] = NULL;
@@ -220,9 +222,18 @@ static uint32_t create_session_locked(struct nfs4_state *st, struct nfs4_client 
 		return NFS4ERR_DELAY; /* bounded per client */
 	chan_negotiate(fore);
 	chan_negotiate(back);
+	/* The server-wide bound on reply caches: fewer slots near it, none left: DELAY. */
+	if (fore->maxresponsesize_cached) {
+		size_t room = (NFS4_STATE_CACHE_TOTAL - st->cache_bytes) / fore->maxresponsesize_cached;
+		if (room == 0)
+			return NFS4ERR_DELAY;
+		if (fore->maxrequests > room)
+			fore->maxrequests = (uint32_t)room;
+	}
 	s = session_new(st, c, fore, back);
 	if (!s)
 		return NFS4ERR_DELAY;
+	st->cache_bytes += (size_t)s->nslots * s->fore.maxresponsesize_cached;
 	c->sessions[k] = s;
 	if (!c->confirmed)
 		client_confirm(st, c);
@@ -298,6 +309,7 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessioni
 		act = slot_check(&s->slots[slotid], sequenceid, replay_buf, replay_cap, res);
 		res->highest_slotid = res->target_highest_slotid = s->nslots - 1;
 		res->maxresponsesize = s->fore.maxresponsesize;
+		res->clientid = s->client->clientid;
 	}
 	pthread_mutex_unlock(&st->lock);
 	return act;
@@ -331,7 +343,7 @@ uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS
 	s = session_by_id(st, sessionid, &ci, &si);
 	if (s) {
 		st->clients[ci]->sessions[si] = NULL;
-		session_free(s);
+		session_free(st, s);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return s ? NFS4_OK : NFS4ERR_BADSESSION; /* RFC 8881 §18.37.3 */

@@ -4,13 +4,15 @@
  * (with its one-slot replay cache), SEQUENCE (slot table and reply cache,
  * exactly-once semantics), DESTROY_SESSION, DESTROY_CLIENTID,
  * RECLAIM_COMPLETE and lease expiry, as a pure module: no XDR, no sockets;
- * time and randomness come from the caller. Not yet wired into COMPOUND
- * (those operations still answer NFS4ERR_NOTSUPP there).
+ * time and randomness come from the caller. nfs4_proc_session.c puts it
+ * behind the COMPOUND operations.
  *
  * Memory: bounded. At most NFS4_STATE_MAX_CLIENTS client records, each with
  * at most NFS4_STATE_MAX_SESSIONS sessions; a session's slot table and its
  * reply cache (slots x ca_maxresponsesize_cached, both clamped) are
- * allocated once by CREATE_SESSION and freed by DESTROY_SESSION or expiry.
+ * allocated once by CREATE_SESSION and freed by DESTROY_SESSION or expiry;
+ * all reply caches together stay within NFS4_STATE_CACHE_TOTAL (a session
+ * created near the limit gets fewer slots).
  * Nothing is allocated per SEQUENCE.
  *
  * Locking: one mutex per struct nfs4_state; a slot being used by a request
@@ -36,6 +38,7 @@
 #define NFS4_STATE_MAX_SLOTS 64u    /* per session (ca_maxrequests) */
 #define NFS4_STATE_MAX_CACHED 8192u /* bytes of one cached reply (ca_maxresponsesize_cached) */
 #define NFS4_STATE_MAX_MSG ((1u << 20) + 65536u) /* ca_maxrequestsize / ca_maxresponsesize */
+#define NFS4_STATE_CACHE_TOTAL (64u << 20) /* all sessions' reply caches together */
 #define NFS4_OWNER_MAX 1024u        /* co_ownerid, RFC 8881 §18.35.1: opaque<NFS4_OPAQUE_LIMIT> */
 #define NFS4_SESSIONID_SIZE 16u
 
@@ -94,6 +97,7 @@ struct nfs4_state {
 	uint64_t rnd;              /* xorshift state for session ids */
 	struct nfs4_client *clients[NFS4_STATE_MAX_CLIENTS];
 	unsigned nclients;
+	size_t cache_bytes; /* reply caches allocated */
 };
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease);
@@ -124,6 +128,7 @@ struct nfs4_seq_res {
 	uint32_t highest_slotid, target_highest_slotid;
 	uint32_t replay_len;      /* NFS4_SEQ_REPLAY: bytes copied into the caller's buffer */
 	uint32_t maxresponsesize; /* NFS4_SEQ_NEW: the COMPOUND's reply limit (ctx->reply_max) */
+	uint64_t clientid;        /* the session's client (RECLAIM_COMPLETE) */
 };
 /* The cached reply is copied (under the lock) into replay_buf (replay_cap bytes). */
 enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],

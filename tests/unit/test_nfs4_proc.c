@@ -7,7 +7,10 @@
  * (read-only export and pseudo directories grant no modification),
  * READLINK, LOOKUPP back across the export root, READDIR of pseudo and
  * export directories (no "." or "..", cookies resume, TOOSMALL), SECINFO,
- * SECINFO_NO_NAME, name rules, SYMLINK/NOTDIR, stale and forged handles.
+ * SECINFO_NO_NAME, name rules, SYMLINK/NOTDIR, stale and forged handles;
+ * an NFSv4.1 session through the real table (EXCHANGE_ID, CREATE_SESSION,
+ * SEQUENCE with a byte-identical replay, RECLAIM_COMPLETE, RETRY_UNCACHED_REP,
+ * SEQ_MISORDERED, DESTROY_SESSION).
  * Needs root (open_by_handle_at); skipped otherwise.
  */
 #include <setjmp.h>
@@ -580,6 +583,117 @@ static void test_secinfo_and_handles(void **state)
 	assert_int_equal(run(&n), NFS4ERR_ACCESS);
 }
 
+/* EXCHANGE_ID + CREATE_SESSION through the real table; the session id. */
+static void make_session(uint8_t sid[16])
+{
+	uint64_t clientid;
+	uint32_t n, seq, len;
+	const uint8_t *p;
+
+	begin(ME, 1, 1);
+	op(OP_EXCHANGE_ID);
+	xdr_enc_fixed(&t->req, "verifier", 8);
+	tc_put_name(t, "test-nfs4-proc-client");
+	xdr_enc_u32(&t->req, 0); /* flags */
+	xdr_enc_u32(&t->req, 0); /* SP4_NONE */
+	xdr_enc_u32(&t->req, 0); /* no implementation id */
+	assert_int_equal(run(&n), NFS4_OK);
+	res(OP_EXCHANGE_ID, NFS4_OK);
+	clientid = tc_u64(t);
+	seq = tc_u32(t);
+	tc_u32(t);
+	assert_int_equal(tc_u32(t), 0); /* SP4_NONE */
+	tc_u64(t);
+	p = tc_opaque(t, &len);
+	assert_memory_equal(p, "rnfsd", 5);
+	tc_opaque(t, &len);
+	assert_int_equal(tc_u32(t), 0);
+	assert_int_equal(tc_remaining(t), 0);
+
+	begin(ME, 1, 1);
+	op(OP_CREATE_SESSION);
+	xdr_enc_u64(&t->req, clientid);
+	xdr_enc_u32(&t->req, seq);
+	xdr_enc_u32(&t->req, 3); /* persist, back channel: not granted */
+	for (int ch = 0; ch < 2; ch++) {
+		const uint32_t v[] = { 0, 1 << 20, 1 << 20, 4096, 16, 8, 0 };
+		for (int i = 0; i < 7; i++)
+			xdr_enc_u32(&t->req, v[i]);
+	}
+	xdr_enc_u32(&t->req, 0x40000000); /* cb_program */
+	xdr_enc_u32(&t->req, 1);
+	xdr_enc_u32(&t->req, 0); /* AUTH_NONE */
+	assert_int_equal(run(&n), NFS4_OK);
+	res(OP_CREATE_SESSION, NFS4_OK);
+	memcpy(sid, xdr_dec_inline(&t->res, 16), 16);
+	assert_int_equal(tc_u32(t), seq);
+	assert_int_equal(tc_u32(t), 0); /* no flags granted */
+	tc_u32(t);
+	assert_int_equal(tc_u32(t), 1 << 20);
+}
+
+static void op_sequence(const uint8_t sid[16], uint32_t seq, bool cachethis)
+{
+	op(OP_SEQUENCE);
+	xdr_enc_fixed(&t->req, sid, 16);
+	xdr_enc_u32(&t->req, seq);
+	xdr_enc_u32(&t->req, 0);
+	xdr_enc_u32(&t->req, 0);
+	xdr_enc_u32(&t->req, cachethis);
+}
+
+static void test_session_flow(void **state)
+{
+	uint8_t sid[16], first[512];
+	size_t first_len;
+	uint32_t n;
+
+	(void)state;
+	make_session(sid);
+	/* A new request on slot 0, then its retransmission: the same bytes. */
+	begin(ME, 1, 3);
+	op_sequence(sid, 1, true);
+	op(OP_PUTROOTFH);
+	op(OP_GETFH);
+	assert_int_equal(run(&n), NFS4_OK);
+	assert_int_equal(n, 3);
+	first_len = (size_t)(t->res.end - t->res.base);
+	assert_true(first_len < sizeof(first));
+	memcpy(first, t->res.base, first_len);
+	begin(ME, 1, 3);
+	op_sequence(sid, 1, true);
+	op(OP_PUTROOTFH);
+	op(OP_GETFH);
+	assert_int_equal(run(&n), NFS4_OK);
+	assert_int_equal((size_t)(t->res.end - t->res.base), first_len);
+	assert_memory_equal(t->res.base, first, first_len);
+	/* RECLAIM_COMPLETE once; misordered; uncached retry. */
+	begin(ME, 1, 2);
+	op_sequence(sid, 2, false);
+	op(OP_RECLAIM_COMPLETE);
+	xdr_enc_u32(&t->req, 0);
+	assert_int_equal(run(&n), NFS4_OK);
+	begin(ME, 1, 2);
+	op_sequence(sid, 3, false);
+	op(OP_RECLAIM_COMPLETE);
+	xdr_enc_u32(&t->req, 0);
+	assert_int_equal(run(&n), NFS4ERR_COMPLETE_ALREADY);
+	begin(ME, 1, 1);
+	op_sequence(sid, 3, false);
+	assert_int_equal(run(&n), NFS4ERR_RETRY_UNCACHED_REP);
+	begin(ME, 1, 1);
+	op_sequence(sid, 9, false);
+	assert_int_equal(run(&n), NFS4ERR_SEQ_MISORDERED);
+	/* Gone: DESTROY_SESSION alone (session-less), then the session is bad. */
+	begin(ME, 1, 1);
+	op(OP_DESTROY_SESSION);
+	xdr_enc_fixed(&t->req, sid, 16);
+	assert_int_equal(run(&n), NFS4_OK);
+	begin(ME, 1, 1);
+	op_sequence(sid, 4, false);
+	assert_int_equal(run(&n), NFS4ERR_BADSESSION);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_lookupp_and_access),
 		cmocka_unit_test(test_readdir),
 		cmocka_unit_test(test_secinfo_and_handles),
+		cmocka_unit_test(test_session_flow),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -8,7 +8,7 @@
  * misordered, bad slot, bad session), DESTROY_SESSION, DESTROY_CLIENTID
  * (busy while sessions exist), RECLAIM_COMPLETE once, lease expiry (not
  * under a running request), and the bounds (owner length, sessions per
- * client, client records).
+ * client, client records, all reply caches together).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -249,6 +249,46 @@ static void test_client_table_full(void **state)
 	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"one more", 8, 0, 1, &r), NFS4_OK);
 }
 
+/* All reply caches together stay within NFS4_STATE_CACHE_TOTAL. */
+static void test_cache_budget(void **state)
+{
+	struct nfs4_exid_res r;
+	struct nfs4_chan_attrs f, b;
+	uint8_t sid[NFS4_SESSIONID_SIZE], first[NFS4_SESSIONID_SIZE];
+	const uint32_t per = NFS4_STATE_MAX_SLOTS * NFS4_STATE_MAX_CACHED;
+	uint32_t sessions = NFS4_STATE_CACHE_TOTAL / per, made = 0;
+	char owner[32];
+
+	(void)state;
+	for (unsigned i = 0; made < sessions; i++) {
+		snprintf(owner, sizeof(owner), "budget%u", i);
+		assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 1,
+						  &r), NFS4_OK);
+		for (uint32_t k = 0; k < NFS4_STATE_MAX_SESSIONS && made < sessions; k++, made++) {
+			f = (struct nfs4_chan_attrs){ .maxrequestsize = 1 << 20, .maxresponsesize = 1 << 20,
+						      .maxresponsesize_cached = 1 << 20, .maxoperations = 8,
+						      .maxrequests = 1000 };
+			b = attrs(1);
+			assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + k, &f, &b, 1, sid), NFS4_OK);
+			assert_int_equal(f.maxrequests, NFS4_STATE_MAX_SLOTS);
+			if (made == 0)
+				memcpy(first, sid, sizeof(sid));
+		}
+	}
+	assert_int_equal(st.cache_bytes, (size_t)sessions * per);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"late", 4, 0, 1, &r), NFS4_OK);
+	f = attrs(64);
+	f.maxresponsesize_cached = 8192;
+	b = attrs(1);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, sid), NFS4ERR_DELAY);
+	/* One session gone: room again; a smaller cache asks for less. */
+	assert_int_equal(nfs4_destroy_session(&st, first), NFS4_OK);
+	f = attrs(64);
+	f.maxresponsesize_cached = 8192;
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, sid), NFS4_OK);
+	assert_int_equal(f.maxrequests, 64);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +298,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_destroy_and_reclaim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_table_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_budget, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
