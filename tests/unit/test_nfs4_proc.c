@@ -15,6 +15,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -694,6 +695,22 @@ static void test_session_flow(void **state)
 	assert_int_equal(run(&n), NFS4ERR_BADSESSION);
 }
 
+/* errno -> nfsstat4 (nfs/common/errmap.c): v3's numbers where both name the error. */
+static void test_errno_map(void **state)
+{
+	(void)state;
+	assert_int_equal(nfs_errno_to_nfsstat4(0), NFS4_OK);
+	assert_int_equal(nfs_errno_to_nfsstat4(ENOENT), NFS4ERR_NOENT);
+	assert_int_equal(nfs_errno_to_nfsstat4(EACCES), NFS4ERR_ACCESS);
+	assert_int_equal(nfs_errno_to_nfsstat4(ESTALE), NFS4ERR_STALE);
+	assert_int_equal(nfs_errno_to_nfsstat4(EAGAIN), NFS4ERR_DELAY);
+	assert_int_equal(nfs_errno_to_nfsstat4(BE_EBADCOOKIE), NFS4ERR_BAD_COOKIE);
+	assert_int_equal(nfs_errno_to_nfsstat4(BE_EBADHANDLE), NFS4ERR_BADHANDLE);
+	assert_int_equal(nfs_errno_to_nfsstat4(ENODEV), NFS4ERR_NXIO);
+	assert_int_equal(nfs_errno_to_nfsstat4(EREMOTE), NFS4ERR_SERVERFAULT);
+	assert_int_equal(nfs_errno_to_nfsstat4(BE_ENOTSYNC), NFS4ERR_INVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -703,6 +720,7 @@ int main(void)
 		cmocka_unit_test(test_readdir),
 		cmocka_unit_test(test_secinfo_and_handles),
 		cmocka_unit_test(test_session_flow),
+		cmocka_unit_test(test_errno_map),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
