@@ -124,7 +124,7 @@ static uint32_t nfs4_op_encode(struct nfs4_arena *a, struct xdr_enc *e, const st
 	}
 	if (!last)
 		e->end += NFS4_REPLY_RESERVE;
-	status = x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_REP_TOO_BIG;
+	status = x->too_big ? x->too_big : x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_REP_TOO_BIG;
 	xdr_enc_u32(e, resop);
 	xdr_enc_u32(e, status);
 	return status; /* the COMPOUND ends here: the reserve is spent */
@@ -166,7 +166,7 @@ static uint32_t nfs4_op_stream(struct nfs4_arena *a, struct xdr_dec *d, struct x
 		e->end += NFS4_REPLY_RESERVE;
 	if (x->call)
 		x->call->n_ddp_out = nddp;
-	status = x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_REP_TOO_BIG;
+	status = x->too_big ? x->too_big : x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_REP_TOO_BIG;
 	xdr_enc_u32(e, resop);
 	xdr_enc_u32(e, status);
 	return status;
@@ -228,6 +228,17 @@ static void nfs4_ctx_reset(struct nfs4_ctx *x, const struct nfs4_compound_hdr *h
 	x->saved.set = false;
 	x->replay = NULL;
 	x->replay_len = 0;
+	x->too_big = 0;
+}
+
+void nfs4_compound_limit(struct nfs4_ctx *x, uint32_t max, uint32_t too_big)
+{
+	struct xdr_enc *e = x->enc;
+	size_t lim = x->res_start + (max > NFS4_REPLY_RESERVE ? max - NFS4_REPLY_RESERVE : 0);
+
+	x->too_big = too_big;
+	if (lim < (size_t)(e->end - e->base))
+		e->end = lim > xdr_enc_len(e) ? e->base + lim : e->p;
 }
 
 

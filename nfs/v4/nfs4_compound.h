@@ -96,6 +96,7 @@ struct nfs4_ctx {
 	 * COMPOUND4res is then these cached bytes, nothing else runs. */
 	const uint8_t *replay;
 	uint32_t replay_len;
+	uint32_t too_big; /* status for a result that does not fit (0: RESOURCE / REP_TOO_BIG) */
 	struct nfs4_cfh cur, saved;
 };
 
@@ -121,6 +122,14 @@ enum nfs4_compound_outcome {
  */
 enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr_enc *e,
 					     uint32_t *status);
+
+/*
+ * An operation (SEQUENCE) lowers the reply limit to max bytes of
+ * COMPOUND4res; a result that does not fit then gets too_big (RFC 8881
+ * §2.10.6.4: REP_TOO_BIG, or REP_TOO_BIG_TO_CACHE when the client asked for a
+ * cached reply larger than the slot keeps).
+ */
+void nfs4_compound_limit(struct nfs4_ctx *x, uint32_t max, uint32_t too_big);
 
 /* The calling worker thread's arena (thread-local storage, never freed per call). */
 struct nfs4_arena *nfs4_arena_get(void);

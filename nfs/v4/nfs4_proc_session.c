@@ -95,7 +95,7 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_seq_res sr;
 
 	r->args = *a;
-	switch (nfs4_sequence(&nfs4_st, a->sessionid, a->sequenceid, a->slotid, nfs4_now(), s->replay,
+	switch (nfs4_sequence(&nfs4_st, a->sessionid, a->sequenceid, a->slotid, x->numops, nfs4_now(), s->replay,
 			      sizeof(s->replay), &sr)) {
 	case NFS4_SEQ_ERROR:
 		return sr.status;
@@ -113,6 +113,11 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 	s->clientid = sr.clientid;
 	r->highest = sr.highest_slotid;
 	r->target = sr.target_highest_slotid;
+	/* RFC 8881 §2.10.6.4: the session's reply limits apply to this COMPOUND. */
+	if (a->cachethis && sr.maxresponsesize_cached < sr.maxresponsesize)
+		nfs4_compound_limit(x, sr.maxresponsesize_cached, NFS4ERR_REP_TOO_BIG_TO_CACHE);
+	else
+		nfs4_compound_limit(x, sr.maxresponsesize, NFS4ERR_REP_TOO_BIG);
 	return NFS4_OK;
 }
 

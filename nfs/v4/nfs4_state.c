@@ -290,8 +290,8 @@ static enum nfs4_seq_action slot_check(struct nfs4_slot *sl, uint32_t sequenceid
 }
 
 enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],
-				   uint32_t sequenceid, uint32_t slotid, uint64_t now, uint8_t *replay_buf,
-				   uint32_t replay_cap, struct nfs4_seq_res *res)
+				   uint32_t sequenceid, uint32_t slotid, uint32_t numops, uint64_t now,
+				   uint8_t *replay_buf, uint32_t replay_cap, struct nfs4_seq_res *res)
 {
 	enum nfs4_seq_action act = NFS4_SEQ_ERROR;
 	struct nfs4_session *s;
@@ -304,11 +304,14 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessioni
 		res->status = NFS4ERR_BADSESSION;
 	} else if (slotid >= s->nslots) {
 		res->status = NFS4ERR_BADSLOT;
+	} else if (numops > s->fore.maxoperations) {
+		res->status = NFS4ERR_TOO_MANY_OPS; /* RFC 8881 §2.10.6.4 */
 	} else {
 		s->client->last_renew = now; /* RFC 8881 §8.3: SEQUENCE renews the lease */
 		act = slot_check(&s->slots[slotid], sequenceid, replay_buf, replay_cap, res);
 		res->highest_slotid = res->target_highest_slotid = s->nslots - 1;
 		res->maxresponsesize = s->fore.maxresponsesize;
+		res->maxresponsesize_cached = s->fore.maxresponsesize_cached;
 		res->clientid = s->client->clientid;
 	}
 	pthread_mutex_unlock(&st->lock);

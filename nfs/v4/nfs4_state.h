@@ -127,13 +127,16 @@ struct nfs4_seq_res {
 	uint32_t status;
 	uint32_t highest_slotid, target_highest_slotid;
 	uint32_t replay_len;      /* NFS4_SEQ_REPLAY: bytes copied into the caller's buffer */
-	uint32_t maxresponsesize; /* NFS4_SEQ_NEW: the COMPOUND's reply limit (ctx->reply_max) */
+	uint32_t maxresponsesize; /* NFS4_SEQ_NEW: the COMPOUND's reply limit */
+	uint32_t maxresponsesize_cached; /* ... when the client asked for it to be cached */
 	uint64_t clientid;        /* the session's client (RECLAIM_COMPLETE) */
 };
 /* The cached reply is copied (under the lock) into replay_buf (replay_cap bytes). */
+/* numops: the COMPOUND's operations (RFC 8881 §2.10.6.4: more than
+ * ca_maxoperations is NFS4ERR_TOO_MANY_OPS, the slot untouched). */
 enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],
-				   uint32_t sequenceid, uint32_t slotid, uint64_t now, uint8_t *replay_buf,
-				   uint32_t replay_cap, struct nfs4_seq_res *res);
+				   uint32_t sequenceid, uint32_t slotid, uint32_t numops, uint64_t now,
+				   uint8_t *replay_buf, uint32_t replay_cap, struct nfs4_seq_res *res);
 /*
  * The COMPOUND that took slotid of the session finished with reply (len
  * bytes): keep it if cachethis and it fits (else the slot remembers it is not

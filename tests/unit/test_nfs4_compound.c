@@ -431,6 +431,34 @@ static void test_reply_limit(void **state)
 	assert_int_equal(status, NFS4ERR_RESOURCE);
 }
 
+/* SEQUENCE lowering the limit (RFC 8881 §2.10.6.4): here to 100 bytes, as for a
+ * cached reply (REP_TOO_BIG_TO_CACHE). */
+static uint32_t exec_limit(struct nfs4_ctx *x, void *args, void *res)
+{
+	(void)args, (void)res;
+	nfs4_compound_limit(x, 100, NFS4ERR_REP_TOO_BIG_TO_CACHE);
+	return NFS4_OK;
+}
+
+static void test_session_limit(void **state)
+{
+	struct nfs4_op saved = ops[OP_SEQUENCE];
+
+	(void)state;
+	ops[OP_SEQUENCE].execute = exec_limit;
+	for (uint32_t n = 0; n <= 120; n += 4) {
+		uint32_t status;
+		call_begin("", 1, 2);
+		op(OP_SEQUENCE);
+		op_arg(OP_GETATTR, n);
+		assert_int_equal(run_limited(2, 0, sizeof(reply), &status), NFS4_COMPOUND_DONE);
+		assert_true(reply_len <= 100);
+		/* header 12, SEQUENCE 8, GETATTR 8 + n */
+		assert_int_equal(status, 28 + n <= 100 ? NFS4_OK : NFS4ERR_REP_TOO_BIG_TO_CACHE);
+	}
+	ops[OP_SEQUENCE] = saved;
+}
+
 static void test_too_many_ops_and_garbage(void **state)
 {
 	uint32_t status;
@@ -471,6 +499,7 @@ int main(void)
 		cmocka_unit_test(test_v41_rules),
 		cmocka_unit_test(test_reply_limit),
 		cmocka_unit_test(test_too_many_ops_and_garbage),
+		cmocka_unit_test(test_session_limit),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -91,10 +91,10 @@ static void test_exchange_id(void **state)
 	assert_true(r3.clientid != r2.clientid);
 	assert_false(r3.flags & EXCHGID4_FLAG_CONFIRMED_R);
 	struct nfs4_seq_res sr;
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 3, buf, sizeof(buf), &sr), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, 3, buf, sizeof(buf), &sr), NFS4_SEQ_NEW);
 	nfs4_slot_done(&st, sid, 0, false, NULL, 0);
 	assert_int_equal(nfs4_create_session(&st, r3.clientid, r3.sequenceid, &f, &b, 3, sid2), NFS4_OK);
-	assert_int_equal(nfs4_sequence(&st, sid, 2, 0, 3, buf, sizeof(buf), &sr), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 2, 0, 1, 3, buf, sizeof(buf), &sr), NFS4_SEQ_ERROR);
 	assert_int_equal(sr.status, NFS4ERR_BADSESSION);
 	assert_int_equal(nfs4_destroy_clientid(&st, r2.clientid), NFS4ERR_STALE_CLIENTID);
 	/* Bounds on the owner. */
@@ -151,48 +151,51 @@ static void test_sequence(void **state)
 
 	(void)state;
 	new_client("seq", verf1, sid);
-	assert_int_equal(nfs4_sequence(&st, bad, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, bad, 1, 0, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_BADSESSION);
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 8, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 8, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_BADSLOT);
+	/* More operations than ca_maxoperations (16): refused, the slot untouched. */
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 17, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(r.status, NFS4ERR_TOO_MANY_OPS);
 	/* New request on slot 3; its retry while it runs: DELAY. */
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	assert_int_equal(r.highest_slotid, 7);
 	assert_int_equal(r.maxresponsesize, 1 << 20);
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_DELAY);
-	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_SEQ_MISORDERED);
 	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"reply", 5);
 	/* The retry now: the cached reply, exactly. */
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_REPLAY);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_REPLAY);
 	assert_int_equal(r.replay_len, 5);
 	assert_memory_equal(buf, "reply", 5);
 	/* Misordered both ways; the next one is new. */
-	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_SEQ_MISORDERED);
-	assert_int_equal(nfs4_sequence(&st, sid, 0, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 0, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_SEQ_MISORDERED);
-	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	/* Not cached (cachethis false): a retry is RETRY_UNCACHED_REP. */
 	nfs4_slot_done(&st, sid, 3, false, (const uint8_t *)"x", 1);
-	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_RETRY_UNCACHED_REP);
 	/* Larger than ca_maxresponsesize_cached: not cached either. */
-	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	nfs4_slot_done(&st, sid, 3, true, big, 4097);
-	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_RETRY_UNCACHED_REP);
 	/* A caller buffer too small for the cached reply: not replayed in part. */
-	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	nfs4_slot_done(&st, sid, 3, true, big, 100);
-	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, buf, 99, &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, 1, buf, 99, &r), NFS4_SEQ_ERROR);
 	/* Slots are independent; sequence ids wrap. */
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	nfs4_slot_done(&st, sid, 0, false, NULL, 0);
 	/* A session destroyed while a request runs: slot_done finds nothing, no harm. */
-	assert_int_equal(nfs4_sequence(&st, sid, 5, 3, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 5, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4_OK);
 	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"late", 4);
 	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4ERR_BADSESSION);
@@ -224,9 +227,9 @@ static void test_expiry(void **state)
 	new_client("b", verf1, b);
 	assert_int_equal(nfs4_state_expire(&st, 100), 0); /* 10 + 90 is not before 100 */
 	/* b renews at 50 and leaves a request running on a slot. */
-	assert_int_equal(nfs4_sequence(&st, b, 1, 0, 50, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, b, 1, 0, 1, 50, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	assert_int_equal(nfs4_state_expire(&st, 101), 1);
-	assert_int_equal(nfs4_sequence(&st, a, 1, 0, 101, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, a, 1, 0, 1, 101, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_BADSESSION);
 	assert_int_equal(nfs4_state_expire(&st, 1000), 0); /* b is busy */
 	nfs4_slot_done(&st, b, 0, false, NULL, 0);
