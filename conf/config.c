@@ -2,7 +2,7 @@
  * config.c - parser for /etc/rnfsd/rnfsd.conf (see config.h, rnfsd.conf(5)).
  *
  * The file is INI in the style of nfs.conf(5):
- *   - "[section]" headers; sections are rnfsd, tcp and rdma; a section may
+ *   - "[section]" headers; sections are rnfsd, tcp, rdma and nfsv4; a section may
  *     be opened more than once (its keys accumulate);
  *   - "key = value" lines; section and key names are case-insensitive;
  *   - lines starting with '#' or ';' are comments; in an unquoted value a
@@ -44,6 +44,7 @@ const char *const config_section_names[CONFIG_SECTION_COUNT] = {
 	[CONFIG_SECTION_RNFSD] = "rnfsd",
 	[CONFIG_SECTION_TCP] = "tcp",
 	[CONFIG_SECTION_RDMA] = "rdma",
+	[CONFIG_SECTION_NFSV4] = "nfsv4",
 };
 
 /* Every key, its field and its range; the man page documents the same. */
@@ -70,6 +71,8 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RDMA, "inline", CONFIG_TYPE_SIZE, FIELD(rdma_inline), 0, 1024, 65536 },
 	{ CONFIG_SECTION_RDMA, "max-payload", CONFIG_TYPE_SIZE, FIELD(rdma_max_payload), 0, 4 * KiB, 16 * MiB },
 	{ CONFIG_SECTION_RDMA, "send-invalidate", CONFIG_TYPE_BOOL, FIELD(rdma_send_invalidate), 0, 0, 0 },
+
+	{ CONFIG_SECTION_NFSV4, "enable", CONFIG_TYPE_BOOL, FIELD(nfsv4), 0, 0, 0 },
 };
 const unsigned config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
 
@@ -106,6 +109,8 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->rdma_inline = 4096;
 	cfg->rdma_max_payload = 1 * MiB;
 	cfg->rdma_send_invalidate = true;
+
+	cfg->nfsv4 = false; /* experimental: off until it serves the Linux client end to end */
 }
 
 /* ---- value parsers: 0, or -1 with a reason in why ---- */

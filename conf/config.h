@@ -60,6 +60,9 @@ struct rnfsd_config {
 	size_t rdma_inline;           /* receive buffer = inline threshold; default 4096, 1024..65536 */
 	size_t rdma_max_payload;      /* largest Read/Write chunk payload; default 1 MiB */
 	bool rdma_send_invalidate;    /* offer/use Send With Invalidate; default yes */
+
+	/* [nfsv4] */
+	bool nfsv4;                   /* serve NFSv4 (experimental, incomplete); default no */
 };
 
 void config_defaults(struct rnfsd_config *cfg);

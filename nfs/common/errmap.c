@@ -1,7 +1,7 @@
 /*
  * errmap.c - the one place where an errno value (or a backend's BE_E* code)
  * becomes an NFSv3 status (RFC 1813 §2.6 nfsstat3) or a MOUNT v3 status
- * (appendix I mountstat3); NFSv4's table will join them here. Mapping
+ * (appendix I mountstat3) or an NFSv4 status (RFC 8881 §15.1 nfsstat4). Mapping
  * follows knfsd's nfserrno() where RFC 1813 has an equivalent.
  */
 #include <errno.h>
@@ -9,6 +9,7 @@
 
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3_const.h"
+#include "nfs/v4/nfs4_const.h"
 #include "core/log.h"
 
 static const struct {
@@ -70,6 +71,24 @@ uint32_t nfs_errno_to_nfsstat3(int err)
 	log_limited(&nfs_errno_limit, LOG_WARNING, "nfs: unexpected errno %d (%s) -> SERVERFAULT",
 		    err, strerror(err));
 	return NFS3ERR_SERVERFAULT;
+}
+
+/* RFC 8881 §15.1: nfsstat4 keeps nfsstat3's numbers for every error both
+ * name (JUKEBOX is NFS4ERR_DELAY); NFSv4 has no NODEV, REMOTE or NOT_SYNC. */
+uint32_t nfs_errno_to_nfsstat4(int err)
+{
+	uint32_t s = nfs_errno_to_nfsstat3(err);
+
+	switch (s) {
+	case NFS3ERR_NODEV:
+		return NFS4ERR_NXIO;
+	case NFS3ERR_REMOTE:
+		return NFS4ERR_SERVERFAULT;
+	case NFS3ERR_NOT_SYNC:
+		return NFS4ERR_INVAL;
+	default:
+		return s;
+	}
 }
 
 /* Appendix I mountstat3 is a subset of nfsstat3's numbering. */

@@ -11,7 +11,7 @@
  *   exports_live.c  the served export table (one backend instance per
  *                   export), refcounted and swapped atomically; admission
  *   cred.c          squashing: an RPC credential -> the backend's struct be_cred
- *   errmap.c        errno (and BE_E*) -> nfsstat3 / mountstat3
+ *   errmap.c        errno (and BE_E*) -> nfsstat3 / mountstat3 / nfsstat4
  *
  * No file here makes a file-system system call: that is the backend's
  * (backend/backend.h).
@@ -107,5 +107,6 @@ void nfs_cred_map(const struct rpc_cred *cred, const struct export_opts *o, stru
 
 uint32_t nfs_errno_to_nfsstat3(int err);
 uint32_t nfs_errno_to_mountstat3(int err);
+uint32_t nfs_errno_to_nfsstat4(int err);
 
 #endif

@@ -2,7 +2,7 @@
  * service.c - the NFS service's lifetime (nfs/nfs.h): the file-handle key,
  * the backends, the served export table (install/replace), and the
  * registration of each program version's operation table with the RPC layer
- * (NFSv3 and MOUNT v3 today: nfs/v3/).
+ * (NFSv3 and MOUNT v3: nfs/v3/; NFSv4 with "[nfsv4] enable = yes": nfs/v4/).
  */
 #include <errno.h>
 #include <string.h>
@@ -11,12 +11,30 @@
 #include "nfs/nfs.h"
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3.h"
+#include "nfs/v4/nfs4.h"
 #include "core/log.h"
 
 static void nfs_log_exports(const struct nfs_exports *t)
 {
 	for (unsigned i = 0; i < t->n; i++)
 		log_info("nfs: exporting %s (id %#x, fs=%s)", t->v[i].cfg->path, t->v[i].id, t->v[i].fs->driver);
+}
+
+/* Program 100003 with versions 3 and 4 (ascending, rpc.h), replacing the
+ * version-3-only registration; built at start-up from the two tables. */
+static struct rpc_version nfs34_versions[2];
+static struct rpc_program nfs34_program;
+
+static int nfs4_register(void)
+{
+	nfs34_versions[0] = nfs3_program.versions[0];
+	nfs34_versions[1] = nfs4_version;
+	nfs34_program = nfs3_program;
+	nfs34_program.nversions = 2;
+	nfs34_program.versions = nfs34_versions;
+	log_warn("nfs: NFSv4 is experimental and incomplete ([nfsv4] enable = yes)");
+	nfs4_session_init();
+	return rpc_register_program(&nfs34_program);
 }
 
 int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *exports)
@@ -42,7 +60,7 @@ int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *export
 	}
 	nfs_log_exports(t);
 	nfs_exports_install(t);
-	if (nfs3_register() != 0) {
+	if (nfs3_register() != 0 || (cfg->nfsv4 && nfs4_register() != 0)) {
 		nfs_service_shutdown();
 		return -1;
 	}
@@ -73,5 +91,6 @@ void nfs_service_shutdown(void)
 {
 	nfs_exports_install(NULL);
 	mount3_list_release();
+	nfs4_session_release();
 	be_shutdown();
 }

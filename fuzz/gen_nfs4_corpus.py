@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+# gen_nfs4_corpus.py - writes the seed corpus for fuzz_nfs4_compound: one
+# COMPOUND4args per operation decoder and per engine rule, each preceded by
+# the target's control byte (reply limit, highest minor version).
+# Run from fuzz/: python3 gen_nfs4_corpus.py
+import os
+import struct
+
+def u32(*v):
+    return b''.join(struct.pack('>I', x & 0xffffffff) for x in v)
+
+def u64(v):
+    return struct.pack('>Q', v)
+
+def opaque(b):
+    return u32(len(b)) + b + b'\0' * ((4 - len(b) % 4) % 4)
+
+def compound(minor, ops, tag=b'seed', numops=None, ctl=0x10):
+    body = b''.join(ops)
+    return bytes([ctl]) + opaque(tag) + u32(minor, len(ops) if numops is None else numops) + body
+
+OP = dict(CREATE_SESSION=43, DESTROY_SESSION=44, DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, ACCESS=3, GETATTR=9, GETFH=10, LOOKUP=15, LOOKUPP=16, PUTFH=22, PUTROOTFH=24,
+          READDIR=26, READLINK=27, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
+          SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35)
+
+def op(name, args=b''):
+    return u32(OP[name]) + args
+
+bitmap = u32(2, 0x0010011a, 0x00b0a23a)
+seeds = {
+    'empty': compound(0, []),
+    'minor_mismatch': compound(7, [op('GETFH')]),
+    'illegal': compound(0, [u32(2)]),
+    'illegal_max': compound(2, [u32(0xffffffff)]),
+    'putfh_bad': compound(0, [op('PUTFH', opaque(b'\x02\x0c\0\0' + b'A' * 28)), op('GETFH')]),
+    'putfh_toolong': compound(0, [op('PUTFH', opaque(b'B' * 129))]),
+    'savefh_restorefh': compound(0, [op('RESTOREFH'), op('SAVEFH')]),
+    'lookup': compound(0, [op('LOOKUP', opaque(b'name')), op('SECINFO', opaque(b'x' * 300))]),
+    'getattr': compound(0, [op('GETATTR', bitmap), op('GETATTR', u32(9) + u32(0) * 9)]),
+    'access': compound(0, [op('ACCESS', u32(0x3f)), op('ACCESS')]),
+    'readdir': compound(0, [op('READDIR', u64(0) + b'verifier' + u32(4096, 32768) + bitmap)]),
+    'secinfo_nn': compound(1, [op('SECINFO_NO_NAME', u32(0)), op('SECINFO_NO_NAME', u32(2))]),
+    'v41_not_in_session': compound(1, [op('ACCESS', u32(1))]),
+    'v41_sequence_pos': compound(1, [op('SEQUENCE'), op('SEQUENCE')]),
+    'v41_v40_only': compound(1, [op('EXCHANGE_ID'), op('SETCLIENTID')]),
+    'short_array': compound(0, [op('ACCESS', u32(1))], numops=5),
+    'too_many': compound(0, [], numops=100000),
+    'reply_limit': compound(0, [op('GETATTR', bitmap)] * 20, ctl=0x11),
+    'big_tag': compound(0, [], tag=b'T' * 1025),
+    'pseudo_root': compound(0, [op('PUTROOTFH'), op('GETFH'), op('GETATTR', bitmap), op('ACCESS', u32(0x3f)),
+                                op('READDIR', u64(0) + b'\0' * 8 + u32(512, 512) + bitmap),
+                                op('SAVEFH'), op('LOOKUPP'), op('RESTOREFH'), op('SECINFO', opaque(b'x')),
+                                op('LOOKUP', opaque(b'srv')), op('READLINK')]),
+    'exchange_id': compound(1, [op('EXCHANGE_ID', b'verifier' + opaque(b'fuzz-client') + u32(0, 0, 0))]),
+    'exchange_id_mach_cred': compound(1, [op('EXCHANGE_ID', b'verifier' + opaque(b'fuzz-client') + u32(0, 1)
+                                             + bitmap + bitmap + u32(1) + opaque(b'dom') + opaque(b'name')
+                                             + u64(0) + u32(0))]),
+    'create_session': compound(1, [op('CREATE_SESSION', u64(0x100000001) + u32(1, 3)
+                                      + u32(0, 1 << 20, 1 << 20, 4096, 16, 8, 0) * 2 + u32(0x40000000, 2, 0, 1)
+                                      + u32(7) + opaque(b'host') + u32(0, 0, 2, 1, 2))]),
+    'destroy': compound(1, [op('DESTROY_SESSION', b'S' * 16)]) + b'',
+    'destroy_clientid': compound(1, [op('DESTROY_CLIENTID', u64(5))]),
+    'reclaim_complete': compound(1, [op('SEQUENCE', b's' * 16 + u32(1, 0, 0, 1)), op('RECLAIM_COMPLETE', u32(0))]),
+    'pseudo_root_v41': compound(1, [op('SEQUENCE'), op('PUTROOTFH'), op('SECINFO_NO_NAME', u32(1)),
+                                    op('PUTROOTFH'), op('READDIR', u64(5) + b'\0' * 8 + u32(8, 8) + bitmap),
+                                    op('GETFH')]),
+}
+os.makedirs('corpus/nfs4_compound', exist_ok=True)
+for name, data in seeds.items():
+    with open(os.path.join('corpus/nfs4_compound', name), 'wb') as f:
+        f.write(data)

@@ -1,0 +1,180 @@
+/*
+ * nfs4.h - NFSv4 (RFC 7530/7531, RFC 8881, RFC 7862/7863), a map of nfs/v4/:
+ *
+ *   nfs4_const.h      protocol numbers (operations, nfsstat4, attributes)
+ *   nfs4_xdr.c        decoders/encoders of the header and the operations' items
+ *   nfs4_compound.c   the COMPOUND engine and its per-worker arena
+ *   nfs4_attr.c       fattr4: supported attributes, bitmap4 x struct be_attr -> attrlist4
+ *   nfs4_pseudo.c     the pseudo file system's namespace (pure)
+ *   nfs4_call.c       one COMPOUND's service state: exports, handles -> objects
+ *   nfs4_proc_fh.c    filehandle operations (PUTFH, GETFH, SAVEFH, RESTOREFH)
+ *   nfs4_proc_ns.c    the namespace: PUTROOTFH, LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
+ *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
+ *   nfs4_proc_dir.c   READDIR
+ *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
+ *   nfs4_xdr_session.c  XDR of the session operations
+ *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
+ *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
+ *
+ * Experimental: the version is registered with the RPC layer (and rpcbind)
+ * only with "[nfsv4] enable = yes" (rnfsd.conf(5)).
+ */
+#ifndef RNFSD_NFS4_H
+#define RNFSD_NFS4_H
+
+#include "nfs/v4/nfs4_attr.h"
+#include "nfs/v4/nfs4_compound.h"
+#include "nfs/v4/nfs4_pseudo.h"
+#include "nfs/v4/nfs4_xdr_session.h"
+#include "rpc/rpc.h"
+
+/* Export id of pseudo directory handles (their backend bytes say which). */
+#define NFS4_PSEUDO_EXPORT_ID 0u
+/* Exports in one client's pseudo file system. */
+#define NFS4_SVC_MAX_EXPORTS 1024u
+/* What GETATTR announces (RFC 8881 §5.8.1.11, §5.8.2.20-21). */
+#define NFS4_LEASE_TIME 90u
+#define NFS4_MAX_IO (1u << 20)
+/* READLINK's buffer without an RPC call (tests). */
+#define NFS4_LINK_MAX 4096u
+
+/* ---- nfs4_call.c ---- */
+
+/* One COMPOUND's service state (the worker thread's, ctx->priv). */
+struct nfs4_svc {
+	struct rpc_call *call;   /* NULL in tests: every export admitted, credential zero */
+	struct nfs_exports *tbl; /* reference for the whole COMPOUND */
+	struct be_fs *last_fs;   /* the backend used last (its per-thread state is ended) */
+	bool exps_built;
+	unsigned nexps;
+	struct nfs4_pseudo_exp exps[NFS4_SVC_MAX_EXPORTS];
+	char path[NFS4_PSEUDO_PATH_MAX];  /* the pseudo directory last opened */
+	char path2[NFS4_PSEUDO_PATH_MAX]; /* a second one (LOOKUP's result, LOOKUPP's parent) */
+	char link[NFS4_LINK_MAX];
+	/* The COMPOUND's SEQUENCE (nfs4_proc_session.c). */
+	bool seq_new;             /* a slot was taken: nfs4_sequence_done() at the end */
+	uint8_t seq_sid[NFS4_SESSIONID_SIZE];
+	uint32_t seq_slot;
+	bool seq_cachethis;
+	uint64_t clientid;
+	uint8_t replay[NFS4_STATE_MAX_CACHED];
+};
+
+/* An object a filehandle names. */
+struct nfs4_obj {
+	enum { NFS4_OBJ_PSEUDO, NFS4_OBJ_EXPORT } kind;
+	const char *path;                /* PSEUDO: its path (in the svc) */
+	const struct nfs_export *exp;    /* EXPORT: its export */
+	const struct export_opts *opts;  /* the client's options there (NULL without a call) */
+	struct be_cred cred;             /* the caller, squashed */
+	struct be_obj o;                 /* EXPORT: the object */
+	struct be_attr attr;             /* its attributes (PSEUDO: see nfs4_pseudo_attr) */
+};
+
+void nfs4_svc_begin(struct nfs4_svc *s, struct rpc_call *c);
+void nfs4_svc_end(struct nfs4_svc *s);
+const struct nfs4_pseudo_exp *nfs4_svc_exports(struct nfs4_svc *s, unsigned *n);
+uint32_t nfs4_obj_open(struct nfs4_svc *s, const struct nfs_fh *fh, struct nfs4_obj *ob);
+uint32_t nfs4_obj_root(struct nfs4_svc *s, unsigned idx, struct nfs4_obj *ob);
+void nfs4_obj_put(struct nfs4_obj *ob);
+bool nfs4_obj_is_root(struct nfs4_svc *s, const struct nfs4_obj *ob);
+uint32_t nfs4_fh_pseudo(const char *path, struct nfs_fh *fh);
+uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct nfs_fh *fh);
+void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a);
+
+/* ---- nfs4_procs.c ---- */
+
+/* The NFSv4 operation table, indexed by nfs_opnum4 ([NFS4_OP_COUNT]). */
+extern const struct nfs4_op nfs4_ops[NFS4_OP_COUNT];
+/* Program 100003 version 4: NULL and COMPOUND (RFC 7530 §16.1, §16.2). */
+extern const struct rpc_version nfs4_version;
+/* COMPOUND's execute step with another operation table (tests). */
+enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op *ops);
+
+/* ---- nfs4_proc_fh.c ---- */
+
+uint32_t nfs4_putfh_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_getfh_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_getfh_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_savefh_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_restorefh_exec(struct nfs4_ctx *x, void *args, void *res);
+
+struct nfs4_getfh_res {
+	struct nfs_fh fh;
+};
+
+/* ---- nfs4_proc_ns.c ---- */
+
+uint32_t nfs4_putrootfh_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_lookup_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_lookupp_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_secinfo_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_secinfo_nn_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_secinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+
+struct nfs4_secinfo_res {
+	uint32_t n;
+	uint32_t flavors[2];
+};
+
+/* ---- nfs4_proc_attr.c ---- */
+
+uint32_t nfs4_getattr_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_getattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_access_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_access_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_readlink_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_readlink_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+
+struct nfs4_getattr_res {
+	struct nfs4_bitmap req;
+	struct be_attr attr;
+	struct nfs_fh fh;
+	uint64_t mounted_on_fileid;
+};
+struct nfs4_access_res {
+	uint32_t supported, access;
+};
+struct nfs4_readlink_res {
+	const uint8_t *data;
+	uint32_t len;
+};
+/* The fattr4 inputs for an object (GETATTR, READDIR entries). */
+void nfs4_attr_src_fill(const struct nfs4_ctx *x, struct nfs4_attr_src *src, const struct be_attr *a,
+			const struct nfs_fh *fh, uint64_t mounted_on_fileid);
+/* RFC 8881 §18.7.3: write-only attributes may not be asked for. */
+bool nfs4_attr_req_ok(const struct nfs4_bitmap *req);
+/* An export's fsid as NFSv4 shows it: the export id, so each export is its own file system. */
+void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
+
+/* ---- nfs4_proc_session.c ---- */
+
+void nfs4_session_init(void);
+void nfs4_session_release(void);
+struct nfs4_state *nfs4_session_state(void);
+uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e);
+uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_destroy_clientid_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_reclaim_complete_exec(struct nfs4_ctx *x, void *args, void *res);
+
+struct nfs4_create_session_res {
+	uint8_t sessionid[NFS4_SESSIONID_SIZE];
+	uint32_t sequence;
+	struct nfs4_chan_attrs fore, back;
+};
+struct nfs4_sequence_res {
+	struct nfs4_sequence_args args;
+	uint32_t highest, target;
+};
+
+/* ---- nfs4_proc_dir.c ---- */
+
+uint32_t nfs4_readdir_exec(struct nfs4_ctx *x, void *args, void *res);
+
+#endif

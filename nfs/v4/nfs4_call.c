@@ -1,0 +1,218 @@
+/*
+ * nfs4_call.c - what the NFSv4 operations share around the backend, for one
+ * COMPOUND (struct nfs4_svc, the worker thread's, reached as ctx->priv):
+ *
+ *   nfs4_svc_begin / _end   a reference on the served export table for the
+ *                           whole COMPOUND; the backends' per-thread state ended
+ *   nfs4_svc_exports        this client's view of the exports (admission per
+ *                           export, once per COMPOUND) for the pseudo file system
+ *   nfs4_obj_open           a filehandle -> a pseudo directory (its path) or an
+ *                           export's object (envelope MAC: BADHANDLE; export gone:
+ *                           STALE; admission on every use; credential squashed)
+ *   nfs4_fh_*               handles of pseudo directories and of backend objects
+ *
+ * Pseudo directory handles are envelopes (nfs/common/fh.c) for export id
+ * NFS4_PSEUDO_EXPORT_ID whose backend bytes are "PSEU" and the path's id,
+ * so they carry the same MAC as every other handle.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "nfs/v4/nfs4.h"
+
+static struct log_limit nfs4_call_limit;
+static const uint8_t pseudo_magic[4] = { 'P', 'S', 'E', 'U' };
+
+void nfs4_svc_begin(struct nfs4_svc *s, struct rpc_call *c)
+{
+	s->call = c;
+	s->tbl = nfs_exports_get();
+	s->last_fs = NULL;
+	s->nexps = 0;
+	s->exps_built = false;
+}
+
+void nfs4_svc_end(struct nfs4_svc *s)
+{
+	if (s->last_fs)
+		be_end_call(s->last_fs);
+	nfs_exports_put(s->tbl);
+	s->tbl = NULL;
+	s->last_fs = NULL;
+}
+
+/* The backend about to be used: the one used before ends its per-thread state. */
+static void nfs4_svc_use(struct nfs4_svc *s, struct be_fs *fs)
+{
+	if (s->last_fs && s->last_fs != fs)
+		be_end_call(s->last_fs);
+	s->last_fs = fs;
+}
+
+const struct nfs4_pseudo_exp *nfs4_svc_exports(struct nfs4_svc *s, unsigned *n)
+{
+	const struct export_opts *opts;
+
+	if (!s->exps_built && s->tbl) {
+		unsigned m = s->tbl->n < NFS4_SVC_MAX_EXPORTS ? s->tbl->n : NFS4_SVC_MAX_EXPORTS;
+		if (s->tbl->n > m)
+			log_limited(&nfs4_call_limit, LOG_WARNING,
+				    "nfs4: only the first %u of %u exports are in the pseudo file system", m, s->tbl->n);
+		for (unsigned i = 0; i < m; i++) {
+			s->exps[i].path = s->tbl->v[i].cfg->path;
+			/* RFC 8881 §2.6.3.1.1: exports a client may not use stay out of its view
+			 * (a flavor it lacks still shows them: SECINFO then tells it which). */
+			s->exps[i].admitted = !s->call || nfs_export_admit(&s->tbl->v[i], s->call, &opts) != EACCES;
+		}
+		s->nexps = m;
+		s->exps_built = true;
+	}
+	*n = s->nexps;
+	return s->exps;
+}
+
+uint32_t nfs4_fh_pseudo(const char *path, struct nfs_fh *fh)
+{
+	struct be_handle bh = { .len = 12 };
+	uint64_t id = nfs4_pseudo_id(path);
+
+	memcpy(bh.data, pseudo_magic, 4);
+	memcpy(bh.data + 4, &id, 8);
+	return nfs_fh_wrap(fh, NFS4_PSEUDO_EXPORT_ID, &bh, NFS4_FHSIZE) ? NFS4_OK : NFS4ERR_SERVERFAULT;
+}
+
+uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct nfs_fh *fh)
+{
+	struct be_handle bh;
+	int err = be_handle(ob->exp->fs, o, &bh);
+
+	if (err)
+		return nfs_errno_to_nfsstat4(err);
+	return nfs_fh_wrap(fh, ob->exp->id, &bh, NFS4_FHSIZE) ? NFS4_OK : NFS4ERR_SERVERFAULT;
+}
+
+/* Admission and credential for export e. */
+static uint32_t nfs4_obj_admit(struct nfs4_svc *s, const struct nfs_export *e, struct nfs4_obj *ob)
+{
+	int err = s->call ? nfs_export_admit(e, s->call, &ob->opts) : 0;
+
+	/* RFC 8881 §2.6.3.1.1: a flavor the export does not take is WRONGSEC. */
+	if (err == EPERM)
+		return NFS4ERR_WRONGSEC;
+	if (err)
+		return NFS4ERR_ACCESS;
+	ob->exp = e;
+	if (s->call)
+		nfs_cred_map(&s->call->cred, ob->opts, &ob->cred);
+	nfs4_svc_use(s, e->fs);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_obj_root(struct nfs4_svc *s, unsigned idx, struct nfs4_obj *ob)
+{
+	uint32_t status;
+
+	memset(ob, 0, sizeof(*ob));
+	ob->o = (struct be_obj)BE_OBJ_INIT;
+	if (!s->tbl || idx >= s->tbl->n)
+		return NFS4ERR_STALE;
+	status = nfs4_obj_admit(s, &s->tbl->v[idx], ob);
+	if (status != NFS4_OK)
+		return status;
+	ob->kind = NFS4_OBJ_EXPORT;
+	return nfs_errno_to_nfsstat4(be_root(ob->exp->fs, &ob->o, &ob->attr));
+}
+
+static bool nfs4_fh_is_pseudo(uint32_t id, const struct be_handle *bh, uint64_t *pid)
+{
+	if (id != NFS4_PSEUDO_EXPORT_ID || bh->len != 12 || memcmp(bh->data, pseudo_magic, 4) != 0)
+		return false;
+	memcpy(pid, bh->data + 4, 8);
+	return true;
+}
+
+uint32_t nfs4_obj_open(struct nfs4_svc *s, const struct nfs_fh *fh, struct nfs4_obj *ob)
+{
+	const struct nfs4_pseudo_exp *v;
+	const struct nfs_export *e;
+	struct be_handle bh;
+	uint32_t id, status;
+	uint64_t pid;
+	unsigned n;
+
+	memset(ob, 0, sizeof(*ob));
+	ob->o = (struct be_obj)BE_OBJ_INIT;
+	if (!nfs_fh_unwrap(fh, &id, &bh)) {
+		log_limited(&nfs4_call_limit, LOG_NOTICE, "nfs4: %s: bad file handle (%u bytes)",
+			    s->call && s->call->conn ? s->call->conn->peer_name : "-", fh->len);
+		return NFS4ERR_BADHANDLE;
+	}
+	if (nfs4_fh_is_pseudo(id, &bh, &pid)) {
+		v = nfs4_svc_exports(s, &n);
+		if (!nfs4_pseudo_find(v, n, pid, s->path, sizeof(s->path)))
+			return NFS4ERR_STALE; /* no longer above an export this client sees */
+		ob->kind = NFS4_OBJ_PSEUDO;
+		ob->path = s->path;
+		return NFS4_OK;
+	}
+	e = s->tbl ? nfs_exports_by_id(s->tbl, id) : NULL;
+	if (!e)
+		return NFS4ERR_STALE;
+	status = nfs4_obj_admit(s, e, ob);
+	if (status != NFS4_OK)
+		return status;
+	ob->kind = NFS4_OBJ_EXPORT;
+	return nfs_errno_to_nfsstat4(be_open_handle(e->fs, &bh, &ob->o, &ob->attr));
+}
+
+void nfs4_obj_put(struct nfs4_obj *ob)
+{
+	if (ob->exp)
+		be_obj_put(ob->exp->fs, &ob->o);
+}
+
+/* Index of the export in the served table (for the pseudo file system's list). */
+static unsigned nfs4_export_idx(const struct nfs4_svc *s, const struct nfs_export *e)
+{
+	return (unsigned)(e - s->tbl->v);
+}
+
+bool nfs4_obj_is_root(struct nfs4_svc *s, const struct nfs4_obj *ob)
+{
+	struct nfs4_obj root;
+	bool same;
+
+	if (ob->kind != NFS4_OBJ_EXPORT || ob->attr.type != BE_DIR)
+		return false;
+	if (nfs4_obj_root(s, nfs4_export_idx(s, ob->exp), &root) != NFS4_OK) {
+		nfs4_obj_put(&root);
+		return false;
+	}
+	same = root.attr.fileid == ob->attr.fileid && root.attr.fsid_major == ob->attr.fsid_major &&
+	       root.attr.fsid_minor == ob->attr.fsid_minor;
+	nfs4_obj_put(&root);
+	return same;
+}
+
+/* RFC 8881 §7.7 pseudo directories: read-only, root's, with an id for a fileid
+ * and a change attribute that moves when this client's view of the exports does. */
+void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a)
+{
+	const struct nfs4_pseudo_exp *v;
+	uint64_t change = 1;
+	unsigned n;
+
+	v = nfs4_svc_exports(s, &n);
+	for (unsigned i = 0; i < n; i++)
+		if (v[i].admitted)
+			change = change * 31 + nfs4_pseudo_id(v[i].path);
+	memset(a, 0, sizeof(*a));
+	a->valid = BE_AT_BASIC;
+	a->type = BE_DIR;
+	a->mode = 0555;
+	a->nlink = 2;
+	a->size = 4096;
+	a->fileid = nfs4_pseudo_id(path);
+	a->change = change;
+}

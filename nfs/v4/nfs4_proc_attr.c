@@ -1,0 +1,147 @@
+/*
+ * nfs4_proc_attr.c - GETATTR (RFC 8881 §18.7), ACCESS (§18.1) and READLINK
+ * (§18.24) on pseudo directories and exports' objects, and the fattr4
+ * inputs READDIR shares. Each export shows as its own file system: its fsid
+ * is (export id, 0), the pseudo file system's (0, 0), and an export root's
+ * mounted_on_fileid is the fileid the pseudo file system gives that path
+ * (RFC 8881 §5.8.2.23), so a client sees a mount point there as with knfsd.
+ */
+#include <string.h>
+
+#include "nfs/v4/nfs4.h"
+
+bool nfs4_attr_req_ok(const struct nfs4_bitmap *req)
+{
+	return !nfs4_bitmap_isset(req, FATTR4_TIME_ACCESS_SET) && !nfs4_bitmap_isset(req, FATTR4_TIME_MODIFY_SET);
+}
+
+void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a)
+{
+	a->fsid_major = ob->kind == NFS4_OBJ_EXPORT ? ob->exp->id : 0;
+	a->fsid_minor = 0;
+}
+
+void nfs4_attr_src_fill(const struct nfs4_ctx *x, struct nfs4_attr_src *src, const struct be_attr *a,
+			const struct nfs_fh *fh, uint64_t mounted_on_fileid)
+{
+	*src = (struct nfs4_attr_src){
+		.a = a, .fh = fh, .mounted_on_fileid = mounted_on_fileid, .minorversion = x->minorversion,
+		.lease_time = NFS4_LEASE_TIME, .maxread = NFS4_MAX_IO, .maxwrite = NFS4_MAX_IO,
+		.maxfilesize = INT64_MAX, .rdattr_error = NFS4_OK,
+	};
+}
+
+uint32_t nfs4_getattr_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_getattr_args *a = args;
+	struct nfs4_getattr_res *r = res;
+	struct nfs4_svc *s = x->priv;
+	struct nfs4_obj ob;
+	uint32_t status;
+
+	/* RFC 8881 §18.7.3: asking for a write-only attribute is NFS4ERR_INVAL. */
+	if (!nfs4_attr_req_ok(&a->req))
+		return NFS4ERR_INVAL;
+	status = nfs4_obj_open(s, &x->cur.fh, &ob);
+	if (status == NFS4_OK) {
+		r->req = a->req;
+		r->fh = x->cur.fh;
+		if (ob.kind == NFS4_OBJ_PSEUDO) {
+			nfs4_pseudo_attr(s, ob.path, &r->attr);
+			r->mounted_on_fileid = r->attr.fileid;
+		} else {
+			r->attr = ob.attr;
+			r->mounted_on_fileid = ob.attr.fileid;
+			if (nfs4_bitmap_isset(&a->req, FATTR4_MOUNTED_ON_FILEID) && nfs4_obj_is_root(s, &ob))
+				r->mounted_on_fileid = nfs4_pseudo_id(ob.exp->cfg->path);
+		}
+		nfs4_attr_export_fsid(&ob, &r->attr);
+	}
+	nfs4_obj_put(&ob);
+	return status;
+}
+
+void nfs4_getattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_getattr_res *r = res;
+	struct nfs4_attr_src src;
+
+	(void)status;
+	nfs4_attr_src_fill(x, &src, &r->attr, &r->fh, r->mounted_on_fileid);
+	nfs4_attr_encode(e, &r->req, &src);
+}
+
+#define NFS4_ACCESS_ALL                                                                                  \
+	(BE_ACCESS_READ | BE_ACCESS_LOOKUP | BE_ACCESS_MODIFY | BE_ACCESS_EXTEND | BE_ACCESS_DELETE |   \
+	 BE_ACCESS_EXECUTE)
+#define NFS4_ACCESS_WRITES (BE_ACCESS_MODIFY | BE_ACCESS_EXTEND | BE_ACCESS_DELETE)
+
+/* RFC 8881 §18.1.3: supported = the bits asked that the server can judge;
+ * access = those granted. Pseudo directories may be read and searched only;
+ * a read-only export grants no modification. */
+uint32_t nfs4_access_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_access_args *a = args;
+	struct nfs4_access_res *r = res;
+	struct nfs4_svc *s = x->priv;
+	uint32_t want = a->access & NFS4_ACCESS_ALL, granted = 0;
+	struct nfs4_obj ob;
+	uint32_t status;
+
+	status = nfs4_obj_open(s, &x->cur.fh, &ob);
+	if (status == NFS4_OK && ob.kind == NFS4_OBJ_PSEUDO) {
+		granted = want & (BE_ACCESS_READ | BE_ACCESS_LOOKUP);
+	} else if (status == NFS4_OK) {
+		status = nfs_errno_to_nfsstat4(be_access(ob.exp->fs, &ob.cred, &ob.o, want, &granted));
+		if (!ob.opts || !ob.opts->rw)
+			granted &= ~NFS4_ACCESS_WRITES;
+	}
+	r->supported = want;
+	r->access = granted & want;
+	nfs4_obj_put(&ob);
+	return status;
+}
+
+void nfs4_access_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_access_res *r = res;
+
+	(void)x, (void)status;
+	nfs4_enc_access(e, r->supported, r->access);
+}
+
+/* RFC 8881 §18.24.3: only a symlink has contents (else NFS4ERR_INVAL). The
+ * path goes where RFC 8267 §4.1 lets it (a Write chunk) through rpc_enc_ddp(). */
+uint32_t nfs4_readlink_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	struct nfs4_readlink_res *r = res;
+	struct nfs4_svc *s = x->priv;
+	struct nfs4_obj ob;
+	uint32_t status;
+	char *buf = x->call ? rpc_payload_buf(x->call, NFS4_LINK_MAX) : NULL;
+	size_t len = 0;
+
+	(void)args;
+	if (!buf)
+		buf = s->link;
+	status = nfs4_obj_open(s, &x->cur.fh, &ob);
+	if (status == NFS4_OK && (ob.kind != NFS4_OBJ_EXPORT || ob.attr.type != BE_LNK))
+		status = NFS4ERR_INVAL;
+	if (status == NFS4_OK)
+		status = nfs_errno_to_nfsstat4(be_readlink(ob.exp->fs, &ob.cred, &ob.o, buf, NFS4_LINK_MAX, &len));
+	r->data = (const uint8_t *)buf;
+	r->len = (uint32_t)len;
+	nfs4_obj_put(&ob);
+	return status;
+}
+
+void nfs4_readlink_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_readlink_res *r = res;
+
+	(void)status;
+	if (x->call && e == &x->call->res)
+		rpc_enc_ddp(x->call, r->data, r->len);
+	else
+		xdr_enc_opaque(e, r->data, r->len);
+}

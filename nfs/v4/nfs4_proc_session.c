@@ -1,0 +1,175 @@
+/*
+ * nfs4_proc_session.c - the NFSv4.1 session operations on top of the state
+ * module (nfs4_state.c): EXCHANGE_ID (RFC 8881 §18.35), CREATE_SESSION
+ * (§18.36), DESTROY_SESSION (§18.37), SEQUENCE (§18.46), DESTROY_CLIENTID
+ * (§18.50), RECLAIM_COMPLETE (§18.51), and the end of a COMPOUND that took
+ * a slot (its reply goes into the slot's cache).
+ *
+ * One server-wide struct nfs4_state, set up when NFSv4 is registered. No
+ * back channel is offered yet (CREATE_SESSION grants no flags), no state
+ * protection (SP4_NONE), no persistent sessions; leases are expired lazily
+ * at each EXCHANGE_ID.
+ */
+#include <string.h>
+#include <time.h>
+#include <sys/random.h>
+
+#include "nfs/v4/nfs4.h"
+
+static struct nfs4_state nfs4_st;
+static bool nfs4_st_ready;
+
+void nfs4_session_init(void)
+{
+	uint64_t seed = 0;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint64_t)clock();
+	nfs4_state_init(&nfs4_st, (uint32_t)time(NULL), seed, NFS4_LEASE_TIME);
+	nfs4_st_ready = true;
+}
+
+void nfs4_session_release(void)
+{
+	if (nfs4_st_ready)
+		nfs4_state_release(&nfs4_st);
+	nfs4_st_ready = false;
+}
+
+struct nfs4_state *nfs4_session_state(void)
+{
+	return &nfs4_st;
+}
+
+static uint64_t nfs4_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_exid_args *a = args;
+	uint64_t now = nfs4_now();
+
+	(void)x;
+	nfs4_state_expire(&nfs4_st, now);
+	return nfs4_exchange_id(&nfs4_st, a->verifier, a->owner, a->owner_len, a->flags, now, res);
+}
+
+void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	(void)x, (void)status;
+	/* RFC 8881 §2.5: server owner and scope name this server for trunking. */
+	nfs4_enc_exchange_id(e, res, "rnfsd", "rnfsd");
+}
+
+uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	struct nfs4_create_session_args *a = args;
+	struct nfs4_create_session_res *r = res;
+
+	(void)x;
+	r->fore = a->fore;
+	r->back = a->back;
+	r->sequence = a->sequence;
+	return nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, nfs4_now(), r->sessionid);
+}
+
+void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_create_session_res *r = res;
+
+	(void)x, (void)status;
+	/* RFC 8881 §18.36.3: no persistence, no back channel on this connection (flags 0). */
+	nfs4_enc_create_session(e, r->sessionid, r->sequence, 0, &r->fore, &r->back);
+}
+
+uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_sequence_args *a = args;
+	struct nfs4_sequence_res *r = res;
+	struct nfs4_svc *s = x->priv;
+	struct nfs4_seq_res sr;
+
+	r->args = *a;
+	switch (nfs4_sequence(&nfs4_st, a->sessionid, a->sequenceid, a->slotid, x->numops, nfs4_now(), s->replay,
+			      sizeof(s->replay), &sr)) {
+	case NFS4_SEQ_ERROR:
+		return sr.status;
+	case NFS4_SEQ_REPLAY:
+		x->replay = s->replay;
+		x->replay_len = sr.replay_len;
+		return NFS4_OK;
+	case NFS4_SEQ_NEW:
+		break;
+	}
+	s->seq_new = true;
+	memcpy(s->seq_sid, a->sessionid, NFS4_SESSIONID_SIZE);
+	s->seq_slot = a->slotid;
+	s->seq_cachethis = a->cachethis;
+	s->clientid = sr.clientid;
+	r->highest = sr.highest_slotid;
+	r->target = sr.target_highest_slotid;
+	/* RFC 8881 §2.10.6.4: the session's reply limits apply to this COMPOUND. */
+	if (a->cachethis && sr.maxresponsesize_cached < sr.maxresponsesize)
+		nfs4_compound_limit(x, sr.maxresponsesize_cached, NFS4ERR_REP_TOO_BIG_TO_CACHE);
+	else
+		nfs4_compound_limit(x, sr.maxresponsesize, NFS4ERR_REP_TOO_BIG);
+	return NFS4_OK;
+}
+
+void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_sequence_res *r = res;
+
+	(void)x, (void)status;
+	nfs4_enc_sequence(e, &r->args, r->highest, r->target, 0);
+}
+
+/* After the COMPOUND: the slot it took keeps its reply (RFC 8881 §2.10.6.1). A
+ * reply with data moved out of band (READLINK in a Write chunk) is not kept:
+ * its bytes are not all in the buffer. */
+void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e)
+{
+	struct nfs4_svc *s = x->priv;
+	bool keep;
+
+	if (!s->seq_new)
+		return;
+	keep = s->seq_cachethis && !(x->call && x->call->n_ddp_out);
+	nfs4_slot_done(&nfs4_st, s->seq_sid, s->seq_slot, keep, e->base + x->res_start,
+		       (uint32_t)(xdr_enc_len(e) - x->res_start));
+	s->seq_new = false;
+}
+
+uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_sessionid_args *a = args;
+
+	(void)x, (void)res;
+	return nfs4_destroy_session(&nfs4_st, a->sessionid);
+}
+
+uint32_t nfs4_destroy_clientid_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_clientid_args *a = args;
+
+	(void)x, (void)res;
+	return nfs4_destroy_clientid(&nfs4_st, a->clientid);
+}
+
+/* RFC 8881 §18.51.3: for the client of the COMPOUND's session (SEQUENCE came first). */
+uint32_t nfs4_reclaim_complete_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_reclaim_complete_args *a = args;
+	struct nfs4_svc *s = x->priv;
+
+	(void)res;
+	if (!s->seq_new)
+		return NFS4ERR_OP_NOT_IN_SESSION;
+	/* rca_one_fs: per file system reclaim is over as soon as asked (no state to reclaim yet). */
+	return a->one_fs ? NFS4_OK : nfs4_reclaim_complete(&nfs4_st, s->clientid);
+}

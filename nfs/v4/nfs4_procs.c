@@ -1,0 +1,155 @@
+/*
+ * nfs4_procs.c - the NFSv4 operation table (indexed by nfs_opnum4) and the
+ * RPC program version 4 that carries it: NULL and COMPOUND (RFC 7530 §16.1,
+ * §16.2; RFC 8881 §16.1, §16.2).
+ *
+ * An operation without an entry answers NFS4ERR_NOTSUPP (the engine stops
+ * there, so its arguments need no decoder yet).
+ *
+ * COMPOUND: cache policy none (RFC 7530 §9.1.7, §16.2: NFSv4.0 replays are
+ * resolved by seqids, NFSv4.1 by the session's slots, never by the DRC);
+ * DDP rule ULB_RULE_COMPOUND (RFC 8267 §4.3: items per operation);
+ * max_reply 0 (grows with the operations). Its working memory is the worker
+ * thread's arena (nfs4_compound.h explains why), so its RPC scratch is empty.
+ */
+#include <threads.h>
+
+#include "core/log.h"
+#include "nfs/v4/nfs4.h"
+
+static struct log_limit nfs4_bad_limit;
+
+/* Decoders take the context (WRITE will need the call for rpc_dec_ddp()). */
+#define NFS4_DEC(fn, type) \
+	static bool fn##_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args) \
+	{ \
+		(void)x; \
+		return fn(d, (type *)args); \
+	}
+NFS4_DEC(nfs4_dec_putfh, struct nfs4_putfh_args)
+NFS4_DEC(nfs4_dec_name_args, struct nfs4_name_args)
+NFS4_DEC(nfs4_dec_getattr, struct nfs4_getattr_args)
+NFS4_DEC(nfs4_dec_access, struct nfs4_access_args)
+NFS4_DEC(nfs4_dec_readdir, struct nfs4_readdir_args)
+NFS4_DEC(nfs4_dec_secinfo_nn, struct nfs4_secinfo_nn_args)
+NFS4_DEC(nfs4_dec_exchange_id, struct nfs4_exid_args)
+NFS4_DEC(nfs4_dec_create_session, struct nfs4_create_session_args)
+NFS4_DEC(nfs4_dec_sequence, struct nfs4_sequence_args)
+NFS4_DEC(nfs4_dec_sessionid, struct nfs4_sessionid_args)
+NFS4_DEC(nfs4_dec_clientid, struct nfs4_clientid_args)
+NFS4_DEC(nfs4_dec_reclaim_complete, struct nfs4_reclaim_complete_args)
+
+struct nfs4_none {
+	char unused;
+};
+
+#define NFS4_OP(num, nm, dec, exe, enc, args_t, res_t, fl) \
+	[num] = { .name = nm, .decode = dec, .execute = exe, .encode = enc, \
+		  .args_size = NFS4_OP_SCRATCH_SIZE(args_t), .res_size = NFS4_OP_SCRATCH_SIZE(res_t), \
+		  .flags = (fl) }
+
+const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
+	/* RFC 8881 §18.19, §18.8, §18.28, §18.27 */
+	NFS4_OP(OP_PUTFH, "PUTFH", nfs4_dec_putfh_op, nfs4_putfh_exec, NULL, struct nfs4_putfh_args,
+		struct nfs4_none, 0),
+	NFS4_OP(OP_GETFH, "GETFH", NULL, nfs4_getfh_exec, nfs4_getfh_enc, struct nfs4_none, struct nfs4_getfh_res,
+		NFS4_OPF_CURFH),
+	NFS4_OP(OP_SAVEFH, "SAVEFH", NULL, nfs4_savefh_exec, NULL, struct nfs4_none, struct nfs4_none,
+		NFS4_OPF_CURFH),
+	NFS4_OP(OP_RESTOREFH, "RESTOREFH", NULL, nfs4_restorefh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	/* RFC 8881 §18.21, §18.13, §18.14, §18.29, §18.45: the namespace (nfs4_proc_ns.c). */
+	NFS4_OP(OP_PUTROOTFH, "PUTROOTFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	NFS4_OP(OP_LOOKUP, "LOOKUP", nfs4_dec_name_args_op, nfs4_lookup_exec, NULL, struct nfs4_name_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_LOOKUPP, "LOOKUPP", NULL, nfs4_lookupp_exec, NULL, struct nfs4_none, struct nfs4_none,
+		NFS4_OPF_CURFH),
+	NFS4_OP(OP_SECINFO, "SECINFO", nfs4_dec_name_args_op, nfs4_secinfo_exec, nfs4_secinfo_enc,
+		struct nfs4_name_args, struct nfs4_secinfo_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_SECINFO_NO_NAME, "SECINFO_NO_NAME", nfs4_dec_secinfo_nn_op, nfs4_secinfo_nn_exec,
+		nfs4_secinfo_enc, struct nfs4_secinfo_nn_args, struct nfs4_secinfo_res, NFS4_OPF_CURFH),
+	/* RFC 8881 §18.7, §18.1, §18.24 (nfs4_proc_attr.c); RFC 8267 §4.1: READLINK's path may
+	 * leave in a Write chunk. */
+	NFS4_OP(OP_GETATTR, "GETATTR", nfs4_dec_getattr_op, nfs4_getattr_exec, nfs4_getattr_enc,
+		struct nfs4_getattr_args, struct nfs4_getattr_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_ACCESS, "ACCESS", nfs4_dec_access_op, nfs4_access_exec, nfs4_access_enc,
+		struct nfs4_access_args, struct nfs4_access_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_READLINK, "READLINK", NULL, nfs4_readlink_exec, nfs4_readlink_enc, struct nfs4_none,
+		struct nfs4_readlink_res, NFS4_OPF_CURFH),
+	/* RFC 8881 §18.23 (nfs4_proc_dir.c): entries stream into the reply. */
+	NFS4_OP(OP_READDIR, "READDIR", nfs4_dec_readdir_op, nfs4_readdir_exec, NULL, struct nfs4_readdir_args,
+		struct nfs4_none, NFS4_OPF_CURFH | NFS4_OPF_STREAM),
+	/* RFC 8881 §18.35-37, §18.46, §18.50, §18.51: sessions (nfs4_proc_session.c). */
+	NFS4_OP(OP_EXCHANGE_ID, "EXCHANGE_ID", nfs4_dec_exchange_id_op, nfs4_exchange_id_exec, nfs4_exchange_id_enc,
+		struct nfs4_exid_args, struct nfs4_exid_res, 0),
+	NFS4_OP(OP_CREATE_SESSION, "CREATE_SESSION", nfs4_dec_create_session_op, nfs4_create_session_exec,
+		nfs4_create_session_enc, struct nfs4_create_session_args, struct nfs4_create_session_res, 0),
+	NFS4_OP(OP_SEQUENCE, "SEQUENCE", nfs4_dec_sequence_op, nfs4_sequence_exec, nfs4_sequence_enc,
+		struct nfs4_sequence_args, struct nfs4_sequence_res, 0),
+	NFS4_OP(OP_DESTROY_SESSION, "DESTROY_SESSION", nfs4_dec_sessionid_op, nfs4_destroy_session_exec, NULL,
+		struct nfs4_sessionid_args, struct nfs4_none, 0),
+	NFS4_OP(OP_DESTROY_CLIENTID, "DESTROY_CLIENTID", nfs4_dec_clientid_op, nfs4_destroy_clientid_exec, NULL,
+		struct nfs4_clientid_args, struct nfs4_none, 0),
+	NFS4_OP(OP_RECLAIM_COMPLETE, "RECLAIM_COMPLETE", nfs4_dec_reclaim_complete_op, nfs4_reclaim_complete_exec,
+		NULL, struct nfs4_reclaim_complete_args, struct nfs4_none, 0),
+};
+
+static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void *res)
+{
+	(void)c, (void)args, (void)res; /* RFC 7530 §16.1: no work */
+	return RPC_PROC_OK;
+}
+
+enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op *ops)
+{
+	static thread_local struct nfs4_svc svc;
+	struct nfs4_arena *a = nfs4_arena_get();
+	enum nfs4_compound_outcome out;
+	uint32_t status = NFS4_OK;
+
+	a->ctx.ops = ops;
+	a->ctx.minor_max = NFS4_MINOR_MAX;
+	a->ctx.reply_max = 0;
+	a->ctx.call = c;
+	a->ctx.priv = &svc;
+	nfs4_svc_begin(&svc, c);
+	svc.seq_new = false;
+	out = nfs4_compound_run(a, &c->args, &c->res, &status);
+	nfs4_sequence_done(&a->ctx, &c->res);
+	nfs4_svc_end(&svc);
+	switch (out) {
+	case NFS4_COMPOUND_GARBAGE:
+		log_limited(&nfs4_bad_limit, LOG_NOTICE, "nfs4: %s: COMPOUND header does not decode (GARBAGE_ARGS)",
+			    c->conn ? c->conn->peer_name : "-");
+		return RPC_PROC_GARBAGE;
+	case NFS4_COMPOUND_NOROOM:
+		return RPC_PROC_SYSERR;
+	case NFS4_COMPOUND_DONE:
+		break;
+	}
+	if (status == NFS4ERR_BADXDR)
+		log_limited(&nfs4_bad_limit, LOG_NOTICE, "nfs4: %s: operation %u of a COMPOUND does not decode (BADXDR)",
+			    c->conn ? c->conn->peer_name : "-", a->ctx.opidx + 1);
+	c->proc_failed = status != NFS4_OK;
+	return RPC_PROC_OK;
+}
+
+/* RFC 7530 §16.2, RFC 8881 §16.2: the whole COMPOUND in one execute step. */
+static enum rpc_proc_status nfs4_compound_exec(struct rpc_call *c, void *args, void *res)
+{
+	(void)args, (void)res;
+	return nfs4_compound_with(c, nfs4_ops);
+}
+
+static const struct rpc_proc nfs4_procs[] = {
+	[NFS4PROC_NULL] = { .name = "NULL", .execute = nfs4_null_exec, .args_size = 0, .res_size = 0,
+			    .max_reply = RPC_REPLY_MAX(0), .cache = RPC_CACHE_NONE, .ddp = ULB_RULE_NONE },
+	[NFS4PROC_COMPOUND] = { .name = "COMPOUND", .execute = nfs4_compound_exec, .args_size = 0,
+				.res_size = 0, .max_reply = 0, .cache = RPC_CACHE_NONE,
+				.ddp = ULB_RULE_COMPOUND },
+};
+
+const struct rpc_version nfs4_version = {
+	.vers = NFS4_VERSION,
+	.nprocs = sizeof(nfs4_procs) / sizeof(nfs4_procs[0]),
+	.procs = nfs4_procs,
+};

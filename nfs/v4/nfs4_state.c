@@ -1,0 +1,420 @@
+/*
+ * nfs4_state.c - NFSv4.1 client records and sessions (see nfs4_state.h for
+ * the memory bounds, the locking and the slot state diagram). Lookups are
+ * linear over at most NFS4_STATE_MAX_CLIENTS records: simple and bounded,
+ * enough for a foundation; a hash comes with the stateids.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nfs/v4/nfs4_compound.h"
+#include "nfs/v4/nfs4_const.h"
+#include "nfs/v4/nfs4_state.h"
+
+void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease)
+{
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_init(&st->lock, NULL);
+	st->boot = boot;
+	st->next_id = 1;
+	st->lease = lease;
+	st->rnd = seed | 1;
+}
+
+static void session_free(struct nfs4_state *st, struct nfs4_session *s)
+{
+	if (s)
+		st->cache_bytes -= (size_t)s->nslots * s->fore.maxresponsesize_cached;
+	free(s);
+}
+
+static void client_free(struct nfs4_state *st, unsigned i)
+{
+	struct nfs4_client *c = st->clients[i];
+
+	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
+		session_free(st, c->sessions[k]);
+	free(c);
+	st->clients[i] = st->clients[--st->nclients];
+	st->clients[st->nclients] = NULL;
+}
+
+void nfs4_state_release(struct nfs4_state *st)
+{
+	while (st->nclients)
+		client_free(st, 0);
+	pthread_mutex_destroy(&st->lock);
+}
+
+static int client_by_owner(const struct nfs4_state *st, const uint8_t *owner, uint32_t len, bool confirmed)
+{
+	for (unsigned i = 0; i < st->nclients; i++) {
+		const struct nfs4_client *c = st->clients[i];
+		if (c->confirmed == confirmed && c->owner_len == len && memcmp(c->owner, owner, len) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+static int client_by_id(const struct nfs4_state *st, uint64_t clientid)
+{
+	for (unsigned i = 0; i < st->nclients; i++)
+		if (st->clients[i]->clientid == clientid)
+			return (int)i;
+	return -1;
+}
+
+static struct nfs4_session *session_by_id(const struct nfs4_state *st, const uint8_t id[NFS4_SESSIONID_SIZE],
+					  unsigned *ci, unsigned *si)
+{
+	for (unsigned i = 0; i < st->nclients; i++)
+		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++) {
+			struct nfs4_session *s = st->clients[i]->sessions[k];
+			if (s && memcmp(s->id, id, NFS4_SESSIONID_SIZE) == 0) {
+				*ci = i, *si = k;
+				return s;
+			}
+		}
+	return NULL;
+}
+
+/* A new unconfirmed record; NULL when the table is full or memory is short. */
+static struct nfs4_client *client_new(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
+				      uint32_t len, uint64_t now)
+{
+	struct nfs4_client *c;
+
+	if (st->nclients >= NFS4_STATE_MAX_CLIENTS || !(c = calloc(1, sizeof(*c))))
+		return NULL;
+	c->clientid = (uint64_t)st->boot << 32 | st->next_id++;
+	memcpy(c->verifier, verifier, 8);
+	memcpy(c->owner, owner, len);
+	c->owner_len = len;
+	c->last_renew = now;
+	st->clients[st->nclients++] = c;
+	return c;
+}
+
+/* RFC 8881 §18.35.5, without state protection (SP4_NONE): the cases by the
+ * records the owner already has. */
+static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
+				   uint32_t len, uint32_t flags, uint64_t now, struct nfs4_exid_res *res)
+{
+	int conf = client_by_owner(st, owner, len, true), unconf = client_by_owner(st, owner, len, false);
+	struct nfs4_client *c;
+
+	if (flags & EXCHGID4_FLAG_UPD_CONFIRMED_REC_A) {
+		/* Cases 6-8: an update needs a confirmed record with the same verifier. */
+		if (conf < 0)
+			return NFS4ERR_NOENT;
+		if (memcmp(st->clients[conf]->verifier, verifier, 8) != 0)
+			return NFS4ERR_NOT_SAME;
+		c = st->clients[conf];
+	} else if (conf >= 0 && memcmp(st->clients[conf]->verifier, verifier, 8) == 0) {
+		c = st->clients[conf]; /* case 2: the same client again */
+	} else {
+		/* Case 1 (new), 4 (an unconfirmed one is replaced), 5 (the client
+		 * restarted: the confirmed one stays until CREATE_SESSION confirms this). */
+		if (unconf >= 0)
+			client_free(st, (unsigned)unconf);
+		c = client_new(st, verifier, owner, len, now);
+		if (!c)
+			return NFS4ERR_DELAY;
+	}
+	c->last_renew = now;
+	res->clientid = c->clientid;
+	res->sequenceid = c->cs_seqid + 1;
+	res->flags = EXCHGID4_FLAG_USE_NON_PNFS | (c->confirmed ? EXCHGID4_FLAG_CONFIRMED_R : 0);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_exchange_id(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
+			  uint32_t owner_len, uint32_t flags, uint64_t now, struct nfs4_exid_res *res)
+{
+	uint32_t status;
+
+	/* RFC 8881 §18.35.1: co_ownerid is opaque<NFS4_OPAQUE_LIMIT>, and not empty. */
+	if (owner_len == 0 || owner_len > NFS4_OWNER_MAX)
+		return NFS4ERR_INVAL;
+	pthread_mutex_lock(&st->lock);
+	status = exchange_id_locked(st, verifier, owner, owner_len, flags, now, res);
+	pthread_mutex_unlock(&st->lock);
+	return status;
+}
+
+static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* RFC 8881 §18.36.3: the server may lower what the client asks for. */
+static void chan_negotiate(struct nfs4_chan_attrs *a)
+{
+	a->headerpadsize = 0;
+	a->maxrequestsize = clamp(a->maxrequestsize, 1024, NFS4_STATE_MAX_MSG);
+	a->maxresponsesize = clamp(a->maxresponsesize, 1024, NFS4_STATE_MAX_MSG);
+	a->maxresponsesize_cached = clamp(a->maxresponsesize_cached, 0, NFS4_STATE_MAX_CACHED);
+	a->maxoperations = clamp(a->maxoperations, 1, NFS4_MAX_OPS);
+	a->maxrequests = clamp(a->maxrequests, 1, NFS4_STATE_MAX_SLOTS);
+}
+
+static uint64_t rnd_next(struct nfs4_state *st)
+{
+	st->rnd ^= st->rnd << 13;
+	st->rnd ^= st->rnd >> 7;
+	st->rnd ^= st->rnd << 17;
+	return st->rnd;
+}
+
+/* A session with its slot table and reply cache in one allocation. */
+static struct nfs4_session *session_new(struct nfs4_state *st, struct nfs4_client *c,
+					const struct nfs4_chan_attrs *fore, const struct nfs4_chan_attrs *back)
+{
+	uint32_t n = fore->maxrequests, cached = fore->maxresponsesize_cached;
+	size_t size = sizeof(struct nfs4_session) + n * sizeof(struct nfs4_slot) + (size_t)n * cached;
+	struct nfs4_session *s = calloc(1, size);
+	uint64_t r = rnd_next(st);
+
+	if (!s)
+		return NULL;
+	s->slots = (struct nfs4_slot *)(s + 1);
+	for (uint32_t i = 0; i < n; i++)
+		s->slots[i].reply = (uint8_t *)(s->slots + n) + (size_t)i * cached;
+	s->nslots = n;
+	s->client = c;
+	s->fore = *fore;
+	s->back = *back;
+	for (unsigned k = 0; k < 8; k++) {
+		s->id[k] = (uint8_t)(c->clientid >> (56 - 8 * k));
+		s->id[8 + k] = (uint8_t)(r >> (8 * k));
+	}
+	return s;
+}
+
+/* CREATE_SESSION confirms an unconfirmed record: the owner's old confirmed one goes (§18.35.5 case 5). */
+static void client_confirm(struct nfs4_state *st, struct nfs4_client *c)
+{
+	int old = client_by_owner(st, c->owner, c->owner_len, true);
+
+	if (old >= 0)
+		client_free(st, (unsigned)old);
+	c->confirmed = true;
+}
+
+static uint32_t create_session_locked(struct nfs4_state *st, struct nfs4_client *c, uint32_t sequence,
+				      struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back,
+				      uint8_t sessionid[NFS4_SESSIONID_SIZE])
+{
+	struct nfs4_session *s;
+	unsigned k;
+
+	/* RFC 8881 §18.36.4: csa_sequence against the client's one-slot cache. */
+	if (sequence == c->cs_seqid && c->cs_cached) {
+		memcpy(sessionid, c->cs_session, NFS4_SESSIONID_SIZE);
+		*fore = c->cs_fore, *back = c->cs_back;
+		return NFS4_OK;
+	}
+	if (sequence != c->cs_seqid + 1)
+		return NFS4ERR_SEQ_MISORDERED;
+	for (k = 0; k < NFS4_STATE_MAX_SESSIONS && c->sessions[k]; k++)
+		;
+	if (k == NFS4_STATE_MAX_SESSIONS)
+		return NFS4ERR_DELAY; /* bounded per client */
+	chan_negotiate(fore);
+	chan_negotiate(back);
+	/* The server-wide bound on reply caches: fewer slots near it, none left: DELAY. */
+	if (fore->maxresponsesize_cached) {
+		size_t room = (NFS4_STATE_CACHE_TOTAL - st->cache_bytes) / fore->maxresponsesize_cached;
+		if (room == 0)
+			return NFS4ERR_DELAY;
+		if (fore->maxrequests > room)
+			fore->maxrequests = (uint32_t)room;
+	}
+	s = session_new(st, c, fore, back);
+	if (!s)
+		return NFS4ERR_DELAY;
+	st->cache_bytes += (size_t)s->nslots * s->fore.maxresponsesize_cached;
+	c->sessions[k] = s;
+	if (!c->confirmed)
+		client_confirm(st, c);
+	c->cs_seqid = sequence;
+	c->cs_cached = true;
+	memcpy(c->cs_session, s->id, NFS4_SESSIONID_SIZE);
+	c->cs_fore = *fore, c->cs_back = *back;
+	memcpy(sessionid, s->id, NFS4_SESSIONID_SIZE);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_create_session(struct nfs4_state *st, uint64_t clientid, uint32_t sequence,
+			     struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back, uint64_t now,
+			     uint8_t sessionid[NFS4_SESSIONID_SIZE])
+{
+	uint32_t status = NFS4ERR_STALE_CLIENTID;
+	int i;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	if (i >= 0) {
+		st->clients[i]->last_renew = now;
+		status = create_session_locked(st, st->clients[i], sequence, fore, back, sessionid);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return status;
+}
+
+/* RFC 8881 §2.10.6.1, §18.46.3: the slot's verdict on sequenceid. */
+static enum nfs4_seq_action slot_check(struct nfs4_slot *sl, uint32_t sequenceid, uint8_t *buf, uint32_t cap,
+				       struct nfs4_seq_res *res)
+{
+	if (sequenceid == sl->seqid) {
+		if (sl->in_progress)
+			res->status = NFS4ERR_DELAY; /* the retry of a request still running */
+		else if (!sl->cached || sl->len > cap)
+			res->status = NFS4ERR_RETRY_UNCACHED_REP;
+		else {
+			memcpy(buf, sl->reply, sl->len);
+			res->replay_len = sl->len;
+			return NFS4_SEQ_REPLAY;
+		}
+		return NFS4_SEQ_ERROR;
+	}
+	if (sequenceid != sl->seqid + 1 || sl->in_progress) {
+		res->status = NFS4ERR_SEQ_MISORDERED;
+		return NFS4_SEQ_ERROR;
+	}
+	sl->seqid = sequenceid;
+	sl->in_progress = true;
+	sl->cached = false;
+	sl->len = 0;
+	return NFS4_SEQ_NEW;
+}
+
+enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],
+				   uint32_t sequenceid, uint32_t slotid, uint32_t numops, uint64_t now,
+				   uint8_t *replay_buf, uint32_t replay_cap, struct nfs4_seq_res *res)
+{
+	enum nfs4_seq_action act = NFS4_SEQ_ERROR;
+	struct nfs4_session *s;
+	unsigned ci, si;
+
+	memset(res, 0, sizeof(*res));
+	pthread_mutex_lock(&st->lock);
+	s = session_by_id(st, sessionid, &ci, &si);
+	if (!s) {
+		res->status = NFS4ERR_BADSESSION;
+	} else if (slotid >= s->nslots) {
+		res->status = NFS4ERR_BADSLOT;
+	} else if (numops > s->fore.maxoperations) {
+		res->status = NFS4ERR_TOO_MANY_OPS; /* RFC 8881 §2.10.6.4 */
+	} else {
+		s->client->last_renew = now; /* RFC 8881 §8.3: SEQUENCE renews the lease */
+		act = slot_check(&s->slots[slotid], sequenceid, replay_buf, replay_cap, res);
+		res->highest_slotid = res->target_highest_slotid = s->nslots - 1;
+		res->maxresponsesize = s->fore.maxresponsesize;
+		res->maxresponsesize_cached = s->fore.maxresponsesize_cached;
+		res->clientid = s->client->clientid;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return act;
+}
+
+void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint32_t slotid,
+		    bool cachethis, const uint8_t *reply, uint32_t len)
+{
+	struct nfs4_session *s;
+	unsigned ci, si;
+
+	pthread_mutex_lock(&st->lock);
+	s = session_by_id(st, sessionid, &ci, &si);
+	if (s && slotid < s->nslots && s->slots[slotid].in_progress) {
+		struct nfs4_slot *sl = &s->slots[slotid];
+		sl->in_progress = false;
+		sl->cached = cachethis && len <= s->fore.maxresponsesize_cached;
+		sl->len = sl->cached ? len : 0;
+		if (sl->cached)
+			memcpy(sl->reply, reply, len);
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE])
+{
+	struct nfs4_session *s;
+	unsigned ci, si;
+
+	pthread_mutex_lock(&st->lock);
+	s = session_by_id(st, sessionid, &ci, &si);
+	if (s) {
+		st->clients[ci]->sessions[si] = NULL;
+		session_free(st, s);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return s ? NFS4_OK : NFS4ERR_BADSESSION; /* RFC 8881 §18.37.3 */
+}
+
+uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid)
+{
+	uint32_t status = NFS4ERR_STALE_CLIENTID;
+	int i;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	if (i >= 0) {
+		status = NFS4_OK;
+		/* RFC 8881 §18.50.3: not while it has sessions. */
+		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
+			if (st->clients[i]->sessions[k])
+				status = NFS4ERR_CLIENTID_BUSY;
+		if (status == NFS4_OK)
+			client_free(st, (unsigned)i);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return status;
+}
+
+uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid)
+{
+	uint32_t status = NFS4ERR_STALE_CLIENTID;
+	int i;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	if (i >= 0) {
+		/* RFC 8881 §18.51.3: once per client (the whole-server form). */
+		status = st->clients[i]->reclaim_complete ? NFS4ERR_COMPLETE_ALREADY : NFS4_OK;
+		st->clients[i]->reclaim_complete = true;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return status;
+}
+
+static bool client_busy(const struct nfs4_client *c)
+{
+	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++) {
+		const struct nfs4_session *s = c->sessions[k];
+		for (uint32_t i = 0; s && i < s->nslots; i++)
+			if (s->slots[i].in_progress)
+				return true;
+	}
+	return false;
+}
+
+unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&st->lock);
+	for (unsigned i = 0; i < st->nclients;) {
+		const struct nfs4_client *c = st->clients[i];
+		/* RFC 8881 §8.3: a lease not renewed within lease_time ends; a
+		 * client with a request running is not expired under it. */
+		if (c->last_renew + st->lease < now && !client_busy(c)) {
+			client_free(st, i);
+			n++;
+		} else {
+			i++;
+		}
+	}
+	pthread_mutex_unlock(&st->lock);
+	return n;
+}

@@ -1,0 +1,155 @@
+/*
+ * nfs4_state.h - NFSv4.1 client records and sessions (RFC 8881 §2.4,
+ * §2.10, §18.35-§18.37, §18.46, §18.50, §18.51): EXCHANGE_ID, CREATE_SESSION
+ * (with its one-slot replay cache), SEQUENCE (slot table and reply cache,
+ * exactly-once semantics), DESTROY_SESSION, DESTROY_CLIENTID,
+ * RECLAIM_COMPLETE and lease expiry, as a pure module: no XDR, no sockets;
+ * time and randomness come from the caller. nfs4_proc_session.c puts it
+ * behind the COMPOUND operations.
+ *
+ * Memory: bounded. At most NFS4_STATE_MAX_CLIENTS client records, each with
+ * at most NFS4_STATE_MAX_SESSIONS sessions; a session's slot table and its
+ * reply cache (slots x ca_maxresponsesize_cached, both clamped) are
+ * allocated once by CREATE_SESSION and freed by DESTROY_SESSION or expiry;
+ * all reply caches together stay within NFS4_STATE_CACHE_TOTAL (a session
+ * created near the limit gets fewer slots).
+ * Nothing is allocated per SEQUENCE.
+ *
+ * Locking: one mutex per struct nfs4_state; a slot being used by a request
+ * is marked in progress, so a retransmission meanwhile gets NFS4ERR_DELAY
+ * and never its reply cache.
+ *
+ * Slot life (per slot, RFC 8881 §2.10.6.1):
+ *   IDLE(seq s) --SEQUENCE s+1--> IN_PROGRESS --nfs4_slot_done()--> IDLE(seq s+1, reply cached or not)
+ *   IDLE(seq s) --SEQUENCE s----> replay (cached reply) or RETRY_UNCACHED_REP
+ *   IN_PROGRESS --SEQUENCE s+1--> DELAY (the same request again, still running)
+ *   otherwise                  -> SEQ_MISORDERED
+ */
+#ifndef RNFSD_NFS4_STATE_H
+#define RNFSD_NFS4_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NFS4_STATE_MAX_CLIENTS 1024u
+#define NFS4_STATE_MAX_SESSIONS 4u  /* per client */
+#define NFS4_STATE_MAX_SLOTS 64u    /* per session (ca_maxrequests) */
+#define NFS4_STATE_MAX_CACHED 8192u /* bytes of one cached reply (ca_maxresponsesize_cached) */
+#define NFS4_STATE_MAX_MSG ((1u << 20) + 65536u) /* ca_maxrequestsize / ca_maxresponsesize */
+#define NFS4_STATE_CACHE_TOTAL (64u << 20) /* all sessions' reply caches together */
+#define NFS4_OWNER_MAX 1024u        /* co_ownerid, RFC 8881 §18.35.1: opaque<NFS4_OPAQUE_LIMIT> */
+#define NFS4_SESSIONID_SIZE 16u
+
+/* EXCHANGE_ID flags (RFC 8881 §18.35.1). */
+#define EXCHGID4_FLAG_SUPP_MOVED_REFER 0x00000001u
+#define EXCHGID4_FLAG_USE_NON_PNFS 0x00010000u
+#define EXCHGID4_FLAG_UPD_CONFIRMED_REC_A 0x40000000u
+#define EXCHGID4_FLAG_CONFIRMED_R 0x80000000u
+/* RFC 8881 §15.1: errors this module answers that nfs4_const.h does not name. */
+#define NFS4ERR_COMPLETE_ALREADY 10054u
+#define NFS4ERR_CLIENTID_BUSY 10074u
+#define NFS4ERR_DEADSESSION 10078u
+
+/* channel_attrs4 (RFC 8881 §18.36.1), rdma_ird left out (never offered). */
+struct nfs4_chan_attrs {
+	uint32_t headerpadsize, maxrequestsize, maxresponsesize, maxresponsesize_cached;
+	uint32_t maxoperations, maxrequests;
+};
+
+struct nfs4_slot {
+	uint32_t seqid;
+	bool in_progress;
+	bool cached;   /* the last reply was kept (cachethis) */
+	uint32_t len;  /* its length */
+	uint8_t *reply; /* maxresponsesize_cached bytes, inside the session's cache */
+};
+
+struct nfs4_session {
+	uint8_t id[NFS4_SESSIONID_SIZE];
+	struct nfs4_client *client;
+	struct nfs4_chan_attrs fore, back;
+	uint32_t nslots;
+	struct nfs4_slot *slots; /* [nslots] and their reply buffers, one allocation */
+};
+
+struct nfs4_client {
+	uint64_t clientid;
+	uint8_t verifier[8];
+	uint32_t owner_len;
+	uint8_t owner[NFS4_OWNER_MAX];
+	bool confirmed;
+	bool reclaim_complete;
+	uint32_t cs_seqid;           /* CREATE_SESSION's slot: the last csa_sequence done */
+	bool cs_cached;              /* its reply is cached (cs_session) */
+	uint8_t cs_session[NFS4_SESSIONID_SIZE];
+	struct nfs4_chan_attrs cs_fore, cs_back;
+	uint64_t last_renew;         /* seconds, the caller's clock */
+	struct nfs4_session *sessions[NFS4_STATE_MAX_SESSIONS];
+};
+
+struct nfs4_state {
+	pthread_mutex_t lock;
+	uint32_t boot;             /* high half of every clientid: this server instance */
+	uint32_t next_id;          /* low half */
+	uint32_t lease;            /* seconds */
+	uint64_t rnd;              /* xorshift state for session ids */
+	struct nfs4_client *clients[NFS4_STATE_MAX_CLIENTS];
+	unsigned nclients;
+	size_t cache_bytes; /* reply caches allocated */
+};
+
+void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease);
+void nfs4_state_release(struct nfs4_state *st);
+
+/* EXCHANGE_ID's result (RFC 8881 §18.35.2, less server_owner/scope/impl). */
+struct nfs4_exid_res {
+	uint64_t clientid;
+	uint32_t sequenceid;
+	uint32_t flags;
+};
+uint32_t nfs4_exchange_id(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
+			  uint32_t owner_len, uint32_t flags, uint64_t now, struct nfs4_exid_res *res);
+
+/* CREATE_SESSION (RFC 8881 §18.36): attributes negotiated in place; *sessionid set. */
+uint32_t nfs4_create_session(struct nfs4_state *st, uint64_t clientid, uint32_t sequence,
+			     struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back, uint64_t now,
+			     uint8_t sessionid[NFS4_SESSIONID_SIZE]);
+
+/* SEQUENCE (RFC 8881 §18.46): what the COMPOUND does next. */
+enum nfs4_seq_action {
+	NFS4_SEQ_ERROR,  /* answer *status, run nothing */
+	NFS4_SEQ_NEW,    /* run the COMPOUND; then nfs4_slot_done() */
+	NFS4_SEQ_REPLAY, /* send *replay (len bytes): the cached reply */
+};
+struct nfs4_seq_res {
+	uint32_t status;
+	uint32_t highest_slotid, target_highest_slotid;
+	uint32_t replay_len;      /* NFS4_SEQ_REPLAY: bytes copied into the caller's buffer */
+	uint32_t maxresponsesize; /* NFS4_SEQ_NEW: the COMPOUND's reply limit */
+	uint32_t maxresponsesize_cached; /* ... when the client asked for it to be cached */
+	uint64_t clientid;        /* the session's client (RECLAIM_COMPLETE) */
+};
+/* The cached reply is copied (under the lock) into replay_buf (replay_cap bytes). */
+/* numops: the COMPOUND's operations (RFC 8881 §2.10.6.4: more than
+ * ca_maxoperations is NFS4ERR_TOO_MANY_OPS, the slot untouched). */
+enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],
+				   uint32_t sequenceid, uint32_t slotid, uint32_t numops, uint64_t now,
+				   uint8_t *replay_buf, uint32_t replay_cap, struct nfs4_seq_res *res);
+/*
+ * The COMPOUND that took slotid of the session finished with reply (len
+ * bytes): keep it if cachethis and it fits (else the slot remembers it is not
+ * cached: RETRY_UNCACHED_REP for a retry, RFC 8881 §2.10.6.1.3). The session
+ * is found again by id: it may have been destroyed meanwhile (then nothing).
+ */
+void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint32_t slotid,
+		    bool cachethis, const uint8_t *reply, uint32_t len);
+
+uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE]);
+uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid);
+uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid);
+/* Forget every client whose lease ran out before now (RFC 8881 §8.3). Returns how many. */
+unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now);
+
+#endif

@@ -1,0 +1,192 @@
+/*
+ * test_nfs4_attr.c - fattr4 encoding (nfs/v4/nfs4_attr.c): the supported
+ * attribute bitmap per minor version, the byte layout of each attribute kind
+ * (u32, u64, bool, fsid4, nfstime4, specdata4, numeric owner strings,
+ * filehandle, nested bitmaps), ascending order, attributes the object lacks
+ * or rnfsd does not support left out of the returned mask, the attrlist4
+ * length, and an encoder that overflows without writing past its end.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nfs/v4/nfs4_attr.h"
+
+static uint8_t buf[4096];
+
+static struct be_attr sample(void)
+{
+	struct be_attr a = {
+		.valid = BE_AT_BASIC, .type = BE_DIR, .mode = 040755, .nlink = 3, .uid = 1000, .gid = 100,
+		.size = 4096, .space_used = 8192, .rdev_major = 0, .rdev_minor = 0,
+		.fsid_major = 0x11, .fsid_minor = 0x22, .fileid = 0x1234, .change = 0xabcdef,
+		.atime = { 1, 2 }, .mtime = { 3, 4 }, .ctime = { 5, 6 },
+	};
+	return a;
+}
+
+/* Encode req; return the decoder positioned at the attribute values and the mask. */
+static size_t encode(const struct nfs4_bitmap *req, const struct nfs4_attr_src *s, struct nfs4_bitmap *mask,
+		     struct xdr_dec *vals)
+{
+	struct xdr_enc e;
+	struct xdr_dec d;
+	const uint8_t *p = NULL;
+	uint32_t len = 0;
+
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_attr_encode(&e, req, s);
+	assert_false(e.overflow);
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	assert_true(nfs4_dec_bitmap(&d, mask));
+	assert_true(xdr_dec_opaque(&d, 4096, &p, &len));
+	assert_int_equal(xdr_dec_remaining(&d), 0);
+	xdr_dec_init(vals, p, len);
+	return len;
+}
+
+static uint32_t u32(struct xdr_dec *d)
+{
+	uint32_t v = 0xdeadbeef;
+	assert_true(xdr_dec_u32(d, &v));
+	return v;
+}
+
+static uint64_t u64(struct xdr_dec *d)
+{
+	uint64_t v = 0;
+	assert_true(xdr_dec_u64(d, &v));
+	return v;
+}
+
+static void test_supported(void **state)
+{
+	struct nfs4_bitmap b0, b1;
+	/* RFC 8881 §5.6: the REQUIRED attributes. */
+	static const uint32_t required[] = {
+		FATTR4_SUPPORTED_ATTRS, FATTR4_TYPE, FATTR4_FH_EXPIRE_TYPE, FATTR4_CHANGE, FATTR4_SIZE,
+		FATTR4_LINK_SUPPORT, FATTR4_SYMLINK_SUPPORT, FATTR4_NAMED_ATTR, FATTR4_FSID,
+		FATTR4_UNIQUE_HANDLES, FATTR4_LEASE_TIME, FATTR4_RDATTR_ERROR, FATTR4_FILEHANDLE,
+	};
+	/* RECOMMENDED ones the Linux client asks for (nfs4_fattr_bitmap and friends). */
+	static const uint32_t linux_wants[] = {
+		FATTR4_FILEID, FATTR4_MODE, FATTR4_NUMLINKS, FATTR4_OWNER, FATTR4_OWNER_GROUP,
+		FATTR4_RAWDEV, FATTR4_SPACE_USED, FATTR4_TIME_ACCESS, FATTR4_TIME_METADATA,
+		FATTR4_TIME_MODIFY, FATTR4_MOUNTED_ON_FILEID, FATTR4_MAXFILESIZE, FATTR4_MAXNAME,
+		FATTR4_MAXREAD, FATTR4_MAXWRITE, FATTR4_TIME_DELTA,
+	};
+
+	(void)state;
+	nfs4_attr_supported(0, &b0);
+	nfs4_attr_supported(1, &b1);
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		assert_true(nfs4_bitmap_isset(&b0, required[i]));
+	for (size_t i = 0; i < sizeof(linux_wants) / sizeof(linux_wants[0]); i++)
+		assert_true(nfs4_bitmap_isset(&b0, linux_wants[i]));
+	assert_false(nfs4_bitmap_isset(&b0, FATTR4_SUPPATTR_EXCLCREAT));
+	assert_true(nfs4_bitmap_isset(&b1, FATTR4_SUPPATTR_EXCLCREAT));
+	assert_false(nfs4_bitmap_isset(&b0, FATTR4_ACL)); /* not built */
+	assert_int_equal(nfs4_ftype(BE_LNK), NF4LNK);
+	assert_int_equal(nfs4_ftype(BE_TYPE_NONE), 0);
+}
+
+static void test_values(void **state)
+{
+	struct be_attr a = sample();
+	struct nfs_fh fh = { .len = 5, .data = { 1, 2, 3, 4, 5 } };
+	struct nfs4_attr_src s = { .a = &a, .fh = &fh, .mounted_on_fileid = 0x99, .lease_time = 90,
+				   .maxread = 1u << 20, .maxwrite = 1u << 20, .maxfilesize = UINT64_MAX };
+	struct nfs4_bitmap req = { { 0 } }, mask;
+	struct xdr_dec d;
+	const uint8_t *p;
+	uint32_t len;
+
+	(void)state;
+	/* Asked out of any order: values come in attribute order. */
+	uint32_t asked[] = { FATTR4_TIME_MODIFY, FATTR4_OWNER, FATTR4_TYPE, FATTR4_FSID, FATTR4_FILEHANDLE,
+			     FATTR4_CHANGE, FATTR4_MODE, FATTR4_LEASE_TIME, FATTR4_MOUNTED_ON_FILEID,
+			     FATTR4_NAMED_ATTR, FATTR4_MAXREAD };
+	for (size_t i = 0; i < sizeof(asked) / sizeof(asked[0]); i++)
+		nfs4_bitmap_set(&req, asked[i]);
+	encode(&req, &s, &mask, &d);
+	assert_memory_equal(&mask, &req, sizeof(mask));
+	assert_int_equal(u32(&d), NF4DIR);                 /* 1 type */
+	assert_true(u64(&d) == 0xabcdef);                  /* 3 change */
+	assert_int_equal(u32(&d), 0);                      /* 7 named_attr: false */
+	assert_true(u64(&d) == 0x11);                      /* 8 fsid */
+	assert_true(u64(&d) == 0x22);
+	assert_int_equal(u32(&d), 90);                     /* 10 lease_time */
+	assert_true(xdr_dec_opaque(&d, 128, &p, &len));    /* 19 filehandle */
+	assert_int_equal(len, 5);
+	assert_memory_equal(p, fh.data, 5);
+	assert_true(u64(&d) == 1u << 20);                  /* 30 maxread */
+	assert_int_equal(u32(&d), 0755);                   /* 33 mode: no type bits */
+	assert_true(xdr_dec_opaque(&d, 128, &p, &len));    /* 36 owner */
+	assert_int_equal(len, 4);
+	assert_memory_equal(p, "1000", 4);
+	assert_true(u64(&d) == 3);                         /* 53 time_modify */
+	assert_int_equal(u32(&d), 4);
+	assert_true(u64(&d) == 0x99);                      /* 55 mounted_on_fileid */
+	assert_int_equal(xdr_dec_remaining(&d), 0);
+}
+
+static void test_left_out(void **state)
+{
+	struct be_attr a = sample();
+	struct nfs4_attr_src s = { .a = &a, .minorversion = 1 };
+	struct nfs4_bitmap req = { { 0xffffffffu, 0xffffffffu, 0xffffffffu } }, sup, mask;
+	struct xdr_dec d;
+
+	(void)state;
+	/* Everything asked: exactly the supported ones come back, less the
+	 * filehandle (none given) and what the object lacks (here: size). */
+	a.valid &= ~BE_AT_SIZE;
+	encode(&req, &s, &mask, &d);
+	nfs4_attr_supported(1, &sup);
+	assert_false(nfs4_bitmap_isset(&mask, FATTR4_SIZE));
+	assert_false(nfs4_bitmap_isset(&mask, FATTR4_FILEHANDLE));
+	assert_false(nfs4_bitmap_isset(&mask, FATTR4_ACL));
+	for (uint32_t i = 0; i < 96; i++)
+		if (i != FATTR4_SIZE && i != FATTR4_FILEHANDLE)
+			assert_int_equal(nfs4_bitmap_isset(&mask, i), nfs4_bitmap_isset(&sup, i));
+	/* supported_attrs first: a bitmap value equal to sup. */
+	struct nfs4_bitmap inner;
+	assert_true(nfs4_dec_bitmap(&d, &inner));
+	assert_memory_equal(&inner, &sup, sizeof(sup));
+	/* Nothing asked: empty mask, empty attrlist. */
+	req = (struct nfs4_bitmap){ { 0 } };
+	assert_int_equal(encode(&req, &s, &mask, &d), 0);
+	assert_int_equal(mask.w[0] | mask.w[1] | mask.w[2], 0);
+}
+
+static void test_overflow(void **state)
+{
+	struct be_attr a = sample();
+	struct nfs4_attr_src s = { .a = &a };
+	struct nfs4_bitmap req = { { 0xffffffffu, 0xffffffffu, 0 } };
+	struct xdr_enc e;
+
+	(void)state;
+	for (size_t cap = 0; cap < 64; cap += 4) {
+		memset(buf, 0xee, sizeof(buf));
+		xdr_enc_init(&e, buf, cap);
+		nfs4_attr_encode(&e, &req, &s);
+		assert_true(e.overflow);
+		assert_int_equal(buf[cap], 0xee);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_supported),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_left_out),
+		cmocka_unit_test(test_overflow),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
