@@ -18,12 +18,12 @@ check_verbs() {
 	local out=$GUEST_LOGDIR/verbs.out
 	timeout 240 "$VERBS_TEST" "$ADDR" > "$out" 2>&1
 	local rc=$?
-	grep -E "checks|FAIL|burst|reverse|not ok" "$out" | sed 's/^/   /'
+	grep -E "checks|FAIL|burst|reverse|not ok|# idle|# pool" "$out" | sed 's/^/   /'
 	[ $rc = 0 ] || { grep -B2 -A2 FAIL "$out" | head -40; fail "test_rdma_verbs exit status $rc"; }
 }
 
 guest_base
 guest_net rdma
 run_check rdma-verbs 300 check_verbs
-echo "@@ INFO test_rdma_verbs: $(grep -E 'checks, [0-9]+ failed|smallest grant|reverse' "$GUEST_LOGDIR/verbs.out" | tr '\n' ' ')"
+echo "@@ INFO test_rdma_verbs: $(grep -E 'checks, [0-9]+ failed|smallest grant|reverse|# idle|# pool' "$GUEST_LOGDIR/verbs.out" | tr '\n' ' ')"
 guest_end
