@@ -10,6 +10,12 @@
  * The client side is a librdmacm requester written here, which checks every
  * reply byte by byte. Exits 77 (skipped) when no RDMA device exists.
  *
+ * The transport runs with a small bulk pool ([rdma] buffer-pool 8M: 7 slots,
+ * 3 per connection), so every scenario meets calls waiting for buffers;
+ * t_pool_contention sends 32 concurrent 1 MiB calls on 8 connections, and
+ * t_idle_conns opens 100 (RDMA_IDLE_CONNS) idle connections and prints the
+ * registered memory and RSS ("# idle:").
+ *
  * Run in the VM (tests/unit/rdma-vm-guest.sh) or on any host with a device:
  *   build/transport/test_rdma_verbs [server-address]
  */

@@ -4,7 +4,9 @@
 # worker pool against a librdmacm client that checks every byte, including
 # malformed headers, Read/Write/Reply chunks, long calls, credit bursts,
 # reverse-direction calls (RFC 8167) with a retransmission and a timeout, and
-# disconnects in the middle of RDMA Reads and Writes. The binary sits beside
+# disconnects in the middle of RDMA Reads and Writes, 32 concurrent 1 MiB calls
+# through a 7-slot shared bulk pool, and 100 idle connections (registered
+# memory and RSS on the "# idle:" line). The binary sits beside
 # the rnfsd being tested (vmarg RNFSD) in the build tree. Booted by
 # tests/vm/run-vm.sh; expected check names are in rdma-verbs.checks.
 
