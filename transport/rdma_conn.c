@@ -11,10 +11,11 @@
  *   private data, initiator depth).
  *
  * The receive pool grows with the load (rdma_conn_grow, from
- * rdma_recv_refill): RDMA_CTXT_CHUNK0 contexts at accept, doubling when half
- * of them hold calls, up to rdma_credits_pool_size(credits). A registration
- * happens at most a handful of times in a connection's life, never per
- * call; nothing is given back before the connection closes.
+ * rdma_recv_refill): credits + spare contexts at accept (all posted), then
+ * RDMA_CTXT_GROW more whenever calls hold every free one, up to
+ * rdma_credits_pool_size(credits) = 2 x credits + spare. A registration
+ * happens at most credits / RDMA_CTXT_GROW + 1 times in a connection's
+ * life, never per call; nothing is given back before the connection closes.
  *
  * Closing: rdma_conn_close() is the only path. It disconnects and moves the
  * QP to the error state so every posted work request completes (flushed),
@@ -41,8 +42,9 @@ static struct log_limit lim_accept;
 
 /* knfsd's initiator depth cap (svc_rdma: min(16, device max)). */
 #define RDMA_MAX_ORD 16
-/* Receive contexts an idle connection has (registered at accept). */
-#define RDMA_CTXT_CHUNK0 8
+/* Receive contexts registered at a time once the first chunk (credits +
+ * spare: the Receives posted from the start) is held by calls. */
+#define RDMA_CTXT_GROW 16
 
 /* ---- contexts and slots ---- */
 
@@ -352,15 +354,15 @@ static void ctxts_init(struct rdma_conn *conn, const struct rdma_small_chunk *c,
 }
 
 /*
- * One more chunk of contexts with registered buffers: RDMA_CTXT_CHUNK0 at
- * accept, then as many as are ready (the pool doubles), up to the
- * connection's receive pool (rdma_credits_pool_size). 0, or -1 (nothing
- * changed). Chunk 0 also holds the 4 zero bytes of XDR padding.
+ * One more chunk of contexts with registered buffers: credits + spare at
+ * accept (the Receives posted from the start), then RDMA_CTXT_GROW at a
+ * time, up to the connection's receive pool (rdma_credits_pool_size). 0, or
+ * -1 (nothing changed). Chunk 0 also holds the 4 zero bytes of XDR padding.
  */
 int rdma_conn_grow(struct rdma_conn *conn)
 {
 	static struct log_limit lim_grow;
-	unsigned n = conn->nready ? conn->nready : RDMA_CTXT_CHUNK0;
+	unsigned n = conn->nready ? RDMA_CTXT_GROW : conn->nrecv_max;
 	struct rdma_small_chunk *c = &conn->small[conn->nsmall];
 
 	if (conn->nready >= conn->nctxts || conn->nsmall >= RDMA_SMALL_CHUNKS_MAX)
@@ -406,7 +408,7 @@ static int conn_setup_memory(struct rdma_conn *conn)
 	rdma_pool_user_init(conn->pool, &conn->pool_user);
 
 	/* Contexts are touched (and their buffers registered) a chunk at a
-	 * time: an idle connection holds RDMA_CTXT_CHUNK0 of them. */
+	 * time: an idle connection holds credits + spare of them. */
 	conn->ctxts = calloc(conn->nctxts, sizeof(*conn->ctxts));
 	if (!conn->ctxts)
 		return -1;

@@ -65,9 +65,9 @@ void rdma_ctxt_free_push(struct rdma_ctxt *x)
 }
 
 /* RFC 8166 §3.3.1: keep credits + spare Receives posted, from the pool.
- * When the free contexts run out and half of the ready ones hold calls,
- * the pool grows by a chunk (rdma_conn_grow): an idle connection keeps a
- * few, a busy one reaches credits + spare posted. */
+ * When the free contexts run out (calls hold them), the pool grows by a
+ * chunk (rdma_conn_grow), so the grant does not sag; a connection reaches
+ * 2 x credits + spare contexts only if it really holds credits calls. */
 int rdma_recv_refill(struct rdma_conn *conn)
 {
 	uint32_t n = rdma_credits_recvs_wanted(&conn->credits);
@@ -76,8 +76,8 @@ int rdma_recv_refill(struct rdma_conn *conn)
 	while (n) {
 		x = queue_pop_entry(&conn->free_ctxts, struct rdma_ctxt, link);
 		if (!x) {
-			if (conn->credits.recvs_posted > conn->nready / 2 || rdma_conn_grow(conn))
-				return 0;
+			if (rdma_conn_grow(conn))
+				return 0; /* at the pool's size, or registration failed */
 			continue;
 		}
 		if (rdma_post_recv(x)) {

@@ -20,8 +20,8 @@
  *  - A connection (struct rdma_conn) owns its contexts' registered buffers
  *    (per context: receive buffer, send buffer, small reply and payload
  *    buffers; plus 4 zero bytes for XDR padding), registered in chunks:
- *    a few contexts at accept, more as the load needs them (rdma_conn_grow,
- *    doubling, up to the receive pool below), never per call.
+ *    credits + spare contexts at accept, more as calls hold them
+ *    (rdma_conn_grow, up to the receive pool below), never per call.
  *  - Bulk buffers (Read chunk data, READ payloads, long replies) are slots
  *    of the device's one pool (rdma_pool.h), shared by every connection on
  *    the device: registered lazily in chunks up to [rdma] buffer-pool, never
@@ -35,9 +35,9 @@
  *    at most rdma_credits_pool_size() = 2 x credits + spare (rdma_credits.h):
  *    when a Receive completes, a FREE context is posted in its place at once
  *    (rdma_recv_refill), so credits + spare Receives stay posted under load
- *    and the grant does not sag while replies are in flight. Until the pool
- *    has grown that far the grant follows the Receives really posted
- *    (rdma_credits_grant bounds it by them: RFC 8166 §3.3.1).
+ *    and the grant does not sag while replies are in flight (the pool grows
+ *    when no FREE context is left; should a registration fail, the grant
+ *    follows the Receives really posted: rdma_credits_grant, RFC 8166 §3.3.1).
  *  - Calls without a Reply chunk get reply and payload buffers of
  *    RDMA_NOCHUNK_ROOM x the inline size: room for the handler to produce a
  *    reply larger than the inline threshold, which send_reply() then answers
@@ -186,7 +186,7 @@ struct rdma_dev {
 struct rdma_xprt;
 
 /* One registration of receive contexts' buffers (rdma_conn_grow). */
-#define RDMA_SMALL_CHUNKS_MAX 16
+#define RDMA_SMALL_CHUNKS_MAX (1 + RDMA_CREDITS_MAX / 16 + 1)
 struct rdma_small_chunk {
 	uint8_t *mem;
 	size_t size;

@@ -772,6 +772,27 @@ static void t_long_call(struct client *cl, uint32_t n)
 	      "Long Call of %u bytes", clen);
 }
 
+/* One call from its own send buffer (k-th of the client's calls in flight). */
+static void send_at(struct client *cl, unsigned k, struct msg *m)
+{
+	size_t len = xdr_enc_len(&m->e);
+	memcpy(cl->mem + CL_SEND_OFF + k * 4096u, m->b, len);
+	struct ibv_sge sge = { (uintptr_t)(cl->mem + CL_SEND_OFF + k * 4096u), (uint32_t)len, cl->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0xffff, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	CHECK(ibv_post_send(cl->id->qp, &wr, &bad) == 0, "post a call");
+}
+
+/* A new call's transport header up to its chunk lists: v1 RDMA_MSG, 128 credits. */
+static void m_head_msg(struct msg *m)
+{
+	m_init(m);
+	m_u32(m, ++xid);
+	m_u32(m, 1);
+	m_u32(m, 128);
+	m_u32(m, RDMA_MSG);
+}
+
 /* Many calls in flight at once: all answered, grants within bounds. */
 static void t_pipeline(struct client *cl, unsigned k)
 {
@@ -1154,29 +1175,8 @@ static void t_idle_conns(const char *addr, unsigned n)
 	cl_nrecv = CL_NRECV;
 }
 
-/* One call from its own send buffer (k-th of the client's calls in flight). */
-static void send_at(struct client *cl, unsigned k, struct msg *m)
-{
-	size_t len = xdr_enc_len(&m->e);
-	memcpy(cl->mem + CL_SEND_OFF + k * 4096u, m->b, len);
-	struct ibv_sge sge = { (uintptr_t)(cl->mem + CL_SEND_OFF + k * 4096u), (uint32_t)len, cl->mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 0xffff, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	CHECK(ibv_post_send(cl->id->qp, &wr, &bad) == 0, "post a call");
-}
-
 #define POOL_CONNS 8
 #define POOL_MIB (1u << 20)
-
-/* A new call's transport header up to its chunk lists: v1 RDMA_MSG, 128 credits. */
-static void m_head_msg(struct msg *m)
-{
-	m_init(m);
-	m_u32(m, ++xid);
-	m_u32(m, 1);
-	m_u32(m, 128);
-	m_u32(m, RDMA_MSG);
-}
 
 /* WRITE of 1 MiB from CL_DATA_OFF in a Read chunk (k: send buffer). */
 static uint32_t send_write_1m(struct client *cl, unsigned k)
