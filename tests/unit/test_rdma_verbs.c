@@ -1114,13 +1114,15 @@ static void t_small_receives(const char *addr, uint32_t pd_recv)
 
 /* ---------- the shared bulk pool ---------- */
 
-static long rss_kib(void)
+/* A /proc/self/status field in KiB ("VmRSS", "RssAnon", "RssFile"), or -1. */
+static long status_kib(const char *field)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[256];
 	long kib = -1;
+	size_t n = strlen(field);
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+		if (!strncmp(line, field, n) && line[n] == ':' && sscanf(line + n + 1, "%ld", &kib) == 1)
 			break;
 	if (f)
 		fclose(f);
@@ -1141,7 +1143,7 @@ static uint64_t mem_ld(_Atomic uint64_t *v)
 static void t_idle_conns(const char *addr, unsigned n)
 {
 	static struct client cls[100];
-	long rss0 = rss_kib();
+	long rss0 = status_kib("VmRSS"), anon0 = status_kib("RssAnon"), file0 = status_kib("RssFile");
 	uint64_t conn0 = mem_ld(&stats_rdma_mem.conn_registered);
 	unsigned ok = 0;
 
@@ -1159,13 +1161,17 @@ static void t_idle_conns(const char *addr, unsigned n)
 	}
 	CHECK(ok == n, "%u of %u idle connections", ok, n);
 	usleep(200000);
-	long rss1 = rss_kib();
+	long rss1 = status_kib("VmRSS"), anon1 = status_kib("RssAnon"), file1 = status_kib("RssFile");
 	uint64_t conn1 = mem_ld(&stats_rdma_mem.conn_registered);
+	/* RssFile: the queues the rxe driver maps (both sides); RssAnon: heap,
+	 * registered buffers (both sides; the clients' are CL_LIGHT_MEM each). */
 	printf("# idle: %u connections: per-connection registered %.1f KiB each (%.1f MiB in all), "
-	       "bulk pool registered %.1f MiB of %.1f MiB, RSS %ld -> %ld KiB (+%.1f MiB, clients included)\n",
+	       "bulk pool registered %.1f MiB of %.1f MiB, RSS %ld -> %ld KiB (+%.1f MiB, clients included: "
+	       "anon +%.1f MiB, mapped queues +%.1f MiB)\n",
 	       ok, ok ? (double)(conn1 - conn0) / ok / 1024 : 0.0, (double)(conn1 - conn0) / (1 << 20),
 	       (double)mem_ld(&stats_rdma_mem.pool_registered) / (1 << 20),
-	       (double)mem_ld(&stats_rdma_mem.pool_max) / (1 << 20), rss0, rss1, (double)(rss1 - rss0) / 1024);
+	       (double)mem_ld(&stats_rdma_mem.pool_max) / (1 << 20), rss0, rss1, (double)(rss1 - rss0) / 1024,
+	       (double)(anon1 - anon0) / 1024, (double)(file1 - file0) / 1024);
 	/* The bulk pool is the device's: idle connections register none of it. */
 	CHECK(mem_ld(&stats_rdma_mem.pool_registered) <= mem_ld(&stats_rdma_mem.pool_max),
 	      "bulk pool within its bound");
