@@ -12,7 +12,8 @@
  *
  * The receive pool grows with the load (rdma_conn_grow, from
  * rdma_recv_refill): credits + spare contexts at accept (all posted), then
- * RDMA_CTXT_GROW more whenever calls hold every free one, up to
+ * RDMA_CTXT_GROW more when calls hold every free one and the Receives
+ * posted plus the calls owed fall below credits + spare / 2, up to
  * rdma_credits_pool_size(credits) = 2 x credits + spare. A registration
  * happens at most credits / RDMA_CTXT_GROW + 1 times in a connection's
  * life, never per call; nothing is given back before the connection closes.
@@ -31,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/log.h"
 #include "core/loop.h"
@@ -47,6 +49,12 @@ static struct log_limit lim_accept;
 #define RDMA_CTXT_GROW 16
 
 /* ---- contexts and slots ---- */
+
+/* The mapping that holds the receive pool's contexts. */
+static size_t ctxts_bytes(const struct rdma_conn *conn)
+{
+	return (size_t)conn->nctxts * sizeof(*conn->ctxts);
+}
 
 static bool ctxt_busy_state(enum rdma_ctxt_state st)
 {
@@ -144,7 +152,8 @@ void rdma_conn_free(struct rdma_conn *conn)
 	}
 	conn->nsmall = conn->nready = 0;
 	stats_mem_move(&stats_rdma_mem.conn_registered, &conn->pub_small, 0);
-	free(conn->ctxts);
+	if (conn->ctxts)
+		munmap(conn->ctxts, ctxts_bytes(conn));
 	if (conn->id)
 		rdma_destroy_id(conn->id);
 	rdma_dev_put(conn->dev);
@@ -408,10 +417,13 @@ static int conn_setup_memory(struct rdma_conn *conn)
 	rdma_pool_user_init(conn->pool, &conn->pool_user);
 
 	/* Contexts are touched (and their buffers registered) a chunk at a
-	 * time: an idle connection holds credits + spare of them. */
-	conn->ctxts = calloc(conn->nctxts, sizeof(*conn->ctxts));
-	if (!conn->ctxts)
+	 * time: an idle connection holds credits + spare of them.
+	 * Mapped, not calloc'ed: the pages of contexts never made ready are
+	 * never touched, so they cost no memory (calloc may clear reused heap). */
+	void *m = mmap(NULL, ctxts_bytes(conn), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
 		return -1;
+	conn->ctxts = m;
 	return rdma_conn_grow(conn);
 }
 

@@ -65,8 +65,10 @@ void rdma_ctxt_free_push(struct rdma_ctxt *x)
 }
 
 /* RFC 8166 §3.3.1: keep credits + spare Receives posted, from the pool.
- * When the free contexts run out (calls hold them), the pool grows by a
- * chunk (rdma_conn_grow), so the grant does not sag; a connection reaches
+ * When the free contexts run out, the pool grows by a chunk
+ * (rdma_conn_grow) once Receives posted plus calls owed (what bounds the
+ * grant) fall below credits + spare / 2, so the grant does not sag; a
+ * connection that makes one call at a time never grows, and one reaches
  * 2 x credits + spare contexts only if it really holds credits calls. */
 int rdma_recv_refill(struct rdma_conn *conn)
 {
@@ -76,8 +78,10 @@ int rdma_recv_refill(struct rdma_conn *conn)
 	while (n) {
 		x = queue_pop_entry(&conn->free_ctxts, struct rdma_ctxt, link);
 		if (!x) {
-			if (rdma_conn_grow(conn))
-				return 0; /* at the pool's size, or registration failed */
+			const struct rdma_credits *cr = &conn->credits;
+			if (cr->recvs_posted + cr->calls_owed >= cr->max_grant + RDMA_CREDITS_SPARE / 2 ||
+			    rdma_conn_grow(conn))
+				return 0; /* enough, at the pool's size, or registration failed */
 			continue;
 		}
 		if (rdma_post_recv(x)) {
