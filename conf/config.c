@@ -71,6 +71,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RDMA, "inline", CONFIG_TYPE_SIZE, FIELD(rdma_inline), 0, 1024, 65536 },
 	{ CONFIG_SECTION_RDMA, "max-payload", CONFIG_TYPE_SIZE, FIELD(rdma_max_payload), 0, 4 * KiB, 16 * MiB },
 	{ CONFIG_SECTION_RDMA, "send-invalidate", CONFIG_TYPE_BOOL, FIELD(rdma_send_invalidate), 0, 0, 0 },
+	{ CONFIG_SECTION_RDMA, "buffer-pool", CONFIG_TYPE_SIZE, FIELD(rdma_buffer_pool), 0, 4 * MiB, 65536 * MiB },
 
 	{ CONFIG_SECTION_NFSV4, "enable", CONFIG_TYPE_BOOL, FIELD(nfsv4), 0, 0, 0 },
 };
@@ -109,6 +110,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->rdma_inline = 4096;
 	cfg->rdma_max_payload = 1 * MiB;
 	cfg->rdma_send_invalidate = true;
+	cfg->rdma_buffer_pool = 256 * MiB;
 
 	cfg->nfsv4 = false; /* experimental: off until it serves the Linux client end to end */
 }

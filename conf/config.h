@@ -60,6 +60,7 @@ struct rnfsd_config {
 	size_t rdma_inline;           /* receive buffer = inline threshold; default 4096, 1024..65536 */
 	size_t rdma_max_payload;      /* largest Read/Write chunk payload; default 1 MiB */
 	bool rdma_send_invalidate;    /* offer/use Send With Invalidate; default yes */
+	size_t rdma_buffer_pool;      /* registered bulk buffers per device; default 256 MiB */
 
 	/* [nfsv4] */
 	bool nfsv4;                   /* serve NFSv4 (experimental, incomplete); default no */

@@ -245,6 +245,21 @@ static void json_conn(FILE *f, struct stats_conn *sc, bool first)
 	fprintf(f, ", \"garbage_args\": %llu}", (unsigned long long)ld(&sc->garbage_args));
 }
 
+struct stats_rdma_mem stats_rdma_mem;
+
+static void json_rdma_mem(FILE *f)
+{
+	struct stats_rdma_mem *m = &stats_rdma_mem;
+
+	fprintf(f, "  \"rdma_memory\": {\"pool_max\": %llu, \"pool_registered\": %llu, \"slot_size\": %llu"
+		   ", \"slots\": %llu, \"in_use\": %llu, \"waiting\": %llu, \"waits\": %llu"
+		   ", \"conn_registered\": %llu},\n",
+		(unsigned long long)ld(&m->pool_max), (unsigned long long)ld(&m->pool_registered),
+		(unsigned long long)ld(&m->slot_size), (unsigned long long)ld(&m->slots),
+		(unsigned long long)ld(&m->in_use), (unsigned long long)ld(&m->waiting),
+		(unsigned long long)ld(&m->waits), (unsigned long long)ld(&m->conn_registered));
+}
+
 int stats_render_json(FILE *f)
 {
 	struct json_list jl = {.f = f, .first = true};
@@ -263,6 +278,7 @@ int stats_render_json(FILE *f)
 	fprintf(f, "%s],\n", jl.first ? "" : "\n  ");
 	fprintf(f, "  \"totals\": {\"calls\": %llu, \"errors\": %llu, \"connections\": %u, \"tcp\": %u, \"rdma\": %u},\n",
 		(unsigned long long)jl.calls, (unsigned long long)jl.errors, total, tcp, rdma);
+	json_rdma_mem(f);
 	fprintf(f, "  \"connections\": [");
 	bool first = true;
 	pthread_mutex_lock(&stats_lock);

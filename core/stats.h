@@ -121,6 +121,29 @@ void stats_conn_unregister(struct stats_conn *sc);
 /* Connections currently registered, in total and per transport. */
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma);
 
+/* ---- RPC-over-RDMA registered memory, fed by the RDMA transport ---- */
+
+/* Totals over every device and transport instance, updated on the loop
+ * thread (stats_mem_move), read by the stats thread. */
+struct stats_rdma_mem {
+	_Atomic uint64_t pool_max;        /* configured bound of the bulk pools, bytes */
+	_Atomic uint64_t pool_registered; /* bulk bytes registered so far */
+	_Atomic uint64_t slot_size;       /* bytes per bulk slot */
+	_Atomic uint64_t slots;           /* bulk slots registered */
+	_Atomic uint64_t in_use;          /* bulk slots held by calls */
+	_Atomic uint64_t waiting;         /* calls waiting for bulk slots now */
+	_Atomic uint64_t waits;           /* calls that ever waited */
+	_Atomic uint64_t conn_registered; /* per-connection registered bytes (receive/send buffers) */
+};
+extern struct stats_rdma_mem stats_rdma_mem;
+
+/* *last -> now: add the difference to *total (modulo 2^64), remember now. */
+static inline void stats_mem_move(_Atomic uint64_t *total, uint64_t *last, uint64_t now)
+{
+	atomic_fetch_add_explicit(total, now - *last, memory_order_relaxed);
+	*last = now;
+}
+
 /* ---- the document ---- */
 
 /* Write the JSON document (see rnfsd(8), STATISTICS) to f. 0, or -1 on a write error. */

@@ -351,6 +351,21 @@ static void print_connections(const struct json *doc)
 	}
 }
 
+/* The RDMA registered memory, when RDMA has a device (rdma_memory.pool_max). */
+static void print_rdma_memory(const struct json *doc)
+{
+	const struct json *m = json_get(doc, "rdma_memory");
+	const double mib = 1024.0 * 1024.0;
+
+	if (!m || json_num(m, "pool_max") <= 0)
+		return;
+	printf("rdma memory: bulk pool %.1f of %.0f MiB registered, %.0f of %.0f slots in use, %.0f calls "
+	       "waiting (%.0f waited); connections %.1f MiB\n\n",
+	       json_num(m, "pool_registered") / mib, json_num(m, "pool_max") / mib, json_num(m, "in_use"),
+	       json_num(m, "slots"), json_num(m, "waiting"), json_num(m, "waits"),
+	       json_num(m, "conn_registered") / mib);
+}
+
 static int print_table(const char *doc_text, size_t len)
 {
 	struct json_parser ps = {.p = doc_text, .end = doc_text + len};
@@ -375,6 +390,7 @@ static int print_table(const char *doc_text, size_t len)
 	       json_text(&doc, "version"), json_num(&doc, "pid"), up, nexp, nexp == 1 ? "" : "s",
 	       nconn, nconn == 1 ? "" : "s", json_num(tot, "tcp"), json_num(tot, "rdma"),
 	       json_num(tot, "calls"), json_num(tot, "errors"));
+	print_rdma_memory(&doc);
 	print_procedures(&doc);
 	printf("\n");
 	print_connections(&doc);

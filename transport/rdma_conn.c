@@ -5,10 +5,18 @@
  * the verbs shell, ownership and the state diagrams.
  *
  * Accepting a connection, in order (unwound in reverse by rdma_conn_free()):
- *   private data (RFC 8797) -> device/PD -> completion channel + CQs -> QP ->
- *   registered memory (small + bulk) -> contexts (the receive pool) -> loop
- *   event -> credits + spare Receives posted -> rdma_accept(our private data,
- *   initiator depth). Memory is registered here and nowhere else.
+ *   private data (RFC 8797) -> device/PD (and its bulk pool) -> completion
+ *   channel + CQs -> QP -> the first chunk of receive contexts and their
+ *   registered buffers -> loop event -> Receives posted -> rdma_accept(our
+ *   private data, initiator depth).
+ *
+ * The receive pool grows with the load (rdma_conn_grow, from
+ * rdma_recv_refill): credits + spare contexts at accept (all posted), then
+ * RDMA_CTXT_GROW more when calls hold every free one and the Receives
+ * posted plus the calls owed fall below credits + spare / 2, up to
+ * rdma_credits_pool_size(credits) = 2 x credits + spare. A registration
+ * happens at most credits / RDMA_CTXT_GROW + 1 times in a connection's
+ * life, never per call; nothing is given back before the connection closes.
  *
  * Closing: rdma_conn_close() is the only path. It disconnects and moves the
  * QP to the error state so every posted work request completes (flushed),
@@ -24,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/log.h"
 #include "core/loop.h"
@@ -35,12 +44,17 @@ static struct log_limit lim_accept;
 
 /* knfsd's initiator depth cap (svc_rdma: min(16, device max)). */
 #define RDMA_MAX_ORD 16
-/* Bulk slots per connection: as many as 64 MiB hold, 4..16. */
-#define RDMA_BULK_BUDGET (64u << 20)
-#define RDMA_MIN_SLOTS 4
-#define RDMA_MAX_SLOTS 16
+/* Receive contexts registered at a time once the first chunk (credits +
+ * spare: the Receives posted from the start) is held by calls. */
+#define RDMA_CTXT_GROW 16
 
 /* ---- contexts and slots ---- */
+
+/* The mapping that holds the receive pool's contexts. */
+static size_t ctxts_bytes(const struct rdma_conn *conn)
+{
+	return (size_t)conn->nctxts * sizeof(*conn->ctxts);
+}
 
 static bool ctxt_busy_state(enum rdma_ctxt_state st)
 {
@@ -84,35 +98,26 @@ void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st)
 	x->state = st;
 }
 
-int rdma_slots_get(struct rdma_conn *conn, unsigned n, int *out)
-{
-	if (n > conn->nfree_slots)
-		return -1;
-	for (unsigned i = 0; i < n; i++)
-		out[i] = conn->free_slots[--conn->nfree_slots];
-	return 0;
-}
-
 void rdma_ctxt_release(struct rdma_ctxt *x)
 {
 	struct rdma_conn *conn = x->conn;
-	bool freed = x->nslots != 0;
+	int slots[RDMA_SLOTS_PER_CALL];
+	unsigned n = x->nslots;
 
-	while (x->nslots)
-		conn->free_slots[conn->nfree_slots++] = x->slots[--x->nslots];
+	memcpy(slots, x->slots, n * sizeof(slots[0]));
+	x->nslots = 0;
 	x->read_area = NULL;
 	rdma_ctxt_set_state(x, CTXT_FREE);
-	/* Its receive buffer goes back to the pool. */
+	/* Its receive buffer goes back to the connection's pool. */
 	rdma_credits_buf_put(&conn->credits);
 	rdma_ctxt_free_push(x);
-	if (conn->state == RDMA_CONN_CLOSING)
-		return;
-	if (rdma_recv_refill(conn)) {
+	if (conn->state != RDMA_CONN_CLOSING && rdma_recv_refill(conn))
 		rdma_conn_close(conn, "cannot re-post a Receive");
-		return;
+	if (n) {
+		/* Last: waiters (of any connection) may run from here. */
+		rdma_pool_put(conn->pool, &conn->pool_user, n, slots);
+		rdma_dev_pool_publish(conn->dev);
 	}
-	if (freed)
-		rdma_bulk_resume(conn);
 }
 
 const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers)
@@ -141,14 +146,14 @@ void rdma_conn_free(struct rdma_conn *conn)
 	if (conn->channel)
 		ibv_destroy_comp_channel(conn->channel);
 	rdma_bc_free(conn);
-	if (conn->small_mr)
-		ibv_dereg_mr(conn->small_mr);
-	if (conn->bulk_mr)
-		ibv_dereg_mr(conn->bulk_mr);
-	free(conn->small_mem);
-	free(conn->bulk_mem);
-	free(conn->free_slots);
-	free(conn->ctxts);
+	for (unsigned i = 0; i < conn->nsmall; i++) {
+		ibv_dereg_mr(conn->small[i].mr);
+		free(conn->small[i].mem);
+	}
+	conn->nsmall = conn->nready = 0;
+	stats_mem_move(&stats_rdma_mem.conn_registered, &conn->pub_small, 0);
+	if (conn->ctxts)
+		munmap(conn->ctxts, ctxts_bytes(conn));
 	if (conn->id)
 		rdma_destroy_id(conn->id);
 	rdma_dev_put(conn->dev);
@@ -156,9 +161,6 @@ void rdma_conn_free(struct rdma_conn *conn)
 	conn->qp = NULL;
 	conn->scq = conn->rcq = NULL;
 	conn->channel = NULL;
-	conn->small_mr = conn->bulk_mr = NULL;
-	conn->small_mem = conn->bulk_mem = NULL;
-	conn->free_slots = NULL;
 	conn->ctxts = NULL;
 	conn->nctxts = 0;
 	conn->id = NULL;
@@ -200,15 +202,21 @@ void rdma_conn_close(struct rdma_conn *conn, const char *why)
 		ibv_modify_qp(conn->qp, &qa, IBV_QP_STATE);
 
 	/* Contexts that hold no work request and are not with the RPC layer. */
-	queue_init(&conn->bulk_wait);
+	for (unsigned i = 0; i < conn->nready; i++)
+		if (conn->ctxts[i].state == CTXT_WAIT_BULK)
+			rdma_pool_cancel(conn->pool, &conn->ctxts[i].pwait);
 	queue_init(&conn->sq_wait);
 	queue_init(&conn->read_wait);
-	for (unsigned i = 0; i < conn->nctxts; i++) {
+	for (unsigned i = 0; i < conn->nready; i++) {
 		struct rdma_ctxt *x = &conn->ctxts[i];
 		bool idle = x->state == CTXT_WAIT_BULK || x->state == CTXT_WAIT_SQ ||
 			    (x->state == CTXT_READING && x->rdone == x->rposted);
 		if (idle)
 			rdma_ctxt_release(x);
+	}
+	if (conn->pool) {
+		rdma_pool_kick(conn->pool); /* the waiters it held back */
+		rdma_dev_pool_publish(conn->dev);
 	}
 	rpc_conn_closed(&conn->rpc); /* close hooks */
 	rdma_conn_check_idle(conn);
@@ -329,50 +337,19 @@ static size_t ctxt_stride(uint32_t inline_size, uint32_t small_room)
 	       2 * align_up(small_room, 64);
 }
 
-static int conn_setup_memory(struct rdma_conn *conn)
+/* Give the contexts [first, first + n) their buffers in chunk c. */
+static void ctxts_init(struct rdma_conn *conn, const struct rdma_small_chunk *c, unsigned first, unsigned n)
 {
-	struct ibv_pd *pd = conn->dev->pd;
-	/* RFC 8166 §4.5.3: a call without chunks gets room for a reply larger
-	 * than can go inline, so that send_reply() sees it and answers ERR_CHUNK. */
-	conn->small_room = RDMA_NOCHUNK_ROOM * conn->inline_size;
-	size_t stride = ctxt_stride(conn->inline_size, conn->small_room);
 	size_t isz = align_up(conn->inline_size, 64), rsz = align_up(conn->small_room, 64);
 
-	conn->small_size = stride * conn->nctxts + 64;
-	if (posix_memalign((void **)&conn->small_mem, 4096, conn->small_size))
-		return -1;
-	memset(conn->small_mem, 0, conn->small_size);
-	conn->zero_pad = conn->small_mem + stride * conn->nctxts;
-	conn->small_mr = ibv_reg_mr(pd, conn->small_mem, conn->small_size, IBV_ACCESS_LOCAL_WRITE);
-	if (!conn->small_mr)
-		return -1;
-
-	conn->slot_size = (uint32_t)align_up(rdma_pcl_read_buf_size(&conn->lim), 4096);
-	conn->nslots = RDMA_BULK_BUDGET / conn->slot_size;
-	if (conn->nslots < RDMA_MIN_SLOTS)
-		conn->nslots = RDMA_MIN_SLOTS;
-	if (conn->nslots > RDMA_MAX_SLOTS)
-		conn->nslots = RDMA_MAX_SLOTS;
-	conn->bulk_size = (size_t)conn->nslots * conn->slot_size;
-	if (posix_memalign((void **)&conn->bulk_mem, 4096, conn->bulk_size))
-		return -1;
-	conn->bulk_mr = ibv_reg_mr(pd, conn->bulk_mem, conn->bulk_size, IBV_ACCESS_LOCAL_WRITE);
-	conn->free_slots = calloc(conn->nslots, sizeof(int));
-	if (!conn->bulk_mr || !conn->free_slots)
-		return -1;
-	for (unsigned i = 0; i < conn->nslots; i++)
-		conn->free_slots[conn->nfree_slots++] = (int)i;
-
-	conn->ctxts = calloc(conn->nctxts, sizeof(*conn->ctxts));
-	if (!conn->ctxts)
-		return -1;
-	for (unsigned i = 0; i < conn->nctxts; i++) {
+	for (unsigned i = first; i < first + n; i++) {
 		struct rdma_ctxt *x = &conn->ctxts[i];
-		uint8_t *base = conn->small_mem + stride * i;
+		uint8_t *base = c->mem + conn->ctxt_stride * (i - first);
 
 		x->conn = conn;
 		x->index = i;
 		x->state = CTXT_FREE;
+		x->lkey = c->mr->lkey;
 		x->recv_buf = base;
 		x->send_buf = base + isz;
 		x->reply_small = x->send_buf + align_up(RDMA_HDR_BUF + conn->inline_size, 64);
@@ -381,9 +358,73 @@ static int conn_setup_memory(struct rdma_conn *conn)
 		x->read_tag = (struct rdma_wr_tag){ RDMA_WR_READ, x };
 		x->send_tag = (struct rdma_wr_tag){ RDMA_WR_SEND, x };
 	}
-	for (unsigned i = conn->nctxts; i-- > 0;)
+	for (unsigned i = first + n; i-- > first;)
 		rdma_ctxt_free_push(&conn->ctxts[i]);
+}
+
+/*
+ * One more chunk of contexts with registered buffers: credits + spare at
+ * accept (the Receives posted from the start), then RDMA_CTXT_GROW at a
+ * time, up to the connection's receive pool (rdma_credits_pool_size). 0, or
+ * -1 (nothing changed). Chunk 0 also holds the 4 zero bytes of XDR padding.
+ */
+int rdma_conn_grow(struct rdma_conn *conn)
+{
+	static struct log_limit lim_grow;
+	unsigned n = conn->nready ? RDMA_CTXT_GROW : conn->nrecv_max;
+	struct rdma_small_chunk *c = &conn->small[conn->nsmall];
+
+	if (conn->nready >= conn->nctxts || conn->nsmall >= RDMA_SMALL_CHUNKS_MAX)
+		return -1;
+	if (n > conn->nctxts - conn->nready)
+		n = conn->nctxts - conn->nready;
+	c->size = conn->ctxt_stride * n + (conn->nsmall ? 0 : 64);
+	if (posix_memalign((void **)&c->mem, 4096, c->size)) {
+		c->mem = NULL;
+		return -1;
+	}
+	if (!conn->nsmall) {
+		conn->zero_pad = c->mem + conn->ctxt_stride * n;
+		memset(conn->zero_pad, 0, 64);
+	}
+	c->mr = ibv_reg_mr(conn->dev->pd, c->mem, c->size, IBV_ACCESS_LOCAL_WRITE);
+	if (!c->mr) {
+		log_limited(&lim_grow, LOG_WARNING, "rdma: %s: cannot register %zu bytes for %u more receive "
+			    "contexts (%s); serving with %u", conn->rpc.peer_name, c->size, n, strerror(errno),
+			    conn->nready);
+		free(c->mem);
+		c->mem = NULL;
+		return -1;
+	}
+	ctxts_init(conn, c, conn->nready, n);
+	conn->nsmall++;
+	conn->nready += n;
+	conn->small_total += c->size;
+	stats_mem_move(&stats_rdma_mem.conn_registered, &conn->pub_small, conn->small_total);
 	return 0;
+}
+
+static int conn_setup_memory(struct rdma_conn *conn)
+{
+	/* RFC 8166 §4.5.3: a call without chunks gets room for a reply larger
+	 * than can go inline, so that send_reply() sees it and answers ERR_CHUNK. */
+	conn->small_room = RDMA_NOCHUNK_ROOM * conn->inline_size;
+	conn->ctxt_stride = ctxt_stride(conn->inline_size, conn->small_room);
+
+	/* Bulk buffers: the device's pool (rdma_pool.h), nothing of its own. */
+	conn->pool = &conn->dev->pool;
+	conn->slot_size = conn->pool->slot_size;
+	rdma_pool_user_init(conn->pool, &conn->pool_user);
+
+	/* Contexts are touched (and their buffers registered) a chunk at a
+	 * time: an idle connection holds credits + spare of them.
+	 * Mapped, not calloc'ed: the pages of contexts never made ready are
+	 * never touched, so they cost no memory (calloc may clear reused heap). */
+	void *m = mmap(NULL, ctxts_bytes(conn), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	conn->ctxts = m;
+	return rdma_conn_grow(conn);
 }
 
 /* RFC 8797 §4.2, §5.1: thresholds from the client's private data; limits

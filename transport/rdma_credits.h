@@ -5,8 +5,9 @@
  * Plain counters, used on the loop thread only.
  *
  * Receive buffers (after the Linux server, svc_rdma_recvfrom.c): a pool of
- * rdma_credits_pool_size(max_grant) buffers, registered once at accept,
- * larger than the grant. A Receive that completes keeps its buffer (the call
+ * up to rdma_credits_pool_size(max_grant) buffers, larger than the grant
+ * (the verbs shell registers max_grant + spare at accept and the rest in
+ * chunks as calls hold them: rdma_conn_grow). A Receive that completes keeps its buffer (the call
  * lives in it) until the call's reply Send completes; a fresh buffer is
  * posted at once in its place, so max_grant + spare Receives stay posted
  * while the calls held are at most pool - (max_grant + spare) = max_grant.

@@ -106,14 +106,14 @@ static void rdma_deliver(struct rdma_ctxt *x)
 	for (uint32_t i = 0; i < x->hdr.nwrites; i++)
 		have_payload |= x->hdr.writes[i].length != 0;
 	if (have_payload && s < x->nslots) {
-		c->payload_area = conn->bulk_mem + (size_t)x->slots[s++] * conn->slot_size;
+		c->payload_area = rdma_pool_buf(conn->pool, x->slots[s++]);
 		c->payload_cap = conn->slot_size;
 	} else {
 		c->payload_area = x->payload_small;
 		c->payload_cap = conn->small_room;
 	}
 	if (reply_needs_slot(x) && s < x->nslots) {
-		c->reply_buf = conn->bulk_mem + (size_t)x->slots[s++] * conn->slot_size;
+		c->reply_buf = rdma_pool_buf(conn->pool, x->slots[s++]);
 		c->reply_cap = conn->slot_size;
 	} else {
 		/* Room beyond the inline threshold: a reply that outgrows it is
@@ -189,42 +189,61 @@ static void ctxt_go(struct rdma_ctxt *x)
 		rdma_deliver(x);
 }
 
+/* The slots are in x->slots: where the Read data goes, then on. */
+static void ctxt_slots_held(struct rdma_ctxt *x, unsigned need)
+{
+	x->nslots = need;
+	x->read_area = x->pcl.read_end ? rdma_pool_buf(x->conn->pool, x->slots[0]) : NULL;
+	ctxt_go(x);
+}
+
+static void too_many_slots(struct rdma_ctxt *x)
+{
+	struct rdma_decode_info why = { "call needs more bulk buffers than exist" };
+	handle_bad(x, RDMA_ST_ERR_CHUNK, &why);
+}
+
+/* rdma_pool's callback: a waiting call got its slots (or never will). */
+static void ctxt_pool_granted(struct rdma_pool_waiter *w, bool ok)
+{
+	struct rdma_ctxt *x = container_of(w, struct rdma_ctxt, pwait);
+
+	rdma_dev_pool_publish(x->conn->dev);
+	if (!ok) {
+		too_many_slots(x);
+		return;
+	}
+	ctxt_slots_held(x, w->need);
+}
+
+/* Take the bulk slots the call needs from the device's pool, or wait for
+ * them in its FIFO (rdma_pool.h): never failed for lack of buffers. */
 static void ctxt_proceed(struct rdma_ctxt *x)
 {
 	struct rdma_conn *conn = x->conn;
 	unsigned need = slots_needed(x);
 
-	if (need > conn->nslots) {
-		struct rdma_decode_info why = { "call needs more bulk buffers than exist" };
-		handle_bad(x, RDMA_ST_ERR_CHUNK, &why);
-		return;
-	}
-	if (need && (!queue_empty(&conn->bulk_wait) || rdma_slots_get(conn, need, x->slots))) {
-		/* FIFO: nobody overtakes a waiting call. */
-		rdma_ctxt_set_state(x, CTXT_WAIT_BULK);
-		queue_push(&conn->bulk_wait, &x->link);
-		return;
-	}
-	x->nslots = need;
-	x->read_area = x->pcl.read_end ? conn->bulk_mem + (size_t)x->slots[0] * conn->slot_size : NULL;
-	ctxt_go(x);
-}
-
-void rdma_bulk_resume(struct rdma_conn *conn)
-{
-	struct rdma_ctxt *x;
-
-	while (conn->state != RDMA_CONN_CLOSING &&
-	       (x = queue_peek_entry(&conn->bulk_wait, struct rdma_ctxt, link))) {
-		unsigned need = slots_needed(x);
-
-		if (rdma_slots_get(conn, need, x->slots))
-			return;
-		queue_pop(&conn->bulk_wait);
-		x->nslots = need;
-		x->read_area = x->pcl.read_end ? conn->bulk_mem + (size_t)x->slots[0] * conn->slot_size : NULL;
+	if (!need) {
 		ctxt_go(x);
+		return;
 	}
+	switch (rdma_pool_get(conn->pool, &conn->pool_user, need, x->slots)) {
+	case RDMA_POOL_OK:
+		rdma_dev_pool_publish(conn->dev);
+		ctxt_slots_held(x, need);
+		return;
+	case RDMA_POOL_NEVER:
+		too_many_slots(x);
+		return;
+	case RDMA_POOL_WAIT:
+		break;
+	}
+	rdma_ctxt_set_state(x, CTXT_WAIT_BULK);
+	x->pwait = (struct rdma_pool_waiter){
+		.user = &conn->pool_user, .need = need, .out = x->slots, .granted = ctxt_pool_granted,
+	};
+	rdma_pool_wait(conn->pool, &x->pwait);
+	rdma_dev_pool_publish(conn->dev);
 }
 
 void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)

@@ -26,11 +26,12 @@ static struct log_limit lim_wc;
 
 uint32_t rdma_lkey_for(const struct rdma_conn *conn, const uint8_t *addr, uint32_t len)
 {
-	if (addr >= conn->small_mem && addr + len <= conn->small_mem + conn->small_size)
-		return conn->small_mr->lkey;
-	if (addr >= conn->bulk_mem && addr + len <= conn->bulk_mem + conn->bulk_size)
-		return conn->bulk_mr->lkey;
-	return 0;
+	for (unsigned i = 0; i < conn->nsmall; i++) {
+		const struct rdma_small_chunk *c = &conn->small[i];
+		if (addr >= c->mem && addr + len <= c->mem + c->size)
+			return c->mr->lkey;
+	}
+	return conn->pool ? rdma_pool_lkey_for(conn->pool, addr, len) : 0;
 }
 
 int rdma_post_recv(struct rdma_ctxt *x)
@@ -39,7 +40,7 @@ int rdma_post_recv(struct rdma_ctxt *x)
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)x->recv_buf,
 		.length = conn->inline_size,
-		.lkey = conn->small_mr->lkey,
+		.lkey = x->lkey,
 	};
 	struct ibv_recv_wr wr = {
 		.wr_id = (uintptr_t)&x->recv_tag,
@@ -63,17 +64,31 @@ void rdma_ctxt_free_push(struct rdma_ctxt *x)
 	queue_push_front(&x->conn->free_ctxts, &x->link);
 }
 
-/* RFC 8166 §3.3.1: keep credits + spare Receives posted, from the pool. */
+/* RFC 8166 §3.3.1: keep credits + spare Receives posted, from the pool.
+ * When the free contexts run out, the pool grows by a chunk
+ * (rdma_conn_grow) once Receives posted plus calls owed (what bounds the
+ * grant) fall below credits + spare / 2, so the grant does not sag; a
+ * connection that makes one call at a time never grows, and one reaches
+ * 2 x credits + spare contexts only if it really holds credits calls. */
 int rdma_recv_refill(struct rdma_conn *conn)
 {
 	uint32_t n = rdma_credits_recvs_wanted(&conn->credits);
 	struct rdma_ctxt *x;
 
-	while (n-- && (x = queue_pop_entry(&conn->free_ctxts, struct rdma_ctxt, link))) {
+	while (n) {
+		x = queue_pop_entry(&conn->free_ctxts, struct rdma_ctxt, link);
+		if (!x) {
+			const struct rdma_credits *cr = &conn->credits;
+			if (cr->recvs_posted + cr->calls_owed >= cr->max_grant + RDMA_CREDITS_SPARE / 2 ||
+			    rdma_conn_grow(conn))
+				return 0; /* enough, at the pool's size, or registration failed */
+			continue;
+		}
 		if (rdma_post_recv(x)) {
 			rdma_ctxt_free_push(x);
 			return -1;
 		}
+		n--;
 	}
 	return 0;
 }
@@ -103,7 +118,7 @@ static int post_one_read(struct rdma_ctxt *x)
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(x->read_area + r->dest_off),
 		.length = r->len,
-		.lkey = conn->bulk_mr->lkey,
+		.lkey = rdma_pool_lkey(conn->pool, x->slots[0]), /* read_area */
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = (uintptr_t)&x->read_tag,
@@ -159,7 +174,7 @@ static int post_chain(struct rdma_ctxt *x)
 	conn->ssge[s] = (struct ibv_sge){
 		.addr = (uintptr_t)x->send_buf,
 		.length = x->send_len,
-		.lkey = conn->small_mr->lkey,
+		.lkey = x->lkey,
 	};
 	conn->swr[w] = (struct ibv_send_wr){
 		.wr_id = (uintptr_t)&x->send_tag,

@@ -31,6 +31,10 @@ static bool answer_get(struct rdma_ctxt *x, uint32_t *grant)
 			conn->rpc.peer_name, x->hdr.xid);
 		return false;
 	}
+	/* One call fewer is owed: the receive pool may have to grow for the
+	 * grant to hold (rdma_recv_refill); a failure shows on the next Receive. */
+	if (conn->state != RDMA_CONN_CLOSING)
+		(void)rdma_recv_refill(conn);
 	*grant = rdma_credits_grant(&conn->credits, x->hdr.credits);
 	stats_set(&conn->stats.credits, *grant);
 	return true;

@@ -69,7 +69,60 @@ int rdma_set_nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* ---- devices ---- */
+/* ---- devices and their bulk pools ---- */
+
+/* Bulk slots per registration: the pool grows by this many at a time. */
+#define RDMA_POOL_CHUNK_SLOTS 16
+
+/* rdma_pool's hook: one registration of a chunk of bulk slots. */
+static int pool_reg(void *arg, struct rdma_pool_chunk *c)
+{
+	struct rdma_dev *d = arg;
+	struct ibv_mr *mr;
+
+	if (posix_memalign((void **)&c->mem, 4096, c->bytes)) {
+		c->mem = NULL;
+		log_err("rdma: bulk pool: cannot allocate %zu bytes", c->bytes);
+		return -1;
+	}
+	mr = ibv_reg_mr(d->pd, c->mem, c->bytes, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr) {
+		log_err("rdma: bulk pool: cannot register %zu bytes (%s): the pool stays at %u slots",
+			c->bytes, strerror(errno), d->pool.nslots);
+		free(c->mem);
+		c->mem = NULL;
+		return -1;
+	}
+	c->handle = mr;
+	c->lkey = mr->lkey;
+	log_info("rdma: bulk pool: %u slots of %u bytes registered (bound %u)",
+		 d->pool.nslots + (unsigned)(c->bytes / d->pool.slot_size), d->pool.slot_size, d->pool.max_slots);
+	return 0;
+}
+
+static void pool_dereg(void *arg, struct rdma_pool_chunk *c)
+{
+	(void)arg;
+	if (c->handle)
+		ibv_dereg_mr(c->handle);
+	free(c->mem);
+	c->handle = NULL;
+	c->mem = NULL;
+}
+
+void rdma_dev_pool_publish(struct rdma_dev *d)
+{
+	struct stats_rdma_mem *m = &stats_rdma_mem;
+	const struct rdma_pool *p = &d->pool;
+
+	stats_mem_move(&m->pool_max, &d->pub_max, d->pool_ok ? (uint64_t)p->max_slots * p->slot_size : 0);
+	stats_mem_move(&m->pool_registered, &d->pub_reg, d->pool_ok ? rdma_pool_registered(p) : 0);
+	stats_mem_move(&m->slot_size, &d->pub_slot, d->pool_ok ? p->slot_size : 0);
+	stats_mem_move(&m->slots, &d->pub_slots, d->pool_ok ? p->nslots : 0);
+	stats_mem_move(&m->in_use, &d->pub_in_use, d->pool_ok ? rdma_pool_in_use(p) : 0);
+	stats_mem_move(&m->waiting, &d->pub_waiting, d->pool_ok ? p->nwaiters : 0);
+	stats_mem_move(&m->waits, &d->pub_waits, d->pool_ok ? p->waits : 0);
+}
 
 struct rdma_dev *rdma_dev_get(struct rdma_xprt *x, struct ibv_context *verbs)
 {
@@ -94,12 +147,25 @@ struct rdma_dev *rdma_dev_get(struct rdma_xprt *x, struct ibv_context *verbs)
 		log_err("rdma: ibv_alloc_pd: %s", strerror(errno));
 		goto fail;
 	}
+	/* Nothing is registered until a call needs a bulk slot. */
+	if (rdma_pool_init(&d->pool, x->buffer_pool, x->slot_size, RDMA_POOL_CHUNK_SLOTS, pool_reg, pool_dereg,
+			   d)) {
+		log_err("rdma: out of memory");
+		ibv_dealloc_pd(d->pd);
+		goto fail;
+	}
+	d->pool_ok = true;
+	rdma_dev_pool_publish(d);
 	d->refs = 1;
 	d->next = x->devs;
 	x->devs = d;
-	log_info("rdma: device %s: max_qp_wr %d max_sge %d max_qp_init_rd_atom %d",
+	struct rdma_pool_user u;
+	rdma_pool_user_init(&d->pool, &u);
+	log_info("rdma: device %s: max_qp_wr %d max_sge %d max_qp_init_rd_atom %d; bulk pool up to %u slots "
+		 "of %u bytes, at most %u per connection",
 		 ibv_get_device_name(verbs->device), d->attr.max_qp_wr, d->attr.max_sge,
-		 d->attr.max_qp_init_rd_atom);
+		 d->attr.max_qp_init_rd_atom, d->pool.max_slots, d->pool.slot_size,
+		 u.cap);
 	return d;
 fail:
 	free(d);
@@ -266,6 +332,12 @@ struct rdma_xprt *rdma_xprt_create(struct loop *loop, const struct rnfsd_config 
 	x->inline_size = (uint32_t)cfg->rdma_inline;
 	x->max_payload = (uint32_t)cfg->rdma_max_payload;
 	x->send_inv = cfg->rdma_send_invalidate;
+	x->buffer_pool = cfg->rdma_buffer_pool;
+	/* Every connection of the instance has the same limits, so one slot
+	 * size serves them all: the largest Read chunk buffer, page-aligned. */
+	struct rdma_limits lim;
+	rdma_limits_default(&lim, x->max_payload, x->inline_size >= RDMA_INLINE_V2_DEFAULT);
+	x->slot_size = (rdma_pcl_read_buf_size(&lim) + 4095u) & ~4095u;
 	queue_init(&x->reap);
 	return x;
 }
@@ -454,6 +526,11 @@ static void rdma_xprt_op_free(struct xprt *base)
 	while (x->devs) {
 		struct rdma_dev *d = x->devs;
 		x->devs = d->next;
+		if (d->pool_ok) {
+			rdma_pool_fini(&d->pool); /* no connection is left, so no waiter */
+			d->pool_ok = false;
+			rdma_dev_pool_publish(d);
+		}
 		if (d->pd)
 			ibv_dealloc_pd(d->pd);
 		free(d);

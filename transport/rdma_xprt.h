@@ -17,19 +17,27 @@
  *                     the client's replies to them
  *
  * Ownership and lifetimes
- *  - A connection (struct rdma_conn) owns everything registered for it: one
- *    MR over its "small" region (per context: receive buffer, send buffer,
- *    small reply and payload buffers; plus 4 zero bytes for XDR padding) and
- *    one MR over its "bulk" region (nslots slots of slot_size bytes: Read
- *    chunk data, READ payloads, long replies). Registration happens once, at
- *    accept; the hot path never registers, never mallocs.
+ *  - A connection (struct rdma_conn) owns its contexts' registered buffers
+ *    (per context: receive buffer, send buffer, small reply and payload
+ *    buffers; plus 4 zero bytes for XDR padding), registered in chunks:
+ *    credits + spare contexts at accept, more as calls hold them
+ *    (rdma_conn_grow, up to the receive pool below), never per call.
+ *  - Bulk buffers (Read chunk data, READ payloads, long replies) are slots
+ *    of the device's one pool (rdma_pool.h), shared by every connection on
+ *    the device: registered lazily in chunks up to [rdma] buffer-pool, never
+ *    per call. A call takes all the slots it needs at once; when there are
+ *    none it waits in the pool's FIFO (across connections) and is resumed
+ *    when a slot comes back; each connection holds at most its cap of them.
+ *    The hot path never registers, never mallocs.
  *  - A context (struct rdma_ctxt) carries one message from its Receive to its
  *    reply's Send completion. Its Receive buffer holds the call (RDMA_MSG), so
  *    it stays with the call until the reply is sent. Contexts form a pool of
- *    rdma_credits_pool_size() = 2 x credits + spare (rdma_credits.h): when a
- *    Receive completes, a FREE context is posted in its place at once
+ *    at most rdma_credits_pool_size() = 2 x credits + spare (rdma_credits.h):
+ *    when a Receive completes, a FREE context is posted in its place at once
  *    (rdma_recv_refill), so credits + spare Receives stay posted under load
- *    and the grant does not sag while replies are in flight.
+ *    and the grant does not sag while replies are in flight (the pool grows
+ *    when no FREE context is left; should a registration fail, the grant
+ *    follows the Receives really posted: rdma_credits_grant, RFC 8166 §3.3.1).
  *  - Calls without a Reply chunk get reply and payload buffers of
  *    RDMA_NOCHUNK_ROOM x the inline size: room for the handler to produce a
  *    reply larger than the inline threshold, which send_reply() then answers
@@ -73,6 +81,7 @@
 #include "transport/rdma_credits.h"
 #include "transport/rdma_hdr.h"
 #include "transport/rdma_pcl.h"
+#include "transport/rdma_pool.h"
 #include "transport/rdma_privdata.h"
 #include "ulb/ulb.h"
 
@@ -97,7 +106,7 @@ enum rdma_conn_state {
 enum rdma_ctxt_state {
 	CTXT_FREE,      /* owned by the connection, no work request */
 	CTXT_POSTED,    /* Receive posted */
-	CTXT_WAIT_BULK, /* waiting for bulk slots */
+	CTXT_WAIT_BULK, /* waiting for bulk slots (the pool's FIFO) */
 	CTXT_READING,   /* RDMA Reads queued or in flight */
 	CTXT_IN_RPC,    /* owned by the RPC layer until send_reply() */
 	CTXT_WAIT_SQ,   /* reply or error built, waiting for send queue room */
@@ -117,19 +126,21 @@ struct rdma_conn;
 struct rdma_ctxt {
 	struct rdma_conn *conn;
 	enum rdma_ctxt_state state;
-	struct queue_link link; /* free_ctxts, bulk_wait, sq_wait or read_wait */
+	struct queue_link link; /* free_ctxts, sq_wait or read_wait */
 	unsigned index;
 
-	/* Registered buffers (small MR), fixed for the connection's life. */
+	/* Registered buffers (its chunk's MR), fixed for the connection's life. */
+	uint32_t lkey;
 	uint8_t *recv_buf;     /* cfg rdma_inline bytes */
 	uint8_t *send_buf;     /* RDMA_HDR_BUF + rdma_inline: header, then inline body */
 	uint8_t *reply_small;  /* conn->small_room: reply stream when no Reply chunk */
 	uint8_t *payload_small; /* conn->small_room: READ data that will go inline */
 	uint32_t recv_len;
 
-	/* Bulk slots held (indices), released with the context. */
+	/* Bulk slots held (pool indices), released with the context. */
 	int slots[RDMA_SLOTS_PER_CALL];
 	unsigned nslots;
+	struct rdma_pool_waiter pwait; /* in the pool's FIFO while CTXT_WAIT_BULK */
 	uint8_t *read_area;    /* slot for Read chunk data (or NULL) */
 
 	/* The message. */
@@ -158,17 +169,29 @@ struct rdma_ctxt {
 	struct rdma_wr_tag recv_tag, read_tag, send_tag;
 };
 
-/* One RDMA device (ibv_context) and its protection domain, shared by the
- * connections that arrive on it. */
+/* One RDMA device (ibv_context), its protection domain and its bulk-buffer
+ * pool, shared by the connections that arrive on it. */
 struct rdma_dev {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
 	struct ibv_device_attr attr;
 	unsigned refs;
+	struct rdma_pool pool;
+	bool pool_ok;                   /* rdma_pool_init() done */
+	/* What this device last added to stats_rdma_mem (core/stats.h). */
+	uint64_t pub_max, pub_reg, pub_slot, pub_slots, pub_in_use, pub_waiting, pub_waits;
 	struct rdma_dev *next;
 };
 
 struct rdma_xprt;
+
+/* One registration of receive contexts' buffers (rdma_conn_grow). */
+#define RDMA_SMALL_CHUNKS_MAX (1 + RDMA_CREDITS_MAX / 16 + 1)
+struct rdma_small_chunk {
+	uint8_t *mem;
+	size_t size;
+	struct ibv_mr *mr;
+};
 
 struct rdma_conn {
 	struct rpc_conn rpc;            /* what the RPC layer sees; its refs free the memory */
@@ -186,27 +209,28 @@ struct rdma_conn {
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
 
-	/* Registered memory. */
-	uint8_t *small_mem;
-	size_t small_size;
-	struct ibv_mr *small_mr;
-	uint8_t *zero_pad;              /* 4 zero bytes inside small_mem */
-	uint8_t *bulk_mem;
-	size_t bulk_size;
-	struct ibv_mr *bulk_mr;
-	uint32_t slot_size;
-	unsigned nslots, nfree_slots;
-	int *free_slots;                /* stack of free slot indices */
+	/* Registered memory: the receive contexts' buffers, chunk by chunk
+	 * (rdma_conn_grow), and the bulk pool's share. */
+	struct rdma_small_chunk small[RDMA_SMALL_CHUNKS_MAX];
+	unsigned nsmall;
+	unsigned nready;                /* contexts [0, nready) have buffers */
+	size_t ctxt_stride;             /* registered bytes per context */
+	size_t small_total;             /* bytes registered in small[] */
+	uint8_t *zero_pad;              /* 4 zero bytes inside small[0] */
+	struct rdma_pool *pool;         /* &dev->pool */
+	struct rdma_pool_user pool_user; /* its share of the pool */
+	uint32_t slot_size;             /* pool->slot_size */
+	uint64_t pub_small;             /* small_total as added to stats_rdma_mem */
 
 	struct rdma_ctxt *ctxts;
-	unsigned nctxts;                /* the receive pool: rdma_credits_pool_size() */
+	unsigned nctxts;                /* the receive pool at most: rdma_credits_pool_size() */
 	unsigned nrecv_max;             /* Receives posted at most: credits + spare */
 	struct queue free_ctxts;        /* FREE contexts, not posted (a stack) */
 	uint32_t small_room;            /* reply_small / payload_small bytes */
 	unsigned busy;                  /* contexts not FREE and not POSTED */
 
-	/* Queues of contexts waiting for something (FIFO, by link). */
-	struct queue bulk_wait;         /* bulk slots */
+	/* Queues of contexts waiting for something (FIFO, by link); bulk slots
+	 * are waited for in the pool's FIFO. */
 	struct queue sq_wait;           /* send queue room for a reply chain */
 	struct queue read_wait;         /* RDMA Reads to post */
 
@@ -259,6 +283,8 @@ struct rdma_xprt {
 	uint32_t inline_size;
 	uint32_t max_payload;
 	bool send_inv;
+	size_t buffer_pool;             /* [rdma] buffer-pool: bytes of bulk slots per device */
+	uint32_t slot_size;             /* one bulk slot: the largest chunk plus slack */
 
 	/* Graceful stop (rdma_transport.c's file comment). */
 	bool draining;
@@ -270,6 +296,8 @@ struct rdma_xprt {
 int rdma_set_nonblock(int fd);
 struct rdma_dev *rdma_dev_get(struct rdma_xprt *x, struct ibv_context *verbs);
 void rdma_dev_put(struct rdma_dev *d);
+/* After the pool changed: bring stats_rdma_mem up to date. */
+void rdma_dev_pool_publish(struct rdma_dev *d);
 void rdma_xprt_conn_add(struct rdma_xprt *x, struct rdma_conn *conn);
 void rdma_xprt_reap(struct rdma_xprt *x, struct rdma_conn *conn);
 
@@ -282,7 +310,8 @@ void rdma_conn_check_idle(struct rdma_conn *conn);
 /* Tear down the verbs resources and drop the transport's reference. */
 void rdma_conn_free(struct rdma_conn *conn);
 void rdma_conn_release(struct rpc_conn *rc); /* xprt_ops.conn_release */
-int rdma_slots_get(struct rdma_conn *conn, unsigned n, int *out);
+/* One more chunk of receive contexts (registered buffers). 0, or -1. */
+int rdma_conn_grow(struct rdma_conn *conn);
 void rdma_ctxt_release(struct rdma_ctxt *x);
 void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st);
 const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers);
@@ -290,7 +319,6 @@ const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_
 /* rdma_recvfrom.c */
 void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len);
 void rdma_read_chunks_done(struct rdma_ctxt *x);
-void rdma_bulk_resume(struct rdma_conn *conn);
 
 /* rdma_sendto.c */
 void rdma_send_reply(struct rpc_call *c);

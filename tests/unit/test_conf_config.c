@@ -85,6 +85,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.rdma_inline, 4096);
 	assert_int_equal(cfg.rdma_max_payload, 1024 * 1024);
 	assert_true(cfg.rdma_send_invalidate);
+	assert_int_equal(cfg.rdma_buffer_pool, 256 * 1024 * 1024);
 }
 
 static void test_empty_and_comments(void **state)
@@ -229,6 +230,12 @@ static void test_sizes(void **state)
 	assert_int_equal(cfg.rdma_max_payload, 4096);
 	parse_bad(kv("rdma", "max-payload", "3k"), "out of range 4096..16777216");
 	parse_bad(kv("rdma", "max-payload", "17M"), "out of range");
+	parse_ok(kv("rdma", "buffer-pool", "4M"), &cfg);
+	assert_int_equal(cfg.rdma_buffer_pool, 4 * 1024 * 1024);
+	parse_ok(kv("rdma", "buffer-pool", "65536M"), &cfg);
+	assert_int_equal(cfg.rdma_buffer_pool, 65536ull * 1024 * 1024);
+	parse_bad(kv("rdma", "buffer-pool", "3M"), "out of range 4194304..68719476736");
+	parse_bad(kv("rdma", "buffer-pool", "65537M"), "out of range");
 }
 
 static void test_booleans(void **state)

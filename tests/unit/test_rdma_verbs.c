@@ -10,6 +10,12 @@
  * The client side is a librdmacm requester written here, which checks every
  * reply byte by byte. Exits 77 (skipped) when no RDMA device exists.
  *
+ * The transport runs with a small bulk pool ([rdma] buffer-pool 8M: 7 slots,
+ * 3 per connection), so every scenario meets calls waiting for buffers;
+ * t_pool_contention sends 32 concurrent 1 MiB calls on 8 connections, and
+ * t_idle_conns opens 100 (RDMA_IDLE_CONNS) idle connections and prints the
+ * registered memory and RSS ("# idle:").
+ *
  * Run in the VM (tests/unit/rdma-vm-guest.sh) or on any host with a device:
  *   build/transport/test_rdma_verbs [server-address]
  */
@@ -28,6 +34,7 @@
 
 #include "conf/config.h"
 #include "core/log.h"
+#include "core/stats.h"
 #include "core/loop.h"
 #include "core/workers.h"
 #include "rpc/rpc.h"
@@ -256,6 +263,11 @@ static void *loop_thread(void *arg)
 #define CL_NRECV 136 /* the server's default grant (128) plus some */
 #define CL_RECV_SIZE 4096u
 #define CL_DATA_OFF (1u << 20)
+/* A light client (t_idle_conns): this much memory and this many Receives. */
+#define CL_LIGHT_MEM (128u << 10)
+#define CL_LIGHT_NRECV 8
+static size_t cl_mem_size = CL_MEM;
+static unsigned cl_nrecv = CL_NRECV;
 
 struct client {
 	struct rdma_event_channel *ec;
@@ -312,14 +324,14 @@ static int client_connect_pd(struct client *cl, const char *addr, bool remote_in
 	};
 	if (!cl->pd || !cl->cq || rdma_create_qp(cl->id, cl->pd, &qa))
 		return -1;
-	if (posix_memalign((void **)&cl->mem, 4096, CL_MEM))
+	if (posix_memalign((void **)&cl->mem, 4096, cl_mem_size))
 		return -1;
-	memset(cl->mem, 0, CL_MEM);
-	cl->mr = ibv_reg_mr(cl->pd, cl->mem, CL_MEM,
+	memset(cl->mem, 0, cl_mem_size);
+	cl->mr = ibv_reg_mr(cl->pd, cl->mem, cl_mem_size,
 			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	if (!cl->mr)
 		return -1;
-	for (unsigned i = 0; i < CL_NRECV; i++)
+	for (unsigned i = 0; i < cl_nrecv; i++)
 		post_recv(cl, i);
 	uint8_t pd[RDMA_PD_LEN];
 	rdma_privdata_build(pd, remote_inv, 4096, pd_recv);
@@ -760,6 +772,27 @@ static void t_long_call(struct client *cl, uint32_t n)
 	      "Long Call of %u bytes", clen);
 }
 
+/* One call from its own send buffer (k-th of the client's calls in flight). */
+static void send_at(struct client *cl, unsigned k, struct msg *m)
+{
+	size_t len = xdr_enc_len(&m->e);
+	memcpy(cl->mem + CL_SEND_OFF + k * 4096u, m->b, len);
+	struct ibv_sge sge = { (uintptr_t)(cl->mem + CL_SEND_OFF + k * 4096u), (uint32_t)len, cl->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0xffff, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	CHECK(ibv_post_send(cl->id->qp, &wr, &bad) == 0, "post a call");
+}
+
+/* A new call's transport header up to its chunk lists: v1 RDMA_MSG, 128 credits. */
+static void m_head_msg(struct msg *m)
+{
+	m_init(m);
+	m_u32(m, ++xid);
+	m_u32(m, 1);
+	m_u32(m, 128);
+	m_u32(m, RDMA_MSG);
+}
+
 /* Many calls in flight at once: all answered, grants within bounds. */
 static void t_pipeline(struct client *cl, unsigned k)
 {
@@ -1079,6 +1112,177 @@ static void t_small_receives(const char *addr, uint32_t pd_recv)
 	client_close(&cl);
 }
 
+/* ---------- the shared bulk pool ---------- */
+
+/* A /proc/self/status field in KiB ("VmRSS", "RssAnon", "RssFile"), or -1. */
+static long status_kib(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+	size_t n = strlen(field);
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':' && sscanf(line + n + 1, "%ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static uint64_t mem_ld(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/*
+ * n idle connections (light clients: one NULL each, then nothing): what the
+ * server registered for them (per-connection buffers, the shared bulk pool)
+ * and the process's RSS growth, which includes the clients' own memory (an
+ * upper bound for the server's).
+ */
+static void t_idle_conns(const char *addr, unsigned n)
+{
+	static struct client cls[100];
+	long rss0 = status_kib("VmRSS"), anon0 = status_kib("RssAnon"), file0 = status_kib("RssFile");
+	uint64_t conn0 = mem_ld(&stats_rdma_mem.conn_registered);
+	unsigned ok = 0;
+
+	if (n > 100)
+		n = 100;
+	cl_mem_size = CL_LIGHT_MEM;
+	cl_nrecv = CL_LIGHT_NRECV;
+	for (unsigned i = 0; i < n; i++) {
+		if (client_connect(&cls[i], addr, false))
+			break;
+		ok++;
+		send_null(&cls[i], 1);
+		uint32_t len;
+		CHECK(client_recv(&cls[i], &len, 5000) != NULL, "idle connection %u: NULL answered", i);
+	}
+	CHECK(ok == n, "%u of %u idle connections", ok, n);
+	usleep(200000);
+	long rss1 = status_kib("VmRSS"), anon1 = status_kib("RssAnon"), file1 = status_kib("RssFile");
+	uint64_t conn1 = mem_ld(&stats_rdma_mem.conn_registered);
+	/* RssFile: the queues the rxe driver maps (both sides); RssAnon: heap,
+	 * registered buffers (both sides; the clients' are CL_LIGHT_MEM each). */
+	printf("# idle: %u connections: per-connection registered %.1f KiB each (%.1f MiB in all), "
+	       "bulk pool registered %.1f MiB of %.1f MiB, RSS %ld -> %ld KiB (+%.1f MiB, clients included: "
+	       "anon +%.1f MiB, mapped queues +%.1f MiB)\n",
+	       ok, ok ? (double)(conn1 - conn0) / ok / 1024 : 0.0, (double)(conn1 - conn0) / (1 << 20),
+	       (double)mem_ld(&stats_rdma_mem.pool_registered) / (1 << 20),
+	       (double)mem_ld(&stats_rdma_mem.pool_max) / (1 << 20), rss0, rss1, (double)(rss1 - rss0) / 1024,
+	       (double)(anon1 - anon0) / 1024, (double)(file1 - file0) / 1024);
+	/* The bulk pool is the device's: idle connections register none of it. */
+	CHECK(mem_ld(&stats_rdma_mem.pool_registered) <= mem_ld(&stats_rdma_mem.pool_max),
+	      "bulk pool within its bound");
+	for (unsigned i = 0; i < ok; i++)
+		client_close(&cls[i]);
+	cl_mem_size = CL_MEM;
+	cl_nrecv = CL_NRECV;
+}
+
+#define POOL_CONNS 8
+#define POOL_MIB (1u << 20)
+
+/* WRITE of 1 MiB from CL_DATA_OFF in a Read chunk (k: send buffer). */
+static uint32_t send_write_1m(struct client *cl, unsigned k)
+{
+	struct msg m;
+	m_head_msg(&m);
+	m_u32(&m, 1);
+	m_u32(&m, 44);
+	m_seg(&m, cl->mr->rkey, POOL_MIB, (uintptr_t)(cl->mem + CL_DATA_OFF));
+	m_u32(&m, 0);
+	m_u32(&m, 0);
+	m_u32(&m, 0);
+	m_rpc(&m, xid, 7);
+	m_u32(&m, POOL_MIB);
+	send_at(cl, k, &m);
+	return xid;
+}
+
+/* READ of 1 MiB into a Write chunk at dst. */
+static uint32_t send_read_1m(struct client *cl, unsigned k, uint8_t *dst)
+{
+	struct msg m;
+	m_head_msg(&m);
+	m_u32(&m, 0);
+	m_u32(&m, 1);
+	m_u32(&m, 1);
+	m_seg(&m, cl->mr->rkey, POOL_MIB, (uintptr_t)dst);
+	m_u32(&m, 0);
+	m_u32(&m, 0);
+	m_rpc(&m, xid, 6);
+	m_u32(&m, POOL_MIB);
+	send_at(cl, k, &m);
+	return xid;
+}
+
+/*
+ * More concurrent bulk calls than the pool has slots (main() configures a
+ * 7-slot pool, 3 per connection): POOL_CONNS connections each send two 1 MiB
+ * WRITEs and two 1 MiB READs at once. None may fail; every byte is checked.
+ */
+static void t_pool_contention(const char *addr)
+{
+	static struct client cls[POOL_CONNS];
+	uint32_t xids[POOL_CONNS][4];
+	unsigned nconn = 0, answered = 0, good = 0;
+	uint64_t waits0 = mem_ld(&stats_rdma_mem.waits);
+
+	for (unsigned i = 0; i < POOL_CONNS; i++, nconn++)
+		if (client_connect(&cls[i], addr, false))
+			break;
+	CHECK(nconn == POOL_CONNS, "pool: %u connections", nconn);
+	for (unsigned i = 0; i < nconn; i++) {
+		uint8_t *src = cls[i].mem + CL_DATA_OFF;
+		for (uint32_t b = 0; b < POOL_MIB; b++)
+			src[b] = pattern(b * 3 + i);
+		memset(cls[i].mem + (3u << 20), 0, 2 * POOL_MIB + 16);
+		memset(cls[i].mem + (5u << 20), 0, POOL_MIB + 16);
+	}
+	for (unsigned i = 0; i < nconn; i++) {
+		xids[i][0] = send_write_1m(&cls[i], 0);
+		xids[i][1] = send_read_1m(&cls[i], 1, cls[i].mem + (3u << 20));
+		xids[i][2] = send_write_1m(&cls[i], 2);
+		xids[i][3] = send_read_1m(&cls[i], 3, cls[i].mem + (5u << 20));
+	}
+	for (unsigned i = 0; i < nconn; i++) {
+		uint32_t want_hash = fnv(cls[i].mem + CL_DATA_OFF, POOL_MIB);
+		for (unsigned k = 0; k < 4; k++) {
+			uint32_t len;
+			const uint8_t *r = client_recv(&cls[i], &len, 60000);
+			if (!r)
+				break;
+			answered++;
+			uint32_t rx = be(r, 0);
+			bool is_write = rx == xids[i][0] || rx == xids[i][2];
+			bool is_read = rx == xids[i][1] || rx == xids[i][3];
+			if (be(r, 3) != RDMA_MSG)
+				continue;
+			if (is_write && be(r, 12) == 0 && be(r, 13) == POOL_MIB && be(r, 14) == want_hash)
+				good++;
+			/* READ reply: lists (read 0; write 1 x 1 segment; 0; reply 0), RPC at word 13. */
+			if (is_read && be(r, 5) == 1 && be(r, 6) == 1 && be(r, 8) == POOL_MIB &&
+			    be(r + 52, 5) == 0 && be(r + 52, 6) == POOL_MIB)
+				good++;
+		}
+		bool ok = true;
+		for (uint32_t b = 0; b < POOL_MIB && ok; b++)
+			ok = cls[i].mem[(3u << 20) + b] == pattern(b) && cls[i].mem[(5u << 20) + b] == pattern(b);
+		CHECK(ok, "pool: connection %u: both READs landed intact", i);
+	}
+	uint64_t waits = mem_ld(&stats_rdma_mem.waits) - waits0;
+	CHECK(answered == 4 * nconn && good == 4 * nconn, "pool: %u of %u bulk calls answered, %u good",
+	      answered, 4 * nconn, good);
+	printf("# pool: %u x 1 MiB calls on %u connections through %llu slots: %u good, %llu waited, "
+	       "in use after %llu\n", 4 * nconn, nconn, (unsigned long long)mem_ld(&stats_rdma_mem.slots), good,
+	       (unsigned long long)waits, (unsigned long long)mem_ld(&stats_rdma_mem.in_use));
+	CHECK(waits > 0, "pool: some calls waited for a slot");
+	for (unsigned i = 0; i < nconn; i++)
+		client_close(&cls[i]);
+}
+
 int main(int argc, char **argv)
 {
 	const char *addr = argc > 1 ? argv[1] : "192.0.2.1";
@@ -1100,6 +1304,9 @@ int main(int argc, char **argv)
 	config_defaults(&cfg);
 	cfg.rdma = CONFIG_YES;
 	cfg.rdma_send_invalidate = true;
+	/* A small bulk pool (7 slots of about 1 MiB, at most 3 per connection):
+	 * every scenario runs with calls waiting for buffers. */
+	cfg.rdma_buffer_pool = 8u << 20;
 	struct rdma_xprt *rx = rdma_xprt_create(loop, &cfg);
 	rdma_x = rx ? rdma_xprt_base(rx) : NULL;
 	drain_ev = loop_async(loop, drain_ev_cb, NULL);
@@ -1163,6 +1370,8 @@ int main(int argc, char **argv)
 
 	t_small_receives(addr, 1024);
 	t_small_receives(addr, 0);
+	t_pool_contention(addr);
+	t_idle_conns(addr, getenv("RDMA_IDLE_CONNS") ? (unsigned)atoi(getenv("RDMA_IDLE_CONNS")) : 100);
 	t_disconnect_midflight(addr);
 	/* And the server still serves. */
 	if (client_connect(&cl, addr, false) == 0) {
