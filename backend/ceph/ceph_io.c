@@ -283,7 +283,8 @@ int cephbe_write(struct be_fs *fs, const struct be_cred *cr, struct be_file *bf,
 		return EINVAL;
 	if (pre)
 		(void)ceph_getattr_in(cf, f->in, pre);
-	r = ceph_ll_writev(cf->cmount, f->fh, iov, (int)iovcnt, (int64_t)offset);
+	/* libcephfs asserts on an empty write (Striper: len > 0): nothing to do */
+	r = ceph_iov_total(iov, iovcnt) ? ceph_ll_writev(cf->cmount, f->fh, iov, (int)iovcnt, (int64_t)offset) : 0;
 	if (r < 0)
 		return ceph_io_err(cf, (int)r);
 	*done = (size_t)r;

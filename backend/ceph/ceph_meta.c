@@ -19,6 +19,7 @@
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <time.h>
 
 #include "backend/ceph/ceph.h"
 
@@ -61,10 +62,21 @@ static int ceph_sattr(const struct be_sattr *sa, struct ceph_statx *stx)
 		stx->stx_mtime = (struct timespec){ .tv_sec = sa->mtime.sec, .tv_nsec = sa->mtime.nsec };
 		mask |= CEPH_SETATTR_MTIME;
 	}
-	if (sa->mask & BE_SET_ATIME_NOW)
-		mask |= CEPH_SETATTR_ATIME_NOW;
-	if (sa->mask & BE_SET_MTIME_NOW)
-		mask |= CEPH_SETATTR_MTIME_NOW;
+	/* SET_TO_SERVER_TIME: this server's clock, given explicitly (libcephfs's *_NOW bits
+	 * are not applied by every ll_setattr path) */
+	if (sa->mask & (BE_SET_ATIME_NOW | BE_SET_MTIME_NOW)) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (sa->mask & BE_SET_ATIME_NOW) {
+			stx->stx_atime = now;
+			mask |= CEPH_SETATTR_ATIME;
+		}
+		if (sa->mask & BE_SET_MTIME_NOW) {
+			stx->stx_mtime = now;
+			mask |= CEPH_SETATTR_MTIME;
+		}
+	}
 	return mask;
 }
 
@@ -88,6 +100,9 @@ int cephbe_setattr(struct be_fs *fs, const struct be_cred *cr, const struct be_o
 	 * Checked against this client's view: another client's change in between is not seen. */
 	if (ctime_guard && (ctime_guard->sec != before.ctime.sec || ctime_guard->nsec != before.ctime.nsec))
 		return BE_ENOTSYNC;
+	/* RFC 1813 §3.3.2: a size change applies to regular files only */
+	if ((sa->mask & BE_SET_SIZE) && before.type != BE_REG)
+		return before.type == BE_DIR ? EISDIR : EINVAL;
 	mask = ceph_sattr(sa, &stx);
 	r = mask ? ceph_ll_setattr(cf->cmount, ceph_in(o), &stx, mask, perm) : 0;
 	if (post)
@@ -159,9 +174,16 @@ int cephbe_statfs(struct be_fs *fs, const struct be_cred *cr, const struct be_ob
 	out->total_bytes = (uint64_t)sv.f_blocks * sv.f_frsize;
 	out->free_bytes = (uint64_t)sv.f_bfree * sv.f_frsize;
 	out->avail_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	/* Ceph counts files in use (f_files) and has no inode limit (f_ffree all ones):
+	 * keep avail <= free <= total as NFS's FSSTAT promises (RFC 1813 §3.3.18) */
 	out->total_files = sv.f_files;
 	out->free_files = sv.f_ffree;
 	out->avail_files = sv.f_favail;
+	if (out->free_files > out->total_files) {
+		out->total_files = out->free_files;
+		out->free_files -= sv.f_files;
+		out->avail_files = out->free_files;
+	}
 	out->name_max = sv.f_namemax && sv.f_namemax < BE_NAME_MAX ? (uint32_t)sv.f_namemax : BE_NAME_MAX;
 	out->link_max = UINT32_MAX;
 	out->max_file_size = 1ull << 40; /* CephFS's default max_file_size */
@@ -343,13 +365,35 @@ int cephbe_rmdir(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 }
 
 int cephbe_rename(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *from_dir, const char *from,
-		const struct be_obj *to_dir, const char *to)
+		  const struct be_obj *to_dir, const char *to)
 {
+	struct ceph_fs *cf = ceph_fs(fs);
 	UserPerm *perm = ceph_perm(cr);
+	struct ceph_statx src, dst;
+	struct Inode *in;
+	int r;
 
 	if (!perm)
 		return ENOMEM;
-	return ceph_err(ceph_ll_rename(ceph_fs(fs)->cmount, ceph_in(from_dir), from, ceph_in(to_dir), to, perm));
+	r = ceph_ll_lookup(cf->cmount, ceph_in(from_dir), from, &in, &src, CEPH_STATX_MODE | CEPH_STATX_INO,
+			   AT_SYMLINK_NOFOLLOW, perm);
+	if (r < 0)
+		return ceph_err(r);
+	ceph_ll_put(cf->cmount, in);
+	r = ceph_ll_lookup(cf->cmount, ceph_in(to_dir), to, &in, &dst, CEPH_STATX_MODE | CEPH_STATX_INO,
+			   AT_SYMLINK_NOFOLLOW, perm);
+	if (r == 0) {
+		ceph_ll_put(cf->cmount, in);
+		/* rename(2): onto itself does nothing (libcephfs would drop the name); a
+		 * directory and a non-directory never replace each other */
+		if (dst.stx_ino == src.stx_ino)
+			return 0;
+		if (S_ISDIR(dst.stx_mode) && !S_ISDIR(src.stx_mode))
+			return EISDIR;
+		if (!S_ISDIR(dst.stx_mode) && S_ISDIR(src.stx_mode))
+			return ENOTDIR;
+	}
+	return ceph_err(ceph_ll_rename(cf->cmount, ceph_in(from_dir), from, ceph_in(to_dir), to, perm));
 }
 
 /* ---- readdir ---- */

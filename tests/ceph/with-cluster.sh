@@ -20,10 +20,12 @@ rmdir "$dir"
 mnt=
 
 cleanup() {
-	if [ -n "$mnt" ] && mountpoint -q "$mnt"; then
-		fusermount -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
-	fi
-	[ -n "$mnt" ] && rmdir "$mnt" 2>/dev/null
+	local m
+	for m in "$dir/top" "$dir/fs"; do   # ceph-fuse exits when unmounted
+		if mountpoint -q "$m" 2>/dev/null; then
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+		fi
+	done
 	"$here/ceph-cluster.sh" stop "$dir"
 }
 trap cleanup EXIT
@@ -45,10 +47,11 @@ if [ -n "$fuse" ]; then
 	timeout 60 ceph-fuse -c "$conf" "$top" >/dev/null 2>&1 || { echo "with-cluster: ceph-fuse failed" >&2; exit 1; }
 	mkdir -p "$top$mnt"
 	chmod 1777 "$top$mnt"
-	fusermount -u "$top"
+	umount "$top"
 	rmdir "$top"
-	timeout 60 ceph-fuse -c "$conf" -r "$mnt" "$mnt" >/dev/null 2>&1 ||
-		{ echo "with-cluster: ceph-fuse -r $mnt failed" >&2; mnt=; exit 1; }
+	# no kernel page cache: the local view reads what rnfsd wrote through its own mount
+	timeout 60 ceph-fuse -c "$conf" --fuse_disable_pagecache=true -r "$mnt" "$mnt" >/dev/null 2>&1 ||
+		{ echo "with-cluster: ceph-fuse -r $mnt failed" >&2; exit 1; }
 	export TMPDIR=$mnt HX_CEPH=$conf
 fi
 "$@"
