@@ -47,6 +47,7 @@ struct ceph_fs {
 	uint64_t root_ino;
 	uint64_t fsid;                    /* ceph_get_fs_cid(): fsid_major of every attribute */
 	atomic_bool sick;                 /* an operation timed out: close without flushing */
+	unsigned secs;                    /* mount-timeout: bounds the mount and the unmount */
 	char path[PATH_MAX];
 	uint32_t export_id;
 	pthread_mutex_t fcache_lock;

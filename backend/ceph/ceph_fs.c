@@ -424,6 +424,9 @@ static int cephbe_lookup_path(struct be_fs *fs, const char *path, struct be_obj 
 
 /* ---- instances ---- */
 
+enum ceph_bounded_op { CEPH_MOUNT, CEPH_UNMOUNT, CEPH_ABORT };
+static int ceph_bounded(struct ceph_mount_info *cmount, const char *path, enum ceph_bounded_op op, unsigned secs);
+
 void ceph_fs_put(struct ceph_fs *cf)
 {
 	if (atomic_fetch_sub(&cf->refs, 1) != 1)
@@ -431,13 +434,12 @@ void ceph_fs_put(struct ceph_fs *cf)
 	if (cf->root)
 		ceph_ll_put(cf->cmount, cf->root);
 	/* A cluster that stopped answering would hold an unmount for minutes
-	 * (dirty data, the MDS session): drop the session instead; what was
-	 * not committed was never promised stable (RFC 1813 §3.3.7). */
-	if (atomic_load(&cf->sick))
-		ceph_abort_conn(cf->cmount);
-	else
-		ceph_unmount(cf->cmount);
-	ceph_release(cf->cmount);
+	 * (dirty data, the MDS session): after a timeout the session is dropped
+	 * instead (what was not committed was never promised stable, RFC 1813
+	 * §3.3.7), and any unmount gives up after mount-timeout (shutdown and
+	 * reload never hang on Ceph); an abandoned one finishes on its own. */
+	if (ceph_bounded(cf->cmount, NULL, atomic_load(&cf->sick) ? CEPH_ABORT : CEPH_UNMOUNT, cf->secs) != -ETIMEDOUT)
+		ceph_release(cf->cmount);
 	pthread_mutex_destroy(&cf->fcache_lock);
 	free(cf);
 }
@@ -450,10 +452,11 @@ static void cephbe_close(struct be_fs *fs)
 	ceph_fs_put(cf);
 }
 
-/* A mount in progress on its helper thread; whoever finishes last (opener or helper) frees it. */
+/* A mount or unmount in progress on its helper thread; whoever finishes last (caller or helper) frees it. */
 struct ceph_mounting {
 	pthread_mutex_t lock;
 	pthread_cond_t done_cv;
+	enum ceph_bounded_op op;
 	bool done, abandoned;
 	int rc;
 	struct ceph_mount_info *cmount;
@@ -470,7 +473,8 @@ static void ceph_mounting_free(struct ceph_mounting *m)
 static void *ceph_mount_thread(void *arg)
 {
 	struct ceph_mounting *m = arg;
-	int rc = ceph_mount(m->cmount, m->path);
+	int rc = m->op == CEPH_MOUNT ? ceph_mount(m->cmount, m->path) :
+		m->op == CEPH_UNMOUNT ? ceph_unmount(m->cmount) : ceph_abort_conn(m->cmount);
 	bool abandoned;
 
 	pthread_mutex_lock(&m->lock);
@@ -479,8 +483,8 @@ static void *ceph_mount_thread(void *arg)
 	abandoned = m->abandoned;
 	pthread_cond_signal(&m->done_cv);
 	pthread_mutex_unlock(&m->lock);
-	if (abandoned) { /* the opener gave up long ago: undo quietly */
-		if (rc == 0)
+	if (abandoned) { /* the caller gave up long ago: undo quietly */
+		if (rc == 0 && m->op == CEPH_MOUNT)
 			ceph_unmount(m->cmount);
 		ceph_release(m->cmount);
 		ceph_mounting_free(m);
@@ -488,8 +492,9 @@ static void *ceph_mount_thread(void *arg)
 	return NULL;
 }
 
-/* ceph_mount(cmount, path) for at most secs seconds: 0, a negative errno, or -ETIMEDOUT (cmount then lost). */
-static int ceph_mount_bounded(struct ceph_mount_info *cmount, const char *path, unsigned secs)
+/* ceph_mount(cmount, path) / ceph_unmount / ceph_abort_conn for at most secs seconds: 0, a
+ * negative errno, or -ETIMEDOUT (the helper then owns cmount and releases it when done). */
+static int ceph_bounded(struct ceph_mount_info *cmount, const char *path, enum ceph_bounded_op op, unsigned secs)
 {
 	struct ceph_mounting *m = calloc(1, sizeof(*m));
 	struct timespec until;
@@ -505,7 +510,8 @@ static int ceph_mount_bounded(struct ceph_mount_info *cmount, const char *path, 
 	pthread_cond_init(&m->done_cv, &ca);
 	pthread_condattr_destroy(&ca);
 	m->cmount = cmount;
-	snprintf(m->path, sizeof(m->path), "%s", path);
+	m->op = op;
+	snprintf(m->path, sizeof(m->path), "%s", path ? path : "");
 	if (pthread_create(&t, NULL, ceph_mount_thread, m) != 0) {
 		ceph_mounting_free(m);
 		return -EAGAIN;
@@ -581,7 +587,7 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 	snprintf(cf->path, sizeof(cf->path), "%s", cfg->path);
 	r = cephbe_configure(s, &cf->cmount);
 	if (r == 0) {
-		r = ceph_mount_bounded(cf->cmount, cfg->path, secs);
+		r = ceph_bounded(cf->cmount, cfg->path, CEPH_MOUNT, secs);
 		if (r == -ETIMEDOUT)
 			cf->cmount = NULL; /* still owned by the abandoned helper */
 	}
@@ -596,6 +602,7 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 	atomic_init(&cf->refs, 1);
 	pthread_mutex_init(&cf->fcache_lock, NULL);
 	cf->export_id = cfg->export_id;
+	cf->secs = secs;
 	cf->server = ceph_mount_perms(cf->cmount);
 	cf->fsid = (uint64_t)ceph_get_fs_cid(cf->cmount) + 1u; /* never 0 */
 	r = ceph_ll_lookup_root(cf->cmount, &cf->root);

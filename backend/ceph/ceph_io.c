@@ -60,7 +60,9 @@ static int ceph_file_new(struct ceph_fs *cf, struct Inode *in, const struct ceph
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return ENOMEM;
-	f->writable = stx->stx_dev == CEPH_NOSNAP;
+	/* Read-only unless writing is asked for: an open for writing is an MDS
+	 * journal entry (it waits for the OSDs), an open for reading is not. */
+	f->writable = stx->stx_dev == CEPH_NOSNAP && (flags & BE_OPEN_WRITE);
 	r = f->writable ? ceph_ll_open(cf->cmount, in, O_RDWR, &f->fh, cf->server) : -EROFS;
 	if (r < 0) {
 		f->writable = false;

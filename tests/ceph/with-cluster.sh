@@ -21,9 +21,11 @@ mnt=
 
 cleanup() {
 	local m
-	for m in "$dir/top" "$dir/fs"; do   # ceph-fuse exits when unmounted
+	# lazily (a mount whose OSD is gone would hold a plain umount); ceph-fuse
+	# wrote its pid file under $dir/run, so the cluster's stop kills it too
+	for m in "$dir/top" "$dir/fs"; do
 		if mountpoint -q "$m" 2>/dev/null; then
-			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+			umount -l "$m" 2>/dev/null || true
 		fi
 	done
 	"$here/ceph-cluster.sh" stop "$dir"

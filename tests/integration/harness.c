@@ -388,7 +388,7 @@ int hx_write_config(const struct hx_env *e)
 		e->threads, e->state_dir, e->exports_path, e->port);
 	/* HX_CEPH (tests/ceph/with-cluster.sh --fuse): the export is served by the ceph backend */
 	if (hx_ceph_conf())
-		fprintf(f, "[ceph]\nconf = %s\nkeyring = %s/keyring\nmount-timeout = 20\nop-timeout = 10\n",
+		fprintf(f, "[ceph]\nconf = %s\nkeyring = %s/keyring\nmount-timeout = 8\nop-timeout = 10\n",
 			hx_ceph_conf(), getenv("RNFSD_CEPH_DIR"));
 	return fclose(f);
 }
