@@ -38,6 +38,11 @@
 #define CEPH_ROOT_INO 1u
 /* Identities cached per worker thread. */
 #define CEPH_PERM_SLOTS 8u
+/* Seconds past mount-timeout (libcephfs's own client_mount_timeout) before a mount is abandoned:
+ * an unreachable monitor then fails inside libcephfs, cleanly. */
+#define CEPH_MOUNT_GRACE 2u
+/* Seconds the driver's shutdown waits for abandoned mounts and unmounts. */
+#define CEPH_HELPERS_WAIT 5
 
 static struct log_limit ceph_fs_limit;
 
@@ -470,6 +475,33 @@ static void ceph_mounting_free(struct ceph_mounting *m)
 	free(m);
 }
 
+/* Helpers still running (abandoned included): the driver's shutdown waits for them a while, since
+ * a libcephfs thread still running while the process exits aborts it (its globals are gone). */
+static pthread_mutex_t ceph_helpers_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ceph_helpers_cv = PTHREAD_COND_INITIALIZER;
+static unsigned ceph_helpers;
+
+static void ceph_helper_done(void)
+{
+	pthread_mutex_lock(&ceph_helpers_lock);
+	ceph_helpers--;
+	pthread_cond_broadcast(&ceph_helpers_cv);
+	pthread_mutex_unlock(&ceph_helpers_lock);
+}
+
+/* The driver's shutdown: wait up to CEPH_HELPERS_WAIT seconds for helpers still at work. */
+static void ceph_driver_shutdown(void)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CEPH_HELPERS_WAIT;
+	pthread_mutex_lock(&ceph_helpers_lock);
+	while (ceph_helpers > 0 && pthread_cond_timedwait(&ceph_helpers_cv, &ceph_helpers_lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&ceph_helpers_lock);
+}
+
 static void *ceph_mount_thread(void *arg)
 {
 	struct ceph_mounting *m = arg;
@@ -489,6 +521,7 @@ static void *ceph_mount_thread(void *arg)
 		ceph_release(m->cmount);
 		ceph_mounting_free(m);
 	}
+	ceph_helper_done();
 	return NULL;
 }
 
@@ -512,13 +545,17 @@ static int ceph_bounded(struct ceph_mount_info *cmount, const char *path, enum c
 	m->cmount = cmount;
 	m->op = op;
 	snprintf(m->path, sizeof(m->path), "%s", path ? path : "");
+	pthread_mutex_lock(&ceph_helpers_lock);
+	ceph_helpers++;
+	pthread_mutex_unlock(&ceph_helpers_lock);
 	if (pthread_create(&t, NULL, ceph_mount_thread, m) != 0) {
+		ceph_helper_done();
 		ceph_mounting_free(m);
 		return -EAGAIN;
 	}
 	pthread_detach(t);
 	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += secs;
+	until.tv_sec += secs + (op == CEPH_MOUNT ? CEPH_MOUNT_GRACE : 0);
 	pthread_mutex_lock(&m->lock);
 	while (!m->done && pthread_cond_timedwait(&m->done_cv, &m->lock, &until) == 0)
 		;
@@ -592,8 +629,8 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 			cf->cmount = NULL; /* still owned by the abandoned helper */
 	}
 	if (r < 0) {
-		log_err("ceph: export %s: cannot mount %s%s%s within %u s: %s", cfg->path,
-			s->fs_name[0] ? "file system " : "CephFS", s->fs_name, "", secs, strerror(-r));
+		log_err("ceph: export %s: cannot mount %s%s within %u s: %s", cfg->path,
+			s->fs_name[0] ? "file system " : "CephFS", s->fs_name, secs, strerror(-r));
 		if (cf->cmount)
 			ceph_release(cf->cmount);
 		free(cf);
@@ -667,5 +704,6 @@ static const struct be_ops ceph_ops = {
 
 const struct be_driver ceph_driver = {
 	.name = "ceph",
+	.shutdown = ceph_driver_shutdown,
 	.open = cephbe_open,
 };

@@ -20,6 +20,8 @@
 
 #include "backend/ceph/ceph.h"
 
+/* iovecs a READ is clamped to the file's size with, on the stack */
+#define CEPH_IOV_MAX 64u
 /* Ceph compares lock owners by pid unless the owner's top bit says the owner is what counts. */
 #define CEPH_LOCK_OWNER_BIT (1ull << 63)
 
@@ -238,14 +240,33 @@ static size_t ceph_iov_total(const struct iovec *iov, unsigned iovcnt)
 	return n;
 }
 
+/* iov limited to its first len bytes, into out (at most CEPH_IOV_MAX entries); the count, or 0 if too many. */
+static unsigned ceph_iov_clamp(const struct iovec *iov, unsigned iovcnt, size_t len, struct iovec *out)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < iovcnt && len > 0; i++) {
+		if (n == CEPH_IOV_MAX)
+			return 0;
+		out[n] = iov[i];
+		if (out[n].iov_len > len)
+			out[n].iov_len = len;
+		len -= out[n].iov_len;
+		n++;
+	}
+	return n;
+}
+
 int cephbe_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *bf, unsigned flags, uint64_t offset,
-	      const struct iovec *iov, unsigned iovcnt, size_t *done, bool *eof, struct be_attr *post)
+		const struct iovec *iov, unsigned iovcnt, size_t *done, bool *eof, struct be_attr *post)
 {
 	struct ceph_fs *cf = ceph_fs(fs);
 	struct ceph_file *f = ceph_file(bf);
 	size_t want = ceph_iov_total(iov, iovcnt);
+	struct iovec civ[CEPH_IOV_MAX];
+	unsigned n;
 	struct be_attr a;
-	int64_t r;
+	int64_t r = 0;
 	int err = 0;
 
 	*done = 0;
@@ -254,15 +275,21 @@ int cephbe_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *bf, 
 		return err;
 	if (offset > INT64_MAX || iovcnt > INT32_MAX)
 		return EINVAL;
-	r = want ? ceph_ll_readv(cf->cmount, f->fh, iov, (int)iovcnt, (int64_t)offset) : 0;
+	/* The size first, and no read past it: libcephfs probing for the end of a
+	 * file another client has open for writing waits for that client's caps. */
+	err = ceph_getattr_in(cf, f->in, &a);
+	if (err)
+		return err;
+	if (offset + want > a.size)
+		want = offset < a.size ? a.size - offset : 0;
+	n = want ? ceph_iov_clamp(iov, iovcnt, want, civ) : 0;
+	if (want)
+		r = n ? ceph_ll_readv(cf->cmount, f->fh, civ, (int)n, (int64_t)offset) :
+			ceph_ll_readv(cf->cmount, f->fh, iov, (int)iovcnt, (int64_t)offset);
 	if (r < 0)
 		return ceph_io_err(cf, (int)r);
 	*done = (size_t)r;
-	err = ceph_getattr_in(cf, f->in, &a);
-	if (!err)
-		*eof = offset + *done >= a.size;
-	else
-		*eof = *done < want;
+	*eof = offset + *done >= a.size;
 	if (post)
 		*post = a;
 	return 0;

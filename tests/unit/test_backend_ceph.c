@@ -143,7 +143,7 @@ static void test_two_instances_share_files(void **state)
 	assert_int_equal(be_handle(b, &o, &h2), 0);
 	assert_memory_equal(&h, &h2, sizeof(h.len) + h.len);
 	be_obj_put(b, &o);
-	assert_int_equal(be_file_open_handle(b, &h, BE_OPEN_READ, &fb), 0);
+	assert_int_equal(be_file_open_handle(b, &h, BE_OPEN_READ | BE_OPEN_WRITE, &fb), 0);
 	assert_int_equal(be_read(b, &root_cred, fb, 0, 0, &riov, 1, &done, &eof, NULL), 0);
 	assert_int_equal(done, sizeof(wbuf));
 	assert_true(eof);
