@@ -430,6 +430,7 @@ static int cephbe_lookup_path(struct be_fs *fs, const char *path, struct be_obj 
 /* ---- instances ---- */
 
 enum ceph_bounded_op { CEPH_MOUNT, CEPH_UNMOUNT, CEPH_ABORT };
+#define CEPH_ABANDONED (-100000) /* ceph_bounded(): gave up waiting; not an errno */
 static int ceph_bounded(struct ceph_mount_info *cmount, const char *path, enum ceph_bounded_op op, unsigned secs);
 
 void ceph_fs_put(struct ceph_fs *cf)
@@ -443,7 +444,8 @@ void ceph_fs_put(struct ceph_fs *cf)
 	 * instead (what was not committed was never promised stable, RFC 1813
 	 * §3.3.7), and any unmount gives up after mount-timeout (shutdown and
 	 * reload never hang on Ceph); an abandoned one finishes on its own. */
-	if (ceph_bounded(cf->cmount, NULL, atomic_load(&cf->sick) ? CEPH_ABORT : CEPH_UNMOUNT, cf->secs) != -ETIMEDOUT)
+	if (ceph_bounded(cf->cmount, NULL, atomic_load(&cf->sick) ? CEPH_ABORT : CEPH_UNMOUNT, cf->secs) !=
+	    CEPH_ABANDONED)
 		ceph_release(cf->cmount);
 	pthread_mutex_destroy(&cf->fcache_lock);
 	free(cf);
@@ -526,7 +528,7 @@ static void *ceph_mount_thread(void *arg)
 }
 
 /* ceph_mount(cmount, path) / ceph_unmount / ceph_abort_conn for at most secs seconds: 0, a
- * negative errno, or -ETIMEDOUT (the helper then owns cmount and releases it when done). */
+ * negative errno, or CEPH_ABANDONED (the helper then owns cmount and releases it when done). */
 static int ceph_bounded(struct ceph_mount_info *cmount, const char *path, enum ceph_bounded_op op, unsigned secs)
 {
 	struct ceph_mounting *m = calloc(1, sizeof(*m));
@@ -562,7 +564,7 @@ static int ceph_bounded(struct ceph_mount_info *cmount, const char *path, enum c
 	if (!m->done) {
 		m->abandoned = true; /* the helper releases cmount and m */
 		pthread_mutex_unlock(&m->lock);
-		return -ETIMEDOUT;
+		return CEPH_ABANDONED;
 	}
 	rc = m->rc;
 	pthread_mutex_unlock(&m->lock);
@@ -625,8 +627,10 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 	r = cephbe_configure(s, &cf->cmount);
 	if (r == 0) {
 		r = ceph_bounded(cf->cmount, cfg->path, CEPH_MOUNT, secs);
-		if (r == -ETIMEDOUT)
+		if (r == CEPH_ABANDONED) {
 			cf->cmount = NULL; /* still owned by the abandoned helper */
+			r = -ETIMEDOUT;
+		}
 	}
 	if (r < 0) {
 		log_err("ceph: export %s: cannot mount %s%s within %u s: %s", cfg->path,
@@ -634,7 +638,7 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 		if (cf->cmount)
 			ceph_release(cf->cmount);
 		free(cf);
-		return r == -ETIMEDOUT ? ETIMEDOUT : -r;
+		return -r;
 	}
 	atomic_init(&cf->refs, 1);
 	pthread_mutex_init(&cf->fcache_lock, NULL);
