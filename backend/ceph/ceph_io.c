@@ -22,7 +22,9 @@
 
 /* iovecs a READ is clamped to the file's size with, on the stack */
 #define CEPH_IOV_MAX 64u
-/* Ceph compares lock owners by pid unless the owner's top bit says the owner is what counts. */
+/* Lock owners: the owner id goes to Ceph with its top bit set (as the kernel client marks
+ * non-pid owners) and its low bits as l_pid, so owners differ whichever of the two Ceph's
+ * lock state compares (with 16.2.15 the owner alone already does: tests/ceph). */
 #define CEPH_LOCK_OWNER_BIT (1ull << 63)
 
 static void ceph_file_free(struct ceph_file *f)
@@ -380,7 +382,7 @@ static void cephbe_flock(struct flock *fl, short type, const struct be_lock *lk,
 	fl->l_whence = SEEK_SET;
 	fl->l_start = lk && lk->offset <= INT64_MAX ? (off_t)lk->offset : 0;
 	fl->l_len = lk && lk->length <= INT64_MAX ? (off_t)lk->length : 0;
-	fl->l_pid = (pid_t)(owner & 0x7fffffff); /* also distinct per owner, whichever Ceph compares */
+	fl->l_pid = (pid_t)(owner & 0x7fffffff);
 }
 
 int cephbe_lock_test(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk, bool *conflict,
