@@ -6,8 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")"
 
+# backend/ceph/ and its throwaway one-node test cluster (tests/ceph/ceph-cluster.sh).
+CEPH_PKGS="libcephfs-dev ceph-common ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse"
 BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverbs-dev librdmacm-dev libsystemd-dev"
-TEST_PKGS="libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev"
+TEST_PKGS="libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev $CEPH_PKGS"
 # The VM test bed (tests/vm/README.md): qemu, Debian's 6.1 kernel, soft-RoCE user space, knfsd as baseline.
 VM_PKGS="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio iproute2 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest fio nfs-kernel-server nfs-common"
 # bench/ (not a test): nfs-ganesha as the second baseline server, valgrind and perf for the microbenchmark.
@@ -25,9 +27,10 @@ install_pkgs() {
 	# shellcheck disable=SC2086
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $* >/dev/null
 	[ -z "$prc" ] || rm -f /usr/sbin/policy-rc.d
-	# nfs-ganesha's package enables its unit: the bench starts it by hand, never at boot.
-	local u; for u in nfs-ganesha nfs-ganesha-lock nfs-ganesha-config; do
+	# nfs-ganesha's and ceph's packages enable their units: the bench and tests/ceph start them by hand, never at boot.
+	local u; for u in nfs-ganesha nfs-ganesha-lock nfs-ganesha-config ceph ceph-mon ceph-mgr ceph-osd ceph-mds ceph-crash; do
 		[ ! -e "/lib/systemd/system/$u.service" ] || systemctl disable "$u.service" >/dev/null 2>&1 || true
+		[ ! -e "/lib/systemd/system/$u.target" ] || systemctl disable "$u.target" >/dev/null 2>&1 || true
 	done
 }
 

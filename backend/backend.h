@@ -7,7 +7,7 @@
  *                    per-thread fsuid/fsgid, an open-file cache)
  *   backend/fault/   tests only: wraps another backend and injects errors,
  *                    short reads, slow or held calls on command
- *   backend/ceph/    (later) libcephfs
+ *   backend/ceph/    CephFS through libcephfs (built when libcephfs-dev is found)
  *
  * The model
  *   struct be_fs     one instance per export, opened from the export's
@@ -97,6 +97,27 @@ enum be_type {
 	BE_SOCK = 6,
 	BE_FIFO = 7,
 };
+
+/* The type of a POSIX st_mode (S_IFMT bits, as stat(2) and Ceph's statx give them). */
+static inline enum be_type be_type_of_mode(uint32_t mode)
+{
+	switch (mode & 0170000u) {
+	case 0040000u:
+		return BE_DIR;
+	case 0060000u:
+		return BE_BLK;
+	case 0020000u:
+		return BE_CHR;
+	case 0120000u:
+		return BE_LNK;
+	case 0140000u:
+		return BE_SOCK;
+	case 0010000u:
+		return BE_FIFO;
+	default:
+		return BE_REG;
+	}
+}
 
 struct be_time {
 	int64_t sec;
@@ -448,6 +469,20 @@ struct be_driver {
 	/* 0 or an errno value (logged with the path). */
 	int (*open)(const struct be_fs_config *cfg, struct be_fs **out);
 };
+
+/* rnfsd.conf's [ceph] section (rnfsd.conf(5)) for the "ceph" driver; "" and 0: libcephfs's defaults. */
+struct be_ceph_settings {
+	char conf[4096];     /* ceph.conf to read */
+	char keyring[4096];  /* the client's keyring */
+	char id[64];         /* cephx client id ("admin": client.admin) */
+	char fs_name[64];    /* CephFS file system (ceph_select_filesystem) */
+	unsigned mount_timeout; /* seconds a mount may take (start-up, reload) */
+	unsigned op_timeout;    /* seconds a monitor or OSD operation may take */
+};
+
+/* Set the settings the drivers read when they open an instance (main thread, before be_init). */
+void be_ceph_configure(const struct be_ceph_settings *s);
+const struct be_ceph_settings *be_ceph_settings(void);
 
 /* The built-in drivers (backend/registry.c). */
 int be_init(void);

@@ -7,8 +7,14 @@
 
 #include "backend/backend.h"
 
-extern const struct be_driver local_driver; /* backend/local/ */
+#include "rnfsd_build.h"
 
+extern const struct be_driver local_driver; /* backend/local/ */
+#if HAVE_CEPH
+extern const struct be_driver ceph_driver; /* backend/ceph/ */
+#define BE_BUILTIN_DRIVERS &local_driver, &ceph_driver
+#else
 #define BE_BUILTIN_DRIVERS &local_driver
+#endif
 
 #endif

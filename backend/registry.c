@@ -3,7 +3,8 @@
  * its driver with the option fs=NAME ("local" when it names none), and
  * be_fs_open() opens one instance of it for that export. Drivers are static
  * data (tests add theirs with be_driver_register()); be_init()/be_shutdown()
- * run each built-in driver's process-wide setup once.
+ * run each built-in driver's process-wide setup once. Drivers that need
+ * process-wide settings from rnfsd.conf (ceph) read them from here.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -21,6 +22,17 @@ static const struct be_driver *const be_drivers[] = {
 static const struct be_driver *be_extra[BE_MAX_EXTRA]; /* be_driver_register() */
 
 static unsigned be_initialized; /* drivers whose init ran */
+static struct be_ceph_settings be_ceph; /* kept even where no ceph driver is built in */
+
+void be_ceph_configure(const struct be_ceph_settings *s)
+{
+	be_ceph = *s;
+}
+
+const struct be_ceph_settings *be_ceph_settings(void)
+{
+	return &be_ceph;
+}
 
 int be_init(void)
 {

@@ -2,7 +2,7 @@
  * config.c - parser for /etc/rnfsd/rnfsd.conf (see config.h, rnfsd.conf(5)).
  *
  * The file is INI in the style of nfs.conf(5):
- *   - "[section]" headers; sections are rnfsd, tcp, rdma and nfsv4; a section may
+ *   - "[section]" headers; sections are rnfsd, tcp, rdma, nfsv4 and ceph; a section may
  *     be opened more than once (its keys accumulate);
  *   - "key = value" lines; section and key names are case-insensitive;
  *   - lines starting with '#' or ';' are comments; in an unquoted value a
@@ -21,6 +21,7 @@
 #include "conf/config_internal.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@ const char *const config_section_names[CONFIG_SECTION_COUNT] = {
 	[CONFIG_SECTION_TCP] = "tcp",
 	[CONFIG_SECTION_RDMA] = "rdma",
 	[CONFIG_SECTION_NFSV4] = "nfsv4",
+	[CONFIG_SECTION_CEPH] = "ceph",
 };
 
 /* Every key, its field and its range; the man page documents the same. */
@@ -74,6 +76,13 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RDMA, "buffer-pool", CONFIG_TYPE_SIZE, FIELD(rdma_buffer_pool), 0, 4 * MiB, 65536 * MiB },
 
 	{ CONFIG_SECTION_NFSV4, "enable", CONFIG_TYPE_BOOL, FIELD(nfsv4), 0, 0, 0 },
+
+	{ CONFIG_SECTION_CEPH, "conf", CONFIG_TYPE_PATH, FIELD(ceph_conf), 0, 0, PATH_MAX },
+	{ CONFIG_SECTION_CEPH, "keyring", CONFIG_TYPE_PATH, FIELD(ceph_keyring), 0, 0, PATH_MAX },
+	{ CONFIG_SECTION_CEPH, "id", CONFIG_TYPE_NAME, FIELD(ceph_id), 0, 0, 64 },
+	{ CONFIG_SECTION_CEPH, "fs-name", CONFIG_TYPE_NAME, FIELD(ceph_fs_name), 0, 0, 64 },
+	{ CONFIG_SECTION_CEPH, "mount-timeout", CONFIG_TYPE_UINT, FIELD(ceph_mount_timeout), 0, 1, 600 },
+	{ CONFIG_SECTION_CEPH, "op-timeout", CONFIG_TYPE_UINT, FIELD(ceph_op_timeout), 0, 0, 3600 },
 };
 const unsigned config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
 
@@ -113,6 +122,13 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->rdma_buffer_pool = 256 * MiB;
 
 	cfg->nfsv4 = false; /* experimental: off until it serves the Linux client end to end */
+
+	snprintf(cfg->ceph_conf, sizeof(cfg->ceph_conf), "/etc/ceph/ceph.conf");
+	snprintf(cfg->ceph_keyring, sizeof(cfg->ceph_keyring), "/etc/ceph/ceph.$name.keyring");
+	snprintf(cfg->ceph_id, sizeof(cfg->ceph_id), "admin");
+	snprintf(cfg->ceph_fs_name, sizeof(cfg->ceph_fs_name), "-");
+	cfg->ceph_mount_timeout = 30;
+	cfg->ceph_op_timeout = 30;
 }
 
 /* ---- value parsers: 0, or -1 with a reason in why ---- */
@@ -206,6 +222,25 @@ static int parse_path(const struct config_key *k, const char *s, char *field, ch
 	return 0;
 }
 
+/* A Ceph entity or file-system name: letters, digits, '.', '_', '-'. */
+static int parse_name(const struct config_key *k, const char *s, char *field, char *why, size_t whylen)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= k->max) {
+		snprintf(why, whylen, "expected 1..%llu characters", k->max - 1);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-') {
+			snprintf(why, whylen, "only letters, digits, '.', '_' and '-'");
+			return -1;
+		}
+	}
+	memcpy(field, s, n + 1);
+	return 0;
+}
+
 static char *trim(char *s)
 {
 	char *e;
@@ -292,6 +327,8 @@ static int config_apply(const struct config_key *k, char *value, struct rnfsd_co
 		return 0;
 	case CONFIG_TYPE_PATH:
 		return parse_path(k, value, field, why, whylen);
+	case CONFIG_TYPE_NAME:
+		return parse_name(k, value, field, why, whylen);
 	case CONFIG_TYPE_LISTEN:
 		return parse_listen_list(k, value, (struct config_listen *)field,
 					 (unsigned *)((char *)cfg + k->count_offset), why, whylen);
@@ -350,7 +387,7 @@ static int config_section_line(struct config_parser *ps, char *s)
 			return 0;
 		}
 	}
-	return config_error(ps, "unknown section [%.80s] (known: [rnfsd], [tcp], [rdma])", name);
+	return config_error(ps, "unknown section [%.80s] (known: [rnfsd], [tcp], [rdma], [ceph])", name);
 }
 
 /* The value after '=': unquoted (inline comment stripped) or "quoted". NULL on error. */

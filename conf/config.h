@@ -6,6 +6,8 @@
  *   threads = 8
  *   [tcp]
  *   listen = 0.0.0.0:2049, [::]:2049
+ *   [ceph]
+ *   conf = /etc/ceph/ceph.conf
  *
  * Unknown sections or keys, bad values and duplicates are errors naming the
  * file and line. config_defaults() gives the embedded configuration used
@@ -64,6 +66,14 @@ struct rnfsd_config {
 
 	/* [nfsv4] */
 	bool nfsv4;                   /* serve NFSv4 (experimental, incomplete); default no */
+
+	/* [ceph]: the CephFS backend (exports with fs=ceph) */
+	char ceph_conf[PATH_MAX];     /* ceph.conf; default /etc/ceph/ceph.conf */
+	char ceph_keyring[PATH_MAX];  /* default /etc/ceph/ceph.$name.keyring (Ceph expands $name) */
+	char ceph_id[64];             /* cephx client id; default admin */
+	char ceph_fs_name[64];        /* file system; default "-": the cluster's default */
+	unsigned ceph_mount_timeout;  /* seconds; default 30, 1..600 */
+	unsigned ceph_op_timeout;     /* seconds; default 30, 0 (none) ..3600 */
 };
 
 void config_defaults(struct rnfsd_config *cfg);

@@ -13,6 +13,7 @@ enum config_section {
 	CONFIG_SECTION_TCP,
 	CONFIG_SECTION_RDMA,
 	CONFIG_SECTION_NFSV4,
+	CONFIG_SECTION_CEPH,
 	CONFIG_SECTION_COUNT,
 };
 
@@ -23,6 +24,7 @@ enum config_type {
 	CONFIG_TYPE_TRISTATE, /* a bool or auto */
 	CONFIG_TYPE_PATH,     /* absolute path, strlen < max */
 	CONFIG_TYPE_LISTEN,   /* comma-separated ADDR[:PORT]; min is the default port */
+	CONFIG_TYPE_NAME,     /* a word of letters, digits and . _ -, strlen < max */
 };
 
 struct config_key {

@@ -73,6 +73,12 @@ static void check_key(const struct config_key *k, const struct rnfsd_config *cfg
 		/* Quoted (no escapes): a path holding '"' cannot be written back. */
 		fprintf(out, "\"%s\"\n", field);
 		break;
+	case CONFIG_TYPE_NAME:
+		/* A Ceph entity or file-system name: 1..max-1 of [A-Za-z0-9._-]. */
+		CHECK(field[0] != '\0' && strlen(field) < k->max);
+		CHECK(strspn(field, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == strlen(field));
+		fprintf(out, "%s\n", field);
+		break;
 	case CONFIG_TYPE_LISTEN: {
 		const struct config_listen *l = (const struct config_listen *)field;
 		unsigned n = *(const unsigned *)((const char *)cfg + k->count_offset);

@@ -72,22 +72,7 @@ void local_fd_path(int fd, char buf[32])
 
 enum be_type local_type(mode_t mode)
 {
-	switch (mode & S_IFMT) {
-	case S_IFDIR:
-		return BE_DIR;
-	case S_IFBLK:
-		return BE_BLK;
-	case S_IFCHR:
-		return BE_CHR;
-	case S_IFLNK:
-		return BE_LNK;
-	case S_IFSOCK:
-		return BE_SOCK;
-	case S_IFIFO:
-		return BE_FIFO;
-	default:
-		return BE_REG;
-	}
+	return be_type_of_mode((uint32_t)mode);
 }
 
 void local_obj_set(struct be_obj *o, int fd, const struct stat *st)

@@ -5,6 +5,7 @@
  * (NFSv3 and MOUNT v3: nfs/v3/; NFSv4 with "[nfsv4] enable = yes": nfs/v4/).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -37,6 +38,21 @@ static int nfs4_register(void)
 	return rpc_register_program(&nfs34_program);
 }
 
+/* rnfsd.conf's [ceph] for the ceph driver (read when an export with fs=ceph is opened). */
+static void nfs_ceph_settings(const struct rnfsd_config *cfg)
+{
+	struct be_ceph_settings s = {
+		.mount_timeout = cfg->ceph_mount_timeout,
+		.op_timeout = cfg->ceph_op_timeout,
+	};
+
+	snprintf(s.conf, sizeof(s.conf), "%s", cfg->ceph_conf);
+	snprintf(s.keyring, sizeof(s.keyring), "%s", cfg->ceph_keyring);
+	snprintf(s.id, sizeof(s.id), "%s", cfg->ceph_id);
+	snprintf(s.fs_name, sizeof(s.fs_name), "%s", strcmp(cfg->ceph_fs_name, "-") ? cfg->ceph_fs_name : "");
+	be_ceph_configure(&s);
+}
+
 int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *exports)
 {
 	struct nfs_exports *t;
@@ -47,6 +63,7 @@ int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *export
 	nfs3_init();
 	if (nfs_fh_key_init(cfg->state_dir) < 0)
 		return -1;
+	nfs_ceph_settings(cfg);
 	err = be_init();
 	if (err) {
 		log_err("nfs: backends: %s", strerror(err));

@@ -362,6 +362,13 @@ const char *hx_xpath(const struct hx_env *e, const char *fmt, ...)
 	return b;
 }
 
+const char *hx_ceph_conf(void)
+{
+	const char *conf = getenv("HX_CEPH");
+
+	return conf && *conf && getenv("RNFSD_CEPH_DIR") ? conf : NULL;
+}
+
 int hx_write_config(const struct hx_env *e)
 {
 	FILE *f = fopen(e->conf_path, "w");
@@ -379,6 +386,10 @@ int hx_write_config(const struct hx_env *e)
 		"[rdma]\n"
 		"enable = no\n",
 		e->threads, e->state_dir, e->exports_path, e->port);
+	/* HX_CEPH (tests/ceph/with-cluster.sh --fuse): the export is served by the ceph backend */
+	if (hx_ceph_conf())
+		fprintf(f, "[ceph]\nconf = %s\nkeyring = %s/keyring\nmount-timeout = 8\nop-timeout = 10\n",
+			hx_ceph_conf(), getenv("RNFSD_CEPH_DIR"));
 	return fclose(f);
 }
 
@@ -465,7 +476,8 @@ void hx_env_init(struct hx_env *e)
 	e->mount_port = e->port;
 	hx_env_external(e);
 	if (hx_write_config(e) != 0 ||
-	    hx_write_exports(e, "%s 127.0.0.1(rw,no_root_squash,insecure)\n", e->export_dir) != 0)
+	    hx_write_exports(e, "%s 127.0.0.1(rw,no_root_squash,insecure%s)\n", e->export_dir,
+			     hx_ceph_conf() ? ",fs=ceph" : "") != 0)
 		hx_fatal("write config");
 	for (i = 0; i < sizeof(hx_envs) / sizeof(hx_envs[0]); i++)
 		if (!hx_envs[i]) {

@@ -113,6 +113,14 @@ void hx_env_release(struct hx_env *e);
 void hx_require_own_daemon(const struct hx_env *e);
 
 int hx_write_config(const struct hx_env *e);
+/*
+ * HX_CEPH=CEPH.CONF (with RNFSD_CEPH_DIR; tests/ceph/with-cluster.sh --fuse
+ * sets both, and TMPDIR to a ceph-fuse mount showing CephFS's directory of
+ * the same path): rnfsd.conf gets a [ceph] section and the default export
+ * fs=ceph, so the files a test makes locally are the ones rnfsd serves
+ * from CephFS. The conf path, or NULL when not set.
+ */
+const char *hx_ceph_conf(void);
 /* Replace the exports file (text as exports(5)). */
 int hx_write_exports(const struct hx_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A path below e->dir (fmt relative to it), in a static rotating buffer. */

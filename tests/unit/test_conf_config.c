@@ -238,6 +238,31 @@ static void test_sizes(void **state)
 	parse_bad(kv("rdma", "buffer-pool", "65537M"), "out of range");
 }
 
+/* [ceph]: names are words of letters, digits, '.', '_' and '-'; timeouts range-checked. */
+static void test_ceph_section(void **state)
+{
+	struct rnfsd_config cfg;
+
+	(void)state;
+	parse_ok("[ceph]\nconf = /var/tmp/c/ceph.conf\nkeyring = /etc/ceph/k\nid = rnfsd.1\n"
+		 "fs-name = cephfs_a-b\nmount-timeout = 5\nop-timeout = 0\n", &cfg);
+	assert_string_equal(cfg.ceph_conf, "/var/tmp/c/ceph.conf");
+	assert_string_equal(cfg.ceph_keyring, "/etc/ceph/k");
+	assert_string_equal(cfg.ceph_id, "rnfsd.1");
+	assert_string_equal(cfg.ceph_fs_name, "cephfs_a-b");
+	assert_int_equal(cfg.ceph_mount_timeout, 5);
+	assert_int_equal(cfg.ceph_op_timeout, 0);
+	parse_bad(kv("ceph", "id", "client admin"), "only letters");
+	parse_bad(kv("ceph", "fs-name", "a/b"), "only letters");
+	parse_bad(kv("ceph", "id", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), "1..63");
+	parse_bad(kv("ceph", "conf", "ceph.conf"), "not an absolute path");
+	parse_bad(kv("ceph", "mount-timeout", "0"), "out of range 1..600");
+	config_defaults(&cfg);
+	assert_int_equal(cfg.ceph_mount_timeout, 30);
+	assert_string_equal(cfg.ceph_id, "admin");
+	assert_string_equal(cfg.ceph_fs_name, "-");
+}
+
 static void test_booleans(void **state)
 {
 	static const char *const yes[] = { "yes", "YES", "Yes", "true", "on", "1" };
@@ -811,7 +836,13 @@ static void test_man_page_matches_code(void **state)
 			break;
 		}
 		case CONFIG_TYPE_PATH:
-			snprintf(want, sizeof(want), "Default:\n.IR %s .", packaged_path(f));
+			if (!*f) /* no default of rnfsd's own: the library's */
+				snprintf(want, sizeof(want), "Default: none");
+			else
+				snprintf(want, sizeof(want), "Default:\n.IR %s .", packaged_path(f));
+			break;
+		case CONFIG_TYPE_NAME:
+			snprintf(want, sizeof(want), "Default: %s", *f ? f : "none");
 			break;
 		}
 		if (!strstr(entry, want))
@@ -830,6 +861,7 @@ int main(void)
 		cmocka_unit_test(test_numeric_ranges),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_booleans),
+		cmocka_unit_test(test_ceph_section),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_listen_values),
 		cmocka_unit_test(test_parse_listen_direct),
