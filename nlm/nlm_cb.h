@@ -1,0 +1,49 @@
+/*
+ * nlm_cb.h - the calls rnfsd makes to a client's lock manager: GRANTED for a
+ * blocked lock that became free, and the _RES messages answering _MSG
+ * requests (XNFS §10.1: the asynchronous procedures answer with a call back).
+ * The client's lockd port comes from the client's rpcbind (PMAPPROC_GETPORT,
+ * RFC 1833 §3.2, for NLM v4 over TCP); each call goes over a new TCP
+ * connection (transport/tcp_clnt.c) made once per client host and kept.
+ */
+#ifndef RNFSD_NLM_CB_H
+#define RNFSD_NLM_CB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct loop;
+
+#define NLM_CB_BODY_MAX 2400u /* encoded arguments: nlm4_testres with a 1024-byte oh and cookie */
+
+/* Completion (loop thread): stat is the nlm4_stats of GRANTED's reply (0 for
+ * a _RES message, whose reply is void), or -1 when the call failed. */
+typedef void (*nlm_cb_done_fn)(uint64_t tag, int stat);
+
+/* Loop thread, at start. 0 or -1 (logged). */
+int nlm_cb_init(struct loop *loop, unsigned slots);
+/* Loop thread, at shutdown (pending calls are dropped without done). */
+void nlm_cb_shutdown(void);
+
+/*
+ * Any thread: call NLM v4 procedure proc with the encoded arguments
+ * body[0 .. len) on the lock manager of the host at peer (its port is
+ * ignored). done (may be NULL) runs on the loop thread. 0, or -1 when every
+ * slot is busy or callbacks are not running (the caller treats it as a
+ * failed call).
+ */
+int nlm_cb_send(const struct sockaddr *peer, socklen_t peer_len, uint32_t proc, const uint8_t *body, size_t len,
+		nlm_cb_done_fn done, uint64_t tag);
+
+/* For tests: the port of the client's rpcbind (default 111). */
+void nlm_cb_set_rpcbind_port(uint16_t port);
+
+/* Counters. */
+struct nlm_cb_stats {
+	uint64_t sent, ok, failed;
+};
+void nlm_cb_stats(struct nlm_cb_stats *out);
+
+#endif
