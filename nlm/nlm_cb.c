@@ -349,6 +349,11 @@ static void cb_kick(int fd, short what, void *arg)
 
 int nlm_cb_init(struct loop *loop, unsigned slots)
 {
+	/* Tests only (tests/integration/test_nlm.c): the client's rpcbind is the test's own. */
+	const char *port = getenv("RNFSD_TEST_NLM_RPCBIND_PORT");
+
+	if (port && atoi(port) > 0 && atoi(port) < 65536)
+		cb_rpcbind_port = (uint16_t)atoi(port);
 	cb_slots = calloc(slots, sizeof(*cb_slots));
 	if (!cb_slots) {
 		log_err("nlm: no memory for %u callback slots", slots);
