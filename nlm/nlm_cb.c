@@ -30,6 +30,7 @@ enum cb_state { CB_FREE = 0, CB_NEW, CB_WAIT_PORT, CB_SENT };
 struct cb_peer {
 	bool used;
 	struct sockaddr_in addr; /* port 0 */
+	uint32_t prog, vers;     /* the service on that host */
 	struct tcp_clnt *rpcb, *lockd;
 	uint16_t port;    /* the client's lockd port, 0: unknown */
 	bool getport_busy;
@@ -42,7 +43,7 @@ struct cb_peer {
 struct cb_slot {
 	enum cb_state st;
 	struct sockaddr_in peer;
-	uint32_t proc;
+	uint32_t prog, vers, proc;
 	size_t len;
 	nlm_cb_done_fn done;
 	uint64_t tag;
@@ -107,8 +108,8 @@ static bool cb_v4(const struct sockaddr *peer, socklen_t len, struct sockaddr_in
 	return false;
 }
 
-int nlm_cb_send(const struct sockaddr *peer, socklen_t peer_len, uint32_t proc, const uint8_t *body, size_t len,
-		nlm_cb_done_fn done, uint64_t tag)
+int nlm_cb_send(const struct sockaddr *peer, socklen_t peer_len, uint32_t prog, uint32_t vers, uint32_t proc,
+		const uint8_t *body, size_t len, nlm_cb_done_fn done, uint64_t tag)
 {
 	struct sockaddr_in a;
 	int rc = -1;
@@ -125,6 +126,8 @@ int nlm_cb_send(const struct sockaddr *peer, socklen_t peer_len, uint32_t proc, 
 			continue;
 		s->st = CB_NEW;
 		s->peer = a;
+		s->prog = prog;
+		s->vers = vers;
 		s->proc = proc;
 		s->len = len;
 		memcpy(s->body, body, len);
@@ -140,42 +143,36 @@ int nlm_cb_send(const struct sockaddr *peer, socklen_t peer_len, uint32_t proc, 
 	return rc;
 }
 
-/* Loop thread: finish slot s (stat as nlm_cb_done_fn). */
-static void cb_finish(struct cb_slot *s, int stat)
+/* Loop thread: finish slot s (res: the results, NULL when the call failed). */
+static void cb_finish(struct cb_slot *s, struct xdr_dec *res)
 {
 	nlm_cb_done_fn done = s->done;
 	uint64_t tag = s->tag;
 
 	pthread_mutex_lock(&cb_mu);
 	s->st = CB_FREE;
-	if (stat < 0)
+	if (!res)
 		cb_stats.failed++;
 	else
 		cb_stats.ok++;
 	pthread_mutex_unlock(&cb_mu);
 	if (done)
-		done(tag, stat);
+		done(tag, res != NULL, res);
 }
 
 static void cb_call_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 {
 	struct cb_slot *s = cc->arg;
 	struct cb_peer *p = s->p; /* s may be reused once finished */
-	struct nlm4_res r = { 0 };
-	int stat = 0;
 
 	if (st != RPC_CLNT_OK) {
 		char a[INET_ADDRSTRLEN];
 
-		log_limited(&cb_limit, LOG_NOTICE, "nlm: call %u to the lock manager of %s: %s", s->proc,
+		log_limited(&cb_limit, LOG_NOTICE, "nlm: call %u/%u/%u to %s: %s", s->prog, s->vers, s->proc,
 			    inet_ntop(AF_INET, &s->peer.sin_addr, a, sizeof(a)), rpc_clnt_status_name(st));
 		p->lockd_stale = true;
-		stat = -1;
-	} else if (s->proc == NLM4_GRANTED) {
-		/* RFC 1813 appendix II: GRANTED answers nlm4_res */
-		stat = nlm4_dec_res(&cc->res, &r) ? (int)r.stat : -1;
 	}
-	cb_finish(s, stat);
+	cb_finish(s, st == RPC_CLNT_OK ? &cc->res : NULL);
 	if (p->lockd_stale && cb_async)
 		loop_ev_trigger(cb_async);
 }
@@ -184,7 +181,7 @@ static void cb_send_call(struct cb_slot *s)
 {
 	struct cb_peer *p = s->p;
 
-	rpc_clnt_call_init(&s->cc, s->msg, sizeof(s->msg), NLM_PROGRAM, NLM4_VERSION, s->proc, &cb_cred);
+	rpc_clnt_call_init(&s->cc, s->msg, sizeof(s->msg), s->prog, s->vers, s->proc, &cb_cred);
 	xdr_enc_fixed(&s->cc.args, s->body, s->len);
 	s->cc.done = cb_call_done;
 	s->cc.arg = s;
@@ -199,7 +196,7 @@ static void cb_send_call(struct cb_slot *s)
 	cb_stats.sent++;
 	pthread_mutex_unlock(&cb_mu);
 	if (!p->lockd || tcp_clnt_call(p->lockd, &s->cc) != 0)
-		cb_finish(s, -1);
+		cb_finish(s, NULL);
 }
 
 /* Every slot waiting for p's port: send, or fail when there is none. */
@@ -213,7 +210,7 @@ static void cb_port_known(struct cb_peer *p)
 		if (p->port)
 			cb_send_call(s);
 		else
-			cb_finish(s, -1);
+			cb_finish(s, NULL);
 	}
 }
 
@@ -227,8 +224,9 @@ static void cb_getport_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 	if (st != RPC_CLNT_OK || !xdr_dec_u32(&cc->res, &port) || port > 65535) {
 		char a[INET_ADDRSTRLEN];
 
-		log_limited(&cb_limit, LOG_NOTICE, "nlm: rpcbind of %s: no lockd port (%s)",
-			    inet_ntop(AF_INET, &p->addr.sin_addr, a, sizeof(a)), rpc_clnt_status_name(st));
+		log_limited(&cb_limit, LOG_NOTICE, "nlm: rpcbind of %s: no port for program %u version %u (%s)",
+			    inet_ntop(AF_INET, &p->addr.sin_addr, a, sizeof(a)), p->prog, p->vers,
+			    rpc_clnt_status_name(st));
 		port = 0;
 	}
 	p->port = (uint16_t)port;
@@ -251,8 +249,8 @@ static void cb_getport(struct cb_peer *p)
 	}
 	rpc_clnt_call_init(&p->cc, p->msg, sizeof(p->msg), PMAP_PROG, PMAP_VERS, PMAP_GETPORT, NULL);
 	/* RFC 1833 §3.1 struct mapping: prog, vers, prot, port */
-	xdr_enc_u32(&p->cc.args, NLM_PROGRAM);
-	xdr_enc_u32(&p->cc.args, NLM4_VERSION);
+	xdr_enc_u32(&p->cc.args, p->prog);
+	xdr_enc_u32(&p->cc.args, p->vers);
 	xdr_enc_u32(&p->cc.args, IPPROTO_TCP);
 	xdr_enc_u32(&p->cc.args, 0);
 	p->cc.done = cb_getport_done;
@@ -273,15 +271,17 @@ static void cb_peer_drop(struct cb_peer *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* The peer entry of a (a new one, evicting the least recently used idle one). */
-static struct cb_peer *cb_peer_get(const struct sockaddr_in *a)
+/* The peer entry of s's host and program (a new one, evicting the least recently used idle one). */
+static struct cb_peer *cb_peer_get(const struct cb_slot *s)
 {
+	const struct sockaddr_in *a = &s->peer;
 	struct cb_peer *victim = NULL;
 
 	for (unsigned i = 0; i < NLM_CB_PEERS; i++) {
 		struct cb_peer *p = &cb_peers[i];
 
-		if (p->used && p->addr.sin_addr.s_addr == a->sin_addr.s_addr) {
+		if (p->used && p->addr.sin_addr.s_addr == a->sin_addr.s_addr && p->prog == s->prog &&
+		    p->vers == s->vers) {
 			p->last_use = ++cb_clock;
 			return p;
 		}
@@ -301,6 +301,8 @@ static struct cb_peer *cb_peer_get(const struct sockaddr_in *a)
 	cb_peer_drop(victim);
 	victim->used = true;
 	victim->addr = *a;
+	victim->prog = s->prog;
+	victim->vers = s->vers;
 	victim->last_use = ++cb_clock;
 	return victim;
 }
@@ -333,9 +335,9 @@ static void cb_kick(int fd, short what, void *arg)
 		pthread_mutex_unlock(&cb_mu);
 		if (st != CB_NEW)
 			continue;
-		s->p = cb_peer_get(&s->peer);
+		s->p = cb_peer_get(s);
 		if (!s->p) {
-			cb_finish(s, -1);
+			cb_finish(s, NULL);
 			continue;
 		}
 		if (s->p->port && !s->p->lockd_stale) {

@@ -422,8 +422,8 @@ enum rpc_proc_status nlm_msg_exec(struct rpc_call *c, void *args, void *res)
 	else
 		nlm4_enc_res(&e, r);
 	if (e.overflow ||
-	    nlm_cb_send((const struct sockaddr *)&c->conn->peer, c->conn->peer_len, c->proc + 5, body,
-			xdr_enc_len(&e), NULL, 0) != 0)
+	    nlm_cb_send((const struct sockaddr *)&c->conn->peer, c->conn->peer_len, NLM_PROGRAM, NLM4_VERSION,
+			c->proc + 5, body, xdr_enc_len(&e), NULL, 0) != 0)
 		nlm_log_peer(c, &((const struct nlm4_args *)args)->alock.caller_name, "cannot send the _RES message");
 	return RPC_PROC_OK;
 }
@@ -554,8 +554,12 @@ enum rpc_proc_status nlm_nsm_notify_exec(struct rpc_call *c, void *args, void *r
 }
 
 /* Loop thread: the client answered (or not) the GRANTED call for waiter seq. */
-static void nlm_granted_done(uint64_t seq, int stat)
+static void nlm_granted_done(uint64_t seq, bool ok, struct xdr_dec *res)
 {
+	struct nlm4_res r = { 0 };
+	/* RFC 1813 appendix II: GRANTED answers nlm4_res */
+	int stat = ok && nlm4_dec_res(res, &r) ? (int)r.stat : -1;
+
 	pthread_mutex_lock(&nlm_mu);
 	for (unsigned i = 0; i < nlm_tab.n_waiters; i++) {
 		struct nlm_waiter *w = &nlm_tab.waiters[i];
@@ -597,8 +601,8 @@ static void nlm_send_granted(struct nlm_waiter *w)
 	xdr_enc_init(&e, body, sizeof(body));
 	nlm4_enc_testargs(&e, &a);
 	w->state = NLM_W_GRANTING;
-	if (e.overflow || nlm_cb_send((const struct sockaddr *)&w->peer, w->peer_len, NLM4_GRANTED, body,
-				      xdr_enc_len(&e), nlm_granted_done, w->seq) != 0) {
+	if (e.overflow || nlm_cb_send((const struct sockaddr *)&w->peer, w->peer_len, NLM_PROGRAM, NLM4_VERSION,
+				      NLM4_GRANTED, body, xdr_enc_len(&e), nlm_granted_done, w->seq) != 0) {
 		nlm_cnt.failed_callbacks++;
 		w->state = NLM_W_REVOKE;
 		nlm_kicked = true;
