@@ -66,6 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct nlm4_notify_args nt;
 	struct nsm_status_args st;
 	struct nlm4_res r;
+	struct nsm_mon_args m;
+	struct nsm_stat_res sr;
 	struct xdr_dec d;
 
 	if (size < 1)
@@ -75,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	xdr_dec_init(&d, data + 1, size - 1);
 	memset(&a, 0, sizeof(a));
 	memset(&r, 0, sizeof(r));
-	switch (data[0] % 9) {
+	switch (data[0] % 11) {
 	case 0:
 		if (nlm4_dec_testargs(&d, &a)) {
 			check_lock(&a.alock);
@@ -114,6 +116,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_obj(&r.cookie, NLM4_MAXNETOBJ);
 			roundtrip_res(&r, xdr_dec_pos(&d), false);
 		}
+		break;
+	case 9:
+		if (nsm_dec_mon(&d, &m)) {
+			check_obj(&m.mon_name, NSM_MAXSTRLEN);
+			check_obj(&m.my_name, NSM_MAXSTRLEN);
+		}
+		break;
+	case 10:
+		if (nsm_dec_stat_res(&d, &sr))
+			CHECK(sr.res_stat <= NSM_STAT_FAIL);
 		break;
 	default:
 		if (nlm4_dec_testres(&d, &r)) {

@@ -129,3 +129,31 @@ void nlm4_enc_testargs(struct xdr_enc *e, const struct nlm4_args *a)
 	xdr_enc_u64(e, a->alock.l_offset);
 	xdr_enc_u64(e, a->alock.l_len);
 }
+
+void nsm_enc_mon_id(struct xdr_enc *e, const struct nsm_mon_args *a)
+{
+	xdr_enc_opaque(e, a->mon_name.p, a->mon_name.len);
+	xdr_enc_opaque(e, a->my_name.p, a->my_name.len);
+	xdr_enc_u32(e, a->my_prog);
+	xdr_enc_u32(e, a->my_vers);
+	xdr_enc_u32(e, a->my_proc);
+}
+
+void nsm_enc_mon(struct xdr_enc *e, const struct nsm_mon_args *a)
+{
+	nsm_enc_mon_id(e, a);
+	xdr_enc_fixed(e, a->priv, NSM_PRIV_SIZE);
+}
+
+bool nsm_dec_mon(struct xdr_dec *d, struct nsm_mon_args *a)
+{
+	return dec_string(d, NSM_MAXSTRLEN, &a->mon_name) && dec_string(d, NSM_MAXSTRLEN, &a->my_name) &&
+	       xdr_dec_u32(d, &a->my_prog) && xdr_dec_u32(d, &a->my_vers) && xdr_dec_u32(d, &a->my_proc) &&
+	       xdr_dec_fixed(d, a->priv, NSM_PRIV_SIZE);
+}
+
+/* XNFS §11 sm_stat_res: res_stat (stat_succ, stat_fail), state */
+bool nsm_dec_stat_res(struct xdr_dec *d, struct nsm_stat_res *r)
+{
+	return xdr_dec_u32(d, &r->res_stat) && r->res_stat <= NSM_STAT_FAIL && xdr_dec_i32(d, &r->state);
+}

@@ -130,6 +130,25 @@ struct nlm4_res {
 	int32_t sequence;          /* shareres */
 };
 
+/* NSM (XNFS chapter 11, program 100024 version 1): what rnfsd asks of the local statd. */
+#define NSM_PROGRAM 100024u
+#define NSM_VERSION 1u
+enum { NSM_SM_STAT = 1, NSM_SM_MON = 2, NSM_SM_UNMON = 3, NSM_SM_UNMON_ALL = 4, NSM_SM_SIMU_CRASH = 5 };
+enum { NSM_STAT_SUCC = 0, NSM_STAT_FAIL = 1 };
+
+/* XNFS §11 struct mon: mon_id {mon_name, my_id {my_name, my_prog, my_vers, my_proc}}, priv[16] */
+struct nsm_mon_args {
+	struct nlm4_netobj mon_name, my_name;
+	uint32_t my_prog, my_vers, my_proc;
+	uint8_t priv[NSM_PRIV_SIZE];
+};
+
+/* XNFS §11 sm_stat_res (SM_MON's reply); SM_UNMON answers sm_stat, the state alone. */
+struct nsm_stat_res {
+	uint32_t res_stat;
+	int32_t state;
+};
+
 bool nlm4_dec_testargs(struct xdr_dec *d, struct nlm4_args *a);
 bool nlm4_dec_lockargs(struct xdr_dec *d, struct nlm4_args *a);
 bool nlm4_dec_cancargs(struct xdr_dec *d, struct nlm4_args *a);
@@ -147,5 +166,11 @@ void nlm4_enc_testres(struct xdr_enc *e, const struct nlm4_res *r);
 void nlm4_enc_shareres(struct xdr_enc *e, const struct nlm4_res *r);
 /* nlm4_testargs: the arguments of GRANTED / GRANTED_MSG (and of TEST). */
 void nlm4_enc_testargs(struct xdr_enc *e, const struct nlm4_args *a);
+
+/* SM_MON's argument (struct mon), SM_UNMON's (struct mon_id: no priv). */
+void nsm_enc_mon(struct xdr_enc *e, const struct nsm_mon_args *a);
+void nsm_enc_mon_id(struct xdr_enc *e, const struct nsm_mon_args *a);
+bool nsm_dec_stat_res(struct xdr_dec *d, struct nsm_stat_res *r);
+bool nsm_dec_mon(struct xdr_dec *d, struct nsm_mon_args *a); /* tests, fuzzing */
 
 #endif

@@ -30,6 +30,7 @@
 
 #include "nlm/nlm_internal.h"
 #include "nlm/nlm_cb.h"
+#include "nlm/nlm_nsm.h"
 #include "nlm/nlm_table.h"
 #include "nfs/common/nfs_common.h"
 #include "core/log.h"
@@ -291,6 +292,10 @@ static void nlm_do_lock(struct rpc_call *c, const struct nlm4_args *a, bool may_
 	}
 	nlm_file_close(&nf);
 	r->stat = st;
+	/* XNFS §10.4: a host holding (or waiting for) locks is monitored; NM_LOCK's are not (§10.9) */
+	if (may_block && (st == NLM4_GRANTED_ST || st == NLM4_BLOCKED))
+		nlm_nsm_monitor((const char *)a->alock.caller_name.p, a->alock.caller_name.len,
+				(const struct sockaddr *)&c->conn->peer, c->conn->peer_len);
 	if (st != NLM4_GRANTED_ST && st != NLM4_DENIED && st != NLM4_BLOCKED)
 		nlm_log_peer(c, &a->alock.caller_name, "lock refused");
 }
@@ -503,13 +508,14 @@ static void nlm_release_held(const struct nlm_fh *fh, uint64_t owner_id, void *a
 	nlm_file_close(&nf);
 }
 
-static unsigned nlm_host_gone(const struct nlm4_netobj *name)
+static unsigned nlm_host_gone(const char *name, uint32_t len)
 {
 	unsigned n;
 
 	pthread_mutex_lock(&nlm_mu);
-	n = nlm_host_release(&nlm_tab, (const char *)name->p, name->len, nlm_release_held, NULL);
+	n = nlm_host_release(&nlm_tab, name, len, nlm_release_held, NULL);
 	pthread_mutex_unlock(&nlm_mu);
+	nlm_nsm_unmonitor(name, len);
 	nlm_kick();
 	return n;
 }
@@ -527,7 +533,7 @@ enum rpc_proc_status nlm_free_all_exec(struct rpc_call *c, void *args, void *res
 		return RPC_PROC_OK;
 	}
 	log_info("nlm: FREE_ALL for %s: %u files released", log_escape(esc, sizeof(esc), a->name.p, a->name.len),
-		 nlm_host_gone(&a->name));
+		 nlm_host_gone((const char *)a->name.p, a->name.len));
 	return RPC_PROC_OK;
 }
 
@@ -541,15 +547,21 @@ enum rpc_proc_status nlm_nsm_notify_exec(struct rpc_call *c, void *args, void *r
 		     (p->ss_family == AF_INET &&
 		      (ntohl(((const struct sockaddr_in *)p)->sin_addr.s_addr) >> 24) == 127) ||
 		     (p->ss_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)p)->sin6_addr));
-	char esc[LOG_ESCAPED_MAX];
+	char esc[LOG_ESCAPED_MAX], name[NLM_HOST_MAX + 1];
+	uint32_t len;
 
 	(void)res;
 	if (!local || !nfs_conn_secure(c->conn)) {
 		nlm_log_peer(c, &a->mon_name, "reboot notification not from the local statd: ignored");
 		return RPC_PROC_OK;
 	}
-	log_info("nlm: %s rebooted (state %d): %u files released",
-		 log_escape(esc, sizeof(esc), a->mon_name.p, a->mon_name.len), a->state, nlm_host_gone(&a->mon_name));
+	/* priv names the host we monitored (nlm_nsm.c); mon_name is its address */
+	if (!nlm_nsm_host_of(a->priv, name, &len)) {
+		nlm_log_peer(c, &a->mon_name, "reboot notification for a host not monitored: ignored");
+		return RPC_PROC_OK;
+	}
+	log_info("nlm: %s (%s) rebooted (state %d): %u files released", log_escape(esc, sizeof(esc), name, len),
+		 a->mon_name.len ? "notified by statd" : "", a->state, nlm_host_gone(name, len));
 	return RPC_PROC_OK;
 }
 
@@ -724,5 +736,6 @@ void nlm_stop(void)
 			nlm_release_held(&nlm_tab.held[i].fh, nlm_owner_id(&nlm_tab, nlm_tab.held[i].owner), NULL);
 	nlm_table_free(&nlm_tab);
 	pthread_mutex_unlock(&nlm_mu);
+	nlm_nsm_reset(); /* statd keeps monitoring them: sm-notify tells them to reclaim after a reboot */
 	nlm_running = false;
 }

@@ -46,6 +46,13 @@ struct granted {
 static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct granted cb_seen[32];
 static unsigned cb_n;
+struct sm_mon {
+	char mon_name[64];
+	uint32_t prog, vers, proc;
+	uint8_t priv[16];
+};
+static struct sm_mon sm_seen[16];
+static unsigned sm_n, sm_unmon_n;
 static int cb_listen_fd = -1;
 static uint16_t cb_port;
 
@@ -74,7 +81,32 @@ static void cb_serve_call(struct raw_conn *c, const uint8_t *msg, size_t len)
 	xb_u32(&r, 0); /* AUTH_NONE verifier */
 	xb_u32(&r, 0);
 	xb_u32(&r, 0); /* SUCCESS */
-	if (prog == 100000 && proc == 3) {
+	if (prog == 100024 && (proc == 2 || proc == 3)) {
+		/* XNFS §11 SM_MON / SM_UNMON: mon_id {mon_name, my_id {my_name, prog, vers, proc}} [, priv] */
+		struct sm_mon m = { 0 };
+		const uint8_t *mn = xd_opaque(&d, &n, 1024);
+
+		if (mn)
+			memcpy(m.mon_name, mn, n < sizeof(m.mon_name) - 1 ? n : sizeof(m.mon_name) - 1);
+		xd_opaque(&d, &n, 1024);
+		m.prog = xd_u32(&d);
+		m.vers = xd_u32(&d);
+		m.proc = xd_u32(&d);
+		if (proc == 2) {
+			const uint8_t *pv = d.pos + 16 <= d.len ? d.p + d.pos : NULL;
+
+			if (pv)
+				memcpy(m.priv, pv, 16);
+			xb_u32(&r, 0); /* stat_succ */
+		}
+		xb_u32(&r, 1); /* state */
+		pthread_mutex_lock(&cb_mu);
+		if (proc == 2 && !d.bad && sm_n < 16)
+			sm_seen[sm_n++] = m;
+		if (proc == 3)
+			sm_unmon_n++;
+		pthread_mutex_unlock(&cb_mu);
+	} else if (prog == 100000 && proc == 3) {
 		xb_u32(&r, cb_port); /* RFC 1833 §3.2 GETPORT: this same port */
 	} else if (prog == NLM_PROG && proc == P_GRANTED) {
 		struct granted g = { 0 };
@@ -375,6 +407,70 @@ static void blocking(struct raw_conn *c)
 		CHECK(!strcmp(g.cookie, "ckA2") && !g.exclusive, "for A's shared lock (%s)", g.cookie);
 }
 
+static unsigned sm_count(bool unmon)
+{
+	pthread_mutex_lock(&cb_mu);
+	unsigned n = unmon ? sm_unmon_n : sm_n;
+	pthread_mutex_unlock(&cb_mu);
+	return n;
+}
+
+static bool sm_wait(bool unmon, unsigned n)
+{
+	for (int i = 0; i < 100 && sm_count(unmon) < n; i++)
+		usleep(20000);
+	return sm_count(unmon) >= n;
+}
+
+/* statd's reboot notification: NLM procedure 16 with SM status {mon_name, state, priv}. */
+static int sm_notify(bool privileged, const uint8_t priv[16])
+{
+	struct raw_conn rc;
+	struct raw_reply r;
+	struct xb b;
+	int ok = -1;
+
+	if ((privileged ? raw_connect_reserved(&rc, env.port) : raw_connect(&rc, env.port)) != 0)
+		return -1;
+	xb_init(&b);
+	xb_string(&b, "127.0.0.1");
+	xb_u32(&b, 3);
+	xb_raw(&b, priv, 16);
+	if (raw_call(&rc, ++next_xid, NLM_PROG, 4, 16, b.p, b.len, &r) == RAW_RECV_OK) {
+		ok = r.reply_stat == 0 && r.accept_stat == 0 ? 0 : -1;
+		raw_reply_free(&r);
+	}
+	xb_free(&b);
+	raw_close(&rc);
+	return ok;
+}
+
+static void nsm(struct raw_conn *c)
+{
+	struct sm_mon a;
+	uint8_t forged[16];
+
+	hx_section("NSM: SM_MON to the local statd per locking host; its notification releases the host's locks");
+	if (!CHECK(sm_wait(false, 2), "SM_MON for clientA and clientB (%u)", sm_count(false)))
+		return;
+	pthread_mutex_lock(&cb_mu);
+	a = sm_seen[0];
+	pthread_mutex_unlock(&cb_mu);
+	CHECK(!strcmp(a.mon_name, "127.0.0.1"), "mon_name is the client's address (%s)", a.mon_name);
+	CHECK(a.prog == NLM_PROG && a.vers == 4 && a.proc == 16, "my_id: NLM v4 procedure 16 (%u/%u/%u)", a.prog,
+	      a.vers, a.proc);
+	CHECK_EQ(nlm_lock(c, &A, false, true, 4000, 10, "a5"), GRANTED, "A: exclusive [4000,4010)");
+	CHECK_EQ(sm_count(false), 2, "A is not monitored twice");
+	memcpy(forged, a.priv, 16);
+	forged[8] ^= 0x55;
+	CHECK_EQ(sm_notify(false, a.priv), 0, "notification from an unprivileged port answered");
+	CHECK_EQ(sm_notify(true, forged), 0, "notification with a forged priv answered");
+	CHECK_EQ(nlm_test(c, &B, true, 4000, 1, NULL), DENIED, "both ignored: A still holds [4000,4010)");
+	CHECK_EQ(sm_notify(true, a.priv), 0, "statd's notification for clientA");
+	CHECK_EQ(nlm_test(c, &B, true, 4000, 1, NULL), GRANTED, "A's locks are released");
+	CHECK(sm_wait(true, 2), "SM_UNMON for clientB (FREE_ALL) and clientA (%u)", sm_count(true));
+}
+
 static void others(struct raw_conn *c)
 {
 	struct raw_conn rc;
@@ -439,6 +535,7 @@ int main(int argc, char **argv)
 	conflicts(&c);
 	blocking(&c);
 	others(&c);
+	nsm(&c);
 	raw_close(&c);
 	CHECK(hx_daemon_alive(&env), "daemon still running");
 	hx_daemon_stop(&env);

@@ -15,6 +15,7 @@
 
 #include "nlm/nlm4_xdr.h"
 #include "nlm/nlm_internal.h"
+#include "nlm/nlm_nsm.h"
 
 /* nlm4_lockargs: cookie "ck", block, exclusive, alock {"client", fh 8 bytes, oh "1@c", svid 42, 100, 0}, reclaim, state 7 */
 static size_t build_lockargs(uint8_t *buf, size_t cap, uint32_t name_len)
@@ -228,6 +229,53 @@ static void test_granted_args(void **state)
 	assert_memory_equal(b.alock.fh.p, "fhfh", 4);
 }
 
+static void test_nsm(void **state)
+{
+	uint8_t buf[256];
+	struct xdr_enc e;
+	struct xdr_dec d;
+	struct nsm_mon_args a = { .mon_name = { (const uint8_t *)"192.0.2.7", 9 },
+				  .my_name = { (const uint8_t *)"127.0.0.1", 9 },
+				  .my_prog = NLM_PROGRAM, .my_vers = 4, .my_proc = NLM4_NSM_NOTIFY };
+	struct nsm_mon_args b;
+	struct nsm_stat_res r;
+	uint32_t idx, gen;
+	size_t n;
+
+	(void)state;
+	nlm_nsm_priv(a.priv, 17, 3);
+	assert_true(nlm_nsm_priv_parse(a.priv, &idx, &gen));
+	assert_int_equal(idx, 17);
+	assert_int_equal(gen, 3);
+	/* XNFS §11 struct mon: mon_name, my_name (4 + 12 each), prog, vers, proc, priv[16] */
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nsm_enc_mon(&e, &a);
+	n = xdr_enc_len(&e);
+	assert_int_equal(n, 16 + 16 + 12 + 16);
+	xdr_dec_init(&d, buf, n);
+	assert_true(nsm_dec_mon(&d, &b));
+	assert_int_equal(b.my_proc, NLM4_NSM_NOTIFY);
+	assert_memory_equal(b.priv, a.priv, 16);
+	for (size_t cut = 0; cut < n; cut++) {
+		xdr_dec_init(&d, buf, cut);
+		assert_false(nsm_dec_mon(&d, &b));
+	}
+	/* mon_id alone (SM_UNMON): no priv */
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nsm_enc_mon_id(&e, &a);
+	assert_int_equal(xdr_enc_len(&e), n - 16);
+	/* sm_stat_res: stat_succ / stat_fail, anything else refused */
+	for (uint32_t st = 0; st < 3; st++) {
+		xdr_enc_init(&e, buf, sizeof(buf));
+		xdr_enc_u32(&e, st);
+		xdr_enc_u32(&e, 5);
+		xdr_dec_init(&d, buf, 8);
+		assert_int_equal(nsm_dec_stat_res(&d, &r), st <= NSM_STAT_FAIL);
+	}
+	memcpy(a.priv, "xxxx", 4);
+	assert_false(nlm_nsm_priv_parse(a.priv, &idx, &gen));
+}
+
 static void test_errno_map(void **state)
 {
 	(void)state;
@@ -247,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_lockargs),     cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_other_args),   cmocka_unit_test(test_results),
 		cmocka_unit_test(test_granted_args), cmocka_unit_test(test_errno_map),
+		cmocka_unit_test(test_nsm),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
