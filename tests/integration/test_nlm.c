@@ -7,7 +7,8 @@
  * lock manager (a small rpcbind + NLM server in this test) when the holder
  * unlocks (through rnfsd) or a local process releases (the retry poll), a
  * cancelled waiter never granted, FREE_ALL, a forged handle, truncated
- * arguments.
+ * arguments; SM_MON/SM_UNMON to a statd in the test and its reboot
+ * notification; a restart with a grace period in which only reclaims pass.
  *
  * The daemon asks the client's rpcbind for the lockd port; here the client is
  * 127.0.0.1, whose port 111 belongs to the host, so the daemon is pointed at
@@ -28,7 +29,7 @@
 
 #define NLM_PROG 100021u
 enum { P_NULL = 0, P_TEST = 1, P_LOCK = 2, P_CANCEL = 3, P_UNLOCK = 4, P_GRANTED = 5, P_FREE_ALL = 23 };
-enum { GRANTED = 0, DENIED = 1, BLOCKED = 3, STALE_FH = 7 };
+enum { GRANTED = 0, DENIED = 1, BLOCKED = 3, DENIED_GRACE = 4, STALE_FH = 7 };
 
 static struct hx_env env;
 static uint8_t fh[64];
@@ -262,8 +263,8 @@ static int nlm_test(struct raw_conn *c, const struct lk *o, bool excl, uint64_t 
 	return st;
 }
 
-static int nlm_lock(struct raw_conn *c, const struct lk *o, bool block, bool excl, uint64_t off, uint64_t len,
-		    const char *cookie)
+static int nlm_lock_r(struct raw_conn *c, const struct lk *o, bool block, bool excl, uint64_t off, uint64_t len,
+		      const char *cookie, bool reclaim)
 {
 	struct xb b;
 	int st;
@@ -273,7 +274,7 @@ static int nlm_lock(struct raw_conn *c, const struct lk *o, bool block, bool exc
 	xb_u32(&b, block);
 	xb_u32(&b, excl);
 	enc_lock(&b, o, fh, fh_len, off, len);
-	xb_u32(&b, 0); /* reclaim */
+	xb_u32(&b, reclaim);
 	xb_u32(&b, 1); /* state */
 	st = nlm_call(c, P_LOCK, &b, NULL);
 	xb_free(&b);
@@ -296,6 +297,12 @@ static int nlm_unlock_or_cancel(struct raw_conn *c, uint32_t proc, const struct 
 	st = nlm_call(c, proc, &b, NULL);
 	xb_free(&b);
 	return st;
+}
+
+static int nlm_lock(struct raw_conn *c, const struct lk *o, bool block, bool excl, uint64_t off, uint64_t len,
+		    const char *cookie)
+{
+	return nlm_lock_r(c, o, block, excl, off, len, cookie, false);
 }
 
 /* The write lock a local process would meet at [off, off+len), as F_OFD_GETLK sees it. */
@@ -447,14 +454,16 @@ static int sm_notify(bool privileged, const uint8_t priv[16])
 
 static void nsm(struct raw_conn *c)
 {
-	struct sm_mon a;
+	struct sm_mon a, b;
 	uint8_t forged[16];
 
 	hx_section("NSM: SM_MON to the local statd per locking host; its notification releases the host's locks");
 	if (!CHECK(sm_wait(false, 2), "SM_MON for clientA and clientB (%u)", sm_count(false)))
 		return;
+	/* the order of the two SM_MON calls is not fixed (they may leave together on one connection) */
 	pthread_mutex_lock(&cb_mu);
 	a = sm_seen[0];
+	b = sm_seen[1];
 	pthread_mutex_unlock(&cb_mu);
 	CHECK(!strcmp(a.mon_name, "127.0.0.1"), "mon_name is the client's address (%s)", a.mon_name);
 	CHECK(a.prog == NLM_PROG && a.vers == 4 && a.proc == 16, "my_id: NLM v4 procedure 16 (%u/%u/%u)", a.prog,
@@ -466,7 +475,9 @@ static void nsm(struct raw_conn *c)
 	CHECK_EQ(sm_notify(false, a.priv), 0, "notification from an unprivileged port answered");
 	CHECK_EQ(sm_notify(true, forged), 0, "notification with a forged priv answered");
 	CHECK_EQ(nlm_test(c, &B, true, 4000, 1, NULL), DENIED, "both ignored: A still holds [4000,4010)");
-	CHECK_EQ(sm_notify(true, a.priv), 0, "statd's notification for clientA");
+	/* clientB's entry went with its FREE_ALL: its notification is ignored, clientA's releases */
+	CHECK_EQ(sm_notify(true, a.priv), 0, "statd's notification with the first SM_MON's priv");
+	CHECK_EQ(sm_notify(true, b.priv), 0, "statd's notification with the second SM_MON's priv");
 	CHECK_EQ(nlm_test(c, &B, true, 4000, 1, NULL), GRANTED, "A's locks are released");
 	CHECK(sm_wait(true, 2), "SM_UNMON for clientB (FREE_ALL) and clientA (%u)", sm_count(true));
 }
@@ -513,6 +524,30 @@ static void others(struct raw_conn *c)
 	xb_free(&b);
 }
 
+/* A restart: every lock released at stop; then a grace period of 3 s (XNFS §10.4): only reclaims. */
+static void grace(void)
+{
+	struct raw_conn c;
+	double t0;
+
+	hx_section("restart with grace-period = 3: only reclaims until it ends");
+	hx_daemon_stop(&env);
+	env.rnfsd_extra = "grace-period = 3\n";
+	CHECK(hx_write_config(&env) == 0, "rnfsd.conf with grace-period = 3");
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "NLM connection after the restart"))
+		return;
+	t0 = hx_now();
+	CHECK_EQ(local_getlk(0, 0), F_UNLCK, "no lock survived the stop");
+	CHECK_EQ(nlm_lock(&c, &B, false, true, 6000, 10, "g1"), DENIED_GRACE, "B: a new LOCK in grace: DENIED_GRACE_PERIOD");
+	CHECK_EQ(nlm_test(&c, &B, true, 6000, 10, NULL), DENIED_GRACE, "TEST in grace: DENIED_GRACE_PERIOD");
+	CHECK_EQ(nlm_lock_r(&c, &A, false, true, 5000, 10, "g2", true), GRANTED, "A: reclaim of [5000,5010): granted");
+	while (hx_now() - t0 < 3.5)
+		usleep(50000);
+	CHECK_EQ(nlm_lock(&c, &B, false, true, 5005, 1, "g3"), DENIED, "after grace: B meets A's reclaimed lock");
+	CHECK_EQ(nlm_lock(&c, &B, false, true, 6000, 10, "g4"), GRANTED, "after grace: B's new LOCK granted");
+	raw_close(&c);
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_conn c;
@@ -537,6 +572,7 @@ int main(int argc, char **argv)
 	others(&c);
 	nsm(&c);
 	raw_close(&c);
+	grace();
 	CHECK(hx_daemon_alive(&env), "daemon still running");
 	hx_daemon_stop(&env);
 	return hx_end();
