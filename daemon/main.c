@@ -628,7 +628,7 @@ int main(int argc, char **argv)
 		goto err_rpc;
 	if (nfs_service_init(&d.cfg, &exports) != 0)
 		goto err_nfs;
-	if (nlm_register() != 0 || nlm_start(d.loop, d.cfg.grace_period) != 0)
+	if (d.cfg.nlm && (nlm_register() != 0 || nlm_start(d.loop, d.cfg.grace_period) != 0))
 		goto err_xprts;
 	if (xprts_start() != 0)
 		goto err_xprts;

@@ -548,6 +548,25 @@ static void grace(void)
 	raw_close(&c);
 }
 
+/* nlm = no: the program is not served (a kernel lock manager keeps it). */
+static void disabled(void)
+{
+	struct raw_conn c;
+	struct raw_reply r;
+
+	hx_section("nlm = no");
+	hx_daemon_stop(&env);
+	env.rnfsd_extra = "nlm = no\n";
+	CHECK(hx_write_config(&env) == 0, "rnfsd.conf with nlm = no");
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connection"))
+		return;
+	if (CHECK(raw_call(&c, ++next_xid, NLM_PROG, 4, P_NULL, NULL, 0, &r) == RAW_RECV_OK, "NLM NULL answered")) {
+		CHECK_EQ(r.accept_stat, 1, "PROG_UNAVAIL");
+		raw_reply_free(&r);
+	}
+	raw_close(&c);
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_conn c;
@@ -573,6 +592,7 @@ int main(int argc, char **argv)
 	nsm(&c);
 	raw_close(&c);
 	grace();
+	disabled();
 	CHECK(hx_daemon_alive(&env), "daemon still running");
 	hx_daemon_stop(&env);
 	return hx_end();
