@@ -639,6 +639,7 @@ int main(int argc, char **argv)
 		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
 				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
 		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
+		nlm_rpcbind_register();
 	}
 
 	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,

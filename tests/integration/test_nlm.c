@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define NLM_PROG 100021u
@@ -452,6 +453,60 @@ static int sm_notify(bool privileged, const uint8_t priv[16])
 	return ok;
 }
 
+/* The loopback UDP port rnfsd registers for statd (from its log line). */
+static uint16_t udp_port(void)
+{
+	FILE *f = fopen(env.log_path, "r");
+	char line[512];
+	unsigned port = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "notifications on udp 127.0.0.1 port ");
+
+		if (p)
+			sscanf(p + strlen("notifications on udp 127.0.0.1 port "), "%u", &port);
+	}
+	if (f)
+		fclose(f);
+	return (uint16_t)port;
+}
+
+/* The same notification in one UDP datagram; 0 if answered SUCCESS. */
+static int sm_notify_udp(bool reserved, const uint8_t priv[16])
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+				  .sin_port = htons(udp_port()) };
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct timeval tv = { 2, 0 };
+	uint8_t in[256];
+	struct xb b;
+	struct xd d;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rc = -1;
+	ssize_t n = -1;
+
+	for (unsigned port = 1000; reserved && port > 600; port--) {
+		me.sin_port = htons((uint16_t)port);
+		if (bind(fd, (struct sockaddr *)&me, sizeof(me)) == 0)
+			break;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	xb_init(&b);
+	xb_call_header(&b, ++next_xid, NLM_PROG, 4, 16, 0, 0);
+	xb_string(&b, "127.0.0.1");
+	xb_u32(&b, 5);
+	xb_raw(&b, priv, 16);
+	if (to.sin_port && sendto(fd, b.p, b.len, 0, (struct sockaddr *)&to, sizeof(to)) == (ssize_t)b.len)
+		n = recv(fd, in, sizeof(in), 0);
+	if (n >= 24) {
+		xd_init(&d, in, (size_t)n);
+		xd_skip(&d, 20);
+		rc = xd_u32(&d) == 0 ? 0 : -1; /* accept_stat */
+	}
+	xb_free(&b);
+	close(fd);
+	return rc;
+}
+
 static void nsm(struct raw_conn *c)
 {
 	struct sm_mon a, b;
@@ -480,6 +535,25 @@ static void nsm(struct raw_conn *c)
 	CHECK_EQ(sm_notify(true, b.priv), 0, "statd's notification with the second SM_MON's priv");
 	CHECK_EQ(nlm_test(c, &B, true, 4000, 1, NULL), GRANTED, "A's locks are released");
 	CHECK(sm_wait(true, 2), "SM_UNMON for clientB (FREE_ALL) and clientA (%u)", sm_count(true));
+
+	hx_section("NSM over UDP, as nfs-utils' statd sends it (loopback, reserved port)");
+	CHECK_EQ(nlm_lock(c, &A, false, true, 4000, 10, "a6"), GRANTED, "A: exclusive [4000,4010) again");
+	if (!CHECK(sm_wait(false, 3), "clientA monitored again: a third SM_MON"))
+		return;
+	pthread_mutex_lock(&cb_mu);
+	a = sm_seen[2];
+	pthread_mutex_unlock(&cb_mu);
+	CHECK_EQ(sm_notify_udp(false, a.priv), 0, "udp notification from an unreserved port answered");
+	usleep(300000);
+	CHECK_EQ(nlm_test(c, &B, true, 4000, 1, NULL), DENIED, "ignored: A still holds [4000,4010)");
+	CHECK_EQ(sm_notify_udp(true, a.priv), 0, "udp notification from a reserved port answered");
+	bool released = false;
+	for (int i = 0; i < 50 && !released; i++) {
+		released = nlm_test(c, &B, true, 4000, 1, NULL) == GRANTED;
+		if (!released)
+			usleep(20000);
+	}
+	CHECK(released, "A's locks are released (within 1 s)");
 }
 
 static void others(struct raw_conn *c)
