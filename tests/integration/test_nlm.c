@@ -383,8 +383,12 @@ static void blocking(struct raw_conn *c)
 	CHECK_EQ(nlm_lock(c, &B, true, true, 50, 10, "ckB"), BLOCKED, "B: blocking exclusive [50,60): BLOCKED");
 	CHECK_EQ(nlm_lock(c, &B, true, true, 50, 10, "ckB"), BLOCKED, "B: the same LOCK repeated: still BLOCKED");
 	CHECK_EQ(cb_count(), 0, "no GRANTED yet");
+	double t0 = hx_now();
+
 	CHECK_EQ(nlm_unlock_or_cancel(c, P_UNLOCK, &A, false, 0, 100), GRANTED, "A: unlock [0,100)");
 	if (CHECK(cb_wait(1, 5.0, &g), "GRANTED call reached the client's lock manager within 5 s")) {
+		hx_note("UNLOCK to GRANTED received (rpcbind GETPORT and a new connection included): %.1f ms",
+			(hx_now() - t0) * 1000);
 		CHECK(!strcmp(g.cookie, "ckB"), "its cookie is the LOCK's (%s)", g.cookie);
 		CHECK(g.svid == 2 && g.off == 50 && g.len == 10 && g.exclusive,
 		      "for B's exclusive [50,60) (svid %d, %llu+%llu)", g.svid, (unsigned long long)g.off,
@@ -411,8 +415,11 @@ static void blocking(struct raw_conn *c)
 	CHECK_EQ(nlm_lock(c, &A, true, false, 1005, 1, "ckA2"), BLOCKED, "A: blocking shared [1005,1006): BLOCKED");
 	if (fd >= 0)
 		close(fd); /* releases the description's lock, unseen by rnfsd */
-	if (CHECK(cb_wait(2, 5.0, &g), "GRANTED within 5 s of the local release"))
+	t0 = hx_now();
+	if (CHECK(cb_wait(2, 5.0, &g), "GRANTED within 5 s of the local release")) {
+		hx_note("local release to GRANTED received (the retry poll): %.0f ms", (hx_now() - t0) * 1000);
 		CHECK(!strcmp(g.cookie, "ckA2") && !g.exclusive, "for A's shared lock (%s)", g.cookie);
+	}
 }
 
 static unsigned sm_count(bool unmon)
