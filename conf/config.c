@@ -58,6 +58,8 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "rpcbind", CONFIG_TYPE_BOOL, FIELD(rpcbind), 0, 0, 0 },
 	{ CONFIG_SECTION_RNFSD, "drc-entries", CONFIG_TYPE_UINT, FIELD(drc_entries), 0, 1, 1048576 },
 	{ CONFIG_SECTION_RNFSD, "max-connections", CONFIG_TYPE_UINT, FIELD(max_connections), 0, 1, 65536 },
+	{ CONFIG_SECTION_RNFSD, "nlm", CONFIG_TYPE_BOOL, FIELD(nlm), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "grace-period", CONFIG_TYPE_UINT, FIELD(grace_period), 0, 0, 3600 },
 
 	{ CONFIG_SECTION_TCP, "listen", CONFIG_TYPE_LISTEN, FIELD(tcp_listen), FIELD(n_tcp_listen), 2049, 0 },
 	{ CONFIG_SECTION_TCP, "max-record", CONFIG_TYPE_SIZE, FIELD(max_record), 0, 8 * KiB, 64 * MiB },
@@ -100,6 +102,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", RNFSD_LOCALSTATEDIR);
 	snprintf(cfg->stats_socket, sizeof(cfg->stats_socket), "%s/rnfsd.sock", RNFSD_RUNSTATEDIR);
 	cfg->rpcbind = true;
+	cfg->nlm = true;
 	cfg->drc_entries = 4096;
 	cfg->max_connections = 1024;
 

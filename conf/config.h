@@ -42,6 +42,9 @@ struct rnfsd_config {
 	bool rpcbind;                 /* register with rpcbind; default yes */
 	unsigned drc_entries;         /* duplicate request cache size; default 4096 */
 	unsigned max_connections;     /* per transport; default 1024 */
+	bool nlm;                     /* serve NLM v4 (locks); default yes */
+	unsigned grace_period;        /* seconds after start in which only lock reclaims
+	                                 succeed (NLM; NFSv4 later shares it); default 0 */
 
 	/* [tcp] */
 	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];

@@ -53,6 +53,7 @@
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
+#include "nlm/nlm.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_stats.h"
 #include "rpc/rpcbind.h"
@@ -627,6 +628,8 @@ int main(int argc, char **argv)
 		goto err_rpc;
 	if (nfs_service_init(&d.cfg, &exports) != 0)
 		goto err_nfs;
+	if (d.cfg.nlm && (nlm_register() != 0 || nlm_start(d.loop, d.cfg.grace_period) != 0))
+		goto err_xprts;
 	if (xprts_start() != 0)
 		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)
@@ -636,6 +639,7 @@ int main(int argc, char **argv)
 		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
 				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
 		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
+		nlm_rpcbind_register();
 	}
 
 	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,
@@ -654,6 +658,7 @@ int main(int argc, char **argv)
 err_workers:
 err_xprts:
 	xprts_free();
+	nlm_stop(); /* after the workers: no NLM call runs; its locks released */
 	nfs_service_shutdown();
 err_nfs:
 	rpc_release();

@@ -29,13 +29,13 @@
 #include "core/log.h"
 
 #define RPCBIND_MAX 32
-static const char *const rpcbind_netids[] = {"tcp", "tcp6"};
+static const char *const rpcbind_netids[] = {"tcp", "tcp6", "udp"};
 #define RPCBIND_NNETIDS (sizeof(rpcbind_netids) / sizeof(rpcbind_netids[0]))
 
 struct rpcbind_job {
 	bool set;                 /* rpcb_set (else rpcb_unset) */
 	uint16_t port;
-	unsigned netids;          /* RPCBIND_TCP4 | RPCBIND_TCP6 */
+	unsigned netids;          /* RPCBIND_TCP4 | RPCBIND_TCP6 | RPCBIND_UDP4 */
 	struct rpc_prog_vers pv[RPCBIND_MAX];
 	unsigned n;
 	int failures;
@@ -52,6 +52,9 @@ static unsigned n_registered;
 static uint16_t registered_port;
 static unsigned registered_netids;
 static const char *probe_path;
+/* What rpc_rpcbind_register_udp() registered. */
+static struct rpc_prog_vers registered_udp;
+static uint16_t registered_udp_port;
 
 void rpc_rpcbind_set_probe_path(const char *path)
 {
@@ -247,8 +250,37 @@ int rpc_rpcbind_register(uint16_t port, unsigned netids)
 	return 0;
 }
 
+int rpc_rpcbind_register_udp(uint32_t prog, uint32_t vers, const char *name, uint16_t port)
+{
+	struct rpc_prog_vers pv = { prog, vers, name };
+	struct rpcbind_job *job;
+	int failures;
+
+	if (!rpcbind_running())
+		return -1; /* rpc_rpcbind_register() said so */
+	job = rpcbind_job_new(true, port, RPCBIND_UDP4, &pv, 1);
+	if (!job)
+		return -1;
+	failures = rpcbind_job_wait(job);
+	if (failures != 0) {
+		log_warn("rpcbind: %s version %u on udp port %u not registered", name, vers, port);
+		return -1;
+	}
+	registered_udp = pv;
+	registered_udp_port = port;
+	log_info("rpcbind: registered %s version %u on udp port %u", name, vers, port);
+	return 0;
+}
+
 void rpc_rpcbind_unregister(void)
 {
+	if (registered_udp_port && rpcbind_running()) {
+		struct rpcbind_job *job = rpcbind_job_new(false, registered_udp_port, RPCBIND_UDP4, &registered_udp, 1);
+
+		if (job && rpcbind_job_wait(job) < 0)
+			log_warn("rpcbind did not answer within %d ms: unregistration abandoned", RPCBIND_TIMEOUT_MS);
+	}
+	registered_udp_port = 0;
 	if (!n_registered)
 		return;
 	if (!rpcbind_running()) {

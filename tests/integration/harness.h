@@ -94,6 +94,7 @@ struct hx_env {
 	bool external;               /* HX_EXTERNAL_SERVER: a server not started by us */
 	unsigned threads;
 	bool drop_sys_admin;         /* start rnfsd without CAP_SYS_ADMIN (as the systemd unit) */
+	const char *rnfsd_extra;     /* more [rnfsd] lines for rnfsd.conf ("key = value\n"), or NULL */
 	pid_t pid;                   /* running daemon, or 0 */
 	bool started;                /* has served once: its port is kept from now on */
 };

@@ -461,6 +461,23 @@ check_remount() {
 	expect_eq "files in keep/ after remount" 24 "$(ls "$MNT/keep" | wc -l)"
 }
 
+# NLM (locks): registered with rpcbind on tcp and answering NULL there; rnfsd's
+# on its NFS port, and on udp (loopback) for rpc.statd's notifications. The
+# kernel client cannot take locks from rnfsd in this one-kernel guest: its own
+# lockd would take the host's one NLM registration over (tests/vm/README.md).
+check_nlm_registered() {
+	local reg
+	reg=$(rpcinfo -p 127.0.0.1) || fail "rpcinfo -p 127.0.0.1 failed"
+	echo "$reg" | awk '$1 == 100021 && $2 == 4 && $3 == "tcp"' | grep -q . ||
+		fail "NLM v4/tcp not registered: $(echo "$reg" | tr '\n' ';')"
+	rpcinfo -T tcp 127.0.0.1 100021 4 > /dev/null || fail "NLM v4 NULL over tcp not answered"
+	[ "$SERVER" = rnfsd ] || return 0
+	echo "$reg" | awk '$1 == 100021 && $2 == 4 && $3 == "tcp" && $4 == 2049' | grep -q . ||
+		fail "rnfsd's NLM v4/tcp is not on port 2049: $(echo "$reg" | tr '\n' ';')"
+	echo "$reg" | awk '$1 == 100021 && $2 == 4 && $3 == "udp"' | grep -q . ||
+		fail "NLM v4/udp (rpc.statd's notifications) not registered: $(echo "$reg" | tr '\n' ';')"
+}
+
 check_server_alive() {
 	server_alive || fail "$SERVER is no longer running: $(tail -n 1 "$RNFSD_LOG" 2>/dev/null)"
 	nfs_umount || fail "final umount failed"
@@ -480,6 +497,7 @@ run_scenario() {
 		"root_squash=$ROOT_SQUASH options=$MOUNT_OPTS"
 	run_check "${p}server-start" 60 server_start "$SERVER" &&
 		run_check "${p}mount" 60 check_mount || return 0
+	[ -z "$p" ] && run_check nlm-registered 30 check_nlm_registered
 	run_check "${p}big-64m-buffered" 300 check_big_buffered
 	run_check "${p}big-64m-direct" 300 check_big_direct
 	run_check "${p}tree-create" 600 check_tree_create

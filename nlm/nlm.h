@@ -1,0 +1,41 @@
+/*
+ * nlm.h - the NLM v4 service's face to the daemon (nlm/ is a sibling of
+ * nfs/: the Network Lock Manager, program 100021 version 4, for NFSv3
+ * clients' fcntl locks; RFC 1813 appendix II, X/Open XNFS). Locks are the
+ * backend's byte-range locks (backend/backend.h), taken for lock owners NLM
+ * keeps in its table (nlm_table.h); a blocked lock is granted with a
+ * GRANTED callback to the client's lock manager (nlm_cb.h).
+ */
+#ifndef RNFSD_NLM_H
+#define RNFSD_NLM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct loop;
+
+/* Main thread, after nfs_service_init() and before rpcbind registration:
+ * register the program (served on every transport NFS is). 0 or -1 (logged). */
+int nlm_register(void);
+/* Main thread, once the loop exists and before serving: the lock table, the
+ * callback channels and the retry thread. grace_s: seconds after start in
+ * which only reclaims are granted (0: none). 0 or -1 (logged). */
+int nlm_start(struct loop *loop, unsigned grace_s);
+/* Main thread, after rpc_rpcbind_register(): register the UDP socket for
+ * rpc.statd's notifications (NLM v4 on "udp"). */
+void nlm_rpcbind_register(void);
+/* Main thread, after serving stopped: every NLM lock released. */
+void nlm_stop(void);
+
+/* Counters (stats, tests). */
+struct nlm_counters {
+	uint64_t granted_callbacks; /* GRANTED calls the client accepted */
+	uint64_t failed_callbacks;  /* GRANTED calls that failed or were refused */
+	unsigned waiters;           /* blocked locks now */
+};
+void nlm_counters(struct nlm_counters *out);
+
+/* Retry blocked locks now (tests; the retry thread also polls every second). */
+void nlm_kick(void);
+
+#endif
