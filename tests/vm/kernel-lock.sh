@@ -229,7 +229,8 @@ check_server_alive() {
 
 guest_base
 guest_net tcp
-guest_export
+# What a new admin gets: rnfsd's embedded default export (secure, root_squash).
+use_default_export
 if run_check server-start 60 check_server_start &&
    run_check client-ns 60 check_client_ns; then
 	CLIENT_NS_PID=$(cat "$SCRATCH/client-ns.pid")
