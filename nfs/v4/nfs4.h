@@ -26,6 +26,7 @@
 
 #include "nfs/v4/nfs4_attr.h"
 #include "nfs/v4/nfs4_compound.h"
+#include "nfs/v4/nfs4_owner.h"
 #include "nfs/v4/nfs4_pseudo.h"
 #include "nfs/v4/nfs4_xdr_session.h"
 #include "rpc/rpc.h"

@@ -88,7 +88,7 @@ static bool owner_lookup(const char *name, bool group, uint32_t *id)
 
 uint32_t nfs4_owner_to_id(const uint8_t *s, uint32_t len, bool group, uint32_t *id)
 {
-	char name[NFS4_OWNER_MAX];
+	char name[NFS4_OWNER_STR_MAX];
 	const uint8_t *at;
 	uint32_t nlen;
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 /* Room for an encoded owner string (a name, '@', a domain). */
-#define NFS4_OWNER_MAX 512u
+#define NFS4_OWNER_STR_MAX 512u
 /* Longest idmapping domain kept. */
 #define NFS4_DOMAIN_MAX 255u
 
@@ -36,7 +36,7 @@ const char *nfs4_owner_domain(void);
 uint32_t nfs4_owner_to_id(const uint8_t *s, uint32_t len, bool group, uint32_t *id);
 
 /*
- * id -> its string in buf (cap >= 16; NFS4_OWNER_MAX holds any), returning
+ * id -> its string in buf (cap >= 16; NFS4_OWNER_STR_MAX holds any), returning
  * its length. With idmap = names an id the name service does not know is
  * "nobody@domain" (RFC 8881 §5.9 leaves the choice to the server).
  */

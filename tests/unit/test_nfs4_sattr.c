@@ -246,7 +246,7 @@ static void test_owner_dec(void **state)
 
 static void test_owner_enc(void **state)
 {
-	char out[NFS4_OWNER_MAX];
+	char out[NFS4_OWNER_STR_MAX];
 	uint32_t n;
 
 	(void)state;
