@@ -674,6 +674,34 @@ static void test_pubfh_openattr(void **state)
 	assert_int_equal(run(), NFS4ERR_NOTSUPP);
 }
 
+/* supported_attrs names the write-only time_*_set (the Linux client sends only what is listed there). */
+static void test_supported_settable(void **state)
+{
+	uint32_t nw, w[3] = { 0 };
+
+	(void)state;
+	begin(2);
+	op_putfh(&fh_rw);
+	op(OP_GETATTR);
+	xdr_enc_u32(&t->req, 1);
+	xdr_enc_u32(&t->req, 1u << FATTR4_SUPPORTED_ATTRS);
+	assert_int_equal(run(), NFS4_OK);
+	res(OP_PUTFH, NFS4_OK);
+	res(OP_GETATTR, NFS4_OK);
+	nw = tc_u32(t);
+	for (uint32_t i = 0; i < nw; i++)
+		tc_u32(t);
+	tc_u32(t); /* attrlist4 length */
+	nw = tc_u32(t);
+	assert_true(nw >= 2 && nw <= 3);
+	for (uint32_t i = 0; i < nw; i++)
+		w[i] = tc_u32(t);
+	assert_true(w[1] & W1(FATTR4_TIME_ACCESS_SET));
+	assert_true(w[1] & W1(FATTR4_TIME_MODIFY_SET));
+	assert_true(w[1] & W1(FATTR4_MODE));
+	assert_true(w[1] & W1(FATTR4_OWNER));
+}
+
 /* root_squash (the default): root's CREATE makes an object of the anonymous id. */
 static void test_squash(void **state)
 {
@@ -695,7 +723,7 @@ int main(void)
 		cmocka_unit_test(test_create),   cmocka_unit_test(test_create_attrs), cmocka_unit_test(test_create_curfh),
 		cmocka_unit_test(test_remove),   cmocka_unit_test(test_rename),       cmocka_unit_test(test_link),
 		cmocka_unit_test(test_setattr),  cmocka_unit_test(test_verify),       cmocka_unit_test(test_pubfh_openattr),
-		cmocka_unit_test(test_squash),
+		cmocka_unit_test(test_squash),  cmocka_unit_test(test_supported_settable),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
