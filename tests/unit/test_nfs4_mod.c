@@ -702,6 +702,42 @@ static void test_supported_settable(void **state)
 	assert_true(w[1] & W1(FATTR4_OWNER));
 }
 
+/* [nfsv4] idmap = names: GETATTR's owner is name@domain, nobody@domain for an id without a name. */
+static void test_owner_names(void **state)
+{
+	const uint8_t *p;
+	uint32_t nw, len;
+
+	(void)state;
+	sh("cd %s && touch own0 own1 && chown 0:0 own0 && chown 3999999999:3999999999 own1", exp_rw);
+	nfs4_owner_config(NFS4_IDMAP_NAMES, "example.test");
+	for (int i = 0; i < 2; i++) {
+		begin(3);
+		op_putfh(&fh_rw);
+		op(OP_LOOKUP);
+		put_str(i ? "own1" : "own0");
+		op(OP_GETATTR);
+		xdr_enc_u32(&t->req, 2);
+		xdr_enc_u32(&t->req, 0);
+		xdr_enc_u32(&t->req, W1(FATTR4_OWNER) | W1(FATTR4_OWNER_GROUP));
+		assert_int_equal(run(), NFS4_OK);
+		res(OP_PUTFH, NFS4_OK);
+		res(OP_LOOKUP, NFS4_OK);
+		res(OP_GETATTR, NFS4_OK);
+		nw = tc_u32(t);
+		for (uint32_t k = 0; k < nw; k++)
+			tc_u32(t);
+		tc_u32(t);
+		for (int k = 0; k < 2; k++) {
+			const char *want = i ? "nobody@example.test" : "root@example.test";
+			p = tc_opaque(t, &len);
+			assert_int_equal(len, strlen(want));
+			assert_memory_equal(p, want, len);
+		}
+	}
+	nfs4_owner_config(NFS4_IDMAP_NUMERIC, "localdomain");
+}
+
 /* root_squash (the default): root's CREATE makes an object of the anonymous id. */
 static void test_squash(void **state)
 {
@@ -724,6 +760,7 @@ int main(void)
 		cmocka_unit_test(test_remove),   cmocka_unit_test(test_rename),       cmocka_unit_test(test_link),
 		cmocka_unit_test(test_setattr),  cmocka_unit_test(test_verify),       cmocka_unit_test(test_pubfh_openattr),
 		cmocka_unit_test(test_squash),  cmocka_unit_test(test_supported_settable),
+		cmocka_unit_test(test_owner_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
