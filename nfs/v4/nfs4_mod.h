@@ -2,7 +2,7 @@
  * nfs4_mod.h - the NFSv4 operations that change the namespace and
  * attributes, and the attribute comparisons: CREATE (RFC 8881 §18.4), LINK
  * (§18.9), REMOVE (§18.25), RENAME (§18.26), SETATTR (§18.30), VERIFY
- * (§18.31), NVERIFY (§18.15), OPENATTR (§18.17: NOTSUPP). Their XDR is in
+ * (§18.31), NVERIFY (§18.15). Their XDR is in
  * nfs4_xdr_mod.c, their execute steps in nfs4_proc_mod.c.
  */
 #ifndef RNFSD_NFS4_MOD_H
@@ -63,7 +63,6 @@ bool nfs4_dec_create(struct xdr_dec *d, struct nfs4_create_args *a);
 bool nfs4_dec_rename(struct xdr_dec *d, struct nfs4_rename_args *a);
 bool nfs4_dec_setattr(struct xdr_dec *d, struct nfs4_setattr_args *a);
 bool nfs4_dec_verify(struct xdr_dec *d, struct nfs4_verify_args *a);
-bool nfs4_dec_openattr(struct xdr_dec *d, struct nfs4_verify_args *a);
 void nfs4_enc_cinfo(struct xdr_enc *e, const struct nfs4_cinfo *c);
 void nfs4_create_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_cinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
@@ -78,6 +77,5 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_verify_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_nverify_exec(struct nfs4_ctx *x, void *args, void *res);
-uint32_t nfs4_openattr_exec(struct nfs4_ctx *x, void *args, void *res);
 
 #endif

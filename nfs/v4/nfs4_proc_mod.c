@@ -1,7 +1,7 @@
 /*
  * nfs4_proc_mod.c - the operations that change the namespace or attributes
  * (CREATE, LINK, REMOVE, RENAME, SETATTR; RFC 8881 §18.4, §18.9, §18.25,
- * §18.26, §18.30), VERIFY/NVERIFY (§18.31, §18.15) and OPENATTR (§18.17).
+ * §18.26, §18.30) and VERIFY/NVERIFY (§18.31, §18.15).
  *
  * Export options apply as for NFSv3: the caller's credential is already
  * squashed (nfs4_obj_open), a read-only export is NFS4ERR_ROFS, and so is
@@ -367,11 +367,4 @@ uint32_t nfs4_nverify_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	(void)res;
 	return status != NFS4_OK ? status : same ? NFS4ERR_SAME : NFS4_OK;
-}
-
-/* RFC 8881 §18.17.3: named attributes are not supported (named_attr false). */
-uint32_t nfs4_openattr_exec(struct nfs4_ctx *x, void *args, void *res)
-{
-	(void)x, (void)args, (void)res;
-	return NFS4ERR_NOTSUPP;
 }

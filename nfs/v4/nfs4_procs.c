@@ -43,7 +43,6 @@ NFS4_DEC(nfs4_dec_create, struct nfs4_create_args)
 NFS4_DEC(nfs4_dec_rename, struct nfs4_rename_args)
 NFS4_DEC(nfs4_dec_setattr, struct nfs4_setattr_args)
 NFS4_DEC(nfs4_dec_verify, struct nfs4_verify_args)
-NFS4_DEC(nfs4_dec_openattr, struct nfs4_verify_args)
 
 /* REMOVE4args and LINK4args: one component4 (RENAME's oldname). */
 static bool nfs4_dec_name1_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
@@ -93,7 +92,8 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_none, NFS4_OPF_CURFH | NFS4_OPF_STREAM),
 	/* RFC 8881 §18.20: no public filehandle of its own: the root's. */
 	NFS4_OP(OP_PUTPUBFH, "PUTPUBFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
-	/* RFC 8881 §18.4, §18.9, §18.25, §18.26, §18.30, §18.31, §18.15, §18.17 (nfs4_proc_mod.c). */
+	/* RFC 8881 §18.4, §18.9, §18.25, §18.26, §18.30, §18.31, §18.15 (nfs4_proc_mod.c).
+	 * OPENATTR (§18.17) has no entry: NOTSUPP (named_attr is false), its argument unread. */
 	NFS4_OP(OP_CREATE, "CREATE", nfs4_dec_create_op, nfs4_create_exec, nfs4_create_enc, struct nfs4_create_args,
 		struct nfs4_create_res, NFS4_OPF_CURFH),
 	NFS4_OP(OP_LINK, "LINK", nfs4_dec_name1_op, nfs4_link_exec, nfs4_cinfo_enc, struct nfs4_rename_args,
@@ -107,8 +107,6 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	NFS4_OP(OP_VERIFY, "VERIFY", nfs4_dec_verify_op, nfs4_verify_exec, NULL, struct nfs4_verify_args,
 		struct nfs4_none, NFS4_OPF_CURFH),
 	NFS4_OP(OP_NVERIFY, "NVERIFY", nfs4_dec_verify_op, nfs4_nverify_exec, NULL, struct nfs4_verify_args,
-		struct nfs4_none, NFS4_OPF_CURFH),
-	NFS4_OP(OP_OPENATTR, "OPENATTR", nfs4_dec_openattr_op, nfs4_openattr_exec, NULL, struct nfs4_verify_args,
 		struct nfs4_none, NFS4_OPF_CURFH),
 	/* RFC 8881 §18.35-37, §18.46, §18.50, §18.51: sessions (nfs4_proc_session.c). */
 	NFS4_OP(OP_EXCHANGE_ID, "EXCHANGE_ID", nfs4_dec_exchange_id_op, nfs4_exchange_id_exec, nfs4_exchange_id_enc,

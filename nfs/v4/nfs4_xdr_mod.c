@@ -54,15 +54,6 @@ bool nfs4_dec_verify(struct xdr_dec *d, struct nfs4_verify_args *a)
 	return nfs4_dec_bitmap(d, &a->req) && xdr_dec_opaque(d, UINT32_MAX, &a->vals, &a->vals_len);
 }
 
-/* OPENATTR4args (§18.17.1): bool createdir. */
-bool nfs4_dec_openattr(struct xdr_dec *d, struct nfs4_verify_args *a)
-{
-	bool createdir;
-
-	(void)a;
-	return xdr_dec_bool(d, &createdir);
-}
-
 void nfs4_enc_cinfo(struct xdr_enc *e, const struct nfs4_cinfo *c)
 {
 	xdr_enc_bool(e, c->atomic);

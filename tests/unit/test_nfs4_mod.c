@@ -667,10 +667,15 @@ static void test_pubfh_openattr(void **state)
 	tc_fh(t, &pub);
 	assert_int_equal(pub.len, fh_root.len);
 	assert_memory_equal(pub.data, fh_root.data, pub.len);
+	/* §18.17: no named attributes; the COMPOUND stops there, with or without its argument. */
 	begin(2);
 	op_putfh(&fh_rw);
 	op(OP_OPENATTR);
 	xdr_enc_u32(&t->req, 0);
+	assert_int_equal(run(), NFS4ERR_NOTSUPP);
+	begin(2);
+	op_putfh(&fh_rw);
+	op(OP_OPENATTR);
 	assert_int_equal(run(), NFS4ERR_NOTSUPP);
 }
 
