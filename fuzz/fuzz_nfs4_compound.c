@@ -69,8 +69,16 @@ static void check_reply(size_t len, uint32_t numops, uint32_t status)
 		return;
 	/* The first result: resop and status are always there. */
 	CHECK(xdr_dec_u32(&d, &resop) && xdr_dec_u32(&d, &rst));
-	if (count == 1 && status != NFS4_OK)
-		CHECK(rst == status && xdr_dec_remaining(&d) == 0);
+	/* A failed only result is its status alone, unless the operation's result
+	 * has a body on failure too (NFS4_OPF_ENC_ERR: SETATTR4res's attrsset,
+	 * RFC 8881 §18.30.2): then at most a bitmap4 follows here. */
+	if (count == 1 && status != NFS4_OK) {
+		CHECK(rst == status);
+		if (resop < NFS4_OP_COUNT && (ops[resop].flags & NFS4_OPF_ENC_ERR))
+			CHECK(xdr_dec_remaining(&d) <= 4u + 4u * NFS4_BITMAP_WORDS);
+		else
+			CHECK(xdr_dec_remaining(&d) == 0);
+	}
 }
 
 /* The input as settable fattr4 (nfs4_sattr.c). */

@@ -91,6 +91,8 @@ seeds['verify'] = compound(0, [op('PUTROOTFH'), op('VERIFY', u32(1, 1 << 1) + op
                                op('NVERIFY', u32(1, 1 << 1) + opaque(u32(2))), op('OPENATTR', u32(0))])
 seeds['rename_link_remove'] = compound(0, [op('PUTROOTFH'), op('SAVEFH'), op('RENAME', opaque(b'a') + opaque(b'b')),
                                            op('LINK', opaque(b'c')), op('REMOVE', opaque(b'd'))])
+# SETATTR failing as the only result still carries attrsset (found by libFuzzer).
+seeds['setattr_error_body'] = compound(0, [op('SETATTR', u32(0x20000) + u32(0x40, 0, 0) + u32(0))])
 os.makedirs('corpus/nfs4_compound', exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join('corpus/nfs4_compound', name), 'wb') as f:
