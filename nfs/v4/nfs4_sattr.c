@@ -38,6 +38,18 @@ void nfs4_sattr_supported(struct nfs4_bitmap *out)
 		nfs4_bitmap_set(out, sattr_supported[i]);
 }
 
+bool nfs4_bitmap_has_extra(const struct xdr_dec *d)
+{
+	struct xdr_dec peek = *d;
+	uint32_t n, w;
+	bool extra = false;
+
+	if (xdr_dec_u32(&peek, &n))
+		for (uint32_t i = 0; i < n && i < NFS4_BITMAP_MAX && xdr_dec_u32(&peek, &w); i++)
+			extra |= i >= NFS4_BITMAP_WORDS && w != 0;
+	return extra;
+}
+
 /* Pass one: the status for the attributes named (before any value is read). */
 static uint32_t sattr_judge(const struct nfs4_bitmap *req, const struct nfs4_bitmap *sup, bool extra_words)
 {
@@ -136,18 +148,13 @@ static bool dec_value(struct xdr_dec *d, uint32_t attr, struct be_sattr *sa, uin
 uint32_t nfs4_sattr_dec(struct xdr_dec *d, struct nfs4_sattr *out)
 {
 	struct nfs4_bitmap sup;
-	struct xdr_dec vals, peek = *d;
+	struct xdr_dec vals;
 	const uint8_t *p;
-	uint32_t len, nwords, w, st;
-	bool extra = false;
+	uint32_t len, st;
+	/* Words past those we keep are dropped by nfs4_dec_bitmap: look at them first. */
+	bool extra = nfs4_bitmap_has_extra(d);
 
 	memset(out, 0, sizeof(*out));
-	/* Words past those we keep are dropped by nfs4_dec_bitmap: look at them
-	 * first, on a copy of the decoder (a short bitmap fails below). */
-	if (xdr_dec_u32(&peek, &nwords)) {
-		for (uint32_t i = 0; i < nwords && i < NFS4_BITMAP_MAX && xdr_dec_u32(&peek, &w); i++)
-			extra |= i >= NFS4_BITMAP_WORDS && w != 0;
-	}
 	if (!nfs4_dec_bitmap(d, &out->attrsset) || !xdr_dec_opaque(d, UINT32_MAX, &p, &len))
 		return NFS4ERR_BADXDR;
 	nfs4_sattr_supported(&sup);

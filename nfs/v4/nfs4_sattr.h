@@ -39,6 +39,10 @@ struct nfs4_sattr {
  */
 uint32_t nfs4_sattr_dec(struct xdr_dec *d, struct nfs4_sattr *out);
 
+/* Does the bitmap4 at d set bits past the words nfs4_dec_bitmap() keeps
+ * (attributes no rnfsd supports)? d is not moved; a short bitmap says no. */
+bool nfs4_bitmap_has_extra(const struct xdr_dec *d);
+
 /* The attributes nfs4_sattr_dec() accepts (suppattr_exclcreat's superset). */
 void nfs4_sattr_supported(struct nfs4_bitmap *out);
 

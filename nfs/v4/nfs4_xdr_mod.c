@@ -44,13 +44,8 @@ bool nfs4_dec_setattr(struct xdr_dec *d, struct nfs4_setattr_args *a)
 /* VERIFY4args / NVERIFY4args (§18.31.1, §18.15.1): fattr4, compared as bytes. */
 bool nfs4_dec_verify(struct xdr_dec *d, struct nfs4_verify_args *a)
 {
-	struct xdr_dec peek = *d;
-	uint32_t n, w;
-
 	/* Bits past the words nfs4_dec_bitmap keeps name attributes we do not support. */
-	if (xdr_dec_u32(&peek, &n))
-		for (uint32_t i = 0; i < n && i < NFS4_BITMAP_MAX && xdr_dec_u32(&peek, &w); i++)
-			a->extra_words |= i >= NFS4_BITMAP_WORDS && w != 0;
+	a->extra_words = nfs4_bitmap_has_extra(d);
 	return nfs4_dec_bitmap(d, &a->req) && xdr_dec_opaque(d, UINT32_MAX, &a->vals, &a->vals_len);
 }
 
