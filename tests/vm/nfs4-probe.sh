@@ -26,6 +26,7 @@ check_mount41() {
 	ln -sf hello "$EXPORT/link"
 	mount -t nfs -o "vers=4.1,proto=$TRANSPORT,port=$NFS_PORT" "$ADDR:$EXPORT" "$MNT" || fail "vers=4.1 mount failed"
 	grep " $MNT nfs4 " /proc/mounts || fail "not an nfs4 mount"
+	grep " $MNT nfs4 .*proto=$TRANSPORT" /proc/mounts || fail "not over $TRANSPORT: $(grep " $MNT " /proc/mounts)"
 }
 
 check_list41() {
@@ -73,6 +74,7 @@ check_umount41() {
 
 check_mount42() {
 	mount -t nfs -o "vers=4.2,proto=$TRANSPORT,port=$NFS_PORT" "$ADDR:$EXPORT" "$MNT" || fail "vers=4.2 mount failed"
+	grep " $MNT nfs4 .*vers=4.2.*proto=$TRANSPORT" /proc/mounts || fail "not 4.2 over $TRANSPORT: $(grep " $MNT " /proc/mounts)"
 	ls "$MNT" | grep -q hello || fail "listing"
 }
 
