@@ -106,6 +106,15 @@ wait_for() {   # SECONDS WHAT COMMAND...
 
 mds_active() { c mds stat 2>/dev/null | grep -q 'up:active'; }
 
+# Until the OSD's first report reaches the monitor, the data pool's space is
+# 0 and a client's statfs says the file system has 0 bytes free (an NFS
+# FSSTAT test saw it once): wait for the pool's max_avail.
+data_pool_space() {
+	c df -f json 2>/dev/null | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if any(p["name"] == "cephfs_data" and p["stats"]["max_avail"] > 0 for p in d["pools"]) else 1)'
+}
+
 start_osd() {
 	ceph-osd -c "$conf" -i 0 >/dev/null 2>&1
 }
@@ -149,6 +158,7 @@ start() {
 	done
 	c fs new cephfs cephfs_metadata cephfs_data >/dev/null 2>&1
 	wait_for 60 "the MDS to become active" mds_active
+	wait_for 60 "the data pool's space figures" data_pool_space
 	echo "ceph-cluster: up in $((SECONDS - t0)) s ($conf)" >&2
 	echo "$conf"
 }
