@@ -69,6 +69,9 @@ struct rnfsd_config {
 
 	/* [nfsv4] */
 	bool nfsv4;                   /* serve NFSv4 (experimental, incomplete); default no */
+	unsigned nfsv4_grace_time;    /* seconds of NFSv4 reclaims after a restart when clients of the
+	                               * previous boot were recorded; default 90, 0 (none) ..3600 */
+	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
 
 	/* [ceph]: the CephFS backend (exports with fs=ceph) */
 	char ceph_conf[PATH_MAX];     /* ceph.conf; default /etc/ceph/ceph.conf */

@@ -440,7 +440,8 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->n_tcp_listen != cur->n_tcp_listen ||
 	    memcmp(old->tcp_listen, cur->tcp_listen, sizeof(old->tcp_listen)) != 0 ||
 	    old->rdma != cur->rdma || strcmp(old->stats_socket, cur->stats_socket) != 0 ||
-	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind || old->nfsv4 != cur->nfsv4)
+	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind || old->nfsv4 != cur->nfsv4 ||
+	    old->nfsv4_grace_time != cur->nfsv4_grace_time || old->nfsv4_lease_time != cur->nfsv4_lease_time)
 		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, socket or state settings take effect at the next start");
 }
 

@@ -13,6 +13,7 @@
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_recovery.h"
 #include "core/log.h"
 
 static void nfs_log_exports(const struct nfs_exports *t)
@@ -26,7 +27,7 @@ static void nfs_log_exports(const struct nfs_exports *t)
 static struct rpc_version nfs34_versions[2];
 static struct rpc_program nfs34_program;
 
-static int nfs4_register(void)
+static int nfs4_register(const struct rnfsd_config *cfg)
 {
 	nfs34_versions[0] = nfs3_program.versions[0];
 	nfs34_versions[1] = nfs4_version;
@@ -34,7 +35,9 @@ static int nfs4_register(void)
 	nfs34_program.nversions = 2;
 	nfs34_program.versions = nfs34_versions;
 	log_warn("nfs: NFSv4 is experimental and incomplete ([nfsv4] enable = yes)");
+	nfs4_session_configure(cfg->nfsv4_lease_time);
 	nfs4_session_init();
+	nfs4_recovery_start(cfg->state_dir, cfg->nfsv4_grace_time);
 	return rpc_register_program(&nfs34_program);
 }
 
@@ -77,7 +80,7 @@ int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *export
 	}
 	nfs_log_exports(t);
 	nfs_exports_install(t);
-	if (nfs3_register() != 0 || (cfg->nfsv4 && nfs4_register() != 0)) {
+	if (nfs3_register() != 0 || (cfg->nfsv4 && nfs4_register(cfg) != 0)) {
 		nfs_service_shutdown();
 		return -1;
 	}
@@ -109,5 +112,6 @@ void nfs_service_shutdown(void)
 	nfs_exports_install(NULL);
 	mount3_list_release();
 	nfs4_session_release();
+	nfs4_recovery_stop();
 	be_shutdown();
 }

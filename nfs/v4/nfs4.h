@@ -14,6 +14,7 @@
  *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
  *   nfs4_xdr_session.c  XDR of the session operations
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
+ *   nfs4_recovery.c   stable client records (state_dir/nfs4-clients) and the grace period
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
  * Experimental: the version is registered with the RPC layer (and rpcbind)
@@ -58,6 +59,7 @@ struct nfs4_svc {
 	bool seq_cachethis;
 	uint64_t clientid;
 	uint8_t replay[NFS4_STATE_MAX_CACHED];
+	uint8_t owner[NFS4_OWNER_MAX]; /* a client's co_ownerid, for its stable record (nfs4_recovery.h) */
 };
 
 /* An object a filehandle names. */
@@ -149,6 +151,9 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 
 /* ---- nfs4_proc_session.c ---- */
 
+/* [nfsv4] lease-time (before nfs4_session_init; 0: NFS4_LEASE_TIME) and what GETATTR announces. */
+void nfs4_session_configure(unsigned lease_s);
+uint32_t nfs4_lease_time(void);
 void nfs4_session_init(void);
 void nfs4_session_release(void);
 struct nfs4_state *nfs4_session_state(void);

@@ -15,9 +15,21 @@
 #include <sys/random.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_recovery.h"
 
 static struct nfs4_state nfs4_st;
 static bool nfs4_st_ready;
+static uint32_t nfs4_lease = NFS4_LEASE_TIME; /* [nfsv4] lease-time */
+
+void nfs4_session_configure(unsigned lease_s)
+{
+	nfs4_lease = lease_s ? lease_s : NFS4_LEASE_TIME;
+}
+
+uint32_t nfs4_lease_time(void)
+{
+	return nfs4_lease;
+}
 
 void nfs4_session_init(void)
 {
@@ -25,7 +37,8 @@ void nfs4_session_init(void)
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
-	nfs4_state_init(&nfs4_st, (uint32_t)time(NULL), seed, NFS4_LEASE_TIME);
+	nfs4_state_init(&nfs4_st, (uint32_t)time(NULL), seed, nfs4_lease);
+	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
 	nfs4_st_ready = true;
 }
 
@@ -70,12 +83,17 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	struct nfs4_create_session_args *a = args;
 	struct nfs4_create_session_res *r = res;
+	struct nfs4_svc *s = x->priv;
+	uint32_t status, owner_len;
 
-	(void)x;
 	r->fore = a->fore;
 	r->back = a->back;
 	r->sequence = a->sequence;
-	return nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, nfs4_now(), r->sessionid);
+	status = nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, nfs4_now(), r->sessionid);
+	/* RFC 8881 §8.4.3: a confirmed client is recorded (stable) before it can hold state. */
+	if (status == NFS4_OK && nfs4_client_owner(&nfs4_st, a->clientid, s->owner, &owner_len))
+		nfs4_client_stable(s->owner, owner_len);
+	return status;
 }
 
 void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
@@ -166,10 +184,17 @@ uint32_t nfs4_reclaim_complete_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_reclaim_complete_args *a = args;
 	struct nfs4_svc *s = x->priv;
+	uint32_t status, owner_len;
 
 	(void)res;
 	if (!s->seq_new)
 		return NFS4ERR_OP_NOT_IN_SESSION;
 	/* rca_one_fs: per file system reclaim is over as soon as asked (no state to reclaim yet). */
-	return a->one_fs ? NFS4_OK : nfs4_reclaim_complete(&nfs4_st, s->clientid);
+	if (a->one_fs)
+		return NFS4_OK;
+	status = nfs4_reclaim_complete(&nfs4_st, s->clientid);
+	/* RFC 8881 §8.4.2: the grace period ends early once every previous client is done. */
+	if (status == NFS4_OK && nfs4_client_owner(&nfs4_st, s->clientid, s->owner, &owner_len))
+		nfs4_client_reclaimed(s->owner, owner_len);
+	return status;
 }
