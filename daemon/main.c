@@ -53,6 +53,7 @@
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
+#include "nfs/v4/nfs4_stats.h"
 #include "nlm/nlm.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_stats.h"
@@ -519,6 +520,8 @@ static void stats_start(void)
 	const struct stats_sources src = {
 		.exports_count = nfs_exports_count,
 		.procs_foreach = rpc_stats_procs_foreach,
+		.nfs4_ops_foreach = d.cfg.nfsv4 ? nfs4_stats_ops_foreach : NULL,
+		.nfs4_state = d.cfg.nfsv4 ? nfs4_stats_state : NULL,
 	};
 	stats_set_sources(&src);
 	if (d.cfg.stats_socket[0])

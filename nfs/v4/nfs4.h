@@ -15,6 +15,7 @@
  *   nfs4_xdr_session.c  XDR of the session operations
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
  *   nfs4_recovery.c   stable client records (state_dir/nfs4-clients) and the grace period
+ *   nfs4_stats.c      per-operation counters and state gauges (stats socket, rnfsctl)
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
  * Experimental: the version is registered with the RPC layer (and rpcbind)

@@ -410,6 +410,17 @@ bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner,
 	return i >= 0;
 }
 
+void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessions)
+{
+	pthread_mutex_lock(&st->lock);
+	*clients = st->nclients;
+	*sessions = 0;
+	for (unsigned i = 0; i < st->nclients; i++)
+		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
+			*sessions += st->clients[i]->sessions[k] != NULL;
+	pthread_mutex_unlock(&st->lock);
+}
+
 static bool client_busy(const struct nfs4_client *c)
 {
 	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++) {

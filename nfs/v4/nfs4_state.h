@@ -154,6 +154,8 @@ uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid);
 uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid);
 /* The owner (co_ownerid) of a client: true and *len set (owner holds NFS4_OWNER_MAX bytes), or false. */
 bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len);
+/* Client records and sessions now (statistics). */
+void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessions);
 /* Forget every client whose lease ran out before now (RFC 8881 §8.3). Returns how many. */
 unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now);
 

@@ -21,6 +21,7 @@
 
 #include "nfs/v4/nfs4_const.h"
 #include "nfs/v4/nfs4_recovery.h"
+#include "nfs/v4/nfs4_stats.h"
 
 #define A(s) (const uint8_t *)(s), (uint32_t)strlen(s)
 
@@ -234,6 +235,44 @@ static void test_restart_file(void **state)
 	nfs4_rec_init(&rec, &clk);
 }
 
+/* nfs4_stats.c: per-operation counters (unknown numbers as ILLEGAL), gauges, the state snapshot. */
+static unsigned seen;
+static void count_cb(const struct stats_proc *p, void *arg)
+{
+	(void)arg;
+	seen++;
+	if (!strcmp(p->proc, "OPEN")) {
+		assert_int_equal(p->calls, 2);
+		assert_int_equal(p->errors, 1);
+		assert_int_equal(p->latency_ns_total, 3000);
+		assert_int_equal(p->vers, 4);
+	} else {
+		assert_string_equal(p->proc, "ILLEGAL");
+		assert_int_equal(p->calls, 2);
+	}
+}
+
+static void test_stats(void **state)
+{
+	struct stats_nfs4 n;
+
+	(void)state;
+	nfs4_stats_reset();
+	nfs4_stats_op(OP_OPEN, NFS4_OK, 1000);
+	nfs4_stats_op(OP_OPEN, NFS4ERR_GRACE, 2000);
+	nfs4_stats_op(OP_ILLEGAL, NFS4ERR_OP_ILLEGAL, 10);
+	nfs4_stats_op(2, NFS4ERR_OP_ILLEGAL, 10); /* no operation 2 */
+	nfs4_stats_ops_foreach(count_cb, NULL);
+	assert_int_equal(seen, 2);
+	nfs4_stats_state_add(NFS4_STAT_OPENS, 3);
+	nfs4_stats_state_add(NFS4_STAT_OPENS, -1);
+	nfs4_stats_state_add(NFS4_STAT_LOCKS, -1); /* never below zero */
+	nfs4_stats_state(&n);
+	assert_int_equal(n.opens, 2);
+	assert_int_equal(n.locks, 0);
+	assert_int_equal(n.clients, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +283,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_clock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_file, setup, teardown),
+		cmocka_unit_test(test_stats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
