@@ -17,6 +17,18 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_recovery.h"
 
+/* RFC 8881 §18.35.1: the eia_flags a client may set (undefined ones, and
+ * the server's CONFIRMED_R, are NFS4ERR_INVAL, §18.35.3; as knfsd). */
+#define EXCHGID4_FLAG_MASK_A 0x40070103u
+/* RFC 8881 §18.36.1: csa_flags PERSIST, CONN_BACK_CHAN, CONN_RDMA. */
+#define CREATE_SESSION4_FLAG_MASK 0x7u
+/* RFC 8881 §18.36.3: a fore channel that cannot carry the smallest COMPOUND
+ * with SEQUENCE is NFS4ERR_TOOSMALL: an RPC call header without credentials
+ * (40 bytes), COMPOUND4args with an empty tag (12), SEQUENCE4args (36);
+ * a reply header (24), COMPOUND4res (12), SEQUENCE4res (44). */
+#define NFS4_MIN_REQUEST (40u + 12u + 36u)
+#define NFS4_MIN_RESPONSE (24u + 12u + 44u)
+
 static struct nfs4_state nfs4_st;
 static bool nfs4_st_ready;
 static uint32_t nfs4_lease = NFS4_LEASE_TIME; /* [nfsv4] lease-time */
@@ -62,12 +74,24 @@ static uint64_t nfs4_now(void)
 	return (uint64_t)ts.tv_sec;
 }
 
+/* RFC 8881 §18.35.3, §18.36.3, §18.50.3: EXCHANGE_ID, CREATE_SESSION and
+ * DESTROY_CLIENTID without a SEQUENCE before them must be alone in the COMPOUND. */
+static bool nfs4_not_only_op(const struct nfs4_ctx *x)
+{
+	const struct nfs4_svc *s = x->priv;
+
+	return !s->seq_new && x->numops > 1;
+}
+
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_exid_args *a = args;
 	uint64_t now = nfs4_now();
 
-	(void)x;
+	if (nfs4_not_only_op(x))
+		return NFS4ERR_NOT_ONLY_OP;
+	if (a->flags & ~EXCHGID4_FLAG_MASK_A)
+		return NFS4ERR_INVAL;
 	nfs4_state_expire(&nfs4_st, now);
 	return nfs4_exchange_id(&nfs4_st, a->verifier, a->owner, a->owner_len, a->flags, now, res);
 }
@@ -85,11 +109,20 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_create_session_res *r = res;
 	struct nfs4_svc *s = x->priv;
 	uint32_t status, owner_len;
+	uint64_t now = nfs4_now();
 
+	if (nfs4_not_only_op(x))
+		return NFS4ERR_NOT_ONLY_OP;
+	if (a->flags & ~CREATE_SESSION4_FLAG_MASK)
+		return NFS4ERR_INVAL;
+	if (a->fore.maxrequestsize < NFS4_MIN_REQUEST || a->fore.maxresponsesize < NFS4_MIN_RESPONSE)
+		return NFS4ERR_TOOSMALL;
+	/* RFC 8881 §8.3: a client whose lease ran out before it confirmed is gone (STALE_CLIENTID). */
+	nfs4_state_expire(&nfs4_st, now);
 	r->fore = a->fore;
 	r->back = a->back;
 	r->sequence = a->sequence;
-	status = nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, nfs4_now(), r->sessionid);
+	status = nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, now, r->sessionid);
 	/* RFC 8881 §8.4.3: a confirmed client is recorded (stable) before it can hold state. */
 	if (status == NFS4_OK && nfs4_client_owner(&nfs4_st, a->clientid, s->owner, &owner_len))
 		nfs4_client_stable(s->owner, owner_len);
@@ -175,7 +208,9 @@ uint32_t nfs4_destroy_clientid_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_clientid_args *a = args;
 
-	(void)x, (void)res;
+	(void)res;
+	if (nfs4_not_only_op(x))
+		return NFS4ERR_NOT_ONLY_OP;
 	return nfs4_destroy_clientid(&nfs4_st, a->clientid);
 }
 

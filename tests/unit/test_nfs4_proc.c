@@ -695,6 +695,81 @@ static void test_session_flow(void **state)
 	assert_int_equal(run(&n), NFS4ERR_BADSESSION);
 }
 
+/* EXCHANGE_ID with flags (and a second operation after it when extra). */
+static uint32_t exchange_id(const char *owner, uint32_t flags, bool extra, uint64_t *clientid, uint32_t *seq)
+{
+	uint32_t n, status;
+
+	begin(ME, 1, extra ? 2 : 1);
+	op(OP_EXCHANGE_ID);
+	xdr_enc_fixed(&t->req, "verifier", 8);
+	tc_put_name(t, owner);
+	xdr_enc_u32(&t->req, flags);
+	xdr_enc_u32(&t->req, 0); /* SP4_NONE */
+	xdr_enc_u32(&t->req, 0);
+	if (extra)
+		op(OP_PUTROOTFH);
+	status = run(&n);
+	if (status == NFS4_OK) {
+		res(OP_EXCHANGE_ID, NFS4_OK);
+		*clientid = tc_u64(t);
+		*seq = tc_u32(t);
+	}
+	return status;
+}
+
+static uint32_t create_session(uint64_t clientid, uint32_t seq, uint32_t flags, uint32_t maxreq, uint32_t maxresp,
+			       bool extra)
+{
+	uint32_t n;
+
+	begin(ME, 1, extra ? 2 : 1);
+	op(OP_CREATE_SESSION);
+	xdr_enc_u64(&t->req, clientid);
+	xdr_enc_u32(&t->req, seq);
+	xdr_enc_u32(&t->req, flags);
+	for (int ch = 0; ch < 2; ch++) {
+		const uint32_t v[] = { 0, maxreq, maxresp, 4096, 16, 8, 0 };
+		for (int i = 0; i < 7; i++)
+			xdr_enc_u32(&t->req, v[i]);
+	}
+	xdr_enc_u32(&t->req, 0x40000000);
+	xdr_enc_u32(&t->req, 1);
+	xdr_enc_u32(&t->req, 0);
+	if (extra)
+		op(OP_PUTROOTFH);
+	return run(&n);
+}
+
+/* pynfs EID4, EID8, CSESS15, CSESS23, CSESS25, CSESS28, DESCID7: argument
+ * and position errors of the session operations. */
+static void test_session_errors(void **state)
+{
+	uint64_t clientid;
+	uint32_t seq, n;
+
+	(void)state;
+	/* RFC 8881 §18.35.3: undefined flags, and the server's CONFIRMED_R, are INVAL. */
+	assert_int_equal(exchange_id("errs", 0x4, false, &clientid, &seq), NFS4ERR_INVAL);
+	assert_int_equal(exchange_id("errs", 0x80000000u, false, &clientid, &seq), NFS4ERR_INVAL);
+	/* ... not alone without SEQUENCE: NOT_ONLY_OP. */
+	assert_int_equal(exchange_id("errs", 0, true, &clientid, &seq), NFS4ERR_NOT_ONLY_OP);
+	assert_int_equal(exchange_id("errs", 0x00010001u, false, &clientid, &seq), NFS4_OK);
+	/* RFC 8881 §18.36.3: undefined csa_flags INVAL, alone, a fore channel too small for SEQUENCE. */
+	assert_int_equal(create_session(clientid, seq, 0xf, 8192, 8192, false), NFS4ERR_INVAL);
+	assert_int_equal(create_session(clientid, seq, 0, 8192, 8192, true), NFS4ERR_NOT_ONLY_OP);
+	assert_int_equal(create_session(clientid, seq, 0, 20, 8192, false), NFS4ERR_TOOSMALL);
+	assert_int_equal(create_session(clientid, seq, 0, 8192, 0, false), NFS4ERR_TOOSMALL);
+	assert_int_equal(create_session(clientid, seq, 0, 8192, 8192, false), NFS4_OK);
+	/* RFC 8881 §18.50.3: DESTROY_CLIENTID alone without SEQUENCE. */
+	begin(ME, 1, 2);
+	op(OP_DESTROY_CLIENTID);
+	xdr_enc_u64(&t->req, clientid);
+	op(OP_RECLAIM_COMPLETE);
+	xdr_enc_u32(&t->req, 1);
+	assert_int_equal(run(&n), NFS4ERR_NOT_ONLY_OP);
+}
+
 /* errno -> nfsstat4 (nfs/common/errmap.c): v3's numbers where both name the error. */
 static void test_errno_map(void **state)
 {
@@ -717,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_walk_to_export),
 		cmocka_unit_test(test_in_export),
 		cmocka_unit_test(test_lookupp_and_access),
+		cmocka_unit_test(test_session_errors),
 		cmocka_unit_test(test_readdir),
 		cmocka_unit_test(test_secinfo_and_handles),
 		cmocka_unit_test(test_session_flow),
