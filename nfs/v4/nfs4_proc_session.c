@@ -22,7 +22,7 @@
 #define EXCHGID4_FLAG_MASK_A 0x40070103u
 /* RFC 8881 §18.36.1: csa_flags PERSIST, CONN_BACK_CHAN, CONN_RDMA. */
 #define CREATE_SESSION4_FLAG_MASK 0x7u
-/* RFC 8881 §18.36.3: a fore channel that cannot carry the smallest COMPOUND
+/* RFC 8881 §18.36.3: a channel that cannot carry the smallest COMPOUND
  * with SEQUENCE is NFS4ERR_TOOSMALL: an RPC call header without credentials
  * (40 bytes), COMPOUND4args with an empty tag (12), SEQUENCE4args (36);
  * a reply header (24), COMPOUND4res (12), SEQUENCE4res (44). */
@@ -115,7 +115,9 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 		return NFS4ERR_NOT_ONLY_OP;
 	if (a->flags & ~CREATE_SESSION4_FLAG_MASK)
 		return NFS4ERR_INVAL;
-	if (a->fore.maxrequestsize < NFS4_MIN_REQUEST || a->fore.maxresponsesize < NFS4_MIN_RESPONSE)
+	/* The back channel's too (CB_COMPOUND with CB_SEQUENCE is no smaller; pynfs CSESS29). */
+	if (a->fore.maxrequestsize < NFS4_MIN_REQUEST || a->fore.maxresponsesize < NFS4_MIN_RESPONSE ||
+	    a->back.maxrequestsize < NFS4_MIN_REQUEST || a->back.maxresponsesize < NFS4_MIN_RESPONSE)
 		return NFS4ERR_TOOSMALL;
 	/* RFC 8881 §8.3: a client whose lease ran out before it confirmed is gone (STALE_CLIENTID). */
 	nfs4_state_expire(&nfs4_st, now);
