@@ -11,6 +11,7 @@
  *   nfs4_proc_ns.c    the namespace: PUTROOTFH, LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
  *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
  *   nfs4_proc_dir.c   READDIR
+ *   nfs4_proc_verify.c VERIFY, NVERIFY
  *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
  *   nfs4_xdr_session.c  XDR of the session operations
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
@@ -178,6 +179,18 @@ struct nfs4_sequence_res {
 	struct nfs4_sequence_args args;
 	uint32_t highest, target;
 };
+
+/* ---- nfs4_proc_verify.c ---- */
+
+struct nfs4_verify_args {
+	struct nfs4_bitmap req;
+	bool unknown;        /* a bit beyond the words we keep was set */
+	const uint8_t *vals; /* attrlist4, in the request */
+	uint32_t len;
+};
+bool nfs4_verify_dec(struct nfs4_ctx *x, struct xdr_dec *d, void *args);
+uint32_t nfs4_verify_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_nverify_exec(struct nfs4_ctx *x, void *args, void *res);
 
 /* ---- nfs4_proc_dir.c ---- */
 

@@ -73,6 +73,11 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_getattr_args, struct nfs4_getattr_res, NFS4_OPF_CURFH),
 	NFS4_OP(OP_ACCESS, "ACCESS", nfs4_dec_access_op, nfs4_access_exec, nfs4_access_enc,
 		struct nfs4_access_args, struct nfs4_access_res, NFS4_OPF_CURFH),
+	/* RFC 8881 §18.31, §18.15 (nfs4_proc_verify.c). */
+	NFS4_OP(OP_VERIFY, "VERIFY", nfs4_verify_dec, nfs4_verify_exec, NULL, struct nfs4_verify_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_NVERIFY, "NVERIFY", nfs4_verify_dec, nfs4_nverify_exec, NULL, struct nfs4_verify_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
 	NFS4_OP(OP_READLINK, "READLINK", NULL, nfs4_readlink_exec, nfs4_readlink_enc, struct nfs4_none,
 		struct nfs4_readlink_res, NFS4_OPF_CURFH),
 	/* RFC 8881 §18.23 (nfs4_proc_dir.c): entries stream into the reply. */

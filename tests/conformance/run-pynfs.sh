@@ -71,6 +71,7 @@ for _ in $(seq 50); do
 	sleep 0.2
 done
 
+rev=$(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo ?)
 status=0
 for suite in $SUITES; do
 	case $suite in
@@ -85,7 +86,7 @@ for suite in $SUITES; do
 	# shellcheck disable=SC2086  # $minor is one option or none
 	(cd "$PYNFS/$suite" && timeout 1800 "$PYTHON" ./testserver.py "127.0.0.1:$PORT$path" $minor \
 		--json "$out.json" all > "$out.log" 2>&1)
-	echo "== $suite ($(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo ?), $(date -u +%F))"
+	echo "== $suite: $RNFSD (tree at $rev), $(date -u +%F)"
 	grep -E "^Command line|Of those:" "$out.log" | tail -2
 	"$PYTHON" - "$out.json" <<'PY' || status=1
 import json, sys

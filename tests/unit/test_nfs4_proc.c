@@ -695,6 +695,56 @@ static void test_session_flow(void **state)
 	assert_int_equal(run(&n), NFS4ERR_BADSESSION);
 }
 
+/* PUTFH data, LOOKUP file, then op with the fattr4 {bitmap words, values}. */
+static uint32_t verify_file(uint32_t opnum, const uint32_t *words, uint32_t nwords, const uint32_t *vals, uint32_t nvals)
+{
+	uint32_t n;
+
+	begin(ME, 0, 3);
+	op_putfh(&data_fh);
+	op_name(OP_LOOKUP, "file");
+	op(opnum);
+	xdr_enc_u32(&t->req, nwords);
+	for (uint32_t i = 0; i < nwords; i++)
+		xdr_enc_u32(&t->req, words[i]);
+	xdr_enc_u32(&t->req, nvals * 4);
+	for (uint32_t i = 0; i < nvals; i++)
+		xdr_enc_u32(&t->req, vals[i]);
+	return run(&n);
+}
+
+/* pynfs VF1-VF7, NVF1-NVF7: VERIFY / NVERIFY against what GETATTR says. */
+static void test_verify(void **state)
+{
+	const uint32_t type = 1u << FATTR4_TYPE, reg = NF4REG, dir = NF4DIR;
+	const uint32_t rdattr_error = 1u << FATTR4_RDATTR_ERROR, acl = 1u << FATTR4_ACL;
+	uint32_t far[32] = { 0 }, n;
+
+	(void)state;
+	data_root();
+	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &reg, 1), NFS4_OK);
+	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &dir, 1), NFS4ERR_NOT_SAME);
+	assert_int_equal(verify_file(OP_NVERIFY, &type, 1, &reg, 1), NFS4ERR_SAME);
+	assert_int_equal(verify_file(OP_NVERIFY, &type, 1, &dir, 1), NFS4_OK);
+	/* The values' length matters: a short or long attrlist is not the same. */
+	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &reg, 0), NFS4ERR_NOT_SAME);
+	/* RFC 8881 §18.31.3: rdattr_error INVAL, unsupported attributes ATTRNOTSUPP. */
+	assert_int_equal(verify_file(OP_VERIFY, &rdattr_error, 1, &reg, 1), NFS4ERR_INVAL);
+	assert_int_equal(verify_file(OP_NVERIFY, &acl, 1, &reg, 1), NFS4ERR_ATTRNOTSUPP);
+	far[31] = 1u << (1000 % 32);
+	assert_int_equal(verify_file(OP_VERIFY, far, 32, &reg, 1), NFS4ERR_ATTRNOTSUPP);
+	/* A truncated fattr4 is BADXDR. */
+	begin(ME, 0, 3);
+	op_putfh(&data_fh);
+	op_name(OP_LOOKUP, "file");
+	op(OP_VERIFY);
+	xdr_enc_u32(&t->req, 1);
+	xdr_enc_u32(&t->req, type);
+	xdr_enc_u32(&t->req, 8);
+	xdr_enc_u32(&t->req, reg);
+	assert_int_equal(run(&n), NFS4ERR_BADXDR);
+}
+
 /* EXCHANGE_ID with flags (and a second operation after it when extra). */
 static uint32_t exchange_id(const char *owner, uint32_t flags, bool extra, uint64_t *clientid, uint32_t *seq)
 {
@@ -793,6 +843,7 @@ int main(void)
 		cmocka_unit_test(test_in_export),
 		cmocka_unit_test(test_lookupp_and_access),
 		cmocka_unit_test(test_session_errors),
+		cmocka_unit_test(test_verify),
 		cmocka_unit_test(test_readdir),
 		cmocka_unit_test(test_secinfo_and_handles),
 		cmocka_unit_test(test_session_flow),
