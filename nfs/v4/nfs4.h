@@ -8,7 +8,7 @@
  *   nfs4_pseudo.c     the pseudo file system's namespace (pure)
  *   nfs4_call.c       one COMPOUND's service state: exports, handles -> objects
  *   nfs4_proc_fh.c    filehandle operations (PUTFH, GETFH, SAVEFH, RESTOREFH)
- *   nfs4_proc_ns.c    the namespace: PUTROOTFH, LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
+ *   nfs4_proc_ns.c    the namespace: PUTROOTFH (and PUTPUBFH), LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
  *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
  *   nfs4_proc_dir.c   READDIR
  *   nfs4_proc_verify.c VERIFY, NVERIFY

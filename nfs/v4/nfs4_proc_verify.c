@@ -40,6 +40,9 @@ static uint32_t nfs4_verify_compare(struct nfs4_ctx *x, const struct nfs4_verify
 
 	/* RFC 8881 §18.31.3: an attribute the server does not support is
 	 * ATTRNOTSUPP; rdattr_error (only meaningful in READDIR) is INVAL. */
+	/* §18.7.3 as for GETATTR: a write-only attribute (time_*_set) is INVAL. */
+	if (!nfs4_attr_req_ok(&a->req))
+		return NFS4ERR_INVAL;
 	nfs4_attr_supported(x->minorversion, &sup);
 	for (unsigned i = 0; i < NFS4_BITMAP_WORDS; i++)
 		if (a->req.w[i] & ~sup.w[i])

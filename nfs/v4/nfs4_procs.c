@@ -59,6 +59,8 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	NFS4_OP(OP_RESTOREFH, "RESTOREFH", NULL, nfs4_restorefh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
 	/* RFC 8881 §18.21, §18.13, §18.14, §18.29, §18.45: the namespace (nfs4_proc_ns.c). */
 	NFS4_OP(OP_PUTROOTFH, "PUTROOTFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	/* RFC 7530 §16.20, RFC 8881 §18.20: the public filehandle is the root of the pseudo file system (as knfsd). */
+	NFS4_OP(OP_PUTPUBFH, "PUTPUBFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
 	NFS4_OP(OP_LOOKUP, "LOOKUP", nfs4_dec_name_args_op, nfs4_lookup_exec, NULL, struct nfs4_name_args,
 		struct nfs4_none, NFS4_OPF_CURFH),
 	NFS4_OP(OP_LOOKUPP, "LOOKUPP", NULL, nfs4_lookupp_exec, NULL, struct nfs4_none, struct nfs4_none,

@@ -745,6 +745,39 @@ static void test_verify(void **state)
 	assert_int_equal(run(&n), NFS4ERR_BADXDR);
 }
 
+/* pynfs PUB1, RDDR7, VF5/NVF5: PUTPUBFH is PUTROOTFH; READDIR of an empty
+ * directory with a maxcount below the empty reply (16 bytes) is TOOSMALL;
+ * VERIFY of a write-only attribute is INVAL. */
+static void test_pynfs_corners(void **state)
+{
+	const uint32_t access_set[2] = { 0, 1u << (48 - 32) }, zero_val = 0;
+	const uint8_t zero[8] = { 0 };
+	struct nfs_fh root, pub;
+	uint32_t n;
+
+	(void)state;
+	data_root();
+	for (uint32_t putop = OP_PUTPUBFH; putop <= OP_PUTROOTFH; putop++) {
+		begin(ME, 0, 2);
+		op(putop);
+		op(OP_GETFH);
+		assert_int_equal(run(&n), NFS4_OK);
+		res(putop, NFS4_OK);
+		res_fh(putop == OP_PUTPUBFH ? &pub : &root);
+	}
+	assert_int_equal(pub.len, root.len);
+	assert_memory_equal(pub.data, root.data, root.len);
+	for (uint32_t max = 0; max <= 16; max += max < 15 ? 15 : 1) {
+		begin(ME, 0, 3);
+		op_putfh(&data_fh);
+		op_name(OP_LOOKUP, "dir");
+		op_readdir(0, zero, max);
+		assert_int_equal(run(&n), max < 16 ? NFS4ERR_TOOSMALL : NFS4_OK);
+	}
+	assert_int_equal(verify_file(OP_VERIFY, access_set, 2, &zero_val, 1), NFS4ERR_INVAL);
+	assert_int_equal(verify_file(OP_NVERIFY, access_set, 2, &zero_val, 1), NFS4ERR_INVAL);
+}
+
 /* EXCHANGE_ID with flags (and a second operation after it when extra). */
 static uint32_t exchange_id(const char *owner, uint32_t flags, bool extra, uint64_t *clientid, uint32_t *seq)
 {
@@ -844,6 +877,7 @@ int main(void)
 		cmocka_unit_test(test_lookupp_and_access),
 		cmocka_unit_test(test_session_errors),
 		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_pynfs_corners),
 		cmocka_unit_test(test_readdir),
 		cmocka_unit_test(test_secinfo_and_handles),
 		cmocka_unit_test(test_session_flow),
