@@ -21,7 +21,7 @@ def compound(minor, ops, tag=b'seed', numops=None, ctl=0x10):
 
 OP = dict(CREATE_SESSION=43, DESTROY_SESSION=44, DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, ACCESS=3, GETATTR=9, GETFH=10, LOOKUP=15, LOOKUPP=16, PUTFH=22, PUTROOTFH=24,
           READDIR=26, READLINK=27, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
-          SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35)
+          SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35, VERIFY=37, NVERIFY=17, PUTPUBFH=23)
 
 def op(name, args=b''):
     return u32(OP[name]) + args
@@ -61,6 +61,10 @@ seeds = {
     'destroy': compound(1, [op('DESTROY_SESSION', b'S' * 16)]) + b'',
     'destroy_clientid': compound(1, [op('DESTROY_CLIENTID', u64(5))]),
     'reclaim_complete': compound(1, [op('SEQUENCE', b's' * 16 + u32(1, 0, 0, 1)), op('RECLAIM_COMPLETE', u32(0))]),
+    'verify': compound(0, [op('PUTPUBFH'), op('VERIFY', u32(1, 2) + opaque(u32(2))),
+                           op('NVERIFY', bitmap + opaque(b'v' * 40)),
+                           op('VERIFY', u32(32) + u32(0) * 31 + u32(0x100) + opaque(b'')),
+                           op('VERIFY', u32(1, 2) + u32(0x7fffffff))]),
     'pseudo_root_v41': compound(1, [op('SEQUENCE'), op('PUTROOTFH'), op('SECINFO_NO_NAME', u32(1)),
                                     op('PUTROOTFH'), op('READDIR', u64(5) + b'\0' * 8 + u32(8, 8) + bitmap),
                                     op('GETFH')]),
