@@ -43,8 +43,8 @@ struct rnfsd_config {
 	unsigned drc_entries;         /* duplicate request cache size; default 4096 */
 	unsigned max_connections;     /* per transport; default 1024 */
 	bool nlm;                     /* serve NLM v4 (locks); default yes */
-	unsigned grace_period;        /* seconds after start in which only lock reclaims
-	                                 succeed (NLM; NFSv4 later shares it); default 0 */
+	unsigned grace_period;        /* seconds after start in which only NLM lock reclaims succeed: NLM's
+	                               * term of the grace clock it shares with NFSv4 (core/grace.h); default 0 */
 
 	/* [tcp] */
 	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];
