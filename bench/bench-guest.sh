@@ -3,7 +3,9 @@
 # fabric's own limit (perftest on rxe0, when rdma is benchmarked), then
 # REPEATS rounds; in each round knfsd, nfs-ganesha and rnfsd, in an order
 # rotated by one server per round, each on the same fresh tmpfs export with
-# the same export options and the same thread count, run the same jobs:
+# the same export options and the same thread count (and rnfsd-ceph: rnfsd
+# serving a CephFS export of a one-node cluster started in the guest for its
+# turn), run the same jobs:
 #   base rows     vers=3, per transport: 1 MiB sequential, 4 KiB random, metadata
 #   scaling rows  vers=3, per transport: 4 KiB random reads from 1, 4 and 16
 #                 client processes (fio numjobs), one call in flight each
@@ -152,10 +154,38 @@ ganesha_stop() {
 	return 1
 }
 
+# --- rnfsd-ceph: rnfsd serving a CephFS export ---------------------------------
+
+# The one-node cluster (tests/ceph/ceph-cluster.sh) runs only during this
+# server's turn, so that its daemons' CPU never weighs on the other servers'
+# figures; the export is CephFS's /cephexport, mounted at the same path by
+# the kernel's CephFS client for the bench's own file handling (guest-lib.sh).
+BENCH_LOCAL_EXPORT=
+rnfsd_ceph_start() {
+	BENCH_LOCAL_EXPORT=$EXPORT
+	EXPORT=/cephexport
+	ceph_cluster_start || return 1
+	use_ceph_export
+	EXPORT=/cephexport
+	server_start rnfsd
+}
+
+rnfsd_ceph_stop() {
+	local rc=0
+	SERVER=rnfsd
+	server_stop || rc=1
+	SERVER=rnfsd-ceph
+	ceph_cluster_stop
+	EXPORT=$BENCH_LOCAL_EXPORT
+	EXPORT_LINE_OPTS=$BENCH_EXPORT_LINE_OPTS RNFSD_CONF_EXTRA=
+	return $rc
+}
+
 bench_server_start() {
 	SERVER=$1
 	case $1 in
 	ganesha) ganesha_start;;
+	rnfsd-ceph) rnfsd_ceph_start; local rc=$?; SERVER=rnfsd-ceph; return $rc;;
 	*) server_start "$1";;
 	esac
 }
@@ -163,6 +193,7 @@ bench_server_start() {
 bench_server_stop() {
 	case $SERVER in
 	ganesha) ganesha_stop;;
+	rnfsd-ceph) rnfsd_ceph_stop;;
 	*) server_stop;;
 	esac
 }
@@ -171,7 +202,7 @@ bench_server_stop() {
 server_pid() {
 	case $SERVER in
 	ganesha) echo "$GANESHA_PID";;
-	rnfsd) rnfsd_pid;;
+	rnfsd|rnfsd-ceph) rnfsd_pid;;
 	esac
 }
 
@@ -201,6 +232,7 @@ else
 	guest_net tcp
 fi
 guest_export
+BENCH_EXPORT_LINE_OPTS=$EXPORT_LINE_OPTS
 RNFSD_RDMA=auto
 echo "@@ INFO transports=$BENCH_TRANSPORTS servers=$BENCH_SERVERS repeats=$REPEATS runtime=${RUNTIME}s ramp=${RAMP}s file=${FILE_MB}MiB meta_files=$META_FILES seq_qd=$SEQ_QD scaling=$SCALING threads=$THREADS mount_extra=${MOUNT_EXTRA:-none}"
 has_transport rdma && fabric_measure

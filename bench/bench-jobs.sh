@@ -205,7 +205,7 @@ bench_server() {
 	local server=$1 t
 	if ! bench_server_start "$server"; then
 		echo "@@ NOTE $server did not start"
-		[ "$server" = rnfsd ] && tail -n 50 "$RNFSD_LOG" | sed 's/^/   rnfsd| /'
+		case $server in rnfsd*) tail -n 50 "$RNFSD_LOG" | sed 's/^/   rnfsd| /';; esac
 		[ "$server" = ganesha ] && tail -n 50 "$GANESHA_LOG" | sed 's/^/   ganesha| /'
 		for t in ${BENCH_TRANSPORTS//,/ }; do na_rows "$t" "$server did not start" $BASE_JOBS $META_JOBS; done
 		bench_server_stop

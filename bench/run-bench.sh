@@ -2,7 +2,7 @@
 # run-bench.sh - knfsd, nfs-ganesha and rnfsd in one qemu guest boot.
 #
 #   run-bench.sh [--build-dir DIR] [--rnfsd BINARY] [--transports tcp,rdma]
-#                [--servers knfsd,ganesha,rnfsd] [--repeats N] [--runtime S]
+#                [--servers knfsd,ganesha,rnfsd[,rnfsd-ceph]] [--repeats N] [--runtime S]
 #                [--ramp S] [--scaling 1,4,16] [--timeout S] [--work DIR]
 #                [--mount-options OPTS]   (added to vers=3,proto=..,port=..,nolock;
 #                                          default rsize=524288,wsize=524288)
@@ -24,7 +24,7 @@ HERE=$(dirname "$(readlink -f "$0")")
 
 BUILD_DIR= RNFSD= WORK=
 TRANSPORTS=tcp,rdma
-SERVERS=knfsd,ganesha,rnfsd
+SERVERS=
 MOUNT_EXTRA=rsize=524288,wsize=524288
 REPEATS=3 RUNTIME=4 RAMP=1 SCALING=1,4,16
 TIMEOUT=
@@ -46,10 +46,23 @@ while [ $# -gt 0 ]; do
 	*) echo "run-bench.sh: unknown argument $1 (see --help)" >&2; exit 2;;
 	esac
 done
-# About 14 minutes of guest time per round at 5 s per job; room for a loaded host.
-TIMEOUT=${TIMEOUT:-$((900 + REPEATS * (600 + 180 * RUNTIME)))}
 
 vm_require_host || { echo "SKIP: $VM_SKIP_REASON"; exit 77; }
+BUILD_DIR=$(readlink -f "${BUILD_DIR:-$HERE/../build}")
+RNFSD=$(readlink -f "${RNFSD:-$BUILD_DIR/rnfsd}")
+[ -x "$RNFSD" ] || { echo "run-bench.sh: $RNFSD not built" >&2; exit 1; }
+# rnfsd-ceph (rnfsd serving CephFS from a one-node cluster in the guest) is
+# in the default set when rnfsd has the Ceph backend and Ceph's daemons are here.
+if [ -z "$SERVERS" ]; then
+	SERVERS=knfsd,ganesha,rnfsd
+	if ldd "$RNFSD" 2>/dev/null | grep -q libcephfs && command -v ceph-mon ceph-osd ceph-mds > /dev/null; then
+		SERVERS=$SERVERS,rnfsd-ceph
+	fi
+fi
+# About 14 minutes of guest time per round of three servers at 5 s per job,
+# plus ~2 minutes per round to start and stop the Ceph cluster; room for a loaded host.
+NSERVERS=$(echo "$SERVERS" | tr ',' '\n' | grep -c .)
+TIMEOUT=${TIMEOUT:-$((900 + REPEATS * NSERVERS * (200 + 60 * RUNTIME) + REPEATS * 150))}
 GANESHA_RDMA=no
 case ",$SERVERS," in
 *,ganesha,*)
@@ -58,9 +71,6 @@ case ",$SERVERS," in
 	[ "$GANESHA_RDMA_WHY" = yes ] && GANESHA_RDMA=yes
 	;;
 esac
-BUILD_DIR=$(readlink -f "${BUILD_DIR:-$HERE/../build}")
-RNFSD=$(readlink -f "${RNFSD:-$BUILD_DIR/rnfsd}")
-[ -x "$RNFSD" ] || { echo "run-bench.sh: $RNFSD not built" >&2; exit 1; }
 WORK=${WORK:-$BUILD_DIR/bench-work}
 mkdir -p "$WORK"
 vm_initramfs "$WORK/cache" || { echo "run-bench.sh: could not build the initramfs" >&2; exit 1; }

@@ -21,7 +21,8 @@ def compound(minor, ops, tag=b'seed', numops=None, ctl=0x10):
 
 OP = dict(CREATE_SESSION=43, DESTROY_SESSION=44, DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, ACCESS=3, GETATTR=9, GETFH=10, LOOKUP=15, LOOKUPP=16, PUTFH=22, PUTROOTFH=24,
           READDIR=26, READLINK=27, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
-          SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35, VERIFY=37, NVERIFY=17, PUTPUBFH=23)
+          SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35, CREATE=6, LINK=11, NVERIFY=17, OPENATTR=19,
+          PUTPUBFH=23, REMOVE=28, RENAME=29, SETATTR=34, VERIFY=37)
 
 def op(name, args=b''):
     return u32(OP[name]) + args
@@ -61,14 +62,37 @@ seeds = {
     'destroy': compound(1, [op('DESTROY_SESSION', b'S' * 16)]) + b'',
     'destroy_clientid': compound(1, [op('DESTROY_CLIENTID', u64(5))]),
     'reclaim_complete': compound(1, [op('SEQUENCE', b's' * 16 + u32(1, 0, 0, 1)), op('RECLAIM_COMPLETE', u32(0))]),
-    'verify': compound(0, [op('PUTPUBFH'), op('VERIFY', u32(1, 2) + opaque(u32(2))),
-                           op('NVERIFY', bitmap + opaque(b'v' * 40)),
-                           op('VERIFY', u32(32) + u32(0) * 31 + u32(0x100) + opaque(b'')),
-                           op('VERIFY', u32(1, 2) + u32(0x7fffffff))]),
     'pseudo_root_v41': compound(1, [op('SEQUENCE'), op('PUTROOTFH'), op('SECINFO_NO_NAME', u32(1)),
                                     op('PUTROOTFH'), op('READDIR', u64(5) + b'\0' * 8 + u32(8, 8) + bitmap),
                                     op('GETFH')]),
 }
+# The fattr4 a client sets, alone after the control byte (fuzz_nfs4_compound
+# also decodes its input with nfs4_sattr_dec): every settable attribute; a
+# read-only one; an owner name; a bad settime4.
+sattr_vals = (u64(4096) + u32(0o644) + opaque(b'1000') + opaque(b'root@localdomain')
+              + u32(1) + u64(1700000000) + u32(5) + u32(0))
+seeds['sattr_all'] = b'\x10' + u32(2, 1 << 4, (1 << 1) | (1 << 4) | (1 << 5) | (1 << 16) | (1 << 22)) + opaque(sattr_vals)
+seeds['sattr_readonly'] = b'\x10' + u32(1, 1 << 3) + opaque(u64(1))
+seeds['sattr_badtime'] = b'\x10' + u32(2, 0, 1 << 16) + opaque(u32(7))
+seeds['sattr_owner_name'] = b'\x10' + u32(2, 0, 1 << 4) + opaque(opaque(b'nobody@localdomain'))
+# The namespace-changing operations (nfs4_proc_mod.c) on the pseudo root
+# (ROFS there), with their argument shapes: every createtype4 arm,
+# createattrs, stateid + fattr4, VERIFY's raw fattr4.
+mode_attr = u32(2, 0, 1 << 1) + opaque(u32(0o755))
+seeds['create_types'] = compound(0, [op('PUTROOTFH'), op('CREATE', u32(2) + opaque(b'd') + mode_attr),
+                                     op('CREATE', u32(5) + opaque(b'target') + opaque(b'l') + mode_attr),
+                                     op('CREATE', u32(4, 1, 3) + opaque(b'c') + mode_attr),
+                                     op('CREATE', u32(7) + opaque(b'f') + u32(0) + opaque(b''))])
+seeds['create_badattr'] = compound(0, [op('PUTPUBFH'), op('CREATE', u32(2) + opaque(b'd') + u32(1, 1 << 12) + opaque(b''))])
+seeds['setattr'] = compound(0, [op('PUTROOTFH'), op('SETATTR', u32(0) + b'\0' * 12 + u32(2, 1 << 4, 1 << 1)
+                                                   + opaque(u64(5) + u32(0o600)))])
+seeds['setattr_short'] = compound(0, [op('PUTROOTFH'), op('SETATTR', u32(0) + b'\0' * 12 + u32(1, 1 << 4) + opaque(u32(1)))])
+seeds['verify'] = compound(0, [op('PUTROOTFH'), op('VERIFY', u32(1, 1 << 1) + opaque(u32(2))),
+                               op('NVERIFY', u32(1, 1 << 1) + opaque(u32(2))), op('OPENATTR', u32(0))])
+seeds['rename_link_remove'] = compound(0, [op('PUTROOTFH'), op('SAVEFH'), op('RENAME', opaque(b'a') + opaque(b'b')),
+                                           op('LINK', opaque(b'c')), op('REMOVE', opaque(b'd'))])
+# SETATTR failing as the only result still carries attrsset (found by libFuzzer).
+seeds['setattr_error_body'] = compound(0, [op('SETATTR', u32(0x20000) + u32(0x40, 0, 0) + u32(0))])
 os.makedirs('corpus/nfs4_compound', exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join('corpus/nfs4_compound', name), 'wb') as f:

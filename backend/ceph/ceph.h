@@ -63,6 +63,29 @@ struct ceph_file {
 	bool writable;      /* opened O_RDWR */
 };
 
+/*
+ * A device number as CephFS stores it: the Linux kernel's internal dev_t
+ * (major << 20 | minor), which is what ceph-fuse (new_decode_dev at mknod,
+ * new_encode_dev at getattr) and the kernel client (i_rdev raw) read and
+ * write, not glibc's makedev() layout: with makedev a device 1,3 made
+ * through rnfsd shows as 0,259 to every other CephFS client.
+ */
+#define CEPH_RDEV_MINOR_BITS 20u
+static inline uint64_t ceph_rdev_make(uint32_t major, uint32_t minor)
+{
+	return (uint64_t)(major & 0xfffu) << CEPH_RDEV_MINOR_BITS | (minor & 0xfffffu);
+}
+
+static inline uint32_t ceph_rdev_major(uint64_t rdev)
+{
+	return (uint32_t)(rdev >> CEPH_RDEV_MINOR_BITS) & 0xfffu;
+}
+
+static inline uint32_t ceph_rdev_minor(uint64_t rdev)
+{
+	return (uint32_t)rdev & 0xfffffu;
+}
+
 static inline struct ceph_fs *ceph_fs(struct be_fs *fs)
 {
 	return (struct ceph_fs *)fs;

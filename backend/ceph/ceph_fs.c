@@ -86,8 +86,8 @@ void ceph_attr_from_statx(const struct ceph_fs *cf, struct be_attr *a, const str
 	a->gid = stx->stx_gid;
 	a->size = stx->stx_size;
 	a->space_used = stx->stx_blocks * 512u;
-	a->rdev_major = major(stx->stx_rdev);
-	a->rdev_minor = minor(stx->stx_rdev);
+	a->rdev_major = ceph_rdev_major(stx->stx_rdev);
+	a->rdev_minor = ceph_rdev_minor(stx->stx_rdev);
 	a->fsid_major = cf->fsid;
 	a->fsid_minor = stx->stx_dev; /* the snapshot: each is its own file system to clients */
 	a->fileid = stx->stx_ino;

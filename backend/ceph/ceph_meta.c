@@ -17,7 +17,6 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/statvfs.h>
-#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
 
@@ -246,7 +245,7 @@ static int ceph_make(struct ceph_fs *cf, UserPerm *perm, struct Inode *dir, cons
 		     const struct be_create *c, struct Inode **out, struct ceph_statx *stx, bool *existed)
 {
 	mode_t mode = c->sa.mask & BE_SET_MODE ? c->sa.mode & 07777 : 0;
-	dev_t rdev = makedev(c->rdev_major, c->rdev_minor);
+	dev_t rdev = (dev_t)ceph_rdev_make(c->rdev_major, c->rdev_minor);
 
 	switch (c->type) {
 	case BE_REG:

@@ -29,6 +29,14 @@ static struct rpc_program nfs34_program;
 
 static int nfs4_register(const struct rnfsd_config *cfg)
 {
+	/* RFC 8881 §5.9: owner strings, numeric or name@domain (rnfsd.conf(5) [nfsv4] idmap). */
+	if (strcmp(cfg->nfsv4_idmap, "numeric") != 0 && strcmp(cfg->nfsv4_idmap, "names") != 0) {
+		log_err("nfs: [nfsv4] idmap = %s: expected numeric or names", cfg->nfsv4_idmap);
+		return -1;
+	}
+	nfs4_owner_config(strcmp(cfg->nfsv4_idmap, "names") == 0 ? NFS4_IDMAP_NAMES : NFS4_IDMAP_NUMERIC,
+			  strcmp(cfg->nfsv4_domain, "-") ? cfg->nfsv4_domain : NULL);
+	log_info("nfs: NFSv4 owners %s (domain %s)", cfg->nfsv4_idmap, nfs4_owner_domain());
 	nfs34_versions[0] = nfs3_program.versions[0];
 	nfs34_versions[1] = nfs4_version;
 	nfs34_program = nfs3_program;

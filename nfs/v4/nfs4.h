@@ -5,13 +5,16 @@
  *   nfs4_xdr.c        decoders/encoders of the header and the operations' items
  *   nfs4_compound.c   the COMPOUND engine and its per-worker arena
  *   nfs4_attr.c       fattr4: supported attributes, bitmap4 x struct be_attr -> attrlist4
+ *   nfs4_sattr.c      the fattr4 a client sets -> struct be_sattr (SETATTR, CREATE, OPEN)
+ *   nfs4_owner.c      owner/owner_group strings <-> ids (numeric, name@domain)
  *   nfs4_pseudo.c     the pseudo file system's namespace (pure)
  *   nfs4_call.c       one COMPOUND's service state: exports, handles -> objects
  *   nfs4_proc_fh.c    filehandle operations (PUTFH, GETFH, SAVEFH, RESTOREFH)
  *   nfs4_proc_ns.c    the namespace: PUTROOTFH (and PUTPUBFH), LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
  *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
  *   nfs4_proc_dir.c   READDIR
- *   nfs4_proc_verify.c VERIFY, NVERIFY
+ *   nfs4_proc_mod.c   CREATE, LINK, REMOVE, RENAME, SETATTR, VERIFY, NVERIFY
+ *                     (nfs4_mod.h; XDR in nfs4_xdr_mod.c)
  *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
  *   nfs4_xdr_session.c  XDR of the session operations
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
@@ -27,6 +30,7 @@
 
 #include "nfs/v4/nfs4_attr.h"
 #include "nfs/v4/nfs4_compound.h"
+#include "nfs/v4/nfs4_owner.h"
 #include "nfs/v4/nfs4_pseudo.h"
 #include "nfs/v4/nfs4_xdr_session.h"
 #include "rpc/rpc.h"
@@ -179,18 +183,6 @@ struct nfs4_sequence_res {
 	struct nfs4_sequence_args args;
 	uint32_t highest, target;
 };
-
-/* ---- nfs4_proc_verify.c ---- */
-
-struct nfs4_verify_args {
-	struct nfs4_bitmap req;
-	bool unknown;        /* a bit beyond the words we keep was set */
-	const uint8_t *vals; /* attrlist4, in the request */
-	uint32_t len;
-};
-bool nfs4_verify_dec(struct nfs4_ctx *x, struct xdr_dec *d, void *args);
-uint32_t nfs4_verify_exec(struct nfs4_ctx *x, void *args, void *res);
-uint32_t nfs4_nverify_exec(struct nfs4_ctx *x, void *args, void *res);
 
 /* ---- nfs4_proc_dir.c ---- */
 

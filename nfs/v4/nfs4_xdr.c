@@ -22,12 +22,11 @@ bool nfs4_dec_compound_hdr(struct xdr_dec *d, struct nfs4_compound_hdr *h)
 
 /* RFC 8881 §3.3.7 bitmap4 = uint32_t<>: the count is checked against our
  * limit and the remaining bytes before any word is read. */
-bool nfs4_dec_bitmap_ext(struct xdr_dec *d, struct nfs4_bitmap *b, bool *beyond)
+bool nfs4_dec_bitmap(struct xdr_dec *d, struct nfs4_bitmap *b)
 {
 	uint32_t n, v;
 
 	memset(b, 0, sizeof(*b));
-	*beyond = false;
 	if (!xdr_dec_u32(d, &n) || n > NFS4_BITMAP_MAX || (size_t)n * 4u > xdr_dec_remaining(d))
 		return false;
 	for (uint32_t i = 0; i < n; i++) {
@@ -35,17 +34,8 @@ bool nfs4_dec_bitmap_ext(struct xdr_dec *d, struct nfs4_bitmap *b, bool *beyond)
 			return false;
 		if (i < NFS4_BITMAP_WORDS)
 			b->w[i] = v;
-		else if (v)
-			*beyond = true;
 	}
 	return true;
-}
-
-bool nfs4_dec_bitmap(struct xdr_dec *d, struct nfs4_bitmap *b)
-{
-	bool beyond;
-
-	return nfs4_dec_bitmap_ext(d, b, &beyond);
 }
 
 /* component4 = utf8str_cs = opaque<>: bounded by the message only; what the

@@ -62,8 +62,6 @@ struct nfs4_secinfo_nn_args {
 
 /* Decoders: true, or false when the bytes do not hold the item. */
 bool nfs4_dec_compound_hdr(struct xdr_dec *d, struct nfs4_compound_hdr *h);
-/* The same, *beyond set when a bit past the words kept is set (VERIFY: ATTRNOTSUPP). */
-bool nfs4_dec_bitmap_ext(struct xdr_dec *d, struct nfs4_bitmap *b, bool *beyond);
 bool nfs4_dec_bitmap(struct xdr_dec *d, struct nfs4_bitmap *b);
 bool nfs4_dec_name(struct xdr_dec *d, struct nfs4_name *n);
 bool nfs4_dec_putfh(struct xdr_dec *d, struct nfs4_putfh_args *a);

@@ -152,6 +152,44 @@ ROOT_SQUASH=0           # 1: the export squashes the client's root to 65534
 # it is world-writable, as an admin makes a root_squash export that root
 # clients write to (not sticky: the client's fs.protected_symlinks would then
 # refuse root to follow the squashed user's symlinks there).
+# A CephFS export (kernel-client.sh's ceph phase): a one-node cluster
+# (tests/ceph/ceph-cluster.sh) on the guest's loopback, its directory /export
+# mounted at $EXPORT by the kernel's own CephFS client (ms_mode=crc: the
+# cluster speaks msgr2 only), so checks that read "the server's disk" read
+# CephFS through a client independent of rnfsd; rnfsd serves the same CephFS
+# path with fs=ceph.
+CEPH_DIR=/var/lib/rnfsd-ceph
+ceph_cluster_start() {
+	local mon key
+	"$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../ceph/ceph-cluster.sh" start "$CEPH_DIR" > /dev/null ||
+		{ echo "the Ceph cluster did not start"; return 1; }
+	mon=$(awk '$1 == "mon_host" { sub("v2:", "", $3); print $3 }' "$CEPH_DIR/ceph.conf")
+	key=$(ceph-authtool -p -n client.admin "$CEPH_DIR/keyring")
+	modprobe ceph || { echo "modprobe ceph failed"; return 1; }
+	mkdir -p /cephroot "$EXPORT"
+	mount -i -t ceph "$mon:/" /cephroot -o "name=admin,secret=$key,ms_mode=crc" ||
+		{ echo "kernel ceph mount of / failed"; return 1; }
+	mkdir -p "/cephroot$EXPORT"
+	chmod 0755 "/cephroot$EXPORT"
+	umount /cephroot
+	mount -i -t ceph "$mon:$EXPORT" "$EXPORT" -o "name=admin,secret=$key,ms_mode=crc" ||
+		{ echo "kernel ceph mount of $EXPORT failed"; return 1; }
+}
+ceph_cluster_stop() {
+	if mountpoint -q "$EXPORT"; then umount "$EXPORT" || umount -l "$EXPORT"; fi
+	"$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../ceph/ceph-cluster.sh" stop "$CEPH_DIR" > /dev/null
+}
+# The variables of a CephFS export (set in the scenario's own shell).
+use_ceph_export() {
+	EXPORT=/export
+	EXPORTS_BUILTIN=0
+	ROOT_SQUASH=0
+	EXPORT_LINE_OPTS="rw,no_root_squash,insecure,fs=ceph"
+	RNFSD_CONF_EXTRA="[ceph]
+conf = $CEPH_DIR/ceph.conf
+keyring = $CEPH_DIR/keyring"
+}
+
 use_default_export() {
 	EXPORT=/srv/rnfsd
 	EXPORTS_BUILTIN=1
@@ -237,6 +275,8 @@ listen = 0.0.0.0:2049
 enable = ${RNFSD_RDMA:-$([ "$TRANSPORT" = rdma ] && echo yes || echo no)}
 listen = $ADDR:20049
 EOF
+	# more sections a scenario needs (e.g. [ceph]), verbatim
+	[ -z "${RNFSD_CONF_EXTRA:-}" ] || printf '%s\n' "$RNFSD_CONF_EXTRA" >> /etc/rnfsd/rnfsd.conf
 }
 
 # rnfsd runs in its own session (a check's timeout kills only the check)

@@ -4,7 +4,11 @@
 # yes) over TCP. NFSv4.1 and 4.2 mounts need EXCHANGE_ID, CREATE_SESSION,
 # SEQUENCE, RECLAIM_COMPLETE, PUTROOTFH, LOOKUP, GETATTR, SECINFO_NO_NAME,
 # ACCESS, READDIR: all built. Reading a file needs OPEN (not built), so the
-# read is reported (INFO), not checked, until it is. Run:
+# read is reported (INFO), not checked, until it is. The namespace
+# operations (ns41, ns42) need no OPEN: mkdir, ln -s, mkfifo, ln, chmod,
+# chown, touch -d, mv (in and across directories), rm, rmdir (ENOTEMPTY
+# first), each checked on the server's side of the export. Over TCP or RDMA
+# (--transport). Run:
 #   flock /var/tmp/rnfsd-vm.lock tests/vm/run-vm.sh --build-dir build nfs4-probe
 
 . "$(dirname "$(readlink -f "$0")")/guest-lib.sh"
@@ -20,8 +24,9 @@ check_mount41() {
 	echo hello > "$EXPORT/hello"
 	mkdir -p "$EXPORT/dir"
 	ln -sf hello "$EXPORT/link"
-	mount -t nfs -o vers=4.1,proto=tcp,port=2049 "$ADDR:$EXPORT" "$MNT" || fail "vers=4.1 mount failed"
+	mount -t nfs -o "vers=4.1,proto=$TRANSPORT,port=$NFS_PORT" "$ADDR:$EXPORT" "$MNT" || fail "vers=4.1 mount failed"
 	grep " $MNT nfs4 " /proc/mounts || fail "not an nfs4 mount"
+	grep " $MNT nfs4 .*proto=$TRANSPORT" /proc/mounts || fail "not over $TRANSPORT: $(grep " $MNT " /proc/mounts)"
 }
 
 check_list41() {
@@ -33,27 +38,67 @@ check_list41() {
 }
 
 
+# The namespace operations on vers=4.$1 (CREATE, LINK, SETATTR, RENAME,
+# REMOVE), each seen on the server.
+check_ns() {
+	local d=$MNT/ns$1 s=$EXPORT/ns$1 when
+	mkdir "$d" || fail "mkdir"
+	[ -d "$s" ] || fail "mkdir: not on the server"
+	mkdir "$d/sub" && ln -s target "$d/sym" && mkfifo "$d/fifo" || fail "mkdir/ln -s/mkfifo"
+	[ "$(readlink "$s/sym")" = target ] || fail "symlink on the server: $(readlink "$s/sym")"
+	[ -p "$s/fifo" ] || fail "fifo on the server"
+	chmod 0705 "$d/sub" || fail "chmod"
+	[ "$(stat -c %a "$s/sub")" = 705 ] || fail "chmod on the server: $(stat -c %a "$s/sub")"
+	chown 1000:1001 "$d/sub" || fail "chown"
+	[ "$(stat -c %u:%g "$s/sub")" = 1000:1001 ] || fail "chown on the server: $(stat -c %u:%g "$s/sub")"
+	[ "$(stat -c %u:%g "$d/sub")" = 1000:1001 ] || fail "owner as the client sees it: $(stat -c %u:%g "$d/sub")"
+	touch -d '2001-02-03 04:05:06' "$d/sub" || fail "touch -d"
+	when=$(date -d '2001-02-03 04:05:06' +%s)
+	[ "$(stat -c %Y "$s/sub")" = "$when" ] || fail "touch -d on the server: $(stat -c %Y "$s/sub") != $when"
+	mv "$d/sub" "$d/sub2" && mkdir "$d/sub3" && mv "$d/sub2" "$d/sub3/" || fail "mv"
+	[ -d "$s/sub3/sub2" ] && [ ! -e "$s/sub" ] || fail "mv on the server"
+	echo data > "$s/f"
+	ln "$d/f" "$d/f2" || fail "ln"
+	[ "$(stat -c %h "$s/f")" = 2 ] || fail "ln on the server: $(stat -c %h "$s/f") links"
+	if rmdir "$d" 2>/dev/null; then fail "rmdir of a non-empty directory succeeded"; fi
+	rm "$d/sym" "$d/fifo" "$d/f2" "$d/f" && rmdir "$d/sub3/sub2" "$d/sub3" || fail "rm/rmdir"
+	rmdir "$d" || fail "rmdir"
+	[ ! -e "$s" ] || fail "rmdir: still on the server"
+}
+
+check_ns41() { check_ns 1; }
+
 check_umount41() {
 	umount "$MNT" || fail "umount"
 }
 
 check_mount42() {
-	mount -t nfs -o vers=4.2,proto=tcp,port=2049 "$ADDR:$EXPORT" "$MNT" || fail "vers=4.2 mount failed"
+	mount -t nfs -o "vers=4.2,proto=$TRANSPORT,port=$NFS_PORT" "$ADDR:$EXPORT" "$MNT" || fail "vers=4.2 mount failed"
+	grep " $MNT nfs4 .*vers=4.2.*proto=$TRANSPORT" /proc/mounts || fail "not 4.2 over $TRANSPORT: $(grep " $MNT " /proc/mounts)"
 	ls "$MNT" | grep -q hello || fail "listing"
+}
+
+check_ns42() { check_ns 2; }
+
+check_umount42() {
 	umount "$MNT" || fail "umount"
 }
 
 guest_base
-guest_net tcp
+guest_net "$TRANSPORT"
 guest_export
 if run_check server-start 60 server_start rnfsd &&
    run_check mount41 60 check_mount41; then
 	run_check list41 60 check_list41
+	run_check ns41 120 check_ns41
 	# Reading needs OPEN (not built): reported, not checked.
 	if [ "$(timeout 20 cat "$MNT/hello" 2>&1)" = hello ]; then echo "@@ INFO read41: works"
 	else echo "@@ INFO read41: fails (OPEN not built yet)"; fi
 	run_check umount41 30 check_umount41
-	run_check mount42 60 check_mount42
+	if run_check mount42 60 check_mount42; then
+		run_check ns42 120 check_ns42
+		run_check umount42 30 check_umount42
+	fi
 fi
 run_check server-alive 30 server_alive
 rnfsd_stop

@@ -3,7 +3,7 @@
 #
 #   run-vm.sh [--build-dir DIR] [--rnfsd BINARY] [--server rnfsd|knfsd]
 #             [--transport tcp|rdma] [--timeout S] [--work DIR]
-#             [--phases main,default] SCENARIO
+#             [--phases main,default,ceph] SCENARIO
 #
 # Boots the qemu guest (Debian 6.1 kernel, TCG, no NIC, the host's / read-only
 # so the build directory is at the same path) and runs tests/vm/SCENARIO.sh
@@ -15,9 +15,10 @@
 # RNFSD_VM_REQUIRED=1, then 1. On failure the console log is printed: it
 # ends with the guest's diagnostics (rnfsd log, dmesg).
 # --phases (kernel-client): which phases run, "main" (the insecure
-# no_root_squash export) and/or "default" (the server's default export); the
-# checks named default-* are expected only with "default", the others only
-# with "main". Default: both.
+# no_root_squash export), "default" (the server's default export) and/or
+# "ceph" (a CephFS export of a one-node cluster started in the guest); the
+# checks named default-* are expected only with "default", ceph-* only with
+# "ceph", the others only with "main". Default: main,default.
 
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--timeout) TIMEOUT=$2; shift 2;;
 	--work) WORK=$2; shift 2;;
 	--phases) PHASES=$2; shift 2;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0;;
+	-h|--help) sed -n '2,24p' "$0"; exit 0;;
 	-*) echo "run-vm.sh: unknown option $1" >&2; exit 2;;
 	*) break;;
 	esac
@@ -51,8 +52,8 @@ CHECKS=$HERE/$SCENARIO.checks
 [ -f "$GUEST" ] && [ -f "$CHECKS" ] || { echo "run-vm.sh: no $GUEST or $CHECKS" >&2; exit 2; }
 case $SERVER in rnfsd|knfsd) ;; *) echo "run-vm.sh: --server rnfsd|knfsd" >&2; exit 2;; esac
 case $TRANSPORT in tcp|rdma) ;; *) echo "run-vm.sh: --transport tcp|rdma" >&2; exit 2;; esac
-case ,$PHASES, in *,main,*|*,default,*) ;; *) echo "run-vm.sh: --phases main,default" >&2; exit 2;; esac
-phase_of() { case $1 in default-*) echo default;; *) echo main;; esac; }
+case ,$PHASES, in *,main,*|*,default,*|*,ceph,*) ;; *) echo "run-vm.sh: --phases main,default,ceph" >&2; exit 2;; esac
+phase_of() { case $1 in default-*) echo default;; ceph-*) echo ceph;; *) echo main;; esac; }
 
 skip() {
 	if [ "${RNFSD_VM_REQUIRED:-0}" = 1 ]; then
