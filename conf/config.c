@@ -78,6 +78,8 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RDMA, "buffer-pool", CONFIG_TYPE_SIZE, FIELD(rdma_buffer_pool), 0, 4 * MiB, 65536 * MiB },
 
 	{ CONFIG_SECTION_NFSV4, "enable", CONFIG_TYPE_BOOL, FIELD(nfsv4), 0, 0, 0 },
+	{ CONFIG_SECTION_NFSV4, "grace-time", CONFIG_TYPE_UINT, FIELD(nfsv4_grace_time), 0, 0, 3600 },
+	{ CONFIG_SECTION_NFSV4, "lease-time", CONFIG_TYPE_UINT, FIELD(nfsv4_lease_time), 0, 10, 3600 },
 	{ CONFIG_SECTION_NFSV4, "idmap", CONFIG_TYPE_NAME, FIELD(nfsv4_idmap), 0, 0, 16 },
 	{ CONFIG_SECTION_NFSV4, "domain", CONFIG_TYPE_NAME, FIELD(nfsv4_domain), 0, 0, 256 },
 
@@ -127,6 +129,8 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->rdma_buffer_pool = 256 * MiB;
 
 	cfg->nfsv4 = false; /* experimental: off until it serves the Linux client end to end */
+	cfg->nfsv4_grace_time = 90; /* RFC 8881 §8.4.2: at least one lease */
+	cfg->nfsv4_lease_time = 90;
 	snprintf(cfg->nfsv4_idmap, sizeof(cfg->nfsv4_idmap), "numeric");
 	snprintf(cfg->nfsv4_domain, sizeof(cfg->nfsv4_domain), "-");
 

@@ -43,8 +43,8 @@ struct rnfsd_config {
 	unsigned drc_entries;         /* duplicate request cache size; default 4096 */
 	unsigned max_connections;     /* per transport; default 1024 */
 	bool nlm;                     /* serve NLM v4 (locks); default yes */
-	unsigned grace_period;        /* seconds after start in which only lock reclaims
-	                                 succeed (NLM; NFSv4 later shares it); default 0 */
+	unsigned grace_period;        /* seconds after start in which only NLM lock reclaims succeed: NLM's
+	                               * term of the grace clock it shares with NFSv4 (core/grace.h); default 0 */
 
 	/* [tcp] */
 	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];
@@ -69,6 +69,9 @@ struct rnfsd_config {
 
 	/* [nfsv4] */
 	bool nfsv4;                   /* serve NFSv4 (experimental, incomplete); default no */
+	unsigned nfsv4_grace_time;    /* seconds of NFSv4 reclaims after a restart when clients of the
+	                               * previous boot were recorded; default 90, 0 (none) ..3600 */
+	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */
 	char nfsv4_domain[256];       /* name@domain's domain; "-" (default): the host's DNS domain */
 

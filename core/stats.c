@@ -260,6 +260,28 @@ static void json_rdma_mem(FILE *f)
 		(unsigned long long)ld(&m->waits), (unsigned long long)ld(&m->conn_registered));
 }
 
+/* "nfs4_operations" (COMPOUND's operations, not in the totals: COMPOUND is) and "nfs4". */
+static void json_nfs4(FILE *f)
+{
+	struct json_list ol = {.f = f, .first = true};
+	struct stats_nfs4 n = {0};
+
+	if (!stats_src.nfs4_state)
+		return;
+	stats_src.nfs4_state(&n);
+	fprintf(f, "  \"nfs4_operations\": [");
+	if (stats_src.nfs4_ops_foreach)
+		stats_src.nfs4_ops_foreach(json_proc, &ol);
+	fprintf(f, "%s],\n", ol.first ? "" : "\n  ");
+	fprintf(f, "  \"nfs4\": {\"clients\": %u, \"sessions\": %u, \"opens\": %llu, \"locks\": %llu"
+		   ", \"delegations\": %llu, \"recorded_clients\": %u, \"grace_left_s\": %.1f"
+		   ", \"reclaims\": %llu, \"grace_refused\": %llu, \"no_grace\": %llu},\n",
+		n.clients, n.sessions, (unsigned long long)n.opens, (unsigned long long)n.locks,
+		(unsigned long long)n.delegations, n.recorded_clients, (double)n.grace_left_ms / 1e3,
+		(unsigned long long)n.reclaims, (unsigned long long)n.grace_refused,
+		(unsigned long long)n.no_grace);
+}
+
 int stats_render_json(FILE *f)
 {
 	struct json_list jl = {.f = f, .first = true};
@@ -276,6 +298,7 @@ int stats_render_json(FILE *f)
 	if (stats_src.procs_foreach)
 		stats_src.procs_foreach(json_proc, &jl);
 	fprintf(f, "%s],\n", jl.first ? "" : "\n  ");
+	json_nfs4(f);
 	fprintf(f, "  \"totals\": {\"calls\": %llu, \"errors\": %llu, \"connections\": %u, \"tcp\": %u, \"rdma\": %u},\n",
 		(unsigned long long)jl.calls, (unsigned long long)jl.errors, total, tcp, rdma);
 	json_rdma_mem(f);

@@ -66,9 +66,22 @@ struct stats_proc {
 };
 typedef void (*stats_proc_cb)(const struct stats_proc *p, void *arg);
 
+/* NFSv4 state (nfs/v4/nfs4_stats.c), the "nfs4" object of the document. */
+struct stats_nfs4 {
+	unsigned clients, sessions;           /* client records (confirmed or not), sessions */
+	uint64_t opens, locks, delegations;   /* state counts (n4state) */
+	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
+	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
+	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */
+};
+
 struct stats_sources {
 	unsigned (*exports_count)(void);                        /* may be NULL */
 	void (*procs_foreach)(stats_proc_cb cb, void *arg);      /* may be NULL */
+	/* NFSv4 per-operation counters (program "nfs", version 4, proc: the
+	 * operation) and state; NULL when NFSv4 is not served. */
+	void (*nfs4_ops_foreach)(stats_proc_cb cb, void *arg);
+	void (*nfs4_state)(struct stats_nfs4 *out);
 };
 /* Main thread, before stats_server_start(). The struct is copied. */
 void stats_set_sources(const struct stats_sources *s);

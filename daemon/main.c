@@ -53,6 +53,7 @@
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
+#include "nfs/v4/nfs4_stats.h"
 #include "nlm/nlm.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_stats.h"
@@ -441,6 +442,7 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    memcmp(old->tcp_listen, cur->tcp_listen, sizeof(old->tcp_listen)) != 0 ||
 	    old->rdma != cur->rdma || strcmp(old->stats_socket, cur->stats_socket) != 0 ||
 	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind || old->nfsv4 != cur->nfsv4 ||
+	    old->nfsv4_grace_time != cur->nfsv4_grace_time || old->nfsv4_lease_time != cur->nfsv4_lease_time ||
 	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0)
 		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, socket or state settings take effect at the next start");
 }
@@ -519,6 +521,8 @@ static void stats_start(void)
 	const struct stats_sources src = {
 		.exports_count = nfs_exports_count,
 		.procs_foreach = rpc_stats_procs_foreach,
+		.nfs4_ops_foreach = d.cfg.nfsv4 ? nfs4_stats_ops_foreach : NULL,
+		.nfs4_state = d.cfg.nfsv4 ? nfs4_stats_state : NULL,
 	};
 	stats_set_sources(&src);
 	if (d.cfg.stats_socket[0])

@@ -298,12 +298,13 @@ static void fmt_duration(char *buf, size_t len, double s)
 		snprintf(buf, len, "%lus", t);
 }
 
-static void print_procedures(const struct json *doc)
+/* The entries of list key (procedures, or NFSv4 operations) that were called; col: the name's column. */
+static void print_procedures(const struct json *doc, const char *key, const char *col, int w)
 {
-	const struct json *procs = json_get(doc, "procedures");
+	const struct json *procs = json_get(doc, key);
 	unsigned shown = 0;
 
-	printf("%-8s %4s %-12s %10s %8s %10s %10s\n", "PROGRAM", "VERS", "PROCEDURE", "CALLS", "ERRORS",
+	printf("%-8s %4s %-*s %10s %8s %10s %10s\n", "PROGRAM", "VERS", w, col, "CALLS", "ERRORS",
 	       "MEAN(us)", "P99(us)");
 	for (size_t i = 0; procs && procs->type == JSON_ARR && i < procs->n; i++) {
 		const struct json *p = &procs->items[i];
@@ -313,13 +314,29 @@ static void print_procedures(const struct json *doc)
 		char p99s[24] = "-";
 		if (p99 && p99->type == JSON_NUM)
 			snprintf(p99s, sizeof(p99s), "%.1f", p99->num);
-		printf("%-8s %4.0f %-12s %10.0f %8.0f %10.1f %10s\n", json_text(p, "program"),
-		       json_num(p, "version"), json_text(p, "procedure"), json_num(p, "calls"),
+		printf("%-8s %4.0f %-*s %10.0f %8.0f %10.1f %10s\n", json_text(p, "program"),
+		       json_num(p, "version"), w, json_text(p, "procedure"), json_num(p, "calls"),
 		       json_num(p, "errors"), json_num(p, "latency_mean_us"), p99s);
 		shown++;
 	}
 	if (!shown)
 		printf("(no calls yet)\n");
+}
+
+/* NFSv4, when the daemon serves it: state counts, the grace period, then the operations. */
+static void print_nfs4(const struct json *doc)
+{
+	const struct json *n = json_get(doc, "nfs4");
+
+	if (!n || n->type != JSON_OBJ)
+		return;
+	printf("nfsv4: %.0f clients, %.0f sessions, %.0f opens, %.0f locks, %.0f delegations; %.0f clients recorded "
+	       "for restart recovery; grace period: %.0f s left (%.0f reclaims, %.0f GRACE, %.0f NO_GRACE)\n\n",
+	       json_num(n, "clients"), json_num(n, "sessions"), json_num(n, "opens"), json_num(n, "locks"),
+	       json_num(n, "delegations"), json_num(n, "recorded_clients"), json_num(n, "grace_left_s"),
+	       json_num(n, "reclaims"), json_num(n, "grace_refused"), json_num(n, "no_grace"));
+	print_procedures(doc, "nfs4_operations", "OPERATION", 20);
+	printf("\n");
 }
 
 static void print_connections(const struct json *doc)
@@ -391,8 +408,9 @@ static int print_table(const char *doc_text, size_t len)
 	       nconn, nconn == 1 ? "" : "s", json_num(tot, "tcp"), json_num(tot, "rdma"),
 	       json_num(tot, "calls"), json_num(tot, "errors"));
 	print_rdma_memory(&doc);
-	print_procedures(&doc);
+	print_procedures(&doc, "procedures", "PROCEDURE", 12);
 	printf("\n");
+	print_nfs4(&doc);
 	print_connections(&doc);
 	json_free(&doc);
 	return 0;

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/grace.h"
 #include "nlm/nlm_internal.h"
 #include "nlm/nlm_cb.h"
 #include "nlm/nlm_nsm.h"
@@ -50,7 +51,6 @@ static pthread_cond_t nlm_cond = PTHREAD_COND_INITIALIZER;
 static struct nlm_table nlm_tab;
 static bool nlm_running, nlm_stopping, nlm_kicked;
 static pthread_t nlm_thread;
-static struct timespec nlm_grace_end; /* CLOCK_MONOTONIC */
 static uint64_t nlm_seq;
 static char nlm_hostname[256];
 static uint32_t nlm_hostname_len;
@@ -145,13 +145,12 @@ static void nlm_file_close(struct nlm_file *nf)
 	memset(nf, 0, sizeof(*nf));
 }
 
+/* The server's one grace period (core/grace.h): NLM's own term ([rnfsd]
+ * grace-period) or NFSv4's (clients of the previous boot reclaiming), so a
+ * lock an NFSv4 client may reclaim is not granted to an NLM client first. */
 static bool nlm_in_grace(void)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec < nlm_grace_end.tv_sec ||
-	       (now.tv_sec == nlm_grace_end.tv_sec && now.tv_nsec < nlm_grace_end.tv_nsec);
+	return grace_clock_active(&grace_server, grace_now_ms());
 }
 
 static struct be_lock nlm_be_lock(bool exclusive, uint64_t offset, uint64_t length)
@@ -749,8 +748,7 @@ int nlm_start(struct loop *loop, unsigned grace_s)
 	if (gethostname(nlm_hostname, sizeof(nlm_hostname) - 1) != 0)
 		snprintf(nlm_hostname, sizeof(nlm_hostname), "rnfsd");
 	nlm_hostname_len = (uint32_t)strlen(nlm_hostname);
-	clock_gettime(CLOCK_MONOTONIC, &nlm_grace_end);
-	nlm_grace_end.tv_sec += grace_s;
+	grace_clock_hold(&grace_server, GRACE_NLM, grace_now_ms(), grace_s);
 	if (nlm_cb_init(loop, NLM_CB_SLOTS) != 0) {
 		nlm_table_free(&nlm_tab);
 		return -1;

@@ -13,6 +13,7 @@
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_recovery.h"
 #include "core/log.h"
 
 static void nfs_log_exports(const struct nfs_exports *t)
@@ -42,7 +43,9 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	nfs34_program.nversions = 2;
 	nfs34_program.versions = nfs34_versions;
 	log_warn("nfs: NFSv4 is experimental and incomplete ([nfsv4] enable = yes)");
+	nfs4_session_configure(cfg->nfsv4_lease_time);
 	nfs4_session_init();
+	nfs4_recovery_start(cfg->state_dir, cfg->nfsv4_grace_time);
 	return rpc_register_program(&nfs34_program);
 }
 
@@ -117,5 +120,6 @@ void nfs_service_shutdown(void)
 	nfs_exports_install(NULL);
 	mount3_list_release();
 	nfs4_session_release();
+	nfs4_recovery_stop();
 	be_shutdown();
 }

@@ -10,7 +10,7 @@
  *   nfs4_pseudo.c     the pseudo file system's namespace (pure)
  *   nfs4_call.c       one COMPOUND's service state: exports, handles -> objects
  *   nfs4_proc_fh.c    filehandle operations (PUTFH, GETFH, SAVEFH, RESTOREFH)
- *   nfs4_proc_ns.c    the namespace: PUTROOTFH, LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
+ *   nfs4_proc_ns.c    the namespace: PUTROOTFH (and PUTPUBFH), LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
  *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
  *   nfs4_proc_dir.c   READDIR
  *   nfs4_proc_mod.c   CREATE, LINK, REMOVE, RENAME, SETATTR, VERIFY, NVERIFY
@@ -18,6 +18,8 @@
  *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
  *   nfs4_xdr_session.c  XDR of the session operations
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
+ *   nfs4_recovery.c   stable client records (state_dir/nfs4-clients) and the grace period
+ *   nfs4_stats.c      per-operation counters and state gauges (stats socket, rnfsctl)
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
  * Experimental: the version is registered with the RPC layer (and rpcbind)
@@ -63,6 +65,7 @@ struct nfs4_svc {
 	bool seq_cachethis;
 	uint64_t clientid;
 	uint8_t replay[NFS4_STATE_MAX_CACHED];
+	uint8_t owner[NFS4_OWNER_MAX]; /* a client's co_ownerid, for its stable record (nfs4_recovery.h) */
 };
 
 /* An object a filehandle names. */
@@ -154,6 +157,9 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 
 /* ---- nfs4_proc_session.c ---- */
 
+/* [nfsv4] lease-time (before nfs4_session_init; 0: NFS4_LEASE_TIME) and what GETATTR announces. */
+void nfs4_session_configure(unsigned lease_s);
+uint32_t nfs4_lease_time(void);
 void nfs4_session_init(void);
 void nfs4_session_release(void);
 struct nfs4_state *nfs4_session_state(void);

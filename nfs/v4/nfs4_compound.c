@@ -15,8 +15,10 @@
  */
 #include <string.h>
 #include <threads.h>
+#include <time.h>
 
 #include "nfs/v4/nfs4_compound.h"
+#include "nfs/v4/nfs4_stats.h"
 
 /* Session-less operations that may open a 4.1 COMPOUND in place of SEQUENCE
  * (RFC 8881 §18.46.3, §2.6.3.1.1). */
@@ -172,6 +174,14 @@ static uint32_t nfs4_op_stream(struct nfs4_arena *a, struct xdr_dec *d, struct x
 	return status;
 }
 
+static uint64_t nfs4_stats_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The operations, one at a time, until one fails. Returns the last status; *nres results. */
 static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr_enc *e, uint32_t *nres)
 {
@@ -179,8 +189,9 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 	uint32_t status = NFS4_OK;
 
 	for (x->opidx = 0; x->opidx < x->numops; x->opidx++) {
-		uint32_t op, resop;
+		uint32_t op = OP_ILLEGAL, resop;
 		const struct nfs4_op *o = NULL;
+		uint64_t t0 = nfs4_stats_clock();
 
 		if (!xdr_dec_u32(d, &op)) {
 			/* The array is shorter than its count: BADXDR on a result that
@@ -199,6 +210,7 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 			status = nfs4_op_stream(a, d, e, o, resop);
 		else
 			status = nfs4_op_encode(a, e, o, resop, status);
+		nfs4_stats_op(op, status, nfs4_stats_clock() - t0);
 		(*nres)++;
 		if (status != NFS4_OK || x->replay)
 			break;

@@ -22,7 +22,9 @@
 #define NFS4_TAG_MAX 1024u   /* COMPOUND tag */
 #define NFS4_NAME_MAX 255u   /* component4 (maxname we announce) */
 #define NFS4_BITMAP_WORDS 3u /* bitmap4 words we keep (attributes 0..95) */
-#define NFS4_BITMAP_MAX 8u   /* bitmap4 words a client may send (extra words must be 0) */
+#define NFS4_BITMAP_MAX 64u  /* bitmap4 words a client may send (attributes 0..2047; RFC 8881 §3.3.7 sets no
+                              * limit, and an attribute we do not know is simply not returned: pynfs GATT4
+                              * asks for attribute 1000) */
 
 /* nfs_opnum4: RFC 7531 (3..39), RFC 8881 §16.2.1 (40..58), RFC 7863 (59..71). */
 enum nfs4_opnum {

@@ -156,8 +156,9 @@ uint32_t nfs4_readdir_exec(struct nfs4_ctx *x, void *args, void *res)
 		}
 		status = nfs4_rd_list(&st, &dir, &verf, &eof);
 	}
-	if (status == NFS4_OK && st.n == 0 && st.full)
-		status = NFS4ERR_TOOSMALL; /* §18.23.3: not even one entry fits */
+	/* §18.23.3: not even one entry fits, or not even the empty reply (pynfs RDDR7: maxcount 0). */
+	if (status == NFS4_OK && st.n == 0 && (st.full || (size_t)(st.e->p - st.start) + 8 > a->maxcount))
+		status = NFS4ERR_TOOSMALL;
 	if (status == NFS4_OK) {
 		memcpy(st.start, &verf, sizeof(verf));
 		xdr_enc_u32(st.e, 0); /* no more entries */

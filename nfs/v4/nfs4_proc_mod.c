@@ -16,6 +16,7 @@
 
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_mod.h"
+#include "nfs/v4/nfs4_recovery.h"
 
 /* CREATE's modes when the client sends none (as NFSv3's MKDIR/MKNOD). */
 #define NFS4_CREATE_DIR_MODE 0700u
@@ -160,6 +161,9 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = mod_name(&a->oldname, name);
 	if (status == NFS4_OK)
 		status = mod_writable(x->priv, &dir);
+	/* RFC 8881 §8.4.2: the object may carry state a client is yet to reclaim. */
+	if (status == NFS4_OK)
+		status = nfs4_grace_check(NFS4_GRACE_REMOVE, NULL, 0, false);
 	if (status != NFS4_OK) {
 		nfs4_obj_put(&dir);
 		return status;
@@ -208,6 +212,8 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = mod_same_fs(&from, &to);
 	if (status == NFS4_OK)
 		status = mod_writable(x->priv, &to);
+	if (status == NFS4_OK) /* RFC 8881 §8.4.2, as REMOVE */
+		status = nfs4_grace_check(NFS4_GRACE_RENAME, NULL, 0, false);
 	if (status == NFS4_OK) {
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);
 		/* §18.26.3: a directory over a non-directory or the reverse is EXIST. */
@@ -298,7 +304,9 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 			status = NFS4ERR_ISDIR;
 		else if (ob.attr.type != BE_REG)
 			status = NFS4ERR_INVAL;
-		else
+		else /* RFC 8881 §8.4.2: a size change may conflict with reclaimable locks */
+			status = nfs4_grace_check(NFS4_GRACE_SETATTR, NULL, 0, false);
+		if (status == NFS4_OK)
 			status = nfs4_setattr_size_stateid(x, a->sid_seqid, a->sid_other, &ob);
 	}
 	if (status == NFS4_OK && a->attrs.sa.mask)

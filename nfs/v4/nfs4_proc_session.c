@@ -15,9 +15,33 @@
 #include <sys/random.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_recovery.h"
+
+/* RFC 8881 §18.35.1: the eia_flags a client may set (undefined ones, and
+ * the server's CONFIRMED_R, are NFS4ERR_INVAL, §18.35.3; as knfsd). */
+#define EXCHGID4_FLAG_MASK_A 0x40070103u
+/* RFC 8881 §18.36.1: csa_flags PERSIST, CONN_BACK_CHAN, CONN_RDMA. */
+#define CREATE_SESSION4_FLAG_MASK 0x7u
+/* RFC 8881 §18.36.3: a channel that cannot carry the smallest COMPOUND
+ * with SEQUENCE is NFS4ERR_TOOSMALL: an RPC call header without credentials
+ * (40 bytes), COMPOUND4args with an empty tag (12), SEQUENCE4args (36);
+ * a reply header (24), COMPOUND4res (12), SEQUENCE4res (44). */
+#define NFS4_MIN_REQUEST (40u + 12u + 36u)
+#define NFS4_MIN_RESPONSE (24u + 12u + 44u)
 
 static struct nfs4_state nfs4_st;
 static bool nfs4_st_ready;
+static uint32_t nfs4_lease = NFS4_LEASE_TIME; /* [nfsv4] lease-time */
+
+void nfs4_session_configure(unsigned lease_s)
+{
+	nfs4_lease = lease_s ? lease_s : NFS4_LEASE_TIME;
+}
+
+uint32_t nfs4_lease_time(void)
+{
+	return nfs4_lease;
+}
 
 void nfs4_session_init(void)
 {
@@ -25,7 +49,8 @@ void nfs4_session_init(void)
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
-	nfs4_state_init(&nfs4_st, (uint32_t)time(NULL), seed, NFS4_LEASE_TIME);
+	nfs4_state_init(&nfs4_st, (uint32_t)time(NULL), seed, nfs4_lease);
+	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
 	nfs4_st_ready = true;
 }
 
@@ -49,12 +74,24 @@ static uint64_t nfs4_now(void)
 	return (uint64_t)ts.tv_sec;
 }
 
+/* RFC 8881 §18.35.3, §18.36.3, §18.50.3: EXCHANGE_ID, CREATE_SESSION and
+ * DESTROY_CLIENTID without a SEQUENCE before them must be alone in the COMPOUND. */
+static bool nfs4_not_only_op(const struct nfs4_ctx *x)
+{
+	const struct nfs4_svc *s = x->priv;
+
+	return !s->seq_new && x->numops > 1;
+}
+
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_exid_args *a = args;
 	uint64_t now = nfs4_now();
 
-	(void)x;
+	if (nfs4_not_only_op(x))
+		return NFS4ERR_NOT_ONLY_OP;
+	if (a->flags & ~EXCHGID4_FLAG_MASK_A)
+		return NFS4ERR_INVAL;
 	nfs4_state_expire(&nfs4_st, now);
 	return nfs4_exchange_id(&nfs4_st, a->verifier, a->owner, a->owner_len, a->flags, now, res);
 }
@@ -70,12 +107,28 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	struct nfs4_create_session_args *a = args;
 	struct nfs4_create_session_res *r = res;
+	struct nfs4_svc *s = x->priv;
+	uint32_t status, owner_len;
+	uint64_t now = nfs4_now();
 
-	(void)x;
+	if (nfs4_not_only_op(x))
+		return NFS4ERR_NOT_ONLY_OP;
+	if (a->flags & ~CREATE_SESSION4_FLAG_MASK)
+		return NFS4ERR_INVAL;
+	/* The back channel's too (CB_COMPOUND with CB_SEQUENCE is no smaller; pynfs CSESS29). */
+	if (a->fore.maxrequestsize < NFS4_MIN_REQUEST || a->fore.maxresponsesize < NFS4_MIN_RESPONSE ||
+	    a->back.maxrequestsize < NFS4_MIN_REQUEST || a->back.maxresponsesize < NFS4_MIN_RESPONSE)
+		return NFS4ERR_TOOSMALL;
+	/* RFC 8881 §8.3: a client whose lease ran out before it confirmed is gone (STALE_CLIENTID). */
+	nfs4_state_expire(&nfs4_st, now);
 	r->fore = a->fore;
 	r->back = a->back;
 	r->sequence = a->sequence;
-	return nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, nfs4_now(), r->sessionid);
+	status = nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, now, r->sessionid);
+	/* RFC 8881 §8.4.3: a confirmed client is recorded (stable) before it can hold state. */
+	if (status == NFS4_OK && nfs4_client_owner(&nfs4_st, a->clientid, s->owner, &owner_len))
+		nfs4_client_stable(s->owner, owner_len);
+	return status;
 }
 
 void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
@@ -157,7 +210,9 @@ uint32_t nfs4_destroy_clientid_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_clientid_args *a = args;
 
-	(void)x, (void)res;
+	(void)res;
+	if (nfs4_not_only_op(x))
+		return NFS4ERR_NOT_ONLY_OP;
 	return nfs4_destroy_clientid(&nfs4_st, a->clientid);
 }
 
@@ -166,10 +221,17 @@ uint32_t nfs4_reclaim_complete_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_reclaim_complete_args *a = args;
 	struct nfs4_svc *s = x->priv;
+	uint32_t status, owner_len;
 
 	(void)res;
 	if (!s->seq_new)
 		return NFS4ERR_OP_NOT_IN_SESSION;
 	/* rca_one_fs: per file system reclaim is over as soon as asked (no state to reclaim yet). */
-	return a->one_fs ? NFS4_OK : nfs4_reclaim_complete(&nfs4_st, s->clientid);
+	if (a->one_fs)
+		return NFS4_OK;
+	status = nfs4_reclaim_complete(&nfs4_st, s->clientid);
+	/* RFC 8881 §8.4.2: the grace period ends early once every previous client is done. */
+	if (status == NFS4_OK && nfs4_client_owner(&nfs4_st, s->clientid, s->owner, &owner_len))
+		nfs4_client_reclaimed(s->owner, owner_len);
+	return status;
 }

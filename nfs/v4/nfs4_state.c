@@ -39,6 +39,14 @@ static void client_free(struct nfs4_state *st, unsigned i)
 	st->clients[st->nclients] = NULL;
 }
 
+/* A client that goes for good (not replaced by a new incarnation): its stable record too. */
+static void client_forget(struct nfs4_state *st, unsigned i)
+{
+	if (st->gone && st->clients[i]->confirmed)
+		st->gone(st->clients[i]->owner, st->clients[i]->owner_len);
+	client_free(st, i);
+}
+
 void nfs4_state_release(struct nfs4_state *st)
 {
 	while (st->nclients)
@@ -366,7 +374,7 @@ uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid)
 			if (st->clients[i]->sessions[k])
 				status = NFS4ERR_CLIENTID_BUSY;
 		if (status == NFS4_OK)
-			client_free(st, (unsigned)i);
+			client_forget(st, (unsigned)i);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return status;
@@ -386,6 +394,31 @@ uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid)
 	}
 	pthread_mutex_unlock(&st->lock);
 	return status;
+}
+
+bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len)
+{
+	int i;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	if (i >= 0) {
+		*len = st->clients[i]->owner_len;
+		memcpy(owner, st->clients[i]->owner, *len);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return i >= 0;
+}
+
+void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessions)
+{
+	pthread_mutex_lock(&st->lock);
+	*clients = st->nclients;
+	*sessions = 0;
+	for (unsigned i = 0; i < st->nclients; i++)
+		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
+			*sessions += st->clients[i]->sessions[k] != NULL;
+	pthread_mutex_unlock(&st->lock);
 }
 
 static bool client_busy(const struct nfs4_client *c)
@@ -409,7 +442,7 @@ unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now)
 		/* RFC 8881 §8.3: a lease not renewed within lease_time ends; a
 		 * client with a request running is not expired under it. */
 		if (c->last_renew + st->lease < now && !client_busy(c)) {
-			client_free(st, i);
+			client_forget(st, i);
 			n++;
 		} else {
 			i++;

@@ -98,6 +98,9 @@ struct nfs4_state {
 	struct nfs4_client *clients[NFS4_STATE_MAX_CLIENTS];
 	unsigned nclients;
 	size_t cache_bytes; /* reply caches allocated */
+	/* Called (under the lock) for each confirmed client that expiry or
+	 * DESTROY_CLIENTID forgets: its stable record goes (nfs4_recovery.h). May be NULL. */
+	void (*gone)(const uint8_t *owner, uint32_t owner_len);
 };
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease);
@@ -149,6 +152,10 @@ void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONI
 uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE]);
 uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid);
 uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid);
+/* The owner (co_ownerid) of a client: true and *len set (owner holds NFS4_OWNER_MAX bytes), or false. */
+bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len);
+/* Client records and sessions now (statistics). */
+void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessions);
 /* Forget every client whose lease ran out before now (RFC 8881 §8.3). Returns how many. */
 unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now);
 

@@ -16,6 +16,12 @@ exports, state directory and stats socket. Scenarios:
           arguments, and libnfs's nfs-ls when installed), then checks
           rnfsctl's table and --json for those calls and for the open
           connection.
+  nfs4    with [nfsv4] enable: no previous clients, no grace; an NFSv4.1
+          client (raw EXCHANGE_ID, CREATE_SESSION) is counted (clients,
+          sessions, per-operation counters in --json and the table) and
+          recorded in state-dir/nfs4-clients; after a restart with
+          grace-time = 60 the server is in grace for that one client, and
+          its RECLAIM_COMPLETE ends the grace period early.
 """
 import json
 import os
@@ -376,10 +382,113 @@ def scenario_stats(d):
     d.stop()
 
 
+# ---- NFSv4.1 by hand (RFC 8881 §18.35, §18.36, §18.46, §18.51) ----
+
+def xdr_opaque(b):
+    return struct.pack(">I", len(b)) + b + b"\0" * (-len(b) % 4)
+
+
+def compound41(s, xid, ops):
+    """COMPOUND (tag "ops", minor version 1) of (opnum, args) pairs -> (status, results bytes)."""
+    args = xdr_opaque(b"ops") + struct.pack(">II", 1, len(ops))
+    for num, a in ops:
+        args += struct.pack(">I", num) + a
+    body = struct.pack(">IIIIII", xid, 0, 2, NFS_PROG, 4, 1) + struct.pack(">IIII", 0, 0, 0, 0) + args
+    s.sendall(struct.pack(">I", 0x80000000 | len(body)) + body)
+    data = b""
+    last = False
+    while not last:
+        (mark,) = struct.unpack(">I", recv_exact(s, 4))
+        last = bool(mark & 0x80000000)
+        data += recv_exact(s, mark & 0x7FFFFFFF)
+    # xid, REPLY, MSG_ACCEPTED, AUTH_NONE verifier (flavor, length 0), SUCCESS; COMPOUND4res
+    status, taglen = struct.unpack(">II", data[24:32])
+    off = 32 + ((taglen + 3) & ~3) + 4  # and the result count
+    return status, data[off:]
+
+
+OWNER = b"rnfsd-ops-test-client"
+
+
+def nfs4_session(s, xid):
+    """EXCHANGE_ID + CREATE_SESSION for OWNER; returns the session id."""
+    exid = b"verifier"
+    exid += xdr_opaque(OWNER) + struct.pack(">III", 0, 0, 0)  # flags, SP4_NONE, no impl id
+    st, res = compound41(s, xid, [(42, exid)])
+    if st != 0:
+        fail(f"EXCHANGE_ID: status {st}")
+    clientid, seq = struct.unpack(">QI", res[8:20])
+    chan = struct.pack(">IIIIIII", 0, 65536, 65536, 4096, 16, 8, 0)
+    cs = struct.pack(">QII", clientid, seq, 0) + chan + chan + struct.pack(">III", 0x40000000, 1, 0)
+    st, res = compound41(s, xid + 1, [(43, cs)])
+    if st != 0:
+        fail(f"CREATE_SESSION: status {st}")
+    return res[8:24]
+
+
+def nfs4_json(d):
+    doc = json.loads(rnfsctl(d, "--json"))
+    if "nfs4" not in doc:
+        fail(f"no nfs4 object in the stats document: {doc}")
+    return doc
+
+
+def scenario_nfs4(d):
+    d.write_conf("[nfsv4]\nenable = yes\n")
+    d.start()
+    d.wait_for("READY", "1")
+    doc = nfs4_json(d)
+    if doc["nfs4"]["grace_left_s"] != 0 or doc["nfs4"]["recorded_clients"] != 0:
+        fail(f"a first start has no previous clients, so no grace: {doc['nfs4']}")
+    s = socket.create_connection(("127.0.0.1", d.port))
+    nfs4_session(s, 100)
+    doc = nfs4_json(d)
+    n = doc["nfs4"]
+    if n["clients"] != 1 or n["sessions"] != 1 or n["recorded_clients"] != 1:
+        fail(f"client, session, record not counted: {n}")
+    ops = {o["procedure"]: o for o in doc["nfs4_operations"]}
+    if ops.get("EXCHANGE_ID", {}).get("calls") != 1 or ops.get("CREATE_SESSION", {}).get("calls") != 1:
+        fail(f"per-operation counters: {doc['nfs4_operations']}")
+    table = rnfsctl(d)
+    print(table, flush=True)
+    if "nfsv4: 1 clients, 1 sessions" not in table or not re.search(r"^nfs\s+4\s+CREATE_SESSION\s+1\s+0\s", table, re.M):
+        fail("no NFSv4 lines in the table")
+    s.close()
+    d.stop()
+    with open(os.path.join(d.dir, "state", "nfs4-clients"), "rb") as f:
+        rec = f.read()
+    if not rec.startswith(b"RN4CLI01") or OWNER not in rec:
+        fail(f"client not recorded: {rec!r}")
+
+    # Restart: the previous boot's client may reclaim; RECLAIM_COMPLETE ends the grace period early.
+    d.write_conf("[nfsv4]\nenable = yes\ngrace-time = 60\n")
+    d.start()
+    d.wait_for("READY", "1")
+    n = nfs4_json(d)["nfs4"]
+    if not 50 < n["grace_left_s"] <= 60 or n["recorded_clients"] != 1:
+        fail(f"no grace period for the recorded client: {n}")
+    if "grace period of 60 s for 1 client(s)" not in d.log_text():
+        fail("grace period not logged")
+    s = socket.create_connection(("127.0.0.1", d.port))
+    sid = nfs4_session(s, 200)
+    seq = sid + struct.pack(">IIII", 1, 0, 0, 0)  # sequenceid 1, slot 0, highest 0, no cache
+    st, _ = compound41(s, 300, [(53, seq), (58, struct.pack(">I", 0))])
+    if st != 0:
+        fail(f"SEQUENCE + RECLAIM_COMPLETE: status {st}")
+    n = nfs4_json(d)["nfs4"]
+    if n["grace_left_s"] != 0:
+        fail(f"RECLAIM_COMPLETE of the only previous client did not end the grace period: {n}")
+    if "every client of the previous boot sent RECLAIM_COMPLETE" not in d.log_text():
+        fail("the early end is not logged")
+    s.close()
+    d.stop()
+
+
 def main():
     d = Daemon()
     try:
-        {"notify": scenario_notify, "reload": scenario_reload, "stats": scenario_stats}[SCENARIO](d)
+        {"notify": scenario_notify, "reload": scenario_reload, "stats": scenario_stats,
+         "nfs4": scenario_nfs4}[SCENARIO](d)
     finally:
         if d.proc is not None:
             print("---- rnfsd log ----\n" + d.log_text(), flush=True)

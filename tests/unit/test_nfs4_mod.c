@@ -27,6 +27,7 @@
 
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_recovery.h"
 #include "test_nfs_harness.h"
 
 #define ME "127.0.0.1"
@@ -758,6 +759,40 @@ static void test_squash(void **state)
 	assert_int_equal(st.st_gid, 65534);
 }
 
+/* RFC 8881 §8.4.2 (nfs4_recovery.h): while a client of the previous boot may
+ * reclaim, REMOVE, RENAME and a size change get NFS4ERR_GRACE; after its
+ * RECLAIM_COMPLETE they work again. The grace period comes from a record file
+ * in a temporary state directory. */
+static void test_grace(void **state)
+{
+	char dir[] = "/var/tmp/test_nfs4_mod_grace.XXXXXX", path[PATH_MAX];
+	uint8_t v[8] = { 0, 0, 0, 0, 0, 0, 0, 3 };
+	uint32_t s0, s1;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, NFS4_REC_FILE);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fwrite(NFS4_REC_MAGIC "A\0\3old", 1, 8 + 6, f);
+	fclose(f);
+	sh("cd %s && echo 0123456789 > graced", exp_rw);
+	assert_int_equal(nfs4_recovery_start(dir, 60), 60);
+	assert_int_equal(remove_(&fh_rw, "graced"), NFS4ERR_GRACE);
+	assert_int_equal(rename_(&fh_rw, "graced", &fh_rw, "graced2"), NFS4ERR_GRACE);
+	assert_int_equal(setattr(&fh_rw, "graced", 0, 0, 1u << FATTR4_SIZE, 0, v, 8, &s0, &s1), NFS4ERR_GRACE);
+	assert_int_equal(setattr(&fh_rw, "graced", 0, 0, 0, 1u << (FATTR4_MODE - 32), v + 4, 4, &s0, &s1), NFS4_OK);
+	nfs4_client_stable((const uint8_t *)"old", 3);
+	nfs4_client_reclaimed((const uint8_t *)"old", 3);
+	assert_int_equal(setattr(&fh_rw, "graced", 0, 0, 1u << FATTR4_SIZE, 0, v, 8, &s0, &s1), NFS4_OK);
+	assert_int_equal(rename_(&fh_rw, "graced", &fh_rw, "graced2"), NFS4_OK);
+	assert_int_equal(remove_(&fh_rw, "graced2"), NFS4_OK);
+	nfs4_recovery_stop();
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -765,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_remove),   cmocka_unit_test(test_rename),       cmocka_unit_test(test_link),
 		cmocka_unit_test(test_setattr),  cmocka_unit_test(test_verify),       cmocka_unit_test(test_pubfh_openattr),
 		cmocka_unit_test(test_squash),  cmocka_unit_test(test_supported_settable),
+		cmocka_unit_test(test_grace),
 		cmocka_unit_test(test_owner_names),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

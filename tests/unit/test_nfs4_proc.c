@@ -695,6 +695,164 @@ static void test_session_flow(void **state)
 	assert_int_equal(run(&n), NFS4ERR_BADSESSION);
 }
 
+/* PUTFH data, LOOKUP file, then op with the fattr4 {bitmap words, values}. */
+static uint32_t verify_file(uint32_t opnum, const uint32_t *words, uint32_t nwords, const uint32_t *vals, uint32_t nvals)
+{
+	uint32_t n;
+
+	begin(ME, 0, 3);
+	op_putfh(&data_fh);
+	op_name(OP_LOOKUP, "file");
+	op(opnum);
+	xdr_enc_u32(&t->req, nwords);
+	for (uint32_t i = 0; i < nwords; i++)
+		xdr_enc_u32(&t->req, words[i]);
+	xdr_enc_u32(&t->req, nvals * 4);
+	for (uint32_t i = 0; i < nvals; i++)
+		xdr_enc_u32(&t->req, vals[i]);
+	return run(&n);
+}
+
+/* pynfs VF1-VF7, NVF1-NVF7: VERIFY / NVERIFY against what GETATTR says. */
+static void test_verify(void **state)
+{
+	const uint32_t type = 1u << FATTR4_TYPE, reg = NF4REG, dir = NF4DIR;
+	const uint32_t rdattr_error = 1u << FATTR4_RDATTR_ERROR, acl = 1u << FATTR4_ACL;
+	uint32_t far[32] = { 0 }, n;
+
+	(void)state;
+	data_root();
+	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &reg, 1), NFS4_OK);
+	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &dir, 1), NFS4ERR_NOT_SAME);
+	assert_int_equal(verify_file(OP_NVERIFY, &type, 1, &reg, 1), NFS4ERR_SAME);
+	assert_int_equal(verify_file(OP_NVERIFY, &type, 1, &dir, 1), NFS4_OK);
+	/* The values' length matters: a short or long attrlist is not the same. */
+	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &reg, 0), NFS4ERR_NOT_SAME);
+	/* RFC 8881 §18.31.3: rdattr_error INVAL, unsupported attributes ATTRNOTSUPP. */
+	assert_int_equal(verify_file(OP_VERIFY, &rdattr_error, 1, &reg, 1), NFS4ERR_INVAL);
+	assert_int_equal(verify_file(OP_NVERIFY, &acl, 1, &reg, 1), NFS4ERR_ATTRNOTSUPP);
+	far[31] = 1u << (1000 % 32);
+	assert_int_equal(verify_file(OP_VERIFY, far, 32, &reg, 1), NFS4ERR_ATTRNOTSUPP);
+	/* A truncated fattr4 is BADXDR. */
+	begin(ME, 0, 3);
+	op_putfh(&data_fh);
+	op_name(OP_LOOKUP, "file");
+	op(OP_VERIFY);
+	xdr_enc_u32(&t->req, 1);
+	xdr_enc_u32(&t->req, type);
+	xdr_enc_u32(&t->req, 8);
+	xdr_enc_u32(&t->req, reg);
+	assert_int_equal(run(&n), NFS4ERR_BADXDR);
+}
+
+/* pynfs PUB1, RDDR7, VF5/NVF5: PUTPUBFH is PUTROOTFH; READDIR of an empty
+ * directory with a maxcount below the empty reply (16 bytes) is TOOSMALL;
+ * VERIFY of a write-only attribute is INVAL. */
+static void test_pynfs_corners(void **state)
+{
+	const uint32_t access_set[2] = { 0, 1u << (48 - 32) }, zero_val = 0;
+	const uint8_t zero[8] = { 0 };
+	struct nfs_fh root, pub;
+	uint32_t n;
+
+	(void)state;
+	data_root();
+	for (uint32_t putop = OP_PUTPUBFH; putop <= OP_PUTROOTFH; putop++) {
+		begin(ME, 0, 2);
+		op(putop);
+		op(OP_GETFH);
+		assert_int_equal(run(&n), NFS4_OK);
+		res(putop, NFS4_OK);
+		res_fh(putop == OP_PUTPUBFH ? &pub : &root);
+	}
+	assert_int_equal(pub.len, root.len);
+	assert_memory_equal(pub.data, root.data, root.len);
+	for (uint32_t max = 0; max <= 16; max += max < 15 ? 15 : 1) {
+		begin(ME, 0, 3);
+		op_putfh(&data_fh);
+		op_name(OP_LOOKUP, "dir");
+		op_readdir(0, zero, max);
+		assert_int_equal(run(&n), max < 16 ? NFS4ERR_TOOSMALL : NFS4_OK);
+	}
+	assert_int_equal(verify_file(OP_VERIFY, access_set, 2, &zero_val, 1), NFS4ERR_INVAL);
+	assert_int_equal(verify_file(OP_NVERIFY, access_set, 2, &zero_val, 1), NFS4ERR_INVAL);
+}
+
+/* EXCHANGE_ID with flags (and a second operation after it when extra). */
+static uint32_t exchange_id(const char *owner, uint32_t flags, bool extra, uint64_t *clientid, uint32_t *seq)
+{
+	uint32_t n, status;
+
+	begin(ME, 1, extra ? 2 : 1);
+	op(OP_EXCHANGE_ID);
+	xdr_enc_fixed(&t->req, "verifier", 8);
+	tc_put_name(t, owner);
+	xdr_enc_u32(&t->req, flags);
+	xdr_enc_u32(&t->req, 0); /* SP4_NONE */
+	xdr_enc_u32(&t->req, 0);
+	if (extra)
+		op(OP_PUTROOTFH);
+	status = run(&n);
+	if (status == NFS4_OK) {
+		res(OP_EXCHANGE_ID, NFS4_OK);
+		*clientid = tc_u64(t);
+		*seq = tc_u32(t);
+	}
+	return status;
+}
+
+static uint32_t create_session(uint64_t clientid, uint32_t seq, uint32_t flags, uint32_t maxreq, uint32_t maxresp,
+			       bool extra)
+{
+	uint32_t n;
+
+	begin(ME, 1, extra ? 2 : 1);
+	op(OP_CREATE_SESSION);
+	xdr_enc_u64(&t->req, clientid);
+	xdr_enc_u32(&t->req, seq);
+	xdr_enc_u32(&t->req, flags);
+	for (int ch = 0; ch < 2; ch++) {
+		const uint32_t v[] = { 0, maxreq, maxresp, 4096, 16, 8, 0 };
+		for (int i = 0; i < 7; i++)
+			xdr_enc_u32(&t->req, v[i]);
+	}
+	xdr_enc_u32(&t->req, 0x40000000);
+	xdr_enc_u32(&t->req, 1);
+	xdr_enc_u32(&t->req, 0);
+	if (extra)
+		op(OP_PUTROOTFH);
+	return run(&n);
+}
+
+/* pynfs EID4, EID8, CSESS15, CSESS23, CSESS25, CSESS28, DESCID7: argument
+ * and position errors of the session operations. */
+static void test_session_errors(void **state)
+{
+	uint64_t clientid;
+	uint32_t seq, n;
+
+	(void)state;
+	/* RFC 8881 §18.35.3: undefined flags, and the server's CONFIRMED_R, are INVAL. */
+	assert_int_equal(exchange_id("errs", 0x4, false, &clientid, &seq), NFS4ERR_INVAL);
+	assert_int_equal(exchange_id("errs", 0x80000000u, false, &clientid, &seq), NFS4ERR_INVAL);
+	/* ... not alone without SEQUENCE: NOT_ONLY_OP. */
+	assert_int_equal(exchange_id("errs", 0, true, &clientid, &seq), NFS4ERR_NOT_ONLY_OP);
+	assert_int_equal(exchange_id("errs", 0x00010001u, false, &clientid, &seq), NFS4_OK);
+	/* RFC 8881 §18.36.3: undefined csa_flags INVAL, alone, a fore channel too small for SEQUENCE. */
+	assert_int_equal(create_session(clientid, seq, 0xf, 8192, 8192, false), NFS4ERR_INVAL);
+	assert_int_equal(create_session(clientid, seq, 0, 8192, 8192, true), NFS4ERR_NOT_ONLY_OP);
+	assert_int_equal(create_session(clientid, seq, 0, 20, 8192, false), NFS4ERR_TOOSMALL);
+	assert_int_equal(create_session(clientid, seq, 0, 8192, 0, false), NFS4ERR_TOOSMALL);
+	assert_int_equal(create_session(clientid, seq, 0, 8192, 8192, false), NFS4_OK);
+	/* RFC 8881 §18.50.3: DESTROY_CLIENTID alone without SEQUENCE. */
+	begin(ME, 1, 2);
+	op(OP_DESTROY_CLIENTID);
+	xdr_enc_u64(&t->req, clientid);
+	op(OP_RECLAIM_COMPLETE);
+	xdr_enc_u32(&t->req, 1);
+	assert_int_equal(run(&n), NFS4ERR_NOT_ONLY_OP);
+}
+
 /* errno -> nfsstat4 (nfs/common/errmap.c): v3's numbers where both name the error. */
 static void test_errno_map(void **state)
 {
@@ -717,6 +875,9 @@ int main(void)
 		cmocka_unit_test(test_walk_to_export),
 		cmocka_unit_test(test_in_export),
 		cmocka_unit_test(test_lookupp_and_access),
+		cmocka_unit_test(test_session_errors),
+		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_pynfs_corners),
 		cmocka_unit_test(test_readdir),
 		cmocka_unit_test(test_secinfo_and_handles),
 		cmocka_unit_test(test_session_flow),

@@ -292,6 +292,45 @@ static void test_cache_budget(void **state)
 	assert_int_equal(f.maxrequests, 64);
 }
 
+/* The stable-record hook (nfs4_recovery.h): called for expiry and DESTROY_CLIENTID, not for a replacement. */
+static unsigned gone_calls;
+static char gone_last[32];
+static void gone_hook(const uint8_t *owner, uint32_t len)
+{
+	gone_calls++;
+	snprintf(gone_last, sizeof(gone_last), "%.*s", (int)len, (const char *)owner);
+}
+
+static void test_gone_hook(void **state)
+{
+	uint8_t sid[NFS4_SESSIONID_SIZE], sid2[NFS4_SESSIONID_SIZE];
+	struct nfs4_exid_res r;
+	uint64_t id;
+
+	(void)state;
+	st.gone = gone_hook;
+	gone_calls = 0;
+	new_client("hook-a", verf1, sid);
+	new_client("hook-a", verf2, sid2); /* a restarted client replaces its record: kept */
+	assert_int_equal(gone_calls, 0);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"hook-u", 6, 0, 10, &r), NFS4_OK);
+	id = new_client("hook-b", verf1, sid);
+	uint8_t owner[NFS4_OWNER_MAX];
+	uint32_t len = 0;
+	assert_true(nfs4_client_owner(&st, id, owner, &len));
+	assert_memory_equal(owner, "hook-b", 6);
+	assert_int_equal(len, 6);
+	assert_false(nfs4_client_owner(&st, id + 1000, owner, &len));
+	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4_OK);
+	assert_int_equal(nfs4_destroy_clientid(&st, id), NFS4_OK);
+	assert_int_equal(gone_calls, 1);
+	assert_string_equal(gone_last, "hook-b");
+	/* Expiry: the confirmed hook-a goes through the hook, the unconfirmed hook-u does not. */
+	assert_int_equal(nfs4_state_expire(&st, 10 + 91), 2);
+	assert_int_equal(gone_calls, 2);
+	assert_string_equal(gone_last, "hook-a");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +341,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_table_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gone_hook, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

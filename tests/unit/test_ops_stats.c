@@ -192,6 +192,42 @@ static void test_json(void **state)
 	free(doc);
 }
 
+/* NFSv4: per-operation entries beside the procedures (not in the totals) and the state object. */
+static void fake_nfs4_ops(stats_proc_cb cb, void *arg)
+{
+	const struct stats_proc p = {"nfs", 4, "SECINFO_NO_NAME", 5, 1, 5 * 4000, NULL};
+	cb(&p, arg);
+}
+
+static void fake_nfs4_state(struct stats_nfs4 *n)
+{
+	*n = (struct stats_nfs4){ .clients = 3, .sessions = 2, .opens = 7, .locks = 1, .recorded_clients = 4,
+				  .grace_left_ms = 12500, .reclaims = 6, .grace_refused = 8, .no_grace = 9 };
+}
+
+static const struct stats_sources nfs4_src = {.exports_count = fake_exports, .procs_foreach = fake_procs,
+					      .nfs4_ops_foreach = fake_nfs4_ops, .nfs4_state = fake_nfs4_state};
+
+static void test_json_nfs4(void **state)
+{
+	(void)state;
+	stats_set_sources(&nfs4_src);
+	char *doc = render();
+	assert_non_null(strstr(doc, "\"nfs4_operations\": [\n    {\"program\": \"nfs\", \"version\": 4, "
+				    "\"procedure\": \"SECINFO_NO_NAME\", \"calls\": 5, \"errors\": 1, "
+				    "\"latency_mean_us\": 4.0, \"latency_p99_us\": null}\n  ],"));
+	assert_non_null(strstr(doc, "\"nfs4\": {\"clients\": 3, \"sessions\": 2, \"opens\": 7, \"locks\": 1, "
+				    "\"delegations\": 0, \"recorded_clients\": 4, \"grace_left_s\": 12.5, "
+				    "\"reclaims\": 6, \"grace_refused\": 8, \"no_grace\": 9},"));
+	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3,"));
+	free(doc);
+	const struct stats_sources none = {0};
+	stats_set_sources(&none);
+	doc = render();
+	assert_null(strstr(doc, "nfs4")); /* NFSv4 not served: no NFSv4 keys */
+	free(doc);
+}
+
 /* ---- the socket, served by a real loop on its own thread ---- */
 
 struct served {
@@ -430,6 +466,29 @@ static void test_rnfsctl(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 }
 
+static void test_rnfsctl_nfs4(void **state)
+{
+	(void)state;
+	if (!getenv("RNFSCTL"))
+		skip();
+	struct served s;
+
+	stats_set_sources(&nfs4_src);
+	served_start(&s);
+	char args[256];
+	snprintf(args, sizeof(args), "-s %s", s.path);
+	char *out = run_rnfsctl(args);
+	fprintf(stderr, "%s", out);
+	assert_non_null(strstr(out, "nfsv4: 3 clients, 2 sessions, 7 opens, 1 locks, 0 delegations; 4 clients recorded "
+				    "for restart recovery; grace period: 12 s left (6 reclaims, 8 GRACE, 9 NO_GRACE)"));
+	assert_non_null(strstr(out, "PROGRAM  VERS OPERATION                 CALLS   ERRORS"));
+	assert_non_null(strstr(out, "nfs         4 SECINFO_NO_NAME               5        1        4.0          -\n"));
+	free(out);
+	served_stop(&s);
+	const struct stats_sources none = {0};
+	stats_set_sources(&none);
+}
+
 int main(void)
 {
 	log_init(true, 0);
@@ -437,6 +496,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_quantile),
+		cmocka_unit_test(test_json_nfs4),
+		cmocka_unit_test(test_rnfsctl_nfs4),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_socket),

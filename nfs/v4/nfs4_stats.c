@@ -1,0 +1,104 @@
+/*
+ * nfs4_stats.c - NFSv4 per-operation counters and state gauges
+ * (nfs4_stats.h). One slot per operation number (RFC 8881 §16.2.1,
+ * RFC 7862 §15.1: 3..71) plus one for OP_ILLEGAL; names are ours, so
+ * operations without an execute step (NOTSUPP) are counted too.
+ */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_recovery.h"
+#include "nfs/v4/nfs4_stats.h"
+
+#define NFS4_STAT_ILLEGAL NFS4_OP_COUNT /* the slot of OP_ILLEGAL and unknown numbers */
+
+static const char *const nfs4_op_names[NFS4_OP_COUNT] = {
+	[3] = "ACCESS", "CLOSE", "COMMIT", "CREATE", "DELEGPURGE", "DELEGRETURN", "GETATTR", "GETFH", "LINK",
+	"LOCK", "LOCKT", "LOCKU", "LOOKUP", "LOOKUPP", "NVERIFY", "OPEN", "OPENATTR", "OPEN_CONFIRM",
+	"OPEN_DOWNGRADE", "PUTFH", "PUTPUBFH", "PUTROOTFH", "READ", "READDIR", "READLINK", "REMOVE", "RENAME",
+	"RENEW", "RESTOREFH", "SAVEFH", "SECINFO", "SETATTR", "SETCLIENTID", "SETCLIENTID_CONFIRM", "VERIFY",
+	"WRITE", "RELEASE_LOCKOWNER", "BACKCHANNEL_CTL", "BIND_CONN_TO_SESSION", "EXCHANGE_ID",
+	"CREATE_SESSION", "DESTROY_SESSION", "FREE_STATEID", "GET_DIR_DELEGATION", "GETDEVICEINFO",
+	"GETDEVICELIST", "LAYOUTCOMMIT", "LAYOUTGET", "LAYOUTRETURN", "SECINFO_NO_NAME", "SEQUENCE",
+	"SET_SSV", "TEST_STATEID", "WANT_DELEGATION", "DESTROY_CLIENTID", "RECLAIM_COMPLETE", "ALLOCATE",
+	"COPY", "COPY_NOTIFY", "DEALLOCATE", "IO_ADVISE", "LAYOUTERROR", "LAYOUTSTATS", "OFFLOAD_CANCEL",
+	"OFFLOAD_STATUS", "READ_PLUS", "SEEK", "WRITE_SAME", "CLONE",
+};
+
+struct nfs4_op_stat {
+	_Atomic uint64_t calls, errors, ns;
+	struct stats_hist latency;
+};
+
+static struct nfs4_op_stat nfs4_op_stats[NFS4_OP_COUNT + 1];
+static _Atomic int64_t nfs4_gauges[NFS4_STAT_GAUGES];
+
+void nfs4_stats_op(uint32_t op, uint32_t status, uint64_t ns)
+{
+	struct nfs4_op_stat *s = &nfs4_op_stats[op < NFS4_OP_COUNT && nfs4_op_names[op] ? op : NFS4_STAT_ILLEGAL];
+
+	stats_add(&s->calls, 1);
+	if (status != NFS4_OK)
+		stats_add(&s->errors, 1);
+	stats_add(&s->ns, ns);
+	stats_hist_record(&s->latency, ns);
+}
+
+void nfs4_stats_state_add(enum nfs4_stat_gauge g, int64_t delta)
+{
+	if (g < NFS4_STAT_GAUGES)
+		atomic_fetch_add_explicit(&nfs4_gauges[g], delta, memory_order_relaxed);
+}
+
+void nfs4_stats_ops_foreach(stats_proc_cb cb, void *arg)
+{
+	for (unsigned i = 0; i <= NFS4_OP_COUNT; i++) {
+		const struct nfs4_op_stat *s = &nfs4_op_stats[i];
+		struct stats_proc p = {
+			.program = "nfs", .vers = 4,
+			.proc = i == NFS4_STAT_ILLEGAL ? "ILLEGAL" : nfs4_op_names[i],
+			.calls = atomic_load_explicit(&s->calls, memory_order_relaxed),
+			.errors = atomic_load_explicit(&s->errors, memory_order_relaxed),
+			.latency_ns_total = atomic_load_explicit(&s->ns, memory_order_relaxed),
+			.latency = &s->latency,
+		};
+		if (p.calls && p.proc)
+			cb(&p, arg);
+	}
+}
+
+static uint64_t gauge(enum nfs4_stat_gauge g)
+{
+	int64_t v = atomic_load_explicit(&nfs4_gauges[g], memory_order_relaxed);
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+void nfs4_stats_state(struct stats_nfs4 *out)
+{
+	struct nfs4_recovery *r = nfs4_recovery_server();
+	uint64_t now = grace_now_ms();
+
+	memset(out, 0, sizeof(*out));
+	nfs4_state_counts(nfs4_session_state(), &out->clients, &out->sessions);
+	out->opens = gauge(NFS4_STAT_OPENS);
+	out->locks = gauge(NFS4_STAT_LOCKS);
+	out->delegations = gauge(NFS4_STAT_DELEGATIONS);
+	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
+	if (r) {
+		pthread_mutex_lock(&r->lock);
+		out->recorded_clients = r->n;
+		out->reclaims = r->counts[0];
+		out->grace_refused = r->counts[1];
+		out->no_grace = r->counts[2];
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
+void nfs4_stats_reset(void)
+{
+	memset(nfs4_op_stats, 0, sizeof(nfs4_op_stats));
+	for (unsigned g = 0; g < NFS4_STAT_GAUGES; g++)
+		atomic_store(&nfs4_gauges[g], 0);
+}
