@@ -347,6 +347,7 @@ check_restart_reclaim() {
 	rm -f "$SCRATCH"/c*
 	clk "ex 0 10" "touch $SCRATCH/c1" "wait $SCRATCH/c2" "un 0 10" > "$SCRATCH/c-a.out" 2>&1 &
 	apid=$!
+	trap 'touch "$SCRATCH/c2"' EXIT      # on failure too: A's process lets go (umount later)
 	cns python3 "$LOCKCTL" /dev/null "wait $SCRATCH/c1"
 	expect_eq "a local process before the restart" "ex 0 10 denied" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 10")"
 	ls /var/lib/nfs/sm
