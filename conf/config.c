@@ -60,6 +60,8 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "max-connections", CONFIG_TYPE_UINT, FIELD(max_connections), 0, 1, 65536 },
 	{ CONFIG_SECTION_RNFSD, "nlm", CONFIG_TYPE_BOOL, FIELD(nlm), 0, 0, 0 },
 	{ CONFIG_SECTION_RNFSD, "grace-period", CONFIG_TYPE_UINT, FIELD(grace_period), 0, 0, 3600 },
+	{ CONFIG_SECTION_RNFSD, "reboot-notify", CONFIG_TYPE_BOOL, FIELD(reboot_notify), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "statd-dir", CONFIG_TYPE_PATH, FIELD(statd_dir), 0, 0, PATH_MAX },
 
 	{ CONFIG_SECTION_TCP, "listen", CONFIG_TYPE_LISTEN, FIELD(tcp_listen), FIELD(n_tcp_listen), 2049, 0 },
 	{ CONFIG_SECTION_TCP, "max-record", CONFIG_TYPE_SIZE, FIELD(max_record), 0, 8 * KiB, 64 * MiB },
@@ -107,6 +109,9 @@ void config_defaults(struct rnfsd_config *cfg)
 	snprintf(cfg->stats_socket, sizeof(cfg->stats_socket), "%s/rnfsd.sock", RNFSD_RUNSTATEDIR);
 	cfg->rpcbind = true;
 	cfg->nlm = true;
+	cfg->grace_period = 90; /* knfsd's; only when clients may reclaim, unless set (grace_period_set) */
+	cfg->reboot_notify = true;
+	snprintf(cfg->statd_dir, sizeof(cfg->statd_dir), "/var/lib/nfs");
 	cfg->drc_entries = 4096;
 	cfg->max_connections = 1024;
 
@@ -487,6 +492,8 @@ static int config_key_line(struct config_parser *ps, char *s, struct rnfsd_confi
 		return config_error(ps, "bad value '%.80s' for '%s': %s", value, k->name, why);
 	if (k->offset == FIELD(exports_file))
 		cfg->exports_named = true;
+	if (k->offset == FIELD(grace_period))
+		cfg->grace_period_set = true;
 	return 0;
 }
 

@@ -44,7 +44,12 @@ struct rnfsd_config {
 	unsigned max_connections;     /* per transport; default 1024 */
 	bool nlm;                     /* serve NLM v4 (locks); default yes */
 	unsigned grace_period;        /* seconds after start in which only NLM lock reclaims succeed: NLM's
-	                               * term of the grace clock it shares with NFSv4 (core/grace.h); default 0 */
+	                               * term of the grace clock it shares with NFSv4 (core/grace.h);
+	                               * default 90, applied only when statd names hosts that may reclaim */
+	bool grace_period_set;        /* set by the file: applied whether or not any host may reclaim */
+	bool reboot_notify;           /* at start, sm-notify -f tells statd's monitored hosts to
+	                                 reclaim (NLM); default yes */
+	char statd_dir[PATH_MAX];     /* rpc.statd's state directory (sm/, sm.bak/); default /var/lib/nfs */
 
 	/* [tcp] */
 	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];

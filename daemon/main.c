@@ -55,6 +55,7 @@
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4_stats.h"
 #include "nlm/nlm.h"
+#include "nlm/nlm_reboot.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_stats.h"
 #include "rpc/rpcbind.h"
@@ -588,6 +589,7 @@ int main(int argc, char **argv)
 	struct export_table exports = {0};
 	char err[RNFSD_ERRLEN];
 	char status[256];
+	unsigned reclaimers;
 	bool exit_now;
 	int rc = 1;
 
@@ -633,7 +635,10 @@ int main(int argc, char **argv)
 		goto err_rpc;
 	if (nfs_service_init(&d.cfg, &exports) != 0)
 		goto err_nfs;
-	if (d.cfg.nlm && (nlm_register() != 0 || nlm_start(d.loop, d.cfg.grace_period) != 0))
+	/* XNFS §10.4, §11: the hosts statd still monitors held locks before this start */
+	reclaimers = d.cfg.nlm ? nlm_reboot_hosts(d.cfg.statd_dir) : 0;
+	if (d.cfg.nlm && (nlm_register() != 0 ||
+			  nlm_start(d.loop, nlm_reboot_grace(d.cfg.grace_period, d.cfg.grace_period_set, reclaimers)) != 0))
 		goto err_xprts;
 	if (xprts_start() != 0)
 		goto err_xprts;
@@ -646,6 +651,8 @@ int main(int argc, char **argv)
 		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
 		nlm_rpcbind_register();
 	}
+	if (reclaimers && d.cfg.reboot_notify)
+		(void)nlm_reboot_notify(d.cfg.statd_dir); /* they reclaim now that rnfsd serves; failure logged */
 
 	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,
 		 nfs_exports_count(), exports_source(&d.o, d.exports_from_file, &d.cfg), tcp_xprt_port(d.tcp),

@@ -31,6 +31,7 @@ void nlm_stop(void);
 struct nlm_counters {
 	uint64_t granted_callbacks; /* GRANTED calls the client accepted */
 	uint64_t failed_callbacks;  /* GRANTED calls that failed or were refused */
+	uint64_t reclaims;          /* reclaiming LOCKs granted (after a restart, in grace) */
 	unsigned waiters;           /* blocked locks now */
 };
 void nlm_counters(struct nlm_counters *out);

@@ -33,6 +33,11 @@ struct nsm_host {
 static pthread_mutex_t nsm_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct nsm_host nsm_hosts[NSM_HOSTS];
 static struct log_limit nsm_limit;
+/* priv bytes 12..15: this run's, so that statd records a new SM_MON for a
+ * host it still monitors from rnfsd's previous run (nfs-utils' statd takes
+ * an SM_MON with the same priv as a duplicate and keeps no record of it),
+ * and a notification meant for that run is not taken for this one */
+static uint8_t nsm_run[4];
 
 void nlm_nsm_priv(uint8_t priv[NSM_PRIV_SIZE], uint32_t idx, uint32_t gen)
 {
@@ -81,6 +86,7 @@ static void nsm_call(const struct nsm_host *h, uint32_t idx, uint32_t proc)
 	struct xdr_enc e;
 
 	nlm_nsm_priv(a.priv, idx, h->gen);
+	memcpy(a.priv + 12, nsm_run, sizeof(nsm_run));
 	xdr_enc_init(&e, body, sizeof(body));
 	if (proc == NSM_SM_MON)
 		nsm_enc_mon(&e, &a);
@@ -154,13 +160,22 @@ bool nlm_nsm_host_of(const uint8_t priv[NSM_PRIV_SIZE], char *name, uint32_t *na
 	if (!nlm_nsm_priv_parse(priv, &idx, &gen))
 		return false;
 	pthread_mutex_lock(&nsm_mu);
-	if (nsm_hosts[idx].used && nsm_hosts[idx].gen == gen) {
+	if (nsm_hosts[idx].used && nsm_hosts[idx].gen == gen && !memcmp(priv + 12, nsm_run, sizeof(nsm_run))) {
 		*name_len = nsm_hosts[idx].name_len;
 		memcpy(name, nsm_hosts[idx].name, *name_len + 1);
 		ok = true;
 	}
 	pthread_mutex_unlock(&nsm_mu);
 	return ok;
+}
+
+void nlm_nsm_init(uint32_t run)
+{
+	uint32_t be = htonl(run);
+
+	pthread_mutex_lock(&nsm_mu);
+	memcpy(nsm_run, &be, sizeof(nsm_run));
+	pthread_mutex_unlock(&nsm_mu);
 }
 
 void nlm_nsm_reset(void)

@@ -23,6 +23,9 @@ void nlm_nsm_unmonitor(const char *host, uint32_t host_len);
 /* The caller_name behind a notification's priv (what nlm_nsm_monitor put
  * there) into name (NLM_HOST_MAX + 1 bytes); false if it is not one of ours. */
 bool nlm_nsm_host_of(const uint8_t priv[NSM_PRIV_SIZE], char *name, uint32_t *name_len);
+/* Main thread, at start: this run's tag in priv (bytes 12..15), which a
+ * notification must carry back. */
+void nlm_nsm_init(uint32_t run);
 /* Main thread: forget every host (shutdown). */
 void nlm_nsm_reset(void);
 

@@ -247,6 +247,19 @@ enum rpc_proc_status nlm_test_exec(struct rpc_call *c, void *args, void *res)
 	return RPC_PROC_OK;
 }
 
+/* A client reclaimed a lock it held before rnfsd restarted (XNFS §10.4: reclaim). */
+static void nlm_reclaimed(const struct rpc_call *c, const struct nlm4_lock *l)
+{
+	char esc[LOG_ESCAPED_MAX];
+
+	pthread_mutex_lock(&nlm_mu);
+	nlm_cnt.reclaims++;
+	pthread_mutex_unlock(&nlm_mu);
+	log_debug("nlm: %s (%s) reclaimed [%llu, +%llu)", c->conn->peer_name,
+		  log_escape(esc, sizeof(esc), l->caller_name.p, l->caller_name.len),
+		  (unsigned long long)l->l_offset, (unsigned long long)l->l_len);
+}
+
 /* XNFS §10.4 NLM_LOCK (and NM_LOCK, LOCK_MSG): take the lock, or keep a waiter (block). */
 static void nlm_do_lock(struct rpc_call *c, const struct nlm4_args *a, bool may_block, struct nlm4_res *r)
 {
@@ -298,6 +311,8 @@ static void nlm_do_lock(struct rpc_call *c, const struct nlm4_args *a, bool may_
 	}
 	nlm_file_close(&nf);
 	r->stat = st;
+	if (a->reclaim && st == NLM4_GRANTED_ST)
+		nlm_reclaimed(c, &a->alock);
 	/* XNFS §10.4: a host holding (or waiting for) locks is monitored; NM_LOCK's are not (§10.9) */
 	if (may_block && (st == NLM4_GRANTED_ST || st == NLM4_BLOCKED))
 		nlm_nsm_monitor((const char *)a->alock.caller_name.p, a->alock.caller_name.len,
@@ -748,6 +763,12 @@ int nlm_start(struct loop *loop, unsigned grace_s)
 	if (gethostname(nlm_hostname, sizeof(nlm_hostname) - 1) != 0)
 		snprintf(nlm_hostname, sizeof(nlm_hostname), "rnfsd");
 	nlm_hostname_len = (uint32_t)strlen(nlm_hostname);
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		nlm_nsm_init((uint32_t)now.tv_sec ^ (uint32_t)now.tv_nsec ^ (uint32_t)getpid());
+	}
 	grace_clock_hold(&grace_server, GRACE_NLM, grace_now_ms(), grace_s);
 	if (nlm_cb_init(loop, NLM_CB_SLOTS) != 0) {
 		nlm_table_free(&nlm_tab);

@@ -381,12 +381,13 @@ int hx_write_config(const struct hx_env *e)
 		"state-dir = %s\n"
 		"exports = %s\n"
 		"rpcbind = no\n"
+		"statd-dir = %s/no-statd\n" /* not the host's: no sm-notify, no grace period from its records */
 		"%s"
 		"[tcp]\n"
 		"listen = 127.0.0.1:%u\n"
 		"[rdma]\n"
 		"enable = no\n",
-		e->threads, e->state_dir, e->exports_path, e->rnfsd_extra ? e->rnfsd_extra : "", e->port);
+		e->threads, e->state_dir, e->exports_path, e->state_dir, e->rnfsd_extra ? e->rnfsd_extra : "", e->port);
 	/* HX_CEPH (tests/ceph/with-cluster.sh --fuse): the export is served by the ceph backend */
 	if (hx_ceph_conf())
 		fprintf(f, "[ceph]\nconf = %s\nkeyring = %s/keyring\nmount-timeout = 8\nop-timeout = 10\n",

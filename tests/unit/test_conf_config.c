@@ -723,6 +723,8 @@ static void test_example_file_is_complete(void **state)
 	}
 	assert_true(cfg.exports_named); /* records that the key was written, not a value */
 	cfg.exports_named = def.exports_named;
+	assert_true(cfg.grace_period_set); /* the same for grace-period */
+	cfg.grace_period_set = def.grace_period_set;
 	assert_memory_equal(&cfg, &def, sizeof(cfg));
 	free(out);
 	free(text);

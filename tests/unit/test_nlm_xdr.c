@@ -17,6 +17,15 @@
 #include "nlm/nlm_internal.h"
 #include "nlm/nlm_nsm.h"
 #include "nlm/nlm_sm_udp.h"
+#include "nlm/nlm_reboot.h"
+#include "nlm/nlm_table.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* nlm4_lockargs: cookie "ck", block, exclusive, alock {"client", fh 8 bytes, oh "1@c", svid 42, 100, 0}, reclaim, state 7 */
 static size_t build_lockargs(uint8_t *buf, size_t cap, uint32_t name_len)
@@ -351,6 +360,56 @@ static void test_sm_udp(void **state)
 	assert_false(nlm_sm_udp_answer(in, n, out, sizeof(out), &olen, &a, &is_notify));
 }
 
+/* rnfsd's restart: the hosts statd still monitors, the grace period they
+ * get, and a notification carrying another run's priv is not this run's. */
+static void test_reboot(void **state)
+{
+	char dir[] = "nlm-reboot-XXXXXX", path[256];
+	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0xc6336402) };
+	uint8_t priv[NSM_PRIV_SIZE];
+	uint32_t be, len;
+	char name[NLM_HOST_MAX + 1];
+
+	(void)state;
+	/* XNFS §10.4: an explicit grace period always; the default only with reclaimers */
+	assert_int_equal(nlm_reboot_grace(90, false, 0), 0);
+	assert_int_equal(nlm_reboot_grace(90, false, 2), 90);
+	assert_int_equal(nlm_reboot_grace(3, true, 0), 3);
+	assert_int_equal(nlm_reboot_grace(0, true, 5), 0);
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(nlm_reboot_hosts(dir), 0); /* no sm/ at all */
+	snprintf(path, sizeof(path), "%s/sm", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sm.bak", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(nlm_reboot_hosts(dir), 0);
+	snprintf(path, sizeof(path), "%s/sm/198.51.100.2", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	snprintf(path, sizeof(path), "%s/sm/.tmp", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	snprintf(path, sizeof(path), "%s/sm.bak/198.51.100.3", dir);
+	close(open(path, O_CREAT | O_WRONLY, 0600));
+	assert_int_equal(nlm_reboot_hosts(dir), 2); /* one to notify, one notified and not yet answered */
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+
+	/* this run's tag in priv bytes 12..15: the previous run's does not match */
+	nlm_nsm_reset();
+	nlm_nsm_init(0x11223344);
+	nlm_nsm_monitor("clienta", 7, (const struct sockaddr *)&peer, sizeof(peer)); /* no statd: call fails */
+	nlm_nsm_priv(priv, 0, 1);
+	be = htonl(0x11223344);
+	memcpy(priv + 12, &be, 4);
+	assert_true(nlm_nsm_host_of(priv, name, &len));
+	assert_int_equal(len, 7);
+	assert_string_equal(name, "clienta");
+	be = htonl(0x11223345);
+	memcpy(priv + 12, &be, 4);
+	assert_false(nlm_nsm_host_of(priv, name, &len));
+	nlm_nsm_reset();
+}
+
 static void test_errno_map(void **state)
 {
 	(void)state;
@@ -371,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_other_args),   cmocka_unit_test(test_results),
 		cmocka_unit_test(test_granted_args), cmocka_unit_test(test_errno_map),
 		cmocka_unit_test(test_nsm),          cmocka_unit_test(test_sm_udp),
+		cmocka_unit_test(test_reboot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

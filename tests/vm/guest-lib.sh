@@ -252,6 +252,7 @@ knfsd_stop() {
 	return 1
 }
 
+# RNFSD_EXTRA: more lines for the [rnfsd] section (a scenario's own settings).
 rnfsd_write_config() {
 	mkdir -p /etc/rnfsd /var/lib/rnfsd /run/rnfsd
 	local exports_key="exports = /etc/rnfsd/exports"
@@ -269,6 +270,7 @@ state-dir = /var/lib/rnfsd
 $exports_key
 rpcbind = yes
 stats-socket = /run/rnfsd/rnfsd.sock
+${RNFSD_EXTRA:-}
 [tcp]
 listen = 0.0.0.0:2049
 [rdma]

@@ -13,6 +13,17 @@
 # rnfsd's GRANTED calls reach the client's lockd. A local process on the
 # server's tmpfs takes part in the conflicts too: rnfsd's locks are the
 # backend's, the client's kernel lockd could not see a local lock there.
+#
+# A second client namespace (B: 203.0.113.2, the server end 203.0.113.1,
+# its own rpcbind and statd) with its own UTS namespace: each client has its
+# own nodename (clienta, clientb), so their NLM caller names differ, as two
+# hosts' do. The guest's /etc/hosts names all of them (what DNS does on a real
+# network): each statd matches an SM_NOTIFY's mon_name (a hostname) against
+# the addresses it monitors. Then: the two clients' locks conflict at rnfsd,
+# a blocked lock in B is granted by GRANTED when A unlocks, A "reboots" (its
+# sm-notify -f: a new NSM state) and loses its locks, and rnfsd restarts:
+# sm-notify tells both clients, A reclaims in the grace period, B's new lock
+# waits for the grace period to end.
 
 . "$(dirname "$(readlink -f "$0")")/guest-lib.sh"
 
@@ -21,13 +32,18 @@ SRV_IP=198.51.100.1
 CLI_IP=198.51.100.2
 LOCKCTL=$(dirname "$(readlink -f "$0")")/lockctl.py
 CLIENT_NS_PID=
+SRV_IP_B=203.0.113.1
+CLI_IP_B=203.0.113.2
+CLIENT_B_NS_PID=
 F=lockfile      # the locked file, $MNT/$F on the client, $EXPORT/$F on the server
 
-# Run a command in the client's network and mount namespaces.
-cns() { nsenter -t "$CLIENT_NS_PID" -n -m -- "$@"; }
+# Run a command in client A's (B's) network, mount and UTS namespaces.
+cns() { nsenter -t "$CLIENT_NS_PID" -n -m -u -- "$@"; }
+cnsb() { nsenter -t "$CLIENT_B_NS_PID" -n -m -u -- "$@"; }
 
-# lockctl in the client namespace on the mounted file (one lock owner).
+# lockctl in client A's (B's) namespace on the mounted file (one lock owner).
 clk() { cns python3 "$LOCKCTL" "$MNT/$F" "$@"; }
+clkb() { cnsb python3 "$LOCKCTL" "$MNT/$F" "$@"; }
 
 check_server_start() {
 	guest_rpcbind
@@ -36,39 +52,52 @@ check_server_start() {
 	rpcinfo -p 127.0.0.1 | awk '$1 == 100024' | grep -q . || fail "rpc.statd (status) not registered"
 }
 
-# The client namespace: a holder process, veth, private /run and /var/lib/nfs,
-# its own rpcbind and statd.
-check_client_ns() {
+# A client namespace: a holder process (its pid in $SCRATCH/NAME.pid), its
+# nodename NAME, veth VSRV (server end SRV/24) - VCLI (CLI/24), private /run
+# and /var/lib/nfs, its own rpcbind and statd.
+client_ns_setup() {     # NAME SRV CLI VSRV VCLI
+	local name=$1 srv=$2 cli=$3 vsrv=$4 vcli=$5 pid i
 	modprobe veth
-	unshare --net --mount --propagation private sleep infinity < /dev/null > /dev/null 2>&1 &
-	CLIENT_NS_PID=$!
-	echo "$CLIENT_NS_PID" > "$SCRATCH/client-ns.pid"
-	local i
+	unshare --net --mount --uts --propagation private sleep infinity < /dev/null > /dev/null 2>&1 &
+	pid=$!
+	echo "$pid" > "$SCRATCH/$name.pid"
 	for i in $(seq 100); do      # until unshare(2) has run
-		[ "$(readlink "/proc/$CLIENT_NS_PID/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
 		sleep 0.1
 	done
-	ip link add vsrv type veth peer name vcli netns "$CLIENT_NS_PID" || fail "veth pair"
-	ip addr add "$SRV_IP/24" dev vsrv
-	ip link set vsrv up
-	cns ip link set lo up
-	cns ip addr add "$CLI_IP/24" dev vcli
-	cns ip link set vcli up
-	cns mount -t tmpfs tmpfs /run
-	cns mount -t tmpfs tmpfs /var/lib/nfs
-	cns mkdir -p /run/rpcbind /run/lock /var/lib/nfs/sm /var/lib/nfs/sm.bak
-	cns rpcbind -w || fail "rpcbind in the client namespace"
-	cns rpc.statd --no-notify || fail "rpc.statd in the client namespace"
+	local in="nsenter -t $pid -n -m -u --"
+	$in hostname "$name"
+	ip link add "$vsrv" type veth peer name "$vcli" netns "$pid" || fail "veth pair $vsrv"
+	ip addr add "$srv/24" dev "$vsrv"
+	ip link set "$vsrv" up
+	$in ip link set lo up
+	$in ip addr add "$cli/24" dev "$vcli"
+	$in ip link set "$vcli" up
+	# Every server address through this veth: the server's name resolves to
+	# both of its addresses, and sm-notify may pick either.
+	$in ip route add default via "$srv"
+	$in mount -t tmpfs tmpfs /run
+	$in mount -t tmpfs tmpfs /var/lib/nfs
+	$in mkdir -p /run/rpcbind /run/lock /var/lib/nfs/sm /var/lib/nfs/sm.bak
+	$in rpcbind -w || fail "rpcbind in the client namespace $name"
+	$in rpc.statd --no-notify || fail "rpc.statd in the client namespace $name"
 	for i in $(seq 50); do
-		cns timeout 5 rpcinfo -p "$SRV_IP" > /dev/null 2>&1 && break
+		$in timeout 5 rpcinfo -p "$srv" > /dev/null 2>&1 && break
 		sleep 0.2
 	done
-	cns timeout 5 rpcinfo -p "$SRV_IP" > /dev/null || fail "the client namespace cannot reach rpcbind at $SRV_IP"
+	$in timeout 5 rpcinfo -p "$srv" > /dev/null || fail "the client namespace $name cannot reach rpcbind at $srv"
 	# Two rpcbinds: the client's knows its statd, not rnfsd.
-	cns rpcinfo -p 127.0.0.1
-	cns rpcinfo -p 127.0.0.1 | awk '$1 == 100024' | grep -q . || fail "client statd not registered"
-	cns rpcinfo -p 127.0.0.1 | awk '$1 == 100005' | grep -q . && fail "the client namespace sees the server's rpcbind"
-	return 0
+	$in rpcinfo -p 127.0.0.1
+	$in rpcinfo -p 127.0.0.1 | awk '$1 == 100024' | grep -q . || fail "client $name: statd not registered"
+	$in rpcinfo -p 127.0.0.1 | awk '$1 == 100005' | grep -q . && fail "client $name sees the server's rpcbind"
+	expect_eq "client $name's nodename" "$name" "$($in uname -n)"
+}
+
+check_client_ns() {
+	# What DNS would say on a real network (statd matches SM_NOTIFY's mon_name by address).
+	printf '%s vmguest\n%s vmguest\n%s clienta\n%s clientb\n' "$SRV_IP" "$SRV_IP_B" "$CLI_IP" "$CLI_IP_B" |
+		cat - /etc/hosts > "$SCRATCH/hosts" && cat "$SCRATCH/hosts" > /etc/hosts
+	client_ns_setup clienta "$SRV_IP" "$CLI_IP" vsrv vcli
 }
 
 check_mount() {
@@ -184,6 +213,17 @@ ex 15 10 denied"
 	expect_eq "local/NFS results" "$want" "$out"
 }
 
+# OUT holds "exw 50 10 ok after SECONDS": the lock waited for the holder
+# (2 s or more) and was granted by rnfsd's GRANTED call (under 20 s: the
+# Linux client polls only every 30 s).
+expect_granted_wait() {         # OUT WHAT TOO_SOON WHOSE_POLL
+	local secs
+	case $1 in *"exw 50 10 ok after "*) ;; *) fail "$2: $1";; esac
+	secs=$(echo "$1" | awk '/^exw/ { print int($NF) }')
+	[ "$secs" -ge 2 ] || fail "$3 (${secs}s)"
+	[ "$secs" -lt 20 ] || fail "granted after ${secs}s: $4"
+}
+
 # F_SETLKW against a local process's lock on the server (two processes on
 # the one client would wait in the client's own kernel, which checks its
 # local locks before calling the server): rnfsd answers BLOCKED, its retry
@@ -192,14 +232,12 @@ ex 15 10 denied"
 # wait of a few seconds means the GRANTED call arrived.
 check_blocking() {
 	rm -f "$SCRATCH"/w*
-	local out secs i
+	local out i
 	out=$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 100" "touch $SCRATCH/w1" "sleep 3" "un 0 100" &
 		clk "wait $SCRATCH/w1" "exw 50 10" "un 50 10"; wait)
 	echo "$out"
-	case $out in *"exw 50 10 ok after "*) ;; *) fail "blocking lock: $out";; esac
-	secs=$(echo "$out" | awk '/^exw/ { print int($NF) }')
-	[ "$secs" -ge 2 ] || fail "the blocking lock did not wait for the holder (${secs}s)"
-	[ "$secs" -lt 20 ] || fail "granted after ${secs}s: the client's poll, not rnfsd's GRANTED"
+	expect_granted_wait "$out" "blocking lock" "the blocking lock did not wait for the holder" \
+		"the client's poll, not rnfsd's GRANTED"
 	for i in $(seq 50); do
 		grep -q "nlm: GRANTED callback accepted" "$RNFSD_LOG" && return 0
 		sleep 0.1
@@ -222,6 +260,123 @@ check_rnfsd_counted() {
 	return 0
 }
 
+# Client B: its own namespace and nodename, the same export mounted over its
+# own veth pair.
+check_client_b() {
+	client_ns_setup clientb "$SRV_IP_B" "$CLI_IP_B" vsrvb vclib
+	CLIENT_B_NS_PID=$(cat "$SCRATCH/clientb.pid")
+	cnsb mount -t nfs -o vers=3,proto=tcp,port=2049 "$SRV_IP_B:$EXPORT" "$MNT" || fail "client B: mount failed"
+	cnsb grep " $MNT nfs " /proc/mounts | grep -q nolock && fail "client B mounted with nolock"
+	expect_eq "client B reads A's file" 0123456789abcdef "$(cnsb cat "$MNT/$F")"
+}
+
+# The two clients' locks meet only at rnfsd (neither kernel knows the other's):
+# exclusive refuses both kinds across clients, shared admits shared, adjacent
+# ranges pass and a one-byte overlap does not; B's upgrade once A is gone.
+check_two_clients() {
+	local out
+	rm -f "$SCRATCH"/t*
+	out=$(clk "ex 0 100" "touch $SCRATCH/t1" "wait $SCRATCH/t2" "un 0 100" "sh 0 100" "touch $SCRATCH/t3" \
+		"wait $SCRATCH/t4" "un 0 100" "touch $SCRATCH/t5" "wait $SCRATCH/t6" &
+		clkb "wait $SCRATCH/t1" "ex 50 10" "sh 99 1" "ex 100 10" "un 100 10" "touch $SCRATCH/t2" \
+		"wait $SCRATCH/t3" "sh 50 100" "ex 60 1" "touch $SCRATCH/t4" "wait $SCRATCH/t5" "ex 60 1" \
+		"un 0 200" "touch $SCRATCH/t6"; wait)
+	echo "$out"
+	local want="ex 0 100 ok
+ex 50 10 denied
+sh 99 1 denied
+ex 100 10 ok
+sh 0 100 ok
+sh 50 100 ok
+ex 60 1 denied
+ex 60 1 ok"
+	expect_eq "two-client results" "$want" "$out"
+}
+
+granted_count() { grep -c "nlm: GRANTED callback accepted" "$RNFSD_LOG" || true; }
+
+# B's F_SETLKW on A's range: rnfsd answers BLOCKED, A unlocks after 3 s, and
+# rnfsd's GRANTED call reaches B's lockd (over B's veth, its port from B's
+# rpcbind) well before B's own 30 s poll.
+check_two_clients_granted() {
+	local out n0 i
+	rm -f "$SCRATCH"/g*
+	n0=$(granted_count)
+	out=$(clk "ex 0 100" "touch $SCRATCH/g1" "sleep 3" "un 0 100" "wait $SCRATCH/g2" &
+		clkb "wait $SCRATCH/g1" "exw 50 10" "touch $SCRATCH/g2" "un 50 10"; wait)
+	echo "$out"
+	expect_granted_wait "$out" "client B's blocking lock" "B's blocking lock did not wait for A" \
+		"B's poll, not rnfsd's GRANTED"
+	for i in $(seq 50); do
+		[ "$(granted_count)" -gt "$n0" ] && return 0
+		sleep 0.1
+	done
+	fail "rnfsd's log has no new accepted GRANTED callback"
+}
+
+# A holds a lock and "reboots": its statd's sm-notify -f sends SM_NOTIFY with
+# a new state to the server's statd, which calls rnfsd (NLM procedure 16 over
+# UDP): A's locks are released and B's blocked lock is granted. A's process
+# still thinks it holds the lock (a rebooted client would not exist).
+check_client_reboot() {
+	local out secs
+	rm -f "$SCRATCH"/b*
+	out=$(clk "ex 0 10" "touch $SCRATCH/b1" "wait $SCRATCH/b3" &
+		clkb "wait $SCRATCH/b1" "ex 0 10" "touch $SCRATCH/b2" "exw 5 1" "un 0 10" "touch $SCRATCH/b3" &
+		cns python3 "$LOCKCTL" /dev/null "wait $SCRATCH/b2" "sleep 2"
+		cns sm-notify -f -d > "$SCRATCH/sm-notify-a.out" 2>&1; echo "sm-notify $?"; wait)
+	echo "$out"
+	cat "$SCRATCH/sm-notify-a.out"
+	local want="ex 0 10 ok
+ex 0 10 denied"
+	expect_eq "before the reboot" "$want" "$(echo "$out" | grep -v -e '^exw' -e '^sm-notify')"
+	case $out in *"sm-notify 0"*) ;; *) fail "sm-notify in client A failed: $out";; esac
+	case $out in *"exw 5 1 ok after "*) ;; *) fail "B was not granted A's range after A's reboot: $out";; esac
+	secs=$(echo "$out" | awk '/^exw/ { print int($NF) }')
+	[ "$secs" -lt 20 ] || fail "B granted after ${secs}s: not through the reboot notification"
+	grep "nlm: clienta rebooted" "$RNFSD_LOG" || fail "rnfsd did not log clienta's reboot"
+}
+
+# rnfsd restarts while A holds a lock: rnfsd finds A and B in statd's monitor
+# list, runs sm-notify -f, A's lockd reclaims in the grace period (20 s here)
+# and a local process on the server is refused the range again; B's new lock
+# during the grace period is refused (DENIED_GRACE_PERIOD) and retried by B's
+# kernel until the grace period ends.
+check_restart_reclaim() {
+	local t0 t1 i out apid
+	rm -f "$SCRATCH"/c*
+	clk "ex 0 10" "touch $SCRATCH/c1" "wait $SCRATCH/c2" "un 0 10" > "$SCRATCH/c-a.out" 2>&1 &
+	apid=$!
+	trap 'touch "$SCRATCH/c2"' EXIT      # on failure too: A's process lets go (umount later)
+	cns python3 "$LOCKCTL" /dev/null "wait $SCRATCH/c1"
+	expect_eq "a local process before the restart" "ex 0 10 denied" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 10")"
+	ls /var/lib/nfs/sm
+	rnfsd_stop || fail "rnfsd did not stop"
+	expect_eq "a local process while rnfsd is down" "ex 0 10 ok" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 10")"
+	t0=$SECONDS
+	RNFSD_EXTRA="grace-period = 20" rnfsd_start || fail "rnfsd did not start again"
+	grep -q "nlm: grace period of 20 s" "$RNFSD_LOG" || fail "no grace period after the restart"
+	for i in $(seq 150); do
+		grep -q "reclaimed \[0, +10)" "$RNFSD_LOG" && break
+		sleep 0.1
+	done
+	grep "sm-notify\|reclaimed" "$RNFSD_LOG" | tail -n 5
+	grep -q "reclaimed \[0, +10)" "$RNFSD_LOG" || fail "client A did not reclaim [0, +10) within 15 s of the restart"
+	echo "reclaimed $((SECONDS - t0)) s after the restart"
+	expect_eq "a local process after the reclaim" "ex 0 10 denied" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 10")"
+	out=$(clkb "ex 20 10" "un 20 10")
+	t1=$((SECONDS - t0))
+	echo "client B: $out, ${t1}s after the restart"
+	expect_eq "client B's new lock" "ex 20 10 ok" "$out"
+	[ "$t1" -ge 18 ] || fail "B's new lock was granted ${t1}s after the restart, inside the 20 s grace period"
+	touch "$SCRATCH/c2"
+	wait "$apid"     # not rnfsd, a child of this check since rnfsd_start
+}
+
+check_client_b_umount() {
+	cnsb umount "$MNT" || fail "client B: umount"
+}
+
 check_server_alive() {
 	rnfsd_running || fail "rnfsd is no longer running: $(tail -n 1 "$RNFSD_LOG")"
 	cns umount "$MNT" || fail "umount"
@@ -233,7 +388,7 @@ guest_net tcp
 use_default_export
 if run_check server-start 60 check_server_start &&
    run_check client-ns 60 check_client_ns; then
-	CLIENT_NS_PID=$(cat "$SCRATCH/client-ns.pid")
+	CLIENT_NS_PID=$(cat "$SCRATCH/clienta.pid")
 	if run_check mount 60 check_mount; then
 		run_check nlm-split 30 check_nlm_split
 		run_check lock-exclusive-shared 90 check_exclusive_shared
@@ -243,10 +398,22 @@ if run_check server-start 60 check_server_start &&
 		run_check lock-server-local 60 check_server_local
 		run_check lock-blocking 90 check_blocking
 		run_check rnfsd-counted 30 check_rnfsd_counted
+		if run_check client-b 60 check_client_b; then
+			CLIENT_B_NS_PID=$(cat "$SCRATCH/clientb.pid")
+			run_check two-clients 60 check_two_clients
+			run_check two-clients-granted 60 check_two_clients_granted
+			run_check client-reboot 60 check_client_reboot
+			run_check restart-reclaim 90 check_restart_reclaim
+			run_check client-b-umount 30 check_client_b_umount
+		fi
 		# The figures, on the console: the blocked wait, rnfsd's NLM counts.
 		sed -n 's/^exw .* after /@@ INFO blocked-lock-wait-s /p' "$GUEST_LOGDIR/check-lock-blocking.out"
 		sed -n 's/^nlockmgr/@@ INFO nlockmgr/p; s/^.*\(nlm: .*statd.*\)$/@@ INFO \1/p' \
 			"$GUEST_LOGDIR/check-rnfsd-counted.out"
+		sed -n 's/^exw .* after /@@ INFO two-clients-granted-wait-s /p' "$GUEST_LOGDIR/check-two-clients-granted.out"
+		sed -n 's/^exw 5 1 ok after /@@ INFO reboot-release-wait-s /p' "$GUEST_LOGDIR/check-client-reboot.out"
+		sed -n 's/^reclaimed \([0-9]*\) s after.*/@@ INFO reclaim-after-restart-s \1/p' \
+			"$GUEST_LOGDIR/check-restart-reclaim.out"
 	fi
 	run_check server-alive 30 check_server_alive
 fi
