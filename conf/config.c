@@ -78,6 +78,8 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RDMA, "buffer-pool", CONFIG_TYPE_SIZE, FIELD(rdma_buffer_pool), 0, 4 * MiB, 65536 * MiB },
 
 	{ CONFIG_SECTION_NFSV4, "enable", CONFIG_TYPE_BOOL, FIELD(nfsv4), 0, 0, 0 },
+	{ CONFIG_SECTION_NFSV4, "idmap", CONFIG_TYPE_NAME, FIELD(nfsv4_idmap), 0, 0, 16 },
+	{ CONFIG_SECTION_NFSV4, "domain", CONFIG_TYPE_NAME, FIELD(nfsv4_domain), 0, 0, 256 },
 
 	{ CONFIG_SECTION_CEPH, "conf", CONFIG_TYPE_PATH, FIELD(ceph_conf), 0, 0, PATH_MAX },
 	{ CONFIG_SECTION_CEPH, "keyring", CONFIG_TYPE_PATH, FIELD(ceph_keyring), 0, 0, PATH_MAX },
@@ -125,6 +127,8 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->rdma_buffer_pool = 256 * MiB;
 
 	cfg->nfsv4 = false; /* experimental: off until it serves the Linux client end to end */
+	snprintf(cfg->nfsv4_idmap, sizeof(cfg->nfsv4_idmap), "numeric");
+	snprintf(cfg->nfsv4_domain, sizeof(cfg->nfsv4_domain), "-");
 
 	snprintf(cfg->ceph_conf, sizeof(cfg->ceph_conf), "/etc/ceph/ceph.conf");
 	snprintf(cfg->ceph_keyring, sizeof(cfg->ceph_keyring), "/etc/ceph/ceph.$name.keyring");

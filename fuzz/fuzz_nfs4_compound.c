@@ -11,7 +11,9 @@
  * Besides "no crash, no sanitizer report", it checks with abort(): the
  * reply stays within its limit, parses back as COMPOUND4res, never holds
  * more results than operations asked for, and its status is the last
- * result's. Built as a libFuzzer target with -Dfuzz=true (clang), and in
+ * result's. The same bytes are also decoded as the fattr4 a client sets
+ * (nfs4_sattr_dec): on success only settable attributes are named, each with
+ * its BE_SET_* bit, and a failure is one of the statuses it may return. Built as a libFuzzer target with -Dfuzz=true (clang), and in
  * every build as a replay test over fuzz/corpus/nfs4_compound.
  */
 #include <stdint.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_sattr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -70,6 +73,30 @@ static void check_reply(size_t len, uint32_t numops, uint32_t status)
 		CHECK(rst == status && xdr_dec_remaining(&d) == 0);
 }
 
+/* The input as settable fattr4 (nfs4_sattr.c). */
+static void check_sattr(const uint8_t *data, size_t size)
+{
+	struct nfs4_sattr s;
+	struct nfs4_bitmap sup;
+	struct xdr_dec d;
+	uint32_t st;
+
+	xdr_dec_init(&d, data, size);
+	st = nfs4_sattr_dec(&d, &s);
+	CHECK(st == NFS4_OK || st == NFS4ERR_BADXDR || st == NFS4ERR_ATTRNOTSUPP || st == NFS4ERR_INVAL ||
+	      st == NFS4ERR_BADOWNER);
+	CHECK(xdr_dec_remaining(&d) <= size);
+	if (st != NFS4_OK)
+		return;
+	nfs4_sattr_supported(&sup);
+	for (uint32_t i = 0; i < NFS4_BITMAP_WORDS; i++)
+		CHECK((s.attrsset.w[i] & ~sup.w[i]) == 0);
+	CHECK(nfs4_bitmap_isset(&s.attrsset, FATTR4_SIZE) == !!(s.sa.mask & BE_SET_SIZE));
+	CHECK(nfs4_bitmap_isset(&s.attrsset, FATTR4_MODE) == !!(s.sa.mask & BE_SET_MODE));
+	CHECK(s.sa.mode <= 07777u);
+	CHECK(s.sa.atime.nsec < 1000000000u && s.sa.mtime.nsec < 1000000000u);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint32_t limits[] = { 0, 16, 24, 64, 100, 256, 1024, 4096 };
@@ -80,6 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	init_once();
 	if (size < 1)
 		return 0;
+	check_sattr(data + 1, size - 1);
 	reply_max = limits[data[0] & 7];
 	arena.ctx.ops = ops;
 	arena.ctx.minor_max = (data[0] >> 3) % (NFS4_MINOR_MAX + 1);

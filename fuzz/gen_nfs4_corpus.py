@@ -65,6 +65,15 @@ seeds = {
                                     op('PUTROOTFH'), op('READDIR', u64(5) + b'\0' * 8 + u32(8, 8) + bitmap),
                                     op('GETFH')]),
 }
+# The fattr4 a client sets, alone after the control byte (fuzz_nfs4_compound
+# also decodes its input with nfs4_sattr_dec): every settable attribute; a
+# read-only one; an owner name; a bad settime4.
+sattr_vals = (u64(4096) + u32(0o644) + opaque(b'1000') + opaque(b'root@localdomain')
+              + u32(1) + u64(1700000000) + u32(5) + u32(0))
+seeds['sattr_all'] = b'\x10' + u32(2, 1 << 4, (1 << 1) | (1 << 4) | (1 << 5) | (1 << 16) | (1 << 22)) + opaque(sattr_vals)
+seeds['sattr_readonly'] = b'\x10' + u32(1, 1 << 3) + opaque(u64(1))
+seeds['sattr_badtime'] = b'\x10' + u32(2, 0, 1 << 16) + opaque(u32(7))
+seeds['sattr_owner_name'] = b'\x10' + u32(2, 0, 1 << 4) + opaque(opaque(b'nobody@localdomain'))
 os.makedirs('corpus/nfs4_compound', exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join('corpus/nfs4_compound', name), 'wb') as f:

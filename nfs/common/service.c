@@ -26,8 +26,16 @@ static void nfs_log_exports(const struct nfs_exports *t)
 static struct rpc_version nfs34_versions[2];
 static struct rpc_program nfs34_program;
 
-static int nfs4_register(void)
+static int nfs4_register(const struct rnfsd_config *cfg)
 {
+	/* RFC 8881 §5.9: owner strings, numeric or name@domain (rnfsd.conf(5) [nfsv4] idmap). */
+	if (strcmp(cfg->nfsv4_idmap, "numeric") != 0 && strcmp(cfg->nfsv4_idmap, "names") != 0) {
+		log_err("nfs: [nfsv4] idmap = %s: expected numeric or names", cfg->nfsv4_idmap);
+		return -1;
+	}
+	nfs4_owner_config(strcmp(cfg->nfsv4_idmap, "names") == 0 ? NFS4_IDMAP_NAMES : NFS4_IDMAP_NUMERIC,
+			  strcmp(cfg->nfsv4_domain, "-") ? cfg->nfsv4_domain : NULL);
+	log_info("nfs: NFSv4 owners %s (domain %s)", cfg->nfsv4_idmap, nfs4_owner_domain());
 	nfs34_versions[0] = nfs3_program.versions[0];
 	nfs34_versions[1] = nfs4_version;
 	nfs34_program = nfs3_program;
@@ -77,7 +85,7 @@ int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *export
 	}
 	nfs_log_exports(t);
 	nfs_exports_install(t);
-	if (nfs3_register() != 0 || (cfg->nfsv4 && nfs4_register() != 0)) {
+	if (nfs3_register() != 0 || (cfg->nfsv4 && nfs4_register(cfg) != 0)) {
 		nfs_service_shutdown();
 		return -1;
 	}

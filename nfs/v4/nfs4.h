@@ -5,6 +5,8 @@
  *   nfs4_xdr.c        decoders/encoders of the header and the operations' items
  *   nfs4_compound.c   the COMPOUND engine and its per-worker arena
  *   nfs4_attr.c       fattr4: supported attributes, bitmap4 x struct be_attr -> attrlist4
+ *   nfs4_sattr.c      the fattr4 a client sets -> struct be_sattr (SETATTR, CREATE, OPEN)
+ *   nfs4_owner.c      owner/owner_group strings <-> ids (numeric, name@domain)
  *   nfs4_pseudo.c     the pseudo file system's namespace (pure)
  *   nfs4_call.c       one COMPOUND's service state: exports, handles -> objects
  *   nfs4_proc_fh.c    filehandle operations (PUTFH, GETFH, SAVEFH, RESTOREFH)
@@ -24,6 +26,7 @@
 
 #include "nfs/v4/nfs4_attr.h"
 #include "nfs/v4/nfs4_compound.h"
+#include "nfs/v4/nfs4_owner.h"
 #include "nfs/v4/nfs4_pseudo.h"
 #include "nfs/v4/nfs4_xdr_session.h"
 #include "rpc/rpc.h"

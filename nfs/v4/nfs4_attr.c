@@ -3,12 +3,14 @@
  * case of a switch, in two groups: the server's constant facts and the
  * object's own attributes; an attribute that cannot be given for this object
  * (its BE_AT_* bit missing) is dropped from the returned bitmap, as RFC 8881
- * §18.7.3 asks of GETATTR. Owners are numeric strings (as Linux with
- * nfs4_disable_idmapping; RFC 8881 §5.9 allows a numeric form).
+ * §18.7.3 asks of GETATTR. Owners are numeric strings by default (as Linux
+ * with nfs4_disable_idmapping; RFC 8881 §5.9 allows a numeric form), or
+ * name@domain (nfs4_owner.c).
  */
 #include <stdio.h>
 
 #include "nfs/v4/nfs4_attr.h"
+#include "nfs/v4/nfs4_owner.h"
 
 /* RFC 8881 §5.6 (REQUIRED) and §5.7 (RECOMMENDED) attributes rnfsd returns. */
 static const uint8_t nfs4_attr_list[] = {
@@ -45,13 +47,14 @@ static void enc_time(struct xdr_enc *e, const struct be_time *t)
 	xdr_enc_u32(e, t->nsec);
 }
 
-/* utf8str_mixed owner/owner_group as a decimal id (RFC 8881 §5.9). */
-static void enc_id(struct xdr_enc *e, uint32_t id)
+/* utf8str_mixed owner/owner_group (RFC 8881 §5.9): a decimal id, or
+ * name@domain with [nfsv4] idmap = names (nfs4_owner.c). */
+static void enc_id(struct xdr_enc *e, uint32_t id, bool group)
 {
-	char buf[16];
-	int n = snprintf(buf, sizeof(buf), "%u", id);
+	char buf[NFS4_OWNER_STR_MAX];
+	uint32_t n = nfs4_owner_from_id(id, group, buf, sizeof(buf));
 
-	xdr_enc_opaque(e, buf, (uint32_t)n);
+	xdr_enc_opaque(e, buf, n);
 }
 
 /* The server's constant facts. false: not one of them. */
@@ -101,8 +104,8 @@ static bool enc_obj(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src
 	case FATTR4_FILEID: if (!(v & BE_AT_FILEID)) return false; xdr_enc_u64(e, a->fileid); break;
 	case FATTR4_MODE: if (!(v & BE_AT_MODE)) return false; xdr_enc_u32(e, a->mode & 07777u); break;
 	case FATTR4_NUMLINKS: if (!(v & BE_AT_NLINK)) return false; xdr_enc_u32(e, a->nlink); break;
-	case FATTR4_OWNER: if (!(v & BE_AT_UID)) return false; enc_id(e, a->uid); break;
-	case FATTR4_OWNER_GROUP: if (!(v & BE_AT_GID)) return false; enc_id(e, a->gid); break;
+	case FATTR4_OWNER: if (!(v & BE_AT_UID)) return false; enc_id(e, a->uid, false); break;
+	case FATTR4_OWNER_GROUP: if (!(v & BE_AT_GID)) return false; enc_id(e, a->gid, true); break;
 	case FATTR4_RAWDEV: if (!(v & BE_AT_RDEV)) return false;
 		xdr_enc_u32(e, a->rdev_major); xdr_enc_u32(e, a->rdev_minor); break;
 	case FATTR4_SPACE_USED: if (!(v & BE_AT_SPACE)) return false; xdr_enc_u64(e, a->space_used); break;
