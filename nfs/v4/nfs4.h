@@ -16,6 +16,12 @@
  *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
  *   nfs4_xdr_session.c  XDR of the session operations
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
+ *   nfs4_stateid.c    stateids, open owners, opens, share reservations (pure)
+ *   nfs4_xdr_state.c  XDR of the state and I/O operations
+ *   nfs4_proc_state.c SETCLIENTID(_CONFIRM), RENEW, OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE,
+ *                     TEST_STATEID, FREE_STATEID; the stateid helpers
+ *   nfs4_proc_open.c  OPEN
+ *   nfs4_proc_io.c    READ, WRITE, COMMIT
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
  * Experimental: the version is registered with the RPC layer (and rpcbind)
@@ -29,6 +35,7 @@
 #include "nfs/v4/nfs4_owner.h"
 #include "nfs/v4/nfs4_pseudo.h"
 #include "nfs/v4/nfs4_xdr_session.h"
+#include "nfs/v4/nfs4_xdr_state.h"
 #include "rpc/rpc.h"
 
 /* Export id of pseudo directory handles (their backend bytes say which). */
@@ -61,6 +68,9 @@ struct nfs4_svc {
 	bool seq_cachethis;
 	uint64_t clientid;
 	uint8_t replay[NFS4_STATE_MAX_CACHED];
+	/* RFC 8881 §16.2.3.1.2: the COMPOUND's current stateid (nfs4_proc_state.c). */
+	bool cur_sid_set;
+	struct nfs4_stateid cur_sid;
 };
 
 /* An object a filehandle names. */
@@ -174,6 +184,87 @@ struct nfs4_create_session_res {
 struct nfs4_sequence_res {
 	struct nfs4_sequence_args args;
 	uint32_t highest, target;
+};
+
+/* ---- nfs4_proc_session.c: the open state table beside the client records ---- */
+
+struct nfs4_stab *nfs4_session_stab(void);
+uint64_t nfs4_session_now(void);
+/* Expire leases at most once a second (RFC 8881 §8.3; 4.0 clients have no EXCHANGE_ID). */
+void nfs4_session_tick(void);
+
+/* ---- nfs4_proc_state.c ---- */
+
+uint32_t nfs4_regular_check(const struct nfs4_ctx *x, const struct nfs4_obj *ob);
+void nfs4_cur_stateid_set(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+uint32_t nfs4_stateid_resolve(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_stateid *out);
+void nfs4_stateid_renew(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+uint32_t nfs4_op_client(struct nfs4_ctx *x, uint64_t clientid40, uint64_t *clientid);
+/* A 4.0 owner's seqid verdict: *done (answer the returned status now; *replay: with rp's body). */
+uint32_t nfs4_seqid_verdict(enum nfs4_seqid_action act, const struct nfs4_seqid_replay *rp, bool *replay,
+			    uint32_t err, bool *done);
+uint32_t nfs4_setclientid_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_setclientid_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_setclientid_confirm_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_renew_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_open_confirm_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_open_downgrade_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_close_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_sid_op_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_test_stateid_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_test_stateid_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_free_stateid_exec(struct nfs4_ctx *x, void *args, void *res);
+
+struct nfs4_setclientid_res {
+	uint64_t clientid;
+	uint8_t confirm[8];
+};
+struct nfs4_sid_op_res { /* OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE */
+	bool replay; /* 4.0: rp is the answer */
+	struct nfs4_seqid_replay rp;
+	struct nfs4_stateid sid;
+};
+struct nfs4_test_stateid_res {
+	uint32_t n;
+	uint32_t status[NFS4_TEST_STATEID_MAX];
+};
+
+/* ---- nfs4_proc_open.c ---- */
+
+uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+
+struct nfs4_open_op_res {
+	bool replay; /* 4.0: rp is the answer */
+	struct nfs4_seqid_replay rp;
+	bool seqid_done; /* 4.0: the encode step records the reply as the owner's */
+	uint64_t clientid;
+	const uint8_t *owner; /* in the call's arguments */
+	uint32_t owner_len, seqid;
+	bool created;
+	struct nfs4_stateid sid;
+	uint64_t cinfo_before, cinfo_after;
+	uint32_t rflags;
+	struct nfs4_bitmap attrset;
+	uint32_t deleg, why;
+};
+
+/* ---- nfs4_proc_io.c ---- */
+
+uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_read_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_write_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_write_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_commit_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_commit_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+
+struct nfs4_read_res {
+	bool eof;
+	uint8_t *data;
+	uint32_t len;
+};
+struct nfs4_write_res {
+	uint32_t count, committed;
 };
 
 /* ---- nfs4_proc_dir.c ---- */

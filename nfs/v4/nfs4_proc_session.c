@@ -10,6 +10,7 @@
  * protection (SP4_NONE), no persistent sessions; leases are expired lazily
  * at each EXCHANGE_ID.
  */
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <sys/random.h>
@@ -17,23 +18,49 @@
 #include "nfs/v4/nfs4.h"
 
 static struct nfs4_state nfs4_st;
+static struct nfs4_stab nfs4_stb; /* open state, purged with its client records */
 static bool nfs4_st_ready;
+static _Atomic uint64_t nfs4_last_tick;
+
+/* The open state table's references on the backend's open files. */
+static void nfs4_stb_get(void *fs, void *file)
+{
+	be_file_get(fs, file);
+}
+
+static void nfs4_stb_put(void *fs, void *file)
+{
+	be_file_put(fs, file);
+}
+
+static const struct nfs4_stab_file_ops nfs4_stb_ops = { .get = nfs4_stb_get, .put = nfs4_stb_put };
 
 void nfs4_session_init(void)
 {
 	uint64_t seed = 0;
+	uint32_t boot = (uint32_t)time(NULL);
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
-	nfs4_state_init(&nfs4_st, (uint32_t)time(NULL), seed, NFS4_LEASE_TIME);
+	/* One boot value for both: a stateid names its clientid (nfs4_stateid_clientid()). */
+	nfs4_state_init(&nfs4_st, boot, seed, NFS4_LEASE_TIME);
+	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
+	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st_ready = true;
 }
 
 void nfs4_session_release(void)
 {
-	if (nfs4_st_ready)
-		nfs4_state_release(&nfs4_st);
+	if (nfs4_st_ready) {
+		nfs4_state_release(&nfs4_st); /* purges every client's open state */
+		nfs4_stab_release(&nfs4_stb);
+	}
 	nfs4_st_ready = false;
+}
+
+struct nfs4_stab *nfs4_session_stab(void)
+{
+	return &nfs4_stb;
 }
 
 struct nfs4_state *nfs4_session_state(void)
@@ -47,6 +74,19 @@ static uint64_t nfs4_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec;
+}
+
+uint64_t nfs4_session_now(void)
+{
+	return nfs4_now();
+}
+
+void nfs4_session_tick(void)
+{
+	uint64_t now = nfs4_now(), last = nfs4_last_tick;
+
+	if (now != last && atomic_compare_exchange_strong(&nfs4_last_tick, &last, now))
+		nfs4_state_expire(&nfs4_st, now);
 }
 
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)

@@ -97,6 +97,11 @@ enum nfs4_sid_kind nfs4_stateid_kind(const struct nfs4_stateid *sid, uint32_t mi
 	return NFS4_SID_ORDINARY;
 }
 
+uint64_t nfs4_stateid_clientid(const struct nfs4_stateid *sid)
+{
+	return (uint64_t)be32_get(sid->other) << 32 | be32_get(sid->other + 4);
+}
+
 static uint32_t seqid_next(uint32_t s)
 {
 	return s == UINT32_MAX ? 1 : s + 1; /* RFC 8881 §8.2.2: 0 is never used */
@@ -165,7 +170,7 @@ static bool was_expired(const struct nfs4_stab *t, uint32_t low)
 /*
  * RFC 8881 §8.2.4 / RFC 7530 §9.1.4: an ordinary stateid to its open.
  * Returns NFS4_OK with *out, or STALE_STATEID, EXPIRED, BAD_STATEID,
- * OLD_STATEID.
+ * OLD_STATEID (*out is set whenever the open exists).
  */
 static uint32_t open_lookup(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
 			    struct nfs4_open **out)
@@ -179,10 +184,10 @@ static uint32_t open_lookup(struct nfs4_stab *t, const struct nfs4_stateid *sid,
 	op = open_find(t, sid->other);
 	if (!op)
 		return was_expired(t, be32_get(sid->other + 4)) ? NFS4ERR_EXPIRED : NFS4ERR_BAD_STATEID;
+	*out = op; /* found, even when its seqid is wrong (4.0 owners record the error) */
 	/* RFC 8881 §8.2.2: seqid 0 is "the current one" in 4.1+. */
 	if (!(minor >= 1 && sid->seqid == 0) && sid->seqid != op->sid.seqid)
 		return (int32_t)(sid->seqid - op->sid.seqid) < 0 ? NFS4ERR_OLD_STATEID : NFS4ERR_BAD_STATEID;
-	*out = op;
 	return NFS4_OK;
 }
 
@@ -365,31 +370,45 @@ static bool seqid_advances(uint32_t status)
 	}
 }
 
-void nfs4_stab_seqid_done(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t owner_len,
-			  const struct nfs4_stateid *sid, uint32_t seqid, uint32_t status, const uint8_t *body,
-			  uint32_t len)
+/* The owner's seqid and cached reply after an operation (RFC 7530 §9.1.8). */
+static void owner_record(struct nfs4_oowner *o, uint32_t seqid, uint32_t status, const uint8_t *body,
+			 uint32_t len)
 {
-	struct nfs4_oowner *o = NULL;
-	struct nfs4_open *op;
-
-	if (!seqid_advances(status))
+	if (!o || !seqid_advances(status))
 		return;
+	o->seqid_valid = true;
+	o->seqid = seqid;
+	o->replay.status = status;
+	/* A body too long to keep is replayed as its status alone (never
+	 * longer than NFS4_STAB_REPLAY_MAX for the operations that use seqids). */
+	o->replay.len = len <= NFS4_STAB_REPLAY_MAX ? len : 0;
+	if (o->replay.len)
+		memcpy(o->replay.body, body, o->replay.len);
+}
+
+void nfs4_stab_seqid_done(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t owner_len,
+			  uint32_t seqid, uint32_t status, const uint8_t *body, uint32_t len)
+{
 	pthread_mutex_lock(&t->lock);
-	if (owner)
-		o = owner_find(client_find(t, clientid, false), owner, owner_len);
-	else if (sid && nfs4_stateid_kind(sid, 0) == NFS4_SID_ORDINARY && (op = open_find(t, sid->other)))
-		o = op->owner;
-	if (o) {
-		o->seqid_valid = true;
-		o->seqid = seqid;
-		o->replay.status = status;
-		/* A body too long to keep is replayed as its status alone (never
-		 * longer than NFS4_STAB_REPLAY_MAX for the operations that use seqids). */
-		o->replay.len = len <= NFS4_STAB_REPLAY_MAX ? len : 0;
-		if (o->replay.len)
-			memcpy(o->replay.body, body, o->replay.len);
-	}
+	owner_record(owner_find(client_find(t, clientid, false), owner, owner_len), seqid, status, body, len);
 	pthread_mutex_unlock(&t->lock);
+}
+
+/* 4.0: OPEN_CONFIRM's, OPEN_DOWNGRADE's or CLOSE's reply (a stateid4 on success) cached. */
+static void owner_record_sid(struct nfs4_oowner *o, struct nfs4_sid_seq sq, uint32_t status,
+			     const struct nfs4_stateid *out)
+{
+	uint8_t body[4 + NFS4_OTHER_SIZE];
+
+	if (sq.minor != 0)
+		return;
+	if (status != NFS4_OK) {
+		owner_record(o, sq.seqid, status, NULL, 0);
+		return;
+	}
+	be32_put(body, out->seqid);
+	memcpy(body + 4, out->other, NFS4_OTHER_SIZE);
+	owner_record(o, sq.seqid, status, body, sizeof(body));
 }
 
 /* ---- OPEN ---- */
@@ -576,14 +595,14 @@ uint32_t nfs4_stab_check_anon(struct nfs4_stab *t, const uint8_t *fkey, uint32_t
 
 /* ---- OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE ---- */
 
-uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,
 			   struct nfs4_stateid *out)
 {
-	struct nfs4_open *op;
+	struct nfs4_open *op = NULL;
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, minor, &op);
+	status = open_lookup(t, sid, sq.minor, &op);
 	if (status == NFS4_OK && op->owner->confirmed)
 		status = NFS4ERR_BAD_STATEID; /* RFC 7530 §16.20.5: only for an unconfirmed owner */
 	if (status == NFS4_OK) {
@@ -591,18 +610,20 @@ uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, 
 		op->sid.seqid = seqid_next(op->sid.seqid);
 		*out = op->sid;
 	}
+	if (op)
+		owner_record_sid(op->owner, sq, status, out);
 	pthread_mutex_unlock(&t->lock);
 	return status;
 }
 
-uint32_t nfs4_stab_downgrade(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_downgrade(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,
 			     uint32_t access, uint32_t deny, struct nfs4_stateid *out)
 {
-	struct nfs4_open *op;
+	struct nfs4_open *op = NULL;
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, minor, &op);
+	status = open_lookup(t, sid, sq.minor, &op);
 	if (status == NFS4_OK && !op->owner->confirmed)
 		status = NFS4ERR_BAD_STATEID;
 	/* RFC 8881 §18.18.3: subsets of what is held, each a mode once opened with. */
@@ -618,24 +639,28 @@ uint32_t nfs4_stab_downgrade(struct nfs4_stab *t, const struct nfs4_stateid *sid
 		op->sid.seqid = seqid_next(op->sid.seqid);
 		*out = op->sid;
 	}
+	if (op)
+		owner_record_sid(op->owner, sq, status, out);
 	pthread_mutex_unlock(&t->lock);
 	return status;
 }
 
-uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,
 			 struct nfs4_stateid *out)
 {
-	struct nfs4_open *op;
+	struct nfs4_open *op = NULL;
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, minor, &op);
+	status = open_lookup(t, sid, sq.minor, &op);
 	if (status == NFS4_OK) {
 		*out = op->sid;
 		out->seqid = seqid_next(out->seqid);
-		open_free(t, op);
-		/* The owner stays (4.0: its seqid and replay are still needed). */
 	}
+	if (op)
+		owner_record_sid(op->owner, sq, status, out);
+	if (status == NFS4_OK)
+		open_free(t, op); /* the owner stays (4.0: its seqid and replay are still needed) */
 	pthread_mutex_unlock(&t->lock);
 	return status;
 }

@@ -77,6 +77,9 @@ enum nfs4_sid_kind {
 	NFS4_SID_INVALID,  /* any other combination of reserved values: BAD_STATEID */
 };
 enum nfs4_sid_kind nfs4_stateid_kind(const struct nfs4_stateid *sid, uint32_t minor);
+/* The clientid an ordinary stateid was issued to ((boot << 32) | low half:
+ * the client records' boot must be the table's, as nfs4_proc_session.c sets them). */
+uint64_t nfs4_stateid_clientid(const struct nfs4_stateid *sid);
 
 /* The caller's open files (be_file + be_fs in the daemon, fakes in tests). */
 struct nfs4_stab_file_ops {
@@ -127,12 +130,11 @@ enum nfs4_seqid_action nfs4_stab_seqid_check(struct nfs4_stab *t, uint64_t clien
 					     uint32_t *status);
 enum nfs4_seqid_action nfs4_stab_seqid_check_sid(struct nfs4_stab *t, const struct nfs4_stateid *sid,
 						 uint32_t seqid, struct nfs4_seqid_replay *rp, uint32_t *status);
-/* After the operation: the owner's seqid becomes seqid and body (len bytes)
- * its cached reply, unless status is one of §9.1.7's exceptions. The owner is
- * named by (clientid, owner) or, when owner is NULL, by sid. */
+/* After an OPEN: the owner's seqid becomes seqid and body (len bytes) its
+ * cached reply, unless status is one of §9.1.7's exceptions. (OPEN_CONFIRM,
+ * OPEN_DOWNGRADE and CLOSE record theirs themselves: struct nfs4_sid_seq.) */
 void nfs4_stab_seqid_done(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t owner_len,
-			  const struct nfs4_stateid *sid, uint32_t seqid, uint32_t status, const uint8_t *body,
-			  uint32_t len);
+			  uint32_t seqid, uint32_t status, const uint8_t *body, uint32_t len);
 
 /* ---- opens ---- */
 
@@ -183,16 +185,26 @@ uint32_t nfs4_stab_check_io(struct nfs4_stab *t, const struct nfs4_stateid *sid,
  */
 uint32_t nfs4_stab_check_anon(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint32_t access);
 
+/*
+ * OPEN_CONFIRM, OPEN_DOWNGRADE and CLOSE name their open owner through the
+ * stateid; in NFSv4.0 they carry its seqid too, and their reply (the status
+ * and the stateid4 *out) becomes the owner's cached reply within the same
+ * critical section (CLOSE frees the open the owner would be found through).
+ */
+struct nfs4_sid_seq {
+	uint32_t minor;
+	uint32_t seqid; /* minor 0 only */
+};
 /* OPEN_CONFIRM (RFC 7530 §16.20): the owner confirmed, the stateid's seqid + 1 (*out). */
-uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,
 			   struct nfs4_stateid *out);
 /* OPEN_DOWNGRADE (RFC 8881 §18.18.3): access/deny must be subsets of what the
  * open holds and each a mode it was opened with at some time (else INVAL). */
-uint32_t nfs4_stab_downgrade(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_downgrade(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,
 			     uint32_t access, uint32_t deny, struct nfs4_stateid *out);
 /* CLOSE (RFC 8881 §18.2): the open goes; *out is the stateid as it was closed
  * with seqid + 1 (4.0; 4.1 callers send the special invalid one). */
-uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,
 			 struct nfs4_stateid *out);
 /* TEST_STATEID for one stateid (RFC 8881 §18.48.3) of client clientid. */
 uint32_t nfs4_stab_test(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid);

@@ -21,6 +21,7 @@
 #include "nfs/v4/nfs4_stateid.h"
 
 static struct nfs4_stab t;
+#define SQ(m) ((struct nfs4_sid_seq){ .minor = (m) })
 static int refs; /* references held on the fake files */
 
 static void fake_get(void *fs, void *file)
@@ -150,7 +151,7 @@ static void test_share_deny(void **state)
 			 NFS4ERR_SHARE_DENIED);
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"c", 1, NFS4_SHARE_ACCESS_WRITE), NFS4_OK);
 	/* Closing the deny lets the writer in. */
-	assert_int_equal(nfs4_stab_close(&t, &r1.sid, 1, &r1.sid), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &r1.sid, SQ(1), &r1.sid), NFS4_OK);
 	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4_OK);
 }
 
@@ -206,11 +207,11 @@ static void test_v40_confirm(void **state)
 	assert_true(r.confirm);
 	/* Not usable before OPEN_CONFIRM. */
 	assert_int_equal(nfs4_stab_check_io(&t, &r.sid, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
-	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, 0, 1, 0, &c), NFS4ERR_BAD_STATEID);
-	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, 0, &c), NFS4_OK);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(0), 1, 0, &c), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0), &c), NFS4_OK);
 	assert_int_equal(c.seqid, 2);
-	assert_int_equal(nfs4_stab_confirm(&t, &c, 0, &c), NFS4ERR_BAD_STATEID); /* confirmed already */
-	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, 0, &c), NFS4ERR_OLD_STATEID);
+	assert_int_equal(nfs4_stab_confirm(&t, &c, SQ(0), &c), NFS4ERR_BAD_STATEID); /* confirmed already */
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0), &c), NFS4ERR_OLD_STATEID);
 	assert_int_equal(nfs4_stab_check_io(&t, &c, 0, a, 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4_OK);
 	fake_put(NULL, io.file);
 	/* The owner's next open needs no confirmation. */
@@ -227,10 +228,10 @@ static void test_downgrade_close(void **state)
 	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
 	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_BOTH, NFS4_SHARE_DENY_WRITE, &r), NFS4_OK);
 	/* WRITE alone was never an open mode: INVAL; nor is more than held. */
-	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, 1, NFS4_SHARE_ACCESS_WRITE, 0, &s), NFS4ERR_INVAL);
-	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, 1, NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_BOTH, &s),
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_WRITE, 0, &s), NFS4ERR_INVAL);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_BOTH, &s),
 			 NFS4ERR_INVAL);
-	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, 1, NFS4_SHARE_ACCESS_READ, 0, &s), NFS4_OK);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_READ, 0, &s), NFS4_OK);
 	assert_int_equal(s.seqid, 3);
 	/* After the downgrade another owner may write. */
 	{
@@ -238,11 +239,11 @@ static void test_downgrade_close(void **state)
 		assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4_OK);
 	}
 	old = r.sid;
-	assert_int_equal(nfs4_stab_close(&t, &old, 1, &s), NFS4ERR_OLD_STATEID);
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4ERR_OLD_STATEID);
 	old.seqid = 3;
-	assert_int_equal(nfs4_stab_close(&t, &old, 1, &s), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4_OK);
 	assert_int_equal(s.seqid, 4);
-	assert_int_equal(nfs4_stab_close(&t, &old, 1, &s), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4ERR_BAD_STATEID);
 	assert_int_equal(nfs4_stab_client_count(&t, CL1), 1); /* the owner stays */
 }
 
@@ -250,6 +251,7 @@ static void test_seqid(void **state)
 {
 	struct nfs4_seqid_replay rp;
 	struct nfs4_open_res r;
+	struct nfs4_stateid old;
 	uint32_t st = 0;
 	const uint8_t *o = (const uint8_t *)"own";
 
@@ -257,21 +259,25 @@ static void test_seqid(void **state)
 	/* A new owner: any seqid. */
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 7, &rp, &st), NFS4_SEQID_NEW);
 	assert_int_equal(do_open(CL1, 0, "own", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
-	nfs4_stab_seqid_done(&t, CL1, o, 3, NULL, 7, NFS4_OK, (const uint8_t *)"reply7", 6);
+	nfs4_stab_seqid_done(&t, CL1, o, 3, 7, NFS4_OK, (const uint8_t *)"reply7", 6);
 	/* The same seqid: the last reply. */
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 7, &rp, &st), NFS4_SEQID_REPLAY);
 	assert_int_equal(rp.status, NFS4_OK);
 	assert_int_equal(rp.len, 6);
 	assert_memory_equal(rp.body, "reply7", 6);
-	/* Confirm through the stateid with seqid 8. */
+	/* Confirm through the stateid with seqid 8: its reply (the new stateid) is the one replayed. */
 	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &r.sid, 8, &rp, &st), NFS4_SEQID_NEW);
-	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, 0, &r.sid), NFS4_OK);
-	nfs4_stab_seqid_done(&t, 0, NULL, 0, &r.sid, 8, NFS4_OK, NULL, 0);
+	old = r.sid;
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, (struct nfs4_sid_seq){ 0, 8 }, &r.sid), NFS4_OK);
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &old, 8, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_int_equal(rp.len, 16);
+	assert_int_equal(rp.body[3], 2); /* seqid 2, big-endian */
+	assert_memory_equal(rp.body + 4, r.sid.other, NFS4_OTHER_SIZE);
 	/* Errors of §9.1.7 do not advance it. */
-	nfs4_stab_seqid_done(&t, CL1, o, 3, NULL, 9, NFS4ERR_BAD_STATEID, NULL, 0);
+	nfs4_stab_seqid_done(&t, CL1, o, 3, 9, NFS4ERR_BAD_STATEID, NULL, 0);
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 8, &rp, &st), NFS4_SEQID_REPLAY);
 	/* Others do. */
-	nfs4_stab_seqid_done(&t, CL1, o, 3, NULL, 9, NFS4ERR_SHARE_DENIED, NULL, 0);
+	nfs4_stab_seqid_done(&t, CL1, o, 3, 9, NFS4ERR_SHARE_DENIED, NULL, 0);
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 9, &rp, &st), NFS4_SEQID_REPLAY);
 	assert_int_equal(rp.status, NFS4ERR_SHARE_DENIED);
 	/* Out of order: BAD_SEQID (the owner is confirmed). */
@@ -280,7 +286,7 @@ static void test_seqid(void **state)
 	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &r.sid, 3, &rp, &st), NFS4_SEQID_ERROR);
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 10, &rp, &st), NFS4_SEQID_NEW);
 	/* The seqid wraps to 0 (RFC 7530 §9.1.3). */
-	nfs4_stab_seqid_done(&t, CL1, o, 3, NULL, UINT32_MAX, NFS4_OK, NULL, 0);
+	nfs4_stab_seqid_done(&t, CL1, o, 3, UINT32_MAX, NFS4_OK, NULL, 0);
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 0, &rp, &st), NFS4_SEQID_NEW);
 }
 
@@ -293,7 +299,7 @@ static void test_seqid_unconfirmed_restart(void **state)
 
 	(void)state;
 	assert_int_equal(do_open(CL1, 0, "own", "a", NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_WRITE, &r), NFS4_OK);
-	nfs4_stab_seqid_done(&t, CL1, o, 3, NULL, 5, NFS4_OK, NULL, 0);
+	nfs4_stab_seqid_done(&t, CL1, o, 3, 5, NFS4_OK, NULL, 0);
 	/* Never confirmed: an OPEN with another seqid starts the owner over (its opens go). */
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 40, &rp, &st), NFS4_SEQID_NEW);
 	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
@@ -311,7 +317,7 @@ static void test_test_free(void **state)
 	assert_int_equal(nfs4_stab_test(&t, CL2, &r.sid), NFS4ERR_BAD_STATEID);
 	assert_int_equal(nfs4_stab_test(&t, CL1, &s), NFS4ERR_BAD_STATEID);
 	assert_int_equal(nfs4_stab_free(&t, CL1, &r.sid), NFS4ERR_LOCKS_HELD);
-	assert_int_equal(nfs4_stab_close(&t, &r.sid, 1, &s), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1), &s), NFS4_OK);
 	assert_int_equal(nfs4_stab_free(&t, CL1, &r.sid), NFS4ERR_BAD_STATEID);
 }
 
