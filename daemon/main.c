@@ -441,7 +441,8 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    memcmp(old->tcp_listen, cur->tcp_listen, sizeof(old->tcp_listen)) != 0 ||
 	    old->rdma != cur->rdma || strcmp(old->stats_socket, cur->stats_socket) != 0 ||
 	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind || old->nfsv4 != cur->nfsv4 ||
-	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0)
+	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0 ||
+	    old->nfsv4_lease_time != cur->nfsv4_lease_time)
 		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, socket or state settings take effect at the next start");
 }
 

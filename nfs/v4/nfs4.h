@@ -42,7 +42,7 @@
 #define NFS4_PSEUDO_EXPORT_ID 0u
 /* Exports in one client's pseudo file system. */
 #define NFS4_SVC_MAX_EXPORTS 1024u
-/* What GETATTR announces (RFC 8881 §5.8.1.11, §5.8.2.20-21). */
+/* What GETATTR announces (RFC 8881 §5.8.1.11, §5.8.2.20-21); the lease: the default of [nfsv4] lease-time. */
 #define NFS4_LEASE_TIME 90u
 #define NFS4_MAX_IO (1u << 20)
 /* READLINK's buffer without an RPC call (tests). */
@@ -162,7 +162,9 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 
 /* ---- nfs4_proc_session.c ---- */
 
-void nfs4_session_init(void);
+/* lease: seconds ([nfsv4] lease-time), also what GETATTR's lease_time says. */
+void nfs4_session_init(uint32_t lease);
+uint32_t nfs4_session_lease(void);
 void nfs4_session_release(void);
 struct nfs4_state *nfs4_session_state(void);
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res);

@@ -223,10 +223,11 @@ uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 		return status;
 	if (x->minorversion == 0) {
 		/* RFC 7530 §9.1.7: the owner's seqid; its done step is in the encode step. */
+		enum nfs4_seqid_action act = nfs4_stab_seqid_check(nfs4_session_stab(), clientid, a->owner,
+								   a->owner_len, a->seqid, &r->rp, &status);
 		bool done;
-		status = nfs4_seqid_verdict(nfs4_stab_seqid_check(nfs4_session_stab(), clientid, a->owner,
-								  a->owner_len, a->seqid, &r->rp, &status),
-					    &r->rp, &r->replay, status, &done);
+
+		status = nfs4_seqid_verdict(act, &r->rp, &r->replay, status, &done);
 		if (done)
 			return status;
 		r->seqid_done = true;

@@ -35,7 +35,14 @@ static void nfs4_stb_put(void *fs, void *file)
 
 static const struct nfs4_stab_file_ops nfs4_stb_ops = { .get = nfs4_stb_get, .put = nfs4_stb_put };
 
-void nfs4_session_init(void)
+static uint32_t nfs4_lease = NFS4_LEASE_TIME;
+
+uint32_t nfs4_session_lease(void)
+{
+	return nfs4_lease;
+}
+
+void nfs4_session_init(uint32_t lease)
 {
 	uint64_t seed = 0;
 	uint32_t boot = (uint32_t)time(NULL);
@@ -43,7 +50,8 @@ void nfs4_session_init(void)
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
 	/* One boot value for both: a stateid names its clientid (nfs4_stateid_clientid()). */
-	nfs4_state_init(&nfs4_st, boot, seed, NFS4_LEASE_TIME);
+	nfs4_lease = lease;
+	nfs4_state_init(&nfs4_st, boot, seed, lease);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st_ready = true;

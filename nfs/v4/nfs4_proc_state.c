@@ -129,14 +129,15 @@ uint32_t nfs4_seqid_verdict(enum nfs4_seqid_action act, const struct nfs4_seqid_
 static uint32_t sid_seqid_begin(struct nfs4_ctx *x, const struct nfs4_sid_seqid_args *a, struct nfs4_sid_op_res *r,
 				bool *done)
 {
+	enum nfs4_seqid_action act;
 	uint32_t status = NFS4_OK;
 
 	*done = false;
 	if (x->minorversion != 0)
 		return NFS4_OK;
 	nfs4_stateid_renew(x, &a->sid);
-	return nfs4_seqid_verdict(nfs4_stab_seqid_check_sid(nfs4_session_stab(), &a->sid, a->seqid, &r->rp, &status),
-				  &r->rp, &r->replay, status, done);
+	act = nfs4_stab_seqid_check_sid(nfs4_session_stab(), &a->sid, a->seqid, &r->rp, &status);
+	return nfs4_seqid_verdict(act, &r->rp, &r->replay, status, done);
 }
 
 static uint32_t sid_op_exec(struct nfs4_ctx *x, void *args, void *res, int which)

@@ -10,7 +10,21 @@
  *    (OPENATTR) answers NFS4ERR_NOTSUPP; an unknown minor version
  *    MINOR_VERS_MISMATCH; NFSv3 is still served beside it; a truncated
  *    header is GARBAGE_ARGS, an operation that does not decode BADXDR,
- *    both logged.
+ *    both logged;
+ *  - NFSv4.0 state and I/O: SETCLIENTID + SETCLIENTID_CONFIRM, OPEN (create)
+ *    with OPEN4_RESULT_CONFIRM, OPEN_CONFIRM and its replay (the same seqid
+ *    gets the same reply), WRITE UNSTABLE + COMMIT (the same verifier), READ
+ *    back (and the file on the server), OLD/BAD/STALE stateids, the
+ *    anonymous stateid, a share deny between two clients (SHARE_DENIED for
+ *    the other client's OPEN and for anonymous WRITE), BAD_SEQID, CLOSE;
+ *  - NFSv4.1: EXCHANGE_ID + CREATE_SESSION, then one COMPOUND with SEQUENCE,
+ *    OPEN (GUARDED4 create, WANT_NO_DELEG: OPEN_DELEGATE_NONE_EXT /
+ *    WND4_NOT_WANTED), WRITE FILE_SYNC4 and READ through the current
+ *    stateid, CLOSE (the invalid stateid back); TEST_STATEID of the closed
+ *    one; GUARDED4 again: EXIST;
+ *  - lease expiry ([nfsv4] lease-time = 4): a client that stops renewing
+ *    loses its deny reservation to another client and its stateid answers
+ *    EXPIRED.
  */
 #include "tests/integration/harness.h"
 #include "tests/integration/rawrpc.h"
@@ -22,10 +36,20 @@
 static struct hx_env env;
 static uint32_t xid = 0x4e460000;
 
-enum { OP_ACCESS = 3, OP_GETATTR = 9, OP_GETFH = 10, OP_LOOKUP = 15, OP_OPEN = 18, OP_OPENATTR = 19, OP_PUTFH = 22,
-       OP_PUTROOTFH = 24, OP_READDIR = 26, OP_READLINK = 27 };
+enum { OP_ACCESS = 3, OP_CLOSE = 4, OP_COMMIT = 5, OP_GETATTR = 9, OP_GETFH = 10, OP_LOOKUP = 15, OP_OPEN = 18,
+       OP_OPENATTR = 19, OP_OPEN_CONFIRM = 20, OP_PUTFH = 22, OP_PUTROOTFH = 24, OP_READ = 25, OP_READDIR = 26,
+       OP_READLINK = 27, OP_RENEW = 30, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36, OP_WRITE = 38,
+       OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43, OP_SEQUENCE = 53, OP_TEST_STATEID = 55 };
+#define NFS4ERR_EXIST 17
 #define NFS4ERR_NOTSUPP 10004
+#define NFS4ERR_EXPIRED 10011
+#define NFS4ERR_SHARE_DENIED 10015
 #define NFS4ERR_MINOR_VERS_MISMATCH 10021
+#define NFS4ERR_STALE_STATEID 10023
+#define NFS4ERR_OLD_STATEID 10024
+#define NFS4ERR_BAD_STATEID 10025
+#define NFS4ERR_BAD_SEQID 10026
+#define LEASE 4 /* [nfsv4] lease-time of the served daemon */
 
 static void hdr(struct xb *a, uint32_t minor, uint32_t numops)
 {
@@ -207,6 +231,474 @@ static void test_handles_and_errors(struct raw_conn *c, const uint8_t *fh, uint3
 	CHECK(hx_log_count(&env, "does not decode") >= 2, "logged");
 }
 
+/* ---- state and I/O ---- */
+
+struct sid {
+	uint32_t seqid;
+	uint8_t other[12];
+};
+
+static void xb_sid(struct xb *a, const struct sid *s)
+{
+	xb_u32(a, s->seqid);
+	xb_raw(a, s->other, 12);
+}
+
+static void xd_sid(struct xd *d, struct sid *s)
+{
+	s->seqid = xd_u32(d);
+	if (d->pos + 12 <= d->len) {
+		memcpy(s->other, d->p + d->pos, 12);
+		xd_skip(d, 12);
+	} else {
+		d->bad = true;
+	}
+}
+
+static void xb_putfh(struct xb *a, const uint8_t *fh, uint32_t len)
+{
+	xb_u32(a, OP_PUTFH);
+	xb_opaque(a, fh, len);
+}
+
+/* SETCLIENTID + SETCLIENTID_CONFIRM: the clientid (0 on failure). */
+static uint64_t client40(struct raw_conn *c, const char *id)
+{
+	struct raw_reply r;
+	uint64_t cid = 0;
+	uint8_t confirm[8] = { 0 };
+	uint32_t n;
+	struct xb a;
+
+	xb_init(&a);
+	hdr(&a, 0, 1);
+	xb_u32(&a, OP_SETCLIENTID);
+	xb_raw(&a, "verifier", 8);
+	xb_string(&a, id);
+	xb_u32(&a, 0x40000000);
+	xb_string(&a, "tcp");
+	xb_string(&a, "127.0.0.1.3.232");
+	xb_u32(&a, 1);
+	if (CHECK_EQ(compound(c, &a, &r, &n), 0, "SETCLIENTID %s", id) && res_ok(&r, OP_SETCLIENTID)) {
+		cid = xd_u64(&r.body);
+		if (r.body.pos + 8 <= r.body.len)
+			memcpy(confirm, r.body.p + r.body.pos, 8);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+	hdr(&a, 0, 1);
+	xb_u32(&a, OP_SETCLIENTID_CONFIRM);
+	xb_u64(&a, cid);
+	xb_raw(&a, confirm, 8);
+	if (!CHECK_EQ(compound(c, &a, &r, &n), 0, "SETCLIENTID_CONFIRM %s", id))
+		cid = 0;
+	raw_reply_free(&r);
+	xb_free(&a);
+	return cid;
+}
+
+/* OPEN4args; create: UNCHECKED4 (or GUARDED4) with mode 0644. */
+static void xb_open(struct xb *a, uint32_t seqid, uint32_t access, uint32_t deny, uint64_t cid, const char *owner,
+		    int create, const char *name)
+{
+	xb_u32(a, OP_OPEN);
+	xb_u32(a, seqid);
+	xb_u32(a, access);
+	xb_u32(a, deny);
+	xb_u64(a, cid);
+	xb_string(a, owner);
+	xb_u32(a, create ? 1 : 0);
+	if (create) {
+		xb_u32(a, create == 2 ? 1 : 0); /* GUARDED4 : UNCHECKED4 */
+		xb_u32(a, 2);                    /* bitmap: mode (33) */
+		xb_u32(a, 0);
+		xb_u32(a, 1u << 1);
+		xb_u32(a, 4);
+		xb_u32(a, 0644);
+	}
+	xb_u32(a, 0); /* CLAIM_NULL */
+	xb_string(a, name);
+}
+
+struct open_res {
+	struct sid sid;
+	uint32_t rflags, deleg, why;
+};
+
+static void xd_open(struct raw_reply *r, struct open_res *o)
+{
+	uint32_t words;
+
+	xd_sid(&r->body, &o->sid);
+	xd_skip(&r->body, 4 + 16); /* change_info4 */
+	o->rflags = xd_u32(&r->body);
+	words = xd_u32(&r->body);
+	xd_skip(&r->body, 4 * (size_t)(words < 8 ? words : 8));
+	o->deleg = xd_u32(&r->body);
+	o->why = o->deleg == 3 ? xd_u32(&r->body) : 0;
+}
+
+/* PUTFH fh, READ sid: the status; data of up to cap bytes in buf (*len). */
+static int read40(struct raw_conn *c, uint32_t minor, const uint8_t *fh, uint32_t fh_len, const struct sid *s,
+		  char *buf, uint32_t cap, uint32_t *len)
+{
+	struct raw_reply r;
+	const uint8_t *p;
+	uint32_t n;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, minor, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_READ);
+	xb_sid(&a, s);
+	xb_u64(&a, 0);
+	xb_u32(&a, cap);
+	st = compound(c, &a, &r, &n);
+	*len = 0;
+	if (st == 0 && res_ok(&r, OP_PUTFH) && res_ok(&r, OP_READ)) {
+		xd_u32(&r.body); /* eof */
+		p = xd_opaque(&r.body, len, cap);
+		if (p)
+			memcpy(buf, p, *len);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* PUTFH dir, OPEN, GETFH: the status, the open's result and the file's handle. */
+static int open40(struct raw_conn *c, const uint8_t *dir, uint32_t dir_len, uint32_t seqid, uint32_t access,
+		  uint32_t deny, uint64_t cid, const char *owner, int create, const char *name, struct open_res *o,
+		  uint8_t *fh, uint32_t *fh_len)
+{
+	struct raw_reply r;
+	const uint8_t *p;
+	uint32_t n;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 0, 3);
+	xb_putfh(&a, dir, dir_len);
+	xb_open(&a, seqid, access, deny, cid, owner, create, name);
+	xb_u32(&a, OP_GETFH);
+	st = compound(c, &a, &r, &n);
+	if (st == 0 && res_ok(&r, OP_PUTFH) && res_ok(&r, OP_OPEN)) {
+		xd_open(&r, o);
+		res_ok(&r, OP_GETFH);
+		p = xd_opaque(&r.body, fh_len, 128);
+		if (p)
+			memcpy(fh, p, *fh_len);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* PUTFH fh, op (OPEN_CONFIRM or CLOSE) with seqid: the status, the stateid back. */
+static int sid_op40(struct raw_conn *c, uint32_t op, const uint8_t *fh, uint32_t fh_len, uint32_t seqid,
+		    const struct sid *in, struct sid *out)
+{
+	struct raw_reply r;
+	uint32_t n;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, op);
+	if (op == OP_CLOSE)
+		xb_u32(&a, seqid);
+	xb_sid(&a, in);
+	if (op == OP_OPEN_CONFIRM)
+		xb_u32(&a, seqid);
+	st = compound(c, &a, &r, &n);
+	if (st == 0 && res_ok(&r, OP_PUTFH) && res_ok(&r, op))
+		xd_sid(&r.body, out);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
+{
+	uint8_t fh[128], fh2[128], verf_w[8] = { 0 }, verf_c[8] = { 1 };
+	uint32_t fh_len = 0, fh2_len = 0, n, len;
+	struct open_res o, o2;
+	struct sid s2, s3, bad;
+	struct raw_reply r;
+	char buf[64];
+	struct xb a;
+	uint64_t ca, cb;
+
+	hx_section("NFSv4.0: SETCLIENTID, OPEN, OPEN_CONFIRM, WRITE, COMMIT, READ, stateids, share deny, CLOSE");
+	ca = client40(c, "it-client-a");
+	cb = client40(c, "it-client-b");
+	CHECK(ca && cb && ca != cb, "two client ids");
+	CHECK_EQ(open40(c, root, root_len, 1, 3, 0, ca, "owner-a", 1, "f40", &o, fh, &fh_len), 0, "OPEN create f40");
+	CHECK_EQ(o.rflags, 2 | 4, "rflags CONFIRM | LOCKTYPE_POSIX");
+	CHECK_EQ(o.deleg, 0, "OPEN_DELEGATE_NONE");
+	CHECK_EQ(o.sid.seqid, 1, "stateid seqid 1");
+	CHECK_EQ(read40(c, 0, fh, fh_len, &o.sid, buf, sizeof(buf), &len), NFS4ERR_BAD_STATEID,
+		 "READ before OPEN_CONFIRM: BAD_STATEID");
+	CHECK_EQ(sid_op40(c, OP_OPEN_CONFIRM, fh, fh_len, 2, &o.sid, &s2), 0, "OPEN_CONFIRM");
+	CHECK_EQ(s2.seqid, 2, "confirmed stateid seqid 2");
+	CHECK_EQ(sid_op40(c, OP_OPEN_CONFIRM, fh, fh_len, 2, &o.sid, &s3), 0, "OPEN_CONFIRM again: replayed");
+	CHECK(memcmp(&s2, &s3, sizeof(s2)) == 0, "the replay is the same reply");
+
+	xb_init(&a);
+	hdr(&a, 0, 3);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_WRITE);
+	xb_sid(&a, &s2);
+	xb_u64(&a, 0);
+	xb_u32(&a, 0); /* UNSTABLE4 */
+	xb_opaque(&a, "hello nfs4", 10);
+	xb_u32(&a, OP_COMMIT);
+	xb_u64(&a, 0);
+	xb_u32(&a, 0);
+	CHECK_EQ(compound(c, &a, &r, &n), 0, "WRITE + COMMIT");
+	if (res_ok(&r, OP_PUTFH) && CHECK(res_ok(&r, OP_WRITE), "WRITE")) {
+		CHECK_EQ(xd_u32(&r.body), 10, "count");
+		CHECK_EQ(xd_u32(&r.body), 0, "committed UNSTABLE4");
+		if (r.body.pos + 8 <= r.body.len)
+			memcpy(verf_w, r.body.p + r.body.pos, 8);
+		xd_skip(&r.body, 8);
+		if (CHECK(res_ok(&r, OP_COMMIT), "COMMIT") && r.body.pos + 8 <= r.body.len)
+			memcpy(verf_c, r.body.p + r.body.pos, 8);
+		CHECK(memcmp(verf_w, verf_c, 8) == 0, "WRITE and COMMIT verifiers agree");
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	CHECK_EQ(read40(c, 0, fh, fh_len, &s2, buf, sizeof(buf), &len), 0, "READ");
+	CHECK(len == 10 && memcmp(buf, "hello nfs4", 10) == 0, "READ gives what WRITE wrote");
+	{
+		char disk[32] = { 0 };
+		FILE *f = fopen(hx_xpath(&env, "f40"), "r");
+		size_t got = f ? fread(disk, 1, sizeof(disk), f) : 0;
+		if (f)
+			fclose(f);
+		CHECK(got == 10 && memcmp(disk, "hello nfs4", 10) == 0, "the file on the server");
+	}
+	bad = s2;
+	bad.seqid = 1;
+	CHECK_EQ(read40(c, 0, fh, fh_len, &bad, buf, sizeof(buf), &len), NFS4ERR_OLD_STATEID, "old seqid: OLD_STATEID");
+	bad = s2;
+	bad.other[11] ^= 0x55;
+	CHECK_EQ(read40(c, 0, fh, fh_len, &bad, buf, sizeof(buf), &len), NFS4ERR_BAD_STATEID, "unknown: BAD_STATEID");
+	bad = s2;
+	bad.other[0] ^= 0x55;
+	CHECK_EQ(read40(c, 0, fh, fh_len, &bad, buf, sizeof(buf), &len), NFS4ERR_STALE_STATEID,
+		 "another boot: STALE_STATEID");
+	memset(&bad, 0, sizeof(bad));
+	CHECK_EQ(read40(c, 0, fh, fh_len, &bad, buf, sizeof(buf), &len), 0, "anonymous stateid READ");
+	CHECK(len == 10, "anonymous READ's data");
+
+	/* Share reservations between two clients (RFC 8881 §9.7). */
+	CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o, fh2, &fh2_len), 0,
+		 "client A: OPEN read, deny write");
+	CHECK_EQ(o.rflags, 4, "owner-a is confirmed: no CONFIRM");
+	CHECK_EQ(open40(c, root, root_len, 1, 2, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len),
+		 NFS4ERR_SHARE_DENIED, "client B: OPEN write: SHARE_DENIED");
+	CHECK_EQ(open40(c, root, root_len, 2, 1, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len), 0,
+		 "client B: OPEN read: allowed");
+	memset(&bad, 0, sizeof(bad));
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh2, fh2_len);
+	xb_u32(&a, OP_WRITE);
+	xb_sid(&a, &bad);
+	xb_u64(&a, 0);
+	xb_u32(&a, 2);
+	xb_opaque(&a, "x", 1);
+	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_SHARE_DENIED, "anonymous WRITE against the deny: SHARE_DENIED");
+	raw_reply_free(&r);
+	xb_free(&a);
+	CHECK_EQ(open40(c, root, root_len, 9, 1, 0, ca, "owner-a", 0, "deny", &o2, fh2, &fh2_len), NFS4ERR_BAD_SEQID,
+		 "owner-a's seqid 9 after 3: BAD_SEQID");
+	CHECK_EQ(sid_op40(c, OP_CLOSE, fh, fh_len, 4, &s2, &s3), 0, "CLOSE");
+	CHECK_EQ(s3.seqid, 3, "CLOSE's stateid seqid + 1");
+	CHECK_EQ(read40(c, 0, fh, fh_len, &s2, buf, sizeof(buf), &len), NFS4ERR_BAD_STATEID,
+		 "READ after CLOSE: BAD_STATEID");
+}
+
+/* EXCHANGE_ID + CREATE_SESSION: the clientid and the session id. */
+static uint64_t session41(struct raw_conn *c, uint8_t sessionid[16])
+{
+	struct raw_reply r;
+	uint64_t cid = 0;
+	uint32_t n, seq = 0;
+	struct xb a;
+
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_EXCHANGE_ID);
+	xb_raw(&a, "verif41!", 8);
+	xb_string(&a, "it-client-41");
+	xb_u32(&a, 0); /* flags */
+	xb_u32(&a, 0); /* SP4_NONE */
+	xb_u32(&a, 0); /* no implementation id */
+	if (CHECK_EQ(compound(c, &a, &r, &n), 0, "EXCHANGE_ID") && res_ok(&r, OP_EXCHANGE_ID)) {
+		cid = xd_u64(&r.body);
+		seq = xd_u32(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_CREATE_SESSION);
+	xb_u64(&a, cid);
+	xb_u32(&a, seq);
+	xb_u32(&a, 0);
+	for (int ch = 0; ch < 2; ch++) {
+		static const uint32_t attrs[6] = { 0, 1 << 20, 1 << 20, 4096, 16, 8 };
+		for (int i = 0; i < 6; i++)
+			xb_u32(&a, attrs[i]);
+		xb_u32(&a, 0); /* rdma_ird<1> */
+	}
+	xb_u32(&a, 0x40000000);
+	xb_u32(&a, 1);
+	xb_u32(&a, 0); /* AUTH_NONE */
+	if (CHECK_EQ(compound(c, &a, &r, &n), 0, "CREATE_SESSION") && res_ok(&r, OP_CREATE_SESSION) &&
+	    r.body.pos + 16 <= r.body.len)
+		memcpy(sessionid, r.body.p + r.body.pos, 16);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return cid;
+}
+
+static void xb_sequence(struct xb *a, const uint8_t sessionid[16], uint32_t seq)
+{
+	xb_u32(a, OP_SEQUENCE);
+	xb_raw(a, sessionid, 16);
+	xb_u32(a, seq);
+	xb_u32(a, 0);
+	xb_u32(a, 0);
+	xb_u32(a, 0);
+}
+
+static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
+{
+	static const struct sid current = { .seqid = 1 };
+	uint8_t sessionid[16] = { 0 };
+	struct open_res o;
+	struct raw_reply r;
+	const uint8_t *p;
+	uint32_t n, len;
+	struct sid closed;
+	struct xb a;
+	uint64_t cid;
+
+	hx_section("NFSv4.1: SEQUENCE, OPEN, WRITE and READ through the current stateid, CLOSE, TEST_STATEID");
+	cid = session41(c, sessionid);
+	xb_init(&a);
+	hdr(&a, 1, 7);
+	xb_sequence(&a, sessionid, 1);
+	xb_putfh(&a, root, root_len);
+	xb_open(&a, 0, 3 | 0x0400, 0, cid, "owner41", 2, "f41"); /* BOTH | WANT_NO_DELEG, GUARDED4 */
+	xb_u32(&a, OP_GETFH);
+	xb_u32(&a, OP_WRITE);
+	xb_sid(&a, &current);
+	xb_u64(&a, 0);
+	xb_u32(&a, 2); /* FILE_SYNC4 */
+	xb_opaque(&a, "four-one", 8);
+	xb_u32(&a, OP_READ);
+	xb_sid(&a, &current);
+	xb_u64(&a, 0);
+	xb_u32(&a, 64);
+	xb_u32(&a, OP_CLOSE);
+	xb_u32(&a, 0);
+	xb_sid(&a, &current);
+	CHECK_EQ(compound(c, &a, &r, &n), 0, "SEQUENCE PUTFH OPEN GETFH WRITE READ CLOSE");
+	CHECK_EQ(n, 7, "seven results");
+	res_ok(&r, OP_SEQUENCE);
+	xd_skip(&r.body, 16 + 4 * 5);
+	res_ok(&r, OP_PUTFH);
+	if (CHECK(res_ok(&r, OP_OPEN), "OPEN")) {
+		xd_open(&r, &o);
+		CHECK_EQ(o.rflags, 4, "rflags LOCKTYPE_POSIX (no CONFIRM in 4.1)");
+		CHECK(o.deleg == 3 && o.why == 0, "OPEN_DELEGATE_NONE_EXT, WND4_NOT_WANTED");
+	}
+	res_ok(&r, OP_GETFH);
+	xd_opaque(&r.body, &len, 128);
+	if (CHECK(res_ok(&r, OP_WRITE), "WRITE with the current stateid")) {
+		CHECK_EQ(xd_u32(&r.body), 8, "count");
+		CHECK_EQ(xd_u32(&r.body), 2, "committed FILE_SYNC4");
+		xd_skip(&r.body, 8);
+	}
+	if (CHECK(res_ok(&r, OP_READ), "READ with the current stateid")) {
+		CHECK_EQ(xd_u32(&r.body), 1, "eof");
+		p = xd_opaque(&r.body, &len, 64);
+		CHECK(p && len == 8 && memcmp(p, "four-one", 8) == 0, "READ's data");
+	}
+	memset(&closed, 0xee, sizeof(closed));
+	if (CHECK(res_ok(&r, OP_CLOSE), "CLOSE")) {
+		struct sid inval;
+		xd_sid(&r.body, &inval);
+		CHECK(inval.seqid == UINT32_MAX && inval.other[0] == 0 && inval.other[11] == 0,
+		      "CLOSE returns the invalid stateid");
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	closed = o.sid;
+
+	xb_init(&a);
+	hdr(&a, 1, 2);
+	xb_sequence(&a, sessionid, 2);
+	xb_u32(&a, OP_TEST_STATEID);
+	xb_u32(&a, 1);
+	xb_sid(&a, &closed);
+	CHECK_EQ(compound(c, &a, &r, &n), 0, "TEST_STATEID");
+	res_ok(&r, OP_SEQUENCE);
+	xd_skip(&r.body, 16 + 4 * 5);
+	if (CHECK(res_ok(&r, OP_TEST_STATEID), "TEST_STATEID result")) {
+		CHECK_EQ(xd_u32(&r.body), 1, "one status");
+		CHECK_EQ(xd_u32(&r.body), NFS4ERR_BAD_STATEID, "the closed stateid: BAD_STATEID");
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+
+	xb_init(&a);
+	hdr(&a, 1, 3);
+	xb_sequence(&a, sessionid, 3);
+	xb_putfh(&a, root, root_len);
+	xb_open(&a, 0, 1, 0, cid, "owner41", 2, "f41");
+	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_EXIST, "GUARDED4 of an existing file: EXIST");
+	raw_reply_free(&r);
+	xb_free(&a);
+}
+
+/* A client that stops renewing loses its state to another (RFC 8881 §8.3). */
+static void test_lease_expiry(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
+{
+	uint8_t fh[128];
+	uint32_t fh_len = 0, len;
+	struct open_res o, o2;
+	struct sid s2;
+	char buf[16];
+	uint64_t cc, cd;
+
+	hx_section("lease expiry ([nfsv4] lease-time = %d)", LEASE);
+	cc = client40(c, "it-client-c");
+	CHECK_EQ(open40(c, root, root_len, 1, 3, 3, cc, "owner-c", 1, "leased", &o, fh, &fh_len), 0,
+		 "client C: OPEN deny both");
+	CHECK_EQ(sid_op40(c, OP_OPEN_CONFIRM, fh, fh_len, 2, &o.sid, &s2), 0, "OPEN_CONFIRM");
+	cd = client40(c, "it-client-d");
+	CHECK_EQ(open40(c, root, root_len, 1, 2, 0, cd, "owner-d", 0, "leased", &o2, fh, &fh_len),
+		 NFS4ERR_SHARE_DENIED, "client D: SHARE_DENIED while C's lease runs");
+	sleep(LEASE + 2);
+	/* Client D renews (and runs the expiry); C has not. */
+	cd = client40(c, "it-client-d");
+	CHECK_EQ(open40(c, root, root_len, 2, 2, 0, cd, "owner-d", 0, "leased", &o2, fh, &fh_len), 0,
+		 "client D: OPEN write once C's lease expired");
+	CHECK_EQ(read40(c, 0, fh, fh_len, &s2, buf, sizeof(buf), &len), NFS4ERR_EXPIRED,
+		 "client C's stateid: EXPIRED");
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_conn c;
@@ -226,7 +718,7 @@ int main(int argc, char **argv)
 	f = fopen(env.conf_path, "a");
 	if (!CHECK(f != NULL, "config"))
 		return hx_end();
-	fprintf(f, "[nfsv4]\nenable = yes\n");
+	fprintf(f, "[nfsv4]\nenable = yes\nlease-time = %d\n", LEASE);
 	fclose(f);
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
 		return hx_end();
@@ -235,6 +727,9 @@ int main(int argc, char **argv)
 	raw_reply_free(&r);
 	test_walk(&c, fh, &fh_len);
 	test_handles_and_errors(&c, fh, fh_len);
+	test_state40(&c, fh, fh_len);
+	test_state41(&c, fh, fh_len);
+	test_lease_expiry(&c, fh, fh_len);
 	raw_close(&c);
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
