@@ -23,7 +23,7 @@ OP = dict(CREATE_SESSION=43, DESTROY_SESSION=44, DESTROY_CLIENTID=57, RECLAIM_CO
           READDIR=26, READLINK=27, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
           SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35, SETCLIENTID_CONFIRM=36, RENEW=30, OPEN=18,
           OPEN_CONFIRM=20, OPEN_DOWNGRADE=21, CLOSE=4, READ=25, WRITE=38, COMMIT=5, TEST_STATEID=55,
-          FREE_STATEID=45)
+          FREE_STATEID=45, LOCK=12, LOCKT=13, LOCKU=14, RELEASE_LOCKOWNER=39)
 
 def op(name, args=b''):
     return u32(OP[name]) + args
@@ -97,6 +97,14 @@ seeds['io'] = compound(0, [op('PUTROOTFH'), op('READ', sid + u64(0) + u32(4096))
 seeds['write_toolong'] = compound(0, [op('PUTROOTFH'), op('WRITE', sid + u64(0) + u32(0, 0x7fffffff))])
 seeds['test_free_stateid'] = compound(1, [op('SEQUENCE'), op('TEST_STATEID', u32(2) + sid + u32(1) + b'\0' * 12),
                                           op('FREE_STATEID', sid), op('TEST_STATEID', u32(1000))])
+seeds['locks'] = compound(0, [op('PUTROOTFH'),
+                              op('LOCK', u32(2, 0) + u64(0) + u64(100) + u32(1, 3) + sid + u32(0) + owner),
+                              op('LOCK', u32(1, 0) + u64(5) + u64(0xffffffffffffffff) + u32(0) + sid + u32(1)),
+                              op('LOCKT', u32(4) + u64(0) + u64(1) + owner),
+                              op('LOCKU', u32(2, 2) + sid + u64(0) + u64(100)),
+                              op('RELEASE_LOCKOWNER', owner)])
+seeds['lock_bad_type'] = compound(1, [op('SEQUENCE'), op('PUTROOTFH'), op('LOCKT', u32(9) + u64(0) + u64(1) + owner),
+                                      op('LOCK', u32(1, 1) + u64(0) + u64(0) + u32(2))])
 # The fattr4 a client sets, alone after the control byte (fuzz_nfs4_compound
 # also decodes its input with nfs4_sattr_dec): every settable attribute; a
 # read-only one; an owner name; a bad settime4.

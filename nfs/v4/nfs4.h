@@ -22,6 +22,7 @@
  *                     TEST_STATEID, FREE_STATEID; the stateid helpers
  *   nfs4_proc_open.c  OPEN
  *   nfs4_proc_io.c    READ, WRITE, COMMIT
+ *   nfs4_proc_lock.c  LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
  * Experimental: the version is registered with the RPC layer (and rpcbind)
@@ -249,6 +250,32 @@ struct nfs4_open_op_res {
 	uint32_t rflags;
 	struct nfs4_bitmap attrset;
 	uint32_t deleg, why;
+};
+
+/* ---- nfs4_proc_lock.c ---- */
+
+uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_lock_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_lockt_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_locku_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res);
+/* FREE_STATEID: LOCKS_HELD for a lock stateid whose owner still holds a lock. */
+uint32_t nfs4_lock_free_check(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+
+struct nfs4_lock_op_res { /* LOCK, LOCKT, LOCKU */
+	bool replay; /* 4.0: rp is the answer */
+	struct nfs4_seqid_replay rp;
+	bool seqid_done, new_owner; /* 4.0: the encode step records the reply */
+	struct nfs4_stateid seq_sid; /* whose owner's sequence it went by */
+	uint32_t seqid, lock_seqid;
+	uint64_t clientid; /* new_owner: the lock owner (in the call's arguments) */
+	const uint8_t *owner;
+	uint32_t owner_len;
+	bool no_sid; /* LOCKT: no stateid in its result */
+	struct nfs4_stateid sid;
+	uint64_t d_off, d_len, d_clientid; /* LOCK4denied */
+	uint32_t d_type, d_owner_len;
+	uint8_t d_owner[NFS4_STAB_OWNER_MAX];
 };
 
 /* ---- nfs4_proc_io.c ---- */

@@ -33,7 +33,14 @@ static void nfs4_stb_put(void *fs, void *file)
 	be_file_put(fs, file);
 }
 
-static const struct nfs4_stab_file_ops nfs4_stb_ops = { .get = nfs4_stb_get, .put = nfs4_stb_put };
+/* A lock stateid went: its owner's locks on the file with it. */
+static void nfs4_stb_unlock(void *fs, void *file, uint64_t owner)
+{
+	be_lock_owner_release(fs, file, owner);
+}
+
+static const struct nfs4_stab_file_ops nfs4_stb_ops = { .get = nfs4_stb_get, .put = nfs4_stb_put,
+							.unlock = nfs4_stb_unlock };
 
 static uint32_t nfs4_lease = NFS4_LEASE_TIME;
 

@@ -231,5 +231,7 @@ uint32_t nfs4_free_stateid_exec(struct nfs4_ctx *x, void *args, void *res)
 	uint32_t status = nfs4_stateid_resolve(x, &a->sid, &sid);
 
 	(void)res;
+	if (status == NFS4_OK)
+		status = nfs4_lock_free_check(x, &sid);
 	return status != NFS4_OK ? status : nfs4_stab_free(nfs4_session_stab(), s->clientid, &sid);
 }

@@ -48,6 +48,10 @@ NFS4_DEC(nfs4_dec_read, struct nfs4_read_args)
 NFS4_DEC(nfs4_dec_commit, struct nfs4_commit_args)
 NFS4_DEC(nfs4_dec_test_stateid, struct nfs4_test_stateid_args)
 NFS4_DEC(nfs4_dec_free_stateid, struct nfs4_stateid_args)
+NFS4_DEC(nfs4_dec_lock, struct nfs4_lock_args)
+NFS4_DEC(nfs4_dec_lockt, struct nfs4_lockt_args)
+NFS4_DEC(nfs4_dec_locku, struct nfs4_locku_args)
+NFS4_DEC(nfs4_dec_lock_owner, struct nfs4_lock_owner_args)
 
 /* RFC 7530 §16.16.1: NFSv4.0 has only claims 0-3 (the others do not decode). */
 static bool nfs4_dec_open_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
@@ -144,6 +148,15 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		nfs4_test_stateid_enc, struct nfs4_test_stateid_args, struct nfs4_test_stateid_res, 0),
 	NFS4_OP(OP_FREE_STATEID, "FREE_STATEID", nfs4_dec_free_stateid_op, nfs4_free_stateid_exec, NULL,
 		struct nfs4_stateid_args, struct nfs4_none, 0),
+	/* RFC 8881 §18.10-§18.12, RFC 7530 §16.37: byte-range locks (nfs4_proc_lock.c); DENIED has a body. */
+	NFS4_OP(OP_LOCK, "LOCK", nfs4_dec_lock_op, nfs4_lock_exec, nfs4_lock_enc, struct nfs4_lock_args,
+		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_LOCKT, "LOCKT", nfs4_dec_lockt_op, nfs4_lockt_exec, nfs4_lock_enc, struct nfs4_lockt_args,
+		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_LOCKU, "LOCKU", nfs4_dec_locku_op, nfs4_locku_exec, nfs4_lock_enc, struct nfs4_locku_args,
+		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_RELEASE_LOCKOWNER, "RELEASE_LOCKOWNER", nfs4_dec_lock_owner_op, nfs4_release_lockowner_exec, NULL,
+		struct nfs4_lock_owner_args, struct nfs4_none, 0),
 };
 
 static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void *res)

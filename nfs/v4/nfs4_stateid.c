@@ -16,6 +16,14 @@ struct nfs4_stab_client {
 	uint64_t clientid;
 	unsigned nstates;
 	struct nfs4_oowner *owners;
+	struct nfs4_lowner *lowners;
+};
+
+/* A 4.0 owner's sequence (RFC 7530 §9.1.7): the last seqid and its reply. */
+struct nfs4_seqstate {
+	bool valid; /* an operation was done */
+	uint32_t seqid;
+	struct nfs4_seqid_replay replay;
 };
 
 struct nfs4_oowner {
@@ -23,9 +31,18 @@ struct nfs4_oowner {
 	struct nfs4_stab_client *cl;
 	struct nfs4_open *opens;  /* list through owner_next */
 	bool confirmed;           /* 4.0: OPEN_CONFIRM done (4.1: always) */
-	bool seqid_valid;         /* 4.0: an operation was done (seqid, replay) */
-	uint32_t seqid;
-	struct nfs4_seqid_replay replay;
+	struct nfs4_seqstate seq;
+	uint32_t len;
+	uint8_t owner[];
+};
+
+/* A lock owner (RFC 8881 §18.10): its backend owner id and lock stateids. */
+struct nfs4_lowner {
+	struct nfs4_lowner *next; /* in the client's list */
+	struct nfs4_stab_client *cl;
+	struct nfs4_open *locks;  /* lock stateids, through lowner_next */
+	uint64_t id;              /* the backend's lock owner (NFS4_STAB_LOCK_ID_BIT | counter) */
+	struct nfs4_seqstate seq;
 	uint32_t len;
 	uint8_t owner[];
 };
@@ -39,11 +56,18 @@ struct nfs4_sfile {
 	uint8_t key[NFS4_STAB_FKEY_MAX];
 };
 
+/* An open stateid, or a lock stateid (kind LOCK: lowner, parent set; not on the
+ * file's or the open owner's lists, but on its parent's and its lock owner's). */
 struct nfs4_open {
 	struct nfs4_open *next; /* hash chain */
 	struct nfs4_open *owner_next, *file_next;
-	struct nfs4_oowner *owner;
-	struct nfs4_sfile *file;
+	enum { NFS4_ST_OPEN, NFS4_ST_LOCK } kind;
+	struct nfs4_oowner *owner; /* LOCK: the parent's */
+	struct nfs4_sfile *file;   /* LOCK: the parent's */
+	struct nfs4_open *locks;   /* OPEN: its lock stateids, through lock_next */
+	struct nfs4_open *lock_next, *lowner_next;
+	struct nfs4_open *parent;  /* LOCK */
+	struct nfs4_lowner *lowner; /* LOCK */
 	struct nfs4_stateid sid;
 	uint32_t access, deny;
 	uint8_t access_modes, deny_modes; /* bit n: mode n was held at some time (downgrade) */
@@ -191,6 +215,20 @@ static uint32_t open_lookup(struct nfs4_stab *t, const struct nfs4_stateid *sid,
 	return NFS4_OK;
 }
 
+/* An ordinary open stateid (not a lock stateid): as open_lookup(). */
+static uint32_t open_lookup_open(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+				 struct nfs4_open **out)
+{
+	uint32_t status = open_lookup(t, sid, minor, out);
+
+	if (status != NFS4ERR_BAD_STATEID && status != NFS4ERR_STALE_STATEID && status != NFS4ERR_EXPIRED &&
+	    (*out)->kind != NFS4_ST_OPEN) {
+		*out = NULL;
+		return NFS4ERR_BAD_STATEID;
+	}
+	return status;
+}
+
 /* ---- freeing ---- */
 
 /* A file record without opens goes, with the table's reference to its open file. */
@@ -218,10 +256,40 @@ static void file_unlink_open(struct nfs4_stab *t, struct nfs4_open *op)
 	file_drop_unused(t, op->file);
 }
 
+static void unhash(struct nfs4_stab *t, struct nfs4_open *op)
+{
+	struct nfs4_open **pp;
+
+	for (pp = &t->opens[be32_get(op->sid.other + 8) % NFS4_STAB_BUCKETS]; *pp != op; pp = &(*pp)->next)
+		;
+	*pp = op->next;
+}
+
+/* A lock stateid goes, and the backend releases its owner's locks on the file. */
+static void lock_free(struct nfs4_stab *t, struct nfs4_open *lk)
+{
+	struct nfs4_open **pp;
+
+	unhash(t, lk);
+	for (pp = &lk->parent->locks; *pp != lk; pp = &(*pp)->lock_next)
+		;
+	*pp = lk->lock_next;
+	for (pp = &lk->lowner->locks; *pp != lk; pp = &(*pp)->lowner_next)
+		;
+	*pp = lk->lowner_next;
+	if (lk->file->file && fops_of(t)->unlock)
+		fops_of(t)->unlock(lk->file->fs, lk->file->file, lk->lowner->id);
+	lk->lowner->cl->nstates--;
+	t->nstates--;
+	free(lk);
+}
+
 static void open_free(struct nfs4_stab *t, struct nfs4_open *op)
 {
 	struct nfs4_open **pp;
 
+	while (op->locks)
+		lock_free(t, op->locks);
 	for (pp = &t->opens[be32_get(op->sid.other + 8) % NFS4_STAB_BUCKETS]; *pp != op; pp = &(*pp)->next)
 		;
 	*pp = op->next;
@@ -248,12 +316,28 @@ static void owner_free(struct nfs4_stab *t, struct nfs4_oowner *o)
 	free(o);
 }
 
+static void lowner_free(struct nfs4_stab *t, struct nfs4_lowner *lo)
+{
+	struct nfs4_lowner **pl;
+
+	while (lo->locks)
+		lock_free(t, lo->locks);
+	for (pl = &lo->cl->lowners; *pl != lo; pl = &(*pl)->next)
+		;
+	*pl = lo->next;
+	lo->cl->nstates--;
+	t->nstates--;
+	free(lo);
+}
+
 static void client_free(struct nfs4_stab *t, struct nfs4_stab_client *c)
 {
 	struct nfs4_stab_client **pc;
 
 	while (c->owners)
 		owner_free(t, c->owners);
+	while (c->lowners)
+		lowner_free(t, c->lowners);
 	for (pc = &t->clients; *pc != c; pc = &(*pc)->next)
 		;
 	*pc = c->next;
@@ -296,18 +380,30 @@ unsigned nfs4_stab_client_count(struct nfs4_stab *t, uint64_t clientid)
 
 /* ---- NFSv4.0 seqids ---- */
 
+/* RFC 7530 §9.1.8: the last request again gets the last reply; the next one is new. */
+static enum nfs4_seqid_action seq_verdict(const struct nfs4_seqstate *sq, uint32_t seqid, struct nfs4_seqid_replay *rp)
+{
+	if (!sq->valid)
+		return NFS4_SEQID_NEW;
+	if (seqid == sq->seqid) {
+		*rp = sq->replay;
+		return NFS4_SEQID_REPLAY;
+	}
+	if (seqid == sq->seqid + 1) /* RFC 7530 §9.1.3: 4.0 owner seqids wrap to 0 */
+		return NFS4_SEQID_NEW;
+	return NFS4_SEQID_ERROR;
+}
+
 static enum nfs4_seqid_action seqid_verdict(struct nfs4_stab *t, struct nfs4_oowner *o, uint32_t seqid,
 					    struct nfs4_seqid_replay *rp, uint32_t *status)
 {
-	if (!o || !o->seqid_valid)
+	enum nfs4_seqid_action a;
+
+	if (!o)
 		return NFS4_SEQID_NEW;
-	/* RFC 7530 §9.1.8: the last request again gets the last reply. */
-	if (seqid == o->seqid) {
-		*rp = o->replay;
-		return NFS4_SEQID_REPLAY;
-	}
-	if (seqid == o->seqid + 1) /* RFC 7530 §9.1.3: 4.0 owner seqids wrap to 0 */
-		return NFS4_SEQID_NEW;
+	a = seq_verdict(&o->seq, seqid, rp);
+	if (a != NFS4_SEQID_ERROR)
+		return a;
 	/* RFC 7530 §16.18.5: an unconfirmed owner's OPEN starts it over. */
 	if (!o->confirmed) {
 		owner_free(t, o);
@@ -340,7 +436,7 @@ enum nfs4_seqid_action nfs4_stab_seqid_check_sid(struct nfs4_stab *t, const stru
 	    (op = open_find(t, sid->other)) != NULL) {
 		struct nfs4_oowner *o = op->owner;
 		/* No restart for an owner named by a stateid: its OPEN_CONFIRM or CLOSE is out of order. */
-		if (o->seqid_valid && seqid != o->seqid && seqid != o->seqid + 1) {
+		if (o->seq.valid && seqid != o->seq.seqid && seqid != o->seq.seqid + 1) {
 			*status = NFS4ERR_BAD_SEQID;
 			a = NFS4_SEQID_ERROR;
 		} else {
@@ -370,20 +466,26 @@ static bool seqid_advances(uint32_t status)
 	}
 }
 
-/* The owner's seqid and cached reply after an operation (RFC 7530 §9.1.8). */
+/* An owner's seqid and cached reply after an operation (RFC 7530 §9.1.8). */
+static void seq_record(struct nfs4_seqstate *sq, uint32_t seqid, uint32_t status, const uint8_t *body, uint32_t len)
+{
+	if (!seqid_advances(status))
+		return;
+	sq->valid = true;
+	sq->seqid = seqid;
+	sq->replay.status = status;
+	/* A body too long to keep is replayed as its status alone (never
+	 * longer than NFS4_STAB_REPLAY_MAX for the operations that use seqids). */
+	sq->replay.len = len <= NFS4_STAB_REPLAY_MAX ? len : 0;
+	if (sq->replay.len)
+		memcpy(sq->replay.body, body, sq->replay.len);
+}
+
 static void owner_record(struct nfs4_oowner *o, uint32_t seqid, uint32_t status, const uint8_t *body,
 			 uint32_t len)
 {
-	if (!o || !seqid_advances(status))
-		return;
-	o->seqid_valid = true;
-	o->seqid = seqid;
-	o->replay.status = status;
-	/* A body too long to keep is replayed as its status alone (never
-	 * longer than NFS4_STAB_REPLAY_MAX for the operations that use seqids). */
-	o->replay.len = len <= NFS4_STAB_REPLAY_MAX ? len : 0;
-	if (o->replay.len)
-		memcpy(o->replay.body, body, o->replay.len);
+	if (o)
+		seq_record(&o->seq, seqid, status, body, len);
 }
 
 void nfs4_stab_seqid_done(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t owner_len,
@@ -563,6 +665,8 @@ uint32_t nfs4_stab_check_io(struct nfs4_stab *t, const struct nfs4_stateid *sid,
 	status = open_lookup(t, sid, minor, &op);
 	if (status != NFS4_OK)
 		goto out;
+	if (op->kind == NFS4_ST_LOCK)
+		op = op->parent; /* RFC 8881 §8.2.1: a lock stateid stands for its open too */
 	/* RFC 7530 §9.1.4: a stateid for another file, or of an owner not yet confirmed. */
 	if (op->file->len != fkey_len || memcmp(op->file->key, fkey, fkey_len) != 0 || !op->owner->confirmed) {
 		status = NFS4ERR_BAD_STATEID;
@@ -602,7 +706,7 @@ uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, 
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, sq.minor, &op);
+	status = open_lookup_open(t, sid, sq.minor, &op);
 	if (status == NFS4_OK && op->owner->confirmed)
 		status = NFS4ERR_BAD_STATEID; /* RFC 7530 §16.20.5: only for an unconfirmed owner */
 	if (status == NFS4_OK) {
@@ -623,7 +727,7 @@ uint32_t nfs4_stab_downgrade(struct nfs4_stab *t, const struct nfs4_stateid *sid
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, sq.minor, &op);
+	status = open_lookup_open(t, sid, sq.minor, &op);
 	if (status == NFS4_OK && !op->owner->confirmed)
 		status = NFS4ERR_BAD_STATEID;
 	/* RFC 8881 §18.18.3: subsets of what is held, each a mode once opened with. */
@@ -652,7 +756,7 @@ uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, st
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, sq.minor, &op);
+	status = open_lookup_open(t, sid, sq.minor, &op);
 	if (status == NFS4_OK) {
 		*out = op->sid;
 		out->seqid = seqid_next(out->seqid);
@@ -683,8 +787,279 @@ uint32_t nfs4_stab_test(struct nfs4_stab *t, uint64_t clientid, const struct nfs
 
 uint32_t nfs4_stab_free(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid)
 {
-	uint32_t status = nfs4_stab_test(t, clientid, sid);
+	struct nfs4_open *op;
+	uint32_t status;
 
-	/* RFC 8881 §18.38.3: an open stateid is freed by CLOSE, never here. */
-	return status == NFS4_OK ? NFS4ERR_LOCKS_HELD : status;
+	pthread_mutex_lock(&t->lock);
+	status = open_lookup(t, sid, 1, &op);
+	if (status == NFS4_OK && op->owner->cl->clientid != clientid)
+		status = NFS4ERR_BAD_STATEID;
+	/* RFC 8881 §18.38.3: an open stateid is freed by CLOSE; a lock stateid here
+	 * (the caller made sure its owner holds no lock on the file any more). */
+	if (status == NFS4_OK && op->kind == NFS4_ST_OPEN)
+		status = NFS4ERR_LOCKS_HELD;
+	else if (status == NFS4_OK)
+		lock_free(t, op);
+	pthread_mutex_unlock(&t->lock);
+	return status;
+}
+
+/* ---- lock owners and lock stateids ---- */
+
+static struct nfs4_lowner *lowner_find(struct nfs4_stab_client *c, const uint8_t *owner, uint32_t len)
+{
+	for (struct nfs4_lowner *lo = c ? c->lowners : NULL; lo; lo = lo->next)
+		if (lo->len == len && memcmp(lo->owner, owner, len) == 0)
+			return lo;
+	return NULL;
+}
+
+static struct nfs4_lowner *lowner_new(struct nfs4_stab *t, struct nfs4_stab_client *c, const uint8_t *owner,
+				      uint32_t len)
+{
+	struct nfs4_lowner *lo = calloc(1, sizeof(*lo) + len);
+
+	if (!lo)
+		return NULL;
+	lo->cl = c;
+	lo->id = NFS4_STAB_LOCK_ID_BIT | ++t->lock_ids;
+	lo->len = len;
+	memcpy(lo->owner, owner, len);
+	lo->next = c->lowners;
+	c->lowners = lo;
+	c->nstates++;
+	t->nstates++;
+	return lo;
+}
+
+/* A lock stateid of lo for the file of open op (RFC 8881 §8.2.1: one per lock owner and file). */
+static struct nfs4_open *lock_new(struct nfs4_stab *t, struct nfs4_lowner *lo, struct nfs4_open *op)
+{
+	struct nfs4_open *lk = calloc(1, sizeof(*lk));
+	uint32_t h;
+
+	if (!lk)
+		return NULL;
+	lk->kind = NFS4_ST_LOCK;
+	lk->owner = op->owner, lk->file = op->file, lk->parent = op, lk->lowner = lo;
+	be32_put(lk->sid.other, t->boot);
+	be32_put(lk->sid.other + 4, (uint32_t)lo->cl->clientid);
+	do
+		t->counter++;
+	while (t->counter == 0 || t->counter == UINT32_MAX);
+	be32_put(lk->sid.other + 8, t->counter);
+	lk->sid.seqid = 0; /* the first LOCK makes it 1 */
+	h = t->counter % NFS4_STAB_BUCKETS;
+	lk->next = t->opens[h];
+	t->opens[h] = lk;
+	lk->lock_next = op->locks;
+	op->locks = lk;
+	lk->lowner_next = lo->locks;
+	lo->locks = lk;
+	lo->cl->nstates++;
+	t->nstates++;
+	return lk;
+}
+
+static void lock_ref_fill(struct nfs4_stab *t, const struct nfs4_open *lk, struct nfs4_lock_ref *ref)
+{
+	ref->clientid = lk->lowner->cl->clientid;
+	ref->owner_id = lk->lowner->id;
+	ref->sid = lk->sid;
+	ref->fs = lk->file->fs, ref->file = lk->file->file;
+	if (ref->file)
+		fops_of(t)->get(ref->fs, ref->file);
+}
+
+static bool same_file(const struct nfs4_open *op, const uint8_t *fkey, uint32_t fkey_len)
+{
+	return op->file->len == fkey_len && memcmp(op->file->key, fkey, fkey_len) == 0;
+}
+
+static uint32_t lock_new_locked(struct nfs4_stab *t, const struct nfs4_lock_req *rq, struct nfs4_lock_ref *ref)
+{
+	struct nfs4_stab_client *c;
+	struct nfs4_lowner *lo;
+	struct nfs4_open *op, *lk;
+	uint32_t status = open_lookup_open(t, &rq->sid, rq->minor, &op);
+
+	if (status != NFS4_OK)
+		return status;
+	/* RFC 8881 §18.10.3: the open is this client's, for this file, and confirmed. */
+	c = op->owner->cl;
+	if (c->clientid != rq->clientid || !same_file(op, rq->fkey, rq->fkey_len) || !op->owner->confirmed)
+		return NFS4ERR_BAD_STATEID;
+	lo = lowner_find(c, rq->owner, rq->owner_len);
+	for (lk = op->locks; lo && lk && lk->lowner != lo; lk = lk->lock_next)
+		;
+	if (!lk && !room_for(t, c, lo ? 1 : 2))
+		return bound_status(rq->minor);
+	if (!lo && !(lo = lowner_new(t, c, rq->owner, rq->owner_len)))
+		return bound_status(rq->minor);
+	if (!lk && !(lk = lock_new(t, lo, op)))
+		return bound_status(rq->minor);
+	lock_ref_fill(t, lk, ref);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_stab_lock_new(struct nfs4_stab *t, const struct nfs4_lock_req *rq, struct nfs4_lock_ref *ref)
+{
+	uint32_t status;
+
+	memset(ref, 0, sizeof(*ref));
+	if (rq->owner_len > NFS4_STAB_OWNER_MAX)
+		return NFS4ERR_INVAL;
+	pthread_mutex_lock(&t->lock);
+	status = lock_new_locked(t, rq, ref);
+	pthread_mutex_unlock(&t->lock);
+	return status;
+}
+
+uint32_t nfs4_stab_lock_find(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+			     const uint8_t *fkey, uint32_t fkey_len, struct nfs4_lock_ref *ref)
+{
+	struct nfs4_open *lk;
+	uint32_t status;
+
+	memset(ref, 0, sizeof(*ref));
+	pthread_mutex_lock(&t->lock);
+	status = open_lookup(t, sid, minor, &lk);
+	if (status == NFS4_OK && (lk->kind != NFS4_ST_LOCK || !same_file(lk, fkey, fkey_len)))
+		status = NFS4ERR_BAD_STATEID;
+	if (status == NFS4_OK)
+		lock_ref_fill(t, lk, ref);
+	pthread_mutex_unlock(&t->lock);
+	return status;
+}
+
+uint32_t nfs4_stab_lock_find_any(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_lock_ref *ref)
+{
+	struct nfs4_open *lk;
+	uint32_t status;
+
+	memset(ref, 0, sizeof(*ref));
+	pthread_mutex_lock(&t->lock);
+	status = open_lookup(t, sid, 1, &lk);
+	if (status == NFS4_OK && lk->kind != NFS4_ST_LOCK)
+		status = NFS4ERR_BAD_STATEID;
+	if (status == NFS4_OK)
+		lock_ref_fill(t, lk, ref);
+	pthread_mutex_unlock(&t->lock);
+	return status;
+}
+
+uint32_t nfs4_stab_lock_bump(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_stateid *out)
+{
+	struct nfs4_open *lk;
+	uint32_t status = NFS4ERR_BAD_STATEID;
+
+	pthread_mutex_lock(&t->lock);
+	lk = open_find(t, sid->other);
+	if (lk && lk->kind == NFS4_ST_LOCK) {
+		lk->sid.seqid = seqid_next(lk->sid.seqid); /* RFC 8881 §8.2.2 */
+		*out = lk->sid;
+		status = NFS4_OK;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return status;
+}
+
+unsigned nfs4_stab_file_lock_owners(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t *ids,
+				    unsigned max)
+{
+	struct nfs4_sfile *f;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&t->lock);
+	f = file_find(t, fkey, fkey_len);
+	for (struct nfs4_open *op = f ? f->opens : NULL; op; op = op->file_next)
+		for (struct nfs4_open *lk = op->locks; lk && n < max; lk = lk->lock_next)
+			ids[n++] = lk->lowner->id;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+uint64_t nfs4_stab_lock_owner_id(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t len)
+{
+	struct nfs4_lowner *lo;
+	uint64_t id;
+
+	pthread_mutex_lock(&t->lock);
+	lo = lowner_find(client_find(t, clientid, false), owner, len);
+	id = lo ? lo->id : 0;
+	pthread_mutex_unlock(&t->lock);
+	return id;
+}
+
+bool nfs4_stab_lock_owner(struct nfs4_stab *t, uint64_t id, uint64_t *clientid, uint8_t *buf, uint32_t cap,
+			  uint32_t *len)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&t->lock);
+	for (struct nfs4_stab_client *c = t->clients; c && !found; c = c->next)
+		for (struct nfs4_lowner *lo = c->lowners; lo && !found; lo = lo->next)
+			if (lo->id == id) {
+				found = true;
+				*clientid = c->clientid;
+				*len = lo->len <= cap ? lo->len : cap;
+				memcpy(buf, lo->owner, *len);
+			}
+	pthread_mutex_unlock(&t->lock);
+	return found;
+}
+
+uint32_t nfs4_stab_release_lockowner(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t len)
+{
+	struct nfs4_lowner *lo;
+
+	pthread_mutex_lock(&t->lock);
+	lo = lowner_find(client_find(t, clientid, false), owner, len);
+	if (lo)
+		lowner_free(t, lo); /* its locks go with it (the backend releases them) */
+	pthread_mutex_unlock(&t->lock);
+	return NFS4_OK;
+}
+
+/* ---- NFSv4.0 lock-owner seqids (RFC 7530 §9.1.7, §16.10.5) ---- */
+
+enum nfs4_seqid_action nfs4_stab_lock_seqid_check(struct nfs4_stab *t, const struct nfs4_stateid *lock_sid,
+						  uint32_t seqid, struct nfs4_seqid_replay *rp, uint32_t *status)
+{
+	enum nfs4_seqid_action a = NFS4_SEQID_NEW;
+	struct nfs4_open *lk;
+
+	pthread_mutex_lock(&t->lock);
+	if (nfs4_stateid_kind(lock_sid, 0) == NFS4_SID_ORDINARY && (lk = open_find(t, lock_sid->other)) != NULL &&
+	    lk->kind == NFS4_ST_LOCK) {
+		a = seq_verdict(&lk->lowner->seq, seqid, rp);
+		if (a == NFS4_SEQID_ERROR)
+			*status = NFS4ERR_BAD_SEQID;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return a;
+}
+
+void nfs4_stab_lock_seqid_done(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t owner_len,
+			       uint32_t seqid, uint32_t status, const uint8_t *body, uint32_t len)
+{
+	struct nfs4_lowner *lo;
+
+	pthread_mutex_lock(&t->lock);
+	lo = lowner_find(client_find(t, clientid, false), owner, owner_len);
+	if (lo)
+		seq_record(&lo->seq, seqid, status, body, len);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void nfs4_stab_seqid_done_sid(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t seqid, uint32_t status,
+			      const uint8_t *body, uint32_t len)
+{
+	struct nfs4_open *op;
+
+	pthread_mutex_lock(&t->lock);
+	op = nfs4_stateid_kind(sid, 0) == NFS4_SID_ORDINARY ? open_find(t, sid->other) : NULL;
+	if (op)
+		seq_record(op->kind == NFS4_ST_LOCK ? &op->lowner->seq : &op->owner->seq, seqid, status, body, len);
+	pthread_mutex_unlock(&t->lock);
 }

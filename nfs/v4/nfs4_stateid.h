@@ -85,6 +85,9 @@ uint64_t nfs4_stateid_clientid(const struct nfs4_stateid *sid);
 struct nfs4_stab_file_ops {
 	void (*get)(void *fs, void *file);
 	void (*put)(void *fs, void *file);
+	/* A lock stateid went (CLOSE, RELEASE_LOCKOWNER, FREE_STATEID, purge):
+	 * release every lock the owner holds on the file (NULL: none to release). */
+	void (*unlock)(void *fs, void *file, uint64_t owner_id);
 };
 
 struct nfs4_stab_client; /* per-client accounting and its owners */
@@ -101,6 +104,7 @@ struct nfs4_stab {
 	struct nfs4_stab_client *clients;       /* list */
 	struct nfs4_open *opens[NFS4_STAB_BUCKETS]; /* by other's counter */
 	struct nfs4_sfile *files[NFS4_STAB_BUCKETS]; /* by key */
+	uint64_t lock_ids;                          /* lock owners made */
 	uint32_t expired[NFS4_STAB_EXPIRED_RING];   /* low clientids purged for expiry */
 	unsigned expired_next;
 };
@@ -208,8 +212,63 @@ uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, st
 			 struct nfs4_stateid *out);
 /* TEST_STATEID for one stateid (RFC 8881 §18.48.3) of client clientid. */
 uint32_t nfs4_stab_test(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid);
-/* FREE_STATEID (RFC 8881 §18.38.3): an open stateid is LOCKS_HELD (CLOSE frees it). */
+/* FREE_STATEID (RFC 8881 §18.38.3): an open stateid is LOCKS_HELD (CLOSE frees
+ * it); a lock stateid is freed (the caller checked its owner holds no lock). */
 uint32_t nfs4_stab_free(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid);
+
+/* ---- lock owners and lock stateids (RFC 8881 §18.10-§18.12, RFC 7530 §16.10-§16.12) ----
+ * A lock owner has a backend owner id (bit 62 set: NLM's have bit 63) and one
+ * lock stateid per file; the locks themselves are the backend's (one OFD per
+ * owner and file in the local backend), so conflicts with NLM clients and
+ * local processes are the backend's verdict. A lock stateid stands for its
+ * open in READ/WRITE; it goes with its open (CLOSE), its owner
+ * (RELEASE_LOCKOWNER), FREE_STATEID or the client's purge, and the backend
+ * then releases its owner's locks on the file (file ops' unlock). */
+#define NFS4_STAB_LOCK_ID_BIT (1ull << 62)
+struct nfs4_lock_req {
+	uint64_t clientid;
+	uint32_t minor;
+	struct nfs4_stateid sid; /* the open stateid (open_to_lock_owner4) */
+	const uint8_t *owner;
+	uint32_t owner_len;
+	const uint8_t *fkey;
+	uint32_t fkey_len;
+};
+struct nfs4_lock_ref {
+	uint64_t clientid, owner_id;
+	struct nfs4_stateid sid; /* the lock stateid as it is (seqid before this operation) */
+	void *fs, *file;         /* a reference taken (put it) */
+};
+/* LOCK with a new lock owner: the lock stateid of (lock owner, file), made if absent.
+ * NFS4_OK, BAD_STATEID (not this client's open, another file, unconfirmed), STALE,
+ * OLD, EXPIRED, RESOURCE / DELAY. */
+uint32_t nfs4_stab_lock_new(struct nfs4_stab *t, const struct nfs4_lock_req *rq, struct nfs4_lock_ref *ref);
+/* LOCK with an existing lock owner, LOCKU, FREE_STATEID's check: a lock stateid of the file. */
+uint32_t nfs4_stab_lock_find(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+			     const uint8_t *fkey, uint32_t fkey_len, struct nfs4_lock_ref *ref);
+/* A lock stateid whatever its file (FREE_STATEID). */
+uint32_t nfs4_stab_lock_find_any(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_lock_ref *ref);
+/* After a granted LOCK or a LOCKU: the lock stateid's seqid + 1 (*out). */
+uint32_t nfs4_stab_lock_bump(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_stateid *out);
+/* The lock owners with a lock stateid on the file (up to max ids): DENIED's candidates. */
+unsigned nfs4_stab_file_lock_owners(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t *ids,
+				    unsigned max);
+/* LOCKT: the backend id of (clientid, owner), 0 if it has none. */
+uint64_t nfs4_stab_lock_owner_id(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t len);
+/* NFS4ERR_DENIED: the lock owner behind a backend owner id (false: not one of ours). */
+bool nfs4_stab_lock_owner(struct nfs4_stab *t, uint64_t id, uint64_t *clientid, uint8_t *buf, uint32_t cap,
+			  uint32_t *len);
+/* RELEASE_LOCKOWNER: the owner, its stateids and its locks go (NFS4_OK also when unknown). */
+uint32_t nfs4_stab_release_lockowner(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t len);
+/* 4.0 lock-owner seqids (existing lock owner); a new lock owner's LOCK goes by
+ * its open owner's seqid (nfs4_stab_seqid_check_sid) and starts the lock owner's. */
+enum nfs4_seqid_action nfs4_stab_lock_seqid_check(struct nfs4_stab *t, const struct nfs4_stateid *lock_sid,
+						  uint32_t seqid, struct nfs4_seqid_replay *rp, uint32_t *status);
+/* The owner behind sid (a lock stateid's lock owner, an open stateid's open owner) records its reply. */
+void nfs4_stab_seqid_done_sid(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t seqid, uint32_t status,
+			      const uint8_t *body, uint32_t len);
+void nfs4_stab_lock_seqid_done(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t owner_len,
+			       uint32_t seqid, uint32_t status, const uint8_t *body, uint32_t len);
 
 /* Everything of clientid goes (DESTROY_CLIENTID, replaced by a new
  * incarnation); expired: its stateids answer EXPIRED from now on. */

@@ -172,3 +172,42 @@ bool nfs4_dec_free_stateid(struct xdr_dec *d, struct nfs4_stateid_args *a)
 {
 	return nfs4_dec_stateid(d, &a->sid);
 }
+
+static bool dec_lock_owner4(struct xdr_dec *d, struct nfs4_lock_owner4 *o)
+{
+	return xdr_dec_u64(d, &o->clientid) && xdr_dec_opaque(d, NFS4_OPAQUE_LIMIT, &o->owner, &o->owner_len);
+}
+
+static bool locktype_ok(uint32_t t)
+{
+	return t >= READ_LT && t <= WRITEW_LT;
+}
+
+/* LOCK4args: locker4 is open_to_lock_owner4 or exist_lock_owner4 (RFC 8881 §18.10.1). */
+bool nfs4_dec_lock(struct xdr_dec *d, struct nfs4_lock_args *a)
+{
+	if (!xdr_dec_u32(d, &a->locktype) || !locktype_ok(a->locktype) || !xdr_dec_bool(d, &a->reclaim) ||
+	    !xdr_dec_u64(d, &a->offset) || !xdr_dec_u64(d, &a->length) || !xdr_dec_bool(d, &a->new_lock_owner))
+		return false;
+	if (a->new_lock_owner)
+		return xdr_dec_u32(d, &a->open_seqid) && nfs4_dec_stateid(d, &a->sid) && xdr_dec_u32(d, &a->lock_seqid) &&
+		       dec_lock_owner4(d, &a->owner);
+	return nfs4_dec_stateid(d, &a->sid) && xdr_dec_u32(d, &a->lock_seqid);
+}
+
+bool nfs4_dec_lockt(struct xdr_dec *d, struct nfs4_lockt_args *a)
+{
+	return xdr_dec_u32(d, &a->locktype) && locktype_ok(a->locktype) && xdr_dec_u64(d, &a->offset) &&
+	       xdr_dec_u64(d, &a->length) && dec_lock_owner4(d, &a->owner);
+}
+
+bool nfs4_dec_locku(struct xdr_dec *d, struct nfs4_locku_args *a)
+{
+	return xdr_dec_u32(d, &a->locktype) && locktype_ok(a->locktype) && xdr_dec_u32(d, &a->seqid) &&
+	       nfs4_dec_stateid(d, &a->sid) && xdr_dec_u64(d, &a->offset) && xdr_dec_u64(d, &a->length);
+}
+
+bool nfs4_dec_lock_owner(struct xdr_dec *d, struct nfs4_lock_owner_args *a)
+{
+	return dec_lock_owner4(d, &a->owner);
+}

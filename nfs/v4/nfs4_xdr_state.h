@@ -3,7 +3,8 @@
  * SETCLIENTID (RFC 7530 §16.33), SETCLIENTID_CONFIRM (§16.34), RENEW
  * (§16.29), OPEN (RFC 8881 §18.16), OPEN_CONFIRM (RFC 7530 §16.20),
  * OPEN_DOWNGRADE (RFC 8881 §18.18), CLOSE (§18.2), READ (§18.22), WRITE
- * (§18.32), COMMIT (§18.3), TEST_STATEID (§18.48), FREE_STATEID (§18.38).
+ * (§18.32), COMMIT (§18.3), TEST_STATEID (§18.48), FREE_STATEID (§18.38),
+ * LOCK (§18.10), LOCKT (§18.11), LOCKU (§18.12), RELEASE_LOCKOWNER (RFC 7530 §16.37).
  * Same rules as nfs4_xdr.h: bounds-checked, pointers into the message,
  * false = BADXDR. OPEN's createattrs are decoded by nfs4_sattr_dec(), whose
  * status (ATTRNOTSUPP, INVAL, BADOWNER) the operation answers.
@@ -89,6 +90,36 @@ struct nfs4_stateid_args { /* FREE_STATEID */
 	struct nfs4_stateid sid;
 };
 
+/* nfs_lock_type4 (RFC 8881 §18.10.1) */
+enum { READ_LT = 1, WRITE_LT = 2, READW_LT = 3, WRITEW_LT = 4 };
+struct nfs4_lock_owner4 {
+	uint64_t clientid;
+	const uint8_t *owner;
+	uint32_t owner_len;
+};
+struct nfs4_lock_args { /* LOCK4args (RFC 8881 §18.10.1) */
+	uint32_t locktype;
+	bool reclaim, new_lock_owner;
+	uint64_t offset, length;
+	uint32_t open_seqid;           /* new_lock_owner */
+	struct nfs4_stateid sid;       /* open stateid (new owner) or lock stateid */
+	uint32_t lock_seqid;
+	struct nfs4_lock_owner4 owner; /* new_lock_owner */
+};
+struct nfs4_lockt_args {
+	uint32_t locktype;
+	uint64_t offset, length;
+	struct nfs4_lock_owner4 owner;
+};
+struct nfs4_locku_args {
+	uint32_t locktype, seqid;
+	struct nfs4_stateid sid;
+	uint64_t offset, length;
+};
+struct nfs4_lock_owner_args { /* RELEASE_LOCKOWNER */
+	struct nfs4_lock_owner4 owner;
+};
+
 bool nfs4_dec_stateid(struct xdr_dec *d, struct nfs4_stateid *s);
 void nfs4_enc_stateid(struct xdr_enc *e, const struct nfs4_stateid *s);
 bool nfs4_dec_setclientid(struct xdr_dec *d, struct nfs4_setclientid_args *a);
@@ -103,5 +134,9 @@ bool nfs4_dec_write(struct xdr_dec *d, struct rpc_call *c, struct nfs4_write_arg
 bool nfs4_dec_commit(struct xdr_dec *d, struct nfs4_commit_args *a);
 bool nfs4_dec_test_stateid(struct xdr_dec *d, struct nfs4_test_stateid_args *a);
 bool nfs4_dec_free_stateid(struct xdr_dec *d, struct nfs4_stateid_args *a);
+bool nfs4_dec_lock(struct xdr_dec *d, struct nfs4_lock_args *a);
+bool nfs4_dec_lockt(struct xdr_dec *d, struct nfs4_lockt_args *a);
+bool nfs4_dec_locku(struct xdr_dec *d, struct nfs4_locku_args *a);
+bool nfs4_dec_lock_owner(struct xdr_dec *d, struct nfs4_lock_owner_args *a);
 
 #endif

@@ -22,6 +22,10 @@
  *    WND4_NOT_WANTED), WRITE FILE_SYNC4 and READ through the current
  *    stateid, CLOSE (the invalid stateid back); TEST_STATEID of the closed
  *    one; GUARDED4 again: EXIST;
+ *  - NFSv4.0 byte-range locks: LOCK (new lock owner) granted, the other
+ *    client's LOCK and LOCKT DENIED naming the holder, a local process's
+ *    fcntl lock on the server sees the NFSv4 lock and vice versa (DENIED with
+ *    clientid 0), LOCKU lets the other client in, RELEASE_LOCKOWNER;
  *  - lease expiry ([nfsv4] lease-time = 4): a client that stops renewing
  *    loses its deny reservation to another client and its stateid answers
  *    EXPIRED.
@@ -29,19 +33,24 @@
 #include "tests/integration/harness.h"
 #include "tests/integration/rawrpc.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static struct hx_env env;
 static uint32_t xid = 0x4e460000;
 
+enum { OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, OP_RELEASE_LOCKOWNER = 39 };
 enum { OP_ACCESS = 3, OP_CLOSE = 4, OP_COMMIT = 5, OP_GETATTR = 9, OP_GETFH = 10, OP_LOOKUP = 15, OP_OPEN = 18,
        OP_OPENATTR = 19, OP_OPEN_CONFIRM = 20, OP_PUTFH = 22, OP_PUTROOTFH = 24, OP_READ = 25, OP_READDIR = 26,
        OP_READLINK = 27, OP_RENEW = 30, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36, OP_WRITE = 38,
        OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43, OP_SEQUENCE = 53, OP_TEST_STATEID = 55 };
 #define NFS4ERR_EXIST 17
 #define NFS4ERR_NOTSUPP 10004
+#define NFS4ERR_DENIED 10010
 #define NFS4ERR_EXPIRED 10011
 #define NFS4ERR_SHARE_DENIED 10015
 #define NFS4ERR_MINOR_VERS_MISMATCH 10021
@@ -672,6 +681,174 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	xb_free(&a);
 }
 
+
+/* PUTFH fh, LOCK (new lock owner from open sid, or existing lock stateid): the status; *out or the holder. */
+static int lock40(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off, uint64_t len,
+		  bool new_owner, uint32_t open_seqid, const struct sid *in, uint32_t lock_seqid, uint64_t cid,
+		  const char *owner, struct sid *out, uint64_t *holder_cid, char *holder, uint32_t cap)
+{
+	struct raw_reply r;
+	const uint8_t *p;
+	uint32_t n, hl;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_LOCK);
+	xb_u32(&a, type);
+	xb_u32(&a, 0); /* reclaim */
+	xb_u64(&a, off);
+	xb_u64(&a, len);
+	xb_u32(&a, new_owner);
+	if (new_owner) {
+		xb_u32(&a, open_seqid);
+		xb_sid(&a, in);
+		xb_u32(&a, lock_seqid);
+		xb_u64(&a, cid);
+		xb_string(&a, owner);
+	} else {
+		xb_sid(&a, in);
+		xb_u32(&a, lock_seqid);
+	}
+	st = compound(c, &a, &r, &n);
+	res_ok(&r, OP_PUTFH);
+	xd_u32(&r.body), xd_u32(&r.body); /* LOCK, status */
+	if (st == 0) {
+		xd_sid(&r.body, out);
+	} else if (st == NFS4ERR_DENIED && holder) {
+		xd_u64(&r.body), xd_u64(&r.body), xd_u32(&r.body);
+		*holder_cid = xd_u64(&r.body);
+		p = xd_opaque(&r.body, &hl, 1024);
+		snprintf(holder, cap, "%.*s", p ? (int)hl : 0, p ? (const char *)p : "");
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* A child process holds a write lock on path's [0, 100) (fcntl) until it is killed. */
+static pid_t local_lock(const char *path)
+{
+	int pipefd[2];
+	pid_t pid;
+	char ok = 0;
+
+	if (pipe(pipefd) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100 };
+		int fd = open(path, O_RDWR);
+		char res = fd >= 0 && fcntl(fd, F_SETLK, &fl) == 0;
+		if (write(pipefd[1], &res, 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	if (pid < 0 || read(pipefd[0], &ok, 1) != 1 || !ok) {
+		if (pid > 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		pid = -1;
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+	return pid;
+}
+
+static void test_locks40(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
+{
+	uint8_t fh[128];
+	uint32_t fh_len = 0, n;
+	struct open_res oa, ob;
+	struct sid sa, sb, la, lb, tmp;
+	struct raw_reply r;
+	char holder[64] = "";
+	uint64_t ca, cb, hcid = 99;
+	struct xb a;
+	pid_t pid;
+
+	hx_section("NFSv4.0 byte-range locks between two clients and a local process");
+	ca = client40(c, "it-lock-a");
+	cb = client40(c, "it-lock-b");
+	CHECK_EQ(open40(c, root, root_len, 1, 3, 0, ca, "lo-open-a", 1, "locked", &oa, fh, &fh_len), 0, "A: OPEN");
+	CHECK_EQ(sid_op40(c, OP_OPEN_CONFIRM, fh, fh_len, 2, &oa.sid, &sa), 0, "A: OPEN_CONFIRM");
+	CHECK_EQ(open40(c, root, root_len, 1, 3, 0, cb, "lo-open-b", 0, "locked", &ob, fh, &fh_len), 0, "B: OPEN");
+	CHECK_EQ(sid_op40(c, OP_OPEN_CONFIRM, fh, fh_len, 2, &ob.sid, &sb), 0, "B: OPEN_CONFIRM");
+	CHECK_EQ(lock40(c, fh, fh_len, 2, 0, 100, true, 3, &sa, 0, ca, "lock-a", &la, NULL, NULL, 0), 0,
+		 "A: LOCK [0, 100) write (new lock owner)");
+	CHECK_EQ(la.seqid, 1, "lock stateid seqid 1");
+	CHECK_EQ(lock40(c, fh, fh_len, 2, 50, 10, true, 3, &sb, 0, cb, "lock-b", &lb, &hcid, holder, sizeof(holder)),
+		 NFS4ERR_DENIED, "B: LOCK [50, 60): DENIED");
+	CHECK(hcid == ca && strcmp(holder, "lock-a") == 0, "DENIED names A's lock owner (%s)", holder);
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_LOCKT);
+	xb_u32(&a, 1); /* READ_LT */
+	xb_u64(&a, 99);
+	xb_u64(&a, UINT64_MAX);
+	xb_u64(&a, cb);
+	xb_string(&a, "lock-b");
+	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_DENIED, "B: LOCKT read [99, EOF): DENIED");
+	raw_reply_free(&r);
+	xb_free(&a);
+	pid = local_lock(hx_xpath(&env, "locked"));
+	CHECK(pid < 0, "a local process cannot take [0, 100) while A holds it");
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	/* A unlocks: B gets it (B's open owner seqid 3 went to the DENIED LOCK, so 4 now). */
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_LOCKU);
+	xb_u32(&a, 2);
+	xb_u32(&a, 1); /* lock seqid */
+	xb_sid(&a, &la);
+	xb_u64(&a, 0);
+	xb_u64(&a, 100);
+	CHECK_EQ(compound(c, &a, &r, &n), 0, "A: LOCKU");
+	res_ok(&r, OP_PUTFH);
+	if (res_ok(&r, OP_LOCKU)) {
+		xd_sid(&r.body, &la);
+		CHECK_EQ(la.seqid, 2, "LOCKU's stateid seqid 2");
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	CHECK_EQ(lock40(c, fh, fh_len, 2, 50, 10, true, 4, &sb, 0, cb, "lock-b", &lb, NULL, NULL, 0), 0,
+		 "B: LOCK [50, 60) after A's LOCKU");
+	pid = local_lock(hx_xpath(&env, "locked"));
+	CHECK(pid < 0, "a local process cannot take [0, 100) while B holds [50, 60)");
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	xb_init(&a);
+	hdr(&a, 0, 1);
+	xb_u32(&a, OP_RELEASE_LOCKOWNER);
+	xb_u64(&a, cb);
+	xb_string(&a, "lock-b");
+	CHECK_EQ(compound(c, &a, &r, &n), 0, "B: RELEASE_LOCKOWNER");
+	raw_reply_free(&r);
+	xb_free(&a);
+	/* Now a local process takes the range, and NFSv4 sees it. */
+	pid = local_lock(hx_xpath(&env, "locked"));
+	if (CHECK(pid > 0, "a local process locks [0, 100) once B released its owner")) {
+		hcid = 99;
+		CHECK_EQ(lock40(c, fh, fh_len, 2, 10, 1, false, 0, &la, 2, ca, "lock-a", &tmp, &hcid, holder,
+				sizeof(holder)),
+			 NFS4ERR_DENIED, "A: LOCK against the local process: DENIED");
+		CHECK(hcid == 0 && holder[0] == '\0', "the holder is not an NFSv4 owner (clientid 0)");
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
 /* A client that stops renewing loses its state to another (RFC 8881 §8.3). */
 static void test_lease_expiry(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
 {
@@ -729,6 +906,7 @@ int main(int argc, char **argv)
 	test_handles_and_errors(&c, fh, fh_len);
 	test_state40(&c, fh, fh_len);
 	test_state41(&c, fh, fh_len);
+	test_locks40(&c, fh, fh_len);
 	test_lease_expiry(&c, fh, fh_len);
 	raw_close(&c);
 	hx_daemon_stop(&env);

@@ -6,7 +6,11 @@
  * OPEN_DOWNGRADE's subset rules, CLOSE, NFSv4.0 open-owner seqids (replay of
  * the last reply, BAD_SEQID, an unconfirmed owner starting over, the errors
  * that do not advance it), TEST_STATEID / FREE_STATEID, purging a client
- * (its open files released) and the per-client bound.
+ * (its open files released) and the per-client bound; lock owners and lock
+ * stateids (made from an open, found, seqid bumps, I/O through them, their
+ * owners' backend ids, freed with CLOSE / RELEASE_LOCKOWNER / FREE_STATEID /
+ * the purge with the backend told to release the owner's locks, 4.0
+ * lock-owner seqids).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,13 +40,24 @@ static void fake_put(void *fs, void *file)
 	refs--;
 }
 
-static const struct nfs4_stab_file_ops fops = { .get = fake_get, .put = fake_put };
+static int unlocks; /* owners whose locks were released */
+static uint64_t last_unlock;
+
+static void fake_unlock(void *fs, void *file, uint64_t owner)
+{
+	(void)fs, (void)file;
+	unlocks++;
+	last_unlock = owner;
+}
+
+static const struct nfs4_stab_file_ops fops = { .get = fake_get, .put = fake_put, .unlock = fake_unlock };
 static int file_a, file_b;
 
 static int setup(void **state)
 {
 	(void)state;
 	refs = 0;
+	unlocks = 0;
 	nfs4_stab_init(&t, 0xb007, &fops);
 	return 0;
 }
@@ -351,6 +366,112 @@ static void test_bounds(void **state)
 	}
 }
 
+static uint32_t lock_new(uint64_t cl, const struct nfs4_stateid *open_sid, const char *owner, const char *key,
+			 struct nfs4_lock_ref *ref)
+{
+	struct nfs4_lock_req rq = { .clientid = cl, .minor = 1, .sid = *open_sid, .owner = (const uint8_t *)owner,
+				    .owner_len = (uint32_t)strlen(owner), .fkey = (const uint8_t *)key,
+				    .fkey_len = (uint32_t)strlen(key) };
+	uint32_t st = nfs4_stab_lock_new(&t, &rq, ref);
+
+	if (st == NFS4_OK && ref->file)
+		fake_put(NULL, ref->file);
+	return st;
+}
+
+static void test_locks(void **state)
+{
+	struct nfs4_open_res r;
+	struct nfs4_lock_ref ref, ref2;
+	struct nfs4_stateid ls, s;
+	struct nfs4_sid_io io;
+	uint64_t cid = 0;
+	uint8_t buf[16];
+	uint32_t len = 0;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref), NFS4_OK);
+	assert_true(ref.owner_id & NFS4_STAB_LOCK_ID_BIT);
+	assert_false(ref.owner_id >> 63); /* NLM's have the top bit */
+	assert_int_equal(ref.sid.seqid, 0);
+	assert_int_equal(nfs4_stab_lock_bump(&t, &ref.sid, &ls), NFS4_OK);
+	assert_int_equal(ls.seqid, 1);
+	/* The same owner and file again: the same lock stateid. */
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref2), NFS4_OK);
+	assert_memory_equal(ref2.sid.other, ls.other, NFS4_OTHER_SIZE);
+	assert_int_equal(ref2.owner_id, ref.owner_id);
+	/* Not for another client, another file, or a lock stateid as the open. */
+	assert_int_equal(lock_new(CL2, &r.sid, "lk", "a", &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(lock_new(CL1, &ls, "lk2", "a", &ref2), NFS4ERR_BAD_STATEID);
+	/* Found by stateid (the file must match), the seqid checked. */
+	assert_int_equal(nfs4_stab_lock_find(&t, &ls, 1, (const uint8_t *)"a", 1, &ref2), NFS4_OK);
+	fake_put(NULL, ref2.file);
+	assert_int_equal(nfs4_stab_lock_find(&t, &ls, 1, (const uint8_t *)"b", 1, &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_lock_find(&t, &r.sid, 1, (const uint8_t *)"a", 1, &ref2), NFS4ERR_BAD_STATEID);
+	s = ls;
+	s.seqid = 5;
+	assert_int_equal(nfs4_stab_lock_find(&t, &s, 1, (const uint8_t *)"a", 1, &ref2), NFS4ERR_BAD_STATEID);
+	/* A lock stateid serves I/O as its open. */
+	assert_int_equal(nfs4_stab_check_io(&t, &ls, 1, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4_OK);
+	fake_put(NULL, io.file);
+	/* DENIED's holder. */
+	assert_true(nfs4_stab_lock_owner(&t, ref.owner_id, &cid, buf, sizeof(buf), &len));
+	assert_true(cid == CL1 && len == 2 && memcmp(buf, "lk", 2) == 0);
+	assert_false(nfs4_stab_lock_owner(&t, 1ull << 63, &cid, buf, sizeof(buf), &len));
+	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), ref.owner_id);
+	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL2, (const uint8_t *)"lk", 2), 0);
+	/* TEST_STATEID knows it; FREE_STATEID frees it (the backend releases its locks). */
+	assert_int_equal(nfs4_stab_test(&t, CL1, &ls), NFS4_OK);
+	assert_int_equal(nfs4_stab_free(&t, CL1, &ls), NFS4_OK);
+	assert_int_equal(unlocks, 1);
+	assert_int_equal(last_unlock, ref.owner_id);
+	assert_int_equal(nfs4_stab_test(&t, CL1, &ls), NFS4ERR_BAD_STATEID);
+	/* CLOSE takes the open's lock stateids with it. */
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref2), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1), &s), NFS4_OK);
+	assert_int_equal(unlocks, 2);
+	assert_int_equal(nfs4_stab_lock_find(&t, &ref2.sid, 1, (const uint8_t *)"a", 1, &ref), NFS4ERR_BAD_STATEID);
+	/* RELEASE_LOCKOWNER: the owner and its stateids go. */
+	assert_int_equal(do_open(CL1, 1, "o", "b", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4_OK);
+	assert_int_equal(nfs4_stab_release_lockowner(&t, CL1, (const uint8_t *)"lk", 2), NFS4_OK);
+	assert_int_equal(unlocks, 3);
+	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), 0);
+	/* The purge releases what is left. */
+	assert_int_equal(lock_new(CL1, &r.sid, "lk3", "b", &ref2), NFS4_OK);
+	nfs4_stab_purge_client(&t, CL1, true);
+	assert_int_equal(unlocks, 4);
+	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
+}
+
+static void test_lock_seqid(void **state)
+{
+	struct nfs4_seqid_replay rp;
+	struct nfs4_open_res r;
+	struct nfs4_lock_ref ref;
+	struct nfs4_stateid ls;
+	uint32_t st = 0;
+	const uint8_t *lo = (const uint8_t *)"lk";
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref), NFS4_OK);
+	assert_int_equal(nfs4_stab_lock_bump(&t, &ref.sid, &ls), NFS4_OK);
+	/* A new lock owner's sequence starts at its lock_seqid. */
+	nfs4_stab_lock_seqid_done(&t, CL1, lo, 2, 0, NFS4_OK, (const uint8_t *)"LOCKOK", 6);
+	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 0, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_memory_equal(rp.body, "LOCKOK", 6);
+	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 1, &rp, &st), NFS4_SEQID_NEW);
+	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 7, &rp, &st), NFS4_SEQID_ERROR);
+	assert_int_equal(st, NFS4ERR_BAD_SEQID);
+	/* Recorded through the lock stateid (LOCKU). */
+	nfs4_stab_seqid_done_sid(&t, &ls, 1, NFS4ERR_DENIED, NULL, 0);
+	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 1, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_int_equal(rp.status, NFS4ERR_DENIED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -364,6 +485,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_seqid_unconfirmed_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_test_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_seqid, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
