@@ -80,7 +80,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_NFSV4, "enable", CONFIG_TYPE_BOOL, FIELD(nfsv4), 0, 0, 0 },
 	{ CONFIG_SECTION_NFSV4, "idmap", CONFIG_TYPE_NAME, FIELD(nfsv4_idmap), 0, 0, 16 },
 	{ CONFIG_SECTION_NFSV4, "domain", CONFIG_TYPE_NAME, FIELD(nfsv4_domain), 0, 0, 256 },
-	{ CONFIG_SECTION_NFSV4, "lease-time", CONFIG_TYPE_UINT, FIELD(nfsv4_lease_time), 0, 2, 3600 },
+	{ CONFIG_SECTION_NFSV4, "lease-time", CONFIG_TYPE_UINT, FIELD(nfsv4_lease_time), 0, 10, 3600 },
 
 	{ CONFIG_SECTION_CEPH, "conf", CONFIG_TYPE_PATH, FIELD(ceph_conf), 0, 0, PATH_MAX },
 	{ CONFIG_SECTION_CEPH, "keyring", CONFIG_TYPE_PATH, FIELD(ceph_keyring), 0, 0, PATH_MAX },
@@ -130,7 +130,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->nfsv4 = false; /* experimental: off until it serves the Linux client end to end */
 	snprintf(cfg->nfsv4_idmap, sizeof(cfg->nfsv4_idmap), "numeric");
 	snprintf(cfg->nfsv4_domain, sizeof(cfg->nfsv4_domain), "-");
-	cfg->nfsv4_lease_time = 90; /* RFC 8881 §8.3: knfsd's default too */
+	cfg->nfsv4_lease_time = 90;
 
 	snprintf(cfg->ceph_conf, sizeof(cfg->ceph_conf), "/etc/ceph/ceph.conf");
 	snprintf(cfg->ceph_keyring, sizeof(cfg->ceph_keyring), "/etc/ceph/ceph.$name.keyring");

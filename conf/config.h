@@ -71,7 +71,7 @@ struct rnfsd_config {
 	bool nfsv4;                   /* serve NFSv4 (experimental, incomplete); default no */
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */
 	char nfsv4_domain[256];       /* name@domain's domain; "-" (default): the host's DNS domain */
-	unsigned nfsv4_lease_time;    /* seconds a client's state lives unrenewed; default 90 */
+	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
 
 	/* [ceph]: the CephFS backend (exports with fs=ceph) */
 	char ceph_conf[PATH_MAX];     /* ceph.conf; default /etc/ceph/ceph.conf */

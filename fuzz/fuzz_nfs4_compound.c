@@ -47,7 +47,7 @@ static void init_once(void)
 		return;
 	done = 1;
 	nfs_fh_key_set(key);
-	nfs4_session_init(NFS4_LEASE_TIME);
+	nfs4_session_init();
 	memcpy(ops, nfs4_ops, sizeof(ops));
 	ops[OP_SEQUENCE] = (struct nfs4_op){ .name = "SEQUENCE", .execute = exec_ok };
 }

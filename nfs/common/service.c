@@ -42,7 +42,8 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	nfs34_program.nversions = 2;
 	nfs34_program.versions = nfs34_versions;
 	log_warn("nfs: NFSv4 is experimental and incomplete ([nfsv4] enable = yes)");
-	nfs4_session_init(cfg->nfsv4_lease_time);
+	nfs4_session_configure(cfg->nfsv4_lease_time);
+	nfs4_session_init();
 	return rpc_register_program(&nfs34_program);
 }
 

@@ -163,9 +163,10 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 
 /* ---- nfs4_proc_session.c ---- */
 
-/* lease: seconds ([nfsv4] lease-time), also what GETATTR's lease_time says. */
-void nfs4_session_init(uint32_t lease);
-uint32_t nfs4_session_lease(void);
+/* [nfsv4] lease-time (before nfs4_session_init; 0: NFS4_LEASE_TIME) and what GETATTR announces. */
+void nfs4_session_configure(unsigned lease_s);
+uint32_t nfs4_lease_time(void);
+void nfs4_session_init(void);
 void nfs4_session_release(void);
 struct nfs4_state *nfs4_session_state(void);
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res);

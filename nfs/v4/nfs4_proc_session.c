@@ -42,14 +42,19 @@ static void nfs4_stb_unlock(void *fs, void *file, uint64_t owner)
 static const struct nfs4_stab_file_ops nfs4_stb_ops = { .get = nfs4_stb_get, .put = nfs4_stb_put,
 							.unlock = nfs4_stb_unlock };
 
-static uint32_t nfs4_lease = NFS4_LEASE_TIME;
+static uint32_t nfs4_lease = NFS4_LEASE_TIME; /* [nfsv4] lease-time */
 
-uint32_t nfs4_session_lease(void)
+void nfs4_session_configure(unsigned lease_s)
+{
+	nfs4_lease = lease_s ? lease_s : NFS4_LEASE_TIME;
+}
+
+uint32_t nfs4_lease_time(void)
 {
 	return nfs4_lease;
 }
 
-void nfs4_session_init(uint32_t lease)
+void nfs4_session_init(void)
 {
 	uint64_t seed = 0;
 	uint32_t boot = (uint32_t)time(NULL);
@@ -57,8 +62,7 @@ void nfs4_session_init(uint32_t lease)
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
 	/* One boot value for both: a stateid names its clientid (nfs4_stateid_clientid()). */
-	nfs4_lease = lease;
-	nfs4_state_init(&nfs4_st, boot, seed, lease);
+	nfs4_state_init(&nfs4_st, boot, seed, nfs4_lease);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st_ready = true;

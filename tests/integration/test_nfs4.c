@@ -26,7 +26,7 @@
  *    client's LOCK and LOCKT DENIED naming the holder, a local process's
  *    fcntl lock on the server sees the NFSv4 lock and vice versa (DENIED with
  *    clientid 0), LOCKU lets the other client in, RELEASE_LOCKOWNER;
- *  - lease expiry ([nfsv4] lease-time = 4): a client that stops renewing
+ *  - lease expiry ([nfsv4] lease-time = 10): a client that stops renewing
  *    loses its deny reservation to another client and its stateid answers
  *    EXPIRED.
  */
@@ -58,7 +58,7 @@ enum { OP_ACCESS = 3, OP_CLOSE = 4, OP_COMMIT = 5, OP_GETATTR = 9, OP_GETFH = 10
 #define NFS4ERR_OLD_STATEID 10024
 #define NFS4ERR_BAD_STATEID 10025
 #define NFS4ERR_BAD_SEQID 10026
-#define LEASE 4 /* [nfsv4] lease-time of the served daemon */
+#define LEASE 10 /* [nfsv4] lease-time of the served daemon (its least) */
 
 static void hdr(struct xb *a, uint32_t minor, uint32_t numops)
 {
