@@ -23,7 +23,8 @@ OP = dict(CREATE_SESSION=43, DESTROY_SESSION=44, DESTROY_CLIENTID=57, RECLAIM_CO
           READDIR=26, READLINK=27, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
           SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35, SETCLIENTID_CONFIRM=36, RENEW=30, OPEN=18,
           OPEN_CONFIRM=20, OPEN_DOWNGRADE=21, CLOSE=4, READ=25, WRITE=38, COMMIT=5, TEST_STATEID=55,
-          FREE_STATEID=45, LOCK=12, LOCKT=13, LOCKU=14, RELEASE_LOCKOWNER=39)
+          FREE_STATEID=45, LOCK=12, LOCKT=13, LOCKU=14, RELEASE_LOCKOWNER=39, CREATE=6, LINK=11, NVERIFY=17,
+          OPENATTR=19, PUTPUBFH=23, REMOVE=28, RENAME=29, SETATTR=34, VERIFY=37)
 
 def op(name, args=b''):
     return u32(OP[name]) + args
@@ -114,6 +115,22 @@ seeds['sattr_all'] = b'\x10' + u32(2, 1 << 4, (1 << 1) | (1 << 4) | (1 << 5) | (
 seeds['sattr_readonly'] = b'\x10' + u32(1, 1 << 3) + opaque(u64(1))
 seeds['sattr_badtime'] = b'\x10' + u32(2, 0, 1 << 16) + opaque(u32(7))
 seeds['sattr_owner_name'] = b'\x10' + u32(2, 0, 1 << 4) + opaque(opaque(b'nobody@localdomain'))
+# The namespace-changing operations (nfs4_proc_mod.c) on the pseudo root
+# (ROFS there), with their argument shapes: every createtype4 arm,
+# createattrs, stateid + fattr4, VERIFY's raw fattr4.
+mode_attr = u32(2, 0, 1 << 1) + opaque(u32(0o755))
+seeds['create_types'] = compound(0, [op('PUTROOTFH'), op('CREATE', u32(2) + opaque(b'd') + mode_attr),
+                                     op('CREATE', u32(5) + opaque(b'target') + opaque(b'l') + mode_attr),
+                                     op('CREATE', u32(4, 1, 3) + opaque(b'c') + mode_attr),
+                                     op('CREATE', u32(7) + opaque(b'f') + u32(0) + opaque(b''))])
+seeds['create_badattr'] = compound(0, [op('PUTPUBFH'), op('CREATE', u32(2) + opaque(b'd') + u32(1, 1 << 12) + opaque(b''))])
+seeds['setattr'] = compound(0, [op('PUTROOTFH'), op('SETATTR', u32(0) + b'\0' * 12 + u32(2, 1 << 4, 1 << 1)
+                                                   + opaque(u64(5) + u32(0o600)))])
+seeds['setattr_short'] = compound(0, [op('PUTROOTFH'), op('SETATTR', u32(0) + b'\0' * 12 + u32(1, 1 << 4) + opaque(u32(1)))])
+seeds['verify'] = compound(0, [op('PUTROOTFH'), op('VERIFY', u32(1, 1 << 1) + opaque(u32(2))),
+                               op('NVERIFY', u32(1, 1 << 1) + opaque(u32(2))), op('OPENATTR', u32(0))])
+seeds['rename_link_remove'] = compound(0, [op('PUTROOTFH'), op('SAVEFH'), op('RENAME', opaque(b'a') + opaque(b'b')),
+                                           op('LINK', opaque(b'c')), op('REMOVE', opaque(b'd'))])
 os.makedirs('corpus/nfs4_compound', exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join('corpus/nfs4_compound', name), 'wb') as f:

@@ -13,6 +13,8 @@
  *   nfs4_proc_ns.c    the namespace: PUTROOTFH, LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
  *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
  *   nfs4_proc_dir.c   READDIR
+ *   nfs4_proc_mod.c   CREATE, LINK, REMOVE, RENAME, SETATTR, VERIFY, NVERIFY
+ *                     (nfs4_mod.h; XDR in nfs4_xdr_mod.c)
  *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
  *   nfs4_xdr_session.c  XDR of the session operations
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE

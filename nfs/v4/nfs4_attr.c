@@ -125,6 +125,13 @@ static bool enc_bitmaps(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr
 
 	if (attr == FATTR4_SUPPORTED_ATTRS) {
 		nfs4_attr_supported(s->minorversion, &b);
+		/* RFC 8881 §5.8.1.1: supported_attrs lists settable write-only
+		 * attributes too (§5.8.2.37, §5.8.2.38; knfsd lists them); they are
+		 * never encoded here (GETATTR of one is INVAL, §18.7.3). */
+		if (s->settable) {
+			nfs4_bitmap_set(&b, FATTR4_TIME_ACCESS_SET);
+			nfs4_bitmap_set(&b, FATTR4_TIME_MODIFY_SET);
+		}
 	} else if (attr == FATTR4_SUPPATTR_EXCLCREAT) {
 		/* RFC 8881 §18.16.3: what EXCLUSIVE4_1 may set with the verifier. */
 		b = (struct nfs4_bitmap){ { 0 } };

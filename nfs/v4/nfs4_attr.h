@@ -23,6 +23,9 @@ struct nfs4_attr_src {
 	uint32_t maxread, maxwrite; /* bytes (RFC 8881 §5.8.2.20, §5.8.2.21) */
 	uint64_t maxfilesize;
 	uint32_t rdattr_error;      /* nfsstat4 for FATTR4_RDATTR_ERROR (READDIR entries) */
+	bool settable;              /* supported_attrs also names the write-only attributes SETATTR
+	                               takes (time_access_set, time_modify_set): the Linux client
+	                               sends only attributes the server lists there */
 };
 
 /* The attributes rnfsd can return for minorversion (supported_attrs, RFC 8881 §5.8.1.1). */

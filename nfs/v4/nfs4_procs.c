@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_mod.h"
 
 static struct log_limit nfs4_bad_limit;
 
@@ -67,6 +68,18 @@ static bool nfs4_dec_write_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
 	return nfs4_dec_write(d, x->call, (struct nfs4_write_args *)args);
 }
 
+NFS4_DEC(nfs4_dec_create, struct nfs4_create_args)
+NFS4_DEC(nfs4_dec_rename, struct nfs4_rename_args)
+NFS4_DEC(nfs4_dec_setattr, struct nfs4_setattr_args)
+NFS4_DEC(nfs4_dec_verify, struct nfs4_verify_args)
+
+/* REMOVE4args and LINK4args: one component4 (RENAME's oldname). */
+static bool nfs4_dec_name1_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
+{
+	(void)x;
+	return nfs4_dec_name(d, &((struct nfs4_rename_args *)args)->oldname);
+}
+
 struct nfs4_none {
 	char unused;
 };
@@ -106,6 +119,24 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.23 (nfs4_proc_dir.c): entries stream into the reply. */
 	NFS4_OP(OP_READDIR, "READDIR", nfs4_dec_readdir_op, nfs4_readdir_exec, NULL, struct nfs4_readdir_args,
 		struct nfs4_none, NFS4_OPF_CURFH | NFS4_OPF_STREAM),
+	/* RFC 8881 §18.20: no public filehandle of its own: the root's. */
+	NFS4_OP(OP_PUTPUBFH, "PUTPUBFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	/* RFC 8881 §18.4, §18.9, §18.25, §18.26, §18.30, §18.31, §18.15 (nfs4_proc_mod.c).
+	 * OPENATTR (§18.17) has no entry: NOTSUPP (named_attr is false), its argument unread. */
+	NFS4_OP(OP_CREATE, "CREATE", nfs4_dec_create_op, nfs4_create_exec, nfs4_create_enc, struct nfs4_create_args,
+		struct nfs4_create_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_LINK, "LINK", nfs4_dec_name1_op, nfs4_link_exec, nfs4_cinfo_enc, struct nfs4_rename_args,
+		struct nfs4_cinfo_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_REMOVE, "REMOVE", nfs4_dec_name1_op, nfs4_remove_exec, nfs4_cinfo_enc, struct nfs4_rename_args,
+		struct nfs4_cinfo_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_RENAME, "RENAME", nfs4_dec_rename_op, nfs4_rename_exec, nfs4_rename_enc, struct nfs4_rename_args,
+		struct nfs4_rename_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_SETATTR, "SETATTR", nfs4_dec_setattr_op, nfs4_setattr_exec, nfs4_setattr_enc,
+		struct nfs4_setattr_args, struct nfs4_setattr_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_VERIFY, "VERIFY", nfs4_dec_verify_op, nfs4_verify_exec, NULL, struct nfs4_verify_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_NVERIFY, "NVERIFY", nfs4_dec_verify_op, nfs4_nverify_exec, NULL, struct nfs4_verify_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
 	/* RFC 8881 §18.35-37, §18.46, §18.50, §18.51: sessions (nfs4_proc_session.c). */
 	NFS4_OP(OP_EXCHANGE_ID, "EXCHANGE_ID", nfs4_dec_exchange_id_op, nfs4_exchange_id_exec, nfs4_exchange_id_enc,
 		struct nfs4_exid_args, struct nfs4_exid_res, 0),

@@ -203,8 +203,10 @@ static uint32_t open_lookup(struct nfs4_stab *t, const struct nfs4_stateid *sid,
 
 	if (nfs4_stateid_kind(sid, minor) != NFS4_SID_ORDINARY)
 		return NFS4ERR_BAD_STATEID;
+	/* RFC 8881 §15.1.5.5: STALE_STATEID is moot in 4.1 (SEQUENCE finds a
+	 * restarted server first): another boot's stateid is just unknown there. */
 	if (be32_get(sid->other) != t->boot)
-		return NFS4ERR_STALE_STATEID;
+		return minor >= 1 ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
 	op = open_find(t, sid->other);
 	if (!op)
 		return was_expired(t, be32_get(sid->other + 4)) ? NFS4ERR_EXPIRED : NFS4ERR_BAD_STATEID;

@@ -1,6 +1,6 @@
 /*
  * test_nfs4.c - NFSv4 through the real daemon, with the raw RPC client
- * (libnfs 4.0.0 opens files with SETCLIENTID/OPEN, not built yet):
+ * (libnfs 4.0.0's NFSv4 WRITE encoding is broken):
  *  - by default NFSv4 is not served: version 4 gets PROG_MISMATCH (3..3);
  *  - with "[nfsv4] enable = yes": NULL answers; a COMPOUND walks from
  *    PUTROOTFH through the pseudo file system to the export (LOOKUP per
@@ -11,6 +11,15 @@
  *    MINOR_VERS_MISMATCH; NFSv3 is still served beside it; a truncated
  *    header is GARBAGE_ARGS, an operation that does not decode BADXDR,
  *    both logged;
+ *  - the namespace and attribute operations (default export: rw,
+ *    no_root_squash): CREATE of a directory, a symlink and a FIFO, SETATTR
+ *    (mode, owner, size with the anonymous stateid), RENAME (SAVEFH = source),
+ *    LINK, REMOVE (NOTEMPTY first), VERIFY/NVERIFY, each checked on disk;
+ *    errors: INVAL (empty name), BADTYPE (NF4REG), NOFILEHANDLE (RENAME
+ *    without SAVEFH), ROFS in the pseudo file system, BADOWNER;
+ *  - then with the export rw under the default root_squash plus a read-only
+ *    one: root's CREATE makes an object owned by 65534; CREATE, REMOVE and
+ *    SETATTR on the read-only export are ROFS;
  *  - NFSv4.0 state and I/O: SETCLIENTID + SETCLIENTID_CONFIRM, OPEN (create)
  *    with OPEN4_RESULT_CONFIRM, OPEN_CONFIRM and its replay (the same seqid
  *    gets the same reply), WRITE UNSTABLE + COMMIT (the same verifier), READ
@@ -33,21 +42,26 @@
 #include "tests/integration/harness.h"
 #include "tests/integration/rawrpc.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static struct hx_env env;
 static uint32_t xid = 0x4e460000;
 
-enum { OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, OP_RELEASE_LOCKOWNER = 39 };
-enum { OP_ACCESS = 3, OP_CLOSE = 4, OP_COMMIT = 5, OP_GETATTR = 9, OP_GETFH = 10, OP_LOOKUP = 15, OP_OPEN = 18,
-       OP_OPENATTR = 19, OP_OPEN_CONFIRM = 20, OP_PUTFH = 22, OP_PUTROOTFH = 24, OP_READ = 25, OP_READDIR = 26,
-       OP_READLINK = 27, OP_RENEW = 30, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36, OP_WRITE = 38,
-       OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43, OP_SEQUENCE = 53, OP_TEST_STATEID = 55 };
+enum { OP_ACCESS = 3, OP_CREATE = 6, OP_GETATTR = 9, OP_GETFH = 10, OP_LINK = 11, OP_LOOKUP = 15,
+       OP_NVERIFY = 17, OP_OPEN = 18, OP_PUTFH = 22, OP_PUTROOTFH = 24, OP_READDIR = 26, OP_READLINK = 27,
+       OP_REMOVE = 28, OP_RENAME = 29, OP_SAVEFH = 32, OP_SETATTR = 34, OP_VERIFY = 37 };
+/* State, I/O and locks. */
+enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, OP_OPENATTR = 19,
+       OP_OPEN_CONFIRM = 20, OP_READ = 25, OP_RENEW = 30, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36,
+       OP_WRITE = 38, OP_RELEASE_LOCKOWNER = 39, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43, OP_SEQUENCE = 53,
+       OP_TEST_STATEID = 55 };
 #define NFS4ERR_EXIST 17
 #define NFS4ERR_NOTSUPP 10004
 #define NFS4ERR_DENIED 10010
@@ -238,6 +252,186 @@ static void test_handles_and_errors(struct raw_conn *c, const uint8_t *fh, uint3
 	raw_reply_free(&r);
 	xb_free(&a);
 	CHECK(hx_log_count(&env, "does not decode") >= 2, "logged");
+}
+
+/* ---- namespace and attribute operations ---- */
+
+#define NFS4ERR_ROFS 30
+#define NFS4ERR_INVAL 22
+#define NFS4ERR_NOTEMPTY 66
+#define NFS4ERR_BADTYPE 10007
+#define NFS4ERR_SAME 10009
+#define NFS4ERR_NOFILEHANDLE 10020
+#define NFS4ERR_BADOWNER 10039
+
+/* One COMPOUND on the directory fh: PUTFH, then the ops in ops (already encoded, n of them). */
+static int on_dir(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, const struct xb *ops, uint32_t n)
+{
+	struct raw_reply r;
+	struct xb a;
+	uint32_t nres;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 0, 1 + n);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, fh, fh_len);
+	xb_raw(&a, ops->p, ops->len);
+	st = compound(c, &a, &r, &nres);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* fattr4 with one bitmap word pair and the given values. */
+static void fattr(struct xb *b, uint32_t w0, uint32_t w1, const struct xb *vals)
+{
+	xb_u32(b, 2);
+	xb_u32(b, w0);
+	xb_u32(b, w1);
+	xb_opaque(b, vals ? vals->p : NULL, vals ? (uint32_t)vals->len : 0);
+}
+
+#define W1(a) (1u << ((a) - 32))
+#define FATTR_MODE 33
+#define FATTR_OWNER 36
+
+static void op_create(struct xb *b, uint32_t type, const char *name, uint32_t mode)
+{
+	struct xb v;
+
+	xb_init(&v);
+	xb_u32(&v, mode);
+	xb_u32(b, OP_CREATE);
+	xb_u32(b, type);
+	if (type == 5)
+		xb_string(b, "hello");
+	xb_string(b, name);
+	fattr(b, 0, W1(FATTR_MODE), &v);
+	xb_free(&v);
+}
+
+/* PUTFH fh, one operation built by fn(arg). */
+#define ONE(c, fh, len, stmt) ({ struct xb o_; xb_init(&o_); { struct xb *b = &o_; stmt; } \
+	int st_ = on_dir(c, fh, len, &o_, 1); xb_free(&o_); st_; })
+
+static void test_mod_ops(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
+{
+	struct stat st;
+	struct xb v, o;
+
+	hx_section("CREATE, SETATTR, RENAME, LINK, REMOVE, VERIFY, NVERIFY");
+	CHECK_EQ(ONE(c, fh, fh_len, op_create(b, 2, "nd", 0751)), 0, "CREATE NF4DIR");
+	CHECK(stat(hx_xpath(&env, "nd"), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0751,
+	      "a directory of mode 0751 on disk");
+	CHECK_EQ(ONE(c, fh, fh_len, op_create(b, 5, "nl", 0777)), 0, "CREATE NF4LNK");
+	char target[16] = { 0 };
+	CHECK(readlink(hx_xpath(&env, "nl"), target, sizeof(target) - 1) == 5 && strcmp(target, "hello") == 0,
+	      "the symlink on disk");
+	CHECK_EQ(ONE(c, fh, fh_len, op_create(b, 7, "nf", 0640)), 0, "CREATE NF4FIFO");
+	CHECK(lstat(hx_xpath(&env, "nf"), &st) == 0 && S_ISFIFO(st.st_mode), "a FIFO on disk");
+	CHECK_EQ(ONE(c, fh, fh_len, op_create(b, 1, "nr", 0640)), NFS4ERR_BADTYPE, "CREATE NF4REG: BADTYPE");
+	CHECK_EQ(ONE(c, fh, fh_len, op_create(b, 2, "", 0700)), NFS4ERR_INVAL, "CREATE of an empty name: INVAL");
+
+	/* SETATTR mode + owner on nd; size of hello with the anonymous stateid. */
+	xb_init(&v);
+	xb_u32(&v, 0700);
+	xb_string(&v, "1000");
+	xb_init(&o);
+	xb_u32(&o, OP_LOOKUP);
+	xb_string(&o, "nd");
+	xb_u32(&o, OP_SETATTR);
+	xb_u32(&o, 0);
+	xb_u64(&o, 0), xb_u32(&o, 0);
+	fattr(&o, 0, W1(FATTR_MODE) | W1(FATTR_OWNER), &v);
+	CHECK_EQ(on_dir(c, fh, fh_len, &o, 2), 0, "SETATTR mode, owner");
+	xb_free(&o);
+	xb_free(&v);
+	CHECK(stat(hx_xpath(&env, "nd"), &st) == 0 && (st.st_mode & 07777) == 0700 && st.st_uid == 1000,
+	      "mode 0700, uid 1000 on disk");
+	xb_init(&v);
+	xb_string(&v, "no-such-user-at-all@localdomain");
+	xb_init(&o);
+	xb_u32(&o, OP_SETATTR);
+	xb_u32(&o, 0);
+	xb_u64(&o, 0), xb_u32(&o, 0);
+	fattr(&o, 0, W1(FATTR_OWNER), &v);
+	CHECK_EQ(on_dir(c, fh, fh_len, &o, 1), NFS4ERR_BADOWNER, "SETATTR of an unknown owner: BADOWNER");
+	xb_free(&o);
+	xb_free(&v);
+
+	/* RENAME nd -> nd2 (SAVEFH is the source directory), LINK hello -> hello2. */
+	xb_init(&o);
+	xb_u32(&o, OP_SAVEFH);
+	xb_u32(&o, OP_RENAME);
+	xb_string(&o, "nd");
+	xb_string(&o, "nd2");
+	CHECK_EQ(on_dir(c, fh, fh_len, &o, 2), 0, "RENAME");
+	xb_free(&o);
+	CHECK(stat(hx_xpath(&env, "nd2"), &st) == 0 && stat(hx_xpath(&env, "nd"), &st) != 0, "renamed on disk");
+	CHECK_EQ(ONE(c, fh, fh_len, (xb_u32(b, OP_RENAME), xb_string(b, "nd2"), xb_string(b, "x"))),
+		 NFS4ERR_NOFILEHANDLE, "RENAME without SAVEFH: NOFILEHANDLE");
+	xb_init(&o);
+	xb_u32(&o, OP_LOOKUP);
+	xb_string(&o, "hello");
+	xb_u32(&o, OP_SAVEFH);
+	xb_u32(&o, OP_PUTFH);
+	xb_opaque(&o, fh, fh_len);
+	xb_u32(&o, OP_LINK);
+	xb_string(&o, "hello2");
+	CHECK_EQ(on_dir(c, fh, fh_len, &o, 4), 0, "LINK");
+	xb_free(&o);
+	CHECK(stat(hx_xpath(&env, "hello"), &st) == 0 && st.st_nlink == 2, "two links on disk");
+
+	/* VERIFY / NVERIFY the directory's type. */
+	xb_init(&v);
+	xb_u32(&v, 2);
+	CHECK_EQ(ONE(c, fh, fh_len, (xb_u32(b, OP_VERIFY), fattr(b, 1u << 1, 0, &v))), 0, "VERIFY type NF4DIR");
+	CHECK_EQ(ONE(c, fh, fh_len, (xb_u32(b, OP_NVERIFY), fattr(b, 1u << 1, 0, &v))), NFS4ERR_SAME,
+		 "NVERIFY type NF4DIR: SAME");
+	xb_free(&v);
+
+	/* REMOVE: a non-empty directory first. */
+	hx_write_file(hx_xpath(&env, "nd2/inner"), "x", 1, 0644);
+	CHECK_EQ(ONE(c, fh, fh_len, (xb_u32(b, OP_REMOVE), xb_string(b, "nd2"))), NFS4ERR_NOTEMPTY,
+		 "REMOVE of a non-empty directory: NOTEMPTY");
+	unlink(hx_xpath(&env, "nd2/inner"));
+	static const char *const gone[] = { "nd2", "nl", "nf", "hello2" };
+	for (size_t i = 0; i < 4; i++)
+		CHECK_EQ(ONE(c, fh, fh_len, (xb_u32(b, OP_REMOVE), xb_string(b, gone[i]))), 0, "REMOVE %s", gone[i]);
+	CHECK(lstat(hx_xpath(&env, "nd2"), &st) != 0 && lstat(hx_xpath(&env, "nl"), &st) != 0, "removed on disk");
+
+	/* The pseudo file system is read-only. */
+	xb_init(&o);
+	xb_u32(&o, OP_PUTROOTFH);
+	op_create(&o, 2, "x", 0700);
+	CHECK_EQ(on_dir(c, fh, fh_len, &o, 2), NFS4ERR_ROFS, "CREATE in the pseudo root: ROFS");
+	xb_free(&o);
+}
+
+/* PUTROOTFH, LOOKUP to path, GETFH. */
+static bool fh_of(struct raw_conn *c, const char *path, uint8_t *fh, uint32_t *len)
+{
+	uint32_t n, depth = walk(NULL, path);
+	struct raw_reply r;
+	const uint8_t *p = NULL;
+	struct xb a;
+	bool ok;
+
+	xb_init(&a);
+	hdr(&a, 0, 2 + depth);
+	xb_u32(&a, OP_PUTROOTFH);
+	walk(&a, path);
+	xb_u32(&a, OP_GETFH);
+	ok = compound(c, &a, &r, &n) == 0;
+	xb_free(&a);
+	for (uint32_t i = 0; ok && i < 1 + depth; i++)
+		ok = res_ok(&r, i ? OP_LOOKUP : OP_PUTROOTFH);
+	ok = ok && res_ok(&r, OP_GETFH) && (p = xd_opaque(&r.body, len, 128)) != NULL;
+	if (ok)
+		memcpy(fh, p, *len);
+	raw_reply_free(&r);
+	return ok;
 }
 
 /* ---- state and I/O ---- */
@@ -876,6 +1070,47 @@ static void test_lease_expiry(struct raw_conn *c, const uint8_t *root, uint32_t 
 		 "client C's stateid: EXPIRED");
 }
 
+/* root_squash (the default) and a read-only export. */
+static void test_squash_ro(void)
+{
+	char ro[PATH_MAX];
+	uint8_t fh[128], rofh[128];
+	uint32_t len = 0, rolen = 0;
+	struct raw_conn c;
+	struct stat st;
+	struct xb v;
+
+	hx_section("root_squash by default; a read-only export is ROFS");
+	/* Beside the export, not in it (LOOKUP does not cross into a nested export). */
+	snprintf(ro, sizeof(ro), "%s/rodir", env.dir);
+	CHECK(mkdir(ro, 0755) == 0 || errno == EEXIST, "mkdir rodir");
+	char rofile[PATH_MAX + 8];
+	snprintf(rofile, sizeof(rofile), "%s/f", ro);
+	hx_write_file(rofile, "x", 1, 0644);
+	chmod(env.export_dir, 01777);
+	hx_write_exports(&env, "%s 127.0.0.1(rw,insecure)\n%s 127.0.0.1(ro,insecure,no_root_squash)\n",
+			 env.export_dir, ro);
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
+		return;
+	if (CHECK(fh_of(&c, env.export_dir, fh, &len) && fh_of(&c, ro, rofh, &rolen), "handles")) {
+		CHECK_EQ(ONE(&c, fh, len, op_create(b, 2, "sq", 0755)), 0, "CREATE as root on root_squash");
+		CHECK(stat(hx_xpath(&env, "sq"), &st) == 0 && st.st_uid == 65534, "owned by 65534 (uid %u)",
+		      (unsigned)st.st_uid);
+		CHECK_EQ(ONE(&c, rofh, rolen, op_create(b, 2, "x", 0755)), NFS4ERR_ROFS, "CREATE on ro: ROFS");
+		CHECK_EQ(ONE(&c, rofh, rolen, (xb_u32(b, OP_REMOVE), xb_string(b, "f"))), NFS4ERR_ROFS,
+			 "REMOVE on ro: ROFS");
+		xb_init(&v);
+		xb_u32(&v, 0700);
+		CHECK_EQ(ONE(&c, rofh, rolen, (xb_u32(b, OP_SETATTR), xb_u32(b, 0), xb_u64(b, 0), xb_u32(b, 0),
+						fattr(b, 0, W1(FATTR_MODE), &v))),
+			 NFS4ERR_ROFS, "SETATTR on ro: ROFS");
+		xb_free(&v);
+		CHECK(stat(rofile, &st) == 0 && (st.st_mode & 07777) == 0644, "still there, unchanged");
+	}
+	raw_close(&c);
+	hx_daemon_stop(&env);
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_conn c;
@@ -904,12 +1139,14 @@ int main(int argc, char **argv)
 	raw_reply_free(&r);
 	test_walk(&c, fh, &fh_len);
 	test_handles_and_errors(&c, fh, fh_len);
+	test_mod_ops(&c, fh, fh_len);
 	test_state40(&c, fh, fh_len);
 	test_state41(&c, fh, fh_len);
 	test_locks40(&c, fh, fh_len);
 	test_lease_expiry(&c, fh, fh_len);
 	raw_close(&c);
 	hx_daemon_stop(&env);
+	test_squash_ro();
 	hx_env_release(&env);
 	return hx_end();
 }

@@ -193,8 +193,9 @@ static void test_check_io(void **state)
 	fake_put(NULL, io.file);
 	assert_int_equal(nfs4_stab_check_io(&t, &s, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_OLD_STATEID);
 	s = r.sid;
-	s.other[0] ^= 1; /* another boot */
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_STALE_STATEID);
+	s.other[0] ^= 1; /* another boot: STALE in 4.0, unknown in 4.1 (RFC 8881 §15.1.5.5) */
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_STALE_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
 	s = r.sid;
 	s.other[11] ^= 0x40; /* never issued */
 	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
