@@ -30,7 +30,8 @@
  *    OPEN (GUARDED4 create, WANT_NO_DELEG: OPEN_DELEGATE_NONE_EXT /
  *    WND4_NOT_WANTED), WRITE FILE_SYNC4 and READ through the current
  *    stateid, CLOSE (the invalid stateid back); TEST_STATEID of the closed
- *    one; GUARDED4 again: EXIST;
+ *    one; GUARDED4 again: EXIST; SETATTR of size through a read-only open
+ *    (OPENMODE) and a read-write one (truncated on the server);
  *  - NFSv4.0 byte-range locks: LOCK (new lock owner) granted, the other
  *    client's LOCK and LOCKT DENIED naming the holder, a local process's
  *    fcntl lock on the server sees the NFSv4 lock and vice versa (DENIED with
@@ -72,6 +73,7 @@ enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, 
 #define NFS4ERR_OLD_STATEID 10024
 #define NFS4ERR_BAD_STATEID 10025
 #define NFS4ERR_BAD_SEQID 10026
+#define NFS4ERR_OPENMODE 10038
 #define LEASE 10 /* [nfsv4] lease-time of the served daemon (its least) */
 
 static void hdr(struct xb *a, uint32_t minor, uint32_t numops)
@@ -873,6 +875,29 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_EXIST, "GUARDED4 of an existing file: EXIST");
 	raw_reply_free(&r);
 	xb_free(&a);
+
+	/* SETATTR of size with open state: a read-only open is OPENMODE, a read-write one truncates. */
+	for (int rw = 0; rw < 2; rw++) {
+		xb_init(&a);
+		hdr(&a, 1, 4);
+		xb_sequence(&a, sessionid, 4 + (uint32_t)rw);
+		xb_putfh(&a, root, root_len);
+		xb_open(&a, 0, rw ? 3 : 1, 0, cid, rw ? "owner41w" : "owner41r", 0, "f41");
+		xb_u32(&a, OP_SETATTR);
+		xb_sid(&a, &current);
+		xb_u32(&a, 1);
+		xb_u32(&a, 1u << 4); /* size */
+		xb_u32(&a, 8);
+		xb_u64(&a, 2);
+		CHECK_EQ(compound(c, &a, &r, &n), rw ? 0 : NFS4ERR_OPENMODE,
+			 rw ? "SETATTR size through a read-write open" : "SETATTR size through a read-only open: OPENMODE");
+		raw_reply_free(&r);
+		xb_free(&a);
+	}
+	{
+		struct stat st;
+		CHECK(stat(hx_xpath(&env, "f41"), &st) == 0 && st.st_size == 2, "f41 truncated to 2 bytes");
+	}
 }
 
 
