@@ -208,6 +208,29 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 	return NFS4_OK;
 }
 
+/* RFC 7530 §9.1.8: a replayed CLAIM_NULL OPEN leaves the file as the current
+ * filehandle, as the original did (a later GETFH in the COMPOUND needs it). */
+static void open_replay_fh(struct nfs4_ctx *x, const struct nfs4_open_args *a)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	char name[NFS4_NAME_MAX + 1];
+	struct nfs4_obj dir;
+	struct be_attr attr;
+
+	if (a->claim != CLAIM_NULL || nfs4_name_check(&a->name) != NFS4_OK)
+		return;
+	if (nfs4_obj_open(x->priv, &x->cur.fh, &dir) == NFS4_OK && dir.kind == NFS4_OBJ_EXPORT &&
+	    dir.attr.type == BE_DIR) {
+		memcpy(name, a->name.s, a->name.len);
+		name[a->name.len] = '\0';
+		if (be_lookup(dir.exp->fs, &dir.cred, &dir.o, name, &o, &attr) == 0) {
+			nfs4_fh_obj(&dir, &o, &x->cur.fh);
+			be_obj_put(dir.exp->fs, &o);
+		}
+	}
+	nfs4_obj_put(&dir);
+}
+
 uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_open_args *a = args;
@@ -228,6 +251,8 @@ uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 		bool done;
 
 		status = nfs4_seqid_verdict(act, &r->rp, &r->replay, status, &done);
+		if (r->replay && status == NFS4_OK)
+			open_replay_fh(x, a);
 		if (done)
 			return status;
 		r->seqid_done = true;

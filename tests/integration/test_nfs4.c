@@ -24,7 +24,8 @@
  *    with OPEN4_RESULT_CONFIRM, OPEN_CONFIRM and its replay (the same seqid
  *    gets the same reply), WRITE UNSTABLE + COMMIT (the same verifier), READ
  *    back (and the file on the server), OLD/BAD/STALE stateids, the
- *    anonymous stateid, a share deny between two clients (SHARE_DENIED for
+ *    anonymous stateid, a replayed OPEN (same stateid, the file as current
+ *    filehandle), a share deny between two clients (SHARE_DENIED for
  *    the other client's OPEN and for anonymous WRITE), BAD_SEQID, CLOSE;
  *  - NFSv4.1: EXCHANGE_ID + CREATE_SESSION, then one COMPOUND with SEQUENCE,
  *    OPEN (GUARDED4 create, WANT_NO_DELEG: OPEN_DELEGATE_NONE_EXT /
@@ -707,6 +708,14 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o, fh2, &fh2_len), 0,
 		 "client A: OPEN read, deny write");
 	CHECK_EQ(o.rflags, 4, "owner-a is confirmed: no CONFIRM");
+	{
+		uint8_t fh3[128];
+		uint32_t fh3_len = 0;
+		CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o2, fh3, &fh3_len), 0,
+			 "client A: the same OPEN again (seqid 3): replayed");
+		CHECK(memcmp(&o2.sid, &o.sid, sizeof(o.sid)) == 0, "the replay has the same stateid");
+		CHECK(fh3_len == fh2_len && memcmp(fh3, fh2, fh2_len) == 0, "and leaves the file as current filehandle");
+	}
 	CHECK_EQ(open40(c, root, root_len, 1, 2, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len),
 		 NFS4ERR_SHARE_DENIED, "client B: OPEN write: SHARE_DENIED");
 	CHECK_EQ(open40(c, root, root_len, 2, 1, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len), 0,
