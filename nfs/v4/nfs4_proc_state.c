@@ -66,12 +66,13 @@ uint32_t nfs4_op_client(struct nfs4_ctx *x, uint64_t clientid40, uint64_t *clien
 {
 	struct nfs4_svc *s = x->priv;
 
+	/* RFC 8881 §8.3: other clients' expired leases release their opens before this one's state changes. */
+	nfs4_session_tick();
 	if (x->minorversion >= 1) {
 		*clientid = s->clientid;
 		return s->seq_new ? NFS4_OK : NFS4ERR_OP_NOT_IN_SESSION;
 	}
 	*clientid = clientid40;
-	nfs4_session_tick();
 	return nfs4_renew(nfs4_session_state(), clientid40, nfs4_session_now());
 }
 
