@@ -10,8 +10,8 @@
 # WRITE, COMMIT (4.0 also SETCLIENTID, OPEN_CONFIRM, RENEW): for each of
 # vers=4.1, 4.2, 4.0: mount, read a small file, write 8 MiB with dd, read it
 # back after dropping the page cache and compare (cmp), and compare the
-# server's copy. lock41: fcntl locks on a vers=4.1 mount against a local
-# process's on the server, both ways (LOCK, LOCKU). Run:
+# server's copy. lock41, lock40: fcntl locks on a vers=4.1 / 4.0 mount
+# against a local process's on the server, both ways (LOCK, LOCKU). Run:
 #   flock /var/tmp/rnfsd-vm.lock tests/vm/run-vm.sh --build-dir build nfs4-probe
 #   flock /var/tmp/rnfsd-vm.lock tests/vm/run-vm.sh --build-dir build --transport rdma nfs4-probe
 
@@ -95,13 +95,13 @@ check_io() {
 	cmp /tmp/nfs4-src "$EXPORT/$f" || fail "vers=$v: the server's copy differs"
 	umount "$MNT" || fail "umount"
 }
-# vers=4.1 byte-range locks (LOCK, LOCKU) against a local process's lock on the server, both ways.
-check_lock41() {
-	local lockctl srv cli
+# vers=$1 byte-range locks (LOCK, LOCKU) against a local process's lock on the server, both ways.
+check_lock() {
+	local v=$1 lockctl srv
 	lockctl="$(dirname "$(readlink -f "$0")")/lockctl.py"
 	rm -f /tmp/l1 /tmp/l2 /tmp/l3 /tmp/l4
-	mount -t nfs -o "vers=4.1,proto=$TRANSPORT,port=$NFS_PORT" "$ADDR:$EXPORT" "$MNT" ||
-		fail "vers=4.1 mount failed"
+	mount -t nfs -o "vers=$v,proto=$TRANSPORT,port=$NFS_PORT" "$ADDR:$EXPORT" "$MNT" ||
+		fail "vers=$v mount failed"
 	: > "$EXPORT/lockf"
 	timeout 100 python3 "$lockctl" "$EXPORT/lockf" "ex 0 100" "touch /tmp/l1" "wait /tmp/l2" "un 0 100" \
 		"touch /tmp/l3" "wait /tmp/l4" "ex 0 5" > /tmp/lock-srv.out 2>&1 &
@@ -115,6 +115,8 @@ check_lock41() {
 	[ "$(sed -n 2p /tmp/lock-srv.out)" = "ex 0 5 denied" ] || fail "local lock not refused under the NFS lock"
 	umount "$MNT" || fail "umount"
 }
+check_lock41() { check_lock 4.1; }
+check_lock40() { check_lock 4.0; }
 check_io41() { check_io 4.1; }
 check_io42() { check_io 4.2; }
 check_io40() { check_io 4.0; }
@@ -139,6 +141,7 @@ if run_check server-start 60 server_start rnfsd &&
 	run_check io42 300 check_io42
 	run_check io40 300 check_io40
 	run_check lock41 150 check_lock41
+	run_check lock40 150 check_lock40
 fi
 run_check server-alive 30 server_alive
 rnfsd_stop
