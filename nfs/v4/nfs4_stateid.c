@@ -388,6 +388,9 @@ static enum nfs4_seqid_action seq_verdict(const struct nfs4_seqstate *sq, uint32
 	if (!sq->valid)
 		return NFS4_SEQID_NEW;
 	if (seqid == sq->seqid) {
+		/* A reply too long to have been kept (a LOCK4denied with a long owner): run it again. */
+		if (sq->replay.len > NFS4_STAB_REPLAY_MAX)
+			return NFS4_SEQID_NEW;
 		*rp = sq->replay;
 		return NFS4_SEQID_REPLAY;
 	}
@@ -476,11 +479,11 @@ static void seq_record(struct nfs4_seqstate *sq, uint32_t seqid, uint32_t status
 	sq->valid = true;
 	sq->seqid = seqid;
 	sq->replay.status = status;
-	/* A body too long to keep is replayed as its status alone (never
-	 * longer than NFS4_STAB_REPLAY_MAX for the operations that use seqids). */
-	sq->replay.len = len <= NFS4_STAB_REPLAY_MAX ? len : 0;
-	if (sq->replay.len)
-		memcpy(sq->replay.body, body, sq->replay.len);
+	/* A body too long to keep (only LOCK4denied can be) is marked so: the
+	 * retransmission then runs again (seq_verdict) rather than get a cut reply. */
+	sq->replay.len = len <= NFS4_STAB_REPLAY_MAX ? len : UINT32_MAX;
+	if (len && len <= NFS4_STAB_REPLAY_MAX)
+		memcpy(sq->replay.body, body, len);
 }
 
 static void owner_record(struct nfs4_oowner *o, uint32_t seqid, uint32_t status, const uint8_t *body,

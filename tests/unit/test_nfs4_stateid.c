@@ -467,6 +467,13 @@ static void test_lock_seqid(void **state)
 	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 1, &rp, &st), NFS4_SEQID_NEW);
 	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 7, &rp, &st), NFS4_SEQID_ERROR);
 	assert_int_equal(st, NFS4ERR_BAD_SEQID);
+	/* A reply too long to keep: its retransmission runs again. */
+	{
+		static uint8_t big[NFS4_STAB_REPLAY_MAX + 1];
+		nfs4_stab_lock_seqid_done(&t, CL1, lo, 2, 0, NFS4ERR_DENIED, big, sizeof(big));
+		assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 0, &rp, &st), NFS4_SEQID_NEW);
+		nfs4_stab_lock_seqid_done(&t, CL1, lo, 2, 0, NFS4_OK, (const uint8_t *)"LOCKOK", 6);
+	}
 	/* Recorded through the lock stateid (LOCKU). */
 	nfs4_stab_seqid_done_sid(&t, &ls, 1, NFS4ERR_DENIED, NULL, 0);
 	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 1, &rp, &st), NFS4_SEQID_REPLAY);
