@@ -21,8 +21,10 @@ def compound(minor, ops, tag=b'seed', numops=None, ctl=0x10):
 
 OP = dict(CREATE_SESSION=43, DESTROY_SESSION=44, DESTROY_CLIENTID=57, RECLAIM_COMPLETE=58, ACCESS=3, GETATTR=9, GETFH=10, LOOKUP=15, LOOKUPP=16, PUTFH=22, PUTROOTFH=24,
           READDIR=26, READLINK=27, RESTOREFH=31, SAVEFH=32, SECINFO=33, EXCHANGE_ID=42,
-          SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35, CREATE=6, LINK=11, NVERIFY=17, OPENATTR=19,
-          PUTPUBFH=23, REMOVE=28, RENAME=29, SETATTR=34, VERIFY=37)
+          SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35, SETCLIENTID_CONFIRM=36, RENEW=30, OPEN=18,
+          OPEN_CONFIRM=20, OPEN_DOWNGRADE=21, CLOSE=4, READ=25, WRITE=38, COMMIT=5, TEST_STATEID=55,
+          FREE_STATEID=45, LOCK=12, LOCKT=13, LOCKU=14, RELEASE_LOCKOWNER=39, CREATE=6, LINK=11, NVERIFY=17,
+          OPENATTR=19, PUTPUBFH=23, REMOVE=28, RENAME=29, SETATTR=34, VERIFY=37)
 
 def op(name, args=b''):
     return u32(OP[name]) + args
@@ -66,6 +68,44 @@ seeds = {
                                     op('PUTROOTFH'), op('READDIR', u64(5) + b'\0' * 8 + u32(8, 8) + bitmap),
                                     op('GETFH')]),
 }
+# The state and I/O operations (nfs4_xdr_state.c): every createhow4 and open_claim4 arm.
+sid = u32(1) + b'O' * 12
+owner = u64(0x100000001) + opaque(b'open-owner')
+mode_attrs = u32(2, 0, 1 << 1) + opaque(u32(0o644))
+seeds['setclientid'] = compound(0, [op('SETCLIENTID', b'verifier' + opaque(b'fuzz-client') + u32(0x40000000)
+                                       + opaque(b'tcp') + opaque(b'127.0.0.1.3.232') + u32(1)),
+                                    op('SETCLIENTID_CONFIRM', u64(0x100000001) + b'confirm!'),
+                                    op('RENEW', u64(0x100000001))])
+seeds['open_nocreate'] = compound(0, [op('PUTROOTFH'), op('OPEN', u32(1, 3, 0) + owner + u32(0, 0) + opaque(b'f'))])
+seeds['open_create'] = compound(0, [op('PUTROOTFH'),
+                                    op('OPEN', u32(1, 3, 1) + owner + u32(1, 0) + mode_attrs + u32(0) + opaque(b'a')),
+                                    op('OPEN', u32(2, 1, 0) + owner + u32(1, 1) + mode_attrs + u32(0) + opaque(b'b')),
+                                    op('OPEN', u32(3, 2, 0) + owner + u32(1, 2) + b'createvf' + u32(0) + opaque(b'c'))])
+seeds['open_v41_claims'] = compound(1, [op('SEQUENCE'), op('PUTROOTFH'),
+                                        op('OPEN', u32(0, 0x0403, 0) + owner + u32(1, 3) + b'createvf' + mode_attrs
+                                           + u32(4)),
+                                        op('OPEN', u32(0, 1, 0) + owner + u32(0, 1, 0)),
+                                        op('OPEN', u32(0, 1, 0) + owner + u32(0, 2) + sid + opaque(b'd')),
+                                        op('OPEN', u32(0, 1, 0) + owner + u32(0, 3) + opaque(b'd')),
+                                        op('OPEN', u32(0, 1, 0) + owner + u32(0, 5) + sid),
+                                        op('OPEN', u32(0, 1, 0) + owner + u32(0, 6))])
+seeds['open_bad_arms'] = compound(0, [op('PUTROOTFH'), op('OPEN', u32(1, 3, 0) + owner + u32(1, 9))])
+seeds['open_state_ops'] = compound(0, [op('PUTROOTFH'), op('OPEN_CONFIRM', sid + u32(2)),
+                                       op('OPEN_DOWNGRADE', sid + u32(3, 1, 0)), op('CLOSE', u32(4) + sid)])
+seeds['io'] = compound(0, [op('PUTROOTFH'), op('READ', sid + u64(0) + u32(4096)),
+                           op('WRITE', u32(0) + b'\0' * 12 + u64(0) + u32(2) + opaque(b'data')),
+                           op('COMMIT', u64(0) + u32(0))])
+seeds['write_toolong'] = compound(0, [op('PUTROOTFH'), op('WRITE', sid + u64(0) + u32(0, 0x7fffffff))])
+seeds['test_free_stateid'] = compound(1, [op('SEQUENCE'), op('TEST_STATEID', u32(2) + sid + u32(1) + b'\0' * 12),
+                                          op('FREE_STATEID', sid), op('TEST_STATEID', u32(1000))])
+seeds['locks'] = compound(0, [op('PUTROOTFH'),
+                              op('LOCK', u32(2, 0) + u64(0) + u64(100) + u32(1, 3) + sid + u32(0) + owner),
+                              op('LOCK', u32(1, 0) + u64(5) + u64(0xffffffffffffffff) + u32(0) + sid + u32(1)),
+                              op('LOCKT', u32(4) + u64(0) + u64(1) + owner),
+                              op('LOCKU', u32(2, 2) + sid + u64(0) + u64(100)),
+                              op('RELEASE_LOCKOWNER', owner)])
+seeds['lock_bad_type'] = compound(1, [op('SEQUENCE'), op('PUTROOTFH'), op('LOCKT', u32(9) + u64(0) + u64(1) + owner),
+                                      op('LOCK', u32(1, 1) + u64(0) + u64(0) + u32(2))])
 # The fattr4 a client sets, alone after the control byte (fuzz_nfs4_compound
 # also decodes its input with nfs4_sattr_dec): every settable attribute; a
 # read-only one; an owner name; a bad settime4.

@@ -20,6 +20,13 @@
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
  *   nfs4_recovery.c   stable client records (state_dir/nfs4-clients) and the grace period
  *   nfs4_stats.c      per-operation counters and state gauges (stats socket, rnfsctl)
+ *   nfs4_stateid.c    stateids, open owners, opens, share reservations (pure)
+ *   nfs4_xdr_state.c  XDR of the state and I/O operations
+ *   nfs4_proc_state.c SETCLIENTID(_CONFIRM), RENEW, OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE,
+ *                     TEST_STATEID, FREE_STATEID; the stateid helpers
+ *   nfs4_proc_open.c  OPEN
+ *   nfs4_proc_io.c    READ, WRITE, COMMIT
+ *   nfs4_proc_lock.c  LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
  * Experimental: the version is registered with the RPC layer (and rpcbind)
@@ -32,14 +39,16 @@
 #include "nfs/v4/nfs4_compound.h"
 #include "nfs/v4/nfs4_owner.h"
 #include "nfs/v4/nfs4_pseudo.h"
+#include "nfs/v4/nfs4_recovery.h"
 #include "nfs/v4/nfs4_xdr_session.h"
+#include "nfs/v4/nfs4_xdr_state.h"
 #include "rpc/rpc.h"
 
 /* Export id of pseudo directory handles (their backend bytes say which). */
 #define NFS4_PSEUDO_EXPORT_ID 0u
 /* Exports in one client's pseudo file system. */
 #define NFS4_SVC_MAX_EXPORTS 1024u
-/* What GETATTR announces (RFC 8881 §5.8.1.11, §5.8.2.20-21). */
+/* What GETATTR announces (RFC 8881 §5.8.1.11, §5.8.2.20-21); the lease: the default of [nfsv4] lease-time. */
 #define NFS4_LEASE_TIME 90u
 #define NFS4_MAX_IO (1u << 20)
 /* READLINK's buffer without an RPC call (tests). */
@@ -66,6 +75,9 @@ struct nfs4_svc {
 	uint64_t clientid;
 	uint8_t replay[NFS4_STATE_MAX_CACHED];
 	uint8_t owner[NFS4_OWNER_MAX]; /* a client's co_ownerid, for its stable record (nfs4_recovery.h) */
+	/* RFC 8881 §16.2.3.1.2: the COMPOUND's current stateid (nfs4_proc_state.c). */
+	bool cur_sid_set;
+	struct nfs4_stateid cur_sid;
 };
 
 /* An object a filehandle names. */
@@ -182,6 +194,115 @@ struct nfs4_create_session_res {
 struct nfs4_sequence_res {
 	struct nfs4_sequence_args args;
 	uint32_t highest, target;
+};
+
+/* ---- nfs4_proc_session.c: the open state table beside the client records ---- */
+
+struct nfs4_stab *nfs4_session_stab(void);
+uint64_t nfs4_session_now(void);
+/* Expire leases at most once a second (RFC 8881 §8.3; 4.0 clients have no EXCHANGE_ID). */
+void nfs4_session_tick(void);
+
+/* ---- nfs4_proc_state.c ---- */
+
+uint32_t nfs4_regular_check(const struct nfs4_ctx *x, const struct nfs4_obj *ob);
+void nfs4_cur_stateid_set(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+uint32_t nfs4_stateid_resolve(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_stateid *out);
+void nfs4_stateid_renew(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+uint32_t nfs4_op_client(struct nfs4_ctx *x, uint64_t clientid40, uint64_t *clientid);
+/* The grace period's verdict (nfs4_recovery.h) for an operation of this client. */
+uint32_t nfs4_grace_for(enum nfs4_grace_op op, uint64_t clientid, bool is_reclaim);
+/* A 4.0 owner's seqid verdict: *done (answer the returned status now; *replay: with rp's body). */
+uint32_t nfs4_seqid_verdict(enum nfs4_seqid_action act, const struct nfs4_seqid_replay *rp, bool *replay,
+			    uint32_t err, bool *done);
+uint32_t nfs4_setclientid_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_setclientid_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_setclientid_confirm_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_renew_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_open_confirm_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_open_downgrade_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_close_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_sid_op_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_test_stateid_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_test_stateid_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_free_stateid_exec(struct nfs4_ctx *x, void *args, void *res);
+
+struct nfs4_setclientid_res {
+	uint64_t clientid;
+	uint8_t confirm[8];
+};
+struct nfs4_sid_op_res { /* OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE */
+	bool replay; /* 4.0: rp is the answer */
+	struct nfs4_seqid_replay rp;
+	struct nfs4_stateid sid;
+};
+struct nfs4_test_stateid_res {
+	uint32_t n;
+	uint32_t status[NFS4_TEST_STATEID_MAX];
+};
+
+/* ---- nfs4_proc_open.c ---- */
+
+uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+
+struct nfs4_open_op_res {
+	bool replay; /* 4.0: rp is the answer */
+	struct nfs4_seqid_replay rp;
+	bool seqid_done; /* 4.0: the encode step records the reply as the owner's */
+	uint64_t clientid;
+	const uint8_t *owner; /* in the call's arguments */
+	uint32_t owner_len, seqid;
+	bool created;
+	struct nfs4_stateid sid;
+	uint64_t cinfo_before, cinfo_after;
+	uint32_t rflags;
+	struct nfs4_bitmap attrset;
+	uint32_t deleg, why;
+};
+
+/* ---- nfs4_proc_lock.c ---- */
+
+uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_lock_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_lockt_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_locku_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res);
+/* FREE_STATEID: LOCKS_HELD for a lock stateid whose owner still holds a lock. */
+uint32_t nfs4_lock_free_check(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+
+struct nfs4_lock_op_res { /* LOCK, LOCKT, LOCKU */
+	bool replay; /* 4.0: rp is the answer */
+	struct nfs4_seqid_replay rp;
+	bool seqid_done, new_owner; /* 4.0: the encode step records the reply */
+	struct nfs4_stateid seq_sid; /* whose owner's sequence it went by */
+	uint32_t seqid, lock_seqid;
+	uint64_t clientid; /* new_owner: the lock owner (in the call's arguments) */
+	const uint8_t *owner;
+	uint32_t owner_len;
+	bool no_sid; /* LOCKT: no stateid in its result */
+	struct nfs4_stateid sid;
+	uint64_t d_off, d_len, d_clientid; /* LOCK4denied */
+	uint32_t d_type, d_owner_len;
+	uint8_t d_owner[NFS4_STAB_OWNER_MAX];
+};
+
+/* ---- nfs4_proc_io.c ---- */
+
+uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_read_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_write_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_write_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_commit_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_commit_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+
+struct nfs4_read_res {
+	bool eof;
+	uint8_t *data;
+	uint32_t len;
+};
+struct nfs4_write_res {
+	uint32_t count, committed;
 };
 
 /* ---- nfs4_proc_dir.c ---- */

@@ -262,26 +262,40 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 }
 
 /*
- * HOOK (open state, branch n4state): may SETATTR change the size of ob with
- * this stateid (RFC 8881 §18.30.3, §8.2.3, §9.1.4)? Until open state exists
- * the only stateids are the special ones: the anonymous stateid (all zeros)
- * and the READ-bypass one (all ones) are accepted (knfsd checks both only
- * against share reservations, and there are none yet); any other stateid
- * names no state here: BAD_STATEID. The open-state code replaces this body
- * (open mode, deny conflicts, the 4.1 current stateid of §16.2.3.1.2).
+ * May SETATTR change the size of ob with this stateid (RFC 8881 §18.30.3,
+ * §8.2.3, §9.1.4)? The special stateids as for a stateless WRITE (another
+ * owner's deny of writes refuses it: SHARE_DENIED), an open or lock stateid
+ * of this file with write access (OPENMODE otherwise), the 4.1 current
+ * stateid (§16.2.3.1.2); the open state's errors (BAD/OLD/STALE_STATEID,
+ * EXPIRED) as for WRITE.
  */
 static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, const uint8_t other[12],
 					  const struct nfs4_obj *ob)
 {
-	static const uint8_t zeros[12], ones[12] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-						     0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct nfs4_stateid in = { .seqid = seqid }, sid;
+	struct nfs4_sid_io io;
+	uint32_t status;
 
-	(void)x, (void)ob;
-	if (seqid == 0 && memcmp(other, zeros, 12) == 0)
-		return NFS4_OK;
-	if (seqid == UINT32_MAX && memcmp(other, ones, 12) == 0)
-		return NFS4_OK;
-	return NFS4ERR_BAD_STATEID;
+	(void)ob;
+	memcpy(in.other, other, sizeof(in.other));
+	status = nfs4_stateid_resolve(x, &in, &sid);
+	if (status != NFS4_OK)
+		return status;
+	switch (nfs4_stateid_kind(&sid, x->minorversion)) {
+	case NFS4_SID_ANON:
+	case NFS4_SID_BYPASS:
+		return nfs4_stab_check_anon(nfs4_session_stab(), x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE);
+	case NFS4_SID_ORDINARY:
+		status = nfs4_stab_check_io(nfs4_session_stab(), &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len,
+					    NFS4_SHARE_ACCESS_WRITE, &io);
+		if (status == NFS4_OK && io.file)
+			be_file_put(io.fs, io.file);
+		if (status == NFS4_OK)
+			nfs4_stateid_renew(x, &sid);
+		return status;
+	default:
+		return NFS4ERR_BAD_STATEID;
+	}
 }
 
 /* RFC 8881 §18.30.3: the attributes in one go; attrsset only on success. */

@@ -10,6 +10,7 @@
  * protection (SP4_NONE), no persistent sessions; leases are expired lazily
  * at each EXCHANGE_ID.
  */
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <sys/random.h>
@@ -30,7 +31,30 @@
 #define NFS4_MIN_RESPONSE (24u + 12u + 44u)
 
 static struct nfs4_state nfs4_st;
+static struct nfs4_stab nfs4_stb; /* open state, purged with its client records */
 static bool nfs4_st_ready;
+static _Atomic uint64_t nfs4_last_tick;
+
+/* The open state table's references on the backend's open files. */
+static void nfs4_stb_get(void *fs, void *file)
+{
+	be_file_get(fs, file);
+}
+
+static void nfs4_stb_put(void *fs, void *file)
+{
+	be_file_put(fs, file);
+}
+
+/* A lock stateid went: its owner's locks on the file with it. */
+static void nfs4_stb_unlock(void *fs, void *file, uint64_t owner)
+{
+	be_lock_owner_release(fs, file, owner);
+}
+
+static const struct nfs4_stab_file_ops nfs4_stb_ops = { .get = nfs4_stb_get, .put = nfs4_stb_put,
+							.unlock = nfs4_stb_unlock };
+
 static uint32_t nfs4_lease = NFS4_LEASE_TIME; /* [nfsv4] lease-time */
 
 void nfs4_session_configure(unsigned lease_s)
@@ -46,19 +70,30 @@ uint32_t nfs4_lease_time(void)
 void nfs4_session_init(void)
 {
 	uint64_t seed = 0;
+	uint32_t boot = (uint32_t)time(NULL);
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
-	nfs4_state_init(&nfs4_st, (uint32_t)time(NULL), seed, nfs4_lease);
+	/* One boot value for both: a stateid names its clientid (nfs4_stateid_clientid()). */
+	nfs4_state_init(&nfs4_st, boot, seed, nfs4_lease);
+	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
+	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
 	nfs4_st_ready = true;
 }
 
 void nfs4_session_release(void)
 {
-	if (nfs4_st_ready)
-		nfs4_state_release(&nfs4_st);
+	if (nfs4_st_ready) {
+		nfs4_state_release(&nfs4_st); /* purges every client's open state */
+		nfs4_stab_release(&nfs4_stb);
+	}
 	nfs4_st_ready = false;
+}
+
+struct nfs4_stab *nfs4_session_stab(void)
+{
+	return &nfs4_stb;
 }
 
 struct nfs4_state *nfs4_session_state(void)
@@ -81,6 +116,31 @@ static bool nfs4_not_only_op(const struct nfs4_ctx *x)
 	const struct nfs4_svc *s = x->priv;
 
 	return !s->seq_new && x->numops > 1;
+}
+
+/* nfs4_grace_check() for a client named by its clientid (its co_ownerid /
+ * nfs_client_id4 is what the stable records know). */
+uint32_t nfs4_grace_for(enum nfs4_grace_op op, uint64_t clientid, bool is_reclaim)
+{
+	uint8_t owner[NFS4_OWNER_MAX];
+	uint32_t len = 0;
+
+	if (!nfs4_client_owner(&nfs4_st, clientid, owner, &len))
+		len = 0;
+	return nfs4_grace_check(op, len ? owner : NULL, len, is_reclaim);
+}
+
+uint64_t nfs4_session_now(void)
+{
+	return nfs4_now();
+}
+
+void nfs4_session_tick(void)
+{
+	uint64_t now = nfs4_now(), last = nfs4_last_tick;
+
+	if (now != last && atomic_compare_exchange_strong(&nfs4_last_tick, &last, now))
+		nfs4_state_expire(&nfs4_st, now);
 }
 
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)

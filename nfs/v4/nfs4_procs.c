@@ -39,6 +39,35 @@ NFS4_DEC(nfs4_dec_sequence, struct nfs4_sequence_args)
 NFS4_DEC(nfs4_dec_sessionid, struct nfs4_sessionid_args)
 NFS4_DEC(nfs4_dec_clientid, struct nfs4_clientid_args)
 NFS4_DEC(nfs4_dec_reclaim_complete, struct nfs4_reclaim_complete_args)
+/* State and I/O (nfs4_xdr_state.c). */
+NFS4_DEC(nfs4_dec_setclientid, struct nfs4_setclientid_args)
+NFS4_DEC(nfs4_dec_setclientid_confirm, struct nfs4_setclientid_confirm_args)
+NFS4_DEC(nfs4_dec_open_confirm, struct nfs4_sid_seqid_args)
+NFS4_DEC(nfs4_dec_open_downgrade, struct nfs4_sid_seqid_args)
+NFS4_DEC(nfs4_dec_close, struct nfs4_sid_seqid_args)
+NFS4_DEC(nfs4_dec_read, struct nfs4_read_args)
+NFS4_DEC(nfs4_dec_commit, struct nfs4_commit_args)
+NFS4_DEC(nfs4_dec_test_stateid, struct nfs4_test_stateid_args)
+NFS4_DEC(nfs4_dec_free_stateid, struct nfs4_stateid_args)
+NFS4_DEC(nfs4_dec_lock, struct nfs4_lock_args)
+NFS4_DEC(nfs4_dec_lockt, struct nfs4_lockt_args)
+NFS4_DEC(nfs4_dec_locku, struct nfs4_locku_args)
+NFS4_DEC(nfs4_dec_lock_owner, struct nfs4_lock_owner_args)
+
+/* RFC 7530 §16.16.1: NFSv4.0 has only claims 0-3 (the others do not decode). */
+static bool nfs4_dec_open_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
+{
+	struct nfs4_open_args *a = args;
+
+	return nfs4_dec_open(d, a) && (x->minorversion >= 1 || a->claim <= CLAIM_DELEGATE_PREV);
+}
+
+/* RFC 8267 §4.1: WRITE's data may come in a Read chunk. */
+static bool nfs4_dec_write_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
+{
+	return nfs4_dec_write(d, x->call, (struct nfs4_write_args *)args);
+}
+
 NFS4_DEC(nfs4_dec_create, struct nfs4_create_args)
 NFS4_DEC(nfs4_dec_rename, struct nfs4_rename_args)
 NFS4_DEC(nfs4_dec_setattr, struct nfs4_setattr_args)
@@ -121,6 +150,44 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_clientid_args, struct nfs4_none, 0),
 	NFS4_OP(OP_RECLAIM_COMPLETE, "RECLAIM_COMPLETE", nfs4_dec_reclaim_complete_op, nfs4_reclaim_complete_exec,
 		NULL, struct nfs4_reclaim_complete_args, struct nfs4_none, 0),
+	/* RFC 7530 §16.33, §16.34, §16.29: NFSv4.0 client ids (nfs4_proc_state.c). */
+	NFS4_OP(OP_SETCLIENTID, "SETCLIENTID", nfs4_dec_setclientid_op, nfs4_setclientid_exec, nfs4_setclientid_enc,
+		struct nfs4_setclientid_args, struct nfs4_setclientid_res, 0),
+	NFS4_OP(OP_SETCLIENTID_CONFIRM, "SETCLIENTID_CONFIRM", nfs4_dec_setclientid_confirm_op,
+		nfs4_setclientid_confirm_exec, NULL, struct nfs4_setclientid_confirm_args, struct nfs4_none, 0),
+	NFS4_OP(OP_RENEW, "RENEW", nfs4_dec_clientid_op, nfs4_renew_exec, NULL, struct nfs4_clientid_args,
+		struct nfs4_none, 0),
+	/* RFC 8881 §18.16, RFC 7530 §16.20, RFC 8881 §18.18, §18.2: opens (nfs4_proc_open.c,
+	 * nfs4_proc_state.c); encode on errors too: 4.0 replies are kept for replays. */
+	NFS4_OP(OP_OPEN, "OPEN", nfs4_dec_open_op, nfs4_open_exec, nfs4_open_enc, struct nfs4_open_args,
+		struct nfs4_open_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_OPEN_CONFIRM, "OPEN_CONFIRM", nfs4_dec_open_confirm_op, nfs4_open_confirm_exec, nfs4_sid_op_enc,
+		struct nfs4_sid_seqid_args, struct nfs4_sid_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_OPEN_DOWNGRADE, "OPEN_DOWNGRADE", nfs4_dec_open_downgrade_op, nfs4_open_downgrade_exec,
+		nfs4_sid_op_enc, struct nfs4_sid_seqid_args, struct nfs4_sid_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_CLOSE, "CLOSE", nfs4_dec_close_op, nfs4_close_exec, nfs4_sid_op_enc, struct nfs4_sid_seqid_args,
+		struct nfs4_sid_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	/* RFC 8881 §18.22, §18.32, §18.3 (nfs4_proc_io.c); RFC 8267 §4.1: READ data in a Write chunk. */
+	NFS4_OP(OP_READ, "READ", nfs4_dec_read_op, nfs4_read_exec, nfs4_read_enc, struct nfs4_read_args,
+		struct nfs4_read_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_WRITE, "WRITE", nfs4_dec_write_op, nfs4_write_exec, nfs4_write_enc, struct nfs4_write_args,
+		struct nfs4_write_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_COMMIT, "COMMIT", nfs4_dec_commit_op, nfs4_commit_exec, nfs4_commit_enc, struct nfs4_commit_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
+	/* RFC 8881 §18.48, §18.38 (4.1). */
+	NFS4_OP(OP_TEST_STATEID, "TEST_STATEID", nfs4_dec_test_stateid_op, nfs4_test_stateid_exec,
+		nfs4_test_stateid_enc, struct nfs4_test_stateid_args, struct nfs4_test_stateid_res, 0),
+	NFS4_OP(OP_FREE_STATEID, "FREE_STATEID", nfs4_dec_free_stateid_op, nfs4_free_stateid_exec, NULL,
+		struct nfs4_stateid_args, struct nfs4_none, 0),
+	/* RFC 8881 §18.10-§18.12, RFC 7530 §16.37: byte-range locks (nfs4_proc_lock.c); DENIED has a body. */
+	NFS4_OP(OP_LOCK, "LOCK", nfs4_dec_lock_op, nfs4_lock_exec, nfs4_lock_enc, struct nfs4_lock_args,
+		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_LOCKT, "LOCKT", nfs4_dec_lockt_op, nfs4_lockt_exec, nfs4_lock_enc, struct nfs4_lockt_args,
+		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_LOCKU, "LOCKU", nfs4_dec_locku_op, nfs4_locku_exec, nfs4_lock_enc, struct nfs4_locku_args,
+		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_RELEASE_LOCKOWNER, "RELEASE_LOCKOWNER", nfs4_dec_lock_owner_op, nfs4_release_lockowner_exec, NULL,
+		struct nfs4_lock_owner_args, struct nfs4_none, 0),
 };
 
 static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void *res)
@@ -143,6 +210,7 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	a->ctx.priv = &svc;
 	nfs4_svc_begin(&svc, c);
 	svc.seq_new = false;
+	svc.cur_sid_set = false;
 	out = nfs4_compound_run(a, &c->args, &c->res, &status);
 	nfs4_sequence_done(&a->ctx, &c->res);
 	nfs4_svc_end(&svc);

@@ -1,5 +1,5 @@
 /*
- * nfs4_state.c - NFSv4.1 client records and sessions (see nfs4_state.h for
+ * nfs4_state.c - NFSv4 client records (4.0 and 4.1) and NFSv4.1 sessions (see nfs4_state.h for
  * the memory bounds, the locking and the slot state diagram). Lookups are
  * linear over at most NFS4_STATE_MAX_CLIENTS records: simple and bounded,
  * enough for a foundation; a hash comes with the stateids.
@@ -10,6 +10,7 @@
 #include "nfs/v4/nfs4_compound.h"
 #include "nfs/v4/nfs4_const.h"
 #include "nfs/v4/nfs4_state.h"
+#include "nfs/v4/nfs4_stateid.h"
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease)
 {
@@ -28,10 +29,18 @@ static void session_free(struct nfs4_state *st, struct nfs4_session *s)
 	free(s);
 }
 
-static void client_free(struct nfs4_state *st, unsigned i)
+void nfs4_state_set_stab(struct nfs4_state *st, struct nfs4_stab *stab)
+{
+	st->stab = stab;
+}
+
+/* The record goes, and with it its open state (expired: its stateids say EXPIRED). */
+static void client_free_why(struct nfs4_state *st, unsigned i, bool expired)
 {
 	struct nfs4_client *c = st->clients[i];
 
+	if (st->stab)
+		nfs4_stab_purge_client(st->stab, c->clientid, expired);
 	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
 		session_free(st, c->sessions[k]);
 	free(c);
@@ -39,12 +48,17 @@ static void client_free(struct nfs4_state *st, unsigned i)
 	st->clients[st->nclients] = NULL;
 }
 
+static void client_free(struct nfs4_state *st, unsigned i)
+{
+	client_free_why(st, i, false);
+}
+
 /* A client that goes for good (not replaced by a new incarnation): its stable record too. */
-static void client_forget(struct nfs4_state *st, unsigned i)
+static void client_forget(struct nfs4_state *st, unsigned i, bool expired)
 {
 	if (st->gone && st->clients[i]->confirmed)
 		st->gone(st->clients[i]->owner, st->clients[i]->owner_len);
-	client_free(st, i);
+	client_free_why(st, i, expired);
 }
 
 void nfs4_state_release(struct nfs4_state *st)
@@ -54,11 +68,13 @@ void nfs4_state_release(struct nfs4_state *st)
 	pthread_mutex_destroy(&st->lock);
 }
 
-static int client_by_owner(const struct nfs4_state *st, const uint8_t *owner, uint32_t len, bool confirmed)
+/* 4.0 (SETCLIENTID) and 4.1 (EXCHANGE_ID) owners are apart. */
+static int client_by_owner(const struct nfs4_state *st, const uint8_t *owner, uint32_t len, bool confirmed,
+			   bool v40)
 {
 	for (unsigned i = 0; i < st->nclients; i++) {
 		const struct nfs4_client *c = st->clients[i];
-		if (c->confirmed == confirmed && c->owner_len == len && memcmp(c->owner, owner, len) == 0)
+		if (c->confirmed == confirmed && c->v40 == v40 && c->owner_len == len && memcmp(c->owner, owner, len) == 0)
 			return (int)i;
 	}
 	return -1;
@@ -108,7 +124,7 @@ static struct nfs4_client *client_new(struct nfs4_state *st, const uint8_t verif
 static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
 				   uint32_t len, uint32_t flags, uint64_t now, struct nfs4_exid_res *res)
 {
-	int conf = client_by_owner(st, owner, len, true), unconf = client_by_owner(st, owner, len, false);
+	int conf = client_by_owner(st, owner, len, true, false), unconf = client_by_owner(st, owner, len, false, false);
 	struct nfs4_client *c;
 
 	if (flags & EXCHGID4_FLAG_UPD_CONFIRMED_REC_A) {
@@ -202,7 +218,7 @@ static struct nfs4_session *session_new(struct nfs4_state *st, struct nfs4_clien
 /* CREATE_SESSION confirms an unconfirmed record: the owner's old confirmed one goes (§18.35.5 case 5). */
 static void client_confirm(struct nfs4_state *st, struct nfs4_client *c)
 {
-	int old = client_by_owner(st, c->owner, c->owner_len, true);
+	int old = client_by_owner(st, c->owner, c->owner_len, true, c->v40);
 
 	if (old >= 0)
 		client_free(st, (unsigned)old);
@@ -374,7 +390,7 @@ uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid)
 			if (st->clients[i]->sessions[k])
 				status = NFS4ERR_CLIENTID_BUSY;
 		if (status == NFS4_OK)
-			client_forget(st, (unsigned)i);
+			client_forget(st, (unsigned)i, false);
 	}
 	pthread_mutex_unlock(&st->lock);
 	return status;
@@ -442,7 +458,7 @@ unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now)
 		/* RFC 8881 §8.3: a lease not renewed within lease_time ends; a
 		 * client with a request running is not expired under it. */
 		if (c->last_renew + st->lease < now && !client_busy(c)) {
-			client_forget(st, i);
+			client_forget(st, i, true);
 			n++;
 		} else {
 			i++;
@@ -450,4 +466,110 @@ unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now)
 	}
 	pthread_mutex_unlock(&st->lock);
 	return n;
+}
+
+/* ---- NFSv4.0 client ids (RFC 7530 §9.1.1, §16.33, §16.34) ---- */
+
+static void confirm_new(struct nfs4_state *st, uint8_t confirm[8])
+{
+	uint64_t r = rnd_next(st);
+
+	memcpy(confirm, &r, 8);
+}
+
+static uint32_t setclientid_locked(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id,
+				   uint32_t len, const struct nfs4_cb_info *cb, uint64_t now, uint64_t *clientid,
+				   uint8_t confirm[8])
+{
+	int conf = client_by_owner(st, id, len, true, true), unconf = client_by_owner(st, id, len, false, true);
+	struct nfs4_client *c;
+
+	/* RFC 7530 §16.33.5: any unconfirmed record of this id is replaced. */
+	if (unconf >= 0)
+		client_free(st, (unsigned)unconf);
+	conf = client_by_owner(st, id, len, true, true); /* indices moved */
+	if (conf >= 0 && memcmp(st->clients[conf]->verifier, verifier, 8) == 0) {
+		/* The same incarnation: a callback update, confirmed later with this clientid. */
+		c = st->clients[conf];
+		c->upd_pending = true;
+		c->upd_cb = *cb;
+		confirm_new(st, c->upd_confirm);
+		memcpy(confirm, c->upd_confirm, 8);
+		*clientid = c->clientid;
+		return NFS4_OK;
+	}
+	/* A new client, or a rebooted one (another verifier): a new clientid; the
+	 * confirmed record and its state stay until SETCLIENTID_CONFIRM. */
+	c = client_new(st, verifier, id, len, now);
+	if (!c)
+		return NFS4ERR_RESOURCE;
+	c->v40 = true;
+	c->cb = *cb;
+	confirm_new(st, c->confirm);
+	memcpy(confirm, c->confirm, 8);
+	*clientid = c->clientid;
+	return NFS4_OK;
+}
+
+uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id, uint32_t id_len,
+			  const struct nfs4_cb_info *cb, uint64_t now, uint64_t *clientid, uint8_t confirm[8])
+{
+	uint32_t status;
+
+	/* RFC 7530 §16.33.1: nfs_client_id4.id is opaque<NFS4_OPAQUE_LIMIT>. */
+	if (id_len == 0 || id_len > NFS4_OWNER_MAX)
+		return NFS4ERR_INVAL;
+	pthread_mutex_lock(&st->lock);
+	status = setclientid_locked(st, verifier, id, id_len, cb, now, clientid, confirm);
+	pthread_mutex_unlock(&st->lock);
+	return status;
+}
+
+static uint32_t setclientid_confirm_locked(struct nfs4_state *st, struct nfs4_client *c,
+					   const uint8_t confirm[8], uint64_t now)
+{
+	if (c->confirmed && c->upd_pending && memcmp(c->upd_confirm, confirm, 8) == 0) {
+		/* RFC 7530 §16.34.5: the callback update takes effect. */
+		c->cb = c->upd_cb;
+		memcpy(c->confirm, c->upd_confirm, 8);
+		c->upd_pending = false;
+	} else if (memcmp(c->confirm, confirm, 8) != 0) {
+		return NFS4ERR_STALE_CLIENTID; /* no record with this clientid and verifier */
+	} else if (!c->confirmed) {
+		/* The old incarnation (a rebooted client) goes with its state. */
+		client_confirm(st, c);
+	}
+	/* else: a retransmission of the confirmation, answered the same. */
+	c->last_renew = now;
+	return NFS4_OK;
+}
+
+uint32_t nfs4_setclientid_confirm(struct nfs4_state *st, uint64_t clientid, const uint8_t confirm[8],
+				  uint64_t now)
+{
+	uint32_t status = NFS4ERR_STALE_CLIENTID;
+	int i;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	if (i >= 0 && st->clients[i]->v40)
+		status = setclientid_confirm_locked(st, st->clients[i], confirm, now);
+	pthread_mutex_unlock(&st->lock);
+	return status;
+}
+
+uint32_t nfs4_renew(struct nfs4_state *st, uint64_t clientid, uint64_t now)
+{
+	uint32_t status = NFS4ERR_STALE_CLIENTID;
+	int i;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	/* RFC 7530 §16.29.4: an unknown or unconfirmed clientid is STALE_CLIENTID. */
+	if (i >= 0 && st->clients[i]->confirmed) {
+		st->clients[i]->last_renew = now;
+		status = NFS4_OK;
+	}
+	pthread_mutex_unlock(&st->lock);
+	return status;
 }

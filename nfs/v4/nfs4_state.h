@@ -1,6 +1,8 @@
 /*
- * nfs4_state.h - NFSv4.1 client records and sessions (RFC 8881 §2.4,
- * §2.10, §18.35-§18.37, §18.46, §18.50, §18.51): EXCHANGE_ID, CREATE_SESSION
+ * nfs4_state.h - NFSv4 client records and NFSv4.1 sessions (RFC 8881 §2.4,
+ * §2.10, §18.35-§18.37, §18.46, §18.50, §18.51; NFSv4.0's SETCLIENTID,
+ * SETCLIENTID_CONFIRM and RENEW, RFC 7530 §9.1.1, §16.29, §16.33, §16.34):
+ * EXCHANGE_ID, CREATE_SESSION
  * (with its one-slot replay cache), SEQUENCE (slot table and reply cache,
  * exactly-once semantics), DESTROY_SESSION, DESTROY_CLIENTID,
  * RECLAIM_COMPLETE and lease expiry, as a pure module: no XDR, no sockets;
@@ -14,6 +16,10 @@
  * all reply caches together stay within NFS4_STATE_CACHE_TOTAL (a session
  * created near the limit gets fewer slots).
  * Nothing is allocated per SEQUENCE.
+ *
+ * Open state (nfs4_stateid.h) belongs to client records: a record freed
+ * (replaced, destroyed, expired) purges its clientid's state in the table
+ * given to nfs4_state_set_stab(). Lock order: this mutex, then the table's.
  *
  * Locking: one mutex per struct nfs4_state; a slot being used by a request
  * is marked in progress, so a retransmission meanwhile gets NFS4ERR_DELAY
@@ -74,8 +80,23 @@ struct nfs4_session {
 	struct nfs4_slot *slots; /* [nslots] and their reply buffers, one allocation */
 };
 
+/* NFSv4.0 callback information (RFC 7530 §16.33.1), kept for callbacks. */
+#define NFS4_CB_NETID_MAX 16u
+#define NFS4_CB_ADDR_MAX 64u
+struct nfs4_cb_info {
+	uint32_t program, ident;
+	uint32_t netid_len, addr_len; /* 0: no usable callback path */
+	char netid[NFS4_CB_NETID_MAX];
+	char addr[NFS4_CB_ADDR_MAX];
+};
+
 struct nfs4_client {
 	uint64_t clientid;
+	bool v40;                    /* made by SETCLIENTID (else EXCHANGE_ID) */
+	uint8_t confirm[8];          /* 4.0: setclientid_confirm of the record */
+	bool upd_pending;            /* 4.0: a confirmed record's callback update awaits confirmation */
+	uint8_t upd_confirm[8];
+	struct nfs4_cb_info cb, upd_cb;
 	uint8_t verifier[8];
 	uint32_t owner_len;
 	uint8_t owner[NFS4_OWNER_MAX];
@@ -101,10 +122,29 @@ struct nfs4_state {
 	/* Called (under the lock) for each confirmed client that expiry or
 	 * DESTROY_CLIENTID forgets: its stable record goes (nfs4_recovery.h). May be NULL. */
 	void (*gone)(const uint8_t *owner, uint32_t owner_len);
+	struct nfs4_stab *stab; /* open state to purge with a client (NULL: none) */
 };
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease);
 void nfs4_state_release(struct nfs4_state *st);
+struct nfs4_stab;
+void nfs4_state_set_stab(struct nfs4_state *st, struct nfs4_stab *stab);
+
+/*
+ * SETCLIENTID (RFC 7530 §16.33.5): a new unconfirmed record for (verifier,
+ * id) or, for a confirmed record with the same verifier, a pending callback
+ * update. *clientid and confirm[8] for SETCLIENTID_CONFIRM. NFS4_OK,
+ * NFS4ERR_INVAL (id empty or too long), NFS4ERR_RESOURCE (table full).
+ * Principals are not compared (AUTH_SYS: CLID_INUSE is never answered).
+ */
+uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id, uint32_t id_len,
+			  const struct nfs4_cb_info *cb, uint64_t now, uint64_t *clientid, uint8_t confirm[8]);
+/* SETCLIENTID_CONFIRM (RFC 7530 §16.34.5): NFS4_OK or NFS4ERR_STALE_CLIENTID. */
+uint32_t nfs4_setclientid_confirm(struct nfs4_state *st, uint64_t clientid, const uint8_t confirm[8],
+				  uint64_t now);
+/* RENEW, and the implicit renewal by any 4.0 stateful operation (RFC 7530
+ * §9.6): NFS4_OK, NFS4ERR_STALE_CLIENTID (another boot, unknown or unconfirmed). */
+uint32_t nfs4_renew(struct nfs4_state *st, uint64_t clientid, uint64_t now);
 
 /* EXCHANGE_ID's result (RFC 8881 §18.35.2, less server_owner/scope/impl). */
 struct nfs4_exid_res {

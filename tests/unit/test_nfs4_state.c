@@ -8,7 +8,11 @@
  * misordered, bad slot, bad session), DESTROY_SESSION, DESTROY_CLIENTID
  * (busy while sessions exist), RECLAIM_COMPLETE once, lease expiry (not
  * under a running request), and the bounds (owner length, sessions per
- * client, client records, all reply caches together).
+ * client, client records, all reply caches together). NFSv4.0:
+ * SETCLIENTID / SETCLIENTID_CONFIRM's cases (new, retransmitted confirm,
+ * callback update, a rebooted client replacing its old record and open
+ * state, a wrong verifier, unconfirmed records replaced), RENEW, and the
+ * open state of expired and replaced clients purged.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +26,7 @@
 #include "nfs/v4/nfs4_compound.h"
 #include "nfs/v4/nfs4_const.h"
 #include "nfs/v4/nfs4_state.h"
+#include "nfs/v4/nfs4_stateid.h"
 
 static struct nfs4_state st;
 static const uint8_t verf1[8] = "verf-one", verf2[8] = "verf-two";
@@ -331,6 +336,101 @@ static void test_gone_hook(void **state)
 	assert_string_equal(gone_last, "hook-a");
 }
 
+static const struct nfs4_cb_info cb0 = { .program = 0x40000000, .netid_len = 3, .netid = "tcp",
+					  .addr_len = 15, .addr = "127.0.0.1.3.232" };
+
+static void test_setclientid(void **state)
+{
+	uint64_t id1, id2, id3;
+	uint8_t c1[8], c2[8], c3[8], bad[8] = { 0 };
+	const uint8_t *own = (const uint8_t *)"linux-client";
+	struct nfs4_cb_info cb1 = cb0;
+
+	(void)state;
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 10, &id1, c1), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 0, &cb0, 10, &id2, c2), NFS4ERR_INVAL);
+	/* Not confirmed yet: RENEW is STALE_CLIENTID; a wrong verifier too. */
+	assert_int_equal(nfs4_renew(&st, id1, 11), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id1, bad, 11), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id1, c1, 11), NFS4_OK);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id1, c1, 11), NFS4_OK); /* retransmission */
+	assert_int_equal(nfs4_renew(&st, id1, 12), NFS4_OK);
+	assert_int_equal(nfs4_renew(&st, id1 + 100, 12), NFS4ERR_STALE_CLIENTID);
+	/* The same verifier: a callback update under the same clientid. */
+	cb1.program = 0x40000001;
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb1, 13, &id2, c2), NFS4_OK);
+	assert_true(id2 == id1);
+	assert_int_equal(st.clients[0]->cb.program, 0x40000000);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id2, c2, 13), NFS4_OK);
+	assert_int_equal(st.clients[0]->cb.program, 0x40000001);
+	/* A rebooted client (another verifier): a new clientid; the old one lives until the confirmation. */
+	assert_int_equal(nfs4_setclientid(&st, verf2, own, 12, &cb0, 14, &id3, c3), NFS4_OK);
+	assert_true(id3 != id1);
+	assert_int_equal(nfs4_renew(&st, id1, 14), NFS4_OK);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id3, c3, 15), NFS4_OK);
+	assert_int_equal(nfs4_renew(&st, id1, 15), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_renew(&st, id3, 15), NFS4_OK);
+	assert_int_equal(st.nclients, 1);
+	/* An unconfirmed record is replaced by the next SETCLIENTID. */
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 16, &id1, c1), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 16, &id2, c2), NFS4_OK);
+	assert_int_equal(st.nclients, 2);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id1, c1, 16), NFS4ERR_STALE_CLIENTID);
+	/* 4.0 and 4.1 owners are apart; a 4.1 clientid is not confirmed by SETCLIENTID_CONFIRM. */
+	{
+		struct nfs4_exid_res r;
+		assert_int_equal(nfs4_exchange_id(&st, verf1, own, 12, 0, 16, &r), NFS4_OK);
+		assert_int_equal(st.nclients, 3);
+		assert_int_equal(nfs4_setclientid_confirm(&st, r.clientid, c1, 16), NFS4ERR_STALE_CLIENTID);
+	}
+}
+
+static void no_ref(void *fs, void *file)
+{
+	(void)fs, (void)file;
+}
+
+static const struct nfs4_stab_file_ops no_fops = { .get = no_ref, .put = no_ref };
+
+/* Open state goes with its client: a rebooted 4.0 client's, and an expired one's (EXPIRED). */
+static void test_state_purged(void **state)
+{
+	struct nfs4_stab tab;
+	uint64_t id1, id2;
+	uint8_t c1[8], c2[8];
+	const uint8_t *own = (const uint8_t *)"c";
+	struct nfs4_open_res res;
+	struct nfs4_sid_io io;
+	struct nfs4_open_req rq = { .owner = (const uint8_t *)"o", .owner_len = 1, .fkey = (const uint8_t *)"f",
+				    .fkey_len = 1, .access = NFS4_SHARE_ACCESS_READ };
+
+	(void)state;
+	nfs4_stab_init(&tab, 0x1234, &no_fops);
+	nfs4_state_set_stab(&st, &tab);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 1, &cb0, 10, &id1, c1), NFS4_OK);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id1, c1, 10), NFS4_OK);
+	rq.clientid = id1;
+	rq.minor = 1;
+	assert_int_equal(nfs4_stab_open(&tab, &rq, &res), NFS4_OK);
+	assert_int_equal(nfs4_stab_client_count(&tab, id1), 2);
+	/* The client reboots: its old state goes at the confirmation. */
+	assert_int_equal(nfs4_setclientid(&st, verf2, own, 1, &cb0, 20, &id2, c2), NFS4_OK);
+	assert_int_equal(nfs4_stab_client_count(&tab, id1), 2);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id2, c2, 20), NFS4_OK);
+	assert_int_equal(nfs4_stab_client_count(&tab, id1), 0);
+	assert_int_equal(nfs4_stab_check_io(&tab, &res.sid, 1, rq.fkey, 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_BAD_STATEID);
+	/* The new incarnation's open expires with its lease. */
+	rq.clientid = id2;
+	assert_int_equal(nfs4_stab_open(&tab, &rq, &res), NFS4_OK);
+	assert_int_equal(nfs4_state_expire(&st, 20 + 90 + 1), 1);
+	assert_int_equal(nfs4_stab_check_io(&tab, &res.sid, 1, rq.fkey, 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_EXPIRED);
+	assert_int_equal(nfs4_stab_client_count(&tab, id2), 0);
+	nfs4_state_set_stab(&st, NULL);
+	nfs4_stab_release(&tab);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +442,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_table_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_setclientid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_purged, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,190 @@
+/*
+ * nfs4_proc_io.c - READ (RFC 8881 §18.22), WRITE (§18.32), COMMIT (§18.3).
+ *
+ * The file: with an open stateid, the open file the open state keeps (as
+ * knfsd: the OPEN checked the caller's permission, the I/O does not again);
+ * with the anonymous or READ-bypass stateid (RFC 8881 §8.2.3), the current
+ * filehandle's file opened for this call and each I/O checked as the caller
+ * (BE_IO_CHECK_ACCESS), after the share reservations (a deny of an open
+ * refuses stateless I/O: SHARE_DENIED, except READ with the bypass stateid).
+ * Either way the current filehandle is admitted and squashed on every use.
+ *
+ * Zero copy as NFSv3's (nfs3_proc_io.c): READ has the backend read into the
+ * call's payload area and hands it to rpc_enc_ddp() (RFC 8267 §4.1, §4.3: a
+ * Write chunk paired in order with the COMPOUND's READ results over RDMA, a
+ * writev segment over TCP); WRITE writes from where rpc_dec_ddp() found the
+ * data (a Read chunk, or the received message). The write verifier is
+ * NFSv3's (one per server instance).
+ */
+#include <string.h>
+#include <sys/uio.h>
+
+#include "nfs/v3/nfs3.h"
+#include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_xdr_state.h"
+
+/* The file for an I/O: *f with a reference, *flags for the backend. */
+static uint32_t io_file(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_obj *ob, uint32_t access,
+			struct be_file **f, unsigned *flags)
+{
+	struct nfs4_stab *t = nfs4_session_stab();
+	struct nfs4_stateid sid;
+	struct nfs4_sid_io io;
+	uint32_t status = nfs4_stateid_resolve(x, in, &sid);
+	enum nfs4_sid_kind kind = nfs4_stateid_kind(&sid, x->minorversion);
+
+	if (status == NFS4_OK)
+		status = nfs4_obj_open(x->priv, &x->cur.fh, ob);
+	if (status == NFS4_OK)
+		status = nfs4_regular_check(x, ob);
+	if (status == NFS4_OK && (access & NFS4_SHARE_ACCESS_WRITE) && ob->opts && !ob->opts->rw)
+		status = NFS4ERR_ROFS;
+	if (status != NFS4_OK)
+		return status;
+	if (kind == NFS4_SID_INVALID || kind == NFS4_SID_CURRENT)
+		return NFS4ERR_BAD_STATEID;
+	if (kind == NFS4_SID_ORDINARY) {
+		status = nfs4_stab_check_io(t, &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len, access, &io);
+		if (status != NFS4_OK)
+			return status;
+		nfs4_stateid_renew(x, &sid);
+		*f = io.file;
+		*flags = 0;
+		return NFS4_OK;
+	}
+	/* RFC 8881 §8.2.3, §9.7: anonymous I/O respects deny reservations; READ bypass skips them. */
+	if (!(kind == NFS4_SID_BYPASS && access == NFS4_SHARE_ACCESS_READ))
+		status = nfs4_stab_check_anon(t, x->cur.fh.data, x->cur.fh.len, access);
+	if (status == NFS4_OK)
+		status = nfs_errno_to_nfsstat4(
+			be_file_open(ob->exp->fs, &ob->o, access == NFS4_SHARE_ACCESS_READ ? BE_OPEN_READ : BE_OPEN_WRITE, f));
+	*flags = BE_IO_CHECK_ACCESS;
+	return status;
+}
+
+/* A bulk buffer for READ data: the call's payload area (or, without a call, the svc's). */
+static uint8_t *read_buf(struct nfs4_ctx *x, uint32_t want, uint32_t *got)
+{
+	struct nfs4_svc *s = x->priv;
+
+	if (x->call)
+		return nfs3_bulk_buf(x->call, want, got);
+	*got = want < sizeof(s->link) ? want : (uint32_t)sizeof(s->link);
+	return (uint8_t *)s->link;
+}
+
+uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_read_args *a = args;
+	struct nfs4_read_res *r = res;
+	struct nfs4_obj ob;
+	struct be_file *f = NULL;
+	unsigned flags = 0;
+	size_t done = 0;
+	uint32_t count = 0;
+	uint32_t status = io_file(x, &a->sid, &ob, NFS4_SHARE_ACCESS_READ, &f, &flags);
+
+	if (status == NFS4_OK) {
+		/* RFC 8881 §18.22.3: fewer bytes than asked is allowed; never more than maxread. */
+		r->data = read_buf(x, a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO, &count);
+		if (!r->data && count)
+			status = NFS4ERR_SERVERFAULT;
+	}
+	if (status == NFS4_OK && count) {
+		struct iovec iov = { r->data, count };
+		struct be_attr post;
+		status = nfs_errno_to_nfsstat4(
+			be_read(ob.exp->fs, &ob.cred, f, flags, a->offset, &iov, 1, &done, &r->eof, &post));
+	} else if (status == NFS4_OK) {
+		r->eof = a->offset >= ob.attr.size;
+	}
+	r->len = (uint32_t)done;
+	if (f)
+		be_file_put(ob.exp->fs, f);
+	nfs4_obj_put(&ob);
+	return status;
+}
+
+void nfs4_read_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_read_res *r = res;
+
+	(void)status;
+	xdr_enc_bool(e, r->eof);
+	/* RFC 8267 §4.1: READ's data may leave in a Write chunk (over TCP: a writev segment). */
+	if (x->call && e == &x->call->res && r->len)
+		rpc_enc_ddp(x->call, r->data, r->len);
+	else
+		xdr_enc_opaque(e, r->data, r->len);
+}
+
+/* RFC 8881 §18.32.3 stable_how4 -> backend flags; exports(5) "async" honours none (as v3). */
+static unsigned write_flags(const struct nfs4_obj *ob, uint32_t stable)
+{
+	if (ob->opts && !ob->opts->sync)
+		return 0;
+	return stable == FILE_SYNC4 ? BE_IO_FSYNC : stable == DATA_SYNC4 ? BE_IO_DSYNC : 0;
+}
+
+uint32_t nfs4_write_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_write_args *a = args;
+	struct nfs4_write_res *r = res;
+	struct nfs4_obj ob;
+	struct be_file *f = NULL;
+	unsigned flags = 0;
+	size_t done = 0;
+	uint32_t status = io_file(x, &a->sid, &ob, NFS4_SHARE_ACCESS_WRITE, &f, &flags);
+
+	if (status == NFS4_OK) {
+		struct iovec iov = { (void *)a->data, a->len };
+		struct be_attr pre, post;
+		status = nfs_errno_to_nfsstat4(be_write(ob.exp->fs, &ob.cred, f, flags | write_flags(&ob, a->stable),
+							a->offset, &iov, 1, &done, &pre, &post));
+	}
+	r->count = (uint32_t)done;
+	r->committed = a->stable;
+	if (f)
+		be_file_put(ob.exp->fs, f);
+	nfs4_obj_put(&ob);
+	return status;
+}
+
+void nfs4_write_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_write_res *r = res;
+
+	(void)x, (void)status;
+	xdr_enc_u32(e, r->count);
+	xdr_enc_u32(e, r->committed);
+	xdr_enc_fixed(e, nfs3_write_verf, NFS4_VERIFIER_SIZE); /* shared with NFSv3's */
+}
+
+/* RFC 8881 §18.3.3: earlier UNSTABLE4 writes to stable storage. */
+uint32_t nfs4_commit_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_commit_args *a = args;
+	struct nfs4_obj ob;
+	struct be_file *f = NULL;
+	uint32_t status = nfs4_obj_open(x->priv, &x->cur.fh, &ob);
+
+	(void)res;
+	if (status == NFS4_OK)
+		status = nfs4_regular_check(x, &ob);
+	if (status == NFS4_OK && (!ob.opts || ob.opts->sync)) {
+		struct be_attr pre, post;
+		status = nfs_errno_to_nfsstat4(be_file_open(ob.exp->fs, &ob.o, BE_OPEN_READ, &f));
+		if (status == NFS4_OK)
+			status = nfs_errno_to_nfsstat4(be_commit(ob.exp->fs, f, a->offset, a->count, &pre, &post));
+	}
+	if (f)
+		be_file_put(ob.exp->fs, f);
+	nfs4_obj_put(&ob);
+	return status;
+}
+
+void nfs4_commit_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	(void)x, (void)status, (void)res;
+	xdr_enc_fixed(e, nfs3_write_verf, NFS4_VERIFIER_SIZE);
+}

@@ -1,0 +1,306 @@
+/*
+ * nfs4_proc_open.c - OPEN (RFC 8881 §18.16, RFC 7530 §16.16): the target
+ * (CLAIM_NULL: a name in the current directory, looked up or created
+ * UNCHECKED4 / GUARDED4 / EXCLUSIVE4 / EXCLUSIVE4_1; CLAIM_FH: the current
+ * filehandle), the caller's permission (not for a file this OPEN created, as
+ * knfsd), the backend's open file (kept by the open state table for READ and
+ * WRITE through the stateid), the open stateid and share reservation
+ * (nfs4_stateid.c), and the result: change_info4, rflags, attrset and never
+ * a delegation (OPEN_DELEGATE_NONE, or for a 4.1 client that expressed a
+ * want, OPEN_DELEGATE_NONE_EXT with the reason).
+ *
+ * CLAIM_PREVIOUS reclaims as the grace period allows (nfs4_grace_for()).
+ * Not yet:
+ * CLAIM_DELEGATE_* (NOTSUPP: no delegations).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_xdr_state.h"
+
+/* createmode4 -> the backend's create, the createattrs' status first. */
+static uint32_t open_create(struct nfs4_obj *dir, const struct nfs4_open_args *a, const char *name,
+			    struct be_obj *o, struct be_attr *attr, bool *created)
+{
+	struct be_create how = { .type = BE_REG };
+	bool existed = false;
+	int err;
+
+	if (dir->opts && !dir->opts->rw)
+		return NFS4ERR_ROFS;
+	if (a->createmode != EXCLUSIVE4 && a->sattr_status != NFS4_OK)
+		return a->sattr_status;
+	how.how = a->createmode == UNCHECKED4 ? BE_CREATE_UNCHECKED
+		  : a->createmode == GUARDED4 ? BE_CREATE_GUARDED : BE_CREATE_EXCLUSIVE;
+	memcpy(how.verf, a->verf, BE_VERF_SIZE); /* the backend keeps it in atime/mtime, as knfsd */
+	if (a->createmode != EXCLUSIVE4)
+		how.sa = a->attrs.sa;
+	if (a->createmode == EXCLUSIVE4_1)
+		how.sa.mask &= ~(uint32_t)(BE_SET_ATIME | BE_SET_MTIME | BE_SET_ATIME_NOW | BE_SET_MTIME_NOW);
+	err = be_create(dir->exp->fs, &dir->cred, &dir->o, name, &how, o, attr, &existed);
+	if (err == 0 && !be_obj_valid(o))
+		err = ESTALE; /* vanished at once */
+	*created = err == 0 && !existed;
+	return nfs_errno_to_nfsstat4(err);
+}
+
+/* CLAIM_NULL: name in the current directory (RFC 8881 §18.16.3). */
+static uint32_t open_by_name(struct nfs4_ctx *x, const struct nfs4_open_args *a, struct nfs4_obj *dir,
+			     struct be_obj *o, struct be_attr *attr, struct nfs4_open_op_res *r)
+{
+	struct nfs4_svc *s = x->priv;
+	char name[NFS4_NAME_MAX + 1];
+	struct be_attr after;
+	uint32_t status = nfs4_name_check(&a->name);
+
+	if (status != NFS4_OK)
+		return status;
+	status = nfs4_obj_open(s, &x->cur.fh, dir);
+	if (status != NFS4_OK)
+		return status;
+	if (dir->kind == NFS4_OBJ_PSEUDO)
+		return a->opentype == OPEN4_CREATE ? NFS4ERR_ROFS : NFS4ERR_ISDIR; /* RFC 8881 §7.7 */
+	if (dir->attr.type != BE_DIR)
+		return dir->attr.type == BE_LNK ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
+	memcpy(name, a->name.s, a->name.len);
+	name[a->name.len] = '\0';
+	r->cinfo_before = dir->attr.change;
+	if (a->opentype == OPEN4_CREATE)
+		status = open_create(dir, a, name, o, attr, &r->created);
+	else
+		status = nfs_errno_to_nfsstat4(be_lookup(dir->exp->fs, &dir->cred, &dir->o, name, o, attr));
+	r->cinfo_after = r->cinfo_before;
+	if (r->created && be_getattr(dir->exp->fs, &dir->o, &after) == 0)
+		r->cinfo_after = after.change;
+	return status;
+}
+
+/* The caller's permission for share_access on an existing file; UNCHECKED4's size applied. */
+static uint32_t open_permit(struct nfs4_obj *ob, const struct be_obj *o, const struct nfs4_open_args *a,
+			    uint32_t access, struct nfs4_open_op_res *r)
+{
+	uint32_t want = 0, granted = 0;
+	int err;
+
+	if ((access & NFS4_SHARE_ACCESS_WRITE) && ob->opts && !ob->opts->rw)
+		return NFS4ERR_ROFS;
+	if (r->created)
+		return NFS4_OK; /* the creator may open what it made, whatever the mode (as knfsd) */
+	want = (access & NFS4_SHARE_ACCESS_READ ? BE_ACCESS_READ : 0) |
+	       (access & NFS4_SHARE_ACCESS_WRITE ? BE_ACCESS_MODIFY : 0);
+	err = be_access(ob->exp->fs, &ob->cred, o, want, &granted);
+	if (err)
+		return nfs_errno_to_nfsstat4(err);
+	if ((granted & want) != want)
+		return NFS4ERR_ACCESS; /* RFC 8881 §18.16.3 */
+	/* RFC 8881 §18.16.3: an existing file with UNCHECKED4 gets the size (O_TRUNC). */
+	if (a->opentype == OPEN4_CREATE && a->createmode == UNCHECKED4 && (a->attrs.sa.mask & BE_SET_SIZE) &&
+	    (access & NFS4_SHARE_ACCESS_WRITE)) {
+		struct be_sattr sa = { .mask = BE_SET_SIZE, .size = a->attrs.sa.size };
+		err = be_setattr(ob->exp->fs, &ob->cred, o, &sa, NULL, NULL, NULL);
+		if (err)
+			return nfs_errno_to_nfsstat4(err);
+		nfs4_bitmap_set(&r->attrset, FATTR4_SIZE);
+	}
+	return NFS4_OK;
+}
+
+/* The backend's open file: read-write where the export allows, else read-only. */
+static uint32_t open_file(struct nfs4_obj *ob, const struct be_obj *o, uint32_t access, struct be_file **f,
+			  unsigned *modes)
+{
+	bool rw = !ob->opts || ob->opts->rw;
+	int err = ENOENT;
+
+	if (rw)
+		err = be_file_open(ob->exp->fs, o, BE_OPEN_READ | BE_OPEN_WRITE, f);
+	*modes = NFS4_SHARE_ACCESS_BOTH;
+	if (err && !(access & NFS4_SHARE_ACCESS_WRITE)) {
+		err = be_file_open(ob->exp->fs, o, BE_OPEN_READ, f);
+		*modes = NFS4_SHARE_ACCESS_READ;
+	}
+	return nfs_errno_to_nfsstat4(err);
+}
+
+/* RFC 8881 §18.16.3: no delegation; a 4.1 want is answered with the reason. */
+static uint32_t open_deleg(const struct nfs4_ctx *x, uint32_t share_access, struct nfs4_open_op_res *r)
+{
+	uint32_t want = share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
+
+	r->deleg = OPEN_DELEGATE_NONE;
+	if (x->minorversion == 0)
+		return share_access & ~NFS4_SHARE_ACCESS_BOTH ? NFS4ERR_INVAL : NFS4_OK;
+	if (share_access & ~(NFS4_SHARE_ACCESS_BOTH | OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
+			     OPEN4_SHARE_ACCESS_WANT_SIGNALS) || want > OPEN4_SHARE_ACCESS_WANT_CANCEL)
+		return NFS4ERR_INVAL;
+	if (want == OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE)
+		return NFS4_OK;
+	r->deleg = OPEN_DELEGATE_NONE_EXT;
+	r->why = want == OPEN4_SHARE_ACCESS_WANT_NO_DELEG ? WND4_NOT_WANTED
+		 : want == OPEN4_SHARE_ACCESS_WANT_CANCEL ? WND4_CANCELLED : WND4_RESOURCE;
+	return NFS4_OK;
+}
+
+/* The target object, by claim. */
+static uint32_t open_target(struct nfs4_ctx *x, const struct nfs4_open_args *a, struct nfs4_obj *dir,
+			    struct nfs4_obj *ob, struct be_obj *o, struct nfs4_open_op_res *r)
+{
+	struct nfs4_svc *s = x->priv;
+	struct be_attr attr;
+	uint32_t status;
+
+	switch (a->claim) {
+	case CLAIM_NULL:
+		status = open_by_name(x, a, dir, o, &attr, r);
+		*ob = *dir; /* export, options and credential of the directory */
+		ob->kind = NFS4_OBJ_EXPORT;
+		ob->attr = attr;
+		return status != NFS4_OK ? status : nfs4_regular_check(x, ob);
+	case CLAIM_FH: /* RFC 8881 §18.16.3: the current filehandle is the file */
+		if (x->minorversion == 0)
+			return NFS4ERR_INVAL;
+		/* fall through */
+	case CLAIM_PREVIOUS: /* RFC 7530 §16.16.5: a reclaim; the current filehandle is the file */
+		status = nfs4_obj_open(s, &x->cur.fh, dir);
+		if (status != NFS4_OK)
+			return status;
+		*ob = *dir;
+		*o = dir->o;
+		return nfs4_regular_check(x, dir);
+	default:
+		return NFS4ERR_NOTSUPP; /* CLAIM_DELEGATE_*, CLAIM_DELEG_*_FH: no delegations */
+	}
+}
+
+/* Permission, the backend's file, the open state, the new current filehandle. */
+static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, uint64_t clientid,
+			   struct nfs4_obj *ob, const struct be_obj *o, struct nfs4_open_op_res *r)
+{
+	uint32_t access = a->share_access & NFS4_SHARE_ACCESS_BOTH;
+	struct nfs4_open_res sr;
+	struct be_file *f = NULL;
+	struct nfs_fh fh;
+	unsigned modes;
+	uint32_t status = open_permit(ob, o, a, access, r);
+
+	if (status == NFS4_OK)
+		status = nfs4_fh_obj(ob, o, &fh);
+	if (status == NFS4_OK)
+		status = open_file(ob, o, access, &f, &modes);
+	if (status != NFS4_OK)
+		return status;
+	struct nfs4_open_req rq = { .clientid = clientid, .minor = x->minorversion, .owner = a->owner,
+				    .owner_len = a->owner_len, .fkey = fh.data, .fkey_len = fh.len,
+				    .access = access, .deny = a->share_deny, .fs = ob->exp->fs, .file = f,
+				    .file_modes = modes };
+	status = nfs4_stab_open(nfs4_session_stab(), &rq, &sr);
+	if (!sr.file_taken)
+		be_file_put(ob->exp->fs, f);
+	if (status != NFS4_OK)
+		return status;
+	r->sid = sr.sid;
+	/* RFC 7530 §16.16.5: a new 4.0 owner confirms with OPEN_CONFIRM; RFC 8881 §18.16.4: POSIX locks. */
+	r->rflags = OPEN4_RESULT_LOCKTYPE_POSIX | (sr.confirm ? OPEN4_RESULT_CONFIRM : 0);
+	if (r->created && a->createmode != EXCLUSIVE4)
+		r->attrset = a->attrs.attrsset;
+	x->cur.fh = fh;
+	nfs4_cur_stateid_set(x, &r->sid);
+	return NFS4_OK;
+}
+
+/* RFC 7530 §9.1.8: a replayed CLAIM_NULL OPEN leaves the file as the current
+ * filehandle, as the original did (a later GETFH in the COMPOUND needs it). */
+static void open_replay_fh(struct nfs4_ctx *x, const struct nfs4_open_args *a)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	char name[NFS4_NAME_MAX + 1];
+	struct nfs4_obj dir;
+	struct be_attr attr;
+
+	if (a->claim != CLAIM_NULL || nfs4_name_check(&a->name) != NFS4_OK)
+		return;
+	if (nfs4_obj_open(x->priv, &x->cur.fh, &dir) == NFS4_OK && dir.kind == NFS4_OBJ_EXPORT &&
+	    dir.attr.type == BE_DIR) {
+		memcpy(name, a->name.s, a->name.len);
+		name[a->name.len] = '\0';
+		if (be_lookup(dir.exp->fs, &dir.cred, &dir.o, name, &o, &attr) == 0) {
+			nfs4_fh_obj(&dir, &o, &x->cur.fh);
+			be_obj_put(dir.exp->fs, &o);
+		}
+	}
+	nfs4_obj_put(&dir);
+}
+
+uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_open_args *a = args;
+	struct nfs4_open_op_res *r = res;
+	struct nfs4_obj dir, ob;
+	struct be_obj o = BE_OBJ_INIT;
+	uint64_t clientid;
+	uint32_t status = nfs4_op_client(x, a->clientid, &clientid);
+
+	memset(&dir, 0, sizeof(dir));
+	dir.o = (struct be_obj)BE_OBJ_INIT;
+	if (status != NFS4_OK)
+		return status;
+	if (x->minorversion == 0) {
+		/* RFC 7530 §9.1.7: the owner's seqid; its done step is in the encode step. */
+		enum nfs4_seqid_action act = nfs4_stab_seqid_check(nfs4_session_stab(), clientid, a->owner,
+								   a->owner_len, a->seqid, &r->rp, &status);
+		bool done;
+
+		status = nfs4_seqid_verdict(act, &r->rp, &r->replay, status, &done);
+		if (r->replay && status == NFS4_OK)
+			open_replay_fh(x, a);
+		if (done)
+			return status;
+		r->seqid_done = true;
+		r->clientid = clientid, r->owner = a->owner, r->owner_len = a->owner_len, r->seqid = a->seqid;
+	}
+	/* RFC 8881 §8.4.2, RFC 7530 §9.6.2: in grace only reclaims (CLAIM_PREVIOUS), by clients of the previous run. */
+	status = nfs4_grace_for(NFS4_GRACE_OPEN, clientid, a->claim == CLAIM_PREVIOUS);
+	if (status == NFS4_OK)
+		status = open_deleg(x, a->share_access, r);
+	if (status == NFS4_OK && (a->share_access & NFS4_SHARE_ACCESS_BOTH) == 0)
+		status = NFS4ERR_INVAL;
+	if (status == NFS4_OK)
+		status = open_target(x, a, &dir, &ob, &o, r);
+	if (status == NFS4_OK)
+		status = open_state(x, a, clientid, &ob, &o, r);
+	if (a->claim == CLAIM_NULL && be_obj_valid(&o))
+		be_obj_put(dir.exp->fs, &o);
+	nfs4_obj_put(&dir);
+	return status;
+}
+
+/* OPEN4resok (RFC 8881 §18.16.2); a 4.0 owner's reply becomes its cached one. */
+void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_open_op_res *r = res;
+	uint8_t *start = e->p;
+
+	(void)x;
+	if (r->replay) {
+		xdr_enc_fixed(e, r->rp.body, r->rp.len);
+		return;
+	}
+	if (status == NFS4_OK) {
+		nfs4_enc_stateid(e, &r->sid);
+		xdr_enc_bool(e, false); /* change_info4.atomic */
+		xdr_enc_u64(e, r->cinfo_before);
+		xdr_enc_u64(e, r->cinfo_after);
+		xdr_enc_u32(e, r->rflags);
+		nfs4_enc_bitmap(e, &r->attrset);
+		xdr_enc_u32(e, r->deleg);
+		if (r->deleg == OPEN_DELEGATE_NONE_EXT) {
+			xdr_enc_u32(e, r->why);
+			if (r->why == WND4_RESOURCE)
+				xdr_enc_bool(e, false); /* ond_server_will_signal_avail */
+		}
+	}
+	if (r->seqid_done && !e->overflow)
+		nfs4_stab_seqid_done(nfs4_session_stab(), r->clientid, r->owner, r->owner_len, r->seqid, status, start,
+				     (uint32_t)(e->p - start));
+}

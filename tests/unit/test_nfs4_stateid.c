@@ -1,0 +1,500 @@
+/*
+ * test_nfs4_stateid.c - NFSv4 stateids and open state (nfs/v4/nfs4_stateid.c):
+ * special stateids, open stateid creation and upgrade, share reservations
+ * between owners and clients, stateid checks for I/O (STALE, OLD, BAD,
+ * EXPIRED, OPENMODE, another file, 4.1's seqid 0), OPEN_CONFIRM,
+ * OPEN_DOWNGRADE's subset rules, CLOSE, NFSv4.0 open-owner seqids (replay of
+ * the last reply, BAD_SEQID, an unconfirmed owner starting over, the errors
+ * that do not advance it), TEST_STATEID / FREE_STATEID, purging a client
+ * (its open files released) and the per-client bound; lock owners and lock
+ * stateids (made from an open, found, seqid bumps, I/O through them, their
+ * owners' backend ids, freed with CLOSE / RELEASE_LOCKOWNER / FREE_STATEID /
+ * the purge with the backend told to release the owner's locks, 4.0
+ * lock-owner seqids).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nfs/v4/nfs4_const.h"
+#include "nfs/v4/nfs4_stateid.h"
+
+static struct nfs4_stab t;
+#define SQ(m) ((struct nfs4_sid_seq){ .minor = (m) })
+static int refs; /* references held on the fake files */
+
+static void fake_get(void *fs, void *file)
+{
+	(void)fs, (void)file;
+	refs++;
+}
+
+static void fake_put(void *fs, void *file)
+{
+	(void)fs, (void)file;
+	refs--;
+}
+
+static int unlocks; /* owners whose locks were released */
+static uint64_t last_unlock;
+
+static void fake_unlock(void *fs, void *file, uint64_t owner)
+{
+	(void)fs, (void)file;
+	unlocks++;
+	last_unlock = owner;
+}
+
+static const struct nfs4_stab_file_ops fops = { .get = fake_get, .put = fake_put, .unlock = fake_unlock };
+static int file_a, file_b;
+
+static int setup(void **state)
+{
+	(void)state;
+	refs = 0;
+	unlocks = 0;
+	nfs4_stab_init(&t, 0xb007, &fops);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	nfs4_stab_release(&t);
+	assert_int_equal(refs, 0); /* every open file given back */
+	return 0;
+}
+
+#define CL1 ((uint64_t)0xb007 << 32 | 1)
+#define CL2 ((uint64_t)0xb007 << 32 | 2)
+
+/* OPEN of file key by (client, owner) with minor version minor. */
+static uint32_t do_open(uint64_t cl, uint32_t minor, const char *owner, const char *key, uint32_t access,
+			uint32_t deny, struct nfs4_open_res *res)
+{
+	struct nfs4_open_req rq = { .clientid = cl, .minor = minor, .owner = (const uint8_t *)owner,
+				    .owner_len = (uint32_t)strlen(owner), .fkey = (const uint8_t *)key,
+				    .fkey_len = (uint32_t)strlen(key), .access = access, .deny = deny,
+				    .fs = NULL, .file = key[0] == 'a' ? (void *)&file_a : (void *)&file_b,
+				    .file_modes = NFS4_SHARE_ACCESS_BOTH };
+	uint32_t st;
+
+	refs++; /* the caller's reference */
+	st = nfs4_stab_open(&t, &rq, res);
+	if (st != NFS4_OK || !res->file_taken)
+		refs--;
+	return st;
+}
+
+static void test_kinds(void **state)
+{
+	struct nfs4_stateid s = { 0 };
+
+	(void)state;
+	assert_int_equal(nfs4_stateid_kind(&s, 0), NFS4_SID_ANON);
+	s.seqid = 1;
+	assert_int_equal(nfs4_stateid_kind(&s, 0), NFS4_SID_INVALID);
+	assert_int_equal(nfs4_stateid_kind(&s, 1), NFS4_SID_CURRENT);
+	s.seqid = UINT32_MAX;
+	assert_int_equal(nfs4_stateid_kind(&s, 1), NFS4_SID_INVALID);
+	memset(s.other, 0xff, sizeof(s.other));
+	assert_int_equal(nfs4_stateid_kind(&s, 0), NFS4_SID_BYPASS);
+	s.seqid = 0;
+	assert_int_equal(nfs4_stateid_kind(&s, 0), NFS4_SID_INVALID);
+	s.other[3] = 1;
+	assert_int_equal(nfs4_stateid_kind(&s, 0), NFS4_SID_ORDINARY);
+}
+
+static void test_open_upgrade(void **state)
+{
+	struct nfs4_open_res r1, r2, r3;
+	struct nfs4_sid_io io;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o1", "a", NFS4_SHARE_ACCESS_READ, 0, &r1), NFS4_OK);
+	assert_int_equal(r1.sid.seqid, 1);
+	assert_false(r1.confirm);
+	assert_true(r1.file_taken);
+	/* The same owner and file: the same stateid, seqid 2, the access ORed in. */
+	assert_int_equal(do_open(CL1, 1, "o1", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4_OK);
+	assert_memory_equal(r1.sid.other, r2.sid.other, NFS4_OTHER_SIZE);
+	assert_int_equal(r2.sid.seqid, 2);
+	assert_false(r2.file_taken); /* the file already has one open for both */
+	assert_int_equal(nfs4_stab_check_io(&t, &r2.sid, 1, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE, &io),
+			 NFS4_OK);
+	assert_ptr_equal(io.file, &file_a);
+	assert_int_equal(io.access, NFS4_SHARE_ACCESS_BOTH);
+	fake_put(NULL, io.file);
+	/* Another owner: another stateid. */
+	assert_int_equal(do_open(CL1, 1, "o2", "a", NFS4_SHARE_ACCESS_READ, 0, &r3), NFS4_OK);
+	assert_memory_not_equal(r1.sid.other, r3.sid.other, NFS4_OTHER_SIZE);
+	assert_int_equal(nfs4_stab_client_count(&t, CL1), 4); /* 2 owners, 2 opens */
+	/* Bad share values. */
+	assert_int_equal(do_open(CL1, 1, "o1", "a", 0, 0, &r3), NFS4ERR_INVAL);
+	assert_int_equal(do_open(CL1, 1, "o1", "a", 4, 0, &r3), NFS4ERR_INVAL);
+	assert_int_equal(do_open(CL1, 1, "o1", "a", 1, 4, &r3), NFS4ERR_INVAL);
+}
+
+static void test_share_deny(void **state)
+{
+	struct nfs4_open_res r1, r2;
+
+	(void)state;
+	/* Client 1 reads and denies writers. */
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_WRITE, &r1), NFS4_OK);
+	/* Client 2 may read, not write; nor deny reading. */
+	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4ERR_SHARE_DENIED);
+	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_READ, &r2),
+			 NFS4ERR_SHARE_DENIED);
+	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r2), NFS4_OK);
+	/* Another owner of the same client is refused as well. */
+	assert_int_equal(do_open(CL1, 1, "p", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r2), NFS4ERR_SHARE_DENIED);
+	/* The owner itself may upgrade. */
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r1), NFS4_OK);
+	/* Another file is unaffected. */
+	assert_int_equal(do_open(CL2, 1, "o", "b", NFS4_SHARE_ACCESS_WRITE, NFS4_SHARE_DENY_BOTH, &r2), NFS4_OK);
+	/* Anonymous I/O against a deny. */
+	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE),
+			 NFS4ERR_SHARE_DENIED);
+	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_READ), NFS4_OK);
+	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"b", 1, NFS4_SHARE_ACCESS_READ),
+			 NFS4ERR_SHARE_DENIED);
+	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"c", 1, NFS4_SHARE_ACCESS_WRITE), NFS4_OK);
+	/* Closing the deny lets the writer in. */
+	assert_int_equal(nfs4_stab_close(&t, &r1.sid, SQ(1), &r1.sid), NFS4_OK);
+	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4_OK);
+}
+
+static void test_check_io(void **state)
+{
+	struct nfs4_open_res r;
+	struct nfs4_stateid s;
+	struct nfs4_sid_io io;
+	const uint8_t *a = (const uint8_t *)"a";
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK); /* seqid 2 */
+	s = r.sid;
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4ERR_OPENMODE);
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, (const uint8_t *)"b", 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_BAD_STATEID);
+	s.seqid = 1;
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_OLD_STATEID);
+	s.seqid = 3;
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	s.seqid = 0; /* 4.1: the current one; 4.0: old */
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4_OK);
+	fake_put(NULL, io.file);
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_OLD_STATEID);
+	s = r.sid;
+	s.other[0] ^= 1; /* another boot: STALE in 4.0, unknown in 4.1 (RFC 8881 §15.1.5.5) */
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_STALE_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	s = r.sid;
+	s.other[11] ^= 0x40; /* never issued */
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	/* A purged client: an expired one's stateids say so, a destroyed one's are bad. */
+	nfs4_stab_purge_client(&t, CL1, true);
+	assert_int_equal(nfs4_stab_check_io(&t, &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_EXPIRED);
+	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
+	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	nfs4_stab_purge_client(&t, CL2, false);
+	assert_int_equal(nfs4_stab_check_io(&t, &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	assert_int_equal(refs, 0);
+}
+
+static void test_v40_confirm(void **state)
+{
+	struct nfs4_open_res r;
+	struct nfs4_stateid c;
+	struct nfs4_sid_io io;
+	const uint8_t *a = (const uint8_t *)"a";
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 0, "o", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_true(r.confirm);
+	/* Not usable before OPEN_CONFIRM. */
+	assert_int_equal(nfs4_stab_check_io(&t, &r.sid, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(0), 1, 0, &c), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0), &c), NFS4_OK);
+	assert_int_equal(c.seqid, 2);
+	assert_int_equal(nfs4_stab_confirm(&t, &c, SQ(0), &c), NFS4ERR_BAD_STATEID); /* confirmed already */
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0), &c), NFS4ERR_OLD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, &c, 0, a, 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4_OK);
+	fake_put(NULL, io.file);
+	/* The owner's next open needs no confirmation. */
+	assert_int_equal(do_open(CL1, 0, "o", "b", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_false(r.confirm);
+}
+
+static void test_downgrade_close(void **state)
+{
+	struct nfs4_open_res r;
+	struct nfs4_stateid s, old;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_BOTH, NFS4_SHARE_DENY_WRITE, &r), NFS4_OK);
+	/* WRITE alone was never an open mode: INVAL; nor is more than held. */
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_WRITE, 0, &s), NFS4ERR_INVAL);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_BOTH, &s),
+			 NFS4ERR_INVAL);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_READ, 0, &s), NFS4_OK);
+	assert_int_equal(s.seqid, 3);
+	/* After the downgrade another owner may write. */
+	{
+		struct nfs4_open_res r2;
+		assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4_OK);
+	}
+	old = r.sid;
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4ERR_OLD_STATEID);
+	old.seqid = 3;
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4_OK);
+	assert_int_equal(s.seqid, 4);
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_client_count(&t, CL1), 1); /* the owner stays */
+}
+
+static void test_seqid(void **state)
+{
+	struct nfs4_seqid_replay rp;
+	struct nfs4_open_res r;
+	struct nfs4_stateid old;
+	uint32_t st = 0;
+	const uint8_t *o = (const uint8_t *)"own";
+
+	(void)state;
+	/* A new owner: any seqid. */
+	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 7, &rp, &st), NFS4_SEQID_NEW);
+	assert_int_equal(do_open(CL1, 0, "own", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	nfs4_stab_seqid_done(&t, CL1, o, 3, 7, NFS4_OK, (const uint8_t *)"reply7", 6);
+	/* The same seqid: the last reply. */
+	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 7, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_int_equal(rp.status, NFS4_OK);
+	assert_int_equal(rp.len, 6);
+	assert_memory_equal(rp.body, "reply7", 6);
+	/* Confirm through the stateid with seqid 8: its reply (the new stateid) is the one replayed. */
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &r.sid, 8, &rp, &st), NFS4_SEQID_NEW);
+	old = r.sid;
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, (struct nfs4_sid_seq){ 0, 8 }, &r.sid), NFS4_OK);
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &old, 8, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_int_equal(rp.len, 16);
+	assert_int_equal(rp.body[3], 2); /* seqid 2, big-endian */
+	assert_memory_equal(rp.body + 4, r.sid.other, NFS4_OTHER_SIZE);
+	/* Errors of §9.1.7 do not advance it. */
+	nfs4_stab_seqid_done(&t, CL1, o, 3, 9, NFS4ERR_BAD_STATEID, NULL, 0);
+	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 8, &rp, &st), NFS4_SEQID_REPLAY);
+	/* Others do. */
+	nfs4_stab_seqid_done(&t, CL1, o, 3, 9, NFS4ERR_SHARE_DENIED, NULL, 0);
+	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 9, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_int_equal(rp.status, NFS4ERR_SHARE_DENIED);
+	/* Out of order: BAD_SEQID (the owner is confirmed). */
+	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 12, &rp, &st), NFS4_SEQID_ERROR);
+	assert_int_equal(st, NFS4ERR_BAD_SEQID);
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &r.sid, 3, &rp, &st), NFS4_SEQID_ERROR);
+	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 10, &rp, &st), NFS4_SEQID_NEW);
+	/* The seqid wraps to 0 (RFC 7530 §9.1.3). */
+	nfs4_stab_seqid_done(&t, CL1, o, 3, UINT32_MAX, NFS4_OK, NULL, 0);
+	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 0, &rp, &st), NFS4_SEQID_NEW);
+}
+
+static void test_seqid_unconfirmed_restart(void **state)
+{
+	struct nfs4_seqid_replay rp;
+	struct nfs4_open_res r;
+	uint32_t st = 0;
+	const uint8_t *o = (const uint8_t *)"own";
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 0, "own", "a", NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_WRITE, &r), NFS4_OK);
+	nfs4_stab_seqid_done(&t, CL1, o, 3, 5, NFS4_OK, NULL, 0);
+	/* Never confirmed: an OPEN with another seqid starts the owner over (its opens go). */
+	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 40, &rp, &st), NFS4_SEQID_NEW);
+	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
+	assert_int_equal(do_open(CL2, 0, "x", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r), NFS4_OK);
+}
+
+static void test_test_free(void **state)
+{
+	struct nfs4_open_res r;
+	struct nfs4_stateid s = { 0 };
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_int_equal(nfs4_stab_test(&t, CL1, &r.sid), NFS4_OK);
+	assert_int_equal(nfs4_stab_test(&t, CL2, &r.sid), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_test(&t, CL1, &s), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_free(&t, CL1, &r.sid), NFS4ERR_LOCKS_HELD);
+	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1), &s), NFS4_OK);
+	assert_int_equal(nfs4_stab_free(&t, CL1, &r.sid), NFS4ERR_BAD_STATEID);
+}
+
+static void test_bounds(void **state)
+{
+	struct nfs4_open_res r;
+	char key[32];
+	unsigned n = 0;
+	uint32_t st;
+
+	(void)state;
+	/* One owner, then opens until the per-client bound. */
+	for (;;) {
+		snprintf(key, sizeof(key), "a%u", n);
+		st = do_open(CL1, 0, "o", key, NFS4_SHARE_ACCESS_READ, 0, &r);
+		if (st != NFS4_OK)
+			break;
+		n++;
+	}
+	assert_int_equal(st, NFS4ERR_RESOURCE);
+	assert_int_equal(n + 1, NFS4_STAB_MAX_PER_CLIENT);
+	assert_int_equal(do_open(CL1, 1, "o", "zz", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4ERR_DELAY);
+	/* Another client is not affected. */
+	assert_int_equal(do_open(CL2, 0, "o", "a0", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	/* Key length limits. */
+	{
+		char big[NFS4_STAB_FKEY_MAX + 2];
+		memset(big, 'b', sizeof(big) - 1);
+		big[sizeof(big) - 1] = 0;
+		assert_int_equal(do_open(CL2, 0, "o", big, NFS4_SHARE_ACCESS_READ, 0, &r), NFS4ERR_INVAL);
+	}
+}
+
+static uint32_t lock_new(uint64_t cl, const struct nfs4_stateid *open_sid, const char *owner, const char *key,
+			 struct nfs4_lock_ref *ref)
+{
+	struct nfs4_lock_req rq = { .clientid = cl, .minor = 1, .sid = *open_sid, .owner = (const uint8_t *)owner,
+				    .owner_len = (uint32_t)strlen(owner), .fkey = (const uint8_t *)key,
+				    .fkey_len = (uint32_t)strlen(key) };
+	uint32_t st = nfs4_stab_lock_new(&t, &rq, ref);
+
+	if (st == NFS4_OK && ref->file)
+		fake_put(NULL, ref->file);
+	return st;
+}
+
+static void test_locks(void **state)
+{
+	struct nfs4_open_res r;
+	struct nfs4_lock_ref ref, ref2;
+	struct nfs4_stateid ls, s;
+	struct nfs4_sid_io io;
+	uint64_t cid = 0;
+	uint8_t buf[16];
+	uint32_t len = 0;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref), NFS4_OK);
+	assert_true(ref.owner_id & NFS4_STAB_LOCK_ID_BIT);
+	assert_false(ref.owner_id >> 63); /* NLM's have the top bit */
+	assert_int_equal(ref.sid.seqid, 0);
+	assert_int_equal(nfs4_stab_lock_bump(&t, &ref.sid, &ls), NFS4_OK);
+	assert_int_equal(ls.seqid, 1);
+	/* The same owner and file again: the same lock stateid. */
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref2), NFS4_OK);
+	assert_memory_equal(ref2.sid.other, ls.other, NFS4_OTHER_SIZE);
+	assert_int_equal(ref2.owner_id, ref.owner_id);
+	/* Not for another client, another file, or a lock stateid as the open. */
+	assert_int_equal(lock_new(CL2, &r.sid, "lk", "a", &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(lock_new(CL1, &ls, "lk2", "a", &ref2), NFS4ERR_BAD_STATEID);
+	/* Found by stateid (the file must match), the seqid checked. */
+	assert_int_equal(nfs4_stab_lock_find(&t, &ls, 1, (const uint8_t *)"a", 1, &ref2), NFS4_OK);
+	fake_put(NULL, ref2.file);
+	assert_int_equal(nfs4_stab_lock_find(&t, &ls, 1, (const uint8_t *)"b", 1, &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_lock_find(&t, &r.sid, 1, (const uint8_t *)"a", 1, &ref2), NFS4ERR_BAD_STATEID);
+	s = ls;
+	s.seqid = 5;
+	assert_int_equal(nfs4_stab_lock_find(&t, &s, 1, (const uint8_t *)"a", 1, &ref2), NFS4ERR_BAD_STATEID);
+	/* A lock stateid serves I/O as its open. */
+	assert_int_equal(nfs4_stab_check_io(&t, &ls, 1, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4_OK);
+	fake_put(NULL, io.file);
+	/* DENIED's holder. */
+	assert_true(nfs4_stab_lock_owner(&t, ref.owner_id, &cid, buf, sizeof(buf), &len));
+	assert_true(cid == CL1 && len == 2 && memcmp(buf, "lk", 2) == 0);
+	assert_false(nfs4_stab_lock_owner(&t, 1ull << 63, &cid, buf, sizeof(buf), &len));
+	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), ref.owner_id);
+	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL2, (const uint8_t *)"lk", 2), 0);
+	/* TEST_STATEID knows it; FREE_STATEID frees it (the backend releases its locks). */
+	assert_int_equal(nfs4_stab_test(&t, CL1, &ls), NFS4_OK);
+	assert_int_equal(nfs4_stab_free(&t, CL1, &ls), NFS4_OK);
+	assert_int_equal(unlocks, 1);
+	assert_int_equal(last_unlock, ref.owner_id);
+	assert_int_equal(nfs4_stab_test(&t, CL1, &ls), NFS4ERR_BAD_STATEID);
+	/* CLOSE takes the open's lock stateids with it. */
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref2), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1), &s), NFS4_OK);
+	assert_int_equal(unlocks, 2);
+	assert_int_equal(nfs4_stab_lock_find(&t, &ref2.sid, 1, (const uint8_t *)"a", 1, &ref), NFS4ERR_BAD_STATEID);
+	/* RELEASE_LOCKOWNER: the owner and its stateids go. */
+	assert_int_equal(do_open(CL1, 1, "o", "b", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4_OK);
+	assert_int_equal(nfs4_stab_release_lockowner(&t, CL1, (const uint8_t *)"lk", 2), NFS4_OK);
+	assert_int_equal(unlocks, 3);
+	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), 0);
+	/* The purge releases what is left. */
+	assert_int_equal(lock_new(CL1, &r.sid, "lk3", "b", &ref2), NFS4_OK);
+	nfs4_stab_purge_client(&t, CL1, true);
+	assert_int_equal(unlocks, 4);
+	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
+}
+
+static void test_lock_seqid(void **state)
+{
+	struct nfs4_seqid_replay rp;
+	struct nfs4_open_res r;
+	struct nfs4_lock_ref ref;
+	struct nfs4_stateid ls;
+	uint32_t st = 0;
+	const uint8_t *lo = (const uint8_t *)"lk";
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref), NFS4_OK);
+	assert_int_equal(nfs4_stab_lock_bump(&t, &ref.sid, &ls), NFS4_OK);
+	/* A new lock owner's sequence starts at its lock_seqid. */
+	nfs4_stab_lock_seqid_done(&t, CL1, lo, 2, 0, NFS4_OK, (const uint8_t *)"LOCKOK", 6);
+	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 0, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_memory_equal(rp.body, "LOCKOK", 6);
+	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 1, &rp, &st), NFS4_SEQID_NEW);
+	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 7, &rp, &st), NFS4_SEQID_ERROR);
+	assert_int_equal(st, NFS4ERR_BAD_SEQID);
+	/* A reply too long to keep: its retransmission runs again. */
+	{
+		static uint8_t big[NFS4_STAB_REPLAY_MAX + 1];
+		nfs4_stab_lock_seqid_done(&t, CL1, lo, 2, 0, NFS4ERR_DENIED, big, sizeof(big));
+		assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 0, &rp, &st), NFS4_SEQID_NEW);
+		nfs4_stab_lock_seqid_done(&t, CL1, lo, 2, 0, NFS4_OK, (const uint8_t *)"LOCKOK", 6);
+	}
+	/* Recorded through the lock stateid (LOCKU). */
+	nfs4_stab_seqid_done_sid(&t, &ls, 1, NFS4ERR_DENIED, NULL, 0);
+	assert_int_equal(nfs4_stab_lock_seqid_check(&t, &ls, 1, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_int_equal(rp.status, NFS4ERR_DENIED);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kinds),
+		cmocka_unit_test_setup_teardown(test_open_upgrade, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_share_deny, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_check_io, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_v40_confirm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_downgrade_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seqid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seqid_unconfirmed_restart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_test_free, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lock_seqid, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
