@@ -286,8 +286,13 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	 * most credits + spare of them posted. */
 	conn->nctxts = conn->credits.bufs_total;
 	conn->nrecv_max = conn->credits.max_grant + RDMA_CREDITS_SPARE;
-	/* Room for a full reply chain plus every context's Send and Reads. */
-	unsigned want = 2 * conn->nctxts + RDMA_WRITE_PLAN_MAX_WRS + 1;
+	/* Room for a full reply chain plus a Send for every call the grant lets
+	 * in, the Reads the initiator depth allows and the reverse-direction
+	 * calls; more waits for room (sq_wait, read_wait). Every entry is mapped
+	 * memory for the life of the connection (the rxe driver's queues), so
+	 * not one per context of the receive pool (2 x credits + spare). */
+	unsigned ord = min_u(min_u(req->initiator_depth, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
+	unsigned want = conn->credits.max_grant + ord + RDMA_BC_SLOTS + RDMA_WRITE_PLAN_MAX_WRS + 1;
 	conn->sq_depth = min_u(want, (unsigned)da->max_qp_wr);
 	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nrecv_max) {
 		log_err("rdma: device queues too small (max_qp_wr %d)", da->max_qp_wr);
@@ -297,7 +302,7 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	/* In a CONNECT_REQUEST the CM reports the requester's values from our
 	 * side: initiator_depth is how many RDMA Reads we may have outstanding
 	 * (the client's responder_resources), as knfsd's sc_ord. */
-	conn->ord = min_u(min_u(req->initiator_depth, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
+	conn->ord = ord;
 	conn->max_send_sge = min_u((unsigned)da->max_sge, 16);
 	conn->max_wr_bytes = 1u << 30;
 	if (ibv_query_port(verbs, conn->id->port_num, &pa) == 0 && pa.max_msg_sz &&
@@ -371,7 +376,7 @@ static void ctxts_init(struct rdma_conn *conn, const struct rdma_small_chunk *c,
 int rdma_conn_grow(struct rdma_conn *conn)
 {
 	static struct log_limit lim_grow;
-	unsigned n = conn->nready ? RDMA_CTXT_GROW : conn->nrecv_max;
+	unsigned n = conn->nready ? RDMA_CTXT_GROW : conn->credits.target + RDMA_CREDITS_SPARE;
 	struct rdma_small_chunk *c = &conn->small[conn->nsmall];
 
 	if (conn->nready >= conn->nctxts || conn->nsmall >= RDMA_SMALL_CHUNKS_MAX)
@@ -441,6 +446,9 @@ static void conn_setup_protocol(struct rdma_conn *conn, const uint8_t *pd, size_
 				 &conn->inl_v2);
 	rdma_limits_default(&conn->lim, x->max_payload, x->inline_size >= RDMA_INLINE_V2_DEFAULT);
 	rdma_credits_init(&conn->credits, x->credits);
+	/* RFC 8166 §3.3.1: the grant may change in any reply; an idle
+	 * connection keeps a small one (and few receive buffers). */
+	rdma_credits_ramp_start(&conn->credits, atomic_load_explicit(&x->initial_credits, memory_order_relaxed));
 }
 
 /* The connection is accepted: count it, show it, say so once. */

@@ -78,9 +78,7 @@ int rdma_recv_refill(struct rdma_conn *conn)
 	while (n) {
 		x = queue_pop_entry(&conn->free_ctxts, struct rdma_ctxt, link);
 		if (!x) {
-			const struct rdma_credits *cr = &conn->credits;
-			if (cr->recvs_posted + cr->calls_owed >= cr->max_grant + RDMA_CREDITS_SPARE / 2 ||
-			    rdma_conn_grow(conn))
+			if (!rdma_credits_short(&conn->credits) || rdma_conn_grow(conn))
 				return 0; /* enough, at the pool's size, or registration failed */
 			continue;
 		}

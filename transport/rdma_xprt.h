@@ -68,6 +68,7 @@
 #ifndef RNFSD_RDMA_XPRT_H
 #define RNFSD_RDMA_XPRT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -280,6 +281,7 @@ struct rdma_xprt {
 	unsigned n_listen_cfg;
 	unsigned max_conns;
 	uint32_t credits;
+	_Atomic uint32_t initial_credits; /* [rdma] initial-credits: the ramp's start (rdma_credits.h) */
 	uint32_t inline_size;
 	uint32_t max_payload;
 	bool send_inv;
