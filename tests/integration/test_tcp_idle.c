@@ -7,8 +7,12 @@
  * Each connection sends one NULL, reads the reply and then stays open and
  * silent. The daemon's VmRSS growth is printed at 1, 100 and 1,000
  * connections, and the growth at 1,000 must stay under TCP_IDLE_BOUND_KIB:
- * a memory bound, not a timing. The daemon is asked to keep the connections
- * (max-connections above the count, no idle timeout).
+ * a memory bound, not a timing. Then every connection is busy once (a NULL
+ * carrying BUSY_BYTES of arguments, which fill the connection's receive
+ * buffers) and idle again: once the daemon's sweep has passed, the same
+ * bound holds (a connection that was busy costs an idle one's memory).
+ * The daemon is asked to keep the connections (max-connections above the
+ * count, no idle timeout) and to sweep every second (record-timeout 4).
  */
 #include "tests/integration/harness.h"
 #include "tests/integration/rawrpc.h"
@@ -21,6 +25,10 @@
 #define IDLE_CONNS 1000
 /* 16 KiB per idle connection: 1,000 of them within 16 MiB of the 64 MiB. */
 #define TCP_IDLE_BOUND_KIB (16u * 1024)
+#define BUSY_BYTES (48u * 1024)
+/* The daemon gives an idle connection's buffer pages back after 2 s
+ * (TCP_BUF_IDLE_S), checked every record-timeout / 4 = 1 s. */
+#define SETTLE_US (5u * 1000 * 1000)
 
 static struct hx_env env;
 
@@ -63,7 +71,8 @@ static int start_daemon(void)
 
 	if (hx_write_config(&env) != 0 || !(f = fopen(env.conf_path, "a")))
 		return -1;
-	fprintf(f, "[rnfsd]\nmax-connections = %u\n[tcp]\nidle-timeout = 0\n", IDLE_CONNS + 64);
+	fprintf(f, "[rnfsd]\nmax-connections = %u\n[tcp]\nidle-timeout = 0\nrecord-timeout = 4\n",
+		IDLE_CONNS + 64);
 	fclose(f);
 	return hx_daemon_start(&env);
 }
@@ -81,6 +90,19 @@ static bool idle_open(struct raw_conn *c, uint32_t xid)
 		raw_reply_free(&r);
 	}
 	return ok;
+}
+
+/* One NULL call with BUSY_BYTES of arguments (a NULL ignores them or
+ * answers GARBAGE_ARGS; either way a reply); true if answered. */
+static bool busy_once(struct raw_conn *c, uint32_t xid)
+{
+	static uint8_t args[BUSY_BYTES];
+	struct raw_reply r;
+
+	if (raw_call(c, xid, RAW_NFS_PROG, 3, 0, args, sizeof(args), &r) != RAW_RECV_OK)
+		return false;
+	raw_reply_free(&r);
+	return true;
 }
 
 int main(int argc, char **argv)
@@ -121,6 +143,21 @@ int main(int argc, char **argv)
 	CHECK(rss0 > 0 && rss - rss0 < TCP_IDLE_BOUND_KIB,
 	      "%u idle connections grow the daemon's RSS by %lu KiB, under %u KiB", answered, rss - rss0,
 	      TCP_IDLE_BOUND_KIB);
+
+	/* Busy once, then idle: the receive buffers were written. */
+	unsigned busy = 0;
+	for (unsigned i = 0; i < n; i++)
+		busy += busy_once(&conns[i], 5000 + i);
+	CHECK_EQ(busy, n, "a %u-byte call answered on each connection", BUSY_BYTES);
+	unsigned long rss_busy = daemon_rss_kib();
+	usleep(SETTLE_US);
+	rss = daemon_rss_kib();
+	hx_note("idle TCP: %u connections after one %u-byte call each: daemon RSS %lu KiB at once, %lu KiB "
+		"%u s later (+%.1f MiB over the start, %.1f KiB each)", n, BUSY_BYTES, rss_busy, rss,
+		SETTLE_US / 1000000, (double)(rss - rss0) / 1024, n ? (double)(rss - rss0) / n : 0.0);
+	CHECK(rss0 > 0 && rss - rss0 < TCP_IDLE_BOUND_KIB,
+	      "%u connections idle again after a busy call grow the daemon's RSS by %lu KiB, under %u KiB", n,
+	      rss - rss0, TCP_IDLE_BOUND_KIB);
 
 	/* And a new client is still served. */
 	struct raw_conn last;
