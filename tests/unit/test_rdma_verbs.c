@@ -1325,8 +1325,42 @@ static void t_pool_contention(const char *addr)
 		client_close(&cls[i]);
 }
 
+/*
+ * --idle-client ADDR N SECONDS: no server of its own; N light connections to
+ * the rnfsd at ADDR (NULL answered on each), held SECONDS, so that the guest
+ * script can read the daemon's RSS and registered memory (rdma-verbs.sh).
+ */
+static int idle_client(const char *addr, unsigned n, unsigned hold_s)
+{
+	static struct client cls[100];
+	unsigned ok = 0;
+
+	if (n > 100)
+		n = 100;
+	cl_mem_size = CL_LIGHT_MEM;
+	cl_nrecv = CL_LIGHT_NRECV;
+	for (; ok < n; ok++) {
+		uint32_t len;
+		if (client_connect(&cls[ok], addr, false))
+			break;
+		send_null(&cls[ok], 1);
+		if (!client_recv(&cls[ok], &len, 5000)) {
+			client_close(&cls[ok]);
+			break;
+		}
+	}
+	printf("# idle-client: %u of %u connections open, NULL answered on each\n", ok, n);
+	fflush(stdout);
+	sleep(hold_s);
+	for (unsigned i = 0; i < ok; i++)
+		client_close(&cls[i]);
+	return ok == n ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 5 && !strcmp(argv[1], "--idle-client"))
+		return idle_client(argv[2], (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]));
 	const char *addr = argc > 1 ? argv[1] : "192.0.2.1";
 	int ndev = 0;
 	struct ibv_device **devs = ibv_get_device_list(&ndev);
