@@ -11,9 +11,11 @@
  *   private data, initiator depth).
  *
  * The receive pool grows with the load (rdma_conn_grow, from
- * rdma_recv_refill): credits + spare contexts at accept (all posted), then
+ * rdma_recv_refill): the ramp's first target + spare contexts at accept
+ * (all posted; rdma_credits.h, [rdma] initial-credits), then
  * RDMA_CTXT_GROW more when calls hold every free one and the Receives
- * posted plus the calls owed fall below credits + spare / 2, up to
+ * posted plus the calls owed fall below target + spare / 2 (the ramp raised
+ * the target, or calls hold the buffers), up to
  * rdma_credits_pool_size(credits) = 2 x credits + spare. A registration
  * happens at most credits / RDMA_CTXT_GROW + 1 times in a connection's
  * life, never per call; nothing is given back before the connection closes.
@@ -283,7 +285,7 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	struct ibv_port_attr pa;
 
 	/* rdma_credits.h: a pool of 2 x credits + spare receive contexts, at
-	 * most credits + spare of them posted. */
+	 * most credits + spare of them posted (the ramp's target + spare now). */
 	conn->nctxts = conn->credits.bufs_total;
 	conn->nrecv_max = conn->credits.max_grant + RDMA_CREDITS_SPARE;
 	/* Room for a full reply chain plus a Send for every call the grant lets
@@ -368,7 +370,7 @@ static void ctxts_init(struct rdma_conn *conn, const struct rdma_small_chunk *c,
 }
 
 /*
- * One more chunk of contexts with registered buffers: credits + spare at
+ * One more chunk of contexts with registered buffers: target + spare at
  * accept (the Receives posted from the start), then RDMA_CTXT_GROW at a
  * time, up to the connection's receive pool (rdma_credits_pool_size). 0, or
  * -1 (nothing changed). Chunk 0 also holds the 4 zero bytes of XDR padding.
@@ -422,7 +424,7 @@ static int conn_setup_memory(struct rdma_conn *conn)
 	rdma_pool_user_init(conn->pool, &conn->pool_user);
 
 	/* Contexts are touched (and their buffers registered) a chunk at a
-	 * time: an idle connection holds credits + spare of them.
+	 * time: an idle connection holds the ramp's first target + spare.
 	 * Mapped, not calloc'ed: the pages of contexts never made ready are
 	 * never touched, so they cost no memory (calloc may clear reused heap). */
 	void *m = mmap(NULL, ctxts_bytes(conn), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

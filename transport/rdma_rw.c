@@ -3,7 +3,8 @@
  * RPC-over-RDMA transport.
  *
  *  - Receives: FREE contexts from the pool, posted by rdma_recv_refill() as
- *    soon as one completes, up to credits + spare (rdma_credits_recvs_wanted).
+ *    soon as one completes, up to the ramped grant's target + spare
+ *    (rdma_credits_recvs_wanted).
  *  - RDMA Reads: queued per context, posted at most `ord` at a time per
  *    connection (the initiator depth agreed at accept) and within the send
  *    queue budget; each Read is signaled.
@@ -64,12 +65,12 @@ void rdma_ctxt_free_push(struct rdma_ctxt *x)
 	queue_push_front(&x->conn->free_ctxts, &x->link);
 }
 
-/* RFC 8166 §3.3.1: keep credits + spare Receives posted, from the pool.
- * When the free contexts run out, the pool grows by a chunk
+/* RFC 8166 §3.3.1: keep the ramp's target + spare Receives posted, from the
+ * pool. When the free contexts run out, the pool grows by a chunk
  * (rdma_conn_grow) once Receives posted plus calls owed (what bounds the
- * grant) fall below credits + spare / 2, so the grant does not sag; a
- * connection that makes one call at a time never grows, and one reaches
- * 2 x credits + spare contexts only if it really holds credits calls. */
+ * grant) fall below target + spare / 2 (rdma_credits_short), so the grant
+ * does not sag and follows the ramp; a connection reaches 2 x credits +
+ * spare contexts only if it really holds credits calls. */
 int rdma_recv_refill(struct rdma_conn *conn)
 {
 	uint32_t n = rdma_credits_recvs_wanted(&conn->credits);

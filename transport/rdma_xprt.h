@@ -20,7 +20,8 @@
  *  - A connection (struct rdma_conn) owns its contexts' registered buffers
  *    (per context: receive buffer, send buffer, small reply and payload
  *    buffers; plus 4 zero bytes for XDR padding), registered in chunks:
- *    credits + spare contexts at accept, more as calls hold them
+ *    the ramped grant's first target + spare contexts at accept, more as
+ *    the grant rises (rdma_credits.h) or calls hold them
  *    (rdma_conn_grow, up to the receive pool below), never per call.
  *  - Bulk buffers (Read chunk data, READ payloads, long replies) are slots
  *    of the device's one pool (rdma_pool.h), shared by every connection on
