@@ -44,7 +44,7 @@ check_idle_daemon() {
 	VERBS_TEST=$(dirname "$RNFSD")/transport/test_rdma_verbs
 	ulimit -l unlimited
 	guest_export
-	server_start || fail "rnfsd did not start"
+	rnfsd_start || fail "rnfsd did not start"
 	pid=$(rnfsd_pid)
 	sleep 1
 	rss0=$(vmrss_kib "$pid")
@@ -67,7 +67,7 @@ check_idle_daemon() {
 		wait "$cpid" 2>/dev/null
 		sleep 2
 	done
-	server_stop
+	rnfsd_stop
 }
 
 guest_base
