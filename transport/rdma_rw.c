@@ -173,7 +173,7 @@ static int post_chain(struct rdma_ctxt *x)
 	conn->ssge[s] = (struct ibv_sge){
 		.addr = (uintptr_t)x->send_buf,
 		.length = x->send_len,
-		.lkey = x->lkey,
+		.lkey = x->send_lkey,
 	};
 	conn->swr[w] = (struct ibv_send_wr){
 		.wr_id = (uintptr_t)&x->send_tag,

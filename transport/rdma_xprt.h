@@ -108,6 +108,7 @@ enum rdma_conn_state {
 enum rdma_ctxt_state {
 	CTXT_FREE,      /* owned by the connection, no work request */
 	CTXT_POSTED,    /* Receive posted */
+	CTXT_WAIT_CBUF, /* received, waiting for call buffers (conn->cbuf_wait) */
 	CTXT_WAIT_BULK, /* waiting for bulk slots (the pool's FIFO) */
 	CTXT_READING,   /* RDMA Reads queued or in flight */
 	CTXT_IN_RPC,    /* owned by the RPC layer until send_reply() */
@@ -125,15 +126,31 @@ struct rdma_wr_tag {
 
 struct rdma_conn;
 
+/* The buffers a call needs besides its Receive buffer (registered, in the
+ * connection's chunks): taken when its Receive completes, given back with
+ * the context, so that Receives posted and idle cost only their receive
+ * buffers. */
+struct rdma_cbuf {
+	uint8_t *send_buf;      /* RDMA_HDR_BUF + inline: header, then inline body */
+	uint8_t *reply_small;   /* conn->small_room */
+	uint8_t *payload_small; /* conn->small_room */
+	uint32_t lkey;
+	struct queue_link link; /* conn->cbuf_free */
+};
+
 struct rdma_ctxt {
 	struct rdma_conn *conn;
 	enum rdma_ctxt_state state;
 	struct queue_link link; /* free_ctxts, sq_wait or read_wait */
 	unsigned index;
 
-	/* Registered buffers (its chunk's MR), fixed for the connection's life. */
+	/* Registered buffers: the receive buffer (its chunk's MR), fixed for
+	 * the connection's life; the others from the call buffers it holds
+	 * (cb) from its Receive's completion to its release, else NULL. */
 	uint32_t lkey;
 	uint8_t *recv_buf;     /* cfg rdma_inline bytes */
+	struct rdma_cbuf *cb;
+	uint32_t send_lkey;    /* cb->lkey */
 	uint8_t *send_buf;     /* RDMA_HDR_BUF + rdma_inline: header, then inline body */
 	uint8_t *reply_small;  /* conn->small_room: reply stream when no Reply chunk */
 	uint8_t *payload_small; /* conn->small_room: READ data that will go inline */
@@ -187,8 +204,11 @@ struct rdma_dev {
 
 struct rdma_xprt;
 
-/* One registration of receive contexts' buffers (rdma_conn_grow). */
-#define RDMA_SMALL_CHUNKS_MAX (1 + RDMA_CREDITS_MAX / 16 + 1)
+/* One registration of receive contexts' buffers (rdma_conn_grow) or call
+ * buffers (rdma_cbuf_grow). */
+#define RDMA_SMALL_CHUNKS_MAX (2 * (1 + RDMA_CREDITS_MAX / 8 + 1))
+/* Call buffers registered at the first call; then RDMA_CTXT_GROW at a time. */
+#define RDMA_CBUF_FIRST 4
 struct rdma_small_chunk {
 	uint8_t *mem;
 	size_t size;
@@ -216,7 +236,12 @@ struct rdma_conn {
 	struct rdma_small_chunk small[RDMA_SMALL_CHUNKS_MAX];
 	unsigned nsmall;
 	unsigned nready;                /* contexts [0, nready) have buffers */
-	size_t ctxt_stride;             /* registered bytes per context */
+	size_t ctxt_stride;             /* registered bytes per context (its receive buffer) */
+	size_t cbuf_stride;             /* registered bytes per call buffer set */
+	struct rdma_cbuf *cbufs;        /* [nctxts]; [0, ncbufs) have buffers */
+	unsigned ncbufs, cbufs_busy;
+	struct queue cbuf_free;         /* of rdma_cbuf by link */
+	struct queue cbuf_wait;         /* of rdma_ctxt (CTXT_WAIT_CBUF) by link, FIFO */
 	size_t small_total;             /* bytes registered in small[] */
 	uint8_t *zero_pad;              /* 4 zero bytes inside small[0] */
 	struct rdma_pool *pool;         /* &dev->pool */
@@ -315,12 +340,19 @@ void rdma_conn_free(struct rdma_conn *conn);
 void rdma_conn_release(struct rpc_conn *rc); /* xprt_ops.conn_release */
 /* One more chunk of receive contexts (registered buffers). 0, or -1. */
 int rdma_conn_grow(struct rdma_conn *conn);
+/* Call buffers for x, whose Receive completed: true if it has them; false
+ * if it waits for a set (CTXT_WAIT_CBUF; rdma_recv_proceed() runs when one
+ * comes back) or the connection was closed (none could be registered and
+ * none is in use; x released). */
+bool rdma_cbuf_attach(struct rdma_ctxt *x);
 void rdma_ctxt_release(struct rdma_ctxt *x);
 void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st);
 const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers);
 
 /* rdma_recvfrom.c */
 void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len);
+/* Decode x's call (x->recv_len bytes) and carry it on; x holds call buffers. */
+void rdma_recv_proceed(struct rdma_ctxt *x);
 void rdma_read_chunks_done(struct rdma_ctxt *x);
 
 /* rdma_sendto.c */

@@ -63,8 +63,8 @@ check_idle_daemon() {
 		if [ "$n" = 100 ] && [ $((rss - rss0)) -gt $((n * IDLE_DAEMON_KIB)) ]; then
 			fail "100 idle connections grew the daemon's RSS by $((rss - rss0)) KiB, more than $((n * IDLE_DAEMON_KIB))"
 		fi
-		kill "$cpid" 2>/dev/null
-		wait "$cpid" 2>/dev/null
+		kill "$cpid" 2>/dev/null || true
+		wait "$cpid" 2>/dev/null || true
 		sleep 2
 	done
 	rnfsd_stop
