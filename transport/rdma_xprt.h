@@ -17,9 +17,12 @@
  *                     the client's replies to them
  *
  * Ownership and lifetimes
- *  - A connection (struct rdma_conn) owns its contexts' registered buffers
- *    (per context: receive buffer, send buffer, small reply and payload
- *    buffers; plus 4 zero bytes for XDR padding), registered in chunks:
+ *  - A connection (struct rdma_conn) owns its contexts' registered receive
+ *    buffers (plus 4 zero bytes for XDR padding) and its call buffer sets
+ *    (struct rdma_cbuf: send buffer, small reply and payload buffers; one
+ *    per call in progress, taken when its Receive completes, registered
+ *    RDMA_CBUF_FIRST at the first call and RDMA_CTXT_GROW more at a time),
+ *    receive buffers registered in chunks:
  *    the ramped grant's first target + spare contexts at accept, more as
  *    the grant rises (rdma_credits.h) or calls hold them
  *    (rdma_conn_grow, up to the receive pool below), never per call.
@@ -53,7 +56,9 @@
  * Context states (ctxt_set_state() asserts the arrows in debug builds):
  *
  *   FREE --post_recv--> POSTED --recv--> [decode] --> WAIT_BULK --> READING --+
- *     ^                   |                 |   |          (slots)    (Reads)  |
+ *     ^                   |  |               |   |          (slots)    (Reads)  |
+ *     |                   |  +-(no call buffers)-> WAIT_CBUF --(a set back)--> [decode]
+ *     |                   |                 |   |                              |
  *     |              flush|                 |   +--------------> IN_RPC <-----+
  *     |                   v                 |                      |send_reply
  *     +------------------FREE               +--(error/garbage)--> WAIT_SQ --> SENDING
