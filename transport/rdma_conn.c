@@ -46,6 +46,11 @@ static struct log_limit lim_accept;
 
 /* knfsd's initiator depth cap (svc_rdma: min(16, device max)). */
 #define RDMA_MAX_ORD 16
+/* Send queue entries at most: drivers round a queue up to a power of two
+ * slots (one kept empty), so 255 is 256 slots where 256 would be 512. */
+#define RDMA_SQ_DEPTH_MAX 255
+/* SGEs per send work request at most (rdma_pcl_plan_write splits beyond). */
+#define RDMA_SEND_SGE_MAX 4
 /* Receive contexts registered at a time once the first chunk (credits +
  * spare: the Receives posted from the start) is held by calls. */
 #define RDMA_CTXT_GROW 16
@@ -326,7 +331,7 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	 * not one per context of the receive pool (2 x credits + spare). */
 	unsigned ord = min_u(min_u(req->initiator_depth, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
 	unsigned want = conn->credits.max_grant + ord + RDMA_BC_SLOTS + RDMA_WRITE_PLAN_MAX_WRS + 1;
-	conn->sq_depth = min_u(want, (unsigned)da->max_qp_wr);
+	conn->sq_depth = min_u(min_u(want, RDMA_SQ_DEPTH_MAX), (unsigned)da->max_qp_wr);
 	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nrecv_max) {
 		log_err("rdma: device queues too small (max_qp_wr %d)", da->max_qp_wr);
 		return -1;
@@ -336,7 +341,9 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	 * side: initiator_depth is how many RDMA Reads we may have outstanding
 	 * (the client's responder_resources), as knfsd's sc_ord. */
 	conn->ord = ord;
-	conn->max_send_sge = min_u((unsigned)da->max_sge, 16);
+	/* A reply's Writes gather a few pieces (header, payload, padding), and
+	 * every send queue entry is sized for the most SGEs (mapped memory). */
+	conn->max_send_sge = min_u((unsigned)da->max_sge, RDMA_SEND_SGE_MAX);
 	conn->max_wr_bytes = 1u << 30;
 	if (ibv_query_port(verbs, conn->id->port_num, &pa) == 0 && pa.max_msg_sz &&
 	    pa.max_msg_sz < conn->max_wr_bytes)

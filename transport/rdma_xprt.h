@@ -154,6 +154,10 @@ struct rdma_ctxt {
 	 * (cb) from its Receive's completion to its release, else NULL. */
 	uint32_t lkey;
 	uint8_t *recv_buf;     /* cfg rdma_inline bytes */
+	/* What completions point to; here, beside the fields set when the
+	 * context is made ready, so that a context only ever posted touches
+	 * one page of the mapping that holds the contexts. */
+	struct rdma_wr_tag recv_tag, read_tag, send_tag;
 	struct rdma_cbuf *cb;
 	uint32_t send_lkey;    /* cb->lkey */
 	uint8_t *send_buf;     /* RDMA_HDR_BUF + rdma_inline: header, then inline body */
@@ -189,8 +193,6 @@ struct rdma_ctxt {
 	unsigned sq_need;      /* send queue slots the chain takes */
 	bool send_inv;
 	uint32_t inv_rkey;
-
-	struct rdma_wr_tag recv_tag, read_tag, send_tag;
 };
 
 /* One RDMA device (ibv_context), its protection domain and its bulk-buffer
