@@ -36,6 +36,15 @@ rdma_registered() {
 	timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock stats 2>/dev/null | grep -i -m1 'registered' | sed 's/^ *//'
 }
 
+# Where the daemon's resident memory is: KiB per mapping (heap, anonymous,
+# the rxe driver's queues, libraries), the largest first.
+smaps_top() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { name = (NF >= 6) ? $6 : "[anon]" }
+	     $1 == "Rss:" { rss[name] += $2; n[name]++ }
+	     END { for (k in rss) printf "%d KiB in %d %s\n", rss[k], n[k], k }' "/proc/$1/smaps" |
+		sort -rn | head -n 6 | tr '\n' ';'
+}
+
 # Per idle connection, the daemon's RSS growth may be at most this (KiB).
 IDLE_DAEMON_KIB=1024
 
@@ -48,6 +57,7 @@ check_idle_daemon() {
 	pid=$(rnfsd_pid)
 	sleep 1
 	rss0=$(vmrss_kib "$pid")
+	echo "# idle daemon smaps: $(smaps_top "$pid")"
 	for n in 1 10 100; do
 		out=$GUEST_LOGDIR/idle-client-$n.out
 		"$VERBS_TEST" --idle-client "$ADDR" "$n" 20 > "$out" 2>&1 &
@@ -60,6 +70,7 @@ check_idle_daemon() {
 		sleep 1
 		rss=$(vmrss_kib "$pid")
 		echo "# idle daemon: $n RDMA connections: RSS $rss0 -> $rss KiB (+$(((rss - rss0) / n)) KiB each); $(rdma_registered)"
+		[ "$n" = 1 ] || echo "# idle daemon smaps: $(smaps_top "$pid")"
 		if [ "$n" = 100 ] && [ $((rss - rss0)) -gt $((n * IDLE_DAEMON_KIB)) ]; then
 			fail "100 idle connections grew the daemon's RSS by $((rss - rss0)) KiB, more than $((n * IDLE_DAEMON_KIB))"
 		fi
