@@ -533,6 +533,10 @@ static int conn_setup_memory(struct rdma_conn *conn)
 	void *m = mmap(NULL, ctxts_bytes(conn), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
+	/* Touched a page per context here and there: a transparent huge page
+	 * would make the first touch cost 2 MiB (measured: ~390 KiB a
+	 * connection on average, in the guest's THP "always" mode). */
+	madvise(m, ctxts_bytes(conn), MADV_NOHUGEPAGE);
 	conn->ctxts = m;
 	/* Call buffer sets: registered at the first call, as calls need them. */
 	conn->cbufs = calloc(conn->nctxts, sizeof(*conn->cbufs));

@@ -214,8 +214,9 @@ struct rdma_xprt;
 /* One registration of receive contexts' buffers (rdma_conn_grow) or call
  * buffers (rdma_cbuf_grow). */
 #define RDMA_SMALL_CHUNKS_MAX (2 * (1 + RDMA_CREDITS_MAX / 8 + 1))
-/* Call buffers registered at the first call; then RDMA_CTXT_GROW at a time. */
-#define RDMA_CBUF_FIRST 4
+/* Call buffers registered at the first call (an idle connection's only
+ * one); then RDMA_CTXT_GROW at a time. */
+#define RDMA_CBUF_FIRST 1
 struct rdma_small_chunk {
 	uint8_t *mem;
 	size_t size;

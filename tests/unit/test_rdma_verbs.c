@@ -1208,7 +1208,7 @@ static void t_idle_conns(const char *addr, unsigned n)
 	CHECK(mem_ld(&stats_rdma_mem.pool_registered) <= mem_ld(&stats_rdma_mem.pool_max),
 	      "bulk pool within its bound");
 	/* Memory bounds (issue 11), not timings: an idle connection registers
-	 * the ramp's first receive buffers and call buffer sets only (152 KiB),
+	 * the ramp's first receive buffers and one call buffer set (86 KiB),
 	 * and the process grows by at most IDLE_RSS_KIB per connection, its
 	 * light client included (before the ramp and the call buffer split:
 	 * 3,536 KiB registered and 7.1 MiB RSS each). */
