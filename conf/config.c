@@ -74,6 +74,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RDMA, "enable", CONFIG_TYPE_TRISTATE, FIELD(rdma), 0, 0, 0 },
 	{ CONFIG_SECTION_RDMA, "listen", CONFIG_TYPE_LISTEN, FIELD(rdma_listen), FIELD(n_rdma_listen), 20049, 0 },
 	{ CONFIG_SECTION_RDMA, "credits", CONFIG_TYPE_UINT, FIELD(rdma_credits), 0, 1, 1024 },
+	{ CONFIG_SECTION_RDMA, "initial-credits", CONFIG_TYPE_UINT, FIELD(rdma_initial_credits), 0, 0, 1024 },
 	{ CONFIG_SECTION_RDMA, "inline", CONFIG_TYPE_SIZE, FIELD(rdma_inline), 0, 1024, 65536 },
 	{ CONFIG_SECTION_RDMA, "max-payload", CONFIG_TYPE_SIZE, FIELD(rdma_max_payload), 0, 4 * KiB, 16 * MiB },
 	{ CONFIG_SECTION_RDMA, "send-invalidate", CONFIG_TYPE_BOOL, FIELD(rdma_send_invalidate), 0, 0, 0 },
@@ -128,6 +129,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	set_listen(&cfg->rdma_listen[0], "0.0.0.0", 20049);
 	cfg->n_rdma_listen = 1;
 	cfg->rdma_credits = 128;
+	cfg->rdma_initial_credits = 8;
 	cfg->rdma_inline = 4096;
 	cfg->rdma_max_payload = 1 * MiB;
 	cfg->rdma_send_invalidate = true;

@@ -67,6 +67,7 @@ struct rnfsd_config {
 	struct config_listen rdma_listen[CONFIG_MAX_LISTEN];
 	unsigned n_rdma_listen;       /* default 0.0.0.0:20049 */
 	unsigned rdma_credits;        /* credit grant; default 128, 1..1024 */
+	unsigned rdma_initial_credits; /* a new connection's first grant, raised while busy; default 8, 0: credits */
 	size_t rdma_inline;           /* receive buffer = inline threshold; default 4096, 1024..65536 */
 	size_t rdma_max_payload;      /* largest Read/Write chunk payload; default 1 MiB */
 	bool rdma_send_invalidate;    /* offer/use Send With Invalidate; default yes */

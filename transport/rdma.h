@@ -31,4 +31,8 @@ struct rdma_xprt *rdma_xprt_create(struct loop *loop, const struct rnfsd_config 
 /* Its generic interface. */
 struct xprt *rdma_xprt_base(struct rdma_xprt *x);
 
+/* The first credit grant of connections accepted from now on ([rdma]
+ * initial-credits; 0: the full grant at once). Any thread. */
+void rdma_xprt_set_initial_credits(struct rdma_xprt *x, unsigned initial);
+
 #endif

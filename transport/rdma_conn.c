@@ -11,9 +11,11 @@
  *   private data, initiator depth).
  *
  * The receive pool grows with the load (rdma_conn_grow, from
- * rdma_recv_refill): credits + spare contexts at accept (all posted), then
+ * rdma_recv_refill): the ramp's first target + spare contexts at accept
+ * (all posted; rdma_credits.h, [rdma] initial-credits), then
  * RDMA_CTXT_GROW more when calls hold every free one and the Receives
- * posted plus the calls owed fall below credits + spare / 2, up to
+ * posted plus the calls owed fall below target + spare / 2 (the ramp raised
+ * the target, or calls hold the buffers), up to
  * rdma_credits_pool_size(credits) = 2 x credits + spare. A registration
  * happens at most credits / RDMA_CTXT_GROW + 1 times in a connection's
  * life, never per call; nothing is given back before the connection closes.
@@ -44,6 +46,11 @@ static struct log_limit lim_accept;
 
 /* knfsd's initiator depth cap (svc_rdma: min(16, device max)). */
 #define RDMA_MAX_ORD 16
+/* Send queue entries at most: drivers round a queue up to a power of two
+ * slots (one kept empty), so 255 is 256 slots where 256 would be 512. */
+#define RDMA_SQ_DEPTH_MAX 255
+/* SGEs per send work request at most (rdma_pcl_plan_write splits beyond). */
+#define RDMA_SEND_SGE_MAX 4
 /* Receive contexts registered at a time once the first chunk (credits +
  * spare: the Receives posted from the start) is held by calls. */
 #define RDMA_CTXT_GROW 16
@@ -69,12 +76,16 @@ static bool ctxt_transition_ok(enum rdma_ctxt_state from, enum rdma_ctxt_state t
 		return true; /* release or flush, from anywhere */
 	case CTXT_POSTED:
 		return from == CTXT_FREE;
-	case CTXT_WAIT_BULK:
+	case CTXT_WAIT_CBUF:
 		return from == CTXT_POSTED;
+	case CTXT_WAIT_BULK:
+		return from == CTXT_POSTED || from == CTXT_WAIT_CBUF;
 	case CTXT_READING:
-		return from == CTXT_POSTED || from == CTXT_WAIT_BULK || from == CTXT_READING;
+		return from == CTXT_POSTED || from == CTXT_WAIT_CBUF || from == CTXT_WAIT_BULK ||
+		       from == CTXT_READING;
 	case CTXT_IN_RPC:
-		return from == CTXT_POSTED || from == CTXT_WAIT_BULK || from == CTXT_READING;
+		return from == CTXT_POSTED || from == CTXT_WAIT_CBUF || from == CTXT_WAIT_BULK ||
+		       from == CTXT_READING;
 	case CTXT_WAIT_SQ:
 		return from != CTXT_FREE && from != CTXT_SENDING && from != CTXT_WAIT_SQ;
 	case CTXT_SENDING:
@@ -98,11 +109,32 @@ void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st)
 	x->state = st;
 }
 
+/* x's call buffers go back; the first context waiting for a set (if the
+ * connection still serves) gets it. Returns that context, or NULL. */
+static struct rdma_ctxt *cbuf_detach(struct rdma_ctxt *x)
+{
+	struct rdma_conn *conn = x->conn;
+	struct rdma_cbuf *cb = x->cb;
+	struct rdma_ctxt *w;
+
+	if (!cb)
+		return NULL;
+	x->cb = NULL;
+	x->send_buf = x->reply_small = x->payload_small = NULL;
+	conn->cbufs_busy--;
+	queue_push_front(&conn->cbuf_free, &cb->link);
+	if (conn->state == RDMA_CONN_CLOSING ||
+	    !(w = queue_pop_entry(&conn->cbuf_wait, struct rdma_ctxt, link)))
+		return NULL;
+	return rdma_cbuf_attach(w) ? w : NULL;
+}
+
 void rdma_ctxt_release(struct rdma_ctxt *x)
 {
 	struct rdma_conn *conn = x->conn;
 	int slots[RDMA_SLOTS_PER_CALL];
 	unsigned n = x->nslots;
+	struct rdma_ctxt *next = cbuf_detach(x);
 
 	memcpy(slots, x->slots, n * sizeof(slots[0]));
 	x->nslots = 0;
@@ -118,6 +150,8 @@ void rdma_ctxt_release(struct rdma_ctxt *x)
 		rdma_pool_put(conn->pool, &conn->pool_user, n, slots);
 		rdma_dev_pool_publish(conn->dev);
 	}
+	if (next)
+		rdma_recv_proceed(next); /* the call that waited for x's buffers */
 }
 
 const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers)
@@ -151,6 +185,9 @@ void rdma_conn_free(struct rdma_conn *conn)
 		free(conn->small[i].mem);
 	}
 	conn->nsmall = conn->nready = 0;
+	free(conn->cbufs);
+	conn->cbufs = NULL;
+	conn->ncbufs = 0;
 	stats_mem_move(&stats_rdma_mem.conn_registered, &conn->pub_small, 0);
 	if (conn->ctxts)
 		munmap(conn->ctxts, ctxts_bytes(conn));
@@ -207,9 +244,10 @@ void rdma_conn_close(struct rdma_conn *conn, const char *why)
 			rdma_pool_cancel(conn->pool, &conn->ctxts[i].pwait);
 	queue_init(&conn->sq_wait);
 	queue_init(&conn->read_wait);
+	queue_init(&conn->cbuf_wait);
 	for (unsigned i = 0; i < conn->nready; i++) {
 		struct rdma_ctxt *x = &conn->ctxts[i];
-		bool idle = x->state == CTXT_WAIT_BULK || x->state == CTXT_WAIT_SQ ||
+		bool idle = x->state == CTXT_WAIT_BULK || x->state == CTXT_WAIT_SQ || x->state == CTXT_WAIT_CBUF ||
 			    (x->state == CTXT_READING && x->rdone == x->rposted);
 		if (idle)
 			rdma_ctxt_release(x);
@@ -283,12 +321,17 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	struct ibv_port_attr pa;
 
 	/* rdma_credits.h: a pool of 2 x credits + spare receive contexts, at
-	 * most credits + spare of them posted. */
+	 * most credits + spare of them posted (the ramp's target + spare now). */
 	conn->nctxts = conn->credits.bufs_total;
 	conn->nrecv_max = conn->credits.max_grant + RDMA_CREDITS_SPARE;
-	/* Room for a full reply chain plus every context's Send and Reads. */
-	unsigned want = 2 * conn->nctxts + RDMA_WRITE_PLAN_MAX_WRS + 1;
-	conn->sq_depth = min_u(want, (unsigned)da->max_qp_wr);
+	/* Room for a full reply chain plus a Send for every call the grant lets
+	 * in, the Reads the initiator depth allows and the reverse-direction
+	 * calls; more waits for room (sq_wait, read_wait). Every entry is mapped
+	 * memory for the life of the connection (the rxe driver's queues), so
+	 * not one per context of the receive pool (2 x credits + spare). */
+	unsigned ord = min_u(min_u(req->initiator_depth, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
+	unsigned want = conn->credits.max_grant + ord + RDMA_BC_SLOTS + RDMA_WRITE_PLAN_MAX_WRS + 1;
+	conn->sq_depth = min_u(min_u(want, RDMA_SQ_DEPTH_MAX), (unsigned)da->max_qp_wr);
 	if (conn->sq_depth < RDMA_WRITE_PLAN_MAX_WRS + 1 || (unsigned)da->max_qp_wr < conn->nrecv_max) {
 		log_err("rdma: device queues too small (max_qp_wr %d)", da->max_qp_wr);
 		return -1;
@@ -297,8 +340,10 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	/* In a CONNECT_REQUEST the CM reports the requester's values from our
 	 * side: initiator_depth is how many RDMA Reads we may have outstanding
 	 * (the client's responder_resources), as knfsd's sc_ord. */
-	conn->ord = min_u(min_u(req->initiator_depth, (unsigned)da->max_qp_init_rd_atom), RDMA_MAX_ORD);
-	conn->max_send_sge = min_u((unsigned)da->max_sge, 16);
+	conn->ord = ord;
+	/* A reply's Writes gather a few pieces (header, payload, padding), and
+	 * every send queue entry is sized for the most SGEs (mapped memory). */
+	conn->max_send_sge = min_u((unsigned)da->max_sge, RDMA_SEND_SGE_MAX);
 	conn->max_wr_bytes = 1u << 30;
 	if (ibv_query_port(verbs, conn->id->port_num, &pa) == 0 && pa.max_msg_sz &&
 	    pa.max_msg_sz < conn->max_wr_bytes)
@@ -330,30 +375,24 @@ static int conn_setup_queues(struct rdma_conn *conn, const struct rdma_conn_para
 	return 0;
 }
 
-/* Per context: receive | send (header + inline body) | small reply | small payload. */
-static size_t ctxt_stride(uint32_t inline_size, uint32_t small_room)
+/* Per context: its receive buffer. Per call buffer set: send (header +
+ * inline body) | small reply | small payload. */
+static size_t cbuf_stride(uint32_t inline_size, uint32_t small_room)
 {
-	return align_up(inline_size, 64) + align_up(RDMA_HDR_BUF + inline_size, 64) +
-	       2 * align_up(small_room, 64);
+	return align_up(RDMA_HDR_BUF + inline_size, 64) + 2 * align_up(small_room, 64);
 }
 
 /* Give the contexts [first, first + n) their buffers in chunk c. */
 static void ctxts_init(struct rdma_conn *conn, const struct rdma_small_chunk *c, unsigned first, unsigned n)
 {
-	size_t isz = align_up(conn->inline_size, 64), rsz = align_up(conn->small_room, 64);
-
 	for (unsigned i = first; i < first + n; i++) {
 		struct rdma_ctxt *x = &conn->ctxts[i];
-		uint8_t *base = c->mem + conn->ctxt_stride * (i - first);
 
 		x->conn = conn;
 		x->index = i;
 		x->state = CTXT_FREE;
 		x->lkey = c->mr->lkey;
-		x->recv_buf = base;
-		x->send_buf = base + isz;
-		x->reply_small = x->send_buf + align_up(RDMA_HDR_BUF + conn->inline_size, 64);
-		x->payload_small = x->reply_small + rsz;
+		x->recv_buf = c->mem + conn->ctxt_stride * (i - first);
 		x->recv_tag = (struct rdma_wr_tag){ RDMA_WR_RECV, x };
 		x->read_tag = (struct rdma_wr_tag){ RDMA_WR_READ, x };
 		x->send_tag = (struct rdma_wr_tag){ RDMA_WR_SEND, x };
@@ -362,46 +401,116 @@ static void ctxts_init(struct rdma_conn *conn, const struct rdma_small_chunk *c,
 		rdma_ctxt_free_push(&conn->ctxts[i]);
 }
 
+/* Register size more bytes (a chunk) for what, page-aligned, counted in
+ * the connection's registered total. The chunk, or NULL (logged). */
+static struct rdma_small_chunk *chunk_add(struct rdma_conn *conn, size_t size, const char *what)
+{
+	static struct log_limit lim_grow;
+	struct rdma_small_chunk *c = &conn->small[conn->nsmall];
+
+	if (conn->nsmall >= RDMA_SMALL_CHUNKS_MAX)
+		return NULL;
+	c->size = size;
+	if (posix_memalign((void **)&c->mem, 4096, c->size)) {
+		c->mem = NULL;
+		return NULL;
+	}
+	memset(c->mem, 0, c->size);
+	c->mr = ibv_reg_mr(conn->dev->pd, c->mem, c->size, IBV_ACCESS_LOCAL_WRITE);
+	if (!c->mr) {
+		log_limited(&lim_grow, LOG_WARNING, "rdma: %s: cannot register %zu bytes for more %s (%s); "
+			    "serving with %u contexts, %u call buffers", conn->rpc.peer_name, c->size, what,
+			    strerror(errno), conn->nready, conn->ncbufs);
+		free(c->mem);
+		c->mem = NULL;
+		return NULL;
+	}
+	conn->nsmall++;
+	conn->small_total += c->size;
+	stats_mem_move(&stats_rdma_mem.conn_registered, &conn->pub_small, conn->small_total);
+	return c;
+}
+
 /*
- * One more chunk of contexts with registered buffers: credits + spare at
- * accept (the Receives posted from the start), then RDMA_CTXT_GROW at a
- * time, up to the connection's receive pool (rdma_credits_pool_size). 0, or
- * -1 (nothing changed). Chunk 0 also holds the 4 zero bytes of XDR padding.
+ * One more chunk of contexts with registered receive buffers: target +
+ * spare at accept (the Receives posted from the start), then
+ * RDMA_CTXT_GROW at a time, up to the connection's receive pool
+ * (rdma_credits_pool_size). 0, or -1 (nothing changed). The first chunk
+ * also holds the 4 zero bytes of XDR padding.
  */
 int rdma_conn_grow(struct rdma_conn *conn)
 {
-	static struct log_limit lim_grow;
-	unsigned n = conn->nready ? RDMA_CTXT_GROW : conn->nrecv_max;
-	struct rdma_small_chunk *c = &conn->small[conn->nsmall];
+	unsigned n = conn->nready ? RDMA_CTXT_GROW : conn->credits.target + RDMA_CREDITS_SPARE;
+	bool first = !conn->zero_pad;
 
-	if (conn->nready >= conn->nctxts || conn->nsmall >= RDMA_SMALL_CHUNKS_MAX)
+	if (conn->nready >= conn->nctxts)
 		return -1;
 	if (n > conn->nctxts - conn->nready)
 		n = conn->nctxts - conn->nready;
-	c->size = conn->ctxt_stride * n + (conn->nsmall ? 0 : 64);
-	if (posix_memalign((void **)&c->mem, 4096, c->size)) {
-		c->mem = NULL;
+	struct rdma_small_chunk *c = chunk_add(conn, conn->ctxt_stride * n + (first ? 64 : 0), "receive contexts");
+	if (!c)
 		return -1;
-	}
-	if (!conn->nsmall) {
-		conn->zero_pad = c->mem + conn->ctxt_stride * n;
-		memset(conn->zero_pad, 0, 64);
-	}
-	c->mr = ibv_reg_mr(conn->dev->pd, c->mem, c->size, IBV_ACCESS_LOCAL_WRITE);
-	if (!c->mr) {
-		log_limited(&lim_grow, LOG_WARNING, "rdma: %s: cannot register %zu bytes for %u more receive "
-			    "contexts (%s); serving with %u", conn->rpc.peer_name, c->size, n, strerror(errno),
-			    conn->nready);
-		free(c->mem);
-		c->mem = NULL;
-		return -1;
-	}
+	if (first)
+		conn->zero_pad = c->mem + conn->ctxt_stride * n; /* zeroed */
 	ctxts_init(conn, c, conn->nready, n);
-	conn->nsmall++;
 	conn->nready += n;
-	conn->small_total += c->size;
-	stats_mem_move(&stats_rdma_mem.conn_registered, &conn->pub_small, conn->small_total);
 	return 0;
+}
+
+/* One more chunk of call buffer sets: RDMA_CBUF_FIRST at the first call,
+ * then RDMA_CTXT_GROW at a time, at most one per context. 0, or -1. */
+static int cbuf_grow(struct rdma_conn *conn)
+{
+	unsigned n = conn->ncbufs ? RDMA_CTXT_GROW : RDMA_CBUF_FIRST;
+	size_t ssz = align_up(RDMA_HDR_BUF + conn->inline_size, 64), rsz = align_up(conn->small_room, 64);
+
+	if (conn->ncbufs >= conn->nctxts)
+		return -1;
+	if (n > conn->nctxts - conn->ncbufs)
+		n = conn->nctxts - conn->ncbufs;
+	struct rdma_small_chunk *c = chunk_add(conn, conn->cbuf_stride * n, "call buffers");
+	if (!c)
+		return -1;
+	for (unsigned i = conn->ncbufs + n; i-- > conn->ncbufs;) {
+		struct rdma_cbuf *cb = &conn->cbufs[i];
+		cb->send_buf = c->mem + conn->cbuf_stride * (i - conn->ncbufs);
+		cb->reply_small = cb->send_buf + ssz;
+		cb->payload_small = cb->reply_small + rsz;
+		cb->lkey = c->mr->lkey;
+		queue_push_front(&conn->cbuf_free, &cb->link);
+	}
+	conn->ncbufs += n;
+	return 0;
+}
+
+bool rdma_cbuf_attach(struct rdma_ctxt *x)
+{
+	struct rdma_conn *conn = x->conn;
+	struct rdma_cbuf *cb = queue_pop_entry(&conn->cbuf_free, struct rdma_cbuf, link);
+
+	if (!cb && cbuf_grow(conn) == 0)
+		cb = queue_pop_entry(&conn->cbuf_free, struct rdma_cbuf, link);
+	if (cb) {
+		x->cb = cb;
+		x->send_lkey = cb->lkey;
+		x->send_buf = cb->send_buf;
+		x->reply_small = cb->reply_small;
+		x->payload_small = cb->payload_small;
+		conn->cbufs_busy++;
+		return true;
+	}
+	if (conn->cbufs_busy && conn->state != RDMA_CONN_CLOSING) {
+		/* A call in progress gives its set back (rdma_ctxt_release). */
+		if (x->state != CTXT_WAIT_CBUF)
+			rdma_ctxt_set_state(x, CTXT_WAIT_CBUF);
+		queue_push(&conn->cbuf_wait, &x->link);
+		return false;
+	}
+	/* None can be registered and none will come back. */
+	rdma_conn_close(conn, "cannot register call buffers");
+	rdma_credits_call_drop(&conn->credits);
+	rdma_ctxt_release(x);
+	return false;
 }
 
 static int conn_setup_memory(struct rdma_conn *conn)
@@ -409,7 +518,8 @@ static int conn_setup_memory(struct rdma_conn *conn)
 	/* RFC 8166 §4.5.3: a call without chunks gets room for a reply larger
 	 * than can go inline, so that send_reply() sees it and answers ERR_CHUNK. */
 	conn->small_room = RDMA_NOCHUNK_ROOM * conn->inline_size;
-	conn->ctxt_stride = ctxt_stride(conn->inline_size, conn->small_room);
+	conn->ctxt_stride = align_up(conn->inline_size, 64);
+	conn->cbuf_stride = cbuf_stride(conn->inline_size, conn->small_room);
 
 	/* Bulk buffers: the device's pool (rdma_pool.h), nothing of its own. */
 	conn->pool = &conn->dev->pool;
@@ -417,13 +527,23 @@ static int conn_setup_memory(struct rdma_conn *conn)
 	rdma_pool_user_init(conn->pool, &conn->pool_user);
 
 	/* Contexts are touched (and their buffers registered) a chunk at a
-	 * time: an idle connection holds credits + spare of them.
+	 * time: an idle connection holds the ramp's first target + spare.
 	 * Mapped, not calloc'ed: the pages of contexts never made ready are
 	 * never touched, so they cost no memory (calloc may clear reused heap). */
 	void *m = mmap(NULL, ctxts_bytes(conn), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
+	/* Touched a page per context here and there: a transparent huge page
+	 * would make the first touch cost 2 MiB (measured: ~390 KiB a
+	 * connection on average, in the guest's THP "always" mode). */
+	madvise(m, ctxts_bytes(conn), MADV_NOHUGEPAGE);
 	conn->ctxts = m;
+	/* Call buffer sets: registered at the first call, as calls need them. */
+	conn->cbufs = calloc(conn->nctxts, sizeof(*conn->cbufs));
+	if (!conn->cbufs)
+		return -1;
+	queue_init(&conn->cbuf_free);
+	queue_init(&conn->cbuf_wait);
 	return rdma_conn_grow(conn);
 }
 
@@ -441,6 +561,9 @@ static void conn_setup_protocol(struct rdma_conn *conn, const uint8_t *pd, size_
 				 &conn->inl_v2);
 	rdma_limits_default(&conn->lim, x->max_payload, x->inline_size >= RDMA_INLINE_V2_DEFAULT);
 	rdma_credits_init(&conn->credits, x->credits);
+	/* RFC 8166 §3.3.1: the grant may change in any reply; an idle
+	 * connection keeps a small one (and few receive buffers). */
+	rdma_credits_ramp_start(&conn->credits, atomic_load_explicit(&x->initial_credits, memory_order_relaxed));
 }
 
 /* The connection is accepted: count it, show it, say so once. */

@@ -11,9 +11,21 @@
  * lives in it) until the call's reply Send completes; a fresh buffer is
  * posted at once in its place, so max_grant + spare Receives stay posted
  * while the calls held are at most pool - (max_grant + spare) = max_grant.
- * The grant therefore stays at the configured value under load; it drops
- * only when the pool runs dry (more held calls than that), and then it
- * follows what is really posted.
+ * The grant therefore stays at its target under load; it drops only when
+ * the pool runs dry (more held calls than that), and then it follows what
+ * is really posted.
+ *
+ * Ramped grant (RFC 8166 §3.3.1: the responder may change the grant in any
+ * reply): rdma_credits_ramp_start() sets a first target below max_grant
+ * ([rdma] initial-credits, RDMA_CREDITS_INITIAL by default; as many
+ * Receives posted, plus the spare), so an idle connection holds few receive
+ * buffers. The target grows by RDMA_CREDITS_STEP, up to max_grant,
+ * when the client uses its grant (calls owed reach the target less
+ * RDMA_CREDITS_HEADROOM) or keeps calling (RDMA_CREDITS_RAMP_CALLS calls
+ * since the last step). Receives are then posted for the new target, and
+ * the grant advertised follows what is posted: never more than posted
+ * Receives plus calls owed (invariant 1 below). The target never shrinks:
+ * the buffers of a connection that was once busy stay until it closes.
  *
  * Two invariants, one per direction:
  *  1. Calls in flight towards us never exceed our posted Receives: the grant
@@ -37,9 +49,16 @@
 /* Receives posted beyond the grant (RFC 8166 §3.3.1 leaves room for a
  * requester that sends a message the grant does not count). */
 #define RDMA_CREDITS_SPARE 8
+/* The ramp (above): first target, step, and when to step. */
+#define RDMA_CREDITS_INITIAL 8
+#define RDMA_CREDITS_STEP 16
+#define RDMA_CREDITS_HEADROOM 2
+#define RDMA_CREDITS_RAMP_CALLS 8
 
 struct rdma_credits {
 	uint32_t max_grant;    /* configured grant ([rdma] credits), 1..RDMA_CREDITS_MAX */
+	uint32_t target;       /* the ramp's grant now: RDMA_CREDITS_INITIAL..max_grant */
+	uint32_t ramp_calls;   /* calls received since the target last grew */
 	uint32_t recvs_posted; /* Receives posted on the QP now */
 	uint32_t calls_owed;   /* calls received and not yet answered (or dropped) */
 	uint32_t last_grant;   /* the grant in the last reply sent */
@@ -50,15 +69,20 @@ struct rdma_credits {
 /* Receive buffers a connection with this grant registers: 2 x grant + spare. */
 uint32_t rdma_credits_pool_size(uint32_t max_grant);
 
-/* max_grant is clamped to 1..RDMA_CREDITS_MAX; every pool buffer is free. */
+/* max_grant is clamped to 1..RDMA_CREDITS_MAX; every pool buffer is free;
+ * the target is max_grant (no ramp). */
 void rdma_credits_init(struct rdma_credits *c, uint32_t max_grant);
+
+/* Start the ramp (above) at initial, before any Receive is posted; 0 or
+ * initial >= max_grant: no ramp, the target stays at max_grant. */
+void rdma_credits_ramp_start(struct rdma_credits *c, uint32_t initial);
 
 /* n free buffers were posted as Receives. */
 void rdma_credits_recv_posted(struct rdma_credits *c, uint32_t n);
 
 /* A Receive completed with a message: it is a call we owe an answer to
  * (or will drop with rdma_credits_call_drop()); its buffer is held until
- * rdma_credits_buf_put(). */
+ * rdma_credits_buf_put(). The ramp may raise the target (see above). */
 void rdma_credits_recv_done(struct rdma_credits *c);
 
 /* A posted Receive was flushed (connection going away): no call, buffer free. */
@@ -82,15 +106,20 @@ bool rdma_credits_reply_get(struct rdma_credits *c);
 
 /*
  * The credit value for the reply being sent (RFC 8166 §3.3.1), to be called
- * after rdma_credits_reply_get(): the configured grant, bounded by what the
+ * after rdma_credits_reply_get(): the ramp's target, bounded by what the
  * client asked for (its rdma_credit: its maximum; more is useless to it) and
  * by what our posted Receives can absorb (invariant 1); never zero (a zero
  * grant would stop the client for good, and Linux reads 0 as 1 anyway).
  */
 uint32_t rdma_credits_grant(struct rdma_credits *c, uint32_t requested);
 
-/* Receives to post now: up to max_grant + RDMA_CREDITS_SPARE posted, as far
+/* Receives to post now: up to target + RDMA_CREDITS_SPARE posted, as far
  * as free buffers go (0 if enough are posted or none is free). */
 uint32_t rdma_credits_recvs_wanted(const struct rdma_credits *c);
+
+/* Receives posted plus calls owed, against the target: true while they fall
+ * short of target + RDMA_CREDITS_SPARE / 2 (the grant would sag; the verbs
+ * shell then registers more receive buffers). */
+bool rdma_credits_short(const struct rdma_credits *c);
 
 #endif

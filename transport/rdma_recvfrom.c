@@ -249,8 +249,6 @@ static void ctxt_proceed(struct rdma_ctxt *x)
 void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 {
 	struct rdma_conn *conn = x->conn;
-	struct rdma_decode_info why = { 0 };
-	enum rdma_status st;
 
 	rdma_credits_recv_done(&conn->credits);
 	/* RFC 8166 §3.3.1: this buffer now holds the call until its reply is
@@ -271,6 +269,19 @@ void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 		return;
 	}
 	x->recv_len = byte_len;
+	/* The call's send and small reply buffers; without them it waits for
+	 * a call in progress to give its set back (rdma_ctxt_release). */
+	if (rdma_cbuf_attach(x))
+		rdma_recv_proceed(x);
+}
+
+void rdma_recv_proceed(struct rdma_ctxt *x)
+{
+	struct rdma_conn *conn = x->conn;
+	struct rdma_decode_info why = { 0 };
+	enum rdma_status st;
+	uint32_t byte_len = x->recv_len;
+
 	x->nslots = 0;
 	x->read_area = NULL;
 	x->rule = (struct ulb_rule){ 0 };

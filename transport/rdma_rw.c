@@ -3,7 +3,8 @@
  * RPC-over-RDMA transport.
  *
  *  - Receives: FREE contexts from the pool, posted by rdma_recv_refill() as
- *    soon as one completes, up to credits + spare (rdma_credits_recvs_wanted).
+ *    soon as one completes, up to the ramped grant's target + spare
+ *    (rdma_credits_recvs_wanted).
  *  - RDMA Reads: queued per context, posted at most `ord` at a time per
  *    connection (the initiator depth agreed at accept) and within the send
  *    queue budget; each Read is signaled.
@@ -64,12 +65,12 @@ void rdma_ctxt_free_push(struct rdma_ctxt *x)
 	queue_push_front(&x->conn->free_ctxts, &x->link);
 }
 
-/* RFC 8166 §3.3.1: keep credits + spare Receives posted, from the pool.
- * When the free contexts run out, the pool grows by a chunk
+/* RFC 8166 §3.3.1: keep the ramp's target + spare Receives posted, from the
+ * pool. When the free contexts run out, the pool grows by a chunk
  * (rdma_conn_grow) once Receives posted plus calls owed (what bounds the
- * grant) fall below credits + spare / 2, so the grant does not sag; a
- * connection that makes one call at a time never grows, and one reaches
- * 2 x credits + spare contexts only if it really holds credits calls. */
+ * grant) fall below target + spare / 2 (rdma_credits_short), so the grant
+ * does not sag and follows the ramp; a connection reaches 2 x credits +
+ * spare contexts only if it really holds credits calls. */
 int rdma_recv_refill(struct rdma_conn *conn)
 {
 	uint32_t n = rdma_credits_recvs_wanted(&conn->credits);
@@ -78,9 +79,7 @@ int rdma_recv_refill(struct rdma_conn *conn)
 	while (n) {
 		x = queue_pop_entry(&conn->free_ctxts, struct rdma_ctxt, link);
 		if (!x) {
-			const struct rdma_credits *cr = &conn->credits;
-			if (cr->recvs_posted + cr->calls_owed >= cr->max_grant + RDMA_CREDITS_SPARE / 2 ||
-			    rdma_conn_grow(conn))
+			if (!rdma_credits_short(&conn->credits) || rdma_conn_grow(conn))
 				return 0; /* enough, at the pool's size, or registration failed */
 			continue;
 		}
@@ -174,7 +173,7 @@ static int post_chain(struct rdma_ctxt *x)
 	conn->ssge[s] = (struct ibv_sge){
 		.addr = (uintptr_t)x->send_buf,
 		.length = x->send_len,
-		.lkey = x->lkey,
+		.lkey = x->send_lkey,
 	};
 	conn->swr[w] = (struct ibv_send_wr){
 		.wr_id = (uintptr_t)&x->send_tag,

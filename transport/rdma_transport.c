@@ -329,6 +329,7 @@ struct rdma_xprt *rdma_xprt_create(struct loop *loop, const struct rnfsd_config 
 	memcpy(x->listen_cfg, cfg->rdma_listen, x->n_listen_cfg * sizeof(x->listen_cfg[0]));
 	x->max_conns = cfg->max_connections ? cfg->max_connections : 1024;
 	x->credits = cfg->rdma_credits;
+	atomic_init(&x->initial_credits, cfg->rdma_initial_credits);
 	x->inline_size = (uint32_t)cfg->rdma_inline;
 	x->max_payload = (uint32_t)cfg->rdma_max_payload;
 	x->send_inv = cfg->rdma_send_invalidate;
@@ -345,6 +346,11 @@ struct rdma_xprt *rdma_xprt_create(struct loop *loop, const struct rnfsd_config 
 struct xprt *rdma_xprt_base(struct rdma_xprt *x)
 {
 	return &x->base;
+}
+
+void rdma_xprt_set_initial_credits(struct rdma_xprt *x, unsigned initial)
+{
+	atomic_store_explicit(&x->initial_credits, initial, memory_order_relaxed);
 }
 
 static int listen_one(struct rdma_xprt *x, const struct config_listen *l)

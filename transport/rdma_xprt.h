@@ -17,10 +17,14 @@
  *                     the client's replies to them
  *
  * Ownership and lifetimes
- *  - A connection (struct rdma_conn) owns its contexts' registered buffers
- *    (per context: receive buffer, send buffer, small reply and payload
- *    buffers; plus 4 zero bytes for XDR padding), registered in chunks:
- *    credits + spare contexts at accept, more as calls hold them
+ *  - A connection (struct rdma_conn) owns its contexts' registered receive
+ *    buffers (plus 4 zero bytes for XDR padding) and its call buffer sets
+ *    (struct rdma_cbuf: send buffer, small reply and payload buffers; one
+ *    per call in progress, taken when its Receive completes, registered
+ *    RDMA_CBUF_FIRST at the first call and RDMA_CTXT_GROW more at a time),
+ *    receive buffers registered in chunks:
+ *    the ramped grant's first target + spare contexts at accept, more as
+ *    the grant rises (rdma_credits.h) or calls hold them
  *    (rdma_conn_grow, up to the receive pool below), never per call.
  *  - Bulk buffers (Read chunk data, READ payloads, long replies) are slots
  *    of the device's one pool (rdma_pool.h), shared by every connection on
@@ -52,7 +56,9 @@
  * Context states (ctxt_set_state() asserts the arrows in debug builds):
  *
  *   FREE --post_recv--> POSTED --recv--> [decode] --> WAIT_BULK --> READING --+
- *     ^                   |                 |   |          (slots)    (Reads)  |
+ *     ^                   |  |               |   |          (slots)    (Reads)  |
+ *     |                   |  +-(no call buffers)-> WAIT_CBUF --(a set back)--> [decode]
+ *     |                   |                 |   |                              |
  *     |              flush|                 |   +--------------> IN_RPC <-----+
  *     |                   v                 |                      |send_reply
  *     +------------------FREE               +--(error/garbage)--> WAIT_SQ --> SENDING
@@ -68,6 +74,7 @@
 #ifndef RNFSD_RDMA_XPRT_H
 #define RNFSD_RDMA_XPRT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -106,6 +113,7 @@ enum rdma_conn_state {
 enum rdma_ctxt_state {
 	CTXT_FREE,      /* owned by the connection, no work request */
 	CTXT_POSTED,    /* Receive posted */
+	CTXT_WAIT_CBUF, /* received, waiting for call buffers (conn->cbuf_wait) */
 	CTXT_WAIT_BULK, /* waiting for bulk slots (the pool's FIFO) */
 	CTXT_READING,   /* RDMA Reads queued or in flight */
 	CTXT_IN_RPC,    /* owned by the RPC layer until send_reply() */
@@ -123,15 +131,35 @@ struct rdma_wr_tag {
 
 struct rdma_conn;
 
+/* The buffers a call needs besides its Receive buffer (registered, in the
+ * connection's chunks): taken when its Receive completes, given back with
+ * the context, so that Receives posted and idle cost only their receive
+ * buffers. */
+struct rdma_cbuf {
+	uint8_t *send_buf;      /* RDMA_HDR_BUF + inline: header, then inline body */
+	uint8_t *reply_small;   /* conn->small_room */
+	uint8_t *payload_small; /* conn->small_room */
+	uint32_t lkey;
+	struct queue_link link; /* conn->cbuf_free */
+};
+
 struct rdma_ctxt {
 	struct rdma_conn *conn;
 	enum rdma_ctxt_state state;
 	struct queue_link link; /* free_ctxts, sq_wait or read_wait */
 	unsigned index;
 
-	/* Registered buffers (its chunk's MR), fixed for the connection's life. */
+	/* Registered buffers: the receive buffer (its chunk's MR), fixed for
+	 * the connection's life; the others from the call buffers it holds
+	 * (cb) from its Receive's completion to its release, else NULL. */
 	uint32_t lkey;
 	uint8_t *recv_buf;     /* cfg rdma_inline bytes */
+	/* What completions point to; here, beside the fields set when the
+	 * context is made ready, so that a context only ever posted touches
+	 * one page of the mapping that holds the contexts. */
+	struct rdma_wr_tag recv_tag, read_tag, send_tag;
+	struct rdma_cbuf *cb;
+	uint32_t send_lkey;    /* cb->lkey */
 	uint8_t *send_buf;     /* RDMA_HDR_BUF + rdma_inline: header, then inline body */
 	uint8_t *reply_small;  /* conn->small_room: reply stream when no Reply chunk */
 	uint8_t *payload_small; /* conn->small_room: READ data that will go inline */
@@ -165,8 +193,6 @@ struct rdma_ctxt {
 	unsigned sq_need;      /* send queue slots the chain takes */
 	bool send_inv;
 	uint32_t inv_rkey;
-
-	struct rdma_wr_tag recv_tag, read_tag, send_tag;
 };
 
 /* One RDMA device (ibv_context), its protection domain and its bulk-buffer
@@ -185,8 +211,12 @@ struct rdma_dev {
 
 struct rdma_xprt;
 
-/* One registration of receive contexts' buffers (rdma_conn_grow). */
-#define RDMA_SMALL_CHUNKS_MAX (1 + RDMA_CREDITS_MAX / 16 + 1)
+/* One registration of receive contexts' buffers (rdma_conn_grow) or call
+ * buffers (rdma_cbuf_grow). */
+#define RDMA_SMALL_CHUNKS_MAX (2 * (1 + RDMA_CREDITS_MAX / 8 + 1))
+/* Call buffers registered at the first call (an idle connection's only
+ * one); then RDMA_CTXT_GROW at a time. */
+#define RDMA_CBUF_FIRST 1
 struct rdma_small_chunk {
 	uint8_t *mem;
 	size_t size;
@@ -214,7 +244,12 @@ struct rdma_conn {
 	struct rdma_small_chunk small[RDMA_SMALL_CHUNKS_MAX];
 	unsigned nsmall;
 	unsigned nready;                /* contexts [0, nready) have buffers */
-	size_t ctxt_stride;             /* registered bytes per context */
+	size_t ctxt_stride;             /* registered bytes per context (its receive buffer) */
+	size_t cbuf_stride;             /* registered bytes per call buffer set */
+	struct rdma_cbuf *cbufs;        /* [nctxts]; [0, ncbufs) have buffers */
+	unsigned ncbufs, cbufs_busy;
+	struct queue cbuf_free;         /* of rdma_cbuf by link */
+	struct queue cbuf_wait;         /* of rdma_ctxt (CTXT_WAIT_CBUF) by link, FIFO */
 	size_t small_total;             /* bytes registered in small[] */
 	uint8_t *zero_pad;              /* 4 zero bytes inside small[0] */
 	struct rdma_pool *pool;         /* &dev->pool */
@@ -280,6 +315,7 @@ struct rdma_xprt {
 	unsigned n_listen_cfg;
 	unsigned max_conns;
 	uint32_t credits;
+	_Atomic uint32_t initial_credits; /* [rdma] initial-credits: the ramp's start (rdma_credits.h) */
 	uint32_t inline_size;
 	uint32_t max_payload;
 	bool send_inv;
@@ -312,12 +348,19 @@ void rdma_conn_free(struct rdma_conn *conn);
 void rdma_conn_release(struct rpc_conn *rc); /* xprt_ops.conn_release */
 /* One more chunk of receive contexts (registered buffers). 0, or -1. */
 int rdma_conn_grow(struct rdma_conn *conn);
+/* Call buffers for x, whose Receive completed: true if it has them; false
+ * if it waits for a set (CTXT_WAIT_CBUF; rdma_recv_proceed() runs when one
+ * comes back) or the connection was closed (none could be registered and
+ * none is in use; x released). */
+bool rdma_cbuf_attach(struct rdma_ctxt *x);
 void rdma_ctxt_release(struct rdma_ctxt *x);
 void rdma_ctxt_set_state(struct rdma_ctxt *x, enum rdma_ctxt_state st);
 const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_t vers);
 
 /* rdma_recvfrom.c */
 void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len);
+/* Decode x's call (x->recv_len bytes) and carry it on; x holds call buffers. */
+void rdma_recv_proceed(struct rdma_ctxt *x);
 void rdma_read_chunks_done(struct rdma_ctxt *x);
 
 /* rdma_sendto.c */

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -56,13 +57,36 @@ void tcp_conn_put(struct tcp_conn *conn)
 	rpc_conn_put(&conn->rpc);
 }
 
+/* stage + rbuf: one private mapping, not the heap, so that pages never
+ * written cost no memory (an idle connection's) whatever malloc does with
+ * reused or perturbed memory, and so that tcp_conn_sweep can give the
+ * pages of an idle connection back (MADV_DONTNEED). */
+static int tcp_conn_bufs_alloc(struct tcp_conn *conn)
+{
+	void *m = mmap(NULL, TCP_STAGE_SIZE + TCP_RBUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (m == MAP_FAILED)
+		return -1;
+	conn->stage = m;
+	conn->rbuf = conn->stage + TCP_STAGE_SIZE;
+	return 0;
+}
+
+static void tcp_conn_bufs_free(struct tcp_conn *conn)
+{
+	if (conn->stage)
+		munmap(conn->stage, TCP_STAGE_SIZE + TCP_RBUF_SIZE);
+	conn->stage = conn->rbuf = NULL;
+}
+
 /* xprt_ops.conn_release: the last reference went (any thread; the
  * connection is CLOSED and has no events left). */
 void tcp_conn_release(struct rpc_conn *rc)
 {
 	struct tcp_conn *conn = container_of(rc, struct tcp_conn, rpc);
 
-	free(conn->stage); /* and rbuf */
+	tcp_conn_bufs_free(conn);
 	free(conn);
 }
 
@@ -388,6 +412,7 @@ static ssize_t tcp_conn_read(struct tcp_conn *conn)
 		return r;
 
 	size_t d = (size_t)r < direct ? (size_t)r : direct;
+	conn->bufs_dirty = true;
 	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
 	tcp_conn_touch(conn);
 	conn->stage_off = 0;
@@ -427,6 +452,19 @@ static bool tcp_elapsed(const struct timespec *now, const struct timespec *since
 	return limit && now->tv_sec - since->tv_sec >= (time_t)limit;
 }
 
+/* An idle connection with nothing staged for TCP_BUF_IDLE_S: its stage and
+ * record buffer pages go back to the kernel (read again, they are zero
+ * pages until written), so a connection that was once busy costs an idle
+ * one's memory. */
+static void tcp_conn_bufs_trim(struct tcp_conn *conn, const struct timespec *now, const struct timespec *last)
+{
+	if (!conn->bufs_dirty || !tcp_conn_idle(conn) || conn->stage_off < conn->stage_len ||
+	    !tcp_elapsed(now, last, TCP_BUF_IDLE_S))
+		return;
+	madvise(conn->stage, TCP_STAGE_SIZE + TCP_RBUF_SIZE, MADV_DONTNEED);
+	conn->bufs_dirty = false;
+}
+
 void tcp_conn_sweep(struct tcp_conn *conn, const struct timespec *now)
 {
 	static struct log_limit lim;
@@ -443,8 +481,10 @@ void tcp_conn_sweep(struct tcp_conn *conn, const struct timespec *now)
 		why = "replies unread for send-timeout";
 	else if (tcp_conn_idle(conn) && tcp_elapsed(now, last, p->idle_timeout_s))
 		why = "idle";
-	if (!why)
+	if (!why) {
+		tcp_conn_bufs_trim(conn, now, last);
 		return;
+	}
 	if (strcmp(why, "idle") != 0)
 		log_limited(&lim, LOG_WARNING, "tcp: %s: %s, closing", conn->rpc.peer_name, why);
 	if (conn->writing) {
@@ -648,9 +688,8 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	struct tcp_conn *conn = calloc(1, sizeof(*conn));
 	int one = 1;
 
-	if (!conn || !(conn->stage = malloc(TCP_STAGE_SIZE + TCP_RBUF_SIZE)))
+	if (!conn || tcp_conn_bufs_alloc(conn))
 		goto err;
-	conn->rbuf = conn->stage + TCP_STAGE_SIZE;
 	conn->x = x;
 	conn->fd = fd;
 	conn->state = TCP_CONN_OPEN;
@@ -682,7 +721,7 @@ err:
 	if (conn) {
 		loop_ev_free(conn->ev_read);
 		loop_ev_free(conn->ev_write);
-		free(conn->stage);
+		tcp_conn_bufs_free(conn);
 		free(conn);
 	}
 	close(fd);

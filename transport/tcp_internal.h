@@ -80,6 +80,7 @@
 #define TCP_RBUF_SIZE (64u * 1024)  /* per connection: a record assembled before it takes a context */
 #define TCP_CTX_IOV (2 + 3 * RPC_MAX_DDP_OUT) /* mark, segments around each payload, pad */
 #define TCP_RX_ROUNDS 16            /* reads per readable event, for fairness */
+#define TCP_BUF_IDLE_S 2            /* idle this long: stage and rbuf pages given back (sweep) */
 
 struct loop_ev;
 
@@ -123,7 +124,8 @@ struct tcp_conn {
 	struct rm_state rm;
 	struct tcp_ctx *rx;       /* the context the current record goes to (else rbuf) */
 	uint8_t *stage;           /* TCP_STAGE_SIZE bytes */
-	uint8_t *rbuf;            /* TCP_RBUF_SIZE bytes (same allocation as stage) */
+	uint8_t *rbuf;            /* TCP_RBUF_SIZE bytes (same mapping as stage) */
+	bool bufs_dirty;          /* stage/rbuf written since the sweep last gave their pages back */
 	bool rec_ready;           /* a complete record waits in rbuf for a context */
 	size_t stage_off, stage_len; /* unparsed bytes: stage[stage_off .. stage_len) */
 	unsigned n_ctx;           /* contexts held (RECV + CALL + SEND) */

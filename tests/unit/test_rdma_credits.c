@@ -3,6 +3,9 @@
  * Includes a burst of 128 calls (the grant must stay at the configured value)
  * and a simulation of a client that honours every grant, checking that no
  * call ever arrives without a posted Receive and no reply without a call.
+ * The ramped grant ([rdma] initial-credits): an idle connection keeps its
+ * first target, one call at a time or a client using its grant raise it,
+ * and the same simulation holds with the ramp.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -165,6 +168,135 @@ static void test_simulation(void **state)
 	}
 }
 
+/* One call answered and its buffer back: what a sequential client does. */
+static uint32_t one_call(struct rdma_credits *c)
+{
+	assert_true(c->recvs_posted > 0);
+	rdma_credits_recv_done(c);
+	rdma_credits_recv_posted(c, rdma_credits_recvs_wanted(c));
+	assert_true(rdma_credits_reply_get(c));
+	uint32_t g = rdma_credits_grant(c, 128);
+	rdma_credits_buf_put(c);
+	rdma_credits_recv_posted(c, rdma_credits_recvs_wanted(c));
+	return g;
+}
+
+static void test_ramp_idle(void **state)
+{
+	struct rdma_credits c;
+	(void)state;
+	rdma_credits_init(&c, 128);
+	rdma_credits_ramp_start(&c, RDMA_CREDITS_INITIAL);
+	assert_int_equal(c.target, RDMA_CREDITS_INITIAL);
+	/* Only the first target plus the spare is posted at accept. */
+	assert_int_equal(rdma_credits_recvs_wanted(&c), RDMA_CREDITS_INITIAL + RDMA_CREDITS_SPARE);
+	rdma_credits_recv_posted(&c, rdma_credits_recvs_wanted(&c));
+	/* One NULL, then nothing: the grant and the posted Receives stay small. */
+	assert_int_equal(one_call(&c), RDMA_CREDITS_INITIAL);
+	assert_int_equal(c.recvs_posted, RDMA_CREDITS_INITIAL + RDMA_CREDITS_SPARE);
+	assert_int_equal(c.target, RDMA_CREDITS_INITIAL);
+	/* No ramp: 0, or at least max_grant. */
+	rdma_credits_init(&c, 32);
+	rdma_credits_ramp_start(&c, 0);
+	assert_int_equal(c.target, 32);
+	rdma_credits_ramp_start(&c, 64);
+	assert_int_equal(c.target, 32);
+	rdma_credits_init(&c, 4);
+	rdma_credits_ramp_start(&c, 8);
+	assert_int_equal(rdma_credits_recvs_wanted(&c), 4 + RDMA_CREDITS_SPARE);
+}
+
+/* One call at a time: every RDMA_CREDITS_RAMP_CALLS calls the target steps
+ * up, and the grant follows it, until max_grant. */
+static void test_ramp_sequential(void **state)
+{
+	struct rdma_credits c;
+	uint32_t last = 0, calls = 0;
+	(void)state;
+	rdma_credits_init(&c, 128);
+	rdma_credits_ramp_start(&c, RDMA_CREDITS_INITIAL);
+	rdma_credits_recv_posted(&c, rdma_credits_recvs_wanted(&c));
+	while (c.target < 128 && calls < 1000) {
+		uint32_t g = one_call(&c);
+		calls++;
+		assert_true(g >= last);     /* never falls */
+		assert_true(g <= c.target); /* never above the target */
+		assert_true(c.recvs_posted <= c.target + RDMA_CREDITS_SPARE);
+		last = g;
+	}
+	/* (128 - 8) / 16 = 7.5 steps of 8 calls each. */
+	assert_int_equal(calls, 8 * RDMA_CREDITS_RAMP_CALLS);
+	assert_int_equal(one_call(&c), 128);
+	assert_int_equal(c.recvs_posted, 128 + RDMA_CREDITS_SPARE);
+}
+
+/* A client that keeps its whole grant outstanding: the target steps up on
+ * the call that brings the calls owed within the headroom. */
+static void test_ramp_concurrent(void **state)
+{
+	struct rdma_credits c;
+	(void)state;
+	rdma_credits_init(&c, 64);
+	rdma_credits_ramp_start(&c, 8);
+	rdma_credits_recv_posted(&c, rdma_credits_recvs_wanted(&c));
+	for (unsigned i = 0; i < 8 - RDMA_CREDITS_HEADROOM; i++) {
+		assert_int_equal(c.target, 8);
+		rdma_credits_recv_done(&c);
+	}
+	assert_int_equal(c.target, 8 + RDMA_CREDITS_STEP);
+	/* The new target is posted for at once, and granted. */
+	assert_int_equal(rdma_credits_recvs_wanted(&c), RDMA_CREDITS_STEP + (8 - RDMA_CREDITS_HEADROOM));
+	assert_true(rdma_credits_short(&c));
+	rdma_credits_recv_posted(&c, rdma_credits_recvs_wanted(&c));
+	assert_false(rdma_credits_short(&c));
+	assert_true(rdma_credits_reply_get(&c));
+	assert_int_equal(rdma_credits_grant(&c, 64), 8 + RDMA_CREDITS_STEP);
+}
+
+/* test_simulation's client against a ramped grant. */
+static void test_ramp_simulation(void **state)
+{
+	struct rdma_credits c;
+	(void)state;
+	srand(54321);
+	for (int round = 0; round < 50; round++) {
+		uint32_t grant_cfg = 1 + rand() % 200, client_max = 1 + rand() % 200, granted = 1;
+		uint32_t in_flight = 0, outstanding = 0, sending = 0, top = 0;
+		rdma_credits_init(&c, grant_cfg);
+		rdma_credits_ramp_start(&c, (uint32_t)rand() % 20);
+		rdma_credits_recv_posted(&c, rdma_credits_recvs_wanted(&c));
+		for (int step = 0; step < 5000; step++) {
+			int what = rand() % 4;
+			if (what == 0 && outstanding < granted && outstanding < client_max) {
+				outstanding++;
+				in_flight++;
+			} else if (what == 1 && in_flight) {
+				assert_true(c.recvs_posted > 0); /* invariant 1 */
+				in_flight--;
+				rdma_credits_recv_done(&c);
+				rdma_credits_recv_posted(&c, rdma_credits_recvs_wanted(&c));
+			} else if (what == 2 && c.calls_owed) {
+				assert_true(rdma_credits_reply_get(&c));
+				granted = rdma_credits_grant(&c, client_max);
+				assert_true(granted >= 1 && granted <= c.target && granted <= client_max);
+				assert_true(granted <= c.recvs_posted + c.calls_owed || granted == 1);
+				outstanding--;
+				sending++;
+			} else if (what == 3 && sending) {
+				sending--;
+				rdma_credits_buf_put(&c);
+				rdma_credits_recv_posted(&c, rdma_credits_recvs_wanted(&c));
+			}
+			assert_int_equal(c.recvs_posted + c.calls_owed + sending + c.bufs_free, c.bufs_total);
+			assert_true(c.recvs_posted <= c.target + RDMA_CREDITS_SPARE);
+			assert_true(c.target >= top); /* never shrinks */
+			top = c.target;
+		}
+		/* 5000 steps make well over 8 x 128 calls: the ramp got to the top. */
+		assert_int_equal(c.target, c.max_grant);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +306,10 @@ int main(void)
 		cmocka_unit_test(test_burst_keeps_grant),
 		cmocka_unit_test(test_reply_accounting),
 		cmocka_unit_test(test_simulation),
+		cmocka_unit_test(test_ramp_idle),
+		cmocka_unit_test(test_ramp_sequential),
+		cmocka_unit_test(test_ramp_concurrent),
+		cmocka_unit_test(test_ramp_simulation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
