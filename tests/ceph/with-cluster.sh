@@ -45,15 +45,27 @@ if [ -n "$fuse" ]; then
 	mnt=$dir/fs
 	top=$dir/top
 	mkdir -p "$mnt" "$top"
+	# ceph-fuse MOUNTPOINT ARGS...: up to 3 tries (a fresh cluster's first
+	# mount failed once in a few dozen runs), its output shown if all fail
+	fuse_mount() {
+		local at=$1 try out
+		shift
+		for try in 1 2 3; do
+			out=$(timeout 60 ceph-fuse -c "$conf" "$@" "$at" 2>&1) && return 0
+			mountpoint -q "$at" && umount -l "$at"
+			sleep 2
+		done
+		echo "with-cluster: ceph-fuse $* $at failed 3 times: $out" >&2
+		return 1
+	}
 	# the path $mnt inside CephFS, made through a first mount of the root
-	timeout 60 ceph-fuse -c "$conf" "$top" >/dev/null 2>&1 || { echo "with-cluster: ceph-fuse failed" >&2; exit 1; }
+	fuse_mount "$top" || exit 1
 	mkdir -p "$top$mnt"
 	chmod 1777 "$top$mnt"
 	umount "$top"
 	rmdir "$top"
 	# no kernel page cache: the local view reads what rnfsd wrote through its own mount
-	timeout 60 ceph-fuse -c "$conf" --fuse_disable_pagecache=true -r "$mnt" "$mnt" >/dev/null 2>&1 ||
-		{ echo "with-cluster: ceph-fuse -r $mnt failed" >&2; exit 1; }
+	fuse_mount "$mnt" --fuse_disable_pagecache=true -r "$mnt" || exit 1
 	export TMPDIR=$mnt HX_CEPH=$conf
 fi
 "$@"
