@@ -10,7 +10,8 @@
 #   scaling rows  vers=3, per transport: 4 KiB random reads from 1, 4 and 16
 #                 client processes (fio numjobs), one call in flight each
 #   tcp-nc4 rows  vers=3 over TCP with nconnect=4: the 4- and 16-process rows again
-#   tcp-v4.1 rows vers=4.1 over TCP, for each server that serves NFSv4
+#   tcp-v4.1, rdma-v4.1 rows  vers=4.1 per transport, for each server that serves NFSv4
+#                 (rnfsd: [nfsv4] enable = yes, as NFSv4 is off by default)
 # Prints
 #   @@ FABRIC name value unit
 #   @@ BENCH round server xprt job value unit cpu_s work [note]
@@ -166,6 +167,8 @@ rnfsd_ceph_start() {
 	EXPORT=/cephexport
 	ceph_cluster_start || return 1
 	use_ceph_export
+	RNFSD_CONF_EXTRA="$RNFSD_CONF_EXTRA
+$BENCH_RNFSD_V4"
 	EXPORT=/cephexport
 	server_start rnfsd
 }
@@ -177,7 +180,7 @@ rnfsd_ceph_stop() {
 	SERVER=rnfsd-ceph
 	ceph_cluster_stop
 	EXPORT=$BENCH_LOCAL_EXPORT
-	EXPORT_LINE_OPTS=$BENCH_EXPORT_LINE_OPTS RNFSD_CONF_EXTRA=
+	EXPORT_LINE_OPTS=$BENCH_EXPORT_LINE_OPTS RNFSD_CONF_EXTRA=$BENCH_RNFSD_V4
 	return $rc
 }
 
@@ -233,6 +236,10 @@ else
 fi
 guest_export
 BENCH_EXPORT_LINE_OPTS=$EXPORT_LINE_OPTS
+# rnfsd serves NFSv4 only when told (experimental, off by default).
+BENCH_RNFSD_V4="[nfsv4]
+enable = yes"
+RNFSD_CONF_EXTRA=$BENCH_RNFSD_V4
 RNFSD_RDMA=auto
 echo "@@ INFO transports=$BENCH_TRANSPORTS servers=$BENCH_SERVERS repeats=$REPEATS runtime=${RUNTIME}s ramp=${RAMP}s file=${FILE_MB}MiB meta_files=$META_FILES seq_qd=$SEQ_QD scaling=$SCALING threads=$THREADS mount_extra=${MOUNT_EXTRA:-none}"
 has_transport rdma && fabric_measure

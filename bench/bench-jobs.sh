@@ -170,20 +170,25 @@ serves_v4() {
 	esac
 }
 
-# NFSv4.1 over TCP: the hook that turns on for rnfsd once it serves NFSv4.
-bench_v41() {
-	local path=$EXPORT job
+# NFSv4.1 over one transport (rows tcp-v4.1, rdma-v4.1), for a server that serves NFSv4.
+bench_v41() {   # transport
+	local transport=$1 xprt=$1-v4.1 path=$EXPORT job port=2049
+	[ "$transport" = rdma ] && port=20049
 	[ "$SERVER" = knfsd ] && path=/      # fsid=0: the export is knfsd's NFSv4 root
 	if ! serves_v4; then
-		na_rows tcp-v4.1 "$SERVER does not serve NFSv4" $V41_JOBS $META_JOBS
+		na_rows "$xprt" "$SERVER does not serve NFSv4" $V41_JOBS $META_JOBS
 		return
 	fi
-	if ! bench_mount tcp-v4.1 "vers=4.1,proto=tcp,port=2049${MOUNT_EXTRA:+,$MOUNT_EXTRA}" "$path"; then
-		na_rows tcp-v4.1 "mount vers=4.1 failed" $V41_JOBS $META_JOBS
+	if [ "$transport" = rdma ] && { [ "$SERVER" = ganesha ] && [ "$GANESHA_RDMA" != yes ] || ! rdma_listening; }; then
+		na_rows "$xprt" "$SERVER does not serve RPC-over-RDMA" $V41_JOBS $META_JOBS
 		return
 	fi
-	for job in $V41_JOBS; do run_fio_job tcp-v4.1 "$job"; done
-	run_meta_jobs tcp-v4.1
+	if ! bench_mount "$xprt" "vers=4.1,proto=$transport,port=$port${MOUNT_EXTRA:+,$MOUNT_EXTRA}" "$path"; then
+		na_rows "$xprt" "mount vers=4.1 failed" $V41_JOBS $META_JOBS
+		return
+	fi
+	for job in $V41_JOBS; do run_fio_job "$xprt" "$job"; done
+	run_meta_jobs "$xprt"
 	bench_umount
 }
 
@@ -212,10 +217,8 @@ bench_server() {
 		return
 	fi
 	for t in ${BENCH_TRANSPORTS//,/ }; do bench_v3_transport "$t"; done
-	if has_transport tcp; then
-		bench_nconnect
-		bench_v41
-	fi
+	has_transport tcp && bench_nconnect
+	for t in ${BENCH_TRANSPORTS//,/ }; do bench_v41 "$t"; done
 	report_memory end
 	if [ "$server" = knfsd ]; then
 		echo "@@ RESOURCES $ROUND knfsd threads=$(pgrep -x nfsd | wc -l)"
