@@ -39,7 +39,15 @@
  *    clientid 0), LOCKU lets the other client in, RELEASE_LOCKOWNER;
  *  - lease expiry ([nfsv4] lease-time = 10): a client that stops renewing
  *    loses its deny reservation to another client and its stateid answers
- *    EXPIRED.
+ *    EXPIRED;
+ *  - the grace period (RFC 8881 §8.4.2, RFC 7530 §9.6.2): a 4.0 and a 4.1
+ *    client open and lock a file, the daemon restarts with the same state
+ *    directory and [nfsv4] grace-time = 5; in grace a new OPEN and LOCKT are
+ *    GRACE, OPEN CLAIM_PREVIOUS and LOCK reclaim by both clients succeed
+ *    (4.0: after SETCLIENTID/CONFIRM, with OPEN_CONFIRM), an unrecorded
+ *    client's and a completed (RECLAIM_COMPLETE) client's reclaims are
+ *    NO_GRACE; once grace-time is over new OPENs and LOCKT succeed and
+ *    reclaims are NO_GRACE.
  */
 #include "tests/integration/harness.h"
 #include "tests/integration/rawrpc.h"
@@ -51,6 +59,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct hx_env env;
@@ -741,7 +750,7 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 }
 
 /* EXCHANGE_ID + CREATE_SESSION: the clientid and the session id. */
-static uint64_t session41(struct raw_conn *c, uint8_t sessionid[16])
+static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t sessionid[16])
 {
 	struct raw_reply r;
 	uint64_t cid = 0;
@@ -752,7 +761,7 @@ static uint64_t session41(struct raw_conn *c, uint8_t sessionid[16])
 	hdr(&a, 1, 1);
 	xb_u32(&a, OP_EXCHANGE_ID);
 	xb_raw(&a, "verif41!", 8);
-	xb_string(&a, "it-client-41");
+	xb_string(&a, id);
 	xb_u32(&a, 0); /* flags */
 	xb_u32(&a, 0); /* SP4_NONE */
 	xb_u32(&a, 0); /* no implementation id */
@@ -783,6 +792,11 @@ static uint64_t session41(struct raw_conn *c, uint8_t sessionid[16])
 	raw_reply_free(&r);
 	xb_free(&a);
 	return cid;
+}
+
+static uint64_t session41(struct raw_conn *c, uint8_t sessionid[16])
+{
+	return session41_as(c, "it-client-41", sessionid);
 }
 
 static void xb_sequence(struct xb *a, const uint8_t sessionid[16], uint32_t seq)
@@ -910,6 +924,28 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 }
 
 
+/* LOCK4args: a new lock owner (from the open stateid in) or an existing lock stateid in. */
+static void xb_lock(struct xb *a, uint32_t type, bool reclaim, uint64_t off, uint64_t len, bool new_owner,
+		    uint32_t open_seqid, const struct sid *in, uint32_t lock_seqid, uint64_t cid, const char *owner)
+{
+	xb_u32(a, OP_LOCK);
+	xb_u32(a, type);
+	xb_u32(a, reclaim);
+	xb_u64(a, off);
+	xb_u64(a, len);
+	xb_u32(a, new_owner);
+	if (new_owner) {
+		xb_u32(a, open_seqid);
+		xb_sid(a, in);
+		xb_u32(a, lock_seqid);
+		xb_u64(a, cid);
+		xb_string(a, owner);
+	} else {
+		xb_sid(a, in);
+		xb_u32(a, lock_seqid);
+	}
+}
+
 /* PUTFH fh, LOCK (new lock owner from open sid, or existing lock stateid): the status; *out or the holder. */
 static int lock40(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off, uint64_t len,
 		  bool new_owner, uint32_t open_seqid, const struct sid *in, uint32_t lock_seqid, uint64_t cid,
@@ -924,22 +960,7 @@ static int lock40(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, uint32
 	xb_init(&a);
 	hdr(&a, 0, 2);
 	xb_putfh(&a, fh, fh_len);
-	xb_u32(&a, OP_LOCK);
-	xb_u32(&a, type);
-	xb_u32(&a, 0); /* reclaim */
-	xb_u64(&a, off);
-	xb_u64(&a, len);
-	xb_u32(&a, new_owner);
-	if (new_owner) {
-		xb_u32(&a, open_seqid);
-		xb_sid(&a, in);
-		xb_u32(&a, lock_seqid);
-		xb_u64(&a, cid);
-		xb_string(&a, owner);
-	} else {
-		xb_sid(&a, in);
-		xb_u32(&a, lock_seqid);
-	}
+	xb_lock(&a, type, false, off, len, new_owner, open_seqid, in, lock_seqid, cid, owner);
 	st = compound(c, &a, &r, &n);
 	res_ok(&r, OP_PUTFH);
 	xd_u32(&r.body), xd_u32(&r.body); /* LOCK, status */
@@ -1104,6 +1125,244 @@ static void test_lease_expiry(struct raw_conn *c, const uint8_t *root, uint32_t 
 		 "client C's stateid: EXPIRED");
 }
 
+/* ---- the grace period: reclaims after a restart ---- */
+
+#define NFS4ERR_GRACE 10013
+#define NFS4ERR_NO_GRACE 10033
+#define OP_RECLAIM_COMPLETE 58
+#define GRACE_TIME 5 /* [nfsv4] grace-time of the restarted daemon */
+
+struct cl41 {
+	uint64_t cid;
+	uint8_t sess[16];
+	uint32_t seq;
+};
+
+/*
+ * SEQUENCE, PUTFH fh, one operation (ops): the COMPOUND's status; on NFS4_OK
+ * r->body is at the operation's result body (r freed by the caller).
+ */
+static int seq41(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t fh_len, const struct xb *ops,
+		 struct raw_reply *r)
+{
+	uint32_t n;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 1, 3);
+	xb_sequence(&a, k->sess, ++k->seq);
+	xb_putfh(&a, fh, fh_len);
+	xb_raw(&a, ops->p, ops->len);
+	st = compound(c, &a, r, &n);
+	xb_free(&a);
+	if (st == 0 && res_ok(r, OP_SEQUENCE)) {
+		xd_skip(&r->body, 16 + 4 * 5);
+		res_ok(r, OP_PUTFH);
+		xd_u32(&r->body), xd_u32(&r->body); /* the operation, its status */
+	}
+	return st;
+}
+
+/* The same with the reply dropped: the status only. */
+#define SEQ41(c, k, fh, len, stmt) ({ struct xb o_; struct raw_reply r_; xb_init(&o_); \
+	{ struct xb *b = &o_; stmt; } int st_ = seq41(c, k, fh, len, &o_, &r_); raw_reply_free(&r_); \
+	xb_free(&o_); st_; })
+
+/* OPEN4args with CLAIM_PREVIOUS (RFC 7530 §16.16.5, RFC 8881 §18.16.3): the current filehandle is the file. */
+static void xb_open_prev(struct xb *a, uint32_t seqid, uint32_t access, uint64_t cid, const char *owner)
+{
+	xb_u32(a, OP_OPEN);
+	xb_u32(a, seqid);
+	xb_u32(a, access);
+	xb_u32(a, 0);
+	xb_u64(a, cid);
+	xb_string(a, owner);
+	xb_u32(a, 0); /* OPEN4_NOCREATE */
+	xb_u32(a, 1); /* CLAIM_PREVIOUS */
+	xb_u32(a, 0); /* delegate_type: OPEN_DELEGATE_NONE */
+}
+
+static void xb_lockt(struct xb *a, uint64_t off, uint64_t len, uint64_t cid, const char *owner)
+{
+	xb_u32(a, OP_LOCKT);
+	xb_u32(a, 2); /* WRITE_LT */
+	xb_u64(a, off);
+	xb_u64(a, len);
+	xb_u64(a, cid);
+	xb_string(a, owner);
+}
+
+/* 4.1: SEQUENCE, PUTFH fh, the OPEN in a (freed); its status, the open in *o. */
+static int open41_run(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t fh_len, struct xb *a,
+		      struct open_res *o)
+{
+	struct raw_reply r;
+	int st = seq41(c, k, fh, fh_len, a, &r);
+
+	if (st == 0)
+		xd_open(&r, o);
+	raw_reply_free(&r);
+	xb_free(a);
+	return st;
+}
+
+/* 4.1: OPEN by CLAIM_PREVIOUS of fh. */
+static int reclaim41(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t fh_len, const char *owner,
+		     struct open_res *o)
+{
+	struct xb a;
+
+	xb_init(&a);
+	xb_open_prev(&a, 0, 3, k->cid, owner);
+	return open41_run(c, k, fh, fh_len, &a, o);
+}
+
+/* 4.0: PUTFH fh, OPEN by CLAIM_PREVIOUS; its status, the open in *o. */
+static int reclaim40(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, uint32_t seqid, uint64_t cid,
+		     const char *owner, struct open_res *o)
+{
+	struct raw_reply r;
+	uint32_t n;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_open_prev(&a, seqid, 1, cid, owner);
+	st = compound(c, &a, &r, &n);
+	if (st == 0 && res_ok(&r, OP_PUTFH) && res_ok(&r, OP_OPEN))
+		xd_open(&r, o);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* 4.1: OPEN by name in dir (CLAIM_NULL; create: UNCHECKED4). */
+static int open41(struct raw_conn *c, struct cl41 *k, const uint8_t *dir, uint32_t dir_len, const char *owner,
+		  int create, const char *name, struct open_res *o)
+{
+	struct xb a;
+
+	xb_init(&a);
+	xb_open(&a, 0, 3, 0, k->cid, owner, create, name);
+	return open41_run(c, k, dir, dir_len, &a, o);
+}
+
+/*
+ * Before the restart: a 4.0 client opens (creates) "graced" and read-locks
+ * [100, 200), a 4.1 client opens it and write-locks [0, 100). Both are recorded (SETCLIENTID_CONFIRM,
+ * CREATE_SESSION) as clients that may reclaim after it.
+ */
+static void grace_before(struct raw_conn *c, const uint8_t *root, uint32_t root_len, uint8_t *fh, uint32_t *fh_len)
+{
+	struct cl41 k = { 0 };
+	struct open_res o;
+	struct sid s;
+	uint64_t cid;
+
+	cid = client40(c, "it-grace-40");
+	CHECK_EQ(open40(c, root, root_len, 1, 1, 0, cid, "gown40", 1, "graced", &o, fh, fh_len), 0,
+		 "4.0 client: OPEN (create) \"graced\"");
+	CHECK_EQ(sid_op40(c, OP_OPEN_CONFIRM, fh, *fh_len, 2, &o.sid, &s), 0, "4.0 client: OPEN_CONFIRM");
+	CHECK_EQ(ONE(c, fh, *fh_len, xb_lock(b, 1, false, 100, 100, true, 3, &s, 0, cid, "glock40")), 0,
+		 "4.0 client: LOCK [100, 200) read");
+	k.cid = session41_as(c, "it-grace-41", k.sess);
+	CHECK_EQ(open41(c, &k, root, root_len, "gown41", 0, "graced", &o), 0, "4.1 client: OPEN \"graced\"");
+	CHECK_EQ(SEQ41(c, &k, fh, *fh_len, xb_lock(b, 2, false, 0, 100, true, 0, &o.sid, 0, k.cid, "glock41")), 0,
+		 "4.1 client: LOCK [0, 100) write");
+}
+
+/* In grace: new state is GRACE, reclaims by the previous run's clients succeed, by others NO_GRACE. */
+static void grace_during(struct raw_conn *c, const uint8_t *root, uint32_t root_len, const uint8_t *fh,
+			 uint32_t fh_len, struct cl41 *k, uint64_t *cid40, struct sid *open40_sid, uint32_t *seq40)
+{
+	struct cl41 k3 = { 0 };
+	struct open_res o;
+	uint8_t fh2[128];
+	uint32_t fh2_len = 0, seq;
+
+	k->cid = session41_as(c, "it-grace-41", k->sess); /* the same co_ownerid, a new clientid */
+	CHECK_EQ(open41(c, k, root, root_len, "gnew41", 1, "gnew41", &o), NFS4ERR_GRACE,
+		 "4.1: a new OPEN (CLAIM_NULL) in grace: GRACE");
+	CHECK_EQ(reclaim41(c, k, fh, fh_len, "gown41", &o), 0, "4.1: OPEN CLAIM_PREVIOUS in grace");
+	CHECK_EQ(o.rflags & 2, 0, "4.1: no OPEN4_RESULT_CONFIRM");
+	CHECK_EQ(SEQ41(c, k, fh, fh_len, xb_lock(b, 2, true, 0, 100, true, 0, &o.sid, 0, k->cid, "glock41")), 0,
+		 "4.1: LOCK reclaim [0, 100) in grace");
+	CHECK_EQ(SEQ41(c, k, fh, fh_len, xb_lockt(b, 200, 10, k->cid, "glockt41")), NFS4ERR_GRACE,
+		 "4.1: LOCKT in grace: GRACE");
+	k3.cid = session41_as(c, "it-grace-unknown", k3.sess);
+	CHECK_EQ(reclaim41(c, &k3, fh, fh_len, "gown3", &o), NFS4ERR_NO_GRACE,
+		 "a client the previous run did not know: CLAIM_PREVIOUS is NO_GRACE");
+
+	/* Before the 4.0 client: a 4.1 client id left over in the worker must not pass its reclaims. */
+	CHECK_EQ(SEQ41(c, k, fh, fh_len, (xb_u32(b, OP_RECLAIM_COMPLETE), xb_u32(b, 0))), 0, "4.1: RECLAIM_COMPLETE");
+	CHECK_EQ(reclaim41(c, k, fh, fh_len, "gown41", &o), NFS4ERR_NO_GRACE,
+		 "4.1: CLAIM_PREVIOUS after its RECLAIM_COMPLETE: NO_GRACE");
+	CHECK_EQ(open41(c, k, root, root_len, "gnew41", 1, "gnew41", &o), NFS4ERR_GRACE,
+		 "4.1: a new OPEN still GRACE (the 4.0 client's grace runs on)");
+
+	*cid40 = client40(c, "it-grace-40");
+	CHECK_EQ(open40(c, root, root_len, 1, 3, 0, *cid40, "gnew40", 1, "gnew40", &o, fh2, &fh2_len), NFS4ERR_GRACE,
+		 "4.0: a new OPEN (CLAIM_NULL) in grace: GRACE");
+	CHECK_EQ(reclaim40(c, fh, fh_len, 1, *cid40, "gown40", &o), 0, "4.0: OPEN CLAIM_PREVIOUS in grace");
+	*open40_sid = o.sid;
+	seq = 2;
+	if (o.rflags & 2) /* RFC 7530 §16.16.5: a new open owner confirms */
+		CHECK_EQ(sid_op40(c, OP_OPEN_CONFIRM, fh, fh_len, seq++, &o.sid, open40_sid), 0,
+			 "4.0: OPEN_CONFIRM of the reclaimed open");
+	CHECK_EQ(ONE(c, fh, fh_len, xb_lock(b, 1, true, 100, 100, true, seq, open40_sid, 0, *cid40, "glock40")),
+		 0, "4.0: LOCK reclaim (read) [100, 200) in grace");
+	CHECK_EQ(ONE(c, fh, fh_len, xb_lockt(b, 200, 10, *cid40, "glockt40")), NFS4ERR_GRACE,
+		 "4.0: LOCKT in grace: GRACE");
+	*seq40 = seq + 1;
+}
+
+/* RFC 8881 §8.4.2, RFC 7530 §9.6.2: restart with the same state directory, reclaim, let grace end. */
+static void test_grace(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
+{
+	uint8_t fh[128], fh2[128];
+	uint32_t fh_len = 0, fh2_len = 0, seq40 = 0;
+	struct cl41 k = { 0 }, k3 = { 0 };
+	struct open_res o;
+	struct sid s40;
+	uint64_t cid40 = 0;
+	time_t t0;
+	FILE *f;
+
+	hx_section("grace period after a restart ([nfsv4] grace-time = %d): OPEN CLAIM_PREVIOUS, LOCK reclaim",
+		   GRACE_TIME);
+	grace_before(c, root, root_len, fh, &fh_len);
+	raw_close(c);
+	hx_daemon_stop(&env);
+	f = fopen(env.conf_path, "a"); /* [nfsv4] is the last section */
+	if (!CHECK(f != NULL, "config"))
+		return;
+	fprintf(f, "grace-time = %d\n", GRACE_TIME);
+	fclose(f);
+	t0 = time(NULL);
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(c, env.port) == 0, "connect after the restart"))
+		return;
+	grace_during(c, root, root_len, fh, fh_len, &k, &cid40, &s40, &seq40);
+	if (!CHECK(time(NULL) - t0 < GRACE_TIME, "the in-grace checks ran within the grace period"))
+		return;
+	sleep((unsigned)(GRACE_TIME + 1 - (time(NULL) - t0)));
+
+	CHECK_EQ(open41(c, &k, root, root_len, "gnew41", 1, "gnew41", &o), 0, "after grace: 4.1 new OPEN");
+	CHECK_EQ(SEQ41(c, &k, fh, fh_len, xb_lockt(b, 200, 10, k.cid, "glockt41")), 0, "after grace: LOCKT");
+	CHECK_EQ(open40(c, root, root_len, 2, 3, 0, cid40, "gnew40", 1, "gnew40", &o, fh2, &fh2_len), 0,
+		 "after grace: 4.0 new OPEN");
+	/* Clients of the previous run that never sent RECLAIM_COMPLETE: NO_GRACE once grace is over. */
+	k3.cid = session41(c, k3.sess); /* "it-client-41", recorded by test_state41 */
+	CHECK_EQ(reclaim41(c, &k3, fh, fh_len, "gown41b", &o), NFS4ERR_NO_GRACE,
+		 "after grace: 4.1 OPEN CLAIM_PREVIOUS: NO_GRACE");
+	CHECK_EQ(reclaim40(c, fh, fh_len, 1, cid40, "gown40b", &o), NFS4ERR_NO_GRACE,
+		 "after grace: 4.0 OPEN CLAIM_PREVIOUS: NO_GRACE");
+	CHECK_EQ(ONE(c, fh, fh_len, xb_lock(b, 1, true, 200, 10, true, seq40, &s40, 0, cid40, "glock40b")),
+		 NFS4ERR_NO_GRACE, "after grace: 4.0 LOCK reclaim: NO_GRACE");
+}
+
 /* root_squash (the default) and a read-only export. */
 static void test_squash_ro(void)
 {
@@ -1178,6 +1437,7 @@ int main(int argc, char **argv)
 	test_state41(&c, fh, fh_len);
 	test_locks40(&c, fh, fh_len);
 	test_lease_expiry(&c, fh, fh_len);
+	test_grace(&c, fh, fh_len);
 	raw_close(&c);
 	hx_daemon_stop(&env);
 	test_squash_ro();
