@@ -8,6 +8,8 @@
 #   RNFSD      the daemon to test (default: build/rnfsd of this tree)
 #   SUITE      nfs4.1 and/or nfs4.0 (default: both)
 # Environment: PYTHON (default python3; needs ply), PORT (default 20490),
+#   LEASE ([nfsv4] lease-time, default 15: pynfs's courtesy and expiry tests
+#   sleep a lease and more, several times),
 #   KEEP=1 keeps the temporary directory (logs, JSON results).
 # Must run as root (the local backend needs CAP_DAC_READ_SEARCH). Prints, per
 # suite, pynfs's summary line and the names of the failed tests.
@@ -46,12 +48,14 @@ state-dir = $tmp/state
 exports = $tmp/exports
 rpcbind = no
 nlm = no
+stats-socket = $tmp/rnfsd.sock
 [tcp]
 listen = 127.0.0.1:$PORT
 [rdma]
 enable = no
 [nfsv4]
 enable = yes
+lease-time = ${LEASE:-15}
 CONF
 # A fresh state directory: no clients of a previous run, so no grace period.
 
