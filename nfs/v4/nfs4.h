@@ -151,6 +151,8 @@ struct nfs4_getattr_res {
 	struct be_attr attr;
 	struct nfs_fh fh;
 	uint64_t mounted_on_fileid;
+	bool has_sf;            /* sf gathered: space or file counts were asked */
+	struct be_statfs sf;
 };
 struct nfs4_access_res {
 	uint32_t supported, access;

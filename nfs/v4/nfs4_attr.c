@@ -22,6 +22,8 @@ static const uint8_t nfs4_attr_list[] = {
 	FATTR4_MAXREAD, FATTR4_MAXWRITE, FATTR4_MODE, FATTR4_NO_TRUNC, FATTR4_NUMLINKS,
 	FATTR4_OWNER, FATTR4_OWNER_GROUP, FATTR4_RAWDEV, FATTR4_SPACE_USED, FATTR4_TIME_ACCESS,
 	FATTR4_TIME_DELTA, FATTR4_TIME_METADATA, FATTR4_TIME_MODIFY, FATTR4_MOUNTED_ON_FILEID,
+	FATTR4_FILES_AVAIL, FATTR4_FILES_FREE, FATTR4_FILES_TOTAL, FATTR4_SPACE_AVAIL, FATTR4_SPACE_FREE,
+	FATTR4_SPACE_TOTAL,
 };
 
 void nfs4_attr_supported(uint32_t minorversion, struct nfs4_bitmap *out)
@@ -118,6 +120,26 @@ static bool enc_obj(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src
 	return true;
 }
 
+/* RFC 8881 §5.8.2.3-§5.8.2.5, §5.8.2.31-§5.8.2.33 (RFC 7530 §5.8.2): the file
+ * system's file counts and bytes, for the caller (avail) and in all (free, total). */
+static bool enc_fs(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src *s)
+{
+	const struct be_statfs *f = s->sf;
+
+	if (!f)
+		return false;
+	switch (attr) {
+	case FATTR4_FILES_AVAIL: xdr_enc_u64(e, f->avail_files); break;
+	case FATTR4_FILES_FREE: xdr_enc_u64(e, f->free_files); break;
+	case FATTR4_FILES_TOTAL: xdr_enc_u64(e, f->total_files); break;
+	case FATTR4_SPACE_AVAIL: xdr_enc_u64(e, f->avail_bytes); break;
+	case FATTR4_SPACE_FREE: xdr_enc_u64(e, f->free_bytes); break;
+	case FATTR4_SPACE_TOTAL: xdr_enc_u64(e, f->total_bytes); break;
+	default: return false;
+	}
+	return true;
+}
+
 /* supported_attrs and suppattr_exclcreat: bitmaps inside the values. */
 static bool enc_bitmaps(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src *s)
 {
@@ -161,7 +183,7 @@ void nfs4_attr_encode(struct xdr_enc *e, const struct nfs4_bitmap *req, const st
 	for (uint32_t attr = 0; attr < 32u * NFS4_BITMAP_WORDS && !e->overflow; attr++) {
 		if (!nfs4_bitmap_isset(req, attr) || !nfs4_bitmap_isset(&sup, attr))
 			continue;
-		if (enc_bitmaps(e, attr, s) || enc_fact(e, attr, s) || enc_obj(e, attr, s))
+		if (enc_bitmaps(e, attr, s) || enc_fact(e, attr, s) || enc_obj(e, attr, s) || enc_fs(e, attr, s))
 			nfs4_bitmap_set(&done, attr);
 	}
 	xdr_enc_patch_u32(e, off_len, (uint32_t)(xdr_enc_len(e) - start));

@@ -23,6 +23,8 @@ struct nfs4_attr_src {
 	uint32_t maxread, maxwrite; /* bytes (RFC 8881 §5.8.2.20, §5.8.2.21) */
 	uint64_t maxfilesize;
 	uint32_t rdattr_error;      /* nfsstat4 for FATTR4_RDATTR_ERROR (READDIR entries) */
+	const struct be_statfs *sf; /* the file system's space and file counts (FATTR4_FILES_*,
+	                               FATTR4_SPACE_AVAIL/FREE/TOTAL), or NULL: left out */
 	bool settable;              /* supported_attrs also names the write-only attributes SETATTR
 	                               takes (time_access_set, time_modify_set): the Linux client
 	                               sends only attributes the server lists there */

@@ -31,6 +31,17 @@ void nfs4_attr_src_fill(const struct nfs4_ctx *x, struct nfs4_attr_src *src, con
 	};
 }
 
+static bool nfs4_wants_statfs(const struct nfs4_bitmap *req)
+{
+	static const uint8_t fs_attrs[] = { FATTR4_FILES_AVAIL, FATTR4_FILES_FREE, FATTR4_FILES_TOTAL,
+					    FATTR4_SPACE_AVAIL, FATTR4_SPACE_FREE, FATTR4_SPACE_TOTAL };
+
+	for (size_t i = 0; i < sizeof(fs_attrs); i++)
+		if (nfs4_bitmap_isset(req, fs_attrs[i]))
+			return true;
+	return false;
+}
+
 uint32_t nfs4_getattr_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_getattr_args *a = args;
@@ -54,6 +65,9 @@ uint32_t nfs4_getattr_exec(struct nfs4_ctx *x, void *args, void *res)
 			r->mounted_on_fileid = ob.attr.fileid;
 			if (nfs4_bitmap_isset(&a->req, FATTR4_MOUNTED_ON_FILEID) && nfs4_obj_is_root(s, &ob))
 				r->mounted_on_fileid = nfs4_pseudo_id(ob.exp->cfg->path);
+			/* df: space_* and files_* come from the backend's statfs, asked only when wanted. */
+			r->has_sf = nfs4_wants_statfs(&a->req) &&
+				    be_statfs(ob.exp->fs, &ob.cred, &ob.o, &r->sf) == 0;
 		}
 		nfs4_attr_export_fsid(&ob, &r->attr);
 	}
@@ -68,6 +82,8 @@ void nfs4_getattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, co
 
 	(void)status;
 	nfs4_attr_src_fill(x, &src, &r->attr, &r->fh, r->mounted_on_fileid);
+	if (r->has_sf)
+		src.sf = &r->sf;
 	nfs4_attr_encode(e, &r->req, &src);
 }
 

@@ -137,7 +137,9 @@ static void test_values(void **state)
 static void test_left_out(void **state)
 {
 	struct be_attr a = sample();
-	struct nfs4_attr_src s = { .a = &a, .minorversion = 1 };
+	struct be_statfs sf = { .total_bytes = 1u << 30, .free_bytes = 1u << 29, .avail_bytes = 1u << 28,
+				.total_files = 1000, .free_files = 900, .avail_files = 800 };
+	struct nfs4_attr_src s = { .a = &a, .minorversion = 1, .sf = &sf };
 	struct nfs4_bitmap req = { { 0xffffffffu, 0xffffffffu, 0xffffffffu } }, sup, mask;
 	struct xdr_dec d;
 
@@ -163,6 +165,32 @@ static void test_left_out(void **state)
 	assert_int_equal(mask.w[0] | mask.w[1] | mask.w[2], 0);
 }
 
+/* df's attributes: files_free (22) and space_total (44), in attribute
+ * order, from the statfs given; without one they are left out. */
+static void test_fs_space(void **state)
+{
+	struct be_attr a = sample();
+	struct be_statfs sf = { .total_bytes = 1ull << 30, .free_bytes = 5, .avail_bytes = 4,
+				.total_files = 1000, .free_files = 900, .avail_files = 800 };
+	struct nfs4_attr_src s = { .a = &a, .minorversion = 0, .sf = &sf };
+	struct nfs4_bitmap req = { { 0 } }, mask;
+	struct xdr_dec d;
+	uint64_t v;
+
+	(void)state;
+	nfs4_bitmap_set(&req, FATTR4_SPACE_TOTAL);
+	nfs4_bitmap_set(&req, FATTR4_FILES_FREE);
+	assert_int_equal(encode(&req, &s, &mask, &d), 16);
+	assert_memory_equal(&mask, &req, sizeof(req));
+	assert_true(xdr_dec_u64(&d, &v));
+	assert_int_equal(v, 900);
+	assert_true(xdr_dec_u64(&d, &v));
+	assert_int_equal(v, 1ull << 30);
+	s.sf = NULL;
+	assert_int_equal(encode(&req, &s, &mask, &d), 0);
+	assert_int_equal(mask.w[0] | mask.w[1], 0);
+}
+
 static void test_overflow(void **state)
 {
 	struct be_attr a = sample();
@@ -186,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_supported),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_left_out),
+		cmocka_unit_test(test_fs_space),
 		cmocka_unit_test(test_overflow),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
