@@ -55,7 +55,13 @@ set_transport() {
 	rdma) NFS_PORT=20049;;
 	*)    echo "@@ FAIL transport: unknown TRANSPORT=$TRANSPORT"; TRANSPORT=tcp; NFS_PORT=2049;;
 	esac
-	MOUNT_OPTS="vers=3,proto=$TRANSPORT,port=$NFS_PORT,nolock"
+	# NFS_VERS: 3 (default; nolock: NLM is tested in kernel-lock.sh), 4.0,
+	# 4.1, 4.2, or "default" (no vers= at all: what the client prefers).
+	case ${NFS_VERS:-3} in
+	3) MOUNT_OPTS="vers=3,proto=$TRANSPORT,port=$NFS_PORT,nolock";;
+	default) MOUNT_OPTS="proto=$TRANSPORT,port=$NFS_PORT";;
+	*) MOUNT_OPTS="vers=$NFS_VERS,proto=$TRANSPORT,port=$NFS_PORT";;
+	esac
 }
 
 guest_base() {

@@ -34,11 +34,16 @@ APPEND_RECORDS=2000     # per writer, 64 bytes each
 check_mount() {
 	nfs_mount || fail "mount -t nfs -o $MOUNT_OPTS $ADDR:$EXPORT failed"
 	local line
-	line=$(grep " $MNT nfs " /proc/mounts) || fail "$MNT not in /proc/mounts"
+	line=$(grep -E " $MNT nfs4? " /proc/mounts) || fail "$MNT not in /proc/mounts"
 	echo "$line"
+	local vers=${NFS_VERS:-3}
+	[ "$vers" = default ] && vers=4.2   # Linux 6.1 asks for the highest version first
 	case $line in
-	*vers=3*proto=$TRANSPORT,*port=$NFS_PORT,*) ;;
-	*) fail "mount options: expected vers=3,proto=$TRANSPORT,port=$NFS_PORT, got: $line";;
+	*vers=$vers,*proto=$TRANSPORT,*port=$NFS_PORT,*) ;;
+	# an NFSv4 mount on the default port 2049 does not list it
+	*vers=4.*proto=tcp,*) [ "$vers" != 3 ] && [ "$NFS_PORT" = 2049 ] && [ "${line#*vers=$vers,}" != "$line" ] ||
+		fail "mount options: expected vers=$vers,proto=$TRANSPORT,port=$NFS_PORT, got: $line";;
+	*) fail "mount options: expected vers=$vers,proto=$TRANSPORT,port=$NFS_PORT, got: $line";;
 	esac
 	grep -q "xprt:.*$TRANSPORT" /proc/self/mountstats ||
 		fail "mountstats: no xprt $TRANSPORT"
@@ -548,6 +553,28 @@ case ",$PHASES," in
 	run_scenario default-
 	;;
 esac
+# NFSv4 phases (rnfsd only; NFSv4 turned on): the main checks named
+# v40-NAME, v41-NAME, v42-NAME, or v4-NAME (a mount with no vers=, which
+# Linux 6.1 makes NFSv4.2), each on its own fresh tmpfs export, with a
+# 10 x 30 tree (the 64 MiB files and the 5,000-entry directory stay).
+for v4phase in v40 v41 v42 v4; do
+	case ",$PHASES," in *,$v4phase,*) ;; *) continue;; esac
+	if server_alive; then server_stop || true; fi
+	grep -q " $MNT " /proc/mounts && umount -f "$MNT"
+	case $v4phase in v40) NFS_VERS=4.0;; v41) NFS_VERS=4.1;; v42) NFS_VERS=4.2;; v4) NFS_VERS=default;; esac
+	set_transport "$TRANSPORT"
+	EXPORT=/export-$v4phase EXPORTS_BUILTIN=0 ROOT_SQUASH=0
+	EXPORT_LINE_OPTS="rw,no_root_squash,insecure,no_subtree_check"
+	RNFSD_CONF_EXTRA="[nfsv4]
+enable = yes"
+	rm -f /var/lib/rnfsd/nfs4-clients   # each phase starts without clients to wait for
+	guest_export
+	TREE_DIRS=10 TREE_FILES=30 TREE_RENAMED_DIRS=3
+	run_scenario "$v4phase-"
+done
+NFS_VERS=3
+set_transport "$TRANSPORT"
+RNFSD_CONF_EXTRA=
 case ",$PHASES," in
 *,ceph,*)
 	# The same checks against a CephFS export (rnfsd's fs=ceph backend).

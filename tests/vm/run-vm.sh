@@ -3,7 +3,7 @@
 #
 #   run-vm.sh [--build-dir DIR] [--rnfsd BINARY] [--server rnfsd|knfsd]
 #             [--transport tcp|rdma] [--timeout S] [--work DIR]
-#             [--phases main,default,ceph] SCENARIO
+#             [--phases main,default,ceph,v40,v41,v42,v4] SCENARIO
 #
 # Boots the qemu guest (Debian 6.1 kernel, TCG, no NIC, the host's / read-only
 # so the build directory is at the same path) and runs tests/vm/SCENARIO.sh
@@ -18,7 +18,9 @@
 # no_root_squash export), "default" (the server's default export) and/or
 # "ceph" (a CephFS export of a one-node cluster started in the guest); the
 # checks named default-* are expected only with "default", ceph-* only with
-# "ceph", the others only with "main". Default: main,default.
+# "ceph", the others only with "main"; v40, v41, v42 and v4 are the main
+# checks over NFSv4.0, 4.1, 4.2 and a mount without vers= (v40-* ...).
+# Default: main,default.
 
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
@@ -52,8 +54,12 @@ CHECKS=$HERE/$SCENARIO.checks
 [ -f "$GUEST" ] && [ -f "$CHECKS" ] || { echo "run-vm.sh: no $GUEST or $CHECKS" >&2; exit 2; }
 case $SERVER in rnfsd|knfsd) ;; *) echo "run-vm.sh: --server rnfsd|knfsd" >&2; exit 2;; esac
 case $TRANSPORT in tcp|rdma) ;; *) echo "run-vm.sh: --transport tcp|rdma" >&2; exit 2;; esac
-case ,$PHASES, in *,main,*|*,default,*|*,ceph,*) ;; *) echo "run-vm.sh: --phases main,default,ceph" >&2; exit 2;; esac
-phase_of() { case $1 in default-*) echo default;; ceph-*) echo ceph;; *) echo main;; esac; }
+case ,$PHASES, in *,main,*|*,default,*|*,ceph,*|*,v40,*|*,v41,*|*,v42,*|*,v4,*) ;;
+*) echo "run-vm.sh: --phases main,default,ceph,v40,v41,v42,v4" >&2; exit 2;; esac
+phase_of() {
+	case $1 in default-*) echo default;; ceph-*) echo ceph;; v40-*) echo v40;; v41-*) echo v41;;
+	v42-*) echo v42;; v4-*) echo v4;; *) echo main;; esac
+}
 
 skip() {
 	if [ "${RNFSD_VM_REQUIRED:-0}" = 1 ]; then
