@@ -24,6 +24,11 @@
 # sm-notify -f: a new NSM state) and loses its locks, and rnfsd restarts:
 # sm-notify tells both clients, A reclaims in the grace period, B's new lock
 # waits for the grace period to end.
+#
+# Then B mounts the export again with vers=4.1 (rnfsd serves NFSv4 from the
+# start: [nfsv4] enable = yes) while A keeps vers=3: A's NLM locks and B's
+# NFSv4 LOCKs are the same backend locks, so they refuse each other, and a
+# blocked lock on either side is given once the other side unlocks.
 
 . "$(dirname "$(readlink -f "$0")")/guest-lib.sh"
 
@@ -377,6 +382,69 @@ check_client_b_umount() {
 	cnsb umount "$MNT" || fail "client B: umount"
 }
 
+# Client B again, over NFSv4.1 this time (A stays on NFSv3 + NLM).
+check_v4_mount() {
+	cnsb mount -t nfs -o vers=4.1,proto=tcp,port=2049 "$SRV_IP_B:$EXPORT" "$MNT" || fail "client B: vers=4.1 mount failed"
+	local line
+	line=$(cnsb grep " $MNT nfs4 " /proc/mounts) || fail "client B: no nfs4 mount at $MNT"
+	echo "$line"
+	case $line in *vers=4.1*) ;; *) fail "client B: not an NFSv4.1 mount: $line";; esac
+	expect_eq "client B (NFSv4.1) reads A's file" 0123456789abcdef "$(cnsb cat "$MNT/$F")"
+}
+
+# A's NLM locks and B's NFSv4 locks refuse each other, both ways, and each
+# takes the other's range once it is given back.
+check_v3_v4_locks() {
+	local out
+	rm -f "$SCRATCH"/v*
+	out=$(clk "ex 0 100" "touch $SCRATCH/v1" "wait $SCRATCH/v2" "ex 250 10" "un 0 100" "touch $SCRATCH/v3" \
+		"wait $SCRATCH/v4" "ex 200 100" "touch $SCRATCH/v5" "wait $SCRATCH/v6" "un 200 100" &
+		clkb "wait $SCRATCH/v1" "ex 50 10" "sh 99 1" "sh 200 100" "touch $SCRATCH/v2" "wait $SCRATCH/v3" \
+		"un 200 100" "ex 0 100" "touch $SCRATCH/v4" "wait $SCRATCH/v5" "sh 250 1" "un 0 100" \
+		"touch $SCRATCH/v6"; wait)
+	echo "$out"
+	local want="ex 0 100 ok
+ex 50 10 denied
+sh 99 1 denied
+sh 200 100 ok
+ex 250 10 denied
+ex 0 100 ok
+ex 200 100 ok
+sh 250 1 denied"
+	expect_eq "NFSv3 (A) / NFSv4.1 (B) results" "$want" "$out"
+}
+
+# OUT holds "exw START LEN ok after SECONDS": WHO's lock waited for the
+# holder (2 s or more) and was granted in under MAX seconds.
+expect_waited() {       # OUT WHO START LEN MAX
+	local secs
+	case $1 in *"exw $3 $4 ok after "*) ;; *) fail "$2's blocking lock: $1";; esac
+	secs=$(echo "$1" | awk '/^exw/ { print int($NF) }')
+	[ "$secs" -ge 2 ] || fail "$2's blocking lock did not wait for the holder (${secs}s)"
+	[ "$secs" -lt "$5" ] || fail "$2's blocking lock granted after ${secs}s (not under $5 s)"
+}
+
+# Blocking both ways: B's F_SETLKW (NFSv4 LOCK, retried by B's kernel) waits
+# for A's NLM lock; A's F_SETLKW (NLM BLOCKED) waits for B's NFSv4 lock and is
+# given by rnfsd's GRANTED call (its retry thread sees the backend release
+# within a second; A's own poll would take 30 s).
+check_v3_v4_blocking() {
+	local out
+	rm -f "$SCRATCH"/x*
+	out=$(clk "ex 0 100" "touch $SCRATCH/x1" "sleep 3" "un 0 100" "wait $SCRATCH/x2" &
+		clkb "wait $SCRATCH/x1" "exw 50 10" "touch $SCRATCH/x2" "un 50 10"; wait)
+	echo "$out"
+	expect_waited "$out" "B (NFSv4)" 50 10 40
+	out=$(clkb "ex 200 100" "touch $SCRATCH/x3" "sleep 3" "un 200 100" "wait $SCRATCH/x4" &
+		clk "wait $SCRATCH/x3" "exw 250 10" "touch $SCRATCH/x4" "un 250 10"; wait)
+	echo "$out"
+	expect_waited "$out" "A (NLM, rnfsd's GRANTED, not A's 30 s poll)" 250 10 20
+}
+
+check_v4_umount() {
+	cnsb umount "$MNT" || fail "client B: umount of the NFSv4.1 mount"
+}
+
 check_server_alive() {
 	rnfsd_running || fail "rnfsd is no longer running: $(tail -n 1 "$RNFSD_LOG")"
 	cns umount "$MNT" || fail "umount"
@@ -386,6 +454,9 @@ guest_base
 guest_net tcp
 # What a new admin gets: rnfsd's embedded default export (secure, root_squash).
 use_default_export
+# NFSv4 served beside NFSv3 (client B's NFSv4.1 mount at the end).
+RNFSD_CONF_EXTRA="[nfsv4]
+enable = yes"
 if run_check server-start 60 check_server_start &&
    run_check client-ns 60 check_client_ns; then
 	CLIENT_NS_PID=$(cat "$SCRATCH/clienta.pid")
@@ -405,6 +476,11 @@ if run_check server-start 60 check_server_start &&
 			run_check client-reboot 60 check_client_reboot
 			run_check restart-reclaim 90 check_restart_reclaim
 			run_check client-b-umount 30 check_client_b_umount
+			if run_check v4-mount 60 check_v4_mount; then
+				run_check v3-v4-locks 60 check_v3_v4_locks
+				run_check v3-v4-blocking 120 check_v3_v4_blocking
+				run_check v4-umount 30 check_v4_umount
+			fi
 		fi
 		# The figures, on the console: the blocked wait, rnfsd's NLM counts.
 		sed -n 's/^exw .* after /@@ INFO blocked-lock-wait-s /p' "$GUEST_LOGDIR/check-lock-blocking.out"
@@ -412,6 +488,8 @@ if run_check server-start 60 check_server_start &&
 			"$GUEST_LOGDIR/check-rnfsd-counted.out"
 		sed -n 's/^exw .* after /@@ INFO two-clients-granted-wait-s /p' "$GUEST_LOGDIR/check-two-clients-granted.out"
 		sed -n 's/^exw 5 1 ok after /@@ INFO reboot-release-wait-s /p' "$GUEST_LOGDIR/check-client-reboot.out"
+		sed -n 's/^exw 50 10 ok after /@@ INFO v4-blocked-by-v3-wait-s /p; s/^exw 250 10 ok after /@@ INFO v3-blocked-by-v4-wait-s /p' \
+			"$GUEST_LOGDIR/check-v3-v4-blocking.out"
 		sed -n 's/^reclaimed \([0-9]*\) s after.*/@@ INFO reclaim-after-restart-s \1/p' \
 			"$GUEST_LOGDIR/check-restart-reclaim.out"
 	fi
