@@ -125,6 +125,11 @@ uint32_t nfs4_grace_for(enum nfs4_grace_op op, uint64_t clientid, bool is_reclai
 	uint8_t owner[NFS4_OWNER_MAX];
 	uint32_t len = 0;
 
+	/* RFC 8881 §18.51.3: "If non-reclaim locking operations are done before
+	 * the RECLAIM_COMPLETE, an NFS4ERR_GRACE error will be returned." */
+	if (!is_reclaim && (op == NFS4_GRACE_OPEN || op == NFS4_GRACE_LOCK) &&
+	    !nfs4_client_may_lock(&nfs4_st, clientid))
+		return NFS4ERR_GRACE;
 	if (!nfs4_client_owner(&nfs4_st, clientid, owner, &len))
 		len = 0;
 	return nfs4_grace_check(op, len ? owner : NULL, len, is_reclaim);

@@ -412,6 +412,19 @@ uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid)
 	return status;
 }
 
+bool nfs4_client_may_lock(struct nfs4_state *st, uint64_t clientid)
+{
+	bool ok = true;
+	int i;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	if (i >= 0)
+		ok = st->clients[i]->v40 || st->clients[i]->reclaim_complete;
+	pthread_mutex_unlock(&st->lock);
+	return ok;
+}
+
 bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len)
 {
 	int i;

@@ -192,6 +192,9 @@ void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONI
 uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE]);
 uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid);
 uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid);
+/* RFC 8881 §18.51.3: a 4.1 client takes no new lock or open before its
+ * RECLAIM_COMPLETE (NFS4ERR_GRACE); true for 4.0 clients and unknown ids. */
+bool nfs4_client_may_lock(struct nfs4_state *st, uint64_t clientid);
 /* The owner (co_ownerid) of a client: true and *len set (owner holds NFS4_OWNER_MAX bytes), or false. */
 bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len);
 /* Client records and sessions now (statistics). */

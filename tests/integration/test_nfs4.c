@@ -749,6 +749,8 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		 "READ after CLOSE: BAD_STATEID");
 }
 
+#define OP_RECLAIM_COMPLETE_ 58
+
 /* EXCHANGE_ID + CREATE_SESSION: the clientid and the session id. */
 static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t sessionid[16])
 {
@@ -823,9 +825,20 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 
 	hx_section("NFSv4.1: SEQUENCE, OPEN, WRITE and READ through the current stateid, CLOSE, TEST_STATEID");
 	cid = session41(c, sessionid);
+	/* RFC 8881 §18.51.3: no OPEN before the client's RECLAIM_COMPLETE (GRACE); then it may. */
 	xb_init(&a);
-	hdr(&a, 1, 7);
+	hdr(&a, 1, 3);
 	xb_sequence(&a, sessionid, 1);
+	xb_putfh(&a, root, root_len);
+	xb_open(&a, 0, 3 | 0x0400, 0, cid, "owner41", 2, "f41");
+	CHECK_EQ(compound(c, &a, &r, &n), 10013, "OPEN before RECLAIM_COMPLETE: NFS4ERR_GRACE");
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+	hdr(&a, 1, 8);
+	xb_sequence(&a, sessionid, 2);
+	xb_u32(&a, OP_RECLAIM_COMPLETE_);
+	xb_u32(&a, 0); /* rca_one_fs FALSE */
 	xb_putfh(&a, root, root_len);
 	xb_open(&a, 0, 3 | 0x0400, 0, cid, "owner41", 2, "f41"); /* BOTH | WANT_NO_DELEG, GUARDED4 */
 	xb_u32(&a, OP_GETFH);
@@ -841,10 +854,11 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	xb_u32(&a, OP_CLOSE);
 	xb_u32(&a, 0);
 	xb_sid(&a, &current);
-	CHECK_EQ(compound(c, &a, &r, &n), 0, "SEQUENCE PUTFH OPEN GETFH WRITE READ CLOSE");
-	CHECK_EQ(n, 7, "seven results");
+	CHECK_EQ(compound(c, &a, &r, &n), 0, "SEQUENCE RECLAIM_COMPLETE PUTFH OPEN GETFH WRITE READ CLOSE");
+	CHECK_EQ(n, 8, "eight results");
 	res_ok(&r, OP_SEQUENCE);
 	xd_skip(&r.body, 16 + 4 * 5);
+	res_ok(&r, OP_RECLAIM_COMPLETE_);
 	res_ok(&r, OP_PUTFH);
 	if (CHECK(res_ok(&r, OP_OPEN), "OPEN")) {
 		xd_open(&r, &o);
@@ -876,7 +890,7 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 
 	xb_init(&a);
 	hdr(&a, 1, 2);
-	xb_sequence(&a, sessionid, 2);
+	xb_sequence(&a, sessionid, 3);
 	xb_u32(&a, OP_TEST_STATEID);
 	xb_u32(&a, 1);
 	xb_sid(&a, &closed);
@@ -892,7 +906,7 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 
 	xb_init(&a);
 	hdr(&a, 1, 3);
-	xb_sequence(&a, sessionid, 3);
+	xb_sequence(&a, sessionid, 4);
 	xb_putfh(&a, root, root_len);
 	xb_open(&a, 0, 1, 0, cid, "owner41", 2, "f41");
 	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_EXIST, "GUARDED4 of an existing file: EXIST");
@@ -903,7 +917,7 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	for (int rw = 0; rw < 2; rw++) {
 		xb_init(&a);
 		hdr(&a, 1, 4);
-		xb_sequence(&a, sessionid, 4 + (uint32_t)rw);
+		xb_sequence(&a, sessionid, 5 + (uint32_t)rw);
 		xb_putfh(&a, root, root_len);
 		xb_open(&a, 0, rw ? 3 : 1, 0, cid, rw ? "owner41w" : "owner41r", 0, "f41");
 		xb_u32(&a, OP_SETATTR);
@@ -1269,6 +1283,9 @@ static void grace_before(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	CHECK_EQ(ONE(c, fh, *fh_len, xb_lock(b, 1, false, 100, 100, true, 3, &s, 0, cid, "glock40")), 0,
 		 "4.0 client: LOCK [100, 200) read");
 	k.cid = session41_as(c, "it-grace-41", k.sess);
+	/* RFC 8881 §18.51.3: a new client's RECLAIM_COMPLETE before its first OPEN. */
+	CHECK_EQ(SEQ41(c, &k, root, root_len, (xb_u32(b, OP_RECLAIM_COMPLETE), xb_u32(b, 0))), 0,
+		 "4.1 client: RECLAIM_COMPLETE");
 	CHECK_EQ(open41(c, &k, root, root_len, "gown41", 0, "graced", &o), 0, "4.1 client: OPEN \"graced\"");
 	CHECK_EQ(SEQ41(c, &k, fh, *fh_len, xb_lock(b, 2, false, 0, 100, true, 0, &o.sid, 0, k.cid, "glock41")), 0,
 		 "4.1 client: LOCK [0, 100) write");
