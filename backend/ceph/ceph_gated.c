@@ -16,7 +16,9 @@
 #include "backend/ceph/ceph.h"
 #include "core/log.h"
 
-static struct log_limit ceph_gate_limit;
+/* Refusals of a full gate may come by the thousand; the two state changes have their own bucket
+ * so that they are never crowded out of the log. */
+static struct log_limit ceph_gate_limit, ceph_gate_state_limit;
 
 static uint64_t ceph_now_ns(void)
 {
@@ -29,11 +31,11 @@ static uint64_t ceph_now_ns(void)
 static void ceph_gate_log(struct ceph_fs *cf, enum ceph_gate_event ev)
 {
 	if (ev == CEPH_GATE_BECAME_STUCK)
-		log_limited(&ceph_gate_limit, LOG_WARNING,
+		log_limited(&ceph_gate_state_limit, LOG_WARNING,
 			    "ceph: export %s: the cluster is not answering (a call has waited more than "
 			    "op-timeout %u s): new calls answer JUKEBOX/DELAY at once", cf->path, cf->stuck_secs);
 	else if (ev == CEPH_GATE_ANSWERS_AGAIN)
-		log_limited(&ceph_gate_limit, LOG_NOTICE, "ceph: export %s: the cluster answers again", cf->path);
+		log_limited(&ceph_gate_state_limit, LOG_NOTICE, "ceph: export %s: the cluster answers again", cf->path);
 }
 
 /* 0 and the call's slot, or the errno a refused call answers with. */
