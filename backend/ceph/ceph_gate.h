@@ -15,10 +15,13 @@
 
 /* The most calls one instance may have inside at once (rnfsd.conf's threads is at most 256). */
 #define CEPH_GATE_SLOTS 256u
+/* A call that finds the gate full waits for a slot while the oldest call inside is younger than
+ * this (a busy but answering cluster), and is refused at once after (one that stopped answering). */
+#define CEPH_GATE_PATIENCE_NS 1000000000ull
 
 enum ceph_gate_verdict {
 	CEPH_GATE_IN,    /* admitted: call ceph_gate_leave(slot) when it returns */
-	CEPH_GATE_FULL,  /* max calls already inside: EAGAIN */
+	CEPH_GATE_FULL,  /* max calls already inside: wait (ceph_gate_full_wait) or EAGAIN */
 	CEPH_GATE_STUCK, /* the oldest call inside is older than the stuck limit: ETIMEDOUT */
 };
 
@@ -31,6 +34,7 @@ enum ceph_gate_event {
 
 struct ceph_gate {
 	pthread_mutex_t lock;
+	pthread_cond_t freed;  /* a slot was given back */
 	unsigned max;       /* 1..CEPH_GATE_SLOTS (init's 0: CEPH_GATE_SLOTS) */
 	uint64_t stuck_ns;  /* 0: no stuck detection (op-timeout 0) */
 	unsigned inside;
@@ -45,6 +49,10 @@ void ceph_gate_destroy(struct ceph_gate *g);
 enum ceph_gate_verdict ceph_gate_enter(struct ceph_gate *g, uint64_t now_ns, unsigned *slot,
 				       enum ceph_gate_event *ev);
 enum ceph_gate_event ceph_gate_leave(struct ceph_gate *g, unsigned slot, uint64_t now_ns);
+/* After CEPH_GATE_FULL: how long (ns) the call may wait for a slot before it is refused; 0: now. */
+uint64_t ceph_gate_full_wait(struct ceph_gate *g, uint64_t now_ns);
+/* Sleep at most ns (CLOCK_MONOTONIC) or until a call leaves; then enter again. */
+void ceph_gate_sleep(struct ceph_gate *g, uint64_t ns);
 /* Calls inside now (for tests and logs). */
 unsigned ceph_gate_inside(struct ceph_gate *g);
 

@@ -7,7 +7,9 @@
  * NFSv3 answers as NFS3ERR_JUKEBOX (RFC 1813 §2.6: "the server initiated
  * the request, but was not able to complete it in a timely fashion ... the
  * client should wait and then try the request with a new RPC transaction
- * ID") and NFSv4 as NFS4ERR_DELAY (RFC 8881 §15.1.1.3). Releases (obj_put,
+ * ID") and NFSv4 as NFS4ERR_DELAY (RFC 8881 §15.1.1.3). A call that finds
+ * the gate full waits for a slot while the calls inside are younger than a
+ * second (a busy cluster), and is refused at once after that. Releases (obj_put,
  * file_get/put, close, lock_owner_release) cannot fail and pass ungated.
  */
 #include <errno.h>
@@ -42,9 +44,16 @@ static void ceph_gate_log(struct ceph_fs *cf, enum ceph_gate_event ev)
 static int ceph_gate_in(struct ceph_fs *cf, unsigned *slot)
 {
 	enum ceph_gate_event ev;
-	enum ceph_gate_verdict v = ceph_gate_enter(&cf->gate, ceph_now_ns(), slot, &ev);
+	enum ceph_gate_verdict v;
+	uint64_t wait;
 
-	ceph_gate_log(cf, ev);
+	for (;;) {
+		v = ceph_gate_enter(&cf->gate, ceph_now_ns(), slot, &ev);
+		ceph_gate_log(cf, ev);
+		if (v != CEPH_GATE_FULL || !(wait = ceph_gate_full_wait(&cf->gate, ceph_now_ns())))
+			break;
+		ceph_gate_sleep(&cf->gate, wait); /* a busy cluster: queue a little, at most a second */
+	}
 	if (v == CEPH_GATE_FULL)
 		log_limited(&ceph_gate_limit, LOG_WARNING,
 			    "ceph: export %s: %u calls already inside libcephfs (max-calls): JUKEBOX/DELAY",

@@ -2,11 +2,14 @@
  * test_ceph_gate.c - the ceph driver's admission accounting
  * (backend/ceph/ceph_gate.c) without Ceph: the cap on calls inside at once,
  * slots given back, stuck detection after the limit, the log events once
- * each way, op-timeout 0 (no stuck detection) and the clamps of init.
+ * each way, op-timeout 0 (no stuck detection), the clamps of init, and how
+ * long a call finding the gate full may wait for a slot.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <pthread.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "backend/ceph/ceph_gate.h"
@@ -133,6 +136,73 @@ static void init_clamps(void **state)
 	ceph_gate_destroy(&g);
 }
 
+/* Full with young calls inside: wait until the oldest is CEPH_GATE_PATIENCE_NS old; then refuse at once. */
+static void full_wait(void **state)
+{
+	struct ceph_gate g;
+	enum ceph_gate_event ev;
+	unsigned a, b, s;
+	const uint64_t t = 50 * SEC;
+
+	(void)state;
+	ceph_gate_init(&g, 2, 10);
+	assert_int_equal(ceph_gate_full_wait(&g, t), 0); /* nobody inside: nothing to wait for */
+	assert_int_equal(enter(&g, t, &a, &ev), CEPH_GATE_IN);
+	assert_int_equal(enter(&g, t + SEC / 4, &b, &ev), CEPH_GATE_IN);
+	assert_int_equal(enter(&g, t + SEC / 2, &s, &ev), CEPH_GATE_FULL);
+	assert_int_equal(ceph_gate_full_wait(&g, t + SEC / 2), CEPH_GATE_PATIENCE_NS - SEC / 2);
+	assert_int_equal(ceph_gate_full_wait(&g, t + CEPH_GATE_PATIENCE_NS), 0);
+	assert_int_equal(ceph_gate_full_wait(&g, t + 5 * SEC), 0);
+	/* the oldest leaves: the patience counts from the next oldest */
+	ceph_gate_leave(&g, a, t + SEC / 2);
+	assert_int_equal(enter(&g, t + SEC / 2, &a, &ev), CEPH_GATE_IN);
+	assert_int_equal(ceph_gate_full_wait(&g, t + SEC), CEPH_GATE_PATIENCE_NS - (SEC - SEC / 4));
+	ceph_gate_destroy(&g);
+}
+
+/* A sleeping call wakes when a slot is given back, else after the time given. */
+static void *leave_soon(void *arg)
+{
+	struct ceph_gate *g = arg;
+	struct timespec d = { .tv_nsec = 20000000 };
+
+	nanosleep(&d, NULL);
+	ceph_gate_leave(g, 0, 1);
+	return NULL;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_wakes(void **state)
+{
+	struct ceph_gate g;
+	enum ceph_gate_event ev;
+	unsigned s;
+	pthread_t t;
+	double t0;
+
+	(void)state;
+	ceph_gate_init(&g, 1, 0);
+	assert_int_equal(enter(&g, 1, &s, &ev), CEPH_GATE_IN);
+	t0 = mono();
+	ceph_gate_sleep(&g, SEC / 20); /* nobody leaves: the whole 50 ms */
+	assert_true(mono() - t0 >= 0.045);
+	assert_int_equal(pthread_create(&t, NULL, leave_soon, &g), 0);
+	t0 = mono();
+	ceph_gate_sleep(&g, 10 * SEC); /* woken by the leave after 20 ms, long before 10 s */
+	assert_true(mono() - t0 < 5.0);
+	pthread_join(t, NULL);
+	assert_int_equal(ceph_gate_inside(&g), 0);
+	ceph_gate_sleep(&g, 10 * SEC); /* a free slot: returns at once */
+	ceph_gate_destroy(&g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -141,6 +211,8 @@ int main(void)
 		cmocka_unit_test(leave_reports_recovery),
 		cmocka_unit_test(no_stuck_limit),
 		cmocka_unit_test(init_clamps),
+		cmocka_unit_test(full_wait),
+		cmocka_unit_test(sleep_wakes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
