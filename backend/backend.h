@@ -478,6 +478,7 @@ struct be_ceph_settings {
 	char fs_name[64];    /* CephFS file system (ceph_select_filesystem) */
 	unsigned mount_timeout; /* seconds a mount may take (start-up, reload) */
 	unsigned op_timeout;    /* seconds a monitor or OSD operation may take */
+	unsigned max_calls;     /* calls of one export inside libcephfs at once (0: no cap but 256) */
 };
 
 /* Set the settings the drivers read when they open an instance (main thread, before be_init). */

@@ -92,6 +92,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_CEPH, "fs-name", CONFIG_TYPE_NAME, FIELD(ceph_fs_name), 0, 0, 64 },
 	{ CONFIG_SECTION_CEPH, "mount-timeout", CONFIG_TYPE_UINT, FIELD(ceph_mount_timeout), 0, 1, 600 },
 	{ CONFIG_SECTION_CEPH, "op-timeout", CONFIG_TYPE_UINT, FIELD(ceph_op_timeout), 0, 0, 3600 },
+	{ CONFIG_SECTION_CEPH, "max-calls", CONFIG_TYPE_UINT, FIELD(ceph_max_calls), 0, 0, 256 },
 };
 const unsigned config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
 

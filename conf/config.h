@@ -88,6 +88,7 @@ struct rnfsd_config {
 	char ceph_fs_name[64];        /* file system; default "-": the cluster's default */
 	unsigned ceph_mount_timeout;  /* seconds; default 30, 1..600 */
 	unsigned ceph_op_timeout;     /* seconds; default 30, 0 (none) ..3600 */
+	unsigned ceph_max_calls;      /* per export inside libcephfs; default 0: threads / 2, at least 1 */
 };
 
 void config_defaults(struct rnfsd_config *cfg);

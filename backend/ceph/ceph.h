@@ -8,6 +8,8 @@
  *                 the caller's identity as a cached UserPerm, errors
  *   ceph_meta.c   getattr, setattr, access, lookup, readlink, statfs, create,
  *                 link, remove, rmdir, rename, readdir, xattrs
+ *   ceph_gated.c  the operations table: each operation through the
+ *                 instance's gate (ceph_gate.c: max-calls, stuck detection)
  *   ceph_io.c     open files (struct be_file, cached by handle), read,
  *                 write, commit, allocate, seek, byte-range locks
  *
@@ -29,6 +31,7 @@
 #include <cephfs/libcephfs.h>
 
 #include "backend/backend.h"
+#include "backend/ceph/ceph_gate.h"
 
 /* Handle bytes: inode number and snapshot id, each 8 bytes big-endian. */
 #define CEPH_HANDLE_LEN 16u
@@ -48,6 +51,8 @@ struct ceph_fs {
 	uint64_t fsid;                    /* ceph_get_fs_cid(): fsid_major of every attribute */
 	atomic_bool sick;                 /* an operation timed out: close without flushing */
 	unsigned secs;                    /* mount-timeout: bounds the mount and the unmount */
+	unsigned stuck_secs;              /* op-timeout: a call inside longer is stuck (0: never) */
+	struct ceph_gate gate;            /* calls inside libcephfs (ceph_gated.c) */
 	char path[PATH_MAX];
 	uint32_t export_id;
 	pthread_mutex_t fcache_lock;
@@ -101,8 +106,18 @@ static inline struct ceph_file *ceph_file(struct be_file *f)
 	return (struct ceph_file *)f;
 }
 
+/* ---- ceph_gated.c ---- */
+extern const struct be_ops ceph_ops;
+
 /* ---- ceph_fs.c ---- */
 extern const struct be_driver ceph_driver;
+void cephbe_close(struct be_fs *fs);
+int cephbe_root(struct be_fs *fs, struct be_obj *out, struct be_attr *attr);
+int cephbe_open_handle(struct be_fs *fs, const struct be_handle *h, struct be_obj *out, struct be_attr *attr);
+int cephbe_handle(struct be_fs *fs, const struct be_obj *o, struct be_handle *out);
+int cephbe_obj_dup(struct be_fs *fs, const struct be_obj *o, struct be_obj *out);
+void cephbe_obj_put(struct be_fs *fs, struct be_obj *o);
+int cephbe_lookup_path(struct be_fs *fs, const char *path, struct be_obj *out, struct be_attr *attr);
 void ceph_fs_put(struct ceph_fs *cf);
 /* libcephfs's negative errno as the backend's positive one (0 for >= 0). */
 int ceph_err(int r);

@@ -11,7 +11,9 @@
  * reported as not served, as a local export whose root cannot be opened.
  * Operations after the mount are bounded by rados_osd_op_timeout and
  * rados_mon_op_timeout (op-timeout): libcephfs then answers ETIMEDOUT, which
- * NFSv3 answers as NFS3ERR_JUKEBOX (nfs/common/errmap.c).
+ * NFSv3 answers as NFS3ERR_JUKEBOX (nfs/common/errmap.c). Requests the MDS
+ * must journal are not bounded by libcephfs and cannot be cancelled: the
+ * gate of ceph_gated.c bounds how many worker threads they can hold.
  *
  * Handles are the inode number and the snapshot id (CEPH_NOSNAP for the
  * live file system): the same in every rnfsd instance over the same file
@@ -307,7 +309,7 @@ int ceph_inode_by_handle(struct ceph_fs *cf, uint64_t ino, uint64_t snap, struct
 	return 0;
 }
 
-static int cephbe_root(struct be_fs *fs, struct be_obj *out, struct be_attr *attr)
+int cephbe_root(struct be_fs *fs, struct be_obj *out, struct be_attr *attr)
 {
 	struct ceph_fs *cf = ceph_fs(fs);
 	struct ceph_statx stx;
@@ -325,7 +327,7 @@ static int cephbe_root(struct be_fs *fs, struct be_obj *out, struct be_attr *att
 	return 0;
 }
 
-static int cephbe_open_handle(struct be_fs *fs, const struct be_handle *h, struct be_obj *out, struct be_attr *attr)
+int cephbe_open_handle(struct be_fs *fs, const struct be_handle *h, struct be_obj *out, struct be_attr *attr)
 {
 	struct ceph_fs *cf = ceph_fs(fs);
 	struct ceph_statx stx;
@@ -343,7 +345,7 @@ static int cephbe_open_handle(struct be_fs *fs, const struct be_handle *h, struc
 	return 0;
 }
 
-static int cephbe_handle(struct be_fs *fs, const struct be_obj *o, struct be_handle *out)
+int cephbe_handle(struct be_fs *fs, const struct be_obj *o, struct be_handle *out)
 {
 	struct ceph_fs *cf = ceph_fs(fs);
 	struct ceph_statx stx;
@@ -355,7 +357,7 @@ static int cephbe_handle(struct be_fs *fs, const struct be_obj *o, struct be_han
 	return 0;
 }
 
-static int cephbe_obj_dup(struct be_fs *fs, const struct be_obj *o, struct be_obj *out)
+int cephbe_obj_dup(struct be_fs *fs, const struct be_obj *o, struct be_obj *out)
 {
 	struct ceph_fs *cf = ceph_fs(fs);
 	struct ceph_statx stx;
@@ -374,7 +376,7 @@ static int cephbe_obj_dup(struct be_fs *fs, const struct be_obj *o, struct be_ob
 	return 0;
 }
 
-static void cephbe_obj_put(struct be_fs *fs, struct be_obj *o)
+void cephbe_obj_put(struct be_fs *fs, struct be_obj *o)
 {
 	if (be_obj_valid(o))
 		ceph_ll_put(ceph_fs(fs)->cmount, ceph_in(o));
@@ -382,7 +384,7 @@ static void cephbe_obj_put(struct be_fs *fs, struct be_obj *o)
 }
 
 /* MOUNT: a directory below the root by a relative path, as the server, no symlinks. */
-static int cephbe_lookup_path(struct be_fs *fs, const char *path, struct be_obj *out, struct be_attr *attr)
+int cephbe_lookup_path(struct be_fs *fs, const char *path, struct be_obj *out, struct be_attr *attr)
 {
 	struct ceph_fs *cf = ceph_fs(fs);
 	struct be_obj cur = BE_OBJ_INIT;
@@ -448,10 +450,11 @@ void ceph_fs_put(struct ceph_fs *cf)
 	    CEPH_ABANDONED)
 		ceph_release(cf->cmount);
 	pthread_mutex_destroy(&cf->fcache_lock);
+	ceph_gate_destroy(&cf->gate);
 	free(cf);
 }
 
-static void cephbe_close(struct be_fs *fs)
+void cephbe_close(struct be_fs *fs)
 {
 	struct ceph_fs *cf = ceph_fs(fs);
 
@@ -612,8 +615,6 @@ static int cephbe_configure(const struct be_ceph_settings *s, struct ceph_mount_
 	return r;
 }
 
-static const struct be_ops ceph_ops;
-
 static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 {
 	const struct be_ceph_settings *s = be_ceph_settings();
@@ -644,6 +645,9 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 	pthread_mutex_init(&cf->fcache_lock, NULL);
 	cf->export_id = cfg->export_id;
 	cf->secs = secs;
+	/* max-calls (0: derived from the worker threads by nfs/common/service.c), op-timeout: ceph_gated.c */
+	cf->stuck_secs = s->op_timeout;
+	ceph_gate_init(&cf->gate, s->max_calls, s->op_timeout);
 	cf->server = ceph_mount_perms(cf->cmount);
 	cf->fsid = (uint64_t)ceph_get_fs_cid(cf->cmount) + 1u; /* never 0 */
 	r = ceph_ll_lookup_root(cf->cmount, &cf->root);
@@ -665,46 +669,6 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 	return 0;
 }
 
-static const struct be_ops ceph_ops = {
-	.close = cephbe_close,
-	.root = cephbe_root,
-	.open_handle = cephbe_open_handle,
-	.handle = cephbe_handle,
-	.obj_dup = cephbe_obj_dup,
-	.obj_put = cephbe_obj_put,
-	.lookup_path = cephbe_lookup_path,
-	.getattr = cephbe_getattr,
-	.setattr = cephbe_setattr,
-	.access = cephbe_access,
-	.lookup = cephbe_lookup,
-	.readlink = cephbe_readlink,
-	.create = cephbe_create,
-	.link = cephbe_link,
-	.remove = cephbe_remove,
-	.rmdir = cephbe_rmdir,
-	.rename = cephbe_rename,
-	.readdir = cephbe_readdir,
-	.statfs = cephbe_statfs,
-	.commit_meta = cephbe_commit_meta,
-	.file_open = cephbe_file_open,
-	.file_open_handle = cephbe_file_open_handle,
-	.file_get = cephbe_file_get,
-	.file_put = cephbe_file_put,
-	.file_getattr = cephbe_file_getattr,
-	.read = cephbe_read,
-	.write = cephbe_write,
-	.commit = cephbe_commit,
-	.allocate = cephbe_allocate,
-	.seek = cephbe_seek,
-	.lock_test = cephbe_lock_test,
-	.lock_set = cephbe_lock_set,
-	.lock_unset = cephbe_lock_unset,
-	.lock_owner_release = cephbe_lock_owner_release,
-	.getxattr = cephbe_getxattr,
-	.setxattr = cephbe_setxattr,
-	.listxattr = cephbe_listxattr,
-	.removexattr = cephbe_removexattr,
-};
 
 const struct be_driver ceph_driver = {
 	.name = "ceph",

@@ -55,6 +55,8 @@ static void nfs_ceph_settings(const struct rnfsd_config *cfg)
 	struct be_ceph_settings s = {
 		.mount_timeout = cfg->ceph_mount_timeout,
 		.op_timeout = cfg->ceph_op_timeout,
+		/* half the workers by default: an export whose cluster hangs leaves the rest to the others */
+		.max_calls = cfg->ceph_max_calls ? cfg->ceph_max_calls : (cfg->threads / 2 ? cfg->threads / 2 : 1),
 	};
 
 	snprintf(s.conf, sizeof(s.conf), "%s", cfg->ceph_conf);
