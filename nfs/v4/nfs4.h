@@ -209,6 +209,9 @@ void nfs4_session_tick(void);
 
 uint32_t nfs4_regular_check(const struct nfs4_ctx *x, const struct nfs4_obj *ob);
 void nfs4_cur_stateid_set(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+/* PUTFH, PUTROOTFH, PUTPUBFH: a new current filehandle has no current stateid
+ * (RFC 8881 §16.2.3.1.2; as knfsd's OP_CLEAR_STATEID): using it is BAD_STATEID. */
+void nfs4_cur_stateid_clear(struct nfs4_ctx *x);
 uint32_t nfs4_stateid_resolve(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_stateid *out);
 void nfs4_stateid_renew(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
 uint32_t nfs4_op_client(struct nfs4_ctx *x, uint64_t clientid40, uint64_t *clientid);

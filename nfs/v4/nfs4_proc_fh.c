@@ -23,6 +23,7 @@ uint32_t nfs4_putfh_exec(struct nfs4_ctx *x, void *args, void *res)
 		return NFS4ERR_BADHANDLE;
 	x->cur.fh = a->fh;
 	x->cur.set = true;
+	nfs4_cur_stateid_clear(x);
 	return NFS4_OK;
 }
 

@@ -42,6 +42,7 @@ uint32_t nfs4_putrootfh_exec(struct nfs4_ctx *x, void *args, void *res)
 	unsigned n, idx = 0;
 
 	(void)args, (void)res;
+	nfs4_cur_stateid_clear(x);
 	v = nfs4_svc_exports(s, &n);
 	return nfs4_cur_set_ns(x, "/", nfs4_pseudo_classify(v, n, "/", &idx), idx);
 }

@@ -28,6 +28,14 @@ void nfs4_cur_stateid_set(struct nfs4_ctx *x, const struct nfs4_stateid *sid)
 	s->cur_sid_set = true;
 }
 
+void nfs4_cur_stateid_clear(struct nfs4_ctx *x)
+{
+	struct nfs4_svc *s = x->priv;
+
+	if (s)
+		s->cur_sid_set = false;
+}
+
 uint32_t nfs4_stateid_resolve(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_stateid *out)
 {
 	struct nfs4_svc *s = x->priv;

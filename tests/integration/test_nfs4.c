@@ -935,6 +935,19 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		struct stat st;
 		CHECK(stat(hx_xpath(&env, "f41"), &st) == 0 && st.st_size == 2, "f41 truncated to 2 bytes");
 	}
+	/* RFC 8881 §16.2.3.1.2: PUTFH leaves no current stateid (pynfs CSID5): OPEN, PUTFH, CLOSE(current). */
+	xb_init(&a);
+	hdr(&a, 1, 5);
+	xb_sequence(&a, sessionid, 7);
+	xb_putfh(&a, root, root_len);
+	xb_open(&a, 0, 1, 0, cid, "owner41c", 0, "f41");
+	xb_putfh(&a, root, root_len);
+	xb_u32(&a, OP_CLOSE);
+	xb_u32(&a, 0);
+	xb_sid(&a, &current);
+	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_BAD_STATEID, "OPEN PUTFH CLOSE(current stateid): BAD_STATEID");
+	raw_reply_free(&r);
+	xb_free(&a);
 }
 
 
