@@ -6,9 +6,13 @@
  * (backend/ceph/ceph_gate.c) must keep the local export served and answer
  * new calls of the Ceph export with NFS3ERR_JUKEBOX in bounded time:
  *
- *   - threads 4, max-calls derived (2): 12 CREATEs at once over 12
+ *   - threads 8, max-calls derived (4): 12 CREATEs at once over 12
  *     connections; the local export still answers GETATTR and READ within
- *     2 s, a new CREATE on the Ceph export answers JUKEBOX within 2 s;
+ *     2 s, a new CREATE on the Ceph export answers JUKEBOX within 2 s, and
+ *     at least 6 of the CREATEs answer JUKEBOX (the gate holds max-calls; a
+ *     CREATE whose create call got through may also block in its close,
+ *     which is not gated: seen once, 3 workers held with max-calls 2, so
+ *     the bound asserted leaves 2 workers' room and the count is reported);
  *   - past op-timeout (10 s): even a GETATTR of the Ceph export answers
  *     JUKEBOX at once and the log says once that the cluster is not
  *     answering;
@@ -122,7 +126,7 @@ static void stuck_creates(struct hx_env *e, struct pending *p, struct rpc_contex
 	double t0, t;
 	int st;
 
-	hx_section("the OSD stops, %d CREATEs on the Ceph export with 4 worker threads", NCREATE);
+	hx_section("the OSD stops, %d CREATEs on the Ceph export with 8 worker threads", NCREATE);
 	snprintf(cmd, sizeof(cmd), "%s osd-stop %s", getenv("RNFSD_CEPH_SCRIPT"), getenv("RNFSD_CEPH_DIR"));
 	if (!CHECK(system(cmd) == 0, "OSD stopped"))
 		return;
@@ -143,8 +147,8 @@ static void stuck_creates(struct hx_env *e, struct pending *p, struct rpc_contex
 				p[i].status < 0 ? "RPC failure" : hx_nfsstat_name(p[i].status), p[i].took);
 	hx_note("%u of %d CREATEs answered JUKEBOX, %u no answer after %.1f s", count_status(p, NCREATE,
 		NFS3ERR_JUKEBOX), NCREATE, NCREATE - count_status(p, NCREATE, NFS3ERR_JUKEBOX), hx_now() - t0);
-	CHECK(count_status(p, NCREATE, NFS3ERR_JUKEBOX) >= NCREATE - 2,
-	      "all but max-calls (2) of the CREATEs answered JUKEBOX");
+	CHECK(count_status(p, NCREATE, NFS3ERR_JUKEBOX) >= NCREATE - 6,
+	      "at least %d of the CREATEs answered JUKEBOX (max-calls 4 gated, closes not)", NCREATE - 6);
 	/* past op-timeout: stuck, every call of the export refused at once, even one libcephfs could answer */
 	t = hx_now();
 	st = hx3_getattr(nc, croot, NULL);
@@ -194,7 +198,7 @@ int main(int argc, char **argv)
 		hx_skip("needs a CephFS cluster: run through tests/ceph/with-cluster.sh --fuse");
 	hx_env_init(&e);
 	hx_require_own_daemon(&e);
-	e.threads = 4;
+	e.threads = 8;
 	/* a local export on this host's disk (not below TMPDIR: that is CephFS, through FUSE) */
 	snprintf(local_dir, sizeof(local_dir), "/var/tmp/rnfsd-local-XXXXXX");
 	if (!mkdtemp(local_dir) || chmod(local_dir, 0755) != 0 ||
