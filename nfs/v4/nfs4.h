@@ -78,6 +78,8 @@ struct nfs4_svc {
 	/* RFC 8881 §16.2.3.1.2: the COMPOUND's current stateid (nfs4_proc_state.c). */
 	bool cur_sid_set;
 	struct nfs4_stateid cur_sid;
+	bool saved_sid_set;           /* SAVEFH's copy of it, which RESTOREFH brings back */
+	struct nfs4_stateid saved_sid;
 };
 
 /* An object a filehandle names. */
@@ -212,6 +214,9 @@ void nfs4_cur_stateid_set(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
 /* PUTFH, PUTROOTFH, PUTPUBFH: a new current filehandle has no current stateid
  * (RFC 8881 §16.2.3.1.2; as knfsd's OP_CLEAR_STATEID): using it is BAD_STATEID. */
 void nfs4_cur_stateid_clear(struct nfs4_ctx *x);
+/* SAVEFH saves the current stateid with the filehandle, RESTOREFH restores both (as knfsd). */
+void nfs4_cur_stateid_save(struct nfs4_ctx *x);
+void nfs4_cur_stateid_restore(struct nfs4_ctx *x);
 uint32_t nfs4_stateid_resolve(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_stateid *out);
 void nfs4_stateid_renew(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
 uint32_t nfs4_op_client(struct nfs4_ctx *x, uint64_t clientid40, uint64_t *clientid);

@@ -50,6 +50,7 @@ uint32_t nfs4_savefh_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	(void)args, (void)res;
 	x->saved = x->cur;
+	nfs4_cur_stateid_save(x);
 	return NFS4_OK;
 }
 
@@ -60,5 +61,6 @@ uint32_t nfs4_restorefh_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (!x->saved.set)
 		return NFS4ERR_RESTOREFH;
 	x->cur = x->saved;
+	nfs4_cur_stateid_restore(x);
 	return NFS4_OK;
 }

@@ -36,6 +36,26 @@ void nfs4_cur_stateid_clear(struct nfs4_ctx *x)
 		s->cur_sid_set = false;
 }
 
+void nfs4_cur_stateid_save(struct nfs4_ctx *x)
+{
+	struct nfs4_svc *s = x->priv;
+
+	if (s) {
+		s->saved_sid_set = s->cur_sid_set;
+		s->saved_sid = s->cur_sid;
+	}
+}
+
+void nfs4_cur_stateid_restore(struct nfs4_ctx *x)
+{
+	struct nfs4_svc *s = x->priv;
+
+	if (s) {
+		s->cur_sid_set = s->saved_sid_set;
+		s->cur_sid = s->saved_sid;
+	}
+}
+
 uint32_t nfs4_stateid_resolve(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_stateid *out)
 {
 	struct nfs4_svc *s = x->priv;

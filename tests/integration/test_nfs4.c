@@ -67,7 +67,7 @@ static uint32_t xid = 0x4e460000;
 
 enum { OP_ACCESS = 3, OP_CREATE = 6, OP_GETATTR = 9, OP_GETFH = 10, OP_LINK = 11, OP_LOOKUP = 15,
        OP_NVERIFY = 17, OP_OPEN = 18, OP_PUTFH = 22, OP_PUTROOTFH = 24, OP_READDIR = 26, OP_READLINK = 27,
-       OP_REMOVE = 28, OP_RENAME = 29, OP_SAVEFH = 32, OP_SETATTR = 34, OP_VERIFY = 37 };
+       OP_REMOVE = 28, OP_RENAME = 29, OP_RESTOREFH = 31, OP_SAVEFH = 32, OP_SETATTR = 34, OP_VERIFY = 37 };
 /* State, I/O and locks. */
 enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, OP_OPENATTR = 19,
        OP_OPEN_CONFIRM = 20, OP_READ = 25, OP_RENEW = 30, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36,
@@ -946,6 +946,21 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	xb_u32(&a, 0);
 	xb_sid(&a, &current);
 	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_BAD_STATEID, "OPEN PUTFH CLOSE(current stateid): BAD_STATEID");
+	raw_reply_free(&r);
+	xb_free(&a);
+	/* ... while SAVEFH keeps it with the filehandle for RESTOREFH (pynfs CSID10). */
+	xb_init(&a);
+	hdr(&a, 1, 7);
+	xb_sequence(&a, sessionid, 8);
+	xb_putfh(&a, root, root_len);
+	xb_open(&a, 0, 1, 0, cid, "owner41s", 0, "f41");
+	xb_u32(&a, OP_SAVEFH);
+	xb_putfh(&a, root, root_len);
+	xb_u32(&a, OP_RESTOREFH);
+	xb_u32(&a, OP_CLOSE);
+	xb_u32(&a, 0);
+	xb_sid(&a, &current);
+	CHECK_EQ(compound(c, &a, &r, &n), 0, "OPEN SAVEFH PUTFH RESTOREFH CLOSE(current stateid): OK");
 	raw_reply_free(&r);
 	xb_free(&a);
 }
