@@ -59,6 +59,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "drc-entries", CONFIG_TYPE_UINT, FIELD(drc_entries), 0, 1, 1048576 },
 	{ CONFIG_SECTION_RNFSD, "max-connections", CONFIG_TYPE_UINT, FIELD(max_connections), 0, 1, 65536 },
 	{ CONFIG_SECTION_RNFSD, "nlm", CONFIG_TYPE_BOOL, FIELD(nlm), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "nlm-udp-port", CONFIG_TYPE_UINT, FIELD(nlm_udp_port), 0, 0, 65535 },
 	{ CONFIG_SECTION_RNFSD, "grace-period", CONFIG_TYPE_UINT, FIELD(grace_period), 0, 0, 3600 },
 	{ CONFIG_SECTION_RNFSD, "reboot-notify", CONFIG_TYPE_BOOL, FIELD(reboot_notify), 0, 0, 0 },
 	{ CONFIG_SECTION_RNFSD, "statd-dir", CONFIG_TYPE_PATH, FIELD(statd_dir), 0, 0, PATH_MAX },

@@ -43,6 +43,7 @@ struct rnfsd_config {
 	unsigned drc_entries;         /* duplicate request cache size; default 4096 */
 	unsigned max_connections;     /* per transport; default 1024 */
 	bool nlm;                     /* serve NLM v4 (locks); default yes */
+	unsigned nlm_udp_port;        /* NLM over UDP on this port; default 0: one the kernel picks */
 	unsigned grace_period;        /* seconds after start in which only NLM lock reclaims succeed: NLM's
 	                               * term of the grace clock it shares with NFSv4 (core/grace.h);
 	                               * default 90, applied only when statd names hosts that may reclaim */

@@ -55,12 +55,14 @@
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4_stats.h"
 #include "nlm/nlm.h"
+#include "nlm/nlm4_xdr.h"
 #include "nlm/nlm_reboot.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_stats.h"
 #include "rpc/rpcbind.h"
 #include "rpc/xprt.h"
 #include "transport/tcp.h"
+#include "transport/udp.h"
 #if HAVE_RDMA
 #include "transport/rdma.h"
 #endif
@@ -93,6 +95,7 @@ static struct {
 	char conf_file[PATH_MAX];   /* the rnfsd.conf in use, "" for built-in defaults */
 	struct loop *loop;
 	struct tcp_xprt *tcp;       /* also d.xprts[0]: its port goes to rpcbind */
+	struct udp_xprt *udp;       /* NLM over UDP (with [rnfsd] nlm), or NULL */
 	struct xprt *xprts[RNFSD_MAX_XPRTS]; /* every transport, in start order */
 	unsigned n_xprts;
 	unsigned draining;          /* transports still draining after SIGTERM */
@@ -549,6 +552,16 @@ static int xprts_start(void)
 	if (!d.tcp)
 		return -1;
 	d.xprts[d.n_xprts++] = tcp_xprt_base(d.tcp);
+	if (d.cfg.nlm) {
+		struct udp_params up;
+
+		udp_params_from_config(&up, &d.cfg);
+		up.progs[up.n_progs++] = NLM_PROGRAM; /* and rpc.statd's notifications, NLM's procedure 16 */
+		d.udp = udp_xprt_create(d.loop, &up);
+		if (!d.udp)
+			return -1;
+		d.xprts[d.n_xprts++] = udp_xprt_base(d.udp);
+	}
 #if HAVE_RDMA
 	struct rdma_xprt *rdma = rdma_xprt_create(d.loop, &d.cfg); /* NULL: enable = no */
 	if (rdma)
@@ -580,6 +593,7 @@ static void xprts_free(void)
 		x->ops->free(x);
 	}
 	d.tcp = NULL;
+	d.udp = NULL;
 }
 
 /* ---- main ---- */
@@ -649,7 +663,10 @@ int main(int argc, char **argv)
 		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
 				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
 		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
-		nlm_rpcbind_register();
+		if (d.udp)
+			nlm_rpcbind_register_udp(udp_xprt_port(d.udp),
+						 (udp_xprt_listens(d.udp, AF_INET) ? RPCBIND_UDP4 : 0) |
+						 (udp_xprt_listens(d.udp, AF_INET6) ? RPCBIND_UDP6 : 0));
 	}
 	if (reclaimers && d.cfg.reboot_notify)
 		(void)nlm_reboot_notify(d.cfg.statd_dir); /* they reclaim now that rnfsd serves; failure logged */

@@ -21,9 +21,10 @@ int nlm_register(void);
  * callback channels and the retry thread. grace_s: seconds after start in
  * which only reclaims are granted (0: none). 0 or -1 (logged). */
 int nlm_start(struct loop *loop, unsigned grace_s);
-/* Main thread, after rpc_rpcbind_register(): register the UDP socket for
- * rpc.statd's notifications (NLM v4 on "udp"). */
-void nlm_rpcbind_register(void);
+/* Main thread, after rpc_rpcbind_register(): register NLM v4 on the UDP
+ * transport's port (transport/udp.h; also where rpc.statd's notifications
+ * arrive), on netids RPCBIND_UDP4 | RPCBIND_UDP6 (rpc/rpcbind.h). */
+void nlm_rpcbind_register_udp(uint16_t port, unsigned netids);
 /* Main thread, after serving stopped: every NLM lock released. */
 void nlm_stop(void);
 

@@ -26,10 +26,6 @@ enum rpc_proc_status nlm_unshare_exec(struct rpc_call *c, void *args, void *res)
 enum rpc_proc_status nlm_free_all_exec(struct rpc_call *c, void *args, void *res);
 enum rpc_proc_status nlm_nsm_notify_exec(struct rpc_call *c, void *args, void *res);
 
-/* Loop thread (nlm_sm_udp.c): statd's notification arrived over UDP; the
- * host's locks are released on the retry thread. */
-void nlm_notify_queue(const struct nsm_status_args *a);
-
 /* Pure: errno (and BE_E*) of a lock call -> nlm4_stats. */
 uint32_t nlm_errno_to_stat(int err);
 

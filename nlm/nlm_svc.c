@@ -32,7 +32,6 @@
 #include "nlm/nlm_internal.h"
 #include "nlm/nlm_cb.h"
 #include "nlm/nlm_nsm.h"
-#include "nlm/nlm_sm_udp.h"
 #include "rpc/rpcbind.h"
 #include "nlm/nlm_table.h"
 #include "nfs/common/nfs_common.h"
@@ -44,7 +43,6 @@
 #define NLM_SHARES 1024u
 #define NLM_CB_SLOTS 256u
 #define NLM_POLL_MS 1000
-#define NLM_NOTIFY_QUEUE 32u
 
 static pthread_mutex_t nlm_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t nlm_cond = PTHREAD_COND_INITIALIZER;
@@ -56,10 +54,6 @@ static char nlm_hostname[256];
 static uint32_t nlm_hostname_len;
 static struct nlm_counters nlm_cnt;
 static struct log_limit nlm_limit;
-static uint16_t nlm_udp_port;
-/* statd notifications that came over UDP, for the retry thread (nlm_mu) */
-static struct nsm_status_args nlm_notes[NLM_NOTIFY_QUEUE];
-static unsigned nlm_n_notes;
 
 /* An NLM call's file: the served table's reference, the export, the backend's open file. */
 struct nlm_file {
@@ -574,7 +568,7 @@ static void nlm_notified(const struct nsm_status_args *a)
 		 a->state, nlm_host_gone(name, len));
 }
 
-/* The same over TCP (XNFS §11: the my_id procedure): only from this host, on a privileged port. */
+/* XNFS §11 (the my_id procedure statd calls back, over UDP or TCP): only from this host, on a privileged port. */
 enum rpc_proc_status nlm_nsm_notify_exec(struct rpc_call *c, void *args, void *res)
 {
 	const struct nsm_status_args *a = args;
@@ -591,33 +585,6 @@ enum rpc_proc_status nlm_nsm_notify_exec(struct rpc_call *c, void *args, void *r
 	}
 	nlm_notified(a);
 	return RPC_PROC_OK;
-}
-
-void nlm_notify_queue(const struct nsm_status_args *a)
-{
-	pthread_mutex_lock(&nlm_mu);
-	if (nlm_n_notes < NLM_NOTIFY_QUEUE) {
-		struct nsm_status_args *q = &nlm_notes[nlm_n_notes++];
-
-		*q = *a;
-		q->mon_name.len = 0; /* points into the datagram: not kept (priv names the host) */
-		q->mon_name.p = NULL;
-		nlm_kicked = true;
-		pthread_cond_signal(&nlm_cond);
-	}
-	pthread_mutex_unlock(&nlm_mu);
-}
-
-/* Retry thread, nlm_mu held (dropped meanwhile): the queued notifications. */
-static void nlm_notes_run(void)
-{
-	while (nlm_n_notes > 0) {
-		struct nsm_status_args a = nlm_notes[--nlm_n_notes];
-
-		pthread_mutex_unlock(&nlm_mu);
-		nlm_notified(&a);
-		pthread_mutex_lock(&nlm_mu);
-	}
 }
 
 /* Loop thread: the client answered (or not) the GRANTED call for waiter seq. */
@@ -726,7 +693,6 @@ static void *nlm_retry_main(void *arg)
 			pthread_cond_timedwait(&nlm_cond, &nlm_mu, &until);
 		}
 		nlm_kicked = false;
-		nlm_notes_run();
 		for (unsigned i = 0; !nlm_stopping && i < nlm_tab.n_waiters; i++) {
 			enum nlm_waiter_state st = nlm_tab.waiters[i].state;
 
@@ -738,10 +704,10 @@ static void *nlm_retry_main(void *arg)
 	return NULL;
 }
 
-void nlm_rpcbind_register(void)
+void nlm_rpcbind_register_udp(uint16_t port, unsigned netids)
 {
 	if (nlm_running)
-		(void)rpc_rpcbind_register_udp(NLM_PROGRAM, NLM4_VERSION, "nlockmgr", nlm_udp_port); /* logged */
+		(void)rpc_rpcbind_register_udp(NLM_PROGRAM, NLM4_VERSION, "nlockmgr", port, netids); /* logged */
 }
 
 void nlm_counters(struct nlm_counters *out)
@@ -774,15 +740,9 @@ int nlm_start(struct loop *loop, unsigned grace_s)
 		nlm_table_free(&nlm_tab);
 		return -1;
 	}
-	if (nlm_sm_udp_start(loop, 0, &nlm_udp_port) != 0) {
-		nlm_cb_shutdown();
-		nlm_table_free(&nlm_tab);
-		return -1;
-	}
 	nlm_stopping = false;
 	if (pthread_create(&nlm_thread, NULL, nlm_retry_main, NULL) != 0) {
 		log_err("nlm: cannot start the retry thread");
-		nlm_sm_udp_stop();
 		nlm_cb_shutdown();
 		nlm_table_free(&nlm_tab);
 		return -1;
@@ -802,7 +762,6 @@ void nlm_stop(void)
 	pthread_cond_signal(&nlm_cond);
 	pthread_mutex_unlock(&nlm_mu);
 	pthread_join(nlm_thread, NULL);
-	nlm_sm_udp_stop();
 	nlm_cb_shutdown();
 	pthread_mutex_lock(&nlm_mu);
 	for (unsigned i = 0; i < nlm_tab.n_held; i++)

@@ -29,13 +29,13 @@
 #include "core/log.h"
 
 #define RPCBIND_MAX 32
-static const char *const rpcbind_netids[] = {"tcp", "tcp6", "udp"};
+static const char *const rpcbind_netids[] = {"tcp", "tcp6", "udp", "udp6"};
 #define RPCBIND_NNETIDS (sizeof(rpcbind_netids) / sizeof(rpcbind_netids[0]))
 
 struct rpcbind_job {
 	bool set;                 /* rpcb_set (else rpcb_unset) */
 	uint16_t port;
-	unsigned netids;          /* RPCBIND_TCP4 | RPCBIND_TCP6 | RPCBIND_UDP4 */
+	unsigned netids;          /* RPCBIND_TCP4 | RPCBIND_TCP6 | RPCBIND_UDP4 | RPCBIND_UDP6 */
 	struct rpc_prog_vers pv[RPCBIND_MAX];
 	unsigned n;
 	int failures;
@@ -55,6 +55,7 @@ static const char *probe_path;
 /* What rpc_rpcbind_register_udp() registered. */
 static struct rpc_prog_vers registered_udp;
 static uint16_t registered_udp_port;
+static unsigned registered_udp_netids;
 
 void rpc_rpcbind_set_probe_path(const char *path)
 {
@@ -89,7 +90,7 @@ static bool rpcbind_running(void)
 static void rpcbind_addr(const char *netid, uint16_t port, struct sockaddr_storage *ss, struct netbuf *nb)
 {
 	memset(ss, 0, sizeof(*ss));
-	if (strcmp(netid, "tcp6") == 0) {
+	if (strcmp(netid, "tcp6") == 0 || strcmp(netid, "udp6") == 0) {
 		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_addr = in6addr_any;
@@ -250,7 +251,7 @@ int rpc_rpcbind_register(uint16_t port, unsigned netids)
 	return 0;
 }
 
-int rpc_rpcbind_register_udp(uint32_t prog, uint32_t vers, const char *name, uint16_t port)
+int rpc_rpcbind_register_udp(uint32_t prog, uint32_t vers, const char *name, uint16_t port, unsigned netids)
 {
 	struct rpc_prog_vers pv = { prog, vers, name };
 	struct rpcbind_job *job;
@@ -258,24 +259,28 @@ int rpc_rpcbind_register_udp(uint32_t prog, uint32_t vers, const char *name, uin
 
 	if (!rpcbind_running())
 		return -1; /* rpc_rpcbind_register() said so */
-	job = rpcbind_job_new(true, port, RPCBIND_UDP4, &pv, 1);
+	job = rpcbind_job_new(true, port, netids & (RPCBIND_UDP4 | RPCBIND_UDP6), &pv, 1);
 	if (!job)
 		return -1;
 	failures = rpcbind_job_wait(job);
+	registered_udp = pv;
+	registered_udp_port = port;
+	registered_udp_netids = netids & (RPCBIND_UDP4 | RPCBIND_UDP6);
 	if (failures != 0) {
 		log_warn("rpcbind: %s version %u on udp port %u not registered", name, vers, port);
 		return -1;
 	}
-	registered_udp = pv;
-	registered_udp_port = port;
-	log_info("rpcbind: registered %s version %u on udp port %u", name, vers, port);
+	log_info("rpcbind: registered %s version %u on %s port %u", name, vers,
+		 registered_udp_netids == RPCBIND_UDP4 ? "udp" : registered_udp_netids == RPCBIND_UDP6 ? "udp6" : "udp, udp6",
+		 port);
 	return 0;
 }
 
 void rpc_rpcbind_unregister(void)
 {
 	if (registered_udp_port && rpcbind_running()) {
-		struct rpcbind_job *job = rpcbind_job_new(false, registered_udp_port, RPCBIND_UDP4, &registered_udp, 1);
+		struct rpcbind_job *job = rpcbind_job_new(false, registered_udp_port, registered_udp_netids,
+							  &registered_udp, 1);
 
 		if (job && rpcbind_job_wait(job) < 0)
 			log_warn("rpcbind did not answer within %d ms: unregistration abandoned", RPCBIND_TIMEOUT_MS);

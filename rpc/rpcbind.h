@@ -20,6 +20,7 @@ unsigned rpc_prog_versions(struct rpc_prog_vers *out, unsigned max);
 #define RPCBIND_TCP4 1u /* netid "tcp" */
 #define RPCBIND_TCP6 2u /* netid "tcp6" */
 #define RPCBIND_UDP4 4u /* netid "udp" (rpc_rpcbind_register_udp only) */
+#define RPCBIND_UDP6 8u /* netid "udp6" (rpc_rpcbind_register_udp only) */
 
 /*
  * Main thread. Register every program/version registered with
@@ -32,11 +33,12 @@ unsigned rpc_prog_versions(struct rpc_prog_vers *out, unsigned max);
 int rpc_rpcbind_register(uint16_t port, unsigned netids);
 
 /*
- * Main thread. Register one program version on netid "udp" at port (NLM v4:
- * the loopback socket rpc.statd's notifications reach, nlm/nlm_sm_udp.c).
+ * Main thread. Register one program version on the UDP netids in `netids`
+ * (RPCBIND_UDP4 | RPCBIND_UDP6) at port (NLM v4 over UDP, transport/udp.h,
+ * which is also where rpc.statd's notifications arrive).
  * 0, or -1 (logged; nothing when rpcbind is not running).
  */
-int rpc_rpcbind_register_udp(uint32_t prog, uint32_t vers, const char *name, uint16_t port);
+int rpc_rpcbind_register_udp(uint32_t prog, uint32_t vers, const char *name, uint16_t port, unsigned netids);
 
 /* Undo rpc_rpcbind_register() and rpc_rpcbind_register_udp() (only what they registered). Same time bound. */
 void rpc_rpcbind_unregister(void);

@@ -38,6 +38,7 @@
 
 #include "core/log.h"
 #include "core/loop.h"
+#include "transport/sock_addr.h"
 
 static const uint8_t xdr_zero_pad[4];
 static struct log_limit lim_record;
@@ -667,21 +668,6 @@ void tcp_send_reply(struct rpc_call *c)
 
 /* ---- accept ---- */
 
-static void tcp_peer_name(const struct sockaddr_storage *ss, char *out, size_t len)
-{
-	char a[INET6_ADDRSTRLEN] = "?";
-
-	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
-		snprintf(out, len, "[%s]:%u", a, ntohs(s6->sin6_port));
-	} else {
-		const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
-		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
-		snprintf(out, len, "%s:%u", a, ntohs(s4->sin_port));
-	}
-}
-
 void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss, socklen_t len)
 {
 	static struct log_limit lim;
@@ -697,7 +683,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	conn->rpc.xprt_name = "tcp";
 	memcpy(&conn->rpc.peer, ss, len);
 	conn->rpc.peer_len = len;
-	tcp_peer_name(ss, conn->rpc.peer_name, sizeof(conn->rpc.peer_name));
+	sock_addr_name(ss, conn->rpc.peer_name, sizeof(conn->rpc.peer_name));
 	rm_init(&conn->rm, x->p.max_record);
 	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
 	conn->tx_last = conn->rx_last;

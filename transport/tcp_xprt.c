@@ -18,6 +18,7 @@
 
 #include "core/log.h"
 #include "core/loop.h"
+#include "transport/sock_addr.h"
 
 #define TCP_BACKLOG 1024
 
@@ -45,21 +46,8 @@ static int tcp_listen_open(const struct config_listen *l, int *family)
 	socklen_t len;
 	int one = 1, fd;
 
-	memset(&ss, 0, sizeof(ss));
-	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-	if (inet_pton(AF_INET, l->addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(l->port);
-		len = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, l->addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(l->port);
-		len = sizeof(*s6);
-	} else {
-		errno = EINVAL; /* the configuration parser only lets numeric addresses through */
+	if (sock_addr_parse(l->addr, l->port, &ss, &len) != 0)
 		return -1;
-	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
@@ -82,18 +70,6 @@ err_fd: {
 	errno = err;
 	return -1;
 }
-}
-
-static uint16_t tcp_fd_port(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
-		return 0;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
 static void tcp_listen_arm(struct tcp_xprt *x, bool on)
@@ -201,7 +177,7 @@ static int tcp_listen_add(struct tcp_xprt *x, const struct config_listen *l)
 	x->lfd[x->n_listen] = fd;
 	x->lfamily[x->n_listen] = family;
 	x->lev[x->n_listen++] = ev;
-	log_info("tcp: listening on %s port %u", l->addr, tcp_fd_port(fd));
+	log_info("tcp: listening on %s port %u", l->addr, sock_fd_port(fd));
 	return 0;
 }
 
@@ -354,7 +330,7 @@ struct tcp_xprt *tcp_xprt_start(struct loop *loop, const struct tcp_params *p)
 
 uint16_t tcp_xprt_port(const struct tcp_xprt *x)
 {
-	return x && x->n_listen ? tcp_fd_port(x->lfd[0]) : 0;
+	return x && x->n_listen ? sock_fd_port(x->lfd[0]) : 0;
 }
 
 bool tcp_xprt_listens(const struct tcp_xprt *x, int af)

@@ -181,7 +181,7 @@ const uint8_t *xd_opaque(struct xd *d, uint32_t *len, uint32_t max)
 
 /* ---- connection -------------------------------------------------------- */
 
-static int raw_connect_from(struct raw_conn *c, uint16_t port, bool reserved)
+static int raw_connect_from(struct raw_conn *c, uint16_t port, bool reserved, bool udp)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct sockaddr_in src = { .sin_family = AF_INET };
@@ -189,10 +189,12 @@ static int raw_connect_from(struct raw_conn *c, uint16_t port, bool reserved)
 	unsigned p;
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	c->fd = socket(AF_INET, SOCK_STREAM, 0);
+	c->udp = udp;
+	c->fd = socket(AF_INET, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
 	if (c->fd < 0)
 		return -1;
-	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (!udp)
+		setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (reserved) {
 		src.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		for (p = 1023; p >= 512; p--) {
@@ -216,12 +218,17 @@ static int raw_connect_from(struct raw_conn *c, uint16_t port, bool reserved)
 
 int raw_connect(struct raw_conn *c, uint16_t port)
 {
-	return raw_connect_from(c, port, false);
+	return raw_connect_from(c, port, false, false);
 }
 
 int raw_connect_reserved(struct raw_conn *c, uint16_t port)
 {
-	return raw_connect_from(c, port, true);
+	return raw_connect_from(c, port, true, false);
+}
+
+int raw_udp_connect(struct raw_conn *c, uint16_t port, bool reserved)
+{
+	return raw_connect_from(c, port, reserved, true);
 }
 
 void raw_close(struct raw_conn *c)
@@ -260,6 +267,8 @@ int raw_send_fragment(struct raw_conn *c, const void *data, size_t len, bool las
 
 int raw_send_record(struct raw_conn *c, const void *data, size_t len)
 {
+	if (c->udp) /* RFC 5531: one message per datagram, no record mark */
+		return send(c->fd, data, len, 0) == (ssize_t)len ? 0 : -1;
 	return raw_send_fragment(c, data, len, true);
 }
 
@@ -302,6 +311,38 @@ static enum raw_recv_result raw_read_full(struct raw_conn *c, void *buf, size_t 
 	return RAW_RECV_OK;
 }
 
+/* One datagram before the deadline (UDP: a record is a datagram). */
+static enum raw_recv_result raw_recv_datagram(struct raw_conn *c, uint8_t **buf, size_t *len, long long deadline)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+	uint8_t *out = malloc(65536);
+	ssize_t n;
+
+	if (!out)
+		abort();
+	for (;;) {
+		long long left = deadline - raw_ms_now();
+		int pr = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			free(out);
+			return RAW_RECV_TIMEOUT;
+		}
+		n = recv(c->fd, out, 65536, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(out);
+			return errno == ECONNREFUSED ? RAW_RECV_CLOSED : RAW_RECV_ERROR;
+		}
+		*buf = out;
+		*len = (size_t)n;
+		return RAW_RECV_OK;
+	}
+}
+
 enum raw_recv_result raw_recv_record(struct raw_conn *c, uint8_t **buf, size_t *len, int timeout_ms)
 {
 	long long deadline = raw_ms_now() + timeout_ms;
@@ -311,6 +352,8 @@ enum raw_recv_result raw_recv_record(struct raw_conn *c, uint8_t **buf, size_t *
 	uint32_t mark, flen;
 	bool last = false;
 
+	if (c->udp)
+		return raw_recv_datagram(c, buf, len, deadline);
 	while (!last) {
 		r = raw_read_full(c, &mark, 4, deadline);
 		if (r != RAW_RECV_OK)

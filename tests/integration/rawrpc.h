@@ -53,11 +53,14 @@ void xd_skip(struct xd *d, size_t n);
 /* A connection to 127.0.0.1:port. */
 struct raw_conn {
 	int fd;
+	bool udp; /* a connected UDP socket: a record is one datagram, no marking */
 };
 
 int raw_connect(struct raw_conn *c, uint16_t port);
 /* From a privileged source port (512..1023; needs root). */
 int raw_connect_reserved(struct raw_conn *c, uint16_t port);
+/* A connected UDP socket to 127.0.0.1:port (reserved: from a port below 1024). */
+int raw_udp_connect(struct raw_conn *c, uint16_t port, bool reserved);
 void raw_close(struct raw_conn *c);
 /* One record marking fragment (RFC 5531 §11). 0 or -1. */
 int raw_send_fragment(struct raw_conn *c, const void *data, size_t len, bool last);

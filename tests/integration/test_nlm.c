@@ -8,7 +8,9 @@
  * unlocks (through rnfsd) or a local process releases (the retry poll), a
  * cancelled waiter never granted, FREE_ALL, a forged handle, truncated
  * arguments; SM_MON/SM_UNMON to a statd in the test and its reboot
- * notification; NLM and NFSv4.0 locks on one file (NFSv4 is served here too)
+ * notification (over TCP and, as nfs-utils' statd sends it, over UDP); NLM
+ * over UDP sharing the lock table with TCP (a GRANTED for a UDP waiter, NFS
+ * answered PROG_UNAVAIL there); NLM and NFSv4.0 locks on one file (NFSv4 is served here too)
  * refusing each other both ways, a blocked NLM lock granted after the NFSv4
  * LOCKU (the retry poll sees the backend release), each then taking the
  * other's range; a restart with a grace period in which only reclaims pass.
@@ -473,7 +475,7 @@ static int sm_notify(bool privileged, const uint8_t priv[16])
 	return ok;
 }
 
-/* The loopback UDP port rnfsd registers for statd (from its log line). */
+/* rnfsd's UDP port for NLM (and statd's notifications), from its log line. */
 static uint16_t udp_port(void)
 {
 	FILE *f = fopen(env.log_path, "r");
@@ -481,10 +483,10 @@ static uint16_t udp_port(void)
 	unsigned port = 0;
 
 	while (f && fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, "notifications on udp 127.0.0.1 port ");
+		const char *p = strstr(line, "udp: listening on ");
 
-		if (p)
-			sscanf(p + strlen("notifications on udp 127.0.0.1 port "), "%u", &port);
+		if (p && (p = strstr(p, " port ")))
+			sscanf(p + strlen(" port "), "%u", &port);
 	}
 	if (f)
 		fclose(f);
@@ -574,6 +576,42 @@ static void nsm(struct raw_conn *c)
 			usleep(20000);
 	}
 	CHECK(released, "A's locks are released (within 1 s)");
+}
+
+/* ---- NLM over UDP (transport/udp_xprt.c) ---- */
+
+static void over_udp(struct raw_conn *tcp)
+{
+	struct raw_conn u;
+	struct raw_reply r;
+	struct granted g;
+	unsigned seen = cb_count();
+
+	hx_section("NLM over UDP: the same lock table as over TCP; a GRANTED for a UDP waiter; only NLM served");
+	if (!CHECK(raw_udp_connect(&u, udp_port(), false) == 0, "UDP socket to rnfsd's NLM port %u", udp_port()))
+		return;
+	CHECK_EQ(nlm_lock(&u, &A, false, true, 5000, 10, "u1"), GRANTED, "A over UDP: exclusive [5000,5010)");
+	CHECK_EQ(nlm_test(tcp, &B, true, 5005, 1, NULL), DENIED, "B over TCP: TEST at 5005 denied");
+	CHECK_EQ(local_getlk(5000, 1), F_WRLCK, "a local process sees the lock taken over UDP");
+	CHECK_EQ(nlm_lock(&u, &B, true, true, 5000, 1, "ckU"), BLOCKED, "B over UDP: blocking LOCK [5000,5001): BLOCKED");
+	CHECK_EQ(nlm_unlock_or_cancel(tcp, P_UNLOCK, &A, false, 5000, 10), GRANTED, "A over TCP: unlock");
+	if (CHECK(cb_wait(seen + 1, 5.0, &g), "GRANTED reached the UDP waiter's lock manager within 5 s"))
+		CHECK(!strcmp(g.cookie, "ckU") && g.off == 5000, "for B's lock (%s at %llu)", g.cookie,
+		      (unsigned long long)g.off);
+	CHECK_EQ(nlm_test(&u, &A, true, 5000, 1, NULL), DENIED, "A over UDP: TEST at 5000: B holds it");
+	CHECK_EQ(nlm_unlock_or_cancel(&u, P_UNLOCK, &B, false, 5000, 1), GRANTED, "B over UDP: unlock");
+	CHECK_EQ(local_getlk(5000, 10), F_UNLCK, "and the range is free for a local process");
+	if (CHECK(raw_call(&u, ++next_xid, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK, "NFS NULL over UDP answered")) {
+		CHECK_EQ(r.accept_stat, 1, "PROG_UNAVAIL: NFS is not served over UDP");
+		raw_reply_free(&r);
+	}
+	if (CHECK(raw_call(&u, ++next_xid, NLM_PROG, 3, P_NULL, NULL, 0, &r) == RAW_RECV_OK, "NLM v3 NULL answered")) {
+		CHECK(r.accept_stat == 2 && r.low == 4 && r.high == 4, "PROG_MISMATCH 4..4 (%u %u..%u)", r.accept_stat,
+		      r.low, r.high);
+		raw_reply_free(&r);
+	}
+	raw_close(&u);
+	CHECK(hx_daemon_alive(&env), "daemon still running");
 }
 
 /* ---- NFSv4.0 locks on the same file (RFC 7530 §9, §16.10-16.12) ---- */
@@ -896,6 +934,7 @@ int main(int argc, char **argv)
 	blocking(&c);
 	others(&c);
 	nsm(&c);
+	over_udp(&c);
 	nfs4_locks(&c);
 	raw_close(&c);
 	grace();

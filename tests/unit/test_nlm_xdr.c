@@ -16,7 +16,6 @@
 #include "nlm/nlm4_xdr.h"
 #include "nlm/nlm_internal.h"
 #include "nlm/nlm_nsm.h"
-#include "nlm/nlm_sm_udp.h"
 #include "nlm/nlm_reboot.h"
 #include "nlm/nlm_table.h"
 
@@ -286,80 +285,6 @@ static void test_nsm(void **state)
 	assert_false(nlm_nsm_priv_parse(a.priv, &idx, &gen));
 }
 
-/* A call header (AUTH_NONE) for prog/vers/proc, then the SM status if notify. */
-static size_t build_call(uint8_t *buf, size_t cap, uint32_t prog, uint32_t vers, uint32_t proc, bool notify)
-{
-	struct xdr_enc e;
-
-	xdr_enc_init(&e, buf, cap);
-	xdr_enc_u32(&e, 0x1234);
-	xdr_enc_u32(&e, 0); /* CALL */
-	xdr_enc_u32(&e, 2);
-	xdr_enc_u32(&e, prog);
-	xdr_enc_u32(&e, vers);
-	xdr_enc_u32(&e, proc);
-	xdr_enc_u32(&e, 0);
-	xdr_enc_u32(&e, 0);
-	xdr_enc_u32(&e, 0);
-	xdr_enc_u32(&e, 0);
-	if (notify) {
-		xdr_enc_opaque(&e, "10.0.0.1", 8);
-		xdr_enc_u32(&e, 7);
-		xdr_enc_fixed(&e, "rnfs0123456789ab", 16);
-	}
-	return xdr_enc_len(&e);
-}
-
-/* The accept_stat of a reply (RFC 5531 §9: the sixth word). */
-static uint32_t accept_stat(const uint8_t *out, size_t len)
-{
-	struct xdr_dec d;
-	uint32_t v = 99;
-
-	xdr_dec_init(&d, out, len);
-	for (int i = 0; i < 6; i++)
-		assert_true(xdr_dec_u32(&d, &v));
-	return v;
-}
-
-static void test_sm_udp(void **state)
-{
-	uint8_t in[256], out[64];
-	struct nsm_status_args a;
-	size_t n, olen;
-	bool is_notify;
-
-	(void)state;
-	n = build_call(in, sizeof(in), NLM_PROGRAM, 4, NLM4_NSM_NOTIFY, true);
-	assert_true(nlm_sm_udp_answer(in, n, out, sizeof(out), &olen, &a, &is_notify));
-	assert_true(is_notify);
-	assert_int_equal(accept_stat(out, olen), 0);
-	assert_int_equal(a.state, 7);
-	assert_memory_equal(a.priv, "rnfs0123456789ab", 16);
-	/* a truncated notification: GARBAGE_ARGS; a truncated header: no reply */
-	assert_true(nlm_sm_udp_answer(in, n - 1, out, sizeof(out), &olen, &a, &is_notify));
-	assert_false(is_notify);
-	assert_int_equal(accept_stat(out, olen), 4);
-	for (size_t cut = 0; cut < 40; cut++)
-		assert_false(nlm_sm_udp_answer(in, cut, out, sizeof(out), &olen, &a, &is_notify));
-	n = build_call(in, sizeof(in), NLM_PROGRAM, 4, NLM4_NULL, false);
-	assert_true(nlm_sm_udp_answer(in, n, out, sizeof(out), &olen, &a, &is_notify));
-	assert_false(is_notify);
-	assert_int_equal(accept_stat(out, olen), 0);
-	n = build_call(in, sizeof(in), NLM_PROGRAM, 4, NLM4_LOCK, false);
-	assert_true(nlm_sm_udp_answer(in, n, out, sizeof(out), &olen, &a, &is_notify));
-	assert_int_equal(accept_stat(out, olen), 3); /* PROC_UNAVAIL: locks are served over TCP only */
-	n = build_call(in, sizeof(in), NLM_PROGRAM, 3, NLM4_NULL, false);
-	assert_true(nlm_sm_udp_answer(in, n, out, sizeof(out), &olen, &a, &is_notify));
-	assert_int_equal(accept_stat(out, olen), 2);
-	assert_int_equal(olen, 32); /* + low, high */
-	n = build_call(in, sizeof(in), 100003, 3, 0, false);
-	assert_true(nlm_sm_udp_answer(in, n, out, sizeof(out), &olen, &a, &is_notify));
-	assert_int_equal(accept_stat(out, olen), 1);
-	in[7] = 1; /* a REPLY, not a call */
-	assert_false(nlm_sm_udp_answer(in, n, out, sizeof(out), &olen, &a, &is_notify));
-}
-
 /* rnfsd's restart: the hosts statd still monitors, the grace period they
  * get, and a notification carrying another run's priv is not this run's. */
 static void test_reboot(void **state)
@@ -429,7 +354,7 @@ int main(void)
 		cmocka_unit_test(test_lockargs),     cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_other_args),   cmocka_unit_test(test_results),
 		cmocka_unit_test(test_granted_args), cmocka_unit_test(test_errno_map),
-		cmocka_unit_test(test_nsm),          cmocka_unit_test(test_sm_udp),
+		cmocka_unit_test(test_nsm),
 		cmocka_unit_test(test_reboot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
