@@ -14,6 +14,9 @@
  *    have the address, but a port in use still fails start-up.
  */
 #include "tests/integration/harness.h"
+#include "rnfsd_build.h"
+
+#include <stdlib.h>
 #include "tests/integration/rawrpc.h"
 
 #include <arpa/inet.h>
@@ -235,6 +238,33 @@ static void listeners(void)
 	write_conf_default_listen();
 }
 
+/* An export naming a backend built as a module (fs=ceph) that cannot be found:
+ * start-up fails and says where it looked. The binary is copied where no
+ * backend/ directory is beside it. Only where rnfsd is built with Ceph. */
+static void backend_module_missing(void)
+{
+	char copy[PATH_MAX], saved[PATH_MAX], cmd[3 * PATH_MAX];
+	int st;
+
+	if (!HAVE_CEPH)
+		return;
+	hx_section("fs=ceph with the module rnfsd_ceph.so missing, at start-up");
+	snprintf(copy, sizeof(copy), "%s", hx_path(&env, "lonely-rnfsd"));
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", env.exe, copy);
+	if (!CHECK(system(cmd) == 0, "rnfsd copied to a directory with no backend/ beside it"))
+		return;
+	snprintf(saved, sizeof(saved), "%s", env.exe);
+	snprintf(env.exe, sizeof(env.exe), "%s", copy);
+	write_conf_default_listen();
+	log_reset();
+	hx_write_exports(&env, "%s 127.0.0.1(rw,insecure,fs=ceph)\n", env.export_dir);
+	st = hx_daemon_run_to_exit(&env, 5.0);
+	CHECK_EQ(st, 1, "start-up fails with exit status 1");
+	CHECK(hx_log_count(&env, "module rnfsd_ceph.so not found") >= 1, "the log says the module was not found");
+	snprintf(env.exe, sizeof(env.exe), "%s", saved);
+	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure)\n", env.export_dir);
+}
+
 int main(int argc, char **argv)
 {
 	bool srv_existed = access("/srv/rnfsd", F_OK) == 0;
@@ -245,5 +275,6 @@ int main(int argc, char **argv)
 	exports_file_missing(srv_existed);
 	export_root_unopenable();
 	listeners();
+	backend_module_missing();
 	return hx_end();
 }

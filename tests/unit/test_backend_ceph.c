@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "backend/backend.h"
+#include "backend/drivers.h"
 
 #define OP_TIMEOUT 5u
 
@@ -100,6 +101,9 @@ static int setup(void **state)
 		printf("SKIP: no test cluster (run through tests/ceph/with-cluster.sh)\n");
 		exit(77);
 	}
+	/* linked in here (the daemon loads the same code as rnfsd_ceph.so) */
+	if (be_driver_register(&ceph_driver) != 0)
+		return -1;
 	configure(conf, 20);
 	snprintf(testdir, sizeof(testdir), "be-%d", (int)getpid());
 	fs = open_fs("/");

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -33,6 +34,8 @@ static struct loop *lp;
 static pthread_t loop_thread;
 static unsigned running_now, running_max;
 static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t run_cond = PTHREAD_COND_INITIALIZER;
+#define POOL_THREADS 4
 
 static void item_run(struct work *w)
 {
@@ -40,12 +43,27 @@ static void item_run(struct work *w)
 	pthread_mutex_lock(&run_lock);
 	if (++running_now > running_max)
 		running_max = running_now;
+	pthread_cond_broadcast(&run_cond);
 	pthread_mutex_unlock(&run_lock);
 	it->runs++;
 	it->run_thread = pthread_self();
-	if (it->sleep_us)
-		usleep(it->sleep_us);
 	pthread_mutex_lock(&run_lock);
+	if (it->sleep_us) {
+		/* stay busy until every pool thread was busy at once, or sleep_us passed
+		 * (a loaded machine may start a thread late: no fixed sleep to race) */
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += it->sleep_us / 1000000;
+		until.tv_nsec += (long)(it->sleep_us % 1000000) * 1000;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (running_max < POOL_THREADS &&
+		       pthread_cond_timedwait(&run_cond, &run_lock, &until) == 0)
+			;
+	}
 	running_now--;
 	pthread_mutex_unlock(&run_lock);
 }
@@ -81,7 +99,7 @@ static void test_run_and_done_once(void **state)
 	(void)state;
 	lp = loop_new();
 	assert_non_null(lp);
-	assert_int_equal(workers_start(lp, 4), 0);
+	assert_int_equal(workers_start(lp, POOL_THREADS), 0);
 	assert_int_equal(pthread_create(&loop_thread, NULL, loop_main, lp), 0);
 
 	submit_all(NITEMS, 0);
@@ -102,11 +120,11 @@ static void test_parallel(void **state)
 {
 	(void)state;
 	running_max = 0;
-	submit_all(8, 50000);
+	submit_all(8, 5000000);
 	for (int i = 0; i < 5000 && __atomic_load_n(&done_count, __ATOMIC_SEQ_CST) < 8; i++)
 		usleep(1000);
 	assert_int_equal(__atomic_load_n(&done_count, __ATOMIC_SEQ_CST), 8);
-	assert_int_equal(running_max, 4); /* all four threads busy at once */
+	assert_int_equal(running_max, POOL_THREADS); /* all four threads busy at once */
 }
 
 static void test_stop_finishes_queue(void **state)
