@@ -72,7 +72,7 @@
 #define RNFSD_DRAIN_TIMEOUT_S 10
 #define RNFSD_STATUS_INTERVAL_S 5
 #define RNFSD_ERRLEN 1024
-#define RNFSD_MAX_XPRTS 2 /* TCP, RPC-over-RDMA */
+#define RNFSD_MAX_XPRTS 3 /* TCP, UDP (NLM), RPC-over-RDMA */
 
 /* What the command line asked for. */
 struct opts {
@@ -545,6 +545,7 @@ static void stats_stop(void)
 /* Create every configured transport and start it. 0, or -1 (logged). */
 static int xprts_start(void)
 {
+	_Static_assert(RNFSD_MAX_XPRTS >= 3, "room for TCP, UDP and RDMA");
 	struct tcp_params tp;
 
 	tcp_params_from_config(&tp, &d.cfg);

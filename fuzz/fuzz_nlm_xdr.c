@@ -3,7 +3,8 @@
  * (nlm/nlm4_xdr.c). The first byte picks the decoder, the rest is its
  * input. Checks: no read outside the input, decoded strings and netobjs
  * inside the input and within their XDR limits; what decodes re-encodes
- * to the same bytes (lock-shaped arguments, results). (statd's UDP
+ * to the same bytes (lock-shaped arguments, results); rpcbind's universal
+ * address answer decodes within its input. (statd's UDP
  * notifications go through the generic UDP transport and RPC layer now:
  * fuzz_rpc_call covers the header, case 6 here the arguments.)
  */
@@ -79,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	xdr_dec_init(&d, data + 1, size - 1);
 	memset(&a, 0, sizeof(a));
 	memset(&r, 0, sizeof(r));
-	switch (data[0] % 11) {
+	switch (data[0] % 12) {
 	case 0:
 		if (nlm4_dec_testargs(&d, &a)) {
 			check_lock(&a.alock);
@@ -129,6 +130,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (nsm_dec_stat_res(&d, &sr))
 			CHECK(sr.res_stat <= NSM_STAT_FAIL);
 		break;
+	case 11: {
+		/* rpcbind v4 GETADDR's answer (IPv6 GRANTED callbacks, nlm_cb.c) */
+		uint16_t port;
+
+		(void)rpcb_dec_uaddr_port(&d, &port);
+		break;
+	}
 	default:
 		if (nlm4_dec_testres(&d, &r)) {
 			check_obj(&r.holder.oh, NLM4_MAXNETOBJ);

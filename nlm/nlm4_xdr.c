@@ -157,3 +157,46 @@ bool nsm_dec_stat_res(struct xdr_dec *d, struct nsm_stat_res *r)
 {
 	return xdr_dec_u32(d, &r->res_stat) && r->res_stat <= NSM_STAT_FAIL && xdr_dec_i32(d, &r->state);
 }
+
+void rpcb_enc_getaddr(struct xdr_enc *e, uint32_t prog, uint32_t vers, const char *netid)
+{
+	xdr_enc_u32(e, prog);
+	xdr_enc_u32(e, vers);
+	xdr_enc_opaque(e, netid, (uint32_t)strlen(netid));
+	xdr_enc_opaque(e, "", 0); /* r_addr */
+	xdr_enc_opaque(e, "", 0); /* r_owner */
+}
+
+bool rpcb_dec_uaddr_port(struct xdr_dec *d, uint16_t *port)
+{
+	const uint8_t *p;
+	uint32_t len, part[2] = { 0, 0 };
+	unsigned dots = 0, digits = 0;
+
+	/* RFC 5665 §5.2.3.4 universal address; an IPv6 one is at most ~60 characters */
+	if (!xdr_dec_opaque(d, 128, &p, &len))
+		return false;
+	*port = 0;
+	if (len == 0)
+		return true; /* RFC 1833 §2.2.1: not registered */
+	/* the last two dot-separated decimal fields are the port's high and low bytes */
+	for (uint32_t i = len; i-- > 0 && dots < 2;) {
+		if (p[i] == '.') {
+			if (digits == 0)
+				return false;
+			dots++;
+			digits = 0;
+		} else if (p[i] >= '0' && p[i] <= '9' && digits < 3) {
+			uint32_t mul = digits == 0 ? 1 : digits == 1 ? 10 : 100;
+
+			part[dots] += (uint32_t)(p[i] - '0') * mul;
+			digits++;
+		} else {
+			return false;
+		}
+	}
+	if (dots < 2 || part[0] > 255 || part[1] > 255)
+		return false;
+	*port = (uint16_t)(part[1] << 8 | part[0]);
+	return true;
+}

@@ -173,4 +173,14 @@ void nsm_enc_mon_id(struct xdr_enc *e, const struct nsm_mon_args *a);
 bool nsm_dec_stat_res(struct xdr_dec *d, struct nsm_stat_res *r);
 bool nsm_dec_mon(struct xdr_dec *d, struct nsm_mon_args *a); /* tests, fuzzing */
 
+/* RFC 1833 §2.2.1: rpcbind v4 GETADDR's arguments (struct rpcb) for prog and
+ * vers on netid, r_addr and r_owner empty; and its result, a universal
+ * address (RFC 5665 §5.2.3.4: "host.p1.p2"): the port, 0 when the program is
+ * not registered (an empty string). False if the reply does not decode. */
+#define RPCB_PROG 100000u
+#define RPCB_VERS4 4u
+#define RPCBPROC_GETADDR 3u
+void rpcb_enc_getaddr(struct xdr_enc *e, uint32_t prog, uint32_t vers, const char *netid);
+bool rpcb_dec_uaddr_port(struct xdr_dec *d, uint16_t *port);
+
 #endif

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "rpc/rpc_clnt.h"
+#include "transport/sock_addr.h"
 #include "transport/tcp_clnt.h"
 
 #define NLM_CB_PEERS 64u
@@ -29,7 +30,8 @@ enum cb_state { CB_FREE = 0, CB_NEW, CB_WAIT_PORT, CB_SENT };
 
 struct cb_peer {
 	bool used;
-	struct sockaddr_in addr; /* port 0 */
+	struct sockaddr_storage addr; /* IPv4 or IPv6, port 0 */
+	socklen_t addr_len;
 	uint32_t prog, vers;     /* the service on that host */
 	struct tcp_clnt *rpcb, *lockd;
 	uint16_t port;    /* the client's lockd port, 0: unknown */
@@ -42,7 +44,8 @@ struct cb_peer {
 
 struct cb_slot {
 	enum cb_state st;
-	struct sockaddr_in peer;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
 	uint32_t prog, vers, proc;
 	size_t len;
 	nlm_cb_done_fn done;
@@ -88,34 +91,73 @@ void nlm_cb_stats(struct nlm_cb_stats *out)
 	pthread_mutex_unlock(&cb_mu);
 }
 
-/* The IPv4 address of peer (an IPv4-mapped IPv6 address too); false otherwise. */
-static bool cb_v4(const struct sockaddr *peer, socklen_t len, struct sockaddr_in *out)
+/* peer as the address to call back, port 0: IPv4 (an IPv4-mapped IPv6
+ * address made plain IPv4, so it finds the portmapper) or IPv6; false otherwise. */
+static bool cb_addr(const struct sockaddr *peer, socklen_t len, struct sockaddr_storage *out, socklen_t *out_len)
 {
 	memset(out, 0, sizeof(*out));
-	out->sin_family = AF_INET;
 	if (peer->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
-		out->sin_addr = ((const struct sockaddr_in *)peer)->sin_addr;
+		struct sockaddr_in *o = (struct sockaddr_in *)out;
+
+		o->sin_family = AF_INET;
+		o->sin_addr = ((const struct sockaddr_in *)peer)->sin_addr;
+		*out_len = sizeof(*o);
 		return true;
 	}
 	if (peer->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
-		const struct in6_addr *a = &((const struct sockaddr_in6 *)peer)->sin6_addr;
+		const struct sockaddr_in6 *p6 = (const struct sockaddr_in6 *)peer;
 
-		if (IN6_IS_ADDR_V4MAPPED(a)) {
-			memcpy(&out->sin_addr, &a->s6_addr[12], 4);
-			return true;
+		if (IN6_IS_ADDR_V4MAPPED(&p6->sin6_addr)) {
+			struct sockaddr_in *o = (struct sockaddr_in *)out;
+
+			o->sin_family = AF_INET;
+			memcpy(&o->sin_addr, &p6->sin6_addr.s6_addr[12], 4);
+			*out_len = sizeof(*o);
+		} else {
+			struct sockaddr_in6 *o = (struct sockaddr_in6 *)out;
+
+			o->sin6_family = AF_INET6;
+			o->sin6_addr = p6->sin6_addr;
+			o->sin6_scope_id = p6->sin6_scope_id; /* link-local clients */
+			*out_len = sizeof(*o);
 		}
+		return true;
 	}
 	return false;
+}
+
+static bool cb_same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+		       sizeof(struct in6_addr)) &&
+	       ((const struct sockaddr_in6 *)a)->sin6_scope_id == ((const struct sockaddr_in6 *)b)->sin6_scope_id;
+}
+
+/* addr with port: a copy for connecting. */
+static struct sockaddr_storage cb_with_port(const struct sockaddr_storage *addr, uint16_t port)
+{
+	struct sockaddr_storage a = *addr;
+
+	if (a.ss_family == AF_INET6)
+		((struct sockaddr_in6 *)&a)->sin6_port = htons(port);
+	else
+		((struct sockaddr_in *)&a)->sin_port = htons(port);
+	return a;
 }
 
 int nlm_cb_send(const struct sockaddr *peer, socklen_t peer_len, uint32_t prog, uint32_t vers, uint32_t proc,
 		const uint8_t *body, size_t len, nlm_cb_done_fn done, uint64_t tag)
 {
-	struct sockaddr_in a;
+	struct sockaddr_storage a;
+	socklen_t alen;
 	int rc = -1;
 
-	if (len > NLM_CB_BODY_MAX || !cb_v4(peer, peer_len, &a)) {
-		log_limited(&cb_limit, LOG_NOTICE, "nlm: cannot call back this client (IPv6 or oversized call)");
+	if (len > NLM_CB_BODY_MAX || !cb_addr(peer, peer_len, &a, &alen)) {
+		log_limited(&cb_limit, LOG_NOTICE, "nlm: cannot call back this client (not IP, or oversized call)");
 		return -1;
 	}
 	pthread_mutex_lock(&cb_mu);
@@ -126,6 +168,7 @@ int nlm_cb_send(const struct sockaddr *peer, socklen_t peer_len, uint32_t prog, 
 			continue;
 		s->st = CB_NEW;
 		s->peer = a;
+		s->peer_len = alen;
 		s->prog = prog;
 		s->vers = vers;
 		s->proc = proc;
@@ -166,10 +209,11 @@ static void cb_call_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 	struct cb_peer *p = s->p; /* s may be reused once finished */
 
 	if (st != RPC_CLNT_OK) {
-		char a[INET_ADDRSTRLEN];
+		char a[64];
 
-		log_limited(&cb_limit, LOG_NOTICE, "nlm: call %u/%u/%u to %s: %s", s->prog, s->vers, s->proc,
-			    inet_ntop(AF_INET, &s->peer.sin_addr, a, sizeof(a)), rpc_clnt_status_name(st));
+		sock_addr_name(&s->peer, a, sizeof(a));
+		log_limited(&cb_limit, LOG_NOTICE, "nlm: call %u/%u/%u to %s: %s", s->prog, s->vers, s->proc, a,
+			    rpc_clnt_status_name(st));
 		p->lockd_stale = true;
 	}
 	cb_finish(s, st == RPC_CLNT_OK ? &cc->res : NULL);
@@ -187,10 +231,9 @@ static void cb_send_call(struct cb_slot *s)
 	s->cc.arg = s;
 	s->st = CB_SENT;
 	if (!p->lockd) {
-		struct sockaddr_in a = p->addr;
+		struct sockaddr_storage a = cb_with_port(&p->addr, p->port);
 
-		a.sin_port = htons(p->port);
-		p->lockd = tcp_clnt_new(cb_loop, (const struct sockaddr *)&a, sizeof(a), &cb_params);
+		p->lockd = tcp_clnt_new(cb_loop, (const struct sockaddr *)&a, p->addr_len, &cb_params);
 	}
 	pthread_mutex_lock(&cb_mu);
 	cb_stats.sent++;
@@ -218,18 +261,23 @@ static void cb_getport_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 {
 	struct cb_peer *p = cc->arg;
 	uint32_t port = 0;
+	uint16_t port16 = 0;
+	bool ok;
 
 	p->getport_busy = false;
-	/* RFC 1833 §3.2: GETPORT answers the port, 0 when the program is not registered */
-	if (st != RPC_CLNT_OK || !xdr_dec_u32(&cc->res, &port) || port > 65535) {
-		char a[INET_ADDRSTRLEN];
+	if (p->addr.ss_family == AF_INET6) /* RFC 1833 §2.2.1: a universal address, "" when not registered */
+		ok = st == RPC_CLNT_OK && rpcb_dec_uaddr_port(&cc->res, &port16);
+	else if ((ok = st == RPC_CLNT_OK && xdr_dec_u32(&cc->res, &port) && port <= 65535))
+		port16 = (uint16_t)port; /* §3.2: GETPORT answers the port, 0 when the program is not registered */
+	if (!ok || port16 == 0) {
+		char a[64];
 
-		log_limited(&cb_limit, LOG_NOTICE, "nlm: rpcbind of %s: no port for program %u version %u (%s)",
-			    inet_ntop(AF_INET, &p->addr.sin_addr, a, sizeof(a)), p->prog, p->vers,
-			    rpc_clnt_status_name(st));
-		port = 0;
+		sock_addr_name(&p->addr, a, sizeof(a));
+		log_limited(&cb_limit, LOG_NOTICE, "nlm: rpcbind of %s: no port for program %u version %u (%s)", a,
+			    p->prog, p->vers, rpc_clnt_status_name(st));
+		port16 = 0;
 	}
-	p->port = (uint16_t)port;
+	p->port = port16;
 	cb_port_known(p);
 }
 
@@ -238,21 +286,25 @@ static void cb_getport(struct cb_peer *p)
 	if (p->getport_busy)
 		return;
 	if (!p->rpcb) {
-		struct sockaddr_in a = p->addr;
+		struct sockaddr_storage a = cb_with_port(&p->addr, cb_rpcbind_port);
 
-		a.sin_port = htons(cb_rpcbind_port);
-		p->rpcb = tcp_clnt_new(cb_loop, (const struct sockaddr *)&a, sizeof(a), &cb_params);
+		p->rpcb = tcp_clnt_new(cb_loop, (const struct sockaddr *)&a, p->addr_len, &cb_params);
 		if (!p->rpcb) {
 			cb_port_known(p);
 			return;
 		}
 	}
-	rpc_clnt_call_init(&p->cc, p->msg, sizeof(p->msg), PMAP_PROG, PMAP_VERS, PMAP_GETPORT, NULL);
-	/* RFC 1833 §3.1 struct mapping: prog, vers, prot, port */
-	xdr_enc_u32(&p->cc.args, p->prog);
-	xdr_enc_u32(&p->cc.args, p->vers);
-	xdr_enc_u32(&p->cc.args, IPPROTO_TCP);
-	xdr_enc_u32(&p->cc.args, 0);
+	if (p->addr.ss_family == AF_INET6) {
+		rpc_clnt_call_init(&p->cc, p->msg, sizeof(p->msg), RPCB_PROG, RPCB_VERS4, RPCBPROC_GETADDR, NULL);
+		rpcb_enc_getaddr(&p->cc.args, p->prog, p->vers, "tcp6");
+	} else {
+		rpc_clnt_call_init(&p->cc, p->msg, sizeof(p->msg), PMAP_PROG, PMAP_VERS, PMAP_GETPORT, NULL);
+		/* RFC 1833 §3.1 struct mapping: prog, vers, prot, port */
+		xdr_enc_u32(&p->cc.args, p->prog);
+		xdr_enc_u32(&p->cc.args, p->vers);
+		xdr_enc_u32(&p->cc.args, IPPROTO_TCP);
+		xdr_enc_u32(&p->cc.args, 0);
+	}
 	p->cc.done = cb_getport_done;
 	p->cc.arg = p;
 	p->getport_busy = true;
@@ -274,14 +326,12 @@ static void cb_peer_drop(struct cb_peer *p)
 /* The peer entry of s's host and program (a new one, evicting the least recently used idle one). */
 static struct cb_peer *cb_peer_get(const struct cb_slot *s)
 {
-	const struct sockaddr_in *a = &s->peer;
 	struct cb_peer *victim = NULL;
 
 	for (unsigned i = 0; i < NLM_CB_PEERS; i++) {
 		struct cb_peer *p = &cb_peers[i];
 
-		if (p->used && p->addr.sin_addr.s_addr == a->sin_addr.s_addr && p->prog == s->prog &&
-		    p->vers == s->vers) {
+		if (p->used && cb_same_host(&p->addr, &s->peer) && p->prog == s->prog && p->vers == s->vers) {
 			p->last_use = ++cb_clock;
 			return p;
 		}
@@ -300,7 +350,8 @@ static struct cb_peer *cb_peer_get(const struct cb_slot *s)
 		return NULL;
 	cb_peer_drop(victim);
 	victim->used = true;
-	victim->addr = *a;
+	victim->addr = s->peer;
+	victim->addr_len = s->peer_len;
 	victim->prog = s->prog;
 	victim->vers = s->vers;
 	victim->last_use = ++cb_clock;

@@ -226,6 +226,24 @@ int raw_connect_reserved(struct raw_conn *c, uint16_t port)
 	return raw_connect_from(c, port, true, false);
 }
 
+int raw_connect6(struct raw_conn *c, uint16_t port)
+{
+	struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	int one = 1;
+
+	c->udp = false;
+	c->fd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (c->fd < 0)
+		return -1;
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(c->fd, (struct sockaddr *)&sin6, sizeof(sin6)) != 0) {
+		close(c->fd);
+		c->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
 int raw_udp_connect(struct raw_conn *c, uint16_t port, bool reserved)
 {
 	return raw_connect_from(c, port, reserved, true);

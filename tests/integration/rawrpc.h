@@ -59,6 +59,8 @@ struct raw_conn {
 int raw_connect(struct raw_conn *c, uint16_t port);
 /* From a privileged source port (512..1023; needs root). */
 int raw_connect_reserved(struct raw_conn *c, uint16_t port);
+/* To [::1]:port. */
+int raw_connect6(struct raw_conn *c, uint16_t port);
 /* A connected UDP socket to 127.0.0.1:port (reserved: from a port below 1024). */
 int raw_udp_connect(struct raw_conn *c, uint16_t port, bool reserved);
 void raw_close(struct raw_conn *c);

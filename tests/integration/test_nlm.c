@@ -49,6 +49,7 @@ struct granted {
 	int32_t svid;
 	uint64_t off, len;
 	bool exclusive;
+	bool v6; /* arrived on the lock manager's IPv6 listener */
 };
 static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct granted cb_seen[32];
@@ -60,22 +61,24 @@ struct sm_mon {
 };
 static struct sm_mon sm_seen[16];
 static unsigned sm_n, sm_unmon_n;
-static int cb_listen_fd = -1;
+static int cb_listen_fd = -1, cb_listen6_fd = -1;
 static uint16_t cb_port;
+static unsigned cb_getaddr_n; /* rpcbind v4 GETADDR calls (IPv6 clients) */
 
-/* One call: skip the header's credential and verifier, answer GETPORT / GRANTED. */
-static void cb_serve_call(struct raw_conn *c, const uint8_t *msg, size_t len)
+/* One call: skip the header's credential and verifier, answer GETPORT,
+ * GETADDR, SM_MON/SM_UNMON, GRANTED. v6: it came over IPv6. */
+static void cb_serve_call(struct raw_conn *c, const uint8_t *msg, size_t len, bool v6)
 {
 	struct xd d;
 	struct xb r;
-	uint32_t xid, prog, proc, n;
+	uint32_t xid, prog, vers, proc, n;
 
 	xd_init(&d, msg, len);
 	xid = xd_u32(&d);
 	xd_u32(&d); /* CALL */
 	xd_u32(&d); /* rpcvers */
 	prog = xd_u32(&d);
-	xd_u32(&d); /* vers */
+	vers = xd_u32(&d);
 	proc = xd_u32(&d);
 	xd_u32(&d);
 	xd_opaque(&d, &n, 400); /* cred */
@@ -113,6 +116,15 @@ static void cb_serve_call(struct raw_conn *c, const uint8_t *msg, size_t len)
 		if (proc == 3)
 			sm_unmon_n++;
 		pthread_mutex_unlock(&cb_mu);
+	} else if (prog == 100000 && vers >= 3 && proc == 3) {
+		/* RFC 1833 §2.2.1 GETADDR: this same port as a universal address (RFC 5665) */
+		char ua[64];
+
+		snprintf(ua, sizeof(ua), "%s.%u.%u", v6 ? "::1" : "127.0.0.1", cb_port >> 8, cb_port & 255);
+		xb_string(&r, ua);
+		pthread_mutex_lock(&cb_mu);
+		cb_getaddr_n++;
+		pthread_mutex_unlock(&cb_mu);
 	} else if (prog == 100000 && proc == 3) {
 		xb_u32(&r, cb_port); /* RFC 1833 §3.2 GETPORT: this same port */
 	} else if (prog == NLM_PROG && proc == P_GRANTED) {
@@ -129,6 +141,7 @@ static void cb_serve_call(struct raw_conn *c, const uint8_t *msg, size_t len)
 		g.svid = (int32_t)xd_u32(&d);
 		g.off = xd_u64(&d);
 		g.len = xd_u64(&d);
+		g.v6 = v6;
 		pthread_mutex_lock(&cb_mu);
 		if (!d.bad && cb_n < 32)
 			cb_seen[cb_n++] = g;
@@ -140,14 +153,16 @@ static void cb_serve_call(struct raw_conn *c, const uint8_t *msg, size_t len)
 	xb_free(&r);
 }
 
+/* A connection's fd, and +0x10000 when it came over IPv6. */
 static void *cb_conn_main(void *arg)
 {
-	struct raw_conn c = { .fd = (int)(intptr_t)arg };
+	intptr_t v = (intptr_t)arg;
+	struct raw_conn c = { .fd = (int)(v & 0xffff) };
 	uint8_t *buf;
 	size_t len;
 
 	while (raw_recv_record(&c, &buf, &len, 30000) == RAW_RECV_OK) {
-		cb_serve_call(&c, buf, len);
+		cb_serve_call(&c, buf, len, v >> 16);
 		free(buf);
 	}
 	close(c.fd);
@@ -156,21 +171,25 @@ static void *cb_conn_main(void *arg)
 
 static void *cb_accept_main(void *arg)
 {
-	(void)arg;
+	bool v6 = arg != NULL;
+
 	for (;;) {
-		int fd = accept(cb_listen_fd, NULL, NULL);
+		int fd = accept(v6 ? cb_listen6_fd : cb_listen_fd, NULL, NULL);
 		pthread_t t;
 
-		if (fd < 0)
+		if (fd < 0 || fd > 0xffff)
 			return NULL;
-		pthread_create(&t, NULL, cb_conn_main, (void *)(intptr_t)fd);
+		pthread_create(&t, NULL, cb_conn_main, (void *)(intptr_t)(fd | (v6 ? 0x10000 : 0)));
 		pthread_detach(t);
 	}
 }
 
+/* The client's portmapper + lock manager on 127.0.0.1 and, where the host
+ * has it, [::1], on one port. */
 static bool cb_start(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
 	socklen_t al = sizeof(a);
 	pthread_t t;
 
@@ -179,6 +198,15 @@ static bool cb_start(void)
 	    listen(cb_listen_fd, 8) != 0 || getsockname(cb_listen_fd, (struct sockaddr *)&a, &al) != 0)
 		return false;
 	cb_port = ntohs(a.sin_port);
+	a6.sin6_port = a.sin_port;
+	cb_listen6_fd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (cb_listen6_fd >= 0 && (bind(cb_listen6_fd, (struct sockaddr *)&a6, sizeof(a6)) != 0 ||
+				   listen(cb_listen6_fd, 8) != 0)) {
+		close(cb_listen6_fd);
+		cb_listen6_fd = -1; /* no IPv6 here: over_ipv6() skips */
+	}
+	if (cb_listen6_fd >= 0 && (pthread_create(&t, NULL, cb_accept_main, (void *)1) != 0 || pthread_detach(t) != 0))
+		return false;
 	return pthread_create(&t, NULL, cb_accept_main, NULL) == 0 && pthread_detach(t) == 0;
 }
 
@@ -614,6 +642,35 @@ static void over_udp(struct raw_conn *tcp)
 	CHECK(hx_daemon_alive(&env), "daemon still running");
 }
 
+/* ---- an IPv6 client (rnfsd also listens on [::1]) ---- */
+
+static void over_ipv6(void)
+{
+	struct raw_conn c6;
+	struct granted g;
+	unsigned seen = cb_count();
+
+	hx_section("an IPv6 client: its blocking LOCK granted by a GRANTED callback over IPv6 (rpcbind v4 GETADDR)");
+	if (cb_listen6_fd < 0 || raw_connect6(&c6, env.port) != 0) {
+		hx_note("no IPv6 loopback here (or rnfsd not on [::1]): skipped");
+		return;
+	}
+	CHECK_EQ(nlm_lock(&c6, &A, false, true, 6000, 10, "v6a"), GRANTED, "A over IPv6: exclusive [6000,6010)");
+	CHECK_EQ(nlm_lock(&c6, &B, true, true, 6000, 10, "v6b"), BLOCKED, "B over IPv6: blocking [6000,6010): BLOCKED");
+	CHECK_EQ(nlm_unlock_or_cancel(&c6, P_UNLOCK, &A, false, 6000, 10), GRANTED, "A: unlock");
+	if (CHECK(cb_wait(seen + 1, 5.0, &g), "GRANTED reached the lock manager within 5 s")) {
+		CHECK(g.v6, "over IPv6 (at [::1], the address the LOCK came from)");
+		CHECK(!strcmp(g.cookie, "v6b") && g.off == 6000, "for B's lock (%s at %llu)", g.cookie,
+		      (unsigned long long)g.off);
+	}
+	pthread_mutex_lock(&cb_mu);
+	unsigned getaddr = cb_getaddr_n;
+	pthread_mutex_unlock(&cb_mu);
+	CHECK(getaddr >= 1, "the port came from rpcbind version 4 GETADDR (%u calls)", getaddr);
+	CHECK_EQ(nlm_unlock_or_cancel(&c6, P_UNLOCK, &B, false, 6000, 10), GRANTED, "B: unlock");
+	raw_close(&c6);
+}
+
 /* ---- NFSv4.0 locks on the same file (RFC 7530 §9, §16.10-16.12) ---- */
 
 enum { V4_LOCK = 12, V4_LOCKT = 13, V4_LOCKU = 14, V4_OPEN = 18, V4_OPEN_CONFIRM = 20, V4_PUTFH = 22,
@@ -905,6 +962,26 @@ static void disabled(void)
 	raw_close(&c);
 }
 
+/* rnfsd.conf: listen on [::1] too (optional: a host without IPv6 still starts). */
+static void listen_ipv6_too(void)
+{
+	char buf[8192], from[64], to[128];
+	FILE *f = fopen(env.conf_path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	char *at;
+
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	snprintf(from, sizeof(from), "listen = 127.0.0.1:%u\n", env.port);
+	snprintf(to, sizeof(to), "listen = 127.0.0.1:%u, [::1]:%u optional\n", env.port, env.port);
+	at = strstr(buf, from);
+	if (!at || !(f = fopen(env.conf_path, "w")))
+		return;
+	fprintf(f, "%.*s%s%s", (int)(at - buf), buf, to, at + strlen(from));
+	fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	struct raw_conn c;
@@ -924,6 +1001,9 @@ int main(int argc, char **argv)
 		return hx_end();
 	fprintf(f, "[nfsv4]\nenable = yes\n");
 	fclose(f);
+	listen_ipv6_too();
+	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure) ::1(rw,no_root_squash,insecure)\n",
+			 env.export_dir);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
 	if (!CHECK(get_fh(), "MNT + LOOKUP lockme"))
@@ -935,6 +1015,7 @@ int main(int argc, char **argv)
 	others(&c);
 	nsm(&c);
 	over_udp(&c);
+	over_ipv6();
 	nfs4_locks(&c);
 	raw_close(&c);
 	grace();

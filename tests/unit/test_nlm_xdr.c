@@ -238,6 +238,53 @@ static void test_granted_args(void **state)
 	assert_memory_equal(b.alock.fh.p, "fhfh", 4);
 }
 
+/* One XDR string holding s; the decoder's verdict and port. */
+static bool uaddr(const char *s, uint16_t *port)
+{
+	uint8_t buf[256];
+	struct xdr_enc e;
+	struct xdr_dec d;
+
+	xdr_enc_init(&e, buf, sizeof(buf));
+	xdr_enc_opaque(&e, s, (uint32_t)strlen(s));
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	*port = 7;
+	return rpcb_dec_uaddr_port(&d, port);
+}
+
+/* RFC 1833 §2.2.1 GETADDR for IPv6 GRANTED callbacks: the arguments, and the
+ * universal address's port (RFC 5665 §5.2.3.4). */
+static void test_rpcb_getaddr(void **state)
+{
+	uint8_t buf[128];
+	struct xdr_enc e;
+	struct xdr_dec d;
+	uint16_t port;
+
+	(void)state;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	rpcb_enc_getaddr(&e, 100021, 4, "tcp6");
+	assert_int_equal(xdr_enc_len(&e), 4 + 4 + 8 + 4 + 4); /* prog, vers, "tcp6", "", "" */
+	assert_true(uaddr("::1.8.1", &port));
+	assert_int_equal(port, 2049);
+	assert_true(uaddr("fe80::1:2.128.0", &port));
+	assert_int_equal(port, 32768);
+	assert_true(uaddr("127.0.0.1.0.111", &port));
+	assert_int_equal(port, 111);
+	assert_true(uaddr("", &port)); /* not registered */
+	assert_int_equal(port, 0);
+	assert_false(uaddr("8.1", &port));      /* no host part */
+	assert_false(uaddr("::1.256.1", &port));
+	assert_false(uaddr("::1.1000.1", &port));
+	assert_false(uaddr("::1.8.x", &port));
+	assert_false(uaddr("::1..1", &port));
+	assert_false(uaddr("::1.8.", &port));
+	xdr_enc_init(&e, buf, sizeof(buf));
+	xdr_enc_u32(&e, 40); /* a length past the end */
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	assert_false(rpcb_dec_uaddr_port(&d, &port));
+}
+
 static void test_nsm(void **state)
 {
 	uint8_t buf[256];
@@ -355,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_other_args),   cmocka_unit_test(test_results),
 		cmocka_unit_test(test_granted_args), cmocka_unit_test(test_errno_map),
 		cmocka_unit_test(test_nsm),
+		cmocka_unit_test(test_rpcb_getaddr),
 		cmocka_unit_test(test_reboot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
