@@ -29,8 +29,14 @@
 # start: [nfsv4] enable = yes) while A keeps vers=3: A's NLM locks and B's
 # NFSv4 LOCKs are the same backend locks, so they refuse each other, and a
 # blocked lock on either side is given once the other side unlocks.
+#
+# Last, the proto=rdma part (lock-rdma.sh): a mount over soft-RoCE made
+# without nolock in the initial namespace takes NLM locks that conflict with
+# local processes and with client B's NFSv4.1 locks, and a blocked one is
+# given by rnfsd's GRANTED call.
 
 . "$(dirname "$(readlink -f "$0")")/guest-lib.sh"
+. "$(dirname "$(readlink -f "$0")")/lock-rdma.sh"    # the proto=rdma part, last
 
 SERVER=rnfsd
 SRV_IP=198.51.100.1
@@ -451,7 +457,8 @@ check_server_alive() {
 }
 
 guest_base
-guest_net tcp
+guest_net rdma      # rxe0 for the proto=rdma part; the namespaced clients use TCP
+RNFSD_RDMA=yes
 # What a new admin gets: rnfsd's embedded default export (secure, root_squash).
 use_default_export
 # NFSv4 served beside NFSv3 (client B's NFSv4.1 mount at the end).
@@ -481,6 +488,12 @@ if run_check server-start 60 check_server_start &&
 				run_check v3-v4-blocking 120 check_v3_v4_blocking
 				run_check v4-umount 30 check_v4_umount
 			fi
+			if run_check rdma-lock-mount 60 check_rdma_lock_mount; then
+				run_check rdma-lock-owners 60 check_rdma_lock_owners
+				run_check rdma-lock-blocking 60 check_rdma_lock_blocking
+				run_check rdma-lock-v4 60 check_rdma_lock_v4
+				run_check rdma-lock-umount 30 check_rdma_lock_umount
+			fi
 		fi
 		# The figures, on the console: the blocked wait, rnfsd's NLM counts.
 		sed -n 's/^exw .* after /@@ INFO blocked-lock-wait-s /p' "$GUEST_LOGDIR/check-lock-blocking.out"
@@ -492,6 +505,9 @@ if run_check server-start 60 check_server_start &&
 			"$GUEST_LOGDIR/check-v3-v4-blocking.out"
 		sed -n 's/^reclaimed \([0-9]*\) s after.*/@@ INFO reclaim-after-restart-s \1/p' \
 			"$GUEST_LOGDIR/check-restart-reclaim.out"
+		sed -n 's/^exw .* after /@@ INFO rdma-blocked-lock-wait-s /p' "$GUEST_LOGDIR/check-rdma-lock-blocking.out"
+		sed -n 's/^.* \(nfs .*proto=rdma[^ ]*\).*/@@ INFO rdma-lock-mount \1/p; s/^ *\(100021 .*\)/@@ INFO rdma-lock-rpcbind \1/p' \
+			"$GUEST_LOGDIR/check-rdma-lock-mount.out"
 	fi
 	run_check server-alive 30 check_server_alive
 fi
