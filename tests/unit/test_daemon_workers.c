@@ -192,9 +192,8 @@ static double mono_s(void)
 static void test_stop_within_stuck(void **state)
 {
 	(void)state;
-	static struct loop *l;
-	l = loop_new();
-	assert_int_equal(workers_start(l, 3), 0);
+	lp = loop_new(); /* kept (the pool's wake event stays in it): not freed */
+	assert_int_equal(workers_start(lp, 3), 0);
 	stuck_w.run = stuck_run;
 	stuck_w.done = item_done;
 	stuck_w.describe = stuck_describe;
