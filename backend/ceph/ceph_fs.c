@@ -463,10 +463,14 @@ static void ceph_rel_run(void *ctx, const struct ceph_release_item *it)
  * one): libcephfs keeps an inode or an open file it would have dropped, nothing else. */
 static void ceph_rel(struct ceph_fs *cf, enum ceph_release_kind kind, void *ptr)
 {
-	if (!ceph_release_push(&cf->rel, kind, ptr, CEPH_GATE_PATIENCE_NS))
-		log_limited(&ceph_fs_limit, LOG_WARNING, "ceph: export %s: the release queue is full (a "
-			    "release has not returned): a reference is left to libcephfs (%llu so far)",
-			    cf->path, (unsigned long long)cf->rel.leaked);
+	uint64_t leaked;
+
+	if (ceph_release_push(&cf->rel, kind, ptr, CEPH_GATE_PATIENCE_NS))
+		return;
+	ceph_release_counts(&cf->rel, NULL, &leaked);
+	log_limited(&ceph_fs_limit, LOG_WARNING, "ceph: export %s: the release queue is full (a release has "
+		    "not returned): a reference is left to libcephfs (%llu so far)", cf->path,
+		    (unsigned long long)leaked);
 }
 
 void ceph_rel_close(struct ceph_fs *cf, struct Fh *fh)
@@ -489,6 +493,8 @@ void ceph_rel_releasedir(struct ceph_fs *cf, struct ceph_dir_result *dirp)
  * both; it finishes on its own or the process exits). */
 static bool ceph_rel_stop(struct ceph_fs *cf)
 {
+	unsigned queued;
+
 	if (!cf->rel_started)
 		return true;
 	if (cf->root)
@@ -497,8 +503,9 @@ static bool ceph_rel_stop(struct ceph_fs *cf)
 		ceph_release_destroy(&cf->rel);
 		return true;
 	}
+	ceph_release_counts(&cf->rel, &queued, NULL);
 	log_warn("ceph: export %s: a release has been inside libcephfs for more than mount-timeout %u s: "
-		 "the mount is left to it (%u releases not run)", cf->path, cf->secs, ceph_release_queued(&cf->rel));
+		 "the mount is left to it (%u releases not run)", cf->path, cf->secs, queued);
 	return false;
 }
 

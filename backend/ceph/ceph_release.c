@@ -132,12 +132,12 @@ void ceph_release_destroy(struct ceph_release_q *q)
 	pthread_cond_destroy(&q->idle);
 }
 
-unsigned ceph_release_queued(struct ceph_release_q *q)
+void ceph_release_counts(struct ceph_release_q *q, unsigned *queued, uint64_t *leaked)
 {
-	unsigned n;
-
 	pthread_mutex_lock(&q->lock);
-	n = q->count;
+	if (queued)
+		*queued = q->count;
+	if (leaked)
+		*leaked = q->leaked;
 	pthread_mutex_unlock(&q->lock);
-	return n;
 }

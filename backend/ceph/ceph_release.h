@@ -71,7 +71,8 @@ bool ceph_release_push(struct ceph_release_q *q, enum ceph_release_kind kind, vo
 bool ceph_release_stop(struct ceph_release_q *q, uint64_t wait_ns);
 /* After a true ceph_release_stop. */
 void ceph_release_destroy(struct ceph_release_q *q);
-/* Items queued, not counting the one running (for tests and logs). */
-unsigned ceph_release_queued(struct ceph_release_q *q);
+/* For logs and tests: items queued (not counting the one running) and items not released so far
+ * (pushes that found the ring full); either pointer may be NULL. */
+void ceph_release_counts(struct ceph_release_q *q, unsigned *queued, uint64_t *leaked);
 
 #endif
