@@ -17,14 +17,24 @@
  *   pending = items queued + running + completed but not yet delivered.
  *   A worker exits only when `stopping` is set and the queue is empty, so
  *   workers_stop() finishes every queued item before joining.
+ *   running[i] is the item worker i is inside (NULL: none), since[i] since
+ *   when; exited counts the workers that returned.
+ *
+ * Shutdown in bounded time (workers_stop_within): an item may never return
+ * (a backend call stuck in a cluster that stopped answering, which nothing
+ * can cancel). After the wait, such workers are detached and left where
+ * they are: the process exits around them rather than joining them.
  */
 #include "core/workers.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/log.h"
 #include "core/loop.h"
@@ -40,6 +50,10 @@ static struct {
 	bool stopping;
 	pthread_t *threads;
 	unsigned nthreads;
+	struct work **running;     /* per worker: the item it is inside, or NULL */
+	struct timespec *since;    /* per worker: CLOCK_MONOTONIC start of that item */
+	unsigned exited;           /* workers that returned (stopping) */
+	pthread_cond_t exit_cv;    /* a worker returned (CLOCK_MONOTONIC) */
 	struct loop_ev *wake;      /* loop_async: deliver completions */
 } pool = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -79,7 +93,8 @@ static void workers_wake_cb(int fd, short what, void *arg)
 
 static void *worker_main(void *arg)
 {
-	(void)arg;
+	unsigned me = (unsigned)(uintptr_t)arg;
+
 	pthread_mutex_lock(&pool.lock);
 	for (;;) {
 		struct work *w = queue_pop_entry(&pool.queue, struct work, link);
@@ -89,9 +104,12 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&pool.cond, &pool.lock);
 			continue;
 		}
+		pool.running[me] = w;
+		clock_gettime(CLOCK_MONOTONIC, &pool.since[me]);
 		pthread_mutex_unlock(&pool.lock);
 		w->run(w);
 		pthread_mutex_lock(&pool.lock);
+		pool.running[me] = NULL;
 		bool first = queue_empty(&pool.done);
 		queue_push(&pool.done, &w->link);
 		if (first) {
@@ -102,6 +120,8 @@ static void *worker_main(void *arg)
 			pthread_mutex_lock(&pool.lock);
 		}
 	}
+	pool.exited++;
+	pthread_cond_broadcast(&pool.exit_cv);
 	pthread_mutex_unlock(&pool.lock);
 	return NULL;
 }
@@ -113,14 +133,23 @@ int workers_start(struct loop *loop, unsigned n)
 		return -1;
 	}
 	pool.threads = calloc(n, sizeof(*pool.threads));
-	if (!pool.threads)
+	pool.running = calloc(n, sizeof(*pool.running));
+	pool.since = calloc(n, sizeof(*pool.since));
+	if (!pool.threads || !pool.running || !pool.since)
 		goto err_alloc;
 	pool.wake = loop_async(loop, workers_wake_cb, NULL);
 	if (!pool.wake)
 		goto err_async;
 	pool.stopping = false;
+	pool.exited = 0;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&pool.exit_cv, &ca);
+	pthread_condattr_destroy(&ca);
 	for (pool.nthreads = 0; pool.nthreads < n; pool.nthreads++) {
-		int rc = pthread_create(&pool.threads[pool.nthreads], NULL, worker_main, NULL);
+		int rc = pthread_create(&pool.threads[pool.nthreads], NULL, worker_main,
+					(void *)(uintptr_t)pool.nthreads);
 		if (rc != 0) {
 			log_err("workers: pthread_create: %s", strerror(rc));
 			goto err_thread;
@@ -132,9 +161,13 @@ err_thread:
 	workers_stop();
 	return -1;
 err_async:
-	free(pool.threads);
-	pool.threads = NULL;
 err_alloc:
+	free(pool.threads);
+	free(pool.running);
+	free(pool.since);
+	pool.threads = NULL;
+	pool.running = NULL;
+	pool.since = NULL;
 	log_err("workers: out of memory");
 	return -1;
 }
@@ -186,8 +219,69 @@ void workers_stop(void)
 
 	loop_ev_free(pool.wake);
 	pool.wake = NULL;
+	pthread_cond_destroy(&pool.exit_cv);
 	free(pool.threads);
+	free(pool.running);
+	free(pool.since);
 	pool.threads = NULL;
+	pool.running = NULL;
+	pool.since = NULL;
 	pool.nthreads = 0;
 	pool.stopping = false;
+}
+
+/* One log line: the items the workers still inside one are running, and for how long. (lock held) */
+static void workers_log_stuck(unsigned secs, unsigned left)
+{
+	char line[1024], what[160];
+	struct timespec now;
+	size_t used = 0;
+	unsigned shown = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	line[0] = '\0';
+	for (unsigned i = 0; i < pool.nthreads && used < sizeof(line); i++) {
+		const struct work *w = pool.running[i];
+		if (!w)
+			continue;
+		if (shown++ == 8) {
+			used += (size_t)snprintf(line + used, sizeof(line) - used, ", ...");
+			break;
+		}
+		if (w->describe)
+			w->describe(w, what, sizeof(what));
+		else
+			snprintf(what, sizeof(what), "an item");
+		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s (%.1f s)", shown > 1 ? ", " : "",
+					 what, (double)(now.tv_sec - pool.since[i].tv_sec) +
+					 (double)(now.tv_nsec - pool.since[i].tv_nsec) / 1e9);
+	}
+	log_warn("workers: %u still inside a call %u s after shutdown began, left running (not joined): %s",
+		 left, secs, line);
+}
+
+unsigned workers_stop_within(unsigned secs)
+{
+	struct timespec until;
+	unsigned left;
+
+	if (!pool.threads)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)secs;
+	pthread_mutex_lock(&pool.lock);
+	pool.stopping = true;
+	pthread_cond_broadcast(&pool.cond);
+	while (pool.exited < pool.nthreads && pthread_cond_timedwait(&pool.exit_cv, &pool.lock, &until) == 0)
+		;
+	left = pool.nthreads - pool.exited;
+	if (left) {
+		workers_log_stuck(secs, left);
+		for (unsigned i = 0; i < pool.nthreads; i++)
+			pthread_detach(pool.threads[i]); /* the ones that exited are reaped too */
+	}
+	pthread_mutex_unlock(&pool.lock);
+	if (!left)
+		workers_stop();
+	return left;
 }

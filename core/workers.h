@@ -7,6 +7,8 @@
 #ifndef RNFSD_CORE_WORKERS_H
 #define RNFSD_CORE_WORKERS_H
 
+#include <stddef.h>
+
 #include "core/queue.h"
 
 struct loop;
@@ -14,6 +16,9 @@ struct loop;
 struct work {
 	void (*run)(struct work *w);  /* worker thread */
 	void (*done)(struct work *w); /* loop thread, after run returned */
+	/* Optional (NULL: "an item"): what w is, for the log of workers_stop_within(); called on the
+	 * main thread while run() is still running, so it reads only what run() does not change. */
+	void (*describe)(const struct work *w, char *buf, size_t len);
 	struct queue_link link;       /* queue linkage, owned by the pool */
 };
 
@@ -25,5 +30,10 @@ void workers_submit(struct work *w);
 unsigned workers_pending(void);
 /* Main thread: finish queued items, deliver their completions, join threads. */
 void workers_stop(void);
+/* Main thread, at shutdown: workers_stop(), but waiting at most secs seconds for the workers to
+ * finish. Returns how many were still inside an item then (0: everything done as workers_stop()).
+ * Those are left running (detached, never joined), logged once with what they run; the pool, the
+ * queue and every item stay allocated, and the caller must free nothing they may use: it exits. */
+unsigned workers_stop_within(unsigned secs);
 
 #endif

@@ -27,6 +27,9 @@
  *   SIGTERM, SIGINT  every transport drains: stops accepting, answers the
  *                    calls in flight, closes its connections (at most
  *                    RNFSD_DRAIN_TIMEOUT_S in all); unregister, exit 0.
+ *                    Workers still inside a call RNFSD_WORKERS_STOP_S
+ *                    later are logged and left: exit 0 at once around
+ *                    them (exit_around_stuck_workers).
  *                    A second one stops at once.
  *   SIGHUP           re-read rnfsd.conf and the exports; a bad file is logged
  *                    with file:line and everything running is kept.
@@ -70,6 +73,11 @@
 #define RNFSD_DEFAULT_EXPORT "/srv/rnfsd"
 #define RNFSD_MAX_EXPORT_DIRS 16
 #define RNFSD_DRAIN_TIMEOUT_S 10
+/* Seconds shutdown then waits for the workers (after the drain: the calls in flight already had
+ * RNFSD_DRAIN_TIMEOUT_S, what a worker still runs is a queued call, milliseconds on a local disk, or
+ * a call stuck in a backend that stopped answering, which nothing cancels): those still inside a
+ * call are left running and the process exits around them. */
+#define RNFSD_WORKERS_STOP_S 5
 #define RNFSD_STATUS_INTERVAL_S 5
 #define RNFSD_ERRLEN 1024
 #define RNFSD_MAX_XPRTS 3 /* TCP, UDP (NLM), RPC-over-RDMA */
@@ -600,6 +608,21 @@ static void xprts_free(void)
 
 /* ---- main ---- */
 
+/*
+ * Workers still inside calls that never returned (a Ceph export whose cluster stopped answering):
+ * they use the connections, the exports and the backends' mounts, so nothing is freed or unmounted
+ * under them; and exit() would run libraries' destructors (libcephfs's) under their feet. rpcbind
+ * and the stats socket are already done with. What the backends cached and was not committed was
+ * never promised stable (RFC 1813 §3.3.7: the write verifier changes at the next start).
+ */
+static _Noreturn void exit_around_stuck_workers(int rc)
+{
+	if (rc == 0)
+		log_info("stopped (calls still inside a backend were abandoned)");
+	fflush(NULL);
+	_exit(rc);
+}
+
 int main(int argc, char **argv)
 {
 	struct export_table exports = {0};
@@ -685,7 +708,9 @@ int main(int argc, char **argv)
 	rpc_rpcbind_unregister(); /* what was registered, if anything */
 	stats_stop();
 	xprts_stop();
-	workers_stop(); /* last completions reach the transports */
+	/* last completions reach the transports */
+	if (workers_stop_within(RNFSD_WORKERS_STOP_S) != 0)
+		exit_around_stuck_workers(rc); /* logged which calls */
 err_workers:
 err_xprts:
 	xprts_free();

@@ -22,6 +22,7 @@
 #include "rpc/rpc_internal.h"
 #include "rpc/rpc_clnt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -264,6 +265,15 @@ static void rpc_call_finish(struct rpc_call *c, enum rpc_proc_status st)
 	c->proc_status = st;
 }
 
+/* Main thread, at shutdown, while a worker may still run c: prog, vers, proc and xid are set before
+ * the call is submitted and never change after (workers_stop_within's log). */
+static void rpc_call_describe(const struct work *w, char *buf, size_t len)
+{
+	const struct rpc_call *c = container_of(w, struct rpc_call, work);
+
+	snprintf(buf, len, "program %u version %u procedure %u xid %#x", c->prog, c->vers, c->proc, c->xid);
+}
+
 /* Worker thread. */
 static void rpc_call_run(struct work *w)
 {
@@ -297,6 +307,7 @@ static void rpc_call_resumed_run(struct work *w)
 static void rpc_call_submit_resumed(struct rpc_call *c)
 {
 	c->work.run = rpc_call_resumed_run;
+	c->work.describe = rpc_call_describe;
 	c->work.done = rpc_call_complete;
 	workers_submit(&c->work);
 }
@@ -355,6 +366,7 @@ static void rpc_call_cancel(struct rpc_call *c)
 	if (!atomic_compare_exchange_strong(&c->park_state, &expect, RPC_PARK_CANCELLED))
 		return;
 	c->work.run = rpc_call_cancel_run;
+	c->work.describe = rpc_call_describe;
 	c->work.done = rpc_call_cancelled_done;
 	workers_submit(&c->work);
 }
@@ -443,6 +455,7 @@ static void rpc_call_dispatch(struct rpc_call *c)
 		}
 	}
 	c->work.run = rpc_call_run;
+	c->work.describe = rpc_call_describe;
 	c->work.done = rpc_call_complete;
 	workers_submit(&c->work);
 }

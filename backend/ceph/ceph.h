@@ -12,8 +12,10 @@
  *                 instance's gate (ceph_gate.c: max-calls, stuck detection)
  *   ceph_io.c     open files (struct be_file, cached by handle), read,
  *                 write, commit, allocate, seek, byte-range locks
+ *   ceph_release.c the mount's release queue and thread: every close, put
+ *                 and releasedir (ceph_rel_*) runs there, never on a worker
  *
- * Objects (struct be_obj) hold an Inode * with one reference (ceph_ll_put
+ * Objects (struct be_obj) hold an Inode * with one reference (ceph_rel_put
  * releases it). Every call made for a client passes the client's identity
  * to libcephfs as a UserPerm and libcephfs checks permissions with it; calls
  * without a cred use the mount's own (root's) UserPerm.
@@ -32,6 +34,7 @@
 
 #include "backend/backend.h"
 #include "backend/ceph/ceph_gate.h"
+#include "backend/ceph/ceph_release.h"
 
 /* Handle bytes: inode number and snapshot id, each 8 bytes big-endian. */
 #define CEPH_HANDLE_LEN 16u
@@ -53,6 +56,8 @@ struct ceph_fs {
 	unsigned secs;                    /* mount-timeout: bounds the mount and the unmount */
 	unsigned stuck_secs;              /* op-timeout: a call inside longer is stuck (0: never) */
 	struct ceph_gate gate;            /* calls inside libcephfs (ceph_gated.c) */
+	struct ceph_release_q rel;        /* closes, puts, releasedirs: one thread (ceph_release.h) */
+	bool rel_started;
 	char path[PATH_MAX];
 	uint32_t export_id;
 	pthread_mutex_t fcache_lock;
@@ -119,6 +124,12 @@ int cephbe_obj_dup(struct be_fs *fs, const struct be_obj *o, struct be_obj *out)
 void cephbe_obj_put(struct be_fs *fs, struct be_obj *o);
 int cephbe_lookup_path(struct be_fs *fs, const char *path, struct be_obj *out, struct be_attr *attr);
 void ceph_fs_put(struct ceph_fs *cf);
+/* Releases through the mount's release thread, in the order they are called (a put after the close
+ * of the same inode runs after it); the caller returns at once. Never fail: a ring that stays full
+ * (the thread stuck inside libcephfs) leaks the reference, logged. */
+void ceph_rel_close(struct ceph_fs *cf, struct Fh *fh);
+void ceph_rel_put(struct ceph_fs *cf, struct Inode *in);
+void ceph_rel_releasedir(struct ceph_fs *cf, struct ceph_dir_result *dirp);
 /* libcephfs's negative errno as the backend's positive one (0 for >= 0). */
 int ceph_err(int r);
 /* The same for a data operation: a timeout marks the mount sick (closed without flushing). */

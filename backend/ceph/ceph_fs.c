@@ -271,7 +271,7 @@ static bool ceph_confined(struct ceph_fs *cf, struct Inode *in, uint64_t ino)
 		if (ceph_ll_lookup(cf->cmount, cur, "..", &up, &stx, CEPH_STATX_INO, 0, cf->server) < 0)
 			break;
 		if (cur != in)
-			ceph_ll_put(cf->cmount, cur);
+			ceph_rel_put(cf, cur);
 		cur = up;
 		if (stx.stx_ino == cf->root_ino) {
 			inside = true;
@@ -282,7 +282,7 @@ static bool ceph_confined(struct ceph_fs *cf, struct Inode *in, uint64_t ino)
 		ino = stx.stx_ino;
 	}
 	if (cur != in)
-		ceph_ll_put(cf->cmount, cur);
+		ceph_rel_put(cf, cur);
 	return inside;
 }
 
@@ -302,7 +302,7 @@ int ceph_inode_by_handle(struct ceph_fs *cf, uint64_t ino, uint64_t snap, struct
 	if (r == 0 && S_ISDIR(stx->stx_mode) && !ceph_confined(cf, in, ino))
 		r = -ESTALE;
 	if (r < 0) {
-		ceph_ll_put(cf->cmount, in);
+		ceph_rel_put(cf, in);
 		return r == -ENOENT ? ESTALE : ceph_err(r);
 	}
 	*out = in;
@@ -379,7 +379,7 @@ int cephbe_obj_dup(struct be_fs *fs, const struct be_obj *o, struct be_obj *out)
 void cephbe_obj_put(struct be_fs *fs, struct be_obj *o)
 {
 	if (be_obj_valid(o))
-		ceph_ll_put(ceph_fs(fs)->cmount, ceph_in(o));
+		ceph_rel_put(ceph_fs(fs), ceph_in(o));
 	*o = (struct be_obj)BE_OBJ_INIT;
 }
 
@@ -435,12 +435,86 @@ enum ceph_bounded_op { CEPH_MOUNT, CEPH_UNMOUNT, CEPH_ABORT };
 #define CEPH_ABANDONED (-100000) /* ceph_bounded(): gave up waiting; not an errno */
 static int ceph_bounded(struct ceph_mount_info *cmount, const char *path, enum ceph_bounded_op op, unsigned secs);
 
+/* ---- releases (ceph_release.h) ---- */
+
+/* The release thread: one item, in the order queued. */
+static void ceph_rel_run(void *ctx, const struct ceph_release_item *it)
+{
+	struct ceph_fs *cf = ctx;
+
+	switch (it->kind) {
+	case CEPH_REL_CLOSE:
+		ceph_ll_close(cf->cmount, it->ptr);
+		break;
+	case CEPH_REL_PUT:
+		ceph_ll_put(cf->cmount, it->ptr);
+		break;
+	case CEPH_REL_RELEASEDIR:
+		ceph_ll_releasedir(cf->cmount, it->ptr);
+		break;
+	case CEPH_REL_TEST:
+		break;
+	}
+}
+
+/* Queue a release. A full ring means the thread has been inside one release while
+ * CEPH_RELEASE_SLOTS more came: the caller waits as long as the gate lets a call wait for a
+ * slot (a busy cluster), then the reference is leaked rather than the worker held (a hung
+ * one): libcephfs keeps an inode or an open file it would have dropped, nothing else. */
+static void ceph_rel(struct ceph_fs *cf, enum ceph_release_kind kind, void *ptr)
+{
+	uint64_t leaked;
+
+	if (ceph_release_push(&cf->rel, kind, ptr, CEPH_GATE_PATIENCE_NS))
+		return;
+	ceph_release_counts(&cf->rel, NULL, &leaked);
+	log_limited(&ceph_fs_limit, LOG_WARNING, "ceph: export %s: the release queue is full (a release has "
+		    "not returned): a reference is left to libcephfs (%llu so far)", cf->path,
+		    (unsigned long long)leaked);
+}
+
+void ceph_rel_close(struct ceph_fs *cf, struct Fh *fh)
+{
+	ceph_rel(cf, CEPH_REL_CLOSE, fh);
+}
+
+void ceph_rel_put(struct ceph_fs *cf, struct Inode *in)
+{
+	ceph_rel(cf, CEPH_REL_PUT, in);
+}
+
+void ceph_rel_releasedir(struct ceph_fs *cf, struct ceph_dir_result *dirp)
+{
+	ceph_rel(cf, CEPH_REL_RELEASEDIR, dirp);
+}
+
+/* Run what is queued (the root's reference last) and stop the release thread within mount-timeout.
+ * false: a release is still inside libcephfs: the mount and cf stay as they are (the thread uses
+ * both; it finishes on its own or the process exits). */
+static bool ceph_rel_stop(struct ceph_fs *cf)
+{
+	unsigned queued;
+
+	if (!cf->rel_started)
+		return true;
+	if (cf->root)
+		ceph_rel_put(cf, cf->root);
+	if (ceph_release_stop(&cf->rel, (uint64_t)cf->secs * 1000000000u)) {
+		ceph_release_destroy(&cf->rel);
+		return true;
+	}
+	ceph_release_counts(&cf->rel, &queued, NULL);
+	log_warn("ceph: export %s: a release has been inside libcephfs for more than mount-timeout %u s: "
+		 "the mount is left to it (%u releases not run)", cf->path, cf->secs, queued);
+	return false;
+}
+
 void ceph_fs_put(struct ceph_fs *cf)
 {
 	if (atomic_fetch_sub(&cf->refs, 1) != 1)
 		return;
-	if (cf->root)
-		ceph_ll_put(cf->cmount, cf->root);
+	if (!ceph_rel_stop(cf))
+		return;
 	/* A cluster that stopped answering would hold an unmount for minutes
 	 * (dirty data, the MDS session): after a timeout the session is dropped
 	 * instead (what was not committed was never promised stable, RFC 1813
@@ -645,12 +719,15 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 	pthread_mutex_init(&cf->fcache_lock, NULL);
 	cf->export_id = cfg->export_id;
 	cf->secs = secs;
+	r = -ceph_release_start(&cf->rel, 0, ceph_rel_run, cf);
+	cf->rel_started = r == 0;
 	/* max-calls (0: derived from the worker threads by nfs/common/service.c), op-timeout: ceph_gated.c */
 	cf->stuck_secs = s->op_timeout;
 	ceph_gate_init(&cf->gate, s->max_calls, s->op_timeout);
 	cf->server = ceph_mount_perms(cf->cmount);
 	cf->fsid = (uint64_t)ceph_get_fs_cid(cf->cmount) + 1u; /* never 0 */
-	r = ceph_ll_lookup_root(cf->cmount, &cf->root);
+	if (r == 0)
+		r = ceph_ll_lookup_root(cf->cmount, &cf->root);
 	if (r == 0) {
 		struct ceph_statx stx;
 

@@ -10,7 +10,9 @@
  * ID") and NFSv4 as NFS4ERR_DELAY (RFC 8881 §15.1.1.3). A call that finds
  * the gate full waits for a slot while the calls inside are younger than a
  * second (a busy cluster), and is refused at once after that. Releases (obj_put,
- * file_get/put, close, lock_owner_release) cannot fail and pass ungated.
+ * file_get/put, close, lock_owner_release) cannot fail and pass ungated; their
+ * libcephfs calls (close, put, releasedir) are queued to the mount's release
+ * thread (ceph_release.c), so they hold no worker either.
  */
 #include <errno.h>
 #include <time.h>

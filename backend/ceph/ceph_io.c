@@ -31,8 +31,8 @@ static void ceph_file_free(struct ceph_file *f)
 {
 	struct ceph_fs *cf = f->cf;
 
-	ceph_ll_close(cf->cmount, f->fh);
-	ceph_ll_put(cf->cmount, f->in);
+	ceph_rel_close(cf, f->fh);
+	ceph_rel_put(cf, f->in);
 	free(f);
 	ceph_fs_put(cf);
 }
@@ -201,7 +201,7 @@ int cephbe_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigne
 		if (!err) {
 			err = ceph_file_new(cf, in, &stx, flags, &f);
 			if (err)
-				ceph_ll_put(cf->cmount, in);
+				ceph_rel_put(cf, in);
 		}
 		if (err)
 			return err;
@@ -429,6 +429,9 @@ int cephbe_lock_unset(struct be_fs *fs, struct be_file *f, uint64_t owner, const
 	return ceph_err(ceph_ll_setlk(ceph_fs(fs)->cmount, ceph_file(f)->fh, &fl, owner | CEPH_LOCK_OWNER_BIT, 0));
 }
 
+/* Not queued to the release thread: a later lock_set of the same owner on the same file would
+ * race with the queued whole-file unlock and could be undone by it. It runs on the worker, ungated
+ * (it cannot be refused), and needs only the MDS. */
 void cephbe_lock_owner_release(struct be_fs *fs, struct be_file *f, uint64_t owner)
 {
 	struct flock fl;

@@ -205,7 +205,7 @@ static int ceph_mkfile(struct ceph_fs *cf, UserPerm *perm, struct Inode *dir, co
 			       out, &fh, stx, CEPH_WANT, AT_SYMLINK_NOFOLLOW, perm);
 
 	if (r == 0 && fh)
-		ceph_ll_close(cf->cmount, fh);
+		ceph_rel_close(cf, fh);
 	return r;
 }
 
@@ -237,7 +237,7 @@ static int ceph_create_existing(struct ceph_fs *cf, UserPerm *perm, struct Inode
 		*existed = true;
 		return 0;
 	}
-	ceph_ll_put(cf->cmount, *out);
+	ceph_rel_put(cf, *out);
 	return -EEXIST;
 }
 
@@ -307,7 +307,7 @@ int cephbe_create(struct be_fs *fs, const struct be_cred *cr, const struct be_ob
 	if (!r && (rest.mask || how->how == BE_CREATE_EXCLUSIVE))
 		r = ceph_ll_getattr(cf->cmount, in, &stx, CEPH_WANT, AT_SYMLINK_NOFOLLOW, cf->server);
 	if (r < 0) {
-		ceph_ll_put(cf->cmount, in);
+		ceph_rel_put(cf, in);
 		return ceph_err(r);
 	}
 	ceph_obj_set(out, in, &stx);
@@ -343,7 +343,7 @@ static int ceph_unlink_checked(struct be_fs *fs, const struct be_cred *cr, const
 	r = ceph_ll_lookup(cf->cmount, ceph_in(dir), name, &in, &stx, CEPH_STATX_MODE, AT_SYMLINK_NOFOLLOW, perm);
 	if (r < 0)
 		return ceph_err(r);
-	ceph_ll_put(cf->cmount, in);
+	ceph_rel_put(cf, in);
 	if (S_ISDIR(stx.stx_mode) != want_dir)
 		return want_dir ? ENOTDIR : EISDIR;
 	r = want_dir ? ceph_ll_rmdir(cf->cmount, ceph_in(dir), name, perm) :
@@ -378,11 +378,11 @@ int cephbe_rename(struct be_fs *fs, const struct be_cred *cr, const struct be_ob
 			   AT_SYMLINK_NOFOLLOW, perm);
 	if (r < 0)
 		return ceph_err(r);
-	ceph_ll_put(cf->cmount, in);
+	ceph_rel_put(cf, in);
 	r = ceph_ll_lookup(cf->cmount, ceph_in(to_dir), to, &in, &dst, CEPH_STATX_MODE | CEPH_STATX_INO,
 			   AT_SYMLINK_NOFOLLOW, perm);
 	if (r == 0) {
-		ceph_ll_put(cf->cmount, in);
+		ceph_rel_put(cf, in);
 		/* rename(2): onto itself does nothing (libcephfs would drop the name); a
 		 * directory and a non-directory never replace each other */
 		if (dst.stx_ino == src.stx_ino)
@@ -474,7 +474,7 @@ int cephbe_readdir(struct be_fs *fs, const struct be_cred *cr, const struct be_o
 			break;
 		}
 	}
-	ceph_ll_releasedir(cf->cmount, dirp);
+	ceph_rel_releasedir(cf, dirp);
 	return ceph_err(r);
 }
 

@@ -1,11 +1,15 @@
 /*
  * test_daemon_workers.c - the worker pool: every item runs once
  * on a worker thread, done() runs once on the loop thread, items run in
- * parallel, workers_stop() finishes what is queued and delivers completions.
+ * parallel, workers_stop() finishes what is queued and delivers completions;
+ * workers_stop_within() does the same when the workers finish in time and
+ * otherwise returns after its wait with the stuck workers left running.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <cmocka.h>
 #include <pthread.h>
@@ -158,6 +162,83 @@ static void test_bad_counts(void **state)
 	loop_free(l);
 }
 
+static void test_stop_within_in_time(void **state)
+{
+	(void)state;
+	struct loop *l = loop_new();
+	assert_int_equal(workers_start(l, 2), 0);
+	submit_all(20, 1000);
+	assert_int_equal(workers_stop_within(5), 0); /* all finished: as workers_stop() */
+	assert_int_equal(done_count, 20);
+	assert_int_equal(workers_pending(), 0);
+	assert_int_equal(workers_start(l, 1), 0); /* restartable */
+	workers_stop();
+	loop_free(l);
+}
+
+/* An item that never returns until released: a call stuck inside a backend. */
+static pthread_mutex_t stuck_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stuck_cv = PTHREAD_COND_INITIALIZER;
+static bool stuck_hold = true, stuck_left;
+static struct work stuck_w;
+
+static void stuck_run(struct work *w)
+{
+	(void)w;
+	pthread_mutex_lock(&stuck_lock);
+	while (stuck_hold)
+		pthread_cond_wait(&stuck_cv, &stuck_lock);
+	stuck_left = true;
+	pthread_mutex_unlock(&stuck_lock);
+}
+
+static void stuck_describe(const struct work *w, char *buf, size_t len)
+{
+	(void)w;
+	snprintf(buf, len, "the stuck item");
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Last: the pool is left started (its stuck worker detached), as at the daemon's exit. */
+static void test_stop_within_stuck(void **state)
+{
+	(void)state;
+	lp = loop_new(); /* kept (the pool's wake event stays in it): not freed */
+	assert_int_equal(workers_start(lp, 3), 0);
+	stuck_w.run = stuck_run;
+	stuck_w.done = item_done;
+	stuck_w.describe = stuck_describe;
+	workers_submit(&stuck_w);
+	submit_all(30, 1000);
+	double t = mono_s();
+	assert_int_equal(workers_stop_within(1), 1);
+	t = mono_s() - t;
+	assert_true(t >= 0.95 && t < 3.0);
+	for (unsigned i = 0; i < 30; i++)
+		assert_int_equal(items[i].runs, 1); /* the free workers ran the queue */
+	/* the stuck worker was not joined: it finishes later on its own, nothing freed under it */
+	pthread_mutex_lock(&stuck_lock);
+	stuck_hold = false;
+	pthread_cond_broadcast(&stuck_cv);
+	pthread_mutex_unlock(&stuck_lock);
+	for (int i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&stuck_lock);
+		bool left = stuck_left;
+		pthread_mutex_unlock(&stuck_lock);
+		if (left)
+			break;
+		usleep(1000);
+	}
+	assert_true(stuck_left);
+	usleep(50000); /* its completion hand-off, on the pool that stayed allocated */
+}
+
 int main(void)
 {
 	log_init(true, 0);
@@ -166,6 +247,8 @@ int main(void)
 		cmocka_unit_test(test_parallel),
 		cmocka_unit_test(test_stop_finishes_queue),
 		cmocka_unit_test(test_bad_counts),
+		cmocka_unit_test(test_stop_within_in_time),
+		cmocka_unit_test(test_stop_within_stuck),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
