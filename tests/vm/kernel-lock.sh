@@ -492,6 +492,7 @@ if run_check server-start 60 check_server_start &&
 				run_check rdma-lock-owners 60 check_rdma_lock_owners
 				run_check rdma-lock-blocking 60 check_rdma_lock_blocking
 				run_check rdma-lock-v4 60 check_rdma_lock_v4
+				run_check rdma-lock-restart 90 check_rdma_lock_restart
 				run_check rdma-lock-umount 30 check_rdma_lock_umount
 			fi
 		fi

@@ -19,11 +19,14 @@
 # knows about it: the NLM calls arrive over TCP, as the Linux client sends
 # them for RDMA mounts (INTEROP.md), from the client's address.
 #
-# Not here: reboot and restart recovery. statd's callbacks for the kernel
-# lockd and for rnfsd are both "NLM procedure 16" in the one rpcbind, so
-# they cannot be told apart on a shared host; they are tested over TCP
-# above with the client in its own namespace (the server's side does not
-# depend on the transport that carried the NFS mount).
+# Restart recovery works here too: statd calls back "NLM procedure 16" for
+# both, but the kernel lockd asked for version 3 (Linux's nsm_mon) and
+# rnfsd for version 4, and once rnfsd restarts it registers NLM version 4
+# again (so version 3 stays the kernel lockd's): each gets its own. Not
+# here: a client reboot, which on one host would also tell the kernel lockd
+# that its server rebooted (one statd, one sm-notify); it is tested over
+# TCP above with the client in its own namespace (the server's side does
+# not depend on the transport that carried the NFS mount).
 
 RMNT=/mnt/rdma
 NLM_KPORT=4045
@@ -115,6 +118,37 @@ sh 99 1 denied
 ex 300 10 ok
 ex 0 100 ok
 ex 300 10 denied" "$out"
+}
+
+# rnfsd restarts while the RDMA client holds a lock: sm-notify tells the
+# host's statd (the server's name, vmguest, is also 192.0.2.1 here), which
+# calls the kernel lockd back (NLM version 3), and its reclaim reaches rnfsd
+# within the grace period. Last: from here on rnfsd holds NLM version 4 in
+# rpcbind again, so its later GRANTED calls would find itself.
+check_rdma_lock_restart() {
+	local n0 i apid
+	rm -f "$SCRATCH"/k*
+	grep -q "^$ADDR vmguest" /etc/hosts || { echo "$ADDR vmguest" | cat - /etc/hosts > "$SCRATCH/hosts2" &&
+		cat "$SCRATCH/hosts2" > /etc/hosts; }
+	n0=$(grep -c "reclaimed \[400, +10)" "$RNFSD_LOG" || true)
+	rclk "ex 400 10" "touch $SCRATCH/k1" "wait $SCRATCH/k2" "un 400 10" > "$SCRATCH/k-a.out" 2>&1 &
+	apid=$!
+	trap 'touch "$SCRATCH/k2"' EXIT
+	python3 "$LOCKCTL" /dev/null "wait $SCRATCH/k1"
+	expect_eq "a local process before the restart" "ex 400 10 denied" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 400 10")"
+	rnfsd_stop || fail "rnfsd did not stop"
+	RNFSD_EXTRA="grace-period = 20" rnfsd_start || fail "rnfsd did not start again"
+	for i in $(seq 200); do
+		[ "$(grep -c "reclaimed \[400, +10)" "$RNFSD_LOG" || true)" -gt "$n0" ] && break
+		sleep 0.1
+	done
+	grep "sm-notify\|reclaimed \[400" "$RNFSD_LOG" | tail -n 3
+	rpcinfo -p 127.0.0.1 | awk '$1 == 100021'
+	[ "$(grep -c "reclaimed \[400, +10)" "$RNFSD_LOG" || true)" -gt "$n0" ] ||
+		fail "the RDMA client did not reclaim [400, +10) within 20 s of the restart"
+	expect_eq "a local process after the reclaim" "ex 400 10 denied" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 400 10")"
+	touch "$SCRATCH/k2"
+	wait "$apid"
 }
 
 check_rdma_lock_umount() {
