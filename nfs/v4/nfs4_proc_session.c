@@ -13,6 +13,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <sys/random.h>
 
 #include "nfs/v4/nfs4.h"
@@ -67,10 +69,30 @@ uint32_t nfs4_lease_time(void)
 	return nfs4_lease;
 }
 
+/*
+ * RFC 8881 §2.10.4-2.10.5: a client treats servers that answer EXCHANGE_ID
+ * with the same so_major_id and eir_server_scope as one server sharing
+ * state (trunking). Two rnfsd hosts (say in front of one CephFS) share no
+ * state, so each names itself by its host name, as knfsd does (nodename).
+ */
+static char nfs4_server_name[256] = "rnfsd";
+
+static void nfs4_server_name_init(void)
+{
+	char host[256];
+
+	if (gethostname(host, sizeof(host)) == 0 && host[0]) {
+		host[sizeof(host) - 1] = 0;
+		snprintf(nfs4_server_name, sizeof(nfs4_server_name), "%s", host);
+	}
+}
+
 void nfs4_session_init(void)
 {
 	uint64_t seed = 0;
 	uint32_t boot = (uint32_t)time(NULL);
+
+	nfs4_server_name_init();
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
@@ -164,8 +186,7 @@ uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
 {
 	(void)x, (void)status;
-	/* RFC 8881 §2.5: server owner and scope name this server for trunking. */
-	nfs4_enc_exchange_id(e, res, "rnfsd", "rnfsd");
+	nfs4_enc_exchange_id(e, res, nfs4_server_name, nfs4_server_name);
 }
 
 uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)

@@ -605,9 +605,18 @@ static void make_session(uint8_t sid[16])
 	tc_u32(t);
 	assert_int_equal(tc_u32(t), 0); /* SP4_NONE */
 	tc_u64(t);
+	/* RFC 8881 §2.10.4-2.10.5: owner major id and scope are the host name
+	 * (two rnfsd hosts must never look like one server to a client). */
+	char host[256] = "";
+	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
+	if (!host[0])
+		strcpy(host, "rnfsd"); /* no host name: the fallback */
 	p = tc_opaque(t, &len);
-	assert_memory_equal(p, "rnfsd", 5);
-	tc_opaque(t, &len);
+	assert_int_equal(len, strlen(host));
+	assert_memory_equal(p, host, len);
+	p = tc_opaque(t, &len);
+	assert_int_equal(len, strlen(host));
+	assert_memory_equal(p, host, len);
 	assert_int_equal(tc_u32(t), 0);
 	assert_int_equal(tc_remaining(t), 0);
 
