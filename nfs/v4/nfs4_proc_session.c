@@ -234,6 +234,14 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_seq_res sr;
 
 	r->args = *a;
+	/* RFC 8881 §2.10.6.4: a request larger than the session's
+	 * ca_maxrequestsize is NFS4ERR_REQ_TOO_BIG, checked before the slot is
+	 * taken so its sequence stays as it was (pynfs SEQ6). */
+	if (x->call) {
+		uint32_t max = nfs4_session_maxrequest(&nfs4_st, a->sessionid);
+		if (max && x->call->msg_len > max)
+			return NFS4ERR_REQ_TOO_BIG;
+	}
 	switch (nfs4_sequence(&nfs4_st, a->sessionid, a->sequenceid, a->slotid, x->numops, nfs4_now(), s->replay,
 			      sizeof(s->replay), &sr)) {
 	case NFS4_SEQ_ERROR:

@@ -171,12 +171,14 @@ static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* RFC 8881 §18.36.3: the server may lower what the client asks for. */
+/* RFC 8881 §18.36.3: the server may lower what the client asks for, never
+ * raise it (pynfs CSESS26: a ca_maxresponsesize of 400 must hold); sizes too
+ * small for SEQUENCE were refused before (NFS4ERR_TOOSMALL). */
 static void chan_negotiate(struct nfs4_chan_attrs *a)
 {
 	a->headerpadsize = 0;
-	a->maxrequestsize = clamp(a->maxrequestsize, 1024, NFS4_STATE_MAX_MSG);
-	a->maxresponsesize = clamp(a->maxresponsesize, 1024, NFS4_STATE_MAX_MSG);
+	a->maxrequestsize = clamp(a->maxrequestsize, 0, NFS4_STATE_MAX_MSG);
+	a->maxresponsesize = clamp(a->maxresponsesize, 0, NFS4_STATE_MAX_MSG);
 	a->maxresponsesize_cached = clamp(a->maxresponsesize_cached, 0, NFS4_STATE_MAX_CACHED);
 	a->maxoperations = clamp(a->maxoperations, 1, NFS4_MAX_OPS);
 	a->maxrequests = clamp(a->maxrequests, 1, NFS4_STATE_MAX_SLOTS);
@@ -340,6 +342,20 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessioni
 	}
 	pthread_mutex_unlock(&st->lock);
 	return act;
+}
+
+uint32_t nfs4_session_maxrequest(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE])
+{
+	struct nfs4_session *s;
+	unsigned ci, si;
+	uint32_t max = 0;
+
+	pthread_mutex_lock(&st->lock);
+	s = session_by_id(st, sessionid, &ci, &si);
+	if (s)
+		max = s->fore.maxrequestsize;
+	pthread_mutex_unlock(&st->lock);
+	return max;
 }
 
 void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint32_t slotid,

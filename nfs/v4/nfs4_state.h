@@ -174,6 +174,8 @@ struct nfs4_seq_res {
 	uint32_t maxresponsesize_cached; /* ... when the client asked for it to be cached */
 	uint64_t clientid;        /* the session's client (RECLAIM_COMPLETE) */
 };
+/* The session's ca_maxrequestsize (RFC 8881 §18.36.3), 0 when there is no such session. */
+uint32_t nfs4_session_maxrequest(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE]);
 /* The cached reply is copied (under the lock) into replay_buf (replay_cap bytes). */
 /* numops: the COMPOUND's operations (RFC 8881 §2.10.6.4: more than
  * ca_maxoperations is NFS4ERR_TOO_MANY_OPS, the slot untouched). */

@@ -74,6 +74,8 @@ enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, 
        OP_WRITE = 38, OP_RELEASE_LOCKOWNER = 39, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43, OP_SEQUENCE = 53,
        OP_TEST_STATEID = 55 };
 #define NFS4ERR_EXIST 17
+#define NFS4ERR_REQ_TOO_BIG 10065
+#define NFS4ERR_REP_TOO_BIG 10066
 #define NFS4ERR_NOTSUPP 10004
 #define NFS4ERR_DENIED 10010
 #define NFS4ERR_EXPIRED 10011
@@ -751,8 +753,10 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 
 #define OP_RECLAIM_COMPLETE_ 58
 
-/* EXCHANGE_ID + CREATE_SESSION: the clientid and the session id. */
-static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t sessionid[16])
+/* EXCHANGE_ID + CREATE_SESSION asking for these fore channel request and
+ * response sizes: the clientid and the session id. */
+static uint64_t session41_sized(struct raw_conn *c, const char *id, uint32_t maxreq, uint32_t maxresp,
+				uint8_t sessionid[16])
 {
 	struct raw_reply r;
 	uint64_t cid = 0;
@@ -780,7 +784,7 @@ static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t session
 	xb_u32(&a, seq);
 	xb_u32(&a, 0);
 	for (int ch = 0; ch < 2; ch++) {
-		static const uint32_t attrs[6] = { 0, 1 << 20, 1 << 20, 4096, 16, 8 };
+		const uint32_t attrs[6] = { 0, ch ? 1 << 20 : maxreq, ch ? 1 << 20 : maxresp, 4096, 16, 8 };
 		for (int i = 0; i < 6; i++)
 			xb_u32(&a, attrs[i]);
 		xb_u32(&a, 0); /* rdma_ird<1> */
@@ -796,6 +800,11 @@ static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t session
 	return cid;
 }
 
+static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t sessionid[16])
+{
+	return session41_sized(c, id, 1 << 20, 1 << 20, sessionid);
+}
+
 static uint64_t session41(struct raw_conn *c, uint8_t sessionid[16])
 {
 	return session41_as(c, "it-client-41", sessionid);
@@ -809,6 +818,56 @@ static void xb_sequence(struct xb *a, const uint8_t sessionid[16], uint32_t seq)
 	xb_u32(a, 0);
 	xb_u32(a, 0);
 	xb_u32(a, 0);
+}
+
+/* SEQUENCE + PUTROOTFH, then LOOKUP of a name of name_len bytes or ngetattr GETATTRs. */
+static uint32_t limits_compound(struct raw_conn *c, const uint8_t sessionid[16], uint32_t seq, uint32_t name_len,
+				uint32_t ngetattr)
+{
+	char name[600];
+	struct raw_reply r;
+	uint32_t n, status;
+	struct xb a;
+
+	memset(name, 'n', sizeof(name));
+	xb_init(&a);
+	hdr(&a, 1, 2 + (name_len ? 1 : ngetattr));
+	xb_sequence(&a, sessionid, seq);
+	xb_u32(&a, OP_PUTROOTFH);
+	if (name_len) {
+		xb_u32(&a, OP_LOOKUP);
+		xb_opaque(&a, name, name_len);
+	}
+	for (uint32_t i = 0; !name_len && i < ngetattr; i++) {
+		xb_u32(&a, OP_GETATTR);
+		xb_u32(&a, 2);
+		xb_u32(&a, 0xffffffffu); /* every attribute of words 0 and 1 */
+		xb_u32(&a, ~(1u << 16 | 1u << 22)); /* but time_access_set, time_modify_set: write-only */
+	}
+	int st = compound(c, &a, &r, &n);
+	status = st < 0 ? UINT32_MAX : (uint32_t)st;
+	raw_reply_free(&r);
+	xb_free(&a);
+	return status;
+}
+
+/* RFC 8881 §2.10.6.4 and §18.36.3: the session's size limits. */
+static void test_session_limits(struct raw_conn *c)
+{
+	uint8_t sessionid[16] = { 0 };
+
+	hx_section("NFSv4.1: ca_maxrequestsize and ca_maxresponsesize of a session");
+	session41_sized(c, "it-client-41-limits", 512, 400, sessionid);
+	CHECK_EQ(limits_compound(c, sessionid, 1, 500, 0), NFS4ERR_REQ_TOO_BIG,
+		 "a request over ca_maxrequestsize 512: REQ_TOO_BIG");
+	/* Refused before the slot was taken: sequence 1 is still the next one. */
+	CHECK_EQ(limits_compound(c, sessionid, 1, 0, 1), 0, "then slot 0 sequence 1 runs (the slot untouched)");
+	/* 400 is kept, not raised to 1024 (pynfs CSESS26): two full GETATTRs fit 1024, not 400. */
+	CHECK_EQ(limits_compound(c, sessionid, 2, 0, 2), NFS4ERR_REP_TOO_BIG,
+		 "a reply over ca_maxresponsesize 400: REP_TOO_BIG");
+	/* The same COMPOUND on a session of 1024 bytes runs: the limit was 400. */
+	session41_sized(c, "it-client-41-limits2", 512, 1024, sessionid);
+	CHECK_EQ(limits_compound(c, sessionid, 1, 0, 2), 0, "the same two GETATTRs fit ca_maxresponsesize 1024");
 }
 
 static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
@@ -1480,6 +1539,7 @@ int main(int argc, char **argv)
 	test_mod_ops(&c, fh, fh_len);
 	test_state40(&c, fh, fh_len);
 	test_state41(&c, fh, fh_len);
+	test_session_limits(&c);
 	test_locks40(&c, fh, fh_len);
 	test_lease_expiry(&c, fh, fh_len);
 	test_grace(&c, fh, fh_len);
