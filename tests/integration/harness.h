@@ -166,6 +166,7 @@ void hx_fill(uint64_t *state, void *buf, size_t len);
  * (error printed, not counted: the caller checks).
  */
 extern int hx_mount_autoreconnect; /* for hx_mount(); default 0. libnfs 4.0 ignores changes after mount */
+extern int hx_mount_version;       /* for hx_mount(): NFS_V3 (default) or NFS_V4 (nfs_set_version) */
 struct nfs_context *hx_mount(const struct hx_env *e, const char *export_path, int uid, int gid,
 			     char *err, size_t errlen);
 void hx_umount(struct nfs_context *nfs);
