@@ -414,6 +414,19 @@ int hx_write_exports(const struct hx_env *e, const char *fmt, ...)
 	return rename(tmp, e->exports_path);
 }
 
+int hx_append_config(const struct hx_env *e, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(e->conf_path, "a");
+
+	if (!f)
+		return -1;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	return fclose(f) != 0 ? -1 : 0;
+}
+
 static void hx_fatal(const char *what)
 {
 	printf("FAIL: %s: %s (%s)\n", hx_test_name, what, strerror(errno));

@@ -122,6 +122,8 @@ int hx_write_config(const struct hx_env *e);
  * from CephFS. The conf path, or NULL when not set.
  */
 const char *hx_ceph_conf(void);
+/* Append to rnfsd.conf (a later section's keys win), e.g. "[nfsv4]\nenable = no\n". 0 or -1. */
+int hx_append_config(const struct hx_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Replace the exports file (text as exports(5)). */
 int hx_write_exports(const struct hx_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A path below e->dir (fmt relative to it), in a static rotating buffer. */

@@ -163,14 +163,10 @@ static void test_off_when_disabled(void)
 {
 	struct raw_conn c;
 	struct raw_reply r;
-	FILE *f;
 
 	hx_section("[nfsv4] enable = no");
-	f = fopen(env.conf_path, "a");
-	if (!CHECK(f != NULL, "config"))
+	if (!CHECK(hx_append_config(&env, "[nfsv4]\nenable = no\n") == 0, "config"))
 		return;
-	fprintf(f, "[nfsv4]\nenable = no\n");
-	fclose(f);
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
 		return;
 	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
@@ -1493,7 +1489,6 @@ int main(int argc, char **argv)
 	struct raw_reply r;
 	uint8_t fh[128];
 	uint32_t fh_len = 0;
-	FILE *f;
 
 	hx_begin("nfs4", argc, argv);
 	hx_env_init(&env);
@@ -1503,11 +1498,8 @@ int main(int argc, char **argv)
 		CHECK(false, "symlink");
 	test_on_by_default();
 
-	f = fopen(env.conf_path, "a");
-	if (!CHECK(f != NULL, "config"))
+	if (!CHECK(hx_append_config(&env, "[nfsv4]\nlease-time = %d\n", LEASE) == 0, "config"))
 		return hx_end();
-	fprintf(f, "[nfsv4]\nlease-time = %d\n", LEASE);
-	fclose(f);
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
 		return hx_end();
 	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,

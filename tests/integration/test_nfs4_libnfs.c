@@ -277,14 +277,10 @@ static void test_disabled(void)
 {
 	char err[512];
 	struct nfs_context *nfs;
-	FILE *f;
 
 	hx_section("[nfsv4] enable = no: the NFSv4 mount is refused, NFSv3 still mounts");
-	f = fopen(env.conf_path, "a");
-	if (!CHECK(f != NULL, "config"))
+	if (!CHECK(hx_append_config(&env, "[nfsv4]\nenable = no\n") == 0, "config"))
 		return;
-	fprintf(f, "[nfsv4]\nenable = no\n");
-	fclose(f);
 	if (hx_daemon_start(&env) != 0)
 		return;
 	hx_mount_version = NFS_V4;
