@@ -249,6 +249,8 @@ struct be_statfs {
 #define BE_READDIR_ATTRS 0x1u   /* fill be_dirent.attr (READDIRPLUS, NFSv4 READDIR) */
 #define BE_READDIR_HANDLES 0x2u /* fill be_dirent.handle */
 #define BE_READDIR_NO_DOTS 0x4u /* leave out "." and ".." (NFSv4: RFC 8881 §18.23.4) */
+#define BE_READDIR_ZERO_VERF 0x8u /* a cookie other than 0 with verifier 0 is taken with the current
+				   * verifier (NFSv4 clients that do not echo it, as knfsd takes them) */
 
 /* One directory entry, valid only during the callback. */
 struct be_dirent {

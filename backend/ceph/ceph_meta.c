@@ -454,7 +454,7 @@ int cephbe_readdir(struct be_fs *fs, const struct be_cred *cr, const struct be_o
 		return ENOMEM;
 	*verf_out = ceph_cookieverf(cf->export_id, dir->fileid);
 	/* RFC 1813 §3.3.16: a cookie with another verifier is NFS3ERR_BAD_COOKIE */
-	if (cookie != 0 && verf != *verf_out)
+	if (cookie != 0 && verf != *verf_out && !(verf == 0 && (flags & BE_READDIR_ZERO_VERF)))
 		return BE_EBADCOOKIE;
 	r = ceph_ll_opendir(cf->cmount, ceph_in(dir), &dirp, perm);
 	if (r < 0)

@@ -29,8 +29,8 @@
  *   nfs4_proc_lock.c  LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
- * Experimental: the version is registered with the RPC layer (and rpcbind)
- * only with "[nfsv4] enable = yes" (rnfsd.conf(5)).
+ * The version is registered with the RPC layer (and rpcbind) unless
+ * "[nfsv4] enable = no" (rnfsd.conf(5); on by default).
  */
 #ifndef RNFSD_NFS4_H
 #define RNFSD_NFS4_H

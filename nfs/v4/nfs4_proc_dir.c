@@ -120,11 +120,18 @@ static uint32_t nfs4_rd_list(struct nfs4_rd *st, struct nfs4_obj *dir, uint64_t 
 		return NFS4_OK;
 	}
 	memcpy(&cverf, st->a->verf, sizeof(cverf));
+	/* A zero verifier with a cookie is taken as the current one (as knfsd: libnfs 4.0 sends 0 on every
+	 * READDIR); another verifier must be the directory's. */
 	err = be_readdir(dir->exp->fs, &dir->cred, &dir->o, st->a->cookie, cverf,
-			 BE_READDIR_ATTRS | BE_READDIR_HANDLES | BE_READDIR_NO_DOTS, nfs4_rd_backend_fn, st, verf, eof);
+			 BE_READDIR_ATTRS | BE_READDIR_HANDLES | BE_READDIR_NO_DOTS | BE_READDIR_ZERO_VERF,
+			 nfs4_rd_backend_fn, st, verf, eof);
 	if (st->full)
 		*eof = false;
-	/* RFC 8881 §18.23.3: a stale cookie or verifier is NFS4ERR_BAD_COOKIE (BE_EBADCOOKIE maps there). */
+	/* RFC 8881 §18.23.3: "If the server determines that the cookieverf is no longer valid for the
+	 * directory, the error NFS4ERR_NOT_SAME should be returned"; a stale cookie is NFS4ERR_BAD_COOKIE
+	 * (BE_EBADCOOKIE maps there). */
+	if (err == BE_EBADCOOKIE && st->a->cookie != 0 && cverf != 0 && cverf != *verf)
+		return NFS4ERR_NOT_SAME;
 	return nfs_errno_to_nfsstat4(err);
 }
 

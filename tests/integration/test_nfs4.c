@@ -1,8 +1,10 @@
 /*
  * test_nfs4.c - NFSv4 through the real daemon, with the raw RPC client
  * (libnfs 4.0.0's NFSv4 WRITE encoding is broken):
- *  - by default NFSv4 is not served: version 4 gets PROG_MISMATCH (3..3);
- *  - with "[nfsv4] enable = yes": NULL answers; a COMPOUND walks from
+ *  - NFSv4 is served by default (no [nfsv4] section: NULL answers, PUTROOTFH
+ *    + GETFH work); with "[nfsv4] enable = no" (checked last) version 4
+ *    gets PROG_MISMATCH (3..3);
+ *  - NULL answers; a COMPOUND walks from
  *    PUTROOTFH through the pseudo file system to the export (LOOKUP per
  *    component), GETFH, GETATTR (type, fileid, fsid), READDIR lists a file
  *    made on the server, LOOKUP + READLINK of a symlink; the NFSv3 (MOUNT)
@@ -132,16 +134,48 @@ static bool res_ok(struct raw_reply *r, uint32_t op)
 	return !r->body.bad && got == op && st == 0;
 }
 
-static void test_off_by_default(void)
+/* No [nfsv4] section: version 4 is served (issue 10: a default Linux mount gets 4.2). */
+static void test_on_by_default(void)
+{
+	struct raw_conn c;
+	struct raw_reply r;
+	uint32_t nres = 0;
+	struct xb a;
+
+	hx_section("NFSv4 is on by default");
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
+		return;
+	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	      r.accept_stat == 0, "version 4 NULL answered");
+	raw_reply_free(&r);
+	xb_init(&a);
+	hdr(&a, 0, 2); /* 4.0: no session needed (4.1+ would want SEQUENCE first) */
+	xb_u32(&a, OP_PUTROOTFH);
+	xb_u32(&a, OP_GETFH);
+	CHECK_EQ(compound(&c, &a, &r, &nres), 0, "COMPOUND PUTROOTFH GETFH");
+	CHECK_EQ(nres, 2, "two results");
+	raw_reply_free(&r);
+	xb_free(&a);
+	raw_close(&c);
+	hx_daemon_stop(&env);
+}
+
+/* "[nfsv4] enable = no" (the last section, so it wins): version 4 is not served. */
+static void test_off_when_disabled(void)
 {
 	struct raw_conn c;
 	struct raw_reply r;
 
-	hx_section("NFSv4 is off by default");
+	hx_section("[nfsv4] enable = no");
+	if (!CHECK(hx_append_config(&env, "[nfsv4]\nenable = no\n") == 0, "config"))
+		return;
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
 		return;
 	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
 	      r.accept_stat == 2 && r.low == 3 && r.high == 3, "version 4 NULL: PROG_MISMATCH 3..3");
+	raw_reply_free(&r);
+	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
+	      "version 3 NULL still answered");
 	raw_reply_free(&r);
 	raw_close(&c);
 	hx_daemon_stop(&env);
@@ -1514,7 +1548,6 @@ int main(int argc, char **argv)
 	struct raw_reply r;
 	uint8_t fh[128];
 	uint32_t fh_len = 0;
-	FILE *f;
 
 	hx_begin("nfs4", argc, argv);
 	hx_env_init(&env);
@@ -1522,13 +1555,10 @@ int main(int argc, char **argv)
 	hx_write_file(hx_xpath(&env, "hello"), "hi\n", 3, 0644);
 	if (symlink("hello", hx_xpath(&env, "link")) != 0)
 		CHECK(false, "symlink");
-	test_off_by_default();
+	test_on_by_default();
 
-	f = fopen(env.conf_path, "a");
-	if (!CHECK(f != NULL, "config"))
+	if (!CHECK(hx_append_config(&env, "[nfsv4]\nlease-time = %d\n", LEASE) == 0, "config"))
 		return hx_end();
-	fprintf(f, "[nfsv4]\nenable = yes\nlease-time = %d\n", LEASE);
-	fclose(f);
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
 		return hx_end();
 	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
@@ -1546,6 +1576,7 @@ int main(int argc, char **argv)
 	raw_close(&c);
 	hx_daemon_stop(&env);
 	test_squash_ro();
+	test_off_when_disabled();
 	hx_env_release(&env);
 	return hx_end();
 }

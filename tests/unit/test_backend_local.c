@@ -458,6 +458,15 @@ static void test_create_readdir_files(void **state)
 	assert_int_equal(verf2, verf);
 	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, verf + 1, 0, count_entry, &s, &verf2, &eof),
 			 BE_EBADCOOKIE);
+	/* verifier 0 with a cookie: NFSv3 refuses it, BE_READDIR_ZERO_VERF (NFSv4) takes the current one */
+	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, 0, 0, count_entry, &s, &verf2, &eof), BE_EBADCOOKIE);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, 0, BE_READDIR_ZERO_VERF, count_entry, &s, &verf2, &eof),
+			 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, verf + 1, BE_READDIR_ZERO_VERF, count_entry, &s,
+				    &verf2, &eof),
+			 BE_EBADCOOKIE);
 
 	/* a file kept open past its instance's close and past its unlink (NFSv4 open state) */
 	lookup_ok(fs, &root, "ex", &o);

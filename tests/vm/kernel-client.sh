@@ -10,11 +10,13 @@
 # Up to three phases in one boot (vmarg PHASES, default "main,default"):
 #   main     /export *(rw,no_root_squash,insecure,...): the checks as named.
 #   default  the server's default export options (rnfsd: no exports file, its
-#            embedded /srv/rnfsd *(rw,root_squash), secure): the same checks,
-#            named default-NAME, with the default mount options and a
-#            10 x 100 tree; only chown, permission-denied and remount expect
-#            what root_squash changes, and default-root-squash checks the
-#            squash itself.
+#            embedded /srv/rnfsd *(rw,root_squash), secure) and settings (no
+#            [nfsv4] section: NFSv4 on by default): the same checks, named
+#            default-NAME, with the default mount options (no vers=: NFSv4.2)
+#            and a 10 x 100 tree; only chown, permission-denied and remount
+#            expect what root_squash changes, and default-root-squash checks
+#            the squash itself. Then default-v3-NAME: a vers=3 mount of the
+#            same export, the squash and permission checks again.
 #   ceph     (rnfsd only) a one-node Ceph cluster started in the guest, rnfsd
 #            serving CephFS's /export with fs=ceph, the kernel's CephFS client
 #            showing the same directory at /export as the "server-side view":
@@ -47,6 +49,14 @@ check_mount() {
 	esac
 	grep -q "xprt:.*$TRANSPORT" /proc/self/mountstats ||
 		fail "mountstats: no xprt $TRANSPORT"
+	# rnfsd with no [nfsv4] section (the default phase) registers NFS 3 and 4 on tcp.
+	[ "$SERVER" = rnfsd ] && [ "$EXPORTS_BUILTIN" = 1 ] || return 0
+	local reg v
+	reg=$(rpcinfo -p 127.0.0.1) || fail "rpcinfo -p 127.0.0.1 failed"
+	for v in 3 4; do
+		echo "$reg" | awk -v v="$v" '$1 == 100003 && $2 == v && $3 == "tcp" && $4 == 2049' | grep -q . ||
+			fail "NFS version $v/tcp on 2049 not registered with rpcbind: $(echo "$reg" | tr '\n' ';')"
+	done
 }
 
 make_source() {
@@ -532,6 +542,32 @@ run_scenario() {
 	run_check "${p}server-stop" 30 check_server_stop
 }
 
+# The default phase over NFSv3 (vers=3,nolock, as main), on a server started
+# again: the squash and permission checks named default-v3-NAME. The NFSv4.2
+# client before it unmounted (DESTROY_CLIENTID: no record left), so no NFSv4
+# grace period runs, and none would hold NFSv3 calls (only NLM and NFSv4 state
+# wait for one); default-v3-server-start says which.
+run_default_v3() {
+	local p=default-v3-
+	if server_alive; then server_stop || true; fi
+	grep -q " $MNT " /proc/mounts && umount -f "$MNT"
+	rm -rf "${EXPORT:?}"/*      # the NFSv4.2 checks' files (keep/ of default-remount)
+	echo "@@ INFO phase default-v3: server=$SERVER transport=$TRANSPORT export=$EXPORT" \
+		"root_squash=$ROOT_SQUASH options=$MOUNT_OPTS"
+	run_check "${p}server-start" 60 server_start "$SERVER" &&
+		run_check "${p}mount" 60 check_mount || return 0
+	[ "$SERVER" = rnfsd ] && grep -h "nfs4: .*grace period" "$RNFSD_LOG" | tail -n 1 | sed 's/^/@@ INFO default-v3 /'
+	run_check "${p}symlink" 60 check_symlink
+	[ "$TRANSPORT" = rdma ] && run_check "${p}rdma-evidence" 60 check_rdma_evidence
+	run_check "${p}root-squash" 60 check_root_squash
+	run_check "${p}chown" 60 check_chown
+	run_check "${p}permission-denied" 60 check_permission_denied
+	run_check "${p}truncate" 60 check_truncate
+	run_check "${p}remount" 180 check_remount
+	run_check "${p}server-alive" 60 check_server_alive
+	run_check "${p}server-stop" 30 check_server_stop
+}
+
 guest_base
 guest_net "$TRANSPORT"
 PHASES=${PHASES:-main,default}
@@ -550,7 +586,15 @@ case ",$PHASES," in
 	# Permissions, not scale, are this phase's point: a 10 x 100 tree.
 	TREE_DIRS=10
 	TREE_RENAMED_DIRS=3
+	# No vers= and no nolock: what a new admin's client does; NFSv4 is on by
+	# default (rnfsd.conf has no [nfsv4] section), so Linux 6.1 gets NFSv4.2.
+	NFS_VERS=default
+	set_transport "$TRANSPORT"
 	run_scenario default-
+	# NFSv3 under the same defaults: the checks root_squash changes.
+	NFS_VERS=3
+	set_transport "$TRANSPORT"
+	run_default_v3
 	;;
 esac
 # NFSv4 phases (rnfsd only; NFSv4 turned on): the main checks named
