@@ -47,7 +47,9 @@
  *    source's end, CLONE NOTSUPP exactly when FICLONE fails on the host,
  *    OFFLOAD_STATUS BAD_STATEID; xattrs (RFC 8276) SETXATTR, GETXATTR,
  *    LISTXATTRS, REMOVEXATTR seen as user.* on the server's file; on the
- *    read-only export ALLOCATE, DEALLOCATE, SETXATTR and COPY are ROFS;
+ *    read-only export ALLOCATE, DEALLOCATE, SETXATTR and COPY are ROFS; open
+ *    stateids: DEALLOCATE through a read-write open, OPENMODE through a
+ *    read-only one, a stateid of no state refused;
  *  - the grace period (RFC 8881 §8.4.2, RFC 7530 §9.6.2): a 4.0 and a 4.1
  *    client open and lock a file, the daemon restarts with the same state
  *    directory and [nfsv4] grace-time = 5; in grace a new OPEN and LOCKT are
@@ -1477,8 +1479,8 @@ static int seek42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_
 	return st;
 }
 
-static int alloc42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op, uint64_t off,
-		   uint64_t n)
+static int alloc42_sid(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op,
+		       const struct sid *s, uint64_t off, uint64_t n)
 {
 	struct raw_reply r;
 	struct xb o;
@@ -1486,13 +1488,19 @@ static int alloc42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32
 
 	xb_init(&o);
 	xb_u32(&o, op);
-	xb_sid(&o, &anon);
+	xb_sid(&o, s);
 	xb_u64(&o, off);
 	xb_u64(&o, n);
 	st = seq42(c, k, fh, len, &o, 1, &r);
 	raw_reply_free(&r);
 	xb_free(&o);
 	return st;
+}
+
+static int alloc42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op, uint64_t off,
+		   uint64_t n)
+{
+	return alloc42_sid(c, k, fh, len, op, &anon, off, n);
 }
 
 /* A file of the export: its handle. */
@@ -1741,6 +1749,37 @@ static void test_v42_xattr(struct raw_conn *c, struct cl41 *k)
 	      "LISTXATTRS after the removal: \"%s\"", v);
 }
 
+/* The stateid step is WRITE's (RFC 7862 §15.4.3, §15.1.3): an open for writing may
+ * DEALLOCATE, a read-only open may only read (OPENMODE), a stateid of no state is refused. */
+static void test_v42_stateids(struct raw_conn *c, struct cl41 *k)
+{
+	static const struct sid bogus = { .seqid = 1, .other = { 0x55, 0x55, 0x55, 0x55, 0x55, 0x55 } };
+	uint8_t dir[128], fh[128];
+	uint32_t dl = 0, fl = 0;
+	struct open_res rw, ro;
+	uint64_t off = 0;
+	bool eof = false;
+	struct xb a;
+	int st;
+
+	hx_section("NFSv4.2: DEALLOCATE and SEEK through open stateids (OPENMODE for a read-only open)");
+	if (!CHECK(fh_of(c, env.export_dir, dir, &dl) && fh_file(c, "dense42", fh, &fl), "handles"))
+		return;
+	CHECK_EQ(SEQ41(c, k, dir, dl, (xb_u32(b, OP_RECLAIM_COMPLETE), xb_u32(b, 0))), 0, "RECLAIM_COMPLETE");
+	CHECK_EQ(open41(c, k, dir, dl, "v42-rw", 0, "dense42", &rw), 0, "OPEN read-write");
+	xb_init(&a);
+	xb_open(&a, 0, 1 /* READ */, 0, k->cid, "v42-ro", 0, "dense42");
+	CHECK_EQ(open41_run(c, k, dir, dl, &a, &ro), 0, "OPEN read-only (another owner)");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &rw.sid, 0, 4096), 0, "DEALLOCATE with the read-write open");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &ro.sid, 0, 4096), NFS4ERR_OPENMODE,
+		 "DEALLOCATE with the read-only open: OPENMODE");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_ALLOCATE, &ro.sid, 0, 4096), NFS4ERR_OPENMODE,
+		 "ALLOCATE with the read-only open: OPENMODE");
+	CHECK(seek42(c, k, fh, fl, 0, 1, &off, &eof) == 0 && off == 0, "SEEK HOLE from 0 finds the new hole at 0");
+	st = alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &bogus, 0, 4096);
+	CHECK(st == NFS4ERR_BAD_STATEID || st == NFS4ERR_STALE_STATEID, "a stateid of no state: %d", st);
+}
+
 static void test_v42(struct raw_conn *c)
 {
 	struct cl41 k = { 0 };
@@ -1751,6 +1790,7 @@ static void test_v42(struct raw_conn *c)
 	test_v42_read_plus(c, &k);
 	test_v42_copy_clone(c, &k);
 	test_v42_xattr(c, &k);
+	test_v42_stateids(c, &k);
 	sess_minor = 1;
 }
 
