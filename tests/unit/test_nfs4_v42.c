@@ -5,8 +5,8 @@
  * backend on a temporary directory: SEEK on a sparse file (data, holes, the
  * trailing hole with sr_eof, NXIO past the end, UNION_NOTSUPP), ALLOCATE and
  * DEALLOCATE seen with lseek(2) on the host (the size kept), READ_PLUS's hole
- * and data segments, COPY's bytes and its INVAL/NOTSUPP/NOFILEHANDLE/XDEV
- * cases, CLONE (NOTSUPP exactly when the host's file system refuses FICLONE),
+ * and data segments (the data the reply's one DDP item, RFC 8267 §4.1),
+ * COPY's bytes and its INVAL/NOTSUPP/NOFILEHANDLE/XDEV cases, CLONE (NOTSUPP exactly when the host's file system refuses FICLONE),
  * OFFLOAD_STATUS/CANCEL, the xattr round trip (create/replace flags,
  * LISTXATTRS cookies and maxcount, NOXATTR, names, XATTR2BIG), the 4.2
  * attributes and ACCESS's xattr bits; ROFS on a read-only export, squashing
@@ -392,9 +392,13 @@ static void test_read_plus(void **state)
 	assert_true(s[0].type == NFS4_CONTENT_HOLE && s[0].off == MIB - 65536 && s[0].len == 65536);
 	assert_true(s[1].type == NFS4_CONTENT_DATA && s[1].off == MIB && s[1].first == 'D' && s[1].len == 4096);
 	assert_true(s[2].type == NFS4_CONTENT_HOLE && s[2].off == MIB + 4096 && s[2].len == MIB - 65536 - 4096);
+	/* RFC 8267 §4.1: the data segment is the result's one DDP item (a Write chunk over RDMA) */
+	assert_int_equal(t->c.n_ddp_out, 1);
+	assert_int_equal(t->c.ddp_out[0].len, 4096);
 	/* a count beyond NFS4_MAX_IO covers NFS4_MAX_IO bytes (here: all hole) */
 	assert_int_equal(read_plus("sparse", 0, 2 * MIB, &eof, s, &n), NFS4_OK);
 	assert_true(n == 1 && s[0].type == NFS4_CONTENT_HOLE && s[0].len == MIB && !eof);
+	assert_int_equal(t->c.n_ddp_out, 0); /* holes move no bytes */
 	/* the trailing hole, up to the end: rpr_eof */
 	assert_int_equal(read_plus("sparse", 3 * MIB, MIB, &eof, s, &n), NFS4_OK);
 	assert_true(eof);
