@@ -243,6 +243,7 @@ struct be_statfs {
 	uint32_t name_max;
 	uint32_t link_max;
 	uint64_t max_file_size;
+	uint32_t block_size;  /* the file system's block size (clone alignment); 0: unknown */
 };
 
 /* readdir() flags */

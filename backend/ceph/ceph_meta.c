@@ -184,6 +184,7 @@ int cephbe_statfs(struct be_fs *fs, const struct be_cred *cr, const struct be_ob
 		out->avail_files = out->free_files;
 	}
 	out->name_max = sv.f_namemax && sv.f_namemax < BE_NAME_MAX ? (uint32_t)sv.f_namemax : BE_NAME_MAX;
+	out->block_size = sv.f_bsize <= UINT32_MAX ? (uint32_t)sv.f_bsize : 0;
 	out->link_max = UINT32_MAX;
 	out->max_file_size = 1ull << 40; /* CephFS's default max_file_size */
 	return 0;

@@ -42,6 +42,16 @@
  *  - lease expiry ([nfsv4] lease-time = 10): a client that stops renewing
  *    loses its deny reservation to another client and its stateid answers
  *    EXPIRED;
+ *  - NFSv4.2 through a 4.2 session: SEEK on a sparse file (data, hole, the
+ *    trailing hole's eof, NXIO), DEALLOCATE then SEEK finds the hole (and the
+ *    server's lseek), ALLOCATE past the end grows the file, READ_PLUS returns
+ *    a hole segment and the data, COPY of a whole file (cmp), INVAL past the
+ *    source's end, CLONE NOTSUPP exactly when FICLONE fails on the host,
+ *    OFFLOAD_STATUS BAD_STATEID; xattrs (RFC 8276) SETXATTR, GETXATTR,
+ *    LISTXATTRS, REMOVEXATTR seen as user.* on the server's file; on the
+ *    read-only export ALLOCATE, DEALLOCATE, SETXATTR and COPY are ROFS; open
+ *    stateids: DEALLOCATE through a read-write open, OPENMODE through a
+ *    read-only one, a stateid of no state refused;
  *  - the grace period (RFC 8881 §8.4.2, RFC 7530 §9.6.2): a 4.0 and a 4.1
  *    client open and lock a file, the daemon restarts with the same state
  *    directory and [nfsv4] grace-time = 5; in grace a new OPEN and LOCKT are
@@ -59,8 +69,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -787,6 +801,9 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 
 #define OP_RECLAIM_COMPLETE_ 58
 
+/* The minor version of the sessions session41_sized() makes and seq41() uses (4.2: test_v42). */
+static uint32_t sess_minor = 1;
+
 /* EXCHANGE_ID + CREATE_SESSION asking for these fore channel request and
  * response sizes: the clientid and the session id. */
 static uint64_t session41_sized(struct raw_conn *c, const char *id, uint32_t maxreq, uint32_t maxresp,
@@ -798,7 +815,7 @@ static uint64_t session41_sized(struct raw_conn *c, const char *id, uint32_t max
 	struct xb a;
 
 	xb_init(&a);
-	hdr(&a, 1, 1);
+	hdr(&a, sess_minor, 1);
 	xb_u32(&a, OP_EXCHANGE_ID);
 	xb_raw(&a, "verif41!", 8);
 	xb_string(&a, id);
@@ -812,7 +829,7 @@ static uint64_t session41_sized(struct raw_conn *c, const char *id, uint32_t max
 	raw_reply_free(&r);
 	xb_free(&a);
 	xb_init(&a);
-	hdr(&a, 1, 1);
+	hdr(&a, sess_minor, 1);
 	xb_u32(&a, OP_CREATE_SESSION);
 	xb_u64(&a, cid);
 	xb_u32(&a, seq);
@@ -1285,7 +1302,7 @@ static int seq41(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t
 	int st;
 
 	xb_init(&a);
-	hdr(&a, 1, 3);
+	hdr(&a, sess_minor, 3);
 	xb_sequence(&a, k->sess, ++k->seq);
 	xb_putfh(&a, fh, fh_len);
 	xb_raw(&a, ops->p, ops->len);
@@ -1501,6 +1518,375 @@ static void test_grace(struct raw_conn *c, const uint8_t *root, uint32_t root_le
 		 NFS4ERR_NO_GRACE, "after grace: 4.0 LOCK reclaim: NO_GRACE");
 }
 
+/* ---- NFSv4.2 (RFC 7862) and xattrs (RFC 8276) ---- */
+
+enum { OP_ALLOCATE = 59, OP_COPY = 60, OP_DEALLOCATE = 62, OP_OFFLOAD_STATUS = 67, OP_READ_PLUS = 68,
+       OP_SEEK = 69, OP_CLONE = 71, OP_GETXATTR = 72, OP_SETXATTR = 73, OP_LISTXATTRS = 74, OP_REMOVEXATTR = 75 };
+#define NFS4ERR_NOXATTR 10095
+#define MIB (1u << 20)
+
+static const struct sid anon; /* the anonymous stateid (all zeros) */
+
+/* SEQUENCE, PUTFH fh, then ops (n of them, encoded): the status; r->body after PUTFH's result. */
+static int seq42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t fh_len, const struct xb *ops,
+		 uint32_t n, struct raw_reply *r)
+{
+	uint32_t nres;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 2, 2 + n);
+	xb_sequence(&a, k->sess, ++k->seq);
+	xb_putfh(&a, fh, fh_len);
+	xb_raw(&a, ops->p, ops->len);
+	st = compound(c, &a, r, &nres);
+	xb_free(&a);
+	if (st >= 0 && res_ok(r, OP_SEQUENCE)) {
+		xd_skip(&r->body, 16 + 4 * 5);
+		res_ok(r, OP_PUTFH);
+	}
+	return st;
+}
+
+/* SEEK: the status; *off and *eof on success. */
+static int seek42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint64_t from, uint32_t what,
+		  uint64_t *off, bool *eof)
+{
+	struct raw_reply r;
+	struct xb o;
+	int st;
+
+	xb_init(&o);
+	xb_u32(&o, OP_SEEK);
+	xb_sid(&o, &anon);
+	xb_u64(&o, from);
+	xb_u32(&o, what);
+	st = seq42(c, k, fh, len, &o, 1, &r);
+	if (st == 0 && res_ok(&r, OP_SEEK)) {
+		*eof = xd_u32(&r.body);
+		*off = xd_u64(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&o);
+	return st;
+}
+
+static int alloc42_sid(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op,
+		       const struct sid *s, uint64_t off, uint64_t n)
+{
+	struct raw_reply r;
+	struct xb o;
+	int st;
+
+	xb_init(&o);
+	xb_u32(&o, op);
+	xb_sid(&o, s);
+	xb_u64(&o, off);
+	xb_u64(&o, n);
+	st = seq42(c, k, fh, len, &o, 1, &r);
+	raw_reply_free(&r);
+	xb_free(&o);
+	return st;
+}
+
+static int alloc42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op, uint64_t off,
+		   uint64_t n)
+{
+	return alloc42_sid(c, k, fh, len, op, &anon, off, n);
+}
+
+/* A file of the export: its handle. */
+static bool fh_file(struct raw_conn *c, const char *name, uint8_t *fh, uint32_t *len)
+{
+	char path[PATH_MAX + 256];
+
+	if (snprintf(path, sizeof(path), "%s/%s", env.export_dir, name) >= (int)sizeof(path))
+		return false;
+	return fh_of(c, path, fh, len);
+}
+
+static void test_v42_seek_alloc(struct raw_conn *c, struct cl41 *k)
+{
+	uint8_t fh[128], fh2[128];
+	uint32_t len = 0, len2 = 0;
+	uint64_t off = 0;
+	bool eof = false;
+	int fd;
+
+	hx_section("NFSv4.2: SEEK on a sparse file; DEALLOCATE then SEEK finds the hole; ALLOCATE");
+	fd = open(hx_xpath(&env, "sparse42"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && ftruncate(fd, 4 * MIB) == 0 && pwrite(fd, "DATA", 4, MIB) == 4, "sparse file");
+	close(fd);
+	if (!CHECK(fh_file(c, "sparse42", fh, &len), "handle of sparse42"))
+		return;
+	CHECK(seek42(c, k, fh, len, 0, 0, &off, &eof) == 0 && off == MIB && !eof, "SEEK DATA from 0: %llu",
+	      (unsigned long long)off);
+	CHECK(seek42(c, k, fh, len, MIB, 1, &off, &eof) == 0 && off == MIB + 4096, "SEEK HOLE from 1 MiB: %llu",
+	      (unsigned long long)off);
+	CHECK(seek42(c, k, fh, len, 2 * MIB, 0, &off, &eof) == 0 && eof, "SEEK DATA in the trailing hole: eof");
+	CHECK_EQ(seek42(c, k, fh, len, 4 * MIB, 0, &off, &eof), 6 /* NXIO */, "SEEK past the end: NXIO");
+	{
+		static uint8_t buf[4 * MIB / 4];
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t)(i * 7 + 1);
+		fd = open(hx_xpath(&env, "dense42"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		for (int i = 0; i < 4; i++)
+			CHECK(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf), "dense file");
+		close(fd);
+	}
+	if (!CHECK(fh_file(c, "dense42", fh2, &len2), "handle of dense42"))
+		return;
+	CHECK(seek42(c, k, fh2, len2, 0, 1, &off, &eof) == 0 && off == 4 * MIB && eof, "dense: the hole is the end");
+	CHECK_EQ(alloc42(c, k, fh2, len2, OP_DEALLOCATE, MIB, MIB), 0, "DEALLOCATE [1 MiB, 2 MiB)");
+	CHECK(seek42(c, k, fh2, len2, 0, 1, &off, &eof) == 0 && off == MIB && !eof, "SEEK HOLE finds it: %llu",
+	      (unsigned long long)off);
+	CHECK(seek42(c, k, fh2, len2, MIB, 0, &off, &eof) == 0 && off == 2 * MIB, "SEEK DATA after it: %llu",
+	      (unsigned long long)off);
+	struct stat st;
+	CHECK(stat(hx_xpath(&env, "dense42"), &st) == 0 && st.st_size == 4 * MIB, "size kept");
+	fd = open(hx_xpath(&env, "dense42"), O_RDONLY);
+	CHECK(lseek(fd, 0, SEEK_HOLE) == MIB, "the server's own lseek sees the hole");
+	close(fd);
+	CHECK_EQ(alloc42(c, k, fh2, len2, OP_ALLOCATE, 4 * MIB, MIB), 0, "ALLOCATE past the end");
+	CHECK(stat(hx_xpath(&env, "dense42"), &st) == 0 && st.st_size == 5 * MIB, "the file grew to 5 MiB");
+}
+
+static void test_v42_read_plus(struct raw_conn *c, struct cl41 *k)
+{
+	uint8_t fh[128];
+	uint32_t len = 0, n = 0, dlen = 0;
+	struct raw_reply r;
+	const uint8_t *d = NULL;
+	struct xb o;
+	bool hole = false, data = false;
+
+	hx_section("NFSv4.2: READ_PLUS returns the hole as a hole segment and the data");
+	if (!CHECK(fh_file(c, "sparse42", fh, &len), "handle of sparse42"))
+		return;
+	xb_init(&o);
+	xb_u32(&o, OP_READ_PLUS);
+	xb_sid(&o, &anon);
+	xb_u64(&o, MIB - 8192);
+	xb_u32(&o, 65536);
+	if (CHECK_EQ(seq42(c, k, fh, len, &o, 1, &r), 0, "READ_PLUS") && res_ok(&r, OP_READ_PLUS)) {
+		xd_u32(&r.body); /* eof */
+		n = xd_u32(&r.body);
+		for (uint32_t i = 0; i < n && !r.body.bad; i++) {
+			uint32_t type = xd_u32(&r.body);
+			uint64_t off = xd_u64(&r.body);
+			if (type == 1) {
+				uint64_t l = xd_u64(&r.body);
+				hole |= i == 0 && off == MIB - 8192 && l == 8192;
+			} else {
+				d = xd_opaque(&r.body, &dlen, 65536);
+				data |= off == MIB && d && dlen >= 4 && !memcmp(d, "DATA", 4);
+			}
+		}
+	}
+	CHECK(hole, "a hole segment [1 MiB - 8 KiB, 1 MiB)");
+	CHECK(data, "the data segment at 1 MiB holds DATA (%u segments)", n);
+	raw_reply_free(&r);
+	xb_free(&o);
+}
+
+/* SAVEFH (source: the PUTFH), PUTFH dst, COPY or CLONE. */
+static int copy42(struct raw_conn *c, struct cl41 *k, const uint8_t *src, uint32_t slen, const uint8_t *dst,
+		  uint32_t dlen, uint32_t op, uint64_t soff, uint64_t doff, uint64_t count, uint64_t *copied)
+{
+	struct raw_reply r;
+	struct xb o;
+	int st;
+
+	xb_init(&o);
+	xb_u32(&o, OP_SAVEFH);
+	xb_putfh(&o, dst, dlen);
+	xb_u32(&o, op);
+	xb_sid(&o, &anon);
+	xb_sid(&o, &anon);
+	xb_u64(&o, soff);
+	xb_u64(&o, doff);
+	xb_u64(&o, count);
+	if (op == OP_COPY) {
+		xb_u32(&o, 1);
+		xb_u32(&o, 1);
+		xb_u32(&o, 0);
+	}
+	st = seq42(c, k, src, slen, &o, 3, &r);
+	if (st == 0 && op == OP_COPY && res_ok(&r, OP_SAVEFH) && res_ok(&r, OP_PUTFH) && res_ok(&r, OP_COPY)) {
+		CHECK_EQ(xd_u32(&r.body), 0, "COPY: no callback id (synchronous)");
+		*copied = xd_u64(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&o);
+	return st;
+}
+
+static bool same_files(const char *a, const char *b)
+{
+	char cmd[4 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+	return system(cmd) == 0;
+}
+
+static void test_v42_copy_clone(struct raw_conn *c, struct cl41 *k)
+{
+	uint8_t s[128], d[128];
+	uint32_t sl = 0, dl = 0;
+	uint64_t copied = 0;
+	bool can_clone;
+	int st, fs, fd;
+
+	hx_section("NFSv4.2: COPY within the server (bytes compared), CLONE where the file system can");
+	hx_write_file(hx_xpath(&env, "copy-dst"), "", 0, 0644);
+	if (!CHECK(fh_file(c, "dense42", s, &sl) && fh_file(c, "copy-dst", d, &dl), "handles"))
+		return;
+	CHECK_EQ(copy42(c, k, s, sl, d, dl, OP_COPY, 0, 0, 0, &copied), 0, "COPY of the whole file (count 0)");
+	CHECK(copied == 5 * MIB, "5 MiB copied (%llu)", (unsigned long long)copied);
+	CHECK(same_files(hx_xpath(&env, "dense42"), hx_xpath(&env, "copy-dst")), "the copy has the same bytes");
+	CHECK_EQ(copy42(c, k, s, sl, d, dl, OP_COPY, 5 * MIB, 0, 1, &copied), NFS4ERR_INVAL,
+		 "COPY past the source's end: INVAL");
+	/* RFC 7862 §15.13.3: NOTSUPP exactly when the host's file system cannot reflink. */
+	hx_write_file(hx_xpath(&env, "clone-dst"), "", 0, 0644);
+	fs = open(hx_xpath(&env, "dense42"), O_RDONLY);
+	fd = open(hx_xpath(&env, "clone-probe"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	can_clone = fs >= 0 && fd >= 0 && ioctl(fd, FICLONE, fs) == 0;
+	close(fs);
+	close(fd);
+	unlink(hx_xpath(&env, "clone-probe"));
+	if (!CHECK(fh_file(c, "clone-dst", d, &dl), "handle of clone-dst"))
+		return;
+	st = copy42(c, k, s, sl, d, dl, OP_CLONE, 0, 0, 0, &copied);
+	if (can_clone)
+		CHECK(st == 0 && same_files(hx_xpath(&env, "dense42"), hx_xpath(&env, "clone-dst")),
+		      "CLONE: the same bytes (%d)", st);
+	else
+		CHECK_EQ(st, NFS4ERR_NOTSUPP, "CLONE on a file system without reflink (FICLONE refused): NOTSUPP");
+	{
+		struct raw_reply r;
+		struct xb o;
+		xb_init(&o);
+		xb_u32(&o, OP_OFFLOAD_STATUS);
+		xb_sid(&o, &anon);
+		CHECK_EQ(seq42(c, k, d, dl, &o, 1, &r), NFS4ERR_BAD_STATEID, "OFFLOAD_STATUS: no async copy: BAD_STATEID");
+		raw_reply_free(&r);
+		xb_free(&o);
+	}
+}
+
+static int xattr42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op,
+		   const char *name, const char *value, char *out, size_t cap)
+{
+	struct raw_reply r;
+	struct xb o;
+	uint32_t n = 0;
+	const uint8_t *p;
+	int st;
+
+	xb_init(&o);
+	xb_u32(&o, op);
+	if (op == OP_SETXATTR)
+		xb_u32(&o, 0);
+	if (op == OP_LISTXATTRS) {
+		xb_u64(&o, 0);
+		xb_u32(&o, 4096);
+	} else {
+		xb_string(&o, name);
+	}
+	if (op == OP_SETXATTR)
+		xb_string(&o, value);
+	st = seq42(c, k, fh, len, &o, 1, &r);
+	if (out)
+		out[0] = 0;
+	if (st == 0 && out && op == OP_GETXATTR && res_ok(&r, op) && (p = xd_opaque(&r.body, &n, 1024)) && n < cap) {
+		memcpy(out, p, n);
+		out[n] = 0;
+	}
+	if (st == 0 && out && op == OP_LISTXATTRS && res_ok(&r, op)) {
+		xd_u64(&r.body);
+		uint32_t cnt = xd_u32(&r.body);
+		for (uint32_t i = 0; i < cnt && (p = xd_opaque(&r.body, &n, 255)); i++)
+			snprintf(out + strlen(out), cap - strlen(out), "%.*s,", (int)n, (const char *)p);
+	}
+	raw_reply_free(&r);
+	xb_free(&o);
+	return st;
+}
+
+static void test_v42_xattr(struct raw_conn *c, struct cl41 *k)
+{
+	uint8_t fh[128];
+	uint32_t len = 0;
+	char v[256], host[64];
+	ssize_t n;
+
+	hx_section("RFC 8276 xattrs: SETXATTR, GETXATTR, LISTXATTRS, REMOVEXATTR (user namespace, no prefix)");
+	hx_write_file(hx_xpath(&env, "xa"), "x", 1, 0644);
+	if (!CHECK(fh_file(c, "xa", fh, &len), "handle of xa"))
+		return;
+	CHECK_EQ(xattr42(c, k, fh, len, OP_SETXATTR, "x", "hello", NULL, 0), 0, "SETXATTR x");
+	CHECK_EQ(xattr42(c, k, fh, len, OP_SETXATTR, "y", "world", NULL, 0), 0, "SETXATTR y");
+	n = getxattr(hx_xpath(&env, "xa"), "user.x", host, sizeof(host));
+	CHECK(n == 5 && !memcmp(host, "hello", 5), "user.x on the server's file");
+	CHECK(xattr42(c, k, fh, len, OP_GETXATTR, "x", NULL, v, sizeof(v)) == 0 && !strcmp(v, "hello"),
+	      "GETXATTR x: \"%s\"", v);
+	CHECK(xattr42(c, k, fh, len, OP_LISTXATTRS, NULL, NULL, v, sizeof(v)) == 0 &&
+		      (!strcmp(v, "x,y,") || !strcmp(v, "y,x,")),
+	      "LISTXATTRS: \"%s\"", v);
+	CHECK_EQ(xattr42(c, k, fh, len, OP_REMOVEXATTR, "x", NULL, NULL, 0), 0, "REMOVEXATTR x");
+	CHECK_EQ(xattr42(c, k, fh, len, OP_GETXATTR, "x", NULL, v, sizeof(v)), NFS4ERR_NOXATTR, "GETXATTR x: NOXATTR");
+	CHECK(getxattr(hx_xpath(&env, "xa"), "user.x", host, sizeof(host)) < 0 && errno == ENODATA,
+	      "user.x gone from the server's file");
+	CHECK(xattr42(c, k, fh, len, OP_LISTXATTRS, NULL, NULL, v, sizeof(v)) == 0 && !strcmp(v, "y,"),
+	      "LISTXATTRS after the removal: \"%s\"", v);
+}
+
+/* The stateid step is WRITE's (RFC 7862 §15.4.3, §15.1.3): an open for writing may
+ * DEALLOCATE, a read-only open may only read (OPENMODE), a stateid of no state is refused. */
+static void test_v42_stateids(struct raw_conn *c, struct cl41 *k)
+{
+	static const struct sid bogus = { .seqid = 1, .other = { 0x55, 0x55, 0x55, 0x55, 0x55, 0x55 } };
+	uint8_t dir[128], fh[128];
+	uint32_t dl = 0, fl = 0;
+	struct open_res rw, ro;
+	uint64_t off = 0;
+	bool eof = false;
+	struct xb a;
+	int st;
+
+	hx_section("NFSv4.2: DEALLOCATE and SEEK through open stateids (OPENMODE for a read-only open)");
+	if (!CHECK(fh_of(c, env.export_dir, dir, &dl) && fh_file(c, "dense42", fh, &fl), "handles"))
+		return;
+	CHECK_EQ(SEQ41(c, k, dir, dl, (xb_u32(b, OP_RECLAIM_COMPLETE), xb_u32(b, 0))), 0, "RECLAIM_COMPLETE");
+	CHECK_EQ(open41(c, k, dir, dl, "v42-rw", 0, "dense42", &rw), 0, "OPEN read-write");
+	xb_init(&a);
+	xb_open(&a, 0, 1 /* READ */, 0, k->cid, "v42-ro", 0, "dense42");
+	CHECK_EQ(open41_run(c, k, dir, dl, &a, &ro), 0, "OPEN read-only (another owner)");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &rw.sid, 0, 4096), 0, "DEALLOCATE with the read-write open");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &ro.sid, 0, 4096), NFS4ERR_OPENMODE,
+		 "DEALLOCATE with the read-only open: OPENMODE");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_ALLOCATE, &ro.sid, 0, 4096), NFS4ERR_OPENMODE,
+		 "ALLOCATE with the read-only open: OPENMODE");
+	CHECK(seek42(c, k, fh, fl, 0, 1, &off, &eof) == 0 && off == 0, "SEEK HOLE from 0 finds the new hole at 0");
+	st = alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &bogus, 0, 4096);
+	CHECK(st == NFS4ERR_BAD_STATEID || st == NFS4ERR_STALE_STATEID, "a stateid of no state: %d", st);
+}
+
+static void test_v42(struct raw_conn *c)
+{
+	struct cl41 k = { 0 };
+
+	sess_minor = 2;
+	k.cid = session41_as(c, "it-client-42", k.sess);
+	test_v42_seek_alloc(c, &k);
+	test_v42_read_plus(c, &k);
+	test_v42_copy_clone(c, &k);
+	test_v42_xattr(c, &k);
+	test_v42_stateids(c, &k);
+	sess_minor = 1;
+}
+
 /* root_squash (the default) and a read-only export. */
 static void test_squash_ro(void)
 {
@@ -1537,6 +1923,21 @@ static void test_squash_ro(void)
 			 NFS4ERR_ROFS, "SETATTR on ro: ROFS");
 		xb_free(&v);
 		CHECK(stat(rofile, &st) == 0 && (st.st_mode & 07777) == 0644, "still there, unchanged");
+		/* NFSv4.2 (RFC 7862, RFC 8276): the data and xattr operations are ROFS there too. */
+		struct cl41 k = { 0 };
+		uint8_t ffh[128];
+		uint32_t flen = 0;
+		sess_minor = 2;
+		k.cid = session41_as(&c, "it-client-42-ro", k.sess);
+		if (CHECK(fh_of(&c, rofile, ffh, &flen), "handle of rodir/f")) {
+			CHECK_EQ(alloc42(&c, &k, ffh, flen, OP_DEALLOCATE, 0, 1), NFS4ERR_ROFS, "DEALLOCATE on ro: ROFS");
+			CHECK_EQ(alloc42(&c, &k, ffh, flen, OP_ALLOCATE, 0, 1), NFS4ERR_ROFS, "ALLOCATE on ro: ROFS");
+			CHECK_EQ(xattr42(&c, &k, ffh, flen, OP_SETXATTR, "x", "v", NULL, 0), NFS4ERR_ROFS,
+				 "SETXATTR on ro: ROFS");
+			CHECK_EQ(copy42(&c, &k, ffh, flen, ffh, flen, OP_COPY, 0, 0, 1, &(uint64_t){ 0 }), NFS4ERR_ROFS,
+				 "COPY into ro: ROFS");
+		}
+		sess_minor = 1;
 	}
 	raw_close(&c);
 	hx_daemon_stop(&env);
@@ -1572,6 +1973,7 @@ int main(int argc, char **argv)
 	test_session_limits(&c);
 	test_locks40(&c, fh, fh_len);
 	test_lease_expiry(&c, fh, fh_len);
+	test_v42(&c);
 	test_grace(&c, fh, fh_len);
 	raw_close(&c);
 	hx_daemon_stop(&env);
