@@ -194,19 +194,11 @@ static void res_attrs(struct attrs *a)
 
 static int setup(void **state)
 {
-	struct rnfsd_config cfg;
-	struct export_table tbl;
-	char text[1024], err[256];
+	char text[1024];
 
 	(void)state;
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_nfs4_proc: needs root (open_by_handle_at, setfsuid); skipped\n");
-		exit(77);
-	}
-	snprintf(top, sizeof(top), "/tmp/test_nfs4_proc.XXXXXX");
-	if (!mkdtemp(top))
+	if (tc_fixture_dir("nfs4_proc", top, sizeof(top)) < 0)
 		return -1;
-	chmod(top, 0755);
 	snprintf(exp_data, sizeof(exp_data), "%s/srv/data", top);
 	snprintf(exp_other, sizeof(exp_other), "%s/srv/other", top);
 	snprintf(exp_ro, sizeof(exp_ro), "%s/ro", top);
@@ -215,16 +207,8 @@ static int setup(void **state)
 	sh("mkdir -p %s", exp_ro);
 	snprintf(text, sizeof(text), "%s " ME "(rw,no_root_squash,insecure,sec=sys:none)\n"
 		 "%s 10.1.2.3(rw,insecure)\n%s " ME "(ro,no_root_squash,insecure)\n", exp_data, exp_other, exp_ro);
-	if (exports_parse(text, "test", &tbl, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
+	if (tc_fixture_start(top, text, true, &t) < 0)
 		return -1;
-	}
-	config_defaults(&cfg);
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/state", top);
-	cfg.nfsv4 = true;
-	if (nfs_service_init(&cfg, &tbl) < 0)
-		return -1;
-	t = tc_new();
 	sh("cd %s && echo hello > file && mkdir dir && ln -s target link", exp_data);
 	return 0;
 }
@@ -232,9 +216,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	nfs_service_shutdown();
-	tc_free(t);
-	sh("rm -rf %s", top);
+	tc_fixture_stop(top, t);
 	return 0;
 }
 

@@ -170,19 +170,11 @@ static void path_of(char *out, size_t cap, const char *dir, const char *name)
 
 static int setup(void **state)
 {
-	struct rnfsd_config cfg;
-	struct export_table tbl;
-	char text[1024], err[256];
+	char text[1024];
 
 	(void)state;
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_nfs4_v42: needs root (open_by_handle_at, setfsuid); skipped\n");
-		exit(77);
-	}
-	snprintf(top, sizeof(top), "/var/tmp/test_nfs4_v42.XXXXXX");
-	if (!mkdtemp(top))
+	if (tc_fixture_dir("nfs4_v42", top, sizeof(top)) < 0)
 		return -1;
-	chmod(top, 0755);
 	snprintf(exp_rw, sizeof(exp_rw), "%s/rw", top);
 	snprintf(exp_sq, sizeof(exp_sq), "%s/sq", top);
 	snprintf(exp_ro, sizeof(exp_ro), "%s/ro", top);
@@ -195,16 +187,8 @@ static int setup(void **state)
 		 "%s " ME "(rw,no_root_squash,insecure)\n%s " ME "(rw,insecure)\n"
 		 "%s " ME "(ro,no_root_squash,insecure)\n%s " ME "(rw,no_root_squash,insecure)\n",
 		 exp_rw, exp_sq, exp_ro, exp_b);
-	if (exports_parse(text, "test", &tbl, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
+	if (tc_fixture_start(top, text, true, &t) < 0)
 		return -1;
-	}
-	config_defaults(&cfg);
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/state", top);
-	cfg.nfsv4 = true;
-	if (nfs_service_init(&cfg, &tbl) < 0)
-		return -1;
-	t = tc_new();
 	/* sparse: 4 MiB, data only in [1 MiB, 1 MiB + 4 KiB) */
 	sh("cd %s && truncate -s 4M sparse && printf 'DATA' | dd of=sparse bs=4096 seek=256 conv=notrunc status=none", exp_rw);
 	sh("cd %s && head -c 3000000 /dev/urandom > src && echo hello > small", exp_rw);
@@ -222,9 +206,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	nfs_service_shutdown();
-	tc_free(t);
-	sh("rm -rf %s", top);
+	tc_fixture_stop(top, t);
 	return 0;
 }
 
