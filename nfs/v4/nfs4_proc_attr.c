@@ -92,9 +92,12 @@ void nfs4_getattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, co
 	 BE_ACCESS_EXECUTE)
 #define NFS4_ACCESS_WRITES (BE_ACCESS_MODIFY | BE_ACCESS_EXTEND | BE_ACCESS_DELETE)
 
-/* RFC 8881 §18.1.3: supported = the bits asked that the server can judge;
- * access = those granted. Pseudo directories may be read and searched only;
- * a read-only export grants no modification. */
+/* RFC 8881 §18.1.3: supported = the bits asked that mean something for the
+ * object ("ACCESS4_LOOKUP ... no meaning for non-directory objects",
+ * ACCESS4_DELETE an entry of a directory, "ACCESS4_EXECUTE ... no meaning for
+ * a directory"; as knfsd judges them); access = those granted. Pseudo
+ * directories may be read and searched only; a read-only export grants no
+ * modification. */
 uint32_t nfs4_access_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_access_args *a = args;
@@ -112,6 +115,9 @@ uint32_t nfs4_access_exec(struct nfs4_ctx *x, void *args, void *res)
 		if (!ob.opts || !ob.opts->rw)
 			granted &= ~NFS4_ACCESS_WRITES;
 	}
+	if (status == NFS4_OK)
+		want &= ob.kind == NFS4_OBJ_PSEUDO || ob.o.type == BE_DIR ? ~(uint32_t)BE_ACCESS_EXECUTE
+									   : ~(uint32_t)(BE_ACCESS_LOOKUP | BE_ACCESS_DELETE);
 	r->supported = want;
 	r->access = granted & want;
 	nfs4_obj_put(&ob);
