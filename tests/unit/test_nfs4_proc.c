@@ -473,6 +473,14 @@ static void test_readdir(void **state)
 	op_name(OP_LOOKUP, "many");
 	op_readdir(cookie, verf, 512);
 	assert_int_equal(run(&n), NFS4ERR_NOT_SAME);
+	/* The reserved cookies 1 and 2: BAD_COOKIE (RFC 8881 §18.23.3; pynfs RDDR10). */
+	for (uint64_t reserved = 1; reserved <= 2; reserved++) {
+		begin(ME, 0, 3);
+		op_putfh(&data_fh);
+		op_name(OP_LOOKUP, "many");
+		op_readdir(reserved, zero, 512);
+		assert_int_equal(run(&n), NFS4ERR_BAD_COOKIE);
+	}
 	/* maxcount too small for one entry. */
 	begin(ME, 0, 2);
 	op_putfh(&data_fh);
