@@ -184,6 +184,10 @@ void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status
 uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res);
+/* The caller as a client record's principal (RFC 8881 §18.35.5, RFC 7530 §16.33.5): for AUTH_SYS its uid
+ * and gid (as knfsd compares credentials); AUTH_NONE one principal of its own; 0 without an RPC call
+ * (unit tests). */
+uint64_t nfs4_principal(const struct nfs4_ctx *x);
 void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e);
 uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res);

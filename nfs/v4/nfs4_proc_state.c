@@ -111,10 +111,9 @@ uint32_t nfs4_setclientid_exec(struct nfs4_ctx *x, void *args, void *res)
 	const struct nfs4_setclientid_args *a = args;
 	struct nfs4_setclientid_res *r = res;
 
-	(void)x;
 	nfs4_session_tick();
-	return nfs4_setclientid(nfs4_session_state(), a->verifier, a->id, a->id_len, &a->cb, nfs4_session_now(),
-				&r->clientid, r->confirm);
+	return nfs4_setclientid(nfs4_session_state(), a->verifier, a->id, a->id_len, &a->cb, nfs4_principal(x),
+				nfs4_session_now(), &r->clientid, r->confirm);
 }
 
 void nfs4_setclientid_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
