@@ -760,6 +760,10 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	CHECK_EQ(read40_at(c, 0, fh, fh_len, &bad, 0x7ffffffffffffffcull, buf, 10, &len, &eof), 0,
 		 "READ at offset 2^63 - 4");
 	CHECK(len == 0 && eof == 1, "no data, eof (%u bytes, eof %u)", len, eof);
+	/* 4.0 OPEN of a FIFO: NFS4ERR_SYMLINK (4.0 has no WRONG_TYPE; as knfsd, pynfs OPEN7f). */
+	CHECK(mkfifo(hx_xpath(&env, "fifo40"), 0666) == 0, "mkfifo fifo40 on disk");
+	CHECK_EQ(open40(c, root, root_len, 1, 1, 0, ca, "owner-fifo", 0, "fifo40", &o, fh2, &fh2_len), 10029,
+		 "OPEN of a FIFO (4.0): SYMLINK");
 
 	/* Share reservations between two clients (RFC 8881 §9.7). */
 	CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o, fh2, &fh2_len), 0,
