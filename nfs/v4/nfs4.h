@@ -244,6 +244,7 @@ uint32_t nfs4_free_stateid_exec(struct nfs4_ctx *x, void *args, void *res);
 struct nfs4_setclientid_res {
 	uint64_t clientid;
 	uint8_t confirm[8];
+	struct nfs4_cb_info inuse; /* NFS4ERR_CLID_INUSE: the record's callback address (client_using) */
 };
 struct nfs4_sid_op_res { /* OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE */
 	bool replay; /* 4.0: rp is the answer */
