@@ -191,6 +191,10 @@ void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status
 uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res);
+/* The caller as a client record's principal (RFC 8881 §18.35.5, RFC 7530 §16.33.5): for AUTH_SYS its uid
+ * and gid (as knfsd compares credentials); AUTH_NONE one principal of its own; 0 without an RPC call
+ * (unit tests). */
+uint64_t nfs4_principal(const struct nfs4_ctx *x);
 void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e);
 uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res);
@@ -247,6 +251,7 @@ uint32_t nfs4_free_stateid_exec(struct nfs4_ctx *x, void *args, void *res);
 struct nfs4_setclientid_res {
 	uint64_t clientid;
 	uint8_t confirm[8];
+	struct nfs4_cb_info inuse; /* NFS4ERR_CLID_INUSE: the record's callback address (client_using) */
 };
 struct nfs4_sid_op_res { /* OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE */
 	bool replay; /* 4.0: rp is the answer */

@@ -92,6 +92,9 @@ uint32_t nfs4_owner_to_id(const uint8_t *s, uint32_t len, bool group, uint32_t *
 	const uint8_t *at;
 	uint32_t nlen;
 
+	/* RFC 7530 §12.7: a zero-length string where none is allowed is NFS4ERR_INVAL (pynfs SATT16, SATT17). */
+	if (len == 0)
+		return NFS4ERR_INVAL;
 	/* RFC 8881 §5.9: a numeric string stands for the id itself. */
 	if (owner_numeric(s, len, id))
 		return NFS4_OK;

@@ -125,9 +125,12 @@ static uint32_t access_xattr_granted(uint32_t xa, uint32_t granted)
 	       (granted & BE_ACCESS_MODIFY ? xa & ACCESS4_XAWRITE : 0);
 }
 
-/* RFC 8881 §18.1.3: supported = the bits asked that the server can judge;
- * access = those granted. Pseudo directories may be read and searched only
- * (and have no xattrs); a read-only export grants no modification. */
+/* RFC 8881 §18.1.3: supported = the bits asked that mean something for the
+ * object ("ACCESS4_LOOKUP ... no meaning for non-directory objects",
+ * ACCESS4_DELETE an entry of a directory, "ACCESS4_EXECUTE ... no meaning for
+ * a directory"; as knfsd judges them); access = those granted. Pseudo
+ * directories may be read and searched only; a read-only export grants no
+ * modification. The xattr bits (4.2) are judged for every object. */
 uint32_t nfs4_access_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_access_args *a = args;
@@ -149,6 +152,9 @@ uint32_t nfs4_access_exec(struct nfs4_ctx *x, void *args, void *res)
 		if (ob.exp->fs->ops->getxattr)
 			granted = (granted & want) | access_xattr_granted(xa, granted);
 	}
+	if (status == NFS4_OK)
+		want &= ob.kind == NFS4_OBJ_PSEUDO || ob.o.type == BE_DIR ? ~(uint32_t)BE_ACCESS_EXECUTE
+									   : ~(uint32_t)(BE_ACCESS_LOOKUP | BE_ACCESS_DELETE);
 	r->supported = want | xa;
 	r->access = granted & (want | xa);
 	nfs4_obj_put(&ob);

@@ -158,6 +158,11 @@ uint32_t nfs4_readdir_exec(struct nfs4_ctx *x, void *args, void *res)
 	status = nfs4_obj_open(s, &x->cur.fh, &dir);
 	if (status == NFS4_OK && dir.kind == NFS4_OBJ_EXPORT && dir.attr.type != BE_DIR)
 		status = NFS4ERR_NOTDIR;
+	/* RFC 8881 §18.23.3: "cookie values of 1 and 2 are reserved" (never handed out: "." and ".." are
+	 * not listed, pseudo entries start at 3), so a READDIR from one is NFS4ERR_BAD_COOKIE (pynfs RDDR10;
+	 * no longer caught by the verifier since a zero one is taken). */
+	if (status == NFS4_OK && (a->cookie == 1 || a->cookie == 2))
+		status = NFS4ERR_BAD_COOKIE;
 	if (status == NFS4_OK) {
 		st.dir = &dir;
 		nfs4_fs_facts_of(&dir, NULL, &st.facts);

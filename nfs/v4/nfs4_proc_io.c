@@ -85,6 +85,16 @@ uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
 	uint32_t count = 0;
 	uint32_t status = nfs4_io_file(x, &x->cur.fh, &a->sid, &ob, NFS4_SHARE_ACCESS_READ, &f, &flags);
 
+	/* RFC 8881 §18.22.3: a READ beyond the end of the file returns no data and eof. An offset no
+	 * off_t can reach (the backend would say EINVAL) is beyond every file's end (pynfs RD5a). */
+	if (status == NFS4_OK && a->offset > (uint64_t)INT64_MAX - NFS4_MAX_IO) {
+		r->eof = true;
+		r->len = 0;
+		if (f)
+			be_file_put(ob.exp->fs, f);
+		nfs4_obj_put(&ob);
+		return NFS4_OK;
+	}
 	if (status == NFS4_OK) {
 		/* RFC 8881 §18.22.3: fewer bytes than asked is allowed; never more than maxread. */
 		r->data = nfs4_read_buf(x, a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO, &count);

@@ -142,6 +142,17 @@ static uint32_t open_deleg(const struct nfs4_ctx *x, uint32_t share_access, stru
 	return NFS4_OK;
 }
 
+/* What OPEN says of an object that is not a regular file: nfs4_regular_check()'s verdict, but in
+ * 4.0 NFS4ERR_SYMLINK for devices, sockets and FIFOs too, where 4.1 has NFS4ERR_WRONG_TYPE (RFC 8881
+ * §18.16.3): 4.0 has no such error, and knfsd answers SYMLINK there as it reads RFC 7530 §16.16.6
+ * (pynfs OPEN7b/c/f/s want it). */
+static uint32_t open_regular_check(const struct nfs4_ctx *x, const struct nfs4_obj *ob)
+{
+	uint32_t status = nfs4_regular_check(x, ob);
+
+	return status == NFS4ERR_INVAL && x->minorversion == 0 ? NFS4ERR_SYMLINK : status;
+}
+
 /* The target object, by claim. */
 static uint32_t open_target(struct nfs4_ctx *x, const struct nfs4_open_args *a, struct nfs4_obj *dir,
 			    struct nfs4_obj *ob, struct be_obj *o, struct nfs4_open_op_res *r)
@@ -156,7 +167,7 @@ static uint32_t open_target(struct nfs4_ctx *x, const struct nfs4_open_args *a, 
 		*ob = *dir; /* export, options and credential of the directory */
 		ob->kind = NFS4_OBJ_EXPORT;
 		ob->attr = attr;
-		return status != NFS4_OK ? status : nfs4_regular_check(x, ob);
+		return status != NFS4_OK ? status : open_regular_check(x, ob);
 	case CLAIM_FH: /* RFC 8881 §18.16.3: the current filehandle is the file */
 		if (x->minorversion == 0)
 			return NFS4ERR_INVAL;
@@ -167,7 +178,7 @@ static uint32_t open_target(struct nfs4_ctx *x, const struct nfs4_open_args *a, 
 			return status;
 		*ob = *dir;
 		*o = dir->o;
-		return nfs4_regular_check(x, dir);
+		return open_regular_check(x, dir);
 	default:
 		return NFS4ERR_NOTSUPP; /* CLAIM_DELEGATE_*, CLAIM_DELEG_*_FH: no delegations */
 	}

@@ -170,9 +170,7 @@ void nfs4_session_tick(void)
 		nfs4_state_expire(&nfs4_st, now);
 }
 
-/* RFC 8881 §18.35.5's "principal" for AUTH_SYS (as knfsd compares credentials): uid and gid;
- * AUTH_NONE is one principal of its own; 0 without an RPC call (unit tests). */
-static uint64_t nfs4_principal(const struct nfs4_ctx *x)
+uint64_t nfs4_principal(const struct nfs4_ctx *x)
 {
 	if (!x->call)
 		return 0;

@@ -111,19 +111,25 @@ uint32_t nfs4_setclientid_exec(struct nfs4_ctx *x, void *args, void *res)
 	const struct nfs4_setclientid_args *a = args;
 	struct nfs4_setclientid_res *r = res;
 
-	(void)x;
 	nfs4_session_tick();
-	return nfs4_setclientid(nfs4_session_state(), a->verifier, a->id, a->id_len, &a->cb, nfs4_session_now(),
-				&r->clientid, r->confirm);
+	return nfs4_setclientid(nfs4_session_state(), a->verifier, a->id, a->id_len, &a->cb, nfs4_principal(x),
+				nfs4_session_now(), &r->clientid, r->confirm, &r->inuse);
 }
 
+/* RFC 7530 §16.33.2: SETCLIENTID4res carries resok4 on NFS4_OK, client_using (a clientaddr4: r_netid,
+ * r_addr) on NFS4ERR_CLID_INUSE, nothing otherwise. */
 void nfs4_setclientid_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
 {
 	const struct nfs4_setclientid_res *r = res;
 
-	(void)x, (void)status;
-	xdr_enc_u64(e, r->clientid);
-	xdr_enc_fixed(e, r->confirm, 8);
+	(void)x;
+	if (status == NFS4ERR_CLID_INUSE) {
+		xdr_enc_opaque(e, r->inuse.netid, r->inuse.netid_len);
+		xdr_enc_opaque(e, r->inuse.addr, r->inuse.addr_len);
+	} else if (status == NFS4_OK) {
+		xdr_enc_u64(e, r->clientid);
+		xdr_enc_fixed(e, r->confirm, 8);
+	}
 }
 
 uint32_t nfs4_setclientid_confirm_exec(struct nfs4_ctx *x, void *args, void *res)

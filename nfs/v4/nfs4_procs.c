@@ -162,7 +162,7 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		NULL, struct nfs4_reclaim_complete_args, struct nfs4_none, 0),
 	/* RFC 7530 §16.33, §16.34, §16.29: NFSv4.0 client ids (nfs4_proc_state.c). */
 	NFS4_OP(OP_SETCLIENTID, "SETCLIENTID", nfs4_dec_setclientid_op, nfs4_setclientid_exec, nfs4_setclientid_enc,
-		struct nfs4_setclientid_args, struct nfs4_setclientid_res, 0),
+		struct nfs4_setclientid_args, struct nfs4_setclientid_res, NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_SETCLIENTID_CONFIRM, "SETCLIENTID_CONFIRM", nfs4_dec_setclientid_confirm_op,
 		nfs4_setclientid_confirm_exec, NULL, struct nfs4_setclientid_confirm_args, struct nfs4_none, 0),
 	NFS4_OP(OP_RENEW, "RENEW", nfs4_dec_clientid_op, nfs4_renew_exec, NULL, struct nfs4_clientid_args,

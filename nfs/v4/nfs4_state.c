@@ -523,12 +523,20 @@ static void confirm_new(struct nfs4_state *st, uint8_t confirm[8])
 }
 
 static uint32_t setclientid_locked(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id,
-				   uint32_t len, const struct nfs4_cb_info *cb, uint64_t now, uint64_t *clientid,
-				   uint8_t confirm[8])
+				   uint32_t len, const struct nfs4_cb_info *cb, uint64_t principal, uint64_t now,
+				   uint64_t *clientid, uint8_t confirm[8], struct nfs4_cb_info *inuse)
 {
 	int conf = client_by_owner(st, id, len, true, true), unconf = client_by_owner(st, id, len, false, true);
 	struct nfs4_client *c;
 
+	/* RFC 7530 §16.33.5: another principal's id whose confirmed record holds state: the id is in
+	 * use (NFS4ERR_CLID_INUSE, as knfsd; pynfs CID2a), the reply naming the record's callback
+	 * address (§16.33.2 client_using). */
+	if (conf >= 0 && st->clients[conf]->principal != principal && client_has_state(st, st->clients[conf])) {
+		if (inuse)
+			*inuse = st->clients[conf]->cb;
+		return NFS4ERR_CLID_INUSE;
+	}
 	/* RFC 7530 §16.33.5: any unconfirmed record of this id is replaced. */
 	if (unconf >= 0)
 		client_free(st, (unsigned)unconf);
@@ -545,7 +553,7 @@ static uint32_t setclientid_locked(struct nfs4_state *st, const uint8_t verifier
 	}
 	/* A new client, or a rebooted one (another verifier): a new clientid; the
 	 * confirmed record and its state stay until SETCLIENTID_CONFIRM. */
-	c = client_new(st, verifier, id, len, 0, now); /* 4.0 principals are not compared yet */
+	c = client_new(st, verifier, id, len, principal, now);
 	if (!c)
 		return NFS4ERR_RESOURCE;
 	c->v40 = true;
@@ -557,7 +565,8 @@ static uint32_t setclientid_locked(struct nfs4_state *st, const uint8_t verifier
 }
 
 uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id, uint32_t id_len,
-			  const struct nfs4_cb_info *cb, uint64_t now, uint64_t *clientid, uint8_t confirm[8])
+			  const struct nfs4_cb_info *cb, uint64_t principal, uint64_t now, uint64_t *clientid,
+			  uint8_t confirm[8], struct nfs4_cb_info *inuse)
 {
 	uint32_t status;
 
@@ -565,7 +574,7 @@ uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], cons
 	if (id_len == 0 || id_len > NFS4_OWNER_MAX)
 		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&st->lock);
-	status = setclientid_locked(st, verifier, id, id_len, cb, now, clientid, confirm);
+	status = setclientid_locked(st, verifier, id, id_len, cb, principal, now, clientid, confirm, inuse);
 	pthread_mutex_unlock(&st->lock);
 	return status;
 }

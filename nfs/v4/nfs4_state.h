@@ -139,7 +139,8 @@ void nfs4_state_set_stab(struct nfs4_state *st, struct nfs4_stab *stab);
  * Principals are not compared (AUTH_SYS: CLID_INUSE is never answered).
  */
 uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id, uint32_t id_len,
-			  const struct nfs4_cb_info *cb, uint64_t now, uint64_t *clientid, uint8_t confirm[8]);
+			  const struct nfs4_cb_info *cb, uint64_t principal, uint64_t now, uint64_t *clientid,
+			  uint8_t confirm[8], struct nfs4_cb_info *inuse);
 /* SETCLIENTID_CONFIRM (RFC 7530 §16.34.5): NFS4_OK or NFS4ERR_STALE_CLIENTID. */
 uint32_t nfs4_setclientid_confirm(struct nfs4_state *st, uint64_t clientid, const uint8_t confirm[8],
 				  uint64_t now);

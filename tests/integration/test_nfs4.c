@@ -605,8 +605,9 @@ static void xd_open(struct raw_reply *r, struct open_res *o)
 }
 
 /* PUTFH fh, READ sid: the status; data of up to cap bytes in buf (*len). */
-static int read40(struct raw_conn *c, uint32_t minor, const uint8_t *fh, uint32_t fh_len, const struct sid *s,
-		  char *buf, uint32_t cap, uint32_t *len)
+/* PUTFH + READ at off: the status, the data in buf, *eof. */
+static int read40_at(struct raw_conn *c, uint32_t minor, const uint8_t *fh, uint32_t fh_len, const struct sid *s,
+		     uint64_t off, char *buf, uint32_t cap, uint32_t *len, uint32_t *eof)
 {
 	struct raw_reply r;
 	const uint8_t *p;
@@ -619,12 +620,12 @@ static int read40(struct raw_conn *c, uint32_t minor, const uint8_t *fh, uint32_
 	xb_putfh(&a, fh, fh_len);
 	xb_u32(&a, OP_READ);
 	xb_sid(&a, s);
-	xb_u64(&a, 0);
+	xb_u64(&a, off);
 	xb_u32(&a, cap);
 	st = compound(c, &a, &r, &n);
 	*len = 0;
 	if (st == 0 && res_ok(&r, OP_PUTFH) && res_ok(&r, OP_READ)) {
-		xd_u32(&r.body); /* eof */
+		*eof = xd_u32(&r.body);
 		p = xd_opaque(&r.body, len, cap);
 		if (p)
 			memcpy(buf, p, *len);
@@ -632,6 +633,14 @@ static int read40(struct raw_conn *c, uint32_t minor, const uint8_t *fh, uint32_
 	raw_reply_free(&r);
 	xb_free(&a);
 	return st;
+}
+
+static int read40(struct raw_conn *c, uint32_t minor, const uint8_t *fh, uint32_t fh_len, const struct sid *s,
+		  char *buf, uint32_t cap, uint32_t *len)
+{
+	uint32_t eof;
+
+	return read40_at(c, minor, fh, fh_len, s, 0, buf, cap, len, &eof);
 }
 
 /* PUTFH dir, OPEN, GETFH: the status, the open's result and the file's handle. */
@@ -692,7 +701,7 @@ static int sid_op40(struct raw_conn *c, uint32_t op, const uint8_t *fh, uint32_t
 static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
 {
 	uint8_t fh[128], fh2[128], verf_w[8] = { 0 }, verf_c[8] = { 1 };
-	uint32_t fh_len = 0, fh2_len = 0, n, len;
+	uint32_t fh_len = 0, fh2_len = 0, n, len, eof;
 	struct open_res o, o2;
 	struct sid s2, s3, bad;
 	struct raw_reply r;
@@ -762,6 +771,15 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	memset(&bad, 0, sizeof(bad));
 	CHECK_EQ(read40(c, 0, fh, fh_len, &bad, buf, sizeof(buf), &len), 0, "anonymous stateid READ");
 	CHECK(len == 10, "anonymous READ's data");
+	/* RFC 8881 §18.22.3: beyond the end, even beyond any off_t: no data, eof (pynfs RD5a). */
+	eof = 0;
+	CHECK_EQ(read40_at(c, 0, fh, fh_len, &bad, 0x7ffffffffffffffcull, buf, 10, &len, &eof), 0,
+		 "READ at offset 2^63 - 4");
+	CHECK(len == 0 && eof == 1, "no data, eof (%u bytes, eof %u)", len, eof);
+	/* 4.0 OPEN of a FIFO: NFS4ERR_SYMLINK (4.0 has no WRONG_TYPE; as knfsd, pynfs OPEN7f). */
+	CHECK(mkfifo(hx_xpath(&env, "fifo40"), 0666) == 0, "mkfifo fifo40 on disk");
+	CHECK_EQ(open40(c, root, root_len, 1, 1, 0, ca, "owner-fifo", 0, "fifo40", &o, fh2, &fh2_len), 10029,
+		 "OPEN of a FIFO (4.0): SYMLINK");
 
 	/* Share reservations between two clients (RFC 8881 §9.7). */
 	CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o, fh2, &fh2_len), 0,

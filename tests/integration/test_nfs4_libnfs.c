@@ -164,14 +164,16 @@ static void test_read(struct nfs_context *nfs, const uint8_t *data)
 	CHECK_EQ(nfs_close(nfs, fh), 0, "close");
 }
 
-/* libnfs 4.0.0's NFSv4 readlink does not end the target with a NUL (what follows is the rest of
- * the reply: rnfsd sends the 4-byte "data" with its length, seen on the wire), so the target is
- * compared up to its length and the length is checked by lstat (a symlink's size). */
+/* libnfs 4.0.0's NFSv4 readlink strdup()s the target where it lies in the reply buffer, so only
+ * the XDR padding after it ends the string: a target whose length is a multiple of 4 ("data",
+ * rnfsd sends it right, seen on the wire) is read past the end of the reply (ASan: heap-buffer-
+ * overflow in nfs_readlink2) or comes back with the bytes after it. The links here have other
+ * lengths; the length is checked by lstat too (a symlink's size). */
 static bool readlink_is(struct nfs_context *nfs, const char *path, const char *want)
 {
 	struct nfs_stat_64 st;
 	char *got = NULL;
-	bool ok = nfs_readlink2(nfs, path, &got) == 0 && got && strncmp(got, want, strlen(want)) == 0 &&
+	bool ok = strlen(want) % 4 != 0 && nfs_readlink2(nfs, path, &got) == 0 && got && strcmp(got, want) == 0 &&
 		  nfs_lstat64(nfs, path, &st) == 0 && st.nfs_size == strlen(want);
 
 	CHECK(ok, "readlink %s: '%s', size %zu", path, want, strlen(want));
@@ -184,7 +186,7 @@ static void test_links(struct nfs_context *nfs)
 	struct nfs_stat_64 st;
 
 	hx_section("readlink of a symlink made on disk");
-	readlink_is(nfs, "lnk", "data");
+	readlink_is(nfs, "lnk", "./data");
 	if (CHECK_EQ(nfs_lstat64(nfs, "lnk", &st), 0, "lstat lnk"))
 		CHECK(S_ISLNK(st.nfs_mode), "a symlink (mode %o)", (unsigned)st.nfs_mode);
 }
@@ -301,7 +303,7 @@ static void make_tree(uint8_t *data)
 	chmod(env.export_dir, 0777);
 	hx_fill(&seed, data, DATA_LEN);
 	hx_write_file(hx_xpath(&env, "data"), data, DATA_LEN, 0644);
-	CHECK(symlink("data", hx_xpath(&env, "lnk")) == 0, "symlink lnk");
+	CHECK(symlink("./data", hx_xpath(&env, "lnk")) == 0, "symlink lnk");
 	CHECK(mkdir(hx_xpath(&env, "dir"), 0755) == 0, "mkdir dir");
 	for (unsigned i = 0; i < NDIR; i++)
 		hx_write_file(hx_xpath(&env, "dir/e%u", i), "x", 1, 0644);

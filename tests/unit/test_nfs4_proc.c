@@ -317,7 +317,7 @@ static void test_in_export(void **state)
 	assert_int_equal(a.type, NF4REG);
 	assert_true(a.mounted_on == a.fileid);
 	res(OP_ACCESS, NFS4_OK);
-	assert_int_equal(tc_u32(t), 0x3f);
+	assert_int_equal(tc_u32(t), 0x2d); /* a file: no LOOKUP or DELETE (RFC 8881 §18.1.3; pynfs ACC2r) */
 	assert_int_equal(tc_u32(t) & 0x0f, 0x0d); /* root, rw export, a file: read/modify/extend */
 	res(OP_PUTFH, NFS4_OK);
 	res(OP_LOOKUP, NFS4_OK);
@@ -371,7 +371,7 @@ static void test_lookupp_and_access(void **state)
 	res(OP_LOOKUPP, NFS4_OK);
 	res_fh(&up);
 	res(OP_ACCESS, NFS4_OK);
-	assert_int_equal(tc_u32(t), 0x3f);
+	assert_int_equal(tc_u32(t), 0x1f); /* a directory: no EXECUTE (RFC 8881 §18.1.3; pynfs ACC2d) */
 	assert_int_equal(tc_u32(t), 0x03); /* pseudo directories: read and lookup only */
 	/* The same handle as walking down to srv. */
 	begin(ME, 0, 1 + depth);
@@ -455,6 +455,14 @@ static void test_readdir(void **state)
 	op_name(OP_LOOKUP, "many");
 	op_readdir(cookie, verf, 512);
 	assert_int_equal(run(&n), NFS4ERR_NOT_SAME);
+	/* The reserved cookies 1 and 2: BAD_COOKIE (RFC 8881 §18.23.3; pynfs RDDR10). */
+	for (uint64_t reserved = 1; reserved <= 2; reserved++) {
+		begin(ME, 0, 3);
+		op_putfh(&data_fh);
+		op_name(OP_LOOKUP, "many");
+		op_readdir(reserved, zero, 512);
+		assert_int_equal(run(&n), NFS4ERR_BAD_COOKIE);
+	}
 	/* maxcount too small for one entry. */
 	begin(ME, 0, 2);
 	op_putfh(&data_fh);

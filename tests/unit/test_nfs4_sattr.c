@@ -230,7 +230,10 @@ static void test_owner_dec(void **state)
 	assert_int_equal(one_owner(FATTR4_OWNER_GROUP, "root@example.test", &s), NFS4_OK);
 	assert_int_equal(s.sa.gid, 0);
 	/* RFC 8881 §5.9: what maps to no id is BADOWNER. */
-	static const char *bad[] = { "", "4294967295", "99999999999", "12a", "-1", "root", "@example.test",
+	/* RFC 7530 §12.7: an empty one is INVAL. */
+	assert_int_equal(one_owner(FATTR4_OWNER, "", &s), NFS4ERR_INVAL);
+	assert_int_equal(one_owner(FATTR4_OWNER_GROUP, "", &s), NFS4ERR_INVAL);
+	static const char *bad[] = { "4294967295", "99999999999", "12a", "-1", "root", "@example.test",
 				     "root@other.test", "root@example.test.", "no-such-user-rnfsd@example.test" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(one_owner(FATTR4_OWNER, bad[i], &s), NFS4ERR_BADOWNER);

@@ -381,8 +381,8 @@ static void test_setclientid(void **state)
 	struct nfs4_cb_info cb1 = cb0;
 
 	(void)state;
-	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 10, &id1, c1), NFS4_OK);
-	assert_int_equal(nfs4_setclientid(&st, verf1, own, 0, &cb0, 10, &id2, c2), NFS4ERR_INVAL);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 0, 10, &id1, c1, NULL), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 0, &cb0, 0, 10, &id2, c2, NULL), NFS4ERR_INVAL);
 	/* Not confirmed yet: RENEW is STALE_CLIENTID; a wrong verifier too. */
 	assert_int_equal(nfs4_renew(&st, id1, 11), NFS4ERR_STALE_CLIENTID);
 	assert_int_equal(nfs4_setclientid_confirm(&st, id1, bad, 11), NFS4ERR_STALE_CLIENTID);
@@ -392,13 +392,13 @@ static void test_setclientid(void **state)
 	assert_int_equal(nfs4_renew(&st, id1 + 100, 12), NFS4ERR_STALE_CLIENTID);
 	/* The same verifier: a callback update under the same clientid. */
 	cb1.program = 0x40000001;
-	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb1, 13, &id2, c2), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb1, 0, 13, &id2, c2, NULL), NFS4_OK);
 	assert_true(id2 == id1);
 	assert_int_equal(st.clients[0]->cb.program, 0x40000000);
 	assert_int_equal(nfs4_setclientid_confirm(&st, id2, c2, 13), NFS4_OK);
 	assert_int_equal(st.clients[0]->cb.program, 0x40000001);
 	/* A rebooted client (another verifier): a new clientid; the old one lives until the confirmation. */
-	assert_int_equal(nfs4_setclientid(&st, verf2, own, 12, &cb0, 14, &id3, c3), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf2, own, 12, &cb0, 0, 14, &id3, c3, NULL), NFS4_OK);
 	assert_true(id3 != id1);
 	assert_int_equal(nfs4_renew(&st, id1, 14), NFS4_OK);
 	assert_int_equal(nfs4_setclientid_confirm(&st, id3, c3, 15), NFS4_OK);
@@ -406,8 +406,8 @@ static void test_setclientid(void **state)
 	assert_int_equal(nfs4_renew(&st, id3, 15), NFS4_OK);
 	assert_int_equal(st.nclients, 1);
 	/* An unconfirmed record is replaced by the next SETCLIENTID. */
-	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 16, &id1, c1), NFS4_OK);
-	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 16, &id2, c2), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 0, 16, &id1, c1, NULL), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 12, &cb0, 0, 16, &id2, c2, NULL), NFS4_OK);
 	assert_int_equal(st.nclients, 2);
 	assert_int_equal(nfs4_setclientid_confirm(&st, id1, c1, 16), NFS4ERR_STALE_CLIENTID);
 	/* 4.0 and 4.1 owners are apart; a 4.1 clientid is not confirmed by SETCLIENTID_CONFIRM. */
@@ -441,14 +441,21 @@ static void test_state_purged(void **state)
 	(void)state;
 	nfs4_stab_init(&tab, 0x1234, &no_fops);
 	nfs4_state_set_stab(&st, &tab);
-	assert_int_equal(nfs4_setclientid(&st, verf1, own, 1, &cb0, 10, &id1, c1), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 1, &cb0, 0, 10, &id1, c1, NULL), NFS4_OK);
 	assert_int_equal(nfs4_setclientid_confirm(&st, id1, c1, 10), NFS4_OK);
 	rq.clientid = id1;
 	rq.minor = 1;
 	assert_int_equal(nfs4_stab_open(&tab, &rq, &res), NFS4_OK);
 	assert_int_equal(nfs4_stab_client_count(&tab, id1), 2);
+	/* Another principal's SETCLIENTID of this id while it holds state: CLID_INUSE (RFC 7530 §16.33.5;
+	 * pynfs CID2a), the state kept. */
+	struct nfs4_cb_info inuse = { 0 };
+	assert_int_equal(nfs4_setclientid(&st, verf2, own, 1, &cb0, 9, 15, &id2, c2, &inuse), NFS4ERR_CLID_INUSE);
+	assert_int_equal(inuse.netid_len, 3); /* client_using: the record's callback address (§16.33.2) */
+	assert_memory_equal(inuse.netid, "tcp", 3);
+	assert_int_equal(nfs4_stab_client_count(&tab, id1), 2);
 	/* The client reboots: its old state goes at the confirmation. */
-	assert_int_equal(nfs4_setclientid(&st, verf2, own, 1, &cb0, 20, &id2, c2), NFS4_OK);
+	assert_int_equal(nfs4_setclientid(&st, verf2, own, 1, &cb0, 0, 20, &id2, c2, NULL), NFS4_OK);
 	assert_int_equal(nfs4_stab_client_count(&tab, id1), 2);
 	assert_int_equal(nfs4_setclientid_confirm(&st, id2, c2, 20), NFS4_OK);
 	assert_int_equal(nfs4_stab_client_count(&tab, id1), 0);
