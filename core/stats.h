@@ -78,7 +78,7 @@ struct stats_nfs4 {
 /* One NFSv4 client's callback path (nfs/v4/nfs4_cb.h): its state and calls. */
 struct stats_nfs4_cb {
 	uint64_t clientid;
-	unsigned minor;        /* 0: NFSv4.0 callback service; 1: NFSv4.1 back channel */
+	unsigned minor;        /* 0: NFSv4.0 callback service; 1, 2: a 4.1 / 4.2 session's back channel */
 	const char *state;     /* "none", "probing", "up", "down" */
 	const char *transport; /* "tcp", "rdma", "-" */
 	uint64_t sent, ok, failed;

@@ -36,12 +36,14 @@ struct cb_ent {
 	uint64_t clientid;
 	uint8_t sid[NFS4_SESSIONID_SIZE]; /* 4.1: the session the back channel belongs to */
 	uint32_t prog, ident;  /* cb_program; 4.0 callback_ident */
+	uint32_t minor;        /* 4.1+: the session's minor version (CB_COMPOUND carries it) */
 	struct nfs4_cb_sec sec;
 	struct nfs4_cb_chan ch;
 	const char *xprt;      /* the bound connection's transport name */
 	struct rpc_conn *bind; /* worker -> loop: attach this connection (a reference) */
 	bool probe40;          /* worker -> loop: (re)connect to addr and probe */
 	bool reprobe;          /* worker -> loop: probe the bound connection again */
+	bool unbind;           /* worker -> loop: let go of the connection (session destroyed) */
 	struct sockaddr_storage addr; /* 4.0 callback address */
 	socklen_t addr_len;
 
@@ -106,13 +108,14 @@ static void cb_wake(void)
 		loop_ev_trigger(cb_async);
 }
 
-void nfs4_cb_session(uint64_t clientid, const uint8_t sid[NFS4_SESSIONID_SIZE], uint32_t prog,
+void nfs4_cb_session(uint64_t clientid, const uint8_t sid[NFS4_SESSIONID_SIZE], uint32_t minor, uint32_t prog,
 		     const struct nfs4_cb_sec *sec)
 {
 	pthread_mutex_lock(&cb_mu);
 	struct cb_ent *e = ent_get(clientid, true);
 
 	if (e) {
+		e->minor = minor;
 		e->prog = prog;
 		e->sec = *sec;
 		if (e->ch.state == NFS4_CB_NONE)
@@ -172,10 +175,13 @@ void nfs4_cb_session_gone(const uint8_t sid[NFS4_SESSIONID_SIZE])
 	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
 		struct cb_ent *e = &cb_tab[i];
 
-		if (e->used && !e->dead && !e->v40 && !memcmp(e->sid, sid, NFS4_SESSIONID_SIZE))
+		if (e->used && !e->dead && !e->v40 && !memcmp(e->sid, sid, NFS4_SESSIONID_SIZE)) {
 			nfs4_cb_chan_unbound(&e->ch);
+			e->unbind = true; /* the connection may carry another session's back channel next */
+		}
 	}
 	pthread_mutex_unlock(&cb_mu);
+	cb_wake();
 }
 
 void nfs4_cb_client_gone(uint64_t clientid)
@@ -237,7 +243,7 @@ uint32_t nfs4_cb_seq_flags_for(uint64_t clientid)
 static void ent_stat(const struct cb_ent *e, struct nfs4_cb_stat *s)
 {
 	s->clientid = e->clientid;
-	s->minor = e->v40 ? 0 : 1;
+	s->minor = e->v40 ? 0 : e->minor;
 	s->state = e->ch.state;
 	s->xprt = e->xprt;
 	s->sent = e->ch.sent;
@@ -290,11 +296,12 @@ static void ent_fail(struct cb_ent *e, enum cb_step step, const char *why)
 static void ent_call(struct cb_ent *e, enum cb_step step)
 {
 	struct nfs4_cb_seq_args sa = { .slotid = 0, .highest_slotid = 0 };
-	uint32_t prog, ident;
+	uint32_t prog, ident, minor;
 	struct rpc_cred cred;
 	int rc;
 
 	pthread_mutex_lock(&cb_mu);
+	minor = e->v40 ? 0 : e->minor;
 	prog = e->prog;
 	ident = e->ident;
 	cred = e->sec.cred;
@@ -309,8 +316,10 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	rpc_clnt_call_init(&e->cc, e->msg, sizeof(e->msg), prog, e->v40 ? NFS4_CB_VERS40 : NFS4_CB_VERS41,
 			   step == STEP_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND,
 			   cred.flavor == RPC_AUTH_SYS ? &cred : NULL);
-	if (step == STEP_SEQ) /* RFC 8881 §20.2: 4.1's CB_COMPOUND opens with CB_SEQUENCE */
-		nfs4_cb_enc_compound(&e->cc.args, e->v40 ? 0 : 1, e->v40 ? ident : 0, e->v40 ? NULL : &sa);
+	/* RFC 8881 §20.2: CB_COMPOUND opens with CB_SEQUENCE and carries the
+	 * session's minor version (a 4.2 client finds its session by it, as Linux does). */
+	if (step == STEP_SEQ)
+		nfs4_cb_enc_compound(&e->cc.args, minor, e->v40 ? ident : 0, e->v40 ? NULL : &sa);
 	e->cc.done = cb_done;
 	e->cc.arg = e;
 	e->step = step;
@@ -469,12 +478,13 @@ static void ent_work(struct cb_ent *e)
 	socklen_t len;
 
 	pthread_mutex_lock(&cb_mu);
-	bool dead = e->dead, p40 = e->probe40, again = e->reprobe && e->step == STEP_IDLE;
+	bool dead = e->dead, p40 = e->probe40, again = e->reprobe && e->step == STEP_IDLE, unbind = e->unbind;
 	struct rpc_conn *conn = e->bind;
 
 	e->bind = NULL;
 	e->probe40 = false;
 	e->reprobe = false;
+	e->unbind = false;
 	sa = e->addr;
 	len = e->addr_len;
 	snprintf(e->name, sizeof(e->name), "client %llx", (unsigned long long)e->clientid);
@@ -489,6 +499,8 @@ static void ent_work(struct cb_ent *e)
 		ent_probe40(e, &sa, len);
 	} else if (again && (e->conn || e->tc)) {
 		ent_call(e, STEP_NULL);
+	} else if (unbind) {
+		ent_release_path(e);
 	}
 }
 
@@ -498,7 +510,7 @@ static void cb_kick(int fd, short what, void *arg)
 	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
 		pthread_mutex_lock(&cb_mu);
 		struct cb_ent *e = &cb_tab[i];
-		bool work = e->used && (e->dead || e->bind || e->probe40 || e->reprobe);
+		bool work = e->used && (e->dead || e->bind || e->probe40 || e->reprobe || e->unbind);
 
 		pthread_mutex_unlock(&cb_mu);
 		if (work)

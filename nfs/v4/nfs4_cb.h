@@ -37,8 +37,9 @@ void nfs4_cb_stop(void);
 /* ---- any thread (the operations) ---- */
 
 /* CREATE_SESSION (RFC 8881 §18.36): the client's callback program and
- * security for its back channel. */
-void nfs4_cb_session(uint64_t clientid, const uint8_t sid[NFS4_SESSIONID_SIZE], uint32_t prog,
+ * security for its back channel, and the minor version (1, 2) of the
+ * COMPOUND that made the session. */
+void nfs4_cb_session(uint64_t clientid, const uint8_t sid[NFS4_SESSIONID_SIZE], uint32_t minor, uint32_t prog,
 		     const struct nfs4_cb_sec *sec);
 /* BACKCHANNEL_CTL (RFC 8881 §18.33): new program and security; the path is probed again. */
 void nfs4_cb_ctl(uint64_t clientid, uint32_t prog, const struct nfs4_cb_sec *sec);
@@ -62,7 +63,7 @@ uint32_t nfs4_cb_seq_flags_for(uint64_t clientid);
 /* Statistics: one client's callback path. */
 struct nfs4_cb_stat {
 	uint64_t clientid;
-	uint32_t minor; /* 0: NFSv4.0 callback service, 1: 4.1 back channel */
+	uint32_t minor; /* 0: NFSv4.0 callback service; 1, 2: a 4.1 / 4.2 session's back channel */
 	enum nfs4_cb_state state;
 	const char *xprt; /* "tcp", "rdma", or "-" (none bound) */
 	uint64_t sent, ok, failed;

@@ -16,7 +16,7 @@ uint32_t nfs4_cb_create_session(struct nfs4_ctx *x, const struct nfs4_create_ses
 {
 	struct rpc_conn *conn = x->call ? x->call->conn : NULL;
 
-	nfs4_cb_session(a->clientid, sid, a->cb_program, &a->sec);
+	nfs4_cb_session(a->clientid, sid, x->minorversion, a->cb_program, &a->sec);
 	/* RFC 8881 §18.36.3: CONN_BACK_CHAN is answered only when the connection
 	 * really is the back channel now. */
 	if ((a->flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN) && nfs4_cb_bind41(a->clientid, sid, conn))

@@ -4,7 +4,8 @@
  *  - 4.1, a client that answers: CREATE_SESSION with CONN_BACK_CHAN on its
  *    TCP connection gets the flag back; on that same connection the server
  *    sends CB_NULL (program = csa_cb_program, version 4), then CB_COMPOUND
- *    (minor version 1) whose CB_SEQUENCE names the session, slot 0, seqid 1;
+ *    (the session's minor version: 1, and 2 for a 4.2 session) whose
+ *    CB_SEQUENCE names the session, slot 0, seqid 1;
  *    once answered, SEQUENCE reports no CB_PATH_DOWN and the stats socket
  *    shows the back channel "up" with 2 calls sent and answered;
  *  - 4.1, a client that never answers: its fore channel keeps working (each
@@ -215,10 +216,12 @@ static int compound_cb(struct raw_conn *c, const struct xb *a, struct raw_reply 
 	return -1;
 }
 
+static uint32_t minor41 = 1; /* the minor version of the 4.1+ COMPOUNDs sent */
+
 static void hdr(struct xb *a, uint32_t minor, uint32_t numops)
 {
 	xb_string(a, "cb");
-	xb_u32(a, minor);
+	xb_u32(a, minor == 1 ? minor41 : minor);
 	xb_u32(a, numops);
 }
 
@@ -389,17 +392,20 @@ static double wait_flags(struct raw_conn *c, const uint8_t sid[16], uint32_t *se
 	return -1;
 }
 
-static void test_answering(void)
+static void test_answering(uint32_t minor)
 {
 	struct raw_conn c;
 	struct cb_call cc;
 	uint8_t sid[16] = { 0 };
 	uint32_t csr = 0, seqid = 0;
+	char id[32];
 
-	hx_section("4.1: a back channel on the session's connection, answered");
+	minor41 = minor;
+	hx_section("4.%u: a back channel on the session's connection, answered", minor);
 	if (!CHECK(raw_connect(&c, env.port) == 0, "connect"))
 		return;
-	uint64_t cid = session(&c, "cb-answer", 0x2, sid, &csr);
+	snprintf(id, sizeof(id), "cb-answer-%u", minor);
+	uint64_t cid = session(&c, id, 0x2, sid, &csr);
 	CHECK_EQ(csr & 0x2, 0x2, "csr_flags: CONN_BACK_CHAN granted");
 	if (CHECK(cb_wait(&c, &cc, 5000), "a callback arrives on the same connection")) {
 		CHECK_EQ(cc.prog, CB_PROG, "program = csa_cb_program");
@@ -409,7 +415,7 @@ static void test_answering(void)
 	}
 	if (CHECK(cb_wait(&c, &cc, 5000), "then a CB_COMPOUND")) {
 		CHECK_EQ(cc.proc, 1, "CB_COMPOUND");
-		CHECK_EQ(cc.minor, 1, "minor version 1");
+		CHECK_EQ(cc.minor, minor, "the session's minor version");
 		CHECK_EQ(cc.op, 11, "CB_SEQUENCE first");
 		CHECK(memcmp(cc.sid, sid, 16) == 0, "CB_SEQUENCE names the session");
 		CHECK_EQ(cc.slotid, 0, "slot 0");
@@ -417,9 +423,12 @@ static void test_answering(void)
 		cb_answer(&c, &cc);
 	}
 	CHECK(wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN, 0, 5, true) >= 0, "SEQUENCE: no CB_PATH_DOWN");
-	CHECK(stats_has(cid, "\"minor\": 1, \"state\": \"up\", \"transport\": \"tcp\", \"sent\": 2, \"ok\": 2, \"failed\": 0"),
-	      "stats: back channel up, 2 callbacks answered");
+	char want[128];
+	snprintf(want, sizeof(want), "\"minor\": %u, \"state\": \"up\", \"transport\": \"tcp\", \"sent\": 2, \"ok\": 2, \"failed\": 0",
+		 minor);
+	CHECK(stats_has(cid, want), "stats: back channel up, 2 callbacks answered");
 	cb_close(&c);
+	minor41 = 1;
 }
 
 static void test_mute_and_bind(void)
@@ -625,7 +634,8 @@ int main(int argc, char **argv)
 	fclose(f);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
-	test_answering();
+	test_answering(1);
+	test_answering(2);
 	test_mute_and_bind();
 	test_no_back_chan();
 	test_v40();
