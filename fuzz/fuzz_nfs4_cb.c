@@ -12,7 +12,8 @@
  *  - BAD only for a result array over its bound or a first result not
  *    CB_SEQUENCE's; has_seq only with at least one result;
  *  - the slot advances only to the seqid sent, only for an answered
- *    NFS4_OK echoing it on slot 0, and is never left busy;
+ *    NFS4_OK, is never left busy, and the reply counts as expected only
+ *    when it echoes the seqid on slot 0;
  *  - a parsed address is IPv4 for "tcp", IPv6 for "tcp6", port non-zero,
  *    and its printed form parses back to the same address.
  */
@@ -81,7 +82,7 @@ static void fuzz_reply(bool compound, const uint8_t *p, size_t n)
 	bool ok = nfs4_cb_slot_release(&c, sent, true, r.seq.status, r.seq.seqid, r.seq.slotid);
 	CHECK(!c.slot_busy);
 	CHECK(ok == (r.seq.status == 0 && r.seq.seqid == sent && r.seq.slotid == 0));
-	CHECK(c.slot_seqid == (ok ? sent : before));
+	CHECK(c.slot_seqid == (r.seq.status == 0 ? sent : before));
 }
 
 static void fuzz_uaddr(const uint8_t *p, size_t n)

@@ -69,11 +69,11 @@ bool nfs4_cb_slot_release(struct nfs4_cb_chan *c, uint32_t sent_seqid, bool answ
 	assert(c->slot_busy);
 	c->slot_busy = false;
 	if (!answered || status != 0)
-		return false;
-	if (seqid != sent_seqid || slotid != 0)
-		return false; /* RFC 8881 §20.9.3: csr_sequenceid and csr_slotid echo the request */
+		return false; /* not processed by the client: the same seqid next time */
+	/* RFC 8881 §2.10.6.1: CB_SEQUENCE succeeded, so the client's slot moved on. */
 	c->slot_seqid = sent_seqid;
-	return true;
+	/* RFC 8881 §20.9.3: csr_sequenceid and csr_slotid echo the request. */
+	return seqid == sent_seqid && slotid == 0;
 }
 
 uint32_t nfs4_cb_seq_flags(enum nfs4_cb_state st)

@@ -66,9 +66,9 @@ bool nfs4_cb_slot_take(struct nfs4_cb_chan *c, uint32_t *seqid);
 /*
  * The CB_SEQUENCE that took the slot finished. answered: the client's reply
  * decoded; status its csr_status; seqid/slotid what it echoed. The slot's
- * seqid moves on only for an answered NFS4_OK that echoes what was sent
- * (otherwise the next CB_SEQUENCE reuses it: the client did not process
- * it, §2.10.6.1). true when the reply is the one expected.
+ * seqid moves on for an answered NFS4_OK (the client processed it,
+ * §2.10.6.1); otherwise the next CB_SEQUENCE reuses it. true when the
+ * reply is the one expected (NFS4_OK echoing seqid and slot 0).
  */
 bool nfs4_cb_slot_release(struct nfs4_cb_chan *c, uint32_t sent_seqid, bool answered, uint32_t status,
 			  uint32_t seqid, uint32_t slotid);

@@ -258,15 +258,17 @@ static void test_slot(void **state)
 	assert_false(nfs4_cb_slot_release(&c, seq, true, 10063, 0, 0));
 	assert_true(nfs4_cb_slot_take(&c, &seq));
 	assert_int_equal(seq, 2);
-	/* Answered OK but echoing another seqid or slot: not the reply expected. */
+	/* Answered OK but echoing another seqid or slot: not the reply expected,
+	 * yet the client's slot moved on (its CB_SEQUENCE succeeded). */
 	assert_false(nfs4_cb_slot_release(&c, seq, true, 0, 3, 0));
 	assert_true(nfs4_cb_slot_take(&c, &seq));
-	assert_false(nfs4_cb_slot_release(&c, seq, true, 0, 2, 1));
-	assert_true(nfs4_cb_slot_take(&c, &seq));
-	assert_int_equal(seq, 2);
-	assert_true(nfs4_cb_slot_release(&c, seq, true, 0, 2, 0));
-	assert_true(nfs4_cb_slot_take(&c, &seq));
 	assert_int_equal(seq, 3);
+	assert_false(nfs4_cb_slot_release(&c, seq, true, 0, 3, 1));
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 4);
+	assert_true(nfs4_cb_slot_release(&c, seq, true, 0, 4, 0));
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 5);
 }
 
 int main(void)
