@@ -431,9 +431,74 @@ static void test_answering(uint32_t minor)
 	minor41 = 1;
 }
 
+/* BIND_CONN_TO_SESSION with CDFC4_FORE: the fore channel only; an unknown session: BADSESSION. */
+static void test_bind_fore(const uint8_t sid[16])
+{
+	struct raw_conn c3;
+	struct raw_reply r;
+	struct xb a;
+
+	if (!CHECK(raw_connect(&c3, env.port) == 0, "third connection"))
+		return;
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_BIND_CONN_TO_SESSION);
+	xb_raw(&a, sid, 16);
+	xb_u32(&a, 0x1);
+	xb_u32(&a, 0);
+	if (CHECK_EQ(compound_cb(&c3, &a, &r, false, NULL), 0, "BIND_CONN_TO_SESSION CDFC4_FORE") &&
+	    res_ok(&r, OP_BIND_CONN_TO_SESSION)) {
+		xd_skip(&r.body, 16);
+		CHECK_EQ(xd_u32(&r.body), 0x1, "CDFS4_FORE");
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_BIND_CONN_TO_SESSION);
+	xb_raw(&a, "no-such-session!", 16);
+	xb_u32(&a, 0x3);
+	xb_u32(&a, 0);
+	CHECK_EQ(compound_cb(&c3, &a, &r, false, NULL), NFS4ERR_BADSESSION, "unknown session: BADSESSION");
+	raw_reply_free(&r);
+	xb_free(&a);
+	cb_close(&c3);
+}
+
+/* BACKCHANNEL_CTL on c (fore): a new program, probed again on bc (the bound connection). */
+static void test_backchannel_ctl(struct raw_conn *c, struct raw_conn *bc, const uint8_t sid[16], uint32_t *seqid)
+{
+	struct raw_reply r;
+	struct cb_call cc;
+	struct xb a;
+
+	xb_init(&a);
+	hdr(&a, 1, 2);
+	xb_u32(&a, OP_SEQUENCE);
+	xb_raw(&a, sid, 16);
+	xb_u32(&a, ++*seqid);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, OP_BACKCHANNEL_CTL);
+	xb_u32(&a, CB_PROG2);
+	xb_u32(&a, 1);
+	xb_u32(&a, 0); /* AUTH_NONE */
+	CHECK_EQ(compound_cb(c, &a, &r, false, NULL), 0, "SEQUENCE + BACKCHANNEL_CTL");
+	raw_reply_free(&r);
+	xb_free(&a);
+	if (CHECK(cb_wait(bc, &cc, 5000), "probed again after BACKCHANNEL_CTL")) {
+		CHECK_EQ(cc.prog, CB_PROG2, "with the new program");
+		cb_answer(bc, &cc);
+		if (CHECK(cb_wait(bc, &cc, 5000), "its CB_SEQUENCE"))
+			CHECK_EQ(cc.seqid, 2, "the slot's seqid went on to 2");
+		cb_answer(bc, &cc);
+	}
+}
+
 static void test_mute_and_bind(void)
 {
-	struct raw_conn c, c2, c3;
+	struct raw_conn c, c2;
 	struct cb_call cc;
 	struct raw_reply r;
 	struct xb a;
@@ -476,55 +541,8 @@ static void test_mute_and_bind(void)
 	      "SEQUENCE on the first connection: CB_PATH_DOWN cleared");
 	CHECK(stats_has(cid, "\"state\": \"up\""), "stats: back channel up again");
 
-	/* CDFC4_FORE: the fore channel only; an unknown session. */
-	if (CHECK(raw_connect(&c3, env.port) == 0, "third connection")) {
-		xb_free(&a);
-		xb_init(&a);
-		hdr(&a, 1, 1);
-		xb_u32(&a, OP_BIND_CONN_TO_SESSION);
-		xb_raw(&a, sid, 16);
-		xb_u32(&a, 0x1);
-		xb_u32(&a, 0);
-		if (CHECK_EQ(compound_cb(&c3, &a, &r, false, NULL), 0, "BIND_CONN_TO_SESSION CDFC4_FORE") &&
-		    res_ok(&r, OP_BIND_CONN_TO_SESSION)) {
-			xd_skip(&r.body, 16);
-			CHECK_EQ(xd_u32(&r.body), 0x1, "CDFS4_FORE");
-		}
-		raw_reply_free(&r);
-		xb_free(&a);
-		xb_init(&a);
-		hdr(&a, 1, 1);
-		xb_u32(&a, OP_BIND_CONN_TO_SESSION);
-		xb_raw(&a, "no-such-session!", 16);
-		xb_u32(&a, 0x3);
-		xb_u32(&a, 0);
-		CHECK_EQ(compound_cb(&c3, &a, &r, false, NULL), NFS4ERR_BADSESSION, "unknown session: BADSESSION");
-		raw_reply_free(&r);
-		cb_close(&c3);
-	}
-	/* BACKCHANNEL_CTL: a new program, probed again on the bound connection. */
-	xb_free(&a);
-	xb_init(&a);
-	hdr(&a, 1, 2);
-	xb_u32(&a, OP_SEQUENCE);
-	xb_raw(&a, sid, 16);
-	xb_u32(&a, ++seqid);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
-	xb_u32(&a, OP_BACKCHANNEL_CTL);
-	xb_u32(&a, CB_PROG2);
-	xb_u32(&a, 1);
-	xb_u32(&a, 0); /* AUTH_NONE */
-	CHECK_EQ(compound_cb(&c, &a, &r, false, NULL), 0, "SEQUENCE + BACKCHANNEL_CTL");
-	raw_reply_free(&r);
-	if (CHECK(cb_wait(&c2, &cc, 5000), "probed again after BACKCHANNEL_CTL")) {
-		CHECK_EQ(cc.prog, CB_PROG2, "with the new program");
-		cb_answer(&c2, &cc);
-		if (CHECK(cb_wait(&c2, &cc, 5000), "its CB_SEQUENCE"))
-			CHECK_EQ(cc.seqid, 2, "the slot's seqid went on to 2");
-		cb_answer(&c2, &cc);
-	}
+	test_bind_fore(sid);
+	test_backchannel_ctl(&c, &c2, sid, &seqid);
 	xb_free(&a);
 	cb_close(&c2);
 out:
