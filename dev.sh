@@ -11,7 +11,7 @@ CEPH_PKGS="libcephfs-dev ceph-common ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fu
 BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverbs-dev librdmacm-dev libsystemd-dev"
 TEST_PKGS="libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev $CEPH_PKGS"
 # The VM test bed (tests/vm/README.md): qemu, Debian's 6.1 kernel, soft-RoCE user space, knfsd as baseline.
-VM_PKGS="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio iproute2 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest fio nfs-kernel-server nfs-common nftables"
+VM_PKGS="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio iproute2 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest fio nfs-kernel-server nfs-common nftables attr e2fsprogs"
 # bench/ (not a test): nfs-ganesha as the second baseline server, valgrind and perf for the microbenchmark.
 BENCH_PKGS="nfs-ganesha nfs-ganesha-vfs valgrind linux-perf"
 

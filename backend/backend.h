@@ -243,12 +243,15 @@ struct be_statfs {
 	uint32_t name_max;
 	uint32_t link_max;
 	uint64_t max_file_size;
+	uint32_t block_size;  /* the file system's block size (clone alignment); 0: unknown */
 };
 
 /* readdir() flags */
 #define BE_READDIR_ATTRS 0x1u   /* fill be_dirent.attr (READDIRPLUS, NFSv4 READDIR) */
 #define BE_READDIR_HANDLES 0x2u /* fill be_dirent.handle */
 #define BE_READDIR_NO_DOTS 0x4u /* leave out "." and ".." (NFSv4: RFC 8881 §18.23.4) */
+#define BE_READDIR_ZERO_VERF 0x8u /* a cookie other than 0 with verifier 0 is taken with the current
+				   * verifier (NFSv4 clients that do not echo it, as knfsd takes them) */
 
 /* One directory entry, valid only during the callback. */
 struct be_dirent {
@@ -527,10 +530,31 @@ static inline void be_file_put(struct be_fs *fs, struct be_file *f)
 		fs->ops->file_put(fs, f);
 }
 
+/*
+ * Lock release listener: after an unlock or an owner's release through the
+ * calls below, by any protocol, the one listener (NLM's retry thread, which
+ * keeps blocked waiters) is told to try its waiters now rather than at its
+ * next poll. Locks a local process drops are still found by that poll. Any
+ * thread; the listener must not block (NLM sets a flag and signals).
+ */
+void be_lock_listen(void (*released)(void));
+void be_lock_released(void);
+
 static inline void be_lock_owner_release(struct be_fs *fs, struct be_file *f, uint64_t owner)
 {
-	if (fs->ops->lock_owner_release)
+	if (fs->ops->lock_owner_release) {
 		fs->ops->lock_owner_release(fs, f, owner);
+		be_lock_released();
+	}
+}
+
+static inline int be_lock_unset(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk)
+{
+	int err = fs->ops->lock_unset ? fs->ops->lock_unset(fs, f, owner, lk) : EOPNOTSUPP;
+
+	if (!err)
+		be_lock_released();
+	return err;
 }
 
 #define be_root(fs, out, attr) BE_CALL(fs, root, out, attr)
@@ -568,7 +592,6 @@ static inline void be_lock_owner_release(struct be_fs *fs, struct be_file *f, ui
 #define be_clone(fs, cr, src, soff, dst, doff, count) BE_CALL(fs, clone, cr, src, soff, dst, doff, count)
 #define be_lock_test(fs, f, owner, lk, conflict, holder) BE_CALL(fs, lock_test, f, owner, lk, conflict, holder)
 #define be_lock_set(fs, f, owner, lk) BE_CALL(fs, lock_set, f, owner, lk)
-#define be_lock_unset(fs, f, owner, lk) BE_CALL(fs, lock_unset, f, owner, lk)
 #define be_getxattr(fs, cr, o, name, buf, cap, len) BE_CALL(fs, getxattr, cr, o, name, buf, cap, len)
 #define be_setxattr(fs, cr, o, name, value, len, how) BE_CALL(fs, setxattr, cr, o, name, value, len, how)
 #define be_listxattr(fs, cr, o, buf, cap, len) BE_CALL(fs, listxattr, cr, o, buf, cap, len)

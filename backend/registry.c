@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +37,21 @@ static pthread_mutex_t be_module_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned be_initialized; /* drivers whose init ran */
 static struct be_ceph_settings be_ceph; /* kept even where no ceph driver is built in */
+
+static void (*_Atomic be_lock_listener)(void);
+
+void be_lock_listen(void (*released)(void))
+{
+	atomic_store(&be_lock_listener, released);
+}
+
+void be_lock_released(void)
+{
+	void (*released)(void) = atomic_load(&be_lock_listener);
+
+	if (released)
+		released();
+}
 
 void be_ceph_configure(const struct be_ceph_settings *s)
 {

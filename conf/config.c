@@ -137,7 +137,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->rdma_send_invalidate = true;
 	cfg->rdma_buffer_pool = 256 * MiB;
 
-	cfg->nfsv4 = false; /* experimental: off until it serves the Linux client end to end */
+	cfg->nfsv4 = true; /* issue 10: NFSv4.0-4.2 offered, so a default Linux mount gets 4.2 */
 	cfg->nfsv4_grace_time = 90; /* RFC 8881 §8.4.2: at least one lease */
 	cfg->nfsv4_lease_time = 90;
 	snprintf(cfg->nfsv4_idmap, sizeof(cfg->nfsv4_idmap), "numeric");

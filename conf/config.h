@@ -75,7 +75,7 @@ struct rnfsd_config {
 	size_t rdma_buffer_pool;      /* registered bulk buffers per device; default 256 MiB */
 
 	/* [nfsv4] */
-	bool nfsv4;                   /* serve NFSv4 (experimental, incomplete); default no */
+	bool nfsv4;                   /* serve NFSv4.0, 4.1 and 4.2; default yes */
 	unsigned nfsv4_grace_time;    /* seconds of NFSv4 reclaims after a restart when clients of the
 	                               * previous boot were recorded; default 90, 0 (none) ..3600 */
 	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */

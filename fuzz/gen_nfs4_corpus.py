@@ -133,6 +133,36 @@ seeds['rename_link_remove'] = compound(0, [op('PUTROOTFH'), op('SAVEFH'), op('RE
                                            op('LINK', opaque(b'c')), op('REMOVE', opaque(b'd'))])
 # SETATTR failing as the only result still carries attrsset (found by libFuzzer).
 seeds['setattr_error_body'] = compound(0, [op('SETATTR', u32(0x20000) + u32(0x40, 0, 0) + u32(0))])
+# NFSv4.2 (RFC 7862) and xattrs (RFC 8276): one seed per decoder (each op fails on the pseudo root,
+# which stops the COMPOUND), and hostile arguments.
+OP.update(ALLOCATE=59, COPY=60, COPY_NOTIFY=61, DEALLOCATE=62, OFFLOAD_CANCEL=66, OFFLOAD_STATUS=67,
+          READ_PLUS=68, SEEK=69, CLONE=71, GETXATTR=72, SETXATTR=73, LISTXATTRS=74, REMOVEXATTR=75)
+def v42(*ops):
+    return compound(2, [op('SEQUENCE'), op('PUTROOTFH')] + list(ops))
+two = sid + sid + u64(0) + u64(4096) + u64(8192)
+netlocs = u32(3) + u32(1) + opaque(b'srv') + u32(2) + opaque(b'nfs://srv/') + u32(3) + opaque(b'tcp') + opaque(b'10.0.0.1.8.1')
+seeds['v42_seek'] = v42(op('SEEK', sid + u64(0) + u32(1)))
+seeds['v42_seek_union'] = v42(op('SEEK', sid + u64(0) + u32(9)))
+seeds['v42_allocate'] = v42(op('ALLOCATE', sid + u64(0) + u64(1 << 20)))
+seeds['v42_deallocate'] = v42(op('DEALLOCATE', sid + u64(1 << 62) + u64(1 << 63)))
+seeds['v42_read_plus'] = v42(op('READ_PLUS', sid + u64(0) + u32(65536)))
+seeds['v42_copy'] = v42(op('SAVEFH'), op('COPY', two + u32(1, 1, 0)))
+seeds['v42_copy_inter'] = v42(op('SAVEFH'), op('COPY', two + u32(0, 0) + netlocs))
+seeds['v42_copy_bad_netloc'] = v42(op('COPY', two + u32(1, 1, 1, 4) + opaque(b'x')))
+seeds['v42_copy_too_many'] = v42(op('COPY', two + u32(1, 1, 17) + (u32(1) + opaque(b's')) * 17))
+seeds['v42_copy_notify'] = v42(op('COPY_NOTIFY', sid + u32(1, 1) + opaque(b'srv')))
+seeds['v42_clone'] = v42(op('SAVEFH'), op('CLONE', two))
+seeds['v42_offload'] = v42(op('OFFLOAD_STATUS', sid))
+seeds['v42_offload_cancel'] = v42(op('OFFLOAD_CANCEL', sid))
+seeds['v42_getxattr'] = v42(op('GETXATTR', opaque(b'color')))
+seeds['v42_setxattr'] = v42(op('SETXATTR', u32(1) + opaque(b'color') + opaque(b'blue')))
+seeds['v42_setxattr_bad_option'] = v42(op('SETXATTR', u32(3) + opaque(b'k') + opaque(b'v')))
+seeds['v42_setxattr_huge'] = v42(op('SETXATTR', u32(0) + opaque(b'k') + u32(0xffffffff)))
+seeds['v42_listxattrs'] = v42(op('LISTXATTRS', u64(0) + u32(4096)))
+seeds['v42_removexattr'] = v42(op('REMOVEXATTR', opaque(b'color')))
+seeds['v42_no_fh'] = compound(2, [op('SEQUENCE'), op('SEEK', sid + u64(0) + u32(0))])
+seeds['v42_getattr'] = v42(op('GETATTR', u32(3, 1, 0, (1 << 13) | (1 << 15) | (1 << 18))),
+                           op('ACCESS', u32(0x1ff)))
 os.makedirs('corpus/nfs4_compound', exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join('corpus/nfs4_compound', name), 'wb') as f:

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -157,6 +158,20 @@ static int nlm_owner(const struct nlm4_lock *l, bool create, unsigned *slot)
 {
 	return nlm_owner_get(&nlm_tab, (const char *)l->caller_name.p, l->caller_name.len, l->svid, l->oh.p,
 			     l->oh.len, create, slot);
+}
+
+/*
+ * The backend's lock release listener (be_lock_listen): called from any
+ * thread, NLM's own under nlm_mu included, so it takes no lock; the retry
+ * thread reads the flag before it sleeps. A signal that falls between that
+ * read and the sleep is lost, and the waiters are tried at the next poll.
+ */
+static atomic_bool nlm_release_seen;
+
+static void nlm_locks_released(void)
+{
+	atomic_store(&nlm_release_seen, true);
+	pthread_cond_signal(&nlm_cond);
 }
 
 void nlm_kick(void)
@@ -685,6 +700,8 @@ static void *nlm_retry_main(void *arg)
 	(void)arg;
 	pthread_mutex_lock(&nlm_mu);
 	while (!nlm_stopping) {
+		if (atomic_exchange(&nlm_release_seen, false))
+			nlm_kicked = true;
 		if (!nlm_kicked) {
 			struct timespec until;
 
@@ -748,6 +765,7 @@ int nlm_start(struct loop *loop, unsigned grace_s)
 		return -1;
 	}
 	nlm_running = true;
+	be_lock_listen(nlm_locks_released); /* NFSv4 unlocks free ranges NLM waiters may want */
 	if (grace_s)
 		log_info("nlm: grace period of %u s: only reclaims until it ends", grace_s);
 	return 0;
@@ -757,6 +775,7 @@ void nlm_stop(void)
 {
 	if (!nlm_running)
 		return;
+	be_lock_listen(NULL);
 	pthread_mutex_lock(&nlm_mu);
 	nlm_stopping = true;
 	pthread_cond_signal(&nlm_cond);

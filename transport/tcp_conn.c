@@ -393,8 +393,12 @@ static bool tcp_conn_parse(struct tcp_conn *conn)
 }
 
 /* One readv: the rest of the current fragment straight into the record's
- * buffer, whatever follows into the (empty) stage. Returns readv's result. */
-static ssize_t tcp_conn_read(struct tcp_conn *conn)
+ * buffer, whatever follows into the (empty) stage. Returns readv's result;
+ * *drained: it filled less than it offered, so the socket had no more bytes
+ * (the read event is level-triggered: bytes arriving later raise it again,
+ * and a readv that could only answer EAGAIN is not made; one syscall less
+ * per call). */
+static ssize_t tcp_conn_read(struct tcp_conn *conn, bool *drained)
 {
 	struct iovec iov[2];
 	int n = 0;
@@ -411,6 +415,7 @@ static ssize_t tcp_conn_read(struct tcp_conn *conn)
 	ssize_t r = readv(conn->fd, iov, n);
 	if (r <= 0)
 		return r;
+	*drained = (size_t)r < direct + TCP_STAGE_SIZE;
 
 	size_t d = (size_t)r < direct ? (size_t)r : direct;
 	conn->bufs_dirty = true;
@@ -428,7 +433,10 @@ static void tcp_conn_rx(struct tcp_conn *conn)
 	for (unsigned round = 0; round < TCP_RX_ROUNDS; round++) {
 		if (!tcp_conn_parse(conn))
 			return;
-		ssize_t r = tcp_conn_read(conn);
+		bool drained = false;
+		ssize_t r = tcp_conn_read(conn, &drained);
+		if (drained)
+			break; /* the staged bytes are parsed below */
 		if (r == 0) {
 			tcp_conn_close(conn, "closed by peer");
 			return;

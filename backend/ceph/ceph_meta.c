@@ -184,6 +184,7 @@ int cephbe_statfs(struct be_fs *fs, const struct be_cred *cr, const struct be_ob
 		out->avail_files = out->free_files;
 	}
 	out->name_max = sv.f_namemax && sv.f_namemax < BE_NAME_MAX ? (uint32_t)sv.f_namemax : BE_NAME_MAX;
+	out->block_size = sv.f_bsize <= UINT32_MAX ? (uint32_t)sv.f_bsize : 0;
 	out->link_max = UINT32_MAX;
 	out->max_file_size = 1ull << 40; /* CephFS's default max_file_size */
 	return 0;
@@ -454,7 +455,7 @@ int cephbe_readdir(struct be_fs *fs, const struct be_cred *cr, const struct be_o
 		return ENOMEM;
 	*verf_out = ceph_cookieverf(cf->export_id, dir->fileid);
 	/* RFC 1813 §3.3.16: a cookie with another verifier is NFS3ERR_BAD_COOKIE */
-	if (cookie != 0 && verf != *verf_out)
+	if (cookie != 0 && verf != *verf_out && !(verf == 0 && (flags & BE_READDIR_ZERO_VERF)))
 		return BE_EBADCOOKIE;
 	r = ceph_ll_opendir(cf->cmount, ceph_in(dir), &dirp, perm);
 	if (r < 0)

@@ -344,7 +344,7 @@ int local_readdir(struct be_fs *fs, const struct be_cred *cr, const struct be_ob
 	l.dst = &dst;
 	*verf_out = local_cookieverf(lf->export_id, (uint64_t)dst.st_ino);
 	/* RFC 1813 §3.3.16: a cookie other than 0 is only valid with the verifier it was issued with */
-	if (cookie != 0 && verf != *verf_out)
+	if (cookie != 0 && verf != *verf_out && !(verf == 0 && (flags & BE_READDIR_ZERO_VERF)))
 		return BE_EBADCOOKIE;
 	err = local_id_caller(cr);
 	if (err)

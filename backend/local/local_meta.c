@@ -330,6 +330,7 @@ int local_statfs(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 		.link_max = linkmax > 0 && linkmax < UINT32_MAX ? (uint32_t)linkmax : 32000,
 		.name_max = namemax > 0 && namemax <= BE_NAME_MAX ? (uint32_t)namemax : BE_NAME_MAX,
 		.max_file_size = (uint64_t)INT64_MAX,
+		.block_size = sv.f_bsize <= UINT32_MAX ? (uint32_t)sv.f_bsize : 0,
 	};
 	return 0;
 }

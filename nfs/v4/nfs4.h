@@ -32,10 +32,14 @@
  *   nfs4_proc_open.c  OPEN
  *   nfs4_proc_io.c    READ, WRITE, COMMIT
  *   nfs4_proc_lock.c  LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
+ *   nfs4_proc_v42.c   SEEK, ALLOCATE, DEALLOCATE, READ_PLUS (RFC 7862; nfs4_v42.h,
+ *                     XDR in nfs4_xdr_v42.c)
+ *   nfs4_proc_copy.c  COPY (synchronous), OFFLOAD_STATUS, OFFLOAD_CANCEL, CLONE
+ *   nfs4_proc_xattr.c GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (RFC 8276)
  *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
  *
- * Experimental: the version is registered with the RPC layer (and rpcbind)
- * only with "[nfsv4] enable = yes" (rnfsd.conf(5)).
+ * The version is registered with the RPC layer (and rpcbind) unless
+ * "[nfsv4] enable = no" (rnfsd.conf(5); on by default).
  */
 #ifndef RNFSD_NFS4_H
 #define RNFSD_NFS4_H
@@ -158,8 +162,9 @@ struct nfs4_getattr_res {
 	struct be_attr attr;
 	struct nfs_fh fh;
 	uint64_t mounted_on_fileid;
-	bool has_sf;            /* sf gathered: space or file counts were asked */
+	bool has_sf;            /* sf gathered: space or file counts (or clone_blksize) were asked */
 	struct be_statfs sf;
+	struct nfs4_fs_facts facts;
 };
 struct nfs4_access_res {
 	uint32_t supported, access;
@@ -173,6 +178,8 @@ void nfs4_attr_src_fill(const struct nfs4_ctx *x, struct nfs4_attr_src *src, con
 			const struct nfs_fh *fh, uint64_t mounted_on_fileid);
 /* RFC 8881 §18.7.3: write-only attributes may not be asked for. */
 bool nfs4_attr_req_ok(const struct nfs4_bitmap *req);
+/* The NFSv4.2 facts of ob's file system (sf: its statfs, or NULL: no clone_blksize). */
+void nfs4_fs_facts_of(const struct nfs4_obj *ob, const struct be_statfs *sf, struct nfs4_fs_facts *f);
 /* An export's fsid as NFSv4 shows it: the export id, so each export is its own file system. */
 void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 
@@ -311,6 +318,14 @@ void nfs4_read_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 uint32_t nfs4_write_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_write_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_commit_exec(struct nfs4_ctx *x, void *args, void *res);
+/* The file for an I/O on fh (READ, WRITE and the NFSv4.2 data operations): the
+ * stateid resolved and checked (an open's file, or the file opened for this call
+ * with the anonymous/bypass stateids, then *flags has BE_IO_CHECK_ACCESS); ROFS
+ * for writes to a read-only export. *f holds a reference; ob is put by the caller. */
+uint32_t nfs4_io_file(struct nfs4_ctx *x, const struct nfs_fh *fh, const struct nfs4_stateid *in, struct nfs4_obj *ob,
+		      uint32_t access, struct be_file **f, unsigned *flags);
+/* A bulk buffer for read data: the call's payload area (without a call, the svc's). */
+uint8_t *nfs4_read_buf(struct nfs4_ctx *x, uint32_t want, uint32_t *got);
 void nfs4_commit_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 
 struct nfs4_read_res {

@@ -34,6 +34,12 @@ void nfs4_attr_supported(uint32_t minorversion, struct nfs4_bitmap *out)
 	/* RFC 8881 §5.8.1.14: a 4.1 attribute; its value is the set EXCLUSIVE4_1 may set. */
 	if (minorversion >= 1)
 		nfs4_bitmap_set(out, FATTR4_SUPPATTR_EXCLCREAT);
+	/* RFC 7862 §12.2, RFC 8276 §8.1: 4.2 attributes (space_freed and sec_label are not answered). */
+	if (minorversion >= 2) {
+		nfs4_bitmap_set(out, FATTR4_CLONE_BLKSIZE);
+		nfs4_bitmap_set(out, FATTR4_CHANGE_ATTR_TYPE);
+		nfs4_bitmap_set(out, FATTR4_XATTR_SUPPORT);
+	}
 }
 
 uint32_t nfs4_ftype(enum be_type t)
@@ -140,6 +146,22 @@ static bool enc_fs(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src 
 	return true;
 }
 
+/* The NFSv4.2 facts of the object's file system (nfs4_fs_facts_of()). */
+static bool enc_v42(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src *s)
+{
+	const struct nfs4_fs_facts *f = s->facts;
+
+	if (!f)
+		return false;
+	switch (attr) {
+	case FATTR4_CLONE_BLKSIZE: if (!f->clone_blksize) return false; xdr_enc_u32(e, f->clone_blksize); break;
+	case FATTR4_CHANGE_ATTR_TYPE: xdr_enc_u32(e, f->change_type); break;
+	case FATTR4_XATTR_SUPPORT: xdr_enc_bool(e, f->xattr_support); break;
+	default: return false;
+	}
+	return true;
+}
+
 /* supported_attrs and suppattr_exclcreat: bitmaps inside the values. */
 static bool enc_bitmaps(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src *s)
 {
@@ -183,7 +205,8 @@ void nfs4_attr_encode(struct xdr_enc *e, const struct nfs4_bitmap *req, const st
 	for (uint32_t attr = 0; attr < 32u * NFS4_BITMAP_WORDS && !e->overflow; attr++) {
 		if (!nfs4_bitmap_isset(req, attr) || !nfs4_bitmap_isset(&sup, attr))
 			continue;
-		if (enc_bitmaps(e, attr, s) || enc_fact(e, attr, s) || enc_obj(e, attr, s) || enc_fs(e, attr, s))
+		if (enc_bitmaps(e, attr, s) || enc_fact(e, attr, s) || enc_obj(e, attr, s) || enc_fs(e, attr, s) ||
+		    enc_v42(e, attr, s))
 			nfs4_bitmap_set(&done, attr);
 	}
 	xdr_enc_patch_u32(e, off_len, (uint32_t)(xdr_enc_len(e) - start));

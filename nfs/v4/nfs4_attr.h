@@ -13,6 +13,13 @@
 #include "backend/backend.h"
 #include "nfs/v4/nfs4_xdr.h"
 
+/* What NFSv4.2 adds about an object's file system (RFC 7862 §12.2, RFC 8276 §8.1). */
+struct nfs4_fs_facts {
+	uint32_t clone_blksize; /* clone_blksize (§12.2.1); 0: not given (no CLONE, or unknown) */
+	uint32_t change_type;   /* change_attr_type4 (§12.2.3) */
+	bool xattr_support;     /* RFC 8276 §8.1 */
+};
+
 /* What one object's fattr4 is made from. */
 struct nfs4_attr_src {
 	const struct be_attr *a;    /* the object's attributes (only the BE_AT_* valid bits are used) */
@@ -25,6 +32,7 @@ struct nfs4_attr_src {
 	uint32_t rdattr_error;      /* nfsstat4 for FATTR4_RDATTR_ERROR (READDIR entries) */
 	const struct be_statfs *sf; /* the file system's space and file counts (FATTR4_FILES_*,
 	                               FATTR4_SPACE_AVAIL/FREE/TOTAL), or NULL: left out */
+	const struct nfs4_fs_facts *facts; /* NFSv4.2 facts of the object's file system, or NULL: left out */
 	bool settable;              /* supported_attrs also names the write-only attributes SETATTR
 	                               takes (time_access_set, time_modify_set): the Linux client
 	                               sends only attributes the server lists there */

@@ -26,7 +26,8 @@
                               * limit, and an attribute we do not know is simply not returned: pynfs GATT4
                               * asks for attribute 1000) */
 
-/* nfs_opnum4: RFC 7531 (3..39), RFC 8881 §16.2.1 (40..58), RFC 7863 (59..71). */
+/* nfs_opnum4: RFC 7531 (3..39), RFC 8881 §16.2.1 (40..58), RFC 7863 (59..71),
+ * RFC 8276 §8.3 (72..75: the extended-attribute operations, an NFSv4.2 extension). */
 enum nfs4_opnum {
 	OP_ACCESS = 3, OP_CLOSE = 4, OP_COMMIT = 5, OP_CREATE = 6, OP_DELEGPURGE = 7,
 	OP_DELEGRETURN = 8, OP_GETATTR = 9, OP_GETFH = 10, OP_LINK = 11, OP_LOCK = 12,
@@ -45,16 +46,17 @@ enum nfs4_opnum {
 	OP_ALLOCATE = 59, OP_COPY = 60, OP_COPY_NOTIFY = 61, OP_DEALLOCATE = 62,
 	OP_IO_ADVISE = 63, OP_LAYOUTERROR = 64, OP_LAYOUTSTATS = 65, OP_OFFLOAD_CANCEL = 66,
 	OP_OFFLOAD_STATUS = 67, OP_READ_PLUS = 68, OP_SEEK = 69, OP_WRITE_SAME = 70, OP_CLONE = 71,
+	OP_GETXATTR = 72, OP_SETXATTR = 73, OP_LISTXATTRS = 74, OP_REMOVEXATTR = 75,
 	OP_ILLEGAL = 10044,
 };
 #define NFS4_OP_FIRST 3u
-#define NFS4_OP_COUNT 72u /* table size: 0..71 */
+#define NFS4_OP_COUNT 76u /* table size: 0..75 */
 
 /* The last operation number of each minor version (RFC 8881 §16.2.3: beyond
  * it, ILLEGAL). */
 #define NFS4_OP_LAST_V40 39u
 #define NFS4_OP_LAST_V41 58u
-#define NFS4_OP_LAST_V42 71u
+#define NFS4_OP_LAST_V42 75u /* RFC 8276 §8.3: the xattr operations extend 4.2 */
 
 /* nfsstat4: RFC 7531, RFC 8881 §15.1. Only the values rnfsd uses or tests. */
 enum nfs4_stat {
@@ -136,6 +138,11 @@ enum nfs4_stat {
 	NFS4ERR_OP_NOT_IN_SESSION = 10071,
 	NFS4ERR_NOT_ONLY_OP = 10081,
 	NFS4ERR_WRONG_TYPE = 10083,
+	/* RFC 7862 §11.2, RFC 8276 §8.2 */
+	NFS4ERR_UNION_NOTSUPP = 10090,
+	NFS4ERR_OFFLOAD_NO_REQS = 10094,
+	NFS4ERR_NOXATTR = 10095,
+	NFS4ERR_XATTR2BIG = 10096,
 };
 
 /* nfs_ftype4 (RFC 7531). */
@@ -168,7 +175,18 @@ enum nfs4_attr {
 	FATTR4_TIME_BACKUP = 49, FATTR4_TIME_CREATE = 50, FATTR4_TIME_DELTA = 51,
 	FATTR4_TIME_METADATA = 52, FATTR4_TIME_MODIFY = 53, FATTR4_TIME_MODIFY_SET = 54,
 	FATTR4_MOUNTED_ON_FILEID = 55, FATTR4_SUPPATTR_EXCLCREAT = 75,
+	/* RFC 7862 §12.2 (4.2), RFC 8276 §8.1 */
+	FATTR4_CLONE_BLKSIZE = 77, FATTR4_SPACE_FREED = 78, FATTR4_CHANGE_ATTR_TYPE = 79,
+	FATTR4_XATTR_SUPPORT = 82,
 };
+
+/* change_attr_type4 (RFC 7862 §12.2.3). */
+enum { NFS4_CHANGE_TYPE_IS_TIME_METADATA = 3, NFS4_CHANGE_TYPE_IS_UNDEFINED = 4 };
+
+/* ACCESS4 bits of RFC 8276 §8.4.1 (4.2 with xattrs; the rest are BE_ACCESS_*). */
+#define ACCESS4_XAREAD 0x40u
+#define ACCESS4_XAWRITE 0x80u
+#define ACCESS4_XALIST 0x100u
 
 /* fh_expire_type4 (RFC 8881 §4.2.1): handles persist. */
 #define FH4_PERSISTENT 0u

@@ -70,6 +70,10 @@ void nfs4_rename_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, con
 void nfs4_setattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 
 /* ---- nfs4_proc_mod.c ---- */
+struct nfs4_obj;
+/* After a change in dir (or an object's xattrs): its change_info4, and its
+ * metadata on stable storage where the export is "sync" (as NFSv3, RFC 1813 §3.3.8). */
+void nfs4_mod_done(const struct nfs4_obj *dir, struct nfs4_cinfo *c);
 uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res);

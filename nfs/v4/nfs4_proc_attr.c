@@ -31,10 +31,26 @@ void nfs4_attr_src_fill(const struct nfs4_ctx *x, struct nfs4_attr_src *src, con
 	};
 }
 
+void nfs4_fs_facts_of(const struct nfs4_obj *ob, const struct be_statfs *sf, struct nfs4_fs_facts *f)
+{
+	/* RFC 7862 §12.2.3: nothing is promised of the pseudo file system's change attribute. */
+	*f = (struct nfs4_fs_facts){ .change_type = NFS4_CHANGE_TYPE_IS_UNDEFINED };
+	if (ob->kind != NFS4_OBJ_EXPORT)
+		return;
+	f->xattr_support = ob->exp->fs->ops->getxattr != NULL; /* RFC 8276 §8.1 */
+	/* The local backend's change attribute is the ctime in nanoseconds (local_meta.c). */
+	if (!strcmp(ob->exp->fs->driver, "local"))
+		f->change_type = NFS4_CHANGE_TYPE_IS_TIME_METADATA;
+	/* RFC 7862 §12.2.1: the alignment CLONE ranges need, where there is CLONE. */
+	if (sf && ob->exp->fs->ops->clone)
+		f->clone_blksize = sf->block_size;
+}
+
 static bool nfs4_wants_statfs(const struct nfs4_bitmap *req)
 {
 	static const uint8_t fs_attrs[] = { FATTR4_FILES_AVAIL, FATTR4_FILES_FREE, FATTR4_FILES_TOTAL,
-					    FATTR4_SPACE_AVAIL, FATTR4_SPACE_FREE, FATTR4_SPACE_TOTAL };
+					    FATTR4_SPACE_AVAIL, FATTR4_SPACE_FREE, FATTR4_SPACE_TOTAL,
+					    FATTR4_CLONE_BLKSIZE };
 
 	for (size_t i = 0; i < sizeof(fs_attrs); i++)
 		if (nfs4_bitmap_isset(req, fs_attrs[i]))
@@ -69,6 +85,7 @@ uint32_t nfs4_getattr_exec(struct nfs4_ctx *x, void *args, void *res)
 			r->has_sf = nfs4_wants_statfs(&a->req) &&
 				    be_statfs(ob.exp->fs, &ob.cred, &ob.o, &r->sf) == 0;
 		}
+		nfs4_fs_facts_of(&ob, r->has_sf ? &r->sf : NULL, &r->facts);
 		nfs4_attr_export_fsid(&ob, &r->attr);
 	}
 	nfs4_obj_put(&ob);
@@ -84,6 +101,7 @@ void nfs4_getattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, co
 	nfs4_attr_src_fill(x, &src, &r->attr, &r->fh, r->mounted_on_fileid);
 	if (r->has_sf)
 		src.sf = &r->sf;
+	src.facts = &r->facts;
 	nfs4_attr_encode(e, &r->req, &src);
 }
 
@@ -92,15 +110,31 @@ void nfs4_getattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, co
 	 BE_ACCESS_EXECUTE)
 #define NFS4_ACCESS_WRITES (BE_ACCESS_MODIFY | BE_ACCESS_EXTEND | BE_ACCESS_DELETE)
 
+#define NFS4_ACCESS_XATTR (ACCESS4_XAREAD | ACCESS4_XAWRITE | ACCESS4_XALIST)
+
+/* RFC 8276 §8.4.1 (4.2): reading and listing xattrs go with reading the object,
+ * writing them with modifying it (as knfsd: MAY_READ, MAY_WRITE). */
+static uint32_t access_xattr_want(uint32_t xa)
+{
+	return (xa & (ACCESS4_XAREAD | ACCESS4_XALIST) ? BE_ACCESS_READ : 0) | (xa & ACCESS4_XAWRITE ? BE_ACCESS_MODIFY : 0);
+}
+
+static uint32_t access_xattr_granted(uint32_t xa, uint32_t granted)
+{
+	return (granted & BE_ACCESS_READ ? xa & (ACCESS4_XAREAD | ACCESS4_XALIST) : 0) |
+	       (granted & BE_ACCESS_MODIFY ? xa & ACCESS4_XAWRITE : 0);
+}
+
 /* RFC 8881 §18.1.3: supported = the bits asked that the server can judge;
- * access = those granted. Pseudo directories may be read and searched only;
- * a read-only export grants no modification. */
+ * access = those granted. Pseudo directories may be read and searched only
+ * (and have no xattrs); a read-only export grants no modification. */
 uint32_t nfs4_access_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_access_args *a = args;
 	struct nfs4_access_res *r = res;
 	struct nfs4_svc *s = x->priv;
 	uint32_t want = a->access & NFS4_ACCESS_ALL, granted = 0;
+	uint32_t xa = x->minorversion >= 2 ? a->access & NFS4_ACCESS_XATTR : 0;
 	struct nfs4_obj ob;
 	uint32_t status;
 
@@ -108,12 +142,15 @@ uint32_t nfs4_access_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK && ob.kind == NFS4_OBJ_PSEUDO) {
 		granted = want & (BE_ACCESS_READ | BE_ACCESS_LOOKUP);
 	} else if (status == NFS4_OK) {
-		status = nfs_errno_to_nfsstat4(be_access(ob.exp->fs, &ob.cred, &ob.o, want, &granted));
+		status = nfs_errno_to_nfsstat4(
+			be_access(ob.exp->fs, &ob.cred, &ob.o, want | access_xattr_want(xa), &granted));
 		if (!ob.opts || !ob.opts->rw)
 			granted &= ~NFS4_ACCESS_WRITES;
+		if (ob.exp->fs->ops->getxattr)
+			granted = (granted & want) | access_xattr_granted(xa, granted);
 	}
-	r->supported = want;
-	r->access = granted & want;
+	r->supported = want | xa;
+	r->access = granted & (want | xa);
 	nfs4_obj_put(&ob);
 	return status;
 }

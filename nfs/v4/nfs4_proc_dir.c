@@ -22,6 +22,7 @@ struct nfs4_rd {
 	bool full;       /* an entry did not fit */
 	uint64_t cookie; /* pseudo directories: the client's cookie */
 	uint64_t next;   /* pseudo directories: the cookie of the next entry offered */
+	struct nfs4_fs_facts facts; /* the directory's file system's (entries of an export) */
 };
 
 /* Encode one entry4; false (rolled back) if it does not fit. */
@@ -64,6 +65,7 @@ static bool nfs4_rd_backend_fn(void *arg, const struct be_dirent *d)
 	nfs4_attr_export_fsid(st->dir, &a);
 	have_fh = d->handle && nfs_fh_wrap(&fh, st->dir->exp->id, d->handle, NFS4_FHSIZE);
 	nfs4_attr_src_fill(st->x, &src, &a, have_fh ? &fh : NULL, a.fileid);
+	src.facts = &st->facts;
 	return nfs4_rd_entry(st, d->cookie, d->name, d->namelen, &src);
 }
 
@@ -75,6 +77,7 @@ static bool nfs4_rd_pseudo_fn(void *arg, const char *name, uint32_t len, enum nf
 	uint64_t cookie = st->next++;
 	struct nfs4_obj root = { .exp = NULL, .o = BE_OBJ_INIT };
 	struct nfs4_attr_src src;
+	struct nfs4_fs_facts facts;
 	struct nfs_fh fh;
 	struct be_attr a;
 	bool ok;
@@ -90,12 +93,15 @@ static bool nfs4_rd_pseudo_fn(void *arg, const char *name, uint32_t len, enum nf
 		a = root.attr;
 		nfs4_attr_export_fsid(&root, &a);
 		nfs4_attr_src_fill(st->x, &src, &a, &fh, nfs4_pseudo_id(s->path2));
+		nfs4_fs_facts_of(&root, NULL, &facts);
 	} else {
 		nfs4_pseudo_attr(s, s->path2, &a);
 		if (nfs4_fh_pseudo(s->path2, &fh) != NFS4_OK)
 			return false;
 		nfs4_attr_src_fill(st->x, &src, &a, &fh, a.fileid);
+		nfs4_fs_facts_of(st->dir, NULL, &facts);
 	}
+	src.facts = &facts;
 	ok = nfs4_rd_entry(st, cookie, name, len, &src);
 	nfs4_obj_put(&root);
 	return ok;
@@ -120,11 +126,18 @@ static uint32_t nfs4_rd_list(struct nfs4_rd *st, struct nfs4_obj *dir, uint64_t 
 		return NFS4_OK;
 	}
 	memcpy(&cverf, st->a->verf, sizeof(cverf));
+	/* A zero verifier with a cookie is taken as the current one (as knfsd: libnfs 4.0 sends 0 on every
+	 * READDIR); another verifier must be the directory's. */
 	err = be_readdir(dir->exp->fs, &dir->cred, &dir->o, st->a->cookie, cverf,
-			 BE_READDIR_ATTRS | BE_READDIR_HANDLES | BE_READDIR_NO_DOTS, nfs4_rd_backend_fn, st, verf, eof);
+			 BE_READDIR_ATTRS | BE_READDIR_HANDLES | BE_READDIR_NO_DOTS | BE_READDIR_ZERO_VERF,
+			 nfs4_rd_backend_fn, st, verf, eof);
 	if (st->full)
 		*eof = false;
-	/* RFC 8881 §18.23.3: a stale cookie or verifier is NFS4ERR_BAD_COOKIE (BE_EBADCOOKIE maps there). */
+	/* RFC 8881 §18.23.3: "If the server determines that the cookieverf is no longer valid for the
+	 * directory, the error NFS4ERR_NOT_SAME should be returned"; a stale cookie is NFS4ERR_BAD_COOKIE
+	 * (BE_EBADCOOKIE maps there). */
+	if (err == BE_EBADCOOKIE && st->a->cookie != 0 && cverf != 0 && cverf != *verf)
+		return NFS4ERR_NOT_SAME;
 	return nfs_errno_to_nfsstat4(err);
 }
 
@@ -147,6 +160,7 @@ uint32_t nfs4_readdir_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = NFS4ERR_NOTDIR;
 	if (status == NFS4_OK) {
 		st.dir = &dir;
+		nfs4_fs_facts_of(&dir, NULL, &st.facts);
 		st.start = st.e->p;
 		xdr_enc_u64(st.e, 0); /* the verifier, patched below */
 		if (st.e->overflow) {

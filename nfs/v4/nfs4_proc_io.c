@@ -23,18 +23,20 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_xdr_state.h"
 
-/* The file for an I/O: *f with a reference, *flags for the backend. */
-static uint32_t io_file(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_obj *ob, uint32_t access,
-			struct be_file **f, unsigned *flags)
+uint32_t nfs4_io_file(struct nfs4_ctx *x, const struct nfs_fh *fh, const struct nfs4_stateid *in, struct nfs4_obj *ob,
+		      uint32_t access, struct be_file **f, unsigned *flags)
 {
 	struct nfs4_stab *t = nfs4_session_stab();
 	struct nfs4_stateid sid;
 	struct nfs4_sid_io io;
-	uint32_t status = nfs4_stateid_resolve(x, in, &sid);
-	enum nfs4_sid_kind kind = nfs4_stateid_kind(&sid, x->minorversion);
+	uint32_t status;
+	enum nfs4_sid_kind kind;
 
+	memset(ob, 0, sizeof(*ob)); /* put by the caller even when the stateid fails first */
+	status = nfs4_stateid_resolve(x, in, &sid);
+	kind = nfs4_stateid_kind(&sid, x->minorversion);
 	if (status == NFS4_OK)
-		status = nfs4_obj_open(x->priv, &x->cur.fh, ob);
+		status = nfs4_obj_open(x->priv, fh, ob);
 	if (status == NFS4_OK)
 		status = nfs4_regular_check(x, ob);
 	if (status == NFS4_OK && (access & NFS4_SHARE_ACCESS_WRITE) && ob->opts && !ob->opts->rw)
@@ -44,7 +46,7 @@ static uint32_t io_file(struct nfs4_ctx *x, const struct nfs4_stateid *in, struc
 	if (kind == NFS4_SID_INVALID || kind == NFS4_SID_CURRENT)
 		return NFS4ERR_BAD_STATEID;
 	if (kind == NFS4_SID_ORDINARY) {
-		status = nfs4_stab_check_io(t, &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len, access, &io);
+		status = nfs4_stab_check_io(t, &sid, x->minorversion, fh->data, fh->len, access, &io);
 		if (status != NFS4_OK)
 			return status;
 		nfs4_stateid_renew(x, &sid);
@@ -54,7 +56,7 @@ static uint32_t io_file(struct nfs4_ctx *x, const struct nfs4_stateid *in, struc
 	}
 	/* RFC 8881 §8.2.3, §9.7: anonymous I/O respects deny reservations; READ bypass skips them. */
 	if (!(kind == NFS4_SID_BYPASS && access == NFS4_SHARE_ACCESS_READ))
-		status = nfs4_stab_check_anon(t, x->cur.fh.data, x->cur.fh.len, access);
+		status = nfs4_stab_check_anon(t, fh->data, fh->len, access);
 	if (status == NFS4_OK)
 		status = nfs_errno_to_nfsstat4(
 			be_file_open(ob->exp->fs, &ob->o, access == NFS4_SHARE_ACCESS_READ ? BE_OPEN_READ : BE_OPEN_WRITE, f));
@@ -62,8 +64,7 @@ static uint32_t io_file(struct nfs4_ctx *x, const struct nfs4_stateid *in, struc
 	return status;
 }
 
-/* A bulk buffer for READ data: the call's payload area (or, without a call, the svc's). */
-static uint8_t *read_buf(struct nfs4_ctx *x, uint32_t want, uint32_t *got)
+uint8_t *nfs4_read_buf(struct nfs4_ctx *x, uint32_t want, uint32_t *got)
 {
 	struct nfs4_svc *s = x->priv;
 
@@ -82,11 +83,11 @@ uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
 	unsigned flags = 0;
 	size_t done = 0;
 	uint32_t count = 0;
-	uint32_t status = io_file(x, &a->sid, &ob, NFS4_SHARE_ACCESS_READ, &f, &flags);
+	uint32_t status = nfs4_io_file(x, &x->cur.fh, &a->sid, &ob, NFS4_SHARE_ACCESS_READ, &f, &flags);
 
 	if (status == NFS4_OK) {
 		/* RFC 8881 §18.22.3: fewer bytes than asked is allowed; never more than maxread. */
-		r->data = read_buf(x, a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO, &count);
+		r->data = nfs4_read_buf(x, a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO, &count);
 		if (!r->data && count)
 			status = NFS4ERR_SERVERFAULT;
 	}
@@ -134,7 +135,7 @@ uint32_t nfs4_write_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct be_file *f = NULL;
 	unsigned flags = 0;
 	size_t done = 0;
-	uint32_t status = io_file(x, &a->sid, &ob, NFS4_SHARE_ACCESS_WRITE, &f, &flags);
+	uint32_t status = nfs4_io_file(x, &x->cur.fh, &a->sid, &ob, NFS4_SHARE_ACCESS_WRITE, &f, &flags);
 
 	if (status == NFS4_OK) {
 		struct iovec iov = { (void *)a->data, a->len };

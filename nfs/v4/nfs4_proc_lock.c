@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_xdr_state.h"
 
@@ -165,6 +166,9 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 			status = nfs4_stab_lock_bump(t, &ref.sid, &r->sid);
 		if (status == NFS4_OK)
 			nfs4_cur_stateid_set(x, &r->sid);
+		if (status == NFS4_OK && a->reclaim) /* RFC 8881 §8.4.2.1: a lock of the previous run, back */
+			log_debug("nfs4: LOCK reclaimed [%llu, +%llu)", (unsigned long long)a->offset,
+				  (unsigned long long)a->length);
 		if (ref.file)
 			be_file_put(ref.fs, ref.file);
 	}

@@ -55,9 +55,7 @@ static uint32_t mod_name(const struct nfs4_name *n, char out[NFS4_NAME_MAX + 1])
 	return status;
 }
 
-/* After a change in dir: its change_info4, and its entries on stable storage
- * where the export is "sync" (as NFSv3, RFC 1813 §3.3.8). */
-static void mod_done(const struct nfs4_obj *dir, struct nfs4_cinfo *c)
+void nfs4_mod_done(const struct nfs4_obj *dir, struct nfs4_cinfo *c)
 {
 	struct be_attr post;
 
@@ -135,7 +133,7 @@ uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs_errno_to_nfsstat4(
 			be_create(dir.exp->fs, &dir.cred, &dir.o, name, &how, &obj, &attr, &existed));
 	if (status == NFS4_OK) {
-		mod_done(&dir, &r->cinfo);
+		nfs4_mod_done(&dir, &r->cinfo);
 		r->attrset = a->attrs.attrsset;
 		/* Made, but already gone again: there is no object to name. */
 		status = be_obj_valid(&obj) ? nfs4_fh_obj(&dir, &obj, &x->cur.fh) : NFS4ERR_NOENT;
@@ -173,7 +171,7 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 		err = be_rmdir(dir.exp->fs, &dir.cred, &dir.o, name);
 	status = nfs_errno_to_nfsstat4(err == EEXIST ? ENOTEMPTY : err); /* rmdir(2) may say either */
 	if (status == NFS4_OK)
-		mod_done(&dir, &r->cinfo);
+		nfs4_mod_done(&dir, &r->cinfo);
 	nfs4_obj_put(&dir);
 	return status;
 }
@@ -220,8 +218,8 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs_errno_to_nfsstat4(err == EISDIR || err == ENOTDIR ? EEXIST : err);
 	}
 	if (status == NFS4_OK) {
-		mod_done(&from, &r->source);
-		mod_done(&to, &r->target);
+		nfs4_mod_done(&from, &r->source);
+		nfs4_mod_done(&to, &r->target);
 	}
 	nfs4_obj_put(&to);
 	nfs4_obj_put(&from);
@@ -255,7 +253,7 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = nfs_errno_to_nfsstat4(be_link(dir.exp->fs, &dir.cred, &src.o, &dir.o, name));
 	if (status == NFS4_OK)
-		mod_done(&dir, &r->cinfo);
+		nfs4_mod_done(&dir, &r->cinfo);
 	nfs4_obj_put(&dir);
 	nfs4_obj_put(&src);
 	return status;

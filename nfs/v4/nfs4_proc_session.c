@@ -13,6 +13,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <sys/random.h>
 
 #include "nfs/v4/nfs4.h"
@@ -68,10 +70,30 @@ uint32_t nfs4_lease_time(void)
 	return nfs4_lease;
 }
 
+/*
+ * RFC 8881 §2.10.4-2.10.5: a client treats servers that answer EXCHANGE_ID
+ * with the same so_major_id and eir_server_scope as one server sharing
+ * state (trunking). Two rnfsd hosts (say in front of one CephFS) share no
+ * state, so each names itself by its host name, as knfsd does (nodename).
+ */
+static char nfs4_server_name[256] = "rnfsd";
+
+static void nfs4_server_name_init(void)
+{
+	char host[256];
+
+	if (gethostname(host, sizeof(host)) == 0 && host[0]) {
+		host[sizeof(host) - 1] = 0;
+		snprintf(nfs4_server_name, sizeof(nfs4_server_name), "%s", host);
+	}
+}
+
 void nfs4_session_init(void)
 {
 	uint64_t seed = 0;
 	uint32_t boot = (uint32_t)time(NULL);
+
+	nfs4_server_name_init();
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
@@ -150,6 +172,17 @@ void nfs4_session_tick(void)
 		nfs4_state_expire(&nfs4_st, now);
 }
 
+/* RFC 8881 §18.35.5's "principal" for AUTH_SYS (as knfsd compares credentials): uid and gid;
+ * AUTH_NONE is one principal of its own; 0 without an RPC call (unit tests). */
+static uint64_t nfs4_principal(const struct nfs4_ctx *x)
+{
+	if (!x->call)
+		return 0;
+	if (x->call->cred.flavor != RPC_AUTH_SYS)
+		return UINT64_MAX;
+	return (uint64_t)x->call->cred.uid << 32 | x->call->cred.gid;
+}
+
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_exid_args *a = args;
@@ -160,14 +193,13 @@ uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (a->flags & ~EXCHGID4_FLAG_MASK_A)
 		return NFS4ERR_INVAL;
 	nfs4_state_expire(&nfs4_st, now);
-	return nfs4_exchange_id(&nfs4_st, a->verifier, a->owner, a->owner_len, a->flags, now, res);
+	return nfs4_exchange_id(&nfs4_st, a->verifier, a->owner, a->owner_len, a->flags, nfs4_principal(x), now, res);
 }
 
 void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
 {
 	(void)x, (void)status;
-	/* RFC 8881 §2.5: server owner and scope name this server for trunking. */
-	nfs4_enc_exchange_id(e, res, "rnfsd", "rnfsd");
+	nfs4_enc_exchange_id(e, res, nfs4_server_name, nfs4_server_name);
 }
 
 uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
@@ -191,7 +223,8 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 	r->fore = a->fore;
 	r->back = a->back;
 	r->sequence = a->sequence;
-	status = nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, now, r->sessionid);
+	status = nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, nfs4_principal(x), now,
+				     r->sessionid);
 	/* RFC 8881 §8.4.3: a confirmed client is recorded (stable) before it can hold state. */
 	if (status == NFS4_OK && nfs4_client_owner(&nfs4_st, a->clientid, s->owner, &owner_len))
 		nfs4_client_stable(s->owner, owner_len);
@@ -209,6 +242,21 @@ void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t sta
 	nfs4_enc_create_session(e, r->sessionid, r->sequence, r->flags, &r->fore, &r->back);
 }
 
+/* RFC 8881 §18.36.3 (ca_maxrequestsize): the XDR size of the request with its RPC header and
+ * credential, without transport framing: the call message plus the data that came in Read chunks
+ * (XDR-padded). 0 without an RPC call (unit tests): not checked. */
+static size_t nfs4_request_len(const struct nfs4_ctx *x)
+{
+	size_t len;
+
+	if (!x->call)
+		return 0;
+	len = x->call->msg_len;
+	for (unsigned i = 0; i < x->call->n_ddp_in; i++)
+		len += ((size_t)x->call->ddp_in[i].len + 3) & ~(size_t)3;
+	return len;
+}
+
 uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_sequence_args *a = args;
@@ -217,8 +265,8 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_seq_res sr;
 
 	r->args = *a;
-	switch (nfs4_sequence(&nfs4_st, a->sessionid, a->sequenceid, a->slotid, x->numops, nfs4_now(), s->replay,
-			      sizeof(s->replay), &sr)) {
+	switch (nfs4_sequence(&nfs4_st, a->sessionid, a->sequenceid, a->slotid, x->numops, nfs4_request_len(x),
+			      nfs4_now(), s->replay, sizeof(s->replay), &sr)) {
 	case NFS4_SEQ_ERROR:
 		return sr.status;
 	case NFS4_SEQ_REPLAY:

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_mod.h"
+#include "nfs/v4/nfs4_v42.h"
 
 static struct log_limit nfs4_bad_limit;
 
@@ -71,6 +72,15 @@ static bool nfs4_dec_write_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
 }
 
 NFS4_DEC(nfs4_dec_create, struct nfs4_create_args)
+/* NFSv4.2 (nfs4_xdr_v42.c). */
+NFS4_DEC(nfs4_dec_alloc, struct nfs4_range_args)
+NFS4_DEC(nfs4_dec_seek, struct nfs4_range_args)
+NFS4_DEC(nfs4_dec_copy, struct nfs4_copy_args)
+NFS4_DEC(nfs4_dec_clone, struct nfs4_copy_args)
+NFS4_DEC(nfs4_dec_offload, struct nfs4_stateid)
+NFS4_DEC(nfs4_dec_getxattr, struct nfs4_xattr_args)
+NFS4_DEC(nfs4_dec_setxattr, struct nfs4_xattr_args)
+NFS4_DEC(nfs4_dec_listxattrs, struct nfs4_listxattrs_args)
 NFS4_DEC(nfs4_dec_rename, struct nfs4_rename_args)
 NFS4_DEC(nfs4_dec_setattr, struct nfs4_setattr_args)
 NFS4_DEC(nfs4_dec_verify, struct nfs4_verify_args)
@@ -195,6 +205,35 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_RELEASE_LOCKOWNER, "RELEASE_LOCKOWNER", nfs4_dec_lock_owner_op, nfs4_release_lockowner_exec, NULL,
 		struct nfs4_lock_owner_args, struct nfs4_none, 0),
+	/* RFC 7862 §15.11, §15.1, §15.4, §15.10 (nfs4_proc_v42.c); RFC 8267 §4.1: READ_PLUS's
+	 * NFS4_CONTENT_DATA may leave in a Write chunk. */
+	NFS4_OP(OP_SEEK, "SEEK", nfs4_dec_seek_op, nfs4_seek_exec, nfs4_seek_enc, struct nfs4_range_args,
+		struct nfs4_seek_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_ALLOCATE, "ALLOCATE", nfs4_dec_alloc_op, nfs4_allocate_exec, NULL, struct nfs4_range_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_DEALLOCATE, "DEALLOCATE", nfs4_dec_alloc_op, nfs4_deallocate_exec, NULL, struct nfs4_range_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_READ_PLUS, "READ_PLUS", nfs4_dec_read_op, nfs4_read_plus_exec, nfs4_read_plus_enc,
+		struct nfs4_read_args, struct nfs4_read_plus_res, NFS4_OPF_CURFH),
+	/* RFC 7862 §15.2, §15.13, §15.9, §15.8 (nfs4_proc_copy.c). COPY_NOTIFY (§15.3) has no
+	 * entry: NOTSUPP (no inter-server copy). */
+	NFS4_OP(OP_COPY, "COPY", nfs4_dec_copy_op, nfs4_copy_exec, nfs4_copy_enc, struct nfs4_copy_args,
+		struct nfs4_copy_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_CLONE, "CLONE", nfs4_dec_clone_op, nfs4_clone_exec, NULL, struct nfs4_copy_args,
+		struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_OFFLOAD_STATUS, "OFFLOAD_STATUS", nfs4_dec_offload_op, nfs4_offload_exec, NULL,
+		struct nfs4_stateid, struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_OFFLOAD_CANCEL, "OFFLOAD_CANCEL", nfs4_dec_offload_op, nfs4_offload_exec, NULL,
+		struct nfs4_stateid, struct nfs4_none, NFS4_OPF_CURFH),
+	/* RFC 8276 §8.4.1-§8.4.4 (nfs4_proc_xattr.c). */
+	NFS4_OP(OP_GETXATTR, "GETXATTR", nfs4_dec_getxattr_op, nfs4_getxattr_exec, nfs4_getxattr_enc,
+		struct nfs4_xattr_args, struct nfs4_getxattr_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_SETXATTR, "SETXATTR", nfs4_dec_setxattr_op, nfs4_setxattr_exec, nfs4_cinfo_enc,
+		struct nfs4_xattr_args, struct nfs4_cinfo_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_LISTXATTRS, "LISTXATTRS", nfs4_dec_listxattrs_op, nfs4_listxattrs_exec, nfs4_listxattrs_enc,
+		struct nfs4_listxattrs_args, struct nfs4_listxattrs_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_REMOVEXATTR, "REMOVEXATTR", nfs4_dec_getxattr_op, nfs4_removexattr_exec, nfs4_cinfo_enc,
+		struct nfs4_xattr_args, struct nfs4_cinfo_res, NFS4_OPF_CURFH),
 };
 
 static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void *res)

@@ -106,7 +106,7 @@ static struct nfs4_session *session_by_id(const struct nfs4_state *st, const uin
 
 /* A new unconfirmed record; NULL when the table is full or memory is short. */
 static struct nfs4_client *client_new(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
-				      uint32_t len, uint64_t now)
+				      uint32_t len, uint64_t principal, uint64_t now)
 {
 	struct nfs4_client *c;
 
@@ -116,6 +116,7 @@ static struct nfs4_client *client_new(struct nfs4_state *st, const uint8_t verif
 	memcpy(c->verifier, verifier, 8);
 	memcpy(c->owner, owner, len);
 	c->owner_len = len;
+	c->principal = principal;
 	c->last_renew = now;
 	st->clients[st->nclients++] = c;
 	return c;
@@ -123,19 +124,43 @@ static struct nfs4_client *client_new(struct nfs4_state *st, const uint8_t verif
 
 /* RFC 8881 §18.35.5, without state protection (SP4_NONE): the cases by the
  * records the owner already has. */
+/* Sessions or open state: what makes another principal's EXCHANGE_ID CLID_INUSE (§18.35.5 case 3). */
+static bool client_has_state(const struct nfs4_state *st, const struct nfs4_client *c)
+{
+	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
+		if (c->sessions[k])
+			return true;
+	return st->stab && nfs4_stab_client_count(st->stab, c->clientid) > 0;
+}
+
 static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
-				   uint32_t len, uint32_t flags, uint64_t now, struct nfs4_exid_res *res)
+				   uint32_t len, uint32_t flags, uint64_t principal, uint64_t now,
+				   struct nfs4_exid_res *res)
 {
 	int conf = client_by_owner(st, owner, len, true, false), unconf = client_by_owner(st, owner, len, false, false);
 	struct nfs4_client *c;
 
 	if (flags & EXCHGID4_FLAG_UPD_CONFIRMED_REC_A) {
-		/* Cases 6-8: an update needs a confirmed record with the same verifier. */
+		/* Cases 6-9: an update needs a confirmed record of the same principal and verifier. */
 		if (conf < 0)
 			return NFS4ERR_NOENT;
+		if (st->clients[conf]->principal != principal)
+			return NFS4ERR_PERM; /* case 9 */
 		if (memcmp(st->clients[conf]->verifier, verifier, 8) != 0)
 			return NFS4ERR_NOT_SAME;
 		c = st->clients[conf];
+	} else if (conf >= 0 && st->clients[conf]->principal != principal) {
+		/* Case 3, client collision: another principal's owner. In use while the record has sessions
+		 * or state; otherwise it goes now and this one starts afresh (as knfsd). */
+		if (client_has_state(st, st->clients[conf]))
+			return NFS4ERR_CLID_INUSE;
+		client_forget(st, (unsigned)conf, false);
+		unconf = client_by_owner(st, owner, len, false, false); /* indices moved */
+		if (unconf >= 0)
+			client_free(st, (unsigned)unconf);
+		c = client_new(st, verifier, owner, len, principal, now);
+		if (!c)
+			return NFS4ERR_DELAY;
 	} else if (conf >= 0 && memcmp(st->clients[conf]->verifier, verifier, 8) == 0) {
 		c = st->clients[conf]; /* case 2: the same client again */
 	} else {
@@ -143,7 +168,7 @@ static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier
 		 * restarted: the confirmed one stays until CREATE_SESSION confirms this). */
 		if (unconf >= 0)
 			client_free(st, (unsigned)unconf);
-		c = client_new(st, verifier, owner, len, now);
+		c = client_new(st, verifier, owner, len, principal, now);
 		if (!c)
 			return NFS4ERR_DELAY;
 	}
@@ -155,7 +180,7 @@ static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier
 }
 
 uint32_t nfs4_exchange_id(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
-			  uint32_t owner_len, uint32_t flags, uint64_t now, struct nfs4_exid_res *res)
+			  uint32_t owner_len, uint32_t flags, uint64_t principal, uint64_t now, struct nfs4_exid_res *res)
 {
 	uint32_t status;
 
@@ -163,7 +188,7 @@ uint32_t nfs4_exchange_id(struct nfs4_state *st, const uint8_t verifier[8], cons
 	if (owner_len == 0 || owner_len > NFS4_OWNER_MAX)
 		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&st->lock);
-	status = exchange_id_locked(st, verifier, owner, owner_len, flags, now, res);
+	status = exchange_id_locked(st, verifier, owner, owner_len, flags, principal, now, res);
 	pthread_mutex_unlock(&st->lock);
 	return status;
 }
@@ -177,8 +202,10 @@ static uint32_t clamp(uint32_t v, uint32_t lo, uint32_t hi)
 static void chan_negotiate(struct nfs4_chan_attrs *a)
 {
 	a->headerpadsize = 0;
-	a->maxrequestsize = clamp(a->maxrequestsize, 1024, NFS4_STATE_MAX_MSG);
-	a->maxresponsesize = clamp(a->maxresponsesize, 1024, NFS4_STATE_MAX_MSG);
+	/* Never raised: the client asked for at most this (pynfs CSESS26, SEQ6); too small for SEQUENCE at
+	 * all is NFS4ERR_TOOSMALL before (nfs4_proc_session.c). */
+	a->maxrequestsize = clamp(a->maxrequestsize, 0, NFS4_STATE_MAX_MSG);
+	a->maxresponsesize = clamp(a->maxresponsesize, 0, NFS4_STATE_MAX_MSG);
 	a->maxresponsesize_cached = clamp(a->maxresponsesize_cached, 0, NFS4_STATE_MAX_CACHED);
 	a->maxoperations = clamp(a->maxoperations, 1, NFS4_MAX_OPS);
 	a->maxrequests = clamp(a->maxrequests, 1, NFS4_STATE_MAX_SLOTS);
@@ -272,7 +299,7 @@ static uint32_t create_session_locked(struct nfs4_state *st, struct nfs4_client 
 }
 
 uint32_t nfs4_create_session(struct nfs4_state *st, uint64_t clientid, uint32_t sequence,
-			     struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back, uint64_t now,
+			     struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back, uint64_t principal, uint64_t now,
 			     uint8_t sessionid[NFS4_SESSIONID_SIZE])
 {
 	uint32_t status = NFS4ERR_STALE_CLIENTID;
@@ -280,7 +307,10 @@ uint32_t nfs4_create_session(struct nfs4_state *st, uint64_t clientid, uint32_t 
 
 	pthread_mutex_lock(&st->lock);
 	i = client_by_id(st, clientid);
-	if (i >= 0) {
+	/* RFC 8881 §18.36.4: the principal confirming a record must be the one that made it. */
+	if (i >= 0 && !st->clients[i]->confirmed && st->clients[i]->principal != principal) {
+		status = NFS4ERR_CLID_INUSE;
+	} else if (i >= 0) {
 		st->clients[i]->last_renew = now;
 		status = create_session_locked(st, st->clients[i], sequence, fore, back, sessionid);
 	}
@@ -316,7 +346,7 @@ static enum nfs4_seq_action slot_check(struct nfs4_slot *sl, uint32_t sequenceid
 }
 
 enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],
-				   uint32_t sequenceid, uint32_t slotid, uint32_t numops, uint64_t now,
+				   uint32_t sequenceid, uint32_t slotid, uint32_t numops, size_t reqlen, uint64_t now,
 				   uint8_t *replay_buf, uint32_t replay_cap, struct nfs4_seq_res *res)
 {
 	enum nfs4_seq_action act = NFS4_SEQ_ERROR;
@@ -332,6 +362,8 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessioni
 		res->status = NFS4ERR_BADSLOT;
 	} else if (numops > s->fore.maxoperations) {
 		res->status = NFS4ERR_TOO_MANY_OPS; /* RFC 8881 §2.10.6.4 */
+	} else if (reqlen > s->fore.maxrequestsize) {
+		res->status = NFS4ERR_REQ_TOO_BIG; /* RFC 8881 §2.10.6.4, §18.36.3 ca_maxrequestsize */
 	} else {
 		s->client->last_renew = now; /* RFC 8881 §8.3: SEQUENCE renews the lease */
 		act = slot_check(&s->slots[slotid], sequenceid, replay_buf, replay_cap, res);
@@ -542,7 +574,7 @@ static uint32_t setclientid_locked(struct nfs4_state *st, const uint8_t verifier
 	}
 	/* A new client, or a rebooted one (another verifier): a new clientid; the
 	 * confirmed record and its state stay until SETCLIENTID_CONFIRM. */
-	c = client_new(st, verifier, id, len, now);
+	c = client_new(st, verifier, id, len, 0, now); /* 4.0 principals are not compared yet */
 	if (!c)
 		return NFS4ERR_RESOURCE;
 	c->v40 = true;

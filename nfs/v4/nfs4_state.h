@@ -100,6 +100,7 @@ struct nfs4_client {
 	uint8_t verifier[8];
 	uint32_t owner_len;
 	uint8_t owner[NFS4_OWNER_MAX];
+	uint64_t principal;          /* who made it (nfs4_principal(): AUTH_SYS uid and gid), RFC 8881 §18.35.5 */
 	bool confirmed;
 	bool reclaim_complete;
 	uint32_t cs_seqid;           /* CREATE_SESSION's slot: the last csa_sequence done */
@@ -156,11 +157,11 @@ struct nfs4_exid_res {
 	uint32_t flags;
 };
 uint32_t nfs4_exchange_id(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
-			  uint32_t owner_len, uint32_t flags, uint64_t now, struct nfs4_exid_res *res);
+			  uint32_t owner_len, uint32_t flags, uint64_t principal, uint64_t now, struct nfs4_exid_res *res);
 
 /* CREATE_SESSION (RFC 8881 §18.36): attributes negotiated in place; *sessionid set. */
 uint32_t nfs4_create_session(struct nfs4_state *st, uint64_t clientid, uint32_t sequence,
-			     struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back, uint64_t now,
+			     struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back, uint64_t principal, uint64_t now,
 			     uint8_t sessionid[NFS4_SESSIONID_SIZE]);
 
 /* SEQUENCE (RFC 8881 §18.46): what the COMPOUND does next. */
@@ -181,7 +182,7 @@ struct nfs4_seq_res {
 /* numops: the COMPOUND's operations (RFC 8881 §2.10.6.4: more than
  * ca_maxoperations is NFS4ERR_TOO_MANY_OPS, the slot untouched). */
 enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],
-				   uint32_t sequenceid, uint32_t slotid, uint32_t numops, uint64_t now,
+				   uint32_t sequenceid, uint32_t slotid, uint32_t numops, size_t reqlen, uint64_t now,
 				   uint8_t *replay_buf, uint32_t replay_cap, struct nfs4_seq_res *res);
 /*
  * The COMPOUND that took slotid of the session finished with reply (len

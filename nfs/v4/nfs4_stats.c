@@ -1,7 +1,7 @@
 /*
  * nfs4_stats.c - NFSv4 per-operation counters and state gauges
  * (nfs4_stats.h). One slot per operation number (RFC 8881 §16.2.1,
- * RFC 7862 §15.1: 3..71) plus one for OP_ILLEGAL; names are ours, so
+ * RFC 7862 §15.1, RFC 8276 §8.3: 3..75) plus one for OP_ILLEGAL; names are ours, so
  * operations without an execute step (NOTSUPP) are counted too.
  */
 #include <stdatomic.h>
@@ -24,7 +24,8 @@ static const char *const nfs4_op_names[NFS4_OP_COUNT] = {
 	"GETDEVICELIST", "LAYOUTCOMMIT", "LAYOUTGET", "LAYOUTRETURN", "SECINFO_NO_NAME", "SEQUENCE",
 	"SET_SSV", "TEST_STATEID", "WANT_DELEGATION", "DESTROY_CLIENTID", "RECLAIM_COMPLETE", "ALLOCATE",
 	"COPY", "COPY_NOTIFY", "DEALLOCATE", "IO_ADVISE", "LAYOUTERROR", "LAYOUTSTATS", "OFFLOAD_CANCEL",
-	"OFFLOAD_STATUS", "READ_PLUS", "SEEK", "WRITE_SAME", "CLONE",
+	"OFFLOAD_STATUS", "READ_PLUS", "SEEK", "WRITE_SAME", "CLONE", "GETXATTR", "SETXATTR", "LISTXATTRS",
+	"REMOVEXATTR",
 };
 
 struct nfs4_op_stat {

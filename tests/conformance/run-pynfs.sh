@@ -6,7 +6,9 @@
 # usage: tests/conformance/run-pynfs.sh PYNFS_DIR [RNFSD] [SUITE...]
 #   PYNFS_DIR  an existing pynfs checkout, already built (./setup.py build)
 #   RNFSD      the daemon to test (default: build/rnfsd of this tree)
-#   SUITE      nfs4.1 and/or nfs4.0 (default: both)
+#   SUITE      nfs4.1, nfs4.0 and/or nfs4.2 (default: nfs4.1 nfs4.0; nfs4.2: the
+#              nfs4.1 directory's NFSv4.2 tests, flags sparse xattr copy, with
+#              --minorversion 2)
 # Environment: PYTHON (default python3; needs ply), PORT (default 20490),
 #   LEASE ([nfsv4] lease-time, default 15: pynfs's courtesy and expiry tests
 #   sleep a lease and more, several times),
@@ -78,18 +80,20 @@ done
 rev=$(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo ?)
 status=0
 for suite in $SUITES; do
+	dir=$suite tests=all
 	case $suite in
 	nfs4.1) minor="--minorversion 1" ;;
 	nfs4.0) minor= ;;
+	nfs4.2) minor="--minorversion 2" dir=nfs4.1 tests="sparse xattr copy" ;;
 	*) echo "run-pynfs: unknown suite $suite" >&2; exit 2 ;;
 	esac
 	out=$tmp/$suite
 	maketree || { echo "run-pynfs: cannot make the test tree" >&2; exit 2; }
 	# Both suites take the export and use its /tmp and /tree.
 	path=$tmp/export
-	# shellcheck disable=SC2086  # $minor is one option or none
-	(cd "$PYNFS/$suite" && timeout 1800 "$PYTHON" ./testserver.py "127.0.0.1:$PORT$path" $minor \
-		--json "$out.json" all > "$out.log" 2>&1)
+	# shellcheck disable=SC2086  # $minor is one option or none, $tests one or more flags
+	(cd "$PYNFS/$dir" && timeout 1800 "$PYTHON" ./testserver.py "127.0.0.1:$PORT$path" $minor \
+		--json "$out.json" $tests > "$out.log" 2>&1)
 	echo "== $suite: $RNFSD (tree at $rev), $(date -u +%F)"
 	grep -E "^Command line|Of those:" "$out.log" | tail -2
 	"$PYTHON" - "$out.json" <<'PY' || status=1

@@ -414,6 +414,19 @@ int hx_write_exports(const struct hx_env *e, const char *fmt, ...)
 	return rename(tmp, e->exports_path);
 }
 
+int hx_append_config(const struct hx_env *e, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f = fopen(e->conf_path, "a");
+
+	if (!f)
+		return -1;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	return fclose(f) != 0 ? -1 : 0;
+}
+
 static void hx_fatal(const char *what)
 {
 	printf("FAIL: %s: %s (%s)\n", hx_test_name, what, strerror(errno));
@@ -794,6 +807,7 @@ void hx_fill(uint64_t *state, void *buf, size_t len)
 /* ---- libnfs high-level ------------------------------------------------- */
 
 int hx_mount_autoreconnect;
+int hx_mount_version = NFS_V3;
 
 struct nfs_context *hx_mount(const struct hx_env *e, const char *export_path, int uid, int gid,
 			     char *err, size_t errlen)
@@ -821,7 +835,7 @@ struct nfs_context *hx_mount(const struct hx_env *e, const char *export_path, in
 	}
 	nfs_set_timeout(nfs, 30000);
 	nfs_set_autoreconnect(nfs, hx_mount_autoreconnect);
-	if (nfs_mount(nfs, url->server, url->path) != 0) {
+	if (nfs_set_version(nfs, hx_mount_version) != 0 || nfs_mount(nfs, url->server, url->path) != 0) {
 		snprintf(err, errlen, "nfs_mount(%s): %s", u, nfs_get_error(nfs));
 		nfs_destroy_url(url);
 		nfs_destroy_context(nfs);

@@ -122,6 +122,8 @@ int hx_write_config(const struct hx_env *e);
  * from CephFS. The conf path, or NULL when not set.
  */
 const char *hx_ceph_conf(void);
+/* Append to rnfsd.conf (a later section's keys win), e.g. "[nfsv4]\nenable = no\n". 0 or -1. */
+int hx_append_config(const struct hx_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Replace the exports file (text as exports(5)). */
 int hx_write_exports(const struct hx_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A path below e->dir (fmt relative to it), in a static rotating buffer. */
@@ -166,6 +168,7 @@ void hx_fill(uint64_t *state, void *buf, size_t len);
  * (error printed, not counted: the caller checks).
  */
 extern int hx_mount_autoreconnect; /* for hx_mount(); default 0. libnfs 4.0 ignores changes after mount */
+extern int hx_mount_version;       /* for hx_mount(): NFS_V3 (default) or NFS_V4 (nfs_set_version) */
 struct nfs_context *hx_mount(const struct hx_env *e, const char *export_path, int uid, int gid,
 			     char *err, size_t errlen);
 void hx_umount(struct nfs_context *nfs);

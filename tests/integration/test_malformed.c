@@ -73,12 +73,16 @@ static void test_dispatch_errors(void)
 		      r.reply_stat, r.accept_stat);
 	raw_reply_free(&r);
 	if (CHECK(one_call(0x101, RAW_NFS_PROG, 2, 0, NULL, 0, &r) == RAW_RECV_OK, "NFS version 2 answered"))
-		CHECK(r.reply_stat == 0 && r.accept_stat == 2 && r.low == 3 && r.high == 3,
-		      "PROG_MISMATCH 3..3 (accept_stat %u, %u..%u)", r.accept_stat, r.low, r.high);
+		CHECK(r.reply_stat == 0 && r.accept_stat == 2 && r.low == 3 && r.high == 4,
+		      "PROG_MISMATCH 3..4: NFSv3 and NFSv4 served by default (accept_stat %u, %u..%u)", r.accept_stat,
+		      r.low, r.high);
 	raw_reply_free(&r);
 	if (CHECK(one_call(0x102, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK, "NFS version 4 answered"))
-		CHECK(r.reply_stat == 0 && r.accept_stat == 2 && r.low == 3 && r.high == 3,
-		      "PROG_MISMATCH 3..3 (accept_stat %u, %u..%u)", r.accept_stat, r.low, r.high);
+		CHECK(r.reply_stat == 0 && r.accept_stat == 0, "version 4 NULL: SUCCESS (accept_stat %u)", r.accept_stat);
+	raw_reply_free(&r);
+	if (CHECK(one_call(0x10a, RAW_NFS_PROG, 5, 0, NULL, 0, &r) == RAW_RECV_OK, "NFS version 5 answered"))
+		CHECK(r.reply_stat == 0 && r.accept_stat == 2 && r.low == 3 && r.high == 4,
+		      "PROG_MISMATCH 3..4 (accept_stat %u, %u..%u)", r.accept_stat, r.low, r.high);
 	raw_reply_free(&r);
 	if (CHECK(one_call(0x103, RAW_MOUNT_PROG, 99, 0, NULL, 0, &r) == RAW_RECV_OK, "MOUNT version 99 answered"))
 		CHECK(r.reply_stat == 0 && r.accept_stat == 2 && r.low <= 3 && r.high >= 3 && r.high < 99,

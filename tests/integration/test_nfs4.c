@@ -1,8 +1,10 @@
 /*
  * test_nfs4.c - NFSv4 through the real daemon, with the raw RPC client
  * (libnfs 4.0.0's NFSv4 WRITE encoding is broken):
- *  - by default NFSv4 is not served: version 4 gets PROG_MISMATCH (3..3);
- *  - with "[nfsv4] enable = yes": NULL answers; a COMPOUND walks from
+ *  - NFSv4 is served by default (no [nfsv4] section: NULL answers, PUTROOTFH
+ *    + GETFH work); with "[nfsv4] enable = no" (checked last) version 4
+ *    gets PROG_MISMATCH (3..3);
+ *  - NULL answers; a COMPOUND walks from
  *    PUTROOTFH through the pseudo file system to the export (LOOKUP per
  *    component), GETFH, GETATTR (type, fileid, fsid), READDIR lists a file
  *    made on the server, LOOKUP + READLINK of a symlink; the NFSv3 (MOUNT)
@@ -40,6 +42,16 @@
  *  - lease expiry ([nfsv4] lease-time = 10): a client that stops renewing
  *    loses its deny reservation to another client and its stateid answers
  *    EXPIRED;
+ *  - NFSv4.2 through a 4.2 session: SEEK on a sparse file (data, hole, the
+ *    trailing hole's eof, NXIO), DEALLOCATE then SEEK finds the hole (and the
+ *    server's lseek), ALLOCATE past the end grows the file, READ_PLUS returns
+ *    a hole segment and the data, COPY of a whole file (cmp), INVAL past the
+ *    source's end, CLONE NOTSUPP exactly when FICLONE fails on the host,
+ *    OFFLOAD_STATUS BAD_STATEID; xattrs (RFC 8276) SETXATTR, GETXATTR,
+ *    LISTXATTRS, REMOVEXATTR seen as user.* on the server's file; on the
+ *    read-only export ALLOCATE, DEALLOCATE, SETXATTR and COPY are ROFS; open
+ *    stateids: DEALLOCATE through a read-write open, OPENMODE through a
+ *    read-only one, a stateid of no state refused;
  *  - the grace period (RFC 8881 §8.4.2, RFC 7530 §9.6.2): a 4.0 and a 4.1
  *    client open and lock a file, the daemon restarts with the same state
  *    directory and [nfsv4] grace-time = 5; in grace a new OPEN and LOCKT are
@@ -57,8 +69,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +90,8 @@ enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, 
        OP_WRITE = 38, OP_RELEASE_LOCKOWNER = 39, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43, OP_SEQUENCE = 53,
        OP_TEST_STATEID = 55 };
 #define NFS4ERR_EXIST 17
+#define NFS4ERR_REQ_TOO_BIG 10065
+#define NFS4ERR_REP_TOO_BIG 10066
 #define NFS4ERR_NOTSUPP 10004
 #define NFS4ERR_DENIED 10010
 #define NFS4ERR_EXPIRED 10011
@@ -130,16 +148,48 @@ static bool res_ok(struct raw_reply *r, uint32_t op)
 	return !r->body.bad && got == op && st == 0;
 }
 
-static void test_off_by_default(void)
+/* No [nfsv4] section: version 4 is served (issue 10: a default Linux mount gets 4.2). */
+static void test_on_by_default(void)
+{
+	struct raw_conn c;
+	struct raw_reply r;
+	uint32_t nres = 0;
+	struct xb a;
+
+	hx_section("NFSv4 is on by default");
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
+		return;
+	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	      r.accept_stat == 0, "version 4 NULL answered");
+	raw_reply_free(&r);
+	xb_init(&a);
+	hdr(&a, 0, 2); /* 4.0: no session needed (4.1+ would want SEQUENCE first) */
+	xb_u32(&a, OP_PUTROOTFH);
+	xb_u32(&a, OP_GETFH);
+	CHECK_EQ(compound(&c, &a, &r, &nres), 0, "COMPOUND PUTROOTFH GETFH");
+	CHECK_EQ(nres, 2, "two results");
+	raw_reply_free(&r);
+	xb_free(&a);
+	raw_close(&c);
+	hx_daemon_stop(&env);
+}
+
+/* "[nfsv4] enable = no" (the last section, so it wins): version 4 is not served. */
+static void test_off_when_disabled(void)
 {
 	struct raw_conn c;
 	struct raw_reply r;
 
-	hx_section("NFSv4 is off by default");
+	hx_section("[nfsv4] enable = no");
+	if (!CHECK(hx_append_config(&env, "[nfsv4]\nenable = no\n") == 0, "config"))
+		return;
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
 		return;
 	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
 	      r.accept_stat == 2 && r.low == 3 && r.high == 3, "version 4 NULL: PROG_MISMATCH 3..3");
+	raw_reply_free(&r);
+	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
+	      "version 3 NULL still answered");
 	raw_reply_free(&r);
 	raw_close(&c);
 	hx_daemon_stop(&env);
@@ -751,8 +801,13 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 
 #define OP_RECLAIM_COMPLETE_ 58
 
-/* EXCHANGE_ID + CREATE_SESSION: the clientid and the session id. */
-static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t sessionid[16])
+/* The minor version of the sessions session41_sized() makes and seq41() uses (4.2: test_v42). */
+static uint32_t sess_minor = 1;
+
+/* EXCHANGE_ID + CREATE_SESSION asking for these fore channel request and
+ * response sizes: the clientid and the session id. */
+static uint64_t session41_sized(struct raw_conn *c, const char *id, uint32_t maxreq, uint32_t maxresp,
+				uint8_t sessionid[16])
 {
 	struct raw_reply r;
 	uint64_t cid = 0;
@@ -760,7 +815,7 @@ static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t session
 	struct xb a;
 
 	xb_init(&a);
-	hdr(&a, 1, 1);
+	hdr(&a, sess_minor, 1);
 	xb_u32(&a, OP_EXCHANGE_ID);
 	xb_raw(&a, "verif41!", 8);
 	xb_string(&a, id);
@@ -774,13 +829,13 @@ static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t session
 	raw_reply_free(&r);
 	xb_free(&a);
 	xb_init(&a);
-	hdr(&a, 1, 1);
+	hdr(&a, sess_minor, 1);
 	xb_u32(&a, OP_CREATE_SESSION);
 	xb_u64(&a, cid);
 	xb_u32(&a, seq);
 	xb_u32(&a, 0);
 	for (int ch = 0; ch < 2; ch++) {
-		static const uint32_t attrs[6] = { 0, 1 << 20, 1 << 20, 4096, 16, 8 };
+		const uint32_t attrs[6] = { 0, ch ? 1 << 20 : maxreq, ch ? 1 << 20 : maxresp, 4096, 16, 8 };
 		for (int i = 0; i < 6; i++)
 			xb_u32(&a, attrs[i]);
 		xb_u32(&a, 0); /* rdma_ird<1> */
@@ -796,6 +851,11 @@ static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t session
 	return cid;
 }
 
+static uint64_t session41_as(struct raw_conn *c, const char *id, uint8_t sessionid[16])
+{
+	return session41_sized(c, id, 1 << 20, 1 << 20, sessionid);
+}
+
 static uint64_t session41(struct raw_conn *c, uint8_t sessionid[16])
 {
 	return session41_as(c, "it-client-41", sessionid);
@@ -809,6 +869,56 @@ static void xb_sequence(struct xb *a, const uint8_t sessionid[16], uint32_t seq)
 	xb_u32(a, 0);
 	xb_u32(a, 0);
 	xb_u32(a, 0);
+}
+
+/* SEQUENCE + PUTROOTFH, then LOOKUP of a name of name_len bytes or ngetattr GETATTRs. */
+static uint32_t limits_compound(struct raw_conn *c, const uint8_t sessionid[16], uint32_t seq, uint32_t name_len,
+				uint32_t ngetattr)
+{
+	char name[600];
+	struct raw_reply r;
+	uint32_t n, status;
+	struct xb a;
+
+	memset(name, 'n', sizeof(name));
+	xb_init(&a);
+	hdr(&a, 1, 2 + (name_len ? 1 : ngetattr));
+	xb_sequence(&a, sessionid, seq);
+	xb_u32(&a, OP_PUTROOTFH);
+	if (name_len) {
+		xb_u32(&a, OP_LOOKUP);
+		xb_opaque(&a, name, name_len);
+	}
+	for (uint32_t i = 0; !name_len && i < ngetattr; i++) {
+		xb_u32(&a, OP_GETATTR);
+		xb_u32(&a, 2);
+		xb_u32(&a, 0xffffffffu); /* every attribute of words 0 and 1 */
+		xb_u32(&a, ~(1u << 16 | 1u << 22)); /* but time_access_set, time_modify_set: write-only */
+	}
+	int st = compound(c, &a, &r, &n);
+	status = st < 0 ? UINT32_MAX : (uint32_t)st;
+	raw_reply_free(&r);
+	xb_free(&a);
+	return status;
+}
+
+/* RFC 8881 §2.10.6.4 and §18.36.3: the session's size limits. */
+static void test_session_limits(struct raw_conn *c)
+{
+	uint8_t sessionid[16] = { 0 };
+
+	hx_section("NFSv4.1: ca_maxrequestsize and ca_maxresponsesize of a session");
+	session41_sized(c, "it-client-41-limits", 512, 400, sessionid);
+	CHECK_EQ(limits_compound(c, sessionid, 1, 500, 0), NFS4ERR_REQ_TOO_BIG,
+		 "a request over ca_maxrequestsize 512: REQ_TOO_BIG");
+	/* Refused before the slot was taken: sequence 1 is still the next one. */
+	CHECK_EQ(limits_compound(c, sessionid, 1, 0, 1), 0, "then slot 0 sequence 1 runs (the slot untouched)");
+	/* 400 is kept, not raised to 1024 (pynfs CSESS26): two full GETATTRs fit 1024, not 400. */
+	CHECK_EQ(limits_compound(c, sessionid, 2, 0, 2), NFS4ERR_REP_TOO_BIG,
+		 "a reply over ca_maxresponsesize 400: REP_TOO_BIG");
+	/* The same COMPOUND on a session of 1024 bytes runs: the limit was 400. */
+	session41_sized(c, "it-client-41-limits2", 512, 1024, sessionid);
+	CHECK_EQ(limits_compound(c, sessionid, 1, 0, 2), 0, "the same two GETATTRs fit ca_maxresponsesize 1024");
 }
 
 static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
@@ -1192,7 +1302,7 @@ static int seq41(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t
 	int st;
 
 	xb_init(&a);
-	hdr(&a, 1, 3);
+	hdr(&a, sess_minor, 3);
 	xb_sequence(&a, k->sess, ++k->seq);
 	xb_putfh(&a, fh, fh_len);
 	xb_raw(&a, ops->p, ops->len);
@@ -1408,6 +1518,375 @@ static void test_grace(struct raw_conn *c, const uint8_t *root, uint32_t root_le
 		 NFS4ERR_NO_GRACE, "after grace: 4.0 LOCK reclaim: NO_GRACE");
 }
 
+/* ---- NFSv4.2 (RFC 7862) and xattrs (RFC 8276) ---- */
+
+enum { OP_ALLOCATE = 59, OP_COPY = 60, OP_DEALLOCATE = 62, OP_OFFLOAD_STATUS = 67, OP_READ_PLUS = 68,
+       OP_SEEK = 69, OP_CLONE = 71, OP_GETXATTR = 72, OP_SETXATTR = 73, OP_LISTXATTRS = 74, OP_REMOVEXATTR = 75 };
+#define NFS4ERR_NOXATTR 10095
+#define MIB (1u << 20)
+
+static const struct sid anon; /* the anonymous stateid (all zeros) */
+
+/* SEQUENCE, PUTFH fh, then ops (n of them, encoded): the status; r->body after PUTFH's result. */
+static int seq42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t fh_len, const struct xb *ops,
+		 uint32_t n, struct raw_reply *r)
+{
+	uint32_t nres;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 2, 2 + n);
+	xb_sequence(&a, k->sess, ++k->seq);
+	xb_putfh(&a, fh, fh_len);
+	xb_raw(&a, ops->p, ops->len);
+	st = compound(c, &a, r, &nres);
+	xb_free(&a);
+	if (st >= 0 && res_ok(r, OP_SEQUENCE)) {
+		xd_skip(&r->body, 16 + 4 * 5);
+		res_ok(r, OP_PUTFH);
+	}
+	return st;
+}
+
+/* SEEK: the status; *off and *eof on success. */
+static int seek42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint64_t from, uint32_t what,
+		  uint64_t *off, bool *eof)
+{
+	struct raw_reply r;
+	struct xb o;
+	int st;
+
+	xb_init(&o);
+	xb_u32(&o, OP_SEEK);
+	xb_sid(&o, &anon);
+	xb_u64(&o, from);
+	xb_u32(&o, what);
+	st = seq42(c, k, fh, len, &o, 1, &r);
+	if (st == 0 && res_ok(&r, OP_SEEK)) {
+		*eof = xd_u32(&r.body);
+		*off = xd_u64(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&o);
+	return st;
+}
+
+static int alloc42_sid(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op,
+		       const struct sid *s, uint64_t off, uint64_t n)
+{
+	struct raw_reply r;
+	struct xb o;
+	int st;
+
+	xb_init(&o);
+	xb_u32(&o, op);
+	xb_sid(&o, s);
+	xb_u64(&o, off);
+	xb_u64(&o, n);
+	st = seq42(c, k, fh, len, &o, 1, &r);
+	raw_reply_free(&r);
+	xb_free(&o);
+	return st;
+}
+
+static int alloc42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op, uint64_t off,
+		   uint64_t n)
+{
+	return alloc42_sid(c, k, fh, len, op, &anon, off, n);
+}
+
+/* A file of the export: its handle. */
+static bool fh_file(struct raw_conn *c, const char *name, uint8_t *fh, uint32_t *len)
+{
+	char path[PATH_MAX + 256];
+
+	if (snprintf(path, sizeof(path), "%s/%s", env.export_dir, name) >= (int)sizeof(path))
+		return false;
+	return fh_of(c, path, fh, len);
+}
+
+static void test_v42_seek_alloc(struct raw_conn *c, struct cl41 *k)
+{
+	uint8_t fh[128], fh2[128];
+	uint32_t len = 0, len2 = 0;
+	uint64_t off = 0;
+	bool eof = false;
+	int fd;
+
+	hx_section("NFSv4.2: SEEK on a sparse file; DEALLOCATE then SEEK finds the hole; ALLOCATE");
+	fd = open(hx_xpath(&env, "sparse42"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && ftruncate(fd, 4 * MIB) == 0 && pwrite(fd, "DATA", 4, MIB) == 4, "sparse file");
+	close(fd);
+	if (!CHECK(fh_file(c, "sparse42", fh, &len), "handle of sparse42"))
+		return;
+	CHECK(seek42(c, k, fh, len, 0, 0, &off, &eof) == 0 && off == MIB && !eof, "SEEK DATA from 0: %llu",
+	      (unsigned long long)off);
+	CHECK(seek42(c, k, fh, len, MIB, 1, &off, &eof) == 0 && off == MIB + 4096, "SEEK HOLE from 1 MiB: %llu",
+	      (unsigned long long)off);
+	CHECK(seek42(c, k, fh, len, 2 * MIB, 0, &off, &eof) == 0 && eof, "SEEK DATA in the trailing hole: eof");
+	CHECK_EQ(seek42(c, k, fh, len, 4 * MIB, 0, &off, &eof), 6 /* NXIO */, "SEEK past the end: NXIO");
+	{
+		static uint8_t buf[4 * MIB / 4];
+		for (size_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t)(i * 7 + 1);
+		fd = open(hx_xpath(&env, "dense42"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		for (int i = 0; i < 4; i++)
+			CHECK(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf), "dense file");
+		close(fd);
+	}
+	if (!CHECK(fh_file(c, "dense42", fh2, &len2), "handle of dense42"))
+		return;
+	CHECK(seek42(c, k, fh2, len2, 0, 1, &off, &eof) == 0 && off == 4 * MIB && eof, "dense: the hole is the end");
+	CHECK_EQ(alloc42(c, k, fh2, len2, OP_DEALLOCATE, MIB, MIB), 0, "DEALLOCATE [1 MiB, 2 MiB)");
+	CHECK(seek42(c, k, fh2, len2, 0, 1, &off, &eof) == 0 && off == MIB && !eof, "SEEK HOLE finds it: %llu",
+	      (unsigned long long)off);
+	CHECK(seek42(c, k, fh2, len2, MIB, 0, &off, &eof) == 0 && off == 2 * MIB, "SEEK DATA after it: %llu",
+	      (unsigned long long)off);
+	struct stat st;
+	CHECK(stat(hx_xpath(&env, "dense42"), &st) == 0 && st.st_size == 4 * MIB, "size kept");
+	fd = open(hx_xpath(&env, "dense42"), O_RDONLY);
+	CHECK(lseek(fd, 0, SEEK_HOLE) == MIB, "the server's own lseek sees the hole");
+	close(fd);
+	CHECK_EQ(alloc42(c, k, fh2, len2, OP_ALLOCATE, 4 * MIB, MIB), 0, "ALLOCATE past the end");
+	CHECK(stat(hx_xpath(&env, "dense42"), &st) == 0 && st.st_size == 5 * MIB, "the file grew to 5 MiB");
+}
+
+static void test_v42_read_plus(struct raw_conn *c, struct cl41 *k)
+{
+	uint8_t fh[128];
+	uint32_t len = 0, n = 0, dlen = 0;
+	struct raw_reply r;
+	const uint8_t *d = NULL;
+	struct xb o;
+	bool hole = false, data = false;
+
+	hx_section("NFSv4.2: READ_PLUS returns the hole as a hole segment and the data");
+	if (!CHECK(fh_file(c, "sparse42", fh, &len), "handle of sparse42"))
+		return;
+	xb_init(&o);
+	xb_u32(&o, OP_READ_PLUS);
+	xb_sid(&o, &anon);
+	xb_u64(&o, MIB - 8192);
+	xb_u32(&o, 65536);
+	if (CHECK_EQ(seq42(c, k, fh, len, &o, 1, &r), 0, "READ_PLUS") && res_ok(&r, OP_READ_PLUS)) {
+		xd_u32(&r.body); /* eof */
+		n = xd_u32(&r.body);
+		for (uint32_t i = 0; i < n && !r.body.bad; i++) {
+			uint32_t type = xd_u32(&r.body);
+			uint64_t off = xd_u64(&r.body);
+			if (type == 1) {
+				uint64_t l = xd_u64(&r.body);
+				hole |= i == 0 && off == MIB - 8192 && l == 8192;
+			} else {
+				d = xd_opaque(&r.body, &dlen, 65536);
+				data |= off == MIB && d && dlen >= 4 && !memcmp(d, "DATA", 4);
+			}
+		}
+	}
+	CHECK(hole, "a hole segment [1 MiB - 8 KiB, 1 MiB)");
+	CHECK(data, "the data segment at 1 MiB holds DATA (%u segments)", n);
+	raw_reply_free(&r);
+	xb_free(&o);
+}
+
+/* SAVEFH (source: the PUTFH), PUTFH dst, COPY or CLONE. */
+static int copy42(struct raw_conn *c, struct cl41 *k, const uint8_t *src, uint32_t slen, const uint8_t *dst,
+		  uint32_t dlen, uint32_t op, uint64_t soff, uint64_t doff, uint64_t count, uint64_t *copied)
+{
+	struct raw_reply r;
+	struct xb o;
+	int st;
+
+	xb_init(&o);
+	xb_u32(&o, OP_SAVEFH);
+	xb_putfh(&o, dst, dlen);
+	xb_u32(&o, op);
+	xb_sid(&o, &anon);
+	xb_sid(&o, &anon);
+	xb_u64(&o, soff);
+	xb_u64(&o, doff);
+	xb_u64(&o, count);
+	if (op == OP_COPY) {
+		xb_u32(&o, 1);
+		xb_u32(&o, 1);
+		xb_u32(&o, 0);
+	}
+	st = seq42(c, k, src, slen, &o, 3, &r);
+	if (st == 0 && op == OP_COPY && res_ok(&r, OP_SAVEFH) && res_ok(&r, OP_PUTFH) && res_ok(&r, OP_COPY)) {
+		CHECK_EQ(xd_u32(&r.body), 0, "COPY: no callback id (synchronous)");
+		*copied = xd_u64(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&o);
+	return st;
+}
+
+static bool same_files(const char *a, const char *b)
+{
+	char cmd[4 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+	return system(cmd) == 0;
+}
+
+static void test_v42_copy_clone(struct raw_conn *c, struct cl41 *k)
+{
+	uint8_t s[128], d[128];
+	uint32_t sl = 0, dl = 0;
+	uint64_t copied = 0;
+	bool can_clone;
+	int st, fs, fd;
+
+	hx_section("NFSv4.2: COPY within the server (bytes compared), CLONE where the file system can");
+	hx_write_file(hx_xpath(&env, "copy-dst"), "", 0, 0644);
+	if (!CHECK(fh_file(c, "dense42", s, &sl) && fh_file(c, "copy-dst", d, &dl), "handles"))
+		return;
+	CHECK_EQ(copy42(c, k, s, sl, d, dl, OP_COPY, 0, 0, 0, &copied), 0, "COPY of the whole file (count 0)");
+	CHECK(copied == 5 * MIB, "5 MiB copied (%llu)", (unsigned long long)copied);
+	CHECK(same_files(hx_xpath(&env, "dense42"), hx_xpath(&env, "copy-dst")), "the copy has the same bytes");
+	CHECK_EQ(copy42(c, k, s, sl, d, dl, OP_COPY, 5 * MIB, 0, 1, &copied), NFS4ERR_INVAL,
+		 "COPY past the source's end: INVAL");
+	/* RFC 7862 §15.13.3: NOTSUPP exactly when the host's file system cannot reflink. */
+	hx_write_file(hx_xpath(&env, "clone-dst"), "", 0, 0644);
+	fs = open(hx_xpath(&env, "dense42"), O_RDONLY);
+	fd = open(hx_xpath(&env, "clone-probe"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	can_clone = fs >= 0 && fd >= 0 && ioctl(fd, FICLONE, fs) == 0;
+	close(fs);
+	close(fd);
+	unlink(hx_xpath(&env, "clone-probe"));
+	if (!CHECK(fh_file(c, "clone-dst", d, &dl), "handle of clone-dst"))
+		return;
+	st = copy42(c, k, s, sl, d, dl, OP_CLONE, 0, 0, 0, &copied);
+	if (can_clone)
+		CHECK(st == 0 && same_files(hx_xpath(&env, "dense42"), hx_xpath(&env, "clone-dst")),
+		      "CLONE: the same bytes (%d)", st);
+	else
+		CHECK_EQ(st, NFS4ERR_NOTSUPP, "CLONE on a file system without reflink (FICLONE refused): NOTSUPP");
+	{
+		struct raw_reply r;
+		struct xb o;
+		xb_init(&o);
+		xb_u32(&o, OP_OFFLOAD_STATUS);
+		xb_sid(&o, &anon);
+		CHECK_EQ(seq42(c, k, d, dl, &o, 1, &r), NFS4ERR_BAD_STATEID, "OFFLOAD_STATUS: no async copy: BAD_STATEID");
+		raw_reply_free(&r);
+		xb_free(&o);
+	}
+}
+
+static int xattr42(struct raw_conn *c, struct cl41 *k, const uint8_t *fh, uint32_t len, uint32_t op,
+		   const char *name, const char *value, char *out, size_t cap)
+{
+	struct raw_reply r;
+	struct xb o;
+	uint32_t n = 0;
+	const uint8_t *p;
+	int st;
+
+	xb_init(&o);
+	xb_u32(&o, op);
+	if (op == OP_SETXATTR)
+		xb_u32(&o, 0);
+	if (op == OP_LISTXATTRS) {
+		xb_u64(&o, 0);
+		xb_u32(&o, 4096);
+	} else {
+		xb_string(&o, name);
+	}
+	if (op == OP_SETXATTR)
+		xb_string(&o, value);
+	st = seq42(c, k, fh, len, &o, 1, &r);
+	if (out)
+		out[0] = 0;
+	if (st == 0 && out && op == OP_GETXATTR && res_ok(&r, op) && (p = xd_opaque(&r.body, &n, 1024)) && n < cap) {
+		memcpy(out, p, n);
+		out[n] = 0;
+	}
+	if (st == 0 && out && op == OP_LISTXATTRS && res_ok(&r, op)) {
+		xd_u64(&r.body);
+		uint32_t cnt = xd_u32(&r.body);
+		for (uint32_t i = 0; i < cnt && (p = xd_opaque(&r.body, &n, 255)); i++)
+			snprintf(out + strlen(out), cap - strlen(out), "%.*s,", (int)n, (const char *)p);
+	}
+	raw_reply_free(&r);
+	xb_free(&o);
+	return st;
+}
+
+static void test_v42_xattr(struct raw_conn *c, struct cl41 *k)
+{
+	uint8_t fh[128];
+	uint32_t len = 0;
+	char v[256], host[64];
+	ssize_t n;
+
+	hx_section("RFC 8276 xattrs: SETXATTR, GETXATTR, LISTXATTRS, REMOVEXATTR (user namespace, no prefix)");
+	hx_write_file(hx_xpath(&env, "xa"), "x", 1, 0644);
+	if (!CHECK(fh_file(c, "xa", fh, &len), "handle of xa"))
+		return;
+	CHECK_EQ(xattr42(c, k, fh, len, OP_SETXATTR, "x", "hello", NULL, 0), 0, "SETXATTR x");
+	CHECK_EQ(xattr42(c, k, fh, len, OP_SETXATTR, "y", "world", NULL, 0), 0, "SETXATTR y");
+	n = getxattr(hx_xpath(&env, "xa"), "user.x", host, sizeof(host));
+	CHECK(n == 5 && !memcmp(host, "hello", 5), "user.x on the server's file");
+	CHECK(xattr42(c, k, fh, len, OP_GETXATTR, "x", NULL, v, sizeof(v)) == 0 && !strcmp(v, "hello"),
+	      "GETXATTR x: \"%s\"", v);
+	CHECK(xattr42(c, k, fh, len, OP_LISTXATTRS, NULL, NULL, v, sizeof(v)) == 0 &&
+		      (!strcmp(v, "x,y,") || !strcmp(v, "y,x,")),
+	      "LISTXATTRS: \"%s\"", v);
+	CHECK_EQ(xattr42(c, k, fh, len, OP_REMOVEXATTR, "x", NULL, NULL, 0), 0, "REMOVEXATTR x");
+	CHECK_EQ(xattr42(c, k, fh, len, OP_GETXATTR, "x", NULL, v, sizeof(v)), NFS4ERR_NOXATTR, "GETXATTR x: NOXATTR");
+	CHECK(getxattr(hx_xpath(&env, "xa"), "user.x", host, sizeof(host)) < 0 && errno == ENODATA,
+	      "user.x gone from the server's file");
+	CHECK(xattr42(c, k, fh, len, OP_LISTXATTRS, NULL, NULL, v, sizeof(v)) == 0 && !strcmp(v, "y,"),
+	      "LISTXATTRS after the removal: \"%s\"", v);
+}
+
+/* The stateid step is WRITE's (RFC 7862 §15.4.3, §15.1.3): an open for writing may
+ * DEALLOCATE, a read-only open may only read (OPENMODE), a stateid of no state is refused. */
+static void test_v42_stateids(struct raw_conn *c, struct cl41 *k)
+{
+	static const struct sid bogus = { .seqid = 1, .other = { 0x55, 0x55, 0x55, 0x55, 0x55, 0x55 } };
+	uint8_t dir[128], fh[128];
+	uint32_t dl = 0, fl = 0;
+	struct open_res rw, ro;
+	uint64_t off = 0;
+	bool eof = false;
+	struct xb a;
+	int st;
+
+	hx_section("NFSv4.2: DEALLOCATE and SEEK through open stateids (OPENMODE for a read-only open)");
+	if (!CHECK(fh_of(c, env.export_dir, dir, &dl) && fh_file(c, "dense42", fh, &fl), "handles"))
+		return;
+	CHECK_EQ(SEQ41(c, k, dir, dl, (xb_u32(b, OP_RECLAIM_COMPLETE), xb_u32(b, 0))), 0, "RECLAIM_COMPLETE");
+	CHECK_EQ(open41(c, k, dir, dl, "v42-rw", 0, "dense42", &rw), 0, "OPEN read-write");
+	xb_init(&a);
+	xb_open(&a, 0, 1 /* READ */, 0, k->cid, "v42-ro", 0, "dense42");
+	CHECK_EQ(open41_run(c, k, dir, dl, &a, &ro), 0, "OPEN read-only (another owner)");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &rw.sid, 0, 4096), 0, "DEALLOCATE with the read-write open");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &ro.sid, 0, 4096), NFS4ERR_OPENMODE,
+		 "DEALLOCATE with the read-only open: OPENMODE");
+	CHECK_EQ(alloc42_sid(c, k, fh, fl, OP_ALLOCATE, &ro.sid, 0, 4096), NFS4ERR_OPENMODE,
+		 "ALLOCATE with the read-only open: OPENMODE");
+	CHECK(seek42(c, k, fh, fl, 0, 1, &off, &eof) == 0 && off == 0, "SEEK HOLE from 0 finds the new hole at 0");
+	st = alloc42_sid(c, k, fh, fl, OP_DEALLOCATE, &bogus, 0, 4096);
+	CHECK(st == NFS4ERR_BAD_STATEID || st == NFS4ERR_STALE_STATEID, "a stateid of no state: %d", st);
+}
+
+static void test_v42(struct raw_conn *c)
+{
+	struct cl41 k = { 0 };
+
+	sess_minor = 2;
+	k.cid = session41_as(c, "it-client-42", k.sess);
+	test_v42_seek_alloc(c, &k);
+	test_v42_read_plus(c, &k);
+	test_v42_copy_clone(c, &k);
+	test_v42_xattr(c, &k);
+	test_v42_stateids(c, &k);
+	sess_minor = 1;
+}
+
 /* root_squash (the default) and a read-only export. */
 static void test_squash_ro(void)
 {
@@ -1444,6 +1923,21 @@ static void test_squash_ro(void)
 			 NFS4ERR_ROFS, "SETATTR on ro: ROFS");
 		xb_free(&v);
 		CHECK(stat(rofile, &st) == 0 && (st.st_mode & 07777) == 0644, "still there, unchanged");
+		/* NFSv4.2 (RFC 7862, RFC 8276): the data and xattr operations are ROFS there too. */
+		struct cl41 k = { 0 };
+		uint8_t ffh[128];
+		uint32_t flen = 0;
+		sess_minor = 2;
+		k.cid = session41_as(&c, "it-client-42-ro", k.sess);
+		if (CHECK(fh_of(&c, rofile, ffh, &flen), "handle of rodir/f")) {
+			CHECK_EQ(alloc42(&c, &k, ffh, flen, OP_DEALLOCATE, 0, 1), NFS4ERR_ROFS, "DEALLOCATE on ro: ROFS");
+			CHECK_EQ(alloc42(&c, &k, ffh, flen, OP_ALLOCATE, 0, 1), NFS4ERR_ROFS, "ALLOCATE on ro: ROFS");
+			CHECK_EQ(xattr42(&c, &k, ffh, flen, OP_SETXATTR, "x", "v", NULL, 0), NFS4ERR_ROFS,
+				 "SETXATTR on ro: ROFS");
+			CHECK_EQ(copy42(&c, &k, ffh, flen, ffh, flen, OP_COPY, 0, 0, 1, &(uint64_t){ 0 }), NFS4ERR_ROFS,
+				 "COPY into ro: ROFS");
+		}
+		sess_minor = 1;
 	}
 	raw_close(&c);
 	hx_daemon_stop(&env);
@@ -1455,7 +1949,6 @@ int main(int argc, char **argv)
 	struct raw_reply r;
 	uint8_t fh[128];
 	uint32_t fh_len = 0;
-	FILE *f;
 
 	hx_begin("nfs4", argc, argv);
 	hx_env_init(&env);
@@ -1463,13 +1956,10 @@ int main(int argc, char **argv)
 	hx_write_file(hx_xpath(&env, "hello"), "hi\n", 3, 0644);
 	if (symlink("hello", hx_xpath(&env, "link")) != 0)
 		CHECK(false, "symlink");
-	test_off_by_default();
+	test_on_by_default();
 
-	f = fopen(env.conf_path, "a");
-	if (!CHECK(f != NULL, "config"))
+	if (!CHECK(hx_append_config(&env, "[nfsv4]\nlease-time = %d\n", LEASE) == 0, "config"))
 		return hx_end();
-	fprintf(f, "[nfsv4]\nenable = yes\nlease-time = %d\n", LEASE);
-	fclose(f);
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "connect"))
 		return hx_end();
 	CHECK(raw_call(&c, ++xid, RAW_NFS_PROG, 4, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
@@ -1480,12 +1970,15 @@ int main(int argc, char **argv)
 	test_mod_ops(&c, fh, fh_len);
 	test_state40(&c, fh, fh_len);
 	test_state41(&c, fh, fh_len);
+	test_session_limits(&c);
 	test_locks40(&c, fh, fh_len);
 	test_lease_expiry(&c, fh, fh_len);
+	test_v42(&c);
 	test_grace(&c, fh, fh_len);
 	raw_close(&c);
 	hx_daemon_stop(&env);
 	test_squash_ro();
+	test_off_when_disabled();
 	hx_env_release(&env);
 	return hx_end();
 }

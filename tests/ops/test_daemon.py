@@ -16,7 +16,8 @@ exports, state directory and stats socket. Scenarios:
           arguments, and libnfs's nfs-ls when installed), then checks
           rnfsctl's table and --json for those calls and for the open
           connection.
-  nfs4    with [nfsv4] enable: no previous clients, no grace; an NFSv4.1
+  nfs4    NFSv4 with the default configuration (no [nfsv4] section: it is
+          on by default): no previous clients, no grace; an NFSv4.1
           client (raw EXCHANGE_ID, CREATE_SESSION) is counted (clients,
           sessions, per-operation counters in --json and the table) and
           recorded in state-dir/nfs4-clients; after a restart with
@@ -434,7 +435,7 @@ def nfs4_json(d):
 
 
 def scenario_nfs4(d):
-    d.write_conf("[nfsv4]\nenable = yes\n")
+    d.write_conf()  # no [nfsv4] section: NFSv4 is served by default
     d.start()
     d.wait_for("READY", "1")
     doc = nfs4_json(d)
@@ -461,7 +462,7 @@ def scenario_nfs4(d):
         fail(f"client not recorded: {rec!r}")
 
     # Restart: the previous boot's client may reclaim; RECLAIM_COMPLETE ends the grace period early.
-    d.write_conf("[nfsv4]\nenable = yes\ngrace-time = 60\n")
+    d.write_conf("[nfsv4]\ngrace-time = 60\n")
     d.start()
     d.wait_for("READY", "1")
     n = nfs4_json(d)["nfs4"]

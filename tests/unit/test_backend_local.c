@@ -229,6 +229,14 @@ static struct be_file *open_file(struct be_fs *fs, const char *name, unsigned fl
 	return f;
 }
 
+
+static unsigned releases_seen;
+
+static void count_release(void)
+{
+	releases_seen++;
+}
+
 static void test_locks(void **state)
 {
 	const struct be_lock w0 = { BE_LOCK_WRITE, 0, 10 }, r5 = { BE_LOCK_READ, 5, 10 };
@@ -256,11 +264,16 @@ static void test_locks(void **state)
 	assert_int_equal(holder.owner, 0);
 	assert_int_equal(be_lock_set(fs, f2, 2, &w0), EAGAIN);
 	assert_int_equal(be_lock_set(fs, f2, 2, &r5), 0); /* shared with shared: fine */
+	be_lock_listen(count_release); /* every unlock and owner release tells the listener */
 	assert_int_equal(be_lock_unset(fs, f, 1, &all), 0);
 	assert_int_equal(be_lock_unset(fs, f2, 2, &all), 0);
+	assert_int_equal(releases_seen, 2);
 	assert_int_equal(be_lock_set(fs, f2, 2, &w0), 0);
 	assert_int_equal(be_lock_set(fs, f, 3, &w0), EAGAIN);
+	assert_int_equal(releases_seen, 2); /* a lock taken or refused is no release */
 	be_lock_owner_release(fs, f2, 2);
+	assert_int_equal(releases_seen, 3);
+	be_lock_listen(NULL);
 	assert_int_equal(be_lock_set(fs, f, 3, &w0), 0);
 	be_lock_owner_release(fs, f, 3);
 	assert_int_equal(be_lock_set(fs, f, 1, &w0), 0); /* owner 1 again: fine */
@@ -457,6 +470,15 @@ static void test_create_readdir_files(void **state)
 	assert_int_equal(s.n, 3); /* the rest after the third */
 	assert_int_equal(verf2, verf);
 	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, verf + 1, 0, count_entry, &s, &verf2, &eof),
+			 BE_EBADCOOKIE);
+	/* verifier 0 with a cookie: NFSv3 refuses it, BE_READDIR_ZERO_VERF (NFSv4) takes the current one */
+	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, 0, 0, count_entry, &s, &verf2, &eof), BE_EBADCOOKIE);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, 0, BE_READDIR_ZERO_VERF, count_entry, &s, &verf2, &eof),
+			 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(be_readdir(fs, &root_cred, &d, resume, verf + 1, BE_READDIR_ZERO_VERF, count_entry, &s,
+				    &verf2, &eof),
 			 BE_EBADCOOKIE);
 
 	/* a file kept open past its instance's close and past its unlink (NFSv4 open state) */

@@ -86,6 +86,9 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.rdma_max_payload, 1024 * 1024);
 	assert_true(cfg.rdma_send_invalidate);
 	assert_int_equal(cfg.rdma_buffer_pool, 256 * 1024 * 1024);
+	assert_true(cfg.nfsv4); /* issue 10: NFSv4 offered by default; [nfsv4] enable = no turns it off */
+	assert_int_equal(cfg.nfsv4_grace_time, 90);
+	assert_int_equal(cfg.nfsv4_lease_time, 90);
 }
 
 static void test_empty_and_comments(void **state)
@@ -122,7 +125,9 @@ static void test_every_key(void **state)
 		 "credits = 64\n"
 		 "inline = 8k\n"
 		 "max-payload = 4M\n"
-		 "send-invalidate = no\n", &cfg);
+		 "send-invalidate = no\n"
+		 "[nfsv4]\n"
+		 "enable = no\n", &cfg);
 	assert_int_equal(cfg.threads, 32);
 	assert_string_equal(cfg.exports_file, "/etc/x/exports");
 	assert_true(cfg.exports_named); /* named: it must exist */
@@ -147,6 +152,7 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg.rdma_inline, 8192);
 	assert_int_equal(cfg.rdma_max_payload, 4 * 1024 * 1024);
 	assert_false(cfg.rdma_send_invalidate);
+	assert_false(cfg.nfsv4);
 }
 
 /* Reads the numeric field of key k from cfg. */

@@ -192,19 +192,11 @@ static void path_of(char *out, size_t cap, const char *dir, const char *name)
 
 static int setup(void **state)
 {
-	struct rnfsd_config cfg;
-	struct export_table tbl;
-	char text[1024], err[256];
+	char text[1024];
 
 	(void)state;
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_nfs4_mod: needs root (open_by_handle_at, setfsuid); skipped\n");
-		exit(77);
-	}
-	snprintf(top, sizeof(top), "/tmp/test_nfs4_mod.XXXXXX");
-	if (!mkdtemp(top))
+	if (tc_fixture_dir("nfs4_mod", top, sizeof(top)) < 0)
 		return -1;
-	chmod(top, 0755);
 	snprintf(exp_rw, sizeof(exp_rw), "%s/rw", top);
 	snprintf(exp_sq, sizeof(exp_sq), "%s/sq", top);
 	snprintf(exp_ro, sizeof(exp_ro), "%s/ro", top);
@@ -213,16 +205,8 @@ static int setup(void **state)
 	sh("mkdir -p %s", exp_ro);
 	snprintf(text, sizeof(text), "%s " ME "(rw,no_root_squash,insecure)\n%s " ME "(rw,insecure)\n"
 		 "%s " ME "(ro,no_root_squash,insecure)\n", exp_rw, exp_sq, exp_ro);
-	if (exports_parse(text, "test", &tbl, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
+	if (tc_fixture_start(top, text, true, &t) < 0)
 		return -1;
-	}
-	config_defaults(&cfg);
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/state", top);
-	cfg.nfsv4 = true;
-	if (nfs_service_init(&cfg, &tbl) < 0)
-		return -1;
-	t = tc_new();
 	sh("cd %s && echo hello > file && mkdir full && touch full/x", exp_rw);
 	sh("cd %s && echo hello > file", exp_ro);
 	walk(exp_rw, &fh_rw);
@@ -235,9 +219,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	nfs_service_shutdown();
-	tc_free(t);
-	sh("rm -rf %s", top);
+	tc_fixture_stop(top, t);
 	return 0;
 }
 

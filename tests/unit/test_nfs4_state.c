@@ -58,9 +58,9 @@ static uint64_t new_client(const char *owner, const uint8_t *verf, uint8_t sid[N
 	struct nfs4_exid_res r;
 	struct nfs4_chan_attrs f = attrs(8), b = attrs(1);
 
-	assert_int_equal(nfs4_exchange_id(&st, verf, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 10, &r),
+	assert_int_equal(nfs4_exchange_id(&st, verf, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 0, 10, &r),
 			 NFS4_OK);
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 10, sid), NFS4_OK);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 10, sid), NFS4_OK);
 	return r.clientid;
 }
 
@@ -72,41 +72,70 @@ static void test_exchange_id(void **state)
 	const uint8_t *own = (const uint8_t *)"client-a";
 
 	(void)state;
-	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 8, 0, 1, &r1), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 8, 0, 0, 1, &r1), NFS4_OK);
 	assert_int_equal(r1.sequenceid, 1);
 	assert_false(r1.flags & EXCHGID4_FLAG_CONFIRMED_R);
 	assert_true(r1.clientid >> 32 == 0x1234);
 	/* Unconfirmed, asked again: replaced (the old clientid is gone). */
-	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 8, 0, 1, &r2), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 8, 0, 0, 1, &r2), NFS4_OK);
 	assert_true(r2.clientid != r1.clientid);
-	assert_int_equal(nfs4_create_session(&st, r1.clientid, 1, &f, &b, 1, sid), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_create_session(&st, r1.clientid, 1, &f, &b, 0, 1, sid), NFS4ERR_STALE_CLIENTID);
 	/* Updates need a confirmed record. */
-	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 8, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, 1, &r3), NFS4ERR_NOENT);
-	assert_int_equal(nfs4_create_session(&st, r2.clientid, 1, &f, &b, 1, sid), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 8, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, 0, 1, &r3), NFS4ERR_NOENT);
+	assert_int_equal(nfs4_create_session(&st, r2.clientid, 1, &f, &b, 0, 1, sid), NFS4_OK);
 	/* Confirmed, the same client again: same clientid, next CREATE_SESSION sequence. */
-	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 8, 0, 2, &r3), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 8, 0, 0, 2, &r3), NFS4_OK);
 	assert_true(r3.clientid == r2.clientid);
 	assert_int_equal(r3.sequenceid, 2);
 	assert_true(r3.flags & EXCHGID4_FLAG_CONFIRMED_R);
-	assert_int_equal(nfs4_exchange_id(&st, verf2, own, 8, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, 1, &r3),
+	assert_int_equal(nfs4_exchange_id(&st, verf2, own, 8, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, 0, 1, &r3),
 			 NFS4ERR_NOT_SAME);
 	/* The client restarted (new verifier): a new record; the old one and its
 	 * session live until CREATE_SESSION confirms the new one. */
-	assert_int_equal(nfs4_exchange_id(&st, verf2, own, 8, 0, 3, &r3), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf2, own, 8, 0, 0, 3, &r3), NFS4_OK);
 	assert_true(r3.clientid != r2.clientid);
 	assert_false(r3.flags & EXCHGID4_FLAG_CONFIRMED_R);
 	struct nfs4_seq_res sr;
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, 3, buf, sizeof(buf), &sr), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, 0, 3, buf, sizeof(buf), &sr), NFS4_SEQ_NEW);
 	nfs4_slot_done(&st, sid, 0, false, NULL, 0);
-	assert_int_equal(nfs4_create_session(&st, r3.clientid, r3.sequenceid, &f, &b, 3, sid2), NFS4_OK);
-	assert_int_equal(nfs4_sequence(&st, sid, 2, 0, 1, 3, buf, sizeof(buf), &sr), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_create_session(&st, r3.clientid, r3.sequenceid, &f, &b, 0, 3, sid2), NFS4_OK);
+	assert_int_equal(nfs4_sequence(&st, sid, 2, 0, 1, 0, 3, buf, sizeof(buf), &sr), NFS4_SEQ_ERROR);
 	assert_int_equal(sr.status, NFS4ERR_BADSESSION);
 	assert_int_equal(nfs4_destroy_clientid(&st, r2.clientid), NFS4ERR_STALE_CLIENTID);
 	/* Bounds on the owner. */
 	static uint8_t big[NFS4_OWNER_MAX + 1];
-	assert_int_equal(nfs4_exchange_id(&st, verf1, big, 0, 0, 1, &r3), NFS4ERR_INVAL);
-	assert_int_equal(nfs4_exchange_id(&st, verf1, big, sizeof(big), 0, 1, &r3), NFS4ERR_INVAL);
-	assert_int_equal(nfs4_exchange_id(&st, verf1, big, NFS4_OWNER_MAX, 0, 1, &r3), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, big, 0, 0, 0, 1, &r3), NFS4ERR_INVAL);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, big, sizeof(big), 0, 0, 1, &r3), NFS4ERR_INVAL);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, big, NFS4_OWNER_MAX, 0, 0, 1, &r3), NFS4_OK);
+}
+
+/* RFC 8881 §18.35.5 cases 3 and 9, §18.36.4: principals (pynfs EID5e, EID5g, EID6g, CSESS9). */
+static void test_principals(void **state)
+{
+	struct nfs4_exid_res r1, r2, r3;
+	struct nfs4_chan_attrs f = attrs(4), b = attrs(1);
+	uint8_t sid[NFS4_SESSIONID_SIZE];
+	const uint8_t *own = (const uint8_t *)"princ";
+
+	(void)state;
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 5, 0, 7, 1, &r1), NFS4_OK);
+	/* Another principal may not confirm the record (CLID_INUSE), its own may. */
+	assert_int_equal(nfs4_create_session(&st, r1.clientid, r1.sequenceid, &f, &b, 8, 1, sid), NFS4ERR_CLID_INUSE);
+	assert_int_equal(nfs4_create_session(&st, r1.clientid, r1.sequenceid, &f, &b, 7, 1, sid), NFS4_OK);
+	/* Case 3 while the record has a session: CLID_INUSE, the record kept. */
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 5, 0, 8, 2, &r2), NFS4ERR_CLID_INUSE);
+	/* Case 9: an update by another principal: PERM. */
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 5, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, 8, 2, &r2),
+			 NFS4ERR_PERM);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 5, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, 7, 2, &r2), NFS4_OK);
+	assert_true(r2.clientid == r1.clientid);
+	/* Case 3 without state (its session destroyed): a new record, the old one gone at once. */
+	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 5, 0, 8, 3, &r3), NFS4_OK);
+	assert_true(r3.clientid != r1.clientid);
+	assert_false(r3.flags & EXCHGID4_FLAG_CONFIRMED_R);
+	assert_int_equal(nfs4_create_session(&st, r1.clientid, 2, &f, &b, 7, 3, sid), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_create_session(&st, r3.clientid, r3.sequenceid, &f, &b, 8, 3, sid), NFS4_OK);
 }
 
 static void test_create_session(void **state)
@@ -116,36 +145,37 @@ static void test_create_session(void **state)
 	uint8_t sid[NFS4_SESSIONID_SIZE], again[NFS4_SESSIONID_SIZE];
 
 	(void)state;
-	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"cs", 2, 0, 1, &r), NFS4_OK);
-	/* RFC 8881 §18.36.3: the server lowers what is beyond its limits. */
-	f = (struct nfs4_chan_attrs){ .headerpadsize = 64, .maxrequestsize = UINT32_MAX, .maxresponsesize = 10,
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"cs", 2, 0, 0, 1, &r), NFS4_OK);
+	/* RFC 8881 §18.36.3: the server lowers what is beyond its limits, and raises nothing (a small
+	 * ca_maxresponsesize stays: pynfs CSESS26 wants REP_TOO_BIG beyond it). */
+	f = (struct nfs4_chan_attrs){ .headerpadsize = 64, .maxrequestsize = UINT32_MAX, .maxresponsesize = 400,
 				      .maxresponsesize_cached = 1u << 30, .maxoperations = 0, .maxrequests = 5000 };
 	b = attrs(0);
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + 1, &f, &b, 1, sid), NFS4ERR_SEQ_MISORDERED);
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, sid), NFS4_OK);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + 1, &f, &b, 0, 1, sid), NFS4ERR_SEQ_MISORDERED);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, sid), NFS4_OK);
 	assert_int_equal(f.headerpadsize, 0);
 	assert_int_equal(f.maxrequestsize, NFS4_STATE_MAX_MSG);
-	assert_int_equal(f.maxresponsesize, 1024);
+	assert_int_equal(f.maxresponsesize, 400);
 	assert_int_equal(f.maxresponsesize_cached, NFS4_STATE_MAX_CACHED);
 	assert_int_equal(f.maxoperations, 1);
 	assert_int_equal(f.maxrequests, NFS4_STATE_MAX_SLOTS);
 	assert_int_equal(b.maxrequests, 1);
 	/* A retransmitted CREATE_SESSION gets the same session (its one-slot cache). */
 	f = attrs(8);
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, again), NFS4_OK);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, again), NFS4_OK);
 	assert_memory_equal(again, sid, NFS4_SESSIONID_SIZE);
 	assert_int_equal(f.maxrequests, NFS4_STATE_MAX_SLOTS);
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + 2, &f, &b, 1, again),
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + 2, &f, &b, 0, 1, again),
 			 NFS4ERR_SEQ_MISORDERED);
 	/* Sessions per client are bounded. */
 	for (uint32_t i = 1; i < NFS4_STATE_MAX_SESSIONS; i++) {
 		f = attrs(2);
-		assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + i, &f, &b, 1, again), NFS4_OK);
+		assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + i, &f, &b, 0, 1, again), NFS4_OK);
 	}
 	f = attrs(2);
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + NFS4_STATE_MAX_SESSIONS, &f, &b, 1,
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + NFS4_STATE_MAX_SESSIONS, &f, &b, 0, 1,
 					     again), NFS4ERR_DELAY);
-	assert_int_equal(nfs4_create_session(&st, 0xdead, 1, &f, &b, 1, again), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_create_session(&st, 0xdead, 1, &f, &b, 0, 1, again), NFS4ERR_STALE_CLIENTID);
 }
 
 static void test_sequence(void **state)
@@ -156,51 +186,55 @@ static void test_sequence(void **state)
 
 	(void)state;
 	new_client("seq", verf1, sid);
-	assert_int_equal(nfs4_sequence(&st, bad, 1, 0, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, bad, 1, 0, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_BADSESSION);
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 8, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 8, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_BADSLOT);
 	/* More operations than ca_maxoperations (16): refused, the slot untouched. */
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 17, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 17, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_TOO_MANY_OPS);
+	/* A request larger than ca_maxrequestsize (1 MiB): REQ_TOO_BIG (RFC 8881 §2.10.6.4, pynfs SEQ6),
+	 * the slot untouched; one of exactly that size passes (below). */
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, (1u << 20) + 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(r.status, NFS4ERR_REQ_TOO_BIG);
 	/* New request on slot 3; its retry while it runs: DELAY. */
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 1u << 20, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	assert_int_equal(r.highest_slotid, 7);
 	assert_int_equal(r.maxresponsesize, 1 << 20);
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_DELAY);
-	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_SEQ_MISORDERED);
 	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"reply", 5);
 	/* The retry now: the cached reply, exactly. */
 	memset(buf, 0, sizeof(buf));
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_REPLAY);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_REPLAY);
 	assert_int_equal(r.replay_len, 5);
 	assert_memory_equal(buf, "reply", 5);
 	/* Misordered both ways; the next one is new. */
-	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_SEQ_MISORDERED);
-	assert_int_equal(nfs4_sequence(&st, sid, 0, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 0, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_SEQ_MISORDERED);
-	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	/* Not cached (cachethis false): a retry is RETRY_UNCACHED_REP. */
 	nfs4_slot_done(&st, sid, 3, false, (const uint8_t *)"x", 1);
-	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_RETRY_UNCACHED_REP);
 	/* Larger than ca_maxresponsesize_cached: not cached either. */
-	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	nfs4_slot_done(&st, sid, 3, true, big, 4097);
-	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_RETRY_UNCACHED_REP);
 	/* A caller buffer too small for the cached reply: not replayed in part. */
-	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	nfs4_slot_done(&st, sid, 3, true, big, 100);
-	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, 1, buf, 99, &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, 0, 1, buf, 99, &r), NFS4_SEQ_ERROR);
 	/* Slots are independent; sequence ids wrap. */
-	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	nfs4_slot_done(&st, sid, 0, false, NULL, 0);
 	/* A session destroyed while a request runs: slot_done finds nothing, no harm. */
-	assert_int_equal(nfs4_sequence(&st, sid, 5, 3, 1, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, sid, 5, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4_OK);
 	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"late", 4);
 	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4ERR_BADSESSION);
@@ -232,9 +266,9 @@ static void test_expiry(void **state)
 	new_client("b", verf1, b);
 	assert_int_equal(nfs4_state_expire(&st, 100), 0); /* 10 + 90 is not before 100 */
 	/* b renews at 50 and leaves a request running on a slot. */
-	assert_int_equal(nfs4_sequence(&st, b, 1, 0, 1, 50, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
+	assert_int_equal(nfs4_sequence(&st, b, 1, 0, 1, 0, 50, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	assert_int_equal(nfs4_state_expire(&st, 101), 1);
-	assert_int_equal(nfs4_sequence(&st, a, 1, 0, 1, 101, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
+	assert_int_equal(nfs4_sequence(&st, a, 1, 0, 1, 0, 101, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_BADSESSION);
 	assert_int_equal(nfs4_state_expire(&st, 1000), 0); /* b is busy */
 	nfs4_slot_done(&st, b, 0, false, NULL, 0);
@@ -249,12 +283,12 @@ static void test_client_table_full(void **state)
 	(void)state;
 	for (unsigned i = 0; i < NFS4_STATE_MAX_CLIENTS; i++) {
 		snprintf(owner, sizeof(owner), "c%u", i);
-		assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 1,
+		assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 0, 1,
 						  &r), NFS4_OK);
 	}
-	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"one more", 8, 0, 1, &r), NFS4ERR_DELAY);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"one more", 8, 0, 0, 1, &r), NFS4ERR_DELAY);
 	assert_int_equal(nfs4_state_expire(&st, 1000), NFS4_STATE_MAX_CLIENTS);
-	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"one more", 8, 0, 1, &r), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"one more", 8, 0, 0, 1, &r), NFS4_OK);
 }
 
 /* All reply caches together stay within NFS4_STATE_CACHE_TOTAL. */
@@ -270,30 +304,30 @@ static void test_cache_budget(void **state)
 	(void)state;
 	for (unsigned i = 0; made < sessions; i++) {
 		snprintf(owner, sizeof(owner), "budget%u", i);
-		assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 1,
+		assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 0, 1,
 						  &r), NFS4_OK);
 		for (uint32_t k = 0; k < NFS4_STATE_MAX_SESSIONS && made < sessions; k++, made++) {
 			f = (struct nfs4_chan_attrs){ .maxrequestsize = 1 << 20, .maxresponsesize = 1 << 20,
 						      .maxresponsesize_cached = 1 << 20, .maxoperations = 8,
 						      .maxrequests = 1000 };
 			b = attrs(1);
-			assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + k, &f, &b, 1, sid), NFS4_OK);
+			assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + k, &f, &b, 0, 1, sid), NFS4_OK);
 			assert_int_equal(f.maxrequests, NFS4_STATE_MAX_SLOTS);
 			if (made == 0)
 				memcpy(first, sid, sizeof(sid));
 		}
 	}
 	assert_int_equal(st.cache_bytes, (size_t)sessions * per);
-	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"late", 4, 0, 1, &r), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"late", 4, 0, 0, 1, &r), NFS4_OK);
 	f = attrs(64);
 	f.maxresponsesize_cached = 8192;
 	b = attrs(1);
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, sid), NFS4ERR_DELAY);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, sid), NFS4ERR_DELAY);
 	/* One session gone: room again; a smaller cache asks for less. */
 	assert_int_equal(nfs4_destroy_session(&st, first), NFS4_OK);
 	f = attrs(64);
 	f.maxresponsesize_cached = 8192;
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, sid), NFS4_OK);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, sid), NFS4_OK);
 	assert_int_equal(f.maxrequests, 64);
 }
 
@@ -318,7 +352,7 @@ static void test_gone_hook(void **state)
 	new_client("hook-a", verf1, sid);
 	new_client("hook-a", verf2, sid2); /* a restarted client replaces its record: kept */
 	assert_int_equal(gone_calls, 0);
-	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"hook-u", 6, 0, 10, &r), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"hook-u", 6, 0, 0, 10, &r), NFS4_OK);
 	id = new_client("hook-b", verf1, sid);
 	uint8_t owner[NFS4_OWNER_MAX];
 	uint32_t len = 0;
@@ -379,7 +413,7 @@ static void test_setclientid(void **state)
 	/* 4.0 and 4.1 owners are apart; a 4.1 clientid is not confirmed by SETCLIENTID_CONFIRM. */
 	{
 		struct nfs4_exid_res r;
-		assert_int_equal(nfs4_exchange_id(&st, verf1, own, 12, 0, 16, &r), NFS4_OK);
+		assert_int_equal(nfs4_exchange_id(&st, verf1, own, 12, 0, 0, 16, &r), NFS4_OK);
 		assert_int_equal(st.nclients, 3);
 		assert_int_equal(nfs4_setclientid_confirm(&st, r.clientid, c1, 16), NFS4ERR_STALE_CLIENTID);
 	}
@@ -435,6 +469,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exchange_id, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_principals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_and_reclaim, setup, teardown),

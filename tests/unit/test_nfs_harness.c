@@ -7,10 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <limits.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
+#include "conf/config.h"
+#include "conf/exports.h"
+#include "nfs/nfs.h"
 #include "tests/unit/test_nfs_harness.h"
 
 struct tcall *tc_new(void)
@@ -224,4 +230,50 @@ void tc_skip_wcc(struct tcall *t, bool *pre, bool *post)
 size_t tc_remaining(struct tcall *t)
 {
 	return xdr_dec_remaining(&t->res);
+}
+
+/* ---- fixture ---- */
+
+int tc_fixture_dir(const char *name, char *top, size_t cap)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_%s: needs root (open_by_handle_at, setfsuid); skipped\n", name);
+		exit(77);
+	}
+	snprintf(top, cap, "/var/tmp/test_%s.XXXXXX", name);
+	if (!mkdtemp(top) || chmod(top, 0755) < 0) {
+		perror(top);
+		return -1;
+	}
+	return 0;
+}
+
+int tc_fixture_start(const char *top, const char *exports_text, bool nfsv4, struct tcall **t)
+{
+	struct rnfsd_config cfg;
+	struct export_table tbl;
+	char err[256];
+
+	if (exports_parse(exports_text, "test", &tbl, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	config_defaults(&cfg);
+	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/state", top);
+	cfg.nfsv4 = nfsv4;
+	if (nfs_service_init(&cfg, &tbl) < 0)
+		return -1;
+	*t = tc_new();
+	return 0;
+}
+
+void tc_fixture_stop(const char *top, struct tcall *t)
+{
+	char cmd[PATH_MAX + 16];
+
+	nfs_service_shutdown();
+	tc_free(t);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", top);
 }

@@ -78,4 +78,17 @@ void tc_skip_wcc(struct tcall *t, bool *pre, bool *post);
 const uint8_t *tc_opaque(struct tcall *t, uint32_t *len);
 size_t tc_remaining(struct tcall *t);
 
+/*
+ * The fixture of the procedure tests (setup and teardown):
+ * tc_fixture_dir: root or exit 77 (skip: open_by_handle_at, setfsuid); a
+ *   fresh directory /var/tmp/NAME.XXXXXX, mode 0755, into top.
+ * tc_fixture_start: parse exports_text, start the NFS service with NFSv4 on
+ *   or off and its state directory under top; the test call in *t.
+ * tc_fixture_stop: stop the service, free *t, remove top.
+ * 0, or -1 with the reason on stderr.
+ */
+int tc_fixture_dir(const char *name, char *top, size_t cap);
+int tc_fixture_start(const char *top, const char *exports_text, bool nfsv4, struct tcall **t);
+void tc_fixture_stop(const char *top, struct tcall *t);
+
 #endif

@@ -238,19 +238,11 @@ static uint32_t do_access(const struct nfs_fh *fh, uint32_t want, uint32_t *got)
 
 static int setup(void **state)
 {
-	struct rnfsd_config cfg;
-	struct export_table tbl;
-	char text[1024], err[256];
+	char text[1024];
 
 	(void)state;
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_nfs_proc: needs root (open_by_handle_at, setfsuid); skipped\n");
-		exit(77);
-	}
-	snprintf(top, sizeof(top), "/tmp/test_nfs_proc.XXXXXX");
-	if (!mkdtemp(top))
+	if (tc_fixture_dir("nfs_proc", top, sizeof(top)) < 0)
 		return -1;
-	chmod(top, 0755);
 	snprintf(exp_rw, sizeof(exp_rw), "%s/rw", top);
 	snprintf(exp_ro, sizeof(exp_ro), "%s/ro", top);
 	if (mkdir(exp_rw, 0755) < 0 || mkdir(exp_ro, 0755) < 0)
@@ -260,15 +252,8 @@ static int setup(void **state)
 		 ALLSQ "(rw,all_squash,anonuid=4242,anongid=4242,insecure) " SECURE "(rw,no_root_squash)\n"
 		 "%s " ME "(ro,no_root_squash,insecure)\n",
 		 exp_rw, exp_ro);
-	if (exports_parse(text, "test", &tbl, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
+	if (tc_fixture_start(top, text, false, &t) < 0)
 		return -1;
-	}
-	config_defaults(&cfg);
-	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/state", top);
-	if (nfs_service_init(&cfg, &tbl) < 0)
-		return -1;
-	t = tc_new();
 	if (do_mnt(ME, 700, exp_rw, &root_fh) != MNT3_OK || do_mnt(ME, 700, exp_ro, &ro_fh) != MNT3_OK)
 		return -1;
 	return 0;
@@ -277,9 +262,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	nfs_service_shutdown();
-	tc_free(t);
-	sh("rm -rf %s", top);
+	tc_fixture_stop(top, t);
 	return 0;
 }
 

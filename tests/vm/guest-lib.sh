@@ -149,6 +149,19 @@ guest_export() {
 }
 
 EXPORT_LINE_OPTS="rw,no_root_squash,insecure,no_subtree_check,fsid=0"
+EXPORT_XATTR=           # a second export on ext4 (user xattrs: tmpfs has none in 6.1), or empty
+
+# An ext4 file system in a loop file mounted at DIR, exported beside $EXPORT (rnfsd_write_config).
+guest_xattr_export() {   # DIR
+	local img=/var/tmp/xattr-export.img
+	EXPORT_XATTR=$1
+	mountpoint -q "$EXPORT_XATTR" && umount "$EXPORT_XATTR"
+	modprobe loop 2>/dev/null
+	rm -f "$img"
+	truncate -s 128M "$img" && mkfs.ext4 -q -F "$img" && mkdir -p "$EXPORT_XATTR" &&
+		mount -o loop "$img" "$EXPORT_XATTR" && chmod 0755 "$EXPORT_XATTR" ||
+		{ echo "@@ INFO the xattr export $EXPORT_XATTR could not be made"; EXPORT_XATTR=; }
+}
 EXPORTS_BUILTIN=0       # 1: rnfsd gets no exports file (use_default_export)
 ROOT_SQUASH=0           # 1: the export squashes the client's root to 65534
 
@@ -267,6 +280,7 @@ rnfsd_write_config() {
 		exports_key="# no exports file: the embedded default export"
 	else
 		echo "$EXPORT *($EXPORT_LINE_OPTS)" > /etc/rnfsd/exports
+		[ -z "$EXPORT_XATTR" ] || echo "$EXPORT_XATTR *($EXPORT_LINE_OPTS)" >> /etc/rnfsd/exports
 	fi
 	cat > /etc/rnfsd/rnfsd.conf <<EOF
 # written by tests/vm/guest-lib.sh

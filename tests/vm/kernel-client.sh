@@ -10,11 +10,13 @@
 # Up to three phases in one boot (vmarg PHASES, default "main,default"):
 #   main     /export *(rw,no_root_squash,insecure,...): the checks as named.
 #   default  the server's default export options (rnfsd: no exports file, its
-#            embedded /srv/rnfsd *(rw,root_squash), secure): the same checks,
-#            named default-NAME, with the default mount options and a
-#            10 x 100 tree; only chown, permission-denied and remount expect
-#            what root_squash changes, and default-root-squash checks the
-#            squash itself.
+#            embedded /srv/rnfsd *(rw,root_squash), secure) and settings (no
+#            [nfsv4] section: NFSv4 on by default): the same checks, named
+#            default-NAME, with the default mount options (no vers=: NFSv4.2)
+#            and a 10 x 100 tree; only chown, permission-denied and remount
+#            expect what root_squash changes, and default-root-squash checks
+#            the squash itself. Then default-v3-NAME: a vers=3 mount of the
+#            same export, the squash and permission checks again.
 #   ceph     (rnfsd only) a one-node Ceph cluster started in the guest, rnfsd
 #            serving CephFS's /export with fs=ceph, the kernel's CephFS client
 #            showing the same directory at /export as the "server-side view":
@@ -47,6 +49,14 @@ check_mount() {
 	esac
 	grep -q "xprt:.*$TRANSPORT" /proc/self/mountstats ||
 		fail "mountstats: no xprt $TRANSPORT"
+	# rnfsd with no [nfsv4] section (the default phase) registers NFS 3 and 4 on tcp.
+	[ "$SERVER" = rnfsd ] && [ "$EXPORTS_BUILTIN" = 1 ] || return 0
+	local reg v
+	reg=$(rpcinfo -p 127.0.0.1) || fail "rpcinfo -p 127.0.0.1 failed"
+	for v in 3 4; do
+		echo "$reg" | awk -v v="$v" '$1 == 100003 && $2 == v && $3 == "tcp" && $4 == 2049' | grep -q . ||
+			fail "NFS version $v/tcp on 2049 not registered with rpcbind: $(echo "$reg" | tr '\n' ';')"
+	done
 }
 
 make_source() {
@@ -507,6 +517,121 @@ check_nlm_registered() {
 		fail "NLM v4/udp (rpc.statd's notifications) not registered: $(echo "$reg" | tr '\n' ';')"
 }
 
+# --- NFSv4.2 (v42 and v4 phases): the client really uses the 4.2 operations ---
+
+# The client's count of operation OP on $MNT (or $2) from /proc/self/mountstats.
+v4_opcount() {   # OP [MOUNTPOINT]
+	awk -v mnt=" ${2:-$MNT} " -v op="$1:" '
+		/^device / { on = index($0, mnt) > 0 }
+		on && $1 == op { print $2; exit }' /proc/self/mountstats
+}
+
+# os.lseek(FILE, OFFSET, SEEK_HOLE or SEEK_DATA): the offset, or the errno name.
+v42_lseek() {   # FILE OFFSET HOLE|DATA
+	python3 -c 'import errno, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+try:
+	print(os.lseek(fd, int(sys.argv[2]), os.SEEK_HOLE if sys.argv[3] == "HOLE" else os.SEEK_DATA))
+except OSError as e:
+	print(errno.errorcode[e.errno])' "$@"
+}
+
+# fallocate -p (DEALLOCATE, RFC 7862 §15.4) punches a hole that SEEK_HOLE (SEEK, §15.11) finds.
+check_v42_punch_hole() {
+	local f=v42-punch d0 s0
+	head -c 4M /dev/urandom > "$MNT/$f" && sync
+	d0=$(v4_opcount DEALLOCATE); s0=$(v4_opcount SEEK)
+	fallocate -p -o 1M -l 1M "$MNT/$f" || fail "fallocate -p failed"
+	expect_eq "size after the punch" 4194304 "$(stat -c %s "$MNT/$f")"
+	expect_eq "SEEK_HOLE through the client" 1048576 "$(v42_lseek "$MNT/$f" 0 HOLE)"
+	expect_eq "SEEK_DATA after the hole through the client" 2097152 "$(v42_lseek "$MNT/$f" 1048576 DATA)"
+	expect_eq "SEEK_HOLE on the server" 1048576 "$(v42_lseek "$EXPORT/$f" 0 HOLE)"
+	expect_eq "the hole reads as zeros" "$(head -c 1M /dev/zero | sha_of /dev/stdin)" \
+		"$(dd if="$MNT/$f" bs=1M skip=1 count=1 status=none | sha_of /dev/stdin)"
+	echo "DEALLOCATE $d0 -> $(v4_opcount DEALLOCATE), SEEK $s0 -> $(v4_opcount SEEK)"
+	[ "$(v4_opcount DEALLOCATE)" -gt "${d0:-0}" ] || fail "no DEALLOCATE in the client's mountstats"
+	[ "$(v4_opcount SEEK)" -gt "${s0:-0}" ] || fail "no SEEK in the client's mountstats"
+	rm -f "$MNT/$f"
+}
+
+# A sparse file made on the server reads back with its holes (same sha256,
+# SEEK_DATA finds its data). Debian's 6.1 client is built without
+# CONFIG_NFS_V4_2_READ_PLUS, so it reads with READ; the READ_PLUS count is shown.
+check_v42_sparse_read() {
+	local f=v42-sparse
+	truncate -s 8M "$EXPORT/$f"
+	printf 'middle' | dd of="$EXPORT/$f" bs=4096 seek=768 conv=notrunc status=none
+	printf 'end' | dd of="$EXPORT/$f" bs=1 seek=$(((8 << 20) - 3)) conv=notrunc status=none
+	drop_caches
+	expect_eq "sha256 read back" "$(sha_of "$EXPORT/$f")" "$(sha_of "$MNT/$f")"
+	expect_eq "SEEK_DATA through the client" 3145728 "$(v42_lseek "$MNT/$f" 0 DATA)"
+	expect_eq "SEEK_HOLE after the data through the client" 3149824 "$(v42_lseek "$MNT/$f" 3145728 HOLE)"
+	echo "READ_PLUS $(v4_opcount READ_PLUS), READ $(v4_opcount READ)"
+	rm -f "$EXPORT/$f"
+}
+
+# setfattr/getfattr user.* round trip (RFC 8276) on an ext4 export (the
+# phase's tmpfs has no user xattrs in 6.1), listed and removed; each xattr
+# operation seen in the client's mountstats, the value on the server's disk.
+check_v42_xattr() {
+	local m=$MNT-xattr f n
+	mkdir -p "$m"
+	mount -t nfs -o "$MOUNT_OPTS" "$ADDR:$EXPORT_XATTR" "$m" || fail "mount of $EXPORT_XATTR failed"
+	f=$m/xfile
+	echo data > "$f"
+	setfattr -n user.x -v hello "$f" || fail "setfattr user.x failed"
+	setfattr -n user.y -v world "$f" || fail "setfattr user.y failed"
+	expect_eq "user.x on the server" hello "$(getfattr -n user.x --only-values "$EXPORT_XATTR/xfile")"
+	# the counts are per mount: SETXATTR's before the remount that empties the client's xattr cache
+	echo "SETXATTR $(v4_opcount SETXATTR "$m")"
+	[ "$(v4_opcount SETXATTR "$m")" -gt 0 ] || fail "no SETXATTR in the client's mountstats"
+	umount "$m" && mount -t nfs -o "$MOUNT_OPTS" "$ADDR:$EXPORT_XATTR" "$m" || fail "remount failed"
+	expect_eq "getfattr user.x" hello "$(getfattr -n user.x --only-values "$f")"
+	n=$(getfattr -d -m - "$f" | grep -c '^user\.')
+	expect_eq "user xattrs listed" 2 "$n"
+	setfattr -x user.x "$f" || fail "setfattr -x user.x failed"
+	getfattr -n user.x "$f" 2>/dev/null && fail "user.x still there"
+	expect_eq "user.x on the server after removal" "" "$(getfattr -n user.x --only-values "$EXPORT_XATTR/xfile" 2>/dev/null)"
+	local op
+	for op in GETXATTR LISTXATTRS REMOVEXATTR; do
+		echo "$op $(v4_opcount $op "$m")"
+		[ "$(v4_opcount $op "$m")" -gt 0 ] || fail "no $op in the client's mountstats"
+	done
+	umount "$m"
+}
+
+# copy_file_range of 64 MiB goes through COPY (RFC 7862 §15.2): the data moves
+# on the server (COPY counted, the WRITE count unchanged), the bytes identical.
+check_v42_copy() {
+	make_source
+	local want w0 c0 w1 c1
+	want=$(cat "$SCRATCH/src.sha")
+	cp "$SCRATCH/src" "$MNT/v42-copy-src" && sync || fail "writing the source failed"
+	w0=$(v4_opcount WRITE); c0=$(v4_opcount COPY)
+	python3 -c 'import os, sys
+s = os.open(sys.argv[1], os.O_RDONLY)
+d = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+left = os.fstat(s).st_size
+while left:
+	n = os.copy_file_range(s, d, left)
+	if n == 0:
+		break
+	left -= n
+os.fsync(d)' "$MNT/v42-copy-src" "$MNT/v42-copy-dst" || fail "copy_file_range failed"
+	w1=$(v4_opcount WRITE); c1=$(v4_opcount COPY)
+	echo "COPY $c0 -> $c1, WRITE $w0 -> $w1"
+	expect_eq "server-side sha256 of the copy" "$want" "$(sha_of "$EXPORT/v42-copy-dst")"
+	drop_caches
+	expect_eq "sha256 of the copy read back" "$want" "$(sha_of "$MNT/v42-copy-dst")"
+	[ "$c1" -gt "${c0:-0}" ] || fail "no COPY in the client's mountstats"
+	[ "$w1" -le $((${w0:-0} + 2)) ] || fail "the client WROTE the copy: WRITE $w0 -> $w1"
+	if [ "$SERVER" = rnfsd ] && [ -n "${RNFSCTL:-}" ]; then
+		timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock stats 2>&1 | grep -w COPY ||
+			fail "rnfsctl stats shows no COPY"
+	fi
+	rm -f "$MNT/v42-copy-src" "$MNT/v42-copy-dst"
+}
+
 check_server_alive() {
 	server_alive || fail "$SERVER is no longer running: $(tail -n 1 "$RNFSD_LOG" 2>/dev/null)"
 	nfs_umount || fail "final umount failed"
@@ -548,7 +673,39 @@ run_scenario() {
 	# monitor every few seconds): "used grows by 8 MiB" would race.
 	[ "$p" = ceph- ] || run_check "${p}df" 60 check_df
 	run_check "${p}remount" 180 check_remount
+	case $p in v42-|v4-)
+		run_check "${p}punch-hole" 120 check_v42_punch_hole
+		run_check "${p}sparse-read" 120 check_v42_sparse_read
+		run_check "${p}xattr" 120 check_v42_xattr
+		run_check "${p}copy-64m" 300 check_v42_copy;;
+	esac
 	[ "$SERVER" = rnfsd ] && rnfsd_stats
+	run_check "${p}server-alive" 60 check_server_alive
+	run_check "${p}server-stop" 30 check_server_stop
+}
+
+# The default phase over NFSv3 (vers=3,nolock, as main), on a server started
+# again: the squash and permission checks named default-v3-NAME. The NFSv4.2
+# client before it unmounted (DESTROY_CLIENTID: no record left), so no NFSv4
+# grace period runs, and none would hold NFSv3 calls (only NLM and NFSv4 state
+# wait for one); default-v3-server-start says which.
+run_default_v3() {
+	local p=default-v3-
+	if server_alive; then server_stop || true; fi
+	grep -q " $MNT " /proc/mounts && umount -f "$MNT"
+	rm -rf "${EXPORT:?}"/*      # the NFSv4.2 checks' files (keep/ of default-remount)
+	echo "@@ INFO phase default-v3: server=$SERVER transport=$TRANSPORT export=$EXPORT" \
+		"root_squash=$ROOT_SQUASH options=$MOUNT_OPTS"
+	run_check "${p}server-start" 60 server_start "$SERVER" &&
+		run_check "${p}mount" 60 check_mount || return 0
+	[ "$SERVER" = rnfsd ] && grep -h "nfs4: .*grace period" "$RNFSD_LOG" | tail -n 1 | sed 's/^/@@ INFO default-v3 /'
+	run_check "${p}symlink" 60 check_symlink
+	[ "$TRANSPORT" = rdma ] && run_check "${p}rdma-evidence" 60 check_rdma_evidence
+	run_check "${p}root-squash" 60 check_root_squash
+	run_check "${p}chown" 60 check_chown
+	run_check "${p}permission-denied" 60 check_permission_denied
+	run_check "${p}truncate" 60 check_truncate
+	run_check "${p}remount" 180 check_remount
 	run_check "${p}server-alive" 60 check_server_alive
 	run_check "${p}server-stop" 30 check_server_stop
 }
@@ -571,7 +728,15 @@ case ",$PHASES," in
 	# Permissions, not scale, are this phase's point: a 10 x 100 tree.
 	TREE_DIRS=10
 	TREE_RENAMED_DIRS=3
+	# No vers= and no nolock: what a new admin's client does; NFSv4 is on by
+	# default (rnfsd.conf has no [nfsv4] section), so Linux 6.1 gets NFSv4.2.
+	NFS_VERS=default
+	set_transport "$TRANSPORT"
 	run_scenario default-
+	# NFSv3 under the same defaults: the checks root_squash changes.
+	NFS_VERS=3
+	set_transport "$TRANSPORT"
+	run_default_v3
 	;;
 esac
 # NFSv4 phases (rnfsd only; NFSv4 turned on): the main checks named
@@ -590,10 +755,13 @@ for v4phase in v40 v41 v42 v4; do
 enable = yes"
 	rm -f /var/lib/rnfsd/nfs4-clients   # each phase starts without clients to wait for
 	guest_export
+	EXPORT_XATTR=
+	case $v4phase in v42|v4) guest_xattr_export "/export-$v4phase-xattr";; esac
 	TREE_DIRS=10 TREE_FILES=30 TREE_RENAMED_DIRS=3
 	run_scenario "$v4phase-"
 done
 NFS_VERS=3
+EXPORT_XATTR=
 set_transport "$TRANSPORT"
 RNFSD_CONF_EXTRA=
 case ",$PHASES," in

@@ -26,9 +26,12 @@
 # waits for the grace period to end.
 #
 # Then B mounts the export again with vers=4.1 (rnfsd serves NFSv4 from the
-# start: [nfsv4] enable = yes) while A keeps vers=3: A's NLM locks and B's
-# NFSv4 LOCKs are the same backend locks, so they refuse each other, and a
-# blocked lock on either side is given once the other side unlocks.
+# start, by default) while A keeps vers=3: A's NLM locks and B's NFSv4 LOCKs
+# are the same backend locks, so they refuse each other, and a blocked lock
+# on either side is given once the other side unlocks. A mounts vers=4.2
+# beside its NFSv3 mount: the two NFSv4 clients' locks on the same ranges,
+# and B's lock held across a restart of rnfsd and reclaimed in the NFSv4
+# grace period.
 #
 # Last, the proto=rdma part (lock-rdma.sh): a mount over soft-RoCE made
 # without nolock in the initial namespace takes NLM locks that conflict with
@@ -284,14 +287,15 @@ check_client_b() {
 # The two clients' locks meet only at rnfsd (neither kernel knows the other's):
 # exclusive refuses both kinds across clients, shared admits shared, adjacent
 # ranges pass and a one-byte overlap does not; B's upgrade once A is gone.
-check_two_clients() {
-	local out
-	rm -f "$SCRATCH"/t*
-	out=$(clk "ex 0 100" "touch $SCRATCH/t1" "wait $SCRATCH/t2" "un 0 100" "sh 0 100" "touch $SCRATCH/t3" \
-		"wait $SCRATCH/t4" "un 0 100" "touch $SCRATCH/t5" "wait $SCRATCH/t6" &
-		clkb "wait $SCRATCH/t1" "ex 50 10" "sh 99 1" "ex 100 10" "un 100 10" "touch $SCRATCH/t2" \
-		"wait $SCRATCH/t3" "sh 50 100" "ex 60 1" "touch $SCRATCH/t4" "wait $SCRATCH/t5" "ex 60 1" \
-		"un 0 200" "touch $SCRATCH/t6"; wait)
+# The clients' lockctl commands (clk / clk4, clkb) and a file prefix.
+two_clients_locks() {     # A_LOCKCTL B_LOCKCTL PREFIX WHAT
+	local a=$1 b=$2 p=$SCRATCH/$3 out
+	rm -f "$p"*
+	out=$($a "ex 0 100" "touch ${p}1" "wait ${p}2" "un 0 100" "sh 0 100" "touch ${p}3" \
+		"wait ${p}4" "un 0 100" "touch ${p}5" "wait ${p}6" &
+		$b "wait ${p}1" "ex 50 10" "sh 99 1" "ex 100 10" "un 100 10" "touch ${p}2" \
+		"wait ${p}3" "sh 50 100" "ex 60 1" "touch ${p}4" "wait ${p}5" "ex 60 1" \
+		"un 0 200" "touch ${p}6"; wait)
 	echo "$out"
 	local want="ex 0 100 ok
 ex 50 10 denied
@@ -301,7 +305,11 @@ sh 0 100 ok
 sh 50 100 ok
 ex 60 1 denied
 ex 60 1 ok"
-	expect_eq "two-client results" "$want" "$out"
+	expect_eq "$4" "$want" "$out"
+}
+
+check_two_clients() {
+	two_clients_locks clk clkb t "two-client results"
 }
 
 granted_count() { grep -c "nlm: GRANTED callback accepted" "$RNFSD_LOG" || true; }
@@ -348,6 +356,16 @@ ex 0 10 denied"
 	grep "nlm: clienta rebooted" "$RNFSD_LOG" || fail "rnfsd did not log clienta's reboot"
 }
 
+# Wait up to TENTHS tenths of a second for a line matching PATTERN in rnfsd's log.
+wait_log() {    # PATTERN TENTHS
+	local i
+	for i in $(seq "$2"); do
+		grep -q "$1" "$RNFSD_LOG" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # rnfsd restarts while A holds a lock: rnfsd finds A and B in statd's monitor
 # list, runs sm-notify -f, A's lockd reclaims in the grace period (20 s here)
 # and a local process on the server is refused the range again; B's new lock
@@ -367,10 +385,7 @@ check_restart_reclaim() {
 	t0=$SECONDS
 	RNFSD_EXTRA="grace-period = 20" rnfsd_start || fail "rnfsd did not start again"
 	grep -q "nlm: grace period of 20 s" "$RNFSD_LOG" || fail "no grace period after the restart"
-	for i in $(seq 150); do
-		grep -q "reclaimed \[0, +10)" "$RNFSD_LOG" && break
-		sleep 0.1
-	done
+	wait_log "reclaimed \[0, +10)" 150 || true
 	grep "sm-notify\|reclaimed" "$RNFSD_LOG" | tail -n 5
 	grep -q "reclaimed \[0, +10)" "$RNFSD_LOG" || fail "client A did not reclaim [0, +10) within 15 s of the restart"
 	echo "reclaimed $((SECONDS - t0)) s after the restart"
@@ -388,14 +403,21 @@ check_client_b_umount() {
 	cnsb umount "$MNT" || fail "client B: umount"
 }
 
+# An NFSv4 mount in a client's namespace: listed as nfs4 of that version,
+# and it reads A's file.
+v4_mount_in() {     # NSENTER_FN CLIENT VERS SERVER_ADDR MOUNTPOINT
+	local in=$1 who=$2 vers=$3 line
+	$in mkdir -p "$5"
+	$in mount -t nfs -o "vers=$vers,proto=tcp,port=2049" "$4:$EXPORT" "$5" || fail "client $who: vers=$vers mount failed"
+	line=$($in grep " $5 nfs4 " /proc/mounts) || fail "client $who: no nfs4 mount at $5"
+	echo "$line"
+	case $line in *vers=$vers*) ;; *) fail "client $who: not an NFSv$vers mount: $line";; esac
+	expect_eq "client $who (NFSv$vers) reads A's file" 0123456789abcdef "$($in cat "$5/$F")"
+}
+
 # Client B again, over NFSv4.1 this time (A stays on NFSv3 + NLM).
 check_v4_mount() {
-	cnsb mount -t nfs -o vers=4.1,proto=tcp,port=2049 "$SRV_IP_B:$EXPORT" "$MNT" || fail "client B: vers=4.1 mount failed"
-	local line
-	line=$(cnsb grep " $MNT nfs4 " /proc/mounts) || fail "client B: no nfs4 mount at $MNT"
-	echo "$line"
-	case $line in *vers=4.1*) ;; *) fail "client B: not an NFSv4.1 mount: $line";; esac
-	expect_eq "client B (NFSv4.1) reads A's file" 0123456789abcdef "$(cnsb cat "$MNT/$F")"
+	v4_mount_in cnsb B 4.1 "$SRV_IP_B" "$MNT"
 }
 
 # A's NLM locks and B's NFSv4 locks refuse each other, both ways, and each
@@ -447,7 +469,67 @@ check_v3_v4_blocking() {
 	expect_waited "$out" "A (NLM, rnfsd's GRANTED, not A's 30 s poll)" 250 10 20
 }
 
+# Client A mounts the export again, with vers=4.2, beside its NFSv3 mount:
+# from here on both clients lock over NFSv4 (A 4.2, B 4.1).
+MNT4=/mnt/nfs4
+clk4() { cns python3 "$LOCKCTL" "$MNT4/$F" "$@"; }
+
+check_v4_a_mount() {
+	v4_mount_in cns A 4.2 "$SRV_IP" "$MNT4"
+}
+
+# The same byte ranges from two NFSv4 clients (RFC 8881 §9.5: LOCK, LOCKT,
+# LOCKU between lock owners of different clients), as two-clients over NLM.
+check_v4_two_clients() {
+	two_clients_locks clk4 clkb p "NFSv4.2 (A) / NFSv4.1 (B) results"
+}
+
+# B (NFSv4.1) holds [0,10) while rnfsd restarts with [nfsv4] grace-time = 60
+# (and NLM's term off: grace-period = 0, so the grace period is NFSv4's
+# alone). The previous run recorded A and B (state-dir/nfs4-clients), so the
+# restart holds the grace period for them (RFC 8881 §8.4.2). A call from each
+# client (statfs: GETATTR, never cached) meets the unknown session (BADSESSION),
+# and the kernel's state manager recovers: EXCHANGE_ID, CREATE_SESSION, OPEN
+# CLAIM_PREVIOUS, LOCK with reclaim = true (§8.4.2.1), RECLAIM_COMPLETE. rnfsd
+# logs the reclaimed range; once both sent RECLAIM_COMPLETE the grace period
+# ends early (§18.51.3). Then the lock is B's again: a local process and A's
+# new lock on it are refused, A's lock beside it is granted; after B unlocks,
+# the local process gets the range.
+check_v4_restart_reclaim() {
+	local t0 bpid
+	rm -f "$SCRATCH"/q*
+	clkb "ex 0 10" "touch $SCRATCH/q1" "wait $SCRATCH/q2" "un 0 10" > "$SCRATCH/q-b.out" 2>&1 &
+	bpid=$!
+	trap 'touch "$SCRATCH/q2"' EXIT
+	cns python3 "$LOCKCTL" /dev/null "wait $SCRATCH/q1"
+	expect_eq "a local process before the restart" "ex 0 10 denied" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 10")"
+	rnfsd_stop || fail "rnfsd did not stop"
+	expect_eq "a local process while rnfsd is down" "ex 0 10 ok" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 10")"
+	t0=$SECONDS
+	RNFSD_EXTRA="grace-period = 0" RNFSD_CONF_EXTRA="[nfsv4]
+grace-time = 60" rnfsd_start || fail "rnfsd did not start again"
+	grep "nfs4: grace period of\|nfs4: no client" "$RNFSD_LOG" | tail -n 1
+	grep "nfs4: grace period of\|nfs4: no client" "$RNFSD_LOG" | tail -n 1 | grep -q "grace period of 60 s for 2 client" ||
+		fail "no NFSv4 grace period for the two recorded clients after the restart"
+	cnsb stat -f "$MNT" > /dev/null || fail "client B: statfs after the restart"
+	cns stat -f "$MNT4" > /dev/null || fail "client A: statfs after the restart"
+	wait_log "nfs4: LOCK reclaimed \[0, +10)" 300 || fail "client B did not reclaim [0, +10) within 30 s"
+	grep "nfs4: LOCK reclaimed\|nfs4: grace period" "$RNFSD_LOG" | tail -n 3
+	echo "reclaimed $((SECONDS - t0)) s after the restart"
+	wait_log "nfs4: grace period over (every client" 300 ||
+		fail "the grace period did not end with both clients' RECLAIM_COMPLETE"
+	echo "grace over $((SECONDS - t0)) s after the restart"
+	expect_eq "a local process after the reclaim" "ex 0 10 denied" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 10")"
+	expect_eq "client A's conflicting and adjacent locks" "ex 5 1 denied
+ex 10 10 ok" "$(clk4 "ex 5 1" "ex 10 10" "un 10 10")"
+	touch "$SCRATCH/q2"
+	wait "$bpid" || fail "client B's lock process: $(cat "$SCRATCH/q-b.out")"
+	expect_eq "client B's lock process" "ex 0 10 ok" "$(cat "$SCRATCH/q-b.out")"
+	expect_eq "a local process once B unlocked" "ex 0 10 ok" "$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 10")"
+}
+
 check_v4_umount() {
+	cns umount "$MNT4" || fail "client A: umount of the NFSv4.2 mount"
 	cnsb umount "$MNT" || fail "client B: umount of the NFSv4.1 mount"
 }
 
@@ -461,9 +543,8 @@ guest_net rdma      # rxe0 for the proto=rdma part; the namespaced clients use T
 RNFSD_RDMA=yes
 # What a new admin gets: rnfsd's embedded default export (secure, root_squash).
 use_default_export
-# NFSv4 served beside NFSv3 (client B's NFSv4.1 mount at the end).
-RNFSD_CONF_EXTRA="[nfsv4]
-enable = yes"
+# NFSv4 is served beside NFSv3 by default (no [nfsv4] section: client B's
+# NFSv4.1 and client A's NFSv4.2 mounts at the end).
 if run_check server-start 60 check_server_start &&
    run_check client-ns 60 check_client_ns; then
 	CLIENT_NS_PID=$(cat "$SCRATCH/clienta.pid")
@@ -486,6 +567,10 @@ if run_check server-start 60 check_server_start &&
 			if run_check v4-mount 60 check_v4_mount; then
 				run_check v3-v4-locks 60 check_v3_v4_locks
 				run_check v3-v4-blocking 120 check_v3_v4_blocking
+				if run_check v4-a-mount 60 check_v4_a_mount; then
+					run_check v4-two-clients 90 check_v4_two_clients
+					run_check v4-restart-reclaim 150 check_v4_restart_reclaim
+				fi
 				run_check v4-umount 30 check_v4_umount
 			fi
 			if run_check rdma-lock-mount 60 check_rdma_lock_mount; then
@@ -506,6 +591,9 @@ if run_check server-start 60 check_server_start &&
 			"$GUEST_LOGDIR/check-v3-v4-blocking.out"
 		sed -n 's/^reclaimed \([0-9]*\) s after.*/@@ INFO reclaim-after-restart-s \1/p' \
 			"$GUEST_LOGDIR/check-restart-reclaim.out"
+		sed -n 's/^reclaimed \([0-9]*\) s after.*/@@ INFO v4-reclaim-after-restart-s \1/p;
+			s/^grace over \([0-9]*\) s after.*/@@ INFO v4-grace-over-after-restart-s \1/p' \
+			"$GUEST_LOGDIR/check-v4-restart-reclaim.out"
 		sed -n 's/^exw .* after /@@ INFO rdma-blocked-lock-wait-s /p' "$GUEST_LOGDIR/check-rdma-lock-blocking.out"
 		sed -n 's/^.* \(nfs .*proto=rdma[^ ]*\).*/@@ INFO rdma-lock-mount \1/p; s/^ *\(100021 .*\)/@@ INFO rdma-lock-rpcbind \1/p' \
 			"$GUEST_LOGDIR/check-rdma-lock-mount.out"

@@ -19,7 +19,7 @@
 
 VM_PACKAGES="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio iproute2
  rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest fio
- nfs-kernel-server nfs-common rpcbind util-linux perl procps coreutils nftables"
+ nfs-kernel-server nfs-common rpcbind util-linux perl procps coreutils nftables attr e2fsprogs"
 VM_MEM=${VM_MEM:-3072}
 VM_QEMU_PGID=
 
