@@ -282,6 +282,33 @@ static void json_nfs4(FILE *f)
 		(unsigned long long)n.no_grace);
 }
 
+/* One entry of "nfs4_callbacks". */
+static void json_nfs4_cb(const struct stats_nfs4_cb *c, void *arg)
+{
+	struct json_list *jl = arg;
+
+	fprintf(jl->f, "%s\n    {\"clientid\": \"%016llx\", \"minor\": %u, \"state\": ", jl->first ? "" : ",",
+		(unsigned long long)c->clientid, c->minor);
+	json_str(jl->f, c->state);
+	fprintf(jl->f, ", \"transport\": ");
+	json_str(jl->f, c->transport);
+	fprintf(jl->f, ", \"sent\": %llu, \"ok\": %llu, \"failed\": %llu}", (unsigned long long)c->sent,
+		(unsigned long long)c->ok, (unsigned long long)c->failed);
+	jl->first = false;
+}
+
+/* "nfs4_callbacks": each client's callback path (RFC 8881 §2.10.3.1, RFC 7530 §3.3.2). */
+static void json_nfs4_cbs(FILE *f)
+{
+	struct json_list cl = {.f = f, .first = true};
+
+	if (!stats_src.nfs4_cb_foreach)
+		return;
+	fprintf(f, "  \"nfs4_callbacks\": [");
+	stats_src.nfs4_cb_foreach(json_nfs4_cb, &cl);
+	fprintf(f, "%s],\n", cl.first ? "" : "\n  ");
+}
+
 int stats_render_json(FILE *f)
 {
 	struct json_list jl = {.f = f, .first = true};
@@ -299,6 +326,7 @@ int stats_render_json(FILE *f)
 		stats_src.procs_foreach(json_proc, &jl);
 	fprintf(f, "%s],\n", jl.first ? "" : "\n  ");
 	json_nfs4(f);
+	json_nfs4_cbs(f);
 	fprintf(f, "  \"totals\": {\"calls\": %llu, \"errors\": %llu, \"connections\": %u, \"tcp\": %u, \"rdma\": %u},\n",
 		(unsigned long long)jl.calls, (unsigned long long)jl.errors, total, tcp, rdma);
 	json_rdma_mem(f);

@@ -75,6 +75,16 @@ struct stats_nfs4 {
 	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */
 };
 
+/* One NFSv4 client's callback path (nfs/v4/nfs4_cb.h): its state and calls. */
+struct stats_nfs4_cb {
+	uint64_t clientid;
+	unsigned minor;        /* 0: NFSv4.0 callback service; 1, 2: a 4.1 / 4.2 session's back channel */
+	const char *state;     /* "none", "probing", "up", "down" */
+	const char *transport; /* "tcp", "rdma", "-" */
+	uint64_t sent, ok, failed;
+};
+typedef void (*stats_nfs4_cb_cb)(const struct stats_nfs4_cb *c, void *arg);
+
 struct stats_sources {
 	unsigned (*exports_count)(void);                        /* may be NULL */
 	void (*procs_foreach)(stats_proc_cb cb, void *arg);      /* may be NULL */
@@ -82,6 +92,8 @@ struct stats_sources {
 	 * operation) and state; NULL when NFSv4 is not served. */
 	void (*nfs4_ops_foreach)(stats_proc_cb cb, void *arg);
 	void (*nfs4_state)(struct stats_nfs4 *out);
+	/* Each NFSv4 client's callback path; NULL when NFSv4 is not served. */
+	void (*nfs4_cb_foreach)(stats_nfs4_cb_cb cb, void *arg);
 };
 /* Main thread, before stats_server_start(). The struct is copied. */
 void stats_set_sources(const struct stats_sources *s);

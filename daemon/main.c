@@ -56,6 +56,7 @@
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
+#include "nfs/v4/nfs4_cb.h"
 #include "nfs/v4/nfs4_stats.h"
 #include "nlm/nlm.h"
 #include "nlm/nlm4_xdr.h"
@@ -536,6 +537,7 @@ static void stats_start(void)
 		.procs_foreach = rpc_stats_procs_foreach,
 		.nfs4_ops_foreach = d.cfg.nfsv4 ? nfs4_stats_ops_foreach : NULL,
 		.nfs4_state = d.cfg.nfsv4 ? nfs4_stats_state : NULL,
+		.nfs4_cb_foreach = d.cfg.nfsv4 ? nfs4_stats_cb_foreach : NULL,
 	};
 	stats_set_sources(&src);
 	if (d.cfg.stats_socket[0])
@@ -679,6 +681,9 @@ int main(int argc, char **argv)
 	if (d.cfg.nlm && (nlm_register() != 0 ||
 			  nlm_start(d.loop, nlm_reboot_grace(d.cfg.grace_period, d.cfg.grace_period_set, reclaimers)) != 0))
 		goto err_xprts;
+	/* NFSv4 callback paths: calls made from the loop thread (nfs/v4/nfs4_cb.h). */
+	if (d.cfg.nfsv4 && nfs4_cb_start(d.loop) != 0)
+		goto err_xprts;
 	if (xprts_start() != 0)
 		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)
@@ -704,6 +709,7 @@ int main(int argc, char **argv)
 	daemon_ready(true);
 
 	rc = loop_run(d.loop) == 0 ? 0 : 1;
+	nfs4_cb_stop(); /* callbacks in flight dropped; their connections let go */
 
 	rpc_rpcbind_unregister(); /* what was registered, if anything */
 	stats_stop();
@@ -713,6 +719,7 @@ int main(int argc, char **argv)
 		exit_around_stuck_workers(rc); /* logged which calls */
 err_workers:
 err_xprts:
+	nfs4_cb_stop(); /* idempotent */
 	xprts_free();
 	nlm_stop(); /* after the workers: no NLM call runs; its locks released */
 	nfs_service_shutdown();

@@ -323,6 +323,24 @@ static void print_procedures(const struct json *doc, const char *key, const char
 		printf("(no calls yet)\n");
 }
 
+/* Each NFSv4 client's callback path (4.1 back channel or 4.0 callback service). */
+static void print_nfs4_callbacks(const struct json *doc)
+{
+	const struct json *cbs = json_get(doc, "nfs4_callbacks");
+
+	if (!cbs || cbs->type != JSON_ARR || cbs->n == 0)
+		return;
+	printf("%-18s %-5s %-8s %-5s %8s %8s %8s\n", "CLIENTID", "MINOR", "CALLBACK", "XPRT", "SENT", "OK", "FAILED");
+	for (size_t i = 0; i < cbs->n; i++) {
+		const struct json *c = &cbs->items[i];
+
+		printf("%-18s 4.%-3.0f %-8s %-5s %8.0f %8.0f %8.0f\n", json_text(c, "clientid"), json_num(c, "minor"),
+		       json_text(c, "state"), json_text(c, "transport"), json_num(c, "sent"), json_num(c, "ok"),
+		       json_num(c, "failed"));
+	}
+	printf("\n");
+}
+
 /* NFSv4, when the daemon serves it: state counts, the grace period, then the operations. */
 static void print_nfs4(const struct json *doc)
 {
@@ -337,6 +355,7 @@ static void print_nfs4(const struct json *doc)
 	       json_num(n, "reclaims"), json_num(n, "grace_refused"), json_num(n, "no_grace"));
 	print_procedures(doc, "nfs4_operations", "OPERATION", 20);
 	printf("\n");
+	print_nfs4_callbacks(doc);
 }
 
 static void print_connections(const struct json *doc)

@@ -18,6 +18,11 @@
  *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
  *   nfs4_xdr_session.c  XDR of the session operations
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
+ *   nfs4_proc_cb.c    BIND_CONN_TO_SESSION, BACKCHANNEL_CTL, the back channel of CREATE_SESSION,
+ *                     the 4.0 callback probe after SETCLIENTID_CONFIRM
+ *   nfs4_cb.c         callback paths at run time: calls on the loop thread, probes, state
+ *   nfs4_cb_state.c   a callback path's state machine and the back channel's slot (pure)
+ *   nfs4_cb_xdr.c     XDR of the callback program, universal addresses (pure)
  *   nfs4_recovery.c   stable client records (state_dir/nfs4-clients) and the grace period
  *   nfs4_stats.c      per-operation counters and state gauges (stats socket, rnfsctl)
  *   nfs4_stateid.c    stateids, open owners, opens, share reservations (pure)
@@ -204,11 +209,13 @@ uint32_t nfs4_reclaim_complete_exec(struct nfs4_ctx *x, void *args, void *res);
 struct nfs4_create_session_res {
 	uint8_t sessionid[NFS4_SESSIONID_SIZE];
 	uint32_t sequence;
+	uint32_t flags; /* csr_flags: CONN_BACK_CHAN when the connection became the back channel */
 	struct nfs4_chan_attrs fore, back;
 };
 struct nfs4_sequence_res {
 	struct nfs4_sequence_args args;
 	uint32_t highest, target;
+	uint32_t status_flags; /* RFC 8881 §18.46.3 (nfs4_cb.h) */
 };
 
 /* ---- nfs4_proc_session.c: the open state table beside the client records ---- */
@@ -338,5 +345,20 @@ struct nfs4_write_res {
 /* ---- nfs4_proc_dir.c ---- */
 
 uint32_t nfs4_readdir_exec(struct nfs4_ctx *x, void *args, void *res);
+
+/* ---- nfs4_proc_cb.c ---- */
+
+struct nfs4_bind_conn_res {
+	uint8_t sessionid[NFS4_SESSIONID_SIZE];
+	uint32_t dir; /* CDFS4_* */
+};
+/* CREATE_SESSION's back channel: records it; the csr_flags to answer. */
+uint32_t nfs4_cb_create_session(struct nfs4_ctx *x, const struct nfs4_create_session_args *a,
+				const uint8_t sid[NFS4_SESSIONID_SIZE]);
+uint32_t nfs4_bind_conn_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_bind_conn_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_backchannel_ctl_exec(struct nfs4_ctx *x, void *args, void *res);
+/* SETCLIENTID_CONFIRM succeeded: probe the 4.0 client's callback service. */
+void nfs4_cb_confirmed40(uint64_t clientid);
 
 #endif

@@ -5,9 +5,9 @@
  * (§18.50), RECLAIM_COMPLETE (§18.51), and the end of a COMPOUND that took
  * a slot (its reply goes into the slot's cache).
  *
- * One server-wide struct nfs4_state, set up when NFSv4 is registered. No
- * back channel is offered yet (CREATE_SESSION grants no flags), no state
- * protection (SP4_NONE), no persistent sessions; leases are expired lazily
+ * One server-wide struct nfs4_state, set up when NFSv4 is registered. The
+ * back channel is nfs4_proc_cb.c's and nfs4_cb.c's (CONN_BACK_CHAN; SEQUENCE
+ * reports a path that is down); no state protection (SP4_NONE), no persistent sessions; leases are expired lazily
  * at each EXCHANGE_ID.
  */
 #include <stdatomic.h>
@@ -18,6 +18,7 @@
 #include <sys/random.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_cb.h"
 #include "nfs/v4/nfs4_recovery.h"
 
 /* RFC 8881 §18.35.1: the eia_flags a client may set (undefined ones, and
@@ -101,6 +102,7 @@ void nfs4_session_init(void)
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
+	nfs4_st.freed = nfs4_cb_client_gone; /* and its callback path */
 	nfs4_st_ready = true;
 }
 
@@ -224,6 +226,8 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §8.4.3: a confirmed client is recorded (stable) before it can hold state. */
 	if (status == NFS4_OK && nfs4_client_owner(&nfs4_st, a->clientid, s->owner, &owner_len))
 		nfs4_client_stable(s->owner, owner_len);
+	if (status == NFS4_OK)
+		r->flags = nfs4_cb_create_session(x, a, r->sessionid);
 	return status;
 }
 
@@ -232,8 +236,8 @@ void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t sta
 	const struct nfs4_create_session_res *r = res;
 
 	(void)x, (void)status;
-	/* RFC 8881 §18.36.3: no persistence, no back channel on this connection (flags 0). */
-	nfs4_enc_create_session(e, r->sessionid, r->sequence, 0, &r->fore, &r->back);
+	/* RFC 8881 §18.36.3: no persistence; CONN_BACK_CHAN if this connection is the back channel. */
+	nfs4_enc_create_session(e, r->sessionid, r->sequence, r->flags, &r->fore, &r->back);
 }
 
 /* RFC 8881 §18.36.3 (ca_maxrequestsize): the XDR size of the request with its RPC header and
@@ -277,6 +281,8 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 	s->clientid = sr.clientid;
 	r->highest = sr.highest_slotid;
 	r->target = sr.target_highest_slotid;
+	/* RFC 8881 §18.46.3: CB_PATH_DOWN(_SESSION) while the client has no working back channel. */
+	r->status_flags = nfs4_cb_seq_flags_for(sr.clientid);
 	/* RFC 8881 §2.10.6.4: the session's reply limits apply to this COMPOUND. */
 	if (a->cachethis && sr.maxresponsesize_cached < sr.maxresponsesize)
 		nfs4_compound_limit(x, sr.maxresponsesize_cached, NFS4ERR_REP_TOO_BIG_TO_CACHE);
@@ -290,7 +296,7 @@ void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, c
 	const struct nfs4_sequence_res *r = res;
 
 	(void)x, (void)status;
-	nfs4_enc_sequence(e, &r->args, r->highest, r->target, 0);
+	nfs4_enc_sequence(e, &r->args, r->highest, r->target, r->status_flags);
 }
 
 /* After the COMPOUND: the slot it took keeps its reply (RFC 8881 §2.10.6.1). A
@@ -313,8 +319,13 @@ uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_sessionid_args *a = args;
 
+	uint32_t status;
+
 	(void)x, (void)res;
-	return nfs4_destroy_session(&nfs4_st, a->sessionid);
+	status = nfs4_destroy_session(&nfs4_st, a->sessionid);
+	if (status == NFS4_OK)
+		nfs4_cb_session_gone(a->sessionid); /* its back channel goes with it */
+	return status;
 }
 
 uint32_t nfs4_destroy_clientid_exec(struct nfs4_ctx *x, void *args, void *res)

@@ -144,6 +144,8 @@ uint32_t nfs4_setclientid_confirm_exec(struct nfs4_ctx *x, void *args, void *res
 	/* RFC 7530 §9.6.3.4: a confirmed client is recorded on stable storage before the reply. */
 	if (status == NFS4_OK && nfs4_client_owner(nfs4_session_state(), a->clientid, owner, &len))
 		nfs4_client_stable(owner, len);
+	if (status == NFS4_OK)
+		nfs4_cb_confirmed40(a->clientid); /* RFC 7530 §16.34.5: the callback path is probed */
 	return status;
 }
 

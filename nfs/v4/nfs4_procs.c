@@ -40,6 +40,8 @@ NFS4_DEC(nfs4_dec_sequence, struct nfs4_sequence_args)
 NFS4_DEC(nfs4_dec_sessionid, struct nfs4_sessionid_args)
 NFS4_DEC(nfs4_dec_clientid, struct nfs4_clientid_args)
 NFS4_DEC(nfs4_dec_reclaim_complete, struct nfs4_reclaim_complete_args)
+NFS4_DEC(nfs4_dec_bind_conn, struct nfs4_bind_conn_args)
+NFS4_DEC(nfs4_dec_backchannel_ctl, struct nfs4_backchannel_ctl_args)
 /* State and I/O (nfs4_xdr_state.c). */
 NFS4_DEC(nfs4_dec_setclientid, struct nfs4_setclientid_args)
 NFS4_DEC(nfs4_dec_setclientid_confirm, struct nfs4_setclientid_confirm_args)
@@ -160,6 +162,11 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_clientid_args, struct nfs4_none, 0),
 	NFS4_OP(OP_RECLAIM_COMPLETE, "RECLAIM_COMPLETE", nfs4_dec_reclaim_complete_op, nfs4_reclaim_complete_exec,
 		NULL, struct nfs4_reclaim_complete_args, struct nfs4_none, 0),
+	/* RFC 8881 §18.34, §18.33: the back channel (nfs4_proc_cb.c). */
+	NFS4_OP(OP_BIND_CONN_TO_SESSION, "BIND_CONN_TO_SESSION", nfs4_dec_bind_conn_op, nfs4_bind_conn_exec,
+		nfs4_bind_conn_enc, struct nfs4_bind_conn_args, struct nfs4_bind_conn_res, 0),
+	NFS4_OP(OP_BACKCHANNEL_CTL, "BACKCHANNEL_CTL", nfs4_dec_backchannel_ctl_op, nfs4_backchannel_ctl_exec, NULL,
+		struct nfs4_backchannel_ctl_args, struct nfs4_none, 0),
 	/* RFC 7530 §16.33, §16.34, §16.29: NFSv4.0 client ids (nfs4_proc_state.c). */
 	NFS4_OP(OP_SETCLIENTID, "SETCLIENTID", nfs4_dec_setclientid_op, nfs4_setclientid_exec, nfs4_setclientid_enc,
 		struct nfs4_setclientid_args, struct nfs4_setclientid_res, NFS4_OPF_ENC_ERR),

@@ -41,6 +41,8 @@ static void client_free_why(struct nfs4_state *st, unsigned i, bool expired)
 
 	if (st->stab)
 		nfs4_stab_purge_client(st->stab, c->clientid, expired);
+	if (st->freed)
+		st->freed(c->clientid);
 	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
 		session_free(st, c->sessions[k]);
 	free(c);
@@ -469,6 +471,33 @@ bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner,
 	}
 	pthread_mutex_unlock(&st->lock);
 	return i >= 0;
+}
+
+bool nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint64_t *clientid)
+{
+	struct nfs4_session *s;
+	unsigned ci, si;
+
+	pthread_mutex_lock(&st->lock);
+	s = session_by_id(st, sessionid, &ci, &si);
+	if (s)
+		*clientid = s->client->clientid;
+	pthread_mutex_unlock(&st->lock);
+	return s != NULL;
+}
+
+bool nfs4_client_cb40(struct nfs4_state *st, uint64_t clientid, struct nfs4_cb_info *cb)
+{
+	int i;
+	bool ok;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	ok = i >= 0 && st->clients[i]->v40 && st->clients[i]->confirmed;
+	if (ok)
+		*cb = st->clients[i]->cb;
+	pthread_mutex_unlock(&st->lock);
+	return ok;
 }
 
 void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessions)

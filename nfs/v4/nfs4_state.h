@@ -124,6 +124,9 @@ struct nfs4_state {
 	 * DESTROY_CLIENTID forgets: its stable record goes (nfs4_recovery.h). May be NULL. */
 	void (*gone)(const uint8_t *owner, uint32_t owner_len);
 	struct nfs4_stab *stab; /* open state to purge with a client (NULL: none) */
+	/* Called (under the lock) for every client record freed, whatever the
+	 * reason: its callback path goes (nfs4_cb.h). May be NULL. */
+	void (*freed)(uint64_t clientid);
 };
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease);
@@ -199,6 +202,10 @@ uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid);
 bool nfs4_client_may_lock(struct nfs4_state *st, uint64_t clientid);
 /* The owner (co_ownerid) of a client: true and *len set (owner holds NFS4_OWNER_MAX bytes), or false. */
 bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len);
+/* The client of a session (BIND_CONN_TO_SESSION): false if there is no such session. */
+bool nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint64_t *clientid);
+/* A confirmed 4.0 client's callback information (SETCLIENTID's, as confirmed). */
+bool nfs4_client_cb40(struct nfs4_state *st, uint64_t clientid, struct nfs4_cb_info *cb);
 /* Client records and sessions now (statistics). */
 void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessions);
 /* Forget every client whose lease ran out before now (RFC 8881 §8.3). Returns how many. */

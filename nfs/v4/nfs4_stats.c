@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_cb.h"
 #include "nfs/v4/nfs4_recovery.h"
 #include "nfs/v4/nfs4_stats.h"
 
@@ -95,6 +96,27 @@ void nfs4_stats_state(struct stats_nfs4 *out)
 		out->no_grace = r->counts[2];
 		pthread_mutex_unlock(&r->lock);
 	}
+}
+
+struct cb_fwd {
+	stats_nfs4_cb_cb cb;
+	void *arg;
+};
+
+static void cb_fwd(const struct nfs4_cb_stat *s, void *arg)
+{
+	struct cb_fwd *fw = arg;
+	struct stats_nfs4_cb c = { .clientid = s->clientid, .minor = s->minor, .state = nfs4_cb_state_name(s->state),
+				   .transport = s->xprt, .sent = s->sent, .ok = s->ok, .failed = s->failed };
+
+	fw->cb(&c, fw->arg);
+}
+
+void nfs4_stats_cb_foreach(stats_nfs4_cb_cb cb, void *arg)
+{
+	struct cb_fwd fw = { .cb = cb, .arg = arg };
+
+	nfs4_cb_foreach(cb_fwd, &fw);
 }
 
 void nfs4_stats_reset(void)

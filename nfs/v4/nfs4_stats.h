@@ -28,6 +28,8 @@ void nfs4_stats_state_add(enum nfs4_stat_gauge g, int64_t delta);
 void nfs4_stats_ops_foreach(stats_proc_cb cb, void *arg);
 /* stats_sources.nfs4_state. */
 void nfs4_stats_state(struct stats_nfs4 *out);
+/* stats_sources.nfs4_cb_foreach: each client's callback path (nfs4_cb.h). */
+void nfs4_stats_cb_foreach(stats_nfs4_cb_cb cb, void *arg);
 /* Tests: every counter back to zero. */
 void nfs4_stats_reset(void);
 

@@ -1,8 +1,8 @@
 /*
  * nfs4_xdr_session.c - XDR of the NFSv4.1 session operations (see
  * nfs4_xdr_session.h). Items the server does not use (the client's
- * implementation id, callback security parameters, SP4_MACH_CRED's
- * operation bitmaps) are decoded to be skipped, every count bounded first.
+ * implementation id, SP4_MACH_CRED's operation bitmaps, RPCSEC_GSS callback
+ * handles) are decoded to be skipped, every count bounded first.
  */
 #include <string.h>
 
@@ -55,44 +55,99 @@ static bool dec_chan_attrs(struct xdr_dec *d, struct nfs4_chan_attrs *c)
 	return n == 0 || xdr_dec_u32(d, &ird);
 }
 
-/* callback_sec_parms4 (RFC 8881 §18.36.1): AUTH_NONE, AUTH_SYS, RPCSEC_GSS; skipped. */
-static bool skip_cb_sec(struct xdr_dec *d)
+/* authsys_parms (RFC 5531 §A): stamp, machinename<255>, uid, gid, gids<16>. */
+static bool dec_authsys(struct xdr_dec *d, struct rpc_cred *c)
 {
 	const uint8_t *p;
-	uint32_t flavor, v, len, ngids;
+	uint32_t stamp, len, ngids;
+
+	memset(c, 0, sizeof(*c));
+	c->flavor = RPC_AUTH_SYS;
+	if (!xdr_dec_u32(d, &stamp) || !xdr_dec_opaque(d, 255, &p, &len) || !xdr_dec_u32(d, &c->uid) ||
+	    !xdr_dec_u32(d, &c->gid) || !xdr_dec_u32(d, &ngids) || ngids > 16 ||
+	    ngids > RPC_AUTH_SYS_MAX_GIDS)
+		return false;
+	for (uint32_t i = 0; i < ngids; i++)
+		if (!xdr_dec_u32(d, &c->groups[i]))
+			return false;
+	c->ngroups = ngids;
+	return true;
+}
+
+/* callback_sec_parms4 (RFC 8881 §18.36.1): AUTH_NONE, AUTH_SYS, RPCSEC_GSS.
+ * The first AUTH_NONE or AUTH_SYS one becomes *sec (RPCSEC_GSS: skipped,
+ * rnfsd cannot send it). */
+static bool dec_cb_sec(struct xdr_dec *d, struct nfs4_cb_sec *sec)
+{
+	const uint8_t *p;
+	struct rpc_cred cred;
+	uint32_t flavor, v, len;
 
 	if (!xdr_dec_u32(d, &flavor))
 		return false;
 	switch (flavor) {
-	case 0:
-		return true;
-	case 1: /* authsys_parms: stamp, machinename<255>, uid, gid, gids<16> */
-		if (!xdr_dec_u32(d, &v) || !xdr_dec_opaque(d, 255, &p, &len) || !xdr_dec_u32(d, &v) ||
-		    !xdr_dec_u32(d, &v) || !xdr_dec_u32(d, &ngids) || ngids > 16)
+	case RPC_AUTH_NONE:
+		memset(&cred, 0, sizeof(cred));
+		break;
+	case RPC_AUTH_SYS:
+		if (!dec_authsys(d, &cred))
 			return false;
-		return xdr_dec_inline(d, (size_t)ngids * 4) != NULL;
+		break;
 	case 6: /* gss_cb_handles4: service, two handles */
 		return xdr_dec_u32(d, &v) && xdr_dec_opaque(d, NFS4_OPAQUE_LIMIT, &p, &len) &&
 		       xdr_dec_opaque(d, NFS4_OPAQUE_LIMIT, &p, &len);
 	default:
 		return false;
 	}
+	if (!sec->usable) {
+		sec->usable = true;
+		sec->cred = cred;
+	}
+	return true;
+}
+
+/* callback_sec_parms4<>, bounded. */
+static bool dec_cb_sec_list(struct xdr_dec *d, struct nfs4_cb_sec *sec)
+{
+	uint32_t n;
+
+	memset(sec, 0, sizeof(*sec));
+	if (!xdr_dec_u32(d, &n) || n > NFS4_CB_SEC_MAX)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (!dec_cb_sec(d, sec))
+			return false;
+	return true;
 }
 
 /* RFC 8881 §18.36.1 CREATE_SESSION4args. */
 bool nfs4_dec_create_session(struct xdr_dec *d, struct nfs4_create_session_args *a)
 {
-	uint32_t n;
-
 	if (!xdr_dec_u64(d, &a->clientid) || !xdr_dec_u32(d, &a->sequence) || !xdr_dec_u32(d, &a->flags) ||
 	    !dec_chan_attrs(d, &a->fore) || !dec_chan_attrs(d, &a->back) || !xdr_dec_u32(d, &a->cb_program))
 		return false;
-	if (!xdr_dec_u32(d, &n) || n > NFS4_CB_SEC_MAX)
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		if (!skip_cb_sec(d))
-			return false;
-	return true;
+	return dec_cb_sec_list(d, &a->sec);
+}
+
+/* RFC 8881 §18.33.1 BACKCHANNEL_CTL4args. */
+bool nfs4_dec_backchannel_ctl(struct xdr_dec *d, struct nfs4_backchannel_ctl_args *a)
+{
+	return xdr_dec_u32(d, &a->cb_program) && dec_cb_sec_list(d, &a->sec);
+}
+
+/* RFC 8881 §18.34.1 BIND_CONN_TO_SESSION4args. */
+bool nfs4_dec_bind_conn(struct xdr_dec *d, struct nfs4_bind_conn_args *a)
+{
+	return xdr_dec_fixed(d, a->sessionid, NFS4_SESSIONID_SIZE) && xdr_dec_u32(d, &a->dir) &&
+	       xdr_dec_bool(d, &a->rdma_mode);
+}
+
+/* RFC 8881 §18.34.2 BIND_CONN_TO_SESSION4resok. */
+void nfs4_enc_bind_conn(struct xdr_enc *e, const uint8_t sid[NFS4_SESSIONID_SIZE], uint32_t dir)
+{
+	xdr_enc_fixed(e, sid, NFS4_SESSIONID_SIZE);
+	xdr_enc_u32(e, dir);
+	xdr_enc_bool(e, false); /* bctsr_use_conn_in_rdma_mode: not offered */
 }
 
 /* RFC 8881 §18.46.1 SEQUENCE4args. */

@@ -220,6 +220,26 @@ check_rdma_evidence() {
 	[ "$writes" -gt 0 ] || fail "rnfsd counted no RDMA Writes (READ payloads go by Write chunks)"
 }
 
+# NFSv4.1+ (rnfsd): the kernel client's back channel is up: rnfsd's probe
+# (CB_NULL, then CB_COMPOUND with CB_SEQUENCE) went out on the session's own
+# connection (the transport under test: the same TCP connection or RDMA queue
+# pair, RFC 8167) and was answered.
+check_backchannel() {
+	local json entry i
+	for i in $(seq 1 20); do
+		json=$(timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock --json 2>&1) || fail "rnfsctl --json failed: $json"
+		entry=$(echo "$json" | grep -o '{"clientid": "[0-9a-f]*", "minor": [12], [^}]*}' | tail -n 1)
+		echo "$entry" | grep -q '"state": "up"' && break
+		sleep 1
+	done
+	echo "rnfsd: ${entry:-no 4.1 callback path}"
+	echo "$entry" | grep -q '"state": "up"' || fail "back channel not up: ${entry:-none}"
+	echo "$entry" | grep -q "\"transport\": \"$TRANSPORT\"" || fail "back channel not over $TRANSPORT: $entry"
+	local ok
+	ok=$(echo "$entry" | sed -n 's/.*"ok": \([0-9]*\).*/\1/p')
+	[ "${ok:-0}" -ge 2 ] || fail "fewer than 2 callbacks answered: $entry"
+}
+
 check_symlink() {
 	echo hello > "$MNT/sl-target"
 	ln -s sl-target "$MNT/sl" || fail "ln -s failed"
@@ -640,6 +660,7 @@ run_scenario() {
 	run_check "${p}tree-remove" 400 check_tree_remove
 	run_check "${p}bigdir-5000" 240 check_bigdir
 	run_check "${p}symlink" 60 check_symlink
+	case $p in v41-|v42-|v4-) [ "$SERVER" = rnfsd ] && run_check "${p}backchannel" 60 check_backchannel;; esac
 	[ "$TRANSPORT" = rdma ] && run_check "${p}rdma-evidence" 60 check_rdma_evidence
 	[ "$ROOT_SQUASH" = 1 ] && run_check "${p}root-squash" 60 check_root_squash
 	run_check "${p}hardlink" 60 check_hardlink

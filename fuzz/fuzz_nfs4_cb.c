@@ -1,0 +1,130 @@
+/*
+ * fuzz_nfs4_cb.c - libFuzzer target: what an NFSv4 client returns to the
+ * server's callbacks and gives as its callback address
+ * (nfs/v4/nfs4_cb_xdr.c: nfs4_cb_dec_compound(), nfs4_cb_dec_sequence(),
+ * nfs4_cb_uaddr_parse()), fed on to the back channel's slot
+ * (nfs4_cb_state.c) as nfs4_cb.c does.
+ *
+ * Byte 0 picks the decoder: 0 CB_COMPOUND4res, 1 CB_SEQUENCE4res, 2 a
+ * universal address ("netid\0addr"). Invariants beyond "no sanitizer report":
+ *  - a decoder never leaves the input; an accepted reply cut where the
+ *    decoder stopped decodes the same, cut one byte earlier is refused;
+ *  - BAD only for a result array over its bound or a first result not
+ *    CB_SEQUENCE's; has_seq only with at least one result;
+ *  - the slot advances only to the seqid sent, only for an answered
+ *    NFS4_OK, is never left busy, and the reply counts as expected only
+ *    when it echoes the seqid on slot 0;
+ *  - a parsed address is IPv4 for "tcp", IPv6 for "tcp6", port non-zero,
+ *    and its printed form parses back to the same address.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nfs/v4/nfs4_cb_state.h"
+#include "nfs/v4/nfs4_cb_xdr.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(x) do { if (!(x)) abort(); } while (0)
+
+static enum nfs4_cb_dec_result dec(bool compound, const uint8_t *p, size_t n, struct nfs4_cb_compound_res *r,
+				   size_t *used)
+{
+	struct xdr_dec d;
+	enum nfs4_cb_dec_result res;
+
+	xdr_dec_init(&d, p, n);
+	memset(r, 0, sizeof(*r));
+	if (compound) {
+		res = nfs4_cb_dec_compound(&d, r);
+	} else {
+		res = nfs4_cb_dec_sequence(&d, &r->seq);
+		r->has_seq = true;
+	}
+	*used = xdr_dec_pos(&d);
+	CHECK(*used <= n);
+	return res;
+}
+
+static void fuzz_reply(bool compound, const uint8_t *p, size_t n)
+{
+	struct nfs4_cb_compound_res r, r2;
+	size_t used, used2;
+	enum nfs4_cb_dec_result res = dec(compound, p, n, &r, &used);
+
+	if (compound && res == NFS4_CB_DEC_BAD)
+		return;
+	CHECK(compound || res != NFS4_CB_DEC_BAD);
+	if (res != NFS4_CB_DEC_OK)
+		return;
+	CHECK(!compound || !r.has_seq || r.nres >= 1);
+	CHECK(!compound || r.nres <= NFS4_CB_MAX_RES);
+	/* What was consumed is all the decoder needs. */
+	CHECK(dec(compound, p, used, &r2, &used2) == NFS4_CB_DEC_OK && used2 == used);
+	CHECK(!memcmp(&r.seq, &r2.seq, sizeof(r.seq)) && r.status == r2.status && r.nres == r2.nres);
+	if (used > 0)
+		CHECK(dec(compound, p, used - 1, &r2, &used2) == NFS4_CB_DEC_SHORT);
+	if (!r.has_seq)
+		return;
+	/* The slot as nfs4_cb.c drives it with this reply. */
+	struct nfs4_cb_chan c;
+	uint32_t sent;
+
+	nfs4_cb_chan_init(&c);
+	c.slot_seqid = r.seq.seqid ^ 1u;
+	uint32_t before = c.slot_seqid;
+	CHECK(nfs4_cb_slot_take(&c, &sent));
+	bool ok = nfs4_cb_slot_release(&c, sent, true, r.seq.status, r.seq.seqid, r.seq.slotid);
+	CHECK(!c.slot_busy);
+	CHECK(ok == (r.seq.status == 0 && r.seq.seqid == sent && r.seq.slotid == 0));
+	CHECK(c.slot_seqid == (r.seq.status == 0 ? sent : before));
+}
+
+static void fuzz_uaddr(const uint8_t *p, size_t n)
+{
+	const uint8_t *nul = memchr(p, 0, n);
+	struct sockaddr_storage sa, sa2;
+	socklen_t len, len2;
+	char host[INET6_ADDRSTRLEN], again[INET6_ADDRSTRLEN + 16];
+
+	if (!nul)
+		return;
+	size_t nl = (size_t)(nul - p);
+	const char *addr = (const char *)nul + 1;
+	size_t al = n - nl - 1;
+	if (!nfs4_cb_uaddr_parse((const char *)p, (uint32_t)nl, addr, (uint32_t)al, &sa, &len))
+		return;
+	bool v6 = nl == 4;
+	CHECK(sa.ss_family == (v6 ? AF_INET6 : AF_INET));
+	uint16_t port = ntohs(v6 ? ((struct sockaddr_in6 *)&sa)->sin6_port : ((struct sockaddr_in *)&sa)->sin_port);
+	CHECK(port != 0);
+	CHECK(inet_ntop(sa.ss_family, v6 ? (void *)&((struct sockaddr_in6 *)&sa)->sin6_addr
+					 : (void *)&((struct sockaddr_in *)&sa)->sin_addr,
+			host, sizeof(host)));
+	int m = snprintf(again, sizeof(again), "%s.%u.%u", host, port >> 8, port & 255);
+	CHECK(nfs4_cb_uaddr_parse((const char *)p, (uint32_t)nl, again, (uint32_t)m, &sa2, &len2));
+	CHECK(len == len2 && !memcmp(&sa, &sa2, len));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	switch (data[0] % 3) {
+	case 0:
+		fuzz_reply(true, data + 1, size - 1);
+		break;
+	case 1:
+		fuzz_reply(false, data + 1, size - 1);
+		break;
+	default:
+		fuzz_uaddr(data + 1, size - 1);
+		break;
+	}
+	return 0;
+}

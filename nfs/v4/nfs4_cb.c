@@ -1,0 +1,550 @@
+/*
+ * nfs4_cb.c - NFSv4 callback paths at run time (nfs4_cb.h).
+ *
+ * A fixed table of entries, one per client id. Fields above "loop thread
+ * only" are shared: the operations (workers) and the loop thread change them
+ * under cb_mu. The operations only record what is to be done (a connection
+ * to attach, an address to probe, an entry to drop) and trigger cb_async;
+ * cb_kick() on the loop thread does it. No call into rpc_clnt or tcp_clnt
+ * is made with cb_mu held: they may complete a call (cb_done) at once.
+ *
+ * A probe: 4.1, CB_NULL then CB_COMPOUND(CB_SEQUENCE) on slot 0 of the back
+ * channel (RFC 8881 §20.1, §20.9); 4.0, CB_NULL (RFC 7530 §17.1). Its outcome
+ * sets UP or DOWN (nfs4_cb_state.c). RFC 8881 §2.9.2: a request is not
+ * retransmitted on the same connection, so a back channel call has one
+ * timeout and no resend.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "nfs/v4/nfs4_cb.h"
+#include "nfs/v4/nfs4_cb_xdr.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "rpc/rpc_clnt.h"
+#include "rpc/xprt.h"
+#include "transport/tcp_clnt.h"
+
+#define CB_MSG_MAX 512u /* a call header with AUTH_SYS, CB_COMPOUND with CB_SEQUENCE */
+
+enum cb_step { STEP_IDLE, STEP_NULL, STEP_SEQ };
+
+struct cb_ent {
+	bool used;
+	bool dead;             /* to be dropped by the loop thread */
+	bool v40;
+	uint64_t clientid;
+	uint8_t sid[NFS4_SESSIONID_SIZE]; /* 4.1: the session the back channel belongs to */
+	uint32_t prog, ident;  /* cb_program; 4.0 callback_ident */
+	uint32_t minor;        /* 4.1+: the session's minor version (CB_COMPOUND carries it) */
+	struct nfs4_cb_sec sec;
+	struct nfs4_cb_chan ch;
+	const char *xprt;      /* the bound connection's transport name */
+	struct rpc_conn *bind; /* worker -> loop: attach this connection (a reference) */
+	bool probe40;          /* worker -> loop: (re)connect to addr and probe */
+	bool reprobe;          /* worker -> loop: probe the bound connection again */
+	bool unbind;           /* worker -> loop: let go of the connection (session destroyed) */
+	struct sockaddr_storage addr; /* 4.0 callback address */
+	socklen_t addr_len;
+
+	/* Loop thread only. */
+	bool clnt_ready;       /* clnt initialised (4.1) */
+	struct rpc_clnt clnt;
+	struct rpc_conn *conn; /* attached connection (clnt holds its reference) */
+	struct rpc_conn_hook lost_hook;
+	bool hooked;
+	struct tcp_clnt *tc;   /* 4.0 */
+	enum cb_step step;
+	uint32_t seq_sent;
+	char name[40];
+	struct rpc_clnt_call cc;
+	uint8_t msg[CB_MSG_MAX];
+};
+
+static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct loop *cb_loop;
+static struct loop_ev *cb_async;
+static struct cb_ent cb_tab[NFS4_CB_CLIENTS];
+static struct log_limit cb_limit;
+
+/* RFC 8881 §2.9.2: no retransmission on the same connection; one wait. */
+static const struct rpc_clnt_params cb_bc_params = { .timeout_ms = 5000, .max_timeout_ms = 5000, .retries = 0 };
+/* 4.0: a connection of our own; a lost one is retried once. */
+static const struct tcp_clnt_params cb_40_params = {
+	.rpc = { .timeout_ms = 3000, .max_timeout_ms = 3000, .retries = 1 },
+	.max_record = 4096,
+	.send_buf = 4096,
+	.connect_timeout_ms = 3000,
+	.reconnect_delay_ms = 500,
+	.reconnect_max = 1,
+};
+
+/* cb_mu held. The entry of clientid, or a new one (NULL: the table is full). */
+static struct cb_ent *ent_get(uint64_t clientid, bool create)
+{
+	struct cb_ent *free_e = NULL;
+
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
+		struct cb_ent *e = &cb_tab[i];
+
+		if (e->used && !e->dead && e->clientid == clientid)
+			return e;
+		if (!e->used && !free_e)
+			free_e = e;
+	}
+	if (!create || !free_e)
+		return NULL;
+	memset(free_e, 0, offsetof(struct cb_ent, clnt_ready));
+	free_e->used = true;
+	free_e->clientid = clientid;
+	free_e->xprt = "-";
+	nfs4_cb_chan_init(&free_e->ch);
+	return free_e;
+}
+
+static void cb_wake(void)
+{
+	if (cb_async)
+		loop_ev_trigger(cb_async);
+}
+
+void nfs4_cb_session(uint64_t clientid, const uint8_t sid[NFS4_SESSIONID_SIZE], uint32_t minor, uint32_t prog,
+		     const struct nfs4_cb_sec *sec)
+{
+	pthread_mutex_lock(&cb_mu);
+	struct cb_ent *e = ent_get(clientid, true);
+
+	if (e) {
+		e->minor = minor;
+		e->prog = prog;
+		e->sec = *sec;
+		if (e->ch.state == NFS4_CB_NONE)
+			memcpy(e->sid, sid, NFS4_SESSIONID_SIZE);
+	} else {
+		log_limited(&cb_limit, LOG_NOTICE, "nfs4: callback table full: client %llx gets no back channel",
+			    (unsigned long long)clientid);
+	}
+	pthread_mutex_unlock(&cb_mu);
+}
+
+void nfs4_cb_ctl(uint64_t clientid, uint32_t prog, const struct nfs4_cb_sec *sec)
+{
+	pthread_mutex_lock(&cb_mu);
+	struct cb_ent *e = ent_get(clientid, false);
+
+	if (e) {
+		e->prog = prog;
+		e->sec = *sec;
+		if (e->ch.state != NFS4_CB_NONE) {
+			nfs4_cb_chan_bound(&e->ch); /* probed again with the new parameters */
+			e->reprobe = true;
+		}
+	}
+	pthread_mutex_unlock(&cb_mu);
+	cb_wake();
+}
+
+bool nfs4_cb_bind41(uint64_t clientid, const uint8_t sid[NFS4_SESSIONID_SIZE], struct rpc_conn *conn)
+{
+	bool ok = false;
+
+	if (!conn || !conn->xprt || !conn->xprt->ops->send_call)
+		return false; /* UDP, or no transport (tests) */
+	pthread_mutex_lock(&cb_mu);
+	struct cb_ent *e = cb_async ? ent_get(clientid, false) : NULL;
+
+	if (e && e->sec.usable) {
+		if (e->bind)
+			rpc_conn_put(e->bind);
+		rpc_conn_get(conn);
+		e->bind = conn;
+		e->xprt = conn->xprt_name;
+		memcpy(e->sid, sid, NFS4_SESSIONID_SIZE);
+		nfs4_cb_chan_bound(&e->ch);
+		ok = true;
+	}
+	pthread_mutex_unlock(&cb_mu);
+	if (ok)
+		cb_wake();
+	return ok;
+}
+
+void nfs4_cb_session_gone(const uint8_t sid[NFS4_SESSIONID_SIZE])
+{
+	pthread_mutex_lock(&cb_mu);
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
+		struct cb_ent *e = &cb_tab[i];
+
+		if (e->used && !e->dead && !e->v40 && !memcmp(e->sid, sid, NFS4_SESSIONID_SIZE)) {
+			nfs4_cb_chan_unbound(&e->ch);
+			e->unbind = true; /* the connection may carry another session's back channel next */
+		}
+	}
+	pthread_mutex_unlock(&cb_mu);
+	cb_wake();
+}
+
+void nfs4_cb_client_gone(uint64_t clientid)
+{
+	pthread_mutex_lock(&cb_mu);
+	struct cb_ent *e = ent_get(clientid, false);
+
+	if (e)
+		e->dead = true;
+	pthread_mutex_unlock(&cb_mu);
+	if (e)
+		cb_wake();
+}
+
+void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = 0;
+	bool usable = cb->netid_len && nfs4_cb_uaddr_parse(cb->netid, cb->netid_len, cb->addr, cb->addr_len, &sa, &len);
+
+	pthread_mutex_lock(&cb_mu);
+	struct cb_ent *e = cb_async ? ent_get(clientid, true) : NULL;
+
+	if (e) {
+		e->v40 = true;
+		e->prog = cb->program;
+		e->ident = cb->ident;
+		/* RFC 7530 §3.3.3: AUTH_SYS is what rnfsd calls with (as root). */
+		e->sec = (struct nfs4_cb_sec){ .usable = true, .cred = { .flavor = RPC_AUTH_SYS } };
+		nfs4_cb_chan_bound(&e->ch);
+		if (usable) {
+			e->addr = sa;
+			e->addr_len = len;
+			e->xprt = "tcp";
+			e->probe40 = true;
+		} else if (cb->netid_len) {
+			nfs4_cb_chan_lost(&e->ch); /* a cb_location we cannot call: DOWN */
+		} else {
+			nfs4_cb_chan_unbound(&e->ch);
+		}
+	}
+	pthread_mutex_unlock(&cb_mu);
+	cb_wake();
+}
+
+uint32_t nfs4_cb_seq_flags_for(uint64_t clientid)
+{
+	uint32_t flags = 0;
+
+	pthread_mutex_lock(&cb_mu);
+	struct cb_ent *e = ent_get(clientid, false);
+
+	if (e)
+		flags = nfs4_cb_seq_flags(e->ch.state);
+	pthread_mutex_unlock(&cb_mu);
+	return flags;
+}
+
+static void ent_stat(const struct cb_ent *e, struct nfs4_cb_stat *s)
+{
+	s->clientid = e->clientid;
+	s->minor = e->v40 ? 0 : e->minor;
+	s->state = e->ch.state;
+	s->xprt = e->xprt;
+	s->sent = e->ch.sent;
+	s->ok = e->ch.ok;
+	s->failed = e->ch.failed;
+}
+
+void nfs4_cb_foreach(void (*fn)(const struct nfs4_cb_stat *s, void *arg), void *arg)
+{
+	pthread_mutex_lock(&cb_mu);
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
+		struct nfs4_cb_stat s;
+
+		if (!cb_tab[i].used || cb_tab[i].dead)
+			continue;
+		ent_stat(&cb_tab[i], &s);
+		fn(&s, arg);
+	}
+	pthread_mutex_unlock(&cb_mu);
+}
+
+bool nfs4_cb_stat_of(uint64_t clientid, struct nfs4_cb_stat *out)
+{
+	pthread_mutex_lock(&cb_mu);
+	struct cb_ent *e = ent_get(clientid, false);
+
+	if (e)
+		ent_stat(e, out);
+	pthread_mutex_unlock(&cb_mu);
+	return e != NULL;
+}
+
+/* ---- loop thread ---- */
+
+static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st);
+
+/* The step that was in flight ended without an answer worth reading. */
+static void ent_fail(struct cb_ent *e, enum cb_step step, const char *why)
+{
+	pthread_mutex_lock(&cb_mu);
+	if (step == STEP_SEQ)
+		(void)nfs4_cb_slot_release(&e->ch, e->seq_sent, false, 0, 0, 0);
+	nfs4_cb_chan_done(&e->ch, false);
+	pthread_mutex_unlock(&cb_mu);
+	log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: callback %s failed: %s", e->name,
+		    step == STEP_SEQ ? "CB_COMPOUND" : "CB_NULL", why);
+}
+
+/* Send CB_NULL or CB_COMPOUND(CB_SEQUENCE) on e's path. */
+static void ent_call(struct cb_ent *e, enum cb_step step)
+{
+	struct nfs4_cb_seq_args sa = { .slotid = 0, .highest_slotid = 0 };
+	uint32_t prog, ident, minor;
+	struct rpc_cred cred;
+	int rc;
+
+	pthread_mutex_lock(&cb_mu);
+	minor = e->v40 ? 0 : e->minor;
+	prog = e->prog;
+	ident = e->ident;
+	cred = e->sec.cred;
+	memcpy(sa.sessionid, e->sid, NFS4_SESSIONID_SIZE);
+	bool slot = step != STEP_SEQ || nfs4_cb_slot_take(&e->ch, &sa.seqid);
+	if (slot)
+		nfs4_cb_chan_sent(&e->ch);
+	pthread_mutex_unlock(&cb_mu);
+	if (!slot)
+		return; /* a CB_SEQUENCE is out already: its outcome decides */
+	e->seq_sent = sa.seqid;
+	rpc_clnt_call_init(&e->cc, e->msg, sizeof(e->msg), prog, e->v40 ? NFS4_CB_VERS40 : NFS4_CB_VERS41,
+			   step == STEP_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND,
+			   cred.flavor == RPC_AUTH_SYS ? &cred : NULL);
+	/* RFC 8881 §20.2: CB_COMPOUND opens with CB_SEQUENCE and carries the
+	 * session's minor version (a 4.2 client finds its session by it, as Linux does). */
+	if (step == STEP_SEQ)
+		nfs4_cb_enc_compound(&e->cc.args, minor, e->v40 ? ident : 0, e->v40 ? NULL : &sa);
+	e->cc.done = cb_done;
+	e->cc.arg = e;
+	e->step = step;
+	rc = e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(&e->clnt, &e->cc);
+	if (rc != 0 && e->step == step) {
+		e->step = STEP_IDLE;
+		ent_fail(e, step, "not sent");
+	}
+}
+
+/* CB_COMPOUND's reply: CB_SEQUENCE answered for our session, slot and seqid. */
+static bool seq_reply_ok(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+{
+	struct nfs4_cb_compound_res r = { 0 };
+	bool dec = st == RPC_CLNT_OK && nfs4_cb_dec_compound(&cc->res, &r) == NFS4_CB_DEC_OK && r.has_seq;
+	bool ok;
+
+	pthread_mutex_lock(&cb_mu);
+	ok = nfs4_cb_slot_release(&e->ch, e->seq_sent, dec, dec ? r.seq.status : 0, dec ? r.seq.seqid : 0,
+				  dec ? r.seq.slotid : 0);
+	/* RFC 8881 §20.9.3: the reply names the session the call was made for. */
+	ok = ok && r.status == 0 && !memcmp(r.seq.sessionid, e->sid, NFS4_SESSIONID_SIZE);
+	nfs4_cb_chan_done(&e->ch, ok);
+	pthread_mutex_unlock(&cb_mu);
+	return ok;
+}
+
+static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+{
+	struct cb_ent *e = cc->arg;
+	enum cb_step step = e->step;
+
+	if (step == STEP_IDLE)
+		return; /* the path was given up while the call was out */
+	e->step = STEP_IDLE;
+	if (step == STEP_SEQ) {
+		if (!seq_reply_ok(e, cc, st))
+			log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: CB_SEQUENCE not answered as expected (%s)",
+				    e->name, rpc_clnt_status_name(st));
+		return;
+	}
+	if (st != RPC_CLNT_OK) {
+		ent_fail(e, step, rpc_clnt_status_name(st));
+		return;
+	}
+	if (e->v40) {
+		pthread_mutex_lock(&cb_mu);
+		nfs4_cb_chan_done(&e->ch, true);
+		pthread_mutex_unlock(&cb_mu);
+		return;
+	}
+	pthread_mutex_lock(&cb_mu);
+	nfs4_cb_chan_answered(&e->ch);
+	pthread_mutex_unlock(&cb_mu);
+	ent_call(e, STEP_SEQ); /* RFC 8881 §20.9: the back channel's sequencing works too */
+}
+
+/* Close hook of the attached connection: the path is down until bound again. */
+static void cb_conn_lost(struct rpc_conn *conn, struct rpc_conn_hook *h)
+{
+	struct cb_ent *e = container_of(h, struct cb_ent, lost_hook);
+
+	(void)conn;
+	pthread_mutex_lock(&cb_mu);
+	e->hooked = false;
+	nfs4_cb_chan_lost(&e->ch);
+	pthread_mutex_unlock(&cb_mu);
+}
+
+/* Stop what e has in flight and let go of its connection. */
+static void ent_release_path(struct cb_ent *e)
+{
+	enum cb_step step = e->step;
+
+	e->step = STEP_IDLE;
+	if (e->clnt_ready && step != STEP_IDLE) {
+		rpc_clnt_cancel(&e->clnt, &e->cc);
+		pthread_mutex_lock(&cb_mu);
+		if (step == STEP_SEQ)
+			(void)nfs4_cb_slot_release(&e->ch, e->seq_sent, false, 0, 0, 0);
+		pthread_mutex_unlock(&cb_mu);
+	}
+	if (e->conn) {
+		if (e->hooked)
+			(void)rpc_conn_hook_remove(e->conn, &e->lost_hook);
+		e->hooked = false;
+		rpc_clnt_detach(&e->clnt);
+		e->conn = NULL;
+	}
+	if (e->tc) {
+		struct tcp_clnt *t = e->tc;
+
+		e->tc = NULL;
+		tcp_clnt_free(t); /* a pending call completes: step is IDLE, ignored */
+	}
+}
+
+/* 4.1: attach conn (the reference taken by nfs4_cb_bind41 is ours) and probe. */
+static void ent_attach(struct cb_ent *e, struct rpc_conn *conn)
+{
+	ent_release_path(e);
+	if (!e->clnt_ready) {
+		if (rpc_clnt_init(&e->clnt, cb_loop, &cb_bc_params, NULL, e->name) != 0) {
+			rpc_conn_put(conn);
+			ent_fail(e, STEP_NULL, "no timer");
+			return;
+		}
+		e->clnt_ready = true;
+	}
+	/* One call at a time: the back channel's slot 0 (nfs4_cb_state.h). */
+	e->clnt.window = 1;
+	if (rpc_clnt_attach(&e->clnt, conn) != 0) {
+		rpc_conn_put(conn);
+		ent_fail(e, STEP_NULL, "connection closed or busy");
+		return;
+	}
+	e->conn = conn;
+	rpc_conn_put(conn); /* rpc_clnt_attach took its own */
+	e->lost_hook.closed = cb_conn_lost;
+	e->hooked = rpc_conn_hook_add(conn, &e->lost_hook);
+	ent_call(e, STEP_NULL);
+}
+
+/* 4.0: a new connection to the client's callback address, then CB_NULL. */
+static void ent_probe40(struct cb_ent *e, const struct sockaddr_storage *sa, socklen_t len)
+{
+	ent_release_path(e);
+	e->tc = tcp_clnt_new(cb_loop, (const struct sockaddr *)sa, len, &cb_40_params);
+	if (!e->tc) {
+		ent_fail(e, STEP_NULL, "no connection");
+		return;
+	}
+	ent_call(e, STEP_NULL);
+}
+
+/* Loop thread: drop an entry whose client went. */
+static void ent_drop(struct cb_ent *e)
+{
+	ent_release_path(e);
+	if (e->clnt_ready)
+		rpc_clnt_destroy(&e->clnt);
+	pthread_mutex_lock(&cb_mu);
+	if (e->bind)
+		rpc_conn_put(e->bind);
+	memset(e, 0, offsetof(struct cb_ent, step));
+	pthread_mutex_unlock(&cb_mu);
+	e->clnt_ready = false;
+	e->conn = NULL;
+	e->tc = NULL;
+}
+
+/* Loop thread: one entry's pending work. */
+static void ent_work(struct cb_ent *e)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+
+	pthread_mutex_lock(&cb_mu);
+	bool dead = e->dead, p40 = e->probe40, again = e->reprobe && e->step == STEP_IDLE, unbind = e->unbind;
+	struct rpc_conn *conn = e->bind;
+
+	e->bind = NULL;
+	e->probe40 = false;
+	e->reprobe = false;
+	e->unbind = false;
+	sa = e->addr;
+	len = e->addr_len;
+	snprintf(e->name, sizeof(e->name), "client %llx", (unsigned long long)e->clientid);
+	pthread_mutex_unlock(&cb_mu);
+	if (dead) {
+		if (conn)
+			rpc_conn_put(conn);
+		ent_drop(e);
+	} else if (conn) {
+		ent_attach(e, conn);
+	} else if (p40) {
+		ent_probe40(e, &sa, len);
+	} else if (again && (e->conn || e->tc)) {
+		ent_call(e, STEP_NULL);
+	} else if (unbind) {
+		ent_release_path(e);
+	}
+}
+
+static void cb_kick(int fd, short what, void *arg)
+{
+	(void)fd, (void)what, (void)arg;
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
+		pthread_mutex_lock(&cb_mu);
+		struct cb_ent *e = &cb_tab[i];
+		bool work = e->used && (e->dead || e->bind || e->probe40 || e->reprobe || e->unbind);
+
+		pthread_mutex_unlock(&cb_mu);
+		if (work)
+			ent_work(e);
+	}
+}
+
+int nfs4_cb_start(struct loop *loop)
+{
+	cb_loop = loop;
+	struct loop_ev *ev = loop_async(loop, cb_kick, NULL);
+
+	if (!ev) {
+		log_err("nfs4: cannot create the callback event");
+		return -1;
+	}
+	pthread_mutex_lock(&cb_mu);
+	cb_async = ev;
+	pthread_mutex_unlock(&cb_mu);
+	return 0;
+}
+
+void nfs4_cb_stop(void)
+{
+	pthread_mutex_lock(&cb_mu);
+	struct loop_ev *ev = cb_async;
+
+	cb_async = NULL;
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++)
+		cb_tab[i].dead = cb_tab[i].used;
+	pthread_mutex_unlock(&cb_mu);
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++)
+		if (cb_tab[i].used)
+			ent_drop(&cb_tab[i]);
+	if (ev)
+		loop_ev_free(ev);
+}

@@ -1,0 +1,663 @@
+/*
+ * test_nfs4_cb.c - NFSv4 callback paths through the real daemon, with the
+ * raw RPC client playing the client's callback service:
+ *  - 4.1, a client that answers: CREATE_SESSION with CONN_BACK_CHAN on its
+ *    TCP connection gets the flag back; on that same connection the server
+ *    sends CB_NULL (program = csa_cb_program, version 4), then CB_COMPOUND
+ *    (the session's minor version: 1, and 2 for a 4.2 session) whose
+ *    CB_SEQUENCE names the session, slot 0, seqid 1;
+ *    once answered, SEQUENCE reports no CB_PATH_DOWN and the stats socket
+ *    shows the back channel "up" with 2 calls sent and answered;
+ *  - 4.1, a client that never answers: its fore channel keeps working (each
+ *    SEQUENCE answered at once) and within a bounded time SEQUENCE carries
+ *    SEQ4_STATUS_CB_PATH_DOWN and _SESSION; stats "down";
+ *  - BIND_CONN_TO_SESSION of a second connection with CDFC4_BACK: answered
+ *    CDFS4_BACK, the probe arrives on the new connection, answered, the flags
+ *    clear; CDFC4_FORE on a third: CDFS4_FORE; an unknown session: BADSESSION;
+ *  - a session without CONN_BACK_CHAN: no flag back, CB_PATH_DOWN reported;
+ *  - BACKCHANNEL_CTL with a new program: the path is probed again with it;
+ *  - 4.0: SETCLIENTID with a cb_location on a loopback listener, then
+ *    SETCLIENTID_CONFIRM: a CB_NULL (program = cb_program, version 1)
+ *    arrives on a connection the server opens; answered: stats "up".
+ */
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct hx_env env;
+static uint32_t xid = 0x43420000;
+static char stats_path[600];
+
+enum { OP_GETFH = 10, OP_PUTROOTFH = 24, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36,
+       OP_BACKCHANNEL_CTL = 40, OP_BIND_CONN_TO_SESSION = 41, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43,
+       OP_SEQUENCE = 53 };
+#define CB_PROG 0x40000000u
+#define CB_PROG2 0x40000123u
+#define CB_PROG40 0x40000007u
+#define SEQ4_STATUS_CB_PATH_DOWN 0x1u
+#define SEQ4_STATUS_CB_PATH_DOWN_SESSION 0x200u
+#define NFS4ERR_BADSESSION 10052
+
+/* What the server's last callback call said. */
+struct cb_call {
+	uint32_t xid, prog, vers, proc;
+	uint32_t minor, nops, op, seqid, slotid;
+	uint8_t sid[16];
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Decode a CALL message (RFC 5531 §9) and its CB_COMPOUND's CB_SEQUENCE. */
+static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
+{
+	struct xd d;
+	uint32_t l;
+
+	memset(cc, 0, sizeof(*cc));
+	xd_init(&d, buf, len);
+	cc->xid = xd_u32(&d);
+	if (xd_u32(&d) != 0 || xd_u32(&d) != 2) /* CALL, RPC version 2 */
+		return false;
+	cc->prog = xd_u32(&d);
+	cc->vers = xd_u32(&d);
+	cc->proc = xd_u32(&d);
+	xd_u32(&d);
+	xd_opaque(&d, &l, 400); /* credential */
+	xd_u32(&d);
+	xd_opaque(&d, &l, 400); /* verifier */
+	if (cc->proc == 1) {
+		xd_opaque(&d, &l, 1024); /* tag */
+		cc->minor = xd_u32(&d);
+		xd_u32(&d); /* callback_ident */
+		cc->nops = xd_u32(&d);
+		cc->op = xd_u32(&d);
+		const uint8_t *p = d.pos + 16 <= d.len ? d.p + d.pos : NULL;
+		if (p)
+			memcpy(cc->sid, p, 16);
+		xd_skip(&d, 16);
+		cc->seqid = xd_u32(&d);
+		cc->slotid = xd_u32(&d);
+	}
+	return !d.bad;
+}
+
+/* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing it. */
+static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
+{
+	struct xb b;
+
+	xb_init(&b);
+	xb_u32(&b, cc->xid);
+	xb_u32(&b, 1); /* REPLY */
+	xb_u32(&b, 0); /* MSG_ACCEPTED */
+	xb_u32(&b, 0);
+	xb_u32(&b, 0); /* AUTH_NONE verifier */
+	xb_u32(&b, 0); /* SUCCESS */
+	if (cc->proc == 1) {
+		xb_u32(&b, 0);
+		xb_string(&b, "");
+		xb_u32(&b, 1);
+		xb_u32(&b, 11); /* OP_CB_SEQUENCE */
+		xb_u32(&b, 0);
+		xb_raw(&b, cc->sid, 16);
+		xb_u32(&b, cc->seqid);
+		xb_u32(&b, cc->slotid);
+		xb_u32(&b, 0);
+		xb_u32(&b, 0);
+	}
+	raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+}
+
+/* Callback calls that arrived while a COMPOUND waited for its reply (kept for cb_wait). */
+static struct {
+	int fd;
+	struct cb_call cc;
+} cb_q[16];
+static unsigned cb_qn;
+
+/* Wait up to timeout_ms for a callback call on c: true and *cc filled. */
+static bool cb_wait(struct raw_conn *c, struct cb_call *cc, int timeout_ms)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+	bool ok;
+
+	for (unsigned i = 0; i < cb_qn; i++)
+		if (cb_q[i].fd == c->fd) {
+			*cc = cb_q[i].cc;
+			memmove(&cb_q[i], &cb_q[i + 1], (cb_qn - i - 1) * sizeof(cb_q[0]));
+			cb_qn--;
+			return true;
+		}
+	if (raw_recv_record(c, &buf, &len, timeout_ms) != RAW_RECV_OK)
+		return false;
+	ok = cb_parse(buf, len, cc);
+	free(buf);
+	return ok;
+}
+
+/* Close c, forgetting the calls kept for it (its descriptor is reused). */
+static void cb_close(struct raw_conn *c)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < cb_qn; i++)
+		if (cb_q[i].fd != c->fd)
+			cb_q[n++] = cb_q[i];
+	cb_qn = n;
+	raw_close(c);
+}
+
+/* Send a COMPOUND and wait for its reply, answering (answer) or keeping for
+ * cb_wait() the callback calls that arrive first. Its status (or -1), r->body at the first result. */
+static int compound_cb(struct raw_conn *c, const struct xb *a, struct raw_reply *r, bool answer, unsigned *calls)
+{
+	struct xb m;
+	uint32_t my = ++xid, len;
+
+	memset(r, 0, sizeof(*r));
+	xb_init(&m);
+	xb_call_header(&m, my, RAW_NFS_PROG, 4, 1, 0, 0);
+	xb_raw(&m, a->p, a->len);
+	int rc = raw_send_record(c, m.p, m.len);
+	xb_free(&m);
+	for (int tries = 0; rc == 0 && tries < 20; tries++) {
+		uint8_t *buf = NULL;
+		size_t blen;
+		struct cb_call cc;
+
+		if (raw_recv_record(c, &buf, &blen, 5000) != RAW_RECV_OK)
+			return -1;
+		if (cb_parse(buf, blen, &cc)) {
+			if (calls)
+				(*calls)++;
+			if (answer)
+				cb_answer(c, &cc);
+			else if (cb_qn < 16)
+				cb_q[cb_qn].fd = c->fd, cb_q[cb_qn++].cc = cc;
+			free(buf);
+			continue;
+		}
+		struct xd d;
+		xd_init(&d, buf, blen);
+		r->buf = buf;
+		r->xid = xd_u32(&d);
+		r->msg_type = xd_u32(&d);
+		r->reply_stat = xd_u32(&d);
+		xd_u32(&d);
+		xd_opaque(&d, &len, 400);
+		r->accept_stat = xd_u32(&d);
+		if (d.bad || r->xid != my || r->msg_type != 1 || r->reply_stat || r->accept_stat)
+			return -1;
+		xd_init(&r->body, d.p + d.pos, d.len - d.pos);
+		int st = (int)xd_u32(&r->body);
+		xd_opaque(&r->body, &len, 1024);
+		xd_u32(&r->body);
+		return r->body.bad ? -1 : st;
+	}
+	return -1;
+}
+
+static uint32_t minor41 = 1; /* the minor version of the 4.1+ COMPOUNDs sent */
+
+static void hdr(struct xb *a, uint32_t minor, uint32_t numops)
+{
+	xb_string(a, "cb");
+	xb_u32(a, minor == 1 ? minor41 : minor);
+	xb_u32(a, numops);
+}
+
+static bool res_ok(struct raw_reply *r, uint32_t op)
+{
+	uint32_t got = xd_u32(&r->body), st = xd_u32(&r->body);
+	return !r->body.bad && got == op && st == 0;
+}
+
+/* EXCHANGE_ID + CREATE_SESSION (flags, the callback program, AUTH_SYS then AUTH_NONE). */
+static uint64_t session(struct raw_conn *c, const char *id, uint32_t flags, uint8_t sid[16], uint32_t *csr_flags)
+{
+	struct raw_reply r;
+	uint64_t cid = 0;
+	uint32_t seq = 0;
+	struct xb a;
+
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_EXCHANGE_ID);
+	xb_raw(&a, "verifcb!", 8);
+	xb_string(&a, id);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	if (CHECK_EQ(compound_cb(c, &a, &r, false, NULL), 0, "EXCHANGE_ID %s", id) && res_ok(&r, OP_EXCHANGE_ID)) {
+		cid = xd_u64(&r.body);
+		seq = xd_u32(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_CREATE_SESSION);
+	xb_u64(&a, cid);
+	xb_u32(&a, seq);
+	xb_u32(&a, flags);
+	for (int ch = 0; ch < 2; ch++) {
+		static const uint32_t attrs[6] = { 0, 1 << 20, 1 << 20, 4096, 16, 8 };
+		for (int i = 0; i < 6; i++)
+			xb_u32(&a, attrs[i]);
+		xb_u32(&a, 0);
+	}
+	xb_u32(&a, CB_PROG);
+	xb_u32(&a, 2);
+	xb_u32(&a, 1); /* AUTH_SYS: stamp, machinename, uid, gid, gids */
+	xb_u32(&a, 1);
+	xb_string(&a, "cbhost");
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0); /* AUTH_NONE */
+	if (CHECK_EQ(compound_cb(c, &a, &r, false, NULL), 0, "CREATE_SESSION %s", id) &&
+	    res_ok(&r, OP_CREATE_SESSION) && r.body.pos + 16 <= r.body.len) {
+		memcpy(sid, r.body.p + r.body.pos, 16);
+		xd_skip(&r.body, 16);
+		xd_u32(&r.body);
+		*csr_flags = xd_u32(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	return cid;
+}
+
+/* SEQUENCE (slot 0, *seqid + 1) [+ PUTROOTFH, GETFH]: its status; *flags the sr_status_flags. */
+static int sequence(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, bool more, uint32_t *flags,
+		    bool answer)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 1, more ? 3 : 1);
+	xb_u32(&a, OP_SEQUENCE);
+	xb_raw(&a, sid, 16);
+	xb_u32(&a, ++*seqid);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	if (more) {
+		xb_u32(&a, OP_PUTROOTFH);
+		xb_u32(&a, OP_GETFH);
+	}
+	st = compound_cb(c, &a, &r, answer, NULL);
+	if (st >= 0 && res_ok(&r, OP_SEQUENCE)) {
+		xd_skip(&r.body, 16 + 4 * 4);
+		*flags = xd_u32(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* The stats socket's JSON document (malloc'ed), or NULL. */
+static char *stats_json(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *doc = NULL;
+	size_t len = 0;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	if (strlen(stats_path) >= sizeof(sa.sun_path)) {
+		hx_note("stats socket path too long: %s", stats_path);
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	memcpy(sa.sun_path, stats_path, strlen(stats_path) + 1);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	(void)!write(fd, "stats\n", 6);
+	for (;;) {
+		char chunk[4096];
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n <= 0)
+			break;
+		doc = realloc(doc, len + (size_t)n + 1);
+		memcpy(doc + len, chunk, (size_t)n);
+		len += (size_t)n;
+		doc[len] = '\0';
+	}
+	close(fd);
+	return doc;
+}
+
+/* The "nfs4_callbacks" entry of clientid contains want (e.g. "\"state\": \"up\""). */
+static bool stats_has(uint64_t cid, const char *want)
+{
+	char key[64];
+	char *doc = stats_json();
+	bool ok = false;
+
+	snprintf(key, sizeof(key), "\"clientid\": \"%016llx\"", (unsigned long long)cid);
+	char *p = doc ? strstr(doc, key) : NULL;
+	char *end = p ? strchr(p, '}') : NULL;
+	if (end) {
+		*end = '\0';
+		ok = strstr(p, want) != NULL;
+	}
+	if (!ok && doc)
+		hx_note("stats: %s", p ? p : doc);
+	free(doc);
+	return ok;
+}
+
+/* Poll SEQUENCE until its flags & mask == want, up to limit_s; its time, or -1. */
+static double wait_flags(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, uint32_t mask, uint32_t want,
+			 double limit_s, bool answer)
+{
+	double t0 = now_s();
+
+	while (now_s() - t0 < limit_s) {
+		uint32_t flags = 0xffffffffu;
+		double t1 = now_s();
+		int st = sequence(c, sid, seqid, true, &flags, answer);
+
+		/* The fore channel is never held up by the back channel. */
+		if (!CHECK(st == 0 && now_s() - t1 < 1.0, "SEQUENCE+PUTROOTFH+GETFH answered at once (status %d)", st))
+			return -1;
+		if ((flags & mask) == want)
+			return now_s() - t0;
+		usleep(200 * 1000);
+	}
+	return -1;
+}
+
+static void test_answering(uint32_t minor)
+{
+	struct raw_conn c;
+	struct cb_call cc;
+	uint8_t sid[16] = { 0 };
+	uint32_t csr = 0, seqid = 0;
+	char id[32];
+
+	minor41 = minor;
+	hx_section("4.%u: a back channel on the session's connection, answered", minor);
+	if (!CHECK(raw_connect(&c, env.port) == 0, "connect"))
+		return;
+	snprintf(id, sizeof(id), "cb-answer-%u", minor);
+	uint64_t cid = session(&c, id, 0x2, sid, &csr);
+	CHECK_EQ(csr & 0x2, 0x2, "csr_flags: CONN_BACK_CHAN granted");
+	if (CHECK(cb_wait(&c, &cc, 5000), "a callback arrives on the same connection")) {
+		CHECK_EQ(cc.prog, CB_PROG, "program = csa_cb_program");
+		CHECK_EQ(cc.vers, 4, "callback version 4 (RFC 8881 §20)");
+		CHECK_EQ(cc.proc, 0, "CB_NULL first");
+		cb_answer(&c, &cc);
+	}
+	if (CHECK(cb_wait(&c, &cc, 5000), "then a CB_COMPOUND")) {
+		CHECK_EQ(cc.proc, 1, "CB_COMPOUND");
+		CHECK_EQ(cc.minor, minor, "the session's minor version");
+		CHECK_EQ(cc.op, 11, "CB_SEQUENCE first");
+		CHECK(memcmp(cc.sid, sid, 16) == 0, "CB_SEQUENCE names the session");
+		CHECK_EQ(cc.slotid, 0, "slot 0");
+		CHECK_EQ(cc.seqid, 1, "seqid 1 on a new slot");
+		cb_answer(&c, &cc);
+	}
+	CHECK(wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN, 0, 5, true) >= 0, "SEQUENCE: no CB_PATH_DOWN");
+	char want[128];
+	snprintf(want, sizeof(want), "\"minor\": %u, \"state\": \"up\", \"transport\": \"tcp\", \"sent\": 2, \"ok\": 2, \"failed\": 0",
+		 minor);
+	CHECK(stats_has(cid, want), "stats: back channel up, 2 callbacks answered");
+	cb_close(&c);
+	minor41 = 1;
+}
+
+/* BIND_CONN_TO_SESSION with CDFC4_FORE: the fore channel only; an unknown session: BADSESSION. */
+static void test_bind_fore(const uint8_t sid[16])
+{
+	struct raw_conn c3;
+	struct raw_reply r;
+	struct xb a;
+
+	if (!CHECK(raw_connect(&c3, env.port) == 0, "third connection"))
+		return;
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_BIND_CONN_TO_SESSION);
+	xb_raw(&a, sid, 16);
+	xb_u32(&a, 0x1);
+	xb_u32(&a, 0);
+	if (CHECK_EQ(compound_cb(&c3, &a, &r, false, NULL), 0, "BIND_CONN_TO_SESSION CDFC4_FORE") &&
+	    res_ok(&r, OP_BIND_CONN_TO_SESSION)) {
+		xd_skip(&r.body, 16);
+		CHECK_EQ(xd_u32(&r.body), 0x1, "CDFS4_FORE");
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_BIND_CONN_TO_SESSION);
+	xb_raw(&a, "no-such-session!", 16);
+	xb_u32(&a, 0x3);
+	xb_u32(&a, 0);
+	CHECK_EQ(compound_cb(&c3, &a, &r, false, NULL), NFS4ERR_BADSESSION, "unknown session: BADSESSION");
+	raw_reply_free(&r);
+	xb_free(&a);
+	cb_close(&c3);
+}
+
+/* BACKCHANNEL_CTL on c (fore): a new program, probed again on bc (the bound connection). */
+static void test_backchannel_ctl(struct raw_conn *c, struct raw_conn *bc, const uint8_t sid[16], uint32_t *seqid)
+{
+	struct raw_reply r;
+	struct cb_call cc;
+	struct xb a;
+
+	xb_init(&a);
+	hdr(&a, 1, 2);
+	xb_u32(&a, OP_SEQUENCE);
+	xb_raw(&a, sid, 16);
+	xb_u32(&a, ++*seqid);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, OP_BACKCHANNEL_CTL);
+	xb_u32(&a, CB_PROG2);
+	xb_u32(&a, 1);
+	xb_u32(&a, 0); /* AUTH_NONE */
+	CHECK_EQ(compound_cb(c, &a, &r, false, NULL), 0, "SEQUENCE + BACKCHANNEL_CTL");
+	raw_reply_free(&r);
+	xb_free(&a);
+	if (CHECK(cb_wait(bc, &cc, 5000), "probed again after BACKCHANNEL_CTL")) {
+		CHECK_EQ(cc.prog, CB_PROG2, "with the new program");
+		cb_answer(bc, &cc);
+		if (CHECK(cb_wait(bc, &cc, 5000), "its CB_SEQUENCE"))
+			CHECK_EQ(cc.seqid, 2, "the slot's seqid went on to 2");
+		cb_answer(bc, &cc);
+	}
+}
+
+static void test_mute_and_bind(void)
+{
+	struct raw_conn c, c2;
+	struct cb_call cc;
+	struct raw_reply r;
+	struct xb a;
+	uint8_t sid[16] = { 0 };
+	uint32_t csr = 0, seqid = 0, dir = 0;
+
+	hx_section("4.1: a client that does not answer; BIND_CONN_TO_SESSION");
+	if (!CHECK(raw_connect(&c, env.port) == 0, "connect"))
+		return;
+	uint64_t cid = session(&c, "cb-mute", 0x2, sid, &csr);
+	CHECK_EQ(csr & 0x2, 0x2, "CONN_BACK_CHAN granted");
+	double t = wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION,
+			      SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION, 15, false);
+	CHECK(t >= 0, "SEQUENCE reports CB_PATH_DOWN and CB_PATH_DOWN_SESSION (after %.1f s)", t);
+	CHECK(stats_has(cid, "\"state\": \"down\""), "stats: back channel down");
+
+	if (!CHECK(raw_connect(&c2, env.port) == 0, "second connection"))
+		goto out;
+	xb_init(&a);
+	hdr(&a, 1, 1);
+	xb_u32(&a, OP_BIND_CONN_TO_SESSION);
+	xb_raw(&a, sid, 16);
+	xb_u32(&a, 0x2); /* CDFC4_BACK */
+	xb_u32(&a, 0);
+	if (CHECK_EQ(compound_cb(&c2, &a, &r, false, NULL), 0, "BIND_CONN_TO_SESSION CDFC4_BACK") &&
+	    res_ok(&r, OP_BIND_CONN_TO_SESSION)) {
+		CHECK(memcmp(r.body.p + r.body.pos, sid, 16) == 0, "the session echoed");
+		xd_skip(&r.body, 16);
+		dir = xd_u32(&r.body);
+		CHECK_EQ(dir, 0x2, "CDFS4_BACK");
+	}
+	raw_reply_free(&r);
+	if (CHECK(cb_wait(&c2, &cc, 5000), "the probe arrives on the bound connection") && CHECK_EQ(cc.proc, 0, "CB_NULL"))
+		cb_answer(&c2, &cc);
+	if (CHECK(cb_wait(&c2, &cc, 5000), "then CB_COMPOUND there")) {
+		CHECK(memcmp(cc.sid, sid, 16) == 0 && cc.op == 11 && cc.seqid == 1, "CB_SEQUENCE: session, seqid 1");
+		cb_answer(&c2, &cc);
+	}
+	CHECK(wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN, 0, 5, false) >= 0,
+	      "SEQUENCE on the first connection: CB_PATH_DOWN cleared");
+	CHECK(stats_has(cid, "\"state\": \"up\""), "stats: back channel up again");
+
+	test_bind_fore(sid);
+	test_backchannel_ctl(&c, &c2, sid, &seqid);
+	xb_free(&a);
+	cb_close(&c2);
+out:
+	cb_close(&c);
+}
+
+static void test_no_back_chan(void)
+{
+	struct raw_conn c;
+	uint8_t sid[16] = { 0 };
+	uint32_t csr = 0xff, seqid = 0;
+
+	hx_section("4.1: a session without CONN_BACK_CHAN");
+	if (!CHECK(raw_connect(&c, env.port) == 0, "connect"))
+		return;
+	session(&c, "cb-none", 0, sid, &csr);
+	CHECK_EQ(csr & 0x2, 0, "no CONN_BACK_CHAN in csr_flags");
+	CHECK(wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN, SEQ4_STATUS_CB_PATH_DOWN, 2, false) >= 0,
+	      "SEQUENCE: CB_PATH_DOWN (no back channel)");
+	cb_close(&c);
+}
+
+static void test_v40(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	struct raw_conn c, cb;
+	struct raw_reply r;
+	struct cb_call cc;
+	uint8_t confirm[8] = { 0 };
+	uint64_t cid = 0;
+	char uaddr[64];
+	struct xb a;
+
+	hx_section("4.0: CB_NULL to SETCLIENTID's cb_location after SETCLIENTID_CONFIRM");
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (!CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 4) == 0 &&
+			   getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0,
+		   "a loopback listener") ||
+	    !CHECK(raw_connect(&c, env.port) == 0, "connect"))
+		return;
+	snprintf(uaddr, sizeof(uaddr), "127.0.0.1.%u.%u", ntohs(sa.sin_port) >> 8, ntohs(sa.sin_port) & 255);
+	xb_init(&a);
+	hdr(&a, 0, 1);
+	xb_u32(&a, OP_SETCLIENTID);
+	xb_raw(&a, "verif40!", 8);
+	xb_string(&a, "cb-40");
+	xb_u32(&a, CB_PROG40);
+	xb_string(&a, "tcp");
+	xb_string(&a, uaddr);
+	xb_u32(&a, 77);
+	if (CHECK_EQ(compound_cb(&c, &a, &r, false, NULL), 0, "SETCLIENTID (%s)", uaddr) && res_ok(&r, OP_SETCLIENTID)) {
+		cid = xd_u64(&r.body);
+		if (r.body.pos + 8 <= r.body.len)
+			memcpy(confirm, r.body.p + r.body.pos, 8);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	xb_init(&a);
+	hdr(&a, 0, 1);
+	xb_u32(&a, OP_SETCLIENTID_CONFIRM);
+	xb_u64(&a, cid);
+	xb_raw(&a, confirm, 8);
+	CHECK_EQ(compound_cb(&c, &a, &r, false, NULL), 0, "SETCLIENTID_CONFIRM");
+	raw_reply_free(&r);
+	xb_free(&a);
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	if (CHECK(poll(&p, 1, 5000) == 1, "the server connects to the callback address")) {
+		cb.fd = accept(lfd, NULL, NULL);
+		cb.udp = false;
+		if (CHECK(cb.fd >= 0 && cb_wait(&cb, &cc, 5000), "a call arrives")) {
+			CHECK_EQ(cc.prog, CB_PROG40, "program = cb_program");
+			CHECK_EQ(cc.vers, 1, "callback version 1 (RFC 7530 §17)");
+			CHECK_EQ(cc.proc, 0, "CB_NULL");
+			cb_answer(&cb, &cc);
+			double t0 = now_s();
+			bool up = false;
+			while (!up && now_s() - t0 < 3) {
+				usleep(100 * 1000);
+				up = stats_has(cid, "\"minor\": 0, \"state\": \"up\"");
+			}
+			CHECK(up, "stats: 4.0 callback path up");
+		}
+		cb_close(&cb);
+	}
+	close(lfd);
+	cb_close(&c);
+}
+
+int main(int argc, char **argv)
+{
+	FILE *f;
+
+	hx_begin("nfs4_cb", argc, argv);
+	hx_env_init(&env);
+	hx_require_own_daemon(&env);
+	snprintf(stats_path, sizeof(stats_path), "%s/stats.sock", env.dir);
+	static char extra[700];
+	snprintf(extra, sizeof(extra), "stats-socket = %s\n", stats_path);
+	env.rnfsd_extra = extra;
+	if (hx_write_config(&env) != 0)
+		return hx_end();
+	f = fopen(env.conf_path, "a");
+	if (!CHECK(f != NULL, "config"))
+		return hx_end();
+	fprintf(f, "[nfsv4]\nenable = yes\n");
+	fclose(f);
+	if (hx_daemon_start(&env) != 0)
+		return hx_end();
+	test_answering(1);
+	test_answering(2);
+	test_mute_and_bind();
+	test_no_back_chan();
+	test_v40();
+	hx_daemon_stop(&env);
+	hx_env_release(&env);
+	return hx_end();
+}

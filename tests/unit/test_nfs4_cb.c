@@ -1,0 +1,286 @@
+/*
+ * test_nfs4_cb.c - the NFSv4 callback program's XDR (nfs/v4/nfs4_cb_xdr.c)
+ * and a callback path's state machine (nfs/v4/nfs4_cb_state.c), pure:
+ *  - CB_COMPOUND args with CB_SEQUENCE, byte for byte (RFC 8881 §20.2.1,
+ *    §20.9.1); without it (4.0's ident); an encoder that overflows says so;
+ *  - CB_COMPOUND / CB_SEQUENCE results: OK with resok, an error status
+ *    without resok, every prefix of a valid reply refused (bounds), a
+ *    result for another operation and an oversized array refused, a tag
+ *    over its limit refused;
+ *  - universal addresses (RFC 5665): tcp and tcp6, ports split in bytes,
+ *    port 0, junk, other netids, oversized fields refused;
+ *  - the state machine: NONE -> PROBING -> UP / DOWN, a lost connection,
+ *    unbinding, the flags SEQUENCE reports in each state, the back
+ *    channel's slot 0 (seqid 1 first, busy while out, advanced only by an
+ *    answered OK that echoes seqid and slot), the counters.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nfs/v4/nfs4_cb_state.h"
+#include "nfs/v4/nfs4_cb_xdr.h"
+
+static uint8_t buf[1024];
+static struct xdr_enc e;
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void test_enc_compound_seq(void **state)
+{
+	struct nfs4_cb_seq_args sa = { .seqid = 7, .slotid = 0, .highest_slotid = 0, .cachethis = false };
+
+	(void)state;
+	memset(sa.sessionid, 0xab, sizeof(sa.sessionid));
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_compound(&e, 1, 99, &sa);
+	assert_false(e.overflow);
+	/* tag "" (4), minor (4), ident (4), count (4), op (4), sid (16), seq, slot, highest, cachethis, rcl<> */
+	assert_int_equal(xdr_enc_len(&e), 4 + 4 + 4 + 4 + 4 + 16 + 4 * 5);
+	assert_int_equal(be32(buf + 0), 0);
+	assert_int_equal(be32(buf + 4), 1);
+	assert_int_equal(be32(buf + 8), 99);
+	assert_int_equal(be32(buf + 12), 1);
+	assert_int_equal(be32(buf + 16), OP_CB_SEQUENCE);
+	assert_memory_equal(buf + 20, sa.sessionid, 16);
+	assert_int_equal(be32(buf + 36), 7);
+	assert_int_equal(be32(buf + 40), 0);
+	assert_int_equal(be32(buf + 44), 0);
+	assert_int_equal(be32(buf + 48), 0);
+	assert_int_equal(be32(buf + 52), 0);
+}
+
+static void test_enc_compound_empty_and_overflow(void **state)
+{
+	struct nfs4_cb_seq_args sa = { .seqid = 1 };
+	uint8_t small[20];
+
+	(void)state;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_compound(&e, 0, 0x1234, NULL);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), 16);
+	assert_int_equal(be32(buf + 8), 0x1234);
+	assert_int_equal(be32(buf + 12), 0);
+	xdr_enc_init(&e, small, sizeof(small));
+	nfs4_cb_enc_compound(&e, 1, 0, &sa);
+	assert_true(e.overflow);
+}
+
+/* A CB_COMPOUND4res with one CB_SEQUENCE4res (status st; resok when 0). */
+static size_t reply(uint32_t cstatus, uint32_t op, uint32_t st, uint32_t seqid, uint32_t slot, uint32_t nres)
+{
+	uint8_t sid[16];
+
+	memset(sid, 0xcd, sizeof(sid));
+	xdr_enc_init(&e, buf, sizeof(buf));
+	xdr_enc_u32(&e, cstatus);
+	xdr_enc_opaque(&e, "tg", 2);
+	xdr_enc_u32(&e, nres);
+	if (nres) {
+		xdr_enc_u32(&e, op);
+		xdr_enc_u32(&e, st);
+		if (st == 0) {
+			xdr_enc_fixed(&e, sid, 16);
+			xdr_enc_u32(&e, seqid);
+			xdr_enc_u32(&e, slot);
+			xdr_enc_u32(&e, 0);
+			xdr_enc_u32(&e, 0);
+		}
+	}
+	return xdr_enc_len(&e);
+}
+
+static enum nfs4_cb_dec_result dec(size_t len, struct nfs4_cb_compound_res *r)
+{
+	struct xdr_dec d;
+
+	xdr_dec_init(&d, buf, len);
+	return nfs4_cb_dec_compound(&d, r);
+}
+
+static void test_dec_compound(void **state)
+{
+	struct nfs4_cb_compound_res r;
+	size_t len;
+
+	(void)state;
+	len = reply(0, OP_CB_SEQUENCE, 0, 5, 0, 1);
+	assert_int_equal(dec(len, &r), NFS4_CB_DEC_OK);
+	assert_true(r.has_seq);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.nres, 1);
+	assert_int_equal(r.seq.status, 0);
+	assert_int_equal(r.seq.seqid, 5);
+	assert_int_equal(r.seq.sessionid[0], 0xcd);
+	/* Every prefix ends inside an item. */
+	for (size_t n = 0; n < len; n++)
+		assert_int_equal(dec(n, &r), NFS4_CB_DEC_SHORT);
+	/* An error: no resok follows. */
+	len = reply(10052, OP_CB_SEQUENCE, 10052, 0, 0, 1);
+	assert_int_equal(dec(len, &r), NFS4_CB_DEC_OK);
+	assert_int_equal(r.seq.status, 10052);
+	assert_int_equal(r.status, 10052);
+	/* No results (e.g. MINOR_VERS_MISMATCH). */
+	len = reply(10021, 0, 0, 0, 0, 0);
+	assert_int_equal(dec(len, &r), NFS4_CB_DEC_OK);
+	assert_false(r.has_seq);
+	/* A result for an operation not sent; too many results. */
+	len = reply(0, OP_CB_ILLEGAL, 10044, 0, 0, 1);
+	assert_int_equal(dec(len, &r), NFS4_CB_DEC_BAD);
+	len = reply(0, OP_CB_SEQUENCE, 0, 1, 0, NFS4_CB_MAX_RES + 1);
+	assert_int_equal(dec(len, &r), NFS4_CB_DEC_BAD);
+	len = reply(0, OP_CB_SEQUENCE, 0, 1, 0, 0xffffffffu);
+	assert_int_equal(dec(len, &r), NFS4_CB_DEC_BAD);
+}
+
+static void test_dec_tag_limit(void **state)
+{
+	struct nfs4_cb_compound_res r;
+
+	(void)state;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	xdr_enc_u32(&e, 0);
+	xdr_enc_u32(&e, 0x7fffffffu); /* a tag longer than the reply */
+	assert_int_equal(dec(xdr_enc_len(&e), &r), NFS4_CB_DEC_SHORT);
+}
+
+static bool parse(const char *netid, const char *addr, struct sockaddr_storage *sa)
+{
+	socklen_t len;
+
+	return nfs4_cb_uaddr_parse(netid, (uint32_t)strlen(netid), addr, (uint32_t)strlen(addr), sa, &len);
+}
+
+static void test_uaddr(void **state)
+{
+	struct sockaddr_storage sa;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)&sa;
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&sa;
+
+	(void)state;
+	assert_true(parse("tcp", "127.0.0.1.3.232", &sa));
+	assert_int_equal(s4->sin_family, AF_INET);
+	assert_int_equal(ntohs(s4->sin_port), 3 * 256 + 232);
+	assert_int_equal(ntohl(s4->sin_addr.s_addr), 0x7f000001);
+	assert_true(parse("tcp6", "::1.0.111", &sa));
+	assert_int_equal(s6->sin6_family, AF_INET6);
+	assert_int_equal(ntohs(s6->sin6_port), 111);
+	assert_true(IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr));
+	assert_true(parse("tcp6", "fe80::1:2.4.1", &sa));
+	assert_int_equal(ntohs(s6->sin6_port), 1025);
+	assert_false(parse("tcp", "127.0.0.1.0.0", &sa));    /* port 0 */
+	assert_false(parse("tcp", "127.0.0.1.256.1", &sa));  /* a byte over 255 */
+	assert_false(parse("tcp", "127.0.0.1.0001.1", &sa)); /* four digits */
+	assert_false(parse("tcp", "127.0.0.1", &sa));        /* no port: 0.1 parsed as port, host "127.0" */
+	assert_false(parse("tcp", ".1.1", &sa));             /* no host */
+	assert_false(parse("tcp", "1.1", &sa));
+	assert_false(parse("tcp", "", &sa));
+	assert_false(parse("tcp", "::1.0.111", &sa));        /* IPv6 under tcp */
+	assert_false(parse("udp", "127.0.0.1.3.232", &sa));  /* not a TCP netid */
+	assert_false(parse("rdma", "127.0.0.1.3.232", &sa));
+	assert_false(parse("tcp6", "x::1.0.1.", &sa));
+	char big[200];
+	memset(big, '1', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big + sizeof(big) - 5, ".1.1", 4);
+	assert_false(parse("tcp6", big, &sa));               /* a host part longer than any address */
+}
+
+static void test_state_machine(void **state)
+{
+	struct nfs4_cb_chan c;
+
+	(void)state;
+	nfs4_cb_chan_init(&c);
+	assert_int_equal(c.state, NFS4_CB_NONE);
+	assert_int_equal(nfs4_cb_seq_flags(c.state), SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION);
+	nfs4_cb_chan_bound(&c);
+	assert_int_equal(c.state, NFS4_CB_PROBING);
+	assert_int_equal(nfs4_cb_seq_flags(c.state), 0); /* the outcome is not known yet */
+	nfs4_cb_chan_sent(&c);
+	nfs4_cb_chan_answered(&c); /* CB_NULL: the probe goes on */
+	assert_int_equal(c.state, NFS4_CB_PROBING);
+	nfs4_cb_chan_sent(&c);
+	nfs4_cb_chan_done(&c, true);
+	assert_int_equal(c.state, NFS4_CB_UP);
+	assert_int_equal(nfs4_cb_seq_flags(c.state), 0);
+	nfs4_cb_chan_sent(&c);
+	nfs4_cb_chan_done(&c, false);
+	assert_int_equal(c.state, NFS4_CB_DOWN);
+	assert_int_equal(nfs4_cb_seq_flags(c.state), SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION);
+	assert_int_equal(c.sent, 3);
+	assert_int_equal(c.ok, 2);
+	assert_int_equal(c.failed, 1);
+	/* Bound again: probing; the connection goes: down. */
+	nfs4_cb_chan_bound(&c);
+	nfs4_cb_chan_done(&c, true);
+	assert_int_equal(c.state, NFS4_CB_UP);
+	nfs4_cb_chan_lost(&c);
+	assert_int_equal(c.state, NFS4_CB_DOWN);
+	/* Unbound (session destroyed): none; a late completion leaves it so. */
+	nfs4_cb_chan_unbound(&c);
+	nfs4_cb_chan_done(&c, false);
+	assert_int_equal(c.state, NFS4_CB_NONE);
+	nfs4_cb_chan_lost(&c);
+	assert_int_equal(c.state, NFS4_CB_NONE);
+	assert_string_equal(nfs4_cb_state_name(NFS4_CB_UP), "up");
+	assert_string_equal(nfs4_cb_state_name(NFS4_CB_DOWN), "down");
+}
+
+static void test_slot(void **state)
+{
+	struct nfs4_cb_chan c;
+	uint32_t seq, seq2;
+
+	(void)state;
+	nfs4_cb_chan_init(&c);
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 1); /* RFC 8881 §20.9.3: a new slot starts at 1 */
+	assert_false(nfs4_cb_slot_take(&c, &seq2)); /* busy */
+	assert_true(nfs4_cb_slot_release(&c, seq, true, 0, 1, 0));
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 2);
+	/* Not answered: the same seqid next time. */
+	assert_false(nfs4_cb_slot_release(&c, seq, false, 0, 0, 0));
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 2);
+	/* Answered with an error: not advanced. */
+	assert_false(nfs4_cb_slot_release(&c, seq, true, 10063, 0, 0));
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 2);
+	/* Answered OK but echoing another seqid or slot: not the reply expected,
+	 * yet the client's slot moved on (its CB_SEQUENCE succeeded). */
+	assert_false(nfs4_cb_slot_release(&c, seq, true, 0, 3, 0));
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 3);
+	assert_false(nfs4_cb_slot_release(&c, seq, true, 0, 3, 1));
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 4);
+	assert_true(nfs4_cb_slot_release(&c, seq, true, 0, 4, 0));
+	assert_true(nfs4_cb_slot_take(&c, &seq));
+	assert_int_equal(seq, 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_enc_compound_seq),
+		cmocka_unit_test(test_enc_compound_empty_and_overflow),
+		cmocka_unit_test(test_dec_compound),
+		cmocka_unit_test(test_dec_tag_limit),
+		cmocka_unit_test(test_uaddr),
+		cmocka_unit_test(test_state_machine),
+		cmocka_unit_test(test_slot),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
