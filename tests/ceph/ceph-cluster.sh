@@ -158,7 +158,7 @@ start() {
 	done
 	c fs new cephfs cephfs_metadata cephfs_data >/dev/null 2>&1
 	wait_for 60 "the MDS to become active" mds_active
-	wait_for 60 "the data pool's space figures" data_pool_space
+	wait_for 180 "the data pool's space figures" data_pool_space  # minutes under the VM's emulation
 	echo "ceph-cluster: up in $((SECONDS - t0)) s ($conf)" >&2
 	echo "$conf"
 }
