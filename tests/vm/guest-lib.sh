@@ -180,7 +180,8 @@ ROOT_SQUASH=0           # 1: the export squashes the client's root to 65534
 CEPH_DIR=/var/lib/rnfsd-ceph
 ceph_cluster_start() {
 	local mon key
-	"$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../ceph/ceph-cluster.sh" start "$CEPH_DIR" > /dev/null ||
+	# The ceph phase skips df (its figures trail the writes): no wait for them.
+	CEPH_WAIT_SPACE=0 "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../ceph/ceph-cluster.sh" start "$CEPH_DIR" > /dev/null ||
 		{ echo "the Ceph cluster did not start"; return 1; }
 	mon=$(awk '$1 == "mon_host" { sub("v2:", "", $3); print $3 }' "$CEPH_DIR/ceph.conf")
 	key=$(ceph-authtool -p -n client.admin "$CEPH_DIR/keyring")

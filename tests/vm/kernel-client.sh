@@ -652,13 +652,15 @@ run_scenario() {
 	run_check "${p}server-start" 60 server_start "$SERVER" &&
 		run_check "${p}mount" 60 check_mount || return 0
 	[ -z "$p" ] && run_check nlm-registered 30 check_nlm_registered
-	run_check "${p}big-64m-buffered" 300 check_big_buffered
+	# ceph-: the cluster is the slow part under emulation; CephFS itself is
+	# tested on the host (tests/ceph): one 64 MiB file, no 5,000-entry directory.
+	[ "$p" = ceph- ] || run_check "${p}big-64m-buffered" 300 check_big_buffered
 	run_check "${p}big-64m-direct" 300 check_big_direct
 	run_check "${p}tree-create" 600 check_tree_create
 	run_check "${p}tree-list" 300 check_tree_list
 	run_check "${p}tree-rename" 300 check_tree_rename
 	run_check "${p}tree-remove" 400 check_tree_remove
-	run_check "${p}bigdir-5000" 240 check_bigdir
+	[ "$p" = ceph- ] || run_check "${p}bigdir-5000" 240 check_bigdir
 	run_check "${p}symlink" 60 check_symlink
 	case $p in v41-|v42-|v4-) [ "$SERVER" = rnfsd ] && run_check "${p}backchannel" 60 check_backchannel;; esac
 	[ "$TRANSPORT" = rdma ] && run_check "${p}rdma-evidence" 60 check_rdma_evidence
@@ -716,6 +718,9 @@ PHASES=${PHASES:-main,default}
 case ",$PHASES," in
 *,main,*)
 	guest_export
+	# The 5,000-file tree over TCP; 2,000 over soft-RoCE, whose emulated
+	# ICRC makes each call dearer (still far more calls than credits).
+	[ "$TRANSPORT" = rdma ] && TREE_DIRS=20
 	run_scenario ""
 	;;
 esac
@@ -725,8 +730,8 @@ case ",$PHASES," in
 	if server_alive; then server_stop || true; fi
 	grep -q " $MNT " /proc/mounts && umount -f "$MNT"
 	use_default_export
-	# Permissions, not scale, are this phase's point: a 10 x 100 tree.
-	TREE_DIRS=10
+	# Permissions, not scale, are this phase's point: a 10 x 30 tree.
+	TREE_DIRS=10 TREE_FILES=30
 	TREE_RENAMED_DIRS=3
 	# No vers= and no nolock: what a new admin's client does; NFSv4 is on by
 	# default (rnfsd.conf has no [nfsv4] section), so Linux 6.1 gets NFSv4.2.
@@ -778,7 +783,7 @@ case ",$PHASES," in
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	use_ceph_export
-	TREE_DIRS=10
+	TREE_DIRS=10 TREE_FILES=30
 	TREE_RENAMED_DIRS=3
 	run_check ceph-cluster 400 ceph_cluster_start && run_scenario ceph-
 	;;
