@@ -453,6 +453,9 @@ struct be_fs {
 	const struct be_ops *ops;
 	const char *driver;   /* "local", "fault", ... */
 	uint32_t handle_max;  /* longest handle this instance makes (<= BE_HANDLE_MAX) */
+	/* Lookups and attributes come from memory (the kernel's caches), not a
+	 * network: such calls may run on the receiving thread (rpc/rpc_inline.h). */
+	bool meta_fast;
 };
 
 /* ---- drivers and instances --------------------------------------------------- */

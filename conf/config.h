@@ -35,6 +35,7 @@ enum config_tristate { CONFIG_NO = 0, CONFIG_YES = 1, CONFIG_AUTO = 2 };
 struct rnfsd_config {
 	/* [rnfsd] */
 	unsigned threads;             /* worker threads; default 8 */
+	bool inline_calls;            /* cheap calls on the receiving thread (rpc/rpc_inline.h); default yes */
 	char exports_file[PATH_MAX];  /* default /etc/rnfsd/exports */
 	bool exports_named;           /* set by the file: it must exist (no built-in default) */
 	char state_dir[PATH_MAX];     /* file-handle key etc.; default /var/lib/rnfsd */

@@ -327,8 +327,13 @@ int stats_render_json(FILE *f)
 	fprintf(f, "%s],\n", jl.first ? "" : "\n  ");
 	json_nfs4(f);
 	json_nfs4_cbs(f);
-	fprintf(f, "  \"totals\": {\"calls\": %llu, \"errors\": %llu, \"connections\": %u, \"tcp\": %u, \"rdma\": %u},\n",
-		(unsigned long long)jl.calls, (unsigned long long)jl.errors, total, tcp, rdma);
+	uint64_t inl = 0, inl_paused = 0;
+	if (stats_src.inline_counts)
+		stats_src.inline_counts(&inl, &inl_paused);
+	fprintf(f, "  \"totals\": {\"calls\": %llu, \"errors\": %llu, \"connections\": %u, \"tcp\": %u, \"rdma\": %u, "
+		"\"inline_calls\": %llu, \"inline_paused\": %llu},\n",
+		(unsigned long long)jl.calls, (unsigned long long)jl.errors, total, tcp, rdma,
+		(unsigned long long)inl, (unsigned long long)inl_paused);
 	json_rdma_mem(f);
 	fprintf(f, "  \"connections\": [");
 	bool first = true;

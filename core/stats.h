@@ -94,6 +94,9 @@ struct stats_sources {
 	void (*nfs4_state)(struct stats_nfs4 *out);
 	/* Each NFSv4 client's callback path; NULL when NFSv4 is not served. */
 	void (*nfs4_cb_foreach)(stats_nfs4_cb_cb cb, void *arg);
+	/* Calls answered on the receiving thread, and the pauses of that for a
+	 * slow call (rpc/rpc_inline.h); may be NULL. */
+	void (*inline_counts)(uint64_t *calls, uint64_t *paused);
 };
 /* Main thread, before stats_server_start(). The struct is copied. */
 void stats_set_sources(const struct stats_sources *s);

@@ -538,6 +538,7 @@ static void stats_start(void)
 		.nfs4_ops_foreach = d.cfg.nfsv4 ? nfs4_stats_ops_foreach : NULL,
 		.nfs4_state = d.cfg.nfsv4 ? nfs4_stats_state : NULL,
 		.nfs4_cb_foreach = d.cfg.nfsv4 ? nfs4_stats_cb_foreach : NULL,
+		.inline_counts = rpc_inline_counts,
 	};
 	stats_set_sources(&src);
 	if (d.cfg.stats_socket[0])
@@ -684,6 +685,7 @@ int main(int argc, char **argv)
 	/* NFSv4 callback paths: calls made from the loop thread (nfs/v4/nfs4_cb.h). */
 	if (d.cfg.nfsv4 && nfs4_cb_start(d.loop) != 0)
 		goto err_xprts;
+	rpc_inline_configure(d.cfg.inline_calls);
 	if (xprts_start() != 0)
 		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)

@@ -426,6 +426,9 @@ static int print_table(const char *doc_text, size_t len)
 	       json_text(&doc, "version"), json_num(&doc, "pid"), up, nexp, nexp == 1 ? "" : "s",
 	       nconn, nconn == 1 ? "" : "s", json_num(tot, "tcp"), json_num(tot, "rdma"),
 	       json_num(tot, "calls"), json_num(tot, "errors"));
+	/* rnfsd.conf(5) inline-calls: how many never went to a worker. */
+	printf("inline calls: %.0f answered on the receiving thread, %.0f pauses after a slow one\n\n",
+	       json_num(tot, "inline_calls"), json_num(tot, "inline_paused"));
 	print_rdma_memory(&doc);
 	print_procedures(&doc, "procedures", "PROCEDURE", 12);
 	printf("\n");

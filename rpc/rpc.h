@@ -174,9 +174,22 @@ enum rpc_cache_policy {
 };
 
 /*
+ * Where a procedure runs (rpc_inline.c decides, per call).
+ *   RPC_RUN_WORKER       on a worker thread (anything that may wait: data I/O,
+ *                        state, a cluster)
+ *   RPC_RUN_INLINE       on the thread that received the call, always: no
+ *                        backend call at all (NULL)
+ *   RPC_RUN_INLINE_META  on the receiving thread when every export's backend
+ *                        answers metadata calls from memory (be_fs.meta_fast)
+ *                        and no such call was slow lately; else on a worker
+ */
+enum rpc_run { RPC_RUN_WORKER = 0, RPC_RUN_INLINE, RPC_RUN_INLINE_META };
+
+/*
  * One entry of an operation table (a program version's procedures, and later
- * NFSv4 COMPOUND's operations). All three steps run on a worker thread, in
- * order, with per-call scratch for the arguments and results.
+ * NFSv4 COMPOUND's operations). All three steps run on a worker thread (or,
+ * per .run, on the receiving thread), in order, with per-call scratch for the
+ * arguments and results.
  */
 struct rpc_proc {
 	const char *name;
@@ -198,6 +211,7 @@ struct rpc_proc {
 	/* RFC 8267: which Read chunks the call may use, which Write chunks its
 	 * reply fills, for which XDR items (ulb/ulb.h: ULB_RULE_ARG, ULB_RULE_RES). */
 	struct ulb_rule ddp;
+	uint8_t run; /* enum rpc_run; 0: a worker */
 };
 
 /* sizeof(type) for rpc_proc.args_size/res_size, refused at compile time when
@@ -240,6 +254,15 @@ const struct rpc_proc *rpc_ddp_rule(uint32_t prog, uint32_t vers, uint32_t proc,
 int rpc_init(unsigned drc_entries);
 /* Main thread, after serving stopped (no call in flight): forget programs, free the cache. */
 void rpc_release(void);
+
+/* rpc_inline.c. Main thread: the [rnfsd] inline-calls setting (default on). */
+void rpc_inline_configure(bool enable);
+/* Any thread (export table loads): may RPC_RUN_INLINE_META procedures run on
+ * the receiving thread (true when every export's backend is meta_fast)? */
+void rpc_inline_meta_allow(bool allowed);
+/* Counters: calls answered on the receiving thread; times inline metadata
+ * calls were suspended because one was slow. */
+void rpc_inline_counts(uint64_t *calls, uint64_t *suspended);
 
 /*
  * Loop thread: a complete call message has arrived on c->conn.

@@ -10,6 +10,8 @@
  *   rpc_call_receive()  --rejected / replayed / dropped--> send_reply()
  *          |
  *          +--workers_submit()--> rpc_call_run() [worker: decode, execute, encode]
+ *          |   (or rpc_call_try_inline(): the same steps on the receiving
+ *          |    thread, for what rpc_inline.h allows)
  *                                       |
  *                                 rpc_call_complete() [loop: DRC, stats]
  *                                       |
@@ -28,6 +30,7 @@
 
 #include "core/log.h"
 #include "core/workers.h"
+#include "rpc/rpc_inline.h"
 
 static struct log_limit lim_bad_header;
 static struct log_limit lim_rejected;
@@ -415,6 +418,32 @@ static void rpc_call_complete(struct work *w)
 	rpc_reply_send(c);
 }
 
+static uint64_t rpc_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Receiving thread: run the call here when rpc_inline.c says so (the same
+ * steps as a worker's, then the completion a worker's would get). */
+static bool rpc_call_try_inline(struct rpc_call *c)
+{
+	enum rpc_run run = (enum rpc_run)c->procinfo->run;
+
+	if (run == RPC_RUN_WORKER)
+		return false;
+	uint64_t t0 = rpc_now_ns();
+	if (!rpc_inline_pick(run, t0))
+		return false;
+	rpc_call_run(&c->work);
+	uint64_t t1 = rpc_now_ns();
+	rpc_inline_took(run, t1 - t0, t1);
+	rpc_call_complete(&c->work);
+	return true;
+}
+
 /* After the credential: program, version, procedure (RFC 5531 §9 accept_stat). */
 static void rpc_call_dispatch(struct rpc_call *c)
 {
@@ -454,6 +483,8 @@ static void rpc_call_dispatch(struct rpc_call *c)
 			break;
 		}
 	}
+	if (rpc_call_try_inline(c))
+		return;
 	c->work.run = rpc_call_run;
 	c->work.describe = rpc_call_describe;
 	c->work.done = rpc_call_complete;

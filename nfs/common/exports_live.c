@@ -90,14 +90,31 @@ fail:
 	return NULL;
 }
 
+/* Does every export's backend answer metadata calls from memory (be_fs.meta_fast)? */
+static bool nfs_exports_meta_fast(const struct nfs_exports *t)
+{
+	for (unsigned i = 0; t && i < t->n; i++)
+		if (!t->v[i].fs->meta_fast)
+			return false;
+	return true;
+}
+
 void nfs_exports_install(struct nfs_exports *t)
 {
 	struct nfs_exports *old;
+	bool fast = nfs_exports_meta_fast(t);
 
+	/* rpc_inline.h: metadata calls leave the receiving thread before a
+	 * backend that may wait (a cluster) can be reached, and come back only
+	 * once none can. */
+	if (!fast)
+		rpc_inline_meta_allow(false);
 	pthread_mutex_lock(&nfs_live_lock);
 	old = nfs_live;
 	nfs_live = t;
 	pthread_mutex_unlock(&nfs_live_lock);
+	if (fast)
+		rpc_inline_meta_allow(true);
 	nfs_exports_put(old); /* its instances close when its last call ends */
 }
 

@@ -31,10 +31,15 @@
 #define NFS3_POST_OP_FH (4u + NFS3_FH)               /* post_op_fh3 */
 #define NFS3_NEWOBJ (NFS3_STAT + NFS3_POST_OP_FH + NFS3_POST_OP_ATTR + NFS3_WCC_DATA)
 
-#define NFS3_ENTRY(num, nm, dec, exe, enc, args_t, res_t, results, cache_, rule)                      \
+#define NFS3_ENTRY(num, nm, dec, exe, enc, args_t, res_t, results, cache_, rule, ...)                 \
 	[num] = { .name = nm, .decode = dec, .execute = exe, .encode = enc,                             \
 		  .args_size = RPC_SCRATCH_SIZE(args_t), .res_size = RPC_SCRATCH_SIZE(res_t),            \
-		  .max_reply = (results), .cache = cache_, .ddp = rule }
+		  .max_reply = (results), .cache = cache_, .ddp = rule, __VA_ARGS__ }
+/* rpc.h enum rpc_run: NULL runs where it was received; the metadata calls that
+ * read one object's attributes (no data, no change) too while the backend
+ * answers them from memory; everything else on a worker. */
+#define ON_RECEIVER .run = RPC_RUN_INLINE
+#define ON_RECEIVER_IF_FAST .run = RPC_RUN_INLINE_META
 
 struct nfs3_none {
 	char unused;
@@ -43,19 +48,19 @@ struct nfs3_none {
 /* max_reply 0: the reply grows with the client's count (READDIR, READDIRPLUS). */
 static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 	NFS3_ENTRY(NFS3PROC_NULL, "NULL", NULL, nfs3_null_exec, NULL, struct nfs3_none, struct nfs3_none,
-		   RPC_REPLY_MAX(0), RPC_CACHE_NONE, ULB_RULE_NONE),
+		   RPC_REPLY_MAX(0), RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER),
 	NFS3_ENTRY(NFS3PROC_GETATTR, "GETATTR", nfs3_dec_fh_args, nfs3_getattr_exec, nfs3_getattr_enc,
 		   struct nfs3_fh_args, struct nfs3_attr_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_FATTR), RPC_CACHE_NONE,
-		   ULB_RULE_NONE),
+		   ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
 	NFS3_ENTRY(NFS3PROC_SETATTR, "SETATTR", nfs3_dec_setattr, nfs3_setattr_exec, nfs3_wcc_enc,
 		   struct nfs3_setattr_args, struct nfs3_wcc_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA),
 		   RPC_CACHE_DRC, ULB_RULE_NONE),
 	NFS3_ENTRY(NFS3PROC_LOOKUP, "LOOKUP", nfs3_dec_dirop, nfs3_lookup_exec, nfs3_lookup_enc,
 		   struct nfs3_diropargs, struct nfs3_lookup_res,
-		   RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 2 * NFS3_POST_OP_ATTR), RPC_CACHE_NONE, ULB_RULE_NONE),
+		   RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 2 * NFS3_POST_OP_ATTR), RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
 	NFS3_ENTRY(NFS3PROC_ACCESS, "ACCESS", nfs3_dec_access, nfs3_access_exec, nfs3_access_enc,
 		   struct nfs3_access_args, struct nfs3_access_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 4),
-		   RPC_CACHE_NONE, ULB_RULE_NONE),
+		   RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
 	/* RFC 8267 §4.3: the path may leave in a Write chunk (its bytes are DDP data). */
 	NFS3_ENTRY(NFS3PROC_READLINK, "READLINK", nfs3_dec_fh_args, nfs3_readlink_exec, nfs3_readlink_enc,
 		   struct nfs3_fh_args, struct nfs3_readlink_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 4),
@@ -100,11 +105,11 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 	/* fsinfo3resok: attributes, seven uint32, maxfilesize, time_delta, properties. */
 	NFS3_ENTRY(NFS3PROC_FSINFO, "FSINFO", nfs3_dec_fh_args, nfs3_fsinfo_exec, nfs3_fsinfo_enc, struct nfs3_fh_args,
 		   struct nfs3_fs_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 7 * 4 + 8 + 8 + 4), RPC_CACHE_NONE,
-		   ULB_RULE_NONE),
+		   ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
 	/* pathconf3resok: attributes, linkmax, name_max, four bools. */
 	NFS3_ENTRY(NFS3PROC_PATHCONF, "PATHCONF", nfs3_dec_fh_args, nfs3_pathconf_exec, nfs3_pathconf_enc,
 		   struct nfs3_fh_args, struct nfs3_fs_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 2 * 4 + 4 * 4),
-		   RPC_CACHE_NONE, ULB_RULE_NONE),
+		   RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
 	NFS3_ENTRY(NFS3PROC_COMMIT, "COMMIT", nfs3_dec_commit, nfs3_commit_exec, nfs3_commit_enc,
 		   struct nfs3_commit_args, struct nfs3_write_res,
 		   RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + NFS3_WRITEVERFSIZE), RPC_CACHE_NONE, ULB_RULE_NONE),
@@ -114,7 +119,7 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
  * MNT: status, fhandle3, at most two auth flavors; DUMP and EXPORT grow with the lists. */
 static const struct rpc_proc mount3_procs[MOUNTPROC3_COUNT] = {
 	NFS3_ENTRY(MOUNTPROC3_NULL, "NULL", NULL, mount3_null_exec, NULL, struct nfs3_none, struct nfs3_none,
-		   RPC_REPLY_MAX(0), RPC_CACHE_NONE, ULB_RULE_NONE),
+		   RPC_REPLY_MAX(0), RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER),
 	NFS3_ENTRY(MOUNTPROC3_MNT, "MNT", mount3_dec_dirpath, mount3_mnt_exec, mount3_mnt_enc,
 		   struct mount3_dirpath_args, struct mount3_mnt_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 4 + 2 * 4),
 		   RPC_CACHE_NONE, ULB_RULE_NONE),

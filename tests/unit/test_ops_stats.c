@@ -149,11 +149,18 @@ static void fill_conns(struct stats_conn *t, struct stats_conn *r)
 	stats_add(&r->err_vers, 2);
 }
 
+static void fake_inline(uint64_t *calls, uint64_t *paused)
+{
+	*calls = 77;
+	*paused = 2;
+}
+
 static void test_json(void **state)
 {
 	(void)state;
 	struct stats_conn t, r;
-	const struct stats_sources src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
+	const struct stats_sources src = {.exports_count = fake_exports, .procs_foreach = fake_procs,
+					  .inline_counts = fake_inline};
 
 	memset(&getattr_hist, 0, sizeof(getattr_hist));
 	for (int i = 0; i < 100; i++)
@@ -167,7 +174,8 @@ static void test_json(void **state)
 				    "\"latency_mean_us\": 30.0, \"latency_p99_us\": null}"));
 	assert_non_null(strstr(doc, "{\"program\": \"nfs\", \"version\": 3, \"procedure\": \"GETATTR\", "
 				    "\"calls\": 100, \"errors\": 2, \"latency_mean_us\": 20.0, \"latency_p99_us\": "));
-	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3, \"connections\": 2, \"tcp\": 1, \"rdma\": 1}"));
+	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3, \"connections\": 2, \"tcp\": 1, \"rdma\": 1, "
+				    "\"inline_calls\": 77, \"inline_paused\": 2}"));
 	assert_non_null(strstr(doc, "\"peer\": \"127.0.0.1:812\", \"transport\": \"tcp\""));
 	assert_non_null(strstr(doc, "\"calls\": 42, \"garbage_args\": 1}"));
 	/* The odd peer name is escaped, not pasted. */

@@ -1,0 +1,42 @@
+/*
+ * rpc_inline.h - whether a call runs on the thread that received it or on a
+ * worker (enum rpc_run in rpc.h), as a plain policy over a struct and the
+ * time, so it is unit-tested without threads (tests/unit/test_rpc_inline.c).
+ *
+ * Why: handing a call to a worker and its reply back costs two thread
+ * wake-ups (futexes, an eventfd, context switches), more than a GETATTR
+ * answered from the kernel's inode cache. Calls that never wait (NULL) run
+ * where they were received; metadata calls too while every export's backend
+ * answers them from memory. The guard: one such call that took longer than
+ * RPC_INLINE_SLOW_NS (a cold inode read from a device) sends every
+ * metadata call to the workers for RPC_INLINE_PAUSE_NS, so a slow device
+ * stalls the receiving thread for at most one call at a time.
+ */
+#ifndef RNFSD_RPC_INLINE_H
+#define RNFSD_RPC_INLINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rpc/rpc.h"
+
+#define RPC_INLINE_SLOW_NS 2000000ull    /* 2 ms */
+#define RPC_INLINE_PAUSE_NS 1000000000ull /* 1 s */
+
+struct rpc_inline_policy {
+	bool enabled;         /* [rnfsd] inline-calls */
+	bool meta_allowed;    /* every export's backend is meta_fast */
+	uint64_t paused_until; /* CLOCK_MONOTONIC ns: metadata calls go to the workers until then */
+};
+
+/* Run a call of procedure kind run on the receiving thread at now_ns? */
+bool rpc_inline_policy_pick(const struct rpc_inline_policy *p, enum rpc_run run, uint64_t now_ns);
+/* An inline call of kind run took took_ns, finishing at now_ns. true: it
+ * was slow, and metadata calls are paused (p->paused_until moved). */
+bool rpc_inline_policy_took(struct rpc_inline_policy *p, enum rpc_run run, uint64_t took_ns, uint64_t now_ns);
+
+/* The process's policy (rpc_call.c, on the receiving thread). */
+bool rpc_inline_pick(enum rpc_run run, uint64_t now_ns);
+void rpc_inline_took(enum rpc_run run, uint64_t took_ns, uint64_t now_ns);
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * test_rpc_inline.c - which calls run on the receiving thread
+ * (rpc/rpc_inline.h): the policy over its struct and the time, then through
+ * rpc_call_receive() with the real worker pool, where a procedure records
+ * the thread it ran on (the harness receives on the test's own thread).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "rpc/rpc_inline.h"
+#include "tests/unit/rpc_test_prog.h"
+#include "tests/unit/rpc_test_harness.h"
+
+#define MS 1000000ull
+
+static void test_policy_off(void **state)
+{
+	(void)state;
+	struct rpc_inline_policy p = { .enabled = false, .meta_allowed = true };
+
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE, 0));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, 0));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_WORKER, 0));
+}
+
+static void test_policy_kinds(void **state)
+{
+	(void)state;
+	struct rpc_inline_policy p = { .enabled = true, .meta_allowed = false };
+
+	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE, 0));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, 0)); /* a backend that may wait */
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_WORKER, 0));
+	p.meta_allowed = true;
+	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, 0));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_WORKER, 0));
+}
+
+/* One slow metadata call pauses metadata calls for RPC_INLINE_PAUSE_NS;
+ * NULL stays inline; a fast one pauses nothing. */
+static void test_policy_slow_pauses(void **state)
+{
+	(void)state;
+	struct rpc_inline_policy p = { .enabled = true, .meta_allowed = true };
+	uint64_t t = 50000 * MS;
+
+	assert_false(rpc_inline_policy_took(&p, RPC_RUN_INLINE_META, RPC_INLINE_SLOW_NS, t));
+	assert_false(rpc_inline_policy_took(&p, RPC_RUN_INLINE, 100 * MS, t)); /* not a metadata call */
+	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t));
+	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_META, RPC_INLINE_SLOW_NS + 1, t));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + 1));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + RPC_INLINE_PAUSE_NS - 1));
+	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE, t + 1));
+	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + RPC_INLINE_PAUSE_NS));
+}
+
+/* ---- through rpc_call_receive() ---- */
+
+#define IPROG 0x20000abcu
+enum { IPROC_NULL, IPROC_META, IPROC_WORK, IPROC_N };
+
+static pthread_t ran_on[IPROC_N];
+static unsigned meta_sleep_ms;
+
+static enum rpc_proc_status ip_record(struct rpc_call *c, unsigned proc)
+{
+	(void)c;
+	ran_on[proc] = pthread_self();
+	return RPC_PROC_OK;
+}
+
+static enum rpc_proc_status ip_null(struct rpc_call *c, void *args, void *res)
+{
+	(void)args, (void)res;
+	return ip_record(c, IPROC_NULL);
+}
+
+static enum rpc_proc_status ip_meta(struct rpc_call *c, void *args, void *res)
+{
+	(void)args, (void)res;
+	if (meta_sleep_ms)
+		usleep(meta_sleep_ms * 1000);
+	return ip_record(c, IPROC_META);
+}
+
+static enum rpc_proc_status ip_work(struct rpc_call *c, void *args, void *res)
+{
+	(void)args, (void)res;
+	return ip_record(c, IPROC_WORK);
+}
+
+static const struct rpc_proc iprog_procs[IPROC_N] = {
+	[IPROC_NULL] = { .name = "NULL", .execute = ip_null, .max_reply = RPC_REPLY_MAX(0), .run = RPC_RUN_INLINE },
+	[IPROC_META] = { .name = "META", .execute = ip_meta, .max_reply = RPC_REPLY_MAX(0),
+			 .run = RPC_RUN_INLINE_META },
+	[IPROC_WORK] = { .name = "WORK", .execute = ip_work, .max_reply = RPC_REPLY_MAX(0) },
+};
+static const struct rpc_version iprog_versions[] = { { 1, IPROC_N, iprog_procs } };
+static const struct rpc_program iprog = { .prog = IPROG, .name = "inline-test", .nversions = 1,
+					   .versions = iprog_versions };
+
+static struct tcall tc;
+
+/* Runs proc; true when it ran on this (the receiving) thread. */
+static bool ran_here(unsigned proc)
+{
+	static uint32_t xid = 1;
+	struct tmsg m;
+
+	memset(&ran_on[proc], 0, sizeof(ran_on[proc]));
+	tmsg_call(&m, xid, IPROG, 1, proc, NULL, 0);
+	assert_true(tcall_run(&tc, m.b, m.n));
+	assert_true(treply_accepted(&tc, xid, 0));
+	xid++;
+	return pthread_equal(ran_on[proc], pthread_self());
+}
+
+static void test_calls_where(void **state)
+{
+	(void)state;
+	uint64_t calls0, calls1, paused0, paused1;
+
+	rpc_inline_configure(true);
+	rpc_inline_meta_allow(false);
+	rpc_inline_counts(&calls0, &paused0);
+	assert_true(ran_here(IPROC_NULL));
+	assert_false(ran_here(IPROC_META)); /* an export whose backend may wait */
+	assert_false(ran_here(IPROC_WORK));
+	rpc_inline_meta_allow(true);
+	assert_true(ran_here(IPROC_META));
+	assert_false(ran_here(IPROC_WORK));
+	rpc_inline_counts(&calls1, &paused1);
+	assert_int_equal(calls1 - calls0, 2);
+
+	/* A slow one: answered, then the next ones go to the workers. */
+	meta_sleep_ms = RPC_INLINE_SLOW_NS / 1000000 + 20;
+	assert_true(ran_here(IPROC_META));
+	meta_sleep_ms = 0;
+	assert_false(ran_here(IPROC_META));
+	assert_true(ran_here(IPROC_NULL));
+	rpc_inline_counts(&calls1, &paused1);
+	assert_int_equal(paused1 - paused0, 1);
+
+	rpc_inline_configure(false);
+	assert_false(ran_here(IPROC_NULL));
+	rpc_inline_configure(true);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (th_setup(16) != 0)
+		return -1;
+	return rpc_register_program(&iprog);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	th_teardown();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_off),
+		cmocka_unit_test(test_policy_kinds),
+		cmocka_unit_test(test_policy_slow_pauses),
+		cmocka_unit_test(test_calls_where),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
