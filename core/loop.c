@@ -44,9 +44,19 @@ void loop_free(struct loop *l)
 	free(l);
 }
 
+static __thread bool loop_thread_here;
+
+bool loop_is_loop_thread(void)
+{
+	return loop_thread_here;
+}
+
 int loop_run(struct loop *l)
 {
-	return event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY) < 0 ? -1 : 0;
+	loop_thread_here = true;
+	int r = event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY) < 0 ? -1 : 0;
+	loop_thread_here = false;
+	return r;
 }
 
 void loop_break(struct loop *l)

@@ -27,6 +27,11 @@ struct loop *loop_new(void);
 void loop_free(struct loop *l);
 /* Runs until loop_break(); returns 0, or -1 on error. */
 int loop_run(struct loop *l);
+/* Is the calling thread inside loop_run()? (The thread that owns the RDMA
+ * verbs files: the kernel refuses their writes from a thread whose
+ * credentials changed since it opened them, so nothing on it may switch
+ * identity: backend/local/identity.c checks.) */
+bool loop_is_loop_thread(void);
 void loop_break(struct loop *l);
 
 /* Create an event (not yet armed). NULL on allocation failure. */

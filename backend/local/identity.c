@@ -32,6 +32,7 @@
 
 #include "backend/local/local.h"
 #include "core/log.h"
+#include "core/loop.h"
 
 static struct log_limit local_id_limit;
 static __thread bool id_resource_dropped; /* this thread's CAP_SYS_RESOURCE is off */
@@ -86,6 +87,16 @@ int local_id_caller(const struct be_cred *cr)
 		return 0;
 	if (id_is_root && cr->uid == 0 && cr->gid == 0 && n == 0)
 		return 0;
+	/* The event-loop thread owns the RDMA verbs files, which the kernel
+	 * refuses to serve once the thread's credentials changed (ib_uverbs:
+	 * "changed security contexts after opening file descriptor"): a call
+	 * answered there (rpc/rpc_inline.h) must never need the caller's identity. */
+	if (loop_is_loop_thread()) {
+		log_limited(&local_id_limit, LOG_ERR,
+			    "local: a call on the event-loop thread needs uid %u's identity: refused (SERVERFAULT)",
+			    cr->uid);
+		return BE_ESERVERFAULT;
+	}
 	if (id_is_caller)
 		local_id_server(); /* from one caller to another through the clean state */
 	id_is_root = false;
@@ -118,7 +129,10 @@ void local_id_server(void)
 {
 	bool ok = true;
 
-	if (id_is_root)
+	/* The event-loop thread never leaves the server's identity (see
+	 * local_id_caller()), and must not even set it again: setgroups()
+	 * always makes new credentials, which its RDMA verbs files refuse. */
+	if (id_is_root || loop_is_loop_thread())
 		return;
 	id_is_caller = false;
 	/* fsuid first: back to 0 restores the fs capabilities for the rest */

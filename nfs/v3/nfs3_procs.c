@@ -35,9 +35,11 @@
 	[num] = { .name = nm, .decode = dec, .execute = exe, .encode = enc,                             \
 		  .args_size = RPC_SCRATCH_SIZE(args_t), .res_size = RPC_SCRATCH_SIZE(res_t),            \
 		  .max_reply = (results), .cache = cache_, .ddp = rule, __VA_ARGS__ }
-/* rpc.h enum rpc_run: NULL runs where it was received; the metadata calls that
- * read one object's attributes (no data, no change) too while the backend
- * answers them from memory; everything else on a worker. */
+/* rpc.h enum rpc_run: NULL runs where it was received; GETATTR and FSINFO
+ * (one object's attributes, read as the server: no caller identity to apply)
+ * too while the backend answers them from memory; everything else on a
+ * worker. LOOKUP, ACCESS and PATHCONF (statfs) act as the caller, and the
+ * receiving thread must never switch identity (backend/local/identity.c). */
 #define ON_RECEIVER .run = RPC_RUN_INLINE
 #define ON_RECEIVER_IF_FAST .run = RPC_RUN_INLINE_META
 
@@ -57,10 +59,10 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 		   RPC_CACHE_DRC, ULB_RULE_NONE),
 	NFS3_ENTRY(NFS3PROC_LOOKUP, "LOOKUP", nfs3_dec_dirop, nfs3_lookup_exec, nfs3_lookup_enc,
 		   struct nfs3_diropargs, struct nfs3_lookup_res,
-		   RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 2 * NFS3_POST_OP_ATTR), RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
+		   RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 2 * NFS3_POST_OP_ATTR), RPC_CACHE_NONE, ULB_RULE_NONE),
 	NFS3_ENTRY(NFS3PROC_ACCESS, "ACCESS", nfs3_dec_access, nfs3_access_exec, nfs3_access_enc,
 		   struct nfs3_access_args, struct nfs3_access_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 4),
-		   RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
+		   RPC_CACHE_NONE, ULB_RULE_NONE),
 	/* RFC 8267 §4.3: the path may leave in a Write chunk (its bytes are DDP data). */
 	NFS3_ENTRY(NFS3PROC_READLINK, "READLINK", nfs3_dec_fh_args, nfs3_readlink_exec, nfs3_readlink_enc,
 		   struct nfs3_fh_args, struct nfs3_readlink_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 4),
@@ -109,7 +111,7 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 	/* pathconf3resok: attributes, linkmax, name_max, four bools. */
 	NFS3_ENTRY(NFS3PROC_PATHCONF, "PATHCONF", nfs3_dec_fh_args, nfs3_pathconf_exec, nfs3_pathconf_enc,
 		   struct nfs3_fh_args, struct nfs3_fs_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 2 * 4 + 4 * 4),
-		   RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
+		   RPC_CACHE_NONE, ULB_RULE_NONE),
 	NFS3_ENTRY(NFS3PROC_COMMIT, "COMMIT", nfs3_dec_commit, nfs3_commit_exec, nfs3_commit_enc,
 		   struct nfs3_commit_args, struct nfs3_write_res,
 		   RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + NFS3_WRITEVERFSIZE), RPC_CACHE_NONE, ULB_RULE_NONE),

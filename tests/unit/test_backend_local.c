@@ -38,6 +38,7 @@
 #include <cmocka.h>
 
 #include "backend/local/local.h"
+#include "core/loop.h"
 
 static char top[64];
 static const struct be_cred root_cred = { 0 };
@@ -499,6 +500,45 @@ static void test_create_readdir_files(void **state)
 	be_file_put(fs, f); /* the instance goes with its last file */
 }
 
+/* ---- the event-loop thread never switches identity (rpc/rpc_inline.h) ---- */
+
+static int loop_switch_result;
+
+static void try_switch_on_loop(int fd, short what, void *arg)
+{
+	const struct be_cred cr = { .uid = 1234, .gid = 1234 };
+
+	(void)fd, (void)what;
+	loop_switch_result = local_id_caller(&cr);
+	local_id_server();
+	loop_break(arg);
+}
+
+/* ib_uverbs refuses the loop thread's writes once its credentials changed:
+ * a caller's identity is refused there, and allowed on any other thread. */
+static void test_no_identity_on_loop_thread(void **state)
+{
+	const struct be_cred cr = { .uid = 1234, .gid = 1234 };
+	struct loop *l = loop_new();
+	struct loop_ev *ev;
+
+	(void)state;
+	assert_non_null(l);
+	ev = loop_async(l, try_switch_on_loop, l);
+	assert_non_null(ev);
+	loop_switch_result = -1;
+	loop_ev_trigger(ev);
+	assert_int_equal(loop_run(l), 0);
+	assert_int_equal(loop_switch_result, BE_ESERVERFAULT);
+	assert_false(loop_is_loop_thread());
+	assert_int_equal(local_id_caller(&cr), 0);
+	assert_int_equal(setfsuid((uid_t)-1), 1234);
+	local_id_server();
+	assert_int_equal(setfsuid((uid_t)-1), 0);
+	loop_ev_free(ev);
+	loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_xattrs),
 		cmocka_unit_test(test_space),
 		cmocka_unit_test(test_create_readdir_files),
+		cmocka_unit_test(test_no_identity_on_loop_thread),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
