@@ -1,7 +1,7 @@
 /*
  * nfs4_copy_async.h - asynchronous COPY at run time (nfs4_copy_async.c: the
  * offload table under a lock, the copy threads) and the CB_OFFLOAD it sends
- * (nfs4_cb_ops.c). See nfs4_offload.h for the table's rules.
+ * (nfs4_cb_ops.c: nfs4_cb_send()). See nfs4_offload.h for the table's rules.
  */
 #ifndef RNFSD_NFS4_COPY_ASYNC_H
 #define RNFSD_NFS4_COPY_ASYNC_H
