@@ -10,6 +10,7 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_cb.h"
 #include "nfs/v4/nfs4_copy_async.h"
+#include "nfs/v4/nfs4_lock_notify.h"
 #include "nfs/v4/nfs4_recovery.h"
 #include "nfs/v4/nfs4_stats.h"
 
@@ -88,6 +89,7 @@ static void nfs4_stats_async(struct stats_nfs4 *out)
 	out->copies_async_done = c.done;
 	out->copies_async_cancelled = c.cancelled;
 	out->cb_offload_sent = c.cb_offload_sent;
+	out->cb_notify_lock_sent = nfs4_lock_notify_sent();
 }
 
 void nfs4_stats_state(struct stats_nfs4 *out)
