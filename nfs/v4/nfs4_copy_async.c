@@ -36,7 +36,16 @@ struct copy_job {
 	uint64_t soff, doff, count;
 	bool sync_export; /* the destination's export is "sync": commit before CB_OFFLOAD */
 	struct nfs_fh dst_fh; /* coa_fh (§16.1.1) */
+	struct nfs_exports *tbl; /* a reference: src.exp and dst.exp live in it */
 };
+
+static void job_put_files(struct copy_job *j)
+{
+	nfs4_v42_file_put(&j->src, j->fs);
+	nfs4_v42_file_put(&j->dst, j->fd);
+	nfs_exports_put(j->tbl);
+	j->tbl = NULL;
+}
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -133,9 +142,8 @@ static void job_run(int i)
 		if (status == NFS4_OK)
 			cb.committed = FILE_SYNC4;
 	}
-	nfs4_v42_file_put(&j->src, j->fs);
-	nfs4_v42_file_put(&j->dst, j->fd);
 	cb.fh = j->dst_fh;
+	job_put_files(j);
 	cb.status = status;
 	cb.count = done;
 	pthread_mutex_lock(&mu);
@@ -204,6 +212,9 @@ uint32_t nfs4_copy_async_start(const struct nfs4_copy_async_req *rq, struct nfs4
 		j->soff = rq->soff, j->doff = rq->doff, j->count = rq->count;
 		j->sync_export = rq->sync_export;
 		j->dst_fh = *rq->dst_fh;
+		j->tbl = rq->tbl;
+		if (j->tbl)
+			atomic_fetch_add(&j->tbl->refs, 1);
 		*sid = tab.e[i].sid;
 		queue[(q_head + q_len) % NFS4_OFFLOAD_MAX] = i;
 		q_len++;
@@ -275,10 +286,7 @@ void nfs4_copy_async_stop(void)
 	nthreads = 0;
 	/* Queued jobs no thread took: their files go. */
 	for (; q_len; q_len--, q_head = (q_head + 1) % NFS4_OFFLOAD_MAX) {
-		struct copy_job *j = &jobs[queue[q_head]];
-
-		nfs4_v42_file_put(&j->src, j->fs);
-		nfs4_v42_file_put(&j->dst, j->fd);
+		job_put_files(&jobs[queue[q_head]]);
 	}
 	ready = false;
 	stopping = false;

@@ -28,6 +28,7 @@ struct nfs4_copy_async_req {
 	uint64_t soff, doff, count;
 	bool sync_export;
 	const struct nfs_fh *dst_fh;
+	struct nfs_exports *tbl; /* the call's export table: the job holds a reference (the exports stay) */
 };
 
 /* NFS4_OK: queued, *sid is its copy stateid, the references are the job's;

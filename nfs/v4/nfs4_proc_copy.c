@@ -84,8 +84,9 @@ static uint32_t copy_range(const struct nfs4_obj *dst, struct be_file *fs, uint6
 static bool copy_async(struct nfs4_ctx *x, const struct nfs4_copy_args *a, struct nfs4_obj *src, struct be_file *fs,
 		       struct nfs4_obj *dst, struct be_file *fd, uint64_t count, struct nfs4_copy_res *r)
 {
-	uint64_t clientid = ((struct nfs4_svc *)x->priv)->clientid;
-	struct nfs4_copy_async_req rq = { .clientid = clientid, .src = src, .dst = dst, .fs = fs, .fd = fd,
+	struct nfs4_svc *svc = x->priv;
+	uint64_t clientid = svc->clientid;
+	struct nfs4_copy_async_req rq = { .tbl = svc->tbl, .clientid = clientid, .src = src, .dst = dst, .fs = fs, .fd = fd,
 					  .soff = a->src_offset, .doff = a->dst_offset, .count = count,
 					  .sync_export = !dst->opts || dst->opts->sync, .dst_fh = &x->cur.fh };
 
