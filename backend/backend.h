@@ -534,13 +534,17 @@ static inline void be_file_put(struct be_fs *fs, struct be_file *f)
 }
 
 /*
- * Lock release listener: after an unlock or an owner's release through the
- * calls below, by any protocol, the one listener (NLM's retry thread, which
- * keeps blocked waiters) is told to try its waiters now rather than at its
- * next poll. Locks a local process drops are still found by that poll. Any
- * thread; the listener must not block (NLM sets a flag and signals).
+ * Lock release listeners: after an unlock or an owner's release through the
+ * calls below, by any protocol, each listener (NLM's retry thread, which
+ * keeps blocked waiters; NFSv4's CB_NOTIFY_LOCK waiters) is told, so it
+ * tries its waiters now rather than at its next poll. Locks a local process
+ * drops are not told (NLM's poll finds them). Any thread; a listener must
+ * not block (NLM sets a flag and signals). be_lock_listen() adds one (at
+ * most BE_LOCK_LISTENERS; false beyond), be_lock_unlisten() removes it.
  */
-void be_lock_listen(void (*released)(void));
+#define BE_LOCK_LISTENERS 4u
+bool be_lock_listen(void (*released)(void));
+void be_lock_unlisten(void (*released)(void));
 void be_lock_released(void);
 
 static inline void be_lock_owner_release(struct be_fs *fs, struct be_file *f, uint64_t owner)

@@ -38,19 +38,38 @@ static pthread_mutex_t be_module_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned be_initialized; /* drivers whose init ran */
 static struct be_ceph_settings be_ceph; /* kept even where no ceph driver is built in */
 
-static void (*_Atomic be_lock_listener)(void);
+/* The lock release listeners (NLM's retry thread, NFSv4's CB_NOTIFY_LOCK waiters). */
+static void (*_Atomic be_lock_listeners[BE_LOCK_LISTENERS])(void);
 
-void be_lock_listen(void (*released)(void))
+bool be_lock_listen(void (*released)(void))
 {
-	atomic_store(&be_lock_listener, released);
+	for (unsigned i = 0; released && i < BE_LOCK_LISTENERS; i++) {
+		void (*none)(void) = NULL;
+
+		if (atomic_load(&be_lock_listeners[i]) == released ||
+		    atomic_compare_exchange_strong(&be_lock_listeners[i], &none, released))
+			return true;
+	}
+	return false;
+}
+
+void be_lock_unlisten(void (*released)(void))
+{
+	for (unsigned i = 0; i < BE_LOCK_LISTENERS; i++) {
+		void (*was)(void) = released;
+
+		atomic_compare_exchange_strong(&be_lock_listeners[i], &was, NULL);
+	}
 }
 
 void be_lock_released(void)
 {
-	void (*released)(void) = atomic_load(&be_lock_listener);
+	for (unsigned i = 0; i < BE_LOCK_LISTENERS; i++) {
+		void (*released)(void) = atomic_load(&be_lock_listeners[i]);
 
-	if (released)
-		released();
+		if (released)
+			released();
+	}
 }
 
 void be_ceph_configure(const struct be_ceph_settings *s)

@@ -280,6 +280,11 @@ static void json_nfs4(FILE *f)
 		(unsigned long long)n.delegations, n.recorded_clients, (double)n.grace_left_ms / 1e3,
 		(unsigned long long)n.reclaims, (unsigned long long)n.grace_refused,
 		(unsigned long long)n.no_grace);
+	fprintf(f, "  \"nfs4_async\": {\"copies_started\": %llu, \"copies_done\": %llu, \"copies_cancelled\": %llu"
+		   ", \"cb_offload_sent\": %llu, \"cb_notify_lock_sent\": %llu},\n",
+		(unsigned long long)n.copies_async_started, (unsigned long long)n.copies_async_done,
+		(unsigned long long)n.copies_async_cancelled, (unsigned long long)n.cb_offload_sent,
+		(unsigned long long)n.cb_notify_lock_sent);
 }
 
 /* One entry of "nfs4_callbacks". */

@@ -73,6 +73,9 @@ struct stats_nfs4 {
 	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
 	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
 	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */
+	/* Asynchronous COPY (RFC 7862 §4.8) and the callbacks of this work. */
+	uint64_t copies_async_started, copies_async_done, copies_async_cancelled;
+	uint64_t cb_offload_sent, cb_notify_lock_sent;
 };
 
 /* One NFSv4 client's callback path (nfs/v4/nfs4_cb.h): its state and calls. */

@@ -342,6 +342,19 @@ static void print_nfs4_callbacks(const struct json *doc)
 }
 
 /* NFSv4, when the daemon serves it: state counts, the grace period, then the operations. */
+/* Asynchronous COPY (RFC 7862 §4.8) and the callbacks of CB_OFFLOAD / CB_NOTIFY_LOCK. */
+static void print_nfs4_async(const struct json *doc)
+{
+	const struct json *a = json_get(doc, "nfs4_async");
+
+	if (!a || a->type != JSON_OBJ)
+		return;
+	printf("nfsv4 async copies: %.0f started, %.0f done, %.0f cancelled; CB_OFFLOAD sent %.0f; "
+	       "CB_NOTIFY_LOCK sent %.0f\n\n",
+	       json_num(a, "copies_started"), json_num(a, "copies_done"), json_num(a, "copies_cancelled"),
+	       json_num(a, "cb_offload_sent"), json_num(a, "cb_notify_lock_sent"));
+}
+
 static void print_nfs4(const struct json *doc)
 {
 	const struct json *n = json_get(doc, "nfs4");
@@ -353,6 +366,7 @@ static void print_nfs4(const struct json *doc)
 	       json_num(n, "clients"), json_num(n, "sessions"), json_num(n, "opens"), json_num(n, "locks"),
 	       json_num(n, "delegations"), json_num(n, "recorded_clients"), json_num(n, "grace_left_s"),
 	       json_num(n, "reclaims"), json_num(n, "grace_refused"), json_num(n, "no_grace"));
+	print_nfs4_async(doc);
 	print_procedures(doc, "nfs4_operations", "OPERATION", 20);
 	printf("\n");
 	print_nfs4_callbacks(doc);

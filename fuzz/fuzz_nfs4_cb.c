@@ -6,7 +6,10 @@
  * (nfs4_cb_state.c) as nfs4_cb.c does.
  *
  * Byte 0 picks the decoder: 0 CB_COMPOUND4res, 1 CB_SEQUENCE4res, 2 a
- * universal address ("netid\0addr"). Invariants beyond "no sanitizer report":
+ * universal address ("netid\0addr"), 3 CB_COMPOUND4res of a callback
+ * operation (byte 1: with CB_SEQUENCE or not, and which operation), 4 an
+ * operation's arguments built from the input and encoded. Invariants
+ * beyond "no sanitizer report":
  *  - a decoder never leaves the input; an accepted reply cut where the
  *    decoder stopped decodes the same, cut one byte earlier is refused;
  *  - BAD only for a result array over its bound or a first result not
@@ -15,7 +18,12 @@
  *    NFS4_OK, is never left busy, and the reply counts as expected only
  *    when it echoes the seqid on slot 0;
  *  - a parsed address is IPv4 for "tcp", IPv6 for "tcp6", port non-zero,
- *    and its printed form parses back to the same address.
+ *    and its printed form parses back to the same address;
+ *  - an operation's reply: has_op only with every result asked for
+ *    present, cut one byte short it is refused, never more results than
+ *    asked for;
+ *  - an encoded operation overflows exactly when a length is over its
+ *    limit, and otherwise fits the callback message buffer's share.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -111,11 +119,86 @@ static void fuzz_uaddr(const uint8_t *p, size_t n)
 	CHECK(len == len2 && !memcmp(&sa, &sa2, len));
 }
 
+static const uint32_t opnums[4] = { OP_CB_RECALL, OP_CB_RECALL_ANY, OP_CB_NOTIFY_LOCK, OP_CB_OFFLOAD };
+
+static void fuzz_op_reply(const uint8_t *p, size_t n)
+{
+	struct nfs4_cb_compound_res r, r2;
+	struct xdr_dec d;
+
+	if (n < 1)
+		return;
+	bool seq = p[0] & 1;
+	uint32_t opnum = opnums[(p[0] >> 1) & 3];
+
+	xdr_dec_init(&d, p + 1, n - 1);
+	enum nfs4_cb_dec_result res = nfs4_cb_dec_compound_op(&d, seq, opnum, &r);
+	size_t used = xdr_dec_pos(&d);
+
+	CHECK(used <= n - 1);
+	if (res != NFS4_CB_DEC_OK)
+		return;
+	CHECK(r.nres <= (seq ? 2u : 1u));
+	CHECK(!r.has_op || r.nres == (seq ? 2u : 1u));
+	CHECK(!r.has_seq || seq);
+	if (used > 0) {
+		xdr_dec_init(&d, p + 1, used - 1);
+		CHECK(nfs4_cb_dec_compound_op(&d, seq, opnum, &r2) == NFS4_CB_DEC_SHORT);
+	}
+}
+
+/* Arguments from the input: kind, then lengths (possibly over their limits). */
+static void fuzz_op_enc(const uint8_t *p, size_t n)
+{
+	static struct nfs4_cb_op op;
+	static uint8_t out[4096];
+	struct xdr_enc e;
+
+	if (n < 5)
+		return;
+	memset(&op, 0, sizeof(op));
+	op.kind = (enum nfs4_cb_opkind)(p[0] % 4);
+	uint32_t len = (uint32_t)p[1] << 8 | p[2];
+	bool over = false;
+
+	switch (op.kind) {
+	case NFS4_CB_OP_RECALL:
+		op.u.recall.fh.len = len;
+		over = len > NFS4_CB_FH_MAX;
+		break;
+	case NFS4_CB_OP_RECALL_ANY:
+		op.u.recall_any.mask_len = p[3];
+		over = p[3] > 2;
+		break;
+	case NFS4_CB_OP_NOTIFY_LOCK:
+		op.u.notify_lock.owner_len = len;
+		op.u.notify_lock.fh.len = p[3];
+		over = len > NFS4_CB_OWNER_MAX || p[3] > NFS4_CB_FH_MAX;
+		break;
+	case NFS4_CB_OP_OFFLOAD:
+		op.u.offload.fh.len = p[3];
+		op.u.offload.status = p[4];
+		over = p[3] > NFS4_CB_FH_MAX;
+		break;
+	}
+	xdr_enc_init(&e, out, sizeof(out));
+	nfs4_cb_enc_op(&e, &op);
+	CHECK(e.overflow == over);
+	/* CB_MSG_MAX (2048) holds a header (<= 432) and CB_SEQUENCE (44) besides. */
+	CHECK(over || xdr_enc_len(&e) <= 2048 - 432 - 44 - 16);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 5) {
+	case 3:
+		fuzz_op_reply(data + 1, size - 1);
+		break;
+	case 4:
+		fuzz_op_enc(data + 1, size - 1);
+		break;
 	case 0:
 		fuzz_reply(true, data + 1, size - 1);
 		break;

@@ -775,7 +775,7 @@ void nlm_stop(void)
 {
 	if (!nlm_running)
 		return;
-	be_lock_listen(NULL);
+	be_lock_unlisten(nlm_locks_released);
 	pthread_mutex_lock(&nlm_mu);
 	nlm_stopping = true;
 	pthread_cond_signal(&nlm_cond);

@@ -13,6 +13,7 @@
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_copy_async.h"
 #include "nfs/v4/nfs4_recovery.h"
 #include "core/log.h"
 
@@ -119,6 +120,7 @@ unsigned nfs_exports_count(void)
 
 void nfs_service_shutdown(void)
 {
+	nfs4_copy_async_stop(); /* asynchronous copies end before their exports go */
 	nfs_exports_install(NULL);
 	mount3_list_release();
 	nfs4_session_release();

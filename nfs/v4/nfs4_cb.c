@@ -25,9 +25,20 @@
 #include "rpc/xprt.h"
 #include "transport/tcp_clnt.h"
 
-#define CB_MSG_MAX 512u /* a call header with AUTH_SYS, CB_COMPOUND with CB_SEQUENCE */
+/* A call header with AUTH_SYS (<= 432 bytes), CB_COMPOUND with CB_SEQUENCE
+ * and one operation (the largest: CB_NOTIFY_LOCK, <= 1172 bytes). */
+#define CB_MSG_MAX 2048u
 
-enum cb_step { STEP_IDLE, STEP_NULL, STEP_SEQ };
+/* In flight on an entry: nothing, a probe's CB_NULL or CB_SEQUENCE, or a
+ * queued operation (nfs4_cb_send()). */
+enum cb_step { STEP_IDLE, STEP_NULL, STEP_SEQ, STEP_OP };
+
+/* A queued operation and whom to tell. */
+struct cb_q {
+	struct nfs4_cb_op op;
+	void (*done)(void *arg, int32_t status);
+	void *arg;
+};
 
 struct cb_ent {
 	bool used;
@@ -46,6 +57,9 @@ struct cb_ent {
 	bool unbind;           /* worker -> loop: let go of the connection (session destroyed) */
 	struct sockaddr_storage addr; /* 4.0 callback address */
 	socklen_t addr_len;
+	/* Operations waiting to be sent, a ring (nfs4_cb_send()). */
+	struct cb_q q[NFS4_CB_QUEUE];
+	unsigned qhead, qlen;
 
 	/* Loop thread only. */
 	bool clnt_ready;       /* clnt initialised (4.1) */
@@ -56,6 +70,10 @@ struct cb_ent {
 	struct tcp_clnt *tc;   /* 4.0 */
 	enum cb_step step;
 	uint32_t seq_sent;
+	/* STEP_OP: the operation out, and whom to tell. */
+	uint32_t cur_opnum;
+	void (*cur_done)(void *arg, int32_t status);
+	void *cur_arg;
 	char name[40];
 	struct rpc_clnt_call cc;
 	uint8_t msg[CB_MSG_MAX];
@@ -240,6 +258,31 @@ uint32_t nfs4_cb_seq_flags_for(uint64_t clientid)
 	return flags;
 }
 
+bool nfs4_cb_send(uint64_t clientid, const struct nfs4_cb_op *op, void (*done)(void *arg, int32_t status), void *arg)
+{
+	bool ok = false;
+
+	pthread_mutex_lock(&cb_mu);
+	struct cb_ent *e = cb_async ? ent_get(clientid, false) : NULL;
+
+	/* A path that is up, or being probed (sent once it is up); a DOWN or
+	 * absent one takes nothing (RFC 8881 §18.46.3: the client hears of it
+	 * through SEQUENCE and binds again). */
+	if (e && (e->ch.state == NFS4_CB_UP || e->ch.state == NFS4_CB_PROBING) && e->qlen < NFS4_CB_QUEUE) {
+		struct cb_q *q = &e->q[(e->qhead + e->qlen) % NFS4_CB_QUEUE];
+
+		q->op = *op;
+		q->done = done;
+		q->arg = arg;
+		e->qlen++;
+		ok = true;
+	}
+	pthread_mutex_unlock(&cb_mu);
+	if (ok)
+		cb_wake();
+	return ok;
+}
+
 static void ent_stat(const struct cb_ent *e, struct nfs4_cb_stat *s)
 {
 	s->clientid = e->clientid;
@@ -280,22 +323,97 @@ bool nfs4_cb_stat_of(uint64_t clientid, struct nfs4_cb_stat *out)
 
 static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st);
 
+/* Does step hold the back channel's slot (a 4.1 CB_SEQUENCE goes with it)? */
+static bool step_has_slot(const struct cb_ent *e, enum cb_step step)
+{
+	return step == STEP_SEQ || (step == STEP_OP && !e->v40);
+}
+
+/* The operation that was out (STEP_OP) is over: tell its sender. */
+static void op_finish(struct cb_ent *e, int32_t status)
+{
+	void (*done)(void *arg, int32_t status) = e->cur_done;
+	void *arg = e->cur_arg;
+
+	e->cur_done = NULL;
+	e->cur_arg = NULL;
+	if (done)
+		done(arg, status);
+}
+
+/* Every queued operation fails (-1): the path is down or gone. */
+static void ent_flush(struct cb_ent *e)
+{
+	struct {
+		void (*done)(void *arg, int32_t status);
+		void *arg;
+	} f[NFS4_CB_QUEUE];
+	unsigned n = 0;
+
+	pthread_mutex_lock(&cb_mu);
+	for (; e->qlen > 0; e->qlen--, e->qhead = (e->qhead + 1) % NFS4_CB_QUEUE, n++) {
+		f[n].done = e->q[e->qhead].done;
+		f[n].arg = e->q[e->qhead].arg;
+	}
+	e->qhead = 0;
+	pthread_mutex_unlock(&cb_mu);
+	for (unsigned i = 0; i < n; i++)
+		if (f[i].done)
+			f[i].done(f[i].arg, -1);
+}
+
 /* The step that was in flight ended without an answer worth reading. */
 static void ent_fail(struct cb_ent *e, enum cb_step step, const char *why)
 {
 	pthread_mutex_lock(&cb_mu);
-	if (step == STEP_SEQ)
+	if (step_has_slot(e, step))
 		(void)nfs4_cb_slot_release(&e->ch, e->seq_sent, false, 0, 0, 0);
 	nfs4_cb_chan_done(&e->ch, false);
 	pthread_mutex_unlock(&cb_mu);
 	log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: callback %s failed: %s", e->name,
-		    step == STEP_SEQ ? "CB_COMPOUND" : "CB_NULL", why);
+		    step == STEP_NULL ? "CB_NULL" : "CB_COMPOUND", why);
+	if (step == STEP_OP)
+		op_finish(e, -1);
 }
 
-/* Send CB_NULL or CB_COMPOUND(CB_SEQUENCE) on e's path. */
+/* cb_mu held. Take the oldest queued operation into e->cur_* and *op. */
+static bool q_pop(struct cb_ent *e, struct nfs4_cb_op *op)
+{
+	if (e->qlen == 0)
+		return false;
+	struct cb_q *q = &e->q[e->qhead];
+
+	*op = q->op;
+	e->cur_opnum = nfs4_cb_opnum(op->kind);
+	e->cur_done = q->done;
+	e->cur_arg = q->arg;
+	e->qhead = (e->qhead + 1) % NFS4_CB_QUEUE;
+	e->qlen--;
+	return true;
+}
+
+/* cb_mu held. What ent_call needs of e; false: nothing to send (the slot is
+ * out, or no operation is queued). */
+static bool call_prep(struct cb_ent *e, enum cb_step step, struct nfs4_cb_seq_args *sa, struct nfs4_cb_op *op)
+{
+	memcpy(sa->sessionid, e->sid, NFS4_SESSIONID_SIZE);
+	if (step_has_slot(e, step) && !nfs4_cb_slot_take(&e->ch, &sa->seqid))
+		return false; /* a CB_SEQUENCE is out already: its outcome decides */
+	if (step == STEP_OP && !q_pop(e, op)) {
+		if (step_has_slot(e, step))
+			(void)nfs4_cb_slot_release(&e->ch, sa->seqid, false, 0, 0, 0);
+		return false;
+	}
+	nfs4_cb_chan_sent(&e->ch);
+	return true;
+}
+
+/* Send CB_NULL, CB_COMPOUND(CB_SEQUENCE) or a queued operation (4.1:
+ * CB_COMPOUND(CB_SEQUENCE, op); 4.0: CB_COMPOUND(op)) on e's path. */
 static void ent_call(struct cb_ent *e, enum cb_step step)
 {
 	struct nfs4_cb_seq_args sa = { .slotid = 0, .highest_slotid = 0 };
+	struct nfs4_cb_op op;
 	uint32_t prog, ident, minor;
 	struct rpc_cred cred;
 	int rc;
@@ -303,15 +421,12 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	pthread_mutex_lock(&cb_mu);
 	minor = e->v40 ? 0 : e->minor;
 	prog = e->prog;
-	ident = e->ident;
+	ident = e->v40 ? e->ident : 0;
 	cred = e->sec.cred;
-	memcpy(sa.sessionid, e->sid, NFS4_SESSIONID_SIZE);
-	bool slot = step != STEP_SEQ || nfs4_cb_slot_take(&e->ch, &sa.seqid);
-	if (slot)
-		nfs4_cb_chan_sent(&e->ch);
+	bool go = call_prep(e, step, &sa, &op);
 	pthread_mutex_unlock(&cb_mu);
-	if (!slot)
-		return; /* a CB_SEQUENCE is out already: its outcome decides */
+	if (!go)
+		return;
 	e->seq_sent = sa.seqid;
 	rpc_clnt_call_init(&e->cc, e->msg, sizeof(e->msg), prog, e->v40 ? NFS4_CB_VERS40 : NFS4_CB_VERS41,
 			   step == STEP_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND,
@@ -319,14 +434,38 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	/* RFC 8881 §20.2: CB_COMPOUND opens with CB_SEQUENCE and carries the
 	 * session's minor version (a 4.2 client finds its session by it, as Linux does). */
 	if (step == STEP_SEQ)
-		nfs4_cb_enc_compound(&e->cc.args, minor, e->v40 ? ident : 0, e->v40 ? NULL : &sa);
+		nfs4_cb_enc_compound(&e->cc.args, minor, ident, &sa);
+	else if (step == STEP_OP)
+		nfs4_cb_enc_compound_op(&e->cc.args, minor, ident, e->v40 ? NULL : &sa, &op);
 	e->cc.done = cb_done;
 	e->cc.arg = e;
 	e->step = step;
-	rc = e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(&e->clnt, &e->cc);
+	rc = e->cc.args.overflow ? -1 : e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(&e->clnt, &e->cc);
 	if (rc != 0 && e->step == step) {
 		e->step = STEP_IDLE;
-		ent_fail(e, step, "not sent");
+		ent_fail(e, step, e->cc.args.overflow ? "too large" : "not sent");
+	}
+}
+
+/* Loop thread, nothing in flight: send the next queued operation when the
+ * path is up; fail them all when it is down or gone; wait while probing. */
+static void ent_next(struct cb_ent *e)
+{
+	while (e->step == STEP_IDLE) {
+		pthread_mutex_lock(&cb_mu);
+		enum nfs4_cb_state st = e->ch.state;
+		bool have = e->qlen > 0, path = e->conn || e->tc;
+
+		pthread_mutex_unlock(&cb_mu);
+		if (!have)
+			return;
+		if (st == NFS4_CB_PROBING)
+			return;
+		if (st != NFS4_CB_UP || !path) {
+			ent_flush(e);
+			return;
+		}
+		ent_call(e, STEP_OP); /* an encoding failure finishes it at once: next */
 	}
 }
 
@@ -347,14 +486,36 @@ static bool seq_reply_ok(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_cl
 	return ok;
 }
 
-static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+/*
+ * A queued operation's reply: its status goes to the sender when the client
+ * got to it (4.1: after a CB_SEQUENCE answered for our session, slot and
+ * seqid); otherwise -1 and the path is DOWN. An operation that fails (its
+ * own status) says nothing about the path.
+ */
+static void op_reply(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 {
-	struct cb_ent *e = cc->arg;
-	enum cb_step step = e->step;
+	struct nfs4_cb_compound_res r = { 0 };
+	bool dec = st == RPC_CLNT_OK && nfs4_cb_dec_compound_op(&cc->res, !e->v40, e->cur_opnum, &r) == NFS4_CB_DEC_OK;
+	bool ok = dec;
 
-	if (step == STEP_IDLE)
-		return; /* the path was given up while the call was out */
-	e->step = STEP_IDLE;
+	pthread_mutex_lock(&cb_mu);
+	if (!e->v40) {
+		ok = nfs4_cb_slot_release(&e->ch, e->seq_sent, dec && r.has_seq, r.seq.status, r.seq.seqid,
+					  r.seq.slotid);
+		ok = ok && !memcmp(r.seq.sessionid, e->sid, NFS4_SESSIONID_SIZE); /* RFC 8881 §20.9.3 */
+	}
+	ok = ok && r.has_op;
+	nfs4_cb_chan_done(&e->ch, ok);
+	pthread_mutex_unlock(&cb_mu);
+	if (!ok)
+		log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: callback operation %u not answered (%s)", e->name,
+			    e->cur_opnum, rpc_clnt_status_name(st));
+	op_finish(e, ok ? (int32_t)r.op_status : -1);
+}
+
+/* A probe step's reply (CB_NULL, then CB_SEQUENCE on 4.1). */
+static void probe_reply(struct cb_ent *e, enum cb_step step, struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+{
 	if (step == STEP_SEQ) {
 		if (!seq_reply_ok(e, cc, st))
 			log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: CB_SEQUENCE not answered as expected (%s)",
@@ -377,6 +538,21 @@ static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 	ent_call(e, STEP_SEQ); /* RFC 8881 §20.9: the back channel's sequencing works too */
 }
 
+static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+{
+	struct cb_ent *e = cc->arg;
+	enum cb_step step = e->step;
+
+	if (step == STEP_IDLE)
+		return; /* the path was given up while the call was out */
+	e->step = STEP_IDLE;
+	if (step == STEP_OP)
+		op_reply(e, cc, st);
+	else
+		probe_reply(e, step, cc, st);
+	ent_next(e); /* the path's state is known now: the queue moves on or fails */
+}
+
 /* Close hook of the attached connection: the path is down until bound again. */
 static void cb_conn_lost(struct rpc_conn *conn, struct rpc_conn_hook *h)
 {
@@ -387,6 +563,7 @@ static void cb_conn_lost(struct rpc_conn *conn, struct rpc_conn_hook *h)
 	e->hooked = false;
 	nfs4_cb_chan_lost(&e->ch);
 	pthread_mutex_unlock(&cb_mu);
+	cb_wake(); /* queued operations fail (ent_next) */
 }
 
 /* Stop what e has in flight and let go of its connection. */
@@ -398,7 +575,7 @@ static void ent_release_path(struct cb_ent *e)
 	if (e->clnt_ready && step != STEP_IDLE) {
 		rpc_clnt_cancel(&e->clnt, &e->cc);
 		pthread_mutex_lock(&cb_mu);
-		if (step == STEP_SEQ)
+		if (step_has_slot(e, step))
 			(void)nfs4_cb_slot_release(&e->ch, e->seq_sent, false, 0, 0, 0);
 		pthread_mutex_unlock(&cb_mu);
 	}
@@ -415,6 +592,8 @@ static void ent_release_path(struct cb_ent *e)
 		e->tc = NULL;
 		tcp_clnt_free(t); /* a pending call completes: step is IDLE, ignored */
 	}
+	if (step == STEP_OP)
+		op_finish(e, -1); /* given up with its path */
 }
 
 /* 4.1: attach conn (the reference taken by nfs4_cb_bind41 is ours) and probe. */
@@ -459,6 +638,7 @@ static void ent_probe40(struct cb_ent *e, const struct sockaddr_storage *sa, soc
 static void ent_drop(struct cb_ent *e)
 {
 	ent_release_path(e);
+	ent_flush(e);
 	if (e->clnt_ready)
 		rpc_clnt_destroy(&e->clnt);
 	pthread_mutex_lock(&cb_mu);
@@ -502,6 +682,8 @@ static void ent_work(struct cb_ent *e)
 	} else if (unbind) {
 		ent_release_path(e);
 	}
+	if (!dead)
+		ent_next(e);
 }
 
 static void cb_kick(int fd, short what, void *arg)
@@ -510,7 +692,7 @@ static void cb_kick(int fd, short what, void *arg)
 	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
 		pthread_mutex_lock(&cb_mu);
 		struct cb_ent *e = &cb_tab[i];
-		bool work = e->used && (e->dead || e->bind || e->probe40 || e->reprobe || e->unbind);
+		bool work = e->used && (e->dead || e->bind || e->probe40 || e->reprobe || e->unbind || e->qlen);
 
 		pthread_mutex_unlock(&cb_mu);
 		if (work)

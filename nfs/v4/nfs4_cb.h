@@ -29,6 +29,7 @@ struct loop;
 struct rpc_conn;
 
 #define NFS4_CB_CLIENTS 1024u
+#define NFS4_CB_QUEUE 8u /* operations queued per client (nfs4_cb_send()) */
 
 /* Loop thread, at start (before the workers) and at shutdown. 0 or -1 (logged). */
 int nfs4_cb_start(struct loop *loop);
@@ -57,6 +58,22 @@ void nfs4_cb_session_gone(const uint8_t sid[NFS4_SESSIONID_SIZE]);
 void nfs4_cb_client_gone(uint64_t clientid);
 /* SETCLIENTID_CONFIRM (RFC 7530 §16.34): probe cb with CB_NULL. */
 void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb);
+/*
+ * Queue op for the client's callback path: 4.1, CB_COMPOUND{CB_SEQUENCE,
+ * op} on the back channel's slot 0 (one call at a time); 4.0,
+ * CB_COMPOUND{op} with callback_ident. struct nfs4_cb_op (enum
+ * nfs4_cb_opkind, the arguments per kind: RFC 8881 §20.2.1 CB_RECALL4args,
+ * §20.6.1 CB_RECALL_ANY4args, §20.11.1 CB_NOTIFY_LOCK4args, RFC 7862
+ * §16.1.1 CB_OFFLOAD4args) is in nfs4_cb_xdr.h; it is copied.
+ * done(arg, status) runs later on the loop thread, once: status is the
+ * operation's nfsstat4 from the client, or -1 when the path is down or
+ * goes, the call failed or timed out (a failed call marks the path DOWN:
+ * SEQ4_STATUS_CB_PATH_DOWN follows). Operations queued while the path is
+ * being probed go once it is up. false: no usable path (none, or DOWN), or
+ * NFS4_CB_QUEUE operations already wait; done is not called.
+ * Any thread; done may call nfs4_cb_send() again.
+ */
+bool nfs4_cb_send(uint64_t clientid, const struct nfs4_cb_op *op, void (*done)(void *arg, int32_t status), void *arg);
 /* SEQUENCE's sr_status_flags for the client (RFC 8881 §18.46.3); 0 for a client without an entry. */
 uint32_t nfs4_cb_seq_flags_for(uint64_t clientid);
 

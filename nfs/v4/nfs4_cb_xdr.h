@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "nfs/v4/nfs4_stateid.h"
 #include "rpc/rpc.h"
 #include "rpc/xdr.h"
 
@@ -30,6 +31,13 @@
 #define NFS4_CB_SID_SIZE 16u
 /* The most results a CB_COMPOUND reply may list before we stop looking. */
 #define NFS4_CB_MAX_RES 16u
+/* The operations rnfsd calls besides CB_SEQUENCE (RFC 8881 §20, RFC 7862 §16). */
+#define OP_CB_RECALL 4u
+#define OP_CB_RECALL_ANY 8u
+#define OP_CB_NOTIFY_LOCK 13u
+#define OP_CB_OFFLOAD 15u
+#define NFS4_CB_FH_MAX 128u     /* nfs_fh4: opaque<NFS4_FHSIZE> */
+#define NFS4_CB_OWNER_MAX 1024u /* lock_owner4.owner: opaque<NFS4_OPAQUE_LIMIT> */
 
 /* The credential callbacks carry (csa_sec_parms / BACKCHANNEL_CTL, RFC 8881
  * §18.36.1; 4.0: AUTH_SYS as root). usable false: only flavors rnfsd cannot
@@ -61,7 +69,69 @@ struct nfs4_cb_compound_res {
 	uint32_t nres;
 	bool has_seq;             /* resarray[0] is CB_SEQUENCE's */
 	struct nfs4_cb_seq_res seq;
+	bool has_op;              /* the operation after it (nfs4_cb_dec_compound_op) answered */
+	uint32_t op_status;
 };
+
+/* nfs_fh4 as a callback carries it. */
+struct nfs4_cb_fh {
+	uint32_t len; /* <= NFS4_CB_FH_MAX */
+	uint8_t data[NFS4_CB_FH_MAX];
+};
+
+/* RFC 8881 §20.2.1 CB_RECALL4args. */
+struct nfs4_cb_recall_args {
+	struct nfs4_stateid stateid;
+	bool truncate;
+	struct nfs4_cb_fh fh;
+};
+
+/* RFC 8881 §20.6.1 CB_RECALL_ANY4args (craa_type_mask: bitmap4 of
+ * RCA4_TYPE_MASK_*, at most two words here). */
+#define RCA4_TYPE_MASK_RDATA_DLG 0u
+#define RCA4_TYPE_MASK_WDATA_DLG 1u
+struct nfs4_cb_recall_any_args {
+	uint32_t objects_to_keep;
+	uint32_t mask_len; /* 0..2 words */
+	uint32_t mask[2];
+};
+
+/* RFC 8881 §20.11.1 CB_NOTIFY_LOCK4args. */
+struct nfs4_cb_notify_lock_args {
+	struct nfs4_cb_fh fh;
+	uint64_t clientid; /* lock_owner4 (RFC 8881 §3.3.9 state_owner4) */
+	uint32_t owner_len; /* <= NFS4_CB_OWNER_MAX */
+	uint8_t owner[NFS4_CB_OWNER_MAX];
+};
+
+/* RFC 7862 §16.1.1 CB_OFFLOAD4args: offload_info4 is a write_response4
+ * (§15.5.1, wr_callback_id<1> left empty: the copy's stateid is
+ * coa_stateid) when status is NFS4_OK, else the bytes copied. */
+struct nfs4_cb_offload_args {
+	struct nfs4_cb_fh fh;
+	struct nfs4_stateid stateid;
+	uint32_t status;
+	uint64_t count;          /* wr_count, or coa_bytes_copied on error */
+	uint32_t committed;      /* stable_how4 */
+	uint8_t writeverf[8];
+};
+
+/* One callback operation (nfs4_cb_send(), nfs4_cb.h). */
+enum nfs4_cb_opkind { NFS4_CB_OP_RECALL, NFS4_CB_OP_RECALL_ANY, NFS4_CB_OP_NOTIFY_LOCK, NFS4_CB_OP_OFFLOAD };
+struct nfs4_cb_op {
+	enum nfs4_cb_opkind kind;
+	union {
+		struct nfs4_cb_recall_args recall;
+		struct nfs4_cb_recall_any_args recall_any;
+		struct nfs4_cb_notify_lock_args notify_lock;
+		struct nfs4_cb_offload_args offload;
+	} u;
+};
+/* The nfs_cb_opnum4 of a kind. */
+uint32_t nfs4_cb_opnum(enum nfs4_cb_opkind kind);
+/* The operation's number and arguments (nfs_cb_argop4). Lengths over their
+ * limits set e->overflow (nothing sent). */
+void nfs4_cb_enc_op(struct xdr_enc *e, const struct nfs4_cb_op *op);
 
 /*
  * CB_COMPOUND4args (RFC 8881 §20.2.1, RFC 7530 §17.2): tag "", minorversion,
@@ -71,14 +141,28 @@ struct nfs4_cb_compound_res {
  */
 void nfs4_cb_enc_compound(struct xdr_enc *e, uint32_t minorversion, uint32_t ident,
 			  const struct nfs4_cb_seq_args *seq);
+/* The same with op after CB_SEQUENCE (or alone, 4.0: seq NULL). */
+void nfs4_cb_enc_compound_op(struct xdr_enc *e, uint32_t minorversion, uint32_t ident,
+			     const struct nfs4_cb_seq_args *seq, const struct nfs4_cb_op *op);
 
 enum nfs4_cb_dec_result {
 	NFS4_CB_DEC_OK,
 	NFS4_CB_DEC_SHORT, /* ends inside an item, or a length over its limit */
 	NFS4_CB_DEC_BAD,   /* an operation number not asked for, or too many results */
 };
-/* Decode CB_COMPOUND4res from d (the RPC results). */
+/* Decode CB_COMPOUND4res from d (the RPC results): a reply to a CB_COMPOUND
+ * of CB_SEQUENCE alone. */
 enum nfs4_cb_dec_result nfs4_cb_dec_compound(struct xdr_dec *d, struct nfs4_cb_compound_res *r);
+/*
+ * The same for a CB_COMPOUND of {CB_SEQUENCE (when seq), opnum}: besides the
+ * CB_SEQUENCE result (4.1), the result of opnum when the client got to it
+ * (r->has_op, r->op_status: every operation here answers a plain nfsstat4,
+ * RFC 8881 §20.2.2, §20.6.2, §20.11.2, RFC 7862 §16.1.2). A result for
+ * another operation is BAD; a result array shorter than asked is not
+ * (processing stopped at an error: r->status says which).
+ */
+enum nfs4_cb_dec_result nfs4_cb_dec_compound_op(struct xdr_dec *d, bool seq, uint32_t opnum,
+						struct nfs4_cb_compound_res *r);
 /* Decode one CB_SEQUENCE4res (csr_status, then resok when NFS4_OK). */
 enum nfs4_cb_dec_result nfs4_cb_dec_sequence(struct xdr_dec *d, struct nfs4_cb_seq_res *r);
 

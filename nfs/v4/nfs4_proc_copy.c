@@ -7,19 +7,22 @@
  * (destination) does (nfs4_v42_file()), and both must be of one export (the
  * backend copies within one instance): NFS4ERR_XDEV otherwise.
  *
- * COPY is always answered synchronously (wr_callback_id empty, cr_synchronous
- * and cr_consecutive true, §15.2.3 lets the server choose): an asynchronous
- * copy needs CB_OFFLOAD, a callback, and rnfsd has no backchannel yet. The
- * copy holds its worker thread meanwhile, so one COPY moves at most
+ * COPY is answered synchronously (wr_callback_id empty, cr_synchronous and
+ * cr_consecutive true) when the client asks for it (ca_synchronous), for
+ * copies under NFS4_COPY_ASYNC_MIN, and when no callback can reach the
+ * client; the copy then holds its worker thread, so one COPY moves at most
  * NFS4_COPY_MAX bytes and answers a short wr_count beyond (the client goes on
- * from there, as after a short WRITE). Inter-server copy (a non-empty
- * ca_source_server, COPY_NOTIFY) is not offered: NFS4ERR_NOTSUPP. With no
- * asynchronous copy ever made, no stateid names one: OFFLOAD_STATUS and
- * OFFLOAD_CANCEL answer NFS4ERR_BAD_STATEID.
+ * from there, as after a short WRITE). Otherwise (§15.2.3: the server's
+ * choice) it is asynchronous (§4.8): the reply names a copy stateid at once,
+ * a copy thread moves the whole range (nfs4_copy_async.c) and CB_OFFLOAD
+ * (§16.1) tells the result; OFFLOAD_STATUS and OFFLOAD_CANCEL name that
+ * stateid. Inter-server copy (a non-empty ca_source_server, COPY_NOTIFY) is
+ * not offered: NFS4ERR_NOTSUPP.
  */
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_copy_async.h"
 #include "nfs/v4/nfs4_v42.h"
 #include "nfs/v4/nfs4_xdr_state.h"
 
@@ -75,6 +78,26 @@ static uint32_t copy_range(const struct nfs4_obj *dst, struct be_file *fs, uint6
 	return NFS4_OK;
 }
 
+/* RFC 7862 §15.2.3: the server may answer a copy the client lets be
+ * asynchronous either way; it goes to a copy thread when large enough and a
+ * callback can tell its end. true: the job took the files (and r says so). */
+static bool copy_async(struct nfs4_ctx *x, const struct nfs4_copy_args *a, struct nfs4_obj *src, struct be_file *fs,
+		       struct nfs4_obj *dst, struct be_file *fd, uint64_t count, struct nfs4_copy_res *r)
+{
+	struct nfs4_svc *svc = x->priv;
+	uint64_t clientid = svc->clientid;
+	struct nfs4_copy_async_req rq = { .tbl = svc->tbl, .clientid = clientid, .src = src, .dst = dst, .fs = fs, .fd = fd,
+					  .soff = a->src_offset, .doff = a->dst_offset, .count = count,
+					  .sync_export = !dst->opts || dst->opts->sync, .dst_fh = &x->cur.fh };
+
+	if (a->synchronous || count < NFS4_COPY_ASYNC_MIN || x->minorversion < 2 || !nfs4_cb_ops_ready(clientid))
+		return false;
+	if (nfs4_copy_async_start(&rq, &r->cb_sid) != NFS4_OK)
+		return false; /* the copy table is full: a synchronous (short) copy instead */
+	r->async = true;
+	return true;
+}
+
 /* RFC 7862 §15.2.3: a source range past the source's end is NFS4ERR_INVAL, a
  * ca_count of 0 means to its end; overlapping ranges of one file are
  * NFS4ERR_INVAL too (copy_file_range's EINVAL). */
@@ -87,6 +110,7 @@ uint32_t nfs4_copy_exec(struct nfs4_ctx *x, void *args, void *res)
 	uint64_t size = 0, count;
 	uint32_t status;
 
+	r->async = false;
 	if (a->nsources)
 		return NFS4ERR_NOTSUPP; /* §15.2.3: inter-server copy, not offered */
 	status = two_files(x, a, &src, &fs, &dst, &fd);
@@ -95,6 +119,8 @@ uint32_t nfs4_copy_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK && (a->src_offset > size || a->count > size - a->src_offset))
 		status = NFS4ERR_INVAL;
 	count = a->count ? a->count : size - a->src_offset;
+	if (status == NFS4_OK && copy_async(x, a, &src, fs, &dst, fd, count, r))
+		return NFS4_OK; /* the files are the copy thread's now */
 	if (count > NFS4_COPY_MAX)
 		count = NFS4_COPY_MAX;
 	if (status == NFS4_OK && count)
@@ -127,10 +153,22 @@ uint32_t nfs4_clone_exec(struct nfs4_ctx *x, void *args, void *res)
 	return status;
 }
 
-/* RFC 7862 §15.9.3 (OFFLOAD_STATUS), §15.8.3 (OFFLOAD_CANCEL): the stateid of an
- * asynchronous copy; every COPY here completed before its reply, so none is one. */
-uint32_t nfs4_offload_exec(struct nfs4_ctx *x, void *args, void *res)
+/* RFC 7862 §15.9.3: the bytes an asynchronous copy has moved and, once it
+ * is over, its status (knfsd answers so too); a stateid that names no copy of
+ * this client's (unknown, cancelled, its result already delivered and
+ * released) is NFS4ERR_BAD_STATEID. */
+uint32_t nfs4_offload_status_exec(struct nfs4_ctx *x, void *args, void *res)
 {
-	(void)x, (void)args, (void)res;
-	return NFS4ERR_BAD_STATEID;
+	struct nfs4_offload_status_res *r = res;
+
+	return nfs4_copy_async_status(((struct nfs4_svc *)x->priv)->clientid, args, &r->count, &r->complete,
+				      &r->status);
+}
+
+/* RFC 7862 §15.8.3: the copy stops at its next chunk; CB_OFFLOAD still tells
+ * what was copied (as knfsd's); the stateid names no copy afterwards. */
+uint32_t nfs4_offload_cancel_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	(void)res;
+	return nfs4_copy_async_cancel(((struct nfs4_svc *)x->priv)->clientid, args);
 }

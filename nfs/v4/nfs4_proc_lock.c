@@ -8,8 +8,9 @@
  * owner or a local process shows as clientid 0 with an empty owner).
  *
  * Lock owners and lock stateids are nfs4_stateid.c's; blocking lock types
- * (READW_LT, WRITEW_LT) are answered at once as the others (the client
- * polls, RFC 8881 §9.6); reclaims and new locks as the grace period allows.
+ * (READW_LT, WRITEW_LT) are answered at once as the others (RFC 8881 §9.6:
+ * the client polls; a 4.1+ client denied one is also recorded for
+ * CB_NOTIFY_LOCK, nfs4_lock_notify.c); reclaims and new locks as the grace period allows.
  * NFSv4.0 seqids: a new lock owner's LOCK goes by its open owner's
  * open_seqid and starts the lock owner's sequence at lock_seqid; otherwise
  * the lock owner's lock_seqid (replayed from its last reply, RFC 7530 §9.1.8).
@@ -19,6 +20,7 @@
 
 #include "core/log.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_lock_notify.h"
 #include "nfs/v4/nfs4_xdr_state.h"
 
 /* RFC 8881 §18.10.3: length 0 is INVAL; all ones is "to the end"; the range may not wrap. */
@@ -162,6 +164,10 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 	}
 	if (status == NFS4_OK) {
 		status = ref.file ? lock_apply(x, ob.exp->fs, ref.file, ref.owner_id, &lk, true, r) : NFS4ERR_SERVERFAULT;
+		/* RFC 8881 §9.6, §20.11: a 4.1+ client denied a blocking lock is told when locks are released. */
+		if (status == NFS4ERR_DENIED && x->minorversion >= 1 && (a->locktype == READW_LT || a->locktype == WRITEW_LT))
+			nfs4_lock_notify_wait(((struct nfs4_svc *)x->priv)->clientid, &x->cur.fh, ref.owner_id,
+					      nfs4_session_now());
 		if (status == NFS4_OK)
 			status = nfs4_stab_lock_bump(t, &ref.sid, &r->sid);
 		if (status == NFS4_OK)

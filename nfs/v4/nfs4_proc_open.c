@@ -213,6 +213,10 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 	r->sid = sr.sid;
 	/* RFC 7530 §16.16.5: a new 4.0 owner confirms with OPEN_CONFIRM; RFC 8881 §18.16.4: POSIX locks. */
 	r->rflags = OPEN4_RESULT_LOCKTYPE_POSIX | (sr.confirm ? OPEN4_RESULT_CONFIRM : 0);
+	/* RFC 8881 §18.16.4, §20.11: 4.1+ clients may be sent CB_NOTIFY_LOCK for
+	 * their denied blocking locks (nfs4_lock_notify.c). */
+	if (x->minorversion >= 1)
+		r->rflags |= OPEN4_RESULT_MAY_NOTIFY_LOCK;
 	if (r->created && a->createmode != EXCLUSIVE4)
 		r->attrset = a->attrs.attrsset;
 	x->cur.fh = fh;

@@ -19,6 +19,8 @@
 
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_cb.h"
+#include "nfs/v4/nfs4_copy_async.h"
+#include "nfs/v4/nfs4_lock_notify.h"
 #include "nfs/v4/nfs4_recovery.h"
 
 /* RFC 8881 §18.35.1: the eia_flags a client may set (undefined ones, and
@@ -88,6 +90,15 @@ static void nfs4_server_name_init(void)
 	}
 }
 
+/* A client record went (nfs4_state's freed hook, under its lock): what other
+ * modules keep for it goes too. */
+static void nfs4_client_freed(uint64_t clientid)
+{
+	nfs4_cb_client_gone(clientid);
+	nfs4_copy_async_client_gone(clientid); /* RFC 7862 §4.8: copy state goes with the client */
+	nfs4_lock_notify_client_gone(clientid);
+}
+
 void nfs4_session_init(void)
 {
 	uint64_t seed = 0;
@@ -102,13 +113,16 @@ void nfs4_session_init(void)
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
-	nfs4_st.freed = nfs4_cb_client_gone; /* and its callback path */
+	nfs4_st.freed = nfs4_client_freed; /* and its callback path, copies, lock waiters */
+	nfs4_lock_notify_start();
 	nfs4_st_ready = true;
 }
 
 void nfs4_session_release(void)
 {
 	if (nfs4_st_ready) {
+		nfs4_copy_async_stop(); /* copies stop, their files let go */
+		nfs4_lock_notify_stop();
 		nfs4_state_release(&nfs4_st); /* purges every client's open state */
 		nfs4_stab_release(&nfs4_stb);
 	}
@@ -168,8 +182,11 @@ void nfs4_session_tick(void)
 {
 	uint64_t now = nfs4_now(), last = nfs4_last_tick;
 
-	if (now != last && atomic_compare_exchange_strong(&nfs4_last_tick, &last, now))
+	if (now != last && atomic_compare_exchange_strong(&nfs4_last_tick, &last, now)) {
 		nfs4_state_expire(&nfs4_st, now);
+		nfs4_copy_async_tick((uint64_t)nfs4_lease * 1000u);
+		nfs4_lock_notify_tick(now, nfs4_lease);
+	}
 }
 
 uint64_t nfs4_principal(const struct nfs4_ctx *x)

@@ -221,9 +221,9 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_copy_res, NFS4_OPF_CURFH),
 	NFS4_OP(OP_CLONE, "CLONE", nfs4_dec_clone_op, nfs4_clone_exec, NULL, struct nfs4_copy_args,
 		struct nfs4_none, NFS4_OPF_CURFH),
-	NFS4_OP(OP_OFFLOAD_STATUS, "OFFLOAD_STATUS", nfs4_dec_offload_op, nfs4_offload_exec, NULL,
-		struct nfs4_stateid, struct nfs4_none, NFS4_OPF_CURFH),
-	NFS4_OP(OP_OFFLOAD_CANCEL, "OFFLOAD_CANCEL", nfs4_dec_offload_op, nfs4_offload_exec, NULL,
+	NFS4_OP(OP_OFFLOAD_STATUS, "OFFLOAD_STATUS", nfs4_dec_offload_op, nfs4_offload_status_exec,
+		nfs4_offload_status_enc, struct nfs4_stateid, struct nfs4_offload_status_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_OFFLOAD_CANCEL, "OFFLOAD_CANCEL", nfs4_dec_offload_op, nfs4_offload_cancel_exec, NULL,
 		struct nfs4_stateid, struct nfs4_none, NFS4_OPF_CURFH),
 	/* RFC 8276 §8.4.1-§8.4.4 (nfs4_proc_xattr.c). */
 	NFS4_OP(OP_GETXATTR, "GETXATTR", nfs4_dec_getxattr_op, nfs4_getxattr_exec, nfs4_getxattr_enc,

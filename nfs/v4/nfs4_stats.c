@@ -9,6 +9,8 @@
 
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_cb.h"
+#include "nfs/v4/nfs4_copy_async.h"
+#include "nfs/v4/nfs4_lock_notify.h"
 #include "nfs/v4/nfs4_recovery.h"
 #include "nfs/v4/nfs4_stats.h"
 
@@ -77,6 +79,19 @@ static uint64_t gauge(enum nfs4_stat_gauge g)
 	return v > 0 ? (uint64_t)v : 0;
 }
 
+/* Asynchronous copies (nfs4_copy_async.c) and CB_NOTIFY_LOCK (nfs4_lock_notify.c). */
+static void nfs4_stats_async(struct stats_nfs4 *out)
+{
+	struct nfs4_copy_async_stat c;
+
+	nfs4_copy_async_stats(&c);
+	out->copies_async_started = c.started;
+	out->copies_async_done = c.done;
+	out->copies_async_cancelled = c.cancelled;
+	out->cb_offload_sent = c.cb_offload_sent;
+	out->cb_notify_lock_sent = nfs4_lock_notify_sent();
+}
+
 void nfs4_stats_state(struct stats_nfs4 *out)
 {
 	struct nfs4_recovery *r = nfs4_recovery_server();
@@ -88,6 +103,7 @@ void nfs4_stats_state(struct stats_nfs4 *out)
 	out->locks = gauge(NFS4_STAT_LOCKS);
 	out->delegations = gauge(NFS4_STAT_DELEGATIONS);
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
+	nfs4_stats_async(out);
 	if (r) {
 		pthread_mutex_lock(&r->lock);
 		out->recorded_clients = r->n;

@@ -5,7 +5,8 @@
  * and values are pointers into the call message) and their execute steps:
  *
  *   nfs4_proc_v42.c    SEEK, ALLOCATE, DEALLOCATE, READ_PLUS
- *   nfs4_proc_copy.c   COPY (synchronous only), OFFLOAD_STATUS, OFFLOAD_CANCEL, CLONE
+ *   nfs4_proc_copy.c   COPY (synchronous, or asynchronous through nfs4_copy_async.c),
+ *                      OFFLOAD_STATUS, OFFLOAD_CANCEL, CLONE
  *   nfs4_proc_xattr.c  GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (user namespace)
  *
  * COPY_NOTIFY, IO_ADVISE, WRITE_SAME and the layout operations have no
@@ -79,6 +80,14 @@ struct nfs4_read_plus_res {
 struct nfs4_copy_res {
 	uint64_t count;
 	uint32_t committed; /* stable_how4 */
+	bool async;                 /* RFC 7862 §15.2.3: answered at once, CB_OFFLOAD to follow */
+	struct nfs4_stateid cb_sid; /* async: wr_callback_id, the copy stateid */
+};
+/* OFFLOAD_STATUS4resok (RFC 7862 §15.9.2). */
+struct nfs4_offload_status_res {
+	uint64_t count;   /* osr_count */
+	bool complete;    /* osr_complete<1> present */
+	uint32_t status;  /* complete: the copy's status */
 };
 struct nfs4_getxattr_res {
 	const uint8_t *value;
@@ -105,6 +114,7 @@ bool nfs4_dec_listxattrs(struct xdr_dec *d, struct nfs4_listxattrs_args *a);
 void nfs4_seek_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_read_plus_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_copy_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+void nfs4_offload_status_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_getxattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_listxattrs_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 /* Bytes one xattrkey4 of n bytes takes in LISTXATTRS4resok. */
@@ -129,7 +139,8 @@ uint32_t nfs4_read_plus_exec(struct nfs4_ctx *x, void *args, void *res);
 
 /* ---- nfs4_proc_copy.c ---- */
 uint32_t nfs4_copy_exec(struct nfs4_ctx *x, void *args, void *res);
-uint32_t nfs4_offload_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_offload_status_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_offload_cancel_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_clone_exec(struct nfs4_ctx *x, void *args, void *res);
 
 /* ---- nfs4_proc_xattr.c ---- */

@@ -142,12 +142,28 @@ void nfs4_copy_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 	const struct nfs4_copy_res *r = res;
 
 	(void)x, (void)status;
-	xdr_enc_u32(e, 0); /* §15.2.3: a synchronous copy has no callback id */
-	xdr_enc_u64(e, r->count);
-	xdr_enc_u32(e, r->committed);
+	/* §15.2.3: a synchronous copy has no callback id; an asynchronous one names its
+	 * copy stateid (§4.8), copied nothing yet, and is not synchronous. */
+	xdr_enc_u32(e, r->async ? 1 : 0);
+	if (r->async)
+		nfs4_enc_stateid(e, &r->cb_sid);
+	xdr_enc_u64(e, r->async ? 0 : r->count);
+	xdr_enc_u32(e, r->async ? UNSTABLE4 : r->committed);
 	xdr_enc_fixed(e, nfs3_write_verf, NFS4_VERIFIER_SIZE); /* the server's write verifier, as WRITE's */
 	xdr_enc_bool(e, true);
-	xdr_enc_bool(e, true);
+	xdr_enc_bool(e, !r->async);
+}
+
+/* OFFLOAD_STATUS4resok (§15.9.2): osr_count, nfsstat4 osr_complete<1> (present once the copy is over). */
+void nfs4_offload_status_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	const struct nfs4_offload_status_res *r = res;
+
+	(void)x, (void)status;
+	xdr_enc_u64(e, r->count);
+	xdr_enc_u32(e, r->complete ? 1 : 0);
+	if (r->complete)
+		xdr_enc_u32(e, r->status);
 }
 
 /* GETXATTR4res (RFC 8276 §8.4.1.2): xattrvalue4, inline (RFC 8267 §4.1: not DDP-eligible). */

@@ -990,7 +990,8 @@ static void test_state41(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	res_ok(&r, OP_PUTFH);
 	if (CHECK(res_ok(&r, OP_OPEN), "OPEN")) {
 		xd_open(&r, &o);
-		CHECK_EQ(o.rflags, 4, "rflags LOCKTYPE_POSIX (no CONFIRM in 4.1)");
+		/* RFC 8881 §18.16.4: 4.1 OPEN says the server may send CB_NOTIFY_LOCK (0x20). */
+		CHECK_EQ(o.rflags, 0x24, "rflags LOCKTYPE_POSIX | MAY_NOTIFY_LOCK (no CONFIRM in 4.1)");
 		CHECK(o.deleg == 3 && o.why == 0, "OPEN_DELEGATE_NONE_EXT, WND4_NOT_WANTED");
 	}
 	res_ok(&r, OP_GETFH);

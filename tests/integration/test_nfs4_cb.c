@@ -18,7 +18,15 @@
  *  - BACKCHANNEL_CTL with a new program: the path is probed again with it;
  *  - 4.0: SETCLIENTID with a cb_location on a loopback listener, then
  *    SETCLIENTID_CONFIRM: a CB_NULL (program = cb_program, version 1)
- *    arrives on a connection the server opens; answered: stats "up".
+ *    arrives on a connection the server opens; answered: stats "up";
+ *  - 4.2 asynchronous COPY (RFC 7862 §15.2.3) of 24 MiB: a copy stateid at
+ *    once, OFFLOAD_STATUS before the CB_OFFLOAD is answered, CB_OFFLOAD with
+ *    the handle, stateid, NFS4_OK and the whole count, the destination equal
+ *    to the source; OFFLOAD_CANCEL of a second one (then BAD_STATEID, and a
+ *    CB_OFFLOAD still); ca_synchronous true stays synchronous; stats;
+ *  - 4.1 CB_NOTIFY_LOCK (RFC 8881 §20.11): OPEN says MAY_NOTIFY_LOCK; B's
+ *    WRITEW_LT denied by A's lock; A's LOCKU brings B a CB_NOTIFY_LOCK
+ *    naming the file and B's lock owner; B's LOCK then succeeds.
  */
 #include "tests/integration/harness.h"
 #include "tests/integration/rawrpc.h"
@@ -54,6 +62,9 @@ struct cb_call {
 	uint32_t xid, prog, vers, proc;
 	uint32_t minor, nops, op, seqid, slotid;
 	uint8_t sid[16];
+	uint32_t op2;         /* the operation after CB_SEQUENCE (0: none) */
+	uint32_t args_len;    /* its arguments' bytes (up to sizeof(args)) */
+	uint8_t args[1400];
 };
 
 static double now_s(void)
@@ -94,6 +105,16 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 		xd_skip(&d, 16);
 		cc->seqid = xd_u32(&d);
 		cc->slotid = xd_u32(&d);
+		xd_u32(&d); /* highest_slotid */
+		xd_u32(&d); /* cachethis */
+		if (cc->nops >= 2 && xd_u32(&d) == 0) { /* no referring call lists */
+			cc->op2 = xd_u32(&d);
+			cc->args_len = d.pos <= d.len ? (uint32_t)(d.len - d.pos) : 0;
+			if (cc->args_len > sizeof(cc->args))
+				cc->args_len = sizeof(cc->args);
+			if (!d.bad)
+				memcpy(cc->args, d.p + d.pos, cc->args_len);
+		}
 	}
 	return !d.bad;
 }
@@ -113,7 +134,7 @@ static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
 	if (cc->proc == 1) {
 		xb_u32(&b, 0);
 		xb_string(&b, "");
-		xb_u32(&b, 1);
+		xb_u32(&b, cc->op2 ? 2 : 1);
 		xb_u32(&b, 11); /* OP_CB_SEQUENCE */
 		xb_u32(&b, 0);
 		xb_raw(&b, cc->sid, 16);
@@ -121,6 +142,10 @@ static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
 		xb_u32(&b, cc->slotid);
 		xb_u32(&b, 0);
 		xb_u32(&b, 0);
+		if (cc->op2) { /* CB_OFFLOAD4res, CB_NOTIFY_LOCK4res: a status (NFS4_OK) */
+			xb_u32(&b, cc->op2);
+			xb_u32(&b, 0);
+		}
 	}
 	raw_send_record(c, b.p, b.len);
 	xb_free(&b);
@@ -632,6 +657,467 @@ static void test_v40(void)
 	cb_close(&c);
 }
 
+/* ---- asynchronous COPY (RFC 7862) and CB_NOTIFY_LOCK (RFC 8881 §20.11) ---- */
+
+enum { OP_CLOSE = 4, OP_LOCK = 12, OP_LOCKU = 14, OP_LOOKUP = 15, OP_OPEN = 18, OP_PUTFH = 22, OP_SAVEFH = 32,
+       OP_RECLAIM_COMPLETE = 58, OP_COPY = 60, OP_OFFLOAD_CANCEL = 66, OP_OFFLOAD_STATUS = 67 };
+enum { OP_CB_NOTIFY_LOCK = 13, OP_CB_OFFLOAD = 15 };
+#define NFS4ERR_DENIED 10010
+#define NFS4ERR_BAD_STATEID 10025
+#define COPY_SIZE (24u << 20) /* over the 16 MiB asynchronous threshold */
+
+/* A 4.1/4.2 client with a back channel on its one connection. */
+struct c41 {
+	struct raw_conn c;
+	uint8_t sid[16];
+	uint32_t seq, minor;
+	uint64_t cid;
+};
+
+struct sid4 {
+	uint32_t seqid;
+	uint8_t other[12];
+};
+
+/* COMPOUND header and SEQUENCE (slot 0, the next seqid). */
+static void seq_hdr(struct xb *a, struct c41 *k, uint32_t nops)
+{
+	xb_string(a, "cb");
+	xb_u32(a, k->minor);
+	xb_u32(a, nops + 1);
+	xb_u32(a, OP_SEQUENCE);
+	xb_raw(a, k->sid, 16);
+	xb_u32(a, ++k->seq);
+	xb_u32(a, 0);
+	xb_u32(a, 0);
+	xb_u32(a, 0);
+}
+
+/* Send a; the COMPOUND's status (or -1), r->body after SEQUENCE's result.
+ * Callbacks arriving meanwhile are kept for cb_wait(). */
+static int k_call(struct c41 *k, struct xb *a, struct raw_reply *r)
+{
+	int st = compound_cb(&k->c, a, r, false, NULL);
+
+	xb_free(a);
+	if (st < 0 || !res_ok(r, OP_SEQUENCE))
+		return st < 0 ? st : -1;
+	xd_skip(&r->body, 16 + 5 * 4);
+	return st;
+}
+
+/* The next result's op and status: its status, or -1 for another op. */
+static int res_next(struct raw_reply *r, uint32_t op)
+{
+	uint32_t got = xd_u32(&r->body), st = xd_u32(&r->body);
+
+	return r->body.bad || got != op ? -1 : (int)st;
+}
+
+static void xb_sid4(struct xb *a, const struct sid4 *s)
+{
+	xb_u32(a, s->seqid);
+	xb_raw(a, s->other, 12);
+}
+
+static void xd_sid4(struct xd *d, struct sid4 *s)
+{
+	s->seqid = xd_u32(d);
+	if (d->pos + 12 <= d->len)
+		memcpy(s->other, d->p + d->pos, 12);
+	xd_skip(d, 12);
+}
+
+/* Session with CONN_BACK_CHAN, its probe answered, RECLAIM_COMPLETE. */
+static bool k_start(struct c41 *k, const char *id, uint32_t minor)
+{
+	struct raw_reply r;
+	struct cb_call cc;
+	uint32_t csr = 0;
+	struct xb a;
+	bool ok;
+
+	memset(k, 0, sizeof(*k));
+	k->minor = minor;
+	if (!CHECK(raw_connect(&k->c, env.port) == 0, "connect %s", id))
+		return false;
+	minor41 = minor;
+	k->cid = session(&k->c, id, 0x2, k->sid, &csr);
+	minor41 = 1;
+	for (int i = 0; i < 2; i++) /* CB_NULL, CB_COMPOUND(CB_SEQUENCE) */
+		if (CHECK(cb_wait(&k->c, &cc, 5000), "%s: probe %d", id, i))
+			cb_answer(&k->c, &cc);
+	xb_init(&a);
+	seq_hdr(&a, k, 1);
+	xb_u32(&a, OP_RECLAIM_COMPLETE);
+	xb_u32(&a, 0);
+	ok = CHECK_EQ(k_call(k, &a, &r), 0, "%s: RECLAIM_COMPLETE", id);
+	raw_reply_free(&r);
+	return ok;
+}
+
+/* PUTROOTFH, LOOKUP down to the export, OPEN name (create: UNCHECKED4), GETFH. */
+static int k_open(struct c41 *k, const char *name, bool create, const char *owner, struct sid4 *sid, uint8_t *fh,
+		  uint32_t *fh_len, uint32_t *rflags)
+{
+	char path[PATH_MAX], *save = NULL;
+	uint32_t n = 0, len = 0;
+	struct raw_reply r;
+	struct xb a, w;
+	int st;
+
+	xb_init(&w);
+	snprintf(path, sizeof(path), "%s", env.export_dir);
+	for (char *c = strtok_r(path, "/", &save); c; c = strtok_r(NULL, "/", &save), n++) {
+		xb_u32(&w, OP_LOOKUP);
+		xb_string(&w, c);
+	}
+	xb_init(&a);
+	seq_hdr(&a, k, n + 3);
+	xb_u32(&a, OP_PUTROOTFH);
+	xb_raw(&a, w.p, w.len);
+	xb_free(&w);
+	xb_u32(&a, OP_OPEN);
+	xb_u32(&a, 0);
+	xb_u32(&a, 3 | 0x0400); /* BOTH | WANT_NO_DELEG */
+	xb_u32(&a, 0);
+	xb_u64(&a, k->cid);
+	xb_string(&a, owner);
+	xb_u32(&a, create ? 1 : 0);
+	if (create) {
+		xb_u32(&a, 0); /* UNCHECKED4, mode 0644 */
+		xb_u32(&a, 2);
+		xb_u32(&a, 0);
+		xb_u32(&a, 1u << 1);
+		xb_u32(&a, 4);
+		xb_u32(&a, 0644);
+	}
+	xb_u32(&a, 0); /* CLAIM_NULL */
+	xb_string(&a, name);
+	xb_u32(&a, OP_GETFH);
+	st = k_call(k, &a, &r);
+	if (st == 0) {
+		res_next(&r, OP_PUTROOTFH);
+		for (uint32_t i = 0; i < n; i++)
+			res_next(&r, OP_LOOKUP);
+		res_next(&r, OP_OPEN);
+		xd_sid4(&r.body, sid);
+		xd_skip(&r.body, 4 + 16);
+		*rflags = xd_u32(&r.body);
+		uint32_t words = xd_u32(&r.body);
+		xd_skip(&r.body, 4 * (size_t)(words < 8 ? words : 8));
+		if (xd_u32(&r.body) == 3)
+			xd_u32(&r.body); /* OPEN_DELEGATE_NONE_EXT's why */
+		res_next(&r, OP_GETFH);
+		const uint8_t *p = xd_opaque(&r.body, &len, 128);
+		if (p)
+			memcpy(fh, p, len);
+		*fh_len = len;
+		if (r.body.bad || !p)
+			st = -1;
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
+/* Write size bytes of a pattern to the export's file name. */
+static bool make_file(const char *name, uint32_t size, uint8_t seed)
+{
+	char path[PATH_MAX + 64];
+	static uint8_t buf[1u << 20];
+	FILE *f;
+	bool ok = true;
+
+	snprintf(path, sizeof(path), "%s/%s", env.export_dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	for (uint32_t off = 0; off < size && ok; off += sizeof(buf)) {
+		for (uint32_t i = 0; i < sizeof(buf); i++)
+			buf[i] = (uint8_t)((off + i) * 131u / 7u + seed);
+		ok = fwrite(buf, 1, sizeof(buf), f) == sizeof(buf);
+	}
+	return fclose(f) == 0 && ok;
+}
+
+/* The two export files hold the same bytes. */
+static bool same_files(const char *a, const char *b)
+{
+	char pa[PATH_MAX + 64], pb[PATH_MAX + 64];
+	static uint8_t ba[1u << 16], bb[1u << 16];
+	FILE *fa, *fb;
+	bool same = true;
+
+	snprintf(pa, sizeof(pa), "%s/%s", env.export_dir, a);
+	snprintf(pb, sizeof(pb), "%s/%s", env.export_dir, b);
+	fa = fopen(pa, "r"), fb = fopen(pb, "r");
+	while (same && fa && fb) {
+		size_t na = fread(ba, 1, sizeof(ba), fa), nb = fread(bb, 1, sizeof(bb), fb);
+		same = na == nb && !memcmp(ba, bb, na);
+		if (!na)
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same && fa && fb;
+}
+
+struct copy_reply {
+	int st;
+	uint32_t ncb; /* wr_callback_id entries */
+	struct sid4 cb;
+	uint64_t count;
+	uint32_t synchronous;
+};
+
+/* PUTFH src, SAVEFH, PUTFH dst, COPY [0, count) to 0. */
+static void k_copy(struct c41 *k, const uint8_t *sfh, uint32_t sfl, const struct sid4 *ss, const uint8_t *dfh,
+		   uint32_t dfl, const struct sid4 *ds, uint64_t count, bool synchronous, struct copy_reply *cr)
+{
+	struct raw_reply r;
+	struct xb a;
+
+	memset(cr, 0, sizeof(*cr));
+	xb_init(&a);
+	seq_hdr(&a, k, 4);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, sfh, sfl);
+	xb_u32(&a, OP_SAVEFH);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, dfh, dfl);
+	xb_u32(&a, OP_COPY);
+	xb_sid4(&a, ss);
+	xb_sid4(&a, ds);
+	xb_u64(&a, 0);
+	xb_u64(&a, 0);
+	xb_u64(&a, count);
+	xb_u32(&a, 1);           /* ca_consecutive */
+	xb_u32(&a, synchronous); /* ca_synchronous */
+	xb_u32(&a, 0);           /* no source servers */
+	cr->st = k_call(k, &a, &r);
+	if (cr->st == 0) {
+		res_next(&r, OP_PUTFH), res_next(&r, OP_SAVEFH), res_next(&r, OP_PUTFH), res_next(&r, OP_COPY);
+		cr->ncb = xd_u32(&r.body);
+		if (cr->ncb == 1)
+			xd_sid4(&r.body, &cr->cb);
+		cr->count = xd_u64(&r.body);
+		xd_skip(&r.body, 4 + 8 + 4);
+		cr->synchronous = xd_u32(&r.body);
+		if (r.body.bad)
+			cr->st = -1;
+	}
+	raw_reply_free(&r);
+}
+
+/* OFFLOAD_STATUS (op 67) or OFFLOAD_CANCEL (66) of sid: the status; STATUS: *count, *ncomplete, *cstatus. */
+static int k_offload(struct c41 *k, uint32_t op, const uint8_t *fh, uint32_t fl, const struct sid4 *sid,
+		     uint64_t *count, uint32_t *ncomplete, uint32_t *cstatus)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	seq_hdr(&a, k, 2);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, fh, fl);
+	xb_u32(&a, op);
+	xb_sid4(&a, sid);
+	st = k_call(k, &a, &r);
+	if (st == 0 && op == OP_OFFLOAD_STATUS) {
+		res_next(&r, OP_PUTFH), res_next(&r, op);
+		*count = xd_u64(&r.body);
+		*ncomplete = xd_u32(&r.body);
+		*cstatus = *ncomplete ? xd_u32(&r.body) : 0;
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
+/* The next CB_OFFLOAD on k's connection: its stateid, status and count (answered). */
+static bool k_cb_offload(struct c41 *k, const uint8_t *dfh, uint32_t dfl, struct sid4 *sid, uint32_t *st,
+			 uint64_t *count)
+{
+	struct cb_call cc;
+	struct xd d;
+	uint32_t len;
+
+	if (!cb_wait(&k->c, &cc, 8000) || cc.op2 != OP_CB_OFFLOAD)
+		return false;
+	xd_init(&d, cc.args, cc.args_len);
+	const uint8_t *p = xd_opaque(&d, &len, 128); /* coa_fh */
+	bool fh_ok = p && len == dfl && !memcmp(p, dfh, len);
+	xd_sid4(&d, sid);
+	*st = xd_u32(&d);
+	if (*st == 0) {
+		uint32_t ncb = xd_u32(&d);
+		xd_skip(&d, ncb ? 16 : 0);
+		*count = xd_u64(&d);
+	} else {
+		*count = xd_u64(&d); /* coa_bytes_copied */
+	}
+	cb_answer(&k->c, &cc);
+	return !d.bad && CHECK(fh_ok, "CB_OFFLOAD names the destination's handle");
+}
+
+/* The "nfs4_async" object of the stats document contains want. */
+static bool async_stats_has(const char *want)
+{
+	char *doc = stats_json(), *p = doc ? strstr(doc, "\"nfs4_async\"") : NULL;
+	char *end = p ? strchr(p, '}') : NULL;
+	bool ok = false;
+
+	if (end) {
+		*end = '\0';
+		ok = strstr(p, want) != NULL;
+		if (!ok)
+			hx_note("stats: %s", p);
+	}
+	free(doc);
+	return ok;
+}
+
+static void test_async_copy(void)
+{
+	uint8_t sfh[128], dfh[128], d2fh[128];
+	uint32_t sfl = 0, dfl = 0, d2fl = 0, rf = 0, nc = 0, cst = 0, st = 0;
+	struct sid4 ss, ds, d2s, got, bogus = { 1, "nonesuchsid" };
+	struct copy_reply cr;
+	uint64_t count = 0;
+	struct c41 k;
+
+	hx_section("4.2: asynchronous COPY, CB_OFFLOAD, OFFLOAD_STATUS, OFFLOAD_CANCEL");
+	if (!CHECK(make_file("copysrc", COPY_SIZE, 7), "a %u-byte source file", COPY_SIZE) || !k_start(&k, "cb-copy", 2))
+		return;
+	CHECK_EQ(k_open(&k, "copysrc", false, "o-src", &ss, sfh, &sfl, &rf), 0, "OPEN copysrc");
+	CHECK_EQ(k_open(&k, "copydst", true, "o-dst", &ds, dfh, &dfl, &rf), 0, "OPEN copydst (create)");
+	CHECK_EQ(k_open(&k, "copydst2", true, "o-dst2", &d2s, d2fh, &d2fl, &rf), 0, "OPEN copydst2 (create)");
+
+	/* RFC 7862 §15.2.3: a large copy the client lets be asynchronous answers at once with a copy stateid. */
+	k_copy(&k, sfh, sfl, &ss, dfh, dfl, &ds, 0, false, &cr);
+	CHECK_EQ(cr.st, 0, "COPY (ca_synchronous false, ca_count 0: to the end)");
+	CHECK_EQ(cr.ncb, 1, "wr_callback_id names a copy stateid");
+	CHECK_EQ(cr.synchronous, 0, "cr_synchronous false");
+	/* The CB_OFFLOAD is not answered yet, so the copy's entry is still there: running or done. */
+	CHECK_EQ(k_offload(&k, OP_OFFLOAD_STATUS, dfh, dfl, &cr.cb, &count, &nc, &cst), 0, "OFFLOAD_STATUS");
+	CHECK(count <= COPY_SIZE && (nc == 0 || (nc == 1 && cst == 0 && count == COPY_SIZE)),
+	      "osr_count %llu of %u, osr_complete<%u> %u", (unsigned long long)count, COPY_SIZE, nc, cst);
+	if (CHECK(k_cb_offload(&k, dfh, dfl, &got, &st, &count), "CB_OFFLOAD arrives on the back channel")) {
+		CHECK(memcmp(got.other, cr.cb.other, 12) == 0, "coa_stateid is the copy stateid");
+		CHECK_EQ(st, 0, "coa_status NFS4_OK");
+		CHECK_EQ(count, COPY_SIZE, "wr_count: the whole source");
+	}
+	CHECK(same_files("copysrc", "copydst"), "the destination holds the source's bytes");
+	CHECK_EQ(k_offload(&k, OP_OFFLOAD_STATUS, dfh, dfl, &bogus, &count, &nc, &cst), NFS4ERR_BAD_STATEID,
+		 "OFFLOAD_STATUS of an unknown stateid: BAD_STATEID");
+
+	/* RFC 7862 §15.8.3: OFFLOAD_CANCEL stops it; the stateid names nothing afterwards. */
+	k_copy(&k, sfh, sfl, &ss, d2fh, d2fl, &d2s, COPY_SIZE, false, &cr);
+	CHECK(cr.st == 0 && cr.ncb == 1, "second asynchronous COPY");
+	CHECK_EQ(k_offload(&k, OP_OFFLOAD_CANCEL, d2fh, d2fl, &cr.cb, NULL, NULL, NULL), 0, "OFFLOAD_CANCEL");
+	CHECK_EQ(k_offload(&k, OP_OFFLOAD_STATUS, d2fh, d2fl, &cr.cb, &count, &nc, &cst), NFS4ERR_BAD_STATEID,
+		 "OFFLOAD_STATUS after OFFLOAD_CANCEL: BAD_STATEID");
+	if (CHECK(k_cb_offload(&k, d2fh, d2fl, &got, &st, &count), "CB_OFFLOAD after the cancel too"))
+		CHECK(st == 0 && count <= COPY_SIZE, "status %u, %llu bytes (at most the range)", st,
+		      (unsigned long long)count);
+
+	/* ca_synchronous true: as before, no callback id, the bytes in the reply. */
+	k_copy(&k, sfh, sfl, &ss, d2fh, d2fl, &d2s, COPY_SIZE, true, &cr);
+	CHECK(cr.st == 0 && cr.ncb == 0 && cr.synchronous == 1 && cr.count == COPY_SIZE,
+	      "synchronous COPY: no callback id, wr_count %llu", (unsigned long long)cr.count);
+	CHECK(same_files("copysrc", "copydst2"), "the synchronous copy's destination matches");
+	CHECK(async_stats_has("\"copies_started\": 2, \"copies_done\": 1, \"copies_cancelled\": 1, \"cb_offload_sent\": 2"),
+	      "stats: 2 asynchronous copies, 1 done, 1 cancelled, 2 CB_OFFLOAD");
+	cb_close(&k.c);
+}
+
+/* LOCK (new lock owner from the open stateid) of type at [0, 100): the status. */
+static int k_lock(struct c41 *k, const uint8_t *fh, uint32_t fl, uint32_t type, const struct sid4 *open,
+		  const char *owner, struct sid4 *lock)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	seq_hdr(&a, k, 2);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, fh, fl);
+	xb_u32(&a, OP_LOCK);
+	xb_u32(&a, type);
+	xb_u32(&a, 0); /* reclaim */
+	xb_u64(&a, 0);
+	xb_u64(&a, 100);
+	xb_u32(&a, 1); /* new_lock_owner: open_to_lock_owner4 */
+	xb_u32(&a, 0);
+	xb_sid4(&a, open);
+	xb_u32(&a, 0);
+	xb_u64(&a, k->cid);
+	xb_string(&a, owner);
+	st = k_call(k, &a, &r);
+	if (st == 0 && res_next(&r, OP_PUTFH) == 0 && res_next(&r, OP_LOCK) == 0)
+		xd_sid4(&r.body, lock);
+	raw_reply_free(&r);
+	return st;
+}
+
+static int k_locku(struct c41 *k, const uint8_t *fh, uint32_t fl, const struct sid4 *lock)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	seq_hdr(&a, k, 2);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, fh, fl);
+	xb_u32(&a, OP_LOCKU);
+	xb_u32(&a, 2); /* WRITE_LT */
+	xb_u32(&a, 0);
+	xb_sid4(&a, lock);
+	xb_u64(&a, 0);
+	xb_u64(&a, 100);
+	st = k_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+static void test_notify_lock(void)
+{
+	uint8_t fa[128], fb[128];
+	uint32_t la = 0, lb = 0, rfa = 0, rfb = 0, len = 0;
+	struct sid4 oa, ob, lka, lkb;
+	struct c41 a, b;
+	struct cb_call cc;
+
+	hx_section("4.1: a blocked WRITEW_LT gets CB_NOTIFY_LOCK when the holder unlocks");
+	if (!k_start(&a, "cb-lock-a", 1) || !k_start(&b, "cb-lock-b", 1))
+		return;
+	CHECK_EQ(k_open(&a, "lockf", true, "oo-a", &oa, fa, &la, &rfa), 0, "A: OPEN lockf");
+	CHECK_EQ(k_open(&b, "lockf", true, "oo-b", &ob, fb, &lb, &rfb), 0, "B: OPEN lockf");
+	CHECK_EQ(rfb & 0x20, 0x20, "OPEN4_RESULT_MAY_NOTIFY_LOCK (RFC 8881 §18.16.4)");
+	CHECK_EQ(k_lock(&a, fa, la, 2, &oa, "lo-a", &lka), 0, "A: LOCK WRITE_LT [0, 100)");
+	CHECK_EQ(k_lock(&b, fb, lb, 4, &ob, "lo-b", &lkb), NFS4ERR_DENIED, "B: LOCK WRITEW_LT denied");
+	CHECK_EQ(k_locku(&a, fa, la, &lka), 0, "A: LOCKU");
+	if (CHECK(cb_wait(&b.c, &cc, 8000), "B: a callback arrives") &&
+	    CHECK_EQ(cc.op2, OP_CB_NOTIFY_LOCK, "CB_NOTIFY_LOCK")) {
+		struct xd d;
+		xd_init(&d, cc.args, cc.args_len);
+		const uint8_t *p = xd_opaque(&d, &len, 128);
+		CHECK(p && len == lb && !memcmp(p, fb, len), "cna_fh is the file");
+		CHECK_EQ(xd_u64(&d), b.cid, "cna_lock_owner.clientid is B's");
+		p = xd_opaque(&d, &len, 1024);
+		CHECK(p && len == 4 && !memcmp(p, "lo-b", 4), "cna_lock_owner.owner is B's lock owner");
+		cb_answer(&b.c, &cc);
+	}
+	CHECK_EQ(k_lock(&b, fb, lb, 4, &ob, "lo-b", &lkb), 0, "B: LOCK WRITEW_LT again: granted");
+	CHECK(async_stats_has("\"cb_notify_lock_sent\": 1"), "stats: CB_NOTIFY_LOCK sent 1");
+	cb_close(&a.c);
+	cb_close(&b.c);
+}
+
 int main(int argc, char **argv)
 {
 	FILE *f;
@@ -657,6 +1143,8 @@ int main(int argc, char **argv)
 	test_mute_and_bind();
 	test_no_back_chan();
 	test_v40();
+	test_async_copy();
+	test_notify_lock();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
 	return hx_end();

@@ -274,7 +274,7 @@ static void test_locks(void **state)
 	assert_int_equal(releases_seen, 2); /* a lock taken or refused is no release */
 	be_lock_owner_release(fs, f2, 2);
 	assert_int_equal(releases_seen, 3);
-	be_lock_listen(NULL);
+	be_lock_unlisten(count_release);
 	assert_int_equal(be_lock_set(fs, f, 3, &w0), 0);
 	be_lock_owner_release(fs, f, 3);
 	assert_int_equal(be_lock_set(fs, f, 1, &w0), 0); /* owner 1 again: fine */

@@ -12,7 +12,12 @@
  *  - the state machine: NONE -> PROBING -> UP / DOWN, a lost connection,
  *    unbinding, the flags SEQUENCE reports in each state, the back
  *    channel's slot 0 (seqid 1 first, busy while out, advanced only by an
- *    answered OK that echoes seqid and slot), the counters.
+ *    answered OK that echoes seqid and slot), the counters;
+ *  - callback operations (nfs4_cb_send()'s): CB_RECALL, CB_RECALL_ANY,
+ *    CB_NOTIFY_LOCK, CB_OFFLOAD arguments byte for byte, lengths over their
+ *    limits refused, CB_COMPOUND with and without CB_SEQUENCE; the replies:
+ *    the op's status, an op not reached, another op's result and too many
+ *    results refused, every prefix SHORT.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -271,6 +276,228 @@ static void test_slot(void **state)
 	assert_int_equal(seq, 5);
 }
 
+/* ---- callback operations (nfs4_cb_enc_op, nfs4_cb_dec_compound_op) ---- */
+
+static struct nfs4_cb_op op;
+
+static void fill_fh(struct nfs4_cb_fh *fh, uint32_t len)
+{
+	fh->len = len;
+	memset(fh->data, 0x5a, sizeof(fh->data));
+}
+
+/* RFC 8881 §20.2.1: opnum, stateid (seqid, other), truncate, fh<>. */
+static void test_enc_recall(void **state)
+{
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_RECALL;
+	op.u.recall.stateid.seqid = 3;
+	memset(op.u.recall.stateid.other, 0x11, NFS4_OTHER_SIZE);
+	op.u.recall.truncate = true;
+	fill_fh(&op.u.recall.fh, 10);
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), 4 + 16 + 4 + 4 + 12);
+	assert_int_equal(be32(buf), OP_CB_RECALL);
+	assert_int_equal(be32(buf + 4), 3);
+	assert_int_equal(buf[8], 0x11);
+	assert_int_equal(be32(buf + 20), 1);
+	assert_int_equal(be32(buf + 24), 10);
+	assert_int_equal(buf[28], 0x5a);
+	assert_int_equal(buf[38], 0); /* XDR padding */
+	/* A handle over NFS4_FHSIZE is not sent. */
+	op.u.recall.fh.len = NFS4_CB_FH_MAX + 1;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+}
+
+/* RFC 8881 §20.6.1: objects_to_keep, bitmap4. */
+static void test_enc_recall_any(void **state)
+{
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_RECALL_ANY;
+	op.u.recall_any.objects_to_keep = 7;
+	op.u.recall_any.mask_len = 1;
+	op.u.recall_any.mask[0] = 1u << RCA4_TYPE_MASK_RDATA_DLG | 1u << RCA4_TYPE_MASK_WDATA_DLG;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), 16);
+	assert_int_equal(be32(buf), OP_CB_RECALL_ANY);
+	assert_int_equal(be32(buf + 4), 7);
+	assert_int_equal(be32(buf + 8), 1);
+	assert_int_equal(be32(buf + 12), 3);
+	op.u.recall_any.mask_len = 3;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+}
+
+/* RFC 8881 §20.11.1: fh<>, lock_owner4 {clientid, owner<>}. */
+static void test_enc_notify_lock(void **state)
+{
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_NOTIFY_LOCK;
+	fill_fh(&op.u.notify_lock.fh, 8);
+	op.u.notify_lock.clientid = 0x0102030405060708ull;
+	op.u.notify_lock.owner_len = 5;
+	memcpy(op.u.notify_lock.owner, "owner", 5);
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), 4 + 4 + 8 + 8 + 4 + 8);
+	assert_int_equal(be32(buf), OP_CB_NOTIFY_LOCK);
+	assert_int_equal(be32(buf + 4), 8);
+	assert_int_equal(be32(buf + 16), 0x01020304);
+	assert_int_equal(be32(buf + 20), 0x05060708);
+	assert_int_equal(be32(buf + 24), 5);
+	assert_memory_equal(buf + 28, "owner", 5);
+	op.u.notify_lock.owner_len = NFS4_CB_OWNER_MAX + 1;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+}
+
+/* RFC 7862 §16.1.1: fh, stateid, offload_info4 (write_response4 on OK, else bytes copied). */
+static void test_enc_offload(void **state)
+{
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_OFFLOAD;
+	fill_fh(&op.u.offload.fh, 4);
+	op.u.offload.stateid.seqid = 1;
+	op.u.offload.count = 4096;
+	op.u.offload.committed = 2; /* FILE_SYNC4 */
+	memset(op.u.offload.writeverf, 0x77, 8);
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	/* op, fh (4+4), stateid 16, status, callback_id<> 0, count 8, committed, verf 8 */
+	assert_int_equal(xdr_enc_len(&e), 4 + 8 + 16 + 4 + 4 + 8 + 4 + 8);
+	assert_int_equal(be32(buf), OP_CB_OFFLOAD);
+	assert_int_equal(be32(buf + 28), 0);
+	assert_int_equal(be32(buf + 32), 0);
+	assert_int_equal(be32(buf + 40), 4096);
+	assert_int_equal(be32(buf + 44), 2);
+	assert_int_equal(buf[48], 0x77);
+	op.u.offload.status = 28; /* NFS4ERR_NOSPC: the bytes copied */
+	op.u.offload.count = 512;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_int_equal(xdr_enc_len(&e), 4 + 8 + 16 + 4 + 8);
+	assert_int_equal(be32(buf + 28), 28);
+	assert_int_equal(be32(buf + 36), 512);
+}
+
+/* A whole CB_COMPOUND: 4.1 with CB_SEQUENCE first, 4.0 the op alone. */
+static void test_enc_compound_op(void **state)
+{
+	struct nfs4_cb_seq_args sa = { .seqid = 2 };
+
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_RECALL;
+	fill_fh(&op.u.recall.fh, 4);
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_compound_op(&e, 2, 0, &sa, &op);
+	assert_false(e.overflow);
+	assert_int_equal(be32(buf + 4), 2);
+	assert_int_equal(be32(buf + 12), 2);
+	assert_int_equal(be32(buf + 16), OP_CB_SEQUENCE);
+	assert_int_equal(be32(buf + 56), OP_CB_RECALL);
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_compound_op(&e, 0, 42, NULL, &op);
+	assert_int_equal(be32(buf + 8), 42);
+	assert_int_equal(be32(buf + 12), 1);
+	assert_int_equal(be32(buf + 16), OP_CB_RECALL);
+}
+
+/* A reply to CB_COMPOUND{[CB_SEQUENCE,] opnum}: seq status st, then the op's status. */
+static size_t reply_op(bool seq, uint32_t st, uint32_t opnum, uint32_t opst, uint32_t nres)
+{
+	uint8_t sid[16];
+	uint32_t n = 0;
+
+	memset(sid, 0xcd, sizeof(sid));
+	xdr_enc_init(&e, buf, sizeof(buf));
+	xdr_enc_u32(&e, opst ? opst : st);
+	xdr_enc_opaque(&e, "", 0);
+	xdr_enc_u32(&e, nres);
+	if (seq && n++ < nres) {
+		xdr_enc_u32(&e, OP_CB_SEQUENCE);
+		xdr_enc_u32(&e, st);
+		if (st == 0) {
+			xdr_enc_fixed(&e, sid, 16);
+			xdr_enc_u32(&e, 1);
+			xdr_enc_u32(&e, 0);
+			xdr_enc_u32(&e, 0);
+			xdr_enc_u32(&e, 0);
+		}
+	}
+	for (; n < nres; n++) {
+		xdr_enc_u32(&e, opnum);
+		xdr_enc_u32(&e, opst);
+	}
+	return xdr_enc_len(&e);
+}
+
+static enum nfs4_cb_dec_result dec_op(bool seq, uint32_t opnum, size_t len, struct nfs4_cb_compound_res *r)
+{
+	struct xdr_dec d;
+
+	xdr_dec_init(&d, buf, len);
+	return nfs4_cb_dec_compound_op(&d, seq, opnum, r);
+}
+
+static void test_dec_compound_op(void **state)
+{
+	struct nfs4_cb_compound_res r;
+	size_t len;
+
+	(void)state;
+	/* 4.1: CB_SEQUENCE OK, CB_RECALL OK. */
+	len = reply_op(true, 0, OP_CB_RECALL, 0, 2);
+	assert_int_equal(dec_op(true, OP_CB_RECALL, len, &r), NFS4_CB_DEC_OK);
+	assert_true(r.has_seq);
+	assert_true(r.has_op);
+	assert_int_equal(r.op_status, 0);
+	assert_int_equal(r.seq.seqid, 1);
+	for (size_t n = 0; n < len; n++)
+		assert_int_equal(dec_op(true, OP_CB_RECALL, n, &r), NFS4_CB_DEC_SHORT);
+	/* The op's own error (e.g. NFS4ERR_BADHANDLE 10001). */
+	len = reply_op(true, 0, OP_CB_RECALL, 10001, 2);
+	assert_int_equal(dec_op(true, OP_CB_RECALL, len, &r), NFS4_CB_DEC_OK);
+	assert_true(r.has_op);
+	assert_int_equal(r.op_status, 10001);
+	/* CB_SEQUENCE failed: the op was not reached. */
+	len = reply_op(true, 10052, OP_CB_RECALL, 0, 1);
+	assert_int_equal(dec_op(true, OP_CB_RECALL, len, &r), NFS4_CB_DEC_OK);
+	assert_true(r.has_seq);
+	assert_false(r.has_op);
+	/* 4.0: the op alone. */
+	len = reply_op(false, 0, OP_CB_RECALL_ANY, 0, 1);
+	assert_int_equal(dec_op(false, OP_CB_RECALL_ANY, len, &r), NFS4_CB_DEC_OK);
+	assert_false(r.has_seq);
+	assert_true(r.has_op);
+	/* Another operation's result, more results than asked for. */
+	len = reply_op(true, 0, OP_CB_OFFLOAD, 0, 2);
+	assert_int_equal(dec_op(true, OP_CB_RECALL, len, &r), NFS4_CB_DEC_BAD);
+	len = reply_op(false, 0, OP_CB_ILLEGAL, 10044, 1);
+	assert_int_equal(dec_op(false, OP_CB_NOTIFY_LOCK, len, &r), NFS4_CB_DEC_BAD);
+	len = reply_op(true, 0, OP_CB_RECALL, 0, 3);
+	assert_int_equal(dec_op(true, OP_CB_RECALL, len, &r), NFS4_CB_DEC_BAD);
+	/* Every kind maps to its opnum. */
+	assert_int_equal(nfs4_cb_opnum(NFS4_CB_OP_RECALL), 4);
+	assert_int_equal(nfs4_cb_opnum(NFS4_CB_OP_RECALL_ANY), 8);
+	assert_int_equal(nfs4_cb_opnum(NFS4_CB_OP_NOTIFY_LOCK), 13);
+	assert_int_equal(nfs4_cb_opnum(NFS4_CB_OP_OFFLOAD), 15);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +508,12 @@ int main(void)
 		cmocka_unit_test(test_uaddr),
 		cmocka_unit_test(test_state_machine),
 		cmocka_unit_test(test_slot),
+		cmocka_unit_test(test_enc_recall),
+		cmocka_unit_test(test_enc_recall_any),
+		cmocka_unit_test(test_enc_notify_lock),
+		cmocka_unit_test(test_enc_offload),
+		cmocka_unit_test(test_enc_compound_op),
+		cmocka_unit_test(test_dec_compound_op),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,6 +281,46 @@ static void test_encoders(void **state)
 	assert_int_equal(xdr_dec_remaining(&rd), 0);
 }
 
+/* RFC 7862 §15.2.2: an asynchronous COPY names its copy stateid in
+ * wr_callback_id<1> and says cr_synchronous false; §15.9.2: OFFLOAD_STATUS's
+ * osr_complete<1> is empty while the copy runs, its status once over. */
+static void test_async_encoders(void **state)
+{
+	struct nfs4_ctx x = { 0 };
+	struct nfs4_copy_res c = { .count = 99, .committed = FILE_SYNC4, .async = true,
+				   .cb_sid = { .seqid = 1, .other = "0123456789ab" } };
+	struct nfs4_offload_status_res run = { .count = 4096 }, over = { .count = 8192, .complete = true,
+									 .status = NFS4ERR_NOSPC };
+	const uint8_t *p;
+
+	(void)state;
+	start();
+	nfs4_copy_enc(&x, &e, NFS4_OK, &c);
+	reply();
+	assert_int_equal(u32(), 1); /* one callback id */
+	assert_int_equal(u32(), 1); /* its seqid */
+	assert_true((p = xdr_dec_inline(&rd, 12)) && !memcmp(p, "0123456789ab", 12));
+	assert_int_equal(u64(), 0);         /* nothing copied yet */
+	assert_int_equal(u32(), UNSTABLE4);
+	assert_true((p = xdr_dec_inline(&rd, 8)) && !memcmp(p, nfs3_write_verf, 8));
+	assert_int_equal(u32(), 1); /* cr_consecutive */
+	assert_int_equal(u32(), 0); /* cr_synchronous */
+	assert_int_equal(xdr_dec_remaining(&rd), 0);
+	start();
+	nfs4_offload_status_enc(&x, &e, NFS4_OK, &run);
+	reply();
+	assert_int_equal(u64(), 4096);
+	assert_int_equal(u32(), 0);
+	assert_int_equal(xdr_dec_remaining(&rd), 0);
+	start();
+	nfs4_offload_status_enc(&x, &e, NFS4_OK, &over);
+	reply();
+	assert_int_equal(u64(), 8192);
+	assert_int_equal(u32(), 1);
+	assert_int_equal(u32(), NFS4ERR_NOSPC);
+	assert_int_equal(xdr_dec_remaining(&rd), 0);
+}
+
 static void test_listxattrs_enc(void **state)
 {
 	static const char names[] = "a\0bcd\0efgh";
@@ -312,7 +352,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alloc_seek), cmocka_unit_test(test_copy_clone), cmocka_unit_test(test_xattr_args),
-		cmocka_unit_test(test_encoders),   cmocka_unit_test(test_listxattrs_enc),
+		cmocka_unit_test(test_encoders),   cmocka_unit_test(test_async_encoders),
+		cmocka_unit_test(test_listxattrs_enc),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -481,6 +481,26 @@ expect_eq() {   # WHAT EXPECTED GOT
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
 
+# rnfsctl's "nfs4_async" object (asynchronous copies, CB_OFFLOAD, CB_NOTIFY_LOCK).
+rnfsd_async_json() {
+	timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock --json 2>/dev/null | grep -o '"nfs4_async": {[^}]*}'
+}
+
+rnfsd_async() {   # FIELD: its number (0 when not shown)
+	local v
+	v=$(rnfsd_async_json | sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p")
+	echo "${v:-0}"
+}
+
+# Errors rnfsd answered to NFSv4 LOCK so far (NFS4ERR_DENIED among them).
+rnfsd_nfs4_lock_errors() {
+	local v
+	v=$(timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock --json 2>/dev/null |
+		grep -o '"program": "nfs", "version": 4, "procedure": "LOCK", "calls": [0-9]*, "errors": [0-9]*' |
+		sed 's/.*"errors": //')
+	echo "${v:-0}"
+}
+
 # rnfsd's own view (rnfsctl stats: per-procedure calls, errors, latency).
 rnfsd_stats() {
 	[ -n "${RNFSCTL:-}" ] && [ -x "$RNFSCTL" ] && [ -S /run/rnfsd/rnfsd.sock ] || return 0

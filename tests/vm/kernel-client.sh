@@ -604,10 +604,13 @@ check_v42_xattr() {
 # on the server (COPY counted, the WRITE count unchanged), the bytes identical.
 check_v42_copy() {
 	make_source
-	local want w0 c0 w1 c1
+	local want w0 c0 w1 c1 a0 o0
 	want=$(cat "$SCRATCH/src.sha")
 	cp "$SCRATCH/src" "$MNT/v42-copy-src" && sync || fail "writing the source failed"
 	w0=$(v4_opcount WRITE); c0=$(v4_opcount COPY)
+	if [ "$SERVER" = rnfsd ] && [ -n "${RNFSCTL:-}" ]; then
+		a0=$(rnfsd_async copies_started); o0=$(rnfsd_async cb_offload_sent)
+	fi
 	python3 -c 'import os, sys
 s = os.open(sys.argv[1], os.O_RDONLY)
 d = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -628,6 +631,12 @@ os.fsync(d)' "$MNT/v42-copy-src" "$MNT/v42-copy-dst" || fail "copy_file_range fa
 	if [ "$SERVER" = rnfsd ] && [ -n "${RNFSCTL:-}" ]; then
 		timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock stats 2>&1 | grep -w COPY ||
 			fail "rnfsctl stats shows no COPY"
+		# Linux (since 5.6) asks for an asynchronous copy above 2 * rsize
+		# (ca_synchronous false): rnfsd runs it on a copy thread and sends
+		# CB_OFFLOAD (RFC 7862 §15.2.3, §16.1), which the client waits for.
+		echo "rnfsd: $(rnfsd_async_json)"
+		[ "$(rnfsd_async copies_started)" -gt "${a0:-0}" ] || fail "the copy did not go asynchronous"
+		[ "$(rnfsd_async cb_offload_sent)" -gt "${o0:-0}" ] || fail "no CB_OFFLOAD sent"
 	fi
 	rm -f "$MNT/v42-copy-src" "$MNT/v42-copy-dst"
 }

@@ -484,6 +484,42 @@ check_v4_two_clients() {
 	two_clients_locks clk4 clkb p "NFSv4.2 (A) / NFSv4.1 (B) results"
 }
 
+# RFC 8881 §9.6, §20.11: B (NFSv4.1) blocks in F_SETLKW (a WRITEW_LT LOCK,
+# denied) on a range A holds, first through A's NFSv4.2 mount, then through
+# A's NFSv3 mount (an NLM lock). Once rnfsd has answered B's blocking LOCK
+# (its LOCK error count grew), A unlocks (NFSv4 LOCKU, then NLM UNLOCK):
+# rnfsd's release listener sends B a CB_NOTIFY_LOCK each time, and B gets the
+# lock. (Two processes of one client cannot show it: the Linux client makes
+# the second wait for the first locally, before any LOCK is sent.)
+notify_round() {   # HOLDER-FUNCTION WHAT START
+	local holder=$1 what=$2 start=$3 e0 n0 n1 i bpid
+	rm -f "$SCRATCH"/n*
+	n0=$(rnfsd_async cb_notify_lock_sent)
+	$holder "ex $start 10" "touch $SCRATCH/n1" "wait $SCRATCH/n2" "un $start 10" > "$SCRATCH/n-a.out" 2>&1 &
+	cns python3 "$LOCKCTL" /dev/null "wait $SCRATCH/n1"
+	e0=$(rnfsd_nfs4_lock_errors)
+	clkb "exw $start 10" "un $start 10" > "$SCRATCH/n-b.out" 2>&1 &
+	bpid=$!
+	for i in $(seq 1 600); do
+		[ "$(rnfsd_nfs4_lock_errors)" -gt "$e0" ] && break
+		sleep 0.1
+	done
+	touch "$SCRATCH/n2"
+	wait "$bpid" || fail "B's blocking lock failed ($what)"
+	wait
+	cat "$SCRATCH/n-a.out" "$SCRATCH/n-b.out"
+	grep -q "exw $start 10 ok" "$SCRATCH/n-b.out" || fail "B did not get the lock after $what"
+	n1=$(rnfsd_async cb_notify_lock_sent)
+	echo "$what: CB_NOTIFY_LOCK sent $n0 -> $n1"
+	[ "$n1" -gt "$n0" ] || fail "no CB_NOTIFY_LOCK after $what"
+}
+
+check_v4_notify_lock() {
+	notify_round clk4 "A's NFSv4.2 LOCKU" 400
+	notify_round clk "A's NLM UNLOCK" 500
+	rnfsd_async_json
+}
+
 # B (NFSv4.1) holds [0,10) while rnfsd restarts with [nfsv4] grace-time = 60
 # (and NLM's term off: grace-period = 0, so the grace period is NFSv4's
 # alone). The previous run recorded A and B (state-dir/nfs4-clients), so the
@@ -569,6 +605,7 @@ if run_check server-start 60 check_server_start &&
 				run_check v3-v4-blocking 120 check_v3_v4_blocking
 				if run_check v4-a-mount 60 check_v4_a_mount; then
 					run_check v4-two-clients 90 check_v4_two_clients
+					run_check v4-notify-lock 150 check_v4_notify_lock
 					run_check v4-restart-reclaim 150 check_v4_restart_reclaim
 				fi
 				run_check v4-umount 30 check_v4_umount
