@@ -54,6 +54,9 @@
 #define NFS4_DL_WHY_NOT_SUPP_UPGRADE 5u
 #define NFS4_DL_WHY_CANCELLED 7u
 
+/* RFC 8881 §18.46.2 sr_status_flags. */
+#define SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x00000040u
+
 enum nfs4_dl_state { NFS4_DL_FREE, NFS4_DL_HELD, NFS4_DL_RECALLED, NFS4_DL_REVOKED };
 
 struct nfs4_dl {
