@@ -253,26 +253,32 @@ uint32_t nfs4_deleg_check_io(const struct nfs4_stateid *sid, uint32_t minor, con
 	return status;
 }
 
-uint32_t nfs4_deleg_test(uint64_t clientid, const struct nfs4_stateid *sid)
+/* TEST_STATEID / FREE_STATEID of a delegation stateid: fn under the lock. */
+static uint32_t dl_sid_call(uint32_t (*fn)(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid),
+			    uint64_t clientid, const struct nfs4_stateid *sid)
 {
 	if (!dl_ready)
 		return NFS4ERR_BAD_STATEID;
 	unsigned before = dl_lock();
-	uint32_t status = nfs4_dtab_test(&dl_tab, clientid, sid);
+	uint32_t status = fn(&dl_tab, clientid, sid);
 
 	dl_unlock(before);
 	return status;
 }
 
+static uint32_t dtab_test(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	return nfs4_dtab_test(t, clientid, sid);
+}
+
+uint32_t nfs4_deleg_test(uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	return dl_sid_call(dtab_test, clientid, sid);
+}
+
 uint32_t nfs4_deleg_free(uint64_t clientid, const struct nfs4_stateid *sid)
 {
-	if (!dl_ready)
-		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
-	uint32_t status = nfs4_dtab_free(&dl_tab, clientid, sid);
-
-	dl_unlock(before);
-	return status;
+	return dl_sid_call(nfs4_dtab_free, clientid, sid);
 }
 
 uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
