@@ -305,10 +305,7 @@ uint64_t nfs4_deleg_caller(const struct nfs4_ctx *x);
 /* OPEN succeeded: the delegation it gets, if any (r->deleg, r->dsid; r->why for an unmet 4.1 want). */
 void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
 		     const struct nfs4_open_args *a, struct nfs4_open_op_res *r);
-/* An access of clientid's (0: none) to the file: other clients' conflicting
- * delegations are recalled; NFS4ERR_DELAY while any is outstanding, else NFS4_OK.
- * acc: enum nfs4_dl_access (nfs4_deleg.h). */
-uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc);
+/* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 calls it too). */
 /* REMOVE, RENAME: the same for the regular file dir/name, if there is one. */
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name);
 /* OPEN CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH: sid is clientid's delegation of the file. */

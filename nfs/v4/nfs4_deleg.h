@@ -167,4 +167,12 @@ void nfs4_dtab_purge_client(struct nfs4_dtab *t, uint64_t clientid);
 /* Up to max distinct clients holding delegations (CB_RECALL_ANY's targets). */
 unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned max);
 
+/* ---- the server's table (nfs4_proc_deleg.c) ---- */
+
+/* An access of clientid's (0: none: anonymous stateid, NFSv3) to the file
+ * (its handle's bytes): other clients' conflicting delegations are recalled;
+ * NFS4ERR_DELAY while any is outstanding (NFSv3: NFS3ERR_JUKEBOX), else
+ * NFS4_OK. acc: enum nfs4_dl_access. No lock taken while nothing is delegated. */
+uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc);
+
 #endif

@@ -31,6 +31,8 @@
  *    SEQ4_STATUS_RECALLABLE_STATE_REVOKED, READ and TEST_STATEID with the
  *    delegation stateid answer NFS4ERR_DELEG_REVOKED, FREE_STATEID frees it
  *    and the flag clears; the stats count it revoked;
+ *  - an NFSv3 WRITE of a delegated file: NFS3ERR_JUKEBOX and CB_RECALL
+ *    until DELEGRETURN, then it is written;
  *  - restarted with [nfsv4] delegations = no: the same OPEN gets no
  *    delegation (OPEN_DELEGATE_NONE; with a want, NONE_EXT).
  */
@@ -941,6 +943,50 @@ static void test_deleg_revoke(void)
 	cb_close(&b.c);
 }
 
+/* NFSv3 WRITE3args of fh at 0 (FILE_SYNC): its status, or -1. */
+static int v3_write(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, const char *data)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st = -1;
+
+	xb_init(&a);
+	xb_opaque(&a, fh, fh_len);
+	xb_u64(&a, 0);
+	xb_u32(&a, (uint32_t)strlen(data));
+	xb_u32(&a, 2); /* FILE_SYNC */
+	xb_opaque(&a, data, (uint32_t)strlen(data));
+	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, 7, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	    r.accept_stat == 0)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+static void test_deleg_v3(void)
+{
+	struct dl_client a;
+	struct raw_conn v3;
+	struct dl_open oa;
+	struct cb_call cc;
+
+	hx_section("delegations: an NFSv3 WRITE recalls one (NFS3ERR_JUKEBOX meanwhile)");
+	if (!dl_client(&a, "deleg-v3") || !CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "v3file", 1, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
+	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 10008, "NFSv3 WRITE: NFS3ERR_JUKEBOX while recalled");
+	if (CHECK(cb_wait(&a.c, &cc, 5000), "A: CB_RECALL arrives")) {
+		CHECK_EQ(cc.op2, 4, "CB_RECALL");
+		cb_answer(&a.c, &cc);
+	}
+	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_DELEGRETURN, oa.dsid), 0, "A: DELEGRETURN");
+	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 0, "NFSv3 WRITE proceeds after the return");
+	raw_close(&v3);
+	cb_close(&a.c);
+}
+
 static void test_deleg_off(void)
 {
 	struct dl_client a;
@@ -995,6 +1041,7 @@ int main(int argc, char **argv)
 	test_v40();
 	test_deleg_recall();
 	test_deleg_revoke();
+	test_deleg_v3();
 	test_deleg_off();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
