@@ -282,7 +282,7 @@ static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, co
 					  const struct nfs4_obj *ob)
 {
 	struct nfs4_stateid in = { .seqid = seqid }, sid;
-	struct nfs4_sid_io io;
+	struct nfs4_sid_io io = { .file = NULL };
 	uint32_t status;
 
 	(void)ob;
@@ -295,7 +295,11 @@ static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, co
 	case NFS4_SID_BYPASS:
 		return nfs4_stab_check_anon(nfs4_session_stab(), x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE);
 	case NFS4_SID_ORDINARY:
-		status = nfs4_stab_check_io(nfs4_session_stab(), &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len,
+		/* RFC 8881 §18.30.3, §10.4: a write delegation's stateid (the Linux
+		 * client truncates with it) as for WRITE. */
+		status = nfs4_dtab_is_deleg(&sid) ? nfs4_deleg_check_io(&sid, x->minorversion, x->cur.fh.data,
+									 x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE)
+			 : nfs4_stab_check_io(nfs4_session_stab(), &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len,
 					    NFS4_SHARE_ACCESS_WRITE, &io);
 		if (status == NFS4_OK && io.file)
 			be_file_put(io.fs, io.file);

@@ -33,6 +33,8 @@
  *    and the flag clears; the stats count it revoked;
  *  - an NFSv3 WRITE of a delegated file: NFS3ERR_JUKEBOX and CB_RECALL
  *    until DELEGRETURN, then it is written;
+ *  - a write delegation (OPEN for writing, no other client): SETATTR of
+ *    the size with its stateid is accepted (the Linux client truncates so);
  *  - restarted with [nfsv4] delegations = no: the same OPEN gets no
  *    delegation (OPEN_DELEGATE_NONE; with a want, NONE_EXT).
  */
@@ -55,7 +57,7 @@ static struct hx_env env;
 static uint32_t xid = 0x43420000;
 static char stats_path[600];
 
-enum { OP_RECLAIM_COMPLETE = 58, OP_DELEGRETURN = 8, OP_LOOKUP = 15, OP_OPEN = 18, OP_PUTFH = 22, OP_READ = 25, OP_FREE_STATEID = 45,
+enum { OP_SETATTR = 34, OP_RECLAIM_COMPLETE = 58, OP_DELEGRETURN = 8, OP_LOOKUP = 15, OP_OPEN = 18, OP_PUTFH = 22, OP_READ = 25, OP_FREE_STATEID = 45,
        OP_TEST_STATEID = 55 };
 enum { OP_GETFH = 10, OP_PUTROOTFH = 24, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36,
        OP_BACKCHANNEL_CTL = 40, OP_BIND_CONN_TO_SESSION = 41, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43,
@@ -987,6 +989,45 @@ static void test_deleg_v3(void)
 	cb_close(&a.c);
 }
 
+/* SEQUENCE, PUTFH fh, SETATTR(stateid, size): its status. */
+static int dl_truncate(struct dl_client *k, const uint8_t *fh, uint32_t fh_len, const uint8_t dsid[16], uint64_t size)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 1, 3);
+	xb_sequence(&a, k->sid, &k->seqid);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, fh, fh_len);
+	xb_u32(&a, OP_SETATTR);
+	xb_raw(&a, dsid, 16);
+	xb_u32(&a, 1); /* bitmap4: size (4) */
+	xb_u32(&a, 1u << 4);
+	xb_u32(&a, 8);
+	xb_u64(&a, size);
+	st = compound_cb(&k->c, &a, &r, true, NULL);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+static void test_deleg_write(void)
+{
+	struct dl_client a;
+	struct dl_open oa;
+
+	hx_section("delegations: a write delegation; SETATTR of the size with its stateid (as Linux truncates)");
+	if (!dl_client(&a, "deleg-w"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "wfile", 3 /* BOTH */, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 2, "OPEN for writing: OPEN_DELEGATE_WRITE (%d, %u)", oa.status, oa.deleg);
+	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
+	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_DELEGRETURN, oa.dsid), 0, "DELEGRETURN");
+	cb_close(&a.c);
+}
+
 static void test_deleg_off(void)
 {
 	struct dl_client a;
@@ -1042,6 +1083,7 @@ int main(int argc, char **argv)
 	test_deleg_recall();
 	test_deleg_revoke();
 	test_deleg_v3();
+	test_deleg_write();
 	test_deleg_off();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
