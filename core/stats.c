@@ -274,10 +274,12 @@ static void json_nfs4(FILE *f)
 		stats_src.nfs4_ops_foreach(json_proc, &ol);
 	fprintf(f, "%s],\n", ol.first ? "" : "\n  ");
 	fprintf(f, "  \"nfs4\": {\"clients\": %u, \"sessions\": %u, \"opens\": %llu, \"locks\": %llu"
-		   ", \"delegations\": %llu, \"recorded_clients\": %u, \"grace_left_s\": %.1f"
+		   ", \"delegations\": %llu, \"recalls\": %llu, \"delegreturns\": %llu, \"revoked\": %llu"
+		   ", \"recorded_clients\": %u, \"grace_left_s\": %.1f"
 		   ", \"reclaims\": %llu, \"grace_refused\": %llu, \"no_grace\": %llu},\n",
 		n.clients, n.sessions, (unsigned long long)n.opens, (unsigned long long)n.locks,
-		(unsigned long long)n.delegations, n.recorded_clients, (double)n.grace_left_ms / 1e3,
+		(unsigned long long)n.delegations, (unsigned long long)n.recalls, (unsigned long long)n.returned,
+		(unsigned long long)n.revoked, n.recorded_clients, (double)n.grace_left_ms / 1e3,
 		(unsigned long long)n.reclaims, (unsigned long long)n.grace_refused,
 		(unsigned long long)n.no_grace);
 	fprintf(f, "  \"nfs4_async\": {\"copies_started\": %llu, \"copies_done\": %llu, \"copies_cancelled\": %llu"

@@ -70,6 +70,7 @@ typedef void (*stats_proc_cb)(const struct stats_proc *p, void *arg);
 struct stats_nfs4 {
 	unsigned clients, sessions;           /* client records (confirmed or not), sessions */
 	uint64_t opens, locks, delegations;   /* state counts (n4state) */
+	uint64_t recalls, returned, revoked;  /* delegations recalled (CB_RECALL), returned, revoked */
 	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
 	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
 	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */

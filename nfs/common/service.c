@@ -43,8 +43,10 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	nfs34_program = nfs3_program;
 	nfs34_program.nversions = 2;
 	nfs34_program.versions = nfs34_versions;
-	log_info("nfs: serving NFSv4.0, 4.1 and 4.2 (no delegations; [nfsv4] enable = no turns it off)");
+	log_info("nfs: serving NFSv4.0, 4.1 and 4.2 (delegations %s; [nfsv4] enable = no turns it off)",
+		 cfg->nfsv4_delegations ? "on" : "off");
 	nfs4_session_configure(cfg->nfsv4_lease_time);
+	nfs4_deleg_configure(cfg->nfsv4_delegations);
 	nfs4_session_init();
 	nfs4_recovery_start(cfg->state_dir, cfg->nfsv4_grace_time);
 	return rpc_register_program(&nfs34_program);

@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 #include "nfs/v3/nfs3.h"
+#include "nfs/v4/nfs4_deleg.h"
 
 uint8_t nfs3_write_verf[NFS3_WRITEVERFSIZE];
 
@@ -74,6 +75,11 @@ static uint32_t nfs3_io_open(struct nfs3_call *nc, const struct nfs_fh *fh, bool
 
 	if (status == NFS3_OK && write)
 		status = nfs3_call_writable(nc);
+	/* RFC 8881 §10.4.1: an NFSv4 client's delegation in the way (a write one
+	 * for READ, any for WRITE) is recalled; JUKEBOX (try later) meanwhile, as knfsd. */
+	if (status == NFS3_OK &&
+	    nfs4_deleg_break(fh->data, fh->len, 0, write ? NFS4_DL_ACC_WRITE : NFS4_DL_ACC_READ) != 0)
+		status = NFS3ERR_JUKEBOX;
 	if (status == NFS3_OK)
 		status = nfs3_stat(be_file_open_handle(nc->fs, &bh, write ? BE_OPEN_WRITE : BE_OPEN_READ, f));
 	return status;

@@ -46,6 +46,7 @@
 
 #include "nfs/v4/nfs4_attr.h"
 #include "nfs/v4/nfs4_compound.h"
+#include "nfs/v4/nfs4_deleg.h"
 #include "nfs/v4/nfs4_owner.h"
 #include "nfs/v4/nfs4_pseudo.h"
 #include "nfs/v4/nfs4_recovery.h"
@@ -288,7 +289,37 @@ struct nfs4_open_op_res {
 	uint32_t rflags;
 	struct nfs4_bitmap attrset;
 	uint32_t deleg, why;
+	struct nfs4_stateid dsid; /* OPEN_DELEGATE_READ / _WRITE */
 };
+
+/* ---- nfs4_proc_deleg.c: delegations (RFC 8881 §10.4; the table: nfs4_deleg.h) ---- */
+
+void nfs4_deleg_init(uint32_t boot);
+/* [nfsv4] delegations (default yes). */
+void nfs4_deleg_configure(bool enabled);
+bool nfs4_deleg_enabled(void);
+/* A client record went: its delegations with it. */
+void nfs4_deleg_client_gone(uint64_t clientid);
+/* The COMPOUND's client as far as conflicts go: the 4.1 session's, 0 in 4.0. */
+uint64_t nfs4_deleg_caller(const struct nfs4_ctx *x);
+/* OPEN succeeded: the delegation it gets, if any (r->deleg, r->dsid; r->why for an unmet 4.1 want). */
+void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
+		     const struct nfs4_open_args *a, struct nfs4_open_op_res *r);
+/* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 calls it too). */
+/* REMOVE, RENAME: the same for the regular file dir/name, if there is one. */
+uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name);
+/* OPEN CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH: sid is clientid's delegation of the file. */
+uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, const uint8_t *fkey, uint32_t fkey_len);
+/* READ / WRITE with a delegation stateid. */
+uint32_t nfs4_deleg_check_io(const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey, uint32_t fkey_len,
+			     uint32_t access);
+uint32_t nfs4_deleg_test(uint64_t clientid, const struct nfs4_stateid *sid);
+uint32_t nfs4_deleg_free(uint64_t clientid, const struct nfs4_stateid *sid);
+/* SEQUENCE: SEQ4_STATUS_RECALLABLE_STATE_REVOKED while the client has revoked delegations. */
+uint32_t nfs4_deleg_seq_flags(uint64_t clientid);
+uint32_t nfs4_delegreturn_exec(struct nfs4_ctx *x, void *args, void *res);
+uint32_t nfs4_delegpurge_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uint64_t *revoked);
 
 /* ---- nfs4_proc_lock.c ---- */
 

@@ -65,11 +65,15 @@ struct cb_ent {
 	bool clnt_ready;       /* clnt initialised (4.1) */
 	struct rpc_clnt clnt;
 	struct rpc_conn *conn; /* attached connection (clnt holds its reference) */
+	struct cb_ent *via;    /* conn is another entry's (one connection, several
+				* clients' sessions, as pynfs does): calls go on its clnt */
 	struct rpc_conn_hook lost_hook;
 	bool hooked;
 	struct tcp_clnt *tc;   /* 4.0 */
 	enum cb_step step;
 	uint32_t seq_sent;
+	unsigned probe_retries; /* CB_SEQUENCE probes answered BADSESSION / DELAY */
+	bool probe_again;       /* send the probe's CB_SEQUENCE at the next retry tick */
 	/* STEP_OP: the operation out, and whom to tell. */
 	uint32_t cur_opnum;
 	void (*cur_done)(void *arg, int32_t status);
@@ -82,6 +86,7 @@ struct cb_ent {
 static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct loop *cb_loop;
 static struct loop_ev *cb_async;
+static struct loop_ev *cb_retry_ev; /* one-shot: probes to send again */
 static struct cb_ent cb_tab[NFS4_CB_CLIENTS];
 static struct log_limit cb_limit;
 
@@ -323,6 +328,12 @@ bool nfs4_cb_stat_of(uint64_t clientid, struct nfs4_cb_stat *out)
 
 static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st);
 
+/* The rpc_clnt e's 4.1 calls go on: its own, or the connection owner's. */
+static struct rpc_clnt *ent_clnt(struct cb_ent *e)
+{
+	return e->via ? &e->via->clnt : &e->clnt;
+}
+
 /* Does step hold the back channel's slot (a 4.1 CB_SEQUENCE goes with it)? */
 static bool step_has_slot(const struct cb_ent *e, enum cb_step step)
 {
@@ -440,7 +451,7 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	e->cc.done = cb_done;
 	e->cc.arg = e;
 	e->step = step;
-	rc = e->cc.args.overflow ? -1 : e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(&e->clnt, &e->cc);
+	rc = e->cc.args.overflow ? -1 : e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(ent_clnt(e), &e->cc);
 	if (rc != 0 && e->step == step) {
 		e->step = STEP_IDLE;
 		ent_fail(e, step, e->cc.args.overflow ? "too large" : "not sent");
@@ -469,8 +480,14 @@ static void ent_next(struct cb_ent *e)
 	}
 }
 
-/* CB_COMPOUND's reply: CB_SEQUENCE answered for our session, slot and seqid. */
-static bool seq_reply_ok(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+#define CB_PROBE_RETRIES 5u
+#define CB_PROBE_RETRY_MS 200
+
+/* CB_COMPOUND's reply: CB_SEQUENCE answered for our session, slot and seqid.
+ * A client that does not know the session yet (it answered BADSESSION or
+ * DELAY: the probe overtook its handling of CREATE_SESSION's reply, as
+ * pynfs's does) is probed again a little later, a few times (*retry). */
+static bool seq_reply_ok(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_status st, bool *retry)
 {
 	struct nfs4_cb_compound_res r = { 0 };
 	bool dec = st == RPC_CLNT_OK && nfs4_cb_dec_compound(&cc->res, &r) == NFS4_CB_DEC_OK && r.has_seq;
@@ -481,8 +498,16 @@ static bool seq_reply_ok(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_cl
 				  dec ? r.seq.slotid : 0);
 	/* RFC 8881 §20.9.3: the reply names the session the call was made for. */
 	ok = ok && r.status == 0 && !memcmp(r.seq.sessionid, e->sid, NFS4_SESSIONID_SIZE);
-	nfs4_cb_chan_done(&e->ch, ok);
+	*retry = !ok && dec && (r.seq.status == 10052 /* BADSESSION */ || r.seq.status == 10008 /* DELAY */) &&
+		 e->probe_retries < CB_PROBE_RETRIES && e->ch.state == NFS4_CB_PROBING;
+	if (*retry)
+		e->probe_retries++;
+	else
+		nfs4_cb_chan_done(&e->ch, ok);
 	pthread_mutex_unlock(&cb_mu);
+	if (!ok && dec && !*retry)
+		log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: CB_SEQUENCE answered status %u/%u, seqid %u (sent %u), slot %u",
+			    e->name, r.status, r.seq.status, r.seq.seqid, e->seq_sent, r.seq.slotid);
 	return ok;
 }
 
@@ -517,9 +542,17 @@ static void op_reply(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_s
 static void probe_reply(struct cb_ent *e, enum cb_step step, struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 {
 	if (step == STEP_SEQ) {
-		if (!seq_reply_ok(e, cc, st))
+		bool retry = false;
+
+		if (!seq_reply_ok(e, cc, st, &retry) && !retry)
 			log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: CB_SEQUENCE not answered as expected (%s)",
 				    e->name, rpc_clnt_status_name(st));
+		if (retry && cb_retry_ev) {
+			struct timeval tv = { 0, CB_PROBE_RETRY_MS * 1000 };
+
+			e->probe_again = true;
+			loop_ev_add(cb_retry_ev, &tv);
+		}
 		return;
 	}
 	if (st != RPC_CLNT_OK) {
@@ -562,6 +595,9 @@ static void cb_conn_lost(struct rpc_conn *conn, struct rpc_conn_hook *h)
 	pthread_mutex_lock(&cb_mu);
 	e->hooked = false;
 	nfs4_cb_chan_lost(&e->ch);
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++)
+		if (cb_tab[i].used && cb_tab[i].via == e)
+			nfs4_cb_chan_lost(&cb_tab[i].ch); /* their back channel too */
 	pthread_mutex_unlock(&cb_mu);
 	cb_wake(); /* queued operations fail (ent_next) */
 }
@@ -572,14 +608,25 @@ static void ent_release_path(struct cb_ent *e)
 	enum cb_step step = e->step;
 
 	e->step = STEP_IDLE;
-	if (e->clnt_ready && step != STEP_IDLE) {
-		rpc_clnt_cancel(&e->clnt, &e->cc);
+	if (!e->v40 && e->conn && step != STEP_IDLE) {
+		rpc_clnt_cancel(ent_clnt(e), &e->cc);
 		pthread_mutex_lock(&cb_mu);
 		if (step_has_slot(e, step))
 			(void)nfs4_cb_slot_release(&e->ch, e->seq_sent, false, 0, 0, 0);
 		pthread_mutex_unlock(&cb_mu);
 	}
-	if (e->conn) {
+	if (e->conn && e->via) {
+		e->via = NULL; /* the owner keeps the connection */
+		e->conn = NULL;
+	} else if (e->conn) {
+		/* Entries borrowing the connection lose it with us. */
+		for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++)
+			if (cb_tab[i].used && cb_tab[i].via == e) {
+				ent_release_path(&cb_tab[i]);
+				pthread_mutex_lock(&cb_mu);
+				nfs4_cb_chan_lost(&cb_tab[i].ch);
+				pthread_mutex_unlock(&cb_mu);
+			}
 		if (e->hooked)
 			(void)rpc_conn_hook_remove(e->conn, &e->lost_hook);
 		e->hooked = false;
@@ -596,10 +643,24 @@ static void ent_release_path(struct cb_ent *e)
 		op_finish(e, -1); /* given up with its path */
 }
 
+/* The entry whose rpc_clnt is attached to conn, other than e (NULL: none). */
+static struct cb_ent *conn_owner(const struct cb_ent *e, const struct rpc_conn *conn)
+{
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
+		struct cb_ent *o = &cb_tab[i];
+
+		if (o != e && o->used && o->conn == conn && !o->via && conn->clnt == &o->clnt)
+			return o;
+	}
+	return NULL;
+}
+
 /* 4.1: attach conn (the reference taken by nfs4_cb_bind41 is ours) and probe. */
 static void ent_attach(struct cb_ent *e, struct rpc_conn *conn)
 {
 	ent_release_path(e);
+	e->probe_retries = 0;
+	e->probe_again = false;
 	if (!e->clnt_ready) {
 		if (rpc_clnt_init(&e->clnt, cb_loop, &cb_bc_params, NULL, e->name) != 0) {
 			rpc_conn_put(conn);
@@ -610,6 +671,18 @@ static void ent_attach(struct cb_ent *e, struct rpc_conn *conn)
 	}
 	/* One call at a time: the back channel's slot 0 (nfs4_cb_state.h). */
 	e->clnt.window = 1;
+	struct cb_ent *owner = conn_owner(e, conn);
+
+	if (owner) {
+		/* RFC 8881 §2.10.3.1: one connection may carry the back channels of
+		 * several sessions; its calls share the owner's rpc_clnt (replies
+		 * come back by XID), one at a time. */
+		e->via = owner;
+		e->conn = conn;
+		rpc_conn_put(conn); /* the owner's clnt holds one */
+		ent_call(e, STEP_NULL);
+		return;
+	}
 	if (rpc_clnt_attach(&e->clnt, conn) != 0) {
 		rpc_conn_put(conn);
 		ent_fail(e, STEP_NULL, "connection closed or busy");
@@ -686,6 +759,21 @@ static void ent_work(struct cb_ent *e)
 		ent_next(e);
 }
 
+/* The retry tick: probes answered "not yet" go again. */
+static void cb_retry(int fd, short what, void *arg)
+{
+	(void)fd, (void)what, (void)arg;
+	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++) {
+		struct cb_ent *e = &cb_tab[i];
+
+		if (e->used && e->probe_again && e->step == STEP_IDLE) {
+			e->probe_again = false;
+			if (e->conn)
+				ent_call(e, STEP_SEQ);
+		}
+	}
+}
+
 static void cb_kick(int fd, short what, void *arg)
 {
 	(void)fd, (void)what, (void)arg;
@@ -709,6 +797,12 @@ int nfs4_cb_start(struct loop *loop)
 		log_err("nfs4: cannot create the callback event");
 		return -1;
 	}
+	cb_retry_ev = loop_timer(loop, false, cb_retry, NULL);
+	if (!cb_retry_ev) {
+		loop_ev_free(ev);
+		log_err("nfs4: cannot create the callback retry timer");
+		return -1;
+	}
 	pthread_mutex_lock(&cb_mu);
 	cb_async = ev;
 	pthread_mutex_unlock(&cb_mu);
@@ -729,4 +823,7 @@ void nfs4_cb_stop(void)
 			ent_drop(&cb_tab[i]);
 	if (ev)
 		loop_ev_free(ev);
+	if (cb_retry_ev)
+		loop_ev_free(cb_retry_ev);
+	cb_retry_ev = NULL;
 }

@@ -21,10 +21,13 @@
 /* RFC 8881 §20 / RFC 7530 §17: the callback procedures. */
 #define NFS4_CB_PROC_NULL 0u
 #define NFS4_CB_PROC_COMPOUND 1u
-/* The callback program's version: 1 for NFSv4.0 (RFC 7530 §17), 4 for
- * NFSv4.1 (RFC 8881 §20: "the callback program ... version 4"). */
+/* The callback program's version: 1 for NFSv4.0 (RFC 7530 §17) and, in
+ * practice, for NFSv4.1 too: RFC 8881 §18.36.3's prose says 4, but the
+ * official XDR (RFC 8881 §20 / RFC 5662) has NFS_CB = 1, knfsd sends 1
+ * (its nfs4callback.c says so, pending an erratum), the Linux client takes
+ * 1 and 4, and pynfs's callback server refuses 4 (PROG_MISMATCH). */
 #define NFS4_CB_VERS40 1u
-#define NFS4_CB_VERS41 4u
+#define NFS4_CB_VERS41 1u
 /* nfs_cb_opnum4 (RFC 8881 §20). */
 #define OP_CB_SEQUENCE 11u
 #define OP_CB_ILLEGAL 10044u

@@ -162,6 +162,9 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §8.4.2: the object may carry state a client is yet to reclaim. */
 	if (status == NFS4_OK)
 		status = nfs4_grace_check(NFS4_GRACE_REMOVE, NULL, 0, false);
+	/* RFC 8881 §10.4.1: removing a delegated file recalls the delegation first. */
+	if (status == NFS4_OK)
+		status = nfs4_deleg_break_name(x, &dir, name);
 	if (status != NFS4_OK) {
 		nfs4_obj_put(&dir);
 		return status;
@@ -212,6 +215,11 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = mod_writable(x->priv, &to);
 	if (status == NFS4_OK) /* RFC 8881 §8.4.2, as REMOVE */
 		status = nfs4_grace_check(NFS4_GRACE_RENAME, NULL, 0, false);
+	/* RFC 8881 §10.4.1: the renamed file and the one it replaces. */
+	if (status == NFS4_OK)
+		status = nfs4_deleg_break_name(x, &from, oldname);
+	if (status == NFS4_OK)
+		status = nfs4_deleg_break_name(x, &to, newname);
 	if (status == NFS4_OK) {
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);
 		/* §18.26.3: a directory over a non-directory or the reverse is EXIST. */
@@ -250,6 +258,9 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = NFS4ERR_ISDIR; /* §18.9.3: no hard links to directories */
 	if (status == NFS4_OK)
 		status = mod_writable(x->priv, &dir);
+	/* RFC 8881 §10.4.1: a new name for a delegated file recalls the delegation. */
+	if (status == NFS4_OK)
+		status = nfs4_deleg_break(x->saved.fh.data, x->saved.fh.len, nfs4_deleg_caller(x), NFS4_DL_ACC_NS);
 	if (status == NFS4_OK)
 		status = nfs_errno_to_nfsstat4(be_link(dir.exp->fs, &dir.cred, &src.o, &dir.o, name));
 	if (status == NFS4_OK)
@@ -271,7 +282,7 @@ static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, co
 					  const struct nfs4_obj *ob)
 {
 	struct nfs4_stateid in = { .seqid = seqid }, sid;
-	struct nfs4_sid_io io;
+	struct nfs4_sid_io io = { .file = NULL };
 	uint32_t status;
 
 	(void)ob;
@@ -284,7 +295,11 @@ static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, co
 	case NFS4_SID_BYPASS:
 		return nfs4_stab_check_anon(nfs4_session_stab(), x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE);
 	case NFS4_SID_ORDINARY:
-		status = nfs4_stab_check_io(nfs4_session_stab(), &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len,
+		/* RFC 8881 §18.30.3, §10.4: a write delegation's stateid (the Linux
+		 * client truncates with it) as for WRITE. */
+		status = nfs4_dtab_is_deleg(&sid) ? nfs4_deleg_check_io(&sid, x->minorversion, x->cur.fh.data,
+									 x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE)
+			 : nfs4_stab_check_io(nfs4_session_stab(), &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len,
 					    NFS4_SHARE_ACCESS_WRITE, &io);
 		if (status == NFS4_OK && io.file)
 			be_file_put(io.fs, io.file);
@@ -294,6 +309,16 @@ static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, co
 	default:
 		return NFS4ERR_BAD_STATEID;
 	}
+}
+
+/* Whose SETATTR, for delegation conflicts: the stateid's client, else the session's. */
+static uint64_t setattr_caller(const struct nfs4_ctx *x, const struct nfs4_setattr_args *a)
+{
+	struct nfs4_stateid sid = { .seqid = a->sid_seqid };
+
+	memcpy(sid.other, a->sid_other, sizeof(sid.other));
+	return nfs4_stateid_kind(&sid, x->minorversion) == NFS4_SID_ORDINARY ? nfs4_stateid_clientid(&sid)
+										: nfs4_deleg_caller(x);
 }
 
 /* RFC 8881 §18.30.3: the attributes in one go; attrsset only on success. */
@@ -321,6 +346,9 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 		if (status == NFS4_OK)
 			status = nfs4_setattr_size_stateid(x, a->sid_seqid, a->sid_other, &ob);
 	}
+	/* RFC 8881 §10.4.1: changing a delegated file's attributes recalls the delegation. */
+	if (status == NFS4_OK && a->attrs.sa.mask && ob.attr.type == BE_REG)
+		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
 	if (status == NFS4_OK && a->attrs.sa.mask)
 		status = nfs_errno_to_nfsstat4(
 			be_setattr(ob.exp->fs, &ob.cred, &ob.o, &a->attrs.sa, NULL, NULL, &post));

@@ -5,13 +5,17 @@
  * filehandle), the caller's permission (not for a file this OPEN created, as
  * knfsd), the backend's open file (kept by the open state table for READ and
  * WRITE through the stateid), the open stateid and share reservation
- * (nfs4_stateid.c), and the result: change_info4, rflags, attrset and never
- * a delegation (OPEN_DELEGATE_NONE, or for a 4.1 client that expressed a
- * want, OPEN_DELEGATE_NONE_EXT with the reason).
+ * (nfs4_stateid.c), and the result: change_info4, rflags, attrset and a
+ * delegation when nfs4_proc_deleg.c grants one (RFC 8881 §10.4: read or
+ * write; else OPEN_DELEGATE_NONE, or for a 4.1 client that expressed a
+ * want, OPEN_DELEGATE_NONE_EXT with the reason). Another client's
+ * delegation in the way is recalled first (NFS4ERR_DELAY meanwhile).
  *
  * CLAIM_PREVIOUS reclaims as the grace period allows (nfs4_grace_for()).
- * Not yet:
- * CLAIM_DELEGATE_* (NOTSUPP: no delegations).
+ * CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH open with a delegation the
+ * client holds (the Linux client does while returning one).
+ * CLAIM_DELEGATE_PREV / CLAIM_DELEG_PREV_FH: NOTSUPP (delegations do not
+ * survive a client's restart here; DELEGPURGE is NOTSUPP too).
  */
 #include <errno.h>
 #include <string.h>
@@ -163,12 +167,14 @@ static uint32_t open_target(struct nfs4_ctx *x, const struct nfs4_open_args *a, 
 
 	switch (a->claim) {
 	case CLAIM_NULL:
+	case CLAIM_DELEGATE_CUR: /* RFC 8881 §18.16.3: by name, the delegation checked in open_state() */
 		status = open_by_name(x, a, dir, o, &attr, r);
 		*ob = *dir; /* export, options and credential of the directory */
 		ob->kind = NFS4_OBJ_EXPORT;
 		ob->attr = attr;
 		return status != NFS4_OK ? status : open_regular_check(x, ob);
 	case CLAIM_FH: /* RFC 8881 §18.16.3: the current filehandle is the file */
+	case CLAIM_DELEG_CUR_FH:
 		if (x->minorversion == 0)
 			return NFS4ERR_INVAL;
 		/* fall through */
@@ -180,7 +186,7 @@ static uint32_t open_target(struct nfs4_ctx *x, const struct nfs4_open_args *a, 
 		*o = dir->o;
 		return open_regular_check(x, dir);
 	default:
-		return NFS4ERR_NOTSUPP; /* CLAIM_DELEGATE_*, CLAIM_DELEG_*_FH: no delegations */
+		return NFS4ERR_NOTSUPP; /* CLAIM_DELEGATE_PREV, CLAIM_DELEG_PREV_FH */
 	}
 }
 
@@ -193,10 +199,19 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 	struct be_file *f = NULL;
 	struct nfs_fh fh;
 	unsigned modes;
-	uint32_t status = open_permit(ob, o, a, access, r);
+	uint32_t status = nfs4_fh_obj(ob, o, &fh);
 
+	/* RFC 8881 §18.16.3: the delegation the claim names is the client's, of this file. */
+	if (status == NFS4_OK && (a->claim == CLAIM_DELEGATE_CUR || a->claim == CLAIM_DELEG_CUR_FH))
+		status = nfs4_deleg_claim(clientid, &a->deleg_sid, fh.data, fh.len);
+	/* RFC 8881 §10.4.1: another client's delegation in the way is recalled
+	 * first (before UNCHECKED4's truncation too); DELAY until it is back. */
 	if (status == NFS4_OK)
-		status = nfs4_fh_obj(ob, o, &fh);
+		status = nfs4_deleg_break(fh.data, fh.len, clientid,
+					  (access & NFS4_SHARE_ACCESS_WRITE) || a->share_deny ? NFS4_DL_ACC_WRITE
+											      : NFS4_DL_ACC_READ);
+	if (status == NFS4_OK)
+		status = open_permit(ob, o, a, access, r);
 	if (status == NFS4_OK)
 		status = open_file(ob, o, access, &f, &modes);
 	if (status != NFS4_OK)
@@ -219,6 +234,10 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 		r->rflags |= OPEN4_RESULT_MAY_NOTIFY_LOCK;
 	if (r->created && a->createmode != EXCLUSIVE4)
 		r->attrset = a->attrs.attrsset;
+	/* Delegations only where rnfsd sees every change: the local backend (a
+	 * CephFS file's other clients could not be told). */
+	if (!ob->exp->cfg->fs[0] || !strcmp(ob->exp->cfg->fs, "local"))
+		nfs4_deleg_open(x, clientid, fh.data, fh.len, a, r);
 	x->cur.fh = fh;
 	nfs4_cur_stateid_set(x, &r->sid);
 	return NFS4_OK;
@@ -284,10 +303,27 @@ uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = open_target(x, a, &dir, &ob, &o, r);
 	if (status == NFS4_OK)
 		status = open_state(x, a, clientid, &ob, &o, r);
-	if (a->claim == CLAIM_NULL && be_obj_valid(&o))
+	if ((a->claim == CLAIM_NULL || a->claim == CLAIM_DELEGATE_CUR) && be_obj_valid(&o))
 		be_obj_put(dir.exp->fs, &o);
 	nfs4_obj_put(&dir);
 	return status;
+}
+
+/* open_read_delegation4 / open_write_delegation4 (RFC 8881 §18.16.2). */
+static void open_enc_deleg(struct xdr_enc *e, const struct nfs4_open_op_res *r)
+{
+	nfs4_enc_stateid(e, &r->dsid);
+	xdr_enc_bool(e, false); /* recall: only ever true for a reclaim, which gets none here */
+	if (r->deleg == OPEN_DELEGATE_WRITE) {
+		xdr_enc_u32(e, 1); /* nfs_space_limit4: NFS_LIMIT_SIZE, no limit (as knfsd) */
+		xdr_enc_u64(e, UINT64_MAX);
+	}
+	/* permissions (nfsace4): knfsd's, an ACCESS_ALLOWED ACE with no flags, mask or who:
+	 * the client asks ACCESS itself. */
+	xdr_enc_u32(e, 0);
+	xdr_enc_u32(e, 0);
+	xdr_enc_u32(e, 0);
+	xdr_enc_opaque(e, "", 0);
 }
 
 /* OPEN4resok (RFC 8881 §18.16.2); a 4.0 owner's reply becomes its cached one. */
@@ -309,10 +345,14 @@ void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 		xdr_enc_u32(e, r->rflags);
 		nfs4_enc_bitmap(e, &r->attrset);
 		xdr_enc_u32(e, r->deleg);
+		if (r->deleg == OPEN_DELEGATE_READ || r->deleg == OPEN_DELEGATE_WRITE)
+			open_enc_deleg(e, r);
 		if (r->deleg == OPEN_DELEGATE_NONE_EXT) {
 			xdr_enc_u32(e, r->why);
-			if (r->why == WND4_RESOURCE)
-				xdr_enc_bool(e, false); /* ond_server_will_signal_avail */
+			/* RFC 8881 §18.16.2 open_none_delegation4: ond_server_will_push_deleg,
+			 * ond_server_will_signal_avail (neither: false). */
+			if (r->why == WND4_CONTENTION || r->why == WND4_RESOURCE)
+				xdr_enc_bool(e, false);
 		}
 	}
 	if (r->seqid_done && !e->overflow)

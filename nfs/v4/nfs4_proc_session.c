@@ -95,6 +95,7 @@ static void nfs4_server_name_init(void)
 static void nfs4_client_freed(uint64_t clientid)
 {
 	nfs4_cb_client_gone(clientid);
+	nfs4_deleg_client_gone(clientid);
 	nfs4_copy_async_client_gone(clientid); /* RFC 7862 §4.8: copy state goes with the client */
 	nfs4_lock_notify_client_gone(clientid);
 }
@@ -113,7 +114,8 @@ void nfs4_session_init(void)
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
-	nfs4_st.freed = nfs4_client_freed; /* and its callback path, copies, lock waiters */
+	nfs4_st.freed = nfs4_client_freed; /* and its callback path, delegations, copies, lock waiters */
+	nfs4_deleg_init(boot);
 	nfs4_lock_notify_start();
 	nfs4_st_ready = true;
 }
@@ -299,7 +301,7 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 	r->highest = sr.highest_slotid;
 	r->target = sr.target_highest_slotid;
 	/* RFC 8881 §18.46.3: CB_PATH_DOWN(_SESSION) while the client has no working back channel. */
-	r->status_flags = nfs4_cb_seq_flags_for(sr.clientid);
+	r->status_flags = nfs4_cb_seq_flags_for(sr.clientid) | nfs4_deleg_seq_flags(sr.clientid);
 	/* RFC 8881 §2.10.6.4: the session's reply limits apply to this COMPOUND. */
 	if (a->cachethis && sr.maxresponsesize_cached < sr.maxresponsesize)
 		nfs4_compound_limit(x, sr.maxresponsesize_cached, NFS4ERR_REP_TOO_BIG_TO_CACHE);

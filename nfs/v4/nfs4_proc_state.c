@@ -253,7 +253,8 @@ uint32_t nfs4_test_stateid_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §18.48.3: each stateid is tested for the session's client; special ones are BAD_STATEID. */
 	r->n = a->n;
 	for (uint32_t i = 0; i < a->n; i++)
-		r->status[i] = nfs4_stab_test(nfs4_session_stab(), s->clientid, &a->sids[i]);
+		r->status[i] = nfs4_dtab_is_deleg(&a->sids[i]) ? nfs4_deleg_test(s->clientid, &a->sids[i])
+			       : nfs4_stab_test(nfs4_session_stab(), s->clientid, &a->sids[i]);
 	return NFS4_OK;
 }
 
@@ -275,6 +276,8 @@ uint32_t nfs4_free_stateid_exec(struct nfs4_ctx *x, void *args, void *res)
 	uint32_t status = nfs4_stateid_resolve(x, &a->sid, &sid);
 
 	(void)res;
+	if (status == NFS4_OK && nfs4_dtab_is_deleg(&sid))
+		return nfs4_deleg_free(s->clientid, &sid); /* RFC 8881 §18.38.3: a revoked delegation */
 	if (status == NFS4_OK)
 		status = nfs4_lock_free_check(x, &sid);
 	return status != NFS4_OK ? status : nfs4_stab_free(nfs4_session_stab(), s->clientid, &sid);

@@ -172,6 +172,11 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_setclientid_args, struct nfs4_setclientid_res, NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_SETCLIENTID_CONFIRM, "SETCLIENTID_CONFIRM", nfs4_dec_setclientid_confirm_op,
 		nfs4_setclientid_confirm_exec, NULL, struct nfs4_setclientid_confirm_args, struct nfs4_none, 0),
+	/* RFC 8881 §18.6, §18.5; RFC 7530 §16.8, §16.7 (nfs4_proc_deleg.c). */
+	NFS4_OP(OP_DELEGRETURN, "DELEGRETURN", nfs4_dec_free_stateid_op, nfs4_delegreturn_exec, NULL,
+		struct nfs4_stateid_args, struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_DELEGPURGE, "DELEGPURGE", nfs4_dec_clientid_op, nfs4_delegpurge_exec, NULL,
+		struct nfs4_clientid_args, struct nfs4_none, 0),
 	NFS4_OP(OP_RENEW, "RENEW", nfs4_dec_clientid_op, nfs4_renew_exec, NULL, struct nfs4_clientid_args,
 		struct nfs4_none, 0),
 	/* RFC 8881 §18.16, RFC 7530 §16.20, RFC 8881 §18.18, §18.2: opens (nfs4_proc_open.c,

@@ -582,9 +582,10 @@ static struct nfs4_open *open_new(struct nfs4_stab *t, struct nfs4_oowner *o, st
 	op->sid.seqid = 0; /* the caller's upgrade makes it 1 */
 	be32_put(op->sid.other, t->boot);
 	be32_put(op->sid.other + 4, (uint32_t)o->cl->clientid);
+	/* The counter's top bit is the delegation table's (nfs4_deleg.h). */
 	do
-		t->counter++;
-	while (t->counter == 0 || t->counter == UINT32_MAX);
+		t->counter = (t->counter + 1) & ~NFS4_STAB_DELEG_BIT;
+	while (t->counter == 0);
 	be32_put(op->sid.other + 8, t->counter);
 	h = t->counter % NFS4_STAB_BUCKETS;
 	op->next = t->opens[h];
@@ -700,6 +701,23 @@ uint32_t nfs4_stab_check_anon(struct nfs4_stab *t, const uint8_t *fkey, uint32_t
 	conflict = share_conflict(file_find(t, fkey, fkey_len), NULL, access, 0);
 	pthread_mutex_unlock(&t->lock);
 	return conflict ? NFS4ERR_SHARE_DENIED : NFS4_OK; /* RFC 8881 §9.7: I/O against a deny */
+}
+
+void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
+			   bool *open, bool *write)
+{
+	*open = *write = false;
+	pthread_mutex_lock(&t->lock);
+	struct nfs4_sfile *f = file_find(t, fkey, fkey_len);
+
+	for (struct nfs4_open *op = f ? f->opens : NULL; op; op = op->file_next) {
+		if (op->owner->cl->clientid == clientid)
+			continue;
+		*open = true;
+		if (op->access & NFS4_SHARE_ACCESS_WRITE)
+			*write = true;
+	}
+	pthread_mutex_unlock(&t->lock);
 }
 
 /* ---- OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE ---- */
@@ -849,9 +867,10 @@ static struct nfs4_open *lock_new(struct nfs4_stab *t, struct nfs4_lowner *lo, s
 	lk->owner = op->owner, lk->file = op->file, lk->parent = op, lk->lowner = lo;
 	be32_put(lk->sid.other, t->boot);
 	be32_put(lk->sid.other + 4, (uint32_t)lo->cl->clientid);
+	/* The counter's top bit is the delegation table's (nfs4_deleg.h). */
 	do
-		t->counter++;
-	while (t->counter == 0 || t->counter == UINT32_MAX);
+		t->counter = (t->counter + 1) & ~NFS4_STAB_DELEG_BIT;
+	while (t->counter == 0);
 	be32_put(lk->sid.other + 8, t->counter);
 	lk->sid.seqid = 0; /* the first LOCK makes it 1 */
 	h = t->counter % NFS4_STAB_BUCKETS;

@@ -52,6 +52,9 @@
 #define NFS4_STAB_FKEY_MAX 128u     /* a file's key (its NFSv4 handle) */
 #define NFS4_STAB_REPLAY_MAX 256u   /* a 4.0 owner's cached reply body */
 #define NFS4_STAB_BUCKETS 4096u
+/* stateid4.other's counter with this bit set is a delegation's
+ * (nfs4_deleg.h), never an open's or a lock's. */
+#define NFS4_STAB_DELEG_BIT 0x80000000u
 #define NFS4_STAB_EXPIRED_RING 64u
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1) */
@@ -188,6 +191,11 @@ uint32_t nfs4_stab_check_io(struct nfs4_stab *t, const struct nfs4_stateid *sid,
  * READ) conflict with a deny reservation on the file? SHARE_DENIED / NFS4_OK.
  */
 uint32_t nfs4_stab_check_anon(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint32_t access);
+
+/* Delegations (RFC 8881 §10.4): do clients other than clientid have the file
+ * open (*open), for writing (*write)? */
+void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
+			   bool *open, bool *write);
 
 /*
  * OPEN_CONFIRM, OPEN_DOWNGRADE and CLOSE name their open owner through the

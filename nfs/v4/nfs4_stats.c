@@ -102,6 +102,11 @@ void nfs4_stats_state(struct stats_nfs4 *out)
 	out->opens = gauge(NFS4_STAT_OPENS);
 	out->locks = gauge(NFS4_STAT_LOCKS);
 	out->delegations = gauge(NFS4_STAT_DELEGATIONS);
+	{
+		uint64_t held;
+
+		nfs4_deleg_stats(&held, &out->recalls, &out->returned, &out->revoked);
+	}
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {

@@ -78,7 +78,6 @@ static bool dec_createhow(struct xdr_dec *d, struct nfs4_open_args *a)
 /* open_claim4 (RFC 8881 §18.16.1). */
 static bool dec_claim(struct xdr_dec *d, struct nfs4_open_args *a)
 {
-	struct nfs4_stateid sid;
 	uint32_t deleg_type;
 
 	if (!xdr_dec_u32(d, &a->claim))
@@ -90,12 +89,12 @@ static bool dec_claim(struct xdr_dec *d, struct nfs4_open_args *a)
 	case CLAIM_PREVIOUS:
 		return xdr_dec_u32(d, &deleg_type);
 	case CLAIM_DELEGATE_CUR:
-		return nfs4_dec_stateid(d, &sid) && nfs4_dec_name(d, &a->name);
+		return nfs4_dec_stateid(d, &a->deleg_sid) && nfs4_dec_name(d, &a->name);
 	case CLAIM_FH:
 	case CLAIM_DELEG_PREV_FH:
 		return true;
 	case CLAIM_DELEG_CUR_FH:
-		return nfs4_dec_stateid(d, &sid);
+		return nfs4_dec_stateid(d, &a->deleg_sid);
 	default:
 		return false;
 	}

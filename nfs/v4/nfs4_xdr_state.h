@@ -24,8 +24,8 @@ enum { OPEN4_NOCREATE = 0, OPEN4_CREATE = 1 };
 enum { UNCHECKED4 = 0, GUARDED4 = 1, EXCLUSIVE4 = 2, EXCLUSIVE4_1 = 3 };
 enum { CLAIM_NULL = 0, CLAIM_PREVIOUS = 1, CLAIM_DELEGATE_CUR = 2, CLAIM_DELEGATE_PREV = 3,
        CLAIM_FH = 4, CLAIM_DELEG_CUR_FH = 5, CLAIM_DELEG_PREV_FH = 6 };
-enum { OPEN_DELEGATE_NONE = 0, OPEN_DELEGATE_NONE_EXT = 3 };
-enum { WND4_NOT_WANTED = 0, WND4_RESOURCE = 2, WND4_CANCELLED = 7 };
+enum { OPEN_DELEGATE_NONE = 0, OPEN_DELEGATE_READ = 1, OPEN_DELEGATE_WRITE = 2, OPEN_DELEGATE_NONE_EXT = 3 };
+enum { WND4_NOT_WANTED = 0, WND4_CONTENTION = 1, WND4_RESOURCE = 2, WND4_NOT_SUPP_UPGRADE = 5, WND4_CANCELLED = 7 };
 /* RFC 8881 §18.16.1: share_access's delegation want bits (4.1+). */
 #define OPEN4_SHARE_ACCESS_WANT_DELEG_MASK 0xff00u
 #define OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE 0x0000u
@@ -60,6 +60,7 @@ struct nfs4_open_args {
 	uint8_t verf[8];         /* EXCLUSIVE4, EXCLUSIVE4_1 */
 	uint32_t claim;
 	struct nfs4_name name;   /* CLAIM_NULL, CLAIM_DELEGATE_CUR/PREV */
+	struct nfs4_stateid deleg_sid; /* CLAIM_DELEGATE_CUR, CLAIM_DELEG_CUR_FH */
 };
 struct nfs4_sid_seqid_args { /* OPEN_CONFIRM, CLOSE (seqid first), OPEN_DOWNGRADE */
 	struct nfs4_stateid sid;

@@ -3,7 +3,7 @@
  * raw RPC client playing the client's callback service:
  *  - 4.1, a client that answers: CREATE_SESSION with CONN_BACK_CHAN on its
  *    TCP connection gets the flag back; on that same connection the server
- *    sends CB_NULL (program = csa_cb_program, version 4), then CB_COMPOUND
+ *    sends CB_NULL (program = csa_cb_program, version 1 as knfsd), then CB_COMPOUND
  *    (the session's minor version: 1, and 2 for a 4.2 session) whose
  *    CB_SEQUENCE names the session, slot 0, seqid 1;
  *    once answered, SEQUENCE reports no CB_PATH_DOWN and the stats socket
@@ -19,6 +19,24 @@
  *  - 4.0: SETCLIENTID with a cb_location on a loopback listener, then
  *    SETCLIENTID_CONFIRM: a CB_NULL (program = cb_program, version 1)
  *    arrives on a connection the server opens; answered: stats "up";
+ *  - delegations (default on, [nfsv4] lease-time = 10): client A's OPEN
+ *    for reading gets a read delegation (the stats gauge shows it); B's
+ *    OPEN for writing gets NFS4ERR_DELAY and A's back channel carries
+ *    CB_COMPOUND{CB_SEQUENCE, CB_RECALL} naming A's delegation stateid
+ *    and file; B stays DELAYed until A's DELEGRETURN, then opens; the
+ *    stats count the recall and the return;
+ *  - a holder that answers CB_RECALL but never returns: the other
+ *    client's retried OPEN is always answered at once (DELAY) and
+ *    succeeds within a few leases; the holder's SEQUENCE then carries
+ *    SEQ4_STATUS_RECALLABLE_STATE_REVOKED, READ and TEST_STATEID with the
+ *    delegation stateid answer NFS4ERR_DELEG_REVOKED, FREE_STATEID frees it
+ *    and the flag clears; the stats count it revoked;
+ *  - an NFSv3 WRITE of a delegated file: NFS3ERR_JUKEBOX and CB_RECALL
+ *    until DELEGRETURN, then it is written;
+ *  - a write delegation (OPEN for writing, no other client): SETATTR of
+ *    the size with its stateid is accepted (the Linux client truncates so);
+ *  - restarted with [nfsv4] delegations = no: the same OPEN gets no
+ *    delegation (OPEN_DELEGATE_NONE; with a want, NONE_EXT);
  *  - 4.2 asynchronous COPY (RFC 7862 §15.2.3) of 24 MiB: a copy stateid at
  *    once, OFFLOAD_STATUS before the CB_OFFLOAD is answered, CB_OFFLOAD with
  *    the handle, stateid, NFS4_OK and the whole count, the destination equal
@@ -47,6 +65,8 @@ static struct hx_env env;
 static uint32_t xid = 0x43420000;
 static char stats_path[600];
 
+enum { OP_SETATTR = 34, OP_RECLAIM_COMPLETE = 58, OP_DELEGRETURN = 8, OP_LOOKUP = 15, OP_OPEN = 18, OP_PUTFH = 22, OP_READ = 25, OP_FREE_STATEID = 45,
+       OP_TEST_STATEID = 55 };
 enum { OP_GETFH = 10, OP_PUTROOTFH = 24, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36,
        OP_BACKCHANNEL_CTL = 40, OP_BIND_CONN_TO_SESSION = 41, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43,
        OP_SEQUENCE = 53 };
@@ -56,15 +76,22 @@ enum { OP_GETFH = 10, OP_PUTROOTFH = 24, OP_SETCLIENTID = 35, OP_SETCLIENTID_CON
 #define SEQ4_STATUS_CB_PATH_DOWN 0x1u
 #define SEQ4_STATUS_CB_PATH_DOWN_SESSION 0x200u
 #define NFS4ERR_BADSESSION 10052
+#define NFS4ERR_DELAY 10008
+#define NFS4ERR_DELEG_REVOKED 10087
+#define SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u
+#define LEASE 10 /* [nfsv4] lease-time of the daemon */
 
 /* What the server's last callback call said. */
 struct cb_call {
 	uint32_t xid, prog, vers, proc;
 	uint32_t minor, nops, op, seqid, slotid;
 	uint8_t sid[16];
-	uint32_t op2;         /* the operation after CB_SEQUENCE (0: none) */
-	uint32_t args_len;    /* its arguments' bytes (up to sizeof(args)) */
+	uint32_t op2;        /* the operation after CB_SEQUENCE (0: none) */
+	uint32_t args_len;   /* its arguments' bytes (up to sizeof(args)) */
 	uint8_t args[1400];
+	uint8_t dsid[16];    /* CB_RECALL's stateid (seqid, other) */
+	uint32_t fh_len;
+	uint8_t fh[128];
 };
 
 static double now_s(void)
@@ -105,15 +132,23 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 		xd_skip(&d, 16);
 		cc->seqid = xd_u32(&d);
 		cc->slotid = xd_u32(&d);
-		xd_u32(&d); /* highest_slotid */
+		xd_u32(&d); /* highest slot */
 		xd_u32(&d); /* cachethis */
-		if (cc->nops >= 2 && xd_u32(&d) == 0) { /* no referring call lists */
+		if (cc->nops >= 2 && xd_u32(&d) == 0 && !d.bad) { /* no referring call lists */
 			cc->op2 = xd_u32(&d);
 			cc->args_len = d.pos <= d.len ? (uint32_t)(d.len - d.pos) : 0;
 			if (cc->args_len > sizeof(cc->args))
 				cc->args_len = sizeof(cc->args);
 			if (!d.bad)
 				memcpy(cc->args, d.p + d.pos, cc->args_len);
+			if (cc->op2 == 4 && d.pos + 16 <= d.len) { /* CB_RECALL: stateid, truncate, fh */
+				memcpy(cc->dsid, d.p + d.pos, 16);
+				xd_skip(&d, 16);
+				xd_u32(&d);
+				const uint8_t *fh = xd_opaque(&d, &cc->fh_len, 128);
+				if (fh)
+					memcpy(cc->fh, fh, cc->fh_len);
+			}
 		}
 	}
 	return !d.bad;
@@ -142,8 +177,8 @@ static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
 		xb_u32(&b, cc->slotid);
 		xb_u32(&b, 0);
 		xb_u32(&b, 0);
-		if (cc->op2) { /* CB_OFFLOAD4res, CB_NOTIFY_LOCK4res: a status (NFS4_OK) */
-			xb_u32(&b, cc->op2);
+		if (cc->op2) {
+			xb_u32(&b, cc->op2); /* CB_RECALL4res, CB_OFFLOAD4res, CB_NOTIFY_LOCK4res: NFS4_OK */
 			xb_u32(&b, 0);
 		}
 	}
@@ -250,6 +285,17 @@ static void hdr(struct xb *a, uint32_t minor, uint32_t numops)
 	xb_u32(a, numops);
 }
 
+/* SEQUENCE4args: sid, slot 0 with *seqid + 1, no cachethis. */
+static void xb_sequence(struct xb *a, const uint8_t sid[16], uint32_t *seqid)
+{
+	xb_u32(a, OP_SEQUENCE);
+	xb_raw(a, sid, 16);
+	xb_u32(a, ++*seqid);
+	xb_u32(a, 0);
+	xb_u32(a, 0);
+	xb_u32(a, 0);
+}
+
 static bool res_ok(struct raw_reply *r, uint32_t op)
 {
 	uint32_t got = xd_u32(&r->body), st = xd_u32(&r->body);
@@ -321,12 +367,7 @@ static int sequence(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, 
 
 	xb_init(&a);
 	hdr(&a, 1, more ? 3 : 1);
-	xb_u32(&a, OP_SEQUENCE);
-	xb_raw(&a, sid, 16);
-	xb_u32(&a, ++*seqid);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
+	xb_sequence(&a, sid, seqid);
 	if (more) {
 		xb_u32(&a, OP_PUTROOTFH);
 		xb_u32(&a, OP_GETFH);
@@ -434,7 +475,7 @@ static void test_answering(uint32_t minor)
 	CHECK_EQ(csr & 0x2, 0x2, "csr_flags: CONN_BACK_CHAN granted");
 	if (CHECK(cb_wait(&c, &cc, 5000), "a callback arrives on the same connection")) {
 		CHECK_EQ(cc.prog, CB_PROG, "program = csa_cb_program");
-		CHECK_EQ(cc.vers, 4, "callback version 4 (RFC 8881 §20)");
+		CHECK_EQ(cc.vers, 1, "callback version 1 (RFC 8881 §20 XDR, as knfsd)");
 		CHECK_EQ(cc.proc, 0, "CB_NULL first");
 		cb_answer(&c, &cc);
 	}
@@ -499,12 +540,7 @@ static void test_backchannel_ctl(struct raw_conn *c, struct raw_conn *bc, const 
 
 	xb_init(&a);
 	hdr(&a, 1, 2);
-	xb_u32(&a, OP_SEQUENCE);
-	xb_raw(&a, sid, 16);
-	xb_u32(&a, ++*seqid);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
+	xb_sequence(&a, sid, seqid);
 	xb_u32(&a, OP_BACKCHANNEL_CTL);
 	xb_u32(&a, CB_PROG2);
 	xb_u32(&a, 1);
@@ -659,8 +695,9 @@ static void test_v40(void)
 
 /* ---- asynchronous COPY (RFC 7862) and CB_NOTIFY_LOCK (RFC 8881 §20.11) ---- */
 
-enum { OP_CLOSE = 4, OP_LOCK = 12, OP_LOCKU = 14, OP_LOOKUP = 15, OP_OPEN = 18, OP_PUTFH = 22, OP_SAVEFH = 32,
-       OP_RECLAIM_COMPLETE = 58, OP_COPY = 60, OP_OFFLOAD_CANCEL = 66, OP_OFFLOAD_STATUS = 67 };
+/* (OP_LOOKUP, OP_OPEN, OP_PUTFH, OP_RECLAIM_COMPLETE: above) */
+enum { OP_CLOSE = 4, OP_LOCK = 12, OP_LOCKU = 14, OP_SAVEFH = 32, OP_COPY = 60, OP_OFFLOAD_CANCEL = 66,
+       OP_OFFLOAD_STATUS = 67 };
 enum { OP_CB_NOTIFY_LOCK = 13, OP_CB_OFFLOAD = 15 };
 #define NFS4ERR_DENIED 10010
 #define NFS4ERR_BAD_STATEID 10025
@@ -1118,6 +1155,382 @@ static void test_notify_lock(void)
 	cb_close(&b.c);
 }
 
+/* ---- delegations ---- */
+
+/* Answer the probe (CB_NULL, CB_COMPOUND{CB_SEQUENCE}) of a new back channel on c. */
+static bool answer_probe(struct raw_conn *c)
+{
+	struct cb_call cc;
+
+	for (int i = 0; i < 2; i++) {
+		if (!CHECK(cb_wait(c, &cc, 5000), "probe step %d arrives", i))
+			return false;
+		cb_answer(c, &cc);
+	}
+	return true;
+}
+
+/* LOOKUP each component of path. */
+static void walk(struct xb *a, const char *path)
+{
+	char buf[PATH_MAX], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
+		xb_u32(a, OP_LOOKUP);
+		xb_string(a, p);
+	}
+}
+
+struct dl_open {
+	int status;          /* the COMPOUND's */
+	uint32_t deleg, why; /* open_delegation4's type; NONE_EXT's why */
+	uint8_t dsid[16];
+	uint32_t fh_len;
+	uint8_t fh[128];
+};
+
+/* SEQUENCE, PUTROOTFH, LOOKUP to the export, OPEN (owner "o", UNCHECKED4
+ * create when create) name for access (with want bits), GETFH. */
+static void dl_open(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, uint64_t cid, const char *name,
+		    uint32_t access, bool create, struct dl_open *o)
+{
+	struct raw_reply r;
+	struct xb a;
+	uint32_t n = 0;
+	char buf[PATH_MAX], *save = NULL;
+
+	memset(o, 0, sizeof(*o));
+	snprintf(buf, sizeof(buf), "%s", env.export_dir);
+	for (char *p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save))
+		n++;
+	xb_init(&a);
+	hdr(&a, 1, 4 + n);
+	xb_sequence(&a, sid, seqid);
+	xb_u32(&a, OP_PUTROOTFH);
+	walk(&a, env.export_dir);
+	xb_u32(&a, OP_OPEN);
+	xb_u32(&a, 0);
+	xb_u32(&a, access);
+	xb_u32(&a, 0);
+	xb_u64(&a, cid);
+	xb_string(&a, "o");
+	xb_u32(&a, create ? 1 : 0);
+	if (create) {
+		xb_u32(&a, 0); /* UNCHECKED4, no attributes */
+		xb_u32(&a, 0);
+		xb_u32(&a, 0);
+	}
+	xb_u32(&a, 0); /* CLAIM_NULL */
+	xb_string(&a, name);
+	xb_u32(&a, OP_GETFH);
+	o->status = compound_cb(c, &a, &r, true, NULL);
+	xb_free(&a);
+	if (o->status != 0) {
+		raw_reply_free(&r);
+		return;
+	}
+	res_ok(&r, OP_SEQUENCE);
+	xd_skip(&r.body, 16 + 5 * 4);
+	for (uint32_t i = 0; i <= n; i++)
+		res_ok(&r, i ? OP_LOOKUP : OP_PUTROOTFH);
+	res_ok(&r, OP_OPEN);
+	xd_skip(&r.body, 16 + 4 + 16 + 4); /* stateid, change_info4, rflags */
+	uint32_t words = xd_u32(&r.body);
+	xd_skip(&r.body, 4 * (size_t)(words < 8 ? words : 8));
+	o->deleg = xd_u32(&r.body);
+	if ((o->deleg == 1 || o->deleg == 2) && r.body.pos + 16 <= r.body.len) {
+		memcpy(o->dsid, r.body.p + r.body.pos, 16);
+		xd_skip(&r.body, 16 + 4 + (o->deleg == 2 ? 12 : 0) + 12);
+		xd_opaque(&r.body, &words, 1024);
+	} else if (o->deleg == 3) {
+		o->why = xd_u32(&r.body);
+		if (o->why == 1 || o->why == 2)
+			xd_u32(&r.body);
+	}
+	if (res_ok(&r, OP_GETFH)) {
+		const uint8_t *fh = xd_opaque(&r.body, &o->fh_len, 128);
+		if (fh)
+			memcpy(o->fh, fh, o->fh_len);
+	}
+	CHECK(!r.body.bad, "OPEN's reply decodes");
+	raw_reply_free(&r);
+}
+
+/* SEQUENCE, PUTFH fh, then op with the stateid dsid (DELEGRETURN, READ,
+ * TEST_STATEID, FREE_STATEID): the status of op. */
+static int dl_sid_op(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, const uint8_t *fh, uint32_t fh_len,
+		     uint32_t op, const uint8_t dsid[16])
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 1, 3);
+	xb_sequence(&a, sid, seqid);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, fh, fh_len);
+	xb_u32(&a, op);
+	if (op == OP_TEST_STATEID)
+		xb_u32(&a, 1);
+	xb_raw(&a, dsid, 16);
+	if (op == OP_READ) {
+		xb_u64(&a, 0);
+		xb_u32(&a, 16);
+	}
+	st = compound_cb(c, &a, &r, true, NULL);
+	if (op == OP_TEST_STATEID && st == 0) {
+		xd_skip(&r.body, 8 + 16 + 5 * 4 + 8); /* SEQUENCE's result, PUTFH's */
+		xd_u32(&r.body);
+		xd_u32(&r.body);
+		xd_u32(&r.body); /* count */
+		st = (int)xd_u32(&r.body);
+	}
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* The stats document's "nfs4" object contains want (e.g. "\"recalls\": 1"). */
+static bool nfs4_stats_has(const char *want)
+{
+	char *doc = stats_json();
+	char *p = doc ? strstr(doc, "\"nfs4\": {") : NULL;
+	char *end = p ? strchr(p, '}') : NULL;
+	bool ok = false;
+
+	if (end) {
+		*end = '\0';
+		ok = strstr(p, want) != NULL;
+	}
+	if (!ok)
+		hx_note("stats: %s", p ? p : "(none)");
+	free(doc);
+	return ok;
+}
+
+struct dl_client {
+	struct raw_conn c;
+	uint8_t sid[16];
+	uint32_t seqid;
+	uint64_t cid;
+};
+
+/* A 4.1 client with a back channel on its connection, probed and answered. */
+static bool dl_client(struct dl_client *k, const char *id)
+{
+	uint32_t csr = 0;
+
+	memset(k, 0, sizeof(*k));
+	if (!CHECK(raw_connect(&k->c, env.port) == 0, "connect %s", id))
+		return false;
+	k->cid = session(&k->c, id, 0x2, k->sid, &csr);
+	if (!CHECK_EQ(csr & 0x2, 0x2, "%s: back channel granted", id) || !answer_probe(&k->c))
+		return false;
+	/* RFC 8881 §18.51.3: no new opens before RECLAIM_COMPLETE. */
+	struct raw_reply r;
+	struct xb a;
+
+	xb_init(&a);
+	hdr(&a, 1, 2);
+	xb_sequence(&a, k->sid, &k->seqid);
+	xb_u32(&a, OP_RECLAIM_COMPLETE);
+	xb_u32(&a, 0); /* rca_one_fs: false */
+	int st = compound_cb(&k->c, &a, &r, true, NULL);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return CHECK_EQ(st, 0, "%s: RECLAIM_COMPLETE", id);
+}
+
+static void test_deleg_recall(void)
+{
+	struct dl_client a, b;
+	struct dl_open oa, ob;
+	struct cb_call cc;
+
+	hx_section("delegations: a read delegation, recalled by another client's OPEN for writing, returned");
+	if (!dl_client(&a, "deleg-a") || !dl_client(&b, "deleg-b"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "dfile", 1 /* READ */, true, &oa);
+	CHECK_EQ(oa.status, 0, "A: OPEN for reading");
+	CHECK_EQ(oa.deleg, 1, "A: OPEN_DELEGATE_READ (delegations are on by default)");
+	CHECK(nfs4_stats_has("\"delegations\": 1,"), "stats: 1 delegation held");
+	dl_open(&b.c, b.sid, &b.seqid, b.cid, "dfile", 2 /* WRITE */, false, &ob);
+	CHECK_EQ(ob.status, NFS4ERR_DELAY, "B: OPEN for writing waits (NFS4ERR_DELAY)");
+	if (CHECK(cb_wait(&a.c, &cc, 5000), "A: a callback arrives")) {
+		CHECK_EQ(cc.proc, 1, "CB_COMPOUND");
+		CHECK_EQ(cc.op, 11, "CB_SEQUENCE first");
+		CHECK_EQ(cc.op2, 4, "then CB_RECALL");
+		CHECK(memcmp(cc.dsid, oa.dsid, 16) == 0, "CB_RECALL names A's delegation stateid");
+		CHECK(cc.fh_len == oa.fh_len && memcmp(cc.fh, oa.fh, oa.fh_len) == 0, "and the file's handle");
+		cb_answer(&a.c, &cc);
+	}
+	dl_open(&b.c, b.sid, &b.seqid, b.cid, "dfile", 2, false, &ob);
+	CHECK_EQ(ob.status, NFS4ERR_DELAY, "B: still DELAY while the recall is out");
+	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_DELEGRETURN, oa.dsid), 0, "A: DELEGRETURN");
+	dl_open(&b.c, b.sid, &b.seqid, b.cid, "dfile", 2, false, &ob);
+	CHECK_EQ(ob.status, 0, "B: OPEN for writing proceeds after the return");
+	CHECK_EQ(ob.deleg, 0, "B: no delegation (A has the file open)");
+	CHECK(nfs4_stats_has("\"recalls\": 1, \"delegreturns\": 1, \"revoked\": 0"),
+	      "stats: 1 recall, 1 return, none revoked");
+	cb_close(&a.c);
+	cb_close(&b.c);
+}
+
+static void test_deleg_revoke(void)
+{
+	struct dl_client a, b;
+	struct dl_open oa, ob;
+	struct cb_call cc;
+	uint32_t flags = 0;
+	double t0 = now_s(), slowest = 0;
+	int tries = 0;
+
+	hx_section("delegations: a holder that never returns is revoked after a lease; the other client is not stuck");
+	if (!dl_client(&a, "deleg-c") || !dl_client(&b, "deleg-d"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "rfile", 1, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 1, "C: a read delegation");
+	do {
+		double t1 = now_s();
+
+		dl_open(&b.c, b.sid, &b.seqid, b.cid, "rfile", 2, false, &ob);
+		if (now_s() - t1 > slowest)
+			slowest = now_s() - t1;
+		if (tries++ == 0 && CHECK(cb_wait(&a.c, &cc, 5000), "C: CB_RECALL arrives"))
+			cb_answer(&a.c, &cc); /* answered, never returned */
+		if (ob.status == NFS4ERR_DELAY) {
+			(void)sequence(&a.c, a.sid, &a.seqid, false, &flags, true); /* C keeps its lease */
+			usleep(500 * 1000);
+		}
+	} while (ob.status == NFS4ERR_DELAY && now_s() - t0 < 4 * LEASE);
+	CHECK_EQ(ob.status, 0, "D: OPEN for writing proceeds once C's delegation is revoked (%d tries)", tries);
+	CHECK(slowest < 2.0, "D: every OPEN answered at once (slowest %.2f s): no worker waits", slowest);
+	CHECK_EQ(sequence(&a.c, a.sid, &a.seqid, false, &flags, true), 0, "C: SEQUENCE");
+	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "C: SEQ4_STATUS_RECALLABLE_STATE_REVOKED (flags 0x%x)", flags);
+	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_READ, oa.dsid), NFS4ERR_DELEG_REVOKED,
+		 "C: READ with the revoked stateid");
+	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_TEST_STATEID, oa.dsid), NFS4ERR_DELEG_REVOKED,
+		 "C: TEST_STATEID says DELEG_REVOKED");
+	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_FREE_STATEID, oa.dsid), 0, "C: FREE_STATEID");
+	CHECK_EQ(sequence(&a.c, a.sid, &a.seqid, false, &flags, true), 0, "C: SEQUENCE");
+	CHECK(!(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED), "C: the flag cleared after FREE_STATEID (0x%x)", flags);
+	CHECK(nfs4_stats_has("\"revoked\": 1"), "stats: 1 revoked");
+	cb_close(&a.c);
+	cb_close(&b.c);
+}
+
+/* NFSv3 WRITE3args of fh at 0 (FILE_SYNC): its status, or -1. */
+static int v3_write(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, const char *data)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st = -1;
+
+	xb_init(&a);
+	xb_opaque(&a, fh, fh_len);
+	xb_u64(&a, 0);
+	xb_u32(&a, (uint32_t)strlen(data));
+	xb_u32(&a, 2); /* FILE_SYNC */
+	xb_opaque(&a, data, (uint32_t)strlen(data));
+	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, 7, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	    r.accept_stat == 0)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+static void test_deleg_v3(void)
+{
+	struct dl_client a;
+	struct raw_conn v3;
+	struct dl_open oa;
+	struct cb_call cc;
+
+	hx_section("delegations: an NFSv3 WRITE recalls one (NFS3ERR_JUKEBOX meanwhile)");
+	if (!dl_client(&a, "deleg-v3") || !CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "v3file", 1, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
+	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 10008, "NFSv3 WRITE: NFS3ERR_JUKEBOX while recalled");
+	if (CHECK(cb_wait(&a.c, &cc, 5000), "A: CB_RECALL arrives")) {
+		CHECK_EQ(cc.op2, 4, "CB_RECALL");
+		cb_answer(&a.c, &cc);
+	}
+	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_DELEGRETURN, oa.dsid), 0, "A: DELEGRETURN");
+	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 0, "NFSv3 WRITE proceeds after the return");
+	raw_close(&v3);
+	cb_close(&a.c);
+}
+
+/* SEQUENCE, PUTFH fh, SETATTR(stateid, size): its status. */
+static int dl_truncate(struct dl_client *k, const uint8_t *fh, uint32_t fh_len, const uint8_t dsid[16], uint64_t size)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 1, 3);
+	xb_sequence(&a, k->sid, &k->seqid);
+	xb_u32(&a, OP_PUTFH);
+	xb_opaque(&a, fh, fh_len);
+	xb_u32(&a, OP_SETATTR);
+	xb_raw(&a, dsid, 16);
+	xb_u32(&a, 1); /* bitmap4: size (4) */
+	xb_u32(&a, 1u << 4);
+	xb_u32(&a, 8);
+	xb_u64(&a, size);
+	st = compound_cb(&k->c, &a, &r, true, NULL);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+static void test_deleg_write(void)
+{
+	struct dl_client a;
+	struct dl_open oa;
+
+	hx_section("delegations: a write delegation; SETATTR of the size with its stateid (as Linux truncates)");
+	if (!dl_client(&a, "deleg-w"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "wfile", 3 /* BOTH */, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 2, "OPEN for writing: OPEN_DELEGATE_WRITE (%d, %u)", oa.status, oa.deleg);
+	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
+	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_DELEGRETURN, oa.dsid), 0, "DELEGRETURN");
+	cb_close(&a.c);
+}
+
+static void test_deleg_off(void)
+{
+	struct dl_client a;
+	struct dl_open oa;
+	FILE *f;
+
+	hx_section("[nfsv4] delegations = no: none granted");
+	hx_daemon_stop(&env);
+	f = fopen(env.conf_path, "a");
+	if (!CHECK(f != NULL, "config"))
+		return;
+	/* The [nfsv4] section is the file's last; no grace period after the restart. */
+	fprintf(f, "delegations = no\ngrace-time = 0\n");
+	fclose(f);
+	if (!CHECK_EQ(hx_daemon_start(&env), 0, "restarted"))
+		return;
+	if (!dl_client(&a, "deleg-off"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "ofile", 1, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 0, "OPEN: OPEN_DELEGATE_NONE (%d, %u)", oa.status, oa.deleg);
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "ofile", 1 | 0x100 /* WANT_READ_DELEG */, false, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 3, "OPEN with a want: OPEN_DELEGATE_NONE_EXT (%d, %u)", oa.status,
+	      oa.deleg);
+	CHECK(nfs4_stats_has("\"delegations\": 0,"), "stats: none held");
+	cb_close(&a.c);
+}
+
 int main(int argc, char **argv)
 {
 	FILE *f;
@@ -1134,7 +1547,7 @@ int main(int argc, char **argv)
 	f = fopen(env.conf_path, "a");
 	if (!CHECK(f != NULL, "config"))
 		return hx_end();
-	fprintf(f, "[nfsv4]\nenable = yes\n");
+	fprintf(f, "[nfsv4]\nenable = yes\nlease-time = %d\n", LEASE);
 	fclose(f);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
@@ -1145,6 +1558,11 @@ int main(int argc, char **argv)
 	test_v40();
 	test_async_copy();
 	test_notify_lock();
+	test_deleg_recall();
+	test_deleg_revoke();
+	test_deleg_v3();
+	test_deleg_write();
+	test_deleg_off();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
 	return hx_end();

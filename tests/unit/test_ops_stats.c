@@ -209,7 +209,8 @@ static void fake_nfs4_ops(stats_proc_cb cb, void *arg)
 
 static void fake_nfs4_state(struct stats_nfs4 *n)
 {
-	*n = (struct stats_nfs4){ .clients = 3, .sessions = 2, .opens = 7, .locks = 1, .recorded_clients = 4,
+	*n = (struct stats_nfs4){ .clients = 3, .sessions = 2, .opens = 7, .locks = 1, .recalls = 5, .returned = 4,
+				  .revoked = 1, .recorded_clients = 4,
 				  .grace_left_ms = 12500, .reclaims = 6, .grace_refused = 8, .no_grace = 9 };
 }
 
@@ -225,7 +226,8 @@ static void test_json_nfs4(void **state)
 				    "\"procedure\": \"SECINFO_NO_NAME\", \"calls\": 5, \"errors\": 1, "
 				    "\"latency_mean_us\": 4.0, \"latency_p99_us\": null}\n  ],"));
 	assert_non_null(strstr(doc, "\"nfs4\": {\"clients\": 3, \"sessions\": 2, \"opens\": 7, \"locks\": 1, "
-				    "\"delegations\": 0, \"recorded_clients\": 4, \"grace_left_s\": 12.5, "
+				    "\"delegations\": 0, \"recalls\": 5, \"delegreturns\": 4, \"revoked\": 1, "
+				    "\"recorded_clients\": 4, \"grace_left_s\": 12.5, "
 				    "\"reclaims\": 6, \"grace_refused\": 8, \"no_grace\": 9},"));
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3,"));
 	free(doc);
@@ -487,7 +489,8 @@ static void test_rnfsctl_nfs4(void **state)
 	snprintf(args, sizeof(args), "-s %s", s.path);
 	char *out = run_rnfsctl(args);
 	fprintf(stderr, "%s", out);
-	assert_non_null(strstr(out, "nfsv4: 3 clients, 2 sessions, 7 opens, 1 locks, 0 delegations; 4 clients recorded "
+	assert_non_null(strstr(out, "nfsv4: 3 clients, 2 sessions, 7 opens, 1 locks, 0 delegations (5 recalls, "
+				    "4 returned, 1 revoked); 4 clients recorded "
 				    "for restart recovery; grace period: 12 s left (6 reclaims, 8 GRACE, 9 NO_GRACE)"));
 	assert_non_null(strstr(out, "PROGRAM  VERS OPERATION                 CALLS   ERRORS"));
 	assert_non_null(strstr(out, "nfs         4 SECINFO_NO_NAME               5        1        4.0          -\n"));

@@ -240,6 +240,52 @@ check_backchannel() {
 	[ "${ok:-0}" -ge 2 ] || fail "fewer than 2 callbacks answered: $entry"
 }
 
+# rnfsd's NFSv4 state line field NAME (the JSON's "nfs4" object).
+rnfs4_count() {   # NAME
+	timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock --json 2>/dev/null |
+		sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" | head -n 1
+}
+
+# NFSv4.1+ (rnfsd): the client holds a read delegation on a file it opened
+# and read (rnfsctl's gauge); a second client -- the same kernel's vers=4.0
+# mount over TCP, a client id of its own -- writes the file: rnfsd recalls
+# the delegation with CB_RECALL over the first mount's back channel (the
+# transport under test: the session's TCP connection, or its RDMA queue
+# pair, RFC 8167), the writer gets NFS4ERR_DELAY until the client returns
+# it (DELEGRETURN in the first mount's mountstats, rnfsctl's recall
+# counter), and both see the new data.
+check_delegation() {
+	local m2=$MNT-v40 f=deleg-file n i before after recalls
+	echo first > "$EXPORT/$f"
+	drop_caches
+	exec 3<"$MNT/$f" || fail "open for reading failed"
+	expect_eq "read through the client" first "$(cat "$MNT/$f")"
+	for i in $(seq 1 10); do
+		n=$(rnfs4_count delegations)
+		[ "${n:-0}" -ge 1 ] && break
+		sleep 1
+	done
+	echo "rnfsd: ${n:-no} delegations held"
+	[ "${n:-0}" -ge 1 ] || { exec 3<&-; fail "the client holds no delegation (rnfsctl: ${n:-none})"; }
+	before=$(v4_opcount DELEGRETURN "$MNT")
+	mkdir -p "$m2"
+	mount -t nfs -o "vers=4.0,proto=tcp,port=2049" "$ADDR:$EXPORT" "$m2" ||
+		{ exec 3<&-; fail "the second (vers=4.0, tcp) mount failed"; }
+	echo second > "$m2/$f" || fail "write through the second client failed"
+	expect_eq "the second client reads its write" second "$(cat "$m2/$f")"
+	umount "$m2"
+	exec 3<&-
+	after=$(v4_opcount DELEGRETURN "$MNT")
+	recalls=$(rnfs4_count recalls)
+	echo "rnfsd: ${recalls:-no} recalls, $(rnfs4_count delegreturns) returned, $(rnfs4_count revoked) revoked;" \
+		"client DELEGRETURN $before -> $after"
+	[ "${recalls:-0}" -ge 1 ] || fail "rnfsd sent no CB_RECALL"
+	[ "${after:-0}" -gt "${before:-0}" ] || fail "no DELEGRETURN in the first mount's mountstats"
+	expect_eq "the server's copy" second "$(cat "$EXPORT/$f")"
+	expect_eq "read through the first client" second "$(cat "$MNT/$f")"
+	rm -f "$EXPORT/$f"
+}
+
 check_symlink() {
 	echo hello > "$MNT/sl-target"
 	ln -s sl-target "$MNT/sl" || fail "ln -s failed"
@@ -671,7 +717,8 @@ run_scenario() {
 	run_check "${p}tree-remove" 400 check_tree_remove
 	[ "$p" = ceph- ] || run_check "${p}bigdir-5000" 240 check_bigdir
 	run_check "${p}symlink" 60 check_symlink
-	case $p in v41-|v42-|v4-) [ "$SERVER" = rnfsd ] && run_check "${p}backchannel" 60 check_backchannel;; esac
+	case $p in v41-|v42-|v4-) [ "$SERVER" = rnfsd ] && run_check "${p}backchannel" 60 check_backchannel &&
+		run_check "${p}delegation" 120 check_delegation;; esac
 	[ "$TRANSPORT" = rdma ] && run_check "${p}rdma-evidence" 60 check_rdma_evidence
 	[ "$ROOT_SQUASH" = 1 ] && run_check "${p}root-squash" 60 check_root_squash
 	run_check "${p}hardlink" 60 check_hardlink

@@ -1,0 +1,300 @@
+/*
+ * test_nfs4_deleg.c - the delegation state machine (nfs/v4/nfs4_deleg.c), pure:
+ *  - the grant decision (RFC 8881 §10.4, §18.16.3): read for a reader with
+ *    no other writer, write for a writer alone, none with the 4.1 wants
+ *    NO_DELEG / CANCEL (and their why), none without a callback path, in
+ *    grace, when disabled, when another client writes or holds a write
+ *    delegation, none twice for one client (NOT_SUPP_UPGRADE), shared read
+ *    delegations;
+ *  - conflicts: a reader is in a write delegation's way only, a writer or
+ *    a namespace operation in any; the holder itself never; HELD ->
+ *    RECALLED with one CB_RECALL handed out (again only after
+ *    recall_unsent), DELAY until it is returned or a lease passes;
+ *  - revocation after a lease: REVOKED (DELEG_REVOKED for TEST_STATEID,
+ *    DELEGRETURN, I/O), the client's revoked flag, FREE_STATEID frees it;
+ *  - DELEGRETURN of unknown, another client's, another file's, old-seqid
+ *    stateids; I/O checks (OPENMODE for WRITE on a read delegation);
+ *    CLAIM_DELEGATE_CUR's check; purge; bounds (per client, in total).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "nfs/v4/nfs4_const.h"
+#include "nfs/v4/nfs4_deleg.h"
+
+#define A 0x100000001ull
+#define B 0x100000002ull
+#define LEASE 10u
+
+static struct nfs4_dtab *t;
+static const uint8_t fa[] = "file-a", fb[] = "file-b";
+
+static int setup(void **state)
+{
+	(void)state;
+	t = malloc(sizeof(*t));
+	nfs4_dtab_init(t, 7);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(t);
+	return 0;
+}
+
+static struct nfs4_dl_ask ask(uint64_t cl, uint32_t access)
+{
+	return (struct nfs4_dl_ask){ .clientid = cl, .minor = 1, .access = access, .enabled = true, .cb_up = true,
+				     .claim_ok = true };
+}
+
+static enum nfs4_dl_grant decide(const uint8_t *f, struct nfs4_dl_ask a, uint32_t *why)
+{
+	return nfs4_dtab_decide(t, f, sizeof(fa), &a, why);
+}
+
+static void grant(uint64_t cl, const uint8_t *f, bool write, struct nfs4_stateid *sid)
+{
+	assert_true(nfs4_dtab_grant(t, cl, f, sizeof(fa), write, sid));
+	assert_true(nfs4_dtab_is_deleg(sid));
+}
+
+static bool conflict(uint64_t cl, enum nfs4_dl_access acc, uint64_t now, unsigned *n, struct nfs4_dl_recall *r)
+{
+	return nfs4_dtab_conflict(t, fa, sizeof(fa), cl, acc, now, LEASE, r, 4, n);
+}
+
+static void test_decide(void **state)
+{
+	struct nfs4_dl_ask a = ask(A, NFS4_SHARE_ACCESS_READ);
+	struct nfs4_stateid sid;
+	uint32_t why;
+
+	(void)state;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_READ);
+	a.access = NFS4_SHARE_ACCESS_BOTH;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_WRITE);
+	/* 4.1 wants (RFC 8881 §18.16.3). */
+	a.want = NFS4_DL_WANT_NONE;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_NOT_WANTED);
+	a.want = NFS4_DL_WANT_CANCEL;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_CANCELLED);
+	a.want = NFS4_DL_WANT_READ; /* opened for writing, wants only a read one */
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	a.minor = 0; /* 4.0 has no wants */
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_WRITE);
+	/* No callback path, grace, disabled, a claim that gets none. */
+	a = ask(A, NFS4_SHARE_ACCESS_READ);
+	a.cb_up = false;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_RESOURCE);
+	a = ask(A, NFS4_SHARE_ACCESS_READ);
+	a.grace = true;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	a = ask(A, NFS4_SHARE_ACCESS_READ);
+	a.enabled = false;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	a = ask(A, NFS4_SHARE_ACCESS_READ);
+	a.claim_ok = false;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	/* Other clients' opens. */
+	a = ask(A, NFS4_SHARE_ACCESS_READ);
+	a.others_open = true;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_READ);
+	a.others_write = true;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	a = ask(A, NFS4_SHARE_ACCESS_WRITE);
+	a.others_open = true;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	/* Held delegations: shared reads, nothing beside a write one, one per client. */
+	grant(A, fa, false, &sid);
+	assert_int_equal(decide(fa, ask(B, NFS4_SHARE_ACCESS_READ), &why), NFS4_DL_GRANT_READ);
+	assert_int_equal(decide(fa, ask(B, NFS4_SHARE_ACCESS_WRITE), &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(decide(fa, ask(A, NFS4_SHARE_ACCESS_READ), &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_CONTENTION);
+	assert_int_equal(decide(fa, ask(A, NFS4_SHARE_ACCESS_WRITE), &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_NOT_SUPP_UPGRADE);
+	assert_int_equal(decide(fb, ask(A, NFS4_SHARE_ACCESS_READ), &why), NFS4_DL_GRANT_READ);
+	grant(B, fb, true, &sid);
+	assert_int_equal(decide(fb, ask(A, NFS4_SHARE_ACCESS_READ), &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(t->count, 2);
+	assert_int_equal(nfs4_dtab_client_count(t, A), 1);
+}
+
+static void test_recall_return(void **state)
+{
+	struct nfs4_stateid sid, s2;
+	struct nfs4_dl_recall r[4];
+	unsigned n;
+
+	(void)state;
+	grant(A, fa, false, &sid);
+	/* A reader (B), the holder itself: no conflict with a read delegation. */
+	assert_false(conflict(B, NFS4_DL_ACC_READ, 100, &n, r));
+	assert_false(conflict(A, NFS4_DL_ACC_WRITE, 100, &n, r));
+	assert_int_equal(t->recalls, 0);
+	/* A writer: recalled, one CB_RECALL handed out, DELAY. */
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 100, &n, r));
+	assert_int_equal(n, 1);
+	assert_int_equal(r[0].clientid, A);
+	assert_memory_equal(&r[0].sid, &sid, sizeof(sid));
+	assert_memory_equal(r[0].fkey, fa, sizeof(fa));
+	assert_int_equal(t->recalls, 1);
+	/* Retried: still DELAY, no second CB_RECALL unless the first was not sent. */
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 101, &n, r));
+	assert_int_equal(n, 0);
+	nfs4_dtab_recall_unsent(t, &sid);
+	assert_true(conflict(0, NFS4_DL_ACC_NS, 102, &n, r));
+	assert_int_equal(n, 1);
+	assert_int_equal(t->recalls, 1);
+	/* I/O with it still works while it is recalled (the client flushes). */
+	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_READ), NFS4_OK);
+	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_WRITE), NFS4ERR_OPENMODE);
+	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fb, sizeof(fb), NFS4_SHARE_ACCESS_READ),
+			 NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_dtab_check_claim(t, A, &sid, fa, sizeof(fa)), NFS4_OK);
+	assert_int_equal(nfs4_dtab_check_claim(t, B, &sid, fa, sizeof(fa)), NFS4ERR_BAD_STATEID);
+	/* DELEGRETURN: not another client's, not another file's, not an old seqid (4.0). */
+	assert_int_equal(nfs4_dtab_return(t, B, 1, &sid, NULL, 0), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, fb, sizeof(fb)), NFS4ERR_BAD_STATEID);
+	s2 = sid;
+	s2.seqid = 0;
+	assert_int_equal(nfs4_dtab_return(t, A, 0, &s2, NULL, 0), NFS4ERR_OLD_STATEID);
+	s2.seqid = 2;
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &s2, NULL, 0), NFS4ERR_BAD_STATEID);
+	s2 = sid;
+	s2.other[0] ^= 1; /* another boot */
+	assert_int_equal(nfs4_dtab_return(t, A, 0, &s2, NULL, 0), NFS4ERR_STALE_STATEID);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, fa, sizeof(fa)), NFS4_OK);
+	assert_int_equal(t->returned, 1);
+	assert_int_equal(t->count, 0);
+	/* Gone: the writer proceeds; the stateid is unknown now. */
+	assert_false(conflict(B, NFS4_DL_ACC_WRITE, 103, &n, r));
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, NULL, 0), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_dtab_test(t, A, &sid), NFS4ERR_BAD_STATEID);
+	/* The slot's next grant has another stateid. */
+	grant(A, fa, false, &s2);
+	assert_memory_not_equal(s2.other, sid.other, sizeof(sid.other));
+}
+
+static void test_write_deleg_conflicts(void **state)
+{
+	struct nfs4_stateid sid;
+	struct nfs4_dl_recall r[4];
+	unsigned n;
+
+	(void)state;
+	grant(A, fa, true, &sid);
+	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_WRITE), NFS4_OK);
+	assert_true(conflict(B, NFS4_DL_ACC_READ, 5, &n, r)); /* a reader is in a write delegation's way */
+	assert_int_equal(n, 1);
+}
+
+static void test_revoke(void **state)
+{
+	struct nfs4_stateid sid;
+	struct nfs4_dl_recall r[4];
+	unsigned n;
+
+	(void)state;
+	grant(A, fa, false, &sid);
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 100, &n, r));
+	assert_int_equal(nfs4_dtab_expire(t, 100 + LEASE - 1, LEASE), 0);
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 100 + LEASE - 1, &n, r));
+	assert_false(nfs4_dtab_client_revoked(t, A));
+	/* A lease after the recall: revoked, the writer proceeds. */
+	assert_false(conflict(B, NFS4_DL_ACC_WRITE, 100 + LEASE, &n, r));
+	assert_int_equal(t->revoked, 1);
+	assert_true(nfs4_dtab_client_revoked(t, A));
+	assert_false(nfs4_dtab_client_revoked(t, B));
+	assert_int_equal(nfs4_dtab_test(t, A, &sid), NFS4ERR_DELEG_REVOKED);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, NULL, 0), NFS4ERR_DELEG_REVOKED);
+	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_READ),
+			 NFS4ERR_DELEG_REVOKED);
+	assert_int_equal(nfs4_dtab_check_claim(t, A, &sid, fa, sizeof(fa)), NFS4ERR_BAD_STATEID);
+	/* FREE_STATEID frees it, the flag goes. */
+	assert_int_equal(nfs4_dtab_free(t, B, &sid), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_dtab_free(t, A, &sid), NFS4_OK);
+	assert_false(nfs4_dtab_client_revoked(t, A));
+	assert_int_equal(t->count, 0);
+	/* nfs4_dtab_expire revokes without a conflicting call. */
+	grant(A, fa, false, &sid);
+	assert_int_equal(nfs4_dtab_free(t, A, &sid), NFS4ERR_LOCKS_HELD);
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 200, &n, r));
+	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE, LEASE), 1);
+	assert_true(nfs4_dtab_client_revoked(t, A));
+}
+
+static void test_purge_bounds(void **state)
+{
+	struct nfs4_stateid sid;
+	uint64_t ids[4];
+	uint8_t key[16];
+	uint32_t why;
+
+	(void)state;
+	grant(A, fa, false, &sid);
+	grant(B, fa, false, &sid);
+	assert_int_equal(nfs4_dtab_holders(t, ids, 4), 2);
+	nfs4_dtab_purge_client(t, A);
+	assert_int_equal(t->count, 1);
+	assert_int_equal(nfs4_dtab_client_count(t, A), 0);
+	assert_int_equal(nfs4_dtab_test(t, B, &sid), NFS4_OK);
+	/* Per client, then in total. */
+	for (unsigned i = 0; i < NFS4_DELEG_PER_CLIENT; i++) {
+		memset(key, 0, sizeof(key));
+		memcpy(key, &i, sizeof(i));
+		assert_true(nfs4_dtab_grant(t, A, key, sizeof(key), false, &sid));
+	}
+	struct nfs4_dl_ask a = ask(A, NFS4_SHARE_ACCESS_READ);
+	assert_int_equal(nfs4_dtab_decide(t, fb, sizeof(fb), &a, &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_RESOURCE);
+	for (uint64_t c = 3; t->count < NFS4_DELEG_MAX; c++) {
+		memset(key, 1, sizeof(key));
+		memcpy(key, &c, sizeof(c));
+		assert_true(nfs4_dtab_grant(t, c, key, sizeof(key), false, &sid));
+	}
+	assert_false(nfs4_dtab_grant(t, B, fb, sizeof(fb), false, &sid));
+	a = ask(B, NFS4_SHARE_ACCESS_READ);
+	assert_int_equal(nfs4_dtab_decide(t, fb, sizeof(fb), &a, &why), NFS4_DL_GRANT_NONE);
+	nfs4_dtab_purge_client(t, A);
+	assert_int_equal(t->count, NFS4_DELEG_MAX - NFS4_DELEG_PER_CLIENT);
+}
+
+static void test_not_deleg(void **state)
+{
+	struct nfs4_stateid sid;
+
+	(void)state;
+	memset(&sid, 0, sizeof(sid));
+	assert_false(nfs4_dtab_is_deleg(&sid)); /* anonymous */
+	memset(&sid, 0xff, sizeof(sid));
+	assert_false(nfs4_dtab_is_deleg(&sid)); /* bypass */
+	grant(A, fa, false, &sid);
+	sid.other[8] &= 0x7f;
+	assert_false(nfs4_dtab_is_deleg(&sid)); /* an open's counter */
+	assert_int_equal(nfs4_dtab_test(t, A, &sid), NFS4ERR_BAD_STATEID);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_decide, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recall_return, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_deleg_conflicts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revoke, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_purge_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_deleg, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
