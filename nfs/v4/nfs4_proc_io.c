@@ -6,7 +6,7 @@
  * with the anonymous or READ-bypass stateid (RFC 8881 §8.2.3), the current
  * filehandle's file opened for this call and each I/O checked as the caller
  * (BE_IO_CHECK_ACCESS), after the share reservations (a deny of an open
- * refuses stateless I/O: SHARE_DENIED, except READ with the bypass stateid).
+ * refuses stateless I/O: LOCKED, RFC 7530 §9.9, except READ with the bypass stateid).
  * Either way the current filehandle is admitted and squashed on every use.
  *
  * Zero copy as NFSv3's (nfs3_proc_io.c): READ has the backend read into the

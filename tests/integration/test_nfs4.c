@@ -96,6 +96,7 @@ enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, 
 #define NFS4ERR_DENIED 10010
 #define NFS4ERR_EXPIRED 10011
 #define NFS4ERR_SHARE_DENIED 10015
+#define NFS4ERR_LOCKED 10012
 #define NFS4ERR_MINOR_VERS_MISMATCH 10021
 #define NFS4ERR_STALE_STATEID 10023
 #define NFS4ERR_OLD_STATEID 10024
@@ -806,7 +807,7 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	xb_u64(&a, 0);
 	xb_u32(&a, 2);
 	xb_opaque(&a, "x", 1);
-	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_SHARE_DENIED, "anonymous WRITE against the deny: SHARE_DENIED");
+	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_LOCKED, "anonymous WRITE against the deny: LOCKED (RFC 7530 §9.9)");
 	raw_reply_free(&r);
 	xb_free(&a);
 	CHECK_EQ(open40(c, root, root_len, 9, 1, 0, ca, "owner-a", 0, "deny", &o2, fh2, &fh2_len), NFS4ERR_BAD_SEQID,

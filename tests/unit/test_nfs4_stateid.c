@@ -154,16 +154,18 @@ static void test_share_deny(void **state)
 	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r2), NFS4_OK);
 	/* Another owner of the same client is refused as well. */
 	assert_int_equal(do_open(CL1, 1, "p", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r2), NFS4ERR_SHARE_DENIED);
-	/* The owner itself may upgrade. */
-	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r1), NFS4_OK);
+	/* RFC 7530 §9.9: the deny refuses the denying owner's own upgrade too (pynfs OPEN21, OPEN25);
+	 * an upgrade within it is fine, and so is a deny that only the owner's own access meets. */
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4ERR_SHARE_DENIED);
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r1), NFS4_OK);
 	/* Another file is unaffected. */
 	assert_int_equal(do_open(CL2, 1, "o", "b", NFS4_SHARE_ACCESS_WRITE, NFS4_SHARE_DENY_BOTH, &r2), NFS4_OK);
-	/* Anonymous I/O against a deny. */
+	/* Anonymous I/O against a deny: LOCKED (RFC 7530 §9.9; pynfs OPEN23, OPEN27, WRT9). */
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE),
-			 NFS4ERR_SHARE_DENIED);
+			 NFS4ERR_LOCKED);
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_READ), NFS4_OK);
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"b", 1, NFS4_SHARE_ACCESS_READ),
-			 NFS4ERR_SHARE_DENIED);
+			 NFS4ERR_LOCKED);
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"c", 1, NFS4_SHARE_ACCESS_WRITE), NFS4_OK);
 	/* Closing the deny lets the writer in. */
 	assert_int_equal(nfs4_stab_close(&t, &r1.sid, SQ(1), &r1.sid), NFS4_OK);
@@ -304,6 +306,33 @@ static void test_seqid(void **state)
 	/* The seqid wraps to 0 (RFC 7530 §9.1.3). */
 	nfs4_stab_seqid_done(&t, CL1, o, 3, UINT32_MAX, NFS4_OK, NULL, 0);
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 0, &rp, &st), NFS4_SEQID_NEW);
+}
+
+/* RFC 7530 §9.1.8: a retransmitted CLOSE gets the owner's last reply although
+ * the open is gone (pynfs CLOSE10, CLOSE12, RPLY9). */
+static void test_seqid_close_replay(void **state)
+{
+	struct nfs4_seqid_replay rp;
+	struct nfs4_open_res r, r2;
+	struct nfs4_stateid c, out;
+	uint32_t st = 0;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 0, "own", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_int_equal(do_open(CL1, 0, "own", "b", NFS4_SHARE_ACCESS_READ, 0, &r2), NFS4_OK);
+	nfs4_stab_seqid_done(&t, CL1, (const uint8_t *)"own", 3, 1, NFS4_OK, NULL, 0);
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, (struct nfs4_sid_seq){ 0, 2 }, &c), NFS4_OK);
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &c, 3, &rp, &st), NFS4_SEQID_NEW);
+	assert_int_equal(nfs4_stab_close(&t, &c, (struct nfs4_sid_seq){ 0, 3 }, &out), NFS4_OK);
+	/* The same CLOSE again: the cached reply (the closed stateid, seqid + 1). */
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &c, 3, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_int_equal(rp.status, NFS4_OK);
+	assert_int_equal(rp.len, 16);
+	assert_int_equal(rp.body[3], out.seqid);
+	assert_memory_equal(rp.body + 4, c.other, NFS4_OTHER_SIZE);
+	/* Out of order through the closed stateid: BAD_SEQID; the other open goes on. */
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &c, 9, &rp, &st), NFS4_SEQID_ERROR);
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &r2.sid, 4, &rp, &st), NFS4_SEQID_NEW);
 }
 
 static void test_seqid_unconfirmed_restart(void **state)
@@ -490,6 +519,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v40_confirm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_downgrade_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seqid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seqid_close_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seqid_unconfirmed_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_test_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
