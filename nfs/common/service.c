@@ -44,6 +44,7 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	nfs34_program.versions = nfs34_versions;
 	log_info("nfs: serving NFSv4.0, 4.1 and 4.2 (no delegations; [nfsv4] enable = no turns it off)");
 	nfs4_session_configure(cfg->nfsv4_lease_time);
+	nfs4_session_max_clients(cfg->nfsv4_max_clients);
 	nfs4_session_init();
 	nfs4_recovery_start(cfg->state_dir, cfg->nfsv4_grace_time);
 	return rpc_register_program(&nfs34_program);

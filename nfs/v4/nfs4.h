@@ -187,6 +187,8 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 
 /* [nfsv4] lease-time (before nfs4_session_init; 0: NFS4_LEASE_TIME) and what GETATTR announces. */
 void nfs4_session_configure(unsigned lease_s);
+/* [nfsv4] max-clients (before nfs4_session_init; 0: NFS4_STATE_MAX_CLIENTS). */
+void nfs4_session_max_clients(unsigned n);
 uint32_t nfs4_lease_time(void);
 void nfs4_session_init(void);
 void nfs4_session_release(void);

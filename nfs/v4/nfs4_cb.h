@@ -28,7 +28,7 @@
 struct loop;
 struct rpc_conn;
 
-#define NFS4_CB_CLIENTS 1024u
+#define NFS4_CB_CLIENTS NFS4_STATE_MAX_CLIENTS /* one callback path per client record */
 
 /* Loop thread, at start (before the workers) and at shutdown. 0 or -1 (logged). */
 int nfs4_cb_start(struct loop *loop);

@@ -65,6 +65,13 @@ void nfs4_session_configure(unsigned lease_s)
 	nfs4_lease = lease_s ? lease_s : NFS4_LEASE_TIME;
 }
 
+static unsigned nfs4_max_clients; /* [nfsv4] max-clients (0: the ceiling) */
+
+void nfs4_session_max_clients(unsigned n)
+{
+	nfs4_max_clients = n;
+}
+
 uint32_t nfs4_lease_time(void)
 {
 	return nfs4_lease;
@@ -99,6 +106,8 @@ void nfs4_session_init(void)
 		seed = (uint64_t)clock();
 	/* One boot value for both: a stateid names its clientid (nfs4_stateid_clientid()). */
 	nfs4_state_init(&nfs4_st, boot, seed, nfs4_lease);
+	if (nfs4_max_clients)
+		nfs4_state_set_max_clients(&nfs4_st, nfs4_max_clients);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
