@@ -301,6 +301,8 @@ uint32_t nfs4_locku_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res);
 /* FREE_STATEID: LOCKS_HELD for a lock stateid whose owner still holds a lock. */
 uint32_t nfs4_lock_free_check(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+/* Does owner hold a lock on the file (FREE_STATEID, RELEASE_LOCKOWNER: LOCKS_HELD)? */
+bool nfs4_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner);
 
 struct nfs4_lock_op_res { /* LOCK, LOCKT, LOCKU */
 	bool replay; /* 4.0: rp is the answer */

@@ -55,8 +55,13 @@ static void nfs4_stb_unlock(void *fs, void *file, uint64_t owner)
 	be_lock_owner_release(fs, file, owner);
 }
 
+static bool nfs4_stb_locked(void *fs, void *file, uint64_t owner)
+{
+	return nfs4_lock_owner_holds(fs, file, owner);
+}
+
 static const struct nfs4_stab_file_ops nfs4_stb_ops = { .get = nfs4_stb_get, .put = nfs4_stb_put,
-							.unlock = nfs4_stb_unlock };
+							.unlock = nfs4_stb_unlock, .locked = nfs4_stb_locked };
 
 static uint32_t nfs4_lease = NFS4_LEASE_TIME; /* [nfsv4] lease-time */
 

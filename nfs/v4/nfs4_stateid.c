@@ -1043,12 +1043,18 @@ uint32_t nfs4_stab_release_lockowner(struct nfs4_stab *t, uint64_t clientid, con
 {
 	struct nfs4_lowner *lo;
 
+	uint32_t status = NFS4_OK;
+
 	pthread_mutex_lock(&t->lock);
 	lo = lowner_find(client_find(t, clientid, false), owner, len);
-	if (lo)
-		lowner_free(t, lo); /* its locks go with it (the backend releases them) */
+	/* RFC 7530 §16.37.4: an owner still holding locks is NFS4ERR_LOCKS_HELD (pynfs RLOWN3, as knfsd). */
+	for (struct nfs4_open *lk = lo ? lo->locks : NULL; lk && fops_of(t)->locked; lk = lk->lowner_next)
+		if (lk->file->file && fops_of(t)->locked(lk->file->fs, lk->file->file, lo->id))
+			status = NFS4ERR_LOCKS_HELD;
+	if (lo && status == NFS4_OK)
+		lowner_free(t, lo);
 	pthread_mutex_unlock(&t->lock);
-	return NFS4_OK;
+	return status;
 }
 
 /* ---- NFSv4.0 lock-owner seqids (RFC 7530 §9.1.7, §16.10.5) ---- */

@@ -97,6 +97,7 @@ enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, 
 #define NFS4ERR_EXPIRED 10011
 #define NFS4ERR_SHARE_DENIED 10015
 #define NFS4ERR_LOCKED 10012
+#define NFS4ERR_ACCESS 13
 #define NFS4ERR_MINOR_VERS_MISMATCH 10021
 #define NFS4ERR_STALE_STATEID 10023
 #define NFS4ERR_OLD_STATEID 10024
@@ -128,12 +129,13 @@ static uint32_t walk(struct xb *a, const char *path)
 	return n;
 }
 
-/* Send a COMPOUND; its status (or -1), r->body at the first result. */
-static int compound(struct raw_conn *c, const struct xb *a, struct raw_reply *r, uint32_t *nres)
+/* Send a COMPOUND as AUTH_SYS uid/gid; its status (or -1), r->body at the first result. */
+static int compound_as(struct raw_conn *c, uint32_t uid, uint32_t gid, const struct xb *a, struct raw_reply *r,
+		       uint32_t *nres)
 {
 	uint32_t len;
 
-	if (raw_call(c, ++xid, RAW_NFS_PROG, 4, 1, a->p, a->len, r) != RAW_RECV_OK)
+	if (raw_call_as(c, ++xid, RAW_NFS_PROG, 4, 1, uid, gid, a->p, a->len, r) != RAW_RECV_OK)
 		return -1;
 	if (r->reply_stat != 0 || r->accept_stat != 0)
 		return -1;
@@ -141,6 +143,11 @@ static int compound(struct raw_conn *c, const struct xb *a, struct raw_reply *r,
 	xd_opaque(&r->body, &len, 1024);
 	*nres = xd_u32(&r->body);
 	return r->body.bad ? -1 : st;
+}
+
+static int compound(struct raw_conn *c, const struct xb *a, struct raw_reply *r, uint32_t *nres)
+{
+	return compound_as(c, 0, 0, a, r, nres);
 }
 
 static bool res_ok(struct raw_reply *r, uint32_t op)
@@ -564,7 +571,7 @@ static uint64_t client40(struct raw_conn *c, const char *id)
 	return cid;
 }
 
-/* OPEN4args; create: UNCHECKED4 (or GUARDED4) with mode 0644. */
+/* OPEN4args; create: 1 UNCHECKED4 (2 GUARDED4) with mode 0644; 3 UNCHECKED4 with mode 0644 and size 4, 4 with size 0. */
 static void xb_open(struct xb *a, uint32_t seqid, uint32_t access, uint32_t deny, uint64_t cid, const char *owner,
 		    int create, const char *name)
 {
@@ -575,7 +582,15 @@ static void xb_open(struct xb *a, uint32_t seqid, uint32_t access, uint32_t deny
 	xb_u64(a, cid);
 	xb_string(a, owner);
 	xb_u32(a, create ? 1 : 0);
-	if (create) {
+	if (create >= 3) {
+		xb_u32(a, 0);       /* UNCHECKED4 */
+		xb_u32(a, 2);       /* bitmap: size (4), mode (33) */
+		xb_u32(a, 1u << 4);
+		xb_u32(a, 1u << 1);
+		xb_u32(a, 12);
+		xb_u64(a, create == 3 ? 4 : 0);
+		xb_u32(a, 0644);
+	} else if (create) {
 		xb_u32(a, create == 2 ? 1 : 0); /* GUARDED4 : UNCHECKED4 */
 		xb_u32(a, 2);                    /* bitmap: mode (33) */
 		xb_u32(a, 0);
@@ -751,6 +766,18 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	xb_free(&a);
 	CHECK_EQ(read40(c, 0, fh, fh_len, &s2, buf, sizeof(buf), &len), 0, "READ");
 	CHECK(len == 10 && memcmp(buf, "hello nfs4", 10) == 0, "READ gives what WRITE wrote");
+	/* Another user with the stateid of root's 0644 file: ACCESS (RFC 7530 §9.1.4; pynfs WRT19). */
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_WRITE);
+	xb_sid(&a, &s2);
+	xb_u64(&a, 0);
+	xb_u32(&a, 2); /* FILE_SYNC4 */
+	xb_opaque(&a, "xx", 2);
+	CHECK_EQ(compound_as(c, 3912, 2422, &a, &r, &n), NFS4ERR_ACCESS, "WRITE with a stolen stateid: ACCESS");
+	raw_reply_free(&r);
+	xb_free(&a);
 	{
 		char disk[32] = { 0 };
 		FILE *f = fopen(hx_xpath(&env, "f40"), "r");
@@ -758,6 +785,27 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		if (f)
 			fclose(f);
 		CHECK(got == 10 && memcmp(disk, "hello nfs4", 10) == 0, "the file on the server");
+	}
+	{
+		/* RFC 7530 §16.16.5: UNCHECKED4 of an existing file ignores its createattrs but a
+		 * size of zero (a truncation, as knfsd; pynfs OPEN2). */
+		struct stat sb;
+		uint8_t tfh[128];
+		uint32_t tfh_len = 0;
+		FILE *f;
+
+		CHECK_EQ(open40(c, root, root_len, 1, 3, 0, ca, "owner-t", 1, "f40t", &o2, tfh, &tfh_len), 0,
+			 "OPEN create f40t");
+		f = fopen(hx_xpath(&env, "f40t"), "w");
+		CHECK(f && fwrite("0123456789", 1, 10, f) == 10, "ten bytes in f40t");
+		if (f)
+			fclose(f);
+		CHECK_EQ(open40(c, root, root_len, 2, 3, 0, ca, "owner-t", 3, "f40t", &o2, tfh, &tfh_len), 0,
+			 "OPEN UNCHECKED4 size 4 of the existing f40t");
+		CHECK(stat(hx_xpath(&env, "f40t"), &sb) == 0 && sb.st_size == 10, "a non-zero size is ignored");
+		CHECK_EQ(open40(c, root, root_len, 3, 3, 0, ca, "owner-t", 4, "f40t", &o2, tfh, &tfh_len), 0,
+			 "OPEN UNCHECKED4 size 0 of the existing f40t");
+		CHECK(stat(hx_xpath(&env, "f40t"), &sb) == 0 && sb.st_size == 0, "size 0 truncates");
 	}
 	bad = s2;
 	bad.seqid = 1;

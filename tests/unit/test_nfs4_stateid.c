@@ -50,7 +50,16 @@ static void fake_unlock(void *fs, void *file, uint64_t owner)
 	last_unlock = owner;
 }
 
-static const struct nfs4_stab_file_ops fops = { .get = fake_get, .put = fake_put, .unlock = fake_unlock };
+static uint64_t held_owner; /* the owner the fake backend says holds a lock */
+
+static bool fake_locked(void *fs, void *file, uint64_t owner)
+{
+	(void)fs, (void)file;
+	return owner == held_owner;
+}
+
+static const struct nfs4_stab_file_ops fops = { .get = fake_get, .put = fake_put, .unlock = fake_unlock,
+						.locked = fake_locked };
 static int file_a, file_b;
 
 static int setup(void **state)
@@ -58,6 +67,7 @@ static int setup(void **state)
 	(void)state;
 	refs = 0;
 	unlocks = 0;
+	held_owner = 0;
 	nfs4_stab_init(&t, 0xb007, &fops);
 	return 0;
 }
@@ -466,6 +476,12 @@ static void test_locks(void **state)
 	/* RELEASE_LOCKOWNER: the owner and its stateids go. */
 	assert_int_equal(do_open(CL1, 1, "o", "b", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4_OK);
+	/* ... but not while it holds a lock (RFC 7530 §16.37.4; pynfs RLOWN3). */
+	held_owner = ref2.owner_id;
+	assert_int_equal(nfs4_stab_release_lockowner(&t, CL1, (const uint8_t *)"lk", 2), NFS4ERR_LOCKS_HELD);
+	assert_int_equal(unlocks, 2);
+	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), ref2.owner_id);
+	held_owner = 0;
 	assert_int_equal(nfs4_stab_release_lockowner(&t, CL1, (const uint8_t *)"lk", 2), NFS4_OK);
 	assert_int_equal(unlocks, 3);
 	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), 0);
