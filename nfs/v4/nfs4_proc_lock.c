@@ -296,14 +296,20 @@ uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res)
 	return nfs4_stab_release_lockowner(nfs4_session_stab(), clientid, a->owner.owner, a->owner.owner_len);
 }
 
-/* A whole-file write lock of another owner meets one of the owner's (its first holder's). */
+/* A whole-file write lock of another owner meets one of the owner's: the backend names the holder,
+ * or (local: it cannot) the same test as the owner itself meets nothing (lock_holder's way). */
 bool nfs4_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner)
 {
 	struct be_lock all = { .type = BE_LOCK_WRITE, .offset = 0, .length = 0 };
-	struct be_lock_conflict h;
+	struct be_lock_conflict h = { 0 };
 	bool conflict = false;
 
-	return be_lock_test(fs, f, NFS4_STAB_LOCK_ID_BIT, &all, &conflict, &h) == 0 && conflict && h.owner == owner;
+	if (be_lock_test(fs, f, NFS4_STAB_LOCK_ID_BIT, &all, &conflict, &h) != 0 || !conflict)
+		return false;
+	if (h.owner)
+		return h.owner == owner;
+	conflict = true;
+	return be_lock_test(fs, f, owner, &all, &conflict, &h) == 0 && !conflict;
 }
 
 /* FREE_STATEID of a lock stateid: LOCKS_HELD while its owner holds a lock on the file. */

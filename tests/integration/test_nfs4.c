@@ -97,6 +97,7 @@ enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, 
 #define NFS4ERR_EXPIRED 10011
 #define NFS4ERR_SHARE_DENIED 10015
 #define NFS4ERR_LOCKED 10012
+#define NFS4ERR_LOCKS_HELD 10037
 #define NFS4ERR_ACCESS 13
 #define NFS4ERR_MINOR_VERS_MISMATCH 10021
 #define NFS4ERR_STALE_STATEID 10023
@@ -1296,14 +1297,32 @@ static void test_locks40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
-	xb_init(&a);
-	hdr(&a, 0, 1);
-	xb_u32(&a, OP_RELEASE_LOCKOWNER);
-	xb_u64(&a, cb);
-	xb_string(&a, "lock-b");
-	CHECK_EQ(compound(c, &a, &r, &n), 0, "B: RELEASE_LOCKOWNER");
-	raw_reply_free(&r);
-	xb_free(&a);
+	/* RFC 7530 §16.37.4: not while the owner holds a lock (pynfs RLOWN3); after its LOCKU, yes. */
+	for (int held = 1; held >= 0; held--) {
+		xb_init(&a);
+		hdr(&a, 0, 1);
+		xb_u32(&a, OP_RELEASE_LOCKOWNER);
+		xb_u64(&a, cb);
+		xb_string(&a, "lock-b");
+		CHECK_EQ(compound(c, &a, &r, &n), held ? NFS4ERR_LOCKS_HELD : 0, "B: RELEASE_LOCKOWNER %s",
+			 held ? "holding [50, 60): LOCKS_HELD" : "after LOCKU");
+		raw_reply_free(&r);
+		xb_free(&a);
+		if (!held)
+			break;
+		xb_init(&a);
+		hdr(&a, 0, 2);
+		xb_putfh(&a, fh, fh_len);
+		xb_u32(&a, OP_LOCKU);
+		xb_u32(&a, 2);
+		xb_u32(&a, 1); /* lock seqid */
+		xb_sid(&a, &lb);
+		xb_u64(&a, 50);
+		xb_u64(&a, 10);
+		CHECK_EQ(compound(c, &a, &r, &n), 0, "B: LOCKU [50, 60)");
+		raw_reply_free(&r);
+		xb_free(&a);
+	}
 	/* Now a local process takes the range, and NFSv4 sees it. */
 	pid = local_lock(hx_xpath(&env, "locked"));
 	if (CHECK(pid > 0, "a local process locks [0, 100) once B released its owner")) {
