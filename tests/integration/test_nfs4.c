@@ -1228,6 +1228,31 @@ static pid_t local_lock(const char *path)
 	return pid;
 }
 
+/* PUTFH fh, LOCKU (write) of [off, off + len) with the lock seqid: the status; *sid the new lock stateid. */
+static int locku40(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, uint32_t seqid, struct sid *sid,
+		   uint64_t off, uint64_t len)
+{
+	struct raw_reply r;
+	uint32_t n;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_LOCKU);
+	xb_u32(&a, 2);
+	xb_u32(&a, seqid);
+	xb_sid(&a, sid);
+	xb_u64(&a, off);
+	xb_u64(&a, len);
+	st = compound(c, &a, &r, &n);
+	if (st == 0 && res_ok(&r, OP_PUTFH) && res_ok(&r, OP_LOCKU))
+		xd_sid(&r.body, sid);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
 static void test_locks40(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
 {
 	uint8_t fh[128];
@@ -1272,23 +1297,8 @@ static void test_locks40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		waitpid(pid, NULL, 0);
 	}
 	/* A unlocks: B gets it (B's open owner seqid 3 went to the DENIED LOCK, so 4 now). */
-	xb_init(&a);
-	hdr(&a, 0, 2);
-	xb_putfh(&a, fh, fh_len);
-	xb_u32(&a, OP_LOCKU);
-	xb_u32(&a, 2);
-	xb_u32(&a, 1); /* lock seqid */
-	xb_sid(&a, &la);
-	xb_u64(&a, 0);
-	xb_u64(&a, 100);
-	CHECK_EQ(compound(c, &a, &r, &n), 0, "A: LOCKU");
-	res_ok(&r, OP_PUTFH);
-	if (res_ok(&r, OP_LOCKU)) {
-		xd_sid(&r.body, &la);
-		CHECK_EQ(la.seqid, 2, "LOCKU's stateid seqid 2");
-	}
-	raw_reply_free(&r);
-	xb_free(&a);
+	CHECK_EQ(locku40(c, fh, fh_len, 1, &la, 0, 100), 0, "A: LOCKU");
+	CHECK_EQ(la.seqid, 2, "LOCKU's stateid seqid 2");
 	CHECK_EQ(lock40(c, fh, fh_len, 2, 50, 10, true, 4, &sb, 0, cb, "lock-b", &lb, NULL, NULL, 0), 0,
 		 "B: LOCK [50, 60) after A's LOCKU");
 	pid = local_lock(hx_xpath(&env, "locked"));
@@ -1310,18 +1320,7 @@ static void test_locks40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		xb_free(&a);
 		if (!held)
 			break;
-		xb_init(&a);
-		hdr(&a, 0, 2);
-		xb_putfh(&a, fh, fh_len);
-		xb_u32(&a, OP_LOCKU);
-		xb_u32(&a, 2);
-		xb_u32(&a, 1); /* lock seqid */
-		xb_sid(&a, &lb);
-		xb_u64(&a, 50);
-		xb_u64(&a, 10);
-		CHECK_EQ(compound(c, &a, &r, &n), 0, "B: LOCKU [50, 60)");
-		raw_reply_free(&r);
-		xb_free(&a);
+		CHECK_EQ(locku40(c, fh, fh_len, 1, &lb, 50, 10), 0, "B: LOCKU [50, 60)");
 	}
 	/* Now a local process takes the range, and NFSv4 sees it. */
 	pid = local_lock(hx_xpath(&env, "locked"));
