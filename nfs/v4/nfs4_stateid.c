@@ -920,7 +920,8 @@ static uint32_t lock_new_locked(struct nfs4_stab *t, const struct nfs4_lock_req 
 	if (c->clientid != rq->clientid || !same_file(op, rq->fkey, rq->fkey_len) || !op->owner->confirmed)
 		return NFS4ERR_BAD_STATEID;
 	lo = lowner_find(c, rq->owner, rq->owner_len);
-	for (lk = op->locks; lo && lk && lk->lowner != lo; lk = lk->lock_next)
+	/* RFC 7530 §9.1.4.1: one lock stateid per (lock owner, open); a new owner has none yet. */
+	for (lk = lo ? op->locks : NULL; lk && lk->lowner != lo; lk = lk->lock_next)
 		;
 	if (!lk && !room_for(t, c, lo ? 1 : 2))
 		return bound_status(rq->minor);

@@ -441,6 +441,14 @@ static void test_locks(void **state)
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref2), NFS4_OK);
 	assert_memory_equal(ref2.sid.other, ls.other, NFS4_OTHER_SIZE);
 	assert_int_equal(ref2.owner_id, ref.owner_id);
+	/* Another lock owner of the same open: its own lock stateid and backend owner (pynfs RPLY6). */
+	assert_int_equal(lock_new(CL1, &r.sid, "lk-other", "a", &ref2), NFS4_OK);
+	assert_memory_not_equal(ref2.sid.other, ls.other, NFS4_OTHER_SIZE);
+	assert_int_equal(ref2.sid.seqid, 0);
+	assert_true(ref2.owner_id != ref.owner_id);
+	assert_int_equal(nfs4_stab_release_lockowner(&t, CL1, (const uint8_t *)"lk-other", 8), NFS4_OK);
+	assert_int_equal(unlocks, 1);
+	unlocks = 0;
 	/* Not for another client, another file, or a lock stateid as the open. */
 	assert_int_equal(lock_new(CL2, &r.sid, "lk", "a", &ref2), NFS4ERR_BAD_STATEID);
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4ERR_BAD_STATEID);
