@@ -51,7 +51,9 @@
 #define NFS4_STATE_CACHE_TOTAL (64u << 20) /* all sessions' reply caches together */
 #define NFS4_OWNER_MAX 1024u        /* co_ownerid, RFC 8881 §18.35.1: opaque<NFS4_OPAQUE_LIMIT> */
 #define NFS4_SESSIONID_SIZE 16u
-#define NFS4_STATE_EXPIRED_RING 64u /* clientids whose lease ran out, remembered for RENEW */
+/* Clientids whose lease ran out, remembered for RENEW: a table's worth (pynfs CID5's 1024 clients
+ * expiring together must not push out a RENEW3 client expired just before them). */
+#define NFS4_STATE_EXPIRED_RING NFS4_STATE_MAX_CLIENTS
 
 /* EXCHANGE_ID flags (RFC 8881 §18.35.1). */
 #define EXCHGID4_FLAG_SUPP_MOVED_REFER 0x00000001u

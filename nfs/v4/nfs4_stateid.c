@@ -362,7 +362,7 @@ void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, bool expired
 	c = client_find(t, clientid, false);
 	if (c)
 		client_free(t, c);
-	if (expired) {
+	if (expired && c) { /* a client without state has no stateid to answer EXPIRED for */
 		t->expired[t->expired_next] = (uint32_t)clientid;
 		t->expired_next = (t->expired_next + 1) % NFS4_STAB_EXPIRED_RING;
 	}

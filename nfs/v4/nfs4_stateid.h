@@ -52,7 +52,7 @@
 #define NFS4_STAB_FKEY_MAX 128u     /* a file's key (its NFSv4 handle) */
 #define NFS4_STAB_REPLAY_MAX 256u   /* a 4.0 owner's cached reply body */
 #define NFS4_STAB_BUCKETS 4096u
-#define NFS4_STAB_EXPIRED_RING 64u
+#define NFS4_STAB_EXPIRED_RING 4096u /* a client table's worth (NFS4_STATE_MAX_CLIENTS) */
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1) */
 #define NFS4_SHARE_ACCESS_READ 1u

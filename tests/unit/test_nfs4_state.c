@@ -342,6 +342,16 @@ static void test_client_table_evicts(void **state)
 	assert_int_equal(nfs4_renew(&st, c0, 111), NFS4ERR_EXPIRED);
 	assert_int_equal(nfs4_renew(&st, c1, 111), NFS4_OK);
 	assert_int_equal(nfs4_renew(&st, d, 111), NFS4_OK);
+	/* c0 stays EXPIRED after a table's worth of other clients expired (pynfs RENEW3 after CID5's 1024). */
+	nfs4_state_set_max_clients(&st, NFS4_STATE_MAX_CLIENTS);
+	for (unsigned i = 0; i < 1100; i++) {
+		char owner[16];
+		snprintf(owner, sizeof(owner), "x%u", i);
+		new_client40(owner, 200);
+	}
+	assert_int_equal(nfs4_state_expire(&st, 1000), 1100 + 3);
+	assert_int_equal(nfs4_renew(&st, c0, 1000), NFS4ERR_EXPIRED);
+	assert_int_equal(nfs4_renew(&st, c1, 1000), NFS4ERR_EXPIRED);
 	/* Clamped to 1..NFS4_STATE_MAX_CLIENTS. */
 	nfs4_state_set_max_clients(&st, 0);
 	assert_int_equal(st.max_clients, 1);
