@@ -86,6 +86,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_NFSV4, "grace-time", CONFIG_TYPE_UINT, FIELD(nfsv4_grace_time), 0, 0, 3600 },
 	{ CONFIG_SECTION_NFSV4, "lease-time", CONFIG_TYPE_UINT, FIELD(nfsv4_lease_time), 0, 10, 3600 },
 	{ CONFIG_SECTION_NFSV4, "delegations", CONFIG_TYPE_BOOL, FIELD(nfsv4_delegations), 0, 0, 0 },
+	{ CONFIG_SECTION_NFSV4, "max-clients", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients), 0, 16, 4096 },
 	{ CONFIG_SECTION_NFSV4, "idmap", CONFIG_TYPE_NAME, FIELD(nfsv4_idmap), 0, 0, 16 },
 	{ CONFIG_SECTION_NFSV4, "domain", CONFIG_TYPE_NAME, FIELD(nfsv4_domain), 0, 0, 256 },
 
@@ -144,6 +145,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->nfsv4_grace_time = 90; /* RFC 8881 §8.4.2: at least one lease */
 	cfg->nfsv4_lease_time = 90;
 	cfg->nfsv4_delegations = true;
+	cfg->nfsv4_max_clients = 4096; /* NFS4_STATE_MAX_CLIENTS */
 	snprintf(cfg->nfsv4_idmap, sizeof(cfg->nfsv4_idmap), "numeric");
 	snprintf(cfg->nfsv4_domain, sizeof(cfg->nfsv4_domain), "-");
 

@@ -130,6 +130,8 @@ struct rpc_call {
 	bool from_cache;  /* reply came from the duplicate request cache */
 	bool proc_failed; /* handler: the procedure's own status is an error (e.g. an
 	                     NFS3ERR_*), counted in the statistics; reset per call */
+	bool drc_forget;  /* handler: nothing non-idempotent ran, the duplicate request
+	                     cache need not keep the reply (NFSv4.0 COMPOUND); reset per call */
 
 	struct timespec t_start;
 	void *priv; /* transport private */
@@ -208,6 +210,9 @@ struct rpc_proc {
 	 * excluded (its length word included); 0: unbounded (READDIR, DUMP). */
 	uint32_t max_reply;
 	enum rpc_cache_policy cache;
+	/* RPC_CACHE_DRC only: does this call go through the cache (a look at the
+	 * arguments on the loop thread: NFSv4 COMPOUND's minor version)? NULL: yes. */
+	bool (*cache_wanted)(const struct rpc_call *c);
 	/* RFC 8267: which Read chunks the call may use, which Write chunks its
 	 * reply fills, for which XDR items (ulb/ulb.h: ULB_RULE_ARG, ULB_RULE_RES). */
 	struct ulb_rule ddp;

@@ -72,6 +72,7 @@ static void rpc_call_reset(struct rpc_call *c)
 	c->drop = false;
 	c->from_cache = false;
 	c->proc_failed = false;
+	c->drc_forget = false;
 	c->drc_entry = NULL;
 	c->ddp_in_reduced = 0;
 	c->stats = NULL;
@@ -466,7 +467,7 @@ static void rpc_call_dispatch(struct rpc_call *c)
 	c->stats = lk.stats ? &lk.stats[c->proc] : NULL;
 	rpc_enc_accepted(c, RPC_SUCCESS);
 
-	if (c->procinfo->cache == RPC_CACHE_DRC) {
+	if (c->procinfo->cache == RPC_CACHE_DRC && (!c->procinfo->cache_wanted || c->procinfo->cache_wanted(c))) {
 		switch (rpc_drc_lookup(c)) {
 		case RPC_DRC_IN_PROGRESS:
 			/* The original is still running; its reply answers both. */

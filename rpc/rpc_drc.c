@@ -265,7 +265,7 @@ void rpc_drc_complete(struct rpc_call *c)
 {
 	struct rpc_drc_entry *e = c->drc_entry;
 	size_t len = xdr_enc_len(&c->res);
-	bool keep = !c->drop && !c->res.overflow && c->n_ddp_out == 0 && len <= RPC_DRC_MAX_REPLY;
+	bool keep = !c->drop && !c->drc_forget && !c->res.overflow && c->n_ddp_out == 0 && len <= RPC_DRC_MAX_REPLY;
 
 	if (!e)
 		return;
@@ -282,6 +282,6 @@ void rpc_drc_complete(struct rpc_call *c)
 		entry_free(e);
 	}
 	pthread_mutex_unlock(&drc.lock);
-	if (!keep && !c->drop)
+	if (!keep && !c->drop && !c->drc_forget)
 		rpc_stats_count(RPC_STAT_DRC_UNCACHED);
 }

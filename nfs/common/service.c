@@ -47,6 +47,7 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 		 cfg->nfsv4_delegations ? "on" : "off");
 	nfs4_session_configure(cfg->nfsv4_lease_time);
 	nfs4_deleg_configure(cfg->nfsv4_delegations);
+	nfs4_session_max_clients(cfg->nfsv4_max_clients);
 	nfs4_session_init();
 	nfs4_recovery_start(cfg->state_dir, cfg->nfsv4_grace_time);
 	return rpc_register_program(&nfs34_program);

@@ -188,6 +188,8 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 
 /* [nfsv4] lease-time (before nfs4_session_init; 0: NFS4_LEASE_TIME) and what GETATTR announces. */
 void nfs4_session_configure(unsigned lease_s);
+/* [nfsv4] max-clients (before nfs4_session_init; 0: NFS4_STATE_MAX_CLIENTS). */
+void nfs4_session_max_clients(unsigned n);
 uint32_t nfs4_lease_time(void);
 void nfs4_session_init(void);
 void nfs4_session_release(void);
@@ -330,6 +332,8 @@ uint32_t nfs4_locku_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res);
 /* FREE_STATEID: LOCKS_HELD for a lock stateid whose owner still holds a lock. */
 uint32_t nfs4_lock_free_check(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+/* Does owner hold a lock on the file (FREE_STATEID, RELEASE_LOCKOWNER: LOCKS_HELD)? */
+bool nfs4_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner);
 
 struct nfs4_lock_op_res { /* LOCK, LOCKT, LOCKU */
 	bool replay; /* 4.0: rp is the answer */

@@ -28,7 +28,7 @@
 struct loop;
 struct rpc_conn;
 
-#define NFS4_CB_CLIENTS 1024u
+#define NFS4_CB_CLIENTS NFS4_STATE_MAX_CLIENTS /* one callback path per client record */
 #define NFS4_CB_QUEUE 8u /* operations queued per client (nfs4_cb_send()) */
 
 /* Loop thread, at start (before the workers) and at shutdown. 0 or -1 (logged). */

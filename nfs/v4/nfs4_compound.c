@@ -182,6 +182,24 @@ static uint64_t nfs4_stats_clock(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* NFSv4.0 operations a retransmission must not run again and no seqid
+ * protects (RFC 7530 §3.1.1, §9.1.7; knfsd's OP_CACHEME): the RPC layer's
+ * DRC keeps the COMPOUND's reply (nfs4_procs.c). */
+static bool nfs4_op_drc(uint32_t op)
+{
+	switch (op) {
+	case OP_CREATE:
+	case OP_LINK:
+	case OP_REMOVE:
+	case OP_RENAME:
+	case OP_SETATTR:
+	case OP_WRITE:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The operations, one at a time, until one fails. Returns the last status; *nres results. */
 static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr_enc *e, uint32_t *nres)
 {
@@ -200,6 +218,8 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 			status = NFS4ERR_BADXDR;
 		} else {
 			status = nfs4_op_admit(x, op, &resop);
+			if (x->call && x->minorversion == 0 && nfs4_op_drc(op))
+				x->call->drc_forget = false;
 			if (status == NFS4_OK) {
 				o = &x->ops[op];
 				if (!(o->flags & NFS4_OPF_STREAM))
@@ -266,6 +286,8 @@ enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_de
 	if (!nfs4_dec_compound_hdr(d, &h))
 		return NFS4_COMPOUND_GARBAGE;
 	nfs4_ctx_reset(x, &h);
+	if (x->call)
+		x->call->drc_forget = true; /* until a non-idempotent 4.0 operation runs (nfs4_op_drc) */
 	x->enc = e;
 	if (!nfs4_reply_limit(x, e))
 		return NFS4_COMPOUND_NOROOM;

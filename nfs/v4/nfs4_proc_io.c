@@ -2,11 +2,11 @@
  * nfs4_proc_io.c - READ (RFC 8881 §18.22), WRITE (§18.32), COMMIT (§18.3).
  *
  * The file: with an open stateid, the open file the open state keeps (as
- * knfsd: the OPEN checked the caller's permission, the I/O does not again);
+ * knfsd: the OPEN checked the caller's permission; a caller other than the file's owner is checked again, io_permit());
  * with the anonymous or READ-bypass stateid (RFC 8881 §8.2.3), the current
  * filehandle's file opened for this call and each I/O checked as the caller
  * (BE_IO_CHECK_ACCESS), after the share reservations (a deny of an open
- * refuses stateless I/O: SHARE_DENIED, except READ with the bypass stateid).
+ * refuses stateless I/O: LOCKED, RFC 7530 §9.9, except READ with the bypass stateid).
  * Either way the current filehandle is admitted and squashed on every use.
  *
  * Zero copy as NFSv3's (nfs3_proc_io.c): READ has the backend read into the
@@ -22,6 +22,29 @@
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_xdr_state.h"
+
+/*
+ * I/O through an open stateid by a caller who is not the file's owner (the
+ * owner may write what its mode refuses, as the creator of a 0444 file
+ * must): the caller must be allowed the access itself, a stateid lending no
+ * rights to another user (RFC 7530 §9.1.4, stateids are not credentials;
+ * knfsd's nfs4_check_file with NFSD_MAY_OWNER_OVERRIDE; pynfs WRT19). READ
+ * may be granted by execute permission, as knfsd's NFSD_MAY_READ_IF_EXEC.
+ */
+static uint32_t io_permit(const struct nfs4_obj *ob, uint32_t access)
+{
+	uint32_t want = access & NFS4_SHARE_ACCESS_WRITE ? BE_ACCESS_MODIFY : BE_ACCESS_READ | BE_ACCESS_EXECUTE;
+	uint32_t granted = 0;
+	int err;
+
+	if (ob->cred.uid == ob->attr.uid)
+		return NFS4_OK;
+	err = be_access(ob->exp->fs, &ob->cred, &ob->o, want, &granted);
+	if (err)
+		return nfs_errno_to_nfsstat4(err);
+	return (access & NFS4_SHARE_ACCESS_WRITE ? (granted & want) == want : (granted & want) != 0) ? NFS4_OK
+												   : NFS4ERR_ACCESS;
+}
 
 uint32_t nfs4_io_file(struct nfs4_ctx *x, const struct nfs_fh *fh, const struct nfs4_stateid *in, struct nfs4_obj *ob,
 		      uint32_t access, struct be_file **f, unsigned *flags)
@@ -68,6 +91,12 @@ uint32_t nfs4_io_file(struct nfs4_ctx *x, const struct nfs_fh *fh, const struct 
 		status = nfs4_stab_check_io(t, &sid, x->minorversion, fh->data, fh->len, access, &io);
 		if (status != NFS4_OK)
 			return status;
+		status = io_permit(ob, access);
+		if (status != NFS4_OK) {
+			if (io.file)
+				be_file_put(io.fs, io.file);
+			return status;
+		}
 		nfs4_stateid_renew(x, &sid);
 		*f = io.file;
 		*flags = 0;

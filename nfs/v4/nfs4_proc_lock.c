@@ -289,7 +289,7 @@ uint32_t nfs4_locku_exec(struct nfs4_ctx *x, void *args, void *res)
 	return status;
 }
 
-/* RFC 7530 §16.37.4: the lock owner goes with its stateids; its locks are released. */
+/* RFC 7530 §16.37.4: the lock owner goes with its stateids; LOCKS_HELD while it holds locks. */
 uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_lock_owner_args *a = args;
@@ -302,21 +302,33 @@ uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res)
 	return nfs4_stab_release_lockowner(nfs4_session_stab(), clientid, a->owner.owner, a->owner.owner_len);
 }
 
+/* A whole-file write lock of another owner meets one of the owner's: the backend names the holder,
+ * or (local: it cannot) the same test as the owner itself meets nothing (lock_holder's way). */
+bool nfs4_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner)
+{
+	struct be_lock all = { .type = BE_LOCK_WRITE, .offset = 0, .length = 0 };
+	struct be_lock_conflict h = { 0 };
+	bool conflict = false;
+
+	if (be_lock_test(fs, f, NFS4_STAB_LOCK_ID_BIT, &all, &conflict, &h) != 0 || !conflict)
+		return false;
+	if (h.owner)
+		return h.owner == owner;
+	conflict = true;
+	return be_lock_test(fs, f, owner, &all, &conflict, &h) == 0 && !conflict;
+}
+
 /* FREE_STATEID of a lock stateid: LOCKS_HELD while its owner holds a lock on the file. */
 uint32_t nfs4_lock_free_check(struct nfs4_ctx *x, const struct nfs4_stateid *sid)
 {
 	struct nfs4_lock_ref ref;
-	struct be_lock_conflict h;
-	struct be_lock all = { .type = BE_LOCK_WRITE, .offset = 0, .length = 0 };
 	struct nfs4_stab *t = nfs4_session_stab();
-	bool conflict = false;
 	uint32_t status = NFS4_OK;
 
 	(void)x;
 	if (nfs4_stateid_kind(sid, 1) != NFS4_SID_ORDINARY || nfs4_stab_lock_find_any(t, sid, &ref) != NFS4_OK)
 		return NFS4_OK; /* not a lock stateid: nfs4_stab_free() answers */
-	if (ref.file && be_lock_test((struct be_fs *)ref.fs, ref.file, NFS4_STAB_LOCK_ID_BIT, &all, &conflict, &h) == 0 && conflict &&
-	    h.owner == ref.owner_id)
+	if (ref.file && nfs4_lock_owner_holds((struct be_fs *)ref.fs, ref.file, ref.owner_id))
 		status = NFS4ERR_LOCKS_HELD;
 	if (ref.file)
 		be_file_put(ref.fs, ref.file);

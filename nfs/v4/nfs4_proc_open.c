@@ -98,9 +98,11 @@ static uint32_t open_permit(struct nfs4_obj *ob, const struct be_obj *o, const s
 		return nfs_errno_to_nfsstat4(err);
 	if ((granted & want) != want)
 		return NFS4ERR_ACCESS; /* RFC 8881 §18.16.3 */
-	/* RFC 8881 §18.16.3: an existing file with UNCHECKED4 gets the size (O_TRUNC). */
+	/* RFC 7530 §16.16.5, RFC 8881 §18.16.3: UNCHECKED4 of an existing file sets none of the
+	 * createattrs but a size of zero, the truncation O_TRUNC would make (as knfsd's op_truncate;
+	 * pynfs OPEN2: a non-zero size is ignored). */
 	if (a->opentype == OPEN4_CREATE && a->createmode == UNCHECKED4 && (a->attrs.sa.mask & BE_SET_SIZE) &&
-	    (access & NFS4_SHARE_ACCESS_WRITE)) {
+	    a->attrs.sa.size == 0 && (access & NFS4_SHARE_ACCESS_WRITE)) {
 		struct be_sattr sa = { .mask = BE_SET_SIZE, .size = a->attrs.sa.size };
 		err = be_setattr(ob->exp->fs, &ob->cred, o, &sa, NULL, NULL, NULL);
 		if (err)

@@ -57,14 +57,26 @@ static void nfs4_stb_unlock(void *fs, void *file, uint64_t owner)
 	be_lock_owner_release(fs, file, owner);
 }
 
+static bool nfs4_stb_locked(void *fs, void *file, uint64_t owner)
+{
+	return nfs4_lock_owner_holds(fs, file, owner);
+}
+
 static const struct nfs4_stab_file_ops nfs4_stb_ops = { .get = nfs4_stb_get, .put = nfs4_stb_put,
-							.unlock = nfs4_stb_unlock };
+							.unlock = nfs4_stb_unlock, .locked = nfs4_stb_locked };
 
 static uint32_t nfs4_lease = NFS4_LEASE_TIME; /* [nfsv4] lease-time */
 
 void nfs4_session_configure(unsigned lease_s)
 {
 	nfs4_lease = lease_s ? lease_s : NFS4_LEASE_TIME;
+}
+
+static unsigned nfs4_max_clients; /* [nfsv4] max-clients (0: the ceiling) */
+
+void nfs4_session_max_clients(unsigned n)
+{
+	nfs4_max_clients = n;
 }
 
 uint32_t nfs4_lease_time(void)
@@ -111,6 +123,8 @@ void nfs4_session_init(void)
 		seed = (uint64_t)clock();
 	/* One boot value for both: a stateid names its clientid (nfs4_stateid_clientid()). */
 	nfs4_state_init(&nfs4_st, boot, seed, nfs4_lease);
+	if (nfs4_max_clients)
+		nfs4_state_set_max_clients(&nfs4_st, nfs4_max_clients);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */

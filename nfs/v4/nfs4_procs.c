@@ -6,8 +6,13 @@
  * An operation without an entry answers NFS4ERR_NOTSUPP (the engine stops
  * there, so its arguments need no decoder yet).
  *
- * COMPOUND: cache policy none (RFC 7530 §9.1.7, §16.2: NFSv4.0 replays are
- * resolved by seqids, NFSv4.1 by the session's slots, never by the DRC);
+ * COMPOUND: NFSv4.1+ replays are resolved by the session's slots (RFC 8881
+ * §2.10.6), never by the DRC; NFSv4.0 COMPOUNDs go through the DRC
+ * (nfs4_compound_drc), which keeps the reply only when a non-idempotent
+ * operation without a seqid ran (RFC 7530 §9.1.7 resolves OPEN, CLOSE, LOCK
+ * ... replays by seqids; CREATE, REMOVE, RENAME, LINK, SETATTR, WRITE have
+ * none: a retransmission must not run them twice, RFC 7530 §3.1.1; as
+ * knfsd's OP_CACHEME; pynfs RPLY14);
  * DDP rule ULB_RULE_COMPOUND (RFC 8267 §4.3: items per operation);
  * max_reply 0 (grows with the operations). Its working memory is the worker
  * thread's arena (nfs4_compound.h explains why), so its RPC scratch is empty.
@@ -283,6 +288,16 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	return RPC_PROC_OK;
 }
 
+/* COMPOUND4args (RFC 7530 §16.2.1): tag, then minorversion; 0 goes through the DRC. */
+static bool nfs4_compound_drc(const struct rpc_call *c)
+{
+	struct xdr_dec d = c->args;
+	const uint8_t *tag;
+	uint32_t taglen, minor;
+
+	return xdr_dec_opaque(&d, NFS4_TAG_MAX, &tag, &taglen) && xdr_dec_u32(&d, &minor) && minor == 0;
+}
+
 /* RFC 7530 §16.2, RFC 8881 §16.2: the whole COMPOUND in one execute step. */
 static enum rpc_proc_status nfs4_compound_exec(struct rpc_call *c, void *args, void *res)
 {
@@ -294,8 +309,8 @@ static const struct rpc_proc nfs4_procs[] = {
 	[NFS4PROC_NULL] = { .name = "NULL", .execute = nfs4_null_exec, .args_size = 0, .res_size = 0,
 			    .max_reply = RPC_REPLY_MAX(0), .cache = RPC_CACHE_NONE, .ddp = ULB_RULE_NONE },
 	[NFS4PROC_COMPOUND] = { .name = "COMPOUND", .execute = nfs4_compound_exec, .args_size = 0,
-				.res_size = 0, .max_reply = 0, .cache = RPC_CACHE_NONE,
-				.ddp = ULB_RULE_COMPOUND },
+				.res_size = 0, .max_reply = 0, .cache = RPC_CACHE_DRC,
+				.cache_wanted = nfs4_compound_drc, .ddp = ULB_RULE_COMPOUND },
 };
 
 const struct rpc_version nfs4_version = {

@@ -1,7 +1,7 @@
 /*
  * nfs4_state.c - NFSv4 client records (4.0 and 4.1) and NFSv4.1 sessions (see nfs4_state.h for
  * the memory bounds, the locking and the slot state diagram). Lookups are
- * linear over at most NFS4_STATE_MAX_CLIENTS records: simple and bounded,
+ * linear over at most max_clients records: simple and bounded,
  * enough for a foundation; a hash comes with the stateids.
  */
 #include <stdlib.h>
@@ -20,6 +20,12 @@ void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32
 	st->next_id = 1;
 	st->lease = lease;
 	st->rnd = seed | 1;
+	st->max_clients = NFS4_STATE_MAX_CLIENTS;
+}
+
+void nfs4_state_set_max_clients(struct nfs4_state *st, unsigned n)
+{
+	st->max_clients = n < 1 ? 1 : n > NFS4_STATE_MAX_CLIENTS ? NFS4_STATE_MAX_CLIENTS : n;
 }
 
 static void session_free(struct nfs4_state *st, struct nfs4_session *s)
@@ -60,6 +66,10 @@ static void client_forget(struct nfs4_state *st, unsigned i, bool expired)
 {
 	if (st->gone && st->clients[i]->confirmed)
 		st->gone(st->clients[i]->owner, st->clients[i]->owner_len);
+	if (expired && st->clients[i]->confirmed) {
+		st->expired[st->expired_next] = st->clients[i]->clientid;
+		st->expired_next = (st->expired_next + 1) % NFS4_STATE_EXPIRED_RING;
+	}
 	client_free_why(st, i, expired);
 }
 
@@ -104,13 +114,44 @@ static struct nfs4_session *session_by_id(const struct nfs4_state *st, const uin
 	return NULL;
 }
 
-/* A new unconfirmed record; NULL when the table is full or memory is short. */
+static bool client_busy(const struct nfs4_client *c);
+
+/*
+ * A full table makes room: the oldest record that is unconfirmed or whose
+ * lease ran out goes (RFC 7530 §9.6.3, RFC 8881 §8.4.3: a client past its
+ * lease keeps its state only until another needs the resources; an
+ * unconfirmed record holds none). false: every record is a confirmed client
+ * within its lease (or busy), and the caller refuses (RESOURCE / DELAY).
+ */
+static bool client_evict(struct nfs4_state *st, uint64_t now)
+{
+	int victim = -1;
+
+	for (unsigned i = 0; i < st->nclients; i++) {
+		const struct nfs4_client *c = st->clients[i];
+		bool expired = c->last_renew + st->lease < now && !client_busy(c);
+		if ((!c->confirmed || expired) &&
+		    (victim < 0 || c->last_renew < st->clients[victim]->last_renew))
+			victim = (int)i;
+	}
+	if (victim < 0)
+		return false;
+	if (st->clients[victim]->confirmed)
+		client_forget(st, (unsigned)victim, true);
+	else
+		client_free(st, (unsigned)victim);
+	return true;
+}
+
+/* A new unconfirmed record; NULL when the table is full (and nothing can go) or memory is short. */
 static struct nfs4_client *client_new(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
 				      uint32_t len, uint64_t principal, uint64_t now)
 {
 	struct nfs4_client *c;
 
-	if (st->nclients >= NFS4_STATE_MAX_CLIENTS || !(c = calloc(1, sizeof(*c))))
+	if (st->nclients >= st->max_clients && !client_evict(st, now))
+		return NULL;
+	if (st->nclients >= st->max_clients || !(c = calloc(1, sizeof(*c))))
 		return NULL;
 	c->clientid = (uint64_t)st->boot << 32 | st->next_id++;
 	memcpy(c->verifier, verifier, 8);
@@ -244,13 +285,15 @@ static struct nfs4_session *session_new(struct nfs4_state *st, struct nfs4_clien
 	return s;
 }
 
-/* CREATE_SESSION confirms an unconfirmed record: the owner's old confirmed one goes (§18.35.5 case 5). */
+/* CREATE_SESSION confirms an unconfirmed record: the owner's old confirmed one goes (§18.35.5 case 5).
+ * 4.0: the old incarnation's stateids then answer NFS4ERR_EXPIRED (RFC 7530 §9.6.2: its lease ended with
+ * the client's restart; pynfs CID1, as knfsd, whose expire_client() purges them the same way). */
 static void client_confirm(struct nfs4_state *st, struct nfs4_client *c)
 {
 	int old = client_by_owner(st, c->owner, c->owner_len, true, c->v40);
 
 	if (old >= 0)
-		client_free(st, (unsigned)old);
+		client_free_why(st, (unsigned)old, c->v40);
 	c->confirmed = true;
 }
 
@@ -653,6 +696,11 @@ uint32_t nfs4_renew(struct nfs4_state *st, uint64_t clientid, uint64_t now)
 		st->clients[i]->last_renew = now;
 		status = NFS4_OK;
 	}
+	/* RFC 7530 §16.29.5, §13.1.5.3: a client whose lease ran out and whose state went is told
+	 * NFS4ERR_EXPIRED (pynfs RENEW3), not taken for a client of another boot. */
+	for (unsigned k = 0; i < 0 && k < NFS4_STATE_EXPIRED_RING; k++)
+		if (st->expired[k] == clientid && clientid != 0)
+			status = NFS4ERR_EXPIRED;
 	pthread_mutex_unlock(&st->lock);
 	return status;
 }

@@ -9,7 +9,11 @@
  * time and randomness come from the caller. nfs4_proc_session.c puts it
  * behind the COMPOUND operations.
  *
- * Memory: bounded. At most NFS4_STATE_MAX_CLIENTS client records, each with
+ * Memory: bounded. At most max_clients client records ([nfsv4] max-clients,
+ * default and ceiling NFS4_STATE_MAX_CLIENTS; a full table first drops an
+ * unconfirmed record or a client whose lease ran out, oldest first, and only
+ * then refuses: RFC 7530 §9.6.3, RFC 8881 §8.4.3's courtesy ends when the
+ * resources are needed), each with
  * at most NFS4_STATE_MAX_SESSIONS sessions; a session's slot table and its
  * reply cache (slots x ca_maxresponsesize_cached, both clamped) are
  * allocated once by CREATE_SESSION and freed by DESTROY_SESSION or expiry;
@@ -39,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NFS4_STATE_MAX_CLIENTS 1024u
+#define NFS4_STATE_MAX_CLIENTS 4096u /* also the callback table's size (nfs4_cb.h) */
 #define NFS4_STATE_MAX_SESSIONS 4u  /* per client */
 #define NFS4_STATE_MAX_SLOTS 64u    /* per session (ca_maxrequests) */
 #define NFS4_STATE_MAX_CACHED 8192u /* bytes of one cached reply (ca_maxresponsesize_cached) */
@@ -47,6 +51,9 @@
 #define NFS4_STATE_CACHE_TOTAL (64u << 20) /* all sessions' reply caches together */
 #define NFS4_OWNER_MAX 1024u        /* co_ownerid, RFC 8881 §18.35.1: opaque<NFS4_OPAQUE_LIMIT> */
 #define NFS4_SESSIONID_SIZE 16u
+/* Clientids whose lease ran out, remembered for RENEW: a table's worth (pynfs CID5's 1024 clients
+ * expiring together must not push out a RENEW3 client expired just before them). */
+#define NFS4_STATE_EXPIRED_RING NFS4_STATE_MAX_CLIENTS
 
 /* EXCHANGE_ID flags (RFC 8881 §18.35.1). */
 #define EXCHGID4_FLAG_SUPP_MOVED_REFER 0x00000001u
@@ -119,6 +126,9 @@ struct nfs4_state {
 	uint64_t rnd;              /* xorshift state for session ids */
 	struct nfs4_client *clients[NFS4_STATE_MAX_CLIENTS];
 	unsigned nclients;
+	unsigned max_clients;      /* [nfsv4] max-clients, 1..NFS4_STATE_MAX_CLIENTS */
+	uint64_t expired[NFS4_STATE_EXPIRED_RING]; /* the last clients forgotten for expiry */
+	unsigned expired_next;
 	size_t cache_bytes; /* reply caches allocated */
 	/* Called (under the lock) for each confirmed client that expiry or
 	 * DESTROY_CLIENTID forgets: its stable record goes (nfs4_recovery.h). May be NULL. */
@@ -131,6 +141,8 @@ struct nfs4_state {
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease);
 void nfs4_state_release(struct nfs4_state *st);
+/* The table's bound (clamped to 1..NFS4_STATE_MAX_CLIENTS; init sets the ceiling). */
+void nfs4_state_set_max_clients(struct nfs4_state *st, unsigned n);
 struct nfs4_stab;
 void nfs4_state_set_stab(struct nfs4_state *st, struct nfs4_stab *stab);
 
@@ -138,7 +150,8 @@ void nfs4_state_set_stab(struct nfs4_state *st, struct nfs4_stab *stab);
  * SETCLIENTID (RFC 7530 §16.33.5): a new unconfirmed record for (verifier,
  * id) or, for a confirmed record with the same verifier, a pending callback
  * update. *clientid and confirm[8] for SETCLIENTID_CONFIRM. NFS4_OK,
- * NFS4ERR_INVAL (id empty or too long), NFS4ERR_RESOURCE (table full).
+ * NFS4ERR_INVAL (id empty or too long), NFS4ERR_RESOURCE (table full of
+ * confirmed clients within their leases).
  * Principals are not compared (AUTH_SYS: CLID_INUSE is never answered).
  */
 uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id, uint32_t id_len,
@@ -148,7 +161,9 @@ uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], cons
 uint32_t nfs4_setclientid_confirm(struct nfs4_state *st, uint64_t clientid, const uint8_t confirm[8],
 				  uint64_t now);
 /* RENEW, and the implicit renewal by any 4.0 stateful operation (RFC 7530
- * §9.6): NFS4_OK, NFS4ERR_STALE_CLIENTID (another boot, unknown or unconfirmed). */
+ * §9.6): NFS4_OK, NFS4ERR_EXPIRED (a client forgotten for expiry, among the
+ * last NFS4_STATE_EXPIRED_RING), NFS4ERR_STALE_CLIENTID (another boot,
+ * unknown or unconfirmed). */
 uint32_t nfs4_renew(struct nfs4_state *st, uint64_t clientid, uint64_t now);
 
 /* EXCHANGE_ID's result (RFC 8881 §18.35.2, less server_owner/scope/impl). */

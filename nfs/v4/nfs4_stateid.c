@@ -32,6 +32,7 @@ struct nfs4_oowner {
 	struct nfs4_open *opens;  /* list through owner_next */
 	bool confirmed;           /* 4.0: OPEN_CONFIRM done (4.1: always) */
 	struct nfs4_seqstate seq;
+	uint8_t closed[NFS4_OTHER_SIZE]; /* 4.0: the open its last CLOSE freed (a replay names it) */
 	uint32_t len;
 	uint8_t owner[];
 };
@@ -361,7 +362,7 @@ void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, bool expired
 	c = client_find(t, clientid, false);
 	if (c)
 		client_free(t, c);
-	if (expired) {
+	if (expired && c) { /* a client without state has no stateid to answer EXPIRED for */
 		t->expired[t->expired_next] = (uint32_t)clientid;
 		t->expired_next = (t->expired_next + 1) % NFS4_STAB_EXPIRED_RING;
 	}
@@ -430,16 +431,32 @@ enum nfs4_seqid_action nfs4_stab_seqid_check(struct nfs4_stab *t, uint64_t clien
 	return a;
 }
 
+/* The open owner a stateid names: its open's, or (RFC 7530 §9.1.8: a
+ * retransmitted CLOSE is answered from the owner's last reply, the open gone;
+ * pynfs CLOSE10, CLOSE12, RPLY9) the owner whose last CLOSE freed it. */
+static struct nfs4_oowner *sid_owner(struct nfs4_stab *t, const struct nfs4_stateid *sid)
+{
+	struct nfs4_open *op = open_find(t, sid->other);
+	struct nfs4_stab_client *c;
+
+	if (op)
+		return op->owner;
+	c = client_find(t, nfs4_stateid_clientid(sid), false);
+	for (struct nfs4_oowner *o = c ? c->owners : NULL; o; o = o->next)
+		if (memcmp(o->closed, sid->other, NFS4_OTHER_SIZE) == 0)
+			return o;
+	return NULL;
+}
+
 enum nfs4_seqid_action nfs4_stab_seqid_check_sid(struct nfs4_stab *t, const struct nfs4_stateid *sid,
 						 uint32_t seqid, struct nfs4_seqid_replay *rp, uint32_t *status)
 {
 	enum nfs4_seqid_action a = NFS4_SEQID_NEW;
-	struct nfs4_open *op;
+	struct nfs4_oowner *o;
 
 	pthread_mutex_lock(&t->lock);
 	if (nfs4_stateid_kind(sid, 0) == NFS4_SID_ORDINARY && be32_get(sid->other) == t->boot &&
-	    (op = open_find(t, sid->other)) != NULL) {
-		struct nfs4_oowner *o = op->owner;
+	    (o = sid_owner(t, sid)) != NULL) {
 		/* No restart for an owner named by a stateid: its OPEN_CONFIRM or CLOSE is out of order. */
 		if (o->seq.valid && seqid != o->seq.seqid && seqid != o->seq.seqid + 1) {
 			*status = NFS4ERR_BAD_SEQID;
@@ -520,12 +537,16 @@ static void owner_record_sid(struct nfs4_oowner *o, struct nfs4_sid_seq sq, uint
 
 /* ---- OPEN ---- */
 
-/* RFC 8881 §9.7, RFC 7530 §9.9: share reservations of other owners. */
+/* RFC 8881 §9.7, RFC 7530 §9.9: share reservations. A deny refuses the access
+ * of every OPEN, the denying owner's own upgrade included (RFC 7530 §16.16.5:
+ * "an OPEN ... of a file that is denied ... NFS4ERR_SHARE_DENIED"; pynfs
+ * OPEN21, OPEN25; as knfsd's fi_share_deny); a new deny is checked against
+ * the access of other owners' opens (the owner's own open is upgraded). */
 static bool share_conflict(const struct nfs4_sfile *f, const struct nfs4_oowner *self, uint32_t access,
 			   uint32_t deny)
 {
 	for (const struct nfs4_open *op = f ? f->opens : NULL; op; op = op->file_next)
-		if (op->owner != self && ((op->deny & access) || (op->access & deny)))
+		if ((op->deny & access) || (op->owner != self && (op->access & deny)))
 			return true;
 	return false;
 }
@@ -700,7 +721,9 @@ uint32_t nfs4_stab_check_anon(struct nfs4_stab *t, const uint8_t *fkey, uint32_t
 	pthread_mutex_lock(&t->lock);
 	conflict = share_conflict(file_find(t, fkey, fkey_len), NULL, access, 0);
 	pthread_mutex_unlock(&t->lock);
-	return conflict ? NFS4ERR_SHARE_DENIED : NFS4_OK; /* RFC 8881 §9.7: I/O against a deny */
+	/* RFC 7530 §9.1.4.3, §9.9: I/O with a special stateid against a deny is
+	 * NFS4ERR_LOCKED (as knfsd's nfs4_share_conflict; pynfs OPEN23, OPEN27, WRT9). */
+	return conflict ? NFS4ERR_LOCKED : NFS4_OK;
 }
 
 void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
@@ -786,8 +809,10 @@ uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, st
 	}
 	if (op)
 		owner_record_sid(op->owner, sq, status, out);
-	if (status == NFS4_OK)
+	if (status == NFS4_OK) {
+		memcpy(op->owner->closed, op->sid.other, NFS4_OTHER_SIZE);
 		open_free(t, op); /* the owner stays (4.0: its seqid and replay are still needed) */
+	}
 	pthread_mutex_unlock(&t->lock);
 	return status;
 }
@@ -914,7 +939,8 @@ static uint32_t lock_new_locked(struct nfs4_stab *t, const struct nfs4_lock_req 
 	if (c->clientid != rq->clientid || !same_file(op, rq->fkey, rq->fkey_len) || !op->owner->confirmed)
 		return NFS4ERR_BAD_STATEID;
 	lo = lowner_find(c, rq->owner, rq->owner_len);
-	for (lk = op->locks; lo && lk && lk->lowner != lo; lk = lk->lock_next)
+	/* RFC 7530 §9.1.4.1: one lock stateid per (lock owner, open); a new owner has none yet. */
+	for (lk = lo ? op->locks : NULL; lk && lk->lowner != lo; lk = lk->lock_next)
 		;
 	if (!lk && !room_for(t, c, lo ? 1 : 2))
 		return bound_status(rq->minor);
@@ -1037,12 +1063,18 @@ uint32_t nfs4_stab_release_lockowner(struct nfs4_stab *t, uint64_t clientid, con
 {
 	struct nfs4_lowner *lo;
 
+	uint32_t status = NFS4_OK;
+
 	pthread_mutex_lock(&t->lock);
 	lo = lowner_find(client_find(t, clientid, false), owner, len);
-	if (lo)
-		lowner_free(t, lo); /* its locks go with it (the backend releases them) */
+	/* RFC 7530 §16.37.4: an owner still holding locks is NFS4ERR_LOCKS_HELD (pynfs RLOWN3, as knfsd). */
+	for (struct nfs4_open *lk = lo ? lo->locks : NULL; lk && fops_of(t)->locked; lk = lk->lowner_next)
+		if (lk->file->file && fops_of(t)->locked(lk->file->fs, lk->file->file, lo->id))
+			status = NFS4ERR_LOCKS_HELD;
+	if (lo && status == NFS4_OK)
+		lowner_free(t, lo);
 	pthread_mutex_unlock(&t->lock);
-	return NFS4_OK;
+	return status;
 }
 
 /* ---- NFSv4.0 lock-owner seqids (RFC 7530 §9.1.7, §16.10.5) ---- */

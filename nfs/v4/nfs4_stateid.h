@@ -55,7 +55,7 @@
 /* stateid4.other's counter with this bit set is a delegation's
  * (nfs4_deleg.h), never an open's or a lock's. */
 #define NFS4_STAB_DELEG_BIT 0x80000000u
-#define NFS4_STAB_EXPIRED_RING 64u
+#define NFS4_STAB_EXPIRED_RING 4096u /* a client table's worth (NFS4_STATE_MAX_CLIENTS) */
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1) */
 #define NFS4_SHARE_ACCESS_READ 1u
@@ -91,6 +91,8 @@ struct nfs4_stab_file_ops {
 	/* A lock stateid went (CLOSE, RELEASE_LOCKOWNER, FREE_STATEID, purge):
 	 * release every lock the owner holds on the file (NULL: none to release). */
 	void (*unlock)(void *fs, void *file, uint64_t owner_id);
+	/* Does the owner hold a lock on the file (RELEASE_LOCKOWNER)? NULL: never. */
+	bool (*locked)(void *fs, void *file, uint64_t owner_id);
 };
 
 struct nfs4_stab_client; /* per-client accounting and its owners */
@@ -266,7 +268,8 @@ uint64_t nfs4_stab_lock_owner_id(struct nfs4_stab *t, uint64_t clientid, const u
 /* NFS4ERR_DENIED: the lock owner behind a backend owner id (false: not one of ours). */
 bool nfs4_stab_lock_owner(struct nfs4_stab *t, uint64_t id, uint64_t *clientid, uint8_t *buf, uint32_t cap,
 			  uint32_t *len);
-/* RELEASE_LOCKOWNER: the owner, its stateids and its locks go (NFS4_OK also when unknown). */
+/* RELEASE_LOCKOWNER: the owner and its stateids go (NFS4_OK also when unknown);
+ * NFS4ERR_LOCKS_HELD while it holds a lock on any file (file ops' locked). */
 uint32_t nfs4_stab_release_lockowner(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t len);
 /* 4.0 lock-owner seqids (existing lock owner); a new lock owner's LOCK goes by
  * its open owner's seqid (nfs4_stab_seqid_check_sid) and starts the lock owner's. */

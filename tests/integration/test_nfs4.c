@@ -96,6 +96,9 @@ enum { OP_CLOSE = 4, OP_COMMIT = 5, OP_LOCK = 12, OP_LOCKT = 13, OP_LOCKU = 14, 
 #define NFS4ERR_DENIED 10010
 #define NFS4ERR_EXPIRED 10011
 #define NFS4ERR_SHARE_DENIED 10015
+#define NFS4ERR_LOCKED 10012
+#define NFS4ERR_LOCKS_HELD 10037
+#define NFS4ERR_ACCESS 13
 #define NFS4ERR_MINOR_VERS_MISMATCH 10021
 #define NFS4ERR_STALE_STATEID 10023
 #define NFS4ERR_OLD_STATEID 10024
@@ -127,12 +130,13 @@ static uint32_t walk(struct xb *a, const char *path)
 	return n;
 }
 
-/* Send a COMPOUND; its status (or -1), r->body at the first result. */
-static int compound(struct raw_conn *c, const struct xb *a, struct raw_reply *r, uint32_t *nres)
+/* Send a COMPOUND as AUTH_SYS uid/gid; its status (or -1), r->body at the first result. */
+static int compound_as(struct raw_conn *c, uint32_t uid, uint32_t gid, const struct xb *a, struct raw_reply *r,
+		       uint32_t *nres)
 {
 	uint32_t len;
 
-	if (raw_call(c, ++xid, RAW_NFS_PROG, 4, 1, a->p, a->len, r) != RAW_RECV_OK)
+	if (raw_call_as(c, ++xid, RAW_NFS_PROG, 4, 1, uid, gid, a->p, a->len, r) != RAW_RECV_OK)
 		return -1;
 	if (r->reply_stat != 0 || r->accept_stat != 0)
 		return -1;
@@ -140,6 +144,11 @@ static int compound(struct raw_conn *c, const struct xb *a, struct raw_reply *r,
 	xd_opaque(&r->body, &len, 1024);
 	*nres = xd_u32(&r->body);
 	return r->body.bad ? -1 : st;
+}
+
+static int compound(struct raw_conn *c, const struct xb *a, struct raw_reply *r, uint32_t *nres)
+{
+	return compound_as(c, 0, 0, a, r, nres);
 }
 
 static bool res_ok(struct raw_reply *r, uint32_t op)
@@ -563,7 +572,7 @@ static uint64_t client40(struct raw_conn *c, const char *id)
 	return cid;
 }
 
-/* OPEN4args; create: UNCHECKED4 (or GUARDED4) with mode 0644. */
+/* OPEN4args; create: 1 UNCHECKED4 (2 GUARDED4) with mode 0644; 3 UNCHECKED4 with mode 0644 and size 4, 4 with size 0. */
 static void xb_open(struct xb *a, uint32_t seqid, uint32_t access, uint32_t deny, uint64_t cid, const char *owner,
 		    int create, const char *name)
 {
@@ -574,7 +583,15 @@ static void xb_open(struct xb *a, uint32_t seqid, uint32_t access, uint32_t deny
 	xb_u64(a, cid);
 	xb_string(a, owner);
 	xb_u32(a, create ? 1 : 0);
-	if (create) {
+	if (create >= 3) {
+		xb_u32(a, 0);       /* UNCHECKED4 */
+		xb_u32(a, 2);       /* bitmap: size (4), mode (33) */
+		xb_u32(a, 1u << 4);
+		xb_u32(a, 1u << 1);
+		xb_u32(a, 12);
+		xb_u64(a, create == 3 ? 4 : 0);
+		xb_u32(a, 0644);
+	} else if (create) {
 		xb_u32(a, create == 2 ? 1 : 0); /* GUARDED4 : UNCHECKED4 */
 		xb_u32(a, 2);                    /* bitmap: mode (33) */
 		xb_u32(a, 0);
@@ -750,6 +767,18 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	xb_free(&a);
 	CHECK_EQ(read40(c, 0, fh, fh_len, &s2, buf, sizeof(buf), &len), 0, "READ");
 	CHECK(len == 10 && memcmp(buf, "hello nfs4", 10) == 0, "READ gives what WRITE wrote");
+	/* Another user with the stateid of root's 0644 file: ACCESS (RFC 7530 §9.1.4; pynfs WRT19). */
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_WRITE);
+	xb_sid(&a, &s2);
+	xb_u64(&a, 0);
+	xb_u32(&a, 2); /* FILE_SYNC4 */
+	xb_opaque(&a, "xx", 2);
+	CHECK_EQ(compound_as(c, 3912, 2422, &a, &r, &n), NFS4ERR_ACCESS, "WRITE with a stolen stateid: ACCESS");
+	raw_reply_free(&r);
+	xb_free(&a);
 	{
 		char disk[32] = { 0 };
 		FILE *f = fopen(hx_xpath(&env, "f40"), "r");
@@ -757,6 +786,27 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		if (f)
 			fclose(f);
 		CHECK(got == 10 && memcmp(disk, "hello nfs4", 10) == 0, "the file on the server");
+	}
+	{
+		/* RFC 7530 §16.16.5: UNCHECKED4 of an existing file ignores its createattrs but a
+		 * size of zero (a truncation, as knfsd; pynfs OPEN2). */
+		struct stat sb;
+		uint8_t tfh[128];
+		uint32_t tfh_len = 0;
+		FILE *f;
+
+		CHECK_EQ(open40(c, root, root_len, 1, 3, 0, ca, "owner-t", 1, "f40t", &o2, tfh, &tfh_len), 0,
+			 "OPEN create f40t");
+		f = fopen(hx_xpath(&env, "f40t"), "w");
+		CHECK(f && fwrite("0123456789", 1, 10, f) == 10, "ten bytes in f40t");
+		if (f)
+			fclose(f);
+		CHECK_EQ(open40(c, root, root_len, 2, 3, 0, ca, "owner-t", 3, "f40t", &o2, tfh, &tfh_len), 0,
+			 "OPEN UNCHECKED4 size 4 of the existing f40t");
+		CHECK(stat(hx_xpath(&env, "f40t"), &sb) == 0 && sb.st_size == 10, "a non-zero size is ignored");
+		CHECK_EQ(open40(c, root, root_len, 3, 3, 0, ca, "owner-t", 4, "f40t", &o2, tfh, &tfh_len), 0,
+			 "OPEN UNCHECKED4 size 0 of the existing f40t");
+		CHECK(stat(hx_xpath(&env, "f40t"), &sb) == 0 && sb.st_size == 0, "size 0 truncates");
 	}
 	bad = s2;
 	bad.seqid = 1;
@@ -806,7 +856,7 @@ static void test_state40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 	xb_u64(&a, 0);
 	xb_u32(&a, 2);
 	xb_opaque(&a, "x", 1);
-	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_SHARE_DENIED, "anonymous WRITE against the deny: SHARE_DENIED");
+	CHECK_EQ(compound(c, &a, &r, &n), NFS4ERR_LOCKED, "anonymous WRITE against the deny: LOCKED (RFC 7530 §9.9)");
 	raw_reply_free(&r);
 	xb_free(&a);
 	CHECK_EQ(open40(c, root, root_len, 9, 1, 0, ca, "owner-a", 0, "deny", &o2, fh2, &fh2_len), NFS4ERR_BAD_SEQID,
@@ -1179,6 +1229,31 @@ static pid_t local_lock(const char *path)
 	return pid;
 }
 
+/* PUTFH fh, LOCKU (write) of [off, off + len) with the lock seqid: the status; *sid the new lock stateid. */
+static int locku40(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, uint32_t seqid, struct sid *sid,
+		   uint64_t off, uint64_t len)
+{
+	struct raw_reply r;
+	uint32_t n;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	hdr(&a, 0, 2);
+	xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, OP_LOCKU);
+	xb_u32(&a, 2);
+	xb_u32(&a, seqid);
+	xb_sid(&a, sid);
+	xb_u64(&a, off);
+	xb_u64(&a, len);
+	st = compound(c, &a, &r, &n);
+	if (st == 0 && res_ok(&r, OP_PUTFH) && res_ok(&r, OP_LOCKU))
+		xd_sid(&r.body, sid);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
 static void test_locks40(struct raw_conn *c, const uint8_t *root, uint32_t root_len)
 {
 	uint8_t fh[128];
@@ -1223,23 +1298,8 @@ static void test_locks40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		waitpid(pid, NULL, 0);
 	}
 	/* A unlocks: B gets it (B's open owner seqid 3 went to the DENIED LOCK, so 4 now). */
-	xb_init(&a);
-	hdr(&a, 0, 2);
-	xb_putfh(&a, fh, fh_len);
-	xb_u32(&a, OP_LOCKU);
-	xb_u32(&a, 2);
-	xb_u32(&a, 1); /* lock seqid */
-	xb_sid(&a, &la);
-	xb_u64(&a, 0);
-	xb_u64(&a, 100);
-	CHECK_EQ(compound(c, &a, &r, &n), 0, "A: LOCKU");
-	res_ok(&r, OP_PUTFH);
-	if (res_ok(&r, OP_LOCKU)) {
-		xd_sid(&r.body, &la);
-		CHECK_EQ(la.seqid, 2, "LOCKU's stateid seqid 2");
-	}
-	raw_reply_free(&r);
-	xb_free(&a);
+	CHECK_EQ(locku40(c, fh, fh_len, 1, &la, 0, 100), 0, "A: LOCKU");
+	CHECK_EQ(la.seqid, 2, "LOCKU's stateid seqid 2");
 	CHECK_EQ(lock40(c, fh, fh_len, 2, 50, 10, true, 4, &sb, 0, cb, "lock-b", &lb, NULL, NULL, 0), 0,
 		 "B: LOCK [50, 60) after A's LOCKU");
 	pid = local_lock(hx_xpath(&env, "locked"));
@@ -1248,14 +1308,21 @@ static void test_locks40(struct raw_conn *c, const uint8_t *root, uint32_t root_
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 	}
-	xb_init(&a);
-	hdr(&a, 0, 1);
-	xb_u32(&a, OP_RELEASE_LOCKOWNER);
-	xb_u64(&a, cb);
-	xb_string(&a, "lock-b");
-	CHECK_EQ(compound(c, &a, &r, &n), 0, "B: RELEASE_LOCKOWNER");
-	raw_reply_free(&r);
-	xb_free(&a);
+	/* RFC 7530 §16.37.4: not while the owner holds a lock (pynfs RLOWN3); after its LOCKU, yes. */
+	for (int held = 1; held >= 0; held--) {
+		xb_init(&a);
+		hdr(&a, 0, 1);
+		xb_u32(&a, OP_RELEASE_LOCKOWNER);
+		xb_u64(&a, cb);
+		xb_string(&a, "lock-b");
+		CHECK_EQ(compound(c, &a, &r, &n), held ? NFS4ERR_LOCKS_HELD : 0, "B: RELEASE_LOCKOWNER %s",
+			 held ? "holding [50, 60): LOCKS_HELD" : "after LOCKU");
+		raw_reply_free(&r);
+		xb_free(&a);
+		if (!held)
+			break;
+		CHECK_EQ(locku40(c, fh, fh_len, 1, &lb, 50, 10), 0, "B: LOCKU [50, 60)");
+	}
 	/* Now a local process takes the range, and NFSv4 sees it. */
 	pid = local_lock(hx_xpath(&env, "locked"));
 	if (CHECK(pid > 0, "a local process locks [0, 100) once B released its owner")) {

@@ -28,7 +28,9 @@ enum {
 	TPROC_COUNT_DROP = 12, /* non-idempotent, first call drops, later ones count */
 	TPROC_FAILS = 13,  /* success at the RPC level, proc_failed set (like an NFS3ERR) */
 	TPROC_STEPS = 14,  /* u32 a, u32 b in: decode/execute/encode steps; a+b, 1 out */
-	TPROC_N = 15,
+	TPROC_COUNT_IF = 15, /* u32 mode in: counts; 0: not through the DRC (cache_wanted),
+	                        1: cached, 2: the handler says forget (drc_forget) */
+	TPROC_N = 16,
 };
 
 struct tmsg {

@@ -214,6 +214,26 @@ static void tp_steps_encode(struct rpc_call *c, const void *res)
 	xdr_enc_u32(&c->res, r->args_were_zero);
 }
 
+/* TPROC_COUNT_IF: the first argument word decides (as NFSv4 COMPOUND's minor version does). */
+static uint32_t tp_count_if_mode(const struct rpc_call *c)
+{
+	struct xdr_dec d = c->args;
+	uint32_t mode = 0;
+
+	return xdr_dec_u32(&d, &mode) ? mode : 0;
+}
+
+static bool tp_count_if_wanted(const struct rpc_call *c)
+{
+	return tp_count_if_mode(c) != 0;
+}
+
+static enum rpc_proc_status tp_count_if(struct rpc_call *c, void *args, void *res)
+{
+	c->drc_forget = tp_count_if_mode(c) == 2;
+	return tp_count(c, args, res);
+}
+
 #define TP(nm, fn, cache_) {.name = nm, .execute = fn, .cache = cache_}
 
 static const struct rpc_proc tprog_procs[TPROC_N] = {
@@ -231,6 +251,8 @@ static const struct rpc_proc tprog_procs[TPROC_N] = {
 	[TPROC_COUNT_BIG] = TP("COUNT_BIG", tp_count_big, RPC_CACHE_DRC),
 	[TPROC_COUNT_DROP] = TP("COUNT_DROP", tp_count_drop, RPC_CACHE_DRC),
 	[TPROC_FAILS] = TP("FAILS", tp_fails, RPC_CACHE_NONE),
+	[TPROC_COUNT_IF] = {.name = "COUNT_IF", .execute = tp_count_if, .cache = RPC_CACHE_DRC,
+			    .cache_wanted = tp_count_if_wanted},
 	[TPROC_STEPS] = {.name = "STEPS", .decode = tp_steps_decode, .execute = tp_steps_execute,
 			 .encode = tp_steps_encode, .args_size = RPC_SCRATCH_SIZE(struct tp_steps_args),
 			 .res_size = RPC_SCRATCH_SIZE(struct tp_steps_res), .max_reply = RPC_REPLY_MAX(8)},

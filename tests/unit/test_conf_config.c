@@ -89,6 +89,7 @@ static void test_defaults(void **state)
 	assert_true(cfg.nfsv4); /* issue 10: NFSv4 offered by default; [nfsv4] enable = no turns it off */
 	assert_int_equal(cfg.nfsv4_grace_time, 90);
 	assert_int_equal(cfg.nfsv4_lease_time, 90);
+	assert_int_equal(cfg.nfsv4_max_clients, 4096); /* NFS4_STATE_MAX_CLIENTS: more than pynfs CID5 makes */
 }
 
 static void test_empty_and_comments(void **state)
@@ -127,7 +128,9 @@ static void test_every_key(void **state)
 		 "max-payload = 4M\n"
 		 "send-invalidate = no\n"
 		 "[nfsv4]\n"
-		 "enable = no\n", &cfg);
+		 "enable = no\n"
+		 "max-clients = 100\n", &cfg);
+	assert_int_equal(cfg.nfsv4_max_clients, 100);
 	assert_int_equal(cfg.threads, 32);
 	assert_string_equal(cfg.exports_file, "/etc/x/exports");
 	assert_true(cfg.exports_named); /* named: it must exist */

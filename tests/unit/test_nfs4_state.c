@@ -275,20 +275,88 @@ static void test_expiry(void **state)
 	assert_int_equal(nfs4_state_expire(&st, 1000), 1);
 }
 
+static const struct nfs4_cb_info cb0 = { .program = 0x40000000, .netid_len = 3, .netid = "tcp",
+					  .addr_len = 15, .addr = "127.0.0.1.3.232" };
+
+/* A confirmed 4.0 client made at time now. */
+static uint64_t new_client40(const char *owner, uint64_t now)
+{
+	uint64_t id;
+	uint8_t cf[8];
+
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), &cb0, 0, now,
+					  &id, cf, NULL), NFS4_OK);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id, cf, now), NFS4_OK);
+	return id;
+}
+
+/* The default table holds more than pynfs CID5's 1024 clients with state; full of confirmed
+ * clients within their leases it refuses (RESOURCE for 4.0, DELAY for 4.1), and a client past
+ * its lease makes room (RFC 7530 §9.6.3). */
 static void test_client_table_full(void **state)
 {
 	struct nfs4_exid_res r;
+	uint8_t cf[8];
+	uint64_t id, first = 0;
 	char owner[32];
 
 	(void)state;
+	assert_int_equal(st.max_clients, NFS4_STATE_MAX_CLIENTS);
+	assert_true(NFS4_STATE_MAX_CLIENTS >= 4096);
 	for (unsigned i = 0; i < NFS4_STATE_MAX_CLIENTS; i++) {
 		snprintf(owner, sizeof(owner), "c%u", i);
-		assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 0, 1,
-						  &r), NFS4_OK);
+		id = new_client40(owner, 1 + i / 1024);
+		first = first ? first : id;
 	}
-	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"one more", 8, 0, 0, 1, &r), NFS4ERR_DELAY);
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)"one more", 8, &cb0, 0, 10, &id, cf, NULL),
+			 NFS4ERR_RESOURCE);
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"one more", 8, 0, 0, 10, &r), NFS4ERR_DELAY);
+	/* The first 1024 ran out of lease at 92 (no expiry pass has run): the oldest goes. */
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)"one more", 8, &cb0, 0, 92, &id, cf, NULL),
+			 NFS4_OK);
+	assert_int_equal(nfs4_renew(&st, first, 92), NFS4ERR_EXPIRED);
+	assert_int_equal(st.nclients, NFS4_STATE_MAX_CLIENTS);
 	assert_int_equal(nfs4_state_expire(&st, 1000), NFS4_STATE_MAX_CLIENTS);
-	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"one more", 8, 0, 0, 1, &r), NFS4_OK);
+}
+
+/* [nfsv4] max-clients: unconfirmed records go first, then clients past their lease, oldest first. */
+static void test_client_table_evicts(void **state)
+{
+	uint64_t c0, c1, c2, d, e;
+	uint8_t cf2[8], cfd[8], cfe[8];
+
+	(void)state;
+	nfs4_state_set_max_clients(&st, 3);
+	c0 = new_client40("c0", 10);
+	c1 = new_client40("c1", 20);
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)"c2", 2, &cb0, 0, 30, &c2, cf2, NULL), NFS4_OK);
+	/* Full: the unconfirmed c2 makes room for d, although it is the newest. */
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)"d", 1, &cb0, 0, 40, &d, cfd, NULL), NFS4_OK);
+	assert_int_equal(nfs4_setclientid_confirm(&st, c2, cf2, 40), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_setclientid_confirm(&st, d, cfd, 40), NFS4_OK);
+	/* All confirmed, within their leases: refused. */
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)"e", 1, &cb0, 0, 41, &e, cfe, NULL),
+			 NFS4ERR_RESOURCE);
+	/* c0 and c1 are past their leases at 111; c0, the oldest, goes. */
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)"e", 1, &cb0, 0, 111, &e, cfe, NULL), NFS4_OK);
+	assert_int_equal(nfs4_renew(&st, c0, 111), NFS4ERR_EXPIRED);
+	assert_int_equal(nfs4_renew(&st, c1, 111), NFS4_OK);
+	assert_int_equal(nfs4_renew(&st, d, 111), NFS4_OK);
+	/* c0 stays EXPIRED after a table's worth of other clients expired (pynfs RENEW3 after CID5's 1024). */
+	nfs4_state_set_max_clients(&st, NFS4_STATE_MAX_CLIENTS);
+	for (unsigned i = 0; i < 1100; i++) {
+		char owner[16];
+		snprintf(owner, sizeof(owner), "x%u", i);
+		new_client40(owner, 200);
+	}
+	assert_int_equal(nfs4_state_expire(&st, 1000), 1100 + 3);
+	assert_int_equal(nfs4_renew(&st, c0, 1000), NFS4ERR_EXPIRED);
+	assert_int_equal(nfs4_renew(&st, c1, 1000), NFS4ERR_EXPIRED);
+	/* Clamped to 1..NFS4_STATE_MAX_CLIENTS. */
+	nfs4_state_set_max_clients(&st, 0);
+	assert_int_equal(st.max_clients, 1);
+	nfs4_state_set_max_clients(&st, 1u << 20);
+	assert_int_equal(st.max_clients, NFS4_STATE_MAX_CLIENTS);
 }
 
 /* All reply caches together stay within NFS4_STATE_CACHE_TOTAL. */
@@ -369,9 +437,6 @@ static void test_gone_hook(void **state)
 	assert_int_equal(gone_calls, 2);
 	assert_string_equal(gone_last, "hook-a");
 }
-
-static const struct nfs4_cb_info cb0 = { .program = 0x40000000, .netid_len = 3, .netid = "tcp",
-					  .addr_len = 15, .addr = "127.0.0.1.3.232" };
 
 static void test_setclientid(void **state)
 {
@@ -459,8 +524,9 @@ static void test_state_purged(void **state)
 	assert_int_equal(nfs4_stab_client_count(&tab, id1), 2);
 	assert_int_equal(nfs4_setclientid_confirm(&st, id2, c2, 20), NFS4_OK);
 	assert_int_equal(nfs4_stab_client_count(&tab, id1), 0);
+	/* RFC 7530 §9.6.2: the rebooted client's old stateids are of a lease that ended: EXPIRED (pynfs CID1, as knfsd). */
 	assert_int_equal(nfs4_stab_check_io(&tab, &res.sid, 1, rq.fkey, 1, NFS4_SHARE_ACCESS_READ, &io),
-			 NFS4ERR_BAD_STATEID);
+			 NFS4ERR_EXPIRED);
 	/* The new incarnation's open expires with its lease. */
 	rq.clientid = id2;
 	assert_int_equal(nfs4_stab_open(&tab, &rq, &res), NFS4_OK);
@@ -482,6 +548,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_destroy_and_reclaim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_table_full, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_client_table_evicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_budget, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_hook, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setclientid, setup, teardown),

@@ -50,7 +50,16 @@ static void fake_unlock(void *fs, void *file, uint64_t owner)
 	last_unlock = owner;
 }
 
-static const struct nfs4_stab_file_ops fops = { .get = fake_get, .put = fake_put, .unlock = fake_unlock };
+static uint64_t held_owner; /* the owner the fake backend says holds a lock */
+
+static bool fake_locked(void *fs, void *file, uint64_t owner)
+{
+	(void)fs, (void)file;
+	return owner == held_owner;
+}
+
+static const struct nfs4_stab_file_ops fops = { .get = fake_get, .put = fake_put, .unlock = fake_unlock,
+						.locked = fake_locked };
 static int file_a, file_b;
 
 static int setup(void **state)
@@ -58,6 +67,7 @@ static int setup(void **state)
 	(void)state;
 	refs = 0;
 	unlocks = 0;
+	held_owner = 0;
 	nfs4_stab_init(&t, 0xb007, &fops);
 	return 0;
 }
@@ -154,16 +164,18 @@ static void test_share_deny(void **state)
 	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r2), NFS4_OK);
 	/* Another owner of the same client is refused as well. */
 	assert_int_equal(do_open(CL1, 1, "p", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r2), NFS4ERR_SHARE_DENIED);
-	/* The owner itself may upgrade. */
-	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r1), NFS4_OK);
+	/* RFC 7530 §9.9: the deny refuses the denying owner's own upgrade too (pynfs OPEN21, OPEN25);
+	 * an upgrade within it is fine, and so is a deny that only the owner's own access meets. */
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4ERR_SHARE_DENIED);
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r1), NFS4_OK);
 	/* Another file is unaffected. */
 	assert_int_equal(do_open(CL2, 1, "o", "b", NFS4_SHARE_ACCESS_WRITE, NFS4_SHARE_DENY_BOTH, &r2), NFS4_OK);
-	/* Anonymous I/O against a deny. */
+	/* Anonymous I/O against a deny: LOCKED (RFC 7530 §9.9; pynfs OPEN23, OPEN27, WRT9). */
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE),
-			 NFS4ERR_SHARE_DENIED);
+			 NFS4ERR_LOCKED);
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_READ), NFS4_OK);
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"b", 1, NFS4_SHARE_ACCESS_READ),
-			 NFS4ERR_SHARE_DENIED);
+			 NFS4ERR_LOCKED);
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"c", 1, NFS4_SHARE_ACCESS_WRITE), NFS4_OK);
 	/* Closing the deny lets the writer in. */
 	assert_int_equal(nfs4_stab_close(&t, &r1.sid, SQ(1), &r1.sid), NFS4_OK);
@@ -306,6 +318,33 @@ static void test_seqid(void **state)
 	assert_int_equal(nfs4_stab_seqid_check(&t, CL1, o, 3, 0, &rp, &st), NFS4_SEQID_NEW);
 }
 
+/* RFC 7530 §9.1.8: a retransmitted CLOSE gets the owner's last reply although
+ * the open is gone (pynfs CLOSE10, CLOSE12, RPLY9). */
+static void test_seqid_close_replay(void **state)
+{
+	struct nfs4_seqid_replay rp;
+	struct nfs4_open_res r, r2;
+	struct nfs4_stateid c, out;
+	uint32_t st = 0;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 0, "own", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_int_equal(do_open(CL1, 0, "own", "b", NFS4_SHARE_ACCESS_READ, 0, &r2), NFS4_OK);
+	nfs4_stab_seqid_done(&t, CL1, (const uint8_t *)"own", 3, 1, NFS4_OK, NULL, 0);
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, (struct nfs4_sid_seq){ 0, 2 }, &c), NFS4_OK);
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &c, 3, &rp, &st), NFS4_SEQID_NEW);
+	assert_int_equal(nfs4_stab_close(&t, &c, (struct nfs4_sid_seq){ 0, 3 }, &out), NFS4_OK);
+	/* The same CLOSE again: the cached reply (the closed stateid, seqid + 1). */
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &c, 3, &rp, &st), NFS4_SEQID_REPLAY);
+	assert_int_equal(rp.status, NFS4_OK);
+	assert_int_equal(rp.len, 16);
+	assert_int_equal(rp.body[3], out.seqid);
+	assert_memory_equal(rp.body + 4, c.other, NFS4_OTHER_SIZE);
+	/* Out of order through the closed stateid: BAD_SEQID; the other open goes on. */
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &c, 9, &rp, &st), NFS4_SEQID_ERROR);
+	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &r2.sid, 4, &rp, &st), NFS4_SEQID_NEW);
+}
+
 static void test_seqid_unconfirmed_restart(void **state)
 {
 	struct nfs4_seqid_replay rp;
@@ -402,6 +441,14 @@ static void test_locks(void **state)
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref2), NFS4_OK);
 	assert_memory_equal(ref2.sid.other, ls.other, NFS4_OTHER_SIZE);
 	assert_int_equal(ref2.owner_id, ref.owner_id);
+	/* Another lock owner of the same open: its own lock stateid and backend owner (pynfs RPLY6). */
+	assert_int_equal(lock_new(CL1, &r.sid, "lk-other", "a", &ref2), NFS4_OK);
+	assert_memory_not_equal(ref2.sid.other, ls.other, NFS4_OTHER_SIZE);
+	assert_int_equal(ref2.sid.seqid, 0);
+	assert_true(ref2.owner_id != ref.owner_id);
+	assert_int_equal(nfs4_stab_release_lockowner(&t, CL1, (const uint8_t *)"lk-other", 8), NFS4_OK);
+	assert_int_equal(unlocks, 1);
+	unlocks = 0;
 	/* Not for another client, another file, or a lock stateid as the open. */
 	assert_int_equal(lock_new(CL2, &r.sid, "lk", "a", &ref2), NFS4ERR_BAD_STATEID);
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4ERR_BAD_STATEID);
@@ -437,6 +484,12 @@ static void test_locks(void **state)
 	/* RELEASE_LOCKOWNER: the owner and its stateids go. */
 	assert_int_equal(do_open(CL1, 1, "o", "b", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4_OK);
+	/* ... but not while it holds a lock (RFC 7530 §16.37.4; pynfs RLOWN3). */
+	held_owner = ref2.owner_id;
+	assert_int_equal(nfs4_stab_release_lockowner(&t, CL1, (const uint8_t *)"lk", 2), NFS4ERR_LOCKS_HELD);
+	assert_int_equal(unlocks, 2);
+	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), ref2.owner_id);
+	held_owner = 0;
 	assert_int_equal(nfs4_stab_release_lockowner(&t, CL1, (const uint8_t *)"lk", 2), NFS4_OK);
 	assert_int_equal(unlocks, 3);
 	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), 0);
@@ -490,6 +543,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v40_confirm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_downgrade_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seqid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_seqid_close_replay, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_seqid_unconfirmed_restart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_test_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),

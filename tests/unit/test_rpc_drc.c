@@ -211,6 +211,21 @@ static void test_idempotent_not_cached(void **state)
 	}
 }
 
+/* cache_wanted and drc_forget: a procedure's calls go through the DRC or not by their
+ * arguments, and its handler may let the reply go (NFSv4.0 COMPOUND, RFC 7530 §3.1.1). */
+static void test_cache_wanted_and_forget(void **state)
+{
+	(void)state;
+	unsigned before = tprog_count_get();
+
+	for (uint32_t mode = 0; mode < 3; mode++)
+		for (int i = 0; i < 2; i++) {
+			count_call(&tc, 0xb00 + mode, TPROC_COUNT_IF, mode);
+			assert_int_equal(tc.from_cache, mode == 1 && i == 1);
+		}
+	assert_int_equal(tprog_count_get(), before + 5); /* the cached retransmission did not run */
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -235,6 +250,7 @@ int main(void)
 		cmocka_unit_test(test_big_reply_not_cached),
 		cmocka_unit_test(test_dropped_reply_not_cached),
 		cmocka_unit_test(test_idempotent_not_cached),
+		cmocka_unit_test(test_cache_wanted_and_forget),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
