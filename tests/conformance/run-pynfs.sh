@@ -57,6 +57,7 @@ listen = 127.0.0.1:$PORT
 enable = no
 [nfsv4]
 enable = yes
+delegations = yes
 lease-time = ${LEASE:-15}
 CONF
 # A fresh state directory: no clients of a previous run, so no grace period.

@@ -19,7 +19,7 @@
  *  - 4.0: SETCLIENTID with a cb_location on a loopback listener, then
  *    SETCLIENTID_CONFIRM: a CB_NULL (program = cb_program, version 1)
  *    arrives on a connection the server opens; answered: stats "up";
- *  - delegations (default on, [nfsv4] lease-time = 10): client A's OPEN
+ *  - delegations ([nfsv4] delegations = yes, lease-time = 10): client A's OPEN
  *    for reading gets a read delegation (the stats gauge shows it); B's
  *    OPEN for writing gets NFS4ERR_DELAY and A's back channel carries
  *    CB_COMPOUND{CB_SEQUENCE, CB_RECALL} naming A's delegation stateid
@@ -1354,7 +1354,7 @@ static void test_deleg_recall(void)
 		return;
 	dl_open(&a.c, a.sid, &a.seqid, a.cid, "dfile", 1 /* READ */, true, &oa);
 	CHECK_EQ(oa.status, 0, "A: OPEN for reading");
-	CHECK_EQ(oa.deleg, 1, "A: OPEN_DELEGATE_READ (delegations are on by default)");
+	CHECK_EQ(oa.deleg, 1, "A: OPEN_DELEGATE_READ ([nfsv4] delegations = yes)");
 	CHECK(nfs4_stats_has("\"delegations\": 1,"), "stats: 1 delegation held");
 	dl_open(&b.c, b.sid, &b.seqid, b.cid, "dfile", 2 /* WRITE */, false, &ob);
 	CHECK_EQ(ob.status, NFS4ERR_DELAY, "B: OPEN for writing waits (NFS4ERR_DELAY)");
@@ -1509,14 +1509,27 @@ static void test_deleg_off(void)
 	struct dl_client a;
 	struct dl_open oa;
 	FILE *f;
+	char conf[8192];
+	size_t n;
 
 	hx_section("[nfsv4] delegations = no: none granted");
 	hx_daemon_stop(&env);
-	f = fopen(env.conf_path, "a");
+	/* The [nfsv4] section is the file's last: "delegations = yes" becomes
+	 * "no " (a key may not be given twice), and no grace period after the restart. */
+	f = fopen(env.conf_path, "r+");
 	if (!CHECK(f != NULL, "config"))
 		return;
-	/* The [nfsv4] section is the file's last; no grace period after the restart. */
-	fprintf(f, "delegations = no\ngrace-time = 0\n");
+	n = fread(conf, 1, sizeof(conf) - 1, f);
+	conf[n] = '\0';
+	char *on = strstr(conf, "delegations = yes");
+	if (!CHECK(on != NULL, "config names delegations = yes")) {
+		fclose(f);
+		return;
+	}
+	memcpy(on, "delegations = no ", 17);
+	rewind(f);
+	fwrite(conf, 1, n, f);
+	fprintf(f, "grace-time = 0\n");
 	fclose(f);
 	if (!CHECK_EQ(hx_daemon_start(&env), 0, "restarted"))
 		return;
@@ -1547,7 +1560,7 @@ int main(int argc, char **argv)
 	f = fopen(env.conf_path, "a");
 	if (!CHECK(f != NULL, "config"))
 		return hx_end();
-	fprintf(f, "[nfsv4]\nenable = yes\nlease-time = %d\n", LEASE);
+	fprintf(f, "[nfsv4]\nenable = yes\ndelegations = yes\nlease-time = %d\n", LEASE);
 	fclose(f);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
