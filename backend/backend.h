@@ -284,6 +284,8 @@ enum be_lock_type {
 	BE_LOCK_WRITE,    /* exclusive */
 };
 
+#define BE_LOCK_OWNER_NONE UINT64_MAX
+
 struct be_lock {
 	enum be_lock_type type;
 	uint64_t offset;
@@ -428,12 +430,24 @@ struct be_ops {
 	 * description per owner and file, so NLM clients, NFSv4 clients and local
 	 * processes see each other's locks. Calls never wait: EAGAIN on a conflict
 	 * (blocking locks are the caller's: it retries when it chooses). */
+	/* lock_test with BE_LOCK_OWNER_NONE (an id no caller gives) sees every lock. */
 	int (*lock_test)(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk,
 			 bool *conflict, struct be_lock_conflict *holder);
 	int (*lock_set)(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);
 	int (*lock_unset)(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);
 	/* Release every lock owner holds on f (owner gone, last unlock, file closed). */
 	void (*lock_owner_release)(struct be_fs *fs, struct be_file *f, uint64_t owner);
+
+	/* -- change watches (NFSv4 delegations: a local process's change recalls one) --
+	 * Watch o for what anyone, local processes included, does to it: with
+	 * BE_WATCH_CHANGES its data, attributes, names and removal; with
+	 * BE_WATCH_OPENS its being opened, its names and removal. *wd names the
+	 * watch (the same file gives the same wd; a later watch of it replaces
+	 * the first's kind). Events go to the change listener (be_change_listen),
+	 * from a backend thread, after the fact: nothing waits for them. unwatch
+	 * takes no instance: a watch may outlive the export it was made through. */
+	int (*watch)(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
+	int (*unwatch)(int wd);
 
 	/* -- extended attributes, user namespace only (RFC 8276): names without
 	 * the "user." prefix -- */
@@ -542,6 +556,16 @@ static inline void be_file_put(struct be_fs *fs, struct be_file *f)
  * not block (NLM sets a flag and signals). be_lock_listen() adds one (at
  * most BE_LOCK_LISTENERS; false beyond), be_lock_unlisten() removes it.
  */
+/* be_watch()'s kinds, and the change listener: one (NFSv4's delegations),
+ * told each watched file's event (gone: the watch ended, the file removed
+ * or the watch taken away; overflow: events were lost, wd -1: every watch may
+ * have fired). Any thread; must not block. */
+#define BE_WATCH_CHANGES 1u
+#define BE_WATCH_OPENS 2u
+void be_change_listen(void (*changed)(int wd, bool gone));
+void be_changed(int wd, bool gone);
+#define be_watch(fs, o, kind, wd) BE_CALL(fs, watch, o, kind, wd)
+
 #define BE_LOCK_LISTENERS 4u
 bool be_lock_listen(void (*released)(void));
 void be_lock_unlisten(void (*released)(void));

@@ -72,6 +72,22 @@ void be_lock_released(void)
 	}
 }
 
+/* The change listener (NFSv4's delegations: nfs4_proc_deleg.c). */
+static void (*_Atomic be_change_listener)(int wd, bool gone);
+
+void be_change_listen(void (*changed)(int wd, bool gone))
+{
+	atomic_store(&be_change_listener, changed);
+}
+
+void be_changed(int wd, bool gone)
+{
+	void (*changed)(int wd, bool gone) = atomic_load(&be_change_listener);
+
+	if (changed)
+		changed(wd, gone);
+}
+
 void be_ceph_configure(const struct be_ceph_settings *s)
 {
 	be_ceph = *s;

@@ -36,6 +36,8 @@
 #include "rpc/rpcbind.h"
 #include "nlm/nlm_table.h"
 #include "nfs/common/nfs_common.h"
+#include "nfs/v4/nfs4_const.h"
+#include "nfs/v4/nfs4_deleg.h"
 #include "core/log.h"
 
 #define NLM_OWNERS 4096u
@@ -215,6 +217,18 @@ static uint32_t nlm_begin(struct rpc_call *c, const struct nlm4_args *a, bool ma
 	return nlm_file_open(c, fh, nf);
 }
 
+/*
+ * An NFSv4 client holding a delegation of the file keeps its byte-range
+ * locks to itself (RFC 8881 §10.4): the delegation is recalled first. NLM
+ * has no DELAY: NLM4_DENIED_GRACE_PERIOD makes the client ask again (Linux's
+ * lockd in 5 s), where knfsd's lockd drops the call for the client to resend.
+ */
+static uint32_t nlm_deleg_break(const struct nlm_fh *fh)
+{
+	return nfs4_deleg_break(fh->data, fh->len, 0, NFS4_DL_ACC_LOCK) == NFS4_OK ? NLM4_GRANTED_ST
+										   : NLM4_DENIED_GRACE_PERIOD;
+}
+
 /* XNFS §10.5 NLM_TEST: the holder of a conflicting lock, if any. */
 static void nlm_do_test(struct rpc_call *c, const struct nlm4_args *a, struct nlm4_res *r)
 {
@@ -228,6 +242,8 @@ static void nlm_do_test(struct rpc_call *c, const struct nlm4_args *a, struct nl
 	int err;
 
 	st = nlm_begin(c, a, false, r, &fh, &nf);
+	if (st == NLM4_GRANTED_ST)
+		st = nlm_deleg_break(&fh);
 	if (st == NLM4_GRANTED_ST) {
 		pthread_mutex_lock(&nlm_mu);
 		err = nlm_owner(&a->alock, true, &slot);
@@ -280,6 +296,8 @@ static void nlm_do_lock(struct rpc_call *c, const struct nlm4_args *a, bool may_
 	int err;
 
 	st = nlm_begin(c, a, a->reclaim, r, &fh, &nf);
+	if (st == NLM4_GRANTED_ST && !a->reclaim)
+		st = nlm_deleg_break(&fh);
 	if (st == NLM4_GRANTED_ST) {
 		pthread_mutex_lock(&nlm_mu);
 		err = nlm_owner(&a->alock, true, &slot);
@@ -682,6 +700,8 @@ static void nlm_retry_one(unsigned i)
 		if (st == NLM_W_REVOKE) {
 			(void)be_lock_unset(nf.e->fs, nf.f, id, &lk);
 			nlm_waiter_del(&nlm_tab, i);
+		} else if (nlm_deleg_break(&fh) != NLM4_GRANTED_ST) {
+			/* a delegation in the way: recalled; tried again at the next poll */
 		} else if (be_lock_set(nf.e->fs, nf.f, id, &lk) == 0) {
 			if (nlm_held_add(&nlm_tab, w->owner, &fh) == 0) {
 				nlm_send_granted(w);

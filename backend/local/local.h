@@ -167,6 +167,9 @@ int local_clone(struct be_fs *fs, const struct be_cred *cr, struct be_file *src,
 /* ---- local_lock.c ---- */
 /* Close every owner's open file description (process exit). */
 void local_locks_shutdown(void);
+/* local_watch.c: change watches (inotify). */
+int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
+int local_unwatch(int wd);
 int local_lock_test(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk, bool *conflict,
 		    struct be_lock_conflict *holder);
 int local_lock_set(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);

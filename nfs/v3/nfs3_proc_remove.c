@@ -3,8 +3,29 @@
  * §3.3.12), RMDIR (§3.3.13), RENAME (§3.3.14), LINK (§3.3.15). All made by
  * the backend as the caller (it checks directory permissions and sticky
  * bits). Both handles of RENAME and LINK must be in one export (else XDEV).
+ * An NFSv4 client's delegation of a file losing or gaining a name is
+ * recalled first (RFC 8881 §10.4.1): NFS3ERR_JUKEBOX until it is back.
  */
 #include "nfs/v3/nfs3.h"
+#include "nfs/v4/nfs4_const.h"
+#include "nfs/v4/nfs4_deleg.h"
+
+/* The delegation of the regular file dir/name, if it has one, recalled. */
+static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const char *name)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	struct be_attr attr;
+	struct nfs_fh fh;
+	uint32_t status = NFS3_OK;
+
+	if (!nfs4_deleg_any() || be_lookup(nc->fs, &nc->cred, dir, name, &o, &attr) != 0)
+		return NFS3_OK; /* nothing delegated, or nothing there: the operation says so itself */
+	if (attr.type == BE_REG && nfs3_call_fh(nc, &o, &fh) == NFS3_OK &&
+	    nfs4_deleg_break(fh.data, fh.len, 0, NFS4_DL_ACC_NS) != NFS4_OK)
+		status = NFS3ERR_JUKEBOX;
+	nfs3_call_put(nc, &o);
+	return status;
+}
 
 /* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data. */
 static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct nfs3_diropargs *a,
@@ -22,6 +43,8 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 		r->status = nfs3_call_writable(&nc);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->name, name);
+	if (r->status == NFS3_OK && !dir)
+		r->status = nfs3_deleg_break_name(&nc, &d, name);
 	/* REMOVE of a directory: ISDIR; RMDIR of a file: NOTDIR (the backend's EISDIR, ENOTDIR) */
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name));
@@ -68,6 +91,10 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->to.name, to);
 	if (r->status == NFS3_OK)
+		r->status = nfs3_deleg_break_name(&nc, &fd, from);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_deleg_break_name(&nc, &td, to); /* a target replaced */
+	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(be_rename(nc.fs, &nc.cred, &fd, from, &td, to));
 	if (r->status == NFS3_OK) {
 		nfs3_call_commit_meta(&nc, &td);
@@ -113,6 +140,8 @@ enum rpc_proc_status nfs3_link_exec(struct rpc_call *c, void *args, void *res)
 		r->status = NFS3ERR_ISDIR; /* no hard links to directories (knfsd: ISDIR) */
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->link.name, name);
+	if (r->status == NFS3_OK && nfs4_deleg_break(a->file.data, a->file.len, 0, NFS4_DL_ACC_NS) != NFS4_OK)
+		r->status = NFS3ERR_JUKEBOX;
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(be_link(nc.fs, &nc.cred, &o, &d, name));
 	if (r->status == NFS3_OK)

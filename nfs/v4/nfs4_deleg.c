@@ -184,6 +184,12 @@ enum nfs4_dl_grant nfs4_dtab_decide(const struct nfs4_dtab *t, const uint8_t *fk
 	 * write delegation while no other client has the file open at all. */
 	if ((a->access & NFS4_SHARE_ACCESS_WRITE) ? a->others_open : a->others_write)
 		return NFS4_DL_GRANT_NONE;
+	/* A holder takes its byte-range locks locally (RFC 8881 §10.4), unseen
+	 * by the locks already on the file: none while there are any. */
+	if (a->file_locked) {
+		*why = NFS4_DL_WHY_CONTENTION;
+		return NFS4_DL_GRANT_NONE;
+	}
 	g = file_verdict(t, fkey, fkey_len, a, why);
 	if (g == NFS4_DL_GRANT_WRITE && want == NFS4_DL_WANT_READ) {
 		*why = NFS4_DL_WHY_CONTENTION; /* opened for writing, wants only a read one */
@@ -227,6 +233,27 @@ static void recall_out(const struct nfs4_dtab *t, struct nfs4_dl *d, struct nfs4
 	r->fkey_len = d->fkey_len;
 	memcpy(r->fkey, d->fkey, d->fkey_len);
 	d->cb_pending = false;
+}
+
+void nfs4_dtab_ungrant(struct nfs4_dtab *t, const struct nfs4_stateid *sid)
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (d && d->state == NFS4_DL_HELD) {
+		dl_free(t, d);
+		t->granted--;
+	}
+}
+
+bool nfs4_dtab_file_held(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len)
+{
+	if (t->count == 0)
+		return false;
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0; i = t->d[i].next)
+		if (key_eq(&t->d[i], fkey, fkey_len) &&
+		    (t->d[i].state == NFS4_DL_HELD || t->d[i].state == NFS4_DL_RECALLED))
+			return true;
+	return false;
 }
 
 bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,

@@ -13,7 +13,8 @@
  * A delegation's states (nfs4_dtab_*() make each transition):
  *
  *   FREE --grant (OPEN)--> HELD --conflict (another client's OPEN for
- *        writing, WRITE, SETATTR, REMOVE, RENAME, LINK...)--> RECALLED
+ *        writing, WRITE, SETATTR, REMOVE, RENAME, LINK, LOCK, an NLM
+ *        lock...)--> RECALLED
  *   HELD / RECALLED --DELEGRETURN, client purged--> FREE
  *   RECALLED --one lease passed (nfs4_dtab_expire, nfs4_dtab_conflict)--> REVOKED
  *   REVOKED --FREE_STATEID, client purged--> FREE
@@ -98,6 +99,7 @@ struct nfs4_dl_ask {
 	bool claim_ok;       /* a claim that may get one (not CLAIM_DELEGATE_CUR / PREVIOUS) */
 	bool others_open;    /* another client has the file open */
 	bool others_write;   /* ... for writing */
+	bool file_locked;    /* the file has byte-range locks (anyone's: NLM, NFSv4, local processes) */
 };
 enum nfs4_dl_grant { NFS4_DL_GRANT_NONE, NFS4_DL_GRANT_READ, NFS4_DL_GRANT_WRITE };
 /*
@@ -111,11 +113,18 @@ enum nfs4_dl_grant nfs4_dtab_decide(const struct nfs4_dtab *t, const uint8_t *fk
 bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len, bool write,
 		     struct nfs4_stateid *sid);
 
+/* Undo a grant just made (sid HELD): the OPEN's reply will not carry it. */
+void nfs4_dtab_ungrant(struct nfs4_dtab *t, const struct nfs4_stateid *sid);
+/* Has the file a delegation held or being recalled? */
+bool nfs4_dtab_file_held(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len);
+
 /* What a conflicting operation does to the file. */
 enum nfs4_dl_access {
 	NFS4_DL_ACC_READ,  /* READ, OPEN for reading: conflicts with write delegations */
 	NFS4_DL_ACC_WRITE, /* WRITE, SETATTR, OPEN for writing or with a deny: with any */
 	NFS4_DL_ACC_NS,    /* REMOVE, RENAME, LINK of the file: with any */
+	NFS4_DL_ACC_LOCK,  /* LOCK, LOCKT, NLM LOCK / TEST: with any (the holder's
+			    * client keeps its byte-range locks to itself, RFC 8881 §10.4) */
 };
 /* A CB_RECALL to send (RFC 8881 §20.2.1). */
 struct nfs4_dl_recall {
@@ -174,5 +183,10 @@ unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned ma
  * NFS4ERR_DELAY while any is outstanding (NFSv3: NFS3ERR_JUKEBOX), else
  * NFS4_OK. acc: enum nfs4_dl_access. No lock taken while nothing is delegated. */
 uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc);
+/* Is anything delegated now? (A hint without a lock: callers skip a lookup
+ * made only to find the handle nfs4_deleg_break() wants.) */
+bool nfs4_deleg_any(void);
+/* The server table's nfs4_dtab_file_held(). */
+bool nfs4_deleg_held(const uint8_t *fkey, uint32_t fkey_len);
 
 #endif

@@ -116,6 +116,23 @@ static void send_recalls(const struct nfs4_dl_recall *r, unsigned n)
 	}
 }
 
+bool nfs4_deleg_any(void)
+{
+	return dl_ready && atomic_load(&dl_count) != 0;
+}
+
+bool nfs4_deleg_held(const uint8_t *fkey, uint32_t fkey_len)
+{
+	bool held;
+
+	if (!nfs4_deleg_any())
+		return false;
+	pthread_mutex_lock(&dl_mu);
+	held = nfs4_dtab_file_held(&dl_tab, fkey, fkey_len);
+	pthread_mutex_unlock(&dl_mu);
+	return held;
+}
+
 uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc)
 {
 	struct nfs4_dl_recall r[DL_RECALLS_PER_CALL];
@@ -192,9 +209,42 @@ static bool cb_usable(uint64_t clientid)
 	return st.state == NFS4_CB_UP || (st.minor >= 1 && st.state == NFS4_CB_PROBING);
 }
 
-void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
+bool nfs4_deleg_file_locked(struct be_fs *fs, struct be_file *f)
+{
+	/* No owner's: every lock on the file counts. */
+	struct be_lock whole = { .type = BE_LOCK_WRITE, .offset = 0, .length = 0 };
+	bool conflict = false;
+
+	if (!dl_ready || !atomic_load(&dl_enabled) || !f)
+		return false;
+	if (be_lock_test(fs, f, BE_LOCK_OWNER_NONE, &whole, &conflict, NULL) != 0)
+		return true; /* cannot tell: as if locked, no delegation */
+	return conflict;
+}
+
+/* The grant stands only with a watch for local processes' changes
+ * (nfs4_deleg_watch.c); without one it is undone. */
+static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64_t clientid, enum nfs4_dl_grant g,
+					struct nfs4_open_op_res *r, uint32_t *why)
+{
+	if (g == NFS4_DL_GRANT_NONE || nfs4_deleg_watch(df->fs, df->o, df->fkey, df->fkey_len,
+							g == NFS4_DL_GRANT_WRITE) == 0)
+		return g;
+	unsigned before = dl_lock();
+
+	nfs4_dtab_ungrant(&dl_tab, &r->dsid);
+	dl_unlock(before);
+	log_limited(&dl_limit, LOG_NOTICE, "nfs4: no delegation for client %llx: the file cannot be watched",
+		    (unsigned long long)clientid);
+	*why = NFS4_DL_WHY_RESOURCE;
+	return NFS4_DL_GRANT_NONE;
+}
+
+void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_deleg_file *df,
 		     const struct nfs4_open_args *a, struct nfs4_open_op_res *r)
 {
+	const uint8_t *fkey = df->fkey;
+	uint32_t fkey_len = df->fkey_len;
 	struct nfs4_dl_ask ask = {
 		.clientid = clientid, .minor = x->minorversion, .access = a->share_access & NFS4_SHARE_ACCESS_BOTH,
 		.deny = a->share_deny, .want = a->share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK,
@@ -202,6 +252,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const uint8_t *fkey,
 		/* RFC 8881 §18.16.3: CLAIM_PREVIOUS reclaims (in grace, where nothing
 		 * else opens), CLAIM_DELEGATE_CUR uses the one being returned. */
 		.claim_ok = a->claim == CLAIM_NULL || a->claim == CLAIM_FH,
+		.file_locked = df->locked,
 	};
 	enum nfs4_dl_grant g;
 	uint32_t why;
@@ -220,6 +271,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const uint8_t *fkey,
 		why = NFS4_DL_WHY_RESOURCE;
 	}
 	dl_unlock(before);
+	g = grant_watched(df, clientid, g, r, &why);
 	if (g != NFS4_DL_GRANT_NONE) {
 		r->deleg = g == NFS4_DL_GRANT_WRITE ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ;
 		recall_any(nfs4_session_now());

@@ -20,6 +20,7 @@
 
 #include "core/log.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_deleg.h"
 #include "nfs/v4/nfs4_lock_notify.h"
 #include "nfs/v4/nfs4_xdr_state.h"
 
@@ -142,16 +143,20 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (lock_seqid_begin(x, a, r, &status))
 		return status;
 	status = nfs4_stateid_resolve(x, &a->sid, &sid);
+	uint64_t caller = x->minorversion >= 1 ? ((struct nfs4_svc *)x->priv)->clientid : nfs4_stateid_clientid(&sid);
 	/* RFC 8881 §8.4.2: in grace only reclaims, by clients of the previous run; afterwards none. */
 	if (status == NFS4_OK)
-		status = nfs4_grace_for(NFS4_GRACE_LOCK, x->minorversion >= 1 ? ((struct nfs4_svc *)x->priv)->clientid
-							: nfs4_stateid_clientid(&sid), a->reclaim);
+		status = nfs4_grace_for(NFS4_GRACE_LOCK, caller, a->reclaim);
 	if (status == NFS4_OK)
 		status = lock_range(a->locktype, a->offset, a->length, &lk);
 	if (status == NFS4_OK)
 		status = nfs4_obj_open(x->priv, &x->cur.fh, &ob); /* admission on every use */
 	else
 		return status;
+	/* Another client's delegation is recalled first: its holder keeps its locks
+	 * locally (RFC 8881 §10.4); DELAY until it is back (reclaims meet none). */
+	if (status == NFS4_OK && !a->reclaim)
+		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, caller, NFS4_DL_ACC_LOCK);
 	if (status == NFS4_OK && a->new_lock_owner) {
 		status = nfs4_op_client(x, a->owner.clientid, &clientid);
 		struct nfs4_lock_req rq = { .clientid = clientid, .minor = x->minorversion, .sid = sid,
@@ -239,6 +244,9 @@ uint32_t nfs4_lockt_exec(struct nfs4_ctx *x, void *args, void *res)
 	status = nfs4_obj_open(x->priv, &x->cur.fh, &ob);
 	if (status == NFS4_OK)
 		status = nfs4_regular_check(x, &ob);
+	/* As LOCK: a delegation's locks are its client's own until it is returned. */
+	if (status == NFS4_OK)
+		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, clientid, NFS4_DL_ACC_LOCK);
 	if (status == NFS4_OK)
 		status = nfs_errno_to_nfsstat4(be_file_open(ob.exp->fs, &ob.o, BE_OPEN_READ, &f));
 	if (status == NFS4_OK) {

@@ -223,6 +223,11 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 				    .access = access, .deny = a->share_deny, .fs = ob->exp->fs, .file = f,
 				    .file_modes = modes };
 	status = nfs4_stab_open(nfs4_session_stab(), &rq, &sr);
+	/* Delegations only where rnfsd sees every change: the local backend (a
+	 * CephFS file's other clients could not be told). */
+	bool deleg_ok = status == NFS4_OK && (!ob->exp->cfg->fs[0] || !strcmp(ob->exp->cfg->fs, "local"));
+	bool locked = deleg_ok && nfs4_deleg_file_locked(ob->exp->fs, f);
+
 	if (!sr.file_taken)
 		be_file_put(ob->exp->fs, f);
 	if (status != NFS4_OK)
@@ -236,10 +241,12 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 		r->rflags |= OPEN4_RESULT_MAY_NOTIFY_LOCK;
 	if (r->created && a->createmode != EXCLUSIVE4)
 		r->attrset = a->attrs.attrsset;
-	/* Delegations only where rnfsd sees every change: the local backend (a
-	 * CephFS file's other clients could not be told). */
-	if (!ob->exp->cfg->fs[0] || !strcmp(ob->exp->cfg->fs, "local"))
-		nfs4_deleg_open(x, clientid, fh.data, fh.len, a, r);
+	if (deleg_ok) {
+		struct nfs4_deleg_file df = { .fs = ob->exp->fs, .o = o, .fkey = fh.data, .fkey_len = fh.len,
+					      .locked = locked };
+
+		nfs4_deleg_open(x, clientid, &df, a, r);
+	}
 	x->cur.fh = fh;
 	nfs4_cur_stateid_set(x, &r->sid);
 	return NFS4_OK;

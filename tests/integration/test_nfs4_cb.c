@@ -33,6 +33,13 @@
  *    and the flag clears; the stats count it revoked;
  *  - an NFSv3 WRITE of a delegated file: NFS3ERR_JUKEBOX and CB_RECALL
  *    until DELEGRETURN, then it is written;
+ *  - another client's LOCK (READ_LT, from its own read open) of a file with
+ *    a read delegation: NFS4ERR_DELAY and CB_RECALL (the holder keeps its
+ *    locks locally), granted after DELEGRETURN; no delegation is granted
+ *    on a file with byte-range locks (OPEN_DELEGATE_NONE_EXT, CONTENTION);
+ *  - a local process (this test, on the exported directory) writing a file
+ *    with a read delegation, or opening one with a write delegation: the
+ *    holder gets CB_RECALL (inotify);
  *  - a write delegation (OPEN for writing, no other client): SETATTR of
  *    the size with its stateid is accepted (the Linux client truncates so);
  *  - restarted with [nfsv4] delegations = no: the same OPEN gets no
@@ -59,6 +66,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 static struct hx_env env;
@@ -1185,6 +1193,7 @@ static void walk(struct xb *a, const char *path)
 struct dl_open {
 	int status;          /* the COMPOUND's */
 	uint32_t deleg, why; /* open_delegation4's type; NONE_EXT's why */
+	uint8_t osid[16];    /* the open stateid */
 	uint8_t dsid[16];
 	uint32_t fh_len;
 	uint8_t fh[128];
@@ -1235,6 +1244,8 @@ static void dl_open(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, 
 	for (uint32_t i = 0; i <= n; i++)
 		res_ok(&r, i ? OP_LOOKUP : OP_PUTROOTFH);
 	res_ok(&r, OP_OPEN);
+	if (r.body.pos + 16 <= r.body.len)
+		memcpy(o->osid, r.body.p + r.body.pos, 16);
 	xd_skip(&r.body, 16 + 4 + 16 + 4); /* stateid, change_info4, rflags */
 	uint32_t words = xd_u32(&r.body);
 	xd_skip(&r.body, 4 * (size_t)(words < 8 ? words : 8));
@@ -1465,6 +1476,107 @@ static void test_deleg_v3(void)
 	cb_close(&a.c);
 }
 
+/* A 4.1 COMPOUND of three operations begun: SEQUENCE, PUTFH fh. */
+static void dl_seq_putfh(struct xb *a, struct dl_client *k, const uint8_t *fh, uint32_t fh_len)
+{
+	xb_init(a);
+	hdr(a, 1, 3);
+	xb_sequence(a, k->sid, &k->seqid);
+	xb_u32(a, OP_PUTFH);
+	xb_opaque(a, fh, fh_len);
+}
+
+/* SEQUENCE, PUTFH, LOCK READ_LT [0, 100) as a new lock owner from o's open stateid: the status. */
+static int dl_lock(struct dl_client *k, const struct dl_open *o, const char *owner)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	dl_seq_putfh(&a, k, o->fh, o->fh_len);
+	xb_u32(&a, OP_LOCK);
+	xb_u32(&a, 1); /* READ_LT */
+	xb_u32(&a, 0); /* reclaim */
+	xb_u64(&a, 0);
+	xb_u64(&a, 100);
+	xb_u32(&a, 1); /* new_lock_owner: open_to_lock_owner4 */
+	xb_u32(&a, 0); /* open_seqid */
+	xb_raw(&a, o->osid, 16);
+	xb_u32(&a, 0); /* lock_seqid */
+	xb_u64(&a, k->cid);
+	xb_string(&a, owner);
+	st = compound_cb(&k->c, &a, &r, true, NULL);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* A's CB_RECALL of d arrives (within 5 s); answered, then DELEGRETURN. */
+static bool dl_recalled(struct dl_client *k, const struct dl_open *d, const char *why)
+{
+	struct cb_call cc;
+	bool ok = false;
+
+	if (CHECK(cb_wait(&k->c, &cc, 5000), "%s: CB_RECALL arrives", why)) {
+		ok = CHECK_EQ(cc.op2, 4, "CB_RECALL") && CHECK(memcmp(cc.dsid, d->dsid, 16) == 0, "of the delegation");
+		cb_answer(&k->c, &cc);
+	}
+	CHECK_EQ(dl_sid_op(&k->c, k->sid, &k->seqid, d->fh, d->fh_len, OP_DELEGRETURN, d->dsid), 0, "DELEGRETURN");
+	return ok;
+}
+
+static void test_deleg_lock(void)
+{
+	struct dl_client a, b;
+	struct dl_open oa, ob, oc;
+
+	hx_section("delegations: another client's LOCK recalls one; none on a locked file");
+	if (!dl_client(&a, "deleg-la") || !dl_client(&b, "deleg-lb"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "kfile", 1, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
+	dl_open(&b.c, b.sid, &b.seqid, b.cid, "kfile", 1 | 0x0400 /* WANT_NO_DELEG */, false, &ob);
+	CHECK_EQ(ob.status, 0, "B: OPEN for reading (no recall: readers share)");
+	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), NFS4ERR_DELAY, "B: LOCK waits (NFS4ERR_DELAY)");
+	dl_recalled(&a, &oa, "A");
+	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), 0, "B: LOCK granted after the return");
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "kfile", 1 | 0x0100 /* WANT_READ_DELEG */, false, &oc);
+	CHECK(oc.status == 0 && oc.deleg == 3 && oc.why == 1,
+	      "A: no delegation while B holds a lock (NONE_EXT, WND4_CONTENTION): %u/%u", oc.deleg, oc.why);
+	cb_close(&a.c);
+	cb_close(&b.c);
+}
+
+/* The test writes or opens the exported file itself: a local process. */
+static void test_deleg_local(void)
+{
+	char path[PATH_MAX + 16];
+	struct dl_client a;
+	struct dl_open oa;
+	int fd;
+
+	hx_section("delegations: a local process writing (read delegation) or opening (write delegation) recalls it");
+	if (!dl_client(&a, "deleg-local"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "lfile", 1, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
+	snprintf(path, sizeof(path), "%s/lfile", env.export_dir);
+	fd = open(path, O_WRONLY | O_APPEND);
+	CHECK(fd >= 0 && write(fd, "local", 5) == 5, "a local process appends to lfile");
+	if (fd >= 0)
+		close(fd);
+	dl_recalled(&a, &oa, "A (read delegation, local write)");
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "lwfile", 3, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation");
+	snprintf(path, sizeof(path), "%s/lwfile", env.export_dir);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0, "a local process opens lwfile to read");
+	if (fd >= 0)
+		close(fd);
+	dl_recalled(&a, &oa, "A (write delegation, local open)");
+	cb_close(&a.c);
+}
+
 /* SEQUENCE, PUTFH fh, SETATTR(stateid, size): its status. */
 static int dl_truncate(struct dl_client *k, const uint8_t *fh, uint32_t fh_len, const uint8_t dsid[16], uint64_t size)
 {
@@ -1472,11 +1584,7 @@ static int dl_truncate(struct dl_client *k, const uint8_t *fh, uint32_t fh_len, 
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	hdr(&a, 1, 3);
-	xb_sequence(&a, k->sid, &k->seqid);
-	xb_u32(&a, OP_PUTFH);
-	xb_opaque(&a, fh, fh_len);
+	dl_seq_putfh(&a, k, fh, fh_len);
 	xb_u32(&a, OP_SETATTR);
 	xb_raw(&a, dsid, 16);
 	xb_u32(&a, 1); /* bitmap4: size (4) */
@@ -1574,6 +1682,8 @@ int main(int argc, char **argv)
 	test_deleg_recall();
 	test_deleg_revoke();
 	test_deleg_v3();
+	test_deleg_lock();
+	test_deleg_local();
 	test_deleg_write();
 	test_deleg_off();
 	hx_daemon_stop(&env);

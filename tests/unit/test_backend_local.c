@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -516,6 +517,58 @@ static void try_switch_on_loop(int fd, short what, void *arg)
 
 /* ib_uverbs refuses the loop thread's writes once its credentials changed:
  * a caller's identity is refused there, and allowed on any other thread. */
+/* ---- change watches (be_watch: inotify, for NFSv4 delegations) ---- */
+
+static atomic_int watch_events, watch_wd = -2;
+
+static void watch_heard(int wd, bool gone)
+{
+	if (!gone) {
+		atomic_store(&watch_wd, wd);
+		atomic_fetch_add(&watch_events, 1);
+	}
+}
+
+/* Wait up to 2 s for the watch thread (no timing asserted: only that it comes). */
+static bool watch_wait(int n)
+{
+	for (int i = 0; i < 200 && atomic_load(&watch_events) < n; i++)
+		usleep(10000);
+	return atomic_load(&watch_events) >= n;
+}
+
+static void test_watch(void **state)
+{
+	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	struct be_fs *fs;
+	int wd, wd2;
+
+	(void)state;
+	sh("mkdir -p %s/w && echo data > %s/w/file", top, top);
+	fs = open_fs(tpath("w"));
+	be_change_listen(watch_heard);
+	assert_int_equal(be_root(fs, &root, NULL), 0);
+	lookup_ok(fs, &root, "file", &o);
+	/* changes: a local write is heard; a local read is not */
+	assert_int_equal(be_watch(fs, &o, BE_WATCH_CHANGES, &wd), 0);
+	sh("cat %s/w/file > /dev/null", top);
+	sh("echo more >> %s/w/file", top);
+	assert_true(watch_wait(1));
+	assert_int_equal(atomic_load(&watch_wd), wd);
+	/* the same file again: the same wd, now its opens */
+	assert_int_equal(be_watch(fs, &o, BE_WATCH_OPENS, &wd2), 0);
+	assert_int_equal(wd2, wd);
+	int before = atomic_load(&watch_events);
+	sh("cat %s/w/file > /dev/null", top);
+	assert_true(watch_wait(before + 1));
+	assert_int_equal(fs->ops->unwatch(wd), 0);
+	be_change_listen(NULL);
+	be_obj_put(fs, &o);
+	be_obj_put(fs, &root);
+	be_end_call(fs);
+	be_fs_close(fs);
+}
+
 static void test_no_identity_on_loop_thread(void **state)
 {
 	const struct be_cred cr = { .uid = 1234, .gid = 1234 };
@@ -549,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_xattrs),
 		cmocka_unit_test(test_space),
 		cmocka_unit_test(test_create_readdir_files),
+		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_no_identity_on_loop_thread),
 	};
 

@@ -10,6 +10,9 @@
  *    a namespace operation in any; the holder itself never; HELD ->
  *    RECALLED with one CB_RECALL handed out (again only after
  *    recall_unsent), DELAY until it is returned or a lease passes;
+ *  - locks: none granted while the file has byte-range locks (CONTENTION);
+ *    a lock by another party (NFSv4 LOCK/LOCKT, NLM, ACC_LOCK) recalls a
+ *    read delegation as well as a write one, the holder's own never;
  *  - revocation after a lease: REVOKED (DELEG_REVOKED for TEST_STATEID,
  *    DELEGRETURN, I/O), the client's revoked flag, FREE_STATEID frees it;
  *  - DELEGRETURN of unknown, another client's, another file's, old-seqid
@@ -200,6 +203,51 @@ static void test_write_deleg_conflicts(void **state)
 	assert_int_equal(n, 1);
 }
 
+/* RFC 8881 §10.4: the holder's client keeps its byte-range locks locally, so
+ * none is granted over existing locks and any lock by another recalls it. */
+static void test_locks(void **state)
+{
+	struct nfs4_dl_ask a = ask(A, NFS4_SHARE_ACCESS_READ);
+	struct nfs4_stateid sid;
+	struct nfs4_dl_recall r[4];
+	uint32_t why = 99;
+	unsigned n;
+
+	(void)state;
+	a.file_locked = true;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_CONTENTION);
+	a.file_locked = false;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_READ);
+	grant(A, fa, false, &sid);
+	assert_false(conflict(A, NFS4_DL_ACC_LOCK, 5, &n, r)); /* its own locks: local */
+	assert_int_equal(n, 0);
+	assert_false(conflict(B, NFS4_DL_ACC_READ, 5, &n, r)); /* a reader: no */
+	assert_true(conflict(0, NFS4_DL_ACC_LOCK, 5, &n, r));  /* an NLM lock: recalled */
+	assert_int_equal(n, 1);
+	assert_memory_equal(r[0].sid.other, sid.other, sizeof(sid.other));
+	assert_true(nfs4_dtab_file_held(t, fa, sizeof(fa))); /* RECALLED: still watched */
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, fa, sizeof(fa)), NFS4_OK);
+	assert_false(nfs4_dtab_file_held(t, fa, sizeof(fa)));
+	assert_false(conflict(B, NFS4_DL_ACC_LOCK, 6, &n, r));
+}
+
+/* A grant whose file cannot be watched is undone: gone without a count. */
+static void test_ungrant(void **state)
+{
+	struct nfs4_stateid sid;
+
+	(void)state;
+	grant(A, fa, false, &sid);
+	assert_true(nfs4_dtab_file_held(t, fa, sizeof(fa)));
+	assert_false(nfs4_dtab_file_held(t, fb, sizeof(fb)));
+	nfs4_dtab_ungrant(t, &sid);
+	assert_false(nfs4_dtab_file_held(t, fa, sizeof(fa)));
+	assert_int_equal(t->count, 0);
+	assert_int_equal(t->granted, 0);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, fa, sizeof(fa)), NFS4ERR_BAD_STATEID);
+}
+
 static void test_revoke(void **state)
 {
 	struct nfs4_stateid sid;
@@ -292,6 +340,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_decide, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recall_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_deleg_conflicts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ungrant, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_deleg, setup, teardown),

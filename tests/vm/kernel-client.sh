@@ -812,11 +812,9 @@ for v4phase in v40 v41 v42 v4; do
 	set_transport "$TRANSPORT"
 	EXPORT=/export-$v4phase EXPORTS_BUILTIN=0 ROOT_SQUASH=0
 	EXPORT_LINE_OPTS="rw,no_root_squash,insecure,no_subtree_check"
-	# Delegations are off by default (NLM and local locks do not recall them
-	# yet); these phases have no NLM client: on, for the *-delegation checks.
+	# Delegations are on by default: the *-delegation checks see them.
 	RNFSD_CONF_EXTRA="[nfsv4]
-enable = yes
-delegations = yes"
+enable = yes"
 	rm -f /var/lib/rnfsd/nfs4-clients   # each phase starts without clients to wait for
 	guest_export
 	EXPORT_XATTR=
