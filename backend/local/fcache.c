@@ -170,6 +170,7 @@ static int fc_reopen(int pfd, const struct stat *st, unsigned flags, int *fd, bo
 	if (!S_ISREG(st->st_mode))
 		return S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
 	local_fd_path(pfd, path);
+	local_watch_self(st); /* rnfsd's own open, not a local process's (a delegation's watch) */
 	*rdwr = true;
 	*fd = open(path, O_RDWR | O_CLOEXEC);
 	if (*fd < 0 && !(flags & BE_OPEN_WRITE) && errno != EMFILE && errno != ENFILE) {

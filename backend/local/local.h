@@ -170,6 +170,11 @@ void local_locks_shutdown(void);
 /* local_watch.c: change watches (inotify). */
 int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
 int local_unwatch(int wd);
+/* rnfsd itself is about to change (or open) this file: its watch's events
+ * for the next moment are not a local process's (local_watch.c). */
+void local_watch_self(const struct stat *st);
+void local_watch_self_fd(int fd);
+void local_watch_self_at(int dfd, const char *name);
 int local_lock_test(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk, bool *conflict,
 		    struct be_lock_conflict *holder);
 int local_lock_set(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);

@@ -172,6 +172,7 @@ int local_link(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *
 	/* linkat(fd, "", AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH, dropped as the caller:
 	 * go through the /proc magic link instead (protected_hardlinks still applies). */
 	local_fd_path(local_fd(o), path);
+	local_watch_self_fd(local_fd(o));
 	return linkat(AT_FDCWD, path, local_fd(dir), name, AT_SYMLINK_FOLLOW) < 0 ? errno : 0;
 }
 
@@ -182,6 +183,7 @@ static int local_unlink(const struct be_cred *cr, const struct be_obj *dir, cons
 	if (err)
 		return err;
 	/* A directory given to remove: Linux says EISDIR; a file given to rmdir: ENOTDIR */
+	local_watch_self_at(local_fd(dir), name);
 	return unlinkat(local_fd(dir), name, flags) < 0 ? errno : 0;
 }
 
@@ -205,6 +207,8 @@ int local_rename(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 	(void)fs;
 	if (err)
 		return err;
+	local_watch_self_at(local_fd(from_dir), from);
+	local_watch_self_at(local_fd(to_dir), to); /* a target replaced */
 	return renameat(local_fd(from_dir), from, local_fd(to_dir), to) < 0 ? errno : 0;
 }
 

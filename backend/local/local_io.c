@@ -133,6 +133,7 @@ int local_write(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, u
 		return err;
 	if (pre)
 		local_attr_from_stat(pre, &st);
+	local_watch_self(&st);
 	err = local_io_as(cr, f, flags, W_OK, &st);
 	if (!err && (offset > (uint64_t)INT64_MAX || total > (uint64_t)INT64_MAX - offset))
 		err = EFBIG;
@@ -186,6 +187,7 @@ int local_allocate(struct be_fs *fs, const struct be_cred *cr, struct be_file *f
 		return err;
 	if (offset > (uint64_t)INT64_MAX || length > (uint64_t)INT64_MAX - offset)
 		return EFBIG;
+	local_watch_self_fd(f->fd);
 	if (fallocate(f->fd, deallocate ? FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE : 0, (off_t)offset,
 		      (off_t)length) < 0)
 		return errno;
@@ -228,6 +230,7 @@ int local_copy(struct be_fs *fs, const struct be_cred *cr, struct be_file *src, 
 	}
 	if (count == 0)
 		return 0;
+	local_watch_self_fd(dst->fd);
 	n = copy_file_range(src->fd, &soff, dst->fd, &doff, count > SSIZE_MAX ? SSIZE_MAX : count, 0);
 	if (n < 0)
 		return errno;
@@ -246,6 +249,7 @@ int local_clone(struct be_fs *fs, const struct be_cred *cr, struct be_file *src,
 	(void)fs;
 	if (err)
 		return err;
+	local_watch_self_fd(dst->fd);
 	if (ioctl(dst->fd, FICLONERANGE, &r) < 0)
 		return errno == ENOTTY ? EOPNOTSUPP : errno; /* EOPNOTSUPP, EXDEV: this fs cannot */
 	return 0;

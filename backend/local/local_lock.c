@@ -77,6 +77,7 @@ static int lk_desc(struct be_file *f, uint64_t owner, bool create, struct local_
 		return ENOLCK;
 	local_id_server();
 	local_fd_path(f->fd, path);
+	local_watch_self(&st);
 	d = lk_free;
 	d->fd = open(path, (f->rdwr ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (d->fd < 0)

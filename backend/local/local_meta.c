@@ -141,6 +141,7 @@ int local_sattr_apply(const struct be_cred *cr, int fd, const struct stat *st, c
 	char path[32];
 	int err;
 
+	local_watch_self(st);
 	if (sa->mask & BE_SET_SIZE) {
 		err = local_truncate(cr, fd, st, sa->size);
 		if (err)

@@ -14,21 +14,132 @@
  * leases would, but need every other descriptor of the file read-only, and
  * the file cache's are read-write).
  *
- * Bounded by the kernel's fs.inotify.max_user_watches (ENOSPC beyond it);
- * the caller keeps its own table of watches.
+ * rnfsd's own changes are not a local process's: inotify does not say who
+ * made an event, so the backend marks each watched file it is about to
+ * change or open itself (local_watch_self*(): writes, attribute changes,
+ * names, xattrs, its own opens), and events of that file within
+ * LOCAL_WATCH_SELF_NS after the mark are dropped. The NFS operation that
+ * made them has already recalled whatever conflicted (nfs4_deleg_break);
+ * a local process's change inside that window of an NFS client's change
+ * to the same file goes unseen (its next one outside the window is seen).
+ *
+ * Bounded: LOCAL_WATCH_MAX watches (ENOSPC beyond, and the kernel's
+ * fs.inotify.max_user_watches); the caller keeps its own table too.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend/local/local.h"
 #include "core/log.h"
 
+#define LOCAL_WATCH_MAX 4096u
+#define LOCAL_WATCH_SELF_NS 1000000000ull /* 1 s */
+
+/* One watched file: its inode, its inotify wd, the end of rnfsd's own window. */
+struct local_watched {
+	dev_t dev;
+	ino_t ino;
+	int wd;              /* -1: a free entry */
+	uint64_t self_until; /* CLOCK_MONOTONIC ns */
+};
+
 static pthread_once_t w_once = PTHREAD_ONCE_INIT;
 static int w_fd = -1;
 static int w_err;
+static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct local_watched w_tab[LOCAL_WATCH_MAX];
+static atomic_uint w_count; /* entries in use: 0 keeps local_watch_self*() to one load */
+
+static uint64_t w_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* w_mu held. */
+static struct local_watched *w_by_inode(dev_t dev, ino_t ino)
+{
+	for (unsigned i = 0, n = 0; i < LOCAL_WATCH_MAX && n < atomic_load(&w_count); i++) {
+		if (w_tab[i].wd < 0)
+			continue;
+		n++;
+		if (w_tab[i].ino == ino && w_tab[i].dev == dev)
+			return &w_tab[i];
+	}
+	return NULL;
+}
+
+static struct local_watched *w_by_wd(int wd)
+{
+	for (unsigned i = 0, n = 0; i < LOCAL_WATCH_MAX && n < atomic_load(&w_count); i++) {
+		if (w_tab[i].wd < 0)
+			continue;
+		n++;
+		if (w_tab[i].wd == wd)
+			return &w_tab[i];
+	}
+	return NULL;
+}
+
+static void w_forget(struct local_watched *w)
+{
+	w->wd = -1;
+	atomic_fetch_sub(&w_count, 1);
+}
+
+void local_watch_self(const struct stat *st)
+{
+	struct local_watched *w;
+
+	if (!atomic_load(&w_count))
+		return;
+	pthread_mutex_lock(&w_mu);
+	w = w_by_inode(st->st_dev, st->st_ino);
+	if (w)
+		w->self_until = w_now() + LOCAL_WATCH_SELF_NS;
+	pthread_mutex_unlock(&w_mu);
+}
+
+void local_watch_self_fd(int fd)
+{
+	struct stat st;
+
+	if (atomic_load(&w_count) && fstat(fd, &st) == 0)
+		local_watch_self(&st);
+}
+
+void local_watch_self_at(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (atomic_load(&w_count) && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		local_watch_self(&st);
+}
+
+/* The watch thread: the event is told unless it is rnfsd's own (or the watch went). */
+static void w_event(const struct inotify_event *ev)
+{
+	struct local_watched *w;
+	bool tell, gone = (ev->mask & IN_IGNORED) != 0;
+
+	pthread_mutex_lock(&w_mu);
+	w = w_by_wd(ev->wd);
+	tell = w && (gone || w_now() >= w->self_until);
+	if (w && gone)
+		w_forget(w);
+	pthread_mutex_unlock(&w_mu);
+	if (tell)
+		be_changed(ev->wd, gone);
+}
 
 static void *watch_main(void *arg)
 {
@@ -51,7 +162,7 @@ static void *watch_main(void *arg)
 			if (ev->mask & IN_Q_OVERFLOW)
 				be_changed(-1, false); /* events were lost: every watch may have fired */
 			else
-				be_changed(ev->wd, (ev->mask & IN_IGNORED) != 0);
+				w_event(ev);
 			p += sizeof(*ev) + ev->len;
 		}
 	}
@@ -62,6 +173,8 @@ static void watch_start(void)
 	pthread_attr_t attr;
 	pthread_t t;
 
+	for (unsigned i = 0; i < LOCAL_WATCH_MAX; i++)
+		w_tab[i].wd = -1;
 	w_fd = inotify_init1(IN_CLOEXEC);
 	if (w_fd < 0) {
 		w_err = errno;
@@ -80,7 +193,9 @@ static void watch_start(void)
 int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd)
 {
 	uint32_t mask = IN_MOVE_SELF | IN_DELETE_SELF;
+	struct stat st;
 	char path[32];
+	int err;
 
 	(void)fs;
 	pthread_once(&w_once, watch_start);
@@ -88,14 +203,42 @@ int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd
 		return w_err ? w_err : EOPNOTSUPP;
 	mask |= (kind & BE_WATCH_OPENS) ? IN_OPEN : 0;
 	mask |= (kind & BE_WATCH_CHANGES) ? IN_MODIFY | IN_ATTRIB : 0;
+	if (fstat(local_fd(o), &st) < 0)
+		return errno;
 	local_fd_path(local_fd(o), path);
+	pthread_mutex_lock(&w_mu);
+	struct local_watched *w = w_by_inode(st.st_dev, st.st_ino);
+
+	if (!w) {
+		for (unsigned i = 0; i < LOCAL_WATCH_MAX && !w; i++)
+			if (w_tab[i].wd < 0)
+				w = &w_tab[i];
+		if (!w) {
+			pthread_mutex_unlock(&w_mu);
+			return ENOSPC;
+		}
+		*w = (struct local_watched){ .dev = st.st_dev, .ino = st.st_ino, .wd = -1 };
+	}
 	*wd = inotify_add_watch(w_fd, path, mask);
-	return *wd < 0 ? errno : 0;
+	err = *wd < 0 ? errno : 0;
+	if (!err && w->wd < 0)
+		atomic_fetch_add(&w_count, 1);
+	if (!err)
+		w->wd = *wd;
+	pthread_mutex_unlock(&w_mu);
+	return err;
 }
 
 int local_unwatch(int wd)
 {
+	struct local_watched *w;
+
 	if (w_fd < 0)
 		return EINVAL;
+	pthread_mutex_lock(&w_mu);
+	w = w_by_wd(wd);
+	if (w)
+		w_forget(w);
+	pthread_mutex_unlock(&w_mu);
 	return inotify_rm_watch(w_fd, wd) < 0 ? errno : 0;
 }

@@ -63,6 +63,7 @@ int local_setxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_o
 		err = local_xattr_begin(cr, o, path);
 	if (err)
 		return err;
+	local_watch_self_fd(local_fd(o));
 	return setxattr(path, xname, value, len, flags) < 0 ? errno : 0;
 }
 
@@ -118,5 +119,6 @@ int local_removexattr(struct be_fs *fs, const struct be_cred *cr, const struct b
 		err = local_xattr_begin(cr, o, path);
 	if (err)
 		return err;
+	local_watch_self_fd(local_fd(o));
 	return removexattr(path, xname) < 0 ? errno : 0;
 }
