@@ -80,7 +80,7 @@ struct rnfsd_config {
 	unsigned nfsv4_grace_time;    /* seconds of NFSv4 reclaims after a restart when clients of the
 	                               * previous boot were recorded; default 90, 0 (none) ..3600 */
 	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
-	bool nfsv4_delegations;       /* grant read/write delegations (local exports); default yes */
+	bool nfsv4_delegations;       /* grant read/write delegations (local exports); default no */
 	unsigned nfsv4_max_clients;   /* NFSv4 client records; default 4096, 16..4096 */
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */
 	char nfsv4_domain[256];       /* name@domain's domain; "-" (default): the host's DNS domain */

@@ -297,7 +297,7 @@ struct nfs4_open_op_res {
 /* ---- nfs4_proc_deleg.c: delegations (RFC 8881 §10.4; the table: nfs4_deleg.h) ---- */
 
 void nfs4_deleg_init(uint32_t boot);
-/* [nfsv4] delegations (default yes). */
+/* [nfsv4] delegations (default no). */
 void nfs4_deleg_configure(bool enabled);
 bool nfs4_deleg_enabled(void);
 /* A client record went: its delegations with it. */

@@ -812,9 +812,11 @@ for v4phase in v40 v41 v42 v4; do
 	set_transport "$TRANSPORT"
 	EXPORT=/export-$v4phase EXPORTS_BUILTIN=0 ROOT_SQUASH=0
 	EXPORT_LINE_OPTS="rw,no_root_squash,insecure,no_subtree_check"
-	# Delegations are on by default: the *-delegation checks see them.
+	# Delegations are off by default (a local process's lock is not seen):
+	# on here, for the *-delegation checks.
 	RNFSD_CONF_EXTRA="[nfsv4]
-enable = yes"
+enable = yes
+delegations = yes"
 	rm -f /var/lib/rnfsd/nfs4-clients   # each phase starts without clients to wait for
 	guest_export
 	EXPORT_XATTR=

@@ -603,8 +603,7 @@ if run_check server-start 60 check_server_start &&
 			if run_check v4-mount 60 check_v4_mount; then
 				run_check v3-v4-locks 60 check_v3_v4_locks
 				run_check v3-v4-blocking 120 check_v3_v4_blocking
-				# Delegations are on by default: what the NFSv4 client held and
-				# what the NLM client's locks recalled, on the console.
+				# What the NFSv4 client held and what was recalled, on the console.
 				timeout 10 "$RNFSCTL" -s /run/rnfsd/rnfsd.sock stats 2>/dev/null |
 					sed -n 's/^\(nfsv4: .*\)/@@ INFO v3-v4 \1/p'
 				if run_check v4-a-mount 60 check_v4_a_mount; then
