@@ -37,6 +37,8 @@
  *    a read delegation: NFS4ERR_DELAY and CB_RECALL (the holder keeps its
  *    locks locally), granted after DELEGRETURN; no delegation is granted
  *    on a file with byte-range locks (OPEN_DELEGATE_NONE_EXT, CONTENTION);
+ *  - an NLM TEST of a delegated file: NLM4_DENIED_GRACE_PERIOD and
+ *    CB_RECALL, then NLM4_GRANTED after DELEGRETURN;
  *  - a local process (this test, on the exported directory) writing a file
  *    with a read delegation, or opening one with a write delegation: the
  *    holder gets CB_RECALL (inotify);
@@ -1547,6 +1549,49 @@ static void test_deleg_lock(void)
 	cb_close(&b.c);
 }
 
+/* NLM4_TEST (XNFS §10.5, program 100021 v4 procedure 1) of [0, 100) exclusive on fh: nlm4_stats, or -1. */
+static int nlm_test(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st = -1;
+	uint32_t len;
+
+	xb_init(&a);
+	xb_opaque(&a, "ck", 2); /* cookie */
+	xb_u32(&a, 1);          /* exclusive */
+	xb_string(&a, "it-nfs4-cb");
+	xb_opaque(&a, fh, fh_len);
+	xb_opaque(&a, "oh", 2);
+	xb_u32(&a, 7); /* svid */
+	xb_u64(&a, 0);
+	xb_u64(&a, 100);
+	if (raw_call(c, ++xid, 100021, 4, 1, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	    r.accept_stat == 0 && xd_opaque(&r.body, &len, 1024) != NULL)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+static void test_deleg_nlm(void)
+{
+	struct dl_client a;
+	struct raw_conn nlm;
+	struct dl_open oa;
+
+	hx_section("delegations: an NLM TEST recalls one (NLM4_DENIED_GRACE_PERIOD meanwhile)");
+	if (!dl_client(&a, "deleg-nlm") || !CHECK(raw_connect(&nlm, env.port) == 0, "connect (NLM)"))
+		return;
+	dl_open(&a.c, a.sid, &a.seqid, a.cid, "nfile", 1, true, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
+	CHECK_EQ(nlm_test(&nlm, oa.fh, oa.fh_len), 4, "NLM TEST: NLM4_DENIED_GRACE_PERIOD while recalled");
+	dl_recalled(&a, &oa, "A");
+	CHECK_EQ(nlm_test(&nlm, oa.fh, oa.fh_len), 0, "NLM TEST after the return: NLM4_GRANTED (no lock held)");
+	raw_close(&nlm);
+	cb_close(&a.c);
+}
+
 /* The test writes or opens the exported file itself: a local process. */
 static void test_deleg_local(void)
 {
@@ -1683,6 +1728,7 @@ int main(int argc, char **argv)
 	test_deleg_revoke();
 	test_deleg_v3();
 	test_deleg_lock();
+	test_deleg_nlm();
 	test_deleg_local();
 	test_deleg_write();
 	test_deleg_off();
