@@ -46,10 +46,17 @@ static void local_iov_advance(struct iovec **iov, unsigned *cnt, size_t n)
 	}
 }
 
-/* Applies the caller and, with BE_IO_CHECK_ACCESS, checks it may (mode); st: the file's. */
+/* Applies the caller and, with BE_IO_CHECK_ACCESS, checks it may (mode); st: the file's.
+ * BE_IO_NOWAIT: no identity switch; only what needs none passes (root, whose
+ * DAC override grants any read, and local_may()'s owner override). */
 static int local_io_as(const struct be_cred *cr, struct be_file *f, unsigned flags, int mode,
 		       const struct stat *st)
 {
+	if (flags & BE_IO_NOWAIT) {
+		bool owner = S_ISREG(st->st_mode) && st->st_uid == cr->uid;
+
+		return mode == R_OK && (cr->uid == 0 || owner || !(flags & BE_IO_CHECK_ACCESS)) ? 0 : EWOULDBLOCK;
+	}
 	int err = local_id_caller(cr);
 
 	if (err)
@@ -80,11 +87,20 @@ int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, un
 	if (!err && offset > (uint64_t)INT64_MAX)
 		err = EINVAL;
 	memcpy(v, iov, iovcnt * sizeof(*iov));
+	/* RWF_NOWAIT: EAGAIN rather than waiting for the device (then answered as read so far). */
+	int rwf = (flags & BE_IO_NOWAIT) ? RWF_NOWAIT : 0;
+	bool cut = false;
+
 	while (!err && *done < total) {
-		ssize_t n = preadv(f->fd, cur, (int)cnt, (off_t)(offset + *done));
+		ssize_t n = preadv2(f->fd, cur, (int)cnt, (off_t)(offset + *done), rwf);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && rwf && errno == EAGAIN) {
+			err = *done ? 0 : EWOULDBLOCK;
+			cut = true;
+			break;
+		}
 		if (n < 0) {
 			err = *done ? 0 : errno; /* a partial read is answered as such */
 			break;
@@ -93,11 +109,15 @@ int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, un
 			break;
 		*done += (size_t)n;
 		local_iov_advance(&cur, &cnt, (size_t)n);
+		if (rwf && *done < total) {
+			cut = true; /* RWF_NOWAIT reads what is in memory: the rest may not be */
+			break;
+		}
 	}
 	if (fstat(f->fd, &st) == 0) {
 		if (post)
 			local_attr_from_stat(post, &st);
-		*eof = !err && (*done < total || offset + *done >= (uint64_t)st.st_size);
+		*eof = !err && ((*done < total && !cut) || offset + *done >= (uint64_t)st.st_size);
 	} else if (post) {
 		post->valid = 0;
 	}

@@ -583,6 +583,41 @@ static void test_watch(void **state)
 	be_fs_close(fs);
 }
 
+/* BE_IO_NOWAIT (READ on the receiving thread): no identity switch, so only
+ * the owner and root pass the access check; others are EWOULDBLOCK (the call
+ * goes to a worker), as is data not in memory (not forced here). */
+static void test_read_nowait(void **state)
+{
+	const struct be_cred owner = { .uid = 1234, .gid = 1234 }, other = { .uid = 1000, .gid = 1000 };
+	const unsigned fl = BE_IO_CHECK_ACCESS | BE_IO_NOWAIT;
+	char buf[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct be_fs *fs;
+	struct be_file *f;
+	size_t done;
+	bool eof;
+
+	(void)state;
+	sh("mkdir -p %s/n && printf 0123456789 > %s/n/file && chown 1234:1234 %s/n/file && chmod 0600 %s/n/file",
+	   top, top, top, top);
+	sh("cat %s/n/file > /dev/null", top); /* in the page cache */
+	fs = open_fs(tpath("n"));
+	f = open_file(fs, "file", BE_OPEN_READ);
+	assert_int_equal(be_read(fs, &owner, f, fl, 0, &iov, 1, &done, &eof, NULL), 0);
+	assert_int_equal(done, 10);
+	assert_true(eof);
+	assert_memory_equal(buf, "0123456789", 10);
+	assert_int_equal(be_read(fs, &root_cred, f, fl, 2, &iov, 1, &done, &eof, NULL), 0);
+	assert_int_equal(done, 8);
+	assert_int_equal(be_read(fs, &other, f, fl, 0, &iov, 1, &done, &eof, NULL), EWOULDBLOCK);
+	assert_int_equal(done, 0);
+	/* on a worker (no BE_IO_NOWAIT) the same caller is checked as itself: EACCES */
+	assert_int_equal(be_read(fs, &other, f, BE_IO_CHECK_ACCESS, 0, &iov, 1, &done, &eof, NULL), EACCES);
+	be_file_put(fs, f);
+	be_end_call(fs);
+	be_fs_close(fs);
+}
+
 static void test_no_identity_on_loop_thread(void **state)
 {
 	const struct be_cred cr = { .uid = 1234, .gid = 1234 };
@@ -617,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_space),
 		cmocka_unit_test(test_create_readdir_files),
 		cmocka_unit_test(test_watch),
+		cmocka_unit_test(test_read_nowait),
 		cmocka_unit_test(test_no_identity_on_loop_thread),
 	};
 
