@@ -117,7 +117,7 @@ int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, un
 		err = EINVAL;
 	memcpy(v, iov, iovcnt * sizeof(*iov));
 	/* RWF_NOWAIT: EAGAIN rather than waiting for the device (then answered as read so far). */
-	int rwf = (flags & BE_IO_NOWAIT) ? RWF_NOWAIT : 0;
+	int rwf = (flags & BE_IO_NOWAIT) && !local_fs(fs)->in_memory ? RWF_NOWAIT : 0;
 	bool cut = false;
 
 	while (!err && *done < total) {
