@@ -273,6 +273,10 @@ typedef bool (*be_readdir_fn)(void *arg, const struct be_dirent *e);
                                    that may be executed may be read) */
 #define BE_IO_DSYNC 0x2u        /* write: data on stable storage before returning */
 #define BE_IO_FSYNC 0x4u        /* write: data and metadata on stable storage */
+#define BE_IO_NOWAIT 0x8u       /* read: never wait, neither for the device (only what is in
+                                   memory: a short count, or EWOULDBLOCK if nothing is) nor for
+                                   the caller's identity (the access check must pass without
+                                   one: EWOULDBLOCK otherwise). For the event-loop thread. */
 
 /* file_open() flags */
 #define BE_OPEN_READ 0x1u

@@ -166,6 +166,7 @@ enum rpc_proc_status {
 	                     MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK (RFC 5531 §9) */
 	RPC_PROC_DEFER,   /* the call is parked, to be answered later (blocking locks,
 	                     delegation recalls) without holding a worker thread */
+	RPC_PROC_WORKER,  /* RPC_RUN_INLINE_TRY declined on the receiving thread: run on a worker */
 };
 
 /* Where a procedure's replies are remembered against retransmissions. */
@@ -184,8 +185,13 @@ enum rpc_cache_policy {
  *   RPC_RUN_INLINE_META  on the receiving thread when every export's backend
  *                        answers metadata calls from memory (be_fs.meta_fast)
  *                        and no such call was slow lately; else on a worker
+ *   RPC_RUN_INLINE_TRY   as RPC_RUN_INLINE_META, and execute may decline
+ *                        there (RPC_PROC_WORKER: it would wait, for the
+ *                        device or the caller's identity); the call then
+ *                        runs again from the start on a worker, so execute
+ *                        must decline before it changes anything (READ)
  */
-enum rpc_run { RPC_RUN_WORKER = 0, RPC_RUN_INLINE, RPC_RUN_INLINE_META };
+enum rpc_run { RPC_RUN_WORKER = 0, RPC_RUN_INLINE, RPC_RUN_INLINE_META, RPC_RUN_INLINE_TRY };
 
 /*
  * One entry of an operation table (a program version's procedures, and later

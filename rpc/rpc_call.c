@@ -242,6 +242,7 @@ static void rpc_call_finish(struct rpc_call *c, enum rpc_proc_status st)
 		rpc_res_reset_stat(c, RPC_GARBAGE_ARGS);
 		rpc_stats_count(RPC_STAT_GARBAGE_ARGS);
 		break;
+	case RPC_PROC_WORKER: /* declined on a worker, where it must not: a procedure bug */
 	case RPC_PROC_DEFER:
 		/* Parking a call needs rpc_call_defer() first; without it the
 		 * call would be lost: a procedure bug, answered SYSTEM_ERR. */
@@ -438,7 +439,22 @@ static bool rpc_call_try_inline(struct rpc_call *c)
 	uint64_t t0 = rpc_now_ns();
 	if (!rpc_inline_pick(run, t0))
 		return false;
-	rpc_call_run(&c->work);
+	/* What decode and execute may take before declining, given back if it does. */
+	struct xdr_dec args = c->args;
+	size_t payload_used = c->payload_used, ddp_in_reduced = c->ddp_in_reduced;
+	uint8_t *res_end = c->res.end;
+	enum rpc_proc_status st = rpc_proc_steps(c);
+
+	if (st == RPC_PROC_WORKER) {
+		c->args = args;
+		c->payload_used = payload_used;
+		c->ddp_in_reduced = ddp_in_reduced;
+		c->res.end = res_end;
+		c->proc_failed = false;
+		rpc_inline_declined();
+		return false;
+	}
+	rpc_call_finish(c, st);
 	uint64_t t1 = rpc_now_ns();
 	rpc_inline_took(run, t1 - t0, t1);
 	rpc_call_complete(&c->work);

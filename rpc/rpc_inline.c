@@ -15,6 +15,7 @@ bool rpc_inline_policy_pick(const struct rpc_inline_policy *p, enum rpc_run run,
 	case RPC_RUN_INLINE:
 		return true;
 	case RPC_RUN_INLINE_META:
+	case RPC_RUN_INLINE_TRY:
 		return p->meta_allowed && now_ns >= p->paused_until;
 	case RPC_RUN_WORKER:
 	default:
@@ -24,7 +25,7 @@ bool rpc_inline_policy_pick(const struct rpc_inline_policy *p, enum rpc_run run,
 
 bool rpc_inline_policy_took(struct rpc_inline_policy *p, enum rpc_run run, uint64_t took_ns, uint64_t now_ns)
 {
-	if (run != RPC_RUN_INLINE_META || took_ns <= RPC_INLINE_SLOW_NS)
+	if ((run != RPC_RUN_INLINE_META && run != RPC_RUN_INLINE_TRY) || took_ns <= RPC_INLINE_SLOW_NS)
 		return false;
 	p->paused_until = now_ns + RPC_INLINE_PAUSE_NS;
 	return true;
@@ -69,6 +70,11 @@ bool rpc_inline_pick(enum rpc_run run, uint64_t now_ns)
 		return false;
 	inline_calls++;
 	return true;
+}
+
+void rpc_inline_declined(void)
+{
+	inline_calls--;
 }
 
 void rpc_inline_took(enum rpc_run run, uint64_t took_ns, uint64_t now_ns)

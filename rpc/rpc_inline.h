@@ -38,5 +38,7 @@ bool rpc_inline_policy_took(struct rpc_inline_policy *p, enum rpc_run run, uint6
 /* The process's policy (rpc_call.c, on the receiving thread). */
 bool rpc_inline_pick(enum rpc_run run, uint64_t now_ns);
 void rpc_inline_took(enum rpc_run run, uint64_t took_ns, uint64_t now_ns);
+/* A picked RPC_RUN_INLINE_TRY call declined (RPC_PROC_WORKER): not counted as inline. */
+void rpc_inline_declined(void);
 
 #endif

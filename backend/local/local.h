@@ -48,6 +48,8 @@ struct local_fs {
 	size_t root_len;
 	dev_t dev;                 /* the root's */
 	ino_t ino;
+	bool in_memory;            /* tmpfs or ramfs: reads never wait for a device (BE_IO_NOWAIT
+	                              needs no RWF_NOWAIT, which tmpfs may not take) */
 };
 
 static inline struct local_fs *local_fs(struct be_fs *fs)

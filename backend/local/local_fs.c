@@ -33,8 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/openat2.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 
 #include "backend/local/local.h"
 #include "core/log.h"
@@ -437,6 +439,10 @@ static int local_fs_open(const struct be_fs_config *cfg, struct be_fs **out)
 	}
 	lf->dev = st.st_dev;
 	lf->ino = st.st_ino;
+	struct statfs sfs;
+
+	lf->in_memory = fstatfs(lf->root_fd, &sfs) == 0 &&
+			(sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC);
 	if (!lf->cloned && local_mount_is_whole_fs(lf->root_fd)) {
 		lf->root_len = local_fd_link(lf->root_fd, lf->root_path, sizeof(lf->root_path));
 		lf->path_exact = lf->root_len > 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4_deleg.h"
 
@@ -96,8 +97,17 @@ enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 	size_t done = 0;
 	uint8_t *buf = NULL;
 
+	/* RPC_RUN_INLINE_TRY: on the receiving thread only what waits for nothing. */
+	bool here = loop_is_loop_thread();
+
 	nfs3_call_begin(&nc, c);
 	r->status = nfs3_io_open(&nc, &a->fh, false, &f);
+	if (here && r->status != NFS3_OK) {
+		if (f)
+			be_file_put(nc.fs, f);
+		nfs3_call_end(&nc);
+		return RPC_PROC_WORKER; /* errors (and their attributes) on a worker, as before */
+	}
 	if (r->status == NFS3_OK) {
 		/* §3.3.6: the server may return fewer bytes than asked; never more than rtmax */
 		count = a->count < NFS3_MAX_IO ? a->count : NFS3_MAX_IO;
@@ -107,9 +117,15 @@ enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 	}
 	if (r->status == NFS3_OK) {
 		struct iovec iov = { buf, count };
+		int err = be_read(nc.fs, &nc.cred, f, BE_IO_CHECK_ACCESS | (here ? BE_IO_NOWAIT : 0), a->offset, &iov,
+				  1, &done, &r->eof, &r->attr);
 
-		r->status = nfs3_stat(be_read(nc.fs, &nc.cred, f, BE_IO_CHECK_ACCESS, a->offset, &iov, 1, &done,
-					      &r->eof, &r->attr));
+		if (here && (err == EWOULDBLOCK || err == EOPNOTSUPP)) {
+			be_file_put(nc.fs, f);
+			nfs3_call_end(&nc);
+			return RPC_PROC_WORKER; /* not in memory, or needs the caller's identity */
+		}
+		r->status = nfs3_stat(err);
 	}
 	nfs3_file_attr_fill(&nc, f, r->status, &r->attr);
 	r->count = (uint32_t)done;

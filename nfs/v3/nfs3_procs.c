@@ -37,11 +37,14 @@
 		  .max_reply = (results), .cache = cache_, .ddp = rule, __VA_ARGS__ }
 /* rpc.h enum rpc_run: NULL runs where it was received; GETATTR and FSINFO
  * (one object's attributes, read as the server: no caller identity to apply)
- * too while the backend answers them from memory; everything else on a
+ * too while the backend answers them from memory; READ there too when its
+ * data is in memory and its access check needs no identity (the owner,
+ * root), else it declines to a worker (BE_IO_NOWAIT); everything else on a
  * worker. LOOKUP, ACCESS and PATHCONF (statfs) act as the caller, and the
  * receiving thread must never switch identity (backend/local/identity.c). */
 #define ON_RECEIVER .run = RPC_RUN_INLINE
 #define ON_RECEIVER_IF_FAST .run = RPC_RUN_INLINE_META
+#define ON_RECEIVER_IF_READY .run = RPC_RUN_INLINE_TRY
 
 struct nfs3_none {
 	char unused;
@@ -70,7 +73,7 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 	/* RFC 8267 §4.3: the data may leave in a Write chunk. */
 	NFS3_ENTRY(NFS3PROC_READ, "READ", nfs3_dec_read, nfs3_read_exec, nfs3_read_enc, struct nfs3_read_args,
 		   struct nfs3_read_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 3 * 4), RPC_CACHE_NONE,
-		   ULB_RULE_RES(ULB_READ_DATA)),
+		   ULB_RULE_RES(ULB_READ_DATA), ON_RECEIVER_IF_READY),
 	/* RFC 8267 §4.3: the data may arrive in a Read chunk. */
 	NFS3_ENTRY(NFS3PROC_WRITE, "WRITE", nfs3_dec_write, nfs3_write_exec, nfs3_write_enc, struct nfs3_write_args,
 		   struct nfs3_write_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + 2 * 4 + NFS3_WRITEVERFSIZE),

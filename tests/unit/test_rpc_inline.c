@@ -34,8 +34,10 @@ static void test_policy_kinds(void **state)
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE, 0));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, 0)); /* a backend that may wait */
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_WORKER, 0));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_TRY, 0));
 	p.meta_allowed = true;
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, 0));
+	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_TRY, 0));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_WORKER, 0));
 }
 
@@ -55,15 +57,23 @@ static void test_policy_slow_pauses(void **state)
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + RPC_INLINE_PAUSE_NS - 1));
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE, t + 1));
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + RPC_INLINE_PAUSE_NS));
+	/* a slow READ tried inline pauses them as well */
+	t += 10 * RPC_INLINE_PAUSE_NS;
+	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_TRY, RPC_INLINE_SLOW_NS + 1, t));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_TRY, t + 1));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + 1));
 }
 
 /* ---- through rpc_call_receive() ---- */
 
 #define IPROG 0x20000abcu
-enum { IPROC_NULL, IPROC_META, IPROC_WORK, IPROC_N };
+enum { IPROC_NULL, IPROC_META, IPROC_WORK, IPROC_TRY, IPROC_N };
 
 static pthread_t ran_on[IPROC_N];
 static unsigned meta_sleep_ms;
+static pthread_t receiver;    /* the test's thread, which receives the calls */
+static bool try_declines;     /* IPROC_TRY declines on the receiving thread */
+static unsigned try_runs;
 
 static enum rpc_proc_status ip_record(struct rpc_call *c, unsigned proc)
 {
@@ -92,11 +102,30 @@ static enum rpc_proc_status ip_work(struct rpc_call *c, void *args, void *res)
 	return ip_record(c, IPROC_WORK);
 }
 
+/* TRY's argument: a u32, decoded again (from the start) on the worker after a decline. */
+static bool ip_try_dec(struct rpc_call *c, void *args)
+{
+	return xdr_dec_u32(&c->args, args) && *(uint32_t *)args == 0x12345678u;
+}
+
+/* RPC_RUN_INLINE_TRY: takes payload room, then declines on the receiver when told to. */
+static enum rpc_proc_status ip_try(struct rpc_call *c, void *args, void *res)
+{
+	(void)args, (void)res;
+	try_runs++;
+	(void)rpc_payload_buf(c, 64);
+	if (try_declines && pthread_equal(pthread_self(), receiver))
+		return RPC_PROC_WORKER;
+	return ip_record(c, IPROC_TRY);
+}
+
 static const struct rpc_proc iprog_procs[IPROC_N] = {
 	[IPROC_NULL] = { .name = "NULL", .execute = ip_null, .max_reply = RPC_REPLY_MAX(0), .run = RPC_RUN_INLINE },
 	[IPROC_META] = { .name = "META", .execute = ip_meta, .max_reply = RPC_REPLY_MAX(0),
 			 .run = RPC_RUN_INLINE_META },
 	[IPROC_WORK] = { .name = "WORK", .execute = ip_work, .max_reply = RPC_REPLY_MAX(0) },
+	[IPROC_TRY] = { .name = "TRY", .decode = ip_try_dec, .execute = ip_try, .max_reply = RPC_REPLY_MAX(0),
+			.args_size = sizeof(uint32_t), .run = RPC_RUN_INLINE_TRY },
 };
 static const struct rpc_version iprog_versions[] = { { 1, IPROC_N, iprog_procs } };
 static const struct rpc_program iprog = { .prog = IPROG, .name = "inline-test", .nversions = 1,
@@ -112,6 +141,8 @@ static bool ran_here(unsigned proc)
 
 	memset(&ran_on[proc], 0, sizeof(ran_on[proc]));
 	tmsg_call(&m, xid, IPROG, 1, proc, NULL, 0);
+	if (proc == IPROC_TRY)
+		tmsg_u32(&m, 0x12345678u); /* TRY's one argument */
 	assert_true(tcall_run(&tc, m.b, m.n));
 	assert_true(treply_accepted(&tc, xid, 0));
 	xid++;
@@ -149,6 +180,32 @@ static void test_calls_where(void **state)
 	rpc_inline_configure(true);
 }
 
+/* RPC_RUN_INLINE_TRY: answered here unless execute declines; a declined call
+ * runs again on a worker and is answered from there, not counted as inline. */
+static void test_try_declines(void **state)
+{
+	(void)state;
+	uint64_t calls0, calls1, paused;
+
+	receiver = pthread_self();
+	rpc_inline_configure(true);
+	rpc_inline_meta_allow(true);
+	try_declines = false;
+	try_runs = 0;
+	assert_true(ran_here(IPROC_TRY));
+	assert_int_equal(try_runs, 1);
+	rpc_inline_counts(&calls0, &paused);
+	try_declines = true;
+	assert_false(ran_here(IPROC_TRY)); /* answered (ran_here checks the reply) from a worker */
+	assert_int_equal(try_runs, 3);     /* declined here, then run on a worker */
+	rpc_inline_counts(&calls1, &paused);
+	assert_int_equal(calls1, calls0);
+	rpc_inline_meta_allow(false);
+	assert_false(ran_here(IPROC_TRY)); /* a backend that may wait: straight to a worker */
+	assert_int_equal(try_runs, 4);
+	try_declines = false;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -170,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_policy_off),
 		cmocka_unit_test(test_policy_kinds),
 		cmocka_unit_test(test_policy_slow_pauses),
+		cmocka_unit_test(test_try_declines), /* before test_calls_where's pause */
 		cmocka_unit_test(test_calls_where),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
