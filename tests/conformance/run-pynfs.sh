@@ -6,9 +6,11 @@
 # usage: tests/conformance/run-pynfs.sh PYNFS_DIR [RNFSD] [SUITE...]
 #   PYNFS_DIR  an existing pynfs checkout, already built (./setup.py build)
 #   RNFSD      the daemon to test (default: build/rnfsd of this tree)
-#   SUITE      nfs4.1, nfs4.0 and/or nfs4.2 (default: nfs4.1 nfs4.0; nfs4.2: the
-#              nfs4.1 directory's NFSv4.2 tests, flags sparse xattr copy, with
-#              --minorversion 2)
+#   SUITE      nfs4.1, nfs4.1-only, nfs4.0 and/or nfs4.2 (default: nfs4.1 nfs4.0).
+#              nfs4.1: "all" at pynfs's own default --minorversion 2, as a plain
+#              testserver.py run (197 tests); nfs4.1-only: --minorversion 1 (183);
+#              nfs4.2: the nfs4.1 directory's NFSv4.2 tests, flags sparse xattr
+#              copy, with --minorversion 2
 # Environment: PYTHON (default python3; needs ply), PORT (default 20490),
 #   LEASE ([nfsv4] lease-time, default 15: pynfs's courtesy and expiry tests
 #   sleep a lease and more, several times),
