@@ -13,18 +13,7 @@
 /* The delegation of the regular file dir/name, if it has one, recalled. */
 static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const char *name)
 {
-	struct be_obj o = BE_OBJ_INIT;
-	struct be_attr attr;
-	struct nfs_fh fh;
-	uint32_t status = NFS3_OK;
-
-	if (!nfs4_deleg_any() || be_lookup(nc->fs, &nc->cred, dir, name, &o, &attr) != 0)
-		return NFS3_OK; /* nothing delegated, or nothing there: the operation says so itself */
-	if (attr.type == BE_REG && nfs3_call_fh(nc, &o, &fh) == NFS3_OK &&
-	    nfs4_deleg_break(fh.data, fh.len, 0, NFS4_DL_ACC_NS) != NFS4_OK)
-		status = NFS3ERR_JUKEBOX;
-	nfs3_call_put(nc, &o);
-	return status;
+	return nfs4_deleg_break_at(nc->exp, &nc->cred, dir, name, 0) == NFS4_OK ? NFS3_OK : NFS3ERR_JUKEBOX;
 }
 
 /* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data. */

@@ -310,16 +310,13 @@ struct nfs4_deleg_file {
 	const struct be_obj *o;
 	const uint8_t *fkey; /* its handle's bytes */
 	uint32_t fkey_len;
-	bool locked;         /* nfs4_deleg_file_locked() */
+	struct be_file *f;   /* its open file (a lock test), or NULL */
 };
 void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_deleg_file *df,
 		     const struct nfs4_open_args *a, struct nfs4_open_op_res *r);
 /* nfs4_deleg_watch.c: watch the delegated file for local processes' changes
  * (write: its being opened); their event recalls its delegations. errno. */
 int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len, bool write);
-/* Has the open file byte-range locks of anyone (NLM, NFSv4, local processes)?
- * false without asking the backend while delegations are off. */
-bool nfs4_deleg_file_locked(struct be_fs *fs, struct be_file *f);
 /* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 calls it too). */
 /* REMOVE, RENAME: the same for the regular file dir/name, if there is one. */
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name);

@@ -183,6 +183,13 @@ unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned ma
  * NFS4ERR_DELAY while any is outstanding (NFSv3: NFS3ERR_JUKEBOX), else
  * NFS4_OK. acc: enum nfs4_dl_access. No lock taken while nothing is delegated. */
 uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc);
+struct nfs_export;
+struct be_cred;
+struct be_obj;
+/* The same for the regular file dir/name of export exp, looked up as cr, if
+ * there is one (REMOVE, RENAME, NFSv3 too): NFS4_OK or NFS4ERR_DELAY. */
+uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			     const char *name, uint64_t clientid);
 /* Is anything delegated now? (A hint without a lock: callers skip a lookup
  * made only to find the handle nfs4_deleg_break() wants.) */
 bool nfs4_deleg_any(void);

@@ -22,7 +22,6 @@
 struct dl_watch {
 	const struct be_ops *ops; /* NULL: a free slot; unwatch needs no instance */
 	int wd;
-	unsigned kind; /* BE_WATCH_CHANGES or BE_WATCH_OPENS */
 	uint32_t fkey_len;
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
 };
@@ -68,7 +67,7 @@ static struct dl_watch *w_slot(void)
 static void w_changed(int wd, bool gone)
 {
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
-	uint32_t len = 0;
+	uint32_t len;
 
 	pthread_mutex_lock(&w_mu);
 	for (unsigned i = 0; i < NFS4_DELEG_MAX && w_used; i++) {
@@ -116,7 +115,7 @@ int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fk
 	if (!w && (w = w_slot()) != NULL)
 		w_used++;
 	if (w) {
-		*w = (struct dl_watch){ .ops = fs->ops, .wd = wd, .kind = kind, .fkey_len = fkey_len };
+		*w = (struct dl_watch){ .ops = fs->ops, .wd = wd, .fkey_len = fkey_len };
 		memcpy(w->fkey, fkey, fkey_len);
 	} else {
 		(void)fs->ops->unwatch(wd);

@@ -152,21 +152,27 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 	return wait ? NFS4ERR_DELAY : NFS4_OK;
 }
 
-uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name)
+uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			     const char *name, uint64_t clientid)
 {
 	struct be_obj o = BE_OBJ_INIT;
+	struct be_handle bh;
 	struct be_attr attr;
 	struct nfs_fh fh;
 	uint32_t status = NFS4_OK;
 
-	if (!dl_ready || !atomic_load(&dl_count) || !dir->exp)
-		return NFS4_OK;
-	if (be_lookup(dir->exp->fs, &dir->cred, &dir->o, name, &o, &attr) != 0)
-		return NFS4_OK; /* nothing there: the operation says so itself */
-	if (attr.type == BE_REG && nfs4_fh_obj(dir, &o, &fh) == NFS4_OK)
-		status = nfs4_deleg_break(fh.data, fh.len, nfs4_deleg_caller(x), NFS4_DL_ACC_NS);
-	be_obj_put(dir->exp->fs, &o);
+	if (!nfs4_deleg_any() || be_lookup(exp->fs, cr, dir, name, &o, &attr) != 0)
+		return NFS4_OK; /* nothing delegated, or nothing there: the operation says so itself */
+	/* The handle's bytes as either version wraps them (the delegation's key). */
+	if (attr.type == BE_REG && be_handle(exp->fs, &o, &bh) == 0 && nfs_fh_wrap(&fh, exp->id, &bh, NFS4_FHSIZE))
+		status = nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
+	be_obj_put(exp->fs, &o);
 	return status;
+}
+
+uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name)
+{
+	return dir->exp ? nfs4_deleg_break_at(dir->exp, &dir->cred, &dir->o, name, nfs4_deleg_caller(x)) : NFS4_OK;
 }
 
 /* RFC 8881 §20.6: CB_RECALL_ANY to the holders while the table is nearly full
@@ -209,13 +215,14 @@ static bool cb_usable(uint64_t clientid)
 	return st.state == NFS4_CB_UP || (st.minor >= 1 && st.state == NFS4_CB_PROBING);
 }
 
-bool nfs4_deleg_file_locked(struct be_fs *fs, struct be_file *f)
+/* Has the open file byte-range locks of anyone (NLM, NFSv4, local processes)? */
+static bool file_locked(struct be_fs *fs, struct be_file *f)
 {
 	/* No owner's: every lock on the file counts. */
 	struct be_lock whole = { .type = BE_LOCK_WRITE, .offset = 0, .length = 0 };
 	bool conflict = false;
 
-	if (!dl_ready || !atomic_load(&dl_enabled) || !f)
+	if (!f)
 		return false;
 	if (be_lock_test(fs, f, BE_LOCK_OWNER_NONE, &whole, &conflict, NULL) != 0)
 		return true; /* cannot tell: as if locked, no delegation */
@@ -252,7 +259,6 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 		/* RFC 8881 §18.16.3: CLAIM_PREVIOUS reclaims (in grace, where nothing
 		 * else opens), CLAIM_DELEGATE_CUR uses the one being returned. */
 		.claim_ok = a->claim == CLAIM_NULL || a->claim == CLAIM_FH,
-		.file_locked = df->locked,
 	};
 	enum nfs4_dl_grant g;
 	uint32_t why;
@@ -261,6 +267,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 	    ask.want == OPEN4_SHARE_ACCESS_WANT_CANCEL)
 		return; /* open_deleg() answered these */
 	ask.cb_up = cb_usable(clientid);
+	ask.file_locked = ask.cb_up && file_locked(df->fs, df->f); /* no cb path: no grant, no need to ask */
 	nfs4_stab_file_others(nfs4_session_stab(), fkey, fkey_len, clientid, &ask.others_open, &ask.others_write);
 	unsigned before = dl_lock();
 

@@ -223,15 +223,12 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 				    .access = access, .deny = a->share_deny, .fs = ob->exp->fs, .file = f,
 				    .file_modes = modes };
 	status = nfs4_stab_open(nfs4_session_stab(), &rq, &sr);
-	/* Delegations only where rnfsd sees every change: the local backend (a
-	 * CephFS file's other clients could not be told). */
-	bool deleg_ok = status == NFS4_OK && (!ob->exp->cfg->fs[0] || !strcmp(ob->exp->cfg->fs, "local"));
-	bool locked = deleg_ok && nfs4_deleg_file_locked(ob->exp->fs, f);
+	struct be_file *put = sr.file_taken ? NULL : f; /* kept for nfs4_deleg_open()'s lock test */
 
-	if (!sr.file_taken)
-		be_file_put(ob->exp->fs, f);
-	if (status != NFS4_OK)
+	if (status != NFS4_OK) {
+		be_file_put(ob->exp->fs, put);
 		return status;
+	}
 	r->sid = sr.sid;
 	/* RFC 7530 §16.16.5: a new 4.0 owner confirms with OPEN_CONFIRM; RFC 8881 §18.16.4: POSIX locks. */
 	r->rflags = OPEN4_RESULT_LOCKTYPE_POSIX | (sr.confirm ? OPEN4_RESULT_CONFIRM : 0);
@@ -241,12 +238,14 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 		r->rflags |= OPEN4_RESULT_MAY_NOTIFY_LOCK;
 	if (r->created && a->createmode != EXCLUSIVE4)
 		r->attrset = a->attrs.attrsset;
-	if (deleg_ok) {
-		struct nfs4_deleg_file df = { .fs = ob->exp->fs, .o = o, .fkey = fh.data, .fkey_len = fh.len,
-					      .locked = locked };
+	/* Delegations only where rnfsd sees every change: the local backend (a
+	 * CephFS file's other clients could not be told). */
+	if (!ob->exp->cfg->fs[0] || !strcmp(ob->exp->cfg->fs, "local")) {
+		struct nfs4_deleg_file df = { .fs = ob->exp->fs, .o = o, .fkey = fh.data, .fkey_len = fh.len, .f = f };
 
 		nfs4_deleg_open(x, clientid, &df, a, r);
 	}
+	be_file_put(ob->exp->fs, put);
 	x->cur.fh = fh;
 	nfs4_cur_stateid_set(x, &r->sid);
 	return NFS4_OK;
