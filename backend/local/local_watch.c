@@ -65,26 +65,16 @@ static uint64_t w_now(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* w_mu held. */
-static struct local_watched *w_by_inode(dev_t dev, ino_t ino)
+/* w_mu held: the entry of watch wd, or (wd < 0) of the inode. */
+static struct local_watched *w_find(int wd, dev_t dev, ino_t ino)
 {
 	for (unsigned i = 0, n = 0; i < LOCAL_WATCH_MAX && n < atomic_load(&w_count); i++) {
-		if (w_tab[i].wd < 0)
-			continue;
-		n++;
-		if (w_tab[i].ino == ino && w_tab[i].dev == dev)
-			return &w_tab[i];
-	}
-	return NULL;
-}
+		const struct local_watched *w = &w_tab[i];
 
-static struct local_watched *w_by_wd(int wd)
-{
-	for (unsigned i = 0, n = 0; i < LOCAL_WATCH_MAX && n < atomic_load(&w_count); i++) {
-		if (w_tab[i].wd < 0)
+		if (w->wd < 0)
 			continue;
 		n++;
-		if (w_tab[i].wd == wd)
+		if (wd >= 0 ? w->wd == wd : w->ino == ino && w->dev == dev)
 			return &w_tab[i];
 	}
 	return NULL;
@@ -103,7 +93,7 @@ void local_watch_self(const struct stat *st)
 	if (!atomic_load(&w_count))
 		return;
 	pthread_mutex_lock(&w_mu);
-	w = w_by_inode(st->st_dev, st->st_ino);
+	w = w_find(-1, st->st_dev, st->st_ino);
 	if (w)
 		w->self_until = w_now() + LOCAL_WATCH_SELF_NS;
 	pthread_mutex_unlock(&w_mu);
@@ -132,7 +122,7 @@ static void w_event(const struct inotify_event *ev)
 	bool tell, gone = (ev->mask & IN_IGNORED) != 0;
 
 	pthread_mutex_lock(&w_mu);
-	w = w_by_wd(ev->wd);
+	w = w_find(ev->wd, 0, 0);
 	tell = w && (gone || w_now() >= w->self_until);
 	if (w && gone)
 		w_forget(w);
@@ -207,7 +197,7 @@ int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd
 		return errno;
 	local_fd_path(local_fd(o), path);
 	pthread_mutex_lock(&w_mu);
-	struct local_watched *w = w_by_inode(st.st_dev, st.st_ino);
+	struct local_watched *w = w_find(-1, st.st_dev, st.st_ino);
 
 	if (!w) {
 		for (unsigned i = 0; i < LOCAL_WATCH_MAX && !w; i++)
@@ -236,7 +226,7 @@ int local_unwatch(int wd)
 	if (w_fd < 0)
 		return EINVAL;
 	pthread_mutex_lock(&w_mu);
-	w = w_by_wd(wd);
+	w = w_find(wd, 0, 0);
 	if (w)
 		w_forget(w);
 	pthread_mutex_unlock(&w_mu);
