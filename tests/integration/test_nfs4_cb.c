@@ -1455,12 +1455,25 @@ static int v3_write(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, cons
 	return st;
 }
 
+/* A's CB_RECALL of d arrives (within 5 s); answered, then DELEGRETURN. */
+static bool dl_recalled(struct dl_client *k, const struct dl_open *d, const char *why)
+{
+	struct cb_call cc;
+	bool ok = false;
+
+	if (CHECK(cb_wait(&k->c, &cc, 5000), "%s: CB_RECALL arrives", why)) {
+		ok = CHECK_EQ(cc.op2, 4, "CB_RECALL") && CHECK(memcmp(cc.dsid, d->dsid, 16) == 0, "of the delegation");
+		cb_answer(&k->c, &cc);
+	}
+	CHECK_EQ(dl_sid_op(&k->c, k->sid, &k->seqid, d->fh, d->fh_len, OP_DELEGRETURN, d->dsid), 0, "DELEGRETURN");
+	return ok;
+}
+
 static void test_deleg_v3(void)
 {
 	struct dl_client a;
 	struct raw_conn v3;
 	struct dl_open oa;
-	struct cb_call cc;
 
 	hx_section("delegations: an NFSv3 WRITE recalls one (NFS3ERR_JUKEBOX meanwhile)");
 	if (!dl_client(&a, "deleg-v3") || !CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)"))
@@ -1468,11 +1481,7 @@ static void test_deleg_v3(void)
 	dl_open(&a.c, a.sid, &a.seqid, a.cid, "v3file", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
 	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 10008, "NFSv3 WRITE: NFS3ERR_JUKEBOX while recalled");
-	if (CHECK(cb_wait(&a.c, &cc, 5000), "A: CB_RECALL arrives")) {
-		CHECK_EQ(cc.op2, 4, "CB_RECALL");
-		cb_answer(&a.c, &cc);
-	}
-	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_DELEGRETURN, oa.dsid), 0, "A: DELEGRETURN");
+	dl_recalled(&a, &oa, "A");
 	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 0, "NFSv3 WRITE proceeds after the return");
 	raw_close(&v3);
 	cb_close(&a.c);
@@ -1511,20 +1520,6 @@ static int dl_lock(struct dl_client *k, const struct dl_open *o, const char *own
 	raw_reply_free(&r);
 	xb_free(&a);
 	return st;
-}
-
-/* A's CB_RECALL of d arrives (within 5 s); answered, then DELEGRETURN. */
-static bool dl_recalled(struct dl_client *k, const struct dl_open *d, const char *why)
-{
-	struct cb_call cc;
-	bool ok = false;
-
-	if (CHECK(cb_wait(&k->c, &cc, 5000), "%s: CB_RECALL arrives", why)) {
-		ok = CHECK_EQ(cc.op2, 4, "CB_RECALL") && CHECK(memcmp(cc.dsid, d->dsid, 16) == 0, "of the delegation");
-		cb_answer(&k->c, &cc);
-	}
-	CHECK_EQ(dl_sid_op(&k->c, k->sid, &k->seqid, d->fh, d->fh_len, OP_DELEGRETURN, d->dsid), 0, "DELEGRETURN");
-	return ok;
 }
 
 static void test_deleg_lock(void)
