@@ -18,7 +18,6 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
-#include <sys/xattr.h>
 
 #include "backend/local/local.h"
 
@@ -47,34 +46,18 @@ static void local_iov_advance(struct iovec **iov, unsigned *cnt, size_t n)
 	}
 }
 
-/* The mode bits' class of cr for st (owner, group, other), shifted to the owner's place. */
-static unsigned local_mode_class(const struct be_cred *cr, const struct stat *st)
-{
-	uint32_t n = cr->ngroups <= BE_CRED_MAX_GROUPS ? cr->ngroups : BE_CRED_MAX_GROUPS;
-
-	if (cr->uid == st->st_uid)
-		return st->st_mode & 0700;
-	bool in_group = cr->gid == st->st_gid;
-
-	for (uint32_t i = 0; i < n && !in_group; i++)
-		in_group = cr->groups[i] == st->st_gid;
-	return in_group ? (st->st_mode & 0070) << 3 : (st->st_mode & 0007) << 6;
-}
-
 /*
  * May cr read the file, decided without switching to its identity (the
  * receiving thread must not)? true only where the kernel would say yes:
  * root (DAC override), the owner (local_may()'s owner override), or the
  * mode bits of the caller's class, read or execute (read-if-exec), when the
- * file has no POSIX ACL (whose named entries the bits do not show).
+ * file has no POSIX ACL (local_may_here()).
  */
 static bool local_may_read_here(const struct be_cred *cr, int fd, const struct stat *st)
 {
 	if (cr->uid == 0 || (S_ISREG(st->st_mode) && st->st_uid == cr->uid))
 		return true;
-	if (!(local_mode_class(cr, st) & (S_IRUSR | S_IXUSR)))
-		return false;
-	return fgetxattr(fd, "system.posix_acl_access", NULL, 0) < 0 && (errno == ENODATA || errno == EOPNOTSUPP);
+	return local_may_here(cr, fd, st, S_IRUSR | S_IXUSR);
 }
 
 /* Applies the caller and, with BE_IO_CHECK_ACCESS, checks it may (mode); st: the file's.

@@ -17,9 +17,11 @@
 #include <unistd.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 
 #include "backend/local/local.h"
 #include "core/log.h"
+#include "core/loop.h"
 
 static struct log_limit local_meta_limit;
 
@@ -194,6 +196,36 @@ out:
 	return err;
 }
 
+/* The mode bits' class of cr for st (owner, group, other), shifted to the owner's place. */
+static unsigned local_mode_class(const struct be_cred *cr, const struct stat *st)
+{
+	uint32_t n = cr->ngroups <= BE_CRED_MAX_GROUPS ? cr->ngroups : BE_CRED_MAX_GROUPS;
+
+	if (cr->uid == st->st_uid)
+		return st->st_mode & 0700;
+	bool in_group = cr->gid == st->st_gid;
+
+	for (uint32_t i = 0; i < n && !in_group; i++)
+		in_group = cr->groups[i] == st->st_gid;
+	return in_group ? (st->st_mode & 0070) << 3 : (st->st_mode & 0007) << 6;
+}
+
+bool local_may_here(const struct be_cred *cr, int fd, const struct stat *st, unsigned bits)
+{
+	static const char acl[] = "system.posix_acl_access";
+	char path[32];
+	ssize_t n;
+
+	if (!(local_mode_class(cr, st) & bits))
+		return false;
+	n = fgetxattr(fd, acl, NULL, 0);
+	if (n < 0 && errno == EBADF) { /* an O_PATH fd (a directory's) takes no f*xattr calls */
+		local_fd_path(fd, path);
+		n = getxattr(path, acl, NULL, 0);
+	}
+	return n < 0 && (errno == ENODATA || errno == EOPNOTSUPP);
+}
+
 bool local_may(const struct be_cred *cr, int fd, const struct stat *st, int mode)
 {
 	const int flags = AT_EACCESS | AT_EMPTY_PATH; /* checked as the thread's fsuid/fsgid */
@@ -252,6 +284,28 @@ static int local_dotdot_check(struct local_fs *lf, const struct be_cred *cr, int
 	return ok ? 0 : ESTALE;
 }
 
+/*
+ * Applies the caller for a search of dfd. The event-loop thread (NFSv3
+ * LOOKUP runs there, rpc.h RPC_RUN_INLINE_TRY) must not switch identity: it
+ * searches as the server where root or the mode bits grant the caller the
+ * search, and says EWOULDBLOCK (ask again on a worker) otherwise, and for
+ * ".." below the root (whose check switches identity).
+ */
+static int local_search_as(const struct be_cred *cr, int dfd, bool dotdot_below_root)
+{
+	struct stat st;
+
+	if (!loop_is_loop_thread())
+		return local_id_caller(cr);
+	if (dotdot_below_root)
+		return EWOULDBLOCK;
+	if (cr->uid == 0)
+		return 0; /* DAC override: root searches any directory */
+	if (fstat(dfd, &st) < 0)
+		return errno;
+	return local_may_here(cr, dfd, &st, S_IXUSR) ? 0 : EWOULDBLOCK;
+}
+
 int local_lookup(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
 		 struct be_obj *out, struct be_attr *attr)
 {
@@ -263,10 +317,12 @@ int local_lookup(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 	if (dotdot) {
 		if (fstat(dfd, &st) < 0)
 			return errno;
-		if (local_is_root(lf, &st))
+		if (local_is_root(lf, &st)) {
 			name = "."; /* the export root is its own parent: never a way out */
+			dotdot = false;
+		}
 	}
-	err = local_id_caller(cr);
+	err = local_search_as(cr, dfd, dotdot);
 	if (err)
 		return err;
 	fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);

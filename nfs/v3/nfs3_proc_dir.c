@@ -11,8 +11,10 @@
  * encodes the whole reply.
  */
 #include <endian.h>
+#include <errno.h>
 #include <string.h>
 
+#include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 
 /* §3.3.3 */
@@ -24,13 +26,25 @@ enum rpc_proc_status nfs3_lookup_exec(struct rpc_call *c, void *args, void *res)
 	char name[BE_NAME_MAX + 1];
 	struct nfs3_call nc;
 
+	/* RPC_RUN_INLINE_TRY: on the receiving thread while the backend may search
+	 * without the caller's identity (EWOULDBLOCK); errors of the handle on a worker. */
+	bool here = loop_is_loop_thread();
+	int err = 0;
+
 	nfs3_call_begin(&nc, c);
 	/* NOTDIR: dir_attributes are the non-directory's own */
 	r->status = nfs3_call_open_dir(&nc, &a->dir, &dir, &r->dir);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->name, name);
 	if (r->status == NFS3_OK)
-		r->status = nfs3_stat(be_lookup(nc.fs, &nc.cred, &dir, name, &o, &r->obj));
+		err = be_lookup(nc.fs, &nc.cred, &dir, name, &o, &r->obj);
+	if (here && (r->status != NFS3_OK || err == EWOULDBLOCK)) {
+		nfs3_call_put(&nc, &dir);
+		nfs3_call_end(&nc);
+		return RPC_PROC_WORKER;
+	}
+	if (r->status == NFS3_OK)
+		r->status = nfs3_stat(err);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_call_fh(&nc, &o, &r->fh);
 	/* dir_attributes: those the directory was opened with (a lookup changes nothing in it) */

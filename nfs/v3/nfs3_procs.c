@@ -39,9 +39,11 @@
  * (one object's attributes, read as the server: no caller identity to apply)
  * too while the backend answers them from memory; READ there too when its
  * data is in memory and its access check needs no identity (the owner,
- * root), else it declines to a worker (BE_IO_NOWAIT); everything else on a
- * worker. LOOKUP, ACCESS and PATHCONF (statfs) act as the caller, and the
- * receiving thread must never switch identity (backend/local/identity.c). */
+ * root, the mode bits without an ACL), else it declines to a worker
+ * (BE_IO_NOWAIT); LOOKUP likewise when the directory's search is granted by
+ * root or the mode bits (local_lookup); everything else on a worker. ACCESS
+ * and PATHCONF (statfs) act as the caller, and the receiving thread must
+ * never switch identity (backend/local/identity.c). */
 #define ON_RECEIVER .run = RPC_RUN_INLINE
 #define ON_RECEIVER_IF_FAST .run = RPC_RUN_INLINE_META
 #define ON_RECEIVER_IF_READY .run = RPC_RUN_INLINE_TRY
@@ -62,7 +64,8 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 		   RPC_CACHE_DRC, ULB_RULE_NONE),
 	NFS3_ENTRY(NFS3PROC_LOOKUP, "LOOKUP", nfs3_dec_dirop, nfs3_lookup_exec, nfs3_lookup_enc,
 		   struct nfs3_diropargs, struct nfs3_lookup_res,
-		   RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 2 * NFS3_POST_OP_ATTR), RPC_CACHE_NONE, ULB_RULE_NONE),
+		   RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 2 * NFS3_POST_OP_ATTR), RPC_CACHE_NONE, ULB_RULE_NONE,
+		   ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_ACCESS, "ACCESS", nfs3_dec_access, nfs3_access_exec, nfs3_access_enc,
 		   struct nfs3_access_args, struct nfs3_access_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + 4),
 		   RPC_CACHE_NONE, ULB_RULE_NONE),

@@ -516,8 +516,6 @@ static void try_switch_on_loop(int fd, short what, void *arg)
 	loop_break(arg);
 }
 
-/* ib_uverbs refuses the loop thread's writes once its credentials changed:
- * a caller's identity is refused there, and allowed on any other thread. */
 /* ---- change watches (be_watch: inotify, for NFSv4 delegations) ---- */
 
 static atomic_int watch_events, watch_wd = -2;
@@ -584,6 +582,22 @@ static void test_watch(void **state)
 	be_fs_close(fs);
 }
 
+/* An access ACL u:<uid>:--- beside the mode bits (owner rw, group and mask none,
+ * others: other_perm, e.g. 4 for r, 1 for x); false (said on stderr) where the
+ * file system has no POSIX ACLs. */
+static bool set_deny_acl(const char *path, uint32_t uid, uint16_t other_perm)
+{
+	struct {
+		uint32_t version;
+		struct { uint16_t tag, perm; uint32_t id; } e[5];
+	} acl = { 2, { { 0x01, 6, ~0u }, { 0x02, 0, uid }, { 0x04, 0, ~0u }, { 0x10, 0, ~0u }, { 0x20, other_perm, ~0u } } };
+
+	if (setxattr(path, "system.posix_acl_access", &acl, sizeof(acl), 0) == 0)
+		return true;
+	fprintf(stderr, "no POSIX ACLs at %s (%s): its ACL case not checked\n", path, strerror(errno));
+	return false;
+}
+
 /* BE_IO_NOWAIT (READ on the receiving thread): no identity switch, so only
  * the owner and root pass the access check; others are EWOULDBLOCK (the call
  * goes to a worker), as is data not in memory (not forced here). */
@@ -620,18 +634,9 @@ static void test_read_nowait(void **state)
 	const struct be_cred member = { .uid = 1000, .gid = 5, .ngroups = 1, .groups = { 1234 } };
 	assert_int_equal(be_read(fs, &member, f, fl, 0, &iov, 1, &done, &eof, NULL), EWOULDBLOCK);
 	/* an ACL's named entry may deny what the bits allow: not decided here */
-	struct {
-		uint32_t version;
-		struct { uint16_t tag, perm; uint32_t id; } e[5];
-	} acl = { 2, { { 0x01, 6, ~0u }, { 0x02, 0, 1000 }, { 0x04, 0, ~0u }, { 0x10, 0, ~0u }, { 0x20, 4, ~0u } } };
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/n/file", top);
-	if (setxattr(path, "system.posix_acl_access", &acl, sizeof(acl), 0) == 0) { /* u:1000:--- */
+	if (set_deny_acl(tpath("n/file"), 1000, 4)) {
 		assert_int_equal(be_read(fs, &other, f, fl, 0, &iov, 1, &done, &eof, NULL), EWOULDBLOCK);
-		assert_int_equal(removexattr(path, "system.posix_acl_access"), 0);
-	} else {
-		fprintf(stderr, "test_read_nowait: no POSIX ACLs here (%s): the ACL case not checked\n", strerror(errno));
+		assert_int_equal(removexattr(tpath("n/file"), "system.posix_acl_access"), 0);
 	}
 	sh("chmod 0600 %s/n/file", top);
 	/* on a worker (no BE_IO_NOWAIT) the same caller is checked as itself: EACCES */
@@ -641,6 +646,94 @@ static void test_read_nowait(void **state)
 	be_fs_close(fs);
 }
 
+/* LOOKUP on the receiving thread (local_lookup on the event-loop thread):
+ * searched as the server only where root or the mode bits of the caller's
+ * class grant the search; EWOULDBLOCK (ask on a worker) otherwise, and for
+ * ".." below the root. On a worker the same caller is refused (EACCES). */
+struct lookup_case {
+	const struct be_cred *cr;
+	const char *dir, *name;
+	int want;
+};
+
+static struct lookup_on_loop {
+	struct be_fs *fs;
+	const struct lookup_case *cases;
+	unsigned n;
+	int got[8];
+} lookup_run;
+
+static int lookup_in(struct be_fs *fs, const struct be_cred *cr, const char *dir, const char *name)
+{
+	struct be_obj root = BE_OBJ_INIT, d = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	int err;
+
+	assert_int_equal(be_root(fs, &root, NULL), 0);
+	lookup_ok(fs, &root, dir, &d);
+	err = be_lookup(fs, cr, &d, name, &o, NULL);
+	be_obj_put(fs, &o);
+	be_obj_put(fs, &d);
+	be_obj_put(fs, &root);
+	return err;
+}
+
+static void lookup_on_loop(int fd, short what, void *arg)
+{
+	(void)fd, (void)what;
+	for (unsigned i = 0; i < lookup_run.n; i++)
+		lookup_run.got[i] = lookup_in(lookup_run.fs, lookup_run.cases[i].cr, lookup_run.cases[i].dir,
+					      lookup_run.cases[i].name);
+	loop_break(arg);
+}
+
+static void test_lookup_on_loop_thread(void **state)
+{
+	const struct be_cred owner = { .uid = 1234, .gid = 1234 }, other = { .uid = 1000, .gid = 1000 };
+	const struct be_cred member = { .uid = 1000, .gid = 5, .ngroups = 1, .groups = { 1234 } };
+	const struct lookup_case cases[] = {
+		{ &root_cred, "closed", "f", 0 },   /* 0700: root's DAC override */
+		{ &owner, "closed", "f", 0 },       /* 0700: the owner's bits */
+		{ &other, "closed", "f", EWOULDBLOCK },
+		{ &other, "open", "f", 0 },         /* 0701: others may search */
+		{ &other, "open", "none", ENOENT },  /* answered here too */
+		{ &member, "open", "f", EWOULDBLOCK }, /* the group's bits (0) for a member */
+		{ &owner, "open", "..", EWOULDBLOCK }, /* ".." below the root: checked on a worker */
+		{ &other, "acl", "f", EWOULDBLOCK },  /* 0701 with u:1000:---: not decided here */
+	};
+	struct lookup_case run[8];
+	struct loop *l = loop_new();
+	struct loop_ev *ev;
+
+	(void)state;
+	sh("mkdir -p %s/lk/closed %s/lk/open && touch %s/lk/closed/f %s/lk/open/f && "
+	   "chown 1234:1234 %s/lk/closed %s/lk/open && chmod 0700 %s/lk/closed && chmod 0701 %s/lk/open",
+	   top, top, top, top, top, top, top, top);
+	sh("mkdir -p %s/lk/acl && touch %s/lk/acl/f && chown 1234:1234 %s/lk/acl && chmod 0701 %s/lk/acl", top, top,
+	   top, top);
+	memcpy(run, cases, sizeof(cases));
+	if (!set_deny_acl(tpath("lk/acl"), 1000, 1))
+		run[7].want = 0; /* no POSIX ACLs here: the bits decide */
+	lookup_run = (struct lookup_on_loop){ .fs = open_fs(tpath("lk")), .cases = run, .n = 8 };
+	assert_non_null(l);
+	ev = loop_async(l, lookup_on_loop, l);
+	assert_non_null(ev);
+	loop_ev_trigger(ev);
+	assert_int_equal(loop_run(l), 0);
+	for (unsigned i = 0; i < lookup_run.n; i++)
+		assert_int_equal(lookup_run.got[i], run[i].want);
+	assert_int_equal(setfsuid((uid_t)-1), 0); /* the loop thread never switched */
+	/* on a worker the caller is applied: refused, or granted, by the kernel itself */
+	assert_int_equal(lookup_in(lookup_run.fs, &other, "closed", "f"), EACCES);
+	assert_int_equal(lookup_in(lookup_run.fs, &owner, "open", ".."), 0);
+	local_id_server();
+	loop_ev_free(ev);
+	loop_free(l);
+	be_end_call(lookup_run.fs);
+	be_fs_close(lookup_run.fs);
+}
+
+/* ib_uverbs refuses the loop thread's writes once its credentials changed:
+ * a caller's identity is refused there, and allowed on any other thread. */
 static void test_no_identity_on_loop_thread(void **state)
 {
 	const struct be_cred cr = { .uid = 1234, .gid = 1234 };
@@ -676,6 +769,7 @@ int main(void)
 		cmocka_unit_test(test_create_readdir_files),
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_read_nowait),
+		cmocka_unit_test(test_lookup_on_loop_thread),
 		cmocka_unit_test(test_no_identity_on_loop_thread),
 	};
 
