@@ -405,6 +405,13 @@ struct be_ops {
 	int (*read)(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags,
 		    uint64_t offset, const struct iovec *iov, unsigned iovcnt, size_t *done, bool *eof,
 		    struct be_attr *post);
+	/* As read(), count bytes at most into the pipe pipe_fd instead (splice: the
+	 * page cache's pages by reference, never copied), for a transport that
+	 * sends them from there. Short also where the pipe is full. EOPNOTSUPP
+	 * where the backend cannot (then read()), and with BE_IO_NOWAIT where the
+	 * data may not be in memory. NULL: never. */
+	int (*read_pipe)(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags,
+			 uint64_t offset, size_t count, int pipe_fd, size_t *done, bool *eof, struct be_attr *post);
 	/* The iovecs to offset: *done bytes (less than asked only with an error
 	 * after a partial write, which is then not reported). pre/post: around it. */
 	int (*write)(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags,
@@ -617,6 +624,8 @@ static inline int be_lock_unset(struct be_fs *fs, struct be_file *f, uint64_t ow
 #define be_file_getattr(fs, f, out) BE_CALL(fs, file_getattr, f, out)
 #define be_read(fs, cr, f, flags, off, iov, n, done, eof, post) \
 	BE_CALL(fs, read, cr, f, flags, off, iov, n, done, eof, post)
+#define be_read_pipe(fs, cr, f, flags, off, count, pipe_fd, done, eof, post) \
+	BE_CALL(fs, read_pipe, cr, f, flags, off, count, pipe_fd, done, eof, post)
 #define be_write(fs, cr, f, flags, off, iov, n, done, pre, post) \
 	BE_CALL(fs, write, cr, f, flags, off, iov, n, done, pre, post)
 #define be_commit(fs, f, off, count, pre, post) BE_CALL(fs, commit, f, off, count, pre, post)

@@ -99,6 +99,7 @@ struct rpc_ddp_out {
 	                        xdr_enc_len(&res) at the time; its length word precedes it */
 	uint32_t len;        /* data bytes, without XDR padding */
 	const uint8_t *data; /* inside payload_area, or any buffer that lives as long as c */
+	bool piped;          /* the bytes wait in the call's payload pipe (rpc_payload_pipe), not at data */
 };
 
 struct rpc_call {
@@ -126,6 +127,7 @@ struct rpc_call {
 	uint8_t *payload_area; /* bulk data (READ) is produced here: rpc_payload_buf() */
 	size_t payload_cap;
 	size_t payload_used;
+	size_t payload_piped;  /* bytes put in the transport's pipe (rpc_payload_pipe) */
 	bool drop;        /* send nothing (in-progress duplicate, or reply message) */
 	bool from_cache;  /* reply came from the duplicate request cache */
 	bool proc_failed; /* handler: the procedure's own status is an error (e.g. an
@@ -291,6 +293,19 @@ void rpc_call_receive(struct rpc_call *c);
 void *rpc_payload_buf(struct rpc_call *c, size_t len);
 
 /*
+ * Bulk reply data by reference (TCP): the write end of an empty pipe with
+ * room for *room bytes, which the transport drains into its socket with
+ * splice (page references: the file's bytes are never copied by the
+ * server), or -1 where the transport has none (RPC-over-RDMA writes from
+ * registered memory: rpc_payload_buf). The handler splices its data in,
+ * says how much with rpc_payload_piped(), and encodes the item with
+ * rpc_enc_ddp_piped(). One pipe per call; bytes left in it when the call
+ * ends unsent are the transport's to throw away.
+ */
+int rpc_payload_pipe(struct rpc_call *c, size_t *room);
+void rpc_payload_piped(struct rpc_call *c, size_t len);
+
+/*
  * Decode an opaque<> item that RFC 8267 lets travel in a Read chunk (WRITE
  * data, SYMLINK path): the length word is decoded by the caller and passed in
  * as len. If a Read chunk sits at this XDR position it supplies the bytes
@@ -306,6 +321,8 @@ bool rpc_dec_ddp(struct rpc_call *c, uint32_t len, const uint8_t **data);
  * where it lies; RPC-over-RDMA moves it by RDMA Write or copies it inline.
  */
 void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len);
+/* The same for len bytes the handler put in the call's payload pipe. */
+void rpc_enc_ddp_piped(struct rpc_call *c, uint32_t len);
 
 /*
  * Deferral: answer a call later without holding a worker thread (blocking

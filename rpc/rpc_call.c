@@ -69,6 +69,7 @@ static void rpc_call_reset(struct rpc_call *c)
 	c->procinfo = NULL;
 	c->n_ddp_out = 0;
 	c->payload_used = 0;
+	c->payload_piped = 0;
 	c->drop = false;
 	c->from_cache = false;
 	c->proc_failed = false;

@@ -2,8 +2,9 @@
  * rpc_ddp.c - bulk data helpers for procedure handlers:
  * arguments that may arrive out of band (RPC-over-RDMA Read chunks), results
  * that may leave out of band (Write chunks, or a TCP writev segment), and the
- * per-call payload area READ data is produced in. Nothing here copies bulk
- * data; all memory belongs to the transport's per-call context.
+ * per-call payload area READ data is produced in, or the transport's pipe it
+ * is spliced into (TCP). Nothing here copies bulk data; all memory belongs to
+ * the transport's per-call context.
  */
 #include "rpc/rpc_internal.h"
 #include "ulb/ulb.h"
@@ -54,20 +55,53 @@ bool rpc_dec_ddp(struct rpc_call *c, uint32_t len, const uint8_t **data)
 	return true;
 }
 
-void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len)
+int rpc_payload_pipe(struct rpc_call *c, size_t *room)
+{
+	const struct xprt_ops *ops = c->conn->xprt->ops;
+
+	*room = 0;
+	if (!ops->payload_pipe || c->payload_piped || c->n_ddp_out >= RPC_MAX_DDP_OUT)
+		return -1;
+	return ops->payload_pipe(c, room);
+}
+
+void rpc_payload_piped(struct rpc_call *c, size_t len)
+{
+	c->payload_piped += len;
+}
+
+/* An opaque<>'s length word, then a segment for its bytes; NULL if no segment is left. */
+static struct rpc_ddp_out *rpc_ddp_out_next(struct rpc_call *c, uint32_t len)
 {
 	xdr_enc_u32(&c->res, len);
-	if (c->res.overflow)
-		return;
-	if (c->n_ddp_out >= RPC_MAX_DDP_OUT) {
-		/* No segment left: carry it inline (a copy, but correct). */
-		xdr_enc_fixed(&c->res, data, len);
-		return;
-	}
+	if (c->res.overflow || c->n_ddp_out >= RPC_MAX_DDP_OUT)
+		return NULL;
 	struct rpc_ddp_out *o = &c->ddp_out[c->n_ddp_out++];
 	o->offset = xdr_enc_len(&c->res);
 	o->len = len;
-	o->data = data;
+	o->data = NULL;
+	o->piped = false;
+	return o;
+}
+
+void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len)
+{
+	struct rpc_ddp_out *o = rpc_ddp_out_next(c, len);
+
+	if (o)
+		o->data = data;
+	else if (!c->res.overflow)
+		xdr_enc_fixed(&c->res, data, len); /* no segment left: carry it inline (a copy, but correct) */
+}
+
+void rpc_enc_ddp_piped(struct rpc_call *c, uint32_t len)
+{
+	struct rpc_ddp_out *o = rpc_ddp_out_next(c, len);
+
+	if (o)
+		o->piped = true;
+	else
+		c->res.overflow = true; /* cannot happen: rpc_payload_pipe kept a segment free */
 }
 
 size_t rpc_reply_len(const struct rpc_call *c)

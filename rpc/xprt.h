@@ -74,6 +74,10 @@ struct xprt_ops {
 	int (*send_call)(struct rpc_conn *conn, const uint8_t *msg, size_t len);
 	/* Any thread: the last reference to conn went; free its memory. */
 	void (*conn_release)(struct rpc_conn *conn);
+	/* The thread running c's handler: the write end of c's payload pipe
+	 * (rpc.h rpc_payload_pipe), empty, and its room; -1 if none can be had.
+	 * NULL: the transport sends no bulk data from pipes. */
+	int (*payload_pipe)(struct rpc_call *c, size_t *room);
 };
 
 struct xprt {

@@ -31,6 +31,10 @@ struct xprt;
 
 #define TCP_REPLY_CAP (256u * 1024)   /* RPC reply header + inline results per call */
 #define TCP_PAYLOAD_CAP (1024u * 1024) /* bulk reply data (READ) per call */
+/* Contexts holding a pipe for READ data (tcp_ctx.c): 48 of 1 MiB stay under
+ * Linux's default per-user soft limit on pipe buffers (pipe-user-pages-soft,
+ * 64 MiB), which a daemon without CAP_SYS_RESOURCE meets. */
+#define TCP_PIPES_MAX 48u
 
 struct tcp_params {
 	struct config_listen listen[CONFIG_MAX_LISTEN];

@@ -15,7 +15,9 @@
  * Send: replies are queued as they complete (any order) and written with
  * writev of [record mark, reply bytes, each ddp_out payload + XDR pad, ...],
  * several replies per system call when they queue up; a short write arms the
- * write event. READ payloads are sent from where the handler produced them.
+ * write event. READ payloads are sent from where the handler produced them,
+ * or, when it spliced them into the context's pipe (tcp_ctx.c), by splice
+ * from the pipe, the bytes before them with MSG_MORE.
  *
  * Close: every error funnels into tcp_conn_close() (idempotent). The object
  * is freed by tcp_conn_put() when the last reference goes; every callback
@@ -26,6 +28,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,7 +560,7 @@ static void tcp_ctx_build_iov(struct tcp_ctx *ctx)
 			pos = o->offset;
 		}
 		if (o->len) {
-			ctx->iov[n].iov_base = (void *)o->data;
+			ctx->iov[n].iov_base = o->piped ? NULL : (void *)o->data; /* NULL: from ctx->pipe */
 			ctx->iov[n++].iov_len = o->len;
 		}
 		if (XDR_PAD(o->len)) {
@@ -584,7 +587,8 @@ static void tcp_conn_sent(struct tcp_conn *conn, size_t w)
 			w -= v->iov_len;
 			ctx->iov_i++;
 		} else {
-			v->iov_base = (uint8_t *)v->iov_base + w;
+			if (v->iov_base) /* NULL: the bytes come from the pipe, which advances itself */
+				v->iov_base = (uint8_t *)v->iov_base + w;
 			v->iov_len -= w;
 			w = 0;
 		}
@@ -597,19 +601,63 @@ static void tcp_conn_sent(struct tcp_conn *conn, size_t w)
 
 #define TCP_FLUSH_IOV 64
 
+/*
+ * The send queue's next bytes into v (up to TCP_FLUSH_IOV iovecs), stopping
+ * before a segment that waits in a context's pipe: *pipe_ctx is that context
+ * when the segment is first (n is 0), and *more says bytes follow in v's case.
+ */
+static int tcp_sendq_gather(struct tcp_conn *conn, struct iovec *v, struct tcp_ctx **pipe_ctx, bool *more)
+{
+	int n = 0;
+
+	*pipe_ctx = NULL;
+	*more = false;
+	queue_foreach(l, &conn->sendq) {
+		struct tcp_ctx *ctx = queue_entry(l, struct tcp_ctx, link);
+		for (unsigned i = ctx->iov_i; i < ctx->iov_n; i++) {
+			if (n == TCP_FLUSH_IOV)
+				return n;
+			if (!ctx->iov[i].iov_base) {
+				*pipe_ctx = n ? NULL : ctx;
+				*more = n > 0;
+				return n;
+			}
+			v[n++] = ctx->iov[i];
+		}
+	}
+	return n;
+}
+
+/* Write the next bytes of the send queue: from memory (MSG_MORE when piped
+ * bytes follow), or a pipe's by splice. What write(2) returns. */
+static ssize_t tcp_conn_write_some(struct tcp_conn *conn)
+{
+	struct iovec v[TCP_FLUSH_IOV];
+	struct tcp_ctx *pc;
+	bool more;
+	int n = tcp_sendq_gather(conn, v, &pc, &more);
+
+	if (pc) {
+		unsigned i = pc->iov_i;
+		ssize_t w = splice(pc->pipe[0], NULL, conn->fd, NULL, pc->iov[i].iov_len,
+				   SPLICE_F_NONBLOCK | (i + 1 < pc->iov_n ? SPLICE_F_MORE : 0));
+		if (w == 0) { /* the pipe holds less than the reply said: its framing is lost */
+			errno = EPIPE;
+			return -1;
+		}
+		return w;
+	}
+	if (more) {
+		struct msghdr mh = { .msg_iov = v, .msg_iovlen = (size_t)n };
+		return sendmsg(conn->fd, &mh, MSG_MORE | MSG_NOSIGNAL);
+	}
+	return writev(conn->fd, v, n);
+}
+
 static void tcp_conn_flush(struct tcp_conn *conn)
 {
 	while (!queue_empty(&conn->sendq) && conn->state != TCP_CONN_CLOSED) {
-		struct iovec v[TCP_FLUSH_IOV];
-		int n = 0;
-		queue_foreach(l, &conn->sendq) {
-			struct tcp_ctx *ctx = queue_entry(l, struct tcp_ctx, link);
-			for (unsigned i = ctx->iov_i; i < ctx->iov_n && n < TCP_FLUSH_IOV; i++)
-				v[n++] = ctx->iov[i];
-			if (n == TCP_FLUSH_IOV)
-				break;
-		}
-		ssize_t w = writev(conn->fd, v, n);
+		ssize_t w = tcp_conn_write_some(conn);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;

@@ -15,10 +15,20 @@
  * in flight (perhaps replies their peer never reads) or with a large partial
  * record stop short of it, so a new client's call always finds a context,
  * however many calls a few connections pipeline.
+ *
+ * Pipes: a context that carries a large READ gets a pipe (kept with it), so
+ * the file's pages go to the socket by splice, by reference, as knfsd sends
+ * them from the page cache. At most TCP_PIPES_MAX contexts hold one (two
+ * fds each; their pages count against the user's pipe limits); the others
+ * copy. A pipe left holding bytes (a reply not sent) is closed.
  */
 #include "transport/tcp_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "core/log.h"
@@ -45,6 +55,7 @@ static struct tcp_ctx *tcp_ctx_alloc(struct tcp_xprt *x)
 		goto err;
 	}
 	ctx->x = x;
+	ctx->pipe[0] = ctx->pipe[1] = -1;
 	ctx->req = ctx->mem;
 	ctx->reply = ctx->mem + req;
 	ctx->payload = ctx->mem + req + reply;
@@ -148,11 +159,63 @@ struct tcp_ctx *tcp_ctx_try_get(struct tcp_conn *conn)
 	return tcp_ctx_take(conn);
 }
 
+static void tcp_ctx_pipe_close(struct tcp_ctx *ctx)
+{
+	if (ctx->pipe[0] < 0)
+		return;
+	close(ctx->pipe[0]);
+	close(ctx->pipe[1]);
+	ctx->pipe[0] = ctx->pipe[1] = -1;
+	atomic_fetch_sub(&ctx->x->n_pipes, 1);
+}
+
+int tcp_ctx_pipe(struct rpc_call *c, size_t *room)
+{
+	struct tcp_ctx *ctx = c->priv;
+	struct tcp_xprt *x = ctx->x;
+	int fds[2];
+
+	*room = 0;
+	if (ctx->pipe[1] < 0) {
+		if (ctx->pipe_refused || atomic_fetch_add(&x->n_pipes, 1) >= TCP_PIPES_MAX) {
+			if (!ctx->pipe_refused)
+				atomic_fetch_sub(&x->n_pipes, 1);
+			return -1;
+		}
+		if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+			atomic_fetch_sub(&x->n_pipes, 1);
+			return -1; /* out of fds: copied, and asked again next time */
+		}
+		ctx->pipe[0] = fds[0];
+		ctx->pipe[1] = fds[1];
+		/* Room for a whole payload, else never (the pipe limits of the user) */
+		if (fcntl(fds[1], F_SETPIPE_SZ, (int)x->p.payload_cap) < (int)x->p.payload_cap) {
+			tcp_ctx_pipe_close(ctx);
+			ctx->pipe_refused = true;
+			return -1;
+		}
+	}
+	*room = x->p.payload_cap;
+	return ctx->pipe[1];
+}
+
+/* A pipe still holding bytes (its reply was not sent, or not all of it) is thrown away. */
+static void tcp_ctx_pipe_check(struct tcp_ctx *ctx)
+{
+	int left = 0;
+
+	if (ctx->call.payload_piped && ctx->pipe[0] >= 0 &&
+	    (ioctl(ctx->pipe[0], FIONREAD, &left) < 0 || left > 0))
+		tcp_ctx_pipe_close(ctx);
+	ctx->call.payload_piped = 0;
+}
+
 void tcp_ctx_put(struct tcp_ctx *ctx)
 {
 	struct tcp_xprt *x = ctx->x;
 	struct tcp_conn *conn = ctx->conn;
 
+	tcp_ctx_pipe_check(ctx);
 	ctx->state = TCP_CTX_FREE;
 	ctx->conn = NULL;
 	queue_push_front(&x->ctx_free, &ctx->link);
@@ -182,6 +245,7 @@ void tcp_ctx_put(struct tcp_ctx *ctx)
 void tcp_ctx_free_all(struct tcp_xprt *x)
 {
 	for (unsigned i = 0; i < x->n_ctx_alloc; i++) {
+		tcp_ctx_pipe_close(x->ctx_all[i]);
 		munmap(x->ctx_all[i]->mem, x->ctx_all[i]->mem_len);
 		free(x->ctx_all[i]);
 	}

@@ -67,6 +67,7 @@
 #ifndef RNFSD_TCP_INTERNAL_H
 #define RNFSD_TCP_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/uio.h>
 
@@ -99,8 +100,12 @@ struct tcp_ctx {
 	uint8_t *reply;           /* x->p.reply_cap bytes */
 	uint8_t *payload;         /* x->p.payload_cap bytes */
 	uint32_t mark;            /* reply record mark, big-endian */
-	struct iovec iov[TCP_CTX_IOV]; /* reply bytes not yet written: iov[iov_i .. iov_n) */
+	struct iovec iov[TCP_CTX_IOV]; /* reply bytes not yet written: iov[iov_i .. iov_n);
+	                                  iov_base NULL: that many bytes wait in pipe */
 	unsigned iov_n, iov_i;
+	int pipe[2];              /* READ data spliced from files ([1]) to the socket ([0]),
+	                             made on first use (tcp_ctx_pipe); -1: none */
+	bool pipe_refused;        /* the pipe could not be made large enough: never again */
 };
 
 struct tcp_conn {
@@ -160,6 +165,7 @@ struct tcp_xprt {
 	unsigned n_ctx_free;
 	unsigned reserve;         /* contexts kept for connections holding none */
 	struct queue waiters;     /* of tcp_conn by wlink: paused for want of a context, FIFO */
+	atomic_uint n_pipes;      /* contexts holding a pipe (made by workers too): TCP_PIPES_MAX */
 
 	bool draining;
 	void (*drain_done)(void *arg);
@@ -202,6 +208,9 @@ struct tcp_ctx *tcp_ctx_try_get(struct tcp_conn *conn);
  * without contexts moves on to LINGER. */
 void tcp_ctx_put(struct tcp_ctx *ctx);
 void tcp_ctx_free_all(struct tcp_xprt *x);
+/* xprt_ops.payload_pipe: the write end of c's context's pipe, empty, with
+ * room for p.payload_cap bytes; -1 if none can be had (then copied). */
+int tcp_ctx_pipe(struct rpc_call *c, size_t *room);
 void tcp_waiter_remove(struct tcp_xprt *x, struct tcp_conn *conn);
 
 /* tcp_bc.c */

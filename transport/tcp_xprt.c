@@ -249,6 +249,7 @@ static const struct xprt_ops tcp_xprt_ops = {
 	.send_reply = tcp_send_reply,
 	.send_call = tcp_send_call,
 	.conn_release = tcp_conn_release,
+	.payload_pipe = tcp_ctx_pipe,
 };
 
 static struct tcp_xprt *tcp_of(struct xprt *base)

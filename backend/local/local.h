@@ -159,6 +159,8 @@ int local_file_check(struct be_file *f, const struct stat *st);
 /* ---- local_io.c ---- */
 int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
 	       const struct iovec *iov, unsigned iovcnt, size_t *done, bool *eof, struct be_attr *post);
+int local_read_pipe(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
+		    size_t count, int pipe_fd, size_t *done, bool *eof, struct be_attr *post);
 int local_write(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
 		const struct iovec *iov, unsigned iovcnt, size_t *done, struct be_attr *pre, struct be_attr *post);
 int local_commit(struct be_fs *fs, struct be_file *f, uint64_t offset, uint64_t count, struct be_attr *pre,

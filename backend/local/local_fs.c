@@ -511,6 +511,7 @@ static const struct be_ops local_ops = {
 	.file_put = local_file_put,
 	.file_getattr = local_file_getattr,
 	.read = local_read,
+	.read_pipe = local_read_pipe,
 	.write = local_write,
 	.commit = local_commit,
 	.allocate = local_allocate,

@@ -4,7 +4,8 @@
  *
  * Zero copy: read() preads straight into the caller's iovecs (the RPC
  * layer's payload area: a Write chunk's source over RDMA, a writev segment
- * over TCP); write() pwrites straight from the caller's (a Read chunk's
+ * over TCP); read_pipe() splices the page cache's pages into the TCP
+ * transport's pipe by reference (large READs over TCP); write() pwrites straight from the caller's (a Read chunk's
  * registered buffer, or the received message). Files are opened as root;
  * the I/O itself runs as the caller, so the kernel applies quotas and clears
  * set-id bits on writes by non-owners, and with BE_IO_CHECK_ACCESS the
@@ -78,6 +79,22 @@ static int local_io_as(const struct be_cred *cr, struct be_file *f, unsigned fla
 	return 0;
 }
 
+/* After a read of *done bytes (of total asked; cut: stopped short on purpose):
+ * the attributes and whether the end of the file was reached. */
+static void local_read_end(struct be_file *f, uint64_t offset, size_t done, size_t total, bool cut, int err,
+			   bool *eof, struct be_attr *post)
+{
+	struct stat st;
+
+	if (fstat(f->fd, &st) == 0) {
+		if (post)
+			local_attr_from_stat(post, &st);
+		*eof = !err && ((done < total && !cut) || offset + done >= (uint64_t)st.st_size);
+	} else if (post) {
+		post->valid = 0;
+	}
+}
+
 int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
 	       const struct iovec *iov, unsigned iovcnt, size_t *done, bool *eof, struct be_attr *post)
 {
@@ -126,13 +143,46 @@ int local_read(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, un
 			break;
 		}
 	}
-	if (fstat(f->fd, &st) == 0) {
-		if (post)
-			local_attr_from_stat(post, &st);
-		*eof = !err && ((*done < total && !cut) || offset + *done >= (uint64_t)st.st_size);
-	} else if (post) {
-		post->valid = 0;
+	local_read_end(f, offset, *done, total, cut, err, eof, post);
+	return err;
+}
+
+int local_read_pipe(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
+		    size_t count, int pipe_fd, size_t *done, bool *eof, struct be_attr *post)
+{
+	struct stat st;
+	bool cut = false;
+	int err;
+
+	*done = 0;
+	*eof = false;
+	if ((flags & BE_IO_NOWAIT) && !local_fs(fs)->in_memory)
+		return EOPNOTSUPP; /* splice has no RWF_NOWAIT: read() takes what is in memory */
+	err = fstat(f->fd, &st) < 0 ? errno : local_file_check(f, &st);
+	if (!err)
+		err = local_io_as(cr, f, flags, R_OK, &st);
+	if (!err && offset > (uint64_t)INT64_MAX)
+		err = EINVAL;
+	while (!err && *done < count) {
+		loff_t off = (loff_t)(offset + *done);
+		ssize_t n = splice(f->fd, &off, pipe_fd, NULL, count - *done, SPLICE_F_NONBLOCK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			cut = true; /* the pipe is full: a short read */
+			break;
+		}
+		if (n < 0) {
+			/* EINVAL: a file system without splice; read() then */
+			err = *done ? 0 : errno == EINVAL ? EOPNOTSUPP : errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		*done += (size_t)n;
 	}
+	local_read_end(f, offset, *done, count, cut, err, eof, post);
 	return err;
 }
 

@@ -86,6 +86,44 @@ static uint32_t nfs3_io_open(struct nfs3_call *nc, const struct nfs_fh *fh, bool
 	return status;
 }
 
+/* Reads of at least this many bytes go by pipe where the transport has one
+ * (TCP: spliced from the page cache to the socket, no copy by the server);
+ * smaller ones are copied, which costs fewer system calls. */
+#define NFS3_READ_PIPE_MIN (64u * 1024)
+
+/*
+ * READ's data into the call's payload pipe (r->piped), else into its payload
+ * area (r->data): count bytes at most, *done read. EWOULDBLOCK/EOPNOTSUPP
+ * with BE_IO_NOWAIT: it would wait (the caller declines to a worker).
+ */
+static int nfs3_read_data(struct nfs3_call *nc, struct be_file *f, unsigned flags, const struct nfs3_read_args *a,
+			  uint32_t count, size_t *done, struct nfs3_read_res *r)
+{
+	struct rpc_call *c = nc->rpc;
+	size_t room = 0;
+	int pfd = count >= NFS3_READ_PIPE_MIN ? rpc_payload_pipe(c, &room) : -1;
+
+	if (pfd >= 0) {
+		int err = be_read_pipe(nc->fs, &nc->cred, f, flags, a->offset, count < room ? count : room, pfd, done,
+				       &r->eof, &r->attr);
+
+		if (err != EOPNOTSUPP) {
+			rpc_payload_piped(c, *done);
+			r->piped = true;
+			return err;
+		}
+	}
+	/* §3.3.6: the server may return fewer bytes than asked; never more than rtmax */
+	uint8_t *buf = nfs3_bulk_buf(c, count, &count);
+
+	if (!buf && count)
+		return BE_ESERVERFAULT;
+	struct iovec iov = { buf, count };
+
+	r->data = buf;
+	return be_read(nc->fs, &nc->cred, f, flags, a->offset, &iov, 1, done, &r->eof, &r->attr);
+}
+
 /* §3.3.6 */
 enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 {
@@ -93,9 +131,7 @@ enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 	struct nfs3_read_res *r = res;
 	struct be_file *f = NULL;
 	struct nfs3_call nc;
-	uint32_t count = 0;
 	size_t done = 0;
-	uint8_t *buf = NULL;
 
 	/* RPC_RUN_INLINE_TRY: on the receiving thread only what waits for nothing. */
 	bool here = loop_is_loop_thread();
@@ -109,16 +145,8 @@ enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 		return RPC_PROC_WORKER; /* errors (and their attributes) on a worker, as before */
 	}
 	if (r->status == NFS3_OK) {
-		/* §3.3.6: the server may return fewer bytes than asked; never more than rtmax */
-		count = a->count < NFS3_MAX_IO ? a->count : NFS3_MAX_IO;
-		buf = nfs3_bulk_buf(c, count, &count);
-		if (!buf && count)
-			r->status = NFS3ERR_SERVERFAULT;
-	}
-	if (r->status == NFS3_OK) {
-		struct iovec iov = { buf, count };
-		int err = be_read(nc.fs, &nc.cred, f, BE_IO_CHECK_ACCESS | (here ? BE_IO_NOWAIT : 0), a->offset, &iov,
-				  1, &done, &r->eof, &r->attr);
+		uint32_t count = a->count < NFS3_MAX_IO ? a->count : NFS3_MAX_IO;
+		int err = nfs3_read_data(&nc, f, BE_IO_CHECK_ACCESS | (here ? BE_IO_NOWAIT : 0), a, count, &done, r);
 
 		if (here && (err == EWOULDBLOCK || err == EOPNOTSUPP)) {
 			be_file_put(nc.fs, f);
@@ -129,7 +157,6 @@ enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 	}
 	nfs3_file_attr_fill(&nc, f, r->status, &r->attr);
 	r->count = (uint32_t)done;
-	r->data = buf;
 	r->fsid = nfs3_call_fsid(&nc);
 	if (f)
 		be_file_put(nc.fs, f);
@@ -147,7 +174,9 @@ void nfs3_read_enc(struct rpc_call *c, const void *res)
 		return;
 	xdr_enc_u32(&c->res, r->count);
 	xdr_enc_bool(&c->res, r->eof);
-	if (r->count > 0)
+	if (r->count > 0 && r->piped)
+		rpc_enc_ddp_piped(c, r->count); /* TCP: sent from the pipe by splice */
+	else if (r->count > 0)
 		rpc_enc_ddp(c, r->data, r->count); /* RFC 8267 §4.3: READ data may travel in a Write chunk */
 	else
 		xdr_enc_u32(&c->res, 0); /* empty opaque: nothing to move out of band */

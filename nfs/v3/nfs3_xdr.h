@@ -194,7 +194,8 @@ struct nfs3_read_res {
 	struct be_attr attr;
 	uint32_t count;
 	bool eof;
-	const uint8_t *data; /* in the payload area */
+	bool piped;          /* the data waits in the call's payload pipe (rpc_payload_pipe) */
+	const uint8_t *data; /* in the payload area (not piped) */
 };
 
 /* WRITE, COMMIT (count, committed: WRITE only) */

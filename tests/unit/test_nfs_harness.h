@@ -25,8 +25,11 @@
 #define TC_PAYLOAD_MAX (1u << 20)
 
 struct tcall {
-	struct rpc_call c;
+	struct rpc_call c;     /* first: the transport ops find the tcall from it */
 	struct rpc_conn conn;
+	bool pipe_on;          /* offer a payload pipe (rpc_payload_pipe), as TCP does */
+	int pipe[2];           /* made by tc_new; tc_run drains it into the flat reply */
+	unsigned piped;        /* segments the last tc_run took from the pipe */
 	struct xdr_enc req;    /* build the arguments here */
 	struct xdr_dec res;    /* decode the result from here after tc_run */
 	size_t reply_cap;      /* tests may shrink it */

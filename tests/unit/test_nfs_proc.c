@@ -436,6 +436,55 @@ static void test_no_crossmnt(void **state)
 
 /* ---- CREATE / WRITE / READ / COMMIT ---- */
 
+/* READ by pipe (the TCP transport's payload_pipe): a large READ's data is
+ * spliced into the pipe, not copied into the payload area; a small one is
+ * copied; both arrive intact, with count and eof as by copy. */
+static void test_read_piped(void **state)
+{
+	static uint8_t big[256 * 1024];
+	uint8_t verf[8], small[100];
+	struct tc_fattr a;
+	struct nfs_fh fh;
+	uint32_t count, committed, n;
+	bool eof;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 13 + 1);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "piped", NFS3_CREATE_UNCHECKED, 0640, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_write(&fh, 0, big, sizeof(big), NFS3_FILE_SYNC, &count, &committed, verf), NFS3_OK);
+	t->pipe_on = true;
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, &fh);
+	xdr_enc_u64(&t->req, 4096);
+	xdr_enc_u32(&t->req, 1u << 20);
+	run_ok(nfs3_proc_read);
+	assert_int_equal(t->piped, 1);
+	assert_true(t->c.ddp_out[0].piped);
+	assert_int_equal(t->c.payload_used, 0); /* nothing was copied into the payload area */
+	assert_int_equal(tc_u32(t), NFS3_OK);
+	tc_post_op_attr(t, NULL);
+	assert_int_equal(tc_u32(t), sizeof(big) - 4096);
+	assert_true(tc_u32(t)); /* eof */
+	const uint8_t *p = tc_opaque(t, &n);
+	assert_int_equal(n, sizeof(big) - 4096);
+	assert_memory_equal(p, big + 4096, n);
+	/* under the threshold: copied, as over RDMA */
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 7, sizeof(small), small, &n, &eof), NFS3_OK);
+	assert_int_equal(t->piped, 0);
+	assert_int_equal(n, sizeof(small));
+	assert_false(eof);
+	assert_memory_equal(small, big + 7, sizeof(small));
+	/* another caller without read permission: refused before anything is piped */
+	as(ME, 700, 1000, 1000);
+	assert_int_equal(do_read(&fh, 0, 1u << 20, NULL, &n, &eof), NFS3ERR_ACCES);
+	assert_int_equal(t->piped, 0);
+	t->pipe_on = false;
+}
+
 static void test_create_write_read(void **state)
 {
 	static uint8_t big[NFS3_MAX_IO + 4096];
@@ -1518,6 +1567,7 @@ int main(void)
 		cmocka_unit_test(test_getattr_lookup),
 		cmocka_unit_test(test_no_crossmnt),
 		cmocka_unit_test(test_create_write_read),
+		cmocka_unit_test(test_read_piped),
 		cmocka_unit_test(test_read_without_payload_area),
 		cmocka_unit_test(test_ddp_read_chunks),
 		cmocka_unit_test(test_exclusive_create),
