@@ -293,16 +293,18 @@ void rpc_call_receive(struct rpc_call *c);
 void *rpc_payload_buf(struct rpc_call *c, size_t len);
 
 /*
- * Bulk reply data by reference (TCP): the write end of an empty pipe with
- * room for *room bytes, which the transport drains into its socket with
- * splice (page references: the file's bytes are never copied by the
- * server), or -1 where the transport has none (RPC-over-RDMA writes from
- * registered memory: rpc_payload_buf). The handler splices its data in,
+ * Bulk reply data by reference (TCP): for want bytes, the write end of an
+ * empty pipe with room for *room bytes, which the transport drains into its
+ * socket with splice (page references: the file's bytes are never copied by
+ * the server), or -1 where the transport has none (RPC-over-RDMA writes from
+ * registered memory: rpc_payload_buf) or want is under RPC_PAYLOAD_PIPE_MIN
+ * (a copy costs fewer system calls than two splices). The handler splices its data in,
  * says how much with rpc_payload_piped(), and encodes the item with
  * rpc_enc_ddp_piped(). One pipe per call; bytes left in it when the call
  * ends unsent are the transport's to throw away.
  */
-int rpc_payload_pipe(struct rpc_call *c, size_t *room);
+#define RPC_PAYLOAD_PIPE_MIN (64u * 1024)
+int rpc_payload_pipe(struct rpc_call *c, size_t want, size_t *room);
 void rpc_payload_piped(struct rpc_call *c, size_t len);
 
 /*

@@ -55,12 +55,12 @@ bool rpc_dec_ddp(struct rpc_call *c, uint32_t len, const uint8_t **data)
 	return true;
 }
 
-int rpc_payload_pipe(struct rpc_call *c, size_t *room)
+int rpc_payload_pipe(struct rpc_call *c, size_t want, size_t *room)
 {
 	const struct xprt_ops *ops = c->conn->xprt->ops;
 
 	*room = 0;
-	if (!ops->payload_pipe || c->payload_piped || c->n_ddp_out >= RPC_MAX_DDP_OUT)
+	if (want < RPC_PAYLOAD_PIPE_MIN || !ops->payload_pipe || c->payload_piped || c->n_ddp_out >= RPC_MAX_DDP_OUT)
 		return -1;
 	return ops->payload_pipe(c, room);
 }

@@ -86,11 +86,6 @@ static uint32_t nfs3_io_open(struct nfs3_call *nc, const struct nfs_fh *fh, bool
 	return status;
 }
 
-/* Reads of at least this many bytes go by pipe where the transport has one
- * (TCP: spliced from the page cache to the socket, no copy by the server);
- * smaller ones are copied, which costs fewer system calls. */
-#define NFS3_READ_PIPE_MIN (64u * 1024)
-
 /*
  * READ's data into the call's payload pipe (r->piped), else into its payload
  * area (r->data): count bytes at most, *done read. EWOULDBLOCK/EOPNOTSUPP
@@ -101,7 +96,7 @@ static int nfs3_read_data(struct nfs3_call *nc, struct be_file *f, unsigned flag
 {
 	struct rpc_call *c = nc->rpc;
 	size_t room = 0;
-	int pfd = count >= NFS3_READ_PIPE_MIN ? rpc_payload_pipe(c, &room) : -1;
+	int pfd = rpc_payload_pipe(c, count, &room); /* TCP: spliced from the page cache to the socket */
 
 	if (pfd >= 0) {
 		int err = be_read_pipe(nc->fs, &nc->cred, f, flags, a->offset, count < room ? count : room, pfd, done,

@@ -380,6 +380,7 @@ void nfs4_commit_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, con
 
 struct nfs4_read_res {
 	bool eof;
+	bool piped; /* the data waits in the call's payload pipe (rpc_payload_pipe), not at data */
 	uint8_t *data;
 	uint32_t len;
 };

@@ -12,10 +12,13 @@
  * Zero copy as NFSv3's (nfs3_proc_io.c): READ has the backend read into the
  * call's payload area and hands it to rpc_enc_ddp() (RFC 8267 §4.1, §4.3: a
  * Write chunk paired in order with the COMPOUND's READ results over RDMA, a
- * writev segment over TCP); WRITE writes from where rpc_dec_ddp() found the
+ * writev segment over TCP), or a large one over TCP splices it into the
+ * call's payload pipe (rpc_payload_pipe; one per COMPOUND, later READs copy);
+ * WRITE writes from where rpc_dec_ddp() found the
  * data (a Read chunk, or the received message). The write verifier is
  * NFSv3's (one per server instance).
  */
+#include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -122,6 +125,40 @@ uint8_t *nfs4_read_buf(struct nfs4_ctx *x, uint32_t want, uint32_t *got)
 	return (uint8_t *)s->link;
 }
 
+/* READ's data into the call's payload pipe (r->piped; TCP: spliced from the
+ * page cache to the socket), else into its payload area (r->data). */
+static uint32_t nfs4_read_data(struct nfs4_ctx *x, const struct nfs4_obj *ob, struct be_file *f, unsigned flags,
+			       const struct nfs4_read_args *a, size_t *done, struct nfs4_read_res *r)
+{
+	/* RFC 8881 §18.22.3: fewer bytes than asked is allowed; never more than maxread. */
+	uint32_t count = a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO;
+	struct be_attr post;
+	size_t room = 0;
+	int pfd = x->call ? rpc_payload_pipe(x->call, count, &room) : -1;
+
+	if (pfd >= 0) {
+		int err = be_read_pipe(ob->exp->fs, &ob->cred, f, flags, a->offset, count < room ? count : room, pfd,
+				       done, &r->eof, &post);
+
+		if (err != EOPNOTSUPP) {
+			rpc_payload_piped(x->call, *done);
+			r->piped = true;
+			return nfs_errno_to_nfsstat4(err);
+		}
+	}
+	r->data = nfs4_read_buf(x, count, &count);
+	if (!r->data && count)
+		return NFS4ERR_SERVERFAULT;
+	if (!count) {
+		r->eof = a->offset >= ob->attr.size;
+		return NFS4_OK;
+	}
+	struct iovec iov = { r->data, count };
+
+	return nfs_errno_to_nfsstat4(
+		be_read(ob->exp->fs, &ob->cred, f, flags, a->offset, &iov, 1, done, &r->eof, &post));
+}
+
 uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_read_args *a = args;
@@ -130,7 +167,6 @@ uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct be_file *f = NULL;
 	unsigned flags = 0;
 	size_t done = 0;
-	uint32_t count = 0;
 	uint32_t status = nfs4_io_file(x, &x->cur.fh, &a->sid, &ob, NFS4_SHARE_ACCESS_READ, &f, &flags);
 
 	/* RFC 8881 §18.22.3: a READ beyond the end of the file returns no data and eof. An offset no
@@ -143,20 +179,8 @@ uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
 		nfs4_obj_put(&ob);
 		return NFS4_OK;
 	}
-	if (status == NFS4_OK) {
-		/* RFC 8881 §18.22.3: fewer bytes than asked is allowed; never more than maxread. */
-		r->data = nfs4_read_buf(x, a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO, &count);
-		if (!r->data && count)
-			status = NFS4ERR_SERVERFAULT;
-	}
-	if (status == NFS4_OK && count) {
-		struct iovec iov = { r->data, count };
-		struct be_attr post;
-		status = nfs_errno_to_nfsstat4(
-			be_read(ob.exp->fs, &ob.cred, f, flags, a->offset, &iov, 1, &done, &r->eof, &post));
-	} else if (status == NFS4_OK) {
-		r->eof = a->offset >= ob.attr.size;
-	}
+	if (status == NFS4_OK)
+		status = nfs4_read_data(x, &ob, f, flags, a, &done, r);
 	r->len = (uint32_t)done;
 	if (f)
 		be_file_put(ob.exp->fs, f);
@@ -170,8 +194,13 @@ void nfs4_read_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 
 	(void)status;
 	xdr_enc_bool(e, r->eof);
-	/* RFC 8267 §4.1: READ's data may leave in a Write chunk (over TCP: a writev segment). */
-	if (x->call && e == &x->call->res && r->len)
+	/* RFC 8267 §4.1: READ's data may leave in a Write chunk (over TCP: a writev segment, or
+	 * spliced from the pipe). Piped data only ever goes to the call's own reply. */
+	if (r->piped && r->len && x->call && e == &x->call->res)
+		rpc_enc_ddp_piped(x->call, r->len);
+	else if (r->piped && r->len)
+		e->overflow = true; /* no other encoder can take it: never the case */
+	else if (x->call && e == &x->call->res && r->len)
 		rpc_enc_ddp(x->call, r->data, r->len);
 	else
 		xdr_enc_opaque(e, r->data, r->len);
