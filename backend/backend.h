@@ -481,6 +481,9 @@ struct be_fs {
 	/* Lookups and attributes come from memory (the kernel's caches), not a
 	 * network: such calls may run on the receiving thread (rpc/rpc_inline.h). */
 	bool meta_fast;
+	/* Only this server (and local processes) changes the file system, no
+	 * other server of a cluster: NFSv4 change_info4 may say atomic (nfs/v4/nfs4_dirlock.c). */
+	bool one_server;
 };
 
 /* ---- drivers and instances --------------------------------------------------- */

@@ -420,7 +420,7 @@ static int local_fs_open(const struct be_fs_config *cfg, struct be_fs **out)
 	if (!lf)
 		return ENOMEM;
 	lf->pub = (struct be_fs){ .ops = &local_ops, .driver = "local", .handle_max = BE_HANDLE_MAX,
-				  .meta_fast = true };
+				  .meta_fast = true, .one_server = true };
 	atomic_init(&lf->refs, 1);
 	snprintf(lf->path, sizeof(lf->path), "%s", cfg->path);
 	lf->export_id = cfg->export_id;

@@ -288,6 +288,7 @@ struct nfs4_open_op_res {
 	bool created;
 	struct nfs4_stateid sid;
 	uint64_t cinfo_before, cinfo_after;
+	bool cinfo_atomic;          /* RFC 8881 §3.3.6 (nfs4_dirlock.c) */
 	uint32_t rflags;
 	struct nfs4_bitmap attrset;
 	uint32_t deleg, why;

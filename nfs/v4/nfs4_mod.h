@@ -69,11 +69,27 @@ void nfs4_cinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, cons
 void nfs4_rename_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_setattr_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 
+/* ---- nfs4_dirlock.c ---- */
+/* The stripes a change holds (nfs4_dirlock_take), so its change_info4 is atomic. */
+struct nfs4_dirlock {
+	bool held;
+	unsigned first;
+	int second; /* -1: one stripe */
+};
+unsigned nfs4_dirlock_stripe(uint64_t fileid);
+/* Hold rnfsd's other changes to dir (and dir2, RENAME's other directory, or NULL) off. */
+void nfs4_dirlock_take(struct nfs4_dirlock *h, uint64_t dir, const uint64_t *dir2);
+void nfs4_dirlock_drop(struct nfs4_dirlock *h); /* a no-op when nothing is held */
+
 /* ---- nfs4_proc_mod.c ---- */
 struct nfs4_obj;
-/* After a change in dir (or an object's xattrs): its change_info4, and its
+/* Before a change in dir (and dir2: RENAME's target, or NULL): rnfsd's other
+ * changes there held off (h), and the attributes ("before") read again inside. */
+void nfs4_mod_begin(struct nfs4_obj *dir, struct nfs4_obj *dir2, struct nfs4_dirlock *h);
+/* After a change in dir (or an object's xattrs): its change_info4, atomic when
+ * h was held and the file system has no other server (be_fs.one_server), and its
  * metadata on stable storage where the export is "sync" (as NFSv3, RFC 1813 §3.3.8). */
-void nfs4_mod_done(const struct nfs4_obj *dir, struct nfs4_cinfo *c);
+void nfs4_mod_done(const struct nfs4_obj *dir, struct nfs4_cinfo *c, const struct nfs4_dirlock *h);
 uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res);

@@ -8,8 +8,10 @@
  * the pseudo file system (RFC 8881 §7.7: it is the server's, read-only, as
  * knfsd's pseudo root is exported read-only). Names follow nfs4_name_check()
  * (RFC 8881 §14.5), the rules LOOKUP uses. change_info4 is the directory's
- * change attribute from before (read when its handle was opened) and after
- * (read again), never atomic: another change may fall between the two.
+ * change attribute read just before and just after the change, both under
+ * the directory's stripe of nfs4_dirlock.c, so no other change through
+ * rnfsd falls between them: atomic (RFC 8881 §3.3.6), as knfsd says, except
+ * on a cluster file system (be_fs.one_server false).
  */
 #include <errno.h>
 #include <string.h>
@@ -55,17 +57,28 @@ static uint32_t mod_name(const struct nfs4_name *n, char out[NFS4_NAME_MAX + 1])
 	return status;
 }
 
-void nfs4_mod_done(const struct nfs4_obj *dir, struct nfs4_cinfo *c)
+void nfs4_mod_begin(struct nfs4_obj *dir, struct nfs4_obj *dir2, struct nfs4_dirlock *h)
+{
+	struct be_attr now;
+
+	nfs4_dirlock_take(h, dir->attr.fileid, dir2 ? &dir2->attr.fileid : NULL);
+	if (be_getattr(dir->exp->fs, &dir->o, &now) == 0 && (now.valid & BE_AT_CHANGE))
+		dir->attr = now;
+	if (dir2 && be_getattr(dir2->exp->fs, &dir2->o, &now) == 0 && (now.valid & BE_AT_CHANGE))
+		dir2->attr = now;
+}
+
+void nfs4_mod_done(const struct nfs4_obj *dir, struct nfs4_cinfo *c, const struct nfs4_dirlock *h)
 {
 	struct be_attr post;
 
-	if (!dir->opts || dir->opts->sync)
-		(void)be_commit_meta(dir->exp->fs, &dir->o); /* failures are logged by the backend */
-	/* RFC 8881 §3.3.9: before and after were read apart from the change: not atomic. */
-	c->atomic = false;
+	/* RFC 8881 §3.3.6: atomic when no other change can have fallen between before and after */
+	c->atomic = h && h->held && dir->exp->fs->one_server;
 	c->before = dir->attr.change;
 	c->after = be_getattr(dir->exp->fs, &dir->o, &post) == 0 && (post.valid & BE_AT_CHANGE) ? post.change
 												 : c->before;
+	if (!dir->opts || dir->opts->sync)
+		(void)be_commit_meta(dir->exp->fs, &dir->o); /* failures are logged by the backend */
 }
 
 /* createtype4 -> what the backend makes (RFC 8881 §18.4.3). */
@@ -113,6 +126,7 @@ uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_create_res *r = res;
 	struct nfs4_svc *s = x->priv;
 	struct be_create how = { 0 };
+	struct nfs4_dirlock h = { 0 };
 	struct be_obj obj = BE_OBJ_INIT;
 	struct be_attr attr;
 	struct nfs4_obj dir;
@@ -129,15 +143,18 @@ uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = a->attrs_status;
 	if (status == NFS4_OK)
 		status = create_how(a, s->link, &how);
-	if (status == NFS4_OK)
+	if (status == NFS4_OK) {
+		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(
 			be_create(dir.exp->fs, &dir.cred, &dir.o, name, &how, &obj, &attr, &existed));
+	}
 	if (status == NFS4_OK) {
-		nfs4_mod_done(&dir, &r->cinfo);
+		nfs4_mod_done(&dir, &r->cinfo, &h);
 		r->attrset = a->attrs.attrsset;
 		/* Made, but already gone again: there is no object to name. */
 		status = be_obj_valid(&obj) ? nfs4_fh_obj(&dir, &obj, &x->cur.fh) : NFS4ERR_NOENT;
 	}
+	nfs4_dirlock_drop(&h);
 	if (dir.exp)
 		be_obj_put(dir.exp->fs, &obj);
 	nfs4_obj_put(&dir);
@@ -149,6 +166,7 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_rename_args *a = args;
 	struct nfs4_cinfo_res *r = res;
+	struct nfs4_dirlock h = { 0 };
 	struct nfs4_obj dir;
 	char name[NFS4_NAME_MAX + 1];
 	uint32_t status;
@@ -169,12 +187,14 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 		nfs4_obj_put(&dir);
 		return status;
 	}
+	nfs4_mod_begin(&dir, NULL, &h);
 	err = be_remove(dir.exp->fs, &dir.cred, &dir.o, name);
 	if (err == EISDIR)
 		err = be_rmdir(dir.exp->fs, &dir.cred, &dir.o, name);
 	status = nfs_errno_to_nfsstat4(err == EEXIST ? ENOTEMPTY : err); /* rmdir(2) may say either */
 	if (status == NFS4_OK)
-		nfs4_mod_done(&dir, &r->cinfo);
+		nfs4_mod_done(&dir, &r->cinfo, &h);
+	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&dir);
 	return status;
 }
@@ -191,6 +211,7 @@ static uint32_t mod_same_fs(const struct nfs4_obj *from, const struct nfs4_obj *
 /* RFC 8881 §18.26.3: SAVEFH is the source directory, CURRENT the target's. */
 uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 {
+	struct nfs4_dirlock h = { 0 };
 	const struct nfs4_rename_args *a = args;
 	struct nfs4_rename_res *r = res;
 	struct nfs4_obj from, to;
@@ -221,14 +242,16 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &to, newname);
 	if (status == NFS4_OK) {
+		nfs4_mod_begin(&from, &to, &h);
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);
 		/* §18.26.3: a directory over a non-directory or the reverse is EXIST. */
 		status = nfs_errno_to_nfsstat4(err == EISDIR || err == ENOTDIR ? EEXIST : err);
 	}
 	if (status == NFS4_OK) {
-		nfs4_mod_done(&from, &r->source);
-		nfs4_mod_done(&to, &r->target);
+		nfs4_mod_done(&from, &r->source, &h);
+		nfs4_mod_done(&to, &r->target, &h);
 	}
+	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&to);
 	nfs4_obj_put(&from);
 	return status;
@@ -239,6 +262,7 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_rename_args *a = args;
 	struct nfs4_cinfo_res *r = res;
+	struct nfs4_dirlock h = { 0 };
 	struct nfs4_obj src, dir;
 	char name[NFS4_NAME_MAX + 1];
 	uint32_t status;
@@ -261,10 +285,13 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §10.4.1: a new name for a delegated file recalls the delegation. */
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break(x->saved.fh.data, x->saved.fh.len, nfs4_deleg_caller(x), NFS4_DL_ACC_NS);
-	if (status == NFS4_OK)
+	if (status == NFS4_OK) {
+		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(be_link(dir.exp->fs, &dir.cred, &src.o, &dir.o, name));
+	}
 	if (status == NFS4_OK)
-		nfs4_mod_done(&dir, &r->cinfo);
+		nfs4_mod_done(&dir, &r->cinfo, &h);
+	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&dir);
 	nfs4_obj_put(&src);
 	return status;

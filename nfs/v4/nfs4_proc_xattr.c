@@ -110,7 +110,7 @@ uint32_t nfs4_setxattr_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = xattr_err(be_setxattr(ob.exp->fs, &ob.cred, &ob.o, name, a->value, a->value_len, how));
 	if (status == NFS4_OK)
-		nfs4_mod_done(&ob, &r->cinfo);
+		nfs4_mod_done(&ob, &r->cinfo, NULL); /* the file's own change attribute */
 	nfs4_obj_put(&ob);
 	return status;
 }
@@ -178,7 +178,7 @@ uint32_t nfs4_removexattr_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = xattr_err(be_removexattr(ob.exp->fs, &ob.cred, &ob.o, name));
 	if (status == NFS4_OK)
-		nfs4_mod_done(&ob, &r->cinfo);
+		nfs4_mod_done(&ob, &r->cinfo, NULL); /* the file's own change attribute */
 	nfs4_obj_put(&ob);
 	return status;
 }

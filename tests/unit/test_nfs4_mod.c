@@ -116,15 +116,17 @@ static void res(uint32_t want_op, uint32_t want_status)
 	assert_int_equal(tc_u32(t), want_status);
 }
 
-/* change_info4: not atomic; returns whether before != after. */
+/* The last change_info4 read by res_cinfo(). */
+static uint64_t cinfo_before, cinfo_after;
+
+/* change_info4 of a directory change: atomic (nfs4_dirlock.c, the local
+ * backend has no other server); returns whether before != after. */
 static bool res_cinfo(void)
 {
-	uint64_t before, after;
-
-	assert_int_equal(tc_u32(t), 0);
-	before = tc_u64(t);
-	after = tc_u64(t);
-	return before != after;
+	assert_int_equal(tc_u32(t), 1);
+	cinfo_before = tc_u64(t);
+	cinfo_after = tc_u64(t);
+	return cinfo_before != cinfo_after;
 }
 
 static void walk(const char *path, struct nfs_fh *fh)
@@ -399,7 +401,10 @@ static void test_remove(void **state)
 	(void)state;
 	sh("cd %s && touch gone1 && mkdir gone2", exp_rw);
 	assert_int_equal(remove_(&fh_rw, "gone1"), NFS4_OK);
+	uint64_t after1 = cinfo_after;
 	assert_int_equal(remove_(&fh_rw, "gone2"), NFS4_OK);
+	/* atomic: the next change's before is this one's after (read inside the lock) */
+	assert_true(cinfo_before == after1);
 	path_of(p, sizeof(p), exp_rw, "gone2");
 	assert_int_equal(stat(p, &st), -1);
 	assert_int_equal(remove_(&fh_rw, "gone1"), NFS4ERR_NOENT);
