@@ -397,9 +397,11 @@ int local_commit_meta(struct be_fs *fs, const struct be_obj *o)
 	char path[32];
 	int wfd, err = 0;
 
-	(void)fs;
 	if (o->type != BE_DIR && o->type != BE_REG)
 		return 0; /* nothing to fsync through (the parent's fsync covers journaled file systems) */
+	if (local_fs(fs)->in_memory)
+		return 0; /* tmpfs, ramfs: no stable storage, fsync does nothing (and the reopen as root
+		             below would cost this thread its caller identity, switched back next call) */
 	local_id_server(); /* the caller may not be allowed to open it */
 	local_fd_path(local_fd(o), path);
 	wfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
