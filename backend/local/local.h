@@ -103,10 +103,10 @@ int local_access(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 /* May the applied identity (cr) open fd for mode (R_OK/W_OK/X_OK)? knfsd's owner override and read-if-exec. */
 bool local_may(const struct be_cred *cr, int fd, const struct stat *st, int mode);
 /* Do the mode bits of cr's class (owner, group with the supplementary groups, other) grant
- * one of bits (owner-placed: S_IRUSR, S_IXUSR...), with no POSIX ACL on fd to say otherwise?
- * For the event-loop thread, which must not apply cr: where this says yes, so would the kernel
- * (false is "not decided here", never a refusal). */
-bool local_may_here(const struct be_cred *cr, int fd, const struct stat *st, unsigned bits);
+ * one of any (0: none needed) and all of all (owner-placed: S_IRUSR, S_IXUSR...), with no
+ * POSIX ACL on fd to say otherwise? For the event-loop thread, which must not apply cr:
+ * where this says yes, so would the kernel (false is "not decided here", never a refusal). */
+bool local_may_here(const struct be_cred *cr, int fd, const struct stat *st, unsigned any, unsigned all);
 int local_lookup(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
 		 struct be_obj *out, struct be_attr *attr);
 int local_lookup_path(struct be_fs *fs, const char *path, struct be_obj *out, struct be_attr *attr);

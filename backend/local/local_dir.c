@@ -25,6 +25,7 @@
 #include <sys/sysmacros.h>
 
 #include "backend/local/local.h"
+#include "core/loop.h"
 
 #define LOCAL_DIRBUF 32768
 static __thread uint8_t local_dirbuf[LOCAL_DIRBUF] __attribute__((aligned(8)));
@@ -176,9 +177,41 @@ int local_link(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *
 	return linkat(AT_FDCWD, path, local_fd(dir), name, AT_SYMLINK_FOLLOW) < 0 ? errno : 0;
 }
 
-static int local_unlink(const struct be_cred *cr, const struct be_obj *dir, const char *name, int flags)
+/*
+ * Applies the caller for removing name from dfd. On the event-loop thread
+ * (NFSv3 REMOVE, RMDIR: RPC_RUN_INLINE_TRY), which must not switch
+ * identity, the entry is removed as the server where the kernel's
+ * may_delete() would let the caller: root, or write and search on the
+ * directory by its mode bits (no ACL) and, under a sticky bit, the caller
+ * owning the directory or the entry. Only on tmpfs and ramfs, whose changes
+ * never wait for a device; else, and where it cannot tell, EWOULDBLOCK (the
+ * call goes to a worker).
+ */
+static int local_unlink_as(struct local_fs *lf, const struct be_cred *cr, int dfd, const char *name)
 {
-	int err = local_id_caller(cr);
+	struct stat dst, st;
+
+	if (!loop_is_loop_thread())
+		return local_id_caller(cr);
+	if (!lf->in_memory)
+		return EWOULDBLOCK;
+	if (cr->uid == 0)
+		return 0; /* CAP_DAC_OVERRIDE, CAP_FOWNER (sticky) */
+	if (fstat(dfd, &dst) < 0)
+		return errno;
+	if (!local_may_here(cr, dfd, &dst, 0, S_IWUSR | S_IXUSR))
+		return EWOULDBLOCK;
+	if (!(dst.st_mode & S_ISVTX) || dst.st_uid == cr->uid)
+		return 0;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno; /* ENOENT: the kernel's answer too (the directory may be searched) */
+	return st.st_uid == cr->uid ? 0 : EWOULDBLOCK;
+}
+
+static int local_unlink(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
+			int flags)
+{
+	int err = local_unlink_as(local_fs(fs), cr, local_fd(dir), name);
 
 	if (err)
 		return err;
@@ -189,14 +222,12 @@ static int local_unlink(const struct be_cred *cr, const struct be_obj *dir, cons
 
 int local_remove(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name)
 {
-	(void)fs;
-	return local_unlink(cr, dir, name, 0);
+	return local_unlink(fs, cr, dir, name, 0);
 }
 
 int local_rmdir(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name)
 {
-	(void)fs;
-	return local_unlink(cr, dir, name, AT_REMOVEDIR);
+	return local_unlink(fs, cr, dir, name, AT_REMOVEDIR);
 }
 
 int local_rename(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *from_dir, const char *from,

@@ -58,7 +58,7 @@ static bool local_may_read_here(const struct be_cred *cr, int fd, const struct s
 {
 	if (cr->uid == 0 || (S_ISREG(st->st_mode) && st->st_uid == cr->uid))
 		return true;
-	return local_may_here(cr, fd, st, S_IRUSR | S_IXUSR);
+	return local_may_here(cr, fd, st, S_IRUSR | S_IXUSR, 0);
 }
 
 /* Applies the caller and, with BE_IO_CHECK_ACCESS, checks it may (mode); st: the file's.

@@ -210,13 +210,15 @@ static unsigned local_mode_class(const struct be_cred *cr, const struct stat *st
 	return in_group ? (st->st_mode & 0070) << 3 : (st->st_mode & 0007) << 6;
 }
 
-bool local_may_here(const struct be_cred *cr, int fd, const struct stat *st, unsigned bits)
+bool local_may_here(const struct be_cred *cr, int fd, const struct stat *st, unsigned any, unsigned all)
 {
 	static const char acl[] = "system.posix_acl_access";
 	char path[32];
 	ssize_t n;
 
-	if (!(local_mode_class(cr, st) & bits))
+	unsigned class = local_mode_class(cr, st);
+
+	if ((any && !(class & any)) || (class & all) != all)
 		return false;
 	n = fgetxattr(fd, acl, NULL, 0);
 	if (n < 0 && errno == EBADF) { /* an O_PATH fd (a directory's) takes no f*xattr calls */
@@ -303,7 +305,7 @@ static int local_search_as(const struct be_cred *cr, int dfd, bool dotdot_below_
 		return 0; /* DAC override: root searches any directory */
 	if (fstat(dfd, &st) < 0)
 		return errno;
-	return local_may_here(cr, dfd, &st, S_IXUSR) ? 0 : EWOULDBLOCK;
+	return local_may_here(cr, dfd, &st, 0, S_IXUSR) ? 0 : EWOULDBLOCK;
 }
 
 int local_lookup(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,

@@ -6,6 +6,9 @@
  * An NFSv4 client's delegation of a file losing or gaining a name is
  * recalled first (RFC 8881 §10.4.1): NFS3ERR_JUKEBOX until it is back.
  */
+#include <errno.h>
+
+#include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4_const.h"
 #include "nfs/v4/nfs4_deleg.h"
@@ -16,13 +19,18 @@ static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj 
 	return nfs4_deleg_break_at(nc->exp, &nc->cred, dir, name, 0) == NFS4_OK ? NFS3_OK : NFS3ERR_JUKEBOX;
 }
 
-/* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data. */
+/* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data.
+ * RPC_RUN_INLINE_TRY: on the receiving thread only while no delegation is
+ * out (whose recall may wait) and the backend removes it without the
+ * caller's identity or a device (EWOULDBLOCK: declined, nothing changed). */
 static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct nfs3_diropargs *a,
 					       struct nfs3_wcc_res *r, bool dir)
 {
 	struct be_obj d = BE_OBJ_INIT;
 	char name[BE_NAME_MAX + 1];
 	struct nfs3_call nc;
+	bool here = loop_is_loop_thread();
+	int err = 0;
 
 	nfs3_call_begin(&nc, c);
 	r->status = nfs3_call_open_dir(&nc, &a->dir, &d, &r->wcc.pre);
@@ -32,11 +40,17 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 		r->status = nfs3_call_writable(&nc);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->name, name);
+	if (here && (r->status != NFS3_OK || nfs4_deleg_any()))
+		goto decline;
 	if (r->status == NFS3_OK && !dir)
 		r->status = nfs3_deleg_break_name(&nc, &d, name);
 	/* REMOVE of a directory: ISDIR; RMDIR of a file: NOTDIR (the backend's EISDIR, ENOTDIR) */
 	if (r->status == NFS3_OK)
-		r->status = nfs3_stat(dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name));
+		err = dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name);
+	if (here && err == EWOULDBLOCK)
+		goto decline;
+	if (r->status == NFS3_OK)
+		r->status = nfs3_stat(err);
 	if (r->status == NFS3_OK)
 		nfs3_call_commit_meta(&nc, &d);
 	nfs3_call_getattr(&nc, &d, &r->wcc.post);
@@ -44,6 +58,10 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 	nfs3_call_put(&nc, &d);
 	nfs3_call_end(&nc);
 	return RPC_PROC_OK;
+decline:
+	nfs3_call_put(&nc, &d);
+	nfs3_call_end(&nc);
+	return RPC_PROC_WORKER;
 }
 
 enum rpc_proc_status nfs3_remove_exec(struct rpc_call *c, void *args, void *res)

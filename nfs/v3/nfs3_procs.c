@@ -41,7 +41,8 @@
  * data is in memory and its access check needs no identity (the owner,
  * root, the mode bits without an ACL), else it declines to a worker
  * (BE_IO_NOWAIT); LOOKUP likewise when the directory's search is granted by
- * root or the mode bits (local_lookup); everything else on a worker. ACCESS
+ * root or the mode bits (local_lookup), and REMOVE, RMDIR when the removal
+ * is (local_unlink_as, tmpfs and ramfs only); everything else on a worker. ACCESS
  * and PATHCONF (statfs) act as the caller, and the receiving thread must
  * never switch identity (backend/local/identity.c). */
 #define ON_RECEIVER .run = RPC_RUN_INLINE
@@ -93,9 +94,11 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 	NFS3_ENTRY(NFS3PROC_MKNOD, "MKNOD", nfs3_dec_mknod, nfs3_mknod_exec, nfs3_newobj_enc, struct nfs3_mknod_args,
 		   struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC, ULB_RULE_NONE),
 	NFS3_ENTRY(NFS3PROC_REMOVE, "REMOVE", nfs3_dec_dirop, nfs3_remove_exec, nfs3_wcc_enc, struct nfs3_diropargs,
-		   struct nfs3_wcc_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA), RPC_CACHE_DRC, ULB_RULE_NONE),
+		   struct nfs3_wcc_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA), RPC_CACHE_DRC, ULB_RULE_NONE,
+		   ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_RMDIR, "RMDIR", nfs3_dec_dirop, nfs3_rmdir_exec, nfs3_wcc_enc, struct nfs3_diropargs,
-		   struct nfs3_wcc_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA), RPC_CACHE_DRC, ULB_RULE_NONE),
+		   struct nfs3_wcc_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA), RPC_CACHE_DRC, ULB_RULE_NONE,
+		   ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_RENAME, "RENAME", nfs3_dec_rename, nfs3_rename_exec, nfs3_rename_enc,
 		   struct nfs3_rename_args, struct nfs3_rename_res, RPC_REPLY_MAX(NFS3_STAT + 2 * NFS3_WCC_DATA),
 		   RPC_CACHE_DRC, ULB_RULE_NONE),

@@ -116,7 +116,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	be_shutdown();
-	sh("umount -l %s/bind 2>/dev/null; rm -rf %s", top, top);
+	sh("umount -l %s/bind 2>/dev/null; umount -l %s/tm 2>/dev/null; rm -rf %s", top, top, top);
 	return 0;
 }
 
@@ -646,63 +646,103 @@ static void test_read_nowait(void **state)
 	be_fs_close(fs);
 }
 
-/* LOOKUP on the receiving thread (local_lookup on the event-loop thread):
- * searched as the server only where root or the mode bits of the caller's
- * class grant the search; EWOULDBLOCK (ask on a worker) otherwise, and for
- * ".." below the root. On a worker the same caller is refused (EACCES). */
-struct lookup_case {
+/* ---- calls on the receiving thread (the event-loop thread: no identity switch) ---- */
+
+/* One backend call in a directory below the export's root, as cr: its errno. */
+struct loop_case {
 	const struct be_cred *cr;
 	const char *dir, *name;
 	int want;
 };
+typedef int (*loop_case_fn)(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name);
 
-static struct lookup_on_loop {
+static struct {
 	struct be_fs *fs;
-	const struct lookup_case *cases;
+	loop_case_fn fn;
+	const struct loop_case *cases;
 	unsigned n;
-	int got[8];
-} lookup_run;
+	int got[16];
+} loop_cases;
 
-static int lookup_in(struct be_fs *fs, const struct be_cred *cr, const char *dir, const char *name)
+static int case_in(struct be_fs *fs, loop_case_fn fn, const struct be_cred *cr, const char *dir, const char *name)
 {
-	struct be_obj root = BE_OBJ_INIT, d = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	struct be_obj root = BE_OBJ_INIT, d = BE_OBJ_INIT;
 	int err;
 
 	assert_int_equal(be_root(fs, &root, NULL), 0);
 	lookup_ok(fs, &root, dir, &d);
-	err = be_lookup(fs, cr, &d, name, &o, NULL);
-	be_obj_put(fs, &o);
+	err = fn(fs, cr, &d, name);
 	be_obj_put(fs, &d);
 	be_obj_put(fs, &root);
 	return err;
 }
 
-static void lookup_on_loop(int fd, short what, void *arg)
+static void cases_on_loop(int fd, short what, void *arg)
 {
 	(void)fd, (void)what;
-	for (unsigned i = 0; i < lookup_run.n; i++)
-		lookup_run.got[i] = lookup_in(lookup_run.fs, lookup_run.cases[i].cr, lookup_run.cases[i].dir,
-					      lookup_run.cases[i].name);
+	for (unsigned i = 0; i < loop_cases.n; i++)
+		loop_cases.got[i] = case_in(loop_cases.fs, loop_cases.fn, loop_cases.cases[i].cr,
+					    loop_cases.cases[i].dir, loop_cases.cases[i].name);
 	loop_break(arg);
 }
 
-static void test_lookup_on_loop_thread(void **state)
+/* Runs the n cases on an event-loop thread (this one, inside loop_run) and checks each. */
+static void run_cases_on_loop(struct be_fs *fs, loop_case_fn fn, const struct loop_case *cases, unsigned n)
 {
-	const struct be_cred owner = { .uid = 1234, .gid = 1234 }, other = { .uid = 1000, .gid = 1000 };
-	const struct be_cred member = { .uid = 1000, .gid = 5, .ngroups = 1, .groups = { 1234 } };
-	const struct lookup_case cases[] = {
-		{ &root_cred, "closed", "f", 0 },   /* 0700: root's DAC override */
-		{ &owner, "closed", "f", 0 },       /* 0700: the owner's bits */
-		{ &other, "closed", "f", EWOULDBLOCK },
-		{ &other, "open", "f", 0 },         /* 0701: others may search */
-		{ &other, "open", "none", ENOENT },  /* answered here too */
-		{ &member, "open", "f", EWOULDBLOCK }, /* the group's bits (0) for a member */
-		{ &owner, "open", "..", EWOULDBLOCK }, /* ".." below the root: checked on a worker */
-		{ &other, "acl", "f", EWOULDBLOCK },  /* 0701 with u:1000:---: not decided here */
-	};
-	struct lookup_case run[8];
 	struct loop *l = loop_new();
 	struct loop_ev *ev;
+
+	assert_non_null(l);
+	assert_true(n <= 16);
+	loop_cases.fs = fs;
+	loop_cases.fn = fn;
+	loop_cases.cases = cases;
+	loop_cases.n = n;
+	ev = loop_async(l, cases_on_loop, l);
+	assert_non_null(ev);
+	loop_ev_trigger(ev);
+	assert_int_equal(loop_run(l), 0);
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(loop_cases.got[i], cases[i].want);
+	assert_int_equal(setfsuid((uid_t)-1), 0); /* the loop thread never switched */
+	loop_ev_free(ev);
+	loop_free(l);
+}
+
+static int lookup_case(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	int err = be_lookup(fs, cr, dir, name, &o, NULL);
+
+	be_obj_put(fs, &o);
+	return err;
+}
+
+static int remove_case(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name)
+{
+	return be_remove(fs, cr, dir, name);
+}
+
+static const struct be_cred owner_cred = { .uid = 1234, .gid = 1234 }, other_cred = { .uid = 1000, .gid = 1000 };
+static const struct be_cred member_cred = { .uid = 1000, .gid = 5, .ngroups = 1, .groups = { 1234 } };
+
+/* LOOKUP on the receiving thread (local_lookup on the event-loop thread):
+ * searched as the server only where root or the mode bits of the caller's
+ * class grant the search; EWOULDBLOCK (ask on a worker) otherwise, and for
+ * ".." below the root. On a worker the same caller is refused (EACCES). */
+static void test_lookup_on_loop_thread(void **state)
+{
+	struct loop_case cases[] = {
+		{ &root_cred, "closed", "f", 0 },       /* 0700: root's DAC override */
+		{ &owner_cred, "closed", "f", 0 },      /* 0700: the owner's bits */
+		{ &other_cred, "closed", "f", EWOULDBLOCK },
+		{ &other_cred, "open", "f", 0 },        /* 0701: others may search */
+		{ &other_cred, "open", "none", ENOENT }, /* answered here too */
+		{ &member_cred, "open", "f", EWOULDBLOCK }, /* the group's bits (0) for a member */
+		{ &owner_cred, "open", "..", EWOULDBLOCK }, /* ".." below the root: checked on a worker */
+		{ &other_cred, "acl", "f", EWOULDBLOCK },   /* 0701 with u:1000:---: not decided here */
+	};
+	struct be_fs *fs;
 
 	(void)state;
 	sh("mkdir -p %s/lk/closed %s/lk/open && touch %s/lk/closed/f %s/lk/open/f && "
@@ -710,26 +750,65 @@ static void test_lookup_on_loop_thread(void **state)
 	   top, top, top, top, top, top, top, top);
 	sh("mkdir -p %s/lk/acl && touch %s/lk/acl/f && chown 1234:1234 %s/lk/acl && chmod 0701 %s/lk/acl", top, top,
 	   top, top);
-	memcpy(run, cases, sizeof(cases));
 	if (!set_deny_acl(tpath("lk/acl"), 1000, 1))
-		run[7].want = 0; /* no POSIX ACLs here: the bits decide */
-	lookup_run = (struct lookup_on_loop){ .fs = open_fs(tpath("lk")), .cases = run, .n = 8 };
-	assert_non_null(l);
-	ev = loop_async(l, lookup_on_loop, l);
-	assert_non_null(ev);
-	loop_ev_trigger(ev);
-	assert_int_equal(loop_run(l), 0);
-	for (unsigned i = 0; i < lookup_run.n; i++)
-		assert_int_equal(lookup_run.got[i], run[i].want);
-	assert_int_equal(setfsuid((uid_t)-1), 0); /* the loop thread never switched */
+		cases[7].want = 0; /* no POSIX ACLs here: the bits decide */
+	fs = open_fs(tpath("lk"));
+	run_cases_on_loop(fs, lookup_case, cases, 8);
 	/* on a worker the caller is applied: refused, or granted, by the kernel itself */
-	assert_int_equal(lookup_in(lookup_run.fs, &other, "closed", "f"), EACCES);
-	assert_int_equal(lookup_in(lookup_run.fs, &owner, "open", ".."), 0);
+	assert_int_equal(case_in(fs, lookup_case, &other_cred, "closed", "f"), EACCES);
+	assert_int_equal(case_in(fs, lookup_case, &owner_cred, "open", ".."), 0);
 	local_id_server();
-	loop_ev_free(ev);
-	loop_free(l);
-	be_end_call(lookup_run.fs);
-	be_fs_close(lookup_run.fs);
+	be_end_call(fs);
+	be_fs_close(fs);
+}
+
+/* REMOVE on the receiving thread (local_unlink_as): on tmpfs only, as the
+ * server where the kernel's may_delete() would let the caller (root; write
+ * and search by the directory's bits; under a sticky bit the owner of the
+ * directory or of the entry); EWOULDBLOCK otherwise, and on a disk file
+ * system (whose changes may wait for the journal). */
+static void test_remove_on_loop_thread(void **state)
+{
+	struct loop_case disk[] = { { &root_cred, "d", "f", EWOULDBLOCK } };
+	const struct loop_case mem[] = {
+		{ &root_cred, "ro", "f1", 0 },            /* 0755 of 1234: root may */
+		{ &owner_cred, "own", "f", 0 },           /* 0700: the owner's bits */
+		{ &other_cred, "ro", "f2", EWOULDBLOCK }, /* 0755: no write for others */
+		{ &member_cred, "grp", "f", EWOULDBLOCK }, /* 0707: the group's bits (0) for a member */
+		{ &other_cred, "all", "f", 0 },           /* 0777: anyone's entry */
+		{ &other_cred, "all", "none", ENOENT },
+		{ &other_cred, "sticky", "theirs", EWOULDBLOCK }, /* 1777: another's entry */
+		{ &other_cred, "sticky", "mine", 0 },             /* 1777: the caller's own */
+	};
+	struct be_fs *fs;
+	struct stat st;
+
+	(void)state;
+	sh("mkdir -p %s/rm/d && touch %s/rm/d/f", top, top);
+	fs = open_fs(tpath("rm"));
+	run_cases_on_loop(fs, remove_case, disk, 1);
+	be_end_call(fs);
+	be_fs_close(fs);
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/tm && mount -t tmpfs -o mode=0755 tmpfs %s/tm", top, top);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "test_remove_on_loop_thread: no tmpfs mount here: its cases not checked\n");
+		return;
+	}
+	sh("cd %s/tm && mkdir ro own grp all sticky && touch ro/f1 ro/f2 own/f grp/f all/f sticky/theirs sticky/mine && "
+	   "chown 1234:1234 ro own grp all sticky all/f sticky/theirs && chown 1000:1000 sticky/mine && "
+	   "chmod 0755 ro && chmod 0700 own && chmod 0707 grp && chmod 0777 all && chmod 1777 sticky", top);
+	fs = open_fs(tpath("tm"));
+	run_cases_on_loop(fs, remove_case, mem, 8);
+	assert_int_equal(stat(tpath("tm/all/f"), &st), -1);
+	assert_int_equal(stat(tpath("tm/sticky/theirs"), &st), 0);
+	/* on a worker: as the caller, the kernel refuses */
+	assert_int_equal(case_in(fs, remove_case, &other_cred, "sticky", "theirs"), EPERM);
+	local_id_server();
+	be_end_call(fs);
+	be_fs_close(fs);
+	sh("umount -l %s/tm", top);
 }
 
 /* ib_uverbs refuses the loop thread's writes once its credentials changed:
@@ -770,6 +849,7 @@ int main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_read_nowait),
 		cmocka_unit_test(test_lookup_on_loop_thread),
+		cmocka_unit_test(test_remove_on_loop_thread),
 		cmocka_unit_test(test_no_identity_on_loop_thread),
 	};
 
