@@ -107,6 +107,9 @@ bool local_may(const struct be_cred *cr, int fd, const struct stat *st, int mode
  * POSIX ACL on fd to say otherwise? For the event-loop thread, which must not apply cr:
  * where this says yes, so would the kernel (false is "not decided here", never a refusal). */
 bool local_may_here(const struct be_cred *cr, int fd, const struct stat *st, unsigned any, unsigned all);
+/* The same for all of all on directory dfd, as the event-loop thread decides it: 0 (root, or
+ * the bits), EWOULDBLOCK (not decided here), or fstat's errno. *dst: dfd's attributes (not read for root). */
+int local_dir_may_here(const struct be_cred *cr, int dfd, unsigned all, struct stat *dst);
 int local_lookup(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
 		 struct be_obj *out, struct be_attr *attr);
 int local_lookup_path(struct be_fs *fs, const char *path, struct be_obj *out, struct be_attr *attr);

@@ -190,17 +190,15 @@ int local_link(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *
 static int local_unlink_as(struct local_fs *lf, const struct be_cred *cr, int dfd, const char *name)
 {
 	struct stat dst, st;
+	int err;
 
 	if (!loop_is_loop_thread())
 		return local_id_caller(cr);
 	if (!lf->in_memory)
 		return EWOULDBLOCK;
-	if (cr->uid == 0)
-		return 0; /* CAP_DAC_OVERRIDE, CAP_FOWNER (sticky) */
-	if (fstat(dfd, &dst) < 0)
-		return errno;
-	if (!local_may_here(cr, dfd, &dst, 0, S_IWUSR | S_IXUSR))
-		return EWOULDBLOCK;
+	err = local_dir_may_here(cr, dfd, S_IWUSR | S_IXUSR, &dst);
+	if (err || cr->uid == 0)
+		return err; /* root: dst not read, and the sticky bit binds root no more */
 	if (!(dst.st_mode & S_ISVTX) || dst.st_uid == cr->uid)
 		return 0;
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)

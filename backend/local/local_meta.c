@@ -213,10 +213,9 @@ static unsigned local_mode_class(const struct be_cred *cr, const struct stat *st
 bool local_may_here(const struct be_cred *cr, int fd, const struct stat *st, unsigned any, unsigned all)
 {
 	static const char acl[] = "system.posix_acl_access";
+	unsigned class = local_mode_class(cr, st);
 	char path[32];
 	ssize_t n;
-
-	unsigned class = local_mode_class(cr, st);
 
 	if ((any && !(class & any)) || (class & all) != all)
 		return false;
@@ -226,6 +225,15 @@ bool local_may_here(const struct be_cred *cr, int fd, const struct stat *st, uns
 		n = getxattr(path, acl, NULL, 0);
 	}
 	return n < 0 && (errno == ENODATA || errno == EOPNOTSUPP);
+}
+
+int local_dir_may_here(const struct be_cred *cr, int dfd, unsigned all, struct stat *dst)
+{
+	if (cr->uid == 0)
+		return 0; /* CAP_DAC_OVERRIDE (and CAP_FOWNER for a sticky directory) */
+	if (fstat(dfd, dst) < 0)
+		return errno;
+	return local_may_here(cr, dfd, dst, 0, all) ? 0 : EWOULDBLOCK;
 }
 
 bool local_may(const struct be_cred *cr, int fd, const struct stat *st, int mode)
@@ -301,11 +309,7 @@ static int local_search_as(const struct be_cred *cr, int dfd, bool dotdot_below_
 		return local_id_caller(cr);
 	if (dotdot_below_root)
 		return EWOULDBLOCK;
-	if (cr->uid == 0)
-		return 0; /* DAC override: root searches any directory */
-	if (fstat(dfd, &st) < 0)
-		return errno;
-	return local_may_here(cr, dfd, &st, 0, S_IXUSR) ? 0 : EWOULDBLOCK;
+	return local_dir_may_here(cr, dfd, S_IXUSR, &st);
 }
 
 int local_lookup(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
