@@ -12,6 +12,7 @@
  *                   export), refcounted and swapped atomically; admission
  *   cred.c          squashing: an RPC credential -> the backend's struct be_cred
  *   errmap.c        errno (and BE_E*) -> nfsstat3 / mountstat3 / nfsstat4
+ *   read_pipe.c     a READ's data into the call's payload pipe (TCP splice)
  *
  * No file here makes a file-system system call: that is the backend's
  * (backend/backend.h).
@@ -108,5 +109,13 @@ void nfs_cred_map(const struct rpc_cred *cred, const struct export_opts *o, stru
 uint32_t nfs_errno_to_nfsstat3(int err);
 uint32_t nfs_errno_to_mountstat3(int err);
 uint32_t nfs_errno_to_nfsstat4(int err);
+
+/* ---- read_pipe.c ---- */
+
+/* count bytes at most of f from offset into c's payload pipe (rpc_payload_pipe):
+ * the backend's answer (*done bytes, counted as piped), or EOPNOTSUPP where the
+ * transport has no pipe for it or the backend cannot (then the caller copies). */
+int nfs_read_piped(struct rpc_call *c, struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags,
+		   uint64_t offset, uint32_t count, size_t *done, bool *eof, struct be_attr *post);
 
 #endif

@@ -95,18 +95,11 @@ static int nfs3_read_data(struct nfs3_call *nc, struct be_file *f, unsigned flag
 			  uint32_t count, size_t *done, struct nfs3_read_res *r)
 {
 	struct rpc_call *c = nc->rpc;
-	size_t room = 0;
-	int pfd = rpc_payload_pipe(c, count, &room); /* TCP: spliced from the page cache to the socket */
+	int err = nfs_read_piped(c, nc->fs, &nc->cred, f, flags, a->offset, count, done, &r->eof, &r->attr);
 
-	if (pfd >= 0) {
-		int err = be_read_pipe(nc->fs, &nc->cred, f, flags, a->offset, count < room ? count : room, pfd, done,
-				       &r->eof, &r->attr);
-
-		if (err != EOPNOTSUPP) {
-			rpc_payload_piped(c, *done);
-			r->piped = true;
-			return err;
-		}
+	if (err != EOPNOTSUPP) {
+		r->piped = true;
+		return err;
 	}
 	/* §3.3.6: the server may return fewer bytes than asked; never more than rtmax */
 	uint8_t *buf = nfs3_bulk_buf(c, count, &count);

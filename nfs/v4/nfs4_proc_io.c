@@ -133,18 +133,13 @@ static uint32_t nfs4_read_data(struct nfs4_ctx *x, const struct nfs4_obj *ob, st
 	/* RFC 8881 §18.22.3: fewer bytes than asked is allowed; never more than maxread. */
 	uint32_t count = a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO;
 	struct be_attr post;
-	size_t room = 0;
-	int pfd = x->call ? rpc_payload_pipe(x->call, count, &room) : -1;
+	int err = x->call ? nfs_read_piped(x->call, ob->exp->fs, &ob->cred, f, flags, a->offset, count, done,
+					   &r->eof, &post)
+			  : EOPNOTSUPP;
 
-	if (pfd >= 0) {
-		int err = be_read_pipe(ob->exp->fs, &ob->cred, f, flags, a->offset, count < room ? count : room, pfd,
-				       done, &r->eof, &post);
-
-		if (err != EOPNOTSUPP) {
-			rpc_payload_piped(x->call, *done);
-			r->piped = true;
-			return nfs_errno_to_nfsstat4(err);
-		}
+	if (err != EOPNOTSUPP) {
+		r->piped = true;
+		return nfs_errno_to_nfsstat4(err);
 	}
 	r->data = nfs4_read_buf(x, count, &count);
 	if (!r->data && count)
