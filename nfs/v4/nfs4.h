@@ -287,8 +287,7 @@ struct nfs4_open_op_res {
 	uint32_t owner_len, seqid;
 	bool created;
 	struct nfs4_stateid sid;
-	uint64_t cinfo_before, cinfo_after;
-	bool cinfo_atomic;          /* RFC 8881 §3.3.6 (nfs4_dirlock.c) */
+	struct nfs4_cinfo cinfo;    /* atomic: RFC 8881 §3.3.6 (nfs4_dirlock.c) */
 	uint32_t rflags;
 	struct nfs4_bitmap attrset;
 	uint32_t deleg, why;

@@ -39,11 +39,6 @@ struct nfs4_verify_args {
 	uint32_t vals_len;
 };
 
-/* change_info4 (RFC 8881 §3.3.9). */
-struct nfs4_cinfo {
-	bool atomic;
-	uint64_t before, after;
-};
 struct nfs4_create_res {
 	struct nfs4_cinfo cinfo;
 	struct nfs4_bitmap attrset;

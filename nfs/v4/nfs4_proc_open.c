@@ -72,19 +72,17 @@ static uint32_t open_by_name(struct nfs4_ctx *x, const struct nfs4_open_args *a,
 	name[a->name.len] = '\0';
 	if (a->opentype != OPEN4_CREATE) {
 		/* nothing changes: one reading is before and after, atomically */
-		r->cinfo_before = r->cinfo_after = dir->attr.change;
-		r->cinfo_atomic = true;
+		r->cinfo = (struct nfs4_cinfo){ .atomic = true, .before = dir->attr.change, .after = dir->attr.change };
 		return nfs_errno_to_nfsstat4(be_lookup(dir->exp->fs, &dir->cred, &dir->o, name, o, attr));
 	}
 	struct nfs4_dirlock h = { 0 };
 
 	nfs4_mod_begin(dir, NULL, &h); /* before and after with rnfsd's other changes held off */
-	r->cinfo_before = dir->attr.change;
+	r->cinfo.before = r->cinfo.after = dir->attr.change;
 	status = open_create(dir, a, name, o, attr, &r->created);
-	r->cinfo_after = r->cinfo_before;
 	if (r->created && be_getattr(dir->exp->fs, &dir->o, &after) == 0)
-		r->cinfo_after = after.change;
-	r->cinfo_atomic = h.held && dir->exp->fs->one_server;
+		r->cinfo.after = after.change;
+	r->cinfo.atomic = h.held && dir->exp->fs->one_server;
 	nfs4_dirlock_drop(&h);
 	return status;
 }
@@ -356,9 +354,7 @@ void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 	}
 	if (status == NFS4_OK) {
 		nfs4_enc_stateid(e, &r->sid);
-		xdr_enc_bool(e, r->cinfo_atomic); /* change_info4.atomic */
-		xdr_enc_u64(e, r->cinfo_before);
-		xdr_enc_u64(e, r->cinfo_after);
+		nfs4_enc_cinfo(e, &r->cinfo);
 		xdr_enc_u32(e, r->rflags);
 		nfs4_enc_bitmap(e, &r->attrset);
 		xdr_enc_u32(e, r->deleg);

@@ -29,6 +29,11 @@ struct nfs4_compound_hdr {
 /* bitmap4 (RFC 8881 §3.3.7): the words rnfsd knows; words beyond them are
  * accepted (each must fit in the message) and dropped, as they name
  * attributes no server of ours supports. */
+/* change_info4 (RFC 8881 §3.3.9): CREATE, REMOVE, RENAME, LINK, OPEN, the xattr operations. */
+struct nfs4_cinfo {
+	bool atomic;
+	uint64_t before, after;
+};
 struct nfs4_bitmap {
 	uint32_t w[NFS4_BITMAP_WORDS];
 };
