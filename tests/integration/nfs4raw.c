@@ -1,0 +1,662 @@
+/*
+ * nfs4raw.c - the integration tests' raw NFSv4 client (nfs4raw.h): COMPOUND
+ * framing, client set-up for 4.0 and 4.1+, the state and I/O operations, a
+ * probing neighbour thread, and /proc counts of the daemon's resources.
+ * XDR by hand over rawrpc.c, argument layouts as in RFC 7531 / RFC 8881's
+ * XDR description; replies are read with the bounds-checked struct xd.
+ */
+#include "tests/integration/nfs4raw.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define N4_FH_MAX 128u /* NFS4_FHSIZE */
+
+static double n4_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- framing ---------------------------------------------------------- */
+
+void n4_hdr(struct xb *a, uint32_t minor, uint32_t numops)
+{
+	xb_string(a, "n4");
+	xb_u32(a, minor);
+	xb_u32(a, numops);
+}
+
+void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops)
+{
+	xb_init(a);
+	if (k->minor == 0) {
+		n4_hdr(a, 0, nops);
+		return;
+	}
+	n4_hdr(a, k->minor, nops + 1);
+	xb_u32(a, N4_SEQUENCE);
+	xb_raw(a, k->session, 16);
+	xb_u32(a, ++k->slot_seq);
+	xb_u32(a, 0); /* slot */
+	xb_u32(a, 0); /* highest slot */
+	xb_u32(a, k->cache_this);
+	k->cache_this = 0;
+}
+
+int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
+{
+	uint32_t len;
+	int st;
+
+	if (raw_call_as(&k->c, ++k->xid, RAW_NFS_PROG, 4, 1, k->uid, k->gid, a->p, a->len, r) != RAW_RECV_OK)
+		return -1;
+	if (r->reply_stat != 0 || r->accept_stat != 0)
+		return -1;
+	st = (int)xd_u32(&r->body);
+	xd_opaque(&r->body, &len, 1024); /* tag */
+	xd_u32(&r->body);                /* resarray's count */
+	return r->body.bad ? -1 : st;
+}
+
+int n4_call(struct n4_client *k, struct xb *a, struct raw_reply *r)
+{
+	size_t pos;
+	int st = n4_call_raw(k, a, r);
+
+	xb_free(a);
+	if (st < 0 || k->minor == 0)
+		return st;
+	pos = r->body.pos;
+	if (n4_res(r, N4_SEQUENCE) == 0)
+		xd_skip(&r->body, 16 + 5 * 4); /* SEQUENCE4resok */
+	else
+		r->body.pos = pos;
+	return r->body.bad ? -1 : st;
+}
+
+int n4_res(struct raw_reply *r, uint32_t op)
+{
+	uint32_t got = xd_u32(&r->body), st = xd_u32(&r->body);
+
+	return r->body.bad || got != op ? -1 : (int)st;
+}
+
+void n4_xb_sid(struct xb *a, const struct n4_sid *s)
+{
+	xb_u32(a, s->seqid);
+	xb_raw(a, s->other, 12);
+}
+
+void n4_xd_sid(struct xd *d, struct n4_sid *s)
+{
+	s->seqid = xd_u32(d);
+	if (d->pos + 12 <= d->len)
+		memcpy(s->other, d->p + d->pos, 12);
+	xd_skip(d, 12);
+}
+
+uint32_t n4_walk(struct xb *a, const char *path)
+{
+	char buf[PATH_MAX], *save = NULL;
+	uint32_t n = 1;
+
+	xb_u32(a, N4_PUTROOTFH);
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save), n++) {
+		xb_u32(a, N4_LOOKUP);
+		xb_string(a, c);
+	}
+	return n;
+}
+
+void n4_xb_putfh(struct xb *a, const uint8_t *fh, uint32_t fh_len)
+{
+	xb_u32(a, N4_PUTFH);
+	xb_opaque(a, fh, fh_len);
+}
+
+/* ---- clients ---------------------------------------------------------- */
+
+int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
+{
+	memset(k, 0, sizeof(*k));
+	k->port = port;
+	k->minor = minor;
+	k->xid = (uint32_t)rand() << 8;
+	k->max_resp_cached = 4096;
+	k->max_resp = (1u << 20) + 65536u;
+	return raw_connect(&k->c, port);
+}
+
+static void n4_verifier(struct n4_client *k)
+{
+	uint64_t v = (uint64_t)getpid() << 32 ^ (uint64_t)(n4_now() * 1e6);
+
+	memcpy(k->verifier, &v, 8);
+}
+
+/* 4.0: SETCLIENTID (callback to a port nobody listens on) + SETCLIENTID_CONFIRM. */
+static int n4_setup40(struct n4_client *k)
+{
+	uint8_t confirm[8] = { 0 };
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, 1);
+	xb_u32(&a, N4_SETCLIENTID);
+	xb_raw(&a, k->verifier, 8);
+	xb_string(&a, k->id);
+	xb_u32(&a, 0x40000000u);
+	xb_string(&a, "tcp");
+	xb_string(&a, "127.0.0.1.0.9"); /* port 9: no callback service */
+	xb_u32(&a, 1);
+	st = n4_call(k, &a, &r);
+	if (st == 0 && n4_res(&r, N4_SETCLIENTID) == 0) {
+		k->cid = xd_u64(&r.body);
+		if (r.body.pos + 8 <= r.body.len)
+			memcpy(confirm, r.body.p + r.body.pos, 8);
+		xd_skip(&r.body, 8);
+	}
+	raw_reply_free(&r);
+	if (st != 0)
+		return st;
+	xb_init(&a);
+	n4_hdr(&a, 0, 1);
+	xb_u32(&a, N4_SETCLIENTID_CONFIRM);
+	xb_u64(&a, k->cid);
+	xb_raw(&a, confirm, 8);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	snprintf(k->id, sizeof(k->id), "%s", id);
+	if (!k->verifier[0] && !k->verifier[7])
+		n4_verifier(k);
+	xb_init(&a);
+	n4_hdr(&a, k->minor, 1);
+	xb_u32(&a, N4_EXCHANGE_ID);
+	xb_raw(&a, k->verifier, 8);
+	xb_string(&a, id);
+	xb_u32(&a, 0); /* eia_flags */
+	xb_u32(&a, 0); /* SP4_NONE */
+	xb_u32(&a, 0); /* no implementation id */
+	st = n4_call_raw(k, &a, &r);
+	xb_free(&a);
+	if (st == 0 && n4_res(&r, N4_EXCHANGE_ID) == 0) {
+		k->cid = xd_u64(&r.body);
+		*csr_seq = xd_u32(&r.body);
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_create_session(struct n4_client *k, uint32_t csr_seq)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, k->minor, 1);
+	xb_u32(&a, N4_CREATE_SESSION);
+	xb_u64(&a, k->cid);
+	xb_u32(&a, csr_seq);
+	xb_u32(&a, 0); /* no CONN_BACK_CHAN, no persistence */
+	for (int ch = 0; ch < 2; ch++) {
+		xb_u32(&a, 0);                             /* headerpadsize */
+		xb_u32(&a, (1u << 20) + 65536u);           /* maxrequestsize */
+		xb_u32(&a, ch ? 4096u : k->max_resp);      /* maxresponsesize */
+		xb_u32(&a, ch ? 0u : k->max_resp_cached);  /* maxresponsesize_cached */
+		xb_u32(&a, 16);                            /* maxoperations */
+		xb_u32(&a, ch ? 1u : 8u);                  /* maxrequests */
+		xb_u32(&a, 0);                             /* no rdma_ird */
+	}
+	xb_u32(&a, 0x40000000u);
+	xb_u32(&a, 1);
+	xb_u32(&a, 0); /* AUTH_NONE for callbacks */
+	st = n4_call_raw(k, &a, &r);
+	xb_free(&a);
+	if (st == 0 && n4_res(&r, N4_CREATE_SESSION) == 0 && r.body.pos + 16 <= r.body.len) {
+		memcpy(k->session, r.body.p + r.body.pos, 16);
+		k->slot_seq = 0;
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_sequence(struct n4_client *k)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 0);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_setup(struct n4_client *k, const char *id)
+{
+	uint32_t csr_seq = 0;
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	snprintf(k->id, sizeof(k->id), "%s", id);
+	n4_verifier(k);
+	if (k->minor == 0)
+		return n4_setup40(k);
+	st = n4_exchange_id(k, id, &csr_seq);
+	if (st == 0)
+		st = n4_create_session(k, csr_seq);
+	if (st != 0)
+		return st;
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_RECLAIM_COMPLETE);
+	xb_u32(&a, 0);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
+{
+	if (n4_connect(k, port, minor) != 0)
+		return -1;
+	return n4_setup(k, id);
+}
+
+void n4_client_close(struct n4_client *k)
+{
+	raw_close(&k->c);
+}
+
+/* ---- state and I/O ------------------------------------------------------ */
+
+/* open_delegation4 after OPEN4resok's attrset (RFC 8881 §18.16.2): skipped; false if it cannot be. */
+static bool n4_skip_deleg(struct xd *d)
+{
+	uint32_t type = xd_u32(d), why;
+
+	if (type == 0) /* OPEN_DELEGATE_NONE */
+		return !d->bad;
+	if (type != 3) /* a read or write delegation: the tests ask for none */
+		return false;
+	why = xd_u32(d);
+	if (why == 1 || why == 2) /* WND4_CONTENTION, WND4_RESOURCE: a boolean follows */
+		xd_u32(d);
+	return !d->bad;
+}
+
+/* OPEN4resok: the stateid and rflags; false if it does not decode. */
+static bool n4_dec_open(struct xd *d, struct n4_sid *sid, uint32_t *rflags)
+{
+	uint32_t words;
+
+	n4_xd_sid(d, sid);
+	xd_skip(d, 4 + 16); /* change_info4 */
+	*rflags = xd_u32(d);
+	words = xd_u32(d);
+	if (words > 8)
+		return false;
+	xd_skip(d, 4 * (size_t)words);
+	return n4_skip_deleg(d);
+}
+
+static void n4_xb_open(struct n4_client *k, struct xb *a, bool create, uint32_t access, uint32_t deny,
+		       const char *owner, uint32_t seqid, const char *name)
+{
+	xb_u32(a, N4_OPEN);
+	xb_u32(a, k->minor ? 0 : seqid);
+	xb_u32(a, k->minor ? access | N4_WANT_NO_DELEG : access);
+	xb_u32(a, deny);
+	xb_u64(a, k->cid);
+	xb_string(a, owner);
+	xb_u32(a, create ? 1 : 0);
+	if (create) {
+		xb_u32(a, 0); /* UNCHECKED4 */
+		xb_u32(a, 2); /* bitmap: mode (33) */
+		xb_u32(a, 0);
+		xb_u32(a, 1u << 1);
+		xb_u32(a, 4);
+		xb_u32(a, 0644);
+	}
+	xb_u32(a, 0); /* CLAIM_NULL */
+	xb_string(a, name);
+	xb_u32(a, N4_GETFH);
+}
+
+/* 4.0: OPEN_CONFIRM of a new open owner's first open (RFC 7530 §16.18). */
+static int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid,
+			   struct n4_sid *sid)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_OPEN_CONFIRM);
+	n4_xb_sid(&a, sid);
+	xb_u32(&a, (*seqid)++);
+	st = n4_call(k, &a, &r);
+	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_OPEN_CONFIRM) == 0)
+		n4_xd_sid(&r.body, sid);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_open(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len)
+{
+	uint32_t n, rflags = 0, len = 0, sq = seqid ? *seqid : 0;
+	struct raw_reply r;
+	const uint8_t *p;
+	struct xb a, w;
+	int st;
+
+	xb_init(&w);
+	n = n4_walk(&w, dir);
+	n4_begin(k, &a, n + 2);
+	xb_raw(&a, w.p, w.len);
+	xb_free(&w);
+	n4_xb_open(k, &a, create, access, deny, owner, sq, name);
+	st = n4_call(k, &a, &r);
+	if (k->minor == 0 && seqid && st != -1)
+		++*seqid; /* RFC 7530 §9.1.7: the seqid advances on every status but a few */
+	if (st == 0) {
+		for (uint32_t i = 0; i < n; i++)
+			n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
+		if (n4_res(&r, N4_OPEN) != 0 || !n4_dec_open(&r.body, sid, &rflags) || n4_res(&r, N4_GETFH) != 0)
+			st = -1;
+		p = st ? NULL : xd_opaque(&r.body, &len, N4_FH_MAX);
+		if (p) {
+			memcpy(fh, p, len);
+			*fh_len = len;
+		} else {
+			st = -1;
+		}
+	}
+	raw_reply_free(&r);
+	if (st == 0 && k->minor == 0 && (rflags & 0x2u)) /* OPEN4_RESULT_CONFIRM */
+		st = n4_open_confirm(k, fh, *fh_len, seqid, sid);
+	return st;
+}
+
+int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_CLOSE);
+	xb_u32(&a, seqid && k->minor == 0 ? (*seqid)++ : 0);
+	n4_xb_sid(&a, sid);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t off,
+	    uint32_t count, void *buf, uint32_t *got)
+{
+	struct raw_reply r;
+	const uint8_t *p;
+	uint32_t len = 0;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_READ);
+	n4_xb_sid(&a, sid);
+	xb_u64(&a, off);
+	xb_u32(&a, count);
+	st = n4_call(k, &a, &r);
+	if (got)
+		*got = 0;
+	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_READ) == 0) {
+		xd_u32(&r.body); /* eof */
+		p = xd_opaque(&r.body, &len, count);
+		if (p && buf)
+			memcpy(buf, p, len);
+		if (got)
+			*got = p ? len : 0;
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_write(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t off,
+	     const void *data, uint32_t len)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_WRITE);
+	n4_xb_sid(&a, sid);
+	xb_u64(&a, off);
+	xb_u32(&a, 2); /* FILE_SYNC4 */
+	xb_opaque(&a, data, len);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t size)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_SETATTR);
+	n4_xb_sid(&a, sid);
+	xb_u32(&a, 1);      /* bitmap: size (4) */
+	xb_u32(&a, 1u << 4);
+	xb_u32(&a, 8);
+	xb_u64(&a, size);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* LOCK's result: the lock stateid on NFS4_OK. */
+static int n4_lock_send(struct n4_client *k, struct xb *a, struct n4_sid *lock)
+{
+	struct raw_reply r;
+	int st = n4_call(k, a, &r);
+
+	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_LOCK) == 0)
+		n4_xd_sid(&r.body, lock);
+	raw_reply_free(&r);
+	return st;
+}
+
+static void n4_xb_lock_head(struct n4_client *k, struct xb *a, const uint8_t *fh, uint32_t fh_len, uint32_t type,
+			    uint64_t off, uint64_t len)
+{
+	n4_begin(k, a, 2);
+	n4_xb_putfh(a, fh, fh_len);
+	xb_u32(a, N4_LOCK);
+	xb_u32(a, type);
+	xb_u32(a, 0); /* reclaim */
+	xb_u64(a, off);
+	xb_u64(a, len);
+}
+
+int n4_lock_new(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
+		uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
+		struct n4_sid *lock)
+{
+	struct xb a;
+
+	n4_xb_lock_head(k, &a, fh, fh_len, type, off, len);
+	xb_u32(&a, 1); /* open_to_lock_owner4 */
+	xb_u32(&a, open_seqid && k->minor == 0 ? (*open_seqid)++ : 0);
+	n4_xb_sid(&a, open);
+	xb_u32(&a, 0); /* lock_seqid */
+	xb_u64(&a, k->cid);
+	xb_string(&a, owner);
+	return n4_lock_send(k, &a, lock);
+}
+
+int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
+		 uint64_t len, struct n4_sid *lock, uint32_t *lock_seqid)
+{
+	struct xb a;
+
+	n4_xb_lock_head(k, &a, fh, fh_len, type, off, len);
+	xb_u32(&a, 0); /* exist_lock_owner4 */
+	n4_xb_sid(&a, lock);
+	xb_u32(&a, lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0);
+	return n4_lock_send(k, &a, lock);
+}
+
+int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lock, uint32_t *lock_seqid,
+	     uint64_t off, uint64_t len)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_LOCKU);
+	xb_u32(&a, N4_WRITE_LT);
+	xb_u32(&a, lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0);
+	n4_xb_sid(&a, lock);
+	xb_u64(&a, off);
+	xb_u64(&a, len);
+	st = n4_call(k, &a, &r);
+	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_LOCKU) == 0)
+		n4_xd_sid(&r.body, lock);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_getattr_root(struct n4_client *k)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2);
+	xb_u32(&a, N4_PUTROOTFH);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 1);
+	xb_u32(&a, 1u << 1); /* type */
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* ---- a neighbour that must stay answered ---------------------------------- */
+
+static void *n4_watch_run(void *arg)
+{
+	struct n4_watch *w = arg;
+
+	while (!w->stop) {
+		double t0 = n4_now();
+		int st = n4_getattr_root(&w->k);
+		double dt = n4_now() - t0;
+
+		w->calls++;
+		if (dt > w->slowest_s)
+			w->slowest_s = dt;
+		if (st != 0) {
+			w->failed++;
+			w->last_bad_status = st;
+			if (st < 0) /* the connection is gone: no point going on */
+				break;
+		}
+		usleep(100 * 1000);
+	}
+	return NULL;
+}
+
+int n4_watch_start(struct n4_watch *w, uint16_t port, const char *id)
+{
+	memset(w, 0, sizeof(*w));
+	if (n4_start(&w->k, port, 1, id) != 0)
+		return -1;
+	if (pthread_create(&w->thread, NULL, n4_watch_run, w) != 0) {
+		n4_client_close(&w->k);
+		return -1;
+	}
+	w->running = true;
+	return 0;
+}
+
+double n4_watch_stop(struct n4_watch *w)
+{
+	if (w->running) {
+		w->stop = true;
+		pthread_join(w->thread, NULL);
+		w->running = false;
+		n4_client_close(&w->k);
+	}
+	return w->slowest_s;
+}
+
+/* ---- the daemon's resources --------------------------------------------- */
+
+long n4_proc_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	long n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+long n4_proc_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}

@@ -1,0 +1,201 @@
+/*
+ * nfs4raw.h - the integration tests' one raw NFSv4 client, over rawrpc.c:
+ * COMPOUND framing (RFC 7530 §16.2, RFC 8881 §18.46), client set-up for
+ * NFSv4.0 (SETCLIENTID/SETCLIENTID_CONFIRM, RFC 7530 §16.33-34) and
+ * NFSv4.1/4.2 (EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE; SEQUENCE on
+ * slot 0 of the fore channel), the state and I/O operations a test needs
+ * (OPEN with its OPEN_CONFIRM, CLOSE, READ, WRITE, LOCK, LOCKU, SETATTR of
+ * the size), a "neighbour" that probes the server from a thread while a
+ * test attacks it, and the daemon's descriptor and memory counts.
+ *
+ * Ownership: a struct n4_client owns its TCP connection (n4_client_close).
+ * n4_call() consumes the encode buffer it is given; the reply is the
+ * caller's (raw_reply_free). Nothing here calls CHECK: helpers return the
+ * COMPOUND status (nfsstat4), or -1 when no well-formed reply came, so a
+ * test states what it expects. No callbacks are answered: sessions are
+ * created without a back channel, and 4.0 clients name a callback address
+ * nobody listens on.
+ */
+#ifndef RNFSD_TESTS_NFS4RAW_H
+#define RNFSD_TESTS_NFS4RAW_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tests/integration/rawrpc.h"
+
+/* nfs_opnum4 (RFC 8881 §16.2.2, RFC 7862 §11.2). */
+enum n4_op {
+	N4_ACCESS = 3, N4_CLOSE = 4, N4_COMMIT = 5, N4_CREATE = 6, N4_DELEGRETURN = 8, N4_GETATTR = 9,
+	N4_GETFH = 10, N4_LINK = 11, N4_LOCK = 12, N4_LOCKT = 13, N4_LOCKU = 14, N4_LOOKUP = 15,
+	N4_LOOKUPP = 16, N4_NVERIFY = 17, N4_OPEN = 18, N4_OPENATTR = 19, N4_OPEN_CONFIRM = 20,
+	N4_OPEN_DOWNGRADE = 21, N4_PUTFH = 22, N4_PUTPUBFH = 23, N4_PUTROOTFH = 24, N4_READ = 25,
+	N4_READDIR = 26, N4_READLINK = 27, N4_REMOVE = 28, N4_RENAME = 29, N4_RENEW = 30,
+	N4_RESTOREFH = 31, N4_SAVEFH = 32, N4_SECINFO = 33, N4_SETATTR = 34, N4_SETCLIENTID = 35,
+	N4_SETCLIENTID_CONFIRM = 36, N4_VERIFY = 37, N4_WRITE = 38, N4_RELEASE_LOCKOWNER = 39,
+	N4_BACKCHANNEL_CTL = 40, N4_BIND_CONN_TO_SESSION = 41, N4_EXCHANGE_ID = 42, N4_CREATE_SESSION = 43,
+	N4_DESTROY_SESSION = 44, N4_FREE_STATEID = 45, N4_SECINFO_NO_NAME = 52, N4_SEQUENCE = 53,
+	N4_TEST_STATEID = 55, N4_DESTROY_CLIENTID = 57, N4_RECLAIM_COMPLETE = 58, N4_ALLOCATE = 59,
+	N4_COPY = 60, N4_OFFLOAD_CANCEL = 66, N4_OFFLOAD_STATUS = 67, N4_READ_PLUS = 68, N4_SEEK = 69,
+};
+
+/* nfsstat4 values the tests name (RFC 8881 §15.1). */
+enum n4_status {
+	N4_OK = 0, N4ERR_PERM = 1, N4ERR_NOENT = 2, N4ERR_ACCESS = 13, N4ERR_EXIST = 17, N4ERR_INVAL = 22,
+	N4ERR_NOTSUPP = 10004, N4ERR_SERVERFAULT = 10006, N4ERR_DELAY = 10008, N4ERR_DENIED = 10010,
+	N4ERR_EXPIRED = 10011, N4ERR_LOCKED = 10012, N4ERR_GRACE = 10013, N4ERR_SHARE_DENIED = 10015,
+	N4ERR_WRONGSEC = 10016, N4ERR_CLID_INUSE = 10017, N4ERR_RESOURCE = 10018, N4ERR_NOFILEHANDLE = 10020,
+	N4ERR_STALE_CLIENTID = 10022, N4ERR_STALE_STATEID = 10023, N4ERR_OLD_STATEID = 10024,
+	N4ERR_BAD_STATEID = 10025, N4ERR_BAD_SEQID = 10026, N4ERR_NOT_SAME = 10027, N4ERR_SAME = 10009,
+	N4ERR_LOCKS_HELD = 10037, N4ERR_OPENMODE = 10038, N4ERR_BADXDR = 10036, N4ERR_NO_GRACE = 10033,
+	N4ERR_BADSESSION = 10052, N4ERR_BADSLOT = 10053, N4ERR_REQ_TOO_BIG = 10065,
+	N4ERR_REP_TOO_BIG = 10066, N4ERR_REP_TOO_BIG_TO_CACHE = 10067, N4ERR_TOO_MANY_OPS = 10070,
+	N4ERR_WRONG_CRED = 10082, N4ERR_DELEG_REVOKED = 10087,
+};
+
+/* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1). */
+#define N4_ACCESS_READ 1u
+#define N4_ACCESS_WRITE 2u
+#define N4_ACCESS_BOTH 3u
+#define N4_WANT_NO_DELEG 0x0400u
+/* nfs_lock_type4 */
+#define N4_READ_LT 1u
+#define N4_WRITE_LT 2u
+
+/* stateid4 (RFC 8881 §3.3.12). */
+struct n4_sid {
+	uint32_t seqid;
+	uint8_t other[12];
+};
+
+/* One NFSv4 client on one TCP connection. */
+struct n4_client {
+	struct raw_conn c;
+	uint16_t port;
+	uint32_t minor;          /* 0, 1 or 2 */
+	uint32_t xid;
+	uint32_t uid, gid;       /* AUTH_SYS credential of every call (0, 0 by default) */
+	uint64_t cid;            /* clientid4 */
+	uint8_t session[16];     /* 4.1+: sessionid4 */
+	uint32_t slot_seq;       /* 4.1+: the last sa_sequenceid sent on slot 0 */
+	uint32_t cache_this;     /* 4.1+: sa_cachethis of the next SEQUENCE (then cleared) */
+	uint32_t max_resp_cached;/* 4.1+: ca_maxresponsesize_cached CREATE_SESSION asks (default 4096) */
+	uint32_t max_resp;       /* 4.1+: ca_maxresponsesize asked (default 1 MiB + 64 KiB) */
+	char id[128];            /* co_ownerid / SETCLIENTID's id */
+	uint8_t verifier[8];
+};
+
+/* ---- framing ---------------------------------------------------------- */
+
+/* COMPOUND4args header: tag, minor version, numops. */
+void n4_hdr(struct xb *a, uint32_t minor, uint32_t numops);
+/* Header of k's next COMPOUND of nops operations after SEQUENCE (4.1+: SEQUENCE is added, slot 0). */
+void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops);
+/*
+ * Send a (freed here) as k's COMPOUND; the COMPOUND status, or -1 if no
+ * well-formed reply came. r->body is at the first result after SEQUENCE's
+ * (4.1+: when SEQUENCE succeeded), else at the first result.
+ */
+int n4_call(struct n4_client *k, struct xb *a, struct raw_reply *r);
+/* Send a raw COMPOUND4args (no SEQUENCE added); r->body at the first result. */
+int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r);
+/* The next result's status, or -1 if it is not op's (or the reply ended). */
+int n4_res(struct raw_reply *r, uint32_t op);
+void n4_xb_sid(struct xb *a, const struct n4_sid *s);
+void n4_xd_sid(struct xd *d, struct n4_sid *s);
+/* PUTROOTFH and a LOOKUP per component of path: how many operations were added. */
+uint32_t n4_walk(struct xb *a, const char *path);
+/* PUTFH fh. */
+void n4_xb_putfh(struct xb *a, const uint8_t *fh, uint32_t fh_len);
+
+/* ---- clients ---------------------------------------------------------- */
+
+/* Connect (no client yet) to 127.0.0.1:port with minor version minor. 0 or -1. */
+int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor);
+/*
+ * Set up a client named id on k's connection: 4.0 SETCLIENTID +
+ * SETCLIENTID_CONFIRM; 4.1+ EXCHANGE_ID + CREATE_SESSION (no back channel)
+ * + RECLAIM_COMPLETE. The first failing operation's status, 0, or -1.
+ */
+int n4_setup(struct n4_client *k, const char *id);
+/* n4_connect + n4_setup. */
+int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id);
+/* 4.1+: EXCHANGE_ID alone (k->cid and the sequence CREATE_SESSION needs): its status. */
+int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq);
+/* 4.1+: CREATE_SESSION for k->cid (k->session on success): its status. */
+int n4_create_session(struct n4_client *k, uint32_t csr_seq);
+/* 4.1+: SEQUENCE alone: its status. */
+int n4_sequence(struct n4_client *k);
+void n4_client_close(struct n4_client *k);
+
+/* ---- state and I/O ------------------------------------------------------ */
+
+/*
+ * OPEN dir/name (dir: a path from the export's root, such as env.export_dir)
+ * for access (N4_ACCESS_*; N4_WANT_NO_DELEG is added), deny, create
+ * (UNCHECKED4, mode 0644) or not, by open owner owner; 4.0: *seqid is the
+ * owner's next seqid (advanced, with OPEN_CONFIRM when asked). The open
+ * stateid into sid and the file's handle into fh (NFS4_FHSIZE bytes). Its status.
+ */
+int n4_open(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len);
+/* CLOSE (4.0: seqid of the open owner, advanced). */
+int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid);
+/* READ count bytes at off into buf (may be NULL); *got the bytes returned. */
+int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t off,
+	    uint32_t count, void *buf, uint32_t *got);
+/* WRITE len bytes at off, FILE_SYNC4. */
+int n4_write(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t off,
+	     const void *data, uint32_t len);
+/* SETATTR of size with stateid sid. */
+int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t size);
+/*
+ * LOCK of type at [off, off+len) by a new lock owner owner, from the open
+ * stateid open (4.0: *open_seqid the open owner's, advanced); the lock
+ * stateid into lock. Its status.
+ */
+int n4_lock_new(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
+		uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
+		struct n4_sid *lock);
+/* LOCK by the existing lock owner of lock (4.0: *lock_seqid advanced). */
+int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
+		 uint64_t len, struct n4_sid *lock, uint32_t *lock_seqid);
+/* LOCKU [off, off+len) (4.0: *lock_seqid advanced). */
+int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lock, uint32_t *lock_seqid,
+	     uint64_t off, uint64_t len);
+/* PUTROOTFH + GETATTR(type): a harmless call. */
+int n4_getattr_root(struct n4_client *k);
+
+/* ---- a neighbour that must stay answered ---------------------------------- */
+
+/*
+ * A well-behaved 4.1 client on its own connection, set up before the attack,
+ * that sends SEQUENCE + PUTROOTFH + GETATTR every 100 ms from a thread until
+ * n4_watch_stop(). It records the slowest answer and the calls that failed
+ * (no reply within 10 s, or a status other than NFS4_OK).
+ */
+struct n4_watch {
+	struct n4_client k;
+	pthread_t thread;
+	volatile bool stop;
+	bool running;
+	unsigned calls, failed;
+	double slowest_s;
+	int last_bad_status;
+};
+
+/* 0, or -1 if its client could not be set up. */
+int n4_watch_start(struct n4_watch *w, uint16_t port, const char *id);
+/* Stop it; the slowest answer in seconds (calls, failed, last_bad_status in w). */
+double n4_watch_stop(struct n4_watch *w);
+
+/* ---- the daemon's resources --------------------------------------------- */
+
+/* Open descriptors of process pid (/proc/pid/fd), or -1. */
+long n4_proc_fds(pid_t pid);
+/* Resident set of pid in KiB (VmRSS), or -1. */
+long n4_proc_rss_kb(pid_t pid);
+
+#endif
