@@ -324,10 +324,10 @@ static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, co
 	case NFS4_SID_ORDINARY:
 		/* RFC 8881 §18.30.3, §10.4: a write delegation's stateid (the Linux
 		 * client truncates with it) as for WRITE. */
-		status = nfs4_dtab_is_deleg(&sid) ? nfs4_deleg_check_io(&sid, x->minorversion, x->cur.fh.data,
-									 x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE)
-			 : nfs4_stab_check_io(nfs4_session_stab(), &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len,
-					    NFS4_SHARE_ACCESS_WRITE, &io);
+		status = nfs4_dtab_is_deleg(&sid) ? nfs4_deleg_check_io(nfs4_sid_client(x, &sid), &sid, x->minorversion,
+									 x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE)
+			 : nfs4_stab_check_io(nfs4_session_stab(), nfs4_sid_client(x, &sid), &sid, x->minorversion,
+					    x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE, &io);
 		if (status == NFS4_OK && io.file)
 			be_file_put(io.fs, io.file);
 		if (status == NFS4_OK)
@@ -344,7 +344,7 @@ static uint64_t setattr_caller(const struct nfs4_ctx *x, const struct nfs4_setat
 	struct nfs4_stateid sid = { .seqid = a->sid_seqid };
 
 	memcpy(sid.other, a->sid_other, sizeof(sid.other));
-	return nfs4_stateid_kind(&sid, x->minorversion) == NFS4_SID_ORDINARY ? nfs4_stateid_clientid(&sid)
+	return nfs4_stateid_kind(&sid, x->minorversion) == NFS4_SID_ORDINARY ? nfs4_sid_client(x, &sid)
 										: nfs4_deleg_caller(x);
 }
 

@@ -525,13 +525,15 @@ static void test_state_purged(void **state)
 	assert_int_equal(nfs4_setclientid_confirm(&st, id2, c2, 20), NFS4_OK);
 	assert_int_equal(nfs4_stab_client_count(&tab, id1), 0);
 	/* RFC 7530 §9.6.2: the rebooted client's old stateids are of a lease that ended: EXPIRED (pynfs CID1, as knfsd). */
-	assert_int_equal(nfs4_stab_check_io(&tab, &res.sid, 1, rq.fkey, 1, NFS4_SHARE_ACCESS_READ, &io),
+	assert_int_equal(nfs4_stab_check_io(&tab, nfs4_stateid_clientid(&res.sid), &res.sid, 1, rq.fkey, 1,
+			 NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_EXPIRED);
 	/* The new incarnation's open expires with its lease. */
 	rq.clientid = id2;
 	assert_int_equal(nfs4_stab_open(&tab, &rq, &res), NFS4_OK);
 	assert_int_equal(nfs4_state_expire(&st, 20 + 90 + 1), 1);
-	assert_int_equal(nfs4_stab_check_io(&tab, &res.sid, 1, rq.fkey, 1, NFS4_SHARE_ACCESS_READ, &io),
+	assert_int_equal(nfs4_stab_check_io(&tab, nfs4_stateid_clientid(&res.sid), &res.sid, 1, rq.fkey, 1,
+			 NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_EXPIRED);
 	assert_int_equal(nfs4_stab_client_count(&tab, id2), 0);
 	nfs4_state_set_stab(&st, NULL);
