@@ -175,6 +175,17 @@ uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
 		nfs4_obj_put(&ob);
 		return NFS4_OK;
 	}
+	/* RFC 8881 §2.10.6.4: a session's ca_maxresponsesize counts READ's data
+	 * too (it leaves outside the reply buffer); what the file holds from
+	 * offset is what would be sent, so a reply too big is refused before reading
+	 * (the engine checks again once it is encoded). */
+	if (status == NFS4_OK) {
+		uint64_t avail = ob.attr.size > a->offset ? ob.attr.size - a->offset : 0;
+		uint32_t want = a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO;
+
+		want = avail < want ? (uint32_t)avail : want;
+		status = nfs4_compound_room(x, 16u + want + XDR_PAD(want)); /* resop, status, eof, length */
+	}
 	if (status == NFS4_OK)
 		status = nfs4_read_data(x, &ob, f, flags, a, &done, r);
 	r->len = (uint32_t)done;

@@ -332,19 +332,54 @@ void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, c
 	nfs4_enc_sequence(e, &r->args, r->highest, r->target, r->status_flags);
 }
 
-/* After the COMPOUND: the slot it took keeps its reply (RFC 8881 §2.10.6.1). A
- * reply with data moved out of band (READLINK in a Write chunk) is not kept:
- * its bytes are not all in the buffer. */
+/*
+ * A reply with data moved out of band (READ's, READLINK's in a Write chunk)
+ * put together in buf (cap bytes) as it goes on the wire: its length, or 0
+ * when it cannot be (data in the payload pipe, or too long: the engine's
+ * session limit has already answered REP_TOO_BIG_TO_CACHE for those).
+ */
+static size_t reply_with_ddp(const struct nfs4_ctx *x, const struct xdr_enc *e, uint8_t *buf, size_t cap)
+{
+	const struct rpc_call *c = x->call;
+	size_t pos = x->res_start, n = 0, end = xdr_enc_len(e);
+
+	for (unsigned i = 0; i < c->n_ddp_out; i++) {
+		const struct rpc_ddp_out *o = &c->ddp_out[i];
+		size_t inl = o->offset - pos, pad = XDR_PAD(o->len);
+
+		if (o->piped || o->offset < pos || o->offset > end || n + inl + o->len + pad > cap)
+			return 0;
+		memcpy(buf + n, e->base + pos, inl);
+		memcpy(buf + n + inl, o->data, o->len);
+		memset(buf + n + inl + o->len, 0, pad);
+		n += inl + o->len + pad;
+		pos = o->offset;
+	}
+	if (n + (end - pos) > cap)
+		return 0;
+	memcpy(buf + n, e->base + pos, end - pos);
+	return n + (end - pos);
+}
+
+/* After the COMPOUND: the slot it took keeps its reply (RFC 8881 §2.10.6.1),
+ * data sent out of band included (s->replay serves as the scratch: a replay
+ * has already been answered by now). */
 void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e)
 {
 	struct nfs4_svc *s = x->priv;
+	const uint8_t *reply = e->base + x->res_start;
+	size_t len = xdr_enc_len(e) - x->res_start;
 	bool keep;
 
 	if (!s->seq_new)
 		return;
-	keep = s->seq_cachethis && !(x->call && x->call->n_ddp_out);
-	nfs4_slot_done(&nfs4_st, s->seq_sid, s->seq_slot, keep, e->base + x->res_start,
-		       (uint32_t)(xdr_enc_len(e) - x->res_start));
+	keep = s->seq_cachethis;
+	if (keep && x->call && x->call->n_ddp_out) {
+		len = reply_with_ddp(x, e, s->replay, sizeof(s->replay));
+		reply = s->replay;
+		keep = len != 0;
+	}
+	nfs4_slot_done(&nfs4_st, s->seq_sid, s->seq_slot, keep, reply, (uint32_t)len);
 	s->seq_new = false;
 }
 
