@@ -406,6 +406,10 @@ static uint32_t verify_same(struct nfs4_ctx *x, const struct nfs4_verify_args *a
 	for (uint32_t i = 0; i < NFS4_BITMAP_WORDS; i++)
 		if (a->req.w[i] & ~sup.w[i])
 			return NFS4ERR_ATTRNOTSUPP;
+	/* RFC 8881 §15.1.1.3: a value short or malformed for its attribute's
+	 * type does not decode (a 1-byte mode is not a prefix to compare). */
+	if (!nfs4_attr_vals_dec(x->minorversion, &a->req, a->vals, a->vals_len))
+		return NFS4ERR_BADXDR;
 	memset(&gr, 0, sizeof(gr));
 	status = nfs4_getattr_exec(x, &ga, &gr);
 	if (status != NFS4_OK)
@@ -413,7 +417,7 @@ static uint32_t verify_same(struct nfs4_ctx *x, const struct nfs4_verify_args *a
 	xdr_enc_init(&e, buf, sizeof(buf));
 	nfs4_getattr_enc(x, &e, NFS4_OK, &gr);
 	*same = false;
-	if (e.overflow || xdr_enc_len(&e) != hdr + 4 + ((size_t)a->vals_len + 3) / 4 * 4)
+	if (e.overflow || xdr_enc_len(&e) != hdr + 4 + (size_t)a->vals_len)
 		return NFS4_OK; /* (a value the server could not give is not the same either) */
 	for (uint32_t i = 0; i < NFS4_BITMAP_WORDS; i++)
 		if (memcmp(buf + 4 + 4 * i, (uint8_t[4]){ a->req.w[i] >> 24, a->req.w[i] >> 16, a->req.w[i] >> 8,
