@@ -10,6 +10,7 @@
  * reports a path that is down); no state protection (SP4_NONE), no persistent sessions; leases are expired lazily
  * at each EXCHANGE_ID.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -112,6 +113,19 @@ static void nfs4_client_freed(uint64_t clientid)
 	nfs4_lock_notify_client_gone(clientid);
 }
 
+/* RFC 8881 §2.10.8.3: session ids and confirm verifiers from the kernel's
+ * CSPRNG (GRND_NONBLOCK: never wait; before the pool is ready, false and
+ * nfs4_state's own generator, seeded below). */
+static bool nfs4_random(void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = getrandom(buf, len, GRND_NONBLOCK);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len;
+}
+
 void nfs4_session_init(void)
 {
 	uint64_t seed = 0;
@@ -123,6 +137,7 @@ void nfs4_session_init(void)
 		seed = (uint64_t)clock();
 	/* One boot value for both: a stateid names its clientid (nfs4_stateid_clientid()). */
 	nfs4_state_init(&nfs4_st, boot, seed, nfs4_lease);
+	nfs4_st.random = nfs4_random;
 	if (nfs4_max_clients)
 		nfs4_state_set_max_clients(&nfs4_st, nfs4_max_clients);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
@@ -389,8 +404,8 @@ uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	uint32_t status;
 
-	(void)x, (void)res;
-	status = nfs4_destroy_session(&nfs4_st, a->sessionid);
+	(void)res;
+	status = nfs4_destroy_session(&nfs4_st, a->sessionid, nfs4_principal(x));
 	if (status == NFS4_OK)
 		nfs4_cb_session_gone(a->sessionid); /* its back channel goes with it */
 	return status;
@@ -403,7 +418,7 @@ uint32_t nfs4_destroy_clientid_exec(struct nfs4_ctx *x, void *args, void *res)
 	(void)res;
 	if (nfs4_not_only_op(x))
 		return NFS4ERR_NOT_ONLY_OP;
-	return nfs4_destroy_clientid(&nfs4_st, a->clientid);
+	return nfs4_destroy_clientid(&nfs4_st, a->clientid, nfs4_principal(x));
 }
 
 /* RFC 8881 §18.51.3: for the client of the COMPOUND's session (SEQUENCE came first). */

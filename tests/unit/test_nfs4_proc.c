@@ -738,8 +738,8 @@ static void test_verify(void **state)
 	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &dir, 1), NFS4ERR_NOT_SAME);
 	assert_int_equal(verify_file(OP_NVERIFY, &type, 1, &reg, 1), NFS4ERR_SAME);
 	assert_int_equal(verify_file(OP_NVERIFY, &type, 1, &dir, 1), NFS4_OK);
-	/* The values' length matters: a short or long attrlist is not the same. */
-	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &reg, 0), NFS4ERR_NOT_SAME);
+	/* The values' length matters: a short attrlist does not decode (RFC 8881 §15.1.1.3). */
+	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &reg, 0), NFS4ERR_BADXDR);
 	/* RFC 8881 §18.31.3: rdattr_error INVAL, unsupported attributes ATTRNOTSUPP. */
 	assert_int_equal(verify_file(OP_VERIFY, &rdattr_error, 1, &reg, 1), NFS4ERR_INVAL);
 	assert_int_equal(verify_file(OP_NVERIFY, &acl, 1, &reg, 1), NFS4ERR_ATTRNOTSUPP);
