@@ -90,6 +90,7 @@ struct nfs4_svc {
 	struct nfs4_stateid cur_sid;
 	bool saved_sid_set;           /* SAVEFH's copy of it, which RESTOREFH brings back */
 	struct nfs4_stateid saved_sid;
+	bool any_flavor;              /* SECINFO(_NO_NAME) running: exports admit any flavor */
 };
 
 /* An object a filehandle names. */
