@@ -155,6 +155,17 @@ static struct be_lock nlm_be_lock(bool exclusive, uint64_t offset, uint64_t leng
 	return (struct be_lock){ .type = exclusive ? BE_LOCK_WRITE : BE_LOCK_READ, .offset = offset, .length = length };
 }
 
+/* After an unlock by owner slot on nf's file (nlm_mu held): once the backend
+ * says the owner holds nothing there (the local backend has closed its
+ * description), its record of the file goes, and the owner with its last
+ * record, so UNLOCK gives back what LOCK took (issue 23: Linux's lockd
+ * names a new owner after each last unlock of a process). */
+static void nlm_unset_done(const struct nlm_file *nf, unsigned slot)
+{
+	if (!be_lock_owner_holds(nf->e->fs, nf->f, nlm_owner_id(&nlm_tab, slot)))
+		nlm_held_del(&nlm_tab, slot, &nf->fh);
+}
+
 /* The owner of alock (nlm_mu held). errno. */
 static int nlm_owner(const struct nlm4_lock *l, bool create, unsigned *slot)
 {
@@ -383,6 +394,8 @@ static void nlm_do_unlock(struct rpc_call *c, const struct nlm4_args *a, struct 
 			if (!err && a->alock.l_offset == 0 && a->alock.l_len == 0) {
 				be_lock_owner_release(nf.e->fs, nf.f, id);
 				nlm_held_del(&nlm_tab, slot, &fh);
+			} else if (!err) {
+				nlm_unset_done(&nf, slot);
 			}
 			nlm_owner_put(&nlm_tab, slot);
 		}
@@ -415,8 +428,9 @@ static void nlm_do_cancel(struct rpc_call *c, const struct nlm4_args *a, struct 
 		pthread_mutex_lock(&nlm_mu);
 		if (nlm_owner(&a->alock, false, &slot) == 0) {
 			w = nlm_waiter_find(&nlm_tab, slot, &fh, a->alock.l_offset, a->alock.l_len);
-			if (w >= 0 && nlm_tab.waiters[w].state != NLM_W_WAITING)
-				(void)be_lock_unset(nf.e->fs, nf.f, nlm_owner_id(&nlm_tab, slot), &lk);
+			if (w >= 0 && nlm_tab.waiters[w].state != NLM_W_WAITING &&
+			    be_lock_unset(nf.e->fs, nf.f, nlm_owner_id(&nlm_tab, slot), &lk) == 0)
+				nlm_unset_done(&nf, slot);
 			if (w >= 0)
 				nlm_waiter_del(&nlm_tab, (unsigned)w);
 			nlm_owner_put(&nlm_tab, slot);
@@ -698,7 +712,10 @@ static void nlm_retry_one(unsigned i)
 		struct be_lock lk = nlm_be_lock(w->exclusive, w->offset, w->length);
 
 		if (st == NLM_W_REVOKE) {
-			(void)be_lock_unset(nf.e->fs, nf.f, id, &lk);
+			unsigned owner = w->owner;
+
+			if (be_lock_unset(nf.e->fs, nf.f, id, &lk) == 0)
+				nlm_unset_done(&nf, owner);
 			nlm_waiter_del(&nlm_tab, i);
 		} else if (nlm_deleg_break(&fh) != NLM4_GRANTED_ST) {
 			/* a delegation in the way: recalled; tried again at the next poll */
