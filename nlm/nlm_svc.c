@@ -57,6 +57,12 @@ static char nlm_hostname[256];
 static uint32_t nlm_hostname_len;
 static struct nlm_counters nlm_cnt;
 static struct log_limit nlm_limit;
+static unsigned nlm_per_host; /* [rnfsd] nlm-locks-per-host (derived) */
+
+void nlm_configure(unsigned locks_per_host)
+{
+	nlm_per_host = locks_per_host;
+}
 
 /* An NLM call's file: the served table's reference, the export, the backend's open file. */
 struct nlm_file {
@@ -771,6 +777,9 @@ void nlm_counters(struct nlm_counters *out)
 	out->waiters = 0;
 	for (unsigned i = 0; i < nlm_tab.n_waiters; i++)
 		out->waiters += nlm_tab.waiters[i].state != NLM_W_FREE;
+	if (nlm_running)
+		nlm_table_counts(&nlm_tab, &out->owners, &out->held);
+	out->per_host = nlm_tab.max_per_host;
 	pthread_mutex_unlock(&nlm_mu);
 }
 
@@ -780,6 +789,7 @@ int nlm_start(struct loop *loop, unsigned grace_s)
 		log_err("nlm: no memory for the lock table");
 		return -1;
 	}
+	nlm_tab.max_per_host = nlm_per_host;
 	if (gethostname(nlm_hostname, sizeof(nlm_hostname) - 1) != 0)
 		snprintf(nlm_hostname, sizeof(nlm_hostname), "rnfsd");
 	nlm_hostname_len = (uint32_t)strlen(nlm_hostname);

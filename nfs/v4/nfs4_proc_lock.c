@@ -89,6 +89,11 @@ static uint32_t lock_apply(struct nfs4_ctx *x, struct be_fs *fs, struct be_file 
 		conflict = true;
 		err = 0;
 	}
+	/* Out of lock descriptions (the backend's table, or descriptors): the
+	 * server's resources, not a fault. RFC 7530 §13.1.1.4: NFS4ERR_RESOURCE in
+	 * 4.0; RFC 8881 §15.1.1.3: NFS4ERR_DELAY in 4.1+ (RESOURCE is not an answer there). */
+	if (err == ENOLCK || err == EMFILE || err == ENFILE)
+		return x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_DELAY;
 	if (err)
 		return nfs_errno_to_nfsstat4(err);
 	if (conflict) {

@@ -314,6 +314,10 @@ uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = open_deleg(x, a->share_access, r);
 	if (status == NFS4_OK && (a->share_access & NFS4_SHARE_ACCESS_BOTH) == 0)
 		status = NFS4ERR_INVAL;
+	/* A client at its bound (or the server's) is refused before a file is created:
+	 * RFC 8881 §15.1.1.3 DELAY (4.0: RFC 7530 §13.1.1.4 RESOURCE), nothing changed. */
+	if (status == NFS4_OK && a->opentype == OPEN4_CREATE)
+		status = nfs4_stab_open_room(nfs4_session_stab(), clientid, x->minorversion);
 	if (status == NFS4_OK)
 		status = open_target(x, a, &dir, &ob, &o, r);
 	if (status == NFS4_OK)
