@@ -45,6 +45,7 @@ struct nfs4_lowner {
 	struct nfs4_stab_client *cl;
 	struct nfs4_open *locks;  /* lock stateids, through lowner_next */
 	uint64_t id;              /* the backend's lock owner (NFS4_STAB_LOCK_ID_BIT | counter) */
+	bool v41;                 /* made by a 4.1+ client: goes with its last lock stateid */
 	struct nfs4_seqstate seq;
 	uint32_t len;
 	uint8_t owner[];
@@ -319,12 +320,30 @@ static void lock_free(struct nfs4_stab *t, struct nfs4_open *lk)
 	free(lk);
 }
 
+static void lowner_free(struct nfs4_stab *t, struct nfs4_lowner *lo);
+
+/*
+ * A lock stateid goes by CLOSE of its open, FREE_STATEID or a purge (RFC
+ * 8881 §8.2.4: never by LOCKU alone); a 4.1+ lock owner left without any
+ * goes with it, as knfsd's, so a client naming a new owner per process
+ * does not use up its max-lock-owners-per-client (4.0 owners keep their
+ * seqid until RELEASE_LOCKOWNER, RFC 7530 §16.37).
+ */
+static void lock_free_and_owner(struct nfs4_stab *t, struct nfs4_open *lk)
+{
+	struct nfs4_lowner *lo = lk->lowner;
+
+	lock_free(t, lk);
+	if (lo->v41 && !lo->locks)
+		lowner_free(t, lo);
+}
+
 static void open_free(struct nfs4_stab *t, struct nfs4_open *op)
 {
 	struct nfs4_open **pp;
 
 	while (op->locks)
-		lock_free(t, op->locks);
+		lock_free_and_owner(t, op->locks);
 	for (pp = &t->opens[be32_get(op->sid.other + 8) % NFS4_STAB_BUCKETS]; *pp != op; pp = &(*pp)->next)
 		;
 	*pp = op->next;
@@ -903,7 +922,7 @@ uint32_t nfs4_stab_free(struct nfs4_stab *t, uint64_t clientid, const struct nfs
 	if (status == NFS4_OK && op->kind == NFS4_ST_OPEN)
 		status = NFS4ERR_LOCKS_HELD;
 	else if (status == NFS4_OK)
-		lock_free(t, op);
+		lock_free_and_owner(t, op);
 	pthread_mutex_unlock(&t->lock);
 	return status;
 }
@@ -919,13 +938,14 @@ static struct nfs4_lowner *lowner_find(struct nfs4_stab_client *c, const uint8_t
 }
 
 static struct nfs4_lowner *lowner_new(struct nfs4_stab *t, struct nfs4_stab_client *c, const uint8_t *owner,
-				      uint32_t len)
+				      uint32_t len, uint32_t minor)
 {
 	struct nfs4_lowner *lo = calloc(1, sizeof(*lo) + len);
 
 	if (!lo)
 		return NULL;
 	lo->cl = c;
+	lo->v41 = minor >= 1;
 	lo->id = NFS4_STAB_LOCK_ID_BIT | ++t->lock_ids;
 	lo->len = len;
 	memcpy(lo->owner, owner, len);
@@ -1003,7 +1023,7 @@ static uint32_t lock_new_locked(struct nfs4_stab *t, const struct nfs4_lock_req 
 	/* A new lock stateid (and owner): within the client's share of lock descriptions too. */
 	if (!lk && (!room_for(t, c, lo ? 1 : 2) || c->nlowners + c->nlocks + (lo ? 1 : 2) > t->max_locks_client))
 		return bound_status(rq->minor);
-	if (!lo && !(lo = lowner_new(t, c, rq->owner, rq->owner_len)))
+	if (!lo && !(lo = lowner_new(t, c, rq->owner, rq->owner_len, rq->minor)))
 		return bound_status(rq->minor);
 	if (!lk && !(lk = lock_new(t, lo, op)))
 		return bound_status(rq->minor);

@@ -455,6 +455,17 @@ static void test_descriptor_bounds(void **state)
 	assert_int_equal(c.open_owners, 2);
 	assert_int_equal(c.lock_owners, 1);
 	assert_int_equal(c.lock_states, 2);
+	/* RFC 8881 §8.2.4: a 4.1 lock owner goes with its last lock stateid (CLOSE of its opens) */
+	{
+		struct nfs4_stateid out;
+
+		assert_int_equal(nfs4_stab_close(&t, &a0.sid, (struct nfs4_sid_seq){ .minor = 1 }, &out), NFS4_OK);
+		nfs4_stab_counts(&t, &c);
+		assert_int_equal(c.lock_owners, 1); /* still has b0's */
+		assert_int_equal(nfs4_stab_close(&t, &b0.sid, (struct nfs4_sid_seq){ .minor = 1 }, &out), NFS4_OK);
+		nfs4_stab_counts(&t, &c);
+		assert_int_equal(c.lock_owners + c.lock_states, 0);
+	}
 	/* a client's purge gives everything back */
 	nfs4_stab_purge_client(&t, CL2, false);
 	nfs4_stab_counts(&t, &c);
