@@ -168,7 +168,7 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 					    .owner = a->owner.owner, .owner_len = a->owner.owner_len,
 					    .fkey = x->cur.fh.data, .fkey_len = x->cur.fh.len };
 		if (status == NFS4_OK)
-			status = nfs4_stab_lock_new(t, &rq, &ref);
+			status = nfs4_bound_note(x, clientid, "lock owner", nfs4_stab_lock_new(t, &rq, &ref));
 	} else if (status == NFS4_OK) {
 		status = nfs4_stab_lock_find(t, &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len, &ref);
 	}

@@ -10,7 +10,9 @@
  *   - 4 hosts x 3 owners taking and holding two ranges of each of 4 files
  *     (48 lock descriptions at once: within the 56 this limit leaves them),
  *     then giving them back range by range.
- * Every LOCK is GRANTED; afterwards the daemon's descriptors are where they
+ * Every LOCK is GRANTED; one host taking a new owner and lock each time is
+ * refused (NLM4_DENIED_NOLOCKS) at its share while another host still
+ * locks (issue 24 defect 2); afterwards the daemon's descriptors are where they
  * were after a warm-up, its RSS within 4 MiB of it, and a lock owner that
  * held a range of the file can still take the whole file at the end (every
  * range was really released). No timing is asserted.
@@ -28,6 +30,8 @@
 #define P_LOCK 2u
 #define P_UNLOCK 4u
 #define GRANTED 0
+#define DENIED_NOLOCKS 2
+#define HOST_SHARE_MAX 64u /* a host is refused within this many (16 at this limit), stated loosely */
 #define PAIRS 100000u
 #define FILES 4u
 #define SOAK_NOFILE 256u
@@ -164,6 +168,33 @@ static unsigned many_hosts(struct raw_conn *c, unsigned rounds)
 	return bad;
 }
 
+/*
+ * Issue 24 defect 2 for NLM: one host takes a new owner and lock each time
+ * until refused (NLM4_DENIED_NOLOCKS within HOST_SHARE_MAX); another host
+ * still locks; the greedy host then gives everything back. Refused pairs.
+ */
+static unsigned greedy_host(struct raw_conn *c)
+{
+	struct owner o, other;
+	unsigned n = 0, bad = 0;
+	int st = GRANTED;
+
+	while (n < HOST_SHARE_MAX && st == GRANTED) {
+		owner_set(&o, 66, (int32_t)(5000 + n));
+		st = nlm(c, P_LOCK, &o, 1, n, 1);
+		n += st == GRANTED;
+	}
+	CHECK(st == DENIED_NOLOCKS, "one host's %u-th owner is refused with NLM4_DENIED_NOLOCKS (status %d)", n + 1, st);
+	owner_set(&other, 67, 1);
+	CHECK_EQ(nlm(c, P_LOCK, &other, 1, 9000, 1), GRANTED, "another host still locks meanwhile");
+	bad += nlm(c, P_UNLOCK, &other, 1, 9000, 1) != GRANTED;
+	for (unsigned i = 0; i < n; i++) {
+		owner_set(&o, 66, (int32_t)(5000 + i));
+		bad += nlm(c, P_UNLOCK, &o, 1, i, 1) != GRANTED;
+	}
+	return bad;
+}
+
 static bool low_nofile(rlim_t n)
 {
 	struct rlimit rl = { .rlim_cur = n, .rlim_max = n };
@@ -210,6 +241,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(many_hosts(&c, 50), 0, "50 rounds of 4 hosts x 3 owners x %u files: every range taken and given back",
 		 FILES);
 
+	CHECK_EQ(greedy_host(&c), 0, "the greedy host's locks are given back");
 	owner_set(&whole, 9, 9);
 	CHECK_EQ(nlm(&c, P_LOCK, &whole, 0, 0, 0), GRANTED, "another owner then locks the whole file: nothing left held");
 	CHECK_EQ(nlm(&c, P_UNLOCK, &whole, 0, 0, 0), GRANTED, "and unlocks it");
