@@ -30,7 +30,7 @@
 
 struct fd_budget_in {
 	uint64_t nofile;           /* RLIMIT_NOFILE (soft) */
-	unsigned max_connections;  /* [rnfsd] max-connections */
+	unsigned max_connections;  /* connections all transports may hold ([rnfsd] max-connections each) */
 	/* settings, 0: derived */
 	unsigned open_files, open_files_per_client;  /* [nfsv4] max-open-files, max-open-files-per-client */
 	unsigned lock_owners_per_client;             /* [nfsv4] max-lock-owners-per-client */

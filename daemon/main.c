@@ -557,7 +557,9 @@ static void fd_budget_apply(void)
 
 	(void)getrlimit(RLIMIT_NOFILE, &rl);
 	d.nofile = rl.rlim_cur == RLIM_INFINITY ? 1048576 : (uint64_t)rl.rlim_cur;
-	struct fd_budget_in in = { .nofile = d.nofile, .max_connections = c->max_connections,
+	/* max-connections is per transport; an RDMA connection holds a descriptor too (its completion channel) */
+	struct fd_budget_in in = { .nofile = d.nofile,
+				   .max_connections = c->max_connections * (c->rdma == CONFIG_NO ? 1 : 2),
 				   .open_files = c->nfsv4_max_open_files,
 				   .open_files_per_client = c->nfsv4_max_open_files_per_client,
 				   .lock_owners_per_client = c->nfsv4_max_lock_owners_per_client,
