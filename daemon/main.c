@@ -23,6 +23,12 @@
  * (TCP, RPC-over-RDMA) is driven the same way through rpc/xprt.h: start,
  * drain, stop (what is left is closed just before workers_stop()), free.
  *
+ * One instance per state directory: before daemonizing (so the error reaches
+ * the terminal), before any state is read (fh.key, NFSv4 client records) and
+ * before rpcbind, rnfsd locks state-dir/rnfsd.lock and <stats-socket>.lock
+ * (core/pidlock.h); a second rnfsd with either in common exits 1 naming the
+ * first one's pid. --check-config takes no lock (it runs beside the daemon).
+ *
  * Signals (handled on the loop thread, loop_signal):
  *   SIGTERM, SIGINT  every transport drains: stops accepting, answers the
  *                    calls in flight, closes its connections (at most
@@ -53,6 +59,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/notify.h"
+#include "core/pidlock.h"
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
@@ -113,7 +120,9 @@ static struct {
 	bool stopping;
 	bool exports_from_file;     /* the running exports were read from a file */
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
-} d = {.ready_fd = -1};
+	struct pidlock lock_state;  /* state-dir/rnfsd.lock, held for the process's life */
+	struct pidlock lock_stats;  /* <stats-socket>.lock, likewise */
+} d = {.ready_fd = -1, .lock_state = {.fd = -1}, .lock_stats = {.fd = -1}};
 
 /* The signals the loop handles: blocked from the start until it can. */
 static void signals_block(bool block)
@@ -347,6 +356,62 @@ static const char *exports_source(const struct opts *o, bool from_file, const st
 	if (from_file)
 		return cfg->exports_file;
 	return RNFSD_DEFAULT_EXPORT " (built in)";
+}
+
+/* ---- one instance per state directory ---- */
+
+/* Lock path for what ("state-dir X"); 0, 1 if another process holds it (logged), or -1 if the lock
+ * cannot be taken at all (logged; start-up goes on: such a directory keeps no state either). */
+static int instance_lock_one(struct pidlock *l, const char *path, const char *what)
+{
+	char err[RNFSD_ERRLEN];
+	pid_t holder;
+
+	if (pidlock_acquire(l, path, &holder, err, sizeof(err)) == 0)
+		return 0;
+	if (holder < 0) {
+		log_warn("%s: %s; running without the one-instance lock", what, err);
+		return -1;
+	}
+	if (holder > 0)
+		log_err("%s is in use by another rnfsd (pid %ld): refusing to start. Each instance needs its "
+			"own state-dir, stats-socket and listen addresses (rnfsd(8), SEVERAL INSTANCES)",
+			what, (long)holder);
+	else
+		log_err("%s is in use by another rnfsd (pid not yet written to %s): refusing to start",
+			what, path);
+	return 1;
+}
+
+/* Both locks (see the top). 0, or 1 when another instance holds one (logged). */
+static int instance_lock(const struct rnfsd_config *cfg)
+{
+	char path[PATH_MAX + 16], what[PATH_MAX + 32];
+
+	/* One level, as core/statefile.c makes it. */
+	if (mkdir(cfg->state_dir, 0700) != 0 && errno != EEXIST)
+		log_warn("state-dir %s: %s", cfg->state_dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/rnfsd.lock", cfg->state_dir);
+	snprintf(what, sizeof(what), "state-dir %s", cfg->state_dir);
+	if (instance_lock_one(&d.lock_state, path, what) == 1)
+		return 1;
+	if (!cfg->stats_socket[0])
+		return 0;
+	stats_server_make_dir(cfg->stats_socket);
+	snprintf(path, sizeof(path), "%s.lock", cfg->stats_socket);
+	snprintf(what, sizeof(what), "stats-socket %s", cfg->stats_socket);
+	if (instance_lock_one(&d.lock_stats, path, what) == 1) {
+		pidlock_release(&d.lock_state);
+		return 1;
+	}
+	return 0;
+}
+
+/* After fork: the child keeps the locks; the files name it. */
+static void instance_lock_update(void)
+{
+	pidlock_update(&d.lock_state);
+	pidlock_update(&d.lock_stats);
 }
 
 /* ---- daemonizing ---- */
@@ -656,12 +721,17 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (instance_lock(&d.cfg) != 0) {
+		exports_free(&exports);
+		return 1;
+	}
 	/* Before any thread or RDMA resource: those do not survive fork(). */
 	if (!d.o.foreground && daemonize() != 0) {
 		fprintf(stderr, "rnfsd: cannot daemonize: %s\n", strerror(errno));
 		exports_free(&exports);
 		return 1;
 	}
+	instance_lock_update();
 	log_init(d.o.foreground, d.o.verbosity);
 
 	d.loop = loop_new();
