@@ -519,7 +519,8 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->n_tcp_listen != cur->n_tcp_listen ||
 	    memcmp(old->tcp_listen, cur->tcp_listen, sizeof(old->tcp_listen)) != 0 ||
 	    old->rdma != cur->rdma || strcmp(old->stats_socket, cur->stats_socket) != 0 ||
-	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind || old->nfsv4 != cur->nfsv4 ||
+	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind ||
+	    old->rpcbind_replace != cur->rpcbind_replace || old->nfsv4 != cur->nfsv4 ||
 	    old->nfsv4_grace_time != cur->nfsv4_grace_time || old->nfsv4_lease_time != cur->nfsv4_lease_time ||
 	    old->nfsv4_delegations != cur->nfsv4_delegations ||
 	    old->nfsv4_max_clients != cur->nfsv4_max_clients ||
@@ -766,6 +767,7 @@ int main(int argc, char **argv)
 	if (d.cfg.rpcbind) {
 		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
 				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
+		rpc_rpcbind_set_replace(d.cfg.rpcbind_replace);
 		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
 		if (d.udp)
 			nlm_rpcbind_register_udp(udp_xprt_port(d.udp),
