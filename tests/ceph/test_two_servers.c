@@ -197,9 +197,9 @@ static void unreachable_startup(void)
 	f = fopen(c.conf_path, "w");
 	if (!CHECK(f != NULL, "write rnfsd.conf"))
 		return;
-	fprintf(f, "[rnfsd]\nstate-dir = %s\nexports = %s\nrpcbind = no\n[tcp]\nlisten = 127.0.0.1:%u\n"
-		"[rdma]\nenable = no\n[ceph]\nconf = %s\nmount-timeout = 3\n",
-		c.state_dir, c.exports_path, c.port, dead);
+	fprintf(f, "[rnfsd]\nstate-dir = %s\nexports = %s\nrpcbind = no\nstats-socket = %s\n"
+		"[tcp]\nlisten = 127.0.0.1:%u\n[rdma]\nenable = no\n[ceph]\nconf = %s\nmount-timeout = 3\n",
+		c.state_dir, c.exports_path, c.stats_socket, c.port, dead);
 	fclose(f);
 	t0 = hx_now();
 	st = hx_daemon_run_to_exit(&c, 20.0);

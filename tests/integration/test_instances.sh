@@ -45,6 +45,8 @@ start() {
 }
 answers() { timeout 10 rpcinfo -n "$1" -t 127.0.0.1 100003 3 >/dev/null 2>&1; }
 wait_up() { for _ in $(seq 100); do answers "$1" && return 0; sleep 0.1; done; return 1; }
+# served NAME: its start-up is over (after rpcbind): the log's "serving N exports" line
+served() { for _ in $(seq 100); do grep -q 'serving [0-9]* exports' "$tmp/$1.log" && return 0; sleep 0.1; done; return 1; }
 # exits_within PID S: the process ended within S seconds; its status in $rc
 exits_within() {
 	for _ in $(seq $(($2 * 10))); do
@@ -68,7 +70,7 @@ fi
 pa=$base pb=$((base + 1)) pc=$((base + 2))
 conf a "$tmp/state-a" $pa "$tmp/a.sock" $have_rpcbind
 start a; A=$pid
-check "instance A serves on port $pa" "wait_up $pa"
+check "instance A serves on port $pa" "wait_up $pa && served a"
 key_a=$(od -An -tx1 "$tmp/state-a/fh.key" 2>/dev/null | tr -d ' \n')
 
 conf b1 "$tmp/state-a" $pb "$tmp/b.sock" $have_rpcbind
@@ -94,9 +96,10 @@ check "A serves beside B" "answers $pa"
 
 # ---- rpcbind: only what each instance owns ----
 if [ "$have_rpcbind" = yes ]; then
+	served b # B registers after its listeners are up
+	check "B says it left A's registration alone" "grep -q 'registered at port $pa, which another running server uses: left alone' \"$tmp/b.log\""
 	check "A's NFS 3, MOUNT 3, NLM 4 still at $pa while B runs" \
 		"[ \"\$(reg_port 100003)\" = $pa ] && [ \"\$(reg_port 100005)\" = $pa ] && rpcinfo -p 127.0.0.1 | grep -Eq '^ *100021 +4 +tcp +$pa '"
-	check "B says it left A's registration alone" "grep -q 'registered at port $pa, which another running server uses: left alone' \"$tmp/b.log\""
 	stop "$B"
 	check "B exits 0" "[ \"$rc\" = 0 ]"
 	check "B's exit leaves A's NFS 3, MOUNT 3 and NLM 4 registrations at $pa" \
