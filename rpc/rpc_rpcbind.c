@@ -7,7 +7,8 @@
  * RPCBIND_TIMEOUT_MS.
  *
  * Only what this instance owns is touched: before each SET the current
- * mapping is looked up (rpcb_getaddr) and one that another live server holds
+ * mapping is looked up (one RPCBPROC_DUMP per job over rpcbind's UNIX socket:
+ * libtirpc's rpcb_getaddr leaks and caches) and one that another live server holds
  * is left alone; at exit a mapping is removed only if it still names our port
  * and no other process serves that port (the rules: rpcbind_live.c).
  *
@@ -17,6 +18,7 @@
  */
 #include <rpc/rpc.h>
 #include <rpc/rpcb_clnt.h>
+#include <rpc/rpcb_prot.h>
 #include <netconfig.h>
 
 #include <errno.h>
@@ -34,6 +36,8 @@
 #include "core/log.h"
 
 #define RPCBIND_MAX 32
+#define RPCBIND_MAPS_MAX 256 /* mappings of rpcbind's DUMP looked at */
+#define RPCBIND_DUMP_TIMEOUT_S 2
 static const char *const rpcbind_netids[] = {"tcp", "tcp6", "udp", "udp6"};
 #define RPCBIND_NNETIDS (sizeof(rpcbind_netids) / sizeof(rpcbind_netids[0]))
 
@@ -47,6 +51,9 @@ struct rpcbind_job {
 	uint16_t kept[RPCBIND_MAX][RPCBIND_NNETIDS]; /* set: another server's port, left alone */
 	unsigned n;
 	int failures;
+	/* rpcbind's mappings of our programs at the job's start; n_maps -1: it could not be asked */
+	struct { uint32_t prog, vers; unsigned netid; uint16_t port; } maps[RPCBIND_MAPS_MAX];
+	int n_maps;
 	/* completion, guarded by lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -101,6 +108,78 @@ static bool rpcbind_running(void)
 	return rpcbind_probe_one("/run/rpcbind.sock") || rpcbind_probe_one("/var/run/rpcbind.sock");
 }
 
+/* A connected stream socket to rpcbind's UNIX socket, or -1. */
+static int rpcbind_local_connect(void)
+{
+	const char *paths[] = {probe_path ? probe_path : "/run/rpcbind.sock", "/var/run/rpcbind.sock"};
+
+	for (unsigned i = 0; i < (probe_path ? 1u : 2u); i++) {
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		int fd;
+
+		if (strlen(paths[i]) >= sizeof(sun.sun_path))
+			continue;
+		strcpy(sun.sun_path, paths[i]);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+/* Keep what rpcbind maps for our programs (job->pv) on the netids we know. */
+static void rpcbind_maps_keep(struct rpcbind_job *job, const rpcblist *l)
+{
+	for (; l && job->n_maps < RPCBIND_MAPS_MAX; l = l->rpcb_next) {
+		const rpcb *m = &l->rpcb_map;
+		int port = m->r_addr ? rpcbind_uaddr_port(m->r_addr) : -1;
+
+		if (port <= 0 || !m->r_netid)
+			continue;
+		for (unsigned i = 0; i < RPCBIND_NNETIDS; i++) {
+			if (strcmp(m->r_netid, rpcbind_netids[i]) != 0)
+				continue;
+			job->maps[job->n_maps].prog = (uint32_t)m->r_prog;
+			job->maps[job->n_maps].vers = (uint32_t)m->r_vers;
+			job->maps[job->n_maps].netid = i;
+			job->maps[job->n_maps].port = (uint16_t)port;
+			job->n_maps++;
+		}
+	}
+}
+
+/* RPCBPROC_DUMP (RFC 1833 §2.2.1) over rpcbind's UNIX socket: job->maps, or n_maps -1. */
+static void rpcbind_dump(struct rpcbind_job *job)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct netbuf nb = {.maxlen = sizeof(sun), .len = sizeof(sun), .buf = &sun};
+	struct timeval tv = {RPCBIND_DUMP_TIMEOUT_S, 0};
+	rpcblist_ptr head = NULL;
+	int fd = rpcbind_local_connect();
+	CLIENT *c;
+
+	job->n_maps = -1;
+	if (fd < 0)
+		return;
+	c = clnt_vc_create(fd, &nb, RPCBPROG, RPCBVERS4, 0, 0);
+	if (!c) {
+		close(fd);
+		return;
+	}
+	clnt_control(c, CLSET_FD_CLOSE, NULL);
+	/* libtirpc's xdrproc_t is variadic: through void (*)(void), as its own callers cast */
+	xdrproc_t xvoid = (xdrproc_t)(void (*)(void))xdr_void;
+	xdrproc_t xlist = (xdrproc_t)(void (*)(void))xdr_rpcblist_ptr;
+	if (clnt_call(c, RPCBPROC_DUMP, xvoid, NULL, xlist, (char *)&head, tv) == RPC_SUCCESS) {
+		job->n_maps = 0;
+		rpcbind_maps_keep(job, head);
+		xdr_free(xlist, (char *)&head);
+	}
+	clnt_destroy(c);
+}
+
 static void rpcbind_addr(const char *netid, uint16_t port, struct sockaddr_storage *ss, struct netbuf *nb)
 {
 	memset(ss, 0, sizeof(*ss));
@@ -121,20 +200,15 @@ static void rpcbind_addr(const char *netid, uint16_t port, struct sockaddr_stora
 	nb->buf = ss;
 }
 
-/* The port rpcbind has for pv on nconf: 0 if none, -1 if it cannot tell. */
-static int rpcbind_lookup(const struct rpc_prog_vers *pv, const struct netconfig *nconf)
+/* The port rpcbind had for pv on netid i at the job's start: 0 if none, -1 if it could not tell. */
+static int rpcbind_lookup(const struct rpcbind_job *job, const struct rpc_prog_vers *pv, unsigned i)
 {
-	struct sockaddr_storage ss;
-	struct netbuf nb = {.maxlen = sizeof(ss), .len = 0, .buf = &ss};
-
-	memset(&ss, 0, sizeof(ss));
-	if (!rpcb_getaddr(pv->prog, pv->vers, nconf, &nb, "localhost"))
-		return rpc_createerr.cf_stat == RPC_PROGNOTREGISTERED ? 0 : -1;
-	if (ss.ss_family == AF_INET)
-		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return -1;
+	if (job->n_maps < 0)
+		return -1;
+	for (int k = 0; k < job->n_maps; k++)
+		if (job->maps[k].prog == pv->prog && job->maps[k].vers == pv->vers && job->maps[k].netid == i)
+			return job->maps[k].port;
+	return 0;
 }
 
 /* Set one mapping, leaving another live server's alone (unless job->replace). */
@@ -142,7 +216,7 @@ static void rpcbind_job_set_one(struct rpcbind_job *job, unsigned k, unsigned i,
 {
 	const struct rpc_prog_vers *pv = &job->pv[k];
 	bool tcp = i < 2;
-	int cur = rpcbind_lookup(pv, nconf);
+	int cur = rpcbind_lookup(job, pv, i);
 	bool other = cur > 0 && rpcbind_port_served_by_other((uint16_t)cur, tcp);
 	struct sockaddr_storage ss;
 	struct netbuf nb;
@@ -172,7 +246,7 @@ static void rpcbind_job_set_one(struct rpcbind_job *job, unsigned k, unsigned i,
 static void rpcbind_job_unset_one(struct rpcbind_job *job, unsigned k, unsigned i, const struct netconfig *nconf)
 {
 	const struct rpc_prog_vers *pv = &job->pv[k];
-	int cur = rpcbind_lookup(pv, nconf);
+	int cur = rpcbind_lookup(job, pv, i);
 	bool other = cur > 0 && rpcbind_port_served_by_other((uint16_t)cur, i < 2);
 
 	if (rpcbind_exit_unset(cur, job->port, other))
@@ -184,6 +258,7 @@ static void *rpcbind_job_run(void *arg)
 {
 	struct rpcbind_job *job = arg;
 
+	rpcbind_dump(job);
 	for (unsigned i = 0; i < RPCBIND_NNETIDS; i++) {
 		struct netconfig *nconf = NULL;
 

@@ -73,6 +73,9 @@ bool rpcbind_exit_unset(int cur_port, uint16_t our_port, bool other_live);
  * /proc/net/{tcp,tcp6,udp,udp6} and our /proc/self/fd socket inodes? */
 bool rpcbind_port_served_by_other(uint16_t port, bool tcp);
 
+/* The port of an RFC 1833 universal address ("h1.h2.h3.h4.p1.p2", or IPv6 then ".p1.p2"), or -1. */
+int rpcbind_uaddr_port(const char *uaddr);
+
 /* One line of /proc/net/{tcp,tcp6,udp,udp6}: local port, state, inode. 0, or -1 (the header). */
 int rpcbind_net_line(const char *line, uint16_t *port, unsigned *st, unsigned long *inode);
 

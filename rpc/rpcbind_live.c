@@ -53,6 +53,29 @@ int rpcbind_net_line(const char *line, uint16_t *port, unsigned *st, unsigned lo
 	return 0;
 }
 
+int rpcbind_uaddr_port(const char *uaddr)
+{
+	/* RFC 1833 §2.2.1 (r_addr) and RFC 5665 §5.2.3.3: the port is the last two decimal octets. */
+	const char *lo = strrchr(uaddr, '.');
+	unsigned long hi_v, lo_v;
+	char *end;
+
+	if (!lo || lo == uaddr)
+		return -1;
+	const char *hi = lo - 1;
+	while (hi > uaddr && *hi != '.')
+		hi--;
+	if (*hi != '.')
+		return -1;
+	hi_v = strtoul(hi + 1, &end, 10);
+	if (end != lo || end == hi + 1 || hi_v > 255)
+		return -1;
+	lo_v = strtoul(lo + 1, &end, 10);
+	if (*end != '\0' || end == lo + 1 || lo_v > 255)
+		return -1;
+	return (int)(hi_v * 256 + lo_v);
+}
+
 /* Our socket inodes ("socket:[N]" links in /proc/self/fd); returns how many (at most max). */
 static unsigned rpcbind_own_inodes(unsigned long *out, unsigned max)
 {

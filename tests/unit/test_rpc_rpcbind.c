@@ -151,6 +151,20 @@ static void test_net_line(void **state)
 	assert_int_equal(rpcbind_net_line("   1: 0100007F:XYZ 00000000:0000 0A 0:0 0:0 0 0 0 1", &port, &st, &ino), -1);
 }
 
+static void test_uaddr_port(void **state)
+{
+	(void)state;
+	assert_int_equal(rpcbind_uaddr_port("0.0.0.0.8.1"), 2049);
+	assert_int_equal(rpcbind_uaddr_port("127.0.0.1.0.111"), 111);
+	assert_int_equal(rpcbind_uaddr_port("::.8.1"), 2049);
+	assert_int_equal(rpcbind_uaddr_port("fe80::1.255.255"), 65535);
+	assert_int_equal(rpcbind_uaddr_port("/run/rpcbind.sock"), -1); /* netid "local" */
+	assert_int_equal(rpcbind_uaddr_port("1.2.3.4.256.1"), -1);
+	assert_int_equal(rpcbind_uaddr_port("1.2.3.4.8."), -1);
+	assert_int_equal(rpcbind_uaddr_port(".8"), -1);
+	assert_int_equal(rpcbind_uaddr_port(""), -1);
+}
+
 /* Bind and listen on 127.0.0.1, port chosen by the kernel; returns fd, port in *port. */
 static int listen_any(uint16_t *port)
 {
@@ -207,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_start_rules),
 		cmocka_unit_test(test_exit_rules),
 		cmocka_unit_test(test_net_line),
+		cmocka_unit_test(test_uaddr_port),
 		cmocka_unit_test(test_port_served_by_other),
 	};
 	int r = cmocka_run_group_tests(tests, NULL, NULL);
