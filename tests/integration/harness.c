@@ -372,9 +372,13 @@ const char *hx_ceph_conf(void)
 int hx_write_config(const struct hx_env *e)
 {
 	FILE *f = fopen(e->conf_path, "w");
+	char sock_line[160] = "";
 
 	if (!f)
 		return -1;
+	/* Not the host's /run/rnfsd: tests run side by side (a test may name its own in rnfsd_extra). */
+	if (!e->rnfsd_extra || !strstr(e->rnfsd_extra, "stats-socket"))
+		snprintf(sock_line, sizeof(sock_line), "stats-socket = %s\n", e->stats_socket);
 	fprintf(f, "# written by the integration test harness\n"
 		"[rnfsd]\n"
 		"threads = %u\n"
@@ -382,13 +386,13 @@ int hx_write_config(const struct hx_env *e)
 		"exports = %s\n"
 		"rpcbind = no\n"
 		"statd-dir = %s/no-statd\n" /* not the host's: no sm-notify, no grace period from its records */
-		"stats-socket = %s\n"        /* not the host's /run/rnfsd: tests run side by side */
+		"%s"
 		"%s"
 		"[tcp]\n"
 		"listen = 127.0.0.1:%u\n"
 		"[rdma]\n"
 		"enable = no\n",
-		e->threads, e->state_dir, e->exports_path, e->state_dir, e->stats_socket,
+		e->threads, e->state_dir, e->exports_path, e->state_dir, sock_line,
 		e->rnfsd_extra ? e->rnfsd_extra : "", e->port);
 	/* HX_CEPH (tests/ceph/with-cluster.sh --fuse): the export is served by the ceph backend */
 	if (hx_ceph_conf())
