@@ -5,7 +5,9 @@
 #  - one with its own state-dir, port and socket runs beside it;
 #  - with a real rpcbind (root): the second instance leaves the first one's
 #    live registrations alone at start and at exit, replaces a stale one (a
-#    killed instance's), and takes a live one over with rpcbind-replace = yes.
+#    killed instance's), and takes a live one over with rpcbind-replace = yes;
+#    two on one port and two addresses share one registration, which the
+#    last one to stop removes.
 # Without root or rpcbind the rpcbind part is skipped (SKIP lines).
 set -u
 RNFSD=$1
@@ -121,6 +123,21 @@ if [ "$have_rpcbind" = yes ]; then
 	check "C's exit leaves D's registration (it names $pa now)" "[ \"\$(reg_port 100003)\" = $pa ]"
 	stop "$D"
 	check "D's exit removes its own registrations" "[ -z \"\$(reg_port 100003)\" ] && [ -z \"\$(reg_port 100005)\" ]"
+	# One port on two addresses: one registration, right for both; the last to stop removes it.
+	pe=$((base + 3))
+	conf e "$tmp/state-e" $pe "$tmp/e.sock" yes
+	start e; E=$pid
+	wait_up $pe && served e
+	conf f "$tmp/state-f" $pe "$tmp/f.sock" yes
+	sed -i "s/^listen = 127.0.0.1:/listen = 127.0.0.2:/" "$tmp/f.conf"
+	start f; F=$pid
+	served f
+	check "F on 127.0.0.2:$pe shares E's registration of port $pe" \
+		"grep -q 'already registered at port $pe by another server on this port' \"$tmp/f.log\" && [ \"\$(reg_port 100003)\" = $pe ]"
+	stop "$E"
+	check "E's exit leaves the registration F still serves" "[ \"\$(reg_port 100003)\" = $pe ] && [ \"\$(reg_port 100005)\" = $pe ]"
+	stop "$F"
+	check "the last one's exit removes it" "[ -z \"\$(reg_port 100003)\" ] && [ -z \"\$(reg_port 100005)\" ]"
 else
 	echo "SKIP rpcbind checks (need root and rpcbind)"
 	stop "$B"
