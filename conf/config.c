@@ -57,6 +57,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "state-dir", CONFIG_TYPE_PATH, FIELD(state_dir), 0, 0, PATH_MAX },
 	{ CONFIG_SECTION_RNFSD, "stats-socket", CONFIG_TYPE_PATH, FIELD(stats_socket), 0, 0, SUN_PATH_SIZE },
 	{ CONFIG_SECTION_RNFSD, "rpcbind", CONFIG_TYPE_BOOL, FIELD(rpcbind), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "rpcbind-replace", CONFIG_TYPE_BOOL, FIELD(rpcbind_replace), 0, 0, 0 },
 	{ CONFIG_SECTION_RNFSD, "drc-entries", CONFIG_TYPE_UINT, FIELD(drc_entries), 0, 1, 1048576 },
 	{ CONFIG_SECTION_RNFSD, "max-connections", CONFIG_TYPE_UINT, FIELD(max_connections), 0, 1, 65536 },
 	{ CONFIG_SECTION_RNFSD, "nlm", CONFIG_TYPE_BOOL, FIELD(nlm), 0, 0, 0 },

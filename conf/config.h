@@ -41,6 +41,7 @@ struct rnfsd_config {
 	char state_dir[PATH_MAX];     /* file-handle key etc.; default /var/lib/rnfsd */
 	char stats_socket[PATH_MAX];  /* default /run/rnfsd/rnfsd.sock */
 	bool rpcbind;                 /* register with rpcbind; default yes */
+	bool rpcbind_replace;         /* take over registrations another running server holds; default no */
 	unsigned drc_entries;         /* duplicate request cache size; default 4096 */
 	unsigned max_connections;     /* per transport; default 1024 */
 	bool nlm;                     /* serve NLM v4 (locks); default yes */

@@ -23,6 +23,12 @@
  * (TCP, RPC-over-RDMA) is driven the same way through rpc/xprt.h: start,
  * drain, stop (what is left is closed just before workers_stop()), free.
  *
+ * One instance per state directory: before daemonizing (so the error reaches
+ * the terminal), before any state is read (fh.key, NFSv4 client records) and
+ * before rpcbind, rnfsd locks state-dir/rnfsd.lock and <stats-socket>.lock
+ * (core/pidlock.h); a second rnfsd with either in common exits 1 naming the
+ * first one's pid. --check-config takes no lock (it runs beside the daemon).
+ *
  * Signals (handled on the loop thread, loop_signal):
  *   SIGTERM, SIGINT  every transport drains: stops accepting, answers the
  *                    calls in flight, closes its connections (at most
@@ -57,6 +63,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/notify.h"
+#include "core/pidlock.h"
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
@@ -120,7 +127,9 @@ static struct {
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
 	struct fd_budget budget;    /* descriptors shared out at start-up (conf/fd_budget.h) */
 	uint64_t nofile;            /* RLIMIT_NOFILE then */
-} d = {.ready_fd = -1};
+	struct pidlock lock_state;  /* state-dir/rnfsd.lock, held for the process's life */
+	struct pidlock lock_stats;  /* <stats-socket>.lock, likewise */
+} d = {.ready_fd = -1, .lock_state = {.fd = -1}, .lock_stats = {.fd = -1}};
 
 /* The signals the loop handles: blocked from the start until it can. */
 static void signals_block(bool block)
@@ -356,6 +365,62 @@ static const char *exports_source(const struct opts *o, bool from_file, const st
 	return RNFSD_DEFAULT_EXPORT " (built in)";
 }
 
+/* ---- one instance per state directory ---- */
+
+/* Lock path for what ("state-dir X"); 0, 1 if another process holds it (logged), or -1 if the lock
+ * cannot be taken at all (logged; start-up goes on: such a directory keeps no state either). */
+static int instance_lock_one(struct pidlock *l, const char *path, const char *what)
+{
+	char err[RNFSD_ERRLEN];
+	pid_t holder;
+
+	if (pidlock_acquire(l, path, &holder, err, sizeof(err)) == 0)
+		return 0;
+	if (holder < 0) {
+		log_warn("%s: %s; running without the one-instance lock", what, err);
+		return -1;
+	}
+	if (holder > 0)
+		log_err("%s is in use by another rnfsd (pid %ld): refusing to start. Each instance needs its "
+			"own state-dir, stats-socket and listen addresses (rnfsd(8), SEVERAL INSTANCES)",
+			what, (long)holder);
+	else
+		log_err("%s is in use by another rnfsd (pid not yet written to %s): refusing to start",
+			what, path);
+	return 1;
+}
+
+/* Both locks (see the top). 0, or 1 when another instance holds one (logged). */
+static int instance_lock(const struct rnfsd_config *cfg)
+{
+	char path[PATH_MAX + 16], what[PATH_MAX + 32];
+
+	/* One level, as core/statefile.c makes it. */
+	if (mkdir(cfg->state_dir, 0700) != 0 && errno != EEXIST)
+		log_warn("state-dir %s: %s", cfg->state_dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/rnfsd.lock", cfg->state_dir);
+	snprintf(what, sizeof(what), "state-dir %s", cfg->state_dir);
+	if (instance_lock_one(&d.lock_state, path, what) == 1)
+		return 1;
+	if (!cfg->stats_socket[0])
+		return 0;
+	stats_server_make_dir(cfg->stats_socket);
+	snprintf(path, sizeof(path), "%s.lock", cfg->stats_socket);
+	snprintf(what, sizeof(what), "stats-socket %s", cfg->stats_socket);
+	if (instance_lock_one(&d.lock_stats, path, what) == 1) {
+		pidlock_release(&d.lock_state);
+		return 1;
+	}
+	return 0;
+}
+
+/* After fork: the child keeps the locks; the files name it. */
+static void instance_lock_update(void)
+{
+	pidlock_update(&d.lock_state);
+	pidlock_update(&d.lock_stats);
+}
+
 /* ---- daemonizing ---- */
 
 /*
@@ -461,7 +526,8 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->n_tcp_listen != cur->n_tcp_listen ||
 	    memcmp(old->tcp_listen, cur->tcp_listen, sizeof(old->tcp_listen)) != 0 ||
 	    old->rdma != cur->rdma || strcmp(old->stats_socket, cur->stats_socket) != 0 ||
-	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind || old->nfsv4 != cur->nfsv4 ||
+	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind ||
+	    old->rpcbind_replace != cur->rpcbind_replace || old->nfsv4 != cur->nfsv4 ||
 	    old->nfsv4_grace_time != cur->nfsv4_grace_time || old->nfsv4_lease_time != cur->nfsv4_lease_time ||
 	    old->nfsv4_delegations != cur->nfsv4_delegations ||
 	    old->nfsv4_max_clients != cur->nfsv4_max_clients ||
@@ -737,12 +803,17 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (instance_lock(&d.cfg) != 0) {
+		exports_free(&exports);
+		return 1;
+	}
 	/* Before any thread or RDMA resource: those do not survive fork(). */
 	if (!d.o.foreground && daemonize() != 0) {
 		fprintf(stderr, "rnfsd: cannot daemonize: %s\n", strerror(errno));
 		exports_free(&exports);
 		return 1;
 	}
+	instance_lock_update();
 	log_init(d.o.foreground, d.o.verbosity);
 
 	d.loop = loop_new();
@@ -778,6 +849,7 @@ int main(int argc, char **argv)
 	if (d.cfg.rpcbind) {
 		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
 				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
+		rpc_rpcbind_set_replace(d.cfg.rpcbind_replace);
 		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
 		if (d.udp)
 			nlm_rpcbind_register_udp(udp_xprt_port(d.udp),
