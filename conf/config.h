@@ -82,6 +82,9 @@ struct rnfsd_config {
 	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
 	bool nfsv4_delegations;       /* grant read/write delegations (local exports); default no */
 	unsigned nfsv4_max_clients;   /* NFSv4 client records; default 4096, 16..4096 */
+	unsigned nfsv4_copy_workers;  /* synchronous COPYs at once (each holds a worker); default 0: threads / 4,
+	                                 at least 1; 0..256 */
+	unsigned nfsv4_copy_workers_per_client; /* of them, one client's; default 1, 1..256 */
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */
 	char nfsv4_domain[256];       /* name@domain's domain; "-" (default): the host's DNS domain */
 
