@@ -63,7 +63,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(x) do { if (!(x)) { fprintf(stderr, "invariant failed: %s (line %d)\n", #x, __LINE__); abort(); } } while (0)
+static void fail(const char *what, int line) __attribute__((noreturn));
+#define CHECK(x) do { if (!(x)) fail(#x, __LINE__); } while (0)
 
 #define BUF_MAX (1u << 20)
 #define REC_MAX 4096u
@@ -328,6 +329,18 @@ static bool find_handles(const char *export_path)
 		to->len = len;
 	}
 	return F.root_fh.len && F.file_fh.len;
+}
+
+/* An invariant failed: say which, remove the temporary export (abort() runs no atexit), abort. */
+static void fail(const char *what, int line)
+{
+	char cmd[128];
+
+	fprintf(stderr, "invariant failed: %s (line %d)\n", what, line);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", F.top);
+	if (F.top[0] && system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", F.top);
+	abort();
 }
 
 static void cleanup(void)
