@@ -95,6 +95,8 @@ const struct config_key config_keys[] = {
 	  0, 0, 1048576 },
 	{ CONFIG_SECTION_NFSV4, "max-lock-owners-per-client", CONFIG_TYPE_UINT,
 	  FIELD(nfsv4_max_lock_owners_per_client), 0, 0, 1048576 },
+	{ CONFIG_SECTION_NFSV4, "copy-workers", CONFIG_TYPE_UINT, FIELD(nfsv4_copy_workers), 0, 0, 256 },
+	{ CONFIG_SECTION_NFSV4, "copy-workers-per-client", CONFIG_TYPE_UINT, FIELD(nfsv4_copy_workers_per_client), 0, 1, 256 },
 	{ CONFIG_SECTION_NFSV4, "idmap", CONFIG_TYPE_NAME, FIELD(nfsv4_idmap), 0, 0, 16 },
 	{ CONFIG_SECTION_NFSV4, "domain", CONFIG_TYPE_NAME, FIELD(nfsv4_domain), 0, 0, 256 },
 
@@ -154,6 +156,8 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->nfsv4_lease_time = 90;
 	cfg->nfsv4_delegations = false; /* local processes' locks are not seen (rnfsd.conf(5)) */
 	cfg->nfsv4_max_clients = 4096; /* NFS4_STATE_MAX_CLIENTS */
+	cfg->nfsv4_copy_workers = 0; /* a quarter of the threads, at least 1 */
+	cfg->nfsv4_copy_workers_per_client = 1;
 	snprintf(cfg->nfsv4_idmap, sizeof(cfg->nfsv4_idmap), "numeric");
 	snprintf(cfg->nfsv4_domain, sizeof(cfg->nfsv4_domain), "-");
 

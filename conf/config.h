@@ -89,6 +89,9 @@ struct rnfsd_config {
 	unsigned nfsv4_max_open_files; /* files held open by NFSv4 opens, all clients; 0: derived */
 	unsigned nfsv4_max_open_files_per_client; /* opens of one client; 0: derived */
 	unsigned nfsv4_max_lock_owners_per_client; /* lock owners + lock states of one client; 0: derived */
+	unsigned nfsv4_copy_workers;  /* synchronous COPYs at once (each holds a worker); default 0: threads / 4,
+	                                 at least 1; 0..256 */
+	unsigned nfsv4_copy_workers_per_client; /* of them, one client's; default 1, 1..256 */
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */
 	char nfsv4_domain[256];       /* name@domain's domain; "-" (default): the host's DNS domain */
 

@@ -291,6 +291,13 @@ static void json_nfs4(FILE *f)
 		(unsigned long long)n.copies_async_started, (unsigned long long)n.copies_async_done,
 		(unsigned long long)n.copies_async_cancelled, (unsigned long long)n.cb_offload_sent,
 		(unsigned long long)n.cb_notify_lock_sent);
+	fprintf(f, "  \"nfs4_bounds\": {\"offloads\": %u, \"offloads_max\": %u, \"sync_copies\": %u"
+		   ", \"sync_copies_max\": %u, \"sync_copies_refused\": %llu, \"lock_waiters\": %u"
+		   ", \"lock_waiters_max\": %u, \"delegations_max\": %u, \"callback_paths\": %u"
+		   ", \"callback_paths_max\": %u},\n",
+		n.offloads, n.offloads_max, n.sync_copies, n.sync_copies_max,
+		(unsigned long long)n.sync_copies_refused, n.lock_waiters, n.lock_waiters_max, n.delegations_max,
+		n.callback_paths, n.callback_paths_max);
 }
 
 /* One entry of "nfs4_callbacks". */

@@ -79,6 +79,13 @@ struct stats_nfs4 {
 	/* Asynchronous COPY (RFC 7862 §4.8) and the callbacks of this work. */
 	uint64_t copies_async_started, copies_async_done, copies_async_cancelled;
 	uint64_t cb_offload_sent, cb_notify_lock_sent;
+	/* Tables with a fixed bound (docs/architecture.md, "NFSv4 tables and their bounds"): in use, bound. */
+	unsigned offloads, offloads_max;           /* asynchronous copies (running or unreported) */
+	unsigned sync_copies, sync_copies_max;     /* synchronous COPYs holding a worker */
+	uint64_t sync_copies_refused;              /* COPYs answered NFS4ERR_DELAY for want of a share */
+	unsigned lock_waiters, lock_waiters_max;   /* CB_NOTIFY_LOCK waiters */
+	unsigned delegations_max;
+	unsigned callback_paths, callback_paths_max;
 };
 
 /* One NFSv4 client's callback path (nfs/v4/nfs4_cb.h): its state and calls. */

@@ -535,6 +535,8 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->nfsv4_max_open_files_per_client != cur->nfsv4_max_open_files_per_client ||
 	    old->nfsv4_max_lock_owners_per_client != cur->nfsv4_max_lock_owners_per_client ||
 	    old->lock_descriptions != cur->lock_descriptions || old->nlm_locks_per_host != cur->nlm_locks_per_host ||
+	    old->nfsv4_copy_workers != cur->nfsv4_copy_workers ||
+	    old->nfsv4_copy_workers_per_client != cur->nfsv4_copy_workers_per_client ||
 	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0 ||
 	    old->nlm != cur->nlm || old->nlm_udp_port != cur->nlm_udp_port)
 		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, NLM, socket or state settings take effect at the next start");

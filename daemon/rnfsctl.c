@@ -355,6 +355,21 @@ static void print_nfs4_async(const struct json *doc)
 	       json_num(a, "cb_offload_sent"), json_num(a, "cb_notify_lock_sent"));
 }
 
+/* The fixed-bound NFSv4 tables: in use / bound (docs/architecture.md). */
+static void print_nfs4_bounds(const struct json *doc)
+{
+	const struct json *b = json_get(doc, "nfs4_bounds");
+
+	if (!b || b->type != JSON_OBJ)
+		return;
+	printf("nfsv4 tables: offloads %.0f/%.0f, synchronous copies %.0f/%.0f (%.0f refused), lock waiters "
+	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f\n\n",
+	       json_num(b, "offloads"), json_num(b, "offloads_max"), json_num(b, "sync_copies"),
+	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
+	       json_num(b, "lock_waiters_max"), json_num(b, "delegations_max"), json_num(b, "callback_paths"),
+	       json_num(b, "callback_paths_max"));
+}
+
 static void print_nfs4(const struct json *doc)
 {
 	const struct json *n = json_get(doc, "nfs4");
@@ -374,6 +389,7 @@ static void print_nfs4(const struct json *doc)
 	       json_num(n, "lock_owners"), json_num(n, "locks"), json_num(n, "opens_per_client_max"),
 	       json_num(n, "lock_owners_per_client_max"));
 	print_nfs4_async(doc);
+	print_nfs4_bounds(doc);
 	print_procedures(doc, "nfs4_operations", "OPERATION", 20);
 	printf("\n");
 	print_nfs4_callbacks(doc);
