@@ -48,6 +48,10 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	nfs4_session_configure(cfg->nfsv4_lease_time);
 	nfs4_deleg_configure(cfg->nfsv4_delegations);
 	nfs4_session_max_clients(cfg->nfsv4_max_clients);
+	/* A quarter of the workers by default: copies never hold the rest (nfs4_proc_copy.c). */
+	nfs4_copy_configure(cfg->nfsv4_copy_workers ? cfg->nfsv4_copy_workers
+						    : (cfg->threads / 4 ? cfg->threads / 4 : 1),
+			    cfg->nfsv4_copy_workers_per_client);
 	nfs4_session_init();
 	nfs4_recovery_start(cfg->state_dir, cfg->nfsv4_grace_time);
 	return rpc_register_program(&nfs34_program);

@@ -11,6 +11,9 @@
  * nfs4_copy_cb_offload(); its answer frees the entry. A DONE entry whose
  * CB_OFFLOAD never completes goes after a lease (nfs4_copy_async_tick()).
  *
+ * The same lock guards the synchronous copies' worker shares
+ * (nfs4_copy_sync_get/put(): [nfsv4] copy-workers, copy-workers-per-client).
+ *
  * Who owns what: a job owns its files' references from nfs4_copy_async_start()
  * until its thread puts them; the table entry outlives the job until the
  * callback is answered.
@@ -57,6 +60,8 @@ static pthread_t threads[NFS4_COPY_THREADS];
 static unsigned nthreads;
 static bool ready, stopping;
 static _Atomic uint64_t st_started, st_done, st_cancelled, st_cb_sent;
+static struct nfs4_copy_share share; /* under mu; set up by nfs4_copy_configure() or the first COPY */
+static bool share_set;
 
 static uint64_t now_ms(void)
 {
@@ -66,12 +71,51 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* mu held. */
+static void share_setup(unsigned workers, unsigned per_client)
+{
+	nfs4_copy_share_init(&share, workers, per_client);
+	share_set = true;
+}
+
+void nfs4_copy_configure(unsigned workers, unsigned per_client)
+{
+	pthread_mutex_lock(&mu);
+	share_setup(workers, per_client);
+	pthread_mutex_unlock(&mu);
+}
+
+bool nfs4_copy_sync_get(uint64_t clientid)
+{
+	bool ok;
+
+	pthread_mutex_lock(&mu);
+	if (!share_set)
+		share_setup(NFS4_COPY_WORKERS_DEFAULT, NFS4_COPY_WORKERS_PER_CLIENT_DEFAULT);
+	ok = nfs4_copy_share_get(&share, clientid);
+	pthread_mutex_unlock(&mu);
+	return ok;
+}
+
+void nfs4_copy_sync_put(uint64_t clientid)
+{
+	pthread_mutex_lock(&mu);
+	nfs4_copy_share_put(&share, clientid);
+	pthread_mutex_unlock(&mu);
+}
+
 void nfs4_copy_async_stats(struct nfs4_copy_async_stat *out)
 {
 	out->started = atomic_load(&st_started);
 	out->done = atomic_load(&st_done);
 	out->cancelled = atomic_load(&st_cancelled);
 	out->cb_offload_sent = atomic_load(&st_cb_sent);
+	pthread_mutex_lock(&mu);
+	out->offloads = ready ? nfs4_offload_count(&tab, 0) : 0;
+	out->sync_copies = share.n;
+	out->sync_max = share_set ? share.max : NFS4_COPY_WORKERS_DEFAULT;
+	out->sync_refused = share.refused;
+	pthread_mutex_unlock(&mu);
 }
 
 /* The copy itself, with mu not held: bytes copied in *done, the status. */

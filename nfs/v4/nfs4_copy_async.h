@@ -18,7 +18,19 @@ struct be_file;
 /* Copies at least this large (after ca_count 0 is resolved) that the client
  * lets be asynchronous (ca_synchronous false) go to a copy thread (RFC 7862
  * §15.2.3: the server's choice); smaller ones stay synchronous. */
-#define NFS4_COPY_ASYNC_MIN (16ull << 20)
+#define NFS4_COPY_ASYNC_MIN (1ull << 20)
+
+/* Synchronous COPYs hold an RPC worker each: at most this many at once in
+ * all and per client ([nfsv4] copy-workers, copy-workers-per-client; these
+ * are the defaults when nothing was configured, as in the unit tests). */
+#define NFS4_COPY_WORKERS_DEFAULT 2u
+#define NFS4_COPY_WORKERS_PER_CLIENT_DEFAULT 1u
+/* Start-up: the shares (nfs4_offload.h, struct nfs4_copy_share). */
+void nfs4_copy_configure(unsigned workers, unsigned per_client);
+/* A synchronous COPY of clientid may take its worker (true; nfs4_copy_sync_put() after),
+ * or the client or COPY as a whole is over its share (false). */
+bool nfs4_copy_sync_get(uint64_t clientid);
+void nfs4_copy_sync_put(uint64_t clientid);
 
 /* One asynchronous copy to start: the two files' objects and references move to the job. */
 struct nfs4_copy_async_req {
@@ -48,6 +60,9 @@ void nfs4_copy_async_stop(void);
 
 struct nfs4_copy_async_stat {
 	uint64_t started, done, cancelled, cb_offload_sent;
+	unsigned offloads;               /* offload table entries in use (of NFS4_OFFLOAD_MAX) */
+	unsigned sync_copies, sync_max;  /* synchronous COPYs holding a worker, and the bound */
+	uint64_t sync_refused;           /* COPYs answered NFS4ERR_DELAY for want of a share */
 };
 void nfs4_copy_async_stats(struct nfs4_copy_async_stat *out);
 

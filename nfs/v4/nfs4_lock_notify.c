@@ -28,6 +28,16 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs4_lockwait_tab tab; /* zero: empty */
 static _Atomic uint64_t st_sent;
 
+unsigned nfs4_lock_notify_waiters(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&mu);
+	n = nfs4_lockwait_count(&tab, 0);
+	pthread_mutex_unlock(&mu);
+	return n;
+}
+
 uint64_t nfs4_lock_notify_sent(void)
 {
 	return atomic_load(&st_sent);

@@ -22,5 +22,7 @@ void nfs4_lock_notify_client_gone(uint64_t clientid);
 void nfs4_lock_notify_tick(uint64_t now, uint64_t lease);
 /* CB_NOTIFY_LOCK queued so far. */
 uint64_t nfs4_lock_notify_sent(void);
+/* Waiters recorded now (of NFS4_LOCKWAIT_MAX). */
+unsigned nfs4_lock_notify_waiters(void);
 
 #endif

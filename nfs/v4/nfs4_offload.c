@@ -1,6 +1,6 @@
 /*
- * nfs4_offload.c - the asynchronous COPY table (see nfs4_offload.h): pure,
- * the caller holds its lock.
+ * nfs4_offload.c - the asynchronous COPY table and the synchronous copies'
+ * worker shares (see nfs4_offload.h): pure, the caller holds their lock.
  */
 #include <string.h>
 
@@ -135,4 +135,39 @@ unsigned nfs4_offload_reap(struct nfs4_offload_tab *t, uint64_t now, uint64_t le
 		}
 	}
 	return n;
+}
+
+static unsigned clamp(unsigned v, unsigned lo, unsigned hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+void nfs4_copy_share_init(struct nfs4_copy_share *s, unsigned max, unsigned per_client)
+{
+	memset(s, 0, sizeof(*s));
+	s->max = clamp(max, 1, NFS4_COPY_SHARE_MAX);
+	s->per_client = clamp(per_client, 1, s->max);
+}
+
+bool nfs4_copy_share_get(struct nfs4_copy_share *s, uint64_t clientid)
+{
+	unsigned mine = 0;
+
+	for (unsigned i = 0; i < s->n; i++)
+		mine += s->holder[i] == clientid;
+	if (s->n >= s->max || mine >= s->per_client) {
+		s->refused++;
+		return false;
+	}
+	s->holder[s->n++] = clientid;
+	return true;
+}
+
+void nfs4_copy_share_put(struct nfs4_copy_share *s, uint64_t clientid)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->holder[i] == clientid) {
+			s->holder[i] = s->holder[--s->n];
+			return;
+		}
 }

@@ -78,4 +78,27 @@ unsigned nfs4_offload_reap(struct nfs4_offload_tab *t, uint64_t now, uint64_t le
 /* Entries in use (any client if clientid is 0). */
 unsigned nfs4_offload_count(const struct nfs4_offload_tab *t, uint64_t clientid);
 
+/*
+ * The synchronous COPYs in progress: each holds an RPC worker thread while
+ * it copies (nfs4_proc_copy.c), so at most max run at once in all and
+ * per_client of one client ([nfsv4] copy-workers, copy-workers-per-client);
+ * beyond, the COPY is answered NFS4ERR_DELAY and the workers stay free for
+ * everything else. Holders are kept packed in holder[0..n).
+ */
+#define NFS4_COPY_SHARE_MAX 256u /* the most workers there are ([rnfsd] threads) */
+
+struct nfs4_copy_share {
+	unsigned max, per_client;
+	unsigned n;                               /* copies holding a worker now */
+	uint64_t refused;                         /* COPYs refused for want of a share */
+	uint64_t holder[NFS4_COPY_SHARE_MAX];     /* their clients */
+};
+
+/* max in all (1..NFS4_COPY_SHARE_MAX) and per_client (1..max), clamped. */
+void nfs4_copy_share_init(struct nfs4_copy_share *s, unsigned max, unsigned per_client);
+/* true: clientid may take a worker for a copy (counted); false: over a share (counted as refused). */
+bool nfs4_copy_share_get(struct nfs4_copy_share *s, uint64_t clientid);
+/* The copy of clientid that nfs4_copy_share_get() let in is over. */
+void nfs4_copy_share_put(struct nfs4_copy_share *s, uint64_t clientid);
+
 #endif

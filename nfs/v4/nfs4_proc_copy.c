@@ -12,7 +12,10 @@
  * copies under NFS4_COPY_ASYNC_MIN, and when no callback can reach the
  * client; the copy then holds its worker thread, so one COPY moves at most
  * NFS4_COPY_MAX bytes and answers a short wr_count beyond (the client goes on
- * from there, as after a short WRITE). Otherwise (§15.2.3: the server's
+ * from there, as after a short WRITE), and copies hold at most their share of
+ * the workers (nfs4_copy_sync_get(): [nfsv4] copy-workers in all,
+ * copy-workers-per-client per client), a COPY beyond it gets NFS4ERR_DELAY
+ * so that one client's copies never take every worker. Otherwise (§15.2.3: the server's
  * choice) it is asynchronous (§4.8): the reply names a copy stateid at once,
  * a copy thread moves the whole range (nfs4_copy_async.c) and CB_OFFLOAD
  * (§16.1) tells the result; OFFLOAD_STATUS and OFFLOAD_CANCEL name that
@@ -27,7 +30,7 @@
 #include "nfs/v4/nfs4_xdr_state.h"
 
 /* Most bytes one COPY moves while it holds a worker (copy_file_range in the local backend). */
-#define NFS4_COPY_MAX (256ull << 20)
+#define NFS4_COPY_MAX (32ull << 20)
 
 /* The source (SAVED_FH, read) and the destination (CURRENT_FH, write) files. */
 static uint32_t two_files(struct nfs4_ctx *x, const struct nfs4_copy_args *a, struct nfs4_obj *src,
@@ -78,6 +81,26 @@ static uint32_t copy_range(const struct nfs4_obj *dst, struct be_file *fs, uint6
 	return NFS4_OK;
 }
 
+/* The copy on this worker, within the client's share of the workers. RFC
+ * 7862 §15.2 (§11.2 lists NFS4ERR_DELAY among COPY's errors): a server that
+ * cannot take the copy now answers NFS4ERR_DELAY and the client sends it
+ * again later (RFC 8881 §15.1.1.3); here the client, or COPY as a whole, is
+ * over its share of the workers, and nothing was copied. */
+static uint32_t copy_sync(struct nfs4_ctx *x, const struct nfs4_obj *dst, struct be_file *fs,
+			  const struct nfs4_copy_args *a, struct be_file *fd, uint64_t count, struct nfs4_copy_res *r)
+{
+	uint64_t clientid = ((struct nfs4_svc *)x->priv)->clientid;
+	uint32_t status;
+
+	if (!nfs4_copy_sync_get(clientid))
+		return NFS4ERR_DELAY;
+	status = copy_range(dst, fs, a->src_offset, fd, a->dst_offset, count, &r->count);
+	if (status == NFS4_OK)
+		status = dst_commit(dst, fd, a->dst_offset, r->count, &r->committed);
+	nfs4_copy_sync_put(clientid);
+	return status;
+}
+
 /* RFC 7862 §15.2.3: the server may answer a copy the client lets be
  * asynchronous either way; it goes to a copy thread when large enough and a
  * callback can tell its end. true: the job took the files (and r says so). */
@@ -124,8 +147,8 @@ uint32_t nfs4_copy_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (count > NFS4_COPY_MAX)
 		count = NFS4_COPY_MAX;
 	if (status == NFS4_OK && count)
-		status = copy_range(&dst, fs, a->src_offset, fd, a->dst_offset, count, &r->count);
-	if (status == NFS4_OK)
+		status = copy_sync(x, &dst, fs, a, fd, count, r);
+	else if (status == NFS4_OK)
 		status = dst_commit(&dst, fd, a->dst_offset, r->count, &r->committed);
 	nfs4_v42_file_put(&src, fs);
 	nfs4_v42_file_put(&dst, fd);

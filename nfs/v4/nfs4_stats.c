@@ -10,7 +10,10 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_cb.h"
 #include "nfs/v4/nfs4_copy_async.h"
+#include "nfs/v4/nfs4_deleg.h"
 #include "nfs/v4/nfs4_lock_notify.h"
+#include "nfs/v4/nfs4_lockwait.h"
+#include "nfs/v4/nfs4_offload.h"
 #include "nfs/v4/nfs4_recovery.h"
 #include "nfs/v4/nfs4_stats.h"
 
@@ -79,7 +82,14 @@ static uint64_t gauge(enum nfs4_stat_gauge g)
 	return v > 0 ? (uint64_t)v : 0;
 }
 
-/* Asynchronous copies (nfs4_copy_async.c) and CB_NOTIFY_LOCK (nfs4_lock_notify.c). */
+static void count_cb(const struct nfs4_cb_stat *s, void *arg)
+{
+	(void)s;
+	++*(unsigned *)arg;
+}
+
+/* Asynchronous copies (nfs4_copy_async.c) and CB_NOTIFY_LOCK (nfs4_lock_notify.c), and the
+ * fixed-bound tables' gauges (docs/architecture.md, "NFSv4 tables and their bounds"). */
 static void nfs4_stats_async(struct stats_nfs4 *out)
 {
 	struct nfs4_copy_async_stat c;
@@ -90,6 +100,16 @@ static void nfs4_stats_async(struct stats_nfs4 *out)
 	out->copies_async_cancelled = c.cancelled;
 	out->cb_offload_sent = c.cb_offload_sent;
 	out->cb_notify_lock_sent = nfs4_lock_notify_sent();
+	out->offloads = c.offloads;
+	out->offloads_max = NFS4_OFFLOAD_MAX;
+	out->sync_copies = c.sync_copies;
+	out->sync_copies_max = c.sync_max;
+	out->sync_copies_refused = c.sync_refused;
+	out->lock_waiters = nfs4_lock_notify_waiters();
+	out->lock_waiters_max = NFS4_LOCKWAIT_MAX;
+	out->delegations_max = NFS4_DELEG_MAX;
+	out->callback_paths_max = NFS4_CB_CLIENTS;
+	nfs4_cb_foreach(count_cb, &out->callback_paths);
 }
 
 void nfs4_stats_state(struct stats_nfs4 *out)
@@ -99,8 +119,17 @@ void nfs4_stats_state(struct stats_nfs4 *out)
 
 	memset(out, 0, sizeof(*out));
 	nfs4_state_counts(nfs4_session_state(), &out->clients, &out->sessions);
-	out->opens = gauge(NFS4_STAT_OPENS);
-	out->locks = gauge(NFS4_STAT_LOCKS);
+	{
+		struct nfs4_stab *t = nfs4_session_stab();
+		struct nfs4_stab_counts c;
+
+		nfs4_stab_counts(t, &c);
+		out->opens = gauge(NFS4_STAT_OPENS) + c.opens;
+		out->locks = gauge(NFS4_STAT_LOCKS) + c.lock_states;
+		out->open_files = c.files, out->open_owners = c.open_owners, out->lock_owners = c.lock_owners;
+		out->open_files_max = t->max_files, out->opens_per_client_max = t->max_opens_client;
+		out->lock_owners_per_client_max = t->max_locks_client;
+	}
 	out->delegations = gauge(NFS4_STAT_DELEGATIONS);
 	{
 		uint64_t held;

@@ -118,6 +118,33 @@ static void test_reap(void **state)
 	assert_int_equal(t.e[b].state, NFS4_OFFLOAD_RUNNING); /* running copies are never reaped */
 }
 
+/* The synchronous copies' worker shares: per client, then in all; a put frees one place. */
+static void test_copy_share(void **state)
+{
+	struct nfs4_copy_share s;
+
+	(void)state;
+	nfs4_copy_share_init(&s, 3, 2);
+	assert_true(nfs4_copy_share_get(&s, 7));
+	assert_true(nfs4_copy_share_get(&s, 7));
+	assert_false(nfs4_copy_share_get(&s, 7)); /* over its own share */
+	assert_true(nfs4_copy_share_get(&s, 8));
+	assert_false(nfs4_copy_share_get(&s, 9)); /* over the copies' share */
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.refused, 2);
+	nfs4_copy_share_put(&s, 7);
+	assert_true(nfs4_copy_share_get(&s, 9));
+	nfs4_copy_share_put(&s, 42); /* not a holder: nothing changes */
+	assert_int_equal(s.n, 3);
+	/* Bounds are clamped: at least 1, per client at most the whole. */
+	nfs4_copy_share_init(&s, 0, 0);
+	assert_int_equal(s.max, 1);
+	assert_int_equal(s.per_client, 1);
+	nfs4_copy_share_init(&s, 100000, 100000);
+	assert_int_equal(s.max, NFS4_COPY_SHARE_MAX);
+	assert_int_equal(s.per_client, NFS4_COPY_SHARE_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +154,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bounds, setup),
 		cmocka_unit_test_setup(test_client_gone, setup),
 		cmocka_unit_test_setup(test_reap, setup),
+		cmocka_unit_test(test_copy_share),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
