@@ -90,6 +90,7 @@ struct nfs4_svc {
 	struct nfs4_stateid cur_sid;
 	bool saved_sid_set;           /* SAVEFH's copy of it, which RESTOREFH brings back */
 	struct nfs4_stateid saved_sid;
+	bool any_flavor;              /* SECINFO(_NO_NAME) running: exports admit any flavor */
 };
 
 /* An object a filehandle names. */
@@ -245,6 +246,8 @@ void nfs4_cur_stateid_save(struct nfs4_ctx *x);
 void nfs4_cur_stateid_restore(struct nfs4_ctx *x);
 uint32_t nfs4_stateid_resolve(struct nfs4_ctx *x, const struct nfs4_stateid *in, struct nfs4_stateid *out);
 void nfs4_stateid_renew(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
+/* Whose a stateid must be (RFC 8881 §8.2.2): 4.1+ the session's client, 4.0 the stateid's own (nfs4_stateid.h). */
+uint64_t nfs4_sid_client(const struct nfs4_ctx *x, const struct nfs4_stateid *sid);
 uint32_t nfs4_op_client(struct nfs4_ctx *x, uint64_t clientid40, uint64_t *clientid);
 /* The grace period's verdict (nfs4_recovery.h) for an operation of this client. */
 uint32_t nfs4_grace_for(enum nfs4_grace_op op, uint64_t clientid, bool is_reclaim);
@@ -327,9 +330,9 @@ int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fk
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name);
 /* OPEN CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH: sid is clientid's delegation of the file. */
 uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, const uint8_t *fkey, uint32_t fkey_len);
-/* READ / WRITE with a delegation stateid. */
-uint32_t nfs4_deleg_check_io(const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey, uint32_t fkey_len,
-			     uint32_t access);
+/* READ / WRITE with a delegation stateid of client clientid (nfs4_sid_client()). */
+uint32_t nfs4_deleg_check_io(uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey,
+			     uint32_t fkey_len, uint32_t access);
 uint32_t nfs4_deleg_test(uint64_t clientid, const struct nfs4_stateid *sid);
 uint32_t nfs4_deleg_free(uint64_t clientid, const struct nfs4_stateid *sid);
 /* SEQUENCE: SEQ4_STATUS_RECALLABLE_STATE_REVOKED while the client has revoked delegations. */

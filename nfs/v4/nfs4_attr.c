@@ -190,6 +190,61 @@ static bool enc_bitmaps(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr
 	return true;
 }
 
+/* The XDR shape of a supported attribute's value (RFC 8881 §5.8, §3.3): its
+ * bytes (0: variable, see dec_value); bools are checked to be 0 or 1. */
+static uint32_t value_size(uint32_t attr, bool *is_bool)
+{
+	*is_bool = false;
+	switch (attr) {
+	case FATTR4_LINK_SUPPORT: case FATTR4_SYMLINK_SUPPORT: case FATTR4_NAMED_ATTR:
+	case FATTR4_UNIQUE_HANDLES: case FATTR4_CANSETTIME: case FATTR4_CASE_INSENSITIVE:
+	case FATTR4_CASE_PRESERVING: case FATTR4_CHOWN_RESTRICTED: case FATTR4_HOMOGENEOUS:
+	case FATTR4_NO_TRUNC: case FATTR4_XATTR_SUPPORT: *is_bool = true; return 4;
+	case FATTR4_TYPE: case FATTR4_FH_EXPIRE_TYPE: case FATTR4_LEASE_TIME: case FATTR4_RDATTR_ERROR:
+	case FATTR4_MAXNAME: case FATTR4_MODE: case FATTR4_NUMLINKS: case FATTR4_CLONE_BLKSIZE:
+	case FATTR4_CHANGE_ATTR_TYPE: return 4;
+	case FATTR4_FSID: return 16; /* fsid4 */
+	case FATTR4_RAWDEV: return 8; /* specdata4 */
+	case FATTR4_TIME_ACCESS: case FATTR4_TIME_DELTA: case FATTR4_TIME_METADATA:
+	case FATTR4_TIME_MODIFY: return 12; /* nfstime4 */
+	case FATTR4_SUPPORTED_ATTRS: case FATTR4_SUPPATTR_EXCLCREAT: case FATTR4_FILEHANDLE:
+	case FATTR4_OWNER: case FATTR4_OWNER_GROUP: return 0;
+	default: return 8; /* the rest of nfs4_attr_list: uint64_t */
+	}
+}
+
+/* One value of attr at d, consumed whole; false if it is not there as XDR has it. */
+static bool dec_value(struct xdr_dec *d, uint32_t attr)
+{
+	struct nfs4_bitmap b;
+	const uint8_t *p;
+	uint32_t len, n;
+	bool is_bool, v;
+
+	if ((n = value_size(attr, &is_bool)) != 0)
+		return is_bool ? xdr_dec_bool(d, &v) : xdr_dec_inline(d, n) != NULL;
+	if (attr == FATTR4_SUPPORTED_ATTRS || attr == FATTR4_SUPPATTR_EXCLCREAT)
+		return nfs4_dec_bitmap(d, &b); /* bitmap4 */
+	/* nfs_fh4 is opaque<NFS4_FHSIZE>; owner and owner_group utf8str_mixed */
+	return xdr_dec_opaque(d, attr == FATTR4_FILEHANDLE ? NFS4_FHSIZE : UINT32_MAX, &p, &len);
+}
+
+bool nfs4_attr_vals_dec(uint32_t minorversion, const struct nfs4_bitmap *req, const uint8_t *vals, uint32_t len)
+{
+	struct nfs4_bitmap sup;
+	struct xdr_dec d;
+
+	nfs4_attr_supported(minorversion, &sup);
+	xdr_dec_init(&d, vals, len);
+	for (uint32_t attr = 0; attr < 32u * NFS4_BITMAP_WORDS; attr++) {
+		if (!nfs4_bitmap_isset(req, attr))
+			continue;
+		if (!nfs4_bitmap_isset(&sup, attr) || !dec_value(&d, attr))
+			return false;
+	}
+	return xdr_dec_remaining(&d) == 0; /* RFC 8881 §3.3.7: attrlist4 holds exactly the values */
+}
+
 void nfs4_attr_encode(struct xdr_enc *e, const struct nfs4_bitmap *req, const struct nfs4_attr_src *s)
 {
 	struct nfs4_bitmap sup, done = { { 0 } };

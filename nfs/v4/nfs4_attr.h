@@ -48,6 +48,14 @@ void nfs4_attr_supported(uint32_t minorversion, struct nfs4_bitmap *out);
  */
 void nfs4_attr_encode(struct xdr_enc *e, const struct nfs4_bitmap *req, const struct nfs4_attr_src *src);
 
+/*
+ * A client's attrlist4 (VERIFY, NVERIFY) decoded against req: true when it
+ * holds exactly one well-formed value of each attribute req names, in
+ * ascending order (RFC 8881 §3.3.7); every attribute in req must be one
+ * nfs4_attr_supported() lists (the caller answers ATTRNOTSUPP first).
+ */
+bool nfs4_attr_vals_dec(uint32_t minorversion, const struct nfs4_bitmap *req, const uint8_t *vals, uint32_t len);
+
 /* nfs_ftype4 of a backend type (0 for BE_TYPE_NONE). */
 uint32_t nfs4_ftype(enum be_type t);
 

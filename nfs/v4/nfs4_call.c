@@ -97,7 +97,11 @@ static uint32_t nfs4_obj_admit(struct nfs4_svc *s, const struct nfs_export *e, s
 {
 	int err = s->call ? nfs_export_admit(e, s->call, &ob->opts) : 0;
 
-	/* RFC 8881 §2.6.3.1.1: a flavor the export does not take is WRONGSEC. */
+	/* RFC 8881 §2.6.3.1.1: a flavor the export does not take is WRONGSEC,
+	 * except for SECINFO and SECINFO_NO_NAME, which tell the client which it
+	 * takes (§2.6.3.1.1.5: they MUST NOT return WRONGSEC). */
+	if (err == EPERM && s->any_flavor)
+		err = 0;
 	if (err == EPERM)
 		return NFS4ERR_WRONGSEC;
 	if (err)

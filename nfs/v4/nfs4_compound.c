@@ -93,6 +93,43 @@ static uint32_t nfs4_op_run(struct nfs4_arena *a, struct xdr_dec *d, const struc
 	return o->execute(x, a->args, a->res);
 }
 
+/* The reply's bytes sent out of band so far (READ data, DDP items of RFC 8267), XDR padding included. */
+static size_t nfs4_ddp_bytes(const struct nfs4_ctx *x)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; x->call && i < x->call->n_ddp_out; i++)
+		n += (size_t)x->call->ddp_out[i].len + XDR_PAD(x->call->ddp_out[i].len);
+	return n;
+}
+
+/*
+ * RFC 8881 §2.10.6.4, §18.46.3: ca_maxresponsesize (ca_maxresponsesize_cached
+ * for sa_cachethis) bounds the whole reply, the data the transport sends out
+ * of band included, not only what is in the encoder (whose end is already
+ * at the limit). released: the result may use the reserve (nothing follows).
+ */
+static bool nfs4_over_sess_lim(const struct nfs4_ctx *x, const struct xdr_enc *e, size_t more, bool released)
+{
+	size_t lim = x->sess_lim;
+
+	if (lim == SIZE_MAX)
+		return false;
+	if (!released)
+		lim = lim > NFS4_REPLY_RESERVE ? lim - NFS4_REPLY_RESERVE : 0;
+	return xdr_enc_len(e) + nfs4_ddp_bytes(x) + more > lim;
+}
+
+static uint32_t nfs4_too_big(const struct nfs4_ctx *x)
+{
+	return x->too_big ? x->too_big : x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_REP_TOO_BIG;
+}
+
+uint32_t nfs4_compound_room(const struct nfs4_ctx *x, size_t more)
+{
+	return nfs4_over_sess_lim(x, x->enc, more, x->opidx + 1 >= x->numops) ? nfs4_too_big(x) : NFS4_OK;
+}
+
 /*
  * Encode one result; if it overflows, replace it by {resop, too big}
  * (RFC 7530 §16.2.3: NFS4ERR_RESOURCE; RFC 8881 §2.10.6.4: NFS4ERR_REP_TOO_BIG)
@@ -111,6 +148,8 @@ static uint32_t nfs4_op_encode(struct nfs4_arena *a, struct xdr_enc *e, const st
 		xdr_enc_u32(e, status);
 		if (o && o->encode && (status == NFS4_OK || (o->flags & NFS4_OPF_ENC_ERR)))
 			o->encode(x, e, status, a->res);
+		if (!e->overflow && nfs4_over_sess_lim(x, e, 0, pass == 1))
+			e->overflow = true;
 		if (!e->overflow)
 			return status;
 		/* Roll back, DDP items included. The last operation may use the
@@ -126,7 +165,7 @@ static uint32_t nfs4_op_encode(struct nfs4_arena *a, struct xdr_enc *e, const st
 	}
 	if (!last)
 		e->end += NFS4_REPLY_RESERVE;
-	status = x->too_big ? x->too_big : x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_REP_TOO_BIG;
+	status = nfs4_too_big(x);
 	xdr_enc_u32(e, resop);
 	xdr_enc_u32(e, status);
 	return status; /* the COMPOUND ends here: the reserve is spent */
@@ -153,6 +192,8 @@ static uint32_t nfs4_op_stream(struct nfs4_arena *a, struct xdr_dec *d, struct x
 	if (last)
 		e->end += NFS4_REPLY_RESERVE; /* nothing follows: the body may use the reserve */
 	status = e->overflow ? NFS4ERR_SERVERFAULT : nfs4_op_run(a, d, o);
+	if (!e->overflow && nfs4_over_sess_lim(x, e, 0, last))
+		e->overflow = true;
 	if (!e->overflow) {
 		if (status != NFS4_OK) {
 			e->p = start + 8;
@@ -168,7 +209,7 @@ static uint32_t nfs4_op_stream(struct nfs4_arena *a, struct xdr_dec *d, struct x
 		e->end += NFS4_REPLY_RESERVE;
 	if (x->call)
 		x->call->n_ddp_out = nddp;
-	status = x->too_big ? x->too_big : x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_REP_TOO_BIG;
+	status = nfs4_too_big(x);
 	xdr_enc_u32(e, resop);
 	xdr_enc_u32(e, status);
 	return status;
@@ -261,6 +302,7 @@ static void nfs4_ctx_reset(struct nfs4_ctx *x, const struct nfs4_compound_hdr *h
 	x->replay = NULL;
 	x->replay_len = 0;
 	x->too_big = 0;
+	x->sess_lim = SIZE_MAX;
 }
 
 void nfs4_compound_limit(struct nfs4_ctx *x, uint32_t max, uint32_t too_big)
@@ -269,6 +311,7 @@ void nfs4_compound_limit(struct nfs4_ctx *x, uint32_t max, uint32_t too_big)
 	size_t lim = x->res_start + (max > NFS4_REPLY_RESERVE ? max - NFS4_REPLY_RESERVE : 0);
 
 	x->too_big = too_big;
+	x->sess_lim = x->res_start + max;
 	if (lim < (size_t)(e->end - e->base))
 		e->end = lim > xdr_enc_len(e) ? e->base + lim : e->p;
 }

@@ -97,6 +97,8 @@ struct nfs4_ctx {
 	const uint8_t *replay;
 	uint32_t replay_len;
 	uint32_t too_big; /* status for a result that does not fit (0: RESOURCE / REP_TOO_BIG) */
+	size_t sess_lim;  /* 4.1+: offset in *enc where the session's reply limit ends, counting
+	                     the data sent out of band (call->ddp_out); SIZE_MAX: none */
 	struct nfs4_cfh cur, saved;
 };
 
@@ -130,6 +132,13 @@ enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_de
  * cached reply larger than the slot keeps).
  */
 void nfs4_compound_limit(struct nfs4_ctx *x, uint32_t max, uint32_t too_big);
+/*
+ * Before an operation produces bulk data (READ): would a result of `more`
+ * bytes (its resop and status included, out-of-band data counted) still fit
+ * the session's limit? NFS4_OK, or the status the result would get
+ * (REP_TOO_BIG / REP_TOO_BIG_TO_CACHE), so the data need not be read first.
+ */
+uint32_t nfs4_compound_room(const struct nfs4_ctx *x, size_t more);
 
 /* The calling worker thread's arena (thread-local storage, never freed per call). */
 struct nfs4_arena *nfs4_arena_get(void);

@@ -355,11 +355,12 @@ uint32_t nfs4_dtab_free(struct nfs4_dtab *t, uint64_t clientid, const struct nfs
 	return NFS4_OK;
 }
 
-uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint32_t minor,
-			    const uint8_t *fkey, uint32_t fkey_len, uint32_t access)
+uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+			    uint32_t minor, const uint8_t *fkey, uint32_t fkey_len, uint32_t access)
 {
 	struct nfs4_dl *d = NULL;
-	uint32_t status = dl_lookup(t, sid, minor, 0, &d);
+	/* RFC 8881 §8.2.2: only its client may use a delegation stateid. */
+	uint32_t status = dl_lookup(t, sid, minor, clientid, &d);
 
 	if (status != NFS4_OK)
 		return status;

@@ -158,10 +158,11 @@ uint32_t nfs4_dtab_return(struct nfs4_dtab *t, uint64_t clientid, uint32_t minor
 uint32_t nfs4_dtab_test(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid);
 /* FREE_STATEID (RFC 8881 §18.38.3): a revoked one goes (NFS4_OK); a live one is LOCKS_HELD. */
 uint32_t nfs4_dtab_free(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid);
-/* READ / WRITE with a delegation stateid (RFC 8881 §9.1.3, §10.4): NFS4_OK, BAD_STATEID
- * (unknown, another file), DELEG_REVOKED, OPENMODE (WRITE with a read delegation). */
-uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint32_t minor,
-			    const uint8_t *fkey, uint32_t fkey_len, uint32_t access);
+/* READ / WRITE with a delegation stateid of clientid (RFC 8881 §9.1.3, §10.4, §8.2.2): NFS4_OK,
+ * BAD_STATEID (unknown, another client's, another file), DELEG_REVOKED, OPENMODE (WRITE with a
+ * read delegation). */
+uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+			    uint32_t minor, const uint8_t *fkey, uint32_t fkey_len, uint32_t access);
 /* OPEN with CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH (RFC 8881 §18.16.3): sid is
  * clientid's delegation of the file (HELD or RECALLED). NFS4_OK or BAD_STATEID. */
 uint32_t nfs4_dtab_check_claim(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,

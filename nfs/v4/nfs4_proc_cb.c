@@ -51,12 +51,16 @@ uint32_t nfs4_bind_conn_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_svc *s = x->priv;
 	struct rpc_conn *conn = x->call ? x->call->conn : NULL;
 	uint64_t clientid;
+	uint32_t status;
 
 	/* RFC 8881 §18.34.3: sent without SEQUENCE, it is the only operation. */
 	if (!s->seq_new && x->numops > 1)
 		return NFS4ERR_NOT_ONLY_OP;
-	if (!nfs4_session_client(nfs4_session_state(), a->sessionid, &clientid))
-		return NFS4ERR_BADSESSION;
+	/* §2.10.8.3: a connection is bound to a session only by its client's
+	 * principal (WRONG_CRED, §15.1.6.4, as knfsd under SP4_MACH_CRED). */
+	status = nfs4_session_client(nfs4_session_state(), a->sessionid, nfs4_principal(x), &clientid);
+	if (status != NFS4_OK)
+		return status;
 	memcpy(r->sessionid, a->sessionid, NFS4_SESSIONID_SIZE);
 	bool back = (a->dir & CDFC4_BACK) && nfs4_cb_bind41(clientid, a->sessionid, conn);
 	return bind_dir(a->dir, back, &r->dir);

@@ -300,13 +300,13 @@ uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, con
 	return status;
 }
 
-uint32_t nfs4_deleg_check_io(const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey, uint32_t fkey_len,
-			     uint32_t access)
+uint32_t nfs4_deleg_check_io(uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey,
+			     uint32_t fkey_len, uint32_t access)
 {
 	if (!dl_ready)
 		return NFS4ERR_BAD_STATEID;
 	unsigned before = dl_lock();
-	uint32_t status = nfs4_dtab_check_io(&dl_tab, sid, minor, fkey, fkey_len, access);
+	uint32_t status = nfs4_dtab_check_io(&dl_tab, clientid, sid, minor, fkey, fkey_len, access);
 
 	dl_unlock(before);
 	return status;
@@ -373,7 +373,7 @@ uint32_t nfs4_delegreturn_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (!nfs4_dtab_is_deleg(&sid))
 		return NFS4ERR_BAD_STATEID;
 	/* 4.0: the stateid names the client, whose lease this renews. */
-	clientid = x->minorversion >= 1 ? nfs4_deleg_caller(x) : nfs4_stateid_clientid(&sid);
+	clientid = nfs4_sid_client(x, &sid);
 	if (x->minorversion == 0)
 		nfs4_stateid_renew(x, &sid);
 	if (!dl_ready)

@@ -74,14 +74,14 @@ uint32_t nfs4_io_file(struct nfs4_ctx *x, const struct nfs_fh *fh, const struct 
 	/* RFC 8881 §10.4.1: another client's delegation in the way (a write one
 	 * for READ, any for WRITE) is recalled; DELAY until it is back. */
 	status = nfs4_deleg_break(fh->data, fh->len,
-				  kind == NFS4_SID_ORDINARY ? nfs4_stateid_clientid(&sid) : nfs4_deleg_caller(x),
+				  kind == NFS4_SID_ORDINARY ? nfs4_sid_client(x, &sid) : nfs4_deleg_caller(x),
 				  access & NFS4_SHARE_ACCESS_WRITE ? NFS4_DL_ACC_WRITE : NFS4_DL_ACC_READ);
 	if (status != NFS4_OK)
 		return status;
 	if (kind == NFS4_SID_ORDINARY && nfs4_dtab_is_deleg(&sid)) {
 		/* A delegation stateid (RFC 8881 §9.1.3): the file opened for this
 		 * call, each I/O checked as the caller, as for the anonymous one. */
-		status = nfs4_deleg_check_io(&sid, x->minorversion, fh->data, fh->len, access);
+		status = nfs4_deleg_check_io(nfs4_sid_client(x, &sid), &sid, x->minorversion, fh->data, fh->len, access);
 		if (status == NFS4_OK)
 			status = nfs_errno_to_nfsstat4(be_file_open(
 				ob->exp->fs, &ob->o, access == NFS4_SHARE_ACCESS_READ ? BE_OPEN_READ : BE_OPEN_WRITE, f));
@@ -91,7 +91,8 @@ uint32_t nfs4_io_file(struct nfs4_ctx *x, const struct nfs_fh *fh, const struct 
 		return status;
 	}
 	if (kind == NFS4_SID_ORDINARY) {
-		status = nfs4_stab_check_io(t, &sid, x->minorversion, fh->data, fh->len, access, &io);
+		status = nfs4_stab_check_io(t, nfs4_sid_client(x, &sid), &sid, x->minorversion, fh->data, fh->len, access,
+					    &io);
 		if (status != NFS4_OK)
 			return status;
 		status = io_permit(ob, access);
@@ -173,6 +174,17 @@ uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
 			be_file_put(ob.exp->fs, f);
 		nfs4_obj_put(&ob);
 		return NFS4_OK;
+	}
+	/* RFC 8881 §2.10.6.4: a session's ca_maxresponsesize counts READ's data
+	 * too (it leaves outside the reply buffer); what the file holds from
+	 * offset is what would be sent, so a reply too big is refused before reading
+	 * (the engine checks again once it is encoded). */
+	if (status == NFS4_OK) {
+		uint64_t avail = ob.attr.size > a->offset ? ob.attr.size - a->offset : 0;
+		uint32_t want = a->count < NFS4_MAX_IO ? a->count : NFS4_MAX_IO;
+
+		want = avail < want ? (uint32_t)avail : want;
+		status = nfs4_compound_room(x, 16u + want + XDR_PAD(want)); /* resop, status, eof, length */
 	}
 	if (status == NFS4_OK)
 		status = nfs4_read_data(x, &ob, f, flags, a, &done, r);

@@ -148,7 +148,7 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (lock_seqid_begin(x, a, r, &status))
 		return status;
 	status = nfs4_stateid_resolve(x, &a->sid, &sid);
-	uint64_t caller = x->minorversion >= 1 ? ((struct nfs4_svc *)x->priv)->clientid : nfs4_stateid_clientid(&sid);
+	uint64_t caller = nfs4_sid_client(x, &sid);
 	/* RFC 8881 §8.4.2: in grace only reclaims, by clients of the previous run; afterwards none. */
 	if (status == NFS4_OK)
 		status = nfs4_grace_for(NFS4_GRACE_LOCK, caller, a->reclaim);
@@ -170,7 +170,8 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 		if (status == NFS4_OK)
 			status = nfs4_bound_note(x, clientid, "lock owner", nfs4_stab_lock_new(t, &rq, &ref));
 	} else if (status == NFS4_OK) {
-		status = nfs4_stab_lock_find(t, &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len, &ref);
+		status = nfs4_stab_lock_find(t, nfs4_sid_client(x, &sid), &sid, x->minorversion, x->cur.fh.data,
+					     x->cur.fh.len, &ref);
 	}
 	if (status == NFS4_OK) {
 		status = ref.file ? lock_apply(x, ob.exp->fs, ref.file, ref.owner_id, &lk, true, r) : NFS4ERR_SERVERFAULT;
@@ -288,7 +289,8 @@ uint32_t nfs4_locku_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = lock_range(a->locktype, a->offset, a->length, &lk);
 	if (status == NFS4_OK)
-		status = nfs4_stab_lock_find(t, &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len, &ref);
+		status = nfs4_stab_lock_find(t, nfs4_sid_client(x, &sid), &sid, x->minorversion, x->cur.fh.data,
+					     x->cur.fh.len, &ref);
 	if (status != NFS4_OK)
 		return status;
 	status = ref.file ? nfs_errno_to_nfsstat4(be_lock_unset((struct be_fs *)ref.fs, ref.file, ref.owner_id, &lk))
@@ -338,8 +340,8 @@ uint32_t nfs4_lock_free_check(struct nfs4_ctx *x, const struct nfs4_stateid *sid
 	struct nfs4_stab *t = nfs4_session_stab();
 	uint32_t status = NFS4_OK;
 
-	(void)x;
-	if (nfs4_stateid_kind(sid, 1) != NFS4_SID_ORDINARY || nfs4_stab_lock_find_any(t, sid, &ref) != NFS4_OK)
+	if (nfs4_stateid_kind(sid, 1) != NFS4_SID_ORDINARY ||
+	    nfs4_stab_lock_find_any(t, nfs4_sid_client(x, sid), sid, &ref) != NFS4_OK)
 		return NFS4_OK; /* not a lock stateid: nfs4_stab_free() answers */
 	if (ref.file && nfs4_lock_owner_holds((struct be_fs *)ref.fs, ref.file, ref.owner_id))
 		status = NFS4ERR_LOCKS_HELD;

@@ -324,10 +324,10 @@ static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, co
 	case NFS4_SID_ORDINARY:
 		/* RFC 8881 §18.30.3, §10.4: a write delegation's stateid (the Linux
 		 * client truncates with it) as for WRITE. */
-		status = nfs4_dtab_is_deleg(&sid) ? nfs4_deleg_check_io(&sid, x->minorversion, x->cur.fh.data,
-									 x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE)
-			 : nfs4_stab_check_io(nfs4_session_stab(), &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len,
-					    NFS4_SHARE_ACCESS_WRITE, &io);
+		status = nfs4_dtab_is_deleg(&sid) ? nfs4_deleg_check_io(nfs4_sid_client(x, &sid), &sid, x->minorversion,
+									 x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE)
+			 : nfs4_stab_check_io(nfs4_session_stab(), nfs4_sid_client(x, &sid), &sid, x->minorversion,
+					    x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE, &io);
 		if (status == NFS4_OK && io.file)
 			be_file_put(io.fs, io.file);
 		if (status == NFS4_OK)
@@ -344,7 +344,7 @@ static uint64_t setattr_caller(const struct nfs4_ctx *x, const struct nfs4_setat
 	struct nfs4_stateid sid = { .seqid = a->sid_seqid };
 
 	memcpy(sid.other, a->sid_other, sizeof(sid.other));
-	return nfs4_stateid_kind(&sid, x->minorversion) == NFS4_SID_ORDINARY ? nfs4_stateid_clientid(&sid)
+	return nfs4_stateid_kind(&sid, x->minorversion) == NFS4_SID_ORDINARY ? nfs4_sid_client(x, &sid)
 										: nfs4_deleg_caller(x);
 }
 
@@ -406,6 +406,10 @@ static uint32_t verify_same(struct nfs4_ctx *x, const struct nfs4_verify_args *a
 	for (uint32_t i = 0; i < NFS4_BITMAP_WORDS; i++)
 		if (a->req.w[i] & ~sup.w[i])
 			return NFS4ERR_ATTRNOTSUPP;
+	/* RFC 8881 §15.1.1.3: a value short or malformed for its attribute's
+	 * type does not decode (a 1-byte mode is not a prefix to compare). */
+	if (!nfs4_attr_vals_dec(x->minorversion, &a->req, a->vals, a->vals_len))
+		return NFS4ERR_BADXDR;
 	memset(&gr, 0, sizeof(gr));
 	status = nfs4_getattr_exec(x, &ga, &gr);
 	if (status != NFS4_OK)
@@ -413,7 +417,7 @@ static uint32_t verify_same(struct nfs4_ctx *x, const struct nfs4_verify_args *a
 	xdr_enc_init(&e, buf, sizeof(buf));
 	nfs4_getattr_enc(x, &e, NFS4_OK, &gr);
 	*same = false;
-	if (e.overflow || xdr_enc_len(&e) != hdr + 4 + ((size_t)a->vals_len + 3) / 4 * 4)
+	if (e.overflow || xdr_enc_len(&e) != hdr + 4 + (size_t)a->vals_len)
 		return NFS4_OK; /* (a value the server could not give is not the same either) */
 	for (uint32_t i = 0; i < NFS4_BITMAP_WORDS; i++)
 		if (memcmp(buf + 4 + 4 * i, (uint8_t[4]){ a->req.w[i] >> 24, a->req.w[i] >> 16, a->req.w[i] >> 8,

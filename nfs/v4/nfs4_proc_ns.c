@@ -172,7 +172,9 @@ uint32_t nfs4_secinfo_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs_fh keep = x->cur.fh;
 	uint32_t status;
 
-	/* Look the name up as LOOKUP does, then answer for what it names. */
+	/* Look the name up as LOOKUP does, then answer for what it names, under
+	 * any flavor (RFC 8881 §2.6.3.1.1.5: SECINFO MUST NOT return WRONGSEC). */
+	s->any_flavor = true;
 	status = nfs4_lookup_exec(x, args, NULL);
 	if (status == NFS4_OK) {
 		status = nfs4_obj_open(s, &x->cur.fh, &target);
@@ -180,6 +182,7 @@ uint32_t nfs4_secinfo_exec(struct nfs4_ctx *x, void *args, void *res)
 			nfs4_flavors(&target, res);
 		nfs4_obj_put(&target);
 	}
+	s->any_flavor = false;
 	x->cur.fh = keep;
 	if (status == NFS4_OK)
 		nfs4_secinfo_done(x);
@@ -194,7 +197,9 @@ uint32_t nfs4_secinfo_nn_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs_fh keep = x->cur.fh;
 	uint32_t status = NFS4_OK;
 
-	/* SECINFO_STYLE4_PARENT: the parent's flavors (LOOKUPP's rules, §18.45.3). */
+	/* SECINFO_STYLE4_PARENT: the parent's flavors (LOOKUPP's rules, §18.45.3);
+	 * under any flavor (§2.6.3.1.1.5, as SECINFO). */
+	s->any_flavor = true;
 	if (a->style == SECINFO_STYLE4_PARENT)
 		status = nfs4_lookupp_exec(x, NULL, NULL);
 	if (status == NFS4_OK) {
@@ -203,6 +208,7 @@ uint32_t nfs4_secinfo_nn_exec(struct nfs4_ctx *x, void *args, void *res)
 			nfs4_flavors(&ob, res);
 		nfs4_obj_put(&ob);
 	}
+	s->any_flavor = false;
 	x->cur.fh = keep;
 	if (status == NFS4_OK)
 		nfs4_secinfo_done(x);

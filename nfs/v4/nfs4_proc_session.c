@@ -10,6 +10,7 @@
  * reports a path that is down); no state protection (SP4_NONE), no persistent sessions; leases are expired lazily
  * at each EXCHANGE_ID.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -121,6 +122,19 @@ static void nfs4_client_freed(uint64_t clientid)
 	nfs4_lock_notify_client_gone(clientid);
 }
 
+/* RFC 8881 §2.10.8.3: session ids and confirm verifiers from the kernel's
+ * CSPRNG (GRND_NONBLOCK: never wait; before the pool is ready, false and
+ * nfs4_state's own generator, seeded below). */
+static bool nfs4_random(void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = getrandom(buf, len, GRND_NONBLOCK);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len;
+}
+
 void nfs4_session_init(void)
 {
 	uint64_t seed = 0;
@@ -132,6 +146,7 @@ void nfs4_session_init(void)
 		seed = (uint64_t)clock();
 	/* One boot value for both: a stateid names its clientid (nfs4_stateid_clientid()). */
 	nfs4_state_init(&nfs4_st, boot, seed, nfs4_lease);
+	nfs4_st.random = nfs4_random;
 	if (nfs4_max_clients)
 		nfs4_state_set_max_clients(&nfs4_st, nfs4_max_clients);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
@@ -342,19 +357,54 @@ void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, c
 	nfs4_enc_sequence(e, &r->args, r->highest, r->target, r->status_flags);
 }
 
-/* After the COMPOUND: the slot it took keeps its reply (RFC 8881 §2.10.6.1). A
- * reply with data moved out of band (READLINK in a Write chunk) is not kept:
- * its bytes are not all in the buffer. */
+/*
+ * A reply with data moved out of band (READ's, READLINK's in a Write chunk)
+ * put together in buf (cap bytes) as it goes on the wire: its length, or 0
+ * when it cannot be (data in the payload pipe, or too long: the engine's
+ * session limit has already answered REP_TOO_BIG_TO_CACHE for those).
+ */
+static size_t reply_with_ddp(const struct nfs4_ctx *x, const struct xdr_enc *e, uint8_t *buf, size_t cap)
+{
+	const struct rpc_call *c = x->call;
+	size_t pos = x->res_start, n = 0, end = xdr_enc_len(e);
+
+	for (unsigned i = 0; i < c->n_ddp_out; i++) {
+		const struct rpc_ddp_out *o = &c->ddp_out[i];
+		size_t inl = o->offset - pos, pad = XDR_PAD(o->len);
+
+		if (o->piped || o->offset < pos || o->offset > end || n + inl + o->len + pad > cap)
+			return 0;
+		memcpy(buf + n, e->base + pos, inl);
+		memcpy(buf + n + inl, o->data, o->len);
+		memset(buf + n + inl + o->len, 0, pad);
+		n += inl + o->len + pad;
+		pos = o->offset;
+	}
+	if (n + (end - pos) > cap)
+		return 0;
+	memcpy(buf + n, e->base + pos, end - pos);
+	return n + (end - pos);
+}
+
+/* After the COMPOUND: the slot it took keeps its reply (RFC 8881 §2.10.6.1),
+ * data sent out of band included (s->replay serves as the scratch: a replay
+ * has already been answered by now). */
 void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e)
 {
 	struct nfs4_svc *s = x->priv;
+	const uint8_t *reply = e->base + x->res_start;
+	size_t len = xdr_enc_len(e) - x->res_start;
 	bool keep;
 
 	if (!s->seq_new)
 		return;
-	keep = s->seq_cachethis && !(x->call && x->call->n_ddp_out);
-	nfs4_slot_done(&nfs4_st, s->seq_sid, s->seq_slot, keep, e->base + x->res_start,
-		       (uint32_t)(xdr_enc_len(e) - x->res_start));
+	keep = s->seq_cachethis;
+	if (keep && x->call && x->call->n_ddp_out) {
+		len = reply_with_ddp(x, e, s->replay, sizeof(s->replay));
+		reply = s->replay;
+		keep = len != 0;
+	}
+	nfs4_slot_done(&nfs4_st, s->seq_sid, s->seq_slot, keep, reply, (uint32_t)len);
 	s->seq_new = false;
 }
 
@@ -364,8 +414,8 @@ uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	uint32_t status;
 
-	(void)x, (void)res;
-	status = nfs4_destroy_session(&nfs4_st, a->sessionid);
+	(void)res;
+	status = nfs4_destroy_session(&nfs4_st, a->sessionid, nfs4_principal(x));
 	if (status == NFS4_OK)
 		nfs4_cb_session_gone(a->sessionid); /* its back channel goes with it */
 	return status;
@@ -378,7 +428,7 @@ uint32_t nfs4_destroy_clientid_exec(struct nfs4_ctx *x, void *args, void *res)
 	(void)res;
 	if (nfs4_not_only_op(x))
 		return NFS4ERR_NOT_ONLY_OP;
-	return nfs4_destroy_clientid(&nfs4_st, a->clientid);
+	return nfs4_destroy_clientid(&nfs4_st, a->clientid, nfs4_principal(x));
 }
 
 /* RFC 8881 §18.51.3: for the client of the COMPOUND's session (SEQUENCE came first). */

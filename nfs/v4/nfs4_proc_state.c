@@ -89,6 +89,19 @@ void nfs4_stateid_renew(struct nfs4_ctx *x, const struct nfs4_stateid *sid)
 		nfs4_renew(nfs4_session_state(), nfs4_stateid_clientid(sid), nfs4_session_now());
 }
 
+/* RFC 8881 §8.2.2: a 4.1+ stateid must be the session's client's (every
+ * stateful operation comes after SEQUENCE, RFC 8881 §2.10.6); 4.0 has no
+ * session, so an operation that names no owner goes by the stateid's client,
+ * as knfsd's set_client() does (OPEN and LOCK's new lock owner name theirs). */
+uint64_t nfs4_sid_client(const struct nfs4_ctx *x, const struct nfs4_stateid *sid)
+{
+	const struct nfs4_svc *s = x->priv;
+
+	if (x->minorversion >= 1)
+		return s ? s->clientid : 0;
+	return nfs4_stateid_clientid(sid);
+}
+
 /* The client an operation acts for: 4.0 names it, 4.1 has it from SEQUENCE. */
 uint32_t nfs4_op_client(struct nfs4_ctx *x, uint64_t clientid40, uint64_t *clientid)
 {
@@ -198,6 +211,7 @@ static uint32_t sid_op_exec(struct nfs4_ctx *x, void *args, void *res, int which
 	status = nfs4_stateid_resolve(x, &a->sid, &sid);
 	if (status != NFS4_OK)
 		return status;
+	sq.clientid = nfs4_sid_client(x, &sid);
 	if (which == OP_OPEN_CONFIRM)
 		status = nfs4_stab_confirm(nfs4_session_stab(), &sid, sq, &r->sid);
 	else if (which == OP_OPEN_DOWNGRADE)

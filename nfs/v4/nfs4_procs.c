@@ -268,6 +268,7 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	svc.seq_new = false;
 	svc.cur_sid_set = false;
 	svc.saved_sid_set = false;
+	svc.any_flavor = false;
 	out = nfs4_compound_run(a, &c->args, &c->res, &status);
 	nfs4_sequence_done(&a->ctx, &c->res);
 	nfs4_svc_end(&svc);

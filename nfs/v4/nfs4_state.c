@@ -252,8 +252,15 @@ static void chan_negotiate(struct nfs4_chan_attrs *a)
 	a->maxrequests = clamp(a->maxrequests, 1, NFS4_STATE_MAX_SLOTS);
 }
 
+/* The server's unguessable values (session ids, 4.0 confirm verifiers): the
+ * caller's CSPRNG (st->random: getrandom(2) in the daemon), else (unit tests)
+ * a seeded xorshift, deterministic. */
 static uint64_t rnd_next(struct nfs4_state *st)
 {
+	uint64_t r;
+
+	if (st->random && st->random(&r, sizeof(r)))
+		return r;
 	st->rnd ^= st->rnd << 13;
 	st->rnd ^= st->rnd >> 7;
 	st->rnd ^= st->rnd << 17;
@@ -438,29 +445,50 @@ void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONI
 	pthread_mutex_unlock(&st->lock);
 }
 
-uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE])
+/*
+ * Client ID and session maintenance by another principal than the one that
+ * made the client ID (RFC 8881 §2.10.8.3: what a forged session id or client
+ * id would let an attacker do; §15.1.6.4, and §15.2's lists for
+ * DESTROY_SESSION and DESTROY_CLIENTID: NFS4ERR_WRONG_CRED). rnfsd offers
+ * only SP4_NONE, under which the RFC asks nothing, so this is knfsd's
+ * SP4_MACH_CRED rule (nfsd4_mach_creds_match) applied always, with
+ * AUTH_SYS's uid and gid as the principal (its same_creds()).
+ */
+static bool principal_ok(const struct nfs4_client *c, uint64_t principal)
+{
+	return c->principal == principal;
+}
+
+uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],
+			      uint64_t principal)
 {
 	struct nfs4_session *s;
 	unsigned ci, si;
+	uint32_t status = NFS4ERR_BADSESSION; /* RFC 8881 §18.37.3 */
 
 	pthread_mutex_lock(&st->lock);
 	s = session_by_id(st, sessionid, &ci, &si);
-	if (s) {
+	if (s && !principal_ok(st->clients[ci], principal)) {
+		status = NFS4ERR_WRONG_CRED;
+	} else if (s) {
 		st->clients[ci]->sessions[si] = NULL;
 		session_free(st, s);
+		status = NFS4_OK;
 	}
 	pthread_mutex_unlock(&st->lock);
-	return s ? NFS4_OK : NFS4ERR_BADSESSION; /* RFC 8881 §18.37.3 */
+	return status;
 }
 
-uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid)
+uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid, uint64_t principal)
 {
 	uint32_t status = NFS4ERR_STALE_CLIENTID;
 	int i;
 
 	pthread_mutex_lock(&st->lock);
 	i = client_by_id(st, clientid);
-	if (i >= 0) {
+	if (i >= 0 && !principal_ok(st->clients[i], principal)) {
+		status = NFS4ERR_WRONG_CRED;
+	} else if (i >= 0) {
 		status = NFS4_OK;
 		/* RFC 8881 §18.50.3: not while it has sessions. */
 		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
@@ -516,17 +544,21 @@ bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner,
 	return i >= 0;
 }
 
-bool nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint64_t *clientid)
+uint32_t nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint64_t principal,
+			     uint64_t *clientid)
 {
 	struct nfs4_session *s;
 	unsigned ci, si;
+	uint32_t status = NFS4ERR_BADSESSION;
 
 	pthread_mutex_lock(&st->lock);
 	s = session_by_id(st, sessionid, &ci, &si);
-	if (s)
+	if (s) {
 		*clientid = s->client->clientid;
+		status = principal_ok(s->client, principal) ? NFS4_OK : NFS4ERR_WRONG_CRED;
+	}
 	pthread_mutex_unlock(&st->lock);
-	return s != NULL;
+	return status;
 }
 
 bool nfs4_client_cb40(struct nfs4_state *st, uint64_t clientid, struct nfs4_cb_info *cb)

@@ -6,7 +6,8 @@
  * (with its one-slot replay cache), SEQUENCE (slot table and reply cache,
  * exactly-once semantics), DESTROY_SESSION, DESTROY_CLIENTID,
  * RECLAIM_COMPLETE and lease expiry, as a pure module: no XDR, no sockets;
- * time and randomness come from the caller. nfs4_proc_session.c puts it
+ * time and randomness come from the caller (st->random: session ids and
+ * confirm verifiers must be unguessable, RFC 8881 §2.10.8.3). nfs4_proc_session.c puts it
  * behind the COMPOUND operations.
  *
  * Memory: bounded. At most max_clients client records ([nfsv4] max-clients,
@@ -64,6 +65,7 @@
 #define NFS4ERR_COMPLETE_ALREADY 10054u
 #define NFS4ERR_CLIENTID_BUSY 10074u
 #define NFS4ERR_DEADSESSION 10078u
+#define NFS4ERR_WRONG_CRED 10082u
 
 /* channel_attrs4 (RFC 8881 §18.36.1), rdma_ird left out (never offered). */
 struct nfs4_chan_attrs {
@@ -123,7 +125,9 @@ struct nfs4_state {
 	uint32_t boot;             /* high half of every clientid: this server instance */
 	uint32_t next_id;          /* low half */
 	uint32_t lease;            /* seconds */
-	uint64_t rnd;              /* xorshift state for session ids */
+	uint64_t rnd;              /* xorshift state for session ids when random is NULL (tests) */
+	/* The caller's CSPRNG (getrandom(2)): fills len bytes, true; false: use rnd. May be NULL. */
+	bool (*random)(void *buf, size_t len);
 	struct nfs4_client *clients[NFS4_STATE_MAX_CLIENTS];
 	unsigned nclients;
 	unsigned max_clients;      /* [nfsv4] max-clients, 1..NFS4_STATE_MAX_CLIENTS */
@@ -209,16 +213,21 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessioni
 void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint32_t slotid,
 		    bool cachethis, const uint8_t *reply, uint32_t len);
 
-uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE]);
-uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid);
+/* DESTROY_SESSION, DESTROY_CLIENTID by principal: NFS4ERR_WRONG_CRED unless it is the one
+ * that made the client ID (RFC 8881 §2.10.8.3, §15.1.6.4; see principal_ok()). */
+uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE],
+			      uint64_t principal);
+uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid, uint64_t principal);
 uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid);
 /* RFC 8881 §18.51.3: a 4.1 client takes no new lock or open before its
  * RECLAIM_COMPLETE (NFS4ERR_GRACE); true for 4.0 clients and unknown ids. */
 bool nfs4_client_may_lock(struct nfs4_state *st, uint64_t clientid);
 /* The owner (co_ownerid) of a client: true and *len set (owner holds NFS4_OWNER_MAX bytes), or false. */
 bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len);
-/* The client of a session (BIND_CONN_TO_SESSION): false if there is no such session. */
-bool nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint64_t *clientid);
+/* The client of a session (BIND_CONN_TO_SESSION) for principal: NFS4_OK, NFS4ERR_BADSESSION (no
+ * such session), NFS4ERR_WRONG_CRED (another principal's client, as DESTROY_SESSION). */
+uint32_t nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint64_t principal,
+			     uint64_t *clientid);
 /* A confirmed 4.0 client's callback information (SETCLIENTID's, as confirmed). */
 bool nfs4_client_cb40(struct nfs4_state *st, uint64_t clientid, struct nfs4_cb_info *cb);
 /* Client records and sessions now (statistics). */

@@ -224,11 +224,12 @@ static bool was_expired(const struct nfs4_stab *t, uint32_t low)
 }
 
 /*
- * RFC 8881 §8.2.4 / RFC 7530 §9.1.4: an ordinary stateid to its open.
- * Returns NFS4_OK with *out, or STALE_STATEID, EXPIRED, BAD_STATEID,
- * OLD_STATEID (*out is set whenever the open exists).
+ * RFC 8881 §8.2.4 / RFC 7530 §9.1.4: an ordinary stateid of client clientid
+ * (the caller's: see nfs4_stateid.h) to its open. Returns NFS4_OK with *out,
+ * or STALE_STATEID, EXPIRED, BAD_STATEID, OLD_STATEID (*out is set whenever
+ * the open exists and is clientid's).
  */
-static uint32_t open_lookup(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+static uint32_t open_lookup(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor,
 			    struct nfs4_open **out)
 {
 	struct nfs4_open *op;
@@ -240,8 +241,15 @@ static uint32_t open_lookup(struct nfs4_stab *t, const struct nfs4_stateid *sid,
 	if (be32_get(sid->other) != t->boot)
 		return minor >= 1 ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
 	op = open_find(t, sid->other);
+	/* RFC 8881 §8.2.2: a stateid is meaningful only to the client it was
+	 * issued to; another client's is unknown to the caller (BAD_STATEID, as
+	 * knfsd's find_stateid_by_type under cstate->clp), expired or not. */
+	if (op && op->owner->cl->clientid != clientid)
+		return NFS4ERR_BAD_STATEID;
 	if (!op)
-		return was_expired(t, be32_get(sid->other + 4)) ? NFS4ERR_EXPIRED : NFS4ERR_BAD_STATEID;
+		return be32_get(sid->other + 4) == (uint32_t)clientid && was_expired(t, (uint32_t)clientid)
+			       ? NFS4ERR_EXPIRED
+			       : NFS4ERR_BAD_STATEID;
 	*out = op; /* found, even when its seqid is wrong (4.0 owners record the error) */
 	/* RFC 8881 §8.2.2: seqid 0 is "the current one" in 4.1+. */
 	if (!(minor >= 1 && sid->seqid == 0) && sid->seqid != op->sid.seqid)
@@ -250,10 +258,10 @@ static uint32_t open_lookup(struct nfs4_stab *t, const struct nfs4_stateid *sid,
 }
 
 /* An ordinary open stateid (not a lock stateid): as open_lookup(). */
-static uint32_t open_lookup_open(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
-				 struct nfs4_open **out)
+static uint32_t open_lookup_open(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+				 uint32_t minor, struct nfs4_open **out)
 {
-	uint32_t status = open_lookup(t, sid, minor, out);
+	uint32_t status = open_lookup(t, clientid, sid, minor, out);
 
 	if (status != NFS4ERR_BAD_STATEID && status != NFS4ERR_STALE_STATEID && status != NFS4ERR_EXPIRED &&
 	    (*out)->kind != NFS4_ST_OPEN) {
@@ -757,14 +765,14 @@ uint32_t nfs4_stab_open(struct nfs4_stab *t, const struct nfs4_open_req *rq, str
 
 /* ---- I/O ---- */
 
-uint32_t nfs4_stab_check_io(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_check_io(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor,
 			    const uint8_t *fkey, uint32_t fkey_len, uint32_t access, struct nfs4_sid_io *io)
 {
 	struct nfs4_open *op;
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, minor, &op);
+	status = open_lookup(t, clientid, sid, minor, &op);
 	if (status != NFS4_OK)
 		goto out;
 	if (op->kind == NFS4_ST_LOCK)
@@ -827,7 +835,7 @@ uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, 
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup_open(t, sid, sq.minor, &op);
+	status = open_lookup_open(t, sq.clientid, sid, sq.minor, &op);
 	if (status == NFS4_OK && op->owner->confirmed)
 		status = NFS4ERR_BAD_STATEID; /* RFC 7530 §16.20.5: only for an unconfirmed owner */
 	if (status == NFS4_OK) {
@@ -848,7 +856,7 @@ uint32_t nfs4_stab_downgrade(struct nfs4_stab *t, const struct nfs4_stateid *sid
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup_open(t, sid, sq.minor, &op);
+	status = open_lookup_open(t, sq.clientid, sid, sq.minor, &op);
 	if (status == NFS4_OK && !op->owner->confirmed)
 		status = NFS4ERR_BAD_STATEID;
 	/* RFC 8881 §18.18.3: subsets of what is held, each a mode once opened with. */
@@ -877,7 +885,7 @@ uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, st
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup_open(t, sid, sq.minor, &op);
+	status = open_lookup_open(t, sq.clientid, sid, sq.minor, &op);
 	if (status == NFS4_OK) {
 		*out = op->sid;
 		out->seqid = seqid_next(out->seqid);
@@ -900,10 +908,8 @@ uint32_t nfs4_stab_test(struct nfs4_stab *t, uint64_t clientid, const struct nfs
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, 1, &op);
-	/* RFC 8881 §18.48.3: another client's stateid is not this one's to test. */
-	if (status == NFS4_OK && op->owner->cl->clientid != clientid)
-		status = NFS4ERR_BAD_STATEID;
+	/* RFC 8881 §18.48.3: another client's stateid is not this one's to test (open_lookup). */
+	status = open_lookup(t, clientid, sid, 1, &op);
 	pthread_mutex_unlock(&t->lock);
 	return status;
 }
@@ -914,9 +920,7 @@ uint32_t nfs4_stab_free(struct nfs4_stab *t, uint64_t clientid, const struct nfs
 	uint32_t status;
 
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, 1, &op);
-	if (status == NFS4_OK && op->owner->cl->clientid != clientid)
-		status = NFS4ERR_BAD_STATEID;
+	status = open_lookup(t, clientid, sid, 1, &op);
 	/* RFC 8881 §18.38.3: an open stateid is freed by CLOSE; a lock stateid here
 	 * (the caller made sure its owner holds no lock on the file any more). */
 	if (status == NFS4_OK && op->kind == NFS4_ST_OPEN)
@@ -1008,13 +1012,13 @@ static uint32_t lock_new_locked(struct nfs4_stab *t, const struct nfs4_lock_req 
 	struct nfs4_stab_client *c;
 	struct nfs4_lowner *lo;
 	struct nfs4_open *op, *lk;
-	uint32_t status = open_lookup_open(t, &rq->sid, rq->minor, &op);
+	/* RFC 8881 §18.10.3: the open is this client's (open_lookup), for this file, and confirmed. */
+	uint32_t status = open_lookup_open(t, rq->clientid, &rq->sid, rq->minor, &op);
 
 	if (status != NFS4_OK)
 		return status;
-	/* RFC 8881 §18.10.3: the open is this client's, for this file, and confirmed. */
 	c = op->owner->cl;
-	if (c->clientid != rq->clientid || !same_file(op, rq->fkey, rq->fkey_len) || !op->owner->confirmed)
+	if (!same_file(op, rq->fkey, rq->fkey_len) || !op->owner->confirmed)
 		return NFS4ERR_BAD_STATEID;
 	lo = lowner_find(c, rq->owner, rq->owner_len);
 	/* RFC 7530 §9.1.4.1: one lock stateid per (lock owner, open); a new owner has none yet. */
@@ -1044,7 +1048,7 @@ uint32_t nfs4_stab_lock_new(struct nfs4_stab *t, const struct nfs4_lock_req *rq,
 	return status;
 }
 
-uint32_t nfs4_stab_lock_find(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_lock_find(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor,
 			     const uint8_t *fkey, uint32_t fkey_len, struct nfs4_lock_ref *ref)
 {
 	struct nfs4_open *lk;
@@ -1052,7 +1056,7 @@ uint32_t nfs4_stab_lock_find(struct nfs4_stab *t, const struct nfs4_stateid *sid
 
 	memset(ref, 0, sizeof(*ref));
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, minor, &lk);
+	status = open_lookup(t, clientid, sid, minor, &lk);
 	if (status == NFS4_OK && (lk->kind != NFS4_ST_LOCK || !same_file(lk, fkey, fkey_len)))
 		status = NFS4ERR_BAD_STATEID;
 	if (status == NFS4_OK)
@@ -1061,14 +1065,15 @@ uint32_t nfs4_stab_lock_find(struct nfs4_stab *t, const struct nfs4_stateid *sid
 	return status;
 }
 
-uint32_t nfs4_stab_lock_find_any(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_lock_ref *ref)
+uint32_t nfs4_stab_lock_find_any(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+				 struct nfs4_lock_ref *ref)
 {
 	struct nfs4_open *lk;
 	uint32_t status;
 
 	memset(ref, 0, sizeof(*ref));
 	pthread_mutex_lock(&t->lock);
-	status = open_lookup(t, sid, 1, &lk);
+	status = open_lookup(t, clientid, sid, 1, &lk);
 	if (status == NFS4_OK && lk->kind != NFS4_ST_LOCK)
 		status = NFS4ERR_BAD_STATEID;
 	if (status == NFS4_OK)

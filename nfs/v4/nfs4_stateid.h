@@ -20,6 +20,15 @@
  * lease expiry, EXPIRED (remembered for the last NFS4_STAB_EXPIRED_RING
  * clients); otherwise unknown is BAD_STATEID.
  *
+ * Whose stateid (RFC 8881 §8.2.2: a stateid is meaningful only to the client
+ * it was issued to): every lookup takes the caller's clientid and answers
+ * BAD_STATEID for another client's stateid, as if it were unknown. The
+ * caller's client is the session's in NFSv4.1+ and, in NFSv4.0 (no session),
+ * the owner's where the operation names one (OPEN, LOCK's open_to_lock_owner4)
+ * and otherwise the stateid's own (READ, WRITE, SETATTR, CLOSE, LOCKU...: as
+ * knfsd's set_client() from si_opaque.so_clid; 4.0 stateids are guessable by
+ * design, RFC 7530 §9.1.4), see nfs4_sid_client().
+ *
  * Open stateid seqid (RFC 8881 §8.2.2): 1 at creation, +1 on every OPEN
  * upgrade, OPEN_DOWNGRADE and OPEN_CONFIRM; after 0xffffffff comes 1. A
  * request's seqid lower than the current one is OLD_STATEID, higher is
@@ -201,13 +210,13 @@ struct nfs4_sid_io {
 	uint32_t access, deny;
 };
 /*
- * An ordinary open stateid of the COMPOUND's file (fkey) for I/O: access is
+ * An ordinary open stateid of client clientid and the COMPOUND's file (fkey) for I/O: access is
  * NFS4_SHARE_ACCESS_READ or _WRITE (READ is allowed through an open for
  * writing too, as knfsd). NFS4_OK (io filled, a file reference taken),
- * STALE_STATEID, BAD_STATEID (unknown, another file, a seqid from the future,
+ * STALE_STATEID, BAD_STATEID (unknown, another client's, another file, a seqid from the future,
  * 4.0 unconfirmed), OLD_STATEID, EXPIRED, OPENMODE.
  */
-uint32_t nfs4_stab_check_io(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_check_io(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor,
 			    const uint8_t *fkey, uint32_t fkey_len, uint32_t access, struct nfs4_sid_io *io);
 /*
  * Does an I/O without open state (anonymous stateid, NFSv3, or bypass for
@@ -228,7 +237,8 @@ void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fk
  */
 struct nfs4_sid_seq {
 	uint32_t minor;
-	uint32_t seqid; /* minor 0 only */
+	uint32_t seqid;    /* minor 0 only */
+	uint64_t clientid; /* the caller's (nfs4_sid_client()) */
 };
 /* OPEN_CONFIRM (RFC 7530 §16.20): the owner confirmed, the stateid's seqid + 1 (*out). */
 uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,
@@ -275,10 +285,11 @@ struct nfs4_lock_ref {
  * OLD, EXPIRED, RESOURCE / DELAY. */
 uint32_t nfs4_stab_lock_new(struct nfs4_stab *t, const struct nfs4_lock_req *rq, struct nfs4_lock_ref *ref);
 /* LOCK with an existing lock owner, LOCKU, FREE_STATEID's check: a lock stateid of the file. */
-uint32_t nfs4_stab_lock_find(struct nfs4_stab *t, const struct nfs4_stateid *sid, uint32_t minor,
+uint32_t nfs4_stab_lock_find(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor,
 			     const uint8_t *fkey, uint32_t fkey_len, struct nfs4_lock_ref *ref);
 /* A lock stateid whatever its file (FREE_STATEID). */
-uint32_t nfs4_stab_lock_find_any(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_lock_ref *ref);
+uint32_t nfs4_stab_lock_find_any(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+				 struct nfs4_lock_ref *ref);
 /* After a granted LOCK or a LOCKU: the lock stateid's seqid + 1 (*out). */
 uint32_t nfs4_stab_lock_bump(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_stateid *out);
 /* The lock owners with a lock stateid on the file (up to max ids): DENIED's candidates. */

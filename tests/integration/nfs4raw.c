@@ -55,10 +55,15 @@ void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops)
 
 int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
 {
+	enum raw_recv_result got;
 	uint32_t len;
 	int st;
 
-	if (raw_call_as(&k->c, ++k->xid, RAW_NFS_PROG, 4, 1, k->uid, k->gid, a->p, a->len, r) != RAW_RECV_OK)
+	if (k->auth_none)
+		got = raw_call_none(&k->c, ++k->xid, RAW_NFS_PROG, 4, 1, a->p, a->len, r);
+	else
+		got = raw_call_as(&k->c, ++k->xid, RAW_NFS_PROG, 4, 1, k->uid, k->gid, a->p, a->len, r);
+	if (got != RAW_RECV_OK)
 		return -1;
 	if (r->reply_stat != 0 || r->accept_stat != 0)
 		return -1;

@@ -77,6 +77,7 @@ struct n4_client {
 	uint32_t minor;          /* 0, 1 or 2 */
 	uint32_t xid;
 	uint32_t uid, gid;       /* AUTH_SYS credential of every call (0, 0 by default) */
+	bool auth_none;          /* send AUTH_NONE instead (uid, gid unused) */
 	uint64_t cid;            /* clientid4 */
 	uint8_t session[16];     /* 4.1+: sessionid4 */
 	uint32_t slot_seq;       /* 4.1+: the last sa_sequenceid sent on slot 0 */

@@ -4,7 +4,8 @@
  * (u32, u64, bool, fsid4, nfstime4, specdata4, numeric owner strings,
  * filehandle, nested bitmaps), ascending order, attributes the object lacks
  * or rnfsd does not support left out of the returned mask, the attrlist4
- * length, and an encoder that overflows without writing past its end.
+ * length, and an encoder that overflows without writing past its end; a
+ * client's attrlist4 (VERIFY) decoded against its bitmap.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -208,6 +209,55 @@ static void test_overflow(void **state)
 	}
 }
 
+/* VERIFY's attrlist4 decoded against its bitmap (issue 24 defect 9): what the
+ * encoder writes decodes, for every supported attribute of every minor
+ * version; any shorter list, trailing bytes, a bool other than 0/1, an
+ * over-long handle do not. */
+static void test_vals_dec(void **state)
+{
+	struct be_attr a = sample();
+	struct nfs_fh fh = { .len = 5, .data = { 1, 2, 3, 4, 5 } };
+	struct be_statfs sf = { .total_bytes = 1 };
+	struct nfs4_fs_facts facts = { .clone_blksize = 4096, .xattr_support = true };
+	struct nfs4_bitmap all = { { 0xffffffffu, 0xffffffffu, 0xffffffffu } }, mask, one = { { 0 } };
+	uint8_t v[16];
+	struct xdr_dec d;
+
+	(void)state;
+	for (uint32_t minor = 0; minor <= 2; minor++) {
+		struct nfs4_attr_src s = { .a = &a, .fh = &fh, .minorversion = minor, .sf = &sf, .facts = &facts };
+		size_t len = encode(&all, &s, &mask, &d);
+		const uint8_t *vals = d.p;
+
+		assert_true(nfs4_attr_vals_dec(minor, &mask, vals, (uint32_t)len));
+		for (size_t l = 0; l < len; l++)
+			assert_false(nfs4_attr_vals_dec(minor, &mask, vals, (uint32_t)l));
+		memcpy(buf + 2048, vals, len);
+		memset(buf + 2048 + len, 0, 4);
+		assert_false(nfs4_attr_vals_dec(minor, &mask, buf + 2048, (uint32_t)len + 4));
+	}
+	/* A 1-3 byte mode; a bool of 2; a handle over NFS4_FHSIZE; an unsupported attribute. */
+	nfs4_bitmap_set(&one, FATTR4_MODE);
+	memset(v, 0, sizeof(v));
+	for (uint32_t l = 1; l < 4; l++)
+		assert_false(nfs4_attr_vals_dec(0, &one, v, l));
+	assert_true(nfs4_attr_vals_dec(0, &one, v, 4));
+	one = (struct nfs4_bitmap){ { 0 } };
+	nfs4_bitmap_set(&one, FATTR4_NO_TRUNC);
+	v[3] = 2;
+	assert_false(nfs4_attr_vals_dec(0, &one, v, 4));
+	v[3] = 1;
+	assert_true(nfs4_attr_vals_dec(0, &one, v, 4));
+	one = (struct nfs4_bitmap){ { 0 } };
+	nfs4_bitmap_set(&one, FATTR4_FILEHANDLE);
+	memset(buf, 0, 4 + NFS4_FHSIZE + 4);
+	buf[2] = (NFS4_FHSIZE + 4) >> 8, buf[3] = (uint8_t)(NFS4_FHSIZE + 4);
+	assert_false(nfs4_attr_vals_dec(0, &one, buf, 4 + NFS4_FHSIZE + 4));
+	one = (struct nfs4_bitmap){ { 0 } };
+	nfs4_bitmap_set(&one, FATTR4_ACL);
+	assert_false(nfs4_attr_vals_dec(0, &one, v, 4));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_left_out),
 		cmocka_unit_test(test_fs_space),
 		cmocka_unit_test(test_overflow),
+		cmocka_unit_test(test_vals_dec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,8 @@
  * the current/saved filehandle (PUTFH, GETFH, SAVEFH, RESTOREFH,
  * BADHANDLE), the NFSv4.1 positional rules (SEQUENCE first,
  * OP_NOT_IN_SESSION, SEQUENCE_POS, 4.0-only operations NOTSUPP), the reply
- * limit (RESOURCE / REP_TOO_BIG at every size, never past the limit), too
+ * limit (RESOURCE / REP_TOO_BIG at every size, never past the limit; a
+ * session's limit counting data sent out of band), too
  * many operations, a header that does not decode and a reply buffer too small.
  */
 #include <setjmp.h>
@@ -459,6 +460,75 @@ static void test_session_limit(void **state)
 	ops[OP_SEQUENCE] = saved;
 }
 
+/* READ here: n bytes of data sent out of band (as rpc_enc_ddp() records them);
+ * with room_first, execute asks nfs4_compound_room() first, as READ does. */
+static struct rpc_call ddp_call;
+static bool room_first;
+static uint8_t ddp_data[256];
+
+static uint32_t exec_ddp(struct nfs4_ctx *x, void *args, void *res)
+{
+	uint32_t n = ((struct u32_args *)args)->v;
+
+	*(uint32_t *)res = n;
+	return room_first ? nfs4_compound_room(x, 16u + n + XDR_PAD(n)) : NFS4_OK;
+}
+
+static void enc_ddp(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	uint32_t n = *(const uint32_t *)res;
+
+	(void)status;
+	xdr_enc_u32(e, 1); /* eof */
+	xdr_enc_u32(e, n);
+	x->call->ddp_out[x->call->n_ddp_out++] =
+		(struct rpc_ddp_out){ .offset = xdr_enc_len(e), .len = n, .data = ddp_data };
+}
+
+static uint32_t exec_limit_100(struct nfs4_ctx *x, void *args, void *res)
+{
+	(void)args, (void)res;
+	nfs4_compound_limit(x, 100, NFS4ERR_REP_TOO_BIG);
+	return NFS4_OK;
+}
+
+/* RFC 8881 §2.10.6.4: data sent outside the reply buffer counts against the
+ * session's limit too (issue 24 defect 8), whether READ asks first or the
+ * engine finds it after encoding; the DDP items of a refused result go. */
+static void test_session_limit_ddp(void **state)
+{
+	struct nfs4_op saved = ops[OP_SEQUENCE], saved_read = ops[OP_READ];
+
+	(void)state;
+	ops[OP_SEQUENCE].execute = exec_limit_100;
+	ops[OP_READ] = (struct nfs4_op){ "READ", dec_u32, exec_ddp, enc_ddp, sizeof(struct u32_args), 4, 0 };
+	for (int pass = 0; pass < 2; pass++) {
+		room_first = pass == 1;
+		for (uint32_t n = 0; n <= 120; n++) {
+			uint32_t status;
+			call_begin("", 1, 2);
+			op(OP_SEQUENCE);
+			op_arg(OP_READ, n);
+			ddp_call.n_ddp_out = 0;
+			arena.ctx.call = &ddp_call;
+			xdr_dec_init(&rd, msg, xdr_enc_len(&mb));
+			struct xdr_enc e;
+			xdr_enc_init(&e, reply, sizeof(reply));
+			arena.ctx.ops = ops, arena.ctx.minor_max = 2, arena.ctx.reply_max = 0;
+			assert_int_equal(nfs4_compound_run(&arena, &rd, &e, &status), NFS4_COMPOUND_DONE);
+			arena.ctx.call = NULL;
+			/* header 12, SEQUENCE 8, READ 8 + eof 4 + length 4 + n + padding */
+			size_t need = 12 + 8 + 16 + n + XDR_PAD(n);
+			assert_int_equal(status, need <= 100 ? NFS4_OK : NFS4ERR_REP_TOO_BIG);
+			assert_int_equal(ddp_call.n_ddp_out, need <= 100 ? 1 : 0);
+			assert_true(xdr_enc_len(&e) + (need <= 100 ? n + XDR_PAD(n) : 0) <= 100);
+		}
+	}
+	room_first = false;
+	ops[OP_SEQUENCE] = saved;
+	ops[OP_READ] = saved_read;
+}
+
 static void test_too_many_ops_and_garbage(void **state)
 {
 	uint32_t status;
@@ -498,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_filehandles),
 		cmocka_unit_test(test_v41_rules),
 		cmocka_unit_test(test_reply_limit),
+		cmocka_unit_test(test_session_limit_ddp),
 		cmocka_unit_test(test_too_many_ops_and_garbage),
 		cmocka_unit_test(test_session_limit),
 	};

@@ -161,9 +161,12 @@ static void test_recall_return(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(t->recalls, 1);
 	/* I/O with it still works while it is recalled (the client flushes). */
-	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_READ), NFS4_OK);
-	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_WRITE), NFS4ERR_OPENMODE);
-	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fb, sizeof(fb), NFS4_SHARE_ACCESS_READ),
+	assert_int_equal(nfs4_dtab_check_io(t, A, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_READ), NFS4_OK);
+	assert_int_equal(nfs4_dtab_check_io(t, A, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_WRITE), NFS4ERR_OPENMODE);
+	assert_int_equal(nfs4_dtab_check_io(t, A, &sid, 1, fb, sizeof(fb), NFS4_SHARE_ACCESS_READ),
+			 NFS4ERR_BAD_STATEID);
+	/* RFC 8881 §8.2.2: not another client's to use. */
+	assert_int_equal(nfs4_dtab_check_io(t, B, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_READ),
 			 NFS4ERR_BAD_STATEID);
 	assert_int_equal(nfs4_dtab_check_claim(t, A, &sid, fa, sizeof(fa)), NFS4_OK);
 	assert_int_equal(nfs4_dtab_check_claim(t, B, &sid, fa, sizeof(fa)), NFS4ERR_BAD_STATEID);
@@ -198,7 +201,7 @@ static void test_write_deleg_conflicts(void **state)
 
 	(void)state;
 	grant(A, fa, true, &sid);
-	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_WRITE), NFS4_OK);
+	assert_int_equal(nfs4_dtab_check_io(t, A, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_WRITE), NFS4_OK);
 	assert_true(conflict(B, NFS4_DL_ACC_READ, 5, &n, r)); /* a reader is in a write delegation's way */
 	assert_int_equal(n, 1);
 }
@@ -267,7 +270,7 @@ static void test_revoke(void **state)
 	assert_false(nfs4_dtab_client_revoked(t, B));
 	assert_int_equal(nfs4_dtab_test(t, A, &sid), NFS4ERR_DELEG_REVOKED);
 	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, NULL, 0), NFS4ERR_DELEG_REVOKED);
-	assert_int_equal(nfs4_dtab_check_io(t, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_READ),
+	assert_int_equal(nfs4_dtab_check_io(t, A, &sid, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_READ),
 			 NFS4ERR_DELEG_REVOKED);
 	assert_int_equal(nfs4_dtab_check_claim(t, A, &sid, fa, sizeof(fa)), NFS4ERR_BAD_STATEID);
 	/* FREE_STATEID frees it, the flag goes. */

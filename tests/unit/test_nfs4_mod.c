@@ -611,8 +611,8 @@ static void test_setattr(void **state)
 	assert_int_equal(setattr(&fh_root, NULL, 0, 0, 0, W1(FATTR4_MODE), v, 4, &s0, &s1), NFS4ERR_ROFS);
 }
 
-/* VERIFY or NVERIFY of the type attribute of name in the rw export. */
-static uint32_t verify(uint32_t opnum, const char *name, uint32_t w0, uint32_t w1, uint32_t type)
+/* VERIFY or NVERIFY of name in the rw export with len bytes of values (the first word type). */
+static uint32_t verify_len(uint32_t opnum, const char *name, uint32_t w0, uint32_t w1, uint32_t type, uint32_t len)
 {
 	uint8_t v[4] = { 0, 0, 0, (uint8_t)type };
 
@@ -621,8 +621,14 @@ static uint32_t verify(uint32_t opnum, const char *name, uint32_t w0, uint32_t w
 	op(OP_LOOKUP);
 	put_str(name);
 	op(opnum);
-	put_fattr(w0, w1, v, 4);
+	put_fattr(w0, w1, v, len);
 	return run();
+}
+
+/* VERIFY or NVERIFY of the type attribute of name in the rw export. */
+static uint32_t verify(uint32_t opnum, const char *name, uint32_t w0, uint32_t w1, uint32_t type)
+{
+	return verify_len(opnum, name, w0, w1, type, 4);
 }
 
 static void test_verify(void **state)
@@ -637,9 +643,15 @@ static void test_verify(void **state)
 	assert_int_equal(verify(OP_VERIFY, "vdir", 1u << FATTR4_ACL, 0, 0), NFS4ERR_ATTRNOTSUPP);
 	assert_int_equal(verify(OP_VERIFY, "vdir", 0, W1(FATTR4_TIME_MODIFY_SET), 0), NFS4ERR_INVAL);
 	assert_int_equal(verify(OP_NVERIFY, "vdir", 1u << FATTR4_RDATTR_ERROR, 0, 0), NFS4ERR_INVAL);
-	/* Values that do not fill what the bitmap names: not the same. */
+	/* RFC 8881 §15.1.1.3: values that do not fill what the bitmap names, or
+	 * a value cut short (a 1-3 byte mode, a prefix of the real one), do not
+	 * decode: BADXDR, never SAME or NOT_SAME (issue 24 defect 9). */
 	assert_int_equal(verify(OP_VERIFY, "vdir", (1u << FATTR4_TYPE) | (1u << FATTR4_SIZE), 0, NF4DIR),
-			 NFS4ERR_NOT_SAME);
+			 NFS4ERR_BADXDR);
+	for (uint32_t len = 0; len < 4; len++) {
+		assert_int_equal(verify_len(OP_VERIFY, "vdir", 0, W1(FATTR4_MODE), 0, len), NFS4ERR_BADXDR);
+		assert_int_equal(verify_len(OP_NVERIFY, "vdir", 0, W1(FATTR4_MODE), 0, len), NFS4ERR_BADXDR);
+	}
 }
 
 static void test_pubfh_openattr(void **state)

@@ -559,6 +559,39 @@ static void test_secinfo_and_handles(void **state)
 	res(OP_PUTFH, NFS4_OK);
 	res(OP_SECINFO_NO_NAME, NFS4_OK);
 	assert_int_equal(tc_u32(t), 2);
+	/* AUTH_NONE against the sec=sys export "ro": its files are WRONGSEC, but
+	 * SECINFO and SECINFO_NO_NAME answer (RFC 8881 §2.6.3.1.1.5; issue 24 defect 11). */
+	unsigned depth = op_walk(top, true), depth_ro = op_walk(exp_ro, true);
+	tc_reset(t, ME, 700, UINT32_MAX, 0); /* tag "", minor 0 */
+	xdr_enc_u32(&t->req, 0), xdr_enc_u32(&t->req, 0), xdr_enc_u32(&t->req, depth + 2);
+	op(OP_PUTROOTFH);
+	op_walk(top, false);
+	op_name(OP_SECINFO, "ro");
+	assert_int_equal(run(&n), NFS4_OK);
+	res(OP_PUTROOTFH, NFS4_OK);
+	for (unsigned i = 0; i < depth; i++)
+		res(OP_LOOKUP, NFS4_OK);
+	res(OP_SECINFO, NFS4_OK);
+	assert_int_equal(tc_u32(t), 1);
+	assert_int_equal(tc_u32(t), RPC_AUTH_SYS);
+	struct nfs_fh ro_fh;
+	begin(ME, 0, depth_ro + 2); /* its handle, as AUTH_SYS */
+	op(OP_PUTROOTFH);
+	op_walk(exp_ro, false);
+	op(OP_GETFH);
+	assert_int_equal(run(&n), NFS4_OK);
+	for (unsigned i = 0; i <= depth_ro; i++)
+		res(i ? OP_LOOKUP : OP_PUTROOTFH, NFS4_OK);
+	res_fh(&ro_fh);
+	for (int style = 0; style < 2; style++) {
+		tc_reset(t, ME, 700, UINT32_MAX, 0); /* tag "", minor 1 */
+		xdr_enc_u32(&t->req, 0), xdr_enc_u32(&t->req, 1), xdr_enc_u32(&t->req, 3);
+		op(OP_SEQUENCE);
+		op_putfh(&ro_fh);
+		op(style ? OP_GETATTR : OP_SECINFO_NO_NAME);
+		xdr_enc_u32(&t->req, style ? 0 : SECINFO_STYLE4_CURRENT_FH); /* (GETATTR: an empty bitmap) */
+		assert_int_equal(run_with(&n, compound41_handler), style ? NFS4ERR_WRONGSEC : NFS4_OK);
+	}
 	/* A forged handle: BADHANDLE at PUTFH; a handle of a removed file: STALE at use. */
 	forged = data_fh;
 	forged.data[10] ^= 0x40;
@@ -738,8 +771,8 @@ static void test_verify(void **state)
 	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &dir, 1), NFS4ERR_NOT_SAME);
 	assert_int_equal(verify_file(OP_NVERIFY, &type, 1, &reg, 1), NFS4ERR_SAME);
 	assert_int_equal(verify_file(OP_NVERIFY, &type, 1, &dir, 1), NFS4_OK);
-	/* The values' length matters: a short or long attrlist is not the same. */
-	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &reg, 0), NFS4ERR_NOT_SAME);
+	/* The values' length matters: a short attrlist does not decode (RFC 8881 §15.1.1.3). */
+	assert_int_equal(verify_file(OP_VERIFY, &type, 1, &reg, 0), NFS4ERR_BADXDR);
 	/* RFC 8881 §18.31.3: rdattr_error INVAL, unsupported attributes ATTRNOTSUPP. */
 	assert_int_equal(verify_file(OP_VERIFY, &rdattr_error, 1, &reg, 1), NFS4ERR_INVAL);
 	assert_int_equal(verify_file(OP_NVERIFY, &acl, 1, &reg, 1), NFS4ERR_ATTRNOTSUPP);

@@ -6,7 +6,9 @@
  * and its channel attribute limits, SEQUENCE's slot table (new request,
  * retry while running: DELAY, cached replay, uncached: RETRY_UNCACHED_REP,
  * misordered, bad slot, bad session), DESTROY_SESSION, DESTROY_CLIENTID
- * (busy while sessions exist), RECLAIM_COMPLETE once, lease expiry (not
+ * (busy while sessions exist; WRONG_CRED for another principal, as
+ * BIND_CONN_TO_SESSION's lookup), the caller's CSPRNG behind session ids and
+ * confirm verifiers, RECLAIM_COMPLETE once, lease expiry (not
  * under a running request), and the bounds (owner length, sessions per
  * client, client records, all reply caches together). NFSv4.0:
  * SETCLIENTID / SETCLIENTID_CONFIRM's cases (new, retransmitted confirm,
@@ -101,7 +103,7 @@ static void test_exchange_id(void **state)
 	assert_int_equal(nfs4_create_session(&st, r3.clientid, r3.sequenceid, &f, &b, 0, 3, sid2), NFS4_OK);
 	assert_int_equal(nfs4_sequence(&st, sid, 2, 0, 1, 0, 3, buf, sizeof(buf), &sr), NFS4_SEQ_ERROR);
 	assert_int_equal(sr.status, NFS4ERR_BADSESSION);
-	assert_int_equal(nfs4_destroy_clientid(&st, r2.clientid), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_destroy_clientid(&st, r2.clientid, 0), NFS4ERR_STALE_CLIENTID);
 	/* Bounds on the owner. */
 	static uint8_t big[NFS4_OWNER_MAX + 1];
 	assert_int_equal(nfs4_exchange_id(&st, verf1, big, 0, 0, 0, 1, &r3), NFS4ERR_INVAL);
@@ -129,13 +131,53 @@ static void test_principals(void **state)
 			 NFS4ERR_PERM);
 	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 5, EXCHGID4_FLAG_UPD_CONFIRMED_REC_A, 7, 2, &r2), NFS4_OK);
 	assert_true(r2.clientid == r1.clientid);
+	/* RFC 8881 §2.10.8.3, §15.1.6.4: another principal may not bind a connection to
+	 * its session, destroy the session or the client ID (issue 24 defect 10). */
+	uint64_t cid = 0;
+	assert_int_equal(nfs4_session_client(&st, sid, 8, &cid), NFS4ERR_WRONG_CRED);
+	assert_int_equal(nfs4_session_client(&st, sid, 7, &cid), NFS4_OK);
+	assert_true(cid == r1.clientid);
+	assert_int_equal(nfs4_destroy_session(&st, sid, 8), NFS4ERR_WRONG_CRED);
+	assert_int_equal(nfs4_destroy_clientid(&st, r1.clientid, 8), NFS4ERR_WRONG_CRED);
+	assert_int_equal(nfs4_destroy_clientid(&st, r1.clientid, 7), NFS4ERR_CLIENTID_BUSY);
 	/* Case 3 without state (its session destroyed): a new record, the old one gone at once. */
-	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4_OK);
+	assert_int_equal(nfs4_destroy_session(&st, sid, 7), NFS4_OK);
+	assert_int_equal(nfs4_session_client(&st, sid, 7, &cid), NFS4ERR_BADSESSION);
 	assert_int_equal(nfs4_exchange_id(&st, verf1, own, 5, 0, 8, 3, &r3), NFS4_OK);
 	assert_true(r3.clientid != r1.clientid);
 	assert_false(r3.flags & EXCHGID4_FLAG_CONFIRMED_R);
 	assert_int_equal(nfs4_create_session(&st, r1.clientid, 2, &f, &b, 7, 3, sid), NFS4ERR_STALE_CLIENTID);
 	assert_int_equal(nfs4_create_session(&st, r3.clientid, r3.sequenceid, &f, &b, 8, 3, sid), NFS4_OK);
+}
+
+/* The caller's CSPRNG makes the unguessable part of session ids and 4.0 confirm
+ * verifiers (issue 24 defect 10: they came from an xorshift whose next value
+ * follows from one output). */
+static unsigned fake_random_calls;
+
+static bool fake_random(void *p, size_t len)
+{
+	fake_random_calls++;
+	memset(p, 0xa5, len);
+	return true;
+}
+
+static void test_random_source(void **state)
+{
+	uint8_t sid[NFS4_SESSIONID_SIZE], confirm[8], want[8];
+	struct nfs4_cb_info cb = { 0 };
+	uint64_t id;
+
+	(void)state;
+	st.random = fake_random;
+	memset(want, 0xa5, sizeof(want));
+	new_client("rnd", verf1, sid);
+	assert_memory_equal(sid + 8, want, 8);
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)"rnd40", 5, &cb, 0, 1, &id, confirm, NULL),
+			 NFS4_OK);
+	assert_memory_equal(confirm, want, 8);
+	assert_int_equal(fake_random_calls, 2);
+	st.random = NULL;
 }
 
 static void test_create_session(void **state)
@@ -235,9 +277,9 @@ static void test_sequence(void **state)
 	nfs4_slot_done(&st, sid, 0, false, NULL, 0);
 	/* A session destroyed while a request runs: slot_done finds nothing, no harm. */
 	assert_int_equal(nfs4_sequence(&st, sid, 5, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
-	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4_OK);
+	assert_int_equal(nfs4_destroy_session(&st, sid, 0), NFS4_OK);
 	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"late", 4);
-	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4ERR_BADSESSION);
+	assert_int_equal(nfs4_destroy_session(&st, sid, 0), NFS4ERR_BADSESSION);
 }
 
 static void test_destroy_and_reclaim(void **state)
@@ -247,12 +289,12 @@ static void test_destroy_and_reclaim(void **state)
 
 	(void)state;
 	id = new_client("destroy", verf1, sid);
-	assert_int_equal(nfs4_destroy_clientid(&st, id), NFS4ERR_CLIENTID_BUSY);
+	assert_int_equal(nfs4_destroy_clientid(&st, id, 0), NFS4ERR_CLIENTID_BUSY);
 	assert_int_equal(nfs4_reclaim_complete(&st, id), NFS4_OK);
 	assert_int_equal(nfs4_reclaim_complete(&st, id), NFS4ERR_COMPLETE_ALREADY);
-	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4_OK);
-	assert_int_equal(nfs4_destroy_clientid(&st, id), NFS4_OK);
-	assert_int_equal(nfs4_destroy_clientid(&st, id), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_destroy_session(&st, sid, 0), NFS4_OK);
+	assert_int_equal(nfs4_destroy_clientid(&st, id, 0), NFS4_OK);
+	assert_int_equal(nfs4_destroy_clientid(&st, id, 0), NFS4ERR_STALE_CLIENTID);
 	assert_int_equal(nfs4_reclaim_complete(&st, id), NFS4ERR_STALE_CLIENTID);
 }
 
@@ -392,7 +434,7 @@ static void test_cache_budget(void **state)
 	b = attrs(1);
 	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, sid), NFS4ERR_DELAY);
 	/* One session gone: room again; a smaller cache asks for less. */
-	assert_int_equal(nfs4_destroy_session(&st, first), NFS4_OK);
+	assert_int_equal(nfs4_destroy_session(&st, first, 0), NFS4_OK);
 	f = attrs(64);
 	f.maxresponsesize_cached = 8192;
 	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, sid), NFS4_OK);
@@ -428,8 +470,8 @@ static void test_gone_hook(void **state)
 	assert_memory_equal(owner, "hook-b", 6);
 	assert_int_equal(len, 6);
 	assert_false(nfs4_client_owner(&st, id + 1000, owner, &len));
-	assert_int_equal(nfs4_destroy_session(&st, sid), NFS4_OK);
-	assert_int_equal(nfs4_destroy_clientid(&st, id), NFS4_OK);
+	assert_int_equal(nfs4_destroy_session(&st, sid, 0), NFS4_OK);
+	assert_int_equal(nfs4_destroy_clientid(&st, id, 0), NFS4_OK);
 	assert_int_equal(gone_calls, 1);
 	assert_string_equal(gone_last, "hook-b");
 	/* Expiry: the confirmed hook-a goes through the hook, the unconfirmed hook-u does not. */
@@ -525,13 +567,15 @@ static void test_state_purged(void **state)
 	assert_int_equal(nfs4_setclientid_confirm(&st, id2, c2, 20), NFS4_OK);
 	assert_int_equal(nfs4_stab_client_count(&tab, id1), 0);
 	/* RFC 7530 §9.6.2: the rebooted client's old stateids are of a lease that ended: EXPIRED (pynfs CID1, as knfsd). */
-	assert_int_equal(nfs4_stab_check_io(&tab, &res.sid, 1, rq.fkey, 1, NFS4_SHARE_ACCESS_READ, &io),
+	assert_int_equal(nfs4_stab_check_io(&tab, nfs4_stateid_clientid(&res.sid), &res.sid, 1, rq.fkey, 1,
+			 NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_EXPIRED);
 	/* The new incarnation's open expires with its lease. */
 	rq.clientid = id2;
 	assert_int_equal(nfs4_stab_open(&tab, &rq, &res), NFS4_OK);
 	assert_int_equal(nfs4_state_expire(&st, 20 + 90 + 1), 1);
-	assert_int_equal(nfs4_stab_check_io(&tab, &res.sid, 1, rq.fkey, 1, NFS4_SHARE_ACCESS_READ, &io),
+	assert_int_equal(nfs4_stab_check_io(&tab, nfs4_stateid_clientid(&res.sid), &res.sid, 1, rq.fkey, 1,
+			 NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_EXPIRED);
 	assert_int_equal(nfs4_stab_client_count(&tab, id2), 0);
 	nfs4_state_set_stab(&st, NULL);
@@ -543,6 +587,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_exchange_id, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_principals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_session, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sequence, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_destroy_and_reclaim, setup, teardown),

@@ -10,7 +10,7 @@
  * stateids (made from an open, found, seqid bumps, I/O through them, their
  * owners' backend ids, freed with CLOSE / RELEASE_LOCKOWNER / FREE_STATEID /
  * the purge with the backend told to release the owner's locks, 4.0
- * lock-owner seqids).
+ * lock-owner seqids); every lookup refusing another client's stateid.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,7 +25,9 @@
 #include "nfs/v4/nfs4_stateid.h"
 
 static struct nfs4_stab t;
-#define SQ(m) ((struct nfs4_sid_seq){ .minor = (m) })
+/* The stateid's own client as the caller (what NFSv4.0 operations without an owner pass). */
+#define OWN(s) nfs4_stateid_clientid(&(s))
+#define SQ(m, s) ((struct nfs4_sid_seq){ .minor = (m), .clientid = OWN(s) })
 static int refs; /* references held on the fake files */
 
 static void fake_get(void *fs, void *file)
@@ -135,7 +137,8 @@ static void test_open_upgrade(void **state)
 	assert_memory_equal(r1.sid.other, r2.sid.other, NFS4_OTHER_SIZE);
 	assert_int_equal(r2.sid.seqid, 2);
 	assert_false(r2.file_taken); /* the file already has one open for both */
-	assert_int_equal(nfs4_stab_check_io(&t, &r2.sid, 1, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE, &io),
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(r2.sid), &r2.sid, 1, (const uint8_t *)"a", 1,
+			 NFS4_SHARE_ACCESS_WRITE, &io),
 			 NFS4_OK);
 	assert_ptr_equal(io.file, &file_a);
 	assert_int_equal(io.access, NFS4_SHARE_ACCESS_BOTH);
@@ -178,7 +181,7 @@ static void test_share_deny(void **state)
 			 NFS4ERR_LOCKED);
 	assert_int_equal(nfs4_stab_check_anon(&t, (const uint8_t *)"c", 1, NFS4_SHARE_ACCESS_WRITE), NFS4_OK);
 	/* Closing the deny lets the writer in. */
-	assert_int_equal(nfs4_stab_close(&t, &r1.sid, SQ(1), &r1.sid), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &r1.sid, SQ(1, r1.sid), &r1.sid), NFS4_OK);
 	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4_OK);
 }
 
@@ -193,33 +196,36 @@ static void test_check_io(void **state)
 	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
 	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK); /* seqid 2 */
 	s = r.sid;
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4ERR_OPENMODE);
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, (const uint8_t *)"b", 1, NFS4_SHARE_ACCESS_READ, &io),
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, a, 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4ERR_OPENMODE);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, (const uint8_t *)"b", 1, NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_BAD_STATEID);
 	s.seqid = 1;
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_OLD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_OLD_STATEID);
 	s.seqid = 3;
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
 	s.seqid = 0; /* 4.1: the current one; 4.0: old */
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4_OK);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4_OK);
 	fake_put(NULL, io.file);
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_OLD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_OLD_STATEID);
 	s = r.sid;
 	s.other[0] ^= 1; /* another boot: STALE in 4.0, unknown in 4.1 (RFC 8881 §15.1.5.5) */
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_STALE_STATEID);
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_STALE_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
 	s = r.sid;
 	s.other[11] ^= 0x40; /* never issued */
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
 	memset(&s, 0, sizeof(s));
-	assert_int_equal(nfs4_stab_check_io(&t, &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
 	/* A purged client: an expired one's stateids say so, a destroyed one's are bad. */
 	nfs4_stab_purge_client(&t, CL1, true);
-	assert_int_equal(nfs4_stab_check_io(&t, &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_EXPIRED);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(r.sid), &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_EXPIRED);
 	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
 	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
 	nfs4_stab_purge_client(&t, CL2, false);
-	assert_int_equal(nfs4_stab_check_io(&t, &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(r.sid), &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_BAD_STATEID);
 	assert_int_equal(refs, 0);
 }
 
@@ -234,13 +240,14 @@ static void test_v40_confirm(void **state)
 	assert_int_equal(do_open(CL1, 0, "o", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
 	assert_true(r.confirm);
 	/* Not usable before OPEN_CONFIRM. */
-	assert_int_equal(nfs4_stab_check_io(&t, &r.sid, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
-	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(0), 1, 0, &c), NFS4ERR_BAD_STATEID);
-	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0), &c), NFS4_OK);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(r.sid), &r.sid, 0, a, 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(0, r.sid), 1, 0, &c), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0, r.sid), &c), NFS4_OK);
 	assert_int_equal(c.seqid, 2);
-	assert_int_equal(nfs4_stab_confirm(&t, &c, SQ(0), &c), NFS4ERR_BAD_STATEID); /* confirmed already */
-	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0), &c), NFS4ERR_OLD_STATEID);
-	assert_int_equal(nfs4_stab_check_io(&t, &c, 0, a, 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4_OK);
+	assert_int_equal(nfs4_stab_confirm(&t, &c, SQ(0, c), &c), NFS4ERR_BAD_STATEID); /* confirmed already */
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0, r.sid), &c), NFS4ERR_OLD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(c), &c, 0, a, 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4_OK);
 	fake_put(NULL, io.file);
 	/* The owner's next open needs no confirmation. */
 	assert_int_equal(do_open(CL1, 0, "o", "b", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
@@ -256,10 +263,11 @@ static void test_downgrade_close(void **state)
 	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
 	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_BOTH, NFS4_SHARE_DENY_WRITE, &r), NFS4_OK);
 	/* WRITE alone was never an open mode: INVAL; nor is more than held. */
-	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_WRITE, 0, &s), NFS4ERR_INVAL);
-	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_BOTH, &s),
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1, r.sid), NFS4_SHARE_ACCESS_WRITE, 0, &s), NFS4ERR_INVAL);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1, r.sid), NFS4_SHARE_ACCESS_READ, NFS4_SHARE_DENY_BOTH,
+			 &s),
 			 NFS4ERR_INVAL);
-	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1), NFS4_SHARE_ACCESS_READ, 0, &s), NFS4_OK);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(1, r.sid), NFS4_SHARE_ACCESS_READ, 0, &s), NFS4_OK);
 	assert_int_equal(s.seqid, 3);
 	/* After the downgrade another owner may write. */
 	{
@@ -267,11 +275,11 @@ static void test_downgrade_close(void **state)
 		assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4_OK);
 	}
 	old = r.sid;
-	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4ERR_OLD_STATEID);
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1, old), &s), NFS4ERR_OLD_STATEID);
 	old.seqid = 3;
-	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1, old), &s), NFS4_OK);
 	assert_int_equal(s.seqid, 4);
-	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1), &s), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_close(&t, &old, SQ(1, old), &s), NFS4ERR_BAD_STATEID);
 	assert_int_equal(nfs4_stab_client_count(&t, CL1), 1); /* the owner stays */
 }
 
@@ -296,7 +304,7 @@ static void test_seqid(void **state)
 	/* Confirm through the stateid with seqid 8: its reply (the new stateid) is the one replayed. */
 	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &r.sid, 8, &rp, &st), NFS4_SEQID_NEW);
 	old = r.sid;
-	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, (struct nfs4_sid_seq){ 0, 8 }, &r.sid), NFS4_OK);
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, (struct nfs4_sid_seq){ 0, 8, OWN(r.sid) }, &r.sid), NFS4_OK);
 	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &old, 8, &rp, &st), NFS4_SEQID_REPLAY);
 	assert_int_equal(rp.len, 16);
 	assert_int_equal(rp.body[3], 2); /* seqid 2, big-endian */
@@ -331,9 +339,9 @@ static void test_seqid_close_replay(void **state)
 	assert_int_equal(do_open(CL1, 0, "own", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
 	assert_int_equal(do_open(CL1, 0, "own", "b", NFS4_SHARE_ACCESS_READ, 0, &r2), NFS4_OK);
 	nfs4_stab_seqid_done(&t, CL1, (const uint8_t *)"own", 3, 1, NFS4_OK, NULL, 0);
-	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, (struct nfs4_sid_seq){ 0, 2 }, &c), NFS4_OK);
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, (struct nfs4_sid_seq){ 0, 2, OWN(r.sid) }, &c), NFS4_OK);
 	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &c, 3, &rp, &st), NFS4_SEQID_NEW);
-	assert_int_equal(nfs4_stab_close(&t, &c, (struct nfs4_sid_seq){ 0, 3 }, &out), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &c, (struct nfs4_sid_seq){ 0, 3, OWN(c) }, &out), NFS4_OK);
 	/* The same CLOSE again: the cached reply (the closed stateid, seqid + 1). */
 	assert_int_equal(nfs4_stab_seqid_check_sid(&t, &c, 3, &rp, &st), NFS4_SEQID_REPLAY);
 	assert_int_equal(rp.status, NFS4_OK);
@@ -372,7 +380,7 @@ static void test_test_free(void **state)
 	assert_int_equal(nfs4_stab_test(&t, CL2, &r.sid), NFS4ERR_BAD_STATEID);
 	assert_int_equal(nfs4_stab_test(&t, CL1, &s), NFS4ERR_BAD_STATEID);
 	assert_int_equal(nfs4_stab_free(&t, CL1, &r.sid), NFS4ERR_LOCKS_HELD);
-	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1), &s), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1, r.sid), &s), NFS4_OK);
 	assert_int_equal(nfs4_stab_free(&t, CL1, &r.sid), NFS4ERR_BAD_STATEID);
 }
 
@@ -459,10 +467,10 @@ static void test_descriptor_bounds(void **state)
 	{
 		struct nfs4_stateid out;
 
-		assert_int_equal(nfs4_stab_close(&t, &a0.sid, (struct nfs4_sid_seq){ .minor = 1 }, &out), NFS4_OK);
+		assert_int_equal(nfs4_stab_close(&t, &a0.sid, SQ(1, a0.sid), &out), NFS4_OK);
 		nfs4_stab_counts(&t, &c);
 		assert_int_equal(c.lock_owners, 1); /* still has b0's */
-		assert_int_equal(nfs4_stab_close(&t, &b0.sid, (struct nfs4_sid_seq){ .minor = 1 }, &out), NFS4_OK);
+		assert_int_equal(nfs4_stab_close(&t, &b0.sid, SQ(1, b0.sid), &out), NFS4_OK);
 		nfs4_stab_counts(&t, &c);
 		assert_int_equal(c.lock_owners + c.lock_states, 0);
 	}
@@ -509,15 +517,17 @@ static void test_locks(void **state)
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4ERR_BAD_STATEID);
 	assert_int_equal(lock_new(CL1, &ls, "lk2", "a", &ref2), NFS4ERR_BAD_STATEID);
 	/* Found by stateid (the file must match), the seqid checked. */
-	assert_int_equal(nfs4_stab_lock_find(&t, &ls, 1, (const uint8_t *)"a", 1, &ref2), NFS4_OK);
+	assert_int_equal(nfs4_stab_lock_find(&t, OWN(ls), &ls, 1, (const uint8_t *)"a", 1, &ref2), NFS4_OK);
 	fake_put(NULL, ref2.file);
-	assert_int_equal(nfs4_stab_lock_find(&t, &ls, 1, (const uint8_t *)"b", 1, &ref2), NFS4ERR_BAD_STATEID);
-	assert_int_equal(nfs4_stab_lock_find(&t, &r.sid, 1, (const uint8_t *)"a", 1, &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_lock_find(&t, OWN(ls), &ls, 1, (const uint8_t *)"b", 1, &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_lock_find(&t, OWN(r.sid), &r.sid, 1, (const uint8_t *)"a", 1, &ref2),
+			 NFS4ERR_BAD_STATEID);
 	s = ls;
 	s.seqid = 5;
-	assert_int_equal(nfs4_stab_lock_find(&t, &s, 1, (const uint8_t *)"a", 1, &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_lock_find(&t, OWN(s), &s, 1, (const uint8_t *)"a", 1, &ref2), NFS4ERR_BAD_STATEID);
 	/* A lock stateid serves I/O as its open. */
-	assert_int_equal(nfs4_stab_check_io(&t, &ls, 1, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4_OK);
+	assert_int_equal(nfs4_stab_check_io(&t, OWN(ls), &ls, 1, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_WRITE, &io),
+			 NFS4_OK);
 	fake_put(NULL, io.file);
 	/* DENIED's holder. */
 	assert_true(nfs4_stab_lock_owner(&t, ref.owner_id, &cid, buf, sizeof(buf), &len));
@@ -533,9 +543,10 @@ static void test_locks(void **state)
 	assert_int_equal(nfs4_stab_test(&t, CL1, &ls), NFS4ERR_BAD_STATEID);
 	/* CLOSE takes the open's lock stateids with it. */
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref2), NFS4_OK);
-	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1), &s), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1, r.sid), &s), NFS4_OK);
 	assert_int_equal(unlocks, 2);
-	assert_int_equal(nfs4_stab_lock_find(&t, &ref2.sid, 1, (const uint8_t *)"a", 1, &ref), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_lock_find(&t, OWN(ref2.sid), &ref2.sid, 1, (const uint8_t *)"a", 1, &ref),
+			 NFS4ERR_BAD_STATEID);
 	/* RELEASE_LOCKOWNER: the owner and its stateids go. */
 	assert_int_equal(do_open(CL1, 1, "o", "b", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
 	assert_int_equal(lock_new(CL1, &r.sid, "lk", "b", &ref2), NFS4_OK);
@@ -553,6 +564,51 @@ static void test_locks(void **state)
 	nfs4_stab_purge_client(&t, CL1, true);
 	assert_int_equal(unlocks, 4);
 	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
+}
+
+/* RFC 8881 §8.2.2: a stateid is meaningful only to its client. Client 2
+ * naming client 1's open or lock stateid is told BAD_STATEID by every lookup,
+ * and nothing of client 1's changes (issue 24 defect 1). */
+static void test_other_client(void **state)
+{
+	const uint8_t *a = (const uint8_t *)"a";
+	struct nfs4_open_res r;
+	struct nfs4_lock_ref ref, ref2;
+	struct nfs4_stateid ls, s;
+	struct nfs4_sid_io io;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "a", NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_int_equal(lock_new(CL1, &r.sid, "lk", "a", &ref), NFS4_OK);
+	assert_int_equal(nfs4_stab_lock_bump(&t, &ref.sid, &ls), NFS4_OK);
+	for (uint32_t minor = 0; minor <= 1; minor++) {
+		struct nfs4_sid_seq sq2 = { .minor = minor, .clientid = CL2 };
+
+		assert_int_equal(nfs4_stab_check_io(&t, CL2, &r.sid, minor, a, 1, NFS4_SHARE_ACCESS_READ, &io),
+				 NFS4ERR_BAD_STATEID);
+		assert_int_equal(nfs4_stab_check_io(&t, CL2, &ls, minor, a, 1, NFS4_SHARE_ACCESS_WRITE, &io),
+				 NFS4ERR_BAD_STATEID);
+		assert_int_equal(nfs4_stab_lock_find(&t, CL2, &ls, minor, a, 1, &ref2), NFS4ERR_BAD_STATEID);
+		assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, sq2, NFS4_SHARE_ACCESS_READ, 0, &s),
+				 NFS4ERR_BAD_STATEID);
+		assert_int_equal(nfs4_stab_close(&t, &r.sid, sq2, &s), NFS4ERR_BAD_STATEID);
+	}
+	assert_int_equal(nfs4_stab_lock_find_any(&t, CL2, &ls, &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_test(&t, CL2, &r.sid), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_test(&t, CL2, &ls), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_free(&t, CL2, &ls), NFS4ERR_BAD_STATEID);
+	assert_int_equal(lock_new(CL2, &r.sid, "lk2", "a", &ref2), NFS4ERR_BAD_STATEID);
+	assert_int_equal(unlocks, 0);
+	/* Client 1's state is intact: its stateids still work for it. */
+	assert_int_equal(nfs4_stab_check_io(&t, CL1, &ls, 1, a, 1, NFS4_SHARE_ACCESS_WRITE, &io), NFS4_OK);
+	fake_put(NULL, io.file);
+	assert_int_equal(nfs4_stab_test(&t, CL1, &ls), NFS4_OK);
+	assert_int_equal(nfs4_stab_client_count(&t, CL2), 0);
+	/* An expired client's stateid is EXPIRED to it, merely unknown to another. */
+	nfs4_stab_purge_client(&t, CL1, true);
+	assert_int_equal(nfs4_stab_check_io(&t, CL1, &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_EXPIRED);
+	assert_int_equal(nfs4_stab_check_io(&t, CL2, &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_BAD_STATEID);
 }
 
 static void test_lock_seqid(void **state)
@@ -603,6 +659,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_test_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_descriptor_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_seqid, setup, teardown),
 	};
