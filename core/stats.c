@@ -287,6 +287,10 @@ static void json_nfs4(FILE *f)
 		(unsigned long long)n.copies_async_started, (unsigned long long)n.copies_async_done,
 		(unsigned long long)n.copies_async_cancelled, (unsigned long long)n.cb_offload_sent,
 		(unsigned long long)n.cb_notify_lock_sent);
+	fprintf(f, "  \"nfs4_limits\": {\"reply_cache_bytes\": %llu, \"reply_cache_limit\": %llu"
+		   ", \"clients_refused\": %llu, \"sessions_reclaimed\": %llu, \"recorded_clients_max\": %u},\n",
+		(unsigned long long)n.reply_cache_bytes, (unsigned long long)n.reply_cache_limit,
+		(unsigned long long)n.clients_refused, (unsigned long long)n.sessions_reclaimed, n.recorded_clients_max);
 }
 
 /* One entry of "nfs4_callbacks". */

@@ -77,6 +77,11 @@ struct stats_nfs4 {
 	/* Asynchronous COPY (RFC 7862 §4.8) and the callbacks of this work. */
 	uint64_t copies_async_started, copies_async_done, copies_async_cancelled;
 	uint64_t cb_offload_sent, cb_notify_lock_sent;
+	/* The shared tables' bounds (issue 24): NFSv4.1 reply caches granted and their budget, new client
+	 * records refused (table, host's or principal's share full), idle sessions reclaimed, the stable
+	 * record table's size. */
+	uint64_t reply_cache_bytes, reply_cache_limit, clients_refused, sessions_reclaimed;
+	unsigned recorded_clients_max;
 };
 
 /* One NFSv4 client's callback path (nfs/v4/nfs4_cb.h): its state and calls. */

@@ -211,7 +211,9 @@ static void fake_nfs4_state(struct stats_nfs4 *n)
 {
 	*n = (struct stats_nfs4){ .clients = 3, .sessions = 2, .opens = 7, .locks = 1, .recalls = 5, .returned = 4,
 				  .revoked = 1, .recorded_clients = 4,
-				  .grace_left_ms = 12500, .reclaims = 6, .grace_refused = 8, .no_grace = 9 };
+				  .grace_left_ms = 12500, .reclaims = 6, .grace_refused = 8, .no_grace = 9,
+				  .reply_cache_bytes = 4096, .reply_cache_limit = 1 << 20, .clients_refused = 2,
+				  .sessions_reclaimed = 1, .recorded_clients_max = 32 };
 }
 
 static const struct stats_sources nfs4_src = {.exports_count = fake_exports, .procs_foreach = fake_procs,
@@ -229,6 +231,8 @@ static void test_json_nfs4(void **state)
 				    "\"delegations\": 0, \"recalls\": 5, \"delegreturns\": 4, \"revoked\": 1, "
 				    "\"recorded_clients\": 4, \"grace_left_s\": 12.5, "
 				    "\"reclaims\": 6, \"grace_refused\": 8, \"no_grace\": 9},"));
+	assert_non_null(strstr(doc, "\"nfs4_limits\": {\"reply_cache_bytes\": 4096, \"reply_cache_limit\": 1048576, "
+				    "\"clients_refused\": 2, \"sessions_reclaimed\": 1, \"recorded_clients_max\": 32},"));
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3,"));
 	free(doc);
 	const struct stats_sources none = {0};
