@@ -143,6 +143,7 @@ void nfs4_session_init(void)
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
+	nfs4_st.gone_flush = nfs4_client_gone_flush; /* durable before the state lock is let go */
 	nfs4_st.freed = nfs4_client_freed; /* and its callback path, delegations, copies, lock waiters */
 	nfs4_st.stable = nfs4_client_stable; /* RFC 8881 §8.4.3: recorded before it is confirmed */
 	nfs4_st.session_freed = nfs4_cb_session_gone; /* a reclaimed idle session's back channel */

@@ -203,17 +203,18 @@ static int rec_append_locked(struct nfs4_recovery *r, uint8_t op, const struct n
 {
 	uint8_t buf[REC_HDR + NFS4_REC_ID_MAX];
 
-	if (r->fd < 0 && r->path[0])
-		rec_rewrite_locked(r); /* the live records, this one with them when it is an 'A' */
+	if (r->fd < 0 && r->path[0] && op == 'A')
+		rec_rewrite_locked(r); /* the live records, this one with them */
 	if (r->fd < 0)
-		return r->path[0] ? -1 : 0;
+		return r->path[0] ? -1 : 0; /* a 'D' not written: the next rewrite leaves the record out */
 	rec_encode(buf, op, rec);
-	if (rec_write_full(r->fd, buf, REC_HDR + rec->len) < 0 || fdatasync(r->fd) < 0) {
+	if (rec_write_full(r->fd, buf, REC_HDR + rec->len) < 0 || (op == 'A' && fdatasync(r->fd) < 0)) {
 		log_limited(&rec_limit, LOG_ERR, "nfs4: %s: %s; rewriting it", r->path, strerror(errno));
 		rec_rewrite_locked(r);
 		return r->fd < 0 ? -1 : 0;
 	}
 	r->file_bytes += REC_HDR + rec->len;
+	r->unsynced |= op == 'D';
 	if (r->file_bytes > NFS4_REC_FILE_MAX)
 		rec_rewrite_locked(r);
 	return 0;
@@ -309,6 +310,17 @@ void nfs4_rec_forget(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, u
 		rec_drop(r, (unsigned)i);
 		rec_check_done_locked(r);
 	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+void nfs4_rec_sync(struct nfs4_recovery *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->unsynced && r->fd >= 0 && fdatasync(r->fd) < 0) {
+		log_limited(&rec_limit, LOG_ERR, "nfs4: %s: %s; rewriting it", r->path, strerror(errno));
+		rec_rewrite_locked(r);
+	}
+	r->unsynced = false;
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -459,6 +471,12 @@ void nfs4_client_gone(const uint8_t *owner, uint32_t owner_len)
 {
 	if (rec_server_ready)
 		nfs4_rec_forget(&rec_server, owner, owner_len, grace_now_ms());
+}
+
+void nfs4_client_gone_flush(void)
+{
+	if (rec_server_ready)
+		nfs4_rec_sync(&rec_server);
 }
 
 void nfs4_client_reclaimed(const uint8_t *owner, uint32_t owner_len)

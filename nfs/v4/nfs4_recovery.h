@@ -19,7 +19,8 @@
  *   "RN4CLI01" then records: op ('A' add, 'D' delete), u16 length (big
  *   endian, 1..NFS4_REC_ID_MAX), the id bytes.
  * Each record is written with one write(2) and fdatasync'd before the call
- * returns; a torn last record is ignored at load. At start, and whenever the
+ * returns (deletions: before the state module lets its lock go, one
+ * fdatasync for all the clients it forgot meanwhile); a torn last record is ignored at load. At start, and whenever the
  * file passes NFS4_REC_FILE_MAX bytes, it is rewritten (temporary file,
  * fsync, rename) with one 'A' per live record, so its size stays bounded by
  * NFS4_REC_MAX records.
@@ -84,6 +85,7 @@ struct nfs4_recovery {
 	bool finished;      /* the term is over and unreclaimed previous records were dropped */
 	int fd;             /* the file, O_APPEND (-1: none, nothing persisted) */
 	size_t file_bytes;
+	bool unsynced;      /* 'D' records written since the last fdatasync */
 	char path[PATH_MAX];
 	uint64_t counts[3]; /* reclaims granted, GRACE answers, NO_GRACE answers */
 };
@@ -101,7 +103,10 @@ unsigned nfs4_rec_start(struct nfs4_recovery *r, uint64_t now_ms, unsigned grace
 /* A client is to be confirmed / is gone. 0 (its record is stable), or -1 (the table is full or the
  * record could not be written: it must not be confirmed, RFC 8881 §8.4.3). */
 int nfs4_rec_confirm(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, uint64_t now_ms);
+/* A forgotten record's 'D' is written at once but made durable by nfs4_rec_sync() (one fdatasync
+ * for a whole expiry batch). */
 void nfs4_rec_forget(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, uint64_t now_ms);
+void nfs4_rec_sync(struct nfs4_recovery *r);
 /* RECLAIM_COMPLETE of that client (the whole-server form): may end the term. */
 void nfs4_rec_reclaim_complete(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, uint64_t now_ms);
 /* RFC 8881 §8.4.2, §8.4.2.1: NFS4_OK, NFS4ERR_GRACE or NFS4ERR_NO_GRACE. */
@@ -143,7 +148,8 @@ uint32_t nfs4_grace_check(enum nfs4_grace_op op, const uint8_t *owner, uint32_t 
 int nfs4_client_stable(const uint8_t *owner, uint32_t owner_len);
 /* RECLAIM_COMPLETE (the whole-server form) of a client: may end the NFSv4 term. */
 void nfs4_client_reclaimed(const uint8_t *owner, uint32_t owner_len);
-/* A client destroyed or expired: its record goes. */
+/* A client destroyed or expired: its record goes (durable at nfs4_client_gone_flush()). */
 void nfs4_client_gone(const uint8_t *owner, uint32_t owner_len);
+void nfs4_client_gone_flush(void);
 
 #endif

@@ -4,6 +4,7 @@
  * linear over at most max_clients records: simple and bounded,
  * enough for a foundation; a hash comes with the stateids.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -13,6 +14,16 @@
 #include "nfs/v4/nfs4_const.h"
 #include "nfs/v4/nfs4_state.h"
 #include "nfs/v4/nfs4_stateid.h"
+
+/* Unlock, after making the stable records of the clients forgotten meanwhile durable (one
+ * gone_flush for all of them: a mass expiry is not one fdatasync per client under the lock). */
+static void state_unlock(struct nfs4_state *st)
+{
+	if (st->gone_pending && st->gone_flush)
+		st->gone_flush();
+	st->gone_pending = false;
+	pthread_mutex_unlock(&st->lock);
+}
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease)
 {
@@ -89,8 +100,10 @@ static void client_free(struct nfs4_state *st, unsigned i)
 /* A client that goes for good (not replaced by a new incarnation): its stable record too. */
 static void client_forget(struct nfs4_state *st, unsigned i, bool expired)
 {
-	if (st->gone && st->clients[i]->confirmed)
+	if (st->gone && st->clients[i]->confirmed) {
 		st->gone(st->clients[i]->owner, st->clients[i]->owner_len);
+		st->gone_pending = true;
+	}
 	if (expired && st->clients[i]->confirmed) {
 		st->expired[st->expired_next] = st->clients[i]->clientid;
 		st->expired_next = (st->expired_next + 1) % NFS4_STATE_EXPIRED_RING;
@@ -316,7 +329,7 @@ uint32_t nfs4_exchange_id_who(struct nfs4_state *st, const uint8_t verifier[8], 
 		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&st->lock);
 	status = exchange_id_locked(st, verifier, owner, owner_len, flags, who, now, res);
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -531,7 +544,7 @@ uint32_t nfs4_create_session(struct nfs4_state *st, uint64_t clientid, uint32_t 
 		st->clients[i]->last_renew = now;
 		status = create_session_locked(st, st->clients[i], sequence, fore, back, now, sessionid);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -590,7 +603,7 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessioni
 		res->maxresponsesize_cached = s->fore.maxresponsesize_cached;
 		res->clientid = s->client->clientid;
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return act;
 }
 
@@ -610,7 +623,7 @@ void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONI
 		if (sl->cached)
 			memcpy(sl->reply, reply, len);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 }
 
 uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE])
@@ -624,7 +637,7 @@ uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS
 		st->clients[ci]->sessions[si] = NULL;
 		session_free(st, s);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return s ? NFS4_OK : NFS4ERR_BADSESSION; /* RFC 8881 §18.37.3 */
 }
 
@@ -644,7 +657,7 @@ uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid)
 		if (status == NFS4_OK)
 			client_forget(st, (unsigned)i, false);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -660,7 +673,7 @@ uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid)
 		status = st->clients[i]->reclaim_complete ? NFS4ERR_COMPLETE_ALREADY : NFS4_OK;
 		st->clients[i]->reclaim_complete = true;
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -673,7 +686,7 @@ bool nfs4_client_may_lock(struct nfs4_state *st, uint64_t clientid)
 	i = client_by_id(st, clientid);
 	if (i >= 0)
 		ok = st->clients[i]->v40 || st->clients[i]->reclaim_complete;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return ok;
 }
 
@@ -687,7 +700,7 @@ bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner,
 		*len = st->clients[i]->owner_len;
 		memcpy(owner, st->clients[i]->owner, *len);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return i >= 0;
 }
 
@@ -700,7 +713,7 @@ bool nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4_SES
 	s = session_by_id(st, sessionid, &ci, &si);
 	if (s)
 		*clientid = s->client->clientid;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return s != NULL;
 }
 
@@ -714,7 +727,7 @@ bool nfs4_client_cb40(struct nfs4_state *st, uint64_t clientid, struct nfs4_cb_i
 	ok = i >= 0 && st->clients[i]->v40 && st->clients[i]->confirmed;
 	if (ok)
 		*cb = st->clients[i]->cb;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return ok;
 }
 
@@ -726,7 +739,7 @@ void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessi
 	for (unsigned i = 0; i < st->nclients; i++)
 		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
 			*sessions += st->clients[i]->sessions[k] != NULL;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 }
 
 void nfs4_state_gauges(struct nfs4_state *st, struct nfs4_state_gauges *g)
@@ -736,7 +749,7 @@ void nfs4_state_gauges(struct nfs4_state *st, struct nfs4_state_gauges *g)
 	g->cache_total = st->cache_total;
 	g->refused = st->refused;
 	g->reclaimed = st->reclaimed;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 }
 
 static bool client_busy(const struct nfs4_client *c)
@@ -752,21 +765,29 @@ static bool client_busy(const struct nfs4_client *c)
 
 unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now)
 {
-	unsigned n = 0;
+	unsigned n = 0, batch;
 
-	pthread_mutex_lock(&st->lock);
-	for (unsigned i = 0; i < st->nclients;) {
-		const struct nfs4_client *c = st->clients[i];
-		/* RFC 8881 §8.3: a lease not renewed within lease_time ends; a
-		 * client with a request running is not expired under it. */
-		if (c->last_renew + st->lease < now && !client_busy(c)) {
-			client_forget(st, i, true);
-			n++;
-		} else {
-			i++;
+	/* In batches, the lock let go between them: other clients' calls are not held up for the
+	 * whole of a mass expiry (each client's state is purged, its files closed, its locks released). */
+	do {
+		batch = 0;
+		pthread_mutex_lock(&st->lock);
+		for (unsigned i = 0; i < st->nclients && batch < NFS4_STATE_EXPIRE_BATCH;) {
+			const struct nfs4_client *c = st->clients[i];
+			/* RFC 8881 §8.3: a lease not renewed within lease_time ends; a
+			 * client with a request running is not expired under it. */
+			if (c->last_renew + st->lease < now && !client_busy(c)) {
+				client_forget(st, i, true);
+				batch++;
+			} else {
+				i++;
+			}
 		}
-	}
-	pthread_mutex_unlock(&st->lock);
+		state_unlock(st);
+		n += batch;
+		if (batch == NFS4_STATE_EXPIRE_BATCH)
+			sched_yield();
+	} while (batch == NFS4_STATE_EXPIRE_BATCH);
 	return n;
 }
 
@@ -842,7 +863,7 @@ uint32_t nfs4_setclientid_who(struct nfs4_state *st, const uint8_t verifier[8], 
 		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&st->lock);
 	status = setclientid_locked(st, verifier, id, id_len, cb, who, now, clientid, confirm, inuse);
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -876,7 +897,7 @@ uint32_t nfs4_setclientid_confirm(struct nfs4_state *st, uint64_t clientid, cons
 	i = client_by_id(st, clientid);
 	if (i >= 0 && st->clients[i]->v40)
 		status = setclientid_confirm_locked(st, st->clients[i], confirm, now);
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -897,6 +918,6 @@ uint32_t nfs4_renew(struct nfs4_state *st, uint64_t clientid, uint64_t now)
 	for (unsigned k = 0; i < 0 && k < NFS4_STATE_EXPIRED_RING; k++)
 		if (st->expired[k] == clientid && clientid != 0)
 			status = NFS4ERR_EXPIRED;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }

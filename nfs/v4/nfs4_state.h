@@ -152,6 +152,10 @@ struct nfs4_state {
 	/* Called (under the lock) for each confirmed client that expiry or
 	 * DESTROY_CLIENTID forgets: its stable record goes (nfs4_recovery.h). May be NULL. */
 	void (*gone)(const uint8_t *owner, uint32_t owner_len);
+	/* Called (under the lock) once before the lock is let go after one or more gone calls: the
+	 * forgotten records are made durable together. May be NULL. */
+	void (*gone_flush)(void);
+	bool gone_pending;
 	struct nfs4_stab *stab; /* open state to purge with a client (NULL: none) */
 	/* Called (under the lock) for every client record freed, whatever the
 	 * reason: its callback path goes (nfs4_cb.h). May be NULL. */
@@ -274,7 +278,9 @@ struct nfs4_state_gauges {
 	uint64_t refused, reclaimed;
 };
 void nfs4_state_gauges(struct nfs4_state *st, struct nfs4_state_gauges *g);
-/* Forget every client whose lease ran out before now (RFC 8881 §8.3). Returns how many. */
+/* Forget every client whose lease ran out before now (RFC 8881 §8.3), NFS4_STATE_EXPIRE_BATCH at a
+ * time under the lock. Returns how many. */
+#define NFS4_STATE_EXPIRE_BATCH 64u
 unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now);
 
 #endif

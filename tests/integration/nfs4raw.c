@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,6 +138,13 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
 	return raw_connect(&k->c, port);
 }
 
+int n4_connect_from(struct n4_client *k, uint16_t port, uint32_t minor, const char *src)
+{
+	n4_connect(k, port, minor);
+	raw_close(&k->c);
+	return raw_connect_src(&k->c, port, src);
+}
+
 static void n4_verifier(struct n4_client *k)
 {
 	uint64_t v = (uint64_t)getpid() << 32 ^ (uint64_t)(n4_now() * 1e6);
@@ -225,7 +234,7 @@ int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 		xb_u32(&a, ch ? 4096u : k->max_resp);      /* maxresponsesize */
 		xb_u32(&a, ch ? 0u : k->max_resp_cached);  /* maxresponsesize_cached */
 		xb_u32(&a, 16);                            /* maxoperations */
-		xb_u32(&a, ch ? 1u : 8u);                  /* maxrequests */
+		xb_u32(&a, ch ? 1u : k->max_reqs ? k->max_reqs : 8u); /* maxrequests */
 		xb_u32(&a, 0);                             /* no rdma_ird */
 	}
 	xb_u32(&a, 0x40000000u);
@@ -236,6 +245,11 @@ int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 	if (st == 0 && n4_res(&r, N4_CREATE_SESSION) == 0 && r.body.pos + 16 <= r.body.len) {
 		memcpy(k->session, r.body.p + r.body.pos, 16);
 		k->slot_seq = 0;
+		/* csr_sequence, csr_flags, then the fore channel_attrs4 (RFC 8881 §18.36.2) */
+		xd_skip(&r.body, 16 + 4 + 4 + 12);
+		k->got_cached = xd_u32(&r.body);
+		xd_skip(&r.body, 4);
+		k->got_reqs = xd_u32(&r.body);
 	}
 	raw_reply_free(&r);
 	return st;
@@ -659,4 +673,45 @@ long n4_proc_rss_kb(pid_t pid)
 			break;
 	fclose(f);
 	return kb;
+}
+
+char *n4_stats_json(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *doc = NULL;
+	size_t len = 0;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path) || (fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0)
+		return NULL;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || write(fd, "stats\n", 6) != 6) {
+		close(fd);
+		return NULL;
+	}
+	for (;;) {
+		char chunk[4096], *grown;
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n <= 0 || !(grown = realloc(doc, len + (size_t)n + 1)))
+			break;
+		doc = grown;
+		memcpy(doc + len, chunk, (size_t)n);
+		len += (size_t)n;
+		doc[len] = '\0';
+	}
+	close(fd);
+	return doc;
+}
+
+double n4_stats_num(const char *doc, const char *object, const char *key)
+{
+	char name[128];
+	const char *o, *end, *k;
+
+	snprintf(name, sizeof(name), "\"%s\": {", object);
+	if (!doc || !(o = strstr(doc, name)) || !(end = strchr(o, '}')))
+		return -1;
+	snprintf(name, sizeof(name), "\"%s\": ", key);
+	k = strstr(o, name);
+	return k && k < end ? strtod(k + strlen(name), NULL) : -1;
 }
