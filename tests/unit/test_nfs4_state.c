@@ -560,6 +560,32 @@ static void gone_hook(const uint8_t *owner, uint32_t len)
 	snprintf(gone_last, sizeof(gone_last), "%.*s", (int)len, (const char *)owner);
 }
 
+static unsigned flush_calls;
+static void flush_hook(void)
+{
+	flush_calls++;
+}
+
+/* A mass expiry goes NFS4_STATE_EXPIRE_BATCH clients per hold of the lock, with one flush of the
+ * stable records per batch (not one fdatasync per client under the lock). */
+static void test_expire_batches(void **state)
+{
+	char owner[16];
+
+	(void)state;
+	st.gone = gone_hook, st.gone_flush = flush_hook;
+	gone_calls = flush_calls = 0;
+	for (unsigned i = 0; i < 2 * NFS4_STATE_EXPIRE_BATCH + 22; i++) {
+		snprintf(owner, sizeof(owner), "b%u", i);
+		new_client40(owner, 10);
+	}
+	assert_int_equal(flush_calls, 0); /* nothing forgotten yet */
+	assert_int_equal(nfs4_state_expire(&st, 200), 2 * NFS4_STATE_EXPIRE_BATCH + 22);
+	assert_int_equal(gone_calls, 2 * NFS4_STATE_EXPIRE_BATCH + 22);
+	assert_int_equal(flush_calls, 3);
+	assert_int_equal(st.nclients, 0);
+}
+
 static void test_gone_hook(void **state)
 {
 	uint8_t sid[NFS4_SESSIONID_SIZE], sid2[NFS4_SESSIONID_SIZE];
@@ -706,6 +732,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_share, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stable_hook_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expire_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setclientid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_purged, setup, teardown),
 	};
