@@ -82,7 +82,7 @@ struct rnfsd_config {
 	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
 	bool nfsv4_delegations;       /* grant read/write delegations (local exports); default no */
 	unsigned nfsv4_max_clients;   /* NFSv4 client records; default 4096, 16..4096 */
-	unsigned nfsv4_max_clients_per_host;      /* ... from one address; 0 (default): max-clients / 4 */
+	unsigned nfsv4_max_clients_per_host;      /* ... from one address; 0 (default): max-clients / 2 */
 	unsigned nfsv4_max_clients_per_principal; /* ... by one AUTH_SYS uid/gid; 0 (default): no bound */
 	size_t nfsv4_reply_cache_size; /* NFSv4.1 sessions' reply caches, bytes; default 64 MiB, 1 MiB..4 GiB */
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */

@@ -303,7 +303,8 @@ uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 	nfs4_state_expire(&nfs4_st, now);
 	nfs4_who(x, &who);
 	/* RFC 8881 §15.2: EXCHANGE_ID has no RESOURCE; a full table or a host's or principal's full share
-	 * is DELAY (§15.1.1.3): room comes back when one of its records is destroyed or expires. */
+	 * is DELAY (§15.1.1.3, "try the request again later"): room comes back when one of its records is
+	 * destroyed or expires, and a client retries (SERVERFAULT would fail its mount for good). */
 	return nfs4_exchange_id_who(&nfs4_st, a->verifier, a->owner, a->owner_len, a->flags, &who, now, res);
 }
 

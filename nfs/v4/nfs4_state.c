@@ -214,7 +214,7 @@ static const uint8_t host_unknown[16];
 static bool client_room(struct nfs4_state *st, const struct nfs4_who *who, const uint8_t *owner, uint32_t len,
 			uint64_t now)
 {
-	unsigned host_max = st->max_per_host ? st->max_per_host : st->max_clients / 4 ? st->max_clients / 4 : 1;
+	unsigned host_max = st->max_per_host ? st->max_per_host : st->max_clients / 2 ? st->max_clients / 2 : 1;
 
 	if (memcmp(who->host, host_unknown, 16) != 0)
 		while (share_count(st, SHARE_HOST, who, owner, len) >= host_max)
@@ -834,7 +834,7 @@ static uint32_t setclientid_locked(struct nfs4_state *st, const uint8_t verifier
 	 * confirmed record and its state stay until SETCLIENTID_CONFIRM. */
 	c = client_new(st, verifier, id, len, who, now);
 	if (!c)
-		return NFS4ERR_RESOURCE; /* RFC 7530 §15.2: SETCLIENTID's answer to exhausted resources */
+		return NFS4ERR_RESOURCE; /* RFC 7530 §13.2: SETCLIENTID's answer to exhausted resources */
 	c->v40 = true;
 	c->cb = *cb;
 	confirm_new(st, c->confirm);
@@ -878,7 +878,7 @@ static uint32_t setclientid_confirm_locked(struct nfs4_state *st, struct nfs4_cl
 	} else if (memcmp(c->confirm, confirm, 8) != 0) {
 		return NFS4ERR_STALE_CLIENTID; /* no record with this clientid and verifier */
 	} else if (!c->confirmed && client_confirm(st, c) != 0) {
-		/* RFC 7530 §15.2: SETCLIENTID_CONFIRM's NFS4ERR_RESOURCE; no stable record, no confirmation
+		/* RFC 7530 §13.2: SETCLIENTID_CONFIRM's NFS4ERR_RESOURCE; no stable record, no confirmation
 		 * (RFC 7530 §9.6.3.4). Else the old incarnation (a rebooted client) went with its state. */
 		return NFS4ERR_RESOURCE;
 	}

@@ -141,7 +141,7 @@ struct nfs4_state {
 	unsigned expired_next;
 	size_t cache_bytes; /* reply caches allocated */
 	size_t cache_total; /* their budget ([nfsv4] reply-cache-size) */
-	unsigned max_per_host;      /* records made from one address (0: max_clients / 4) */
+	unsigned max_per_host;      /* records made from one address (0: max_clients / 2) */
 	unsigned max_per_principal; /* records made by one principal (0: no bound but max_clients) */
 	uint64_t refused;           /* new records refused: table, host's or principal's share full */
 	uint64_t reclaimed;         /* idle sessions destroyed to make room in the reply-cache budget */

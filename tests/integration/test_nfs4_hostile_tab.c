@@ -6,8 +6,8 @@
  *  4. clients from many addresses asking for the largest reply caches: their
  *     grants shrink (RFC 8881 §18.36.3), none is refused, and a newcomer still
  *     gets its whole share;
- *  5. one host making every client record it can: past its share (a quarter
- *     of max-clients) it is answered DELAY (4.1) / RESOURCE (4.0), its own
+ *  5. one host making every client record it can: past its share (half of
+ *     max-clients) it is answered DELAY (4.1) / RESOURCE (4.0), its own
  *     unconfirmed record going first, while another host still gets in;
  *  6. a client that takes locks and goes silent on an otherwise quiet server:
  *     its lease ends on the daemon's timer, a local process gets the lock and
@@ -164,9 +164,11 @@ static void test_reply_cache(void)
 
 /* ---- 5: client records per host ---- */
 
+#define HOST_SHARE 8 /* max-clients 16 / 2 */
+
 static void test_host_share(void)
 {
-	static struct n4_client att[16];
+	static struct n4_client att[HOST_SHARE + 12];
 	unsigned delayed = 0, resource = 0, other = 0;
 	struct n4_client u, k;
 	struct n4_watch w;
@@ -174,24 +176,25 @@ static void test_host_share(void)
 	char id[32];
 	long fd0, rss0;
 
-	hx_section("5: one host making every client record it can (max-clients 16: a host's share is 4)");
+	hx_section("5: one host making every client record it can (max-clients 16: a host's share is %u)", HOST_SHARE);
 	if (start("[nfsv4]\nmax-clients = 16\n") != 0 || !CHECK(n4_watch_start(&w, env.port, "tab5-watch") == 0,
 								"the neighbour is set up"))
 		return stop();
 	fd0 = n4_proc_fds(env.pid), rss0 = n4_proc_rss_kb(env.pid);
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < HOST_SHARE - 1; i++) {
 		snprintf(id, sizeof(id), "tab5-att-%u", i);
 		CHECK_EQ(n4_connect_from(&att[i], env.port, 1, "127.0.0.9") == 0 ? n4_setup(&att[i], id) : -1, 0,
 			 "attacker client %u set up", i);
 	}
 	CHECK_EQ(n4_connect_from(&u, env.port, 1, "127.0.0.9") == 0 ? n4_exchange_id(&u, "tab5-unconf", &seq) : -1, 0,
-		 "an unconfirmed fourth record");
+		 "an unconfirmed record fills the host's share");
 	/* (a) the host's unconfirmed record is the first to go ... */
-	CHECK_EQ(n4_connect_from(&att[3], env.port, 1, "127.0.0.9") == 0 ? n4_setup(&att[3], "tab5-att-3") : -1, 0,
-		 "(a) a fifth record of the host displaces its unconfirmed one");
+	CHECK_EQ(n4_connect_from(&att[HOST_SHARE - 1], env.port, 1, "127.0.0.9") == 0 ?
+		 n4_setup(&att[HOST_SHARE - 1], "tab5-att-last") : -1, 0,
+		 "(a) one more record of the host displaces its unconfirmed one");
 	CHECK_EQ(n4_create_session(&u, seq), N4ERR_STALE_CLIENTID, "(a) ... whose CREATE_SESSION is STALE_CLIENTID");
 	/* ... then, its share full of clients within their leases, it is refused. */
-	for (unsigned i = 4; i < 16; i++) {
+	for (unsigned i = HOST_SHARE; i < HOST_SHARE + 12; i++) {
 		uint32_t s2 = 0;
 		snprintf(id, sizeof(id), "tab5-att-%u", i);
 		int st = n4_connect_from(&att[i], env.port, i % 2 ? 0 : 1, "127.0.0.9") == 0 ?
@@ -212,7 +215,7 @@ static void test_host_share(void)
 		n4_client_close(&k);
 	}
 	check_live(&w, "127.0.0.3", "tab5-late");
-	for (unsigned i = 0; i < 16; i++)
+	for (unsigned i = 0; i < HOST_SHARE + 12; i++)
 		n4_client_close(&att[i]);
 	n4_client_close(&u);
 	usleep(200 * 1000);

@@ -461,7 +461,7 @@ static void test_host_share(void **state)
 	struct nfs4_chan_attrs f, b;
 	uint8_t sid[NFS4_SESSIONID_SIZE], cf[8];
 	struct sockaddr_in a1 = { .sin_family = AF_INET }, a2 = { .sin_family = AF_INET };
-	uint64_t id, conf[4];
+	uint64_t id, conf[8];
 	char owner[32];
 
 	(void)state;
@@ -470,23 +470,23 @@ static void test_host_share(void **state)
 	nfs4_host_key((struct sockaddr *)&a1, h1.host);
 	nfs4_host_key((struct sockaddr *)&a2, h2.host);
 	assert_int_equal(h1.host[10], 0xff);
-	nfs4_state_set_max_clients(&st, 16); /* a host's share: 4 */
-	for (unsigned i = 0; i < 4; i++) {
+	nfs4_state_set_max_clients(&st, 16); /* a host's share: 8 */
+	for (unsigned i = 0; i < 8; i++) {
 		snprintf(owner, sizeof(owner), "h1-%u", i);
 		assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, &h1,
 						      10, &r), NFS4_OK);
 		conf[i] = r.clientid;
-		if (i == 3)
+		if (i == 7)
 			break; /* the last one stays unconfirmed */
 		f = attrs(1), b = attrs(1);
 		assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, 10, sid), NFS4_OK);
 	}
 	/* Full share: the unconfirmed record goes for a new one. */
 	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"h1-x", 4, 0, &h1, 11, &r), NFS4_OK);
-	assert_int_equal(nfs4_create_session(&st, conf[3], 1, &f, &b, 1, 11, sid), NFS4ERR_STALE_CLIENTID);
+	assert_int_equal(nfs4_create_session(&st, conf[7], 1, &f, &b, 1, 11, sid), NFS4ERR_STALE_CLIENTID);
 	f = attrs(1), b = attrs(1);
 	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, 11, sid), NFS4_OK);
-	/* Four confirmed within their leases: refused, 4.1 DELAY and 4.0 RESOURCE ... */
+	/* Eight confirmed within their leases: refused, 4.1 DELAY and 4.0 RESOURCE ... */
 	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"h1-y", 4, 0, &h1, 12, &r), NFS4ERR_DELAY);
 	assert_int_equal(nfs4_setclientid_who(&st, verf1, (const uint8_t *)"h1-z", 4, &cb0, &h1, 12, &id, cf, NULL),
 			 NFS4ERR_RESOURCE);
