@@ -52,6 +52,9 @@ struct rnfsd_config {
 	bool reboot_notify;           /* at start, sm-notify -f tells statd's monitored hosts to
 	                                 reclaim (NLM); default yes */
 	char statd_dir[PATH_MAX];     /* rpc.statd's state directory (sm/, sm.bak/); default /var/lib/nfs */
+	/* Descriptor-holding tables (conf/fd_budget.h); 0 (default): derived from RLIMIT_NOFILE */
+	unsigned lock_descriptions;   /* the local backend's lock descriptions, all owners */
+	unsigned nlm_locks_per_host;  /* NLM lock owners, and (owner, file) records, of one client host */
 
 	/* [tcp] */
 	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];
@@ -85,6 +88,9 @@ struct rnfsd_config {
 	unsigned nfsv4_max_clients_per_host;      /* ... from one address; 0 (default): max-clients / 2 */
 	unsigned nfsv4_max_clients_per_principal; /* ... by one AUTH_SYS uid/gid; 0 (default): no bound */
 	size_t nfsv4_reply_cache_size; /* NFSv4.1 sessions' reply caches, bytes; default 64 MiB, 1 MiB..4 GiB */
+	unsigned nfsv4_max_open_files; /* files held open by NFSv4 opens, all clients; 0: derived */
+	unsigned nfsv4_max_open_files_per_client; /* opens of one client; 0: derived */
+	unsigned nfsv4_max_lock_owners_per_client; /* lock owners + lock states of one client; 0: derived */
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */
 	char nfsv4_domain[256];       /* name@domain's domain; "-" (default): the host's DNS domain */
 

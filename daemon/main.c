@@ -43,13 +43,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "rnfsd_build.h"
+#include "backend/backend.h"
 #include "conf/config.h"
 #include "conf/exports.h"
+#include "conf/fd_budget.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/notify.h"
@@ -114,6 +118,8 @@ static struct {
 	bool stopping;
 	bool exports_from_file;     /* the running exports were read from a file */
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
+	struct fd_budget budget;    /* descriptors shared out at start-up (conf/fd_budget.h) */
+	uint64_t nofile;            /* RLIMIT_NOFILE then */
 } d = {.ready_fd = -1};
 
 /* The signals the loop handles: blocked from the start until it can. */
@@ -459,6 +465,10 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->nfsv4_grace_time != cur->nfsv4_grace_time || old->nfsv4_lease_time != cur->nfsv4_lease_time ||
 	    old->nfsv4_delegations != cur->nfsv4_delegations ||
 	    old->nfsv4_max_clients != cur->nfsv4_max_clients ||
+	    old->nfsv4_max_open_files != cur->nfsv4_max_open_files ||
+	    old->nfsv4_max_open_files_per_client != cur->nfsv4_max_open_files_per_client ||
+	    old->nfsv4_max_lock_owners_per_client != cur->nfsv4_max_lock_owners_per_client ||
+	    old->lock_descriptions != cur->lock_descriptions || old->nlm_locks_per_host != cur->nlm_locks_per_host ||
 	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0 ||
 	    old->nlm != cur->nlm || old->nlm_udp_port != cur->nlm_udp_port)
 		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, NLM, socket or state settings take effect at the next start");
@@ -531,6 +541,75 @@ static void signals_release(void)
 	d.ev_sigterm = d.ev_sigint = d.ev_sighup = d.ev_drain_timeout = NULL;
 }
 
+/* ---- descriptors ---- */
+
+/*
+ * Issue 24 defect 3: every table that holds descriptors (NFSv4 open files,
+ * lock descriptions, the file cache) gets a share of RLIMIT_NOFILE as it is
+ * now, after a reserve for connections and the daemon's own, so a client at
+ * its bound (or all of them) never leaves accept() or another client's
+ * LOOKUP without a descriptor. Before the backends and NFSv4 start.
+ */
+static void fd_budget_apply(void)
+{
+	struct rlimit rl = { .rlim_cur = 1024 };
+	const struct rnfsd_config *c = &d.cfg;
+
+	(void)getrlimit(RLIMIT_NOFILE, &rl);
+	d.nofile = rl.rlim_cur == RLIM_INFINITY ? 1048576 : (uint64_t)rl.rlim_cur;
+	/* max-connections is per transport; an RDMA connection holds a descriptor too (its completion channel) */
+	struct fd_budget_in in = { .nofile = d.nofile,
+				   .max_connections = c->max_connections * (c->rdma == CONFIG_NO ? 1 : 2),
+				   .open_files = c->nfsv4_max_open_files,
+				   .open_files_per_client = c->nfsv4_max_open_files_per_client,
+				   .lock_owners_per_client = c->nfsv4_max_lock_owners_per_client,
+				   .lock_descs = c->lock_descriptions, .nlm_locks_per_host = c->nlm_locks_per_host };
+	fd_budget_derive(&in, &d.budget);
+	be_local_configure(&(struct be_local_settings){ .lock_descriptions = d.budget.lock_descs,
+							.file_cache = d.budget.file_cache });
+	nfs4_session_state_limits(d.budget.open_files, d.budget.open_files_per_client,
+				  d.budget.lock_owners_per_client);
+	nlm_configure(d.budget.nlm_locks_per_host);
+	log_info("descriptors: RLIMIT_NOFILE %llu, %u kept for connections and the daemon, file cache %u; NFSv4 open "
+		 "files %u (%u per client), lock descriptions %u (NFSv4 lock owners %u per client, NLM %u per host)",
+		 (unsigned long long)d.nofile, d.budget.reserve, d.budget.file_cache, d.budget.open_files,
+		 d.budget.open_files_per_client, d.budget.lock_descs, d.budget.lock_owners_per_client,
+		 d.budget.nlm_locks_per_host);
+	if (d.budget.lowered)
+		log_warn("descriptors: a max-open-files, lock-descriptions or per-client setting is larger than "
+			 "RLIMIT_NOFILE %llu allows: lowered (raise LimitNOFILE)", (unsigned long long)d.nofile);
+}
+
+static uint64_t fds_open(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	uint64_t n = 0;
+
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)))
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n ? n - 1 : 0; /* not the directory's own */
+}
+
+/* stats_sources.resources (the stats thread). */
+static void resources_stats(struct stats_resources *out)
+{
+	struct nlm_counters nc = { 0 };
+	unsigned max = 0;
+
+	out->fds = fds_open();
+	out->fd_limit = d.nofile;
+	out->fd_reserve = d.budget.reserve;
+	out->lock_descriptions = be_local_lock_descriptions(&max);
+	out->lock_descriptions_max = max;
+	if (d.cfg.nlm)
+		nlm_counters(&nc);
+	out->nlm_owners = nc.owners, out->nlm_held = nc.held, out->nlm_per_host_max = nc.per_host;
+}
+
 /* ---- statistics and readiness ---- */
 
 static void stats_start(void)
@@ -542,6 +621,7 @@ static void stats_start(void)
 		.nfs4_state = d.cfg.nfsv4 ? nfs4_stats_state : NULL,
 		.nfs4_cb_foreach = d.cfg.nfsv4 ? nfs4_stats_cb_foreach : NULL,
 		.inline_counts = rpc_inline_counts,
+		.resources = resources_stats,
 	};
 	stats_set_sources(&src);
 	if (d.cfg.stats_socket[0])
@@ -678,6 +758,7 @@ int main(int argc, char **argv)
 	signals_block(false); /* pending ones reach the loop's handlers */
 	if (rpc_init(d.cfg.drc_entries) != 0)
 		goto err_rpc;
+	fd_budget_apply();
 	if (nfs_service_init(&d.cfg, &exports) != 0)
 		goto err_nfs;
 	/* XNFS §10.4, §11: the hosts statd still monitors held locks before this start */

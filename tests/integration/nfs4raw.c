@@ -675,26 +675,30 @@ long n4_proc_rss_kb(pid_t pid)
 	return kb;
 }
 
-char *n4_stats_json(const char *path)
+char *n4_stats_json(const char *socket_path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char *doc = NULL;
 	size_t len = 0;
 	int fd;
 
-	if (strlen(path) >= sizeof(sa.sun_path) || (fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0)
+	if (strlen(socket_path) >= sizeof(sa.sun_path))
 		return NULL;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || write(fd, "stats\n", 6) != 6) {
-		close(fd);
+	memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (fd >= 0)
+			close(fd);
 		return NULL;
 	}
+	(void)!write(fd, "stats\n", 6);
 	for (;;) {
-		char chunk[4096], *grown;
+		char chunk[4096], *more;
 		ssize_t n = read(fd, chunk, sizeof(chunk));
-		if (n <= 0 || !(grown = realloc(doc, len + (size_t)n + 1)))
+
+		if (n <= 0 || !(more = realloc(doc, len + (size_t)n + 1)))
 			break;
-		doc = grown;
+		doc = more;
 		memcpy(doc + len, chunk, (size_t)n);
 		len += (size_t)n;
 		doc[len] = '\0';
@@ -703,15 +707,14 @@ char *n4_stats_json(const char *path)
 	return doc;
 }
 
-double n4_stats_num(const char *doc, const char *object, const char *key)
+long long n4_stats_num(const char *doc, const char *obj, const char *key)
 {
-	char name[128];
-	const char *o, *end, *k;
+	char want[96];
+	const char *p;
 
-	snprintf(name, sizeof(name), "\"%s\": {", object);
-	if (!doc || !(o = strstr(doc, name)) || !(end = strchr(o, '}')))
-		return -1;
-	snprintf(name, sizeof(name), "\"%s\": ", key);
-	k = strstr(o, name);
-	return k && k < end ? strtod(k + strlen(name), NULL) : -1;
+	snprintf(want, sizeof(want), "\"%s\": {", obj);
+	p = doc ? strstr(doc, want) : NULL;
+	snprintf(want, sizeof(want), "\"%s\": ", key);
+	p = p ? strstr(p, want) : NULL;
+	return p ? strtoll(p + strlen(want), NULL, 10) : -1;
 }

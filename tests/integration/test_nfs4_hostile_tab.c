@@ -74,7 +74,7 @@ static void stop(void)
 static double gauge(const char *object, const char *key)
 {
 	char *doc = n4_stats_json(stats_path);
-	double v = n4_stats_num(doc, object, key);
+	double v = (double)n4_stats_num(doc, object, key);
 
 	free(doc);
 	return v;
