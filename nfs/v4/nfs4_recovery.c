@@ -197,14 +197,17 @@ static void rec_rewrite_locked(struct nfs4_recovery *r)
 }
 
 /* Append one record and make it stable before the caller answers. A file that failed before is
- * rewritten first (it may work again: space freed). 0: stable (or nothing is persisted at all: no
- * path, the pure tests), -1: not written. */
+ * rewritten first (it may work again: space freed), at most once a second: a client refused meanwhile
+ * costs no rewrite. 0: stable (or nothing is persisted at all: no path, the pure tests), -1: not
+ * written. */
 static int rec_append_locked(struct nfs4_recovery *r, uint8_t op, const struct nfs4_rec *rec)
 {
 	uint8_t buf[REC_HDR + NFS4_REC_ID_MAX];
 
-	if (r->fd < 0 && r->path[0] && op == 'A')
+	if (r->fd < 0 && r->path[0] && op == 'A' && r->now_ms >= r->retry_ms) {
+		r->retry_ms = r->now_ms + 1000;
 		rec_rewrite_locked(r); /* the live records, this one with them */
+	}
 	if (r->fd < 0)
 		return r->path[0] ? -1 : 0; /* a 'D' not written: the next rewrite leaves the record out */
 	rec_encode(buf, op, rec);
@@ -244,6 +247,7 @@ static void rec_finish_locked(struct nfs4_recovery *r, const char *why)
 
 static void rec_tick_locked(struct nfs4_recovery *r, uint64_t now_ms)
 {
+	r->now_ms = now_ms;
 	if (!r->finished && !grace_clock_held(r->clock, GRACE_NFS4, now_ms))
 		rec_finish_locked(r, "grace-time elapsed");
 }

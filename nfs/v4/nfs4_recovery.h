@@ -86,6 +86,8 @@ struct nfs4_recovery {
 	int fd;             /* the file, O_APPEND (-1: none, nothing persisted) */
 	size_t file_bytes;
 	bool unsynced;      /* 'D' records written since the last fdatasync */
+	uint64_t now_ms;    /* the caller's clock at the last call */
+	uint64_t retry_ms;  /* a file that failed is tried again (rewritten) from then on, once a second */
 	char path[PATH_MAX];
 	uint64_t counts[3]; /* reclaims granted, GRACE answers, NO_GRACE answers */
 };

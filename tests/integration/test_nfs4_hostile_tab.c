@@ -225,6 +225,17 @@ static void test_host_share(void)
 	      "(a) past its share: EXCHANGE_ID DELAY (%u of 6), SETCLIENTID RESOURCE (%u of 6), nothing else (%u)",
 	      delayed, resource, other);
 	CHECK(gauge("nfs4_limits", "clients_refused") >= 12, "the clients_refused gauge counts them");
+	/* The host keeps trying for 2 s: DELAY every time, the neighbour still answered. */
+	{
+		unsigned tries = 0, n = 0;
+		double t0 = now_s();
+		for (; now_s() - t0 < 2; tries++) {
+			uint32_t s2 = 0;
+			snprintf(id, sizeof(id), "tab5-retry-%u", tries);
+			n += n4_exchange_id(&att[HOST_SHARE], id, &s2) == N4ERR_DELAY;
+		}
+		CHECK(n == tries, "(a) the host retrying for 2 s: DELAY %u of %u times", n, tries);
+	}
 	/* (b) clients of another host still get in. */
 	for (unsigned i = 0; i < 4; i++) {
 		snprintf(id, sizeof(id), "tab5-other-%u", i);
@@ -326,20 +337,19 @@ static void test_lease_timer(void)
 
 #define LONG_ID 1000 /* bytes of each attacker's co_ownerid: ~1 KiB per record */
 
-/* A 4.1 client from src with a LONG_ID-byte owner: its CREATE_SESSION's status. */
-static int long_client(struct n4_client *k, const char *src, unsigned i)
+/* A 4.1 client from src with a LONG_ID-byte owner: its CREATE_SESSION's status (*seq its sequence). */
+static int long_client(struct n4_client *k, const char *src, unsigned i, uint32_t *seq)
 {
 	char id[LONG_ID + 1];
-	uint32_t seq = 0;
 	int st;
 
 	memset(id, 'r', LONG_ID);
 	snprintf(id, 16, "tab7-%08u", i);
 	id[13] = 'r';
 	id[LONG_ID] = '\0';
-	if (n4_connect_from(k, env.port, 1, src) != 0 || (st = n4_exchange_id(k, id, &seq)) != 0)
+	if (n4_connect_from(k, env.port, 1, src) != 0 || (st = n4_exchange_id(k, id, seq)) != 0)
 		return -1;
-	return n4_create_session(k, seq);
+	return n4_create_session(k, *seq);
 }
 
 /* Attackers until the record file cannot grow: how many were confirmed; *nospc those refused. */
@@ -351,8 +361,9 @@ static unsigned fill_records(unsigned *nospc, unsigned *other)
 
 	*nospc = *other = 0;
 	for (unsigned i = 0; i < 120 && *nospc < 4; i++) {
+		uint32_t seq = 0;
 		snprintf(src, sizeof(src), "127.0.2.%u", i + 1);
-		int st = long_client(&att[i], src, i);
+		int st = long_client(&att[i], src, i, &seq);
 		ok += st == 0;
 		*nospc += st == N4ERR_NOSPC;
 		*other += st != 0 && st != N4ERR_NOSPC;
@@ -377,6 +388,22 @@ static int confirm40_until_refused(unsigned *confirmed)
 		n4_client_close(&k);
 	}
 	return st;
+}
+
+/* A refused client retrying CREATE_SESSION for 2 s: NOSPC every time (and no rewrite of the record
+ * file each time, nfs4_recovery.c), while the neighbour goes on being answered. */
+static void hammer_nospc(void)
+{
+	struct n4_client k;
+	unsigned tries = 0, nospc = 0;
+	uint32_t seq = 0;
+	double t0 = now_s();
+
+	nospc += long_client(&k, "127.0.2.250", 250, &seq) == N4ERR_NOSPC;
+	for (tries = 1; now_s() - t0 < 2; tries++)
+		nospc += n4_create_session(&k, seq) == N4ERR_NOSPC;
+	CHECK(nospc == tries, "(a) a refused client retrying for 2 s: NOSPC %u of %u times", nospc, tries);
+	n4_client_close(&k);
 }
 
 static void test_stable_records(void)
@@ -411,8 +438,10 @@ static void test_stable_records(void)
 	      nospc, other);
 	st40 = confirm40_until_refused(&ok40);
 	CHECK_EQ(st40, N4ERR_RESOURCE, "(a) a 4.0 client's SETCLIENTID_CONFIRM is RESOURCE (after %u confirmed)", ok40);
-	/* Room again (the ballast goes): the next client is recorded and confirmed. */
+	hammer_nospc();
+	/* Room again (the ballast goes): a client a second later is recorded and confirmed. */
 	unlink(ballast);
+	sleep(1);
 	check_live(&w, "127.0.0.3", "tab7-late");
 	check_resources(fd0, rss0, 4, 8 * 1024);
 	/* Every confirmed client is a previous client of the next start: the attackers, the 4.0 ones, the
