@@ -30,7 +30,9 @@
  *
  * Open state (nfs4_stateid.h) belongs to client records: a record freed
  * (replaced, destroyed, expired) purges its clientid's state in the table
- * given to nfs4_state_set_stab(). Lock order: this mutex, then the table's.
+ * given to nfs4_state_set_stab(). Lock order: this mutex, then the table's,
+ * and the stable records' (nfs4_recovery.h, through the stable, gone and
+ * gone_flush hooks).
  *
  * Locking: one mutex per struct nfs4_state; a slot being used by a request
  * is marked in progress, so a retransmission meanwhile gets NFS4ERR_DELAY
