@@ -90,6 +90,11 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_NFSV4, "lease-time", CONFIG_TYPE_UINT, FIELD(nfsv4_lease_time), 0, 10, 3600 },
 	{ CONFIG_SECTION_NFSV4, "delegations", CONFIG_TYPE_BOOL, FIELD(nfsv4_delegations), 0, 0, 0 },
 	{ CONFIG_SECTION_NFSV4, "max-clients", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients), 0, 16, 4096 },
+	{ CONFIG_SECTION_NFSV4, "max-clients-per-host", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients_per_host), 0, 0, 4096 },
+	{ CONFIG_SECTION_NFSV4, "max-clients-per-principal", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients_per_principal), 0,
+	  0, 4096 },
+	{ CONFIG_SECTION_NFSV4, "reply-cache-size", CONFIG_TYPE_SIZE, FIELD(nfsv4_reply_cache_size), 0, 1 * MiB,
+	  4096 * MiB },
 	{ CONFIG_SECTION_NFSV4, "max-open-files", CONFIG_TYPE_UINT, FIELD(nfsv4_max_open_files), 0, 0, 1048576 },
 	{ CONFIG_SECTION_NFSV4, "max-open-files-per-client", CONFIG_TYPE_UINT, FIELD(nfsv4_max_open_files_per_client),
 	  0, 0, 1048576 },
@@ -158,6 +163,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->nfsv4_max_clients = 4096; /* NFS4_STATE_MAX_CLIENTS */
 	cfg->nfsv4_copy_workers = 0; /* a quarter of the threads, at least 1 */
 	cfg->nfsv4_copy_workers_per_client = 1;
+	cfg->nfsv4_reply_cache_size = 64 * MiB; /* NFS4_STATE_CACHE_TOTAL */
 	snprintf(cfg->nfsv4_idmap, sizeof(cfg->nfsv4_idmap), "numeric");
 	snprintf(cfg->nfsv4_domain, sizeof(cfg->nfsv4_domain), "-");
 

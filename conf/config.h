@@ -86,6 +86,9 @@ struct rnfsd_config {
 	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
 	bool nfsv4_delegations;       /* grant read/write delegations (local exports); default no */
 	unsigned nfsv4_max_clients;   /* NFSv4 client records; default 4096, 16..4096 */
+	unsigned nfsv4_max_clients_per_host;      /* ... from one address; 0 (default): max-clients / 2 */
+	unsigned nfsv4_max_clients_per_principal; /* ... by one AUTH_SYS uid/gid; 0 (default): no bound */
+	size_t nfsv4_reply_cache_size; /* NFSv4.1 sessions' reply caches, bytes; default 64 MiB, 1 MiB..4 GiB */
 	unsigned nfsv4_max_open_files; /* files held open by NFSv4 opens, all clients; 0: derived */
 	unsigned nfsv4_max_open_files_per_client; /* opens of one client; 0: derived */
 	unsigned nfsv4_max_lock_owners_per_client; /* lock owners + lock states of one client; 0: derived */

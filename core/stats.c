@@ -298,6 +298,10 @@ static void json_nfs4(FILE *f)
 		n.offloads, n.offloads_max, n.sync_copies, n.sync_copies_max,
 		(unsigned long long)n.sync_copies_refused, n.lock_waiters, n.lock_waiters_max, n.delegations_max,
 		n.callback_paths, n.callback_paths_max);
+	fprintf(f, "  \"nfs4_limits\": {\"reply_cache_bytes\": %llu, \"reply_cache_limit\": %llu"
+		   ", \"clients_refused\": %llu, \"sessions_reclaimed\": %llu, \"recorded_clients_max\": %u},\n",
+		(unsigned long long)n.reply_cache_bytes, (unsigned long long)n.reply_cache_limit,
+		(unsigned long long)n.clients_refused, (unsigned long long)n.sessions_reclaimed, n.recorded_clients_max);
 }
 
 /* One entry of "nfs4_callbacks". */

@@ -86,6 +86,11 @@ struct stats_nfs4 {
 	unsigned lock_waiters, lock_waiters_max;   /* CB_NOTIFY_LOCK waiters */
 	unsigned delegations_max;
 	unsigned callback_paths, callback_paths_max;
+	/* The shared tables' bounds (issue 24): NFSv4.1 reply caches granted and their budget, new client
+	 * records refused (table, host's or principal's share full), idle sessions reclaimed, the stable
+	 * record table's size. */
+	uint64_t reply_cache_bytes, reply_cache_limit, clients_refused, sessions_reclaimed;
+	unsigned recorded_clients_max;
 };
 
 /* One NFSv4 client's callback path (nfs/v4/nfs4_cb.h): its state and calls. */

@@ -842,6 +842,9 @@ int main(int argc, char **argv)
 	/* NFSv4 callback paths: calls made from the loop thread (nfs/v4/nfs4_cb.h). */
 	if (d.cfg.nfsv4 && nfs4_cb_start(d.loop) != 0)
 		goto err_xprts;
+	/* NFSv4 leases expire on a timer, not only when some client calls (nfs/v4/nfs4.h). */
+	if (d.cfg.nfsv4 && nfs4_expiry_start(d.loop) != 0)
+		goto err_xprts;
 	rpc_inline_configure(d.cfg.inline_calls);
 	if (xprts_start() != 0)
 		goto err_xprts;
@@ -870,6 +873,7 @@ int main(int argc, char **argv)
 
 	rc = loop_run(d.loop) == 0 ? 0 : 1;
 	nfs4_cb_stop(); /* callbacks in flight dropped; their connections let go */
+	nfs4_expiry_stop();
 
 	rpc_rpcbind_unregister(); /* what was registered, if anything */
 	stats_stop();
@@ -880,6 +884,7 @@ int main(int argc, char **argv)
 err_workers:
 err_xprts:
 	nfs4_cb_stop(); /* idempotent */
+	nfs4_expiry_stop();
 	xprts_free();
 	nlm_stop(); /* after the workers: no NLM call runs; its locks released */
 	nfs_service_shutdown();

@@ -368,6 +368,17 @@ static void print_nfs4_bounds(const struct json *doc)
 	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
 	       json_num(b, "lock_waiters_max"), json_num(b, "delegations_max"), json_num(b, "callback_paths"),
 	       json_num(b, "callback_paths_max"));
+/* The shared NFSv4 tables against their bounds (issue 24). */
+static void print_nfs4_limits(const struct json *doc)
+{
+	const struct json *l = json_get(doc, "nfs4_limits");
+
+	if (!l || l->type != JSON_OBJ)
+		return;
+	printf("nfsv4 limits: reply caches %.0f of %.0f bytes; %.0f new clients refused (table or share full), "
+	       "%.0f idle sessions reclaimed; %.0f stable records at most\n\n",
+	       json_num(l, "reply_cache_bytes"), json_num(l, "reply_cache_limit"), json_num(l, "clients_refused"),
+	       json_num(l, "sessions_reclaimed"), json_num(l, "recorded_clients_max"));
 }
 
 static void print_nfs4(const struct json *doc)
@@ -390,6 +401,7 @@ static void print_nfs4(const struct json *doc)
 	       json_num(n, "lock_owners_per_client_max"));
 	print_nfs4_async(doc);
 	print_nfs4_bounds(doc);
+	print_nfs4_limits(doc);
 	print_procedures(doc, "nfs4_operations", "OPERATION", 20);
 	printf("\n");
 	print_nfs4_callbacks(doc);

@@ -52,6 +52,9 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	nfs4_copy_configure(cfg->nfsv4_copy_workers ? cfg->nfsv4_copy_workers
 						    : (cfg->threads / 4 ? cfg->threads / 4 : 1),
 			    cfg->nfsv4_copy_workers_per_client);
+	nfs4_session_limits(cfg->nfsv4_max_clients_per_host, cfg->nfsv4_max_clients_per_principal,
+			    cfg->nfsv4_reply_cache_size);
+	nfs4_recovery_max_clients(cfg->nfsv4_max_clients); /* a record for every client that can be confirmed */
 	nfs4_session_init();
 	nfs4_recovery_start(cfg->state_dir, cfg->nfsv4_grace_time);
 	return rpc_register_program(&nfs34_program);

@@ -191,6 +191,9 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 void nfs4_session_configure(unsigned lease_s);
 /* [nfsv4] max-clients (before nfs4_session_init; 0: NFS4_STATE_MAX_CLIENTS). */
 void nfs4_session_max_clients(unsigned n);
+/* [nfsv4] max-clients-per-host, max-clients-per-principal, reply-cache-size (before nfs4_session_init;
+ * 0: the defaults of nfs4_state.h). */
+void nfs4_session_limits(unsigned per_host, unsigned per_principal, size_t reply_cache);
 /* A client met a descriptor bound (status RESOURCE or DELAY from the open state table): one
  * rate-limited line naming the peer, the client and what (nfs4_proc_open.c). Returns status. */
 uint32_t nfs4_bound_note(const struct nfs4_ctx *x, uint64_t clientid, const char *what, uint32_t status);
@@ -209,6 +212,8 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res);
  * and gid (as knfsd compares credentials); AUTH_NONE one principal of its own; 0 without an RPC call
  * (unit tests). */
 uint64_t nfs4_principal(const struct nfs4_ctx *x);
+/* The principal and the host address of the caller (a new client record's shares). */
+void nfs4_who(const struct nfs4_ctx *x, struct nfs4_who *who);
 void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e);
 uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res);
@@ -233,6 +238,11 @@ struct nfs4_stab *nfs4_session_stab(void);
 uint64_t nfs4_session_now(void);
 /* Expire leases at most once a second (RFC 8881 §8.3; 4.0 clients have no EXCHANGE_ID). */
 void nfs4_session_tick(void);
+/* The loop's one-second timer that queues nfs4_session_tick() on a worker (expiry releases locks and
+ * closes files: never on the loop thread), so a quiet server still expires leases. 0 or -1. */
+struct loop;
+int nfs4_expiry_start(struct loop *loop);
+void nfs4_expiry_stop(void);
 
 /* ---- nfs4_proc_state.c ---- */
 

@@ -7,8 +7,9 @@
  *
  * One server-wide struct nfs4_state, set up when NFSv4 is registered. The
  * back channel is nfs4_proc_cb.c's and nfs4_cb.c's (CONN_BACK_CHAN; SEQUENCE
- * reports a path that is down); no state protection (SP4_NONE), no persistent sessions; leases are expired lazily
- * at each EXCHANGE_ID.
+ * reports a path that is down); no state protection (SP4_NONE), no persistent sessions; leases are expired
+ * every second by a timer on the loop (nfs4_expiry_start()) whose work runs on a worker, as well as on the
+ * way by the operations that act for a client (nfs4_session_tick()).
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -18,6 +19,9 @@
 #include <unistd.h>
 #include <sys/random.h>
 
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/workers.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_cb.h"
 #include "nfs/v4/nfs4_copy_async.h"
@@ -74,10 +78,19 @@ void nfs4_session_configure(unsigned lease_s)
 }
 
 static unsigned nfs4_max_clients; /* [nfsv4] max-clients (0: the ceiling) */
+static unsigned nfs4_per_host, nfs4_per_principal; /* [nfsv4] max-clients-per-host, -per-principal */
+static size_t nfs4_cache_total;                    /* [nfsv4] reply-cache-size (0: the default) */
 
 void nfs4_session_max_clients(unsigned n)
 {
 	nfs4_max_clients = n;
+}
+
+void nfs4_session_limits(unsigned per_host, unsigned per_principal, size_t reply_cache)
+{
+	nfs4_per_host = per_host;
+	nfs4_per_principal = per_principal;
+	nfs4_cache_total = reply_cache;
 }
 
 static unsigned nfs4_limits[3]; /* [nfsv4] max-open-files, -per-client, max-lock-owners-per-client (derived) */
@@ -149,11 +162,16 @@ void nfs4_session_init(void)
 	nfs4_st.random = nfs4_random;
 	if (nfs4_max_clients)
 		nfs4_state_set_max_clients(&nfs4_st, nfs4_max_clients);
+	nfs4_state_set_shares(&nfs4_st, nfs4_per_host, nfs4_per_principal);
+	nfs4_state_set_cache_total(&nfs4_st, nfs4_cache_total);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
 	nfs4_stab_limits(&nfs4_stb, nfs4_limits[0], nfs4_limits[1], nfs4_limits[2]);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
+	nfs4_st.gone_flush = nfs4_client_gone_flush; /* durable before the state lock is let go */
 	nfs4_st.freed = nfs4_client_freed; /* and its callback path, delegations, copies, lock waiters */
+	nfs4_st.stable = nfs4_client_stable; /* RFC 8881 §8.4.3: recorded before it is confirmed */
+	nfs4_st.session_freed = nfs4_cb_session_gone; /* a reclaimed idle session's back channel */
 	nfs4_deleg_init(boot);
 	nfs4_lock_notify_start();
 	nfs4_st_ready = true;
@@ -230,6 +248,64 @@ void nfs4_session_tick(void)
 	}
 }
 
+/* The asker of a new client record: its principal and its host's address. */
+void nfs4_who(const struct nfs4_ctx *x, struct nfs4_who *who)
+{
+	who->principal = nfs4_principal(x);
+	nfs4_host_key(x->call && x->call->conn ? (const struct sockaddr *)&x->call->conn->peer : NULL, who->host);
+}
+
+/* ---- lease expiry on a timer ---- */
+
+static struct loop_ev *nfs4_expiry_ev;
+static struct work nfs4_expiry_work;
+static atomic_bool nfs4_expiry_queued; /* the work item is queued or running */
+
+/* Worker: what the lazy path does (the state mutex, then the open-state table's; backend calls). */
+static void nfs4_expiry_run(struct work *w)
+{
+	(void)w;
+	nfs4_session_tick();
+}
+
+static void nfs4_expiry_done(struct work *w)
+{
+	(void)w;
+	atomic_store(&nfs4_expiry_queued, false);
+}
+
+/* Loop thread, every second: RFC 8881 §8.3, RFC 7530 §9.6: a lease not renewed ends after lease_time
+ * even when nobody else calls; the expiry itself goes to a worker. */
+static void nfs4_expiry_cb(int fd, short what, void *arg)
+{
+	(void)fd, (void)what, (void)arg;
+	if (!atomic_exchange(&nfs4_expiry_queued, true))
+		workers_submit(&nfs4_expiry_work);
+}
+
+int nfs4_expiry_start(struct loop *loop)
+{
+	const struct timeval second = { 1, 0 };
+
+	nfs4_expiry_work.run = nfs4_expiry_run;
+	nfs4_expiry_work.done = nfs4_expiry_done;
+	nfs4_expiry_ev = loop_timer(loop, true, nfs4_expiry_cb, NULL);
+	if (!nfs4_expiry_ev || loop_ev_add(nfs4_expiry_ev, &second) != 0) {
+		log_err("nfs4: cannot create the lease expiry timer");
+		nfs4_expiry_stop();
+		return -1;
+	}
+	return 0;
+}
+
+/* Before workers_stop(): a queued expiry still runs and completes there. */
+void nfs4_expiry_stop(void)
+{
+	if (nfs4_expiry_ev)
+		loop_ev_free(nfs4_expiry_ev);
+	nfs4_expiry_ev = NULL;
+}
+
 uint64_t nfs4_principal(const struct nfs4_ctx *x)
 {
 	if (!x->call)
@@ -243,13 +319,18 @@ uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_exid_args *a = args;
 	uint64_t now = nfs4_now();
+	struct nfs4_who who;
 
 	if (nfs4_not_only_op(x))
 		return NFS4ERR_NOT_ONLY_OP;
 	if (a->flags & ~EXCHGID4_FLAG_MASK_A)
 		return NFS4ERR_INVAL;
 	nfs4_state_expire(&nfs4_st, now);
-	return nfs4_exchange_id(&nfs4_st, a->verifier, a->owner, a->owner_len, a->flags, nfs4_principal(x), now, res);
+	nfs4_who(x, &who);
+	/* RFC 8881 §15.2: EXCHANGE_ID has no RESOURCE; a full table or a host's or principal's full share
+	 * is DELAY (§15.1.1.3, "try the request again later"): room comes back when one of its records is
+	 * destroyed or expires, and a client retries (SERVERFAULT would fail its mount for good). */
+	return nfs4_exchange_id_who(&nfs4_st, a->verifier, a->owner, a->owner_len, a->flags, &who, now, res);
 }
 
 void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
@@ -262,8 +343,7 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	struct nfs4_create_session_args *a = args;
 	struct nfs4_create_session_res *r = res;
-	struct nfs4_svc *s = x->priv;
-	uint32_t status, owner_len;
+	uint32_t status;
 	uint64_t now = nfs4_now();
 
 	if (nfs4_not_only_op(x))
@@ -279,11 +359,9 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 	r->fore = a->fore;
 	r->back = a->back;
 	r->sequence = a->sequence;
+	/* RFC 8881 §8.4.3: a client is recorded (stable) before it is confirmed (the stable hook). */
 	status = nfs4_create_session(&nfs4_st, a->clientid, a->sequence, &r->fore, &r->back, nfs4_principal(x), now,
 				     r->sessionid);
-	/* RFC 8881 §8.4.3: a confirmed client is recorded (stable) before it can hold state. */
-	if (status == NFS4_OK && nfs4_client_owner(&nfs4_st, a->clientid, s->owner, &owner_len))
-		nfs4_client_stable(s->owner, owner_len);
 	if (status == NFS4_OK)
 		r->flags = nfs4_cb_create_session(x, a, r->sessionid);
 	return status;

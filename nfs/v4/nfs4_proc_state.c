@@ -124,9 +124,12 @@ uint32_t nfs4_setclientid_exec(struct nfs4_ctx *x, void *args, void *res)
 	const struct nfs4_setclientid_args *a = args;
 	struct nfs4_setclientid_res *r = res;
 
+	struct nfs4_who who;
+
 	nfs4_session_tick();
-	return nfs4_setclientid(nfs4_session_state(), a->verifier, a->id, a->id_len, &a->cb, nfs4_principal(x),
-				nfs4_session_now(), &r->clientid, r->confirm, &r->inuse);
+	nfs4_who(x, &who);
+	return nfs4_setclientid_who(nfs4_session_state(), a->verifier, a->id, a->id_len, &a->cb, &who,
+				    nfs4_session_now(), &r->clientid, r->confirm, &r->inuse);
 }
 
 /* RFC 7530 §16.33.2: SETCLIENTID4res carries resok4 on NFS4_OK, client_using (a clientaddr4: r_netid,
@@ -150,13 +153,10 @@ uint32_t nfs4_setclientid_confirm_exec(struct nfs4_ctx *x, void *args, void *res
 	const struct nfs4_setclientid_confirm_args *a = args;
 
 	(void)x, (void)res;
+	/* RFC 7530 §9.6.3.4: a confirmed client is recorded on stable storage before the reply (the
+	 * state module's stable hook, nfs4_client_stable(); RESOURCE when it cannot be). */
 	uint32_t status = nfs4_setclientid_confirm(nfs4_session_state(), a->clientid, a->confirm, nfs4_session_now());
-	uint8_t owner[NFS4_OWNER_MAX];
-	uint32_t len = 0;
 
-	/* RFC 7530 §9.6.3.4: a confirmed client is recorded on stable storage before the reply. */
-	if (status == NFS4_OK && nfs4_client_owner(nfs4_session_state(), a->clientid, owner, &len))
-		nfs4_client_stable(owner, len);
 	if (status == NFS4_OK)
 		nfs4_cb_confirmed40(a->clientid); /* RFC 7530 §16.34.5: the callback path is probed */
 	return status;

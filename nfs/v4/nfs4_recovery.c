@@ -1,7 +1,7 @@
 /*
  * nfs4_recovery.c - NFSv4 stable client records and the NFSv4 grace term
  * (see nfs4_recovery.h for the rules, the file format and the locking).
- * The record table is linear over at most NFS4_REC_MAX entries: it is
+ * The record table is linear over at most max (<= NFS4_REC_MAX) entries: it is
  * searched only at confirmation, destruction, expiry and reclaims.
  *
  * Record life:  (none) --confirm--> cur --forget--> (none)
@@ -19,6 +19,9 @@
 #include "core/log.h"
 #include "nfs/v4/nfs4_const.h"
 #include "nfs/v4/nfs4_recovery.h"
+#include "nfs/v4/nfs4_state.h"
+
+_Static_assert(NFS4_REC_MAX == 2 * NFS4_STATE_MAX_CLIENTS, "a record for every client of two boots");
 
 #define REC_HDR 3u /* op, u16 length */
 
@@ -30,6 +33,12 @@ void nfs4_rec_init(struct nfs4_recovery *r, struct grace_clock *clock)
 	pthread_mutex_init(&r->lock, NULL);
 	r->clock = clock;
 	r->fd = -1;
+	r->max = NFS4_REC_MAX;
+}
+
+void nfs4_rec_set_max(struct nfs4_recovery *r, unsigned max_clients)
+{
+	r->max = max_clients == 0 || max_clients > NFS4_REC_MAX / 2 ? NFS4_REC_MAX : 2 * max_clients;
 }
 
 void nfs4_rec_release(struct nfs4_recovery *r)
@@ -58,7 +67,7 @@ static struct nfs4_rec *rec_get(struct nfs4_recovery *r, const uint8_t *id, uint
 
 	if (i >= 0)
 		return r->recs[i];
-	if (len == 0 || len > NFS4_REC_ID_MAX || r->n == NFS4_REC_MAX)
+	if (len == 0 || len > NFS4_REC_ID_MAX || r->n >= r->max)
 		return NULL;
 	rec = calloc(1, sizeof(*rec) + len);
 	if (!rec)
@@ -108,7 +117,8 @@ int nfs4_rec_parse(struct nfs4_recovery *r, const uint8_t *buf, size_t len)
 		const uint8_t *id = buf + off + REC_HDR;
 		off += REC_HDR + n;
 		if (op == 'A') {
-			struct nfs4_rec *rec = rec_get(r, id, n);
+			/* At most half the table for the previous boot: this boot's clients always fit. */
+			struct nfs4_rec *rec = r->nprev < r->max / 2 || rec_find(r, id, n) >= 0 ? rec_get(r, id, n) : NULL;
 			if (rec && !rec->prev) {
 				rec->prev = true;
 				r->nprev++;
@@ -177,8 +187,8 @@ static void rec_rewrite_locked(struct nfs4_recovery *r)
 		close(r->fd);
 	r->fd = err ? -1 : open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
 	if (err || r->fd < 0) {
-		log_err("nfs4: cannot write %s (%s): client records are not kept; clients cannot reclaim "
-			"state after a restart", r->path, strerror(errno));
+		log_limited(&rec_limit, LOG_ERR, "nfs4: cannot write %s (%s): no client is confirmed until it "
+			    "can be written", r->path, strerror(errno));
 		unlink(tmp);
 		r->fd = -1;
 		return;
@@ -186,22 +196,31 @@ static void rec_rewrite_locked(struct nfs4_recovery *r)
 	r->file_bytes = bytes;
 }
 
-/* Append one record and make it stable before the caller answers. */
-static void rec_append_locked(struct nfs4_recovery *r, uint8_t op, const struct nfs4_rec *rec)
+/* Append one record and make it stable before the caller answers. A file that failed before is
+ * rewritten first (it may work again: space freed), at most once a second: a client refused meanwhile
+ * costs no rewrite. 0: stable (or nothing is persisted at all: no path, the pure tests), -1: not
+ * written. */
+static int rec_append_locked(struct nfs4_recovery *r, uint8_t op, const struct nfs4_rec *rec)
 {
 	uint8_t buf[REC_HDR + NFS4_REC_ID_MAX];
 
+	if (r->fd < 0 && r->path[0] && op == 'A' && r->now_ms >= r->retry_ms) {
+		r->retry_ms = r->now_ms + 1000;
+		rec_rewrite_locked(r); /* the live records, this one with them */
+	}
 	if (r->fd < 0)
-		return;
+		return r->path[0] ? -1 : 0; /* a 'D' not written: the next rewrite leaves the record out */
 	rec_encode(buf, op, rec);
-	if (rec_write_full(r->fd, buf, REC_HDR + rec->len) < 0 || fdatasync(r->fd) < 0) {
+	if (rec_write_full(r->fd, buf, REC_HDR + rec->len) < 0 || (op == 'A' && fdatasync(r->fd) < 0)) {
 		log_limited(&rec_limit, LOG_ERR, "nfs4: %s: %s; rewriting it", r->path, strerror(errno));
 		rec_rewrite_locked(r);
-		return;
+		return r->fd < 0 ? -1 : 0;
 	}
 	r->file_bytes += REC_HDR + rec->len;
+	r->unsynced |= op == 'D';
 	if (r->file_bytes > NFS4_REC_FILE_MAX)
 		rec_rewrite_locked(r);
+	return 0;
 }
 
 /* ---- the grace term ---- */
@@ -228,6 +247,7 @@ static void rec_finish_locked(struct nfs4_recovery *r, const char *why)
 
 static void rec_tick_locked(struct nfs4_recovery *r, uint64_t now_ms)
 {
+	r->now_ms = now_ms;
 	if (!r->finished && !grace_clock_held(r->clock, GRACE_NFS4, now_ms))
 		rec_finish_locked(r, "grace-time elapsed");
 }
@@ -269,9 +289,12 @@ int nfs4_rec_confirm(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, u
 		ret = -1;
 	} else if (!rec->cur) {
 		rec->cur = true;
-		/* RFC 8881 §8.4.3: stable before the client can hold state. */
-		if (!rec->prev)
-			rec_append_locked(r, 'A', rec);
+		/* RFC 8881 §8.4.3: stable before the client can hold state; not stable, not confirmed. */
+		if (!rec->prev && rec_append_locked(r, 'A', rec) != 0) {
+			rec->cur = false;
+			rec_drop(r, (unsigned)rec_find(r, id, len));
+			ret = -1;
+		}
 	}
 	pthread_mutex_unlock(&r->lock);
 	return ret;
@@ -285,12 +308,23 @@ void nfs4_rec_forget(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, u
 	rec_tick_locked(r, now_ms);
 	i = rec_find(r, id, len);
 	if (i >= 0) {
-		rec_append_locked(r, 'D', r->recs[i]);
+		(void)rec_append_locked(r, 'D', r->recs[i]); /* not written: the rewrite at the next change drops it */
 		rec_unprev(r, (unsigned)i);
 		r->recs[i]->cur = false;
 		rec_drop(r, (unsigned)i);
 		rec_check_done_locked(r);
 	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+void nfs4_rec_sync(struct nfs4_recovery *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->unsynced && r->fd >= 0 && fdatasync(r->fd) < 0) {
+		log_limited(&rec_limit, LOG_ERR, "nfs4: %s: %s; rewriting it", r->path, strerror(errno));
+		rec_rewrite_locked(r);
+	}
+	r->unsynced = false;
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -352,6 +386,12 @@ bool nfs4_rec_in_grace(struct nfs4_recovery *r, uint64_t now_ms)
 
 static struct nfs4_recovery rec_server;
 static bool rec_server_ready;
+static unsigned rec_max_clients; /* [nfsv4] max-clients */
+
+void nfs4_recovery_max_clients(unsigned n)
+{
+	rec_max_clients = n;
+}
 
 /* Read the previous boot's file into r (missing: nothing). Bounded by twice the rewrite threshold. */
 static void rec_load(struct nfs4_recovery *r)
@@ -388,6 +428,7 @@ unsigned nfs4_recovery_start(const char *state_dir, unsigned grace_s)
 	unsigned held;
 
 	nfs4_rec_init(r, &grace_server);
+	nfs4_rec_set_max(r, rec_max_clients);
 	rec_server_ready = true;
 	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
 		log_err("nfs4: %s: %s", state_dir, strerror(errno));
@@ -421,17 +462,25 @@ uint32_t nfs4_grace_check(enum nfs4_grace_op op, const uint8_t *owner, uint32_t 
 	return nfs4_rec_grace_check(&rec_server, op, owner, owner_len, is_reclaim, grace_now_ms());
 }
 
-void nfs4_client_stable(const uint8_t *owner, uint32_t owner_len)
+int nfs4_client_stable(const uint8_t *owner, uint32_t owner_len)
 {
-	if (rec_server_ready && nfs4_rec_confirm(&rec_server, owner, owner_len, grace_now_ms()) < 0)
-		log_limited(&rec_limit, LOG_WARNING, "nfs4: client record table full (%u): a client is not "
-			    "recorded and cannot reclaim after a restart", NFS4_REC_MAX);
+	if (!rec_server_ready || nfs4_rec_confirm(&rec_server, owner, owner_len, grace_now_ms()) == 0)
+		return 0;
+	log_limited(&rec_limit, LOG_WARNING, "nfs4: a client cannot be recorded for restart recovery (%u records, "
+		    "at most %u, or %s not writable): it is not confirmed", rec_server.n, rec_server.max, rec_server.path);
+	return -1;
 }
 
 void nfs4_client_gone(const uint8_t *owner, uint32_t owner_len)
 {
 	if (rec_server_ready)
 		nfs4_rec_forget(&rec_server, owner, owner_len, grace_now_ms());
+}
+
+void nfs4_client_gone_flush(void)
+{
+	if (rec_server_ready)
+		nfs4_rec_sync(&rec_server);
 }
 
 void nfs4_client_reclaimed(const uint8_t *owner, uint32_t owner_len)

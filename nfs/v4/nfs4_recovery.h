@@ -19,10 +19,18 @@
  *   "RN4CLI01" then records: op ('A' add, 'D' delete), u16 length (big
  *   endian, 1..NFS4_REC_ID_MAX), the id bytes.
  * Each record is written with one write(2) and fdatasync'd before the call
- * returns; a torn last record is ignored at load. At start, and whenever the
+ * returns (deletions: before the state module lets its lock go, one
+ * fdatasync for all the clients it forgot meanwhile); a torn last record is ignored at load. At start, and whenever the
  * file passes NFS4_REC_FILE_MAX bytes, it is rewritten (temporary file,
  * fsync, rename) with one 'A' per live record, so its size stays bounded by
  * NFS4_REC_MAX records.
+ *
+ * Size: twice [nfsv4] max-clients (nfs4_rec_set_max()): every client of this
+ * boot (at most max-clients are confirmed at once) and as many of the
+ * previous boot's (more are dropped at load, logged). A client whose record
+ * cannot be written (the table full, the file not writable) is not confirmed
+ * (nfs4_rec_confirm() fails; the state module answers NOSPC / RESOURCE), so
+ * every client that can hold state can reclaim it after a restart.
  *
  * Locking: one mutex per struct nfs4_recovery; file writes happen under it
  * (records change only at confirmation, destruction and expiry).
@@ -38,7 +46,7 @@
 
 #include "core/grace.h"
 
-#define NFS4_REC_MAX 2048u        /* records (4.0 and 4.1 clients, this boot and the previous) */
+#define NFS4_REC_MAX 8192u        /* records: 2 x NFS4_STATE_MAX_CLIENTS (this boot's and the previous) */
 #define NFS4_REC_ID_MAX 1024u     /* RFC 8881 §18.35.1, RFC 7530 §16.33.1: opaque<NFS4_OPAQUE_LIMIT> */
 #define NFS4_REC_FILE "nfs4-clients"
 #define NFS4_REC_FILE_MAX (4u << 20) /* rewritten beyond this */
@@ -70,12 +78,16 @@ struct nfs4_recovery {
 	struct grace_clock *clock;
 	struct nfs4_rec *recs[NFS4_REC_MAX];
 	unsigned n;
+	unsigned max;       /* the table's bound (nfs4_rec_set_max(); NFS4_REC_MAX by default) */
 	unsigned nprev;     /* records with prev */
 	unsigned prev_done; /* ... of which complete */
 	bool term_started;  /* the NFSv4 term was held at start */
 	bool finished;      /* the term is over and unreclaimed previous records were dropped */
 	int fd;             /* the file, O_APPEND (-1: none, nothing persisted) */
 	size_t file_bytes;
+	bool unsynced;      /* 'D' records written since the last fdatasync */
+	uint64_t now_ms;    /* the caller's clock at the last call */
+	uint64_t retry_ms;  /* a file that failed is tried again (rewritten) from then on, once a second */
 	char path[PATH_MAX];
 	uint64_t counts[3]; /* reclaims granted, GRACE answers, NO_GRACE answers */
 };
@@ -84,13 +96,19 @@ struct nfs4_recovery {
 
 void nfs4_rec_init(struct nfs4_recovery *r, struct grace_clock *clock);
 void nfs4_rec_release(struct nfs4_recovery *r);
+/* Room for max_clients clients of this boot and as many of the previous (before parsing). */
+void nfs4_rec_set_max(struct nfs4_recovery *r, unsigned max_clients);
 /* Parse a file's bytes into previous-boot records. Returns how many are live, -1 without the magic. */
 int nfs4_rec_parse(struct nfs4_recovery *r, const uint8_t *buf, size_t len);
 /* Start: hold the NFSv4 term for grace_s if previous clients exist. Returns the seconds held (0: no grace). */
 unsigned nfs4_rec_start(struct nfs4_recovery *r, uint64_t now_ms, unsigned grace_s);
-/* A client was confirmed / is gone. 0, or -1 (table full: not recorded, it cannot reclaim after a restart). */
+/* A client is to be confirmed / is gone. 0 (its record is stable), or -1 (the table is full or the
+ * record could not be written: it must not be confirmed, RFC 8881 §8.4.3). */
 int nfs4_rec_confirm(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, uint64_t now_ms);
+/* A forgotten record's 'D' is written at once but made durable by nfs4_rec_sync() (one fdatasync
+ * for a whole expiry batch). */
 void nfs4_rec_forget(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, uint64_t now_ms);
+void nfs4_rec_sync(struct nfs4_recovery *r);
 /* RECLAIM_COMPLETE of that client (the whole-server form): may end the term. */
 void nfs4_rec_reclaim_complete(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, uint64_t now_ms);
 /* RFC 8881 §8.4.2, §8.4.2.1: NFS4_OK, NFS4ERR_GRACE or NFS4ERR_NO_GRACE. */
@@ -108,6 +126,8 @@ bool nfs4_rec_in_grace(struct nfs4_recovery *r, uint64_t now_ms);
  * grace, nothing recorded). Returns the grace seconds held.
  */
 unsigned nfs4_recovery_start(const char *state_dir, unsigned grace_s);
+/* [nfsv4] max-clients, before nfs4_recovery_start() (0: NFS4_REC_MAX / 2). */
+void nfs4_recovery_max_clients(unsigned n);
 void nfs4_recovery_stop(void);
 struct nfs4_recovery *nfs4_recovery_server(void);
 
@@ -125,11 +145,13 @@ struct nfs4_recovery *nfs4_recovery_server(void);
  * Any thread.
  */
 uint32_t nfs4_grace_check(enum nfs4_grace_op op, const uint8_t *owner, uint32_t owner_len, bool is_reclaim);
-/* A 4.0 client confirmed by SETCLIENTID_CONFIRM (RFC 7530 §9.6.3.4), or a 4.1 one at CREATE_SESSION. */
-void nfs4_client_stable(const uint8_t *owner, uint32_t owner_len);
+/* A 4.0 client to be confirmed by SETCLIENTID_CONFIRM (RFC 7530 §9.6.3.4), or a 4.1 one at
+ * CREATE_SESSION (the state module's stable hook): 0, or -1 when it cannot be recorded (logged). */
+int nfs4_client_stable(const uint8_t *owner, uint32_t owner_len);
 /* RECLAIM_COMPLETE (the whole-server form) of a client: may end the NFSv4 term. */
 void nfs4_client_reclaimed(const uint8_t *owner, uint32_t owner_len);
-/* A client destroyed or expired: its record goes. */
+/* A client destroyed or expired: its record goes (durable at nfs4_client_gone_flush()). */
 void nfs4_client_gone(const uint8_t *owner, uint32_t owner_len);
+void nfs4_client_gone_flush(void);
 
 #endif

@@ -4,13 +4,26 @@
  * linear over at most max_clients records: simple and bounded,
  * enough for a foundation; a hash comes with the stateids.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "nfs/v4/nfs4_compound.h"
 #include "nfs/v4/nfs4_const.h"
 #include "nfs/v4/nfs4_state.h"
 #include "nfs/v4/nfs4_stateid.h"
+
+/* Unlock, after making the stable records of the clients forgotten meanwhile durable (one
+ * gone_flush for all of them: a mass expiry is not one fdatasync per client under the lock). */
+static void state_unlock(struct nfs4_state *st)
+{
+	if (st->gone_pending && st->gone_flush)
+		st->gone_flush();
+	st->gone_pending = false;
+	pthread_mutex_unlock(&st->lock);
+}
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease)
 {
@@ -21,6 +34,29 @@ void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32
 	st->lease = lease;
 	st->rnd = seed | 1;
 	st->max_clients = NFS4_STATE_MAX_CLIENTS;
+	st->cache_total = NFS4_STATE_CACHE_TOTAL;
+}
+
+void nfs4_state_set_shares(struct nfs4_state *st, unsigned per_host, unsigned per_principal)
+{
+	st->max_per_host = per_host;
+	st->max_per_principal = per_principal;
+}
+
+void nfs4_state_set_cache_total(struct nfs4_state *st, size_t bytes)
+{
+	st->cache_total = bytes == 0 ? NFS4_STATE_CACHE_TOTAL : bytes < NFS4_STATE_CACHE_MIN ? NFS4_STATE_CACHE_MIN : bytes;
+}
+
+void nfs4_host_key(const struct sockaddr *sa, uint8_t host[16])
+{
+	memset(host, 0, 16);
+	if (sa && sa->sa_family == AF_INET) {
+		host[10] = host[11] = 0xff;
+		memcpy(host + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	} else if (sa && sa->sa_family == AF_INET6) {
+		memcpy(host, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	}
 }
 
 void nfs4_state_set_max_clients(struct nfs4_state *st, unsigned n)
@@ -64,8 +100,10 @@ static void client_free(struct nfs4_state *st, unsigned i)
 /* A client that goes for good (not replaced by a new incarnation): its stable record too. */
 static void client_forget(struct nfs4_state *st, unsigned i, bool expired)
 {
-	if (st->gone && st->clients[i]->confirmed)
+	if (st->gone && st->clients[i]->confirmed) {
 		st->gone(st->clients[i]->owner, st->clients[i]->owner_len);
+		st->gone_pending = true;
+	}
 	if (expired && st->clients[i]->confirmed) {
 		st->expired[st->expired_next] = st->clients[i]->clientid;
 		st->expired_next = (st->expired_next + 1) % NFS4_STATE_EXPIRED_RING;
@@ -116,21 +154,34 @@ static struct nfs4_session *session_by_id(const struct nfs4_state *st, const uin
 
 static bool client_busy(const struct nfs4_client *c);
 
+/* The records a bound counts: all, those made from the asker's host, or by its principal. */
+enum share_kind { SHARE_TABLE, SHARE_HOST, SHARE_PRINCIPAL };
+
+static bool in_share(const struct nfs4_client *c, enum share_kind k, const struct nfs4_who *who)
+{
+	if (k == SHARE_HOST)
+		return memcmp(c->host, who->host, 16) == 0;
+	if (k == SHARE_PRINCIPAL)
+		return c->principal == who->principal;
+	return true;
+}
+
 /*
- * A full table makes room: the oldest record that is unconfirmed or whose
- * lease ran out goes (RFC 7530 §9.6.3, RFC 8881 §8.4.3: a client past its
- * lease keeps its state only until another needs the resources; an
- * unconfirmed record holds none). false: every record is a confirmed client
- * within its lease (or busy), and the caller refuses (RESOURCE / DELAY).
+ * A full table (or a host's or principal's full share) makes room: the
+ * oldest record of that share that is unconfirmed or whose lease ran out goes
+ * (RFC 7530 §9.6.3, RFC 8881 §8.4.3: a client past its lease keeps its state
+ * only until another needs the resources; an unconfirmed record holds none).
+ * false: every such record is a confirmed client within its lease (or busy),
+ * and the caller refuses (RESOURCE / DELAY).
  */
-static bool client_evict(struct nfs4_state *st, uint64_t now)
+static bool client_evict(struct nfs4_state *st, uint64_t now, enum share_kind k, const struct nfs4_who *who)
 {
 	int victim = -1;
 
 	for (unsigned i = 0; i < st->nclients; i++) {
 		const struct nfs4_client *c = st->clients[i];
 		bool expired = c->last_renew + st->lease < now && !client_busy(c);
-		if ((!c->confirmed || expired) &&
+		if ((!c->confirmed || expired) && in_share(c, k, who) &&
 		    (victim < 0 || c->last_renew < st->clients[victim]->last_renew))
 			victim = (int)i;
 	}
@@ -143,21 +194,59 @@ static bool client_evict(struct nfs4_state *st, uint64_t now)
 	return true;
 }
 
-/* A new unconfirmed record; NULL when the table is full (and nothing can go) or memory is short. */
+/* Records of a share, the owner's own left out: a restarted client's new record replaces them
+ * (RFC 8881 §18.35.5 case 5, RFC 7530 §16.33.5), so they never keep it out. */
+static unsigned share_count(const struct nfs4_state *st, enum share_kind k, const struct nfs4_who *who,
+			    const uint8_t *owner, uint32_t len)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < st->nclients; i++) {
+		const struct nfs4_client *c = st->clients[i];
+		n += in_share(c, k, who) && !(c->owner_len == len && memcmp(c->owner, owner, len) == 0);
+	}
+	return n;
+}
+
+static const uint8_t host_unknown[16];
+
+/* Room for one more record of who: within its host's and its principal's shares, then the table. */
+static bool client_room(struct nfs4_state *st, const struct nfs4_who *who, const uint8_t *owner, uint32_t len,
+			uint64_t now)
+{
+	unsigned host_max = st->max_per_host ? st->max_per_host : st->max_clients / 2 ? st->max_clients / 2 : 1;
+
+	if (memcmp(who->host, host_unknown, 16) != 0)
+		while (share_count(st, SHARE_HOST, who, owner, len) >= host_max)
+			if (!client_evict(st, now, SHARE_HOST, who))
+				return false;
+	if (st->max_per_principal)
+		while (share_count(st, SHARE_PRINCIPAL, who, owner, len) >= st->max_per_principal)
+			if (!client_evict(st, now, SHARE_PRINCIPAL, who))
+				return false;
+	if (st->nclients >= st->max_clients && !client_evict(st, now, SHARE_TABLE, who))
+		return false;
+	return st->nclients < st->max_clients;
+}
+
+/* A new unconfirmed record; NULL when the table or who's share is full (and nothing can go) or memory is short. */
 static struct nfs4_client *client_new(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
-				      uint32_t len, uint64_t principal, uint64_t now)
+				      uint32_t len, const struct nfs4_who *who, uint64_t now)
 {
 	struct nfs4_client *c;
 
-	if (st->nclients >= st->max_clients && !client_evict(st, now))
+	if (!client_room(st, who, owner, len, now)) {
+		st->refused++;
 		return NULL;
-	if (st->nclients >= st->max_clients || !(c = calloc(1, sizeof(*c))))
+	}
+	if (!(c = calloc(1, sizeof(*c))))
 		return NULL;
 	c->clientid = (uint64_t)st->boot << 32 | st->next_id++;
 	memcpy(c->verifier, verifier, 8);
 	memcpy(c->owner, owner, len);
 	c->owner_len = len;
-	c->principal = principal;
+	c->principal = who->principal;
+	memcpy(c->host, who->host, 16);
 	c->last_renew = now;
 	st->clients[st->nclients++] = c;
 	return c;
@@ -175,9 +264,10 @@ static bool client_has_state(const struct nfs4_state *st, const struct nfs4_clie
 }
 
 static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
-				   uint32_t len, uint32_t flags, uint64_t principal, uint64_t now,
+				   uint32_t len, uint32_t flags, const struct nfs4_who *who, uint64_t now,
 				   struct nfs4_exid_res *res)
 {
+	uint64_t principal = who->principal;
 	int conf = client_by_owner(st, owner, len, true, false), unconf = client_by_owner(st, owner, len, false, false);
 	struct nfs4_client *c;
 
@@ -199,9 +289,9 @@ static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier
 		unconf = client_by_owner(st, owner, len, false, false); /* indices moved */
 		if (unconf >= 0)
 			client_free(st, (unsigned)unconf);
-		c = client_new(st, verifier, owner, len, principal, now);
+		c = client_new(st, verifier, owner, len, who, now);
 		if (!c)
-			return NFS4ERR_DELAY;
+			return NFS4ERR_DELAY; /* RFC 8881 §15.1.1.3: the share frees when a record goes */
 	} else if (conf >= 0 && memcmp(st->clients[conf]->verifier, verifier, 8) == 0) {
 		c = st->clients[conf]; /* case 2: the same client again */
 	} else {
@@ -209,9 +299,9 @@ static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier
 		 * restarted: the confirmed one stays until CREATE_SESSION confirms this). */
 		if (unconf >= 0)
 			client_free(st, (unsigned)unconf);
-		c = client_new(st, verifier, owner, len, principal, now);
+		c = client_new(st, verifier, owner, len, who, now);
 		if (!c)
-			return NFS4ERR_DELAY;
+			return NFS4ERR_DELAY; /* RFC 8881 §15.1.1.3: the share frees when a record goes */
 	}
 	c->last_renew = now;
 	res->clientid = c->clientid;
@@ -223,14 +313,23 @@ static uint32_t exchange_id_locked(struct nfs4_state *st, const uint8_t verifier
 uint32_t nfs4_exchange_id(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
 			  uint32_t owner_len, uint32_t flags, uint64_t principal, uint64_t now, struct nfs4_exid_res *res)
 {
+	struct nfs4_who who = { .principal = principal };
+
+	return nfs4_exchange_id_who(st, verifier, owner, owner_len, flags, &who, now, res);
+}
+
+uint32_t nfs4_exchange_id_who(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
+			      uint32_t owner_len, uint32_t flags, const struct nfs4_who *who, uint64_t now,
+			      struct nfs4_exid_res *res)
+{
 	uint32_t status;
 
 	/* RFC 8881 §18.35.1: co_ownerid is opaque<NFS4_OPAQUE_LIMIT>, and not empty. */
 	if (owner_len == 0 || owner_len > NFS4_OWNER_MAX)
 		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&st->lock);
-	status = exchange_id_locked(st, verifier, owner, owner_len, flags, principal, now, res);
-	pthread_mutex_unlock(&st->lock);
+	status = exchange_id_locked(st, verifier, owner, owner_len, flags, who, now, res);
+	state_unlock(st);
 	return status;
 }
 
@@ -294,18 +393,110 @@ static struct nfs4_session *session_new(struct nfs4_state *st, struct nfs4_clien
 
 /* CREATE_SESSION confirms an unconfirmed record: the owner's old confirmed one goes (§18.35.5 case 5).
  * 4.0: the old incarnation's stateids then answer NFS4ERR_EXPIRED (RFC 7530 §9.6.2: its lease ended with
- * the client's restart; pynfs CID1, as knfsd, whose expire_client() purges them the same way). */
-static void client_confirm(struct nfs4_state *st, struct nfs4_client *c)
+ * the client's restart; pynfs CID1, as knfsd, whose expire_client() purges them the same way).
+ * RFC 8881 §8.4.3: a client is recorded in stable storage before it can hold state; -1 (nothing
+ * changed) when its record cannot be written, so no confirmed client is ever unable to reclaim. */
+static int client_confirm(struct nfs4_state *st, struct nfs4_client *c)
 {
-	int old = client_by_owner(st, c->owner, c->owner_len, true, c->v40);
+	int old;
 
+	if (st->stable && st->stable(c->owner, c->owner_len) != 0)
+		return -1;
+	old = client_by_owner(st, c->owner, c->owner_len, true, c->v40);
 	if (old >= 0)
 		client_free_why(st, (unsigned)old, c->v40);
 	c->confirmed = true;
+	return 0;
+}
+
+static size_t client_cache(const struct nfs4_client *c)
+{
+	size_t n = 0;
+
+	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
+		if (c->sessions[k])
+			n += (size_t)c->sessions[k]->nslots * c->sessions[k]->fore.maxresponsesize_cached;
+	return n;
+}
+
+/* What every client (and every free entry of the table) is owed of the reply-cache budget: half of it. */
+static size_t cache_share(const struct nfs4_state *st)
+{
+	return st->cache_total / 2 / st->max_clients;
+}
+
+/*
+ * Bytes of reply cache client c may still be granted. Every other record, and
+ * every free entry of the table, keeps at least its share set aside, so a
+ * client that comes last still finds its own; beyond its share a client
+ * borrows from what is left, at most a sixteenth of the budget. (Invariant:
+ * the sum over the table of max(held, share) plus the free entries' shares
+ * stays within cache_total.)
+ */
+static size_t cache_room(const struct nfs4_state *st, const struct nfs4_client *c)
+{
+	size_t share = cache_share(st), held = client_cache(c), others, mine;
+
+	others = st->nclients < st->max_clients ? (size_t)(st->max_clients - st->nclients) * share : 0;
+	for (unsigned i = 0; i < st->nclients; i++) {
+		size_t h = st->clients[i] == c ? 0 : client_cache(st->clients[i]);
+		others += st->clients[i] == c ? 0 : h > share ? h : share;
+	}
+	mine = st->cache_total > others ? st->cache_total - others : 0;
+	if (mine > share + st->cache_total / 16)
+		mine = share + st->cache_total / 16;
+	return mine > held ? mine - held : 0;
+}
+
+/* RFC 8881 §2.10.12: a session unused for a lease may be destroyed. Those of clients holding more
+ * than their share go first, to give what they borrowed back. How many went. */
+static unsigned cache_reclaim(struct nfs4_state *st, const struct nfs4_client *asker, uint64_t now)
+{
+	size_t share = cache_share(st);
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < st->nclients; i++) {
+		struct nfs4_client *c = st->clients[i];
+		for (unsigned k = 0; c != asker && k < NFS4_STATE_MAX_SESSIONS && client_cache(c) > share; k++) {
+			struct nfs4_session *s = c->sessions[k];
+			bool busy = false;
+			for (uint32_t j = 0; s && j < s->nslots; j++)
+				busy |= s->slots[j].in_progress;
+			if (!s || busy || s->last_used + st->lease >= now)
+				continue;
+			if (st->session_freed)
+				st->session_freed(s->id);
+			c->sessions[k] = NULL;
+			session_free(st, s);
+			n++;
+		}
+	}
+	st->reclaimed += n;
+	return n;
+}
+
+/* RFC 8881 §18.36.3: "the server MAY decrease" ca_maxrequests and ca_maxresponsesize_cached: a grant
+ * beyond what c may still hold has fewer slots, and then (one slot left) a smaller cached reply,
+ * down to none (its cachethis replies are then REP_TOO_BIG_TO_CACHE, §2.10.6.4), never a refusal. */
+static void cache_grant(struct nfs4_state *st, const struct nfs4_client *c, struct nfs4_chan_attrs *fore,
+			uint64_t now)
+{
+	size_t room = cache_room(st, c);
+
+	if ((size_t)fore->maxrequests * fore->maxresponsesize_cached <= room)
+		return;
+	if (cache_reclaim(st, c, now))
+		room = cache_room(st, c);
+	if (room / fore->maxresponsesize_cached < fore->maxrequests)
+		fore->maxrequests = (uint32_t)(room / fore->maxresponsesize_cached);
+	if (fore->maxrequests == 0) {
+		fore->maxrequests = 1;
+		fore->maxresponsesize_cached = (uint32_t)room;
+	}
 }
 
 static uint32_t create_session_locked(struct nfs4_state *st, struct nfs4_client *c, uint32_t sequence,
-				      struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back,
+				      struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back, uint64_t now,
 				      uint8_t sessionid[NFS4_SESSIONID_SIZE])
 {
 	struct nfs4_session *s;
@@ -323,23 +514,19 @@ static uint32_t create_session_locked(struct nfs4_state *st, struct nfs4_client 
 		;
 	if (k == NFS4_STATE_MAX_SESSIONS)
 		return NFS4ERR_DELAY; /* bounded per client */
+	/* RFC 8881 §15.2 lists NFS4ERR_NOSPC for CREATE_SESSION: no room to record the client stably. */
+	if (!c->confirmed && client_confirm(st, c) != 0)
+		return NFS4ERR_NOSPC;
 	chan_negotiate(fore);
 	chan_negotiate(back);
-	/* The server-wide bound on reply caches: fewer slots near it, none left: DELAY. */
-	if (fore->maxresponsesize_cached) {
-		size_t room = (NFS4_STATE_CACHE_TOTAL - st->cache_bytes) / fore->maxresponsesize_cached;
-		if (room == 0)
-			return NFS4ERR_DELAY;
-		if (fore->maxrequests > room)
-			fore->maxrequests = (uint32_t)room;
-	}
+	if (fore->maxresponsesize_cached)
+		cache_grant(st, c, fore, now);
 	s = session_new(st, c, fore, back);
 	if (!s)
 		return NFS4ERR_DELAY;
+	s->last_used = now;
 	st->cache_bytes += (size_t)s->nslots * s->fore.maxresponsesize_cached;
 	c->sessions[k] = s;
-	if (!c->confirmed)
-		client_confirm(st, c);
 	c->cs_seqid = sequence;
 	c->cs_cached = true;
 	memcpy(c->cs_session, s->id, NFS4_SESSIONID_SIZE);
@@ -362,9 +549,9 @@ uint32_t nfs4_create_session(struct nfs4_state *st, uint64_t clientid, uint32_t 
 		status = NFS4ERR_CLID_INUSE;
 	} else if (i >= 0) {
 		st->clients[i]->last_renew = now;
-		status = create_session_locked(st, st->clients[i], sequence, fore, back, sessionid);
+		status = create_session_locked(st, st->clients[i], sequence, fore, back, now, sessionid);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -416,13 +603,14 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_state *st, const uint8_t sessioni
 		res->status = NFS4ERR_REQ_TOO_BIG; /* RFC 8881 §2.10.6.4, §18.36.3 ca_maxrequestsize */
 	} else {
 		s->client->last_renew = now; /* RFC 8881 §8.3: SEQUENCE renews the lease */
+		s->last_used = now;
 		act = slot_check(&s->slots[slotid], sequenceid, replay_buf, replay_cap, res);
 		res->highest_slotid = res->target_highest_slotid = s->nslots - 1;
 		res->maxresponsesize = s->fore.maxresponsesize;
 		res->maxresponsesize_cached = s->fore.maxresponsesize_cached;
 		res->clientid = s->client->clientid;
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return act;
 }
 
@@ -442,7 +630,7 @@ void nfs4_slot_done(struct nfs4_state *st, const uint8_t sessionid[NFS4_SESSIONI
 		if (sl->cached)
 			memcpy(sl->reply, reply, len);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 }
 
 /*
@@ -475,7 +663,7 @@ uint32_t nfs4_destroy_session(struct nfs4_state *st, const uint8_t sessionid[NFS
 		session_free(st, s);
 		status = NFS4_OK;
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -497,7 +685,7 @@ uint32_t nfs4_destroy_clientid(struct nfs4_state *st, uint64_t clientid, uint64_
 		if (status == NFS4_OK)
 			client_forget(st, (unsigned)i, false);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -513,7 +701,7 @@ uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid)
 		status = st->clients[i]->reclaim_complete ? NFS4ERR_COMPLETE_ALREADY : NFS4_OK;
 		st->clients[i]->reclaim_complete = true;
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -526,7 +714,7 @@ bool nfs4_client_may_lock(struct nfs4_state *st, uint64_t clientid)
 	i = client_by_id(st, clientid);
 	if (i >= 0)
 		ok = st->clients[i]->v40 || st->clients[i]->reclaim_complete;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return ok;
 }
 
@@ -540,7 +728,7 @@ bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner,
 		*len = st->clients[i]->owner_len;
 		memcpy(owner, st->clients[i]->owner, *len);
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return i >= 0;
 }
 
@@ -557,7 +745,7 @@ uint32_t nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4
 		*clientid = s->client->clientid;
 		status = principal_ok(s->client, principal) ? NFS4_OK : NFS4ERR_WRONG_CRED;
 	}
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -571,7 +759,7 @@ bool nfs4_client_cb40(struct nfs4_state *st, uint64_t clientid, struct nfs4_cb_i
 	ok = i >= 0 && st->clients[i]->v40 && st->clients[i]->confirmed;
 	if (ok)
 		*cb = st->clients[i]->cb;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return ok;
 }
 
@@ -583,7 +771,17 @@ void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessi
 	for (unsigned i = 0; i < st->nclients; i++)
 		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
 			*sessions += st->clients[i]->sessions[k] != NULL;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
+}
+
+void nfs4_state_gauges(struct nfs4_state *st, struct nfs4_state_gauges *g)
+{
+	pthread_mutex_lock(&st->lock);
+	g->cache_bytes = st->cache_bytes;
+	g->cache_total = st->cache_total;
+	g->refused = st->refused;
+	g->reclaimed = st->reclaimed;
+	state_unlock(st);
 }
 
 static bool client_busy(const struct nfs4_client *c)
@@ -599,21 +797,29 @@ static bool client_busy(const struct nfs4_client *c)
 
 unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now)
 {
-	unsigned n = 0;
+	unsigned n = 0, batch;
 
-	pthread_mutex_lock(&st->lock);
-	for (unsigned i = 0; i < st->nclients;) {
-		const struct nfs4_client *c = st->clients[i];
-		/* RFC 8881 §8.3: a lease not renewed within lease_time ends; a
-		 * client with a request running is not expired under it. */
-		if (c->last_renew + st->lease < now && !client_busy(c)) {
-			client_forget(st, i, true);
-			n++;
-		} else {
-			i++;
+	/* In batches, the lock let go between them: other clients' calls are not held up for the
+	 * whole of a mass expiry (each client's state is purged, its files closed, its locks released). */
+	do {
+		batch = 0;
+		pthread_mutex_lock(&st->lock);
+		for (unsigned i = 0; i < st->nclients && batch < NFS4_STATE_EXPIRE_BATCH;) {
+			const struct nfs4_client *c = st->clients[i];
+			/* RFC 8881 §8.3: a lease not renewed within lease_time ends; a
+			 * client with a request running is not expired under it. */
+			if (c->last_renew + st->lease < now && !client_busy(c)) {
+				client_forget(st, i, true);
+				batch++;
+			} else {
+				i++;
+			}
 		}
-	}
-	pthread_mutex_unlock(&st->lock);
+		state_unlock(st);
+		n += batch;
+		if (batch == NFS4_STATE_EXPIRE_BATCH)
+			sched_yield();
+	} while (batch == NFS4_STATE_EXPIRE_BATCH);
 	return n;
 }
 
@@ -627,9 +833,10 @@ static void confirm_new(struct nfs4_state *st, uint8_t confirm[8])
 }
 
 static uint32_t setclientid_locked(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id,
-				   uint32_t len, const struct nfs4_cb_info *cb, uint64_t principal, uint64_t now,
+				   uint32_t len, const struct nfs4_cb_info *cb, const struct nfs4_who *who, uint64_t now,
 				   uint64_t *clientid, uint8_t confirm[8], struct nfs4_cb_info *inuse)
 {
+	uint64_t principal = who->principal;
 	int conf = client_by_owner(st, id, len, true, true), unconf = client_by_owner(st, id, len, false, true);
 	struct nfs4_client *c;
 
@@ -657,9 +864,9 @@ static uint32_t setclientid_locked(struct nfs4_state *st, const uint8_t verifier
 	}
 	/* A new client, or a rebooted one (another verifier): a new clientid; the
 	 * confirmed record and its state stay until SETCLIENTID_CONFIRM. */
-	c = client_new(st, verifier, id, len, principal, now);
+	c = client_new(st, verifier, id, len, who, now);
 	if (!c)
-		return NFS4ERR_RESOURCE;
+		return NFS4ERR_RESOURCE; /* RFC 7530 §13.2: SETCLIENTID's answer to exhausted resources */
 	c->v40 = true;
 	c->cb = *cb;
 	confirm_new(st, c->confirm);
@@ -672,14 +879,23 @@ uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], cons
 			  const struct nfs4_cb_info *cb, uint64_t principal, uint64_t now, uint64_t *clientid,
 			  uint8_t confirm[8], struct nfs4_cb_info *inuse)
 {
+	struct nfs4_who who = { .principal = principal };
+
+	return nfs4_setclientid_who(st, verifier, id, id_len, cb, &who, now, clientid, confirm, inuse);
+}
+
+uint32_t nfs4_setclientid_who(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id,
+			      uint32_t id_len, const struct nfs4_cb_info *cb, const struct nfs4_who *who,
+			      uint64_t now, uint64_t *clientid, uint8_t confirm[8], struct nfs4_cb_info *inuse)
+{
 	uint32_t status;
 
 	/* RFC 7530 §16.33.1: nfs_client_id4.id is opaque<NFS4_OPAQUE_LIMIT>. */
 	if (id_len == 0 || id_len > NFS4_OWNER_MAX)
 		return NFS4ERR_INVAL;
 	pthread_mutex_lock(&st->lock);
-	status = setclientid_locked(st, verifier, id, id_len, cb, principal, now, clientid, confirm, inuse);
-	pthread_mutex_unlock(&st->lock);
+	status = setclientid_locked(st, verifier, id, id_len, cb, who, now, clientid, confirm, inuse);
+	state_unlock(st);
 	return status;
 }
 
@@ -693,9 +909,10 @@ static uint32_t setclientid_confirm_locked(struct nfs4_state *st, struct nfs4_cl
 		c->upd_pending = false;
 	} else if (memcmp(c->confirm, confirm, 8) != 0) {
 		return NFS4ERR_STALE_CLIENTID; /* no record with this clientid and verifier */
-	} else if (!c->confirmed) {
-		/* The old incarnation (a rebooted client) goes with its state. */
-		client_confirm(st, c);
+	} else if (!c->confirmed && client_confirm(st, c) != 0) {
+		/* RFC 7530 §13.2: SETCLIENTID_CONFIRM's NFS4ERR_RESOURCE; no stable record, no confirmation
+		 * (RFC 7530 §9.6.3.4). Else the old incarnation (a rebooted client) went with its state. */
+		return NFS4ERR_RESOURCE;
 	}
 	/* else: a retransmission of the confirmation, answered the same. */
 	c->last_renew = now;
@@ -712,7 +929,7 @@ uint32_t nfs4_setclientid_confirm(struct nfs4_state *st, uint64_t clientid, cons
 	i = client_by_id(st, clientid);
 	if (i >= 0 && st->clients[i]->v40)
 		status = setclientid_confirm_locked(st, st->clients[i], confirm, now);
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }
 
@@ -733,6 +950,6 @@ uint32_t nfs4_renew(struct nfs4_state *st, uint64_t clientid, uint64_t now)
 	for (unsigned k = 0; i < 0 && k < NFS4_STATE_EXPIRED_RING; k++)
 		if (st->expired[k] == clientid && clientid != 0)
 			status = NFS4ERR_EXPIRED;
-	pthread_mutex_unlock(&st->lock);
+	state_unlock(st);
 	return status;
 }

@@ -14,17 +14,26 @@
  * default and ceiling NFS4_STATE_MAX_CLIENTS; a full table first drops an
  * unconfirmed record or a client whose lease ran out, oldest first, and only
  * then refuses: RFC 7530 §9.6.3, RFC 8881 §8.4.3's courtesy ends when the
- * resources are needed), each with
+ * resources are needed), at most max_per_host of them made from one host
+ * address and max_per_principal by one principal (the same order of
+ * eviction within the host's or principal's records first), each with
  * at most NFS4_STATE_MAX_SESSIONS sessions; a session's slot table and its
  * reply cache (slots x ca_maxresponsesize_cached, both clamped) are
  * allocated once by CREATE_SESSION and freed by DESTROY_SESSION or expiry;
- * all reply caches together stay within NFS4_STATE_CACHE_TOTAL (a session
- * created near the limit gets fewer slots).
+ * all reply caches together stay within cache_total ([nfsv4]
+ * reply-cache-size, default NFS4_STATE_CACHE_TOTAL). Each client is owed a
+ * share of it (cache_share(): half the budget split over max-clients) and may
+ * borrow beyond that from the other half, at most a sixteenth of the budget;
+ * a grant that does not fit is shrunk (fewer slots, then a smaller cached
+ * reply, down to none), never refused, after sessions idle for a lease were
+ * reclaimed (RFC 8881 §18.36.3, §2.10.12).
  * Nothing is allocated per SEQUENCE.
  *
  * Open state (nfs4_stateid.h) belongs to client records: a record freed
  * (replaced, destroyed, expired) purges its clientid's state in the table
- * given to nfs4_state_set_stab(). Lock order: this mutex, then the table's.
+ * given to nfs4_state_set_stab(). Lock order: this mutex, then the table's,
+ * and the stable records' (nfs4_recovery.h, through the stable, gone and
+ * gone_flush hooks).
  *
  * Locking: one mutex per struct nfs4_state; a slot being used by a request
  * is marked in progress, so a retransmission meanwhile gets NFS4ERR_DELAY
@@ -49,7 +58,8 @@
 #define NFS4_STATE_MAX_SLOTS 64u    /* per session (ca_maxrequests) */
 #define NFS4_STATE_MAX_CACHED 8192u /* bytes of one cached reply (ca_maxresponsesize_cached) */
 #define NFS4_STATE_MAX_MSG ((1u << 20) + 65536u) /* ca_maxrequestsize / ca_maxresponsesize */
-#define NFS4_STATE_CACHE_TOTAL (64u << 20) /* all sessions' reply caches together */
+#define NFS4_STATE_CACHE_TOTAL (64u << 20) /* all sessions' reply caches together: the default */
+#define NFS4_STATE_CACHE_MIN (1u << 20)    /* the smallest budget [nfsv4] reply-cache-size takes */
 #define NFS4_OWNER_MAX 1024u        /* co_ownerid, RFC 8881 §18.35.1: opaque<NFS4_OPAQUE_LIMIT> */
 #define NFS4_SESSIONID_SIZE 16u
 /* Clientids whose lease ran out, remembered for RENEW: a table's worth (pynfs CID5's 1024 clients
@@ -87,6 +97,7 @@ struct nfs4_session {
 	struct nfs4_chan_attrs fore, back;
 	uint32_t nslots;
 	struct nfs4_slot *slots; /* [nslots] and their reply buffers, one allocation */
+	uint64_t last_used;      /* seconds: CREATE_SESSION or the last SEQUENCE (idle sessions are reclaimed) */
 };
 
 /* NFSv4.0 callback information (RFC 7530 §16.33.1), kept for callbacks. */
@@ -110,6 +121,7 @@ struct nfs4_client {
 	uint32_t owner_len;
 	uint8_t owner[NFS4_OWNER_MAX];
 	uint64_t principal;          /* who made it (nfs4_principal(): AUTH_SYS uid and gid), RFC 8881 §18.35.5 */
+	uint8_t host[16];            /* from which address (IPv4 mapped to IPv6; zero: unknown) */
 	bool confirmed;
 	bool reclaim_complete;
 	uint32_t cs_seqid;           /* CREATE_SESSION's slot: the last csa_sequence done */
@@ -134,13 +146,29 @@ struct nfs4_state {
 	uint64_t expired[NFS4_STATE_EXPIRED_RING]; /* the last clients forgotten for expiry */
 	unsigned expired_next;
 	size_t cache_bytes; /* reply caches allocated */
+	size_t cache_total; /* their budget ([nfsv4] reply-cache-size) */
+	unsigned max_per_host;      /* records made from one address (0: max_clients / 2) */
+	unsigned max_per_principal; /* records made by one principal (0: no bound but max_clients) */
+	uint64_t refused;           /* new records refused: table, host's or principal's share full */
+	uint64_t reclaimed;         /* idle sessions destroyed to make room in the reply-cache budget */
+	/* Called (under the lock) when a client is about to be confirmed: its stable record is
+	 * written (nfs4_recovery.h). Non-zero: it could not be, and the client is not confirmed.
+	 * May be NULL. */
+	int (*stable)(const uint8_t *owner, uint32_t owner_len);
 	/* Called (under the lock) for each confirmed client that expiry or
 	 * DESTROY_CLIENTID forgets: its stable record goes (nfs4_recovery.h). May be NULL. */
 	void (*gone)(const uint8_t *owner, uint32_t owner_len);
+	/* Called (under the lock) once before the lock is let go after one or more gone calls: the
+	 * forgotten records are made durable together. May be NULL. */
+	void (*gone_flush)(void);
+	bool gone_pending;
 	struct nfs4_stab *stab; /* open state to purge with a client (NULL: none) */
 	/* Called (under the lock) for every client record freed, whatever the
 	 * reason: its callback path goes (nfs4_cb.h). May be NULL. */
 	void (*freed)(uint64_t clientid);
+	/* Called (under the lock) for a session the module destroys by itself (an idle one reclaimed
+	 * for the reply-cache budget): its back channel goes (nfs4_cb.h). May be NULL. */
+	void (*session_freed)(const uint8_t sessionid[NFS4_SESSIONID_SIZE]);
 };
 
 void nfs4_state_init(struct nfs4_state *st, uint32_t boot, uint64_t seed, uint32_t lease);
@@ -149,6 +177,19 @@ void nfs4_state_release(struct nfs4_state *st);
 void nfs4_state_set_max_clients(struct nfs4_state *st, unsigned n);
 struct nfs4_stab;
 void nfs4_state_set_stab(struct nfs4_state *st, struct nfs4_stab *stab);
+/* Records per host address and per principal (0: the defaults above). */
+void nfs4_state_set_shares(struct nfs4_state *st, unsigned per_host, unsigned per_principal);
+/* The reply caches' budget in bytes (0: NFS4_STATE_CACHE_TOTAL; at least NFS4_STATE_CACHE_MIN). */
+void nfs4_state_set_cache_total(struct nfs4_state *st, size_t bytes);
+
+/* Who asks for a new client record: the principal and the host address. */
+struct nfs4_who {
+	uint64_t principal;
+	uint8_t host[16]; /* nfs4_host_key(); all zero: unknown (no per-host bound) */
+};
+/* The host key of a socket address (IPv4 as IPv4-mapped IPv6, so both forms count alike). */
+struct sockaddr;
+void nfs4_host_key(const struct sockaddr *sa, uint8_t host[16]);
 
 /*
  * SETCLIENTID (RFC 7530 §16.33.5): a new unconfirmed record for (verifier,
@@ -161,7 +202,12 @@ void nfs4_state_set_stab(struct nfs4_state *st, struct nfs4_stab *stab);
 uint32_t nfs4_setclientid(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id, uint32_t id_len,
 			  const struct nfs4_cb_info *cb, uint64_t principal, uint64_t now, uint64_t *clientid,
 			  uint8_t confirm[8], struct nfs4_cb_info *inuse);
-/* SETCLIENTID_CONFIRM (RFC 7530 §16.34.5): NFS4_OK or NFS4ERR_STALE_CLIENTID. */
+/* The same, for a known host: a host or principal over its share is NFS4ERR_RESOURCE too. */
+uint32_t nfs4_setclientid_who(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *id,
+			      uint32_t id_len, const struct nfs4_cb_info *cb, const struct nfs4_who *who,
+			      uint64_t now, uint64_t *clientid, uint8_t confirm[8], struct nfs4_cb_info *inuse);
+/* SETCLIENTID_CONFIRM (RFC 7530 §16.34.5): NFS4_OK or NFS4ERR_STALE_CLIENTID; NFS4ERR_RESOURCE when
+ * the client's stable record cannot be written (the stable hook). */
 uint32_t nfs4_setclientid_confirm(struct nfs4_state *st, uint64_t clientid, const uint8_t confirm[8],
 				  uint64_t now);
 /* RENEW, and the implicit renewal by any 4.0 stateful operation (RFC 7530
@@ -178,8 +224,13 @@ struct nfs4_exid_res {
 };
 uint32_t nfs4_exchange_id(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
 			  uint32_t owner_len, uint32_t flags, uint64_t principal, uint64_t now, struct nfs4_exid_res *res);
+/* The same, for a known host: a host or principal over its share is NFS4ERR_DELAY too. */
+uint32_t nfs4_exchange_id_who(struct nfs4_state *st, const uint8_t verifier[8], const uint8_t *owner,
+			      uint32_t owner_len, uint32_t flags, const struct nfs4_who *who, uint64_t now,
+			      struct nfs4_exid_res *res);
 
-/* CREATE_SESSION (RFC 8881 §18.36): attributes negotiated in place; *sessionid set. */
+/* CREATE_SESSION (RFC 8881 §18.36): attributes negotiated in place; *sessionid set. NFS4ERR_NOSPC
+ * when the client's stable record cannot be written (the stable hook; it stays unconfirmed). */
 uint32_t nfs4_create_session(struct nfs4_state *st, uint64_t clientid, uint32_t sequence,
 			     struct nfs4_chan_attrs *fore, struct nfs4_chan_attrs *back, uint64_t principal, uint64_t now,
 			     uint8_t sessionid[NFS4_SESSIONID_SIZE]);
@@ -232,7 +283,15 @@ uint32_t nfs4_session_client(struct nfs4_state *st, const uint8_t sessionid[NFS4
 bool nfs4_client_cb40(struct nfs4_state *st, uint64_t clientid, struct nfs4_cb_info *cb);
 /* Client records and sessions now (statistics). */
 void nfs4_state_counts(struct nfs4_state *st, unsigned *clients, unsigned *sessions);
-/* Forget every client whose lease ran out before now (RFC 8881 §8.3). Returns how many. */
+/* The reply caches: bytes granted, the budget; records refused, idle sessions reclaimed (statistics). */
+struct nfs4_state_gauges {
+	size_t cache_bytes, cache_total;
+	uint64_t refused, reclaimed;
+};
+void nfs4_state_gauges(struct nfs4_state *st, struct nfs4_state_gauges *g);
+/* Forget every client whose lease ran out before now (RFC 8881 §8.3), NFS4_STATE_EXPIRE_BATCH at a
+ * time under the lock. Returns how many. */
+#define NFS4_STATE_EXPIRE_BATCH 64u
 unsigned nfs4_state_expire(struct nfs4_state *st, uint64_t now);
 
 #endif

@@ -120,6 +120,15 @@ void nfs4_stats_state(struct stats_nfs4 *out)
 	memset(out, 0, sizeof(*out));
 	nfs4_state_counts(nfs4_session_state(), &out->clients, &out->sessions);
 	{
+		struct nfs4_state_gauges g;
+
+		nfs4_state_gauges(nfs4_session_state(), &g);
+		out->reply_cache_bytes = g.cache_bytes;
+		out->reply_cache_limit = g.cache_total;
+		out->clients_refused = g.refused;
+		out->sessions_reclaimed = g.reclaimed;
+	}
+	{
 		struct nfs4_stab *t = nfs4_session_stab();
 		struct nfs4_stab_counts c;
 
@@ -141,6 +150,7 @@ void nfs4_stats_state(struct stats_nfs4 *out)
 	if (r) {
 		pthread_mutex_lock(&r->lock);
 		out->recorded_clients = r->n;
+		out->recorded_clients_max = r->max;
 		out->reclaims = r->counts[0];
 		out->grace_refused = r->counts[1];
 		out->no_grace = r->counts[2];

@@ -143,6 +143,13 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
 	return raw_connect(&k->c, port);
 }
 
+int n4_connect_from(struct n4_client *k, uint16_t port, uint32_t minor, const char *src)
+{
+	n4_connect(k, port, minor);
+	raw_close(&k->c);
+	return raw_connect_src(&k->c, port, src);
+}
+
 static void n4_verifier(struct n4_client *k)
 {
 	uint64_t v = (uint64_t)getpid() << 32 ^ (uint64_t)(n4_now() * 1e6);
@@ -232,7 +239,7 @@ int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 		xb_u32(&a, ch ? 4096u : k->max_resp);      /* maxresponsesize */
 		xb_u32(&a, ch ? 0u : k->max_resp_cached);  /* maxresponsesize_cached */
 		xb_u32(&a, 16);                            /* maxoperations */
-		xb_u32(&a, ch ? 1u : 8u);                  /* maxrequests */
+		xb_u32(&a, ch ? 1u : k->max_reqs ? k->max_reqs : 8u); /* maxrequests */
 		xb_u32(&a, 0);                             /* no rdma_ird */
 	}
 	xb_u32(&a, 0x40000000u);
@@ -243,6 +250,11 @@ int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 	if (st == 0 && n4_res(&r, N4_CREATE_SESSION) == 0 && r.body.pos + 16 <= r.body.len) {
 		memcpy(k->session, r.body.p + r.body.pos, 16);
 		k->slot_seq = 0;
+		/* csr_sequence, csr_flags, then the fore channel_attrs4 (RFC 8881 §18.36.2) */
+		xd_skip(&r.body, 16 + 4 + 4 + 12);
+		k->got_cached = xd_u32(&r.body);
+		xd_skip(&r.body, 4);
+		k->got_reqs = xd_u32(&r.body);
 	}
 	raw_reply_free(&r);
 	return st;

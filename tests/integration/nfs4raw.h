@@ -84,6 +84,8 @@ struct n4_client {
 	uint32_t cache_this;     /* 4.1+: sa_cachethis of the next SEQUENCE (then cleared) */
 	uint32_t max_resp_cached;/* 4.1+: ca_maxresponsesize_cached CREATE_SESSION asks (default 4096) */
 	uint32_t max_resp;       /* 4.1+: ca_maxresponsesize asked (default 1 MiB + 64 KiB) */
+	uint32_t max_reqs;       /* 4.1+: ca_maxrequests asked (0: 8) */
+	uint32_t got_reqs, got_cached; /* 4.1+: the fore channel's ca_maxrequests and _cached granted */
 	char id[128];            /* co_ownerid / SETCLIENTID's id */
 	uint8_t verifier[8];
 };
@@ -121,6 +123,8 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor);
  * + RECLAIM_COMPLETE. The first failing operation's status, 0, or -1.
  */
 int n4_setup(struct n4_client *k, const char *id);
+/* n4_connect from source address src (another loopback "host", such as "127.0.0.2"). */
+int n4_connect_from(struct n4_client *k, uint16_t port, uint32_t minor, const char *src);
 /* n4_connect + n4_setup. */
 int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id);
 /* 4.1+: EXCHANGE_ID alone (k->cid and the sequence CREATE_SESSION needs): its status. */

@@ -221,6 +221,26 @@ int raw_connect(struct raw_conn *c, uint16_t port)
 	return raw_connect_from(c, port, false, false);
 }
 
+int raw_connect_src(struct raw_conn *c, uint16_t port, const char *src)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	int one = 1;
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	c->udp = false;
+	if (inet_pton(AF_INET, src, &from.sin_addr) != 1 || (c->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return -1;
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (bind(c->fd, (struct sockaddr *)&from, sizeof(from)) != 0 ||
+	    connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)) != 0) {
+		close(c->fd);
+		c->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
 int raw_connect_reserved(struct raw_conn *c, uint16_t port)
 {
 	return raw_connect_from(c, port, true, false);

@@ -57,6 +57,8 @@ struct raw_conn {
 };
 
 int raw_connect(struct raw_conn *c, uint16_t port);
+/* From source address src (an IPv4 literal such as "127.0.0.2": another loopback "host"). */
+int raw_connect_src(struct raw_conn *c, uint16_t port, const char *src);
 /* From a privileged source port (512..1023; needs root). */
 int raw_connect_reserved(struct raw_conn *c, uint16_t port);
 /* To [::1]:port. */

@@ -5,7 +5,9 @@
  * grace, GRACE for new state during grace, NO_GRACE for unknown clients,
  * after RECLAIM_COMPLETE and after the term, the early end when every
  * previous client completed, NLM's term keeping the server in grace, and a
- * restart through a real file in a temporary state directory.
+ * restart through a real file in a temporary state directory; the table
+ * sized from max-clients and no record (so no confirmation) when the file
+ * cannot be written (issue 24 #7).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -235,6 +237,72 @@ static void test_restart_file(void **state)
 	nfs4_rec_init(&rec, &clk);
 }
 
+/* Issue 24 #7: the table holds every client of a full client table of this boot beside as many of
+ * the previous boot (the default ceiling too: 4096 + 4096), the previous boot's excess is dropped at
+ * load, and a record that cannot be written is refused (the client is then not confirmed). */
+static void test_sized_from_max_clients(void **state)
+{
+	uint8_t img[8 + 40 * 8];
+	const char *prev[40];
+	char names[40][8], name[16];
+
+	(void)state;
+	assert_int_equal(rec.max, NFS4_REC_MAX);
+	assert_true(NFS4_REC_MAX >= 2 * 4096);
+	nfs4_rec_set_max(&rec, 16);
+	assert_int_equal(rec.max, 32);
+	for (unsigned i = 0; i < 40; i++) {
+		snprintf(names[i], sizeof(names[i]), "Ap%u", i);
+		prev[i] = names[i];
+	}
+	/* 40 previous clients recorded by a boot with a larger table: 16 are kept. */
+	assert_int_equal(nfs4_rec_parse(&rec, img, image(img, prev, 40)), 16);
+	assert_int_equal(nfs4_rec_start(&rec, 0, 90), 90);
+	/* 16 clients of this boot all fit beside them. */
+	for (unsigned i = 0; i < 16; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		assert_int_equal(nfs4_rec_confirm(&rec, A(name), 0), 0);
+	}
+	assert_int_equal(rec.n, 32);
+	assert_int_equal(nfs4_rec_confirm(&rec, A("n16"), 0), -1);
+	/* A previous client coming back uses its own record. */
+	assert_int_equal(nfs4_rec_confirm(&rec, A("p3"), 0), 0);
+	nfs4_rec_set_max(&rec, 0);
+	assert_int_equal(rec.max, NFS4_REC_MAX);
+}
+
+static void test_unwritable_refuses(void **state)
+{
+	char dir[] = "/var/tmp/test_nfs4_recovery.XXXXXX", path[PATH_MAX];
+
+	(void)state;
+	nfs4_rec_release(&rec);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/%s", dir, NFS4_REC_FILE);
+	assert_int_equal(mkdir(path, 0700), 0); /* the file's name taken by a directory: never writable */
+	assert_int_equal(nfs4_recovery_start(dir, 90), 0);
+	assert_int_equal(nfs4_client_stable(A("c1")), -1);
+	assert_int_equal(nfs4_grace_check(NFS4_GRACE_OPEN, A("c1"), false), NFS4_OK);
+	assert_int_equal(nfs4_recovery_server()->n, 0);
+	/* Writable again: a confirmation within the second still fails (no rewrite per refused client),
+	 * the next one a second later rewrites the file and is recorded. */
+	assert_int_equal(rmdir(path), 0);
+	{
+		struct nfs4_recovery *r = nfs4_recovery_server();
+		uint64_t t = r->retry_ms;
+		assert_int_equal(nfs4_rec_confirm(r, A("c1"), t - 1), -1);
+		assert_int_equal(nfs4_rec_confirm(r, A("c1"), t), 0);
+		assert_int_equal(r->n, 1);
+	}
+	nfs4_recovery_stop();
+	assert_int_equal(nfs4_recovery_start(dir, 90), 90); /* recorded: it may reclaim */
+	assert_int_equal(nfs4_grace_check(NFS4_GRACE_OPEN, A("c1"), true), NFS4_OK);
+	nfs4_recovery_stop();
+	unlink(path);
+	rmdir(dir);
+	nfs4_rec_init(&rec, &clk);
+}
+
 /* nfs4_stats.c: per-operation counters (unknown numbers as ILLEGAL), gauges, the state snapshot. */
 static unsigned seen;
 static void count_cb(const struct stats_proc *p, void *arg)
@@ -283,6 +351,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_clock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_restart_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sized_from_max_clients, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unwritable_refuses, setup, teardown),
 		cmocka_unit_test(test_stats),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

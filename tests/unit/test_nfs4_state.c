@@ -14,7 +14,10 @@
  * SETCLIENTID / SETCLIENTID_CONFIRM's cases (new, retransmitted confirm,
  * callback update, a rebooted client replacing its old record and open
  * state, a wrong verifier, unconfirmed records replaced), RENEW, and the
- * open state of expired and replaced clients purged.
+ * open state of expired and replaced clients purged. Issue 24: the reply
+ * caches' budget (shares, borrowing, shrunk grants, idle sessions
+ * reclaimed), records per host and per principal, and no confirmation
+ * without a stable record.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +27,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "nfs/v4/nfs4_compound.h"
 #include "nfs/v4/nfs4_const.h"
@@ -401,44 +406,191 @@ static void test_client_table_evicts(void **state)
 	assert_int_equal(st.max_clients, NFS4_STATE_MAX_CLIENTS);
 }
 
-/* All reply caches together stay within NFS4_STATE_CACHE_TOTAL. */
-static void test_cache_budget(void **state)
+/* EXCHANGE_ID + CREATE_SESSION asking slots x cached; the slots granted (the cache in *cached). */
+static uint32_t cache_session(const char *owner, uint32_t slots, uint32_t cached, uint64_t now, uint32_t *got_cached,
+			      uint8_t sid[NFS4_SESSIONID_SIZE])
 {
 	struct nfs4_exid_res r;
+	struct nfs4_chan_attrs f = attrs(slots), b = attrs(1);
+
+	f.maxresponsesize_cached = cached;
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 0, now, &r),
+			 NFS4_OK);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, now, sid), NFS4_OK);
+	if (got_cached)
+		*got_cached = f.maxresponsesize_cached;
+	return f.maxrequests;
+}
+
+/* The reply caches' budget (issue 24 #4): every client's share stays free for it, a client borrows at
+ * most a sixteenth beyond it, and a grant that does not fit shrinks (RFC 8881 §18.36.3), never DELAY. */
+static void test_cache_budget(void **state)
+{
+	struct nfs4_state_gauges g;
+	uint8_t sid[NFS4_SESSIONID_SIZE];
+	uint32_t cached;
+	char owner[32];
+	uint64_t greedy;
+
+	(void)state;
+	nfs4_state_set_max_clients(&st, 16);
+	nfs4_state_set_cache_total(&st, 1u << 20); /* share 32 KiB, borrowing up to 64 KiB more */
+	/* A greedy client: 12 slots of 8 KiB (96 KiB), then its second session has nothing left. */
+	assert_int_equal(cache_session("greedy", 64, 8192, 1, NULL, sid), 12);
+	greedy = st.clients[0]->clientid;
+	{
+		struct nfs4_chan_attrs f = attrs(64), b = attrs(1);
+		f.maxresponsesize_cached = 8192;
+		assert_int_equal(nfs4_create_session(&st, greedy, 2, &f, &b, 0, 1, sid), NFS4_OK);
+		assert_int_equal(f.maxrequests, 1);
+		assert_int_equal(f.maxresponsesize_cached, 0);
+	}
+	/* Fifteen more: the last ones get their share (4 slots) although the first ones borrowed. */
+	for (unsigned i = 0; i < 15; i++) {
+		snprintf(owner, sizeof(owner), "c%u", i);
+		assert_true(cache_session(owner, 64, 8192, 1, NULL, sid) >= 4);
+		assert_true(st.cache_bytes <= st.cache_total);
+	}
+	nfs4_state_gauges(&st, &g);
+	assert_int_equal(g.cache_total, 1u << 20);
+	assert_int_equal(g.cache_bytes, st.cache_bytes);
+	/* Clamped: 0 is the default, below the minimum the minimum. */
+	nfs4_state_set_cache_total(&st, 0);
+	assert_int_equal(st.cache_total, NFS4_STATE_CACHE_TOTAL);
+	nfs4_state_set_cache_total(&st, 1);
+	assert_int_equal(st.cache_total, NFS4_STATE_CACHE_MIN);
+	(void)cached;
+}
+
+/* Sessions of clients over their share unused for a lease are reclaimed for a newcomer (RFC 8881
+ * §2.10.12); a session in use is not. */
+static void test_cache_reclaim(void **state)
+{
+	uint8_t sid[NFS4_SESSIONID_SIZE], busy_sid[NFS4_SESSIONID_SIZE], first[NFS4_SESSIONID_SIZE];
+	struct nfs4_seq_res sr;
+	char owner[32];
+	uint32_t cached;
+
+	(void)state;
+	nfs4_state_set_max_clients(&st, 16);
+	nfs4_state_set_cache_total(&st, 1u << 20);
+	/* Eight borrowers take the unreserved half (8 x 64 KiB beyond their 32 KiB). */
+	for (unsigned i = 0; i < 8; i++) {
+		snprintf(owner, sizeof(owner), "b%u", i);
+		assert_int_equal(cache_session(owner, 12, 8192, 1, NULL, i ? sid : first), 12);
+	}
+	memcpy(busy_sid, sid, sizeof(sid));
+	/* A newcomer within the lease gets its share only. */
+	assert_int_equal(cache_session("n1", 12, 8192, 2, NULL, sid), 4);
+	/* One borrower keeps a request running past the lease: its session stays. */
+	assert_int_equal(nfs4_sequence(&st, busy_sid, 1, 0, 1, 0, 50, buf, sizeof(buf), &sr), NFS4_SEQ_NEW);
+	/* Past a lease: the seven idle borrowers' sessions go, the newcomer gets all it asks. */
+	assert_int_equal(cache_session("n2", 12, 8192, 200, &cached, sid), 12);
+	assert_int_equal(cached, 8192);
+	assert_int_equal(st.reclaimed, 7);
+	assert_int_equal(nfs4_sequence(&st, first, 1, 0, 1, 0, 200, buf, sizeof(buf), &sr), NFS4_SEQ_ERROR);
+	assert_int_equal(sr.status, NFS4ERR_BADSESSION);
+	nfs4_slot_done(&st, busy_sid, 0, false, NULL, 0);
+	assert_int_equal(nfs4_sequence(&st, busy_sid, 2, 0, 1, 0, 200, buf, sizeof(buf), &sr), NFS4_SEQ_NEW);
+}
+
+/* Records per host and per principal (issue 24 #5): a host at its share displaces its own
+ * unconfirmed or expired records, else is refused (RESOURCE / DELAY) while other hosts get in. */
+static void test_host_share(void **state)
+{
+	struct nfs4_who h1 = { .principal = 1 }, h2 = { .principal = 1 };
+	struct nfs4_exid_res r;
 	struct nfs4_chan_attrs f, b;
-	uint8_t sid[NFS4_SESSIONID_SIZE], first[NFS4_SESSIONID_SIZE];
-	const uint32_t per = NFS4_STATE_MAX_SLOTS * NFS4_STATE_MAX_CACHED;
-	uint32_t sessions = NFS4_STATE_CACHE_TOTAL / per, made = 0;
+	uint8_t sid[NFS4_SESSIONID_SIZE], cf[8];
+	struct sockaddr_in a1 = { .sin_family = AF_INET }, a2 = { .sin_family = AF_INET };
+	uint64_t id, conf[8];
 	char owner[32];
 
 	(void)state;
-	for (unsigned i = 0; made < sessions; i++) {
-		snprintf(owner, sizeof(owner), "budget%u", i);
-		assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, 0, 1,
-						  &r), NFS4_OK);
-		for (uint32_t k = 0; k < NFS4_STATE_MAX_SESSIONS && made < sessions; k++, made++) {
-			f = (struct nfs4_chan_attrs){ .maxrequestsize = 1 << 20, .maxresponsesize = 1 << 20,
-						      .maxresponsesize_cached = 1 << 20, .maxoperations = 8,
-						      .maxrequests = 1000 };
-			b = attrs(1);
-			assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + k, &f, &b, 0, 1, sid), NFS4_OK);
-			assert_int_equal(f.maxrequests, NFS4_STATE_MAX_SLOTS);
-			if (made == 0)
-				memcpy(first, sid, sizeof(sid));
-		}
+	a1.sin_addr.s_addr = htonl(0x0a000001);
+	a2.sin_addr.s_addr = htonl(0x0a000002);
+	nfs4_host_key((struct sockaddr *)&a1, h1.host);
+	nfs4_host_key((struct sockaddr *)&a2, h2.host);
+	assert_int_equal(h1.host[10], 0xff);
+	nfs4_state_set_max_clients(&st, 16); /* a host's share: 8 */
+	for (unsigned i = 0; i < 8; i++) {
+		snprintf(owner, sizeof(owner), "h1-%u", i);
+		assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)owner, (uint32_t)strlen(owner), 0, &h1,
+						      10, &r), NFS4_OK);
+		conf[i] = r.clientid;
+		if (i == 7)
+			break; /* the last one stays unconfirmed */
+		f = attrs(1), b = attrs(1);
+		assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, 10, sid), NFS4_OK);
 	}
-	assert_int_equal(st.cache_bytes, (size_t)sessions * per);
-	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"late", 4, 0, 0, 1, &r), NFS4_OK);
-	f = attrs(64);
-	f.maxresponsesize_cached = 8192;
-	b = attrs(1);
-	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, sid), NFS4ERR_DELAY);
-	/* One session gone: room again; a smaller cache asks for less. */
-	assert_int_equal(nfs4_destroy_session(&st, first, 0), NFS4_OK);
-	f = attrs(64);
-	f.maxresponsesize_cached = 8192;
+	/* Full share: the unconfirmed record goes for a new one. */
+	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"h1-x", 4, 0, &h1, 11, &r), NFS4_OK);
+	assert_int_equal(nfs4_create_session(&st, conf[7], 1, &f, &b, 1, 11, sid), NFS4ERR_STALE_CLIENTID);
+	f = attrs(1), b = attrs(1);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 1, 11, sid), NFS4_OK);
+	/* Eight confirmed within their leases: refused, 4.1 DELAY and 4.0 RESOURCE ... */
+	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"h1-y", 4, 0, &h1, 12, &r), NFS4ERR_DELAY);
+	assert_int_equal(nfs4_setclientid_who(&st, verf1, (const uint8_t *)"h1-z", 4, &cb0, &h1, 12, &id, cf, NULL),
+			 NFS4ERR_RESOURCE);
+	assert_int_equal(st.refused, 2);
+	/* ... a restarted client of the host is not kept out by its own record (RFC 8881 §18.35.5 case 5) ... */
+	assert_int_equal(nfs4_exchange_id_who(&st, verf2, (const uint8_t *)"h1-0", 4, 0, &h1, 12, &r), NFS4_OK);
+	/* ... and another host gets in. */
+	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"h2-0", 4, 0, &h2, 12, &r), NFS4_OK);
+	/* Past the lease, the host's oldest confirmed record goes (RFC 7530 §9.6.3). */
+	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"h1-y", 4, 0, &h1, 200, &r), NFS4_OK);
+	assert_int_equal(nfs4_renew(&st, conf[0], 200), NFS4ERR_EXPIRED); /* forgotten for expiry */
+	/* An explicit per-host bound, and a per-principal one across hosts. */
+	nfs4_state_set_shares(&st, 100, 2);
+	h1.principal = h2.principal = 77;
+	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"p-1", 3, 0, &h1, 201, &r), NFS4_OK);
+	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"p-2", 3, 0, &h2, 201, &r), NFS4_OK);
+	/* Both unconfirmed: the older goes, the principal stays at two. */
+	assert_int_equal(nfs4_exchange_id_who(&st, verf1, (const uint8_t *)"p-3", 3, 0, &h2, 202, &r), NFS4_OK);
+	{
+		unsigned n = 0;
+		for (unsigned i = 0; i < st.nclients; i++)
+			n += st.clients[i]->principal == 77;
+		assert_int_equal(n, 2);
+	}
+}
+
+/* A client whose stable record cannot be written is not confirmed (issue 24 #7): CREATE_SESSION
+ * NOSPC, SETCLIENTID_CONFIRM RESOURCE; it can be confirmed once the record can be written. */
+static int stable_ret;
+static unsigned stable_calls;
+static int stable_hook(const uint8_t *owner, uint32_t len)
+{
+	(void)owner, (void)len;
+	stable_calls++;
+	return stable_ret;
+}
+
+static void test_stable_hook_refuses(void **state)
+{
+	struct nfs4_exid_res r;
+	struct nfs4_chan_attrs f = attrs(1), b = attrs(1);
+	uint8_t sid[NFS4_SESSIONID_SIZE], cf[8];
+	uint64_t id;
+
+	(void)state;
+	st.stable = stable_hook;
+	stable_ret = -1;
+	assert_int_equal(nfs4_exchange_id(&st, verf1, (const uint8_t *)"s41", 3, 0, 0, 1, &r), NFS4_OK);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, sid), NFS4ERR_NOSPC);
+	assert_false(st.clients[0]->confirmed);
+	assert_int_equal(nfs4_setclientid(&st, verf1, (const uint8_t *)"s40", 3, &cb0, 0, 1, &id, cf, NULL), NFS4_OK);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id, cf, 1), NFS4ERR_RESOURCE);
+	assert_int_equal(nfs4_renew(&st, id, 1), NFS4ERR_STALE_CLIENTID);
+	stable_ret = 0;
+	f = attrs(1), b = attrs(1);
 	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid, &f, &b, 0, 1, sid), NFS4_OK);
-	assert_int_equal(f.maxrequests, 64);
+	assert_int_equal(nfs4_setclientid_confirm(&st, id, cf, 1), NFS4_OK);
+	assert_int_equal(stable_calls, 4);
+	/* A confirmed client's later sessions do not record it again. */
+	f = attrs(1), b = attrs(1);
+	assert_int_equal(nfs4_create_session(&st, r.clientid, r.sequenceid + 1, &f, &b, 0, 1, sid), NFS4_OK);
+	assert_int_equal(stable_calls, 4);
 }
 
 /* The stable-record hook (nfs4_recovery.h): called for expiry and DESTROY_CLIENTID, not for a replacement. */
@@ -448,6 +600,32 @@ static void gone_hook(const uint8_t *owner, uint32_t len)
 {
 	gone_calls++;
 	snprintf(gone_last, sizeof(gone_last), "%.*s", (int)len, (const char *)owner);
+}
+
+static unsigned flush_calls;
+static void flush_hook(void)
+{
+	flush_calls++;
+}
+
+/* A mass expiry goes NFS4_STATE_EXPIRE_BATCH clients per hold of the lock, with one flush of the
+ * stable records per batch (not one fdatasync per client under the lock). */
+static void test_expire_batches(void **state)
+{
+	char owner[16];
+
+	(void)state;
+	st.gone = gone_hook, st.gone_flush = flush_hook;
+	gone_calls = flush_calls = 0;
+	for (unsigned i = 0; i < 2 * NFS4_STATE_EXPIRE_BATCH + 22; i++) {
+		snprintf(owner, sizeof(owner), "b%u", i);
+		new_client40(owner, 10);
+	}
+	assert_int_equal(flush_calls, 0); /* nothing forgotten yet */
+	assert_int_equal(nfs4_state_expire(&st, 200), 2 * NFS4_STATE_EXPIRE_BATCH + 22);
+	assert_int_equal(gone_calls, 2 * NFS4_STATE_EXPIRE_BATCH + 22);
+	assert_int_equal(flush_calls, 3);
+	assert_int_equal(st.nclients, 0);
 }
 
 static void test_gone_hook(void **state)
@@ -595,7 +773,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_client_table_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_client_table_evicts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cache_budget, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_reclaim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_share, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stable_hook_refuses, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gone_hook, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expire_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setclientid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_purged, setup, teardown),
 	};

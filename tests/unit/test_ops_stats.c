@@ -213,7 +213,9 @@ static void fake_nfs4_state(struct stats_nfs4 *n)
 				  .revoked = 1, .recorded_clients = 4,
 				  .grace_left_ms = 12500, .reclaims = 6, .grace_refused = 8, .no_grace = 9,
 				  .open_files = 10, .open_owners = 11, .lock_owners = 12, .open_files_max = 13,
-				  .opens_per_client_max = 14, .lock_owners_per_client_max = 15 };
+				  .opens_per_client_max = 14, .lock_owners_per_client_max = 15,
+				  .reply_cache_bytes = 4096, .reply_cache_limit = 1 << 20, .clients_refused = 2,
+				  .sessions_reclaimed = 1, .recorded_clients_max = 32 };
 }
 
 static void fake_resources(struct stats_resources *r)
@@ -245,6 +247,8 @@ static void test_json_nfs4(void **state)
 	assert_non_null(strstr(doc, "\"resources\": {\"fds\": 20, \"fd_limit\": 1024, \"fd_reserve\": 512, "
 				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"nlm_owners\": 2, "
 				    "\"nlm_held\": 1, \"nlm_per_host_max\": 56},"));
+	assert_non_null(strstr(doc, "\"nfs4_limits\": {\"reply_cache_bytes\": 4096, \"reply_cache_limit\": 1048576, "
+				    "\"clients_refused\": 2, \"sessions_reclaimed\": 1, \"recorded_clients_max\": 32},"));
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3,"));
 	free(doc);
 	const struct stats_sources none = {0};
