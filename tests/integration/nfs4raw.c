@@ -51,18 +51,60 @@ void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops)
 	k->cache_this = 0;
 }
 
+/*
+ * k has an on_cb hook: send a and wait for the reply to it, handing the
+ * callback calls (msg_type CALL, RFC 5531 §9; RFC 8881 §2.10.3.1: a back
+ * channel may share the fore connection) that come first to the hook.
+ */
+static enum raw_recv_result n4_call_cb(struct n4_client *k, const struct xb *a, struct raw_reply *r)
+{
+	uint32_t my = k->xid;
+	struct xb m;
+	int rc;
+
+	xb_init(&m);
+	xb_call_header(&m, my, RAW_NFS_PROG, 4, 1, k->uid, k->gid);
+	xb_raw(&m, a->p, a->len);
+	rc = raw_send_record(&k->c, m.p, m.len);
+	xb_free(&m);
+	memset(r, 0, sizeof(*r));
+	for (int calls = 0; rc == 0 && calls < 20; calls++) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		enum raw_recv_result rr = raw_recv_record(&k->c, &buf, &len, 10000);
+
+		if (rr != RAW_RECV_OK)
+			return rr;
+		if (len >= 8 && buf[4] == 0 && buf[5] == 0 && buf[6] == 0 && buf[7] == 0) { /* CALL */
+			k->on_cb(k, buf, len);
+			free(buf);
+			continue;
+		}
+		rr = raw_decode_reply(r, buf, len);
+		return rr == RAW_RECV_OK && r->xid != my ? RAW_RECV_ERROR : rr;
+	}
+	return RAW_RECV_CLOSED;
+}
+
 int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
 {
+	enum raw_recv_result rr;
 	uint32_t len;
 	int st;
 
-	if (raw_call_as(&k->c, ++k->xid, RAW_NFS_PROG, 4, 1, k->uid, k->gid, a->p, a->len, r) != RAW_RECV_OK)
+	++k->xid;
+	if (k->on_cb)
+		rr = n4_call_cb(k, a, r);
+	else
+		rr = raw_call_as(&k->c, k->xid, RAW_NFS_PROG, 4, 1, k->uid, k->gid, a->p, a->len, r);
+	k->nres = 0;
+	if (rr != RAW_RECV_OK)
 		return -1;
 	if (r->reply_stat != 0 || r->accept_stat != 0)
 		return -1;
 	st = (int)xd_u32(&r->body);
 	xd_opaque(&r->body, &len, 1024); /* tag */
-	xd_u32(&r->body);                /* resarray's count */
+	k->nres = xd_u32(&r->body);       /* resarray's count */
 	return r->body.bad ? -1 : st;
 }
 
@@ -75,10 +117,12 @@ int n4_call(struct n4_client *k, struct xb *a, struct raw_reply *r)
 	if (st < 0 || k->minor == 0)
 		return st;
 	pos = r->body.pos;
-	if (n4_res(r, N4_SEQUENCE) == 0)
-		xd_skip(&r->body, 16 + 5 * 4); /* SEQUENCE4resok */
-	else
+	if (n4_res(r, N4_SEQUENCE) == 0) {
+		xd_skip(&r->body, 16 + 4 * 4); /* SEQUENCE4resok up to sr_status_flags */
+		k->seq_flags = xd_u32(&r->body);
+	} else {
 		r->body.pos = pos;
+	}
 	return r->body.bad ? -1 : st;
 }
 
@@ -108,11 +152,14 @@ uint32_t n4_walk(struct xb *a, const char *path)
 	char buf[PATH_MAX], *save = NULL;
 	uint32_t n = 1;
 
-	xb_u32(a, N4_PUTROOTFH);
+	if (a)
+		xb_u32(a, N4_PUTROOTFH);
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save), n++) {
-		xb_u32(a, N4_LOOKUP);
-		xb_string(a, c);
+		if (a) {
+			xb_u32(a, N4_LOOKUP);
+			xb_string(a, c);
+		}
 	}
 	return n;
 }
@@ -125,7 +172,8 @@ void n4_xb_putfh(struct xb *a, const uint8_t *fh, uint32_t fh_len)
 
 /* ---- clients ---------------------------------------------------------- */
 
-int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
+/* A client's defaults, no connection yet. */
+static void n4_init(struct n4_client *k, uint16_t port, uint32_t minor)
 {
 	memset(k, 0, sizeof(*k));
 	k->port = port;
@@ -133,7 +181,22 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
 	k->xid = (uint32_t)rand() << 8;
 	k->max_resp_cached = 4096;
 	k->max_resp = (1u << 20) + 65536u;
+	k->max_req = (1u << 20) + 65536u;
+	k->cb_prog = 0x40000000u;
+	k->cb_ident = 1;
+}
+
+int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
+{
+	n4_init(k, port, minor);
+	k->own_conn = true;
 	return raw_connect(&k->c, port);
+}
+
+void n4_share(struct n4_client *k, const struct n4_client *owner, uint32_t minor)
+{
+	n4_init(k, owner->port, minor);
+	k->c = owner->c;
 }
 
 static void n4_verifier(struct n4_client *k)
@@ -143,23 +206,24 @@ static void n4_verifier(struct n4_client *k)
 	memcpy(k->verifier, &v, 8);
 }
 
-/* 4.0: SETCLIENTID (callback to a port nobody listens on) + SETCLIENTID_CONFIRM. */
-static int n4_setup40(struct n4_client *k)
+int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8])
 {
-	uint8_t confirm[8] = { 0 };
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
+	snprintf(k->id, sizeof(k->id), "%s", id);
+	if (!k->verifier[0] && !k->verifier[7])
+		n4_verifier(k);
 	xb_init(&a);
 	n4_hdr(&a, 0, 1);
 	xb_u32(&a, N4_SETCLIENTID);
 	xb_raw(&a, k->verifier, 8);
 	xb_string(&a, k->id);
-	xb_u32(&a, 0x40000000u);
+	xb_u32(&a, k->cb_prog);
 	xb_string(&a, "tcp");
-	xb_string(&a, "127.0.0.1.0.9"); /* port 9: no callback service */
-	xb_u32(&a, 1);
+	xb_string(&a, k->cb_addr[0] ? k->cb_addr : "127.0.0.1.0.9"); /* port 9: no callback service */
+	xb_u32(&a, k->cb_ident);
 	st = n4_call(k, &a, &r);
 	if (st == 0 && n4_res(&r, N4_SETCLIENTID) == 0) {
 		k->cid = xd_u64(&r.body);
@@ -168,8 +232,15 @@ static int n4_setup40(struct n4_client *k)
 		xd_skip(&r.body, 8);
 	}
 	raw_reply_free(&r);
-	if (st != 0)
-		return st;
+	return st;
+}
+
+int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8])
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
 	xb_init(&a);
 	n4_hdr(&a, 0, 1);
 	xb_u32(&a, N4_SETCLIENTID_CONFIRM);
@@ -178,6 +249,15 @@ static int n4_setup40(struct n4_client *k)
 	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;
+}
+
+/* 4.0: SETCLIENTID (callback to a port nobody listens on) + SETCLIENTID_CONFIRM. */
+static int n4_setup40(struct n4_client *k)
+{
+	uint8_t confirm[8] = { 0 };
+	int st = n4_setclientid(k, k->id, confirm);
+
+	return st != 0 ? st : n4_setclientid_confirm(k, confirm);
 }
 
 int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
@@ -207,6 +287,21 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
 	return st;
 }
 
+/* callback_sec_parms4<> (RFC 8881 §18.36.1): AUTH_NONE, after AUTH_SYS (uid 0) when k->cb_sys. */
+static void n4_xb_cb_sec(struct n4_client *k, struct xb *a)
+{
+	xb_u32(a, k->cb_sys ? 2 : 1);
+	if (k->cb_sys) {
+		xb_u32(a, 1); /* AUTH_SYS: stamp, machinename, uid, gid, gids */
+		xb_u32(a, 1);
+		xb_string(a, "cbhost");
+		xb_u32(a, 0);
+		xb_u32(a, 0);
+		xb_u32(a, 0);
+	}
+	xb_u32(a, 0); /* AUTH_NONE */
+}
+
 int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 {
 	struct raw_reply r;
@@ -218,24 +313,25 @@ int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 	xb_u32(&a, N4_CREATE_SESSION);
 	xb_u64(&a, k->cid);
 	xb_u32(&a, csr_seq);
-	xb_u32(&a, 0); /* no CONN_BACK_CHAN, no persistence */
+	xb_u32(&a, k->cs_flags); /* CONN_BACK_CHAN or not; no persistence */
 	for (int ch = 0; ch < 2; ch++) {
 		xb_u32(&a, 0);                             /* headerpadsize */
-		xb_u32(&a, (1u << 20) + 65536u);           /* maxrequestsize */
+		xb_u32(&a, ch ? (1u << 20) + 65536u : k->max_req); /* maxrequestsize */
 		xb_u32(&a, ch ? 4096u : k->max_resp);      /* maxresponsesize */
 		xb_u32(&a, ch ? 0u : k->max_resp_cached);  /* maxresponsesize_cached */
 		xb_u32(&a, 16);                            /* maxoperations */
 		xb_u32(&a, ch ? 1u : 8u);                  /* maxrequests */
 		xb_u32(&a, 0);                             /* no rdma_ird */
 	}
-	xb_u32(&a, 0x40000000u);
-	xb_u32(&a, 1);
-	xb_u32(&a, 0); /* AUTH_NONE for callbacks */
+	xb_u32(&a, k->cb_prog);
+	n4_xb_cb_sec(k, &a);
 	st = n4_call_raw(k, &a, &r);
 	xb_free(&a);
 	if (st == 0 && n4_res(&r, N4_CREATE_SESSION) == 0 && r.body.pos + 16 <= r.body.len) {
 		memcpy(k->session, r.body.p + r.body.pos, 16);
 		k->slot_seq = 0;
+		xd_skip(&r.body, 16 + 4);
+		k->csr_flags = xd_u32(&r.body);
 	}
 	raw_reply_free(&r);
 	return st;
@@ -286,7 +382,8 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
 
 void n4_client_close(struct n4_client *k)
 {
-	raw_close(&k->c);
+	if (k->own_conn)
+		raw_close(&k->c);
 }
 
 /* ---- state and I/O ------------------------------------------------------ */
@@ -387,6 +484,7 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 			n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
 		if (n4_res(&r, N4_OPEN) != 0 || !n4_dec_open(&r.body, sid, &rflags) || n4_res(&r, N4_GETFH) != 0)
 			st = -1;
+		k->open_rflags = rflags;
 		p = st ? NULL : xd_opaque(&r.body, &len, N4_FH_MAX);
 		if (p) {
 			memcpy(fh, p, len);

@@ -12,9 +12,10 @@
  * n4_call() consumes the encode buffer it is given; the reply is the
  * caller's (raw_reply_free). Nothing here calls CHECK: helpers return the
  * COMPOUND status (nfsstat4), or -1 when no well-formed reply came, so a
- * test states what it expects. No callbacks are answered: sessions are
- * created without a back channel, and 4.0 clients name a callback address
- * nobody listens on.
+ * test states what it expects. By default no callbacks are answered:
+ * sessions are created without a back channel, and 4.0 clients name a
+ * callback address nobody listens on; a test that plays the callback
+ * service sets cs_flags / cb_addr and an on_cb hook.
  */
 #ifndef RNFSD_TESTS_NFS4RAW_H
 #define RNFSD_TESTS_NFS4RAW_H
@@ -38,7 +39,10 @@ enum n4_op {
 	N4_BACKCHANNEL_CTL = 40, N4_BIND_CONN_TO_SESSION = 41, N4_EXCHANGE_ID = 42, N4_CREATE_SESSION = 43,
 	N4_DESTROY_SESSION = 44, N4_FREE_STATEID = 45, N4_SECINFO_NO_NAME = 52, N4_SEQUENCE = 53,
 	N4_TEST_STATEID = 55, N4_DESTROY_CLIENTID = 57, N4_RECLAIM_COMPLETE = 58, N4_ALLOCATE = 59,
-	N4_COPY = 60, N4_OFFLOAD_CANCEL = 66, N4_OFFLOAD_STATUS = 67, N4_READ_PLUS = 68, N4_SEEK = 69,
+	N4_COPY = 60, N4_DEALLOCATE = 62, N4_OFFLOAD_CANCEL = 66, N4_OFFLOAD_STATUS = 67, N4_READ_PLUS = 68,
+	N4_SEEK = 69, N4_CLONE = 71,
+	/* RFC 8276 §8.4 */
+	N4_GETXATTR = 72, N4_SETXATTR = 73, N4_LISTXATTRS = 74, N4_REMOVEXATTR = 75,
 };
 
 /* nfsstat4 values the tests name (RFC 8881 §15.1). */
@@ -52,7 +56,9 @@ enum n4_status {
 	N4ERR_LOCKS_HELD = 10037, N4ERR_OPENMODE = 10038, N4ERR_BADXDR = 10036, N4ERR_NO_GRACE = 10033,
 	N4ERR_BADSESSION = 10052, N4ERR_BADSLOT = 10053, N4ERR_REQ_TOO_BIG = 10065,
 	N4ERR_REP_TOO_BIG = 10066, N4ERR_REP_TOO_BIG_TO_CACHE = 10067, N4ERR_TOO_MANY_OPS = 10070,
-	N4ERR_WRONG_CRED = 10082, N4ERR_DELEG_REVOKED = 10087,
+	N4ERR_WRONG_CRED = 10082, N4ERR_DELEG_REVOKED = 10087, N4ERR_NXIO = 6, N4ERR_ROFS = 30,
+	N4ERR_NOTEMPTY = 66, N4ERR_BADTYPE = 10007, N4ERR_MINOR_VERS_MISMATCH = 10021, N4ERR_SYMLINK = 10029,
+	N4ERR_BADOWNER = 10039, N4ERR_NOXATTR = 10095 /* RFC 8276 §8.3 */,
 };
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1). */
@@ -70,7 +76,7 @@ struct n4_sid {
 	uint8_t other[12];
 };
 
-/* One NFSv4 client on one TCP connection. */
+/* One NFSv4 client on one TCP connection (its own, or one it shares: n4_share). */
 struct n4_client {
 	struct raw_conn c;
 	uint16_t port;
@@ -84,8 +90,27 @@ struct n4_client {
 	uint32_t max_resp_cached;/* 4.1+: ca_maxresponsesize_cached CREATE_SESSION asks (default 4096) */
 	uint32_t max_resp;       /* 4.1+: ca_maxresponsesize asked (default 1 MiB + 64 KiB) */
 	char id[128];            /* co_ownerid / SETCLIENTID's id */
-	uint8_t verifier[8];
+	uint8_t verifier[8];     /* kept by n4_exchange_id/n4_setclientid when set (n4_setup: a new one) */
+	/* Details a test may choose (n4_connect sets the defaults) and results it may read: */
+	uint32_t max_req;        /* 4.1+: ca_maxrequestsize asked (default 1 MiB + 64 KiB) */
+	uint32_t cs_flags;       /* 4.1+: csa_flags (default 0; N4_CS_BACK_CHAN: this connection is the back channel) */
+	uint32_t cb_prog;        /* csa_cb_program / SETCLIENTID's cb_program (default 0x40000000) */
+	bool cb_sys;             /* 4.1+: offer AUTH_SYS (uid 0) before AUTH_NONE for callbacks */
+	char cb_addr[64];        /* 4.0: SETCLIENTID's r_addr (empty: 127.0.0.1 port 9, nobody listens) */
+	uint32_t cb_ident;       /* 4.0: callback_ident (default 1) */
+	uint32_t csr_flags;      /* 4.1+: the last CREATE_SESSION's csr_flags */
+	uint32_t seq_flags;      /* 4.1+: the last SEQUENCE's sr_status_flags */
+	uint32_t open_rflags;    /* the last n4_open's rflags */
+	uint32_t nres;           /* resarray's count of the last reply */
+	/* Callback calls arriving on this connection before a reply (a back
+	 * channel on the fore connection) go to on_cb, which may answer them
+	 * with raw_send_record; without on_cb they are not expected. */
+	void (*on_cb)(struct n4_client *k, const uint8_t *msg, size_t len);
+	bool own_conn;           /* n4_client_close closes the connection (false for n4_share) */
 };
+
+/* csa_flags (RFC 8881 §18.36.1) */
+#define N4_CS_BACK_CHAN 0x2u
 
 /* ---- framing ---------------------------------------------------------- */
 
@@ -105,7 +130,7 @@ int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r);
 int n4_res(struct raw_reply *r, uint32_t op);
 void n4_xb_sid(struct xb *a, const struct n4_sid *s);
 void n4_xd_sid(struct xd *d, struct n4_sid *s);
-/* PUTROOTFH and a LOOKUP per component of path: how many operations were added. */
+/* PUTROOTFH and a LOOKUP per component of path: how many operations (a NULL: only counted). */
 uint32_t n4_walk(struct xb *a, const char *path);
 /* PUTFH fh. */
 void n4_xb_putfh(struct xb *a, const uint8_t *fh, uint32_t fh_len);
@@ -120,6 +145,14 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor);
  * + RECLAIM_COMPLETE. The first failing operation's status, 0, or -1.
  */
 int n4_setup(struct n4_client *k, const char *id);
+/* A client (no set-up yet) with minor version minor on owner's connection,
+ * as RPC lets clients share one; closing k leaves the connection open. */
+void n4_share(struct n4_client *k, const struct n4_client *owner, uint32_t minor);
+/* 4.0: SETCLIENTID (k->verifier, k->cb_prog, k->cb_addr, k->cb_ident): its
+ * status; k->cid and the confirm verifier on success. */
+int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8]);
+/* 4.0: SETCLIENTID_CONFIRM of k->cid: its status. */
+int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8]);
 /* n4_connect + n4_setup. */
 int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id);
 /* 4.1+: EXCHANGE_ID alone (k->cid and the sequence CREATE_SESSION needs): its status. */
