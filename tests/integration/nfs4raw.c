@@ -531,10 +531,11 @@ int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struc
 	xb_u64(&a, off);
 	xb_u32(&a, count);
 	st = n4_call(k, &a, &r);
+	k->read_eof = 0;
 	if (got)
 		*got = 0;
 	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_READ) == 0) {
-		xd_u32(&r.body); /* eof */
+		k->read_eof = xd_u32(&r.body);
 		p = xd_opaque(&r.body, &len, count);
 		if (p && buf)
 			memcpy(buf, p, len);

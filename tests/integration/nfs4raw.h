@@ -101,6 +101,7 @@ struct n4_client {
 	uint32_t csr_flags;      /* 4.1+: the last CREATE_SESSION's csr_flags */
 	uint32_t seq_flags;      /* 4.1+: the last SEQUENCE's sr_status_flags */
 	uint32_t open_rflags;    /* the last n4_open's rflags */
+	uint32_t read_eof;       /* the last n4_read's eof */
 	uint32_t nres;           /* resarray's count of the last reply */
 	/* Callback calls arriving on this connection before a reply (a back
 	 * channel on the fore connection) go to on_cb, which may answer them
