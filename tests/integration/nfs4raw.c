@@ -51,6 +51,13 @@ void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops)
 	k->cache_this = 0;
 }
 
+void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op)
+{
+	xb_init(a);
+	n4_hdr(a, k->minor, 1);
+	xb_u32(a, op);
+}
+
 /*
  * k has an on_cb hook: send a and wait for the reply to it, handing the
  * callback calls (msg_type CALL, RFC 5531 §9; RFC 8881 §2.10.3.1: a back
@@ -215,9 +222,7 @@ int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8])
 	snprintf(k->id, sizeof(k->id), "%s", id);
 	if (!k->verifier[0] && !k->verifier[7])
 		n4_verifier(k);
-	xb_init(&a);
-	n4_hdr(&a, 0, 1);
-	xb_u32(&a, N4_SETCLIENTID);
+	n4_begin_alone(k, &a, N4_SETCLIENTID);
 	xb_raw(&a, k->verifier, 8);
 	xb_string(&a, k->id);
 	xb_u32(&a, k->cb_prog);
@@ -241,9 +246,7 @@ int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8])
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	n4_hdr(&a, 0, 1);
-	xb_u32(&a, N4_SETCLIENTID_CONFIRM);
+	n4_begin_alone(k, &a, N4_SETCLIENTID_CONFIRM);
 	xb_u64(&a, k->cid);
 	xb_raw(&a, confirm, 8);
 	st = n4_call(k, &a, &r);
@@ -269,9 +272,7 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
 	snprintf(k->id, sizeof(k->id), "%s", id);
 	if (!k->verifier[0] && !k->verifier[7])
 		n4_verifier(k);
-	xb_init(&a);
-	n4_hdr(&a, k->minor, 1);
-	xb_u32(&a, N4_EXCHANGE_ID);
+	n4_begin_alone(k, &a, N4_EXCHANGE_ID);
 	xb_raw(&a, k->verifier, 8);
 	xb_string(&a, id);
 	xb_u32(&a, 0); /* eia_flags */
@@ -308,9 +309,7 @@ int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	n4_hdr(&a, k->minor, 1);
-	xb_u32(&a, N4_CREATE_SESSION);
+	n4_begin_alone(k, &a, N4_CREATE_SESSION);
 	xb_u64(&a, k->cid);
 	xb_u32(&a, csr_seq);
 	xb_u32(&a, k->cs_flags); /* CONN_BACK_CHAN or not; no persistence */
@@ -388,62 +387,87 @@ void n4_client_close(struct n4_client *k)
 
 /* ---- state and I/O ------------------------------------------------------ */
 
-/* open_delegation4 after OPEN4resok's attrset (RFC 8881 §18.16.2): skipped; false if it cannot be. */
-static bool n4_skip_deleg(struct xd *d)
+/* open_delegation4 (RFC 8881 §18.16.2) into o. */
+static void n4_xd_deleg(struct xd *d, struct n4_openres *o)
 {
-	uint32_t type = xd_u32(d), why;
+	uint32_t len;
 
-	if (type == 0) /* OPEN_DELEGATE_NONE */
-		return !d->bad;
-	if (type != 3) /* a read or write delegation: the tests ask for none */
-		return false;
-	why = xd_u32(d);
-	if (why == 1 || why == 2) /* WND4_CONTENTION, WND4_RESOURCE: a boolean follows */
-		xd_u32(d);
-	return !d->bad;
+	o->deleg = xd_u32(d);
+	if (o->deleg == 1 || o->deleg == 2) {
+		n4_xd_sid(d, &o->dsid);
+		xd_u32(d);                     /* recall */
+		if (o->deleg == 2)
+			xd_skip(d, 12);        /* nfs_space_limit4 */
+		xd_skip(d, 12);                /* nfsace4: type, flag, access_mask */
+		xd_opaque(d, &len, 1024);      /* who */
+	} else if (o->deleg == 3) {
+		o->why = xd_u32(d);
+		if (o->why == 1 || o->why == 2) /* WND4_CONTENTION, WND4_RESOURCE: a boolean follows */
+			xd_u32(d);
+	}
 }
 
-/* OPEN4resok: the stateid and rflags; false if it does not decode. */
-static bool n4_dec_open(struct xd *d, struct n4_sid *sid, uint32_t *rflags)
+bool n4_xd_openres(struct xd *d, struct n4_openres *o)
 {
 	uint32_t words;
 
-	n4_xd_sid(d, sid);
+	memset(o, 0, sizeof(*o));
+	n4_xd_sid(d, &o->sid);
 	xd_skip(d, 4 + 16); /* change_info4 */
-	*rflags = xd_u32(d);
-	words = xd_u32(d);
+	o->rflags = xd_u32(d);
+	words = xd_u32(d);  /* attrset */
 	if (words > 8)
 		return false;
 	xd_skip(d, 4 * (size_t)words);
-	return n4_skip_deleg(d);
+	n4_xd_deleg(d, o);
+	return !d->bad;
+}
+
+void n4_xb_openargs(struct xb *a, const struct n4_openargs *o)
+{
+	xb_u32(a, N4_OPEN);
+	xb_u32(a, o->seqid);
+	xb_u32(a, o->access);
+	xb_u32(a, o->deny);
+	xb_u64(a, o->cid);
+	xb_string(a, o->owner);
+	xb_u32(a, o->create != N4_NOCREATE); /* openflag4 */
+	if (o->create != N4_NOCREATE) {
+		xb_u32(a, o->create == N4_GUARDED ? 1 : 0); /* createmode4 */
+		if (o->no_attrs) {
+			xb_u32(a, 0);
+			xb_u32(a, 0);
+		} else {
+			xb_u32(a, 2);                          /* bitmap: size (4), mode (33) */
+			xb_u32(a, o->with_size ? 1u << 4 : 0);
+			xb_u32(a, 1u << 1);
+			xb_u32(a, o->with_size ? 12 : 4);
+			if (o->with_size)
+				xb_u64(a, o->size);
+			xb_u32(a, 0644);
+		}
+	}
+	xb_u32(a, o->previous ? 1 : 0); /* CLAIM_PREVIOUS : CLAIM_NULL */
+	if (o->previous)
+		xb_u32(a, 0); /* delegate_type: OPEN_DELEGATE_NONE */
+	else
+		xb_string(a, o->name);
 }
 
 static void n4_xb_open(struct n4_client *k, struct xb *a, bool create, uint32_t access, uint32_t deny,
 		       const char *owner, uint32_t seqid, const char *name)
 {
-	xb_u32(a, N4_OPEN);
-	xb_u32(a, k->minor ? 0 : seqid);
-	xb_u32(a, k->minor ? access | N4_WANT_NO_DELEG : access);
-	xb_u32(a, deny);
-	xb_u64(a, k->cid);
-	xb_string(a, owner);
-	xb_u32(a, create ? 1 : 0);
-	if (create) {
-		xb_u32(a, 0); /* UNCHECKED4 */
-		xb_u32(a, 2); /* bitmap: mode (33) */
-		xb_u32(a, 0);
-		xb_u32(a, 1u << 1);
-		xb_u32(a, 4);
-		xb_u32(a, 0644);
-	}
-	xb_u32(a, 0); /* CLAIM_NULL */
-	xb_string(a, name);
+	struct n4_openargs o = {
+		.seqid = k->minor ? 0 : seqid, .access = k->minor ? access | N4_WANT_NO_DELEG : access,
+		.deny = deny, .cid = k->cid, .owner = owner, .create = create ? N4_UNCHECKED : N4_NOCREATE,
+		.name = name,
+	};
+
+	n4_xb_openargs(a, &o);
 	xb_u32(a, N4_GETFH);
 }
 
-/* 4.0: OPEN_CONFIRM of a new open owner's first open (RFC 7530 §16.18). */
-static int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid,
-			   struct n4_sid *sid)
+int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid)
 {
 	struct raw_reply r;
 	struct xb a;
@@ -465,6 +489,7 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len)
 {
 	uint32_t n, rflags = 0, len = 0, sq = seqid ? *seqid : 0;
+	struct n4_openres res = { 0 };
 	struct raw_reply r;
 	const uint8_t *p;
 	struct xb a, w;
@@ -482,8 +507,12 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	if (st == 0) {
 		for (uint32_t i = 0; i < n; i++)
 			n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
-		if (n4_res(&r, N4_OPEN) != 0 || !n4_dec_open(&r.body, sid, &rflags) || n4_res(&r, N4_GETFH) != 0)
+		/* a read or write delegation: the tests ask for none */
+		if (n4_res(&r, N4_OPEN) != 0 || !n4_xd_openres(&r.body, &res) || res.deleg == 1 || res.deleg == 2 ||
+		    n4_res(&r, N4_GETFH) != 0)
 			st = -1;
+		*sid = res.sid;
+		rflags = res.rflags;
 		k->open_rflags = rflags;
 		p = st ? NULL : xd_opaque(&r.body, &len, N4_FH_MAX);
 		if (p) {
@@ -511,6 +540,8 @@ int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *
 	xb_u32(&a, seqid && k->minor == 0 ? (*seqid)++ : 0);
 	n4_xb_sid(&a, sid);
 	st = n4_call(k, &a, &r);
+	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_CLOSE) == 0)
+		n4_xd_sid(&r.body, sid);
 	raw_reply_free(&r);
 	return st;
 }

@@ -119,6 +119,9 @@ struct n4_client {
 void n4_hdr(struct xb *a, uint32_t minor, uint32_t numops);
 /* Header of k's next COMPOUND of nops operations after SEQUENCE (4.1+: SEQUENCE is added, slot 0). */
 void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops);
+/* Header of a COMPOUND of op alone, no SEQUENCE (4.1+: RFC 8881 §2.10.6.4, the operations
+ * that may be sent outside a session: EXCHANGE_ID, CREATE_SESSION, BIND_CONN_TO_SESSION, ...). */
+void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op);
 /*
  * Send a (freed here) as k's COMPOUND; the COMPOUND status, or -1 if no
  * well-formed reply came. r->body is at the first result after SEQUENCE's
@@ -175,7 +178,36 @@ void n4_client_close(struct n4_client *k);
  */
 int n4_open(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
 	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len);
-/* CLOSE (4.0: seqid of the open owner, advanced). */
+/* OPEN4args (RFC 8881 §18.16.1, RFC 7530 §16.16.1) for n4_xb_openargs. */
+enum n4_create { N4_NOCREATE, N4_UNCHECKED, N4_GUARDED };
+struct n4_openargs {
+	uint32_t seqid;          /* 4.0: the open owner's seqid (4.1+: 0) */
+	uint32_t access, deny;   /* share_access (want bits included) and share_deny, as sent */
+	uint64_t cid;
+	const char *owner;
+	enum n4_create create;
+	bool no_attrs;           /* createattrs empty (else mode 0644) */
+	bool with_size;          /* createattrs set size too */
+	uint64_t size;
+	bool previous;           /* CLAIM_PREVIOUS, delegate_type NONE (the current filehandle is the file) */
+	const char *name;        /* else CLAIM_NULL of name */
+};
+void n4_xb_openargs(struct xb *a, const struct n4_openargs *o);
+
+/* OPEN4resok (RFC 8881 §18.16.2). */
+struct n4_openres {
+	struct n4_sid sid;
+	uint32_t rflags;
+	uint32_t deleg;          /* open_delegation_type4: 0 NONE, 1 READ, 2 WRITE, 3 NONE_EXT */
+	struct n4_sid dsid;      /* READ, WRITE: the delegation stateid */
+	uint32_t why;            /* NONE_EXT: why_no_delegation4 */
+};
+/* Decode OPEN4resok (after OPEN's status) into o: false if it does not decode. */
+bool n4_xd_openres(struct xd *d, struct n4_openres *o);
+
+/* 4.0: OPEN_CONFIRM (RFC 7530 §16.18) of sid with *seqid (advanced): its status; the new stateid in sid. */
+int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid);
+/* CLOSE (4.0: seqid of the open owner, advanced): its status; the stateid returned in sid. */
 int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid);
 /* READ count bytes at off into buf (may be NULL); *got the bytes returned. */
 int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t off,

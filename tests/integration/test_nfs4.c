@@ -425,54 +425,18 @@ static uint64_t client40(struct n4_client *c, const char *id)
 static void xb_open(struct xb *a, uint32_t seqid, uint32_t access, uint32_t deny, uint64_t cid, const char *owner,
 		    int create, const char *name)
 {
-	xb_u32(a, N4_OPEN);
-	xb_u32(a, seqid);
-	xb_u32(a, access);
-	xb_u32(a, deny);
-	xb_u64(a, cid);
-	xb_string(a, owner);
-	xb_u32(a, create ? 1 : 0);
-	if (create >= 3) {
-		xb_u32(a, 0);       /* UNCHECKED4 */
-		xb_u32(a, 2);       /* bitmap: size (4), mode (33) */
-		xb_u32(a, 1u << 4);
-		xb_u32(a, 1u << 1);
-		xb_u32(a, 12);
-		xb_u64(a, create == 3 ? 4 : 0);
-		xb_u32(a, 0644);
-	} else if (create) {
-		xb_u32(a, create == 2 ? 1 : 0); /* GUARDED4 : UNCHECKED4 */
-		xb_u32(a, 2);                    /* bitmap: mode (33) */
-		xb_u32(a, 0);
-		xb_u32(a, 1u << 1);
-		xb_u32(a, 4);
-		xb_u32(a, 0644);
-	}
-	xb_u32(a, 0); /* CLAIM_NULL */
-	xb_string(a, name);
-}
+	struct n4_openargs o = {
+		.seqid = seqid, .access = access, .deny = deny, .cid = cid, .owner = owner,
+		.create = create == 0 ? N4_NOCREATE : create == 2 ? N4_GUARDED : N4_UNCHECKED,
+		.with_size = create >= 3, .size = create == 3 ? 4 : 0, .name = name,
+	};
 
-struct open_res {
-	struct n4_sid sid;
-	uint32_t rflags, deleg, why;
-};
-
-static void xd_open(struct raw_reply *r, struct open_res *o)
-{
-	uint32_t words;
-
-	n4_xd_sid(&r->body, &o->sid);
-	xd_skip(&r->body, 4 + 16); /* change_info4 */
-	o->rflags = xd_u32(&r->body);
-	words = xd_u32(&r->body);
-	xd_skip(&r->body, 4 * (size_t)(words < 8 ? words : 8));
-	o->deleg = xd_u32(&r->body);
-	o->why = o->deleg == 3 ? xd_u32(&r->body) : 0;
+	n4_xb_openargs(a, &o);
 }
 
 /* PUTFH dir, OPEN, GETFH: the status, the open's result and the file's handle. */
 static int open40(struct n4_client *c, const uint8_t *dir, uint32_t dir_len, uint32_t seqid, uint32_t access,
-		  uint32_t deny, uint64_t cid, const char *owner, int create, const char *name, struct open_res *o,
+		  uint32_t deny, uint64_t cid, const char *owner, int create, const char *name, struct n4_openres *o,
 		  uint8_t *fh, uint32_t *fh_len)
 {
 	struct raw_reply r;
@@ -486,7 +450,7 @@ static int open40(struct n4_client *c, const uint8_t *dir, uint32_t dir_len, uin
 	xb_u32(&a, N4_GETFH);
 	st = n4_call(c, &a, &r);
 	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_OPEN) == 0) {
-		xd_open(&r, o);
+		n4_xd_openres(&r.body, o);
 		n4_res(&r, N4_GETFH);
 		p = xd_opaque(&r.body, fh_len, 128);
 		if (p)
@@ -496,34 +460,21 @@ static int open40(struct n4_client *c, const uint8_t *dir, uint32_t dir_len, uin
 	return st;
 }
 
-/* PUTFH fh, op (OPEN_CONFIRM or CLOSE) with seqid: the status, the stateid back. */
+/* OPEN_CONFIRM or CLOSE of in with seqid: the status, the stateid back in *out (in kept for a replay). */
 static int sid_op40(struct n4_client *c, uint32_t op, const uint8_t *fh, uint32_t fh_len, uint32_t seqid,
 		    const struct n4_sid *in, struct n4_sid *out)
 {
-	struct raw_reply r;
-	struct xb a;
-	int st;
-
-	n4_begin(c, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
-	xb_u32(&a, op);
+	*out = *in;
 	if (op == N4_CLOSE)
-		xb_u32(&a, seqid);
-	n4_xb_sid(&a, in);
-	if (op == N4_OPEN_CONFIRM)
-		xb_u32(&a, seqid);
-	st = n4_call(c, &a, &r);
-	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, op) == 0)
-		n4_xd_sid(&r.body, out);
-	raw_reply_free(&r);
-	return st;
+		return n4_close(c, fh, fh_len, &seqid, out);
+	return n4_open_confirm(c, fh, fh_len, &seqid, out);
 }
 
 static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root_len)
 {
 	uint8_t fh[128], fh2[128], verf_w[8] = { 0 }, verf_c[8] = { 1 };
 	uint32_t fh_len = 0, fh2_len = 0, len, eof;
-	struct open_res o, o2;
+	struct n4_openres o, o2;
 	struct n4_sid s2, s3, bad;
 	struct raw_reply r;
 	char buf[64];
@@ -570,17 +521,9 @@ static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root
 	CHECK_EQ(n4_read(c, fh, fh_len, &s2, 0, sizeof(buf), buf, &len), 0, "READ");
 	CHECK(len == 10 && memcmp(buf, "hello nfs4", 10) == 0, "READ gives what WRITE wrote");
 	/* Another user with the stateid of root's 0644 file: ACCESS (RFC 7530 §9.1.4; pynfs WRT19). */
-	n4_begin(c, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
-	xb_u32(&a, N4_WRITE);
-	n4_xb_sid(&a, &s2);
-	xb_u64(&a, 0);
-	xb_u32(&a, 2); /* FILE_SYNC4 */
-	xb_opaque(&a, "xx", 2);
 	c->uid = 3912, c->gid = 2422;
-	CHECK_EQ(n4_call(c, &a, &r), N4ERR_ACCESS, "WRITE with a stolen stateid: ACCESS");
+	CHECK_EQ(n4_write(c, fh, fh_len, &s2, 0, "xx", 2), N4ERR_ACCESS, "WRITE with a stolen stateid: ACCESS");
 	c->uid = 0, c->gid = 0;
-	raw_reply_free(&r);
 	{
 		char disk[32] = { 0 };
 		FILE *f = fopen(hx_xpath(&env, "f40"), "r");
@@ -649,15 +592,8 @@ static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root
 	CHECK_EQ(open40(c, root, root_len, 2, 1, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len), 0,
 		 "client B: OPEN read: allowed");
 	memset(&bad, 0, sizeof(bad));
-	n4_begin(c, &a, 2);
-	n4_xb_putfh(&a, fh2, fh2_len);
-	xb_u32(&a, N4_WRITE);
-	n4_xb_sid(&a, &bad);
-	xb_u64(&a, 0);
-	xb_u32(&a, 2);
-	xb_opaque(&a, "x", 1);
-	CHECK_EQ(n4_call(c, &a, &r), N4ERR_LOCKED, "anonymous WRITE against the deny: LOCKED (RFC 7530 §9.9)");
-	raw_reply_free(&r);
+	CHECK_EQ(n4_write(c, fh2, fh2_len, &bad, 0, "x", 1), N4ERR_LOCKED,
+		 "anonymous WRITE against the deny: LOCKED (RFC 7530 §9.9)");
 	CHECK_EQ(open40(c, root, root_len, 9, 1, 0, ca, "owner-a", 0, "deny", &o2, fh2, &fh2_len), N4ERR_BAD_SEQID,
 		 "owner-a's seqid 9 after 3: BAD_SEQID");
 	CHECK_EQ(sid_op40(c, N4_CLOSE, fh, fh_len, 4, &s2, &s3), 0, "CLOSE");
@@ -746,7 +682,7 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 {
 	static const struct n4_sid current = { .seqid = 1 };
 	struct n4_client k;
-	struct open_res o;
+	struct n4_openres o;
 	struct raw_reply r;
 	const uint8_t *p;
 	uint32_t len;
@@ -786,7 +722,7 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 	n4_res(&r, N4_RECLAIM_COMPLETE);
 	n4_res(&r, N4_PUTFH);
 	if (CHECK(n4_res(&r, N4_OPEN) == 0, "OPEN")) {
-		xd_open(&r, &o);
+		n4_xd_openres(&r.body, &o);
 		/* RFC 8881 §18.16.4: 4.1 OPEN says the server may send CB_NOTIFY_LOCK (0x20). */
 		CHECK_EQ(o.rflags, 0x24, "rflags LOCKTYPE_POSIX | MAY_NOTIFY_LOCK (no CONFIRM in 4.1)");
 		CHECK(o.deleg == 3 && o.why == 0, "OPEN_DELEGATE_NONE_EXT, WND4_NOT_WANTED");
@@ -960,7 +896,7 @@ static void test_locks40(struct n4_client *c, const uint8_t *root, uint32_t root
 {
 	uint8_t fh[128];
 	uint32_t fh_len = 0;
-	struct open_res oa, ob;
+	struct n4_openres oa, ob;
 	struct n4_sid sa, sb, la, lb, tmp;
 	struct raw_reply r;
 	char holder[64] = "";
@@ -1040,7 +976,7 @@ static void test_lease_expiry(struct n4_client *c, const uint8_t *root, uint32_t
 {
 	uint8_t fh[128];
 	uint32_t fh_len = 0, len;
-	struct open_res o, o2;
+	struct n4_openres o, o2;
 	struct n4_sid s2;
 	char buf[16];
 	uint64_t cc, cd;
@@ -1095,15 +1031,9 @@ static int seq41(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const 
 /* OPEN4args with CLAIM_PREVIOUS (RFC 7530 §16.16.5, RFC 8881 §18.16.3): the current filehandle is the file. */
 static void xb_open_prev(struct xb *a, uint32_t seqid, uint32_t access, uint64_t cid, const char *owner)
 {
-	xb_u32(a, N4_OPEN);
-	xb_u32(a, seqid);
-	xb_u32(a, access);
-	xb_u32(a, 0);
-	xb_u64(a, cid);
-	xb_string(a, owner);
-	xb_u32(a, 0); /* OPEN4_NOCREATE */
-	xb_u32(a, 1); /* CLAIM_PREVIOUS */
-	xb_u32(a, 0); /* delegate_type: OPEN_DELEGATE_NONE */
+	struct n4_openargs o = { .seqid = seqid, .access = access, .cid = cid, .owner = owner, .previous = true };
+
+	n4_xb_openargs(a, &o);
 }
 
 static void xb_lockt(struct xb *a, uint64_t off, uint64_t len, uint64_t cid, const char *owner)
@@ -1118,13 +1048,13 @@ static void xb_lockt(struct xb *a, uint64_t off, uint64_t len, uint64_t cid, con
 
 /* 4.1: SEQUENCE, PUTFH fh, the OPEN in a (freed); its status, the open in *o. */
 static int open41_run(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct xb *a,
-		      struct open_res *o)
+		      struct n4_openres *o)
 {
 	struct raw_reply r;
 	int st = seq41(k, fh, fh_len, a, &r);
 
 	if (st == 0)
-		xd_open(&r, o);
+		n4_xd_openres(&r.body, o);
 	raw_reply_free(&r);
 	xb_free(a);
 	return st;
@@ -1132,7 +1062,7 @@ static int open41_run(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, s
 
 /* 4.1: OPEN by CLAIM_PREVIOUS of fh. */
 static int reclaim41(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const char *owner,
-		     struct open_res *o)
+		     struct n4_openres *o)
 {
 	struct xb a;
 
@@ -1143,7 +1073,7 @@ static int reclaim41(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, co
 
 /* 4.0: PUTFH fh, OPEN by CLAIM_PREVIOUS; its status, the open in *o. */
 static int reclaim40(struct n4_client *c, const uint8_t *fh, uint32_t fh_len, uint32_t seqid, uint64_t cid,
-		     const char *owner, struct open_res *o)
+		     const char *owner, struct n4_openres *o)
 {
 	struct raw_reply r;
 	struct xb a;
@@ -1154,14 +1084,14 @@ static int reclaim40(struct n4_client *c, const uint8_t *fh, uint32_t fh_len, ui
 	xb_open_prev(&a, seqid, 1, cid, owner);
 	st = n4_call(c, &a, &r);
 	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_OPEN) == 0)
-		xd_open(&r, o);
+		n4_xd_openres(&r.body, o);
 	raw_reply_free(&r);
 	return st;
 }
 
 /* 4.1: OPEN by name in dir (CLAIM_NULL; create: UNCHECKED4). */
 static int open41(struct n4_client *k, const uint8_t *dir, uint32_t dir_len, const char *owner,
-		  int create, const char *name, struct open_res *o)
+		  int create, const char *name, struct n4_openres *o)
 {
 	struct xb a;
 
@@ -1178,7 +1108,7 @@ static int open41(struct n4_client *k, const uint8_t *dir, uint32_t dir_len, con
 static void grace_before(struct n4_client *c, const uint8_t *root, uint32_t root_len, uint8_t *fh, uint32_t *fh_len)
 {
 	struct n4_client k;
-	struct open_res o;
+	struct n4_openres o;
 	struct n4_sid s;
 	uint64_t cid;
 
@@ -1202,7 +1132,7 @@ static void grace_during(struct n4_client *c, const uint8_t *root, uint32_t root
 			 uint32_t fh_len, struct n4_client *k, uint64_t *cid40, struct n4_sid *open40_sid, uint32_t *seq40)
 {
 	struct n4_client k3;
-	struct open_res o;
+	struct n4_openres o;
 	uint8_t fh2[128];
 	uint32_t fh2_len = 0, seq;
 
@@ -1248,7 +1178,7 @@ static void test_grace(struct n4_client *c, const uint8_t *root, uint32_t root_l
 	uint8_t fh[128], fh2[128];
 	uint32_t fh_len = 0, fh2_len = 0, seq40 = 0;
 	struct n4_client k, k3;
-	struct open_res o;
+	struct n4_openres o;
 	struct n4_sid s40;
 	uint64_t cid40 = 0;
 	time_t t0;
@@ -1609,7 +1539,7 @@ static void test_v42_stateids(struct n4_client *c, struct n4_client *k)
 	static const struct n4_sid bogus = { .seqid = 1, .other = { 0x55, 0x55, 0x55, 0x55, 0x55, 0x55 } };
 	uint8_t dir[128], fh[128];
 	uint32_t dl = 0, fl = 0;
-	struct open_res rw, ro;
+	struct n4_openres rw, ro;
 	uint64_t off = 0;
 	bool eof = false;
 	struct xb a;

@@ -1,6 +1,7 @@
 /*
- * test_nfs4_cb.c - NFSv4 callback paths through the real daemon, with the
- * raw RPC client playing the client's callback service:
+ * test_nfs4_cb.c - NFSv4 callback paths through the real daemon, with
+ * nfs4raw.h's client (its on_cb hook) and this file playing the client's
+ * callback service (cb_parse, cb_answer, cb_wait):
  *  - 4.1, a client that answers: CREATE_SESSION with CONN_BACK_CHAN on its
  *    TCP connection gets the flag back; on that same connection the server
  *    sends CB_NULL (program = csa_cb_program, version 1 as knfsd), then CB_COMPOUND
@@ -91,7 +92,7 @@ struct cb_call {
 	uint32_t op2;        /* the operation after CB_SEQUENCE (0: none) */
 	uint32_t args_len;   /* its arguments' bytes (up to sizeof(args)) */
 	uint8_t args[1400];
-	uint8_t dsid[16];    /* CB_RECALL's stateid (seqid, other) */
+	struct n4_sid dsid;  /* CB_RECALL's stateid */
 	uint32_t fh_len;
 	uint8_t fh[128];
 };
@@ -144,8 +145,7 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 			if (!d.bad)
 				memcpy(cc->args, d.p + d.pos, cc->args_len);
 			if (cc->op2 == 4 && d.pos + 16 <= d.len) { /* CB_RECALL: stateid, truncate, fh */
-				memcpy(cc->dsid, d.p + d.pos, 16);
-				xd_skip(&d, 16);
+				n4_xd_sid(&d, &cc->dsid);
 				xd_u32(&d);
 				const uint8_t *fh = xd_opaque(&d, &cc->fh_len, 128);
 				if (fh)
@@ -407,24 +407,21 @@ static void test_answering(uint32_t minor)
 	cb_close(&k.c);
 }
 
-/* BIND_CONN_TO_SESSION (RFC 8881 §18.34) of k's connection to session sid, direction dir: the COMPOUND's status; *got CDFS4. */
-static int bind_conn(struct n4_client *k, const uint8_t *sid, uint32_t dir, uint32_t *got, const uint8_t *echo)
+/* BIND_CONN_TO_SESSION (RFC 8881 §18.34) of k's connection to session sid, direction dir: the
+ * COMPOUND's status; the session echoed into echo[16], the direction granted into *got. */
+static int bind_conn(struct n4_client *k, const uint8_t *sid, uint32_t dir, uint8_t *echo, uint32_t *got)
 {
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	n4_hdr(&a, k->minor, 1);
-	xb_u32(&a, N4_BIND_CONN_TO_SESSION);
+	n4_begin_alone(k, &a, N4_BIND_CONN_TO_SESSION);
 	xb_raw(&a, sid, 16);
 	xb_u32(&a, dir);
 	xb_u32(&a, 0); /* no RDMA mode */
 	st = call(k, &a, &r, false);
-	if (st == 0 && n4_res(&r, N4_BIND_CONN_TO_SESSION) == 0) {
-		if (echo)
-			CHECK(r.body.pos + 16 <= r.body.len && memcmp(r.body.p + r.body.pos, echo, 16) == 0,
-			      "the session echoed");
+	if (st == 0 && n4_res(&r, N4_BIND_CONN_TO_SESSION) == 0 && r.body.pos + 16 <= r.body.len) {
+		memcpy(echo, r.body.p + r.body.pos, 16);
 		xd_skip(&r.body, 16);
 		*got = xd_u32(&r.body);
 	}
@@ -436,13 +433,14 @@ static int bind_conn(struct n4_client *k, const uint8_t *sid, uint32_t dir, uint
 static void test_bind_fore(const uint8_t sid[16])
 {
 	struct n4_client c3;
+	uint8_t echo[16];
 	uint32_t dir = 0;
 
 	if (!cb_connect(&c3, 1, "third connection"))
 		return;
-	if (CHECK_EQ(bind_conn(&c3, sid, 0x1, &dir, NULL), 0, "BIND_CONN_TO_SESSION CDFC4_FORE"))
+	if (CHECK_EQ(bind_conn(&c3, sid, 0x1, echo, &dir), 0, "BIND_CONN_TO_SESSION CDFC4_FORE"))
 		CHECK_EQ(dir, 0x1, "CDFS4_FORE");
-	CHECK_EQ(bind_conn(&c3, (const uint8_t *)"no-such-session!", 0x3, &dir, NULL), N4ERR_BADSESSION,
+	CHECK_EQ(bind_conn(&c3, (const uint8_t *)"no-such-session!", 0x3, echo, &dir), N4ERR_BADSESSION,
 		 "unknown session: BADSESSION");
 	cb_close(&c3.c);
 }
@@ -474,6 +472,7 @@ static void test_mute_and_bind(void)
 {
 	struct n4_client k, c2;
 	struct cb_call cc;
+	uint8_t echo[16] = { 0 };
 	uint32_t dir = 0;
 
 	hx_section("4.1: a client that does not answer; BIND_CONN_TO_SESSION");
@@ -488,9 +487,11 @@ static void test_mute_and_bind(void)
 
 	if (!cb_connect(&c2, 1, "second connection"))
 		goto out;
-	if (CHECK_EQ(bind_conn(&c2, k.session, 0x2 /* CDFC4_BACK */, &dir, k.session), 0,
-		     "BIND_CONN_TO_SESSION CDFC4_BACK"))
+	if (CHECK_EQ(bind_conn(&c2, k.session, 0x2 /* CDFC4_BACK */, echo, &dir), 0,
+		     "BIND_CONN_TO_SESSION CDFC4_BACK")) {
+		CHECK(memcmp(echo, k.session, 16) == 0, "the session echoed");
 		CHECK_EQ(dir, 0x2, "CDFS4_BACK");
+	}
 	if (CHECK(cb_wait(&c2.c, &cc, 5000), "the probe arrives on the bound connection") &&
 	    CHECK_EQ(cc.proc, 0, "CB_NULL"))
 		cb_answer(&c2.c, &cc);
@@ -876,27 +877,10 @@ struct dl_open {
 	int status;          /* the COMPOUND's */
 	uint32_t deleg, why; /* open_delegation4's type; NONE_EXT's why */
 	struct n4_sid osid;  /* the open stateid */
-	uint8_t dsid[16];    /* the delegation stateid as on the wire */
+	struct n4_sid dsid;  /* the delegation stateid */
 	uint32_t fh_len;
 	uint8_t fh[128];
 };
-
-/* open_delegation4 (RFC 8881 §18.16.2) into o. */
-static void dl_dec_deleg(struct xd *d, struct dl_open *o)
-{
-	uint32_t len;
-
-	o->deleg = xd_u32(d);
-	if ((o->deleg == 1 || o->deleg == 2) && d->pos + 16 <= d->len) {
-		memcpy(o->dsid, d->p + d->pos, 16);
-		xd_skip(d, 16 + 4 + (o->deleg == 2 ? 12 : 0) + 12);
-		xd_opaque(d, &len, 1024);
-	} else if (o->deleg == 3) {
-		o->why = xd_u32(d);
-		if (o->why == 1 || o->why == 2)
-			xd_u32(d);
-	}
-}
 
 /* SEQUENCE, PUTROOTFH, LOOKUP to the export, OPEN (owner "o", UNCHECKED4
  * create when create) name for access (with want bits), GETFH. */
@@ -905,24 +889,14 @@ static void dl_open(struct n4_client *k, const char *name, uint32_t access, bool
 	struct raw_reply r;
 	struct xb a;
 	uint32_t n = n4_walk(NULL, env.export_dir);
+	struct n4_openargs args = { .access = access, .cid = k->cid, .owner = "o", .no_attrs = true, .name = name,
+				    .create = create ? N4_UNCHECKED : N4_NOCREATE };
+	struct n4_openres res;
 
 	memset(o, 0, sizeof(*o));
 	n4_begin(k, &a, n + 2);
 	n4_walk(&a, env.export_dir);
-	xb_u32(&a, N4_OPEN);
-	xb_u32(&a, 0);
-	xb_u32(&a, access);
-	xb_u32(&a, 0);
-	xb_u64(&a, k->cid);
-	xb_string(&a, "o");
-	xb_u32(&a, create ? 1 : 0);
-	if (create) {
-		xb_u32(&a, 0); /* UNCHECKED4, no attributes */
-		xb_u32(&a, 0);
-		xb_u32(&a, 0);
-	}
-	xb_u32(&a, 0); /* CLAIM_NULL */
-	xb_string(&a, name);
+	n4_xb_openargs(&a, &args);
 	xb_u32(&a, N4_GETFH);
 	o->status = call(k, &a, &r, true);
 	if (o->status != 0) {
@@ -932,11 +906,8 @@ static void dl_open(struct n4_client *k, const char *name, uint32_t access, bool
 	for (uint32_t i = 0; i < n; i++)
 		n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
 	n4_res(&r, N4_OPEN);
-	n4_xd_sid(&r.body, &o->osid);
-	xd_skip(&r.body, 4 + 16 + 4); /* change_info4, rflags */
-	uint32_t words = xd_u32(&r.body);
-	xd_skip(&r.body, 4 * (size_t)(words < 8 ? words : 8));
-	dl_dec_deleg(&r.body, o);
+	n4_xd_openres(&r.body, &res);
+	o->osid = res.sid, o->dsid = res.dsid, o->deleg = res.deleg, o->why = res.why;
 	if (n4_res(&r, N4_GETFH) == 0) {
 		const uint8_t *fh = xd_opaque(&r.body, &o->fh_len, 128);
 		if (fh)
@@ -948,7 +919,7 @@ static void dl_open(struct n4_client *k, const char *name, uint32_t access, bool
 
 /* SEQUENCE, PUTFH fh, then op with the stateid dsid (DELEGRETURN, READ,
  * TEST_STATEID, FREE_STATEID): the status of op. */
-static int dl_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t op, const uint8_t dsid[16])
+static int dl_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t op, const struct n4_sid *dsid)
 {
 	struct raw_reply r;
 	struct xb a;
@@ -959,7 +930,7 @@ static int dl_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, ui
 	xb_u32(&a, op);
 	if (op == N4_TEST_STATEID)
 		xb_u32(&a, 1);
-	xb_raw(&a, dsid, 16);
+	n4_xb_sid(&a, dsid);
 	if (op == N4_READ) {
 		xb_u64(&a, 0);
 		xb_u32(&a, 16);
@@ -1029,18 +1000,18 @@ static void test_deleg_recall(void)
 	CHECK_EQ(oa.deleg, 1, "A: OPEN_DELEGATE_READ ([nfsv4] delegations = yes)");
 	CHECK(nfs4_stats_has("\"delegations\": 1,"), "stats: 1 delegation held");
 	dl_open(&b, "dfile", 2 /* WRITE */, false, &ob);
-	CHECK_EQ(ob.status, N4ERR_DELAY, "B: OPEN for writing waits (N4ERR_DELAY)");
+	CHECK_EQ(ob.status, N4ERR_DELAY, "B: OPEN for writing waits (NFS4ERR_DELAY)");
 	if (CHECK(cb_wait(&a.c, &cc, 5000), "A: a callback arrives")) {
 		CHECK_EQ(cc.proc, 1, "CB_COMPOUND");
 		CHECK_EQ(cc.op, 11, "CB_SEQUENCE first");
 		CHECK_EQ(cc.op2, 4, "then CB_RECALL");
-		CHECK(memcmp(cc.dsid, oa.dsid, 16) == 0, "CB_RECALL names A's delegation stateid");
+		CHECK(memcmp(&cc.dsid, &oa.dsid, sizeof(cc.dsid)) == 0, "CB_RECALL names A's delegation stateid");
 		CHECK(cc.fh_len == oa.fh_len && memcmp(cc.fh, oa.fh, oa.fh_len) == 0, "and the file's handle");
 		cb_answer(&a.c, &cc);
 	}
 	dl_open(&b, "dfile", 2, false, &ob);
 	CHECK_EQ(ob.status, N4ERR_DELAY, "B: still DELAY while the recall is out");
-	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, oa.dsid), 0, "A: DELEGRETURN");
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "A: DELEGRETURN");
 	dl_open(&b, "dfile", 2, false, &ob);
 	CHECK_EQ(ob.status, 0, "B: OPEN for writing proceeds after the return");
 	CHECK_EQ(ob.deleg, 0, "B: no delegation (A has the file open)");
@@ -1081,11 +1052,11 @@ static void test_deleg_revoke(void)
 	CHECK(slowest < 2.0, "D: every OPEN answered at once (slowest %.2f s): no worker waits", slowest);
 	CHECK_EQ(sequence(&a, false, &flags, true), 0, "C: SEQUENCE");
 	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "C: SEQ4_STATUS_RECALLABLE_STATE_REVOKED (flags 0x%x)", flags);
-	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_READ, oa.dsid), N4ERR_DELEG_REVOKED,
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_READ, &oa.dsid), N4ERR_DELEG_REVOKED,
 		 "C: READ with the revoked stateid");
-	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_TEST_STATEID, oa.dsid), N4ERR_DELEG_REVOKED,
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_TEST_STATEID, &oa.dsid), N4ERR_DELEG_REVOKED,
 		 "C: TEST_STATEID says DELEG_REVOKED");
-	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_FREE_STATEID, oa.dsid), 0, "C: FREE_STATEID");
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_FREE_STATEID, &oa.dsid), 0, "C: FREE_STATEID");
 	CHECK_EQ(sequence(&a, false, &flags, true), 0, "C: SEQUENCE");
 	CHECK(!(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED), "C: the flag cleared after FREE_STATEID (0x%x)", flags);
 	CHECK(nfs4_stats_has("\"revoked\": 1"), "stats: 1 revoked");
@@ -1121,10 +1092,10 @@ static bool dl_recalled(struct n4_client *k, const struct dl_open *d, const char
 	bool ok = false;
 
 	if (CHECK(cb_wait(&k->c, &cc, 5000), "%s: CB_RECALL arrives", why)) {
-		ok = CHECK_EQ(cc.op2, 4, "CB_RECALL") && CHECK(memcmp(cc.dsid, d->dsid, 16) == 0, "of the delegation");
+		ok = CHECK_EQ(cc.op2, 4, "CB_RECALL") && CHECK(memcmp(&cc.dsid, &d->dsid, sizeof(cc.dsid)) == 0, "of the delegation");
 		cb_answer(&k->c, &cc);
 	}
-	CHECK_EQ(dl_sid_op(k, d->fh, d->fh_len, N4_DELEGRETURN, d->dsid), 0, "DELEGRETURN");
+	CHECK_EQ(dl_sid_op(k, d->fh, d->fh_len, N4_DELEGRETURN, &d->dsid), 0, "DELEGRETURN");
 	return ok;
 }
 
@@ -1170,7 +1141,7 @@ static void test_deleg_lock(void)
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
 	dl_open(&b, "kfile", 1 | 0x0400 /* WANT_NO_DELEG */, false, &ob);
 	CHECK_EQ(ob.status, 0, "B: OPEN for reading (no recall: readers share)");
-	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), N4ERR_DELAY, "B: LOCK waits (N4ERR_DELAY)");
+	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), N4ERR_DELAY, "B: LOCK waits (NFS4ERR_DELAY)");
 	dl_recalled(&a, &oa, "A");
 	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), 0, "B: LOCK granted after the return");
 	dl_open(&a, "kfile", 1 | 0x0100 /* WANT_READ_DELEG */, false, &oc);
@@ -1253,17 +1224,14 @@ static void test_deleg_local(void)
 	cb_close(&a.c);
 }
 
-/* SEQUENCE, PUTFH fh, SETATTR(stateid dsid as on the wire, size), callbacks answered: its status. */
-static int dl_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const uint8_t dsid[16], uint64_t size)
+/* SEQUENCE, PUTFH fh, SETATTR(stateid, size), callbacks answered: its status. */
+static int dl_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid,
+		       uint64_t size)
 {
-	struct n4_sid sid;
-	struct xd d;
 	int st;
 
-	xd_init(&d, dsid, 16);
-	n4_xd_sid(&d, &sid);
 	cb_answer_now = true;
-	st = n4_truncate(k, fh, fh_len, &sid, size);
+	st = n4_truncate(k, fh, fh_len, sid, size);
 	cb_answer_now = false;
 	return st;
 }
@@ -1278,8 +1246,8 @@ static void test_deleg_write(void)
 		return;
 	dl_open(&a, "wfile", 3 /* BOTH */, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 2, "OPEN for writing: OPEN_DELEGATE_WRITE (%d, %u)", oa.status, oa.deleg);
-	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
-	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, oa.dsid), 0, "DELEGRETURN");
+	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, &oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
 	cb_close(&a.c);
 }
 
