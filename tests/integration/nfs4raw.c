@@ -200,10 +200,10 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
 	return raw_connect(&k->c, port);
 }
 
-void n4_share(struct n4_client *k, const struct n4_client *owner, uint32_t minor)
+void n4_share(struct n4_client *k, const struct raw_conn *c, uint32_t minor)
 {
-	n4_init(k, owner->port, minor);
-	k->c = owner->c;
+	n4_init(k, 0, minor);
+	k->c = *c;
 }
 
 static void n4_verifier(struct n4_client *k)
@@ -670,6 +670,12 @@ int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32
 int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lock, uint32_t *lock_seqid,
 	     uint64_t off, uint64_t len)
 {
+	return n4_locku_type(k, fh, fh_len, N4_WRITE_LT, lock, lock_seqid, off, len);
+}
+
+int n4_locku_type(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, struct n4_sid *lock,
+		  uint32_t *lock_seqid, uint64_t off, uint64_t len)
+{
 	struct raw_reply r;
 	struct xb a;
 	int st;
@@ -677,7 +683,7 @@ int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_
 	n4_begin(k, &a, 2);
 	n4_xb_putfh(&a, fh, fh_len);
 	xb_u32(&a, N4_LOCKU);
-	xb_u32(&a, N4_WRITE_LT);
+	xb_u32(&a, type);
 	xb_u32(&a, lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0);
 	n4_xb_sid(&a, lock);
 	xb_u64(&a, off);
@@ -685,6 +691,26 @@ int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_
 	st = n4_call(k, &a, &r);
 	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_LOCKU) == 0)
 		n4_xd_sid(&r.body, lock);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off, uint64_t len,
+	     const char *owner)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_LOCKT);
+	xb_u32(&a, type);
+	xb_u64(&a, off);
+	xb_u64(&a, len);
+	xb_u64(&a, k->cid); /* lock_owner4 */
+	xb_string(&a, owner);
+	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;
 }

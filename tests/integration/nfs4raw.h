@@ -119,7 +119,7 @@ struct n4_client {
 void n4_hdr(struct xb *a, uint32_t minor, uint32_t numops);
 /* Header of k's next COMPOUND of nops operations after SEQUENCE (4.1+: SEQUENCE is added, slot 0). */
 void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops);
-/* Header of a COMPOUND of op alone, no SEQUENCE (4.1+: RFC 8881 §2.10.6.4, the operations
+/* Header of a COMPOUND of op alone, no SEQUENCE (4.1+: RFC 8881 §18.46.3, the operations
  * that may be sent outside a session: EXCHANGE_ID, CREATE_SESSION, BIND_CONN_TO_SESSION, ...). */
 void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op);
 /*
@@ -149,9 +149,10 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor);
  * + RECLAIM_COMPLETE. The first failing operation's status, 0, or -1.
  */
 int n4_setup(struct n4_client *k, const char *id);
-/* A client (no set-up yet) with minor version minor on owner's connection,
+/* A client (no set-up yet) with minor version minor on the connection c that
+ * another owns (another client's, or a raw one also carrying NFSv3 or NLM),
  * as RPC lets clients share one; closing k leaves the connection open. */
-void n4_share(struct n4_client *k, const struct n4_client *owner, uint32_t minor);
+void n4_share(struct n4_client *k, const struct raw_conn *c, uint32_t minor);
 /* 4.0: SETCLIENTID (k->verifier, k->cb_prog, k->cb_addr, k->cb_ident): its
  * status; k->cid and the confirm verifier on success. */
 int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8]);
@@ -231,6 +232,12 @@ int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32
 /* LOCKU [off, off+len) (4.0: *lock_seqid advanced). */
 int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lock, uint32_t *lock_seqid,
 	     uint64_t off, uint64_t len);
+/* LOCKU with locktype type. */
+int n4_locku_type(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, struct n4_sid *lock,
+		  uint32_t *lock_seqid, uint64_t off, uint64_t len);
+/* LOCKT (RFC 8881 §18.11) of type at [off, off+len) for k's lock owner owner: its status. */
+int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off, uint64_t len,
+	     const char *owner);
 /* PUTROOTFH + GETATTR(type): a harmless call. */
 int n4_getattr_root(struct n4_client *k);
 

@@ -412,7 +412,7 @@ static uint64_t client40(struct n4_client *c, const char *id)
 	uint8_t confirm[8] = { 0 };
 	struct n4_client k;
 
-	n4_share(&k, c, 0);
+	n4_share(&k, &c->c, 0);
 	memcpy(k.verifier, "verifier", 8);
 	snprintf(k.cb_addr, sizeof(k.cb_addr), "127.0.0.1.3.232");
 	CHECK_EQ(n4_setclientid(&k, id, confirm), 0, "SETCLIENTID %s", id);
@@ -613,7 +613,7 @@ static void session41_sized(struct n4_client *c, const char *id, uint32_t maxreq
 {
 	uint32_t seq = 0;
 
-	n4_share(k, c, sess_minor);
+	n4_share(k, &c->c, sess_minor);
 	memcpy(k->verifier, "verif41!", 8);
 	k->max_req = maxreq;
 	k->max_resp = maxresp;
