@@ -51,6 +51,12 @@ void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops)
 	k->cache_this = 0;
 }
 
+void n4_begin_fh(struct n4_client *k, struct xb *a, uint32_t nops, const uint8_t *fh, uint32_t fh_len)
+{
+	n4_begin(k, a, nops);
+	n4_xb_putfh(a, fh, fh_len);
+}
+
 void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op)
 {
 	xb_init(a);
@@ -473,8 +479,7 @@ int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uin
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_OPEN_CONFIRM);
 	n4_xb_sid(&a, sid);
 	xb_u32(&a, (*seqid)++);
@@ -534,8 +539,7 @@ int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_CLOSE);
 	xb_u32(&a, seqid && k->minor == 0 ? (*seqid)++ : 0);
 	n4_xb_sid(&a, sid);
@@ -555,8 +559,7 @@ int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struc
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_READ);
 	n4_xb_sid(&a, sid);
 	xb_u64(&a, off);
@@ -584,8 +587,7 @@ int n4_write(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const stru
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_WRITE);
 	n4_xb_sid(&a, sid);
 	xb_u64(&a, off);
@@ -602,8 +604,7 @@ int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const s
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_SETATTR);
 	n4_xb_sid(&a, sid);
 	xb_u32(&a, 1);      /* bitmap: size (4) */
@@ -627,43 +628,62 @@ static int n4_lock_send(struct n4_client *k, struct xb *a, struct n4_sid *lock)
 	return st;
 }
 
-static void n4_xb_lock_head(struct n4_client *k, struct xb *a, const uint8_t *fh, uint32_t fh_len, uint32_t type,
-			    uint64_t off, uint64_t len)
+void n4_xb_lockargs(struct xb *a, const struct n4_lockargs *l)
 {
-	n4_begin(k, a, 2);
-	n4_xb_putfh(a, fh, fh_len);
 	xb_u32(a, N4_LOCK);
+	xb_u32(a, l->type);
+	xb_u32(a, l->reclaim);
+	xb_u64(a, l->off);
+	xb_u64(a, l->len);
+	xb_u32(a, l->new_owner); /* locker4: open_to_lock_owner4 or exist_lock_owner4 */
+	if (l->new_owner) {
+		xb_u32(a, l->open_seqid);
+		n4_xb_sid(a, l->sid);
+		xb_u32(a, l->lock_seqid);
+		xb_u64(a, l->cid);
+		xb_string(a, l->owner);
+	} else {
+		n4_xb_sid(a, l->sid);
+		xb_u32(a, l->lock_seqid);
+	}
+}
+
+void n4_xb_locktargs(struct xb *a, uint32_t type, uint64_t off, uint64_t len, uint64_t cid, const char *owner)
+{
+	xb_u32(a, N4_LOCKT);
 	xb_u32(a, type);
-	xb_u32(a, 0); /* reclaim */
 	xb_u64(a, off);
 	xb_u64(a, len);
+	xb_u64(a, cid); /* lock_owner4 */
+	xb_string(a, owner);
 }
 
 int n4_lock_new(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
 		struct n4_sid *lock)
 {
+	struct n4_lockargs l = {
+		.type = type, .off = off, .len = len, .new_owner = true, .sid = open, .cid = k->cid, .owner = owner,
+		.open_seqid = open_seqid && k->minor == 0 ? (*open_seqid)++ : 0,
+	};
 	struct xb a;
 
-	n4_xb_lock_head(k, &a, fh, fh_len, type, off, len);
-	xb_u32(&a, 1); /* open_to_lock_owner4 */
-	xb_u32(&a, open_seqid && k->minor == 0 ? (*open_seqid)++ : 0);
-	n4_xb_sid(&a, open);
-	xb_u32(&a, 0); /* lock_seqid */
-	xb_u64(&a, k->cid);
-	xb_string(&a, owner);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	n4_xb_lockargs(&a, &l);
 	return n4_lock_send(k, &a, lock);
 }
 
 int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		 uint64_t len, struct n4_sid *lock, uint32_t *lock_seqid)
 {
+	struct n4_lockargs l = {
+		.type = type, .off = off, .len = len, .sid = lock,
+		.lock_seqid = lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0,
+	};
 	struct xb a;
 
-	n4_xb_lock_head(k, &a, fh, fh_len, type, off, len);
-	xb_u32(&a, 0); /* exist_lock_owner4 */
-	n4_xb_sid(&a, lock);
-	xb_u32(&a, lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	n4_xb_lockargs(&a, &l);
 	return n4_lock_send(k, &a, lock);
 }
 
@@ -680,8 +700,7 @@ int n4_locku_type(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint3
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_LOCKU);
 	xb_u32(&a, type);
 	xb_u32(&a, lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0);
@@ -702,14 +721,8 @@ int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t t
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
-	xb_u32(&a, N4_LOCKT);
-	xb_u32(&a, type);
-	xb_u64(&a, off);
-	xb_u64(&a, len);
-	xb_u64(&a, k->cid); /* lock_owner4 */
-	xb_string(&a, owner);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	n4_xb_locktargs(&a, type, off, len, k->cid, owner);
 	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;

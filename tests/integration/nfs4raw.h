@@ -119,6 +119,8 @@ struct n4_client {
 void n4_hdr(struct xb *a, uint32_t minor, uint32_t numops);
 /* Header of k's next COMPOUND of nops operations after SEQUENCE (4.1+: SEQUENCE is added, slot 0). */
 void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops);
+/* n4_begin, then PUTFH fh: nops counts PUTFH and the operations the caller adds. */
+void n4_begin_fh(struct n4_client *k, struct xb *a, uint32_t nops, const uint8_t *fh, uint32_t fh_len);
 /* Header of a COMPOUND of op alone, no SEQUENCE (4.1+: RFC 8881 §18.46.3, the operations
  * that may be sent outside a session: EXCHANGE_ID, CREATE_SESSION, BIND_CONN_TO_SESSION, ...). */
 void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op);
@@ -226,6 +228,20 @@ int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const s
 int n4_lock_new(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
 		struct n4_sid *lock);
+/* LOCK4args (RFC 8881 §18.10.1) for n4_xb_lockargs. */
+struct n4_lockargs {
+	uint32_t type;
+	bool reclaim;
+	uint64_t off, len;
+	bool new_owner;             /* open_to_lock_owner4 (sid: the open stateid), else exist_lock_owner4 */
+	uint32_t open_seqid, lock_seqid;
+	const struct n4_sid *sid;   /* the open stateid or the lock stateid */
+	uint64_t cid;               /* new_owner: the lock owner's clientid and name */
+	const char *owner;
+};
+void n4_xb_lockargs(struct xb *a, const struct n4_lockargs *l);
+/* LOCKT4args (RFC 8881 §18.11.1). */
+void n4_xb_locktargs(struct xb *a, uint32_t type, uint64_t off, uint64_t len, uint64_t cid, const char *owner);
 /* LOCK by the existing lock owner of lock (4.0: *lock_seqid advanced). */
 int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		 uint64_t len, struct n4_sid *lock, uint32_t *lock_seqid);

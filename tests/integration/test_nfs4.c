@@ -444,8 +444,7 @@ static int open40(struct n4_client *c, const uint8_t *dir, uint32_t dir_len, uin
 	struct xb a;
 	int st;
 
-	n4_begin(c, &a, 3);
-	n4_xb_putfh(&a, dir, dir_len);
+	n4_begin_fh(c, &a, 3, dir, dir_len);
 	xb_open(&a, seqid, access, deny, cid, owner, create, name);
 	xb_u32(&a, N4_GETFH);
 	st = n4_call(c, &a, &r);
@@ -496,8 +495,7 @@ static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root
 	CHECK_EQ(sid_op40(c, N4_OPEN_CONFIRM, fh, fh_len, 2, &o.sid, &s3), 0, "OPEN_CONFIRM again: replayed");
 	CHECK(memcmp(&s2, &s3, sizeof(s2)) == 0, "the replay is the same reply");
 
-	n4_begin(c, &a, 3);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(c, &a, 3, fh, fh_len);
 	xb_u32(&a, N4_WRITE);
 	n4_xb_sid(&a, &s2);
 	xb_u64(&a, 0);
@@ -694,8 +692,7 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 	session41(c, &k);
 	cid = k.cid;
 	/* RFC 8881 §18.51.3: no OPEN before the client's RECLAIM_COMPLETE (GRACE); then it may. */
-	n4_begin(&k, &a, 2);
-	n4_xb_putfh(&a, root, root_len);
+	n4_begin_fh(&k, &a, 2, root, root_len);
 	xb_open(&a, 0, 3 | 0x0400, 0, cid, "owner41", 2, "f41");
 	CHECK_EQ(n4_call(&k, &a, &r), 10013, "OPEN before RECLAIM_COMPLETE: NFS4ERR_GRACE");
 	raw_reply_free(&r);
@@ -760,8 +757,7 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 	}
 	raw_reply_free(&r);
 
-	n4_begin(&k, &a, 2);
-	n4_xb_putfh(&a, root, root_len);
+	n4_begin_fh(&k, &a, 2, root, root_len);
 	xb_open(&a, 0, 1, 0, cid, "owner41", 2, "f41");
 	CHECK_EQ(n4_call(&k, &a, &r), N4ERR_EXIST, "GUARDED4 of an existing file: EXIST");
 	raw_reply_free(&r);
@@ -786,8 +782,7 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 		CHECK(stat(hx_xpath(&env, "f41"), &st) == 0 && st.st_size == 2, "f41 truncated to 2 bytes");
 	}
 	/* RFC 8881 §16.2.3.1.2: PUTFH leaves no current stateid (pynfs CSID5): OPEN, PUTFH, CLOSE(current). */
-	n4_begin(&k, &a, 4);
-	n4_xb_putfh(&a, root, root_len);
+	n4_begin_fh(&k, &a, 4, root, root_len);
 	xb_open(&a, 0, 1, 0, cid, "owner41c", 0, "f41");
 	n4_xb_putfh(&a, root, root_len);
 	xb_u32(&a, N4_CLOSE);
@@ -796,8 +791,7 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 	CHECK_EQ(n4_call(&k, &a, &r), N4ERR_BAD_STATEID, "OPEN PUTFH CLOSE(current stateid): BAD_STATEID");
 	raw_reply_free(&r);
 	/* ... while SAVEFH keeps it with the filehandle for RESTOREFH (pynfs CSID10). */
-	n4_begin(&k, &a, 6);
-	n4_xb_putfh(&a, root, root_len);
+	n4_begin_fh(&k, &a, 6, root, root_len);
 	xb_open(&a, 0, 1, 0, cid, "owner41s", 0, "f41");
 	xb_u32(&a, N4_SAVEFH);
 	n4_xb_putfh(&a, root, root_len);
@@ -814,22 +808,11 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 static void xb_lock(struct xb *a, uint32_t type, bool reclaim, uint64_t off, uint64_t len, bool new_owner,
 		    uint32_t open_seqid, const struct n4_sid *in, uint32_t lock_seqid, uint64_t cid, const char *owner)
 {
-	xb_u32(a, N4_LOCK);
-	xb_u32(a, type);
-	xb_u32(a, reclaim);
-	xb_u64(a, off);
-	xb_u64(a, len);
-	xb_u32(a, new_owner);
-	if (new_owner) {
-		xb_u32(a, open_seqid);
-		n4_xb_sid(a, in);
-		xb_u32(a, lock_seqid);
-		xb_u64(a, cid);
-		xb_string(a, owner);
-	} else {
-		n4_xb_sid(a, in);
-		xb_u32(a, lock_seqid);
-	}
+	struct n4_lockargs l = { .type = type, .reclaim = reclaim, .off = off, .len = len, .new_owner = new_owner,
+				 .open_seqid = open_seqid, .sid = in, .lock_seqid = lock_seqid, .cid = cid,
+				 .owner = owner };
+
+	n4_xb_lockargs(a, &l);
 }
 
 /* PUTFH fh, LOCK (new lock owner from open sid, or existing lock stateid): the status; *out or the holder. */
@@ -843,8 +826,7 @@ static int lock40(struct n4_client *c, const uint8_t *fh, uint32_t fh_len, uint3
 	struct xb a;
 	int st;
 
-	n4_begin(c, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(c, &a, 2, fh, fh_len);
 	xb_lock(&a, type, false, off, len, new_owner, open_seqid, in, lock_seqid, cid, owner);
 	st = n4_call(c, &a, &r);
 	n4_res(&r, N4_PUTFH);
@@ -898,6 +880,7 @@ static void test_locks40(struct n4_client *c, const uint8_t *root, uint32_t root
 	uint32_t fh_len = 0;
 	struct n4_openres oa, ob;
 	struct n4_sid sa, sb, la, lb, tmp;
+	struct n4_client kb;
 	struct raw_reply r;
 	char holder[64] = "";
 	uint64_t ca, cb, hcid = 99;
@@ -917,16 +900,10 @@ static void test_locks40(struct n4_client *c, const uint8_t *root, uint32_t root
 	CHECK_EQ(lock40(c, fh, fh_len, 2, 50, 10, true, 3, &sb, 0, cb, "lock-b", &lb, &hcid, holder, sizeof(holder)),
 		 N4ERR_DENIED, "B: LOCK [50, 60): DENIED");
 	CHECK(hcid == ca && strcmp(holder, "lock-a") == 0, "DENIED names A's lock owner (%s)", holder);
-	n4_begin(c, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
-	xb_u32(&a, N4_LOCKT);
-	xb_u32(&a, 1); /* READ_LT */
-	xb_u64(&a, 99);
-	xb_u64(&a, UINT64_MAX);
-	xb_u64(&a, cb);
-	xb_string(&a, "lock-b");
-	CHECK_EQ(n4_call(c, &a, &r), N4ERR_DENIED, "B: LOCKT read [99, EOF): DENIED");
-	raw_reply_free(&r);
+	n4_share(&kb, &c->c, 0);
+	kb.cid = cb;
+	CHECK_EQ(n4_lockt(&kb, fh, fh_len, N4_READ_LT, 99, UINT64_MAX, "lock-b"), N4ERR_DENIED,
+		 "B: LOCKT read [99, EOF): DENIED");
 	pid = local_lock(hx_xpath(&env, "locked"));
 	CHECK(pid < 0, "a local process cannot take [0, 100) while A holds it");
 	if (pid > 0) {
@@ -1012,8 +989,7 @@ static int seq41(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const 
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_raw(&a, ops->p, ops->len);
 	st = n4_call(k, &a, r);
 	if (st == 0) {
@@ -1034,16 +1010,6 @@ static void xb_open_prev(struct xb *a, uint32_t seqid, uint32_t access, uint64_t
 	struct n4_openargs o = { .seqid = seqid, .access = access, .cid = cid, .owner = owner, .previous = true };
 
 	n4_xb_openargs(a, &o);
-}
-
-static void xb_lockt(struct xb *a, uint64_t off, uint64_t len, uint64_t cid, const char *owner)
-{
-	xb_u32(a, N4_LOCKT);
-	xb_u32(a, 2); /* WRITE_LT */
-	xb_u64(a, off);
-	xb_u64(a, len);
-	xb_u64(a, cid);
-	xb_string(a, owner);
 }
 
 /* 4.1: SEQUENCE, PUTFH fh, the OPEN in a (freed); its status, the open in *o. */
@@ -1079,8 +1045,7 @@ static int reclaim40(struct n4_client *c, const uint8_t *fh, uint32_t fh_len, ui
 	struct xb a;
 	int st;
 
-	n4_begin(c, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(c, &a, 2, fh, fh_len);
 	xb_open_prev(&a, seqid, 1, cid, owner);
 	st = n4_call(c, &a, &r);
 	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_OPEN) == 0)
@@ -1143,7 +1108,7 @@ static void grace_during(struct n4_client *c, const uint8_t *root, uint32_t root
 	CHECK_EQ(o.rflags & 2, 0, "4.1: no OPEN4_RESULT_CONFIRM");
 	CHECK_EQ(SEQ41(k, fh, fh_len, xb_lock(b, 2, true, 0, 100, true, 0, &o.sid, 0, k->cid, "glock41")), 0,
 		 "4.1: LOCK reclaim [0, 100) in grace");
-	CHECK_EQ(SEQ41(k, fh, fh_len, xb_lockt(b, 200, 10, k->cid, "glockt41")), N4ERR_GRACE,
+	CHECK_EQ(SEQ41(k, fh, fh_len, n4_xb_locktargs(b, N4_WRITE_LT, 200, 10, k->cid, "glockt41")), N4ERR_GRACE,
 		 "4.1: LOCKT in grace: GRACE");
 	session41_as(c, "it-grace-unknown", &k3);
 	CHECK_EQ(reclaim41(&k3, fh, fh_len, "gown3", &o), N4ERR_NO_GRACE,
@@ -1167,7 +1132,7 @@ static void grace_during(struct n4_client *c, const uint8_t *root, uint32_t root
 			 "4.0: OPEN_CONFIRM of the reclaimed open");
 	CHECK_EQ(ONE(c, fh, fh_len, xb_lock(b, 1, true, 100, 100, true, seq, open40_sid, 0, *cid40, "glock40")),
 		 0, "4.0: LOCK reclaim (read) [100, 200) in grace");
-	CHECK_EQ(ONE(c, fh, fh_len, xb_lockt(b, 200, 10, *cid40, "glockt40")), N4ERR_GRACE,
+	CHECK_EQ(ONE(c, fh, fh_len, n4_xb_locktargs(b, N4_WRITE_LT, 200, 10, *cid40, "glockt40")), N4ERR_GRACE,
 		 "4.0: LOCKT in grace: GRACE");
 	*seq40 = seq + 1;
 }
@@ -1203,7 +1168,7 @@ static void test_grace(struct n4_client *c, const uint8_t *root, uint32_t root_l
 	sleep((unsigned)(GRACE_TIME + 1 - (time(NULL) - t0)));
 
 	CHECK_EQ(open41(&k, root, root_len, "gnew41", 1, "gnew41", &o), 0, "after grace: 4.1 new OPEN");
-	CHECK_EQ(SEQ41(&k, fh, fh_len, xb_lockt(b, 200, 10, k.cid, "glockt41")), 0, "after grace: LOCKT");
+	CHECK_EQ(SEQ41(&k, fh, fh_len, n4_xb_locktargs(b, N4_WRITE_LT, 200, 10, k.cid, "glockt41")), 0, "after grace: LOCKT");
 	CHECK_EQ(open40(c, root, root_len, 2, 3, 0, cid40, "gnew40", 1, "gnew40", &o, fh2, &fh2_len), 0,
 		 "after grace: 4.0 new OPEN");
 	/* Clients of the previous run that never sent RECLAIM_COMPLETE: NO_GRACE once grace is over. */

@@ -925,8 +925,7 @@ static int dl_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, ui
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, op);
 	if (op == N4_TEST_STATEID)
 		xb_u32(&a, 1);
