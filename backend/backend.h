@@ -448,6 +448,10 @@ struct be_ops {
 	int (*lock_unset)(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);
 	/* Release every lock owner holds on f (owner gone, last unlock, file closed). */
 	void (*lock_owner_release)(struct be_fs *fs, struct be_file *f, uint64_t owner);
+	/* May owner hold a lock on f (false: it holds none, and the backend
+	 * keeps nothing for it there)? NULL: always true. The local backend
+	 * drops an owner's description of a file at its last unlock. */
+	bool (*lock_owner_holds)(struct be_fs *fs, struct be_file *f, uint64_t owner);
 
 	/* -- change watches (NFSv4 delegations: a local process's change recalls one) --
 	 * Watch o for what anyone, local processes included, does to it: with
@@ -518,6 +522,16 @@ struct be_ceph_settings {
 /* Set the settings the drivers read when they open an instance (main thread, before be_init). */
 void be_ceph_configure(const struct be_ceph_settings *s);
 const struct be_ceph_settings *be_ceph_settings(void);
+
+/* The local driver's descriptor-holding tables (main thread, before be_init; 0: the built-in size). */
+struct be_local_settings {
+	unsigned lock_descriptions; /* lock owners' open file descriptions, all owners ([rnfsd] lock-descriptions) */
+	unsigned file_cache;        /* cached open files of NFSv3 I/O and NLM (LOCAL_FCACHE_ENTRIES) */
+};
+void be_local_configure(const struct be_local_settings *s);
+const struct be_local_settings *be_local_settings(void);
+/* Lock descriptions the local driver holds now (each a descriptor), and its limit. Any thread. */
+unsigned be_local_lock_descriptions(unsigned *limit);
 
 /* The built-in drivers (backend/registry.c). */
 int be_init(void);
@@ -591,6 +605,11 @@ static inline void be_lock_owner_release(struct be_fs *fs, struct be_file *f, ui
 		fs->ops->lock_owner_release(fs, f, owner);
 		be_lock_released();
 	}
+}
+
+static inline bool be_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner)
+{
+	return !fs->ops->lock_owner_holds || fs->ops->lock_owner_holds(fs, f, owner);
 }
 
 static inline int be_lock_unset(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk)

@@ -37,6 +37,7 @@ static pthread_mutex_t be_module_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned be_initialized; /* drivers whose init ran */
 static struct be_ceph_settings be_ceph; /* kept even where no ceph driver is built in */
+static struct be_local_settings be_local;
 
 /* The lock release listeners (NLM's retry thread, NFSv4's CB_NOTIFY_LOCK waiters). */
 static void (*_Atomic be_lock_listeners[BE_LOCK_LISTENERS])(void);
@@ -96,6 +97,16 @@ void be_ceph_configure(const struct be_ceph_settings *s)
 const struct be_ceph_settings *be_ceph_settings(void)
 {
 	return &be_ceph;
+}
+
+void be_local_configure(const struct be_local_settings *s)
+{
+	be_local = *s;
+}
+
+const struct be_local_settings *be_local_settings(void)
+{
+	return &be_local;
 }
 
 int be_init(void)

@@ -57,6 +57,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "state-dir", CONFIG_TYPE_PATH, FIELD(state_dir), 0, 0, PATH_MAX },
 	{ CONFIG_SECTION_RNFSD, "stats-socket", CONFIG_TYPE_PATH, FIELD(stats_socket), 0, 0, SUN_PATH_SIZE },
 	{ CONFIG_SECTION_RNFSD, "rpcbind", CONFIG_TYPE_BOOL, FIELD(rpcbind), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "rpcbind-replace", CONFIG_TYPE_BOOL, FIELD(rpcbind_replace), 0, 0, 0 },
 	{ CONFIG_SECTION_RNFSD, "drc-entries", CONFIG_TYPE_UINT, FIELD(drc_entries), 0, 1, 1048576 },
 	{ CONFIG_SECTION_RNFSD, "max-connections", CONFIG_TYPE_UINT, FIELD(max_connections), 0, 1, 65536 },
 	{ CONFIG_SECTION_RNFSD, "nlm", CONFIG_TYPE_BOOL, FIELD(nlm), 0, 0, 0 },
@@ -64,6 +65,8 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "grace-period", CONFIG_TYPE_UINT, FIELD(grace_period), 0, 0, 3600 },
 	{ CONFIG_SECTION_RNFSD, "reboot-notify", CONFIG_TYPE_BOOL, FIELD(reboot_notify), 0, 0, 0 },
 	{ CONFIG_SECTION_RNFSD, "statd-dir", CONFIG_TYPE_PATH, FIELD(statd_dir), 0, 0, PATH_MAX },
+	{ CONFIG_SECTION_RNFSD, "lock-descriptions", CONFIG_TYPE_UINT, FIELD(lock_descriptions), 0, 0, 1048576 },
+	{ CONFIG_SECTION_RNFSD, "nlm-locks-per-host", CONFIG_TYPE_UINT, FIELD(nlm_locks_per_host), 0, 0, 1048576 },
 
 	{ CONFIG_SECTION_TCP, "listen", CONFIG_TYPE_LISTEN, FIELD(tcp_listen), FIELD(n_tcp_listen), 2049, 0 },
 	{ CONFIG_SECTION_TCP, "max-record", CONFIG_TYPE_SIZE, FIELD(max_record), 0, 8 * KiB, 64 * MiB },
@@ -87,6 +90,11 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_NFSV4, "lease-time", CONFIG_TYPE_UINT, FIELD(nfsv4_lease_time), 0, 10, 3600 },
 	{ CONFIG_SECTION_NFSV4, "delegations", CONFIG_TYPE_BOOL, FIELD(nfsv4_delegations), 0, 0, 0 },
 	{ CONFIG_SECTION_NFSV4, "max-clients", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients), 0, 16, 4096 },
+	{ CONFIG_SECTION_NFSV4, "max-open-files", CONFIG_TYPE_UINT, FIELD(nfsv4_max_open_files), 0, 0, 1048576 },
+	{ CONFIG_SECTION_NFSV4, "max-open-files-per-client", CONFIG_TYPE_UINT, FIELD(nfsv4_max_open_files_per_client),
+	  0, 0, 1048576 },
+	{ CONFIG_SECTION_NFSV4, "max-lock-owners-per-client", CONFIG_TYPE_UINT,
+	  FIELD(nfsv4_max_lock_owners_per_client), 0, 0, 1048576 },
 	{ CONFIG_SECTION_NFSV4, "idmap", CONFIG_TYPE_NAME, FIELD(nfsv4_idmap), 0, 0, 16 },
 	{ CONFIG_SECTION_NFSV4, "domain", CONFIG_TYPE_NAME, FIELD(nfsv4_domain), 0, 0, 256 },
 

@@ -41,6 +41,7 @@ struct rnfsd_config {
 	char state_dir[PATH_MAX];     /* file-handle key etc.; default /var/lib/rnfsd */
 	char stats_socket[PATH_MAX];  /* default /run/rnfsd/rnfsd.sock */
 	bool rpcbind;                 /* register with rpcbind; default yes */
+	bool rpcbind_replace;         /* take over registrations another running server holds; default no */
 	unsigned drc_entries;         /* duplicate request cache size; default 4096 */
 	unsigned max_connections;     /* per transport; default 1024 */
 	bool nlm;                     /* serve NLM v4 (locks); default yes */
@@ -52,6 +53,9 @@ struct rnfsd_config {
 	bool reboot_notify;           /* at start, sm-notify -f tells statd's monitored hosts to
 	                                 reclaim (NLM); default yes */
 	char statd_dir[PATH_MAX];     /* rpc.statd's state directory (sm/, sm.bak/); default /var/lib/nfs */
+	/* Descriptor-holding tables (conf/fd_budget.h); 0 (default): derived from RLIMIT_NOFILE */
+	unsigned lock_descriptions;   /* the local backend's lock descriptions, all owners */
+	unsigned nlm_locks_per_host;  /* NLM lock owners, and (owner, file) records, of one client host */
 
 	/* [tcp] */
 	struct config_listen tcp_listen[CONFIG_MAX_LISTEN];
@@ -82,6 +86,9 @@ struct rnfsd_config {
 	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
 	bool nfsv4_delegations;       /* grant read/write delegations (local exports); default no */
 	unsigned nfsv4_max_clients;   /* NFSv4 client records; default 4096, 16..4096 */
+	unsigned nfsv4_max_open_files; /* files held open by NFSv4 opens, all clients; 0: derived */
+	unsigned nfsv4_max_open_files_per_client; /* opens of one client; 0: derived */
+	unsigned nfsv4_max_lock_owners_per_client; /* lock owners + lock states of one client; 0: derived */
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */
 	char nfsv4_domain[256];       /* name@domain's domain; "-" (default): the host's DNS domain */
 

@@ -276,12 +276,16 @@ static void json_nfs4(FILE *f)
 	fprintf(f, "  \"nfs4\": {\"clients\": %u, \"sessions\": %u, \"opens\": %llu, \"locks\": %llu"
 		   ", \"delegations\": %llu, \"recalls\": %llu, \"delegreturns\": %llu, \"revoked\": %llu"
 		   ", \"recorded_clients\": %u, \"grace_left_s\": %.1f"
-		   ", \"reclaims\": %llu, \"grace_refused\": %llu, \"no_grace\": %llu},\n",
+		   ", \"reclaims\": %llu, \"grace_refused\": %llu, \"no_grace\": %llu"
+		   ", \"open_files\": %llu, \"open_owners\": %llu, \"lock_owners\": %llu, \"open_files_max\": %llu"
+		   ", \"opens_per_client_max\": %llu, \"lock_owners_per_client_max\": %llu},\n",
 		n.clients, n.sessions, (unsigned long long)n.opens, (unsigned long long)n.locks,
 		(unsigned long long)n.delegations, (unsigned long long)n.recalls, (unsigned long long)n.returned,
 		(unsigned long long)n.revoked, n.recorded_clients, (double)n.grace_left_ms / 1e3,
 		(unsigned long long)n.reclaims, (unsigned long long)n.grace_refused,
-		(unsigned long long)n.no_grace);
+		(unsigned long long)n.no_grace, (unsigned long long)n.open_files, (unsigned long long)n.open_owners,
+		(unsigned long long)n.lock_owners, (unsigned long long)n.open_files_max,
+		(unsigned long long)n.opens_per_client_max, (unsigned long long)n.lock_owners_per_client_max);
 	fprintf(f, "  \"nfs4_async\": {\"copies_started\": %llu, \"copies_done\": %llu, \"copies_cancelled\": %llu"
 		   ", \"cb_offload_sent\": %llu, \"cb_notify_lock_sent\": %llu},\n",
 		(unsigned long long)n.copies_async_started, (unsigned long long)n.copies_async_done,
@@ -316,6 +320,22 @@ static void json_nfs4_cbs(FILE *f)
 	fprintf(f, "%s],\n", cl.first ? "" : "\n  ");
 }
 
+/* "resources": descriptors against the limit, and the tables that hold them. */
+static void json_resources(FILE *f)
+{
+	struct stats_resources r = {0};
+
+	if (!stats_src.resources)
+		return;
+	stats_src.resources(&r);
+	fprintf(f, "  \"resources\": {\"fds\": %llu, \"fd_limit\": %llu, \"fd_reserve\": %llu"
+		   ", \"lock_descriptions\": %llu, \"lock_descriptions_max\": %llu, \"nlm_owners\": %llu"
+		   ", \"nlm_held\": %llu, \"nlm_per_host_max\": %llu},\n",
+		(unsigned long long)r.fds, (unsigned long long)r.fd_limit, (unsigned long long)r.fd_reserve,
+		(unsigned long long)r.lock_descriptions, (unsigned long long)r.lock_descriptions_max,
+		(unsigned long long)r.nlm_owners, (unsigned long long)r.nlm_held, (unsigned long long)r.nlm_per_host_max);
+}
+
 int stats_render_json(FILE *f)
 {
 	struct json_list jl = {.f = f, .first = true};
@@ -334,6 +354,7 @@ int stats_render_json(FILE *f)
 	fprintf(f, "%s],\n", jl.first ? "" : "\n  ");
 	json_nfs4(f);
 	json_nfs4_cbs(f);
+	json_resources(f);
 	uint64_t inl = 0, inl_paused = 0;
 	if (stats_src.inline_counts)
 		stats_src.inline_counts(&inl, &inl_paused);

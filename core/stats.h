@@ -69,7 +69,9 @@ typedef void (*stats_proc_cb)(const struct stats_proc *p, void *arg);
 /* NFSv4 state (nfs/v4/nfs4_stats.c), the "nfs4" object of the document. */
 struct stats_nfs4 {
 	unsigned clients, sessions;           /* client records (confirmed or not), sessions */
-	uint64_t opens, locks, delegations;   /* state counts (n4state) */
+	uint64_t opens, locks, delegations;   /* state counts (n4state): open and lock stateids, delegations */
+	uint64_t open_files, open_owners, lock_owners; /* file records (a descriptor each), owners */
+	uint64_t open_files_max, opens_per_client_max, lock_owners_per_client_max; /* nfs4_stab_limits() */
 	uint64_t recalls, returned, revoked;  /* delegations recalled (CB_RECALL), returned, revoked */
 	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
 	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
@@ -89,6 +91,13 @@ struct stats_nfs4_cb {
 };
 typedef void (*stats_nfs4_cb_cb)(const struct stats_nfs4_cb *c, void *arg);
 
+/* Descriptors against RLIMIT_NOFILE and the tables that hold them (conf/fd_budget.h). */
+struct stats_resources {
+	uint64_t fds, fd_limit, fd_reserve;     /* descriptors open now, RLIMIT_NOFILE, kept from state */
+	uint64_t lock_descriptions, lock_descriptions_max; /* the local backend's, all lock owners */
+	uint64_t nlm_owners, nlm_held, nlm_per_host_max;   /* NLM lock owners, (owner, file) records */
+};
+
 struct stats_sources {
 	unsigned (*exports_count)(void);                        /* may be NULL */
 	void (*procs_foreach)(stats_proc_cb cb, void *arg);      /* may be NULL */
@@ -101,6 +110,8 @@ struct stats_sources {
 	/* Calls answered on the receiving thread, and the pauses of that for a
 	 * slow call (rpc/rpc_inline.h); may be NULL. */
 	void (*inline_counts)(uint64_t *calls, uint64_t *paused);
+	/* Descriptors and the tables holding them; may be NULL. */
+	void (*resources)(struct stats_resources *out);
 };
 /* Main thread, before stats_server_start(). The struct is copied. */
 void stats_set_sources(const struct stats_sources *s);

@@ -23,6 +23,12 @@
  * (TCP, RPC-over-RDMA) is driven the same way through rpc/xprt.h: start,
  * drain, stop (what is left is closed just before workers_stop()), free.
  *
+ * One instance per state directory: before daemonizing (so the error reaches
+ * the terminal), before any state is read (fh.key, NFSv4 client records) and
+ * before rpcbind, rnfsd locks state-dir/rnfsd.lock and <stats-socket>.lock
+ * (core/pidlock.h); a second rnfsd with either in common exits 1 naming the
+ * first one's pid. --check-config takes no lock (it runs beside the daemon).
+ *
  * Signals (handled on the loop thread, loop_signal):
  *   SIGTERM, SIGINT  every transport drains: stops accepting, answers the
  *                    calls in flight, closes its connections (at most
@@ -43,19 +49,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "rnfsd_build.h"
+#include "backend/backend.h"
 #include "conf/config.h"
 #include "conf/exports.h"
+#include "conf/fd_budget.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/notify.h"
+#include "core/pidlock.h"
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
+#include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_cb.h"
 #include "nfs/v4/nfs4_stats.h"
 #include "nlm/nlm.h"
@@ -113,7 +125,11 @@ static struct {
 	bool stopping;
 	bool exports_from_file;     /* the running exports were read from a file */
 	int ready_fd;               /* daemonize: tells the parent we are up; -1 if none */
-} d = {.ready_fd = -1};
+	struct fd_budget budget;    /* descriptors shared out at start-up (conf/fd_budget.h) */
+	uint64_t nofile;            /* RLIMIT_NOFILE then */
+	struct pidlock lock_state;  /* state-dir/rnfsd.lock, held for the process's life */
+	struct pidlock lock_stats;  /* <stats-socket>.lock, likewise */
+} d = {.ready_fd = -1, .lock_state = {.fd = -1}, .lock_stats = {.fd = -1}};
 
 /* The signals the loop handles: blocked from the start until it can. */
 static void signals_block(bool block)
@@ -349,6 +365,62 @@ static const char *exports_source(const struct opts *o, bool from_file, const st
 	return RNFSD_DEFAULT_EXPORT " (built in)";
 }
 
+/* ---- one instance per state directory ---- */
+
+/* Lock path for what ("state-dir X"); 0, 1 if another process holds it (logged), or -1 if the lock
+ * cannot be taken at all (logged; start-up goes on: such a directory keeps no state either). */
+static int instance_lock_one(struct pidlock *l, const char *path, const char *what)
+{
+	char err[RNFSD_ERRLEN];
+	pid_t holder;
+
+	if (pidlock_acquire(l, path, &holder, err, sizeof(err)) == 0)
+		return 0;
+	if (holder < 0) {
+		log_warn("%s: %s; running without the one-instance lock", what, err);
+		return -1;
+	}
+	if (holder > 0)
+		log_err("%s is in use by another rnfsd (pid %ld): refusing to start. Each instance needs its "
+			"own state-dir, stats-socket and listen addresses (rnfsd(8), SEVERAL INSTANCES)",
+			what, (long)holder);
+	else
+		log_err("%s is in use by another rnfsd (pid not yet written to %s): refusing to start",
+			what, path);
+	return 1;
+}
+
+/* Both locks (see the top). 0, or 1 when another instance holds one (logged). */
+static int instance_lock(const struct rnfsd_config *cfg)
+{
+	char path[PATH_MAX + 16], what[PATH_MAX + 32];
+
+	/* One level, as core/statefile.c makes it. */
+	if (mkdir(cfg->state_dir, 0700) != 0 && errno != EEXIST)
+		log_warn("state-dir %s: %s", cfg->state_dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/rnfsd.lock", cfg->state_dir);
+	snprintf(what, sizeof(what), "state-dir %s", cfg->state_dir);
+	if (instance_lock_one(&d.lock_state, path, what) == 1)
+		return 1;
+	if (!cfg->stats_socket[0])
+		return 0;
+	stats_server_make_dir(cfg->stats_socket);
+	snprintf(path, sizeof(path), "%s.lock", cfg->stats_socket);
+	snprintf(what, sizeof(what), "stats-socket %s", cfg->stats_socket);
+	if (instance_lock_one(&d.lock_stats, path, what) == 1) {
+		pidlock_release(&d.lock_state);
+		return 1;
+	}
+	return 0;
+}
+
+/* After fork: the child keeps the locks; the files name it. */
+static void instance_lock_update(void)
+{
+	pidlock_update(&d.lock_state);
+	pidlock_update(&d.lock_stats);
+}
+
 /* ---- daemonizing ---- */
 
 /*
@@ -454,10 +526,15 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->n_tcp_listen != cur->n_tcp_listen ||
 	    memcmp(old->tcp_listen, cur->tcp_listen, sizeof(old->tcp_listen)) != 0 ||
 	    old->rdma != cur->rdma || strcmp(old->stats_socket, cur->stats_socket) != 0 ||
-	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind || old->nfsv4 != cur->nfsv4 ||
+	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind ||
+	    old->rpcbind_replace != cur->rpcbind_replace || old->nfsv4 != cur->nfsv4 ||
 	    old->nfsv4_grace_time != cur->nfsv4_grace_time || old->nfsv4_lease_time != cur->nfsv4_lease_time ||
 	    old->nfsv4_delegations != cur->nfsv4_delegations ||
 	    old->nfsv4_max_clients != cur->nfsv4_max_clients ||
+	    old->nfsv4_max_open_files != cur->nfsv4_max_open_files ||
+	    old->nfsv4_max_open_files_per_client != cur->nfsv4_max_open_files_per_client ||
+	    old->nfsv4_max_lock_owners_per_client != cur->nfsv4_max_lock_owners_per_client ||
+	    old->lock_descriptions != cur->lock_descriptions || old->nlm_locks_per_host != cur->nlm_locks_per_host ||
 	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0 ||
 	    old->nlm != cur->nlm || old->nlm_udp_port != cur->nlm_udp_port)
 		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, NLM, socket or state settings take effect at the next start");
@@ -530,6 +607,75 @@ static void signals_release(void)
 	d.ev_sigterm = d.ev_sigint = d.ev_sighup = d.ev_drain_timeout = NULL;
 }
 
+/* ---- descriptors ---- */
+
+/*
+ * Issue 24 defect 3: every table that holds descriptors (NFSv4 open files,
+ * lock descriptions, the file cache) gets a share of RLIMIT_NOFILE as it is
+ * now, after a reserve for connections and the daemon's own, so a client at
+ * its bound (or all of them) never leaves accept() or another client's
+ * LOOKUP without a descriptor. Before the backends and NFSv4 start.
+ */
+static void fd_budget_apply(void)
+{
+	struct rlimit rl = { .rlim_cur = 1024 };
+	const struct rnfsd_config *c = &d.cfg;
+
+	(void)getrlimit(RLIMIT_NOFILE, &rl);
+	d.nofile = rl.rlim_cur == RLIM_INFINITY ? 1048576 : (uint64_t)rl.rlim_cur;
+	/* max-connections is per transport; an RDMA connection holds a descriptor too (its completion channel) */
+	struct fd_budget_in in = { .nofile = d.nofile,
+				   .max_connections = c->max_connections * (c->rdma == CONFIG_NO ? 1 : 2),
+				   .open_files = c->nfsv4_max_open_files,
+				   .open_files_per_client = c->nfsv4_max_open_files_per_client,
+				   .lock_owners_per_client = c->nfsv4_max_lock_owners_per_client,
+				   .lock_descs = c->lock_descriptions, .nlm_locks_per_host = c->nlm_locks_per_host };
+	fd_budget_derive(&in, &d.budget);
+	be_local_configure(&(struct be_local_settings){ .lock_descriptions = d.budget.lock_descs,
+							.file_cache = d.budget.file_cache });
+	nfs4_session_state_limits(d.budget.open_files, d.budget.open_files_per_client,
+				  d.budget.lock_owners_per_client);
+	nlm_configure(d.budget.nlm_locks_per_host);
+	log_info("descriptors: RLIMIT_NOFILE %llu, %u kept for connections and the daemon, file cache %u; NFSv4 open "
+		 "files %u (%u per client), lock descriptions %u (NFSv4 lock owners %u per client, NLM %u per host)",
+		 (unsigned long long)d.nofile, d.budget.reserve, d.budget.file_cache, d.budget.open_files,
+		 d.budget.open_files_per_client, d.budget.lock_descs, d.budget.lock_owners_per_client,
+		 d.budget.nlm_locks_per_host);
+	if (d.budget.lowered)
+		log_warn("descriptors: a max-open-files, lock-descriptions or per-client setting is larger than "
+			 "RLIMIT_NOFILE %llu allows: lowered (raise LimitNOFILE)", (unsigned long long)d.nofile);
+}
+
+static uint64_t fds_open(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	uint64_t n = 0;
+
+	if (!dir)
+		return 0;
+	while ((e = readdir(dir)))
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n ? n - 1 : 0; /* not the directory's own */
+}
+
+/* stats_sources.resources (the stats thread). */
+static void resources_stats(struct stats_resources *out)
+{
+	struct nlm_counters nc = { 0 };
+	unsigned max = 0;
+
+	out->fds = fds_open();
+	out->fd_limit = d.nofile;
+	out->fd_reserve = d.budget.reserve;
+	out->lock_descriptions = be_local_lock_descriptions(&max);
+	out->lock_descriptions_max = max;
+	if (d.cfg.nlm)
+		nlm_counters(&nc);
+	out->nlm_owners = nc.owners, out->nlm_held = nc.held, out->nlm_per_host_max = nc.per_host;
+}
+
 /* ---- statistics and readiness ---- */
 
 static void stats_start(void)
@@ -541,6 +687,7 @@ static void stats_start(void)
 		.nfs4_state = d.cfg.nfsv4 ? nfs4_stats_state : NULL,
 		.nfs4_cb_foreach = d.cfg.nfsv4 ? nfs4_stats_cb_foreach : NULL,
 		.inline_counts = rpc_inline_counts,
+		.resources = resources_stats,
 	};
 	stats_set_sources(&src);
 	if (d.cfg.stats_socket[0])
@@ -656,12 +803,17 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	if (instance_lock(&d.cfg) != 0) {
+		exports_free(&exports);
+		return 1;
+	}
 	/* Before any thread or RDMA resource: those do not survive fork(). */
 	if (!d.o.foreground && daemonize() != 0) {
 		fprintf(stderr, "rnfsd: cannot daemonize: %s\n", strerror(errno));
 		exports_free(&exports);
 		return 1;
 	}
+	instance_lock_update();
 	log_init(d.o.foreground, d.o.verbosity);
 
 	d.loop = loop_new();
@@ -677,6 +829,7 @@ int main(int argc, char **argv)
 	signals_block(false); /* pending ones reach the loop's handlers */
 	if (rpc_init(d.cfg.drc_entries) != 0)
 		goto err_rpc;
+	fd_budget_apply();
 	if (nfs_service_init(&d.cfg, &exports) != 0)
 		goto err_nfs;
 	/* XNFS §10.4, §11: the hosts statd still monitors held locks before this start */
@@ -696,6 +849,7 @@ int main(int argc, char **argv)
 	if (d.cfg.rpcbind) {
 		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
 				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
+		rpc_rpcbind_set_replace(d.cfg.rpcbind_replace);
 		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
 		if (d.udp)
 			nlm_rpcbind_register_udp(udp_xprt_port(d.udp),

@@ -368,10 +368,29 @@ static void print_nfs4(const struct json *doc)
 	       json_num(n, "delegations"), json_num(n, "recalls"), json_num(n, "delegreturns"), json_num(n, "revoked"),
 	       json_num(n, "recorded_clients"), json_num(n, "grace_left_s"),
 	       json_num(n, "reclaims"), json_num(n, "grace_refused"), json_num(n, "no_grace"));
+	printf("nfsv4 state: %.0f open files (max %.0f), %.0f open owners, %.0f lock owners, %.0f lock states; per "
+	       "client: %.0f opens, %.0f lock owners + states\n\n",
+	       json_num(n, "open_files"), json_num(n, "open_files_max"), json_num(n, "open_owners"),
+	       json_num(n, "lock_owners"), json_num(n, "locks"), json_num(n, "opens_per_client_max"),
+	       json_num(n, "lock_owners_per_client_max"));
 	print_nfs4_async(doc);
 	print_procedures(doc, "nfs4_operations", "OPERATION", 20);
 	printf("\n");
 	print_nfs4_callbacks(doc);
+}
+
+/* Descriptors against RLIMIT_NOFILE, and the tables that hold them. */
+static void print_resources(const struct json *doc)
+{
+	const struct json *r = json_get(doc, "resources");
+
+	if (!r || r->type != JSON_OBJ)
+		return;
+	printf("descriptors: %.0f in use of %.0f (%.0f kept for connections and the daemon); lock descriptions "
+	       "%.0f of %.0f; NLM: %.0f lock owners, %.0f held files (%.0f per host)\n\n",
+	       json_num(r, "fds"), json_num(r, "fd_limit"), json_num(r, "fd_reserve"), json_num(r, "lock_descriptions"),
+	       json_num(r, "lock_descriptions_max"), json_num(r, "nlm_owners"), json_num(r, "nlm_held"),
+	       json_num(r, "nlm_per_host_max"));
 }
 
 static void print_connections(const struct json *doc)
@@ -449,6 +468,7 @@ static int print_table(const char *doc_text, size_t len)
 	print_procedures(&doc, "procedures", "PROCEDURE", 12);
 	printf("\n");
 	print_nfs4(&doc);
+	print_resources(&doc);
 	print_connections(&doc);
 	json_free(&doc);
 	return 0;

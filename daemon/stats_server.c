@@ -267,7 +267,7 @@ static int stats_clear_stale(const struct sockaddr_un *addr)
  * Outside systemd nobody made /run/rnfsd (RuntimeDirectory= does): create
  * the socket's directory, one level, mode 0755. Errors surface at bind().
  */
-static void stats_make_parent(const char *path)
+void stats_server_make_dir(const char *path)
 {
 	char dir[sizeof(stats_path)];
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -294,7 +294,7 @@ int stats_server_start(struct loop *l, const char *path)
 		return -1;
 	}
 	strcpy(addr.sun_path, path);
-	stats_make_parent(path);
+	stats_server_make_dir(path);
 	if (stats_clear_stale(&addr) != 0)
 		return -1; /* logged */
 

@@ -24,6 +24,9 @@ struct loop;
  * refused. Returns 0, or -1 (logged).
  */
 int stats_server_start(struct loop *l, const char *path);
+/* Create the socket's directory if missing (one level, mode 0755: outside systemd nobody made
+ * /run/rnfsd). main.c locks "<path>.lock" there before anything else; errors surface later. */
+void stats_server_make_dir(const char *path);
 /* Close the socket and remove its file. */
 void stats_server_stop(void);
 

@@ -21,6 +21,9 @@ int nlm_register(void);
  * callback channels and the retry thread. grace_s: seconds after start in
  * which only reclaims are granted (0: none). 0 or -1 (logged). */
 int nlm_start(struct loop *loop, unsigned grace_s);
+/* Before nlm_start: lock owners, and held files, one client host may have ([rnfsd] nlm-locks-per-host; 0: no bound
+ * but the tables'). */
+void nlm_configure(unsigned locks_per_host);
 /* Main thread, after rpc_rpcbind_register(): register NLM v4 on the UDP
  * transport's port (transport/udp.h; also where rpc.statd's notifications
  * arrive), on netids RPCBIND_UDP4 | RPCBIND_UDP6 (rpc/rpcbind.h). */
@@ -34,6 +37,8 @@ struct nlm_counters {
 	uint64_t failed_callbacks;  /* GRANTED calls that failed or were refused */
 	uint64_t reclaims;          /* reclaiming LOCKs granted (after a restart, in grace) */
 	unsigned waiters;           /* blocked locks now */
+	unsigned owners, held;      /* lock owners, (owner, file) records now */
+	unsigned per_host;          /* the bound of each per host */
 };
 void nlm_counters(struct nlm_counters *out);
 

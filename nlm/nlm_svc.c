@@ -57,6 +57,12 @@ static char nlm_hostname[256];
 static uint32_t nlm_hostname_len;
 static struct nlm_counters nlm_cnt;
 static struct log_limit nlm_limit;
+static unsigned nlm_per_host; /* [rnfsd] nlm-locks-per-host (derived) */
+
+void nlm_configure(unsigned locks_per_host)
+{
+	nlm_per_host = locks_per_host;
+}
 
 /* An NLM call's file: the served table's reference, the export, the backend's open file. */
 struct nlm_file {
@@ -153,6 +159,17 @@ static bool nlm_in_grace(void)
 static struct be_lock nlm_be_lock(bool exclusive, uint64_t offset, uint64_t length)
 {
 	return (struct be_lock){ .type = exclusive ? BE_LOCK_WRITE : BE_LOCK_READ, .offset = offset, .length = length };
+}
+
+/* After an unlock by owner slot on nf's file (nlm_mu held): once the backend
+ * says the owner holds nothing there (the local backend has closed its
+ * description), its record of the file goes, and the owner with its last
+ * record, so UNLOCK gives back what LOCK took (issue 23: Linux's lockd
+ * names a new owner after each last unlock of a process). */
+static void nlm_unset_done(const struct nlm_file *nf, unsigned slot)
+{
+	if (!be_lock_owner_holds(nf->e->fs, nf->f, nlm_owner_id(&nlm_tab, slot)))
+		nlm_held_del(&nlm_tab, slot, &nf->fh);
 }
 
 /* The owner of alock (nlm_mu held). errno. */
@@ -383,6 +400,8 @@ static void nlm_do_unlock(struct rpc_call *c, const struct nlm4_args *a, struct 
 			if (!err && a->alock.l_offset == 0 && a->alock.l_len == 0) {
 				be_lock_owner_release(nf.e->fs, nf.f, id);
 				nlm_held_del(&nlm_tab, slot, &fh);
+			} else if (!err) {
+				nlm_unset_done(&nf, slot);
 			}
 			nlm_owner_put(&nlm_tab, slot);
 		}
@@ -415,8 +434,9 @@ static void nlm_do_cancel(struct rpc_call *c, const struct nlm4_args *a, struct 
 		pthread_mutex_lock(&nlm_mu);
 		if (nlm_owner(&a->alock, false, &slot) == 0) {
 			w = nlm_waiter_find(&nlm_tab, slot, &fh, a->alock.l_offset, a->alock.l_len);
-			if (w >= 0 && nlm_tab.waiters[w].state != NLM_W_WAITING)
-				(void)be_lock_unset(nf.e->fs, nf.f, nlm_owner_id(&nlm_tab, slot), &lk);
+			if (w >= 0 && nlm_tab.waiters[w].state != NLM_W_WAITING &&
+			    be_lock_unset(nf.e->fs, nf.f, nlm_owner_id(&nlm_tab, slot), &lk) == 0)
+				nlm_unset_done(&nf, slot);
 			if (w >= 0)
 				nlm_waiter_del(&nlm_tab, (unsigned)w);
 			nlm_owner_put(&nlm_tab, slot);
@@ -698,7 +718,10 @@ static void nlm_retry_one(unsigned i)
 		struct be_lock lk = nlm_be_lock(w->exclusive, w->offset, w->length);
 
 		if (st == NLM_W_REVOKE) {
-			(void)be_lock_unset(nf.e->fs, nf.f, id, &lk);
+			unsigned owner = w->owner;
+
+			if (be_lock_unset(nf.e->fs, nf.f, id, &lk) == 0)
+				nlm_unset_done(&nf, owner);
 			nlm_waiter_del(&nlm_tab, i);
 		} else if (nlm_deleg_break(&fh) != NLM4_GRANTED_ST) {
 			/* a delegation in the way: recalled; tried again at the next poll */
@@ -754,6 +777,9 @@ void nlm_counters(struct nlm_counters *out)
 	out->waiters = 0;
 	for (unsigned i = 0; i < nlm_tab.n_waiters; i++)
 		out->waiters += nlm_tab.waiters[i].state != NLM_W_FREE;
+	if (nlm_running)
+		nlm_table_counts(&nlm_tab, &out->owners, &out->held);
+	out->per_host = nlm_tab.max_per_host;
 	pthread_mutex_unlock(&nlm_mu);
 }
 
@@ -763,6 +789,7 @@ int nlm_start(struct loop *loop, unsigned grace_s)
 		log_err("nlm: no memory for the lock table");
 		return -1;
 	}
+	nlm_tab.max_per_host = nlm_per_host;
 	if (gethostname(nlm_hostname, sizeof(nlm_hostname) - 1) != 0)
 		snprintf(nlm_hostname, sizeof(nlm_hostname), "rnfsd");
 	nlm_hostname_len = (uint32_t)strlen(nlm_hostname);

@@ -70,10 +70,16 @@ static bool owner_match(const struct nlm_owner *o, const char *host, uint32_t ho
 	       !memcmp(o->host, host, host_len) && (oh_len == 0 || !memcmp(o->oh, oh, oh_len));
 }
 
+static bool host_is(const struct nlm_owner *o, const char *host, uint32_t host_len)
+{
+	return o->used && o->host_len == host_len && !memcmp(o->host, host, host_len);
+}
+
 int nlm_owner_get(struct nlm_table *t, const char *host, uint32_t host_len, int32_t svid, const uint8_t *oh,
 		  uint32_t oh_len, bool create, unsigned *slot)
 {
 	int free_slot = -1;
+	unsigned of_host = 0;
 
 	if (host_len > NLM_HOST_MAX || oh_len > NLM_OH_MAX)
 		return ENAMETOOLONG;
@@ -84,10 +90,11 @@ int nlm_owner_get(struct nlm_table *t, const char *host, uint32_t host_len, int3
 		}
 		if (!t->owners[i].used && free_slot < 0)
 			free_slot = (int)i;
+		of_host += host_is(&t->owners[i], host, host_len);
 	}
 	if (!create)
 		return ENOENT;
-	if (free_slot < 0)
+	if (free_slot < 0 || (t->max_per_host && of_host >= t->max_per_host))
 		return ENOLCK;
 	struct nlm_owner *o = &t->owners[free_slot];
 	uint32_t gen = o->gen + 1;
@@ -129,9 +136,16 @@ void nlm_owner_put(struct nlm_table *t, unsigned slot)
 
 bool nlm_owner_of_host(const struct nlm_table *t, unsigned slot, const char *host, uint32_t host_len)
 {
-	const struct nlm_owner *o = &t->owners[slot];
+	return host_is(&t->owners[slot], host, host_len);
+}
 
-	return o->used && o->host_len == host_len && !memcmp(o->host, host, host_len);
+void nlm_table_counts(const struct nlm_table *t, unsigned *owners, unsigned *held)
+{
+	*owners = *held = 0;
+	for (unsigned i = 0; i < t->n_owners; i++)
+		*owners += t->owners[i].used;
+	for (unsigned i = 0; i < t->n_held; i++)
+		*held += t->held[i].used;
 }
 
 static void owner_unref(struct nlm_table *t, unsigned slot)
@@ -143,15 +157,18 @@ static void owner_unref(struct nlm_table *t, unsigned slot)
 
 int nlm_held_add(struct nlm_table *t, unsigned owner, const struct nlm_fh *fh)
 {
+	const struct nlm_owner *o = &t->owners[owner];
 	int free_slot = -1;
+	unsigned of_host = 0;
 
 	for (unsigned i = 0; i < t->n_held; i++) {
 		if (t->held[i].used && t->held[i].owner == owner && nlm_fh_eq(&t->held[i].fh, fh))
 			return 0;
 		if (!t->held[i].used && free_slot < 0)
 			free_slot = (int)i;
+		of_host += t->held[i].used && host_is(&t->owners[t->held[i].owner], o->host, o->host_len);
 	}
-	if (free_slot < 0)
+	if (free_slot < 0 || (t->max_per_host && of_host >= t->max_per_host))
 		return ENOLCK;
 	t->held[free_slot] = (struct nlm_held){ .used = true, .owner = owner, .fh = *fh };
 	t->owners[owner].refs++;

@@ -10,7 +10,10 @@
  *
  * Pure and single-threaded: the caller serialises (nlm_svc.c's mutex). All
  * memory is allocated at nlm_table_init(); a full table answers ENOLCK
- * (NLM4_DENIED_NOLOCKS).
+ * (NLM4_DENIED_NOLOCKS), and so does a host (caller_name) that has
+ * max_per_host owners, or held records, already: one host cannot fill the
+ * tables (nor the backend's lock descriptions behind the held records) for
+ * the others.
  */
 #ifndef RNFSD_NLM_TABLE_H
 #define RNFSD_NLM_TABLE_H
@@ -74,6 +77,7 @@ struct nlm_share {
 
 struct nlm_table {
 	unsigned n_owners, n_held, n_waiters, n_shares;
+	unsigned max_per_host; /* owners, and held records, of one host; 0: no bound but the tables' */
 	struct nlm_owner *owners;
 	struct nlm_held *held;
 	struct nlm_waiter *waiters;
@@ -92,7 +96,8 @@ bool nlm_fh_eq(const struct nlm_fh *a, const struct nlm_fh *b);
 
 /*
  * The owner (host, svid, oh): its slot in *slot. create: make it if absent.
- * 0; ENOENT (absent, !create); ENOLCK (full); ENAMETOOLONG (host or oh over
+ * 0; ENOENT (absent, !create); ENOLCK (full, or the host has max_per_host
+ * owners); ENAMETOOLONG (host or oh over
  * the limits above). A created owner without references is dropped by the
  * next nlm_owner_put().
  */
@@ -106,7 +111,10 @@ int nlm_owner_by_id(const struct nlm_table *t, uint64_t id);
 void nlm_owner_put(struct nlm_table *t, unsigned slot);
 bool nlm_owner_of_host(const struct nlm_table *t, unsigned slot, const char *host, uint32_t host_len);
 
-/* Record that owner holds locks on fh (idempotent). 0 or ENOLCK. */
+/* Used owners and held records (stats). */
+void nlm_table_counts(const struct nlm_table *t, unsigned *owners, unsigned *held);
+
+/* Record that owner holds locks on fh (idempotent). 0 or ENOLCK (full, or its host's max_per_host). */
 int nlm_held_add(struct nlm_table *t, unsigned owner, const struct nlm_fh *fh);
 /* Forget it; false if it was not recorded. */
 bool nlm_held_del(struct nlm_table *t, unsigned owner, const struct nlm_fh *fh);

@@ -6,6 +6,7 @@
 #ifndef RNFSD_RPCBIND_H
 #define RNFSD_RPCBIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct rpc_prog_vers {
@@ -47,6 +48,35 @@ void rpc_rpcbind_unregister(void);
  * /run/rpcbind.sock, then /var/run/rpcbind.sock). NULL restores the default. */
 void rpc_rpcbind_set_probe_path(const char *path);
 
+/* Main thread, before rpc_rpcbind_register(): take over registrations that another live server
+ * holds ([rnfsd] rpcbind-replace; default no). */
+void rpc_rpcbind_set_replace(bool replace);
+
 #define RPCBIND_TIMEOUT_MS 5000
+
+/* ---- whose is a registration (rpcbind_live.c) ---- */
+
+/* What to do at start with a program/version/netid rpcbind has at cur_port (0: none, -1: could not
+ * ask) when other_live (another process serves cur_port) and replace (rpcbind-replace) are as given. */
+enum rpcbind_start {
+	RPCBIND_ADD,     /* nothing there: set ours */
+	RPCBIND_REPLACE, /* stale, already ours, or replace: unset, then set ours */
+	RPCBIND_KEEP,    /* another live server's: leave it, and do not unregister it at exit */
+};
+enum rpcbind_start rpcbind_start_action(int cur_port, bool other_live, bool replace);
+
+/* At exit, for a registration we made at our_port: remove it only if it still names our_port and no
+ * other process serves that port (a server on another address with the same port). */
+bool rpcbind_exit_unset(int cur_port, uint16_t our_port, bool other_live);
+
+/* Does a process other than this one listen on TCP port (tcp) or hold UDP port (!tcp), per
+ * /proc/net/{tcp,tcp6,udp,udp6} and our /proc/self/fd socket inodes? */
+bool rpcbind_port_served_by_other(uint16_t port, bool tcp);
+
+/* The port of an RFC 1833 universal address ("h1.h2.h3.h4.p1.p2", or IPv6 then ".p1.p2"), or -1. */
+int rpcbind_uaddr_port(const char *uaddr);
+
+/* One line of /proc/net/{tcp,tcp6,udp,udp6}: local port, state, inode. 0, or -1 (the header). */
+int rpcbind_net_line(const char *line, uint16_t *port, unsigned *st, unsigned long *inode);
 
 #endif

@@ -8,9 +8,18 @@
  * starve every other export. The gate caps the calls inside at once (a call
  * finding it full waits for a slot only while every call inside is younger
  * than CEPH_GATE_PATIENCE_NS, so a busy cluster queues and a silent one
- * refuses) and, once the oldest has outlived the stuck limit, refuses all new ones at once
- * until no call inside is past it: the calls already inside stay where they
- * are (they cannot be cancelled), nobody new joins them.
+ * refuses). The gate is stuck while a call inside has outlived the stuck
+ * limit and no call has returned for as long: the cluster stopped answering.
+ * Then new calls are refused at once, but one at a time is let in as a probe
+ * (a free slot permitting): the calls already inside stay where they are
+ * (they cannot be cancelled), at most one new call joins them, and the first
+ * call that returns, the probe or any other, ends it. One slow call on a
+ * cluster that still answers (a freshly started one, a busy machine) thus
+ * does not turn the export into "JUKEBOX at once"; a silent one holds at
+ * most max-calls workers, as before.
+ *
+ *   open --(a call past the limit, none returned for as long: enter)--> stuck
+ *   stuck --(any call returns: leave)--> open
  */
 #include <string.h>
 #include <time.h>
@@ -28,6 +37,7 @@ void ceph_gate_init(struct ceph_gate *g, unsigned max, unsigned stuck_secs)
 	pthread_cond_init(&g->freed, &ca);
 	pthread_condattr_destroy(&ca);
 	g->max = max < 1 || max > CEPH_GATE_SLOTS ? CEPH_GATE_SLOTS : max;
+	g->probe = CEPH_GATE_NO_PROBE;
 	g->stuck_ns = (uint64_t)stuck_secs * 1000000000u;
 }
 
@@ -48,34 +58,51 @@ static bool ceph_gate_past_limit(const struct ceph_gate *g, uint64_t now_ns)
 	return false;
 }
 
+/* Stuck: a call past the limit, and none returned within the limit. (lock held) */
+static bool ceph_gate_is_stuck(const struct ceph_gate *g, uint64_t now_ns)
+{
+	if (!ceph_gate_past_limit(g, now_ns))
+		return false;
+	return !g->last_done || now_ns < g->last_done || now_ns - g->last_done > g->stuck_ns;
+}
+
+/* Take a free slot for a call entering at now_ns. (lock held, inside < max) */
+static unsigned ceph_gate_take(struct ceph_gate *g, uint64_t now_ns)
+{
+	for (unsigned i = 0; i < g->max; i++)
+		if (!g->since[i]) {
+			g->since[i] = now_ns ? now_ns : 1;
+			g->inside++;
+			return i;
+		}
+	return CEPH_GATE_NO_PROBE; /* not reached: inside < max */
+}
+
 enum ceph_gate_verdict ceph_gate_enter(struct ceph_gate *g, uint64_t now_ns, unsigned *slot,
 				       enum ceph_gate_event *ev)
 {
 	enum ceph_gate_verdict v = CEPH_GATE_FULL;
-	bool past;
+	bool stuck;
 
 	*ev = CEPH_GATE_SAME;
 	pthread_mutex_lock(&g->lock);
-	past = ceph_gate_past_limit(g, now_ns);
-	if (past != g->stuck) {
-		g->stuck = past;
-		*ev = past ? CEPH_GATE_BECAME_STUCK : CEPH_GATE_ANSWERS_AGAIN;
+	stuck = ceph_gate_is_stuck(g, now_ns);
+	if (stuck && !g->stuck) {
+		g->stuck = true;
+		*ev = CEPH_GATE_BECAME_STUCK;
 	}
-	if (past) {
+	/* (stuck ends at a leave: g->stuck is not cleared here, so the log says it once each way) */
+	if (g->inside < g->max && (!stuck || g->probe == CEPH_GATE_NO_PROBE)) {
+		*slot = ceph_gate_take(g, now_ns);
+		if (stuck)
+			g->probe = *slot; /* the one call that may find out the cluster answers again */
+		v = CEPH_GATE_IN;
+	} else if (stuck) {
 		v = CEPH_GATE_STUCK;
 		g->refused_stuck++;
-	} else if (g->inside < g->max) {
-		for (unsigned i = 0; i < g->max; i++)
-			if (!g->since[i]) {
-				g->since[i] = now_ns ? now_ns : 1;
-				g->inside++;
-				*slot = i;
-				v = CEPH_GATE_IN;
-				break;
-			}
-	}
-	if (v == CEPH_GATE_FULL)
+	} else {
 		g->refused_full++;
+	}
 	pthread_mutex_unlock(&g->lock);
 	return v;
 }
@@ -88,11 +115,17 @@ enum ceph_gate_event ceph_gate_leave(struct ceph_gate *g, unsigned slot, uint64_
 	if (slot < g->max && g->since[slot]) {
 		g->since[slot] = 0;
 		g->inside--;
+		if (slot == g->probe)
+			g->probe = CEPH_GATE_NO_PROBE;
+		g->last_done = now_ns ? now_ns : 1;
 		pthread_cond_signal(&g->freed);
-	}
-	if (g->stuck && !ceph_gate_past_limit(g, now_ns)) {
-		g->stuck = false;
-		ev = CEPH_GATE_ANSWERS_AGAIN;
+		/* A call returned: the cluster answers (the calls still inside may be the ones it cannot
+		 * serve; new calls find out for themselves, and stuck comes back only after another
+		 * stuck limit without a return). */
+		if (g->stuck) {
+			g->stuck = false;
+			ev = CEPH_GATE_ANSWERS_AGAIN;
+		}
 	}
 	pthread_mutex_unlock(&g->lock);
 	return ev;

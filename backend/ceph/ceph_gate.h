@@ -1,8 +1,10 @@
 /*
  * ceph_gate.h - the accounting that keeps one Ceph export from taking every
  * worker thread: at most `max` calls of an instance inside libcephfs at once,
- * and none admitted while the oldest call inside has been there longer than
- * the stuck limit (op-timeout). Pure logic over the caller's clock: no
+ * and, while the cluster is stuck (a call inside has been there longer than
+ * the stuck limit, op-timeout, and no call has returned for that long), only
+ * one probe call admitted at a time; any call that returns ends it. Pure
+ * logic over the caller's clock: no
  * libcephfs, unit-tested in tests/unit/test_ceph_gate.c. A refused call
  * answers at once with a transient errno (NFS3ERR_JUKEBOX / NFS4ERR_DELAY).
  */
@@ -19,17 +21,19 @@
  * this (a busy but answering cluster), and is refused at once after (one that stopped answering). */
 #define CEPH_GATE_PATIENCE_NS 1000000000ull
 
+#define CEPH_GATE_NO_PROBE CEPH_GATE_SLOTS
+
 enum ceph_gate_verdict {
 	CEPH_GATE_IN,    /* admitted: call ceph_gate_leave(slot) when it returns */
 	CEPH_GATE_FULL,  /* max calls already inside: wait (ceph_gate_full_wait) or EAGAIN */
-	CEPH_GATE_STUCK, /* the oldest call inside is older than the stuck limit: ETIMEDOUT */
+	CEPH_GATE_STUCK, /* stuck (see above) and the probe is taken: ETIMEDOUT */
 };
 
 /* What changed at this enter or leave, for the caller to log once. */
 enum ceph_gate_event {
 	CEPH_GATE_SAME,
 	CEPH_GATE_BECAME_STUCK,  /* the cluster stopped answering this instance */
-	CEPH_GATE_ANSWERS_AGAIN, /* no call inside is past the limit any more */
+	CEPH_GATE_ANSWERS_AGAIN, /* a call returned while stuck */
 };
 
 struct ceph_gate {
@@ -39,6 +43,8 @@ struct ceph_gate {
 	uint64_t stuck_ns;  /* 0: no stuck detection (op-timeout 0) */
 	unsigned inside;
 	bool stuck;         /* refusing as stuck since BECAME_STUCK */
+	unsigned probe;     /* the slot of the one call admitted while stuck; CEPH_GATE_NO_PROBE: none */
+	uint64_t last_done; /* when a call last returned; 0: none yet */
 	uint64_t since[CEPH_GATE_SLOTS]; /* entry time of the call in each slot; 0: free */
 	uint64_t refused_full, refused_stuck; /* counters, for the log */
 };

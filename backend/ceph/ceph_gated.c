@@ -3,7 +3,8 @@
  * may wait inside libcephfs passes the instance's gate (ceph_gate.h) first,
  * so that one export whose cluster stopped answering holds at most
  * max-calls worker threads and, once a call has been inside longer than
- * op-timeout, answers new calls at once with ETIMEDOUT or EAGAIN, which
+ * op-timeout with none returning meanwhile, answers new calls at once (but
+ * one probe at a time, until any call returns) with ETIMEDOUT or EAGAIN, which
  * NFSv3 answers as NFS3ERR_JUKEBOX (RFC 1813 §2.6: "the server initiated
  * the request, but was not able to complete it in a timely fashion ... the
  * client should wait and then try the request with a new RPC transaction
@@ -37,7 +38,8 @@ static void ceph_gate_log(struct ceph_fs *cf, enum ceph_gate_event ev)
 	if (ev == CEPH_GATE_BECAME_STUCK)
 		log_limited(&ceph_gate_state_limit, LOG_WARNING,
 			    "ceph: export %s: the cluster is not answering (a call has waited more than "
-			    "op-timeout %u s): new calls answer JUKEBOX/DELAY at once", cf->path, cf->stuck_secs);
+			    "op-timeout %u s, and none returned): new calls answer JUKEBOX/DELAY at once until one "
+			    "returns", cf->path, cf->stuck_secs);
 	else if (ev == CEPH_GATE_ANSWERS_AGAIN)
 		log_limited(&ceph_gate_state_limit, LOG_NOTICE, "ceph: export %s: the cluster answers again", cf->path);
 }

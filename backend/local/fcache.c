@@ -8,7 +8,7 @@
  * Permission is checked per I/O under the caller's identity (BE_IO_CHECK_ACCESS,
  * as knfsd's filecache). Each file holds a reference on its instance.
  *
- * Bounded: LOCAL_FCACHE_ENTRIES entries preallocated at init, in a hash table
+ * Bounded: LOCAL_FCACHE_ENTRIES entries (or be_local_settings()'s) preallocated at init, in a hash table
  * and an LRU list; a get takes a reference, a put drops it; only
  * unreferenced entries are evicted. An entry whose file was unlinked
  * (st_nlink 0) or whose instance closed is unhashed at once and its fd closed
@@ -37,7 +37,7 @@ static struct be_file *fc_free; /* chained through hnext */
 
 int local_fcache_init(void)
 {
-	unsigned capacity = LOCAL_FCACHE_ENTRIES;
+	unsigned capacity = be_local_settings()->file_cache ? be_local_settings()->file_cache : LOCAL_FCACHE_ENTRIES;
 
 	if (fc_slots)
 		return 0;

@@ -32,7 +32,8 @@
 
 /* Handle bytes: [0..3] kernel handle type (big-endian), [4..] kernel handle (name_to_handle_at). */
 #define LOCAL_HANDLE_HDR 4u
-#define LOCAL_FCACHE_ENTRIES 512u
+#define LOCAL_FCACHE_ENTRIES 512u /* file cache entries unless be_local_settings() says */
+#define LOCAL_LOCK_DESCS 4096u    /* lock descriptions unless be_local_settings() says */
 
 struct local_fs {
 	struct be_fs pub;          /* first: the be_fs the NFS layer holds */
@@ -179,6 +180,8 @@ int local_clone(struct be_fs *fs, const struct be_cred *cr, struct be_file *src,
 /* ---- local_lock.c ---- */
 /* Close every owner's open file description (process exit). */
 void local_locks_shutdown(void);
+/* The table's size (before its first use; 0 keeps LOCAL_LOCK_DESCS). */
+void local_lock_limit(unsigned n);
 /* local_watch.c: change watches (inotify). */
 int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
 int local_unwatch(int wd);
@@ -192,6 +195,7 @@ int local_lock_test(struct be_fs *fs, struct be_file *f, uint64_t owner, const s
 int local_lock_set(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);
 int local_lock_unset(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);
 void local_lock_owner_release(struct be_fs *fs, struct be_file *f, uint64_t owner);
+bool local_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner);
 
 /* ---- local_xattr.c ---- */
 int local_getxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, const char *name, void *buf,

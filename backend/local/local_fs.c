@@ -467,6 +467,7 @@ fail:
 
 static int local_driver_init(void)
 {
+	local_lock_limit(be_local_settings()->lock_descriptions);
 	return local_fcache_init();
 }
 
@@ -522,6 +523,7 @@ static const struct be_ops local_ops = {
 	.lock_set = local_lock_set,
 	.lock_unset = local_lock_unset,
 	.lock_owner_release = local_lock_owner_release,
+	.lock_owner_holds = local_lock_owner_holds,
 	.watch = local_watch,
 	.unwatch = local_unwatch,
 	.getxattr = local_getxattr,

@@ -2,16 +2,19 @@
  * local_lock.c - byte-range locks of the local backend, as Linux
  * open-file-description locks (F_OFD_SETLK): one open file description per
  * (lock owner, file), opened when the owner first locks the file and closed
- * by lock_owner_release(). So each NLM or NFSv4 lock owner is a distinct
- * lock holder to the kernel: owners conflict with each other and with local
- * processes' fcntl/flock-style POSIX locks exactly as local processes do,
- * and one owner's locks merge and split as POSIX locks.
+ * as soon as it holds nothing there any more (the ranges it holds are kept
+ * beside it, lock_ranges.h: an unlock that leaves none, or a refused first
+ * lock, closes it) or by lock_owner_release(). So each NLM or NFSv4 lock
+ * owner is a distinct lock holder to the kernel: owners conflict with each
+ * other and with local processes' fcntl/flock-style POSIX locks exactly as
+ * local processes do, and one owner's locks merge and split as POSIX locks.
  *
- * The table is bounded (LOCAL_LOCK_OWNERS descriptions in all: ENOLCK past
- * it) and keyed by (device, inode, owner), so the same file reached through
- * two exports or two opens is one file. Calls never wait (F_OFD_SETLK, not
- * F_OFD_SETLKW): a conflict is EAGAIN. One mutex covers the table and the
- * fcntl calls made under it (all non-blocking).
+ * The table is bounded (local_lock_limit(), [rnfsd] lock-descriptions:
+ * ENOLCK past it) and keyed by (device, inode, owner), so the same file
+ * reached through two exports or two opens is one file. Each description is
+ * a descriptor, counted in be_local_lock_descriptions(). Calls never wait
+ * (F_OFD_SETLK, not F_OFD_SETLKW): a conflict is EAGAIN. One mutex covers
+ * the table and the fcntl calls made under it (all non-blocking).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +23,8 @@
 #include <unistd.h>
 
 #include "backend/local/local.h"
+#include "backend/local/lock_ranges.h"
 
-#define LOCAL_LOCK_OWNERS 4096u
 #define LOCAL_LOCK_BUCKETS 1024u
 
 struct local_lock_desc {
@@ -29,6 +32,7 @@ struct local_lock_desc {
 	ino_t ino;
 	uint64_t owner;
 	int fd;                        /* the owner's open file description */
+	struct lk_ranges held;         /* what its locks cover */
 	struct local_lock_desc *next;  /* hash chain, or free list */
 };
 
@@ -36,6 +40,27 @@ static pthread_mutex_t lk_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct local_lock_desc *lk_slots;   /* allocated at first use */
 static struct local_lock_desc *lk_buckets[LOCAL_LOCK_BUCKETS];
 static struct local_lock_desc *lk_free;
+static unsigned lk_cap = LOCAL_LOCK_DESCS, lk_used;
+
+void local_lock_limit(unsigned n)
+{
+	pthread_mutex_lock(&lk_mutex);
+	if (!lk_slots && n)
+		lk_cap = n; /* the table is made at first use */
+	pthread_mutex_unlock(&lk_mutex);
+}
+
+unsigned be_local_lock_descriptions(unsigned *limit)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&lk_mutex);
+	n = lk_used;
+	if (limit)
+		*limit = lk_cap;
+	pthread_mutex_unlock(&lk_mutex);
+	return n;
+}
 
 static unsigned lk_bucket(dev_t dev, ino_t ino, uint64_t owner)
 {
@@ -65,10 +90,10 @@ static int lk_desc(struct be_file *f, uint64_t owner, bool create, struct local_
 		return 0;
 	}
 	if (!lk_slots) {
-		lk_slots = calloc(LOCAL_LOCK_OWNERS, sizeof(*lk_slots));
+		lk_slots = calloc(lk_cap, sizeof(*lk_slots));
 		if (!lk_slots)
 			return ENOLCK;
-		for (unsigned i = 0; i < LOCAL_LOCK_OWNERS; i++) {
+		for (unsigned i = 0; i < lk_cap; i++) {
 			lk_slots[i].next = lk_free;
 			lk_free = &lk_slots[i];
 		}
@@ -81,8 +106,10 @@ static int lk_desc(struct be_file *f, uint64_t owner, bool create, struct local_
 	d = lk_free;
 	d->fd = open(path, (f->rdwr ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (d->fd < 0)
-		return errno;
+		return errno == EMFILE || errno == ENFILE ? ENOLCK : errno; /* out of descriptors: no lock */
 	lk_free = d->next;
+	lk_used++;
+	d->held = (struct lk_ranges){ 0 };
 	d->dev = st.st_dev;
 	d->ino = st.st_ino;
 	d->owner = owner;
@@ -104,6 +131,14 @@ static void lk_desc_free(struct local_lock_desc *d)
 	d->fd = -1;
 	d->next = lk_free;
 	lk_free = d;
+	lk_used--;
+}
+
+/* After a lock or unlock: a description that holds nothing goes (its descriptor with it). */
+static void lk_desc_trim(struct local_lock_desc *d)
+{
+	if (d && lk_ranges_empty(&d->held))
+		lk_desc_free(d);
 }
 
 /* struct be_lock -> struct flock; ranges past the largest offset mean "to the end" (knfsd caps them too). */
@@ -132,6 +167,9 @@ int local_lock_set(struct be_fs *fs, struct be_file *f, uint64_t owner, const st
 	err = lk_desc(f, owner, true, &d);
 	if (!err && fcntl(d->fd, F_OFD_SETLK, &fl) < 0)
 		err = errno == EACCES ? EAGAIN : errno;
+	if (!err)
+		lk_ranges_add(&d->held, lk->offset, lk_range_end(lk->offset, lk->length));
+	lk_desc_trim(d); /* a refused first lock leaves no description behind */
 	pthread_mutex_unlock(&lk_mutex);
 	return err;
 }
@@ -149,6 +187,10 @@ int local_lock_unset(struct be_fs *fs, struct be_file *f, uint64_t owner, const 
 	err = lk_desc(f, owner, false, &d);
 	if (!err && d && fcntl(d->fd, F_OFD_SETLK, &fl) < 0)
 		err = errno;
+	if (!err && d) {
+		lk_ranges_sub(&d->held, lk->offset, lk_range_end(lk->offset, lk->length));
+		lk_desc_trim(d); /* the last lock of the owner on the file: its description goes */
+	}
 	pthread_mutex_unlock(&lk_mutex);
 	return err;
 }
@@ -182,6 +224,19 @@ int local_lock_test(struct be_fs *fs, struct be_file *f, uint64_t owner, const s
 	return 0;
 }
 
+bool local_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner)
+{
+	struct local_lock_desc *d = NULL;
+	bool holds;
+
+	(void)fs;
+	pthread_mutex_lock(&lk_mutex);
+	/* A description exists only while it may hold a lock (lk_desc_trim); cannot tell: it may. */
+	holds = lk_desc(f, owner, false, &d) != 0 || d != NULL;
+	pthread_mutex_unlock(&lk_mutex);
+	return holds;
+}
+
 void local_lock_owner_release(struct be_fs *fs, struct be_file *f, uint64_t owner)
 {
 	struct local_lock_desc *d;
@@ -202,5 +257,6 @@ void local_locks_shutdown(void)
 	free(lk_slots);
 	lk_slots = NULL;
 	lk_free = NULL;
+	lk_used = 0;
 	pthread_mutex_unlock(&lk_mutex);
 }

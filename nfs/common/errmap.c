@@ -54,6 +54,7 @@ static const struct {
 	{ EMFILE, NFS3ERR_JUKEBOX },
 	{ ENFILE, NFS3ERR_JUKEBOX },
 	{ EDEADLK, NFS3ERR_JUKEBOX },
+	{ ENOLCK, NFS3ERR_JUKEBOX }, /* out of lock descriptions (issue 24): not a server fault */
 	/* The backend's codes for what errno has no name for (backend/backend.h). */
 	{ BE_EBADHANDLE, NFS3ERR_BADHANDLE },
 	{ BE_ENOTSYNC, NFS3ERR_NOT_SYNC },

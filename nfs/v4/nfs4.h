@@ -190,6 +190,11 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 void nfs4_session_configure(unsigned lease_s);
 /* [nfsv4] max-clients (before nfs4_session_init; 0: NFS4_STATE_MAX_CLIENTS). */
 void nfs4_session_max_clients(unsigned n);
+/* A client met a descriptor bound (status RESOURCE or DELAY from the open state table): one
+ * rate-limited line naming the peer, the client and what (nfs4_proc_open.c). Returns status. */
+uint32_t nfs4_bound_note(const struct nfs4_ctx *x, uint64_t clientid, const char *what, uint32_t status);
+/* The open state table's descriptor bounds (nfs4_stab_limits(); 0 keeps one), before nfs4_session_init. */
+void nfs4_session_state_limits(unsigned max_files, unsigned opens_per_client, unsigned locks_per_client);
 uint32_t nfs4_lease_time(void);
 void nfs4_session_init(void);
 void nfs4_session_release(void);

@@ -89,6 +89,11 @@ static uint32_t lock_apply(struct nfs4_ctx *x, struct be_fs *fs, struct be_file 
 		conflict = true;
 		err = 0;
 	}
+	/* Out of lock descriptions (the backend's table, or descriptors): the
+	 * server's resources, not a fault. RFC 7530 §13.1.1.4: NFS4ERR_RESOURCE in
+	 * 4.0; RFC 8881 §15.1.1.3: NFS4ERR_DELAY in 4.1+ (RESOURCE is not an answer there). */
+	if (err == ENOLCK || err == EMFILE || err == ENFILE)
+		return x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_DELAY;
 	if (err)
 		return nfs_errno_to_nfsstat4(err);
 	if (conflict) {
@@ -163,7 +168,7 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 					    .owner = a->owner.owner, .owner_len = a->owner.owner_len,
 					    .fkey = x->cur.fh.data, .fkey_len = x->cur.fh.len };
 		if (status == NFS4_OK)
-			status = nfs4_stab_lock_new(t, &rq, &ref);
+			status = nfs4_bound_note(x, clientid, "lock owner", nfs4_stab_lock_new(t, &rq, &ref));
 	} else if (status == NFS4_OK) {
 		status = nfs4_stab_lock_find(t, &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len, &ref);
 	}

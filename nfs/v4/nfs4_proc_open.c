@@ -20,9 +20,23 @@
 #include <errno.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_mod.h"
 #include "nfs/v4/nfs4_xdr_state.h"
+
+static struct log_limit nfs4_bound_limit;
+
+uint32_t nfs4_bound_note(const struct nfs4_ctx *x, uint64_t clientid, const char *what, uint32_t status)
+{
+	const struct nfs4_svc *s = x->priv;
+
+	if (status == NFS4ERR_RESOURCE || status == NFS4ERR_DELAY)
+		log_limited(&nfs4_bound_limit, LOG_NOTICE,
+			    "nfs4: %s: client %llx reached its %s bound (rnfsd.conf(5) [nfsv4]): refused",
+			    s->call && s->call->conn ? s->call->conn->peer_name : "-", (unsigned long long)clientid, what);
+	return status;
+}
 
 /* createmode4 -> the backend's create, the createattrs' status first. */
 static uint32_t open_create(struct nfs4_obj *dir, const struct nfs4_open_args *a, const char *name,
@@ -230,6 +244,8 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 				    .access = access, .deny = a->share_deny, .fs = ob->exp->fs, .file = f,
 				    .file_modes = modes };
 	status = nfs4_stab_open(nfs4_session_stab(), &rq, &sr);
+	if (status != NFS4_OK)
+		nfs4_bound_note(x, clientid, "open", status);
 	struct be_file *put = sr.file_taken ? NULL : f; /* kept for nfs4_deleg_open()'s lock test */
 
 	if (status != NFS4_OK) {
@@ -314,6 +330,11 @@ uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = open_deleg(x, a->share_access, r);
 	if (status == NFS4_OK && (a->share_access & NFS4_SHARE_ACCESS_BOTH) == 0)
 		status = NFS4ERR_INVAL;
+	/* A client at its bound (or the server's) is refused before a file is created:
+	 * RFC 8881 §15.1.1.3 DELAY (4.0: RFC 7530 §13.1.1.4 RESOURCE), nothing changed. */
+	if (status == NFS4_OK && a->opentype == OPEN4_CREATE)
+		status = nfs4_bound_note(x, clientid, "open",
+					 nfs4_stab_open_room(nfs4_session_stab(), clientid, x->minorversion));
 	if (status == NFS4_OK)
 		status = open_target(x, a, &dir, &ob, &o, r);
 	if (status == NFS4_OK)

@@ -79,6 +79,15 @@ void nfs4_session_max_clients(unsigned n)
 	nfs4_max_clients = n;
 }
 
+static unsigned nfs4_limits[3]; /* [nfsv4] max-open-files, -per-client, max-lock-owners-per-client (derived) */
+
+void nfs4_session_state_limits(unsigned max_files, unsigned opens_per_client, unsigned locks_per_client)
+{
+	nfs4_limits[0] = max_files;
+	nfs4_limits[1] = opens_per_client;
+	nfs4_limits[2] = locks_per_client;
+}
+
 uint32_t nfs4_lease_time(void)
 {
 	return nfs4_lease;
@@ -126,6 +135,7 @@ void nfs4_session_init(void)
 	if (nfs4_max_clients)
 		nfs4_state_set_max_clients(&nfs4_st, nfs4_max_clients);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
+	nfs4_stab_limits(&nfs4_stb, nfs4_limits[0], nfs4_limits[1], nfs4_limits[2]);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
 	nfs4_st.freed = nfs4_client_freed; /* and its callback path, delegations, copies, lock waiters */

@@ -15,6 +15,8 @@ struct nfs4_stab_client {
 	struct nfs4_stab_client *next;
 	uint64_t clientid;
 	unsigned nstates;
+	unsigned nopens;            /* open stateids (max_opens_client) */
+	unsigned nlowners, nlocks;  /* lock owners, lock stateids (together max_locks_client) */
 	struct nfs4_oowner *owners;
 	struct nfs4_lowner *lowners;
 };
@@ -43,6 +45,7 @@ struct nfs4_lowner {
 	struct nfs4_stab_client *cl;
 	struct nfs4_open *locks;  /* lock stateids, through lowner_next */
 	uint64_t id;              /* the backend's lock owner (NFS4_STAB_LOCK_ID_BIT | counter) */
+	bool v41;                 /* made by a 4.1+ client: goes with its last lock stateid */
 	struct nfs4_seqstate seq;
 	uint32_t len;
 	uint8_t owner[];
@@ -85,6 +88,34 @@ void nfs4_stab_init(struct nfs4_stab *t, uint32_t boot, const struct nfs4_stab_f
 	pthread_mutex_init(&t->lock, NULL);
 	t->boot = boot;
 	t->fops = fops;
+	t->max_files = NFS4_STAB_MAX_STATES;
+	t->max_opens_client = t->max_locks_client = NFS4_STAB_MAX_PER_CLIENT;
+}
+
+void nfs4_stab_limits(struct nfs4_stab *t, unsigned max_files, unsigned opens_per_client, unsigned locks_per_client)
+{
+	pthread_mutex_lock(&t->lock);
+	if (max_files)
+		t->max_files = max_files;
+	if (opens_per_client)
+		t->max_opens_client = opens_per_client;
+	if (locks_per_client)
+		t->max_locks_client = locks_per_client;
+	pthread_mutex_unlock(&t->lock);
+}
+
+void nfs4_stab_counts(struct nfs4_stab *t, struct nfs4_stab_counts *out)
+{
+	*out = (struct nfs4_stab_counts){ 0 };
+	pthread_mutex_lock(&t->lock);
+	out->files = t->nfiles;
+	for (const struct nfs4_stab_client *c = t->clients; c; c = c->next) {
+		out->opens += c->nopens;
+		out->lock_owners += c->nlowners;
+		out->lock_states += c->nlocks;
+		out->open_owners += c->nstates - c->nopens - c->nlowners - c->nlocks;
+	}
+	pthread_mutex_unlock(&t->lock);
 }
 
 /* ---- stateid4.other ---- */
@@ -246,6 +277,7 @@ static void file_drop_unused(struct nfs4_stab *t, struct nfs4_sfile *f)
 	*pf = f->next;
 	if (f->file)
 		fops_of(t)->put(f->fs, f->file);
+	t->nfiles--;
 	free(f);
 }
 
@@ -282,9 +314,28 @@ static void lock_free(struct nfs4_stab *t, struct nfs4_open *lk)
 	*pp = lk->lowner_next;
 	if (lk->file->file && fops_of(t)->unlock)
 		fops_of(t)->unlock(lk->file->fs, lk->file->file, lk->lowner->id);
+	lk->lowner->cl->nlocks--;
 	lk->lowner->cl->nstates--;
 	t->nstates--;
 	free(lk);
+}
+
+static void lowner_free(struct nfs4_stab *t, struct nfs4_lowner *lo);
+
+/*
+ * A lock stateid goes by CLOSE of its open, FREE_STATEID or a purge (RFC
+ * 8881 §8.2.4: never by LOCKU alone); a 4.1+ lock owner left without any
+ * goes with it, as knfsd's, so a client naming a new owner per process
+ * does not use up its max-lock-owners-per-client (4.0 owners keep their
+ * seqid until RELEASE_LOCKOWNER, RFC 7530 §16.37).
+ */
+static void lock_free_and_owner(struct nfs4_stab *t, struct nfs4_open *lk)
+{
+	struct nfs4_lowner *lo = lk->lowner;
+
+	lock_free(t, lk);
+	if (lo->v41 && !lo->locks)
+		lowner_free(t, lo);
 }
 
 static void open_free(struct nfs4_stab *t, struct nfs4_open *op)
@@ -292,7 +343,7 @@ static void open_free(struct nfs4_stab *t, struct nfs4_open *op)
 	struct nfs4_open **pp;
 
 	while (op->locks)
-		lock_free(t, op->locks);
+		lock_free_and_owner(t, op->locks);
 	for (pp = &t->opens[be32_get(op->sid.other + 8) % NFS4_STAB_BUCKETS]; *pp != op; pp = &(*pp)->next)
 		;
 	*pp = op->next;
@@ -300,6 +351,7 @@ static void open_free(struct nfs4_stab *t, struct nfs4_open *op)
 		;
 	*pp = op->owner_next;
 	file_unlink_open(t, op);
+	op->owner->cl->nopens--;
 	op->owner->cl->nstates--;
 	t->nstates--;
 	free(op);
@@ -328,6 +380,7 @@ static void lowner_free(struct nfs4_stab *t, struct nfs4_lowner *lo)
 	for (pl = &lo->cl->lowners; *pl != lo; pl = &(*pl)->next)
 		;
 	*pl = lo->next;
+	lo->cl->nlowners--;
 	lo->cl->nstates--;
 	t->nstates--;
 	free(lo);
@@ -561,6 +614,26 @@ static bool room_for(const struct nfs4_stab *t, const struct nfs4_stab_client *c
 	return t->nstates + n <= NFS4_STAB_MAX_STATES && c->nstates + n <= NFS4_STAB_MAX_PER_CLIENT;
 }
 
+/* A new open of client c (new_file: of a file no one has open): within the descriptor bounds? */
+static bool room_for_open(const struct nfs4_stab *t, const struct nfs4_stab_client *c, bool new_file)
+{
+	return c->nopens < t->max_opens_client && (!new_file || t->nfiles < t->max_files);
+}
+
+uint32_t nfs4_stab_open_room(struct nfs4_stab *t, uint64_t clientid, uint32_t minor)
+{
+	struct nfs4_stab_client *c;
+	bool room;
+
+	pthread_mutex_lock(&t->lock);
+	c = client_find(t, clientid, false);
+	room = c ? room_for(t, c, 2) && room_for_open(t, c, true)
+		 : t->nstates + 2 <= NFS4_STAB_MAX_STATES && t->nfiles < t->max_files;
+	pthread_mutex_unlock(&t->lock);
+	/* RFC 7530 §13.1.1.4 (4.0) NFS4ERR_RESOURCE; RFC 8881 §15.1.1.3 NFS4ERR_DELAY in 4.1+ */
+	return room ? NFS4_OK : bound_status(minor);
+}
+
 static struct nfs4_oowner *owner_new(struct nfs4_stab *t, struct nfs4_stab_client *c, const struct nfs4_open_req *rq)
 {
 	struct nfs4_oowner *o = calloc(1, sizeof(*o) + rq->owner_len);
@@ -589,6 +662,7 @@ static struct nfs4_sfile *file_new(struct nfs4_stab *t, const struct nfs4_open_r
 	memcpy(f->key, rq->fkey, rq->fkey_len);
 	f->next = t->files[h];
 	t->files[h] = f;
+	t->nfiles++;
 	return f;
 }
 
@@ -615,6 +689,7 @@ static struct nfs4_open *open_new(struct nfs4_stab *t, struct nfs4_oowner *o, st
 	o->opens = op;
 	op->file_next = f->opens;
 	f->opens = op;
+	o->cl->nopens++;
 	o->cl->nstates++;
 	t->nstates++;
 	return op;
@@ -644,8 +719,8 @@ static uint32_t open_locked(struct nfs4_stab *t, const struct nfs4_open_req *rq,
 		return NFS4ERR_SHARE_DENIED; /* RFC 8881 §9.7 */
 	for (op = f && o ? f->opens : NULL; op && op->owner != o; op = op->file_next)
 		;
-	if (!op && !room_for(t, c, o ? 1 : 2))
-		return bound_status(rq->minor);
+	if (!op && (!room_for(t, c, o ? 1 : 2) || !room_for_open(t, c, !f)))
+		return bound_status(rq->minor); /* RFC 8881 §15.1.1.3: DELAY (4.0: RESOURCE), this client only */
 	if (!o && !(o = owner_new(t, c, rq)))
 		return bound_status(rq->minor);
 	if (!f && !(f = file_new(t, rq)))
@@ -847,7 +922,7 @@ uint32_t nfs4_stab_free(struct nfs4_stab *t, uint64_t clientid, const struct nfs
 	if (status == NFS4_OK && op->kind == NFS4_ST_OPEN)
 		status = NFS4ERR_LOCKS_HELD;
 	else if (status == NFS4_OK)
-		lock_free(t, op);
+		lock_free_and_owner(t, op);
 	pthread_mutex_unlock(&t->lock);
 	return status;
 }
@@ -863,18 +938,20 @@ static struct nfs4_lowner *lowner_find(struct nfs4_stab_client *c, const uint8_t
 }
 
 static struct nfs4_lowner *lowner_new(struct nfs4_stab *t, struct nfs4_stab_client *c, const uint8_t *owner,
-				      uint32_t len)
+				      uint32_t len, uint32_t minor)
 {
 	struct nfs4_lowner *lo = calloc(1, sizeof(*lo) + len);
 
 	if (!lo)
 		return NULL;
 	lo->cl = c;
+	lo->v41 = minor >= 1;
 	lo->id = NFS4_STAB_LOCK_ID_BIT | ++t->lock_ids;
 	lo->len = len;
 	memcpy(lo->owner, owner, len);
 	lo->next = c->lowners;
 	c->lowners = lo;
+	c->nlowners++;
 	c->nstates++;
 	t->nstates++;
 	return lo;
@@ -905,6 +982,7 @@ static struct nfs4_open *lock_new(struct nfs4_stab *t, struct nfs4_lowner *lo, s
 	op->locks = lk;
 	lk->lowner_next = lo->locks;
 	lo->locks = lk;
+	lo->cl->nlocks++;
 	lo->cl->nstates++;
 	t->nstates++;
 	return lk;
@@ -942,9 +1020,10 @@ static uint32_t lock_new_locked(struct nfs4_stab *t, const struct nfs4_lock_req 
 	/* RFC 7530 §9.1.4.1: one lock stateid per (lock owner, open); a new owner has none yet. */
 	for (lk = lo ? op->locks : NULL; lk && lk->lowner != lo; lk = lk->lock_next)
 		;
-	if (!lk && !room_for(t, c, lo ? 1 : 2))
+	/* A new lock stateid (and owner): within the client's share of lock descriptions too. */
+	if (!lk && (!room_for(t, c, lo ? 1 : 2) || c->nlowners + c->nlocks + (lo ? 1 : 2) > t->max_locks_client))
 		return bound_status(rq->minor);
-	if (!lo && !(lo = lowner_new(t, c, rq->owner, rq->owner_len)))
+	if (!lo && !(lo = lowner_new(t, c, rq->owner, rq->owner_len, rq->minor)))
 		return bound_status(rq->minor);
 	if (!lk && !(lk = lock_new(t, lo, op)))
 		return bound_status(rq->minor);

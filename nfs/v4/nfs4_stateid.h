@@ -37,6 +37,13 @@
  * NFS4_STAB_MAX_PER_CLIENT; beyond, NFS4ERR_RESOURCE (4.0) or NFS4ERR_DELAY
  * (4.1+, where RESOURCE is no longer an answer). One allocation per record,
  * none per READ/WRITE lookup. One mutex.
+ *
+ * Descriptors (nfs4_stab_limits(), from conf/fd_budget.h): each file record
+ * holds one open file, so file records are at most max_files; a client's
+ * opens at most max_opens_client; a client's lock owners and lock stateids
+ * together (each lock stateid has at most one backend lock description) at
+ * most max_locks_client. Past them the same RESOURCE / DELAY, for that
+ * client only.
  */
 #ifndef RNFSD_NFS4_STATEID_H
 #define RNFSD_NFS4_STATEID_H
@@ -110,12 +117,21 @@ struct nfs4_stab {
 	struct nfs4_open *opens[NFS4_STAB_BUCKETS]; /* by other's counter */
 	struct nfs4_sfile *files[NFS4_STAB_BUCKETS]; /* by key */
 	uint64_t lock_ids;                          /* lock owners made */
+	unsigned nfiles;                            /* file records (each holds an open file) */
+	unsigned max_files, max_opens_client, max_locks_client; /* nfs4_stab_limits() */
 	uint32_t expired[NFS4_STAB_EXPIRED_RING];   /* low clientids purged for expiry */
 	unsigned expired_next;
 };
 
 void nfs4_stab_init(struct nfs4_stab *t, uint32_t boot, const struct nfs4_stab_file_ops *fops);
 void nfs4_stab_release(struct nfs4_stab *t);
+/* The descriptor bounds (before serving; 0 keeps the memory bounds above). */
+void nfs4_stab_limits(struct nfs4_stab *t, unsigned max_files, unsigned opens_per_client, unsigned locks_per_client);
+/* What the table holds now (stats). */
+struct nfs4_stab_counts {
+	unsigned files, opens, open_owners, lock_owners, lock_states;
+};
+void nfs4_stab_counts(struct nfs4_stab *t, struct nfs4_stab_counts *out);
 
 /* ---- NFSv4.0 open-owner seqids ---- */
 
@@ -172,6 +188,11 @@ struct nfs4_open_res {
  * the caller keeps its file reference.
  */
 uint32_t nfs4_stab_open(struct nfs4_stab *t, const struct nfs4_open_req *rq, struct nfs4_open_res *res);
+/* Before an OPEN that may create a file: would a new open of a new file (and
+ * a new owner) fit? NFS4_OK or RESOURCE / DELAY, so that a refused OPEN
+ * leaves no file behind (racing OPENs of the client may still meet the
+ * bound in nfs4_stab_open()). */
+uint32_t nfs4_stab_open_room(struct nfs4_stab *t, uint64_t clientid, uint32_t minor);
 
 /* What a stateid names, for I/O: the open's file with a reference taken (put it). */
 struct nfs4_sid_io {

@@ -99,8 +99,17 @@ void nfs4_stats_state(struct stats_nfs4 *out)
 
 	memset(out, 0, sizeof(*out));
 	nfs4_state_counts(nfs4_session_state(), &out->clients, &out->sessions);
-	out->opens = gauge(NFS4_STAT_OPENS);
-	out->locks = gauge(NFS4_STAT_LOCKS);
+	{
+		struct nfs4_stab *t = nfs4_session_stab();
+		struct nfs4_stab_counts c;
+
+		nfs4_stab_counts(t, &c);
+		out->opens = gauge(NFS4_STAT_OPENS) + c.opens;
+		out->locks = gauge(NFS4_STAT_LOCKS) + c.lock_states;
+		out->open_files = c.files, out->open_owners = c.open_owners, out->lock_owners = c.lock_owners;
+		out->open_files_max = t->max_files, out->opens_per_client_max = t->max_opens_client;
+		out->lock_owners_per_client_max = t->max_locks_client;
+	}
 	out->delegations = gauge(NFS4_STAT_DELEGATIONS);
 	{
 		uint64_t held;

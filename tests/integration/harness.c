@@ -372,9 +372,13 @@ const char *hx_ceph_conf(void)
 int hx_write_config(const struct hx_env *e)
 {
 	FILE *f = fopen(e->conf_path, "w");
+	char sock_line[160] = "";
 
 	if (!f)
 		return -1;
+	/* Not the host's /run/rnfsd: tests run side by side (a test may name its own in rnfsd_extra). */
+	if (!e->rnfsd_extra || !strstr(e->rnfsd_extra, "stats-socket"))
+		snprintf(sock_line, sizeof(sock_line), "stats-socket = %s\n", e->stats_socket);
 	fprintf(f, "# written by the integration test harness\n"
 		"[rnfsd]\n"
 		"threads = %u\n"
@@ -383,11 +387,13 @@ int hx_write_config(const struct hx_env *e)
 		"rpcbind = no\n"
 		"statd-dir = %s/no-statd\n" /* not the host's: no sm-notify, no grace period from its records */
 		"%s"
+		"%s"
 		"[tcp]\n"
 		"listen = 127.0.0.1:%u\n"
 		"[rdma]\n"
 		"enable = no\n",
-		e->threads, e->state_dir, e->exports_path, e->state_dir, e->rnfsd_extra ? e->rnfsd_extra : "", e->port);
+		e->threads, e->state_dir, e->exports_path, e->state_dir, sock_line,
+		e->rnfsd_extra ? e->rnfsd_extra : "", e->port);
 	/* HX_CEPH (tests/ceph/with-cluster.sh --fuse): the export is served by the ceph backend */
 	if (hx_ceph_conf())
 		fprintf(f, "[ceph]\nconf = %s\nkeyring = %s/keyring\nmount-timeout = 8\nop-timeout = 10\n",
@@ -484,6 +490,15 @@ void hx_env_init(struct hx_env *e)
 	snprintf(e->log_path, sizeof(e->log_path), "%s/rnfsd.log", e->dir);
 	if (mkdir(e->export_dir, 0755) != 0 || mkdir(e->state_dir, 0700) != 0)
 		hx_fatal("mkdir export/state");
+	/* A UNIX socket's path has at most 107 bytes, and CephFS through FUSE is no place for one. */
+	if (!hx_ceph_conf() && strlen(e->dir) + sizeof("/rnfsd.sock") <= sizeof(e->stats_socket)) {
+		snprintf(e->stats_socket, sizeof(e->stats_socket), "%s/rnfsd.sock", e->dir);
+	} else {
+		snprintf(e->sock_dir, sizeof(e->sock_dir), "/tmp/rnfsd-hx-XXXXXX");
+		if (!mkdtemp(e->sock_dir))
+			hx_fatal("mkdtemp for the stats socket");
+		snprintf(e->stats_socket, sizeof(e->stats_socket), "%s/rnfsd.sock", e->sock_dir);
+	}
 	e->threads = 4;
 	e->port = hx_free_port();
 	if (!e->port)
@@ -521,7 +536,10 @@ void hx_env_release(struct hx_env *e)
 		printf("# kept %s\n", e->dir);
 	else if (e->dir[0])
 		hx_rm_rf(e->dir);
+	if (e->sock_dir[0])
+		hx_rm_rf(e->sock_dir);
 	e->dir[0] = 0;
+	e->sock_dir[0] = 0;
 }
 
 bool hx_daemon_alive(struct hx_env *e)

@@ -89,6 +89,8 @@ struct hx_env {
 	char conf_path[PATH_MAX];    /* dir/rnfsd.conf */
 	char exports_path[PATH_MAX]; /* dir/exports */
 	char log_path[PATH_MAX];     /* dir/rnfsd.log: daemon stdout+stderr */
+	char stats_socket[108];      /* dir/rnfsd.sock, or under sock_dir: one per daemon (rnfsd locks it) */
+	char sock_dir[64];           /* /tmp/rnfsd-hx-XXXXXX when dir is too long or on CephFS, else "" */
 	uint16_t port;               /* TCP port for NFS (and MOUNT) */
 	uint16_t mount_port;         /* = port for rnfsd */
 	bool external;               /* HX_EXTERNAL_SERVER: a server not started by us */

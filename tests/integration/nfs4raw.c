@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -828,4 +830,48 @@ long n4_proc_rss_kb(pid_t pid)
 			break;
 	fclose(f);
 	return kb;
+}
+
+char *n4_stats_json(const char *socket_path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *doc = NULL;
+	size_t len = 0;
+	int fd;
+
+	if (strlen(socket_path) >= sizeof(sa.sun_path))
+		return NULL;
+	memcpy(sa.sun_path, socket_path, strlen(socket_path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	(void)!write(fd, "stats\n", 6);
+	for (;;) {
+		char chunk[4096], *more;
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n <= 0 || !(more = realloc(doc, len + (size_t)n + 1)))
+			break;
+		doc = more;
+		memcpy(doc + len, chunk, (size_t)n);
+		len += (size_t)n;
+		doc[len] = '\0';
+	}
+	close(fd);
+	return doc;
+}
+
+long long n4_stats_num(const char *doc, const char *obj, const char *key)
+{
+	char want[96];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\"%s\": {", obj);
+	p = doc ? strstr(doc, want) : NULL;
+	snprintf(want, sizeof(want), "\"%s\": ", key);
+	p = p ? strstr(p, want) : NULL;
+	return p ? strtoll(p + strlen(want), NULL, 10) : -1;
 }

@@ -286,5 +286,9 @@ double n4_watch_stop(struct n4_watch *w);
 long n4_proc_fds(pid_t pid);
 /* Resident set of pid in KiB (VmRSS), or -1. */
 long n4_proc_rss_kb(pid_t pid);
+/* The daemon's stats document from its stats socket (rnfsd.conf stats-socket): malloc'ed, or NULL. */
+char *n4_stats_json(const char *socket_path);
+/* The number after "key": inside the stats document's object "obj" (e.g. "nfs4"), or -1. */
+long long n4_stats_num(const char *doc, const char *obj, const char *key);
 
 #endif

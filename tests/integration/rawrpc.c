@@ -528,3 +528,31 @@ int raw_mnt(struct raw_conn *c, uint32_t xid, const char *path, uint8_t *fh, uin
 	raw_reply_free(&r);
 	return (int)st;
 }
+
+int raw_lookup3(struct raw_conn *c, uint32_t xid, const uint8_t *dir, uint32_t dir_len, const char *name,
+		uint8_t *fh, uint32_t *fh_len)
+{
+	struct raw_reply r;
+	struct xb a;
+	const uint8_t *p;
+	int st = -1;
+	uint32_t n;
+
+	xb_init(&a);
+	xb_opaque(&a, dir, dir_len);
+	xb_string(&a, name);
+	if (raw_call(c, xid, RAW_NFS_PROG, 3, 3 /* LOOKUP */, a.p, a.len, &r) == RAW_RECV_OK) {
+		if (r.reply_stat == 0 && r.accept_stat == 0) {
+			st = (int)xd_u32(&r.body);
+			if (st == 0 && (p = xd_opaque(&r.body, &n, 64)) != NULL) {
+				memcpy(fh, p, n);
+				*fh_len = n;
+			} else if (st == 0) {
+				st = -1;
+			}
+		}
+		raw_reply_free(&r);
+	}
+	xb_free(&a);
+	return st;
+}

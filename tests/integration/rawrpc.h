@@ -117,5 +117,8 @@ enum raw_recv_result raw_call_none(struct raw_conn *c, uint32_t xid, uint32_t pr
 
 /* MOUNT v3 MNT over a raw connection: returns mountstat3 (or -1), handle into fh/fh_len. */
 int raw_mnt(struct raw_conn *c, uint32_t xid, const char *path, uint8_t *fh, uint32_t *fh_len);
+/* NFSv3 LOOKUP of name in directory dir (a 64-byte handle at most): nfsstat3 (or -1), handle into fh/fh_len. */
+int raw_lookup3(struct raw_conn *c, uint32_t xid, const uint8_t *dir, uint32_t dir_len, const char *name,
+		uint8_t *fh, uint32_t *fh_len);
 
 #endif

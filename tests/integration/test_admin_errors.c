@@ -39,8 +39,9 @@ static void write_conf(const char *listen)
 
 	if (!f)
 		return;
-	fprintf(f, "[rnfsd]\nthreads = 2\nstate-dir = %s\nexports = %s\nrpcbind = no\n"
-		"[tcp]\nlisten = %s\n[rdma]\nenable = no\n", env.state_dir, env.exports_path, listen);
+	fprintf(f, "[rnfsd]\nthreads = 2\nstate-dir = %s\nexports = %s\nrpcbind = no\nstats-socket = %s\n"
+		"[tcp]\nlisten = %s\n[rdma]\nenable = no\n", env.state_dir, env.exports_path, env.stats_socket,
+		listen);
 	fclose(f);
 }
 

@@ -300,36 +300,7 @@ static int sequence(struct n4_client *k, bool more, uint32_t *flags, bool answer
 /* The stats socket's JSON document (malloc'ed), or NULL. */
 static char *stats_json(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char *doc = NULL;
-	size_t len = 0;
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	if (strlen(stats_path) >= sizeof(sa.sun_path)) {
-		hx_note("stats socket path too long: %s", stats_path);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	memcpy(sa.sun_path, stats_path, strlen(stats_path) + 1);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	(void)!write(fd, "stats\n", 6);
-	for (;;) {
-		char chunk[4096];
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-		if (n <= 0)
-			break;
-		doc = realloc(doc, len + (size_t)n + 1);
-		memcpy(doc + len, chunk, (size_t)n);
-		len += (size_t)n;
-		doc[len] = '\0';
-	}
-	close(fd);
-	return doc;
+	return n4_stats_json(stats_path);
 }
 
 /* The "nfs4_callbacks" entry of clientid contains want (e.g. "\"state\": \"up\""). */

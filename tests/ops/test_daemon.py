@@ -370,9 +370,15 @@ def scenario_stats(d):
         fail(f"garbage_args for our connection is {conns[0]['garbage_args']}, want 1")
     if doc["exports"] != 1:
         fail(f"exports {doc['exports']}, want 1")
+    # issue 24 defect 3: descriptors in use against RLIMIT_NOFILE, and the tables holding them
+    res = doc.get("resources", {})
+    if not (0 < res.get("fds", 0) < res.get("fd_limit", 0)) or "lock_descriptions_max" not in res:
+        fail(f"resources object missing or wrong: {res}")
 
     table = rnfsctl(d)
     print(table, flush=True)
+    if not re.search(r"^descriptors: \d+ in use of \d+ ", table, re.M):
+        fail("no descriptors line in the table")
     if not re.search(r"^nfs\s+3\s+NULL\s+\d+\s+0\s", table, re.M):
         fail("no NULL line in the table")
     if not re.search(r"^nfs\s+3\s+GETATTR\s+\d+\s+[1-9]", table, re.M):

@@ -1,8 +1,9 @@
 /*
  * test_ceph_gate.c - the ceph driver's admission accounting
  * (backend/ceph/ceph_gate.c) without Ceph: the cap on calls inside at once,
- * slots given back, stuck detection after the limit, the log events once
- * each way, op-timeout 0 (no stuck detection), the clamps of init, and how
+ * slots given back, stuck detection after the limit (a call past it and
+ * none returned for as long), one probe at a time while stuck, any return
+ * ending it, the log events once each way, op-timeout 0 (no stuck detection), the clamps of init, and how
  * long a call finding the gate full may wait for a slot.
  */
 #include <stdarg.h>
@@ -52,7 +53,7 @@ static void stuck_and_back(void **state)
 {
 	struct ceph_gate g;
 	enum ceph_gate_event ev;
-	unsigned old, young, s;
+	unsigned old, young, s, probe, n;
 
 	(void)state;
 	ceph_gate_init(&g, 4, 10);
@@ -61,41 +62,92 @@ static void stuck_and_back(void **state)
 	/* at the limit exactly: not yet stuck */
 	assert_int_equal(enter(&g, 110 * SEC, &s, &ev), CEPH_GATE_IN);
 	assert_int_equal(ev, CEPH_GATE_SAME);
-	ceph_gate_leave(&g, s, 110 * SEC);
-	/* past it: refused, the event once */
-	assert_int_equal(enter(&g, 110 * SEC + 1, &s, &ev), CEPH_GATE_STUCK);
+	/* past it, nothing ever returned: stuck, the event once; one probe let in */
+	assert_int_equal(enter(&g, 110 * SEC + 1, &probe, &ev), CEPH_GATE_IN);
 	assert_int_equal(ev, CEPH_GATE_BECAME_STUCK);
-	assert_int_equal(enter(&g, 111 * SEC, &s, &ev), CEPH_GATE_STUCK);
+	assert_int_equal(g.probe, probe);
+	assert_int_equal(enter(&g, 111 * SEC, &n, &ev), CEPH_GATE_STUCK); /* full, and stuck */
 	assert_int_equal(ev, CEPH_GATE_SAME);
-	assert_int_equal(g.refused_stuck, 2);
-	assert_int_equal(ceph_gate_inside(&g), 2); /* free slots, but nobody joins the stuck call */
-	/* the old call returns at 116 s: the young one (entered at 105) is past the limit too */
-	assert_int_equal(ceph_gate_leave(&g, old, 116 * SEC), CEPH_GATE_SAME);
-	assert_int_equal(enter(&g, 116 * SEC, &s, &ev), CEPH_GATE_STUCK);
-	/* it returns: answering again, once */
-	assert_int_equal(ceph_gate_leave(&g, young, 117 * SEC), CEPH_GATE_ANSWERS_AGAIN);
-	assert_int_equal(enter(&g, 117 * SEC, &s, &ev), CEPH_GATE_IN);
+	/* s returns: answering again, once, though the old call is still stuck */
+	assert_int_equal(ceph_gate_leave(&g, s, 112 * SEC), CEPH_GATE_ANSWERS_AGAIN);
+	assert_int_equal(enter(&g, 112 * SEC, &s, &ev), CEPH_GATE_IN);
 	assert_int_equal(ev, CEPH_GATE_SAME);
-	assert_int_equal(ceph_gate_leave(&g, s, 117 * SEC), CEPH_GATE_SAME);
+	ceph_gate_leave(&g, s, 112 * SEC);
+	/* another stuck limit without a return: stuck again; the probe is still out, so refused */
+	assert_int_equal(enter(&g, 123 * SEC, &n, &ev), CEPH_GATE_STUCK);
+	assert_int_equal(ev, CEPH_GATE_BECAME_STUCK);
+	assert_int_equal(enter(&g, 124 * SEC, &n, &ev), CEPH_GATE_STUCK);
+	assert_int_equal(g.refused_stuck, 3);
+	assert_int_equal(ceph_gate_inside(&g), 3); /* a free slot, but nobody else joins the stuck calls */
+	/* the probe returns: answering again */
+	assert_int_equal(ceph_gate_leave(&g, probe, 125 * SEC), CEPH_GATE_ANSWERS_AGAIN);
+	assert_int_equal(g.probe, CEPH_GATE_NO_PROBE);
+	assert_int_equal(ceph_gate_leave(&g, old, 126 * SEC), CEPH_GATE_SAME);
+	assert_int_equal(ceph_gate_leave(&g, young, 126 * SEC), CEPH_GATE_SAME);
 	ceph_gate_destroy(&g);
 }
 
-/* The only call inside was the stuck one: its return reports the recovery, and the next call enters. */
+/* Issue 23: one slow first call of a freshly started cluster (nothing returned yet, the call past the
+ * limit) used to refuse every new call at once; now the next call goes in as the probe and its return
+ * opens the gate. */
+static void slow_first_call_lets_a_probe_in(void **state)
+{
+	struct ceph_gate g;
+	enum ceph_gate_event ev;
+	unsigned first, probe, s;
+
+	(void)state;
+	ceph_gate_init(&g, 4, 10);
+	assert_int_equal(enter(&g, 1 * SEC, &first, &ev), CEPH_GATE_IN);
+	assert_int_equal(enter(&g, 12 * SEC, &probe, &ev), CEPH_GATE_IN);
+	assert_int_equal(ev, CEPH_GATE_BECAME_STUCK);
+	assert_int_equal(enter(&g, 12 * SEC, &s, &ev), CEPH_GATE_STUCK); /* one probe at a time */
+	assert_int_equal(ceph_gate_leave(&g, probe, 13 * SEC), CEPH_GATE_ANSWERS_AGAIN);
+	assert_int_equal(enter(&g, 13 * SEC, &s, &ev), CEPH_GATE_IN); /* the slow first call is still inside */
+	assert_int_equal(ev, CEPH_GATE_SAME);
+	ceph_gate_leave(&g, s, 14 * SEC);
+	assert_int_equal(ceph_gate_leave(&g, first, 15 * SEC), CEPH_GATE_SAME);
+	ceph_gate_destroy(&g);
+}
+
+/* A call past the limit while others keep returning: the cluster answers, the gate stays open. */
+static void returns_keep_it_open(void **state)
+{
+	struct ceph_gate g;
+	enum ceph_gate_event ev;
+	unsigned slow, s;
+
+	(void)state;
+	ceph_gate_init(&g, 4, 10);
+	assert_int_equal(enter(&g, 1 * SEC, &slow, &ev), CEPH_GATE_IN);
+	for (uint64_t t = 2; t <= 30; t += 4) {
+		assert_int_equal(enter(&g, t * SEC, &s, &ev), CEPH_GATE_IN);
+		assert_int_equal(ev, CEPH_GATE_SAME);
+		assert_int_equal(ceph_gate_leave(&g, s, t * SEC + SEC / 2), CEPH_GATE_SAME);
+	}
+	assert_int_equal(g.refused_stuck, 0);
+	ceph_gate_leave(&g, slow, 31 * SEC);
+	ceph_gate_destroy(&g);
+}
+
+/* The stuck call was the only one inside: the probe goes in; the stuck call's return reports recovery. */
 static void leave_reports_recovery(void **state)
 {
 	struct ceph_gate g;
 	enum ceph_gate_event ev;
-	unsigned a, s;
+	unsigned a, p, s;
 
 	(void)state;
-	ceph_gate_init(&g, 2, 5);
+	ceph_gate_init(&g, 3, 5);
 	assert_int_equal(enter(&g, 1 * SEC, &a, &ev), CEPH_GATE_IN);
-	assert_int_equal(enter(&g, 7 * SEC, &s, &ev), CEPH_GATE_STUCK);
+	assert_int_equal(enter(&g, 7 * SEC, &p, &ev), CEPH_GATE_IN);
 	assert_int_equal(ev, CEPH_GATE_BECAME_STUCK);
+	assert_int_equal(enter(&g, 7 * SEC, &s, &ev), CEPH_GATE_STUCK);
 	assert_int_equal(ceph_gate_leave(&g, a, 8 * SEC), CEPH_GATE_ANSWERS_AGAIN);
 	assert_int_equal(enter(&g, 8 * SEC, &s, &ev), CEPH_GATE_IN);
 	assert_int_equal(ev, CEPH_GATE_SAME);
 	ceph_gate_leave(&g, s, 8 * SEC);
+	assert_int_equal(ceph_gate_leave(&g, p, 9 * SEC), CEPH_GATE_SAME); /* the probe: a plain return now */
 	ceph_gate_destroy(&g);
 }
 
@@ -208,6 +260,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(cap_and_slots),
 		cmocka_unit_test(stuck_and_back),
+		cmocka_unit_test(slow_first_call_lets_a_probe_in),
+		cmocka_unit_test(returns_keep_it_open),
 		cmocka_unit_test(leave_reports_recovery),
 		cmocka_unit_test(no_stuck_limit),
 		cmocka_unit_test(init_clamps),

@@ -419,6 +419,61 @@ static uint32_t lock_new(uint64_t cl, const struct nfs4_stateid *open_sid, const
 	return st;
 }
 
+/* Issue 24 defects 2 and 3: the descriptor bounds (files, a client's opens, its lock owners + states). */
+static void test_descriptor_bounds(void **state)
+{
+	struct nfs4_open_res r, b0, a0;
+	struct nfs4_lock_ref ref;
+	struct nfs4_stab_counts c;
+	char key[32];
+
+	(void)state;
+	nfs4_stab_limits(&t, 6, 4, 3);
+	for (unsigned i = 0; i < 4; i++) {
+		snprintf(key, sizeof(key), "a%u", i);
+		assert_int_equal(do_open(CL1, 0, "o", key, NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	}
+	/* CL1 at its share: RESOURCE (4.0), DELAY (4.1), before OPEN would create */
+	assert_int_equal(do_open(CL1, 0, "o", "a9", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4ERR_RESOURCE);
+	assert_int_equal(nfs4_stab_open_room(&t, CL1, 0), NFS4ERR_RESOURCE);
+	assert_int_equal(nfs4_stab_open_room(&t, CL1, 1), NFS4ERR_DELAY);
+	/* CL2 is not affected until the server's files are all held */
+	assert_int_equal(nfs4_stab_open_room(&t, CL2, 1), NFS4_OK);
+	assert_int_equal(do_open(CL2, 1, "o", "b0", NFS4_SHARE_ACCESS_READ, 0, &b0), NFS4_OK);
+	assert_int_equal(do_open(CL2, 1, "o", "b1", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_int_equal(do_open(CL2, 1, "o", "b2", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4ERR_DELAY);
+	assert_int_equal(nfs4_stab_open_room(&t, CL2, 1), NFS4ERR_DELAY);
+	assert_int_equal(do_open(CL2, 1, "o", "a0", NFS4_SHARE_ACCESS_READ, 0, &a0), NFS4_OK); /* no new file */
+	/* lock owners + lock states of CL2: 3 */
+	assert_int_equal(lock_new(CL2, &a0.sid, "L1", "a0", &ref), NFS4_OK);  /* owner + state: 2 */
+	assert_int_equal(lock_new(CL2, &b0.sid, "L1", "b0", &ref), NFS4_OK);  /* a state more: 3 */
+	assert_int_equal(lock_new(CL2, &a0.sid, "L2", "a0", &ref), NFS4ERR_DELAY);
+	assert_int_equal(lock_new(CL2, &a0.sid, "L1", "a0", &ref), NFS4_OK);  /* the existing one */
+	nfs4_stab_counts(&t, &c);
+	assert_int_equal(c.files, 6);
+	assert_int_equal(c.opens, 7);
+	assert_int_equal(c.open_owners, 2);
+	assert_int_equal(c.lock_owners, 1);
+	assert_int_equal(c.lock_states, 2);
+	/* RFC 8881 §8.2.4: a 4.1 lock owner goes with its last lock stateid (CLOSE of its opens) */
+	{
+		struct nfs4_stateid out;
+
+		assert_int_equal(nfs4_stab_close(&t, &a0.sid, (struct nfs4_sid_seq){ .minor = 1 }, &out), NFS4_OK);
+		nfs4_stab_counts(&t, &c);
+		assert_int_equal(c.lock_owners, 1); /* still has b0's */
+		assert_int_equal(nfs4_stab_close(&t, &b0.sid, (struct nfs4_sid_seq){ .minor = 1 }, &out), NFS4_OK);
+		nfs4_stab_counts(&t, &c);
+		assert_int_equal(c.lock_owners + c.lock_states, 0);
+	}
+	/* a client's purge gives everything back */
+	nfs4_stab_purge_client(&t, CL2, false);
+	nfs4_stab_counts(&t, &c);
+	assert_int_equal(c.files, 4);
+	assert_int_equal(c.lock_owners + c.lock_states, 0);
+	assert_int_equal(nfs4_stab_open_room(&t, CL2, 1), NFS4_OK);
+}
+
 static void test_locks(void **state)
 {
 	struct nfs4_open_res r;
@@ -548,6 +603,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_test_free, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_descriptor_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_seqid, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

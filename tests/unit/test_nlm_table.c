@@ -2,7 +2,8 @@
  * test_nlm_table.c - nlm/nlm_table.c: owners (caller_name + svid + oh) and
  * their ids, range overlap, held files, waiters (a repeated blocked LOCK
  * finds its waiter), share reservations (XNFS §10.3 conflicts), a host's
- * release (FREE_ALL), and a full table answering ENOLCK.
+ * release (FREE_ALL), and a full table answering ENOLCK, as does a host
+ * past its share (max_per_host) while other hosts are served.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -107,6 +108,33 @@ static void test_held_and_release(void **state)
 	nlm_table_free(&t);
 }
 
+/* Issue 24 defect 2: one host (caller_name) cannot take the tables from the others. */
+static void test_per_host(void **state)
+{
+	struct nlm_table t;
+	struct nlm_fh f1 = mkfh(1), f2 = mkfh(2), f3 = mkfh(3);
+	unsigned a, b, c, o, h;
+
+	(void)state;
+	assert_int_equal(nlm_table_init(&t, 8, 8, 4, 4), 0);
+	t.max_per_host = 2;
+	assert_int_equal(nlm_owner_get(&t, "h1", 2, 1, NULL, 0, true, &a), 0);
+	assert_int_equal(nlm_held_add(&t, a, &f1), 0);
+	assert_int_equal(nlm_owner_get(&t, "h1", 2, 2, NULL, 0, true, &b), 0);
+	assert_int_equal(nlm_owner_get(&t, "h1", 2, 3, NULL, 0, true, &c), ENOLCK); /* a third owner of h1 */
+	assert_int_equal(nlm_held_add(&t, a, &f2), 0);
+	assert_int_equal(nlm_held_add(&t, b, &f3), ENOLCK); /* a third file held by h1 */
+	assert_int_equal(nlm_held_add(&t, a, &f1), 0);      /* one it holds: fine */
+	assert_int_equal(nlm_owner_get(&t, "h2", 2, 1, NULL, 0, true, &c), 0); /* other hosts are not affected */
+	assert_int_equal(nlm_held_add(&t, c, &f3), 0);
+	nlm_table_counts(&t, &o, &h);
+	assert_int_equal(o, 3);
+	assert_int_equal(h, 3);
+	assert_true(nlm_held_del(&t, a, &f2));
+	assert_int_equal(nlm_held_add(&t, b, &f3), 0); /* given back: room again */
+	nlm_table_free(&t);
+}
+
 static void test_waiters(void **state)
 {
 	struct nlm_table t;
@@ -192,6 +220,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overlap), cmocka_unit_test(test_owners),  cmocka_unit_test(test_held_and_release),
 		cmocka_unit_test(test_waiters), cmocka_unit_test(test_shares), cmocka_unit_test(test_fh),
+		cmocka_unit_test(test_per_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -211,11 +211,21 @@ static void fake_nfs4_state(struct stats_nfs4 *n)
 {
 	*n = (struct stats_nfs4){ .clients = 3, .sessions = 2, .opens = 7, .locks = 1, .recalls = 5, .returned = 4,
 				  .revoked = 1, .recorded_clients = 4,
-				  .grace_left_ms = 12500, .reclaims = 6, .grace_refused = 8, .no_grace = 9 };
+				  .grace_left_ms = 12500, .reclaims = 6, .grace_refused = 8, .no_grace = 9,
+				  .open_files = 10, .open_owners = 11, .lock_owners = 12, .open_files_max = 13,
+				  .opens_per_client_max = 14, .lock_owners_per_client_max = 15 };
+}
+
+static void fake_resources(struct stats_resources *r)
+{
+	*r = (struct stats_resources){ .fds = 20, .fd_limit = 1024, .fd_reserve = 512, .lock_descriptions = 3,
+				       .lock_descriptions_max = 224, .nlm_owners = 2, .nlm_held = 1,
+				       .nlm_per_host_max = 56 };
 }
 
 static const struct stats_sources nfs4_src = {.exports_count = fake_exports, .procs_foreach = fake_procs,
-					      .nfs4_ops_foreach = fake_nfs4_ops, .nfs4_state = fake_nfs4_state};
+					      .nfs4_ops_foreach = fake_nfs4_ops, .nfs4_state = fake_nfs4_state,
+					      .resources = fake_resources};
 
 static void test_json_nfs4(void **state)
 {
@@ -228,7 +238,13 @@ static void test_json_nfs4(void **state)
 	assert_non_null(strstr(doc, "\"nfs4\": {\"clients\": 3, \"sessions\": 2, \"opens\": 7, \"locks\": 1, "
 				    "\"delegations\": 0, \"recalls\": 5, \"delegreturns\": 4, \"revoked\": 1, "
 				    "\"recorded_clients\": 4, \"grace_left_s\": 12.5, "
-				    "\"reclaims\": 6, \"grace_refused\": 8, \"no_grace\": 9},"));
+				    "\"reclaims\": 6, \"grace_refused\": 8, \"no_grace\": 9, "
+				    "\"open_files\": 10, \"open_owners\": 11, \"lock_owners\": 12, \"open_files_max\": 13, "
+				    "\"opens_per_client_max\": 14, \"lock_owners_per_client_max\": 15},"));
+	/* issue 24 defect 3: descriptors against the limit, and the tables holding them */
+	assert_non_null(strstr(doc, "\"resources\": {\"fds\": 20, \"fd_limit\": 1024, \"fd_reserve\": 512, "
+				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"nlm_owners\": 2, "
+				    "\"nlm_held\": 1, \"nlm_per_host_max\": 56},"));
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3,"));
 	free(doc);
 	const struct stats_sources none = {0};

@@ -290,6 +290,9 @@ threads = ${RNFSD_THREADS:-8}
 state-dir = /var/lib/rnfsd
 $exports_key
 rpcbind = yes
+# lock-rdma.sh: one host is client and server, its kernel lockd holds NLM in
+# rpcbind; a restarted rnfsd takes NLM back from it (rnfsd.conf(5)).
+rpcbind-replace = yes
 stats-socket = /run/rnfsd/rnfsd.sock
 ${RNFSD_EXTRA:-}
 [tcp]
