@@ -227,7 +227,8 @@ int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8])
 	struct xb a;
 	int st;
 
-	snprintf(k->id, sizeof(k->id), "%s", id);
+	if (id != k->id)
+		snprintf(k->id, sizeof(k->id), "%s", id);
 	if (!k->verifier[0] && !k->verifier[7])
 		n4_verifier(k);
 	n4_begin_alone(k, &a, N4_SETCLIENTID);
@@ -263,10 +264,10 @@ int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8])
 }
 
 /* 4.0: SETCLIENTID (callback to a port nobody listens on) + SETCLIENTID_CONFIRM. */
-static int n4_setup40(struct n4_client *k)
+static int n4_setup40(struct n4_client *k, const char *id)
 {
 	uint8_t confirm[8] = { 0 };
-	int st = n4_setclientid(k, k->id, confirm);
+	int st = n4_setclientid(k, id, confirm);
 
 	return st != 0 ? st : n4_setclientid_confirm(k, confirm);
 }
@@ -277,7 +278,8 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
 	struct xb a;
 	int st;
 
-	snprintf(k->id, sizeof(k->id), "%s", id);
+	if (id != k->id)
+		snprintf(k->id, sizeof(k->id), "%s", id);
 	if (!k->verifier[0] && !k->verifier[7])
 		n4_verifier(k);
 	n4_begin_alone(k, &a, N4_EXCHANGE_ID);
@@ -366,7 +368,7 @@ int n4_setup(struct n4_client *k, const char *id)
 	snprintf(k->id, sizeof(k->id), "%s", id);
 	n4_verifier(k);
 	if (k->minor == 0)
-		return n4_setup40(k);
+		return n4_setup40(k, id);
 	st = n4_exchange_id(k, id, &csr_seq);
 	if (st == 0)
 		st = n4_create_session(k, csr_seq);
@@ -725,6 +727,21 @@ int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t t
 
 	n4_begin_fh(k, &a, 2, fh, fh_len);
 	n4_xb_locktargs(&a, type, off, len, k->cid, owner);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_release_lockowner(struct n4_client *k, const char *owner)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_RELEASE_LOCKOWNER);
+	xb_u64(&a, k->cid); /* lock_owner4 */
+	xb_string(&a, owner);
 	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;

@@ -254,6 +254,8 @@ int n4_locku_type(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint3
 /* LOCKT (RFC 8881 §18.11) of type at [off, off+len) for k's lock owner owner: its status. */
 int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off, uint64_t len,
 	     const char *owner);
+/* 4.0: RELEASE_LOCKOWNER (RFC 7530 §16.37) of k's lock owner owner: its status. */
+int n4_release_lockowner(struct n4_client *k, const char *owner);
 /* PUTROOTFH + GETATTR(type): a harmless call. */
 int n4_getattr_root(struct n4_client *k);
 

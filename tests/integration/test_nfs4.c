@@ -881,10 +881,8 @@ static void test_locks40(struct n4_client *c, const uint8_t *root, uint32_t root
 	struct n4_openres oa, ob;
 	struct n4_sid sa, sb, la, lb, tmp;
 	struct n4_client kb;
-	struct raw_reply r;
 	char holder[64] = "";
 	uint64_t ca, cb, hcid = 99;
-	struct xb a;
 	pid_t pid;
 
 	hx_section("NFSv4.0 byte-range locks between two clients and a local process");
@@ -923,14 +921,8 @@ static void test_locks40(struct n4_client *c, const uint8_t *root, uint32_t root
 	}
 	/* RFC 7530 §16.37.4: not while the owner holds a lock (pynfs RLOWN3); after its LOCKU, yes. */
 	for (int held = 1; held >= 0; held--) {
-		xb_init(&a);
-		n4_hdr(&a, 0, 1);
-		xb_u32(&a, N4_RELEASE_LOCKOWNER);
-		xb_u64(&a, cb);
-		xb_string(&a, "lock-b");
-		CHECK_EQ(n4_call(c, &a, &r), held ? N4ERR_LOCKS_HELD : 0, "B: RELEASE_LOCKOWNER %s",
+		CHECK_EQ(n4_release_lockowner(&kb, "lock-b"), held ? N4ERR_LOCKS_HELD : 0, "B: RELEASE_LOCKOWNER %s",
 			 held ? "holding [50, 60): LOCKS_HELD" : "after LOCKU");
-		raw_reply_free(&r);
 		if (!held)
 			break;
 		CHECK_EQ(n4_locku(c, fh, fh_len, &lb, &(uint32_t){ 1 }, 50, 10), 0, "B: LOCKU [50, 60)");
