@@ -368,6 +368,8 @@ static void print_nfs4_bounds(const struct json *doc)
 	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
 	       json_num(b, "lock_waiters_max"), json_num(b, "delegations_max"), json_num(b, "callback_paths"),
 	       json_num(b, "callback_paths_max"));
+}
+
 /* The shared NFSv4 tables against their bounds (issue 24). */
 static void print_nfs4_limits(const struct json *doc)
 {

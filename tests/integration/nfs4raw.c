@@ -53,23 +53,75 @@ void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops)
 	k->cache_this = 0;
 }
 
+void n4_begin_fh(struct n4_client *k, struct xb *a, uint32_t nops, const uint8_t *fh, uint32_t fh_len)
+{
+	n4_begin(k, a, nops);
+	n4_xb_putfh(a, fh, fh_len);
+}
+
+void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op)
+{
+	xb_init(a);
+	n4_hdr(a, k->minor, 1);
+	xb_u32(a, op);
+}
+
+/*
+ * k has an on_cb hook: send a and wait for the reply to it, handing the
+ * callback calls (msg_type CALL, RFC 5531 §9; RFC 8881 §2.10.3.1: a back
+ * channel may share the fore connection) that come first to the hook.
+ */
+static enum raw_recv_result n4_call_cb(struct n4_client *k, const struct xb *a, struct raw_reply *r)
+{
+	uint32_t my = k->xid;
+	struct xb m;
+	int rc;
+
+	xb_init(&m);
+	xb_call_header(&m, my, RAW_NFS_PROG, 4, 1, k->uid, k->gid);
+	xb_raw(&m, a->p, a->len);
+	rc = raw_send_record(&k->c, m.p, m.len);
+	xb_free(&m);
+	memset(r, 0, sizeof(*r));
+	for (int calls = 0; rc == 0 && calls < 20; calls++) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		enum raw_recv_result rr = raw_recv_record(&k->c, &buf, &len, 10000);
+
+		if (rr != RAW_RECV_OK)
+			return rr;
+		if (len >= 8 && buf[4] == 0 && buf[5] == 0 && buf[6] == 0 && buf[7] == 0) { /* CALL */
+			k->on_cb(k, buf, len);
+			free(buf);
+			continue;
+		}
+		rr = raw_decode_reply(r, buf, len);
+		return rr == RAW_RECV_OK && r->xid != my ? RAW_RECV_ERROR : rr;
+	}
+	return RAW_RECV_CLOSED;
+}
+
 int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
 {
-	enum raw_recv_result got;
+	enum raw_recv_result rr;
 	uint32_t len;
 	int st;
 
-	if (k->auth_none)
-		got = raw_call_none(&k->c, ++k->xid, RAW_NFS_PROG, 4, 1, a->p, a->len, r);
+	++k->xid;
+	if (k->on_cb)
+		rr = n4_call_cb(k, a, r);
+	else if (k->auth_none)
+		rr = raw_call_none(&k->c, k->xid, RAW_NFS_PROG, 4, 1, a->p, a->len, r);
 	else
-		got = raw_call_as(&k->c, ++k->xid, RAW_NFS_PROG, 4, 1, k->uid, k->gid, a->p, a->len, r);
-	if (got != RAW_RECV_OK)
+		rr = raw_call_as(&k->c, k->xid, RAW_NFS_PROG, 4, 1, k->uid, k->gid, a->p, a->len, r);
+	k->nres = 0;
+	if (rr != RAW_RECV_OK)
 		return -1;
 	if (r->reply_stat != 0 || r->accept_stat != 0)
 		return -1;
 	st = (int)xd_u32(&r->body);
 	xd_opaque(&r->body, &len, 1024); /* tag */
-	xd_u32(&r->body);                /* resarray's count */
+	k->nres = xd_u32(&r->body);       /* resarray's count */
 	return r->body.bad ? -1 : st;
 }
 
@@ -82,10 +134,12 @@ int n4_call(struct n4_client *k, struct xb *a, struct raw_reply *r)
 	if (st < 0 || k->minor == 0)
 		return st;
 	pos = r->body.pos;
-	if (n4_res(r, N4_SEQUENCE) == 0)
-		xd_skip(&r->body, 16 + 5 * 4); /* SEQUENCE4resok */
-	else
+	if (n4_res(r, N4_SEQUENCE) == 0) {
+		xd_skip(&r->body, 16 + 4 * 4); /* SEQUENCE4resok up to sr_status_flags */
+		k->seq_flags = xd_u32(&r->body);
+	} else {
 		r->body.pos = pos;
+	}
 	return r->body.bad ? -1 : st;
 }
 
@@ -115,11 +169,14 @@ uint32_t n4_walk(struct xb *a, const char *path)
 	char buf[PATH_MAX], *save = NULL;
 	uint32_t n = 1;
 
-	xb_u32(a, N4_PUTROOTFH);
+	if (a)
+		xb_u32(a, N4_PUTROOTFH);
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save), n++) {
-		xb_u32(a, N4_LOOKUP);
-		xb_string(a, c);
+		if (a) {
+			xb_u32(a, N4_LOOKUP);
+			xb_string(a, c);
+		}
 	}
 	return n;
 }
@@ -132,7 +189,8 @@ void n4_xb_putfh(struct xb *a, const uint8_t *fh, uint32_t fh_len)
 
 /* ---- clients ---------------------------------------------------------- */
 
-int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
+/* A client's defaults, no connection yet. */
+static void n4_init(struct n4_client *k, uint16_t port, uint32_t minor)
 {
 	memset(k, 0, sizeof(*k));
 	k->port = port;
@@ -140,14 +198,29 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
 	k->xid = (uint32_t)rand() << 8;
 	k->max_resp_cached = 4096;
 	k->max_resp = (1u << 20) + 65536u;
+	k->max_req = (1u << 20) + 65536u;
+	k->cb_prog = 0x40000000u;
+	k->cb_ident = 1;
+}
+
+int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
+{
+	n4_init(k, port, minor);
+	k->own_conn = true;
 	return raw_connect(&k->c, port);
 }
 
 int n4_connect_from(struct n4_client *k, uint16_t port, uint32_t minor, const char *src)
 {
-	n4_connect(k, port, minor);
-	raw_close(&k->c);
+	n4_init(k, port, minor);
+	k->own_conn = true;
 	return raw_connect_src(&k->c, port, src);
+}
+
+void n4_share(struct n4_client *k, const struct raw_conn *c, uint32_t minor)
+{
+	n4_init(k, 0, minor);
+	k->c = *c;
 }
 
 static void n4_verifier(struct n4_client *k)
@@ -157,23 +230,23 @@ static void n4_verifier(struct n4_client *k)
 	memcpy(k->verifier, &v, 8);
 }
 
-/* 4.0: SETCLIENTID (callback to a port nobody listens on) + SETCLIENTID_CONFIRM. */
-static int n4_setup40(struct n4_client *k)
+int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8])
 {
-	uint8_t confirm[8] = { 0 };
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	n4_hdr(&a, 0, 1);
-	xb_u32(&a, N4_SETCLIENTID);
+	if (id != k->id)
+		snprintf(k->id, sizeof(k->id), "%s", id);
+	if (!k->verifier[0] && !k->verifier[7])
+		n4_verifier(k);
+	n4_begin_alone(k, &a, N4_SETCLIENTID);
 	xb_raw(&a, k->verifier, 8);
 	xb_string(&a, k->id);
-	xb_u32(&a, 0x40000000u);
+	xb_u32(&a, k->cb_prog);
 	xb_string(&a, "tcp");
-	xb_string(&a, "127.0.0.1.0.9"); /* port 9: no callback service */
-	xb_u32(&a, 1);
+	xb_string(&a, k->cb_addr[0] ? k->cb_addr : "127.0.0.1.0.9"); /* port 9: no callback service */
+	xb_u32(&a, k->cb_ident);
 	st = n4_call(k, &a, &r);
 	if (st == 0 && n4_res(&r, N4_SETCLIENTID) == 0) {
 		k->cid = xd_u64(&r.body);
@@ -182,16 +255,30 @@ static int n4_setup40(struct n4_client *k)
 		xd_skip(&r.body, 8);
 	}
 	raw_reply_free(&r);
-	if (st != 0)
-		return st;
-	xb_init(&a);
-	n4_hdr(&a, 0, 1);
-	xb_u32(&a, N4_SETCLIENTID_CONFIRM);
+	return st;
+}
+
+int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8])
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_alone(k, &a, N4_SETCLIENTID_CONFIRM);
 	xb_u64(&a, k->cid);
 	xb_raw(&a, confirm, 8);
 	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;
+}
+
+/* 4.0: SETCLIENTID (callback to a port nobody listens on) + SETCLIENTID_CONFIRM. */
+static int n4_setup40(struct n4_client *k, const char *id)
+{
+	uint8_t confirm[8] = { 0 };
+	int st = n4_setclientid(k, id, confirm);
+
+	return st != 0 ? st : n4_setclientid_confirm(k, confirm);
 }
 
 int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
@@ -200,12 +287,11 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
 	struct xb a;
 	int st;
 
-	snprintf(k->id, sizeof(k->id), "%s", id);
+	if (id != k->id)
+		snprintf(k->id, sizeof(k->id), "%s", id);
 	if (!k->verifier[0] && !k->verifier[7])
 		n4_verifier(k);
-	xb_init(&a);
-	n4_hdr(&a, k->minor, 1);
-	xb_u32(&a, N4_EXCHANGE_ID);
+	n4_begin_alone(k, &a, N4_EXCHANGE_ID);
 	xb_raw(&a, k->verifier, 8);
 	xb_string(&a, id);
 	xb_u32(&a, 0); /* eia_flags */
@@ -221,37 +307,51 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
 	return st;
 }
 
+/* callback_sec_parms4<> (RFC 8881 §18.36.1): AUTH_NONE, after AUTH_SYS (uid 0) when k->cb_sys. */
+static void n4_xb_cb_sec(struct n4_client *k, struct xb *a)
+{
+	xb_u32(a, k->cb_sys ? 2 : 1);
+	if (k->cb_sys) {
+		xb_u32(a, 1); /* AUTH_SYS: stamp, machinename, uid, gid, gids */
+		xb_u32(a, 1);
+		xb_string(a, "cbhost");
+		xb_u32(a, 0);
+		xb_u32(a, 0);
+		xb_u32(a, 0);
+	}
+	xb_u32(a, 0); /* AUTH_NONE */
+}
+
 int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 {
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	n4_hdr(&a, k->minor, 1);
-	xb_u32(&a, N4_CREATE_SESSION);
+	n4_begin_alone(k, &a, N4_CREATE_SESSION);
 	xb_u64(&a, k->cid);
 	xb_u32(&a, csr_seq);
-	xb_u32(&a, 0); /* no CONN_BACK_CHAN, no persistence */
+	xb_u32(&a, k->cs_flags); /* CONN_BACK_CHAN or not; no persistence */
 	for (int ch = 0; ch < 2; ch++) {
 		xb_u32(&a, 0);                             /* headerpadsize */
-		xb_u32(&a, (1u << 20) + 65536u);           /* maxrequestsize */
+		xb_u32(&a, ch ? (1u << 20) + 65536u : k->max_req); /* maxrequestsize */
 		xb_u32(&a, ch ? 4096u : k->max_resp);      /* maxresponsesize */
 		xb_u32(&a, ch ? 0u : k->max_resp_cached);  /* maxresponsesize_cached */
 		xb_u32(&a, 16);                            /* maxoperations */
 		xb_u32(&a, ch ? 1u : k->max_reqs ? k->max_reqs : 8u); /* maxrequests */
 		xb_u32(&a, 0);                             /* no rdma_ird */
 	}
-	xb_u32(&a, 0x40000000u);
-	xb_u32(&a, 1);
-	xb_u32(&a, 0); /* AUTH_NONE for callbacks */
+	xb_u32(&a, k->cb_prog);
+	n4_xb_cb_sec(k, &a);
 	st = n4_call_raw(k, &a, &r);
 	xb_free(&a);
 	if (st == 0 && n4_res(&r, N4_CREATE_SESSION) == 0 && r.body.pos + 16 <= r.body.len) {
 		memcpy(k->session, r.body.p + r.body.pos, 16);
 		k->slot_seq = 0;
 		/* csr_sequence, csr_flags, then the fore channel_attrs4 (RFC 8881 §18.36.2) */
-		xd_skip(&r.body, 16 + 4 + 4 + 12);
+		xd_skip(&r.body, 16 + 4);
+		k->csr_flags = xd_u32(&r.body);
+		xd_skip(&r.body, 12);
 		k->got_cached = xd_u32(&r.body);
 		xd_skip(&r.body, 4);
 		k->got_reqs = xd_u32(&r.body);
@@ -282,7 +382,7 @@ int n4_setup(struct n4_client *k, const char *id)
 	snprintf(k->id, sizeof(k->id), "%s", id);
 	n4_verifier(k);
 	if (k->minor == 0)
-		return n4_setup40(k);
+		return n4_setup40(k, id);
 	st = n4_exchange_id(k, id, &csr_seq);
 	if (st == 0)
 		st = n4_create_session(k, csr_seq);
@@ -305,74 +405,99 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
 
 void n4_client_close(struct n4_client *k)
 {
-	raw_close(&k->c);
+	if (k->own_conn)
+		raw_close(&k->c);
 }
 
 /* ---- state and I/O ------------------------------------------------------ */
 
-/* open_delegation4 after OPEN4resok's attrset (RFC 8881 §18.16.2): skipped; false if it cannot be. */
-static bool n4_skip_deleg(struct xd *d)
+/* open_delegation4 (RFC 8881 §18.16.2) into o. */
+static void n4_xd_deleg(struct xd *d, struct n4_openres *o)
 {
-	uint32_t type = xd_u32(d), why;
+	uint32_t len;
 
-	if (type == 0) /* OPEN_DELEGATE_NONE */
-		return !d->bad;
-	if (type != 3) /* a read or write delegation: the tests ask for none */
-		return false;
-	why = xd_u32(d);
-	if (why == 1 || why == 2) /* WND4_CONTENTION, WND4_RESOURCE: a boolean follows */
-		xd_u32(d);
-	return !d->bad;
+	o->deleg = xd_u32(d);
+	if (o->deleg == 1 || o->deleg == 2) {
+		n4_xd_sid(d, &o->dsid);
+		xd_u32(d);                     /* recall */
+		if (o->deleg == 2)
+			xd_skip(d, 12);        /* nfs_space_limit4 */
+		xd_skip(d, 12);                /* nfsace4: type, flag, access_mask */
+		xd_opaque(d, &len, 1024);      /* who */
+	} else if (o->deleg == 3) {
+		o->why = xd_u32(d);
+		if (o->why == 1 || o->why == 2) /* WND4_CONTENTION, WND4_RESOURCE: a boolean follows */
+			xd_u32(d);
+	}
 }
 
-/* OPEN4resok: the stateid and rflags; false if it does not decode. */
-static bool n4_dec_open(struct xd *d, struct n4_sid *sid, uint32_t *rflags)
+bool n4_xd_openres(struct xd *d, struct n4_openres *o)
 {
 	uint32_t words;
 
-	n4_xd_sid(d, sid);
+	memset(o, 0, sizeof(*o));
+	n4_xd_sid(d, &o->sid);
 	xd_skip(d, 4 + 16); /* change_info4 */
-	*rflags = xd_u32(d);
-	words = xd_u32(d);
+	o->rflags = xd_u32(d);
+	words = xd_u32(d);  /* attrset */
 	if (words > 8)
 		return false;
 	xd_skip(d, 4 * (size_t)words);
-	return n4_skip_deleg(d);
+	n4_xd_deleg(d, o);
+	return !d->bad;
+}
+
+void n4_xb_openargs(struct xb *a, const struct n4_openargs *o)
+{
+	xb_u32(a, N4_OPEN);
+	xb_u32(a, o->seqid);
+	xb_u32(a, o->access);
+	xb_u32(a, o->deny);
+	xb_u64(a, o->cid);
+	xb_string(a, o->owner);
+	xb_u32(a, o->create != N4_NOCREATE); /* openflag4 */
+	if (o->create != N4_NOCREATE) {
+		xb_u32(a, o->create == N4_GUARDED ? 1 : 0); /* createmode4 */
+		if (o->no_attrs) {
+			xb_u32(a, 0);
+			xb_u32(a, 0);
+		} else {
+			xb_u32(a, 2);                          /* bitmap: size (4), mode (33) */
+			xb_u32(a, o->with_size ? 1u << 4 : 0);
+			xb_u32(a, 1u << 1);
+			xb_u32(a, o->with_size ? 12 : 4);
+			if (o->with_size)
+				xb_u64(a, o->size);
+			xb_u32(a, 0644);
+		}
+	}
+	xb_u32(a, o->previous ? 1 : 0); /* CLAIM_PREVIOUS : CLAIM_NULL */
+	if (o->previous)
+		xb_u32(a, 0); /* delegate_type: OPEN_DELEGATE_NONE */
+	else
+		xb_string(a, o->name);
 }
 
 static void n4_xb_open(struct n4_client *k, struct xb *a, bool create, uint32_t access, uint32_t deny,
 		       const char *owner, uint32_t seqid, const char *name)
 {
-	xb_u32(a, N4_OPEN);
-	xb_u32(a, k->minor ? 0 : seqid);
-	xb_u32(a, k->minor ? access | N4_WANT_NO_DELEG : access);
-	xb_u32(a, deny);
-	xb_u64(a, k->cid);
-	xb_string(a, owner);
-	xb_u32(a, create ? 1 : 0);
-	if (create) {
-		xb_u32(a, 0); /* UNCHECKED4 */
-		xb_u32(a, 2); /* bitmap: mode (33) */
-		xb_u32(a, 0);
-		xb_u32(a, 1u << 1);
-		xb_u32(a, 4);
-		xb_u32(a, 0644);
-	}
-	xb_u32(a, 0); /* CLAIM_NULL */
-	xb_string(a, name);
+	struct n4_openargs o = {
+		.seqid = k->minor ? 0 : seqid, .access = k->minor ? access | N4_WANT_NO_DELEG : access,
+		.deny = deny, .cid = k->cid, .owner = owner, .create = create ? N4_UNCHECKED : N4_NOCREATE,
+		.name = name,
+	};
+
+	n4_xb_openargs(a, &o);
 	xb_u32(a, N4_GETFH);
 }
 
-/* 4.0: OPEN_CONFIRM of a new open owner's first open (RFC 7530 §16.18). */
-static int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid,
-			   struct n4_sid *sid)
+int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid)
 {
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_OPEN_CONFIRM);
 	n4_xb_sid(&a, sid);
 	xb_u32(&a, (*seqid)++);
@@ -387,6 +512,7 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len)
 {
 	uint32_t n, rflags = 0, len = 0, sq = seqid ? *seqid : 0;
+	struct n4_openres res = { 0 };
 	struct raw_reply r;
 	const uint8_t *p;
 	struct xb a, w;
@@ -404,8 +530,13 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	if (st == 0) {
 		for (uint32_t i = 0; i < n; i++)
 			n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
-		if (n4_res(&r, N4_OPEN) != 0 || !n4_dec_open(&r.body, sid, &rflags) || n4_res(&r, N4_GETFH) != 0)
+		/* a read or write delegation: the tests ask for none */
+		if (n4_res(&r, N4_OPEN) != 0 || !n4_xd_openres(&r.body, &res) || res.deleg == 1 || res.deleg == 2 ||
+		    n4_res(&r, N4_GETFH) != 0)
 			st = -1;
+		*sid = res.sid;
+		rflags = res.rflags;
+		k->open_rflags = rflags;
 		p = st ? NULL : xd_opaque(&r.body, &len, N4_FH_MAX);
 		if (p) {
 			memcpy(fh, p, len);
@@ -426,12 +557,13 @@ int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_CLOSE);
 	xb_u32(&a, seqid && k->minor == 0 ? (*seqid)++ : 0);
 	n4_xb_sid(&a, sid);
 	st = n4_call(k, &a, &r);
+	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_CLOSE) == 0)
+		n4_xd_sid(&r.body, sid);
 	raw_reply_free(&r);
 	return st;
 }
@@ -445,17 +577,17 @@ int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struc
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_READ);
 	n4_xb_sid(&a, sid);
 	xb_u64(&a, off);
 	xb_u32(&a, count);
 	st = n4_call(k, &a, &r);
+	k->read_eof = 0;
 	if (got)
 		*got = 0;
 	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_READ) == 0) {
-		xd_u32(&r.body); /* eof */
+		k->read_eof = xd_u32(&r.body);
 		p = xd_opaque(&r.body, &len, count);
 		if (p && buf)
 			memcpy(buf, p, len);
@@ -473,8 +605,7 @@ int n4_write(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const stru
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_WRITE);
 	n4_xb_sid(&a, sid);
 	xb_u64(&a, off);
@@ -491,8 +622,7 @@ int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const s
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_SETATTR);
 	n4_xb_sid(&a, sid);
 	xb_u32(&a, 1);      /* bitmap: size (4) */
@@ -516,57 +646,81 @@ static int n4_lock_send(struct n4_client *k, struct xb *a, struct n4_sid *lock)
 	return st;
 }
 
-static void n4_xb_lock_head(struct n4_client *k, struct xb *a, const uint8_t *fh, uint32_t fh_len, uint32_t type,
-			    uint64_t off, uint64_t len)
+void n4_xb_lockargs(struct xb *a, const struct n4_lockargs *l)
 {
-	n4_begin(k, a, 2);
-	n4_xb_putfh(a, fh, fh_len);
 	xb_u32(a, N4_LOCK);
+	xb_u32(a, l->type);
+	xb_u32(a, l->reclaim);
+	xb_u64(a, l->off);
+	xb_u64(a, l->len);
+	xb_u32(a, l->new_owner); /* locker4: open_to_lock_owner4 or exist_lock_owner4 */
+	if (l->new_owner) {
+		xb_u32(a, l->open_seqid);
+		n4_xb_sid(a, l->sid);
+		xb_u32(a, l->lock_seqid);
+		xb_u64(a, l->cid);
+		xb_string(a, l->owner);
+	} else {
+		n4_xb_sid(a, l->sid);
+		xb_u32(a, l->lock_seqid);
+	}
+}
+
+void n4_xb_locktargs(struct xb *a, uint32_t type, uint64_t off, uint64_t len, uint64_t cid, const char *owner)
+{
+	xb_u32(a, N4_LOCKT);
 	xb_u32(a, type);
-	xb_u32(a, 0); /* reclaim */
 	xb_u64(a, off);
 	xb_u64(a, len);
+	xb_u64(a, cid); /* lock_owner4 */
+	xb_string(a, owner);
 }
 
 int n4_lock_new(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
 		struct n4_sid *lock)
 {
+	struct n4_lockargs l = {
+		.type = type, .off = off, .len = len, .new_owner = true, .sid = open, .cid = k->cid, .owner = owner,
+		.open_seqid = open_seqid && k->minor == 0 ? (*open_seqid)++ : 0,
+	};
 	struct xb a;
 
-	n4_xb_lock_head(k, &a, fh, fh_len, type, off, len);
-	xb_u32(&a, 1); /* open_to_lock_owner4 */
-	xb_u32(&a, open_seqid && k->minor == 0 ? (*open_seqid)++ : 0);
-	n4_xb_sid(&a, open);
-	xb_u32(&a, 0); /* lock_seqid */
-	xb_u64(&a, k->cid);
-	xb_string(&a, owner);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	n4_xb_lockargs(&a, &l);
 	return n4_lock_send(k, &a, lock);
 }
 
 int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		 uint64_t len, struct n4_sid *lock, uint32_t *lock_seqid)
 {
+	struct n4_lockargs l = {
+		.type = type, .off = off, .len = len, .sid = lock,
+		.lock_seqid = lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0,
+	};
 	struct xb a;
 
-	n4_xb_lock_head(k, &a, fh, fh_len, type, off, len);
-	xb_u32(&a, 0); /* exist_lock_owner4 */
-	n4_xb_sid(&a, lock);
-	xb_u32(&a, lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	n4_xb_lockargs(&a, &l);
 	return n4_lock_send(k, &a, lock);
 }
 
 int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lock, uint32_t *lock_seqid,
 	     uint64_t off, uint64_t len)
 {
+	return n4_locku_type(k, fh, fh_len, N4_WRITE_LT, lock, lock_seqid, off, len);
+}
+
+int n4_locku_type(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, struct n4_sid *lock,
+		  uint32_t *lock_seqid, uint64_t off, uint64_t len)
+{
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	n4_begin(k, &a, 2);
-	n4_xb_putfh(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_LOCKU);
-	xb_u32(&a, N4_WRITE_LT);
+	xb_u32(&a, type);
 	xb_u32(&a, lock_seqid && k->minor == 0 ? (*lock_seqid)++ : 0);
 	n4_xb_sid(&a, lock);
 	xb_u64(&a, off);
@@ -574,6 +728,35 @@ int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_
 	st = n4_call(k, &a, &r);
 	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_LOCKU) == 0)
 		n4_xd_sid(&r.body, lock);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off, uint64_t len,
+	     const char *owner)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	n4_xb_locktargs(&a, type, off, len, k->cid, owner);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_release_lockowner(struct n4_client *k, const char *owner)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_RELEASE_LOCKOWNER);
+	xb_u64(&a, k->cid); /* lock_owner4 */
+	xb_string(&a, owner);
+	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;
 }

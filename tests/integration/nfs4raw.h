@@ -12,9 +12,10 @@
  * n4_call() consumes the encode buffer it is given; the reply is the
  * caller's (raw_reply_free). Nothing here calls CHECK: helpers return the
  * COMPOUND status (nfsstat4), or -1 when no well-formed reply came, so a
- * test states what it expects. No callbacks are answered: sessions are
- * created without a back channel, and 4.0 clients name a callback address
- * nobody listens on.
+ * test states what it expects. By default no callbacks are answered:
+ * sessions are created without a back channel, and 4.0 clients name a
+ * callback address nobody listens on; a test that plays the callback
+ * service sets cs_flags / cb_addr and an on_cb hook.
  */
 #ifndef RNFSD_TESTS_NFS4RAW_H
 #define RNFSD_TESTS_NFS4RAW_H
@@ -38,7 +39,10 @@ enum n4_op {
 	N4_BACKCHANNEL_CTL = 40, N4_BIND_CONN_TO_SESSION = 41, N4_EXCHANGE_ID = 42, N4_CREATE_SESSION = 43,
 	N4_DESTROY_SESSION = 44, N4_FREE_STATEID = 45, N4_SECINFO_NO_NAME = 52, N4_SEQUENCE = 53,
 	N4_TEST_STATEID = 55, N4_DESTROY_CLIENTID = 57, N4_RECLAIM_COMPLETE = 58, N4_ALLOCATE = 59,
-	N4_COPY = 60, N4_OFFLOAD_CANCEL = 66, N4_OFFLOAD_STATUS = 67, N4_READ_PLUS = 68, N4_SEEK = 69,
+	N4_COPY = 60, N4_DEALLOCATE = 62, N4_OFFLOAD_CANCEL = 66, N4_OFFLOAD_STATUS = 67, N4_READ_PLUS = 68,
+	N4_SEEK = 69, N4_CLONE = 71,
+	/* RFC 8276 §8.4 */
+	N4_GETXATTR = 72, N4_SETXATTR = 73, N4_LISTXATTRS = 74, N4_REMOVEXATTR = 75,
 };
 
 /* nfsstat4 values the tests name (RFC 8881 §15.1). */
@@ -52,7 +56,9 @@ enum n4_status {
 	N4ERR_LOCKS_HELD = 10037, N4ERR_OPENMODE = 10038, N4ERR_BADXDR = 10036, N4ERR_NO_GRACE = 10033,
 	N4ERR_BADSESSION = 10052, N4ERR_BADSLOT = 10053, N4ERR_REQ_TOO_BIG = 10065,
 	N4ERR_REP_TOO_BIG = 10066, N4ERR_REP_TOO_BIG_TO_CACHE = 10067, N4ERR_TOO_MANY_OPS = 10070,
-	N4ERR_WRONG_CRED = 10082, N4ERR_DELEG_REVOKED = 10087,
+	N4ERR_WRONG_CRED = 10082, N4ERR_DELEG_REVOKED = 10087, N4ERR_NXIO = 6, N4ERR_ROFS = 30,
+	N4ERR_NOTEMPTY = 66, N4ERR_BADTYPE = 10007, N4ERR_MINOR_VERS_MISMATCH = 10021, N4ERR_SYMLINK = 10029,
+	N4ERR_BADOWNER = 10039, N4ERR_NOXATTR = 10095 /* RFC 8276 §8.3 */,
 };
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1). */
@@ -70,7 +76,7 @@ struct n4_sid {
 	uint8_t other[12];
 };
 
-/* One NFSv4 client on one TCP connection. */
+/* One NFSv4 client on one TCP connection (its own, or one it shares: n4_share). */
 struct n4_client {
 	struct raw_conn c;
 	uint16_t port;
@@ -87,8 +93,28 @@ struct n4_client {
 	uint32_t max_reqs;       /* 4.1+: ca_maxrequests asked (0: 8) */
 	uint32_t got_reqs, got_cached; /* 4.1+: the fore channel's ca_maxrequests and _cached granted */
 	char id[128];            /* co_ownerid / SETCLIENTID's id */
-	uint8_t verifier[8];
+	uint8_t verifier[8];     /* kept by n4_exchange_id/n4_setclientid when set (n4_setup: a new one) */
+	/* Details a test may choose (n4_connect sets the defaults) and results it may read: */
+	uint32_t max_req;        /* 4.1+: ca_maxrequestsize asked (default 1 MiB + 64 KiB) */
+	uint32_t cs_flags;       /* 4.1+: csa_flags (default 0; N4_CS_BACK_CHAN: this connection is the back channel) */
+	uint32_t cb_prog;        /* csa_cb_program / SETCLIENTID's cb_program (default 0x40000000) */
+	bool cb_sys;             /* 4.1+: offer AUTH_SYS (uid 0) before AUTH_NONE for callbacks */
+	char cb_addr[64];        /* 4.0: SETCLIENTID's r_addr (empty: 127.0.0.1 port 9, nobody listens) */
+	uint32_t cb_ident;       /* 4.0: callback_ident (default 1) */
+	uint32_t csr_flags;      /* 4.1+: the last CREATE_SESSION's csr_flags */
+	uint32_t seq_flags;      /* 4.1+: the last SEQUENCE's sr_status_flags */
+	uint32_t open_rflags;    /* the last n4_open's rflags */
+	uint32_t read_eof;       /* the last n4_read's eof */
+	uint32_t nres;           /* resarray's count of the last reply */
+	/* Callback calls arriving on this connection before a reply (a back
+	 * channel on the fore connection) go to on_cb, which may answer them
+	 * with raw_send_record; without on_cb they are not expected. */
+	void (*on_cb)(struct n4_client *k, const uint8_t *msg, size_t len);
+	bool own_conn;           /* n4_client_close closes the connection (false for n4_share) */
 };
+
+/* csa_flags (RFC 8881 §18.36.1) */
+#define N4_CS_BACK_CHAN 0x2u
 
 /* ---- framing ---------------------------------------------------------- */
 
@@ -96,6 +122,11 @@ struct n4_client {
 void n4_hdr(struct xb *a, uint32_t minor, uint32_t numops);
 /* Header of k's next COMPOUND of nops operations after SEQUENCE (4.1+: SEQUENCE is added, slot 0). */
 void n4_begin(struct n4_client *k, struct xb *a, uint32_t nops);
+/* n4_begin, then PUTFH fh: nops counts PUTFH and the operations the caller adds. */
+void n4_begin_fh(struct n4_client *k, struct xb *a, uint32_t nops, const uint8_t *fh, uint32_t fh_len);
+/* Header of a COMPOUND of op alone, no SEQUENCE (4.1+: RFC 8881 §18.46.3, the operations
+ * that may be sent outside a session: EXCHANGE_ID, CREATE_SESSION, BIND_CONN_TO_SESSION, ...). */
+void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op);
 /*
  * Send a (freed here) as k's COMPOUND; the COMPOUND status, or -1 if no
  * well-formed reply came. r->body is at the first result after SEQUENCE's
@@ -108,7 +139,7 @@ int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r);
 int n4_res(struct raw_reply *r, uint32_t op);
 void n4_xb_sid(struct xb *a, const struct n4_sid *s);
 void n4_xd_sid(struct xd *d, struct n4_sid *s);
-/* PUTROOTFH and a LOOKUP per component of path: how many operations were added. */
+/* PUTROOTFH and a LOOKUP per component of path: how many operations (a NULL: only counted). */
 uint32_t n4_walk(struct xb *a, const char *path);
 /* PUTFH fh. */
 void n4_xb_putfh(struct xb *a, const uint8_t *fh, uint32_t fh_len);
@@ -125,6 +156,15 @@ int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor);
 int n4_setup(struct n4_client *k, const char *id);
 /* n4_connect from source address src (another loopback "host", such as "127.0.0.2"). */
 int n4_connect_from(struct n4_client *k, uint16_t port, uint32_t minor, const char *src);
+/* A client (no set-up yet) with minor version minor on the connection c that
+ * another owns (another client's, or a raw one also carrying NFSv3 or NLM),
+ * as RPC lets clients share one; closing k leaves the connection open. */
+void n4_share(struct n4_client *k, const struct raw_conn *c, uint32_t minor);
+/* 4.0: SETCLIENTID (k->verifier, k->cb_prog, k->cb_addr, k->cb_ident): its
+ * status; k->cid and the confirm verifier on success. */
+int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8]);
+/* 4.0: SETCLIENTID_CONFIRM of k->cid: its status. */
+int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8]);
 /* n4_connect + n4_setup. */
 int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id);
 /* 4.1+: EXCHANGE_ID alone (k->cid and the sequence CREATE_SESSION needs): its status. */
@@ -146,7 +186,36 @@ void n4_client_close(struct n4_client *k);
  */
 int n4_open(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
 	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len);
-/* CLOSE (4.0: seqid of the open owner, advanced). */
+/* OPEN4args (RFC 8881 §18.16.1, RFC 7530 §16.16.1) for n4_xb_openargs. */
+enum n4_create { N4_NOCREATE, N4_UNCHECKED, N4_GUARDED };
+struct n4_openargs {
+	uint32_t seqid;          /* 4.0: the open owner's seqid (4.1+: 0) */
+	uint32_t access, deny;   /* share_access (want bits included) and share_deny, as sent */
+	uint64_t cid;
+	const char *owner;
+	enum n4_create create;
+	bool no_attrs;           /* createattrs empty (else mode 0644) */
+	bool with_size;          /* createattrs set size too */
+	uint64_t size;
+	bool previous;           /* CLAIM_PREVIOUS, delegate_type NONE (the current filehandle is the file) */
+	const char *name;        /* else CLAIM_NULL of name */
+};
+void n4_xb_openargs(struct xb *a, const struct n4_openargs *o);
+
+/* OPEN4resok (RFC 8881 §18.16.2). */
+struct n4_openres {
+	struct n4_sid sid;
+	uint32_t rflags;
+	uint32_t deleg;          /* open_delegation_type4: 0 NONE, 1 READ, 2 WRITE, 3 NONE_EXT */
+	struct n4_sid dsid;      /* READ, WRITE: the delegation stateid */
+	uint32_t why;            /* NONE_EXT: why_no_delegation4 */
+};
+/* Decode OPEN4resok (after OPEN's status) into o: false if it does not decode. */
+bool n4_xd_openres(struct xd *d, struct n4_openres *o);
+
+/* 4.0: OPEN_CONFIRM (RFC 7530 §16.18) of sid with *seqid (advanced): its status; the new stateid in sid. */
+int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid);
+/* CLOSE (4.0: seqid of the open owner, advanced): its status; the stateid returned in sid. */
 int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid);
 /* READ count bytes at off into buf (may be NULL); *got the bytes returned. */
 int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t off,
@@ -164,12 +233,34 @@ int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const s
 int n4_lock_new(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
 		struct n4_sid *lock);
+/* LOCK4args (RFC 8881 §18.10.1) for n4_xb_lockargs. */
+struct n4_lockargs {
+	uint32_t type;
+	bool reclaim;
+	uint64_t off, len;
+	bool new_owner;             /* open_to_lock_owner4 (sid: the open stateid), else exist_lock_owner4 */
+	uint32_t open_seqid, lock_seqid;
+	const struct n4_sid *sid;   /* the open stateid or the lock stateid */
+	uint64_t cid;               /* new_owner: the lock owner's clientid and name */
+	const char *owner;
+};
+void n4_xb_lockargs(struct xb *a, const struct n4_lockargs *l);
+/* LOCKT4args (RFC 8881 §18.11.1). */
+void n4_xb_locktargs(struct xb *a, uint32_t type, uint64_t off, uint64_t len, uint64_t cid, const char *owner);
 /* LOCK by the existing lock owner of lock (4.0: *lock_seqid advanced). */
 int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		 uint64_t len, struct n4_sid *lock, uint32_t *lock_seqid);
 /* LOCKU [off, off+len) (4.0: *lock_seqid advanced). */
 int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lock, uint32_t *lock_seqid,
 	     uint64_t off, uint64_t len);
+/* LOCKU with locktype type. */
+int n4_locku_type(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, struct n4_sid *lock,
+		  uint32_t *lock_seqid, uint64_t off, uint64_t len);
+/* LOCKT (RFC 8881 §18.11) of type at [off, off+len) for k's lock owner owner: its status. */
+int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off, uint64_t len,
+	     const char *owner);
+/* 4.0: RELEASE_LOCKOWNER (RFC 7530 §16.37) of k's lock owner owner: its status. */
+int n4_release_lockowner(struct n4_client *k, const char *owner);
 /* PUTROOTFH + GETATTR(type): a harmless call. */
 int n4_getattr_root(struct n4_client *k);
 

@@ -421,17 +421,13 @@ fail:
 	return r;
 }
 
-enum raw_recv_result raw_recv_reply(struct raw_conn *c, struct raw_reply *r, int timeout_ms)
+enum raw_recv_result raw_decode_reply(struct raw_reply *r, uint8_t *buf, size_t len)
 {
-	enum raw_recv_result rr;
 	struct xd d;
-	size_t len;
 	uint32_t vlen;
 
 	memset(r, 0, sizeof(*r));
-	rr = raw_recv_record(c, &r->buf, &len, timeout_ms);
-	if (rr != RAW_RECV_OK)
-		return rr;
+	r->buf = buf;
 	xd_init(&d, r->buf, len);
 	r->xid = xd_u32(&d);
 	r->msg_type = xd_u32(&d);
@@ -457,6 +453,19 @@ enum raw_recv_result raw_recv_reply(struct raw_conn *c, struct raw_reply *r, int
 		return RAW_RECV_ERROR;
 	xd_init(&r->body, d.p + d.pos, d.len - d.pos);
 	return RAW_RECV_OK;
+}
+
+enum raw_recv_result raw_recv_reply(struct raw_conn *c, struct raw_reply *r, int timeout_ms)
+{
+	enum raw_recv_result rr;
+	uint8_t *buf = NULL;
+	size_t len;
+
+	memset(r, 0, sizeof(*r));
+	rr = raw_recv_record(c, &buf, &len, timeout_ms);
+	if (rr != RAW_RECV_OK)
+		return rr;
+	return raw_decode_reply(r, buf, len);
 }
 
 void raw_reply_free(struct raw_reply *r)

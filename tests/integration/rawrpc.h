@@ -97,6 +97,8 @@ struct raw_reply {
 
 /* Receive one record and decode its header. RAW_RECV_ERROR if it does not parse. */
 enum raw_recv_result raw_recv_reply(struct raw_conn *c, struct raw_reply *r, int timeout_ms);
+/* Decode a received record buf (taken: freed by raw_reply_free) as a reply into r. */
+enum raw_recv_result raw_decode_reply(struct raw_reply *r, uint8_t *buf, size_t len);
 void raw_reply_free(struct raw_reply *r);
 
 /* Send a call (header + args, AUTH_SYS uid/gid 0) as one record and receive the reply. */

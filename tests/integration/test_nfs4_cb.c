@@ -1,6 +1,7 @@
 /*
- * test_nfs4_cb.c - NFSv4 callback paths through the real daemon, with the
- * raw RPC client playing the client's callback service:
+ * test_nfs4_cb.c - NFSv4 callback paths through the real daemon, with
+ * nfs4raw.h's client (its on_cb hook) and this file playing the client's
+ * callback service (cb_parse, cb_answer, cb_wait):
  *  - 4.1, a client that answers: CREATE_SESSION with CONN_BACK_CHAN on its
  *    TCP connection gets the flag back; on that same connection the server
  *    sends CB_NULL (program = csa_cb_program, version 1 as knfsd), then CB_COMPOUND
@@ -21,7 +22,7 @@
  *    arrives on a connection the server opens; answered: stats "up";
  *  - delegations ([nfsv4] delegations = yes, lease-time = 10): client A's OPEN
  *    for reading gets a read delegation (the stats gauge shows it); B's
- *    OPEN for writing gets NFS4ERR_DELAY and A's back channel carries
+ *    OPEN for writing gets N4ERR_DELAY and A's back channel carries
  *    CB_COMPOUND{CB_SEQUENCE, CB_RECALL} naming A's delegation stateid
  *    and file; B stays DELAYed until A's DELEGRETURN, then opens; the
  *    stats count the recall and the return;
@@ -29,12 +30,12 @@
  *    client's retried OPEN is always answered at once (DELAY) and
  *    succeeds within a few leases; the holder's SEQUENCE then carries
  *    SEQ4_STATUS_RECALLABLE_STATE_REVOKED, READ and TEST_STATEID with the
- *    delegation stateid answer NFS4ERR_DELEG_REVOKED, FREE_STATEID frees it
+ *    delegation stateid answer N4ERR_DELEG_REVOKED, FREE_STATEID frees it
  *    and the flag clears; the stats count it revoked;
  *  - an NFSv3 WRITE of a delegated file: NFS3ERR_JUKEBOX and CB_RECALL
  *    until DELEGRETURN, then it is written;
  *  - another client's LOCK (READ_LT, from its own read open) of a file with
- *    a read delegation: NFS4ERR_DELAY and CB_RECALL (the holder keeps its
+ *    a read delegation: N4ERR_DELAY and CB_RECALL (the holder keeps its
  *    locks locally), granted after DELEGRETURN; no delegation is granted
  *    on a file with byte-range locks (OPEN_DELEGATE_NONE_EXT, CONTENTION);
  *  - an NLM TEST of a delegated file: NLM4_DENIED_GRACE_PERIOD and
@@ -56,7 +57,6 @@
  *    naming the file and B's lock owner; B's LOCK then succeeds.
  */
 #include "tests/integration/harness.h"
-#include "tests/integration/rawrpc.h"
 #include "tests/integration/nfs4raw.h"
 
 #include <arpa/inet.h>
@@ -76,19 +76,11 @@ static struct hx_env env;
 static uint32_t xid = 0x43420000;
 static char stats_path[600];
 
-enum { OP_SETATTR = 34, OP_RECLAIM_COMPLETE = 58, OP_DELEGRETURN = 8, OP_LOOKUP = 15, OP_OPEN = 18, OP_PUTFH = 22, OP_READ = 25, OP_FREE_STATEID = 45,
-       OP_TEST_STATEID = 55 };
-enum { OP_GETFH = 10, OP_PUTROOTFH = 24, OP_SETCLIENTID = 35, OP_SETCLIENTID_CONFIRM = 36,
-       OP_BACKCHANNEL_CTL = 40, OP_BIND_CONN_TO_SESSION = 41, OP_EXCHANGE_ID = 42, OP_CREATE_SESSION = 43,
-       OP_SEQUENCE = 53 };
 #define CB_PROG 0x40000000u
 #define CB_PROG2 0x40000123u
 #define CB_PROG40 0x40000007u
 #define SEQ4_STATUS_CB_PATH_DOWN 0x1u
 #define SEQ4_STATUS_CB_PATH_DOWN_SESSION 0x200u
-#define NFS4ERR_BADSESSION 10052
-#define NFS4ERR_DELAY 10008
-#define NFS4ERR_DELEG_REVOKED 10087
 #define SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u
 #define LEASE 10 /* [nfsv4] lease-time of the daemon */
 
@@ -100,7 +92,7 @@ struct cb_call {
 	uint32_t op2;        /* the operation after CB_SEQUENCE (0: none) */
 	uint32_t args_len;   /* its arguments' bytes (up to sizeof(args)) */
 	uint8_t args[1400];
-	uint8_t dsid[16];    /* CB_RECALL's stateid (seqid, other) */
+	struct n4_sid dsid;  /* CB_RECALL's stateid */
 	uint32_t fh_len;
 	uint8_t fh[128];
 };
@@ -153,8 +145,7 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 			if (!d.bad)
 				memcpy(cc->args, d.p + d.pos, cc->args_len);
 			if (cc->op2 == 4 && d.pos + 16 <= d.len) { /* CB_RECALL: stateid, truncate, fh */
-				memcpy(cc->dsid, d.p + d.pos, 16);
-				xd_skip(&d, 16);
+				n4_xd_sid(&d, &cc->dsid);
 				xd_u32(&d);
 				const uint8_t *fh = xd_opaque(&d, &cc->fh_len, 128);
 				if (fh)
@@ -237,159 +228,72 @@ static void cb_close(struct raw_conn *c)
 	raw_close(c);
 }
 
-/* Send a COMPOUND and wait for its reply, answering (answer) or keeping for
- * cb_wait() the callback calls that arrive first. Its status (or -1), r->body at the first result. */
-static int compound_cb(struct raw_conn *c, const struct xb *a, struct raw_reply *r, bool answer, unsigned *calls)
+/* Whether callback calls arriving before a reply are answered at once, or
+ * kept for cb_wait() (the default). */
+static bool cb_answer_now;
+
+/* nfs4raw's hook for callback calls arriving on a client's connection. */
+static void on_cb(struct n4_client *k, const uint8_t *msg, size_t len)
 {
-	struct xb m;
-	uint32_t my = ++xid, len;
+	struct cb_call cc;
 
-	memset(r, 0, sizeof(*r));
-	xb_init(&m);
-	xb_call_header(&m, my, RAW_NFS_PROG, 4, 1, 0, 0);
-	xb_raw(&m, a->p, a->len);
-	int rc = raw_send_record(c, m.p, m.len);
-	xb_free(&m);
-	for (int tries = 0; rc == 0 && tries < 20; tries++) {
-		uint8_t *buf = NULL;
-		size_t blen;
-		struct cb_call cc;
-
-		if (raw_recv_record(c, &buf, &blen, 5000) != RAW_RECV_OK)
-			return -1;
-		if (cb_parse(buf, blen, &cc)) {
-			if (calls)
-				(*calls)++;
-			if (answer)
-				cb_answer(c, &cc);
-			else if (cb_qn < 16)
-				cb_q[cb_qn].fd = c->fd, cb_q[cb_qn++].cc = cc;
-			free(buf);
-			continue;
-		}
-		struct xd d;
-		xd_init(&d, buf, blen);
-		r->buf = buf;
-		r->xid = xd_u32(&d);
-		r->msg_type = xd_u32(&d);
-		r->reply_stat = xd_u32(&d);
-		xd_u32(&d);
-		xd_opaque(&d, &len, 400);
-		r->accept_stat = xd_u32(&d);
-		if (d.bad || r->xid != my || r->msg_type != 1 || r->reply_stat || r->accept_stat)
-			return -1;
-		xd_init(&r->body, d.p + d.pos, d.len - d.pos);
-		int st = (int)xd_u32(&r->body);
-		xd_opaque(&r->body, &len, 1024);
-		xd_u32(&r->body);
-		return r->body.bad ? -1 : st;
-	}
-	return -1;
+	if (!cb_parse(msg, len, &cc))
+		return;
+	if (cb_answer_now)
+		cb_answer(&k->c, &cc);
+	else if (cb_qn < 16)
+		cb_q[cb_qn].fd = k->c.fd, cb_q[cb_qn++].cc = cc;
 }
 
-static uint32_t minor41 = 1; /* the minor version of the 4.1+ COMPOUNDs sent */
-
-static void hdr(struct xb *a, uint32_t minor, uint32_t numops)
+/* n4_call (a freed) answering the callbacks that come first (answer), or keeping them. */
+static int call(struct n4_client *k, struct xb *a, struct raw_reply *r, bool answer)
 {
-	xb_string(a, "cb");
-	xb_u32(a, minor == 1 ? minor41 : minor);
-	xb_u32(a, numops);
+	int st;
+
+	cb_answer_now = answer;
+	st = n4_call(k, a, r);
+	cb_answer_now = false;
+	return st;
 }
 
-/* SEQUENCE4args: sid, slot 0 with *seqid + 1, no cachethis. */
-static void xb_sequence(struct xb *a, const uint8_t sid[16], uint32_t *seqid)
+/* Connect k (minor version minor) as a client that plays its callback service. */
+static bool cb_connect(struct n4_client *k, uint32_t minor, const char *what)
 {
-	xb_u32(a, OP_SEQUENCE);
-	xb_raw(a, sid, 16);
-	xb_u32(a, ++*seqid);
-	xb_u32(a, 0);
-	xb_u32(a, 0);
-	xb_u32(a, 0);
+	if (!CHECK(n4_connect(k, env.port, minor) == 0, "%s", what))
+		return false;
+	k->on_cb = on_cb;
+	k->cb_prog = CB_PROG;
+	k->cb_sys = true;
+	return true;
 }
 
-static bool res_ok(struct raw_reply *r, uint32_t op)
+/* EXCHANGE_ID + CREATE_SESSION (flags; the callback program, AUTH_SYS then AUTH_NONE). */
+static void session(struct n4_client *k, const char *id, uint32_t flags)
 {
-	uint32_t got = xd_u32(&r->body), st = xd_u32(&r->body);
-	return !r->body.bad && got == op && st == 0;
-}
-
-/* EXCHANGE_ID + CREATE_SESSION (flags, the callback program, AUTH_SYS then AUTH_NONE). */
-static uint64_t session(struct raw_conn *c, const char *id, uint32_t flags, uint8_t sid[16], uint32_t *csr_flags)
-{
-	struct raw_reply r;
-	uint64_t cid = 0;
 	uint32_t seq = 0;
-	struct xb a;
 
-	xb_init(&a);
-	hdr(&a, 1, 1);
-	xb_u32(&a, OP_EXCHANGE_ID);
-	xb_raw(&a, "verifcb!", 8);
-	xb_string(&a, id);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
-	if (CHECK_EQ(compound_cb(c, &a, &r, false, NULL), 0, "EXCHANGE_ID %s", id) && res_ok(&r, OP_EXCHANGE_ID)) {
-		cid = xd_u64(&r.body);
-		seq = xd_u32(&r.body);
-	}
-	raw_reply_free(&r);
-	xb_free(&a);
-	xb_init(&a);
-	hdr(&a, 1, 1);
-	xb_u32(&a, OP_CREATE_SESSION);
-	xb_u64(&a, cid);
-	xb_u32(&a, seq);
-	xb_u32(&a, flags);
-	for (int ch = 0; ch < 2; ch++) {
-		static const uint32_t attrs[6] = { 0, 1 << 20, 1 << 20, 4096, 16, 8 };
-		for (int i = 0; i < 6; i++)
-			xb_u32(&a, attrs[i]);
-		xb_u32(&a, 0);
-	}
-	xb_u32(&a, CB_PROG);
-	xb_u32(&a, 2);
-	xb_u32(&a, 1); /* AUTH_SYS: stamp, machinename, uid, gid, gids */
-	xb_u32(&a, 1);
-	xb_string(&a, "cbhost");
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0);
-	xb_u32(&a, 0); /* AUTH_NONE */
-	if (CHECK_EQ(compound_cb(c, &a, &r, false, NULL), 0, "CREATE_SESSION %s", id) &&
-	    res_ok(&r, OP_CREATE_SESSION) && r.body.pos + 16 <= r.body.len) {
-		memcpy(sid, r.body.p + r.body.pos, 16);
-		xd_skip(&r.body, 16);
-		xd_u32(&r.body);
-		*csr_flags = xd_u32(&r.body);
-	}
-	raw_reply_free(&r);
-	xb_free(&a);
-	return cid;
+	memcpy(k->verifier, "verifcb!", 8);
+	k->cs_flags = flags;
+	CHECK_EQ(n4_exchange_id(k, id, &seq), 0, "EXCHANGE_ID %s", id);
+	CHECK_EQ(n4_create_session(k, seq), 0, "CREATE_SESSION %s", id);
 }
 
-/* SEQUENCE (slot 0, *seqid + 1) [+ PUTROOTFH, GETFH]: its status; *flags the sr_status_flags. */
-static int sequence(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, bool more, uint32_t *flags,
-		    bool answer)
+/* SEQUENCE [+ PUTROOTFH, GETFH]: its status; *flags the sr_status_flags. */
+static int sequence(struct n4_client *k, bool more, uint32_t *flags, bool answer)
 {
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	hdr(&a, 1, more ? 3 : 1);
-	xb_sequence(&a, sid, seqid);
+	n4_begin(k, &a, more ? 2 : 0);
 	if (more) {
-		xb_u32(&a, OP_PUTROOTFH);
-		xb_u32(&a, OP_GETFH);
+		xb_u32(&a, N4_PUTROOTFH);
+		xb_u32(&a, N4_GETFH);
 	}
-	st = compound_cb(c, &a, &r, answer, NULL);
-	if (st >= 0 && res_ok(&r, OP_SEQUENCE)) {
-		xd_skip(&r.body, 16 + 4 * 4);
-		*flags = xd_u32(&r.body);
-	}
+	k->seq_flags = *flags;
+	st = call(k, &a, &r, answer);
+	*flags = k->seq_flags;
 	raw_reply_free(&r);
-	xb_free(&a);
 	return st;
 }
 
@@ -420,15 +324,14 @@ static bool stats_has(uint64_t cid, const char *want)
 }
 
 /* Poll SEQUENCE until its flags & mask == want, up to limit_s; its time, or -1. */
-static double wait_flags(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, uint32_t mask, uint32_t want,
-			 double limit_s, bool answer)
+static double wait_flags(struct n4_client *k, uint32_t mask, uint32_t want, double limit_s, bool answer)
 {
 	double t0 = now_s();
 
 	while (now_s() - t0 < limit_s) {
 		uint32_t flags = 0xffffffffu;
 		double t1 = now_s();
-		int st = sequence(c, sid, seqid, true, &flags, answer);
+		int st = sequence(k, true, &flags, answer);
 
 		/* The fore channel is never held up by the back channel. */
 		if (!CHECK(st == 0 && now_s() - t1 < 1.0, "SEQUENCE+PUTROOTFH+GETFH answered at once (status %d)", st))
@@ -442,94 +345,91 @@ static double wait_flags(struct raw_conn *c, const uint8_t sid[16], uint32_t *se
 
 static void test_answering(uint32_t minor)
 {
-	struct raw_conn c;
+	struct n4_client k;
 	struct cb_call cc;
-	uint8_t sid[16] = { 0 };
-	uint32_t csr = 0, seqid = 0;
 	char id[32];
 
-	minor41 = minor;
 	hx_section("4.%u: a back channel on the session's connection, answered", minor);
-	if (!CHECK(raw_connect(&c, env.port) == 0, "connect"))
+	if (!cb_connect(&k, minor, "connect"))
 		return;
 	snprintf(id, sizeof(id), "cb-answer-%u", minor);
-	uint64_t cid = session(&c, id, 0x2, sid, &csr);
-	CHECK_EQ(csr & 0x2, 0x2, "csr_flags: CONN_BACK_CHAN granted");
-	if (CHECK(cb_wait(&c, &cc, 5000), "a callback arrives on the same connection")) {
+	session(&k, id, N4_CS_BACK_CHAN);
+	CHECK_EQ(k.csr_flags & 0x2, 0x2, "csr_flags: CONN_BACK_CHAN granted");
+	if (CHECK(cb_wait(&k.c, &cc, 5000), "a callback arrives on the same connection")) {
 		CHECK_EQ(cc.prog, CB_PROG, "program = csa_cb_program");
 		CHECK_EQ(cc.vers, 1, "callback version 1 (RFC 8881 §20 XDR, as knfsd)");
 		CHECK_EQ(cc.proc, 0, "CB_NULL first");
-		cb_answer(&c, &cc);
+		cb_answer(&k.c, &cc);
 	}
-	if (CHECK(cb_wait(&c, &cc, 5000), "then a CB_COMPOUND")) {
+	if (CHECK(cb_wait(&k.c, &cc, 5000), "then a CB_COMPOUND")) {
 		CHECK_EQ(cc.proc, 1, "CB_COMPOUND");
 		CHECK_EQ(cc.minor, minor, "the session's minor version");
 		CHECK_EQ(cc.op, 11, "CB_SEQUENCE first");
-		CHECK(memcmp(cc.sid, sid, 16) == 0, "CB_SEQUENCE names the session");
+		CHECK(memcmp(cc.sid, k.session, 16) == 0, "CB_SEQUENCE names the session");
 		CHECK_EQ(cc.slotid, 0, "slot 0");
 		CHECK_EQ(cc.seqid, 1, "seqid 1 on a new slot");
-		cb_answer(&c, &cc);
+		cb_answer(&k.c, &cc);
 	}
-	CHECK(wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN, 0, 5, true) >= 0, "SEQUENCE: no CB_PATH_DOWN");
+	CHECK(wait_flags(&k, SEQ4_STATUS_CB_PATH_DOWN, 0, 5, true) >= 0, "SEQUENCE: no CB_PATH_DOWN");
 	char want[128];
 	snprintf(want, sizeof(want), "\"minor\": %u, \"state\": \"up\", \"transport\": \"tcp\", \"sent\": 2, \"ok\": 2, \"failed\": 0",
 		 minor);
-	CHECK(stats_has(cid, want), "stats: back channel up, 2 callbacks answered");
-	cb_close(&c);
-	minor41 = 1;
+	CHECK(stats_has(k.cid, want), "stats: back channel up, 2 callbacks answered");
+	cb_close(&k.c);
+}
+
+/* BIND_CONN_TO_SESSION (RFC 8881 §18.34) of k's connection to session sid, direction dir: the
+ * COMPOUND's status; the session echoed into echo[16], the direction granted into *got. */
+static int bind_conn(struct n4_client *k, const uint8_t *sid, uint32_t dir, uint8_t *echo, uint32_t *got)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_alone(k, &a, N4_BIND_CONN_TO_SESSION);
+	xb_raw(&a, sid, 16);
+	xb_u32(&a, dir);
+	xb_u32(&a, 0); /* no RDMA mode */
+	st = call(k, &a, &r, false);
+	if (st == 0 && n4_res(&r, N4_BIND_CONN_TO_SESSION) == 0 && r.body.pos + 16 <= r.body.len) {
+		memcpy(echo, r.body.p + r.body.pos, 16);
+		xd_skip(&r.body, 16);
+		*got = xd_u32(&r.body);
+	}
+	raw_reply_free(&r);
+	return st;
 }
 
 /* BIND_CONN_TO_SESSION with CDFC4_FORE: the fore channel only; an unknown session: BADSESSION. */
 static void test_bind_fore(const uint8_t sid[16])
 {
-	struct raw_conn c3;
-	struct raw_reply r;
-	struct xb a;
+	struct n4_client c3;
+	uint8_t echo[16];
+	uint32_t dir = 0;
 
-	if (!CHECK(raw_connect(&c3, env.port) == 0, "third connection"))
+	if (!cb_connect(&c3, 1, "third connection"))
 		return;
-	xb_init(&a);
-	hdr(&a, 1, 1);
-	xb_u32(&a, OP_BIND_CONN_TO_SESSION);
-	xb_raw(&a, sid, 16);
-	xb_u32(&a, 0x1);
-	xb_u32(&a, 0);
-	if (CHECK_EQ(compound_cb(&c3, &a, &r, false, NULL), 0, "BIND_CONN_TO_SESSION CDFC4_FORE") &&
-	    res_ok(&r, OP_BIND_CONN_TO_SESSION)) {
-		xd_skip(&r.body, 16);
-		CHECK_EQ(xd_u32(&r.body), 0x1, "CDFS4_FORE");
-	}
-	raw_reply_free(&r);
-	xb_free(&a);
-	xb_init(&a);
-	hdr(&a, 1, 1);
-	xb_u32(&a, OP_BIND_CONN_TO_SESSION);
-	xb_raw(&a, "no-such-session!", 16);
-	xb_u32(&a, 0x3);
-	xb_u32(&a, 0);
-	CHECK_EQ(compound_cb(&c3, &a, &r, false, NULL), NFS4ERR_BADSESSION, "unknown session: BADSESSION");
-	raw_reply_free(&r);
-	xb_free(&a);
-	cb_close(&c3);
+	if (CHECK_EQ(bind_conn(&c3, sid, 0x1, echo, &dir), 0, "BIND_CONN_TO_SESSION CDFC4_FORE"))
+		CHECK_EQ(dir, 0x1, "CDFS4_FORE");
+	CHECK_EQ(bind_conn(&c3, (const uint8_t *)"no-such-session!", 0x3, echo, &dir), N4ERR_BADSESSION,
+		 "unknown session: BADSESSION");
+	cb_close(&c3.c);
 }
 
-/* BACKCHANNEL_CTL on c (fore): a new program, probed again on bc (the bound connection). */
-static void test_backchannel_ctl(struct raw_conn *c, struct raw_conn *bc, const uint8_t sid[16], uint32_t *seqid)
+/* BACKCHANNEL_CTL on k (fore): a new program, probed again on bc (the bound connection). */
+static void test_backchannel_ctl(struct n4_client *k, struct raw_conn *bc)
 {
 	struct raw_reply r;
 	struct cb_call cc;
 	struct xb a;
 
-	xb_init(&a);
-	hdr(&a, 1, 2);
-	xb_sequence(&a, sid, seqid);
-	xb_u32(&a, OP_BACKCHANNEL_CTL);
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_BACKCHANNEL_CTL);
 	xb_u32(&a, CB_PROG2);
 	xb_u32(&a, 1);
 	xb_u32(&a, 0); /* AUTH_NONE */
-	CHECK_EQ(compound_cb(c, &a, &r, false, NULL), 0, "SEQUENCE + BACKCHANNEL_CTL");
+	CHECK_EQ(call(k, &a, &r, false), 0, "SEQUENCE + BACKCHANNEL_CTL");
 	raw_reply_free(&r);
-	xb_free(&a);
 	if (CHECK(cb_wait(bc, &cc, 5000), "probed again after BACKCHANNEL_CTL")) {
 		CHECK_EQ(cc.prog, CB_PROG2, "with the new program");
 		cb_answer(bc, &cc);
@@ -541,117 +441,83 @@ static void test_backchannel_ctl(struct raw_conn *c, struct raw_conn *bc, const 
 
 static void test_mute_and_bind(void)
 {
-	struct raw_conn c, c2;
+	struct n4_client k, c2;
 	struct cb_call cc;
-	struct raw_reply r;
-	struct xb a;
-	uint8_t sid[16] = { 0 };
-	uint32_t csr = 0, seqid = 0, dir = 0;
+	uint8_t echo[16] = { 0 };
+	uint32_t dir = 0;
 
 	hx_section("4.1: a client that does not answer; BIND_CONN_TO_SESSION");
-	if (!CHECK(raw_connect(&c, env.port) == 0, "connect"))
+	if (!cb_connect(&k, 1, "connect"))
 		return;
-	uint64_t cid = session(&c, "cb-mute", 0x2, sid, &csr);
-	CHECK_EQ(csr & 0x2, 0x2, "CONN_BACK_CHAN granted");
-	double t = wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION,
+	session(&k, "cb-mute", N4_CS_BACK_CHAN);
+	CHECK_EQ(k.csr_flags & 0x2, 0x2, "CONN_BACK_CHAN granted");
+	double t = wait_flags(&k, SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION,
 			      SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION, 15, false);
 	CHECK(t >= 0, "SEQUENCE reports CB_PATH_DOWN and CB_PATH_DOWN_SESSION (after %.1f s)", t);
-	CHECK(stats_has(cid, "\"state\": \"down\""), "stats: back channel down");
+	CHECK(stats_has(k.cid, "\"state\": \"down\""), "stats: back channel down");
 
-	if (!CHECK(raw_connect(&c2, env.port) == 0, "second connection"))
+	if (!cb_connect(&c2, 1, "second connection"))
 		goto out;
-	xb_init(&a);
-	hdr(&a, 1, 1);
-	xb_u32(&a, OP_BIND_CONN_TO_SESSION);
-	xb_raw(&a, sid, 16);
-	xb_u32(&a, 0x2); /* CDFC4_BACK */
-	xb_u32(&a, 0);
-	if (CHECK_EQ(compound_cb(&c2, &a, &r, false, NULL), 0, "BIND_CONN_TO_SESSION CDFC4_BACK") &&
-	    res_ok(&r, OP_BIND_CONN_TO_SESSION)) {
-		CHECK(memcmp(r.body.p + r.body.pos, sid, 16) == 0, "the session echoed");
-		xd_skip(&r.body, 16);
-		dir = xd_u32(&r.body);
+	if (CHECK_EQ(bind_conn(&c2, k.session, 0x2 /* CDFC4_BACK */, echo, &dir), 0,
+		     "BIND_CONN_TO_SESSION CDFC4_BACK")) {
+		CHECK(memcmp(echo, k.session, 16) == 0, "the session echoed");
 		CHECK_EQ(dir, 0x2, "CDFS4_BACK");
 	}
-	raw_reply_free(&r);
-	if (CHECK(cb_wait(&c2, &cc, 5000), "the probe arrives on the bound connection") && CHECK_EQ(cc.proc, 0, "CB_NULL"))
-		cb_answer(&c2, &cc);
-	if (CHECK(cb_wait(&c2, &cc, 5000), "then CB_COMPOUND there")) {
-		CHECK(memcmp(cc.sid, sid, 16) == 0 && cc.op == 11 && cc.seqid == 1, "CB_SEQUENCE: session, seqid 1");
-		cb_answer(&c2, &cc);
+	if (CHECK(cb_wait(&c2.c, &cc, 5000), "the probe arrives on the bound connection") &&
+	    CHECK_EQ(cc.proc, 0, "CB_NULL"))
+		cb_answer(&c2.c, &cc);
+	if (CHECK(cb_wait(&c2.c, &cc, 5000), "then CB_COMPOUND there")) {
+		CHECK(memcmp(cc.sid, k.session, 16) == 0 && cc.op == 11 && cc.seqid == 1, "CB_SEQUENCE: session, seqid 1");
+		cb_answer(&c2.c, &cc);
 	}
-	CHECK(wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN, 0, 5, false) >= 0,
+	CHECK(wait_flags(&k, SEQ4_STATUS_CB_PATH_DOWN, 0, 5, false) >= 0,
 	      "SEQUENCE on the first connection: CB_PATH_DOWN cleared");
-	CHECK(stats_has(cid, "\"state\": \"up\""), "stats: back channel up again");
+	CHECK(stats_has(k.cid, "\"state\": \"up\""), "stats: back channel up again");
 
-	test_bind_fore(sid);
-	test_backchannel_ctl(&c, &c2, sid, &seqid);
-	xb_free(&a);
-	cb_close(&c2);
+	test_bind_fore(k.session);
+	test_backchannel_ctl(&k, &c2.c);
+	cb_close(&c2.c);
 out:
-	cb_close(&c);
+	cb_close(&k.c);
 }
 
 static void test_no_back_chan(void)
 {
-	struct raw_conn c;
-	uint8_t sid[16] = { 0 };
-	uint32_t csr = 0xff, seqid = 0;
+	struct n4_client k;
 
 	hx_section("4.1: a session without CONN_BACK_CHAN");
-	if (!CHECK(raw_connect(&c, env.port) == 0, "connect"))
+	if (!cb_connect(&k, 1, "connect"))
 		return;
-	session(&c, "cb-none", 0, sid, &csr);
-	CHECK_EQ(csr & 0x2, 0, "no CONN_BACK_CHAN in csr_flags");
-	CHECK(wait_flags(&c, sid, &seqid, SEQ4_STATUS_CB_PATH_DOWN, SEQ4_STATUS_CB_PATH_DOWN, 2, false) >= 0,
+	k.csr_flags = 0xff;
+	session(&k, "cb-none", 0);
+	CHECK_EQ(k.csr_flags & 0x2, 0, "no CONN_BACK_CHAN in csr_flags");
+	CHECK(wait_flags(&k, SEQ4_STATUS_CB_PATH_DOWN, SEQ4_STATUS_CB_PATH_DOWN, 2, false) >= 0,
 	      "SEQUENCE: CB_PATH_DOWN (no back channel)");
-	cb_close(&c);
+	cb_close(&k.c);
 }
 
 static void test_v40(void)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
-	struct raw_conn c, cb;
-	struct raw_reply r;
+	struct n4_client k;
+	struct raw_conn cb;
 	struct cb_call cc;
 	uint8_t confirm[8] = { 0 };
-	uint64_t cid = 0;
-	char uaddr[64];
-	struct xb a;
 
 	hx_section("4.0: CB_NULL to SETCLIENTID's cb_location after SETCLIENTID_CONFIRM");
 	int lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (!CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 4) == 0 &&
 			   getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0,
 		   "a loopback listener") ||
-	    !CHECK(raw_connect(&c, env.port) == 0, "connect"))
+	    !cb_connect(&k, 0, "connect"))
 		return;
-	snprintf(uaddr, sizeof(uaddr), "127.0.0.1.%u.%u", ntohs(sa.sin_port) >> 8, ntohs(sa.sin_port) & 255);
-	xb_init(&a);
-	hdr(&a, 0, 1);
-	xb_u32(&a, OP_SETCLIENTID);
-	xb_raw(&a, "verif40!", 8);
-	xb_string(&a, "cb-40");
-	xb_u32(&a, CB_PROG40);
-	xb_string(&a, "tcp");
-	xb_string(&a, uaddr);
-	xb_u32(&a, 77);
-	if (CHECK_EQ(compound_cb(&c, &a, &r, false, NULL), 0, "SETCLIENTID (%s)", uaddr) && res_ok(&r, OP_SETCLIENTID)) {
-		cid = xd_u64(&r.body);
-		if (r.body.pos + 8 <= r.body.len)
-			memcpy(confirm, r.body.p + r.body.pos, 8);
-	}
-	raw_reply_free(&r);
-	xb_free(&a);
-	xb_init(&a);
-	hdr(&a, 0, 1);
-	xb_u32(&a, OP_SETCLIENTID_CONFIRM);
-	xb_u64(&a, cid);
-	xb_raw(&a, confirm, 8);
-	CHECK_EQ(compound_cb(&c, &a, &r, false, NULL), 0, "SETCLIENTID_CONFIRM");
-	raw_reply_free(&r);
-	xb_free(&a);
+	snprintf(k.cb_addr, sizeof(k.cb_addr), "127.0.0.1.%u.%u", ntohs(sa.sin_port) >> 8, ntohs(sa.sin_port) & 255);
+	memcpy(k.verifier, "verif40!", 8);
+	k.cb_prog = CB_PROG40;
+	k.cb_ident = 77;
+	CHECK_EQ(n4_setclientid(&k, "cb-40", confirm), 0, "SETCLIENTID (%s)", k.cb_addr);
+	CHECK_EQ(n4_setclientid_confirm(&k, confirm), 0, "SETCLIENTID_CONFIRM");
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
 	if (CHECK(poll(&p, 1, 5000) == 1, "the server connects to the callback address")) {
 		cb.fd = accept(lfd, NULL, NULL);
@@ -665,177 +531,56 @@ static void test_v40(void)
 			bool up = false;
 			while (!up && now_s() - t0 < 3) {
 				usleep(100 * 1000);
-				up = stats_has(cid, "\"minor\": 0, \"state\": \"up\"");
+				up = stats_has(k.cid, "\"minor\": 0, \"state\": \"up\"");
 			}
 			CHECK(up, "stats: 4.0 callback path up");
 		}
 		cb_close(&cb);
 	}
 	close(lfd);
-	cb_close(&c);
+	cb_close(&k.c);
 }
 
 /* ---- asynchronous COPY (RFC 7862) and CB_NOTIFY_LOCK (RFC 8881 §20.11) ---- */
 
-/* (OP_LOOKUP, OP_OPEN, OP_PUTFH, OP_RECLAIM_COMPLETE: above) */
-enum { OP_CLOSE = 4, OP_LOCK = 12, OP_LOCKU = 14, OP_SAVEFH = 32, OP_COPY = 60, OP_OFFLOAD_CANCEL = 66,
-       OP_OFFLOAD_STATUS = 67 };
+/* nfs_cb_opnum4 (RFC 8881 §20, RFC 7862 §16) */
 enum { OP_CB_NOTIFY_LOCK = 13, OP_CB_OFFLOAD = 15 };
-#define NFS4ERR_DENIED 10010
-#define NFS4ERR_BAD_STATEID 10025
 #define COPY_SIZE (24u << 20) /* over the 16 MiB asynchronous threshold */
 
-/* A 4.1/4.2 client with a back channel on its one connection. */
-struct c41 {
-	struct raw_conn c;
-	uint8_t sid[16];
-	uint32_t seq, minor;
-	uint64_t cid;
-};
-
-struct sid4 {
-	uint32_t seqid;
-	uint8_t other[12];
-};
-
-/* COMPOUND header and SEQUENCE (slot 0, the next seqid). */
-static void seq_hdr(struct xb *a, struct c41 *k, uint32_t nops)
-{
-	xb_string(a, "cb");
-	xb_u32(a, k->minor);
-	xb_u32(a, nops + 1);
-	xb_u32(a, OP_SEQUENCE);
-	xb_raw(a, k->sid, 16);
-	xb_u32(a, ++k->seq);
-	xb_u32(a, 0);
-	xb_u32(a, 0);
-	xb_u32(a, 0);
-}
-
-/* Send a; the COMPOUND's status (or -1), r->body after SEQUENCE's result.
- * Callbacks arriving meanwhile are kept for cb_wait(). */
-static int k_call(struct c41 *k, struct xb *a, struct raw_reply *r)
-{
-	int st = compound_cb(&k->c, a, r, false, NULL);
-
-	xb_free(a);
-	if (st < 0 || !res_ok(r, OP_SEQUENCE))
-		return st < 0 ? st : -1;
-	xd_skip(&r->body, 16 + 5 * 4);
-	return st;
-}
-
-/* The next result's op and status: its status, or -1 for another op. */
-static int res_next(struct raw_reply *r, uint32_t op)
-{
-	uint32_t got = xd_u32(&r->body), st = xd_u32(&r->body);
-
-	return r->body.bad || got != op ? -1 : (int)st;
-}
-
-static void xb_sid4(struct xb *a, const struct sid4 *s)
-{
-	xb_u32(a, s->seqid);
-	xb_raw(a, s->other, 12);
-}
-
-static void xd_sid4(struct xd *d, struct sid4 *s)
-{
-	s->seqid = xd_u32(d);
-	if (d->pos + 12 <= d->len)
-		memcpy(s->other, d->p + d->pos, 12);
-	xd_skip(d, 12);
-}
-
-/* Session with CONN_BACK_CHAN, its probe answered, RECLAIM_COMPLETE. */
-static bool k_start(struct c41 *k, const char *id, uint32_t minor)
+/* A 4.1/4.2 client k with a back channel on its one connection: session
+ * with CONN_BACK_CHAN, its probe answered, RECLAIM_COMPLETE. Callbacks
+ * arriving on its calls are kept for cb_wait(). */
+static bool k_start(struct n4_client *k, const char *id, uint32_t minor)
 {
 	struct raw_reply r;
 	struct cb_call cc;
-	uint32_t csr = 0;
 	struct xb a;
 	bool ok;
 
-	memset(k, 0, sizeof(*k));
-	k->minor = minor;
-	if (!CHECK(raw_connect(&k->c, env.port) == 0, "connect %s", id))
+	char what[160];
+
+	snprintf(what, sizeof(what), "connect %s", id);
+	if (!cb_connect(k, minor, what))
 		return false;
-	minor41 = minor;
-	k->cid = session(&k->c, id, 0x2, k->sid, &csr);
-	minor41 = 1;
+	session(k, id, N4_CS_BACK_CHAN);
 	for (int i = 0; i < 2; i++) /* CB_NULL, CB_COMPOUND(CB_SEQUENCE) */
 		if (CHECK(cb_wait(&k->c, &cc, 5000), "%s: probe %d", id, i))
 			cb_answer(&k->c, &cc);
-	xb_init(&a);
-	seq_hdr(&a, k, 1);
-	xb_u32(&a, OP_RECLAIM_COMPLETE);
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_RECLAIM_COMPLETE);
 	xb_u32(&a, 0);
-	ok = CHECK_EQ(k_call(k, &a, &r), 0, "%s: RECLAIM_COMPLETE", id);
+	ok = CHECK_EQ(call(k, &a, &r, false), 0, "%s: RECLAIM_COMPLETE", id);
 	raw_reply_free(&r);
 	return ok;
 }
 
-/* PUTROOTFH, LOOKUP down to the export, OPEN name (create: UNCHECKED4), GETFH. */
-static int k_open(struct c41 *k, const char *name, bool create, const char *owner, struct sid4 *sid, uint8_t *fh,
-		  uint32_t *fh_len, uint32_t *rflags)
+/* OPEN name in the export for both (create: UNCHECKED4), GETFH: its status; the rflags. */
+static int k_open(struct n4_client *k, const char *name, bool create, const char *owner, struct n4_sid *sid,
+		  uint8_t *fh, uint32_t *fh_len, uint32_t *rflags)
 {
-	char path[PATH_MAX], *save = NULL;
-	uint32_t n = 0, len = 0;
-	struct raw_reply r;
-	struct xb a, w;
-	int st;
+	int st = n4_open(k, env.export_dir, name, create, N4_ACCESS_BOTH, 0, owner, NULL, sid, fh, fh_len);
 
-	xb_init(&w);
-	snprintf(path, sizeof(path), "%s", env.export_dir);
-	for (char *c = strtok_r(path, "/", &save); c; c = strtok_r(NULL, "/", &save), n++) {
-		xb_u32(&w, OP_LOOKUP);
-		xb_string(&w, c);
-	}
-	xb_init(&a);
-	seq_hdr(&a, k, n + 3);
-	xb_u32(&a, OP_PUTROOTFH);
-	xb_raw(&a, w.p, w.len);
-	xb_free(&w);
-	xb_u32(&a, OP_OPEN);
-	xb_u32(&a, 0);
-	xb_u32(&a, 3 | 0x0400); /* BOTH | WANT_NO_DELEG */
-	xb_u32(&a, 0);
-	xb_u64(&a, k->cid);
-	xb_string(&a, owner);
-	xb_u32(&a, create ? 1 : 0);
-	if (create) {
-		xb_u32(&a, 0); /* UNCHECKED4, mode 0644 */
-		xb_u32(&a, 2);
-		xb_u32(&a, 0);
-		xb_u32(&a, 1u << 1);
-		xb_u32(&a, 4);
-		xb_u32(&a, 0644);
-	}
-	xb_u32(&a, 0); /* CLAIM_NULL */
-	xb_string(&a, name);
-	xb_u32(&a, OP_GETFH);
-	st = k_call(k, &a, &r);
-	if (st == 0) {
-		res_next(&r, OP_PUTROOTFH);
-		for (uint32_t i = 0; i < n; i++)
-			res_next(&r, OP_LOOKUP);
-		res_next(&r, OP_OPEN);
-		xd_sid4(&r.body, sid);
-		xd_skip(&r.body, 4 + 16);
-		*rflags = xd_u32(&r.body);
-		uint32_t words = xd_u32(&r.body);
-		xd_skip(&r.body, 4 * (size_t)(words < 8 ? words : 8));
-		if (xd_u32(&r.body) == 3)
-			xd_u32(&r.body); /* OPEN_DELEGATE_NONE_EXT's why */
-		res_next(&r, OP_GETFH);
-		const uint8_t *p = xd_opaque(&r.body, &len, 128);
-		if (p)
-			memcpy(fh, p, len);
-		*fh_len = len;
-		if (r.body.bad || !p)
-			st = -1;
-	}
-	raw_reply_free(&r);
+	*rflags = k->open_rflags;
 	return st;
 }
 
@@ -886,41 +631,40 @@ static bool same_files(const char *a, const char *b)
 struct copy_reply {
 	int st;
 	uint32_t ncb; /* wr_callback_id entries */
-	struct sid4 cb;
+	struct n4_sid cb;
 	uint64_t count;
 	uint32_t synchronous;
 };
 
 /* PUTFH src, SAVEFH, PUTFH dst, COPY [0, count) to 0. */
-static void k_copy(struct c41 *k, const uint8_t *sfh, uint32_t sfl, const struct sid4 *ss, const uint8_t *dfh,
-		   uint32_t dfl, const struct sid4 *ds, uint64_t count, bool synchronous, struct copy_reply *cr)
+static void k_copy(struct n4_client *k, const uint8_t *sfh, uint32_t sfl, const struct n4_sid *ss, const uint8_t *dfh,
+		   uint32_t dfl, const struct n4_sid *ds, uint64_t count, bool synchronous, struct copy_reply *cr)
 {
 	struct raw_reply r;
 	struct xb a;
 
 	memset(cr, 0, sizeof(*cr));
-	xb_init(&a);
-	seq_hdr(&a, k, 4);
-	xb_u32(&a, OP_PUTFH);
+	n4_begin(k, &a, 4);
+	xb_u32(&a, N4_PUTFH);
 	xb_opaque(&a, sfh, sfl);
-	xb_u32(&a, OP_SAVEFH);
-	xb_u32(&a, OP_PUTFH);
+	xb_u32(&a, N4_SAVEFH);
+	xb_u32(&a, N4_PUTFH);
 	xb_opaque(&a, dfh, dfl);
-	xb_u32(&a, OP_COPY);
-	xb_sid4(&a, ss);
-	xb_sid4(&a, ds);
+	xb_u32(&a, N4_COPY);
+	n4_xb_sid(&a, ss);
+	n4_xb_sid(&a, ds);
 	xb_u64(&a, 0);
 	xb_u64(&a, 0);
 	xb_u64(&a, count);
 	xb_u32(&a, 1);           /* ca_consecutive */
 	xb_u32(&a, synchronous); /* ca_synchronous */
 	xb_u32(&a, 0);           /* no source servers */
-	cr->st = k_call(k, &a, &r);
+	cr->st = call(k, &a, &r, false);
 	if (cr->st == 0) {
-		res_next(&r, OP_PUTFH), res_next(&r, OP_SAVEFH), res_next(&r, OP_PUTFH), res_next(&r, OP_COPY);
+		n4_res(&r, N4_PUTFH), n4_res(&r, N4_SAVEFH), n4_res(&r, N4_PUTFH), n4_res(&r, N4_COPY);
 		cr->ncb = xd_u32(&r.body);
 		if (cr->ncb == 1)
-			xd_sid4(&r.body, &cr->cb);
+			n4_xd_sid(&r.body, &cr->cb);
 		cr->count = xd_u64(&r.body);
 		xd_skip(&r.body, 4 + 8 + 4);
 		cr->synchronous = xd_u32(&r.body);
@@ -931,22 +675,21 @@ static void k_copy(struct c41 *k, const uint8_t *sfh, uint32_t sfl, const struct
 }
 
 /* OFFLOAD_STATUS (op 67) or OFFLOAD_CANCEL (66) of sid: the status; STATUS: *count, *ncomplete, *cstatus. */
-static int k_offload(struct c41 *k, uint32_t op, const uint8_t *fh, uint32_t fl, const struct sid4 *sid,
+static int k_offload(struct n4_client *k, uint32_t op, const uint8_t *fh, uint32_t fl, const struct n4_sid *sid,
 		     uint64_t *count, uint32_t *ncomplete, uint32_t *cstatus)
 {
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	seq_hdr(&a, k, 2);
-	xb_u32(&a, OP_PUTFH);
+	n4_begin(k, &a, 2);
+	xb_u32(&a, N4_PUTFH);
 	xb_opaque(&a, fh, fl);
 	xb_u32(&a, op);
-	xb_sid4(&a, sid);
-	st = k_call(k, &a, &r);
-	if (st == 0 && op == OP_OFFLOAD_STATUS) {
-		res_next(&r, OP_PUTFH), res_next(&r, op);
+	n4_xb_sid(&a, sid);
+	st = call(k, &a, &r, false);
+	if (st == 0 && op == N4_OFFLOAD_STATUS) {
+		n4_res(&r, N4_PUTFH), n4_res(&r, op);
 		*count = xd_u64(&r.body);
 		*ncomplete = xd_u32(&r.body);
 		*cstatus = *ncomplete ? xd_u32(&r.body) : 0;
@@ -956,7 +699,7 @@ static int k_offload(struct c41 *k, uint32_t op, const uint8_t *fh, uint32_t fl,
 }
 
 /* The next CB_OFFLOAD on k's connection: its stateid, status and count (answered). */
-static bool k_cb_offload(struct c41 *k, const uint8_t *dfh, uint32_t dfl, struct sid4 *sid, uint32_t *st,
+static bool k_cb_offload(struct n4_client *k, const uint8_t *dfh, uint32_t dfl, struct n4_sid *sid, uint32_t *st,
 			 uint64_t *count)
 {
 	struct cb_call cc;
@@ -968,7 +711,7 @@ static bool k_cb_offload(struct c41 *k, const uint8_t *dfh, uint32_t dfl, struct
 	xd_init(&d, cc.args, cc.args_len);
 	const uint8_t *p = xd_opaque(&d, &len, 128); /* coa_fh */
 	bool fh_ok = p && len == dfl && !memcmp(p, dfh, len);
-	xd_sid4(&d, sid);
+	n4_xd_sid(&d, sid);
 	*st = xd_u32(&d);
 	if (*st == 0) {
 		uint32_t ncb = xd_u32(&d);
@@ -1002,10 +745,10 @@ static void test_async_copy(void)
 {
 	uint8_t sfh[128], dfh[128], d2fh[128];
 	uint32_t sfl = 0, dfl = 0, d2fl = 0, rf = 0, nc = 0, cst = 0, st = 0;
-	struct sid4 ss, ds, d2s, got, bogus = { 1, "nonesuchsid" };
+	struct n4_sid ss, ds, d2s, got, bogus = { 1, "nonesuchsid" };
 	struct copy_reply cr;
 	uint64_t count = 0;
-	struct c41 k;
+	struct n4_client k;
 
 	hx_section("4.2: asynchronous COPY, CB_OFFLOAD, OFFLOAD_STATUS, OFFLOAD_CANCEL");
 	if (!CHECK(make_file("copysrc", COPY_SIZE, 7), "a %u-byte source file", COPY_SIZE) || !k_start(&k, "cb-copy", 2))
@@ -1020,7 +763,7 @@ static void test_async_copy(void)
 	CHECK_EQ(cr.ncb, 1, "wr_callback_id names a copy stateid");
 	CHECK_EQ(cr.synchronous, 0, "cr_synchronous false");
 	/* The CB_OFFLOAD is not answered yet, so the copy's entry is still there: running or done. */
-	CHECK_EQ(k_offload(&k, OP_OFFLOAD_STATUS, dfh, dfl, &cr.cb, &count, &nc, &cst), 0, "OFFLOAD_STATUS");
+	CHECK_EQ(k_offload(&k, N4_OFFLOAD_STATUS, dfh, dfl, &cr.cb, &count, &nc, &cst), 0, "OFFLOAD_STATUS");
 	CHECK(count <= COPY_SIZE && (nc == 0 || (nc == 1 && cst == 0 && count == COPY_SIZE)),
 	      "osr_count %llu of %u, osr_complete<%u> %u", (unsigned long long)count, COPY_SIZE, nc, cst);
 	if (CHECK(k_cb_offload(&k, dfh, dfl, &got, &st, &count), "CB_OFFLOAD arrives on the back channel")) {
@@ -1029,14 +772,14 @@ static void test_async_copy(void)
 		CHECK_EQ(count, COPY_SIZE, "wr_count: the whole source");
 	}
 	CHECK(same_files("copysrc", "copydst"), "the destination holds the source's bytes");
-	CHECK_EQ(k_offload(&k, OP_OFFLOAD_STATUS, dfh, dfl, &bogus, &count, &nc, &cst), NFS4ERR_BAD_STATEID,
+	CHECK_EQ(k_offload(&k, N4_OFFLOAD_STATUS, dfh, dfl, &bogus, &count, &nc, &cst), N4ERR_BAD_STATEID,
 		 "OFFLOAD_STATUS of an unknown stateid: BAD_STATEID");
 
 	/* RFC 7862 §15.8.3: OFFLOAD_CANCEL stops it; the stateid names nothing afterwards. */
 	k_copy(&k, sfh, sfl, &ss, d2fh, d2fl, &d2s, COPY_SIZE, false, &cr);
 	CHECK(cr.st == 0 && cr.ncb == 1, "second asynchronous COPY");
-	CHECK_EQ(k_offload(&k, OP_OFFLOAD_CANCEL, d2fh, d2fl, &cr.cb, NULL, NULL, NULL), 0, "OFFLOAD_CANCEL");
-	CHECK_EQ(k_offload(&k, OP_OFFLOAD_STATUS, d2fh, d2fl, &cr.cb, &count, &nc, &cst), NFS4ERR_BAD_STATEID,
+	CHECK_EQ(k_offload(&k, N4_OFFLOAD_CANCEL, d2fh, d2fl, &cr.cb, NULL, NULL, NULL), 0, "OFFLOAD_CANCEL");
+	CHECK_EQ(k_offload(&k, N4_OFFLOAD_STATUS, d2fh, d2fl, &cr.cb, &count, &nc, &cst), N4ERR_BAD_STATEID,
 		 "OFFLOAD_STATUS after OFFLOAD_CANCEL: BAD_STATEID");
 	if (CHECK(k_cb_offload(&k, d2fh, d2fl, &got, &st, &count), "CB_OFFLOAD after the cancel too"))
 		CHECK(st == 0 && count <= COPY_SIZE, "status %u, %llu bytes (at most the range)", st,
@@ -1052,63 +795,12 @@ static void test_async_copy(void)
 	cb_close(&k.c);
 }
 
-/* LOCK (new lock owner from the open stateid) of type at [0, 100): the status. */
-static int k_lock(struct c41 *k, const uint8_t *fh, uint32_t fl, uint32_t type, const struct sid4 *open,
-		  const char *owner, struct sid4 *lock)
-{
-	struct raw_reply r;
-	struct xb a;
-	int st;
-
-	xb_init(&a);
-	seq_hdr(&a, k, 2);
-	xb_u32(&a, OP_PUTFH);
-	xb_opaque(&a, fh, fl);
-	xb_u32(&a, OP_LOCK);
-	xb_u32(&a, type);
-	xb_u32(&a, 0); /* reclaim */
-	xb_u64(&a, 0);
-	xb_u64(&a, 100);
-	xb_u32(&a, 1); /* new_lock_owner: open_to_lock_owner4 */
-	xb_u32(&a, 0);
-	xb_sid4(&a, open);
-	xb_u32(&a, 0);
-	xb_u64(&a, k->cid);
-	xb_string(&a, owner);
-	st = k_call(k, &a, &r);
-	if (st == 0 && res_next(&r, OP_PUTFH) == 0 && res_next(&r, OP_LOCK) == 0)
-		xd_sid4(&r.body, lock);
-	raw_reply_free(&r);
-	return st;
-}
-
-static int k_locku(struct c41 *k, const uint8_t *fh, uint32_t fl, const struct sid4 *lock)
-{
-	struct raw_reply r;
-	struct xb a;
-	int st;
-
-	xb_init(&a);
-	seq_hdr(&a, k, 2);
-	xb_u32(&a, OP_PUTFH);
-	xb_opaque(&a, fh, fl);
-	xb_u32(&a, OP_LOCKU);
-	xb_u32(&a, 2); /* WRITE_LT */
-	xb_u32(&a, 0);
-	xb_sid4(&a, lock);
-	xb_u64(&a, 0);
-	xb_u64(&a, 100);
-	st = k_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
-}
-
 static void test_notify_lock(void)
 {
 	uint8_t fa[128], fb[128];
 	uint32_t la = 0, lb = 0, rfa = 0, rfb = 0, len = 0;
-	struct sid4 oa, ob, lka, lkb;
-	struct c41 a, b;
+	struct n4_sid oa, ob, lka, lkb;
+	struct n4_client a, b;
 	struct cb_call cc;
 
 	hx_section("4.1: a blocked WRITEW_LT gets CB_NOTIFY_LOCK when the holder unlocks");
@@ -1117,9 +809,9 @@ static void test_notify_lock(void)
 	CHECK_EQ(k_open(&a, "lockf", true, "oo-a", &oa, fa, &la, &rfa), 0, "A: OPEN lockf");
 	CHECK_EQ(k_open(&b, "lockf", true, "oo-b", &ob, fb, &lb, &rfb), 0, "B: OPEN lockf");
 	CHECK_EQ(rfb & 0x20, 0x20, "OPEN4_RESULT_MAY_NOTIFY_LOCK (RFC 8881 §18.16.4)");
-	CHECK_EQ(k_lock(&a, fa, la, 2, &oa, "lo-a", &lka), 0, "A: LOCK WRITE_LT [0, 100)");
-	CHECK_EQ(k_lock(&b, fb, lb, 4, &ob, "lo-b", &lkb), NFS4ERR_DENIED, "B: LOCK WRITEW_LT denied");
-	CHECK_EQ(k_locku(&a, fa, la, &lka), 0, "A: LOCKU");
+	CHECK_EQ(n4_lock_new(&a, fa, la, 2, 0, 100, &oa, NULL, "lo-a", &lka), 0, "A: LOCK WRITE_LT [0, 100)");
+	CHECK_EQ(n4_lock_new(&b, fb, lb, 4, 0, 100, &ob, NULL, "lo-b", &lkb), N4ERR_DENIED, "B: LOCK WRITEW_LT denied");
+	CHECK_EQ(n4_locku(&a, fa, la, &lka, NULL, 0, 100), 0, "A: LOCKU");
 	if (CHECK(cb_wait(&b.c, &cc, 8000), "B: a callback arrives") &&
 	    CHECK_EQ(cc.op2, OP_CB_NOTIFY_LOCK, "CB_NOTIFY_LOCK")) {
 		struct xd d;
@@ -1131,7 +823,7 @@ static void test_notify_lock(void)
 		CHECK(p && len == 4 && !memcmp(p, "lo-b", 4), "cna_lock_owner.owner is B's lock owner");
 		cb_answer(&b.c, &cc);
 	}
-	CHECK_EQ(k_lock(&b, fb, lb, 4, &ob, "lo-b", &lkb), 0, "B: LOCK WRITEW_LT again: granted");
+	CHECK_EQ(n4_lock_new(&b, fb, lb, 4, 0, 100, &ob, NULL, "lo-b", &lkb), 0, "B: LOCK WRITEW_LT again: granted");
 	CHECK(async_stats_has("\"cb_notify_lock_sent\": 1"), "stats: CB_NOTIFY_LOCK sent 1");
 	cb_close(&a.c);
 	cb_close(&b.c);
@@ -1152,88 +844,42 @@ static bool answer_probe(struct raw_conn *c)
 	return true;
 }
 
-/* LOOKUP each component of path. */
-static void walk(struct xb *a, const char *path)
-{
-	char buf[PATH_MAX], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-		xb_u32(a, OP_LOOKUP);
-		xb_string(a, p);
-	}
-}
-
 struct dl_open {
 	int status;          /* the COMPOUND's */
 	uint32_t deleg, why; /* open_delegation4's type; NONE_EXT's why */
-	uint8_t osid[16];    /* the open stateid */
-	uint8_t dsid[16];
+	struct n4_sid osid;  /* the open stateid */
+	struct n4_sid dsid;  /* the delegation stateid */
 	uint32_t fh_len;
 	uint8_t fh[128];
 };
 
 /* SEQUENCE, PUTROOTFH, LOOKUP to the export, OPEN (owner "o", UNCHECKED4
  * create when create) name for access (with want bits), GETFH. */
-static void dl_open(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, uint64_t cid, const char *name,
-		    uint32_t access, bool create, struct dl_open *o)
+static void dl_open(struct n4_client *k, const char *name, uint32_t access, bool create, struct dl_open *o)
 {
 	struct raw_reply r;
 	struct xb a;
-	uint32_t n = 0;
-	char buf[PATH_MAX], *save = NULL;
+	uint32_t n = n4_walk(NULL, env.export_dir);
+	struct n4_openargs args = { .access = access, .cid = k->cid, .owner = "o", .no_attrs = true, .name = name,
+				    .create = create ? N4_UNCHECKED : N4_NOCREATE };
+	struct n4_openres res;
 
 	memset(o, 0, sizeof(*o));
-	snprintf(buf, sizeof(buf), "%s", env.export_dir);
-	for (char *p = strtok_r(buf, "/", &save); p; p = strtok_r(NULL, "/", &save))
-		n++;
-	xb_init(&a);
-	hdr(&a, 1, 4 + n);
-	xb_sequence(&a, sid, seqid);
-	xb_u32(&a, OP_PUTROOTFH);
-	walk(&a, env.export_dir);
-	xb_u32(&a, OP_OPEN);
-	xb_u32(&a, 0);
-	xb_u32(&a, access);
-	xb_u32(&a, 0);
-	xb_u64(&a, cid);
-	xb_string(&a, "o");
-	xb_u32(&a, create ? 1 : 0);
-	if (create) {
-		xb_u32(&a, 0); /* UNCHECKED4, no attributes */
-		xb_u32(&a, 0);
-		xb_u32(&a, 0);
-	}
-	xb_u32(&a, 0); /* CLAIM_NULL */
-	xb_string(&a, name);
-	xb_u32(&a, OP_GETFH);
-	o->status = compound_cb(c, &a, &r, true, NULL);
-	xb_free(&a);
+	n4_begin(k, &a, n + 2);
+	n4_walk(&a, env.export_dir);
+	n4_xb_openargs(&a, &args);
+	xb_u32(&a, N4_GETFH);
+	o->status = call(k, &a, &r, true);
 	if (o->status != 0) {
 		raw_reply_free(&r);
 		return;
 	}
-	res_ok(&r, OP_SEQUENCE);
-	xd_skip(&r.body, 16 + 5 * 4);
-	for (uint32_t i = 0; i <= n; i++)
-		res_ok(&r, i ? OP_LOOKUP : OP_PUTROOTFH);
-	res_ok(&r, OP_OPEN);
-	if (r.body.pos + 16 <= r.body.len)
-		memcpy(o->osid, r.body.p + r.body.pos, 16);
-	xd_skip(&r.body, 16 + 4 + 16 + 4); /* stateid, change_info4, rflags */
-	uint32_t words = xd_u32(&r.body);
-	xd_skip(&r.body, 4 * (size_t)(words < 8 ? words : 8));
-	o->deleg = xd_u32(&r.body);
-	if ((o->deleg == 1 || o->deleg == 2) && r.body.pos + 16 <= r.body.len) {
-		memcpy(o->dsid, r.body.p + r.body.pos, 16);
-		xd_skip(&r.body, 16 + 4 + (o->deleg == 2 ? 12 : 0) + 12);
-		xd_opaque(&r.body, &words, 1024);
-	} else if (o->deleg == 3) {
-		o->why = xd_u32(&r.body);
-		if (o->why == 1 || o->why == 2)
-			xd_u32(&r.body);
-	}
-	if (res_ok(&r, OP_GETFH)) {
+	for (uint32_t i = 0; i < n; i++)
+		n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
+	n4_res(&r, N4_OPEN);
+	n4_xd_openres(&r.body, &res);
+	o->osid = res.sid, o->dsid = res.dsid, o->deleg = res.deleg, o->why = res.why;
+	if (n4_res(&r, N4_GETFH) == 0) {
 		const uint8_t *fh = xd_opaque(&r.body, &o->fh_len, 128);
 		if (fh)
 			memcpy(o->fh, fh, o->fh_len);
@@ -1244,36 +890,29 @@ static void dl_open(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, 
 
 /* SEQUENCE, PUTFH fh, then op with the stateid dsid (DELEGRETURN, READ,
  * TEST_STATEID, FREE_STATEID): the status of op. */
-static int dl_sid_op(struct raw_conn *c, const uint8_t sid[16], uint32_t *seqid, const uint8_t *fh, uint32_t fh_len,
-		     uint32_t op, const uint8_t dsid[16])
+static int dl_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t op, const struct n4_sid *dsid)
 {
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	xb_init(&a);
-	hdr(&a, 1, 3);
-	xb_sequence(&a, sid, seqid);
-	xb_u32(&a, OP_PUTFH);
-	xb_opaque(&a, fh, fh_len);
+	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, op);
-	if (op == OP_TEST_STATEID)
+	if (op == N4_TEST_STATEID)
 		xb_u32(&a, 1);
-	xb_raw(&a, dsid, 16);
-	if (op == OP_READ) {
+	n4_xb_sid(&a, dsid);
+	if (op == N4_READ) {
 		xb_u64(&a, 0);
 		xb_u32(&a, 16);
 	}
-	st = compound_cb(c, &a, &r, true, NULL);
-	if (op == OP_TEST_STATEID && st == 0) {
-		xd_skip(&r.body, 8 + 16 + 5 * 4 + 8); /* SEQUENCE's result, PUTFH's */
-		xd_u32(&r.body);
-		xd_u32(&r.body);
+	st = call(k, &a, &r, true);
+	if (op == N4_TEST_STATEID && st == 0) {
+		n4_res(&r, N4_PUTFH);
+		n4_res(&r, op);
 		xd_u32(&r.body); /* count */
 		st = (int)xd_u32(&r.body);
 	}
 	raw_reply_free(&r);
-	xb_free(&a);
 	return st;
 }
 
@@ -1295,66 +934,55 @@ static bool nfs4_stats_has(const char *want)
 	return ok;
 }
 
-struct dl_client {
-	struct raw_conn c;
-	uint8_t sid[16];
-	uint32_t seqid;
-	uint64_t cid;
-};
-
 /* A 4.1 client with a back channel on its connection, probed and answered. */
-static bool dl_client(struct dl_client *k, const char *id)
+static bool dl_client(struct n4_client *k, const char *id)
 {
-	uint32_t csr = 0;
-
-	memset(k, 0, sizeof(*k));
-	if (!CHECK(raw_connect(&k->c, env.port) == 0, "connect %s", id))
-		return false;
-	k->cid = session(&k->c, id, 0x2, k->sid, &csr);
-	if (!CHECK_EQ(csr & 0x2, 0x2, "%s: back channel granted", id) || !answer_probe(&k->c))
-		return false;
-	/* RFC 8881 §18.51.3: no new opens before RECLAIM_COMPLETE. */
 	struct raw_reply r;
 	struct xb a;
+	char what[160];
 
-	xb_init(&a);
-	hdr(&a, 1, 2);
-	xb_sequence(&a, k->sid, &k->seqid);
-	xb_u32(&a, OP_RECLAIM_COMPLETE);
+	snprintf(what, sizeof(what), "connect %s", id);
+	if (!cb_connect(k, 1, what))
+		return false;
+	session(k, id, N4_CS_BACK_CHAN);
+	if (!CHECK_EQ(k->csr_flags & 0x2, 0x2, "%s: back channel granted", id) || !answer_probe(&k->c))
+		return false;
+	/* RFC 8881 §18.51.3: no new opens before RECLAIM_COMPLETE. */
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_RECLAIM_COMPLETE);
 	xb_u32(&a, 0); /* rca_one_fs: false */
-	int st = compound_cb(&k->c, &a, &r, true, NULL);
+	int st = call(k, &a, &r, true);
 	raw_reply_free(&r);
-	xb_free(&a);
 	return CHECK_EQ(st, 0, "%s: RECLAIM_COMPLETE", id);
 }
 
 static void test_deleg_recall(void)
 {
-	struct dl_client a, b;
+	struct n4_client a, b;
 	struct dl_open oa, ob;
 	struct cb_call cc;
 
 	hx_section("delegations: a read delegation, recalled by another client's OPEN for writing, returned");
 	if (!dl_client(&a, "deleg-a") || !dl_client(&b, "deleg-b"))
 		return;
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "dfile", 1 /* READ */, true, &oa);
+	dl_open(&a, "dfile", 1 /* READ */, true, &oa);
 	CHECK_EQ(oa.status, 0, "A: OPEN for reading");
 	CHECK_EQ(oa.deleg, 1, "A: OPEN_DELEGATE_READ ([nfsv4] delegations = yes)");
 	CHECK(nfs4_stats_has("\"delegations\": 1,"), "stats: 1 delegation held");
-	dl_open(&b.c, b.sid, &b.seqid, b.cid, "dfile", 2 /* WRITE */, false, &ob);
-	CHECK_EQ(ob.status, NFS4ERR_DELAY, "B: OPEN for writing waits (NFS4ERR_DELAY)");
+	dl_open(&b, "dfile", 2 /* WRITE */, false, &ob);
+	CHECK_EQ(ob.status, N4ERR_DELAY, "B: OPEN for writing waits (NFS4ERR_DELAY)");
 	if (CHECK(cb_wait(&a.c, &cc, 5000), "A: a callback arrives")) {
 		CHECK_EQ(cc.proc, 1, "CB_COMPOUND");
 		CHECK_EQ(cc.op, 11, "CB_SEQUENCE first");
 		CHECK_EQ(cc.op2, 4, "then CB_RECALL");
-		CHECK(memcmp(cc.dsid, oa.dsid, 16) == 0, "CB_RECALL names A's delegation stateid");
+		CHECK(memcmp(&cc.dsid, &oa.dsid, sizeof(cc.dsid)) == 0, "CB_RECALL names A's delegation stateid");
 		CHECK(cc.fh_len == oa.fh_len && memcmp(cc.fh, oa.fh, oa.fh_len) == 0, "and the file's handle");
 		cb_answer(&a.c, &cc);
 	}
-	dl_open(&b.c, b.sid, &b.seqid, b.cid, "dfile", 2, false, &ob);
-	CHECK_EQ(ob.status, NFS4ERR_DELAY, "B: still DELAY while the recall is out");
-	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_DELEGRETURN, oa.dsid), 0, "A: DELEGRETURN");
-	dl_open(&b.c, b.sid, &b.seqid, b.cid, "dfile", 2, false, &ob);
+	dl_open(&b, "dfile", 2, false, &ob);
+	CHECK_EQ(ob.status, N4ERR_DELAY, "B: still DELAY while the recall is out");
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "A: DELEGRETURN");
+	dl_open(&b, "dfile", 2, false, &ob);
 	CHECK_EQ(ob.status, 0, "B: OPEN for writing proceeds after the return");
 	CHECK_EQ(ob.deleg, 0, "B: no delegation (A has the file open)");
 	CHECK(nfs4_stats_has("\"recalls\": 1, \"delegreturns\": 1, \"revoked\": 0"),
@@ -1365,7 +993,7 @@ static void test_deleg_recall(void)
 
 static void test_deleg_revoke(void)
 {
-	struct dl_client a, b;
+	struct n4_client a, b;
 	struct dl_open oa, ob;
 	struct cb_call cc;
 	uint32_t flags = 0;
@@ -1375,31 +1003,31 @@ static void test_deleg_revoke(void)
 	hx_section("delegations: a holder that never returns is revoked after a lease; the other client is not stuck");
 	if (!dl_client(&a, "deleg-c") || !dl_client(&b, "deleg-d"))
 		return;
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "rfile", 1, true, &oa);
+	dl_open(&a, "rfile", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "C: a read delegation");
 	do {
 		double t1 = now_s();
 
-		dl_open(&b.c, b.sid, &b.seqid, b.cid, "rfile", 2, false, &ob);
+		dl_open(&b, "rfile", 2, false, &ob);
 		if (now_s() - t1 > slowest)
 			slowest = now_s() - t1;
 		if (tries++ == 0 && CHECK(cb_wait(&a.c, &cc, 5000), "C: CB_RECALL arrives"))
 			cb_answer(&a.c, &cc); /* answered, never returned */
-		if (ob.status == NFS4ERR_DELAY) {
-			(void)sequence(&a.c, a.sid, &a.seqid, false, &flags, true); /* C keeps its lease */
+		if (ob.status == N4ERR_DELAY) {
+			(void)sequence(&a, false, &flags, true); /* C keeps its lease */
 			usleep(500 * 1000);
 		}
-	} while (ob.status == NFS4ERR_DELAY && now_s() - t0 < 4 * LEASE);
+	} while (ob.status == N4ERR_DELAY && now_s() - t0 < 4 * LEASE);
 	CHECK_EQ(ob.status, 0, "D: OPEN for writing proceeds once C's delegation is revoked (%d tries)", tries);
 	CHECK(slowest < 2.0, "D: every OPEN answered at once (slowest %.2f s): no worker waits", slowest);
-	CHECK_EQ(sequence(&a.c, a.sid, &a.seqid, false, &flags, true), 0, "C: SEQUENCE");
+	CHECK_EQ(sequence(&a, false, &flags, true), 0, "C: SEQUENCE");
 	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "C: SEQ4_STATUS_RECALLABLE_STATE_REVOKED (flags 0x%x)", flags);
-	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_READ, oa.dsid), NFS4ERR_DELEG_REVOKED,
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_READ, &oa.dsid), N4ERR_DELEG_REVOKED,
 		 "C: READ with the revoked stateid");
-	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_TEST_STATEID, oa.dsid), NFS4ERR_DELEG_REVOKED,
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_TEST_STATEID, &oa.dsid), N4ERR_DELEG_REVOKED,
 		 "C: TEST_STATEID says DELEG_REVOKED");
-	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_FREE_STATEID, oa.dsid), 0, "C: FREE_STATEID");
-	CHECK_EQ(sequence(&a.c, a.sid, &a.seqid, false, &flags, true), 0, "C: SEQUENCE");
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_FREE_STATEID, &oa.dsid), 0, "C: FREE_STATEID");
+	CHECK_EQ(sequence(&a, false, &flags, true), 0, "C: SEQUENCE");
 	CHECK(!(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED), "C: the flag cleared after FREE_STATEID (0x%x)", flags);
 	CHECK(nfs4_stats_has("\"revoked\": 1"), "stats: 1 revoked");
 	cb_close(&a.c);
@@ -1428,29 +1056,29 @@ static int v3_write(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, cons
 }
 
 /* A's CB_RECALL of d arrives (within 5 s); answered, then DELEGRETURN. */
-static bool dl_recalled(struct dl_client *k, const struct dl_open *d, const char *why)
+static bool dl_recalled(struct n4_client *k, const struct dl_open *d, const char *why)
 {
 	struct cb_call cc;
 	bool ok = false;
 
 	if (CHECK(cb_wait(&k->c, &cc, 5000), "%s: CB_RECALL arrives", why)) {
-		ok = CHECK_EQ(cc.op2, 4, "CB_RECALL") && CHECK(memcmp(cc.dsid, d->dsid, 16) == 0, "of the delegation");
+		ok = CHECK_EQ(cc.op2, 4, "CB_RECALL") && CHECK(memcmp(&cc.dsid, &d->dsid, sizeof(cc.dsid)) == 0, "of the delegation");
 		cb_answer(&k->c, &cc);
 	}
-	CHECK_EQ(dl_sid_op(&k->c, k->sid, &k->seqid, d->fh, d->fh_len, OP_DELEGRETURN, d->dsid), 0, "DELEGRETURN");
+	CHECK_EQ(dl_sid_op(k, d->fh, d->fh_len, N4_DELEGRETURN, &d->dsid), 0, "DELEGRETURN");
 	return ok;
 }
 
 static void test_deleg_v3(void)
 {
-	struct dl_client a;
+	struct n4_client a;
 	struct raw_conn v3;
 	struct dl_open oa;
 
 	hx_section("delegations: an NFSv3 WRITE recalls one (NFS3ERR_JUKEBOX meanwhile)");
 	if (!dl_client(&a, "deleg-v3") || !CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)"))
 		return;
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "v3file", 1, true, &oa);
+	dl_open(&a, "v3file", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
 	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 10008, "NFSv3 WRITE: NFS3ERR_JUKEBOX while recalled");
 	dl_recalled(&a, &oa, "A");
@@ -1459,57 +1087,34 @@ static void test_deleg_v3(void)
 	cb_close(&a.c);
 }
 
-/* A 4.1 COMPOUND of three operations begun: SEQUENCE, PUTFH fh. */
-static void dl_seq_putfh(struct xb *a, struct dl_client *k, const uint8_t *fh, uint32_t fh_len)
+/* LOCK READ_LT [0, 100) as a new lock owner from o's open stateid, callbacks answered: the status. */
+static int dl_lock(struct n4_client *k, const struct dl_open *o, const char *owner)
 {
-	xb_init(a);
-	hdr(a, 1, 3);
-	xb_sequence(a, k->sid, &k->seqid);
-	xb_u32(a, OP_PUTFH);
-	xb_opaque(a, fh, fh_len);
-}
-
-/* SEQUENCE, PUTFH, LOCK READ_LT [0, 100) as a new lock owner from o's open stateid: the status. */
-static int dl_lock(struct dl_client *k, const struct dl_open *o, const char *owner)
-{
-	struct raw_reply r;
-	struct xb a;
+	struct n4_sid lock;
 	int st;
 
-	dl_seq_putfh(&a, k, o->fh, o->fh_len);
-	xb_u32(&a, OP_LOCK);
-	xb_u32(&a, 1); /* READ_LT */
-	xb_u32(&a, 0); /* reclaim */
-	xb_u64(&a, 0);
-	xb_u64(&a, 100);
-	xb_u32(&a, 1); /* new_lock_owner: open_to_lock_owner4 */
-	xb_u32(&a, 0); /* open_seqid */
-	xb_raw(&a, o->osid, 16);
-	xb_u32(&a, 0); /* lock_seqid */
-	xb_u64(&a, k->cid);
-	xb_string(&a, owner);
-	st = compound_cb(&k->c, &a, &r, true, NULL);
-	raw_reply_free(&r);
-	xb_free(&a);
+	cb_answer_now = true;
+	st = n4_lock_new(k, o->fh, o->fh_len, N4_READ_LT, 0, 100, &o->osid, NULL, owner, &lock);
+	cb_answer_now = false;
 	return st;
 }
 
 static void test_deleg_lock(void)
 {
-	struct dl_client a, b;
+	struct n4_client a, b;
 	struct dl_open oa, ob, oc;
 
 	hx_section("delegations: another client's LOCK recalls one; none on a locked file");
 	if (!dl_client(&a, "deleg-la") || !dl_client(&b, "deleg-lb"))
 		return;
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "kfile", 1, true, &oa);
+	dl_open(&a, "kfile", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
-	dl_open(&b.c, b.sid, &b.seqid, b.cid, "kfile", 1 | 0x0400 /* WANT_NO_DELEG */, false, &ob);
+	dl_open(&b, "kfile", 1 | 0x0400 /* WANT_NO_DELEG */, false, &ob);
 	CHECK_EQ(ob.status, 0, "B: OPEN for reading (no recall: readers share)");
-	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), NFS4ERR_DELAY, "B: LOCK waits (NFS4ERR_DELAY)");
+	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), N4ERR_DELAY, "B: LOCK waits (NFS4ERR_DELAY)");
 	dl_recalled(&a, &oa, "A");
 	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), 0, "B: LOCK granted after the return");
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "kfile", 1 | 0x0100 /* WANT_READ_DELEG */, false, &oc);
+	dl_open(&a, "kfile", 1 | 0x0100 /* WANT_READ_DELEG */, false, &oc);
 	CHECK(oc.status == 0 && oc.deleg == 3 && oc.why == 1,
 	      "A: no delegation while B holds a lock (NONE_EXT, WND4_CONTENTION): %u/%u", oc.deleg, oc.why);
 	cb_close(&a.c);
@@ -1543,14 +1148,14 @@ static int nlm_test(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 
 static void test_deleg_nlm(void)
 {
-	struct dl_client a;
+	struct n4_client a;
 	struct raw_conn nlm;
 	struct dl_open oa;
 
 	hx_section("delegations: an NLM TEST recalls one (NLM4_DENIED_GRACE_PERIOD meanwhile)");
 	if (!dl_client(&a, "deleg-nlm") || !CHECK(raw_connect(&nlm, env.port) == 0, "connect (NLM)"))
 		return;
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "nfile", 1, true, &oa);
+	dl_open(&a, "nfile", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
 	CHECK_EQ(nlm_test(&nlm, oa.fh, oa.fh_len), 4, "NLM TEST: NLM4_DENIED_GRACE_PERIOD while recalled");
 	dl_recalled(&a, &oa, "A");
@@ -1563,14 +1168,14 @@ static void test_deleg_nlm(void)
 static void test_deleg_local(void)
 {
 	char path[PATH_MAX + 16];
-	struct dl_client a;
+	struct n4_client a;
 	struct dl_open oa;
 	int fd;
 
 	hx_section("delegations: a local process writing (read delegation) or opening (write delegation) recalls it");
 	if (!dl_client(&a, "deleg-local"))
 		return;
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "lfile", 1, true, &oa);
+	dl_open(&a, "lfile", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
 	snprintf(path, sizeof(path), "%s/lfile", env.export_dir);
 	fd = open(path, O_WRONLY | O_APPEND);
@@ -1578,7 +1183,7 @@ static void test_deleg_local(void)
 	if (fd >= 0)
 		close(fd);
 	dl_recalled(&a, &oa, "A (read delegation, local write)");
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "lwfile", 3, true, &oa);
+	dl_open(&a, "lwfile", 3, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation");
 	snprintf(path, sizeof(path), "%s/lwfile", env.export_dir);
 	fd = open(path, O_RDONLY);
@@ -1589,44 +1194,36 @@ static void test_deleg_local(void)
 	cb_close(&a.c);
 }
 
-/* SEQUENCE, PUTFH fh, SETATTR(stateid, size): its status. */
-static int dl_truncate(struct dl_client *k, const uint8_t *fh, uint32_t fh_len, const uint8_t dsid[16], uint64_t size)
+/* SEQUENCE, PUTFH fh, SETATTR(stateid, size), callbacks answered: its status. */
+static int dl_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid,
+		       uint64_t size)
 {
-	struct raw_reply r;
-	struct xb a;
 	int st;
 
-	dl_seq_putfh(&a, k, fh, fh_len);
-	xb_u32(&a, OP_SETATTR);
-	xb_raw(&a, dsid, 16);
-	xb_u32(&a, 1); /* bitmap4: size (4) */
-	xb_u32(&a, 1u << 4);
-	xb_u32(&a, 8);
-	xb_u64(&a, size);
-	st = compound_cb(&k->c, &a, &r, true, NULL);
-	raw_reply_free(&r);
-	xb_free(&a);
+	cb_answer_now = true;
+	st = n4_truncate(k, fh, fh_len, sid, size);
+	cb_answer_now = false;
 	return st;
 }
 
 static void test_deleg_write(void)
 {
-	struct dl_client a;
+	struct n4_client a;
 	struct dl_open oa;
 
 	hx_section("delegations: a write delegation; SETATTR of the size with its stateid (as Linux truncates)");
 	if (!dl_client(&a, "deleg-w"))
 		return;
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "wfile", 3 /* BOTH */, true, &oa);
+	dl_open(&a, "wfile", 3 /* BOTH */, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 2, "OPEN for writing: OPEN_DELEGATE_WRITE (%d, %u)", oa.status, oa.deleg);
-	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
-	CHECK_EQ(dl_sid_op(&a.c, a.sid, &a.seqid, oa.fh, oa.fh_len, OP_DELEGRETURN, oa.dsid), 0, "DELEGRETURN");
+	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, &oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
 	cb_close(&a.c);
 }
 
 static void test_deleg_off(void)
 {
-	struct dl_client a;
+	struct n4_client a;
 	struct dl_open oa;
 	FILE *f;
 	char conf[8192];
@@ -1655,9 +1252,9 @@ static void test_deleg_off(void)
 		return;
 	if (!dl_client(&a, "deleg-off"))
 		return;
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "ofile", 1, true, &oa);
+	dl_open(&a, "ofile", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 0, "OPEN: OPEN_DELEGATE_NONE (%d, %u)", oa.status, oa.deleg);
-	dl_open(&a.c, a.sid, &a.seqid, a.cid, "ofile", 1 | 0x100 /* WANT_READ_DELEG */, false, &oa);
+	dl_open(&a, "ofile", 1 | 0x100 /* WANT_READ_DELEG */, false, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 3, "OPEN with a want: OPEN_DELEGATE_NONE_EXT (%d, %u)", oa.status,
 	      oa.deleg);
 	CHECK(nfs4_stats_has("\"delegations\": 0,"), "stats: none held");

@@ -103,21 +103,6 @@ static int fill_lock_owners(struct holder *h, uint64_t base)
 	return st;
 }
 
-static int release_lockowner(struct n4_client *k, const char *owner)
-{
-	struct raw_reply r;
-	struct xb a;
-	int st;
-
-	n4_begin(k, &a, 1);
-	xb_u32(&a, N4_RELEASE_LOCKOWNER);
-	xb_u64(&a, k->cid);
-	xb_string(&a, owner);
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
-}
-
 /* (b): a new client on a new connection does a whole open/IO/lock/close; NFSv3 MNT too. */
 static void fresh_client(const char *id, const char *name)
 {
@@ -211,7 +196,7 @@ static void attackers_leave(void)
 		bad += n4_close(&atk[i].k, atk[i].fh[0], atk[i].fh_len[0], &atk[i].seqid, &atk[i].sid[0]) != 0;
 		for (unsigned j = 0; i == 4 && j < atk[i].n; j++) {
 			snprintf(owner, sizeof(owner), "L%u", j);
-			bad += release_lockowner(&atk[i].k, owner) != 0;
+			bad += n4_release_lockowner(&atk[i].k, owner) != 0;
 		}
 	}
 	CHECK_EQ(bad, 0, "the attackers close, unlock and release what they held");
@@ -236,7 +221,7 @@ static unsigned soak_cycle(struct holder *h, unsigned c, unsigned round)
 	bad += n4_locku(&h->k, h->fh[0], h->fh_len[0], &lk, &lseq, round, 1) != 0;
 	bad += n4_close(&h->k, h->fh[0], h->fh_len[0], &h->seqid, &h->sid[0]) != 0;
 	if (h->k.minor == 0)
-		bad += release_lockowner(&h->k, owner) != 0;
+		bad += n4_release_lockowner(&h->k, owner) != 0;
 	return bad;
 }
 

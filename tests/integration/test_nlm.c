@@ -20,7 +20,7 @@
  * this test's own portmapper with RNFSD_TEST_NLM_RPCBIND_PORT (test only).
  */
 #include "tests/integration/harness.h"
-#include "tests/integration/rawrpc.h"
+#include "tests/integration/nfs4raw.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -673,54 +673,13 @@ static void over_ipv6(void)
 
 /* ---- NFSv4.0 locks on the same file (RFC 7530 §9, §16.10-16.12) ---- */
 
-enum { V4_LOCK = 12, V4_LOCKT = 13, V4_LOCKU = 14, V4_OPEN = 18, V4_OPEN_CONFIRM = 20, V4_PUTFH = 22,
-       V4_SETCLIENTID = 35, V4_SETCLIENTID_CONFIRM = 36 };
-enum { READ_LT = 1, WRITE_LT = 2, NFS4ERR_DENIED = 10010 };
+enum { READ_LT = N4_READ_LT, WRITE_LT = N4_WRITE_LT };
 
-/* One COMPOUND (minor version 0): PUTFH h (if h) and the operation in op. That
- * operation's status (PUTFH's if it failed, -1 if the reply does not parse);
- * on success its first 16 result bytes (a stateid, or SETCLIENTID's clientid
- * and confirm verifier) in res16. */
-static int v4_op(struct raw_conn *c, const uint8_t *h, uint32_t hl, const struct xb *op, uint8_t res16[16])
-{
-	struct raw_reply r;
-	struct xb a;
-	uint32_t n;
-	int st = -1;
-
-	xb_init(&a);
-	xb_string(&a, "v3v4");
-	xb_u32(&a, 0);
-	xb_u32(&a, h ? 2 : 1);
-	if (h) {
-		xb_u32(&a, V4_PUTFH);
-		xb_opaque(&a, h, hl);
-	}
-	xb_raw(&a, op->p, op->len);
-	if (raw_call(c, ++next_xid, RAW_NFS_PROG, 4, 1 /* COMPOUND */, a.p, a.len, &r) == RAW_RECV_OK) {
-		if (r.reply_stat == 0 && r.accept_stat == 0) {
-			xd_u32(&r.body);
-			xd_opaque(&r.body, &n, 1024);
-			xd_u32(&r.body);
-			if (h && (xd_u32(&r.body), st = (int)xd_u32(&r.body)) != 0) {
-				/* PUTFH failed: its status */
-			} else {
-				xd_u32(&r.body);
-				st = (int)xd_u32(&r.body);
-				if (st == 0 && res16 && r.body.pos + 16 <= r.body.len)
-					memcpy(res16, r.body.p + r.body.pos, 16);
-			}
-			if (r.body.bad)
-				st = -1;
-		}
-		raw_reply_free(&r);
-	}
-	xb_free(&a);
-	return st;
-}
-
+/* An NFSv4.0 client V (nfs4raw.h) on the NLM connection, its open and lock state on one file. */
 struct v4 {
-	uint8_t fh[64], cid[8], open_sid[16], lock_sid[16];
+	struct n4_client k;
+	uint8_t fh[64];
+	struct n4_sid open_sid, lock_sid;
 	uint32_t fh_len, open_seqid, lock_seqid;
 	bool has_lock_owner;
 };
@@ -728,99 +687,51 @@ struct v4 {
 /* SETCLIENTID + SETCLIENTID_CONFIRM, OPEN name (read-write, the file exists) + OPEN_CONFIRM. */
 static bool v4_open(struct raw_conn *c, struct v4 *v, const uint8_t *root, uint32_t root_len, const char *name)
 {
-	uint8_t res[16];
-	struct xb o;
+	struct n4_openargs oa = { .seqid = 1, .access = N4_ACCESS_BOTH, .owner = "v4-open-owner", .name = name };
+	uint8_t confirm[8] = { 0 };
+	struct raw_reply r;
+	struct xb a;
 	bool ok;
 
-	xb_init(&o);
-	xb_u32(&o, V4_SETCLIENTID);
-	xb_raw(&o, "verifier", 8);
-	xb_string(&o, "it-nlm-v4");
-	xb_u32(&o, 0x40000000);
-	xb_string(&o, "tcp");
-	xb_string(&o, "127.0.0.1.3.232");
-	xb_u32(&o, 1);
-	ok = CHECK_EQ(v4_op(c, NULL, 0, &o, res), 0, "NFSv4.0 SETCLIENTID");
-	memcpy(v->cid, res, 8);
-	o.len = 0;
-	xb_u32(&o, V4_SETCLIENTID_CONFIRM);
-	xb_raw(&o, res, 16);
-	ok = ok && CHECK_EQ(v4_op(c, NULL, 0, &o, NULL), 0, "SETCLIENTID_CONFIRM");
-	o.len = 0;
-	xb_u32(&o, V4_OPEN);
-	xb_u32(&o, 1);        /* seqid */
-	xb_u32(&o, 3);        /* OPEN4_SHARE_ACCESS_BOTH */
-	xb_u32(&o, 0);        /* OPEN4_SHARE_DENY_NONE */
-	xb_raw(&o, v->cid, 8);
-	xb_string(&o, "v4-open-owner");
-	xb_u32(&o, 0);        /* OPEN4_NOCREATE */
-	xb_u32(&o, 0);        /* CLAIM_NULL */
-	xb_string(&o, name);
-	ok = ok && CHECK_EQ(v4_op(c, root, root_len, &o, res), 0, "OPEN %s", name);
-	o.len = 0;
-	xb_u32(&o, V4_OPEN_CONFIRM);
-	xb_raw(&o, res, 16);
-	xb_u32(&o, 2);
-	ok = ok && CHECK_EQ(v4_op(c, v->fh, v->fh_len, &o, v->open_sid), 0, "OPEN_CONFIRM (PUTFH of the NFSv3 handle)");
-	xb_free(&o);
+	n4_share(&v->k, c, 0);
+	memcpy(v->k.verifier, "verifier", 8);
+	snprintf(v->k.cb_addr, sizeof(v->k.cb_addr), "127.0.0.1.3.232");
+	ok = CHECK_EQ(n4_setclientid(&v->k, "it-nlm-v4", confirm), 0, "NFSv4.0 SETCLIENTID");
+	ok = ok && CHECK_EQ(n4_setclientid_confirm(&v->k, confirm), 0, "SETCLIENTID_CONFIRM");
+	oa.cid = v->k.cid;
+	n4_begin(&v->k, &a, 2);
+	n4_xb_putfh(&a, root, root_len);
+	n4_xb_openargs(&a, &oa);
+	if (ok) {
+		int st = n4_call(&v->k, &a, &r);
+
+		if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_OPEN) == 0)
+			n4_xd_sid(&r.body, &v->open_sid);
+		raw_reply_free(&r);
+		ok = CHECK_EQ(st, 0, "OPEN %s", name);
+	}
+	xb_free(&a);
+	v->open_seqid = 2;
+	ok = ok && CHECK_EQ(n4_open_confirm(&v->k, v->fh, v->fh_len, &v->open_seqid, &v->open_sid), 0,
+			    "OPEN_CONFIRM (PUTFH of the NFSv3 handle)");
 	v->open_seqid = 3;
 	return ok;
 }
 
 /* LOCK (a new lock owner from the open stateid until one is granted): the status.
  * RFC 7530 §9.1.7: a DENIED LOCK still consumes the seqid it used. */
-static int v4_lock(struct raw_conn *c, struct v4 *v, uint32_t type, uint64_t off, uint64_t len)
+static int v4_lock(struct v4 *v, uint32_t type, uint64_t off, uint64_t len)
 {
-	struct xb o;
 	int st;
 
-	xb_init(&o);
-	xb_u32(&o, V4_LOCK);
-	xb_u32(&o, type);
-	xb_u32(&o, 0); /* reclaim */
-	xb_u64(&o, off);
-	xb_u64(&o, len);
-	xb_u32(&o, !v->has_lock_owner);
-	if (!v->has_lock_owner) {
-		xb_u32(&o, v->open_seqid++);
-		xb_raw(&o, v->open_sid, 16);
-		xb_u32(&o, 0);
-		xb_raw(&o, v->cid, 8);
-		xb_string(&o, "v4-lock-owner");
-	} else {
-		xb_raw(&o, v->lock_sid, 16);
-		xb_u32(&o, v->lock_seqid++);
-	}
-	st = v4_op(c, v->fh, v->fh_len, &o, v->lock_sid);
-	if (st == 0 && !v->has_lock_owner) {
+	if (v->has_lock_owner)
+		return n4_lock_more(&v->k, v->fh, v->fh_len, type, off, len, &v->lock_sid, &v->lock_seqid);
+	st = n4_lock_new(&v->k, v->fh, v->fh_len, type, off, len, &v->open_sid, &v->open_seqid, "v4-lock-owner",
+			 &v->lock_sid);
+	if (st == 0) {
 		v->has_lock_owner = true;
 		v->lock_seqid = 1;
 	}
-	xb_free(&o);
-	return st;
-}
-
-/* LOCKT (write, this client's lock owner) or LOCKU: the status. */
-static int v4_lockt_u(struct raw_conn *c, struct v4 *v, uint32_t op, uint32_t type, uint64_t off, uint64_t len)
-{
-	struct xb o;
-	int st;
-
-	xb_init(&o);
-	xb_u32(&o, op);
-	xb_u32(&o, type);
-	if (op == V4_LOCKU) {
-		xb_u32(&o, v->lock_seqid++);
-		xb_raw(&o, v->lock_sid, 16);
-	}
-	xb_u64(&o, off);
-	xb_u64(&o, len);
-	if (op == V4_LOCKT) {
-		xb_raw(&o, v->cid, 8);
-		xb_string(&o, "v4-lock-owner");
-	}
-	st = v4_op(c, v->fh, v->fh_len, &o, op == V4_LOCKU ? v->lock_sid : NULL);
-	xb_free(&o);
 	return st;
 }
 
@@ -844,10 +755,12 @@ static void nfs4_locks(struct raw_conn *c)
 	    !(memcpy(v.fh, fh, fh_len), v.fh_len = fh_len, v4_open(c, &v, root, root_len, "v3v4")))
 		goto out;
 	CHECK_EQ(nlm_lock(c, &C, false, true, 0, 100, "c1"), GRANTED, "NLM C: exclusive [0,100) granted");
-	CHECK_EQ(v4_lock(c, &v, WRITE_LT, 50, 10), NFS4ERR_DENIED, "NFSv4 LOCK write [50,60): DENIED");
-	CHECK_EQ(v4_lockt_u(c, &v, V4_LOCKT, WRITE_LT, 50, 10), NFS4ERR_DENIED, "NFSv4 LOCKT write [50,60): DENIED");
-	CHECK_EQ(v4_lockt_u(c, &v, V4_LOCKT, READ_LT, 99, 1), NFS4ERR_DENIED, "NFSv4 LOCKT read [99,100): DENIED");
-	CHECK_EQ(v4_lock(c, &v, READ_LT, 200, 100), 0, "NFSv4 LOCK read [200,300) granted (disjoint)");
+	CHECK_EQ(v4_lock(&v, WRITE_LT, 50, 10), N4ERR_DENIED, "NFSv4 LOCK write [50,60): DENIED");
+	CHECK_EQ(n4_lockt(&v.k, v.fh, v.fh_len, WRITE_LT, 50, 10, "v4-lock-owner"), N4ERR_DENIED,
+		 "NFSv4 LOCKT write [50,60): DENIED");
+	CHECK_EQ(n4_lockt(&v.k, v.fh, v.fh_len, READ_LT, 99, 1, "v4-lock-owner"), N4ERR_DENIED,
+		 "NFSv4 LOCKT read [99,100): DENIED");
+	CHECK_EQ(v4_lock(&v, READ_LT, 200, 100), 0, "NFSv4 LOCK read [200,300) granted (disjoint)");
 	CHECK_EQ(nlm_lock(c, &C, false, true, 250, 10, "c2"), DENIED, "NLM C: exclusive [250,260): DENIED");
 	CHECK_EQ(nlm_test(c, &C, true, 250, 10, NULL), DENIED, "NLM C: TEST exclusive [250,260): DENIED");
 	CHECK_EQ(nlm_test(c, &C, false, 250, 10, NULL), GRANTED, "NLM C: TEST shared [250,260): no conflict");
@@ -858,20 +771,24 @@ static void nfs4_locks(struct raw_conn *c)
 	CHECK_EQ(cb_count(), n0, "no GRANTED while the NFSv4 lock is held (1.5 s)");
 	double t0 = hx_now();
 
-	CHECK_EQ(v4_lockt_u(c, &v, V4_LOCKU, READ_LT, 200, 100), 0, "NFSv4 LOCKU [200,300)");
+	CHECK_EQ(n4_locku_type(&v.k, v.fh, v.fh_len, READ_LT, &v.lock_sid, &v.lock_seqid, 200, 100), 0,
+		 "NFSv4 LOCKU [200,300)");
 	if (CHECK(cb_wait(n0 + 1, 5.0, &g), "GRANTED within 5 s of the NFSv4 LOCKU")) {
 		hx_note("NFSv4 LOCKU to NLM GRANTED received (the retry poll): %.0f ms", (hx_now() - t0) * 1000);
 		CHECK(!strcmp(g.cookie, "ckC") && g.svid == 3 && g.off == 250 && g.len == 10 && g.exclusive,
 		      "for C's exclusive [250,260) (%s)", g.cookie);
 	}
-	CHECK_EQ(v4_lockt_u(c, &v, V4_LOCKT, READ_LT, 255, 1), NFS4ERR_DENIED, "NFSv4 LOCKT read [255,256): DENIED");
-	CHECK_EQ(v4_lock(c, &v, WRITE_LT, 0, 100), 0, "NFSv4 LOCK write [0,100): what NLM had");
+	CHECK_EQ(n4_lockt(&v.k, v.fh, v.fh_len, READ_LT, 255, 1, "v4-lock-owner"), N4ERR_DENIED,
+		 "NFSv4 LOCKT read [255,256): DENIED");
+	CHECK_EQ(v4_lock(&v, WRITE_LT, 0, 100), 0, "NFSv4 LOCK write [0,100): what NLM had");
 	CHECK_EQ(nlm_lock(c, &C, false, true, 200, 100, "c3"), GRANTED, "NLM C: exclusive [200,300): what NFSv4 had");
 	CHECK_EQ(nlm_lock(c, &C, false, false, 99, 1, "c4"), DENIED, "NLM C: shared [99,100): DENIED");
-	CHECK_EQ(v4_lock(c, &v, READ_LT, 299, 1), NFS4ERR_DENIED, "NFSv4 LOCK read [299,300): DENIED");
-	CHECK_EQ(v4_lockt_u(c, &v, V4_LOCKU, WRITE_LT, 0, 100), 0, "NFSv4 LOCKU [0,100)");
+	CHECK_EQ(v4_lock(&v, READ_LT, 299, 1), N4ERR_DENIED, "NFSv4 LOCK read [299,300): DENIED");
+	CHECK_EQ(n4_locku_type(&v.k, v.fh, v.fh_len, WRITE_LT, &v.lock_sid, &v.lock_seqid, 0, 100), 0,
+		 "NFSv4 LOCKU [0,100)");
 	CHECK_EQ(nlm_unlock_or_cancel(c, P_UNLOCK, &C, false, 200, 100), GRANTED, "NLM C: unlock [200,300)");
-	CHECK_EQ(v4_lockt_u(c, &v, V4_LOCKT, WRITE_LT, 0, UINT64_MAX), 0, "NFSv4 LOCKT write [0,EOF): free");
+	CHECK_EQ(n4_lockt(&v.k, v.fh, v.fh_len, WRITE_LT, 0, UINT64_MAX, "v4-lock-owner"), 0,
+		 "NFSv4 LOCKT write [0,EOF): free");
 out:
 	memcpy(fh, keep, keep_len);
 	fh_len = keep_len;

@@ -19,29 +19,7 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/nfs4_v42.h"
 #include "nfs/v4/nfs4_xdr_state.h"
-
-static uint8_t buf[4096];
-static struct xdr_enc e;
-
-static void start(void)
-{
-	xdr_enc_init(&e, buf, sizeof(buf));
-}
-
-/* Not inlined: with constant lengths GCC's -Warray-bounds misreads xdr_enc_reserve()'s padding. */
-static __attribute__((noinline)) void put_opaque(const void *p, uint32_t n)
-{
-	xdr_enc_opaque(&e, p, n);
-}
-
-static void sid(uint32_t seqid, uint8_t fill)
-{
-	uint8_t o[12];
-
-	memset(o, fill, sizeof(o));
-	xdr_enc_u32(&e, seqid);
-	xdr_enc_fixed(&e, o, 12);
-}
+#include "tests/unit/test_nfs4_xdr_util.h"
 
 typedef bool (*dec_fn)(struct xdr_dec *d, void *a);
 

@@ -1,5 +1,5 @@
 /*
- * test_daemon_workers.c - the worker pool: every item runs once
+ * test_core_workers.c - the worker pool: every item runs once
  * on a worker thread, done() runs once on the loop thread, items run in
  * parallel, workers_stop() finishes what is queued and delivers completions;
  * workers_stop_within() does the same when the workers finish in time and

@@ -1,5 +1,5 @@
 /*
- * test_lock_ranges.c - the ranges one lock owner holds on one file
+ * test_backend_lock_ranges.c - the ranges one lock owner holds on one file
  * (backend/local/lock_ranges.c): locks merge with overlapping and touching
  * ones, unlocks trim and split, an unlock of what is held leaves the owner
  * known empty (so local_lock.c closes its description), more pieces than

@@ -1,5 +1,5 @@
 /*
- * test_pidlock.c - core/pidlock.c: a second lock on the same file fails and
+ * test_core_pidlock.c - core/pidlock.c: a second lock on the same file fails and
  * names the holder's pid; the lock survives fork() in the child after the
  * parent lets go, and goes away with its holder.
  */

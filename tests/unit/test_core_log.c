@@ -1,5 +1,5 @@
 /*
- * test_daemon_log.c - log_escape(): what a peer sends can never forge, hide or
+ * test_core_log.c - log_escape(): what a peer sends can never forge, hide or
  * garble a log line. Every byte outside printable ASCII becomes \xNN, a
  * backslash \\, printable text is kept, the result always fits its buffer
  * (cut short with "..."), and the escaping can be undone unambiguously.

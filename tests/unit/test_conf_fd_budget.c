@@ -1,5 +1,5 @@
 /*
- * test_fd_budget.c - the descriptor budget (conf/fd_budget.c): with the
+ * test_conf_fd_budget.c - the descriptor budget (conf/fd_budget.c): with the
  * systemd unit's LimitNOFILE and with a shell's 1024 every table and the
  * reserve fit inside the limit; settings are kept when they fit and
  * lowered (and said so) when they do not; a client's share is a quarter of
