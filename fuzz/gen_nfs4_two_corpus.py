@@ -3,9 +3,8 @@
 two clients opening, reading, writing, locking and closing "f", and each using the other's
 stateids ('S','I','D',k words) for READ, WRITE, SETATTR, LOCKU, CLOSE, FREE_STATEID,
 TEST_STATEID, OPEN_DOWNGRADE, DELEGRETURN, COPY; each for the four pairs of minor
-versions. --cross also writes the seeds that need the fix of issue 24's defect 1."""
+versions."""
 import os
-import sys
 import struct
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "nfs4_two_clients")
@@ -93,20 +92,11 @@ SEEDS = {
 }
 
 
-# Seeds where one client closes or frees the other's open: issue 24's defect 1 (a stateid not
-# checked against its client) makes their cross-client invariant fail until that fix is in;
-# written only with --cross.
-CROSS = {"v41_cross_io", "v40_v41", "v41_create_many", "v40_cross_m0", "v40_cross_m3"}
-
-
 def main():
-    cross = "--cross" in sys.argv[1:]
     os.makedirs(OUT, exist_ok=True)
     for name, (minors, recs) in SEEDS.items():
         # each seed for every pair of minor versions (byte 0)
         for m in range(4):
-            if (name in CROSS or "%s_m%d" % (name, m) in CROSS) and not cross:
-                continue
             with open(os.path.join(OUT, "%s_m%d" % (name, m)), "wb") as f:
                 f.write(bytes([m]) + b"".join(recs))
 

@@ -97,9 +97,15 @@ uint64_t nfs4_sid_client(const struct nfs4_ctx *x, const struct nfs4_stateid *si
 {
 	const struct nfs4_svc *s = x->priv;
 
+	uint64_t clientid;
+
 	if (x->minorversion >= 1)
 		return s ? s->clientid : 0;
-	return nfs4_stateid_clientid(sid);
+	/* A 4.1+ client's stateids belong to its sessions (RFC 8881 §8.2.2): a 4.0 COMPOUND naming one
+	 * acts for no client, so the lookups answer BAD_STATEID (knfsd: lookup_clientid() finds a
+	 * client only of the COMPOUND's kind). */
+	clientid = nfs4_stateid_clientid(sid);
+	return nfs4_client_has_sessions(nfs4_session_state(), clientid) ? 0 : clientid;
 }
 
 /* The client an operation acts for: 4.0 names it, 4.1 has it from SEQUENCE. */

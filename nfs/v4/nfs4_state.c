@@ -718,6 +718,18 @@ bool nfs4_client_may_lock(struct nfs4_state *st, uint64_t clientid)
 	return ok;
 }
 
+bool nfs4_client_has_sessions(struct nfs4_state *st, uint64_t clientid)
+{
+	bool v41;
+	int i;
+
+	pthread_mutex_lock(&st->lock);
+	i = client_by_id(st, clientid);
+	v41 = i >= 0 && !st->clients[i]->v40;
+	state_unlock(st);
+	return v41;
+}
+
 bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len)
 {
 	int i;

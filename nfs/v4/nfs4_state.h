@@ -273,6 +273,8 @@ uint32_t nfs4_reclaim_complete(struct nfs4_state *st, uint64_t clientid);
 /* RFC 8881 §18.51.3: a 4.1 client takes no new lock or open before its
  * RECLAIM_COMPLETE (NFS4ERR_GRACE); true for 4.0 clients and unknown ids. */
 bool nfs4_client_may_lock(struct nfs4_state *st, uint64_t clientid);
+/* A client record of NFSv4.1+ (made by EXCHANGE_ID): its stateids are not for 4.0 COMPOUNDs. */
+bool nfs4_client_has_sessions(struct nfs4_state *st, uint64_t clientid);
 /* The owner (co_ownerid) of a client: true and *len set (owner holds NFS4_OWNER_MAX bytes), or false. */
 bool nfs4_client_owner(struct nfs4_state *st, uint64_t clientid, uint8_t *owner, uint32_t *len);
 /* The client of a session (BIND_CONN_TO_SESSION) for principal: NFS4_OK, NFS4ERR_BADSESSION (no

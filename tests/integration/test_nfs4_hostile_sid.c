@@ -133,6 +133,24 @@ static void b_uses_a_stateids(struct n4_client *a, struct n4_client *b, struct n
 	CHECK_EQ(n4_close(a, f->fh, f->fh_len, NULL, &f->open), N4_OK, "A: CLOSE of its own open");
 }
 
+/* A 4.0 COMPOUND names no session: a 4.1 client's stateids act for nobody there (the two-client fuzzer's finding). */
+static void c40_uses_a_stateids(struct n4_file *f, const struct n4_sid *lock)
+{
+	struct n4_sid lk = *lock, got = f->open;
+	struct n4_client c;
+	uint32_t seqid = 1, n = 0;
+
+	hx_section("1: client C (4.0) with client A's (4.1) open and lock stateids");
+	if (!CHECK_EQ(n4_start(&c, env.port, 0, "sid-c40"), 0, "client C (4.0) set up"))
+		return;
+	CHECK_EQ(n4_read(&c, f->fh, f->fh_len, &f->open, 0, 4096, NULL, &n), N4ERR_BAD_STATEID, "C: READ");
+	CHECK_EQ(n4_write(&c, f->fh, f->fh_len, &f->open, 0, "EVIL", 4), N4ERR_BAD_STATEID, "C: WRITE");
+	CHECK_EQ(n4_truncate(&c, f->fh, f->fh_len, &f->open, 0), N4ERR_BAD_STATEID, "C: SETATTR(size 0)");
+	CHECK_EQ(n4_locku(&c, f->fh, f->fh_len, &lk, &seqid, 0, 100), N4ERR_BAD_STATEID, "C: LOCKU of A's lock");
+	CHECK_EQ(n4_close(&c, f->fh, f->fh_len, &seqid, &got), N4ERR_BAD_STATEID, "C: CLOSE of A's open");
+	n4_client_close(&c);
+}
+
 static void test_stateid_owner(void)
 {
 	struct n4_client a, b;
@@ -149,6 +167,7 @@ static void test_stateid_owner(void)
 	CHECK_EQ(n4_write(&a, f.fh, f.fh_len, &f.open, 0, data, sizeof(data)), N4_OK, "A: WRITE 4096 bytes");
 	CHECK_EQ(n4_lock_new(&a, f.fh, f.fh_len, N4_WRITE_LT, 0, 100, &f.open, NULL, "a-lock", &lock), N4_OK,
 		 "A: LOCK [0, 100)");
+	c40_uses_a_stateids(&f, &lock);
 	b_uses_a_stateids(&a, &b, &f, &lock);
 	n4_client_close(&a);
 	n4_client_close(&b);
