@@ -4,7 +4,8 @@
  * take the descriptors connections and the backend need (issue 24 defect
  * 3: opens and lock descriptions each hold one).
  *
- *   reserve       connections ([rnfsd] max-connections), READ pipes and the
+ *   reserve       connections ([rnfsd] max-connections, and NFSv4.0 callback
+ *                 connections: [nfsv4] max-clients), READ pipes and the
  *                 daemon's own (listeners, event loop, log, statd, inotify):
  *                 never given to state; at most half of the limit
  *   file_cache    the local backend's cached open files (NFSv3 I/O, NLM)
@@ -30,7 +31,8 @@
 
 struct fd_budget_in {
 	uint64_t nofile;           /* RLIMIT_NOFILE (soft) */
-	unsigned max_connections;  /* connections all transports may hold ([rnfsd] max-connections each) */
+	unsigned max_connections;  /* connections all transports may hold ([rnfsd] max-connections each),
+				    * and the NFSv4.0 callback connections ([nfsv4] max-clients) */
 	/* settings, 0: derived */
 	unsigned open_files, open_files_per_client;  /* [nfsv4] max-open-files, max-open-files-per-client */
 	unsigned lock_owners_per_client;             /* [nfsv4] max-lock-owners-per-client */

@@ -625,9 +625,11 @@ static void fd_budget_apply(void)
 
 	(void)getrlimit(RLIMIT_NOFILE, &rl);
 	d.nofile = rl.rlim_cur == RLIM_INFINITY ? 1048576 : (uint64_t)rl.rlim_cur;
-	/* max-connections is per transport; an RDMA connection holds a descriptor too (its completion channel) */
+	/* max-connections is per transport; an RDMA connection holds a descriptor too (its completion
+	 * channel); and each NFSv4.0 client record may hold a callback connection of its own (nfs4_cb.c) */
 	struct fd_budget_in in = { .nofile = d.nofile,
-				   .max_connections = c->max_connections * (c->rdma == CONFIG_NO ? 1 : 2),
+				   .max_connections = c->max_connections * (c->rdma == CONFIG_NO ? 1 : 2) +
+						      (c->nfsv4 ? c->nfsv4_max_clients : 0),
 				   .open_files = c->nfsv4_max_open_files,
 				   .open_files_per_client = c->nfsv4_max_open_files_per_client,
 				   .lock_owners_per_client = c->nfsv4_max_lock_owners_per_client,
