@@ -394,6 +394,27 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
 	return n4_setup(k, id);
 }
 
+int n4_destroy_client(struct n4_client *k)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_alone(k, &a, N4_DESTROY_SESSION);
+	xb_raw(&a, k->session, 16);
+	st = n4_call_raw(k, &a, &r);
+	xb_free(&a);
+	raw_reply_free(&r);
+	if (st != 0)
+		return st;
+	n4_begin_alone(k, &a, N4_DESTROY_CLIENTID);
+	xb_u64(&a, k->cid);
+	st = n4_call_raw(k, &a, &r);
+	xb_free(&a);
+	raw_reply_free(&r);
+	return st;
+}
+
 void n4_client_close(struct n4_client *k)
 {
 	if (k->own_conn)

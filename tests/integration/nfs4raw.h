@@ -173,6 +173,9 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq);
 int n4_create_session(struct n4_client *k, uint32_t csr_seq);
 /* 4.1+: SEQUENCE alone: its status. */
 int n4_sequence(struct n4_client *k);
+/* 4.1+: DESTROY_SESSION, then DESTROY_CLIENTID (RFC 8881 §18.37, §18.50), each alone: the first failing
+ * status, or 0. */
+int n4_destroy_client(struct n4_client *k);
 void n4_client_close(struct n4_client *k);
 
 /* ---- state and I/O ------------------------------------------------------ */

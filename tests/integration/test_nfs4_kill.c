@@ -23,8 +23,9 @@
  *    RECLAIM_COMPLETE; RFC 7530 §9.6.2: SETCLIENTID/CONFIRM with the same id,
  *    OPEN CLAIM_PREVIOUS + OPEN_CONFIRM, LOCK reclaim): each succeeds;
  *  - a client id the previous boot never confirmed gets NO_GRACE for a
- *    reclaim (RFC 8881 §8.4.2.1, §15.1.9; RFC 7530 §9.6.3.4), and so does a
- *    4.1 client after its own RECLAIM_COMPLETE (RFC 8881 §18.51.3). Which
+ *    reclaim (RFC 8881 §8.4.2.1, §15.1.9; RFC 7530 §9.6.3.4), and so do a
+ *    client that destroyed its client ID before the kill (§18.50) and a 4.1
+ *    client after its own RECLAIM_COMPLETE (RFC 8881 §18.51.3). Which
  *    files and ranges a client held is not stored across a restart (rnfsd
  *    records clients, not state, as knfsd does): reclaims are trusted per
  *    client, so "a range it never locked" is not something the server can
@@ -294,6 +295,47 @@ static bool stranger(double t0)
 	return true;
 }
 
+static char quit_id[48]; /* a client that destroyed its client ID in the last boot ("": none) */
+
+/* A 4.1+ client sets up, then destroys its client ID (RFC 8881 §18.50): its record goes. */
+static void quitter_leave(void)
+{
+	struct n4_client k;
+	int st;
+
+	snprintf(quit_id, sizeof(quit_id), "kill-quitter-%u", round_no);
+	st = n4_start(&k, env.port, 1 + round_no % 2, quit_id);
+	if (st == 0)
+		st = n4_destroy_client(&k);
+	n4_client_close(&k);
+	if (!CHECK_EQ(st, 0, "round %u: a client sets up and destroys its client ID", round_no))
+		quit_id[0] = 0;
+}
+
+/* After the restart its reclaim is NO_GRACE: a destroyed client held nothing (RFC 8881 §8.4.2.1). */
+static bool quitter_return(double t0)
+{
+	struct n4_client k;
+	struct n4_sid sid;
+	int st;
+
+	/* Used once: its set-up here records it, so it could reclaim after another kill. */
+	st = n4_connect(&k, env.port, 1);
+	if (st == 0)
+		st = client_up(&k, quit_id, true);
+	quit_id[0] = 0;
+	if (st == 0)
+		st = n4_open_prev(&k, target_fh, target_fh_len, N4_ACCESS_READ, 0, "quitter", NULL, &sid);
+	n4_client_close(&k);
+	if (st == -1)
+		return false;
+	if (hx_now() - t0 <= GRACE_S - 0.5 &&
+	    CHECK_EQ(st, N4ERR_NO_GRACE, "round %u: the client that destroyed its client ID before the kill: "
+		     "CLAIM_PREVIOUS is NO_GRACE", round_no))
+		fig.no_grace++;
+	return true;
+}
+
 /* ---- traffic ---- */
 
 static void ext_make(struct ext *e, const struct slot *s, uint32_t len)
@@ -530,7 +572,7 @@ static bool boot(bool last)
 		killer_start(&kl, (unsigned)(hx_rand(&rng) % 150));
 	early_or_armed = early;
 	clients_up(t0);
-	if (any_confirmed && !stranger(t0))
+	if (any_confirmed && (!stranger(t0) || (quit_id[0] && !quitter_return(t0))))
 		goto killed;
 	if (!grace_wait())
 		goto killed;
@@ -546,8 +588,10 @@ static bool boot(bool last)
 			n4_client_close(&kcs[i].k);
 		return true;
 	}
-	if (!early)
+	if (!early) {
+		quitter_leave();
 		killer_start(&kl, 5 + (unsigned)(hx_rand(&rng) % 400));
+	}
 	early_or_armed = true;
 killed:
 	if (!early_or_armed)
