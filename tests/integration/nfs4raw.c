@@ -375,8 +375,6 @@ int n4_sequence(struct n4_client *k)
 int n4_setup(struct n4_client *k, const char *id)
 {
 	uint32_t csr_seq = 0;
-	struct raw_reply r;
-	struct xb a;
 	int st;
 
 	snprintf(k->id, sizeof(k->id), "%s", id);
@@ -386,14 +384,7 @@ int n4_setup(struct n4_client *k, const char *id)
 	st = n4_exchange_id(k, id, &csr_seq);
 	if (st == 0)
 		st = n4_create_session(k, csr_seq);
-	if (st != 0)
-		return st;
-	n4_begin(k, &a, 1);
-	xb_u32(&a, N4_RECLAIM_COMPLETE);
-	xb_u32(&a, 0);
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return st != 0 ? st : n4_reclaim_complete(k);
 }
 
 int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
@@ -401,6 +392,27 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
 	if (n4_connect(k, port, minor) != 0)
 		return -1;
 	return n4_setup(k, id);
+}
+
+int n4_destroy_client(struct n4_client *k)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_alone(k, &a, N4_DESTROY_SESSION);
+	xb_raw(&a, k->session, 16);
+	st = n4_call_raw(k, &a, &r);
+	xb_free(&a);
+	raw_reply_free(&r);
+	if (st != 0)
+		return st;
+	n4_begin_alone(k, &a, N4_DESTROY_CLIENTID);
+	xb_u64(&a, k->cid);
+	st = n4_call_raw(k, &a, &r);
+	xb_free(&a);
+	raw_reply_free(&r);
+	return st;
 }
 
 void n4_client_close(struct n4_client *k)
@@ -551,6 +563,47 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	return st;
 }
 
+int n4_open_prev(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t access, uint32_t deny,
+		 const char *owner, uint32_t *seqid, struct n4_sid *sid)
+{
+	struct n4_openargs o = {
+		.seqid = k->minor || !seqid ? 0 : *seqid, .access = k->minor ? access | N4_WANT_NO_DELEG : access,
+		.deny = deny, .cid = k->cid, .owner = owner, .previous = true,
+	};
+	struct n4_openres res = { 0 };
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	n4_xb_openargs(&a, &o);
+	st = n4_call(k, &a, &r);
+	if (k->minor == 0 && seqid && st != -1)
+		++*seqid; /* RFC 7530 §9.1.7 */
+	if (st == 0 && (n4_res(&r, N4_PUTFH) != 0 || n4_res(&r, N4_OPEN) != 0 || !n4_xd_openres(&r.body, &res)))
+		st = -1;
+	raw_reply_free(&r);
+	*sid = res.sid;
+	k->open_rflags = res.rflags;
+	if (st == 0 && k->minor == 0 && seqid && (res.rflags & 0x2u)) /* RFC 7530 §16.16.5: a new owner confirms */
+		st = n4_open_confirm(k, fh, fh_len, seqid, sid);
+	return st;
+}
+
+int n4_reclaim_complete(struct n4_client *k)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_RECLAIM_COMPLETE);
+	xb_u32(&a, 0); /* rca_one_fs: false */
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
 int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid)
 {
 	struct raw_reply r;
@@ -601,6 +654,12 @@ int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struc
 int n4_write(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t off,
 	     const void *data, uint32_t len)
 {
+	return n4_write_how(k, fh, fh_len, sid, off, data, len, N4_FILE_SYNC, NULL);
+}
+
+int n4_write_how(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid,
+		 uint64_t off, const void *data, uint32_t len, uint32_t stable, uint32_t *committed)
+{
 	struct raw_reply r;
 	struct xb a;
 	int st;
@@ -609,8 +668,27 @@ int n4_write(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const stru
 	xb_u32(&a, N4_WRITE);
 	n4_xb_sid(&a, sid);
 	xb_u64(&a, off);
-	xb_u32(&a, 2); /* FILE_SYNC4 */
+	xb_u32(&a, stable);
 	xb_opaque(&a, data, len);
+	st = n4_call(k, &a, &r);
+	if (st == 0 && committed && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_WRITE) == 0) {
+		xd_u32(&r.body); /* count */
+		*committed = xd_u32(&r.body);
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
+int n4_commit(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint64_t off, uint32_t count)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_COMMIT);
+	xb_u64(&a, off);
+	xb_u32(&a, count);
 	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;
@@ -680,8 +758,16 @@ int n4_lock_new(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_
 		uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
 		struct n4_sid *lock)
 {
+	return n4_lock_reclaim(k, fh, fh_len, type, false, off, len, open, open_seqid, owner, lock);
+}
+
+int n4_lock_reclaim(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, bool reclaim,
+		    uint64_t off, uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
+		    struct n4_sid *lock)
+{
 	struct n4_lockargs l = {
-		.type = type, .off = off, .len = len, .new_owner = true, .sid = open, .cid = k->cid, .owner = owner,
+		.type = type, .reclaim = reclaim, .off = off, .len = len, .new_owner = true, .sid = open,
+		.cid = k->cid, .owner = owner,
 		.open_seqid = open_seqid && k->minor == 0 ? (*open_seqid)++ : 0,
 	};
 	struct xb a;

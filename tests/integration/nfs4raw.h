@@ -173,6 +173,9 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq);
 int n4_create_session(struct n4_client *k, uint32_t csr_seq);
 /* 4.1+: SEQUENCE alone: its status. */
 int n4_sequence(struct n4_client *k);
+/* 4.1+: DESTROY_SESSION, then DESTROY_CLIENTID (RFC 8881 §18.37, §18.50), each alone: the first failing
+ * status, or 0. */
+int n4_destroy_client(struct n4_client *k);
 void n4_client_close(struct n4_client *k);
 
 /* ---- state and I/O ------------------------------------------------------ */
@@ -213,6 +216,15 @@ struct n4_openres {
 /* Decode OPEN4resok (after OPEN's status) into o: false if it does not decode. */
 bool n4_xd_openres(struct xd *d, struct n4_openres *o);
 
+/*
+ * PUTFH fh, OPEN by CLAIM_PREVIOUS (RFC 8881 §18.16.3, RFC 7530 §16.16.5: a
+ * reclaim after a server restart) by open owner owner; 4.0: *seqid the owner's
+ * (advanced), with OPEN_CONFIRM when asked. The open stateid into sid; its status.
+ */
+int n4_open_prev(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t access, uint32_t deny,
+		 const char *owner, uint32_t *seqid, struct n4_sid *sid);
+/* 4.1+: RECLAIM_COMPLETE (rca_one_fs false, RFC 8881 §18.51): its status. */
+int n4_reclaim_complete(struct n4_client *k);
 /* 4.0: OPEN_CONFIRM (RFC 7530 §16.18) of sid with *seqid (advanced): its status; the new stateid in sid. */
 int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid);
 /* CLOSE (4.0: seqid of the open owner, advanced): its status; the stateid returned in sid. */
@@ -223,6 +235,15 @@ int n4_read(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struc
 /* WRITE len bytes at off, FILE_SYNC4. */
 int n4_write(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t off,
 	     const void *data, uint32_t len);
+/* stable_how4 (RFC 8881 §18.32.1). */
+#define N4_UNSTABLE 0u
+#define N4_DATA_SYNC 1u
+#define N4_FILE_SYNC 2u
+/* WRITE with stable (N4_UNSTABLE ...): its status; the reply's committed into *committed (may be NULL). */
+int n4_write_how(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid,
+		 uint64_t off, const void *data, uint32_t len, uint32_t stable, uint32_t *committed);
+/* COMMIT (RFC 8881 §18.3) of [off, off+count) (count 0: to the end): its status. */
+int n4_commit(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint64_t off, uint32_t count);
 /* SETATTR of size with stateid sid. */
 int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t size);
 /*
@@ -247,6 +268,10 @@ struct n4_lockargs {
 void n4_xb_lockargs(struct xb *a, const struct n4_lockargs *l);
 /* LOCKT4args (RFC 8881 §18.11.1). */
 void n4_xb_locktargs(struct xb *a, uint32_t type, uint64_t off, uint64_t len, uint64_t cid, const char *owner);
+/* n4_lock_new with LOCK4args' reclaim flag set as given (RFC 8881 §18.10.3: a reclaim in grace). */
+int n4_lock_reclaim(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, bool reclaim,
+		    uint64_t off, uint64_t len, const struct n4_sid *open, uint32_t *open_seqid, const char *owner,
+		    struct n4_sid *lock);
 /* LOCK by the existing lock owner of lock (4.0: *lock_seqid advanced). */
 int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off,
 		 uint64_t len, struct n4_sid *lock, uint32_t *lock_seqid);

@@ -459,31 +459,6 @@ out:
 
 /* ---- soak ---- */
 
-static int destroy41(struct n4_client *k)
-{
-	struct raw_reply r;
-	struct xb a;
-	int st;
-
-	xb_init(&a);
-	n4_hdr(&a, k->minor, 1);
-	xb_u32(&a, N4_DESTROY_SESSION);
-	xb_raw(&a, k->session, 16);
-	st = n4_call_raw(k, &a, &r);
-	xb_free(&a);
-	raw_reply_free(&r);
-	if (st != 0)
-		return st;
-	xb_init(&a);
-	n4_hdr(&a, k->minor, 1);
-	xb_u32(&a, N4_DESTROY_CLIENTID);
-	xb_u64(&a, k->cid);
-	st = n4_call_raw(k, &a, &r);
-	xb_free(&a);
-	raw_reply_free(&r);
-	return st;
-}
-
 #define SOAK_SESSIONS 3000 /* session create/destroy cycles */
 #define SOAK_CLIENTS 2000  /* clients left to expire, per round (three rounds) */
 
@@ -544,7 +519,7 @@ static void test_soak(void)
 	for (unsigned i = 0; i < SOAK_SESSIONS; i++) {
 		uint32_t seq = 0;
 		snprintf(id, sizeof(id), "tabS-cycle-%u", i);
-		cycles += n4_exchange_id(&k, id, &seq) == 0 && n4_create_session(&k, seq) == 0 && destroy41(&k) == 0;
+		cycles += n4_exchange_id(&k, id, &seq) == 0 && n4_create_session(&k, seq) == 0 && n4_destroy_client(&k) == 0;
 	}
 	n4_client_close(&k);
 	CHECK_EQ(cycles, SOAK_SESSIONS, "every session create/destroy cycle succeeded");
