@@ -143,6 +143,16 @@ int n4_call(struct n4_client *k, struct xb *a, struct raw_reply *r)
 	return r->body.bad ? -1 : st;
 }
 
+/* k's COMPOUND a (freed), its reply not looked at: the COMPOUND status, or -1. */
+static int n4_call_done(struct n4_client *k, struct xb *a)
+{
+	struct raw_reply r;
+	int st = n4_call(k, a, &r);
+
+	raw_reply_free(&r);
+	return st;
+}
+
 int n4_res(struct raw_reply *r, uint32_t op)
 {
 	uint32_t got = xd_u32(&r->body), st = xd_u32(&r->body);
@@ -260,16 +270,12 @@ int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8])
 
 int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8])
 {
-	struct raw_reply r;
 	struct xb a;
-	int st;
 
 	n4_begin_alone(k, &a, N4_SETCLIENTID_CONFIRM);
 	xb_u64(&a, k->cid);
 	xb_raw(&a, confirm, 8);
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return n4_call_done(k, &a);
 }
 
 /* 4.0: SETCLIENTID (callback to a port nobody listens on) + SETCLIENTID_CONFIRM. */
@@ -362,14 +368,10 @@ int n4_create_session(struct n4_client *k, uint32_t csr_seq)
 
 int n4_sequence(struct n4_client *k)
 {
-	struct raw_reply r;
 	struct xb a;
-	int st;
 
 	n4_begin(k, &a, 0);
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return n4_call_done(k, &a);
 }
 
 int n4_setup(struct n4_client *k, const char *id)
@@ -592,16 +594,12 @@ int n4_open_prev(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32
 
 int n4_reclaim_complete(struct n4_client *k)
 {
-	struct raw_reply r;
 	struct xb a;
-	int st;
 
 	n4_begin(k, &a, 1);
 	xb_u32(&a, N4_RECLAIM_COMPLETE);
 	xb_u32(&a, 0); /* rca_one_fs: false */
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return n4_call_done(k, &a);
 }
 
 int n4_close(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *seqid, struct n4_sid *sid)
@@ -681,24 +679,18 @@ int n4_write_how(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const 
 
 int n4_commit(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint64_t off, uint32_t count)
 {
-	struct raw_reply r;
 	struct xb a;
-	int st;
 
 	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_COMMIT);
 	xb_u64(&a, off);
 	xb_u32(&a, count);
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return n4_call_done(k, &a);
 }
 
 int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid, uint64_t size)
 {
-	struct raw_reply r;
 	struct xb a;
-	int st;
 
 	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, N4_SETATTR);
@@ -707,9 +699,7 @@ int n4_truncate(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const s
 	xb_u32(&a, 1u << 4);
 	xb_u32(&a, 8);
 	xb_u64(&a, size);
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return n4_call_done(k, &a);
 }
 
 /* LOCK's result: the lock stateid on NFS4_OK. */
@@ -821,46 +811,34 @@ int n4_locku_type(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint3
 int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint64_t off, uint64_t len,
 	     const char *owner)
 {
-	struct raw_reply r;
 	struct xb a;
-	int st;
 
 	n4_begin_fh(k, &a, 2, fh, fh_len);
 	n4_xb_locktargs(&a, type, off, len, k->cid, owner);
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return n4_call_done(k, &a);
 }
 
 int n4_release_lockowner(struct n4_client *k, const char *owner)
 {
-	struct raw_reply r;
 	struct xb a;
-	int st;
 
 	n4_begin(k, &a, 1);
 	xb_u32(&a, N4_RELEASE_LOCKOWNER);
 	xb_u64(&a, k->cid); /* lock_owner4 */
 	xb_string(&a, owner);
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return n4_call_done(k, &a);
 }
 
 int n4_getattr_root(struct n4_client *k)
 {
-	struct raw_reply r;
 	struct xb a;
-	int st;
 
 	n4_begin(k, &a, 2);
 	xb_u32(&a, N4_PUTROOTFH);
 	xb_u32(&a, N4_GETATTR);
 	xb_u32(&a, 1);
 	xb_u32(&a, 1u << 1); /* type */
-	st = n4_call(k, &a, &r);
-	raw_reply_free(&r);
-	return st;
+	return n4_call_done(k, &a);
 }
 
 /* ---- a neighbour that must stay answered ---------------------------------- */
