@@ -240,19 +240,28 @@ static void n4_verifier(struct n4_client *k)
 	memcpy(k->verifier, &v, 8);
 }
 
+/* A sessionless COMPOUND of op, whose arguments open with the client's
+ * verifier and id (nfs_client_id4 of SETCLIENTID, client_owner4 of
+ * EXCHANGE_ID): id whole on the wire (k->id keeps its first bytes), and a
+ * verifier for k if it has none. */
+static void n4_begin_owner(struct n4_client *k, struct xb *a, uint32_t op, const char *id)
+{
+	if (id != k->id)
+		snprintf(k->id, sizeof(k->id), "%s", id);
+	if (!k->verifier[0] && !k->verifier[7])
+		n4_verifier(k);
+	n4_begin_alone(k, a, op);
+	xb_raw(a, k->verifier, 8);
+	xb_string(a, id);
+}
+
 int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8])
 {
 	struct raw_reply r;
 	struct xb a;
 	int st;
 
-	if (id != k->id)
-		snprintf(k->id, sizeof(k->id), "%s", id);
-	if (!k->verifier[0] && !k->verifier[7])
-		n4_verifier(k);
-	n4_begin_alone(k, &a, N4_SETCLIENTID);
-	xb_raw(&a, k->verifier, 8);
-	xb_string(&a, k->id);
+	n4_begin_owner(k, &a, N4_SETCLIENTID, id);
 	xb_u32(&a, k->cb_prog);
 	xb_string(&a, "tcp");
 	xb_string(&a, k->cb_addr[0] ? k->cb_addr : "127.0.0.1.0.9"); /* port 9: no callback service */
@@ -293,13 +302,7 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
 	struct xb a;
 	int st;
 
-	if (id != k->id)
-		snprintf(k->id, sizeof(k->id), "%s", id);
-	if (!k->verifier[0] && !k->verifier[7])
-		n4_verifier(k);
-	n4_begin_alone(k, &a, N4_EXCHANGE_ID);
-	xb_raw(&a, k->verifier, 8);
-	xb_string(&a, id);
+	n4_begin_owner(k, &a, N4_EXCHANGE_ID, id);
 	xb_u32(&a, 0); /* eia_flags */
 	xb_u32(&a, 0); /* SP4_NONE */
 	xb_u32(&a, 0); /* no implementation id */
