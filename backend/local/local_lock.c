@@ -147,7 +147,7 @@ static int lk_flock(const struct be_lock *lk, short type, struct flock *fl)
 	if (lk->offset > (uint64_t)INT64_MAX)
 		return EINVAL;
 	*fl = (struct flock){ .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)lk->offset };
-	if (lk->length && lk->length <= (uint64_t)INT64_MAX - lk->offset)
+	if (lk_range_end(lk->offset, lk->length) != LK_RANGE_EOF) /* else l_len 0: to the end */
 		fl->l_len = (off_t)lk->length;
 	return 0;
 }

@@ -9,7 +9,7 @@
 
 uint64_t lk_range_end(uint64_t offset, uint64_t length)
 {
-	/* As local_lock.c's struct flock: l_len 0 (to the end) when it would pass INT64_MAX. */
+	/* To the end (local_lock.c's struct flock then has l_len 0) when it would pass INT64_MAX. */
 	if (length == 0 || offset > (uint64_t)INT64_MAX || length > (uint64_t)INT64_MAX - offset)
 		return LK_RANGE_EOF;
 	return offset + length;

@@ -93,13 +93,16 @@ void nfs4_session_limits(unsigned per_host, unsigned per_principal, size_t reply
 	nfs4_cache_total = reply_cache;
 }
 
-static unsigned nfs4_limits[3]; /* [nfsv4] max-open-files, -per-client, max-lock-owners-per-client (derived) */
+/* [nfsv4] max-open-files, max-open-files-per-client, max-lock-owners-per-client (derived) */
+static struct {
+	unsigned max_files, opens_per_client, locks_per_client;
+} nfs4_stab_bounds;
 
 void nfs4_session_state_limits(unsigned max_files, unsigned opens_per_client, unsigned locks_per_client)
 {
-	nfs4_limits[0] = max_files;
-	nfs4_limits[1] = opens_per_client;
-	nfs4_limits[2] = locks_per_client;
+	nfs4_stab_bounds.max_files = max_files;
+	nfs4_stab_bounds.opens_per_client = opens_per_client;
+	nfs4_stab_bounds.locks_per_client = locks_per_client;
 }
 
 uint32_t nfs4_lease_time(void)
@@ -165,7 +168,8 @@ void nfs4_session_init(void)
 	nfs4_state_set_shares(&nfs4_st, nfs4_per_host, nfs4_per_principal);
 	nfs4_state_set_cache_total(&nfs4_st, nfs4_cache_total);
 	nfs4_stab_init(&nfs4_stb, boot, &nfs4_stb_ops);
-	nfs4_stab_limits(&nfs4_stb, nfs4_limits[0], nfs4_limits[1], nfs4_limits[2]);
+	nfs4_stab_limits(&nfs4_stb, nfs4_stab_bounds.max_files, nfs4_stab_bounds.opens_per_client,
+			 nfs4_stab_bounds.locks_per_client);
 	nfs4_state_set_stab(&nfs4_st, &nfs4_stb);
 	nfs4_st.gone = nfs4_client_gone; /* RFC 8881 §8.4.3: its stable record goes too */
 	nfs4_st.gone_flush = nfs4_client_gone_flush; /* durable before the state lock is let go */
