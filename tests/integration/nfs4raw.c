@@ -213,11 +213,13 @@ static void n4_init(struct n4_client *k, uint16_t port, uint32_t minor)
 	k->cb_ident = 1;
 }
 
+bool n4_reserved_ports;
+
 int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor)
 {
 	n4_init(k, port, minor);
 	k->own_conn = true;
-	return raw_connect(&k->c, port);
+	return n4_reserved_ports ? raw_connect_reserved(&k->c, port) : raw_connect(&k->c, port);
 }
 
 int n4_connect_from(struct n4_client *k, uint16_t port, uint32_t minor, const char *src)

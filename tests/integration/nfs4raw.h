@@ -148,6 +148,10 @@ void n4_xb_putfh(struct xb *a, const uint8_t *fh, uint32_t fh_len);
 
 /* Connect (no client yet) to 127.0.0.1:port with minor version minor. 0 or -1. */
 int n4_connect(struct n4_client *k, uint16_t port, uint32_t minor);
+/* When set, n4_connect() (and so n4_start(), n4_watch_start()) connects from a
+ * reserved port, as a root client must to an export with the default "secure"
+ * option (needs root). */
+extern bool n4_reserved_ports;
 /*
  * Set up a client named id on k's connection: 4.0 SETCLIENTID +
  * SETCLIENTID_CONFIRM; 4.1+ EXCHANGE_ID + CREATE_SESSION (no back channel)

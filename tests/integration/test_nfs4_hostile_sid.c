@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/integration/harness.h"
 #include "tests/integration/nfs4raw.h"
@@ -413,6 +414,38 @@ static void test_secinfo_auth_none(void)
 
 /* ---- the whole run ----------------------------------------------------------- */
 
+/* Defect 1 again under the export options a new admin gets (secure, root_squash): the clients
+ * connect from reserved ports (root), their files belong to the squashed root. */
+static void test_default_export(void)
+{
+	struct n4_watch w;
+
+	hx_section("1 again, with the default export options (secure, root_squash)");
+	if (geteuid() != 0) {
+		hx_note("not root: no reserved ports, the default-options run is left out");
+		return;
+	}
+	unlink(hx_xpath(&env, "a-file"));
+	/* The first run's clients are not this one's: no grace period (the records go, the config stays default). */
+	unlink(hx_path(&env, "state/nfs4-clients"));
+	chmod(env.export_dir, 0777); /* the squashed root creates the file */
+	if (!CHECK(hx_write_exports(&env, "%s 127.0.0.1(rw)\n", env.export_dir) == 0, "exports: 127.0.0.1(rw) only") ||
+	    hx_daemon_start(&env) != 0)
+		return;
+	n4_reserved_ports = true;
+	if (CHECK_EQ(n4_watch_start(&w, env.port, "neighbour-default"), 0, "the neighbour client is set up")) {
+		test_stateid_owner();
+		double slowest = n4_watch_stop(&w);
+		CHECK(w.failed == 0 && slowest <= 1.0, "the neighbour was answered within a second throughout "
+		      "(%u calls, %u failed, slowest %.3f s)", w.calls, w.failed, slowest);
+	}
+	struct stat sb;
+	CHECK(stat(hx_xpath(&env, "a-file"), &sb) == 0 && sb.st_uid == 65534,
+	      "A's file was made by the squashed root (uid %u)", (unsigned)sb.st_uid);
+	n4_reserved_ports = false;
+	hx_daemon_stop(&env);
+}
+
 int main(int argc, char **argv)
 {
 	struct n4_watch w;
@@ -451,5 +484,6 @@ int main(int argc, char **argv)
 	      RSS_SLACK_KB, rss0, rss1);
 	CHECK(hx_daemon_alive(&env), "daemon still running at the end");
 	hx_daemon_stop(&env);
+	test_default_export();
 	return hx_end();
 }
