@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -210,6 +211,12 @@ int main(int argc, char **argv)
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
 	test_copies_share_workers();
+	/* Every COPY's share of the workers given back (about 150 copies and tens of thousands refused). */
+	char *doc = n4_stats_json(env.stats_socket);
+	CHECK(doc != NULL, "stats document read");
+	CHECK_EQ(doc ? n4_stats_num(doc, "nfs4_bounds", "sync_copies") : -1, 0,
+		 "stats: no synchronous COPY holds a worker after the attack");
+	free(doc);
 	CHECK(hx_daemon_alive(&env), "daemon still running at the end");
 	hx_daemon_stop(&env);
 	for (int i = 0; i < ATTACKERS; i++)
