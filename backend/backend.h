@@ -486,7 +486,7 @@ struct be_fs {
 	 * network: such calls may run on the receiving thread (rpc/rpc_inline.h). */
 	bool meta_fast;
 	/* Only this server (and local processes) changes the file system, no
-	 * other server of a cluster: NFSv4 change_info4 may say atomic (nfs/v4/nfs4_dirlock.c). */
+	 * other server of a cluster: NFSv4 change_info4 may say atomic (nfs/v4/ops/nfs4_dirlock.c). */
 	bool one_server;
 };
 

@@ -1,7 +1,7 @@
 /*
  * grace.h - the server's one grace period after a start (RFC 8881 §8.4.2,
  * RFC 7530 §9.6.2, XNFS §10.4): a clock that NLM (nlm/) and NFSv4
- * (nfs/v4/nfs4_recovery.c) both ask, so a lock held by an NFSv3 client
+ * (nfs/v4/recovery/nfs4_recovery.c) both ask, so a lock held by an NFSv3 client
  * through NLM cannot be taken by an NFSv4 client before its owner reclaimed
  * it, nor the other way round (as knfsd's locks_in_grace()).
  *

@@ -66,7 +66,7 @@ struct stats_proc {
 };
 typedef void (*stats_proc_cb)(const struct stats_proc *p, void *arg);
 
-/* NFSv4 state (nfs/v4/nfs4_stats.c), the "nfs4" object of the document. */
+/* NFSv4 state (nfs/v4/compound/nfs4_stats.c), the "nfs4" object of the document. */
 struct stats_nfs4 {
 	unsigned clients, sessions;           /* client records (confirmed or not), sessions */
 	uint64_t opens, locks, delegations;   /* state counts (n4state): open and lock stateids, delegations */
@@ -93,7 +93,7 @@ struct stats_nfs4 {
 	unsigned recorded_clients_max;
 };
 
-/* One NFSv4 client's callback path (nfs/v4/nfs4_cb.h): its state and calls. */
+/* One NFSv4 client's callback path (nfs/v4/cb/nfs4_cb.h): its state and calls. */
 struct stats_nfs4_cb {
 	uint64_t clientid;
 	unsigned minor;        /* 0: NFSv4.0 callback service; 1, 2: a 4.1 / 4.2 session's back channel */

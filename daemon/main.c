@@ -68,8 +68,8 @@
 #include "core/workers.h"
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_cb.h"
-#include "nfs/v4/nfs4_stats.h"
+#include "nfs/v4/cb/nfs4_cb.h"
+#include "nfs/v4/compound/nfs4_stats.h"
 #include "nlm/nlm.h"
 #include "nlm/nlm4_xdr.h"
 #include "nlm/nlm_reboot.h"
@@ -841,7 +841,7 @@ int main(int argc, char **argv)
 	if (d.cfg.nlm && (nlm_register() != 0 ||
 			  nlm_start(d.loop, nlm_reboot_grace(d.cfg.grace_period, d.cfg.grace_period_set, reclaimers)) != 0))
 		goto err_xprts;
-	/* NFSv4 callback paths: calls made from the loop thread (nfs/v4/nfs4_cb.h). */
+	/* NFSv4 callback paths: calls made from the loop thread (nfs/v4/cb/nfs4_cb.h). */
 	if (d.cfg.nfsv4 && nfs4_cb_start(d.loop) != 0)
 		goto err_xprts;
 	/* NFSv4 leases expire on a timer, not only when some client calls (nfs/v4/nfs4.h). */

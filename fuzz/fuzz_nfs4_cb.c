@@ -1,7 +1,7 @@
 /*
  * fuzz_nfs4_cb.c - libFuzzer target: what an NFSv4 client returns to the
  * server's callbacks and gives as its callback address
- * (nfs/v4/nfs4_cb_xdr.c: nfs4_cb_dec_compound(), nfs4_cb_dec_sequence(),
+ * (nfs/v4/cb/nfs4_cb_xdr.c: nfs4_cb_dec_compound(), nfs4_cb_dec_sequence(),
  * nfs4_cb_uaddr_parse()), fed on to the back channel's slot
  * (nfs4_cb_state.c) as nfs4_cb.c does.
  *
@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nfs/v4/nfs4_cb_state.h"
-#include "nfs/v4/nfs4_cb_xdr.h"
+#include "nfs/v4/cb/nfs4_cb_state.h"
+#include "nfs/v4/cb/nfs4_cb_xdr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

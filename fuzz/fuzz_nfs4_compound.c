@@ -1,6 +1,6 @@
 /*
  * fuzz_nfs4_compound.c - libFuzzer target: NFSv4 COMPOUND decoding and the
- * engine (nfs/v4/nfs4_compound.c, nfs4_xdr.c) on arbitrary bytes, as
+ * engine (nfs/v4/compound/nfs4_compound.c, nfs4_xdr.c) on arbitrary bytes, as
  * COMPOUND4args, with the real operation table (no export is served, so the
  * namespace is an empty pseudo root: PUTROOTFH, GETATTR, READDIR, LOOKUP,
  * SECINFO... run for real; EXCHANGE_ID, CREATE_SESSION, DESTROY_* against the
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_sattr.h"
+#include "nfs/v4/xdr/nfs4_sattr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -58,9 +58,9 @@
 #include "conf/exports.h"
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_state.h"
-#include "nfs/v4/nfs4_stateid.h"
-#include "nfs/v4/nfs4_stats.h"
+#include "nfs/v4/state/nfs4_clients.h"
+#include "nfs/v4/state/nfs4_stateid.h"
+#include "nfs/v4/compound/nfs4_stats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -484,7 +484,7 @@ static void check_tables(unsigned from, const unsigned before[2])
 	unsigned now[2], clients, sessions, other = from ^ 1u;
 	struct nfs4_stab *stab = nfs4_session_stab();
 
-	nfs4_state_counts(nfs4_session_state(), &clients, &sessions);
+	nfs4_ctab_counts(nfs4_session_state(), &clients, &sessions);
 	CHECK(clients <= NFS4_STATE_MAX_CLIENTS);
 	CHECK(sessions <= clients * NFS4_STATE_MAX_SESSIONS);
 	counts(now);

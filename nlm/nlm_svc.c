@@ -36,8 +36,8 @@
 #include "rpc/rpcbind.h"
 #include "nlm/nlm_table.h"
 #include "nfs/common/nfs_common.h"
-#include "nfs/v4/nfs4_const.h"
-#include "nfs/v4/nfs4_deleg.h"
+#include "nfs/v4/xdr/nfs4_const.h"
+#include "nfs/v4/state/nfs4_deleg.h"
 #include "core/log.h"
 
 #define NLM_OWNERS 4096u

@@ -9,7 +9,7 @@
 
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3_const.h"
-#include "nfs/v4/nfs4_const.h"
+#include "nfs/v4/xdr/nfs4_const.h"
 #include "core/log.h"
 
 static const struct {

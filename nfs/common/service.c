@@ -13,8 +13,8 @@
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_copy_async.h"
-#include "nfs/v4/nfs4_recovery.h"
+#include "nfs/v4/ops/nfs4_copy_async.h"
+#include "nfs/v4/recovery/nfs4_recovery.h"
 #include "core/log.h"
 
 static void nfs_log_exports(const struct nfs_exports *t)

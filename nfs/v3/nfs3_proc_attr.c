@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "nfs/v3/nfs3.h"
-#include "nfs/v4/nfs4_deleg.h"
+#include "nfs/v4/state/nfs4_deleg.h"
 
 enum rpc_proc_status nfs3_null_exec(struct rpc_call *c, void *args, void *res)
 {

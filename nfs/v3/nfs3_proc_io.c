@@ -16,7 +16,7 @@
 
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
-#include "nfs/v4/nfs4_deleg.h"
+#include "nfs/v4/state/nfs4_deleg.h"
 
 uint8_t nfs3_write_verf[NFS3_WRITEVERFSIZE];
 

@@ -10,8 +10,8 @@
 
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
-#include "nfs/v4/nfs4_const.h"
-#include "nfs/v4/nfs4_deleg.h"
+#include "nfs/v4/xdr/nfs4_const.h"
+#include "nfs/v4/state/nfs4_deleg.h"
 
 /* The delegation of the regular file dir/name, if it has one, recalled. */
 static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const char *name)

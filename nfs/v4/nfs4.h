@@ -1,42 +1,60 @@
 /*
- * nfs4.h - NFSv4 (RFC 7530/7531, RFC 8881, RFC 7862/7863), a map of nfs/v4/:
+ * nfs4.h - NFSv4 (RFC 7530/7531, RFC 8881, RFC 7862/7863): what every
+ * operation shares (struct nfs4_svc, objects, the pseudo file system's glue),
+ * and a map of nfs/v4/. A call flows xdr/ -> compound/ -> ops/ -> state/ and
+ * the backend; cb/ sends calls the other way; recovery/ keeps what survives
+ * a restart.
  *
- *   nfs4_const.h      protocol numbers (operations, nfsstat4, attributes)
- *   nfs4_xdr.c        decoders/encoders of the header and the operations' items
- *   nfs4_compound.c   the COMPOUND engine and its per-worker arena
- *   nfs4_attr.c       fattr4: supported attributes, bitmap4 x struct be_attr -> attrlist4
- *   nfs4_sattr.c      the fattr4 a client sets -> struct be_sattr (SETATTR, CREATE, OPEN)
- *   nfs4_owner.c      owner/owner_group strings <-> ids (numeric, name@domain)
- *   nfs4_pseudo.c     the pseudo file system's namespace (pure)
- *   nfs4_call.c       one COMPOUND's service state: exports, handles -> objects
- *   nfs4_proc_fh.c    filehandle operations (PUTFH, GETFH, SAVEFH, RESTOREFH)
- *   nfs4_proc_ns.c    the namespace: PUTROOTFH (and PUTPUBFH), LOOKUP, LOOKUPP, SECINFO, SECINFO_NO_NAME
- *   nfs4_proc_attr.c  GETATTR, ACCESS, READLINK
- *   nfs4_proc_dir.c   READDIR
- *   nfs4_proc_mod.c   CREATE, LINK, REMOVE, RENAME, SETATTR, VERIFY, NVERIFY
- *                     (nfs4_mod.h; XDR in nfs4_xdr_mod.c)
- *   nfs4_state.c      NFSv4.1 client records and sessions (pure)
- *   nfs4_xdr_session.c  XDR of the session operations
+ * xdr/       the wire format, pure
+ *   nfs4_const.h        protocol numbers (operations, nfsstat4, attributes)
+ *   nfs4_xdr.c          the COMPOUND header, bitmap4, names, handles, simple arguments
+ *   nfs4_xdr_state.c    state and I/O operations (SETCLIENTID .. LOCK, READ, WRITE)
+ *   nfs4_xdr_session.c  NFSv4.1 session operations (EXCHANGE_ID .. BIND_CONN_TO_SESSION)
+ *   nfs4_xdr_mod.c      CREATE, LINK, REMOVE, RENAME, SETATTR, VERIFY (nfs4_mod.h)
+ *   nfs4_xdr_v42.c      NFSv4.2 and xattr operations (nfs4_v42.h)
+ *   nfs4_attr.c         fattr4 out: supported attributes, struct be_attr -> attrlist4
+ *   nfs4_sattr.c        fattr4 in: what a client sets -> struct be_sattr
+ *   nfs4_owner.c        owner/owner_group strings <-> ids
+ * compound/  the engine
+ *   nfs4_compound.c     decode, run and encode each operation; the per-worker arena
+ *   nfs4_op_table.c     the operation table and the RPC program (NULL, COMPOUND)
+ *   nfs4_stats.c        per-operation counters and state gauges
+ * ops/       the operations, over state/ and the backend
+ *   nfs4_call.c         one COMPOUND's service state: exports, handles -> objects
+ *   nfs4_pseudo.c       the pseudo file system's namespace (pure)
+ *   nfs4_proc_fh.c      PUTFH, GETFH, SAVEFH, RESTOREFH
+ *   nfs4_proc_ns.c      PUTROOTFH, PUTPUBFH, LOOKUP, LOOKUPP, SECINFO(_NO_NAME)
+ *   nfs4_proc_attr.c    GETATTR, ACCESS, READLINK
+ *   nfs4_proc_dir.c     READDIR
+ *   nfs4_proc_mod.c     CREATE, LINK, REMOVE, RENAME, SETATTR, VERIFY, NVERIFY
+ *   nfs4_dirlock.c      one change at a time per directory (atomic change_info4)
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
- *   nfs4_proc_cb.c    BIND_CONN_TO_SESSION, BACKCHANNEL_CTL, the back channel of CREATE_SESSION,
- *                     the 4.0 callback probe after SETCLIENTID_CONFIRM
- *   nfs4_cb.c         callback paths at run time: calls on the loop thread, probes, state
- *   nfs4_cb_state.c   a callback path's state machine and the back channel's slot (pure)
- *   nfs4_cb_xdr.c     XDR of the callback program, universal addresses (pure)
- *   nfs4_recovery.c   stable client records (state_dir/nfs4-clients) and the grace period
- *   nfs4_stats.c      per-operation counters and state gauges (stats socket, rnfsctl)
- *   nfs4_stateid.c    stateids, open owners, opens, share reservations (pure)
- *   nfs4_xdr_state.c  XDR of the state and I/O operations
- *   nfs4_proc_state.c SETCLIENTID(_CONFIRM), RENEW, OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE,
- *                     TEST_STATEID, FREE_STATEID; the stateid helpers
- *   nfs4_proc_open.c  OPEN
- *   nfs4_proc_io.c    READ, WRITE, COMMIT
- *   nfs4_proc_lock.c  LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
- *   nfs4_proc_v42.c   SEEK, ALLOCATE, DEALLOCATE, READ_PLUS (RFC 7862; nfs4_v42.h,
- *                     XDR in nfs4_xdr_v42.c)
- *   nfs4_proc_copy.c  COPY (synchronous), OFFLOAD_STATUS, OFFLOAD_CANCEL, CLONE
- *   nfs4_proc_xattr.c GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (RFC 8276)
- *   nfs4_procs.c      the operation table and the RPC program version 4 (NULL, COMPOUND)
+ *   nfs4_proc_state.c   SETCLIENTID(_CONFIRM), RENEW, OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE,
+ *                       TEST_STATEID, FREE_STATEID; resolving a stateid
+ *   nfs4_proc_open.c    OPEN
+ *   nfs4_proc_io.c      READ, WRITE, COMMIT
+ *   nfs4_proc_lock.c    LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
+ *   nfs4_lock_notify.c  blocking-lock waiters at run time (CB_NOTIFY_LOCK)
+ *   nfs4_proc_deleg.c   granting, recalling and returning delegations (DELEGRETURN, ..)
+ *   nfs4_deleg_watch.c  the backend's change watches of delegated files
+ *   nfs4_proc_cb.c      BIND_CONN_TO_SESSION, BACKCHANNEL_CTL, the 4.0 callback probe
+ *   nfs4_proc_v42.c     SEEK, ALLOCATE, DEALLOCATE, READ_PLUS
+ *   nfs4_proc_copy.c    COPY, CLONE, OFFLOAD_STATUS, OFFLOAD_CANCEL
+ *   nfs4_copy_async.c   asynchronous COPY at run time (threads, CB_OFFLOAD)
+ *   nfs4_proc_xattr.c   GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (RFC 8276)
+ * state/     the server's tables, pure (no locks, sockets or backend calls)
+ *   nfs4_clients.c      client records and NFSv4.1 sessions (struct nfs4_ctab)
+ *   nfs4_stateid.c      stateids, open and lock owners, opens, locks (struct nfs4_stab)
+ *   nfs4_deleg.c        delegations (struct nfs4_dtab)
+ *   nfs4_lockwait.c     waiters for blocking locks
+ *   nfs4_offload.c      asynchronous copies and the copy workers' shares
+ * cb/        the callback client
+ *   nfs4_cb.c           callback paths at run time: calls from the loop thread, probes
+ *   nfs4_cb_state.c     a callback path's state machine and the back channel's slot (pure)
+ *   nfs4_cb_xdr.c       XDR of the callback program, universal addresses (pure)
+ *   nfs4_cb_ops.c       CB_OFFLOAD and CB_NOTIFY_LOCK
+ * recovery/
+ *   nfs4_recovery.c     stable client records (state_dir/nfs4-clients) and the grace period
  *
  * The version is registered with the RPC layer (and rpcbind) unless
  * "[nfsv4] enable = no" (rnfsd.conf(5); on by default).
@@ -44,14 +62,14 @@
 #ifndef RNFSD_NFS4_H
 #define RNFSD_NFS4_H
 
-#include "nfs/v4/nfs4_attr.h"
-#include "nfs/v4/nfs4_compound.h"
-#include "nfs/v4/nfs4_deleg.h"
-#include "nfs/v4/nfs4_owner.h"
-#include "nfs/v4/nfs4_pseudo.h"
-#include "nfs/v4/nfs4_recovery.h"
-#include "nfs/v4/nfs4_xdr_session.h"
-#include "nfs/v4/nfs4_xdr_state.h"
+#include "nfs/v4/xdr/nfs4_attr.h"
+#include "nfs/v4/compound/nfs4_compound.h"
+#include "nfs/v4/state/nfs4_deleg.h"
+#include "nfs/v4/xdr/nfs4_owner.h"
+#include "nfs/v4/ops/nfs4_pseudo.h"
+#include "nfs/v4/recovery/nfs4_recovery.h"
+#include "nfs/v4/xdr/nfs4_xdr_session.h"
+#include "nfs/v4/xdr/nfs4_xdr_state.h"
 #include "rpc/rpc.h"
 
 /* Export id of pseudo directory handles (their backend bytes say which). */
@@ -115,7 +133,7 @@ uint32_t nfs4_fh_pseudo(const char *path, struct nfs_fh *fh);
 uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct nfs_fh *fh);
 void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a);
 
-/* ---- nfs4_procs.c ---- */
+/* ---- nfs4_op_table.c ---- */
 
 /* The NFSv4 operation table, indexed by nfs_opnum4 ([NFS4_OP_COUNT]). */
 extern const struct nfs4_op nfs4_ops[NFS4_OP_COUNT];
@@ -192,7 +210,7 @@ void nfs4_session_configure(unsigned lease_s);
 /* [nfsv4] max-clients (before nfs4_session_init; 0: NFS4_STATE_MAX_CLIENTS). */
 void nfs4_session_max_clients(unsigned n);
 /* [nfsv4] max-clients-per-host, max-clients-per-principal, reply-cache-size (before nfs4_session_init;
- * 0: the defaults of nfs4_state.h). */
+ * 0: the defaults of nfs4_clients.h). */
 void nfs4_session_limits(unsigned per_host, unsigned per_principal, size_t reply_cache);
 /* A client met a descriptor bound (status RESOURCE or DELAY from the open state table): one
  * rate-limited line naming the peer, the client and what (nfs4_proc_open.c). Returns status. */
@@ -202,7 +220,7 @@ void nfs4_session_state_limits(unsigned max_files, unsigned opens_per_client, un
 uint32_t nfs4_lease_time(void);
 void nfs4_session_init(void);
 void nfs4_session_release(void);
-struct nfs4_state *nfs4_session_state(void);
+struct nfs4_ctab *nfs4_session_state(void);
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res);

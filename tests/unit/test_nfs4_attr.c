@@ -1,5 +1,5 @@
 /*
- * test_nfs4_attr.c - fattr4 encoding (nfs/v4/nfs4_attr.c): the supported
+ * test_nfs4_attr.c - fattr4 encoding (nfs/v4/xdr/nfs4_attr.c): the supported
  * attribute bitmap per minor version, the byte layout of each attribute kind
  * (u32, u64, bool, fsid4, nfstime4, specdata4, numeric owner strings,
  * filehandle, nested bitmaps), ascending order, attributes the object lacks
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_attr.h"
+#include "nfs/v4/xdr/nfs4_attr.h"
 
 static uint8_t buf[4096];
 

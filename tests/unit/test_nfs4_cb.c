@@ -1,6 +1,6 @@
 /*
- * test_nfs4_cb.c - the NFSv4 callback program's XDR (nfs/v4/nfs4_cb_xdr.c)
- * and a callback path's state machine (nfs/v4/nfs4_cb_state.c), pure:
+ * test_nfs4_cb.c - the NFSv4 callback program's XDR (nfs/v4/cb/nfs4_cb_xdr.c)
+ * and a callback path's state machine (nfs/v4/cb/nfs4_cb_state.c), pure:
  *  - CB_COMPOUND args with CB_SEQUENCE, byte for byte (RFC 8881 §20.2.1,
  *    §20.9.1); without it (4.0's ident); an encoder that overflows says so;
  *  - CB_COMPOUND / CB_SEQUENCE results: OK with resok, an error status
@@ -29,8 +29,8 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_cb_state.h"
-#include "nfs/v4/nfs4_cb_xdr.h"
+#include "nfs/v4/cb/nfs4_cb_state.h"
+#include "nfs/v4/cb/nfs4_cb_xdr.h"
 
 static uint8_t buf[1024];
 static struct xdr_enc e;

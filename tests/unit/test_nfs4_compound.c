@@ -1,5 +1,5 @@
 /*
- * test_nfs4_compound.c - the COMPOUND engine (nfs/v4/nfs4_compound.c) with a
+ * test_nfs4_compound.c - the COMPOUND engine (nfs/v4/compound/nfs4_compound.c) with a
  * test operation table around the real filehandle operations: empty
  * COMPOUNDs and the tag echo, MINOR_VERS_MISMATCH with no results,
  * OP_ILLEGAL for unknown and other-minor-version numbers, stop at the first

@@ -1,5 +1,5 @@
 /*
- * test_nfs4_deleg.c - the delegation state machine (nfs/v4/nfs4_deleg.c), pure:
+ * test_nfs4_deleg.c - the delegation state machine (nfs/v4/state/nfs4_deleg.c), pure:
  *  - the grant decision (RFC 8881 §10.4, §18.16.3): read for a reader with
  *    no other writer, write for a writer alone, none with the 4.1 wants
  *    NO_DELEG / CANCEL (and their why), none without a callback path, in
@@ -28,8 +28,8 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_const.h"
-#include "nfs/v4/nfs4_deleg.h"
+#include "nfs/v4/xdr/nfs4_const.h"
+#include "nfs/v4/state/nfs4_deleg.h"
 
 #define A 0x100000001ull
 #define B 0x100000002ull

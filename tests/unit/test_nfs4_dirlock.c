@@ -1,5 +1,5 @@
 /*
- * test_nfs4_dirlock.c - nfs/v4/nfs4_dirlock.c: rnfsd's changes to one
+ * test_nfs4_dirlock.c - nfs/v4/ops/nfs4_dirlock.c: rnfsd's changes to one
  * directory one at a time (the ground for change_info4's atomic):
  *  - one directory is one stripe; RENAME's two are taken lowest first, one
  *    stripe once when both directories hash to it;
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_mod.h"
+#include "nfs/v4/xdr/nfs4_mod.h"
 
 #define ROUNDS 20000
 

@@ -1,6 +1,6 @@
 /*
  * test_nfs4_lockwait.c - waiters for NFSv4.1+ blocking locks
- * (nfs/v4/nfs4_lockwait.c): recording (the same waiter again refreshes it),
+ * (nfs/v4/state/nfs4_lockwait.c): recording (the same waiter again refreshes it),
  * taking out by file or all, the per-client and total bounds, oversize
  * handles and owners refused, a client going, expiry after a lease.
  */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_lockwait.h"
+#include "nfs/v4/state/nfs4_lockwait.h"
 
 static struct nfs4_lockwait_tab t;
 

@@ -1,6 +1,6 @@
 /*
  * test_nfs4_mod.c - the NFSv4 operations that change the namespace and
- * attributes (nfs/v4/nfs4_proc_mod.c) through the real operation table
+ * attributes (nfs/v4/ops/nfs4_proc_mod.c) through the real operation table
  * against the local backend: CREATE of every type (mode, owner, rdev,
  * symlink text on disk; change_info4; attrset; BADTYPE, EXIST, name rules,
  * NOTDIR, createattrs errors), REMOVE (files, directories, NOTEMPTY, NOENT),
@@ -27,7 +27,7 @@
 
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_recovery.h"
+#include "nfs/v4/recovery/nfs4_recovery.h"
 #include "test_nfs_harness.h"
 
 #define ME "127.0.0.1"

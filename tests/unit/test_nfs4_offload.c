@@ -1,5 +1,5 @@
 /*
- * test_nfs4_offload.c - the asynchronous COPY table (nfs/v4/nfs4_offload.c):
+ * test_nfs4_offload.c - the asynchronous COPY table (nfs/v4/state/nfs4_offload.c):
  * copy stateids (unique, naming their client, top counter bit), lookup by
  * client and stateid, progress, cancel (no longer found), completion,
  * release, the per-client and total bounds, a client going (running copies
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_const.h"
-#include "nfs/v4/nfs4_offload.h"
+#include "nfs/v4/xdr/nfs4_const.h"
+#include "nfs/v4/state/nfs4_offload.h"
 
 static struct nfs4_offload_tab t;
 

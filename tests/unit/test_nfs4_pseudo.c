@@ -1,6 +1,6 @@
 /*
  * test_nfs4_pseudo.c - the pseudo file system's namespace
- * (nfs/v4/nfs4_pseudo.c): what each path is for a client (pseudo
+ * (nfs/v4/ops/nfs4_pseudo.c): what each path is for a client (pseudo
  * directory, admitted export, nothing), exports the client is not admitted
  * to staying invisible (also as pseudo directories above them), LOOKUP and
  * LOOKUPP steps, ids back to paths, directory entries (once each, in
@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_const.h"
-#include "nfs/v4/nfs4_pseudo.h"
+#include "nfs/v4/xdr/nfs4_const.h"
+#include "nfs/v4/ops/nfs4_pseudo.h"
 
 static const struct nfs4_pseudo_exp exps[] = {
 	{ "/srv/data", true },

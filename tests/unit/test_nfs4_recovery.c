@@ -1,5 +1,5 @@
 /*
- * test_nfs4_recovery.c - NFSv4 restart recovery (nfs/v4/nfs4_recovery.c)
+ * test_nfs4_recovery.c - NFSv4 restart recovery (nfs/v4/recovery/nfs4_recovery.c)
  * and the shared grace clock (core/grace.c), with injected time: the record
  * file's parsing (torn and hostile records), no previous clients -> no
  * grace, GRACE for new state during grace, NO_GRACE for unknown clients,
@@ -21,9 +21,9 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_const.h"
-#include "nfs/v4/nfs4_recovery.h"
-#include "nfs/v4/nfs4_stats.h"
+#include "nfs/v4/xdr/nfs4_const.h"
+#include "nfs/v4/recovery/nfs4_recovery.h"
+#include "nfs/v4/compound/nfs4_stats.h"
 
 #define A(s) (const uint8_t *)(s), (uint32_t)strlen(s)
 

@@ -1,5 +1,5 @@
 /*
- * test_nfs4_sattr.c - nfs/v4/nfs4_sattr.c and nfs4_owner.c: the settable
+ * test_nfs4_sattr.c - nfs/v4/xdr/nfs4_sattr.c and nfs4_owner.c: the settable
  * fattr4 decoder on every attribute it takes, on each truncation (every
  * byte), on attrlist4 too long or too short, on read-only, unsupported and
  * unknown attributes (and where the decoder is left after them), on settime4
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_owner.h"
-#include "nfs/v4/nfs4_sattr.h"
+#include "nfs/v4/xdr/nfs4_owner.h"
+#include "nfs/v4/xdr/nfs4_sattr.h"
 
 static uint8_t buf[4096];
 static uint8_t vals[2048];

@@ -1,5 +1,5 @@
 /*
- * test_nfs4_stateid.c - NFSv4 stateids and open state (nfs/v4/nfs4_stateid.c):
+ * test_nfs4_stateid.c - NFSv4 stateids and open state (nfs/v4/state/nfs4_stateid.c):
  * special stateids, open stateid creation and upgrade, share reservations
  * between owners and clients, stateid checks for I/O (STALE, OLD, BAD,
  * EXPIRED, OPENMODE, another file, 4.1's seqid 0), OPEN_CONFIRM,
@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_const.h"
-#include "nfs/v4/nfs4_stateid.h"
+#include "nfs/v4/xdr/nfs4_const.h"
+#include "nfs/v4/state/nfs4_stateid.h"
 
 static struct nfs4_stab t;
 /* The stateid's own client as the caller (what NFSv4.0 operations without an owner pass). */

@@ -1,6 +1,6 @@
 /*
  * test_nfs4_v42.c - the NFSv4.2 operations and the xattr operations
- * (nfs/v4/nfs4_proc_v42.c, nfs4_proc_copy.c, nfs4_proc_xattr.c) through the
+ * (nfs/v4/ops/nfs4_proc_v42.c, nfs4_proc_copy.c, nfs4_proc_xattr.c) through the
  * real operation table (minor version 2, SEQUENCE stubbed) against the local
  * backend on a temporary directory: SEEK on a sparse file (data, holes, the
  * trailing hole with sr_eof, NXIO past the end, UNION_NOTSUPP), ALLOCATE and
@@ -31,7 +31,7 @@
 
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_v42.h"
+#include "nfs/v4/xdr/nfs4_v42.h"
 #include "test_nfs_harness.h"
 
 #define ME "127.0.0.1"

@@ -1,5 +1,5 @@
 /*
- * test_nfs4_xdr.c - nfs/v4/nfs4_xdr.c: every decoder on a well-formed item,
+ * test_nfs4_xdr.c - nfs/v4/xdr/nfs4_xdr.c: every decoder on a well-formed item,
  * on each of its truncations (every byte), and on hostile counts (bitmap4
  * words, opaque lengths beyond the message or the limit, enum values out of
  * range); component4 name rules (empty, too long, "/", NUL, ".", "..", bad
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "nfs/v4/nfs4_xdr.h"
+#include "nfs/v4/xdr/nfs4_xdr.h"
 
 static uint8_t buf[4096];
 

@@ -1,6 +1,6 @@
 /*
  * test_nfs4_xdr_state.c - XDR of the NFSv4 state and I/O operations
- * (nfs/v4/nfs4_xdr_state.c): OPEN with each createhow4 and open_claim4 arm,
+ * (nfs/v4/xdr/nfs4_xdr_state.c): OPEN with each createhow4 and open_claim4 arm,
  * its createattrs' status kept, bad arms refused; every prefix of a valid
  * OPEN, LOCK and WRITE refused (bounds); WRITE's length against what
  * arrived and NFS4_MAX_IO; SETCLIENTID's callback strings (too long: no
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_xdr_state.h"
+#include "nfs/v4/xdr/nfs4_xdr_state.h"
 #include "tests/unit/test_nfs4_xdr_util.h"
 
 static void owner(const char *s)

@@ -1,6 +1,6 @@
 /*
  * test_nfs4_xdr_v42.c - XDR of the NFSv4.2 operations and of the xattr
- * operations (nfs/v4/nfs4_xdr_v42.c): each decoder on a valid item, then
+ * operations (nfs/v4/xdr/nfs4_xdr_v42.c): each decoder on a valid item, then
  * every prefix of it refused (truncated at every byte); hostile counts and
  * lengths (COPY's ca_source_server<> beyond its bound, a netloc4 of an
  * unknown type, lengths of 2^32-1, a setxattr_option4 past REPLACE); the
@@ -17,8 +17,8 @@
 
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_v42.h"
-#include "nfs/v4/nfs4_xdr_state.h"
+#include "nfs/v4/xdr/nfs4_v42.h"
+#include "nfs/v4/xdr/nfs4_xdr_state.h"
 #include "tests/unit/test_nfs4_xdr_util.h"
 
 typedef bool (*dec_fn)(struct xdr_dec *d, void *a);

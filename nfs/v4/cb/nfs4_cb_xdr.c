@@ -1,0 +1,255 @@
+/*
+ * nfs4_cb_xdr.c - XDR of the NFSv4 callback program (nfs4_cb_xdr.h): the
+ * CB_COMPOUND arguments rnfsd sends, the CB_COMPOUND / CB_SEQUENCE results a
+ * client returns (bounds-checked: every read goes through xdr_dec, which
+ * never reads past the reply), and RFC 5665 universal addresses. Pure.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "nfs/v4/cb/nfs4_cb_xdr.h"
+
+#define NFS4_CB_TAG_MAX 1024u /* a client's tag in its reply: skipped */
+
+/* RFC 8881 §20.9.1 CB_SEQUENCE4args. */
+static void enc_seq(struct xdr_enc *e, const struct nfs4_cb_seq_args *seq)
+{
+	xdr_enc_u32(e, OP_CB_SEQUENCE);
+	xdr_enc_fixed(e, seq->sessionid, NFS4_CB_SID_SIZE);
+	xdr_enc_u32(e, seq->seqid);
+	xdr_enc_u32(e, seq->slotid);
+	xdr_enc_u32(e, seq->highest_slotid);
+	xdr_enc_bool(e, seq->cachethis);
+	xdr_enc_u32(e, 0); /* csa_referring_call_lists<>: none */
+}
+
+static void enc_head(struct xdr_enc *e, uint32_t minorversion, uint32_t ident, uint32_t nops)
+{
+	xdr_enc_opaque(e, "", 0); /* tag */
+	xdr_enc_u32(e, minorversion);
+	xdr_enc_u32(e, ident);
+	xdr_enc_u32(e, nops); /* argarray<> */
+}
+
+void nfs4_cb_enc_compound(struct xdr_enc *e, uint32_t minorversion, uint32_t ident,
+			  const struct nfs4_cb_seq_args *seq)
+{
+	enc_head(e, minorversion, ident, seq ? 1 : 0);
+	if (seq)
+		enc_seq(e, seq);
+}
+
+void nfs4_cb_enc_compound_op(struct xdr_enc *e, uint32_t minorversion, uint32_t ident,
+			     const struct nfs4_cb_seq_args *seq, const struct nfs4_cb_op *op)
+{
+	/* RFC 8881 §20.9.3: on a 4.1 back channel CB_SEQUENCE comes first;
+	 * RFC 7530 §16.2: a 4.0 CB_COMPOUND has no sequencing operation. */
+	enc_head(e, minorversion, ident, seq ? 2 : 1);
+	if (seq)
+		enc_seq(e, seq);
+	nfs4_cb_enc_op(e, op);
+}
+
+uint32_t nfs4_cb_opnum(enum nfs4_cb_opkind kind)
+{
+	switch (kind) {
+	case NFS4_CB_OP_RECALL:
+		return OP_CB_RECALL;
+	case NFS4_CB_OP_RECALL_ANY:
+		return OP_CB_RECALL_ANY;
+	case NFS4_CB_OP_NOTIFY_LOCK:
+		return OP_CB_NOTIFY_LOCK;
+	case NFS4_CB_OP_OFFLOAD:
+		break;
+	}
+	return OP_CB_OFFLOAD;
+}
+
+/* nfs_fh4; a length over NFS4_FHSIZE is an encoding error. */
+static void enc_fh(struct xdr_enc *e, const struct nfs4_cb_fh *fh)
+{
+	if (fh->len > NFS4_CB_FH_MAX) {
+		e->overflow = true;
+		return;
+	}
+	xdr_enc_opaque(e, fh->data, fh->len);
+}
+
+static void enc_stateid(struct xdr_enc *e, const struct nfs4_stateid *sid)
+{
+	xdr_enc_u32(e, sid->seqid);
+	xdr_enc_fixed(e, sid->other, NFS4_OTHER_SIZE);
+}
+
+/* RFC 7862 §16.1.1 CB_OFFLOAD4args. */
+static void enc_offload(struct xdr_enc *e, const struct nfs4_cb_offload_args *a)
+{
+	enc_fh(e, &a->fh);
+	enc_stateid(e, &a->stateid);
+	xdr_enc_u32(e, a->status); /* offload_info4's discriminant */
+	if (a->status != 0) {
+		xdr_enc_u64(e, a->count); /* coa_bytes_copied */
+		return;
+	}
+	/* write_response4 (RFC 7862 §15.5.1). */
+	xdr_enc_u32(e, 0); /* wr_callback_id<1>: empty */
+	xdr_enc_u64(e, a->count);
+	xdr_enc_u32(e, a->committed);
+	xdr_enc_fixed(e, a->writeverf, sizeof(a->writeverf));
+}
+
+void nfs4_cb_enc_op(struct xdr_enc *e, const struct nfs4_cb_op *op)
+{
+	xdr_enc_u32(e, nfs4_cb_opnum(op->kind));
+	switch (op->kind) {
+	case NFS4_CB_OP_RECALL: /* RFC 8881 §20.2.1 */
+		enc_stateid(e, &op->u.recall.stateid);
+		xdr_enc_bool(e, op->u.recall.truncate);
+		enc_fh(e, &op->u.recall.fh);
+		return;
+	case NFS4_CB_OP_RECALL_ANY: /* RFC 8881 §20.6.1 */
+		if (op->u.recall_any.mask_len > 2) {
+			e->overflow = true;
+			return;
+		}
+		xdr_enc_u32(e, op->u.recall_any.objects_to_keep);
+		xdr_enc_u32(e, op->u.recall_any.mask_len);
+		for (uint32_t i = 0; i < op->u.recall_any.mask_len; i++)
+			xdr_enc_u32(e, op->u.recall_any.mask[i]);
+		return;
+	case NFS4_CB_OP_NOTIFY_LOCK: /* RFC 8881 §20.11.1 */
+		if (op->u.notify_lock.owner_len > NFS4_CB_OWNER_MAX) {
+			e->overflow = true;
+			return;
+		}
+		enc_fh(e, &op->u.notify_lock.fh);
+		xdr_enc_u64(e, op->u.notify_lock.clientid);
+		xdr_enc_opaque(e, op->u.notify_lock.owner, op->u.notify_lock.owner_len);
+		return;
+	case NFS4_CB_OP_OFFLOAD:
+		enc_offload(e, &op->u.offload);
+		return;
+	}
+	e->overflow = true; /* not a kind: nothing sensible to send */
+}
+
+enum nfs4_cb_dec_result nfs4_cb_dec_sequence(struct xdr_dec *d, struct nfs4_cb_seq_res *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (!xdr_dec_u32(d, &r->status))
+		return NFS4_CB_DEC_SHORT;
+	if (r->status != 0)
+		return NFS4_CB_DEC_OK; /* RFC 8881 §20.9.2: no resok on an error */
+	if (!xdr_dec_fixed(d, r->sessionid, NFS4_CB_SID_SIZE) || !xdr_dec_u32(d, &r->seqid) ||
+	    !xdr_dec_u32(d, &r->slotid) || !xdr_dec_u32(d, &r->highest_slotid) ||
+	    !xdr_dec_u32(d, &r->target_highest_slotid))
+		return NFS4_CB_DEC_SHORT;
+	return NFS4_CB_DEC_OK;
+}
+
+/*
+ * RFC 8881 §20.2.2 CB_COMPOUND4res: status, tag, resarray<>. The array's
+ * count is bounded before anything else is read; then, in order, the
+ * CB_SEQUENCE result (when seq) and opnum's (when opnum is not 0), each
+ * only if the array holds it. A result for an operation not asked for at
+ * its place is BAD (OP_CB_ILLEGAL included).
+ */
+enum nfs4_cb_dec_result nfs4_cb_dec_compound_op(struct xdr_dec *d, bool seq, uint32_t opnum,
+						struct nfs4_cb_compound_res *r)
+{
+	const uint8_t *tag;
+	uint32_t tag_len, op, want = (seq ? 1 : 0) + (opnum ? 1 : 0);
+
+	memset(r, 0, sizeof(*r));
+	if (!xdr_dec_u32(d, &r->status) || !xdr_dec_opaque(d, NFS4_CB_TAG_MAX, &tag, &tag_len) ||
+	    !xdr_dec_u32(d, &r->nres))
+		return NFS4_CB_DEC_SHORT;
+	if (r->nres > NFS4_CB_MAX_RES || r->nres > want)
+		return NFS4_CB_DEC_BAD;
+	for (uint32_t i = 0; i < r->nres; i++) {
+		bool is_seq = seq && i == 0;
+
+		if (!xdr_dec_u32(d, &op))
+			return NFS4_CB_DEC_SHORT;
+		if (op != (is_seq ? OP_CB_SEQUENCE : opnum))
+			return NFS4_CB_DEC_BAD;
+		if (is_seq) {
+			r->has_seq = true;
+			enum nfs4_cb_dec_result res = nfs4_cb_dec_sequence(d, &r->seq);
+
+			if (res != NFS4_CB_DEC_OK)
+				return res;
+			continue;
+		}
+		/* CB_RECALL4res, CB_RECALL_ANY4res, CB_NOTIFY_LOCK4res, CB_OFFLOAD4res: a status. */
+		if (!xdr_dec_u32(d, &r->op_status))
+			return NFS4_CB_DEC_SHORT;
+		r->has_op = true;
+	}
+	return NFS4_CB_DEC_OK;
+}
+
+enum nfs4_cb_dec_result nfs4_cb_dec_compound(struct xdr_dec *d, struct nfs4_cb_compound_res *r)
+{
+	return nfs4_cb_dec_compound_op(d, true, 0, r);
+}
+
+/* The port from the last two dotted decimal fields of a universal address:
+ * *cut is where the host part ends. */
+static bool uaddr_port(const char *a, size_t len, size_t *cut, uint16_t *port)
+{
+	unsigned v[2] = { 0, 0 };
+	size_t i = len;
+
+	for (int f = 1; f >= 0; f--) { /* p2, then p1 */
+		unsigned digits = 0, mul = 1;
+
+		for (; i > 0 && a[i - 1] >= '0' && a[i - 1] <= '9'; i--, mul *= 10) {
+			if (++digits > 3)
+				return false;
+			v[f] += (unsigned)(a[i - 1] - '0') * mul;
+		}
+		if (digits == 0 || v[f] > 255 || i == 0 || a[i - 1] != '.')
+			return false;
+		i--;
+	}
+	*cut = i;
+	*port = (uint16_t)(v[0] << 8 | v[1]);
+	return *port != 0;
+}
+
+bool nfs4_cb_uaddr_parse(const char *netid, uint32_t netid_len, const char *addr, uint32_t addr_len,
+			 struct sockaddr_storage *sa, socklen_t *len)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	size_t cut;
+	uint16_t port;
+	bool v6;
+
+	if (netid_len == 3 && !memcmp(netid, "tcp", 3))
+		v6 = false;
+	else if (netid_len == 4 && !memcmp(netid, "tcp6", 4))
+		v6 = true;
+	else
+		return false; /* RFC 5665 §5.2.3: rdma, udp ... not used for callbacks here */
+	if (!uaddr_port(addr, addr_len, &cut, &port) || cut == 0 || cut >= sizeof(host))
+		return false;
+	memcpy(host, addr, cut);
+	host[cut] = '\0';
+	memset(sa, 0, sizeof(*sa));
+	if (!v6) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)sa;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		*len = sizeof(*s4);
+		return inet_pton(AF_INET, host, &s4->sin_addr) == 1;
+	}
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)sa;
+
+	s6->sin6_family = AF_INET6;
+	s6->sin6_port = htons(port);
+	*len = sizeof(*s6);
+	return inet_pton(AF_INET6, host, &s6->sin6_addr) == 1;
+}

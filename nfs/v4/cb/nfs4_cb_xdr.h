@@ -1,0 +1,181 @@
+/*
+ * nfs4_cb_xdr.h - XDR of the NFSv4 callback program (RFC 8881 §20, RFC 7530
+ * §17; pure): CB_COMPOUND arguments with CB_SEQUENCE (RFC 8881 §20.9) that
+ * rnfsd sends, and the CB_COMPOUND / CB_SEQUENCE results it decodes. Those
+ * results come from clients: every count and length is checked against what
+ * was received before it is used, and a decoder hands out no pointer past
+ * the reply. Also the RFC 5665 universal address of an NFSv4.0 client's
+ * callback service (SETCLIENTID's cb_location).
+ */
+#ifndef RNFSD_NFS4_CB_XDR_H
+#define RNFSD_NFS4_CB_XDR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "nfs/v4/state/nfs4_stateid.h"
+#include "rpc/rpc.h"
+#include "rpc/xdr.h"
+
+/* RFC 8881 §20 / RFC 7530 §17: the callback procedures. */
+#define NFS4_CB_PROC_NULL 0u
+#define NFS4_CB_PROC_COMPOUND 1u
+/* The callback program's version: 1 for NFSv4.0 (RFC 7530 §17) and, in
+ * practice, for NFSv4.1 too: RFC 8881 §18.36.3's prose says 4, but the
+ * official XDR (RFC 8881 §20 / RFC 5662) has NFS_CB = 1, knfsd sends 1
+ * (its nfs4callback.c says so, pending an erratum), the Linux client takes
+ * 1 and 4, and pynfs's callback server refuses 4 (PROG_MISMATCH). */
+#define NFS4_CB_VERS40 1u
+#define NFS4_CB_VERS41 1u
+/* nfs_cb_opnum4 (RFC 8881 §20). */
+#define OP_CB_SEQUENCE 11u
+#define OP_CB_ILLEGAL 10044u
+#define NFS4_CB_SID_SIZE 16u
+/* The most results a CB_COMPOUND reply may list before we stop looking. */
+#define NFS4_CB_MAX_RES 16u
+/* The operations rnfsd calls besides CB_SEQUENCE (RFC 8881 §20, RFC 7862 §16). */
+#define OP_CB_RECALL 4u
+#define OP_CB_RECALL_ANY 8u
+#define OP_CB_NOTIFY_LOCK 13u
+#define OP_CB_OFFLOAD 15u
+#define NFS4_CB_FH_MAX 128u     /* nfs_fh4: opaque<NFS4_FHSIZE> */
+#define NFS4_CB_OWNER_MAX 1024u /* lock_owner4.owner: opaque<NFS4_OPAQUE_LIMIT> */
+
+/* The credential callbacks carry (csa_sec_parms / BACKCHANNEL_CTL, RFC 8881
+ * §18.36.1; 4.0: AUTH_SYS as root). usable false: only flavors rnfsd cannot
+ * send (RPCSEC_GSS), so no back channel.
+ * Decoded from callback_sec_parms4 by nfs4_xdr_session.c. */
+struct nfs4_cb_sec {
+	bool usable;
+	struct rpc_cred cred;
+};
+
+/* CB_SEQUENCE4args (RFC 8881 §20.9.1), with no referring call lists. */
+struct nfs4_cb_seq_args {
+	uint8_t sessionid[NFS4_CB_SID_SIZE];
+	uint32_t seqid, slotid, highest_slotid;
+	bool cachethis;
+};
+
+/* CB_SEQUENCE4resok (RFC 8881 §20.9.2). */
+struct nfs4_cb_seq_res {
+	uint32_t status; /* csr_status */
+	uint8_t sessionid[NFS4_CB_SID_SIZE];
+	uint32_t seqid, slotid, highest_slotid, target_highest_slotid;
+};
+
+/* What a CB_COMPOUND4res says (RFC 8881 §20.2): its status, how many results,
+ * and the first one if it is CB_SEQUENCE's. */
+struct nfs4_cb_compound_res {
+	uint32_t status;
+	uint32_t nres;
+	bool has_seq;             /* resarray[0] is CB_SEQUENCE's */
+	struct nfs4_cb_seq_res seq;
+	bool has_op;              /* the operation after it (nfs4_cb_dec_compound_op) answered */
+	uint32_t op_status;
+};
+
+/* nfs_fh4 as a callback carries it. */
+struct nfs4_cb_fh {
+	uint32_t len; /* <= NFS4_CB_FH_MAX */
+	uint8_t data[NFS4_CB_FH_MAX];
+};
+
+/* RFC 8881 §20.2.1 CB_RECALL4args. */
+struct nfs4_cb_recall_args {
+	struct nfs4_stateid stateid;
+	bool truncate;
+	struct nfs4_cb_fh fh;
+};
+
+/* RFC 8881 §20.6.1 CB_RECALL_ANY4args (craa_type_mask: bitmap4 of
+ * RCA4_TYPE_MASK_*, at most two words here). */
+#define RCA4_TYPE_MASK_RDATA_DLG 0u
+#define RCA4_TYPE_MASK_WDATA_DLG 1u
+struct nfs4_cb_recall_any_args {
+	uint32_t objects_to_keep;
+	uint32_t mask_len; /* 0..2 words */
+	uint32_t mask[2];
+};
+
+/* RFC 8881 §20.11.1 CB_NOTIFY_LOCK4args. */
+struct nfs4_cb_notify_lock_args {
+	struct nfs4_cb_fh fh;
+	uint64_t clientid; /* lock_owner4 (RFC 8881 §3.3.9 state_owner4) */
+	uint32_t owner_len; /* <= NFS4_CB_OWNER_MAX */
+	uint8_t owner[NFS4_CB_OWNER_MAX];
+};
+
+/* RFC 7862 §16.1.1 CB_OFFLOAD4args: offload_info4 is a write_response4
+ * (§15.5.1, wr_callback_id<1> left empty: the copy's stateid is
+ * coa_stateid) when status is NFS4_OK, else the bytes copied. */
+struct nfs4_cb_offload_args {
+	struct nfs4_cb_fh fh;
+	struct nfs4_stateid stateid;
+	uint32_t status;
+	uint64_t count;          /* wr_count, or coa_bytes_copied on error */
+	uint32_t committed;      /* stable_how4 */
+	uint8_t writeverf[8];
+};
+
+/* One callback operation (nfs4_cb_send(), nfs4_cb.h). */
+enum nfs4_cb_opkind { NFS4_CB_OP_RECALL, NFS4_CB_OP_RECALL_ANY, NFS4_CB_OP_NOTIFY_LOCK, NFS4_CB_OP_OFFLOAD };
+struct nfs4_cb_op {
+	enum nfs4_cb_opkind kind;
+	union {
+		struct nfs4_cb_recall_args recall;
+		struct nfs4_cb_recall_any_args recall_any;
+		struct nfs4_cb_notify_lock_args notify_lock;
+		struct nfs4_cb_offload_args offload;
+	} u;
+};
+/* The nfs_cb_opnum4 of a kind. */
+uint32_t nfs4_cb_opnum(enum nfs4_cb_opkind kind);
+/* The operation's number and arguments (nfs_cb_argop4). Lengths over their
+ * limits set e->overflow (nothing sent). */
+void nfs4_cb_enc_op(struct xdr_enc *e, const struct nfs4_cb_op *op);
+
+/*
+ * CB_COMPOUND4args (RFC 8881 §20.2.1, RFC 7530 §17.2): tag "", minorversion,
+ * callback_ident (4.0: SETCLIENTID's; 4.1 clients ignore it, 0 is sent), one
+ * CB_SEQUENCE when seq is not NULL, nothing else yet. The caller checks
+ * e->overflow.
+ */
+void nfs4_cb_enc_compound(struct xdr_enc *e, uint32_t minorversion, uint32_t ident,
+			  const struct nfs4_cb_seq_args *seq);
+/* The same with op after CB_SEQUENCE (or alone, 4.0: seq NULL). */
+void nfs4_cb_enc_compound_op(struct xdr_enc *e, uint32_t minorversion, uint32_t ident,
+			     const struct nfs4_cb_seq_args *seq, const struct nfs4_cb_op *op);
+
+enum nfs4_cb_dec_result {
+	NFS4_CB_DEC_OK,
+	NFS4_CB_DEC_SHORT, /* ends inside an item, or a length over its limit */
+	NFS4_CB_DEC_BAD,   /* an operation number not asked for, or too many results */
+};
+/* Decode CB_COMPOUND4res from d (the RPC results): a reply to a CB_COMPOUND
+ * of CB_SEQUENCE alone. */
+enum nfs4_cb_dec_result nfs4_cb_dec_compound(struct xdr_dec *d, struct nfs4_cb_compound_res *r);
+/*
+ * The same for a CB_COMPOUND of {CB_SEQUENCE (when seq), opnum}: besides the
+ * CB_SEQUENCE result (4.1), the result of opnum when the client got to it
+ * (r->has_op, r->op_status: every operation here answers a plain nfsstat4,
+ * RFC 8881 §20.2.2, §20.6.2, §20.11.2, RFC 7862 §16.1.2). A result for
+ * another operation is BAD; a result array shorter than asked is not
+ * (processing stopped at an error: r->status says which).
+ */
+enum nfs4_cb_dec_result nfs4_cb_dec_compound_op(struct xdr_dec *d, bool seq, uint32_t opnum,
+						struct nfs4_cb_compound_res *r);
+/* Decode one CB_SEQUENCE4res (csr_status, then resok when NFS4_OK). */
+enum nfs4_cb_dec_result nfs4_cb_dec_sequence(struct xdr_dec *d, struct nfs4_cb_seq_res *r);
+
+/*
+ * RFC 5665 §5.2.3.3/§5.2.3.4: a universal address of netid "tcp"
+ * ("h1.h2.h3.h4.p1.p2") or "tcp6" (an IPv6 address, ".p1.p2") into *sa
+ * (*len set). netid and addr are not NUL-terminated (their lengths given).
+ * false: another netid, or the address does not parse, or port 0.
+ */
+bool nfs4_cb_uaddr_parse(const char *netid, uint32_t netid_len, const char *addr, uint32_t addr_len,
+			 struct sockaddr_storage *sa, socklen_t *len);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * nfs4_compound.h - the NFSv4 COMPOUND engine (RFC 7530 §15.2, §16.2;
+ * RFC 8881 §2.10.6.4, §16.2.3): the operation table, the per-COMPOUND
+ * context (current and saved filehandle), and nfs4_compound_run(), a pure
+ * function from the call's bytes to the reply's bytes.
+ *
+ * Working memory: a COMPOUND carries any number of operations, each with its
+ * own arguments and results, and the RPC layer's per-call scratch
+ * (RPC_PROC_SCRATCH, 1 KiB, sized for NFSv3's single procedures) would not
+ * hold the context plus the largest operation. The engine instead runs in a
+ * struct nfs4_arena that the caller owns: in the daemon, one per worker
+ * thread (nfs4_arena_get(), thread-local, allocated with the thread and never
+ * freed per call), because a COMPOUND runs from its first operation to its
+ * reply inside one execute step on one worker, so an arena is never shared,
+ * and the memory is bounded by the thread count, not by connections times
+ * credits (as per-connection or per-call-context arenas would be). Operations
+ * are decoded, executed and encoded one at a time, so one argument and one
+ * result area serve the whole COMPOUND; both are zeroed before each
+ * operation. A COMPOUND that will one day be parked (RPC_PROC_DEFER, blocking
+ * locks) must copy what it needs out of the arena first.
+ */
+#ifndef RNFSD_NFS4_COMPOUND_H
+#define RNFSD_NFS4_COMPOUND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nfs/v4/xdr/nfs4_xdr.h"
+
+/* Largest argument and result struct of any operation (checked per table
+ * entry at compile time by NFS4_OP_SCRATCH_SIZE()). */
+#define NFS4_OP_SCRATCH 2048u
+/* Most operations in one COMPOUND; more gets NFS4ERR_RESOURCE (4.0, RFC 7530
+ * §16.2.3) or NFS4ERR_TOO_MANY_OPS (4.1+, RFC 8881 §2.10.6.4)
+ * and no results. The Linux client sends fewer than 20. */
+#define NFS4_MAX_OPS 128u
+/* Bytes kept back while encoding an operation's result, so that the result
+ * replacing one that did not fit ({resop, status}) always can be written. */
+#define NFS4_REPLY_RESERVE 8u
+
+struct nfs4_ctx;
+
+/* A filehandle as the COMPOUND holds it (current or saved, RFC 8881 §16.2.3). */
+struct nfs4_cfh {
+	bool set;
+	struct nfs_fh fh; /* as the client sees it (an envelope, nfs/common/fh.c) */
+};
+
+enum nfs4_op_flags {
+	NFS4_OPF_CURFH = 1u << 0,   /* needs a current filehandle: else NFS4ERR_NOFILEHANDLE */
+	NFS4_OPF_ENC_ERR = 1u << 1, /* encode runs on errors too (e.g. LOCK's DENIED) */
+	NFS4_OPF_STREAM = 1u << 2,  /* execute writes its result body to ctx->enc (READDIR's
+	                               entries); dropped if it fails, RESOURCE/REP_TOO_BIG if
+	                               it overflows; no encode step */
+};
+
+/* One entry of the operation table, indexed by nfs_opnum4. */
+struct nfs4_op {
+	const char *name;
+	/* Decode the arguments into *args (args_size zeroed bytes); false:
+	 * NFS4ERR_BADXDR. NULL: no arguments. d is the call's own decoder, so
+	 * xdr_dec_pos() is an RFC 8166 position (rpc_dec_ddp() for WRITE). */
+	bool (*decode)(struct nfs4_ctx *x, struct xdr_dec *d, void *args);
+	/* Do the work, fill *res (res_size zeroed bytes); returns an nfsstat4.
+	 * NULL: the operation is not built yet (NFS4ERR_NOTSUPP). */
+	uint32_t (*execute)(struct nfs4_ctx *x, void *args, void *res);
+	/* Encode the result after its status (status NFS4_OK, or any with
+	 * NFS4_OPF_ENC_ERR). NULL: the result is the status alone. */
+	void (*encode)(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+	uint16_t args_size, res_size;
+	uint8_t flags; /* enum nfs4_op_flags */
+};
+
+#define NFS4_OP_SCRATCH_SIZE(type) \
+	((uint16_t)(sizeof(type) + 0 * sizeof(struct { \
+		_Static_assert(sizeof(type) <= NFS4_OP_SCRATCH, #type " exceeds NFS4_OP_SCRATCH"); \
+		char nfs4_scratch_check_; \
+	})))
+
+/* Per-COMPOUND state, in the arena. */
+struct nfs4_ctx {
+	const struct nfs4_op *ops; /* [NFS4_OP_COUNT] */
+	uint32_t minor_max;        /* highest minor version served (<= NFS4_MINOR_MAX) */
+	uint32_t reply_max;        /* most bytes of COMPOUND4res (4.1: the session's
+	                              ca_maxresponsesize); 0: the buffer's size */
+	struct rpc_call *call;     /* the RPC call (NULL in unit tests) */
+	void *priv;                /* the service's (exports, credential) */
+
+	/* Set by nfs4_compound_run() for the operations. */
+	uint32_t minorversion;
+	uint32_t numops, opidx; /* operations in the COMPOUND, index of the running one */
+	struct xdr_enc *enc;    /* the reply (NFS4_OPF_STREAM operations write here) */
+	size_t res_start;       /* offset in *enc of COMPOUND4res (what a session slot caches) */
+	/* Set by SEQUENCE for a retransmission (RFC 8881 §2.10.6.1.2): the whole
+	 * COMPOUND4res is then these cached bytes, nothing else runs. */
+	const uint8_t *replay;
+	uint32_t replay_len;
+	uint32_t too_big; /* status for a result that does not fit (0: RESOURCE / REP_TOO_BIG) */
+	size_t sess_lim;  /* 4.1+: offset in *enc where the session's reply limit ends, counting
+	                     the data sent out of band (call->ddp_out); SIZE_MAX: none */
+	struct nfs4_cfh cur, saved;
+};
+
+struct nfs4_arena {
+	struct nfs4_ctx ctx;
+	_Alignas(max_align_t) uint8_t args[NFS4_OP_SCRATCH];
+	_Alignas(max_align_t) uint8_t res[NFS4_OP_SCRATCH];
+};
+
+/* Outcome of nfs4_compound_run() for the RPC layer. */
+enum nfs4_compound_outcome {
+	NFS4_COMPOUND_DONE,    /* COMPOUND4res encoded (whatever its status) */
+	NFS4_COMPOUND_GARBAGE, /* the header did not decode: GARBAGE_ARGS */
+	NFS4_COMPOUND_NOROOM,  /* not even the header fits the reply: SYSTEM_ERR */
+};
+
+/*
+ * Run the COMPOUND whose arguments start at d's position, encoding
+ * COMPOUND4res at e's position. a->ctx's ops, minor_max, reply_max, call and
+ * priv are the caller's; everything else is reset here. The status of the
+ * COMPOUND is that of its last operation (RFC 8881 §16.2.3), also returned
+ * in *status when status is not NULL.
+ */
+enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr_enc *e,
+					     uint32_t *status);
+
+/*
+ * An operation (SEQUENCE) lowers the reply limit to max bytes of
+ * COMPOUND4res; a result that does not fit then gets too_big (RFC 8881
+ * §2.10.6.4: REP_TOO_BIG, or REP_TOO_BIG_TO_CACHE when the client asked for a
+ * cached reply larger than the slot keeps).
+ */
+void nfs4_compound_limit(struct nfs4_ctx *x, uint32_t max, uint32_t too_big);
+/*
+ * Before an operation produces bulk data (READ): would a result of `more`
+ * bytes (its resop and status included, out-of-band data counted) still fit
+ * the session's limit? NFS4_OK, or the status the result would get
+ * (REP_TOO_BIG / REP_TOO_BIG_TO_CACHE), so the data need not be read first.
+ */
+uint32_t nfs4_compound_room(const struct nfs4_ctx *x, size_t more);
+
+/* The calling worker thread's arena (thread-local storage, never freed per call). */
+struct nfs4_arena *nfs4_arena_get(void);
+
+#endif

@@ -1,0 +1,403 @@
+/*
+ * nfs4_proc_deleg.c - delegations served (RFC 8881 §10.4, RFC 7530 §10.4):
+ * the server's one delegation table (nfs4_deleg.h, pure) under a mutex,
+ * OPEN's grant, the recall of another client's delegation when an
+ * operation conflicts with it (CB_RECALL through nfs4_cb_send(); the
+ * operation answers NFS4ERR_DELAY meanwhile, so no worker waits), its
+ * revocation one lease after an unanswered recall, DELEGRETURN (§18.6),
+ * DELEGPURGE (§18.5: NOTSUPP, as §18.5.3 allows a server without
+ * CLAIM_DELEGATE_PREV), and delegation stateids in READ/WRITE,
+ * TEST_STATEID and FREE_STATEID.
+ *
+ * Lock order: nothing is called with dl_mu held but the pure table; the
+ * client records' lock may be held when nfs4_deleg_client_gone() takes it.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "nfs/v4/nfs4.h"
+#include "nfs/v4/cb/nfs4_cb.h"
+#include "nfs/v4/state/nfs4_deleg.h"
+#include "nfs/v4/compound/nfs4_stats.h"
+
+#define DL_RECALLS_PER_CALL 4u
+#define DL_RECALL_ANY_TARGETS 16u
+
+static pthread_mutex_t dl_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct nfs4_dtab dl_tab;
+static bool dl_ready;
+static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
+static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
+static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
+static struct log_limit dl_limit;
+
+void nfs4_deleg_init(uint32_t boot)
+{
+	pthread_mutex_lock(&dl_mu);
+	nfs4_dtab_init(&dl_tab, boot);
+	dl_ready = true;
+	pthread_mutex_unlock(&dl_mu);
+	atomic_store(&dl_count, 0);
+}
+
+void nfs4_deleg_configure(bool enabled)
+{
+	atomic_store(&dl_enabled, enabled);
+}
+
+bool nfs4_deleg_enabled(void)
+{
+	return atomic_load(&dl_enabled);
+}
+
+static unsigned dl_lock(void)
+{
+	pthread_mutex_lock(&dl_mu);
+	return dl_tab.count;
+}
+
+/* Unlock; the delegations gauge follows the table. */
+static void dl_unlock(unsigned before)
+{
+	unsigned now = dl_tab.count;
+
+	atomic_store(&dl_count, now);
+	pthread_mutex_unlock(&dl_mu);
+	if (now != before)
+		nfs4_stats_state_add(NFS4_STAT_DELEGATIONS, (int64_t)now - (int64_t)before);
+}
+
+void nfs4_deleg_client_gone(uint64_t clientid)
+{
+	if (!dl_ready || !atomic_load(&dl_count))
+		return;
+	unsigned before = dl_lock();
+
+	nfs4_dtab_purge_client(&dl_tab, clientid);
+	dl_unlock(before);
+}
+
+uint64_t nfs4_deleg_caller(const struct nfs4_ctx *x)
+{
+	const struct nfs4_svc *s = x->priv;
+
+	return x->minorversion >= 1 && s->seq_new ? s->clientid : 0;
+}
+
+/* CB_RECALL's outcome: an error or no answer changes nothing; the lease
+ * running since the recall decides (RFC 8881 §10.4.6). */
+static void recall_done(void *arg, int32_t status)
+{
+	(void)arg;
+	if (status != NFS4_OK)
+		log_limited(&dl_limit, LOG_INFO, "nfs4: CB_RECALL answered %d; revoked after a lease if not returned",
+			    status);
+}
+
+/* RFC 8881 §20.2: CB_RECALL(stateid, truncate false, fh) to the holder. */
+static void send_recalls(const struct nfs4_dl_recall *r, unsigned n)
+{
+	struct nfs4_cb_op op;
+
+	for (unsigned i = 0; i < n; i++) {
+		memset(&op, 0, sizeof(op.u.recall) + offsetof(struct nfs4_cb_op, u));
+		op.kind = NFS4_CB_OP_RECALL;
+		op.u.recall.stateid = r[i].sid;
+		op.u.recall.truncate = false;
+		op.u.recall.fh.len = r[i].fkey_len;
+		memcpy(op.u.recall.fh.data, r[i].fkey, r[i].fkey_len);
+		if (nfs4_cb_send(r[i].clientid, &op, recall_done, NULL))
+			continue;
+		pthread_mutex_lock(&dl_mu);
+		nfs4_dtab_recall_unsent(&dl_tab, &r[i].sid); /* again at the next conflicting call */
+		pthread_mutex_unlock(&dl_mu);
+	}
+}
+
+bool nfs4_deleg_any(void)
+{
+	return dl_ready && atomic_load(&dl_count) != 0;
+}
+
+bool nfs4_deleg_held(const uint8_t *fkey, uint32_t fkey_len)
+{
+	bool held;
+
+	if (!nfs4_deleg_any())
+		return false;
+	pthread_mutex_lock(&dl_mu);
+	held = nfs4_dtab_file_held(&dl_tab, fkey, fkey_len);
+	pthread_mutex_unlock(&dl_mu);
+	return held;
+}
+
+uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc)
+{
+	struct nfs4_dl_recall r[DL_RECALLS_PER_CALL];
+	uint64_t now;
+	unsigned n, before;
+	bool wait;
+
+	if (!dl_ready || !atomic_load(&dl_count))
+		return NFS4_OK; /* nothing delegated: no lock taken */
+	now = nfs4_session_now();
+	before = dl_lock();
+	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, now, nfs4_lease_time(), r,
+				  DL_RECALLS_PER_CALL, &n);
+	dl_unlock(before);
+	send_recalls(r, n);
+	/* RFC 8881 §10.4.1 (RFC 7530 §10.4.1): the conflicting request waits for the return. */
+	return wait ? NFS4ERR_DELAY : NFS4_OK;
+}
+
+uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			     const char *name, uint64_t clientid)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	struct be_handle bh;
+	struct be_attr attr;
+	struct nfs_fh fh;
+	uint32_t status = NFS4_OK;
+
+	if (!nfs4_deleg_any() || be_lookup(exp->fs, cr, dir, name, &o, &attr) != 0)
+		return NFS4_OK; /* nothing delegated, or nothing there: the operation says so itself */
+	/* The handle's bytes as either version wraps them (the delegation's key). */
+	if (attr.type == BE_REG && be_handle(exp->fs, &o, &bh) == 0 && nfs_fh_wrap(&fh, exp->id, &bh, NFS4_FHSIZE))
+		status = nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
+	be_obj_put(exp->fs, &o);
+	return status;
+}
+
+uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name)
+{
+	return dir->exp ? nfs4_deleg_break_at(dir->exp, &dir->cred, &dir->o, name, nfs4_deleg_caller(x)) : NFS4_OK;
+}
+
+/* RFC 8881 §20.6: CB_RECALL_ANY to the holders while the table is nearly full
+ * (once a lease at most): each keeps half of what it has. */
+static void recall_any(uint64_t now)
+{
+	uint64_t ids[DL_RECALL_ANY_TARGETS];
+	unsigned keep[DL_RECALL_ANY_TARGETS];
+	struct nfs4_cb_op op;
+	unsigned n;
+
+	pthread_mutex_lock(&dl_mu);
+	if (dl_tab.count < NFS4_DELEG_PRESSURE || now < dl_recall_any_at + nfs4_lease_time()) {
+		pthread_mutex_unlock(&dl_mu);
+		return;
+	}
+	dl_recall_any_at = now;
+	n = nfs4_dtab_holders(&dl_tab, ids, DL_RECALL_ANY_TARGETS);
+	for (unsigned i = 0; i < n; i++)
+		keep[i] = nfs4_dtab_client_count(&dl_tab, ids[i]) / 2;
+	pthread_mutex_unlock(&dl_mu);
+	memset(&op, 0, sizeof(op.u.recall_any) + offsetof(struct nfs4_cb_op, u));
+	op.kind = NFS4_CB_OP_RECALL_ANY;
+	op.u.recall_any.mask_len = 1;
+	op.u.recall_any.mask[0] = 1u << RCA4_TYPE_MASK_RDATA_DLG | 1u << RCA4_TYPE_MASK_WDATA_DLG;
+	for (unsigned i = 0; i < n; i++) {
+		op.u.recall_any.objects_to_keep = keep[i];
+		(void)nfs4_cb_send(ids[i], &op, NULL, NULL); /* a hint: its outcome changes nothing */
+	}
+}
+
+/* May the client's callback path carry a recall? UP; or, for a 4.1 session,
+ * still being probed (as knfsd: a back channel is assumed good until it fails). */
+static bool cb_usable(uint64_t clientid)
+{
+	struct nfs4_cb_stat st;
+
+	if (!nfs4_cb_stat_of(clientid, &st))
+		return false;
+	return st.state == NFS4_CB_UP || (st.minor >= 1 && st.state == NFS4_CB_PROBING);
+}
+
+/* Has the open file byte-range locks of anyone (NLM, NFSv4, local processes)? */
+static bool file_locked(struct be_fs *fs, struct be_file *f)
+{
+	/* No owner's: every lock on the file counts. */
+	struct be_lock whole = { .type = BE_LOCK_WRITE, .offset = 0, .length = 0 };
+	bool conflict = false;
+
+	if (!f)
+		return false;
+	if (be_lock_test(fs, f, BE_LOCK_OWNER_NONE, &whole, &conflict, NULL) != 0)
+		return true; /* cannot tell: as if locked, no delegation */
+	return conflict;
+}
+
+/* The grant stands only with a watch for local processes' changes
+ * (nfs4_deleg_watch.c); without one it is undone. */
+static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64_t clientid, enum nfs4_dl_grant g,
+					struct nfs4_open_op_res *r, uint32_t *why)
+{
+	if (g == NFS4_DL_GRANT_NONE || nfs4_deleg_watch(df->fs, df->o, df->fkey, df->fkey_len,
+							g == NFS4_DL_GRANT_WRITE) == 0)
+		return g;
+	unsigned before = dl_lock();
+
+	nfs4_dtab_ungrant(&dl_tab, &r->dsid);
+	dl_unlock(before);
+	log_limited(&dl_limit, LOG_NOTICE, "nfs4: no delegation for client %llx: the file cannot be watched",
+		    (unsigned long long)clientid);
+	*why = NFS4_DL_WHY_RESOURCE;
+	return NFS4_DL_GRANT_NONE;
+}
+
+void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_deleg_file *df,
+		     const struct nfs4_open_args *a, struct nfs4_open_op_res *r)
+{
+	const uint8_t *fkey = df->fkey;
+	uint32_t fkey_len = df->fkey_len;
+	struct nfs4_dl_ask ask = {
+		.clientid = clientid, .minor = x->minorversion, .access = a->share_access & NFS4_SHARE_ACCESS_BOTH,
+		.deny = a->share_deny, .want = a->share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK,
+		.enabled = dl_ready && atomic_load(&dl_enabled),
+		/* RFC 8881 §18.16.3: CLAIM_PREVIOUS reclaims (in grace, where nothing
+		 * else opens), CLAIM_DELEGATE_CUR uses the one being returned. */
+		.claim_ok = a->claim == CLAIM_NULL || a->claim == CLAIM_FH,
+	};
+	enum nfs4_dl_grant g;
+	uint32_t why;
+
+	if (!ask.enabled || !ask.claim_ok || ask.want == OPEN4_SHARE_ACCESS_WANT_NO_DELEG ||
+	    ask.want == OPEN4_SHARE_ACCESS_WANT_CANCEL)
+		return; /* open_deleg() answered these */
+	ask.cb_up = cb_usable(clientid);
+	ask.file_locked = ask.cb_up && file_locked(df->fs, df->f); /* no cb path: no grant, no need to ask */
+	nfs4_stab_file_others(nfs4_session_stab(), fkey, fkey_len, clientid, &ask.others_open, &ask.others_write);
+	unsigned before = dl_lock();
+
+	g = nfs4_dtab_decide(&dl_tab, fkey, fkey_len, &ask, &why);
+	if (g != NFS4_DL_GRANT_NONE && !nfs4_dtab_grant(&dl_tab, clientid, fkey, fkey_len,
+							  g == NFS4_DL_GRANT_WRITE, &r->dsid)) {
+		g = NFS4_DL_GRANT_NONE;
+		why = NFS4_DL_WHY_RESOURCE;
+	}
+	dl_unlock(before);
+	g = grant_watched(df, clientid, g, r, &why);
+	if (g != NFS4_DL_GRANT_NONE) {
+		r->deleg = g == NFS4_DL_GRANT_WRITE ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ;
+		recall_any(nfs4_session_now());
+	} else if (x->minorversion >= 1 && ask.want != OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE) {
+		/* RFC 8881 §18.16.3: a want not met says why. */
+		r->deleg = OPEN_DELEGATE_NONE_EXT;
+		r->why = why;
+	}
+}
+
+uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, const uint8_t *fkey, uint32_t fkey_len)
+{
+	if (!dl_ready || !nfs4_dtab_is_deleg(sid))
+		return NFS4ERR_BAD_STATEID;
+	unsigned before = dl_lock();
+	uint32_t status = nfs4_dtab_check_claim(&dl_tab, clientid, sid, fkey, fkey_len);
+
+	dl_unlock(before);
+	return status;
+}
+
+uint32_t nfs4_deleg_check_io(uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey,
+			     uint32_t fkey_len, uint32_t access)
+{
+	if (!dl_ready)
+		return NFS4ERR_BAD_STATEID;
+	unsigned before = dl_lock();
+	uint32_t status = nfs4_dtab_check_io(&dl_tab, clientid, sid, minor, fkey, fkey_len, access);
+
+	dl_unlock(before);
+	return status;
+}
+
+/* TEST_STATEID / FREE_STATEID of a delegation stateid: fn under the lock. */
+static uint32_t dl_sid_call(uint32_t (*fn)(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid),
+			    uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	if (!dl_ready)
+		return NFS4ERR_BAD_STATEID;
+	unsigned before = dl_lock();
+	uint32_t status = fn(&dl_tab, clientid, sid);
+
+	dl_unlock(before);
+	return status;
+}
+
+static uint32_t dtab_test(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	return nfs4_dtab_test(t, clientid, sid);
+}
+
+uint32_t nfs4_deleg_test(uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	return dl_sid_call(dtab_test, clientid, sid);
+}
+
+uint32_t nfs4_deleg_free(uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	return dl_sid_call(nfs4_dtab_free, clientid, sid);
+}
+
+uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
+{
+	uint32_t flags = 0;
+
+	if (!dl_ready || !atomic_load(&dl_count))
+		return 0;
+	uint64_t now = nfs4_session_now();
+	unsigned before = dl_lock();
+
+	/* RFC 8881 §10.4.6: recalls not answered within a lease are revoked now
+	 * (not only when the conflicting client retries), and §18.46.3 tells
+	 * the holder until it frees them. */
+	(void)nfs4_dtab_expire(&dl_tab, now, nfs4_lease_time());
+	if (nfs4_dtab_client_revoked(&dl_tab, clientid))
+		flags = SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
+	dl_unlock(before);
+	return flags;
+}
+
+/* RFC 8881 §18.6.3 (RFC 7530 §16.8): the current filehandle is the file. */
+uint32_t nfs4_delegreturn_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_stateid_args *a = args;
+	struct nfs4_stateid sid;
+	uint64_t clientid;
+	uint32_t status = nfs4_stateid_resolve(x, &a->sid, &sid);
+
+	(void)res;
+	if (status != NFS4_OK)
+		return status;
+	if (!nfs4_dtab_is_deleg(&sid))
+		return NFS4ERR_BAD_STATEID;
+	/* 4.0: the stateid names the client, whose lease this renews. */
+	clientid = nfs4_sid_client(x, &sid);
+	if (x->minorversion == 0)
+		nfs4_stateid_renew(x, &sid);
+	if (!dl_ready)
+		return NFS4ERR_BAD_STATEID;
+	unsigned before = dl_lock();
+
+	status = nfs4_dtab_return(&dl_tab, clientid, x->minorversion, &sid, x->cur.fh.data, x->cur.fh.len);
+	dl_unlock(before);
+	return status;
+}
+
+/* RFC 8881 §18.5.3: NOTSUPP from a server that does not support CLAIM_DELEGATE_PREV. */
+uint32_t nfs4_delegpurge_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	(void)x, (void)args, (void)res;
+	return NFS4ERR_NOTSUPP;
+}
+
+void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uint64_t *revoked)
+{
+	pthread_mutex_lock(&dl_mu);
+	*held = dl_tab.count;
+	*recalls = dl_tab.recalls;
+	*returned = dl_tab.returned;
+	*revoked = dl_tab.revoked;
+	pthread_mutex_unlock(&dl_mu);
+}

@@ -1,0 +1,417 @@
+/*
+ * nfs4_deleg.c - NFSv4 file delegations (nfs4_deleg.h). Pure: the caller
+ * (nfs4_proc_deleg.c) holds the lock, sends the recalls and gives the time.
+ * A fixed table: a slot per delegation, chained by file key from buckets[].
+ */
+#include <string.h>
+
+#include "nfs/v4/xdr/nfs4_const.h"
+#include "nfs/v4/state/nfs4_deleg.h"
+
+#define GEN_MASK ((~NFS4_STAB_DELEG_BIT) >> NFS4_DELEG_SLOT_BITS)
+
+static uint32_t be32g(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void be32p(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24), p[1] = (uint8_t)(v >> 16), p[2] = (uint8_t)(v >> 8), p[3] = (uint8_t)v;
+}
+
+/* FNV-1a of a file key. */
+static uint32_t key_hash(const uint8_t *k, uint32_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ k[i]) * 16777619u;
+	return h % NFS4_DELEG_BUCKETS;
+}
+
+static bool key_eq(const struct nfs4_dl *d, const uint8_t *k, uint32_t len)
+{
+	return d->fkey_len == len && memcmp(d->fkey, k, len) == 0;
+}
+
+void nfs4_dtab_init(struct nfs4_dtab *t, uint32_t boot)
+{
+	memset(t, 0, sizeof(*t));
+	t->boot = boot;
+	for (unsigned i = 0; i < NFS4_DELEG_BUCKETS; i++)
+		t->buckets[i] = -1;
+	for (unsigned i = 0; i < NFS4_DELEG_MAX; i++)
+		t->d[i].next = -1;
+}
+
+bool nfs4_dtab_is_deleg(const struct nfs4_stateid *sid)
+{
+	return nfs4_stateid_kind(sid, 1) == NFS4_SID_ORDINARY && (be32g(sid->other + 8) & NFS4_STAB_DELEG_BIT);
+}
+
+static void sid_of(const struct nfs4_dtab *t, unsigned slot, struct nfs4_stateid *sid)
+{
+	const struct nfs4_dl *d = &t->d[slot];
+
+	sid->seqid = 1; /* RFC 8881 §8.2.2: a delegation stateid's seqid does not change */
+	be32p(sid->other, t->boot);
+	be32p(sid->other + 4, (uint32_t)d->clientid);
+	be32p(sid->other + 8, NFS4_STAB_DELEG_BIT | d->gen << NFS4_DELEG_SLOT_BITS | slot);
+}
+
+/* The live record sid names, or NULL. */
+static struct nfs4_dl *dl_of(const struct nfs4_dtab *t, const struct nfs4_stateid *sid)
+{
+	uint32_t c = be32g(sid->other + 8);
+	const struct nfs4_dl *d = &t->d[c & (NFS4_DELEG_MAX - 1)];
+
+	if (!(c & NFS4_STAB_DELEG_BIT) || be32g(sid->other) != t->boot || d->state == NFS4_DL_FREE ||
+	    d->gen != ((c & ~NFS4_STAB_DELEG_BIT) >> NFS4_DELEG_SLOT_BITS) || be32g(sid->other + 4) != (uint32_t)d->clientid)
+		return NULL;
+	return (struct nfs4_dl *)d;
+}
+
+/*
+ * The record of a delegation stateid, checked as every operation on one
+ * checks it: another boot (STALE_STATEID in 4.0; RFC 8881 §15.1.5.5: just
+ * unknown in 4.1), unknown or another client's (BAD_STATEID, clientid 0:
+ * any client), a seqid other than 1 (4.1: 0 is "the current one").
+ */
+static uint32_t dl_lookup(const struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint32_t minor, uint64_t clientid,
+			  struct nfs4_dl **out)
+{
+	if (be32g(sid->other) != t->boot)
+		return minor >= 1 ? NFS4ERR_BAD_STATEID : NFS4ERR_STALE_STATEID;
+	*out = dl_of(t, sid);
+	if (!*out || (clientid && (*out)->clientid != clientid))
+		return NFS4ERR_BAD_STATEID;
+	if (!(minor >= 1 && sid->seqid == 0) && sid->seqid != 1)
+		return sid->seqid == 0 ? NFS4ERR_OLD_STATEID : NFS4ERR_BAD_STATEID;
+	return NFS4_OK;
+}
+
+static void dl_free(struct nfs4_dtab *t, struct nfs4_dl *d)
+{
+	int32_t slot = (int32_t)(d - t->d);
+
+	for (int32_t *p = &t->buckets[key_hash(d->fkey, d->fkey_len)]; *p >= 0; p = &t->d[*p].next)
+		if (*p == slot) {
+			*p = d->next;
+			break;
+		}
+	d->next = -1;
+	if (d->state == NFS4_DL_RECALLED)
+		t->nrecalled--;
+	if (d->state == NFS4_DL_REVOKED)
+		t->nrevoked--;
+	d->state = NFS4_DL_FREE;
+	d->cb_pending = false;
+	t->count--;
+}
+
+/* RFC 8881 §10.4.6: a recall not answered by DELEGRETURN within a lease. */
+static void dl_revoke(struct nfs4_dtab *t, struct nfs4_dl *d)
+{
+	d->state = NFS4_DL_REVOKED;
+	d->cb_pending = false;
+	t->nrecalled--;
+	t->nrevoked++;
+	t->revoked++;
+}
+
+unsigned nfs4_dtab_client_count(const struct nfs4_dtab *t, uint64_t clientid)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->count; i++)
+		n += t->d[i].state != NFS4_DL_FREE && t->d[i].clientid == clientid;
+	return n;
+}
+
+/* The file's delegations: what they say of a new one for a->clientid. */
+static enum nfs4_dl_grant file_verdict(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				       const struct nfs4_dl_ask *a, uint32_t *why)
+{
+	bool write = a->access & NFS4_SHARE_ACCESS_WRITE;
+
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0; i = t->d[i].next) {
+		const struct nfs4_dl *d = &t->d[i];
+
+		if (!key_eq(d, fkey, fkey_len))
+			continue;
+		if (d->clientid == a->clientid) {
+			/* One delegation per client and file (as knfsd); RFC 8881 §18.16.3:
+			 * no upgrade of a read delegation to a write one. */
+			*why = write && !d->write ? NFS4_DL_WHY_NOT_SUPP_UPGRADE : NFS4_DL_WHY_CONTENTION;
+			return NFS4_DL_GRANT_NONE;
+		}
+		/* RFC 8881 §10.4: read delegations may be shared; nothing beside a write one. */
+		if (d->write || d->state != NFS4_DL_HELD || write) {
+			*why = NFS4_DL_WHY_CONTENTION;
+			return NFS4_DL_GRANT_NONE;
+		}
+	}
+	return write ? NFS4_DL_GRANT_WRITE : NFS4_DL_GRANT_READ;
+}
+
+enum nfs4_dl_grant nfs4_dtab_decide(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				    const struct nfs4_dl_ask *a, uint32_t *why)
+{
+	uint32_t want = a->minor >= 1 ? a->want : 0;
+	enum nfs4_dl_grant g;
+
+	*why = NFS4_DL_WHY_CONTENTION;
+	/* RFC 8881 §18.16.3: the client's wishes first. */
+	if (want == NFS4_DL_WANT_NONE) {
+		*why = NFS4_DL_WHY_NOT_WANTED;
+		return NFS4_DL_GRANT_NONE;
+	}
+	if (want == NFS4_DL_WANT_CANCEL) {
+		*why = NFS4_DL_WHY_CANCELLED;
+		return NFS4_DL_GRANT_NONE;
+	}
+	/* RFC 8881 §10.2: a delegation needs a callback path to recall it;
+	 * §8.4.2: no new state in grace; bounded memory. */
+	if (!a->enabled || !a->cb_up || a->grace || fkey_len > NFS4_DELEG_FKEY_MAX || t->count >= NFS4_DELEG_MAX ||
+	    nfs4_dtab_client_count(t, a->clientid) >= NFS4_DELEG_PER_CLIENT) {
+		*why = NFS4_DL_WHY_RESOURCE;
+		return NFS4_DL_GRANT_NONE;
+	}
+	if (!a->claim_ok)
+		return NFS4_DL_GRANT_NONE;
+	/* RFC 8881 §10.4: a read delegation while no other client writes; a
+	 * write delegation while no other client has the file open at all. */
+	if ((a->access & NFS4_SHARE_ACCESS_WRITE) ? a->others_open : a->others_write)
+		return NFS4_DL_GRANT_NONE;
+	/* A holder takes its byte-range locks locally (RFC 8881 §10.4), unseen
+	 * by the locks already on the file: none while there are any. */
+	if (a->file_locked) {
+		*why = NFS4_DL_WHY_CONTENTION;
+		return NFS4_DL_GRANT_NONE;
+	}
+	g = file_verdict(t, fkey, fkey_len, a, why);
+	if (g == NFS4_DL_GRANT_WRITE && want == NFS4_DL_WANT_READ) {
+		*why = NFS4_DL_WHY_CONTENTION; /* opened for writing, wants only a read one */
+		return NFS4_DL_GRANT_NONE;
+	}
+	return g;
+}
+
+bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len, bool write,
+		     struct nfs4_stateid *sid)
+{
+	unsigned slot;
+
+	if (t->count >= NFS4_DELEG_MAX || fkey_len > NFS4_DELEG_FKEY_MAX)
+		return false;
+	for (slot = 0; slot < NFS4_DELEG_MAX && t->d[slot].state != NFS4_DL_FREE; slot++)
+		;
+	struct nfs4_dl *d = &t->d[slot];
+	uint32_t h = key_hash(fkey, fkey_len);
+
+	d->state = NFS4_DL_HELD;
+	d->write = write;
+	d->cb_pending = false;
+	d->gen = (d->gen + 1) & GEN_MASK;
+	d->clientid = clientid;
+	d->recalled_at = 0;
+	d->fkey_len = fkey_len;
+	memcpy(d->fkey, fkey, fkey_len);
+	d->next = t->buckets[h];
+	t->buckets[h] = (int32_t)slot;
+	t->count++;
+	t->granted++;
+	sid_of(t, slot, sid);
+	return true;
+}
+
+static void recall_out(const struct nfs4_dtab *t, struct nfs4_dl *d, struct nfs4_dl_recall *r)
+{
+	r->clientid = d->clientid;
+	sid_of(t, (unsigned)(d - t->d), &r->sid);
+	r->fkey_len = d->fkey_len;
+	memcpy(r->fkey, d->fkey, d->fkey_len);
+	d->cb_pending = false;
+}
+
+void nfs4_dtab_ungrant(struct nfs4_dtab *t, const struct nfs4_stateid *sid)
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (d && d->state == NFS4_DL_HELD) {
+		dl_free(t, d);
+		t->granted--;
+	}
+}
+
+bool nfs4_dtab_file_held(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len)
+{
+	if (t->count == 0)
+		return false;
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0; i = t->d[i].next)
+		if (key_eq(&t->d[i], fkey, fkey_len) &&
+		    (t->d[i].state == NFS4_DL_HELD || t->d[i].state == NFS4_DL_RECALLED))
+			return true;
+	return false;
+}
+
+bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
+			enum nfs4_dl_access acc, uint64_t now, uint32_t lease, struct nfs4_dl_recall *out,
+			unsigned max, unsigned *n)
+{
+	bool wait = false;
+
+	*n = 0;
+	if (t->count == 0)
+		return false;
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0; i = t->d[i].next) {
+		struct nfs4_dl *d = &t->d[i];
+
+		/* RFC 8881 §10.4: a client's own delegation does not stand in its way;
+		 * a read delegation only in the way of writers. */
+		if (!key_eq(d, fkey, fkey_len) || d->clientid == clientid || d->state == NFS4_DL_REVOKED ||
+		    (acc == NFS4_DL_ACC_READ && !d->write))
+			continue;
+		if (d->state == NFS4_DL_RECALLED && now >= d->recalled_at + lease) {
+			dl_revoke(t, d); /* RFC 8881 §10.4.6: the other client proceeds */
+			continue;
+		}
+		if (d->state == NFS4_DL_HELD) {
+			/* RFC 8881 §10.4.1, §20.2: recall it; the operation waits (DELAY). */
+			d->state = NFS4_DL_RECALLED;
+			d->recalled_at = now;
+			d->cb_pending = true;
+			t->nrecalled++;
+			t->recalls++;
+		}
+		wait = true;
+		if (d->cb_pending && *n < max)
+			recall_out(t, d, &out[(*n)++]);
+	}
+	return wait;
+}
+
+void nfs4_dtab_recall_unsent(struct nfs4_dtab *t, const struct nfs4_stateid *sid)
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (d && d->state == NFS4_DL_RECALLED)
+		d->cb_pending = true;
+}
+
+unsigned nfs4_dtab_expire(struct nfs4_dtab *t, uint64_t now, uint32_t lease)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->nrecalled; i++)
+		if (t->d[i].state == NFS4_DL_RECALLED && now >= t->d[i].recalled_at + lease) {
+			dl_revoke(t, &t->d[i]);
+			n++;
+		}
+	return n;
+}
+
+uint32_t nfs4_dtab_return(struct nfs4_dtab *t, uint64_t clientid, uint32_t minor, const struct nfs4_stateid *sid,
+			  const uint8_t *fkey, uint32_t fkey_len)
+{
+	struct nfs4_dl *d = NULL;
+	uint32_t status = dl_lookup(t, sid, minor, clientid, &d);
+
+	if (status != NFS4_OK)
+		return status;
+	/* RFC 8881 §18.6.3: the current filehandle is the delegated file. */
+	if (fkey && !key_eq(d, fkey, fkey_len))
+		return NFS4ERR_BAD_STATEID;
+	/* RFC 8881 §18.6.3, §10.4.6: a revoked one is freed by FREE_STATEID. */
+	if (d->state == NFS4_DL_REVOKED)
+		return NFS4ERR_DELEG_REVOKED;
+	dl_free(t, d);
+	t->returned++;
+	return NFS4_OK;
+}
+
+uint32_t nfs4_dtab_test(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	struct nfs4_dl *d = NULL;
+	uint32_t status = dl_lookup(t, sid, 1, clientid, &d);
+
+	if (status != NFS4_OK)
+		return status;
+	return d->state == NFS4_DL_REVOKED ? NFS4ERR_DELEG_REVOKED : NFS4_OK; /* RFC 8881 §18.48.3 */
+}
+
+uint32_t nfs4_dtab_free(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	struct nfs4_dl *d = NULL;
+	uint32_t status = dl_lookup(t, sid, 1, clientid, &d);
+
+	if (status != NFS4_OK)
+		return status;
+	/* RFC 8881 §18.38.3: a delegation still held goes by DELEGRETURN. */
+	if (d->state != NFS4_DL_REVOKED)
+		return NFS4ERR_LOCKS_HELD;
+	dl_free(t, d);
+	return NFS4_OK;
+}
+
+uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+			    uint32_t minor, const uint8_t *fkey, uint32_t fkey_len, uint32_t access)
+{
+	struct nfs4_dl *d = NULL;
+	/* RFC 8881 §8.2.2: only its client may use a delegation stateid. */
+	uint32_t status = dl_lookup(t, sid, minor, clientid, &d);
+
+	if (status != NFS4_OK)
+		return status;
+	if (!key_eq(d, fkey, fkey_len))
+		return NFS4ERR_BAD_STATEID;
+	if (d->state == NFS4_DL_REVOKED)
+		return NFS4ERR_DELEG_REVOKED;
+	/* RFC 8881 §9.1.3: a read delegation's stateid does not allow WRITE. */
+	return (access & NFS4_SHARE_ACCESS_WRITE) && !d->write ? NFS4ERR_OPENMODE : NFS4_OK;
+}
+
+uint32_t nfs4_dtab_check_claim(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+			       const uint8_t *fkey, uint32_t fkey_len)
+{
+	struct nfs4_dl *d = NULL;
+	uint32_t status = dl_lookup(t, sid, 1, clientid, &d);
+
+	if (status != NFS4_OK)
+		return status;
+	return key_eq(d, fkey, fkey_len) && d->state != NFS4_DL_REVOKED ? NFS4_OK : NFS4ERR_BAD_STATEID;
+}
+
+bool nfs4_dtab_client_revoked(const struct nfs4_dtab *t, uint64_t clientid)
+{
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->nrevoked; i++)
+		if (t->d[i].state == NFS4_DL_REVOKED && t->d[i].clientid == clientid)
+			return true;
+	return false;
+}
+
+void nfs4_dtab_purge_client(struct nfs4_dtab *t, uint64_t clientid)
+{
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->count; i++)
+		if (t->d[i].state != NFS4_DL_FREE && t->d[i].clientid == clientid)
+			dl_free(t, &t->d[i]);
+}
+
+unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->count && n < max; i++) {
+		const struct nfs4_dl *d = &t->d[i];
+		bool seen = false;
+
+		if (d->state != NFS4_DL_HELD)
+			continue;
+		for (unsigned j = 0; j < n && !seen; j++)
+			seen = ids[j] == d->clientid;
+		if (!seen)
+			ids[n++] = d->clientid;
+	}
+	return n;
+}

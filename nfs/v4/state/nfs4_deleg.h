@@ -1,0 +1,200 @@
+/*
+ * nfs4_deleg.h - NFSv4 file delegations as a pure module (no locks, no
+ * sockets, no backend calls; time in seconds and the lease come from the
+ * caller): whether an OPEN gets one (RFC 8881 §10.4, §18.16.3 and its
+ * OPEN4_SHARE_ACCESS_WANT_* flags), which operations of other clients
+ * conflict with one, the recall (CB_RECALL, RFC 8881 §20.2, RFC 7530
+ * §16.16.4 via nfs4_cb_send(): the caller sends what this module hands
+ * out), DELEGRETURN (§18.6), revocation one lease after an unanswered
+ * recall (§10.4.6: SEQ4_STATUS_RECALLABLE_STATE_REVOKED, §18.46.3; the
+ * stateid then answers NFS4ERR_DELEG_REVOKED until FREE_STATEID),
+ * TEST_STATEID / FREE_STATEID of delegation stateids.
+ *
+ * A delegation's states (nfs4_dtab_*() make each transition):
+ *
+ *   FREE --grant (OPEN)--> HELD --conflict (another client's OPEN for
+ *        writing, WRITE, SETATTR, REMOVE, RENAME, LINK, LOCK, an NLM
+ *        lock...)--> RECALLED
+ *   HELD / RECALLED --DELEGRETURN, client purged--> FREE
+ *   RECALLED --one lease passed (nfs4_dtab_expire, nfs4_dtab_conflict)--> REVOKED
+ *   REVOKED --FREE_STATEID, client purged--> FREE
+ *
+ * While a delegation is RECALLED the conflicting operation answers
+ * NFS4ERR_DELAY (nobody waits); once it is returned or revoked it proceeds.
+ *
+ * Stateids: other = the server's boot (4, big-endian), the low half of the
+ * clientid (4), NFS4_STAB_DELEG_BIT | generation << 12 | slot (4); seqid 1.
+ * Memory: a fixed table of NFS4_DELEG_MAX records (no allocation), at most
+ * NFS4_DELEG_PER_CLIENT per client, hashed by file key.
+ */
+#ifndef RNFSD_NFS4_DELEG_H
+#define RNFSD_NFS4_DELEG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nfs/v4/state/nfs4_stateid.h"
+
+#define NFS4_DELEG_SLOT_BITS 12u
+#define NFS4_DELEG_MAX (1u << NFS4_DELEG_SLOT_BITS) /* 4096 in all */
+#define NFS4_DELEG_PER_CLIENT 1024u
+#define NFS4_DELEG_FKEY_MAX NFS4_STAB_FKEY_MAX
+#define NFS4_DELEG_BUCKETS 1024u
+/* CB_RECALL_ANY (RFC 8881 §20.6) when this many are held. */
+#define NFS4_DELEG_PRESSURE (NFS4_DELEG_MAX * 3u / 4u)
+
+/* OPEN4_SHARE_ACCESS_WANT_* (RFC 8881 §18.16.1), why_no_delegation4 (§18.16.2). */
+#define NFS4_DL_WANT_READ 0x0100u
+#define NFS4_DL_WANT_WRITE 0x0200u
+#define NFS4_DL_WANT_ANY 0x0300u
+#define NFS4_DL_WANT_NONE 0x0400u
+#define NFS4_DL_WANT_CANCEL 0x0500u
+#define NFS4_DL_WHY_NOT_WANTED 0u
+#define NFS4_DL_WHY_CONTENTION 1u
+#define NFS4_DL_WHY_RESOURCE 2u
+#define NFS4_DL_WHY_NOT_SUPP_UPGRADE 5u
+#define NFS4_DL_WHY_CANCELLED 7u
+
+/* RFC 8881 §18.46.2 sr_status_flags. */
+#define SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x00000040u
+
+enum nfs4_dl_state { NFS4_DL_FREE, NFS4_DL_HELD, NFS4_DL_RECALLED, NFS4_DL_REVOKED };
+
+struct nfs4_dl {
+	enum nfs4_dl_state state;
+	bool write;        /* OPEN_DELEGATE_WRITE, else READ */
+	bool cb_pending;   /* RECALLED, CB_RECALL not handed out yet (or its send failed) */
+	uint32_t gen;      /* bumped at each grant of the slot */
+	uint64_t clientid;
+	uint64_t recalled_at; /* seconds: when it was recalled */
+	int32_t next;         /* hash chain (slot), -1 at the end */
+	uint32_t fkey_len;
+	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
+};
+
+struct nfs4_dtab {
+	uint32_t boot;
+	unsigned count;     /* not FREE */
+	unsigned nrecalled; /* RECALLED */
+	unsigned nrevoked;  /* REVOKED */
+	uint64_t granted, recalls, returned, revoked; /* counters since start */
+	int32_t buckets[NFS4_DELEG_BUCKETS];
+	struct nfs4_dl d[NFS4_DELEG_MAX];
+};
+
+void nfs4_dtab_init(struct nfs4_dtab *t, uint32_t boot);
+/* Is sid a delegation stateid (ordinary, counter with NFS4_STAB_DELEG_BIT)? */
+bool nfs4_dtab_is_deleg(const struct nfs4_stateid *sid);
+
+/* What an OPEN brings to the grant decision. */
+struct nfs4_dl_ask {
+	uint64_t clientid;
+	uint32_t minor;
+	uint32_t access;     /* NFS4_SHARE_ACCESS_READ / WRITE bits */
+	uint32_t deny;
+	uint32_t want;       /* share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK (4.1+) */
+	bool enabled;        /* [nfsv4] delegations */
+	bool cb_up;          /* the client's callback path is UP */
+	bool grace;          /* the server is in its grace period (no new state, RFC 8881 §8.4.2) */
+	bool claim_ok;       /* a claim that may get one (not CLAIM_DELEGATE_CUR / PREVIOUS) */
+	bool others_open;    /* another client has the file open */
+	bool others_write;   /* ... for writing */
+	bool file_locked;    /* the file has byte-range locks (anyone's: NLM, NFSv4, local processes) */
+};
+enum nfs4_dl_grant { NFS4_DL_GRANT_NONE, NFS4_DL_GRANT_READ, NFS4_DL_GRANT_WRITE };
+/*
+ * RFC 8881 §10.4, §18.16.3: the delegation an OPEN gets (none, read, or
+ * write), and for none the why_no_delegation4 a 4.1 want is answered with
+ * (*why). Decides only; nfs4_dtab_grant() records it.
+ */
+enum nfs4_dl_grant nfs4_dtab_decide(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				    const struct nfs4_dl_ask *a, uint32_t *why);
+/* Record a delegation of clientid on the file; *sid its stateid. false: the table is full. */
+bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len, bool write,
+		     struct nfs4_stateid *sid);
+
+/* Undo a grant just made (sid HELD): the OPEN's reply will not carry it. */
+void nfs4_dtab_ungrant(struct nfs4_dtab *t, const struct nfs4_stateid *sid);
+/* Has the file a delegation held or being recalled? */
+bool nfs4_dtab_file_held(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len);
+
+/* What a conflicting operation does to the file. */
+enum nfs4_dl_access {
+	NFS4_DL_ACC_READ,  /* READ, OPEN for reading: conflicts with write delegations */
+	NFS4_DL_ACC_WRITE, /* WRITE, SETATTR, OPEN for writing or with a deny: with any */
+	NFS4_DL_ACC_NS,    /* REMOVE, RENAME, LINK of the file: with any */
+	NFS4_DL_ACC_LOCK,  /* LOCK, LOCKT, NLM LOCK / TEST: with any (the holder's
+			    * client keeps its byte-range locks to itself, RFC 8881 §10.4) */
+};
+/* A CB_RECALL to send (RFC 8881 §20.2.1). */
+struct nfs4_dl_recall {
+	uint64_t clientid;
+	struct nfs4_stateid sid;
+	uint32_t fkey_len;
+	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
+};
+/*
+ * An operation of clientid (0: of no client: anonymous stateid, NFSv3,
+ * local) doing acc to the file at now. Delegations of other clients that
+ * conflict are recalled (HELD -> RECALLED); one recalled a lease or more
+ * ago is revoked and conflicts no more. true: the operation must wait
+ * (NFS4ERR_DELAY). Up to max recalls to send go to out[] (*n); those left
+ * are handed out at the next call.
+ */
+bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
+			enum nfs4_dl_access acc, uint64_t now, uint32_t lease, struct nfs4_dl_recall *out,
+			unsigned max, unsigned *n);
+/* The CB_RECALL of sid could not be queued: hand it out again. */
+void nfs4_dtab_recall_unsent(struct nfs4_dtab *t, const struct nfs4_stateid *sid);
+/* Revoke every delegation recalled a lease or more before now. Returns how many. */
+unsigned nfs4_dtab_expire(struct nfs4_dtab *t, uint64_t now, uint32_t lease);
+
+/* DELEGRETURN (RFC 8881 §18.6.3): NFS4_OK (gone), BAD_STATEID (unknown,
+ * another client's, another file: fkey NULL skips that check),
+ * STALE_STATEID (4.0, another boot), OLD_STATEID, DELEG_REVOKED. */
+uint32_t nfs4_dtab_return(struct nfs4_dtab *t, uint64_t clientid, uint32_t minor, const struct nfs4_stateid *sid,
+			  const uint8_t *fkey, uint32_t fkey_len);
+/* TEST_STATEID (RFC 8881 §18.48.3): NFS4_OK, BAD_STATEID, DELEG_REVOKED. */
+uint32_t nfs4_dtab_test(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid);
+/* FREE_STATEID (RFC 8881 §18.38.3): a revoked one goes (NFS4_OK); a live one is LOCKS_HELD. */
+uint32_t nfs4_dtab_free(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid);
+/* READ / WRITE with a delegation stateid of clientid (RFC 8881 §9.1.3, §10.4, §8.2.2): NFS4_OK,
+ * BAD_STATEID (unknown, another client's, another file), DELEG_REVOKED, OPENMODE (WRITE with a
+ * read delegation). */
+uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+			    uint32_t minor, const uint8_t *fkey, uint32_t fkey_len, uint32_t access);
+/* OPEN with CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH (RFC 8881 §18.16.3): sid is
+ * clientid's delegation of the file (HELD or RECALLED). NFS4_OK or BAD_STATEID. */
+uint32_t nfs4_dtab_check_claim(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+			       const uint8_t *fkey, uint32_t fkey_len);
+
+/* Does clientid have revoked delegations not yet freed (RFC 8881 §18.46.3)? */
+bool nfs4_dtab_client_revoked(const struct nfs4_dtab *t, uint64_t clientid);
+/* How many delegations clientid has (any state). */
+unsigned nfs4_dtab_client_count(const struct nfs4_dtab *t, uint64_t clientid);
+/* The client's delegations go (DESTROY_CLIENTID, lease expiry, a new incarnation). */
+void nfs4_dtab_purge_client(struct nfs4_dtab *t, uint64_t clientid);
+/* Up to max distinct clients holding delegations (CB_RECALL_ANY's targets). */
+unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned max);
+
+/* ---- the server's table (nfs4_proc_deleg.c) ---- */
+
+/* An access of clientid's (0: none: anonymous stateid, NFSv3) to the file
+ * (its handle's bytes): other clients' conflicting delegations are recalled;
+ * NFS4ERR_DELAY while any is outstanding (NFSv3: NFS3ERR_JUKEBOX), else
+ * NFS4_OK. acc: enum nfs4_dl_access. No lock taken while nothing is delegated. */
+uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc);
+struct nfs_export;
+struct be_cred;
+struct be_obj;
+/* The same for the regular file dir/name of export exp, looked up as cr, if
+ * there is one (REMOVE, RENAME, NFSv3 too): NFS4_OK or NFS4ERR_DELAY. */
+uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			     const char *name, uint64_t clientid);
+/* Is anything delegated now? (A hint without a lock: callers skip a lookup
+ * made only to find the handle nfs4_deleg_break() wants.) */
+bool nfs4_deleg_any(void);
+/* The server table's nfs4_dtab_file_held(). */
+bool nfs4_deleg_held(const uint8_t *fkey, uint32_t fkey_len);
+
+#endif
