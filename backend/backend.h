@@ -1,6 +1,6 @@
 /*
  * backend.h - the file-system backend interface: every file-system operation
- * the NFS layers (NFSv3 and MOUNT today; NFSv4.x and NLM next) need, as one
+ * the NFS layers (NFSv3, MOUNT, NFSv4.0-4.2 and NLM) need, as one
  * table of functions per implementation, one implementation per folder:
  *
  *   backend/local/   a local Linux file system (open_by_handle_at handles,
@@ -12,7 +12,7 @@
  * The model
  *   struct be_fs     one instance per export, opened from the export's
  *                    configuration by a driver found by name ("local",
- *                    later "ceph": the export option fs=NAME). It owns
+ *                    "ceph": the export option fs=NAME). It owns
  *                    whatever the file system needs (an open root, a
  *                    mount of a cluster, caches).
  *   struct be_obj    a reference to one object (file, directory, symlink,

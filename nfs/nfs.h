@@ -1,6 +1,7 @@
 /*
- * nfs.h - the NFS service as the daemon sees it: NFSv3 (RFC 1813) and
- * MOUNT v3 registered with the RPC layer, serving a table of exports.
+ * nfs.h - the NFS service as the daemon sees it: NFSv3 (RFC 1813), MOUNT v3
+ * and, unless "[nfsv4] enable = no", NFSv4 registered with the RPC layer,
+ * serving a table of exports.
  */
 #ifndef RNFSD_NFS_H
 #define RNFSD_NFS_H
@@ -16,8 +17,8 @@ extern const struct rpc_program mount3_program;
 
 /*
  * Main thread, before serving: open every export root, load (or create) the
- * file-handle key under cfg->state_dir, register NFS 3 and MOUNT 3 with the
- * RPC layer. Takes ownership of *exports on success (and empties it).
+ * file-handle key under cfg->state_dir, register NFS 3 (and 4) and MOUNT 3
+ * with the RPC layer. Takes ownership of *exports on success (and empties it).
  * Returns 0 or -1 (logged).
  */
 int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *exports);

@@ -1,6 +1,6 @@
 /*
- * nfs_common.h - what every NFS program version (NFSv3 and MOUNT today,
- * NFSv4 and NLM next) shares, grouped by the file of nfs/common/ that
+ * nfs_common.h - what every NFS program version (NFSv3, MOUNT, NFSv4) and
+ * NLM share, grouped by the file of nfs/common/ that
  * implements it, so this header is also a map:
  *
  *   service.c       the service's lifetime: fh key, backends, export table,

@@ -42,7 +42,8 @@
  *   nfs4_proc_copy.c    COPY, CLONE, OFFLOAD_STATUS, OFFLOAD_CANCEL
  *   nfs4_copy_async.c   asynchronous COPY at run time (threads, CB_OFFLOAD)
  *   nfs4_proc_xattr.c   GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (RFC 8276)
- * state/     the server's tables, pure (no locks, sockets or backend calls)
+ * state/     the server's tables as plain functions (no sockets, no backend calls;
+ *            the client and stateid tables hold a mutex, the others their caller's)
  *   nfs4_clients.c      client records and NFSv4.1 sessions (struct nfs4_ctab)
  *   nfs4_stateid.c      stateids, open and lock owners, opens, locks (struct nfs4_stab)
  *   nfs4_deleg.c        delegations (struct nfs4_dtab)

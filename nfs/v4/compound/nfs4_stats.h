@@ -1,9 +1,10 @@
 /*
  * nfs4_stats.h - NFSv4 statistics for the stats socket and rnfsctl:
  * per-operation counters (calls, errors, time, fed by the COMPOUND engine
- * for every operation it runs), state gauges other modules move (open and
- * lock state: n4state calls nfs4_stats_state_add()), and the snapshot of
- * clients, sessions and the grace period (core/stats.h, struct stats_nfs4).
+ * for every operation it runs), state gauges (delegations: nfs4_proc_deleg.c
+ * calls nfs4_stats_state_add(); opens and locks: the stateid table's counts),
+ * and the snapshot of clients, sessions and the grace period (core/stats.h,
+ * struct stats_nfs4).
  * Counters are atomics in static storage: nothing is allocated.
  */
 #ifndef RNFSD_NFS4_STATS_H

@@ -5,8 +5,8 @@
  *
  * A client is recorded (by its co_ownerid, or the 4.0 nfs_client_id4 id
  * string) when it is confirmed: NFSv4.1 at its first successful
- * CREATE_SESSION, NFSv4.0 at SETCLIENTID_CONFIRM (n4state calls
- * nfs4_client_stable()); its record goes when it is destroyed or its lease
+ * CREATE_SESSION, NFSv4.0 at SETCLIENTID_CONFIRM (the client table's stable
+ * hook, nfs4_client_stable()); its record goes when it is destroyed or its lease
  * expires. At start the previous boot's records are loaded; if there are
  * any, the NFSv4 grace term runs for [nfsv4] grace-time seconds, ended early
  * when every one of them sent RECLAIM_COMPLETE. No previous clients: no
@@ -133,8 +133,8 @@ struct nfs4_recovery *nfs4_recovery_server(void);
 
 /*
  * The grace period's verdict for an operation of a client (owner: its
- * co_ownerid or 4.0 id string), for n4state (OPEN, LOCK, LOCKT) and n4ns
- * (SETATTR, REMOVE, RENAME):
+ * co_ownerid or 4.0 id string), for OPEN, LOCK, LOCKT (through nfs4_grace_for())
+ * and SETATTR, REMOVE, RENAME (nfs4_proc_mod.c):
  *   NFS4_OK           go ahead (reclaim in grace by a previous client, or a
  *                     non-reclaim outside grace)
  *   NFS4ERR_GRACE     a non-reclaim while the server is in grace (either

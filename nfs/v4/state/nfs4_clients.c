@@ -1,8 +1,7 @@
 /*
  * nfs4_clients.c - NFSv4 client records (4.0 and 4.1) and NFSv4.1 sessions (see nfs4_clients.h for
  * the memory bounds, the locking and the slot state diagram). Lookups are
- * linear over at most max_clients records: simple and bounded,
- * enough for a foundation; a hash comes with the stateids.
+ * linear over at most max_clients records: simple and bounded.
  */
 #include <sched.h>
 #include <stdlib.h>

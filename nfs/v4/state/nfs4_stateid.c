@@ -1,6 +1,6 @@
 /*
- * nfs4_stateid.c - NFSv4 stateids, open owners, opens and share
- * reservations (see nfs4_stateid.h for the layout of stateid4.other, the
+ * nfs4_stateid.c - NFSv4 stateids, open and lock owners, opens, locks and
+ * share reservations (see nfs4_stateid.h for the layout of stateid4.other, the
  * seqid rules, ownership and bounds). Records are found by hashing: opens by
  * the counter in their other field, files by their key; owners by a short
  * walk of their client's list (bounded by NFS4_STAB_MAX_PER_CLIENT).
