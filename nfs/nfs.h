@@ -1,6 +1,7 @@
 /*
- * nfs.h - the NFS service as the daemon sees it: NFSv3 (RFC 1813) and
- * MOUNT v3 registered with the RPC layer, serving a table of exports.
+ * nfs.h - the NFS service as the daemon sees it (nfs_service.c): NFSv3
+ * (RFC 1813), MOUNT v3 and NFSv4 registered with the RPC layer, serving a
+ * table of exports.
  */
 #ifndef RNFSD_NFS_H
 #define RNFSD_NFS_H
@@ -16,7 +17,7 @@ extern const struct rpc_program mount3_program;
 
 /*
  * Main thread, before serving: open every export root, load (or create) the
- * file-handle key under cfg->state_dir, register NFS 3 and MOUNT 3 with the
+ * file-handle key under cfg->state_dir, register NFS 3, MOUNT 3 and NFS 4 with the
  * RPC layer. Takes ownership of *exports on success (and empties it).
  * Returns 0 or -1 (logged).
  */

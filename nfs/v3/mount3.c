@@ -128,6 +128,36 @@ static const struct nfs_export *mount3_find(const struct nfs_exports *t, const c
 }
 
 /* Handle of a directory below an export root (rest: "" for the root itself). Returns mountstat3. */
+/* Appendix I mountstat3 is a subset of nfsstat3's numbering. */
+uint32_t nfs_errno_to_mountstat3(int err)
+{
+	switch (err) {
+	case 0:
+		return MNT3_OK;
+	case EPERM:
+		return MNT3ERR_PERM;
+	case ENOENT:
+	case ESTALE:
+	case BE_EBADHANDLE:
+		return MNT3ERR_NOENT;
+	case EIO:
+		return MNT3ERR_IO;
+	case EACCES:
+		return MNT3ERR_ACCES;
+	case ENOTDIR:
+		return MNT3ERR_NOTDIR;
+	case EINVAL:
+	case ELOOP:
+		return MNT3ERR_INVAL;
+	case ENAMETOOLONG:
+		return MNT3ERR_NAMETOOLONG;
+	case EOPNOTSUPP:
+		return MNT3ERR_NOTSUPP;
+	default:
+		return MNT3ERR_SERVERFAULT;
+	}
+}
+
 static uint32_t mount3_subdir_fh(const struct nfs_export *e, const char *rest, struct nfs_fh *fh)
 {
 	struct be_obj o = BE_OBJ_INIT;
