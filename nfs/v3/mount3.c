@@ -7,7 +7,8 @@
  * The mount list is advisory (appendix I: "the server may not be accurate"):
  * nothing depends on it; NFS calls are admitted on every call (nfs3_call.c).
  * Directories below an export root are resolved by its backend
- * (be_lookup_path: no symlinks, never out of the export).
+ * (be_lookup_path: no symlinks, never out of the export). Its errno ->
+ * mountstat3 map is here too (nfs_errno_to_mountstat3()).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -127,7 +128,6 @@ static const struct nfs_export *mount3_find(const struct nfs_exports *t, const c
 	return best;
 }
 
-/* Handle of a directory below an export root (rest: "" for the root itself). Returns mountstat3. */
 /* Appendix I mountstat3 is a subset of nfsstat3's numbering. */
 uint32_t nfs_errno_to_mountstat3(int err)
 {
@@ -158,6 +158,7 @@ uint32_t nfs_errno_to_mountstat3(int err)
 	}
 }
 
+/* Handle of a directory below an export root (rest: "" for the root itself). Returns mountstat3. */
 static uint32_t mount3_subdir_fh(const struct nfs_export *e, const char *rest, struct nfs_fh *fh)
 {
 	struct be_obj o = BE_OBJ_INIT;

@@ -16,7 +16,6 @@
  * data and the SYMLINK path may arrive in a Read chunk; the RDMA transport
  * reads them through rpc_ddp_rule().
  */
-
 #include "nfs/v3/nfs3.h"
 
 /* Result sizes for max_reply (RFC 1813 §2.6, §3.3): XDR bytes. */

@@ -25,6 +25,8 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/xdr/nfs4_xdr_state.h"
 
+_Static_assert(NFS4_VERIFIER_SIZE == NFS_WRITE_VERF_SIZE, "verifier4 is the shared write verifier");
+
 /*
  * I/O through an open stateid by a caller who is not the file's owner (the
  * owner may write what its mode refuses, as the creator of a 0444 file
