@@ -11,9 +11,9 @@
 
 static const struct nfs_deleg_hook *_Atomic nfs_deleg_hook;
 
-void nfs_deleg_hook_set(const struct nfs_deleg_hook *h)
+const struct nfs_deleg_hook *nfs_deleg_hook_set(const struct nfs_deleg_hook *h)
 {
-	atomic_store(&nfs_deleg_hook, h);
+	return atomic_exchange(&nfs_deleg_hook, h);
 }
 
 bool nfs_deleg_any(void)

@@ -201,8 +201,9 @@ struct nfs_deleg_hook {
 	enum nfs_deleg_verdict (*recall_at)(const struct nfs_export *exp, const struct be_cred *cr,
 					    const struct be_obj *dir, const char *name);
 };
-/* NFSv4 at start: h (static, never freed) answers the checks below. */
-void nfs_deleg_hook_set(const struct nfs_deleg_hook *h);
+/* NFSv4 at start: h (static, never freed) answers the checks below (NULL: none,
+ * nothing delegated). Returns the hook it replaces (tests put it back). */
+const struct nfs_deleg_hook *nfs_deleg_hook_set(const struct nfs_deleg_hook *h);
 bool nfs_deleg_any(void);
 enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
 enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,

@@ -42,7 +42,7 @@ void nfs4_deleg_init(uint32_t boot)
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
-	nfs_deleg_hook_set(&dl_hook); /* NFSv3's and NLM's conflicts come here from now on */
+	(void)nfs_deleg_hook_set(&dl_hook); /* NFSv3's and NLM's conflicts come here from now on */
 }
 
 void nfs4_deleg_configure(bool enabled)
