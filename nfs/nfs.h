@@ -1,7 +1,7 @@
 /*
- * nfs.h - the NFS service as the daemon sees it: NFSv3 (RFC 1813), MOUNT v3
- * and, unless "[nfsv4] enable = no", NFSv4 registered with the RPC layer,
- * serving a table of exports.
+ * nfs.h - the NFS service as the daemon sees it (nfs_service.c): NFSv3
+ * (RFC 1813), MOUNT v3 and, unless "[nfsv4] enable = no", NFSv4 registered
+ * with the RPC layer, serving a table of exports.
  */
 #ifndef RNFSD_NFS_H
 #define RNFSD_NFS_H

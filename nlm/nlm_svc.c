@@ -36,8 +36,6 @@
 #include "rpc/rpcbind.h"
 #include "nlm/nlm_table.h"
 #include "nfs/common/nfs_common.h"
-#include "nfs/v4/xdr/nfs4_const.h"
-#include "nfs/v4/state/nfs4_deleg.h"
 #include "core/log.h"
 
 #define NLM_OWNERS 4096u
@@ -236,14 +234,15 @@ static uint32_t nlm_begin(struct rpc_call *c, const struct nlm4_args *a, bool ma
 
 /*
  * An NFSv4 client holding a delegation of the file keeps its byte-range
- * locks to itself (RFC 8881 §10.4): the delegation is recalled first. NLM
+ * locks to itself (RFC 8881 §10.4): the delegation is recalled first
+ * (through the hook NFSv4 sets in nfs/common: nfs_deleg_recall()). NLM
  * has no DELAY: NLM4_DENIED_GRACE_PERIOD makes the client ask again (Linux's
  * lockd in 5 s), where knfsd's lockd drops the call for the client to resend.
  */
 static uint32_t nlm_deleg_break(const struct nlm_fh *fh)
 {
-	return nfs4_deleg_break(fh->data, fh->len, 0, NFS4_DL_ACC_LOCK) == NFS4_OK ? NLM4_GRANTED_ST
-										   : NLM4_DENIED_GRACE_PERIOD;
+	return nfs_deleg_recall(fh->data, fh->len, NFS_DELEG_LOCK) == NFS_DELEG_CLEAR ? NLM4_GRANTED_ST
+										       : NLM4_DENIED_GRACE_PERIOD;
 }
 
 /* XNFS §10.5 NLM_TEST: the holder of a conflicting lock, if any. */

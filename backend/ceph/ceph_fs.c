@@ -721,7 +721,7 @@ static int cephbe_open(const struct be_fs_config *cfg, struct be_fs **out)
 	cf->secs = secs;
 	r = -ceph_release_start(&cf->rel, 0, ceph_rel_run, cf);
 	cf->rel_started = r == 0;
-	/* max-calls (0: derived from the worker threads by nfs/common/service.c), op-timeout: ceph_gated.c */
+	/* max-calls (0: derived from the worker threads by nfs/nfs_service.c), op-timeout: ceph_gated.c */
 	cf->stuck_secs = s->op_timeout;
 	ceph_gate_init(&cf->gate, s->max_calls, s->op_timeout);
 	cf->server = ceph_mount_perms(cf->cmount);

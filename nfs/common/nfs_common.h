@@ -1,21 +1,25 @@
 /*
- * nfs_common.h - what every NFS program version (NFSv3, MOUNT, NFSv4) and
- * NLM share, grouped by the file of nfs/common/ that
- * implements it, so this header is also a map:
+ * nfs_common.h - what the NFS program versions (NFSv3 and MOUNT in nfs/v3/,
+ * NFSv4 in nfs/v4/) and NLM (nlm/, whose handles are NFSv3's) share: the
+ * layer beneath them, which includes none of them. Grouped by the file of
+ * nfs/common/ that implements it, so this header is also a map:
  *
- *   service.c       the service's lifetime: fh key, backends, export table,
- *                   program registration (nfs/nfs.h is its face to the daemon)
  *   fh.c            the handle envelope clients see: version, export id, the
  *                   backend's bytes, a MAC; the fh.key file
  *   siphash.c       SipHash-2-4, the envelope's MAC
  *   exports_live.c  the served export table (one backend instance per
  *                   export), refcounted and swapped atomically; admission
  *   cred.c          squashing: an RPC credential -> the backend's struct be_cred
- *   errmap.c        errno (and BE_E*) -> nfsstat3 / mountstat3 / nfsstat4
+ *   errmap.c        errno (and BE_E*) -> the status numbers NFSv3 and NFSv4
+ *                   share (each version maps them to its own status)
  *   read_pipe.c     a READ's data into the call's payload pipe (TCP splice)
+ *   io.c            what every version's READ and WRITE share: room for bulk
+ *                   reply data, the server's write verifier
+ *   deleg_hook.c    delegation conflicts for NFSv3 and NLM: a hook NFSv4 sets
  *
- * No file here makes a file-system system call: that is the backend's
- * (backend/backend.h).
+ * The service's lifetime, which assembles the versions, is above them
+ * (nfs/nfs_service.c, nfs/nfs.h). No file here makes a file-system system
+ * call: that is the backend's (backend/backend.h).
  */
 #ifndef RNFSD_NFS_COMMON_H
 #define RNFSD_NFS_COMMON_H
@@ -106,9 +110,45 @@ void nfs_cred_map(const struct rpc_cred *cred, const struct export_opts *o, stru
 
 /* ---- errmap.c ---- */
 
-uint32_t nfs_errno_to_nfsstat3(int err);
-uint32_t nfs_errno_to_mountstat3(int err);
-uint32_t nfs_errno_to_nfsstat4(int err);
+/*
+ * The status numbers NFSv3 and NFSv4 share: RFC 1813 §2.6 nfsstat3, which
+ * RFC 8881 §15.1 nfsstat4 keeps for every error both name (JUKEBOX is
+ * NFS4ERR_DELAY), and the three only NFSv3 has (NODEV, REMOTE, NOT_SYNC).
+ * Each version turns them into its own status (nfs3.h, nfs4.h).
+ */
+enum nfs_stat {
+	NFS_ST_OK = 0,
+	NFS_ST_PERM = 1,
+	NFS_ST_NOENT = 2,
+	NFS_ST_IO = 5,
+	NFS_ST_NXIO = 6,
+	NFS_ST_ACCES = 13,
+	NFS_ST_EXIST = 17,
+	NFS_ST_XDEV = 18,
+	NFS_ST_NODEV = 19, /* NFSv3 only */
+	NFS_ST_NOTDIR = 20,
+	NFS_ST_ISDIR = 21,
+	NFS_ST_INVAL = 22,
+	NFS_ST_FBIG = 27,
+	NFS_ST_NOSPC = 28,
+	NFS_ST_ROFS = 30,
+	NFS_ST_MLINK = 31,
+	NFS_ST_NAMETOOLONG = 63,
+	NFS_ST_NOTEMPTY = 66,
+	NFS_ST_DQUOT = 69,
+	NFS_ST_STALE = 70,
+	NFS_ST_REMOTE = 71, /* NFSv3 only */
+	NFS_ST_BADHANDLE = 10001,
+	NFS_ST_NOT_SYNC = 10002, /* NFSv3 only */
+	NFS_ST_BAD_COOKIE = 10003,
+	NFS_ST_NOTSUPP = 10004,
+	NFS_ST_TOOSMALL = 10005,
+	NFS_ST_SERVERFAULT = 10006,
+	NFS_ST_JUKEBOX = 10008,
+};
+
+/* errno (or BE_E*) -> enum nfs_stat; an unexpected one is SERVERFAULT (logged, rate-limited). */
+uint32_t nfs_errno_to_stat(int err);
 
 /* ---- read_pipe.c ---- */
 
@@ -117,5 +157,56 @@ uint32_t nfs_errno_to_nfsstat4(int err);
  * transport has no pipe for it or the backend cannot (then the caller copies). */
 int nfs_read_piped(struct rpc_call *c, struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags,
 		   uint64_t offset, uint32_t count, size_t *done, bool *eof, struct be_attr *post);
+
+/* ---- io.c ---- */
+
+/* Room for up to want bytes of bulk reply data (READ, READLINK, READ_PLUS): the call's payload
+ * area, else carved from the unused end of the reply buffer. *got may be less than want (even 0). */
+void *nfs_bulk_buf(struct rpc_call *c, uint32_t want, uint32_t *got);
+
+/* The write verifier of WRITE and COMMIT (RFC 1813 §3.3.7 writeverf3, RFC 8881 §18.32.3
+ * verifier4; the same bytes for both versions): changes with every daemon start. */
+#define NFS_WRITE_VERF_SIZE 8u
+extern uint8_t nfs_write_verf[NFS_WRITE_VERF_SIZE];
+/* Process start (the service's init): a new write verifier. */
+void nfs_write_verf_init(void);
+
+/* ---- deleg_hook.c ---- */
+
+/*
+ * Delegations are NFSv4's (nfs/v4/ops/nfs4_proc_deleg.c); NFSv3 and NLM
+ * calls that conflict with one ask through this hook, which NFSv4 sets when
+ * its delegation table is ready. Without it (NFSv4 off, or not started)
+ * nothing is delegated and every check is clear. The answers are neutral:
+ * each caller answers WAIT in its own protocol (NFSv3 NFS3ERR_JUKEBOX, NLM
+ * NLM4_DENIED_GRACE_PERIOD). Checks come from any worker; the hook is set
+ * once, before serving.
+ */
+enum nfs_deleg_access {
+	NFS_DELEG_READ,  /* READ: conflicts with write delegations */
+	NFS_DELEG_WRITE, /* WRITE, SETATTR: with any */
+	NFS_DELEG_NS,    /* REMOVE, RENAME, LINK of the file: with any */
+	NFS_DELEG_LOCK,  /* NLM LOCK / TEST: with any */
+};
+enum nfs_deleg_verdict {
+	NFS_DELEG_CLEAR, /* go ahead */
+	NFS_DELEG_WAIT,  /* a conflicting delegation is being recalled: try again later */
+};
+struct nfs_deleg_hook {
+	/* Is anything delegated now? (a hint without a lock) */
+	bool (*any)(void);
+	/* Recall other clients' conflicting delegations of the file (its handle's bytes). */
+	enum nfs_deleg_verdict (*recall)(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
+	/* The same for the regular file dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS). */
+	enum nfs_deleg_verdict (*recall_at)(const struct nfs_export *exp, const struct be_cred *cr,
+					    const struct be_obj *dir, const char *name);
+};
+/* NFSv4 at start: h (static, never freed) answers the checks below (NULL: none,
+ * nothing delegated). Returns the hook it replaces (tests put it back). */
+const struct nfs_deleg_hook *nfs_deleg_hook_set(const struct nfs_deleg_hook *h);
+bool nfs_deleg_any(void);
+enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
+enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
+					   const struct be_obj *dir, const char *name);
 
 #endif

@@ -7,7 +7,8 @@
  * The mount list is advisory (appendix I: "the server may not be accurate"):
  * nothing depends on it; NFS calls are admitted on every call (nfs3_call.c).
  * Directories below an export root are resolved by its backend
- * (be_lookup_path: no symlinks, never out of the export).
+ * (be_lookup_path: no symlinks, never out of the export). Its errno ->
+ * mountstat3 map is here too (nfs_errno_to_mountstat3()).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -125,6 +126,36 @@ static const struct nfs_export *mount3_find(const struct nfs_exports *t, const c
 			(*rest)++;
 	}
 	return best;
+}
+
+/* Appendix I mountstat3 is a subset of nfsstat3's numbering. */
+uint32_t nfs_errno_to_mountstat3(int err)
+{
+	switch (err) {
+	case 0:
+		return MNT3_OK;
+	case EPERM:
+		return MNT3ERR_PERM;
+	case ENOENT:
+	case ESTALE:
+	case BE_EBADHANDLE:
+		return MNT3ERR_NOENT;
+	case EIO:
+		return MNT3ERR_IO;
+	case EACCES:
+		return MNT3ERR_ACCES;
+	case ENOTDIR:
+		return MNT3ERR_NOTDIR;
+	case EINVAL:
+	case ELOOP:
+		return MNT3ERR_INVAL;
+	case ENAMETOOLONG:
+		return MNT3ERR_NAMETOOLONG;
+	case EOPNOTSUPP:
+		return MNT3ERR_NOTSUPP;
+	default:
+		return MNT3ERR_SERVERFAULT;
+	}
 }
 
 /* Handle of a directory below an export root (rest: "" for the root itself). Returns mountstat3. */

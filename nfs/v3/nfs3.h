@@ -6,14 +6,15 @@
  *                       decode/execute/encode steps, scratch sizes, the
  *                       largest reply, cache policy, RFC 8267 DDP rules
  *   nfs3_call.c         what every procedure does around its work: handle
- *                       envelope -> export -> admission -> identity -> backend
+ *                       envelope -> export -> admission -> identity -> backend;
+ *                       errno -> nfsstat3
  *   nfs3_xdr.c          argument decoders and result encoders (nfs3_xdr.h)
  *   nfs3_proc_attr.c    GETATTR, SETATTR, ACCESS, FSSTAT, FSINFO, PATHCONF
  *   nfs3_proc_dir.c     LOOKUP, READDIR, READDIRPLUS
  *   nfs3_proc_io.c      READLINK, READ, WRITE, COMMIT
  *   nfs3_proc_create.c  CREATE, MKDIR, SYMLINK, MKNOD
  *   nfs3_proc_remove.c  REMOVE, RMDIR, RENAME, LINK
- *   mount3.c            MOUNT v3 and the mount list
+ *   mount3.c            MOUNT v3 and the mount list; errno -> mountstat3
  *
  * Each procedure is three steps: decode (nfs3_xdr.c) fills its argument
  * struct; execute talks to the export's backend and fills its result struct
@@ -39,10 +40,6 @@ extern const struct rpc_program nfs3_program;
 extern const struct rpc_program mount3_program;
 /* Register both programs with the RPC layer. 0 or -1 (logged). */
 int nfs3_register(void);
-/* Process start: a new write verifier. */
-void nfs3_init(void);
-/* Write verifier (RFC 1813 §3.3.7): changes with every daemon start. */
-extern uint8_t nfs3_write_verf[NFS3_WRITEVERFSIZE];
 
 /* ---- nfs3_call.c ---- */
 
@@ -78,11 +75,9 @@ void nfs3_call_put(struct nfs3_call *nc, struct be_obj *o);
 void nfs3_call_end(struct nfs3_call *nc);
 /* Checks a filename3 (RFC 1813 §2.5): 1..BE_NAME_MAX bytes, no '/', no NUL; copies it NUL-terminated. */
 uint32_t nfs3_name_copy(const struct nfs3_name *n, char out[BE_NAME_MAX + 1]);
-/* errno (or BE_E*) -> nfsstat3 */
-uint32_t nfs3_stat(int err);
-/* Room for up to want bytes of bulk reply data (READ, READLINK): the call's payload area, else
- * carved from the unused end of the reply buffer. *got may be less than want (even 0). */
-void *nfs3_bulk_buf(struct rpc_call *c, uint32_t want, uint32_t *got);
+/* errno (or BE_E*) -> nfsstat3 (nfs/common/errmap.c's numbers, which are nfsstat3's) */
+uint32_t nfs_errno_to_nfsstat3(int err);
+uint32_t nfs3_stat(int err); /* the same, shorter */
 
 /* ---- the procedures (nfs3_proc_*.c): execute and encode steps (decode: nfs3_xdr.h) ---- */
 #define NFS3_EXEC(name) enum rpc_proc_status nfs3_##name##_exec(struct rpc_call *c, void *args, void *res)
@@ -147,5 +142,7 @@ enum rpc_proc_status mount3_umnt_exec(struct rpc_call *c, void *args, void *res)
 enum rpc_proc_status mount3_umntall_exec(struct rpc_call *c, void *args, void *res);
 enum rpc_proc_status mount3_export_exec(struct rpc_call *c, void *args, void *res); /* encodes */
 void mount3_list_release(void);
+/* errno (or BE_E*) -> mountstat3 (appendix I) */
+uint32_t nfs_errno_to_mountstat3(int err);
 
 #endif

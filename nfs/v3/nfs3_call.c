@@ -10,7 +10,8 @@
  *   nfs3_call_end       end the backend's per-thread state, drop the table
  *
  * Also the small helpers the procedures share: filename checks, handles of
- * new objects, attributes after a change, room for bulk reply data.
+ * new objects, attributes after a change, errno -> nfsstat3 (the room for
+ * bulk reply data is every version's: nfs_bulk_buf(), nfs/common/io.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -141,34 +142,13 @@ uint32_t nfs3_name_copy(const struct nfs3_name *n, char out[BE_NAME_MAX + 1])
 	return NFS3_OK;
 }
 
+/* RFC 1813 §2.6: nfsstat3 is enum nfs_stat's numbering (nfs/common/errmap.c). */
+uint32_t nfs_errno_to_nfsstat3(int err)
+{
+	return nfs_errno_to_stat(err);
+}
+
 uint32_t nfs3_stat(int err)
 {
 	return nfs_errno_to_nfsstat3(err);
-}
-
-void *nfs3_bulk_buf(struct rpc_call *c, uint32_t want, uint32_t *got)
-{
-	const size_t header_room = 512; /* status, post_op_attr, counts: well under this */
-	size_t avail, room;
-	void *p = want ? rpc_payload_buf(c, want) : NULL;
-
-	if (p || want == 0) {
-		*got = want;
-		return p;
-	}
-	avail = c->payload_cap > c->payload_used ? c->payload_cap - c->payload_used : 0;
-	if (avail >= 4096 && (p = rpc_payload_buf(c, avail & ~(size_t)3)) != NULL) {
-		*got = (uint32_t)(avail & ~(size_t)3);
-		return p;
-	}
-	/* No payload area: the tail of the reply buffer, which the encoder then stops short of. */
-	room = (size_t)(c->res.end - c->res.p);
-	if (room <= header_room) {
-		*got = 0;
-		return NULL;
-	}
-	room = (room - header_room) & ~(size_t)3;
-	*got = want < room ? want : (uint32_t)room;
-	c->res.end -= XDR_ALIGN(*got);
-	return c->res.end;
 }

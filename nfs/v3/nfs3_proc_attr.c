@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include "nfs/v3/nfs3.h"
-#include "nfs/v4/state/nfs4_deleg.h"
 
 enum rpc_proc_status nfs3_null_exec(struct rpc_call *c, void *args, void *res)
 {
@@ -57,7 +56,7 @@ enum rpc_proc_status nfs3_setattr_exec(struct rpc_call *c, void *args, void *res
 		r->status = nfs3_call_writable(&nc);
 	/* RFC 8881 §10.4.1: an NFSv4 client's delegation of the file is recalled first. */
 	if (r->status == NFS3_OK && a->sa.mask &&
-	    nfs4_deleg_break(a->fh.data, a->fh.len, 0, NFS4_DL_ACC_WRITE) != 0)
+	    nfs_deleg_recall(a->fh.data, a->fh.len, NFS_DELEG_WRITE) != NFS_DELEG_CLEAR)
 		r->status = NFS3ERR_JUKEBOX;
 	if (r->status == NFS3_OK) {
 		r->status = nfs3_stat(be_setattr(nc.fs, &nc.cred, &o, &a->sa, a->guard ? &a->guard_ctime : NULL,

@@ -16,9 +16,8 @@
 
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
-#include "nfs/v4/state/nfs4_deleg.h"
 
-uint8_t nfs3_write_verf[NFS3_WRITEVERFSIZE];
+_Static_assert(NFS3_WRITEVERFSIZE == NFS_WRITE_VERF_SIZE, "writeverf3 is the shared write verifier");
 
 /* §3.3.5 */
 enum rpc_proc_status nfs3_readlink_exec(struct rpc_call *c, void *args, void *res)
@@ -36,7 +35,7 @@ enum rpc_proc_status nfs3_readlink_exec(struct rpc_call *c, void *args, void *re
 	if (r->status == NFS3_OK && o.type != BE_LNK)
 		r->status = NFS3ERR_INVAL; /* §3.3.5: not a symbolic link */
 	if (r->status == NFS3_OK) {
-		buf = nfs3_bulk_buf(c, PATH_MAX, &cap);
+		buf = nfs_bulk_buf(c, PATH_MAX, &cap);
 		if (!buf || cap == 0)
 			r->status = NFS3ERR_SERVERFAULT;
 	}
@@ -79,7 +78,7 @@ static uint32_t nfs3_io_open(struct nfs3_call *nc, const struct nfs_fh *fh, bool
 	/* RFC 8881 §10.4.1: an NFSv4 client's delegation in the way (a write one
 	 * for READ, any for WRITE) is recalled; JUKEBOX (try later) meanwhile, as knfsd. */
 	if (status == NFS3_OK &&
-	    nfs4_deleg_break(fh->data, fh->len, 0, write ? NFS4_DL_ACC_WRITE : NFS4_DL_ACC_READ) != 0)
+	    nfs_deleg_recall(fh->data, fh->len, write ? NFS_DELEG_WRITE : NFS_DELEG_READ) != NFS_DELEG_CLEAR)
 		status = NFS3ERR_JUKEBOX;
 	if (status == NFS3_OK)
 		status = nfs3_stat(be_file_open_handle(nc->fs, &bh, write ? BE_OPEN_WRITE : BE_OPEN_READ, f));
@@ -102,7 +101,7 @@ static int nfs3_read_data(struct nfs3_call *nc, struct be_file *f, unsigned flag
 		return err;
 	}
 	/* §3.3.6: the server may return fewer bytes than asked; never more than rtmax */
-	uint8_t *buf = nfs3_bulk_buf(c, count, &count);
+	uint8_t *buf = nfs_bulk_buf(c, count, &count);
 
 	if (!buf && count)
 		return BE_ESERVERFAULT;
@@ -220,7 +219,7 @@ void nfs3_write_enc(struct rpc_call *c, const void *res)
 	if (r->status == NFS3_OK) {
 		xdr_enc_u32(&c->res, r->count);
 		xdr_enc_u32(&c->res, r->committed);
-		xdr_enc_fixed(&c->res, nfs3_write_verf, NFS3_WRITEVERFSIZE);
+		xdr_enc_fixed(&c->res, nfs_write_verf, NFS3_WRITEVERFSIZE);
 	}
 }
 
@@ -258,5 +257,5 @@ void nfs3_commit_enc(struct rpc_call *c, const void *res)
 	nfs3_enc_status(c, r->status);
 	nfs3_enc_wcc(&c->res, &r->wcc, r->fsid);
 	if (r->status == NFS3_OK)
-		xdr_enc_fixed(&c->res, nfs3_write_verf, NFS3_WRITEVERFSIZE);
+		xdr_enc_fixed(&c->res, nfs_write_verf, NFS3_WRITEVERFSIZE);
 }

@@ -10,13 +10,11 @@
 
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
-#include "nfs/v4/xdr/nfs4_const.h"
-#include "nfs/v4/state/nfs4_deleg.h"
 
 /* The delegation of the regular file dir/name, if it has one, recalled. */
 static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const char *name)
 {
-	return nfs4_deleg_break_at(nc->exp, &nc->cred, dir, name, 0) == NFS4_OK ? NFS3_OK : NFS3ERR_JUKEBOX;
+	return nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name) == NFS_DELEG_CLEAR ? NFS3_OK : NFS3ERR_JUKEBOX;
 }
 
 /* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data.
@@ -40,7 +38,7 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 		r->status = nfs3_call_writable(&nc);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->name, name);
-	if (here && (r->status != NFS3_OK || nfs4_deleg_any()))
+	if (here && (r->status != NFS3_OK || nfs_deleg_any()))
 		goto decline;
 	if (r->status == NFS3_OK && !dir)
 		r->status = nfs3_deleg_break_name(&nc, &d, name);
@@ -147,7 +145,7 @@ enum rpc_proc_status nfs3_link_exec(struct rpc_call *c, void *args, void *res)
 		r->status = NFS3ERR_ISDIR; /* no hard links to directories (knfsd: ISDIR) */
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->link.name, name);
-	if (r->status == NFS3_OK && nfs4_deleg_break(a->file.data, a->file.len, 0, NFS4_DL_ACC_NS) != NFS4_OK)
+	if (r->status == NFS3_OK && nfs_deleg_recall(a->file.data, a->file.len, NFS_DELEG_NS) != NFS_DELEG_CLEAR)
 		r->status = NFS3ERR_JUKEBOX;
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(be_link(nc.fs, &nc.cred, &o, &d, name));

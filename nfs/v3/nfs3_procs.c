@@ -1,7 +1,7 @@
 /*
  * nfs3_procs.c - the operation tables of NFSv3 (RFC 1813 §3) and MOUNT v3
- * (RFC 1813 appendix I), registered with the RPC layer, and the write
- * verifier.
+ * (RFC 1813 appendix I), registered with the RPC layer (the write verifier
+ * is every version's: nfs/common/io.c).
  *
  * Each entry: the decode step (nfs3_xdr.c), the execute step (the
  * nfs3_proc_*.c files; READDIR, READDIRPLUS, DUMP and EXPORT encode their
@@ -16,10 +16,6 @@
  * data and the SYMLINK path may arrive in a Read chunk; the RDMA transport
  * reads them through rpc_ddp_rule().
  */
-#include <string.h>
-#include <time.h>
-#include <sys/random.h>
-
 #include "nfs/v3/nfs3.h"
 
 /* Result sizes for max_reply (RFC 1813 §2.6, §3.3): XDR bytes. */
@@ -158,17 +154,4 @@ int nfs3_register(void)
 	if (rpc_register_program(&nfs3_program) != 0 || rpc_register_program(&mount3_program) != 0)
 		return -1;
 	return 0;
-}
-
-/* RFC 1813 §3.3.7: the write verifier must change when the server restarts
- * (so clients resend UNSTABLE data that may have been lost): start time in
- * the first half, random bits in the second. */
-void nfs3_init(void)
-{
-	uint32_t t = (uint32_t)time(NULL), r = 0;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (uint32_t)clock();
-	memcpy(nfs3_write_verf, &t, 4);
-	memcpy(nfs3_write_verf + 4, &r, 4);
 }

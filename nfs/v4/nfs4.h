@@ -20,7 +20,8 @@
  *   nfs4_op_table.c     the operation table and the RPC program (NULL, COMPOUND)
  *   nfs4_stats.c        per-operation counters and state gauges
  * ops/       the operations, over state/ and the backend
- *   nfs4_call.c         one COMPOUND's service state: exports, handles -> objects
+ *   nfs4_call.c         one COMPOUND's service state: exports, handles -> objects;
+ *                       errno -> nfsstat4
  *   nfs4_pseudo.c       the pseudo file system's namespace (pure)
  *   nfs4_proc_fh.c      PUTFH, GETFH, SAVEFH, RESTOREFH
  *   nfs4_proc_ns.c      PUTROOTFH, PUTPUBFH, LOOKUP, LOOKUPP, SECINFO(_NO_NAME)
@@ -133,6 +134,8 @@ bool nfs4_obj_is_root(struct nfs4_svc *s, const struct nfs4_obj *ob);
 uint32_t nfs4_fh_pseudo(const char *path, struct nfs_fh *fh);
 uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct nfs_fh *fh);
 void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a);
+/* errno (or BE_E*) -> nfsstat4 (through nfs/common/errmap.c's shared numbers) */
+uint32_t nfs_errno_to_nfsstat4(int err);
 
 /* ---- nfs4_op_table.c ---- */
 
@@ -354,7 +357,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 /* nfs4_deleg_watch.c: watch the delegated file for local processes' changes
  * (write: its being opened); their event recalls its delegations. errno. */
 int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len, bool write);
-/* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 calls it too). */
+/* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 and NLM reach it through nfs/common's nfs_deleg_recall()). */
 /* REMOVE, RENAME: the same for the regular file dir/name, if there is one. */
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name);
 /* OPEN CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH: sid is clientid's delegation of the file. */

@@ -37,7 +37,7 @@
 
 #define NCREATE 12
 #define OP_TIMEOUT 10.0 /* the harness's [ceph] op-timeout */
-#define MAX_CALLS 4     /* derived from threads 8 (nfs/common/service.c) */
+#define MAX_CALLS 4     /* derived from threads 8 (nfs/nfs_service.c) */
 #define EXIT_BOUND 20.0 /* daemon/main.c: RNFSD_DRAIN_TIMEOUT_S 10 + RNFSD_WORKERS_STOP_S 5, and room */
 
 struct pending {

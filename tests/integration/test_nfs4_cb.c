@@ -32,8 +32,8 @@
  *    SEQ4_STATUS_RECALLABLE_STATE_REVOKED, READ and TEST_STATEID with the
  *    delegation stateid answer N4ERR_DELEG_REVOKED, FREE_STATEID frees it
  *    and the flag clears; the stats count it revoked;
- *  - an NFSv3 WRITE of a delegated file: NFS3ERR_JUKEBOX and CB_RECALL
- *    until DELEGRETURN, then it is written;
+ *  - an NFSv3 WRITE, then REMOVE, of a delegated file: NFS3ERR_JUKEBOX and
+ *    CB_RECALL until DELEGRETURN, then it is written (removed);
  *  - another client's LOCK (READ_LT, from its own read open) of a file with
  *    a read delegation: N4ERR_DELAY and CB_RECALL (the holder keeps its
  *    locks locally), granted after DELEGRETURN; no delegation is granted
@@ -1034,12 +1034,24 @@ static void test_deleg_revoke(void)
 	cb_close(&b.c);
 }
 
+/* NFSv3 procedure proc with arguments a (freed): its nfsstat3, or -1. */
+static int v3_call(struct raw_conn *c, uint32_t proc, struct xb *a)
+{
+	struct raw_reply r;
+	int st = -1;
+
+	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, proc, a->p, a->len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	    r.accept_stat == 0)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	xb_free(a);
+	return st;
+}
+
 /* NFSv3 WRITE3args of fh at 0 (FILE_SYNC): its status, or -1. */
 static int v3_write(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, const char *data)
 {
-	struct raw_reply r;
 	struct xb a;
-	int st = -1;
 
 	xb_init(&a);
 	xb_opaque(&a, fh, fh_len);
@@ -1047,12 +1059,18 @@ static int v3_write(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, cons
 	xb_u32(&a, (uint32_t)strlen(data));
 	xb_u32(&a, 2); /* FILE_SYNC */
 	xb_opaque(&a, data, (uint32_t)strlen(data));
-	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, 7, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
-	    r.accept_stat == 0)
-		st = (int)xd_u32(&r.body);
-	raw_reply_free(&r);
-	xb_free(&a);
-	return st;
+	return v3_call(c, 7, &a);
+}
+
+/* NFSv3 REMOVE3args (RFC 1813 §3.3.12) of name in directory dir: its status, or -1. */
+static int v3_remove(struct raw_conn *c, const uint8_t *dir, uint32_t dir_len, const char *name)
+{
+	struct xb a;
+
+	xb_init(&a);
+	xb_opaque(&a, dir, dir_len);
+	xb_string(&a, name);
+	return v3_call(c, 12, &a);
 }
 
 /* A's CB_RECALL of d arrives (within 5 s); answered, then DELEGRETURN. */
@@ -1073,9 +1091,11 @@ static void test_deleg_v3(void)
 {
 	struct n4_client a;
 	struct raw_conn v3;
-	struct dl_open oa;
+	struct dl_open oa, ob;
+	uint8_t dir[64];
+	uint32_t dir_len = 0;
 
-	hx_section("delegations: an NFSv3 WRITE recalls one (NFS3ERR_JUKEBOX meanwhile)");
+	hx_section("delegations: an NFSv3 WRITE or REMOVE recalls one (NFS3ERR_JUKEBOX meanwhile)");
 	if (!dl_client(&a, "deleg-v3") || !CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)"))
 		return;
 	dl_open(&a, "v3file", 1, true, &oa);
@@ -1083,6 +1103,13 @@ static void test_deleg_v3(void)
 	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 10008, "NFSv3 WRITE: NFS3ERR_JUKEBOX while recalled");
 	dl_recalled(&a, &oa, "A");
 	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 0, "NFSv3 WRITE proceeds after the return");
+	/* A name change recalls too (nfs_deleg_recall_at(): the file found by its name). */
+	CHECK_EQ(raw_mnt(&v3, ++xid, env.export_dir, dir, &dir_len), 0, "MNT the export (NFSv3)");
+	dl_open(&a, "v3gone", 1, true, &ob);
+	CHECK(ob.status == 0 && ob.deleg == 1, "A: a read delegation of another file");
+	CHECK_EQ(v3_remove(&v3, dir, dir_len, "v3gone"), 10008, "NFSv3 REMOVE: NFS3ERR_JUKEBOX while recalled");
+	dl_recalled(&a, &ob, "A");
+	CHECK_EQ(v3_remove(&v3, dir, dir_len, "v3gone"), 0, "NFSv3 REMOVE proceeds after the return");
 	raw_close(&v3);
 	cb_close(&a.c);
 }

@@ -15,7 +15,6 @@
 
 #include <cmocka.h>
 
-#include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/xdr/nfs4_v42.h"
 #include "nfs/v4/xdr/nfs4_xdr_state.h"
@@ -253,7 +252,7 @@ static void test_encoders(void **state)
 	assert_int_equal(u32(), 0); /* wr_callback_id<1>: empty (synchronous) */
 	assert_int_equal(u64(), 1u << 20);
 	assert_int_equal(u32(), FILE_SYNC4);
-	assert_true((p = xdr_dec_inline(&rd, 8)) && !memcmp(p, nfs3_write_verf, 8));
+	assert_true((p = xdr_dec_inline(&rd, 8)) && !memcmp(p, nfs_write_verf, 8));
 	assert_int_equal(u32(), 1); /* cr_consecutive */
 	assert_int_equal(u32(), 1); /* cr_synchronous */
 	assert_int_equal(xdr_dec_remaining(&rd), 0);
@@ -280,7 +279,7 @@ static void test_async_encoders(void **state)
 	assert_true((p = xdr_dec_inline(&rd, 12)) && !memcmp(p, "0123456789ab", 12));
 	assert_int_equal(u64(), 0);         /* nothing copied yet */
 	assert_int_equal(u32(), UNSTABLE4);
-	assert_true((p = xdr_dec_inline(&rd, 8)) && !memcmp(p, nfs3_write_verf, 8));
+	assert_true((p = xdr_dec_inline(&rd, 8)) && !memcmp(p, nfs_write_verf, 8));
 	assert_int_equal(u32(), 1); /* cr_consecutive */
 	assert_int_equal(u32(), 0); /* cr_synchronous */
 	assert_int_equal(xdr_dec_remaining(&rd), 0);

@@ -42,7 +42,7 @@ static uint32_t nfs_fh_build(struct nfs_fh *fh, uint32_t export_id, int dirfd, c
 	int err = local_handle_at(dirfd, name, at_flags, &bh);
 
 	if (err)
-		return nfs_errno_to_nfsstat3(err);
+		return nfs_errno_to_stat(err);
 	return nfs_fh_wrap(fh, export_id, &bh, NFS3_FHSIZE) ? NFS3_OK : NFS3ERR_SERVERFAULT;
 }
 
@@ -70,7 +70,7 @@ static uint32_t nfs_fh_open(int mount_fd, const struct nfs_fh_parts *p, int flag
 	be_end_call(fs);
 	be_fs_close(fs);
 	be_shutdown();
-	return nfs_errno_to_nfsstat3(err);
+	return nfs_errno_to_stat(err);
 }
 
 static uint64_t nfs_fh_cookieverf(uint32_t export_id, const struct stat *dir)

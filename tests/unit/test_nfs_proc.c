@@ -793,6 +793,90 @@ static void test_setattr(void **state)
 	assert_int_equal(a.size, 3);
 }
 
+/* ---- delegation conflicts: nfs/common's hook (NFSv4 sets it; a stand-in here) ---- */
+
+static struct {
+	enum nfs_deleg_verdict verdict; /* what the stand-in answers */
+	unsigned calls;                 /* recall() and recall_at() */
+	enum nfs_deleg_access acc;      /* recall()'s last */
+	struct nfs_fh key;              /* recall()'s last file */
+	char name[BE_NAME_MAX + 1];     /* recall_at()'s last name */
+} dh;
+
+static bool dh_any(void)
+{
+	return true;
+}
+
+static enum nfs_deleg_verdict dh_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc)
+{
+	assert_true(fkey_len <= sizeof(dh.key.data));
+	dh.calls++;
+	dh.acc = acc;
+	dh.key.len = fkey_len;
+	memcpy(dh.key.data, fkey, fkey_len);
+	return dh.verdict;
+}
+
+static enum nfs_deleg_verdict dh_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
+					   const struct be_obj *dir, const char *name)
+{
+	(void)exp, (void)cr, (void)dir;
+	dh.calls++;
+	snprintf(dh.name, sizeof(dh.name), "%s", name);
+	return dh.verdict;
+}
+
+static const struct nfs_deleg_hook dh_hook = { .any = dh_any, .recall = dh_recall, .recall_at = dh_recall_at };
+
+/* RFC 8881 §10.4.1: NFSv3 calls that conflict with a delegation ask the hook
+ * (the file's handle, what they do) and answer NFS3ERR_JUKEBOX while it says
+ * wait; without a hook (NFSv4 off) nothing is delegated. */
+static void test_deleg_hook(void **state)
+{
+	const struct nfs_deleg_hook *was;
+	uint32_t count, committed, n;
+	uint8_t verf[8], buf[8];
+	struct tc_fattr a;
+	struct nfs_fh fh;
+	bool eof;
+
+	(void)state;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "dh", NFS3_CREATE_UNCHECKED, 0644, NULL, &fh, &a), NFS3_OK);
+	assert_false(nfs_deleg_any());
+	assert_int_equal(nfs_deleg_recall(fh.data, fh.len, NFS_DELEG_WRITE), NFS_DELEG_CLEAR);
+	was = nfs_deleg_hook_set(&dh_hook);
+	assert_null(was);
+	dh.verdict = NFS_DELEG_WAIT;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_write(&fh, 0, "x", 1, NFS3_FILE_SYNC, &count, &committed, verf), NFS3ERR_JUKEBOX);
+	assert_int_equal(dh.acc, NFS_DELEG_WRITE);
+	assert_int_equal(dh.key.len, fh.len);
+	assert_memory_equal(dh.key.data, fh.data, fh.len);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 0, sizeof(buf), buf, &n, &eof), NFS3ERR_JUKEBOX);
+	assert_int_equal(dh.acc, NFS_DELEG_READ);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_setattr_size(&fh, 0), NFS3ERR_JUKEBOX);
+	assert_int_equal(dh.acc, NFS_DELEG_WRITE);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "dh"), NFS3ERR_JUKEBOX);
+	assert_string_equal(dh.name, "dh");
+	assert_int_equal(dh.calls, 4);
+	/* clear: the same calls proceed */
+	dh.verdict = NFS_DELEG_CLEAR;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_write(&fh, 0, "x", 1, NFS3_FILE_SYNC, &count, &committed, verf), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_read(&fh, 0, sizeof(buf), buf, &n, &eof), NFS3_OK);
+	assert_int_equal(n, 1);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "dh"), NFS3_OK);
+	assert_int_equal(dh.calls, 7);
+	assert_ptr_equal(nfs_deleg_hook_set(was), &dh_hook);
+}
+
 /* ---- directory operations ---- */
 
 static void test_dirops(void **state)
@@ -1572,6 +1656,7 @@ int main(void)
 		cmocka_unit_test(test_ddp_read_chunks),
 		cmocka_unit_test(test_exclusive_create),
 		cmocka_unit_test(test_setattr),
+		cmocka_unit_test(test_deleg_hook),
 		cmocka_unit_test(test_dirops),
 		cmocka_unit_test(test_stale_and_forged),
 		cmocka_unit_test(test_ro_and_admission),

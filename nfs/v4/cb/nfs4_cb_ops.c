@@ -7,7 +7,6 @@
  */
 #include <string.h>
 
-#include "nfs/v3/nfs3.h"
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/ops/nfs4_copy_async.h"
 
@@ -37,6 +36,6 @@ bool nfs4_copy_cb_offload(const struct nfs4_copy_cb *cb, void (*done)(void *arg,
 	a->status = cb->status;
 	a->count = cb->count;
 	a->committed = cb->committed;
-	memcpy(a->writeverf, nfs3_write_verf, sizeof(a->writeverf));
+	memcpy(a->writeverf, nfs_write_verf, sizeof(a->writeverf));
 	return nfs4_cb_send(cb->clientid, &op, done, arg);
 }

@@ -10,6 +10,7 @@
  *                           export's object (envelope MAC: BADHANDLE; export gone:
  *                           STALE; admission on every use; credential squashed)
  *   nfs4_fh_*               handles of pseudo directories and of backend objects
+ *   nfs_errno_to_nfsstat4   the backend's errno -> nfsstat4
  *
  * Pseudo directory handles are envelopes (nfs/common/fh.c) for export id
  * NFS4_PSEUDO_EXPORT_ID whose backend bytes are "PSEU" and the path's id,
@@ -219,4 +220,22 @@ void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a)
 	a->size = 4096;
 	a->fileid = nfs4_pseudo_id(path);
 	a->change = change;
+}
+
+/* RFC 8881 §15.1: nfsstat4 keeps nfsstat3's numbers (enum nfs_stat) for every
+ * error both name (JUKEBOX is NFS4ERR_DELAY); NFSv4 has no NODEV, REMOTE or NOT_SYNC. */
+uint32_t nfs_errno_to_nfsstat4(int err)
+{
+	uint32_t s = nfs_errno_to_stat(err);
+
+	switch (s) {
+	case NFS_ST_NODEV:
+		return NFS4ERR_NXIO;
+	case NFS_ST_REMOTE:
+		return NFS4ERR_SERVERFAULT;
+	case NFS_ST_NOT_SYNC:
+		return NFS4ERR_INVAL;
+	default:
+		return s;
+	}
 }

@@ -7,7 +7,8 @@
  * revocation one lease after an unanswered recall, DELEGRETURN (§18.6),
  * DELEGPURGE (§18.5: NOTSUPP, as §18.5.3 allows a server without
  * CLAIM_DELEGATE_PREV), and delegation stateids in READ/WRITE,
- * TEST_STATEID and FREE_STATEID.
+ * TEST_STATEID and FREE_STATEID. NFSv3 and NLM reach the recall through
+ * the hook of nfs/common (nfs_deleg_hook_set(), set when the table starts).
  *
  * Lock order: nothing is called with dl_mu held but the pure table; the
  * client records' lock may be held when nfs4_deleg_client_gone() takes it.
@@ -32,6 +33,7 @@ static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
 static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
 static struct log_limit dl_limit;
+static const struct nfs_deleg_hook dl_hook;
 
 void nfs4_deleg_init(uint32_t boot)
 {
@@ -40,6 +42,7 @@ void nfs4_deleg_init(uint32_t boot)
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
+	(void)nfs_deleg_hook_set(&dl_hook); /* NFSv3's and NLM's conflicts come here from now on */
 }
 
 void nfs4_deleg_configure(bool enabled)
@@ -401,3 +404,29 @@ void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uin
 	*revoked = dl_tab.revoked;
 	pthread_mutex_unlock(&dl_mu);
 }
+
+/* ---- the hook NFSv3 and NLM call (nfs/common/nfs_common.h): of no NFSv4 client (clientid 0) ---- */
+
+static enum nfs_deleg_verdict hook_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc)
+{
+	static const enum nfs4_dl_access dl_acc[] = {
+		[NFS_DELEG_READ] = NFS4_DL_ACC_READ,
+		[NFS_DELEG_WRITE] = NFS4_DL_ACC_WRITE,
+		[NFS_DELEG_NS] = NFS4_DL_ACC_NS,
+		[NFS_DELEG_LOCK] = NFS4_DL_ACC_LOCK,
+	};
+
+	return nfs4_deleg_break(fkey, fkey_len, 0, dl_acc[acc]) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+}
+
+static enum nfs_deleg_verdict hook_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
+					     const struct be_obj *dir, const char *name)
+{
+	return nfs4_deleg_break_at(exp, cr, dir, name, 0) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+}
+
+static const struct nfs_deleg_hook dl_hook = {
+	.any = nfs4_deleg_any,
+	.recall = hook_recall,
+	.recall_at = hook_recall_at,
+};

@@ -16,15 +16,16 @@
  * call's payload pipe (rpc_payload_pipe; one per COMPOUND, later READs copy);
  * WRITE writes from where rpc_dec_ddp() found the
  * data (a Read chunk, or the received message). The write verifier is
- * NFSv3's (one per server instance).
+ * every version's (nfs_write_verf, nfs/common/io.c: one per server instance).
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/uio.h>
 
-#include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/xdr/nfs4_xdr_state.h"
+
+_Static_assert(NFS4_VERIFIER_SIZE == NFS_WRITE_VERF_SIZE, "verifier4 is the shared write verifier");
 
 /*
  * I/O through an open stateid by a caller who is not the file's owner (the
@@ -121,7 +122,7 @@ uint8_t *nfs4_read_buf(struct nfs4_ctx *x, uint32_t want, uint32_t *got)
 	struct nfs4_svc *s = x->priv;
 
 	if (x->call)
-		return nfs3_bulk_buf(x->call, want, got);
+		return nfs_bulk_buf(x->call, want, got);
 	*got = want < sizeof(s->link) ? want : (uint32_t)sizeof(s->link);
 	return (uint8_t *)s->link;
 }
@@ -252,7 +253,7 @@ void nfs4_write_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, cons
 	(void)x, (void)status;
 	xdr_enc_u32(e, r->count);
 	xdr_enc_u32(e, r->committed);
-	xdr_enc_fixed(e, nfs3_write_verf, NFS4_VERIFIER_SIZE); /* shared with NFSv3's */
+	xdr_enc_fixed(e, nfs_write_verf, NFS4_VERIFIER_SIZE); /* shared with NFSv3's */
 }
 
 /* RFC 8881 §18.3.3: earlier UNSTABLE4 writes to stable storage. */
@@ -281,5 +282,5 @@ uint32_t nfs4_commit_exec(struct nfs4_ctx *x, void *args, void *res)
 void nfs4_commit_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
 {
 	(void)x, (void)status, (void)res;
-	xdr_enc_fixed(e, nfs3_write_verf, NFS4_VERIFIER_SIZE);
+	xdr_enc_fixed(e, nfs_write_verf, NFS4_VERIFIER_SIZE);
 }

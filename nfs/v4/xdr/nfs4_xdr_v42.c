@@ -9,7 +9,6 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/xdr/nfs4_v42.h"
 #include "nfs/v4/xdr/nfs4_xdr_state.h"
-#include "nfs/v3/nfs3.h"
 #include "rpc/rpc.h"
 
 /* netloc4 (RFC 7862 §15.2.1... its XDR in RFC 7863): NL4_NAME, NL4_URL, NL4_NETADDR. */
@@ -149,7 +148,7 @@ void nfs4_copy_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 		nfs4_enc_stateid(e, &r->cb_sid);
 	xdr_enc_u64(e, r->async ? 0 : r->count);
 	xdr_enc_u32(e, r->async ? UNSTABLE4 : r->committed);
-	xdr_enc_fixed(e, nfs3_write_verf, NFS4_VERIFIER_SIZE); /* the server's write verifier, as WRITE's */
+	xdr_enc_fixed(e, nfs_write_verf, NFS4_VERIFIER_SIZE); /* the server's write verifier, as WRITE's */
 	xdr_enc_bool(e, true);
 	xdr_enc_bool(e, !r->async);
 }

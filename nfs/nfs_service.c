@@ -1,8 +1,10 @@
 /*
- * service.c - the NFS service's lifetime (nfs/nfs.h): the file-handle key,
- * the backends, the served export table (install/replace), and the
- * registration of each program version's operation table with the RPC layer
- * (NFSv3 and MOUNT v3: nfs/v3/; NFSv4 unless "[nfsv4] enable = no": nfs/v4/).
+ * nfs_service.c - the NFS service's lifetime (nfs/nfs.h): the file-handle
+ * key, the write verifier, the backends, the served export table
+ * (install/replace), and the registration of each program version's
+ * operation table with the RPC layer (NFSv3 and MOUNT v3: nfs/v3/; NFSv4
+ * unless "[nfsv4] enable = no": nfs/v4/). It assembles the versions, so it
+ * sits above them, at the top of nfs/; nfs/common/ is beneath them all.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -84,7 +86,7 @@ int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *export
 
 	/* Modes arrive already masked by the client's umask; ours must not mask them again. */
 	umask(0);
-	nfs3_init();
+	nfs_write_verf_init();
 	if (nfs_fh_key_init(cfg->state_dir) < 0)
 		return -1;
 	nfs_ceph_settings(cfg);

@@ -1,0 +1,39 @@
+/*
+ * deleg_hook.c - how NFSv3 and NLM learn of NFSv4's delegations without
+ * knowing NFSv4: NFSv4 sets the hook (nfs_deleg_hook_set(), at the start of
+ * its delegation table; the hook is static and lives as long as the
+ * process); until then nothing is delegated and every check is clear. The
+ * pointer is read by any worker without a lock.
+ */
+#include <stdatomic.h>
+
+#include "nfs/common/nfs_common.h"
+
+static const struct nfs_deleg_hook *_Atomic nfs_deleg_hook;
+
+const struct nfs_deleg_hook *nfs_deleg_hook_set(const struct nfs_deleg_hook *h)
+{
+	return atomic_exchange(&nfs_deleg_hook, h);
+}
+
+bool nfs_deleg_any(void)
+{
+	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
+
+	return h && h->any();
+}
+
+enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc)
+{
+	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
+
+	return h ? h->recall(fkey, fkey_len, acc) : NFS_DELEG_CLEAR;
+}
+
+enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
+					   const struct be_obj *dir, const char *name)
+{
+	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
+
+	return h ? h->recall_at(exp, cr, dir, name) : NFS_DELEG_CLEAR;
+}
