@@ -668,10 +668,10 @@ static void assert_tab_empty(void)
 	assert_int_equal(t.nstates, 0);
 	assert_int_equal(t.nfiles, 0);
 	assert_int_equal(refs, 0);
-	assert_null(t.clients);
+	assert_true(list_empty(&t.clients));
 	for (unsigned i = 0; i < NFS4_STAB_BUCKETS; i++) {
-		assert_null(t.opens[i]);
-		assert_null(t.files[i]);
+		assert_true(list_empty(&t.opens[i]));
+		assert_true(list_empty(&t.files[i]));
 	}
 }
 
