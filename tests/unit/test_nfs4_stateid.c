@@ -654,7 +654,9 @@ static void test_lock_seqid(void **state)
 
 /* ---- soak: thousands of take/release cycles, the table back to empty ---- */
 
-#define SOAK_CYCLES 4000u
+#ifndef SOAK_CYCLES
+#define SOAK_CYCLES 4000u /* -DSOAK_CYCLES=... for a longer run */
+#endif
 #define CL3 ((uint64_t)0xb007 << 32 | 3)
 #define SOAK_LOCKS 6 /* lock stateids soak_client() makes (each freed once) */
 

@@ -67,19 +67,27 @@ struct nfs4_sfile {
 };
 
 /* An open stateid, or a lock stateid (kind LOCK: lowner, parent set; not on the
- * file's or the open owner's lists, but on its parent's and its lock owner's). */
+ * file's or the open owner's lists, but on its parent's and its lock owner's).
+ * What only one kind has shares the space: 112 bytes on 64-bit, no more than
+ * the singly linked record took (120). */
 struct nfs4_open {
 	struct list_link hash; /* in t->opens[] */
-	struct list_link owner_link, file_link; /* OPEN: in its owner's and its file's opens */
-	enum { NFS4_ST_OPEN, NFS4_ST_LOCK } kind;
+	union {
+		struct { /* OPEN */
+			struct list_link owner_link, file_link; /* in its owner's and its file's opens */
+			struct list_link locks;                 /* its lock stateids, through lock_link */
+		};
+		struct { /* LOCK */
+			struct list_link lock_link, lowner_link; /* in its parent's locks, its lock owner's */
+			struct nfs4_open *parent;
+			struct nfs4_lowner *lowner;
+		};
+	};
 	struct nfs4_oowner *owner; /* LOCK: the parent's */
 	struct nfs4_sfile *file;   /* LOCK: the parent's */
-	struct list_link locks;    /* OPEN: its lock stateids, through lock_link */
-	struct list_link lock_link, lowner_link; /* LOCK: in its parent's locks, its lock owner's */
-	struct nfs4_open *parent;  /* LOCK */
-	struct nfs4_lowner *lowner; /* LOCK */
 	struct nfs4_stateid sid;
 	uint32_t access, deny;
+	enum { NFS4_ST_OPEN, NFS4_ST_LOCK } kind;
 	uint8_t access_modes, deny_modes; /* bit n: mode n was held at some time (downgrade) */
 };
 
@@ -661,7 +669,6 @@ static struct nfs4_open *stateid_new(struct nfs4_stab *t, const struct nfs4_stab
 	while (t->counter == 0);
 	be32_put(op->sid.other + 8, t->counter);
 	list_insert(&t->opens[t->counter % NFS4_STAB_BUCKETS], &op->hash);
-	list_init(&op->locks);
 	return op;
 }
 
@@ -673,6 +680,7 @@ static struct nfs4_open *open_new(struct nfs4_stab *t, struct nfs4_oowner *o, st
 		return NULL;
 	op->owner = o, op->file = f;
 	op->sid.seqid = 0; /* the caller's upgrade makes it 1 */
+	list_init(&op->locks);
 	list_insert(&o->opens, &op->owner_link);
 	list_insert(&f->opens, &op->file_link);
 	o->cl->nopens++;
