@@ -1,7 +1,8 @@
 /*
- * queue.h - the one intrusive queue of the code base: a singly linked list
+ * queue.h - the intrusive queue of the code base: a singly linked list
  * with head and tail, used as a FIFO (push at the tail, pop at the head) and,
- * for free lists, as a stack (push at the head, pop at the head).
+ * for free lists, as a stack (push at the head, pop at the head). Records
+ * that leave from the middle use core/list.h (doubly linked, O(1) removal).
  *
  * The element embeds a struct queue_link; nothing is allocated. An element is
  * on at most one queue per link at a time, and the queue never looks at an

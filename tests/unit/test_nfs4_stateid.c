@@ -10,7 +10,9 @@
  * stateids (made from an open, found, seqid bumps, I/O through them, their
  * owners' backend ids, freed with CLOSE / RELEASE_LOCKOWNER / FREE_STATEID /
  * the purge with the backend told to release the owner's locks, 4.0
- * lock-owner seqids); every lookup refusing another client's stateid.
+ * lock-owner seqids); every lookup refusing another client's stateid; a
+ * soak of thousands of take/release cycles through every path that frees a
+ * record, after which the table is empty.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -414,10 +416,10 @@ static void test_bounds(void **state)
 	}
 }
 
-static uint32_t lock_new(uint64_t cl, const struct nfs4_stateid *open_sid, const char *owner, const char *key,
-			 struct nfs4_lock_ref *ref)
+static uint32_t lock_new_minor(uint64_t cl, uint32_t minor, const struct nfs4_stateid *open_sid, const char *owner,
+			       const char *key, struct nfs4_lock_ref *ref)
 {
-	struct nfs4_lock_req rq = { .clientid = cl, .minor = 1, .sid = *open_sid, .owner = (const uint8_t *)owner,
+	struct nfs4_lock_req rq = { .clientid = cl, .minor = minor, .sid = *open_sid, .owner = (const uint8_t *)owner,
 				    .owner_len = (uint32_t)strlen(owner), .fkey = (const uint8_t *)key,
 				    .fkey_len = (uint32_t)strlen(key) };
 	uint32_t st = nfs4_stab_lock_new(&t, &rq, ref);
@@ -425,6 +427,12 @@ static uint32_t lock_new(uint64_t cl, const struct nfs4_stateid *open_sid, const
 	if (st == NFS4_OK && ref->file)
 		fake_put(NULL, ref->file);
 	return st;
+}
+
+static uint32_t lock_new(uint64_t cl, const struct nfs4_stateid *open_sid, const char *owner, const char *key,
+			 struct nfs4_lock_ref *ref)
+{
+	return lock_new_minor(cl, 1, open_sid, owner, key, ref);
 }
 
 /* Issue 24 defects 2 and 3: the descriptor bounds (files, a client's opens, its lock owners + states). */
@@ -644,6 +652,128 @@ static void test_lock_seqid(void **state)
 	assert_int_equal(rp.status, NFS4ERR_DENIED);
 }
 
+/* ---- soak: thousands of take/release cycles, the table back to empty ---- */
+
+#ifndef SOAK_CYCLES
+#define SOAK_CYCLES 4000u /* -DSOAK_CYCLES=... for a longer run */
+#endif
+#define CL3 ((uint64_t)0xb007 << 32 | 3)
+#define SOAK_LOCKS 6 /* lock stateids soak_client() makes (each freed once) */
+
+/* Nothing left: no owner, open, lock or file record, no file reference. */
+static void assert_tab_empty(void)
+{
+	struct nfs4_stab_counts c;
+
+	nfs4_stab_counts(&t, &c);
+	assert_int_equal(c.files + c.opens + c.open_owners + c.lock_owners + c.lock_states, 0);
+	assert_int_equal(t.nstates, 0);
+	assert_int_equal(t.nfiles, 0);
+	assert_int_equal(refs, 0);
+	assert_true(list_empty(&t.clients));
+	for (unsigned i = 0; i < NFS4_STAB_BUCKETS; i++) {
+		assert_true(list_empty(&t.opens[i]));
+		assert_true(list_empty(&t.files[i]));
+	}
+}
+
+/* A 4.0 open confirmed, upgraded and downgraded, with a 4.0 lock owner released. */
+static void soak_v40(uint64_t cl, const char *owner, const char *key, struct nfs4_stateid *sid)
+{
+	struct nfs4_open_res r;
+	struct nfs4_lock_ref ref;
+	struct nfs4_stateid out;
+
+	assert_int_equal(do_open(cl, 0, owner, key, NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_int_equal(nfs4_stab_confirm(&t, &r.sid, SQ(0, r.sid), &out), NFS4_OK);
+	assert_int_equal(do_open(cl, 0, owner, key, NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	assert_int_equal(nfs4_stab_downgrade(&t, &r.sid, SQ(0, r.sid), NFS4_SHARE_ACCESS_READ, 0, &out), NFS4_OK);
+	assert_int_equal(lock_new_minor(cl, 0, &out, "l40", key, &ref), NFS4_OK);
+	assert_int_equal(nfs4_stab_release_lockowner(&t, cl, (const uint8_t *)"l40", 3), NFS4_OK);
+	*sid = out;
+}
+
+/* What the walks of fb's opens see: cl's open (BOTH) with the lock owners ids
+ * (newest first) and the background client's (READ). */
+static void soak_file_views(uint64_t cl, const char *fb, const uint64_t ids[3])
+{
+	uint64_t got[4];
+	bool open, write;
+
+	assert_int_equal(nfs4_stab_file_lock_owners(&t, (const uint8_t *)fb, (uint32_t)strlen(fb), got, 4), 3);
+	assert_memory_equal(got, ids, 3 * sizeof(*ids));
+	nfs4_stab_file_others(&t, (const uint8_t *)fb, (uint32_t)strlen(fb), cl, &open, &write);
+	assert_true(open && !write);
+	nfs4_stab_file_others(&t, (const uint8_t *)fb, (uint32_t)strlen(fb), CL3, &open, &write);
+	assert_true(open && write);
+}
+
+/* One cycle of client cl (i varies its owners and files, shared with the other clients). */
+static void soak_client(uint64_t cl, unsigned i)
+{
+	char o40[16], o41[16], fa[16], fb[16];
+	struct nfs4_open_res r, ru;
+	struct nfs4_lock_ref ref;
+	struct nfs4_stateid s40, out;
+	struct nfs4_seqid_replay rp;
+	uint64_t ids[3];
+	uint32_t st = 0;
+
+	snprintf(o40, sizeof(o40), "o40-%u", i % 7);
+	snprintf(o41, sizeof(o41), "o41-%u", i % 5);
+	snprintf(fa, sizeof(fa), "a%u", i % 13);
+	snprintf(fb, sizeof(fb), "b%u", i % 11);
+	soak_v40(cl, o40, fa, &s40);
+	/* 4.1: FREE_STATEID takes a lock stateid and its owner; CLOSE the other two. */
+	assert_int_equal(do_open(cl, 1, o41, fb, NFS4_SHARE_ACCESS_BOTH, 0, &r), NFS4_OK);
+	for (unsigned k = 0; k < 3; k++) {
+		assert_int_equal(lock_new(cl, &r.sid, (const char *[]){ "lx", "ly", "lz" }[k], fb, &ref), NFS4_OK);
+		ids[2 - k] = ref.owner_id; /* newest first */
+	}
+	soak_file_views(cl, fb, ids);
+	assert_int_equal(nfs4_stab_free(&t, cl, &ref.sid), NFS4_OK);
+	assert_int_equal(nfs4_stab_close(&t, &r.sid, SQ(1, r.sid), &out), NFS4_OK);
+	/* RFC 7530 §16.18.5: an unconfirmed 4.0 owner's out-of-sequence OPEN drops its state. */
+	assert_int_equal(do_open(cl, 0, "u", fb, NFS4_SHARE_ACCESS_READ, 0, &ru), NFS4_OK);
+	nfs4_stab_seqid_done(&t, cl, (const uint8_t *)"u", 1, 5, NFS4_OK, NULL, 0);
+	assert_int_equal(nfs4_stab_seqid_check(&t, cl, (const uint8_t *)"u", 1, 9, &rp, &st), NFS4_SEQID_NEW);
+	assert_int_not_equal(nfs4_stab_test(&t, cl, &ru.sid), NFS4_OK); /* BAD_STATEID, or EXPIRED after an expiry purge */
+	/* Left for the purge: the 4.0 open with a 4.0 lock owner (which outlives its
+	 * lock stateid, RFC 7530 §16.37), a 4.1 open with a lock stateid. */
+	assert_int_equal(lock_new_minor(cl, 0, &s40, "lq", fa, &ref), NFS4_OK);
+	assert_int_equal(do_open(cl, 1, o41, fa, NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	assert_int_equal(lock_new(cl, &r.sid, "lp", fa, &ref), NFS4_OK);
+	assert_int_equal(nfs4_stab_test(&t, cl, &s40), NFS4_OK);
+}
+
+/* Every path that frees a record, many times over, beside a client whose
+ * opens of the same files stay (so records leave the middle of lists). */
+static void test_soak(void **state)
+{
+	struct nfs4_open_res r;
+	char key[16];
+	unsigned bg;
+
+	(void)state;
+	for (unsigned k = 0; k < 24; k++) {
+		snprintf(key, sizeof(key), "%c%u", k % 2 ? 'b' : 'a', k / 2);
+		assert_int_equal(do_open(CL3, 1, k % 3 ? "bg1" : "bg2", key, NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+	}
+	bg = nfs4_stab_client_count(&t, CL3);
+	for (unsigned i = 0; i < SOAK_CYCLES; i++) {
+		soak_client(CL1, i);
+		soak_client(CL2, i + 3);
+		nfs4_stab_purge_client(&t, CL1, i % 2 == 0);
+		nfs4_stab_purge_client(&t, CL2, false);
+		assert_int_equal(nfs4_stab_client_count(&t, CL1) + nfs4_stab_client_count(&t, CL2), 0);
+		assert_int_equal(nfs4_stab_client_count(&t, CL3), bg);
+		assert_int_equal(t.nstates, bg);
+		assert_int_equal(unlocks, (int)((i + 1) * 2 * SOAK_LOCKS));
+	}
+	nfs4_stab_purge_client(&t, CL3, false);
+	assert_tab_empty();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,6 +792,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_descriptor_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_seqid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_soak, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,12 @@
  * seqid rules, ownership and bounds). Records are found by hashing: opens by
  * the counter in their other field, files by their key; owners by a short
  * walk of their client's list (bounded by NFS4_STAB_MAX_PER_CLIENT).
+ *
+ * Every record is on intrusive doubly linked lists (core/list.h): its hash
+ * chain, its client's owners, its owner's opens or locks, its file's opens,
+ * its open's lock stateids. Freeing a record first frees what hangs off it,
+ * then takes it off each of its lists in O(1), in one place per record kind
+ * (the "freeing" section).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +18,13 @@
 #include "nfs/v4/state/nfs4_stateid.h"
 
 struct nfs4_stab_client {
-	struct nfs4_stab_client *next;
+	struct list_link link; /* in t->clients */
 	uint64_t clientid;
 	unsigned nstates;
 	unsigned nopens;            /* open stateids (max_opens_client) */
 	unsigned nlowners, nlocks;  /* lock owners, lock stateids (together max_locks_client) */
-	struct nfs4_oowner *owners;
-	struct nfs4_lowner *lowners;
+	struct list_link owners;    /* open owners, through their link */
+	struct list_link lowners;   /* lock owners, through their link */
 };
 
 /* A 4.0 owner's sequence (RFC 7530 §9.1.7): the last seqid and its reply. */
@@ -29,9 +35,9 @@ struct nfs4_seqstate {
 };
 
 struct nfs4_oowner {
-	struct nfs4_oowner *next; /* in the client's list */
+	struct list_link link;    /* in the client's owners */
 	struct nfs4_stab_client *cl;
-	struct nfs4_open *opens;  /* list through owner_next */
+	struct list_link opens;   /* through owner_link */
 	bool confirmed;           /* 4.0: OPEN_CONFIRM done (4.1: always) */
 	struct nfs4_seqstate seq;
 	uint8_t closed[NFS4_OTHER_SIZE]; /* 4.0: the open its last CLOSE freed (a replay names it) */
@@ -41,9 +47,9 @@ struct nfs4_oowner {
 
 /* A lock owner (RFC 8881 §18.10): its backend owner id and lock stateids. */
 struct nfs4_lowner {
-	struct nfs4_lowner *next; /* in the client's list */
+	struct list_link link;    /* in the client's lowners */
 	struct nfs4_stab_client *cl;
-	struct nfs4_open *locks;  /* lock stateids, through lowner_next */
+	struct list_link locks;   /* lock stateids, through lowner_link */
 	uint64_t id;              /* the backend's lock owner (NFS4_STAB_LOCK_ID_BIT | counter) */
 	bool v41;                 /* made by a 4.1+ client: goes with its last lock stateid */
 	struct nfs4_seqstate seq;
@@ -52,8 +58,8 @@ struct nfs4_lowner {
 };
 
 struct nfs4_sfile {
-	struct nfs4_sfile *next; /* hash chain */
-	struct nfs4_open *opens; /* list through file_next */
+	struct list_link hash;   /* in t->files[] */
+	struct list_link opens;  /* through file_link */
 	void *fs, *file;
 	unsigned file_modes;
 	uint32_t len;
@@ -61,19 +67,27 @@ struct nfs4_sfile {
 };
 
 /* An open stateid, or a lock stateid (kind LOCK: lowner, parent set; not on the
- * file's or the open owner's lists, but on its parent's and its lock owner's). */
+ * file's or the open owner's lists, but on its parent's and its lock owner's).
+ * What only one kind has shares the space: 112 bytes on 64-bit, no more than
+ * the singly linked record took (120). */
 struct nfs4_open {
-	struct nfs4_open *next; /* hash chain */
-	struct nfs4_open *owner_next, *file_next;
-	enum { NFS4_ST_OPEN, NFS4_ST_LOCK } kind;
+	struct list_link hash; /* in t->opens[] */
+	union {
+		struct { /* OPEN */
+			struct list_link owner_link, file_link; /* in its owner's and its file's opens */
+			struct list_link locks;                 /* its lock stateids, through lock_link */
+		};
+		struct { /* LOCK */
+			struct list_link lock_link, lowner_link; /* in its parent's locks, its lock owner's */
+			struct nfs4_open *parent;
+			struct nfs4_lowner *lowner;
+		};
+	};
 	struct nfs4_oowner *owner; /* LOCK: the parent's */
 	struct nfs4_sfile *file;   /* LOCK: the parent's */
-	struct nfs4_open *locks;   /* OPEN: its lock stateids, through lock_next */
-	struct nfs4_open *lock_next, *lowner_next;
-	struct nfs4_open *parent;  /* LOCK */
-	struct nfs4_lowner *lowner; /* LOCK */
 	struct nfs4_stateid sid;
 	uint32_t access, deny;
+	enum { NFS4_ST_OPEN, NFS4_ST_LOCK } kind;
 	uint8_t access_modes, deny_modes; /* bit n: mode n was held at some time (downgrade) */
 };
 
@@ -86,6 +100,11 @@ void nfs4_stab_init(struct nfs4_stab *t, uint32_t boot, const struct nfs4_stab_f
 {
 	memset(t, 0, sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
+	list_init(&t->clients);
+	for (unsigned i = 0; i < NFS4_STAB_BUCKETS; i++) {
+		list_init(&t->opens[i]);
+		list_init(&t->files[i]);
+	}
 	t->boot = boot;
 	t->fops = fops;
 	t->max_files = NFS4_STAB_MAX_STATES;
@@ -109,7 +128,7 @@ void nfs4_stab_counts(struct nfs4_stab *t, struct nfs4_stab_counts *out)
 	*out = (struct nfs4_stab_counts){ 0 };
 	pthread_mutex_lock(&t->lock);
 	out->files = t->nfiles;
-	for (const struct nfs4_stab_client *c = t->clients; c; c = c->next) {
+	list_foreach_entry(c, &t->clients, const struct nfs4_stab_client, link) {
 		out->opens += c->nopens;
 		out->lock_owners += c->nlowners;
 		out->lock_states += c->nlocks;
@@ -169,20 +188,23 @@ static struct nfs4_stab_client *client_find(struct nfs4_stab *t, uint64_t client
 {
 	struct nfs4_stab_client *c;
 
-	for (c = t->clients; c; c = c->next)
-		if (c->clientid == clientid)
-			return c;
+	list_foreach_entry(known, &t->clients, struct nfs4_stab_client, link)
+		if (known->clientid == clientid)
+			return known;
 	if (!create || !(c = calloc(1, sizeof(*c))))
 		return NULL;
 	c->clientid = clientid;
-	c->next = t->clients;
-	t->clients = c;
+	list_init(&c->owners);
+	list_init(&c->lowners);
+	list_insert(&t->clients, &c->link);
 	return c;
 }
 
 static struct nfs4_oowner *owner_find(struct nfs4_stab_client *c, const uint8_t *owner, uint32_t len)
 {
-	for (struct nfs4_oowner *o = c ? c->owners : NULL; o; o = o->next)
+	if (!c)
+		return NULL;
+	list_foreach_entry(o, &c->owners, struct nfs4_oowner, link)
 		if (o->len == len && memcmp(o->owner, owner, len) == 0)
 			return o;
 	return NULL;
@@ -201,7 +223,7 @@ static struct nfs4_sfile *file_find(struct nfs4_stab *t, const uint8_t *key, uin
 {
 	if (len > NFS4_STAB_FKEY_MAX)
 		return NULL;
-	for (struct nfs4_sfile *f = t->files[key_hash(key, len)]; f; f = f->next)
+	list_foreach_entry(f, &t->files[key_hash(key, len)], struct nfs4_sfile, hash)
 		if (f->len == len && memcmp(f->key, key, len) == 0)
 			return f;
 	return NULL;
@@ -209,7 +231,7 @@ static struct nfs4_sfile *file_find(struct nfs4_stab *t, const uint8_t *key, uin
 
 static struct nfs4_open *open_find(struct nfs4_stab *t, const uint8_t other[NFS4_OTHER_SIZE])
 {
-	for (struct nfs4_open *op = t->opens[be32_get(other + 8) % NFS4_STAB_BUCKETS]; op; op = op->next)
+	list_foreach_entry(op, &t->opens[be32_get(other + 8) % NFS4_STAB_BUCKETS], struct nfs4_open, hash)
 		if (memcmp(op->sid.other, other, NFS4_OTHER_SIZE) == 0)
 			return op;
 	return NULL;
@@ -276,50 +298,21 @@ static uint32_t open_lookup_open(struct nfs4_stab *t, uint64_t clientid, const s
 /* A file record without opens goes, with the table's reference to its open file. */
 static void file_drop_unused(struct nfs4_stab *t, struct nfs4_sfile *f)
 {
-	struct nfs4_sfile **pf;
-
-	if (f->opens)
+	if (!list_empty(&f->opens))
 		return;
-	for (pf = &t->files[key_hash(f->key, f->len)]; *pf != f; pf = &(*pf)->next)
-		;
-	*pf = f->next;
+	list_remove(&f->hash);
 	if (f->file)
 		fops_of(t)->put(f->fs, f->file);
 	t->nfiles--;
 	free(f);
 }
 
-static void file_unlink_open(struct nfs4_stab *t, struct nfs4_open *op)
-{
-	struct nfs4_open **pp;
-
-	for (pp = &op->file->opens; *pp != op; pp = &(*pp)->file_next)
-		;
-	*pp = op->file_next;
-	file_drop_unused(t, op->file);
-}
-
-static void unhash(struct nfs4_stab *t, struct nfs4_open *op)
-{
-	struct nfs4_open **pp;
-
-	for (pp = &t->opens[be32_get(op->sid.other + 8) % NFS4_STAB_BUCKETS]; *pp != op; pp = &(*pp)->next)
-		;
-	*pp = op->next;
-}
-
 /* A lock stateid goes, and the backend releases its owner's locks on the file. */
 static void lock_free(struct nfs4_stab *t, struct nfs4_open *lk)
 {
-	struct nfs4_open **pp;
-
-	unhash(t, lk);
-	for (pp = &lk->parent->locks; *pp != lk; pp = &(*pp)->lock_next)
-		;
-	*pp = lk->lock_next;
-	for (pp = &lk->lowner->locks; *pp != lk; pp = &(*pp)->lowner_next)
-		;
-	*pp = lk->lowner_next;
+	list_remove(&lk->hash);
+	list_remove(&lk->lock_link);
+	list_remove(&lk->lowner_link);
 	if (lk->file->file && fops_of(t)->unlock)
 		fops_of(t)->unlock(lk->file->fs, lk->file->file, lk->lowner->id);
 	lk->lowner->cl->nlocks--;
@@ -342,23 +335,18 @@ static void lock_free_and_owner(struct nfs4_stab *t, struct nfs4_open *lk)
 	struct nfs4_lowner *lo = lk->lowner;
 
 	lock_free(t, lk);
-	if (lo->v41 && !lo->locks)
+	if (lo->v41 && list_empty(&lo->locks))
 		lowner_free(t, lo);
 }
 
 static void open_free(struct nfs4_stab *t, struct nfs4_open *op)
 {
-	struct nfs4_open **pp;
-
-	while (op->locks)
-		lock_free_and_owner(t, op->locks);
-	for (pp = &t->opens[be32_get(op->sid.other + 8) % NFS4_STAB_BUCKETS]; *pp != op; pp = &(*pp)->next)
-		;
-	*pp = op->next;
-	for (pp = &op->owner->opens; *pp != op; pp = &(*pp)->owner_next)
-		;
-	*pp = op->owner_next;
-	file_unlink_open(t, op);
+	while (!list_empty(&op->locks))
+		lock_free_and_owner(t, list_first_entry(&op->locks, struct nfs4_open, lock_link));
+	list_remove(&op->hash);
+	list_remove(&op->owner_link);
+	list_remove(&op->file_link);
+	file_drop_unused(t, op->file);
 	op->owner->cl->nopens--;
 	op->owner->cl->nstates--;
 	t->nstates--;
@@ -367,13 +355,9 @@ static void open_free(struct nfs4_stab *t, struct nfs4_open *op)
 
 static void owner_free(struct nfs4_stab *t, struct nfs4_oowner *o)
 {
-	struct nfs4_oowner **po;
-
-	while (o->opens)
-		open_free(t, o->opens);
-	for (po = &o->cl->owners; *po != o; po = &(*po)->next)
-		;
-	*po = o->next;
+	while (!list_empty(&o->opens))
+		open_free(t, list_first_entry(&o->opens, struct nfs4_open, owner_link));
+	list_remove(&o->link);
 	o->cl->nstates--;
 	t->nstates--;
 	free(o);
@@ -381,13 +365,9 @@ static void owner_free(struct nfs4_stab *t, struct nfs4_oowner *o)
 
 static void lowner_free(struct nfs4_stab *t, struct nfs4_lowner *lo)
 {
-	struct nfs4_lowner **pl;
-
-	while (lo->locks)
-		lock_free(t, lo->locks);
-	for (pl = &lo->cl->lowners; *pl != lo; pl = &(*pl)->next)
-		;
-	*pl = lo->next;
+	while (!list_empty(&lo->locks))
+		lock_free(t, list_first_entry(&lo->locks, struct nfs4_open, lowner_link));
+	list_remove(&lo->link);
 	lo->cl->nlowners--;
 	lo->cl->nstates--;
 	t->nstates--;
@@ -396,22 +376,18 @@ static void lowner_free(struct nfs4_stab *t, struct nfs4_lowner *lo)
 
 static void client_free(struct nfs4_stab *t, struct nfs4_stab_client *c)
 {
-	struct nfs4_stab_client **pc;
-
-	while (c->owners)
-		owner_free(t, c->owners);
-	while (c->lowners)
-		lowner_free(t, c->lowners);
-	for (pc = &t->clients; *pc != c; pc = &(*pc)->next)
-		;
-	*pc = c->next;
+	while (!list_empty(&c->owners))
+		owner_free(t, list_first_entry(&c->owners, struct nfs4_oowner, link));
+	while (!list_empty(&c->lowners))
+		lowner_free(t, list_first_entry(&c->lowners, struct nfs4_lowner, link));
+	list_remove(&c->link);
 	free(c);
 }
 
 void nfs4_stab_release(struct nfs4_stab *t)
 {
-	while (t->clients)
-		client_free(t, t->clients);
+	while (!list_empty(&t->clients))
+		client_free(t, list_first_entry(&t->clients, struct nfs4_stab_client, link));
 	pthread_mutex_destroy(&t->lock);
 }
 
@@ -503,7 +479,9 @@ static struct nfs4_oowner *sid_owner(struct nfs4_stab *t, const struct nfs4_stat
 	if (op)
 		return op->owner;
 	c = client_find(t, nfs4_stateid_clientid(sid), false);
-	for (struct nfs4_oowner *o = c ? c->owners : NULL; o; o = o->next)
+	if (!c)
+		return NULL;
+	list_foreach_entry(o, &c->owners, struct nfs4_oowner, link)
 		if (memcmp(o->closed, sid->other, NFS4_OTHER_SIZE) == 0)
 			return o;
 	return NULL;
@@ -606,7 +584,9 @@ static void owner_record_sid(struct nfs4_oowner *o, struct nfs4_sid_seq sq, uint
 static bool share_conflict(const struct nfs4_sfile *f, const struct nfs4_oowner *self, uint32_t access,
 			   uint32_t deny)
 {
-	for (const struct nfs4_open *op = f ? f->opens : NULL; op; op = op->file_next)
+	if (!f)
+		return false;
+	list_foreach_entry(op, &f->opens, const struct nfs4_open, file_link)
 		if ((op->deny & access) || (op->owner != self && (op->access & deny)))
 			return true;
 	return false;
@@ -652,8 +632,8 @@ static struct nfs4_oowner *owner_new(struct nfs4_stab *t, struct nfs4_stab_clien
 	o->confirmed = rq->minor >= 1; /* RFC 8881 §18.16.3: no OPEN_CONFIRM in 4.1 */
 	o->len = rq->owner_len;
 	memcpy(o->owner, rq->owner, rq->owner_len);
-	o->next = c->owners;
-	c->owners = o;
+	list_init(&o->opens);
+	list_insert(&c->owners, &o->link);
 	c->nstates++;
 	t->nstates++;
 	return o;
@@ -668,35 +648,41 @@ static struct nfs4_sfile *file_new(struct nfs4_stab *t, const struct nfs4_open_r
 		return NULL;
 	f->len = rq->fkey_len;
 	memcpy(f->key, rq->fkey, rq->fkey_len);
-	f->next = t->files[h];
-	t->files[h] = f;
+	list_init(&f->opens);
+	list_insert(&t->files[h], &f->hash);
 	t->nfiles++;
 	return f;
 }
 
-static struct nfs4_open *open_new(struct nfs4_stab *t, struct nfs4_oowner *o, struct nfs4_sfile *f)
+/* A new open or lock stateid: a fresh stateid4.other of client cl, on its hash chain. */
+static struct nfs4_open *stateid_new(struct nfs4_stab *t, const struct nfs4_stab_client *cl)
 {
 	struct nfs4_open *op = calloc(1, sizeof(*op));
-	uint32_t h;
 
 	if (!op)
 		return NULL;
-	op->owner = o, op->file = f;
-	op->sid.seqid = 0; /* the caller's upgrade makes it 1 */
 	be32_put(op->sid.other, t->boot);
-	be32_put(op->sid.other + 4, (uint32_t)o->cl->clientid);
+	be32_put(op->sid.other + 4, (uint32_t)cl->clientid);
 	/* The counter's top bit is the delegation table's (nfs4_deleg.h). */
 	do
 		t->counter = (t->counter + 1) & ~NFS4_STAB_DELEG_BIT;
 	while (t->counter == 0);
 	be32_put(op->sid.other + 8, t->counter);
-	h = t->counter % NFS4_STAB_BUCKETS;
-	op->next = t->opens[h];
-	t->opens[h] = op;
-	op->owner_next = o->opens;
-	o->opens = op;
-	op->file_next = f->opens;
-	f->opens = op;
+	list_insert(&t->opens[t->counter % NFS4_STAB_BUCKETS], &op->hash);
+	return op;
+}
+
+static struct nfs4_open *open_new(struct nfs4_stab *t, struct nfs4_oowner *o, struct nfs4_sfile *f)
+{
+	struct nfs4_open *op = stateid_new(t, o->cl);
+
+	if (!op)
+		return NULL;
+	op->owner = o, op->file = f;
+	op->sid.seqid = 0; /* the caller's upgrade makes it 1 */
+	list_init(&op->locks);
+	list_insert(&o->opens, &op->owner_link);
+	list_insert(&f->opens, &op->file_link);
 	o->cl->nopens++;
 	o->cl->nstates++;
 	t->nstates++;
@@ -714,6 +700,17 @@ static bool file_take(struct nfs4_stab *t, struct nfs4_sfile *f, const struct nf
 	return true;
 }
 
+/* o's open of f, if it has one (RFC 8881 §9.7: one per owner and file). */
+static struct nfs4_open *open_of(struct nfs4_sfile *f, const struct nfs4_oowner *o)
+{
+	if (!f || !o)
+		return NULL;
+	list_foreach_entry(op, &f->opens, struct nfs4_open, file_link)
+		if (op->owner == o)
+			return op;
+	return NULL;
+}
+
 static uint32_t open_locked(struct nfs4_stab *t, const struct nfs4_open_req *rq, struct nfs4_open_res *res)
 {
 	struct nfs4_stab_client *c = client_find(t, rq->clientid, true);
@@ -725,8 +722,7 @@ static uint32_t open_locked(struct nfs4_stab *t, const struct nfs4_open_req *rq,
 		return bound_status(rq->minor);
 	if (share_conflict(f, o, rq->access, rq->deny))
 		return NFS4ERR_SHARE_DENIED; /* RFC 8881 §9.7 */
-	for (op = f && o ? f->opens : NULL; op && op->owner != o; op = op->file_next)
-		;
+	op = open_of(f, o);
 	if (!op && (!room_for(t, c, o ? 1 : 2) || !room_for_open(t, c, !f)))
 		return bound_status(rq->minor); /* RFC 8881 §15.1.1.3: DELAY (4.0: RESOURCE), this client only */
 	if (!o && !(o = owner_new(t, c, rq)))
@@ -816,13 +812,14 @@ void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fk
 	pthread_mutex_lock(&t->lock);
 	struct nfs4_sfile *f = file_find(t, fkey, fkey_len);
 
-	for (struct nfs4_open *op = f ? f->opens : NULL; op; op = op->file_next) {
-		if (op->owner->cl->clientid == clientid)
-			continue;
-		*open = true;
-		if (op->access & NFS4_SHARE_ACCESS_WRITE)
-			*write = true;
-	}
+	if (f)
+		list_foreach_entry(op, &f->opens, const struct nfs4_open, file_link) {
+			if (op->owner->cl->clientid == clientid)
+				continue;
+			*open = true;
+			if (op->access & NFS4_SHARE_ACCESS_WRITE)
+				*write = true;
+		}
 	pthread_mutex_unlock(&t->lock);
 }
 
@@ -935,7 +932,9 @@ uint32_t nfs4_stab_free(struct nfs4_stab *t, uint64_t clientid, const struct nfs
 
 static struct nfs4_lowner *lowner_find(struct nfs4_stab_client *c, const uint8_t *owner, uint32_t len)
 {
-	for (struct nfs4_lowner *lo = c ? c->lowners : NULL; lo; lo = lo->next)
+	if (!c)
+		return NULL;
+	list_foreach_entry(lo, &c->lowners, struct nfs4_lowner, link)
 		if (lo->len == len && memcmp(lo->owner, owner, len) == 0)
 			return lo;
 	return NULL;
@@ -953,8 +952,8 @@ static struct nfs4_lowner *lowner_new(struct nfs4_stab *t, struct nfs4_stab_clie
 	lo->id = NFS4_STAB_LOCK_ID_BIT | ++t->lock_ids;
 	lo->len = len;
 	memcpy(lo->owner, owner, len);
-	lo->next = c->lowners;
-	c->lowners = lo;
+	list_init(&lo->locks);
+	list_insert(&c->lowners, &lo->link);
 	c->nlowners++;
 	c->nstates++;
 	t->nstates++;
@@ -964,28 +963,15 @@ static struct nfs4_lowner *lowner_new(struct nfs4_stab *t, struct nfs4_stab_clie
 /* A lock stateid of lo for the file of open op (RFC 8881 §8.2.1: one per lock owner and file). */
 static struct nfs4_open *lock_new(struct nfs4_stab *t, struct nfs4_lowner *lo, struct nfs4_open *op)
 {
-	struct nfs4_open *lk = calloc(1, sizeof(*lk));
-	uint32_t h;
+	struct nfs4_open *lk = stateid_new(t, lo->cl);
 
 	if (!lk)
 		return NULL;
 	lk->kind = NFS4_ST_LOCK;
 	lk->owner = op->owner, lk->file = op->file, lk->parent = op, lk->lowner = lo;
-	be32_put(lk->sid.other, t->boot);
-	be32_put(lk->sid.other + 4, (uint32_t)lo->cl->clientid);
-	/* The counter's top bit is the delegation table's (nfs4_deleg.h). */
-	do
-		t->counter = (t->counter + 1) & ~NFS4_STAB_DELEG_BIT;
-	while (t->counter == 0);
-	be32_put(lk->sid.other + 8, t->counter);
 	lk->sid.seqid = 0; /* the first LOCK makes it 1 */
-	h = t->counter % NFS4_STAB_BUCKETS;
-	lk->next = t->opens[h];
-	t->opens[h] = lk;
-	lk->lock_next = op->locks;
-	op->locks = lk;
-	lk->lowner_next = lo->locks;
-	lo->locks = lk;
+	list_insert(&op->locks, &lk->lock_link);
+	list_insert(&lo->locks, &lk->lowner_link);
 	lo->cl->nlocks++;
 	lo->cl->nstates++;
 	t->nstates++;
@@ -1007,6 +993,17 @@ static bool same_file(const struct nfs4_open *op, const uint8_t *fkey, uint32_t 
 	return op->file->len == fkey_len && memcmp(op->file->key, fkey, fkey_len) == 0;
 }
 
+/* RFC 7530 §9.1.4.1: lo's lock stateid for open op, if it has one (a new owner has none). */
+static struct nfs4_open *lock_of(struct nfs4_open *op, const struct nfs4_lowner *lo)
+{
+	if (!lo)
+		return NULL;
+	list_foreach_entry(lk, &op->locks, struct nfs4_open, lock_link)
+		if (lk->lowner == lo)
+			return lk;
+	return NULL;
+}
+
 static uint32_t lock_new_locked(struct nfs4_stab *t, const struct nfs4_lock_req *rq, struct nfs4_lock_ref *ref)
 {
 	struct nfs4_stab_client *c;
@@ -1021,9 +1018,7 @@ static uint32_t lock_new_locked(struct nfs4_stab *t, const struct nfs4_lock_req 
 	if (!same_file(op, rq->fkey, rq->fkey_len) || !op->owner->confirmed)
 		return NFS4ERR_BAD_STATEID;
 	lo = lowner_find(c, rq->owner, rq->owner_len);
-	/* RFC 7530 §9.1.4.1: one lock stateid per (lock owner, open); a new owner has none yet. */
-	for (lk = lo ? op->locks : NULL; lk && lk->lowner != lo; lk = lk->lock_next)
-		;
+	lk = lock_of(op, lo);
 	/* A new lock stateid (and owner): within the client's share of lock descriptions too. */
 	if (!lk && (!room_for(t, c, lo ? 1 : 2) || c->nlowners + c->nlocks + (lo ? 1 : 2) > t->max_locks_client))
 		return bound_status(rq->minor);
@@ -1098,6 +1093,20 @@ uint32_t nfs4_stab_lock_bump(struct nfs4_stab *t, const struct nfs4_stateid *sid
 	return status;
 }
 
+/* The lock owners of f's lock stateids, up to max. */
+static unsigned file_lock_owners(const struct nfs4_sfile *f, uint64_t *ids, unsigned max)
+{
+	unsigned n = 0;
+
+	list_foreach_entry(op, &f->opens, const struct nfs4_open, file_link)
+		list_foreach_entry(lk, &op->locks, const struct nfs4_open, lock_link) {
+			if (n == max)
+				return n;
+			ids[n++] = lk->lowner->id;
+		}
+	return n;
+}
+
 unsigned nfs4_stab_file_lock_owners(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t *ids,
 				    unsigned max)
 {
@@ -1106,9 +1115,8 @@ unsigned nfs4_stab_file_lock_owners(struct nfs4_stab *t, const uint8_t *fkey, ui
 
 	pthread_mutex_lock(&t->lock);
 	f = file_find(t, fkey, fkey_len);
-	for (struct nfs4_open *op = f ? f->opens : NULL; op; op = op->file_next)
-		for (struct nfs4_open *lk = op->locks; lk && n < max; lk = lk->lock_next)
-			ids[n++] = lk->lowner->id;
+	if (f)
+		n = file_lock_owners(f, ids, max);
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
@@ -1125,22 +1133,29 @@ uint64_t nfs4_stab_lock_owner_id(struct nfs4_stab *t, uint64_t clientid, const u
 	return id;
 }
 
+static const struct nfs4_lowner *lowner_by_id(const struct nfs4_stab *t, uint64_t id)
+{
+	list_foreach_entry(c, &t->clients, const struct nfs4_stab_client, link)
+		list_foreach_entry(lo, &c->lowners, const struct nfs4_lowner, link)
+			if (lo->id == id)
+				return lo;
+	return NULL;
+}
+
 bool nfs4_stab_lock_owner(struct nfs4_stab *t, uint64_t id, uint64_t *clientid, uint8_t *buf, uint32_t cap,
 			  uint32_t *len)
 {
-	bool found = false;
+	const struct nfs4_lowner *lo;
 
 	pthread_mutex_lock(&t->lock);
-	for (struct nfs4_stab_client *c = t->clients; c && !found; c = c->next)
-		for (struct nfs4_lowner *lo = c->lowners; lo && !found; lo = lo->next)
-			if (lo->id == id) {
-				found = true;
-				*clientid = c->clientid;
-				*len = lo->len <= cap ? lo->len : cap;
-				memcpy(buf, lo->owner, *len);
-			}
+	lo = lowner_by_id(t, id);
+	if (lo) {
+		*clientid = lo->cl->clientid;
+		*len = lo->len <= cap ? lo->len : cap;
+		memcpy(buf, lo->owner, *len);
+	}
 	pthread_mutex_unlock(&t->lock);
-	return found;
+	return lo != NULL;
 }
 
 uint32_t nfs4_stab_release_lockowner(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t len)
@@ -1152,9 +1167,10 @@ uint32_t nfs4_stab_release_lockowner(struct nfs4_stab *t, uint64_t clientid, con
 	pthread_mutex_lock(&t->lock);
 	lo = lowner_find(client_find(t, clientid, false), owner, len);
 	/* RFC 7530 §16.37.4: an owner still holding locks is NFS4ERR_LOCKS_HELD (pynfs RLOWN3, as knfsd). */
-	for (struct nfs4_open *lk = lo ? lo->locks : NULL; lk && fops_of(t)->locked; lk = lk->lowner_next)
-		if (lk->file->file && fops_of(t)->locked(lk->file->fs, lk->file->file, lo->id))
-			status = NFS4ERR_LOCKS_HELD;
+	if (lo && fops_of(t)->locked)
+		list_foreach_entry(lk, &lo->locks, const struct nfs4_open, lowner_link)
+			if (lk->file->file && fops_of(t)->locked(lk->file->fs, lk->file->file, lo->id))
+				status = NFS4ERR_LOCKS_HELD;
 	if (lo && status == NFS4_OK)
 		lowner_free(t, lo);
 	pthread_mutex_unlock(&t->lock);

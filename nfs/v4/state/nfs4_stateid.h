@@ -61,6 +61,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/list.h"
+
 #define NFS4_OTHER_SIZE 12u
 #define NFS4_STAB_MAX_STATES 65536u
 #define NFS4_STAB_MAX_PER_CLIENT 8192u
@@ -111,20 +113,17 @@ struct nfs4_stab_file_ops {
 	bool (*locked)(void *fs, void *file, uint64_t owner_id);
 };
 
-struct nfs4_stab_client; /* per-client accounting and its owners */
-struct nfs4_oowner;
-struct nfs4_sfile;
-struct nfs4_open;
-
+/* The records are private to nfs4_stateid.c; each is on core/list.h lists
+ * (its hash chain, its client's, owner's and file's), so it leaves in O(1). */
 struct nfs4_stab {
 	pthread_mutex_t lock;
 	uint32_t boot;
 	uint32_t counter;
 	unsigned nstates; /* owners + opens */
 	const struct nfs4_stab_file_ops *fops;
-	struct nfs4_stab_client *clients;       /* list */
-	struct nfs4_open *opens[NFS4_STAB_BUCKETS]; /* by other's counter */
-	struct nfs4_sfile *files[NFS4_STAB_BUCKETS]; /* by key */
+	struct list_link clients;                   /* per-client accounting and its owners */
+	struct list_link opens[NFS4_STAB_BUCKETS];  /* open and lock stateids, by other's counter */
+	struct list_link files[NFS4_STAB_BUCKETS];  /* file records, by key */
 	uint64_t lock_ids;                          /* lock owners made */
 	unsigned nfiles;                            /* file records (each holds an open file) */
 	unsigned max_files, max_opens_client, max_locks_client; /* nfs4_stab_limits() */
