@@ -1,9 +1,11 @@
 /*
- * stats.c - see stats.h. Two parts:
+ * stats.c - see stats.h. Three parts:
  *   1. the latency histogram (lock-free, relaxed atomics);
  *   2. the connection registry (a doubly linked list under one mutex, since
- *      transports may register from their own threads), and the JSON
- *      document and status line rendered from it and the stats sources.
+ *      transports may register from their own threads) and the table of
+ *      sections (fixed size, under the same mutex);
+ *   3. the JSON document (core/json.h) and status line rendered from them
+ *      and the stats sources.
  */
 #include "core/stats.h"
 
@@ -68,7 +70,7 @@ uint64_t stats_hist_quantile(const struct stats_hist *h, double q)
 	return stats_hist_bucket_lower(STATS_HIST_BUCKETS - 1);
 }
 
-/* ---- 2. registry ---- */
+/* ---- 2. registry and sections ---- */
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stats_conn *stats_conns;      /* newest first */
@@ -86,30 +88,15 @@ void stats_set_sources(const struct stats_sources *s)
 	stats_src = *s;
 }
 
-static void stats_conn_zero(struct stats_conn *sc)
-{
-	atomic_store(&sc->rdma_version, 0);
-	atomic_store(&sc->credits, 0);
-	atomic_store(&sc->inline_recv, 0);
-	atomic_store(&sc->inline_send, 0);
-	atomic_store(&sc->calls, 0);
-	atomic_store(&sc->rdma_reads, 0);
-	atomic_store(&sc->rdma_read_bytes, 0);
-	atomic_store(&sc->rdma_writes, 0);
-	atomic_store(&sc->rdma_write_bytes, 0);
-	atomic_store(&sc->send_inv, 0);
-	atomic_store(&sc->err_chunk, 0);
-	atomic_store(&sc->err_vers, 0);
-	atomic_store(&sc->garbage_args, 0);
-}
-
-void stats_conn_register(struct stats_conn *sc, const char *transport, const char *peer)
+void stats_conn_register(struct stats_conn *sc, const char *transport, const char *peer, stats_conn_ext_fn ext)
 {
 	if (transport)
 		snprintf(sc->transport, sizeof(sc->transport), "%s", transport);
 	if (peer)
 		snprintf(sc->peer, sizeof(sc->peer), "%s", peer);
-	stats_conn_zero(sc);
+	sc->ext = ext;
+	atomic_store(&sc->calls, 0);
+	atomic_store(&sc->garbage_args, 0);
 	clock_gettime(CLOCK_MONOTONIC, &sc->since);
 
 	pthread_mutex_lock(&stats_lock);
@@ -161,32 +148,38 @@ void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma)
 		*rdma = nr;
 }
 
-/* ---- the JSON document ---- */
+struct stats_section {
+	enum stats_place place;
+	const char *name;
+	stats_section_fn write;
+	void *arg;
+};
 
-static uint64_t ld(_Atomic uint64_t *c)
-{
-	return atomic_load_explicit(c, memory_order_relaxed);
-}
+static struct stats_section stats_sections[STATS_SECTIONS_MAX];
+static unsigned stats_nsections;
 
-static uint32_t ld32(_Atomic uint32_t *c)
+int stats_section_add(enum stats_place place, const char *name, stats_section_fn write, void *arg)
 {
-	return atomic_load_explicit(c, memory_order_relaxed);
-}
+	int ret = -1;
 
-/* A JSON string: quotes, backslashes and control bytes escaped. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+	pthread_mutex_lock(&stats_lock);
+	if (stats_nsections < STATS_SECTIONS_MAX) {
+		stats_sections[stats_nsections++] = (struct stats_section){place, name, write, arg};
+		ret = 0;
 	}
-	fputc('"', f);
+	pthread_mutex_unlock(&stats_lock);
+	return ret;
 }
+
+void stats_sections_clear(void)
+{
+	pthread_mutex_lock(&stats_lock);
+	stats_nsections = 0;
+	pthread_mutex_unlock(&stats_lock);
+}
+
+/* ---- 3. the JSON document ---- */
+
 
 static double elapsed_s(const struct timespec *since)
 {
@@ -195,195 +188,111 @@ static double elapsed_s(const struct timespec *since)
 	return (double)(now.tv_sec - since->tv_sec) + (double)(now.tv_nsec - since->tv_nsec) / 1e9;
 }
 
-struct json_list {
-	FILE *f;
-	bool first;
+void stats_json_proc(struct json_out *j, const struct stats_proc *p)
+{
+	double mean_us = p->calls ? (double)p->latency_ns_total / (double)p->calls / 1e3 : 0.0;
+
+	json_obj_open(j, NULL);
+	json_str(j, "program", p->program);
+	json_u64(j, "version", p->vers);
+	json_str(j, "procedure", p->proc);
+	json_u64(j, "calls", p->calls);
+	json_u64(j, "errors", p->errors);
+	json_fixed(j, "latency_mean_us", mean_us, 1);
+	if (p->latency)
+		json_fixed(j, "latency_p99_us", (double)stats_hist_quantile(p->latency, 0.99) / 1e3, 1);
+	else
+		json_null(j, "latency_p99_us");
+	json_obj_close(j);
+}
+
+/* "procedures", summed into the totals. */
+struct json_procs {
+	struct json_out *j;
 	uint64_t calls, errors;
 };
 
-static void json_proc(const struct stats_proc *p, void *arg)
+static void json_proc_total(const struct stats_proc *p, void *arg)
 {
-	struct json_list *jl = arg;
-	FILE *f = jl->f;
-	double mean_us = p->calls ? (double)p->latency_ns_total / (double)p->calls / 1e3 : 0.0;
+	struct json_procs *jp = arg;
 
-	jl->calls += p->calls;
-	jl->errors += p->errors;
-	fprintf(f, "%s\n    {\"program\": ", jl->first ? "" : ",");
-	json_str(f, p->program);
-	fprintf(f, ", \"version\": %u, \"procedure\": ", p->vers);
-	json_str(f, p->proc);
-	fprintf(f, ", \"calls\": %llu, \"errors\": %llu, \"latency_mean_us\": %.1f, \"latency_p99_us\": ",
-		(unsigned long long)p->calls, (unsigned long long)p->errors, mean_us);
-	if (p->latency)
-		fprintf(f, "%.1f}", (double)stats_hist_quantile(p->latency, 0.99) / 1e3);
-	else
-		fprintf(f, "null}");
-	jl->first = false;
+	jp->calls += p->calls;
+	jp->errors += p->errors;
+	stats_json_proc(jp->j, p);
 }
 
-static void json_conn(FILE *f, struct stats_conn *sc, bool first)
+static void json_conn(struct json_out *j, const struct stats_conn *sc)
 {
-	fprintf(f, "%s\n    {\"peer\": ", first ? "" : ",");
-	json_str(f, sc->peer);
-	fprintf(f, ", \"transport\": ");
-	json_str(f, sc->transport);
-	fprintf(f, ", \"connected_s\": %.0f, \"calls\": %llu", elapsed_s(&sc->since),
-		(unsigned long long)ld(&sc->calls));
-	if (!strcmp(sc->transport, "rdma")) {
-		fprintf(f, ", \"rdma_version\": %u, \"credits\": %u, \"inline_recv\": %u, \"inline_send\": %u",
-			ld32(&sc->rdma_version), ld32(&sc->credits), ld32(&sc->inline_recv),
-			ld32(&sc->inline_send));
-		fprintf(f, ", \"rdma_reads\": %llu, \"rdma_read_bytes\": %llu"
-			   ", \"rdma_writes\": %llu, \"rdma_write_bytes\": %llu, \"send_invalidate\": %llu",
-			(unsigned long long)ld(&sc->rdma_reads), (unsigned long long)ld(&sc->rdma_read_bytes),
-			(unsigned long long)ld(&sc->rdma_writes), (unsigned long long)ld(&sc->rdma_write_bytes),
-			(unsigned long long)ld(&sc->send_inv));
-		fprintf(f, ", \"err_chunk\": %llu, \"err_vers\": %llu",
-			(unsigned long long)ld(&sc->err_chunk), (unsigned long long)ld(&sc->err_vers));
-	}
-	fprintf(f, ", \"garbage_args\": %llu}", (unsigned long long)ld(&sc->garbage_args));
+	json_obj_open(j, NULL);
+	json_str(j, "peer", sc->peer);
+	json_str(j, "transport", sc->transport);
+	json_fixed(j, "connected_s", elapsed_s(&sc->since), 0);
+	json_u64(j, "calls", atomic_load_explicit(&sc->calls, memory_order_relaxed));
+	if (sc->ext)
+		sc->ext(j, sc);
+	json_u64(j, "garbage_args", atomic_load_explicit(&sc->garbage_args, memory_order_relaxed));
+	json_obj_close(j);
 }
 
-struct stats_rdma_mem stats_rdma_mem;
-
-static void json_rdma_mem(FILE *f)
+/* The sections of one place, from a copy of the table taken under the lock. */
+static void json_sections(struct json_out *j, enum stats_place place)
 {
-	struct stats_rdma_mem *m = &stats_rdma_mem;
+	struct stats_section copy[STATS_SECTIONS_MAX];
+	unsigned n;
 
-	fprintf(f, "  \"rdma_memory\": {\"pool_max\": %llu, \"pool_registered\": %llu, \"slot_size\": %llu"
-		   ", \"slots\": %llu, \"in_use\": %llu, \"waiting\": %llu, \"waits\": %llu"
-		   ", \"conn_registered\": %llu},\n",
-		(unsigned long long)ld(&m->pool_max), (unsigned long long)ld(&m->pool_registered),
-		(unsigned long long)ld(&m->slot_size), (unsigned long long)ld(&m->slots),
-		(unsigned long long)ld(&m->in_use), (unsigned long long)ld(&m->waiting),
-		(unsigned long long)ld(&m->waits), (unsigned long long)ld(&m->conn_registered));
+	pthread_mutex_lock(&stats_lock);
+	n = stats_nsections;
+	memcpy(copy, stats_sections, n * sizeof(copy[0]));
+	pthread_mutex_unlock(&stats_lock);
+	for (unsigned i = 0; i < n; i++)
+		if (copy[i].place == place)
+			copy[i].write(j, copy[i].name, copy[i].arg);
 }
 
-/* "nfs4_operations" (COMPOUND's operations, not in the totals: COMPOUND is) and "nfs4". */
-static void json_nfs4(FILE *f)
+static void json_totals(struct json_out *j, const struct json_procs *jp)
 {
-	struct json_list ol = {.f = f, .first = true};
-	struct stats_nfs4 n = {0};
+	unsigned total, tcp, rdma;
+	uint64_t inl = 0, inl_paused = 0;
 
-	if (!stats_src.nfs4_state)
-		return;
-	stats_src.nfs4_state(&n);
-	fprintf(f, "  \"nfs4_operations\": [");
-	if (stats_src.nfs4_ops_foreach)
-		stats_src.nfs4_ops_foreach(json_proc, &ol);
-	fprintf(f, "%s],\n", ol.first ? "" : "\n  ");
-	fprintf(f, "  \"nfs4\": {\"clients\": %u, \"sessions\": %u, \"opens\": %llu, \"locks\": %llu"
-		   ", \"delegations\": %llu, \"recalls\": %llu, \"delegreturns\": %llu, \"revoked\": %llu"
-		   ", \"recorded_clients\": %u, \"grace_left_s\": %.1f"
-		   ", \"reclaims\": %llu, \"grace_refused\": %llu, \"no_grace\": %llu"
-		   ", \"open_files\": %llu, \"open_owners\": %llu, \"lock_owners\": %llu, \"open_files_max\": %llu"
-		   ", \"opens_per_client_max\": %llu, \"lock_owners_per_client_max\": %llu},\n",
-		n.clients, n.sessions, (unsigned long long)n.opens, (unsigned long long)n.locks,
-		(unsigned long long)n.delegations, (unsigned long long)n.recalls, (unsigned long long)n.returned,
-		(unsigned long long)n.revoked, n.recorded_clients, (double)n.grace_left_ms / 1e3,
-		(unsigned long long)n.reclaims, (unsigned long long)n.grace_refused,
-		(unsigned long long)n.no_grace, (unsigned long long)n.open_files, (unsigned long long)n.open_owners,
-		(unsigned long long)n.lock_owners, (unsigned long long)n.open_files_max,
-		(unsigned long long)n.opens_per_client_max, (unsigned long long)n.lock_owners_per_client_max);
-	fprintf(f, "  \"nfs4_async\": {\"copies_started\": %llu, \"copies_done\": %llu, \"copies_cancelled\": %llu"
-		   ", \"cb_offload_sent\": %llu, \"cb_notify_lock_sent\": %llu},\n",
-		(unsigned long long)n.copies_async_started, (unsigned long long)n.copies_async_done,
-		(unsigned long long)n.copies_async_cancelled, (unsigned long long)n.cb_offload_sent,
-		(unsigned long long)n.cb_notify_lock_sent);
-	fprintf(f, "  \"nfs4_bounds\": {\"offloads\": %u, \"offloads_max\": %u, \"sync_copies\": %u"
-		   ", \"sync_copies_max\": %u, \"sync_copies_refused\": %llu, \"lock_waiters\": %u"
-		   ", \"lock_waiters_max\": %u, \"delegations_max\": %u, \"callback_paths\": %u"
-		   ", \"callback_paths_max\": %u},\n",
-		n.offloads, n.offloads_max, n.sync_copies, n.sync_copies_max,
-		(unsigned long long)n.sync_copies_refused, n.lock_waiters, n.lock_waiters_max, n.delegations_max,
-		n.callback_paths, n.callback_paths_max);
-	fprintf(f, "  \"nfs4_limits\": {\"reply_cache_bytes\": %llu, \"reply_cache_limit\": %llu"
-		   ", \"clients_refused\": %llu, \"sessions_reclaimed\": %llu, \"recorded_clients_max\": %u},\n",
-		(unsigned long long)n.reply_cache_bytes, (unsigned long long)n.reply_cache_limit,
-		(unsigned long long)n.clients_refused, (unsigned long long)n.sessions_reclaimed, n.recorded_clients_max);
-}
-
-/* One entry of "nfs4_callbacks". */
-static void json_nfs4_cb(const struct stats_nfs4_cb *c, void *arg)
-{
-	struct json_list *jl = arg;
-
-	fprintf(jl->f, "%s\n    {\"clientid\": \"%016llx\", \"minor\": %u, \"state\": ", jl->first ? "" : ",",
-		(unsigned long long)c->clientid, c->minor);
-	json_str(jl->f, c->state);
-	fprintf(jl->f, ", \"transport\": ");
-	json_str(jl->f, c->transport);
-	fprintf(jl->f, ", \"sent\": %llu, \"ok\": %llu, \"failed\": %llu}", (unsigned long long)c->sent,
-		(unsigned long long)c->ok, (unsigned long long)c->failed);
-	jl->first = false;
-}
-
-/* "nfs4_callbacks": each client's callback path (RFC 8881 §2.10.3.1, RFC 7530 §3.3.2). */
-static void json_nfs4_cbs(FILE *f)
-{
-	struct json_list cl = {.f = f, .first = true};
-
-	if (!stats_src.nfs4_cb_foreach)
-		return;
-	fprintf(f, "  \"nfs4_callbacks\": [");
-	stats_src.nfs4_cb_foreach(json_nfs4_cb, &cl);
-	fprintf(f, "%s],\n", cl.first ? "" : "\n  ");
-}
-
-/* "resources": descriptors against the limit, and the tables that hold them. */
-static void json_resources(FILE *f)
-{
-	struct stats_resources r = {0};
-
-	if (!stats_src.resources)
-		return;
-	stats_src.resources(&r);
-	fprintf(f, "  \"resources\": {\"fds\": %llu, \"fd_limit\": %llu, \"fd_reserve\": %llu"
-		   ", \"lock_descriptions\": %llu, \"lock_descriptions_max\": %llu, \"nlm_owners\": %llu"
-		   ", \"nlm_held\": %llu, \"nlm_per_host_max\": %llu},\n",
-		(unsigned long long)r.fds, (unsigned long long)r.fd_limit, (unsigned long long)r.fd_reserve,
-		(unsigned long long)r.lock_descriptions, (unsigned long long)r.lock_descriptions_max,
-		(unsigned long long)r.nlm_owners, (unsigned long long)r.nlm_held, (unsigned long long)r.nlm_per_host_max);
+	stats_conn_counts(&total, &tcp, &rdma);
+	if (stats_src.inline_counts)
+		stats_src.inline_counts(&inl, &inl_paused);
+	json_obj_open(j, "totals");
+	json_u64(j, "calls", jp->calls);
+	json_u64(j, "errors", jp->errors);
+	json_u64(j, "connections", total);
+	json_u64(j, "tcp", tcp);
+	json_u64(j, "rdma", rdma);
+	json_u64(j, "inline_calls", inl);
+	json_u64(j, "inline_paused", inl_paused);
+	json_obj_close(j);
 }
 
 int stats_render_json(FILE *f)
 {
-	struct json_list jl = {.f = f, .first = true};
-	unsigned total, tcp, rdma;
+	struct json_out j;
+	struct json_procs jp = {.j = &j};
 
 	stats_uptime_start();
-	stats_conn_counts(&total, &tcp, &rdma);
-	fprintf(f, "{\n  \"version\": ");
-	json_str(f, RNFSD_VERSION);
-	fprintf(f, ",\n  \"pid\": %ld,\n  \"uptime_s\": %.0f,\n  \"exports\": %u,\n",
-		(long)getpid(), elapsed_s(&stats_started),
-		stats_src.exports_count ? stats_src.exports_count() : 0);
-	fprintf(f, "  \"procedures\": [");
+	json_begin(&j, f);
+	json_str(&j, "version", RNFSD_VERSION);
+	json_i64(&j, "pid", (int64_t)getpid());
+	json_fixed(&j, "uptime_s", elapsed_s(&stats_started), 0);
+	json_u64(&j, "exports", stats_src.exports_count ? stats_src.exports_count() : 0);
+	json_arr_open(&j, "procedures");
 	if (stats_src.procs_foreach)
-		stats_src.procs_foreach(json_proc, &jl);
-	fprintf(f, "%s],\n", jl.first ? "" : "\n  ");
-	json_nfs4(f);
-	json_nfs4_cbs(f);
-	json_resources(f);
-	uint64_t inl = 0, inl_paused = 0;
-	if (stats_src.inline_counts)
-		stats_src.inline_counts(&inl, &inl_paused);
-	fprintf(f, "  \"totals\": {\"calls\": %llu, \"errors\": %llu, \"connections\": %u, \"tcp\": %u, \"rdma\": %u, "
-		"\"inline_calls\": %llu, \"inline_paused\": %llu},\n",
-		(unsigned long long)jl.calls, (unsigned long long)jl.errors, total, tcp, rdma,
-		(unsigned long long)inl, (unsigned long long)inl_paused);
-	json_rdma_mem(f);
-	fprintf(f, "  \"connections\": [");
-	bool first = true;
+		stats_src.procs_foreach(json_proc_total, &jp);
+	json_arr_close(&j);
+	json_sections(&j, STATS_PLACE_STATE);
+	json_totals(&j, &jp);
+	json_sections(&j, STATS_PLACE_TRANSPORT);
+	json_arr_open(&j, "connections");
 	pthread_mutex_lock(&stats_lock);
-	for (struct stats_conn *sc = stats_conns; sc; sc = sc->next) {
-		json_conn(f, sc, first);
-		first = false;
-	}
+	for (const struct stats_conn *sc = stats_conns; sc; sc = sc->next)
+		json_conn(&j, sc);
 	pthread_mutex_unlock(&stats_lock);
-	fprintf(f, "%s]\n}\n", first ? "" : "\n  ");
-	return ferror(f) ? -1 : 0;
+	json_arr_close(&j);
+	return json_end(&j);
 }
 
 static void stats_total_calls(const struct stats_proc *p, void *arg)

@@ -1,25 +1,32 @@
 /*
  * stats.h - the live statistics registry: a latency histogram for the RPC
- * layer, per-connection counters the transports feed, the sources other
- * layers provide (per-procedure counters, export count), and the JSON
- * document and status line rendered from them. The UNIX socket that serves
- * the document is the daemon's (daemon/stats_server.h).
+ * layer, per-connection counters the transports feed, the sources and
+ * sections other layers provide, and the JSON document and status line
+ * rendered from them. The UNIX socket that serves the document is the
+ * daemon's (daemon/stats_server.h). This layer knows no protocol: NFSv4,
+ * RPC-over-RDMA and the daemon's resources are sections their owners add.
  *
  * Who calls what:
  *   transports (tcp, rdma)  embed a struct stats_conn in their connection
- *                           object, fill peer/transport, stats_conn_register()
- *                           once the connection is accepted, bump its counters
- *                           with stats_add()/stats_set() from any thread, and
+ *                           object, stats_conn_register() it once the
+ *                           connection is accepted (with a writer for their
+ *                           own members, if any), bump its counters with
+ *                           stats_add()/stats_set() from any thread, and
  *                           stats_conn_unregister() in their one close path,
  *                           before the object is freed.
  *   rpc layer (rpc_stats)   per-procedure counters, each with a struct
  *                           stats_hist for latency; exposed to this module
  *                           through stats_sources.procs_foreach.
- *   main                    stats_set_sources() before serving.
+ *   higher layers           stats_section_add(): a named top-level member
+ *                           and the writer that emits it (core/json.h).
+ *   main                    stats_set_sources() and the sections before serving.
+ *
+ * The document: "version", "pid", "uptime_s", "exports", "procedures", the
+ * STATE sections, "totals", the TRANSPORT sections, "connections".
  *
  * Lifetimes: the registry never owns a stats_conn, it only links it; the
  * transport guarantees unregister-before-free. The registry lock is held
- * while the JSON document is rendered, so an unregister waits for it.
+ * while the connections are rendered, so an unregister waits for it.
  */
 #ifndef RNFSD_CORE_STATS_H
 #define RNFSD_CORE_STATS_H
@@ -30,6 +37,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+
+#include "core/json.h"
 
 /* ---- latency histogram (fixed log-scale buckets, lock-free) ---- */
 
@@ -66,88 +75,57 @@ struct stats_proc {
 };
 typedef void (*stats_proc_cb)(const struct stats_proc *p, void *arg);
 
-/* NFSv4 state (nfs/v4/compound/nfs4_stats.c), the "nfs4" object of the document. */
-struct stats_nfs4 {
-	unsigned clients, sessions;           /* client records (confirmed or not), sessions */
-	uint64_t opens, locks, delegations;   /* state counts (n4state): open and lock stateids, delegations */
-	uint64_t open_files, open_owners, lock_owners; /* file records (a descriptor each), owners */
-	uint64_t open_files_max, opens_per_client_max, lock_owners_per_client_max; /* nfs4_stab_limits() */
-	uint64_t recalls, returned, revoked;  /* delegations recalled (CB_RECALL), returned, revoked */
-	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
-	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
-	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */
-	/* Asynchronous COPY (RFC 7862 §4.8) and the callbacks of this work. */
-	uint64_t copies_async_started, copies_async_done, copies_async_cancelled;
-	uint64_t cb_offload_sent, cb_notify_lock_sent;
-	/* Tables with a fixed bound (docs/architecture.md, "NFSv4 tables and their bounds"): in use, bound. */
-	unsigned offloads, offloads_max;           /* asynchronous copies (running or unreported) */
-	unsigned sync_copies, sync_copies_max;     /* synchronous COPYs holding a worker */
-	uint64_t sync_copies_refused;              /* COPYs answered NFS4ERR_DELAY for want of a share */
-	unsigned lock_waiters, lock_waiters_max;   /* CB_NOTIFY_LOCK waiters */
-	unsigned delegations_max;
-	unsigned callback_paths, callback_paths_max;
-	/* The shared tables' bounds (issue 24): NFSv4.1 reply caches granted and their budget, new client
-	 * records refused (table, host's or principal's share full), idle sessions reclaimed, the stable
-	 * record table's size. */
-	uint64_t reply_cache_bytes, reply_cache_limit, clients_refused, sessions_reclaimed;
-	unsigned recorded_clients_max;
-};
-
-/* One NFSv4 client's callback path (nfs/v4/cb/nfs4_cb.h): its state and calls. */
-struct stats_nfs4_cb {
-	uint64_t clientid;
-	unsigned minor;        /* 0: NFSv4.0 callback service; 1, 2: a 4.1 / 4.2 session's back channel */
-	const char *state;     /* "none", "probing", "up", "down" */
-	const char *transport; /* "tcp", "rdma", "-" */
-	uint64_t sent, ok, failed;
-};
-typedef void (*stats_nfs4_cb_cb)(const struct stats_nfs4_cb *c, void *arg);
-
-/* Descriptors against RLIMIT_NOFILE and the tables that hold them (conf/fd_budget.h). */
-struct stats_resources {
-	uint64_t fds, fd_limit, fd_reserve;     /* descriptors open now, RLIMIT_NOFILE, kept from state */
-	uint64_t lock_descriptions, lock_descriptions_max; /* the local backend's, all lock owners */
-	uint64_t nlm_owners, nlm_held, nlm_per_host_max;   /* NLM lock owners, (owner, file) records */
-};
+/* One entry of a procedure list ("procedures", or a section's own list such
+ * as NFSv4's "nfs4_operations"), as an array element. */
+void stats_json_proc(struct json_out *j, const struct stats_proc *p);
 
 struct stats_sources {
 	unsigned (*exports_count)(void);                        /* may be NULL */
 	void (*procs_foreach)(stats_proc_cb cb, void *arg);      /* may be NULL */
-	/* NFSv4 per-operation counters (program "nfs", version 4, proc: the
-	 * operation) and state; NULL when NFSv4 is not served. */
-	void (*nfs4_ops_foreach)(stats_proc_cb cb, void *arg);
-	void (*nfs4_state)(struct stats_nfs4 *out);
-	/* Each NFSv4 client's callback path; NULL when NFSv4 is not served. */
-	void (*nfs4_cb_foreach)(stats_nfs4_cb_cb cb, void *arg);
 	/* Calls answered on the receiving thread, and the pauses of that for a
 	 * slow call (rpc/rpc_inline.h); may be NULL. */
 	void (*inline_counts)(uint64_t *calls, uint64_t *paused);
-	/* Descriptors and the tables holding them; may be NULL. */
-	void (*resources)(struct stats_resources *out);
 };
 /* Main thread, before stats_server_start(). The struct is copied. */
 void stats_set_sources(const struct stats_sources *s);
 
+/* ---- sections other layers add to the document ---- */
+
+/*
+ * A section is one top-level member of the document that a higher layer
+ * owns: NFSv4's state (nfs/v4/compound/nfs4_stats.c), the RDMA transport's
+ * registered memory (transport/rdma_stats.c), the daemon's descriptors
+ * (daemon/stats_server.c). Its writer emits exactly one member named name
+ * (json_obj_open(j, name) ... or json_arr_open(j, name) ...), on the stats
+ * thread, without the registry lock. Where it goes:
+ *   STATS_PLACE_STATE      after "procedures", before "totals";
+ *   STATS_PLACE_TRANSPORT  after "totals", before "connections".
+ * Within a place, sections are written in the order they were added.
+ */
+enum stats_place { STATS_PLACE_STATE, STATS_PLACE_TRANSPORT };
+typedef void (*stats_section_fn)(struct json_out *j, const char *name, void *arg);
+#define STATS_SECTIONS_MAX 16
+
+/* Main thread, before serving (name and arg must outlive the registry). 0, or -1: the table is full. */
+int stats_section_add(enum stats_place place, const char *name, stats_section_fn write, void *arg);
+/* Tests and shutdown: forget every section. */
+void stats_sections_clear(void);
+
 /* ---- per-connection statistics, fed by the transports ---- */
 
+struct stats_conn;
+/* A transport's own per-connection members, written after "calls" (e.g.
+ * transport/rdma_stats.c's RPC-over-RDMA counters); under the registry lock. */
+typedef void (*stats_conn_ext_fn)(struct json_out *j, const struct stats_conn *sc);
+
 struct stats_conn {
-	/* Identity: set before stats_conn_register(), constant afterwards. */
+	/* Identity: set by stats_conn_register(), constant afterwards. */
 	char peer[64];              /* "addr:port" */
 	char transport[8];          /* "tcp" or "rdma" */
-
-	/* RPC-over-RDMA parameters (0 on TCP); stats_set() when negotiated. */
-	_Atomic uint32_t rdma_version;  /* 1 (RFC 8166) or 2 */
-	_Atomic uint32_t credits;       /* credits granted to the client */
-	_Atomic uint32_t inline_recv;   /* inline threshold for calls (our receive buffers) */
-	_Atomic uint32_t inline_send;   /* inline threshold for replies (client's receive) */
+	stats_conn_ext_fn ext;      /* NULL: no members of its own */
 
 	/* Counters, any thread, stats_add(). */
 	_Atomic uint64_t calls;
-	_Atomic uint64_t rdma_reads, rdma_read_bytes;
-	_Atomic uint64_t rdma_writes, rdma_write_bytes;
-	_Atomic uint64_t send_inv;      /* replies sent with Send With Invalidate */
-	_Atomic uint64_t err_chunk;     /* RDMA_ERROR ERR_CHUNK sent (RFC 8166 §4.5) */
-	_Atomic uint64_t err_vers;      /* RDMA_ERROR ERR_VERS sent */
 	_Atomic uint64_t garbage_args;  /* GARBAGE_ARGS replies sent (RFC 5531 §9) */
 
 	/* Owned by the registry. */
@@ -168,31 +146,19 @@ static inline void stats_set(_Atomic uint32_t *field, uint32_t v)
 
 /*
  * Any thread. Link sc into the registry; transport ("tcp"/"rdma") and peer
- * are copied into it (peer may be NULL if already filled in). Counters are
- * zeroed. Unregistering an unregistered conn is a no-op.
+ * are copied into it (peer may be NULL if already filled in), ext is kept.
+ * Its counters are zeroed (a transport zeroes its own before). Unregistering
+ * an unregistered conn is a no-op.
  */
-void stats_conn_register(struct stats_conn *sc, const char *transport, const char *peer);
+void stats_conn_register(struct stats_conn *sc, const char *transport, const char *peer, stats_conn_ext_fn ext);
 void stats_conn_unregister(struct stats_conn *sc);
 /* Connections currently registered, in total and per transport. */
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma);
 
-/* ---- RPC-over-RDMA registered memory, fed by the RDMA transport ---- */
+/* ---- gauges published from a thread that owns the truth ---- */
 
-/* Totals over every device and transport instance, updated on the loop
- * thread (stats_mem_move), read by the stats thread. */
-struct stats_rdma_mem {
-	_Atomic uint64_t pool_max;        /* configured bound of the bulk pools, bytes */
-	_Atomic uint64_t pool_registered; /* bulk bytes registered so far */
-	_Atomic uint64_t slot_size;       /* bytes per bulk slot */
-	_Atomic uint64_t slots;           /* bulk slots registered */
-	_Atomic uint64_t in_use;          /* bulk slots held by calls */
-	_Atomic uint64_t waiting;         /* calls waiting for bulk slots now */
-	_Atomic uint64_t waits;           /* calls that ever waited */
-	_Atomic uint64_t conn_registered; /* per-connection registered bytes (receive/send buffers) */
-};
-extern struct stats_rdma_mem stats_rdma_mem;
-
-/* *last -> now: add the difference to *total (modulo 2^64), remember now. */
+/* *last -> now: add the difference to *total (modulo 2^64), remember now.
+ * Lets several owners (devices, connections) feed one total without a lock. */
 static inline void stats_mem_move(_Atomic uint64_t *total, uint64_t *last, uint64_t now)
 {
 	atomic_fetch_add_explicit(total, now - *last, memory_order_relaxed);

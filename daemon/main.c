@@ -78,6 +78,7 @@
 #include "rpc/rpcbind.h"
 #include "rpc/xprt.h"
 #include "transport/tcp.h"
+#include "transport/rdma_stats.h"
 #include "transport/udp.h"
 #if HAVE_RDMA
 #include "transport/rdma.h"
@@ -664,7 +665,7 @@ static uint64_t fds_open(void)
 	return n ? n - 1 : 0; /* not the directory's own */
 }
 
-/* stats_sources.resources (the stats thread). */
+/* The "resources" section's numbers (the stats thread). */
 static void resources_stats(struct stats_resources *out)
 {
 	struct nlm_counters nc = { 0 };
@@ -687,13 +688,15 @@ static void stats_start(void)
 	const struct stats_sources src = {
 		.exports_count = nfs_exports_count,
 		.procs_foreach = rpc_stats_procs_foreach,
-		.nfs4_ops_foreach = d.cfg.nfsv4 ? nfs4_stats_ops_foreach : NULL,
-		.nfs4_state = d.cfg.nfsv4 ? nfs4_stats_state : NULL,
-		.nfs4_cb_foreach = d.cfg.nfsv4 ? nfs4_stats_cb_foreach : NULL,
 		.inline_counts = rpc_inline_counts,
-		.resources = resources_stats,
 	};
 	stats_set_sources(&src);
+	/* The document's sections, in order: NFSv4's state, the descriptors, then RPC-over-RDMA's memory. */
+	stats_sections_clear();
+	if (d.cfg.nfsv4)
+		(void)nfs4_stats_sections_add(NULL);
+	(void)stats_server_resources_add(resources_stats);
+	(void)rdma_stats_sections_add();
 	if (d.cfg.stats_socket[0])
 		stats_server_start(d.loop, d.cfg.stats_socket); /* logged; serve without it */
 	stats_status_start(d.loop, RNFSD_STATUS_INTERVAL_S);

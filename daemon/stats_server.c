@@ -1,7 +1,7 @@
 /*
  * stats_server.c - see stats_server.h.
  *
- * Two parts:
+ * Three parts:
  *   1. the periodic STATUS= line (core/notify.h);
  *   2. the socket: a listener and at most STATS_MAX_CLIENTS clients, all
  *      driven by the loop. A client's state machine:
@@ -9,7 +9,8 @@
  *        accept --(peer uid ok)--> READING --(newline or EOF)--> WRITING --(all sent)--> closed
  *              \--(uid refused)--> closed        any error or STATS_CLIENT_TIMEOUT --> closed
  *
- *      stats_client_close() is the only close path.
+ *      stats_client_close() is the only close path;
+ *   3. the "resources" section of the document.
  */
 #include "daemon/stats_server.h"
 
@@ -348,4 +349,32 @@ void stats_server_stop(void)
 	}
 	stats_listen_fd = -1;
 	stats_loop = NULL;
+}
+
+/* ---- 3. "resources" ---- */
+
+static void (*resources_fill)(struct stats_resources *out);
+
+static void stats_resources_write(struct json_out *j, const char *name, void *arg)
+{
+	struct stats_resources r = { 0 };
+
+	(void)arg;
+	resources_fill(&r);
+	json_obj_open(j, name);
+	json_u64(j, "fds", r.fds);
+	json_u64(j, "fd_limit", r.fd_limit);
+	json_u64(j, "fd_reserve", r.fd_reserve);
+	json_u64(j, "lock_descriptions", r.lock_descriptions);
+	json_u64(j, "lock_descriptions_max", r.lock_descriptions_max);
+	json_u64(j, "nlm_owners", r.nlm_owners);
+	json_u64(j, "nlm_held", r.nlm_held);
+	json_u64(j, "nlm_per_host_max", r.nlm_per_host_max);
+	json_obj_close(j);
+}
+
+int stats_server_resources_add(void (*fill)(struct stats_resources *out))
+{
+	resources_fill = fill;
+	return stats_section_add(STATS_PLACE_STATE, "resources", stats_resources_write, NULL);
 }

@@ -1,9 +1,11 @@
 /*
  * stats_server.h - the daemon's side of the live statistics (core/stats.h):
  * a root-only UNIX socket that answers one request with the JSON document
- * (read by rnfsctl), and the periodic STATUS= line for the service manager.
+ * (read by rnfsctl), the periodic STATUS= line for the service manager, and
+ * the document's "resources" section (descriptors and the tables holding them).
  *
- * main: stats_set_sources(), stats_server_start() after the listeners,
+ * main: stats_set_sources() and the sections (stats_server_resources_add(),
+ * NFSv4's, RDMA's), stats_server_start() after the listeners,
  * stats_status_start() for the periodic STATUS= line, stats_server_stop()
  * and stats_status_stop() at shutdown.
  */
@@ -35,5 +37,17 @@ int stats_status_start(struct loop *l, unsigned interval_s);
 /* Send STATUS= now (e.g. right after a reload). */
 void stats_status_refresh(void);
 void stats_status_stop(void);
+
+/* ---- the daemon's section ---- */
+
+/* Descriptors against RLIMIT_NOFILE and the tables that hold them (conf/fd_budget.h). */
+struct stats_resources {
+	uint64_t fds, fd_limit, fd_reserve;     /* descriptors open now, RLIMIT_NOFILE, kept from state */
+	uint64_t lock_descriptions, lock_descriptions_max; /* the local backend's, all lock owners */
+	uint64_t nlm_owners, nlm_held, nlm_per_host_max;   /* NLM lock owners, (owner, file) records */
+};
+/* Main thread, before serving: add "resources" (STATS_PLACE_STATE), filled by fill on the stats
+ * thread. 0, or -1 (the registry is full). */
+int stats_server_resources_add(void (*fill)(struct stats_resources *out));
 
 #endif

@@ -558,7 +558,7 @@ static size_t one_record(const uint8_t *p, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint32_t minors[4][2] = { { 1, 1 }, { 0, 0 }, { 0, 1 }, { 2, 2 } };
-	struct stats_nfs4 st;
+	struct nfs4_stats_snap st;
 
 	if (!F.ready)
 		init_once();

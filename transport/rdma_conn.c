@@ -166,7 +166,7 @@ const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_
  * drop the transport's reference. */
 void rdma_conn_free(struct rdma_conn *conn)
 {
-	stats_conn_unregister(&conn->stats);
+	stats_conn_unregister(&conn->stats.base);
 	if (conn->cq_ev) {
 		loop_ev_del(conn->cq_ev);
 		loop_ev_free(conn->cq_ev);
@@ -188,7 +188,7 @@ void rdma_conn_free(struct rdma_conn *conn)
 	free(conn->cbufs);
 	conn->cbufs = NULL;
 	conn->ncbufs = 0;
-	stats_mem_move(&stats_rdma_mem.conn_registered, &conn->pub_small, 0);
+	stats_mem_move(&rdma_stats_mem.conn_registered, &conn->pub_small, 0);
 	if (conn->ctxts)
 		munmap(conn->ctxts, ctxts_bytes(conn));
 	if (conn->id)
@@ -427,7 +427,7 @@ static struct rdma_small_chunk *chunk_add(struct rdma_conn *conn, size_t size, c
 	}
 	conn->nsmall++;
 	conn->small_total += c->size;
-	stats_mem_move(&stats_rdma_mem.conn_registered, &conn->pub_small, conn->small_total);
+	stats_mem_move(&rdma_stats_mem.conn_registered, &conn->pub_small, conn->small_total);
 	return c;
 }
 
@@ -570,7 +570,7 @@ static void conn_setup_protocol(struct rdma_conn *conn, const uint8_t *pd, size_
 static void conn_accepted(struct rdma_conn *conn)
 {
 	rdma_xprt_conn_add(conn->x, conn);
-	stats_conn_register(&conn->stats, "rdma", conn->rpc.peer_name);
+	rdma_stats_conn_register(&conn->stats, conn->rpc.peer_name);
 	stats_set(&conn->stats.rdma_version, RDMA_VERS_1);
 	stats_set(&conn->stats.credits, conn->credits.max_grant);
 	stats_set(&conn->stats.inline_recv, conn->inl_v1.call_max);

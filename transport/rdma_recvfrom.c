@@ -121,7 +121,7 @@ static void rdma_deliver(struct rdma_ctxt *x)
 		c->reply_buf = x->reply_small;
 		c->reply_cap = conn->small_room;
 	}
-	stats_add(&conn->stats.calls, 1);
+	stats_add(&conn->stats.base.calls, 1);
 	if (x->hdr.vers != atomic_load_explicit(&conn->stats.rdma_version, memory_order_relaxed)) {
 		const struct rdma_inline *inl = rdma_conn_inline(conn, x->hdr.vers);
 		stats_set(&conn->stats.rdma_version, x->hdr.vers);

@@ -55,7 +55,7 @@ void rdma_send_error(struct rdma_ctxt *x, enum rdma_status st)
 	else
 		len = rdma_hdr_encode_error(x->send_buf, RDMA_HDR_BUF, &x->hdr, grant, st, &conn->lim);
 	x->send_len = (uint32_t)len;
-	stats_add(st == RDMA_ST_GARBAGE_ARGS ? &conn->stats.garbage_args :
+	stats_add(st == RDMA_ST_GARBAGE_ARGS ? &conn->stats.base.garbage_args :
 		  st == RDMA_ST_ERR_VERS ? &conn->stats.err_vers : &conn->stats.err_chunk, 1);
 	x->wplan.nwrs = x->wplan.nsges = 0;
 	x->send_inv = false; /* as knfsd: no remote invalidation on errors */

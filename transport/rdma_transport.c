@@ -112,7 +112,7 @@ static void pool_dereg(void *arg, struct rdma_pool_chunk *c)
 
 void rdma_dev_pool_publish(struct rdma_dev *d)
 {
-	struct stats_rdma_mem *m = &stats_rdma_mem;
+	struct rdma_stats_mem *m = &rdma_stats_mem;
 	const struct rdma_pool *p = &d->pool;
 
 	stats_mem_move(&m->pool_max, &d->pub_max, d->pool_ok ? (uint64_t)p->max_slots * p->slot_size : 0);

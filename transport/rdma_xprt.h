@@ -83,7 +83,7 @@
 
 #include "conf/config.h"
 #include "core/queue.h"
-#include "core/stats.h"
+#include "transport/rdma_stats.h"
 #include "rpc/rpc.h"
 #include "transport/rdma_credits.h"
 #include "transport/rdma_hdr.h"
@@ -204,7 +204,7 @@ struct rdma_dev {
 	unsigned refs;
 	struct rdma_pool pool;
 	bool pool_ok;                   /* rdma_pool_init() done */
-	/* What this device last added to stats_rdma_mem (core/stats.h). */
+	/* What this device last added to rdma_stats_mem (rdma_stats.h). */
 	uint64_t pub_max, pub_reg, pub_slot, pub_slots, pub_in_use, pub_waiting, pub_waits;
 	struct rdma_dev *next;
 };
@@ -255,7 +255,7 @@ struct rdma_conn {
 	struct rdma_pool *pool;         /* &dev->pool */
 	struct rdma_pool_user pool_user; /* its share of the pool */
 	uint32_t slot_size;             /* pool->slot_size */
-	uint64_t pub_small;             /* small_total as added to stats_rdma_mem */
+	uint64_t pub_small;             /* small_total as added to rdma_stats_mem */
 
 	struct rdma_ctxt *ctxts;
 	unsigned nctxts;                /* the receive pool at most: rdma_credits_pool_size() */
@@ -287,8 +287,8 @@ struct rdma_conn {
 	 * at the first call, or NULL. */
 	struct rdma_bc *bc;
 
-	/* rnfsctl's per-connection line (core/stats.h). */
-	struct stats_conn stats;
+	/* rnfsctl's per-connection line (rdma_stats.h). */
+	struct rdma_stats_conn stats;
 
 	/* Scratch for building a chain (loop thread only). */
 	struct ibv_send_wr swr[RDMA_WRITE_PLAN_MAX_WRS + 1];
@@ -332,7 +332,7 @@ struct rdma_xprt {
 int rdma_set_nonblock(int fd);
 struct rdma_dev *rdma_dev_get(struct rdma_xprt *x, struct ibv_context *verbs);
 void rdma_dev_put(struct rdma_dev *d);
-/* After the pool changed: bring stats_rdma_mem up to date. */
+/* After the pool changed: bring rdma_stats_mem up to date. */
 void rdma_dev_pool_publish(struct rdma_dev *d);
 void rdma_xprt_conn_add(struct rdma_xprt *x, struct rdma_conn *conn);
 void rdma_xprt_reap(struct rdma_xprt *x, struct rdma_conn *conn);

@@ -322,7 +322,7 @@ static void count_cb(const struct stats_proc *p, void *arg)
 
 static void test_stats(void **state)
 {
-	struct stats_nfs4 n;
+	struct nfs4_stats_snap n;
 
 	(void)state;
 	nfs4_stats_reset();

@@ -1,11 +1,12 @@
 /*
- * test_ops_stats.c - core/stats.c and daemon/stats_server.c: the latency histogram, the
- * connection registry, the JSON document, and the real UNIX socket served
- * from a real loop (read back raw and through the real rnfsctl binary,
- * whose path comes in $RNFSCTL).
+ * test_ops_stats.c - core/stats.c, core/json.c and daemon/stats_server.c: the latency histogram,
+ * the connection registry, the JSON writer, the JSON document with the sections higher layers add
+ * (NFSv4's, nfs/v4/compound/nfs4_stats.c; RPC-over-RDMA's, transport/rdma_stats.c; the daemon's
+ * "resources"), and the real UNIX socket served from a real loop (read back raw and through the
+ * real rnfsctl binary, whose path comes in $RNFSCTL).
  *
- * The procedure table here is test input given through stats_sources, the
- * same hook main uses to connect the RPC layer's counters.
+ * The procedure table and NFSv4's numbers here are test input given through stats_sources and
+ * nfs4_stats_sources, the same hooks main uses to connect the live counters.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +28,8 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "daemon/stats_server.h"
+#include "nfs/v4/compound/nfs4_stats.h"
+#include "transport/rdma_stats.h"
 
 /* ---- histogram ---- */
 
@@ -78,9 +81,9 @@ static void test_registry(void **state)
 	struct stats_conn a = {0}, b = {0}, c = {0};
 	unsigned total, tcp, rdma;
 
-	stats_conn_register(&a, "tcp", "192.0.2.1:700");
-	stats_conn_register(&b, "rdma", "192.0.2.2:33000");
-	stats_conn_register(&c, "tcp", "[2001:db8::1]:800");
+	stats_conn_register(&a, "tcp", "192.0.2.1:700", NULL);
+	stats_conn_register(&b, "rdma", "192.0.2.2:33000", NULL);
+	stats_conn_register(&c, "tcp", "[2001:db8::1]:800", NULL);
 	stats_conn_counts(&total, &tcp, &rdma);
 	assert_int_equal(total, 3);
 	assert_int_equal(tcp, 2);
@@ -127,19 +130,19 @@ static char *render(void)
 	return doc;
 }
 
-static void fill_conns(struct stats_conn *t, struct stats_conn *r)
+static void fill_conns(struct stats_conn *t, struct rdma_stats_conn *r)
 {
 	memset(t, 0, sizeof(*t));
 	memset(r, 0, sizeof(*r));
-	stats_conn_register(t, "tcp", "127.0.0.1:812");
+	stats_conn_register(t, "tcp", "127.0.0.1:812", NULL);
 	stats_add(&t->calls, 42);
 	stats_add(&t->garbage_args, 1);
-	stats_conn_register(r, "rdma", "192.0.2.9:\"odd\\name");
+	rdma_stats_conn_register(r, "192.0.2.9:\"odd\\name");
 	stats_set(&r->rdma_version, 1);
 	stats_set(&r->credits, 128);
 	stats_set(&r->inline_recv, 4096);
 	stats_set(&r->inline_send, 4096);
-	stats_add(&r->calls, 7);
+	stats_add(&r->base.calls, 7);
 	stats_add(&r->rdma_reads, 3);
 	stats_add(&r->rdma_read_bytes, 3 << 20);
 	stats_add(&r->rdma_writes, 5);
@@ -158,7 +161,8 @@ static void fake_inline(uint64_t *calls, uint64_t *paused)
 static void test_json(void **state)
 {
 	(void)state;
-	struct stats_conn t, r;
+	struct stats_conn t;
+	struct rdma_stats_conn r;
 	const struct stats_sources src = {.exports_count = fake_exports, .procs_foreach = fake_procs,
 					  .inline_counts = fake_inline};
 
@@ -191,12 +195,81 @@ static void test_json(void **state)
 	assert_string_equal(line, "2 exports, 2 connections (1 tcp, 1 rdma), 101 calls");
 
 	stats_conn_unregister(&t);
-	stats_conn_unregister(&r);
+	stats_conn_unregister(&r.base);
 	const struct stats_sources none = {0};
 	stats_set_sources(&none);
 	doc = render();
 	assert_non_null(strstr(doc, "\"procedures\": [],"));
 	assert_non_null(strstr(doc, "\"connections\": []"));
+	free(doc);
+}
+
+/* ---- the writer and the section table ---- */
+
+static void fake_section(struct json_out *j, const char *name, void *arg)
+{
+	json_arr_open(j, name);
+	json_obj_open(j, NULL);
+	json_str(j, "s", arg);
+	json_i64(j, "neg", -3);
+	json_fixed(j, "f", 2.25, 1);
+	json_null(j, "n");
+	json_arr_open(j, "inner");
+	json_arr_close(j);
+	json_obj_close(j);
+	json_u64(j, NULL, 7);
+	json_arr_close(j);
+}
+
+static void test_json_writer(void **state)
+{
+	(void)state;
+	char *doc = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&doc, &len);
+	struct json_out j;
+
+	assert_non_null(f);
+	json_begin(&j, f);
+	json_u64(&j, "a", 1);
+	json_obj_open(&j, "o");
+	json_str(&j, "k", "q\"b\\c\n");
+	json_obj_close(&j);
+	json_arr_open(&j, "empty");
+	json_arr_close(&j);
+	fake_section(&j, "list", "x");
+	json_obj_open(&j, "left_open"); /* json_end closes what is left */
+	assert_int_equal(json_end(&j), 0);
+	fclose(f);
+	assert_string_equal(doc, "{\n  \"a\": 1,\n  \"o\": {\"k\": \"q\\\"b\\\\c\\u000a\"},\n  \"empty\": [],\n"
+				 "  \"list\": [\n    {\"s\": \"x\", \"neg\": -3, \"f\": 2.2, \"n\": null, \"inner\": []},\n    7\n  ],\n"
+				 "  \"left_open\": {}\n}\n");
+	free(doc);
+}
+
+static void test_sections(void **state)
+{
+	(void)state;
+	const struct stats_sources none = {0};
+	unsigned added = 0;
+
+	stats_set_sources(&none);
+	stats_sections_clear();
+	assert_int_equal(stats_section_add(STATS_PLACE_TRANSPORT, "late", fake_section, "t"), 0);
+	assert_int_equal(stats_section_add(STATS_PLACE_STATE, "early", fake_section, "s"), 0);
+	char *doc = render();
+	const char *early = strstr(doc, "\"early\": [\n    {\"s\": \"s\"");
+	const char *late = strstr(doc, "\"late\": [\n    {\"s\": \"t\"");
+	assert_true(early && late);
+	assert_true(strstr(doc, "\"procedures\": []") < early && early < strstr(doc, "\"totals\""));
+	assert_true(strstr(doc, "\"totals\"") < late && late < strstr(doc, "\"connections\": []"));
+	free(doc);
+	while (stats_section_add(STATS_PLACE_STATE, "more", fake_section, "m") == 0)
+		added++;
+	assert_int_equal(added, STATS_SECTIONS_MAX - 2); /* then full: -1, nothing overwritten */
+	stats_sections_clear();
+	doc = render();
+	assert_null(strstr(doc, "early"));
 	free(doc);
 }
 
@@ -207,9 +280,9 @@ static void fake_nfs4_ops(stats_proc_cb cb, void *arg)
 	cb(&p, arg);
 }
 
-static void fake_nfs4_state(struct stats_nfs4 *n)
+static void fake_nfs4_state(struct nfs4_stats_snap *n)
 {
-	*n = (struct stats_nfs4){ .clients = 3, .sessions = 2, .opens = 7, .locks = 1, .recalls = 5, .returned = 4,
+	*n = (struct nfs4_stats_snap){ .clients = 3, .sessions = 2, .opens = 7, .locks = 1, .recalls = 5, .returned = 4,
 				  .revoked = 1, .recorded_clients = 4,
 				  .grace_left_ms = 12500, .reclaims = 6, .grace_refused = 8, .no_grace = 9,
 				  .open_files = 10, .open_owners = 11, .lock_owners = 12, .open_files_max = 13,
@@ -225,14 +298,38 @@ static void fake_resources(struct stats_resources *r)
 				       .nlm_per_host_max = 56 };
 }
 
-static const struct stats_sources nfs4_src = {.exports_count = fake_exports, .procs_foreach = fake_procs,
-					      .nfs4_ops_foreach = fake_nfs4_ops, .nfs4_state = fake_nfs4_state,
-					      .resources = fake_resources};
+static const struct stats_sources nfs4_src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
+static void fake_nfs4_cbs(nfs4_stats_cb_fn cb, void *arg)
+{
+	const struct nfs4_stats_cb c = {0x1234abcdull, 1, "up", "tcp", 9, 8, 1};
+	cb(&c, arg);
+}
+
+static const struct nfs4_stats_sources nfs4_fake = {.ops_foreach = fake_nfs4_ops, .state = fake_nfs4_state,
+						    .cb_foreach = fake_nfs4_cbs};
+
+/* What main does with NFSv4 served: the sources, NFSv4's sections, the daemon's, RDMA's. */
+static void serve_nfs4(void)
+{
+	stats_set_sources(&nfs4_src);
+	stats_sections_clear();
+	assert_int_equal(nfs4_stats_sections_add(&nfs4_fake), 0);
+	assert_int_equal(stats_server_resources_add(fake_resources), 0);
+	assert_int_equal(rdma_stats_sections_add(), 0);
+}
+
+static void serve_none(void)
+{
+	const struct stats_sources none = {0};
+
+	stats_set_sources(&none);
+	stats_sections_clear();
+}
 
 static void test_json_nfs4(void **state)
 {
 	(void)state;
-	stats_set_sources(&nfs4_src);
+	serve_nfs4();
 	char *doc = render();
 	assert_non_null(strstr(doc, "\"nfs4_operations\": [\n    {\"program\": \"nfs\", \"version\": 4, "
 				    "\"procedure\": \"SECINFO_NO_NAME\", \"calls\": 5, \"errors\": 1, "
@@ -250,9 +347,32 @@ static void test_json_nfs4(void **state)
 	assert_non_null(strstr(doc, "\"nfs4_limits\": {\"reply_cache_bytes\": 4096, \"reply_cache_limit\": 1048576, "
 				    "\"clients_refused\": 2, \"sessions_reclaimed\": 1, \"recorded_clients_max\": 32},"));
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3,"));
+	/* The sections' places: state ones between the procedures and the totals, RDMA's memory after. */
+	const char *procs = strstr(doc, "\"procedures\": ["), *ops = strstr(doc, "\"nfs4_operations\": [");
+	const char *res = strstr(doc, "\"resources\": {"), *tot = strstr(doc, "\"totals\": {");
+	const char *mem = strstr(doc, "\"rdma_memory\": {\"pool_max\": 0,"), *conns = strstr(doc, "\"connections\": [");
+	assert_true(procs && ops && res && tot && mem && conns);
+	assert_true(procs < ops && ops < res && res < tot && tot < mem && mem < conns);
+	assert_non_null(strstr(doc, "\"nfs4_async\": {\"copies_started\": 0, \"copies_done\": 0, \"copies_cancelled\": 0, "
+				    "\"cb_offload_sent\": 0, \"cb_notify_lock_sent\": 0},\n  \"nfs4_bounds\": {\"offloads\": 0, "
+				    "\"offloads_max\": 0, \"sync_copies\": 0, \"sync_copies_max\": 0, \"sync_copies_refused\": 0, "
+				    "\"lock_waiters\": 0, \"lock_waiters_max\": 0, \"delegations_max\": 0, \"callback_paths\": 0, "
+				    "\"callback_paths_max\": 0},\n  \"nfs4_limits\": {"));
+	assert_non_null(strstr(doc, "\"nfs4_callbacks\": [\n    {\"clientid\": \"000000001234abcd\", \"minor\": 1, "
+				    "\"state\": \"up\", \"transport\": \"tcp\", \"sent\": 9, \"ok\": 8, \"failed\": 1}\n  ],\n"
+				    "  \"resources\": {"));
 	free(doc);
-	const struct stats_sources none = {0};
-	stats_set_sources(&none);
+
+	/* A source a caller leaves NULL: its section is left out. */
+	const struct nfs4_stats_sources state_only = {.state = fake_nfs4_state};
+	stats_sections_clear();
+	assert_int_equal(nfs4_stats_sections_add(&state_only), 0);
+	doc = render();
+	assert_null(strstr(doc, "nfs4_operations"));
+	assert_null(strstr(doc, "nfs4_callbacks"));
+	assert_non_null(strstr(doc, "\"nfs4\": {\"clients\": 3,"));
+	free(doc);
+	serve_none();
 	doc = render();
 	assert_null(strstr(doc, "nfs4")); /* NFSv4 not served: no NFSv4 keys */
 	free(doc);
@@ -323,7 +443,8 @@ static void test_socket(void **state)
 {
 	(void)state;
 	struct served s;
-	struct stats_conn t, r;
+	struct stats_conn t;
+	struct rdma_stats_conn r;
 	const struct stats_sources src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
 
 	stats_set_sources(&src);
@@ -361,7 +482,7 @@ static void test_socket(void **state)
 	served_stop(&s);
 	assert_int_equal(stat(s.path, &st), -1); /* removed at stop */
 	stats_conn_unregister(&t);
-	stats_conn_unregister(&r);
+	stats_conn_unregister(&r.base);
 }
 
 /* A socket file left behind by a dead daemon is replaced. */
@@ -457,7 +578,8 @@ static void test_rnfsctl(void **state)
 	if (!getenv("RNFSCTL"))
 		skip();
 	struct served s;
-	struct stats_conn t, r;
+	struct stats_conn t;
+	struct rdma_stats_conn r;
 	const struct stats_sources src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
 
 	stats_set_sources(&src);
@@ -484,7 +606,7 @@ static void test_rnfsctl(void **state)
 
 	served_stop(&s);
 	stats_conn_unregister(&t);
-	stats_conn_unregister(&r);
+	stats_conn_unregister(&r.base);
 
 	/* No daemon: a clear error and a non-zero exit. */
 	snprintf(args, sizeof(args), "%s -s %s 2>&1", getenv("RNFSCTL"), s.path);
@@ -503,7 +625,7 @@ static void test_rnfsctl_nfs4(void **state)
 		skip();
 	struct served s;
 
-	stats_set_sources(&nfs4_src);
+	serve_nfs4();
 	served_start(&s);
 	char args[256];
 	snprintf(args, sizeof(args), "-s %s", s.path);
@@ -516,8 +638,7 @@ static void test_rnfsctl_nfs4(void **state)
 	assert_non_null(strstr(out, "nfs         4 SECINFO_NO_NAME               5        1        4.0          -\n"));
 	free(out);
 	served_stop(&s);
-	const struct stats_sources none = {0};
-	stats_set_sources(&none);
+	serve_none();
 }
 
 int main(void)
@@ -527,6 +648,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hist_buckets),
 		cmocka_unit_test(test_hist_quantile),
+		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_json_nfs4),
 		cmocka_unit_test(test_rnfsctl_nfs4),
 		cmocka_unit_test(test_registry),

@@ -34,7 +34,6 @@
 
 #include "conf/config.h"
 #include "core/log.h"
-#include "core/stats.h"
 #include "core/loop.h"
 #include "core/workers.h"
 #include "rpc/rpc.h"
@@ -44,6 +43,7 @@
 #include "transport/rdma_credits.h"
 #include "transport/rdma_hdr.h"
 #include "transport/rdma_privdata.h"
+#include "transport/rdma_stats.h"
 
 static int failures, checks;
 
@@ -1152,7 +1152,7 @@ static void idle_mem_read(struct idle_mem *m)
 	m->rss = status_kib("VmRSS");
 	m->anon = status_kib("RssAnon");
 	m->file = status_kib("RssFile");
-	m->conn_reg = mem_ld(&stats_rdma_mem.conn_registered);
+	m->conn_reg = mem_ld(&rdma_stats_mem.conn_registered);
 }
 
 /* One "# idle:" line: the growth from m0 with n connections open. */
@@ -1165,8 +1165,8 @@ static void idle_mem_print(const struct idle_mem *m0, const struct idle_mem *m1,
 	       "anon +%.1f MiB, mapped queues +%.1f MiB)\n",
 	       n, n ? (double)(m1->conn_reg - m0->conn_reg) / n / 1024 : 0.0,
 	       (double)(m1->conn_reg - m0->conn_reg) / (1 << 20),
-	       (double)mem_ld(&stats_rdma_mem.pool_registered) / (1 << 20),
-	       (double)mem_ld(&stats_rdma_mem.pool_max) / (1 << 20), m0->rss, m1->rss,
+	       (double)mem_ld(&rdma_stats_mem.pool_registered) / (1 << 20),
+	       (double)mem_ld(&rdma_stats_mem.pool_max) / (1 << 20), m0->rss, m1->rss,
 	       (double)(m1->rss - m0->rss) / 1024, (double)(m1->anon - m0->anon) / 1024,
 	       (double)(m1->file - m0->file) / 1024);
 }
@@ -1206,7 +1206,7 @@ static void t_idle_conns(const char *addr, unsigned n)
 	idle_mem_read(&m1);
 	idle_mem_print(&m0, &m1, ok);
 	/* The bulk pool is the device's: idle connections register none of it. */
-	CHECK(mem_ld(&stats_rdma_mem.pool_registered) <= mem_ld(&stats_rdma_mem.pool_max),
+	CHECK(mem_ld(&rdma_stats_mem.pool_registered) <= mem_ld(&rdma_stats_mem.pool_max),
 	      "bulk pool within its bound");
 	/* Memory bounds (issue 11), not timings: an idle connection registers
 	 * the ramp's first receive buffers and one call buffer set (86 KiB),
@@ -1272,7 +1272,7 @@ static void t_pool_contention(const char *addr)
 	static struct client cls[POOL_CONNS];
 	uint32_t xids[POOL_CONNS][4];
 	unsigned nconn = 0, answered = 0, good = 0;
-	uint64_t waits0 = mem_ld(&stats_rdma_mem.waits);
+	uint64_t waits0 = mem_ld(&rdma_stats_mem.waits);
 
 	for (unsigned i = 0; i < POOL_CONNS; i++, nconn++)
 		if (client_connect(&cls[i], addr, false))
@@ -1316,12 +1316,12 @@ static void t_pool_contention(const char *addr)
 			ok = cls[i].mem[(3u << 20) + b] == pattern(b) && cls[i].mem[(5u << 20) + b] == pattern(b);
 		CHECK(ok, "pool: connection %u: both READs landed intact", i);
 	}
-	uint64_t waits = mem_ld(&stats_rdma_mem.waits) - waits0;
+	uint64_t waits = mem_ld(&rdma_stats_mem.waits) - waits0;
 	CHECK(answered == 4 * nconn && good == 4 * nconn, "pool: %u of %u bulk calls answered, %u good",
 	      answered, 4 * nconn, good);
 	printf("# pool: %u x 1 MiB calls on %u connections through %llu slots: %u good, %llu waited, "
-	       "in use after %llu\n", 4 * nconn, nconn, (unsigned long long)mem_ld(&stats_rdma_mem.slots), good,
-	       (unsigned long long)waits, (unsigned long long)mem_ld(&stats_rdma_mem.in_use));
+	       "in use after %llu\n", 4 * nconn, nconn, (unsigned long long)mem_ld(&rdma_stats_mem.slots), good,
+	       (unsigned long long)waits, (unsigned long long)mem_ld(&rdma_stats_mem.in_use));
 	CHECK(waits > 0, "pool: some calls waited for a slot");
 	for (unsigned i = 0; i < nconn; i++)
 		client_close(&cls[i]);

@@ -2,9 +2,13 @@
  * nfs4_stats.c - NFSv4 per-operation counters and state gauges
  * (nfs4_stats.h). One slot per operation number (RFC 8881 §16.2.1,
  * RFC 7862 §15.1, RFC 8276 §8.3: 3..75) plus one for OP_ILLEGAL; names are ours, so
- * operations without an execute step (NOTSUPP) are counted too.
+ * operations without an execute step (NOTSUPP) are counted too. At the end,
+ * the NFSv4 sections of the stats document: the snapshot's objects are
+ * tables of (key, field), each written from a snapshot of its own.
  */
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
@@ -90,7 +94,7 @@ static void count_cb(const struct nfs4_cb_stat *s, void *arg)
 
 /* Asynchronous copies (nfs4_copy_async.c) and CB_NOTIFY_LOCK (nfs4_lock_notify.c), and the
  * fixed-bound tables' gauges (docs/architecture.md, "NFSv4 tables and their bounds"). */
-static void nfs4_stats_async(struct stats_nfs4 *out)
+static void nfs4_stats_async(struct nfs4_stats_snap *out)
 {
 	struct nfs4_copy_async_stat c;
 
@@ -112,7 +116,7 @@ static void nfs4_stats_async(struct stats_nfs4 *out)
 	nfs4_cb_foreach(count_cb, &out->callback_paths);
 }
 
-void nfs4_stats_state(struct stats_nfs4 *out)
+void nfs4_stats_state(struct nfs4_stats_snap *out)
 {
 	struct nfs4_recovery *r = nfs4_recovery_server();
 	uint64_t now = grace_now_ms();
@@ -159,20 +163,20 @@ void nfs4_stats_state(struct stats_nfs4 *out)
 }
 
 struct cb_fwd {
-	stats_nfs4_cb_cb cb;
+	nfs4_stats_cb_fn cb;
 	void *arg;
 };
 
 static void cb_fwd(const struct nfs4_cb_stat *s, void *arg)
 {
 	struct cb_fwd *fw = arg;
-	struct stats_nfs4_cb c = { .clientid = s->clientid, .minor = s->minor, .state = nfs4_cb_state_name(s->state),
+	struct nfs4_stats_cb c = { .clientid = s->clientid, .minor = s->minor, .state = nfs4_cb_state_name(s->state),
 				   .transport = s->xprt, .sent = s->sent, .ok = s->ok, .failed = s->failed };
 
 	fw->cb(&c, fw->arg);
 }
 
-void nfs4_stats_cb_foreach(stats_nfs4_cb_cb cb, void *arg)
+void nfs4_stats_cb_foreach(nfs4_stats_cb_fn cb, void *arg)
 {
 	struct cb_fwd fw = { .cb = cb, .arg = arg };
 
@@ -184,4 +188,135 @@ void nfs4_stats_reset(void)
 	memset(nfs4_op_stats, 0, sizeof(nfs4_op_stats));
 	for (unsigned g = 0; g < NFS4_STAT_GAUGES; g++)
 		atomic_store(&nfs4_gauges[g], 0);
+}
+
+/* ---- the sections of the stats document ---- */
+
+static struct nfs4_stats_sources nfs4_sec_src;
+
+/* How a snapshot field is written: unsigned, uint64_t, or milliseconds as seconds ("%.1f"). */
+enum nfs4_sec_kind { SEC_U, SEC_U64, SEC_MS_AS_S };
+
+struct nfs4_sec_field {
+	const char *key;
+	size_t off;
+	enum nfs4_sec_kind kind;
+};
+
+#define SEC_FIELD(k, f, kind) { k, offsetof(struct nfs4_stats_snap, f), kind }
+/* A counter: its kind follows the field's type. */
+#define U(k, f) SEC_FIELD(k, f, _Generic(((struct nfs4_stats_snap *)0)->f, unsigned : SEC_U, default : SEC_U64))
+
+static const struct nfs4_sec_field nfs4_sec_state[] = {
+	U("clients", clients), U("sessions", sessions), U("opens", opens), U("locks", locks),
+	U("delegations", delegations), U("recalls", recalls), U("delegreturns", returned), U("revoked", revoked),
+	U("recorded_clients", recorded_clients), SEC_FIELD("grace_left_s", grace_left_ms, SEC_MS_AS_S),
+	U("reclaims", reclaims), U("grace_refused", grace_refused), U("no_grace", no_grace),
+	U("open_files", open_files), U("open_owners", open_owners), U("lock_owners", lock_owners),
+	U("open_files_max", open_files_max), U("opens_per_client_max", opens_per_client_max),
+	U("lock_owners_per_client_max", lock_owners_per_client_max), { NULL, 0, SEC_U },
+};
+
+static const struct nfs4_sec_field nfs4_sec_async[] = {
+	U("copies_started", copies_async_started), U("copies_done", copies_async_done),
+	U("copies_cancelled", copies_async_cancelled), U("cb_offload_sent", cb_offload_sent),
+	U("cb_notify_lock_sent", cb_notify_lock_sent), { NULL, 0, SEC_U },
+};
+
+static const struct nfs4_sec_field nfs4_sec_bounds[] = {
+	U("offloads", offloads), U("offloads_max", offloads_max), U("sync_copies", sync_copies),
+	U("sync_copies_max", sync_copies_max), U("sync_copies_refused", sync_copies_refused),
+	U("lock_waiters", lock_waiters), U("lock_waiters_max", lock_waiters_max),
+	U("delegations_max", delegations_max), U("callback_paths", callback_paths),
+	U("callback_paths_max", callback_paths_max), { NULL, 0, SEC_U },
+};
+
+static const struct nfs4_sec_field nfs4_sec_limits[] = {
+	U("reply_cache_bytes", reply_cache_bytes), U("reply_cache_limit", reply_cache_limit),
+	U("clients_refused", clients_refused), U("sessions_reclaimed", sessions_reclaimed),
+	U("recorded_clients_max", recorded_clients_max), { NULL, 0, SEC_U },
+};
+
+/* "nfs4", "nfs4_async", "nfs4_bounds", "nfs4_limits": arg is the field table. */
+static void nfs4_sec_snap(struct json_out *j, const char *name, void *arg)
+{
+	struct nfs4_stats_snap n = { 0 };
+	const char *base = (const char *)&n;
+
+	nfs4_sec_src.state(&n);
+	json_obj_open(j, name);
+	for (const struct nfs4_sec_field *f = arg; f->key; f++) {
+		if (f->kind == SEC_U)
+			json_u64(j, f->key, *(const unsigned *)(base + f->off));
+		else if (f->kind == SEC_U64)
+			json_u64(j, f->key, *(const uint64_t *)(base + f->off));
+		else
+			json_fixed(j, f->key, (double)*(const uint64_t *)(base + f->off) / 1e3, 1);
+	}
+	json_obj_close(j);
+}
+
+static void nfs4_sec_op(const struct stats_proc *p, void *arg)
+{
+	stats_json_proc(arg, p);
+}
+
+/* "nfs4_operations": COMPOUND's operations (not in the totals: COMPOUND is). */
+static void nfs4_sec_ops(struct json_out *j, const char *name, void *arg)
+{
+	(void)arg;
+	json_arr_open(j, name);
+	nfs4_sec_src.ops_foreach(nfs4_sec_op, j);
+	json_arr_close(j);
+}
+
+static void nfs4_sec_cb(const struct nfs4_stats_cb *c, void *arg)
+{
+	struct json_out *j = arg;
+	char id[17];
+
+	snprintf(id, sizeof(id), "%016llx", (unsigned long long)c->clientid);
+	json_obj_open(j, NULL);
+	json_str(j, "clientid", id);
+	json_u64(j, "minor", c->minor);
+	json_str(j, "state", c->state);
+	json_str(j, "transport", c->transport);
+	json_u64(j, "sent", c->sent);
+	json_u64(j, "ok", c->ok);
+	json_u64(j, "failed", c->failed);
+	json_obj_close(j);
+}
+
+/* "nfs4_callbacks": each client's callback path (RFC 8881 §2.10.3.1, RFC 7530 §3.3.2). */
+static void nfs4_sec_cbs(struct json_out *j, const char *name, void *arg)
+{
+	(void)arg;
+	json_arr_open(j, name);
+	nfs4_sec_src.cb_foreach(nfs4_sec_cb, j);
+	json_arr_close(j);
+}
+
+int nfs4_stats_sections_add(const struct nfs4_stats_sources *src)
+{
+	static const struct {
+		const char *name;
+		stats_section_fn write;
+		const void *arg;
+	} secs[] = {
+		{ "nfs4_operations", nfs4_sec_ops, NULL }, { "nfs4", nfs4_sec_snap, nfs4_sec_state },
+		{ "nfs4_async", nfs4_sec_snap, nfs4_sec_async }, { "nfs4_bounds", nfs4_sec_snap, nfs4_sec_bounds },
+		{ "nfs4_limits", nfs4_sec_snap, nfs4_sec_limits }, { "nfs4_callbacks", nfs4_sec_cbs, NULL },
+	};
+	const struct nfs4_stats_sources mine = { nfs4_stats_ops_foreach, nfs4_stats_state, nfs4_stats_cb_foreach };
+	const struct nfs4_stats_sources *s = &nfs4_sec_src;
+
+	nfs4_sec_src = src ? *src : mine;
+	for (size_t i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
+		/* A section whose source is missing (a test's) is left out. */
+		bool have = secs[i].write == nfs4_sec_ops ? s->ops_foreach != NULL
+			    : secs[i].write == nfs4_sec_cbs ? s->cb_foreach != NULL : s->state != NULL;
+		if (have && stats_section_add(STATS_PLACE_STATE, secs[i].name, secs[i].write, (void *)secs[i].arg) != 0)
+			return -1;
+	}
+	return 0;
 }

@@ -3,8 +3,11 @@
  * per-operation counters (calls, errors, time, fed by the COMPOUND engine
  * for every operation it runs), state gauges (delegations: nfs4_proc_deleg.c
  * calls nfs4_stats_state_add(); opens and locks: the stateid table's counts),
- * and the snapshot of clients, sessions and the grace period (core/stats.h,
- * struct stats_nfs4).
+ * the snapshot of clients, sessions and the grace period (struct
+ * nfs4_stats_snap), and the sections of the stats document built from them
+ * ("nfs4_operations", "nfs4", "nfs4_async", "nfs4_bounds", "nfs4_limits",
+ * "nfs4_callbacks"), which main adds to core/stats.h's registry when NFSv4
+ * is served.
  * Counters are atomics in static storage: nothing is allocated.
  */
 #ifndef RNFSD_NFS4_STATS_H
@@ -25,12 +28,59 @@ enum nfs4_stat_gauge {
 void nfs4_stats_op(uint32_t op, uint32_t status, uint64_t ns);
 /* Any thread: state created (+1) or released (-1). */
 void nfs4_stats_state_add(enum nfs4_stat_gauge g, int64_t delta);
-/* stats_sources.nfs4_ops_foreach: operations called at least once, as "nfs" version 4 entries. */
+/* NFSv4 state, the "nfs4", "nfs4_async", "nfs4_bounds" and "nfs4_limits" objects of the document. */
+struct nfs4_stats_snap {
+	unsigned clients, sessions;           /* client records (confirmed or not), sessions */
+	uint64_t opens, locks, delegations;   /* state counts (n4state): open and lock stateids, delegations */
+	uint64_t open_files, open_owners, lock_owners; /* file records (a descriptor each), owners */
+	uint64_t open_files_max, opens_per_client_max, lock_owners_per_client_max; /* nfs4_stab_limits() */
+	uint64_t recalls, returned, revoked;  /* delegations recalled (CB_RECALL), returned, revoked */
+	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
+	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
+	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */
+	/* Asynchronous COPY (RFC 7862 §4.8) and the callbacks of this work. */
+	uint64_t copies_async_started, copies_async_done, copies_async_cancelled;
+	uint64_t cb_offload_sent, cb_notify_lock_sent;
+	/* Tables with a fixed bound (docs/architecture.md, "NFSv4 tables and their bounds"): in use, bound. */
+	unsigned offloads, offloads_max;           /* asynchronous copies (running or unreported) */
+	unsigned sync_copies, sync_copies_max;     /* synchronous COPYs holding a worker */
+	uint64_t sync_copies_refused;              /* COPYs answered NFS4ERR_DELAY for want of a share */
+	unsigned lock_waiters, lock_waiters_max;   /* CB_NOTIFY_LOCK waiters */
+	unsigned delegations_max;
+	unsigned callback_paths, callback_paths_max;
+	/* The shared tables' bounds (issue 24): NFSv4.1 reply caches granted and their budget, new client
+	 * records refused (table, host's or principal's share full), idle sessions reclaimed, the stable
+	 * record table's size. */
+	uint64_t reply_cache_bytes, reply_cache_limit, clients_refused, sessions_reclaimed;
+	unsigned recorded_clients_max;
+};
+
+/* One NFSv4 client's callback path (nfs/v4/cb/nfs4_cb.h), an entry of "nfs4_callbacks". */
+struct nfs4_stats_cb {
+	uint64_t clientid;
+	unsigned minor;        /* 0: NFSv4.0 callback service; 1, 2: a 4.1 / 4.2 session's back channel */
+	const char *state;     /* "none", "probing", "up", "down" */
+	const char *transport; /* "tcp", "rdma", "-" */
+	uint64_t sent, ok, failed;
+};
+typedef void (*nfs4_stats_cb_fn)(const struct nfs4_stats_cb *c, void *arg);
+
+/* Operations called at least once, as "nfs" version 4 entries. */
 void nfs4_stats_ops_foreach(stats_proc_cb cb, void *arg);
-/* stats_sources.nfs4_state. */
-void nfs4_stats_state(struct stats_nfs4 *out);
-/* stats_sources.nfs4_cb_foreach: each client's callback path (nfs4_cb.h). */
-void nfs4_stats_cb_foreach(stats_nfs4_cb_cb cb, void *arg);
+/* Any thread: a snapshot of the server's NFSv4 state. */
+void nfs4_stats_state(struct nfs4_stats_snap *out);
+/* Each client's callback path (nfs4_cb.h). */
+void nfs4_stats_cb_foreach(nfs4_stats_cb_fn cb, void *arg);
+
+/* What the sections read: the three functions above, or a test's stand-ins. */
+struct nfs4_stats_sources {
+	void (*ops_foreach)(stats_proc_cb cb, void *arg);
+	void (*state)(struct nfs4_stats_snap *out);
+	void (*cb_foreach)(nfs4_stats_cb_fn cb, void *arg);
+};
+/* Main thread, before serving: add the NFSv4 sections to the stats document
+ * (STATS_PLACE_STATE). src NULL: this server's; copied. 0, or -1 (the registry is full). */
+int nfs4_stats_sections_add(const struct nfs4_stats_sources *src);
 /* Tests: every counter back to zero. */
 void nfs4_stats_reset(void);
 

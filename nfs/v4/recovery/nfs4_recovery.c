@@ -7,16 +7,17 @@
  * Record life:  (none) --confirm--> cur --forget--> (none)
  *               loaded --> prev --confirm--> prev+cur --term ends--> cur
  *               prev --term ends, never confirmed--> (none)
+ *
+ * The file is read, replaced and appended to through core/statefile.h: no
+ * file-system call is made here.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/stat.h>
 
 #include "core/log.h"
+#include "core/statefile.h"
 #include "nfs/v4/xdr/nfs4_const.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 #include "nfs/v4/state/nfs4_clients.h"
@@ -32,7 +33,7 @@ void nfs4_rec_init(struct nfs4_recovery *r, struct grace_clock *clock)
 	memset(r, 0, sizeof(*r));
 	pthread_mutex_init(&r->lock, NULL);
 	r->clock = clock;
-	r->fd = -1;
+	statefile_log_init(&r->file);
 	r->max = NFS4_REC_MAX;
 }
 
@@ -46,9 +47,7 @@ void nfs4_rec_release(struct nfs4_recovery *r)
 	for (unsigned i = 0; i < r->n; i++)
 		free(r->recs[i]);
 	r->n = 0;
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
+	statefile_log_close(&r->file);
 	pthread_mutex_destroy(&r->lock);
 }
 
@@ -136,21 +135,6 @@ int nfs4_rec_parse(struct nfs4_recovery *r, const uint8_t *buf, size_t len)
 
 /* ---- the file ---- */
 
-static int rec_write_full(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n, len -= (size_t)n;
-	}
-	return 0;
-}
-
 static void rec_encode(uint8_t *out, uint8_t op, const struct nfs4_rec *rec)
 {
 	out[0] = op;
@@ -159,38 +143,31 @@ static void rec_encode(uint8_t *out, uint8_t op, const struct nfs4_rec *rec)
 	memcpy(out + REC_HDR, rec->id, rec->len);
 }
 
-/* Write every live record to a temporary file, fsync, rename over the file,
- * reopen it for appending. On failure nothing more is persisted (logged). */
+/* Write every live record to a new version of the file (temporary file, fsync, rename, fsync of the
+ * directory: statefile_commit()), reopen it for appending. On failure nothing more is persisted
+ * (logged). */
 static void rec_rewrite_locked(struct nfs4_recovery *r)
 {
-	char tmp[PATH_MAX + 8];
+	struct statefile_new w;
 	uint8_t buf[REC_HDR + NFS4_REC_ID_MAX];
 	size_t bytes = sizeof(NFS4_REC_MAGIC) - 1;
-	int fd, err = 0;
+	int err;
 
 	if (!r->path[0])
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", r->path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || rec_write_full(fd, NFS4_REC_MAGIC, bytes) < 0)
-		err = 1;
+	err = statefile_begin(&w, r->path) < 0 || statefile_put(&w, NFS4_REC_MAGIC, bytes) < 0;
 	for (unsigned i = 0; !err && i < r->n; i++) {
 		rec_encode(buf, 'A', r->recs[i]);
-		err = rec_write_full(fd, buf, REC_HDR + r->recs[i]->len) < 0;
+		err = statefile_put(&w, buf, REC_HDR + r->recs[i]->len) < 0;
 		bytes += REC_HDR + r->recs[i]->len;
 	}
-	if (!err && (fsync(fd) < 0 || rename(tmp, r->path) < 0))
-		err = 1;
-	if (fd >= 0)
-		close(fd);
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = err ? -1 : open(r->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	if (err || r->fd < 0) {
+	err = err || statefile_commit(&w) < 0;
+	statefile_log_close(&r->file);
+	if (err || statefile_log_open(&r->file, r->path) < 0) {
 		log_limited(&rec_limit, LOG_ERR, "nfs4: cannot write %s (%s): no client is confirmed until it "
 			    "can be written", r->path, strerror(errno));
-		unlink(tmp);
-		r->fd = -1;
+		statefile_abort(&w);
+		statefile_log_close(&r->file);
 		return;
 	}
 	r->file_bytes = bytes;
@@ -204,17 +181,18 @@ static int rec_append_locked(struct nfs4_recovery *r, uint8_t op, const struct n
 {
 	uint8_t buf[REC_HDR + NFS4_REC_ID_MAX];
 
-	if (r->fd < 0 && r->path[0] && op == 'A' && r->now_ms >= r->retry_ms) {
+	if (!statefile_log_is_open(&r->file) && r->path[0] && op == 'A' && r->now_ms >= r->retry_ms) {
 		r->retry_ms = r->now_ms + 1000;
 		rec_rewrite_locked(r); /* the live records, this one with them */
 	}
-	if (r->fd < 0)
+	if (!statefile_log_is_open(&r->file))
 		return r->path[0] ? -1 : 0; /* a 'D' not written: the next rewrite leaves the record out */
 	rec_encode(buf, op, rec);
-	if (rec_write_full(r->fd, buf, REC_HDR + rec->len) < 0 || (op == 'A' && fdatasync(r->fd) < 0)) {
+	if (statefile_log_append(&r->file, buf, REC_HDR + rec->len) < 0 ||
+	    (op == 'A' && statefile_log_sync(&r->file) < 0)) {
 		log_limited(&rec_limit, LOG_ERR, "nfs4: %s: %s; rewriting it", r->path, strerror(errno));
 		rec_rewrite_locked(r);
-		return r->fd < 0 ? -1 : 0;
+		return statefile_log_is_open(&r->file) ? 0 : -1;
 	}
 	r->file_bytes += REC_HDR + rec->len;
 	r->unsynced |= op == 'D';
@@ -320,7 +298,7 @@ void nfs4_rec_forget(struct nfs4_recovery *r, const uint8_t *id, uint32_t len, u
 void nfs4_rec_sync(struct nfs4_recovery *r)
 {
 	pthread_mutex_lock(&r->lock);
-	if (r->unsynced && r->fd >= 0 && fdatasync(r->fd) < 0) {
+	if (r->unsynced && statefile_log_is_open(&r->file) && statefile_log_sync(&r->file) < 0) {
 		log_limited(&rec_limit, LOG_ERR, "nfs4: %s: %s; rewriting it", r->path, strerror(errno));
 		rec_rewrite_locked(r);
 	}
@@ -396,27 +374,16 @@ void nfs4_recovery_max_clients(unsigned n)
 /* Read the previous boot's file into r (missing: nothing). Bounded by twice the rewrite threshold. */
 static void rec_load(struct nfs4_recovery *r)
 {
-	size_t cap = 2 * (size_t)NFS4_REC_FILE_MAX, len = 0;
-	uint8_t *buf;
-	int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	size_t len;
+	uint8_t *buf = statefile_load(r->path, 2 * (size_t)NFS4_REC_FILE_MAX, &len);
 
-	if (fd < 0) {
+	if (!buf) {
 		if (errno != ENOENT)
 			log_err("nfs4: %s: %s; starting without the previous boot's clients", r->path,
 				strerror(errno));
 		return;
 	}
-	buf = malloc(cap);
-	while (buf && len < cap) {
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (buf && nfs4_rec_parse(r, buf, len) < 0)
+	if (nfs4_rec_parse(r, buf, len) < 0)
 		log_err("nfs4: %s is not a client record file; starting without the previous boot's clients",
 			r->path);
 	free(buf);
@@ -430,7 +397,7 @@ unsigned nfs4_recovery_start(const char *state_dir, unsigned grace_s)
 	nfs4_rec_init(r, &grace_server);
 	nfs4_rec_set_max(r, rec_max_clients);
 	rec_server_ready = true;
-	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
+	if (statefile_mkdir(state_dir) < 0)
 		log_err("nfs4: %s: %s", state_dir, strerror(errno));
 	snprintf(r->path, sizeof(r->path), "%s/%s", state_dir, NFS4_REC_FILE);
 	rec_load(r);

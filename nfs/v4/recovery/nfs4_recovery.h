@@ -22,8 +22,9 @@
  * returns (deletions: before the state module lets its lock go, one
  * fdatasync for all the clients it forgot meanwhile); a torn last record is ignored at load. At start, and whenever the
  * file passes NFS4_REC_FILE_MAX bytes, it is rewritten (temporary file,
- * fsync, rename) with one 'A' per live record, so its size stays bounded by
- * NFS4_REC_MAX records.
+ * fsync, rename, fsync of the directory) with one 'A' per live record, so
+ * its size stays bounded by NFS4_REC_MAX records. Every file access goes
+ * through core/statefile.h.
  *
  * Size: twice [nfsv4] max-clients (nfs4_rec_set_max()): every client of this
  * boot (at most max-clients are confirmed at once) and as many of the
@@ -45,6 +46,7 @@
 #include <stdint.h>
 
 #include "core/grace.h"
+#include "core/statefile.h"
 
 #define NFS4_REC_MAX 8192u        /* records: 2 x NFS4_STATE_MAX_CLIENTS (this boot's and the previous) */
 #define NFS4_REC_ID_MAX 1024u     /* RFC 8881 §18.35.1, RFC 7530 §16.33.1: opaque<NFS4_OPAQUE_LIMIT> */
@@ -83,7 +85,7 @@ struct nfs4_recovery {
 	unsigned prev_done; /* ... of which complete */
 	bool term_started;  /* the NFSv4 term was held at start */
 	bool finished;      /* the term is over and unreclaimed previous records were dropped */
-	int fd;             /* the file, O_APPEND (-1: none, nothing persisted) */
+	struct statefile_log file; /* the file, appended to (closed: none, nothing persisted) */
 	size_t file_bytes;
 	bool unsynced;      /* 'D' records written since the last fdatasync */
 	uint64_t now_ms;    /* the caller's clock at the last call */
