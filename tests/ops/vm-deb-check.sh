@@ -84,8 +84,16 @@ exec 3<&- 4<&-
 check umount sh -c 'umount /mnt/v3 && umount /mnt/v4'
 
 # ---- purge (remove, then purge: one dpkg run, each a minute under TCG) ----
+PID2=$(main_pid)
 check purge dpkg --purge rnfsd-ceph rnfsd
 check stopped is inactive systemctl is-active rnfsd
+# (diagnostics: a daemon that did not exit, thread by thread)
+if [ -d /proc/$PID2 ]; then
+	for t in /proc/$PID2/task/*; do
+		echo "@@ task $t $(cat $t/comm) state $(cut -d' ' -f3 $t/stat) wchan $(cat $t/wchan)"
+		sed 's/^/@@   /' $t/stack
+	done
+fi
 check purged sh -c '! dpkg-query -W -f="\${Status}" rnfsd 2>/dev/null | grep -q installed'
 check state_gone sh -c "! test -e $STATE"
 check conf_gone sh -c '! test -e /etc/rnfsd'
