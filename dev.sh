@@ -12,6 +12,8 @@ BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverb
 TEST_PKGS="libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev $CEPH_PKGS"
 # The VM test bed (tests/vm/README.md): qemu, Debian's 6.1 kernel, soft-RoCE user space, knfsd as baseline.
 VM_PKGS="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio iproute2 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest fio nfs-kernel-server nfs-common nftables attr e2fsprogs"
+# debian/: the packages, built and checked by tests/ops/deb-build.sh (the ops_vm_deb test).
+DEB_PKGS="dpkg-dev debhelper lintian"
 # bench/ (not a test): nfs-ganesha as the second baseline server, valgrind and perf for the microbenchmark.
 BENCH_PKGS="nfs-ganesha nfs-ganesha-vfs valgrind linux-perf"
 
@@ -61,7 +63,7 @@ PY
 
 case "${1:-}" in
 deps)
-	install_pkgs $BUILD_PKGS $TEST_PKGS $VM_PKGS $BENCH_PKGS ;;
+	install_pkgs $BUILD_PKGS $TEST_PKGS $VM_PKGS $DEB_PKGS $BENCH_PKGS ;;
 build)
 	install_pkgs $BUILD_PKGS
 	build build ;;
@@ -71,7 +73,7 @@ run)
 	build build
 	exec ./build/rnfsd -f "$@" ;;
 test)
-	install_pkgs $BUILD_PKGS $TEST_PKGS $VM_PKGS
+	install_pkgs $BUILD_PKGS $TEST_PKGS $VM_PKGS $DEB_PKGS
 	build build
 	rm -f build/meson-logs/vm.json build/meson-logs/host.json build-asan/meson-logs/asan.json
 	# Two lanes, so the second core works while a qemu guest (TCG, about 1.2 of the 2 cores)

@@ -14,13 +14,7 @@ ADDR=192.0.2.1
 EX=/srv/rnfsd-vm
 RNFSCTL=$BUILD/daemon/rnfsctl
 
-up() { cut -d' ' -f1 /proc/uptime; }
-pass() { echo "@@ PASS $1"; echo "@@ t=$(up)s"; }
-fail() { echo "@@ FAIL $1: $2"; echo "@@ t=$(up)s"; }
-check() { # check NAME COMMAND... : PASS if the command succeeds
-	name=$1; shift
-	if out=$("$@" 2>&1); then pass "$name"; else fail "$name" "$(echo "$out" | tail -n 3 | tr '\n' ' ')"; fi
-}
+. "$SRC/tests/ops/vm-check-lib.sh"
 status_text() { systemctl show -p StatusText --value rnfsd; }
 wait_status() { # wait_status REGEX: StatusText matches within 20 s
 	i=0

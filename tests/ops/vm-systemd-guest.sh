@@ -3,6 +3,8 @@
 # boots the real systemd with only rnfsd-vmcheck.service as its goal. That
 # unit (vm-systemd-check.sh) starts rnfsd.service - this build's unit file,
 # hardening and all - and checks Type=notify, reload, stats and clients.
+# With vmarg_scenario=deb it runs vm-deb-check.sh instead, and the unit comes
+# from the package that script installs.
 # Arguments come on the kernel command line: vmarg_build=DIR vmarg_src=DIR.
 mount -t proc proc /proc 2>/dev/null
 for a in $(cat /proc/cmdline); do
@@ -10,14 +12,19 @@ for a in $(cat /proc/cmdline); do
 	vmarg_build=*) BUILD=${a#vmarg_build=} ;;
 	vmarg_src=*) SRC=${a#vmarg_src=} ;;
 	vmarg_origbuild=*) ORIGBUILD=${a#vmarg_origbuild=} ;;
+	vmarg_scenario=*) SCENARIO=${a#vmarg_scenario=} ;;
 	esac
 done
 echo "@@ GUEST UP build=$BUILD src=$SRC"
 
+SCENARIO=${SCENARIO:-systemd}
 # The unit under test: ExecStart points to this build's rnfsd.
-mkdir -p /etc/systemd/system /etc/rnfsd
-# (the build dir may have been staged elsewhere: vm-systemd.sh)
-sed "s|${ORIGBUILD:-$BUILD}|$BUILD|g" "$BUILD/systemd/rnfsd-verify.service" > /etc/systemd/system/rnfsd.service
+mkdir -p /etc/systemd/system
+if [ "$SCENARIO" = systemd ]; then
+	mkdir -p /etc/rnfsd
+	# (the build dir may have been staged elsewhere: vm-systemd.sh)
+	sed "s|${ORIGBUILD:-$BUILD}|$BUILD|g" "$BUILD/systemd/rnfsd-verify.service" > /etc/systemd/system/rnfsd.service
+fi
 cat > /etc/systemd/system/rnfsd-vmcheck.service <<EOF
 [Unit]
 Description=rnfsd checks under systemd
@@ -27,7 +34,7 @@ FailureAction=poweroff-force
 [Service]
 Type=oneshot
 Environment=BUILD=$BUILD SRC=$SRC
-ExecStart=/bin/sh $SRC/tests/ops/vm-systemd-check.sh
+ExecStart=/bin/sh $SRC/tests/ops/vm-$SCENARIO-check.sh
 StandardOutput=tty
 StandardError=tty
 TTYPath=/dev/ttyS0
