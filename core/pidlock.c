@@ -55,8 +55,8 @@ void pidlock_update(struct pidlock *l)
 		return;
 	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
 	/* Write first, then cut: a reader never sees an empty file after the first write. */
-	if (pwrite(l->fd, buf, (size_t)n, 0) == n)
-		(void)ftruncate(l->fd, n);
+	if (pwrite(l->fd, buf, (size_t)n, 0) == n && ftruncate(l->fd, n) != 0)
+		return; /* a stale tail after the newline: the pid still reads first */
 }
 
 int pidlock_acquire(struct pidlock *l, const char *path, pid_t *holder, char *err, size_t errlen)
