@@ -88,8 +88,8 @@ check_rdma_lock_blocking() {
 	local out n0 i
 	rm -f "$SCRATCH"/y*
 	n0=$(granted_count)
-	out=$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 100" "touch $SCRATCH/y1" "sleep 3" "un 0 100" &
-		rclk "wait $SCRATCH/y1" "exw 50 10" "un 50 10"; wait)
+	out=$(python3 "$LOCKCTL" "$EXPORT/$F" "ex 0 100" "touch $SCRATCH/y1" "wait $SCRATCH/y0" "sleep 3" "un 0 100" &
+		rclk "wait $SCRATCH/y1" "touch $SCRATCH/y0" "exw 50 10" "un 50 10"; wait)
 	echo "$out"
 	expect_granted_wait "$out" "blocking lock over RDMA" "the blocking lock did not wait for the holder" \
 		"the client's poll, not rnfsd's GRANTED"
