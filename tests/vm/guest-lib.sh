@@ -82,7 +82,9 @@ guest_base() {
 	mkdir -p /var/lib/rnfsd /var/lib/nfs
 	mount -t tmpfs -o mode=0700 tmpfs /var/lib/rnfsd
 	mount -t tmpfs -o mode=0755 tmpfs /var/lib/nfs
-	mkdir -p /run/lock /var/lib/nfs/sm /var/lib/nfs/v4recovery /run/netns
+	# sm-notify moves sm/'s records to sm.bak/ and notifies what sm.bak/ holds:
+	# without sm.bak/ it tells no one (tried: no client reclaimed after a restart).
+	mkdir -p /run/lock /var/lib/nfs/sm /var/lib/nfs/sm.bak /var/lib/nfs/v4recovery /run/netns
 	rm -rf "$SCRATCH" "$GUEST_LOGDIR"
 	mkdir -p "$SCRATCH" "$GUEST_LOGDIR" "$MNT"
 	hostname vmguest
