@@ -13,7 +13,8 @@
  * answered PROG_UNAVAIL there); NLM and NFSv4.0 locks on one file (NFSv4 is served here too)
  * refusing each other both ways, a blocked NLM lock granted after the NFSv4
  * LOCKU (the retry poll sees the backend release), each then taking the
- * other's range; a restart with a grace period in which only reclaims pass.
+ * other's range; a restart with a grace period in which only reclaims pass,
+ * and the next restart holding none for the NFSv4 client that did not reclaim.
  *
  * The daemon asks the client's rpcbind for the lockd port; here the client is
  * 127.0.0.1, whose port 111 belongs to the host, so the daemon is pointed at
@@ -865,6 +866,39 @@ static void grace(void)
 	raw_close(&c);
 }
 
+/*
+ * Issue 23: the NFSv4.0 client recorded before grace() never came back, and no
+ * NFSv4 call came in its grace period (only NLM): the term still ends on time
+ * (RFC 8881 §8.4.2) and the client's record goes with it, so the next start
+ * holds no grace period for it, and a new NLM lock is granted at once
+ * (grace-period = 0: NLM's own term off). Before, the record stayed and every
+ * restart of an NFSv3-only server refused new locks for [nfsv4] grace-time.
+ */
+static void grace_ended_idle(void)
+{
+	unsigned held = hx_log_count(&env, "nfs4: grace period of");
+	struct raw_conn c;
+	double t0 = hx_now();
+
+	hx_section("the NFSv4 term ends without NFSv4 calls: no grace period for its client at the next start");
+	/* the end of grace()'s 3 s term, logged by the lease timer (no NFSv4 call comes) */
+	while (hx_log_count(&env, "nfs4: grace period over") == 0 && hx_now() - t0 < 30)
+		usleep(100000);
+	CHECK_EQ(hx_log_count(&env, "nfs4: grace period over (grace-time elapsed); 1 client(s)"), 1,
+		 "the NFSv4 term ended with no NFSv4 call: the client that did not reclaim is dropped");
+	hx_daemon_stop(&env);
+	env.rnfsd_extra = "grace-period = 0\n";
+	CHECK(hx_write_config(&env) == 0, "rnfsd.conf with grace-period = 0");
+	CHECK(hx_append_config(&env, "[nfsv4]\ngrace-time = 3\n") == 0, "[nfsv4] grace-time = 3");
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "NLM connection after the restart"))
+		return;
+	CHECK_EQ(hx_log_count(&env, "nfs4: grace period of"), held,
+		 "no NFSv4 grace period for the client that did not reclaim in the last one");
+	CHECK_EQ(nlm_lock(&c, &B, false, true, 7000, 10, "i1"), GRANTED, "B: a new LOCK at once: granted");
+	CHECK_EQ(nlm_unlock_or_cancel(&c, P_UNLOCK, &B, false, 7000, 10), GRANTED, "B: unlock");
+	raw_close(&c);
+}
+
 /* nlm = no: the program is not served (a kernel lock manager keeps it). */
 static void disabled(void)
 {
@@ -935,6 +969,7 @@ int main(int argc, char **argv)
 	nfs4_locks(&c);
 	raw_close(&c);
 	grace();
+	grace_ended_idle();
 	disabled();
 	CHECK(hx_daemon_alive(&env), "daemon still running");
 	hx_daemon_stop(&env);

@@ -73,7 +73,18 @@ guest_base() {
 	mount -t tmpfs tmpfs /run
 	# /tmp is left as the overlay (writable, tmpfs-backed) so that a build
 	# directory under the host's /tmp stays visible.
-	mkdir -p /run/lock /var/lib/nfs/sm /var/lib/nfs/v4recovery /run/netns
+	# A fresh machine's state: the host's / is the overlay's lower layer, live, so
+	# rnfsd's state-dir and statd's directory would otherwise show what rnfsd or
+	# statd on the host recorded (even during this boot: dev.sh test runs the host
+	# suites beside the VM suite). Issue 23: a previous boot's NFSv4 client
+	# record there makes the guest's rnfsd hold a 90 s grace period at start
+	# (new NLM locks wait for it), statd's records the same through NLM's term.
+	mkdir -p /var/lib/rnfsd /var/lib/nfs
+	mount -t tmpfs -o mode=0700 tmpfs /var/lib/rnfsd
+	mount -t tmpfs -o mode=0755 tmpfs /var/lib/nfs
+	# sm-notify moves sm/'s records to sm.bak/ and notifies what sm.bak/ holds:
+	# without sm.bak/ it tells no one (tried: no client reclaimed after a restart).
+	mkdir -p /run/lock /var/lib/nfs/sm /var/lib/nfs/sm.bak /var/lib/nfs/v4recovery /run/netns
 	rm -rf "$SCRATCH" "$GUEST_LOGDIR"
 	mkdir -p "$SCRATCH" "$GUEST_LOGDIR" "$MNT"
 	hostname vmguest

@@ -249,6 +249,7 @@ void nfs4_session_tick(void)
 		nfs4_ctab_expire(&nfs4_st, now);
 		nfs4_copy_async_tick((uint64_t)nfs4_lease * 1000u);
 		nfs4_lock_notify_tick(now, nfs4_lease);
+		nfs4_recovery_tick();
 	}
 }
 

@@ -417,6 +417,17 @@ void nfs4_recovery_stop(void)
 	rec_server_ready = false;
 }
 
+/* RFC 8881 §8.4.2: once the grace period is over, the previous boot's clients
+ * that did not reclaim lose their records. The term is otherwise ended by an
+ * NFSv4 call; with none (an NFSv3-only site) their records stayed in the file
+ * and the next start held a grace period for them again, NLM's new locks
+ * included (core/grace.h; issue 23). */
+void nfs4_recovery_tick(void)
+{
+	if (rec_server_ready)
+		(void)nfs4_rec_in_grace(&rec_server, grace_now_ms());
+}
+
 struct nfs4_recovery *nfs4_recovery_server(void)
 {
 	return rec_server_ready ? &rec_server : NULL;

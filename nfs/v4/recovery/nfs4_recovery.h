@@ -132,6 +132,8 @@ unsigned nfs4_recovery_start(const char *state_dir, unsigned grace_s);
 void nfs4_recovery_max_clients(unsigned n);
 void nfs4_recovery_stop(void);
 struct nfs4_recovery *nfs4_recovery_server(void);
+/* The lease timer, every second: ends the term on time when no NFSv4 client calls (issue 23). */
+void nfs4_recovery_tick(void);
 
 /*
  * The grace period's verdict for an operation of a client (owner: its
