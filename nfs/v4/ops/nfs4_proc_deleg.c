@@ -32,13 +32,15 @@ static bool dl_ready;
 static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
 static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
+static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
 static struct log_limit dl_limit;
 static const struct nfs_deleg_hook dl_hook;
 
-void nfs4_deleg_init(uint32_t boot)
+void nfs4_deleg_init(uint32_t boot, uint32_t lease)
 {
 	pthread_mutex_lock(&dl_mu);
 	nfs4_dtab_init(&dl_tab, boot);
+	dl_lease = lease;
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
@@ -145,9 +147,9 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 
 	if (!dl_ready || !atomic_load(&dl_count))
 		return NFS4_OK; /* nothing delegated: no lock taken */
-	now = nfs4_session_now();
+	now = nfs4_now();
 	before = dl_lock();
-	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, now, nfs4_lease_time(), r,
+	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, now, dl_lease, r,
 				  DL_RECALLS_PER_CALL, &n);
 	dl_unlock(before);
 	send_recalls(r, n);
@@ -188,7 +190,7 @@ static void recall_any(uint64_t now)
 	unsigned n;
 
 	pthread_mutex_lock(&dl_mu);
-	if (dl_tab.count < NFS4_DELEG_PRESSURE || now < dl_recall_any_at + nfs4_lease_time()) {
+	if (dl_tab.count < NFS4_DELEG_PRESSURE || now < dl_recall_any_at + dl_lease) {
 		pthread_mutex_unlock(&dl_mu);
 		return;
 	}
@@ -271,7 +273,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 		return; /* open_deleg() answered these */
 	ask.cb_up = cb_usable(clientid);
 	ask.file_locked = ask.cb_up && file_locked(df->fs, df->f); /* no cb path: no grant, no need to ask */
-	nfs4_stab_file_others(nfs4_session_stab(), fkey, fkey_len, clientid, &ask.others_open, &ask.others_write);
+	nfs4_stab_file_others(&nfs4_srv(x)->stab, fkey, fkey_len, clientid, &ask.others_open, &ask.others_write);
 	unsigned before = dl_lock();
 
 	g = nfs4_dtab_decide(&dl_tab, fkey, fkey_len, &ask, &why);
@@ -284,7 +286,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 	g = grant_watched(df, clientid, g, r, &why);
 	if (g != NFS4_DL_GRANT_NONE) {
 		r->deleg = g == NFS4_DL_GRANT_WRITE ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ;
-		recall_any(nfs4_session_now());
+		recall_any(nfs4_now());
 	} else if (x->minorversion >= 1 && ask.want != OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE) {
 		/* RFC 8881 §18.16.3: a want not met says why. */
 		r->deleg = OPEN_DELEGATE_NONE_EXT;
@@ -349,13 +351,13 @@ uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
 
 	if (!dl_ready || !atomic_load(&dl_count))
 		return 0;
-	uint64_t now = nfs4_session_now();
+	uint64_t now = nfs4_now();
 	unsigned before = dl_lock();
 
 	/* RFC 8881 §10.4.6: recalls not answered within a lease are revoked now
 	 * (not only when the conflicting client retries), and §18.46.3 tells
 	 * the holder until it frees them. */
-	(void)nfs4_dtab_expire(&dl_tab, now, nfs4_lease_time());
+	(void)nfs4_dtab_expire(&dl_tab, now, dl_lease);
 	if (nfs4_dtab_client_revoked(&dl_tab, clientid))
 		flags = SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
 	dl_unlock(before);
