@@ -68,6 +68,7 @@
 #include "core/workers.h"
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_setup.h"
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/compound/nfs4_stats.h"
 #include "nlm/nlm.h"

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_setup.h"
 #include "nfs/v4/xdr/nfs4_sattr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

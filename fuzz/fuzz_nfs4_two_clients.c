@@ -58,6 +58,7 @@
 #include "conf/exports.h"
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_setup.h"
 #include "nfs/v4/state/nfs4_clients.h"
 #include "nfs/v4/state/nfs4_stateid.h"
 #include "nfs/v4/compound/nfs4_stats.h"

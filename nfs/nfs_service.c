@@ -18,7 +18,7 @@
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
-#include "nfs/v4/nfs4_server.h"
+#include "nfs/v4/nfs4_setup.h"
 #include "nfs/v4/compound/nfs4_stats.h"
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"

@@ -3,7 +3,14 @@
  * operation shares (struct nfs4_svc, objects, the pseudo file system's glue),
  * and a map of nfs/v4/. A call flows xdr/ -> compound/ -> ops/ -> state/ and
  * the backend; cb/ sends calls the other way; recovery/ keeps what survives
- * a restart.
+ * a restart. The server's live state (nfs4_server.h) is owned by the NFS
+ * service (nfs/nfs_service.c) and reaches the operations through the
+ * COMPOUND's service state (nfs4_srv(x)), never through a global.
+ *
+ * nfs4_server.c         the live state (struct nfs4_server): client table, open state table, their
+ *                       settings, the server's name; lease expiry
+ * nfs4_setup.c          setting it up and releasing it for its owner (the NFS service): the hooks
+ *                       into the modules below, the lease-expiry timer
  *
  * xdr/       the wire format, pure
  *   nfs4_const.h        protocol numbers (operations, nfsstat4, attributes)
@@ -16,12 +23,15 @@
  *   nfs4_sattr.c        fattr4 in: what a client sets -> struct be_sattr
  *   nfs4_owner.c        owner/owner_group strings <-> ids
  * compound/  the engine
- *   nfs4_compound.c     decode, run and encode each operation; the per-worker arena
- *   nfs4_op_table.c     the operation table and the RPC program (NULL, COMPOUND)
+ *   nfs4_compound.c     decode, run and encode each operation; the per-worker arena (pure)
+ *   nfs4_op_table.c     the operation table with each operation's flags, and the RPC program
+ *                       (NULL, COMPOUND: the server it acts on, the counters it feeds)
  *   nfs4_stats.c        per-operation counters and state gauges
  * ops/       the operations, over state/ and the backend
- *   nfs4_call.c         one COMPOUND's service state: exports, handles -> objects;
- *                       errno -> nfsstat4
+ *   nfs4_call.c         one COMPOUND's service state: the server, exports, handles -> objects;
+ *                       errno -> nfsstat4; the caller's identity, the grace verdict
+ *   nfs4_sid.c          the stateid helpers the operations share: current stateid, resolving,
+ *                       whose client, lease renewal, 4.0 seqid verdicts
  *   nfs4_pseudo.c       the pseudo file system's namespace (pure)
  *   nfs4_proc_fh.c      PUTFH, GETFH, SAVEFH, RESTOREFH
  *   nfs4_proc_ns.c      PUTROOTFH, PUTPUBFH, LOOKUP, LOOKUPP, SECINFO(_NO_NAME)
@@ -31,7 +41,7 @@
  *   nfs4_dirlock.c      one change at a time per directory (atomic change_info4)
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
  *   nfs4_proc_state.c   SETCLIENTID(_CONFIRM), RENEW, OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE,
- *                       TEST_STATEID, FREE_STATEID; resolving a stateid
+ *                       TEST_STATEID, FREE_STATEID
  *   nfs4_proc_open.c    OPEN
  *   nfs4_proc_io.c      READ, WRITE, COMMIT
  *   nfs4_proc_lock.c    LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
@@ -157,7 +167,7 @@ uint32_t nfs_errno_to_nfsstat4(int err);
 extern const struct nfs4_op nfs4_ops[NFS4_OP_COUNT];
 /* Program 100003 version 4: NULL and COMPOUND (RFC 7530 §16.1, §16.2). */
 extern const struct rpc_version nfs4_version;
-/* Before serving: the server every COMPOUND acts on (the NFS service's, nfs/common/service.c). */
+/* Before serving: the server every COMPOUND acts on (the NFS service's, nfs/nfs_service.c). */
 void nfs4_program_serve(struct nfs4_server *srv);
 /* COMPOUND's execute step with another operation table (tests). */
 enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op *ops);
@@ -322,7 +332,7 @@ struct nfs4_open_op_res {
 
 /* ---- nfs4_proc_deleg.c: delegations (RFC 8881 §10.4; the table: nfs4_deleg.h) ---- */
 
-/* nfs4_server_init(): the table (its stateids name the boot time), the lease a recall waits. */
+/* nfs4_server_init() (nfs4_setup.c): the table (its stateids name the boot time), the lease a recall waits. */
 void nfs4_deleg_init(uint32_t boot, uint32_t lease);
 /* [nfsv4] delegations (default no). */
 void nfs4_deleg_configure(bool enabled);

@@ -154,12 +154,7 @@ void nfs4_stats_state(struct nfs4_stats_snap *out)
 	out->locks = gauge(NFS4_STAT_LOCKS);
 	if (nfs4_stats_srv)
 		nfs4_stats_tables(nfs4_stats_srv, out);
-	out->delegations = gauge(NFS4_STAT_DELEGATIONS);
-	{
-		uint64_t held;
-
-		nfs4_deleg_stats(&held, &out->recalls, &out->returned, &out->revoked);
-	}
+	nfs4_deleg_stats(&out->delegations, &out->recalls, &out->returned, &out->revoked);
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {

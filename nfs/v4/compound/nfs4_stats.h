@@ -22,7 +22,6 @@ struct nfs4_server;
 enum nfs4_stat_gauge {
 	NFS4_STAT_OPENS,       /* open stateids held */
 	NFS4_STAT_LOCKS,       /* lock stateids held */
-	NFS4_STAT_DELEGATIONS, /* delegations held */
 	NFS4_STAT_GAUGES
 };
 

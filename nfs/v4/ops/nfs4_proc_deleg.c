@@ -10,6 +10,10 @@
  * TEST_STATEID and FREE_STATEID. NFSv3 and NLM reach the recall through
  * the hook of nfs/common (nfs_deleg_hook_set(), set when the table starts).
  *
+ * The table is set up with the server's live state (nfs4_deleg_init() from
+ * nfs4_setup.c: the boot time, the lease a recall waits); the stats read its
+ * counts (nfs4_deleg_stats()).
+ *
  * Lock order: nothing is called with dl_mu held but the pure table; the
  * client records' lock may be held when nfs4_deleg_client_gone() takes it.
  */
@@ -21,7 +25,6 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/state/nfs4_deleg.h"
-#include "nfs/v4/compound/nfs4_stats.h"
 
 #define DL_RECALLS_PER_CALL 4u
 #define DL_RECALL_ANY_TARGETS 16u
@@ -57,31 +60,26 @@ bool nfs4_deleg_enabled(void)
 	return atomic_load(&dl_enabled);
 }
 
-static unsigned dl_lock(void)
+static void dl_lock(void)
 {
 	pthread_mutex_lock(&dl_mu);
-	return dl_tab.count;
 }
 
-/* Unlock; the delegations gauge follows the table. */
-static void dl_unlock(unsigned before)
+/* Unlock; the lock-free count follows the table (the stats read the table: nfs4_deleg_stats()). */
+static void dl_unlock(void)
 {
-	unsigned now = dl_tab.count;
-
-	atomic_store(&dl_count, now);
+	atomic_store(&dl_count, dl_tab.count);
 	pthread_mutex_unlock(&dl_mu);
-	if (now != before)
-		nfs4_stats_state_add(NFS4_STAT_DELEGATIONS, (int64_t)now - (int64_t)before);
 }
 
 void nfs4_deleg_client_gone(uint64_t clientid)
 {
 	if (!dl_ready || !atomic_load(&dl_count))
 		return;
-	unsigned before = dl_lock();
+	dl_lock();
 
 	nfs4_dtab_purge_client(&dl_tab, clientid);
-	dl_unlock(before);
+	dl_unlock();
 }
 
 uint64_t nfs4_deleg_caller(const struct nfs4_ctx *x)
@@ -142,16 +140,16 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 {
 	struct nfs4_dl_recall r[DL_RECALLS_PER_CALL];
 	uint64_t now;
-	unsigned n, before;
+	unsigned n;
 	bool wait;
 
 	if (!dl_ready || !atomic_load(&dl_count))
 		return NFS4_OK; /* nothing delegated: no lock taken */
 	now = nfs4_now();
-	before = dl_lock();
+	dl_lock();
 	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, now, dl_lease, r,
 				  DL_RECALLS_PER_CALL, &n);
-	dl_unlock(before);
+	dl_unlock();
 	send_recalls(r, n);
 	/* RFC 8881 §10.4.1 (RFC 7530 §10.4.1): the conflicting request waits for the return. */
 	return wait ? NFS4ERR_DELAY : NFS4_OK;
@@ -242,10 +240,10 @@ static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64
 	if (g == NFS4_DL_GRANT_NONE || nfs4_deleg_watch(df->fs, df->o, df->fkey, df->fkey_len,
 							g == NFS4_DL_GRANT_WRITE) == 0)
 		return g;
-	unsigned before = dl_lock();
+	dl_lock();
 
 	nfs4_dtab_ungrant(&dl_tab, &r->dsid);
-	dl_unlock(before);
+	dl_unlock();
 	log_limited(&dl_limit, LOG_NOTICE, "nfs4: no delegation for client %llx: the file cannot be watched",
 		    (unsigned long long)clientid);
 	*why = NFS4_DL_WHY_RESOURCE;
@@ -274,7 +272,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 	ask.cb_up = cb_usable(clientid);
 	ask.file_locked = ask.cb_up && file_locked(df->fs, df->f); /* no cb path: no grant, no need to ask */
 	nfs4_stab_file_others(&nfs4_srv(x)->stab, fkey, fkey_len, clientid, &ask.others_open, &ask.others_write);
-	unsigned before = dl_lock();
+	dl_lock();
 
 	g = nfs4_dtab_decide(&dl_tab, fkey, fkey_len, &ask, &why);
 	if (g != NFS4_DL_GRANT_NONE && !nfs4_dtab_grant(&dl_tab, clientid, fkey, fkey_len,
@@ -282,7 +280,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 		g = NFS4_DL_GRANT_NONE;
 		why = NFS4_DL_WHY_RESOURCE;
 	}
-	dl_unlock(before);
+	dl_unlock();
 	g = grant_watched(df, clientid, g, r, &why);
 	if (g != NFS4_DL_GRANT_NONE) {
 		r->deleg = g == NFS4_DL_GRANT_WRITE ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ;
@@ -298,10 +296,10 @@ uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, con
 {
 	if (!dl_ready || !nfs4_dtab_is_deleg(sid))
 		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
+	dl_lock();
 	uint32_t status = nfs4_dtab_check_claim(&dl_tab, clientid, sid, fkey, fkey_len);
 
-	dl_unlock(before);
+	dl_unlock();
 	return status;
 }
 
@@ -310,10 +308,10 @@ uint32_t nfs4_deleg_check_io(uint64_t clientid, const struct nfs4_stateid *sid, 
 {
 	if (!dl_ready)
 		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
+	dl_lock();
 	uint32_t status = nfs4_dtab_check_io(&dl_tab, clientid, sid, minor, fkey, fkey_len, access);
 
-	dl_unlock(before);
+	dl_unlock();
 	return status;
 }
 
@@ -323,10 +321,10 @@ static uint32_t dl_sid_call(uint32_t (*fn)(struct nfs4_dtab *t, uint64_t clienti
 {
 	if (!dl_ready)
 		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
+	dl_lock();
 	uint32_t status = fn(&dl_tab, clientid, sid);
 
-	dl_unlock(before);
+	dl_unlock();
 	return status;
 }
 
@@ -352,7 +350,7 @@ uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
 	if (!dl_ready || !atomic_load(&dl_count))
 		return 0;
 	uint64_t now = nfs4_now();
-	unsigned before = dl_lock();
+	dl_lock();
 
 	/* RFC 8881 §10.4.6: recalls not answered within a lease are revoked now
 	 * (not only when the conflicting client retries), and §18.46.3 tells
@@ -360,7 +358,7 @@ uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
 	(void)nfs4_dtab_expire(&dl_tab, now, dl_lease);
 	if (nfs4_dtab_client_revoked(&dl_tab, clientid))
 		flags = SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
-	dl_unlock(before);
+	dl_unlock();
 	return flags;
 }
 
@@ -383,10 +381,10 @@ uint32_t nfs4_delegreturn_exec(struct nfs4_ctx *x, void *args, void *res)
 		nfs4_stateid_renew(x, &sid);
 	if (!dl_ready)
 		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
+	dl_lock();
 
 	status = nfs4_dtab_return(&dl_tab, clientid, x->minorversion, &sid, x->cur.fh.data, x->cur.fh.len);
-	dl_unlock(before);
+	dl_unlock();
 	return status;
 }
 

@@ -82,8 +82,8 @@ uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res)
 	r->back = a->back;
 	r->sequence = a->sequence;
 	/* RFC 8881 §8.4.3: a client is recorded (stable) before it is confirmed (the stable hook). */
-	status = nfs4_create_session(&nfs4_srv(x)->ctab, a->clientid, a->sequence, &r->fore, &r->back, nfs4_principal(x), now,
-				     r->sessionid);
+	status = nfs4_create_session(&nfs4_srv(x)->ctab, a->clientid, a->sequence, &r->fore, &r->back,
+				     nfs4_principal(x), now, r->sessionid);
 	if (status == NFS4_OK)
 		r->flags = nfs4_cb_create_session(x, a, r->sessionid);
 	return status;
