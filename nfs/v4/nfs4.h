@@ -354,6 +354,13 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 /* nfs4_deleg_watch.c: watch the delegated file for local processes' changes
  * (write: its being opened); their event recalls its delegations. errno. */
 int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len, bool write);
+/* What the watches ask of the delegations, given once by nfs4_deleg_init(): whether a file still has
+ * delegations (its watch may go), and to recall them when a local process changed it. */
+struct nfs4_deleg_watch_hooks {
+	bool (*held)(const uint8_t *fkey, uint32_t fkey_len);
+	void (*changed)(const uint8_t *fkey, uint32_t fkey_len);
+};
+void nfs4_deleg_watch_hooks(const struct nfs4_deleg_watch_hooks *h);
 /* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 and NLM reach it through nfs/common's nfs_deleg_recall()). */
 /* REMOVE, RENAME: the same for the regular file dir/name, if there is one. */
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name);

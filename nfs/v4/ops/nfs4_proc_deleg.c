@@ -38,6 +38,7 @@ static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (secon
 static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
 static struct log_limit dl_limit;
 static const struct nfs_deleg_hook dl_hook;
+static const struct nfs4_deleg_watch_hooks dl_watch_hooks;
 
 void nfs4_deleg_init(uint32_t boot, uint32_t lease)
 {
@@ -48,6 +49,7 @@ void nfs4_deleg_init(uint32_t boot, uint32_t lease)
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
 	(void)nfs_deleg_hook_set(&dl_hook); /* NFSv3's and NLM's conflicts come here from now on */
+	nfs4_deleg_watch_hooks(&dl_watch_hooks); /* and local processes' changes of delegated files */
 }
 
 void nfs4_deleg_configure(bool enabled)
@@ -430,3 +432,12 @@ static const struct nfs_deleg_hook dl_hook = {
 	.recall = hook_recall,
 	.recall_at = hook_recall_at,
 };
+
+/* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,
+ * as a conflicting call from no client would (RFC 8881 §10.4.1). */
+static void watch_changed(const uint8_t *fkey, uint32_t fkey_len)
+{
+	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
+}
+
+static const struct nfs4_deleg_watch_hooks dl_watch_hooks = { .held = nfs4_deleg_held, .changed = watch_changed };
