@@ -68,6 +68,7 @@
 #include "core/workers.h"
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_setup.h"
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/compound/nfs4_stats.h"
 #include "nlm/nlm.h"
@@ -638,8 +639,7 @@ static void fd_budget_apply(void)
 	fd_budget_derive(&in, &d.budget);
 	be_local_configure(&(struct be_local_settings){ .lock_descriptions = d.budget.lock_descs,
 							.file_cache = d.budget.file_cache });
-	nfs4_session_state_limits(d.budget.open_files, d.budget.open_files_per_client,
-				  d.budget.lock_owners_per_client);
+	nfs_service_nfs4_bounds(d.budget.open_files, d.budget.open_files_per_client, d.budget.lock_owners_per_client);
 	nlm_configure(d.budget.nlm_locks_per_host);
 	log_info("descriptors: RLIMIT_NOFILE %llu, %u kept for connections and the daemon, file cache %u; NFSv4 open "
 		 "files %u (%u per client), lock descriptions %u (NFSv4 lock owners %u per client, NLM %u per host)",
@@ -848,7 +848,7 @@ int main(int argc, char **argv)
 	if (d.cfg.nfsv4 && nfs4_cb_start(d.loop) != 0)
 		goto err_xprts;
 	/* NFSv4 leases expire on a timer, not only when some client calls (nfs/v4/nfs4.h). */
-	if (d.cfg.nfsv4 && nfs4_expiry_start(d.loop) != 0)
+	if (d.cfg.nfsv4 && nfs4_expiry_start(nfs_service_nfs4(), d.loop) != 0)
 		goto err_xprts;
 	rpc_inline_configure(d.cfg.inline_calls);
 	if (xprts_start() != 0)
@@ -878,7 +878,7 @@ int main(int argc, char **argv)
 
 	rc = loop_run(d.loop) == 0 ? 0 : 1;
 	nfs4_cb_stop(); /* callbacks in flight dropped; their connections let go */
-	nfs4_expiry_stop();
+	nfs4_expiry_stop(nfs_service_nfs4());
 
 	rpc_rpcbind_unregister(); /* what was registered, if anything */
 	stats_stop();
@@ -889,7 +889,7 @@ int main(int argc, char **argv)
 err_workers:
 err_xprts:
 	nfs4_cb_stop(); /* idempotent */
-	nfs4_expiry_stop();
+	nfs4_expiry_stop(nfs_service_nfs4());
 	xprts_free();
 	nlm_stop(); /* after the workers: no NLM call runs; its locks released */
 	nfs_service_shutdown();

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_setup.h"
 #include "nfs/v4/xdr/nfs4_sattr.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct nfs4_op ops[NFS4_OP_COUNT];
 static struct nfs4_arena arena;
 static struct nfs4_svc svc;
+static struct nfs4_server srv; /* the live state EXCHANGE_ID, CREATE_SESSION, DESTROY_* act on */
 static uint8_t reply[16384];
 
 static uint32_t exec_ok(struct nfs4_ctx *x, void *args, void *res)
@@ -47,7 +49,7 @@ static void init_once(void)
 		return;
 	done = 1;
 	nfs_fh_key_set(key);
-	nfs4_session_init();
+	nfs4_server_init(&srv, NULL);
 	memcpy(ops, nfs4_ops, sizeof(ops));
 	ops[OP_SEQUENCE] = (struct nfs4_op){ .name = "SEQUENCE", .execute = exec_ok };
 }
@@ -124,7 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	arena.ctx.priv = &svc;
 	xdr_dec_init(&d, data + 1, size - 1);
 	xdr_enc_init(&e, reply, sizeof(reply));
-	nfs4_svc_begin(&svc, NULL);
+	nfs4_svc_begin(&svc, &srv, NULL);
 	enum nfs4_compound_outcome out = nfs4_compound_run(&arena, &d, &e, &status);
 	nfs4_svc_end(&svc);
 	if (out != NFS4_COMPOUND_DONE)

@@ -32,7 +32,7 @@
  *     can; a 4.0 client's stateids act for it in anyone's hands, as in
  *     knfsd), and TEST_STATEID from the other client never finds it
  *     (nfs4_stab_test());
- * and after the input, with every client gone (nfs4_session_release()):
+ * and after the input, with every client gone (nfs4_server_release()):
  * the open and lock gauges are back to zero and no descriptor leaked (the
  * backend's file cache may keep one per file of the export, no more).
  *
@@ -58,6 +58,7 @@
 #include "conf/exports.h"
 #include "nfs/nfs.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_setup.h"
 #include "nfs/v4/state/nfs4_clients.h"
 #include "nfs/v4/state/nfs4_stateid.h"
 #include "nfs/v4/compound/nfs4_stats.h"
@@ -88,6 +89,8 @@ static struct {
 	struct rpc_call call;
 	uint8_t *req, *reply, *payload;
 	struct nfs_fh root_fh, file_fh;
+	struct nfs4_server *srv;       /* the service's NFSv4 state (nfs_service_nfs4()) */
+	struct nfs4_server_cfg srv_cfg; /* its settings, for the fresh one of each input */
 	uint32_t boot;
 	struct nfs4_stateid sids[SIDS];
 	uint8_t sid_owner[SIDS]; /* which client's reply showed it */
@@ -390,6 +393,10 @@ static void init_once(void)
 	cfg.nfsv4_grace_time = 0;
 	if (nfs_service_init(&cfg, &tbl) < 0)
 		abort();
+	F.srv = nfs_service_nfs4(); /* the service's NFSv4 state, set up afresh per input */
+	if (!F.srv)
+		abort();
+	F.srv_cfg = F.srv->cfg;
 	atexit(cleanup);
 	F.req = malloc(BUF_MAX);
 	F.reply = malloc(BUF_MAX);
@@ -466,7 +473,7 @@ static void check_reply(uint32_t numops)
 static void counts(unsigned out[2])
 {
 	for (int i = 0; i < 2; i++)
-		out[i] = F.cl[i].up ? nfs4_stab_client_count(nfs4_session_stab(), F.cl[i].clientid) : 0;
+		out[i] = F.cl[i].up ? nfs4_stab_client_count(&F.srv->stab, F.cl[i].clientid) : 0;
 }
 
 /* Is client i's record still there (not destroyed or replaced)? */
@@ -475,16 +482,16 @@ static bool client_alive(int i)
 	uint8_t owner[NFS4_OWNER_MAX];
 	uint32_t len = sizeof(owner);
 
-	return nfs4_client_owner(nfs4_session_state(), F.cl[i].clientid, owner, &len);
+	return nfs4_client_owner(&F.srv->ctab, F.cl[i].clientid, owner, &len);
 }
 
 /* After a record from client `from`: the tables agree, the other client's state untouched. */
 static void check_tables(unsigned from, const unsigned before[2])
 {
 	unsigned now[2], clients, sessions, other = from ^ 1u;
-	struct nfs4_stab *stab = nfs4_session_stab();
+	struct nfs4_stab *stab = &F.srv->stab;
 
-	nfs4_ctab_counts(nfs4_session_state(), &clients, &sessions);
+	nfs4_ctab_counts(&F.srv->ctab, &clients, &sessions);
 	CHECK(clients <= NFS4_STATE_MAX_CLIENTS);
 	CHECK(sessions <= clients * NFS4_STATE_MAX_SESSIONS);
 	counts(now);
@@ -564,11 +571,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		init_once();
 	if (F.skip || size < 1)
 		return 0;
-	nfs4_session_release(); /* a fresh state table per input (the service's first one too) */
+	nfs4_server_release(F.srv); /* a fresh state table per input (the service's first one too) */
 	if (!F.fds)
 		F.fds = count_fds();
-	nfs4_session_init();
-	F.boot = nfs4_session_stab()->boot;
+	nfs4_server_init(F.srv, &F.srv_cfg);
+	F.boot = F.srv->stab.boot;
 	F.nsids = 0;
 	for (int i = 0; i < 2; i++) {
 		char owner[32];
@@ -583,7 +590,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t off = 1, used; off < size && (used = one_record(data + off, size - off)); off += used)
 		;
-	nfs4_session_release();
+	nfs4_server_release(F.srv);
 	/* Every client gone: no open or lock left counted, no descriptor left open. */
 	nfs4_stats_state(&st);
 	CHECK(st.opens == 0 && st.locks == 0);

@@ -10,6 +10,7 @@
 #include "conf/exports.h"
 
 struct rpc_program;
+struct nfs4_server;
 
 /* The operation tables nfs_service_init() registers (also read by tests). */
 extern const struct rpc_program nfs3_program;
@@ -30,6 +31,13 @@ int nfs_service_init(const struct rnfsd_config *cfg, struct export_table *export
  * stays (logged).
  */
 int nfs_exports_replace(struct export_table *exports);
+
+/* Main thread, before nfs_service_init(): the NFSv4 open state's descriptor bounds as the daemon's
+ * budget derived them ([nfsv4] max-open-files, -per-client, max-lock-owners-per-client; 0 keeps one). */
+void nfs_service_nfs4_bounds(unsigned max_files, unsigned opens_per_client, unsigned locks_per_client);
+/* The NFSv4 server's live state the service owns (nfs/v4/nfs4_server.h), for what runs beside the
+ * COMPOUNDs (the daemon's lease-expiry timer, the fuzzers' checks); NULL when NFSv4 is not served. */
+struct nfs4_server *nfs_service_nfs4(void);
 
 /* Number of exports served, for status lines. */
 unsigned nfs_exports_count(void);

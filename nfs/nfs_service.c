@@ -5,6 +5,9 @@
  * operation table with the RPC layer (NFSv3 and MOUNT v3: nfs/v3/; NFSv4
  * unless "[nfsv4] enable = no": nfs/v4/). It assembles the versions, so it
  * sits above them, at the top of nfs/; nfs/common/ is beneath them all.
+ * It owns the NFSv4 server's live state (struct nfs4_server,
+ * nfs/v4/nfs4_server.h): set up when NFSv4 is registered, bound to its
+ * program and its statistics, released at shutdown.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +18,8 @@
 #include "nfs/common/nfs_common.h"
 #include "nfs/v3/nfs3.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_setup.h"
+#include "nfs/v4/compound/nfs4_stats.h"
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 #include "core/log.h"
@@ -30,8 +35,37 @@ static void nfs_log_exports(const struct nfs_exports *t)
 static struct rpc_version nfs34_versions[2];
 static struct rpc_program nfs34_program;
 
+/* The NFSv4 server's live state: client records, sessions, open state (nfs4_server.h). */
+static struct nfs4_server nfs4_live;
+static struct nfs4_server_cfg nfs4_srv_bounds; /* the daemon's descriptor budget (nfs_service_nfs4_bounds) */
+
+void nfs_service_nfs4_bounds(unsigned max_files, unsigned opens_per_client, unsigned locks_per_client)
+{
+	nfs4_srv_bounds.max_files = max_files;
+	nfs4_srv_bounds.opens_per_client = opens_per_client;
+	nfs4_srv_bounds.locks_per_client = locks_per_client;
+}
+
+struct nfs4_server *nfs_service_nfs4(void)
+{
+	return nfs4_live.ready ? &nfs4_live : NULL;
+}
+
+/* [nfsv4] settings of the live state, with the descriptor bounds. */
+static void nfs4_server_settings(const struct rnfsd_config *cfg, struct nfs4_server_cfg *sc)
+{
+	*sc = nfs4_srv_bounds;
+	sc->lease_s = cfg->nfsv4_lease_time;
+	sc->max_clients = cfg->nfsv4_max_clients;
+	sc->per_host = cfg->nfsv4_max_clients_per_host;
+	sc->per_principal = cfg->nfsv4_max_clients_per_principal;
+	sc->reply_cache = cfg->nfsv4_reply_cache_size;
+}
+
 static int nfs4_register(const struct rnfsd_config *cfg)
 {
+	struct nfs4_server_cfg sc;
+
 	/* RFC 8881 §5.9: owner strings, numeric or name@domain (rnfsd.conf(5) [nfsv4] idmap). */
 	if (strcmp(cfg->nfsv4_idmap, "numeric") != 0 && strcmp(cfg->nfsv4_idmap, "names") != 0) {
 		log_err("nfs: [nfsv4] idmap = %s: expected numeric or names", cfg->nfsv4_idmap);
@@ -47,17 +81,16 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	nfs34_program.versions = nfs34_versions;
 	log_info("nfs: serving NFSv4.0, 4.1 and 4.2 (delegations %s; [nfsv4] enable = no turns it off)",
 		 cfg->nfsv4_delegations ? "on" : "off");
-	nfs4_session_configure(cfg->nfsv4_lease_time);
 	nfs4_deleg_configure(cfg->nfsv4_delegations);
-	nfs4_session_max_clients(cfg->nfsv4_max_clients);
 	/* A quarter of the workers by default: copies never hold the rest (nfs4_proc_copy.c). */
 	nfs4_copy_configure(cfg->nfsv4_copy_workers ? cfg->nfsv4_copy_workers
 						    : (cfg->threads / 4 ? cfg->threads / 4 : 1),
 			    cfg->nfsv4_copy_workers_per_client);
-	nfs4_session_limits(cfg->nfsv4_max_clients_per_host, cfg->nfsv4_max_clients_per_principal,
-			    cfg->nfsv4_reply_cache_size);
 	nfs4_recovery_max_clients(cfg->nfsv4_max_clients); /* a record for every client that can be confirmed */
-	nfs4_session_init();
+	nfs4_server_settings(cfg, &sc);
+	nfs4_server_init(&nfs4_live, &sc);
+	nfs4_program_serve(&nfs4_live);
+	nfs4_stats_serve(&nfs4_live);
 	nfs4_recovery_start(cfg->state_dir, cfg->nfsv4_grace_time);
 	return rpc_register_program(&nfs34_program);
 }
@@ -135,7 +168,9 @@ void nfs_service_shutdown(void)
 	nfs4_copy_async_stop(); /* asynchronous copies end before their exports go */
 	nfs_exports_install(NULL);
 	mount3_list_release();
-	nfs4_session_release();
+	nfs4_stats_serve(NULL);
+	nfs4_program_serve(NULL);
+	nfs4_server_release(&nfs4_live);
 	nfs4_recovery_stop();
 	be_shutdown();
 }

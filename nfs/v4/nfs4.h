@@ -3,7 +3,14 @@
  * operation shares (struct nfs4_svc, objects, the pseudo file system's glue),
  * and a map of nfs/v4/. A call flows xdr/ -> compound/ -> ops/ -> state/ and
  * the backend; cb/ sends calls the other way; recovery/ keeps what survives
- * a restart.
+ * a restart. The server's live state (nfs4_server.h) is owned by the NFS
+ * service (nfs/nfs_service.c) and reaches the operations through the
+ * COMPOUND's service state (nfs4_srv(x)), never through a global.
+ *
+ * nfs4_server.c         the live state (struct nfs4_server): client table, open state table, their
+ *                       settings, the server's name; lease expiry
+ * nfs4_setup.c          setting it up and releasing it for its owner (the NFS service): the hooks
+ *                       into the modules below, the lease-expiry timer
  *
  * xdr/       the wire format, pure
  *   nfs4_const.h        protocol numbers (operations, nfsstat4, attributes)
@@ -16,12 +23,15 @@
  *   nfs4_sattr.c        fattr4 in: what a client sets -> struct be_sattr
  *   nfs4_owner.c        owner/owner_group strings <-> ids
  * compound/  the engine
- *   nfs4_compound.c     decode, run and encode each operation; the per-worker arena
- *   nfs4_op_table.c     the operation table and the RPC program (NULL, COMPOUND)
+ *   nfs4_compound.c     decode, run and encode each operation; the per-worker arena (pure)
+ *   nfs4_op_table.c     the operation table with each operation's flags, and the RPC program
+ *                       (NULL, COMPOUND: the server it acts on, the counters it feeds)
  *   nfs4_stats.c        per-operation counters and state gauges
  * ops/       the operations, over state/ and the backend
- *   nfs4_call.c         one COMPOUND's service state: exports, handles -> objects;
- *                       errno -> nfsstat4
+ *   nfs4_call.c         one COMPOUND's service state: the server, exports, handles -> objects;
+ *                       errno -> nfsstat4; the caller's identity, the grace verdict
+ *   nfs4_sid.c          the stateid helpers the operations share: current stateid, resolving,
+ *                       whose client, lease renewal, 4.0 seqid verdicts
  *   nfs4_pseudo.c       the pseudo file system's namespace (pure)
  *   nfs4_proc_fh.c      PUTFH, GETFH, SAVEFH, RESTOREFH
  *   nfs4_proc_ns.c      PUTROOTFH, PUTPUBFH, LOOKUP, LOOKUPP, SECINFO(_NO_NAME)
@@ -31,7 +41,7 @@
  *   nfs4_dirlock.c      one change at a time per directory (atomic change_info4)
  *   nfs4_proc_session.c EXCHANGE_ID, CREATE_SESSION, SEQUENCE, DESTROY_*, RECLAIM_COMPLETE
  *   nfs4_proc_state.c   SETCLIENTID(_CONFIRM), RENEW, OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE,
- *                       TEST_STATEID, FREE_STATEID; resolving a stateid
+ *                       TEST_STATEID, FREE_STATEID
  *   nfs4_proc_open.c    OPEN
  *   nfs4_proc_io.c      READ, WRITE, COMMIT
  *   nfs4_proc_lock.c    LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
@@ -64,6 +74,7 @@
 #ifndef RNFSD_NFS4_H
 #define RNFSD_NFS4_H
 
+#include "nfs/v4/nfs4_server.h"
 #include "nfs/v4/xdr/nfs4_attr.h"
 #include "nfs/v4/compound/nfs4_compound.h"
 #include "nfs/v4/state/nfs4_deleg.h"
@@ -78,8 +89,7 @@
 #define NFS4_PSEUDO_EXPORT_ID 0u
 /* Exports in one client's pseudo file system. */
 #define NFS4_SVC_MAX_EXPORTS 1024u
-/* What GETATTR announces (RFC 8881 §5.8.1.11, §5.8.2.20-21); the lease: the default of [nfsv4] lease-time. */
-#define NFS4_LEASE_TIME 90u
+/* What GETATTR announces (RFC 8881 §5.8.2.20-21); the lease: nfs4_server.h. */
 #define NFS4_MAX_IO (1u << 20)
 /* READLINK's buffer without an RPC call (tests). */
 #define NFS4_LINK_MAX 4096u
@@ -88,6 +98,7 @@
 
 /* One COMPOUND's service state (the worker thread's, ctx->priv). */
 struct nfs4_svc {
+	struct nfs4_server *srv; /* the live state the COMPOUND acts on (nfs4_server.h) */
 	struct rpc_call *call;   /* NULL in tests: every export admitted, credential zero */
 	struct nfs_exports *tbl; /* reference for the whole COMPOUND */
 	struct be_fs *last_fs;   /* the backend used last (its per-thread state is ended) */
@@ -124,8 +135,21 @@ struct nfs4_obj {
 	struct be_attr attr;             /* its attributes (PSEUDO: see nfs4_pseudo_attr) */
 };
 
-void nfs4_svc_begin(struct nfs4_svc *s, struct rpc_call *c);
+void nfs4_svc_begin(struct nfs4_svc *s, struct nfs4_server *srv, struct rpc_call *c);
 void nfs4_svc_end(struct nfs4_svc *s);
+/* The server the running COMPOUND acts on: its client records (->ctab), open state (->stab), lease. */
+static inline struct nfs4_server *nfs4_srv(const struct nfs4_ctx *x)
+{
+	return ((const struct nfs4_svc *)x->priv)->srv;
+}
+/* The caller as a client record's principal (RFC 8881 §18.35.5, RFC 7530 §16.33.5): for AUTH_SYS its uid
+ * and gid (as knfsd compares credentials); AUTH_NONE one principal of its own; 0 without an RPC call
+ * (unit tests). */
+uint64_t nfs4_principal(const struct nfs4_ctx *x);
+/* The principal and the host address of the caller (a new client record's shares). */
+void nfs4_who(const struct nfs4_ctx *x, struct nfs4_who *who);
+/* The grace period's verdict (nfs4_recovery.h) for an operation of this client. */
+uint32_t nfs4_grace_for(const struct nfs4_ctx *x, enum nfs4_grace_op op, uint64_t clientid, bool is_reclaim);
 const struct nfs4_pseudo_exp *nfs4_svc_exports(struct nfs4_svc *s, unsigned *n);
 uint32_t nfs4_obj_open(struct nfs4_svc *s, const struct nfs_fh *fh, struct nfs4_obj *ob);
 uint32_t nfs4_obj_root(struct nfs4_svc *s, unsigned idx, struct nfs4_obj *ob);
@@ -143,6 +167,8 @@ uint32_t nfs_errno_to_nfsstat4(int err);
 extern const struct nfs4_op nfs4_ops[NFS4_OP_COUNT];
 /* Program 100003 version 4: NULL and COMPOUND (RFC 7530 §16.1, §16.2). */
 extern const struct rpc_version nfs4_version;
+/* Before serving: the server every COMPOUND acts on (the NFS service's, nfs/nfs_service.c). */
+void nfs4_program_serve(struct nfs4_server *srv);
 /* COMPOUND's execute step with another operation table (tests). */
 enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op *ops);
 
@@ -209,33 +235,11 @@ void nfs4_attr_export_fsid(const struct nfs4_obj *ob, struct be_attr *a);
 
 /* ---- nfs4_proc_session.c ---- */
 
-/* [nfsv4] lease-time (before nfs4_session_init; 0: NFS4_LEASE_TIME) and what GETATTR announces. */
-void nfs4_session_configure(unsigned lease_s);
-/* [nfsv4] max-clients (before nfs4_session_init; 0: NFS4_STATE_MAX_CLIENTS). */
-void nfs4_session_max_clients(unsigned n);
-/* [nfsv4] max-clients-per-host, max-clients-per-principal, reply-cache-size (before nfs4_session_init;
- * 0: the defaults of nfs4_clients.h). */
-void nfs4_session_limits(unsigned per_host, unsigned per_principal, size_t reply_cache);
-/* A client met a descriptor bound (status RESOURCE or DELAY from the open state table): one
- * rate-limited line naming the peer, the client and what (nfs4_proc_open.c). Returns status. */
-uint32_t nfs4_bound_note(const struct nfs4_ctx *x, uint64_t clientid, const char *what, uint32_t status);
-/* The open state table's descriptor bounds (nfs4_stab_limits(); 0 keeps one), before nfs4_session_init. */
-void nfs4_session_state_limits(unsigned max_files, unsigned opens_per_client, unsigned locks_per_client);
-uint32_t nfs4_lease_time(void);
-void nfs4_session_init(void);
-void nfs4_session_release(void);
-struct nfs4_ctab *nfs4_session_state(void);
 uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_create_session_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_create_session_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res);
-/* The caller as a client record's principal (RFC 8881 §18.35.5, RFC 7530 §16.33.5): for AUTH_SYS its uid
- * and gid (as knfsd compares credentials); AUTH_NONE one principal of its own; 0 without an RPC call
- * (unit tests). */
-uint64_t nfs4_principal(const struct nfs4_ctx *x);
-/* The principal and the host address of the caller (a new client record's shares). */
-void nfs4_who(const struct nfs4_ctx *x, struct nfs4_who *who);
 void nfs4_sequence_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e);
 uint32_t nfs4_destroy_session_exec(struct nfs4_ctx *x, void *args, void *res);
@@ -254,19 +258,7 @@ struct nfs4_sequence_res {
 	uint32_t status_flags; /* RFC 8881 §18.46.3 (nfs4_cb.h) */
 };
 
-/* ---- nfs4_proc_session.c: the open state table beside the client records ---- */
-
-struct nfs4_stab *nfs4_session_stab(void);
-uint64_t nfs4_session_now(void);
-/* Expire leases at most once a second (RFC 8881 §8.3; 4.0 clients have no EXCHANGE_ID). */
-void nfs4_session_tick(void);
-/* The loop's one-second timer that queues nfs4_session_tick() on a worker (expiry releases locks and
- * closes files: never on the loop thread), so a quiet server still expires leases. 0 or -1. */
-struct loop;
-int nfs4_expiry_start(struct loop *loop);
-void nfs4_expiry_stop(void);
-
-/* ---- nfs4_proc_state.c ---- */
+/* ---- nfs4_sid.c: the stateid helpers the operations share ---- */
 
 uint32_t nfs4_regular_check(const struct nfs4_ctx *x, const struct nfs4_obj *ob);
 void nfs4_cur_stateid_set(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
@@ -281,11 +273,12 @@ void nfs4_stateid_renew(struct nfs4_ctx *x, const struct nfs4_stateid *sid);
 /* Whose a stateid must be (RFC 8881 §8.2.2): 4.1+ the session's client, 4.0 the stateid's own (nfs4_stateid.h). */
 uint64_t nfs4_sid_client(const struct nfs4_ctx *x, const struct nfs4_stateid *sid);
 uint32_t nfs4_op_client(struct nfs4_ctx *x, uint64_t clientid40, uint64_t *clientid);
-/* The grace period's verdict (nfs4_recovery.h) for an operation of this client. */
-uint32_t nfs4_grace_for(enum nfs4_grace_op op, uint64_t clientid, bool is_reclaim);
 /* A 4.0 owner's seqid verdict: *done (answer the returned status now; *replay: with rp's body). */
 uint32_t nfs4_seqid_verdict(enum nfs4_seqid_action act, const struct nfs4_seqid_replay *rp, bool *replay,
 			    uint32_t err, bool *done);
+
+/* ---- nfs4_proc_state.c ---- */
+
 uint32_t nfs4_setclientid_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_setclientid_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_setclientid_confirm_exec(struct nfs4_ctx *x, void *args, void *res);
@@ -317,6 +310,9 @@ struct nfs4_test_stateid_res {
 
 uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+/* A client met a descriptor bound (status RESOURCE or DELAY from the open state table): one
+ * rate-limited line naming the peer, the client and what. Returns status. */
+uint32_t nfs4_bound_note(const struct nfs4_ctx *x, uint64_t clientid, const char *what, uint32_t status);
 
 struct nfs4_open_op_res {
 	bool replay; /* 4.0: rp is the answer */
@@ -336,7 +332,8 @@ struct nfs4_open_op_res {
 
 /* ---- nfs4_proc_deleg.c: delegations (RFC 8881 §10.4; the table: nfs4_deleg.h) ---- */
 
-void nfs4_deleg_init(uint32_t boot);
+/* nfs4_server_init() (nfs4_setup.c): the table (its stateids name the boot time), the lease a recall waits. */
+void nfs4_deleg_init(uint32_t boot, uint32_t lease);
 /* [nfsv4] delegations (default no). */
 void nfs4_deleg_configure(bool enabled);
 bool nfs4_deleg_enabled(void);
@@ -357,6 +354,13 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 /* nfs4_deleg_watch.c: watch the delegated file for local processes' changes
  * (write: its being opened); their event recalls its delegations. errno. */
 int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len, bool write);
+/* What the watches ask of the delegations, given once by nfs4_deleg_init(): whether a file still has
+ * delegations (its watch may go), and to recall them when a local process changed it. */
+struct nfs4_deleg_watch_hooks {
+	bool (*held)(const uint8_t *fkey, uint32_t fkey_len);
+	void (*changed)(const uint8_t *fkey, uint32_t fkey_len);
+};
+void nfs4_deleg_watch_hooks(const struct nfs4_deleg_watch_hooks *h);
 /* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 and NLM reach it through nfs/common's nfs_deleg_recall()). */
 /* REMOVE, RENAME: the same for the regular file dir/name, if there is one. */
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name);
@@ -445,6 +449,6 @@ uint32_t nfs4_bind_conn_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_bind_conn_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_backchannel_ctl_exec(struct nfs4_ctx *x, void *args, void *res);
 /* SETCLIENTID_CONFIRM succeeded: probe the 4.0 client's callback service. */
-void nfs4_cb_confirmed40(uint64_t clientid);
+void nfs4_cb_confirmed40(const struct nfs4_ctx *x, uint64_t clientid);
 
 #endif

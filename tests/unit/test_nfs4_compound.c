@@ -9,7 +9,9 @@
  * OP_NOT_IN_SESSION, SEQUENCE_POS, 4.0-only operations NOTSUPP), the reply
  * limit (RESOURCE / REP_TOO_BIG at every size, never past the limit; a
  * session's limit counting data sent out of band), too
- * many operations, a header that does not decode and a reply buffer too small.
+ * many operations, a header that does not decode and a reply buffer too small;
+ * the real table's per-operation flags (session-less, 4.0 only, DRC) and the
+ * op_done hook through which the caller counts operations.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,8 +89,8 @@ static int setup(void **state)
 	ops[OP_ACCESS] = (struct nfs4_op){ "ACCESS", dec_u32, exec_status, enc_marker, sizeof(struct u32_args), 4, 0 };
 	ops[OP_GETATTR] = (struct nfs4_op){ "GETATTR", dec_u32, exec_size, enc_size, sizeof(struct u32_args), 4, 0 };
 	ops[OP_SEQUENCE] = (struct nfs4_op){ .name = "SEQUENCE", .execute = exec_ok };
-	ops[OP_EXCHANGE_ID] = (struct nfs4_op){ .name = "EXCHANGE_ID", .execute = exec_ok };
-	ops[OP_SETCLIENTID] = (struct nfs4_op){ .name = "SETCLIENTID", .execute = exec_ok };
+	ops[OP_EXCHANGE_ID] = (struct nfs4_op){ .name = "EXCHANGE_ID", .execute = exec_ok, .flags = NFS4_OPF_NO_SEQ };
+	ops[OP_SETCLIENTID] = (struct nfs4_op){ .name = "SETCLIENTID", .execute = exec_ok, .flags = NFS4_OPF_V40 };
 	ops[OP_LOOKUP].execute = NULL; /* not built: NOTSUPP */
 	return 0;
 }
@@ -557,6 +559,68 @@ static void test_too_many_ops_and_garbage(void **state)
 	assert_int_equal(run_limited(2, 4, sizeof(reply), &status), NFS4_COMPOUND_NOROOM);
 }
 
+/* The real table's flags are the RFC's lists (nfs4_op_table.c): RFC 8881 §18.46.3 (session-less),
+ * §17 (4.0 only), RFC 7530 §3.1.1, §9.1.7 (kept in the DRC). */
+static void test_table_flags(void **state)
+{
+	static const uint32_t no_seq[] = { OP_EXCHANGE_ID, OP_CREATE_SESSION, OP_DESTROY_SESSION,
+					   OP_BIND_CONN_TO_SESSION, OP_DESTROY_CLIENTID };
+	static const uint32_t v40[] = { OP_OPEN_CONFIRM, OP_RENEW, OP_SETCLIENTID, OP_SETCLIENTID_CONFIRM,
+					OP_RELEASE_LOCKOWNER };
+	static const uint32_t drc[] = { OP_CREATE, OP_LINK, OP_REMOVE, OP_RENAME, OP_SETATTR, OP_WRITE };
+	const struct {
+		uint8_t flag;
+		const uint32_t *ops;
+		unsigned n;
+	} sets[] = { { NFS4_OPF_NO_SEQ, no_seq, 5 }, { NFS4_OPF_V40, v40, 5 }, { NFS4_OPF_DRC, drc, 6 } };
+
+	(void)state;
+	for (unsigned k = 0; k < 3; k++) {
+		for (uint32_t op = 0; op < NFS4_OP_COUNT; op++) {
+			bool want = false;
+
+			for (unsigned i = 0; i < sets[k].n; i++)
+				want |= sets[k].ops[i] == op;
+			assert_int_equal(!!(nfs4_ops[op].flags & sets[k].flag), want);
+		}
+	}
+}
+
+static uint32_t done_ops[4], done_status[4], done_n;
+
+static void count_op(uint32_t op, uint32_t status, uint64_t ns)
+{
+	(void)ns;
+	if (done_n < 4) {
+		done_ops[done_n] = op;
+		done_status[done_n] = status;
+	}
+	done_n++;
+}
+
+/* The engine tells its caller of every operation it ran (the stats count through it), ILLEGAL too. */
+static void test_op_done_hook(void **state)
+{
+	(void)state;
+	done_n = 0;
+	arena.ctx.op_done = count_op;
+	call_begin("", 0, 3);
+	op_arg(OP_ACCESS, NFS4_OK);
+	op(OP_SEQUENCE);
+	op_arg(OP_ACCESS, NFS4_OK);
+	assert_int_equal(run(), NFS4ERR_OP_ILLEGAL); /* SEQUENCE is not a 4.0 operation */
+	assert_int_equal(done_n, 2);
+	assert_int_equal(done_ops[0], OP_ACCESS);
+	assert_int_equal(done_status[0], NFS4_OK);
+	assert_int_equal(done_ops[1], OP_SEQUENCE);
+	assert_int_equal(done_status[1], NFS4ERR_OP_ILLEGAL);
+	arena.ctx.op_done = NULL;
+	call_begin("", 0, 1);
+	op_arg(OP_ACCESS, NFS4_OK);
+	assert_int_equal(run(), NFS4_OK);
+	assert_int_equal(done_n, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -571,6 +635,8 @@ int main(void)
 		cmocka_unit_test(test_session_limit_ddp),
 		cmocka_unit_test(test_too_many_ops_and_garbage),
 		cmocka_unit_test(test_session_limit),
+		cmocka_unit_test(test_table_flags),
+		cmocka_unit_test(test_op_done_hook),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

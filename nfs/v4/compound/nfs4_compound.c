@@ -3,7 +3,9 @@
  * then for each operation decode its arguments, execute it and encode its
  * result, stopping at the first operation that fails (RFC 7530 §15.2,
  * RFC 8881 §16.2.3). Pure: no sockets, no backend, no allocation; the
- * operations do the rest through the table they are given.
+ * operations do the rest through the table they are given: what each
+ * operation is (its flags: CURFH, session-less, 4.0 only, DRC) is read from
+ * that table, and the caller counts operations through its op_done hook.
  *
  * Reply layout (RFC 7531 COMPOUND4res): status, tag, resarray<> of
  * {resop, status, result}. The status and the array count are written as
@@ -18,35 +20,11 @@
 #include <time.h>
 
 #include "nfs/v4/compound/nfs4_compound.h"
-#include "nfs/v4/compound/nfs4_stats.h"
-
-/* Session-less operations that may open a 4.1 COMPOUND in place of SEQUENCE
- * (RFC 8881 §18.46.3, §2.6.3.1.1). */
-static bool nfs4_sessionless_op(uint32_t op)
-{
-	switch (op) {
-	case OP_EXCHANGE_ID:
-	case OP_CREATE_SESSION:
-	case OP_DESTROY_SESSION:
-	case OP_BIND_CONN_TO_SESSION:
-	case OP_DESTROY_CLIENTID:
-		return true;
-	default:
-		return false;
-	}
-}
 
 /* The last operation number of a minor version: beyond it, ILLEGAL (RFC 8881 §16.2.3). */
 static uint32_t nfs4_op_last(uint32_t minor)
 {
 	return minor == 0 ? NFS4_OP_LAST_V40 : minor == 1 ? NFS4_OP_LAST_V41 : NFS4_OP_LAST_V42;
-}
-
-/* 4.0-only operations are NOTSUPP in 4.1 and later (RFC 8881 §17: "MNI", must not be implemented, in 4.1). */
-static bool nfs4_op_v40_only(uint32_t op)
-{
-	return op == OP_OPEN_CONFIRM || op == OP_RENEW || op == OP_SETCLIENTID ||
-	       op == OP_SETCLIENTID_CONFIRM || op == OP_RELEASE_LOCKOWNER;
 }
 
 /*
@@ -64,12 +42,13 @@ static uint32_t nfs4_op_admit(const struct nfs4_ctx *x, uint32_t op, uint32_t *r
 	}
 	if (x->minorversion >= 1) {
 		/* RFC 8881 §18.46.3: SEQUENCE only first; otherwise the first must be
-		 * SEQUENCE or a session-less operation. */
+		 * SEQUENCE or a session-less operation (NFS4_OPF_NO_SEQ). */
 		if (op == OP_SEQUENCE && x->opidx > 0)
 			return NFS4ERR_SEQUENCE_POS;
-		if (x->opidx == 0 && op != OP_SEQUENCE && !nfs4_sessionless_op(op))
+		if (x->opidx == 0 && op != OP_SEQUENCE && !(x->ops[op].flags & NFS4_OPF_NO_SEQ))
 			return NFS4ERR_OP_NOT_IN_SESSION;
-		if (nfs4_op_v40_only(op))
+		/* RFC 8881 §17: 4.0-only operations are NOTSUPP in 4.1 and later. */
+		if (x->ops[op].flags & NFS4_OPF_V40)
 			return NFS4ERR_NOTSUPP;
 	}
 	if (!x->ops[op].execute)
@@ -215,30 +194,23 @@ static uint32_t nfs4_op_stream(struct nfs4_arena *a, struct xdr_dec *d, struct x
 	return status;
 }
 
-static uint64_t nfs4_stats_clock(void)
+/* The op_done hook's clock (0 without a hook: nothing is timed). */
+static uint64_t nfs4_op_clock(const struct nfs4_ctx *x)
 {
 	struct timespec ts;
 
+	if (!x->op_done)
+		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* NFSv4.0 operations a retransmission must not run again and no seqid
- * protects (RFC 7530 §3.1.1, §9.1.7; knfsd's OP_CACHEME): the RPC layer's
- * DRC keeps the COMPOUND's reply (nfs4_op_table.c). */
-static bool nfs4_op_drc(uint32_t op)
+ * protects (NFS4_OPF_DRC, RFC 7530 §3.1.1, §9.1.7): the RPC layer's DRC keeps
+ * the COMPOUND's reply (nfs4_op_table.c). */
+static bool nfs4_op_drc(const struct nfs4_ctx *x, uint32_t op)
 {
-	switch (op) {
-	case OP_CREATE:
-	case OP_LINK:
-	case OP_REMOVE:
-	case OP_RENAME:
-	case OP_SETATTR:
-	case OP_WRITE:
-		return true;
-	default:
-		return false;
-	}
+	return x->call && x->minorversion == 0 && op < NFS4_OP_COUNT && (x->ops[op].flags & NFS4_OPF_DRC);
 }
 
 /* The operations, one at a time, until one fails. Returns the last status; *nres results. */
@@ -250,7 +222,7 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 	for (x->opidx = 0; x->opidx < x->numops; x->opidx++) {
 		uint32_t op = OP_ILLEGAL, resop;
 		const struct nfs4_op *o = NULL;
-		uint64_t t0 = nfs4_stats_clock();
+		uint64_t t0 = nfs4_op_clock(x);
 
 		if (!xdr_dec_u32(d, &op)) {
 			/* The array is shorter than its count: BADXDR on a result that
@@ -259,7 +231,7 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 			status = NFS4ERR_BADXDR;
 		} else {
 			status = nfs4_op_admit(x, op, &resop);
-			if (x->call && x->minorversion == 0 && nfs4_op_drc(op))
+			if (nfs4_op_drc(x, op))
 				x->call->drc_forget = false;
 			if (status == NFS4_OK) {
 				o = &x->ops[op];
@@ -271,7 +243,8 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 			status = nfs4_op_stream(a, d, e, o, resop);
 		else
 			status = nfs4_op_encode(a, e, o, resop, status);
-		nfs4_stats_op(op, status, nfs4_stats_clock() - t0);
+		if (x->op_done)
+			x->op_done(op, status, nfs4_op_clock(x) - t0);
 		(*nres)++;
 		if (status != NFS4_OK || x->replay)
 			break;

@@ -53,6 +53,11 @@ enum nfs4_op_flags {
 	NFS4_OPF_STREAM = 1u << 2,  /* execute writes its result body to ctx->enc (READDIR's
 	                               entries); dropped if it fails, RESOURCE/REP_TOO_BIG if
 	                               it overflows; no encode step */
+	NFS4_OPF_NO_SEQ = 1u << 3,  /* session-less: may open a 4.1+ COMPOUND in place of SEQUENCE
+	                               (RFC 8881 §18.46.3, §2.6.3.1.1) */
+	NFS4_OPF_V40 = 1u << 4,     /* NFSv4.0 only: NOTSUPP in 4.1 and later (RFC 8881 §17, MNI) */
+	NFS4_OPF_DRC = 1u << 5,     /* 4.0: not idempotent and no seqid protects it, so the DRC keeps
+	                               the COMPOUND's reply (RFC 7530 §3.1.1, §9.1.7; knfsd's OP_CACHEME) */
 };
 
 /* One entry of the operation table, indexed by nfs_opnum4. */
@@ -85,7 +90,10 @@ struct nfs4_ctx {
 	uint32_t reply_max;        /* most bytes of COMPOUND4res (4.1: the session's
 	                              ca_maxresponsesize); 0: the buffer's size */
 	struct rpc_call *call;     /* the RPC call (NULL in unit tests) */
-	void *priv;                /* the service's (exports, credential) */
+	void *priv;                /* the service's (exports, credential, the server's state) */
+	/* Called after each operation: its number (as sent; OP_ILLEGAL when none decoded), its status
+	 * and the nanoseconds it took. The caller's counters (the program's: nfs4_stats_op); NULL: none. */
+	void (*op_done)(uint32_t op, uint32_t status, uint64_t ns);
 
 	/* Set by nfs4_compound_run() for the operations. */
 	uint32_t minorversion;
@@ -117,8 +125,8 @@ enum nfs4_compound_outcome {
 
 /*
  * Run the COMPOUND whose arguments start at d's position, encoding
- * COMPOUND4res at e's position. a->ctx's ops, minor_max, reply_max, call and
- * priv are the caller's; everything else is reset here. The status of the
+ * COMPOUND4res at e's position. a->ctx's ops, minor_max, reply_max, call,
+ * priv and op_done are the caller's; everything else is reset here. The status of the
  * COMPOUND is that of its last operation (RFC 8881 §16.2.3), also returned
  * in *status when status is not NULL.
  */

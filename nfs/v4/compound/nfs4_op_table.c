@@ -16,11 +16,14 @@
  * DDP rule ULB_RULE_COMPOUND (RFC 8267 §4.3: items per operation);
  * max_reply 0 (grows with the operations). Its working memory is the worker
  * thread's arena (nfs4_compound.h explains why), so its RPC scratch is empty.
+ * Every COMPOUND acts on the server bound by nfs4_program_serve() (the NFS
+ * service's, nfs4_server.h) and is counted per operation (nfs4_stats.c).
  */
 #include <threads.h>
 
 #include "core/log.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/compound/nfs4_stats.h"
 #include "nfs/v4/xdr/nfs4_mod.h"
 #include "nfs/v4/xdr/nfs4_v42.h"
 
@@ -106,6 +109,16 @@ struct nfs4_none {
 		  .args_size = NFS4_OP_SCRATCH_SIZE(args_t), .res_size = NFS4_OP_SCRATCH_SIZE(res_t), \
 		  .flags = (fl) }
 
+/*
+ * The table's flags say what each operation is, for the engine (nfs4_compound.h):
+ *   NFS4_OPF_NO_SEQ  may open a 4.1+ COMPOUND without SEQUENCE (RFC 8881 §18.46.3,
+ *                    §2.6.3.1.1): EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION,
+ *                    BIND_CONN_TO_SESSION, DESTROY_CLIENTID;
+ *   NFS4_OPF_V40     NFSv4.0 only, NOTSUPP from 4.1 on (RFC 8881 §17, "MNI"): SETCLIENTID(_CONFIRM),
+ *                    RENEW, OPEN_CONFIRM, RELEASE_LOCKOWNER;
+ *   NFS4_OPF_DRC     a 4.0 COMPOUND running it keeps its reply in the DRC (RFC 7530 §3.1.1,
+ *                    §9.1.7: not idempotent, no seqid): CREATE, LINK, REMOVE, RENAME, SETATTR, WRITE.
+ */
 const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.19, §18.8, §18.28, §18.27 */
 	NFS4_OP(OP_PUTFH, "PUTFH", nfs4_dec_putfh_op, nfs4_putfh_exec, NULL, struct nfs4_putfh_args,
@@ -141,55 +154,55 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.4, §18.9, §18.25, §18.26, §18.30, §18.31, §18.15 (nfs4_proc_mod.c).
 	 * OPENATTR (§18.17) has no entry: NOTSUPP (named_attr is false), its argument unread. */
 	NFS4_OP(OP_CREATE, "CREATE", nfs4_dec_create_op, nfs4_create_exec, nfs4_create_enc, struct nfs4_create_args,
-		struct nfs4_create_res, NFS4_OPF_CURFH),
+		struct nfs4_create_res, NFS4_OPF_CURFH | NFS4_OPF_DRC),
 	NFS4_OP(OP_LINK, "LINK", nfs4_dec_name1_op, nfs4_link_exec, nfs4_cinfo_enc, struct nfs4_rename_args,
-		struct nfs4_cinfo_res, NFS4_OPF_CURFH),
+		struct nfs4_cinfo_res, NFS4_OPF_CURFH | NFS4_OPF_DRC),
 	NFS4_OP(OP_REMOVE, "REMOVE", nfs4_dec_name1_op, nfs4_remove_exec, nfs4_cinfo_enc, struct nfs4_rename_args,
-		struct nfs4_cinfo_res, NFS4_OPF_CURFH),
+		struct nfs4_cinfo_res, NFS4_OPF_CURFH | NFS4_OPF_DRC),
 	NFS4_OP(OP_RENAME, "RENAME", nfs4_dec_rename_op, nfs4_rename_exec, nfs4_rename_enc, struct nfs4_rename_args,
-		struct nfs4_rename_res, NFS4_OPF_CURFH),
+		struct nfs4_rename_res, NFS4_OPF_CURFH | NFS4_OPF_DRC),
 	NFS4_OP(OP_SETATTR, "SETATTR", nfs4_dec_setattr_op, nfs4_setattr_exec, nfs4_setattr_enc,
-		struct nfs4_setattr_args, struct nfs4_setattr_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+		struct nfs4_setattr_args, struct nfs4_setattr_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR | NFS4_OPF_DRC),
 	NFS4_OP(OP_VERIFY, "VERIFY", nfs4_dec_verify_op, nfs4_verify_exec, NULL, struct nfs4_verify_args,
 		struct nfs4_none, NFS4_OPF_CURFH),
 	NFS4_OP(OP_NVERIFY, "NVERIFY", nfs4_dec_verify_op, nfs4_nverify_exec, NULL, struct nfs4_verify_args,
 		struct nfs4_none, NFS4_OPF_CURFH),
 	/* RFC 8881 §18.35-37, §18.46, §18.50, §18.51: sessions (nfs4_proc_session.c). */
 	NFS4_OP(OP_EXCHANGE_ID, "EXCHANGE_ID", nfs4_dec_exchange_id_op, nfs4_exchange_id_exec, nfs4_exchange_id_enc,
-		struct nfs4_exid_args, struct nfs4_exid_res, 0),
+		struct nfs4_exid_args, struct nfs4_exid_res, NFS4_OPF_NO_SEQ),
 	NFS4_OP(OP_CREATE_SESSION, "CREATE_SESSION", nfs4_dec_create_session_op, nfs4_create_session_exec,
-		nfs4_create_session_enc, struct nfs4_create_session_args, struct nfs4_create_session_res, 0),
+		nfs4_create_session_enc, struct nfs4_create_session_args, struct nfs4_create_session_res, NFS4_OPF_NO_SEQ),
 	NFS4_OP(OP_SEQUENCE, "SEQUENCE", nfs4_dec_sequence_op, nfs4_sequence_exec, nfs4_sequence_enc,
 		struct nfs4_sequence_args, struct nfs4_sequence_res, 0),
 	NFS4_OP(OP_DESTROY_SESSION, "DESTROY_SESSION", nfs4_dec_sessionid_op, nfs4_destroy_session_exec, NULL,
-		struct nfs4_sessionid_args, struct nfs4_none, 0),
+		struct nfs4_sessionid_args, struct nfs4_none, NFS4_OPF_NO_SEQ),
 	NFS4_OP(OP_DESTROY_CLIENTID, "DESTROY_CLIENTID", nfs4_dec_clientid_op, nfs4_destroy_clientid_exec, NULL,
-		struct nfs4_clientid_args, struct nfs4_none, 0),
+		struct nfs4_clientid_args, struct nfs4_none, NFS4_OPF_NO_SEQ),
 	NFS4_OP(OP_RECLAIM_COMPLETE, "RECLAIM_COMPLETE", nfs4_dec_reclaim_complete_op, nfs4_reclaim_complete_exec,
 		NULL, struct nfs4_reclaim_complete_args, struct nfs4_none, 0),
 	/* RFC 8881 §18.34, §18.33: the back channel (nfs4_proc_cb.c). */
 	NFS4_OP(OP_BIND_CONN_TO_SESSION, "BIND_CONN_TO_SESSION", nfs4_dec_bind_conn_op, nfs4_bind_conn_exec,
-		nfs4_bind_conn_enc, struct nfs4_bind_conn_args, struct nfs4_bind_conn_res, 0),
+		nfs4_bind_conn_enc, struct nfs4_bind_conn_args, struct nfs4_bind_conn_res, NFS4_OPF_NO_SEQ),
 	NFS4_OP(OP_BACKCHANNEL_CTL, "BACKCHANNEL_CTL", nfs4_dec_backchannel_ctl_op, nfs4_backchannel_ctl_exec, NULL,
 		struct nfs4_backchannel_ctl_args, struct nfs4_none, 0),
 	/* RFC 7530 §16.33, §16.34, §16.29: NFSv4.0 client ids (nfs4_proc_state.c). */
 	NFS4_OP(OP_SETCLIENTID, "SETCLIENTID", nfs4_dec_setclientid_op, nfs4_setclientid_exec, nfs4_setclientid_enc,
-		struct nfs4_setclientid_args, struct nfs4_setclientid_res, NFS4_OPF_ENC_ERR),
+		struct nfs4_setclientid_args, struct nfs4_setclientid_res, NFS4_OPF_ENC_ERR | NFS4_OPF_V40),
 	NFS4_OP(OP_SETCLIENTID_CONFIRM, "SETCLIENTID_CONFIRM", nfs4_dec_setclientid_confirm_op,
-		nfs4_setclientid_confirm_exec, NULL, struct nfs4_setclientid_confirm_args, struct nfs4_none, 0),
+		nfs4_setclientid_confirm_exec, NULL, struct nfs4_setclientid_confirm_args, struct nfs4_none, NFS4_OPF_V40),
 	/* RFC 8881 §18.6, §18.5; RFC 7530 §16.8, §16.7 (nfs4_proc_deleg.c). */
 	NFS4_OP(OP_DELEGRETURN, "DELEGRETURN", nfs4_dec_free_stateid_op, nfs4_delegreturn_exec, NULL,
 		struct nfs4_stateid_args, struct nfs4_none, NFS4_OPF_CURFH),
 	NFS4_OP(OP_DELEGPURGE, "DELEGPURGE", nfs4_dec_clientid_op, nfs4_delegpurge_exec, NULL,
 		struct nfs4_clientid_args, struct nfs4_none, 0),
 	NFS4_OP(OP_RENEW, "RENEW", nfs4_dec_clientid_op, nfs4_renew_exec, NULL, struct nfs4_clientid_args,
-		struct nfs4_none, 0),
+		struct nfs4_none, NFS4_OPF_V40),
 	/* RFC 8881 §18.16, RFC 7530 §16.20, RFC 8881 §18.18, §18.2: opens (nfs4_proc_open.c,
 	 * nfs4_proc_state.c); encode on errors too: 4.0 replies are kept for replays. */
 	NFS4_OP(OP_OPEN, "OPEN", nfs4_dec_open_op, nfs4_open_exec, nfs4_open_enc, struct nfs4_open_args,
 		struct nfs4_open_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_OPEN_CONFIRM, "OPEN_CONFIRM", nfs4_dec_open_confirm_op, nfs4_open_confirm_exec, nfs4_sid_op_enc,
-		struct nfs4_sid_seqid_args, struct nfs4_sid_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+		struct nfs4_sid_seqid_args, struct nfs4_sid_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR | NFS4_OPF_V40),
 	NFS4_OP(OP_OPEN_DOWNGRADE, "OPEN_DOWNGRADE", nfs4_dec_open_downgrade_op, nfs4_open_downgrade_exec,
 		nfs4_sid_op_enc, struct nfs4_sid_seqid_args, struct nfs4_sid_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_CLOSE, "CLOSE", nfs4_dec_close_op, nfs4_close_exec, nfs4_sid_op_enc, struct nfs4_sid_seqid_args,
@@ -198,7 +211,7 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	NFS4_OP(OP_READ, "READ", nfs4_dec_read_op, nfs4_read_exec, nfs4_read_enc, struct nfs4_read_args,
 		struct nfs4_read_res, NFS4_OPF_CURFH),
 	NFS4_OP(OP_WRITE, "WRITE", nfs4_dec_write_op, nfs4_write_exec, nfs4_write_enc, struct nfs4_write_args,
-		struct nfs4_write_res, NFS4_OPF_CURFH),
+		struct nfs4_write_res, NFS4_OPF_CURFH | NFS4_OPF_DRC),
 	NFS4_OP(OP_COMMIT, "COMMIT", nfs4_dec_commit_op, nfs4_commit_exec, nfs4_commit_enc, struct nfs4_commit_args,
 		struct nfs4_none, NFS4_OPF_CURFH),
 	/* RFC 8881 §18.48, §18.38 (4.1). */
@@ -214,7 +227,7 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	NFS4_OP(OP_LOCKU, "LOCKU", nfs4_dec_locku_op, nfs4_locku_exec, nfs4_lock_enc, struct nfs4_locku_args,
 		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_RELEASE_LOCKOWNER, "RELEASE_LOCKOWNER", nfs4_dec_lock_owner_op, nfs4_release_lockowner_exec, NULL,
-		struct nfs4_lock_owner_args, struct nfs4_none, 0),
+		struct nfs4_lock_owner_args, struct nfs4_none, NFS4_OPF_V40),
 	/* RFC 7862 §15.11, §15.1, §15.4, §15.10 (nfs4_proc_v42.c); RFC 8267 §4.1: READ_PLUS's
 	 * NFS4_CONTENT_DATA may leave in a Write chunk. */
 	NFS4_OP(OP_SEEK, "SEEK", nfs4_dec_seek_op, nfs4_seek_exec, nfs4_seek_enc, struct nfs4_range_args,
@@ -252,6 +265,15 @@ static enum rpc_proc_status nfs4_null_exec(struct rpc_call *c, void *args, void 
 	return RPC_PROC_OK;
 }
 
+/* The server whose state every COMPOUND acts on: the RPC layer's procedure table carries no context,
+ * so the NFS service binds it once, before serving (nfs4_program_serve()). */
+static struct nfs4_server *nfs4_served;
+
+void nfs4_program_serve(struct nfs4_server *srv)
+{
+	nfs4_served = srv;
+}
+
 enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op *ops)
 {
 	static thread_local struct nfs4_svc svc;
@@ -264,7 +286,8 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	a->ctx.reply_max = 0;
 	a->ctx.call = c;
 	a->ctx.priv = &svc;
-	nfs4_svc_begin(&svc, c);
+	a->ctx.op_done = nfs4_stats_op; /* per-operation counters (nfs4_stats.c) */
+	nfs4_svc_begin(&svc, nfs4_served, c);
 	svc.seq_new = false;
 	svc.cur_sid_set = false;
 	svc.saved_sid_set = false;

@@ -43,6 +43,7 @@ struct nfs4_op_stat {
 };
 
 static struct nfs4_op_stat nfs4_op_stats[NFS4_OP_COUNT + 1];
+static struct nfs4_server *nfs4_stats_srv; /* whose tables nfs4_stats_state() reports */
 static _Atomic int64_t nfs4_gauges[NFS4_STAT_GAUGES];
 
 void nfs4_stats_op(uint32_t op, uint32_t status, uint64_t ns)
@@ -116,39 +117,44 @@ static void nfs4_stats_async(struct nfs4_stats_snap *out)
 	nfs4_cb_foreach(count_cb, &out->callback_paths);
 }
 
+void nfs4_stats_serve(struct nfs4_server *srv)
+{
+	nfs4_stats_srv = srv;
+}
+
+/* The server's client records and open state. */
+static void nfs4_stats_tables(struct nfs4_server *srv, struct nfs4_stats_snap *out)
+{
+	struct nfs4_ctab *st = &srv->ctab;
+	struct nfs4_stab *t = &srv->stab;
+	struct nfs4_ctab_gauges g;
+	struct nfs4_stab_counts c;
+
+	nfs4_ctab_counts(st, &out->clients, &out->sessions);
+	nfs4_ctab_gauges(st, &g);
+	out->reply_cache_bytes = g.cache_bytes;
+	out->reply_cache_limit = g.cache_total;
+	out->clients_refused = g.refused;
+	out->sessions_reclaimed = g.reclaimed;
+	nfs4_stab_counts(t, &c);
+	out->opens += c.opens;
+	out->locks += c.lock_states;
+	out->open_files = c.files, out->open_owners = c.open_owners, out->lock_owners = c.lock_owners;
+	out->open_files_max = t->max_files, out->opens_per_client_max = t->max_opens_client;
+	out->lock_owners_per_client_max = t->max_locks_client;
+}
+
 void nfs4_stats_state(struct nfs4_stats_snap *out)
 {
 	struct nfs4_recovery *r = nfs4_recovery_server();
 	uint64_t now = grace_now_ms();
 
 	memset(out, 0, sizeof(*out));
-	nfs4_ctab_counts(nfs4_session_state(), &out->clients, &out->sessions);
-	{
-		struct nfs4_ctab_gauges g;
-
-		nfs4_ctab_gauges(nfs4_session_state(), &g);
-		out->reply_cache_bytes = g.cache_bytes;
-		out->reply_cache_limit = g.cache_total;
-		out->clients_refused = g.refused;
-		out->sessions_reclaimed = g.reclaimed;
-	}
-	{
-		struct nfs4_stab *t = nfs4_session_stab();
-		struct nfs4_stab_counts c;
-
-		nfs4_stab_counts(t, &c);
-		out->opens = gauge(NFS4_STAT_OPENS) + c.opens;
-		out->locks = gauge(NFS4_STAT_LOCKS) + c.lock_states;
-		out->open_files = c.files, out->open_owners = c.open_owners, out->lock_owners = c.lock_owners;
-		out->open_files_max = t->max_files, out->opens_per_client_max = t->max_opens_client;
-		out->lock_owners_per_client_max = t->max_locks_client;
-	}
-	out->delegations = gauge(NFS4_STAT_DELEGATIONS);
-	{
-		uint64_t held;
-
-		nfs4_deleg_stats(&held, &out->recalls, &out->returned, &out->revoked);
-	}
+	out->opens = gauge(NFS4_STAT_OPENS);
+	out->locks = gauge(NFS4_STAT_LOCKS);
+	if (nfs4_stats_srv)
+		nfs4_stats_tables(nfs4_stats_srv, out);
+	nfs4_deleg_stats(&out->delegations, &out->recalls, &out->returned, &out->revoked);
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {

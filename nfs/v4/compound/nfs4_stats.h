@@ -1,13 +1,13 @@
 /*
  * nfs4_stats.h - NFSv4 statistics for the stats socket and rnfsctl:
- * per-operation counters (calls, errors, time, fed by the COMPOUND engine
- * for every operation it runs), state gauges (delegations: nfs4_proc_deleg.c
- * calls nfs4_stats_state_add(); opens and locks: the stateid table's counts),
- * the snapshot of clients, sessions and the grace period (struct
- * nfs4_stats_snap), and the sections of the stats document built from them
- * ("nfs4_operations", "nfs4", "nfs4_async", "nfs4_bounds", "nfs4_limits",
- * "nfs4_callbacks"), which main adds to core/stats.h's registry when NFSv4
- * is served.
+ * per-operation counters (calls, errors, time, fed through the COMPOUND
+ * engine's op_done hook for every operation it runs), state gauges other
+ * modules may move (nfs4_stats_state_add()), the snapshot of clients,
+ * sessions, open state, delegations and the grace period (struct
+ * nfs4_stats_snap) of the server handed to nfs4_stats_serve(), and the
+ * sections of the stats document built from them ("nfs4_operations", "nfs4",
+ * "nfs4_async", "nfs4_bounds", "nfs4_limits", "nfs4_callbacks"), which main
+ * adds to core/stats.h's registry when NFSv4 is served.
  * Counters are atomics in static storage: nothing is allocated.
  */
 #ifndef RNFSD_NFS4_STATS_H
@@ -17,10 +17,11 @@
 
 #include "core/stats.h"
 
+struct nfs4_server;
+
 enum nfs4_stat_gauge {
 	NFS4_STAT_OPENS,       /* open stateids held */
 	NFS4_STAT_LOCKS,       /* lock stateids held */
-	NFS4_STAT_DELEGATIONS, /* delegations held */
 	NFS4_STAT_GAUGES
 };
 
@@ -67,6 +68,9 @@ typedef void (*nfs4_stats_cb_fn)(const struct nfs4_stats_cb *c, void *arg);
 
 /* Operations called at least once, as "nfs" version 4 entries. */
 void nfs4_stats_ops_foreach(stats_proc_cb cb, void *arg);
+/* Main thread, before the snapshot is read: the server whose tables it reports
+ * (nfs4_server.h; NULL: none, their counts read 0). */
+void nfs4_stats_serve(struct nfs4_server *srv);
 /* Any thread: a snapshot of the server's NFSv4 state. */
 void nfs4_stats_state(struct nfs4_stats_snap *out);
 /* Each client's callback path (nfs4_cb.h). */

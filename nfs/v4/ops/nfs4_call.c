@@ -2,8 +2,10 @@
  * nfs4_call.c - what the NFSv4 operations share around the backend, for one
  * COMPOUND (struct nfs4_svc, the worker thread's, reached as ctx->priv):
  *
- *   nfs4_svc_begin / _end   a reference on the served export table for the
- *                           whole COMPOUND; the backends' per-thread state ended
+ *   nfs4_svc_begin / _end   the server whose state the COMPOUND acts on
+ *                           (nfs4_server.h; nfs4_srv(x)); a reference on the
+ *                           served export table for the whole COMPOUND; the
+ *                           backends' per-thread state ended
  *   nfs4_svc_exports        this client's view of the exports (admission per
  *                           export, once per COMPOUND) for the pseudo file system
  *   nfs4_obj_open           a filehandle -> a pseudo directory (its path) or an
@@ -11,6 +13,8 @@
  *                           STALE; admission on every use; credential squashed)
  *   nfs4_fh_*               handles of pseudo directories and of backend objects
  *   nfs_errno_to_nfsstat4   the backend's errno -> nfsstat4
+ *   nfs4_principal, _who    the caller as a client record's principal and host
+ *   nfs4_grace_for          the grace period's verdict for a client's operation
  *
  * Pseudo directory handles are envelopes (nfs/common/fh.c) for export id
  * NFS4_PSEUDO_EXPORT_ID whose backend bytes are "PSEU" and the path's id,
@@ -21,12 +25,14 @@
 
 #include "core/log.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/recovery/nfs4_recovery.h"
 
 static struct log_limit nfs4_call_limit;
 static const uint8_t pseudo_magic[4] = { 'P', 'S', 'E', 'U' };
 
-void nfs4_svc_begin(struct nfs4_svc *s, struct rpc_call *c)
+void nfs4_svc_begin(struct nfs4_svc *s, struct nfs4_server *srv, struct rpc_call *c)
 {
+	s->srv = srv;
 	s->call = c;
 	s->tbl = nfs_exports_get();
 	s->last_fs = NULL;
@@ -238,4 +244,37 @@ uint32_t nfs_errno_to_nfsstat4(int err)
 	default:
 		return s;
 	}
+}
+
+uint64_t nfs4_principal(const struct nfs4_ctx *x)
+{
+	if (!x->call)
+		return 0;
+	if (x->call->cred.flavor != RPC_AUTH_SYS)
+		return UINT64_MAX;
+	return (uint64_t)x->call->cred.uid << 32 | x->call->cred.gid;
+}
+
+/* The asker of a new client record: its principal and its host's address. */
+void nfs4_who(const struct nfs4_ctx *x, struct nfs4_who *who)
+{
+	who->principal = nfs4_principal(x);
+	nfs4_host_key(x->call && x->call->conn ? (const struct sockaddr *)&x->call->conn->peer : NULL, who->host);
+}
+
+/* nfs4_grace_check() for a client named by its clientid (its co_ownerid /
+ * nfs_client_id4 is what the stable records know). */
+uint32_t nfs4_grace_for(const struct nfs4_ctx *x, enum nfs4_grace_op op, uint64_t clientid, bool is_reclaim)
+{
+	struct nfs4_ctab *st = &nfs4_srv(x)->ctab;
+	uint8_t owner[NFS4_OWNER_MAX];
+	uint32_t len = 0;
+
+	/* RFC 8881 §18.51.3: "If non-reclaim locking operations are done before
+	 * the RECLAIM_COMPLETE, an NFS4ERR_GRACE error will be returned." */
+	if (!is_reclaim && (op == NFS4_GRACE_OPEN || op == NFS4_GRACE_LOCK) && !nfs4_client_may_lock(st, clientid))
+		return NFS4ERR_GRACE;
+	if (!nfs4_client_owner(st, clientid, owner, &len))
+		len = 0;
+	return nfs4_grace_check(op, len ? owner : NULL, len, is_reclaim);
 }

@@ -10,9 +10,12 @@
  * A table of up to NFS4_DELEG_MAX watches (wd -> the file's handle bytes),
  * one per delegated file; a watch stays while the file has delegations and
  * goes at its next event after that (or when the table is full and a new
- * one needs its room). Its own mutex; calls into nfs4_deleg_break() outside it.
+ * one needs its room). Its own mutex; asks the delegations (nfs4_proc_deleg.c)
+ * only through the hooks they gave (nfs4_deleg_watch_hooks(): whether a file
+ * is still delegated, and its recall), the recall outside the mutex.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "backend/backend.h"
@@ -30,6 +33,20 @@ static pthread_mutex_t w_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct dl_watch w_tab[NFS4_DELEG_MAX];
 static unsigned w_used;
 static pthread_once_t w_once = PTHREAD_ONCE_INIT;
+static const struct nfs4_deleg_watch_hooks *_Atomic w_hooks; /* nfs4_deleg_watch_hooks() */
+
+void nfs4_deleg_watch_hooks(const struct nfs4_deleg_watch_hooks *h)
+{
+	atomic_store(&w_hooks, h);
+}
+
+/* Is the file still delegated (no hooks: nothing is)? */
+static bool w_held(const uint8_t *fkey, uint32_t fkey_len)
+{
+	const struct nfs4_deleg_watch_hooks *h = atomic_load(&w_hooks);
+
+	return h && h->held(fkey, fkey_len);
+}
 
 static struct dl_watch *w_find_wd(int wd)
 {
@@ -54,12 +71,20 @@ static struct dl_watch *w_slot(void)
 	for (unsigned i = 0; i < NFS4_DELEG_MAX; i++) {
 		if (!w_tab[i].ops)
 			return &w_tab[i];
-		if (!spare && !nfs4_deleg_held(w_tab[i].fkey, w_tab[i].fkey_len))
+		if (!spare && !w_held(w_tab[i].fkey, w_tab[i].fkey_len))
 			spare = &w_tab[i];
 	}
 	if (spare)
 		w_drop(spare);
 	return spare;
+}
+
+static void w_recall(const uint8_t *fkey, uint32_t fkey_len)
+{
+	const struct nfs4_deleg_watch_hooks *h = atomic_load(&w_hooks);
+
+	if (h)
+		h->changed(fkey, fkey_len);
 }
 
 /* The backend's event: the delegations of the file are recalled (from
@@ -80,12 +105,12 @@ static void w_changed(int wd, bool gone)
 		if (gone) {
 			w->ops = NULL; /* the kernel took it away (file removed) */
 			w_used--;
-		} else if (!nfs4_deleg_held(fkey, len)) {
+		} else if (!w_held(fkey, len)) {
 			w_drop(w);
 			continue;
 		}
 		pthread_mutex_unlock(&w_mu);
-		(void)nfs4_deleg_break(fkey, len, 0, NFS4_DL_ACC_WRITE);
+		w_recall(fkey, len);
 		pthread_mutex_lock(&w_mu);
 		if (wd >= 0)
 			break;

@@ -1,7 +1,8 @@
 /*
  * nfs4_lock_notify.c - CB_NOTIFY_LOCK at run time (RFC 8881 §20.11, §9.6):
  * the waiter table (nfs4_lockwait.c) under one mutex. LOCK records a waiter
- * when a blocking lock (READW_LT/WRITEW_LT) of a 4.1+ client is denied; the
+ * when a blocking lock (READW_LT/WRITEW_LT) of a 4.1+ client is denied (its
+ * lock owner looked up in the server's open state table LOCK hands in); the
  * backend's lock release listener (be_lock_listen(): an NFSv4 LOCKU, CLOSE
  * or lease expiry releasing an owner, an NLM unlock) takes every waiter out
  * and queues a CB_NOTIFY_LOCK to each (nfs4_cb_send(), never blocking: the
@@ -89,7 +90,8 @@ void nfs4_lock_notify_stop(void)
 	pthread_mutex_unlock(&mu);
 }
 
-void nfs4_lock_notify_wait(uint64_t clientid, const struct nfs_fh *fh, uint64_t owner_id, uint64_t now)
+void nfs4_lock_notify_wait(struct nfs4_stab *stab, uint64_t clientid, const struct nfs_fh *fh, uint64_t owner_id,
+			   uint64_t now)
 {
 	static struct nfs4_lockwait zero;
 	struct nfs4_lockwait w = zero;
@@ -99,7 +101,7 @@ void nfs4_lock_notify_wait(uint64_t clientid, const struct nfs_fh *fh, uint64_t 
 	w.clientid = clientid;
 	w.fh_len = fh->len;
 	memcpy(w.fh, fh->data, fh->len);
-	if (!nfs4_stab_lock_owner(nfs4_session_stab(), owner_id, &w.owner_clientid, w.owner, sizeof(w.owner),
+	if (!nfs4_stab_lock_owner(stab, owner_id, &w.owner_clientid, w.owner, sizeof(w.owner),
 				  &w.owner_len))
 		return;
 	pthread_mutex_lock(&mu);

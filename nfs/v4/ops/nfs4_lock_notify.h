@@ -10,12 +10,16 @@
 
 #include "nfs/common/nfs_common.h"
 
-/* nfs4_session_init / _release: the backend's release listener on and off. */
+struct nfs4_stab;
+
+/* nfs4_server_init / _release: the backend's release listener on and off. */
 void nfs4_lock_notify_start(void);
 void nfs4_lock_notify_stop(void);
 /* LOCK: clientid's blocking lock on fh by lock owner owner_id (the backend's
- * id, nfs4_stateid.h) was denied; now in the caller's seconds. */
-void nfs4_lock_notify_wait(uint64_t clientid, const struct nfs_fh *fh, uint64_t owner_id, uint64_t now);
+ * id, nfs4_stateid.h, looked up in stab: the server's open state) was denied;
+ * now in the caller's seconds. */
+void nfs4_lock_notify_wait(struct nfs4_stab *stab, uint64_t clientid, const struct nfs_fh *fh, uint64_t owner_id,
+			   uint64_t now);
 /* The client went: its waiters go. */
 void nfs4_lock_notify_client_gone(uint64_t clientid);
 /* Periodic: waiters older than a lease go (both in seconds). */

@@ -26,7 +26,7 @@ void nfs4_attr_src_fill(const struct nfs4_ctx *x, struct nfs4_attr_src *src, con
 {
 	*src = (struct nfs4_attr_src){
 		.a = a, .fh = fh, .mounted_on_fileid = mounted_on_fileid, .minorversion = x->minorversion,
-		.lease_time = nfs4_lease_time(), .maxread = NFS4_MAX_IO, .maxwrite = NFS4_MAX_IO,
+		.lease_time = nfs4_srv(x)->lease, .maxread = NFS4_MAX_IO, .maxwrite = NFS4_MAX_IO,
 		.maxfilesize = INT64_MAX, .rdattr_error = NFS4_OK, .settable = true,
 	};
 }

@@ -58,7 +58,7 @@ uint32_t nfs4_bind_conn_exec(struct nfs4_ctx *x, void *args, void *res)
 		return NFS4ERR_NOT_ONLY_OP;
 	/* §2.10.8.3: a connection is bound to a session only by its client's
 	 * principal (WRONG_CRED, §15.1.6.4, as knfsd under SP4_MACH_CRED). */
-	status = nfs4_session_client(nfs4_session_state(), a->sessionid, nfs4_principal(x), &clientid);
+	status = nfs4_session_client(&nfs4_srv(x)->ctab, a->sessionid, nfs4_principal(x), &clientid);
 	if (status != NFS4_OK)
 		return status;
 	memcpy(r->sessionid, a->sessionid, NFS4_SESSIONID_SIZE);
@@ -89,10 +89,10 @@ uint32_t nfs4_backchannel_ctl_exec(struct nfs4_ctx *x, void *args, void *res)
 	return NFS4_OK;
 }
 
-void nfs4_cb_confirmed40(uint64_t clientid)
+void nfs4_cb_confirmed40(const struct nfs4_ctx *x, uint64_t clientid)
 {
 	struct nfs4_cb_info cb;
 
-	if (nfs4_client_cb40(nfs4_session_state(), clientid, &cb))
+	if (nfs4_client_cb40(&nfs4_srv(x)->ctab, clientid, &cb))
 		nfs4_cb_probe40(clientid, &cb);
 }

@@ -10,6 +10,10 @@
  * TEST_STATEID and FREE_STATEID. NFSv3 and NLM reach the recall through
  * the hook of nfs/common (nfs_deleg_hook_set(), set when the table starts).
  *
+ * The table is set up with the server's live state (nfs4_deleg_init() from
+ * nfs4_setup.c: the boot time, the lease a recall waits); the stats read its
+ * counts (nfs4_deleg_stats()).
+ *
  * Lock order: nothing is called with dl_mu held but the pure table; the
  * client records' lock may be held when nfs4_deleg_client_gone() takes it.
  */
@@ -21,7 +25,6 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/state/nfs4_deleg.h"
-#include "nfs/v4/compound/nfs4_stats.h"
 
 #define DL_RECALLS_PER_CALL 4u
 #define DL_RECALL_ANY_TARGETS 16u
@@ -32,17 +35,21 @@ static bool dl_ready;
 static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
 static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
+static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
 static struct log_limit dl_limit;
 static const struct nfs_deleg_hook dl_hook;
+static const struct nfs4_deleg_watch_hooks dl_watch_hooks;
 
-void nfs4_deleg_init(uint32_t boot)
+void nfs4_deleg_init(uint32_t boot, uint32_t lease)
 {
 	pthread_mutex_lock(&dl_mu);
 	nfs4_dtab_init(&dl_tab, boot);
+	dl_lease = lease;
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
 	(void)nfs_deleg_hook_set(&dl_hook); /* NFSv3's and NLM's conflicts come here from now on */
+	nfs4_deleg_watch_hooks(&dl_watch_hooks); /* and local processes' changes of delegated files */
 }
 
 void nfs4_deleg_configure(bool enabled)
@@ -55,31 +62,26 @@ bool nfs4_deleg_enabled(void)
 	return atomic_load(&dl_enabled);
 }
 
-static unsigned dl_lock(void)
+static void dl_lock(void)
 {
 	pthread_mutex_lock(&dl_mu);
-	return dl_tab.count;
 }
 
-/* Unlock; the delegations gauge follows the table. */
-static void dl_unlock(unsigned before)
+/* Unlock; the lock-free count follows the table (the stats read the table: nfs4_deleg_stats()). */
+static void dl_unlock(void)
 {
-	unsigned now = dl_tab.count;
-
-	atomic_store(&dl_count, now);
+	atomic_store(&dl_count, dl_tab.count);
 	pthread_mutex_unlock(&dl_mu);
-	if (now != before)
-		nfs4_stats_state_add(NFS4_STAT_DELEGATIONS, (int64_t)now - (int64_t)before);
 }
 
 void nfs4_deleg_client_gone(uint64_t clientid)
 {
 	if (!dl_ready || !atomic_load(&dl_count))
 		return;
-	unsigned before = dl_lock();
+	dl_lock();
 
 	nfs4_dtab_purge_client(&dl_tab, clientid);
-	dl_unlock(before);
+	dl_unlock();
 }
 
 uint64_t nfs4_deleg_caller(const struct nfs4_ctx *x)
@@ -140,16 +142,16 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 {
 	struct nfs4_dl_recall r[DL_RECALLS_PER_CALL];
 	uint64_t now;
-	unsigned n, before;
+	unsigned n;
 	bool wait;
 
 	if (!dl_ready || !atomic_load(&dl_count))
 		return NFS4_OK; /* nothing delegated: no lock taken */
-	now = nfs4_session_now();
-	before = dl_lock();
-	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, now, nfs4_lease_time(), r,
+	now = nfs4_now();
+	dl_lock();
+	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, now, dl_lease, r,
 				  DL_RECALLS_PER_CALL, &n);
-	dl_unlock(before);
+	dl_unlock();
 	send_recalls(r, n);
 	/* RFC 8881 §10.4.1 (RFC 7530 §10.4.1): the conflicting request waits for the return. */
 	return wait ? NFS4ERR_DELAY : NFS4_OK;
@@ -188,7 +190,7 @@ static void recall_any(uint64_t now)
 	unsigned n;
 
 	pthread_mutex_lock(&dl_mu);
-	if (dl_tab.count < NFS4_DELEG_PRESSURE || now < dl_recall_any_at + nfs4_lease_time()) {
+	if (dl_tab.count < NFS4_DELEG_PRESSURE || now < dl_recall_any_at + dl_lease) {
 		pthread_mutex_unlock(&dl_mu);
 		return;
 	}
@@ -240,10 +242,10 @@ static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64
 	if (g == NFS4_DL_GRANT_NONE || nfs4_deleg_watch(df->fs, df->o, df->fkey, df->fkey_len,
 							g == NFS4_DL_GRANT_WRITE) == 0)
 		return g;
-	unsigned before = dl_lock();
+	dl_lock();
 
 	nfs4_dtab_ungrant(&dl_tab, &r->dsid);
-	dl_unlock(before);
+	dl_unlock();
 	log_limited(&dl_limit, LOG_NOTICE, "nfs4: no delegation for client %llx: the file cannot be watched",
 		    (unsigned long long)clientid);
 	*why = NFS4_DL_WHY_RESOURCE;
@@ -271,8 +273,8 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 		return; /* open_deleg() answered these */
 	ask.cb_up = cb_usable(clientid);
 	ask.file_locked = ask.cb_up && file_locked(df->fs, df->f); /* no cb path: no grant, no need to ask */
-	nfs4_stab_file_others(nfs4_session_stab(), fkey, fkey_len, clientid, &ask.others_open, &ask.others_write);
-	unsigned before = dl_lock();
+	nfs4_stab_file_others(&nfs4_srv(x)->stab, fkey, fkey_len, clientid, &ask.others_open, &ask.others_write);
+	dl_lock();
 
 	g = nfs4_dtab_decide(&dl_tab, fkey, fkey_len, &ask, &why);
 	if (g != NFS4_DL_GRANT_NONE && !nfs4_dtab_grant(&dl_tab, clientid, fkey, fkey_len,
@@ -280,11 +282,11 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 		g = NFS4_DL_GRANT_NONE;
 		why = NFS4_DL_WHY_RESOURCE;
 	}
-	dl_unlock(before);
+	dl_unlock();
 	g = grant_watched(df, clientid, g, r, &why);
 	if (g != NFS4_DL_GRANT_NONE) {
 		r->deleg = g == NFS4_DL_GRANT_WRITE ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ;
-		recall_any(nfs4_session_now());
+		recall_any(nfs4_now());
 	} else if (x->minorversion >= 1 && ask.want != OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE) {
 		/* RFC 8881 §18.16.3: a want not met says why. */
 		r->deleg = OPEN_DELEGATE_NONE_EXT;
@@ -296,10 +298,10 @@ uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, con
 {
 	if (!dl_ready || !nfs4_dtab_is_deleg(sid))
 		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
+	dl_lock();
 	uint32_t status = nfs4_dtab_check_claim(&dl_tab, clientid, sid, fkey, fkey_len);
 
-	dl_unlock(before);
+	dl_unlock();
 	return status;
 }
 
@@ -308,10 +310,10 @@ uint32_t nfs4_deleg_check_io(uint64_t clientid, const struct nfs4_stateid *sid, 
 {
 	if (!dl_ready)
 		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
+	dl_lock();
 	uint32_t status = nfs4_dtab_check_io(&dl_tab, clientid, sid, minor, fkey, fkey_len, access);
 
-	dl_unlock(before);
+	dl_unlock();
 	return status;
 }
 
@@ -321,10 +323,10 @@ static uint32_t dl_sid_call(uint32_t (*fn)(struct nfs4_dtab *t, uint64_t clienti
 {
 	if (!dl_ready)
 		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
+	dl_lock();
 	uint32_t status = fn(&dl_tab, clientid, sid);
 
-	dl_unlock(before);
+	dl_unlock();
 	return status;
 }
 
@@ -349,16 +351,16 @@ uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
 
 	if (!dl_ready || !atomic_load(&dl_count))
 		return 0;
-	uint64_t now = nfs4_session_now();
-	unsigned before = dl_lock();
+	uint64_t now = nfs4_now();
+	dl_lock();
 
 	/* RFC 8881 §10.4.6: recalls not answered within a lease are revoked now
 	 * (not only when the conflicting client retries), and §18.46.3 tells
 	 * the holder until it frees them. */
-	(void)nfs4_dtab_expire(&dl_tab, now, nfs4_lease_time());
+	(void)nfs4_dtab_expire(&dl_tab, now, dl_lease);
 	if (nfs4_dtab_client_revoked(&dl_tab, clientid))
 		flags = SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
-	dl_unlock(before);
+	dl_unlock();
 	return flags;
 }
 
@@ -381,10 +383,10 @@ uint32_t nfs4_delegreturn_exec(struct nfs4_ctx *x, void *args, void *res)
 		nfs4_stateid_renew(x, &sid);
 	if (!dl_ready)
 		return NFS4ERR_BAD_STATEID;
-	unsigned before = dl_lock();
+	dl_lock();
 
 	status = nfs4_dtab_return(&dl_tab, clientid, x->minorversion, &sid, x->cur.fh.data, x->cur.fh.len);
-	dl_unlock(before);
+	dl_unlock();
 	return status;
 }
 
@@ -430,3 +432,12 @@ static const struct nfs_deleg_hook dl_hook = {
 	.recall = hook_recall,
 	.recall_at = hook_recall_at,
 };
+
+/* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,
+ * as a conflicting call from no client would (RFC 8881 §10.4.1). */
+static void watch_changed(const uint8_t *fkey, uint32_t fkey_len)
+{
+	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
+}
+
+static const struct nfs4_deleg_watch_hooks dl_watch_hooks = { .held = nfs4_deleg_held, .changed = watch_changed };

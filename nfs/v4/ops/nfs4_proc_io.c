@@ -53,7 +53,7 @@ static uint32_t io_permit(const struct nfs4_obj *ob, uint32_t access)
 uint32_t nfs4_io_file(struct nfs4_ctx *x, const struct nfs_fh *fh, const struct nfs4_stateid *in, struct nfs4_obj *ob,
 		      uint32_t access, struct be_file **f, unsigned *flags)
 {
-	struct nfs4_stab *t = nfs4_session_stab();
+	struct nfs4_stab *t = &nfs4_srv(x)->stab;
 	struct nfs4_stateid sid;
 	struct nfs4_sid_io io;
 	uint32_t status;

@@ -46,7 +46,7 @@ static uint64_t lock_holder(struct nfs4_ctx *x, struct be_fs *fs, struct be_file
 {
 	uint64_t ids[LOCK_CANDIDATES];
 	struct be_lock_conflict h;
-	unsigned n = nfs4_stab_file_lock_owners(nfs4_session_stab(), x->cur.fh.data, x->cur.fh.len, ids,
+	unsigned n = nfs4_stab_file_lock_owners(&nfs4_srv(x)->stab, x->cur.fh.data, x->cur.fh.len, ids,
 						 LOCK_CANDIDATES);
 	bool conflict;
 
@@ -68,7 +68,7 @@ static void lock_denied(struct nfs4_ctx *x, struct be_fs *fs, struct be_file *f,
 	r->d_clientid = 0;
 	r->d_owner_len = 0;
 	if (owner & NFS4_STAB_LOCK_ID_BIT)
-		nfs4_stab_lock_owner(nfs4_session_stab(), owner, &r->d_clientid, r->d_owner, sizeof(r->d_owner),
+		nfs4_stab_lock_owner(&nfs4_srv(x)->stab, owner, &r->d_clientid, r->d_owner, sizeof(r->d_owner),
 				     &r->d_owner_len);
 }
 
@@ -107,7 +107,7 @@ static uint32_t lock_apply(struct nfs4_ctx *x, struct be_fs *fs, struct be_file 
 static bool lock_seqid_begin(struct nfs4_ctx *x, const struct nfs4_lock_args *a, struct nfs4_lock_op_res *r,
 			     uint32_t *status)
 {
-	struct nfs4_stab *t = nfs4_session_stab();
+	struct nfs4_stab *t = &nfs4_srv(x)->stab;
 	enum nfs4_seqid_action act;
 	bool done;
 
@@ -137,7 +137,7 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_lock_args *a = args;
 	struct nfs4_lock_op_res *r = res;
-	struct nfs4_stab *t = nfs4_session_stab();
+	struct nfs4_stab *t = &nfs4_srv(x)->stab;
 	struct nfs4_lock_ref ref;
 	struct nfs4_stateid sid;
 	struct nfs4_obj ob;
@@ -151,7 +151,7 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 	uint64_t caller = nfs4_sid_client(x, &sid);
 	/* RFC 8881 §8.4.2: in grace only reclaims, by clients of the previous run; afterwards none. */
 	if (status == NFS4_OK)
-		status = nfs4_grace_for(NFS4_GRACE_LOCK, caller, a->reclaim);
+		status = nfs4_grace_for(x, NFS4_GRACE_LOCK, caller, a->reclaim);
 	if (status == NFS4_OK)
 		status = lock_range(a->locktype, a->offset, a->length, &lk);
 	if (status == NFS4_OK)
@@ -177,8 +177,8 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = ref.file ? lock_apply(x, ob.exp->fs, ref.file, ref.owner_id, &lk, true, r) : NFS4ERR_SERVERFAULT;
 		/* RFC 8881 §9.6, §20.11: a 4.1+ client denied a blocking lock is told when locks are released. */
 		if (status == NFS4ERR_DENIED && x->minorversion >= 1 && (a->locktype == READW_LT || a->locktype == WRITEW_LT))
-			nfs4_lock_notify_wait(((struct nfs4_svc *)x->priv)->clientid, &x->cur.fh, ref.owner_id,
-					      nfs4_session_now());
+			nfs4_lock_notify_wait(t, ((struct nfs4_svc *)x->priv)->clientid, &x->cur.fh, ref.owner_id,
+					      nfs4_now());
 		if (status == NFS4_OK)
 			status = nfs4_stab_lock_bump(t, &ref.sid, &r->sid);
 		if (status == NFS4_OK)
@@ -194,9 +194,10 @@ uint32_t nfs4_lock_exec(struct nfs4_ctx *x, void *args, void *res)
 }
 
 /* The 4.0 reply becomes the owner's cached one. */
-static void lock_seqid_end(const struct nfs4_lock_op_res *r, uint32_t status, const uint8_t *body, uint32_t len)
+static void lock_seqid_end(struct nfs4_ctx *x, const struct nfs4_lock_op_res *r, uint32_t status,
+			   const uint8_t *body, uint32_t len)
 {
-	struct nfs4_stab *t = nfs4_session_stab();
+	struct nfs4_stab *t = &nfs4_srv(x)->stab;
 
 	if (!r->seqid_done)
 		return;
@@ -211,7 +212,6 @@ void nfs4_lock_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 	const struct nfs4_lock_op_res *r = res;
 	uint8_t *start = e->p;
 
-	(void)x;
 	if (r->replay) {
 		xdr_enc_fixed(e, r->rp.body, r->rp.len);
 		return;
@@ -226,7 +226,7 @@ void nfs4_lock_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 		xdr_enc_opaque(e, r->d_owner, r->d_owner_len);
 	}
 	if (!e->overflow)
-		lock_seqid_end(r, status, start, (uint32_t)(e->p - start));
+		lock_seqid_end(x, r, status, start, (uint32_t)(e->p - start));
 }
 
 /* RFC 8881 §18.11.3: a test with no state; the owner's own locks never conflict. */
@@ -242,7 +242,7 @@ uint32_t nfs4_lockt_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	r->no_sid = true;
 	if (status == NFS4_OK)
-		status = nfs4_grace_for(NFS4_GRACE_LOCKT, clientid, false);
+		status = nfs4_grace_for(x, NFS4_GRACE_LOCKT, clientid, false);
 	if (status == NFS4_OK)
 		status = lock_range(a->locktype, a->offset, a->length, &lk);
 	if (status != NFS4_OK)
@@ -256,7 +256,7 @@ uint32_t nfs4_lockt_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = nfs_errno_to_nfsstat4(be_file_open(ob.exp->fs, &ob.o, BE_OPEN_READ, &f));
 	if (status == NFS4_OK) {
-		id = nfs4_stab_lock_owner_id(nfs4_session_stab(), clientid, a->owner.owner, a->owner.owner_len);
+		id = nfs4_stab_lock_owner_id(&nfs4_srv(x)->stab, clientid, a->owner.owner, a->owner.owner_len);
 		status = lock_apply(x, ob.exp->fs, f, id ? id : NFS4_STAB_LOCK_ID_BIT, &lk, false, r);
 	}
 	if (f)
@@ -269,7 +269,7 @@ uint32_t nfs4_locku_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_locku_args *a = args;
 	struct nfs4_lock_op_res *r = res;
-	struct nfs4_stab *t = nfs4_session_stab();
+	struct nfs4_stab *t = &nfs4_srv(x)->stab;
 	enum nfs4_seqid_action act;
 	struct nfs4_lock_ref ref;
 	struct nfs4_stateid sid;
@@ -314,7 +314,7 @@ uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res)
 	(void)res;
 	if (status != NFS4_OK)
 		return status;
-	return nfs4_stab_release_lockowner(nfs4_session_stab(), clientid, a->owner.owner, a->owner.owner_len);
+	return nfs4_stab_release_lockowner(&nfs4_srv(x)->stab, clientid, a->owner.owner, a->owner.owner_len);
 }
 
 /* A whole-file write lock of another owner meets one of the owner's: the backend names the holder,
@@ -337,7 +337,7 @@ bool nfs4_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner)
 uint32_t nfs4_lock_free_check(struct nfs4_ctx *x, const struct nfs4_stateid *sid)
 {
 	struct nfs4_lock_ref ref;
-	struct nfs4_stab *t = nfs4_session_stab();
+	struct nfs4_stab *t = &nfs4_srv(x)->stab;
 	uint32_t status = NFS4_OK;
 
 	if (nfs4_stateid_kind(sid, 1) != NFS4_SID_ORDINARY ||

@@ -320,13 +320,13 @@ static uint32_t nfs4_setattr_size_stateid(struct nfs4_ctx *x, uint32_t seqid, co
 	switch (nfs4_stateid_kind(&sid, x->minorversion)) {
 	case NFS4_SID_ANON:
 	case NFS4_SID_BYPASS:
-		return nfs4_stab_check_anon(nfs4_session_stab(), x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE);
+		return nfs4_stab_check_anon(&nfs4_srv(x)->stab, x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE);
 	case NFS4_SID_ORDINARY:
 		/* RFC 8881 §18.30.3, §10.4: a write delegation's stateid (the Linux
 		 * client truncates with it) as for WRITE. */
 		status = nfs4_dtab_is_deleg(&sid) ? nfs4_deleg_check_io(nfs4_sid_client(x, &sid), &sid, x->minorversion,
 									 x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE)
-			 : nfs4_stab_check_io(nfs4_session_stab(), nfs4_sid_client(x, &sid), &sid, x->minorversion,
+			 : nfs4_stab_check_io(&nfs4_srv(x)->stab, nfs4_sid_client(x, &sid), &sid, x->minorversion,
 					    x->cur.fh.data, x->cur.fh.len, NFS4_SHARE_ACCESS_WRITE, &io);
 		if (status == NFS4_OK && io.file)
 			be_file_put(io.fs, io.file);

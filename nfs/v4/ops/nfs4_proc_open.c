@@ -243,7 +243,7 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 				    .owner_len = a->owner_len, .fkey = fh.data, .fkey_len = fh.len,
 				    .access = access, .deny = a->share_deny, .fs = ob->exp->fs, .file = f,
 				    .file_modes = modes };
-	status = nfs4_stab_open(nfs4_session_stab(), &rq, &sr);
+	status = nfs4_stab_open(&nfs4_srv(x)->stab, &rq, &sr);
 	if (status != NFS4_OK)
 		nfs4_bound_note(x, clientid, "open", status);
 	struct be_file *put = sr.file_taken ? NULL : f; /* kept for nfs4_deleg_open()'s lock test */
@@ -312,7 +312,7 @@ uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 		return status;
 	if (x->minorversion == 0) {
 		/* RFC 7530 §9.1.7: the owner's seqid; its done step is in the encode step. */
-		enum nfs4_seqid_action act = nfs4_stab_seqid_check(nfs4_session_stab(), clientid, a->owner,
+		enum nfs4_seqid_action act = nfs4_stab_seqid_check(&nfs4_srv(x)->stab, clientid, a->owner,
 								   a->owner_len, a->seqid, &r->rp, &status);
 		bool done;
 
@@ -325,7 +325,7 @@ uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 		r->clientid = clientid, r->owner = a->owner, r->owner_len = a->owner_len, r->seqid = a->seqid;
 	}
 	/* RFC 8881 §8.4.2, RFC 7530 §9.6.2: in grace only reclaims (CLAIM_PREVIOUS), by clients of the previous run. */
-	status = nfs4_grace_for(NFS4_GRACE_OPEN, clientid, a->claim == CLAIM_PREVIOUS);
+	status = nfs4_grace_for(x, NFS4_GRACE_OPEN, clientid, a->claim == CLAIM_PREVIOUS);
 	if (status == NFS4_OK)
 		status = open_deleg(x, a->share_access, r);
 	if (status == NFS4_OK && (a->share_access & NFS4_SHARE_ACCESS_BOTH) == 0)
@@ -334,7 +334,7 @@ uint32_t nfs4_open_exec(struct nfs4_ctx *x, void *args, void *res)
 	 * RFC 8881 §15.1.1.3 DELAY (4.0: RFC 7530 §13.1.1.4 RESOURCE), nothing changed. */
 	if (status == NFS4_OK && a->opentype == OPEN4_CREATE)
 		status = nfs4_bound_note(x, clientid, "open",
-					 nfs4_stab_open_room(nfs4_session_stab(), clientid, x->minorversion));
+					 nfs4_stab_open_room(&nfs4_srv(x)->stab, clientid, x->minorversion));
 	if (status == NFS4_OK)
 		status = open_target(x, a, &dir, &ob, &o, r);
 	if (status == NFS4_OK)
@@ -390,6 +390,6 @@ void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 		}
 	}
 	if (r->seqid_done && !e->overflow)
-		nfs4_stab_seqid_done(nfs4_session_stab(), r->clientid, r->owner, r->owner_len, r->seqid, status, start,
+		nfs4_stab_seqid_done(&nfs4_srv(x)->stab, r->clientid, r->owner, r->owner_len, r->seqid, status, start,
 				     (uint32_t)(e->p - start));
 }

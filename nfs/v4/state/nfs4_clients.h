@@ -7,8 +7,8 @@
  * exactly-once semantics), DESTROY_SESSION, DESTROY_CLIENTID,
  * RECLAIM_COMPLETE and lease expiry, as a pure module: no XDR, no sockets;
  * time and randomness come from the caller (st->random: session ids and
- * confirm verifiers must be unguessable, RFC 8881 §2.10.8.3). nfs4_proc_session.c puts it
- * behind the COMPOUND operations.
+ * confirm verifiers must be unguessable, RFC 8881 §2.10.8.3). The server's one
+ * table is nfs4_server.c's; nfs4_proc_session.c puts it behind the COMPOUND operations.
  *
  * Memory: bounded. At most max_clients client records ([nfsv4] max-clients,
  * default and ceiling NFS4_STATE_MAX_CLIENTS; a full table first drops an

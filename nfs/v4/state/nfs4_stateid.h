@@ -99,7 +99,7 @@ enum nfs4_sid_kind {
 };
 enum nfs4_sid_kind nfs4_stateid_kind(const struct nfs4_stateid *sid, uint32_t minor);
 /* The clientid an ordinary stateid was issued to ((boot << 32) | low half:
- * the client records' boot must be the table's, as nfs4_proc_session.c sets them). */
+ * the client records' boot must be the table's, as nfs4_server.c sets them). */
 uint64_t nfs4_stateid_clientid(const struct nfs4_stateid *sid);
 
 /* The caller's open files (be_file + be_fs in the daemon, fakes in tests). */

@@ -1,0 +1,204 @@
+/*
+ * nfs4_setup.c - setting up and releasing the NFSv4 server's live state
+ * (nfs4_setup.h, struct nfs4_server): the client records and the open state
+ * table with their settings, the hooks that tie a client record's end to the
+ * modules keeping something for it (callback path, delegations, copies, lock
+ * waiters, its stable record), what else runs out with leases, the server's
+ * name, and the timer that expires leases every second on a worker (the
+ * operations expire them on the way too: nfs4_server_tick(), nfs4_server.c).
+ *
+ * Lock order: the client records' lock, then the open state table's (the
+ * pure tables' own rule); the hooks run under the client records' lock and
+ * take only their own module's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/queue.h"
+#include "nfs/v4/nfs4.h"
+#include "nfs/v4/nfs4_setup.h"
+#include "nfs/v4/cb/nfs4_cb.h"
+#include "nfs/v4/ops/nfs4_copy_async.h"
+#include "nfs/v4/ops/nfs4_lock_notify.h"
+#include "nfs/v4/recovery/nfs4_recovery.h"
+
+/* The open state table's references on the backend's open files. */
+static void srv_file_get(void *fs, void *file)
+{
+	be_file_get(fs, file);
+}
+
+static void srv_file_put(void *fs, void *file)
+{
+	be_file_put(fs, file);
+}
+
+/* A lock stateid went: its owner's locks on the file with it. */
+static void srv_file_unlock(void *fs, void *file, uint64_t owner)
+{
+	be_lock_owner_release(fs, file, owner);
+}
+
+static bool srv_file_locked(void *fs, void *file, uint64_t owner)
+{
+	return nfs4_lock_owner_holds(fs, file, owner);
+}
+
+static const struct nfs4_stab_file_ops srv_file_ops = { .get = srv_file_get, .put = srv_file_put,
+							.unlock = srv_file_unlock, .locked = srv_file_locked };
+
+/*
+ * RFC 8881 §2.10.4-2.10.5: a client treats servers that answer EXCHANGE_ID
+ * with the same so_major_id and eir_server_scope as one server sharing
+ * state (trunking). Two rnfsd hosts (say in front of one CephFS) share no
+ * state, so each names itself by its host name, as knfsd does (nodename).
+ */
+static void srv_name_init(struct nfs4_server *srv)
+{
+	char host[NFS4_SERVER_NAME_MAX];
+
+	snprintf(srv->name, sizeof(srv->name), "rnfsd");
+	if (gethostname(host, sizeof(host)) == 0 && host[0]) {
+		host[sizeof(host) - 1] = 0;
+		snprintf(srv->name, sizeof(srv->name), "%s", host);
+	}
+}
+
+/* A client record went (nfs4_ctab's freed hook, under its lock): what other
+ * modules keep for it goes too. */
+static void srv_client_freed(uint64_t clientid)
+{
+	nfs4_cb_client_gone(clientid);
+	nfs4_deleg_client_gone(clientid);
+	nfs4_copy_async_client_gone(clientid); /* RFC 7862 §4.8: copy state goes with the client */
+	nfs4_lock_notify_client_gone(clientid);
+}
+
+/* RFC 8881 §2.10.8.3: session ids and confirm verifiers from the kernel's
+ * CSPRNG (GRND_NONBLOCK: never wait; before the pool is ready, false and
+ * nfs4_ctab's own generator, seeded below). */
+static bool srv_random(void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = getrandom(buf, len, GRND_NONBLOCK);
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)len;
+}
+
+/* The client records' settings and their hooks into the other modules. */
+static void srv_ctab_init(struct nfs4_server *srv, uint32_t boot, uint64_t seed)
+{
+	struct nfs4_ctab *st = &srv->ctab;
+
+	nfs4_ctab_init(st, boot, seed, srv->lease);
+	st->random = srv_random;
+	if (srv->cfg.max_clients)
+		nfs4_ctab_set_max_clients(st, srv->cfg.max_clients);
+	nfs4_ctab_set_shares(st, srv->cfg.per_host, srv->cfg.per_principal);
+	nfs4_ctab_set_cache_total(st, srv->cfg.reply_cache);
+	nfs4_ctab_set_stab(st, &srv->stab);
+	st->gone = nfs4_client_gone;             /* RFC 8881 §8.4.3: its stable record goes too */
+	st->gone_flush = nfs4_client_gone_flush; /* durable before the state lock is let go */
+	st->freed = srv_client_freed;            /* and its callback path, delegations, copies, lock waiters */
+	st->stable = nfs4_client_stable;         /* RFC 8881 §8.4.3: recorded before it is confirmed */
+	st->session_freed = nfs4_cb_session_gone; /* a reclaimed idle session's back channel */
+}
+
+/* nfs4_server_tick(), after the client records: results of copies whose CB_OFFLOAD never completed
+ * and blocking-lock waiters, older than a lease; the grace term, which ends on time even with no
+ * NFSv4 call (nfs4_recovery_tick()). */
+static void srv_expire_more(struct nfs4_server *srv, uint64_t now)
+{
+	nfs4_copy_async_tick((uint64_t)srv->lease * 1000u);
+	nfs4_lock_notify_tick(now, srv->lease);
+	nfs4_recovery_tick();
+}
+
+void nfs4_server_init(struct nfs4_server *srv, const struct nfs4_server_cfg *cfg)
+{
+	static const struct nfs4_server_cfg defaults;
+	uint64_t seed = 0;
+	uint32_t boot = (uint32_t)time(NULL);
+
+	srv->cfg = cfg ? *cfg : defaults;
+	srv->lease = srv->cfg.lease_s ? srv->cfg.lease_s : NFS4_LEASE_TIME;
+	atomic_store(&srv->last_tick, 0);
+	srv_name_init(srv);
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = (uint64_t)clock();
+	/* One boot value for both tables: a stateid names its clientid (nfs4_stateid_clientid()). */
+	nfs4_stab_init(&srv->stab, boot, &srv_file_ops);
+	nfs4_stab_limits(&srv->stab, srv->cfg.max_files, srv->cfg.opens_per_client, srv->cfg.locks_per_client);
+	srv_ctab_init(srv, boot, seed);
+	srv->expire_more = srv_expire_more;
+	nfs4_deleg_init(boot, srv->lease);
+	nfs4_lock_notify_start();
+	srv->ready = true;
+}
+
+void nfs4_server_release(struct nfs4_server *srv)
+{
+	if (srv->ready) {
+		nfs4_copy_async_stop(); /* copies stop, their files let go */
+		nfs4_lock_notify_stop();
+		nfs4_ctab_release(&srv->ctab); /* purges every client's open state */
+		nfs4_stab_release(&srv->stab);
+	}
+	srv->ready = false;
+}
+
+/* ---- lease expiry on a timer ---- */
+
+/* Worker: what the lazy path does (the state mutex, then the open-state table's; backend calls). */
+static void srv_expiry_run(struct work *w)
+{
+	nfs4_server_tick(container_of(w, struct nfs4_server, expiry_work));
+}
+
+static void srv_expiry_done(struct work *w)
+{
+	struct nfs4_server *srv = container_of(w, struct nfs4_server, expiry_work);
+
+	atomic_store(&srv->expiry_queued, false);
+}
+
+/* Loop thread, every second: RFC 8881 §8.3, RFC 7530 §9.6: a lease not renewed ends after lease_time
+ * even when nobody else calls; the expiry itself goes to a worker. */
+static void srv_expiry_cb(int fd, short what, void *arg)
+{
+	struct nfs4_server *srv = arg;
+
+	(void)fd, (void)what;
+	if (!atomic_exchange(&srv->expiry_queued, true))
+		workers_submit(&srv->expiry_work);
+}
+
+int nfs4_expiry_start(struct nfs4_server *srv, struct loop *loop)
+{
+	const struct timeval second = { 1, 0 };
+
+	srv->expiry_work.run = srv_expiry_run;
+	srv->expiry_work.done = srv_expiry_done;
+	srv->expiry_ev = loop_timer(loop, true, srv_expiry_cb, srv);
+	if (!srv->expiry_ev || loop_ev_add(srv->expiry_ev, &second) != 0) {
+		log_err("nfs4: cannot create the lease expiry timer");
+		nfs4_expiry_stop(srv);
+		return -1;
+	}
+	return 0;
+}
+
+void nfs4_expiry_stop(struct nfs4_server *srv)
+{
+	if (srv && srv->expiry_ev)
+		loop_ev_free(srv->expiry_ev);
+	if (srv)
+		srv->expiry_ev = NULL;
+}
