@@ -70,7 +70,28 @@ static void rdma_stats_mem_write(struct json_out *j, const char *name, void *arg
 	json_obj_close(j);
 }
 
+/* The same numbers on the Prometheus page (core/prom.h), in base units. */
+static void rdma_stats_mem_prom(struct prom_out *p, void *arg)
+{
+	const struct rdma_stats_mem *m = arg;
+	uint64_t slot = ld(&m->slot_size);
+
+	prom_gauge1(p, "rnfsd_rdma_pool_max_bytes", "Configured bound of the RDMA bulk buffer pools",
+		    (double)ld(&m->pool_max));
+	prom_gauge1(p, "rnfsd_rdma_pool_registered_bytes", "RDMA bulk buffer bytes registered",
+		    (double)ld(&m->pool_registered));
+	prom_gauge1(p, "rnfsd_rdma_pool_in_use_bytes", "RDMA bulk buffer bytes held by calls",
+		    (double)(ld(&m->in_use) * slot));
+	prom_gauge1(p, "rnfsd_rdma_pool_waiting_calls", "Calls waiting for RDMA bulk buffers now",
+		    (double)ld(&m->waiting));
+	prom_counter1(p, "rnfsd_rdma_pool_waits_total", "Calls that waited for RDMA bulk buffers", ld(&m->waits));
+	prom_gauge1(p, "rnfsd_rdma_conn_registered_bytes", "Per-connection RDMA registered memory (send/receive buffers)",
+		    (double)ld(&m->conn_registered));
+}
+
 int rdma_stats_sections_add(void)
 {
-	return stats_section_add(STATS_PLACE_TRANSPORT, "rdma_memory", rdma_stats_mem_write, &rdma_stats_mem);
+	if (stats_section_add(STATS_PLACE_TRANSPORT, "rdma_memory", rdma_stats_mem_write, &rdma_stats_mem) != 0)
+		return -1;
+	return stats_section_set_prom("rdma_memory", rdma_stats_mem_prom);
 }
