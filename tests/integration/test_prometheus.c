@@ -2,16 +2,20 @@
  * test_prometheus.c - the Prometheus page (issue 27 part 1, [stats]
  * prometheus, daemon/prom_server.c) against real clients:
  *  - curl scrapes GET /metrics before and after NFSv3 GETATTRs sent with
- *    libnfs's raw API: the GETATTR counter moved by exactly the calls sent,
+ *    libnfs's raw API (and an NFSv4 mount and stat): the GETATTR counter
+ *    moved by exactly the calls sent, NFSv4 operations are counted,
  *    the content type is the text format's, each family has one HELP and
  *    one TYPE line, other paths get 404;
  *  - `promtool check metrics` (Debian's prometheus package) accepts the page;
  *  - a real Prometheus server scrapes rnfsd every second (temporary config
  *    and storage) and its HTTP API answers the moved counter;
  *  - --check-config refuses two addresses.
- * Exits 77 (skip) only when curl, promtool or prometheus is missing.
+ * Exits 77 (skip) only when curl, promtool or prometheus is missing. In a
+ * build without libmicrohttpd it checks instead that the daemon refuses the
+ * setting at start with a clear error.
  */
 #include "tests/integration/harness.h"
+#include "rnfsd_build.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +24,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <nfsc/libnfs-raw-nfs4.h>
 
 #define GETATTR_SERIES "rnfsd_rpc_calls_total{program=\"nfs\",version=\"3\",procedure=\"GETATTR\"}"
 #define CALLS 25
@@ -133,6 +139,22 @@ static void send_getattrs(unsigned n)
 	CHECK_EQ(ok, n, "%u NFSv3 GETATTRs answered", n);
 }
 
+/* An NFSv4 mount through libnfs and a stat: COMPOUNDs whose operations the page counts. */
+static void nfs4_stat(void)
+{
+	char err[512];
+	struct nfs_stat_64 st;
+	struct nfs_context *nfs;
+
+	hx_mount_version = NFS_V4;
+	nfs = hx_mount(&env, env.export_dir, -1, -1, err, sizeof(err));
+	hx_mount_version = NFS_V3;
+	if (!CHECK(nfs != NULL, "NFSv4 mount (%s)", nfs ? "ok" : err))
+		return;
+	CHECK_EQ(nfs_stat64(nfs, "/", &st), 0, "NFSv4 stat of the export root");
+	hx_umount(nfs);
+}
+
 static void check_scrapes(long long *after_out)
 {
 	const char *p1 = hx_path(&env, "scrape1.txt"), *p2 = hx_path(&env, "scrape2.txt");
@@ -145,6 +167,7 @@ static void check_scrapes(long long *after_out)
 	before = sample(slurp(p1), GETATTR_SERIES);
 	CHECK(before >= 0, "the page has %s (%lld)", GETATTR_SERIES, before);
 	send_getattrs(CALLS);
+	nfs4_stat();
 	CHECK_EQ(scrape("/metrics", p2), 200, "GET /metrics again");
 	const char *page = slurp(p2);
 	after = sample(page, GETATTR_SERIES);
@@ -155,6 +178,14 @@ static void check_scrapes(long long *after_out)
 				   "procedure=\"GETATTR\",le=\"+Inf\"}"),
 	      "GETATTR's latency is a histogram with a +Inf bucket");
 	CHECK(sample(page, "rnfsd_connections{transport=\"tcp\"}") >= 0, "connections per transport");
+	CHECK(sample(page, "rnfsd_nfs4_operations_total{operation=\"PUTROOTFH\"}") > 0 &&
+		      sample(page, "rnfsd_nfs4_operation_duration_seconds_count{operation=\"PUTROOTFH\"}") > 0,
+	      "NFSv4 operations are counted, with latency (PUTROOTFH)");
+	CHECK(sample(page, "rnfsd_nfs4_clients") >= 0 && sample(page, "rnfsd_nfs4_opens") >= 0 &&
+		      sample(page, "rnfsd_nfs4_delegation_recalls_total") >= 0 &&
+		      sample(page, "rnfsd_grace_period_active{protocol=\"nfs4\"}") >= 0 &&
+		      sample(page, "rnfsd_nlm_locks") >= 0,
+	      "NFSv4 state, grace period and NLM gauges are on the page");
 	CHECK(sample(page, "rnfsd_process_open_fds") > 0 && sample(page, "rnfsd_process_resident_memory_bytes") > 0,
 	      "the process's descriptors and resident memory");
 	CHECK(strstr(slurp(hx_path(&env, "scrape2.txt.hdr")), "text/plain; version=0.0.4") != NULL,
@@ -261,12 +292,27 @@ static void check_two_addresses(void)
 	CHECK(strstr(slurp(hx_path(&env, "check.txt")), "prometheus takes one") != NULL, "and says why");
 }
 
+/* A build without libmicrohttpd: start-up refuses [stats] prometheus and says why. */
+static int check_not_built(void)
+{
+	hx_env_init(&env);
+	hx_require_own_daemon(&env);
+	env.rnfsd_extra = "[stats]\nprometheus = 127.0.0.1:9587\n";
+	hx_write_config(&env);
+	CHECK_EQ(hx_daemon_run_to_exit(&env, 10), 1, "rnfsd refuses to start with [stats] prometheus");
+	CHECK(hx_log_count(&env, "built without libmicrohttpd") == 1, "and says it was built without libmicrohttpd");
+	hx_env_release(&env);
+	return hx_end();
+}
+
 int main(int argc, char **argv)
 {
 	static char extra[128];
 	long long after = -1;
 
 	hx_begin("prometheus", argc, argv);
+	if (!HAVE_MICROHTTPD)
+		return check_not_built();
 	if (!have("curl") || !have("promtool") || !have("prometheus"))
 		hx_skip("curl, promtool or prometheus missing (Debian: apt-get install curl prometheus)");
 	hx_env_init(&env);
