@@ -130,6 +130,14 @@ void stats_conn_unregister(struct stats_conn *sc)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+void stats_conn_foreach(void (*cb)(const struct stats_conn *sc, void *arg), void *arg)
+{
+	pthread_mutex_lock(&stats_lock);
+	for (const struct stats_conn *sc = stats_conns; sc; sc = sc->next)
+		cb(sc, arg);
+	pthread_mutex_unlock(&stats_lock);
+}
+
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma)
 {
 	unsigned t = 0, nt = 0, nr = 0;

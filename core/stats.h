@@ -164,6 +164,8 @@ static inline void stats_set(_Atomic uint32_t *field, uint32_t v)
  */
 void stats_conn_register(struct stats_conn *sc, const char *transport, const char *peer, stats_conn_ext_fn ext);
 void stats_conn_unregister(struct stats_conn *sc);
+/* cb for each registered connection, under the registry lock (cb must not register or unregister). */
+void stats_conn_foreach(void (*cb)(const struct stats_conn *sc, void *arg), void *arg);
 /* Connections currently registered, in total and per transport. */
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma);
 
