@@ -47,6 +47,7 @@ const char *const config_section_names[CONFIG_SECTION_COUNT] = {
 	[CONFIG_SECTION_RDMA] = "rdma",
 	[CONFIG_SECTION_NFSV4] = "nfsv4",
 	[CONFIG_SECTION_CEPH] = "ceph",
+	[CONFIG_SECTION_STATS] = "stats",
 };
 
 /* Every key, its field and its range; the man page documents the same. */
@@ -111,6 +112,9 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_CEPH, "fs-name", CONFIG_TYPE_NAME, FIELD(ceph_fs_name), 0, 0, 64 },
 	{ CONFIG_SECTION_CEPH, "mount-timeout", CONFIG_TYPE_UINT, FIELD(ceph_mount_timeout), 0, 1, 600 },
 	{ CONFIG_SECTION_CEPH, "op-timeout", CONFIG_TYPE_UINT, FIELD(ceph_op_timeout), 0, 0, 3600 },
+
+	/* One address (main refuses more): the Prometheus page, default port 9587 (ganesha's exporter's). */
+	{ CONFIG_SECTION_STATS, "prometheus", CONFIG_TYPE_LISTEN, FIELD(prometheus), FIELD(n_prometheus), 9587, 0 },
 	{ CONFIG_SECTION_CEPH, "max-calls", CONFIG_TYPE_UINT, FIELD(ceph_max_calls), 0, 0, 256 },
 };
 const unsigned config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);

@@ -98,6 +98,10 @@ struct rnfsd_config {
 	char nfsv4_idmap[16];         /* owner strings: "numeric" (default) or "names" */
 	char nfsv4_domain[256];       /* name@domain's domain; "-" (default): the host's DNS domain */
 
+	/* [stats] */
+	struct config_listen prometheus[CONFIG_MAX_LISTEN]; /* the Prometheus page's address (one) */
+	unsigned n_prometheus;        /* default 0: not served */
+
 	/* [ceph]: the CephFS backend (exports with fs=ceph) */
 	char ceph_conf[PATH_MAX];     /* ceph.conf; default /etc/ceph/ceph.conf */
 	char ceph_keyring[PATH_MAX];  /* default /etc/ceph/ceph.$name.keyring (Ceph expands $name) */

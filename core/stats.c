@@ -5,15 +5,18 @@
  *      transports may register from their own threads) and the table of
  *      sections (fixed size, under the same mutex);
  *   3. the JSON document (core/json.h) and status line rendered from them
- *      and the stats sources.
+ *      and the stats sources;
+ *   4. the Prometheus page (core/prom.h) rendered from the same sources.
  */
 #include "core/stats.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "rnfsd_build.h"
+#include "core/grace.h"
 
 /* ---- 1. histogram ---- */
 
@@ -127,6 +130,14 @@ void stats_conn_unregister(struct stats_conn *sc)
 	pthread_mutex_unlock(&stats_lock);
 }
 
+void stats_conn_foreach(void (*cb)(const struct stats_conn *sc, void *arg), void *arg)
+{
+	pthread_mutex_lock(&stats_lock);
+	for (const struct stats_conn *sc = stats_conns; sc; sc = sc->next)
+		cb(sc, arg);
+	pthread_mutex_unlock(&stats_lock);
+}
+
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma)
 {
 	unsigned t = 0, nt = 0, nr = 0;
@@ -153,6 +164,7 @@ struct stats_section {
 	const char *name;
 	stats_section_fn write;
 	void *arg;
+	stats_section_prom_fn prom; /* NULL: no metrics of its own */
 };
 
 static struct stats_section stats_sections[STATS_SECTIONS_MAX];
@@ -164,11 +176,37 @@ int stats_section_add(enum stats_place place, const char *name, stats_section_fn
 
 	pthread_mutex_lock(&stats_lock);
 	if (stats_nsections < STATS_SECTIONS_MAX) {
-		stats_sections[stats_nsections++] = (struct stats_section){place, name, write, arg};
+		stats_sections[stats_nsections++] = (struct stats_section){place, name, write, arg, NULL};
 		ret = 0;
 	}
 	pthread_mutex_unlock(&stats_lock);
 	return ret;
+}
+
+int stats_section_set_prom(const char *name, stats_section_prom_fn prom)
+{
+	int ret = -1;
+
+	pthread_mutex_lock(&stats_lock);
+	for (unsigned i = 0; i < stats_nsections; i++)
+		if (!strcmp(stats_sections[i].name, name)) {
+			stats_sections[i].prom = prom;
+			ret = 0;
+		}
+	pthread_mutex_unlock(&stats_lock);
+	return ret;
+}
+
+/* A copy of the table taken under the lock; returns how many. */
+static unsigned stats_sections_copy(struct stats_section copy[STATS_SECTIONS_MAX])
+{
+	unsigned n;
+
+	pthread_mutex_lock(&stats_lock);
+	n = stats_nsections;
+	memcpy(copy, stats_sections, n * sizeof(copy[0]));
+	pthread_mutex_unlock(&stats_lock);
+	return n;
 }
 
 void stats_sections_clear(void)
@@ -238,12 +276,8 @@ static void json_conn(struct json_out *j, const struct stats_conn *sc)
 static void json_sections(struct json_out *j, enum stats_place place)
 {
 	struct stats_section copy[STATS_SECTIONS_MAX];
-	unsigned n;
+	unsigned n = stats_sections_copy(copy);
 
-	pthread_mutex_lock(&stats_lock);
-	n = stats_nsections;
-	memcpy(copy, stats_sections, n * sizeof(copy[0]));
-	pthread_mutex_unlock(&stats_lock);
 	for (unsigned i = 0; i < n; i++)
 		if (copy[i].place == place)
 			copy[i].write(j, copy[i].name, copy[i].arg);
@@ -313,3 +347,151 @@ void stats_status_line(char *buf, size_t len)
 		 (unsigned long long)calls);
 }
 
+
+/* ---- 4. the Prometheus page ---- */
+
+/*
+ * Upper bounds (seconds) of the exported latency buckets. A histogram
+ * bucket of stats_hist counts under the first bound not below its own
+ * largest value, so each cumulative count is exact or an undercount by
+ * less than one log-scale bucket (19%).
+ */
+static const double prom_le[] = { 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2,
+				  2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 };
+static const char *const prom_le_s[] = { "1e-05", "2.5e-05", "5e-05", "0.0001", "0.00025", "0.0005", "0.001",
+					 "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1",
+					 "2.5", "5", "10", "+Inf" };
+#define PROM_LE_N (sizeof(prom_le) / sizeof(prom_le[0]))
+_Static_assert(sizeof(prom_le_s) / sizeof(prom_le_s[0]) == PROM_LE_N + 1, "one label per bound, and +Inf");
+
+/* One histogram's _bucket, _sum and _count lines; labels has room for one more ("le") at [n]. */
+static void stats_prom_hist(struct prom_out *p, struct prom_label *labels, unsigned n, const struct stats_hist *h,
+			    double sum_s)
+{
+	uint64_t cum[PROM_LE_N + 1] = { 0 };
+
+	for (unsigned i = 0; i < STATS_HIST_BUCKETS; i++) {
+		uint64_t c = atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+		double top = i + 1 < STATS_HIST_BUCKETS ? (double)(stats_hist_bucket_lower(i + 1) - 1) / 1e9 : INFINITY;
+		unsigned k = 0;
+
+		while (k < PROM_LE_N && prom_le[k] < top)
+			k++;
+		cum[k] += c; /* k == PROM_LE_N: only +Inf */
+	}
+	labels[n].name = "le";
+	for (unsigned k = 0; k <= PROM_LE_N; k++) {
+		if (k)
+			cum[k] += cum[k - 1];
+		labels[n].value = prom_le_s[k];
+		prom_sample_u64(p, "_bucket", labels, n + 1, cum[k]);
+	}
+	prom_sample(p, "_sum", labels, n, sum_s);
+	prom_sample_u64(p, "_count", labels, n, cum[PROM_LE_N]);
+}
+
+struct prom_procs_walk {
+	struct prom_out *p;
+	const struct stats_prom_procs *names;
+	int part; /* 0 calls, 1 errors, 2 latency */
+};
+
+static void prom_proc_cb(const struct stats_proc *sp, void *arg)
+{
+	struct prom_procs_walk *w = arg;
+	struct prom_label l[4];
+	char vers[16];
+	unsigned n = 0;
+
+	if (w->names->program) {
+		snprintf(vers, sizeof(vers), "%u", (unsigned)sp->vers);
+		l[n++] = (struct prom_label){ "program", sp->program };
+		l[n++] = (struct prom_label){ "version", vers };
+	}
+	l[n++] = (struct prom_label){ w->names->label, sp->proc };
+	if (w->part == 0)
+		prom_sample_u64(w->p, NULL, l, n, sp->calls);
+	else if (w->part == 1)
+		prom_sample_u64(w->p, NULL, l, n, sp->errors);
+	else if (sp->latency && sp->calls)
+		stats_prom_hist(w->p, l, n, sp->latency, (double)sp->latency_ns_total / 1e9);
+}
+
+void stats_prom_procs(struct prom_out *p, const struct stats_prom_procs *names,
+		      void (*foreach)(stats_proc_cb cb, void *arg))
+{
+	struct prom_procs_walk w = { p, names, 0 };
+
+	if (!foreach)
+		return;
+	if (prom_family(p, names->calls, PROM_COUNTER, names->calls_help))
+		foreach(prom_proc_cb, &w);
+	w.part = 1;
+	if (prom_family(p, names->errors, PROM_COUNTER, names->errors_help))
+		foreach(prom_proc_cb, &w);
+	w.part = 2;
+	if (prom_family(p, names->latency, PROM_HISTOGRAM, names->latency_help))
+		foreach(prom_proc_cb, &w);
+}
+
+/* The shared grace clock (core/grace.h): each protocol's term, and what is left of the whole. */
+static void prom_grace(struct prom_out *p)
+{
+	uint64_t now = grace_now_ms();
+
+	if (prom_family(p, "rnfsd_grace_period_active", PROM_GAUGE,
+			"1 while the protocol's grace period runs (only reclaims get new locks)")) {
+		prom_sample(p, NULL, &(struct prom_label){ "protocol", "nlm" }, 1,
+			    grace_clock_held(&grace_server, GRACE_NLM, now));
+		prom_sample(p, NULL, &(struct prom_label){ "protocol", "nfs4" }, 1,
+			    grace_clock_held(&grace_server, GRACE_NFS4, now));
+	}
+	prom_gauge1(p, "rnfsd_grace_period_remaining_seconds", "Seconds left of the server's grace period",
+		    (double)grace_clock_left_ms(&grace_server, now) / 1e3);
+}
+
+static void prom_registry(struct prom_out *p)
+{
+	static const struct stats_prom_procs rpc = {
+		"rnfsd_rpc_calls_total", "RPC calls answered, per program, version and procedure",
+		"rnfsd_rpc_errors_total", "RPC calls not answered with success (RPC or NFS status)",
+		"rnfsd_rpc_duration_seconds", "Time from receiving a call to completing its reply (procedures with calls)",
+		"procedure", true,
+	};
+	const struct prom_label build[] = { { "version", RNFSD_VERSION } };
+	unsigned total, tcp, rdma;
+	uint64_t inl = 0, inl_paused = 0;
+
+	if (prom_family(p, "rnfsd_build_info", PROM_GAUGE, "The running rnfsd's version (always 1)"))
+		prom_sample(p, NULL, build, 1, 1);
+	prom_gauge1(p, "rnfsd_uptime_seconds", "Seconds since the daemon started serving", elapsed_s(&stats_started));
+	prom_gauge1(p, "rnfsd_exports", "Exports in the served table",
+		    stats_src.exports_count ? stats_src.exports_count() : 0);
+	stats_prom_procs(p, &rpc, stats_src.procs_foreach);
+	stats_conn_counts(&total, &tcp, &rdma);
+	if (prom_family(p, "rnfsd_connections", PROM_GAUGE, "Client connections open now, per transport")) {
+		prom_sample(p, NULL, &(struct prom_label){ "transport", "tcp" }, 1, tcp);
+		prom_sample(p, NULL, &(struct prom_label){ "transport", "rdma" }, 1, rdma);
+	}
+	if (stats_src.inline_counts)
+		stats_src.inline_counts(&inl, &inl_paused);
+	prom_counter1(p, "rnfsd_inline_calls_total", "Calls answered on the receiving thread", inl);
+	prom_counter1(p, "rnfsd_inline_paused_total", "Pauses of inline answering after a slow call", inl_paused);
+	prom_grace(p);
+}
+
+int stats_render_prom(FILE *f)
+{
+	struct stats_section copy[STATS_SECTIONS_MAX];
+	struct prom_out p;
+	unsigned n;
+
+	stats_uptime_start();
+	prom_begin(&p, f);
+	prom_registry(&p);
+	n = stats_sections_copy(copy);
+	for (unsigned i = 0; i < n; i++)
+		if (copy[i].prom)
+			copy[i].prom(&p, copy[i].arg);
+	return prom_end(&p);
+}

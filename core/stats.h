@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "core/json.h"
+#include "core/prom.h"
 
 /* ---- latency histogram (fixed log-scale buckets, lock-free) ---- */
 
@@ -108,6 +109,17 @@ typedef void (*stats_section_fn)(struct json_out *j, const char *name, void *arg
 
 /* Main thread, before serving (name and arg must outlive the registry). 0, or -1: the table is full. */
 int stats_section_add(enum stats_place place, const char *name, stats_section_fn write, void *arg);
+/*
+ * A section's metrics for the Prometheus page (stats_render_prom()), beside
+ * its JSON writer: families named rnfsd_..., values from the same snapshot
+ * the JSON writer takes, label values from fixed tables only (no client
+ * addresses or ids). Called on the HTTP server's thread, without the
+ * registry lock, in the order the sections were added.
+ */
+typedef void (*stats_section_prom_fn)(struct prom_out *p, void *arg);
+/* Main thread, after stats_section_add(name, ...): attach prom to that section. 0, or -1: no such section. */
+int stats_section_set_prom(const char *name, stats_section_prom_fn prom);
+
 /* Tests and shutdown: forget every section. */
 void stats_sections_clear(void);
 
@@ -152,6 +164,8 @@ static inline void stats_set(_Atomic uint32_t *field, uint32_t v)
  */
 void stats_conn_register(struct stats_conn *sc, const char *transport, const char *peer, stats_conn_ext_fn ext);
 void stats_conn_unregister(struct stats_conn *sc);
+/* cb for each registered connection, under the registry lock (cb must not register or unregister). */
+void stats_conn_foreach(void (*cb)(const struct stats_conn *sc, void *arg), void *arg);
 /* Connections currently registered, in total and per transport. */
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma);
 
@@ -169,6 +183,25 @@ static inline void stats_mem_move(_Atomic uint64_t *total, uint64_t *last, uint6
 
 /* Write the JSON document (see rnfsd(8), STATISTICS) to f. 0, or -1 on a write error. */
 int stats_render_json(FILE *f);
+/*
+ * Write the Prometheus text format (version 0.0.4) to f: the registry's
+ * families (build info, uptime, exports, per-procedure calls, errors and
+ * latency histograms, connections per transport, inline calls), then each
+ * section's (stats_section_set_prom()). Any thread. 0, or -1 on a write error.
+ */
+int stats_render_prom(FILE *f);
+
+/* The families of one procedure list, for a section with its own (NFSv4's operations). */
+struct stats_prom_procs {
+	const char *calls, *calls_help;     /* counter family */
+	const char *errors, *errors_help;   /* counter family */
+	const char *latency, *latency_help; /* histogram family, seconds */
+	const char *label;                  /* the procedure's label name ("procedure", "operation") */
+	bool program;                       /* also "program" and "version" labels */
+};
+void stats_prom_procs(struct prom_out *p, const struct stats_prom_procs *names,
+		      void (*foreach)(stats_proc_cb cb, void *arg));
+
 /* "2 exports, 3 connections (2 tcp, 1 rdma), 1234 calls" */
 void stats_status_line(char *buf, size_t len);
 /* The uptime in the document counts from the first call of this (or of stats_render_json). */

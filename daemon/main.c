@@ -64,6 +64,7 @@
 #include "core/loop.h"
 #include "core/notify.h"
 #include "core/pidlock.h"
+#include "daemon/prom_server.h"
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
@@ -298,6 +299,17 @@ static int config_resolve(const struct opts *o, struct rnfsd_config *cfg, char *
 			snprintf(conf_file, PATH_MAX, "%s", path);
 	}
 	config_apply_opts(o, cfg);
+	/* [stats] prometheus: one address, and a build that can serve it (daemon/prom_server.h). */
+	if (cfg->n_prometheus > 1) {
+		snprintf(err, errlen, "%s: [stats] prometheus takes one ADDRESS:PORT, not %u", conf_file,
+			 cfg->n_prometheus);
+		return -1;
+	}
+	if (cfg->n_prometheus && !prom_server_available()) {
+		snprintf(err, errlen, "%s: [stats] prometheus is set, but this rnfsd was built without "
+			 "libmicrohttpd (Debian: libmicrohttpd-dev) and cannot serve Prometheus metrics", conf_file);
+		return -1;
+	}
 	return 0;
 }
 
@@ -540,8 +552,10 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->nfsv4_copy_workers != cur->nfsv4_copy_workers ||
 	    old->nfsv4_copy_workers_per_client != cur->nfsv4_copy_workers_per_client ||
 	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0 ||
-	    old->nlm != cur->nlm || old->nlm_udp_port != cur->nlm_udp_port)
-		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, NLM, socket or state settings take effect at the next start");
+	    old->nlm != cur->nlm || old->nlm_udp_port != cur->nlm_udp_port ||
+	    old->n_prometheus != cur->n_prometheus ||
+	    memcmp(old->prometheus, cur->prometheus, sizeof(old->prometheus)) != 0)
+		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, NLM, socket, Prometheus or state settings take effect at the next start");
 }
 
 static void reload(void)
@@ -679,11 +693,13 @@ static void resources_stats(struct stats_resources *out)
 	if (d.cfg.nlm)
 		nlm_counters(&nc);
 	out->nlm_owners = nc.owners, out->nlm_held = nc.held, out->nlm_per_host_max = nc.per_host;
+	out->nlm_waiters = nc.waiters;
 }
 
 /* ---- statistics and readiness ---- */
 
-static void stats_start(void)
+/* 0, or -1: the Prometheus page was configured but cannot be served (logged). */
+static int stats_start(void)
 {
 	const struct stats_sources src = {
 		.exports_count = nfs_exports_count,
@@ -700,10 +716,13 @@ static void stats_start(void)
 	if (d.cfg.stats_socket[0])
 		stats_server_start(d.loop, d.cfg.stats_socket); /* logged; serve without it */
 	stats_status_start(d.loop, RNFSD_STATUS_INTERVAL_S);
+	/* Asked for explicitly: a page that cannot be served fails the start. */
+	return d.cfg.n_prometheus ? prom_server_start(&d.cfg.prometheus[0]) : 0;
 }
 
 static void stats_stop(void)
 {
+	prom_server_stop(); /* its thread joined before the sections' owners go */
 	stats_status_stop();
 	stats_server_stop();
 }
@@ -855,7 +874,8 @@ int main(int argc, char **argv)
 		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)
 		goto err_workers;
-	stats_start();
+	if (stats_start() != 0)
+		goto stop_serving;
 	if (d.cfg.rpcbind) {
 		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
 				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
@@ -877,6 +897,7 @@ int main(int argc, char **argv)
 	daemon_ready(true);
 
 	rc = loop_run(d.loop) == 0 ? 0 : 1;
+stop_serving:
 	nfs4_cb_stop(); /* callbacks in flight dropped; their connections let go */
 	nfs4_expiry_stop(nfs_service_nfs4());
 

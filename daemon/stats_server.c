@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -355,12 +356,27 @@ void stats_server_stop(void)
 
 static void (*resources_fill)(struct stats_resources *out);
 
+/* fill's numbers and the resident memory. */
+static void stats_resources_get(struct stats_resources *r)
+{
+	unsigned long long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	*r = (struct stats_resources){ 0 };
+	resources_fill(r);
+	if (f) {
+		if (fscanf(f, "%llu %llu", &pages, &rss) == 2)
+			r->rss_bytes = rss * (unsigned long long)sysconf(_SC_PAGESIZE);
+		fclose(f);
+	}
+}
+
 static void stats_resources_write(struct json_out *j, const char *name, void *arg)
 {
-	struct stats_resources r = { 0 };
+	struct stats_resources r;
 
 	(void)arg;
-	resources_fill(&r);
+	stats_resources_get(&r);
 	json_obj_open(j, name);
 	json_u64(j, "fds", r.fds);
 	json_u64(j, "fd_limit", r.fd_limit);
@@ -373,8 +389,28 @@ static void stats_resources_write(struct json_out *j, const char *name, void *ar
 	json_obj_close(j);
 }
 
+/* The same numbers on the Prometheus page (core/prom.h). */
+static void stats_resources_prom(struct prom_out *p, void *arg)
+{
+	struct stats_resources r;
+
+	(void)arg;
+	stats_resources_get(&r);
+	prom_gauge1(p, "rnfsd_process_resident_memory_bytes", "Resident memory of the rnfsd process",
+		    (double)r.rss_bytes);
+	prom_gauge1(p, "rnfsd_process_open_fds", "Descriptors open in the rnfsd process", (double)r.fds);
+	prom_gauge1(p, "rnfsd_process_max_fds", "RLIMIT_NOFILE of the rnfsd process", (double)r.fd_limit);
+	prom_gauge1(p, "rnfsd_lock_descriptions", "The local backend's lock descriptions in use",
+		    (double)r.lock_descriptions);
+	prom_gauge1(p, "rnfsd_nlm_lock_owners", "NLM lock owners", (double)r.nlm_owners);
+	prom_gauge1(p, "rnfsd_nlm_locks", "NLM (owner, file) lock records held", (double)r.nlm_held);
+	prom_gauge1(p, "rnfsd_nlm_lock_waiters", "NLM blocked lock requests waiting", (double)r.nlm_waiters);
+}
+
 int stats_server_resources_add(void (*fill)(struct stats_resources *out))
 {
 	resources_fill = fill;
-	return stats_section_add(STATS_PLACE_STATE, "resources", stats_resources_write, NULL);
+	if (stats_section_add(STATS_PLACE_STATE, "resources", stats_resources_write, NULL) != 0)
+		return -1;
+	return stats_section_set_prom("resources", stats_resources_prom);
 }

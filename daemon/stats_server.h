@@ -45,9 +45,13 @@ struct stats_resources {
 	uint64_t fds, fd_limit, fd_reserve;     /* descriptors open now, RLIMIT_NOFILE, kept from state */
 	uint64_t lock_descriptions, lock_descriptions_max; /* the local backend's, all lock owners */
 	uint64_t nlm_owners, nlm_held, nlm_per_host_max;   /* NLM lock owners, (owner, file) records */
+	uint64_t nlm_waiters;                              /* NLM blocked locks waiting */
+	uint64_t rss_bytes;                                /* resident memory (filled here, /proc/self/statm) */
+	/* (nlm_waiters and rss_bytes are on the Prometheus page only: the JSON document is unchanged) */
 };
 /* Main thread, before serving: add "resources" (STATS_PLACE_STATE), filled by fill on the stats
- * thread. 0, or -1 (the registry is full). */
+ * thread or the Prometheus server's (any thread: fill takes only short locks). 0, or -1 (the
+ * registry is full). */
 int stats_server_resources_add(void (*fill)(struct stats_resources *out));
 
 #endif

@@ -166,7 +166,7 @@ const struct rdma_inline *rdma_conn_inline(const struct rdma_conn *conn, uint32_
  * drop the transport's reference. */
 void rdma_conn_free(struct rdma_conn *conn)
 {
-	stats_conn_unregister(&conn->stats.base);
+	rdma_stats_conn_unregister(&conn->stats);
 	if (conn->cq_ev) {
 		loop_ev_del(conn->cq_ev);
 		loop_ev_free(conn->cq_ev);

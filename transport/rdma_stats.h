@@ -41,6 +41,9 @@ struct rdma_stats_conn {
 
 /* Any thread: zero s's counters and register it as an "rdma" connection of peer. */
 void rdma_stats_conn_register(struct rdma_stats_conn *s, const char *peer);
+/* The connection's one close path: add its counters to the closed connections' totals (so the
+ * Prometheus counters never go back) and unregister it. A no-op for an unregistered one. */
+void rdma_stats_conn_unregister(struct rdma_stats_conn *s);
 
 /* Totals over every device and transport instance, updated on the loop
  * thread (stats_mem_move), read by the stats thread. */

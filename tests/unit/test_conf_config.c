@@ -734,6 +734,12 @@ static void test_example_file_is_complete(void **state)
 	cfg.exports_named = def.exports_named;
 	assert_true(cfg.grace_period_set); /* the same for grace-period */
 	cfg.grace_period_set = def.grace_period_set;
+	/* [stats] prometheus is off by default; the example shows the usual address. */
+	assert_int_equal(cfg.n_prometheus, 1);
+	assert_string_equal(cfg.prometheus[0].addr, "127.0.0.1");
+	assert_int_equal(cfg.prometheus[0].port, 9587);
+	memcpy(cfg.prometheus, def.prometheus, sizeof(cfg.prometheus));
+	cfg.n_prometheus = def.n_prometheus;
 	assert_memory_equal(&cfg, &def, sizeof(cfg));
 	free(out);
 	free(text);

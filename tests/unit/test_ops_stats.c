@@ -2,7 +2,8 @@
  * test_ops_stats.c - core/stats.c, core/json.c and daemon/stats_server.c: the latency histogram,
  * the connection registry, the JSON writer, the JSON document with the sections higher layers add
  * (NFSv4's, nfs/v4/compound/nfs4_stats.c; RPC-over-RDMA's, transport/rdma_stats.c; the daemon's
- * "resources"), and the real UNIX socket served from a real loop (read back raw and through the
+ * "resources"), the same sections' Prometheus writers (test_prom_sections: no client address on the
+ * page, RDMA counters kept across a closed connection), and the real UNIX socket served from a real loop (read back raw and through the
  * real rnfsctl binary, whose path comes in $RNFSCTL).
  *
  * The procedure table and NFSv4's numbers here are test input given through stats_sources and
@@ -119,15 +120,21 @@ static unsigned fake_exports(void)
 	return 2;
 }
 
-static char *render(void)
+/* The JSON document, or with render_fn stats_render_prom the Prometheus page. */
+static char *render_with(int (*render_fn)(FILE *f))
 {
 	char *doc = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&doc, &len);
 	assert_non_null(f);
-	assert_int_equal(stats_render_json(f), 0);
+	assert_int_equal(render_fn(f), 0);
 	fclose(f);
 	return doc;
+}
+
+static char *render(void)
+{
+	return render_with(stats_render_json);
 }
 
 static void fill_conns(struct stats_conn *t, struct rdma_stats_conn *r)
@@ -324,6 +331,54 @@ static void serve_none(void)
 
 	stats_set_sources(&none);
 	stats_sections_clear();
+}
+
+/* The sections' Prometheus writers: NFSv4's, the daemon's resources, RDMA's (whose counters outlive a
+ * closed connection). */
+static void test_prom_sections(void **state)
+{
+	struct stats_conn t;
+	struct rdma_stats_conn r;
+	char *page;
+
+	(void)state;
+	serve_nfs4();
+	fill_conns(&t, &r);
+	page = render_with(stats_render_prom);
+	assert_non_null(strstr(page, "rnfsd_nfs4_operations_total{operation=\"SECINFO_NO_NAME\"} 5\n"));
+	assert_non_null(strstr(page, "rnfsd_nfs4_operation_errors_total{operation=\"SECINFO_NO_NAME\"} 1\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_clients gauge\nrnfsd_nfs4_clients 3\n"));
+	assert_non_null(strstr(page, "rnfsd_nfs4_sessions 2\n"));
+	assert_non_null(strstr(page, "rnfsd_nfs4_opens 7\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_delegation_recalls_total counter\nrnfsd_nfs4_delegation_recalls_total 5\n"));
+	assert_non_null(strstr(page, "rnfsd_nfs4_delegation_revocations_total 1\n"));
+	assert_non_null(strstr(page, "rnfsd_process_open_fds 20\n"));
+	assert_non_null(strstr(page, "rnfsd_nlm_locks 1\n"));
+	assert_non_null(strstr(page, "rnfsd_connections{transport=\"rdma\"} 1\n"));
+	assert_non_null(strstr(page, "rnfsd_rdma_credits_granted 128\n"));
+	assert_non_null(strstr(page, "rnfsd_rdma_read_bytes_total 3145728\n"));
+	assert_non_null(strstr(page, "rnfsd_rdma_errors_total{error=\"ERR_CHUNK\"} 1\n"));
+	assert_non_null(strstr(page, "rnfsd_rdma_errors_total{error=\"ERR_VERS\"} 2\n"));
+	/* No client address on the page (the peer names are in the JSON only). */
+	assert_null(strstr(page, "192.0.2.9"));
+	assert_null(strstr(page, "127.0.0.1:812"));
+	free(page);
+
+	/* Closed: the credits go, the counters stay; a new connection adds to them. */
+	rdma_stats_conn_unregister(&r);
+	page = render_with(stats_render_prom);
+	assert_non_null(strstr(page, "rnfsd_rdma_credits_granted 0\n"));
+	assert_non_null(strstr(page, "rnfsd_rdma_errors_total{error=\"ERR_CHUNK\"} 1\n"));
+	free(page);
+	rdma_stats_conn_register(&r, "192.0.2.10:1");
+	stats_add(&r.err_chunk, 1);
+	page = render_with(stats_render_prom);
+	assert_non_null(strstr(page, "rnfsd_rdma_errors_total{error=\"ERR_CHUNK\"} 2\n"));
+	assert_non_null(strstr(page, "rnfsd_rdma_read_bytes_total 3145728\n"));
+	free(page);
+	rdma_stats_conn_unregister(&r);
+	stats_conn_unregister(&t);
+	serve_none();
 }
 
 static void test_json_nfs4(void **state)
@@ -651,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_json_nfs4),
+		cmocka_unit_test(test_prom_sections),
 		cmocka_unit_test(test_rnfsctl_nfs4),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_json),

@@ -302,6 +302,68 @@ static void nfs4_sec_cbs(struct json_out *j, const char *name, void *arg)
 	json_arr_close(j);
 }
 
+/* ---- the NFSv4 metrics of the Prometheus page (core/prom.h) ---- */
+
+struct nfs4_prom_field {
+	const char *name, *help;
+	enum prom_type type;
+	size_t off;
+	bool wide; /* uint64_t, else unsigned */
+};
+
+#define PF(n, h, t, f) { n, h, t, offsetof(struct nfs4_stats_snap, f), \
+			 _Generic(((struct nfs4_stats_snap *)0)->f, unsigned : false, default : true) }
+
+static const struct nfs4_prom_field nfs4_prom_fields[] = {
+	PF("rnfsd_nfs4_clients", "NFSv4 client records (confirmed or not)", PROM_GAUGE, clients),
+	PF("rnfsd_nfs4_sessions", "NFSv4.1+ sessions", PROM_GAUGE, sessions),
+	PF("rnfsd_nfs4_opens", "NFSv4 open stateids", PROM_GAUGE, opens),
+	PF("rnfsd_nfs4_locks", "NFSv4 lock stateids", PROM_GAUGE, locks),
+	PF("rnfsd_nfs4_delegations", "NFSv4 delegations held by clients", PROM_GAUGE, delegations),
+	PF("rnfsd_nfs4_delegations_max", "Bound of the delegation table", PROM_GAUGE, delegations_max),
+	PF("rnfsd_nfs4_delegation_recalls_total", "Delegations recalled (CB_RECALL)", PROM_COUNTER, recalls),
+	PF("rnfsd_nfs4_delegation_returns_total", "Delegations returned (DELEGRETURN)", PROM_COUNTER, returned),
+	PF("rnfsd_nfs4_delegation_revocations_total", "Delegations revoked", PROM_COUNTER, revoked),
+	PF("rnfsd_nfs4_open_files", "Files with NFSv4 opens (a descriptor each)", PROM_GAUGE, open_files),
+	PF("rnfsd_nfs4_open_owners", "NFSv4 open owners", PROM_GAUGE, open_owners),
+	PF("rnfsd_nfs4_lock_owners", "NFSv4 lock owners", PROM_GAUGE, lock_owners),
+	PF("rnfsd_nfs4_lock_waiters", "Blocked NFSv4 locks waiting for CB_NOTIFY_LOCK", PROM_GAUGE, lock_waiters),
+	PF("rnfsd_nfs4_recorded_clients", "Clients in the stable record (state-dir)", PROM_GAUGE, recorded_clients),
+	PF("rnfsd_nfs4_reclaims_total", "Reclaims admitted in the grace period", PROM_COUNTER, reclaims),
+	PF("rnfsd_nfs4_grace_refused_total", "Calls refused NFS4ERR_GRACE", PROM_COUNTER, grace_refused),
+	PF("rnfsd_nfs4_clients_refused_total", "New client records refused (a table or share full)", PROM_COUNTER,
+	   clients_refused),
+	PF("rnfsd_nfs4_reply_cache_bytes", "NFSv4.1 session reply cache granted", PROM_GAUGE, reply_cache_bytes),
+	PF("rnfsd_nfs4_reply_cache_limit_bytes", "NFSv4.1 session reply cache budget", PROM_GAUGE, reply_cache_limit),
+	PF("rnfsd_nfs4_copies_started_total", "Asynchronous COPYs started", PROM_COUNTER, copies_async_started),
+	PF("rnfsd_nfs4_callback_paths", "NFSv4 clients with a callback path", PROM_GAUGE, callback_paths),
+};
+
+static void nfs4_prom(struct prom_out *p, void *arg)
+{
+	static const struct stats_prom_procs ops = {
+		"rnfsd_nfs4_operations_total", "NFSv4 COMPOUND operations, per operation",
+		"rnfsd_nfs4_operation_errors_total", "NFSv4 operations answered with an error status",
+		"rnfsd_nfs4_operation_duration_seconds", "Time an NFSv4 operation took", "operation", false,
+	};
+	struct nfs4_stats_snap n = { 0 };
+	const char *base = (const char *)&n;
+
+	(void)arg;
+	if (nfs4_sec_src.ops_foreach)
+		stats_prom_procs(p, &ops, nfs4_sec_src.ops_foreach);
+	if (!nfs4_sec_src.state)
+		return;
+	nfs4_sec_src.state(&n);
+	for (size_t i = 0; i < sizeof(nfs4_prom_fields) / sizeof(nfs4_prom_fields[0]); i++) {
+		const struct nfs4_prom_field *f = &nfs4_prom_fields[i];
+		uint64_t v = f->wide ? *(const uint64_t *)(base + f->off) : *(const unsigned *)(base + f->off);
+
+		if (prom_family(p, f->name, f->type, f->help))
+			prom_sample_u64(p, NULL, NULL, 0, v);
+	}
+}
+
 int nfs4_stats_sections_add(const struct nfs4_stats_sources *src)
 {
 	static const struct {
@@ -324,5 +386,7 @@ int nfs4_stats_sections_add(const struct nfs4_stats_sources *src)
 		if (have && stats_section_add(STATS_PLACE_STATE, secs[i].name, secs[i].write, (void *)secs[i].arg) != 0)
 			return -1;
 	}
+	/* One writer for all of NFSv4's metrics, on its first section. */
+	(void)stats_section_set_prom(s->ops_foreach ? "nfs4_operations" : "nfs4", nfs4_prom);
 	return 0;
 }

@@ -1,0 +1,333 @@
+/*
+ * test_prometheus.c - the Prometheus page (issue 27 part 1, [stats]
+ * prometheus, daemon/prom_server.c) against real clients:
+ *  - curl scrapes GET /metrics before and after NFSv3 GETATTRs sent with
+ *    libnfs's raw API (and an NFSv4 mount and stat): the GETATTR counter
+ *    moved by exactly the calls sent, NFSv4 operations are counted,
+ *    the content type is the text format's, each family has one HELP and
+ *    one TYPE line, other paths get 404;
+ *  - `promtool check metrics` (Debian's prometheus package) accepts the page;
+ *  - a real Prometheus server scrapes rnfsd every second (temporary config
+ *    and storage) and its HTTP API answers the moved counter;
+ *  - --check-config refuses two addresses.
+ * Exits 77 (skip) only when curl, promtool or prometheus is missing. In a
+ * build without libmicrohttpd it checks instead that the daemon refuses the
+ * setting at start with a clear error.
+ */
+#include "tests/integration/harness.h"
+#include "rnfsd_build.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nfsc/libnfs-raw-nfs4.h>
+
+#define GETATTR_SERIES "rnfsd_rpc_calls_total{program=\"nfs\",version=\"3\",procedure=\"GETATTR\"}"
+#define CALLS 25
+#define PROM_WAIT_S 90.0 /* Prometheus's start and first scrapes, on a busy machine */
+
+static struct hx_env env;
+static uint16_t prom_port;
+
+/* Run cmd with /bin/sh: its exit status, or -1. */
+static int sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool have(const char *prog)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", prog);
+	return sh(cmd) == 0;
+}
+
+/* GET url's path into file (headers into file.hdr); the HTTP status, or -1. */
+static int scrape(const char *path, const char *file)
+{
+	char cmd[1024];
+	FILE *f;
+	int code = -1;
+
+	snprintf(cmd, sizeof(cmd), "curl -sS --max-time 10 -D %s.hdr -o %s -w '%%{http_code}' http://127.0.0.1:%u%s",
+		 file, file, prom_port, path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &code) != 1)
+		code = -1;
+	pclose(f);
+	return code;
+}
+
+/* The whole of a small file, NUL-terminated (static buffer). */
+static const char *slurp(const char *file)
+{
+	static char buf[1 << 20];
+	FILE *f = fopen(file, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* The value of the sample line that starts with series, or -1. */
+static long long sample(const char *page, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, series, n) && l[n] == ' ')
+			return atoll(l + n + 1);
+	return -1;
+}
+
+/* Lines of page that start with prefix. */
+static unsigned count_lines(const char *page, const char *prefix)
+{
+	unsigned c = 0;
+
+	for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		c += !strncmp(l, prefix, strlen(prefix));
+	return c;
+}
+
+/* Each "# TYPE" family has exactly one "# HELP" and one "# TYPE" line. */
+static bool families_once(const char *page, unsigned *families)
+{
+	*families = 0;
+	for (const char *l = strstr(page, "# TYPE "); l; l = strstr(l + 1, "\n# TYPE ")) {
+		char name[160], want[200];
+
+		if (*l == '\n')
+			l++;
+		if (sscanf(l, "# TYPE %159s", name) != 1)
+			return false;
+		snprintf(want, sizeof(want), "# TYPE %s ", name);
+		if (count_lines(page, want) != 1)
+			return false;
+		snprintf(want, sizeof(want), "# HELP %s ", name);
+		if (count_lines(page, want) != 1)
+			return false;
+		++*families;
+	}
+	return *families > 0;
+}
+
+static void send_getattrs(unsigned n)
+{
+	struct rpc_context *rpc;
+	struct hx_fh root;
+	fattr3 a;
+	unsigned ok = 0;
+
+	if (hx_open_export(&env, env.export_dir, -1, -1, &rpc, &root) != 0)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		ok += hx3_getattr(rpc, &root, &a) == NFS3_OK;
+	hx_rpc_close(rpc);
+	CHECK_EQ(ok, n, "%u NFSv3 GETATTRs answered", n);
+}
+
+/* An NFSv4 mount through libnfs and a stat: COMPOUNDs whose operations the page counts. */
+static void nfs4_stat(void)
+{
+	char err[512];
+	struct nfs_stat_64 st;
+	struct nfs_context *nfs;
+
+	hx_mount_version = NFS_V4;
+	nfs = hx_mount(&env, env.export_dir, -1, -1, err, sizeof(err));
+	hx_mount_version = NFS_V3;
+	if (!CHECK(nfs != NULL, "NFSv4 mount (%s)", nfs ? "ok" : err))
+		return;
+	CHECK_EQ(nfs_stat64(nfs, "/", &st), 0, "NFSv4 stat of the export root");
+	hx_umount(nfs);
+}
+
+static void check_scrapes(long long *after_out)
+{
+	const char *p1 = hx_path(&env, "scrape1.txt"), *p2 = hx_path(&env, "scrape2.txt");
+	long long before, after;
+	unsigned fams;
+	char cmd[1024];
+
+	hx_section("curl scrapes /metrics around %u GETATTRs", CALLS);
+	CHECK_EQ(scrape("/metrics", p1), 200, "GET /metrics answers 200");
+	before = sample(slurp(p1), GETATTR_SERIES);
+	CHECK(before >= 0, "the page has %s (%lld)", GETATTR_SERIES, before);
+	send_getattrs(CALLS);
+	nfs4_stat();
+	CHECK_EQ(scrape("/metrics", p2), 200, "GET /metrics again");
+	const char *page = slurp(p2);
+	after = sample(page, GETATTR_SERIES);
+	CHECK_EQ(after - before, CALLS, "the GETATTR counter moved by the calls sent (%lld -> %lld)", before, after);
+	CHECK(families_once(page, &fams), "one HELP and one TYPE line per family (%u families)", fams);
+	CHECK(strstr(page, "# TYPE rnfsd_rpc_duration_seconds histogram\n") &&
+		      strstr(page, "rnfsd_rpc_duration_seconds_bucket{program=\"nfs\",version=\"3\","
+				   "procedure=\"GETATTR\",le=\"+Inf\"}"),
+	      "GETATTR's latency is a histogram with a +Inf bucket");
+	CHECK(sample(page, "rnfsd_connections{transport=\"tcp\"}") >= 0, "connections per transport");
+	CHECK(sample(page, "rnfsd_nfs4_operations_total{operation=\"PUTROOTFH\"}") > 0 &&
+		      sample(page, "rnfsd_nfs4_operation_duration_seconds_count{operation=\"PUTROOTFH\"}") > 0,
+	      "NFSv4 operations are counted, with latency (PUTROOTFH)");
+	CHECK(sample(page, "rnfsd_nfs4_clients") >= 0 && sample(page, "rnfsd_nfs4_opens") >= 0 &&
+		      sample(page, "rnfsd_nfs4_delegation_recalls_total") >= 0 &&
+		      sample(page, "rnfsd_grace_period_active{protocol=\"nfs4\"}") >= 0 &&
+		      sample(page, "rnfsd_nlm_locks") >= 0,
+	      "NFSv4 state, grace period and NLM gauges are on the page");
+	CHECK(sample(page, "rnfsd_process_open_fds") > 0 && sample(page, "rnfsd_process_resident_memory_bytes") > 0,
+	      "the process's descriptors and resident memory");
+	CHECK(strstr(slurp(hx_path(&env, "scrape2.txt.hdr")), "text/plain; version=0.0.4") != NULL,
+	      "Content-Type is the text format 0.0.4");
+	CHECK_EQ(scrape("/nope", hx_path(&env, "nope.txt")), 404, "another path answers 404");
+
+	hx_section("promtool check metrics");
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s > %s 2>&1", p2, hx_path(&env, "promtool.txt"));
+	int st = sh(cmd);
+	if (!CHECK_EQ(st, 0, "promtool check metrics accepts the page"))
+		fprintf(stderr, "%s\n", slurp(hx_path(&env, "promtool.txt")));
+	*after_out = after;
+}
+
+/* Start prometheus scraping rnfsd every second; its pid, or -1. */
+static pid_t prometheus_start(uint16_t web_port)
+{
+	const char *yml = hx_path(&env, "prometheus.yml");
+	char cfg[128], data[PATH_MAX + 32], web[64];
+	FILE *f = fopen(yml, "w");
+	pid_t pid;
+
+	if (!f)
+		return -1;
+	fprintf(f, "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+		   "scrape_configs:\n  - job_name: rnfsd\n    static_configs:\n      - targets: ['127.0.0.1:%u']\n",
+		prom_port);
+	fclose(f);
+	snprintf(cfg, sizeof(cfg), "--config.file=%s", yml);
+	snprintf(data, sizeof(data), "--storage.tsdb.path=%s", hx_path(&env, "prometheus-data"));
+	snprintf(web, sizeof(web), "--web.listen-address=127.0.0.1:%u", web_port);
+	pid = fork();
+	if (pid == 0) {
+		FILE *log = freopen(hx_path(&env, "prometheus.log"), "w", stdout);
+
+		(void)log;
+		dup2(STDOUT_FILENO, STDERR_FILENO);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execlp("prometheus", "prometheus", cfg, data, web, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The value of the API's answer for query (the first sample), or -1. */
+static long long prometheus_query(uint16_t web_port, const char *query)
+{
+	char cmd[1024];
+	const char *out = hx_path(&env, "query.json"), *v;
+
+	snprintf(cmd, sizeof(cmd), "curl -sS --max-time 5 -G -o %s --data-urlencode 'query=%s' "
+		 "http://127.0.0.1:%u/api/v1/query 2>/dev/null", out, query, web_port);
+	if (sh(cmd) != 0)
+		return -1;
+	v = strstr(slurp(out), "\"value\":[");
+	v = v ? strstr(v, ",\"") : NULL;
+	return v ? atoll(v + 2) : -1;
+}
+
+static void check_prometheus(long long want)
+{
+	uint16_t web_port = hx_free_port();
+	pid_t pid;
+	long long got = -1;
+	double t0 = hx_now();
+
+	hx_section("a real Prometheus server scrapes rnfsd every second");
+	pid = prometheus_start(web_port);
+	if (!CHECK(pid > 0, "prometheus started"))
+		return;
+	/* Bounded polling: the server starts, scrapes, and the sample becomes queryable. */
+	while (hx_now() - t0 < PROM_WAIT_S && got < want) {
+		usleep(500 * 1000);
+		got = prometheus_query(web_port, "rnfsd_rpc_calls_total{version=\"3\",procedure=\"GETATTR\"}");
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			pid = -1;
+			break;
+		}
+	}
+	if (!CHECK(got >= want, "Prometheus's /api/v1/query answers the GETATTR counter (%lld, want %lld, %.1f s)",
+		   got, want, hx_now() - t0))
+		fprintf(stderr, "%s\n", slurp(hx_path(&env, "prometheus.log")));
+	got = prometheus_query(web_port, "up{job=\"rnfsd\"}");
+	CHECK_EQ(got, 1, "Prometheus's up{job=\"rnfsd\"} is 1 (the page parsed)");
+	if (pid > 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* --check-config refuses more than one address. */
+static void check_two_addresses(void)
+{
+	static char extra[128];
+	char cmd[PATH_MAX * 5];
+
+	hx_section("[stats] prometheus takes one address");
+	snprintf(extra, sizeof(extra), "[stats]\nprometheus = 127.0.0.1:%u, 127.0.0.1:%u\n", prom_port, prom_port + 1);
+	env.rnfsd_extra = extra;
+	hx_write_config(&env);
+	snprintf(cmd, sizeof(cmd), "%s --check-config -c %s -e %s > %s 2>&1", env.exe, env.conf_path,
+		 env.exports_path, hx_path(&env, "check.txt"));
+	CHECK_EQ(sh(cmd), 1, "rnfsd --check-config exits 1");
+	CHECK(strstr(slurp(hx_path(&env, "check.txt")), "prometheus takes one") != NULL, "and says why");
+}
+
+/* A build without libmicrohttpd: start-up refuses [stats] prometheus and says why. */
+static int check_not_built(void)
+{
+	hx_env_init(&env);
+	hx_require_own_daemon(&env);
+	env.rnfsd_extra = "[stats]\nprometheus = 127.0.0.1:9587\n";
+	hx_write_config(&env);
+	CHECK_EQ(hx_daemon_run_to_exit(&env, 10), 1, "rnfsd refuses to start with [stats] prometheus");
+	CHECK(hx_log_count(&env, "built without libmicrohttpd") == 1, "and says it was built without libmicrohttpd");
+	hx_env_release(&env);
+	return hx_end();
+}
+
+int main(int argc, char **argv)
+{
+	static char extra[128];
+	long long after = -1;
+
+	hx_begin("prometheus", argc, argv);
+	if (!HAVE_MICROHTTPD)
+		return check_not_built();
+	if (!have("curl") || !have("promtool") || !have("prometheus"))
+		hx_skip("curl, promtool or prometheus missing (Debian: apt-get install curl prometheus)");
+	hx_env_init(&env);
+	hx_require_own_daemon(&env);
+	prom_port = hx_free_port();
+	snprintf(extra, sizeof(extra), "[stats]\nprometheus = 127.0.0.1:%u\n", prom_port);
+	env.rnfsd_extra = extra;
+	if (!CHECK(hx_write_config(&env) == 0, "rnfsd.conf with [stats] prometheus") || hx_daemon_start(&env) != 0)
+		return hx_end();
+	CHECK(hx_log_count(&env, "Prometheus metrics on") == 1, "the daemon says where the page is");
+	check_scrapes(&after);
+	if (after > 0)
+		check_prometheus(after);
+	hx_daemon_stop(&env);
+	check_two_addresses();
+	hx_env_release(&env);
+	return hx_end();
+}
