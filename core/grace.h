@@ -10,7 +10,7 @@
  * only when clients of the previous boot were recorded, ended early when
  * all of them sent RECLAIM_COMPLETE. The server is in grace while either
  * term runs. NFSv4 admits reclaims only while its own term runs; NLM admits
- * them while either runs (it cannot tell its own clients' reclaims apart).
+ * them while either runs.
  *
  * Pure apart from grace_now_ms(): times are the caller's milliseconds
  * (CLOCK_MONOTONIC in the daemon), fields are atomic (any thread).
