@@ -322,8 +322,11 @@ int main(int argc, char **argv)
 	env.rnfsd_extra = extra;
 	if (!CHECK(hx_write_config(&env) == 0, "rnfsd.conf with [stats] prometheus") || hx_daemon_start(&env) != 0)
 		return hx_end();
-	CHECK(hx_log_count(&env, "Prometheus metrics on") == 1, "the daemon says where the page is");
 	check_scrapes(&after);
+	/* The line is logged once the page serves, which may be after the NFS port answers: waited for. */
+	for (int i = 0; i < 100 && hx_log_count(&env, "Prometheus metrics on") == 0; i++)
+		usleep(100 * 1000);
+	CHECK(hx_log_count(&env, "Prometheus metrics on") == 1, "the daemon says where the page is");
 	if (after > 0)
 		check_prometheus(after);
 	hx_daemon_stop(&env);
