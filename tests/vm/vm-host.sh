@@ -110,6 +110,9 @@ for ko in $(cat /modlist); do insmod $ko; done
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 hostroot /lower || poweroff -f
 mount -t tmpfs -o size=1536m tmpfs /rw; mkdir -p /rw/upper /rw/work
 mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work overlay /newroot || poweroff -f
+# The dynamic linker's cache copied up now: an apt run on the host during the
+# guest's life rewrites it, and a read of it half rewritten fails every exec.
+cp /newroot/etc/ld.so.cache /newroot/etc/ld.so.cache.boot && mv /newroot/etc/ld.so.cache.boot /newroot/etc/ld.so.cache
 for a in $(cat /proc/cmdline); do case $a in testscript=*) T=${a#testscript=};; esac; done
 [ -x "/newroot$T" ] || { echo "@@ FAIL boot: guest script $T not found"; poweroff -f; }
 mount --move /dev /newroot/dev; umount /proc /sys
@@ -127,7 +130,7 @@ vm_initramfs() {
 	mkdir -p "$r"/bin "$r"/dev "$r"/proc "$r"/sys "$r"/lower "$r"/rw "$r"/newroot
 	mkdir -p "$r"/lib/modules
 	cp /bin/busybox "$r/bin/busybox"
-	for a in sh mount umount mkdir insmod switch_root cat echo sleep poweroff; do
+	for a in sh mount umount mkdir insmod switch_root cat echo sleep poweroff cp mv; do
 		ln -s busybox "$r/bin/$a"
 	done
 	: > "$r/modlist"
