@@ -65,6 +65,7 @@
 #include "core/notify.h"
 #include "core/pidlock.h"
 #include "daemon/prom_server.h"
+#include "daemon/ctl_exports.h"
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
@@ -713,6 +714,7 @@ static int stats_start(void)
 		(void)nfs4_stats_sections_add(NULL);
 	(void)stats_server_resources_add(resources_stats);
 	(void)rdma_stats_sections_add();
+	stats_server_set_control(ctl_exports_request); /* rnfsctl export ... */
 	if (d.cfg.stats_socket[0])
 		stats_server_start(d.loop, d.cfg.stats_socket); /* logged; serve without it */
 	stats_status_start(d.loop, RNFSD_STATUS_INTERVAL_S);

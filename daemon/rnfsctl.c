@@ -1,15 +1,23 @@
 /*
  * rnfsctl.c - the admin's view of a running rnfsd: asks the daemon's stats
  * socket (see stats_server.h) for its JSON document and prints it as tables,
- * or as it came with --json.
+ * or as it came with --json; changes the served exports at run time
+ * (daemon/ctl_exports.h: one tab-separated request line, a JSON answer).
  *
- *   rnfsctl [-s SOCKET] [stats] [--json]
+ *   rnfsctl [-s SOCKET] [--json] [stats]
+ *   rnfsctl [-s SOCKET] [--json] export list
+ *   rnfsctl [-s SOCKET] export add PATH CLIENT(OPTIONS)
+ *   rnfsctl [-s SOCKET] export remove PATH [CLIENT]
+ *
+ * The socket is root-only: a non-root caller is told so (EACCES at
+ * connect, or the daemon's one-line refusal when the mode was widened).
  *
  * The JSON is parsed by the small bounded parser below (depth and size
  * limited) into a tree that is freed before exit.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,8 +227,9 @@ static const char *json_text(const struct json *obj, const char *key)
 
 /* ---- talking to the daemon ---- */
 
-/* Returns the document (NUL-terminated, caller frees) or NULL with a message printed. */
-static char *rnfsctl_fetch(const char *path, size_t *len)
+/* Sends req (one line) and returns the answer (NUL-terminated, caller frees) or NULL with a
+ * message printed. */
+static char *rnfsctl_fetch(const char *path, const char *req, size_t *len)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(addr.sun_path)) {
@@ -232,13 +241,13 @@ static char *rnfsctl_fetch(const char *path, size_t *len)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
 		fprintf(stderr, "rnfsctl: cannot connect to %s: %s%s\n", path, strerror(errno),
 			errno == ENOENT || errno == ECONNREFUSED ? " (is rnfsd running?)" :
-			errno == EACCES ? " (root only)" : "");
+			errno == EACCES ? " (the control socket is root-only: run rnfsctl as root)" : "");
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
-	static const char req[] = "stats\n";
-	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) < 0) {
+	/* A refused peer may find the socket closed already: its one-line reason is still read below. */
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET) {
 		fprintf(stderr, "rnfsctl: %s: %s\n", path, strerror(errno));
 		close(fd);
 		return NULL;
@@ -260,7 +269,8 @@ static char *rnfsctl_fetch(const char *path, size_t *len)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			if (r < 0) {
+			/* ECONNRESET after an answer: the daemon closed on our unread request (a refusal). */
+			if (r < 0 && !(errno == ECONNRESET && n > 0)) {
 				free(buf);
 				buf = NULL;
 			}
@@ -504,11 +514,119 @@ static int print_table(const char *doc_text, size_t len)
 	return 0;
 }
 
+/* ---- commands ---- */
+
+/* The daemon's {"error": ...}, if the answer is one (printed): true. */
+static bool answer_is_error(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+	bool err = false;
+
+	if (json_parse_value(&ps, &doc, 0) == 0 && json_get(&doc, "error")) {
+		fprintf(stderr, "rnfsctl: %s\n", json_text(&doc, "error"));
+		err = true;
+	}
+	json_free(&doc);
+	return err;
+}
+
+/* "export list": one row per client spec, the export's columns on its first. */
+static int print_exports(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+	const struct json *ex;
+
+	if (json_parse_value(&ps, &doc, 0) != 0 || !(ex = json_get(&doc, "exports")) || ex->type != JSON_ARR) {
+		fprintf(stderr, "rnfsctl: the daemon's answer has no export list\n");
+		json_free(&doc);
+		return -1;
+	}
+	printf("%-32s %-10s %-6s %s\n", "PATH", "ID", "FS", "CLIENT(OPTIONS)");
+	for (size_t i = 0; i < ex->n; i++) {
+		const struct json *e = &ex->items[i], *cl = json_get(e, "clients");
+
+		printf("%-32s %#-10lx %-6s", json_text(e, "path"), (unsigned long)json_num(e, "id"), json_text(e, "fs"));
+		for (size_t k = 0; cl && cl->type == JSON_ARR && k < cl->n; k++)
+			printf("%s%s(%s)\n", k ? "                                                  " : " ",
+			       json_text(&cl->items[k], "client"), json_text(&cl->items[k], "options"));
+		if (!cl || cl->type != JSON_ARR || cl->n == 0)
+			printf("\n");
+	}
+	json_free(&doc);
+	return 0;
+}
+
+/* A change's {"ok": "what was done"}. */
+static void print_ok(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+
+	if (json_parse_value(&ps, &doc, 0) == 0)
+		printf("rnfsd: %s\n", json_text(&doc, "ok"));
+	json_free(&doc);
+}
+
+/* argv[0..argc) after "export": the request line in req. 0, or 2 (usage). */
+static int export_request(int argc, char **argv, char *req, size_t len)
+{
+	size_t n;
+
+	if (argc == 1 && !strcmp(argv[0], "list")) {
+		snprintf(req, len, "export\tlist\n");
+		return 0;
+	}
+	if (!((argc == 3 && !strcmp(argv[0], "add")) || ((argc == 2 || argc == 3) && !strcmp(argv[0], "remove"))))
+		return 2;
+	n = (size_t)snprintf(req, len, "export\t%s", argv[0]);
+	for (int i = 1; i < argc && n < len; i++) {
+		if (strpbrk(argv[i], "\t\n")) {
+			fprintf(stderr, "rnfsctl: tabs and newlines are not allowed in '%s'\n", argv[i]);
+			return 2;
+		}
+		n += (size_t)snprintf(req + n, len - n, "\t%s", argv[i]);
+	}
+	if (n + 2 > len) {
+		fprintf(stderr, "rnfsctl: arguments too long\n");
+		return 2;
+	}
+	snprintf(req + n, len - n, "\n");
+	return 0;
+}
+
+/* Send req and show the answer: the stats tables, the export list, or the change done. */
+static int run(const char *path, const char *req, bool json, int kind)
+{
+	size_t len;
+	char *doc = rnfsctl_fetch(path, req, &len);
+	int rc = 0;
+
+	if (!doc)
+		return 1;
+	if (answer_is_error(doc, len))
+		rc = 1;
+	else if (json)
+		fwrite(doc, 1, len, stdout);
+	else if (kind == 0)
+		rc = print_table(doc, len) ? 1 : 0;
+	else if (kind == 1)
+		rc = print_exports(doc, len) ? 1 : 0;
+	else
+		print_ok(doc, len);
+	free(doc);
+	return rc;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rnfsctl [-s SOCKET] [stats] [--json]\n"
-		   "  -s, --socket SOCKET  the daemon's stats socket (default %s)\n"
-		   "  -j, --json           print the daemon's JSON document as it came\n"
+	fprintf(f, "usage: rnfsctl [-s SOCKET] [--json] [stats]\n"
+		   "       rnfsctl [-s SOCKET] [--json] export list\n"
+		   "       rnfsctl [-s SOCKET] export add PATH CLIENT(OPTIONS)\n"
+		   "       rnfsctl [-s SOCKET] export remove PATH [CLIENT]\n"
+		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
+		   "  -j, --json           print the daemon's JSON answer as it came\n"
 		   "  -h, --help, --version\n", RNFSCTL_DEFAULT_SOCKET);
 }
 
@@ -522,10 +640,11 @@ int main(int argc, char **argv)
 		{0},
 	};
 	const char *path = RNFSCTL_DEFAULT_SOCKET;
+	char req[PATH_MAX + 512] = "stats\n";
 	bool json = false;
-	int o;
+	int o, kind = 0;
 
-	while ((o = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's':
 			path = optarg;
@@ -544,23 +663,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (; optind < argc; optind++) {
-		if (strcmp(argv[optind], "stats")) {
-			fprintf(stderr, "rnfsctl: unknown command '%s'\n", argv[optind]);
+	if (optind < argc && !strcmp(argv[optind], "export")) {
+		if (export_request(argc - optind - 1, argv + optind + 1, req, sizeof(req)) != 0) {
 			usage(stderr);
 			return 2;
 		}
+		kind = strcmp(argv[optind + 1], "list") ? 2 : 1;
+	} else if (optind < argc && (strcmp(argv[optind], "stats") || optind + 1 < argc)) {
+		fprintf(stderr, "rnfsctl: unknown command '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
 	}
-
-	size_t len;
-	char *doc = rnfsctl_fetch(path, &len);
-	if (!doc)
-		return 1;
-	int rc = 0;
-	if (json)
-		fwrite(doc, 1, len, stdout);
-	else
-		rc = print_table(doc, len) ? 1 : 0;
-	free(doc);
-	return rc;
+	return run(path, req, json, kind);
 }

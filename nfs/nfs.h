@@ -39,6 +39,10 @@ void nfs_service_nfs4_bounds(unsigned max_files, unsigned opens_per_client, unsi
  * COMPOUNDs (the daemon's lease-expiry timer, the fuzzers' checks); NULL when NFSv4 is not served. */
 struct nfs4_server *nfs_service_nfs4(void);
 
+/* Any thread: a deep copy of the export table being served (conf/exports_edit.h), for the control
+ * socket's export list and edits (daemon/ctl_exports.c). 0, or -1 (out of memory, or none served). */
+int nfs_exports_copy(struct export_table *out);
+
 /* Number of exports served, for status lines. */
 unsigned nfs_exports_count(void);
 

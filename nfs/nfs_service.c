@@ -23,6 +23,7 @@
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 #include "core/log.h"
+#include "conf/exports_edit.h"
 
 static void nfs_log_exports(const struct nfs_exports *t)
 {
@@ -152,6 +153,15 @@ int nfs_exports_replace(struct export_table *exports)
 	nfs_log_exports(t);
 	nfs_exports_install(t);
 	return 0;
+}
+
+int nfs_exports_copy(struct export_table *out)
+{
+	struct nfs_exports *t = nfs_exports_get();
+	int rc = t ? exports_dup(&t->table, out) : -1;
+
+	nfs_exports_put(t);
+	return rc;
 }
 
 unsigned nfs_exports_count(void)

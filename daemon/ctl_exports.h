@@ -1,0 +1,26 @@
+/*
+ * ctl_exports.h - live export changes through the control socket
+ * (stats_server.h): "export list", "export add", "export remove", as
+ * rnfsctl(8) sends them. A change builds the next table from a copy of the
+ * served one (conf/exports_edit.h) and swaps it in by the path SIGHUP uses
+ * (nfs_exports_replace()): one table swap; calls in flight finish against
+ * the table they started with; a removed export's handles are STALE from
+ * the next call. Changes are runtime-only: a SIGHUP re-reads the file.
+ *
+ * Requests are one line of tab-separated fields:
+ *   export \t list
+ *   export \t add \t PATH \t CLIENT(OPTIONS)
+ *   export \t remove \t PATH [\t CLIENT]
+ * and the answer is a JSON object: {"exports": [...]} for list, else
+ * {"ok": "what was done"} or {"error": "why not"}.
+ */
+#ifndef RNFSD_CTL_EXPORTS_H
+#define RNFSD_CTL_EXPORTS_H
+
+#include <stdio.h>
+
+/* Loop thread. Answer req (NUL-terminated, no newline) on out if it is an "export" request: 0;
+ * -1 if it is not one (out untouched). */
+int ctl_exports_request(char *req, FILE *out);
+
+#endif
