@@ -549,7 +549,7 @@ static int print_exports(const char *text, size_t len)
 
 		printf("%-32s %#-10lx %-6s", json_text(e, "path"), (unsigned long)json_num(e, "id"), json_text(e, "fs"));
 		for (size_t k = 0; cl && cl->type == JSON_ARR && k < cl->n; k++)
-			printf("%s%s(%s)\n", k ? "                                                  " : " ",
+			printf("%*s%s(%s)\n", k ? 51 : 1, "",
 			       json_text(&cl->items[k], "client"), json_text(&cl->items[k], "options"));
 		if (!cl || cl->type != JSON_ARR || cl->n == 0)
 			printf("\n");
