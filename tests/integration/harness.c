@@ -1297,6 +1297,9 @@ int hx_rnfsctl(const struct hx_env *e, int as_uid, char *out, size_t outlen, con
 	pid_t pid;
 
 	out[0] = '\0';
+	/* The daemon opens its socket after its listeners: hx_daemon_start() may return before. */
+	for (double end = hx_now() + 5; access(e->stats_socket, F_OK) != 0 && hx_now() < end;)
+		usleep(20000);
 	if (!exe || pipe2(p, O_CLOEXEC) != 0)
 		return -1;
 	pid = fork();

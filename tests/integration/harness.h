@@ -238,7 +238,7 @@ int hx3_access(struct rpc_context *rpc, struct hx_fh *fh, uint32_t want, uint32_
 
 /*
  * Run $RNFSCTL (meson sets it) -s e->stats_socket ARGS... (args ends with
- * NULL), as uid as_uid (< 0: as we are; else a forked child drops to it with
+ * NULL; the socket waited for, at most 5 s), as uid as_uid (< 0: as we are; else a forked child drops to it with
  * setgid/setuid before exec). Its stdout and stderr go to out (NUL-terminated,
  * truncated to outlen). Its exit status, or -1 (no $RNFSCTL, fork failed, killed).
  */
