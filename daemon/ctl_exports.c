@@ -5,15 +5,30 @@
  */
 #include "daemon/ctl_exports.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "conf/conf_file.h"
 #include "conf/exports_edit.h"
+#include "conf/exports_save.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "nfs/nfs.h"
 
 #define CTL_FIELDS 5
+#define CTL_FILE_MAX (16u << 20) /* as the parser reads (exports.c) */
+
+static char ctl_file[PATH_MAX]; /* the exports file --save writes, "" when none */
+
+void ctl_exports_set_file(const char *path)
+{
+	if (!path || !path[0])
+		ctl_file[0] = '\0';
+	else if (!realpath(path, ctl_file))
+		snprintf(ctl_file, sizeof(ctl_file), "%s", path);
+}
 
 static int ctl_answer(FILE *out, const char *key, const char *text)
 {
@@ -65,23 +80,52 @@ static int ctl_list(FILE *out)
 	return json_end(&j);
 }
 
-/* The copy t, edited, becomes the served table (nfs_exports_replace() takes it) or is freed. */
-static int ctl_swap(FILE *out, struct export_table *t, const char *done)
+/* --save: the exports file's text, edited as the table is about to be (path, client: the request's;
+ * adding: client is "SPEC(OPTIONS)", else a SPEC or NULL). NULL with err. */
+static char *ctl_save_text(bool adding, const char *path, const char *client, char *err, size_t errlen)
 {
+	char *text, *edited;
+
+	if (!ctl_file[0]) {
+		snprintf(err, errlen, "--save: the exports do not come from a file (--export, or the built-in "
+			 "default); nothing changed");
+		return NULL;
+	}
+	text = conf_read_file(ctl_file, CTL_FILE_MAX, err, errlen);
+	if (!text)
+		return NULL;
+	edited = adding ? exports_text_add(text, path, client, err, errlen) :
+			  exports_text_remove(text, path, client, err, errlen);
+	free(text);
+	return edited;
+}
+
+/* The copy t, edited, becomes the served table (nfs_exports_replace() takes it) or is freed; then
+ * save (if not NULL) replaces the exports file. */
+static int ctl_swap(FILE *out, struct export_table *t, const char *done, const char *save)
+{
+	char err[PATH_MAX + 128], msg[PATH_MAX + 512];
+
 	if (nfs_exports_replace(t) != 0) {
 		exports_free(t);
 		return ctl_answer(out, "error", "the new export table cannot be served (see the daemon's log); "
 				  "the running exports stay");
 	}
 	log_info("control socket: %s", done);
-	return ctl_answer(out, "ok", done);
+	if (save && exports_save_write(ctl_file, save, err, sizeof(err)) != 0) {
+		snprintf(msg, sizeof(msg), "%s at run time, but not saved: %s", done, err);
+		log_err("control socket: %s", msg);
+		return ctl_answer(out, "error", msg);
+	}
+	snprintf(msg, sizeof(msg), "%s%s%s", done, save ? ", saved to " : "", save ? ctl_file : "");
+	return ctl_answer(out, "ok", msg);
 }
 
 /* "PATH" and "CLIENT(OPTIONS)" as one exports(5) line, parsed as the file would be. */
-static int ctl_add(FILE *out, const char *path, const char *spec)
+static int ctl_add(FILE *out, const char *path, const char *spec, bool save)
 {
 	struct export_table a = {0}, t;
-	char line[PATH_MAX + 600], err[PATH_MAX + 128], done[PATH_MAX + 400];
+	char line[PATH_MAX + 600], err[PATH_MAX + 128], done[PATH_MAX + 400], *text = NULL;
 	int rc;
 
 	if (strpbrk(path, "\"\\") || strpbrk(spec, " \t\"\\#"))
@@ -94,24 +138,30 @@ static int ctl_add(FILE *out, const char *path, const char *spec)
 		return ctl_answer(out, "error", "out of memory");
 	}
 	rc = exports_edit_add(&t, &a.exports[0], err, sizeof(err));
+	if (rc == 0 && save && !(text = ctl_save_text(true, a.exports[0].path, spec, err, sizeof(err))))
+		rc = -1;
 	snprintf(done, sizeof(done), "exported %s to %s", a.exports[0].path, spec);
 	exports_free(&a);
 	if (rc != 0) {
 		exports_free(&t);
 		return ctl_answer(out, "error", err);
 	}
-	return ctl_swap(out, &t, done);
+	rc = ctl_swap(out, &t, done, text);
+	free(text);
+	return rc;
 }
 
-static int ctl_remove(FILE *out, const char *path, const char *client)
+static int ctl_remove(FILE *out, const char *path, const char *client, bool save)
 {
 	struct export_table t;
-	char err[PATH_MAX + 128], done[PATH_MAX + 300];
+	char err[PATH_MAX + 128], done[PATH_MAX + 300], *text = NULL;
 	bool gone;
+	int rc;
 
 	if (nfs_exports_copy(&t) != 0)
 		return ctl_answer(out, "error", "no exports are served");
-	if (exports_edit_remove(&t, path, client, &gone, err, sizeof(err)) != 0) {
+	if (exports_edit_remove(&t, path, client, &gone, err, sizeof(err)) != 0 ||
+	    (save && !(text = ctl_save_text(false, path, client, err, sizeof(err))))) {
 		exports_free(&t);
 		return ctl_answer(out, "error", err);
 	}
@@ -119,7 +169,9 @@ static int ctl_remove(FILE *out, const char *path, const char *client)
 		snprintf(done, sizeof(done), "unexported %s", path);
 	else
 		snprintf(done, sizeof(done), "unexported %s from %s", path, client);
-	return ctl_swap(out, &t, done);
+	rc = ctl_swap(out, &t, done, text);
+	free(text);
+	return rc;
 }
 
 int ctl_exports_request(char *req, FILE *out)
@@ -133,10 +185,11 @@ int ctl_exports_request(char *req, FILE *out)
 		return -1;
 	if (n == 2 && !strcmp(f[1], "list"))
 		return ctl_list(out), 0;
-	if (n == 4 && !strcmp(f[1], "add"))
-		return ctl_add(out, f[2], f[3]), 0;
-	if ((n == 3 || n == 4) && !strcmp(f[1], "remove"))
-		return ctl_remove(out, f[2], f[3]), 0;
-	ctl_answer(out, "error", "usage: export list | export add PATH CLIENT(OPTIONS) | export remove PATH [CLIENT]");
+	if (n == 4 && (!strcmp(f[1], "add") || !strcmp(f[1], "add-save")))
+		return ctl_add(out, f[2], f[3], f[1][3] == '-'), 0;
+	if ((n == 3 || n == 4) && (!strcmp(f[1], "remove") || !strcmp(f[1], "remove-save")))
+		return ctl_remove(out, f[2], f[3], f[1][6] == '-'), 0;
+	ctl_answer(out, "error", "usage: export list | export add[-save] PATH CLIENT(OPTIONS) | "
+		   "export remove[-save] PATH [CLIENT]");
 	return 0;
 }

@@ -5,12 +5,16 @@
  * served one (conf/exports_edit.h) and swaps it in by the path SIGHUP uses
  * (nfs_exports_replace()): one table swap; calls in flight finish against
  * the table they started with; a removed export's handles are STALE from
- * the next call. Changes are runtime-only: a SIGHUP re-reads the file.
+ * the next call. Changes are runtime-only (a SIGHUP re-reads the file)
+ * unless saved: add-save / remove-save also rewrite the exports file with
+ * conf/exports_save.h's line-preserving editor (the file's edit is computed
+ * before the swap, so an edit the file cannot take changes nothing; a failed
+ * write after the swap is reported as such).
  *
  * Requests are one line of tab-separated fields:
  *   export \t list
- *   export \t add \t PATH \t CLIENT(OPTIONS)
- *   export \t remove \t PATH [\t CLIENT]
+ *   export \t add|add-save \t PATH \t CLIENT(OPTIONS)
+ *   export \t remove|remove-save \t PATH [\t CLIENT]
  * and the answer is a JSON object: {"exports": [...]} for list, else
  * {"ok": "what was done"} or {"error": "why not"}.
  */
@@ -22,5 +26,8 @@
 /* Loop thread. Answer req (NUL-terminated, no newline) on out if it is an "export" request: 0;
  * -1 if it is not one (out untouched). */
 int ctl_exports_request(char *req, FILE *out);
+/* Loop thread (start-up, reload): the exports file the served exports came from (made absolute),
+ * or NULL when they did not come from a file (--save is then refused). */
+void ctl_exports_set_file(const char *path);
 
 #endif

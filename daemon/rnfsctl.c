@@ -6,8 +6,8 @@
  *
  *   rnfsctl [-s SOCKET] [--json] [stats]
  *   rnfsctl [-s SOCKET] [--json] export list
- *   rnfsctl [-s SOCKET] export add PATH CLIENT(OPTIONS)
- *   rnfsctl [-s SOCKET] export remove PATH [CLIENT]
+ *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
+ *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
  *
  * The socket is root-only: a non-root caller is told so (EACCES at
  * connect, or the daemon's one-line refusal when the mode was widened).
@@ -569,18 +569,30 @@ static void print_ok(const char *text, size_t len)
 	json_free(&doc);
 }
 
-/* argv[0..argc) after "export": the request line in req. 0, or 2 (usage). */
-static int export_request(int argc, char **argv, char *req, size_t len)
+/* argv[0..argc) after "export" (--save anywhere, or save from before "export"): the request line in
+ * req. 0, or 2 (usage). */
+static int export_request(int argc, char **argv, bool save, char *req, size_t len)
 {
 	size_t n;
+	int k = 0;
 
-	if (argc == 1 && !strcmp(argv[0], "list")) {
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--save"))
+			save = true;
+		else
+			argv[k++] = argv[i];
+	}
+	argc = k;
+	if (argc == 0)
+		return 2;
+
+	if (argc == 1 && !strcmp(argv[0], "list") && !save) {
 		snprintf(req, len, "export\tlist\n");
 		return 0;
 	}
 	if (!((argc == 3 && !strcmp(argv[0], "add")) || ((argc == 2 || argc == 3) && !strcmp(argv[0], "remove"))))
 		return 2;
-	n = (size_t)snprintf(req, len, "export\t%s", argv[0]);
+	n = (size_t)snprintf(req, len, "export\t%s%s", argv[0], save ? "-save" : "");
 	for (int i = 1; i < argc && n < len; i++) {
 		if (strpbrk(argv[i], "\t\n")) {
 			fprintf(stderr, "rnfsctl: tabs and newlines are not allowed in '%s'\n", argv[i]);
@@ -623,10 +635,11 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: rnfsctl [-s SOCKET] [--json] [stats]\n"
 		   "       rnfsctl [-s SOCKET] [--json] export list\n"
-		   "       rnfsctl [-s SOCKET] export add PATH CLIENT(OPTIONS)\n"
-		   "       rnfsctl [-s SOCKET] export remove PATH [CLIENT]\n"
+		   "       rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)\n"
+		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
 		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
 		   "  -j, --json           print the daemon's JSON answer as it came\n"
+		   "      --save           also write the change into the exports file\n"
 		   "  -h, --help, --version\n", RNFSCTL_DEFAULT_SOCKET);
 }
 
@@ -635,13 +648,14 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"save", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
 	const char *path = RNFSCTL_DEFAULT_SOCKET;
 	char req[PATH_MAX + 512] = "stats\n";
-	bool json = false;
+	bool json = false, save = false;
 	int o, kind = 0;
 
 	while ((o = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
@@ -651,6 +665,9 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'S':
+			save = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -664,11 +681,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc && !strcmp(argv[optind], "export")) {
-		if (export_request(argc - optind - 1, argv + optind + 1, req, sizeof(req)) != 0) {
+		if (export_request(argc - optind - 1, argv + optind + 1, save, req, sizeof(req)) != 0) {
 			usage(stderr);
 			return 2;
 		}
-		kind = strcmp(argv[optind + 1], "list") ? 2 : 1;
+		kind = strncmp(req, "export\tlist", 11) ? 2 : 1;
 	} else if (optind < argc && (strcmp(argv[optind], "stats") || optind + 1 < argc)) {
 		fprintf(stderr, "rnfsctl: unknown command '%s'\n", argv[optind]);
 		usage(stderr);

@@ -10,7 +10,11 @@
  *    created through them; the other export and the connection are untouched;
  *  - bad requests (unexported path, unknown option, a fsid= that contradicts
  *    the export) exit 1 with the daemon's reason and change nothing;
- *  - a SIGHUP re-reads the file: runtime changes are dropped.
+ *  - a SIGHUP re-reads the file: runtime changes are dropped;
+ *  - --save: add writes a line into the exports file, comments and the
+ *    other lines untouched, and the export survives a SIGHUP; remove --save
+ *    gives back the file byte for byte; a remove --save of an export the file
+ *    does not have is refused and changes nothing at run time either.
  */
 #include "tests/integration/harness.h"
 
@@ -51,6 +55,47 @@ static void list_checks(const char *b_path)
 	      "--json gives exports with id and clients (rc %d)", rc);
 }
 
+static char *read_exports(void)
+{
+	static char buf[8192];
+	FILE *f = fopen(env.exports_path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void save_checks(const char *b_path, const char *original)
+{
+	char c_path[PATH_MAX], *text;
+	int rc, st;
+
+	hx_section("--save");
+	snprintf(c_path, sizeof(c_path), "%s", hx_path(&env, "exportC"));
+	mkdir(c_path, 0755);
+	rc = CTL("export", "add", "--save", b_path, "127.0.0.1(rw,insecure)");
+	CHECK(rc == 0 && strstr(out, "saved to"), "export add --save exits 0: %s", out);
+	text = read_exports();
+	CHECK(!strncmp(text, original, strlen(original)), "the file's comments and lines are kept");
+	CHECK(strstr(text + strlen(original), b_path) && strstr(text, "127.0.0.1(rw,insecure)\n"),
+	      "the export is a new last line:\n%s", text);
+	CHECK(hx_daemon_signal(&env, SIGHUP) == 0, "SIGHUP sent");
+	usleep(300000);
+	st = mnt(b_path, NULL);
+	CHECK(st == MNT3_OK, "the saved export survives the reload (%s)", hx_mntstat_name(st));
+	rc = CTL("export", "remove", "--save", b_path);
+	CHECK(rc == 0, "export remove --save exits 0 (rc %d)", rc);
+	CHECK(!strcmp(read_exports(), original), "the file is back byte for byte");
+	CHECK(CTL("export", "add", c_path, "127.0.0.1(ro,insecure)") == 0, "exportC added, not saved");
+	rc = CTL("export", "remove", "--save", c_path);
+	CHECK(rc == 1 && strstr(out, "no line"), "remove --save of an export not in the file is refused: %s", out);
+	st = mnt(c_path, NULL);
+	CHECK(st == MNT3_OK, "and exportC is still served (%s)", hx_mntstat_name(st));
+	CHECK(!strcmp(read_exports(), original), "the file is unchanged");
+}
+
 static void bad_requests(const char *b_path)
 {
 	int rc;
@@ -74,7 +119,7 @@ int main(int argc, char **argv)
 {
 	struct rpc_context *nfs;
 	struct hx_fh root, b_root, b_file;
-	char b_path[PATH_MAX];
+	char b_path[PATH_MAX], original[PATH_MAX + 200];
 	int rc, st;
 
 	hx_begin("export_live", argc, argv);
@@ -84,6 +129,9 @@ int main(int argc, char **argv)
 		hx_skip("RNFSCTL not set (meson sets it)");
 	snprintf(b_path, sizeof(b_path), "%s", hx_path(&env, "exportB"));
 	mkdir(b_path, 0755);
+	snprintf(original, sizeof(original), "# exports of the live test\n\n%s 127.0.0.1(rw,no_root_squash,insecure)"
+		 "   # the first\n# the end\n", env.export_dir);
+	hx_write_exports(&env, "%s", original);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
 	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) != 0)
@@ -132,6 +180,7 @@ int main(int argc, char **argv)
 		usleep(100000);
 	CHECK(st != MNT3_OK, "the runtime export is gone after the reload (%s)", hx_mntstat_name(st));
 	CHECK(hx_daemon_alive(&env), "daemon running");
+	save_checks(b_path, original);
 
 	hx_rpc_close(nfs);
 	hx_daemon_stop(&env);
