@@ -575,6 +575,54 @@ static void nlm_release_held(const struct nlm_fh *fh, uint64_t owner_id, void *a
 	nlm_file_close(&nf);
 }
 
+/* ---- an export no longer served (nfs_export_gone_hook) ---- */
+
+static bool nlm_fh_on(const struct nlm_fh *fh, void *arg)
+{
+	const struct nfs_export *e = arg;
+	struct be_handle bh;
+	struct nfs_fh nfh;
+	uint32_t id;
+
+	nfh.len = fh->len;
+	memcpy(nfh.data, fh->data, fh->len);
+	return nfs_fh_unwrap(&nfh, &id, &bh) && id == e->id;
+}
+
+/* Give back the backend's locks of one owner on one file of the export that went (nlm_mu held):
+ * opened in the old table's instance, which the hook's caller keeps referenced. */
+static void nlm_release_gone(const struct nlm_fh *fh, uint64_t owner_id, void *arg)
+{
+	const struct nfs_export *e = arg;
+	struct be_file *f = NULL;
+	struct be_handle bh;
+	struct nfs_fh nfh;
+	uint32_t id;
+
+	nfh.len = fh->len;
+	memcpy(nfh.data, fh->data, fh->len);
+	if (nfs_fh_unwrap(&nfh, &id, &bh) && be_file_open_handle(e->fs, &bh, BE_OPEN_READ, &f) == 0) {
+		be_lock_owner_release(e->fs, f, owner_id);
+		be_file_put(e->fs, f);
+	}
+	be_end_call(e->fs);
+}
+
+/* Worker: e left the served exports: its locks, blocked waiters and shares go (the clients' handles
+ * are STALE from now on, so they could never unlock them). */
+static void nlm_export_gone(const struct nfs_export *e)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&nlm_mu);
+	if (nlm_running)
+		n = nlm_fh_release(&nlm_tab, nlm_fh_on, (void *)e, nlm_release_gone, (void *)e);
+	pthread_mutex_unlock(&nlm_mu);
+	if (n)
+		log_info("nlm: export %s no longer served: %u locked files released", e->cfg->path, n);
+	nlm_kick();
+}
+
 static unsigned nlm_host_gone(const char *name, uint32_t len)
 {
 	unsigned n;
@@ -789,6 +837,9 @@ int nlm_start(struct loop *loop, unsigned grace_s)
 		return -1;
 	}
 	nlm_tab.max_per_host = nlm_per_host;
+	static bool gone_hooked;
+	if (!gone_hooked && nfs_export_gone_hook(nlm_export_gone) == 0)
+		gone_hooked = true;
 	if (gethostname(nlm_hostname, sizeof(nlm_hostname) - 1) != 0)
 		snprintf(nlm_hostname, sizeof(nlm_hostname), "rnfsd");
 	nlm_hostname_len = (uint32_t)strlen(nlm_hostname);

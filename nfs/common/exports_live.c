@@ -8,6 +8,15 @@
  * is freed by whoever drops the last reference. A handle whose export id is
  * not in the current table is STALE; changed options apply to the next call.
  *
+ * An export that leaves the table (rnfsctl export remove, a reload without
+ * it) takes its clients' state with it: after the swap, the hooks NLM (and,
+ * still to come, NFSv4) registered with nfs_export_gone_hook() run on a
+ * worker for each export gone, with the old table still referenced, so
+ * they can reach its backend instance to give back locks. Calls in flight
+ * finish against the old table and their files (both reference counted);
+ * every later call with one of its handles is STALE (no new state can be
+ * made on it).
+ *
  * Each export is served by one backend instance, opened when the table is
  * built (backend/backend.h: the driver the export names with fs=, else
  * "local") and closed with the table, so nothing an old table opened (cached
@@ -21,10 +30,23 @@
 
 #include "nfs/common/nfs_common.h"
 #include "core/log.h"
+#include "core/workers.h"
+
+#define NFS_GONE_HOOKS 4
 
 static pthread_mutex_t nfs_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs_exports *nfs_live;
 static struct log_limit nfs_admit_limit;
+static void (*nfs_gone_hooks[NFS_GONE_HOOKS])(const struct nfs_export *e);
+static unsigned nfs_gone_nhooks;
+
+/* The hooks' run on a worker: the old table and the exports of it the new one lacks. */
+struct nfs_gone_work {
+	struct work w;
+	struct nfs_exports *old; /* a reference, dropped in done */
+	unsigned n;
+	const struct nfs_export *gone[]; /* inside old */
+};
 
 /* Opens e's backend instance. 0, or -1 (logged by the backend, and here). */
 static int nfs_export_open(struct nfs_export *ne, const struct export *e)
@@ -99,6 +121,67 @@ static bool nfs_exports_meta_fast(const struct nfs_exports *t)
 	return true;
 }
 
+int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e))
+{
+	if (nfs_gone_nhooks == NFS_GONE_HOOKS)
+		return -1;
+	nfs_gone_hooks[nfs_gone_nhooks++] = gone;
+	return 0;
+}
+
+unsigned nfs_exports_gone(const struct nfs_exports *old, const struct nfs_exports *cur,
+			  const struct nfs_export **out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; old && i < old->n; i++)
+		if (!nfs_exports_by_id(cur, old->v[i].id) && n < max)
+			out[n++] = &old->v[i];
+	return n;
+}
+
+static void nfs_gone_run(struct work *w)
+{
+	struct nfs_gone_work *g = container_of(w, struct nfs_gone_work, w);
+
+	for (unsigned i = 0; i < g->n; i++) {
+		log_info("nfs: export %s (id %#x) is no longer served: releasing its clients' state",
+			 g->gone[i]->cfg->path, g->gone[i]->id);
+		for (unsigned k = 0; k < nfs_gone_nhooks; k++)
+			nfs_gone_hooks[k](g->gone[i]);
+	}
+}
+
+static void nfs_gone_done(struct work *w)
+{
+	struct nfs_gone_work *g = container_of(w, struct nfs_gone_work, w);
+
+	nfs_exports_put(g->old);
+	free(g);
+}
+
+/* After a swap from old to cur (both live): queue the hooks for old's exports cur lacks. Takes the
+ * caller's reference on old. */
+static void nfs_exports_gone_queue(struct nfs_exports *old, const struct nfs_exports *cur)
+{
+	struct nfs_gone_work *g = NULL;
+
+	if (old && cur && nfs_gone_nhooks)
+		g = malloc(sizeof(*g) + old->n * sizeof(g->gone[0]));
+	if (g)
+		g->n = nfs_exports_gone(old, cur, g->gone, old->n);
+	if (!g || g->n == 0) {
+		if (old && cur && nfs_gone_nhooks && !g)
+			log_err("nfs: out of memory: state on exports no longer served is kept until it expires");
+		free(g);
+		nfs_exports_put(old);
+		return;
+	}
+	g->old = old;
+	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
+	workers_submit(&g->w);
+}
+
 void nfs_exports_install(struct nfs_exports *t)
 {
 	struct nfs_exports *old;
@@ -115,7 +198,7 @@ void nfs_exports_install(struct nfs_exports *t)
 	pthread_mutex_unlock(&nfs_live_lock);
 	if (fast)
 		rpc_inline_meta_allow(true);
-	nfs_exports_put(old); /* its instances close when its last call ends */
+	nfs_exports_gone_queue(old, t); /* its instances close when its last call (or hook) ends */
 }
 
 struct nfs_exports *nfs_exports_get(void)

@@ -8,6 +8,8 @@
  *  - remove PATH CLIENT drops that client only; remove PATH drops the
  *    export: MNT refused, the handles clients hold are STALE, nothing is
  *    created through them; the other export and the connection are untouched;
+ *    an NLM lock held on a file of it is given back (a local process's
+ *    F_OFD_GETLK no longer meets it), while one on the other export stays;
  *  - bad requests (unexported path, unknown option, a fsid= that contradicts
  *    the export) exit 1 with the daemon's reason and change nothing;
  *  - a SIGHUP re-reads the file: runtime changes are dropped;
@@ -17,7 +19,9 @@
  *    does not have is refused and changes nothing at run time either.
  */
 #include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +57,57 @@ static void list_checks(const char *b_path)
 	rc = CTL("--json", "export", "list");
 	CHECK(rc == 0 && strstr(out, "\"exports\"") && strstr(out, "\"clients\"") && strstr(out, "\"id\""),
 	      "--json gives exports with id and clients (rc %d)", rc);
+}
+
+#define NLM_PROG 100021u
+#define NLM_LOCK 2u
+
+/* A non-blocking exclusive NLM4 LOCK of [0, 100) on the file of handle fh: its nlm4_stats, or -1. */
+static int nlm_lock(struct hx_fh *fh, int32_t svid)
+{
+	struct raw_conn c;
+	struct raw_reply r;
+	struct xb b;
+	uint32_t n;
+	int st = -1;
+
+	if (raw_connect(&c, env.port) != 0)
+		return -1;
+	xb_init(&b);
+	xb_opaque(&b, "c", 1);   /* cookie */
+	xb_u32(&b, 0);           /* block */
+	xb_u32(&b, 1);           /* exclusive */
+	xb_string(&b, "live-test");
+	xb_opaque(&b, fh->data, fh->len);
+	xb_string(&b, "oh@live-test");
+	xb_u32(&b, (uint32_t)svid);
+	xb_u64(&b, 0);
+	xb_u64(&b, 100);
+	xb_u32(&b, 0);           /* reclaim */
+	xb_u32(&b, 1);           /* state */
+	if (raw_call(&c, 77, NLM_PROG, 4, NLM_LOCK, b.p, b.len, &r) == RAW_RECV_OK) {
+		if (r.reply_stat == 0 && r.accept_stat == 0) {
+			xd_opaque(&r.body, &n, 1024);
+			st = (int)xd_u32(&r.body);
+		}
+		raw_reply_free(&r);
+	}
+	xb_free(&b);
+	raw_close(&c);
+	return st;
+}
+
+/* The lock type a local process meets at [0, 100) of path (F_OFD_GETLK), or -1. */
+static short local_getlk(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100 };
+
+	if (fd < 0 || fcntl(fd, F_OFD_GETLK, &fl) != 0)
+		fl.l_type = -1;
+	if (fd >= 0)
+		close(fd);
+	return fl.l_type;
 }
 
 static char *read_exports(void)
@@ -118,7 +173,7 @@ static void bad_requests(const char *b_path)
 int main(int argc, char **argv)
 {
 	struct rpc_context *nfs;
-	struct hx_fh root, b_root, b_file;
+	struct hx_fh root, b_root, b_file, a_file;
 	char b_path[PATH_MAX], original[PATH_MAX + 200];
 	int rc, st;
 
@@ -162,6 +217,12 @@ int main(int argc, char **argv)
 	CHECK_NFS(hx3_getattr(nfs, &b_file, NULL), NFS3_OK, "its handles still work for 127.0.0.1");
 
 	hx_section("export remove PATH");
+	CHECK_NFS(hx3_create(nfs, &root, "in-a", 0644, &a_file), NFS3_OK, "CREATE in the first export");
+	st = nlm_lock(&b_file, 1);
+	CHECK(st == 0, "NLM LOCK on exportB's file granted (%d)", st);
+	st = nlm_lock(&a_file, 2);
+	CHECK(st == 0, "NLM LOCK on the first export's file granted (%d)", st);
+	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_WRLCK, "a local process meets the NLM lock");
 	rc = CTL("export", "remove", b_path);
 	CHECK(rc == 0 && strstr(out, "unexported"), "export remove exits 0: %s", out);
 	st = mnt(b_path, NULL);
@@ -172,6 +233,11 @@ int main(int argc, char **argv)
 	CHECK(access(hx_path(&env, "exportB/after-remove"), F_OK) != 0, "nothing created in exportB");
 	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the other export is untouched, same connection");
 	CHECK(hx_log_count(&env, "control socket: unexported") >= 1, "the change is logged");
+	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/in-b")) != F_UNLCK;)
+		usleep(50000);
+	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_UNLCK, "the NLM lock on exportB's file is given back");
+	CHECK(hx_log_count(&env, "nlm: export") >= 1, "the release is logged");
+	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_WRLCK, "the NLM lock on the other export stays");
 
 	hx_section("SIGHUP re-reads the file");
 	CHECK(CTL("export", "add", b_path, "127.0.0.1(rw,insecure)") == 0, "exportB added again");
