@@ -8,8 +8,10 @@
  *  - remove PATH CLIENT drops that client only; remove PATH drops the
  *    export: MNT refused, the handles clients hold are STALE, nothing is
  *    created through them; the other export and the connection are untouched;
- *    an NLM lock held on a file of it is given back (a local process's
- *    F_OFD_GETLK no longer meets it), while one on the other export stays;
+ *    an NLM lock and an NFSv4.1 open + lock held on files of it are given
+ *    back (a local process's F_OFD_GETLK no longer meets them; the NFSv4
+ *    handle is STALE), while the same on the other export stay and its
+ *    open stateid still reads;
  *  - bad requests (unexported path, unknown option, a fsid= that contradicts
  *    the export) exit 1 with the daemon's reason and change nothing;
  *  - a SIGHUP re-reads the file: runtime changes are dropped;
@@ -20,6 +22,7 @@
  */
 #include "tests/integration/harness.h"
 #include "tests/integration/rawrpc.h"
+#include "tests/integration/nfs4raw.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -95,6 +98,19 @@ static int nlm_lock(struct hx_fh *fh, int32_t svid)
 	xb_free(&b);
 	raw_close(&c);
 	return st;
+}
+
+/* An NFSv4 open of dir/name with a write lock on [0, 100), by client k. */
+struct v4_held {
+	struct n4_sid open, lock;
+	uint8_t fh[128];
+	uint32_t fh_len;
+};
+
+static bool v4_hold(struct n4_client *k, const char *dir, const char *name, struct v4_held *h)
+{
+	return n4_open(k, dir, name, true, N4_ACCESS_BOTH, 0, name, NULL, &h->open, h->fh, &h->fh_len) == 0 &&
+	       n4_lock_new(k, h->fh, h->fh_len, N4_WRITE_LT, 0, 100, &h->open, NULL, name, &h->lock) == 0;
 }
 
 /* The lock type a local process meets at [0, 100) of path (F_OFD_GETLK), or -1. */
@@ -174,6 +190,8 @@ int main(int argc, char **argv)
 {
 	struct rpc_context *nfs;
 	struct hx_fh root, b_root, b_file, a_file;
+	struct n4_client k;
+	struct v4_held ha, hb;
 	char b_path[PATH_MAX], original[PATH_MAX + 200];
 	int rc, st;
 
@@ -223,6 +241,10 @@ int main(int argc, char **argv)
 	st = nlm_lock(&a_file, 2);
 	CHECK(st == 0, "NLM LOCK on the first export's file granted (%d)", st);
 	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_WRLCK, "a local process meets the NLM lock");
+	CHECK(n4_start(&k, env.port, 1, "live-v41") == 0, "an NFSv4.1 client");
+	CHECK(v4_hold(&k, b_path, "v4b", &hb), "it opens and locks exportB/v4b");
+	CHECK(v4_hold(&k, env.export_dir, "v4a", &ha), "and the first export's v4a");
+	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_WRLCK, "a local process meets the NFSv4 lock");
 	rc = CTL("export", "remove", b_path);
 	CHECK(rc == 0 && strstr(out, "unexported"), "export remove exits 0: %s", out);
 	st = mnt(b_path, NULL);
@@ -238,6 +260,15 @@ int main(int argc, char **argv)
 	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_UNLCK, "the NLM lock on exportB's file is given back");
 	CHECK(hx_log_count(&env, "nlm: export") >= 1, "the release is logged");
 	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_WRLCK, "the NLM lock on the other export stays");
+	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/v4b")) != F_UNLCK;)
+		usleep(50000);
+	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_UNLCK, "the NFSv4 lock on exportB's file is given back");
+	CHECK(hx_log_count(&env, "nfs4: export") >= 1, "the NFSv4 release is logged");
+	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_WRLCK, "the NFSv4 lock on the other export stays");
+	CHECK_EQ(n4_read(&k, ha.fh, ha.fh_len, &ha.open, 0, 10, NULL, NULL), 0, "its open stateid still reads");
+	st = n4_read(&k, hb.fh, hb.fh_len, &hb.open, 0, 10, NULL, NULL);
+	CHECK_EQ(st, 70 /* NFS4ERR_STALE */, "exportB's NFSv4 handle is STALE");
+	n4_client_close(&k);
 
 	hx_section("SIGHUP re-reads the file");
 	CHECK(CTL("export", "add", b_path, "127.0.0.1(rw,insecure)") == 0, "exportB added again");
