@@ -88,19 +88,23 @@ static bool srv_key_on(const uint8_t *key, uint32_t len, void *arg)
 	return nfs_fh_unwrap(&fh, &id, &bh) && id == e->id;
 }
 
-/* Worker: e left the served exports, so its handles are STALE and no client can CLOSE or LOCKU
- * there: its opens and locks go now, their files and the backend's locks with them, rather than
- * at each client's lease expiry (knfsd's unlock_filesystem: nfsd4_revoke_states). */
+/* Worker: e left the served exports, so its handles are STALE and no client can CLOSE, LOCKU or
+ * DELEGRETURN there: its opens and locks go now, their files and the backend's locks with them,
+ * rather than at each client's lease expiry, and its delegations are revoked (knfsd's
+ * unlock_filesystem: nfsd4_revoke_states). */
 static void srv_export_gone(const struct nfs_export *e)
 {
 	struct nfs4_server *srv = srv_gone_target;
-	unsigned n;
+	unsigned n, d;
 
 	if (!srv || !srv->ready)
 		return;
 	n = nfs4_stab_purge_files(&srv->stab, srv_key_on, (void *)e);
-	if (n)
-		log_info("nfs4: export %s no longer served: %u opens released with their locks", e->cfg->path, n);
+	/* RFC 8881 §18.46.3: its holders see SEQ4_STATUS_RECALLABLE_STATE_REVOKED, as after a recall */
+	d = nfs4_deleg_revoke_files(srv_key_on, (void *)e);
+	if (n || d)
+		log_info("nfs4: export %s no longer served: %u opens released with their locks, %u delegations "
+			 "revoked", e->cfg->path, n, d);
 }
 
 /* A client record went (nfs4_ctab's freed hook, under its lock): what other
