@@ -5,6 +5,7 @@
  */
 #include "daemon/ctl_exports.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,21 @@ static int ctl_remove(FILE *out, const char *path, const char *client, bool save
 	return rc;
 }
 
+/* unlock \t PATH: every client's locks and NFSv4 state on the export go; it stays exported. */
+static int ctl_unlock(FILE *out, const char *path)
+{
+	char msg[PATH_MAX + 100];
+	int err = nfs_exports_unlock(path);
+
+	if (err) {
+		snprintf(msg, sizeof(msg), "%s: %s", path, err == ENOENT ? "not exported" : strerror(err));
+		return ctl_answer(out, "error", msg);
+	}
+	snprintf(msg, sizeof(msg), "releasing every client's locks and NFSv4 state on %s", path);
+	log_info("control socket: %s", msg);
+	return ctl_answer(out, "ok", msg);
+}
+
 int ctl_exports_request(char *req, FILE *out)
 {
 	char *f[CTL_FIELDS] = {0}, *save = NULL;
@@ -181,6 +197,8 @@ int ctl_exports_request(char *req, FILE *out)
 
 	for (char *w = strtok_r(req, "\t", &save); w && n < CTL_FIELDS; w = strtok_r(NULL, "\t", &save))
 		f[n++] = w;
+	if (n == 2 && !strcmp(f[0], "unlock"))
+		return ctl_unlock(out, f[1]), 0;
 	if (n == 0 || strcmp(f[0], "export") != 0)
 		return -1;
 	if (n == 2 && !strcmp(f[1], "list"))

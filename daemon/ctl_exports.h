@@ -15,6 +15,8 @@
  *   export \t list
  *   export \t add|add-save \t PATH \t CLIENT(OPTIONS)
  *   export \t remove|remove-save \t PATH [\t CLIENT]
+ *   unlock \t PATH      (knfsd's unlock_filesystem: every client's NLM locks and NFSv4
+ *                        state on the export released, through the same hooks; it stays)
  * and the answer is a JSON object: {"exports": [...]} for list, else
  * {"ok": "what was done"} or {"error": "why not"}.
  */
@@ -23,7 +25,7 @@
 
 #include <stdio.h>
 
-/* Loop thread. Answer req (NUL-terminated, no newline) on out if it is an "export" request: 0;
+/* Loop thread. Answer req (NUL-terminated, no newline) on out if it is an "export" or "unlock" request: 0;
  * -1 if it is not one (out untouched). */
 int ctl_exports_request(char *req, FILE *out);
 /* Loop thread (start-up, reload): the exports file the served exports came from (made absolute),

@@ -8,6 +8,7 @@
  *   rnfsctl [-s SOCKET] [--json] export list
  *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
  *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
+ *   rnfsctl [-s SOCKET] unlock --export PATH
  *
  * The socket is root-only: a non-root caller is told so (EACCES at
  * connect, or the daemon's one-line refusal when the mode was widened).
@@ -637,6 +638,7 @@ static void usage(FILE *f)
 		   "       rnfsctl [-s SOCKET] [--json] export list\n"
 		   "       rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)\n"
 		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
+		   "       rnfsctl [-s SOCKET] unlock --export PATH\n"
 		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
 		   "  -j, --json           print the daemon's JSON answer as it came\n"
 		   "      --save           also write the change into the exports file\n"
@@ -686,6 +688,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		kind = strncmp(req, "export\tlist", 11) ? 2 : 1;
+	} else if (optind + 3 == argc && !strcmp(argv[optind], "unlock") && !strcmp(argv[optind + 1], "--export")) {
+		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) >= PATH_MAX) {
+			usage(stderr);
+			return 2;
+		}
+		snprintf(req, sizeof(req), "unlock\t%s\n", argv[optind + 2]);
+		kind = 2;
 	} else if (optind < argc && (strcmp(argv[optind], "stats") || optind + 1 < argc)) {
 		fprintf(stderr, "rnfsctl: unknown command '%s'\n", argv[optind]);
 		usage(stderr);

@@ -43,6 +43,10 @@ struct nfs4_server *nfs_service_nfs4(void);
  * socket's export list and edits (daemon/ctl_exports.c). 0, or -1 (out of memory, or none served). */
 int nfs_exports_copy(struct export_table *out);
 
+/* Loop thread (rnfsctl unlock --export): release every client's NLM and NFSv4 state on the export
+ * at path (on a worker, soon after); it stays exported. 0, ENOENT (not exported) or ENOMEM. */
+int nfs_exports_unlock(const char *path);
+
 /* Number of exports served, for status lines. */
 unsigned nfs_exports_count(void);
 

@@ -164,6 +164,11 @@ int nfs_exports_copy(struct export_table *out)
 	return rc;
 }
 
+int nfs_exports_unlock(const char *path)
+{
+	return nfs_export_unlock(path);
+}
+
 unsigned nfs_exports_count(void)
 {
 	struct nfs_exports *t = nfs_exports_get();

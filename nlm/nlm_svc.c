@@ -608,8 +608,8 @@ static void nlm_release_gone(const struct nlm_fh *fh, uint64_t owner_id, void *a
 	be_end_call(e->fs);
 }
 
-/* Worker: e left the served exports: its locks, blocked waiters and shares go (the clients' handles
- * are STALE from now on, so they could never unlock them). */
+/* Worker: e left the served exports (the clients' handles are STALE from now on, so they could
+ * never unlock), or rnfsctl unlock --export: its locks, blocked waiters and shares go. */
 static void nlm_export_gone(const struct nfs_export *e)
 {
 	unsigned n = 0;
@@ -619,7 +619,7 @@ static void nlm_export_gone(const struct nfs_export *e)
 		n = nlm_fh_release(&nlm_tab, nlm_fh_on, (void *)e, nlm_release_gone, (void *)e);
 	pthread_mutex_unlock(&nlm_mu);
 	if (n)
-		log_info("nlm: export %s no longer served: %u locked files released", e->cfg->path, n);
+		log_info("nlm: export %s: %u locked files released", e->cfg->path, n);
 	nlm_kick();
 }
 

@@ -44,6 +44,7 @@ static unsigned nfs_gone_nhooks;
 struct nfs_gone_work {
 	struct work w;
 	struct nfs_exports *old; /* a reference, dropped in done */
+	const char *why;         /* for the log line */
 	unsigned n;
 	const struct nfs_export *gone[]; /* inside old */
 };
@@ -145,8 +146,8 @@ static void nfs_gone_run(struct work *w)
 	struct nfs_gone_work *g = container_of(w, struct nfs_gone_work, w);
 
 	for (unsigned i = 0; i < g->n; i++) {
-		log_info("nfs: export %s (id %#x) is no longer served: releasing its clients' state",
-			 g->gone[i]->cfg->path, g->gone[i]->id);
+		log_info("nfs: export %s (id %#x) %s: releasing its clients' state", g->gone[i]->cfg->path,
+			 g->gone[i]->id, g->why);
 		for (unsigned k = 0; k < nfs_gone_nhooks; k++)
 			nfs_gone_hooks[k](g->gone[i]);
 	}
@@ -178,8 +179,28 @@ static void nfs_exports_gone_queue(struct nfs_exports *old, const struct nfs_exp
 		return;
 	}
 	g->old = old;
+	g->why = "is no longer served";
 	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
 	workers_submit(&g->w);
+}
+
+int nfs_export_unlock(const char *path)
+{
+	struct nfs_exports *t = nfs_exports_get();
+	const struct nfs_export *e = nfs_exports_by_path(t, path);
+	struct nfs_gone_work *g = e ? malloc(sizeof(*g) + sizeof(g->gone[0])) : NULL;
+
+	if (!g) {
+		nfs_exports_put(t);
+		return e ? ENOMEM : ENOENT;
+	}
+	g->old = t;
+	g->why = "is unlocked (rnfsctl unlock)";
+	g->n = 1;
+	g->gone[0] = e;
+	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
+	workers_submit(&g->w);
+	return 0;
 }
 
 void nfs_exports_install(struct nfs_exports *t)

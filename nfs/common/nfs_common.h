@@ -100,6 +100,9 @@ const struct nfs_export *nfs_exports_by_path(const struct nfs_exports *t, const 
  * e. Not at shutdown. 0, or -1 (NFS_GONE_HOOKS already registered).
  */
 int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e));
+/* Loop thread: the hooks run for the served export at path as if it had gone (knfsd's
+ * unlock_filesystem); the export stays. 0 (queued), ENOENT (not exported) or ENOMEM. */
+int nfs_export_unlock(const char *path);
 /* The exports of old that cur lacks (by id), at most max into out: how many. */
 unsigned nfs_exports_gone(const struct nfs_exports *old, const struct nfs_exports *cur,
 			  const struct nfs_export **out, unsigned max);

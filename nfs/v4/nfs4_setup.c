@@ -89,9 +89,9 @@ static bool srv_key_on(const uint8_t *key, uint32_t len, void *arg)
 }
 
 /* Worker: e left the served exports, so its handles are STALE and no client can CLOSE, LOCKU or
- * DELEGRETURN there: its opens and locks go now, their files and the backend's locks with them,
- * rather than at each client's lease expiry, and its delegations are revoked (knfsd's
- * unlock_filesystem: nfsd4_revoke_states). */
+ * DELEGRETURN there (or rnfsctl unlock --export asked, the export staying): its opens and locks
+ * go now, their files and the backend's locks with them, rather than at each client's lease
+ * expiry, and its delegations are revoked (knfsd's unlock_filesystem: nfsd4_revoke_states). */
 static void srv_export_gone(const struct nfs_export *e)
 {
 	struct nfs4_server *srv = srv_gone_target;
@@ -103,8 +103,8 @@ static void srv_export_gone(const struct nfs_export *e)
 	/* RFC 8881 §18.46.3: its holders see SEQ4_STATUS_RECALLABLE_STATE_REVOKED, as after a recall */
 	d = nfs4_deleg_revoke_files(srv_key_on, (void *)e);
 	if (n || d)
-		log_info("nfs4: export %s no longer served: %u opens released with their locks, %u delegations "
-			 "revoked", e->cfg->path, n, d);
+		log_info("nfs4: export %s: %u opens released with their locks, %u delegations revoked",
+			 e->cfg->path, n, d);
 }
 
 /* A client record went (nfs4_ctab's freed hook, under its lock): what other

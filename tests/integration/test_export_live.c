@@ -14,6 +14,9 @@
  *    open stateid still reads;
  *  - bad requests (unexported path, unknown option, a fsid= that contradicts
  *    the export) exit 1 with the daemon's reason and change nothing;
+ *  - rnfsctl unlock --export PATH releases the NLM and NFSv4 locks held on
+ *    the first export (a local process no longer meets them) and it stays
+ *    served; unlock of an unexported path exits 1;
  *  - a SIGHUP re-reads the file: runtime changes are dropped;
  *  - --save: add writes a line into the exports file, comments and the
  *    other lines untouched, and the export survives a SIGHUP; remove --save
@@ -269,6 +272,18 @@ int main(int argc, char **argv)
 	st = n4_read(&k, hb.fh, hb.fh_len, &hb.open, 0, 10, NULL, NULL);
 	CHECK_EQ(st, 70 /* NFS4ERR_STALE */, "exportB's NFSv4 handle is STALE");
 	n4_client_close(&k);
+
+	hx_section("unlock --export");
+	rc = CTL("unlock", "--export", b_path);
+	CHECK(rc == 1 && strstr(out, "not exported"), "unlock of an unexported path: exit 1: %s", out);
+	rc = CTL("unlock", "--export", env.export_dir);
+	CHECK(rc == 0, "unlock --export of the first export exits 0: %s", out);
+	for (double end = hx_now() + 5; hx_now() < end && (local_getlk(hx_xpath(&env, "in-a")) != F_UNLCK ||
+							    local_getlk(hx_xpath(&env, "v4a")) != F_UNLCK);)
+		usleep(50000);
+	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_UNLCK, "its NLM lock is released");
+	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_UNLCK, "its NFSv4 lock is released");
+	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the export is still served");
 
 	hx_section("SIGHUP re-reads the file");
 	CHECK(CTL("export", "add", b_path, "127.0.0.1(rw,insecure)") == 0, "exportB added again");
