@@ -131,6 +131,8 @@ static int ctl_add(FILE *out, const char *path, const char *spec, bool save)
 
 	if (strpbrk(path, "\"\\") || strpbrk(spec, " \t\"\\#"))
 		return ctl_answer(out, "error", "quotes, backslashes, blanks and '#' are not allowed here");
+	if (spec[0] == '-' || spec[0] == '(')
+		return ctl_answer(out, "error", "give a client before the options: CLIENT(OPTIONS), e.g. '*(ro)'");
 	snprintf(line, sizeof(line), "\"%s\" %s\n", path, spec);
 	if (exports_parse(line, "export add", &a, err, sizeof(err)) != 0)
 		return ctl_answer(out, "error", err);

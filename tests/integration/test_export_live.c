@@ -185,6 +185,10 @@ static void bad_requests(const char *b_path)
 	CHECK(rc == 1, "remove of a client the export does not have: exit 1: %s", out);
 	rc = CTL("export", "add");
 	CHECK(rc == 2, "add without arguments: usage, exit 2 (rc %d)", rc);
+	rc = CTL("export", "add", b_path, "-rw");
+	CHECK(rc == 1 && strstr(out, "client"), "add of options without a client: exit 1: %s", out);
+	rc = CTL("export", "add", hx_path(&env, "no-such-dir"), "127.0.0.1(rw)");
+	CHECK(rc == 1 && strstr(out, "cannot be served"), "add of a missing directory: exit 1: %s", out);
 	CTL("export", "list");
 	CHECK(!strstr(out, b_path) && !strstr(out, "10.0.0.1"), "the table is as it was");
 }
