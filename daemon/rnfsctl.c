@@ -660,6 +660,18 @@ int main(int argc, char **argv)
 	bool json = false, save = false;
 	int o, kind = 0;
 
+	/* --json and --save may follow the command ("stats --json", "export add ... --save"); getopt
+	 * stops at the command, so that an export's "-ro" style argument is never taken for options. */
+	for (int i = 1, k = 1; i <= argc; i++) {
+		if (i < argc && (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j")))
+			json = true;
+		else if (i < argc && !strcmp(argv[i], "--save"))
+			save = true;
+		else
+			argv[k++] = argv[i]; /* argv[argc] (NULL) moves too */
+		if (i == argc)
+			argc = k - 1;
+	}
 	while ((o = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's':
