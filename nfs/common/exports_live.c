@@ -9,13 +9,13 @@
  * not in the current table is STALE; changed options apply to the next call.
  *
  * An export that leaves the table (rnfsctl export remove, a reload without
- * it) takes its clients' state with it: after the swap, the hooks NLM (and,
- * still to come, NFSv4) registered with nfs_export_gone_hook() run on a
- * worker for each export gone, with the old table still referenced, so
- * they can reach its backend instance to give back locks. Calls in flight
- * finish against the old table and their files (both reference counted);
- * every later call with one of its handles is STALE (no new state can be
- * made on it).
+ * it) takes its clients' state with it: the hooks NLM and NFSv4 registered
+ * with nfs_export_gone_hook() run on a worker for each export gone once the
+ * old table's last reference drops, that is once every call that started
+ * on it has finished (calls in flight finish first), with the old table
+ * kept until they are done, so they can reach its backend instance to give
+ * back locks. Every call after the swap with one of its handles is STALE,
+ * so no new state can be made on it meanwhile.
  *
  * Each export is served by one backend instance, opened when the table is
  * built (backend/backend.h: the driver the export names with fs=, else
@@ -43,7 +43,7 @@ static unsigned nfs_gone_nhooks;
 /* The hooks' run on a worker: the old table and the exports of it the new one lacks. */
 struct nfs_gone_work {
 	struct work w;
-	struct nfs_exports *old; /* a reference, dropped in done */
+	struct nfs_exports *old; /* a reference (the last one, taken back in nfs_exports_put()), dropped in done */
 	const char *why;         /* for the log line */
 	unsigned n;
 	const struct nfs_export *gone[]; /* inside old */
@@ -67,6 +67,7 @@ static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 
 static void nfs_exports_free(struct nfs_exports *t)
 {
+	free(t->gone); /* never submitted: no hook ran (not reached in the daemon) */
 	for (unsigned i = 0; i < t->n; i++)
 		be_fs_close(t->v[i].fs);
 	free(t->v);
@@ -181,7 +182,8 @@ static void nfs_exports_gone_queue(struct nfs_exports *old, const struct nfs_exp
 	g->old = old;
 	g->why = "is no longer served";
 	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
-	workers_submit(&g->w);
+	old->gone = g; /* submitted when its last call ends (nfs_exports_put) */
+	nfs_exports_put(old);
 }
 
 int nfs_export_unlock(const char *path)
@@ -236,8 +238,20 @@ struct nfs_exports *nfs_exports_get(void)
 
 void nfs_exports_put(struct nfs_exports *t)
 {
-	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+	struct nfs_gone_work *g;
+
+	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+		return;
+	g = t->gone;
+	if (!g) {
 		nfs_exports_free(t);
+		return;
+	}
+	/* The last call on a table some exports left has ended: their hooks run now, on a worker
+	 * (any thread may be here), holding the table again until they are done. */
+	t->gone = NULL;
+	atomic_store(&t->refs, 1);
+	workers_submit(&g->w);
 }
 
 const struct nfs_export *nfs_exports_by_id(const struct nfs_exports *t, uint32_t id)

@@ -76,11 +76,14 @@ struct nfs_export {
 	struct be_fs *fs;         /* the backend instance serving it */
 };
 
+struct nfs_gone_work;
+
 struct nfs_exports {
 	atomic_uint refs;
 	struct export_table table; /* owned */
 	struct nfs_export *v;
 	unsigned n;
+	struct nfs_gone_work *gone; /* swapped out with exports gone: their hooks, run at the last put */
 };
 
 /* Opens every export's backend instance. Takes *src. NULL (logged) if one cannot be opened,
@@ -95,8 +98,8 @@ const struct nfs_export *nfs_exports_by_id(const struct nfs_exports *t, uint32_t
 const struct nfs_export *nfs_exports_by_path(const struct nfs_exports *t, const char *path);
 /*
  * Main thread, before serving: gone(e) is called on a worker for each export e that a table swap
- * (nfs_exports_install()) leaves out, after the swap, with e's table still referenced (e->fs
- * usable): the protocol keeping state for clients (NLM; NFSv4 to come) releases what it holds on
+ * (nfs_exports_install()) leaves out, once the last call on the old table has ended, with that
+ * table still kept (e->fs usable): the protocol keeping state for clients (NLM; NFSv4 to come) releases what it holds on
  * e. Not at shutdown. 0, or -1 (NFS_GONE_HOOKS already registered).
  */
 int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e));
