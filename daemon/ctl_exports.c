@@ -17,8 +17,11 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "nfs/nfs.h"
+#include "nlm/nlm.h"
 
 #define CTL_FIELDS 5
+#define CTL_CLIENTS_MAX 4096u /* NFS4_STATE_MAX_CLIENTS */
+#define CTL_NLM_HOSTS_MAX 1024u
 #define CTL_FILE_MAX (16u << 20) /* as the parser reads (exports.c) */
 
 static char ctl_file[PATH_MAX]; /* the exports file --save writes, "" when none */
@@ -177,6 +180,46 @@ static int ctl_remove(FILE *out, const char *path, const char *client, bool save
 	return rc;
 }
 
+/* client \t list: {"nfs4_clients": [...], "nlm_hosts": [...]} (rnfsctl joins the connections). */
+static int ctl_clients(FILE *out)
+{
+	struct nfs_client_info *c = calloc(CTL_CLIENTS_MAX, sizeof(*c));
+	struct nlm_host_info *h = calloc(CTL_NLM_HOSTS_MAX, sizeof(*h));
+	unsigned nc = c ? nfs_service_clients(c, CTL_CLIENTS_MAX) : 0;
+	unsigned nh = h ? nlm_hosts(h, CTL_NLM_HOSTS_MAX) : 0;
+	struct json_out j;
+	char id[24];
+
+	json_begin(&j, out);
+	json_arr_open(&j, "nfs4_clients");
+	for (unsigned i = 0; i < nc; i++) {
+		snprintf(id, sizeof(id), "%#018llx", (unsigned long long)c[i].clientid);
+		json_obj_open(&j, NULL);
+		json_str(&j, "clientid", id);
+		json_str(&j, "address", c[i].addr);
+		json_str(&j, "version", c[i].version);
+		json_u64(&j, "confirmed", c[i].confirmed);
+		json_u64(&j, "sessions", c[i].sessions);
+		json_u64(&j, "opens", c[i].opens);
+		json_u64(&j, "locks", c[i].locks);
+		json_u64(&j, "idle_s", c[i].idle_s);
+		json_obj_close(&j);
+	}
+	json_arr_close(&j);
+	json_arr_open(&j, "nlm_hosts");
+	for (unsigned i = 0; i < nh; i++) {
+		json_obj_open(&j, NULL);
+		json_str(&j, "host", h[i].host);
+		json_u64(&j, "owners", h[i].owners);
+		json_u64(&j, "locks", h[i].held);
+		json_obj_close(&j);
+	}
+	json_arr_close(&j);
+	free(c);
+	free(h);
+	return json_end(&j);
+}
+
 /* unlock \t PATH: every client's locks and NFSv4 state on the export go; it stays exported. */
 static int ctl_unlock(FILE *out, const char *path)
 {
@@ -201,6 +244,8 @@ int ctl_exports_request(char *req, FILE *out)
 		f[n++] = w;
 	if (n == 2 && !strcmp(f[0], "unlock"))
 		return ctl_unlock(out, f[1]), 0;
+	if (n == 2 && !strcmp(f[0], "client") && !strcmp(f[1], "list"))
+		return ctl_clients(out), 0;
 	if (n == 0 || strcmp(f[0], "export") != 0)
 		return -1;
 	if (n == 2 && !strcmp(f[1], "list"))

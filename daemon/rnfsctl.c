@@ -8,6 +8,7 @@
  *   rnfsctl [-s SOCKET] [--json] export list
  *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
  *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
+ *   rnfsctl [-s SOCKET] [--json] client list
  *   rnfsctl [-s SOCKET] unlock --export PATH
  *
  * The socket is root-only: a non-root caller is told so (EACCES at
@@ -559,6 +560,73 @@ static int print_exports(const char *text, size_t len)
 	return 0;
 }
 
+/* The address part of a connection's peer ("127.0.0.1:812", "[::1]:812") into buf. */
+static void peer_addr(const char *peer, char *buf, size_t len)
+{
+	const char *colon = strrchr(peer, ':');
+	size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+
+	if (peer[0] == '[' && n >= 2)
+		peer++, n -= 2;
+	snprintf(buf, len, "%.*s", (int)n, peer);
+}
+
+/* The transports of the connections (stats document conns) from addr, as "tcp,rdma", or "-". */
+static void addr_transports(const struct json *conns, const char *addr, char *buf, size_t len)
+{
+	bool tcp = false, rdma = false;
+	char a[64];
+
+	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
+		peer_addr(json_text(&conns->items[i], "peer"), a, sizeof(a));
+		if (!strcmp(a, addr)) {
+			tcp |= !strcmp(json_text(&conns->items[i], "transport"), "tcp");
+			rdma |= !strcmp(json_text(&conns->items[i], "transport"), "rdma");
+		}
+	}
+	snprintf(buf, len, "%s%s%s", tcp ? "tcp" : "", tcp && rdma ? "," : "", rdma ? "rdma" : tcp ? "" : "-");
+}
+
+/* "client list": NFSv4 client records and NLM hosts (answer), with the transports of their
+ * connections and the other connected addresses (the stats document). */
+static int print_clients(const char *text, size_t len, const char *stats, size_t slen)
+{
+	struct json_parser ps = {.p = text, .end = text + len}, ss = {.p = stats, .end = stats + slen};
+	struct json doc = {0}, st = {0};
+	const struct json *c, *h, *conns;
+	char tr[16];
+
+	if (json_parse_value(&ps, &doc, 0) != 0 || !(c = json_get(&doc, "nfs4_clients")) || c->type != JSON_ARR ||
+	    !(h = json_get(&doc, "nlm_hosts")) || h->type != JSON_ARR) {
+		fprintf(stderr, "rnfsctl: the daemon's answer has no client list\n");
+		json_free(&doc);
+		return -1;
+	}
+	conns = stats && json_parse_value(&ss, &st, 0) == 0 ? json_get(&st, "connections") : NULL;
+	printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s\n", "KIND", "CLIENT", "ADDRESS", "VERSION", "XPRT",
+	       "OPENS", "LOCKS", "IDLE(s)");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct json *e = &c->items[i];
+
+		addr_transports(conns, json_text(e, "address"), tr, sizeof(tr));
+		printf("%-5s %-18s %-28s %-7s %-9s %6.0f %6.0f %8.0f%s\n", "nfs4", json_text(e, "clientid"),
+		       json_text(e, "address"), json_text(e, "version"), tr, json_num(e, "opens"),
+		       json_num(e, "locks"), json_num(e, "idle_s"), json_num(e, "confirmed") ? "" : " (unconfirmed)");
+	}
+	for (size_t i = 0; i < h->n; i++)
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
+		       "nlm4", "-", "-", json_num(&h->items[i], "locks"), "-");
+	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
+		const struct json *e = &conns->items[i];
+
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s  %.0f calls\n", "conn", "-", json_text(e, "peer"), "-",
+		       json_text(e, "transport"), "-", "-", "-", json_num(e, "calls"));
+	}
+	json_free(&st);
+	json_free(&doc);
+	return 0;
+}
+
 /* A change's {"ok": "what was done"}. */
 static void print_ok(const char *text, size_t len)
 {
@@ -626,6 +694,13 @@ static int run(const char *path, const char *req, bool json, int kind)
 		rc = print_table(doc, len) ? 1 : 0;
 	else if (kind == 1)
 		rc = print_exports(doc, len) ? 1 : 0;
+	else if (kind == 3) {
+		size_t slen = 0;
+		char *stats = rnfsctl_fetch(path, "stats\n", &slen);
+
+		rc = print_clients(doc, len, stats, slen) ? 1 : 0;
+		free(stats);
+	}
 	else
 		print_ok(doc, len);
 	free(doc);
@@ -638,6 +713,7 @@ static void usage(FILE *f)
 		   "       rnfsctl [-s SOCKET] [--json] export list\n"
 		   "       rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)\n"
 		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
+		   "       rnfsctl [-s SOCKET] [--json] client list\n"
 		   "       rnfsctl [-s SOCKET] unlock --export PATH\n"
 		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
 		   "  -j, --json           print the daemon's JSON answer as it came\n"
@@ -700,6 +776,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		kind = strncmp(req, "export\tlist", 11) ? 2 : 1;
+	} else if (optind + 2 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "list")) {
+		snprintf(req, sizeof(req), "client\tlist\n");
+		kind = 3;
 	} else if (optind + 3 == argc && !strcmp(argv[optind], "unlock") && !strcmp(argv[optind + 1], "--export")) {
 		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) >= PATH_MAX) {
 			usage(stderr);

@@ -47,6 +47,18 @@ int nfs_exports_copy(struct export_table *out);
  * at path (on a worker, soon after); it stays exported. 0, ENOENT (not exported) or ENOMEM. */
 int nfs_exports_unlock(const char *path);
 
+/* rnfsctl client list: one NFSv4 client record. */
+struct nfs_client_info {
+	uint64_t clientid;
+	char addr[48];        /* where it was made from ("" unknown) */
+	const char *version;  /* "4.0" or "4.1+" */
+	bool confirmed;
+	unsigned sessions, opens, locks;
+	uint64_t idle_s;      /* since its lease was last renewed */
+};
+/* At most max NFSv4 client records into out: how many (0 without NFSv4). */
+unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max);
+
 /* Number of exports served, for status lines. */
 unsigned nfs_exports_count(void);
 

@@ -10,6 +10,8 @@
  * program and its statistics, released at shutdown.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -162,6 +164,38 @@ int nfs_exports_copy(struct export_table *out)
 
 	nfs_exports_put(t);
 	return rc;
+}
+
+/* The record's address as text: IPv4 mapped addresses as dotted quads. */
+static void nfs_client_addr(const uint8_t host[16], char *buf, size_t len)
+{
+	static const uint8_t zero[16];
+
+	buf[0] = '\0';
+	if (!memcmp(host, zero, 16))
+		return;
+	if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)host))
+		inet_ntop(AF_INET, host + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, host, buf, (socklen_t)len);
+}
+
+unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max)
+{
+	struct nfs4_server *srv = nfs_service_nfs4();
+	struct nfs4_client_brief *b = srv && max ? calloc(max, sizeof(*b)) : NULL;
+	uint64_t now = nfs4_now();
+	unsigned n = b ? nfs4_ctab_brief(&srv->ctab, b, max) : 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		out[i] = (struct nfs_client_info){ .clientid = b[i].clientid, .version = b[i].v40 ? "4.0" : "4.1+",
+						   .confirmed = b[i].confirmed, .sessions = b[i].sessions,
+						   .idle_s = now > b[i].last_renew ? now - b[i].last_renew : 0 };
+		nfs_client_addr(b[i].host, out[i].addr, sizeof(out[i].addr));
+		nfs4_stab_client_state(&srv->stab, b[i].clientid, &out[i].opens, &out[i].locks);
+	}
+	free(b);
+	return n;
 }
 
 int nfs_exports_unlock(const char *path)

@@ -817,6 +817,37 @@ void nlm_rpcbind_register_udp(uint16_t port, unsigned netids)
 		(void)rpc_rpcbind_register_udp(NLM_PROGRAM, NLM4_VERSION, "nlockmgr", port, netids); /* logged */
 }
 
+/* The host entry of owner slot o in out[0..*n), added if room. NULL: no room. */
+static struct nlm_host_info *nlm_host_of(struct nlm_host_info *out, unsigned *n, unsigned max, unsigned o)
+{
+	const struct nlm_owner *ow = &nlm_tab.owners[o];
+
+	for (unsigned i = 0; i < *n; i++)
+		if (strlen(out[i].host) == ow->host_len && !memcmp(out[i].host, ow->host, ow->host_len))
+			return &out[i];
+	if (*n == max)
+		return NULL;
+	out[*n] = (struct nlm_host_info){ 0 };
+	snprintf(out[*n].host, sizeof(out[*n].host), "%.*s", (int)ow->host_len, ow->host);
+	return &out[(*n)++];
+}
+
+unsigned nlm_hosts(struct nlm_host_info *out, unsigned max)
+{
+	struct nlm_host_info *h;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&nlm_mu);
+	for (unsigned i = 0; nlm_running && i < nlm_tab.n_owners; i++)
+		if (nlm_tab.owners[i].used && (h = nlm_host_of(out, &n, max, i)) != NULL)
+			h->owners++;
+	for (unsigned i = 0; nlm_running && i < nlm_tab.n_held; i++)
+		if (nlm_tab.held[i].used && (h = nlm_host_of(out, &n, max, nlm_tab.held[i].owner)) != NULL)
+			h->held++;
+	pthread_mutex_unlock(&nlm_mu);
+	return n;
+}
+
 void nlm_counters(struct nlm_counters *out)
 {
 	pthread_mutex_lock(&nlm_mu);

@@ -14,6 +14,8 @@
  *    open stateid still reads;
  *  - bad requests (unexported path, unknown option, a fsid= that contradicts
  *    the export) exit 1 with the daemon's reason and change nothing;
+ *  - rnfsctl client list shows the NFSv4.1 client (address, 4.1+, tcp, its
+ *    2 opens and 2 locks) and the NLM host with its 2 locked files;
  *  - rnfsctl unlock --export PATH releases the NLM and NFSv4 locks held on
  *    the first export (a local process no longer meets them) and it stays
  *    served; unlock of an unexported path exits 1;
@@ -252,6 +254,14 @@ int main(int argc, char **argv)
 	CHECK(v4_hold(&k, b_path, "v4b", &hb), "it opens and locks exportB/v4b");
 	CHECK(v4_hold(&k, env.export_dir, "v4a", &ha), "and the first export's v4a");
 	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_WRLCK, "a local process meets the NFSv4 lock");
+	rc = CTL("client", "list");
+	CHECK(rc == 0, "client list exits 0 (rc %d)", rc);
+	CHECK(strstr(out, "127.0.0.1                    4.1+    tcp            2      2") != NULL,
+	      "the NFSv4.1 client with its address, transport, 2 opens and 2 locks:\n%s", out);
+	CHECK(strstr(out, "nlm   live-test") && strstr(out, "nlm4    -              -      2"),
+	      "the NLM host with 2 locked files");
+	rc = CTL("--json", "client", "list");
+	CHECK(rc == 0 && strstr(out, "\"nfs4_clients\"") && strstr(out, "\"nlm_hosts\""), "--json too");
 	rc = CTL("export", "remove", b_path);
 	CHECK(rc == 0 && strstr(out, "unexported"), "export remove exits 0: %s", out);
 	st = mnt(b_path, NULL);

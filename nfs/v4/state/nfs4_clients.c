@@ -785,6 +785,24 @@ void nfs4_ctab_counts(struct nfs4_ctab *st, unsigned *clients, unsigned *session
 	state_unlock(st);
 }
 
+unsigned nfs4_ctab_brief(struct nfs4_ctab *st, struct nfs4_client_brief *out, unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&st->lock);
+	for (unsigned i = 0; i < st->nclients && n < max; i++, n++) {
+		const struct nfs4_client *c = st->clients[i];
+
+		out[n] = (struct nfs4_client_brief){ .clientid = c->clientid, .v40 = c->v40,
+						     .confirmed = c->confirmed, .last_renew = c->last_renew };
+		memcpy(out[n].host, c->host, sizeof(out[n].host));
+		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
+			out[n].sessions += c->sessions[k] != NULL;
+	}
+	state_unlock(st);
+	return n;
+}
+
 void nfs4_ctab_gauges(struct nfs4_ctab *st, struct nfs4_ctab_gauges *g)
 {
 	pthread_mutex_lock(&st->lock);

@@ -441,6 +441,17 @@ unsigned nfs4_stab_purge_files(struct nfs4_stab *t, bool (*match)(const uint8_t 
 	return n;
 }
 
+void nfs4_stab_client_state(struct nfs4_stab *t, uint64_t clientid, unsigned *opens, unsigned *locks)
+{
+	struct nfs4_stab_client *c;
+
+	pthread_mutex_lock(&t->lock);
+	c = client_find(t, clientid, false);
+	*opens = c ? c->nopens : 0;
+	*locks = c ? c->nlocks : 0;
+	pthread_mutex_unlock(&t->lock);
+}
+
 unsigned nfs4_stab_client_count(struct nfs4_stab *t, uint64_t clientid)
 {
 	struct nfs4_stab_client *c;

@@ -320,6 +320,8 @@ void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, bool expired
  * stateids are then unknown (BAD_STATEID). Returns how many opens went. */
 unsigned nfs4_stab_purge_files(struct nfs4_stab *t, bool (*match)(const uint8_t *key, uint32_t len, void *arg),
 			       void *arg);
+/* clientid's open stateids and lock stateids (rnfsctl client list). */
+void nfs4_stab_client_state(struct nfs4_stab *t, uint64_t clientid, unsigned *opens, unsigned *locks);
 /* How many owners + opens clientid holds (tests, stats). */
 unsigned nfs4_stab_client_count(struct nfs4_stab *t, uint64_t clientid);
 
