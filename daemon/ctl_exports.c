@@ -220,6 +220,21 @@ static int ctl_clients(FILE *out)
 	return json_end(&j);
 }
 
+/* client \t revoke \t WHO: NFSv4 records (a client id, or an address) as if their lease ended, and
+ * the NLM host of that caller_name as on its FREE_ALL. */
+static int ctl_revoke(FILE *out, const char *who)
+{
+	unsigned busy, n4 = nfs_service_client_revoke(who, &busy), nlm = nlm_host_revoke(who);
+	char msg[400];
+
+	snprintf(msg, sizeof(msg), "%s: %u NFSv4 client records revoked%s, NLM locks on %u files released", who,
+		 n4, busy ? " (some with a call running were left: try again)" : "", nlm);
+	if (!n4 && !nlm && !busy)
+		return ctl_answer(out, "error", "no NFSv4 client record or NLM host by that name");
+	log_info("control socket: client revoke %s", msg);
+	return ctl_answer(out, "ok", msg);
+}
+
 /* unlock \t PATH: every client's locks and NFSv4 state on the export go; it stays exported. */
 static int ctl_unlock(FILE *out, const char *path)
 {
@@ -246,6 +261,8 @@ int ctl_exports_request(char *req, FILE *out)
 		return ctl_unlock(out, f[1]), 0;
 	if (n == 2 && !strcmp(f[0], "client") && !strcmp(f[1], "list"))
 		return ctl_clients(out), 0;
+	if (n == 3 && !strcmp(f[0], "client") && !strcmp(f[1], "revoke"))
+		return ctl_revoke(out, f[2]), 0;
 	if (n == 0 || strcmp(f[0], "export") != 0)
 		return -1;
 	if (n == 2 && !strcmp(f[1], "list"))

@@ -16,6 +16,7 @@
  *   export \t add|add-save \t PATH \t CLIENT(OPTIONS)
  *   export \t remove|remove-save \t PATH [\t CLIENT]
  *   client \t list     (NFSv4 client records with their opens and locks, NLM hosts)
+ *   client \t revoke \t WHO   (a client id "0x...", an address, or an NLM caller_name)
  *   unlock \t PATH      (knfsd's unlock_filesystem: every client's NLM locks and NFSv4
  *                        state on the export released, through the same hooks; it stays)
  * and the answer is a JSON object: {"exports": [...]} for list, else

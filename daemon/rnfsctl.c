@@ -9,6 +9,7 @@
  *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
  *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
  *   rnfsctl [-s SOCKET] [--json] client list
+ *   rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST
  *   rnfsctl [-s SOCKET] unlock --export PATH
  *
  * The socket is root-only: a non-root caller is told so (EACCES at
@@ -714,6 +715,7 @@ static void usage(FILE *f)
 		   "       rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)\n"
 		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
 		   "       rnfsctl [-s SOCKET] [--json] client list\n"
+		   "       rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST\n"
 		   "       rnfsctl [-s SOCKET] unlock --export PATH\n"
 		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
 		   "  -j, --json           print the daemon's JSON answer as it came\n"
@@ -779,6 +781,13 @@ int main(int argc, char **argv)
 	} else if (optind + 2 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "list")) {
 		snprintf(req, sizeof(req), "client\tlist\n");
 		kind = 3;
+	} else if (optind + 3 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "revoke")) {
+		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) > 255) {
+			usage(stderr);
+			return 2;
+		}
+		snprintf(req, sizeof(req), "client\trevoke\t%s\n", argv[optind + 2]);
+		kind = 2;
 	} else if (optind + 3 == argc && !strcmp(argv[optind], "unlock") && !strcmp(argv[optind + 1], "--export")) {
 		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) >= PATH_MAX) {
 			usage(stderr);

@@ -59,6 +59,11 @@ struct nfs_client_info {
 /* At most max NFSv4 client records into out: how many (0 without NFSv4). */
 unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max);
 
+/* rnfsctl client revoke: the NFSv4 client records named by who ("0x..." a client id, else an
+ * address they were made from) end as if their lease had; *busy: those with a call running, left.
+ * How many ended. */
+unsigned nfs_service_client_revoke(const char *who, unsigned *busy);
+
 /* Number of exports served, for status lines. */
 unsigned nfs_exports_count(void);
 

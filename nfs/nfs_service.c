@@ -198,6 +198,30 @@ unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max)
 	return n;
 }
 
+unsigned nfs_service_client_revoke(const char *who, unsigned *busy)
+{
+	struct nfs4_server *srv = nfs_service_nfs4();
+	uint8_t host[16] = { 0 };
+	struct in_addr v4;
+	char *end;
+
+	*busy = 0;
+	if (!srv)
+		return 0;
+	if (!strncmp(who, "0x", 2) || !strncmp(who, "0X", 2)) {
+		uint64_t id = strtoull(who, &end, 16);
+
+		return id && !*end ? nfs4_ctab_revoke(&srv->ctab, id, NULL, busy) : 0;
+	}
+	if (inet_pton(AF_INET, who, &v4) == 1) {
+		host[10] = host[11] = 0xff; /* IPv4 mapped, as the records keep it */
+		memcpy(host + 12, &v4, 4);
+	} else if (inet_pton(AF_INET6, who, host) != 1) {
+		return 0;
+	}
+	return nfs4_ctab_revoke(&srv->ctab, 0, host, busy);
+}
+
 int nfs_exports_unlock(const char *path)
 {
 	return nfs_export_unlock(path);

@@ -635,6 +635,11 @@ static unsigned nlm_host_gone(const char *name, uint32_t len)
 	return n;
 }
 
+unsigned nlm_host_revoke(const char *caller_name)
+{
+	return nlm_running ? nlm_host_gone(caller_name, (uint32_t)strlen(caller_name)) : 0;
+}
+
 /* XNFS §10.10 NLM_FREE_ALL: the host rebooted, drop everything it held. Only
  * from a privileged port: anyone could otherwise free another host's locks. */
 enum rpc_proc_status nlm_free_all_exec(struct rpc_call *c, void *args, void *res)

@@ -16,6 +16,9 @@
  *    the export) exit 1 with the daemon's reason and change nothing;
  *  - rnfsctl client list shows the NFSv4.1 client (address, 4.1+, tcp, its
  *    2 opens and 2 locks) and the NLM host with its 2 locked files;
+ *  - rnfsctl client revoke CLIENTID ends a 4.1 client's record (its lock
+ *    released, SEQUENCE BADSESSION), client revoke HOST an NLM host's locks;
+ *    an unknown name exits 1;
  *  - rnfsctl unlock --export PATH releases the NLM and NFSv4 locks held on
  *    the first export (a local process no longer meets them) and it stays
  *    served; unlock of an unexported path exits 1;
@@ -298,6 +301,30 @@ int main(int argc, char **argv)
 	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_UNLCK, "its NLM lock is released");
 	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_UNLCK, "its NFSv4 lock is released");
 	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the export is still served");
+
+	hx_section("client revoke");
+	{
+		struct n4_client k2;
+		struct v4_held hr;
+		char cid[24];
+
+		CHECK(n4_start(&k2, env.port, 1, "live-revoked") == 0, "another NFSv4.1 client");
+		CHECK(v4_hold(&k2, env.export_dir, "rev4", &hr), "it opens and locks rev4");
+		CHECK_NFS(hx3_create(nfs, &root, "revn", 0644, &a_file), NFS3_OK, "CREATE revn");
+		CHECK_EQ(nlm_lock(&a_file, 9), 0, "an NLM lock on revn by host live-test");
+		snprintf(cid, sizeof(cid), "%#llx", (unsigned long long)k2.cid);
+		rc = CTL("client", "revoke", cid);
+		CHECK(rc == 0 && strstr(out, "1 NFSv4 client records revoked"), "client revoke %s: %s", cid, out);
+		CHECK(local_getlk(hx_xpath(&env, "rev4")) == F_UNLCK, "its lock is released");
+		st = n4_sequence(&k2);
+		CHECK_EQ(st, 10052 /* NFS4ERR_BADSESSION */, "its session is gone");
+		n4_client_close(&k2);
+		rc = CTL("client", "revoke", "live-test");
+		CHECK(rc == 0 && strstr(out, "NLM locks on 1 files"), "client revoke live-test (NLM): %s", out);
+		CHECK(local_getlk(hx_xpath(&env, "revn")) == F_UNLCK, "the NLM lock is released");
+		rc = CTL("client", "revoke", "10.9.9.9");
+		CHECK(rc == 1, "client revoke of nobody: exit 1: %s", out);
+	}
 
 	hx_section("SIGHUP re-reads the file");
 	CHECK(CTL("export", "add", b_path, "127.0.0.1(rw,insecure)") == 0, "exportB added again");

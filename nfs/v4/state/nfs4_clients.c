@@ -852,6 +852,30 @@ unsigned nfs4_ctab_expire(struct nfs4_ctab *st, uint64_t now)
 	return n;
 }
 
+unsigned nfs4_ctab_revoke(struct nfs4_ctab *st, uint64_t clientid, const uint8_t host[16], unsigned *busy)
+{
+	unsigned n = 0;
+
+	*busy = 0;
+	pthread_mutex_lock(&st->lock);
+	for (unsigned i = 0; i < st->nclients;) {
+		const struct nfs4_client *c = st->clients[i];
+		bool match = clientid ? c->clientid == clientid : host && !memcmp(c->host, host, sizeof(c->host));
+
+		if (!match || client_busy(c)) {
+			*busy += match;
+			i++;
+			continue;
+		}
+		/* As if its lease had ended (RFC 8881 §8.3; knfsd's clients/N/ctl "expire"): its state
+		 * goes, its stateids say EXPIRED, its stable record goes (no reclaim after a restart). */
+		client_forget(st, i, true);
+		n++;
+	}
+	state_unlock(st);
+	return n;
+}
+
 /* ---- NFSv4.0 client ids (RFC 7530 §9.1.1, §16.33, §16.34) ---- */
 
 static void confirm_new(struct nfs4_ctab *st, uint8_t confirm[8])

@@ -295,6 +295,9 @@ struct nfs4_client_brief {
 };
 /* At most max records into out (in table order): how many. */
 unsigned nfs4_ctab_brief(struct nfs4_ctab *st, struct nfs4_client_brief *out, unsigned max);
+/* rnfsctl client revoke: the record clientid (0: every record made from host) goes as if its lease
+ * had ended. Returns how many went; *busy: matching records with a call running, left. */
+unsigned nfs4_ctab_revoke(struct nfs4_ctab *st, uint64_t clientid, const uint8_t host[16], unsigned *busy);
 /* The reply caches: bytes granted, the budget; records refused, idle sessions reclaimed (statistics). */
 struct nfs4_ctab_gauges {
 	size_t cache_bytes, cache_total;
