@@ -65,6 +65,7 @@
 #include "core/notify.h"
 #include "core/pidlock.h"
 #include "daemon/prom_server.h"
+#include "daemon/ctl_exports.h"
 #include "daemon/stats_server.h"
 #include "core/workers.h"
 #include "nfs/nfs.h"
@@ -586,6 +587,7 @@ static void reload(void)
 	memcpy(d.conf_file, conf_file, sizeof(d.conf_file));
 	d.cfg.exports_named = cfg.exports_named;
 	d.exports_from_file = from_file;
+	ctl_exports_set_file(from_file ? exports_source(&d.o, true, &d.cfg) : NULL);
 	log_info("reload: %u exports from %s", n, exports_source(&d.o, from_file, &d.cfg));
 }
 
@@ -713,6 +715,8 @@ static int stats_start(void)
 		(void)nfs4_stats_sections_add(NULL);
 	(void)stats_server_resources_add(resources_stats);
 	(void)rdma_stats_sections_add();
+	stats_server_set_control(ctl_exports_request); /* rnfsctl export ... */
+	ctl_exports_set_file(d.exports_from_file ? exports_source(&d.o, true, &d.cfg) : NULL);
 	if (d.cfg.stats_socket[0])
 		stats_server_start(d.loop, d.cfg.stats_socket); /* logged; serve without it */
 	stats_status_start(d.loop, RNFSD_STATUS_INTERVAL_S);

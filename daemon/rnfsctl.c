@@ -1,15 +1,26 @@
 /*
  * rnfsctl.c - the admin's view of a running rnfsd: asks the daemon's stats
  * socket (see stats_server.h) for its JSON document and prints it as tables,
- * or as it came with --json.
+ * or as it came with --json; changes the served exports at run time
+ * (daemon/ctl_exports.h: one tab-separated request line, a JSON answer).
  *
- *   rnfsctl [-s SOCKET] [stats] [--json]
+ *   rnfsctl [-s SOCKET] [--json] [stats]
+ *   rnfsctl [-s SOCKET] [--json] export list
+ *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
+ *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
+ *   rnfsctl [-s SOCKET] [--json] client list
+ *   rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST
+ *   rnfsctl [-s SOCKET] unlock --export PATH
+ *
+ * The socket is root-only: a non-root caller is told so (EACCES at
+ * connect, or the daemon's one-line refusal when the mode was widened).
  *
  * The JSON is parsed by the small bounded parser below (depth and size
  * limited) into a tree that is freed before exit.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,8 +230,9 @@ static const char *json_text(const struct json *obj, const char *key)
 
 /* ---- talking to the daemon ---- */
 
-/* Returns the document (NUL-terminated, caller frees) or NULL with a message printed. */
-static char *rnfsctl_fetch(const char *path, size_t *len)
+/* Sends req (one line) and returns the answer (NUL-terminated, caller frees) or NULL with a
+ * message printed. */
+static char *rnfsctl_fetch(const char *path, const char *req, size_t *len)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	if (strlen(path) >= sizeof(addr.sun_path)) {
@@ -232,13 +244,13 @@ static char *rnfsctl_fetch(const char *path, size_t *len)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
 		fprintf(stderr, "rnfsctl: cannot connect to %s: %s%s\n", path, strerror(errno),
 			errno == ENOENT || errno == ECONNREFUSED ? " (is rnfsd running?)" :
-			errno == EACCES ? " (root only)" : "");
+			errno == EACCES ? " (the control socket is root-only: run rnfsctl as root)" : "");
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
-	static const char req[] = "stats\n";
-	if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) < 0) {
+	/* A refused peer may find the socket closed already: its one-line reason is still read below. */
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET) {
 		fprintf(stderr, "rnfsctl: %s: %s\n", path, strerror(errno));
 		close(fd);
 		return NULL;
@@ -260,7 +272,8 @@ static char *rnfsctl_fetch(const char *path, size_t *len)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			if (r < 0) {
+			/* ECONNRESET after an answer: the daemon closed on our unread request (a refusal). */
+			if (r < 0 && !(errno == ECONNRESET && n > 0)) {
 				free(buf);
 				buf = NULL;
 			}
@@ -504,11 +517,209 @@ static int print_table(const char *doc_text, size_t len)
 	return 0;
 }
 
+/* ---- commands ---- */
+
+/* The daemon's {"error": ...}, if the answer is one (printed): true. */
+static bool answer_is_error(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+	bool err = false;
+
+	if (json_parse_value(&ps, &doc, 0) == 0 && json_get(&doc, "error")) {
+		fprintf(stderr, "rnfsctl: %s\n", json_text(&doc, "error"));
+		err = true;
+	}
+	json_free(&doc);
+	return err;
+}
+
+/* "export list": one row per client spec, the export's columns on its first. */
+static int print_exports(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+	const struct json *ex;
+
+	if (json_parse_value(&ps, &doc, 0) != 0 || !(ex = json_get(&doc, "exports")) || ex->type != JSON_ARR) {
+		fprintf(stderr, "rnfsctl: the daemon's answer has no export list\n");
+		json_free(&doc);
+		return -1;
+	}
+	printf("%-32s %-10s %-6s %s\n", "PATH", "ID", "FS", "CLIENT(OPTIONS)");
+	for (size_t i = 0; i < ex->n; i++) {
+		const struct json *e = &ex->items[i], *cl = json_get(e, "clients");
+
+		printf("%-32s %#-10lx %-6s", json_text(e, "path"), (unsigned long)json_num(e, "id"), json_text(e, "fs"));
+		for (size_t k = 0; cl && cl->type == JSON_ARR && k < cl->n; k++)
+			printf("%*s%s(%s)\n", k ? 51 : 1, "",
+			       json_text(&cl->items[k], "client"), json_text(&cl->items[k], "options"));
+		if (!cl || cl->type != JSON_ARR || cl->n == 0)
+			printf("\n");
+	}
+	json_free(&doc);
+	return 0;
+}
+
+/* The address part of a connection's peer ("127.0.0.1:812", "[::1]:812") into buf. */
+static void peer_addr(const char *peer, char *buf, size_t len)
+{
+	const char *colon = strrchr(peer, ':');
+	size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+
+	if (peer[0] == '[' && n >= 2)
+		peer++, n -= 2;
+	snprintf(buf, len, "%.*s", (int)n, peer);
+}
+
+/* The transports of the connections (stats document conns) from addr, as "tcp,rdma", or "-". */
+static void addr_transports(const struct json *conns, const char *addr, char *buf, size_t len)
+{
+	bool tcp = false, rdma = false;
+	char a[64];
+
+	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
+		peer_addr(json_text(&conns->items[i], "peer"), a, sizeof(a));
+		if (!strcmp(a, addr)) {
+			tcp |= !strcmp(json_text(&conns->items[i], "transport"), "tcp");
+			rdma |= !strcmp(json_text(&conns->items[i], "transport"), "rdma");
+		}
+	}
+	snprintf(buf, len, "%s%s%s", tcp ? "tcp" : "", tcp && rdma ? "," : "", rdma ? "rdma" : tcp ? "" : "-");
+}
+
+/* "client list": NFSv4 client records and NLM hosts (answer), with the transports of their
+ * connections and the other connected addresses (the stats document). */
+static int print_clients(const char *text, size_t len, const char *stats, size_t slen)
+{
+	struct json_parser ps = {.p = text, .end = text + len}, ss = {.p = stats, .end = stats + slen};
+	struct json doc = {0}, st = {0};
+	const struct json *c, *h, *conns;
+	char tr[16];
+
+	if (json_parse_value(&ps, &doc, 0) != 0 || !(c = json_get(&doc, "nfs4_clients")) || c->type != JSON_ARR ||
+	    !(h = json_get(&doc, "nlm_hosts")) || h->type != JSON_ARR) {
+		fprintf(stderr, "rnfsctl: the daemon's answer has no client list\n");
+		json_free(&doc);
+		return -1;
+	}
+	conns = stats && json_parse_value(&ss, &st, 0) == 0 ? json_get(&st, "connections") : NULL;
+	printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s\n", "KIND", "CLIENT", "ADDRESS", "VERSION", "XPRT",
+	       "OPENS", "LOCKS", "IDLE(s)");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct json *e = &c->items[i];
+
+		addr_transports(conns, json_text(e, "address"), tr, sizeof(tr));
+		printf("%-5s %-18s %-28s %-7s %-9s %6.0f %6.0f %8.0f%s\n", "nfs4", json_text(e, "clientid"),
+		       json_text(e, "address"), json_text(e, "version"), tr, json_num(e, "opens"),
+		       json_num(e, "locks"), json_num(e, "idle_s"), json_num(e, "confirmed") ? "" : " (unconfirmed)");
+	}
+	for (size_t i = 0; i < h->n; i++)
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
+		       "nlm4", "-", "-", json_num(&h->items[i], "locks"), "-");
+	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
+		const struct json *e = &conns->items[i];
+
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s  %.0f calls\n", "conn", "-", json_text(e, "peer"), "-",
+		       json_text(e, "transport"), "-", "-", "-", json_num(e, "calls"));
+	}
+	json_free(&st);
+	json_free(&doc);
+	return 0;
+}
+
+/* A change's {"ok": "what was done"}. */
+static void print_ok(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+
+	if (json_parse_value(&ps, &doc, 0) == 0)
+		printf("rnfsd: %s\n", json_text(&doc, "ok"));
+	json_free(&doc);
+}
+
+/* argv[0..argc) after "export" (--save anywhere, or save from before "export"): the request line in
+ * req. 0, or 2 (usage). */
+static int export_request(int argc, char **argv, bool save, char *req, size_t len)
+{
+	size_t n;
+	int k = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--save"))
+			save = true;
+		else
+			argv[k++] = argv[i];
+	}
+	argc = k;
+	if (argc == 0)
+		return 2;
+
+	if (argc == 1 && !strcmp(argv[0], "list") && !save) {
+		snprintf(req, len, "export\tlist\n");
+		return 0;
+	}
+	if (!((argc == 3 && !strcmp(argv[0], "add")) || ((argc == 2 || argc == 3) && !strcmp(argv[0], "remove"))))
+		return 2;
+	n = (size_t)snprintf(req, len, "export\t%s%s", argv[0], save ? "-save" : "");
+	for (int i = 1; i < argc && n < len; i++) {
+		if (strpbrk(argv[i], "\t\n")) {
+			fprintf(stderr, "rnfsctl: tabs and newlines are not allowed in '%s'\n", argv[i]);
+			return 2;
+		}
+		n += (size_t)snprintf(req + n, len - n, "\t%s", argv[i]);
+	}
+	if (n + 2 > len) {
+		fprintf(stderr, "rnfsctl: arguments too long\n");
+		return 2;
+	}
+	snprintf(req + n, len - n, "\n");
+	return 0;
+}
+
+/* Send req and show the answer: the stats tables, the export list, or the change done. */
+static int run(const char *path, const char *req, bool json, int kind)
+{
+	size_t len;
+	char *doc = rnfsctl_fetch(path, req, &len);
+	int rc = 0;
+
+	if (!doc)
+		return 1;
+	if (answer_is_error(doc, len))
+		rc = 1;
+	else if (json)
+		fwrite(doc, 1, len, stdout);
+	else if (kind == 0)
+		rc = print_table(doc, len) ? 1 : 0;
+	else if (kind == 1)
+		rc = print_exports(doc, len) ? 1 : 0;
+	else if (kind == 3) {
+		size_t slen = 0;
+		char *stats = rnfsctl_fetch(path, "stats\n", &slen);
+
+		rc = print_clients(doc, len, stats, slen) ? 1 : 0;
+		free(stats);
+	}
+	else
+		print_ok(doc, len);
+	free(doc);
+	return rc;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rnfsctl [-s SOCKET] [stats] [--json]\n"
-		   "  -s, --socket SOCKET  the daemon's stats socket (default %s)\n"
-		   "  -j, --json           print the daemon's JSON document as it came\n"
+	fprintf(f, "usage: rnfsctl [-s SOCKET] [--json] [stats]\n"
+		   "       rnfsctl [-s SOCKET] [--json] export list\n"
+		   "       rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)\n"
+		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
+		   "       rnfsctl [-s SOCKET] [--json] client list\n"
+		   "       rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST\n"
+		   "       rnfsctl [-s SOCKET] unlock --export PATH\n"
+		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
+		   "  -j, --json           print the daemon's JSON answer as it came\n"
+		   "      --save           also write the change into the exports file\n"
 		   "  -h, --help, --version\n", RNFSCTL_DEFAULT_SOCKET);
 }
 
@@ -517,21 +728,38 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"save", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
 	};
 	const char *path = RNFSCTL_DEFAULT_SOCKET;
-	bool json = false;
-	int o;
+	char req[PATH_MAX + 512] = "stats\n";
+	bool json = false, save = false;
+	int o, kind = 0;
 
-	while ((o = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
+	/* --json and --save may follow the command ("stats --json", "export add ... --save"); getopt
+	 * stops at the command, so that an export's "-ro" style argument is never taken for options. */
+	for (int i = 1, k = 1; i <= argc; i++) {
+		if (i < argc && (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j")))
+			json = true;
+		else if (i < argc && !strcmp(argv[i], "--save"))
+			save = true;
+		else
+			argv[k++] = argv[i]; /* argv[argc] (NULL) moves too */
+		if (i == argc)
+			argc = k - 1;
+	}
+	while ((o = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's':
 			path = optarg;
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 'S':
+			save = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -544,23 +772,33 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	for (; optind < argc; optind++) {
-		if (strcmp(argv[optind], "stats")) {
-			fprintf(stderr, "rnfsctl: unknown command '%s'\n", argv[optind]);
+	if (optind < argc && !strcmp(argv[optind], "export")) {
+		if (export_request(argc - optind - 1, argv + optind + 1, save, req, sizeof(req)) != 0) {
 			usage(stderr);
 			return 2;
 		}
+		kind = strncmp(req, "export\tlist", 11) ? 2 : 1;
+	} else if (optind + 2 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "list")) {
+		snprintf(req, sizeof(req), "client\tlist\n");
+		kind = 3;
+	} else if (optind + 3 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "revoke")) {
+		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) > 255) {
+			usage(stderr);
+			return 2;
+		}
+		snprintf(req, sizeof(req), "client\trevoke\t%s\n", argv[optind + 2]);
+		kind = 2;
+	} else if (optind + 3 == argc && !strcmp(argv[optind], "unlock") && !strcmp(argv[optind + 1], "--export")) {
+		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) >= PATH_MAX) {
+			usage(stderr);
+			return 2;
+		}
+		snprintf(req, sizeof(req), "unlock\t%s\n", argv[optind + 2]);
+		kind = 2;
+	} else if (optind < argc && (strcmp(argv[optind], "stats") || optind + 1 < argc)) {
+		fprintf(stderr, "rnfsctl: unknown command '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
 	}
-
-	size_t len;
-	char *doc = rnfsctl_fetch(path, &len);
-	if (!doc)
-		return 1;
-	int rc = 0;
-	if (json)
-		fwrite(doc, 1, len, stdout);
-	else
-		rc = print_table(doc, len) ? 1 : 0;
-	free(doc);
-	return rc;
+	return run(path, req, json, kind);
 }

@@ -15,6 +15,7 @@
 #include "daemon/stats_server.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@
 
 #define STATS_MAX_CLIENTS 8
 #define STATS_CLIENT_TIMEOUT_S 5
-#define STATS_REQ_MAX 128
+#define STATS_REQ_MAX (PATH_MAX + 512) /* "export add PATH CLIENT(OPTIONS)" */
 
 /* ---- 1. periodic STATUS= ---- */
 
@@ -95,6 +96,12 @@ static struct loop_ev *stats_listen_ev;
 static char stats_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct stats_client stats_clients[STATS_MAX_CLIENTS];
 static struct log_limit stats_refuse_limit;
+static int (*stats_control)(char *req, FILE *out);
+
+void stats_server_set_control(int (*handler)(char *req, FILE *out))
+{
+	stats_control = handler;
+}
 
 static void stats_client_close(struct stats_client *c)
 {
@@ -135,7 +142,7 @@ static int stats_client_answer(struct stats_client *c)
 		return -1;
 	if (!*req || !strcmp(req, "stats"))
 		stats_render_json(f);
-	else
+	else if (!stats_control || stats_control(req, f) != 0)
 		fprintf(f, "{\"error\": \"unknown request\"}\n");
 	if (fclose(f) != 0)
 		return -1;
@@ -187,11 +194,15 @@ static void stats_client_cb(int fd, short what, void *arg)
 		stats_client_read(c);
 }
 
-/* Root only: the socket is 0600 already; the peer's uid is checked as well. */
+/* Root only: the socket is 0600 already (a non-root caller's connect() is EACCES); the peer's
+ * uid is checked as well, in case the mode was widened. A refused peer is told why in one line
+ * (the socket is new and empty: a short send does not block) before the close. */
 static bool stats_peer_allowed(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	char msg[160];
+	int n;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
 		return false;
@@ -199,6 +210,9 @@ static bool stats_peer_allowed(int fd)
 		return true;
 	log_limited(&stats_refuse_limit, LOG_WARNING,
 		    "stats socket: refused pid %ld uid %u (root only)", (long)cred.pid, (unsigned)cred.uid);
+	n = snprintf(msg, sizeof(msg), "{\"error\": \"permission denied: the control socket is root-only "
+		     "(caller uid %u)\"}\n", (unsigned)cred.uid);
+	(void)!send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	return false;
 }
 

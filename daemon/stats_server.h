@@ -12,6 +12,8 @@
 #ifndef RNFSD_STATS_SERVER_H
 #define RNFSD_STATS_SERVER_H
 
+#include <stdio.h>
+
 #include "core/stats.h"
 
 struct loop;
@@ -22,13 +24,16 @@ struct loop;
  * Loop thread. Listen on path (a UNIX stream socket, mode 0600; a stale
  * socket file left by a dead daemon is replaced, a live one is an error).
  * Each client may send one request line ("stats", or nothing) and gets the
- * JSON document; clients whose SO_PEERCRED uid is neither 0 nor ours are
+ * JSON document (or a control request, stats_server_set_control(), its answer); clients whose SO_PEERCRED uid is neither 0 nor ours are
  * refused. Returns 0, or -1 (logged).
  */
 int stats_server_start(struct loop *l, const char *path);
 /* Create the socket's directory if missing (one level, mode 0755: outside systemd nobody made
  * /run/rnfsd). main.c locks "<path>.lock" there before anything else; errors surface later. */
 void stats_server_make_dir(const char *path);
+/* Requests other than "stats" (the control socket's, daemon/ctl_exports.h): handler answers req
+ * (NUL-terminated, no newline) on out, 0; or -1: not its request. Loop thread. */
+void stats_server_set_control(int (*handler)(char *req, FILE *out));
 /* Close the socket and remove its file. */
 void stats_server_stop(void);
 

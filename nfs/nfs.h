@@ -39,6 +39,31 @@ void nfs_service_nfs4_bounds(unsigned max_files, unsigned opens_per_client, unsi
  * COMPOUNDs (the daemon's lease-expiry timer, the fuzzers' checks); NULL when NFSv4 is not served. */
 struct nfs4_server *nfs_service_nfs4(void);
 
+/* Any thread: a deep copy of the export table being served (conf/exports_edit.h), for the control
+ * socket's export list and edits (daemon/ctl_exports.c). 0, or -1 (out of memory, or none served). */
+int nfs_exports_copy(struct export_table *out);
+
+/* Loop thread (rnfsctl unlock --export): release every client's NLM and NFSv4 state on the export
+ * at path (on a worker, soon after); it stays exported. 0, ENOENT (not exported) or ENOMEM. */
+int nfs_exports_unlock(const char *path);
+
+/* rnfsctl client list: one NFSv4 client record. */
+struct nfs_client_info {
+	uint64_t clientid;
+	char addr[48];        /* where it was made from ("" unknown) */
+	const char *version;  /* "4.0" or "4.1+" */
+	bool confirmed;
+	unsigned sessions, opens, locks;
+	uint64_t idle_s;      /* since its lease was last renewed */
+};
+/* At most max NFSv4 client records into out: how many (0 without NFSv4). */
+unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max);
+
+/* rnfsctl client revoke: the NFSv4 client records named by who ("0x..." a client id, else an
+ * address they were made from) end as if their lease had; *busy: those with a call running, left.
+ * How many ended. */
+unsigned nfs_service_client_revoke(const char *who, unsigned *busy);
+
 /* Number of exports served, for status lines. */
 unsigned nfs_exports_count(void);
 

@@ -10,6 +10,8 @@
  * program and its statistics, released at shutdown.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,6 +25,7 @@
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 #include "core/log.h"
+#include "conf/exports_edit.h"
 
 static void nfs_log_exports(const struct nfs_exports *t)
 {
@@ -152,6 +155,76 @@ int nfs_exports_replace(struct export_table *exports)
 	nfs_log_exports(t);
 	nfs_exports_install(t);
 	return 0;
+}
+
+int nfs_exports_copy(struct export_table *out)
+{
+	struct nfs_exports *t = nfs_exports_get();
+	int rc = t ? exports_dup(&t->table, out) : -1;
+
+	nfs_exports_put(t);
+	return rc;
+}
+
+/* The record's address as text: IPv4 mapped addresses as dotted quads. */
+static void nfs_client_addr(const uint8_t host[16], char *buf, size_t len)
+{
+	static const uint8_t zero[16];
+
+	buf[0] = '\0';
+	if (!memcmp(host, zero, 16))
+		return;
+	if (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)host))
+		inet_ntop(AF_INET, host + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, host, buf, (socklen_t)len);
+}
+
+unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max)
+{
+	struct nfs4_server *srv = nfs_service_nfs4();
+	struct nfs4_client_brief *b = srv && max ? calloc(max, sizeof(*b)) : NULL;
+	uint64_t now = nfs4_now();
+	unsigned n = b ? nfs4_ctab_brief(&srv->ctab, b, max) : 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		out[i] = (struct nfs_client_info){ .clientid = b[i].clientid, .version = b[i].v40 ? "4.0" : "4.1+",
+						   .confirmed = b[i].confirmed, .sessions = b[i].sessions,
+						   .idle_s = now > b[i].last_renew ? now - b[i].last_renew : 0 };
+		nfs_client_addr(b[i].host, out[i].addr, sizeof(out[i].addr));
+		nfs4_stab_client_state(&srv->stab, b[i].clientid, &out[i].opens, &out[i].locks);
+	}
+	free(b);
+	return n;
+}
+
+unsigned nfs_service_client_revoke(const char *who, unsigned *busy)
+{
+	struct nfs4_server *srv = nfs_service_nfs4();
+	uint8_t host[16] = { 0 };
+	struct in_addr v4;
+	char *end;
+
+	*busy = 0;
+	if (!srv)
+		return 0;
+	if (!strncmp(who, "0x", 2) || !strncmp(who, "0X", 2)) {
+		uint64_t id = strtoull(who, &end, 16);
+
+		return id && !*end ? nfs4_ctab_revoke(&srv->ctab, id, NULL, busy) : 0;
+	}
+	if (inet_pton(AF_INET, who, &v4) == 1) {
+		host[10] = host[11] = 0xff; /* IPv4 mapped, as the records keep it */
+		memcpy(host + 12, &v4, 4);
+	} else if (inet_pton(AF_INET6, who, host) != 1) {
+		return 0;
+	}
+	return nfs4_ctab_revoke(&srv->ctab, 0, host, busy);
+}
+
+int nfs_exports_unlock(const char *path)
+{
+	return nfs_export_unlock(path);
 }
 
 unsigned nfs_exports_count(void)

@@ -42,6 +42,18 @@ struct nlm_counters {
 };
 void nlm_counters(struct nlm_counters *out);
 
+/* rnfsctl client list: each host (caller_name) with lock owners, and what it holds. */
+struct nlm_host_info {
+	char host[256];        /* caller_name as sent (log-escape before printing) */
+	unsigned owners, held; /* lock owners, (owner, file) records with locks */
+};
+/* At most max hosts into out: how many (0 when NLM is not served). */
+unsigned nlm_hosts(struct nlm_host_info *out, unsigned max);
+
+/* rnfsctl client revoke: the host caller_name's locks, waiters and shares go, as for its FREE_ALL.
+ * How many locked files were released. */
+unsigned nlm_host_revoke(const char *caller_name);
+
 /* Retry blocked locks now (tests; the retry thread also polls every second). */
 void nlm_kick(void);
 

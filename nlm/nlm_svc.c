@@ -575,6 +575,54 @@ static void nlm_release_held(const struct nlm_fh *fh, uint64_t owner_id, void *a
 	nlm_file_close(&nf);
 }
 
+/* ---- an export no longer served (nfs_export_gone_hook) ---- */
+
+static bool nlm_fh_on(const struct nlm_fh *fh, void *arg)
+{
+	const struct nfs_export *e = arg;
+	struct be_handle bh;
+	struct nfs_fh nfh;
+	uint32_t id;
+
+	nfh.len = fh->len;
+	memcpy(nfh.data, fh->data, fh->len);
+	return nfs_fh_unwrap(&nfh, &id, &bh) && id == e->id;
+}
+
+/* Give back the backend's locks of one owner on one file of the export that went (nlm_mu held):
+ * opened in the old table's instance, which the hook's caller keeps referenced. */
+static void nlm_release_gone(const struct nlm_fh *fh, uint64_t owner_id, void *arg)
+{
+	const struct nfs_export *e = arg;
+	struct be_file *f = NULL;
+	struct be_handle bh;
+	struct nfs_fh nfh;
+	uint32_t id;
+
+	nfh.len = fh->len;
+	memcpy(nfh.data, fh->data, fh->len);
+	if (nfs_fh_unwrap(&nfh, &id, &bh) && be_file_open_handle(e->fs, &bh, BE_OPEN_READ, &f) == 0) {
+		be_lock_owner_release(e->fs, f, owner_id);
+		be_file_put(e->fs, f);
+	}
+	be_end_call(e->fs);
+}
+
+/* Worker: e left the served exports (the clients' handles are STALE from now on, so they could
+ * never unlock), or rnfsctl unlock --export: its locks, blocked waiters and shares go. */
+static void nlm_export_gone(const struct nfs_export *e)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&nlm_mu);
+	if (nlm_running)
+		n = nlm_fh_release(&nlm_tab, nlm_fh_on, (void *)e, nlm_release_gone, (void *)e);
+	pthread_mutex_unlock(&nlm_mu);
+	if (n)
+		log_info("nlm: export %s: %u locked files released", e->cfg->path, n);
+	nlm_kick();
+}
+
 static unsigned nlm_host_gone(const char *name, uint32_t len)
 {
 	unsigned n;
@@ -585,6 +633,11 @@ static unsigned nlm_host_gone(const char *name, uint32_t len)
 	nlm_nsm_unmonitor(name, len);
 	nlm_kick();
 	return n;
+}
+
+unsigned nlm_host_revoke(const char *caller_name)
+{
+	return nlm_running ? nlm_host_gone(caller_name, (uint32_t)strlen(caller_name)) : 0;
 }
 
 /* XNFS §10.10 NLM_FREE_ALL: the host rebooted, drop everything it held. Only
@@ -769,6 +822,37 @@ void nlm_rpcbind_register_udp(uint16_t port, unsigned netids)
 		(void)rpc_rpcbind_register_udp(NLM_PROGRAM, NLM4_VERSION, "nlockmgr", port, netids); /* logged */
 }
 
+/* The host entry of owner slot o in out[0..*n), added if room. NULL: no room. */
+static struct nlm_host_info *nlm_host_of(struct nlm_host_info *out, unsigned *n, unsigned max, unsigned o)
+{
+	const struct nlm_owner *ow = &nlm_tab.owners[o];
+
+	for (unsigned i = 0; i < *n; i++)
+		if (strlen(out[i].host) == ow->host_len && !memcmp(out[i].host, ow->host, ow->host_len))
+			return &out[i];
+	if (*n == max)
+		return NULL;
+	out[*n] = (struct nlm_host_info){ 0 };
+	snprintf(out[*n].host, sizeof(out[*n].host), "%.*s", (int)ow->host_len, ow->host);
+	return &out[(*n)++];
+}
+
+unsigned nlm_hosts(struct nlm_host_info *out, unsigned max)
+{
+	struct nlm_host_info *h;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&nlm_mu);
+	for (unsigned i = 0; nlm_running && i < nlm_tab.n_owners; i++)
+		if (nlm_tab.owners[i].used && (h = nlm_host_of(out, &n, max, i)) != NULL)
+			h->owners++;
+	for (unsigned i = 0; nlm_running && i < nlm_tab.n_held; i++)
+		if (nlm_tab.held[i].used && (h = nlm_host_of(out, &n, max, nlm_tab.held[i].owner)) != NULL)
+			h->held++;
+	pthread_mutex_unlock(&nlm_mu);
+	return n;
+}
+
 void nlm_counters(struct nlm_counters *out)
 {
 	pthread_mutex_lock(&nlm_mu);
@@ -789,6 +873,9 @@ int nlm_start(struct loop *loop, unsigned grace_s)
 		return -1;
 	}
 	nlm_tab.max_per_host = nlm_per_host;
+	static bool gone_hooked;
+	if (!gone_hooked && nfs_export_gone_hook(nlm_export_gone) == 0)
+		gone_hooked = true;
 	if (gethostname(nlm_hostname, sizeof(nlm_hostname) - 1) != 0)
 		snprintf(nlm_hostname, sizeof(nlm_hostname), "rnfsd");
 	nlm_hostname_len = (uint32_t)strlen(nlm_hostname);

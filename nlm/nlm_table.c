@@ -289,23 +289,37 @@ void nlm_share_del(struct nlm_table *t, unsigned owner, const struct nlm_fh *fh)
 	}
 }
 
-unsigned nlm_host_release(struct nlm_table *t, const char *host, uint32_t host_len,
-			  void (*fn)(const struct nlm_fh *fh, uint64_t owner_id, void *arg), void *arg)
+/* What a release takes: the owner's host, or the file's export (nlm_host_release, nlm_fh_release). */
+struct release_sel {
+	const char *host;
+	uint32_t host_len;
+	bool (*match)(const struct nlm_fh *fh, void *arg);
+	void *marg;
+};
+
+static bool release_sel(const struct nlm_table *t, const struct release_sel *s, unsigned owner,
+			const struct nlm_fh *fh)
+{
+	return s->match ? s->match(fh, s->marg) : nlm_owner_of_host(t, owner, s->host, s->host_len);
+}
+
+static unsigned release_where(struct nlm_table *t, const struct release_sel *s,
+			      void (*fn)(const struct nlm_fh *fh, uint64_t owner_id, void *arg), void *arg)
 {
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < t->n_waiters; i++)
-		if (t->waiters[i].state != NLM_W_FREE && nlm_owner_of_host(t, t->waiters[i].owner, host, host_len))
+		if (t->waiters[i].state != NLM_W_FREE && release_sel(t, s, t->waiters[i].owner, &t->waiters[i].fh))
 			nlm_waiter_del(t, i);
 	for (unsigned i = 0; i < t->n_shares; i++)
-		if (t->shares[i].used && nlm_owner_of_host(t, t->shares[i].owner, host, host_len)) {
+		if (t->shares[i].used && release_sel(t, s, t->shares[i].owner, &t->shares[i].fh)) {
 			t->shares[i].used = false;
 			owner_unref(t, t->shares[i].owner);
 		}
 	for (unsigned i = 0; i < t->n_held; i++) {
 		struct nlm_held *h = &t->held[i];
 
-		if (!h->used || !nlm_owner_of_host(t, h->owner, host, host_len))
+		if (!h->used || !release_sel(t, s, h->owner, &h->fh))
 			continue;
 		if (fn)
 			fn(&h->fh, nlm_owner_id(t, h->owner), arg);
@@ -314,4 +328,20 @@ unsigned nlm_host_release(struct nlm_table *t, const char *host, uint32_t host_l
 		n++;
 	}
 	return n;
+}
+
+unsigned nlm_host_release(struct nlm_table *t, const char *host, uint32_t host_len,
+			  void (*fn)(const struct nlm_fh *fh, uint64_t owner_id, void *arg), void *arg)
+{
+	const struct release_sel s = { .host = host, .host_len = host_len };
+
+	return release_where(t, &s, fn, arg);
+}
+
+unsigned nlm_fh_release(struct nlm_table *t, bool (*match)(const struct nlm_fh *fh, void *arg), void *marg,
+			void (*fn)(const struct nlm_fh *fh, uint64_t owner_id, void *arg), void *arg)
+{
+	const struct release_sel s = { .match = match, .marg = marg };
+
+	return release_where(t, &s, fn, arg);
 }

@@ -142,5 +142,8 @@ void nlm_share_del(struct nlm_table *t, unsigned owner, const struct nlm_fh *fh)
  */
 unsigned nlm_host_release(struct nlm_table *t, const char *host, uint32_t host_len,
 			  void (*fn)(const struct nlm_fh *fh, uint64_t owner_id, void *arg), void *arg);
+/* The same for every record whose file handle match(fh, marg) selects (an export no longer served). */
+unsigned nlm_fh_release(struct nlm_table *t, bool (*match)(const struct nlm_fh *fh, void *arg), void *marg,
+			void (*fn)(const struct nlm_fh *fh, uint64_t owner_id, void *arg), void *arg);
 
 #endif

@@ -8,6 +8,15 @@
  * is freed by whoever drops the last reference. A handle whose export id is
  * not in the current table is STALE; changed options apply to the next call.
  *
+ * An export that leaves the table (rnfsctl export remove, a reload without
+ * it) takes its clients' state with it: the hooks NLM and NFSv4 registered
+ * with nfs_export_gone_hook() run on a worker for each export gone once the
+ * old table's last reference drops, that is once every call that started
+ * on it has finished (calls in flight finish first), with the old table
+ * kept until they are done, so they can reach its backend instance to give
+ * back locks. Every call after the swap with one of its handles is STALE,
+ * so no new state can be made on it meanwhile.
+ *
  * Each export is served by one backend instance, opened when the table is
  * built (backend/backend.h: the driver the export names with fs=, else
  * "local") and closed with the table, so nothing an old table opened (cached
@@ -21,10 +30,24 @@
 
 #include "nfs/common/nfs_common.h"
 #include "core/log.h"
+#include "core/workers.h"
+
+#define NFS_GONE_HOOKS 4
 
 static pthread_mutex_t nfs_live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs_exports *nfs_live;
 static struct log_limit nfs_admit_limit;
+static void (*nfs_gone_hooks[NFS_GONE_HOOKS])(const struct nfs_export *e);
+static unsigned nfs_gone_nhooks;
+
+/* The hooks' run on a worker: the old table and the exports of it the new one lacks. */
+struct nfs_gone_work {
+	struct work w;
+	struct nfs_exports *old; /* a reference (the last one, taken back in nfs_exports_put()), dropped in done */
+	const char *why;         /* for the log line */
+	unsigned n;
+	const struct nfs_export *gone[]; /* inside old */
+};
 
 /* Opens e's backend instance. 0, or -1 (logged by the backend, and here). */
 static int nfs_export_open(struct nfs_export *ne, const struct export *e)
@@ -44,6 +67,7 @@ static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 
 static void nfs_exports_free(struct nfs_exports *t)
 {
+	free(t->gone); /* never submitted: no hook ran (not reached in the daemon) */
 	for (unsigned i = 0; i < t->n; i++)
 		be_fs_close(t->v[i].fs);
 	free(t->v);
@@ -99,6 +123,88 @@ static bool nfs_exports_meta_fast(const struct nfs_exports *t)
 	return true;
 }
 
+int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e))
+{
+	if (nfs_gone_nhooks == NFS_GONE_HOOKS)
+		return -1;
+	nfs_gone_hooks[nfs_gone_nhooks++] = gone;
+	return 0;
+}
+
+unsigned nfs_exports_gone(const struct nfs_exports *old, const struct nfs_exports *cur,
+			  const struct nfs_export **out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; old && i < old->n; i++)
+		if (!nfs_exports_by_id(cur, old->v[i].id) && n < max)
+			out[n++] = &old->v[i];
+	return n;
+}
+
+static void nfs_gone_run(struct work *w)
+{
+	struct nfs_gone_work *g = container_of(w, struct nfs_gone_work, w);
+
+	for (unsigned i = 0; i < g->n; i++) {
+		log_info("nfs: export %s (id %#x) %s: releasing its clients' state", g->gone[i]->cfg->path,
+			 g->gone[i]->id, g->why);
+		for (unsigned k = 0; k < nfs_gone_nhooks; k++)
+			nfs_gone_hooks[k](g->gone[i]);
+	}
+}
+
+static void nfs_gone_done(struct work *w)
+{
+	struct nfs_gone_work *g = container_of(w, struct nfs_gone_work, w);
+
+	nfs_exports_put(g->old);
+	free(g);
+}
+
+/* After a swap from old to cur (both live): queue the hooks for old's exports cur lacks. Takes the
+ * caller's reference on old. */
+static void nfs_exports_gone_queue(struct nfs_exports *old, const struct nfs_exports *cur)
+{
+	struct nfs_gone_work *g = NULL;
+
+	if (old && cur && nfs_gone_nhooks)
+		g = malloc(sizeof(*g) + old->n * sizeof(g->gone[0]));
+	if (g)
+		g->n = nfs_exports_gone(old, cur, g->gone, old->n);
+	if (!g || g->n == 0) {
+		if (old && cur && nfs_gone_nhooks && !g)
+			log_err("nfs: out of memory: state on exports no longer served is kept until it expires");
+		free(g);
+		nfs_exports_put(old);
+		return;
+	}
+	g->old = old;
+	g->why = "is no longer served";
+	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
+	old->gone = g; /* submitted when its last call ends (nfs_exports_put) */
+	nfs_exports_put(old);
+}
+
+int nfs_export_unlock(const char *path)
+{
+	struct nfs_exports *t = nfs_exports_get();
+	const struct nfs_export *e = nfs_exports_by_path(t, path);
+	struct nfs_gone_work *g = e ? malloc(sizeof(*g) + sizeof(g->gone[0])) : NULL;
+
+	if (!g) {
+		nfs_exports_put(t);
+		return e ? ENOMEM : ENOENT;
+	}
+	g->old = t;
+	g->why = "is unlocked (rnfsctl unlock)";
+	g->n = 1;
+	g->gone[0] = e;
+	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
+	workers_submit(&g->w);
+	return 0;
+}
+
 void nfs_exports_install(struct nfs_exports *t)
 {
 	struct nfs_exports *old;
@@ -115,7 +221,7 @@ void nfs_exports_install(struct nfs_exports *t)
 	pthread_mutex_unlock(&nfs_live_lock);
 	if (fast)
 		rpc_inline_meta_allow(true);
-	nfs_exports_put(old); /* its instances close when its last call ends */
+	nfs_exports_gone_queue(old, t); /* its instances close when its last call (or hook) ends */
 }
 
 struct nfs_exports *nfs_exports_get(void)
@@ -132,8 +238,20 @@ struct nfs_exports *nfs_exports_get(void)
 
 void nfs_exports_put(struct nfs_exports *t)
 {
-	if (t && atomic_fetch_sub(&t->refs, 1) == 1)
+	struct nfs_gone_work *g;
+
+	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+		return;
+	g = t->gone;
+	if (!g) {
 		nfs_exports_free(t);
+		return;
+	}
+	/* The last call on a table some exports left has ended: their hooks run now, on a worker
+	 * (any thread may be here), holding the table again until they are done. */
+	t->gone = NULL;
+	atomic_store(&t->refs, 1);
+	workers_submit(&g->w);
 }
 
 const struct nfs_export *nfs_exports_by_id(const struct nfs_exports *t, uint32_t id)

@@ -76,11 +76,14 @@ struct nfs_export {
 	struct be_fs *fs;         /* the backend instance serving it */
 };
 
+struct nfs_gone_work;
+
 struct nfs_exports {
 	atomic_uint refs;
 	struct export_table table; /* owned */
 	struct nfs_export *v;
 	unsigned n;
+	struct nfs_gone_work *gone; /* swapped out with exports gone: their hooks, run at the last put */
 };
 
 /* Opens every export's backend instance. Takes *src. NULL (logged) if one cannot be opened,
@@ -93,6 +96,19 @@ struct nfs_exports *nfs_exports_get(void);
 void nfs_exports_put(struct nfs_exports *t);
 const struct nfs_export *nfs_exports_by_id(const struct nfs_exports *t, uint32_t id);
 const struct nfs_export *nfs_exports_by_path(const struct nfs_exports *t, const char *path);
+/*
+ * Main thread, before serving: gone(e) is called on a worker for each export e that a table swap
+ * (nfs_exports_install()) leaves out, once the last call on the old table has ended, with that
+ * table still kept (e->fs usable): the protocol keeping state for clients (NLM; NFSv4 to come) releases what it holds on
+ * e. Not at shutdown. 0, or -1 (NFS_GONE_HOOKS already registered).
+ */
+int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e));
+/* Loop thread: the hooks run for the served export at path as if it had gone (knfsd's
+ * unlock_filesystem); the export stays. 0 (queued), ENOENT (not exported) or ENOMEM. */
+int nfs_export_unlock(const char *path);
+/* The exports of old that cur lacks (by id), at most max into out: how many. */
+unsigned nfs_exports_gone(const struct nfs_exports *old, const struct nfs_exports *cur,
+			  const struct nfs_export **out, unsigned max);
 /* exports(5) "secure" is met: a source port below 1024, a local (AF_UNIX)
  * peer, or a transport whose ports carry no privilege (RDMA; rpc/xprt.h). */
 bool nfs_conn_secure(const struct rpc_conn *conn);

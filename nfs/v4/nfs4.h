@@ -339,6 +339,8 @@ void nfs4_deleg_configure(bool enabled);
 bool nfs4_deleg_enabled(void);
 /* A client record went: its delegations with it. */
 void nfs4_deleg_client_gone(uint64_t clientid);
+/* The delegations on files match() selects are revoked (an export no longer served, nfs4_setup.c). */
+unsigned nfs4_deleg_revoke_files(bool (*match)(const uint8_t *key, uint32_t len, void *arg), void *arg);
 /* The COMPOUND's client as far as conflicts go: the 4.1 session's, 0 in 4.0. */
 uint64_t nfs4_deleg_caller(const struct nfs4_ctx *x);
 /* OPEN succeeded: the delegation it gets, if any (r->deleg, r->dsid; r->why for an unmet 4.1 want). */

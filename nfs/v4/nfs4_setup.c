@@ -69,6 +69,44 @@ static void srv_name_init(struct nfs4_server *srv)
 	}
 }
 
+/* ---- an export no longer served (nfs/common's nfs_export_gone_hook) ---- */
+
+static struct nfs4_server *srv_gone_target; /* the server whose state the hook releases */
+
+/* Is the file of key (its NFSv4 handle: the envelope, nfs/common/fh.c) on export arg? */
+static bool srv_key_on(const uint8_t *key, uint32_t len, void *arg)
+{
+	const struct nfs_export *e = arg;
+	struct be_handle bh;
+	struct nfs_fh fh;
+	uint32_t id;
+
+	if (len > sizeof(fh.data))
+		return false;
+	fh.len = len;
+	memcpy(fh.data, key, len);
+	return nfs_fh_unwrap(&fh, &id, &bh) && id == e->id;
+}
+
+/* Worker: e left the served exports, so its handles are STALE and no client can CLOSE, LOCKU or
+ * DELEGRETURN there (or rnfsctl unlock --export asked, the export staying): its opens and locks
+ * go now, their files and the backend's locks with them, rather than at each client's lease
+ * expiry, and its delegations are revoked (knfsd's unlock_filesystem: nfsd4_revoke_states). */
+static void srv_export_gone(const struct nfs_export *e)
+{
+	struct nfs4_server *srv = srv_gone_target;
+	unsigned n, d;
+
+	if (!srv || !srv->ready)
+		return;
+	n = nfs4_stab_purge_files(&srv->stab, srv_key_on, (void *)e);
+	/* RFC 8881 §18.46.3: its holders see SEQ4_STATUS_RECALLABLE_STATE_REVOKED, as after a recall */
+	d = nfs4_deleg_revoke_files(srv_key_on, (void *)e);
+	if (n || d)
+		log_info("nfs4: export %s: %u opens released with their locks, %u delegations revoked",
+			 e->cfg->path, n, d);
+}
+
 /* A client record went (nfs4_ctab's freed hook, under its lock): what other
  * modules keep for it goes too. */
 static void srv_client_freed(uint64_t clientid)
@@ -141,6 +179,10 @@ void nfs4_server_init(struct nfs4_server *srv, const struct nfs4_server_cfg *cfg
 	nfs4_deleg_init(boot, srv->lease);
 	nfs4_lock_notify_start();
 	srv->ready = true;
+	static bool gone_hooked;
+	srv_gone_target = srv;
+	if (!gone_hooked && nfs_export_gone_hook(srv_export_gone) == 0)
+		gone_hooked = true;
 }
 
 void nfs4_server_release(struct nfs4_server *srv)
@@ -152,6 +194,8 @@ void nfs4_server_release(struct nfs4_server *srv)
 		nfs4_stab_release(&srv->stab);
 	}
 	srv->ready = false;
+	if (srv_gone_target == srv)
+		srv_gone_target = NULL;
 }
 
 /* ---- lease expiry on a timer ---- */

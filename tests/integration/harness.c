@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -1266,4 +1267,52 @@ int hx3_access(struct rpc_context *rpc, struct hx_fh *fh, uint32_t want, uint32_
 	if (r.status == NFS3_OK && granted)
 		*granted = r.ACCESS3res_u.resok.access;
 	return r.status;
+}
+
+/* ---- rnfsctl ------------------------------------------------------------ */
+
+/* The child: become as_uid (its group too), send both streams to fd, exec. */
+static void hx_rnfsctl_child(const char *exe, const struct hx_env *e, int as_uid, int fd, const char *const *args)
+{
+	const char *argv[16] = {exe, "-s", e->stats_socket};
+	unsigned n = 3;
+
+	for (; *args && n < 15; args++)
+		argv[n++] = *args;
+	argv[n] = NULL;
+	dup2(fd, 1);
+	dup2(fd, 2);
+	if (as_uid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)as_uid) != 0 || setuid((uid_t)as_uid) != 0))
+		_exit(126);
+	execv(exe, (char *const *)argv);
+	_exit(127);
+}
+
+int hx_rnfsctl(const struct hx_env *e, int as_uid, char *out, size_t outlen, const char *const *args)
+{
+	const char *exe = getenv("RNFSCTL");
+	int p[2], status;
+	size_t n = 0;
+	ssize_t r;
+	pid_t pid;
+
+	out[0] = '\0';
+	/* The daemon opens its socket after its listeners: hx_daemon_start() may return before. */
+	for (double end = hx_now() + 5; access(e->stats_socket, F_OK) != 0 && hx_now() < end;)
+		usleep(20000);
+	if (!exe || pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0)
+		hx_rnfsctl_child(exe, e, as_uid, p[1], args);
+	close(p[1]);
+	while (pid > 0 && n < outlen - 1 && (r = read(p[0], out + n, outlen - 1 - n)) > 0)
+		n += (size_t)r;
+	for (char rest[256]; pid > 0 && read(p[0], rest, sizeof(rest)) > 0;)
+		; /* beyond outlen: read and dropped, so the child never blocks */
+	close(p[0]);
+	out[n] = '\0';
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }

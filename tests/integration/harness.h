@@ -234,6 +234,16 @@ int hx3_write(struct rpc_context *rpc, struct hx_fh *fh, uint64_t off, const voi
 int hx3_read(struct rpc_context *rpc, struct hx_fh *fh, uint64_t off, uint32_t count, READ3res *res);
 int hx3_access(struct rpc_context *rpc, struct hx_fh *fh, uint32_t want, uint32_t *granted);
 
+/* ---- rnfsctl ----------------------------------------------------------- */
+
+/*
+ * Run $RNFSCTL (meson sets it) -s e->stats_socket ARGS... (args ends with
+ * NULL; the socket waited for, at most 5 s), as uid as_uid (< 0: as we are; else a forked child drops to it with
+ * setgid/setuid before exec). Its stdout and stderr go to out (NUL-terminated,
+ * truncated to outlen). Its exit status, or -1 (no $RNFSCTL, fork failed, killed).
+ */
+int hx_rnfsctl(const struct hx_env *e, int as_uid, char *out, size_t outlen, const char *const *args);
+
 /* ---- misc ------------------------------------------------------------- */
 
 double hx_now(void); /* monotonic seconds */

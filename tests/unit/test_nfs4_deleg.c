@@ -286,6 +286,31 @@ static void test_revoke(void **state)
 	assert_true(nfs4_dtab_client_revoked(t, A));
 }
 
+/* An export no longer served: its files' delegations, held or recalled, are revoked at once. */
+static bool key_is_a(const uint8_t *key, uint32_t len, void *arg)
+{
+	(void)arg;
+	return len == sizeof(fa) && memcmp(key, fa, len) == 0;
+}
+
+static void test_revoke_files(void **state)
+{
+	struct nfs4_stateid sa, sb;
+
+	(void)state;
+	grant(A, fa, false, &sa);
+	grant(B, fb, false, &sb);
+	assert_int_equal(nfs4_dtab_revoke_files(t, key_is_a, NULL), 1);
+	assert_true(nfs4_dtab_client_revoked(t, A));
+	assert_false(nfs4_dtab_client_revoked(t, B));
+	assert_int_equal(nfs4_dtab_test(t, A, &sa), NFS4ERR_DELEG_REVOKED);
+	assert_int_equal(nfs4_dtab_test(t, B, &sb), NFS4_OK);
+	assert_int_equal(t->nrecalled, 0);
+	assert_int_equal(t->nrevoked, 1);
+	assert_int_equal(nfs4_dtab_free(t, A, &sa), NFS4_OK);
+	assert_int_equal(nfs4_dtab_revoke_files(t, key_is_a, NULL), 0);
+}
+
 static void test_purge_bounds(void **state)
 {
 	struct nfs4_stateid sid;
@@ -347,6 +372,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ungrant, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revoke_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_deleg, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -774,6 +774,42 @@ static void test_soak(void **state)
 	assert_tab_empty();
 }
 
+/* An export no longer served: every client's opens and locks on its files go (keys starting "x"),
+ * the open files are given back, the locks released; other files' state stays. */
+static bool key_is_x(const uint8_t *key, uint32_t len, void *arg)
+{
+	(void)arg;
+	return len > 0 && key[0] == 'x';
+}
+
+static void test_purge_files(void **state)
+{
+	struct nfs4_open_res x1, x2, y, x3;
+	struct nfs4_lock_ref ref;
+	struct nfs4_stab_counts c;
+	struct nfs4_sid_io io;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "x1", NFS4_SHARE_ACCESS_BOTH, 0, &x1), NFS4_OK);
+	assert_int_equal(do_open(CL2, 1, "o", "x1", NFS4_SHARE_ACCESS_READ, 0, &x2), NFS4_OK);
+	assert_int_equal(do_open(CL1, 1, "o", "x2", NFS4_SHARE_ACCESS_READ, 0, &x3), NFS4_OK);
+	assert_int_equal(do_open(CL1, 1, "o", "y", NFS4_SHARE_ACCESS_READ, 0, &y), NFS4_OK);
+	assert_int_equal(lock_new(CL1, &x1.sid, "L", "x1", &ref), NFS4_OK);
+	unlocks = 0;
+	assert_int_equal(nfs4_stab_purge_files(&t, key_is_x, NULL), 3);
+	assert_int_equal(unlocks, 1); /* the lock's owner released on x1 */
+	nfs4_stab_counts(&t, &c);
+	assert_int_equal(c.files, 1);
+	assert_int_equal(c.opens, 1);
+	assert_int_equal(c.lock_states, 0);
+	assert_int_equal(nfs4_stab_check_io(&t, CL1, &x1.sid, 1, (const uint8_t *)"x1", 2, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_check_io(&t, CL1, &y.sid, 1, (const uint8_t *)"y", 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4_OK);
+	fake_put(NULL, io.file);
+	assert_int_equal(nfs4_stab_purge_files(&t, key_is_x, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -793,6 +829,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_descriptor_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lock_seqid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_soak, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_purge_files, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -204,6 +204,36 @@ static void test_shares(void **state)
 	nlm_table_free(&t);
 }
 
+/* An export no longer served: every record on its files goes, whoever holds it; others stay. */
+static bool fh_is_1(const struct nlm_fh *fh, void *arg)
+{
+	(void)arg;
+	return fh->data[0] == 1;
+}
+
+static void test_fh_release(void **state)
+{
+	struct nlm_table t;
+	struct nlm_fh f1 = mkfh(1), f2 = mkfh(2);
+	unsigned a, b, calls = 0;
+
+	(void)state;
+	assert_int_equal(nlm_table_init(&t, 8, 8, 4, 4), 0);
+	assert_int_equal(nlm_owner_get(&t, "h1", 2, 1, NULL, 0, true, &a), 0);
+	assert_int_equal(nlm_owner_get(&t, "h2", 2, 1, NULL, 0, true, &b), 0);
+	assert_int_equal(nlm_held_add(&t, a, &f1), 0);
+	assert_int_equal(nlm_held_add(&t, a, &f2), 0);
+	assert_int_equal(nlm_share_add(&t, b, &f1, NLM4_FSA_NONE, NLM4_FSA_R), 0);
+	count_want = nlm_owner_id(&t, a);
+	assert_int_equal(nlm_fh_release(&t, fh_is_1, NULL, count, &calls), 1);
+	assert_int_equal(calls, 1);
+	assert_true(t.owners[a].used);  /* still holds f2 */
+	assert_false(t.owners[b].used); /* its share on f1 was its last record */
+	assert_false(nlm_held_del(&t, a, &f1));
+	assert_true(nlm_held_del(&t, a, &f2));
+	nlm_table_free(&t);
+}
+
 static void test_fh(void **state)
 {
 	struct nlm_fh fh;
@@ -220,7 +250,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overlap), cmocka_unit_test(test_owners),  cmocka_unit_test(test_held_and_release),
 		cmocka_unit_test(test_waiters), cmocka_unit_test(test_shares), cmocka_unit_test(test_fh),
-		cmocka_unit_test(test_per_host),
+		cmocka_unit_test(test_per_host), cmocka_unit_test(test_fh_release),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

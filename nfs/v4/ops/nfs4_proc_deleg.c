@@ -84,6 +84,18 @@ void nfs4_deleg_client_gone(uint64_t clientid)
 	dl_unlock();
 }
 
+unsigned nfs4_deleg_revoke_files(bool (*match)(const uint8_t *key, uint32_t len, void *arg), void *arg)
+{
+	unsigned n;
+
+	if (!dl_ready || !atomic_load(&dl_count))
+		return 0;
+	dl_lock();
+	n = nfs4_dtab_revoke_files(&dl_tab, match, arg);
+	dl_unlock();
+	return n;
+}
+
 uint64_t nfs4_deleg_caller(const struct nfs4_ctx *x)
 {
 	const struct nfs4_svc *s = x->priv;

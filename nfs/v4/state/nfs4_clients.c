@@ -785,6 +785,24 @@ void nfs4_ctab_counts(struct nfs4_ctab *st, unsigned *clients, unsigned *session
 	state_unlock(st);
 }
 
+unsigned nfs4_ctab_brief(struct nfs4_ctab *st, struct nfs4_client_brief *out, unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&st->lock);
+	for (unsigned i = 0; i < st->nclients && n < max; i++, n++) {
+		const struct nfs4_client *c = st->clients[i];
+
+		out[n] = (struct nfs4_client_brief){ .clientid = c->clientid, .v40 = c->v40,
+						     .confirmed = c->confirmed, .last_renew = c->last_renew };
+		memcpy(out[n].host, c->host, sizeof(out[n].host));
+		for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
+			out[n].sessions += c->sessions[k] != NULL;
+	}
+	state_unlock(st);
+	return n;
+}
+
 void nfs4_ctab_gauges(struct nfs4_ctab *st, struct nfs4_ctab_gauges *g)
 {
 	pthread_mutex_lock(&st->lock);
@@ -831,6 +849,30 @@ unsigned nfs4_ctab_expire(struct nfs4_ctab *st, uint64_t now)
 		if (batch == NFS4_STATE_EXPIRE_BATCH)
 			sched_yield();
 	} while (batch == NFS4_STATE_EXPIRE_BATCH);
+	return n;
+}
+
+unsigned nfs4_ctab_revoke(struct nfs4_ctab *st, uint64_t clientid, const uint8_t host[16], unsigned *busy)
+{
+	unsigned n = 0;
+
+	*busy = 0;
+	pthread_mutex_lock(&st->lock);
+	for (unsigned i = 0; i < st->nclients;) {
+		const struct nfs4_client *c = st->clients[i];
+		bool match = clientid ? c->clientid == clientid : host && !memcmp(c->host, host, sizeof(c->host));
+
+		if (!match || client_busy(c)) {
+			*busy += match;
+			i++;
+			continue;
+		}
+		/* As if its lease had ended (RFC 8881 §8.3; knfsd's clients/N/ctl "expire"): its state
+		 * goes, its stateids say EXPIRED, its stable record goes (no reclaim after a restart). */
+		client_forget(st, i, true);
+		n++;
+	}
+	state_unlock(st);
 	return n;
 }
 

@@ -285,6 +285,19 @@ uint32_t nfs4_session_client(struct nfs4_ctab *st, const uint8_t sessionid[NFS4_
 bool nfs4_client_cb40(struct nfs4_ctab *st, uint64_t clientid, struct nfs4_cb_info *cb);
 /* Client records and sessions now (statistics). */
 void nfs4_ctab_counts(struct nfs4_ctab *st, unsigned *clients, unsigned *sessions);
+/* One client record as rnfsctl client list shows it. */
+struct nfs4_client_brief {
+	uint64_t clientid;
+	uint8_t host[16];     /* IPv4 mapped to IPv6; zero: unknown */
+	bool v40, confirmed;
+	unsigned sessions;
+	uint64_t last_renew;  /* seconds, the table's clock */
+};
+/* At most max records into out (in table order): how many. */
+unsigned nfs4_ctab_brief(struct nfs4_ctab *st, struct nfs4_client_brief *out, unsigned max);
+/* rnfsctl client revoke: the record clientid (0: every record made from host) goes as if its lease
+ * had ended. Returns how many went; *busy: matching records with a call running, left. */
+unsigned nfs4_ctab_revoke(struct nfs4_ctab *st, uint64_t clientid, const uint8_t host[16], unsigned *busy);
 /* The reply caches: bytes granted, the budget; records refused, idle sessions reclaimed (statistics). */
 struct nfs4_ctab_gauges {
 	size_t cache_bytes, cache_total;

@@ -391,6 +391,26 @@ bool nfs4_dtab_client_revoked(const struct nfs4_dtab *t, uint64_t clientid)
 	return false;
 }
 
+unsigned nfs4_dtab_revoke_files(struct nfs4_dtab *t, bool (*match)(const uint8_t *key, uint32_t len, void *arg),
+				void *arg)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->count; i++) {
+		struct nfs4_dl *d = &t->d[i];
+
+		if ((d->state != NFS4_DL_HELD && d->state != NFS4_DL_RECALLED) || !match(d->fkey, d->fkey_len, arg))
+			continue;
+		if (d->state == NFS4_DL_HELD) { /* revoked without a recall: nothing to recall it to */
+			d->state = NFS4_DL_RECALLED;
+			t->nrecalled++;
+		}
+		dl_revoke(t, d);
+		n++;
+	}
+	return n;
+}
+
 void nfs4_dtab_purge_client(struct nfs4_dtab *t, uint64_t clientid)
 {
 	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->count; i++)

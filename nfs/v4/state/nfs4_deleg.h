@@ -17,6 +17,7 @@
  *        lock...)--> RECALLED
  *   HELD / RECALLED --DELEGRETURN, client purged--> FREE
  *   RECALLED --one lease passed (nfs4_dtab_expire, nfs4_dtab_conflict)--> REVOKED
+ *   HELD / RECALLED --its export no longer served (nfs4_dtab_revoke_files)--> REVOKED
  *   REVOKED --FREE_STATEID, client purged--> FREE
  *
  * While a delegation is RECALLED the conflicting operation answers
@@ -174,6 +175,11 @@ bool nfs4_dtab_client_revoked(const struct nfs4_dtab *t, uint64_t clientid);
 unsigned nfs4_dtab_client_count(const struct nfs4_dtab *t, uint64_t clientid);
 /* The client's delegations go (DESTROY_CLIENTID, lease expiry, a new incarnation). */
 void nfs4_dtab_purge_client(struct nfs4_dtab *t, uint64_t clientid);
+/* The delegations (held or recalled) on files match() selects are revoked at once (their export is
+ * no longer served): REVOKED as after an unanswered recall (RECALLABLE_STATE_REVOKED, DELEG_REVOKED
+ * until FREE_STATEID). Returns how many. */
+unsigned nfs4_dtab_revoke_files(struct nfs4_dtab *t, bool (*match)(const uint8_t *key, uint32_t len, void *arg),
+				void *arg);
 /* Up to max distinct clients holding delegations (CB_RECALL_ANY's targets). */
 unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned max);
 

@@ -406,6 +406,52 @@ void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, bool expired
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* Every open of f (and their locks) goes; so does f, with its last open: f is not touched after. */
+static unsigned file_purge(struct nfs4_stab *t, struct nfs4_sfile *f)
+{
+	unsigned n = 0;
+
+	list_foreach_entry(op, &f->opens, struct nfs4_open, file_link)
+		n++;
+	for (unsigned i = 0; i < n; i++)
+		open_free(t, list_first_entry(&f->opens, struct nfs4_open, file_link));
+	return n;
+}
+
+unsigned nfs4_stab_purge_files(struct nfs4_stab *t, bool (*match)(const uint8_t *key, uint32_t len, void *arg),
+			       void *arg)
+{
+	unsigned n = 0;
+	bool again;
+
+	pthread_mutex_lock(&t->lock);
+	for (unsigned b = 0; b < NFS4_STAB_BUCKETS; b++) {
+		do { /* a purge frees the record the walk stands on: walk the chain again */
+			again = false;
+			list_foreach_entry(f, &t->files[b], struct nfs4_sfile, hash) {
+				if (match(f->key, f->len, arg)) {
+					n += file_purge(t, f);
+					again = true;
+					break;
+				}
+			}
+		} while (again);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
+void nfs4_stab_client_state(struct nfs4_stab *t, uint64_t clientid, unsigned *opens, unsigned *locks)
+{
+	struct nfs4_stab_client *c;
+
+	pthread_mutex_lock(&t->lock);
+	c = client_find(t, clientid, false);
+	*opens = c ? c->nopens : 0;
+	*locks = c ? c->nlocks : 0;
+	pthread_mutex_unlock(&t->lock);
+}
+
 unsigned nfs4_stab_client_count(struct nfs4_stab *t, uint64_t clientid)
 {
 	struct nfs4_stab_client *c;

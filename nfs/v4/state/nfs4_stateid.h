@@ -315,6 +315,13 @@ void nfs4_stab_lock_seqid_done(struct nfs4_stab *t, uint64_t clientid, const uin
 /* Everything of clientid goes (DESTROY_CLIENTID, replaced by a new
  * incarnation); expired: its stateids answer EXPIRED from now on. */
 void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, bool expired);
+/* The files whose key match() selects (an export no longer served, nfs4_setup.c): every open and
+ * lock state on them goes, whichever client's, with the backend's locks and the open files; their
+ * stateids are then unknown (BAD_STATEID). Returns how many opens went. */
+unsigned nfs4_stab_purge_files(struct nfs4_stab *t, bool (*match)(const uint8_t *key, uint32_t len, void *arg),
+			       void *arg);
+/* clientid's open stateids and lock stateids (rnfsctl client list). */
+void nfs4_stab_client_state(struct nfs4_stab *t, uint64_t clientid, unsigned *opens, unsigned *locks);
 /* How many owners + opens clientid holds (tests, stats). */
 unsigned nfs4_stab_client_count(struct nfs4_stab *t, uint64_t clientid);
 

@@ -1,0 +1,341 @@
+/*
+ * test_export_live.c - rnfsctl export list / add / remove change the served
+ * exports at run time (issue 27), through the control socket:
+ *  - list shows the path, id, fs and each client with its options (table
+ *    and --json);
+ *  - add of an unexported directory: it can be mounted and written at once,
+ *    and is listed; add of a second client to it keeps the first;
+ *  - remove PATH CLIENT drops that client only; remove PATH drops the
+ *    export: MNT refused, the handles clients hold are STALE, nothing is
+ *    created through them; the other export and the connection are untouched;
+ *    an NLM lock and an NFSv4.1 open + lock held on files of it are given
+ *    back (a local process's F_OFD_GETLK no longer meets them; the NFSv4
+ *    handle is STALE), while the same on the other export stay and its
+ *    open stateid still reads;
+ *  - bad requests (unexported path, unknown option, a fsid= that contradicts
+ *    the export) exit 1 with the daemon's reason and change nothing;
+ *  - rnfsctl client list shows the NFSv4.1 client (address, 4.1+, tcp, its
+ *    2 opens and 2 locks) and the NLM host with its 2 locked files;
+ *  - rnfsctl client revoke CLIENTID ends a 4.1 client's record (its lock
+ *    released, SEQUENCE BADSESSION), client revoke HOST an NLM host's locks;
+ *    an unknown name exits 1;
+ *  - rnfsctl unlock --export PATH releases the NLM and NFSv4 locks held on
+ *    the first export (a local process no longer meets them) and it stays
+ *    served; unlock of an unexported path exits 1;
+ *  - a SIGHUP re-reads the file: runtime changes are dropped;
+ *  - --save: add writes a line into the exports file, comments and the
+ *    other lines untouched, and the export survives a SIGHUP; remove --save
+ *    gives back the file byte for byte; a remove --save of an export the file
+ *    does not have is refused and changes nothing at run time either.
+ */
+#include "tests/integration/harness.h"
+#include "tests/integration/rawrpc.h"
+#include "tests/integration/nfs4raw.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct hx_env env;
+static char out[16384];
+
+/* rnfsctl ARGS as root; its exit status (output in out). */
+#define CTL(...) hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){__VA_ARGS__, NULL})
+
+static int mnt(const char *path, struct hx_fh *fh)
+{
+	struct rpc_context *m = hx_rpc_connect(&env, MOUNT_PROGRAM, MOUNT_V3, -1, -1);
+	int st = m ? hx_mnt(m, path, fh) : -1;
+
+	hx_rpc_close(m);
+	return st;
+}
+
+static void list_checks(const char *b_path)
+{
+	int rc;
+
+	hx_section("export list");
+	rc = CTL("export", "list");
+	CHECK(rc == 0, "export list exits 0 (rc %d): %s", rc, out);
+	CHECK(strstr(out, env.export_dir) && strstr(out, "127.0.0.1(rw,no_root_squash,insecure"),
+	      "the export and its client with options are listed");
+	CHECK(!strstr(out, b_path), "exportB is not listed yet");
+	rc = CTL("--json", "export", "list");
+	CHECK(rc == 0 && strstr(out, "\"exports\"") && strstr(out, "\"clients\"") && strstr(out, "\"id\""),
+	      "--json gives exports with id and clients (rc %d)", rc);
+}
+
+#define NLM_PROG 100021u
+#define NLM_LOCK 2u
+
+/* A non-blocking exclusive NLM4 LOCK of [0, 100) on the file of handle fh: its nlm4_stats, or -1. */
+static int nlm_lock(struct hx_fh *fh, int32_t svid)
+{
+	struct raw_conn c;
+	struct raw_reply r;
+	struct xb b;
+	uint32_t n;
+	int st = -1;
+
+	if (raw_connect(&c, env.port) != 0)
+		return -1;
+	xb_init(&b);
+	xb_opaque(&b, "c", 1);   /* cookie */
+	xb_u32(&b, 0);           /* block */
+	xb_u32(&b, 1);           /* exclusive */
+	xb_string(&b, "live-test");
+	xb_opaque(&b, fh->data, fh->len);
+	xb_string(&b, "oh@live-test");
+	xb_u32(&b, (uint32_t)svid);
+	xb_u64(&b, 0);
+	xb_u64(&b, 100);
+	xb_u32(&b, 0);           /* reclaim */
+	xb_u32(&b, 1);           /* state */
+	if (raw_call(&c, 77, NLM_PROG, 4, NLM_LOCK, b.p, b.len, &r) == RAW_RECV_OK) {
+		if (r.reply_stat == 0 && r.accept_stat == 0) {
+			xd_opaque(&r.body, &n, 1024);
+			st = (int)xd_u32(&r.body);
+		}
+		raw_reply_free(&r);
+	}
+	xb_free(&b);
+	raw_close(&c);
+	return st;
+}
+
+/* An NFSv4 open of dir/name with a write lock on [0, 100), by client k. */
+struct v4_held {
+	struct n4_sid open, lock;
+	uint8_t fh[128];
+	uint32_t fh_len;
+};
+
+static bool v4_hold(struct n4_client *k, const char *dir, const char *name, struct v4_held *h)
+{
+	return n4_open(k, dir, name, true, N4_ACCESS_BOTH, 0, name, NULL, &h->open, h->fh, &h->fh_len) == 0 &&
+	       n4_lock_new(k, h->fh, h->fh_len, N4_WRITE_LT, 0, 100, &h->open, NULL, name, &h->lock) == 0;
+}
+
+/* The lock type a local process meets at [0, 100) of path (F_OFD_GETLK), or -1. */
+static short local_getlk(const char *path)
+{
+	int fd = open(path, O_RDWR);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100 };
+
+	if (fd < 0 || fcntl(fd, F_OFD_GETLK, &fl) != 0)
+		fl.l_type = -1;
+	if (fd >= 0)
+		close(fd);
+	return fl.l_type;
+}
+
+static char *read_exports(void)
+{
+	static char buf[8192];
+	FILE *f = fopen(env.exports_path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void save_checks(const char *b_path, const char *original)
+{
+	char c_path[PATH_MAX], *text;
+	int rc, st;
+
+	hx_section("--save");
+	snprintf(c_path, sizeof(c_path), "%s", hx_path(&env, "exportC"));
+	mkdir(c_path, 0755);
+	rc = CTL("export", "add", "--save", b_path, "127.0.0.1(rw,insecure)");
+	CHECK(rc == 0 && strstr(out, "saved to"), "export add --save exits 0: %s", out);
+	text = read_exports();
+	CHECK(!strncmp(text, original, strlen(original)), "the file's comments and lines are kept");
+	CHECK(strstr(text + strlen(original), b_path) && strstr(text, "127.0.0.1(rw,insecure)\n"),
+	      "the export is a new last line:\n%s", text);
+	CHECK(hx_daemon_signal(&env, SIGHUP) == 0, "SIGHUP sent");
+	usleep(300000);
+	st = mnt(b_path, NULL);
+	CHECK(st == MNT3_OK, "the saved export survives the reload (%s)", hx_mntstat_name(st));
+	rc = CTL("export", "remove", "--save", b_path);
+	CHECK(rc == 0, "export remove --save exits 0 (rc %d)", rc);
+	CHECK(!strcmp(read_exports(), original), "the file is back byte for byte");
+	CHECK(CTL("export", "add", c_path, "127.0.0.1(ro,insecure)") == 0, "exportC added, not saved");
+	rc = CTL("export", "remove", "--save", c_path);
+	CHECK(rc == 1 && strstr(out, "no line"), "remove --save of an export not in the file is refused: %s", out);
+	st = mnt(c_path, NULL);
+	CHECK(st == MNT3_OK, "and exportC is still served (%s)", hx_mntstat_name(st));
+	CHECK(!strcmp(read_exports(), original), "the file is unchanged");
+}
+
+static void bad_requests(const char *b_path)
+{
+	int rc;
+
+	hx_section("bad requests change nothing");
+	rc = CTL("export", "remove", "/no/such/export");
+	CHECK(rc == 1 && strstr(out, "not exported"), "remove of an unexported path: exit 1, says why: %s", out);
+	rc = CTL("export", "add", b_path, "127.0.0.1(rw,no_such_option)");
+	CHECK(rc == 1 && strstr(out, "no_such_option"), "add with an unknown option: exit 1, says why: %s", out);
+	rc = CTL("export", "add", env.export_dir, "10.0.0.1(rw,fsid=12345)");
+	CHECK(rc == 1 && strstr(out, "fsid"), "add with a contradicting fsid=: exit 1: %s", out);
+	rc = CTL("export", "remove", env.export_dir, "10.9.9.9");
+	CHECK(rc == 1, "remove of a client the export does not have: exit 1: %s", out);
+	rc = CTL("export", "add");
+	CHECK(rc == 2, "add without arguments: usage, exit 2 (rc %d)", rc);
+	rc = CTL("export", "add", b_path, "-rw");
+	CHECK(rc == 1 && strstr(out, "client"), "add of options without a client: exit 1: %s", out);
+	rc = CTL("export", "add", hx_path(&env, "no-such-dir"), "127.0.0.1(rw)");
+	CHECK(rc == 1 && strstr(out, "cannot be served"), "add of a missing directory: exit 1: %s", out);
+	CTL("export", "list");
+	CHECK(!strstr(out, b_path) && !strstr(out, "10.0.0.1"), "the table is as it was");
+}
+
+int main(int argc, char **argv)
+{
+	struct rpc_context *nfs;
+	struct hx_fh root, b_root, b_file, a_file;
+	struct n4_client k;
+	struct v4_held ha, hb;
+	char b_path[PATH_MAX], original[PATH_MAX + 200];
+	int rc, st;
+
+	hx_begin("export_live", argc, argv);
+	hx_env_init(&env);
+	hx_require_own_daemon(&env);
+	if (!getenv("RNFSCTL"))
+		hx_skip("RNFSCTL not set (meson sets it)");
+	snprintf(b_path, sizeof(b_path), "%s", hx_path(&env, "exportB"));
+	mkdir(b_path, 0755);
+	snprintf(original, sizeof(original), "# exports of the live test\n\n%s 127.0.0.1(rw,no_root_squash,insecure)"
+		 "   # the first\n# the end\n", env.export_dir);
+	hx_write_exports(&env, "%s", original);
+	if (hx_daemon_start(&env) != 0)
+		return hx_end();
+	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) != 0)
+		return hx_end();
+	list_checks(b_path);
+	bad_requests(b_path);
+
+	hx_section("export add");
+	st = mnt(b_path, NULL);
+	CHECK(st != MNT3_OK && st != -1, "exportB not mountable before (%s)", hx_mntstat_name(st));
+	rc = CTL("export", "add", b_path, "127.0.0.1(rw,no_root_squash,insecure)");
+	CHECK(rc == 0 && strstr(out, "exported"), "export add exits 0: %s", out);
+	st = mnt(b_path, &b_root);
+	CHECK(st == MNT3_OK, "MNT exportB at once (%s)", hx_mntstat_name(st));
+	CHECK_NFS(hx3_create(nfs, &b_root, "in-b", 0644, &b_file), NFS3_OK, "CREATE in exportB");
+	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the first export still works, same connection");
+	rc = CTL("export", "add", b_path, "192.0.2.0/24(ro)");
+	CHECK(rc == 0, "a second client for exportB (rc %d)", rc);
+	CTL("export", "list");
+	CHECK(strstr(out, b_path) && strstr(out, "192.0.2.0/24(ro,") && strstr(out, "127.0.0.1(rw,"),
+	      "exportB listed with both clients:\n%s", out);
+
+	hx_section("export remove PATH CLIENT");
+	rc = CTL("export", "remove", b_path, "192.0.2.0/24");
+	CHECK(rc == 0, "remove one client (rc %d): %s", rc, out);
+	CTL("export", "list");
+	CHECK(strstr(out, b_path) && !strstr(out, "192.0.2.0/24"), "exportB stays with its other client");
+	CHECK_NFS(hx3_getattr(nfs, &b_file, NULL), NFS3_OK, "its handles still work for 127.0.0.1");
+
+	hx_section("export remove PATH");
+	CHECK_NFS(hx3_create(nfs, &root, "in-a", 0644, &a_file), NFS3_OK, "CREATE in the first export");
+	st = nlm_lock(&b_file, 1);
+	CHECK(st == 0, "NLM LOCK on exportB's file granted (%d)", st);
+	st = nlm_lock(&a_file, 2);
+	CHECK(st == 0, "NLM LOCK on the first export's file granted (%d)", st);
+	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_WRLCK, "a local process meets the NLM lock");
+	CHECK(n4_start(&k, env.port, 1, "live-v41") == 0, "an NFSv4.1 client");
+	CHECK(v4_hold(&k, b_path, "v4b", &hb), "it opens and locks exportB/v4b");
+	CHECK(v4_hold(&k, env.export_dir, "v4a", &ha), "and the first export's v4a");
+	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_WRLCK, "a local process meets the NFSv4 lock");
+	rc = CTL("client", "list");
+	CHECK(rc == 0, "client list exits 0 (rc %d)", rc);
+	CHECK(strstr(out, "127.0.0.1                    4.1+    tcp            2      2") != NULL,
+	      "the NFSv4.1 client with its address, transport, 2 opens and 2 locks:\n%s", out);
+	CHECK(strstr(out, "nlm   live-test") && strstr(out, "nlm4    -              -      2"),
+	      "the NLM host with 2 locked files");
+	rc = CTL("--json", "client", "list");
+	CHECK(rc == 0 && strstr(out, "\"nfs4_clients\"") && strstr(out, "\"nlm_hosts\""), "--json too");
+	rc = CTL("export", "remove", b_path);
+	CHECK(rc == 0 && strstr(out, "unexported"), "export remove exits 0: %s", out);
+	st = mnt(b_path, NULL);
+	CHECK(st != MNT3_OK && st != -1, "exportB no longer mountable (%s)", hx_mntstat_name(st));
+	CHECK_NFS(hx3_getattr(nfs, &b_file, NULL), NFS3ERR_STALE, "a file handle of exportB is STALE");
+	CHECK_NFS(hx3_create(nfs, &b_root, "after-remove", 0644, NULL), NFS3ERR_STALE,
+		  "CREATE through its root handle is STALE");
+	CHECK(access(hx_path(&env, "exportB/after-remove"), F_OK) != 0, "nothing created in exportB");
+	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the other export is untouched, same connection");
+	CHECK(hx_log_count(&env, "control socket: unexported") >= 1, "the change is logged");
+	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/in-b")) != F_UNLCK;)
+		usleep(50000);
+	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_UNLCK, "the NLM lock on exportB's file is given back");
+	CHECK(hx_log_count(&env, "nlm: export") >= 1, "the release is logged");
+	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_WRLCK, "the NLM lock on the other export stays");
+	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/v4b")) != F_UNLCK;)
+		usleep(50000);
+	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_UNLCK, "the NFSv4 lock on exportB's file is given back");
+	CHECK(hx_log_count(&env, "nfs4: export") >= 1, "the NFSv4 release is logged");
+	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_WRLCK, "the NFSv4 lock on the other export stays");
+	CHECK_EQ(n4_read(&k, ha.fh, ha.fh_len, &ha.open, 0, 10, NULL, NULL), 0, "its open stateid still reads");
+	st = n4_read(&k, hb.fh, hb.fh_len, &hb.open, 0, 10, NULL, NULL);
+	CHECK_EQ(st, 70 /* NFS4ERR_STALE */, "exportB's NFSv4 handle is STALE");
+	n4_client_close(&k);
+
+	hx_section("unlock --export");
+	rc = CTL("unlock", "--export", b_path);
+	CHECK(rc == 1 && strstr(out, "not exported"), "unlock of an unexported path: exit 1: %s", out);
+	rc = CTL("unlock", "--export", env.export_dir);
+	CHECK(rc == 0, "unlock --export of the first export exits 0: %s", out);
+	for (double end = hx_now() + 5; hx_now() < end && (local_getlk(hx_xpath(&env, "in-a")) != F_UNLCK ||
+							    local_getlk(hx_xpath(&env, "v4a")) != F_UNLCK);)
+		usleep(50000);
+	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_UNLCK, "its NLM lock is released");
+	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_UNLCK, "its NFSv4 lock is released");
+	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the export is still served");
+
+	hx_section("client revoke");
+	{
+		struct n4_client k2;
+		struct v4_held hr;
+		char cid[24];
+
+		CHECK(n4_start(&k2, env.port, 1, "live-revoked") == 0, "another NFSv4.1 client");
+		CHECK(v4_hold(&k2, env.export_dir, "rev4", &hr), "it opens and locks rev4");
+		CHECK_NFS(hx3_create(nfs, &root, "revn", 0644, &a_file), NFS3_OK, "CREATE revn");
+		CHECK_EQ(nlm_lock(&a_file, 9), 0, "an NLM lock on revn by host live-test");
+		snprintf(cid, sizeof(cid), "%#llx", (unsigned long long)k2.cid);
+		rc = CTL("client", "revoke", cid);
+		CHECK(rc == 0 && strstr(out, "1 NFSv4 client records revoked"), "client revoke %s: %s", cid, out);
+		CHECK(local_getlk(hx_xpath(&env, "rev4")) == F_UNLCK, "its lock is released");
+		st = n4_sequence(&k2);
+		CHECK_EQ(st, 10052 /* NFS4ERR_BADSESSION */, "its session is gone");
+		n4_client_close(&k2);
+		rc = CTL("client", "revoke", "live-test");
+		CHECK(rc == 0 && strstr(out, "NLM locks on 1 files"), "client revoke live-test (NLM): %s", out);
+		CHECK(local_getlk(hx_xpath(&env, "revn")) == F_UNLCK, "the NLM lock is released");
+		rc = CTL("client", "revoke", "10.9.9.9");
+		CHECK(rc == 1, "client revoke of nobody: exit 1: %s", out);
+	}
+
+	hx_section("SIGHUP re-reads the file");
+	CHECK(CTL("export", "add", b_path, "127.0.0.1(rw,insecure)") == 0, "exportB added again");
+	CHECK(hx_daemon_signal(&env, SIGHUP) == 0, "SIGHUP sent");
+	for (double end = hx_now() + 5; hx_now() < end && (st = mnt(b_path, NULL)) == MNT3_OK;)
+		usleep(100000);
+	CHECK(st != MNT3_OK, "the runtime export is gone after the reload (%s)", hx_mntstat_name(st));
+	CHECK(hx_daemon_alive(&env), "daemon running");
+	save_checks(b_path, original);
+
+	hx_rpc_close(nfs);
+	hx_daemon_stop(&env);
+	return hx_end();
+}
