@@ -9,6 +9,8 @@
  *                timeouts, retransmission (rpc_clnt.h)
  *   rpc_conn.c   a connection's references, close hooks (xprt.h)
  *   rpc_auth.c   credential and verifier decoding (AUTH_NONE, AUTH_SYS)
+ *   rpc_gss.c    RPCSEC_GSS without the GSS-API: credential codec, control
+ *                table, sequence window, context table (rpc_gss.h)
  *   rpc_prog.c   the table of registered programs
  *   rpc_drc.c    duplicate request cache
  *   rpc_ddp.c    payload helpers for handlers (rpc_dec_ddp, rpc_enc_ddp, ...)
