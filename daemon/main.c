@@ -76,6 +76,7 @@
 #include "nlm/nlm4_xdr.h"
 #include "nlm/nlm_reboot.h"
 #include "rpc/rpc.h"
+#include "rpc/rpc_gss_krb5.h"
 #include "rpc/rpc_stats.h"
 #include "rpc/rpcbind.h"
 #include "rpc/xprt.h"
@@ -855,6 +856,9 @@ int main(int argc, char **argv)
 	signals_block(false); /* pending ones reach the loop's handlers */
 	if (rpc_init(d.cfg.drc_entries) != 0)
 		goto err_rpc;
+	/* RPCSEC_GSS: off unless the keytab holds keys. 4096 contexts, 1024 per client. */
+	if (rpc_gss_init(d.cfg.keytab, d.cfg.gss_host_root, 4096, 1024) != 0)
+		goto err_nfs;
 	fd_budget_apply();
 	if (nfs_service_init(&d.cfg, &exports) != 0)
 		goto err_nfs;
@@ -915,6 +919,7 @@ err_xprts:
 	nlm_stop(); /* after the workers: no NLM call runs; its locks released */
 	nfs_service_shutdown();
 err_nfs:
+	rpc_gss_release();
 	rpc_release();
 err_rpc:
 err_signals:

@@ -6,6 +6,7 @@
  * these around gss_accept_sec_context and friends.
  */
 #include "rpc/rpc_gss.h"
+#include "rpc/rpc_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,36 @@ int rpc_gss_cred_decode(const uint8_t *body, uint32_t len, struct rpc_gss_cred *
 	if (xdr_dec_remaining(&d) != 0)
 		return RPC_AUTH_BADCRED;
 	memcpy(gc->handle, h, gc->handle_len);
+	return RPC_AUTH_OK;
+}
+
+int rpc_gss_decode_auth(struct xdr_dec *d, struct rpc_call *c)
+{
+	struct rpc_gss_cred gc;
+	const uint8_t *body;
+	uint32_t flavor, len;
+
+	c->cred = (struct rpc_cred){ .flavor = RPC_AUTH_NONE, .uid = 65534, .gid = 65534 };
+	/* RFC 5531 §8.2: opaque_auth is a flavor and opaque body<400>. */
+	if (!xdr_dec_u32(d, &flavor) || !xdr_dec_opaque(d, RPC_AUTH_MAX_BYTES, &body, &len))
+		return RPC_AUTH_BADCRED;
+	/* RFC 2203 §5.3.1: the verifier's MIC covers the header up to here. */
+	c->gss.hdr_len = (uint32_t)xdr_dec_pos(d);
+	if (!xdr_dec_u32(d, &c->gss.verf_flavor) ||
+	    !xdr_dec_opaque(d, RPC_AUTH_MAX_BYTES, &c->gss.verf, &c->gss.verf_len))
+		return RPC_AUTH_BADVERF;
+	int st = rpc_gss_cred_decode(body, len, &gc);
+	if (st != RPC_AUTH_OK)
+		return st;
+	/* RFC 2203 §5.1, errata 4067: only version 1 (knfsd: AUTH_BADCRED). */
+	if (gc.vers != RPC_GSS_VERS_1)
+		return RPC_AUTH_BADCRED;
+	c->gss.proc = gc.proc;
+	c->gss.seq = gc.seq;
+	c->gss.svc = gc.svc;
+	c->gss.handle = body + 5 * XDR_UNIT; /* after version, proc, seq, service, length */
+	c->gss.handle_len = gc.handle_len;
+	c->cred.flavor = RPC_AUTH_GSS;
 	return RPC_AUTH_OK;
 }
 
@@ -328,4 +359,26 @@ enum rpc_gss_seq_result rpc_gss_ctx_seq(struct rpc_gss_table *t, struct rpc_gss_
 	enum rpc_gss_seq_result r = rpc_gss_seq_check(&x->win, seq);
 	pthread_mutex_unlock(&t->lock);
 	return r;
+}
+
+enum rpc_gss_princ rpc_gss_principal(const char *name, size_t len, const char *default_realm,
+				     char *local, size_t local_cap)
+{
+	const char *at = memchr(name, '@', len);
+
+	if (local_cap)
+		local[0] = '\0';
+	if (!at || !default_realm || memchr(name, '\0', len))
+		return RPC_GSS_PRINC_FOREIGN;
+	size_t nlen = (size_t)(at - name), rlen = len - nlen - 1;
+	if (nlen == 0 || rlen != strlen(default_realm) || memcmp(at + 1, default_realm, rlen) != 0)
+		return RPC_GSS_PRINC_FOREIGN;
+	/* A second component ("nfs/client.example") names a machine, not a user. */
+	if (memchr(name, '/', nlen))
+		return RPC_GSS_PRINC_HOST;
+	if (nlen >= local_cap)
+		return RPC_GSS_PRINC_FOREIGN;
+	memcpy(local, name, nlen);
+	local[nlen] = '\0';
+	return RPC_GSS_PRINC_USER;
 }

@@ -143,4 +143,19 @@ void rpc_gss_ctx_kill(struct rpc_gss_table *t, struct rpc_gss_ctx *x);
 /* rpc_gss_seq_check under the table's lock. */
 enum rpc_gss_seq_result rpc_gss_ctx_seq(struct rpc_gss_table *t, struct rpc_gss_ctx *x, uint32_t seq);
 
+/* What a principal's display name is (rpc_gss_principal). */
+enum rpc_gss_princ {
+	RPC_GSS_PRINC_FOREIGN, /* another realm, or not a name we map: anonymous */
+	RPC_GSS_PRINC_USER,    /* user@DEFAULT_REALM: local holds "user" */
+	RPC_GSS_PRINC_HOST,    /* service/host@DEFAULT_REALM (nfs/, host/, root/): root or anonymous */
+};
+/*
+ * Classify the principal name[0 .. len) (no NUL needed) against the
+ * default realm, as nfs-utils maps them (a user through the name service
+ * by its local part, a machine principal by policy). local receives the
+ * user's local part, NUL-terminated. Pure.
+ */
+enum rpc_gss_princ rpc_gss_principal(const char *name, size_t len, const char *default_realm,
+				     char *local, size_t local_cap);
+
 #endif

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "rpc/rpc_gss.h"
+#include "rpc/rpc_internal.h"
 
 static size_t enc(uint8_t *buf, size_t cap, const struct rpc_gss_cred *gc)
 {
@@ -268,6 +269,81 @@ static void test_table_all_referenced(void **state)
 	assert_int_equal(rpc_gss_table_init(&t, 0, 1, NULL), -1);
 }
 
+static void test_principal(void **state)
+{
+	(void)state;
+	char local[16];
+	const char *r = "EXAMPLE.ORG";
+
+#define P(s) s, strlen(s)
+	assert_int_equal(rpc_gss_principal(P("alice@EXAMPLE.ORG"), r, local, sizeof(local)), RPC_GSS_PRINC_USER);
+	assert_string_equal(local, "alice");
+	assert_int_equal(rpc_gss_principal(P("nfs/client.example.org@EXAMPLE.ORG"), r, local, sizeof(local)),
+			 RPC_GSS_PRINC_HOST);
+	assert_int_equal(rpc_gss_principal(P("alice@OTHER.ORG"), r, local, sizeof(local)), RPC_GSS_PRINC_FOREIGN);
+	assert_int_equal(rpc_gss_principal(P("alice@EXAMPLE.ORGX"), r, local, sizeof(local)), RPC_GSS_PRINC_FOREIGN);
+	assert_int_equal(rpc_gss_principal(P("nfs/h@OTHER.ORG"), r, local, sizeof(local)), RPC_GSS_PRINC_FOREIGN);
+	assert_int_equal(rpc_gss_principal(P("alice"), r, local, sizeof(local)), RPC_GSS_PRINC_FOREIGN);
+	assert_int_equal(rpc_gss_principal(P("@EXAMPLE.ORG"), r, local, sizeof(local)), RPC_GSS_PRINC_FOREIGN);
+	assert_int_equal(rpc_gss_principal(P("averyveryverylongname@EXAMPLE.ORG"), r, local, sizeof(local)),
+			 RPC_GSS_PRINC_FOREIGN);
+	assert_int_equal(rpc_gss_principal("al\0ce@EXAMPLE.ORG", 17, r, local, sizeof(local)),
+			 RPC_GSS_PRINC_FOREIGN);
+	assert_int_equal(rpc_gss_principal(P("alice@EXAMPLE.ORG"), NULL, local, sizeof(local)),
+			 RPC_GSS_PRINC_FOREIGN);
+#undef P
+}
+
+/* Credential + verifier as they follow the call header (positions from a 24-byte header). */
+static void test_decode_auth(void **state)
+{
+	(void)state;
+	struct rpc_gss_cred gc = { .vers = 1, .proc = RPC_GSS_DATA, .seq = 9, .svc = RPC_GSS_SVC_INTEGRITY,
+				   .handle_len = 8, .handle = { 0, 0, 0, 3, 0, 0, 0, 4 } };
+	uint8_t body[64], msg[256];
+	struct xdr_enc e;
+	size_t blen = enc(body, sizeof(body), &gc);
+	struct rpc_call *c = calloc(1, sizeof(*c));
+
+	xdr_enc_init(&e, msg, sizeof(msg));
+	for (int i = 0; i < 6; i++)
+		xdr_enc_u32(&e, 0); /* the call header's words */
+	xdr_enc_u32(&e, RPC_AUTH_GSS);
+	xdr_enc_opaque(&e, body, (uint32_t)blen);
+	size_t hdr = xdr_enc_len(&e);
+	xdr_enc_u32(&e, RPC_AUTH_GSS);
+	xdr_enc_opaque(&e, "0123456789ab", 12);
+	xdr_enc_u32(&e, 0xabcd); /* the first argument word */
+	struct xdr_dec d;
+	xdr_dec_init(&d, msg, xdr_enc_len(&e));
+	d.p += 24;
+	assert_int_equal(rpc_gss_decode_auth(&d, c), RPC_AUTH_OK);
+	assert_int_equal(c->cred.flavor, RPC_AUTH_GSS);
+	assert_int_equal(c->cred.uid, 65534);
+	assert_int_equal(c->gss.hdr_len, hdr);
+	assert_int_equal(c->gss.seq, 9);
+	assert_int_equal(c->gss.svc, RPC_GSS_SVC_INTEGRITY);
+	assert_int_equal(c->gss.handle_len, 8);
+	assert_memory_equal(c->gss.handle, gc.handle, 8);
+	assert_int_equal(c->gss.verf_len, 12);
+	uint32_t w;
+	assert_true(xdr_dec_u32(&d, &w));
+	assert_int_equal(w, 0xabcd);
+	/* Truncated anywhere: a refusal, never a read past the end. */
+	for (size_t cut = 24; cut < xdr_enc_len(&e) - 4; cut++) {
+		xdr_dec_init(&d, msg, cut);
+		d.p += 24;
+		assert_int_not_equal(rpc_gss_decode_auth(&d, c), RPC_AUTH_OK);
+		assert_int_equal(c->cred.uid, 65534);
+	}
+	/* Version 2: a bad credential. */
+	msg[24 + 8 + 3] = 2; /* after the flavor and the body length */
+	xdr_dec_init(&d, msg, xdr_enc_len(&e));
+	d.p += 24;
+	assert_int_equal(rpc_gss_decode_auth(&d, c), RPC_AUTH_BADCRED);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +355,8 @@ int main(void)
 		cmocka_unit_test(test_table_lifecycle),
 		cmocka_unit_test(test_table_eviction),
 		cmocka_unit_test(test_table_all_referenced),
+		cmocka_unit_test(test_principal),
+		cmocka_unit_test(test_decode_auth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
