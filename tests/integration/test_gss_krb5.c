@@ -10,7 +10,8 @@
  * GETATTR under krb5, krb5i and krb5p (reply verifier a MIC of seq_num,
  * §5.3.3.2; krb5i results carry seq_num and a MIC, krb5p results unwrap,
  * §5.3.2.2-3); a CREATE under krb5p is owned by the principal's local user
- * (daemon, uid 1); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
+ * (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
+ * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
  * header MIC gets RPCSEC_GSS_CREDPROBLEM; after DESTROY (§5.4) the handle
  * is refused with RPCSEC_GSS_CREDPROBLEM; AUTH_SYS still works.
@@ -270,6 +271,28 @@ static bool gss_establish(struct raw_conn *c, struct gss_cl *g)
 	return ok;
 }
 
+/* MOUNT v3 MNT of path with AUTH_SYS: the number of flavors listed and the first one (0 if refused). */
+static uint32_t mnt_flavors(struct raw_conn *c, const char *path, uint32_t *first)
+{
+	struct xb a;
+	struct raw_reply r;
+	uint32_t fl, n = 0, len;
+
+	*first = 0;
+	xb_init(&a);
+	xb_string(&a, path);
+	if (raw_call(c, 0x4d4e0001, RAW_MOUNT_PROG, 3, 1, a.p, a.len, &r) == RAW_RECV_OK && r.accept_stat == 0 &&
+	    xd_u32(&r.body) == 0) {
+		xd_opaque(&r.body, &len, 64);
+		n = xd_u32(&r.body);
+		fl = xd_u32(&r.body);
+		*first = r.body.bad ? 0 : fl;
+		raw_reply_free(&r);
+	}
+	xb_free(&a);
+	return n;
+}
+
 /* RFC 2203 §5.4: DESTROY on the NULL procedure; true when answered with a MIC of its seq_num. */
 static bool gss_destroy(struct raw_conn *c, struct gss_cl *g)
 {
@@ -401,6 +424,10 @@ int main(int argc, char **argv)
 	}
 	CHECK(raw_mnt(&c, 1, env.export_dir, fh, &fh_len) == 0, "MNT (AUTH_SYS) of the export");
 	CHECK(raw_mnt(&c, 2, pdir, pfh, &pfh_len) == 0, "MNT (AUTH_SYS) of the sec=krb5p export");
+	uint32_t first, n = mnt_flavors(&c, env.export_dir, &first);
+	CHECK(n == 4 && first == 390005, "MNT lists 4 flavors, krb5p (390005) first (%u, %u)", n, first);
+	n = mnt_flavors(&c, pdir, &first);
+	CHECK(n == 1 && first == 390005, "MNT of the sec=krb5p export lists krb5p only (%u, %u)", n, first);
 
 	hx_section("context creation (RFC 2203 §5.2)");
 	bool est = gss_establish(&c, &g);
