@@ -856,8 +856,8 @@ int main(int argc, char **argv)
 	signals_block(false); /* pending ones reach the loop's handlers */
 	if (rpc_init(d.cfg.drc_entries) != 0)
 		goto err_rpc;
-	/* RPCSEC_GSS: off unless the keytab holds keys. 4096 contexts, 1024 per client. */
-	if (rpc_gss_init(d.cfg.keytab, d.cfg.gss_host_root, 4096, 1024) != 0)
+	/* RPCSEC_GSS: off unless the keytab holds keys. */
+	if (rpc_gss_init(d.cfg.keytab, d.cfg.gss_host_root, d.cfg.gss_contexts, d.cfg.gss_contexts_per_client) != 0)
 		goto err_nfs;
 	fd_budget_apply();
 	if (nfs_service_init(&d.cfg, &exports) != 0)

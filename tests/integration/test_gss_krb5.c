@@ -14,7 +14,8 @@
  * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
  * header MIC gets RPCSEC_GSS_CREDPROBLEM; after DESTROY (§5.4) the handle
- * is refused with RPCSEC_GSS_CREDPROBLEM; AUTH_SYS still works.
+ * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
+ * a third context evicts the first (logged once); AUTH_SYS still works.
  */
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_krb5.h>
@@ -398,6 +399,26 @@ static void check_replay_and_destroy(struct raw_conn *c, struct gss_cl *g, const
 	xb_free(&a);
 }
 
+/* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
+static void check_eviction(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
+{
+	struct gss_cl g[3] = { { .xid = 0x65520000 }, { .xid = 0x65530000 }, { .xid = 0x65540000 } };
+	struct xb a;
+	OM_uint32 min;
+
+	args_fh(&a, fh, fh_len, NULL);
+	for (int i = 0; i < 3; i++)
+		CHECK(gss_establish(c, &g[i]), "context %d established", i + 1);
+	CHECK(gss_call(c, &g[0], 1, SVC_NONE, &a) == -1013, "the first context was evicted: RPCSEC_GSS_CREDPROBLEM");
+	CHECK(gss_call(c, &g[1], 1, SVC_NONE, &a) == 0 && gss_call(c, &g[2], 1, SVC_NONE, &a) == 0,
+	      "the other two answer");
+	CHECK(hx_log_count(&env, "RPCSEC_GSS context evicted (per-client limit)") == 1, "one eviction logged");
+	for (int i = 0; i < 3; i++)
+		if (g[i].ctx != GSS_C_NO_CONTEXT)
+			gss_delete_sec_context(&min, &g[i].ctx, GSS_C_NO_BUFFER);
+	xb_free(&a);
+}
+
 int main(int argc, char **argv)
 {
 	char kdc_pid[PATH_MAX], pdir[PATH_MAX], srcdir[PATH_MAX];
@@ -415,7 +436,7 @@ int main(int argc, char **argv)
 	snprintf(pdir, sizeof(pdir), "%s", hx_path(&env, "ponly"));
 	mkdir(pdir, 0755);
 	chmod(env.export_dir, 0777);
-	hx_append_config(&env, "[rnfsd]\nkeytab = %s\n", hx_path(&env, "nfs.keytab"));
+	hx_append_config(&env, "[rnfsd]\nkeytab = %s\ngss-contexts-per-client = 2\n", hx_path(&env, "nfs.keytab"));
 	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure,sec=sys:krb5:krb5i:krb5p)\n"
 			 "%s 127.0.0.1(rw,insecure,sec=krb5p)\n", env.export_dir, pdir);
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "raw connection")) {
@@ -440,6 +461,8 @@ int main(int argc, char **argv)
 		check_services(&c, &g, fh, fh_len, pfh, pfh_len);
 		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
 		check_replay_and_destroy(&c, &g, fh, fh_len);
+		hx_section("a client's share of the context table (gss-contexts-per-client)");
+		check_eviction(&c, fh, fh_len);
 	}
 	struct raw_reply r;
 	CHECK(raw_call(&c, 9, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
