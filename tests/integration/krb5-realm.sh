@@ -4,6 +4,8 @@
 #   DIR/krb5.conf, DIR/kdc.conf   client and KDC profiles (KRB5_CONFIG, KRB5_KDC_PROFILE)
 #   DIR/nfs.keytab                nfs/localhost's keys, for rnfsd's [rnfsd] keytab
 #   DIR/ccache                    a ticket of the user principal "daemon" (password from kinit)
+#   DIR/client.keytab             nfs/client.test's keys: a client's machine principal
+#   DIR/kadmin.log, DIR/kdc.log   what kdb5_util, kadmin.local and krb5kdc said
 #   DIR/kdc.pid                   the running krb5kdc on 127.0.0.1:PORT (kill it when done)
 # Exit 77 when the MIT tools are missing (apt-get install krb5-kdc krb5-admin-server krb5-user).
 set -eu
@@ -44,10 +46,12 @@ cat >"$dir/kdc.conf" <<CONF
 	kdc = FILE:$dir/kdc.log
 CONF
 export KRB5_CONFIG="$dir/krb5.conf" KRB5_KDC_PROFILE="$dir/kdc.conf" KRB5CCNAME="FILE:$dir/ccache"
-kdb5_util create -s -r $realm -P master-$$ >/dev/null
-kadmin.local -r $realm -q "addprinc -randkey nfs/localhost" >/dev/null
-kadmin.local -r $realm -q "ktadd -k $dir/nfs.keytab nfs/localhost" >/dev/null
-kadmin.local -r $realm -q "addprinc -pw user-pw-$$ daemon" >/dev/null
+kdb5_util create -s -r $realm -P master-$$ >>"$dir/kadmin.log" 2>&1
+kadmin.local -r $realm -q "addprinc -randkey nfs/localhost" >>"$dir/kadmin.log" 2>&1
+kadmin.local -r $realm -q "ktadd -k $dir/nfs.keytab nfs/localhost" >>"$dir/kadmin.log" 2>&1
+kadmin.local -r $realm -q "addprinc -pw user-pw-$$ daemon" >>"$dir/kadmin.log" 2>&1
+kadmin.local -r $realm -q "addprinc -randkey nfs/client.test" >>"$dir/kadmin.log" 2>&1
+kadmin.local -r $realm -q "ktadd -k $dir/client.keytab nfs/client.test" >>"$dir/kadmin.log" 2>&1
 krb5kdc -r $realm -P "$dir/kdc.pid"
 # the KDC forks; wait for its port, then get the user's ticket
 i=0

@@ -15,9 +15,12 @@
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
  * header MIC gets RPCSEC_GSS_CREDPROBLEM; after DESTROY (§5.4) the handle
  * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
- * a third context evicts the first (logged once); AUTH_SYS still works.
+ * a third context evicts the first (logged once); the machine principal
+ * nfs/client.test acts as nobody, and as root with gss-host-root = yes;
+ * AUTH_SYS still works.
  */
 #include <gssapi/gssapi.h>
+#include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +39,7 @@ enum { SVC_NONE = 1, SVC_INTEG = 2, SVC_PRIV = 3 };
 static struct hx_env env;
 
 struct gss_cl {
+	gss_cred_id_t cred;   /* the initiator's (GSS_C_NO_CREDENTIAL: the ticket cache's user) */
 	gss_ctx_id_t ctx;
 	uint8_t handle[32];
 	uint32_t handle_len;
@@ -246,7 +250,7 @@ static bool gss_establish(struct raw_conn *c, struct gss_cl *g)
 	g->ctx = GSS_C_NO_CONTEXT;
 	for (int round = 0; round < 4; round++) {
 		out = (gss_buffer_desc)GSS_C_EMPTY_BUFFER;
-		maj = gss_init_sec_context(&min, GSS_C_NO_CREDENTIAL, &g->ctx, target, (gss_OID)gss_mech_krb5,
+		maj = gss_init_sec_context(&min, g->cred, &g->ctx, target, (gss_OID)gss_mech_krb5,
 					   GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG, 0,
 					   GSS_C_NO_CHANNEL_BINDINGS, round ? &in : GSS_C_NO_BUFFER, NULL, &out,
 					   NULL, NULL);
@@ -419,6 +423,63 @@ static void check_eviction(struct raw_conn *c, const uint8_t *fh, uint32_t fh_le
 	xb_free(&a);
 }
 
+/* The client's machine principal nfs/client.test from its keytab, into a memory cache. */
+static gss_cred_id_t host_cred(void)
+{
+	gss_key_value_element_desc el[2] = { { "client_keytab", hx_path(&env, "client.keytab") },
+					     { "ccache", "MEMORY:rnfsd-it-host" } };
+	gss_key_value_set_desc store = { 2, el };
+	gss_buffer_desc name = { 0, (void *)"nfs/client.test@RNFSD.TEST" };
+	gss_name_t n;
+	gss_cred_id_t cred = GSS_C_NO_CREDENTIAL;
+	OM_uint32 maj, min;
+
+	name.length = strlen(name.value);
+	if (GSS_ERROR(gss_import_name(&min, &name, (gss_OID)GSS_KRB5_NT_PRINCIPAL_NAME, &n)))
+		return cred;
+	maj = gss_acquire_cred_from(&min, n, GSS_C_INDEFINITE, GSS_C_NO_OID_SET, GSS_C_INITIATE, &store, &cred,
+				    NULL, NULL);
+	if (GSS_ERROR(maj))
+		hx_note("gss_acquire_cred_from: major 0x%x minor %u", maj, min);
+	gss_release_name(&min, &n);
+	return cred;
+}
+
+/* A CREATE under krb5 by the machine principal; the file's owner (or -1). */
+static long host_create(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, const char *name)
+{
+	struct gss_cl h = { .xid = 0x65560000, .cred = host_cred() };
+	struct xb a;
+	struct stat st;
+	long uid = -1;
+	OM_uint32 min;
+
+	args_fh(&a, fh, fh_len, name);
+	if (CHECK(h.cred != GSS_C_NO_CREDENTIAL && gss_establish(c, &h), "context of nfs/client.test") &&
+	    CHECK(gss_call(c, &h, 8, SVC_NONE, &a) == 0, "CREATE %s under krb5 by the machine principal", name) &&
+	    stat(hx_xpath(&env, "%s", name), &st) == 0)
+		uid = st.st_uid;
+	xb_free(&a);
+	if (h.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &h.ctx, GSS_C_NO_BUFFER);
+	gss_release_cred(&min, &h.cred);
+	return uid;
+}
+
+/* gss-host-root: no (this daemon), then yes (restarted): nobody, then root. */
+static void check_host_principal(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
+{
+	long uid = host_create(c, fh, fh_len, "by-host");
+	CHECK(uid == 65534, "gss-host-root = no: the machine principal acts as nobody (uid %ld)", uid);
+	raw_close(c);
+	hx_daemon_stop(&env);
+	hx_append_config(&env, "[rnfsd]\ngss-host-root = yes\n");
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(c, env.port) == 0, "raw connection after restart"))
+		return;
+	uid = host_create(c, fh, fh_len, "by-host-root");
+	CHECK(uid == 0, "gss-host-root = yes: the machine principal acts as root (uid %ld)", uid);
+}
+
 int main(int argc, char **argv)
 {
 	char kdc_pid[PATH_MAX], pdir[PATH_MAX], srcdir[PATH_MAX];
@@ -463,6 +524,8 @@ int main(int argc, char **argv)
 		check_replay_and_destroy(&c, &g, fh, fh_len);
 		hx_section("a client's share of the context table (gss-contexts-per-client)");
 		check_eviction(&c, fh, fh_len);
+		hx_section("a machine principal (gss-host-root)");
+		check_host_principal(&c, fh, fh_len);
 	}
 	struct raw_reply r;
 	CHECK(raw_call(&c, 9, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
