@@ -489,6 +489,7 @@ int main(int argc, char **argv)
 	struct raw_conn c;
 
 	hx_begin("gss_krb5", argc, argv);
+	hx_require_root(); /* files created as the principals' uids */
 	hx_env_init(&env);
 	hx_require_own_daemon(&env);
 	snprintf(srcdir, sizeof(srcdir), "%s", SOURCE_DIR);
