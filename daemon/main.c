@@ -695,6 +695,7 @@ static void resources_stats(struct stats_resources *out)
 		nlm_counters(&nc);
 	out->nlm_owners = nc.owners, out->nlm_held = nc.held, out->nlm_per_host_max = nc.per_host;
 	out->nlm_waiters = nc.waiters;
+	rpc_gss_counts(&out->gss_contexts, &out->gss_contexts_max, &out->gss_evictions);
 }
 
 /* ---- statistics and readiness ---- */

@@ -113,6 +113,18 @@ void rpc_gss_release(void)
 	gss_release_cred(&min, &g.cred);
 }
 
+void rpc_gss_counts(uint64_t *live, uint64_t *cap, uint64_t *evictions)
+{
+	*live = *cap = *evictions = 0;
+	if (!g.enabled)
+		return;
+	pthread_mutex_lock(&g.tab.lock);
+	*live = g.tab.live;
+	*cap = g.tab.cap;
+	*evictions = g.tab.evictions;
+	pthread_mutex_unlock(&g.tab.lock);
+}
+
 bool rpc_gss_enabled(void)
 {
 	return g.enabled;

@@ -17,6 +17,8 @@
  * 0, or -1 (logged) when memory ran out.
  */
 int rpc_gss_init(const char *keytab, bool host_root, uint32_t contexts, uint32_t per_client);
+/* Any thread: contexts held, the table's size (0 when Kerberos is off), contexts evicted. */
+void rpc_gss_counts(uint64_t *live, uint64_t *cap, uint64_t *evictions);
 /* Main thread, after serving stopped. */
 void rpc_gss_release(void);
 

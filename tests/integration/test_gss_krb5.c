@@ -15,7 +15,7 @@
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
  * header MIC gets RPCSEC_GSS_CREDPROBLEM; after DESTROY (§5.4) the handle
  * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
- * a third context evicts the first (logged once); the machine principal
+ * a third context evicts the first (logged once, counted in the stats); the machine principal
  * nfs/client.test acts as nobody, and as root with gss-host-root = yes;
  * AUTH_SYS still works.
  */
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "tests/integration/harness.h"
+#include "tests/integration/nfs4raw.h"
 #include "tests/integration/rawrpc.h"
 
 
@@ -417,6 +418,13 @@ static void check_eviction(struct raw_conn *c, const uint8_t *fh, uint32_t fh_le
 	CHECK(gss_call(c, &g[1], 1, SVC_NONE, &a) == 0 && gss_call(c, &g[2], 1, SVC_NONE, &a) == 0,
 	      "the other two answer");
 	CHECK(hx_log_count(&env, "RPCSEC_GSS context evicted (per-client limit)") == 1, "one eviction logged");
+	char *doc = n4_stats_json(env.stats_socket);
+	long long live = doc ? n4_stats_num(doc, "resources", "gss_contexts") : -1;
+	long long ev = doc ? n4_stats_num(doc, "resources", "gss_evictions") : -1;
+	long long cap = doc ? n4_stats_num(doc, "resources", "gss_contexts_max") : -1;
+	CHECK(live == 2 && ev == 1 && cap == 4096, "stats: 2 contexts of 4096, 1 evicted (%lld, %lld, %lld)", live, cap,
+	      ev);
+	free(doc);
 	for (int i = 0; i < 3; i++)
 		if (g[i].ctx != GSS_C_NO_CONTEXT)
 			gss_delete_sec_context(&min, &g[i].ctx, GSS_C_NO_BUFFER);
