@@ -9,8 +9,8 @@
  * GSS_S_COMPLETE, window 128, the verifier a MIC of the window); NFSv3
  * GETATTR under krb5, krb5i and krb5p (reply verifier a MIC of seq_num,
  * §5.3.3.2; krb5i results carry seq_num and a MIC, krb5p results unwrap,
- * §5.3.2.2-3); a CREATE under krb5p is owned by the principal's local user
- * (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
+ * §5.3.2.2-3), and an NFSv4.0 COMPOUND (PUTROOTFH, GETATTR) under each;
+ * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
  * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
  * header MIC gets RPCSEC_GSS_CREDPROBLEM; after DESTROY (§5.4) the handle
@@ -46,6 +46,7 @@ struct gss_cl {
 	uint32_t handle_len;
 	uint32_t seq;
 	uint32_t xid;
+	uint32_t vers;        /* NFS version of the calls (0: 3) */
 	uint32_t window;      /* from rpc_gss_init_res */
 	uint8_t init_verf[128]; /* the last INIT reply's verifier: a MIC of the window */
 	uint32_t init_verf_len;
@@ -75,7 +76,7 @@ static void gss_header(struct xb *b, struct gss_cl *g, uint32_t proc, uint32_t g
 	xb_u32(b, 0);
 	xb_u32(b, 2);
 	xb_u32(b, RAW_NFS_PROG);
-	xb_u32(b, 3);
+	xb_u32(b, g->vers ? g->vers : 3);
 	xb_u32(b, proc);
 	xb_init(&cred);
 	xb_u32(&cred, 1);
@@ -404,6 +405,24 @@ static void check_replay_and_destroy(struct raw_conn *c, struct gss_cl *g, const
 	xb_free(&a);
 }
 
+/* NFSv4.0 COMPOUND { PUTROOTFH, GETATTR(type) } under each service: NFS4_OK, verified. */
+static void check_nfs4(struct raw_conn *c, struct gss_cl *g)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	static const uint32_t words[] = { 0, 0, 2, 24, 9, 1, 2 }; /* tag, minor 0, 2 ops: PUTROOTFH, GETATTR {type} */
+	struct xb a;
+
+	xb_init(&a);
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		xb_u32(&a, words[i]);
+	g->vers = 4;
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++)
+		CHECK(gss_call(c, g, 1, svc, &a) == 0, "COMPOUND PUTROOTFH, GETATTR under %s: NFS4_OK, reply verified",
+		      names[svc]);
+	g->vers = 3;
+	xb_free(&a);
+}
+
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
 static void check_eviction(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 {
@@ -529,6 +548,8 @@ int main(int argc, char **argv)
 	if (est) {
 		hx_section("krb5, krb5i, krb5p (RFC 2203 §5.3)");
 		check_services(&c, &g, fh, fh_len, pfh, pfh_len);
+		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
+		check_nfs4(&c, &g);
 		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
 		check_replay_and_destroy(&c, &g, fh, fh_len);
 		hx_section("a client's share of the context table (gss-contexts-per-client)");
