@@ -65,6 +65,10 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "nlm-udp-port", CONFIG_TYPE_UINT, FIELD(nlm_udp_port), 0, 0, 65535 },
 	{ CONFIG_SECTION_RNFSD, "grace-period", CONFIG_TYPE_UINT, FIELD(grace_period), 0, 0, 3600 },
 	{ CONFIG_SECTION_RNFSD, "reboot-notify", CONFIG_TYPE_BOOL, FIELD(reboot_notify), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "keytab", CONFIG_TYPE_PATH, FIELD(keytab), 0, 0, PATH_MAX },
+	{ CONFIG_SECTION_RNFSD, "gss-host-root", CONFIG_TYPE_BOOL, FIELD(gss_host_root), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "gss-contexts", CONFIG_TYPE_UINT, FIELD(gss_contexts), 0, 16, 1048576 },
+	{ CONFIG_SECTION_RNFSD, "gss-contexts-per-client", CONFIG_TYPE_UINT, FIELD(gss_contexts_per_client), 0, 1, 1048576 },
 	{ CONFIG_SECTION_RNFSD, "statd-dir", CONFIG_TYPE_PATH, FIELD(statd_dir), 0, 0, PATH_MAX },
 	{ CONFIG_SECTION_RNFSD, "lock-descriptions", CONFIG_TYPE_UINT, FIELD(lock_descriptions), 0, 0, 1048576 },
 	{ CONFIG_SECTION_RNFSD, "nlm-locks-per-host", CONFIG_TYPE_UINT, FIELD(nlm_locks_per_host), 0, 0, 1048576 },
@@ -138,6 +142,9 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->grace_period = 90; /* knfsd's; only when clients may reclaim, unless set (grace_period_set) */
 	cfg->reboot_notify = true;
 	snprintf(cfg->statd_dir, sizeof(cfg->statd_dir), "/var/lib/nfs");
+	snprintf(cfg->keytab, sizeof(cfg->keytab), "/etc/krb5.keytab");
+	cfg->gss_contexts = 4096;
+	cfg->gss_contexts_per_client = 256;
 	cfg->drc_entries = 4096;
 	cfg->max_connections = 1024;
 

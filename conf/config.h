@@ -36,6 +36,10 @@ struct rnfsd_config {
 	/* [rnfsd] */
 	unsigned threads;             /* worker threads; default 8 */
 	bool inline_calls;            /* cheap calls on the receiving thread (rpc/rpc_inline.h); default yes */
+	char keytab[PATH_MAX];        /* RPCSEC_GSS acceptor keys (rpc/rpc_gss_krb5.h); default /etc/krb5.keytab */
+	bool gss_host_root;           /* machine principals (nfs/host@REALM) map to root; default no (nobody) */
+	unsigned gss_contexts;        /* RPCSEC_GSS context table size; default 4096 */
+	unsigned gss_contexts_per_client; /* one client address's share of it; default 256 */
 	char exports_file[PATH_MAX];  /* default /etc/rnfsd/exports */
 	bool exports_named;           /* set by the file: it must exist (no built-in default) */
 	char state_dir[PATH_MAX];     /* file-handle key etc.; default /var/lib/rnfsd */

@@ -367,7 +367,7 @@ static int parse_fsid(const char *s, uint32_t *out)
 	return 0;
 }
 
-/* sec=FLAVOR[:FLAVOR...]; rnfsd serves sys and none. */
+/* sec=FLAVOR[:FLAVOR...]: sys, none, krb5, krb5i, krb5p (exports(5)). */
 static int parse_sec(struct exp_parser *ps, char *s, uint32_t *out)
 {
 	uint32_t sec = 0;
@@ -381,12 +381,16 @@ static int parse_sec(struct exp_parser *ps, char *s, uint32_t *out)
 			sec |= EXPORT_SEC_SYS;
 		else if (strcmp(f, "none") == 0)
 			sec |= EXPORT_SEC_NONE;
-		else if (strncmp(f, "krb5", 4) == 0)
-			return exp_error(ps, "sec=%s: Kerberos is not supported by rnfsd (use sys or none)", f);
+		else if (strcmp(f, "krb5") == 0)
+			sec |= EXPORT_SEC_KRB5;
+		else if (strcmp(f, "krb5i") == 0)
+			sec |= EXPORT_SEC_KRB5I;
+		else if (strcmp(f, "krb5p") == 0)
+			sec |= EXPORT_SEC_KRB5P;
 		else if (*f == '\0')
 			return exp_error(ps, "empty flavor in sec= (write sec=sys, sec=none or sec=sys:none)");
 		else
-			return exp_error(ps, "unknown security flavor '%.40s' (rnfsd serves sys and none)", f);
+			return exp_error(ps, "unknown security flavor '%.40s' (sys, none, krb5, krb5i, krb5p)", f);
 	}
 	*out = sec;
 	return 0;

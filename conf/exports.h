@@ -37,6 +37,9 @@ enum export_squash {
 
 #define EXPORT_SEC_NONE (1u << 0)
 #define EXPORT_SEC_SYS (1u << 1)
+#define EXPORT_SEC_KRB5 (1u << 2)  /* RPCSEC_GSS krb5, service none (RFC 2203 §5) */
+#define EXPORT_SEC_KRB5I (1u << 3) /* service integrity */
+#define EXPORT_SEC_KRB5P (1u << 4) /* service privacy */
 
 struct export_opts {
 	bool rw;                  /* default ro, as exports(5) */

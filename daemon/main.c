@@ -77,6 +77,7 @@
 #include "nlm/nlm4_xdr.h"
 #include "nlm/nlm_reboot.h"
 #include "rpc/rpc.h"
+#include "rpc/rpc_gss_krb5.h"
 #include "rpc/rpc_stats.h"
 #include "rpc/rpcbind.h"
 #include "rpc/xprt.h"
@@ -696,6 +697,7 @@ static void resources_stats(struct stats_resources *out)
 		nlm_counters(&nc);
 	out->nlm_owners = nc.owners, out->nlm_held = nc.held, out->nlm_per_host_max = nc.per_host;
 	out->nlm_waiters = nc.waiters;
+	rpc_gss_counts(&out->gss_contexts, &out->gss_contexts_max, &out->gss_evictions);
 }
 
 /* ---- statistics and readiness ---- */
@@ -859,6 +861,9 @@ int main(int argc, char **argv)
 	signals_block(false); /* pending ones reach the loop's handlers */
 	if (rpc_init(d.cfg.drc_entries) != 0)
 		goto err_rpc;
+	/* RPCSEC_GSS: off unless the keytab holds keys. */
+	if (rpc_gss_init(d.cfg.keytab, d.cfg.gss_host_root, d.cfg.gss_contexts, d.cfg.gss_contexts_per_client) != 0)
+		goto err_nfs;
 	fd_budget_apply();
 	if (nfs_service_init(&d.cfg, &exports) != 0)
 		goto err_nfs;
@@ -919,6 +924,7 @@ err_xprts:
 	nlm_stop(); /* after the workers: no NLM call runs; its locks released */
 	nfs_service_shutdown();
 err_nfs:
+	rpc_gss_release();
 	rpc_release();
 err_rpc:
 err_signals:

@@ -430,10 +430,14 @@ static void print_resources(const struct json *doc)
 	if (!r || r->type != JSON_OBJ)
 		return;
 	printf("descriptors: %.0f in use of %.0f (%.0f kept for connections and the daemon); lock descriptions "
-	       "%.0f of %.0f; NLM: %.0f lock owners, %.0f held files (%.0f per host)\n\n",
+	       "%.0f of %.0f; NLM: %.0f lock owners, %.0f held files (%.0f per host)\n",
 	       json_num(r, "fds"), json_num(r, "fd_limit"), json_num(r, "fd_reserve"), json_num(r, "lock_descriptions"),
 	       json_num(r, "lock_descriptions_max"), json_num(r, "nlm_owners"), json_num(r, "nlm_held"),
 	       json_num(r, "nlm_per_host_max"));
+	if (json_num(r, "gss_contexts_max") > 0)
+		printf("RPCSEC_GSS: %.0f contexts of %.0f, %.0f evicted\n", json_num(r, "gss_contexts"),
+		       json_num(r, "gss_contexts_max"), json_num(r, "gss_evictions"));
+	printf("\n");
 }
 
 static void print_connections(const struct json *doc)

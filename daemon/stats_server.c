@@ -400,6 +400,9 @@ static void stats_resources_write(struct json_out *j, const char *name, void *ar
 	json_u64(j, "nlm_owners", r.nlm_owners);
 	json_u64(j, "nlm_held", r.nlm_held);
 	json_u64(j, "nlm_per_host_max", r.nlm_per_host_max);
+	json_u64(j, "gss_contexts", r.gss_contexts);
+	json_u64(j, "gss_contexts_max", r.gss_contexts_max);
+	json_u64(j, "gss_evictions", r.gss_evictions);
 	json_obj_close(j);
 }
 
@@ -419,6 +422,9 @@ static void stats_resources_prom(struct prom_out *p, void *arg)
 	prom_gauge1(p, "rnfsd_nlm_lock_owners", "NLM lock owners", (double)r.nlm_owners);
 	prom_gauge1(p, "rnfsd_nlm_locks", "NLM (owner, file) lock records held", (double)r.nlm_held);
 	prom_gauge1(p, "rnfsd_nlm_lock_waiters", "NLM blocked lock requests waiting", (double)r.nlm_waiters);
+	prom_gauge1(p, "rnfsd_gss_contexts", "RPCSEC_GSS contexts held", (double)r.gss_contexts);
+	prom_counter1(p, "rnfsd_gss_evictions_total", "RPCSEC_GSS contexts evicted from a full table or share",
+		      r.gss_evictions);
 }
 
 int stats_server_resources_add(void (*fill)(struct stats_resources *out))

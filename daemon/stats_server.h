@@ -51,6 +51,7 @@ struct stats_resources {
 	uint64_t lock_descriptions, lock_descriptions_max; /* the local backend's, all lock owners */
 	uint64_t nlm_owners, nlm_held, nlm_per_host_max;   /* NLM lock owners, (owner, file) records */
 	uint64_t nlm_waiters;                              /* NLM blocked locks waiting */
+	uint64_t gss_contexts, gss_contexts_max, gss_evictions; /* RPCSEC_GSS context table (rpc/rpc_gss_krb5.h) */
 	uint64_t rss_bytes;                                /* resident memory (filled here, /proc/self/statm) */
 	/* (nlm_waiters and rss_bytes are on the Prometheus page only: the JSON document is unchanged) */
 };

@@ -112,7 +112,7 @@ static void check_export(const struct export_table *t, unsigned i, unsigned line
 		      c->kind == EXPORT_CLIENT_WILDCARD);
 		CHECK(c->prefix <= 128 && memchr(c->spec, '\0', sizeof(c->spec)) != NULL);
 		CHECK(c->opts.squash <= EXPORT_ALL_SQUASH);
-		CHECK(c->opts.sec != 0 && (c->opts.sec & ~(EXPORT_SEC_NONE | EXPORT_SEC_SYS)) == 0);
+		CHECK(c->opts.sec != 0 && (c->opts.sec & ~(EXPORT_SEC_NONE | EXPORT_SEC_SYS | EXPORT_SEC_KRB5 | EXPORT_SEC_KRB5I | EXPORT_SEC_KRB5P)) == 0);
 		check_match(e, &c->addr);
 	}
 	struct in6_addr lo = IN6ADDR_LOOPBACK_INIT, v4 = { .s6_addr = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 2 } };

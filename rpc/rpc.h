@@ -66,7 +66,7 @@ enum {
 	RPC_AUTH_REJECTEDVERF = 4,
 	RPC_AUTH_TOOWEAK = 5,
 };
-enum { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1 };
+enum { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1, RPC_AUTH_GSS = 6 /* RPCSEC_GSS, RFC 2203 §3 */ };
 
 #define RPC_AUTH_MAX_BYTES 400  /* RFC 5531 §8.2: opaque_auth body <= 400 */
 #define RPC_AUTH_SYS_MAX_GIDS 16 /* RFC 5531 appendix A */
@@ -85,6 +85,23 @@ struct rpc_cred {
 };
 
 struct rpc_call;
+struct rpc_gss_ctx;
+
+/* An RPCSEC_GSS call (rpc/rpc_gss_krb5.c): RPC layer private. Pointers are into the call's message. */
+struct rpc_gss_call {
+	struct rpc_gss_ctx *ctx;  /* referenced from the header to the reply, or NULL */
+	uint32_t proc, seq, svc;  /* the credential's (RFC 2203 §5) */
+	const uint8_t *handle;
+	uint32_t handle_len;
+	uint32_t hdr_len;         /* xid to the credential's end: what the call's verifier signs (§5.3.1) */
+	uint32_t verf_flavor, verf_len;
+	const uint8_t *verf;
+	bool reply_verf;          /* the reply's verifier is a MIC of reply_word (§5.2.3.1, §5.3.3.2) */
+	uint32_t reply_word;
+	bool wrap;                /* the results are wrapped (krb5i §5.3.2.2, krb5p §5.3.2.3) */
+	void *unwrapped;          /* krb5p arguments, freed with the call (rpc_gss_call_end) */
+	size_t unwrapped_len;
+};
 
 /* A Read chunk's payload as the RPC-over-RDMA transport pulled it. */
 struct rpc_ddp_in {
@@ -115,6 +132,7 @@ struct rpc_call {
 	/* Decoded by rpc_call_receive(). */
 	uint32_t xid, prog, vers, proc;
 	struct rpc_cred cred;
+	struct rpc_gss_call gss; /* flavor RPCSEC_GSS only */
 	struct xdr_dec args;
 	const struct rpc_proc *procinfo;
 
@@ -122,6 +140,7 @@ struct rpc_call {
 	uint8_t *reply_buf;
 	size_t reply_cap;
 	struct xdr_enc res;
+	uint32_t reply_stat_off; /* accept_stat's offset in the reply (20 + a GSS verifier's body) */
 	struct rpc_ddp_out ddp_out[RPC_MAX_DDP_OUT];
 	unsigned n_ddp_out;
 	uint8_t *payload_area; /* bulk data (READ) is produced here: rpc_payload_buf() */

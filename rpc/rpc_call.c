@@ -78,6 +78,8 @@ static void rpc_call_reset(struct rpc_call *c)
 	c->ddp_in_reduced = 0;
 	c->stats = NULL;
 	c->proc_status = RPC_PROC_OK;
+	c->gss = (struct rpc_gss_call){ 0 };
+	c->reply_stat_off = RPC_REPLY_STAT_OFF;
 	atomic_store_explicit(&c->park_state, RPC_PARK_NONE, memory_order_relaxed);
 	c->park_hooked = false;
 	clock_gettime(CLOCK_MONOTONIC, &c->t_start);
@@ -86,6 +88,8 @@ static void rpc_call_reset(struct rpc_call *c)
 
 static void rpc_reply_send(struct rpc_call *c)
 {
+	if (c->gss.ctx)
+		rpc_gss_call_end(c);
 	if (!c->drop && c->res.overflow) {
 		log_limited(&lim_overflow, LOG_WARNING,
 			    "rpc: %s: reply buffer of %zu bytes too small, call xid 0x%08x dropped",
@@ -114,11 +118,16 @@ static void rpc_enc_reply_head(struct rpc_call *c, uint32_t reply_stat)
 }
 
 /* RFC 5531 §9: accepted_reply = verf + accept_stat (+ mismatch_info). */
-static void rpc_enc_accepted(struct rpc_call *c, uint32_t accept_stat)
+void rpc_enc_accepted(struct rpc_call *c, uint32_t accept_stat)
 {
 	rpc_enc_reply_head(c, RPC_MSG_ACCEPTED);
-	xdr_enc_u32(&c->res, RPC_AUTH_NONE); /* our verifier: AUTH_NONE, empty */
-	xdr_enc_u32(&c->res, 0);
+	if (c->gss.reply_verf) {
+		rpc_gss_enc_verf(c); /* RFC 2203 §5.2.3.1, §5.3.3.2: a MIC */
+	} else {
+		xdr_enc_u32(&c->res, RPC_AUTH_NONE); /* our verifier: AUTH_NONE, empty */
+		xdr_enc_u32(&c->res, 0);
+	}
+	c->reply_stat_off = (uint32_t)xdr_enc_len(&c->res);
 	xdr_enc_u32(&c->res, accept_stat);
 }
 
@@ -174,7 +183,7 @@ static void rpc_reply_prog_mismatch(struct rpc_call *c, uint32_t low, uint32_t h
 /* Replace whatever the handler encoded by a bare accept_stat. Worker thread. */
 static void rpc_res_reset_stat(struct rpc_call *c, uint32_t accept_stat)
 {
-	c->res.p = c->res.base + RPC_REPLY_STAT_OFF;
+	c->res.p = c->res.base + c->reply_stat_off;
 	c->res.overflow = false;
 	c->n_ddp_out = 0;
 	xdr_enc_u32(&c->res, accept_stat);
@@ -186,7 +195,8 @@ static void rpc_check_max_reply(const struct rpc_call *c)
 {
 	const struct rpc_proc *p = c->procinfo;
 
-	if (p->max_reply && !c->res.overflow && xdr_enc_len(&c->res) > p->max_reply) {
+	/* A GSS verifier and wrapping add to what the table counts. */
+	if (p->max_reply && !c->gss.ctx && !c->res.overflow && xdr_enc_len(&c->res) > p->max_reply) {
 		log_err("rpc: %s (prog %u vers %u): reply of %zu bytes exceeds the table's max_reply %u",
 			p->name, c->prog, c->vers, xdr_enc_len(&c->res), p->max_reply);
 		abort();
@@ -232,6 +242,8 @@ static void rpc_call_finish(struct rpc_call *c, enum rpc_proc_status st)
 			    c->conn->peer_name, c->procinfo->name, c->reply_cap);
 		st = RPC_PROC_SYSERR;
 	}
+	if (st == RPC_PROC_OK && c->gss.wrap && !rpc_gss_wrap_reply(c))
+		st = RPC_PROC_SYSERR; /* logged there */
 	switch (st) {
 	case RPC_PROC_OK:
 		break;
@@ -462,6 +474,33 @@ static bool rpc_call_try_inline(struct rpc_call *c)
 	return true;
 }
 
+/* An RPCSEC_GSS call before dispatch (rpc_gss_krb5.c): true to dispatch it,
+ * false when it was answered or dropped here. */
+static bool rpc_call_gss(struct rpc_call *c)
+{
+	int auth_stat = RPC_AUTH_OK;
+
+	switch (rpc_gss_accept(c, &auth_stat)) {
+	case RPC_GSS_V_DISPATCH:
+		return true;
+	case RPC_GSS_V_REPLY:
+		break;
+	case RPC_GSS_V_DROP:
+		c->drop = true; /* RFC 2203 §5.3.3.1: silently discarded */
+		rpc_stats_count(RPC_STAT_HANDLER_DROP);
+		break;
+	case RPC_GSS_V_DENIED:
+		rpc_reply_auth_error(c, auth_stat);
+		return false;
+	case RPC_GSS_V_GARBAGE:
+		rpc_enc_accepted(c, RPC_GARBAGE_ARGS);
+		rpc_stats_count(RPC_STAT_GARBAGE_ARGS);
+		break;
+	}
+	rpc_reply_send(c);
+	return false;
+}
+
 /* After the credential: program, version, procedure (RFC 5531 §9 accept_stat). */
 static void rpc_call_dispatch(struct rpc_call *c)
 {
@@ -484,7 +523,9 @@ static void rpc_call_dispatch(struct rpc_call *c)
 	c->stats = lk.stats ? &lk.stats[c->proc] : NULL;
 	rpc_enc_accepted(c, RPC_SUCCESS);
 
-	if (c->procinfo->cache == RPC_CACHE_DRC && (!c->procinfo->cache_wanted || c->procinfo->cache_wanted(c))) {
+	/* RPCSEC_GSS calls bypass the cache: a retransmission carries a new
+	 * seq_num, which a cached reply's verifier would not match (RFC 2203 §5.3.3.1). */
+	if (c->procinfo->cache == RPC_CACHE_DRC && !c->gss.ctx && (!c->procinfo->cache_wanted || c->procinfo->cache_wanted(c))) {
 		switch (rpc_drc_lookup(c)) {
 		case RPC_DRC_IN_PROGRESS:
 			/* The original is still running; its reply answers both. */
@@ -540,7 +581,12 @@ enum rpc_hdr_status rpc_call_decode_header(struct rpc_call *c, const char **why,
 		*why = "truncated call header";
 		return RPC_HDR_DROP;
 	}
-	*auth_stat = rpc_auth_decode(&d, &c->cred);
+	uint32_t flavor;
+	struct xdr_dec peek = d;
+	if (xdr_dec_u32(&peek, &flavor) && flavor == RPC_AUTH_GSS && rpc_gss_enabled())
+		*auth_stat = rpc_gss_decode_auth(&d, c);
+	else
+		*auth_stat = rpc_auth_decode(&d, &c->cred);
 	if (*auth_stat != RPC_AUTH_OK)
 		return RPC_HDR_AUTH_ERROR;
 	/* Arguments follow; positions stay relative to the message start (RFC 8166 §3.4.5). */
@@ -579,5 +625,7 @@ void rpc_call_receive(struct rpc_call *c)
 	case RPC_HDR_OK:
 		break;
 	}
+	if (c->cred.flavor == RPC_AUTH_GSS && !rpc_call_gss(c))
+		return;
 	rpc_call_dispatch(c);
 }

@@ -60,7 +60,8 @@ int rpc_payload_pipe(struct rpc_call *c, size_t want, size_t *room)
 	const struct xprt_ops *ops = c->conn->xprt->ops;
 
 	*room = 0;
-	if (want < RPC_PAYLOAD_PIPE_MIN || !ops->payload_pipe || c->payload_piped || c->n_ddp_out >= RPC_MAX_DDP_OUT)
+	/* RFC 2203 §5.3.2.2, §5.3.2.3: wrapped results must be contiguous (c->gss.wrap). */
+	if (c->gss.wrap || want < RPC_PAYLOAD_PIPE_MIN || !ops->payload_pipe || c->payload_piped || c->n_ddp_out >= RPC_MAX_DDP_OUT)
 		return -1;
 	return ops->payload_pipe(c, room);
 }
@@ -74,8 +75,8 @@ void rpc_payload_piped(struct rpc_call *c, size_t len)
 static struct rpc_ddp_out *rpc_ddp_out_next(struct rpc_call *c, uint32_t len)
 {
 	xdr_enc_u32(&c->res, len);
-	if (c->res.overflow || c->n_ddp_out >= RPC_MAX_DDP_OUT)
-		return NULL;
+	if (c->res.overflow || c->n_ddp_out >= RPC_MAX_DDP_OUT || c->gss.wrap)
+		return NULL; /* a GSS-wrapped reply carries its data inline */
 	struct rpc_ddp_out *o = &c->ddp_out[c->n_ddp_out++];
 	o->offset = xdr_enc_len(&c->res);
 	o->len = len;

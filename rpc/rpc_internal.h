@@ -9,6 +9,8 @@
  *                timeouts, retransmission (rpc_clnt.h)
  *   rpc_conn.c   a connection's references, close hooks (xprt.h)
  *   rpc_auth.c   credential and verifier decoding (AUTH_NONE, AUTH_SYS)
+ *   rpc_gss.c    RPCSEC_GSS without the GSS-API: credential codec, control
+ *                table, sequence window, context table (rpc_gss.h)
  *   rpc_prog.c   the table of registered programs
  *   rpc_drc.c    duplicate request cache
  *   rpc_ddp.c    payload helpers for handlers (rpc_dec_ddp, rpc_enc_ddp, ...)
@@ -42,6 +44,10 @@ enum rpc_hdr_status {
  */
 enum rpc_hdr_status rpc_call_decode_header(struct rpc_call *c, const char **why, int *auth_stat);
 
+/* Accepted reply header: xid, REPLY, MSG_ACCEPTED, the call's verifier
+ * (AUTH_NONE, or RPCSEC_GSS's: rpc_gss_enc_verf), accept_stat; sets c->reply_stat_off. */
+void rpc_enc_accepted(struct rpc_call *c, uint32_t accept_stat);
+
 /* rpc_auth.c */
 
 /*
@@ -52,6 +58,36 @@ enum rpc_hdr_status rpc_call_decode_header(struct rpc_call *c, const char **why,
  * or unexpected verifier).
  */
 int rpc_auth_decode(struct xdr_dec *d, struct rpc_cred *cred);
+
+/* rpc_gss.c (pure) */
+
+/*
+ * An RPCSEC_GSS credential and verifier at d (RFC 2203 §5, RFC 5531 §8.2)
+ * into c->gss and c->cred (nobody until the context maps it), leaving d at
+ * the arguments. Returns RPC_AUTH_OK, RPC_AUTH_BADCRED (malformed, or a
+ * version other than 1), RPC_AUTH_BADVERF.
+ */
+int rpc_gss_decode_auth(struct xdr_dec *d, struct rpc_call *c);
+
+/* rpc_gss_krb5.c: the GSS-API shell (rpc_gss.h has the protocol pieces). */
+
+/* Is RPCSEC_GSS served (a keytab was loaded)? Any thread. */
+bool rpc_gss_enabled(void);
+enum rpc_gss_verdict {
+	RPC_GSS_V_DISPATCH, /* DATA verified: c->cred mapped, c->args at the procedure's arguments */
+	RPC_GSS_V_REPLY,    /* a control call answered: c->res holds the whole reply */
+	RPC_GSS_V_DROP,     /* RFC 2203 §5.3.3.1: replayed or too old, no reply */
+	RPC_GSS_V_DENIED,   /* MSG_DENIED AUTH_ERROR *auth_stat */
+	RPC_GSS_V_GARBAGE,  /* krb5i/krb5p arguments did not verify: GARBAGE_ARGS */
+};
+/* Loop thread, after the header decoded with flavor RPCSEC_GSS. */
+enum rpc_gss_verdict rpc_gss_accept(struct rpc_call *c, int *auth_stat);
+/* The reply verifier (flavor, body) at c->res, for rpc_enc_accepted. */
+void rpc_gss_enc_verf(struct rpc_call *c);
+/* Worker: wrap the results of an accepted SUCCESS reply (krb5i, krb5p). false: SYSTEM_ERR. */
+bool rpc_gss_wrap_reply(struct rpc_call *c);
+/* The call is over: free its unwrapped arguments, drop its context reference. */
+void rpc_gss_call_end(struct rpc_call *c);
 
 /* rpc_prog.c */
 

@@ -11,7 +11,8 @@
 void nfs_cred_map(const struct rpc_cred *cred, const struct export_opts *o, struct be_cred *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (cred->flavor != RPC_AUTH_SYS || o->squash == EXPORT_ALL_SQUASH) {
+	/* RPCSEC_GSS: the principal's mapped uid (rpc/rpc_gss_krb5.c), squashed like AUTH_SYS's. */
+	if ((cred->flavor != RPC_AUTH_SYS && cred->flavor != RPC_AUTH_GSS) || o->squash == EXPORT_ALL_SQUASH) {
 		out->uid = o->anonuid;
 		out->gid = o->anongid;
 		return;

@@ -293,6 +293,30 @@ bool nfs_conn_secure(const struct rpc_conn *conn)
 	return nfs_peer_port(conn) < 1024;
 }
 
+/* The export's sec= bit a call's flavor needs (RPCSEC_GSS: by the credential's service, RFC 2203 §5). */
+static uint32_t nfs_sec_bit(const struct rpc_call *c)
+{
+	switch (c->cred.flavor) {
+	case RPC_AUTH_SYS:
+		return EXPORT_SEC_SYS;
+	case RPC_AUTH_GSS:
+		return c->gss.svc == 3 ? EXPORT_SEC_KRB5P : c->gss.svc == 2 ? EXPORT_SEC_KRB5I : EXPORT_SEC_KRB5;
+	default:
+		return EXPORT_SEC_NONE;
+	}
+}
+
+static const char *nfs_sec_name(uint32_t bit)
+{
+	switch (bit) {
+	case EXPORT_SEC_SYS: return "AUTH_SYS";
+	case EXPORT_SEC_KRB5: return "krb5";
+	case EXPORT_SEC_KRB5I: return "krb5i";
+	case EXPORT_SEC_KRB5P: return "krb5p";
+	default: return "AUTH_NONE";
+	}
+}
+
 int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const struct export_opts **opts)
 {
 	const struct rpc_conn *conn = c->conn;
@@ -314,10 +338,10 @@ int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const
 	*opts = o;
 	/* sec=: the call's flavor must be in the export's list (knfsd's
 	 * check_nfsd_access(); NFSv3 calls then get NFS3ERR_ACCES). */
-	if (!(o->sec & (c->cred.flavor == RPC_AUTH_SYS ? EXPORT_SEC_SYS : EXPORT_SEC_NONE))) {
+	uint32_t bit = nfs_sec_bit(c);
+	if (!(o->sec & bit)) {
 		log_limited(&nfs_admit_limit, LOG_NOTICE, "nfs: %s: %s does not allow %s (sec=)",
-			    conn->peer_name, e->cfg->path,
-			    c->cred.flavor == RPC_AUTH_SYS ? "AUTH_SYS" : "AUTH_NONE");
+			    conn->peer_name, e->cfg->path, nfs_sec_name(bit));
 		return EPERM;
 	}
 	return 0;

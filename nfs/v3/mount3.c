@@ -226,11 +226,19 @@ void mount3_mnt_enc(struct rpc_call *c, const void *res)
 		return;
 	/* mountres3_ok: fhandle3, auth_flavors<> (the export's sec= flavors, strongest first) */
 	nfs3_enc_fh(&c->res, &r->fh);
-	xdr_enc_u32(&c->res, !!(r->sec & EXPORT_SEC_SYS) + !!(r->sec & EXPORT_SEC_NONE));
-	if (r->sec & EXPORT_SEC_SYS)
-		xdr_enc_u32(&c->res, RPC_AUTH_SYS);
-	if (r->sec & EXPORT_SEC_NONE)
-		xdr_enc_u32(&c->res, RPC_AUTH_NONE);
+	/* RFC 2623 §2.7: the Kerberos services as pseudo-flavors 390005 (krb5p),
+	 * 390004 (krb5i), 390003 (krb5). */
+	static const uint32_t order[][2] = {
+		{ EXPORT_SEC_KRB5P, 390005 }, { EXPORT_SEC_KRB5I, 390004 }, { EXPORT_SEC_KRB5, 390003 },
+		{ EXPORT_SEC_SYS, RPC_AUTH_SYS }, { EXPORT_SEC_NONE, RPC_AUTH_NONE },
+	};
+	uint32_t n = 0;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		n += !!(r->sec & order[i][0]);
+	xdr_enc_u32(&c->res, n);
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (r->sec & order[i][0])
+			xdr_enc_u32(&c->res, order[i][1]);
 }
 
 /* Appendix I MOUNTPROC3_DUMP: mountlist, cut short if the reply buffer is full (encoded here). */

@@ -128,7 +128,7 @@ static const struct rpc_proc mount3_procs[MOUNTPROC3_COUNT] = {
 	NFS3_ENTRY(MOUNTPROC3_NULL, "NULL", NULL, mount3_null_exec, NULL, struct nfs3_none, struct nfs3_none,
 		   RPC_REPLY_MAX(0), RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER),
 	NFS3_ENTRY(MOUNTPROC3_MNT, "MNT", mount3_dec_dirpath, mount3_mnt_exec, mount3_mnt_enc,
-		   struct mount3_dirpath_args, struct mount3_mnt_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 4 + 2 * 4),
+		   struct mount3_dirpath_args, struct mount3_mnt_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_FH + 4 + 5 * 4),
 		   RPC_CACHE_NONE, ULB_RULE_NONE),
 	NFS3_ENTRY(MOUNTPROC3_DUMP, "DUMP", NULL, mount3_dump_exec, NULL, struct nfs3_none, struct nfs3_none, 0,
 		   RPC_CACHE_NONE, ULB_RULE_NONE),

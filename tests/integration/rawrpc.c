@@ -433,8 +433,9 @@ enum raw_recv_result raw_decode_reply(struct raw_reply *r, uint8_t *buf, size_t 
 	r->msg_type = xd_u32(&d);
 	r->reply_stat = xd_u32(&d);
 	if (r->reply_stat == 0) {
-		xd_u32(&d); /* verifier flavor */
-		xd_opaque(&d, &vlen, 400);
+		r->verf_flavor = xd_u32(&d);
+		r->verf = xd_opaque(&d, &vlen, 400);
+		r->verf_len = vlen;
 		r->accept_stat = xd_u32(&d);
 		if (r->accept_stat == 2) { /* PROG_MISMATCH */
 			r->low = xd_u32(&d);

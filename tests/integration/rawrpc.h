@@ -91,6 +91,9 @@ struct raw_reply {
 	uint32_t reject_stat;  /* if denied: 0 RPC_MISMATCH, 1 AUTH_ERROR */
 	uint32_t auth_stat;    /* if AUTH_ERROR */
 	uint32_t low, high;    /* PROG_MISMATCH or RPC_MISMATCH */
+	uint32_t verf_flavor;  /* if accepted: the reply verifier (RPCSEC_GSS: a MIC) */
+	const uint8_t *verf;   /* inside buf */
+	uint32_t verf_len;
 	struct xd body;        /* results, after the accept_stat */
 	uint8_t *buf;          /* owned: free with raw_reply_free */
 };

@@ -304,6 +304,8 @@ static void test_each_option(void **state)
 	assert_int_equal(opts_of("sec=sys:none").sec, EXPORT_SEC_SYS | EXPORT_SEC_NONE);
 	assert_int_equal(opts_of("sec=none:sys").sec, EXPORT_SEC_SYS | EXPORT_SEC_NONE);
 	assert_int_equal(opts_of("sec=sys:none,sec=none").sec, EXPORT_SEC_NONE);
+	assert_int_equal(opts_of("sec=krb5p:krb5i:krb5:sys").sec,
+			 EXPORT_SEC_KRB5 | EXPORT_SEC_KRB5I | EXPORT_SEC_KRB5P | EXPORT_SEC_SYS);
 
 	assert_true(opts_of("sync").sync);
 	assert_false(opts_of("async").sync);
@@ -344,8 +346,7 @@ static void test_option_errors(void **state)
 	bad_opts("anonuid=99999999999999999999999", "bad anonuid");
 	bad_opts("anonuid=1x", "bad anonuid");
 	bad_opts("anonuid=0x10", "bad anonuid");
-	bad_opts("sec=krb5", "Kerberos is not supported");
-	bad_opts("sec=sys:krb5p", "Kerberos is not supported");
+	bad_opts("sec=krb5x", "unknown security flavor 'krb5x'");
 	bad_opts("sec=", "empty value");
 	bad_opts("sec=sys:", "empty flavor");
 	bad_opts("sec=:sys", "empty flavor");

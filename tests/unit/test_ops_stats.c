@@ -302,7 +302,8 @@ static void fake_resources(struct stats_resources *r)
 {
 	*r = (struct stats_resources){ .fds = 20, .fd_limit = 1024, .fd_reserve = 512, .lock_descriptions = 3,
 				       .lock_descriptions_max = 224, .nlm_owners = 2, .nlm_held = 1,
-				       .nlm_per_host_max = 56 };
+				       .nlm_per_host_max = 56, .gss_contexts = 5, .gss_contexts_max = 4096,
+				       .gss_evictions = 7 };
 }
 
 static const struct stats_sources nfs4_src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
@@ -354,6 +355,8 @@ static void test_prom_sections(void **state)
 	assert_non_null(strstr(page, "rnfsd_nfs4_delegation_revocations_total 1\n"));
 	assert_non_null(strstr(page, "rnfsd_process_open_fds 20\n"));
 	assert_non_null(strstr(page, "rnfsd_nlm_locks 1\n"));
+	assert_non_null(strstr(page, "rnfsd_gss_contexts 5\n"));
+	assert_non_null(strstr(page, "rnfsd_gss_evictions_total 7\n"));
 	assert_non_null(strstr(page, "rnfsd_connections{transport=\"rdma\"} 1\n"));
 	assert_non_null(strstr(page, "rnfsd_rdma_credits_granted 128\n"));
 	assert_non_null(strstr(page, "rnfsd_rdma_read_bytes_total 3145728\n"));
@@ -398,7 +401,8 @@ static void test_json_nfs4(void **state)
 	/* issue 24 defect 3: descriptors against the limit, and the tables holding them */
 	assert_non_null(strstr(doc, "\"resources\": {\"fds\": 20, \"fd_limit\": 1024, \"fd_reserve\": 512, "
 				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"nlm_owners\": 2, "
-				    "\"nlm_held\": 1, \"nlm_per_host_max\": 56},"));
+				    "\"nlm_held\": 1, \"nlm_per_host_max\": 56, \"gss_contexts\": 5, "
+				    "\"gss_contexts_max\": 4096, \"gss_evictions\": 7},"));
 	assert_non_null(strstr(doc, "\"nfs4_limits\": {\"reply_cache_bytes\": 4096, \"reply_cache_limit\": 1048576, "
 				    "\"clients_refused\": 2, \"sessions_reclaimed\": 1, \"recorded_clients_max\": 32},"));
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3,"));

@@ -1,0 +1,25 @@
+/*
+ * rpc_gss_krb5.h - setup of RPCSEC_GSS with the krb5 mechanism (rpc/rpc_gss_krb5.c),
+ * for the daemon. The calls themselves flow through rpc_call.c.
+ */
+#ifndef RNFSD_RPC_GSS_KRB5_H
+#define RNFSD_RPC_GSS_KRB5_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Main thread, before serving: serve RPCSEC_GSS with the keys of keytab
+ * ([rnfsd] keytab). A keytab that is missing or holds no key leaves the
+ * flavor off (logged; such calls get AUTH_REJECTEDCRED as before).
+ * host_root: machine principals (nfs/host@REALM) map to root, else nobody.
+ * contexts: the context table's size; per_client: a client's share of it.
+ * 0, or -1 (logged) when memory ran out.
+ */
+int rpc_gss_init(const char *keytab, bool host_root, uint32_t contexts, uint32_t per_client);
+/* Any thread: contexts held, the table's size (0 when Kerberos is off), contexts evicted. */
+void rpc_gss_counts(uint64_t *live, uint64_t *cap, uint64_t *evictions);
+/* Main thread, after serving stopped. */
+void rpc_gss_release(void);
+
+#endif

@@ -1,0 +1,571 @@
+/*
+ * test_gss_krb5.c - RPCSEC_GSS with the krb5 mechanism against a real MIT
+ * KDC (issue 25): krb5-realm.sh makes a throwaway realm in the test's
+ * directory and starts krb5kdc on a free port; rnfsd serves with the
+ * realm's nfs/localhost keytab; this program is the GSS-API initiator (the
+ * user principal "daemon", ticket from kinit) over the raw RPC client.
+ *
+ * Checks: context creation on the NULL procedure (RFC 2203 §5.2: handle,
+ * GSS_S_COMPLETE, window 128, the verifier a MIC of the window); NFSv3
+ * GETATTR under krb5, krb5i and krb5p (reply verifier a MIC of seq_num,
+ * §5.3.3.2; krb5i results carry seq_num and a MIC, krb5p results unwrap,
+ * §5.3.2.2-3), and an NFSv4.0 COMPOUND (PUTROOTFH, GETATTR) under each;
+ * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
+ * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
+ * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
+ * header MIC gets RPCSEC_GSS_CREDPROBLEM; after DESTROY (§5.4) the handle
+ * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
+ * a third context evicts the first (logged once, counted in the stats); the machine principal
+ * nfs/client.test acts as nobody, and as root with gss-host-root = yes;
+ * AUTH_SYS still works.
+ */
+#include <gssapi/gssapi.h>
+#include <gssapi/gssapi_ext.h>
+#include <gssapi/gssapi_krb5.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tests/integration/harness.h"
+#include "tests/integration/nfs4raw.h"
+#include "tests/integration/rawrpc.h"
+
+
+enum { GSS_DATA = 0, GSS_INIT = 1, GSS_CONTINUE = 2, GSS_DESTROY = 3 };
+enum { SVC_NONE = 1, SVC_INTEG = 2, SVC_PRIV = 3 };
+
+static struct hx_env env;
+
+struct gss_cl {
+	gss_cred_id_t cred;   /* the initiator's (GSS_C_NO_CREDENTIAL: the ticket cache's user) */
+	gss_ctx_id_t ctx;
+	uint8_t handle[32];
+	uint32_t handle_len;
+	uint32_t seq;
+	uint32_t xid;
+	uint32_t vers;        /* NFS version of the calls (0: 3) */
+	uint32_t window;      /* from rpc_gss_init_res */
+	uint8_t init_verf[128]; /* the last INIT reply's verifier: a MIC of the window */
+	uint32_t init_verf_len;
+};
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static bool verify_word(struct gss_cl *g, uint32_t word, const uint8_t *mic, uint32_t mic_len)
+{
+	uint8_t w[4] = { (uint8_t)(word >> 24), (uint8_t)(word >> 16), (uint8_t)(word >> 8), (uint8_t)word };
+	gss_buffer_desc in = { 4, w }, tok = { mic_len, (void *)mic };
+	OM_uint32 min;
+
+	return mic && gss_verify_mic(&min, g->ctx, &in, &tok, NULL) == GSS_S_COMPLETE;
+}
+
+/* RFC 2203 §5.3.1: header with the RPCSEC_GSS credential, then the verifier (a MIC of the header, or AUTH_NONE). */
+static void gss_header(struct xb *b, struct gss_cl *g, uint32_t proc, uint32_t gss_proc, uint32_t svc, bool flip)
+{
+	struct xb cred;
+	OM_uint32 min;
+
+	xb_u32(b, ++g->xid);
+	xb_u32(b, 0);
+	xb_u32(b, 2);
+	xb_u32(b, RAW_NFS_PROG);
+	xb_u32(b, g->vers ? g->vers : 3);
+	xb_u32(b, proc);
+	xb_init(&cred);
+	xb_u32(&cred, 1);
+	xb_u32(&cred, gss_proc);
+	xb_u32(&cred, g->seq);
+	xb_u32(&cred, svc);
+	xb_opaque(&cred, g->handle, gss_proc == GSS_INIT ? 0 : g->handle_len);
+	xb_u32(b, 6);
+	xb_opaque(b, cred.p, (uint32_t)cred.len);
+	xb_free(&cred);
+	if (gss_proc == GSS_INIT || gss_proc == GSS_CONTINUE) { /* RFC 2203 §5.2.2: verifier AUTH_NONE */
+		xb_u32(b, 0);
+		xb_u32(b, 0);
+		return;
+	}
+	gss_buffer_desc hdr = { b->len, b->p }, mic = GSS_C_EMPTY_BUFFER;
+	gss_get_mic(&min, g->ctx, GSS_C_QOP_DEFAULT, &hdr, &mic);
+	if (flip && mic.length)
+		((uint8_t *)mic.value)[mic.length - 1] ^= 1;
+	xb_u32(b, 6);
+	xb_opaque(b, mic.value, (uint32_t)mic.length);
+	gss_release_buffer(&min, &mic);
+}
+
+/* The arguments for the service (RFC 2203 §5.3.2.2 integ, §5.3.2.3 priv). */
+static void gss_args(struct xb *b, struct gss_cl *g, uint32_t svc, const struct xb *args)
+{
+	struct xb body;
+	OM_uint32 min;
+	gss_buffer_desc in, out = GSS_C_EMPTY_BUFFER;
+
+	if (svc == SVC_NONE) {
+		xb_raw(b, args->p, args->len);
+		return;
+	}
+	xb_init(&body);
+	xb_u32(&body, g->seq);
+	xb_raw(&body, args->p, args->len);
+	in = (gss_buffer_desc){ body.len, body.p };
+	if (svc == SVC_INTEG) {
+		xb_opaque(b, body.p, (uint32_t)body.len);
+		gss_get_mic(&min, g->ctx, GSS_C_QOP_DEFAULT, &in, &out);
+	} else {
+		gss_wrap(&min, g->ctx, 1, GSS_C_QOP_DEFAULT, &in, NULL, &out);
+	}
+	xb_opaque(b, out.value, (uint32_t)out.length);
+	gss_release_buffer(&min, &out);
+	xb_free(&body);
+}
+
+/* The first result word (nfsstat3) after unwrapping, or -1 if the results do not verify. */
+static int gss_results(struct gss_cl *g, uint32_t svc, struct xd *d)
+{
+	const uint8_t *body, *sum;
+	uint32_t blen, slen;
+	OM_uint32 maj, min;
+	int st = -1;
+
+	if (svc == SVC_NONE)
+		return d->bad ? -1 : (int)xd_u32(d);
+	body = xd_opaque(d, &blen, 1u << 20);
+	if (!body || blen < 8)
+		return -1;
+	gss_buffer_desc in = { blen, (void *)body }, out = GSS_C_EMPTY_BUFFER;
+	if (svc == SVC_INTEG) {
+		sum = xd_opaque(d, &slen, 400);
+		gss_buffer_desc tok = { slen, (void *)sum };
+		maj = sum ? gss_verify_mic(&min, g->ctx, &in, &tok, NULL) : GSS_S_FAILURE;
+		if (maj == GSS_S_COMPLETE && be32(body) == g->seq)
+			st = (int)be32(body + 4);
+		return st;
+	}
+	maj = gss_unwrap(&min, g->ctx, &in, &out, NULL, NULL);
+	if (maj == GSS_S_COMPLETE && out.length >= 8 && be32(out.value) == g->seq)
+		st = (int)be32((uint8_t *)out.value + 4);
+	gss_release_buffer(&min, &out);
+	return st;
+}
+
+/* The bytes of an NFSv3 call under svc with the next seq_num (into *call, fresh). */
+static void gss_build(struct gss_cl *g, uint32_t proc, uint32_t svc, const struct xb *args, struct xb *call,
+		      bool flip)
+{
+	xb_init(call);
+	g->seq++;
+	gss_header(call, g, proc, GSS_DATA, svc, flip);
+	gss_args(call, g, svc, args);
+}
+
+/*
+ * Send a call built for g->seq; the nfsstat3 of its results after checking
+ * the reply verifier and unwrapping, -2 (no reply), -1 (a bad one), or
+ * -(1000 + auth_stat) for an authentication error.
+ */
+static int gss_send(struct raw_conn *c, struct gss_cl *g, uint32_t svc, const struct xb *call)
+{
+	struct raw_reply r;
+	int st = -1;
+
+	raw_send_record(c, call->p, call->len);
+	if (raw_recv_reply(c, &r, 1500) != RAW_RECV_OK)
+		return -2;
+	if (r.reply_stat == 1)
+		st = r.reject_stat == 1 ? -(1000 + (int)r.auth_stat) : -1;
+	else if (r.accept_stat == 0 && r.verf_flavor == 6 && verify_word(g, g->seq, r.verf, r.verf_len))
+		st = gss_results(g, svc, &r.body);
+	raw_reply_free(&r);
+	return st;
+}
+
+static int gss_call(struct raw_conn *c, struct gss_cl *g, uint32_t proc, uint32_t svc, const struct xb *args)
+{
+	struct xb call;
+
+	gss_build(g, proc, svc, args, &call, false);
+	int st = gss_send(c, g, svc, &call);
+	xb_free(&call);
+	return st;
+}
+
+/* One round of context creation: the token sent, the server's major status (its token into *reply), or -1. */
+static long gss_init_round(struct raw_conn *c, struct gss_cl *g, bool first, const gss_buffer_desc *tok,
+			   gss_buffer_desc *reply)
+{
+	struct xb b;
+	struct raw_reply r;
+	const uint8_t *h, *t;
+	uint32_t hl, tl, min;
+	long maj = -1;
+
+	xb_init(&b);
+	gss_header(&b, g, 0, first ? GSS_INIT : GSS_CONTINUE, SVC_NONE, false);
+	xb_opaque(&b, tok->value, (uint32_t)tok->length);
+	raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+	if (raw_recv_reply(c, &r, 3000) != RAW_RECV_OK)
+		return -1;
+	if (r.reply_stat == 0 && r.accept_stat == 0) {
+		/* RFC 2203 §5.2.3.1: rpc_gss_init_res */
+		h = xd_opaque(&r.body, &hl, sizeof(g->handle));
+		maj = xd_u32(&r.body);
+		min = xd_u32(&r.body);
+		g->window = xd_u32(&r.body);
+		t = xd_opaque(&r.body, &tl, 65536);
+		if (r.body.bad) {
+			maj = -1;
+		} else {
+			memcpy(g->handle, h, hl);
+			g->handle_len = hl;
+			reply->length = tl;
+			reply->value = malloc(tl ? tl : 1);
+			memcpy(reply->value, t, tl);
+			g->init_verf_len = r.verf_flavor == 6 && r.verf_len <= sizeof(g->init_verf) ? r.verf_len : 0;
+			memcpy(g->init_verf, r.verf, g->init_verf_len);
+		}
+		hx_note("INIT reply: major 0x%lx minor %u handle %u bytes window %u token %u bytes", maj, min, hl,
+			g->window, tl);
+	}
+	raw_reply_free(&r);
+	return maj;
+}
+
+/* RFC 2203 §5.2: INIT (and CONTINUE_INIT while asked) on the NULL procedure. */
+static bool gss_establish(struct raw_conn *c, struct gss_cl *g)
+{
+	OM_uint32 maj, min;
+	gss_name_t target;
+	gss_buffer_desc name = { 13, (void *)"nfs@localhost" }, in = GSS_C_EMPTY_BUFFER, out;
+	bool ok = false;
+
+	if (GSS_ERROR(gss_import_name(&min, &name, GSS_C_NT_HOSTBASED_SERVICE, &target)))
+		return false;
+	g->ctx = GSS_C_NO_CONTEXT;
+	for (int round = 0; round < 4; round++) {
+		out = (gss_buffer_desc)GSS_C_EMPTY_BUFFER;
+		maj = gss_init_sec_context(&min, g->cred, &g->ctx, target, (gss_OID)gss_mech_krb5,
+					   GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG, 0,
+					   GSS_C_NO_CHANNEL_BINDINGS, round ? &in : GSS_C_NO_BUFFER, NULL, &out,
+					   NULL, NULL);
+		free(in.value);
+		in = (gss_buffer_desc)GSS_C_EMPTY_BUFFER;
+		if (GSS_ERROR(maj)) {
+			hx_note("gss_init_sec_context: major 0x%x minor %u", maj, min);
+			break;
+		}
+		if (out.length) {
+			long smaj = gss_init_round(c, g, round == 0, &out, &in);
+			gss_release_buffer(&min, &out);
+			if (smaj != GSS_S_COMPLETE && smaj != GSS_S_CONTINUE_NEEDED)
+				break;
+		}
+		if (maj == GSS_S_COMPLETE) {
+			ok = true;
+			break;
+		}
+	}
+	free(in.value);
+	gss_release_name(&min, &target);
+	return ok;
+}
+
+/* MOUNT v3 MNT of path with AUTH_SYS: the number of flavors listed and the first one (0 if refused). */
+static uint32_t mnt_flavors(struct raw_conn *c, const char *path, uint32_t *first)
+{
+	struct xb a;
+	struct raw_reply r;
+	uint32_t fl, n = 0, len;
+
+	*first = 0;
+	xb_init(&a);
+	xb_string(&a, path);
+	if (raw_call(c, 0x4d4e0001, RAW_MOUNT_PROG, 3, 1, a.p, a.len, &r) == RAW_RECV_OK && r.accept_stat == 0 &&
+	    xd_u32(&r.body) == 0) {
+		xd_opaque(&r.body, &len, 64);
+		n = xd_u32(&r.body);
+		fl = xd_u32(&r.body);
+		*first = r.body.bad ? 0 : fl;
+		raw_reply_free(&r);
+	}
+	xb_free(&a);
+	return n;
+}
+
+/* RFC 2203 §5.4: DESTROY on the NULL procedure; true when answered with a MIC of its seq_num. */
+static bool gss_destroy(struct raw_conn *c, struct gss_cl *g)
+{
+	struct xb b;
+	struct raw_reply r;
+	bool ok = false;
+
+	xb_init(&b);
+	g->seq++;
+	gss_header(&b, g, 0, GSS_DESTROY, SVC_NONE, false);
+	raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+	if (raw_recv_reply(c, &r, 1500) != RAW_RECV_OK)
+		return false;
+	ok = r.reply_stat == 0 && r.accept_stat == 0 && r.verf_flavor == 6 &&
+	     verify_word(g, g->seq, r.verf, r.verf_len);
+	raw_reply_free(&r);
+	return ok;
+}
+
+/* Start the realm's KDC (krb5-realm.sh) and point this process at it. false: skip or fail. */
+static bool realm_start(const char *srcdir, char *kdc_pid_path, size_t cap)
+{
+	char cmd[PATH_MAX * 3];
+	uint16_t port = hx_free_port();
+
+	snprintf(cmd, sizeof(cmd), "%s/krb5-realm.sh '%s' %u", srcdir, env.dir, port);
+	int rc = system(cmd);
+	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
+		hx_skip("MIT Kerberos KDC tools missing (krb5-kdc, krb5-admin-server, krb5-user)");
+	if (!CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "throwaway realm and KDC on port %u", port))
+		return false;
+	snprintf(kdc_pid_path, cap, "%s", hx_path(&env, "kdc.pid"));
+	setenv("KRB5_CONFIG", hx_path(&env, "krb5.conf"), 1);
+	setenv("KRB5CCNAME", hx_path(&env, "ccache"), 1);
+	return true;
+}
+
+static void realm_stop(const char *pid_path)
+{
+	FILE *f = fopen(pid_path, "r");
+	int pid = 0;
+
+	if (f && fscanf(f, "%d", &pid) == 1 && pid > 1)
+		kill(pid, SIGTERM);
+	if (f)
+		fclose(f);
+}
+
+/* NFSv3 GETATTR arguments on fh; CREATE name UNCHECKED mode 0644 in fh. */
+static void args_fh(struct xb *a, const uint8_t *fh, uint32_t len, const char *create)
+{
+	xb_init(a);
+	xb_opaque(a, fh, len);
+	if (!create)
+		return;
+	xb_string(a, create);
+	xb_u32(a, 0);
+	xb_u32(a, 1);
+	xb_u32(a, 0644);
+	for (int i = 0; i < 5; i++)
+		xb_u32(a, 0);
+}
+
+static void check_services(struct raw_conn *c, struct gss_cl *g, const uint8_t *fh, uint32_t fh_len,
+			   const uint8_t *pfh, uint32_t pfh_len)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	struct xb a, ap;
+
+	args_fh(&a, fh, fh_len, NULL);
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++)
+		CHECK(gss_call(c, g, 1, svc, &a) == 0, "GETATTR under %s: NFS3_OK, reply verifier and %s verified",
+		      names[svc], svc == SVC_NONE ? "status" : "wrapped results");
+	args_fh(&ap, pfh, pfh_len, NULL);
+	CHECK(gss_call(c, g, 1, SVC_NONE, &ap) == 13, "GETATTR under krb5 on a sec=krb5p export: NFS3ERR_ACCES");
+	CHECK(gss_call(c, g, 1, SVC_PRIV, &ap) == 0, "GETATTR under krb5p on the sec=krb5p export: NFS3_OK");
+	xb_free(&ap);
+	xb_free(&a);
+	args_fh(&a, fh, fh_len, "by-krb5p");
+	CHECK(gss_call(c, g, 8, SVC_PRIV, &a) == 0, "CREATE under krb5p: NFS3_OK");
+	xb_free(&a);
+	struct stat st;
+	CHECK(stat(hx_xpath(&env, "by-krb5p"), &st) == 0 && st.st_uid == 1,
+	      "the file belongs to daemon@RNFSD.TEST's local user (uid %u, want 1)", (unsigned)st.st_uid);
+}
+
+static void check_replay_and_destroy(struct raw_conn *c, struct gss_cl *g, const uint8_t *fh, uint32_t fh_len)
+{
+	struct xb a, call;
+
+	args_fh(&a, fh, fh_len, NULL);
+	gss_build(g, 1, SVC_INTEG, &a, &call, false);
+	CHECK(gss_send(c, g, SVC_INTEG, &call) == 0, "GETATTR under krb5i, seq_num %u", g->seq);
+	CHECK(gss_send(c, g, SVC_INTEG, &call) == -2, "the same call again (seq_num %u replayed): no reply", g->seq);
+	xb_free(&call);
+	CHECK(gss_call(c, g, 1, SVC_NONE, &a) == 0, "the next seq_num is answered");
+	gss_build(g, 1, SVC_NONE, &a, &call, true);
+	CHECK(gss_send(c, g, SVC_NONE, &call) == -1013, "a bad header MIC: AUTH_ERROR RPCSEC_GSS_CREDPROBLEM");
+	xb_free(&call);
+	CHECK(gss_destroy(c, g), "DESTROY answered with a MIC of its seq_num");
+	CHECK(gss_call(c, g, 1, SVC_NONE, &a) == -1013, "the destroyed handle: AUTH_ERROR RPCSEC_GSS_CREDPROBLEM");
+	xb_free(&a);
+}
+
+/* NFSv4.0 COMPOUND { PUTROOTFH, GETATTR(type) } under each service: NFS4_OK, verified. */
+static void check_nfs4(struct raw_conn *c, struct gss_cl *g)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	static const uint32_t words[] = { 0, 0, 2, 24, 9, 1, 2 }; /* tag, minor 0, 2 ops: PUTROOTFH, GETATTR {type} */
+	struct xb a;
+
+	xb_init(&a);
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		xb_u32(&a, words[i]);
+	g->vers = 4;
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++)
+		CHECK(gss_call(c, g, 1, svc, &a) == 0, "COMPOUND PUTROOTFH, GETATTR under %s: NFS4_OK, reply verified",
+		      names[svc]);
+	g->vers = 3;
+	xb_free(&a);
+}
+
+/* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
+static void check_eviction(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
+{
+	struct gss_cl g[3] = { { .xid = 0x65520000 }, { .xid = 0x65530000 }, { .xid = 0x65540000 } };
+	struct xb a;
+	OM_uint32 min;
+
+	args_fh(&a, fh, fh_len, NULL);
+	for (int i = 0; i < 3; i++)
+		CHECK(gss_establish(c, &g[i]), "context %d established", i + 1);
+	CHECK(gss_call(c, &g[0], 1, SVC_NONE, &a) == -1013, "the first context was evicted: RPCSEC_GSS_CREDPROBLEM");
+	CHECK(gss_call(c, &g[1], 1, SVC_NONE, &a) == 0 && gss_call(c, &g[2], 1, SVC_NONE, &a) == 0,
+	      "the other two answer");
+	CHECK(hx_log_count(&env, "RPCSEC_GSS context evicted (per-client limit)") == 1, "one eviction logged");
+	char *doc = n4_stats_json(env.stats_socket);
+	long long live = doc ? n4_stats_num(doc, "resources", "gss_contexts") : -1;
+	long long ev = doc ? n4_stats_num(doc, "resources", "gss_evictions") : -1;
+	long long cap = doc ? n4_stats_num(doc, "resources", "gss_contexts_max") : -1;
+	CHECK(live == 2 && ev == 1 && cap == 4096, "stats: 2 contexts of 4096, 1 evicted (%lld, %lld, %lld)", live, cap,
+	      ev);
+	free(doc);
+	for (int i = 0; i < 3; i++)
+		if (g[i].ctx != GSS_C_NO_CONTEXT)
+			gss_delete_sec_context(&min, &g[i].ctx, GSS_C_NO_BUFFER);
+	xb_free(&a);
+}
+
+/* The client's machine principal nfs/client.test from its keytab, into a memory cache. */
+static gss_cred_id_t host_cred(void)
+{
+	gss_key_value_element_desc el[2] = { { "client_keytab", hx_path(&env, "client.keytab") },
+					     { "ccache", "MEMORY:rnfsd-it-host" } };
+	gss_key_value_set_desc store = { 2, el };
+	gss_buffer_desc name = { 0, (void *)"nfs/client.test@RNFSD.TEST" };
+	gss_name_t n;
+	gss_cred_id_t cred = GSS_C_NO_CREDENTIAL;
+	OM_uint32 maj, min;
+
+	name.length = strlen(name.value);
+	if (GSS_ERROR(gss_import_name(&min, &name, (gss_OID)GSS_KRB5_NT_PRINCIPAL_NAME, &n)))
+		return cred;
+	maj = gss_acquire_cred_from(&min, n, GSS_C_INDEFINITE, GSS_C_NO_OID_SET, GSS_C_INITIATE, &store, &cred,
+				    NULL, NULL);
+	if (GSS_ERROR(maj))
+		hx_note("gss_acquire_cred_from: major 0x%x minor %u", maj, min);
+	gss_release_name(&min, &n);
+	return cred;
+}
+
+/* A CREATE under krb5 by the machine principal; the file's owner (or -1). */
+static long host_create(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len, const char *name)
+{
+	struct gss_cl h = { .xid = 0x65560000, .cred = host_cred() };
+	struct xb a;
+	struct stat st;
+	long uid = -1;
+	OM_uint32 min;
+
+	args_fh(&a, fh, fh_len, name);
+	if (CHECK(h.cred != GSS_C_NO_CREDENTIAL && gss_establish(c, &h), "context of nfs/client.test") &&
+	    CHECK(gss_call(c, &h, 8, SVC_NONE, &a) == 0, "CREATE %s under krb5 by the machine principal", name) &&
+	    stat(hx_xpath(&env, "%s", name), &st) == 0)
+		uid = st.st_uid;
+	xb_free(&a);
+	if (h.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &h.ctx, GSS_C_NO_BUFFER);
+	gss_release_cred(&min, &h.cred);
+	return uid;
+}
+
+/* gss-host-root: no (this daemon), then yes (restarted): nobody, then root. */
+static void check_host_principal(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
+{
+	long uid = host_create(c, fh, fh_len, "by-host");
+	CHECK(uid == 65534, "gss-host-root = no: the machine principal acts as nobody (uid %ld)", uid);
+	raw_close(c);
+	hx_daemon_stop(&env);
+	hx_append_config(&env, "[rnfsd]\ngss-host-root = yes\n");
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(c, env.port) == 0, "raw connection after restart"))
+		return;
+	uid = host_create(c, fh, fh_len, "by-host-root");
+	CHECK(uid == 0, "gss-host-root = yes: the machine principal acts as root (uid %ld)", uid);
+}
+
+int main(int argc, char **argv)
+{
+	char kdc_pid[PATH_MAX], pdir[PATH_MAX], srcdir[PATH_MAX];
+	uint8_t fh[64], pfh[64];
+	uint32_t fh_len = 0, pfh_len = 0;
+	struct gss_cl g = { .xid = 0x65510000 };
+	struct raw_conn c;
+
+	hx_begin("gss_krb5", argc, argv);
+	hx_require_root(); /* files created as the principals' uids */
+	hx_env_init(&env);
+	hx_require_own_daemon(&env);
+	snprintf(srcdir, sizeof(srcdir), "%s", SOURCE_DIR);
+	if (!realm_start(srcdir, kdc_pid, sizeof(kdc_pid)))
+		return hx_end();
+	snprintf(pdir, sizeof(pdir), "%s", hx_path(&env, "ponly"));
+	mkdir(pdir, 0755);
+	chmod(env.export_dir, 0777);
+	hx_append_config(&env, "[rnfsd]\nkeytab = %s\ngss-contexts-per-client = 2\n", hx_path(&env, "nfs.keytab"));
+	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure,sec=sys:krb5:krb5i:krb5p)\n"
+			 "%s 127.0.0.1(rw,insecure,sec=krb5p)\n", env.export_dir, pdir);
+	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "raw connection")) {
+		realm_stop(kdc_pid);
+		return hx_end();
+	}
+	CHECK(raw_mnt(&c, 1, env.export_dir, fh, &fh_len) == 0, "MNT (AUTH_SYS) of the export");
+	CHECK(raw_mnt(&c, 2, pdir, pfh, &pfh_len) == 0, "MNT (AUTH_SYS) of the sec=krb5p export");
+	uint32_t first, n = mnt_flavors(&c, env.export_dir, &first);
+	CHECK(n == 4 && first == 390005, "MNT lists 4 flavors, krb5p (390005) first (%u, %u)", n, first);
+	n = mnt_flavors(&c, pdir, &first);
+	CHECK(n == 1 && first == 390005, "MNT of the sec=krb5p export lists krb5p only (%u, %u)", n, first);
+
+	hx_section("context creation (RFC 2203 §5.2)");
+	bool est = gss_establish(&c, &g);
+	CHECK(hx_log_count(&env, "RPCSEC_GSS (krb5, krb5i, krb5p) with keytab") == 1, "the daemon logs the keytab");
+	CHECK(est, "RPCSEC_GSS_INIT on NULL: context established");
+	CHECK(g.handle_len == 8 && g.window == 128, "handle of %u bytes, window %u", g.handle_len, g.window);
+	CHECK(est && verify_word(&g, g.window, g.init_verf, g.init_verf_len), "INIT verifier: a MIC of the window");
+	if (est) {
+		hx_section("krb5, krb5i, krb5p (RFC 2203 §5.3)");
+		check_services(&c, &g, fh, fh_len, pfh, pfh_len);
+		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
+		check_nfs4(&c, &g);
+		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
+		check_replay_and_destroy(&c, &g, fh, fh_len);
+		hx_section("a client's share of the context table (gss-contexts-per-client)");
+		check_eviction(&c, fh, fh_len);
+		hx_section("a machine principal (gss-host-root)");
+		check_host_principal(&c, fh, fh_len);
+	}
+	struct raw_reply r;
+	CHECK(raw_call(&c, 9, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
+	      "AUTH_SYS NULL still answered on the same connection");
+	raw_reply_free(&r);
+	raw_close(&c);
+	OM_uint32 min;
+	if (g.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
+	hx_daemon_stop(&env);
+	realm_stop(kdc_pid);
+	return hx_end();
+}
