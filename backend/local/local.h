@@ -182,6 +182,9 @@ int local_clone(struct be_fs *fs, const struct be_cred *cr, struct be_file *src,
 void local_locks_shutdown(void);
 /* The table's size (before its first use; 0 keeps LOCAL_LOCK_DESCS). */
 void local_lock_limit(unsigned n);
+/* local_lease.c: Linux leases of delegated files. */
+int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid);
+int local_lease_unset(int lid);
 /* local_watch.c: change watches (inotify). */
 int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
 int local_unwatch(int wd);
