@@ -177,7 +177,14 @@ static int fc_reopen(int pfd, const struct stat *st, unsigned flags, bool exact,
 		return S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
 	local_fd_path(pfd, path);
 	local_watch_self(st); /* rnfsd's own open, not a local process's (a delegation's watch) */
-	*rdwr = !exact || (flags & BE_OPEN_WRITE);
+	*fd = exact ? local_lease_dup(st) : -1; /* a write delegation's holder: through its lease */
+	if (*fd >= 0) {
+		*rdwr = true;
+		return 0;
+	}
+	/* Read-write where it can, but not on a file rnfsd holds a read lease
+	 * on, for reading: it would break the lease (a recall for nothing). */
+	*rdwr = (flags & BE_OPEN_WRITE) || (!exact && !local_lease_read(st));
 	*fd = open(path, (*rdwr ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
 	if (*fd < 0 && *rdwr && !(flags & BE_OPEN_WRITE) && errno != EMFILE && errno != ENFILE &&
 	    errno != EWOULDBLOCK) {

@@ -185,6 +185,11 @@ void local_lock_limit(unsigned n);
 /* local_lease.c: Linux leases of delegated files. */
 int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid);
 int local_lease_unset(int lid);
+/* A new descriptor of the open file description holding a write lease on
+ * the inode st (an open of it would break the lease), or -1 if none. */
+int local_lease_dup(const struct stat *st);
+/* Has rnfsd a read lease on the inode st (a read-write open would break it)? */
+bool local_lease_read(const struct stat *st);
 /* local_watch.c: change watches (inotify). */
 int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
 int local_unwatch(int wd);

@@ -27,7 +27,12 @@
  * rnfsd's own opens of files (fcache.c, local_lock.c, local_meta.c) carry
  * O_NONBLOCK: they never wait on a lease (its own, or a local process's);
  * they fail EWOULDBLOCK (the NFS caller answers DELAY / JUKEBOX) and start
- * the break.
+ * the break. Only the holder of a write delegation gets past NFSv4's own
+ * recall to such an open (its OPEN, e.g. CLAIM_DELEG_CUR_FH when it returns
+ * the delegation): local_file_open() gives it the lease's own open file
+ * description (local_lease_dup), which breaks nothing. A new lock
+ * description (local_lock.c) cannot share it: the holder's LOCK with a
+ * write lease held waits (DELAY) until the lease is released.
  *
  * Bounded: LOCAL_LEASE_MAX leases, a fixed table under one mutex; the lease
  * id is the slot.
@@ -37,6 +42,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,10 +52,13 @@
 #define LOCAL_LEASE_MAX 4096u
 #define LOCAL_LEASE_SIG (SIGRTMIN + 4)
 
-/* One lease: its own descriptor (-1: a free slot) and its kind (F_RDLCK / F_WRLCK). */
+/* One lease: its own descriptor (-1: a free slot), its kind (F_RDLCK /
+ * F_WRLCK) and its file's inode (local_lease_dup). */
 struct local_lease {
 	int fd;
 	int type;
+	dev_t dev;
+	ino_t ino;
 };
 
 static pthread_once_t l_once = PTHREAD_ONCE_INIT;
@@ -147,12 +156,15 @@ static int l_take(int fd, bool write)
 
 int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid)
 {
+	struct stat st;
 	int fd, err, slot;
 
 	(void)fs;
 	pthread_once(&l_once, lease_start);
 	if (l_tid < 0)
 		return l_err;
+	if (fstat(f->fd, &st) < 0)
+		return errno;
 	fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
@@ -163,7 +175,8 @@ int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid)
 			slot = (int)i;
 	err = slot < 0 ? ENOSPC : l_take(fd, write);
 	if (!err)
-		l_tab[slot] = (struct local_lease){ .fd = fd, .type = write ? F_WRLCK : F_RDLCK };
+		l_tab[slot] = (struct local_lease){ .fd = fd, .type = write ? F_WRLCK : F_RDLCK, .dev = st.st_dev,
+						    .ino = st.st_ino };
 	pthread_mutex_unlock(&l_mu);
 	if (err) {
 		close(fd);
@@ -188,4 +201,38 @@ int local_lease_unset(int lid)
 	(void)fcntl(fd, F_SETLEASE, F_UNLCK); /* fails if the kernel broke it already: closed anyway */
 	close(fd);
 	return 0;
+}
+
+/* The kind of rnfsd's lease on the inode st (F_RDLCK, F_WRLCK), or -1 with
+ * none; for a write lease, *fd a new descriptor of its description. */
+static int l_on(const struct stat *st, int *fd)
+{
+	int type = -1;
+
+	if (l_tid <= 0)
+		return -1; /* no lease ever taken: no lock either */
+	pthread_mutex_lock(&l_mu);
+	for (unsigned i = 0; i < LOCAL_LEASE_MAX && type < 0; i++) {
+		const struct local_lease *l = &l_tab[i];
+
+		if (l->fd >= 0 && l->ino == st->st_ino && l->dev == st->st_dev)
+			type = l->type;
+		if (type == F_WRLCK && fd)
+			*fd = fcntl(l->fd, F_DUPFD_CLOEXEC, 0);
+	}
+	pthread_mutex_unlock(&l_mu);
+	return type;
+}
+
+int local_lease_dup(const struct stat *st)
+{
+	int fd = -1;
+
+	(void)l_on(st, &fd);
+	return fd;
+}
+
+bool local_lease_read(const struct stat *st)
+{
+	return l_on(st, NULL) == F_RDLCK;
 }

@@ -651,9 +651,21 @@ static void test_lease(void **state)
 	assert_int_equal(be_lease_set(fs, rw, false, &lid), EAGAIN);
 	/* a write lease on the only descriptor (rnfsd's read-write one) */
 	assert_int_equal(be_lease_set(fs, rw, true, &lid), 0);
-	/* ... which the file's other read-only descriptor would have refused */
-	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ, &ro), EWOULDBLOCK); /* rnfsd never waits */
+	/* rnfsd's own open of the object (the holder's OPEN) shares the lease's
+	 * description: nothing breaks */
+	before = atomic_load(&lease_breaks);
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ, &ro), 0);
+	be_file_put(fs, ro);
+	/* an open by handle (NFSv3's cache) never waits: EWOULDBLOCK, the break told */
+	struct be_handle h;
+
+	assert_int_equal(be_handle(fs, &o, &h), 0);
+	assert_int_equal(be_file_open_handle(fs, &h, BE_OPEN_READ, &ro), EWOULDBLOCK);
+	for (int i = 0; i < 200 && atomic_load(&lease_breaks) == before; i++)
+		usleep(10000);
+	assert_int_equal(atomic_load(&lease_breaks), before + 1);
 	assert_int_equal(fs->ops->lease_unset(lid), 0);
+	/* ... and a read-only descriptor beside it refuses a write lease */
 	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ, &ro), 0);
 	assert_int_equal(be_lease_set(fs, rw, true, &lid), EAGAIN);
 	be_file_put(fs, rw);
