@@ -263,7 +263,7 @@ static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64
 	dl_unlock();
 	atomic_fetch_add(&dl_lease_refused, err == EAGAIN);
 	if (err != EAGAIN)
-		log_limited(&dl_limit, LOG_NOTICE, "nfs4: no delegation for client %llx: the file cannot be watched",
+		log_limited(&dl_limit, LOG_NOTICE, "nfs4: no delegation for client %llx: the file cannot be watched or leased",
 			    (unsigned long long)clientid);
 	*why = err == EAGAIN ? NFS4_DL_WHY_CONTENTION : NFS4_DL_WHY_RESOURCE;
 	return NFS4_DL_GRANT_NONE;
