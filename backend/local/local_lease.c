@@ -41,6 +41,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -67,6 +68,7 @@ static pthread_cond_t l_cv = PTHREAD_COND_INITIALIZER;
 static pid_t l_tid;  /* the lease thread, once it waits (0: not yet, -1: failed) */
 static int l_err;
 static struct local_lease l_tab[LOCAL_LEASE_MAX];
+static atomic_uint l_count; /* leases held: 0 keeps rnfsd's own opens to one load (l_on) */
 
 /* l_mu held: the lease on descriptor fd, or -1. */
 static int l_find_fd(int fd)
@@ -175,6 +177,8 @@ int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid)
 			slot = (int)i;
 	err = slot < 0 ? ENOSPC : l_take(fd, write);
 	if (!err)
+		atomic_fetch_add(&l_count, 1);
+	if (!err)
 		l_tab[slot] = (struct local_lease){ .fd = fd, .type = write ? F_WRLCK : F_RDLCK, .dev = st.st_dev,
 						    .ino = st.st_ino };
 	pthread_mutex_unlock(&l_mu);
@@ -195,6 +199,8 @@ int local_lease_unset(int lid)
 	pthread_mutex_lock(&l_mu);
 	fd = l_tab[lid].fd;
 	l_tab[lid].fd = -1;
+	if (fd >= 0)
+		atomic_fetch_sub(&l_count, 1);
 	pthread_mutex_unlock(&l_mu);
 	if (fd < 0)
 		return EINVAL;
@@ -209,12 +215,13 @@ static int l_on(const struct stat *st, int *fd)
 {
 	int type = -1;
 
-	if (l_tid <= 0)
-		return -1; /* no lease ever taken: no lock either */
+	if (!atomic_load(&l_count))
+		return -1; /* no lease held: no lock either */
 	pthread_mutex_lock(&l_mu);
-	for (unsigned i = 0; i < LOCAL_LEASE_MAX && type < 0; i++) {
+	for (unsigned i = 0, n = 0; i < LOCAL_LEASE_MAX && n < atomic_load(&l_count) && type < 0; i++) {
 		const struct local_lease *l = &l_tab[i];
 
+		n += l->fd >= 0;
 		if (l->fd >= 0 && l->ino == st->st_ino && l->dev == st->st_dev)
 			type = l->type;
 		if (type == F_WRLCK && fd)
