@@ -46,7 +46,8 @@
  *    delegation: the call waits in the kernel (the file's lease), the holder
  *    gets CB_RECALL at once, the call completes just after DELEGRETURN;
  *    renaming or unlinking one: CB_RECALL after the fact (no fcntl lease
- *    breaks for those); a local open for reading keeps a read delegation;
+ *    breaks for those); a local open for reading keeps a read delegation,
+ *    whose read-only open answers WRITE_LT with NFS4ERR_OPENMODE;
  *    a file open locally for writing gets none (WND4_CONTENTION);
  *  - a write delegation (OPEN for writing, no other client): SETATTR of
  *    the size with its stateid is accepted (the Linux client truncates so);
@@ -1321,6 +1322,13 @@ static void test_deleg_local(void)
 	local_main(&op);
 	CHECK(atomic_load(&op.done) && op.err == 0, "a local open for reading proceeds at once");
 	CHECK(!cb_wait(&a.c, &cc, 500), "and recalls nothing");
+	/* its open is read-only (for the read lease): a write lock is not allowed by it */
+	struct n4_sid lsid;
+
+	CHECK_EQ(n4_lock_new(&a, oa.fh, oa.fh_len, N4_WRITE_LT, 0, 10, &oa.osid, NULL, "w", &lsid), N4ERR_OPENMODE,
+		 "WRITE_LT from the read open: NFS4ERR_OPENMODE");
+	CHECK_EQ(n4_lock_new(&a, oa.fh, oa.fh_len, N4_READ_LT, 0, 10, &oa.osid, NULL, "r", &lsid), 0,
+		 "READ_LT from it: granted");
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
 	/* a file a local process holds open for writing: no read delegation (no lease to be had) */
 	snprintf(path, sizeof(path), "%s/lbusy", env.export_dir);
