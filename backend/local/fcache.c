@@ -310,6 +310,23 @@ int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned
 	return 0;
 }
 
+void local_fcache_drop_idle(struct local_fs *lf, int fd)
+{
+	struct local_fs *put = NULL;
+	struct be_handle h;
+	struct be_file *e;
+	int close_fd = -1;
+
+	if (local_handle_at(fd, "", AT_EMPTY_PATH, &h) != 0)
+		return;
+	pthread_mutex_lock(&fc_lock);
+	e = fc_cap ? fc_find(lf, &h) : NULL;
+	if (e && e->refs == 0)
+		fc_unhash(e, &close_fd, &put);
+	pthread_mutex_unlock(&fc_lock);
+	fc_release(close_fd, put);
+}
+
 int local_file_check(struct be_file *f, const struct stat *st)
 {
 	if (!f->by_handle || st->st_nlink != 0)

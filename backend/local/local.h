@@ -155,6 +155,9 @@ int local_file_open(struct be_fs *fs, const struct be_obj *o, unsigned flags, st
 int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned flags, struct be_file **out);
 void local_file_get(struct be_fs *fs, struct be_file *f);
 void local_file_put(struct be_fs *fs, struct be_file *f);
+/* Close lf's cached descriptor of the file fd is open on, if no call uses it
+ * (its read-write descriptor would refuse the file a lease: local_lease.c). */
+void local_fcache_drop_idle(struct local_fs *lf, int fd);
 int local_file_getattr(struct be_fs *fs, struct be_file *f, struct be_attr *out);
 /* Before I/O on f (st: its fstat): ESTALE if a file opened by handle was unlinked
  * since (it is dropped from the cache), else 0. */

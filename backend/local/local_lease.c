@@ -9,7 +9,9 @@
  *
  * Each lease sits on its own duplicate of the caller's descriptor (the same
  * open file description, so the lease outlives the be_file's close and
- * rnfsd's I/O through that file does not break it). The kernel's rules,
+ * rnfsd's I/O through that file does not break it). A lease refused is
+ * asked again once after the file cache's idle descriptor of the file (if
+ * any) is closed. The kernel's rules,
  * measured in tests/unit/test_local_lease.c: a read lease needs no
  * descriptor of the file open for writing (the lease's own included), a
  * write lease no other descriptor open at all; O_PATH descriptors do not
@@ -176,6 +178,14 @@ int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid)
 		if (l_tab[i].fd < 0)
 			slot = (int)i;
 	err = slot < 0 ? ENOSPC : l_take(fd, write);
+	if (err == EAGAIN) {
+		/* The file cache's idle descriptor (NFSv3's I/O, read-write) may be
+		 * what is in the way: closed, and the lease asked for again. */
+		pthread_mutex_unlock(&l_mu);
+		local_fcache_drop_idle(f->fs, f->fd);
+		pthread_mutex_lock(&l_mu);
+		err = l_tab[slot].fd < 0 ? l_take(fd, write) : EAGAIN; /* the slot not taken meanwhile */
+	}
 	if (!err)
 		atomic_fetch_add(&l_count, 1);
 	if (!err)

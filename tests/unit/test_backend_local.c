@@ -690,6 +690,28 @@ static void test_lease(void **state)
 	assert_int_equal(fs->ops->lease_unset(lid2), 0);
 	assert_int_equal(fs->ops->lease_unset(lid2), EINVAL);
 	be_file_put(fs, rw);
+	/* the file cache's read-write descriptor (NFSv3 I/O) refuses a read
+	 * lease while a call uses it; idle, it is closed for the lease */
+	struct be_obj o2 = BE_OBJ_INIT;
+	struct be_file *cached = NULL;
+
+	sh("echo x > %s/l/f2", top);
+	lookup_ok(fs, &root, "f2", &o2);
+	assert_int_equal(be_handle(fs, &o2, &h), 0);
+	assert_int_equal(be_file_open_handle(fs, &h, BE_OPEN_READ | BE_OPEN_WRITE, &cached), 0);
+	assert_int_equal(be_file_open(fs, &o2, BE_OPEN_READ, &ro), 0);
+	assert_int_equal(be_lease_set(fs, ro, false, &lid), EAGAIN);
+	be_file_put(fs, cached);
+	assert_int_equal(be_lease_set(fs, ro, false, &lid), 0);
+	/* and an NFSv3 READ of it meanwhile opens read-only: the lease stays */
+	before = atomic_load(&lease_breaks);
+	assert_int_equal(be_file_open_handle(fs, &h, BE_OPEN_READ, &cached), 0);
+	be_file_put(fs, cached);
+	usleep(200000);
+	assert_int_equal(atomic_load(&lease_breaks), before);
+	assert_int_equal(fs->ops->lease_unset(lid), 0);
+	be_file_put(fs, ro);
+	be_obj_put(fs, &o2);
 	be_lease_listen(NULL);
 	be_obj_put(fs, &o);
 	be_obj_put(fs, &root);
