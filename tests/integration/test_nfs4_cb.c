@@ -48,7 +48,9 @@
  *    renaming or unlinking one: CB_RECALL after the fact (no fcntl lease
  *    breaks for those); a local open for reading keeps a read delegation,
  *    whose read-only open answers WRITE_LT with NFS4ERR_OPENMODE;
- *    a file open locally for writing gets none (WND4_CONTENTION);
+ *    a file open locally for writing gets none (WND4_CONTENTION); a holder
+ *    that never returns is revoked after a lease and the local open then
+ *    proceeds;
  *  - a write delegation (OPEN for writing, no other client): SETATTR of
  *    the size with its stateid is accepted (the Linux client truncates so);
  *  - restarted with [nfsv4] delegations = no: the same OPEN gets no
@@ -1295,6 +1297,40 @@ static void lease_path(struct n4_client *a, const char *name, uint32_t access, e
 	pthread_join(op.t, NULL);
 }
 
+/* A holder that answers the recall a local open caused but never returns:
+ * revoked after a lease (the holder's own SEQUENCEs expire it), its lease
+ * released, the local open proceeds (before lease-break-time, 45 s). */
+static void lease_revoked(struct n4_client *a)
+{
+	struct local_op op = { .kind = LOCAL_OPEN_WRITE };
+	struct dl_open oa;
+	struct cb_call cc;
+	uint32_t flags = 0;
+
+	dl_open(a, "lrevoke", 1, true, &oa);
+	if (!CHECK(oa.status == 0 && oa.deleg == 1, "revoke: a read delegation"))
+		return;
+	snprintf(op.path, sizeof(op.path), "%s/lrevoke", env.export_dir);
+	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread"))
+		return;
+	if (CHECK(cb_wait(&a->c, &cc, 5000), "revoke: CB_RECALL arrives"))
+		cb_answer(&a->c, &cc); /* answered, never returned */
+	double t0 = now_s();
+
+	while (!atomic_load(&op.done) && now_s() - t0 < 4 * LEASE) {
+		(void)sequence(a, false, &flags, true);
+		usleep(500 * 1000);
+	}
+	double waited = now_s() - t0;
+
+	CHECK(atomic_load(&op.done) && waited > LEASE / 2 && waited < 2 * LEASE + 2,
+	      "revoke: the local open waits until the delegation is revoked (%.1f s, lease %d s)", waited, LEASE);
+	pthread_join(op.t, NULL);
+	CHECK_EQ(sequence(a, false, &flags, true), 0, "revoke: SEQUENCE");
+	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "revoke: RECALLABLE_STATE_REVOKED (0x%x)", flags);
+	CHECK_EQ(dl_sid_op(a, oa.fh, oa.fh_len, N4_FREE_STATEID, &oa.dsid), 0, "revoke: FREE_STATEID");
+}
+
 static void test_deleg_local(void)
 {
 	char path[PATH_MAX + 16];
@@ -1314,6 +1350,8 @@ static void test_deleg_local(void)
 	lease_path(&a, "lwren", 3, LOCAL_RENAME, false, "write delegation, local rename");
 	lease_path(&a, "lwunl", 3, LOCAL_UNLINK, false, "write delegation, local unlink");
 	CHECK(nfs4_stats_has("\"deleg_leases\": 0,"), "stats: no lease left after the returns");
+	lease_revoked(&a);
+	CHECK(nfs4_stats_has("\"deleg_leases\": 0,"), "stats: none left after the revocation");
 	/* a read delegation stays through a local open for reading */
 	dl_open(&a, "lrfile", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
