@@ -464,6 +464,17 @@ struct be_ops {
 	int (*watch)(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
 	int (*unwatch)(int wd);
 
+	/* -- leases (NFSv4 delegations: a local process's conflicting open or
+	 * truncate waits in the kernel until the lease is released) --
+	 * Lease the file f is open as (read, or write), on a descriptor kept
+	 * for it; *lid names the lease. EAGAIN: the file is open elsewhere in
+	 * a way the lease does not allow (a read lease: for writing, by anyone,
+	 * f included; a write lease: at all, but f). A break goes to the lease
+	 * listener (be_lease_listen) from a backend thread, at once. lease_unset
+	 * releases it (the waiting local process proceeds). NULL: not supported. */
+	int (*lease_set)(struct be_fs *fs, struct be_file *f, bool write, int *lid);
+	int (*lease_unset)(int lid);
+
 	/* -- extended attributes, user namespace only (RFC 8276): names without
 	 * the "user." prefix -- */
 	/* cap 0: only *len (the value's size). ERANGE if cap is too small, ENODATA if absent. */
@@ -593,6 +604,11 @@ static inline void be_file_put(struct be_fs *fs, struct be_file *f)
 void be_change_listen(void (*changed)(int wd, bool gone));
 void be_changed(int wd, bool gone);
 #define be_watch(fs, o, kind, wd) BE_CALL(fs, watch, o, kind, wd)
+/* The lease listener: one (NFSv4's delegations), told each lease being
+ * broken (lid). Any thread; must not block. */
+void be_lease_listen(void (*broken)(int lid));
+void be_lease_broken(int lid);
+#define be_lease_set(fs, f, write, lid) BE_CALL(fs, lease_set, f, write, lid)
 
 #define BE_LOCK_LISTENERS 4u
 bool be_lock_listen(void (*released)(void));

@@ -89,6 +89,22 @@ void be_changed(int wd, bool gone)
 		changed(wd, gone);
 }
 
+/* The lease listener (NFSv4's delegations: nfs4_deleg_watch.c). */
+static void (*_Atomic be_lease_listener)(int lid);
+
+void be_lease_listen(void (*broken)(int lid))
+{
+	atomic_store(&be_lease_listener, broken);
+}
+
+void be_lease_broken(int lid)
+{
+	void (*broken)(int lid) = atomic_load(&be_lease_listener);
+
+	if (broken)
+		broken(lid);
+}
+
 void be_ceph_configure(const struct be_ceph_settings *s)
 {
 	be_ceph = *s;

@@ -170,7 +170,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->nfsv4 = true; /* issue 10: NFSv4.0-4.2 offered, so a default Linux mount gets 4.2 */
 	cfg->nfsv4_grace_time = 90; /* RFC 8881 §8.4.2: at least one lease */
 	cfg->nfsv4_lease_time = 90;
-	cfg->nfsv4_delegations = false; /* local processes' locks are not seen (rnfsd.conf(5)) */
+	cfg->nfsv4_delegations = false; /* a write holder's lock reclaim waits for the lease (rnfsd.conf(5)) */
 	cfg->nfsv4_max_clients = 4096; /* NFS4_STATE_MAX_CLIENTS */
 	cfg->nfsv4_copy_workers = 0; /* a quarter of the threads, at least 1 */
 	cfg->nfsv4_copy_workers_per_client = 1;

@@ -133,6 +133,10 @@ static uint32_t nlm_file_open(struct rpc_call *c, const struct nlm_fh *fh, struc
 		err = be_file_open_handle(nf->e->fs, &bh, BE_OPEN_READ, &nf->f);
 	if (err == EISDIR || err == EINVAL)
 		err = ENOLCK; /* XNFS: locks are on regular files */
+	/* A lease in the way (an NFSv4 delegation's, its recall now started, or a
+	 * local process's): NLM has no DELAY, the client asks again (as below). */
+	if (err == EWOULDBLOCK)
+		return NLM4_DENIED_GRACE_PERIOD;
 	return nlm_errno_to_stat(err);
 }
 

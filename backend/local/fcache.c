@@ -4,7 +4,8 @@
  * a file by handle on every call.
  *
  * Keyed by (instance, handle bytes); the value is an fd opened as root with
- * O_RDWR (or O_RDONLY when the file cannot be opened for writing).
+ * O_RDWR (or O_RDONLY when the file cannot be opened for writing); a
+ * file_open() of an object opens only for what it asks (BE_OPEN_*).
  * Permission is checked per I/O under the caller's identity (BE_IO_CHECK_ACCESS,
  * as knfsd's filecache). Each file holds a reference on its instance.
  *
@@ -162,8 +163,13 @@ static struct be_file *fc_slot_alloc(int *close_fd, struct local_fs **put)
 	return e;
 }
 
-/* Open the regular file behind O_PATH fd pfd (st) for I/O, as root: never a FIFO or device. */
-static int fc_reopen(int pfd, const struct stat *st, unsigned flags, int *fd, bool *rdwr)
+/* Open the regular file behind O_PATH fd pfd (st) for I/O, as root: never a
+ * FIFO or device. Read-write where it can (a cached file serves any I/O),
+ * unless exact: then only as flags say (an NFSv4 open, whose read-only
+ * descriptor leaves the file a read lease: local_lease.c). O_NONBLOCK: a
+ * lease on the file (a delegation's, or a local process's) fails the open
+ * with EWOULDBLOCK, the caller's DELAY, rather than holding the thread. */
+static int fc_reopen(int pfd, const struct stat *st, unsigned flags, bool exact, int *fd, bool *rdwr)
 {
 	char path[32];
 
@@ -171,11 +177,19 @@ static int fc_reopen(int pfd, const struct stat *st, unsigned flags, int *fd, bo
 		return S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
 	local_fd_path(pfd, path);
 	local_watch_self(st); /* rnfsd's own open, not a local process's (a delegation's watch) */
-	*rdwr = true;
-	*fd = open(path, O_RDWR | O_CLOEXEC);
-	if (*fd < 0 && !(flags & BE_OPEN_WRITE) && errno != EMFILE && errno != ENFILE) {
+	*fd = exact ? local_lease_dup(st) : -1; /* a write delegation's holder: through its lease */
+	if (*fd >= 0) {
+		*rdwr = true;
+		return 0;
+	}
+	/* Read-write where it can, but not on a file rnfsd holds a read lease
+	 * on, for reading: it would break the lease (a recall for nothing). */
+	*rdwr = (flags & BE_OPEN_WRITE) || (!exact && !local_lease_read(st));
+	*fd = open(path, (*rdwr ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0 && *rdwr && !(flags & BE_OPEN_WRITE) && errno != EMFILE && errno != ENFILE &&
+	    errno != EWOULDBLOCK) {
 		*rdwr = false; /* read-only file system, ETXTBSY, immutable... */
-		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	}
 	return *fd < 0 ? errno : 0;
 }
@@ -204,7 +218,7 @@ int local_file_open(struct be_fs *fs, const struct be_obj *o, unsigned flags, st
 	if (fstat(local_fd(o), &st) < 0)
 		return errno;
 	local_id_server();
-	err = fc_reopen(local_fd(o), &st, flags, &fd, &rdwr);
+	err = fc_reopen(local_fd(o), &st, flags, true, &fd, &rdwr);
 	return err ? err : fc_new_uncached(local_fs(fs), fd, rdwr, out);
 }
 
@@ -284,7 +298,7 @@ int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned
 		err = local_open_handle(fs, h, &o, NULL);
 		if (err)
 			return err;
-		err = fstat(local_fd(&o), &st) < 0 ? errno : fc_reopen(local_fd(&o), &st, flags, &fd, &rdwr);
+		err = fstat(local_fd(&o), &st) < 0 ? errno : fc_reopen(local_fd(&o), &st, flags, false, &fd, &rdwr);
 		local_close(local_fd(&o));
 		if (err)
 			return err;
@@ -294,6 +308,23 @@ int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned
 	}
 	(*out)->by_handle = true; /* unlinked since it was cached: local_file_check at its I/O */
 	return 0;
+}
+
+void local_fcache_drop_idle(struct local_fs *lf, int fd)
+{
+	struct local_fs *put = NULL;
+	struct be_handle h;
+	struct be_file *e;
+	int close_fd = -1;
+
+	if (local_handle_at(fd, "", AT_EMPTY_PATH, &h) != 0)
+		return;
+	pthread_mutex_lock(&fc_lock);
+	e = fc_cap ? fc_find(lf, &h) : NULL;
+	if (e && e->refs == 0)
+		fc_unhash(e, &close_fd, &put);
+	pthread_mutex_unlock(&fc_lock);
+	fc_release(close_fd, put);
 }
 
 int local_file_check(struct be_file *f, const struct stat *st)

@@ -155,6 +155,9 @@ int local_file_open(struct be_fs *fs, const struct be_obj *o, unsigned flags, st
 int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned flags, struct be_file **out);
 void local_file_get(struct be_fs *fs, struct be_file *f);
 void local_file_put(struct be_fs *fs, struct be_file *f);
+/* Close lf's cached descriptor of the file fd is open on, if no call uses it
+ * (its read-write descriptor would refuse the file a lease: local_lease.c). */
+void local_fcache_drop_idle(struct local_fs *lf, int fd);
 int local_file_getattr(struct be_fs *fs, struct be_file *f, struct be_attr *out);
 /* Before I/O on f (st: its fstat): ESTALE if a file opened by handle was unlinked
  * since (it is dropped from the cache), else 0. */
@@ -182,6 +185,14 @@ int local_clone(struct be_fs *fs, const struct be_cred *cr, struct be_file *src,
 void local_locks_shutdown(void);
 /* The table's size (before its first use; 0 keeps LOCAL_LOCK_DESCS). */
 void local_lock_limit(unsigned n);
+/* local_lease.c: Linux leases of delegated files. */
+int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid);
+int local_lease_unset(int lid);
+/* A new descriptor of the open file description holding a write lease on
+ * the inode st (an open of it would break the lease), or -1 if none. */
+int local_lease_dup(const struct stat *st);
+/* Has rnfsd a read lease on the inode st (a read-write open would break it)? */
+bool local_lease_read(const struct stat *st);
 /* local_watch.c: change watches (inotify). */
 int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
 int local_unwatch(int wd);

@@ -104,9 +104,11 @@ static int lk_desc(struct be_file *f, uint64_t owner, bool create, struct local_
 	local_fd_path(f->fd, path);
 	local_watch_self(&st);
 	d = lk_free;
-	d->fd = open(path, (f->rdwr ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	d->fd = open(path, (f->rdwr ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC); /* a lease: EWOULDBLOCK */
 	if (d->fd < 0)
-		return errno == EMFILE || errno == ENFILE ? ENOLCK : errno; /* out of descriptors: no lock */
+		/* Out of descriptors: no lock. A lease in the way (the open started its
+		 * break): ETIMEDOUT, the caller's DELAY, as EAGAIN would say "conflict". */
+		return errno == EMFILE || errno == ENFILE ? ENOLCK : errno == EWOULDBLOCK ? ETIMEDOUT : errno;
 	lk_free = d->next;
 	lk_used++;
 	d->held = (struct lk_ranges){ 0 };

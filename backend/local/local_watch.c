@@ -7,12 +7,12 @@
  * changes or opens a delegated file.
  *
  * Kinds: BE_WATCH_CHANGES (IN_MODIFY, IN_ATTRIB: data, mode, owner, times,
- * links, xattrs) for read delegations; BE_WATCH_OPENS (IN_OPEN) for write
- * delegations, whose holder's own writes would otherwise look like another's.
- * Both: IN_MOVE_SELF, IN_DELETE_SELF. inotify is told after the fact: a
- * local writer is not held back until the delegation is returned (Linux
- * leases would, but need every other descriptor of the file read-only, and
- * the file cache's are read-write).
+ * links, xattrs) for read delegations; BE_WATCH_OPENS (IN_OPEN, IN_ATTRIB)
+ * for write delegations, whose holder's own writes would otherwise look like
+ * another's. Both: IN_MOVE_SELF, IN_DELETE_SELF. inotify is told after the
+ * fact: a local writer is not held back until the delegation is returned;
+ * the lease a delegation also holds (local_lease.c) holds back local opens
+ * and truncates, but not renames, unlinks or attribute changes.
  *
  * rnfsd's own changes are not a local process's: inotify does not say who
  * made an event, so the backend marks each watched file it is about to
@@ -191,7 +191,9 @@ int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd
 	pthread_once(&w_once, watch_start);
 	if (w_fd < 0)
 		return w_err ? w_err : EOPNOTSUPP;
-	mask |= (kind & BE_WATCH_OPENS) ? IN_OPEN : 0;
+	/* IN_ATTRIB for opens too: an unlink (its link count) is told no other way
+	 * while the delegation's lease keeps the inode open (no IN_DELETE_SELF). */
+	mask |= (kind & BE_WATCH_OPENS) ? IN_OPEN | IN_ATTRIB : 0;
 	mask |= (kind & BE_WATCH_CHANGES) ? IN_MODIFY | IN_ATTRIB : 0;
 	if (fstat(local_fd(o), &st) < 0)
 		return errno;

@@ -354,8 +354,15 @@ struct nfs4_deleg_file {
 void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_deleg_file *df,
 		     const struct nfs4_open_args *a, struct nfs4_open_op_res *r);
 /* nfs4_deleg_watch.c: watch the delegated file for local processes' changes
- * (write: its being opened); their event recalls its delegations. errno. */
-int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len, bool write);
+ * (write: its being opened) and, where the backend can, lease it through f
+ * (read or write: a local open or truncate waits for the recall); their
+ * event recalls its delegations. errno: EAGAIN, the lease is not to be had. */
+int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, struct be_file *f, const uint8_t *fkey,
+		     uint32_t fkey_len, bool write);
+/* Release the leases of files left without delegations (after returns, revocations, purges). */
+void nfs4_deleg_watch_sweep(void);
+/* Leases held now (the stats' gauge). */
+unsigned nfs4_deleg_watch_leases(void);
 /* What the watches ask of the delegations, given once by nfs4_deleg_init(): whether a file still has
  * delegations (its watch may go), and to recall them when a local process changed it. */
 struct nfs4_deleg_watch_hooks {
@@ -378,6 +385,8 @@ uint32_t nfs4_deleg_seq_flags(uint64_t clientid);
 uint32_t nfs4_delegreturn_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_delegpurge_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uint64_t *revoked);
+/* Files leased for delegations now; grants undone because the lease was refused (EAGAIN). */
+void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused);
 
 /* ---- nfs4_proc_lock.c ---- */
 

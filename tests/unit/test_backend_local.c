@@ -18,6 +18,7 @@
  *
  * Needs root (open_by_handle_at, mounts): skips otherwise.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -582,6 +583,142 @@ static void test_watch(void **state)
 	be_fs_close(fs);
 }
 
+/* ---- leases (be_lease_set: F_SETLEASE, for NFSv4 delegations) ---- */
+
+static atomic_int lease_breaks, lease_lid = -2;
+
+static void lease_heard(int lid)
+{
+	atomic_store(&lease_lid, lid);
+	atomic_fetch_add(&lease_breaks, 1);
+}
+
+struct opener {
+	const char *path;
+	int flags;
+	atomic_int done; /* 1: the open returned */
+	int err;
+};
+
+static void *open_thread(void *arg)
+{
+	struct opener *op = arg;
+	int fd = open(op->path, op->flags | O_CLOEXEC);
+
+	op->err = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	atomic_store(&op->done, 1);
+	return NULL;
+}
+
+/* A local open of the leased file: it waits (the break told meanwhile) until
+ * lid is released, then proceeds. */
+static void lease_blocks_open(struct be_fs *fs, int lid, const char *path, int flags)
+{
+	struct opener op = { .path = path, .flags = flags };
+	int before = atomic_load(&lease_breaks);
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, open_thread, &op), 0);
+	for (int i = 0; i < 200 && atomic_load(&lease_breaks) == before; i++)
+		usleep(10000);
+	assert_int_equal(atomic_load(&lease_breaks), before + 1);
+	assert_int_equal(atomic_load(&lease_lid), lid);
+	usleep(200000);
+	assert_int_equal(atomic_load(&op.done), 0); /* still held back */
+	assert_int_equal(fs->ops->lease_unset(lid), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(op.err, 0);
+}
+
+/* The kernel's lease rules as rnfsd meets them (measured, not assumed). */
+static void test_lease(void **state)
+{
+	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	struct be_file *rw = NULL, *ro = NULL;
+	struct be_fs *fs;
+	int lid, lid2, before;
+
+	(void)state;
+	sh("mkdir -p %s/l && echo data > %s/l/file", top, top);
+	fs = open_fs(tpath("l"));
+	be_lease_listen(lease_heard);
+	assert_int_equal(be_root(fs, &root, NULL), 0);
+	lookup_ok(fs, &root, "file", &o); /* an O_PATH descriptor: counts for neither lease */
+	/* a read lease needs every descriptor read-only, its own too */
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ | BE_OPEN_WRITE, &rw), 0);
+	assert_int_equal(be_lease_set(fs, rw, false, &lid), EAGAIN);
+	/* a write lease on the only descriptor (rnfsd's read-write one) */
+	assert_int_equal(be_lease_set(fs, rw, true, &lid), 0);
+	/* rnfsd's own open of the object (the holder's OPEN) shares the lease's
+	 * description: nothing breaks */
+	before = atomic_load(&lease_breaks);
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ, &ro), 0);
+	be_file_put(fs, ro);
+	/* an open by handle (NFSv3's cache) never waits: EWOULDBLOCK, the break told */
+	struct be_handle h;
+
+	assert_int_equal(be_handle(fs, &o, &h), 0);
+	assert_int_equal(be_file_open_handle(fs, &h, BE_OPEN_READ, &ro), EWOULDBLOCK);
+	for (int i = 0; i < 200 && atomic_load(&lease_breaks) == before; i++)
+		usleep(10000);
+	assert_int_equal(atomic_load(&lease_breaks), before + 1);
+	assert_int_equal(fs->ops->lease_unset(lid), 0);
+	/* ... and a read-only descriptor beside it refuses a write lease */
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ, &ro), 0);
+	assert_int_equal(be_lease_set(fs, rw, true, &lid), EAGAIN);
+	be_file_put(fs, rw);
+	/* a read lease on a read-only descriptor; a second read-only one is no conflict */
+	assert_int_equal(be_lease_set(fs, ro, false, &lid), 0);
+	be_file_put(fs, ro); /* the lease outlives the file (its own descriptor) */
+	int fd = open(tpath("l/file"), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	close(fd);
+	/* a local open for writing waits for the release; so does truncate(2) */
+	lease_blocks_open(fs, lid, tpath("l/file"), O_WRONLY);
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ | BE_OPEN_WRITE, &rw), 0);
+	assert_int_equal(be_lease_set(fs, rw, true, &lid), 0);
+	lease_blocks_open(fs, lid, tpath("l/file"), O_RDONLY); /* a write lease: any open */
+	/* rename and unlink do not break an fcntl lease (only nfsd's FL_DELEG ones) */
+	assert_int_equal(be_lease_set(fs, rw, true, &lid2), 0);
+	before = atomic_load(&lease_breaks);
+	sh("mv %s/l/file %s/l/moved && rm %s/l/moved", top, top, top);
+	usleep(300000);
+	assert_int_equal(atomic_load(&lease_breaks), before);
+	assert_int_equal(fs->ops->lease_unset(lid2), 0);
+	assert_int_equal(fs->ops->lease_unset(lid2), EINVAL);
+	be_file_put(fs, rw);
+	/* the file cache's read-write descriptor (NFSv3 I/O) refuses a read
+	 * lease while a call uses it; idle, it is closed for the lease */
+	struct be_obj o2 = BE_OBJ_INIT;
+	struct be_file *cached = NULL;
+
+	sh("echo x > %s/l/f2", top);
+	lookup_ok(fs, &root, "f2", &o2);
+	assert_int_equal(be_handle(fs, &o2, &h), 0);
+	assert_int_equal(be_file_open_handle(fs, &h, BE_OPEN_READ | BE_OPEN_WRITE, &cached), 0);
+	assert_int_equal(be_file_open(fs, &o2, BE_OPEN_READ, &ro), 0);
+	assert_int_equal(be_lease_set(fs, ro, false, &lid), EAGAIN);
+	be_file_put(fs, cached);
+	assert_int_equal(be_lease_set(fs, ro, false, &lid), 0);
+	/* and an NFSv3 READ of it meanwhile opens read-only: the lease stays */
+	before = atomic_load(&lease_breaks);
+	assert_int_equal(be_file_open_handle(fs, &h, BE_OPEN_READ, &cached), 0);
+	be_file_put(fs, cached);
+	usleep(200000);
+	assert_int_equal(atomic_load(&lease_breaks), before);
+	assert_int_equal(fs->ops->lease_unset(lid), 0);
+	be_file_put(fs, ro);
+	be_obj_put(fs, &o2);
+	be_lease_listen(NULL);
+	be_obj_put(fs, &o);
+	be_obj_put(fs, &root);
+	be_end_call(fs);
+	be_fs_close(fs);
+}
+
 /* An access ACL u:<uid>:--- beside the mode bits (owner rw, group and mask none,
  * others: other_perm, e.g. 4 for r, 1 for x); false (said on stderr) where the
  * file system has no POSIX ACLs. */
@@ -847,6 +984,7 @@ int main(void)
 		cmocka_unit_test(test_space),
 		cmocka_unit_test(test_create_readdir_files),
 		cmocka_unit_test(test_watch),
+		cmocka_unit_test(test_lease),
 		cmocka_unit_test(test_read_nowait),
 		cmocka_unit_test(test_lookup_on_loop_thread),
 		cmocka_unit_test(test_remove_on_loop_thread),

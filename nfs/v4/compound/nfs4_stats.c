@@ -155,6 +155,7 @@ void nfs4_stats_state(struct nfs4_stats_snap *out)
 	if (nfs4_stats_srv)
 		nfs4_stats_tables(nfs4_stats_srv, out);
 	nfs4_deleg_stats(&out->delegations, &out->recalls, &out->returned, &out->revoked);
+	nfs4_deleg_lease_stats(&out->deleg_leases, &out->deleg_lease_refused);
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {
@@ -220,7 +221,8 @@ static const struct nfs4_sec_field nfs4_sec_state[] = {
 	U("reclaims", reclaims), U("grace_refused", grace_refused), U("no_grace", no_grace),
 	U("open_files", open_files), U("open_owners", open_owners), U("lock_owners", lock_owners),
 	U("open_files_max", open_files_max), U("opens_per_client_max", opens_per_client_max),
-	U("lock_owners_per_client_max", lock_owners_per_client_max), { NULL, 0, SEC_U },
+	U("lock_owners_per_client_max", lock_owners_per_client_max), U("deleg_leases", deleg_leases),
+	U("deleg_lease_refused", deleg_lease_refused), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_async[] = {
@@ -324,6 +326,9 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_delegation_recalls_total", "Delegations recalled (CB_RECALL)", PROM_COUNTER, recalls),
 	PF("rnfsd_nfs4_delegation_returns_total", "Delegations returned (DELEGRETURN)", PROM_COUNTER, returned),
 	PF("rnfsd_nfs4_delegation_revocations_total", "Delegations revoked", PROM_COUNTER, revoked),
+	PF("rnfsd_nfs4_delegation_leases", "Files leased (F_SETLEASE) for their delegations", PROM_GAUGE, deleg_leases),
+	PF("rnfsd_nfs4_delegation_lease_refused_total", "Delegations not granted: the file's lease not to be had",
+	   PROM_COUNTER, deleg_lease_refused),
 	PF("rnfsd_nfs4_open_files", "Files with NFSv4 opens (a descriptor each)", PROM_GAUGE, open_files),
 	PF("rnfsd_nfs4_open_owners", "NFSv4 open owners", PROM_GAUGE, open_owners),
 	PF("rnfsd_nfs4_lock_owners", "NFSv4 lock owners", PROM_GAUGE, lock_owners),

@@ -7,6 +7,17 @@
  * access). The event comes after the fact (inotify): the local process is
  * not held back, the holder is told at once.
  *
+ * Where the backend has leases (be_lease_set: the local one), each watched
+ * file also holds one, read or write as its delegations are: a local
+ * process's conflicting open or truncate then waits in the kernel, rnfsd is
+ * told at once (w_broken) and recalls; the lease goes when the file has no
+ * delegation held or being recalled (nfs4_deleg_watch_sweep(), after a
+ * return, a revocation, a purge), which lets the local process proceed. A
+ * delegation whose lease cannot be had is not granted (RFC 8881 §10.4: the
+ * server need not grant one): EAGAIN when rnfsd's or anyone's descriptors
+ * of the file forbid it. rename(2), unlink(2) and link(2) do not break an
+ * fcntl lease (only knfsd's own delegations): those stay after the fact.
+ *
  * A table of up to NFS4_DELEG_MAX watches (wd -> the file's handle bytes),
  * one per delegated file; a watch stays while the file has delegations and
  * goes at its next event after that (or when the table is full and a new
@@ -25,6 +36,8 @@
 struct dl_watch {
 	const struct be_ops *ops; /* NULL: a free slot; unwatch needs no instance */
 	int wd;
+	int lid;          /* the file's lease (be_lease_set), -1: none */
+	bool lease_write; /* ... a write lease */
 	uint32_t fkey_len;
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
 };
@@ -56,8 +69,17 @@ static struct dl_watch *w_find_wd(int wd)
 	return NULL;
 }
 
+/* w_mu held: the lease goes (the local process waiting on it proceeds). */
+static void w_unlease(struct dl_watch *w)
+{
+	if (w->lid >= 0 && w->ops->lease_unset)
+		(void)w->ops->lease_unset(w->lid);
+	w->lid = -1;
+}
+
 static void w_drop(struct dl_watch *w)
 {
+	w_unlease(w);
 	(void)w->ops->unwatch(w->wd);
 	w->ops = NULL;
 	w_used--;
@@ -103,6 +125,7 @@ static void w_changed(int wd, bool gone)
 		len = w->fkey_len;
 		memcpy(fkey, w->fkey, len);
 		if (gone) {
+			w_unlease(w);
 			w->ops = NULL; /* the kernel took it away (file removed) */
 			w_used--;
 		} else if (!w_held(fkey, len)) {
@@ -118,12 +141,74 @@ static void w_changed(int wd, bool gone)
 	pthread_mutex_unlock(&w_mu);
 }
 
+/* The backend's lease break: a local process waits to open or truncate the
+ * file; its delegations are recalled (from anyone: client 0). */
+static void w_broken(int lid)
+{
+	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
+	uint32_t len = 0;
+
+	pthread_mutex_lock(&w_mu);
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && w_used && !len; i++) {
+		if (w_tab[i].ops && w_tab[i].lid == lid) {
+			len = w_tab[i].fkey_len;
+			memcpy(fkey, w_tab[i].fkey, len);
+		}
+	}
+	pthread_mutex_unlock(&w_mu);
+	if (len)
+		w_recall(fkey, len);
+}
+
 static void w_listen(void)
 {
 	be_change_listen(w_changed);
+	be_lease_listen(w_broken);
 }
 
-int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len, bool write)
+void nfs4_deleg_watch_sweep(void)
+{
+	pthread_mutex_lock(&w_mu);
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && w_used; i++)
+		if (w_tab[i].ops && w_tab[i].lid >= 0 && !w_held(w_tab[i].fkey, w_tab[i].fkey_len))
+			w_unlease(&w_tab[i]);
+	pthread_mutex_unlock(&w_mu);
+}
+
+unsigned nfs4_deleg_watch_leases(void)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&w_mu);
+	for (unsigned i = 0; i < NFS4_DELEG_MAX && w_used; i++)
+		n += w_tab[i].ops && w_tab[i].lid >= 0;
+	pthread_mutex_unlock(&w_mu);
+	return n;
+}
+
+/* w_mu held: the file's lease for a delegation of this kind (a write lease
+ * serves a read one too); one of the other kind is released first (the file
+ * has no delegation it served: a write delegation is granted alone). */
+static int w_lease(struct be_fs *fs, struct dl_watch *w, struct be_file *f, bool write)
+{
+	int err;
+
+	if (!fs->ops->lease_set)
+		return 0; /* the watch alone (no lease in this backend) */
+	if (w->lid >= 0 && (w->lease_write || !write))
+		return 0;
+	w_unlease(w);
+	if (!f)
+		return EAGAIN;
+	err = be_lease_set(fs, f, write, &w->lid);
+	if (err)
+		w->lid = -1;
+	w->lease_write = write;
+	return err;
+}
+
+int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, struct be_file *f, const uint8_t *fkey,
+		     uint32_t fkey_len, bool write)
 {
 	unsigned kind = write ? BE_WATCH_OPENS : BE_WATCH_CHANGES;
 	struct dl_watch *w;
@@ -137,11 +222,18 @@ int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, const uint8_t *fk
 		return err;
 	pthread_mutex_lock(&w_mu);
 	w = w_find_wd(wd); /* the file watched already (the same wd): its kind is now this one */
-	if (!w && (w = w_slot()) != NULL)
+	if (!w && (w = w_slot()) != NULL) {
 		w_used++;
+		w->lid = -1;
+	}
 	if (w) {
-		*w = (struct dl_watch){ .ops = fs->ops, .wd = wd, .fkey_len = fkey_len };
+		int lid = w->lid;
+		bool lease_write = w->lease_write;
+
+		*w = (struct dl_watch){ .ops = fs->ops, .wd = wd, .lid = lid, .lease_write = lease_write,
+					.fkey_len = fkey_len };
 		memcpy(w->fkey, fkey, fkey_len);
+		err = w_lease(fs, w, f, write);
 	} else {
 		(void)fs->ops->unwatch(wd);
 		err = ENOSPC;

@@ -17,6 +17,7 @@
  * Lock order: nothing is called with dl_mu held but the pure table; the
  * client records' lock may be held when nfs4_deleg_client_gone() takes it.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -34,6 +35,8 @@ static struct nfs4_dtab dl_tab;
 static bool dl_ready;
 static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
 static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
+static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unlock() */
+static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
 static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
 static struct log_limit dl_limit;
@@ -67,11 +70,18 @@ static void dl_lock(void)
 	pthread_mutex_lock(&dl_mu);
 }
 
-/* Unlock; the lock-free count follows the table (the stats read the table: nfs4_deleg_stats()). */
+/* Unlock; the lock-free count follows the table (the stats read the table:
+ * nfs4_deleg_stats()). A delegation gone or revoked since: the leases of
+ * files left without one go (the local processes waiting on them proceed). */
 static void dl_unlock(void)
 {
+	bool fewer = dl_tab.count < atomic_load(&dl_count) || dl_tab.revoked != dl_revoked_seen;
+
+	dl_revoked_seen = dl_tab.revoked;
 	atomic_store(&dl_count, dl_tab.count);
 	pthread_mutex_unlock(&dl_mu);
+	if (fewer)
+		nfs4_deleg_watch_sweep();
 }
 
 void nfs4_deleg_client_gone(uint64_t clientid)
@@ -246,21 +256,28 @@ static bool file_locked(struct be_fs *fs, struct be_file *f)
 	return conflict;
 }
 
-/* The grant stands only with a watch for local processes' changes
- * (nfs4_deleg_watch.c); without one it is undone. */
+/* The grant stands only with a watch for local processes' changes and,
+ * where the backend has them, a lease (nfs4_deleg_watch.c); without them it
+ * is undone (RFC 8881 §10.4: a server need not grant a delegation). A lease
+ * refused for the file's other descriptors (EAGAIN) is contention (§18.16.2
+ * WND4_CONTENTION), said in no log. */
 static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64_t clientid, enum nfs4_dl_grant g,
 					struct nfs4_open_op_res *r, uint32_t *why)
 {
-	if (g == NFS4_DL_GRANT_NONE || nfs4_deleg_watch(df->fs, df->o, df->fkey, df->fkey_len,
-							g == NFS4_DL_GRANT_WRITE) == 0)
+	int err;
+
+	if (g == NFS4_DL_GRANT_NONE ||
+	    (err = nfs4_deleg_watch(df->fs, df->o, df->f, df->fkey, df->fkey_len, g == NFS4_DL_GRANT_WRITE)) == 0)
 		return g;
 	dl_lock();
 
 	nfs4_dtab_ungrant(&dl_tab, &r->dsid);
 	dl_unlock();
-	log_limited(&dl_limit, LOG_NOTICE, "nfs4: no delegation for client %llx: the file cannot be watched",
-		    (unsigned long long)clientid);
-	*why = NFS4_DL_WHY_RESOURCE;
+	atomic_fetch_add(&dl_lease_refused, err == EAGAIN);
+	if (err != EAGAIN)
+		log_limited(&dl_limit, LOG_NOTICE, "nfs4: no delegation for client %llx: the file cannot be watched or leased",
+			    (unsigned long long)clientid);
+	*why = err == EAGAIN ? NFS4_DL_WHY_CONTENTION : NFS4_DL_WHY_RESOURCE;
 	return NFS4_DL_GRANT_NONE;
 }
 
@@ -417,6 +434,12 @@ void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uin
 	*returned = dl_tab.returned;
 	*revoked = dl_tab.revoked;
 	pthread_mutex_unlock(&dl_mu);
+}
+
+void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused)
+{
+	*leases = nfs4_deleg_watch_leases();
+	*refused = atomic_load(&dl_lease_refused);
 }
 
 /* ---- the hook NFSv3 and NLM call (nfs/common/nfs_common.h): of no NFSv4 client (clientid 0) ---- */

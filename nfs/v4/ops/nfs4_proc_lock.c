@@ -94,6 +94,12 @@ static uint32_t lock_apply(struct nfs4_ctx *x, struct be_fs *fs, struct be_file 
 	 * 4.0; RFC 8881 §15.1.1.3: NFS4ERR_DELAY in 4.1+ (RESOURCE is not an answer there). */
 	if (err == ENOLCK || err == EMFILE || err == ENFILE)
 		return x->minorversion == 0 ? NFS4ERR_RESOURCE : NFS4ERR_DELAY;
+	/* A write lock through a file open read-only (an OPEN for reading while
+	 * delegations are on: nfs4_proc_open.c open_file): not allowed by the
+	 * open's access, NFS4ERR_OPENMODE (as knfsd answers a WRITE_LT without a
+	 * writable open). */
+	if (err == EBADF && lk->type == BE_LOCK_WRITE)
+		return NFS4ERR_OPENMODE;
 	if (err)
 		return nfs_errno_to_nfsstat4(err);
 	if (conflict) {

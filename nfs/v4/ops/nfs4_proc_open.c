@@ -133,11 +133,18 @@ static uint32_t open_permit(struct nfs4_obj *ob, const struct be_obj *o, const s
 	return NFS4_OK;
 }
 
-/* The backend's open file: read-write where the export allows, else read-only. */
-static uint32_t open_file(struct nfs4_obj *ob, const struct be_obj *o, uint32_t access, struct be_file **f,
+/* The backend's open file: read-write where the export allows, else
+ * read-only. Read-only too for an open for reading that may get a
+ * delegation: a read-write descriptor would leave the file no read lease
+ * (nfs4_deleg_watch.c); an upgrade opens read-write and replaces it
+ * (nfs4_stab_open keeps the file open for more). */
+static uint32_t open_file(struct nfs4_obj *ob, const struct be_obj *o, uint32_t share_access, struct be_file **f,
 			  unsigned *modes)
 {
-	bool rw = !ob->opts || ob->opts->rw;
+	uint32_t access = share_access & NFS4_SHARE_ACCESS_BOTH;
+	bool deleg = nfs4_deleg_enabled() && (share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK) !=
+						     OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
+	bool rw = (!ob->opts || ob->opts->rw) && !(deleg && access == NFS4_SHARE_ACCESS_READ);
 	int err = ENOENT;
 
 	if (rw)
@@ -236,7 +243,7 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 	if (status == NFS4_OK)
 		status = open_permit(ob, o, a, access, r);
 	if (status == NFS4_OK)
-		status = open_file(ob, o, access, &f, &modes);
+		status = open_file(ob, o, a->share_access, &f, &modes);
 	if (status != NFS4_OK)
 		return status;
 	struct nfs4_open_req rq = { .clientid = clientid, .minor = x->minorversion, .owner = a->owner,
