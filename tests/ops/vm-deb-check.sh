@@ -85,7 +85,30 @@ check umount sh -c 'umount /mnt/v3 && umount /mnt/v4'
 
 # ---- purge (remove, then purge: one dpkg run, each a minute under TCG) ----
 PID2=$(main_pid)
+# (diagnostics for a hang seen in 2 of 4 loaded runs: rnfsd logged "stopped", then its process
+# outlived SIGKILL for about 6 minutes. Once it has outlived its "stopped" line by 15 s, each
+# thread's state, wchan and kernel stack, and the kernel's list of blocked tasks, are printed.)
+stop_watch() {
+	n=0 i=0
+	while [ -d /proc/$1 ] && [ $i -lt 150 ]; do
+		if journalctl -q _PID=$1 -o cat 2>/dev/null | grep -q 'info: stopped$'; then
+			n=$((n + 1))
+			if [ $n = 3 ]; then
+				echo "@@ rnfsd $1 outlived its 'stopped' line by 15 s; its threads:"
+				for t in /proc/$1/task/*; do
+					echo "@@ task $t $(cat $t/comm) state $(cut -d' ' -f3 $t/stat) wchan $(cat $t/wchan)"
+					sed 's/^/@@   /' $t/stack
+				done
+				dmesg -c >/dev/null; echo w > /proc/sysrq-trigger; dmesg | sed 's/^/@@ k /' | head -n 200
+			fi
+		fi
+		sleep 5; i=$((i + 1))
+	done
+}
+stop_watch "$PID2" &
+WATCH=$!
 check purge dpkg --purge rnfsd-ceph rnfsd
+kill $WATCH 2>/dev/null
 check stopped is inactive systemctl is-active rnfsd
 # (diagnostics: a daemon that did not exit, thread by thread)
 if [ -d /proc/$PID2 ]; then
