@@ -807,46 +807,87 @@ static _Noreturn void exit_around_stuck_workers(int rc)
 	_exit(rc);
 }
 
-int main(int argc, char **argv)
+/*
+ * The process before any thread: arguments, configuration and exports read,
+ * --check-config answered, the instance lock taken, detached unless -f.
+ * -1 to go on serving, or the exit code (exports freed).
+ */
+static int process_prepare(int argc, char **argv, struct export_table *exports)
 {
-	struct export_table exports = {0};
 	char err[RNFSD_ERRLEN];
-	char status[256];
-	unsigned reclaimers;
 	bool exit_now;
-	int rc = 1;
 
-	signal(SIGPIPE, SIG_IGN); /* a peer's reset is an error return, not a death */
-	signals_block(true);      /* until the loop handles them */
 	int arc = parse_args(argc, argv, &d.o, &exit_now);
 	if (arc || exit_now)
 		return arc;
 	log_init(true, d.o.verbosity);
 
 	if (config_resolve(&d.o, &d.cfg, d.conf_file, err, sizeof(err)) != 0 ||
-	    exports_resolve(&d.o, &d.cfg, false, &exports, &d.exports_from_file, err, sizeof(err)) != 0) {
+	    exports_resolve(&d.o, &d.cfg, false, exports, &d.exports_from_file, err, sizeof(err)) != 0) {
 		fprintf(stderr, "rnfsd: %s\n", err);
 		return 1;
 	}
 	if (d.o.check_config) {
 		printf("%s: ok\n%s: %u exports ok\n", d.conf_file[0] ? d.conf_file : "built-in configuration",
-		       exports_source(&d.o, d.exports_from_file, &d.cfg), exports.n);
-		exports_free(&exports);
+		       exports_source(&d.o, d.exports_from_file, &d.cfg), exports->n);
+		exports_free(exports);
 		return 0;
 	}
 
 	if (instance_lock(&d.cfg) != 0) {
-		exports_free(&exports);
+		exports_free(exports);
 		return 1;
 	}
 	/* Before any thread or RDMA resource: those do not survive fork(). */
 	if (!d.o.foreground && daemonize() != 0) {
 		fprintf(stderr, "rnfsd: cannot daemonize: %s\n", strerror(errno));
-		exports_free(&exports);
+		exports_free(exports);
 		return 1;
 	}
 	instance_lock_update();
 	log_init(d.o.foreground, d.o.verbosity);
+	return -1;
+}
+
+/* Everything is up: rpcbind told, NLM's reclaimers notified, systemd told; the loop runs until a stop. */
+static int serve_until_stopped(unsigned reclaimers)
+{
+	char status[256];
+
+	if (d.cfg.rpcbind) {
+		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
+				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
+		rpc_rpcbind_set_replace(d.cfg.rpcbind_replace);
+		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
+		if (d.udp)
+			nlm_rpcbind_register_udp(udp_xprt_port(d.udp),
+						 (udp_xprt_listens(d.udp, AF_INET) ? RPCBIND_UDP4 : 0) |
+						 (udp_xprt_listens(d.udp, AF_INET6) ? RPCBIND_UDP6 : 0));
+	}
+	if (reclaimers && d.cfg.reboot_notify)
+		(void)nlm_reboot_notify(d.cfg.statd_dir); /* they reclaim now that rnfsd serves; failure logged */
+
+	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,
+		 nfs_exports_count(), exports_source(&d.o, d.exports_from_file, &d.cfg), tcp_xprt_port(d.tcp),
+		 d.cfg.threads);
+	stats_status_line(status, sizeof(status));
+	notify_ready(status);
+	daemon_ready(true);
+
+	return loop_run(d.loop) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct export_table exports = {0};
+	unsigned reclaimers;
+	int rc = 1;
+
+	signal(SIGPIPE, SIG_IGN); /* a peer's reset is an error return, not a death */
+	signals_block(true);      /* until the loop handles them */
+	int prc = process_prepare(argc, argv, &exports);
+	if (prc >= 0)
+		return prc;
 
 	d.loop = loop_new();
 	if (!d.loop) {
@@ -885,27 +926,7 @@ int main(int argc, char **argv)
 		goto err_workers;
 	if (stats_start() != 0)
 		goto stop_serving;
-	if (d.cfg.rpcbind) {
-		unsigned netids = (tcp_xprt_listens(d.tcp, AF_INET) ? RPCBIND_TCP4 : 0) |
-				  (tcp_xprt_listens(d.tcp, AF_INET6) ? RPCBIND_TCP6 : 0);
-		rpc_rpcbind_set_replace(d.cfg.rpcbind_replace);
-		rpc_rpcbind_register(tcp_xprt_port(d.tcp), netids); /* failures logged */
-		if (d.udp)
-			nlm_rpcbind_register_udp(udp_xprt_port(d.udp),
-						 (udp_xprt_listens(d.udp, AF_INET) ? RPCBIND_UDP4 : 0) |
-						 (udp_xprt_listens(d.udp, AF_INET6) ? RPCBIND_UDP6 : 0));
-	}
-	if (reclaimers && d.cfg.reboot_notify)
-		(void)nlm_reboot_notify(d.cfg.statd_dir); /* they reclaim now that rnfsd serves; failure logged */
-
-	log_info("rnfsd %s: serving %u exports from %s on tcp port %u, %u threads", RNFSD_VERSION,
-		 nfs_exports_count(), exports_source(&d.o, d.exports_from_file, &d.cfg), tcp_xprt_port(d.tcp),
-		 d.cfg.threads);
-	stats_status_line(status, sizeof(status));
-	notify_ready(status);
-	daemon_ready(true);
-
-	rc = loop_run(d.loop) == 0 ? 0 : 1;
+	rc = serve_until_stopped(reclaimers);
 stop_serving:
 	nfs4_cb_stop(); /* callbacks in flight dropped; their connections let go */
 	nfs4_expiry_stop(nfs_service_nfs4());
