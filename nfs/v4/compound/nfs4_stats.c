@@ -44,7 +44,6 @@ struct nfs4_op_stat {
 
 static struct nfs4_op_stat nfs4_op_stats[NFS4_OP_COUNT + 1];
 static struct nfs4_server *nfs4_stats_srv; /* whose tables nfs4_stats_state() reports */
-static _Atomic int64_t nfs4_gauges[NFS4_STAT_GAUGES];
 
 void nfs4_stats_op(uint32_t op, uint32_t status, uint64_t ns)
 {
@@ -55,12 +54,6 @@ void nfs4_stats_op(uint32_t op, uint32_t status, uint64_t ns)
 		stats_add(&s->errors, 1);
 	stats_add(&s->ns, ns);
 	stats_hist_record(&s->latency, ns);
-}
-
-void nfs4_stats_state_add(enum nfs4_stat_gauge g, int64_t delta)
-{
-	if (g < NFS4_STAT_GAUGES)
-		atomic_fetch_add_explicit(&nfs4_gauges[g], delta, memory_order_relaxed);
 }
 
 void nfs4_stats_ops_foreach(stats_proc_cb cb, void *arg)
@@ -78,13 +71,6 @@ void nfs4_stats_ops_foreach(stats_proc_cb cb, void *arg)
 		if (p.calls && p.proc)
 			cb(&p, arg);
 	}
-}
-
-static uint64_t gauge(enum nfs4_stat_gauge g)
-{
-	int64_t v = atomic_load_explicit(&nfs4_gauges[g], memory_order_relaxed);
-
-	return v > 0 ? (uint64_t)v : 0;
 }
 
 static void count_cb(const struct nfs4_cb_stat *s, void *arg)
@@ -137,8 +123,8 @@ static void nfs4_stats_tables(struct nfs4_server *srv, struct nfs4_stats_snap *o
 	out->clients_refused = g.refused;
 	out->sessions_reclaimed = g.reclaimed;
 	nfs4_stab_counts(t, &c);
-	out->opens += c.opens;
-	out->locks += c.lock_states;
+	out->opens = c.opens;
+	out->locks = c.lock_states;
 	out->open_files = c.files, out->open_owners = c.open_owners, out->lock_owners = c.lock_owners;
 	out->open_files_max = t->max_files, out->opens_per_client_max = t->max_opens_client;
 	out->lock_owners_per_client_max = t->max_locks_client;
@@ -150,8 +136,6 @@ void nfs4_stats_state(struct nfs4_stats_snap *out)
 	uint64_t now = grace_now_ms();
 
 	memset(out, 0, sizeof(*out));
-	out->opens = gauge(NFS4_STAT_OPENS);
-	out->locks = gauge(NFS4_STAT_LOCKS);
 	if (nfs4_stats_srv)
 		nfs4_stats_tables(nfs4_stats_srv, out);
 	nfs4_deleg_stats(&out->delegations, &out->recalls, &out->returned, &out->revoked);
@@ -193,8 +177,6 @@ void nfs4_stats_cb_foreach(nfs4_stats_cb_fn cb, void *arg)
 void nfs4_stats_reset(void)
 {
 	memset(nfs4_op_stats, 0, sizeof(nfs4_op_stats));
-	for (unsigned g = 0; g < NFS4_STAT_GAUGES; g++)
-		atomic_store(&nfs4_gauges[g], 0);
 }
 
 /* ---- the sections of the stats document ---- */

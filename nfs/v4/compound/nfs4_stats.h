@@ -1,8 +1,7 @@
 /*
  * nfs4_stats.h - NFSv4 statistics for the stats socket and rnfsctl:
  * per-operation counters (calls, errors, time, fed through the COMPOUND
- * engine's op_done hook for every operation it runs), state gauges other
- * modules may move (nfs4_stats_state_add()), the snapshot of clients,
+ * engine's op_done hook for every operation it runs), the snapshot of clients,
  * sessions, open state, delegations and the grace period (struct
  * nfs4_stats_snap) of the server handed to nfs4_stats_serve(), and the
  * sections of the stats document built from them ("nfs4_operations", "nfs4",
@@ -19,16 +18,8 @@
 
 struct nfs4_server;
 
-enum nfs4_stat_gauge {
-	NFS4_STAT_OPENS,       /* open stateids held */
-	NFS4_STAT_LOCKS,       /* lock stateids held */
-	NFS4_STAT_GAUGES
-};
-
 /* Any thread: one operation of a COMPOUND ran (op: its number, OP_ILLEGAL for unknown ones). */
 void nfs4_stats_op(uint32_t op, uint32_t status, uint64_t ns);
-/* Any thread: state created (+1) or released (-1). */
-void nfs4_stats_state_add(enum nfs4_stat_gauge g, int64_t delta);
 /* NFSv4 state, the "nfs4", "nfs4_async", "nfs4_bounds" and "nfs4_limits" objects of the document. */
 struct nfs4_stats_snap {
 	unsigned clients, sessions;           /* client records (confirmed or not), sessions */
