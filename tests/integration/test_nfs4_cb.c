@@ -53,6 +53,12 @@
  *    proceeds;
  *  - a write delegation (OPEN for writing, no other client): SETATTR of
  *    the size with its stateid is accepted (the Linux client truncates so);
+ *  - CB_GETATTR (RFC 8881 §10.4.3): another client's or an NFSv3 GETATTR of
+ *    a write-delegated file sends the holder CB_GETATTR(fh, change|size)
+ *    and answers with the holder's size and a change past the server's when
+ *    the holder reports a modification (the same change again while nothing
+ *    more changed); the holder's own GETATTR sends none; a holder silent for
+ *    the bounded wait: DELAY at once and a CB_RECALL;
  *  - restarted with [nfsv4] delegations = no: the same OPEN gets no
  *    delegation (OPEN_DELEGATE_NONE; with a want, NONE_EXT);
  *  - 4.2 asynchronous COPY (RFC 7862 §15.2.3) of 24 MiB: a copy stateid at
@@ -166,8 +172,10 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 	return !d.bad;
 }
 
-/* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing it. */
-static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
+/* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
+ * it and NFS4_OK for the operation after; a CB_GETATTR's fattr4 carries ga
+ * (change, size) when not NULL. */
+static void cb_answer_ga(struct raw_conn *c, const struct cb_call *cc, const uint64_t *ga)
 {
 	struct xb b;
 
@@ -193,9 +201,21 @@ static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
 			xb_u32(&b, cc->op2); /* CB_RECALL4res, CB_OFFLOAD4res, CB_NOTIFY_LOCK4res: NFS4_OK */
 			xb_u32(&b, 0);
 		}
+		if (cc->op2 == 3 && ga) { /* CB_GETATTR4resok: fattr4 {change, size} */
+			xb_u32(&b, 1);
+			xb_u32(&b, 1u << 3 | 1u << 4);
+			xb_u32(&b, 16);
+			xb_u64(&b, ga[0]);
+			xb_u64(&b, ga[1]);
+		}
 	}
 	raw_send_record(c, b.p, b.len);
 	xb_free(&b);
+}
+
+static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
+{
+	cb_answer_ga(c, cc, NULL);
 }
 
 /* Callback calls that arrived while a COMPOUND waited for its reply (kept for cb_wait). */
@@ -1422,6 +1442,142 @@ static void test_deleg_write(void)
 	cb_close(&a.c);
 }
 
+/* ---- CB_GETATTR (RFC 8881 §10.4.3, §20.1) ---- */
+
+/* A GETATTR of change and size (NFSv4 by k, or NFSv3 on v3) run on its own
+ * thread, while the test plays the holder's callback service. */
+struct ga_call {
+	struct n4_client *k;  /* NULL: NFSv3 on v3 */
+	struct raw_conn *v3;
+	const uint8_t *fh;
+	uint32_t fh_len;
+	int status;
+	uint64_t change, size; /* NFSv3: size only */
+	pthread_t t;
+};
+
+static void *ga_main(void *arg)
+{
+	struct ga_call *g = arg;
+	struct raw_reply r;
+	struct xb a;
+
+	g->status = -1;
+	if (!g->k) {
+		xb_init(&a);
+		xb_opaque(&a, g->fh, g->fh_len);
+		if (raw_call(g->v3, ++xid, RAW_NFS_PROG, 3, 1 /* GETATTR */, a.p, a.len, &r) == RAW_RECV_OK &&
+		    r.reply_stat == 0 && r.accept_stat == 0 && (g->status = (int)xd_u32(&r.body)) == 0) {
+			xd_skip(&r.body, 20); /* fattr3: type, mode, nlink, uid, gid */
+			g->size = xd_u64(&r.body);
+		}
+		raw_reply_free(&r);
+		xb_free(&a);
+		return NULL;
+	}
+	n4_begin_fh(g->k, &a, 2, g->fh, g->fh_len);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 1);
+	xb_u32(&a, 1u << 3 | 1u << 4); /* change, size */
+	g->status = n4_call(g->k, &a, &r);
+	if (g->status == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_GETATTR) == 0) {
+		uint32_t nw = xd_u32(&r.body);
+
+		xd_skip(&r.body, 4 * (size_t)nw + 4); /* attrmask, attrlist's length */
+		g->change = xd_u64(&r.body);
+		g->size = xd_u64(&r.body);
+	}
+	raw_reply_free(&r);
+	return NULL;
+}
+
+/* Answer CB_COMPOUND{CB_SEQUENCE, CB_GETATTR} cc with change and size (status 0). */
+static void cb_answer_getattr(struct raw_conn *c, const struct cb_call *cc, uint64_t change, uint64_t size)
+{
+	const uint64_t ga[2] = { change, size };
+
+	cb_answer_ga(c, cc, ga);
+}
+
+/* The CB_GETATTR a GETATTR started arrives on the holder's connection: of fh, asking change and size. */
+static bool ga_arrives(struct n4_client *a, const struct dl_open *o, struct cb_call *cc, const char *what)
+{
+	struct xd d;
+	uint32_t fl;
+	const uint8_t *fh;
+
+	if (!CHECK(cb_wait(&a->c, cc, 5000), "%s: a callback arrives", what) ||
+	    !CHECK_EQ(cc->op2, 3, "%s: CB_GETATTR", what))
+		return false;
+	xd_init(&d, cc->args, cc->args_len);
+	fh = xd_opaque(&d, &fl, 128);
+	CHECK(fh && fl == o->fh_len && !memcmp(fh, o->fh, fl), "%s: of the delegated file", what);
+	CHECK(xd_u32(&d) == 1 && xd_u32(&d) == (1u << 3 | 1u << 4), "%s: asking change and size", what);
+	return true;
+}
+
+static void test_deleg_getattr(void)
+{
+	struct n4_client a, b;
+	struct raw_conn v3;
+	struct dl_open oa;
+	struct cb_call cc;
+	struct ga_call g;
+
+	hx_section("delegations: GETATTR of a write-delegated file by another client or NFSv3: CB_GETATTR");
+	if (!dl_client(&a, "deleg-ga-a") || !dl_client(&b, "deleg-ga-b") ||
+	    !CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)"))
+		return;
+	dl_open(&a, "gafile", 3, true, &oa);
+	if (!CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation (%d, %u)", oa.status, oa.deleg))
+		return;
+	/* The holder's own GETATTR: the server's attributes, no callback. */
+	g = (struct ga_call){ .k = &a, .fh = oa.fh, .fh_len = oa.fh_len };
+	ga_main(&g);
+	uint64_t c0 = g.change;
+	CHECK(g.status == 0 && g.size == 0, "A: its own GETATTR (%d, size %llu)", g.status, (unsigned long long)g.size);
+	/* B asks: A answers "modified, 5 bytes" (its change moved on). */
+	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len };
+	pthread_create(&g.t, NULL, ga_main, &g);
+	if (ga_arrives(&a, &oa, &cc, "B's GETATTR"))
+		cb_answer_getattr(&a.c, &cc, c0 + 1, 5);
+	pthread_join(g.t, NULL);
+	CHECK(g.status == 0 && g.size == 5, "B: the holder's size (%d, %llu)", g.status, (unsigned long long)g.size);
+	CHECK(g.change > c0, "B: a change past the server's (RFC 8881 §10.4.3: %llu > %llu)",
+	      (unsigned long long)g.change, (unsigned long long)c0);
+	uint64_t c1 = g.change;
+	/* NFSv3 asks: the same answer, the same size. */
+	g = (struct ga_call){ .v3 = &v3, .fh = oa.fh, .fh_len = oa.fh_len };
+	pthread_create(&g.t, NULL, ga_main, &g);
+	if (ga_arrives(&a, &oa, &cc, "NFSv3 GETATTR"))
+		cb_answer_getattr(&a.c, &cc, c0 + 1, 5);
+	pthread_join(g.t, NULL);
+	CHECK(g.status == 0 && g.size == 5, "NFSv3: the holder's size (%d, %llu)", g.status, (unsigned long long)g.size);
+	/* B again, nothing changed since: the change B saw before. */
+	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len };
+	pthread_create(&g.t, NULL, ga_main, &g);
+	if (ga_arrives(&a, &oa, &cc, "B's second GETATTR"))
+		cb_answer_getattr(&a.c, &cc, c0 + 1, 5);
+	pthread_join(g.t, NULL);
+	CHECK(g.status == 0 && g.change == c1, "B: the same change without a change (%llu, %llu)",
+	      (unsigned long long)g.change, (unsigned long long)c1);
+	/* A holder that does not answer in time: DELAY, and its delegation is recalled. */
+	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len };
+	double t0 = now_s();
+	pthread_create(&g.t, NULL, ga_main, &g);
+	bool late = ga_arrives(&a, &oa, &cc, "B's GETATTR, holder silent");
+	pthread_join(g.t, NULL);
+	CHECK(g.status == N4ERR_DELAY && now_s() - t0 < 3.0, "B: DELAY after a bounded wait (%d, %.2f s)", g.status,
+	      now_s() - t0);
+	if (late)
+		cb_answer_getattr(&a.c, &cc, c0 + 1, 5); /* too late */
+	dl_recalled(&a, &oa, "unanswered CB_GETATTR");
+	CHECK(nfs4_stats_has("\"cb_getattr_sent\": 4, \"cb_getattr_unanswered\": 1"), "stats: 4 CB_GETATTR, 1 unanswered");
+	raw_close(&v3);
+	cb_close(&a.c);
+	cb_close(&b.c);
+}
+
 static void test_deleg_off(void)
 {
 	struct n4_client a;
@@ -1496,6 +1652,7 @@ int main(int argc, char **argv)
 	test_deleg_nlm();
 	test_deleg_local();
 	test_deleg_write();
+	test_deleg_getattr();
 	test_deleg_off();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);

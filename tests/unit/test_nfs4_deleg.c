@@ -362,6 +362,56 @@ static void test_not_deleg(void **state)
 	assert_int_equal(nfs4_dtab_test(t, A, &sid), NFS4ERR_BAD_STATEID);
 }
 
+/* RFC 8881 §10.4.3: who is asked, and what the holder's CB_GETATTR answer means. */
+static void test_cb_getattr(void **state)
+{
+	struct nfs4_stateid sid, got, rsid;
+	struct nfs4_dl_attr a;
+	uint64_t holder = 0;
+	unsigned n;
+	struct nfs4_dl_recall r[4];
+
+	(void)state;
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_NONE);
+	grant(A, fa, false, &rsid); /* a read delegation: nothing to ask */
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_NONE);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &rsid, fa, sizeof(fa)), NFS4_OK);
+	grant(A, fa, true, &sid);
+	nfs4_dtab_set_base(t, &sid, 100, 10);
+	/* the holder itself is not asked; another client, NFSv3 (0) are */
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), A, &holder, &got), NFS4_DL_GA_NONE);
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), 0, &holder, &got), NFS4_DL_GA_ASK);
+	assert_true(holder == A && memcmp(&got, &sid, sizeof(sid)) == 0);
+	/* unmodified (the grant's change and size): the server's attributes stand */
+	a = (struct nfs4_dl_attr){ .change = 100, .size = 10, .mtime_sec = 50 };
+	struct nfs4_dl_cbattr cb = { .has_change = true, .has_size = true, .change = 100, .size = 10 };
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 60, 0, &a));
+	assert_true(a.change == 100 && a.size == 10 && a.mtime_sec == 50);
+	/* modified (change moved, size 5): change past the server's, the holder's size, mtime now */
+	cb.change = 101, cb.size = 5;
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 60, 7, &a));
+	assert_true(a.change == 101 && a.size == 5 && a.mtime_sec == 60 && a.mtime_nsec == 7);
+	/* asked again, same answer: the same values (no change without a change) */
+	a = (struct nfs4_dl_attr){ .change = 100, .size = 10, .mtime_sec = 50 };
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 70, 0, &a));
+	assert_true(a.change == 101 && a.size == 5 && a.mtime_sec == 60);
+	/* modified again (size only): change goes up once more */
+	cb.size = 9;
+	a = (struct nfs4_dl_attr){ .change = 100, .size = 10, .mtime_sec = 50 };
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 80, 0, &a));
+	assert_true(a.change == 102 && a.size == 9 && a.mtime_sec == 80);
+	/* the server's own change moved past (the holder's WRITEs): never reported lower */
+	a = (struct nfs4_dl_attr){ .change = 500, .size = 10, .mtime_sec = 90 };
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 85, 0, &a));
+	assert_true(a.change == 500 && a.size == 9 && a.mtime_sec == 90);
+	/* being recalled: DELAY, no CB_GETATTR; returned: nothing to merge */
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 100, &n, r));
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_WAIT);
+	assert_false(nfs4_dtab_cb_merge(t, &sid, &cb, 90, 0, &a));
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, fa, sizeof(fa)), NFS4_OK);
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_NONE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +424,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_purge_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_deleg, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cb_getattr, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -179,6 +179,29 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 	return wait ? NFS4ERR_DELAY : NFS4_OK;
 }
 
+enum nfs4_dl_ga nfs4_deleg_ga_find(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, uint64_t *holder,
+				   struct nfs4_stateid *sid)
+{
+	enum nfs4_dl_ga g;
+
+	if (!dl_ready || !atomic_load(&dl_count))
+		return NFS4_DL_GA_NONE;
+	dl_lock();
+	g = nfs4_dtab_getattr(&dl_tab, fkey, fkey_len, clientid, holder, sid);
+	dl_unlock();
+	return g;
+}
+
+bool nfs4_deleg_ga_merge(const struct nfs4_stateid *sid, const struct nfs4_dl_cbattr *cb, int64_t now_sec,
+			 uint32_t now_nsec, struct nfs4_dl_attr *a)
+{
+	dl_lock();
+	bool ok = nfs4_dtab_cb_merge(&dl_tab, sid, cb, now_sec, now_nsec, a);
+
+	dl_unlock();
+	return ok;
+}
+
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid)
 {
@@ -281,6 +304,19 @@ static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64
 	return NFS4_DL_GRANT_NONE;
 }
 
+/* RFC 8881 §10.4.3: a write delegation's baseline, the file's change and size
+ * as the OPEN leaves them (what the holder's CB_GETATTR answers are weighed against). */
+static void grant_base(const struct nfs4_deleg_file *df, const struct nfs4_stateid *sid)
+{
+	struct be_attr at;
+
+	if ((df->f ? be_file_getattr(df->fs, df->f, &at) : be_getattr(df->fs, df->o, &at)) != 0)
+		return; /* no baseline: the holder's first answer will count as a change */
+	dl_lock();
+	nfs4_dtab_set_base(&dl_tab, sid, at.change, at.size);
+	dl_unlock();
+}
+
 void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_deleg_file *df,
 		     const struct nfs4_open_args *a, struct nfs4_open_op_res *r)
 {
@@ -313,6 +349,8 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 	}
 	dl_unlock();
 	g = grant_watched(df, clientid, g, r, &why);
+	if (g == NFS4_DL_GRANT_WRITE)
+		grant_base(df, &r->dsid);
 	if (g != NFS4_DL_GRANT_NONE) {
 		r->deleg = g == NFS4_DL_GRANT_WRITE ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ;
 		recall_any(nfs4_now());
@@ -462,10 +500,22 @@ static enum nfs_deleg_verdict hook_recall_at(const struct nfs_export *exp, const
 	return nfs4_deleg_break_at(exp, cr, dir, name, 0) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
+static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr)
+{
+	uint64_t holder;
+	struct nfs4_stateid sid;
+
+	if (!may_wait) /* the receiving thread asks first: a CB_GETATTR to wait for goes to a worker */
+		return nfs4_deleg_ga_find(fkey, fkey_len, 0, &holder, &sid) == NFS4_DL_GA_NONE ? NFS_DELEG_CLEAR
+											: NFS_DELEG_WORKER;
+	return nfs4_deleg_getattr(fkey, fkey_len, 0, attr) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+}
+
 static const struct nfs_deleg_hook dl_hook = {
 	.any = nfs4_deleg_any,
 	.recall = hook_recall,
 	.recall_at = hook_recall_at,
+	.getattr = hook_getattr,
 };
 
 /* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,
