@@ -50,7 +50,9 @@
  *    whose read-only open answers WRITE_LT with NFS4ERR_OPENMODE;
  *    a file open locally for writing gets none (WND4_CONTENTION); a holder
  *    that never returns is revoked after a lease and the local open then
- *    proceeds;
+ *    proceeds; the holder's own LOCK under its write delegation is granted
+ *    (the lease yields), recalls nothing, and a local conflicting lock is
+ *    then refused;
  *  - a write delegation (OPEN for writing, no other client): SETATTR of
  *    the size with its stateid is accepted (the Linux client truncates so);
  *  - CB_GETATTR (RFC 8881 §10.4.3): another client's or an NFSv3 GETATTR of
@@ -1402,16 +1404,26 @@ static void test_deleg_local(void)
 	if (fd >= 0)
 		close(fd);
 	/* The holder's own LOCK under its write delegation needs a new lock
-	 * description, whose open breaks the lease: DELAY and a recall of its
-	 * own delegation (a Linux client reclaiming its locks at a recall would
-	 * wait for lease-break-time). Measured, not yet right. */
+	 * description, whose open would break rnfsd's own lease: the lease
+	 * yields (local_lease_yield), the lock is the kernel's, so a local
+	 * process's conflicting lock is refused. */
 	dl_open(&a, "lwhold", 3, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation");
-	int st = dl_lock(&a, &oa, "holder");
+	CHECK_EQ(dl_lock(&a, &oa, "holder"), 0, "the holder's LOCK under its write delegation is granted");
+	struct cb_call rc = { 0 };
 
-	KNOWN_FAIL(st == 0, "the holder's LOCK under its write delegation is granted (got %d)", st);
+	CHECK(!cb_wait(&a.c, &rc, 700), "its own lock recalls nothing (callback %u)", rc.op2);
+	char hold[PATH_MAX + 16];
+	struct flock wl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100 };
+
+	snprintf(hold, sizeof(hold), "%s/lwhold", env.export_dir);
+	fd = open(hold, O_RDWR | O_NONBLOCK);
+	CHECK(fd >= 0 && fcntl(fd, F_SETLK, &wl) < 0 && (errno == EAGAIN || errno == EACCES),
+	      "a local process's conflicting lock is refused (the holder's lock is the kernel's)");
+	if (fd >= 0)
+		close(fd);
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
-	CHECK_EQ(dl_lock(&a, &oa, "holder"), 0, "the holder's LOCK after the return");
+	CHECK_EQ(dl_lock(&a, &oa, "holder2"), 0, "another owner's LOCK after the return");
 	cb_close(&a.c);
 }
 
