@@ -51,6 +51,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -246,6 +247,19 @@ static int l_on(const struct stat *st, int *fd)
 	}
 	pthread_mutex_unlock(&l_mu);
 	return type;
+}
+
+unsigned be_lease_break_time(void)
+{
+	unsigned s = 0;
+	FILE *f = fopen("/proc/sys/fs/lease-break-time", "re");
+
+	if (f) {
+		if (fscanf(f, "%u", &s) != 1)
+			s = 0;
+		fclose(f);
+	}
+	return s;
 }
 
 int local_lease_yield(const struct stat *st)

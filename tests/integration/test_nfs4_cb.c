@@ -63,6 +63,11 @@
  *    the bounded wait: DELAY at once and a CB_RECALL;
  *  - restarted with [nfsv4] delegations = no: the same OPEN gets no
  *    delegation (OPEN_DELEGATE_NONE; with a want, NONE_EXT);
+ *  - restarted with lease-time 50, over the kernel's lease-break-time (45
+ *    s): the start-up log says so; a read delegation recalled for a local
+ *    open and never returned is revoked by rnfsd's own timer 3 s before the
+ *    kernel would let the open in: the open proceeds then, the holder sees
+ *    RECALLABLE_STATE_REVOKED and DELEG_REVOKED;
  *  - 4.2 asynchronous COPY (RFC 7862 §15.2.3) of 24 MiB: a copy stateid at
  *    once, OFFLOAD_STATUS before the CB_OFFLOAD is answered, CB_OFFLOAD with
  *    the handle, stateid, NFS4_OK and the whole count, the destination equal
@@ -101,6 +106,7 @@ static char stats_path[600];
 #define SEQ4_STATUS_CB_PATH_DOWN_SESSION 0x200u
 #define SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u
 #define LEASE 10 /* [nfsv4] lease-time of the daemon */
+#define NFS4_BREAK_MARGIN 3u /* nfs4_deleg.h NFS4_DL_BREAK_MARGIN */
 
 /* What the server's last callback call said. */
 struct cb_call {
@@ -1630,6 +1636,85 @@ static void test_deleg_off(void)
 	cb_close(&a.c);
 }
 
+/* Restart with the config's text from replaced by to (the same length). */
+static bool conf_swap(const char *from, const char *to)
+{
+	char conf[8192];
+	FILE *f = fopen(env.conf_path, "r+");
+	size_t n;
+	char *at;
+
+	if (!CHECK(f != NULL, "config"))
+		return false;
+	n = fread(conf, 1, sizeof(conf) - 1, f);
+	conf[n] = '\0';
+	at = strstr(conf, from);
+	if (at) {
+		memcpy(at, to, strlen(to));
+		rewind(f);
+		fwrite(conf, 1, n, f);
+	}
+	fclose(f);
+	return CHECK(at != NULL, "config names %s", from);
+}
+
+/*
+ * The kernel lets a local process in after /proc/sys/fs/lease-break-time
+ * (45 s) whatever rnfsd does; under a longer NFSv4 lease (50 s here) rnfsd
+ * says so at start-up and revokes the recalled delegation 3 s before that
+ * (RFC 8881 §10.4.6), on its own timer, so the holder is told (RECALLABLE_
+ * STATE_REVOKED) rather than left believing in a delegation the local
+ * process went past.
+ */
+static void test_deleg_break_time(void)
+{
+	struct local_op op = { .kind = LOCAL_OPEN_WRITE };
+	unsigned bt = 0;
+	FILE *p = fopen("/proc/sys/fs/lease-break-time", "r");
+	struct n4_client a;
+	struct dl_open oa;
+	struct cb_call cc;
+	uint32_t flags = 0;
+	char hint[120];
+
+	hx_section("delegations: a lease-break-time under the lease: the recall is revoked before the kernel breaks");
+	if (p) {
+		if (fscanf(p, "%u", &bt) != 1)
+			bt = 0;
+		fclose(p);
+	}
+	if (bt < 10 || bt + NFS4_BREAK_MARGIN >= 50) {
+		hx_note("skipped: lease-break-time %u s (this test wants 10..46)", bt);
+		return;
+	}
+	hx_daemon_stop(&env);
+	if (!conf_swap("delegations = no ", "delegations = yes") || !conf_swap("lease-time = 10", "lease-time = 50") ||
+	    !CHECK_EQ(hx_daemon_start(&env), 0, "restarted (lease-time = 50)"))
+		return;
+	snprintf(hint, sizeof(hint), "fs.lease-break-time is %u s, under the 50 s lease", bt);
+	CHECK_EQ(hx_log_count(&env, hint), 1, "start-up says: %s", hint);
+	if (!dl_client(&a, "deleg-bt"))
+		return;
+	dl_open(&a, "btfile", 1, true, &oa);
+	if (!CHECK(oa.status == 0 && oa.deleg == 1, "a read delegation"))
+		return;
+	snprintf(op.path, sizeof(op.path), "%s/btfile", env.export_dir);
+	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread"))
+		return;
+	if (CHECK(cb_wait(&a.c, &cc, 5000), "CB_RECALL arrives"))
+		cb_answer(&a.c, &cc); /* answered, never returned; no call renews anything meanwhile */
+	double waited = local_wait(&op, bt + 10);
+
+	pthread_join(op.t, NULL);
+	CHECK(waited > bt - NFS4_BREAK_MARGIN - 2 && waited < bt - 1,
+	      "the local open proceeds when rnfsd revokes, before the kernel would (%.1f s, lease-break-time %u s)",
+	      waited, bt);
+	CHECK_EQ(sequence(&a, false, &flags, true), 0, "SEQUENCE");
+	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "the holder is told its delegation is revoked (0x%x)", flags);
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_TEST_STATEID, &oa.dsid), N4ERR_DELEG_REVOKED, "TEST_STATEID");
+	cb_close(&a.c);
+}
+
 int main(int argc, char **argv)
 {
 	FILE *f;
@@ -1666,6 +1751,7 @@ int main(int argc, char **argv)
 	test_deleg_write();
 	test_deleg_getattr();
 	test_deleg_off();
+	test_deleg_break_time();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
 	return hx_end();

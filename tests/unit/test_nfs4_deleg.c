@@ -412,6 +412,34 @@ static void test_cb_getattr(void **state)
 	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_NONE);
 }
 
+/* Recalls for a local process's open are revoked before the kernel's lease-break-time lets it in. */
+static void test_break_deadline(void **state)
+{
+	struct nfs4_stateid sid;
+	struct nfs4_dl_recall r[4];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(nfs4_dtab_break_wait(90, 45), 42);
+	assert_int_equal(nfs4_dtab_break_wait(90, 0), 0);   /* unknown */
+	assert_int_equal(nfs4_dtab_break_wait(10, 45), 0);  /* the lease is the shorter */
+	assert_int_equal(nfs4_dtab_break_wait(90, 92), 89); /* within the margin of the lease */
+	assert_int_equal(nfs4_dtab_break_wait(90, 2), 1);
+	grant(A, fa, false, &sid);
+	assert_true(conflict(0, NFS4_DL_ACC_WRITE, 100, &n, r)); /* a local open: recalled at 100 */
+	nfs4_dtab_deadline(t, fa, sizeof(fa), 100 + 5);
+	nfs4_dtab_deadline(t, fa, sizeof(fa), 100 + 8); /* a later deadline changes nothing */
+	assert_int_equal(nfs4_dtab_expire(t, 104, 1000), 0);
+	assert_int_equal(nfs4_dtab_expire(t, 105, 1000), 1); /* at its deadline, well before a lease */
+	assert_int_equal(nfs4_dtab_test(t, A, &sid), NFS4ERR_DELEG_REVOKED);
+	/* a new recall starts without a deadline; a deadline on a held one is none */
+	grant(A, fb, false, &sid);
+	nfs4_dtab_deadline(t, fb, sizeof(fb), 1);
+	assert_true(nfs4_dtab_conflict(t, fb, sizeof(fb), 0, NFS4_DL_ACC_WRITE, 200, LEASE, r, 4, &n));
+	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE - 1, LEASE), 0);
+	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE, LEASE), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +453,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_revoke_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_deleg, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cb_getattr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_break_deadline, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,15 +39,31 @@ static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unloc
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
 static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
+static uint32_t dl_break_wait;            /* a lease-break recall's wait (0: dl_lease), dl_break_wait_of() */
 static struct log_limit dl_limit;
 static const struct nfs_deleg_hook dl_hook;
 static const struct nfs4_deleg_watch_hooks dl_watch_hooks;
 
+/* nfs4_dtab_break_wait(), said once at start-up when it shortens a recall. */
+static uint32_t dl_break_wait_of(uint32_t lease, unsigned break_s, bool enabled)
+{
+	uint32_t wait = nfs4_dtab_break_wait(lease, break_s);
+
+	if (wait && enabled)
+		log_msg(LOG_NOTICE, "nfs4: fs.lease-break-time is %u s, under the %u s lease: a delegation recalled for "
+			"a local process is revoked after %u s (sysctl -w fs.lease-break-time=%u gives it the whole lease)",
+			break_s, lease, wait, lease + NFS4_DL_BREAK_MARGIN);
+	return wait;
+}
+
 void nfs4_deleg_init(uint32_t boot, uint32_t lease)
 {
+	uint32_t bw = dl_break_wait_of(lease, be_lease_break_time(), atomic_load(&dl_enabled));
+
 	pthread_mutex_lock(&dl_mu);
 	nfs4_dtab_init(&dl_tab, boot);
 	dl_lease = lease;
+	dl_break_wait = bw;
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
@@ -412,6 +428,16 @@ uint32_t nfs4_deleg_free(uint64_t clientid, const struct nfs4_stateid *sid)
 	return dl_sid_call(nfs4_dtab_free, clientid, sid);
 }
 
+void nfs4_deleg_tick(uint64_t now)
+{
+	if (!dl_ready || !atomic_load(&dl_count))
+		return;
+	dl_lock();
+	/* RFC 8881 §10.4.6: on time even when no client calls (a local process waits on the lease). */
+	(void)nfs4_dtab_expire(&dl_tab, now, dl_lease);
+	dl_unlock();
+}
+
 uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
 {
 	uint32_t flags = 0;
@@ -525,4 +551,20 @@ static void watch_changed(const uint8_t *fkey, uint32_t fkey_len)
 	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
 }
 
-static const struct nfs4_deleg_watch_hooks dl_watch_hooks = { .held = nfs4_deleg_held, .changed = watch_changed };
+/* ... its lease broken: a local process waits in the kernel, which lets it in
+ * after lease-break-time: the recall is revoked before that (dl_break_wait). */
+static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
+{
+	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
+	if (!dl_break_wait)
+		return;
+	uint64_t at = nfs4_now() + dl_break_wait;
+	dl_lock();
+
+	nfs4_dtab_deadline(&dl_tab, fkey, fkey_len, at);
+	dl_unlock();
+}
+
+static const struct nfs4_deleg_watch_hooks dl_watch_hooks = {
+	.held = nfs4_deleg_held, .changed = watch_changed, .broken = watch_broken
+};

@@ -216,6 +216,7 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->gen = (d->gen + 1) & GEN_MASK;
 	d->clientid = clientid;
 	d->recalled_at = 0;
+	d->revoke_at = 0;
 	d->modified = false;
 	d->cb_change = d->cb_size = d->change_out = 0;
 	d->mod_sec = 0;
@@ -260,6 +261,34 @@ bool nfs4_dtab_file_held(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_
 	return false;
 }
 
+/* RFC 8881 §10.4.6: a recall unanswered for a lease (or past its deadline) is revoked. */
+static bool recall_due(const struct nfs4_dl *d, uint64_t now, uint32_t lease)
+{
+	return now >= d->recalled_at + lease || (d->revoke_at && now >= d->revoke_at);
+}
+
+uint32_t nfs4_dtab_break_wait(uint32_t lease, unsigned break_s)
+{
+	uint32_t wait;
+
+	if (!break_s || break_s >= lease + NFS4_DL_BREAK_MARGIN)
+		return 0;
+	wait = break_s > NFS4_DL_BREAK_MARGIN + 1 ? break_s - NFS4_DL_BREAK_MARGIN : 1;
+	return wait < lease ? wait : 0;
+}
+
+void nfs4_dtab_deadline(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t at)
+{
+	if (t->count == 0)
+		return;
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0; i = t->d[i].next) {
+		struct nfs4_dl *d = &t->d[i];
+
+		if (key_eq(d, fkey, fkey_len) && d->state == NFS4_DL_RECALLED && (!d->revoke_at || at < d->revoke_at))
+			d->revoke_at = at;
+	}
+}
+
 bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
 			enum nfs4_dl_access acc, uint64_t now, uint32_t lease, struct nfs4_dl_recall *out,
 			unsigned max, unsigned *n)
@@ -277,7 +306,7 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 		if (!key_eq(d, fkey, fkey_len) || d->clientid == clientid || d->state == NFS4_DL_REVOKED ||
 		    (acc == NFS4_DL_ACC_READ && !d->write))
 			continue;
-		if (d->state == NFS4_DL_RECALLED && now >= d->recalled_at + lease) {
+		if (d->state == NFS4_DL_RECALLED && recall_due(d, now, lease)) {
 			dl_revoke(t, d); /* RFC 8881 §10.4.6: the other client proceeds */
 			continue;
 		}
@@ -285,6 +314,7 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 			/* RFC 8881 §10.4.1, §20.2: recall it; the operation waits (DELAY). */
 			d->state = NFS4_DL_RECALLED;
 			d->recalled_at = now;
+			d->revoke_at = 0;
 			d->cb_pending = true;
 			t->nrecalled++;
 			t->recalls++;
@@ -373,7 +403,7 @@ unsigned nfs4_dtab_expire(struct nfs4_dtab *t, uint64_t now, uint32_t lease)
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->nrecalled; i++)
-		if (t->d[i].state == NFS4_DL_RECALLED && now >= t->d[i].recalled_at + lease) {
+		if (t->d[i].state == NFS4_DL_RECALLED && recall_due(&t->d[i], now, lease)) {
 			dl_revoke(t, &t->d[i]);
 			n++;
 		}

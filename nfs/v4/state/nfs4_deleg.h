@@ -68,6 +68,7 @@ struct nfs4_dl {
 	uint32_t gen;      /* bumped at each grant of the slot */
 	uint64_t clientid;
 	uint64_t recalled_at; /* seconds: when it was recalled */
+	uint64_t revoke_at;   /* seconds: revoked then if still recalled (0: a lease after recalled_at) */
 	int32_t next;         /* hash chain (slot), -1 at the end */
 	/* Write delegations, RFC 8881 §10.4.3 (nfs4_dtab_cb_merge): the size and
 	 * change the holder last reported (at the grant: the server's), the change
@@ -188,7 +189,22 @@ bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, con
 
 /* The CB_RECALL of sid could not be queued: hand it out again. */
 void nfs4_dtab_recall_unsent(struct nfs4_dtab *t, const struct nfs4_stateid *sid);
-/* Revoke every delegation recalled a lease or more before now. Returns how many. */
+/* The delegations of the file being recalled are revoked at at the latest (sooner than a
+ * lease after their recall: a local process the kernel lets in then, nfs4_deleg_tick()). */
+void nfs4_dtab_deadline(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t at);
+/*
+ * How long a delegation recalled for a local process's open (its file's
+ * lease broken) may wait for its return, given the NFSv4 lease and the
+ * kernel's lease-break-time break_s (0: unknown). The kernel lets the process
+ * in after break_s whatever rnfsd does, so under a longer lease the
+ * delegation is revoked NFS4_DL_BREAK_MARGIN s before that (RFC 8881 §10.4.6:
+ * the server may revoke one not returned) rather than leave its holder
+ * believing in a delegation the local process already went past. 0: nothing
+ * to shorten (the lease is the shorter, or break_s unknown).
+ */
+#define NFS4_DL_BREAK_MARGIN 3u
+uint32_t nfs4_dtab_break_wait(uint32_t lease, unsigned break_s);
+/* Revoke every delegation recalled a lease or more before now (or past its deadline). Returns how many. */
 unsigned nfs4_dtab_expire(struct nfs4_dtab *t, uint64_t now, uint32_t lease);
 
 /* DELEGRETURN (RFC 8881 §18.6.3): NFS4_OK (gone), BAD_STATEID (unknown,
@@ -238,6 +254,8 @@ struct be_obj;
  * there is one (REMOVE, RENAME, NFSv3 too): NFS4_OK or NFS4ERR_DELAY. */
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid);
+/* Each second (nfs4_server_tick): recalls unanswered for a lease, or past their deadline, are revoked. */
+void nfs4_deleg_tick(uint64_t now);
 /* The server table's nfs4_dtab_getattr() and nfs4_dtab_cb_merge() (nfs4_deleg_getattr.c). */
 enum nfs4_dl_ga nfs4_deleg_ga_find(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, uint64_t *holder,
 				   struct nfs4_stateid *sid);
