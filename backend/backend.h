@@ -608,6 +608,10 @@ void be_changed(int wd, bool gone);
  * broken (lid). Any thread; must not block. */
 void be_lease_listen(void (*broken)(int lid));
 void be_lease_broken(int lid);
+/* The kernel's time (s) after which it breaks a lease itself, letting the
+ * waiting process in (Linux: /proc/sys/fs/lease-break-time, local_lease.c);
+ * 0: unknown. */
+unsigned be_lease_break_time(void);
 #define be_lease_set(fs, f, write, lid) BE_CALL(fs, lease_set, f, write, lid)
 
 #define BE_LOCK_LISTENERS 4u

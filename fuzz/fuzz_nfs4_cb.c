@@ -119,7 +119,7 @@ static void fuzz_uaddr(const uint8_t *p, size_t n)
 	CHECK(len == len2 && !memcmp(&sa, &sa2, len));
 }
 
-static const uint32_t opnums[4] = { OP_CB_RECALL, OP_CB_RECALL_ANY, OP_CB_NOTIFY_LOCK, OP_CB_OFFLOAD };
+static const uint32_t opnums[5] = { OP_CB_RECALL, OP_CB_RECALL_ANY, OP_CB_NOTIFY_LOCK, OP_CB_OFFLOAD, OP_CB_GETATTR };
 
 static void fuzz_op_reply(const uint8_t *p, size_t n)
 {
@@ -129,7 +129,7 @@ static void fuzz_op_reply(const uint8_t *p, size_t n)
 	if (n < 1)
 		return;
 	bool seq = p[0] & 1;
-	uint32_t opnum = opnums[(p[0] >> 1) & 3];
+	uint32_t opnum = opnums[(p[0] >> 1) % 5];
 
 	xdr_dec_init(&d, p + 1, n - 1);
 	enum nfs4_cb_dec_result res = nfs4_cb_dec_compound_op(&d, seq, opnum, &r);
@@ -157,7 +157,7 @@ static void fuzz_op_enc(const uint8_t *p, size_t n)
 	if (n < 5)
 		return;
 	memset(&op, 0, sizeof(op));
-	op.kind = (enum nfs4_cb_opkind)(p[0] % 4);
+	op.kind = (enum nfs4_cb_opkind)(p[0] % 5);
 	uint32_t len = (uint32_t)p[1] << 8 | p[2];
 	bool over = false;
 
@@ -179,6 +179,11 @@ static void fuzz_op_enc(const uint8_t *p, size_t n)
 		op.u.offload.fh.len = p[3];
 		op.u.offload.status = p[4];
 		over = p[3] > NFS4_CB_FH_MAX;
+		break;
+	case NFS4_CB_OP_GETATTR:
+		op.u.getattr.fh.len = len;
+		op.u.getattr.mask0 = p[3];
+		over = len > NFS4_CB_FH_MAX;
 		break;
 	}
 	xdr_enc_init(&e, out, sizeof(out));

@@ -33,8 +33,15 @@
  * recall to such an open (its OPEN, e.g. CLAIM_DELEG_CUR_FH when it returns
  * the delegation): local_file_open() gives it the lease's own open file
  * description (local_lease_dup), which breaks nothing. A new lock
- * description (local_lock.c) cannot share it: the holder's LOCK with a
- * write lease held waits (DELAY) until the lease is released.
+ * description (local_lock.c) cannot share it (OFD locks are the
+ * description's: owners sharing one would not exclude each other), and the
+ * kernel breaks a lease at every open, even its owner's (only nfsd's own
+ * delegations have lm_breaker_owns_lease): the lease yields to the holder's
+ * lock (local_lease_yield, F_UNLCK before the open). The delegation stands;
+ * from then on the file's inotify watch reports local opens after the fact,
+ * and the holder's locks are the kernel's, so a local process's conflicting
+ * lock is refused. A yielded lease keeps its slot (type F_UNLCK) until
+ * local_lease_unset().
  *
  * Bounded: LOCAL_LEASE_MAX leases, a fixed table under one mutex; the lease
  * id is the slot.
@@ -44,6 +51,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -56,7 +64,7 @@
 #define LOCAL_LEASE_SIG (SIGRTMIN + 4)
 
 /* One lease: its own descriptor (-1: a free slot), its kind (F_RDLCK /
- * F_WRLCK) and its file's inode (local_lease_dup). */
+ * F_WRLCK; F_UNLCK once yielded) and its file's inode (local_lease_dup). */
 struct local_lease {
 	int fd;
 	int type;
@@ -239,6 +247,40 @@ static int l_on(const struct stat *st, int *fd)
 	}
 	pthread_mutex_unlock(&l_mu);
 	return type;
+}
+
+unsigned be_lease_break_time(void)
+{
+	unsigned s = 0;
+	FILE *f = fopen("/proc/sys/fs/lease-break-time", "re");
+
+	if (f) {
+		if (fscanf(f, "%u", &s) != 1)
+			s = 0;
+		fclose(f);
+	}
+	return s;
+}
+
+int local_lease_yield(const struct stat *st)
+{
+	int err = ENOENT;
+
+	if (!atomic_load(&l_count))
+		return ENOENT;
+	pthread_mutex_lock(&l_mu);
+	for (unsigned i = 0; i < LOCAL_LEASE_MAX && err == ENOENT; i++) {
+		struct local_lease *l = &l_tab[i];
+
+		if (l->fd < 0 || l->type != F_WRLCK || l->ino != st->st_ino || l->dev != st->st_dev)
+			continue;
+		/* Fails only if the kernel took it already (lease-break-time): gone either way. */
+		(void)fcntl(l->fd, F_SETLEASE, F_UNLCK);
+		l->type = F_UNLCK;
+		err = 0;
+	}
+	pthread_mutex_unlock(&l_mu);
+	return err;
 }
 
 int local_lease_dup(const struct stat *st)

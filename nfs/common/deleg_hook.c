@@ -37,3 +37,10 @@ enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const s
 
 	return h ? h->recall_at(exp, cr, dir, name) : NFS_DELEG_CLEAR;
 }
+
+enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr)
+{
+	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
+
+	return h && h->getattr ? h->getattr(fkey, fkey_len, may_wait, attr) : NFS_DELEG_CLEAR;
+}

@@ -207,6 +207,7 @@ enum nfs_deleg_access {
 enum nfs_deleg_verdict {
 	NFS_DELEG_CLEAR, /* go ahead */
 	NFS_DELEG_WAIT,  /* a conflicting delegation is being recalled: try again later */
+	NFS_DELEG_WORKER, /* getattr on the receiving thread: it would wait, run it on a worker */
 };
 struct nfs_deleg_hook {
 	/* Is anything delegated now? (a hint without a lock) */
@@ -216,6 +217,11 @@ struct nfs_deleg_hook {
 	/* The same for the regular file dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS). */
 	enum nfs_deleg_verdict (*recall_at)(const struct nfs_export *exp, const struct be_cred *cr,
 					    const struct be_obj *dir, const char *name);
+	/* GETATTR of the regular file (RFC 8881 §10.4.3): while an NFSv4 client holds a
+	 * write delegation of it, *attr gets the holder's size (and changed times) by
+	 * CB_GETATTR; only where may_wait (a worker), else NFS_DELEG_WORKER. */
+	enum nfs_deleg_verdict (*getattr)(const uint8_t *fkey, uint32_t fkey_len, bool may_wait,
+					  struct be_attr *attr);
 };
 /* NFSv4 at start: h (static, never freed) answers the checks below (NULL: none,
  * nothing delegated). Returns the hook it replaces (tests put it back). */
@@ -224,5 +230,6 @@ bool nfs_deleg_any(void);
 enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
 enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
 					   const struct be_obj *dir, const char *name);
+enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include <stdint.h>
 
+#include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 
 enum rpc_proc_status nfs3_null_exec(struct rpc_call *c, void *args, void *res)
@@ -25,12 +26,20 @@ enum rpc_proc_status nfs3_getattr_exec(struct rpc_call *c, void *args, void *res
 	struct be_obj o = BE_OBJ_INIT;
 	struct nfs3_call nc;
 
+	enum nfs_deleg_verdict v = NFS_DELEG_CLEAR;
+
 	nfs3_call_begin(&nc, c);
 	r->status = nfs3_call_open(&nc, &a->fh, &o, &r->attr);
 	r->fsid = nfs3_call_fsid(&nc);
+	/* RFC 8881 §10.4.3: an NFSv4 client's write delegation of the file: its
+	 * size and times, by CB_GETATTR (waited for on a worker, never here). */
+	if (r->status == NFS3_OK && r->attr.type == BE_REG && nfs_deleg_any())
+		v = nfs_deleg_getattr(a->fh.data, a->fh.len, !loop_is_loop_thread(), &r->attr);
+	if (v == NFS_DELEG_WAIT)
+		r->status = NFS3ERR_JUKEBOX;
 	nfs3_call_put(&nc, &o);
 	nfs3_call_end(&nc);
-	return RPC_PROC_OK;
+	return v == NFS_DELEG_WORKER ? RPC_PROC_WORKER : RPC_PROC_OK;
 }
 
 void nfs3_getattr_enc(struct rpc_call *c, const void *res)

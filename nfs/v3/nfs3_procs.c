@@ -33,7 +33,8 @@
 		  .max_reply = (results), .cache = cache_, .ddp = rule, __VA_ARGS__ }
 /* rpc.h enum rpc_run: NULL runs where it was received; GETATTR and FSINFO
  * (one object's attributes, read as the server: no caller identity to apply)
- * too while the backend answers them from memory; READ there too when its
+ * too while the backend answers them from memory (GETATTR declines a file
+ * whose NFSv4 write delegation needs a CB_GETATTR); READ there too when its
  * data is in memory and its access check needs no identity (the owner,
  * root, the mode bits without an ACL), else it declines to a worker
  * (BE_IO_NOWAIT); LOOKUP likewise when the directory's search is granted by
@@ -55,7 +56,7 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 		   RPC_REPLY_MAX(0), RPC_CACHE_NONE, ULB_RULE_NONE, ON_RECEIVER),
 	NFS3_ENTRY(NFS3PROC_GETATTR, "GETATTR", nfs3_dec_fh_args, nfs3_getattr_exec, nfs3_getattr_enc,
 		   struct nfs3_fh_args, struct nfs3_attr_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_FATTR), RPC_CACHE_NONE,
-		   ULB_RULE_NONE, ON_RECEIVER_IF_FAST),
+		   ULB_RULE_NONE, ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_SETATTR, "SETATTR", nfs3_dec_setattr, nfs3_setattr_exec, nfs3_wcc_enc,
 		   struct nfs3_setattr_args, struct nfs3_wcc_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA),
 		   RPC_CACHE_DRC, ULB_RULE_NONE),

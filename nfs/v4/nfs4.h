@@ -368,6 +368,8 @@ unsigned nfs4_deleg_watch_leases(void);
 struct nfs4_deleg_watch_hooks {
 	bool (*held)(const uint8_t *fkey, uint32_t fkey_len);
 	void (*changed)(const uint8_t *fkey, uint32_t fkey_len);
+	/* its lease broken (a local process waits in the kernel); NULL: changed */
+	void (*broken)(const uint8_t *fkey, uint32_t fkey_len);
 };
 void nfs4_deleg_watch_hooks(const struct nfs4_deleg_watch_hooks *h);
 /* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 and NLM reach it through nfs/common's nfs_deleg_recall()). */

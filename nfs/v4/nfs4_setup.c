@@ -150,12 +150,13 @@ static void srv_ctab_init(struct nfs4_server *srv, uint32_t boot, uint64_t seed)
 }
 
 /* nfs4_server_tick(), after the client records: results of copies whose CB_OFFLOAD never completed
- * and blocking-lock waiters, older than a lease; the grace term, which ends on time even with no
+ * and blocking-lock waiters, older than a lease; unanswered recalls (revoked); the grace term, which ends on time even with no
  * NFSv4 call (nfs4_recovery_tick()). */
 static void srv_expire_more(struct nfs4_server *srv, uint64_t now)
 {
 	nfs4_copy_async_tick((uint64_t)srv->lease * 1000u);
 	nfs4_lock_notify_tick(now, srv->lease);
+	nfs4_deleg_tick(now);
 	nfs4_recovery_tick();
 }
 

@@ -14,7 +14,8 @@
 # Environment: PYTHON (default python3; needs ply), PORT (default 20490),
 #   LEASE ([nfsv4] lease-time, default 15: pynfs's courtesy and expiry tests
 #   sleep a lease and more, several times),
-#   KEEP=1 keeps the temporary directory (logs, JSON results).
+#   KEEP=1 keeps the temporary directory (logs, JSON results),
+#   TESTS: the codes or flags run instead of "all" (e.g. TESTS="DELEG24 DELEG25")
 # Must run as root (the local backend needs CAP_DAC_READ_SEARCH). Prints, per
 # suite, pynfs's summary line and the names of the failed tests.
 set -u
@@ -83,7 +84,7 @@ done
 rev=$(cd "$here" && git rev-parse --short HEAD 2>/dev/null || echo ?)
 status=0
 for suite in $SUITES; do
-	dir=$suite tests=all
+	dir=$suite tests=${TESTS:-all}
 	case $suite in
 	# pynfs's own default, --minorversion 2, as a plain "testserver.py SERVER all"
 	# runs (the NFSv4.2 tests flagged all are then selected too)

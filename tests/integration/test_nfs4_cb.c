@@ -50,11 +50,24 @@
  *    whose read-only open answers WRITE_LT with NFS4ERR_OPENMODE;
  *    a file open locally for writing gets none (WND4_CONTENTION); a holder
  *    that never returns is revoked after a lease and the local open then
- *    proceeds;
+ *    proceeds; the holder's own LOCK under its write delegation is granted
+ *    (the lease yields), recalls nothing, and a local conflicting lock is
+ *    then refused;
  *  - a write delegation (OPEN for writing, no other client): SETATTR of
  *    the size with its stateid is accepted (the Linux client truncates so);
+ *  - CB_GETATTR (RFC 8881 §10.4.3): another client's or an NFSv3 GETATTR of
+ *    a write-delegated file sends the holder CB_GETATTR(fh, change|size)
+ *    and answers with the holder's size and a change past the server's when
+ *    the holder reports a modification (the same change again while nothing
+ *    more changed); the holder's own GETATTR sends none; a holder silent for
+ *    the bounded wait: DELAY at once and a CB_RECALL;
  *  - restarted with [nfsv4] delegations = no: the same OPEN gets no
  *    delegation (OPEN_DELEGATE_NONE; with a want, NONE_EXT);
+ *  - restarted with lease-time 50, over the kernel's lease-break-time (45
+ *    s): the start-up log says so; a read delegation recalled for a local
+ *    open and never returned is revoked by rnfsd's own timer 3 s before the
+ *    kernel would let the open in: the open proceeds then, the holder sees
+ *    RECALLABLE_STATE_REVOKED and DELEG_REVOKED;
  *  - 4.2 asynchronous COPY (RFC 7862 §15.2.3) of 24 MiB: a copy stateid at
  *    once, OFFLOAD_STATUS before the CB_OFFLOAD is answered, CB_OFFLOAD with
  *    the handle, stateid, NFS4_OK and the whole count, the destination equal
@@ -93,6 +106,7 @@ static char stats_path[600];
 #define SEQ4_STATUS_CB_PATH_DOWN_SESSION 0x200u
 #define SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u
 #define LEASE 10 /* [nfsv4] lease-time of the daemon */
+#define NFS4_BREAK_MARGIN 3u /* nfs4_deleg.h NFS4_DL_BREAK_MARGIN */
 
 /* What the server's last callback call said. */
 struct cb_call {
@@ -166,8 +180,10 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 	return !d.bad;
 }
 
-/* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing it. */
-static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
+/* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
+ * it and NFS4_OK for the operation after; a CB_GETATTR's fattr4 carries ga
+ * (change, size) when not NULL. */
+static void cb_answer_ga(struct raw_conn *c, const struct cb_call *cc, const uint64_t *ga)
 {
 	struct xb b;
 
@@ -193,9 +209,21 @@ static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
 			xb_u32(&b, cc->op2); /* CB_RECALL4res, CB_OFFLOAD4res, CB_NOTIFY_LOCK4res: NFS4_OK */
 			xb_u32(&b, 0);
 		}
+		if (cc->op2 == 3 && ga) { /* CB_GETATTR4resok: fattr4 {change, size} */
+			xb_u32(&b, 1);
+			xb_u32(&b, 1u << 3 | 1u << 4);
+			xb_u32(&b, 16);
+			xb_u64(&b, ga[0]);
+			xb_u64(&b, ga[1]);
+		}
 	}
 	raw_send_record(c, b.p, b.len);
 	xb_free(&b);
+}
+
+static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
+{
+	cb_answer_ga(c, cc, NULL);
 }
 
 /* Callback calls that arrived while a COMPOUND waited for its reply (kept for cb_wait). */
@@ -1382,16 +1410,26 @@ static void test_deleg_local(void)
 	if (fd >= 0)
 		close(fd);
 	/* The holder's own LOCK under its write delegation needs a new lock
-	 * description, whose open breaks the lease: DELAY and a recall of its
-	 * own delegation (a Linux client reclaiming its locks at a recall would
-	 * wait for lease-break-time). Measured, not yet right. */
+	 * description, whose open would break rnfsd's own lease: the lease
+	 * yields (local_lease_yield), the lock is the kernel's, so a local
+	 * process's conflicting lock is refused. */
 	dl_open(&a, "lwhold", 3, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation");
-	int st = dl_lock(&a, &oa, "holder");
+	CHECK_EQ(dl_lock(&a, &oa, "holder"), 0, "the holder's LOCK under its write delegation is granted");
+	struct cb_call rc = { 0 };
 
-	KNOWN_FAIL(st == 0, "the holder's LOCK under its write delegation is granted (got %d)", st);
+	CHECK(!cb_wait(&a.c, &rc, 700), "its own lock recalls nothing (callback %u)", rc.op2);
+	char hold[PATH_MAX + 16];
+	struct flock wl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 100 };
+
+	snprintf(hold, sizeof(hold), "%s/lwhold", env.export_dir);
+	fd = open(hold, O_RDWR | O_NONBLOCK);
+	CHECK(fd >= 0 && fcntl(fd, F_SETLK, &wl) < 0 && (errno == EAGAIN || errno == EACCES),
+	      "a local process's conflicting lock is refused (the holder's lock is the kernel's)");
+	if (fd >= 0)
+		close(fd);
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
-	CHECK_EQ(dl_lock(&a, &oa, "holder"), 0, "the holder's LOCK after the return");
+	CHECK_EQ(dl_lock(&a, &oa, "holder2"), 0, "another owner's LOCK after the return");
 	cb_close(&a.c);
 }
 
@@ -1420,6 +1458,142 @@ static void test_deleg_write(void)
 	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, &oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
 	cb_close(&a.c);
+}
+
+/* ---- CB_GETATTR (RFC 8881 §10.4.3, §20.1) ---- */
+
+/* A GETATTR of change and size (NFSv4 by k, or NFSv3 on v3) run on its own
+ * thread, while the test plays the holder's callback service. */
+struct ga_call {
+	struct n4_client *k;  /* NULL: NFSv3 on v3 */
+	struct raw_conn *v3;
+	const uint8_t *fh;
+	uint32_t fh_len;
+	int status;
+	uint64_t change, size; /* NFSv3: size only */
+	pthread_t t;
+};
+
+static void *ga_main(void *arg)
+{
+	struct ga_call *g = arg;
+	struct raw_reply r;
+	struct xb a;
+
+	g->status = -1;
+	if (!g->k) {
+		xb_init(&a);
+		xb_opaque(&a, g->fh, g->fh_len);
+		if (raw_call(g->v3, ++xid, RAW_NFS_PROG, 3, 1 /* GETATTR */, a.p, a.len, &r) == RAW_RECV_OK &&
+		    r.reply_stat == 0 && r.accept_stat == 0 && (g->status = (int)xd_u32(&r.body)) == 0) {
+			xd_skip(&r.body, 20); /* fattr3: type, mode, nlink, uid, gid */
+			g->size = xd_u64(&r.body);
+		}
+		raw_reply_free(&r);
+		xb_free(&a);
+		return NULL;
+	}
+	n4_begin_fh(g->k, &a, 2, g->fh, g->fh_len);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 1);
+	xb_u32(&a, 1u << 3 | 1u << 4); /* change, size */
+	g->status = n4_call(g->k, &a, &r);
+	if (g->status == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_GETATTR) == 0) {
+		uint32_t nw = xd_u32(&r.body);
+
+		xd_skip(&r.body, 4 * (size_t)nw + 4); /* attrmask, attrlist's length */
+		g->change = xd_u64(&r.body);
+		g->size = xd_u64(&r.body);
+	}
+	raw_reply_free(&r);
+	return NULL;
+}
+
+/* Answer CB_COMPOUND{CB_SEQUENCE, CB_GETATTR} cc with change and size (status 0). */
+static void cb_answer_getattr(struct raw_conn *c, const struct cb_call *cc, uint64_t change, uint64_t size)
+{
+	const uint64_t ga[2] = { change, size };
+
+	cb_answer_ga(c, cc, ga);
+}
+
+/* The CB_GETATTR a GETATTR started arrives on the holder's connection: of fh, asking change and size. */
+static bool ga_arrives(struct n4_client *a, const struct dl_open *o, struct cb_call *cc, const char *what)
+{
+	struct xd d;
+	uint32_t fl;
+	const uint8_t *fh;
+
+	if (!CHECK(cb_wait(&a->c, cc, 5000), "%s: a callback arrives", what) ||
+	    !CHECK_EQ(cc->op2, 3, "%s: CB_GETATTR", what))
+		return false;
+	xd_init(&d, cc->args, cc->args_len);
+	fh = xd_opaque(&d, &fl, 128);
+	CHECK(fh && fl == o->fh_len && !memcmp(fh, o->fh, fl), "%s: of the delegated file", what);
+	CHECK(xd_u32(&d) == 1 && xd_u32(&d) == (1u << 3 | 1u << 4), "%s: asking change and size", what);
+	return true;
+}
+
+static void test_deleg_getattr(void)
+{
+	struct n4_client a, b;
+	struct raw_conn v3;
+	struct dl_open oa;
+	struct cb_call cc;
+	struct ga_call g;
+
+	hx_section("delegations: GETATTR of a write-delegated file by another client or NFSv3: CB_GETATTR");
+	if (!dl_client(&a, "deleg-ga-a") || !dl_client(&b, "deleg-ga-b") ||
+	    !CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)"))
+		return;
+	dl_open(&a, "gafile", 3, true, &oa);
+	if (!CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation (%d, %u)", oa.status, oa.deleg))
+		return;
+	/* The holder's own GETATTR: the server's attributes, no callback. */
+	g = (struct ga_call){ .k = &a, .fh = oa.fh, .fh_len = oa.fh_len };
+	ga_main(&g);
+	uint64_t c0 = g.change;
+	CHECK(g.status == 0 && g.size == 0, "A: its own GETATTR (%d, size %llu)", g.status, (unsigned long long)g.size);
+	/* B asks: A answers "modified, 5 bytes" (its change moved on). */
+	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len };
+	pthread_create(&g.t, NULL, ga_main, &g);
+	if (ga_arrives(&a, &oa, &cc, "B's GETATTR"))
+		cb_answer_getattr(&a.c, &cc, c0 + 1, 5);
+	pthread_join(g.t, NULL);
+	CHECK(g.status == 0 && g.size == 5, "B: the holder's size (%d, %llu)", g.status, (unsigned long long)g.size);
+	CHECK(g.change > c0, "B: a change past the server's (RFC 8881 §10.4.3: %llu > %llu)",
+	      (unsigned long long)g.change, (unsigned long long)c0);
+	uint64_t c1 = g.change;
+	/* NFSv3 asks: the same answer, the same size. */
+	g = (struct ga_call){ .v3 = &v3, .fh = oa.fh, .fh_len = oa.fh_len };
+	pthread_create(&g.t, NULL, ga_main, &g);
+	if (ga_arrives(&a, &oa, &cc, "NFSv3 GETATTR"))
+		cb_answer_getattr(&a.c, &cc, c0 + 1, 5);
+	pthread_join(g.t, NULL);
+	CHECK(g.status == 0 && g.size == 5, "NFSv3: the holder's size (%d, %llu)", g.status, (unsigned long long)g.size);
+	/* B again, nothing changed since: the change B saw before. */
+	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len };
+	pthread_create(&g.t, NULL, ga_main, &g);
+	if (ga_arrives(&a, &oa, &cc, "B's second GETATTR"))
+		cb_answer_getattr(&a.c, &cc, c0 + 1, 5);
+	pthread_join(g.t, NULL);
+	CHECK(g.status == 0 && g.change == c1, "B: the same change without a change (%llu, %llu)",
+	      (unsigned long long)g.change, (unsigned long long)c1);
+	/* A holder that does not answer in time: DELAY, and its delegation is recalled. */
+	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len };
+	double t0 = now_s();
+	pthread_create(&g.t, NULL, ga_main, &g);
+	bool late = ga_arrives(&a, &oa, &cc, "B's GETATTR, holder silent");
+	pthread_join(g.t, NULL);
+	CHECK(g.status == N4ERR_DELAY && now_s() - t0 < 3.0, "B: DELAY after a bounded wait (%d, %.2f s)", g.status,
+	      now_s() - t0);
+	if (late)
+		cb_answer_getattr(&a.c, &cc, c0 + 1, 5); /* too late */
+	dl_recalled(&a, &oa, "unanswered CB_GETATTR");
+	CHECK(nfs4_stats_has("\"cb_getattr_sent\": 4, \"cb_getattr_unanswered\": 1"), "stats: 4 CB_GETATTR, 1 unanswered");
+	raw_close(&v3);
+	cb_close(&a.c);
+	cb_close(&b.c);
 }
 
 static void test_deleg_off(void)
@@ -1462,6 +1636,85 @@ static void test_deleg_off(void)
 	cb_close(&a.c);
 }
 
+/* Restart with the config's text from replaced by to (the same length). */
+static bool conf_swap(const char *from, const char *to)
+{
+	char conf[8192];
+	FILE *f = fopen(env.conf_path, "r+");
+	size_t n;
+	char *at;
+
+	if (!CHECK(f != NULL, "config"))
+		return false;
+	n = fread(conf, 1, sizeof(conf) - 1, f);
+	conf[n] = '\0';
+	at = strstr(conf, from);
+	if (at) {
+		memcpy(at, to, strlen(to));
+		rewind(f);
+		fwrite(conf, 1, n, f);
+	}
+	fclose(f);
+	return CHECK(at != NULL, "config names %s", from);
+}
+
+/*
+ * The kernel lets a local process in after /proc/sys/fs/lease-break-time
+ * (45 s) whatever rnfsd does; under a longer NFSv4 lease (50 s here) rnfsd
+ * says so at start-up and revokes the recalled delegation 3 s before that
+ * (RFC 8881 §10.4.6), on its own timer, so the holder is told (RECALLABLE_
+ * STATE_REVOKED) rather than left believing in a delegation the local
+ * process went past.
+ */
+static void test_deleg_break_time(void)
+{
+	struct local_op op = { .kind = LOCAL_OPEN_WRITE };
+	unsigned bt = 0;
+	FILE *p = fopen("/proc/sys/fs/lease-break-time", "r");
+	struct n4_client a;
+	struct dl_open oa;
+	struct cb_call cc;
+	uint32_t flags = 0;
+	char hint[120];
+
+	hx_section("delegations: a lease-break-time under the lease: the recall is revoked before the kernel breaks");
+	if (p) {
+		if (fscanf(p, "%u", &bt) != 1)
+			bt = 0;
+		fclose(p);
+	}
+	if (bt < 10 || bt + NFS4_BREAK_MARGIN >= 50) {
+		hx_note("skipped: lease-break-time %u s (this test wants 10..46)", bt);
+		return;
+	}
+	hx_daemon_stop(&env);
+	if (!conf_swap("delegations = no ", "delegations = yes") || !conf_swap("lease-time = 10", "lease-time = 50") ||
+	    !CHECK_EQ(hx_daemon_start(&env), 0, "restarted (lease-time = 50)"))
+		return;
+	snprintf(hint, sizeof(hint), "fs.lease-break-time is %u s, under the 50 s lease", bt);
+	CHECK_EQ(hx_log_count(&env, hint), 1, "start-up says: %s", hint);
+	if (!dl_client(&a, "deleg-bt"))
+		return;
+	dl_open(&a, "btfile", 1, true, &oa);
+	if (!CHECK(oa.status == 0 && oa.deleg == 1, "a read delegation"))
+		return;
+	snprintf(op.path, sizeof(op.path), "%s/btfile", env.export_dir);
+	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread"))
+		return;
+	if (CHECK(cb_wait(&a.c, &cc, 5000), "CB_RECALL arrives"))
+		cb_answer(&a.c, &cc); /* answered, never returned; no call renews anything meanwhile */
+	double waited = local_wait(&op, bt + 10);
+
+	pthread_join(op.t, NULL);
+	CHECK(waited > bt - NFS4_BREAK_MARGIN - 2 && waited < bt - 1,
+	      "the local open proceeds when rnfsd revokes, before the kernel would (%.1f s, lease-break-time %u s)",
+	      waited, bt);
+	CHECK_EQ(sequence(&a, false, &flags, true), 0, "SEQUENCE");
+	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "the holder is told its delegation is revoked (0x%x)", flags);
+	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_TEST_STATEID, &oa.dsid), N4ERR_DELEG_REVOKED, "TEST_STATEID");
+	cb_close(&a.c);
+}
+
 int main(int argc, char **argv)
 {
 	FILE *f;
@@ -1496,7 +1749,9 @@ int main(int argc, char **argv)
 	test_deleg_nlm();
 	test_deleg_local();
 	test_deleg_write();
+	test_deleg_getattr();
 	test_deleg_off();
+	test_deleg_break_time();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
 	return hx_end();

@@ -11,6 +11,9 @@
  *   - byte-range locks: owners conflict with each other and with a local
  *     process's POSIX lock, an owner's own locks never conflict, unlock and
  *     owner release free the range;
+ *   - leases: the kernel's rules as rnfsd meets them; a write lease yields to
+ *     the holder's first lock (its new description's open would break it):
+ *     no break told, the lock is the kernel's (a local lock is refused);
  *   - user xattrs (create/replace semantics, listing without the prefix);
  *   - allocate/deallocate, seek data/hole, copy, clone (EOPNOTSUPP where the
  *     file system cannot), exclusive create, readdir flags and cookies,
@@ -681,10 +684,17 @@ static void test_lease(void **state)
 	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ | BE_OPEN_WRITE, &rw), 0);
 	assert_int_equal(be_lease_set(fs, rw, true, &lid), 0);
 	lease_blocks_open(fs, lid, tpath("l/file"), O_RDONLY); /* a write lease: any open */
-	/* rename and unlink do not break an fcntl lease (only nfsd's FL_DELEG ones) */
+	/* rename, link, chmod and unlink break no fcntl lease (only nfsd's own
+	 * FL_DELEG delegations, through try_break_deleg()): each alone, a write
+	 * lease held, no break told (NFSv4 recalls for them after the fact,
+	 * from the file's inotify watch) */
 	assert_int_equal(be_lease_set(fs, rw, true, &lid2), 0);
 	before = atomic_load(&lease_breaks);
-	sh("mv %s/l/file %s/l/moved && rm %s/l/moved", top, top, top);
+	assert_int_equal(rename(tpath("l/file"), tpath("l/moved")), 0);
+	assert_int_equal(link(tpath("l/moved"), tpath("l/linked")), 0);
+	assert_int_equal(chmod(tpath("l/moved"), 0600), 0);
+	assert_int_equal(unlink(tpath("l/linked")), 0);
+	assert_int_equal(unlink(tpath("l/moved")), 0);
 	usleep(300000);
 	assert_int_equal(atomic_load(&lease_breaks), before);
 	assert_int_equal(fs->ops->lease_unset(lid2), 0);
@@ -973,6 +983,45 @@ static void test_no_identity_on_loop_thread(void **state)
 	loop_free(l);
 }
 
+/* A write delegation's holder locks: its lock description's open would break
+ * rnfsd's own lease, which yields first (local_lease_yield): no break, and the
+ * lock is a kernel lock a local process meets. */
+static void test_lease_yield(void **state)
+{
+	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	struct be_lock lk = { .type = BE_LOCK_WRITE, .offset = 0, .length = 10 };
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10 };
+	struct be_file *rw = NULL;
+	struct be_fs *fs;
+	int lid, before, fd;
+
+	(void)state;
+	sh("mkdir -p %s/ly && echo data > %s/ly/file", top, top);
+	fs = open_fs(tpath("ly"));
+	be_lease_listen(lease_heard);
+	assert_int_equal(be_root(fs, &root, NULL), 0);
+	lookup_ok(fs, &root, "file", &o);
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ | BE_OPEN_WRITE, &rw), 0);
+	assert_int_equal(be_lease_set(fs, rw, true, &lid), 0);
+	before = atomic_load(&lease_breaks);
+	assert_int_equal(be_lock_set(fs, rw, 7, &lk), 0);
+	usleep(200000);
+	assert_int_equal(atomic_load(&lease_breaks), before); /* nothing recalled */
+	fd = open(tpath("ly/file"), O_RDWR | O_NONBLOCK | O_CLOEXEC); /* no lease left: no wait */
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_SETLK, &fl), -1);
+	assert_true(errno == EAGAIN || errno == EACCES);
+	close(fd);
+	assert_int_equal(fs->ops->lease_unset(lid), 0); /* a yielded lease is released as any */
+	be_lock_owner_release(fs, rw, 7);
+	be_file_put(fs, rw);
+	be_lease_listen(NULL);
+	be_obj_put(fs, &o);
+	be_obj_put(fs, &root);
+	be_end_call(fs);
+	be_fs_close(fs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -985,6 +1034,7 @@ int main(void)
 		cmocka_unit_test(test_create_readdir_files),
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_lease),
+		cmocka_unit_test(test_lease_yield),
 		cmocka_unit_test(test_read_nowait),
 		cmocka_unit_test(test_lookup_on_loop_thread),
 		cmocka_unit_test(test_remove_on_loop_thread),

@@ -258,6 +258,36 @@ static void test_vals_dec(void **state)
 	assert_false(nfs4_attr_vals_dec(0, &one, v, 4));
 }
 
+/* RFC 9754 open_arguments (4.2): five one-word bitmaps of what OPEN takes. */
+static void test_open_arguments(void **state)
+{
+	static const uint32_t want[5] = {
+		0xe,  /* share_access READ, WRITE, BOTH */
+		0xf,  /* share_deny NONE..BOTH */
+		0x3e, /* wants READ, WRITE, ANY, NO_DELEG, CANCEL: no signals, timestamps, OPEN_XOR */
+		0x37, /* claims but DELEGATE_PREV (3) and DELEG_PREV_FH (6) */
+		0xf,  /* UNCHECKED4, GUARDED4, EXCLUSIVE4, EXCLUSIVE4_1 */
+	};
+	struct be_attr a = sample();
+	struct nfs4_fs_facts facts = { 0 };
+	struct nfs4_attr_src s = { .a = &a, .minorversion = 2, .facts = &facts };
+	struct nfs4_bitmap b, req = { { 0 } }, mask;
+	struct xdr_dec d;
+
+	(void)state;
+	nfs4_attr_supported(1, &b);
+	assert_false(nfs4_bitmap_isset(&b, FATTR4_OPEN_ARGUMENTS));
+	nfs4_attr_supported(2, &b);
+	assert_true(nfs4_bitmap_isset(&b, FATTR4_OPEN_ARGUMENTS));
+	nfs4_bitmap_set(&req, FATTR4_OPEN_ARGUMENTS);
+	assert_int_equal(encode(&req, &s, &mask, &d), 40);
+	assert_true(nfs4_bitmap_isset(&mask, FATTR4_OPEN_ARGUMENTS));
+	for (unsigned i = 0; i < 5; i++) {
+		assert_int_equal(u32(&d), 1);
+		assert_int_equal(u32(&d), want[i]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -267,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_fs_space),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_vals_dec),
+		cmocka_unit_test(test_open_arguments),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -498,6 +498,70 @@ static void test_dec_compound_op(void **state)
 	assert_int_equal(nfs4_cb_opnum(NFS4_CB_OP_OFFLOAD), 15);
 }
 
+/* RFC 8881 §20.1: CB_GETATTR4args (fh, bitmap4), and CB_GETATTR4resok's fattr4 decoded for change and size. */
+static size_t reply_getattr(uint32_t nwords, uint32_t w0, uint32_t vals_len, uint64_t change, uint64_t size)
+{
+	xdr_enc_init(&e, buf, sizeof(buf));
+	xdr_enc_u32(&e, 0);
+	xdr_enc_u32(&e, 0); /* tag */
+	xdr_enc_u32(&e, 1);
+	xdr_enc_u32(&e, OP_CB_GETATTR);
+	xdr_enc_u32(&e, 0);
+	xdr_enc_u32(&e, nwords);
+	for (uint32_t i = 0; i < nwords; i++)
+		xdr_enc_u32(&e, i == 0 ? w0 : 0x3u); /* words 1..: other attributes, not read */
+	xdr_enc_u32(&e, vals_len);
+	if (vals_len >= 8)
+		xdr_enc_u64(&e, change);
+	if (vals_len >= 16)
+		xdr_enc_u64(&e, size);
+	for (uint32_t i = 16; i < vals_len; i += 4)
+		xdr_enc_u32(&e, 0x77);
+	return xdr_enc_len(&e);
+}
+
+static void test_getattr(void **state)
+{
+	struct nfs4_cb_compound_res r;
+	size_t len;
+
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_GETATTR;
+	fill_fh(&op.u.getattr.fh, 8);
+	op.u.getattr.mask0 = 0x18;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), 4 + 4 + 8 + 4 + 4);
+	assert_int_equal(be32(buf), OP_CB_GETATTR);
+	assert_int_equal(be32(buf + 16), 1);
+	assert_int_equal(be32(buf + 20), 0x18);
+	assert_int_equal(nfs4_cb_opnum(NFS4_CB_OP_GETATTR), 3);
+	/* change and size, then RFC 9754's delegated times (words 2..) left unread */
+	len = reply_getattr(3, 0x18, 40, 77, 5);
+	assert_int_equal(dec_op(false, OP_CB_GETATTR, len, &r), NFS4_CB_DEC_OK);
+	assert_true(r.has_op && r.ga.has_change && r.ga.has_size);
+	assert_true(r.ga.change == 77 && r.ga.size == 5);
+	for (size_t n = 0; n < len; n++)
+		assert_int_equal(dec_op(false, OP_CB_GETATTR, n, &r), NFS4_CB_DEC_SHORT);
+	/* size alone */
+	len = reply_getattr(1, 0x10, 8, 9, 0);
+	assert_int_equal(dec_op(false, OP_CB_GETATTR, len, &r), NFS4_CB_DEC_OK);
+	assert_true(!r.ga.has_change && r.ga.has_size && r.ga.size == 9);
+	/* values shorter than their mask; an attribute before change; a huge mask */
+	len = reply_getattr(1, 0x18, 8, 1, 0);
+	assert_int_equal(dec_op(false, OP_CB_GETATTR, len, &r), NFS4_CB_DEC_BAD);
+	len = reply_getattr(1, 0x1a, 16, 1, 2);
+	assert_int_equal(dec_op(false, OP_CB_GETATTR, len, &r), NFS4_CB_DEC_BAD);
+	len = reply_getattr(9, 0x18, 16, 1, 2);
+	assert_int_equal(dec_op(false, OP_CB_GETATTR, len, &r), NFS4_CB_DEC_BAD);
+	/* an error: no fattr4 */
+	len = reply_op(false, 0, OP_CB_GETATTR, 10001, 1);
+	assert_int_equal(dec_op(false, OP_CB_GETATTR, len, &r), NFS4_CB_DEC_OK);
+	assert_true(r.has_op && r.op_status == 10001 && !r.ga.has_size);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -514,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_enc_offload),
 		cmocka_unit_test(test_enc_compound_op),
 		cmocka_unit_test(test_dec_compound_op),
+		cmocka_unit_test(test_getattr),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

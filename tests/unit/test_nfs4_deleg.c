@@ -362,6 +362,84 @@ static void test_not_deleg(void **state)
 	assert_int_equal(nfs4_dtab_test(t, A, &sid), NFS4ERR_BAD_STATEID);
 }
 
+/* RFC 8881 §10.4.3: who is asked, and what the holder's CB_GETATTR answer means. */
+static void test_cb_getattr(void **state)
+{
+	struct nfs4_stateid sid, got, rsid;
+	struct nfs4_dl_attr a;
+	uint64_t holder = 0;
+	unsigned n;
+	struct nfs4_dl_recall r[4];
+
+	(void)state;
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_NONE);
+	grant(A, fa, false, &rsid); /* a read delegation: nothing to ask */
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_NONE);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &rsid, fa, sizeof(fa)), NFS4_OK);
+	grant(A, fa, true, &sid);
+	nfs4_dtab_set_base(t, &sid, 100, 10);
+	/* the holder itself is not asked; another client, NFSv3 (0) are */
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), A, &holder, &got), NFS4_DL_GA_NONE);
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), 0, &holder, &got), NFS4_DL_GA_ASK);
+	assert_true(holder == A && memcmp(&got, &sid, sizeof(sid)) == 0);
+	/* unmodified (the grant's change and size): the server's attributes stand */
+	a = (struct nfs4_dl_attr){ .change = 100, .size = 10, .mtime_sec = 50 };
+	struct nfs4_dl_cbattr cb = { .has_change = true, .has_size = true, .change = 100, .size = 10 };
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 60, 0, &a));
+	assert_true(a.change == 100 && a.size == 10 && a.mtime_sec == 50);
+	/* modified (change moved, size 5): change past the server's, the holder's size, mtime now */
+	cb.change = 101, cb.size = 5;
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 60, 7, &a));
+	assert_true(a.change == 101 && a.size == 5 && a.mtime_sec == 60 && a.mtime_nsec == 7);
+	/* asked again, same answer: the same values (no change without a change) */
+	a = (struct nfs4_dl_attr){ .change = 100, .size = 10, .mtime_sec = 50 };
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 70, 0, &a));
+	assert_true(a.change == 101 && a.size == 5 && a.mtime_sec == 60);
+	/* modified again (size only): change goes up once more */
+	cb.size = 9;
+	a = (struct nfs4_dl_attr){ .change = 100, .size = 10, .mtime_sec = 50 };
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 80, 0, &a));
+	assert_true(a.change == 102 && a.size == 9 && a.mtime_sec == 80);
+	/* the server's own change moved past (the holder's WRITEs): never reported lower */
+	a = (struct nfs4_dl_attr){ .change = 500, .size = 10, .mtime_sec = 90 };
+	assert_true(nfs4_dtab_cb_merge(t, &sid, &cb, 85, 0, &a));
+	assert_true(a.change == 500 && a.size == 9 && a.mtime_sec == 90);
+	/* being recalled: DELAY, no CB_GETATTR; returned: nothing to merge */
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 100, &n, r));
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_WAIT);
+	assert_false(nfs4_dtab_cb_merge(t, &sid, &cb, 90, 0, &a));
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sid, fa, sizeof(fa)), NFS4_OK);
+	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_NONE);
+}
+
+/* Recalls for a local process's open are revoked before the kernel's lease-break-time lets it in. */
+static void test_break_deadline(void **state)
+{
+	struct nfs4_stateid sid;
+	struct nfs4_dl_recall r[4];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(nfs4_dtab_break_wait(90, 45), 42);
+	assert_int_equal(nfs4_dtab_break_wait(90, 0), 0);   /* unknown */
+	assert_int_equal(nfs4_dtab_break_wait(10, 45), 0);  /* the lease is the shorter */
+	assert_int_equal(nfs4_dtab_break_wait(90, 92), 89); /* within the margin of the lease */
+	assert_int_equal(nfs4_dtab_break_wait(90, 2), 1);
+	grant(A, fa, false, &sid);
+	assert_true(conflict(0, NFS4_DL_ACC_WRITE, 100, &n, r)); /* a local open: recalled at 100 */
+	nfs4_dtab_deadline(t, fa, sizeof(fa), 100 + 5);
+	nfs4_dtab_deadline(t, fa, sizeof(fa), 100 + 8); /* a later deadline changes nothing */
+	assert_int_equal(nfs4_dtab_expire(t, 104, 1000), 0);
+	assert_int_equal(nfs4_dtab_expire(t, 105, 1000), 1); /* at its deadline, well before a lease */
+	assert_int_equal(nfs4_dtab_test(t, A, &sid), NFS4ERR_DELEG_REVOKED);
+	/* a new recall starts without a deadline; a deadline on a held one is none */
+	grant(A, fb, false, &sid);
+	nfs4_dtab_deadline(t, fb, sizeof(fb), 1);
+	assert_true(nfs4_dtab_conflict(t, fb, sizeof(fb), 0, NFS4_DL_ACC_WRITE, 200, LEASE, r, 4, &n));
+	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE - 1, LEASE), 0);
+	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE, LEASE), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -374,6 +452,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_purge_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_deleg, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cb_getattr, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_break_deadline, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

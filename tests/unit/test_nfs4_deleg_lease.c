@@ -9,7 +9,8 @@
  *  - a lease refused (EAGAIN) is the grant's error; a backend without
  *    leases (the ceph driver: lease_set NULL) keeps the watch alone;
  *  - a lease break (be_lease_broken(lid)) recalls the file's delegations
- *    (the changed hook with its key); an unknown lid recalls nothing;
+ *    (the broken hook with its key, changed without one); an unknown lid
+ *    recalls nothing;
  *  - the sweep releases the leases of files no longer delegated, and only
  *    those; the gauge counts the leases held.
  */
@@ -80,7 +81,16 @@ static void h_changed(const uint8_t *fkey, uint32_t len)
 	strncat(recalled, (const char *)fkey, 1);
 }
 
+/* A lease break is told apart (its recall gets a deadline: nfs4_proc_deleg.c). */
+static void h_broken(const uint8_t *fkey, uint32_t len)
+{
+	(void)len;
+	strcat(recalled, "!");
+	strncat(recalled, (const char *)fkey, 1);
+}
+
 static const struct nfs4_deleg_watch_hooks hooks = { .held = h_held, .changed = h_changed };
+static const struct nfs4_deleg_watch_hooks hooks_broken = { .held = h_held, .changed = h_changed, .broken = h_broken };
 
 static void test_leases(void **state)
 {
@@ -113,6 +123,10 @@ static void test_leases(void **state)
 	be_lease_broken(0);
 	be_lease_broken(77);
 	assert_string_equal(recalled, "a");
+	nfs4_deleg_watch_hooks(&hooks_broken); /* with a broken hook: that one, not changed */
+	be_lease_broken(0);
+	assert_string_equal(recalled, "a!a");
+	nfs4_deleg_watch_hooks(&hooks);
 	/* the sweep: only a file left without delegations loses its lease */
 	nfs4_deleg_watch_sweep();
 	assert_int_equal(leases_unset, 0);

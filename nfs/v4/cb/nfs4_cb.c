@@ -76,6 +76,7 @@ struct cb_ent {
 	bool probe_again;       /* send the probe's CB_SEQUENCE at the next retry tick */
 	/* STEP_OP: the operation out, and whom to tell. */
 	uint32_t cur_opnum;
+	struct nfs4_cb_getattr_res *cur_ga; /* CB_GETATTR: where its answer goes */
 	void (*cur_done)(void *arg, int32_t status);
 	void *cur_arg;
 	char name[40];
@@ -396,6 +397,7 @@ static bool q_pop(struct cb_ent *e, struct nfs4_cb_op *op)
 
 	*op = q->op;
 	e->cur_opnum = nfs4_cb_opnum(op->kind);
+	e->cur_ga = op->kind == NFS4_CB_OP_GETATTR ? op->u.getattr.out : NULL;
 	e->cur_done = q->done;
 	e->cur_arg = q->arg;
 	e->qhead = (e->qhead + 1) % NFS4_CB_QUEUE;
@@ -535,6 +537,9 @@ static void op_reply(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_s
 	if (!ok)
 		log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: callback operation %u not answered (%s)", e->name,
 			    e->cur_opnum, rpc_clnt_status_name(st));
+	if (ok && r.op_status == 0 && e->cur_ga)
+		*e->cur_ga = r.ga; /* RFC 8881 §20.1.2: before its sender hears of it */
+	e->cur_ga = NULL;
 	op_finish(e, ok ? (int32_t)r.op_status : -1);
 }
 

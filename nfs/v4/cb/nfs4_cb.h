@@ -63,8 +63,9 @@ void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb);
  * op} on the back channel's slot 0 (one call at a time); 4.0,
  * CB_COMPOUND{op} with callback_ident. struct nfs4_cb_op (enum
  * nfs4_cb_opkind, the arguments per kind: RFC 8881 §20.2.1 CB_RECALL4args,
- * §20.6.1 CB_RECALL_ANY4args, §20.11.1 CB_NOTIFY_LOCK4args, RFC 7862
- * §16.1.1 CB_OFFLOAD4args) is in nfs4_cb_xdr.h; it is copied.
+ * §20.6.1 CB_RECALL_ANY4args, §20.11.1 CB_NOTIFY_LOCK4args, §20.1.1
+ * CB_GETATTR4args, RFC 7862 §16.1.1 CB_OFFLOAD4args) is in nfs4_cb_xdr.h;
+ * it is copied. A CB_GETATTR's answer goes to its args' out before done.
  * done(arg, status) runs later on the loop thread, once: status is the
  * operation's nfsstat4 from the client, or -1 when the path is down or
  * goes, the call failed or timed out (a failed call marks the path DOWN:

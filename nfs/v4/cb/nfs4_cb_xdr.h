@@ -35,6 +35,7 @@
 /* The most results a CB_COMPOUND reply may list before we stop looking. */
 #define NFS4_CB_MAX_RES 16u
 /* The operations rnfsd calls besides CB_SEQUENCE (RFC 8881 §20, RFC 7862 §16). */
+#define OP_CB_GETATTR 3u
 #define OP_CB_RECALL 4u
 #define OP_CB_RECALL_ANY 8u
 #define OP_CB_NOTIFY_LOCK 13u
@@ -65,6 +66,14 @@ struct nfs4_cb_seq_res {
 	uint32_t seqid, slotid, highest_slotid, target_highest_slotid;
 };
 
+/* RFC 8881 §20.1.2 CB_GETATTR4resok: of the fattr4, the change (attribute 3)
+ * and size (4) rnfsd asks for; the values of attributes after them (the
+ * holder may add others, such as RFC 9754's delegated times) are not read. */
+struct nfs4_cb_getattr_res {
+	bool has_change, has_size;
+	uint64_t change, size;
+};
+
 /* What a CB_COMPOUND4res says (RFC 8881 §20.2): its status, how many results,
  * and the first one if it is CB_SEQUENCE's. */
 struct nfs4_cb_compound_res {
@@ -74,12 +83,22 @@ struct nfs4_cb_compound_res {
 	struct nfs4_cb_seq_res seq;
 	bool has_op;              /* the operation after it (nfs4_cb_dec_compound_op) answered */
 	uint32_t op_status;
+	struct nfs4_cb_getattr_res ga; /* CB_GETATTR answered NFS4_OK */
 };
 
 /* nfs_fh4 as a callback carries it. */
 struct nfs4_cb_fh {
 	uint32_t len; /* <= NFS4_CB_FH_MAX */
 	uint8_t data[NFS4_CB_FH_MAX];
+};
+
+/* RFC 8881 §20.1.1 CB_GETATTR4args: the file, and attr_request (one word:
+ * change and size are attributes 3 and 4). out: where the loop thread puts
+ * the answer before done() runs (it must live until done() has run). */
+struct nfs4_cb_getattr_args {
+	struct nfs4_cb_fh fh;
+	uint32_t mask0;
+	struct nfs4_cb_getattr_res *out;
 };
 
 /* RFC 8881 §20.2.1 CB_RECALL4args. */
@@ -120,7 +139,9 @@ struct nfs4_cb_offload_args {
 };
 
 /* One callback operation (nfs4_cb_send(), nfs4_cb.h). */
-enum nfs4_cb_opkind { NFS4_CB_OP_RECALL, NFS4_CB_OP_RECALL_ANY, NFS4_CB_OP_NOTIFY_LOCK, NFS4_CB_OP_OFFLOAD };
+enum nfs4_cb_opkind {
+	NFS4_CB_OP_RECALL, NFS4_CB_OP_RECALL_ANY, NFS4_CB_OP_NOTIFY_LOCK, NFS4_CB_OP_OFFLOAD, NFS4_CB_OP_GETATTR
+};
 struct nfs4_cb_op {
 	enum nfs4_cb_opkind kind;
 	union {
@@ -128,6 +149,7 @@ struct nfs4_cb_op {
 		struct nfs4_cb_recall_any_args recall_any;
 		struct nfs4_cb_notify_lock_args notify_lock;
 		struct nfs4_cb_offload_args offload;
+		struct nfs4_cb_getattr_args getattr;
 	} u;
 };
 /* The nfs_cb_opnum4 of a kind. */
@@ -160,7 +182,8 @@ enum nfs4_cb_dec_result nfs4_cb_dec_compound(struct xdr_dec *d, struct nfs4_cb_c
  * The same for a CB_COMPOUND of {CB_SEQUENCE (when seq), opnum}: besides the
  * CB_SEQUENCE result (4.1), the result of opnum when the client got to it
  * (r->has_op, r->op_status: every operation here answers a plain nfsstat4,
- * RFC 8881 §20.2.2, §20.6.2, §20.11.2, RFC 7862 §16.1.2). A result for
+ * RFC 8881 §20.2.2, §20.6.2, §20.11.2, RFC 7862 §16.1.2, but CB_GETATTR,
+ * whose fattr4 goes to r->ga, §20.1.2). A result for
  * another operation is BAD; a result array shorter than asked is not
  * (processing stopped at an error: r->status says which).
  */

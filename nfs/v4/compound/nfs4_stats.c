@@ -140,6 +140,7 @@ void nfs4_stats_state(struct nfs4_stats_snap *out)
 		nfs4_stats_tables(nfs4_stats_srv, out);
 	nfs4_deleg_stats(&out->delegations, &out->recalls, &out->returned, &out->revoked);
 	nfs4_deleg_lease_stats(&out->deleg_leases, &out->deleg_lease_refused);
+	nfs4_deleg_getattr_stats(&out->cb_getattr_sent, &out->cb_getattr_unanswered);
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {
@@ -204,7 +205,8 @@ static const struct nfs4_sec_field nfs4_sec_state[] = {
 	U("open_files", open_files), U("open_owners", open_owners), U("lock_owners", lock_owners),
 	U("open_files_max", open_files_max), U("opens_per_client_max", opens_per_client_max),
 	U("lock_owners_per_client_max", lock_owners_per_client_max), U("deleg_leases", deleg_leases),
-	U("deleg_lease_refused", deleg_lease_refused), { NULL, 0, SEC_U },
+	U("deleg_lease_refused", deleg_lease_refused), U("cb_getattr_sent", cb_getattr_sent),
+	U("cb_getattr_unanswered", cb_getattr_unanswered), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_async[] = {
@@ -311,6 +313,9 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_delegation_leases", "Files leased (F_SETLEASE) for their delegations", PROM_GAUGE, deleg_leases),
 	PF("rnfsd_nfs4_delegation_lease_refused_total", "Delegations not granted: the file's lease not to be had",
 	   PROM_COUNTER, deleg_lease_refused),
+	PF("rnfsd_nfs4_cb_getattr_total", "CB_GETATTR sent for write-delegated files", PROM_COUNTER, cb_getattr_sent),
+	PF("rnfsd_nfs4_cb_getattr_unanswered_total", "CB_GETATTR not answered in time (recalled)", PROM_COUNTER,
+	   cb_getattr_unanswered),
 	PF("rnfsd_nfs4_open_files", "Files with NFSv4 opens (a descriptor each)", PROM_GAUGE, open_files),
 	PF("rnfsd_nfs4_open_owners", "NFSv4 open owners", PROM_GAUGE, open_owners),
 	PF("rnfsd_nfs4_lock_owners", "NFSv4 lock owners", PROM_GAUGE, lock_owners),

@@ -101,12 +101,12 @@ static struct dl_watch *w_slot(void)
 	return spare;
 }
 
-static void w_recall(const uint8_t *fkey, uint32_t fkey_len)
+static void w_recall(const uint8_t *fkey, uint32_t fkey_len, bool lease)
 {
 	const struct nfs4_deleg_watch_hooks *h = atomic_load(&w_hooks);
 
 	if (h)
-		h->changed(fkey, fkey_len);
+		(lease && h->broken ? h->broken : h->changed)(fkey, fkey_len);
 }
 
 /* The backend's event: the delegations of the file are recalled (from
@@ -133,7 +133,7 @@ static void w_changed(int wd, bool gone)
 			continue;
 		}
 		pthread_mutex_unlock(&w_mu);
-		w_recall(fkey, len);
+		w_recall(fkey, len, false);
 		pthread_mutex_lock(&w_mu);
 		if (wd >= 0)
 			break;
@@ -157,7 +157,7 @@ static void w_broken(int lid)
 	}
 	pthread_mutex_unlock(&w_mu);
 	if (len)
-		w_recall(fkey, len);
+		w_recall(fkey, len, true);
 }
 
 static void w_listen(void)

@@ -39,15 +39,31 @@ static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unloc
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
 static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
+static uint32_t dl_break_wait;            /* a lease-break recall's wait (0: dl_lease), dl_break_wait_of() */
 static struct log_limit dl_limit;
 static const struct nfs_deleg_hook dl_hook;
 static const struct nfs4_deleg_watch_hooks dl_watch_hooks;
 
+/* nfs4_dtab_break_wait(), said once at start-up when it shortens a recall. */
+static uint32_t dl_break_wait_of(uint32_t lease, unsigned break_s, bool enabled)
+{
+	uint32_t wait = nfs4_dtab_break_wait(lease, break_s);
+
+	if (wait && enabled)
+		log_msg(LOG_NOTICE, "nfs4: fs.lease-break-time is %u s, under the %u s lease: a delegation recalled for "
+			"a local process is revoked after %u s (sysctl -w fs.lease-break-time=%u gives it the whole lease)",
+			break_s, lease, wait, lease + NFS4_DL_BREAK_MARGIN);
+	return wait;
+}
+
 void nfs4_deleg_init(uint32_t boot, uint32_t lease)
 {
+	uint32_t bw = dl_break_wait_of(lease, be_lease_break_time(), atomic_load(&dl_enabled));
+
 	pthread_mutex_lock(&dl_mu);
 	nfs4_dtab_init(&dl_tab, boot);
 	dl_lease = lease;
+	dl_break_wait = bw;
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
@@ -179,6 +195,29 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 	return wait ? NFS4ERR_DELAY : NFS4_OK;
 }
 
+enum nfs4_dl_ga nfs4_deleg_ga_find(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, uint64_t *holder,
+				   struct nfs4_stateid *sid)
+{
+	enum nfs4_dl_ga g;
+
+	if (!dl_ready || !atomic_load(&dl_count))
+		return NFS4_DL_GA_NONE;
+	dl_lock();
+	g = nfs4_dtab_getattr(&dl_tab, fkey, fkey_len, clientid, holder, sid);
+	dl_unlock();
+	return g;
+}
+
+bool nfs4_deleg_ga_merge(const struct nfs4_stateid *sid, const struct nfs4_dl_cbattr *cb, int64_t now_sec,
+			 uint32_t now_nsec, struct nfs4_dl_attr *a)
+{
+	dl_lock();
+	bool ok = nfs4_dtab_cb_merge(&dl_tab, sid, cb, now_sec, now_nsec, a);
+
+	dl_unlock();
+	return ok;
+}
+
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid)
 {
@@ -281,6 +320,19 @@ static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64
 	return NFS4_DL_GRANT_NONE;
 }
 
+/* RFC 8881 §10.4.3: a write delegation's baseline, the file's change and size
+ * as the OPEN leaves them (what the holder's CB_GETATTR answers are weighed against). */
+static void grant_base(const struct nfs4_deleg_file *df, const struct nfs4_stateid *sid)
+{
+	struct be_attr at;
+
+	if ((df->f ? be_file_getattr(df->fs, df->f, &at) : be_getattr(df->fs, df->o, &at)) != 0)
+		return; /* no baseline: the holder's first answer will count as a change */
+	dl_lock();
+	nfs4_dtab_set_base(&dl_tab, sid, at.change, at.size);
+	dl_unlock();
+}
+
 void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_deleg_file *df,
 		     const struct nfs4_open_args *a, struct nfs4_open_op_res *r)
 {
@@ -313,6 +365,8 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 	}
 	dl_unlock();
 	g = grant_watched(df, clientid, g, r, &why);
+	if (g == NFS4_DL_GRANT_WRITE)
+		grant_base(df, &r->dsid);
 	if (g != NFS4_DL_GRANT_NONE) {
 		r->deleg = g == NFS4_DL_GRANT_WRITE ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ;
 		recall_any(nfs4_now());
@@ -372,6 +426,16 @@ uint32_t nfs4_deleg_test(uint64_t clientid, const struct nfs4_stateid *sid)
 uint32_t nfs4_deleg_free(uint64_t clientid, const struct nfs4_stateid *sid)
 {
 	return dl_sid_call(nfs4_dtab_free, clientid, sid);
+}
+
+void nfs4_deleg_tick(uint64_t now)
+{
+	if (!dl_ready || !atomic_load(&dl_count))
+		return;
+	dl_lock();
+	/* RFC 8881 §10.4.6: on time even when no client calls (a local process waits on the lease). */
+	(void)nfs4_dtab_expire(&dl_tab, now, dl_lease);
+	dl_unlock();
 }
 
 uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
@@ -462,10 +526,22 @@ static enum nfs_deleg_verdict hook_recall_at(const struct nfs_export *exp, const
 	return nfs4_deleg_break_at(exp, cr, dir, name, 0) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
+static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr)
+{
+	uint64_t holder;
+	struct nfs4_stateid sid;
+
+	if (!may_wait) /* the receiving thread asks first: a CB_GETATTR to wait for goes to a worker */
+		return nfs4_deleg_ga_find(fkey, fkey_len, 0, &holder, &sid) == NFS4_DL_GA_NONE ? NFS_DELEG_CLEAR
+											: NFS_DELEG_WORKER;
+	return nfs4_deleg_getattr(fkey, fkey_len, 0, attr) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+}
+
 static const struct nfs_deleg_hook dl_hook = {
 	.any = nfs4_deleg_any,
 	.recall = hook_recall,
 	.recall_at = hook_recall_at,
+	.getattr = hook_getattr,
 };
 
 /* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,
@@ -475,4 +551,20 @@ static void watch_changed(const uint8_t *fkey, uint32_t fkey_len)
 	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
 }
 
-static const struct nfs4_deleg_watch_hooks dl_watch_hooks = { .held = nfs4_deleg_held, .changed = watch_changed };
+/* ... its lease broken: a local process waits in the kernel, which lets it in
+ * after lease-break-time: the recall is revoked before that (dl_break_wait). */
+static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
+{
+	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
+	if (!dl_break_wait)
+		return;
+	uint64_t at = nfs4_now() + dl_break_wait;
+	dl_lock();
+
+	nfs4_dtab_deadline(&dl_tab, fkey, fkey_len, at);
+	dl_unlock();
+}
+
+static const struct nfs4_deleg_watch_hooks dl_watch_hooks = {
+	.held = nfs4_deleg_held, .changed = watch_changed, .broken = watch_broken
+};

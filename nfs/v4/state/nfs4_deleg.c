@@ -216,6 +216,11 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->gen = (d->gen + 1) & GEN_MASK;
 	d->clientid = clientid;
 	d->recalled_at = 0;
+	d->revoke_at = 0;
+	d->modified = false;
+	d->cb_change = d->cb_size = d->change_out = 0;
+	d->mod_sec = 0;
+	d->mod_nsec = 0;
 	d->fkey_len = fkey_len;
 	memcpy(d->fkey, fkey, fkey_len);
 	d->next = t->buckets[h];
@@ -256,6 +261,34 @@ bool nfs4_dtab_file_held(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_
 	return false;
 }
 
+/* RFC 8881 §10.4.6: a recall unanswered for a lease (or past its deadline) is revoked. */
+static bool recall_due(const struct nfs4_dl *d, uint64_t now, uint32_t lease)
+{
+	return now >= d->recalled_at + lease || (d->revoke_at && now >= d->revoke_at);
+}
+
+uint32_t nfs4_dtab_break_wait(uint32_t lease, unsigned break_s)
+{
+	uint32_t wait;
+
+	if (!break_s || break_s >= lease + NFS4_DL_BREAK_MARGIN)
+		return 0;
+	wait = break_s > NFS4_DL_BREAK_MARGIN + 1 ? break_s - NFS4_DL_BREAK_MARGIN : 1;
+	return wait < lease ? wait : 0;
+}
+
+void nfs4_dtab_deadline(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t at)
+{
+	if (t->count == 0)
+		return;
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0; i = t->d[i].next) {
+		struct nfs4_dl *d = &t->d[i];
+
+		if (key_eq(d, fkey, fkey_len) && d->state == NFS4_DL_RECALLED && (!d->revoke_at || at < d->revoke_at))
+			d->revoke_at = at;
+	}
+}
+
 bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
 			enum nfs4_dl_access acc, uint64_t now, uint32_t lease, struct nfs4_dl_recall *out,
 			unsigned max, unsigned *n)
@@ -273,7 +306,7 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 		if (!key_eq(d, fkey, fkey_len) || d->clientid == clientid || d->state == NFS4_DL_REVOKED ||
 		    (acc == NFS4_DL_ACC_READ && !d->write))
 			continue;
-		if (d->state == NFS4_DL_RECALLED && now >= d->recalled_at + lease) {
+		if (d->state == NFS4_DL_RECALLED && recall_due(d, now, lease)) {
 			dl_revoke(t, d); /* RFC 8881 §10.4.6: the other client proceeds */
 			continue;
 		}
@@ -281,6 +314,7 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 			/* RFC 8881 §10.4.1, §20.2: recall it; the operation waits (DELAY). */
 			d->state = NFS4_DL_RECALLED;
 			d->recalled_at = now;
+			d->revoke_at = 0;
 			d->cb_pending = true;
 			t->nrecalled++;
 			t->recalls++;
@@ -290,6 +324,70 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 			recall_out(t, d, &out[(*n)++]);
 	}
 	return wait;
+}
+
+enum nfs4_dl_ga nfs4_dtab_getattr(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				  uint64_t clientid, uint64_t *holder, struct nfs4_stateid *sid)
+{
+	if (t->count == 0)
+		return NFS4_DL_GA_NONE;
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0; i = t->d[i].next) {
+		const struct nfs4_dl *d = &t->d[i];
+
+		if (!key_eq(d, fkey, fkey_len) || !d->write || (clientid && d->clientid == clientid))
+			continue;
+		if (d->state == NFS4_DL_RECALLED)
+			return NFS4_DL_GA_WAIT; /* RFC 8881 §10.4.1: it is being returned */
+		if (d->state == NFS4_DL_HELD) {
+			*holder = d->clientid;
+			sid_of(t, (unsigned)i, sid);
+			return NFS4_DL_GA_ASK;
+		}
+	}
+	return NFS4_DL_GA_NONE;
+}
+
+void nfs4_dtab_set_base(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t change, uint64_t size)
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (d && d->state == NFS4_DL_HELD) {
+		d->cb_change = d->change_out = change;
+		d->cb_size = size;
+	}
+}
+
+bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const struct nfs4_dl_cbattr *cb,
+			int64_t now_sec, uint32_t now_nsec, struct nfs4_dl_attr *a)
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (!d || d->state != NFS4_DL_HELD || !d->write)
+		return false;
+	/* RFC 8881 §10.4.3: a change or size other than the holder's last means
+	 * it modified the file (since the grant, or since it last said so). */
+	if ((cb->has_change && cb->change != d->cb_change) || (cb->has_size && cb->size != d->cb_size)) {
+		if (cb->has_change)
+			d->cb_change = cb->change;
+		if (cb->has_size)
+			d->cb_size = cb->size;
+		d->change_out = (d->change_out > a->change ? d->change_out : a->change) + 1;
+		d->modified = true;
+		d->mod_sec = now_sec;
+		d->mod_nsec = now_nsec;
+	}
+	if (!d->modified)
+		return true;
+	/* Never below what was reported, nor below the server's own (the holder's WRITEs move it). */
+	if (a->change > d->change_out)
+		d->change_out = a->change;
+	a->change = d->change_out;
+	a->size = d->cb_size;
+	if (d->mod_sec > a->mtime_sec || (d->mod_sec == a->mtime_sec && d->mod_nsec > a->mtime_nsec)) {
+		a->mtime_sec = d->mod_sec;
+		a->mtime_nsec = d->mod_nsec;
+	}
+	return true;
 }
 
 void nfs4_dtab_recall_unsent(struct nfs4_dtab *t, const struct nfs4_stateid *sid)
@@ -305,7 +403,7 @@ unsigned nfs4_dtab_expire(struct nfs4_dtab *t, uint64_t now, uint32_t lease)
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->nrecalled; i++)
-		if (t->d[i].state == NFS4_DL_RECALLED && now >= t->d[i].recalled_at + lease) {
+		if (t->d[i].state == NFS4_DL_RECALLED && recall_due(&t->d[i], now, lease)) {
 			dl_revoke(t, &t->d[i]);
 			n++;
 		}

@@ -68,7 +68,15 @@ struct nfs4_dl {
 	uint32_t gen;      /* bumped at each grant of the slot */
 	uint64_t clientid;
 	uint64_t recalled_at; /* seconds: when it was recalled */
+	uint64_t revoke_at;   /* seconds: revoked then if still recalled (0: a lease after recalled_at) */
 	int32_t next;         /* hash chain (slot), -1 at the end */
+	/* Write delegations, RFC 8881 §10.4.3 (nfs4_dtab_cb_merge): the size and
+	 * change the holder last reported (at the grant: the server's), the change
+	 * the server reports for the file while it is modified, and since when. */
+	bool modified;
+	uint64_t cb_change, cb_size, change_out;
+	int64_t mod_sec;
+	uint32_t mod_nsec;
 	uint32_t fkey_len;
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
 };
@@ -145,9 +153,58 @@ struct nfs4_dl_recall {
 bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
 			enum nfs4_dl_access acc, uint64_t now, uint32_t lease, struct nfs4_dl_recall *out,
 			unsigned max, unsigned *n);
+/*
+ * GETATTR of the file by clientid (0: NFSv3, a 4.0 client) asking for its
+ * size or change (RFC 8881 §10.4.3): NONE, no other client's write
+ * delegation (the server's attributes stand); ASK, one HELD: send its holder
+ * CB_GETATTR (*holder, *sid of it); WAIT, one being recalled (DELAY).
+ */
+enum nfs4_dl_ga { NFS4_DL_GA_NONE, NFS4_DL_GA_ASK, NFS4_DL_GA_WAIT };
+enum nfs4_dl_ga nfs4_dtab_getattr(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				  uint64_t clientid, uint64_t *holder, struct nfs4_stateid *sid);
+/* The file's size and change when sid (a write delegation) was granted: the holder's baseline. */
+void nfs4_dtab_set_base(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t change, uint64_t size);
+/* What the holder's CB_GETATTR answered (each value only when it was sent). */
+struct nfs4_dl_cbattr {
+	bool has_change, has_size;
+	uint64_t change, size;
+};
+/* The attributes to report for a file under a write delegation (in: the server's). */
+struct nfs4_dl_attr {
+	uint64_t change, size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+};
+/*
+ * RFC 8881 §10.4.3: fold the holder's answer into *a (the server's
+ * attributes on entry). A size or change other than the holder last reported
+ * (the grant's values at first) means it modified the file: the server's
+ * change goes past every value it reported before (the change it reports
+ * never goes back) and time_modify to now (now_sec, now_nsec), as knfsd does;
+ * from then on the holder's size is reported. Unmodified, *a stays the
+ * server's. false: sid is no HELD write delegation any more (*a unchanged).
+ */
+bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const struct nfs4_dl_cbattr *cb,
+			int64_t now_sec, uint32_t now_nsec, struct nfs4_dl_attr *a);
+
 /* The CB_RECALL of sid could not be queued: hand it out again. */
 void nfs4_dtab_recall_unsent(struct nfs4_dtab *t, const struct nfs4_stateid *sid);
-/* Revoke every delegation recalled a lease or more before now. Returns how many. */
+/* The delegations of the file being recalled are revoked at at the latest (sooner than a
+ * lease after their recall: a local process the kernel lets in then, nfs4_deleg_tick()). */
+void nfs4_dtab_deadline(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t at);
+/*
+ * How long a delegation recalled for a local process's open (its file's
+ * lease broken) may wait for its return, given the NFSv4 lease and the
+ * kernel's lease-break-time break_s (0: unknown). The kernel lets the process
+ * in after break_s whatever rnfsd does, so under a longer lease the
+ * delegation is revoked NFS4_DL_BREAK_MARGIN s before that (RFC 8881 §10.4.6:
+ * the server may revoke one not returned) rather than leave its holder
+ * believing in a delegation the local process already went past. 0: nothing
+ * to shorten (the lease is the shorter, or break_s unknown).
+ */
+#define NFS4_DL_BREAK_MARGIN 3u
+uint32_t nfs4_dtab_break_wait(uint32_t lease, unsigned break_s);
+/* Revoke every delegation recalled a lease or more before now (or past its deadline). Returns how many. */
 unsigned nfs4_dtab_expire(struct nfs4_dtab *t, uint64_t now, uint32_t lease);
 
 /* DELEGRETURN (RFC 8881 §18.6.3): NFS4_OK (gone), BAD_STATEID (unknown,
@@ -197,6 +254,26 @@ struct be_obj;
  * there is one (REMOVE, RENAME, NFSv3 too): NFS4_OK or NFS4ERR_DELAY. */
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid);
+/* Each second (nfs4_server_tick): recalls unanswered for a lease, or past their deadline, are revoked. */
+void nfs4_deleg_tick(uint64_t now);
+/* The server table's nfs4_dtab_getattr() and nfs4_dtab_cb_merge() (nfs4_deleg_getattr.c). */
+enum nfs4_dl_ga nfs4_deleg_ga_find(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, uint64_t *holder,
+				   struct nfs4_stateid *sid);
+bool nfs4_deleg_ga_merge(const struct nfs4_stateid *sid, const struct nfs4_dl_cbattr *cb, int64_t now_sec,
+			 uint32_t now_nsec, struct nfs4_dl_attr *a);
+struct be_attr;
+/*
+ * nfs4_deleg_getattr.c: GETATTR of a regular file's size or change by
+ * clientid (0: NFSv3, 4.0) while another client holds a write delegation of
+ * it (RFC 8881 §10.4.3): CB_GETATTR to the holder, waited for a bounded time
+ * on this (worker) thread; *attr then carries what the holder's answer means
+ * (nfs4_dtab_cb_merge). NFS4_OK, or NFS4ERR_DELAY: the delegation is being
+ * recalled, or the holder did not answer in time (it is recalled, as knfsd).
+ */
+uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, struct be_attr *attr);
+/* CB_GETATTRs sent, and those not answered in time (the stats). */
+void nfs4_deleg_getattr_stats(uint64_t *sent, uint64_t *unanswered);
+
 /* Is anything delegated now? (A hint without a lock: callers skip a lookup
  * made only to find the handle nfs4_deleg_break() wants.) */
 bool nfs4_deleg_any(void);

@@ -39,6 +39,7 @@ void nfs4_attr_supported(uint32_t minorversion, struct nfs4_bitmap *out)
 		nfs4_bitmap_set(out, FATTR4_CLONE_BLKSIZE);
 		nfs4_bitmap_set(out, FATTR4_CHANGE_ATTR_TYPE);
 		nfs4_bitmap_set(out, FATTR4_XATTR_SUPPORT);
+		nfs4_bitmap_set(out, FATTR4_OPEN_ARGUMENTS);
 	}
 }
 
@@ -162,6 +163,25 @@ static bool enc_v42(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src
 	return true;
 }
 
+/* RFC 9754 open_arguments4: five one-word bitmaps of the values OPEN takes
+ * (nfs4_proc_open.c): share_access READ, WRITE, BOTH; share_deny NONE..BOTH;
+ * the delegation wants it honours (READ, WRITE, ANY, NO_DELEG, CANCEL: not
+ * the signals, nor delegated timestamps or OPEN_XOR_DELEGATION); the claims
+ * but CLAIM_DELEGATE_PREV and CLAIM_DELEG_PREV_FH (DELEGPURGE is NOTSUPP);
+ * every create mode. */
+static const uint32_t nfs4_open_args[5] = { 0xeu, 0xfu, 0x3eu, 0x37u, 0xfu };
+
+static bool enc_open_args(struct xdr_enc *e, uint32_t attr)
+{
+	if (attr != FATTR4_OPEN_ARGUMENTS)
+		return false;
+	for (unsigned i = 0; i < 5; i++) {
+		xdr_enc_u32(e, 1);
+		xdr_enc_u32(e, nfs4_open_args[i]);
+	}
+	return true;
+}
+
 /* supported_attrs and suppattr_exclcreat: bitmaps inside the values. */
 static bool enc_bitmaps(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src *s)
 {
@@ -208,7 +228,7 @@ static uint32_t value_size(uint32_t attr, bool *is_bool)
 	case FATTR4_TIME_ACCESS: case FATTR4_TIME_DELTA: case FATTR4_TIME_METADATA:
 	case FATTR4_TIME_MODIFY: return 12; /* nfstime4 */
 	case FATTR4_SUPPORTED_ATTRS: case FATTR4_SUPPATTR_EXCLCREAT: case FATTR4_FILEHANDLE:
-	case FATTR4_OWNER: case FATTR4_OWNER_GROUP: return 0;
+	case FATTR4_OWNER: case FATTR4_OWNER_GROUP: case FATTR4_OPEN_ARGUMENTS: return 0;
 	default: return 8; /* the rest of nfs4_attr_list: uint64_t */
 	}
 }
@@ -225,6 +245,12 @@ static bool dec_value(struct xdr_dec *d, uint32_t attr)
 		return is_bool ? xdr_dec_bool(d, &v) : xdr_dec_inline(d, n) != NULL;
 	if (attr == FATTR4_SUPPORTED_ATTRS || attr == FATTR4_SUPPATTR_EXCLCREAT)
 		return nfs4_dec_bitmap(d, &b); /* bitmap4 */
+	if (attr == FATTR4_OPEN_ARGUMENTS) { /* open_arguments4: five bitmap4 */
+		for (unsigned i = 0; i < 5; i++)
+			if (!nfs4_dec_bitmap(d, &b))
+				return false;
+		return true;
+	}
 	/* nfs_fh4 is opaque<NFS4_FHSIZE>; owner and owner_group utf8str_mixed */
 	return xdr_dec_opaque(d, attr == FATTR4_FILEHANDLE ? NFS4_FHSIZE : UINT32_MAX, &p, &len);
 }
@@ -261,7 +287,7 @@ void nfs4_attr_encode(struct xdr_enc *e, const struct nfs4_bitmap *req, const st
 		if (!nfs4_bitmap_isset(req, attr) || !nfs4_bitmap_isset(&sup, attr))
 			continue;
 		if (enc_bitmaps(e, attr, s) || enc_fact(e, attr, s) || enc_obj(e, attr, s) || enc_fs(e, attr, s) ||
-		    enc_v42(e, attr, s))
+		    enc_v42(e, attr, s) || enc_open_args(e, attr))
 			nfs4_bitmap_set(&done, attr);
 	}
 	xdr_enc_patch_u32(e, off_len, (uint32_t)(xdr_enc_len(e) - start));

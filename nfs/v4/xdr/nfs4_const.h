@@ -179,6 +179,8 @@ enum nfs4_attr {
 	/* RFC 7862 §12.2 (4.2), RFC 8276 §8.1 */
 	FATTR4_CLONE_BLKSIZE = 77, FATTR4_SPACE_FREED = 78, FATTR4_CHANGE_ATTR_TYPE = 79,
 	FATTR4_XATTR_SUPPORT = 82,
+	/* RFC 9754 (4.2): open_arguments4, what OPEN takes */
+	FATTR4_OPEN_ARGUMENTS = 86,
 };
 
 /* change_attr_type4 (RFC 7862 §12.2.3). */
