@@ -711,10 +711,11 @@ static int stats_start(void)
 		.inline_counts = rpc_inline_counts,
 	};
 	stats_set_sources(&src);
-	/* The document's sections, in order: NFSv4's state, the descriptors, then RPC-over-RDMA's memory. */
+	/* The document's sections, in order: NFSv4's state, the exports' counters, the descriptors, then RPC-over-RDMA's memory. */
 	stats_sections_clear();
 	if (d.cfg.nfsv4)
 		(void)nfs4_stats_sections_add(NULL);
+	(void)nfs_stats_sections_add();
 	(void)stats_server_resources_add(resources_stats);
 	(void)rdma_stats_sections_add();
 	stats_server_set_control(ctl_exports_request); /* rnfsctl export ... */

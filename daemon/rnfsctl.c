@@ -422,6 +422,24 @@ static void print_nfs4(const struct json *doc)
 	print_nfs4_callbacks(doc);
 }
 
+/* Calls, errors and bytes per export served (nfs/common/export_stats.c). */
+static void print_export_stats(const struct json *doc)
+{
+	const struct json *ex = json_get(doc, "export_stats");
+
+	if (!ex || ex->type != JSON_ARR || ex->n == 0)
+		return;
+	printf("%-32s %10s %8s %12s %12s\n", "EXPORT", "CALLS", "ERRORS", "READ-MiB", "WRITTEN-MiB");
+	for (size_t i = 0; i < ex->n; i++) {
+		const struct json *e = &ex->items[i];
+
+		printf("%-32s %10.0f %8.0f %12.1f %12.1f\n", json_text(e, "path"), json_num(e, "calls"),
+		       json_num(e, "errors"), json_num(e, "read_bytes") / 1048576.0,
+		       json_num(e, "write_bytes") / 1048576.0);
+	}
+	printf("\n");
+}
+
 /* Descriptors against RLIMIT_NOFILE, and the tables that hold them. */
 static void print_resources(const struct json *doc)
 {
@@ -515,6 +533,7 @@ static int print_table(const char *doc_text, size_t len)
 	print_procedures(&doc, "procedures", "PROCEDURE", 12);
 	printf("\n");
 	print_nfs4(&doc);
+	print_export_stats(&doc);
 	print_resources(&doc);
 	print_connections(&doc);
 	json_free(&doc);

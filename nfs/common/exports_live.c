@@ -57,19 +57,30 @@ static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 
 	ne->cfg = e;
 	ne->id = cfg.export_id;
+	ne->st = nfs_export_stats_new();
+	if (!ne->st) {
+		log_err("nfs: export %s not served: out of memory", e->path);
+		return -1;
+	}
 	err = be_fs_open(e->fs[0] ? e->fs : NULL, &cfg, &ne->fs);
 	if (err == ENOENT && e->fs[0] && !be_driver_find(e->fs))
 		log_err("nfs: export %s not served: no backend fs=%s in this rnfsd", e->path, e->fs);
 	else if (err)
 		log_err("nfs: export %s not served: %s", e->path, strerror(err));
+	if (err) {
+		rpc_acct_put(&ne->st->acct);
+		ne->st = NULL;
+	}
 	return err ? -1 : 0;
 }
 
 static void nfs_exports_free(struct nfs_exports *t)
 {
 	free(t->gone); /* never submitted: no hook ran (not reached in the daemon) */
-	for (unsigned i = 0; i < t->n; i++)
+	for (unsigned i = 0; i < t->n; i++) {
 		be_fs_close(t->v[i].fs);
+		rpc_acct_put(&t->v[i].st->acct);
+	}
 	free(t->v);
 	exports_free(&t->table);
 	free(t);
@@ -205,6 +216,21 @@ int nfs_export_unlock(const char *path)
 	return 0;
 }
 
+/* t, about to replace old: its exports that old served too (same id and path) count on in old's
+ * blocks (export_stats.c). */
+static void nfs_exports_keep_stats(struct nfs_exports *t, const struct nfs_exports *old)
+{
+	for (unsigned i = 0; t && i < t->n; i++) {
+		const struct nfs_export *o = nfs_exports_by_id(old, t->v[i].id);
+
+		if (!o || strcmp(o->cfg->path, t->v[i].cfg->path) != 0)
+			continue;
+		atomic_fetch_add_explicit(&o->st->acct.refs, 1, memory_order_relaxed);
+		rpc_acct_put(&t->v[i].st->acct);
+		t->v[i].st = o->st;
+	}
+}
+
 void nfs_exports_install(struct nfs_exports *t)
 {
 	struct nfs_exports *old;
@@ -217,6 +243,7 @@ void nfs_exports_install(struct nfs_exports *t)
 		rpc_inline_meta_allow(false);
 	pthread_mutex_lock(&nfs_live_lock);
 	old = nfs_live;
+	nfs_exports_keep_stats(t, old);
 	nfs_live = t;
 	pthread_mutex_unlock(&nfs_live_lock);
 	if (fast)

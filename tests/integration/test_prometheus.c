@@ -9,12 +9,18 @@
  *  - `promtool check metrics` (Debian's prometheus package) accepts the page;
  *  - a real Prometheus server scrapes rnfsd every second (temporary config
  *    and storage) and its HTTP API answers the moved counter;
+ *  - per-export counters (rnfsd_export_*_total{export="PATH"}): an NFSv3
+ *    WRITE and READ of 4096 bytes on the first export move its bytes and
+ *    calls and leave the second's alone; an NFSv4.1 WRITE and READ of 3000
+ *    bytes on the second move its counters only; `rnfsctl export remove`
+ *    of the second drops its series from the page;
  *  - --check-config refuses two addresses.
  * Exits 77 (skip) only when curl, promtool or prometheus is missing. In a
  * build without libmicrohttpd it checks instead that the daemon refuses the
  * setting at start with a clear error.
  */
 #include "tests/integration/harness.h"
+#include "tests/integration/nfs4raw.h"
 #include "rnfsd_build.h"
 
 #include <signal.h>
@@ -22,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +40,7 @@
 
 static struct hx_env env;
 static uint16_t prom_port;
+static char b_path[PATH_MAX]; /* the second export */
 
 /* Run cmd with /bin/sh: its exit status, or -1. */
 static int sh(const char *cmd)
@@ -200,6 +208,98 @@ static void check_scrapes(long long *after_out)
 	*after_out = after;
 }
 
+/* rnfsd_export_<what>_total{export="path"} on page, or -1. */
+static long long export_sample(const char *page, const char *what, const char *path)
+{
+	char series[PATH_MAX + 96];
+
+	snprintf(series, sizeof(series), "rnfsd_export_%s_total{export=\"%s\"}", what, path);
+	return sample(page, series);
+}
+
+/* Scrape into name: the page. */
+static const char *scrape_page(const char *name)
+{
+	CHECK_EQ(scrape("/metrics", hx_path(&env, name)), 200, "GET /metrics (%s)", name);
+	return slurp(hx_path(&env, name));
+}
+
+/* The four counters of both exports, in that order: a's calls, errors, read, write, then b's. */
+static void export_counters(const char *page, long long v[8])
+{
+	static const char *const what[] = { "calls", "errors", "read_bytes", "write_bytes" };
+
+	for (unsigned i = 0; i < 4; i++) {
+		v[i] = export_sample(page, what[i], env.export_dir);
+		v[4 + i] = export_sample(page, what[i], b_path);
+	}
+}
+
+/* NFSv3 WRITE and READ of 4096 bytes on the first export. */
+static void v3_io(void)
+{
+	static char data[4096];
+	struct rpc_context *rpc;
+	struct hx_fh root, fh;
+	READ3res rr;
+
+	if (hx_open_export(&env, env.export_dir, -1, -1, &rpc, &root) != 0)
+		return;
+	memset(data, 'a', sizeof(data));
+	CHECK_NFS(hx3_create(rpc, &root, "io3", 0644, &fh), NFS3_OK, "CREATE io3");
+	CHECK_NFS(hx3_write(rpc, &fh, 0, data, sizeof(data), 2, NULL), NFS3_OK, "WRITE 4096 bytes");
+	CHECK_NFS(hx3_read(rpc, &fh, 0, sizeof(data), &rr), NFS3_OK, "READ them");
+	hx_rpc_close(rpc);
+}
+
+/* NFSv4.1 OPEN, WRITE and READ of 3000 bytes on the second export. */
+static void v4_io(void)
+{
+	static char data[3000];
+	struct n4_client k;
+	struct n4_sid sid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0, got = 0;
+
+	memset(data, 'b', sizeof(data));
+	if (!CHECK(n4_start(&k, env.port, 1, "prom-export") == 0, "an NFSv4.1 client"))
+		return;
+	CHECK_EQ(n4_open(&k, b_path, "io4", true, N4_ACCESS_BOTH, 0, "o", NULL, &sid, fh, &fh_len), 0, "OPEN io4");
+	CHECK_EQ(n4_write(&k, fh, fh_len, &sid, 0, data, sizeof(data)), 0, "WRITE 3000 bytes");
+	CHECK_EQ(n4_read(&k, fh, fh_len, &sid, 0, sizeof(data), NULL, &got), 0, "READ them");
+	CHECK_EQ(got, sizeof(data), "3000 bytes read");
+	n4_client_close(&k);
+}
+
+static void check_export_counters(void)
+{
+	long long v0[8], v1[8], v2[8];
+	char out[4096];
+
+	hx_section("per-export counters");
+	export_counters(scrape_page("exp0.txt"), v0);
+	CHECK(v0[0] >= 0 && v0[4] >= 0, "both exports have series (%lld, %lld calls)", v0[0], v0[4]);
+	v3_io();
+	export_counters(scrape_page("exp1.txt"), v1);
+	CHECK_EQ(v1[3] - v0[3], 4096, "NFSv3: the first export's written bytes moved by 4096");
+	CHECK_EQ(v1[2] - v0[2], 4096, "and its read bytes by 4096");
+	CHECK(v1[0] - v0[0] >= 3, "and its calls by CREATE, WRITE, READ at least (%lld)", v1[0] - v0[0]);
+	CHECK(v1[4] == v0[4] && v1[6] == v0[6] && v1[7] == v0[7], "the second export's counters did not move");
+	v4_io();
+	export_counters(scrape_page("exp2.txt"), v2);
+	CHECK_EQ(v2[7] - v1[7], 3000, "NFSv4.1: the second export's written bytes moved by 3000");
+	CHECK_EQ(v2[6] - v1[6], 3000, "and its read bytes by 3000");
+	CHECK(v2[4] - v1[4] >= 3, "and its calls by the operations on it (%lld)", v2[4] - v1[4]);
+	CHECK(v2[2] == v1[2] && v2[3] == v1[3], "the first export's bytes did not move");
+	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "stats", NULL }), 0, "rnfsctl stats");
+	CHECK(strstr(out, "EXPORT") && strstr(out, b_path), "rnfsctl stats shows the per-export table");
+	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "export", "remove", b_path, NULL }), 0,
+		 "rnfsctl export remove the second export");
+	const char *page = scrape_page("exp3.txt");
+	CHECK(export_sample(page, "calls", b_path) == -1 && !strstr(page, b_path), "its series are gone");
+	CHECK(export_sample(page, "calls", env.export_dir) == v2[0], "the first export's stay");
+}
+
 /* Start prometheus scraping rnfsd every second; its pid, or -1. */
 static pid_t prometheus_start(uint16_t web_port)
 {
@@ -320,7 +420,12 @@ int main(int argc, char **argv)
 	prom_port = hx_free_port();
 	snprintf(extra, sizeof(extra), "[stats]\nprometheus = 127.0.0.1:%u\n", prom_port);
 	env.rnfsd_extra = extra;
-	if (!CHECK(hx_write_config(&env) == 0, "rnfsd.conf with [stats] prometheus") || hx_daemon_start(&env) != 0)
+	snprintf(b_path, sizeof(b_path), "%s", hx_path(&env, "exportB"));
+	mkdir(b_path, 0755);
+	if (!CHECK(hx_write_config(&env) == 0, "rnfsd.conf with [stats] prometheus") ||
+	    hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure)\n%s 127.0.0.1(rw,no_root_squash,insecure)\n",
+			     env.export_dir, b_path) != 0 ||
+	    hx_daemon_start(&env) != 0)
 		return hx_end();
 	check_scrapes(&after);
 	/* The line is logged once the page serves, which may be after the NFS port answers: waited for. */
@@ -329,6 +434,8 @@ int main(int argc, char **argv)
 	CHECK(hx_log_count(&env, "Prometheus metrics on") == 1, "the daemon says where the page is");
 	if (after > 0)
 		check_prometheus(after);
+	if (getenv("RNFSCTL"))
+		check_export_counters();
 	hx_daemon_stop(&env);
 	check_two_addresses();
 	hx_env_release(&env);
