@@ -78,6 +78,9 @@ uint64_t stats_hist_quantile(const struct stats_hist *h, double q)
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stats_conn *stats_conns;      /* newest first */
 static struct stats_sources stats_src;
+static void (*stats_usage_fill)(struct stats_usage *out);
+/* Bytes of closed connections, per transport: [0] tcp, [1] rdma; rx then tx (under stats_lock). */
+static uint64_t stats_closed_bytes[2][2];
 static struct timespec stats_started;
 
 void stats_uptime_start(void)
@@ -100,6 +103,8 @@ void stats_conn_register(struct stats_conn *sc, const char *transport, const cha
 	sc->ext = ext;
 	atomic_store(&sc->calls, 0);
 	atomic_store(&sc->garbage_args, 0);
+	atomic_store(&sc->rx_bytes, 0);
+	atomic_store(&sc->tx_bytes, 0);
 	clock_gettime(CLOCK_MONOTONIC, &sc->since);
 
 	pthread_mutex_lock(&stats_lock);
@@ -114,10 +119,22 @@ void stats_conn_register(struct stats_conn *sc, const char *transport, const cha
 	pthread_mutex_unlock(&stats_lock);
 }
 
+/* Index into stats_closed_bytes, or -1 for another transport. */
+static int stats_transport_idx(const char *transport)
+{
+	return !strcmp(transport, "tcp") ? 0 : !strcmp(transport, "rdma") ? 1 : -1;
+}
+
 void stats_conn_unregister(struct stats_conn *sc)
 {
 	pthread_mutex_lock(&stats_lock);
 	if (sc->registered) {
+		int t = stats_transport_idx(sc->transport);
+
+		if (t >= 0) {
+			stats_closed_bytes[t][0] += atomic_load_explicit(&sc->rx_bytes, memory_order_relaxed);
+			stats_closed_bytes[t][1] += atomic_load_explicit(&sc->tx_bytes, memory_order_relaxed);
+		}
 		if (sc->prev)
 			sc->prev->next = sc->next;
 		else
@@ -157,6 +174,39 @@ void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma)
 		*tcp = nt;
 	if (rdma)
 		*rdma = nr;
+}
+
+void stats_transport_bytes(const char *transport, uint64_t *rx, uint64_t *tx)
+{
+	int t = stats_transport_idx(transport);
+
+	*rx = *tx = 0;
+	if (t < 0)
+		return;
+	pthread_mutex_lock(&stats_lock);
+	*rx = stats_closed_bytes[t][0];
+	*tx = stats_closed_bytes[t][1];
+	for (const struct stats_conn *sc = stats_conns; sc; sc = sc->next)
+		if (stats_transport_idx(sc->transport) == t) {
+			*rx += atomic_load_explicit(&sc->rx_bytes, memory_order_relaxed);
+			*tx += atomic_load_explicit(&sc->tx_bytes, memory_order_relaxed);
+		}
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_set_usage(void (*fill)(struct stats_usage *out))
+{
+	stats_usage_fill = fill;
+}
+
+/* The usage numbers, zeros without a source. */
+static struct stats_usage stats_usage_get(void)
+{
+	struct stats_usage u = { 0 };
+
+	if (stats_usage_fill)
+		stats_usage_fill(&u);
+	return u;
 }
 
 struct stats_section {
@@ -269,6 +319,8 @@ static void json_conn(struct json_out *j, const struct stats_conn *sc)
 	if (sc->ext)
 		sc->ext(j, sc);
 	json_u64(j, "garbage_args", atomic_load_explicit(&sc->garbage_args, memory_order_relaxed));
+	json_u64(j, "rx_bytes", atomic_load_explicit(&sc->rx_bytes, memory_order_relaxed));
+	json_u64(j, "tx_bytes", atomic_load_explicit(&sc->tx_bytes, memory_order_relaxed));
 	json_obj_close(j);
 }
 
@@ -281,6 +333,32 @@ static void json_sections(struct json_out *j, enum stats_place place)
 	for (unsigned i = 0; i < n; i++)
 		if (copy[i].place == place)
 			copy[i].write(j, copy[i].name, copy[i].arg);
+}
+
+/* "transport_bytes" and "usage": what the loop, the workers and the transports did. */
+static void json_usage(struct json_out *j)
+{
+	static const char *const xprts[] = { "tcp", "rdma" };
+	struct stats_usage u = stats_usage_get();
+
+	json_obj_open(j, "transport_bytes");
+	for (unsigned i = 0; i < 2; i++) {
+		uint64_t rx, tx;
+
+		stats_transport_bytes(xprts[i], &rx, &tx);
+		json_obj_open(j, xprts[i]);
+		json_u64(j, "received", rx);
+		json_u64(j, "sent", tx);
+		json_obj_close(j);
+	}
+	json_obj_close(j);
+	json_obj_open(j, "usage");
+	json_fixed(j, "loop_busy_s", u.loop_busy_s, 3);
+	json_fixed(j, "workers_busy_s", u.workers_busy_s, 3);
+	json_u64(j, "workers", u.workers);
+	json_u64(j, "workers_busy", u.workers_busy);
+	json_u64(j, "queued", u.queued);
+	json_obj_close(j);
 }
 
 static void json_totals(struct json_out *j, const struct json_procs *jp)
@@ -300,6 +378,7 @@ static void json_totals(struct json_out *j, const struct json_procs *jp)
 	json_u64(j, "inline_calls", inl);
 	json_u64(j, "inline_paused", inl_paused);
 	json_obj_close(j);
+	json_usage(j);
 }
 
 int stats_render_json(FILE *f)
@@ -450,6 +529,38 @@ static void prom_grace(struct prom_out *p)
 		    (double)grace_clock_left_ms(&grace_server, now) / 1e3);
 }
 
+/* Bytes per transport, and the loop's and the workers' utilisation. */
+static void prom_usage(struct prom_out *p)
+{
+	static const char *const xprts[] = { "tcp", "rdma" };
+	struct stats_usage u = stats_usage_get();
+	uint64_t rx[2], tx[2];
+
+	for (unsigned i = 0; i < 2; i++)
+		stats_transport_bytes(xprts[i], &rx[i], &tx[i]);
+	if (prom_family(p, "rnfsd_transport_received_bytes_total", PROM_COUNTER,
+			"Bytes received from clients, per transport (RDMA: messages and RDMA Read payloads)"))
+		for (unsigned i = 0; i < 2; i++)
+			prom_sample_u64(p, NULL, &(struct prom_label){ "transport", xprts[i] }, 1, rx[i]);
+	if (prom_family(p, "rnfsd_transport_sent_bytes_total", PROM_COUNTER,
+			"Bytes sent to clients, per transport (RDMA: messages and RDMA Write payloads)"))
+		for (unsigned i = 0; i < 2; i++)
+			prom_sample_u64(p, NULL, &(struct prom_label){ "transport", xprts[i] }, 1, tx[i]);
+	if (prom_family(p, "rnfsd_loop_busy_seconds_total", PROM_COUNTER,
+			"CPU time of the event loop's thread (it waits only in its poll)"))
+		prom_sample(p, NULL, &(struct prom_label){ "loop", "main" }, 1, u.loop_busy_s);
+	if (prom_family(p, "rnfsd_worker_busy_seconds_total", PROM_COUNTER,
+			"Seconds the pool's workers spent running calls and other work"))
+		prom_sample(p, NULL, &(struct prom_label){ "pool", "rpc" }, 1, u.workers_busy_s);
+	if (prom_family(p, "rnfsd_workers", PROM_GAUGE, "Worker threads, per state")) {
+		prom_sample(p, NULL, (struct prom_label[]){ { "pool", "rpc" }, { "state", "busy" } }, 2, u.workers_busy);
+		prom_sample(p, NULL, (struct prom_label[]){ { "pool", "rpc" }, { "state", "idle" } }, 2,
+			    u.workers - (u.workers_busy < u.workers ? u.workers_busy : u.workers));
+	}
+	if (prom_family(p, "rnfsd_worker_queue_depth", PROM_GAUGE, "Items waiting for a worker"))
+		prom_sample(p, NULL, &(struct prom_label){ "pool", "rpc" }, 1, u.queued);
+}
+
 static void prom_registry(struct prom_out *p)
 {
 	static const struct stats_prom_procs rpc = {
@@ -477,6 +588,7 @@ static void prom_registry(struct prom_out *p)
 		stats_src.inline_counts(&inl, &inl_paused);
 	prom_counter1(p, "rnfsd_inline_calls_total", "Calls answered on the receiving thread", inl);
 	prom_counter1(p, "rnfsd_inline_paused_total", "Pauses of inline answering after a slow call", inl_paused);
+	prom_usage(p);
 	prom_grace(p);
 }
 

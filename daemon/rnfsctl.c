@@ -502,6 +502,23 @@ static void print_rdma_memory(const struct json *doc)
 	       json_num(m, "conn_registered") / mib);
 }
 
+/* The loop's and the workers' busy time, and the bytes each transport moved. */
+static void print_usage(const struct json *doc)
+{
+	const struct json *u = json_get(doc, "usage"), *b = json_get(doc, "transport_bytes");
+	const struct json *tcp = b ? json_get(b, "tcp") : NULL, *rdma = b ? json_get(b, "rdma") : NULL;
+	const double mib = 1024.0 * 1024.0;
+
+	if (!u || !tcp || !rdma)
+		return;
+	printf("event loop %.1f s busy (CPU); workers %.0f of %.0f busy, %.0f queued, %.1f s busy in all\n",
+	       json_num(u, "loop_busy_s"), json_num(u, "workers_busy"), json_num(u, "workers"), json_num(u, "queued"),
+	       json_num(u, "workers_busy_s"));
+	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent\n\n",
+	       json_num(tcp, "received") / mib, json_num(tcp, "sent") / mib, json_num(rdma, "received") / mib,
+	       json_num(rdma, "sent") / mib);
+}
+
 static int print_table(const char *doc_text, size_t len)
 {
 	struct json_parser ps = {.p = doc_text, .end = doc_text + len};
@@ -529,6 +546,7 @@ static int print_table(const char *doc_text, size_t len)
 	/* rnfsd.conf(5) inline-calls: how many never went to a worker. */
 	printf("inline calls: %.0f answered on the receiving thread, %.0f pauses after a slow one\n\n",
 	       json_num(tot, "inline_calls"), json_num(tot, "inline_paused"));
+	print_usage(&doc);
 	print_rdma_memory(&doc);
 	print_procedures(&doc, "procedures", "PROCEDURE", 12);
 	printf("\n");

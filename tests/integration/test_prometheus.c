@@ -14,6 +14,9 @@
  *    calls and leave the second's alone; an NFSv4.1 WRITE and READ of 3000
  *    bytes on the second move its counters only; `rnfsctl export remove`
  *    of the second drops its series from the page;
+ *  - utilisation: around that NFSv3 I/O the TCP received and sent bytes move
+ *    by 4096 at least, the loop's and the workers' busy seconds count up,
+ *    busy + idle workers are the 4 threads, the queue depth is there;
  *  - --check-config refuses two addresses.
  * Exits 77 (skip) only when curl, promtool or prometheus is missing. In a
  * build without libmicrohttpd it checks instead that the daemon refuses the
@@ -208,6 +211,50 @@ static void check_scrapes(long long *after_out)
 	*after_out = after;
 }
 
+/* The value of the sample line that starts with series, as a double, or -1. */
+static double sample_f(const char *page, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, series, n) && l[n] == ' ')
+			return atof(l + n + 1);
+	return -1;
+}
+
+/* The utilisation and transport byte samples of a page. */
+struct usage {
+	double loop_s, workers_s;
+	long long rx, tx, busy, idle, queue;
+};
+
+static struct usage usage_of(const char *page)
+{
+	return (struct usage){
+		sample_f(page, "rnfsd_loop_busy_seconds_total{loop=\"main\"}"),
+		sample_f(page, "rnfsd_worker_busy_seconds_total{pool=\"rpc\"}"),
+		sample(page, "rnfsd_transport_received_bytes_total{transport=\"tcp\"}"),
+		sample(page, "rnfsd_transport_sent_bytes_total{transport=\"tcp\"}"),
+		sample(page, "rnfsd_workers{pool=\"rpc\",state=\"busy\"}"),
+		sample(page, "rnfsd_workers{pool=\"rpc\",state=\"idle\"}"),
+		sample(page, "rnfsd_worker_queue_depth{pool=\"rpc\"}"),
+	};
+}
+
+/* Around an NFSv3 WRITE and READ of 4096 bytes (and a CREATE, on workers). */
+static void check_usage(const struct usage *a, const struct usage *b)
+{
+	CHECK(b->rx - a->rx >= 4096, "TCP received bytes moved by the WRITE at least (%lld)", b->rx - a->rx);
+	CHECK(b->tx - a->tx >= 4096, "TCP sent bytes moved by the READ at least (%lld)", b->tx - a->tx);
+	CHECK(a->loop_s > 0 && b->loop_s >= a->loop_s, "the loop's busy seconds count up (%.3f -> %.3f)", a->loop_s,
+	      b->loop_s);
+	CHECK(b->workers_s > a->workers_s, "the workers' busy seconds moved (%.6f -> %.6f)", a->workers_s,
+	      b->workers_s);
+	CHECK(b->busy >= 0 && b->idle >= 0 && b->busy + b->idle == 4, "busy + idle workers = the 4 threads (%lld + %lld)",
+	      b->busy, b->idle);
+	CHECK(b->queue >= 0, "the queue depth gauge is there (%lld)", b->queue);
+}
+
 /* rnfsd_export_<what>_total{export="path"} on page, or -1. */
 static long long export_sample(const char *page, const char *what, const char *path)
 {
@@ -274,13 +321,17 @@ static void v4_io(void)
 static void check_export_counters(void)
 {
 	long long v0[8], v1[8], v2[8];
+	struct usage u0, u1;
 	char out[4096];
 
-	hx_section("per-export counters");
+	hx_section("per-export counters, utilisation, bytes per transport");
 	export_counters(scrape_page("exp0.txt"), v0);
+	u0 = usage_of(slurp(hx_path(&env, "exp0.txt")));
 	CHECK(v0[0] >= 0 && v0[4] >= 0, "both exports have series (%lld, %lld calls)", v0[0], v0[4]);
 	v3_io();
 	export_counters(scrape_page("exp1.txt"), v1);
+	u1 = usage_of(slurp(hx_path(&env, "exp1.txt")));
+	check_usage(&u0, &u1);
 	CHECK_EQ(v1[3] - v0[3], 4096, "NFSv3: the first export's written bytes moved by 4096");
 	CHECK_EQ(v1[2] - v0[2], 4096, "and its read bytes by 4096");
 	CHECK(v1[0] - v0[0] >= 3, "and its calls by CREATE, WRITE, READ at least (%lld)", v1[0] - v0[0]);

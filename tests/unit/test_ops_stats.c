@@ -144,6 +144,8 @@ static void fill_conns(struct stats_conn *t, struct rdma_stats_conn *r)
 	stats_conn_register(t, "tcp", "127.0.0.1:812", NULL);
 	stats_add(&t->calls, 42);
 	stats_add(&t->garbage_args, 1);
+	stats_add(&t->rx_bytes, 1000);
+	stats_add(&t->tx_bytes, 2000);
 	rdma_stats_conn_register(r, "192.0.2.9:\"odd\\name");
 	stats_set(&r->rdma_version, 1);
 	stats_set(&r->credits, 128);
@@ -188,7 +190,7 @@ static void test_json(void **state)
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3, \"connections\": 2, \"tcp\": 1, \"rdma\": 1, "
 				    "\"inline_calls\": 77, \"inline_paused\": 2}"));
 	assert_non_null(strstr(doc, "\"peer\": \"127.0.0.1:812\", \"transport\": \"tcp\""));
-	assert_non_null(strstr(doc, "\"calls\": 42, \"garbage_args\": 1}"));
+	assert_non_null(strstr(doc, "\"calls\": 42, \"garbage_args\": 1, \"rx_bytes\": 1000, \"tx_bytes\": 2000}"));
 	/* The odd peer name is escaped, not pasted. */
 	assert_non_null(strstr(doc, "\"peer\": \"192.0.2.9:\\\"odd\\\\name\""));
 	assert_non_null(strstr(doc, "\"rdma_version\": 1, \"credits\": 128, \"inline_recv\": 4096, \"inline_send\": 4096"));
@@ -207,6 +209,12 @@ static void test_json(void **state)
 	stats_set_sources(&none);
 	doc = render();
 	assert_non_null(strstr(doc, "\"procedures\": [],"));
+	/* A closed connection's bytes stay in its transport's totals (counters never go back). */
+	uint64_t rx, tx;
+	stats_transport_bytes("tcp", &rx, &tx);
+	assert_true(rx >= 1000 && tx >= 2000);
+	assert_non_null(strstr(doc, "\"transport_bytes\": {\"tcp\": {\"received\": "));
+	assert_non_null(strstr(doc, "\"usage\": {\"loop_busy_s\": "));
 	assert_non_null(strstr(doc, "\"connections\": []"));
 	free(doc);
 }
