@@ -725,6 +725,7 @@ static int stats_start(void)
 	};
 	stats_set_sources(&src);
 	stats_set_usage(usage_stats);
+	stats_set_top_clients(d.cfg.prometheus_top_clients);
 	/* The document's sections, in order: NFSv4's state, the exports' counters, the descriptors, then RPC-over-RDMA's memory. */
 	stats_sections_clear();
 	if (d.cfg.nfsv4)

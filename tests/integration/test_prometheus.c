@@ -17,6 +17,9 @@
  *  - utilisation: around that NFSv3 I/O the TCP received and sent bytes move
  *    by 4096 at least, the loop's and the workers' busy seconds count up,
  *    busy + idle workers are the 4 threads, the queue depth is there;
+ *  - [stats] prometheus-top-clients = 2: an NFSv4.1 client from 127.0.0.2
+ *    and the tests' 127.0.0.1 are the two rnfsd_client_*_total series, with
+ *    calls and bytes;
  *  - --check-config refuses two addresses.
  * Exits 77 (skip) only when curl, promtool or prometheus is missing. In a
  * build without libmicrohttpd it checks instead that the daemon refuses the
@@ -351,6 +354,34 @@ static void check_export_counters(void)
 	CHECK(export_sample(page, "calls", env.export_dir) == v2[0], "the first export's stay");
 }
 
+/* [stats] prometheus-top-clients = 2: a client from 127.0.0.2 joins 127.0.0.1 on the page. */
+static void check_top_clients(void)
+{
+	struct n4_client k;
+	const char *page;
+	unsigned seqs = 0;
+
+	hx_section("prometheus-top-clients = 2");
+	if (!CHECK(n4_connect_from(&k, env.port, 1, "127.0.0.2") == 0 && n4_setup(&k, "prom-top") == 0,
+		   "an NFSv4.1 client from 127.0.0.2"))
+		return;
+	for (unsigned i = 0; i < 5; i++)
+		seqs += n4_sequence(&k) == 0;
+	CHECK_EQ(seqs, 5, "5 SEQUENCEs answered");
+	page = scrape_page("top.txt");
+	CHECK(sample(page, "rnfsd_client_calls_total{client=\"127.0.0.2\"}") >= 8,
+	      "its calls are on the page (%lld: set-up and 5 SEQUENCEs)",
+	      sample(page, "rnfsd_client_calls_total{client=\"127.0.0.2\"}"));
+	CHECK(sample(page, "rnfsd_client_calls_total{client=\"127.0.0.1\"}") >
+		      sample(page, "rnfsd_client_calls_total{client=\"127.0.0.2\"}"),
+	      "and 127.0.0.1's, the busiest (%lld)", sample(page, "rnfsd_client_calls_total{client=\"127.0.0.1\"}"));
+	CHECK(sample(page, "rnfsd_client_received_bytes_total{client=\"127.0.0.2\"}") > 0 &&
+		      sample(page, "rnfsd_client_sent_bytes_total{client=\"127.0.0.2\"}") > 0,
+	      "with its bytes received and sent");
+	CHECK_EQ(count_lines(page, "rnfsd_client_calls_total{"), 2, "two client series, no more");
+	n4_client_close(&k);
+}
+
 /* Start prometheus scraping rnfsd every second; its pid, or -1. */
 static pid_t prometheus_start(uint16_t web_port)
 {
@@ -458,7 +489,7 @@ static int check_not_built(void)
 
 int main(int argc, char **argv)
 {
-	static char extra[128];
+	static char extra[256];
 	long long after = -1;
 
 	hx_begin("prometheus", argc, argv);
@@ -469,7 +500,7 @@ int main(int argc, char **argv)
 	hx_env_init(&env);
 	hx_require_own_daemon(&env);
 	prom_port = hx_free_port();
-	snprintf(extra, sizeof(extra), "[stats]\nprometheus = 127.0.0.1:%u\n", prom_port);
+	snprintf(extra, sizeof(extra), "[stats]\nprometheus = 127.0.0.1:%u\nprometheus-top-clients = 2\n", prom_port);
 	env.rnfsd_extra = extra;
 	snprintf(b_path, sizeof(b_path), "%s", hx_path(&env, "exportB"));
 	mkdir(b_path, 0755);
@@ -487,6 +518,7 @@ int main(int argc, char **argv)
 		check_prometheus(after);
 	if (getenv("RNFSCTL"))
 		check_export_counters();
+	check_top_clients();
 	hx_daemon_stop(&env);
 	check_two_addresses();
 	hx_env_release(&env);

@@ -392,6 +392,45 @@ static void test_prom_sections(void **state)
 	serve_none();
 }
 
+/* [stats] prometheus-top-clients: off, no family; on, the n busiest addresses (open connections
+ * summed per address with what closed ones left), busiest first, the others left out. */
+static void test_top_clients(void **state)
+{
+	struct stats_conn c[4];
+	static const char *const peers[] = { "192.0.2.1:700", "192.0.2.2:701", "192.0.2.1:702", "[2001:db8::3]:703" };
+	static const uint64_t calls[] = { 10, 25, 20, 5 };
+	char addr[48], *page;
+
+	(void)state;
+	stats_peer_addr("[2001:db8::3]:703", addr, sizeof(addr));
+	assert_string_equal(addr, "2001:db8::3");
+	memset(c, 0, sizeof(c));
+	for (unsigned i = 0; i < 4; i++) {
+		stats_conn_register(&c[i], "tcp", peers[i], NULL);
+		stats_add(&c[i].calls, calls[i]);
+		stats_add(&c[i].rx_bytes, 100 * calls[i]);
+	}
+	page = render_with(stats_render_prom);
+	assert_null(strstr(page, "rnfsd_client_")); /* off by default */
+	free(page);
+	stats_set_top_clients(2);
+	stats_conn_unregister(&c[2]); /* closed: its 20 calls stay with 192.0.2.1 */
+	page = render_with(stats_render_prom);
+	assert_non_null(strstr(page, "# TYPE rnfsd_client_calls_total counter\n"
+				     "rnfsd_client_calls_total{client=\"192.0.2.1\"} 30\n"
+				     "rnfsd_client_calls_total{client=\"192.0.2.2\"} 25\n#"));
+	assert_non_null(strstr(page, "rnfsd_client_received_bytes_total{client=\"192.0.2.1\"} 3000\n"));
+	assert_null(strstr(page, "2001:db8::3"));
+	free(page);
+	stats_set_top_clients(1000); /* clamped to STATS_TOP_CLIENTS_MAX */
+	page = render_with(stats_render_prom);
+	assert_non_null(strstr(page, "rnfsd_client_calls_total{client=\"2001:db8::3\"} 5\n"));
+	free(page);
+	for (unsigned i = 0; i < 4; i++)
+		stats_conn_unregister(&c[i]);
+	stats_set_top_clients(0);
+}
+
 static void test_json_nfs4(void **state)
 {
 	(void)state;
@@ -720,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_json_nfs4),
 		cmocka_unit_test(test_prom_sections),
+		cmocka_unit_test(test_top_clients),
 		cmocka_unit_test(test_rnfsctl_nfs4),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_json),
