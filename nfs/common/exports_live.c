@@ -39,6 +39,8 @@ static struct nfs_exports *nfs_live;
 static struct log_limit nfs_admit_limit;
 static void (*nfs_gone_hooks[NFS_GONE_HOOKS])(const struct nfs_export *e);
 static unsigned nfs_gone_nhooks;
+static void (*nfs_leave_hooks[NFS_GONE_HOOKS])(const struct nfs_export *e);
+static unsigned nfs_leave_nhooks;
 
 /* The hooks' run on a worker: the old table and the exports of it the new one lacks. */
 struct nfs_gone_work {
@@ -142,6 +144,21 @@ int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e))
 	return 0;
 }
 
+int nfs_export_leave_hook(void (*leave)(const struct nfs_export *e))
+{
+	if (nfs_leave_nhooks == NFS_GONE_HOOKS)
+		return -1;
+	nfs_leave_hooks[nfs_leave_nhooks++] = leave;
+	return 0;
+}
+
+/* The leave hooks, now, for e. */
+static void nfs_leave_run(const struct nfs_export *e)
+{
+	for (unsigned k = 0; k < nfs_leave_nhooks; k++)
+		nfs_leave_hooks[k](e);
+}
+
 unsigned nfs_exports_gone(const struct nfs_exports *old, const struct nfs_exports *cur,
 			  const struct nfs_export **out, unsigned max)
 {
@@ -190,6 +207,8 @@ static void nfs_exports_gone_queue(struct nfs_exports *old, const struct nfs_exp
 		nfs_exports_put(old);
 		return;
 	}
+	for (unsigned i = 0; i < g->n; i++)
+		nfs_leave_run(g->gone[i]); /* before the old table's last call: what holds it lets go */
 	g->old = old;
 	g->why = "is no longer served";
 	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
@@ -207,6 +226,7 @@ int nfs_export_unlock(const char *path)
 		nfs_exports_put(t);
 		return e ? ENOMEM : ENOENT;
 	}
+	nfs_leave_run(e);
 	g->old = t;
 	g->why = "is unlocked (rnfsctl unlock)";
 	g->n = 1;

@@ -116,6 +116,13 @@ const struct nfs_export *nfs_exports_by_path(const struct nfs_exports *t, const 
  * e. Not at shutdown. 0, or -1 (NFS_GONE_HOOKS already registered).
  */
 int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e));
+/*
+ * Main thread, before serving: leave(e) is called at once, on the thread that swaps the table (or
+ * runs rnfsctl unlock --export), for each export e leaving (or unlocked), before the calls still
+ * running on the old table have ended: for work that holds the old table and would otherwise delay
+ * the gone hooks until it ends by itself (NFSv4's asynchronous COPY). Must not block. 0, or -1.
+ */
+int nfs_export_leave_hook(void (*leave)(const struct nfs_export *e));
 /* Loop thread: the hooks run for the served export at path as if it had gone (knfsd's
  * unlock_filesystem); the export stays. 0 (queued), ENOENT (not exported) or ENOMEM. */
 int nfs_export_unlock(const char *path);
