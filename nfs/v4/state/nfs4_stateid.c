@@ -264,10 +264,11 @@ static int revoked_find(const struct nfs4_stab *t, uint64_t clientid, const uint
 /* Slot i forgets its stateid (freed, overwritten, or its client purged). */
 static void revoked_drop(struct nfs4_stab *t, unsigned i)
 {
-	struct nfs4_stab_client *c = client_find(t, t->revoked[i].clientid, false);
+	struct nfs4_stab_client *c;
 
 	if (!t->revoked[i].clientid)
 		return;
+	c = client_find(t, t->revoked[i].clientid, false);
 	if (c && c->nrevoked)
 		c->nrevoked--;
 	t->revoked[i].clientid = 0;
