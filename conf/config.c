@@ -119,6 +119,8 @@ const struct config_key config_keys[] = {
 
 	/* One address (main refuses more): the Prometheus page, default port 9587 (ganesha's exporter's). */
 	{ CONFIG_SECTION_STATS, "prometheus", CONFIG_TYPE_LISTEN, FIELD(prometheus), FIELD(n_prometheus), 9587, 0 },
+	/* The page's busiest-clients families (core/stats.h STATS_TOP_CLIENTS_MAX); 0: none. */
+	{ CONFIG_SECTION_STATS, "prometheus-top-clients", CONFIG_TYPE_UINT, FIELD(prometheus_top_clients), 0, 0, 20 },
 	{ CONFIG_SECTION_CEPH, "max-calls", CONFIG_TYPE_UINT, FIELD(ceph_max_calls), 0, 0, 256 },
 };
 const unsigned config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);

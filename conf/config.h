@@ -105,6 +105,7 @@ struct rnfsd_config {
 	/* [stats] */
 	struct config_listen prometheus[CONFIG_MAX_LISTEN]; /* the Prometheus page's address (one) */
 	unsigned n_prometheus;        /* default 0: not served */
+	unsigned prometheus_top_clients; /* calls and bytes of the N busiest client addresses (0: off, at most 20) */
 
 	/* [ceph]: the CephFS backend (exports with fs=ceph) */
 	char ceph_conf[PATH_MAX];     /* ceph.conf; default /etc/ceph/ceph.conf */

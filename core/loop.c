@@ -6,10 +6,15 @@
 
 #include <event2/event.h>
 #include <event2/thread.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct loop {
 	struct event_base *base;
+	pthread_t thread;     /* the thread inside loop_run(), while running is set */
+	atomic_bool running;
 };
 
 /* struct loop_ev is libevent's struct event; the cast keeps libevent out of callers. */
@@ -54,9 +59,24 @@ bool loop_is_loop_thread(void)
 int loop_run(struct loop *l)
 {
 	loop_thread_here = true;
+	l->thread = pthread_self();
+	atomic_store(&l->running, true);
 	int r = event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY) < 0 ? -1 : 0;
+	atomic_store(&l->running, false);
 	loop_thread_here = false;
 	return r;
+}
+
+double loop_busy_seconds(struct loop *l)
+{
+	clockid_t cid;
+	struct timespec ts;
+
+	/* The loop's thread sleeps only in its poll: its CPU time is the time it was busy. */
+	if (!l || !atomic_load(&l->running) || pthread_getcpuclockid(l->thread, &cid) != 0 ||
+	    clock_gettime(cid, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void loop_break(struct loop *l)

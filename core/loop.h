@@ -32,6 +32,8 @@ int loop_run(struct loop *l);
  * credentials changed since it opened them, so nothing on it may switch
  * identity: backend/local/identity.c checks.) */
 bool loop_is_loop_thread(void);
+/* Any thread: CPU seconds the thread running l has used (0 when l does not run). */
+double loop_busy_seconds(struct loop *l);
 void loop_break(struct loop *l);
 
 /* Create an event (not yet armed). NULL on allocation failure. */

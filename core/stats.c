@@ -6,12 +6,16 @@
  *      sections (fixed size, under the same mutex);
  *   3. the JSON document (core/json.h) and status line rendered from them
  *      and the stats sources;
- *   4. the Prometheus page (core/prom.h) rendered from the same sources.
+ *   4. the Prometheus page (core/prom.h) rendered from the same sources;
+ *   5. the busiest clients (opt-in): closed connections' totals per address
+ *      in a fixed table (the least busy entry gives way), merged with the
+ *      open ones at render time.
  */
 #include "core/stats.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -78,6 +82,19 @@ uint64_t stats_hist_quantile(const struct stats_hist *h, double q)
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stats_conn *stats_conns;      /* newest first */
 static struct stats_sources stats_src;
+static void (*stats_usage_fill)(struct stats_usage *out);
+/* Bytes of closed connections, per transport: [0] tcp, [1] rdma; rx then tx (under stats_lock). */
+static uint64_t stats_closed_bytes[2][2];
+
+/* Part 5: one client address's counters. */
+struct stats_client {
+	char addr[48];
+	uint64_t calls, rx, tx;
+};
+static unsigned stats_top_n;                                    /* 0: off */
+static struct stats_client stats_clients_closed[STATS_CLIENTS_KEPT]; /* under stats_lock */
+static unsigned stats_nclients_closed;
+static void stats_client_fold(const struct stats_conn *sc);
 static struct timespec stats_started;
 
 void stats_uptime_start(void)
@@ -100,6 +117,8 @@ void stats_conn_register(struct stats_conn *sc, const char *transport, const cha
 	sc->ext = ext;
 	atomic_store(&sc->calls, 0);
 	atomic_store(&sc->garbage_args, 0);
+	atomic_store(&sc->rx_bytes, 0);
+	atomic_store(&sc->tx_bytes, 0);
 	clock_gettime(CLOCK_MONOTONIC, &sc->since);
 
 	pthread_mutex_lock(&stats_lock);
@@ -114,10 +133,24 @@ void stats_conn_register(struct stats_conn *sc, const char *transport, const cha
 	pthread_mutex_unlock(&stats_lock);
 }
 
+/* Index into stats_closed_bytes, or -1 for another transport. */
+static int stats_transport_idx(const char *transport)
+{
+	return !strcmp(transport, "tcp") ? 0 : !strcmp(transport, "rdma") ? 1 : -1;
+}
+
 void stats_conn_unregister(struct stats_conn *sc)
 {
 	pthread_mutex_lock(&stats_lock);
 	if (sc->registered) {
+		int t = stats_transport_idx(sc->transport);
+
+		if (t >= 0) {
+			stats_closed_bytes[t][0] += atomic_load_explicit(&sc->rx_bytes, memory_order_relaxed);
+			stats_closed_bytes[t][1] += atomic_load_explicit(&sc->tx_bytes, memory_order_relaxed);
+		}
+		if (stats_top_n)
+			stats_client_fold(sc);
 		if (sc->prev)
 			sc->prev->next = sc->next;
 		else
@@ -157,6 +190,39 @@ void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma)
 		*tcp = nt;
 	if (rdma)
 		*rdma = nr;
+}
+
+void stats_transport_bytes(const char *transport, uint64_t *rx, uint64_t *tx)
+{
+	int t = stats_transport_idx(transport);
+
+	*rx = *tx = 0;
+	if (t < 0)
+		return;
+	pthread_mutex_lock(&stats_lock);
+	*rx = stats_closed_bytes[t][0];
+	*tx = stats_closed_bytes[t][1];
+	for (const struct stats_conn *sc = stats_conns; sc; sc = sc->next)
+		if (stats_transport_idx(sc->transport) == t) {
+			*rx += atomic_load_explicit(&sc->rx_bytes, memory_order_relaxed);
+			*tx += atomic_load_explicit(&sc->tx_bytes, memory_order_relaxed);
+		}
+	pthread_mutex_unlock(&stats_lock);
+}
+
+void stats_set_usage(void (*fill)(struct stats_usage *out))
+{
+	stats_usage_fill = fill;
+}
+
+/* The usage numbers, zeros without a source. */
+static struct stats_usage stats_usage_get(void)
+{
+	struct stats_usage u = { 0 };
+
+	if (stats_usage_fill)
+		stats_usage_fill(&u);
+	return u;
 }
 
 struct stats_section {
@@ -269,6 +335,8 @@ static void json_conn(struct json_out *j, const struct stats_conn *sc)
 	if (sc->ext)
 		sc->ext(j, sc);
 	json_u64(j, "garbage_args", atomic_load_explicit(&sc->garbage_args, memory_order_relaxed));
+	json_u64(j, "rx_bytes", atomic_load_explicit(&sc->rx_bytes, memory_order_relaxed));
+	json_u64(j, "tx_bytes", atomic_load_explicit(&sc->tx_bytes, memory_order_relaxed));
 	json_obj_close(j);
 }
 
@@ -281,6 +349,32 @@ static void json_sections(struct json_out *j, enum stats_place place)
 	for (unsigned i = 0; i < n; i++)
 		if (copy[i].place == place)
 			copy[i].write(j, copy[i].name, copy[i].arg);
+}
+
+/* "transport_bytes" and "usage": what the loop, the workers and the transports did. */
+static void json_usage(struct json_out *j)
+{
+	static const char *const xprts[] = { "tcp", "rdma" };
+	struct stats_usage u = stats_usage_get();
+
+	json_obj_open(j, "transport_bytes");
+	for (unsigned i = 0; i < 2; i++) {
+		uint64_t rx, tx;
+
+		stats_transport_bytes(xprts[i], &rx, &tx);
+		json_obj_open(j, xprts[i]);
+		json_u64(j, "received", rx);
+		json_u64(j, "sent", tx);
+		json_obj_close(j);
+	}
+	json_obj_close(j);
+	json_obj_open(j, "usage");
+	json_fixed(j, "loop_busy_s", u.loop_busy_s, 3);
+	json_fixed(j, "workers_busy_s", u.workers_busy_s, 3);
+	json_u64(j, "workers", u.workers);
+	json_u64(j, "workers_busy", u.workers_busy);
+	json_u64(j, "queued", u.queued);
+	json_obj_close(j);
 }
 
 static void json_totals(struct json_out *j, const struct json_procs *jp)
@@ -300,6 +394,7 @@ static void json_totals(struct json_out *j, const struct json_procs *jp)
 	json_u64(j, "inline_calls", inl);
 	json_u64(j, "inline_paused", inl_paused);
 	json_obj_close(j);
+	json_usage(j);
 }
 
 int stats_render_json(FILE *f)
@@ -450,6 +545,40 @@ static void prom_grace(struct prom_out *p)
 		    (double)grace_clock_left_ms(&grace_server, now) / 1e3);
 }
 
+/* Bytes per transport, and the loop's and the workers' utilisation. */
+static void prom_usage(struct prom_out *p)
+{
+	static const char *const xprts[] = { "tcp", "rdma" };
+	struct stats_usage u = stats_usage_get();
+	uint64_t rx[2], tx[2];
+
+	for (unsigned i = 0; i < 2; i++)
+		stats_transport_bytes(xprts[i], &rx[i], &tx[i]);
+	if (prom_family(p, "rnfsd_transport_received_bytes_total", PROM_COUNTER,
+			"Bytes received from clients, per transport (RDMA: messages and RDMA Read payloads)"))
+		for (unsigned i = 0; i < 2; i++)
+			prom_sample_u64(p, NULL, &(struct prom_label){ "transport", xprts[i] }, 1, rx[i]);
+	if (prom_family(p, "rnfsd_transport_sent_bytes_total", PROM_COUNTER,
+			"Bytes sent to clients, per transport (RDMA: messages and RDMA Write payloads)"))
+		for (unsigned i = 0; i < 2; i++)
+			prom_sample_u64(p, NULL, &(struct prom_label){ "transport", xprts[i] }, 1, tx[i]);
+	if (prom_family(p, "rnfsd_loop_busy_seconds_total", PROM_COUNTER,
+			"CPU time of the event loop's thread (it waits only in its poll)"))
+		prom_sample(p, NULL, &(struct prom_label){ "loop", "main" }, 1, u.loop_busy_s);
+	if (prom_family(p, "rnfsd_worker_busy_seconds_total", PROM_COUNTER,
+			"Seconds the pool's workers spent running calls and other work"))
+		prom_sample(p, NULL, &(struct prom_label){ "pool", "rpc" }, 1, u.workers_busy_s);
+	if (prom_family(p, "rnfsd_workers", PROM_GAUGE, "Worker threads, per state")) {
+		prom_sample(p, NULL, (struct prom_label[]){ { "pool", "rpc" }, { "state", "busy" } }, 2, u.workers_busy);
+		prom_sample(p, NULL, (struct prom_label[]){ { "pool", "rpc" }, { "state", "idle" } }, 2,
+			    u.workers - (u.workers_busy < u.workers ? u.workers_busy : u.workers));
+	}
+	if (prom_family(p, "rnfsd_worker_queue_depth", PROM_GAUGE, "Items waiting for a worker"))
+		prom_sample(p, NULL, &(struct prom_label){ "pool", "rpc" }, 1, u.queued);
+}
+
+static void prom_top_clients(struct prom_out *p);
+
 static void prom_registry(struct prom_out *p)
 {
 	static const struct stats_prom_procs rpc = {
@@ -477,6 +606,8 @@ static void prom_registry(struct prom_out *p)
 		stats_src.inline_counts(&inl, &inl_paused);
 	prom_counter1(p, "rnfsd_inline_calls_total", "Calls answered on the receiving thread", inl);
 	prom_counter1(p, "rnfsd_inline_paused_total", "Pauses of inline answering after a slow call", inl_paused);
+	prom_usage(p);
+	prom_top_clients(p);
 	prom_grace(p);
 }
 
@@ -494,4 +625,124 @@ int stats_render_prom(FILE *f)
 		if (copy[i].prom)
 			copy[i].prom(&p, copy[i].arg);
 	return prom_end(&p);
+}
+
+/* ---- 5. the busiest clients ---- */
+
+void stats_set_top_clients(unsigned n)
+{
+	stats_top_n = n < STATS_TOP_CLIENTS_MAX ? n : STATS_TOP_CLIENTS_MAX;
+}
+
+void stats_peer_addr(const char *peer, char *out, size_t len)
+{
+	const char *colon = strrchr(peer, ':');
+	size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+
+	if (peer[0] == '[' && n >= 2 && peer[n - 1] == ']')
+		peer++, n -= 2;
+	snprintf(out, len, "%.*s", (int)n, peer);
+}
+
+static struct stats_client stats_client_of(const struct stats_conn *sc)
+{
+	struct stats_client c = {
+		.calls = atomic_load_explicit(&sc->calls, memory_order_relaxed),
+		.rx = atomic_load_explicit(&sc->rx_bytes, memory_order_relaxed),
+		.tx = atomic_load_explicit(&sc->tx_bytes, memory_order_relaxed),
+	};
+
+	stats_peer_addr(sc->peer, c.addr, sizeof(c.addr));
+	return c;
+}
+
+/* Under stats_lock: a closing connection's counters into its address's entry; a full table gives
+ * the entry with the fewest calls to a busier newcomer. */
+static void stats_client_fold(const struct stats_conn *sc)
+{
+	struct stats_client c = stats_client_of(sc), *least = NULL;
+
+	for (unsigned i = 0; i < stats_nclients_closed; i++) {
+		struct stats_client *e = &stats_clients_closed[i];
+
+		if (!strcmp(e->addr, c.addr)) {
+			e->calls += c.calls, e->rx += c.rx, e->tx += c.tx;
+			return;
+		}
+		if (!least || e->calls < least->calls)
+			least = e;
+	}
+	if (stats_nclients_closed < STATS_CLIENTS_KEPT)
+		stats_clients_closed[stats_nclients_closed++] = c;
+	else if (least && least->calls < c.calls)
+		*least = c;
+}
+
+static int stats_client_by_addr(const void *a, const void *b)
+{
+	return strcmp(((const struct stats_client *)a)->addr, ((const struct stats_client *)b)->addr);
+}
+
+static int stats_client_by_calls(const void *a, const void *b)
+{
+	const struct stats_client *x = a, *y = b;
+
+	return x->calls < y->calls ? 1 : x->calls > y->calls ? -1 : strcmp(x->addr, y->addr);
+}
+
+/* The busiest clients into top (at most n, busiest first); how many. Allocates only here, on the
+ * page's thread (one entry per open connection and kept address). */
+static unsigned stats_top_clients(struct stats_client *top, unsigned n)
+{
+	struct stats_client *all;
+	unsigned m = 0, k = 0, conns = 0;
+
+	stats_conn_counts(&conns, NULL, NULL);
+	all = malloc((STATS_CLIENTS_KEPT + conns + 16) * sizeof(*all));
+	if (!all)
+		return 0;
+	pthread_mutex_lock(&stats_lock);
+	memcpy(all, stats_clients_closed, stats_nclients_closed * sizeof(*all));
+	m = stats_nclients_closed;
+	for (const struct stats_conn *sc = stats_conns; sc && m < STATS_CLIENTS_KEPT + conns + 16; sc = sc->next)
+		all[m++] = stats_client_of(sc);
+	pthread_mutex_unlock(&stats_lock);
+	qsort(all, m, sizeof(*all), stats_client_by_addr);
+	for (unsigned i = 0; i < m; i++) { /* merge one address's entries */
+		if (k && !strcmp(all[k - 1].addr, all[i].addr)) {
+			all[k - 1].calls += all[i].calls, all[k - 1].rx += all[i].rx, all[k - 1].tx += all[i].tx;
+			continue;
+		}
+		all[k++] = all[i];
+	}
+	qsort(all, k, sizeof(*all), stats_client_by_calls);
+	k = k < n ? k : n;
+	memcpy(top, all, k * sizeof(*top));
+	free(all);
+	return k;
+}
+
+static void prom_top_clients(struct prom_out *p)
+{
+	static const char *const names[] = { "rnfsd_client_calls_total", "rnfsd_client_received_bytes_total",
+					     "rnfsd_client_sent_bytes_total" };
+	static const char *const helps[] = {
+		"Calls of the busiest client addresses ([stats] prometheus-top-clients)",
+		"Bytes received from the busiest client addresses",
+		"Bytes sent to the busiest client addresses",
+	};
+	struct stats_client top[STATS_TOP_CLIENTS_MAX];
+	unsigned n = stats_top_n ? stats_top_clients(top, stats_top_n) : 0;
+
+	if (!stats_top_n)
+		return;
+	for (unsigned f = 0; f < 3; f++) {
+		if (!prom_family(p, names[f], PROM_COUNTER, helps[f]))
+			continue;
+		for (unsigned i = 0; i < n; i++) {
+			struct prom_label l = { "client", top[i].addr };
+
+			prom_sample_u64(p, NULL, &l, 1, f == 0 ? top[i].calls : f == 1 ? top[i].rx : top[i].tx);
+		}
+	}
 }

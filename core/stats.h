@@ -22,7 +22,8 @@
  *   main                    stats_set_sources() and the sections before serving.
  *
  * The document: "version", "pid", "uptime_s", "exports", "procedures", the
- * STATE sections, "totals", the TRANSPORT sections, "connections".
+ * STATE sections, "totals", "transport_bytes", "usage", the TRANSPORT
+ * sections, "connections".
  *
  * Lifetimes: the registry never owns a stats_conn, it only links it; the
  * transport guarantees unregister-before-free. The registry lock is held
@@ -139,6 +140,10 @@ struct stats_conn {
 	/* Counters, any thread, stats_add(). */
 	_Atomic uint64_t calls;
 	_Atomic uint64_t garbage_args;  /* GARBAGE_ARGS replies sent (RFC 5531 §9) */
+	/* Bytes the transport moved: TCP what read(2) and write(2) moved; RDMA the Receives' and
+	 * Sends' messages and the RDMA Reads' and Writes' payloads. Folded into the transport's
+	 * totals at unregister, so the totals never go back (stats_transport_bytes). */
+	_Atomic uint64_t rx_bytes, tx_bytes;
 
 	/* Owned by the registry. */
 	struct timespec since;          /* CLOCK_MONOTONIC at register */
@@ -168,6 +173,20 @@ void stats_conn_unregister(struct stats_conn *sc);
 void stats_conn_foreach(void (*cb)(const struct stats_conn *sc, void *arg), void *arg);
 /* Connections currently registered, in total and per transport. */
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma);
+/* Bytes received and sent over transport ("tcp", "rdma") since start: closed connections and open ones. */
+void stats_transport_bytes(const char *transport, uint64_t *rx, uint64_t *tx);
+
+/* ---- utilisation of the event loop and the worker pool ---- */
+
+struct stats_usage {
+	double loop_busy_s;     /* CPU time of the event loop's thread */
+	double workers_busy_s;  /* seconds workers spent inside items, those running now included */
+	unsigned workers;       /* threads in the pool */
+	unsigned workers_busy;  /* inside an item now */
+	unsigned queued;        /* items waiting for a worker */
+};
+/* Main thread, before serving: where the numbers come from (the daemon's loop and pool). NULL: none. */
+void stats_set_usage(void (*fill)(struct stats_usage *out));
 
 /* ---- gauges published from a thread that owns the truth ---- */
 
@@ -201,6 +220,22 @@ struct stats_prom_procs {
 };
 void stats_prom_procs(struct prom_out *p, const struct stats_prom_procs *names,
 		      void (*foreach)(stats_proc_cb cb, void *arg));
+
+/* ---- the busiest clients (opt-in) ---- */
+
+/*
+ * [stats] prometheus-top-clients: the page also carries calls and bytes of
+ * the n busiest client addresses (by calls), rnfsd_client_*_total{client=ADDR}.
+ * Open connections are summed per address with what closed connections of
+ * the STATS_CLIENTS_KEPT busiest addresses left, so the label set is
+ * bounded by n and the memory by that table. 0 (the default): no family.
+ */
+#define STATS_TOP_CLIENTS_MAX 20
+#define STATS_CLIENTS_KEPT 256
+/* Main thread, before serving; n is clamped to STATS_TOP_CLIENTS_MAX. */
+void stats_set_top_clients(unsigned n);
+/* "192.0.2.1" of "192.0.2.1:812", "2001:db8::1" of "[2001:db8::1]:812" (len >= 48). */
+void stats_peer_addr(const char *peer, char *out, size_t len);
 
 /* "2 exports, 3 connections (2 tcp, 1 rdma), 1234 calls" */
 void stats_status_line(char *buf, size_t len);

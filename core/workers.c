@@ -18,7 +18,8 @@
  *   A worker exits only when `stopping` is set and the queue is empty, so
  *   workers_stop() finishes every queued item before joining.
  *   running[i] is the item worker i is inside (NULL: none), since[i] since
- *   when; exited counts the workers that returned.
+ *   when; exited counts the workers that returned; queued counts the items
+ *   in queue; busy_ns sums the time of the items that returned.
  *
  * Shutdown in bounded time (workers_stop_within): an item may never return
  * (a backend call stuck in a cluster that stopped answering, which nothing
@@ -53,6 +54,8 @@ static struct {
 	struct work **running;     /* per worker: the item it is inside, or NULL */
 	struct timespec *since;    /* per worker: CLOCK_MONOTONIC start of that item */
 	unsigned exited;           /* workers that returned (stopping) */
+	unsigned queued;           /* items in queue */
+	uint64_t busy_ns;          /* time workers spent inside items that returned */
 	pthread_cond_t exit_cv;    /* a worker returned (CLOCK_MONOTONIC) */
 	struct loop_ev *wake;      /* loop_async: deliver completions */
 } pool = {
@@ -91,6 +94,15 @@ static void workers_wake_cb(int fd, short what, void *arg)
 	workers_deliver();
 }
 
+/* Nanoseconds from since to now (CLOCK_MONOTONIC). */
+static uint64_t workers_since_ns(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)((now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec));
+}
+
 static void *worker_main(void *arg)
 {
 	unsigned me = (unsigned)(uintptr_t)arg;
@@ -98,6 +110,8 @@ static void *worker_main(void *arg)
 	pthread_mutex_lock(&pool.lock);
 	for (;;) {
 		struct work *w = queue_pop_entry(&pool.queue, struct work, link);
+		if (w)
+			pool.queued--;
 		if (!w) {
 			if (pool.stopping)
 				break;
@@ -109,6 +123,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&pool.lock);
 		w->run(w);
 		pthread_mutex_lock(&pool.lock);
+		pool.busy_ns += workers_since_ns(&pool.since[me]);
 		pool.running[me] = NULL;
 		bool first = queue_empty(&pool.done);
 		queue_push(&pool.done, &w->link);
@@ -176,8 +191,21 @@ void workers_submit(struct work *w)
 {
 	pthread_mutex_lock(&pool.lock);
 	queue_push(&pool.queue, &w->link);
+	pool.queued++;
 	pool.pending++;
 	pthread_cond_signal(&pool.cond);
+	pthread_mutex_unlock(&pool.lock);
+}
+
+void workers_usage(struct workers_usage *u)
+{
+	pthread_mutex_lock(&pool.lock);
+	*u = (struct workers_usage){ .threads = pool.nthreads, .queued = pool.queued, .busy_ns = pool.busy_ns };
+	for (unsigned i = 0; pool.running && i < pool.nthreads; i++)
+		if (pool.running[i]) {
+			u->busy++;
+			u->busy_ns += workers_since_ns(&pool.since[i]); /* the item under way, so far */
+		}
 	pthread_mutex_unlock(&pool.lock);
 }
 
@@ -208,6 +236,8 @@ void workers_stop(void)
 		workers_deliver();
 		pthread_mutex_lock(&pool.lock);
 		struct work *w = queue_pop_entry(&pool.queue, struct work, link);
+		if (w)
+			pool.queued--;
 		pthread_mutex_unlock(&pool.lock);
 		if (!w)
 			break;

@@ -8,6 +8,7 @@
 #define RNFSD_CORE_WORKERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/queue.h"
 
@@ -28,6 +29,14 @@ int workers_start(struct loop *loop, unsigned n);
 void workers_submit(struct work *w);
 /* Items queued or running. */
 unsigned workers_pending(void);
+
+/* What the pool does, for the statistics. */
+struct workers_usage {
+	unsigned threads, busy, queued; /* threads, those inside an item now, items waiting for one */
+	uint64_t busy_ns;               /* time spent inside items since start, those under way included */
+};
+/* Any thread. */
+void workers_usage(struct workers_usage *u);
 /* Main thread: finish queued items, deliver their completions, join threads. */
 void workers_stop(void);
 /* Main thread, at shutdown: workers_stop(), but waiting at most secs seconds for the workers to

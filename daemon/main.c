@@ -702,6 +702,19 @@ static void resources_stats(struct stats_resources *out)
 
 /* ---- statistics and readiness ---- */
 
+/* The event loop's and the worker pool's utilisation (core/stats.h). */
+static void usage_stats(struct stats_usage *out)
+{
+	struct workers_usage w;
+
+	workers_usage(&w);
+	out->loop_busy_s = loop_busy_seconds(d.loop);
+	out->workers_busy_s = (double)w.busy_ns / 1e9;
+	out->workers = w.threads;
+	out->workers_busy = w.busy;
+	out->queued = w.queued;
+}
+
 /* 0, or -1: the Prometheus page was configured but cannot be served (logged). */
 static int stats_start(void)
 {
@@ -711,10 +724,13 @@ static int stats_start(void)
 		.inline_counts = rpc_inline_counts,
 	};
 	stats_set_sources(&src);
-	/* The document's sections, in order: NFSv4's state, the descriptors, then RPC-over-RDMA's memory. */
+	stats_set_usage(usage_stats);
+	stats_set_top_clients(d.cfg.prometheus_top_clients);
+	/* The document's sections, in order: NFSv4's state, the exports' counters, the descriptors, then RPC-over-RDMA's memory. */
 	stats_sections_clear();
 	if (d.cfg.nfsv4)
 		(void)nfs4_stats_sections_add(NULL);
+	(void)nfs_stats_sections_add();
 	(void)stats_server_resources_add(resources_stats);
 	(void)rdma_stats_sections_add();
 	stats_server_set_control(ctl_exports_request); /* rnfsctl export ... */

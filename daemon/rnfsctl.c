@@ -376,11 +376,11 @@ static void print_nfs4_bounds(const struct json *doc)
 	if (!b || b->type != JSON_OBJ)
 		return;
 	printf("nfsv4 tables: offloads %.0f/%.0f, synchronous copies %.0f/%.0f (%.0f refused), lock waiters "
-	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f\n\n",
+	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f, revoked stateids %.0f/%.0f\n\n",
 	       json_num(b, "offloads"), json_num(b, "offloads_max"), json_num(b, "sync_copies"),
 	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
 	       json_num(b, "lock_waiters_max"), json_num(b, "delegations_max"), json_num(b, "callback_paths"),
-	       json_num(b, "callback_paths_max"));
+	       json_num(b, "callback_paths_max"), json_num(b, "revoked_stateids"), json_num(b, "revoked_stateids_max"));
 }
 
 /* The shared NFSv4 tables against their bounds (issue 24). */
@@ -421,6 +421,24 @@ static void print_nfs4(const struct json *doc)
 	print_procedures(doc, "nfs4_operations", "OPERATION", 20);
 	printf("\n");
 	print_nfs4_callbacks(doc);
+}
+
+/* Calls, errors and bytes per export served (nfs/common/export_stats.c). */
+static void print_export_stats(const struct json *doc)
+{
+	const struct json *ex = json_get(doc, "export_stats");
+
+	if (!ex || ex->type != JSON_ARR || ex->n == 0)
+		return;
+	printf("%-32s %10s %8s %12s %12s\n", "EXPORT", "CALLS", "ERRORS", "READ-MiB", "WRITTEN-MiB");
+	for (size_t i = 0; i < ex->n; i++) {
+		const struct json *e = &ex->items[i];
+
+		printf("%-32s %10.0f %8.0f %12.1f %12.1f\n", json_text(e, "path"), json_num(e, "calls"),
+		       json_num(e, "errors"), json_num(e, "read_bytes") / 1048576.0,
+		       json_num(e, "write_bytes") / 1048576.0);
+	}
+	printf("\n");
 }
 
 /* Descriptors against RLIMIT_NOFILE, and the tables that hold them. */
@@ -485,6 +503,23 @@ static void print_rdma_memory(const struct json *doc)
 	       json_num(m, "conn_registered") / mib);
 }
 
+/* The loop's and the workers' busy time, and the bytes each transport moved. */
+static void print_usage(const struct json *doc)
+{
+	const struct json *u = json_get(doc, "usage"), *b = json_get(doc, "transport_bytes");
+	const struct json *tcp = b ? json_get(b, "tcp") : NULL, *rdma = b ? json_get(b, "rdma") : NULL;
+	const double mib = 1024.0 * 1024.0;
+
+	if (!u || !tcp || !rdma)
+		return;
+	printf("event loop %.1f s busy (CPU); workers %.0f of %.0f busy, %.0f queued, %.1f s busy in all\n",
+	       json_num(u, "loop_busy_s"), json_num(u, "workers_busy"), json_num(u, "workers"), json_num(u, "queued"),
+	       json_num(u, "workers_busy_s"));
+	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent\n\n",
+	       json_num(tcp, "received") / mib, json_num(tcp, "sent") / mib, json_num(rdma, "received") / mib,
+	       json_num(rdma, "sent") / mib);
+}
+
 static int print_table(const char *doc_text, size_t len)
 {
 	struct json_parser ps = {.p = doc_text, .end = doc_text + len};
@@ -512,10 +547,12 @@ static int print_table(const char *doc_text, size_t len)
 	/* rnfsd.conf(5) inline-calls: how many never went to a worker. */
 	printf("inline calls: %.0f answered on the receiving thread, %.0f pauses after a slow one\n\n",
 	       json_num(tot, "inline_calls"), json_num(tot, "inline_paused"));
+	print_usage(&doc);
 	print_rdma_memory(&doc);
 	print_procedures(&doc, "procedures", "PROCEDURE", 12);
 	printf("\n");
 	print_nfs4(&doc);
+	print_export_stats(&doc);
 	print_resources(&doc);
 	print_connections(&doc);
 	json_free(&doc);

@@ -66,6 +66,8 @@ unsigned nfs_service_client_revoke(const char *who, unsigned *busy);
 
 /* Number of exports served, for status lines. */
 unsigned nfs_exports_count(void);
+/* Main thread, before serving: the per-export counters' statistics section (nfs/common/export_stats.c). */
+int nfs_stats_sections_add(void);
 
 void nfs_service_shutdown(void);
 

@@ -236,6 +236,11 @@ unsigned nfs_exports_count(void)
 	return n;
 }
 
+int nfs_stats_sections_add(void)
+{
+	return nfs_export_stats_section_add();
+}
+
 void nfs_service_shutdown(void)
 {
 	nfs4_copy_async_stop(); /* asynchronous copies end before their exports go */

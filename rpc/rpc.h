@@ -119,6 +119,19 @@ struct rpc_ddp_out {
 	bool piped;          /* the bytes wait in the call's payload pipe (rpc_payload_pipe), not at data */
 };
 
+/*
+ * Counters a handler attaches to its call (rpc_call_acct()), beside the
+ * procedure's own: the export the call acted on (nfs/common/nfs_common.h).
+ * The RPC layer adds the call, and an error when the procedure's statistics
+ * count one, as it records them (after the reply is encoded), then drops the
+ * call's reference; the last reference frees the block (malloc'ed, with the
+ * acct as its first member).
+ */
+struct rpc_acct {
+	_Atomic uint64_t calls, errors;
+	atomic_uint refs;
+};
+
 struct rpc_call {
 	struct work work; /* worker-pool linkage */
 	struct rpc_conn *conn;
@@ -166,6 +179,7 @@ struct rpc_call {
 	struct rpc_drc_entry *drc_entry; /* in-progress duplicate request cache slot, or NULL */
 	size_t ddp_in_reduced;           /* Read chunk bytes (with XDR pad) consumed by rpc_dec_ddp() */
 	struct rpc_proc_stats *stats;    /* counters of this procedure, or NULL */
+	struct rpc_acct *acct;           /* a handler's counters (rpc_call_acct), referenced, or NULL */
 	int proc_status;                 /* enum rpc_proc_status the handler returned
 	                                    (transports may read it in send_reply) */
 	/* Deferral (rpc_call_defer, rpc_call_resume): RPC layer private. */
@@ -307,6 +321,12 @@ void rpc_inline_counts(uint64_t *calls, uint64_t *suspended);
 void rpc_call_receive(struct rpc_call *c);
 
 /* Worker thread, inside a handler. */
+
+/* Count the call in a too (see struct rpc_acct), taking a reference; a second
+ * call replaces the first (a call run again on a worker). */
+void rpc_call_acct(struct rpc_call *c, struct rpc_acct *a);
+/* Drop a reference on a (NULL: nothing); the last frees it. */
+void rpc_acct_put(struct rpc_acct *a);
 
 /* A buffer of len bytes for bulk reply data, from the call's payload area; NULL if too big. */
 void *rpc_payload_buf(struct rpc_call *c, size_t len);

@@ -77,6 +77,7 @@ static void rpc_call_reset(struct rpc_call *c)
 	c->drc_entry = NULL;
 	c->ddp_in_reduced = 0;
 	c->stats = NULL;
+	c->acct = NULL;
 	c->proc_status = RPC_PROC_OK;
 	c->gss = (struct rpc_gss_call){ 0 };
 	c->reply_stat_off = RPC_REPLY_STAT_OFF;
@@ -428,9 +429,30 @@ static void rpc_call_complete(struct work *w)
 	}
 	if (c->drc_entry)
 		rpc_drc_complete(c);
-	rpc_stats_record(c->stats, c->proc_status != RPC_PROC_OK || c->proc_failed,
-			 rpc_call_elapsed_ns(c));
+	bool failed = c->proc_status != RPC_PROC_OK || c->proc_failed;
+
+	rpc_stats_record(c->stats, failed, rpc_call_elapsed_ns(c));
+	if (c->acct) {
+		atomic_fetch_add_explicit(&c->acct->calls, 1, memory_order_relaxed);
+		if (failed)
+			atomic_fetch_add_explicit(&c->acct->errors, 1, memory_order_relaxed);
+		rpc_acct_put(c->acct);
+		c->acct = NULL;
+	}
 	rpc_reply_send(c);
+}
+
+void rpc_call_acct(struct rpc_call *c, struct rpc_acct *a)
+{
+	atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+	rpc_acct_put(c->acct);
+	c->acct = a;
+}
+
+void rpc_acct_put(struct rpc_acct *a)
+{
+	if (a && atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) == 1)
+		free(a);
 }
 
 static uint64_t rpc_now_ns(void)

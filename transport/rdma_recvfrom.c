@@ -269,6 +269,7 @@ void rdma_recv_done(struct rdma_ctxt *x, uint32_t byte_len)
 		return;
 	}
 	x->recv_len = byte_len;
+	stats_add(&conn->stats.base.rx_bytes, byte_len);
 	/* The call's send and small reply buffers; without them it waits for
 	 * a call in progress to give its set back (rdma_ctxt_release). */
 	if (rdma_cbuf_attach(x))

@@ -192,12 +192,14 @@ static int post_chain(struct rdma_ctxt *x)
 		return -1;
 	}
 	rdma_ctxt_set_state(x, CTXT_SENDING);
+	stats_add(&conn->stats.base.tx_bytes, x->send_len);
 	if (wp->nwrs) {
 		uint64_t bytes = 0;
 		for (unsigned i = 0; i < wp->nwrs; i++)
 			bytes += wp->wrs[i].len;
 		stats_add(&conn->stats.rdma_writes, wp->nwrs);
 		stats_add(&conn->stats.rdma_write_bytes, bytes);
+		stats_add(&conn->stats.base.tx_bytes, bytes);
 	}
 	if (x->send_inv)
 		stats_add(&conn->stats.send_inv, 1);
@@ -269,6 +271,7 @@ static void read_done(struct rdma_ctxt *x, const struct ibv_wc *wc)
 	}
 	stats_add(&conn->stats.rdma_reads, 1);
 	stats_add(&conn->stats.rdma_read_bytes, x->rwrs[x->rdone - 1].len); /* in order */
+	stats_add(&conn->stats.base.rx_bytes, x->rwrs[x->rdone - 1].len);
 	if (x->rdone == x->nrwrs)
 		rdma_read_chunks_done(x);
 }

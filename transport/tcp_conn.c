@@ -266,8 +266,10 @@ static void tcp_conn_discard(struct tcp_conn *conn)
 {
 	for (unsigned round = 0; round < TCP_RX_ROUNDS; round++) {
 		ssize_t r = read(conn->fd, conn->stage, TCP_STAGE_SIZE);
-		if (r > 0)
+		if (r > 0) {
+			stats_add(&conn->stats.rx_bytes, (uint64_t)r);
 			continue;
+		}
 		if (r == 0) {
 			tcp_conn_close(conn, "closed by peer");
 			return;
@@ -418,6 +420,7 @@ static ssize_t tcp_conn_read(struct tcp_conn *conn, bool *drained)
 	ssize_t r = readv(conn->fd, iov, n);
 	if (r <= 0)
 		return r;
+	stats_add(&conn->stats.rx_bytes, (uint64_t)r);
 	*drained = (size_t)r < direct + TCP_STAGE_SIZE;
 
 	size_t d = (size_t)r < direct ? (size_t)r : direct;
@@ -676,8 +679,10 @@ static void tcp_conn_flush(struct tcp_conn *conn)
 			tcp_conn_close(conn, "write error");
 			return;
 		}
-		if (w > 0)
+		if (w > 0) {
 			clock_gettime(CLOCK_MONOTONIC, &conn->tx_last);
+			stats_add(&conn->stats.tx_bytes, (uint64_t)w);
+		}
 		tcp_conn_sent(conn, (size_t)w);
 	}
 	if (conn->state == TCP_CONN_CLOSED)

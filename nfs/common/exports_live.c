@@ -39,6 +39,8 @@ static struct nfs_exports *nfs_live;
 static struct log_limit nfs_admit_limit;
 static void (*nfs_gone_hooks[NFS_GONE_HOOKS])(const struct nfs_export *e);
 static unsigned nfs_gone_nhooks;
+static void (*nfs_leave_hooks[NFS_GONE_HOOKS])(const struct nfs_export *e);
+static unsigned nfs_leave_nhooks;
 
 /* The hooks' run on a worker: the old table and the exports of it the new one lacks. */
 struct nfs_gone_work {
@@ -57,19 +59,30 @@ static int nfs_export_open(struct nfs_export *ne, const struct export *e)
 
 	ne->cfg = e;
 	ne->id = cfg.export_id;
+	ne->st = nfs_export_stats_new();
+	if (!ne->st) {
+		log_err("nfs: export %s not served: out of memory", e->path);
+		return -1;
+	}
 	err = be_fs_open(e->fs[0] ? e->fs : NULL, &cfg, &ne->fs);
 	if (err == ENOENT && e->fs[0] && !be_driver_find(e->fs))
 		log_err("nfs: export %s not served: no backend fs=%s in this rnfsd", e->path, e->fs);
 	else if (err)
 		log_err("nfs: export %s not served: %s", e->path, strerror(err));
+	if (err) {
+		rpc_acct_put(&ne->st->acct);
+		ne->st = NULL;
+	}
 	return err ? -1 : 0;
 }
 
 static void nfs_exports_free(struct nfs_exports *t)
 {
 	free(t->gone); /* never submitted: no hook ran (not reached in the daemon) */
-	for (unsigned i = 0; i < t->n; i++)
+	for (unsigned i = 0; i < t->n; i++) {
 		be_fs_close(t->v[i].fs);
+		rpc_acct_put(&t->v[i].st->acct);
+	}
 	free(t->v);
 	exports_free(&t->table);
 	free(t);
@@ -131,6 +144,21 @@ int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e))
 	return 0;
 }
 
+int nfs_export_leave_hook(void (*leave)(const struct nfs_export *e))
+{
+	if (nfs_leave_nhooks == NFS_GONE_HOOKS)
+		return -1;
+	nfs_leave_hooks[nfs_leave_nhooks++] = leave;
+	return 0;
+}
+
+/* The leave hooks, now, for e. */
+static void nfs_leave_run(const struct nfs_export *e)
+{
+	for (unsigned k = 0; k < nfs_leave_nhooks; k++)
+		nfs_leave_hooks[k](e);
+}
+
 unsigned nfs_exports_gone(const struct nfs_exports *old, const struct nfs_exports *cur,
 			  const struct nfs_export **out, unsigned max)
 {
@@ -179,6 +207,8 @@ static void nfs_exports_gone_queue(struct nfs_exports *old, const struct nfs_exp
 		nfs_exports_put(old);
 		return;
 	}
+	for (unsigned i = 0; i < g->n; i++)
+		nfs_leave_run(g->gone[i]); /* before the old table's last call: what holds it lets go */
 	g->old = old;
 	g->why = "is no longer served";
 	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
@@ -196,6 +226,7 @@ int nfs_export_unlock(const char *path)
 		nfs_exports_put(t);
 		return e ? ENOMEM : ENOENT;
 	}
+	nfs_leave_run(e);
 	g->old = t;
 	g->why = "is unlocked (rnfsctl unlock)";
 	g->n = 1;
@@ -203,6 +234,21 @@ int nfs_export_unlock(const char *path)
 	g->w = (struct work){ .run = nfs_gone_run, .done = nfs_gone_done };
 	workers_submit(&g->w);
 	return 0;
+}
+
+/* t, about to replace old: its exports that old served too (same id and path) count on in old's
+ * blocks (export_stats.c). */
+static void nfs_exports_keep_stats(struct nfs_exports *t, const struct nfs_exports *old)
+{
+	for (unsigned i = 0; t && i < t->n; i++) {
+		const struct nfs_export *o = nfs_exports_by_id(old, t->v[i].id);
+
+		if (!o || strcmp(o->cfg->path, t->v[i].cfg->path) != 0)
+			continue;
+		atomic_fetch_add_explicit(&o->st->acct.refs, 1, memory_order_relaxed);
+		rpc_acct_put(&t->v[i].st->acct);
+		t->v[i].st = o->st;
+	}
 }
 
 void nfs_exports_install(struct nfs_exports *t)
@@ -217,6 +263,7 @@ void nfs_exports_install(struct nfs_exports *t)
 		rpc_inline_meta_allow(false);
 	pthread_mutex_lock(&nfs_live_lock);
 	old = nfs_live;
+	nfs_exports_keep_stats(t, old);
 	nfs_live = t;
 	pthread_mutex_unlock(&nfs_live_lock);
 	if (fast)

@@ -16,6 +16,8 @@
  *   io.c            what every version's READ and WRITE share: room for bulk
  *                   reply data, the server's write verifier
  *   deleg_hook.c    delegation conflicts for NFSv3 and NLM: a hook NFSv4 sets
+ *   export_stats.c  per-export counters (calls, errors, bytes) and their
+ *                   statistics section
  *
  * The service's lifetime, which assembles the versions, is above them
  * (nfs/nfs_service.c, nfs/nfs.h). No file here makes a file-system system
@@ -70,10 +72,21 @@ bool nfs_fh_unwrap(const struct nfs_fh *fh, uint32_t *export_id, struct be_handl
 
 /* ---- exports_live.c ---- */
 
+/*
+ * An export's counters (export_stats.c): shared by every table that serves
+ * the export (same id and path), so they survive reloads and live changes of
+ * other exports; freed with the last table (or call) that references them.
+ */
+struct nfs_export_stats {
+	struct rpc_acct acct; /* first (rpc.h): NFSv3 calls and NFSv4 operations on the export, errors */
+	_Atomic uint64_t read_bytes, write_bytes; /* data READ and WRITTEN (NFSv3, NFSv4) */
+};
+
 struct nfs_export {
 	const struct export *cfg; /* inside the owning nfs_exports' table */
 	uint32_t id;              /* export_id(cfg) */
 	struct be_fs *fs;         /* the backend instance serving it */
+	struct nfs_export_stats *st; /* referenced; never NULL in a built table */
 };
 
 struct nfs_gone_work;
@@ -103,6 +116,13 @@ const struct nfs_export *nfs_exports_by_path(const struct nfs_exports *t, const 
  * e. Not at shutdown. 0, or -1 (NFS_GONE_HOOKS already registered).
  */
 int nfs_export_gone_hook(void (*gone)(const struct nfs_export *e));
+/*
+ * Main thread, before serving: leave(e) is called at once, on the thread that swaps the table (or
+ * runs rnfsctl unlock --export), for each export e leaving (or unlocked), before the calls still
+ * running on the old table have ended: for work that holds the old table and would otherwise delay
+ * the gone hooks until it ends by itself (NFSv4's asynchronous COPY). Must not block. 0, or -1.
+ */
+int nfs_export_leave_hook(void (*leave)(const struct nfs_export *e));
 /* Loop thread: the hooks run for the served export at path as if it had gone (knfsd's
  * unlock_filesystem); the export stays. 0 (queued), ENOENT (not exported) or ENOMEM. */
 int nfs_export_unlock(const char *path);
@@ -118,6 +138,17 @@ bool nfs_conn_secure(const struct rpc_conn *conn);
  * sec= list. *opts is set unless EACCES.
  */
 int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const struct export_opts **opts);
+
+/* ---- export_stats.c ---- */
+
+/* A fresh block (one reference), or NULL. */
+struct nfs_export_stats *nfs_export_stats_new(void);
+/* Any thread, during a call on e: an NFSv4 operation (the RPC layer counts NFSv3 calls through
+ * rpc_call_acct()), and data moved. No lock, no allocation. */
+void nfs_export_count_op(const struct nfs_export *e, bool error);
+void nfs_export_count_io(const struct nfs_export *e, uint64_t read, uint64_t written);
+/* Main thread, before serving: the "export_stats" section of the statistics (JSON, Prometheus). */
+int nfs_export_stats_section_add(void);
 
 /* ---- cred.c ---- */
 

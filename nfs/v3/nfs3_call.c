@@ -49,6 +49,7 @@ uint32_t nfs3_call_export(struct nfs3_call *nc, const struct nfs_fh *fh, struct 
 		return NFS3ERR_ACCES;
 	nc->exp = e;
 	nc->fs = e->fs;
+	rpc_call_acct(nc->rpc, &e->st->acct); /* the export's calls and errors (export_stats.c) */
 	nfs_cred_map(&nc->rpc->cred, nc->opts, &nc->cred);
 	return NFS3_OK;
 }

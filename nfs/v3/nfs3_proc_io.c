@@ -144,6 +144,8 @@ enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 	}
 	nfs3_file_attr_fill(&nc, f, r->status, &r->attr);
 	r->count = (uint32_t)done;
+	if (done)
+		nfs_export_count_io(nc.exp, done, 0);
 	r->fsid = nfs3_call_fsid(&nc);
 	if (f)
 		be_file_put(nc.fs, f);
@@ -203,6 +205,8 @@ enum rpc_proc_status nfs3_write_exec(struct rpc_call *c, void *args, void *res)
 	nfs3_file_attr_fill(&nc, f, r->status, &r->wcc.post);
 	r->count = (uint32_t)done;
 	r->committed = a->stable;
+	if (done)
+		nfs_export_count_io(nc.exp, 0, done);
 	r->fsid = nfs3_call_fsid(&nc);
 	if (f)
 		be_file_put(nc.fs, f);

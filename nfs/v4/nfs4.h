@@ -122,6 +122,7 @@ struct nfs4_svc {
 	bool saved_sid_set;           /* SAVEFH's copy of it, which RESTOREFH brings back */
 	struct nfs4_stateid saved_sid;
 	bool any_flavor;              /* SECINFO(_NO_NAME) running: exports admit any flavor */
+	const struct nfs_export *op_exp; /* the export the running operation acted on last (its counters) */
 };
 
 /* An object a filehandle names. */

@@ -107,6 +107,16 @@ static void srv_export_gone(const struct nfs_export *e)
 			 e->cfg->path, n, d);
 }
 
+/* At the swap that leaves e out (or its unlock): its asynchronous copies, which hold the old
+ * table and so would hold back srv_export_gone until they end, stop now. */
+static void srv_export_leave(const struct nfs_export *e)
+{
+	unsigned n = nfs4_copy_async_export_gone(e->id);
+
+	if (n)
+		log_info("nfs4: export %s: %u asynchronous copies stopped", e->cfg->path, n);
+}
+
 /* A client record went (nfs4_ctab's freed hook, under its lock): what other
  * modules keep for it goes too. */
 static void srv_client_freed(uint64_t clientid)
@@ -180,10 +190,12 @@ void nfs4_server_init(struct nfs4_server *srv, const struct nfs4_server_cfg *cfg
 	nfs4_deleg_init(boot, srv->lease);
 	nfs4_lock_notify_start();
 	srv->ready = true;
-	static bool gone_hooked;
+	static bool gone_hooked, leave_hooked;
 	srv_gone_target = srv;
 	if (!gone_hooked && nfs_export_gone_hook(srv_export_gone) == 0)
 		gone_hooked = true;
+	if (!leave_hooked && nfs_export_leave_hook(srv_export_leave) == 0)
+		leave_hooked = true;
 }
 
 void nfs4_server_release(struct nfs4_server *srv)

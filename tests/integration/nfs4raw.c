@@ -786,6 +786,35 @@ int n4_lock_more(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32
 	return n4_lock_send(k, &a, lock);
 }
 
+int n4_test_stateid(struct n4_client *k, const struct n4_sid *sid)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st, code = -1;
+
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_TEST_STATEID);
+	xb_u32(&a, 1);
+	n4_xb_sid(&a, sid);
+	st = n4_call(k, &a, &r);
+	if (st == 0 && n4_res(&r, N4_TEST_STATEID) == 0 && xd_u32(&r.body) == 1)
+		code = (int)xd_u32(&r.body);
+	if (r.body.bad)
+		code = -1;
+	raw_reply_free(&r);
+	return code;
+}
+
+int n4_free_stateid(struct n4_client *k, const struct n4_sid *sid)
+{
+	struct xb a;
+
+	n4_begin(k, &a, 1);
+	xb_u32(&a, N4_FREE_STATEID);
+	n4_xb_sid(&a, sid);
+	return n4_call_done(k, &a);
+}
+
 int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lock, uint32_t *lock_seqid,
 	     uint64_t off, uint64_t len)
 {

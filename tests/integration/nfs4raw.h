@@ -58,7 +58,7 @@ enum n4_status {
 	N4ERR_REP_TOO_BIG = 10066, N4ERR_REP_TOO_BIG_TO_CACHE = 10067, N4ERR_TOO_MANY_OPS = 10070,
 	N4ERR_WRONG_CRED = 10082, N4ERR_DELEG_REVOKED = 10087, N4ERR_NXIO = 6, N4ERR_ROFS = 30,
 	N4ERR_NOTEMPTY = 66, N4ERR_BADTYPE = 10007, N4ERR_MINOR_VERS_MISMATCH = 10021, N4ERR_SYMLINK = 10029,
-	N4ERR_BADOWNER = 10039, N4ERR_NOXATTR = 10095 /* RFC 8276 §8.3 */,
+	N4ERR_BADOWNER = 10039, N4ERR_NOXATTR = 10095 /* RFC 8276 §8.3 */, N4ERR_ADMIN_REVOKED = 10047,
 };
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1). */
@@ -290,6 +290,12 @@ int n4_lockt(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t t
 	     const char *owner);
 /* 4.0: RELEASE_LOCKOWNER (RFC 7530 §16.37) of k's lock owner owner: its status. */
 int n4_release_lockowner(struct n4_client *k, const char *owner);
+/* 4.1+ TEST_STATEID of sid alone: its status code (RFC 8881 §18.48.2), or -1 if the operation failed. */
+int n4_test_stateid(struct n4_client *k, const struct n4_sid *sid);
+/* 4.1+ FREE_STATEID of sid: its status. */
+int n4_free_stateid(struct n4_client *k, const struct n4_sid *sid);
+/* sr_status_flags (RFC 8881 §18.46.2) the tests read in k->seq_flags. */
+#define N4_SEQ4_STATUS_ADMIN_STATE_REVOKED 0x20u
 /* PUTROOTFH + GETATTR(type): a harmless call. */
 int n4_getattr_root(struct n4_client *k);
 

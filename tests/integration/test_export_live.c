@@ -17,11 +17,19 @@
  *  - rnfsctl client list shows the NFSv4.1 client (address, 4.1+, tcp, its
  *    2 opens and 2 locks) and the NLM host with its 2 locked files;
  *  - rnfsctl client revoke CLIENTID ends a 4.1 client's record (its lock
- *    released, SEQUENCE BADSESSION), client revoke HOST an NLM host's locks;
- *    an unknown name exits 1;
+ *    released, SEQUENCE BADSESSION), and a 4.0 client's, whose READ with its
+ *    open stateid is then ADMIN_REVOKED (RFC 7530 §13.1.5.1); client revoke
+ *    HOST an NLM host's locks; an unknown name exits 1;
+ *  - NFS4ERR_ADMIN_REVOKED (RFC 8881 §15.1.5.1, §18.46.3): after the
+ *    remove, the NFSv4.1 client's SEQUENCE carries
+ *    SEQ4_STATUS_ADMIN_STATE_REVOKED, TEST_STATEID reports its exportB open
+ *    and lock stateids ADMIN_REVOKED (the other export's stays valid);
+ *    FREE_STATEID of both answers OK and clears the flag, and they are then
+ *    unknown (BAD_STATEID);
  *  - rnfsctl unlock --export PATH releases the NLM and NFSv4 locks held on
  *    the first export (a local process no longer meets them) and it stays
- *    served; unlock of an unexported path exits 1;
+ *    served; a 4.1 client's READ with its released open stateid there is
+ *    ADMIN_REVOKED (not BAD_STATEID); unlock of an unexported path exits 1;
  *  - a SIGHUP re-reads the file: runtime changes are dropped;
  *  - --save: add writes a line into the exports file, comments and the
  *    other lines untouched, and the export survives a SIGHUP; remove --save
@@ -119,6 +127,45 @@ static bool v4_hold(struct n4_client *k, const char *dir, const char *name, stru
 {
 	return n4_open(k, dir, name, true, N4_ACCESS_BOTH, 0, name, NULL, &h->open, h->fh, &h->fh_len) == 0 &&
 	       n4_lock_new(k, h->fh, h->fh_len, N4_WRITE_LT, 0, 100, &h->open, NULL, name, &h->lock) == 0;
+}
+
+/* After exportB's removal, k (4.1) held ha on the first export and hb on exportB: RFC 8881
+ * §18.46.3 ADMIN_STATE_REVOKED until it frees hb's stateids, which TEST_STATEID reports revoked. */
+static void admin_revoked_checks(struct n4_client *k, const struct v4_held *ha, const struct v4_held *hb)
+{
+	CHECK_EQ(n4_sequence(k), 0, "SEQUENCE");
+	CHECK(k->seq_flags & N4_SEQ4_STATUS_ADMIN_STATE_REVOKED, "sr_status_flags has ADMIN_STATE_REVOKED (%#x)",
+	      k->seq_flags);
+	CHECK_EQ(n4_test_stateid(k, &hb->open), N4ERR_ADMIN_REVOKED, "TEST_STATEID: exportB's open stateid revoked");
+	CHECK_EQ(n4_test_stateid(k, &hb->lock), N4ERR_ADMIN_REVOKED, "and its lock stateid");
+	CHECK_EQ(n4_test_stateid(k, &ha->open), 0, "the other export's open stateid is valid");
+	CHECK_EQ(n4_free_stateid(k, &hb->lock), 0, "FREE_STATEID of the revoked lock stateid");
+	CHECK(k->seq_flags & N4_SEQ4_STATUS_ADMIN_STATE_REVOKED, "the flag stays while one is left");
+	CHECK_EQ(n4_free_stateid(k, &hb->open), 0, "FREE_STATEID of the revoked open stateid");
+	CHECK_EQ(n4_sequence(k), 0, "SEQUENCE");
+	CHECK(!(k->seq_flags & N4_SEQ4_STATUS_ADMIN_STATE_REVOKED), "the flag is gone (%#x)", k->seq_flags);
+	CHECK_EQ(n4_test_stateid(k, &hb->open), N4ERR_BAD_STATEID, "a freed revoked stateid is unknown");
+}
+
+/* rnfsctl client revoke of a 4.0 client: its open stateid answers ADMIN_REVOKED (RFC 7530 §13.1.5.1). */
+static void revoke_v40_check(void)
+{
+	struct n4_client k;
+	struct n4_sid sid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0, seq = 0;
+	char cid[24];
+	int st;
+
+	if (!CHECK(n4_start(&k, env.port, 0, "live-v40") == 0, "an NFSv4.0 client"))
+		return;
+	CHECK_EQ(n4_open(&k, env.export_dir, "rev40", true, N4_ACCESS_BOTH, 0, "rev40", &seq, &sid, fh, &fh_len), 0,
+		 "it opens rev40");
+	snprintf(cid, sizeof(cid), "%#llx", (unsigned long long)k.cid);
+	CHECK(CTL("client", "revoke", cid) == 0, "client revoke %s: %s", cid, out);
+	st = n4_read(&k, fh, fh_len, &sid, 0, 10, NULL, NULL);
+	CHECK_EQ(st, N4ERR_ADMIN_REVOKED, "its READ with the open stateid: ADMIN_REVOKED");
+	n4_client_close(&k);
 }
 
 /* The lock type a local process meets at [0, 100) of path (F_OFD_GETLK), or -1. */
@@ -288,9 +335,14 @@ int main(int argc, char **argv)
 	CHECK_EQ(n4_read(&k, ha.fh, ha.fh_len, &ha.open, 0, 10, NULL, NULL), 0, "its open stateid still reads");
 	st = n4_read(&k, hb.fh, hb.fh_len, &hb.open, 0, 10, NULL, NULL);
 	CHECK_EQ(st, 70 /* NFS4ERR_STALE */, "exportB's NFSv4 handle is STALE");
+	admin_revoked_checks(&k, &ha, &hb);
 	n4_client_close(&k);
 
 	hx_section("unlock --export");
+	struct n4_client k3;
+	struct v4_held hu;
+	CHECK(n4_start(&k3, env.port, 1, "live-unlock") == 0 && v4_hold(&k3, env.export_dir, "v4u", &hu),
+	      "a third NFSv4.1 client opens and locks v4u");
 	rc = CTL("unlock", "--export", b_path);
 	CHECK(rc == 1 && strstr(out, "not exported"), "unlock of an unexported path: exit 1: %s", out);
 	rc = CTL("unlock", "--export", env.export_dir);
@@ -301,6 +353,13 @@ int main(int argc, char **argv)
 	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_UNLCK, "its NLM lock is released");
 	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_UNLCK, "its NFSv4 lock is released");
 	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the export is still served");
+	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_xpath(&env, "v4u")) != F_UNLCK;)
+		usleep(50000);
+	st = n4_read(&k3, hu.fh, hu.fh_len, &hu.open, 0, 10, NULL, NULL);
+	CHECK_EQ(st, N4ERR_ADMIN_REVOKED, "READ with the released open stateid: ADMIN_REVOKED (RFC 8881 §15.1.5.1)");
+	CHECK(k3.seq_flags & N4_SEQ4_STATUS_ADMIN_STATE_REVOKED, "its SEQUENCE says ADMIN_STATE_REVOKED (%#x)",
+	      k3.seq_flags);
+	n4_client_close(&k3);
 
 	hx_section("client revoke");
 	{
@@ -319,6 +378,7 @@ int main(int argc, char **argv)
 		st = n4_sequence(&k2);
 		CHECK_EQ(st, 10052 /* NFS4ERR_BADSESSION */, "its session is gone");
 		n4_client_close(&k2);
+		revoke_v40_check();
 		rc = CTL("client", "revoke", "live-test");
 		CHECK(rc == 0 && strstr(out, "NLM locks on 1 files"), "client revoke live-test (NLM): %s", out);
 		CHECK(local_getlk(hx_xpath(&env, "revn")) == F_UNLCK, "the NLM lock is released");

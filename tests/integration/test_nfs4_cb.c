@@ -73,6 +73,11 @@
  *    the handle, stateid, NFS4_OK and the whole count, the destination equal
  *    to the source; OFFLOAD_CANCEL of a second one (then BAD_STATEID, and a
  *    CB_OFFLOAD still); ca_synchronous true stays synchronous; stats;
+ *  - an asynchronous COPY of a 1 GiB file on an export added at run time
+ *    (rnfsctl export add) stops when the export is removed (rnfsctl export
+ *    remove): the destination stays shorter than the source and the daemon
+ *    says so, rather than the copy holding the old table to its end (on
+ *    main it copies the whole file);
  *  - 4.1 CB_NOTIFY_LOCK (RFC 8881 §20.11): OPEN says MAY_NOTIFY_LOCK; B's
  *    WRITEW_LT denied by A's lock; A's LOCKU brings B a CB_NOTIFY_LOCK
  *    naming the file and B's lock owner; B's LOCK then succeeds.
@@ -93,6 +98,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct hx_env env;
@@ -581,6 +587,13 @@ static void test_v40(void)
 
 /* ---- asynchronous COPY (RFC 7862) and CB_NOTIFY_LOCK (RFC 8881 §20.11) ---- */
 
+static long long file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
 /* nfs_cb_opnum4 (RFC 8881 §20, RFC 7862 §16) */
 enum { OP_CB_NOTIFY_LOCK = 13, OP_CB_OFFLOAD = 15 };
 #define COPY_SIZE (24u << 20) /* over the 16 MiB asynchronous threshold */
@@ -777,6 +790,66 @@ static bool async_stats_has(const char *want)
 	}
 	free(doc);
 	return ok;
+}
+
+#define GONE_COPY_SIZE (1ll << 30)
+
+/* An export added at run time carries an asynchronous COPY when it is removed. */
+static void test_async_copy_export_gone(void)
+{
+	char dir[PATH_MAX], src[PATH_MAX + 8], dst[PATH_MAX + 8], out[1024];
+	uint8_t sfh[128], dfh[128];
+	uint32_t sfl = 0, dfl = 0;
+	struct n4_sid ss, ds;
+	struct copy_reply cr;
+	struct n4_client k;
+	struct n4_sid cbsid;
+	uint64_t count = 0;
+	uint32_t st = 0;
+	long long size;
+	bool got = false;
+	int fd;
+
+	hx_section("4.2: an asynchronous COPY stops when its export is removed");
+	if (!getenv("RNFSCTL")) {
+		printf("# RNFSCTL not set: skipped\n");
+		return;
+	}
+	if (strlen(stats_path) >= sizeof(env.stats_socket))
+		return;
+	memcpy(env.stats_socket, stats_path, strlen(stats_path) + 1);
+	snprintf(dir, sizeof(dir), "%s", hx_path(&env, "exportC"));
+	snprintf(src, sizeof(src), "%s/big", dir);
+	snprintf(dst, sizeof(dst), "%s/bigdst", dir);
+	mkdir(dir, 0755);
+	fd = open(src, O_CREAT | O_WRONLY, 0644);
+	CHECK(fd >= 0 && ftruncate(fd, GONE_COPY_SIZE) == 0, "a 1 GiB (sparse) source");
+	if (fd >= 0)
+		close(fd);
+	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out),
+			    (const char *const[]){ "export", "add", dir, "127.0.0.1(rw,no_root_squash,insecure)", NULL }),
+		 0, "rnfsctl export add exportC: %s", out);
+	if (!k_start(&k, "cb-copy-gone", 2))
+		return;
+	CHECK_EQ(n4_open(&k, dir, "big", false, N4_ACCESS_BOTH, 0, "o-big", NULL, &ss, sfh, &sfl), 0, "OPEN big");
+	CHECK_EQ(n4_open(&k, dir, "bigdst", true, N4_ACCESS_BOTH, 0, "o-bigdst", NULL, &ds, dfh, &dfl), 0,
+		 "OPEN bigdst (create)");
+	k_copy(&k, sfh, sfl, &ss, dfh, dfl, &ds, 0, false, &cr);
+	CHECK(cr.st == 0 && cr.ncb == 1, "COPY of the whole file is asynchronous");
+	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "export", "remove", dir, NULL }), 0,
+		 "rnfsctl export remove exportC at once: %s", out);
+	/* The copy ends either way (on main, once the whole file is copied): its CB_OFFLOAD tells how far. */
+	for (int i = 0; i < 15 && !got; i++)
+		got = k_cb_offload(&k, dfh, dfl, &cbsid, &st, &count);
+	CHECK(got, "CB_OFFLOAD arrives");
+	CHECK(got && count < GONE_COPY_SIZE, "it reports a copy stopped short of the source (%llu of %lld bytes)",
+	      (unsigned long long)count, GONE_COPY_SIZE);
+	size = file_size(dst);
+	CHECK(size >= 0 && size < GONE_COPY_SIZE, "the destination is shorter (%lld bytes)", size);
+	CHECK_EQ(hx_log_count(&env, "asynchronous copies stopped"), 1, "the daemon says it stopped the copy");
+	n4_client_close(&k);
+	unlink(src);
+	unlink(dst);
 }
 
 static void test_async_copy(void)
@@ -1741,6 +1814,7 @@ int main(int argc, char **argv)
 	test_no_back_chan();
 	test_v40();
 	test_async_copy();
+	test_async_copy_export_gone();
 	test_notify_lock();
 	test_deleg_recall();
 	test_deleg_revoke();

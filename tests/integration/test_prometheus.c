@@ -9,12 +9,24 @@
  *  - `promtool check metrics` (Debian's prometheus package) accepts the page;
  *  - a real Prometheus server scrapes rnfsd every second (temporary config
  *    and storage) and its HTTP API answers the moved counter;
+ *  - per-export counters (rnfsd_export_*_total{export="PATH"}): an NFSv3
+ *    WRITE and READ of 4096 bytes on the first export move its bytes and
+ *    calls and leave the second's alone; an NFSv4.1 WRITE and READ of 3000
+ *    bytes on the second move its counters only; `rnfsctl export remove`
+ *    of the second drops its series from the page;
+ *  - utilisation: around that NFSv3 I/O the TCP received and sent bytes move
+ *    by 4096 at least, the loop's and the workers' busy seconds count up,
+ *    busy + idle workers are the 4 threads, the queue depth is there;
+ *  - [stats] prometheus-top-clients = 2: an NFSv4.1 client from 127.0.0.2
+ *    and the tests' 127.0.0.1 are the two rnfsd_client_*_total series, with
+ *    calls and bytes;
  *  - --check-config refuses two addresses.
  * Exits 77 (skip) only when curl, promtool or prometheus is missing. In a
  * build without libmicrohttpd it checks instead that the daemon refuses the
  * setting at start with a clear error.
  */
 #include "tests/integration/harness.h"
+#include "tests/integration/nfs4raw.h"
 #include "rnfsd_build.h"
 
 #include <signal.h>
@@ -22,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +46,7 @@
 
 static struct hx_env env;
 static uint16_t prom_port;
+static char b_path[PATH_MAX]; /* the second export */
 
 /* Run cmd with /bin/sh: its exit status, or -1. */
 static int sh(const char *cmd)
@@ -200,6 +214,174 @@ static void check_scrapes(long long *after_out)
 	*after_out = after;
 }
 
+/* The value of the sample line that starts with series, as a double, or -1. */
+static double sample_f(const char *page, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *l = page; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, series, n) && l[n] == ' ')
+			return atof(l + n + 1);
+	return -1;
+}
+
+/* The utilisation and transport byte samples of a page. */
+struct usage {
+	double loop_s, workers_s;
+	long long rx, tx, busy, idle, queue;
+};
+
+static struct usage usage_of(const char *page)
+{
+	return (struct usage){
+		sample_f(page, "rnfsd_loop_busy_seconds_total{loop=\"main\"}"),
+		sample_f(page, "rnfsd_worker_busy_seconds_total{pool=\"rpc\"}"),
+		sample(page, "rnfsd_transport_received_bytes_total{transport=\"tcp\"}"),
+		sample(page, "rnfsd_transport_sent_bytes_total{transport=\"tcp\"}"),
+		sample(page, "rnfsd_workers{pool=\"rpc\",state=\"busy\"}"),
+		sample(page, "rnfsd_workers{pool=\"rpc\",state=\"idle\"}"),
+		sample(page, "rnfsd_worker_queue_depth{pool=\"rpc\"}"),
+	};
+}
+
+/* Around an NFSv3 WRITE and READ of 4096 bytes (and a CREATE, on workers). */
+static void check_usage(const struct usage *a, const struct usage *b)
+{
+	CHECK(b->rx - a->rx >= 4096, "TCP received bytes moved by the WRITE at least (%lld)", b->rx - a->rx);
+	CHECK(b->tx - a->tx >= 4096, "TCP sent bytes moved by the READ at least (%lld)", b->tx - a->tx);
+	CHECK(a->loop_s > 0 && b->loop_s >= a->loop_s, "the loop's busy seconds count up (%.3f -> %.3f)", a->loop_s,
+	      b->loop_s);
+	CHECK(b->workers_s > a->workers_s, "the workers' busy seconds moved (%.6f -> %.6f)", a->workers_s,
+	      b->workers_s);
+	CHECK(b->busy >= 0 && b->idle >= 0 && b->busy + b->idle == 4, "busy + idle workers = the 4 threads (%lld + %lld)",
+	      b->busy, b->idle);
+	CHECK(b->queue >= 0, "the queue depth gauge is there (%lld)", b->queue);
+}
+
+/* rnfsd_export_<what>_total{export="path"} on page, or -1. */
+static long long export_sample(const char *page, const char *what, const char *path)
+{
+	char series[PATH_MAX + 96];
+
+	snprintf(series, sizeof(series), "rnfsd_export_%s_total{export=\"%s\"}", what, path);
+	return sample(page, series);
+}
+
+/* Scrape into name: the page. */
+static const char *scrape_page(const char *name)
+{
+	CHECK_EQ(scrape("/metrics", hx_path(&env, name)), 200, "GET /metrics (%s)", name);
+	return slurp(hx_path(&env, name));
+}
+
+/* The four counters of both exports, in that order: a's calls, errors, read, write, then b's. */
+static void export_counters(const char *page, long long v[8])
+{
+	static const char *const what[] = { "calls", "errors", "read_bytes", "write_bytes" };
+
+	for (unsigned i = 0; i < 4; i++) {
+		v[i] = export_sample(page, what[i], env.export_dir);
+		v[4 + i] = export_sample(page, what[i], b_path);
+	}
+}
+
+/* NFSv3 WRITE and READ of 4096 bytes on the first export. */
+static void v3_io(void)
+{
+	static char data[4096];
+	struct rpc_context *rpc;
+	struct hx_fh root, fh;
+	READ3res rr;
+
+	if (hx_open_export(&env, env.export_dir, -1, -1, &rpc, &root) != 0)
+		return;
+	memset(data, 'a', sizeof(data));
+	CHECK_NFS(hx3_create(rpc, &root, "io3", 0644, &fh), NFS3_OK, "CREATE io3");
+	CHECK_NFS(hx3_write(rpc, &fh, 0, data, sizeof(data), 2, NULL), NFS3_OK, "WRITE 4096 bytes");
+	CHECK_NFS(hx3_read(rpc, &fh, 0, sizeof(data), &rr), NFS3_OK, "READ them");
+	hx_rpc_close(rpc);
+}
+
+/* NFSv4.1 OPEN, WRITE and READ of 3000 bytes on the second export. */
+static void v4_io(void)
+{
+	static char data[3000];
+	struct n4_client k;
+	struct n4_sid sid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0, got = 0;
+
+	memset(data, 'b', sizeof(data));
+	if (!CHECK(n4_start(&k, env.port, 1, "prom-export") == 0, "an NFSv4.1 client"))
+		return;
+	CHECK_EQ(n4_open(&k, b_path, "io4", true, N4_ACCESS_BOTH, 0, "o", NULL, &sid, fh, &fh_len), 0, "OPEN io4");
+	CHECK_EQ(n4_write(&k, fh, fh_len, &sid, 0, data, sizeof(data)), 0, "WRITE 3000 bytes");
+	CHECK_EQ(n4_read(&k, fh, fh_len, &sid, 0, sizeof(data), NULL, &got), 0, "READ them");
+	CHECK_EQ(got, sizeof(data), "3000 bytes read");
+	n4_client_close(&k);
+}
+
+static void check_export_counters(void)
+{
+	long long v0[8], v1[8], v2[8];
+	struct usage u0, u1;
+	char out[4096];
+
+	hx_section("per-export counters, utilisation, bytes per transport");
+	export_counters(scrape_page("exp0.txt"), v0);
+	u0 = usage_of(slurp(hx_path(&env, "exp0.txt")));
+	CHECK(v0[0] >= 0 && v0[4] >= 0, "both exports have series (%lld, %lld calls)", v0[0], v0[4]);
+	v3_io();
+	export_counters(scrape_page("exp1.txt"), v1);
+	u1 = usage_of(slurp(hx_path(&env, "exp1.txt")));
+	check_usage(&u0, &u1);
+	CHECK_EQ(v1[3] - v0[3], 4096, "NFSv3: the first export's written bytes moved by 4096");
+	CHECK_EQ(v1[2] - v0[2], 4096, "and its read bytes by 4096");
+	CHECK(v1[0] - v0[0] >= 3, "and its calls by CREATE, WRITE, READ at least (%lld)", v1[0] - v0[0]);
+	CHECK(v1[4] == v0[4] && v1[6] == v0[6] && v1[7] == v0[7], "the second export's counters did not move");
+	v4_io();
+	export_counters(scrape_page("exp2.txt"), v2);
+	CHECK_EQ(v2[7] - v1[7], 3000, "NFSv4.1: the second export's written bytes moved by 3000");
+	CHECK_EQ(v2[6] - v1[6], 3000, "and its read bytes by 3000");
+	CHECK(v2[4] - v1[4] >= 3, "and its calls by the operations on it (%lld)", v2[4] - v1[4]);
+	CHECK(v2[2] == v1[2] && v2[3] == v1[3], "the first export's bytes did not move");
+	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "stats", NULL }), 0, "rnfsctl stats");
+	CHECK(strstr(out, "EXPORT") && strstr(out, b_path), "rnfsctl stats shows the per-export table");
+	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "export", "remove", b_path, NULL }), 0,
+		 "rnfsctl export remove the second export");
+	const char *page = scrape_page("exp3.txt");
+	CHECK(export_sample(page, "calls", b_path) == -1 && !strstr(page, b_path), "its series are gone");
+	CHECK(export_sample(page, "calls", env.export_dir) == v2[0], "the first export's stay");
+}
+
+/* [stats] prometheus-top-clients = 2: a client from 127.0.0.2 joins 127.0.0.1 on the page. */
+static void check_top_clients(void)
+{
+	struct n4_client k;
+	const char *page;
+	unsigned seqs = 0;
+
+	hx_section("prometheus-top-clients = 2");
+	if (!CHECK(n4_connect_from(&k, env.port, 1, "127.0.0.2") == 0 && n4_setup(&k, "prom-top") == 0,
+		   "an NFSv4.1 client from 127.0.0.2"))
+		return;
+	for (unsigned i = 0; i < 5; i++)
+		seqs += n4_sequence(&k) == 0;
+	CHECK_EQ(seqs, 5, "5 SEQUENCEs answered");
+	page = scrape_page("top.txt");
+	CHECK(sample(page, "rnfsd_client_calls_total{client=\"127.0.0.2\"}") >= 8,
+	      "its calls are on the page (%lld: set-up and 5 SEQUENCEs)",
+	      sample(page, "rnfsd_client_calls_total{client=\"127.0.0.2\"}"));
+	CHECK(sample(page, "rnfsd_client_calls_total{client=\"127.0.0.1\"}") >
+		      sample(page, "rnfsd_client_calls_total{client=\"127.0.0.2\"}"),
+	      "and 127.0.0.1's, the busiest (%lld)", sample(page, "rnfsd_client_calls_total{client=\"127.0.0.1\"}"));
+	CHECK(sample(page, "rnfsd_client_received_bytes_total{client=\"127.0.0.2\"}") > 0 &&
+		      sample(page, "rnfsd_client_sent_bytes_total{client=\"127.0.0.2\"}") > 0,
+	      "with its bytes received and sent");
+	CHECK_EQ(count_lines(page, "rnfsd_client_calls_total{"), 2, "two client series, no more");
+	n4_client_close(&k);
+}
+
 /* Start prometheus scraping rnfsd every second; its pid, or -1. */
 static pid_t prometheus_start(uint16_t web_port)
 {
@@ -307,7 +489,7 @@ static int check_not_built(void)
 
 int main(int argc, char **argv)
 {
-	static char extra[128];
+	static char extra[256];
 	long long after = -1;
 
 	hx_begin("prometheus", argc, argv);
@@ -318,9 +500,14 @@ int main(int argc, char **argv)
 	hx_env_init(&env);
 	hx_require_own_daemon(&env);
 	prom_port = hx_free_port();
-	snprintf(extra, sizeof(extra), "[stats]\nprometheus = 127.0.0.1:%u\n", prom_port);
+	snprintf(extra, sizeof(extra), "[stats]\nprometheus = 127.0.0.1:%u\nprometheus-top-clients = 2\n", prom_port);
 	env.rnfsd_extra = extra;
-	if (!CHECK(hx_write_config(&env) == 0, "rnfsd.conf with [stats] prometheus") || hx_daemon_start(&env) != 0)
+	snprintf(b_path, sizeof(b_path), "%s", hx_path(&env, "exportB"));
+	mkdir(b_path, 0755);
+	if (!CHECK(hx_write_config(&env) == 0, "rnfsd.conf with [stats] prometheus") ||
+	    hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure)\n%s 127.0.0.1(rw,no_root_squash,insecure)\n",
+			     env.export_dir, b_path) != 0 ||
+	    hx_daemon_start(&env) != 0)
 		return hx_end();
 	check_scrapes(&after);
 	/* The line is logged once the page serves, which may be after the NFS port answers: waited for. */
@@ -329,6 +516,9 @@ int main(int argc, char **argv)
 	CHECK(hx_log_count(&env, "Prometheus metrics on") == 1, "the daemon says where the page is");
 	if (after > 0)
 		check_prometheus(after);
+	if (getenv("RNFSCTL"))
+		check_export_counters();
+	check_top_clients();
 	hx_daemon_stop(&env);
 	check_two_addresses();
 	hx_env_release(&env);

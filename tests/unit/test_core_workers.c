@@ -3,7 +3,9 @@
  * on a worker thread, done() runs once on the loop thread, items run in
  * parallel, workers_stop() finishes what is queued and delivers completions;
  * workers_stop_within() does the same when the workers finish in time and
- * otherwise returns after its wait with the stuck workers left running.
+ * otherwise returns after its wait with the stuck workers left running;
+ * workers_usage() counts the threads and their busy time, and
+ * loop_busy_seconds() the loop thread's CPU time while it runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,6 +133,24 @@ static void test_parallel(void **state)
 	assert_int_equal(running_max, POOL_THREADS); /* all four threads busy at once */
 }
 
+/* After test_parallel: 8 items that each waited for all four threads (up to 5 s) ran. */
+static void test_usage(void **state)
+{
+	struct workers_usage u;
+	double t0 = loop_busy_seconds(lp);
+
+	(void)state;
+	workers_usage(&u);
+	assert_int_equal(u.threads, POOL_THREADS);
+	assert_int_equal(u.busy, 0);
+	assert_int_equal(u.queued, 0);
+	assert_true(u.busy_ns > 0);
+	/* The running loop's thread has used some CPU, and the clock never goes back. */
+	assert_true(t0 > 0);
+	assert_true(loop_busy_seconds(lp) >= t0);
+	assert_true(loop_busy_seconds(NULL) == 0);
+}
+
 static void test_stop_finishes_queue(void **state)
 {
 	(void)state;
@@ -245,6 +265,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_and_done_once),
 		cmocka_unit_test(test_parallel),
+		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_stop_finishes_queue),
 		cmocka_unit_test(test_bad_counts),
 		cmocka_unit_test(test_stop_within_in_time),

@@ -588,9 +588,9 @@ static void test_table_flags(void **state)
 
 static uint32_t done_ops[4], done_status[4], done_n;
 
-static void count_op(uint32_t op, uint32_t status, uint64_t ns)
+static void count_op(const struct nfs4_ctx *x, uint32_t op, uint32_t status, uint64_t ns)
 {
-	(void)ns;
+	(void)x, (void)ns;
 	if (done_n < 4) {
 		done_ops[done_n] = op;
 		done_status[done_n] = status;

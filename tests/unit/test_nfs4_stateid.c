@@ -220,12 +220,12 @@ static void test_check_io(void **state)
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(nfs4_stab_check_io(&t, OWN(s), &s, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_BAD_STATEID);
 	/* A purged client: an expired one's stateids say so, a destroyed one's are bad. */
-	nfs4_stab_purge_client(&t, CL1, true);
+	nfs4_stab_purge_client(&t, CL1, NFS4_PURGE_EXPIRED);
 	assert_int_equal(nfs4_stab_check_io(&t, OWN(r.sid), &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_EXPIRED);
 	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
 	assert_int_equal(do_open(CL2, 1, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
-	nfs4_stab_purge_client(&t, CL2, false);
+	nfs4_stab_purge_client(&t, CL2, NFS4_PURGE_GONE);
 	assert_int_equal(nfs4_stab_check_io(&t, OWN(r.sid), &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_BAD_STATEID);
 	assert_int_equal(refs, 0);
@@ -483,7 +483,7 @@ static void test_descriptor_bounds(void **state)
 		assert_int_equal(c.lock_owners + c.lock_states, 0);
 	}
 	/* a client's purge gives everything back */
-	nfs4_stab_purge_client(&t, CL2, false);
+	nfs4_stab_purge_client(&t, CL2, NFS4_PURGE_GONE);
 	nfs4_stab_counts(&t, &c);
 	assert_int_equal(c.files, 4);
 	assert_int_equal(c.lock_owners + c.lock_states, 0);
@@ -569,7 +569,7 @@ static void test_locks(void **state)
 	assert_int_equal(nfs4_stab_lock_owner_id(&t, CL1, (const uint8_t *)"lk", 2), 0);
 	/* The purge releases what is left. */
 	assert_int_equal(lock_new(CL1, &r.sid, "lk3", "b", &ref2), NFS4_OK);
-	nfs4_stab_purge_client(&t, CL1, true);
+	nfs4_stab_purge_client(&t, CL1, NFS4_PURGE_EXPIRED);
 	assert_int_equal(unlocks, 4);
 	assert_int_equal(nfs4_stab_client_count(&t, CL1), 0);
 }
@@ -613,7 +613,7 @@ static void test_other_client(void **state)
 	assert_int_equal(nfs4_stab_test(&t, CL1, &ls), NFS4_OK);
 	assert_int_equal(nfs4_stab_client_count(&t, CL2), 0);
 	/* An expired client's stateid is EXPIRED to it, merely unknown to another. */
-	nfs4_stab_purge_client(&t, CL1, true);
+	nfs4_stab_purge_client(&t, CL1, NFS4_PURGE_EXPIRED);
 	assert_int_equal(nfs4_stab_check_io(&t, CL1, &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io), NFS4ERR_EXPIRED);
 	assert_int_equal(nfs4_stab_check_io(&t, CL2, &r.sid, 1, a, 1, NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_BAD_STATEID);
@@ -763,14 +763,14 @@ static void test_soak(void **state)
 	for (unsigned i = 0; i < SOAK_CYCLES; i++) {
 		soak_client(CL1, i);
 		soak_client(CL2, i + 3);
-		nfs4_stab_purge_client(&t, CL1, i % 2 == 0);
-		nfs4_stab_purge_client(&t, CL2, false);
+		nfs4_stab_purge_client(&t, CL1, i % 2 == 0 ? NFS4_PURGE_EXPIRED : NFS4_PURGE_GONE);
+		nfs4_stab_purge_client(&t, CL2, NFS4_PURGE_GONE);
 		assert_int_equal(nfs4_stab_client_count(&t, CL1) + nfs4_stab_client_count(&t, CL2), 0);
 		assert_int_equal(nfs4_stab_client_count(&t, CL3), bg);
 		assert_int_equal(t.nstates, bg);
 		assert_int_equal(unlocks, (int)((i + 1) * 2 * SOAK_LOCKS));
 	}
-	nfs4_stab_purge_client(&t, CL3, false);
+	nfs4_stab_purge_client(&t, CL3, NFS4_PURGE_GONE);
 	assert_tab_empty();
 }
 
@@ -802,12 +802,74 @@ static void test_purge_files(void **state)
 	assert_int_equal(c.files, 1);
 	assert_int_equal(c.opens, 1);
 	assert_int_equal(c.lock_states, 0);
+	/* RFC 8881 §15.1.5.1: revoked by the administrator, not unknown */
 	assert_int_equal(nfs4_stab_check_io(&t, CL1, &x1.sid, 1, (const uint8_t *)"x1", 2, NFS4_SHARE_ACCESS_READ, &io),
-			 NFS4ERR_BAD_STATEID);
+			 NFS4ERR_ADMIN_REVOKED);
 	assert_int_equal(nfs4_stab_check_io(&t, CL1, &y.sid, 1, (const uint8_t *)"y", 1, NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4_OK);
 	fake_put(NULL, io.file);
 	assert_int_equal(nfs4_stab_purge_files(&t, key_is_x, NULL), 0);
+	assert_int_equal(c.revoked, 4); /* three opens and the lock stateid */
+	/* Another client's revoked stateid is still not the caller's (§8.2.2). */
+	assert_int_equal(nfs4_stab_test(&t, CL1, &x2.sid), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_test(&t, CL2, &x2.sid), NFS4ERR_ADMIN_REVOKED);
+	assert_int_equal(nfs4_stab_test(&t, CL1, &ref.sid), NFS4ERR_ADMIN_REVOKED);
+	/* §18.46.3: SEQ4_STATUS_ADMIN_STATE_REVOKED until the client frees them (§18.38.3). */
+	assert_true(nfs4_stab_admin_revoked(&t, CL1));
+	assert_true(nfs4_stab_admin_revoked(&t, CL2));
+	assert_false(nfs4_stab_admin_revoked(&t, CL3));
+	assert_int_equal(nfs4_stab_free(&t, CL1, &x1.sid), NFS4_OK);
+	assert_int_equal(nfs4_stab_free(&t, CL1, &x3.sid), NFS4_OK);
+	assert_true(nfs4_stab_admin_revoked(&t, CL1));
+	assert_int_equal(nfs4_stab_free(&t, CL1, &ref.sid), NFS4_OK);
+	assert_false(nfs4_stab_admin_revoked(&t, CL1));
+	assert_int_equal(nfs4_stab_test(&t, CL1, &x1.sid), NFS4ERR_BAD_STATEID); /* forgotten */
+	assert_int_equal(nfs4_stab_free(&t, CL1, &x1.sid), NFS4ERR_BAD_STATEID);
+	/* A client's purge takes its entries with it. */
+	nfs4_stab_purge_client(&t, CL2, NFS4_PURGE_GONE);
+	nfs4_stab_counts(&t, &c);
+	assert_int_equal(c.revoked, 0);
+	assert_false(nfs4_stab_admin_revoked(&t, CL2));
+}
+
+/* The record of revoked stateids is bounded: the oldest gives way, and its client's count with it. */
+static void test_revoked_bound(void **state)
+{
+	struct nfs4_open_res first, r;
+	struct nfs4_stab_counts c;
+	char key[16];
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 1, "o", "x0", NFS4_SHARE_ACCESS_READ, 0, &first), NFS4_OK);
+	assert_int_equal(nfs4_stab_purge_files(&t, key_is_x, NULL), 1);
+	for (unsigned i = 1; i <= NFS4_STAB_REVOKED_MAX; i++) {
+		snprintf(key, sizeof(key), "x%u", i);
+		assert_int_equal(do_open(CL2, 1, "o", key, NFS4_SHARE_ACCESS_READ, 0, &r), NFS4_OK);
+		assert_int_equal(nfs4_stab_purge_files(&t, key_is_x, NULL), 1);
+	}
+	nfs4_stab_counts(&t, &c);
+	assert_int_equal(c.revoked, NFS4_STAB_REVOKED_MAX);
+	assert_false(nfs4_stab_admin_revoked(&t, CL1)); /* pushed out */
+	assert_int_equal(nfs4_stab_test(&t, CL1, &first.sid), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_stab_test(&t, CL2, &r.sid), NFS4ERR_ADMIN_REVOKED);
+}
+
+/* rnfsctl client revoke: the client's stateids answer ADMIN_REVOKED (RFC 7530 §13.1.5.1), an
+ * expired client's EXPIRED. */
+static void test_revoked_client(void **state)
+{
+	struct nfs4_open_res a, b;
+	struct nfs4_sid_io io;
+
+	(void)state;
+	assert_int_equal(do_open(CL1, 0, "o", "a", NFS4_SHARE_ACCESS_READ, 0, &a), NFS4_OK);
+	assert_int_equal(do_open(CL2, 0, "o", "b", NFS4_SHARE_ACCESS_READ, 0, &b), NFS4_OK);
+	nfs4_stab_purge_client(&t, CL1, NFS4_PURGE_REVOKED);
+	nfs4_stab_purge_client(&t, CL2, NFS4_PURGE_EXPIRED);
+	assert_int_equal(nfs4_stab_check_io(&t, CL1, &a.sid, 0, (const uint8_t *)"a", 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_ADMIN_REVOKED);
+	assert_int_equal(nfs4_stab_check_io(&t, CL2, &b.sid, 0, (const uint8_t *)"b", 1, NFS4_SHARE_ACCESS_READ, &io),
+			 NFS4ERR_EXPIRED);
 }
 
 int main(void)
@@ -830,6 +892,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_lock_seqid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_soak, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_purge_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revoked_client, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

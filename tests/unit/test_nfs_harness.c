@@ -147,6 +147,9 @@ enum rpc_proc_status tc_steps(struct rpc_call *c, const struct rpc_proc *p)
 	st = p->execute(c, c->args_scratch, c->res_scratch);
 	if (st == RPC_PROC_OK && p->encode)
 		p->encode(c, c->res_scratch);
+	/* What the RPC layer does as it records the call: the export's counters let go (rpc.h). */
+	rpc_acct_put(c->acct);
+	c->acct = NULL;
 	return st == RPC_PROC_OK && c->res.overflow ? RPC_PROC_SYSERR : st;
 }
 

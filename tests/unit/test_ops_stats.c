@@ -144,6 +144,8 @@ static void fill_conns(struct stats_conn *t, struct rdma_stats_conn *r)
 	stats_conn_register(t, "tcp", "127.0.0.1:812", NULL);
 	stats_add(&t->calls, 42);
 	stats_add(&t->garbage_args, 1);
+	stats_add(&t->rx_bytes, 1000);
+	stats_add(&t->tx_bytes, 2000);
 	rdma_stats_conn_register(r, "192.0.2.9:\"odd\\name");
 	stats_set(&r->rdma_version, 1);
 	stats_set(&r->credits, 128);
@@ -188,7 +190,7 @@ static void test_json(void **state)
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3, \"connections\": 2, \"tcp\": 1, \"rdma\": 1, "
 				    "\"inline_calls\": 77, \"inline_paused\": 2}"));
 	assert_non_null(strstr(doc, "\"peer\": \"127.0.0.1:812\", \"transport\": \"tcp\""));
-	assert_non_null(strstr(doc, "\"calls\": 42, \"garbage_args\": 1}"));
+	assert_non_null(strstr(doc, "\"calls\": 42, \"garbage_args\": 1, \"rx_bytes\": 1000, \"tx_bytes\": 2000}"));
 	/* The odd peer name is escaped, not pasted. */
 	assert_non_null(strstr(doc, "\"peer\": \"192.0.2.9:\\\"odd\\\\name\""));
 	assert_non_null(strstr(doc, "\"rdma_version\": 1, \"credits\": 128, \"inline_recv\": 4096, \"inline_send\": 4096"));
@@ -207,6 +209,12 @@ static void test_json(void **state)
 	stats_set_sources(&none);
 	doc = render();
 	assert_non_null(strstr(doc, "\"procedures\": [],"));
+	/* A closed connection's bytes stay in its transport's totals (counters never go back). */
+	uint64_t rx, tx;
+	stats_transport_bytes("tcp", &rx, &tx);
+	assert_true(rx >= 1000 && tx >= 2000);
+	assert_non_null(strstr(doc, "\"transport_bytes\": {\"tcp\": {\"received\": "));
+	assert_non_null(strstr(doc, "\"usage\": {\"loop_busy_s\": "));
 	assert_non_null(strstr(doc, "\"connections\": []"));
 	free(doc);
 }
@@ -384,6 +392,45 @@ static void test_prom_sections(void **state)
 	serve_none();
 }
 
+/* [stats] prometheus-top-clients: off, no family; on, the n busiest addresses (open connections
+ * summed per address with what closed ones left), busiest first, the others left out. */
+static void test_top_clients(void **state)
+{
+	struct stats_conn c[4];
+	static const char *const peers[] = { "192.0.2.1:700", "192.0.2.2:701", "192.0.2.1:702", "[2001:db8::3]:703" };
+	static const uint64_t calls[] = { 10, 25, 20, 5 };
+	char addr[48], *page;
+
+	(void)state;
+	stats_peer_addr("[2001:db8::3]:703", addr, sizeof(addr));
+	assert_string_equal(addr, "2001:db8::3");
+	memset(c, 0, sizeof(c));
+	for (unsigned i = 0; i < 4; i++) {
+		stats_conn_register(&c[i], "tcp", peers[i], NULL);
+		stats_add(&c[i].calls, calls[i]);
+		stats_add(&c[i].rx_bytes, 100 * calls[i]);
+	}
+	page = render_with(stats_render_prom);
+	assert_null(strstr(page, "rnfsd_client_")); /* off by default */
+	free(page);
+	stats_set_top_clients(2);
+	stats_conn_unregister(&c[2]); /* closed: its 20 calls stay with 192.0.2.1 */
+	page = render_with(stats_render_prom);
+	assert_non_null(strstr(page, "# TYPE rnfsd_client_calls_total counter\n"
+				     "rnfsd_client_calls_total{client=\"192.0.2.1\"} 30\n"
+				     "rnfsd_client_calls_total{client=\"192.0.2.2\"} 25\n#"));
+	assert_non_null(strstr(page, "rnfsd_client_received_bytes_total{client=\"192.0.2.1\"} 3000\n"));
+	assert_null(strstr(page, "2001:db8::3"));
+	free(page);
+	stats_set_top_clients(1000); /* clamped to STATS_TOP_CLIENTS_MAX */
+	page = render_with(stats_render_prom);
+	assert_non_null(strstr(page, "rnfsd_client_calls_total{client=\"2001:db8::3\"} 5\n"));
+	free(page);
+	for (unsigned i = 0; i < 4; i++)
+		stats_conn_unregister(&c[i]);
+	stats_set_top_clients(0);
+}
+
 static void test_json_nfs4(void **state)
 {
 	(void)state;
@@ -417,7 +464,7 @@ static void test_json_nfs4(void **state)
 				    "\"cb_offload_sent\": 0, \"cb_notify_lock_sent\": 0},\n  \"nfs4_bounds\": {\"offloads\": 0, "
 				    "\"offloads_max\": 0, \"sync_copies\": 0, \"sync_copies_max\": 0, \"sync_copies_refused\": 0, "
 				    "\"lock_waiters\": 0, \"lock_waiters_max\": 0, \"delegations_max\": 0, \"callback_paths\": 0, "
-				    "\"callback_paths_max\": 0},\n  \"nfs4_limits\": {"));
+				    "\"callback_paths_max\": 0, \"revoked_stateids\": 0, \"revoked_stateids_max\": 0},\n  \"nfs4_limits\": {"));
 	assert_non_null(strstr(doc, "\"nfs4_callbacks\": [\n    {\"clientid\": \"000000001234abcd\", \"minor\": 1, "
 				    "\"state\": \"up\", \"transport\": \"tcp\", \"sent\": 9, \"ok\": 8, \"failed\": 1}\n  ],\n"
 				    "  \"resources\": {"));
@@ -712,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_json_nfs4),
 		cmocka_unit_test(test_prom_sections),
+		cmocka_unit_test(test_top_clients),
 		cmocka_unit_test(test_rnfsctl_nfs4),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_json),

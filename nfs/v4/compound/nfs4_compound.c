@@ -244,7 +244,7 @@ static uint32_t nfs4_ops_run(struct nfs4_arena *a, struct xdr_dec *d, struct xdr
 		else
 			status = nfs4_op_encode(a, e, o, resop, status);
 		if (x->op_done)
-			x->op_done(op, status, nfs4_op_clock(x) - t0);
+			x->op_done(x, op, status, nfs4_op_clock(x) - t0);
 		(*nres)++;
 		if (status != NFS4_OK || x->replay)
 			break;

@@ -91,9 +91,10 @@ struct nfs4_ctx {
 	                              ca_maxresponsesize); 0: the buffer's size */
 	struct rpc_call *call;     /* the RPC call (NULL in unit tests) */
 	void *priv;                /* the service's (exports, credential, the server's state) */
-	/* Called after each operation: its number (as sent; OP_ILLEGAL when none decoded), its status
-	 * and the nanoseconds it took. The caller's counters (the program's: nfs4_stats_op); NULL: none. */
-	void (*op_done)(uint32_t op, uint32_t status, uint64_t ns);
+	/* Called after each operation: the context, its number (as sent; OP_ILLEGAL when none
+	 * decoded), its status and the nanoseconds it took. The caller's counters (the program's:
+	 * nfs4_stats_op, and the export's); NULL: none. */
+	void (*op_done)(const struct nfs4_ctx *x, uint32_t op, uint32_t status, uint64_t ns);
 
 	/* Set by nfs4_compound_run() for the operations. */
 	uint32_t minorversion;

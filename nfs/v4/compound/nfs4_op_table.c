@@ -274,6 +274,18 @@ void nfs4_program_serve(struct nfs4_server *srv)
 	nfs4_served = srv;
 }
 
+/* The engine's op_done hook: the operation's counters (nfs4_stats.c), and its export's when it acted on
+ * an object of one (nfs/common/export_stats.c). */
+static void nfs4_op_done(const struct nfs4_ctx *x, uint32_t op, uint32_t status, uint64_t ns)
+{
+	struct nfs4_svc *s = x->priv;
+
+	nfs4_stats_op(op, status, ns);
+	if (s->op_exp)
+		nfs_export_count_op(s->op_exp, status != NFS4_OK);
+	s->op_exp = NULL;
+}
+
 enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op *ops)
 {
 	static thread_local struct nfs4_svc svc;
@@ -286,7 +298,7 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	a->ctx.reply_max = 0;
 	a->ctx.call = c;
 	a->ctx.priv = &svc;
-	a->ctx.op_done = nfs4_stats_op; /* per-operation counters (nfs4_stats.c) */
+	a->ctx.op_done = nfs4_op_done; /* per-operation and per-export counters */
 	nfs4_svc_begin(&svc, nfs4_served, c);
 	svc.seq_new = false;
 	svc.cur_sid_set = false;

@@ -126,6 +126,8 @@ static void nfs4_stats_tables(struct nfs4_server *srv, struct nfs4_stats_snap *o
 	out->opens = c.opens;
 	out->locks = c.lock_states;
 	out->open_files = c.files, out->open_owners = c.open_owners, out->lock_owners = c.lock_owners;
+	out->revoked_stateids = c.revoked;
+	out->revoked_stateids_max = NFS4_STAB_REVOKED_MAX;
 	out->open_files_max = t->max_files, out->opens_per_client_max = t->max_opens_client;
 	out->lock_owners_per_client_max = t->max_locks_client;
 }
@@ -220,7 +222,8 @@ static const struct nfs4_sec_field nfs4_sec_bounds[] = {
 	U("sync_copies_max", sync_copies_max), U("sync_copies_refused", sync_copies_refused),
 	U("lock_waiters", lock_waiters), U("lock_waiters_max", lock_waiters_max),
 	U("delegations_max", delegations_max), U("callback_paths", callback_paths),
-	U("callback_paths_max", callback_paths_max), { NULL, 0, SEC_U },
+	U("callback_paths_max", callback_paths_max), U("revoked_stateids", revoked_stateids),
+	U("revoked_stateids_max", revoked_stateids_max), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_limits[] = {
@@ -320,6 +323,8 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_open_owners", "NFSv4 open owners", PROM_GAUGE, open_owners),
 	PF("rnfsd_nfs4_lock_owners", "NFSv4 lock owners", PROM_GAUGE, lock_owners),
 	PF("rnfsd_nfs4_lock_waiters", "Blocked NFSv4 locks waiting for CB_NOTIFY_LOCK", PROM_GAUGE, lock_waiters),
+	PF("rnfsd_nfs4_revoked_stateids", "Stateids revoked by the administrator and not yet freed (remembered)",
+	   PROM_GAUGE, revoked_stateids),
 	PF("rnfsd_nfs4_recorded_clients", "Clients in the stable record (state-dir)", PROM_GAUGE, recorded_clients),
 	PF("rnfsd_nfs4_reclaims_total", "Reclaims admitted in the grace period", PROM_COUNTER, reclaims),
 	PF("rnfsd_nfs4_grace_refused_total", "Calls refused NFS4ERR_GRACE", PROM_COUNTER, grace_refused),

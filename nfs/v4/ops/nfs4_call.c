@@ -38,6 +38,7 @@ void nfs4_svc_begin(struct nfs4_svc *s, struct nfs4_server *srv, struct rpc_call
 	s->last_fs = NULL;
 	s->nexps = 0;
 	s->exps_built = false;
+	s->op_exp = NULL;
 }
 
 void nfs4_svc_end(struct nfs4_svc *s)
@@ -114,6 +115,7 @@ static uint32_t nfs4_obj_admit(struct nfs4_svc *s, const struct nfs_export *e, s
 	if (err)
 		return NFS4ERR_ACCESS;
 	ob->exp = e;
+	s->op_exp = e;
 	if (s->call)
 		nfs_cred_map(&s->call->cred, ob->opts, &ob->cred);
 	nfs4_svc_use(s, e->fs);

@@ -40,6 +40,7 @@ struct copy_job {
 	bool sync_export; /* the destination's export is "sync": commit before CB_OFFLOAD */
 	struct nfs_fh dst_fh; /* coa_fh (§16.1.1) */
 	struct nfs_exports *tbl; /* a reference: src.exp and dst.exp live in it */
+	uint32_t src_id, dst_id; /* their export ids, read under mu after the files are let go */
 };
 
 static void job_put_files(struct copy_job *j)
@@ -256,6 +257,8 @@ uint32_t nfs4_copy_async_start(const struct nfs4_copy_async_req *rq, struct nfs4
 		j->soff = rq->soff, j->doff = rq->doff, j->count = rq->count;
 		j->sync_export = rq->sync_export;
 		j->dst_fh = *rq->dst_fh;
+		j->src_id = rq->src->exp ? rq->src->exp->id : 0;
+		j->dst_id = rq->dst->exp ? rq->dst->exp->id : 0;
 		j->tbl = rq->tbl;
 		if (j->tbl)
 			atomic_fetch_add(&j->tbl->refs, 1);
@@ -305,6 +308,18 @@ void nfs4_copy_async_client_gone(uint64_t clientid)
 	if (ready)
 		nfs4_offload_client_gone(&tab, clientid);
 	pthread_mutex_unlock(&mu);
+}
+
+unsigned nfs4_copy_async_export_gone(uint32_t export_id)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&mu);
+	for (unsigned i = 0; ready && i < NFS4_OFFLOAD_MAX; i++)
+		if (tab.e[i].state == NFS4_OFFLOAD_RUNNING && (jobs[i].src_id == export_id || jobs[i].dst_id == export_id))
+			n += nfs4_offload_cancel(&tab, (int)i);
+	pthread_mutex_unlock(&mu);
+	return n;
 }
 
 void nfs4_copy_async_tick(uint64_t lease_ms)

@@ -53,6 +53,10 @@ uint32_t nfs4_copy_async_status(uint64_t clientid, const struct nfs4_stateid *si
 uint32_t nfs4_copy_async_cancel(uint64_t clientid, const struct nfs4_stateid *sid);
 /* The client went (its state purged): its copies stop, no CB_OFFLOAD. */
 void nfs4_copy_async_client_gone(uint64_t clientid);
+/* An export leaves (or is unlocked): its running copies stop at their next chunk, CB_OFFLOAD
+ * telling the bytes copied (as after OFFLOAD_CANCEL), so the old table they hold is let go and the
+ * export's state released without waiting for them to end. How many. */
+unsigned nfs4_copy_async_export_gone(uint32_t export_id);
 /* Periodic: results whose CB_OFFLOAD never completed go after lease_ms. */
 void nfs4_copy_async_tick(uint64_t lease_ms);
 /* Shutdown: copies stop, threads joined, files let go. */

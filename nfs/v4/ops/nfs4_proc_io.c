@@ -190,6 +190,8 @@ uint32_t nfs4_read_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = nfs4_read_data(x, &ob, f, flags, a, &done, r);
 	r->len = (uint32_t)done;
+	if (done)
+		nfs_export_count_io(ob.exp, done, 0);
 	if (f)
 		be_file_put(ob.exp->fs, f);
 	nfs4_obj_put(&ob);
@@ -240,6 +242,8 @@ uint32_t nfs4_write_exec(struct nfs4_ctx *x, void *args, void *res)
 	}
 	r->count = (uint32_t)done;
 	r->committed = a->stable;
+	if (done)
+		nfs_export_count_io(ob.exp, 0, done);
 	if (f)
 		be_file_put(ob.exp->fs, f);
 	nfs4_obj_put(&ob);

@@ -75,13 +75,13 @@ void nfs4_ctab_set_stab(struct nfs4_ctab *st, struct nfs4_stab *stab)
 	st->stab = stab;
 }
 
-/* The record goes, and with it its open state (expired: its stateids say EXPIRED). */
-static void client_free_why(struct nfs4_ctab *st, unsigned i, bool expired)
+/* The record goes, and with it its open state (its stateids then say what why says: nfs4_stateid.h). */
+static void client_free_why(struct nfs4_ctab *st, unsigned i, enum nfs4_purge_why why)
 {
 	struct nfs4_client *c = st->clients[i];
 
 	if (st->stab)
-		nfs4_stab_purge_client(st->stab, c->clientid, expired);
+		nfs4_stab_purge_client(st->stab, c->clientid, why);
 	if (st->freed)
 		st->freed(c->clientid);
 	for (unsigned k = 0; k < NFS4_STATE_MAX_SESSIONS; k++)
@@ -93,21 +93,21 @@ static void client_free_why(struct nfs4_ctab *st, unsigned i, bool expired)
 
 static void client_free(struct nfs4_ctab *st, unsigned i)
 {
-	client_free_why(st, i, false);
+	client_free_why(st, i, NFS4_PURGE_GONE);
 }
 
 /* A client that goes for good (not replaced by a new incarnation): its stable record too. */
-static void client_forget(struct nfs4_ctab *st, unsigned i, bool expired)
+static void client_forget(struct nfs4_ctab *st, unsigned i, enum nfs4_purge_why why)
 {
 	if (st->gone && st->clients[i]->confirmed) {
 		st->gone(st->clients[i]->owner, st->clients[i]->owner_len);
 		st->gone_pending = true;
 	}
-	if (expired && st->clients[i]->confirmed) {
+	if (why != NFS4_PURGE_GONE && st->clients[i]->confirmed) {
 		st->expired[st->expired_next] = st->clients[i]->clientid;
 		st->expired_next = (st->expired_next + 1) % NFS4_STATE_EXPIRED_RING;
 	}
-	client_free_why(st, i, expired);
+	client_free_why(st, i, why);
 }
 
 void nfs4_ctab_release(struct nfs4_ctab *st)
@@ -187,7 +187,7 @@ static bool client_evict(struct nfs4_ctab *st, uint64_t now, enum share_kind k, 
 	if (victim < 0)
 		return false;
 	if (st->clients[victim]->confirmed)
-		client_forget(st, (unsigned)victim, true);
+		client_forget(st, (unsigned)victim, NFS4_PURGE_EXPIRED);
 	else
 		client_free(st, (unsigned)victim);
 	return true;
@@ -284,7 +284,7 @@ static uint32_t exchange_id_locked(struct nfs4_ctab *st, const uint8_t verifier[
 		 * or state; otherwise it goes now and this one starts afresh (as knfsd). */
 		if (client_has_state(st, st->clients[conf]))
 			return NFS4ERR_CLID_INUSE;
-		client_forget(st, (unsigned)conf, false);
+		client_forget(st, (unsigned)conf, NFS4_PURGE_GONE);
 		unconf = client_by_owner(st, owner, len, false, false); /* indices moved */
 		if (unconf >= 0)
 			client_free(st, (unsigned)unconf);
@@ -403,7 +403,7 @@ static int client_confirm(struct nfs4_ctab *st, struct nfs4_client *c)
 		return -1;
 	old = client_by_owner(st, c->owner, c->owner_len, true, c->v40);
 	if (old >= 0)
-		client_free_why(st, (unsigned)old, c->v40);
+		client_free_why(st, (unsigned)old, c->v40 ? NFS4_PURGE_EXPIRED : NFS4_PURGE_GONE);
 	c->confirmed = true;
 	return 0;
 }
@@ -682,7 +682,7 @@ uint32_t nfs4_destroy_clientid(struct nfs4_ctab *st, uint64_t clientid, uint64_t
 			if (st->clients[i]->sessions[k])
 				status = NFS4ERR_CLIENTID_BUSY;
 		if (status == NFS4_OK)
-			client_forget(st, (unsigned)i, false);
+			client_forget(st, (unsigned)i, NFS4_PURGE_GONE);
 	}
 	state_unlock(st);
 	return status;
@@ -838,7 +838,7 @@ unsigned nfs4_ctab_expire(struct nfs4_ctab *st, uint64_t now)
 			/* RFC 8881 §8.3: a lease not renewed within lease_time ends; a
 			 * client with a request running is not expired under it. */
 			if (c->last_renew + st->lease < now && !client_busy(c)) {
-				client_forget(st, i, true);
+				client_forget(st, i, NFS4_PURGE_EXPIRED);
 				batch++;
 			} else {
 				i++;
@@ -868,8 +868,9 @@ unsigned nfs4_ctab_revoke(struct nfs4_ctab *st, uint64_t clientid, const uint8_t
 			continue;
 		}
 		/* As if its lease had ended (RFC 8881 §8.3; knfsd's clients/N/ctl "expire"): its state
-		 * goes, its stateids say EXPIRED, its stable record goes (no reclaim after a restart). */
-		client_forget(st, i, true);
+		 * goes, its stable record goes (no reclaim after a restart); its stateids say
+		 * ADMIN_REVOKED (RFC 7530 §13.1.5.1: revoked by administrative interaction). */
+		client_forget(st, i, NFS4_PURGE_REVOKED);
 		n++;
 	}
 	state_unlock(st);

@@ -25,6 +25,7 @@ struct nfs4_stab_client {
 	unsigned nlowners, nlocks;  /* lock owners, lock stateids (together max_locks_client) */
 	struct list_link owners;    /* open owners, through their link */
 	struct list_link lowners;   /* lock owners, through their link */
+	unsigned nrevoked;          /* its entries in t->revoked */
 };
 
 /* A 4.0 owner's sequence (RFC 7530 §9.1.7): the last seqid and its reply. */
@@ -128,6 +129,7 @@ void nfs4_stab_counts(struct nfs4_stab *t, struct nfs4_stab_counts *out)
 	*out = (struct nfs4_stab_counts){ 0 };
 	pthread_mutex_lock(&t->lock);
 	out->files = t->nfiles;
+	out->revoked = atomic_load(&t->nrevoked);
 	list_foreach_entry(c, &t->clients, const struct nfs4_stab_client, link) {
 		out->opens += c->nopens;
 		out->lock_owners += c->nlowners;
@@ -237,12 +239,75 @@ static struct nfs4_open *open_find(struct nfs4_stab *t, const uint8_t other[NFS4
 	return NULL;
 }
 
-static bool was_expired(const struct nfs4_stab *t, uint32_t low)
+/* The expired ring's verdict on a stateid of purged client low: EXPIRED, ADMIN_REVOKED, or 0 (not there). */
+static uint32_t was_expired(const struct nfs4_stab *t, uint32_t low)
 {
 	for (unsigned i = 0; i < NFS4_STAB_EXPIRED_RING; i++)
 		if (t->expired[i] == low && low != 0)
-			return true;
-	return false;
+			/* RFC 7530 §13.1.5.1: revoked by administrative interaction */
+			return t->expired_admin[i] ? NFS4ERR_ADMIN_REVOKED : NFS4ERR_EXPIRED;
+	return 0;
+}
+
+/* ---- revoked stateids (see nfs4_stateid.h) ---- */
+
+static int revoked_find(const struct nfs4_stab *t, uint64_t clientid, const uint8_t other[NFS4_OTHER_SIZE])
+{
+	if (!atomic_load_explicit(&t->nrevoked, memory_order_relaxed))
+		return -1;
+	for (unsigned i = 0; i < NFS4_STAB_REVOKED_MAX; i++)
+		if (t->revoked[i].clientid == clientid && !memcmp(t->revoked[i].other, other, NFS4_OTHER_SIZE))
+			return (int)i;
+	return -1;
+}
+
+/* Slot i forgets its stateid (freed, overwritten, or its client purged). */
+static void revoked_drop(struct nfs4_stab *t, unsigned i)
+{
+	struct nfs4_stab_client *c;
+
+	if (!t->revoked[i].clientid)
+		return;
+	c = client_find(t, t->revoked[i].clientid, false);
+	if (c && c->nrevoked)
+		c->nrevoked--;
+	t->revoked[i].clientid = 0;
+	atomic_fetch_sub(&t->nrevoked, 1);
+}
+
+/* st (an open or a lock stateid about to go by an administrator's act) answers ADMIN_REVOKED. */
+static void revoked_add(struct nfs4_stab *t, struct nfs4_stab_client *c, const struct nfs4_open *st)
+{
+	struct nfs4_stab_revoked *r = &t->revoked[t->revoked_next];
+
+	revoked_drop(t, t->revoked_next); /* the oldest gives way */
+	r->clientid = c->clientid;
+	memcpy(r->other, st->sid.other, NFS4_OTHER_SIZE);
+	c->nrevoked++;
+	atomic_fetch_add(&t->nrevoked, 1);
+	t->revoked_next = (t->revoked_next + 1) % NFS4_STAB_REVOKED_MAX;
+}
+
+/* A client's state goes: so do its revoked entries. */
+static void revoked_drop_client(struct nfs4_stab *t, const struct nfs4_stab_client *c)
+{
+	for (unsigned i = 0; c->nrevoked && i < NFS4_STAB_REVOKED_MAX; i++)
+		if (t->revoked[i].clientid == c->clientid)
+			revoked_drop(t, i);
+}
+
+bool nfs4_stab_admin_revoked(struct nfs4_stab *t, uint64_t clientid)
+{
+	const struct nfs4_stab_client *c;
+	bool any;
+
+	if (!atomic_load_explicit(&t->nrevoked, memory_order_relaxed))
+		return false;
+	pthread_mutex_lock(&t->lock);
+	c = client_find(t, clientid, false);
+	any = c && c->nrevoked;
+	pthread_mutex_unlock(&t->lock);
+	return any;
 }
 
 /*
@@ -268,10 +333,13 @@ static uint32_t open_lookup(struct nfs4_stab *t, uint64_t clientid, const struct
 	 * knfsd's find_stateid_by_type under cstate->clp), expired or not. */
 	if (op && op->owner->cl->clientid != clientid)
 		return NFS4ERR_BAD_STATEID;
-	if (!op)
-		return be32_get(sid->other + 4) == (uint32_t)clientid && was_expired(t, (uint32_t)clientid)
-			       ? NFS4ERR_EXPIRED
-			       : NFS4ERR_BAD_STATEID;
+	if (!op && revoked_find(t, clientid, sid->other) >= 0)
+		return NFS4ERR_ADMIN_REVOKED; /* RFC 8881 §15.1.5.1 */
+	if (!op) {
+		uint32_t gone = be32_get(sid->other + 4) == (uint32_t)clientid ? was_expired(t, (uint32_t)clientid) : 0;
+
+		return gone ? gone : NFS4ERR_BAD_STATEID;
+	}
 	*out = op; /* found, even when its seqid is wrong (4.0 owners record the error) */
 	/* RFC 8881 §8.2.2: seqid 0 is "the current one" in 4.1+. */
 	if (!(minor >= 1 && sid->seqid == 0) && sid->seqid != op->sid.seqid)
@@ -286,7 +354,7 @@ static uint32_t open_lookup_open(struct nfs4_stab *t, uint64_t clientid, const s
 	uint32_t status = open_lookup(t, clientid, sid, minor, out);
 
 	if (status != NFS4ERR_BAD_STATEID && status != NFS4ERR_STALE_STATEID && status != NFS4ERR_EXPIRED &&
-	    (*out)->kind != NFS4_ST_OPEN) {
+	    status != NFS4ERR_ADMIN_REVOKED && (*out)->kind != NFS4_ST_OPEN) {
 		*out = NULL;
 		return NFS4ERR_BAD_STATEID;
 	}
@@ -376,6 +444,7 @@ static void lowner_free(struct nfs4_stab *t, struct nfs4_lowner *lo)
 
 static void client_free(struct nfs4_stab *t, struct nfs4_stab_client *c)
 {
+	revoked_drop_client(t, c);
 	while (!list_empty(&c->owners))
 		owner_free(t, list_first_entry(&c->owners, struct nfs4_oowner, link));
 	while (!list_empty(&c->lowners))
@@ -391,7 +460,7 @@ void nfs4_stab_release(struct nfs4_stab *t)
 	pthread_mutex_destroy(&t->lock);
 }
 
-void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, bool expired)
+void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, enum nfs4_purge_why why)
 {
 	struct nfs4_stab_client *c;
 
@@ -399,8 +468,9 @@ void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, bool expired
 	c = client_find(t, clientid, false);
 	if (c)
 		client_free(t, c);
-	if (expired && c) { /* a client without state has no stateid to answer EXPIRED for */
+	if (why != NFS4_PURGE_GONE && c) { /* a client without state has no stateid to answer EXPIRED for */
 		t->expired[t->expired_next] = (uint32_t)clientid;
+		t->expired_admin[t->expired_next] = why == NFS4_PURGE_REVOKED;
 		t->expired_next = (t->expired_next + 1) % NFS4_STAB_EXPIRED_RING;
 	}
 	pthread_mutex_unlock(&t->lock);
@@ -411,8 +481,13 @@ static unsigned file_purge(struct nfs4_stab *t, struct nfs4_sfile *f)
 {
 	unsigned n = 0;
 
-	list_foreach_entry(op, &f->opens, struct nfs4_open, file_link)
+	list_foreach_entry(op, &f->opens, struct nfs4_open, file_link) {
+		/* RFC 8881 §15.1.5.1: revoked by the administrator, not simply unknown */
+		revoked_add(t, op->owner->cl, op);
+		list_foreach_entry(lk, &op->locks, struct nfs4_open, lock_link)
+			revoked_add(t, op->owner->cl, lk);
 		n++;
+	}
 	for (unsigned i = 0; i < n; i++)
 		open_free(t, list_first_entry(&f->opens, struct nfs4_open, file_link));
 	return n;
@@ -965,8 +1040,12 @@ uint32_t nfs4_stab_free(struct nfs4_stab *t, uint64_t clientid, const struct nfs
 	pthread_mutex_lock(&t->lock);
 	status = open_lookup(t, clientid, sid, 1, &op);
 	/* RFC 8881 §18.38.3: an open stateid is freed by CLOSE; a lock stateid here
-	 * (the caller made sure its owner holds no lock on the file any more). */
-	if (status == NFS4_OK && op->kind == NFS4_ST_OPEN)
+	 * (the caller made sure its owner holds no lock on the file any more); a revoked one
+	 * (§8.2.4, §18.46.3) is forgotten, which ends SEQ4_STATUS_ADMIN_STATE_REVOKED with the last. */
+	if (status == NFS4ERR_ADMIN_REVOKED) {
+		revoked_drop(t, (unsigned)revoked_find(t, clientid, sid->other));
+		status = NFS4_OK;
+	} else if (status == NFS4_OK && op->kind == NFS4_ST_OPEN)
 		status = NFS4ERR_LOCKS_HELD;
 	else if (status == NFS4_OK)
 		lock_free_and_owner(t, op);

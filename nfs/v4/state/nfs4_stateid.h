@@ -18,7 +18,18 @@
  * of the clientid (4), a counter unique within the boot (4). A stateid of
  * another boot is STALE_STATEID; of a client whose state was purged for
  * lease expiry, EXPIRED (remembered for the last NFS4_STAB_EXPIRED_RING
- * clients); otherwise unknown is BAD_STATEID.
+ * clients); of a client revoked by the administrator, or a stateid whose
+ * state an administrator released (an export removed or unlocked),
+ * ADMIN_REVOKED (see "revoked stateids" below); otherwise unknown is
+ * BAD_STATEID.
+ *
+ * Revoked stateids (RFC 8881 §15.1.5.1, RFC 7530 §13.1.5.1): the open and
+ * lock stateids nfs4_stab_purge_files() releases are remembered, with their
+ * client, in a ring of NFS4_STAB_REVOKED_MAX (the oldest gives way), so that
+ * a client using one again hears ADMIN_REVOKED; a 4.1+ client's SEQUENCE
+ * carries SEQ4_STATUS_ADMIN_STATE_REVOKED while it has one (§18.46.3,
+ * nfs4_stab_admin_revoked()), TEST_STATEID reports it, and FREE_STATEID
+ * forgets it (§18.38.3). A client's entries go with its state (purge).
  *
  * Whose stateid (RFC 8881 §8.2.2: a stateid is meaningful only to the client
  * it was issued to): every lookup takes the caller's clientid and answers
@@ -58,6 +69,7 @@
 #define RNFSD_NFS4_STATEID_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -74,6 +86,9 @@
  * (nfs4_deleg.h), never an open's or a lock's. */
 #define NFS4_STAB_DELEG_BIT 0x80000000u
 #define NFS4_STAB_EXPIRED_RING 4096u /* a client table's worth (NFS4_STATE_MAX_CLIENTS) */
+#define NFS4_STAB_REVOKED_MAX 1024u  /* revoked stateids remembered (20 bytes each) */
+/* RFC 8881 §18.46.2 sr_status_flags: state revoked by the administrator. */
+#define SEQ4_STATUS_ADMIN_STATE_REVOKED 0x00000020u
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1) */
 #define NFS4_SHARE_ACCESS_READ 1u
@@ -128,7 +143,14 @@ struct nfs4_stab {
 	unsigned nfiles;                            /* file records (each holds an open file) */
 	unsigned max_files, max_opens_client, max_locks_client; /* nfs4_stab_limits() */
 	uint32_t expired[NFS4_STAB_EXPIRED_RING];   /* low clientids purged for expiry */
+	bool expired_admin[NFS4_STAB_EXPIRED_RING]; /* ... by the administrator (rnfsctl client revoke) */
 	unsigned expired_next;
+	struct nfs4_stab_revoked {                   /* revoked stateids (clientid 0: a free slot) */
+		uint64_t clientid;
+		uint8_t other[NFS4_OTHER_SIZE];
+	} revoked[NFS4_STAB_REVOKED_MAX];
+	unsigned revoked_next;
+	_Atomic unsigned nrevoked;                  /* slots in use: read without the lock by SEQUENCE */
 };
 
 void nfs4_stab_init(struct nfs4_stab *t, uint32_t boot, const struct nfs4_stab_file_ops *fops);
@@ -138,6 +160,7 @@ void nfs4_stab_limits(struct nfs4_stab *t, unsigned max_files, unsigned opens_pe
 /* What the table holds now (stats). */
 struct nfs4_stab_counts {
 	unsigned files, opens, open_owners, lock_owners, lock_states;
+	unsigned revoked; /* revoked stateids remembered (of NFS4_STAB_REVOKED_MAX) */
 };
 void nfs4_stab_counts(struct nfs4_stab *t, struct nfs4_stab_counts *out);
 
@@ -250,10 +273,14 @@ uint32_t nfs4_stab_downgrade(struct nfs4_stab *t, const struct nfs4_stateid *sid
  * with seqid + 1 (4.0; 4.1 callers send the special invalid one). */
 uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,
 			 struct nfs4_stateid *out);
+/* SEQUENCE (RFC 8881 §18.46.3): has clientid revoked stateids it has not freed? No lock while
+ * nothing is revoked. */
+bool nfs4_stab_admin_revoked(struct nfs4_stab *t, uint64_t clientid);
 /* TEST_STATEID for one stateid (RFC 8881 §18.48.3) of client clientid. */
 uint32_t nfs4_stab_test(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid);
 /* FREE_STATEID (RFC 8881 §18.38.3): an open stateid is LOCKS_HELD (CLOSE frees
- * it); a lock stateid is freed (the caller checked its owner holds no lock). */
+ * it); a lock stateid is freed (the caller checked its owner holds no lock); a revoked one is
+ * forgotten (NFS4_OK). */
 uint32_t nfs4_stab_free(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid);
 
 /* ---- lock owners and lock stateids (RFC 8881 §18.10-§18.12, RFC 7530 §16.10-§16.12) ----
@@ -312,12 +339,14 @@ void nfs4_stab_seqid_done_sid(struct nfs4_stab *t, const struct nfs4_stateid *si
 void nfs4_stab_lock_seqid_done(struct nfs4_stab *t, uint64_t clientid, const uint8_t *owner, uint32_t owner_len,
 			       uint32_t seqid, uint32_t status, const uint8_t *body, uint32_t len);
 
-/* Everything of clientid goes (DESTROY_CLIENTID, replaced by a new
- * incarnation); expired: its stateids answer EXPIRED from now on. */
-void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, bool expired);
+/* Why a client's state goes: its stateids then answer BAD_STATEID, EXPIRED or ADMIN_REVOKED. */
+enum nfs4_purge_why { NFS4_PURGE_GONE, NFS4_PURGE_EXPIRED, NFS4_PURGE_REVOKED };
+/* Everything of clientid goes (DESTROY_CLIENTID, replaced by a new incarnation: GONE; its lease
+ * expired: EXPIRED; rnfsctl client revoke: REVOKED). */
+void nfs4_stab_purge_client(struct nfs4_stab *t, uint64_t clientid, enum nfs4_purge_why why);
 /* The files whose key match() selects (an export no longer served, nfs4_setup.c): every open and
  * lock state on them goes, whichever client's, with the backend's locks and the open files; their
- * stateids are then unknown (BAD_STATEID). Returns how many opens went. */
+ * stateids answer ADMIN_REVOKED (the revoked ring). Returns how many opens went. */
 unsigned nfs4_stab_purge_files(struct nfs4_stab *t, bool (*match)(const uint8_t *key, uint32_t len, void *arg),
 			       void *arg);
 /* clientid's open stateids and lock stateids (rnfsctl client list). */
