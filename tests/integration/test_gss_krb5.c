@@ -10,6 +10,12 @@
  * GETATTR under krb5, krb5i and krb5p (reply verifier a MIC of seq_num,
  * §5.3.3.2; krb5i results carry seq_num and a MIC, krb5p results unwrap,
  * §5.3.2.2-3), and an NFSv4.0 COMPOUND (PUTROOTFH, GETATTR) under each;
+ * NFSv4 security negotiation (RFC 8881 §2.6.3.1) over a sec=krb5i:krb5
+ * export at k/only: SECINFO and SECINFO_NO_NAME answer its flavors in that
+ * order as RPCSEC_GSS krb5 tuples, the pseudo root the exports' flavors
+ * beneath it, under AUTH_SYS too; AUTH_SYS walking towards it gets WRONGSEC
+ * at the pseudo directory k, and PUTFH of its handle + GETATTR WRONGSEC at
+ * PUTFH; under krb5 the walk succeeds;
  * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
  * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
@@ -423,6 +429,213 @@ static void check_nfs4(struct raw_conn *c, struct gss_cl *g)
 	xb_free(&a);
 }
 
+/* ---- NFSv4 security negotiation (RFC 8881 §2.6.3.1) ---- */
+
+/*
+ * An NFSv4 COMPOUND (args: COMPOUND4args, freed) under krb5 (service none):
+ * its status with r->body at the first result, or -1 without a verified
+ * reply. r is the caller's to free.
+ */
+static int gss_compound(struct raw_conn *c, struct gss_cl *g, struct xb *args, struct raw_reply *r, uint32_t *nres)
+{
+	struct xb call;
+	uint32_t tl;
+	int st = -1;
+
+	memset(r, 0, sizeof(*r));
+	g->vers = 4;
+	gss_build(g, 1, SVC_NONE, args, &call, false);
+	g->vers = 3;
+	xb_free(args);
+	raw_send_record(c, call.p, call.len);
+	xb_free(&call);
+	if (raw_recv_reply(c, r, 1500) != RAW_RECV_OK)
+		return -1;
+	if (r->reply_stat == 0 && r->accept_stat == 0 && r->verf_flavor == 6 &&
+	    verify_word(g, g->seq, r->verf, r->verf_len)) {
+		st = (int)xd_u32(&r->body);
+		xd_opaque(&r->body, &tl, 1024);
+		*nres = xd_u32(&r->body);
+	}
+	return r->body.bad ? -1 : st;
+}
+
+/* SECINFO4resok as codes (AUTH_NONE 0, AUTH_SYS 1, krb5 390003, krb5i 390004, krb5p 390005: RFC 2623
+ * §2.7's numbers): how many into out, or -1 if one is RPCSEC_GSS but not krb5, qop 0, service 1-3. */
+static int secinfo_codes(struct xd *d, uint32_t *out, unsigned cap)
+{
+	static const uint8_t krb5_oid[9] = { 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02 };
+	uint32_t n = xd_u32(d), len;
+
+	if (d->bad || n > cap)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		out[i] = xd_u32(d);
+		if (out[i] != 6)
+			continue;
+		const uint8_t *oid = xd_opaque(d, &len, 64);
+		uint32_t qop = xd_u32(d), svc = xd_u32(d);
+		if (!oid || len != 9 || memcmp(oid, krb5_oid, 9) != 0 || qop != 0 || svc < 1 || svc > 3)
+			return -1;
+		out[i] = 390002 + svc;
+	}
+	return d->bad ? -1 : (int)n;
+}
+
+/* Do the codes of r's next result (op's, NFS4_OK) equal want[0..n)? */
+static bool secinfo_is(struct raw_reply *r, uint32_t op, const uint32_t *want, unsigned n, const char *what)
+{
+	uint32_t got[8] = { 0 };
+	int m = n4_res(r, op) == 0 ? secinfo_codes(&r->body, got, 8) : -2;
+
+	hx_note("%s: %d flavors: %u %u %u %u", what, m, got[0], got[1], got[2], got[3]);
+	return m == (int)n && memcmp(got, want, n * sizeof(*want)) == 0;
+}
+
+/* Skip the results of a walk of nw operations (PUTROOTFH, LOOKUP...): how many were NFS4_OK. */
+static uint32_t walk_ok(struct raw_reply *r, uint32_t nw)
+{
+	uint32_t i = 0;
+
+	while (i < nw && n4_res(r, i ? N4_LOOKUP : N4_PUTROOTFH) == 0)
+		i++;
+	return i;
+}
+
+/* AUTH_SYS (k40, 4.0): SECINFO of the krb5-only tree's name, and WRONGSEC walking into it. */
+static void check_secneg_sys(struct n4_client *k40, const char *kparent)
+{
+	static const uint32_t kflav[] = { 390004, 390003 }; /* sec=krb5i:krb5, in that order */
+	struct raw_reply r;
+	struct xb a;
+	uint32_t nw = n4_walk(NULL, env.dir);
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, nw + 1);
+	n4_walk(&a, env.dir);
+	xb_u32(&a, N4_SECINFO);
+	xb_string(&a, strrchr(kparent, '/') + 1);
+	st = n4_call(k40, &a, &r);
+	CHECK(st == 0 && walk_ok(&r, nw) == nw && secinfo_is(&r, N4_SECINFO, kflav, 2, "SECINFO"),
+	      "AUTH_SYS: SECINFO of the pseudo directory above the sec=krb5i:krb5 export: RPCSEC_GSS krb5 "
+	      "integrity, then none (the admin's order, krb5 OID, RFC 8881 §18.29)");
+	raw_reply_free(&r);
+	nw = n4_walk(NULL, kparent);
+	xb_init(&a);
+	n4_hdr(&a, 0, nw);
+	n4_walk(&a, kparent);
+	st = n4_call(k40, &a, &r);
+	CHECK(st == N4ERR_WRONGSEC && k40->nres == nw && walk_ok(&r, nw) == nw - 1,
+	      "AUTH_SYS: PUTROOTFH + LOOKUPs towards it: WRONGSEC at the pseudo directory whose only export "
+	      "beneath is krb5 (RFC 8881 §2.6.3.1.1.3; op %u of %u, status %d)", k40->nres, nw, st);
+	raw_reply_free(&r);
+}
+
+/* krb5 (4.0): the walk into the export succeeds; its handle into fh. */
+static bool check_secneg_krb5_walk(struct raw_conn *c, struct gss_cl *g, const char *kdir, uint8_t *fh,
+				   uint32_t *fh_len)
+{
+	const uint8_t *p = NULL;
+	struct raw_reply r;
+	struct xb a;
+	uint32_t nw = n4_walk(NULL, kdir), nres = 0;
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, nw + 1);
+	n4_walk(&a, kdir);
+	xb_u32(&a, N4_GETFH);
+	st = gss_compound(c, g, &a, &r, &nres);
+	if (st == 0 && walk_ok(&r, nw) == nw && n4_res(&r, N4_GETFH) == 0)
+		p = xd_opaque(&r.body, fh_len, 128);
+	if (p)
+		memcpy(fh, p, *fh_len);
+	raw_reply_free(&r);
+	return CHECK(p != NULL, "krb5: PUTROOTFH + LOOKUPs into the sec=krb5i:krb5 export + GETFH: NFS4_OK (%d)", st);
+}
+
+/* AUTH_SYS (k40 4.0, k41 4.1): PUTFH of the krb5 export's handle. */
+static void check_secneg_putfh(struct n4_client *k40, struct n4_client *k41, const uint8_t *fh, uint32_t fh_len)
+{
+	static const uint32_t kflav[] = { 390004, 390003 };
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 1);
+	xb_u32(&a, 1u << 1);
+	st = n4_call(k40, &a, &r);
+	raw_reply_free(&r);
+	CHECK(st == N4ERR_WRONGSEC && k40->nres == 1,
+	      "AUTH_SYS: PUTFH + GETATTR: WRONGSEC at PUTFH (RFC 8881 §2.6.3.1.1.7; %d results, status %d)",
+	      k40->nres, st);
+	n4_begin(k41, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_SECINFO_NO_NAME);
+	xb_u32(&a, 0); /* SECINFO_STYLE4_CURRENT_FH */
+	st = n4_call(k41, &a, &r);
+	CHECK(st == 0 && n4_res(&r, N4_PUTFH) == 0 && secinfo_is(&r, N4_SECINFO_NO_NAME, kflav, 2, "SECINFO_NO_NAME"),
+	      "AUTH_SYS: PUTFH + SECINFO_NO_NAME: NFS4_OK, krb5i then krb5 (§2.6.3.1.1.5; status %d)", st);
+	raw_reply_free(&r);
+}
+
+/* krb5 on k41's session (4.1): SECINFO_NO_NAME of the pseudo root, the export, its parent. */
+static void check_secneg_krb5_41(struct raw_conn *c, struct gss_cl *g, struct n4_client *k41, const uint8_t *fh,
+				 uint32_t fh_len)
+{
+	static const uint32_t root[] = { 1, 390003, 390004, 390005 }, kflav[] = { 390004, 390003 };
+	static const char *const what[] = { "pseudo root", "export", "export's parent" };
+	const uint32_t *want[] = { root, kflav, kflav };
+	unsigned nwant[] = { 4, 2, 2 };
+	struct raw_reply r;
+	struct xb a;
+	uint32_t nres = 0;
+
+	for (int i = 0; i < 3; i++) {
+		n4_begin(k41, &a, 2);
+		if (i == 0)
+			xb_u32(&a, N4_PUTROOTFH);
+		else
+			n4_xb_putfh(&a, fh, fh_len);
+		xb_u32(&a, N4_SECINFO_NO_NAME);
+		xb_u32(&a, i == 2); /* SECINFO_STYLE4_CURRENT_FH, _PARENT */
+		int st = gss_compound(c, g, &a, &r, &nres);
+		CHECK(st == 0 && n4_res(&r, N4_SEQUENCE) == 0 && (xd_skip(&r.body, 16 + 5 * 4), true) &&
+			      n4_res(&r, i ? N4_PUTFH : N4_PUTROOTFH) == 0 &&
+			      secinfo_is(&r, N4_SECINFO_NO_NAME, want[i], nwant[i], what[i]),
+		      "krb5 (4.1): SECINFO_NO_NAME of the %s lists %s (status %d)", what[i],
+		      i ? "krb5i, krb5 (sec=krb5i:krb5)" : "sys, krb5, krb5i, krb5p (the exports' beneath, in order)",
+		      st);
+		raw_reply_free(&r);
+	}
+}
+
+/* RFC 8881 §2.6 over the exports' sec= lists: SECINFO, SECINFO_NO_NAME, WRONGSEC. */
+static void check_nfs4_secneg(struct raw_conn *c, struct gss_cl *g, const char *kdir)
+{
+	char kparent[PATH_MAX];
+	struct n4_client k40, k41;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+
+	snprintf(kparent, sizeof(kparent), "%.*s", (int)(strrchr(kdir, '/') - kdir), kdir);
+	if (!CHECK(n4_connect(&k40, env.port, 0) == 0 && n4_start(&k41, env.port, 1, "gss-secneg") == 0,
+		   "AUTH_SYS NFSv4.0 and 4.1 clients"))
+		return;
+	check_secneg_sys(&k40, kparent);
+	if (check_secneg_krb5_walk(c, g, kdir, fh, &fh_len)) {
+		check_secneg_putfh(&k40, &k41, fh, fh_len);
+		check_secneg_krb5_41(c, g, &k41, fh, fh_len);
+	}
+	n4_client_close(&k40);
+	n4_client_close(&k41);
+}
+
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
 static void check_eviction(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 {
@@ -509,7 +722,7 @@ static void check_host_principal(struct raw_conn *c, const uint8_t *fh, uint32_t
 
 int main(int argc, char **argv)
 {
-	char kdc_pid[PATH_MAX], pdir[PATH_MAX], srcdir[PATH_MAX];
+	char kdc_pid[PATH_MAX], pdir[PATH_MAX], kdir[PATH_MAX], srcdir[PATH_MAX];
 	uint8_t fh[64], pfh[64];
 	uint32_t fh_len = 0, pfh_len = 0;
 	struct gss_cl g = { .xid = 0x65510000 };
@@ -524,10 +737,15 @@ int main(int argc, char **argv)
 		return hx_end();
 	snprintf(pdir, sizeof(pdir), "%s", hx_path(&env, "ponly"));
 	mkdir(pdir, 0755);
+	snprintf(kdir, sizeof(kdir), "%s", hx_path(&env, "k"));
+	mkdir(kdir, 0755);
+	snprintf(kdir, sizeof(kdir), "%s", hx_path(&env, "k/only"));
+	mkdir(kdir, 0755);
 	chmod(env.export_dir, 0777);
 	hx_append_config(&env, "[rnfsd]\nkeytab = %s\ngss-contexts-per-client = 2\n", hx_path(&env, "nfs.keytab"));
 	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure,sec=sys:krb5:krb5i:krb5p)\n"
-			 "%s 127.0.0.1(rw,insecure,sec=krb5p)\n", env.export_dir, pdir);
+			 "%s 127.0.0.1(rw,insecure,sec=krb5p)\n%s 127.0.0.1(rw,insecure,sec=krb5i:krb5)\n",
+			 env.export_dir, pdir, kdir);
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "raw connection")) {
 		realm_stop(kdc_pid);
 		return hx_end();
@@ -550,6 +768,8 @@ int main(int argc, char **argv)
 		check_services(&c, &g, fh, fh_len, pfh, pfh_len);
 		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
 		check_nfs4(&c, &g);
+		hx_section("NFSv4 security negotiation: SECINFO, SECINFO_NO_NAME, WRONGSEC (RFC 8881 §2.6.3.1)");
+		check_nfs4_secneg(&c, &g, kdir);
 		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
 		check_replay_and_destroy(&c, &g, fh, fh_len);
 		hx_section("a client's share of the context table (gss-contexts-per-client)");
