@@ -176,6 +176,10 @@ static void gss_map(struct rpc_gss_ctx *x, gss_name_t src)
 	x->cred = (struct rpc_cred){ .flavor = RPC_AUTH_GSS, .uid = 65534, .gid = 65534 };
 	if (GSS_ERROR(gss_display_name(&min, src, &nb, NULL)))
 		return;
+	if (nb.length < sizeof(x->princ) && !memchr(nb.value, '\0', nb.length)) {
+		memcpy(x->princ, nb.value, nb.length);
+		x->princ[nb.length] = '\0';
+	}
 	switch (rpc_gss_principal(nb.value, nb.length, g.realm[0] ? g.realm : NULL, local, sizeof(local))) {
 	case RPC_GSS_PRINC_USER:
 		gss_map_user(local, &x->cred);
@@ -189,6 +193,13 @@ static void gss_map(struct rpc_gss_ctx *x, gss_name_t src)
 	}
 	x->cred_ok = true;
 	gss_release_buffer(&min, &nb);
+}
+
+const char *rpc_gss_call_principal(const struct rpc_call *c)
+{
+	const struct rpc_gss_ctx *x = c->cred.flavor == RPC_AUTH_GSS ? c->gss.ctx : NULL;
+
+	return x && x->cred_ok && x->princ[0] ? x->princ : NULL;
 }
 
 /* RFC 2203 §5.2.3.1: rpc_gss_init_res after the accepted header. */

@@ -143,8 +143,8 @@ static inline struct nfs4_server *nfs4_srv(const struct nfs4_ctx *x)
 	return ((const struct nfs4_svc *)x->priv)->srv;
 }
 /* The caller as a client record's principal (RFC 8881 §18.35.5, RFC 7530 §16.33.5): for AUTH_SYS its uid
- * and gid (as knfsd compares credentials); AUTH_NONE one principal of its own; 0 without an RPC call
- * (unit tests). */
+ * and gid (as knfsd compares credentials); RPCSEC_GSS a keyed hash of the principal's name; AUTH_NONE
+ * one principal of its own; 0 without an RPC call (unit tests). */
 uint64_t nfs4_principal(const struct nfs4_ctx *x);
 /* The principal and the host address of the caller (a new client record's shares). */
 void nfs4_who(const struct nfs4_ctx *x, struct nfs4_who *who);

@@ -15,7 +15,9 @@
  * order as RPCSEC_GSS krb5 tuples, the pseudo root the exports' flavors
  * beneath it, under AUTH_SYS too; AUTH_SYS walking towards it gets WRONGSEC
  * at the pseudo directory k, and PUTFH of its handle + GETATTR WRONGSEC at
- * PUTFH; under krb5 the walk succeeds;
+ * PUTFH; under krb5 the walk succeeds; an NFSv4.1 client record made under
+ * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
+ * session; another GSS principal: CLID_INUSE for its owner);
  * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
  * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
@@ -636,6 +638,78 @@ static void check_nfs4_secneg(struct raw_conn *c, struct gss_cl *g, const char *
 	n4_client_close(&k41);
 }
 
+/* ---- the principal in NFSv4 state (RFC 8881 §2.4.3, §18.35.5) ---- */
+
+static gss_cred_id_t host_cred(void);
+
+/* nfs4raw's hook: k's COMPOUND under krb5 with the context k->rpc_arg, the reply verifier checked. */
+static enum raw_recv_result gss_n4_rpc(struct n4_client *k, const struct xb *a, struct raw_reply *r)
+{
+	struct gss_cl *g = k->rpc_arg;
+	struct xb call;
+
+	g->vers = 4;
+	gss_build(g, 1, SVC_NONE, a, &call, false);
+	g->vers = 3;
+	raw_send_record(&k->c, call.p, call.len);
+	xb_free(&call);
+	memset(r, 0, sizeof(*r));
+	if (raw_recv_reply(&k->c, r, 1500) != RAW_RECV_OK)
+		return RAW_RECV_ERROR;
+	if (r->reply_stat == 0 && r->accept_stat == 0 && !(r->verf_flavor == 6 &&
+							     verify_word(g, g->seq, r->verf, r->verf_len))) {
+		raw_reply_free(r);
+		return RAW_RECV_ERROR;
+	}
+	return RAW_RECV_OK;
+}
+
+/*
+ * A client record made under krb5 by daemon@RNFSD.TEST belongs to that
+ * principal: AUTH_NONE cannot destroy its session, the machine principal
+ * nfs/client.test (another GSS principal, also mapped to nobody) gets
+ * CLID_INUSE for its owner while it has a session; daemon itself can.
+ */
+static void check_nfs4_principal(struct raw_conn *c, struct gss_cl *g)
+{
+	struct gss_cl h = { .xid = 0x65570000, .cred = host_cred() };
+	struct n4_client kd, kn, kh;
+	uint32_t csr_seq = 0;
+	OM_uint32 min;
+
+	n4_share(&kd, c, 1);
+	kd.rpc = gss_n4_rpc;
+	kd.rpc_arg = g;
+	if (!CHECK(n4_setup(&kd, "gss-principal-owner") == 0,
+		   "krb5 (daemon): EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE"))
+		goto out;
+	if (CHECK(n4_connect(&kn, env.port, 1) == 0, "an AUTH_NONE 4.1 connection")) {
+		kn.auth_none = true;
+		memcpy(kn.session, kd.session, sizeof(kn.session));
+		kn.cid = kd.cid;
+		int st = n4_destroy_client(&kn);
+		CHECK(st == N4ERR_WRONG_CRED, "AUTH_NONE: DESTROY_SESSION of daemon's session: WRONG_CRED "
+		      "(RFC 8881 §2.10.8.3; %d)", st);
+		n4_client_close(&kn);
+	}
+	n4_share(&kh, c, 1);
+	kh.rpc = gss_n4_rpc;
+	kh.rpc_arg = &h;
+	memset(kh.verifier, 0x5a, sizeof(kh.verifier));
+	if (CHECK(h.cred != GSS_C_NO_CREDENTIAL && gss_establish(c, &h), "context of nfs/client.test")) {
+		int st = n4_exchange_id(&kh, "gss-principal-owner", &csr_seq);
+		CHECK(st == N4ERR_CLID_INUSE, "krb5 (nfs/client.test): EXCHANGE_ID of daemon's owner with another "
+		      "verifier: CLID_INUSE (§18.35.5 case 3; %d)", st);
+		CHECK(gss_destroy(c, &h), "nfs/client.test's context destroyed");
+	}
+	CHECK(n4_sequence(&kd) == 0, "daemon's session goes on");
+	CHECK(n4_destroy_client(&kd) == 0, "krb5 (daemon): DESTROY_SESSION, DESTROY_CLIENTID of its own: NFS4_OK");
+out:
+	if (h.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &h.ctx, GSS_C_NO_BUFFER);
+	gss_release_cred(&min, &h.cred);
+}
+
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
 static void check_eviction(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 {
@@ -770,6 +844,8 @@ int main(int argc, char **argv)
 		check_nfs4(&c, &g);
 		hx_section("NFSv4 security negotiation: SECINFO, SECINFO_NO_NAME, WRONGSEC (RFC 8881 §2.6.3.1)");
 		check_nfs4_secneg(&c, &g, kdir);
+		hx_section("the principal in NFSv4 state (RFC 8881 §2.4.3, §18.35.5)");
+		check_nfs4_principal(&c, &g);
 		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
 		check_replay_and_destroy(&c, &g, fh, fh_len);
 		hx_section("a client's share of the context table (gss-contexts-per-client)");

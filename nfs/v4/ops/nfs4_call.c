@@ -28,7 +28,9 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "nfs/common/siphash.h"
 #include "nfs/v4/nfs4.h"
+#include "rpc/rpc_gss_krb5.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 
 static struct log_limit nfs4_call_limit;
@@ -311,13 +313,29 @@ uint32_t nfs_errno_to_nfsstat4(int err)
 	}
 }
 
+/*
+ * RFC 8881 §2.4.3, §18.35.5; RFC 7530 §16.33.5: the principal that makes and
+ * owns a client record. AUTH_SYS: its uid and gid (as knfsd's same_creds()
+ * compares them). RPCSEC_GSS: the principal's name, not the uid it maps to
+ * (knfsd compares cr_principal; two machine principals both mapped to nobody
+ * are two principals), as SipHash under the server's secret key, so no
+ * AUTH_SYS uid and gid can be chosen to equal it; a GSS principal without a
+ * kept name is one principal of its own. AUTH_NONE: one principal of its own.
+ */
 uint64_t nfs4_principal(const struct nfs4_ctx *x)
 {
+	const char *name;
+
 	if (!x->call)
 		return 0;
-	if (x->call->cred.flavor != RPC_AUTH_SYS)
+	if (x->call->cred.flavor == RPC_AUTH_SYS)
+		return (uint64_t)x->call->cred.uid << 32 | x->call->cred.gid;
+	if (x->call->cred.flavor != RPC_AUTH_GSS)
 		return UINT64_MAX;
-	return (uint64_t)x->call->cred.uid << 32 | x->call->cred.gid;
+	name = rpc_gss_call_principal(x->call);
+	if (!name)
+		return UINT64_MAX - 1;
+	return siphash24(nfs4_srv(x)->princ_key, name, strlen(name)) & ~(uint64_t)1; /* even: not the two above */
 }
 
 /* The asker of a new client record: its principal and its host's address. */
