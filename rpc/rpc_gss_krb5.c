@@ -8,7 +8,8 @@
  * window, context table) are rpc_gss.c's; no cryptography is written here.
  *
  * Threads: rpc_gss_accept and rpc_gss_enc_verf run on the loop thread that
- * received the call, rpc_gss_wrap_reply on a worker. A context's GSS calls
+ * received the call, rpc_gss_wrap_reply on a worker (on the loop thread for
+ * a reply from the duplicate request cache, rpc_drc.c). A context's GSS calls
  * are serialised by its mech lock (MIT's per-message calls update the
  * context's sequence state). Ownership: a struct gss_mech belongs to its
  * table slot and is freed by gss_mech_release when the slot is; a krb5p

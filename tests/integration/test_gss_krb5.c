@@ -15,7 +15,9 @@
  * order as RPCSEC_GSS krb5 tuples, the pseudo root the exports' flavors
  * beneath it, under AUTH_SYS too; AUTH_SYS walking towards it gets WRONGSEC
  * at the pseudo directory k, and PUTFH of its handle + GETATTR WRONGSEC at
- * PUTFH; under krb5 the walk succeeds; an NFSv4.1 client record made under
+ * PUTFH; under krb5 the walk succeeds; an NFSv3 REMOVE retransmitted
+ * with the same xid and a new seq_num is answered from the duplicate
+ * request cache under krb5, krb5i and krb5p (RFC 2203 §5.3.3.1); an NFSv4.1 client record made under
  * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
  * session; another GSS principal: CLID_INUSE for its owner);
  * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
@@ -30,6 +32,7 @@
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,6 +432,36 @@ static void check_nfs4(struct raw_conn *c, struct gss_cl *g)
 		      names[svc]);
 	g->vers = 3;
 	xb_free(&a);
+}
+
+/*
+ * The duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1): an NFSv3
+ * REMOVE retransmitted with the same xid and a new seq_num is answered from
+ * the cache (NFS3_OK again, not NOENT from running twice), with a verifier
+ * and krb5i checksum / krb5p wrapping of the new seq_num.
+ */
+static void check_drc(struct raw_conn *c, struct gss_cl *g, const uint8_t *fh, uint32_t fh_len)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	char name[32];
+	struct xb a;
+
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++) {
+		snprintf(name, sizeof(name), "drc-%s", names[svc]);
+		int fd = open(hx_xpath(&env, "%s", name), O_CREAT | O_WRONLY, 0644);
+		if (fd >= 0)
+			close(fd);
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_string(&a, name);
+		int first = gss_call(c, g, 12, svc, &a);
+		g->xid--; /* the same xid again, the next seq_num */
+		int again = gss_call(c, g, 12, svc, &a);
+		CHECK(first == 0 && again == 0,
+		      "REMOVE under %s, then its retransmission (same xid, seq_num %u): NFS3_OK from the cache, "
+		      "verified (%d, %d)", names[svc], g->seq, first, again);
+		xb_free(&a);
+	}
 }
 
 /* ---- NFSv4 security negotiation (RFC 8881 §2.6.3.1) ---- */
@@ -840,6 +873,8 @@ int main(int argc, char **argv)
 	if (est) {
 		hx_section("krb5, krb5i, krb5p (RFC 2203 §5.3)");
 		check_services(&c, &g, fh, fh_len, pfh, pfh_len);
+		hx_section("the duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1)");
+		check_drc(&c, &g, fh, fh_len);
 		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
 		check_nfs4(&c, &g);
 		hx_section("NFSv4 security negotiation: SECINFO, SECINFO_NO_NAME, WRONGSEC (RFC 8881 §2.6.3.1)");
