@@ -15,7 +15,8 @@
  * order as RPCSEC_GSS krb5 tuples, the pseudo root the exports' flavors
  * beneath it, under AUTH_SYS too; AUTH_SYS walking towards it gets WRONGSEC
  * at the pseudo directory k, and PUTFH of its handle + GETATTR WRONGSEC at
- * PUTFH; under krb5 the walk succeeds; an NFSv3 REMOVE retransmitted
+ * PUTFH; under krb5 the walk succeeds; RENAME and LINK from it into the
+ * sys export under AUTH_SYS are XDEV, not WRONGSEC (§2.6.3.1.2); an NFSv3 REMOVE retransmitted
  * with the same xid and a new seq_num is answered from the duplicate
  * request cache under krb5, krb5i and krb5p (RFC 2203 §5.3.3.1); an NFSv4.1 client record made under
  * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
@@ -619,6 +620,47 @@ static void check_secneg_putfh(struct n4_client *k40, struct n4_client *k41, con
 	raw_reply_free(&r);
 }
 
+/*
+ * AUTH_SYS (k40): RENAME and LINK from the krb5 export (saved) into the sys
+ * one (current): XDEV, not WRONGSEC (RFC 8881 §2.6.3.1.2: no tuple both take).
+ */
+static void check_secneg_xdev(struct n4_client *k40, const uint8_t *kfh, uint32_t kfh_len)
+{
+	uint8_t fh[128];
+	uint32_t fh_len = 0, nw = n4_walk(NULL, env.export_dir);
+	const uint8_t *p = NULL;
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, nw + 1);
+	n4_walk(&a, env.export_dir);
+	xb_u32(&a, N4_GETFH);
+	if (n4_call(k40, &a, &r) == 0 && walk_ok(&r, nw) == nw && n4_res(&r, N4_GETFH) == 0)
+		p = xd_opaque(&r.body, &fh_len, sizeof(fh));
+	if (p)
+		memcpy(fh, p, fh_len);
+	raw_reply_free(&r);
+	if (!CHECK(p != NULL, "AUTH_SYS: the sys export's handle"))
+		return;
+	for (int link = 0; link < 2; link++) {
+		xb_init(&a);
+		n4_hdr(&a, 0, 4);
+		n4_xb_putfh(&a, kfh, kfh_len);
+		xb_u32(&a, N4_SAVEFH);
+		n4_xb_putfh(&a, fh, fh_len);
+		xb_u32(&a, link ? N4_LINK : N4_RENAME);
+		xb_string(&a, "a");
+		if (!link)
+			xb_string(&a, "b");
+		st = n4_call(k40, &a, &r);
+		raw_reply_free(&r);
+		CHECK(st == 18 && k40->nres == 4, "AUTH_SYS: PUTFH krb5 export, SAVEFH, PUTFH sys export, %s: XDEV, "
+		      "not WRONGSEC (RFC 8881 §2.6.3.1.2; op %u, status %d)", link ? "LINK" : "RENAME", k40->nres, st);
+	}
+}
+
 /* krb5 on k41's session (4.1): SECINFO_NO_NAME of the pseudo root, the export, its parent. */
 static void check_secneg_krb5_41(struct raw_conn *c, struct gss_cl *g, struct n4_client *k41, const uint8_t *fh,
 				 uint32_t fh_len)
@@ -665,6 +707,7 @@ static void check_nfs4_secneg(struct raw_conn *c, struct gss_cl *g, const char *
 	check_secneg_sys(&k40, kparent);
 	if (check_secneg_krb5_walk(c, g, kdir, fh, &fh_len)) {
 		check_secneg_putfh(&k40, &k41, fh, fh_len);
+		check_secneg_xdev(&k40, fh, fh_len);
 		check_secneg_krb5_41(c, g, &k41, fh, fh_len);
 	}
 	n4_client_close(&k40);
