@@ -20,7 +20,8 @@
  * with the same xid and a new seq_num is answered from the duplicate
  * request cache under krb5, krb5i and krb5p (RFC 2203 §5.3.3.1); an NFSv4.1 client record made under
  * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
- * session; another GSS principal: CLID_INUSE for its owner);
+ * session; another GSS principal: CLID_INUSE for its owner; 4.0: CLID_INUSE
+ * for SETCLIENTID of the id of a client with an open, RFC 7530 §16.33.5);
  * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
  * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
@@ -740,6 +741,32 @@ static enum raw_recv_result gss_n4_rpc(struct n4_client *k, const struct xb *a, 
 	return RAW_RECV_OK;
 }
 
+/* NFSv4.0 (RFC 7530 §16.33.5): daemon's confirmed client with an open; nfs/client.test's SETCLIENTID
+ * of the same id: CLID_INUSE. */
+static void check_nfs40_principal(struct raw_conn *c, struct gss_cl *g, struct gss_cl *h)
+{
+	struct n4_client kd, kh;
+	struct n4_sid sid;
+	uint8_t fh[128], confirm[8];
+	uint32_t fh_len = 0, seqid = 0;
+
+	n4_share(&kd, c, 0);
+	kd.rpc = gss_n4_rpc;
+	kd.rpc_arg = g;
+	n4_share(&kh, c, 0);
+	kh.rpc = gss_n4_rpc;
+	kh.rpc_arg = h;
+	if (!CHECK(n4_setup(&kd, "gss-principal-40") == 0 &&
+		   n4_open(&kd, env.export_dir, "open-40", true, N4_ACCESS_BOTH, 0, "o40", &seqid, &sid, fh,
+			   &fh_len) == 0,
+		   "krb5 (daemon, 4.0): SETCLIENTID, SETCLIENTID_CONFIRM, OPEN"))
+		return;
+	memset(kh.verifier, 0x6b, sizeof(kh.verifier));
+	int st = n4_setclientid(&kh, "gss-principal-40", confirm);
+	CHECK(st == N4ERR_CLID_INUSE, "krb5 (nfs/client.test, 4.0): SETCLIENTID of daemon's id: CLID_INUSE "
+	      "(RFC 7530 §16.33.5; %d)", st);
+}
+
 /*
  * A client record made under krb5 by daemon@RNFSD.TEST belongs to that
  * principal: AUTH_NONE cannot destroy its session, the machine principal
@@ -776,6 +803,7 @@ static void check_nfs4_principal(struct raw_conn *c, struct gss_cl *g)
 		int st = n4_exchange_id(&kh, "gss-principal-owner", &csr_seq);
 		CHECK(st == N4ERR_CLID_INUSE, "krb5 (nfs/client.test): EXCHANGE_ID of daemon's owner with another "
 		      "verifier: CLID_INUSE (§18.35.5 case 3; %d)", st);
+		check_nfs40_principal(c, g, &h);
 		CHECK(gss_destroy(c, &h), "nfs/client.test's context destroyed");
 	}
 	CHECK(n4_sequence(&kd) == 0, "daemon's session goes on");
