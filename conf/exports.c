@@ -94,6 +94,7 @@ static void parse_opts_default(struct parse_opts *po)
 	po->o.anongid = EXPORTS_ANON_ID;
 	po->o.secure = true;
 	po->o.sec = EXPORT_SEC_SYS;
+	po->o.sec_order[0] = 1; /* EXPORT_SEC_SYS */
 	po->o.sync = true;
 	po->root_squash = true;
 }
@@ -367,32 +368,35 @@ static int parse_fsid(const char *s, uint32_t *out)
 	return 0;
 }
 
-/* sec=FLAVOR[:FLAVOR...]: sys, none, krb5, krb5i, krb5p (exports(5)). */
-static int parse_sec(struct exp_parser *ps, char *s, uint32_t *out)
+/* sec=FLAVOR[:FLAVOR...]: sys, none, krb5, krb5i, krb5p (exports(5)), kept in
+ * the order written (SECINFO answers in it, RFC 8881 §2.6.2); a repeat counts once. */
+const char *export_sec_name(unsigned b)
 {
-	uint32_t sec = 0;
+	static const char *const names[EXPORT_SEC_COUNT] = { "none", "sys", "krb5", "krb5i", "krb5p" };
+
+	return b < EXPORT_SEC_COUNT ? names[b] : "?";
+}
+
+static int parse_sec(struct exp_parser *ps, char *s, struct export_opts *o)
+{
+	uint32_t sec = 0, n = 0, b;
 	char *f, *next;
 
 	for (f = s; f; f = next) {
 		next = strchr(f, ':');
 		if (next)
 			*next++ = '\0';
-		if (strcmp(f, "sys") == 0)
-			sec |= EXPORT_SEC_SYS;
-		else if (strcmp(f, "none") == 0)
-			sec |= EXPORT_SEC_NONE;
-		else if (strcmp(f, "krb5") == 0)
-			sec |= EXPORT_SEC_KRB5;
-		else if (strcmp(f, "krb5i") == 0)
-			sec |= EXPORT_SEC_KRB5I;
-		else if (strcmp(f, "krb5p") == 0)
-			sec |= EXPORT_SEC_KRB5P;
-		else if (*f == '\0')
+		for (b = 0; b < EXPORT_SEC_COUNT && strcmp(f, export_sec_name(b)) != 0; b++)
+			;
+		if (*f == '\0')
 			return exp_error(ps, "empty flavor in sec= (write sec=sys, sec=none or sec=sys:none)");
-		else
+		if (b == EXPORT_SEC_COUNT)
 			return exp_error(ps, "unknown security flavor '%.40s' (sys, none, krb5, krb5i, krb5p)", f);
+		if (!(sec & (1u << b)))
+			o->sec_order[n++] = (uint8_t)b;
+		sec |= 1u << b;
 	}
-	*out = sec;
+	o->sec = sec;
 	return 0;
 }
 
@@ -425,7 +429,7 @@ static int apply_option(struct exp_parser *ps, const struct exports_option *opt,
 		break;
 	}
 	case OPT_SEC:
-		return parse_sec(ps, val, &po->o.sec);
+		return parse_sec(ps, val, &po->o);
 	case OPT_FSID:
 		if (parse_fsid(val, &po->fsid) < 0)
 			return exp_error(ps, "bad fsid=%.60s: expected a number 0..4294967295, root, "

@@ -13,7 +13,7 @@
  * DNS name), an IPv4 or IPv6 address, an address/prefix (CIDR) or IPv4
  * address/netmask, or "*".
  * Options: rw ro root_squash no_root_squash all_squash no_all_squash
- * anonuid=N anongid=N secure insecure sec=sys[:none] fsid=N|root|UUID fs=NAME
+ * anonuid=N anongid=N secure insecure sec=sys:none:krb5:krb5i:krb5p (any order) fsid=N|root|UUID fs=NAME
  * sync async subtree_check no_subtree_check wdelay no_wdelay hide nohide
  * crossmnt (the last few are accepted and ignored, as knfsd users expect them).
  * Errors name the file, line and problem. Tables are plain data owned by
@@ -40,6 +40,10 @@ enum export_squash {
 #define EXPORT_SEC_KRB5 (1u << 2)  /* RPCSEC_GSS krb5, service none (RFC 2203 §5) */
 #define EXPORT_SEC_KRB5I (1u << 3) /* service integrity */
 #define EXPORT_SEC_KRB5P (1u << 4) /* service privacy */
+#define EXPORT_SEC_COUNT 5u
+
+/* The exports(5) name of the sec= flavor with bit number b: "none", "sys", "krb5", "krb5i", "krb5p". */
+const char *export_sec_name(unsigned b);
 
 struct export_opts {
 	bool rw;                  /* default ro, as exports(5) */
@@ -47,6 +51,8 @@ struct export_opts {
 	uint32_t anonuid, anongid; /* default 65534 */
 	bool secure;              /* default yes: source port < 1024 required */
 	uint32_t sec;             /* EXPORT_SEC_* bitmask; default sys */
+	uint8_t sec_order[EXPORT_SEC_COUNT]; /* sec='s flavors in the admin's order (bit numbers of
+	                                       EXPORT_SEC_*, each once; as many as sec has bits) */
 	bool sync;                /* default yes */
 };
 

@@ -163,8 +163,13 @@ void export_opts_format(const struct export_opts *o, char *buf, size_t len)
 		[EXPORT_ROOT_SQUASH] = "root_squash", [EXPORT_NO_ROOT_SQUASH] = "no_root_squash",
 		[EXPORT_ALL_SQUASH] = "all_squash",
 	};
-	const char *sec = (o->sec & EXPORT_SEC_SYS) && (o->sec & EXPORT_SEC_NONE) ? "sys:none" :
-			  (o->sec & EXPORT_SEC_NONE) ? "none" : "sys";
+	char sec[40] = "";
+	size_t at = 0;
+
+	/* sec= in the admin's order, every flavor kept (krb5 ones too). */
+	for (unsigned i = 0; i < (unsigned)__builtin_popcount(o->sec) && i < EXPORT_SEC_COUNT; i++)
+		at += (size_t)snprintf(sec + at, sizeof(sec) - at, "%s%s", i ? ":" : "",
+				       export_sec_name(o->sec_order[i]));
 
 	snprintf(buf, len, "%s,%s,%s,%s,sec=%s,anonuid=%u,anongid=%u", o->rw ? "rw" : "ro", squash[o->squash],
 		 o->secure ? "secure" : "insecure", o->sync ? "sync" : "async", sec, o->anonuid, o->anongid);

@@ -243,6 +243,8 @@ static void rpc_call_finish(struct rpc_call *c, enum rpc_proc_status st)
 			    c->conn->peer_name, c->procinfo->name, c->reply_cap);
 		st = RPC_PROC_SYSERR;
 	}
+	if (st == RPC_PROC_OK && c->drc_entry && c->gss.ctx)
+		rpc_drc_gss_results(c); /* RFC 2203 §5.3.3.1: cached unwrapped, re-signed on a hit */
 	if (st == RPC_PROC_OK && c->gss.wrap && !rpc_gss_wrap_reply(c))
 		st = RPC_PROC_SYSERR; /* logged there */
 	switch (st) {
@@ -545,9 +547,10 @@ static void rpc_call_dispatch(struct rpc_call *c)
 	c->stats = lk.stats ? &lk.stats[c->proc] : NULL;
 	rpc_enc_accepted(c, RPC_SUCCESS);
 
-	/* RPCSEC_GSS calls bypass the cache: a retransmission carries a new
-	 * seq_num, which a cached reply's verifier would not match (RFC 2203 §5.3.3.1). */
-	if (c->procinfo->cache == RPC_CACHE_DRC && !c->gss.ctx && (!c->procinfo->cache_wanted || c->procinfo->cache_wanted(c))) {
+	/* RPCSEC_GSS calls too: a retransmission carries a new seq_num (RFC 2203
+	 * §5.3.3.1), so a hit gets this call's verifier and its results are
+	 * wrapped again here, on the loop thread (at most RPC_DRC_MAX_REPLY bytes). */
+	if (c->procinfo->cache == RPC_CACHE_DRC && (!c->procinfo->cache_wanted || c->procinfo->cache_wanted(c))) {
 		switch (rpc_drc_lookup(c)) {
 		case RPC_DRC_IN_PROGRESS:
 			/* The original is still running; its reply answers both. */
@@ -557,6 +560,8 @@ static void rpc_call_dispatch(struct rpc_call *c)
 			return;
 		case RPC_DRC_REPLAY:
 			rpc_stats_count(RPC_STAT_DRC_HIT);
+			if (c->gss.wrap && !rpc_gss_wrap_reply(c))
+				rpc_res_reset_stat(c, RPC_SYSTEM_ERR); /* logged there */
 			c->from_cache = true;
 			rpc_reply_send(c);
 			return;

@@ -24,6 +24,15 @@
  * their own framing). Replies larger than RPC_DRC_MAX_REPLY, or carrying
  * out-of-band payload, are not cached (non-idempotent NFSv3 replies are a
  * few hundred bytes). One mutex guards everything.
+ *
+ * RPCSEC_GSS (RFC 2203 §5.3.3.1): a retransmission carries a new seq_num, so
+ * its reply needs a new verifier, and krb5i/krb5p results a new checksum or
+ * wrapping. Such entries keep only accept_stat and the results as encoded
+ * before wrapping (rpc_drc_gss_results); a hit answers with the
+ * retransmission's own header and verifier around them, and the caller
+ * wraps them again, as knfsd's cache keeps the results and svcauth_gss signs
+ * each reply. The key then names the flavor and service too, and the
+ * checksum covers the arguments after unwrapping (the seq_num excluded).
  */
 #include "rpc/rpc_internal.h"
 
@@ -44,6 +53,7 @@ enum drc_state { DRC_FREE, DRC_IN_PROGRESS, DRC_DONE };
 struct drc_key {
 	uint32_t xid, prog, vers, proc;
 	uint32_t csum;      /* FNV-1a of the first argument bytes */
+	uint32_t flavor;    /* the credential's flavor; RPCSEC_GSS: << 8 | its service */
 	uint32_t args_len;
 	uint16_t family;
 	uint16_t port;
@@ -57,6 +67,7 @@ struct rpc_drc_entry {
 	struct rpc_drc_entry *hnext;        /* hash chain */
 	struct rpc_drc_entry *lprev, *lnext; /* LRU list (DONE) or free list (FREE) */
 	uint32_t reply_len;
+	bool gss;                           /* reply: accept_stat and unwrapped results only */
 	uint8_t reply[RPC_DRC_MAX_REPLY];
 };
 
@@ -95,6 +106,7 @@ static void drc_key_make(const struct rpc_call *c, struct drc_key *k)
 	k->proc = c->proc;
 	k->args_len = (uint32_t)args_len;
 	k->csum = fnv1a(2166136261u, c->args.p, n);
+	k->flavor = c->gss.ctx ? c->cred.flavor << 8 | c->gss.svc : c->cred.flavor;
 	k->family = ss->ss_family;
 	if (ss->ss_family == AF_INET) {
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
@@ -236,6 +248,13 @@ enum rpc_drc_result rpc_drc_lookup(struct rpc_call *c)
 	struct rpc_drc_entry *e = hash_find(&k, hash);
 	if (e && e->state == DRC_IN_PROGRESS) {
 		r = RPC_DRC_IN_PROGRESS;
+	} else if (e && e->gss) {
+		/* This call's header and verifier stay; the results follow (wrapped by the caller). */
+		c->res.p = c->res.base + c->reply_stat_off;
+		xdr_enc_fixed(&c->res, e->reply, e->reply_len);
+		lru_unlink(e);
+		lru_append(e);
+		r = RPC_DRC_REPLAY;
 	} else if (e) {
 		/* Answer from the cache; c->res already holds a header: start over. */
 		xdr_enc_init(&c->res, c->reply_buf, c->reply_cap);
@@ -250,6 +269,7 @@ enum rpc_drc_result rpc_drc_lookup(struct rpc_call *c)
 			e->hash = hash;
 			e->state = DRC_IN_PROGRESS;
 			e->reply_len = 0;
+			e->gss = c->gss.ctx != NULL;
 			hash_insert(e);
 			c->drc_entry = e;
 		}
@@ -261,6 +281,19 @@ enum rpc_drc_result rpc_drc_lookup(struct rpc_call *c)
 	return r;
 }
 
+void rpc_drc_gss_results(struct rpc_call *c)
+{
+	struct rpc_drc_entry *e = c->drc_entry;
+	const uint8_t *from = c->res.base + c->reply_stat_off;
+	size_t len = (size_t)(c->res.p - from);
+
+	/* IN_PROGRESS: the entry is this call's alone, no one reads its bytes yet. */
+	if (!e || !e->gss || c->res.overflow || c->n_ddp_out || len > RPC_DRC_MAX_REPLY)
+		return;
+	memcpy(e->reply, from, len);
+	e->reply_len = (uint32_t)len;
+}
+
 void rpc_drc_complete(struct rpc_call *c)
 {
 	struct rpc_drc_entry *e = c->drc_entry;
@@ -269,11 +302,14 @@ void rpc_drc_complete(struct rpc_call *c)
 
 	if (!e)
 		return;
+	if (e->gss) /* only what rpc_drc_gss_results kept: results that were encoded and wrapped */
+		keep = keep && e->reply_len > 0 && c->proc_status == RPC_PROC_OK;
 	c->drc_entry = NULL;
 	pthread_mutex_lock(&drc.lock);
 	if (keep) {
-		memcpy(e->reply, c->reply_buf, len);
-		e->reply_len = (uint32_t)len;
+		if (!e->gss)
+			memcpy(e->reply, c->reply_buf, len);
+		e->reply_len = e->gss ? e->reply_len : (uint32_t)len;
 		e->state = DRC_DONE;
 		lru_append(e);
 	} else {

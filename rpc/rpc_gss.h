@@ -95,6 +95,9 @@ enum rpc_gss_seq_result { RPC_GSS_SEQ_OK, RPC_GSS_SEQ_REPLAY, RPC_GSS_SEQ_OLD };
 /* Accept seq (marking it seen) or say why it is silently dropped. Pure. */
 enum rpc_gss_seq_result rpc_gss_seq_check(struct rpc_gss_seqwin *w, uint32_t seq);
 
+/* Bytes of a principal's display name a context keeps, its NUL included (longer: not kept). */
+#define RPC_GSS_PRINC_MAX 256u
+
 /* One context slot. */
 struct rpc_gss_ctx {
 	uint32_t gen;          /* the handle's second word; bumped when the slot is freed */
@@ -106,6 +109,7 @@ struct rpc_gss_ctx {
 	void *mech;            /* the shell's context (gss_ctx_id_t and friends) */
 	struct rpc_cred cred;  /* the principal's mapped identity, once known */
 	bool cred_ok;
+	char princ[RPC_GSS_PRINC_MAX]; /* with cred: its display name ("user@REALM"), "" if too long */
 };
 
 struct rpc_gss_table {

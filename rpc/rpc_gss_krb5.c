@@ -8,7 +8,8 @@
  * window, context table) are rpc_gss.c's; no cryptography is written here.
  *
  * Threads: rpc_gss_accept and rpc_gss_enc_verf run on the loop thread that
- * received the call, rpc_gss_wrap_reply on a worker. A context's GSS calls
+ * received the call, rpc_gss_wrap_reply on a worker (on the loop thread for
+ * a reply from the duplicate request cache, rpc_drc.c). A context's GSS calls
  * are serialised by its mech lock (MIT's per-message calls update the
  * context's sequence state). Ownership: a struct gss_mech belongs to its
  * table slot and is freed by gss_mech_release when the slot is; a krb5p
@@ -176,6 +177,10 @@ static void gss_map(struct rpc_gss_ctx *x, gss_name_t src)
 	x->cred = (struct rpc_cred){ .flavor = RPC_AUTH_GSS, .uid = 65534, .gid = 65534 };
 	if (GSS_ERROR(gss_display_name(&min, src, &nb, NULL)))
 		return;
+	if (nb.length < sizeof(x->princ) && !memchr(nb.value, '\0', nb.length)) {
+		memcpy(x->princ, nb.value, nb.length);
+		x->princ[nb.length] = '\0';
+	}
 	switch (rpc_gss_principal(nb.value, nb.length, g.realm[0] ? g.realm : NULL, local, sizeof(local))) {
 	case RPC_GSS_PRINC_USER:
 		gss_map_user(local, &x->cred);
@@ -189,6 +194,13 @@ static void gss_map(struct rpc_gss_ctx *x, gss_name_t src)
 	}
 	x->cred_ok = true;
 	gss_release_buffer(&min, &nb);
+}
+
+const char *rpc_gss_call_principal(const struct rpc_call *c)
+{
+	const struct rpc_gss_ctx *x = c->cred.flavor == RPC_AUTH_GSS ? c->gss.ctx : NULL;
+
+	return x && x->cred_ok && x->princ[0] ? x->princ : NULL;
 }
 
 /* RFC 2203 §5.2.3.1: rpc_gss_init_res after the accepted header. */

@@ -19,6 +19,11 @@
 int rpc_gss_init(const char *keytab, bool host_root, uint32_t contexts, uint32_t per_client);
 /* Any thread: contexts held, the table's size (0 when Kerberos is off), contexts evicted. */
 void rpc_gss_counts(uint64_t *live, uint64_t *cap, uint64_t *evictions);
+/* Any thread, while c is served: the display name of the principal behind an RPCSEC_GSS data
+ * call ("user@REALM", the context's; RFC 8881 §2.4.3 needs it to tell clients' principals apart),
+ * or NULL (another flavor, or a name longer than RPC_GSS_PRINC_MAX). */
+struct rpc_call;
+const char *rpc_gss_call_principal(const struct rpc_call *c);
 /* Main thread, after serving stopped. */
 void rpc_gss_release(void);
 

@@ -105,13 +105,18 @@ void rpc_prog_release(void);
 enum rpc_drc_result {
 	RPC_DRC_NEW,         /* not seen: c->drc_entry reserved (or NULL if the cache is full) */
 	RPC_DRC_IN_PROGRESS, /* a retransmission of a call still running: drop it */
-	RPC_DRC_REPLAY,      /* answered before: c->res holds the cached reply */
+	RPC_DRC_REPLAY,      /* answered before: c->res holds the cached reply (RPCSEC_GSS: this call's
+	                        header and verifier, then the cached accept_stat and results, unwrapped) */
 };
 int rpc_drc_init(unsigned entries);
 void rpc_drc_release(void);
 enum rpc_drc_result rpc_drc_lookup(struct rpc_call *c);
 /* The handler finished: keep the reply in c->drc_entry, or forget the entry. */
 void rpc_drc_complete(struct rpc_call *c);
+/* Worker, an RPCSEC_GSS call's results encoded, before they are wrapped: keep accept_stat and the
+ * results (not the header: a retransmission has its own seq_num, RFC 2203 §5.3.3.1) for
+ * rpc_drc_complete. */
+void rpc_drc_gss_results(struct rpc_call *c);
 
 /* rpc_stats.c */
 enum rpc_stat_event {

@@ -341,7 +341,7 @@ bool nfs_conn_secure(const struct rpc_conn *conn)
 }
 
 /* The export's sec= bit a call's flavor needs (RPCSEC_GSS: by the credential's service, RFC 2203 §5). */
-static uint32_t nfs_sec_bit(const struct rpc_call *c)
+uint32_t nfs_call_sec(const struct rpc_call *c)
 {
 	switch (c->cred.flavor) {
 	case RPC_AUTH_SYS:
@@ -385,7 +385,7 @@ int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const
 	*opts = o;
 	/* sec=: the call's flavor must be in the export's list (knfsd's
 	 * check_nfsd_access(); NFSv3 calls then get NFS3ERR_ACCES). */
-	uint32_t bit = nfs_sec_bit(c);
+	uint32_t bit = nfs_call_sec(c);
 	if (!(o->sec & bit)) {
 		log_limited(&nfs_admit_limit, LOG_NOTICE, "nfs: %s: %s does not allow %s (sec=)",
 			    conn->peer_name, e->cfg->path, nfs_sec_name(bit));

@@ -138,6 +138,8 @@ bool nfs_conn_secure(const struct rpc_conn *conn);
  * sec= list. *opts is set unless EACCES.
  */
 int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const struct export_opts **opts);
+/* The EXPORT_SEC_* bit of the caller's flavor (RPCSEC_GSS: by its service, RFC 2203 §5). */
+uint32_t nfs_call_sec(const struct rpc_call *c);
 
 /* ---- export_stats.c ---- */
 

@@ -144,8 +144,8 @@ static inline struct nfs4_server *nfs4_srv(const struct nfs4_ctx *x)
 	return ((const struct nfs4_svc *)x->priv)->srv;
 }
 /* The caller as a client record's principal (RFC 8881 §18.35.5, RFC 7530 §16.33.5): for AUTH_SYS its uid
- * and gid (as knfsd compares credentials); AUTH_NONE one principal of its own; 0 without an RPC call
- * (unit tests). */
+ * and gid (as knfsd compares credentials); RPCSEC_GSS a keyed hash of the principal's name; AUTH_NONE
+ * one principal of its own; 0 without an RPC call (unit tests). */
 uint64_t nfs4_principal(const struct nfs4_ctx *x);
 /* The principal and the host address of the caller (a new client record's shares). */
 void nfs4_who(const struct nfs4_ctx *x, struct nfs4_who *who);
@@ -155,6 +155,14 @@ const struct nfs4_pseudo_exp *nfs4_svc_exports(struct nfs4_svc *s, unsigned *n);
 uint32_t nfs4_obj_open(struct nfs4_svc *s, const struct nfs_fh *fh, struct nfs4_obj *ob);
 uint32_t nfs4_obj_root(struct nfs4_svc *s, unsigned idx, struct nfs4_obj *ob);
 void nfs4_obj_put(struct nfs4_obj *ob);
+/* The security flavors of ob for this client, in preference order (RFC 8881 §2.6.2: SECINFO's
+ * answer): an export's sec=, a pseudo directory's the union of the exports' beneath it. */
+void nfs4_obj_sec(struct nfs4_svc *s, const struct nfs4_obj *ob, struct nfs4_sec_list *l);
+/* Does fh take the call's flavor (RFC 8881 §2.6.3.1.1)? NFS4_OK or NFS4ERR_WRONGSEC; a handle that
+ * names nothing passes (the operation using it answers BADHANDLE or STALE). */
+uint32_t nfs4_fh_sec_check(struct nfs4_svc *s, const struct nfs_fh *fh);
+/* nfs4_fh_sec_check of the current filehandle: the engine's sec_check hook (nfs4_compound.h). */
+uint32_t nfs4_cur_sec_check(struct nfs4_ctx *x);
 bool nfs4_obj_is_root(struct nfs4_svc *s, const struct nfs4_obj *ob);
 uint32_t nfs4_fh_pseudo(const char *path, struct nfs_fh *fh);
 uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct nfs_fh *fh);
@@ -195,8 +203,7 @@ uint32_t nfs4_secinfo_nn_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_secinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 
 struct nfs4_secinfo_res {
-	uint32_t n;
-	uint32_t flavors[2];
+	struct nfs4_sec_list sec;
 };
 
 /* ---- nfs4_proc_attr.c ---- */

@@ -49,6 +49,7 @@ struct nfs4_server {
 	struct nfs4_server_cfg cfg;       /* as given to nfs4_server_init() */
 	uint32_t lease;                   /* seconds (cfg.lease_s or NFS4_LEASE_TIME) */
 	char name[NFS4_SERVER_NAME_MAX];  /* so_major_id and eir_server_scope */
+	uint8_t princ_key[16];            /* SipHash key of RPCSEC_GSS principals' names (nfs4_principal()) */
 	bool ready;                       /* between nfs4_server_init() and _release() (nfs4_setup.h) */
 	_Atomic uint64_t last_tick;       /* the second leases were last expired in */
 	/* What else runs out with leases (set up by nfs4_server_init(): offloaded copies' results, lock

@@ -182,6 +182,10 @@ void nfs4_server_init(struct nfs4_server *srv, const struct nfs4_server_cfg *cfg
 	srv_name_init(srv);
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint64_t)clock();
+	if (!srv_random(srv->princ_key, sizeof(srv->princ_key))) /* pool not ready: the seed's bytes */
+		for (size_t i = 0; i < sizeof(srv->princ_key); i++)
+			srv->princ_key[i] = (uint8_t)((seed ^ (uint64_t)boot * 0x9e3779b97f4a7c15ull) >> (i % 8 * 8)) ^
+					    (uint8_t)i;
 	/* One boot value for both tables: a stateid names its clientid (nfs4_stateid_clientid()). */
 	nfs4_stab_init(&srv->stab, boot, &srv_file_ops);
 	nfs4_stab_limits(&srv->stab, srv->cfg.max_files, srv->cfg.opens_per_client, srv->cfg.locks_per_client);

@@ -110,6 +110,8 @@ int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
 	++k->xid;
 	if (k->on_cb)
 		rr = n4_call_cb(k, a, r);
+	else if (k->rpc)
+		rr = k->rpc(k, a, r);
 	else if (k->auth_none)
 		rr = raw_call_none(&k->c, k->xid, RAW_NFS_PROG, 4, 1, a->p, a->len, r);
 	else

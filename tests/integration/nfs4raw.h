@@ -110,6 +110,10 @@ struct n4_client {
 	 * channel on the fore connection) go to on_cb, which may answer them
 	 * with raw_send_record; without on_cb they are not expected. */
 	void (*on_cb)(struct n4_client *k, const uint8_t *msg, size_t len);
+	/* Send COMPOUND4args a and receive the reply in a flavor of the test's own (RPCSEC_GSS)
+	 * instead of AUTH_SYS / AUTH_NONE; r->body at COMPOUND4res. rpc_arg is the hook's. */
+	enum raw_recv_result (*rpc)(struct n4_client *k, const struct xb *a, struct raw_reply *r);
+	void *rpc_arg;
 	bool own_conn;           /* n4_client_close closes the connection (false for n4_share) */
 };
 

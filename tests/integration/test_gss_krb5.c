@@ -10,6 +10,18 @@
  * GETATTR under krb5, krb5i and krb5p (reply verifier a MIC of seq_num,
  * §5.3.3.2; krb5i results carry seq_num and a MIC, krb5p results unwrap,
  * §5.3.2.2-3), and an NFSv4.0 COMPOUND (PUTROOTFH, GETATTR) under each;
+ * NFSv4 security negotiation (RFC 8881 §2.6.3.1) over a sec=krb5i:krb5
+ * export at k/only: SECINFO and SECINFO_NO_NAME answer its flavors in that
+ * order as RPCSEC_GSS krb5 tuples, the pseudo root the exports' flavors
+ * beneath it, under AUTH_SYS too; AUTH_SYS walking towards it gets WRONGSEC
+ * at the pseudo directory k, and PUTFH of its handle + GETATTR WRONGSEC at
+ * PUTFH; under krb5 the walk succeeds; RENAME and LINK from it into the
+ * sys export under AUTH_SYS are XDEV, not WRONGSEC (§2.6.3.1.2); an NFSv3 REMOVE retransmitted
+ * with the same xid and a new seq_num is answered from the duplicate
+ * request cache under krb5, krb5i and krb5p (RFC 2203 §5.3.3.1); an NFSv4.1 client record made under
+ * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
+ * session; another GSS principal: CLID_INUSE for its owner; 4.0: CLID_INUSE
+ * for SETCLIENTID of the id of a client with an open, RFC 7530 §16.33.5);
  * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
  * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
@@ -22,6 +34,7 @@
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +436,384 @@ static void check_nfs4(struct raw_conn *c, struct gss_cl *g)
 	xb_free(&a);
 }
 
+/*
+ * The duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1): an NFSv3
+ * REMOVE retransmitted with the same xid and a new seq_num is answered from
+ * the cache (NFS3_OK again, not NOENT from running twice), with a verifier
+ * and krb5i checksum / krb5p wrapping of the new seq_num.
+ */
+static void check_drc(struct raw_conn *c, struct gss_cl *g, const uint8_t *fh, uint32_t fh_len)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	char name[32];
+	struct xb a;
+
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++) {
+		snprintf(name, sizeof(name), "drc-%s", names[svc]);
+		int fd = open(hx_xpath(&env, "%s", name), O_CREAT | O_WRONLY, 0644);
+		if (fd >= 0)
+			close(fd);
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_string(&a, name);
+		int first = gss_call(c, g, 12, svc, &a);
+		g->xid--; /* the same xid again, the next seq_num */
+		int again = gss_call(c, g, 12, svc, &a);
+		CHECK(first == 0 && again == 0,
+		      "REMOVE under %s, then its retransmission (same xid, seq_num %u): NFS3_OK from the cache, "
+		      "verified (%d, %d)", names[svc], g->seq, first, again);
+		xb_free(&a);
+	}
+}
+
+/* ---- NFSv4 security negotiation (RFC 8881 §2.6.3.1) ---- */
+
+/*
+ * An NFSv4 COMPOUND (args: COMPOUND4args, freed) under krb5 (service none):
+ * its status with r->body at the first result, or -1 without a verified
+ * reply. r is the caller's to free.
+ */
+static int gss_compound(struct raw_conn *c, struct gss_cl *g, struct xb *args, struct raw_reply *r, uint32_t *nres)
+{
+	struct xb call;
+	uint32_t tl;
+	int st = -1;
+
+	memset(r, 0, sizeof(*r));
+	g->vers = 4;
+	gss_build(g, 1, SVC_NONE, args, &call, false);
+	g->vers = 3;
+	xb_free(args);
+	raw_send_record(c, call.p, call.len);
+	xb_free(&call);
+	if (raw_recv_reply(c, r, 1500) != RAW_RECV_OK)
+		return -1;
+	if (r->reply_stat == 0 && r->accept_stat == 0 && r->verf_flavor == 6 &&
+	    verify_word(g, g->seq, r->verf, r->verf_len)) {
+		st = (int)xd_u32(&r->body);
+		xd_opaque(&r->body, &tl, 1024);
+		*nres = xd_u32(&r->body);
+	}
+	return r->body.bad ? -1 : st;
+}
+
+/* SECINFO4resok as codes (AUTH_NONE 0, AUTH_SYS 1, krb5 390003, krb5i 390004, krb5p 390005: RFC 2623
+ * §2.7's numbers): how many into out, or -1 if one is RPCSEC_GSS but not krb5, qop 0, service 1-3. */
+static int secinfo_codes(struct xd *d, uint32_t *out, unsigned cap)
+{
+	static const uint8_t krb5_oid[9] = { 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02 };
+	uint32_t n = xd_u32(d), len;
+
+	if (d->bad || n > cap)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		out[i] = xd_u32(d);
+		if (out[i] != 6)
+			continue;
+		const uint8_t *oid = xd_opaque(d, &len, 64);
+		uint32_t qop = xd_u32(d), svc = xd_u32(d);
+		if (!oid || len != 9 || memcmp(oid, krb5_oid, 9) != 0 || qop != 0 || svc < 1 || svc > 3)
+			return -1;
+		out[i] = 390002 + svc;
+	}
+	return d->bad ? -1 : (int)n;
+}
+
+/* Do the codes of r's next result (op's, NFS4_OK) equal want[0..n)? */
+static bool secinfo_is(struct raw_reply *r, uint32_t op, const uint32_t *want, unsigned n, const char *what)
+{
+	uint32_t got[8] = { 0 };
+	int m = n4_res(r, op) == 0 ? secinfo_codes(&r->body, got, 8) : -2;
+
+	hx_note("%s: %d flavors: %u %u %u %u", what, m, got[0], got[1], got[2], got[3]);
+	return m == (int)n && memcmp(got, want, n * sizeof(*want)) == 0;
+}
+
+/* Skip the results of a walk of nw operations (PUTROOTFH, LOOKUP...): how many were NFS4_OK. */
+static uint32_t walk_ok(struct raw_reply *r, uint32_t nw)
+{
+	uint32_t i = 0;
+
+	while (i < nw && n4_res(r, i ? N4_LOOKUP : N4_PUTROOTFH) == 0)
+		i++;
+	return i;
+}
+
+/* AUTH_SYS (k40, 4.0): SECINFO of the krb5-only tree's name, and WRONGSEC walking into it. */
+static void check_secneg_sys(struct n4_client *k40, const char *kparent)
+{
+	static const uint32_t kflav[] = { 390004, 390003 }; /* sec=krb5i:krb5, in that order */
+	struct raw_reply r;
+	struct xb a;
+	uint32_t nw = n4_walk(NULL, env.dir);
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, nw + 1);
+	n4_walk(&a, env.dir);
+	xb_u32(&a, N4_SECINFO);
+	xb_string(&a, strrchr(kparent, '/') + 1);
+	st = n4_call(k40, &a, &r);
+	CHECK(st == 0 && walk_ok(&r, nw) == nw && secinfo_is(&r, N4_SECINFO, kflav, 2, "SECINFO"),
+	      "AUTH_SYS: SECINFO of the pseudo directory above the sec=krb5i:krb5 export: RPCSEC_GSS krb5 "
+	      "integrity, then none (the admin's order, krb5 OID, RFC 8881 §18.29)");
+	raw_reply_free(&r);
+	nw = n4_walk(NULL, kparent);
+	xb_init(&a);
+	n4_hdr(&a, 0, nw);
+	n4_walk(&a, kparent);
+	st = n4_call(k40, &a, &r);
+	CHECK(st == N4ERR_WRONGSEC && k40->nres == nw && walk_ok(&r, nw) == nw - 1,
+	      "AUTH_SYS: PUTROOTFH + LOOKUPs towards it: WRONGSEC at the pseudo directory whose only export "
+	      "beneath is krb5 (RFC 8881 §2.6.3.1.1.3; op %u of %u, status %d)", k40->nres, nw, st);
+	raw_reply_free(&r);
+}
+
+/* krb5 (4.0): the walk into the export succeeds; its handle into fh. */
+static bool check_secneg_krb5_walk(struct raw_conn *c, struct gss_cl *g, const char *kdir, uint8_t *fh,
+				   uint32_t *fh_len)
+{
+	const uint8_t *p = NULL;
+	struct raw_reply r;
+	struct xb a;
+	uint32_t nw = n4_walk(NULL, kdir), nres = 0;
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, nw + 1);
+	n4_walk(&a, kdir);
+	xb_u32(&a, N4_GETFH);
+	st = gss_compound(c, g, &a, &r, &nres);
+	if (st == 0 && walk_ok(&r, nw) == nw && n4_res(&r, N4_GETFH) == 0)
+		p = xd_opaque(&r.body, fh_len, 128);
+	if (p)
+		memcpy(fh, p, *fh_len);
+	raw_reply_free(&r);
+	return CHECK(p != NULL, "krb5: PUTROOTFH + LOOKUPs into the sec=krb5i:krb5 export + GETFH: NFS4_OK (%d)", st);
+}
+
+/* AUTH_SYS (k40 4.0, k41 4.1): PUTFH of the krb5 export's handle. */
+static void check_secneg_putfh(struct n4_client *k40, struct n4_client *k41, const uint8_t *fh, uint32_t fh_len)
+{
+	static const uint32_t kflav[] = { 390004, 390003 };
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 1);
+	xb_u32(&a, 1u << 1);
+	st = n4_call(k40, &a, &r);
+	raw_reply_free(&r);
+	CHECK(st == N4ERR_WRONGSEC && k40->nres == 1,
+	      "AUTH_SYS: PUTFH + GETATTR: WRONGSEC at PUTFH (RFC 8881 §2.6.3.1.1.7; %d results, status %d)",
+	      k40->nres, st);
+	n4_begin(k41, &a, 2);
+	n4_xb_putfh(&a, fh, fh_len);
+	xb_u32(&a, N4_SECINFO_NO_NAME);
+	xb_u32(&a, 0); /* SECINFO_STYLE4_CURRENT_FH */
+	st = n4_call(k41, &a, &r);
+	CHECK(st == 0 && n4_res(&r, N4_PUTFH) == 0 && secinfo_is(&r, N4_SECINFO_NO_NAME, kflav, 2, "SECINFO_NO_NAME"),
+	      "AUTH_SYS: PUTFH + SECINFO_NO_NAME: NFS4_OK, krb5i then krb5 (§2.6.3.1.1.5; status %d)", st);
+	raw_reply_free(&r);
+}
+
+/*
+ * AUTH_SYS (k40): RENAME and LINK from the krb5 export (saved) into the sys
+ * one (current): XDEV, not WRONGSEC (RFC 8881 §2.6.3.1.2: no tuple both take).
+ */
+static void check_secneg_xdev(struct n4_client *k40, const uint8_t *kfh, uint32_t kfh_len)
+{
+	uint8_t fh[128];
+	uint32_t fh_len = 0, nw = n4_walk(NULL, env.export_dir);
+	const uint8_t *p = NULL;
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	xb_init(&a);
+	n4_hdr(&a, 0, nw + 1);
+	n4_walk(&a, env.export_dir);
+	xb_u32(&a, N4_GETFH);
+	if (n4_call(k40, &a, &r) == 0 && walk_ok(&r, nw) == nw && n4_res(&r, N4_GETFH) == 0)
+		p = xd_opaque(&r.body, &fh_len, sizeof(fh));
+	if (p)
+		memcpy(fh, p, fh_len);
+	raw_reply_free(&r);
+	if (!CHECK(p != NULL, "AUTH_SYS: the sys export's handle"))
+		return;
+	for (int link = 0; link < 2; link++) {
+		xb_init(&a);
+		n4_hdr(&a, 0, 4);
+		n4_xb_putfh(&a, kfh, kfh_len);
+		xb_u32(&a, N4_SAVEFH);
+		n4_xb_putfh(&a, fh, fh_len);
+		xb_u32(&a, link ? N4_LINK : N4_RENAME);
+		xb_string(&a, "a");
+		if (!link)
+			xb_string(&a, "b");
+		st = n4_call(k40, &a, &r);
+		raw_reply_free(&r);
+		CHECK(st == 18 && k40->nres == 4, "AUTH_SYS: PUTFH krb5 export, SAVEFH, PUTFH sys export, %s: XDEV, "
+		      "not WRONGSEC (RFC 8881 §2.6.3.1.2; op %u, status %d)", link ? "LINK" : "RENAME", k40->nres, st);
+	}
+}
+
+/* krb5 on k41's session (4.1): SECINFO_NO_NAME of the pseudo root, the export, its parent. */
+static void check_secneg_krb5_41(struct raw_conn *c, struct gss_cl *g, struct n4_client *k41, const uint8_t *fh,
+				 uint32_t fh_len)
+{
+	static const uint32_t root[] = { 1, 390003, 390004, 390005 }, kflav[] = { 390004, 390003 };
+	static const char *const what[] = { "pseudo root", "export", "export's parent" };
+	const uint32_t *want[] = { root, kflav, kflav };
+	unsigned nwant[] = { 4, 2, 2 };
+	struct raw_reply r;
+	struct xb a;
+	uint32_t nres = 0;
+
+	for (int i = 0; i < 3; i++) {
+		n4_begin(k41, &a, 2);
+		if (i == 0)
+			xb_u32(&a, N4_PUTROOTFH);
+		else
+			n4_xb_putfh(&a, fh, fh_len);
+		xb_u32(&a, N4_SECINFO_NO_NAME);
+		xb_u32(&a, i == 2); /* SECINFO_STYLE4_CURRENT_FH, _PARENT */
+		int st = gss_compound(c, g, &a, &r, &nres);
+		CHECK(st == 0 && n4_res(&r, N4_SEQUENCE) == 0 && (xd_skip(&r.body, 16 + 5 * 4), true) &&
+			      n4_res(&r, i ? N4_PUTFH : N4_PUTROOTFH) == 0 &&
+			      secinfo_is(&r, N4_SECINFO_NO_NAME, want[i], nwant[i], what[i]),
+		      "krb5 (4.1): SECINFO_NO_NAME of the %s lists %s (status %d)", what[i],
+		      i ? "krb5i, krb5 (sec=krb5i:krb5)" : "sys, krb5, krb5i, krb5p (the exports' beneath, in order)",
+		      st);
+		raw_reply_free(&r);
+	}
+}
+
+/* RFC 8881 §2.6 over the exports' sec= lists: SECINFO, SECINFO_NO_NAME, WRONGSEC. */
+static void check_nfs4_secneg(struct raw_conn *c, struct gss_cl *g, const char *kdir)
+{
+	char kparent[PATH_MAX];
+	struct n4_client k40, k41;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+
+	snprintf(kparent, sizeof(kparent), "%.*s", (int)(strrchr(kdir, '/') - kdir), kdir);
+	if (!CHECK(n4_connect(&k40, env.port, 0) == 0 && n4_start(&k41, env.port, 1, "gss-secneg") == 0,
+		   "AUTH_SYS NFSv4.0 and 4.1 clients"))
+		return;
+	check_secneg_sys(&k40, kparent);
+	if (check_secneg_krb5_walk(c, g, kdir, fh, &fh_len)) {
+		check_secneg_putfh(&k40, &k41, fh, fh_len);
+		check_secneg_xdev(&k40, fh, fh_len);
+		check_secneg_krb5_41(c, g, &k41, fh, fh_len);
+	}
+	n4_client_close(&k40);
+	n4_client_close(&k41);
+}
+
+/* ---- the principal in NFSv4 state (RFC 8881 §2.4.3, §18.35.5) ---- */
+
+static gss_cred_id_t host_cred(void);
+
+/* nfs4raw's hook: k's COMPOUND under krb5 with the context k->rpc_arg, the reply verifier checked. */
+static enum raw_recv_result gss_n4_rpc(struct n4_client *k, const struct xb *a, struct raw_reply *r)
+{
+	struct gss_cl *g = k->rpc_arg;
+	struct xb call;
+
+	g->vers = 4;
+	gss_build(g, 1, SVC_NONE, a, &call, false);
+	g->vers = 3;
+	raw_send_record(&k->c, call.p, call.len);
+	xb_free(&call);
+	memset(r, 0, sizeof(*r));
+	if (raw_recv_reply(&k->c, r, 1500) != RAW_RECV_OK)
+		return RAW_RECV_ERROR;
+	if (r->reply_stat == 0 && r->accept_stat == 0 && !(r->verf_flavor == 6 &&
+							     verify_word(g, g->seq, r->verf, r->verf_len))) {
+		raw_reply_free(r);
+		return RAW_RECV_ERROR;
+	}
+	return RAW_RECV_OK;
+}
+
+/* NFSv4.0 (RFC 7530 §16.33.5): daemon's confirmed client with an open; nfs/client.test's SETCLIENTID
+ * of the same id: CLID_INUSE. */
+static void check_nfs40_principal(struct raw_conn *c, struct gss_cl *g, struct gss_cl *h)
+{
+	struct n4_client kd, kh;
+	struct n4_sid sid;
+	uint8_t fh[128], confirm[8];
+	uint32_t fh_len = 0, seqid = 0;
+
+	n4_share(&kd, c, 0);
+	kd.rpc = gss_n4_rpc;
+	kd.rpc_arg = g;
+	n4_share(&kh, c, 0);
+	kh.rpc = gss_n4_rpc;
+	kh.rpc_arg = h;
+	if (!CHECK(n4_setup(&kd, "gss-principal-40") == 0 &&
+		   n4_open(&kd, env.export_dir, "open-40", true, N4_ACCESS_BOTH, 0, "o40", &seqid, &sid, fh,
+			   &fh_len) == 0,
+		   "krb5 (daemon, 4.0): SETCLIENTID, SETCLIENTID_CONFIRM, OPEN"))
+		return;
+	memset(kh.verifier, 0x6b, sizeof(kh.verifier));
+	int st = n4_setclientid(&kh, "gss-principal-40", confirm);
+	CHECK(st == N4ERR_CLID_INUSE, "krb5 (nfs/client.test, 4.0): SETCLIENTID of daemon's id: CLID_INUSE "
+	      "(RFC 7530 §16.33.5; %d)", st);
+}
+
+/*
+ * A client record made under krb5 by daemon@RNFSD.TEST belongs to that
+ * principal: AUTH_NONE cannot destroy its session, the machine principal
+ * nfs/client.test (another GSS principal, also mapped to nobody) gets
+ * CLID_INUSE for its owner while it has a session; daemon itself can.
+ */
+static void check_nfs4_principal(struct raw_conn *c, struct gss_cl *g)
+{
+	struct gss_cl h = { .xid = 0x65570000, .cred = host_cred() };
+	struct n4_client kd, kn, kh;
+	uint32_t csr_seq = 0;
+	OM_uint32 min;
+
+	n4_share(&kd, c, 1);
+	kd.rpc = gss_n4_rpc;
+	kd.rpc_arg = g;
+	if (!CHECK(n4_setup(&kd, "gss-principal-owner") == 0,
+		   "krb5 (daemon): EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE"))
+		goto out;
+	if (CHECK(n4_connect(&kn, env.port, 1) == 0, "an AUTH_NONE 4.1 connection")) {
+		kn.auth_none = true;
+		memcpy(kn.session, kd.session, sizeof(kn.session));
+		kn.cid = kd.cid;
+		int st = n4_destroy_client(&kn);
+		CHECK(st == N4ERR_WRONG_CRED, "AUTH_NONE: DESTROY_SESSION of daemon's session: WRONG_CRED "
+		      "(RFC 8881 §2.10.8.3; %d)", st);
+		n4_client_close(&kn);
+	}
+	n4_share(&kh, c, 1);
+	kh.rpc = gss_n4_rpc;
+	kh.rpc_arg = &h;
+	memset(kh.verifier, 0x5a, sizeof(kh.verifier));
+	if (CHECK(h.cred != GSS_C_NO_CREDENTIAL && gss_establish(c, &h), "context of nfs/client.test")) {
+		int st = n4_exchange_id(&kh, "gss-principal-owner", &csr_seq);
+		CHECK(st == N4ERR_CLID_INUSE, "krb5 (nfs/client.test): EXCHANGE_ID of daemon's owner with another "
+		      "verifier: CLID_INUSE (§18.35.5 case 3; %d)", st);
+		check_nfs40_principal(c, g, &h);
+		CHECK(gss_destroy(c, &h), "nfs/client.test's context destroyed");
+	}
+	CHECK(n4_sequence(&kd) == 0, "daemon's session goes on");
+	CHECK(n4_destroy_client(&kd) == 0, "krb5 (daemon): DESTROY_SESSION, DESTROY_CLIENTID of its own: NFS4_OK");
+out:
+	if (h.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &h.ctx, GSS_C_NO_BUFFER);
+	gss_release_cred(&min, &h.cred);
+}
+
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
 static void check_eviction(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 {
@@ -509,7 +900,7 @@ static void check_host_principal(struct raw_conn *c, const uint8_t *fh, uint32_t
 
 int main(int argc, char **argv)
 {
-	char kdc_pid[PATH_MAX], pdir[PATH_MAX], srcdir[PATH_MAX];
+	char kdc_pid[PATH_MAX], pdir[PATH_MAX], kdir[PATH_MAX], srcdir[PATH_MAX];
 	uint8_t fh[64], pfh[64];
 	uint32_t fh_len = 0, pfh_len = 0;
 	struct gss_cl g = { .xid = 0x65510000 };
@@ -524,10 +915,15 @@ int main(int argc, char **argv)
 		return hx_end();
 	snprintf(pdir, sizeof(pdir), "%s", hx_path(&env, "ponly"));
 	mkdir(pdir, 0755);
+	snprintf(kdir, sizeof(kdir), "%s", hx_path(&env, "k"));
+	mkdir(kdir, 0755);
+	snprintf(kdir, sizeof(kdir), "%s", hx_path(&env, "k/only"));
+	mkdir(kdir, 0755);
 	chmod(env.export_dir, 0777);
 	hx_append_config(&env, "[rnfsd]\nkeytab = %s\ngss-contexts-per-client = 2\n", hx_path(&env, "nfs.keytab"));
 	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure,sec=sys:krb5:krb5i:krb5p)\n"
-			 "%s 127.0.0.1(rw,insecure,sec=krb5p)\n", env.export_dir, pdir);
+			 "%s 127.0.0.1(rw,insecure,sec=krb5p)\n%s 127.0.0.1(rw,insecure,sec=krb5i:krb5)\n",
+			 env.export_dir, pdir, kdir);
 	if (hx_daemon_start(&env) != 0 || !CHECK(raw_connect(&c, env.port) == 0, "raw connection")) {
 		realm_stop(kdc_pid);
 		return hx_end();
@@ -548,8 +944,14 @@ int main(int argc, char **argv)
 	if (est) {
 		hx_section("krb5, krb5i, krb5p (RFC 2203 §5.3)");
 		check_services(&c, &g, fh, fh_len, pfh, pfh_len);
+		hx_section("the duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1)");
+		check_drc(&c, &g, fh, fh_len);
 		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
 		check_nfs4(&c, &g);
+		hx_section("NFSv4 security negotiation: SECINFO, SECINFO_NO_NAME, WRONGSEC (RFC 8881 §2.6.3.1)");
+		check_nfs4_secneg(&c, &g, kdir);
+		hx_section("the principal in NFSv4 state (RFC 8881 §2.4.3, §18.35.5)");
+		check_nfs4_principal(&c, &g);
 		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
 		check_replay_and_destroy(&c, &g, fh, fh_len);
 		hx_section("a client's share of the context table (gss-contexts-per-client)");

@@ -306,6 +306,13 @@ static void test_each_option(void **state)
 	assert_int_equal(opts_of("sec=sys:none,sec=none").sec, EXPORT_SEC_NONE);
 	assert_int_equal(opts_of("sec=krb5p:krb5i:krb5:sys").sec,
 			 EXPORT_SEC_KRB5 | EXPORT_SEC_KRB5I | EXPORT_SEC_KRB5P | EXPORT_SEC_SYS);
+	/* the admin's order is kept (SECINFO answers in it), a repeat once */
+	struct export_opts so = opts_of("sec=krb5i:sys:krb5i:krb5");
+	assert_int_equal(so.sec, EXPORT_SEC_KRB5I | EXPORT_SEC_SYS | EXPORT_SEC_KRB5);
+	assert_int_equal(so.sec_order[0], 3);
+	assert_int_equal(so.sec_order[1], 1);
+	assert_int_equal(so.sec_order[2], 2);
+	assert_int_equal(opts_of("ro").sec_order[0], 1);
 
 	assert_true(opts_of("sync").sync);
 	assert_false(opts_of("async").sync);

@@ -129,6 +129,11 @@ static void opts_format(void **state)
 	export_opts_format(&t.exports[0].clients[0].opts, buf, sizeof(buf));
 	assert_string_equal(buf, "rw,no_root_squash,insecure,sync,sec=sys:none,anonuid=5,anongid=65534");
 	exports_free(&t);
+	/* Kerberos flavors survive, in the admin's order. */
+	parse("/a *(ro,sec=krb5p:sys:krb5)\n", &t);
+	export_opts_format(&t.exports[0].clients[0].opts, buf, sizeof(buf));
+	assert_string_equal(buf, "ro,root_squash,secure,sync,sec=krb5p:sys:krb5,anonuid=65534,anongid=65534");
+	exports_free(&t);
 }
 
 int main(void)

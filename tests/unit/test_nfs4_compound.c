@@ -10,8 +10,11 @@
  * limit (RESOURCE / REP_TOO_BIG at every size, never past the limit; a
  * session's limit counting data sent out of band), too
  * many operations, a header that does not decode and a reply buffer too small;
- * the real table's per-operation flags (session-less, 4.0 only, DRC) and the
- * op_done hook through which the caller counts operations.
+ * the real table's per-operation flags (session-less, 4.0 only, DRC, put
+ * filehandle) and the op_done hook through which the caller counts
+ * operations; RFC 8881 §2.6.3.1.1's WRONGSEC rules for put filehandle
+ * operations (nfs4_putfh_checks_sec over its table of cases, and the engine
+ * running the sec_check hook when they say so).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -568,14 +571,16 @@ static void test_table_flags(void **state)
 	static const uint32_t v40[] = { OP_OPEN_CONFIRM, OP_RENEW, OP_SETCLIENTID, OP_SETCLIENTID_CONFIRM,
 					OP_RELEASE_LOCKOWNER };
 	static const uint32_t drc[] = { OP_CREATE, OP_LINK, OP_REMOVE, OP_RENAME, OP_SETATTR, OP_WRITE };
+	static const uint32_t putfh[] = { OP_PUTFH, OP_PUTPUBFH, OP_PUTROOTFH, OP_RESTOREFH };
 	const struct {
 		uint8_t flag;
 		const uint32_t *ops;
 		unsigned n;
-	} sets[] = { { NFS4_OPF_NO_SEQ, no_seq, 5 }, { NFS4_OPF_V40, v40, 5 }, { NFS4_OPF_DRC, drc, 6 } };
+	} sets[] = { { NFS4_OPF_NO_SEQ, no_seq, 5 }, { NFS4_OPF_V40, v40, 5 }, { NFS4_OPF_DRC, drc, 6 },
+		     { NFS4_OPF_PUTFH, putfh, 4 } };
 
 	(void)state;
-	for (unsigned k = 0; k < 3; k++) {
+	for (unsigned k = 0; k < 4; k++) {
 		for (uint32_t op = 0; op < NFS4_OP_COUNT; op++) {
 			bool want = false;
 
@@ -621,6 +626,94 @@ static void test_op_done_hook(void **state)
 	assert_int_equal(done_n, 2);
 }
 
+/* RFC 8881 §2.6.3.1.1: does a put filehandle operation check its flavor, given what follows? */
+static void test_putfh_sec_rules(void **state)
+{
+	static const struct {
+		uint32_t next[NFS4_SEC_PEEK];
+		unsigned n;
+		bool check;
+		const char *why;
+	} cases[] = {
+		{ { 0 }, 0, false, "§2.6.3.1.1.6: nothing follows" },
+		{ { OP_GETATTR }, 1, true, "§2.6.3.1.1.7: anything else" },
+		{ { OP_READ }, 1, true, "§2.6.3.1.1.7" },
+		{ { OP_GETFH }, 1, true, "§2.6.3.1.1.7" },
+		{ { OP_LOOKUP }, 1, false, "§2.6.3.1.1.3: LOOKUP checks its result" },
+		{ { OP_OPEN }, 1, false, "§2.6.3.1.1.3: OPEN checks what it opens" },
+		{ { OP_LOOKUPP }, 1, false, "§2.6.3.1.1.4" },
+		{ { OP_SECINFO }, 1, false, "§2.6.3.1.1.5" },
+		{ { OP_SECINFO_NO_NAME }, 1, false, "§2.6.3.1.1.5" },
+		{ { OP_PUTFH }, 1, false, "§2.6.3.1.1.2: the last put filehandle operation decides" },
+		{ { OP_PUTROOTFH }, 1, false, "§2.6.3.1.1.2" },
+		{ { OP_PUTPUBFH }, 1, false, "§2.6.3.1.1.2" },
+		{ { OP_RESTOREFH }, 1, false, "§2.6.3.1.1.2" },
+		{ { OP_SAVEFH }, 1, false, "§2.6.3.1.1.1: SAVEFH, then nothing" },
+		{ { OP_SAVEFH, OP_GETATTR }, 2, true, "§2.6.3.1.1.1: as if SAVEFH were not there" },
+		{ { OP_SAVEFH, OP_SAVEFH, OP_LOOKUP }, 3, false, "§2.6.3.1.1.1 + .3" },
+		{ { OP_SAVEFH, OP_PUTFH }, 2, false, "§2.6.3.1.1.1 + .2" },
+		{ { OP_SAVEFH, OP_SECINFO_NO_NAME }, 2, false, "§2.6.3.1.1.1 + .5" },
+		{ { 2 }, 1, false, "no operation: ILLEGAL follows" },
+		{ { 9999 }, 1, false, "no operation: ILLEGAL follows" },
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (nfs4_putfh_checks_sec(cases[i].next, cases[i].n) != cases[i].check)
+			fail_msg("case %u (%s): want %s", i, cases[i].why, cases[i].check ? "a check" : "none");
+	}
+}
+
+static unsigned sec_checks;
+
+static uint32_t sec_wrong(struct nfs4_ctx *x)
+{
+	(void)x;
+	sec_checks++;
+	return NFS4ERR_WRONGSEC;
+}
+
+/* The engine runs sec_check after a put filehandle operation only when what follows needs it. */
+static void test_putfh_sec_hook(void **state)
+{
+	struct nfs_fh fh;
+
+	(void)state;
+	make_fh(&fh, 7, 1);
+	arena.ctx.sec_check = sec_wrong;
+	sec_checks = 0;
+	call_begin("", 0, 3); /* PUTFH, SAVEFH, GETFH: PUTFH checks (SAVEFH looked through) */
+	op_putfh(&fh);
+	op(OP_SAVEFH);
+	op(OP_GETFH);
+	assert_int_equal(run(), NFS4ERR_WRONGSEC);
+	reply_hdr(NFS4ERR_WRONGSEC, "");
+	reply_res(OP_PUTFH, NFS4ERR_WRONGSEC);
+	reply_end();
+	assert_int_equal(sec_checks, 1);
+	call_begin("", 0, 2); /* PUTFH alone then PUTFH, GETFH: only the second checks */
+	op_putfh(&fh);
+	op_putfh(&fh);
+	assert_int_equal(run(), NFS4_OK);
+	assert_int_equal(sec_checks, 1);
+	call_begin("", 0, 3);
+	op_putfh(&fh);
+	op_putfh(&fh);
+	op(OP_GETFH);
+	assert_int_equal(run(), NFS4ERR_WRONGSEC);
+	reply_hdr(NFS4ERR_WRONGSEC, "");
+	reply_res(OP_PUTFH, NFS4_OK);
+	reply_res(OP_PUTFH, NFS4ERR_WRONGSEC);
+	reply_end();
+	assert_int_equal(sec_checks, 2);
+	call_begin("", 0, 2); /* PUTFH, LOOKUP: no check (§2.6.3.1.1.3) */
+	op_putfh(&fh);
+	op(OP_LOOKUP); /* not built in this table: NOTSUPP, after PUTFH's OK */
+	assert_int_equal(run(), NFS4ERR_NOTSUPP);
+	assert_int_equal(sec_checks, 2);
+	arena.ctx.sec_check = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -637,6 +730,8 @@ int main(void)
 		cmocka_unit_test(test_session_limit),
 		cmocka_unit_test(test_table_flags),
 		cmocka_unit_test(test_op_done_hook),
+		cmocka_unit_test(test_putfh_sec_rules),
+		cmocka_unit_test(test_putfh_sec_hook),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -5,7 +5,8 @@
  * to staying invisible (also as pseudo directories above them), LOOKUP and
  * LOOKUPP steps, ids back to paths, directory entries (once each, in
  * export order, an export and a deeper export under one component), an
- * export at "/", and no export at all.
+ * export at "/", and no export at all; a pseudo directory's security
+ * flavors (those of the admitted exports beneath it, in order, once each).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -146,6 +147,39 @@ static void test_children(void **state)
 	assert_int_equal(nfs4_pseudo_children(exps + 1, 1, "/", collect, &s), 0);
 }
 
+/* RFC 8881 §2.6.3.1.1.3: a pseudo directory takes the flavors of the admitted exports beneath it. */
+static void test_sec(void **state)
+{
+	/* bit numbers: 0 none, 1 sys, 2 krb5, 3 krb5i, 4 krb5p */
+	static const struct nfs4_pseudo_exp v[] = {
+		{ "/srv/k/inner", true, { 2, { 2, 3 } } },   /* sec=krb5:krb5i */
+		{ "/srv/data", true, { 2, { 1, 4 } } },      /* sec=sys:krb5p */
+		{ "/srv/hidden", false, { 1, { 0 } } },      /* not this client's */
+		{ "/home", true, { 3, { 4, 1, 2 } } },       /* sec=krb5p:sys:krb5 */
+	};
+	struct nfs4_sec_list l;
+
+	(void)state;
+	nfs4_pseudo_sec(v, 4, "/srv/k", &l);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.bit[0], 2);
+	assert_int_equal(l.bit[1], 3);
+	assert_false(nfs4_sec_has(&l, 1)); /* AUTH_SYS cannot walk towards a krb5-only export */
+	/* the union in export order, each once; a hidden export adds nothing */
+	nfs4_pseudo_sec(v, 4, "/srv", &l);
+	assert_int_equal(l.n, 4);
+	assert_memory_equal(l.bit, ((uint8_t[]){ 2, 3, 1, 4 }), 4);
+	assert_false(nfs4_sec_has(&l, 0));
+	nfs4_pseudo_sec(v, 4, "/", &l);
+	assert_int_equal(l.n, 4);
+	assert_memory_equal(l.bit, ((uint8_t[]){ 2, 3, 1, 4 }), 4);
+	/* the export itself is not beneath itself; nothing beneath: empty */
+	nfs4_pseudo_sec(v, 4, "/home", &l);
+	assert_int_equal(l.n, 0);
+	nfs4_pseudo_sec(v + 2, 1, "/", &l);
+	assert_int_equal(l.n, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +187,7 @@ int main(void)
 		cmocka_unit_test(test_lookup_parent),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_children),
+		cmocka_unit_test(test_sec),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

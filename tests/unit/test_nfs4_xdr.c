@@ -299,8 +299,11 @@ static void test_names(void **state)
 static void test_encoders(void **state)
 {
 	static const uint8_t want_access[] = { 0, 0, 0, 0x3f, 0, 0, 0, 0x03 };
-	static const uint8_t want_secinfo[] = { 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0 };
-	const uint32_t flavors[] = { 1, 0 };
+	/* sys, krb5i, none: AUTH_SYS; RPCSEC_GSS {krb5 OID, qop 0, integrity}; AUTH_NONE (RFC 8881 §18.29.2) */
+	static const uint8_t want_secinfo[] = { 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0, 9,
+						0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02, 0, 0, 0,
+						0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0 };
+	const uint8_t flavors[] = { 1, 3, 0 };
 	struct xdr_enc e;
 
 	(void)state;
@@ -309,7 +312,7 @@ static void test_encoders(void **state)
 	assert_int_equal(xdr_enc_len(&e), sizeof(want_access));
 	assert_memory_equal(buf, want_access, sizeof(want_access));
 	xdr_enc_init(&e, buf, sizeof(buf));
-	nfs4_enc_secinfo(&e, flavors, 2);
+	nfs4_enc_secinfo(&e, flavors, 3);
 	assert_int_equal(xdr_enc_len(&e), sizeof(want_secinfo));
 	assert_memory_equal(buf, want_secinfo, sizeof(want_secinfo));
 	/* Overflow is sticky, nothing written past the end. */

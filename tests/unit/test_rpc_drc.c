@@ -2,7 +2,8 @@
  * test_rpc_drc.c - the duplicate request cache through rpc_call_receive()
  *: replays of completed non-idempotent calls, drops of
  * retransmissions still running, keying (peer port, arguments, xid), LRU
- * eviction, replies too big to cache, dropped replies, idempotent calls.
+ * eviction, replies too big to cache, dropped replies, idempotent calls; the
+ * key names the credential's flavor.
  * The cache here has 4 entries.
  */
 #include <setjmp.h>
@@ -80,7 +81,15 @@ static void test_key_fields(void **state)
 	tmsg_u32(&m, 1);
 	assert_true(tcall_run(&tc, m.b, m.n));
 	assert_false(tc.from_cache);
-	assert_int_equal(tprog_count_get(), before + 4);
+	/* Same everything but the credential's flavor (AUTH_SYS, not AUTH_NONE): the key names it, as an
+	 * RPCSEC_GSS entry keeps results only (RFC 2203 §5.3.3.1) and must not answer another flavor. */
+	uint8_t sys[64];
+	size_t sys_len = tmsg_authsys(sys, "h", 0, 0, 0);
+	tmsg_call(&m, 0x200, TPROG, 3, TPROC_COUNT, sys, (uint32_t)sys_len);
+	tmsg_u32(&m, 1);
+	assert_true(tcall_run(&tc, m.b, m.n));
+	assert_false(tc.from_cache);
+	assert_int_equal(tprog_count_get(), before + 5);
 }
 
 static void test_in_progress_dropped(void **state)

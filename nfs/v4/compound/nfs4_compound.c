@@ -56,10 +56,43 @@ static uint32_t nfs4_op_admit(const struct nfs4_ctx *x, uint32_t op, uint32_t *r
 	return NFS4_OK;
 }
 
+bool nfs4_putfh_checks_sec(const uint32_t *next, unsigned n)
+{
+	unsigned i = 0;
+
+	while (i < n && next[i] == OP_SAVEFH) /* §2.6.3.1.1.1: as if SAVEFH were not there */
+		i++;
+	if (i == n)
+		return false; /* §2.6.3.1.1.6: nothing uses it */
+	switch (next[i]) {
+	case OP_PUTFH: case OP_PUTPUBFH: case OP_PUTROOTFH: case OP_RESTOREFH: /* §2.6.3.1.1.2 */
+	case OP_LOOKUP: case OP_LOOKUPP: case OP_OPEN:                        /* §2.6.3.1.1.3-4 */
+	case OP_SECINFO: case OP_SECINFO_NO_NAME:                              /* §2.6.3.1.1.5 */
+		return false;
+	default:
+		return next[i] >= NFS4_OP_FIRST && next[i] <= NFS4_OP_LAST_V42; /* §2.6.3.1.1.7 */
+	}
+}
+
+/* After a put filehandle operation: peek at the numbers of the operations that follow (through
+ * SAVEFH, which has no arguments) and check the flavor if they say so (RFC 8881 §2.6.3.1.1). */
+static uint32_t nfs4_putfh_sec(struct nfs4_ctx *x, const struct xdr_dec *d)
+{
+	uint32_t next[NFS4_SEC_PEEK];
+	struct xdr_dec p = *d;
+	unsigned n = 0;
+
+	while (n < NFS4_SEC_PEEK && x->opidx + 1 + n < x->numops && xdr_dec_u32(&p, &next[n]))
+		if (next[n++] != OP_SAVEFH)
+			break;
+	return nfs4_putfh_checks_sec(next, n) ? x->sec_check(x) : NFS4_OK;
+}
+
 /* Decode and execute operation op (already admitted). */
 static uint32_t nfs4_op_run(struct nfs4_arena *a, struct xdr_dec *d, const struct nfs4_op *o)
 {
 	struct nfs4_ctx *x = &a->ctx;
+	uint32_t status;
 
 	memset(a->args, 0, o->args_size);
 	memset(a->res, 0, o->res_size);
@@ -69,7 +102,10 @@ static uint32_t nfs4_op_run(struct nfs4_arena *a, struct xdr_dec *d, const struc
 	/* RFC 8881 §15.1.2 (NFS4ERR_NOFILEHANDLE): no current filehandle. */
 	if ((o->flags & NFS4_OPF_CURFH) && !x->cur.set)
 		return NFS4ERR_NOFILEHANDLE;
-	return o->execute(x, a->args, a->res);
+	status = o->execute(x, a->args, a->res);
+	if (status == NFS4_OK && (o->flags & NFS4_OPF_PUTFH) && x->sec_check)
+		status = nfs4_putfh_sec(x, d);
+	return status;
 }
 
 /* The reply's bytes sent out of band so far (READ data, DDP items of RFC 8267), XDR padding included. */

@@ -58,6 +58,9 @@ enum nfs4_op_flags {
 	NFS4_OPF_V40 = 1u << 4,     /* NFSv4.0 only: NOTSUPP in 4.1 and later (RFC 8881 §17, MNI) */
 	NFS4_OPF_DRC = 1u << 5,     /* 4.0: not idempotent and no seqid protects it, so the DRC keeps
 	                               the COMPOUND's reply (RFC 7530 §3.1.1, §9.1.7; knfsd's OP_CACHEME) */
+	NFS4_OPF_PUTFH = 1u << 6,   /* a put filehandle operation (RFC 8881 §2.6.3.1.1): PUTFH, PUTPUBFH,
+	                               PUTROOTFH, RESTOREFH; the operations after it decide whether it
+	                               checks the filehandle's security flavor (ctx->sec_check) */
 };
 
 /* One entry of the operation table, indexed by nfs_opnum4. */
@@ -95,6 +98,9 @@ struct nfs4_ctx {
 	 * decoded), its status and the nanoseconds it took. The caller's counters (the program's:
 	 * nfs4_stats_op, and the export's); NULL: none. */
 	void (*op_done)(const struct nfs4_ctx *x, uint32_t op, uint32_t status, uint64_t ns);
+	/* Does the current filehandle take the call's security flavor? NFS4_OK or NFS4ERR_WRONGSEC; run
+	 * after a put filehandle operation when nfs4_putfh_checks_sec() says so. NULL: no check. */
+	uint32_t (*sec_check)(struct nfs4_ctx *x);
 
 	/* Set by nfs4_compound_run() for the operations. */
 	uint32_t minorversion;
@@ -116,6 +122,22 @@ struct nfs4_arena {
 	_Alignas(max_align_t) uint8_t args[NFS4_OP_SCRATCH];
 	_Alignas(max_align_t) uint8_t res[NFS4_OP_SCRATCH];
 };
+
+/* Operation numbers nfs4_putfh_checks_sec() is given at most (SAVEFHs, then one more). */
+#define NFS4_SEC_PEEK 4u
+
+/*
+ * RFC 8881 §2.6.3.1.1 (RFC 7530 §16.31.4 for 4.0): whether a put filehandle
+ * operation returns NFS4ERR_WRONGSEC for a flavor its filehandle does not
+ * take, given the numbers of the n operations that follow it (n 0: none).
+ * SAVEFH is looked through (§2.6.3.1.1.1); nothing (§.6), another put
+ * filehandle operation (§.2), LOOKUP, LOOKUPP, OPEN (§.3-4: they check what
+ * they reach; OPEN by filehandle checks its file when it opens it, as
+ * knfsd's OP_HANDLES_WRONGSEC), SECINFO and SECINFO_NO_NAME (§.5), or a
+ * number that is no operation (ILLEGAL follows) make it not check; anything
+ * else does (§.7). Pure.
+ */
+bool nfs4_putfh_checks_sec(const uint32_t *next, unsigned n);
 
 /* Outcome of nfs4_compound_run() for the RPC layer. */
 enum nfs4_compound_outcome {

@@ -117,19 +117,24 @@ struct nfs4_none {
  *   NFS4_OPF_V40     NFSv4.0 only, NOTSUPP from 4.1 on (RFC 8881 §17, "MNI"): SETCLIENTID(_CONFIRM),
  *                    RENEW, OPEN_CONFIRM, RELEASE_LOCKOWNER;
  *   NFS4_OPF_DRC     a 4.0 COMPOUND running it keeps its reply in the DRC (RFC 7530 §3.1.1,
- *                    §9.1.7: not idempotent, no seqid): CREATE, LINK, REMOVE, RENAME, SETATTR, WRITE.
+ *                    §9.1.7: not idempotent, no seqid): CREATE, LINK, REMOVE, RENAME, SETATTR, WRITE;
+ *   NFS4_OPF_PUTFH   a put filehandle operation (RFC 8881 §2.6.3.1.1): PUTFH, PUTPUBFH, PUTROOTFH,
+ *                    RESTOREFH; the engine checks its flavor (nfs4_cur_sec_check) when what follows
+ *                    needs it.
  */
 const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.19, §18.8, §18.28, §18.27 */
 	NFS4_OP(OP_PUTFH, "PUTFH", nfs4_dec_putfh_op, nfs4_putfh_exec, NULL, struct nfs4_putfh_args,
-		struct nfs4_none, 0),
+		struct nfs4_none, NFS4_OPF_PUTFH),
 	NFS4_OP(OP_GETFH, "GETFH", NULL, nfs4_getfh_exec, nfs4_getfh_enc, struct nfs4_none, struct nfs4_getfh_res,
 		NFS4_OPF_CURFH),
 	NFS4_OP(OP_SAVEFH, "SAVEFH", NULL, nfs4_savefh_exec, NULL, struct nfs4_none, struct nfs4_none,
 		NFS4_OPF_CURFH),
-	NFS4_OP(OP_RESTOREFH, "RESTOREFH", NULL, nfs4_restorefh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	NFS4_OP(OP_RESTOREFH, "RESTOREFH", NULL, nfs4_restorefh_exec, NULL, struct nfs4_none, struct nfs4_none,
+		NFS4_OPF_PUTFH),
 	/* RFC 8881 §18.21, §18.13, §18.14, §18.29, §18.45: the namespace (nfs4_proc_ns.c). */
-	NFS4_OP(OP_PUTROOTFH, "PUTROOTFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	NFS4_OP(OP_PUTROOTFH, "PUTROOTFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none,
+		NFS4_OPF_PUTFH),
 	NFS4_OP(OP_LOOKUP, "LOOKUP", nfs4_dec_name_args_op, nfs4_lookup_exec, NULL, struct nfs4_name_args,
 		struct nfs4_none, NFS4_OPF_CURFH),
 	NFS4_OP(OP_LOOKUPP, "LOOKUPP", NULL, nfs4_lookupp_exec, NULL, struct nfs4_none, struct nfs4_none,
@@ -150,7 +155,8 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	NFS4_OP(OP_READDIR, "READDIR", nfs4_dec_readdir_op, nfs4_readdir_exec, NULL, struct nfs4_readdir_args,
 		struct nfs4_none, NFS4_OPF_CURFH | NFS4_OPF_STREAM),
 	/* RFC 8881 §18.20: no public filehandle of its own: the root's. */
-	NFS4_OP(OP_PUTPUBFH, "PUTPUBFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none, 0),
+	NFS4_OP(OP_PUTPUBFH, "PUTPUBFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none,
+		NFS4_OPF_PUTFH),
 	/* RFC 8881 §18.4, §18.9, §18.25, §18.26, §18.30, §18.31, §18.15 (nfs4_proc_mod.c).
 	 * OPENATTR (§18.17) has no entry: NOTSUPP (named_attr is false), its argument unread. */
 	NFS4_OP(OP_CREATE, "CREATE", nfs4_dec_create_op, nfs4_create_exec, nfs4_create_enc, struct nfs4_create_args,
@@ -299,6 +305,7 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	a->ctx.call = c;
 	a->ctx.priv = &svc;
 	a->ctx.op_done = nfs4_op_done; /* per-operation and per-export counters */
+	a->ctx.sec_check = nfs4_cur_sec_check; /* RFC 8881 §2.6.3.1.1 (nfs4_call.c) */
 	nfs4_svc_begin(&svc, nfs4_served, c);
 	svc.seq_new = false;
 	svc.cur_sid_set = false;

@@ -12,6 +12,10 @@
  *                           export's object (envelope MAC: BADHANDLE; export gone:
  *                           STALE; admission on every use; credential squashed)
  *   nfs4_fh_*               handles of pseudo directories and of backend objects
+ *   nfs4_obj_sec, nfs4_fh_sec_check
+ *                           security flavors of an object (export: its sec=;
+ *                           pseudo directory: the exports' beneath it) and the
+ *                           put filehandle operations' WRONGSEC check
  *   nfs_errno_to_nfsstat4   the backend's errno -> nfsstat4
  *   nfs4_principal, _who    the caller as a client record's principal and host
  *   nfs4_grace_for          the grace period's verdict for a client's operation
@@ -24,7 +28,9 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "nfs/common/siphash.h"
 #include "nfs/v4/nfs4.h"
+#include "rpc/rpc_gss_krb5.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 
 static struct log_limit nfs4_call_limit;
@@ -58,6 +64,16 @@ static void nfs4_svc_use(struct nfs4_svc *s, struct be_fs *fs)
 	s->last_fs = fs;
 }
 
+/* An export's sec= for this client as a flavor list (in the admin's order). */
+static void nfs4_sec_of(const struct export_opts *o, struct nfs4_sec_list *l)
+{
+	unsigned n = o ? (unsigned)__builtin_popcount(o->sec) : 1;
+
+	l->n = (uint8_t)(n < NFS4_SEC_MAX ? n : NFS4_SEC_MAX);
+	for (unsigned i = 0; i < l->n; i++)
+		l->bit[i] = o ? o->sec_order[i] : 1; /* no call (tests): AUTH_SYS, the default */
+}
+
 const struct nfs4_pseudo_exp *nfs4_svc_exports(struct nfs4_svc *s, unsigned *n)
 {
 	const struct export_opts *opts;
@@ -71,7 +87,9 @@ const struct nfs4_pseudo_exp *nfs4_svc_exports(struct nfs4_svc *s, unsigned *n)
 			s->exps[i].path = s->tbl->v[i].cfg->path;
 			/* RFC 8881 §2.6.3.1.1: exports a client may not use stay out of its view
 			 * (a flavor it lacks still shows them: SECINFO then tells it which). */
+			opts = NULL;
 			s->exps[i].admitted = !s->call || nfs_export_admit(&s->tbl->v[i], s->call, &opts) != EACCES;
+			nfs4_sec_of(s->exps[i].admitted ? opts : NULL, &s->exps[i].sec);
 		}
 		s->nexps = m;
 		s->exps_built = true;
@@ -179,6 +197,55 @@ uint32_t nfs4_obj_open(struct nfs4_svc *s, const struct nfs_fh *fh, struct nfs4_
 	return nfs_errno_to_nfsstat4(be_open_handle(e->fs, &bh, &ob->o, &ob->attr));
 }
 
+void nfs4_obj_sec(struct nfs4_svc *s, const struct nfs4_obj *ob, struct nfs4_sec_list *l)
+{
+	const struct nfs4_pseudo_exp *v;
+	unsigned n;
+
+	if (ob->kind == NFS4_OBJ_EXPORT) {
+		nfs4_sec_of(ob->opts, l);
+		return;
+	}
+	v = nfs4_svc_exports(s, &n);
+	nfs4_pseudo_sec(v, n, ob->path, l);
+}
+
+uint32_t nfs4_fh_sec_check(struct nfs4_svc *s, const struct nfs_fh *fh)
+{
+	const struct nfs4_pseudo_exp *v;
+	const struct export_opts *opts;
+	const struct nfs_export *e;
+	struct nfs4_sec_list l;
+	struct be_handle bh;
+	uint32_t id;
+	uint64_t pid;
+	unsigned n;
+
+	/* A handle that is not ours or names nothing: the operation using it says so (BADHANDLE, STALE). */
+	if (!s->call || !nfs_fh_unwrap(fh, &id, &bh))
+		return NFS4_OK;
+	if (nfs4_fh_is_pseudo(id, &bh, &pid)) {
+		v = nfs4_svc_exports(s, &n);
+		if (!nfs4_pseudo_find(v, n, pid, s->path, sizeof(s->path)))
+			return NFS4_OK;
+		/* RFC 8881 §2.6.3.1.1.3: the flavors of the exports beneath (none: nothing to guard). */
+		nfs4_pseudo_sec(v, n, s->path, &l);
+		if (l.n == 0 || nfs4_sec_has(&l, (unsigned)__builtin_ctz(nfs_call_sec(s->call))))
+			return NFS4_OK;
+		log_limited(&nfs4_call_limit, LOG_NOTICE, "nfs4: %s: no export beneath %s allows its flavor (WRONGSEC)",
+			    s->call->conn ? s->call->conn->peer_name : "-", s->path);
+		return NFS4ERR_WRONGSEC;
+	}
+	e = s->tbl ? nfs_exports_by_id(s->tbl, id) : NULL;
+	/* RFC 8881 §2.6.3.1.1.7: the export's sec= (EACCES: the operation says ACCESS). */
+	return e && nfs_export_admit(e, s->call, &opts) == EPERM ? NFS4ERR_WRONGSEC : NFS4_OK;
+}
+
+uint32_t nfs4_cur_sec_check(struct nfs4_ctx *x)
+{
+	return nfs4_fh_sec_check(x->priv, &x->cur.fh);
+}
+
 void nfs4_obj_put(struct nfs4_obj *ob)
 {
 	if (ob->exp)
@@ -248,13 +315,29 @@ uint32_t nfs_errno_to_nfsstat4(int err)
 	}
 }
 
+/*
+ * RFC 8881 §2.4.3, §18.35.5; RFC 7530 §16.33.5: the principal that makes and
+ * owns a client record. AUTH_SYS: its uid and gid (as knfsd's same_creds()
+ * compares them). RPCSEC_GSS: the principal's name, not the uid it maps to
+ * (knfsd compares cr_principal; two machine principals both mapped to nobody
+ * are two principals), as SipHash under the server's secret key, so no
+ * AUTH_SYS uid and gid can be chosen to equal it; a GSS principal without a
+ * kept name is one principal of its own. AUTH_NONE: one principal of its own.
+ */
 uint64_t nfs4_principal(const struct nfs4_ctx *x)
 {
+	const char *name;
+
 	if (!x->call)
 		return 0;
-	if (x->call->cred.flavor != RPC_AUTH_SYS)
+	if (x->call->cred.flavor == RPC_AUTH_SYS)
+		return (uint64_t)x->call->cred.uid << 32 | x->call->cred.gid;
+	if (x->call->cred.flavor != RPC_AUTH_GSS)
 		return UINT64_MAX;
-	return (uint64_t)x->call->cred.uid << 32 | x->call->cred.gid;
+	name = rpc_gss_call_principal(x->call);
+	if (!name)
+		return UINT64_MAX - 1;
+	return siphash24(nfs4_srv(x)->princ_key, name, strlen(name)) & ~(uint64_t)1; /* even: not the two above */
 }
 
 /* The asker of a new client record: its principal and its host's address. */

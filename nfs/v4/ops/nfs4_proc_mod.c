@@ -208,6 +208,18 @@ static uint32_t mod_same_fs(const struct nfs4_obj *from, const struct nfs4_obj *
 	return NFS4_OK;
 }
 
+/*
+ * RFC 8881 §2.6.3.1.2: LINK's and RENAME's saved filehandle is opened under
+ * any flavor. On another export than the current filehandle's it is XDEV
+ * (mod_same_fs), never WRONGSEC, which would send the client back and forth
+ * between SECINFO and the operation; on the same export the put filehandle
+ * operation checked the flavor already.
+ */
+static void mod_saved_any_flavor(struct nfs4_ctx *x, bool on)
+{
+	((struct nfs4_svc *)x->priv)->any_flavor = on;
+}
+
 /* RFC 8881 §18.26.3: SAVEFH is the source directory, CURRENT the target's. */
 uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 {
@@ -221,7 +233,9 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	if (!x->saved.set)
 		return NFS4ERR_NOFILEHANDLE;
+	mod_saved_any_flavor(x, true);
 	status = mod_dir_open(x, &x->saved.fh, &from);
+	mod_saved_any_flavor(x, false);
 	if (status == NFS4_OK)
 		status = mod_dir_open(x, &x->cur.fh, &to);
 	else
@@ -269,7 +283,9 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	if (!x->saved.set)
 		return NFS4ERR_NOFILEHANDLE;
+	mod_saved_any_flavor(x, true);
 	status = nfs4_obj_open(x->priv, &x->saved.fh, &src);
+	mod_saved_any_flavor(x, false);
 	if (status == NFS4_OK)
 		status = mod_dir_open(x, &x->cur.fh, &dir);
 	else

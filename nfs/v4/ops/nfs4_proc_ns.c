@@ -7,6 +7,13 @@
  * (nfs4_pseudo.c); inside an export, names go to the backend, which does
  * not enter file systems mounted below the export. LOOKUPP from an export's
  * root climbs back into the pseudo file system.
+ *
+ * Security flavors (RFC 8881 §2.6.3.1.1): PUTROOTFH puts the root under any
+ * flavor (the engine checks it when the next operation needs it,
+ * nfs4_putfh_checks_sec()); LOOKUP and LOOKUPP check what they reach, not the
+ * directory they start from (§2.6.3.1.1.3-4), so a client may walk from the
+ * pseudo file system into an export of another flavor; SECINFO and
+ * SECINFO_NO_NAME answer under any flavor (§2.6.3.1.1.5).
  */
 #include <string.h>
 
@@ -41,10 +48,26 @@ uint32_t nfs4_putrootfh_exec(struct nfs4_ctx *x, void *args, void *res)
 	const struct nfs4_pseudo_exp *v;
 	unsigned n, idx = 0;
 
+	bool any = s->any_flavor;
+	uint32_t status;
+
 	(void)args, (void)res;
 	nfs4_cur_stateid_clear(x);
 	v = nfs4_svc_exports(s, &n);
-	return nfs4_cur_set_ns(x, "/", nfs4_pseudo_classify(v, n, "/", &idx), idx);
+	s->any_flavor = true; /* RFC 8881 §2.6.3.1.1: the engine checks it if what follows uses it */
+	status = nfs4_cur_set_ns(x, "/", nfs4_pseudo_classify(v, n, "/", &idx), idx);
+	s->any_flavor = any;
+	return status;
+}
+
+/* RFC 8881 §2.6.3.1.1.3-4: LOOKUP's and LOOKUPP's result, not their directory, must take the call's
+ * flavor (unless SECINFO runs them: any was set). */
+static uint32_t nfs4_ns_sec_done(struct nfs4_ctx *x, bool any, uint32_t status)
+{
+	struct nfs4_svc *s = x->priv;
+
+	s->any_flavor = any;
+	return status == NFS4_OK && !any ? nfs4_cur_sec_check(x) : status;
 }
 
 /* An export's directory: name in it through the backend. */
@@ -79,10 +102,13 @@ uint32_t nfs4_lookup_exec(struct nfs4_ctx *x, void *args, void *res)
 	unsigned n, idx = 0;
 	uint32_t status;
 
+	bool any = s->any_flavor;
+
 	(void)res;
 	status = nfs4_name_check(&a->name);
 	if (status != NFS4_OK)
 		return status;
+	s->any_flavor = true;
 	status = nfs4_obj_open(s, &x->cur.fh, &dir);
 	if (status == NFS4_OK && dir.kind == NFS4_OBJ_PSEUDO) {
 		v = nfs4_svc_exports(s, &n);
@@ -94,7 +120,7 @@ uint32_t nfs4_lookup_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs4_lookup_backend(x, &dir, &a->name);
 	}
 	nfs4_obj_put(&dir);
-	return status;
+	return nfs4_ns_sec_done(x, any, status);
 }
 
 /* The parent of an export's root: back in the pseudo file system. */
@@ -119,8 +145,10 @@ uint32_t nfs4_lookupp_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_obj ob;
 	unsigned n, idx = 0;
 	uint32_t status;
+	bool any = s->any_flavor;
 
 	(void)args, (void)res;
+	s->any_flavor = true;
 	status = nfs4_obj_open(s, &x->cur.fh, &ob);
 	if (status != NFS4_OK) {
 		/* nothing held */
@@ -141,20 +169,7 @@ uint32_t nfs4_lookupp_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs4_lookup_backend(x, &ob, &dotdot);
 	}
 	nfs4_obj_put(&ob);
-	return status;
-}
-
-/* The flavors that reach ob (RFC 8881 §2.6.3.1: the export's sec= list;
- * pseudo directories take AUTH_SYS, as every export does by default). */
-static void nfs4_flavors(const struct nfs4_obj *ob, struct nfs4_secinfo_res *r)
-{
-	uint32_t sec = ob->kind == NFS4_OBJ_EXPORT && ob->opts ? ob->opts->sec : EXPORT_SEC_SYS;
-
-	r->n = 0;
-	if (sec & EXPORT_SEC_SYS)
-		r->flavors[r->n++] = RPC_AUTH_SYS;
-	if (sec & EXPORT_SEC_NONE)
-		r->flavors[r->n++] = RPC_AUTH_NONE;
+	return nfs4_ns_sec_done(x, any, status);
 }
 
 /* RFC 8881 §18.29.3 / §18.45.3: in NFSv4.1 and later SECINFO and
@@ -179,7 +194,7 @@ uint32_t nfs4_secinfo_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK) {
 		status = nfs4_obj_open(s, &x->cur.fh, &target);
 		if (status == NFS4_OK)
-			nfs4_flavors(&target, res);
+			nfs4_obj_sec(s, &target, &((struct nfs4_secinfo_res *)res)->sec);
 		nfs4_obj_put(&target);
 	}
 	s->any_flavor = false;
@@ -205,7 +220,7 @@ uint32_t nfs4_secinfo_nn_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK) {
 		status = nfs4_obj_open(s, &x->cur.fh, &ob);
 		if (status == NFS4_OK)
-			nfs4_flavors(&ob, res);
+			nfs4_obj_sec(s, &ob, &((struct nfs4_secinfo_res *)res)->sec);
 		nfs4_obj_put(&ob);
 	}
 	s->any_flavor = false;
@@ -220,5 +235,5 @@ void nfs4_secinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, co
 	const struct nfs4_secinfo_res *r = res;
 
 	(void)x, (void)status;
-	nfs4_enc_secinfo(e, r->flavors, r->n);
+	nfs4_enc_secinfo(e, r->sec.bit, r->sec.n);
 }

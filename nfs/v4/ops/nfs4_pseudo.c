@@ -50,6 +50,26 @@ uint32_t nfs4_pseudo_lookup(const struct nfs4_pseudo_exp *v, unsigned n, const c
 	return *kind == NFS4_PSEUDO_NONE ? NFS4ERR_NOENT : NFS4_OK;
 }
 
+bool nfs4_sec_has(const struct nfs4_sec_list *l, unsigned b)
+{
+	for (unsigned i = 0; i < l->n; i++)
+		if (l->bit[i] == b)
+			return true;
+	return false;
+}
+
+void nfs4_pseudo_sec(const struct nfs4_pseudo_exp *v, unsigned n, const char *dir, struct nfs4_sec_list *out)
+{
+	out->n = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!v[i].admitted || !below(dir, v[i].path))
+			continue;
+		for (unsigned j = 0; j < v[i].sec.n && j < NFS4_SEC_MAX; j++)
+			if (!nfs4_sec_has(out, v[i].sec.bit[j]) && out->n < NFS4_SEC_MAX)
+				out->bit[out->n++] = v[i].sec.bit[j];
+	}
+}
+
 void nfs4_pseudo_parent(const char *path, char *out, size_t cap)
 {
 	const char *slash = strrchr(path, '/');

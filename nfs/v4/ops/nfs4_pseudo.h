@@ -20,9 +20,18 @@
 
 #define NFS4_PSEUDO_PATH_MAX 1024u /* deeper pseudo paths are not reachable */
 
+#define NFS4_SEC_MAX 5u /* security flavors one export may list (conf/exports.h EXPORT_SEC_COUNT) */
+
+/* Security flavors in preference order: bit numbers of EXPORT_SEC_* (conf/exports.h), each once. */
+struct nfs4_sec_list {
+	uint8_t n;
+	uint8_t bit[NFS4_SEC_MAX];
+};
+
 struct nfs4_pseudo_exp {
 	const char *path;
-	bool admitted; /* this client may see it */
+	bool admitted;            /* this client may see it */
+	struct nfs4_sec_list sec; /* admitted: the flavors its sec= gives this client */
 };
 
 /* What a path is for this client. */
@@ -42,6 +51,17 @@ enum nfs4_pseudo_kind nfs4_pseudo_classify(const struct nfs4_pseudo_exp *v, unsi
  */
 uint32_t nfs4_pseudo_lookup(const struct nfs4_pseudo_exp *v, unsigned n, const char *dir, const char *name,
 			    uint32_t namelen, char *out, size_t cap, enum nfs4_pseudo_kind *kind, unsigned *idx);
+
+/*
+ * RFC 8881 §2.6.3.1.1.3 (security policy boundaries may be crossed below a
+ * pseudo directory): the flavors of the pseudo directory dir are those of
+ * the admitted exports beneath it, in export order, each once. Empty when
+ * none is beneath (a root that shows this client nothing).
+ */
+void nfs4_pseudo_sec(const struct nfs4_pseudo_exp *v, unsigned n, const char *dir, struct nfs4_sec_list *out);
+
+/* Is flavor bit number b in l? */
+bool nfs4_sec_has(const struct nfs4_sec_list *l, unsigned b);
 
 /* The parent of path into out ("/" for "/"); out may be path. */
 void nfs4_pseudo_parent(const char *path, char *out, size_t cap);

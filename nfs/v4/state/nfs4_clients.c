@@ -639,7 +639,8 @@ void nfs4_slot_done(struct nfs4_ctab *st, const uint8_t sessionid[NFS4_SESSIONID
  * DESTROY_SESSION and DESTROY_CLIENTID: NFS4ERR_WRONG_CRED). rnfsd offers
  * only SP4_NONE, under which the RFC asks nothing, so this is knfsd's
  * SP4_MACH_CRED rule (nfsd4_mach_creds_match) applied always, with
- * AUTH_SYS's uid and gid as the principal (its same_creds()).
+ * AUTH_SYS's uid and gid, or the RPCSEC_GSS principal's name, as the
+ * principal (its same_creds(); nfs4_principal()).
  */
 static bool principal_ok(const struct nfs4_client *c, uint64_t principal)
 {

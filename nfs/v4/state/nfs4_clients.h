@@ -120,7 +120,7 @@ struct nfs4_client {
 	uint8_t verifier[8];
 	uint32_t owner_len;
 	uint8_t owner[NFS4_OWNER_MAX];
-	uint64_t principal;          /* who made it (nfs4_principal(): AUTH_SYS uid and gid), RFC 8881 §18.35.5 */
+	uint64_t principal;          /* who made it (nfs4_principal(): AUTH_SYS uid and gid, GSS name), RFC 8881 §18.35.5 */
 	uint8_t host[16];            /* from which address (IPv4 mapped to IPv6; zero: unknown) */
 	bool confirmed;
 	bool reclaim_complete;

@@ -170,12 +170,31 @@ void nfs4_enc_access(struct xdr_enc *e, uint32_t supported, uint32_t access)
 	xdr_enc_u32(e, access);
 }
 
-/* secinfo4 is a union on the flavor; only RPCSEC_GSS (6) has a body, which we never send. */
-void nfs4_enc_secinfo(struct xdr_enc *e, const uint32_t *flavors, uint32_t n)
+/*
+ * SECINFO4resok (RFC 8881 §18.29.2, RFC 7530 §16.31.2): secinfo4 is a union on
+ * the flavor; RPCSEC_GSS (6) carries rpcsec_gss_info: the mechanism's OID
+ * (krb5, RFC 1964 §1: 1.2.840.113554.1.2.2, its DER contents without tag and
+ * length, as knfsd and the Linux client's gss_mech_info2flavor() have it),
+ * qop 0 and the service (rpc_gss_svc_t, RFC 2203 §5: none 1, integrity 2,
+ * privacy 3). bits: sec= bit numbers (0 none, 1 sys, 2 krb5, 3 krb5i, 4 krb5p).
+ */
+void nfs4_enc_secinfo(struct xdr_enc *e, const uint8_t *bits, uint32_t n)
 {
+	/* 9 bytes and their XDR padding (written whole: GCC sees no bound on the padding's memset) */
+	static const uint8_t krb5_oid[12] = { 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02 };
+
 	xdr_enc_u32(e, n);
-	for (uint32_t i = 0; i < n; i++)
-		xdr_enc_u32(e, flavors[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		if (bits[i] < 2) { /* AUTH_NONE 0, AUTH_SYS 1: the flavor alone */
+			xdr_enc_u32(e, bits[i]);
+			continue;
+		}
+		xdr_enc_u32(e, 6); /* RPCSEC_GSS */
+		xdr_enc_u32(e, 9);
+		xdr_enc_fixed(e, krb5_oid, sizeof(krb5_oid));
+		xdr_enc_u32(e, 0);           /* qop: the mechanism's default */
+		xdr_enc_u32(e, bits[i] - 1u); /* krb5 2 -> 1, krb5i 3 -> 2, krb5p 4 -> 3 */
+	}
 }
 
 /* RFC 8881 §18.13.1 LOOKUP4args, §18.29.1 SECINFO4args: one component4. */

@@ -91,8 +91,9 @@ void nfs4_enc_bitmap(struct xdr_enc *e, const struct nfs4_bitmap *b);
 void nfs4_enc_fh(struct xdr_enc *e, const struct nfs_fh *fh);
 /* ACCESS4resok (RFC 8881 §18.1.2). */
 void nfs4_enc_access(struct xdr_enc *e, uint32_t supported, uint32_t access);
-/* SECINFO4resok (RFC 8881 §18.29.2): flavors without RPCSEC_GSS data (AUTH_NONE, AUTH_SYS). */
-void nfs4_enc_secinfo(struct xdr_enc *e, const uint32_t *flavors, uint32_t n);
+/* SECINFO4resok (RFC 8881 §18.29.2) of n sec= flavors (bit numbers of conf/exports.h's EXPORT_SEC_*:
+ * AUTH_NONE, AUTH_SYS, or RPCSEC_GSS krb5 with service none, integrity, privacy), in their order. */
+void nfs4_enc_secinfo(struct xdr_enc *e, const uint8_t *bits, uint32_t n);
 
 static inline bool nfs4_bitmap_isset(const struct nfs4_bitmap *b, uint32_t attr)
 {
