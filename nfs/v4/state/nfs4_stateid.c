@@ -709,9 +709,9 @@ static struct nfs4_open *stateid_new(struct nfs4_stab *t, const struct nfs4_stab
 		return NULL;
 	be32_put(op->sid.other, t->boot);
 	be32_put(op->sid.other + 4, (uint32_t)cl->clientid);
-	/* The counter's top bit is the delegation table's (nfs4_deleg.h). */
+	/* The counter's top bits are the delegation and layout tables' (nfs4_deleg.h, nfs4_layout.h). */
 	do
-		t->counter = (t->counter + 1) & ~NFS4_STAB_DELEG_BIT;
+		t->counter = (t->counter + 1) & ~(NFS4_STAB_DELEG_BIT | NFS4_STAB_LAYOUT_BIT);
 	while (t->counter == 0);
 	be32_put(op->sid.other + 8, t->counter);
 	list_insert(&t->opens[t->counter % NFS4_STAB_BUCKETS], &op->hash);

@@ -73,6 +73,8 @@
 /* stateid4.other's counter with this bit set is a delegation's
  * (nfs4_deleg.h), never an open's or a lock's. */
 #define NFS4_STAB_DELEG_BIT 0x80000000u
+/* ... and with this bit set (and the one above clear) a layout's (nfs4_layout.h). */
+#define NFS4_STAB_LAYOUT_BIT 0x40000000u
 #define NFS4_STAB_EXPIRED_RING 4096u /* a client table's worth (NFS4_STATE_MAX_CLIENTS) */
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1) */
