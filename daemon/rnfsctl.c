@@ -376,11 +376,13 @@ static void print_nfs4_bounds(const struct json *doc)
 	if (!b || b->type != JSON_OBJ)
 		return;
 	printf("nfsv4 tables: offloads %.0f/%.0f, synchronous copies %.0f/%.0f (%.0f refused), lock waiters "
-	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f\n\n",
+	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f, pNFS layouts %.0f/%.0f "
+	       "(%.0f data-server errors reported)\n\n",
 	       json_num(b, "offloads"), json_num(b, "offloads_max"), json_num(b, "sync_copies"),
 	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
 	       json_num(b, "lock_waiters_max"), json_num(b, "delegations_max"), json_num(b, "callback_paths"),
-	       json_num(b, "callback_paths_max"));
+	       json_num(b, "callback_paths_max"), json_num(b, "layouts"), json_num(b, "layouts_max"),
+	       json_num(b, "layout_errors"));
 }
 
 /* The shared NFSv4 tables against their bounds (issue 24). */

@@ -170,6 +170,7 @@ static void test_layoutget(void **state)
 	r.ff = sample_layout();
 	xdr_enc_init(&e, buf, sizeof(buf));
 	nfs4_enc_layoutget_res(&e, NFS4_OK, &r);
+	assert_int_equal(nfs4_layoutget_size(&r), xdr_enc_len(&e)); /* what loga_maxcount bounds */
 	xdr_dec_init(&d, buf, xdr_enc_len(&e));
 	assert_true(nfs4_dec_layoutget_res(&d, NFS4_OK, &got));
 	assert_int_equal(xdr_dec_remaining(&d), 0);

@@ -16,6 +16,8 @@
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/state/nfs4_deleg.h"
 #include "nfs/v4/ops/nfs4_lock_notify.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
+#include "nfs/v4/state/nfs4_layout.h"
 #include "nfs/v4/state/nfs4_lockwait.h"
 #include "nfs/v4/state/nfs4_offload.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
@@ -93,6 +95,18 @@ static void count_cb(const struct nfs4_cb_stat *s, void *arg)
 	++*(unsigned *)arg;
 }
 
+/* pNFS layouts (nfs4_proc_layout.c): held, their bound, errors clients reported of data servers. */
+static void nfs4_stats_pnfs(struct nfs4_stats_snap *out)
+{
+	struct nfs4_pnfs_stats p;
+
+	nfs4_pnfs_stats(&p);
+	out->layouts = p.layouts;
+	out->layouts_max = NFS4_LAYOUT_MAX;
+	for (unsigned i = 0; i < p.nds; i++)
+		out->layout_errors += p.ds[i].errors;
+}
+
 /* Asynchronous copies (nfs4_copy_async.c) and CB_NOTIFY_LOCK (nfs4_lock_notify.c), and the
  * fixed-bound tables' gauges (docs/architecture.md, "NFSv4 tables and their bounds"). */
 static void nfs4_stats_async(struct nfs4_stats_snap *out)
@@ -115,6 +129,7 @@ static void nfs4_stats_async(struct nfs4_stats_snap *out)
 	out->delegations_max = NFS4_DELEG_MAX;
 	out->callback_paths_max = NFS4_CB_CLIENTS;
 	nfs4_cb_foreach(count_cb, &out->callback_paths);
+	nfs4_stats_pnfs(out);
 }
 
 void nfs4_stats_serve(struct nfs4_server *srv)
@@ -236,7 +251,8 @@ static const struct nfs4_sec_field nfs4_sec_bounds[] = {
 	U("sync_copies_max", sync_copies_max), U("sync_copies_refused", sync_copies_refused),
 	U("lock_waiters", lock_waiters), U("lock_waiters_max", lock_waiters_max),
 	U("delegations_max", delegations_max), U("callback_paths", callback_paths),
-	U("callback_paths_max", callback_paths_max), { NULL, 0, SEC_U },
+	U("callback_paths_max", callback_paths_max), U("layouts", layouts), U("layouts_max", layouts_max),
+	U("layout_errors", layout_errors), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_limits[] = {

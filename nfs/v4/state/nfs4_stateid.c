@@ -869,6 +869,21 @@ void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fk
 	pthread_mutex_unlock(&t->lock);
 }
 
+bool nfs4_stab_client_file_open(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid)
+{
+	bool open = false;
+
+	pthread_mutex_lock(&t->lock);
+	struct nfs4_sfile *f = file_find(t, fkey, fkey_len);
+
+	if (f)
+		list_foreach_entry(op, &f->opens, const struct nfs4_open, file_link)
+			if (op->owner->cl->clientid == clientid)
+				open = true;
+	pthread_mutex_unlock(&t->lock);
+	return open;
+}
+
 /* ---- OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE ---- */
 
 uint32_t nfs4_stab_confirm(struct nfs4_stab *t, const struct nfs4_stateid *sid, struct nfs4_sid_seq sq,

@@ -229,6 +229,8 @@ uint32_t nfs4_stab_check_anon(struct nfs4_stab *t, const uint8_t *fkey, uint32_t
  * open (*open), for writing (*write)? */
 void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
 			   bool *open, bool *write);
+/* pNFS return-on-close (RFC 8881 §18.43.3): has clientid the file open (by any of its owners)? */
+bool nfs4_stab_client_file_open(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid);
 
 /*
  * OPEN_CONFIRM, OPEN_DOWNGRADE and CLOSE name their open owner through the

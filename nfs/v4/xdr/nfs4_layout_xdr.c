@@ -447,6 +447,24 @@ uint32_t nfs4_getdeviceinfo_size(const struct nfs4_ff_devaddr *a)
 	return 4 + 4 + 4 + 4 + nl + XDR_PAD(nl) + 4 + ul + XDR_PAD(ul) + 4 + 20;
 }
 
+/* An opaque or string of n bytes: its length word and its padded bytes. */
+static uint32_t opaque_size(uint32_t n)
+{
+	return 4 + n + XDR_PAD(n);
+}
+
+uint32_t nfs4_layoutget_size(const struct nfs4_layoutget_res *r)
+{
+	const struct nfs4_ff_layout *l = &r->ff;
+	/* ff_layout4 with one mirror of one server: stripe unit, two counts, deviceid, efficiency,
+	 * stateid, the handles' count and one handle, user, group, flags, stats hint */
+	uint32_t body = 8 + 4 + 4 + NFS4_DEVICEID_SIZE + 4 + 16 + 4 + opaque_size(l->fh_len) +
+			opaque_size((uint32_t)strlen(l->user)) + opaque_size((uint32_t)strlen(l->group)) + 4 + 4;
+
+	/* return_on_close, stateid, one layout4: offset, length, iomode, type, the body */
+	return 4 + 16 + 4 + 8 + 8 + 4 + 4 + 4 + body;
+}
+
 void nfs4_enc_getdeviceinfo_res(struct xdr_enc *e, uint32_t status, const struct nfs4_getdeviceinfo_res *r)
 {
 	size_t off;

@@ -215,6 +215,8 @@ void nfs4_enc_layoutcommit_res(struct xdr_enc *e, uint32_t status, const struct 
 bool nfs4_dec_getdeviceinfo_res(struct xdr_dec *d, uint32_t status, struct nfs4_getdeviceinfo_res *r);
 bool nfs4_dec_layoutget_res(struct xdr_dec *d, uint32_t status, struct nfs4_layoutget_res *r);
 bool nfs4_dec_layoutreturn_res(struct xdr_dec *d, uint32_t status, struct nfs4_layoutreturn_res *r);
+/* Bytes of the LAYOUTGET4resok for r (what loga_maxcount bounds, RFC 8881 §18.43.3). */
+uint32_t nfs4_layoutget_size(const struct nfs4_layoutget_res *r);
 /* Bytes of the GETDEVICEINFO4resok for a (the gdia_maxcount it must fit, RFC 8881 §18.40.3). */
 uint32_t nfs4_getdeviceinfo_size(const struct nfs4_ff_devaddr *a);
 
