@@ -4,6 +4,8 @@
  * data server ([pnfs] data-servers = 127.0.0.1:PORT/tcp) over a local
  * export with pnfs=flexfiles, beside a plain export:
  *  - EXCHANGE_ID answers USE_PNFS_MDS with USE_NON_PNFS (RFC 8881 §13.1);
+ *    fs_layout_type is [LAYOUT4_FLEX_FILES] and layout_blksize 1 MiB on the
+ *    pnfs export, an empty list (and no block size) on the plain one;
  *  - LAYOUTGET with the open stateid gives a decodable ff_layout4 (RFC 8435
  *    §5.1): one data server, the MDS's own handle (tight coupling, §2.2),
  *    return-on-close, seqid 1; the stats gauge counts it; again with the
@@ -207,6 +209,47 @@ static void add_stats(struct xb *a, const struct n4_sid *sid)
 	xb_opaque(a, body, (uint32_t)xdr_enc_len(&e));
 }
 
+/* GETATTR fs_layout_type (62) and layout_blksize (65) of fh: the list's first type (0: empty, -1: no answer)
+ * and the block size (0: not returned). */
+static long layout_attrs(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t *blksize)
+{
+	struct raw_reply rep;
+	struct xb a;
+	long type = -1;
+	uint32_t nw, w[3] = { 0 }, len, n;
+
+	*blksize = 0;
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 3);
+	xb_u32(&a, 0);
+	xb_u32(&a, 1u << (62 - 32));
+	xb_u32(&a, 1u << (65 - 64));
+	if (n4_call(k, &a, &rep) == 0 && n4_res(&rep, N4_PUTFH) == 0 && n4_res(&rep, N4_GETATTR) == 0) {
+		nw = xd_u32(&rep.body);
+		for (uint32_t i = 0; i < nw; i++) {
+			uint32_t v = xd_u32(&rep.body);
+
+			if (i < 3)
+				w[i] = v;
+		}
+		len = xd_u32(&rep.body);
+		(void)len;
+		if (w[1] & (1u << 30)) {
+			n = xd_u32(&rep.body);
+			type = n ? (long)xd_u32(&rep.body) : 0;
+			for (uint32_t i = 1; i < n; i++)
+				xd_u32(&rep.body);
+		}
+		if (w[2] & 2u)
+			*blksize = xd_u32(&rep.body);
+		if (rep.body.bad)
+			type = -1;
+	}
+	raw_reply_free(&rep);
+	return type;
+}
+
 static long long gauge(const char *key)
 {
 	char *doc = n4_stats_json(env.stats_socket);
@@ -309,6 +352,12 @@ static void part_layouts(struct n4_client *k)
 	CHECK_NFS(n4_open(k, env.export_dir, "f1", true, N4_ACCESS_BOTH, 0, "o1", NULL, &osid, fh, &fh_len), N4_OK,
 		  "OPEN f1");
 	CHECK_NFS(n4_write(k, fh, fh_len, &osid, 0, "through MDS", 11), N4_OK, "NFSv4 WRITE through the MDS");
+	{
+		uint32_t bs;
+
+		CHECK_EQ(layout_attrs(k, fh, fh_len, &bs), LAYOUT4_FLEX_FILES, "fs_layout_type: LAYOUT4_FLEX_FILES");
+		CHECK_EQ(bs, 1u << 20, "layout_blksize 1 MiB");
+	}
 	st = layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &osid, &r);
 	if (!CHECK_NFS(st, N4_OK, "LAYOUTGET RW with the open stateid"))
 		return;
@@ -385,6 +434,12 @@ static void part_plain(struct n4_client *k)
 		  "OPEN on the plain export");
 	CHECK_NFS(layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, &sid, &r), N4ERR_LAYOUTUNAVAILABLE,
 		  "LAYOUTGET there: LAYOUTUNAVAILABLE");
+	{
+		uint32_t bs;
+
+		CHECK_EQ(layout_attrs(k, fh, fh_len, &bs), 0, "fs_layout_type: an empty list");
+		CHECK_EQ(bs, 0, "no layout_blksize");
+	}
 	CHECK_NFS(n4_close(k, fh, fh_len, NULL, &sid), N4_OK, "CLOSE");
 }
 
