@@ -20,7 +20,8 @@
  *    the reverse, and the file on disk holds both;
  *  - LAYOUTCOMMIT (RW held) answers; LAYOUTSTATS answers; LAYOUTERROR with
  *    NXIO takes the data server out: LAYOUTGET is LAYOUTUNAVAILABLE until
- *    ds-unavailable-seconds pass, then granted again; the error is counted;
+ *    ds-unavailable-seconds pass, then granted again; the error is counted
+ *    (nfs4_bounds, the pnfs_data_servers section, rnfsctl stats);
  *  - LAYOUTRETURN of the file (iomode ANY) gives no stateid back and the
  *    table is empty; return-on-close: CLOSE ends the layout; LAYOUTRETURN
  *    ALL ends a client's layouts of two files; a client destroyed with a
@@ -330,6 +331,22 @@ static void part_error(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, 
 	CHECK_NFS(layout_op(k, fh, fh_len, N4_LAYOUTSTATS, add_stats, lsid), N4_OK, "LAYOUTSTATS");
 	CHECK_NFS(layout_op(k, fh, fh_len, N4_LAYOUTERROR, add_error, lsid), N4_OK, "LAYOUTERROR NXIO");
 	CHECK_EQ(gauge("layout_errors"), 1, "the error counted (nfs4_bounds.layout_errors)");
+	{
+		char *doc = n4_stats_json(env.stats_socket);
+		const char *ds = doc ? strstr(doc, "\"pnfs_data_servers\": [") : NULL;
+
+		CHECK(ds && strstr(ds, "\"address\": \"127.0.0.1\"") && strstr(ds, "\"errors\": 1") &&
+		      strstr(ds, "\"unavailable\": 1"), "pnfs_data_servers: the data server, its error, unavailable");
+		free(doc);
+	}
+	{
+		char out[8192];
+		const char *args[] = { "stats", NULL };
+
+		CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), args) == 0 && strstr(out, "PNFS DATA SERVER") &&
+		      strstr(out, "unavailable") && strstr(out, "pNFS layouts"),
+		      "rnfsctl stats lists the data server and the layouts");
+	}
 	CHECK_NFS(layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, lsid, &r), N4ERR_LAYOUTUNAVAILABLE,
 		  "LAYOUTGET while the only data server is out: LAYOUTUNAVAILABLE (I/O through the MDS)");
 	sleep(3);

@@ -320,6 +320,42 @@ static void nfs4_sec_cbs(struct json_out *j, const char *name, void *arg)
 	json_arr_close(j);
 }
 
+void nfs4_stats_ds_foreach(nfs4_stats_ds_fn cb, void *arg)
+{
+	struct nfs4_pnfs_stats p;
+
+	nfs4_pnfs_stats(&p);
+	for (unsigned i = 0; i < p.nds; i++) {
+		struct nfs4_stats_ds d = { .addr = p.ds[i].ds.addr, .port = p.ds[i].ds.port,
+					   .transport = p.ds[i].ds.rdma ? "rdma" : "tcp", .layouts = p.ds[i].layouts,
+					   .errors = p.ds[i].errors, .unavailable = p.ds[i].unavailable };
+		cb(&d, arg);
+	}
+}
+
+static void nfs4_sec_ds(const struct nfs4_stats_ds *d, void *arg)
+{
+	struct json_out *j = arg;
+
+	json_obj_open(j, NULL);
+	json_str(j, "address", d->addr);
+	json_u64(j, "port", d->port);
+	json_str(j, "transport", d->transport);
+	json_u64(j, "layouts", d->layouts);
+	json_u64(j, "errors", d->errors);
+	json_u64(j, "unavailable", d->unavailable); /* 1: taken out of new layouts now */
+	json_obj_close(j);
+}
+
+/* "pnfs_data_servers": each configured data server (issue 28): layouts handed out, errors reported. */
+static void nfs4_sec_dss(struct json_out *j, const char *name, void *arg)
+{
+	(void)arg;
+	json_arr_open(j, name);
+	nfs4_sec_src.ds_foreach(nfs4_sec_ds, j);
+	json_arr_close(j);
+}
+
 /* ---- the NFSv4 metrics of the Prometheus page (core/prom.h) ---- */
 
 struct nfs4_prom_field {
@@ -395,15 +431,18 @@ int nfs4_stats_sections_add(const struct nfs4_stats_sources *src)
 		{ "nfs4_operations", nfs4_sec_ops, NULL }, { "nfs4", nfs4_sec_snap, nfs4_sec_state },
 		{ "nfs4_async", nfs4_sec_snap, nfs4_sec_async }, { "nfs4_bounds", nfs4_sec_snap, nfs4_sec_bounds },
 		{ "nfs4_limits", nfs4_sec_snap, nfs4_sec_limits }, { "nfs4_callbacks", nfs4_sec_cbs, NULL },
+		{ "pnfs_data_servers", nfs4_sec_dss, NULL },
 	};
-	const struct nfs4_stats_sources mine = { nfs4_stats_ops_foreach, nfs4_stats_state, nfs4_stats_cb_foreach };
+	const struct nfs4_stats_sources mine = { nfs4_stats_ops_foreach, nfs4_stats_state, nfs4_stats_cb_foreach,
+						 nfs4_stats_ds_foreach };
 	const struct nfs4_stats_sources *s = &nfs4_sec_src;
 
 	nfs4_sec_src = src ? *src : mine;
 	for (size_t i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
 		/* A section whose source is missing (a test's) is left out. */
 		bool have = secs[i].write == nfs4_sec_ops ? s->ops_foreach != NULL
-			    : secs[i].write == nfs4_sec_cbs ? s->cb_foreach != NULL : s->state != NULL;
+			    : secs[i].write == nfs4_sec_cbs ? s->cb_foreach != NULL
+			    : secs[i].write == nfs4_sec_dss ? s->ds_foreach != NULL : s->state != NULL;
 		if (have && stats_section_add(STATS_PLACE_STATE, secs[i].name, secs[i].write, (void *)secs[i].arg) != 0)
 			return -1;
 	}

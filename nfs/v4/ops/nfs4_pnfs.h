@@ -60,6 +60,7 @@ struct nfs4_pnfs_stats {
 	uint64_t granted, returned, closed, purged; /* since start */
 	unsigned nds;
 	struct {
+		struct nfs4_pnfs_ds ds; /* as configured */
 		uint64_t layouts;  /* layouts that sent clients there */
 		uint64_t errors;   /* errors clients reported of it (LAYOUTERROR, LAYOUTRETURN) */
 		bool unavailable;  /* not handed out now */

@@ -131,6 +131,7 @@ void nfs4_pnfs_stats(struct nfs4_pnfs_stats *out)
 	out->purged = pn.t.purged;
 	out->nds = pn.nds;
 	for (unsigned i = 0; i < pn.nds; i++) {
+		out->ds[i].ds = pn.ds[i];
 		out->ds[i].layouts = pn.ds_layouts[i];
 		out->ds[i].errors = pn.ds_errors[i];
 		out->ds[i].unavailable = pn.down_until[i] > now;
