@@ -394,6 +394,9 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_reply_cache_limit_bytes", "NFSv4.1 session reply cache budget", PROM_GAUGE, reply_cache_limit),
 	PF("rnfsd_nfs4_copies_started_total", "Asynchronous COPYs started", PROM_COUNTER, copies_async_started),
 	PF("rnfsd_nfs4_callback_paths", "NFSv4 clients with a callback path", PROM_GAUGE, callback_paths),
+	PF("rnfsd_nfs4_pnfs_layouts", "pNFS layout stateids held (a client's layouts of one file)", PROM_GAUGE, layouts),
+	PF("rnfsd_nfs4_pnfs_layout_errors_total", "pNFS data-server errors reported by clients", PROM_COUNTER,
+	   layout_errors),
 };
 
 static void nfs4_prom(struct prom_out *p, void *arg)
