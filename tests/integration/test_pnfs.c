@@ -26,6 +26,9 @@
  *    table is empty; return-on-close: CLOSE ends the layout; LAYOUTRETURN
  *    ALL ends a client's layouts of two files; a client destroyed with a
  *    layout leaves none;
+ *  - after a restart with a recorded client (grace-time = 5): LAYOUTGET is
+ *    GRACE, LAYOUTCOMMIT with loca_reclaim is accepted; once grace is over
+ *    LAYOUTGET is granted and a reclaiming LAYOUTCOMMIT is NO_GRACE;
  *  - without [pnfs]: EXCHANGE_ID has no USE_PNFS_MDS and LAYOUTGET is
  *    NOTSUPP, as before pNFS.
  */
@@ -173,6 +176,19 @@ static void add_commit(struct xb *a, const struct n4_sid *sid)
 	n4_xb_sid(a, sid);
 	xb_u32(a, 1);
 	xb_u64(a, 8191);
+	xb_u32(a, 0);
+	xb_u32(a, LAYOUT4_FLEX_FILES);
+	xb_u32(a, 0);
+}
+
+/* The same with loca_reclaim set (a commit after the server restarted). */
+static void add_commit_reclaim(struct xb *a, const struct n4_sid *sid)
+{
+	xb_u64(a, 0);
+	xb_u64(a, 8192);
+	xb_u32(a, 1);
+	n4_xb_sid(a, sid);
+	xb_u32(a, 0);
 	xb_u32(a, 0);
 	xb_u32(a, LAYOUT4_FLEX_FILES);
 	xb_u32(a, 0);
@@ -460,6 +476,48 @@ static void part_plain(struct n4_client *k)
 	CHECK_NFS(n4_close(k, fh, fh_len, NULL, &sid), N4_OK, "CLOSE");
 }
 
+/* A restart with a recorded client: no LAYOUTGET in grace, a reclaiming LAYOUTCOMMIT is accepted; after. */
+static void part_grace(void)
+{
+	struct nfs4_layoutget_res r;
+	struct n4_client k;
+	struct n4_sid sid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0, seq = 0;
+	int st = -1;
+
+	hx_section("the grace period after a restart");
+	if (!CHECK_EQ(n4_start(&k, env.port, 2, "pnfs-grace"), 0, "4.2 client before the restart"))
+		return;
+	CHECK_NFS(n4_open(&k, env.export_dir, "h1", true, N4_ACCESS_BOTH, 0, "og", NULL, &sid, fh, &fh_len), N4_OK,
+		  "OPEN h1");
+	n4_client_close(&k);
+	hx_daemon_stop(&env);
+	hx_append_config(&env, "[nfsv4]\ngrace-time = 5\n");
+	if (hx_daemon_start(&env) != 0)
+		return;
+	/* no RECLAIM_COMPLETE yet (n4_setup sends one): the client is still reclaiming */
+	if (!CHECK_EQ(n4_connect(&k, env.port, 2), 0, "connect again") ||
+	    !CHECK_NFS(n4_exchange_id(&k, "pnfs-grace", &seq), N4_OK, "EXCHANGE_ID again") ||
+	    !CHECK_NFS(n4_create_session(&k, seq), N4_OK, "CREATE_SESSION"))
+		return;
+	CHECK_NFS(n4_open_prev(&k, fh, fh_len, N4_ACCESS_BOTH, 0, "og", NULL, &sid), N4_OK, "OPEN CLAIM_PREVIOUS");
+	CHECK_NFS(layoutget(&k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &sid, &r), N4ERR_GRACE,
+		  "LAYOUTGET in grace: GRACE");
+	CHECK_NFS(layout_op(&k, fh, fh_len, N4_LAYOUTCOMMIT, add_commit_reclaim, &sid), N4_OK,
+		  "LAYOUTCOMMIT loca_reclaim in grace");
+	n4_reclaim_complete(&k);
+	for (double end = hx_now() + 10; hx_now() < end; usleep(250000))
+		if ((st = layoutget(&k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &sid, &r)) != N4ERR_GRACE)
+			break;
+	CHECK_NFS(st, N4_OK, "LAYOUTGET once grace is over");
+	CHECK_NFS(layout_op(&k, fh, fh_len, N4_LAYOUTCOMMIT, add_commit_reclaim, &sid), N4ERR_NO_GRACE,
+		  "LAYOUTCOMMIT loca_reclaim after grace: NO_GRACE");
+	CHECK_NFS(n4_close(&k, fh, fh_len, NULL, &sid), N4_OK, "CLOSE");
+	CHECK_EQ(n4_destroy_client(&k), 0, "destroyed (no reclaim at the next start)");
+	n4_client_close(&k);
+}
+
 /* The daemon without [pnfs]: not a metadata server, as before issue 28. */
 static void part_no_pnfs(void)
 {
@@ -508,6 +566,7 @@ int main(int argc, char **argv)
 		part_all(&k);
 		n4_client_close(&k);
 	}
+	part_grace();
 	part_no_pnfs();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/grace.h"
 #include "core/log.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/ops/nfs4_pnfs.h"
@@ -208,6 +209,14 @@ static void pn_errors(const struct nfs4_layout_errors *errs)
 	pthread_mutex_unlock(&pn.mu);
 }
 
+/* The server's NFSv4 grace period runs (restart recovery, nfs4_recovery.h). */
+static bool pn_in_grace(void)
+{
+	struct nfs4_recovery *r = nfs4_recovery_server();
+
+	return r && nfs4_rec_in_grace(r, grace_now_ms());
+}
+
 /* ---- GETDEVICEINFO (RFC 8881 §18.40) ---- */
 
 uint32_t nfs4_getdeviceinfo_exec(struct nfs4_ctx *x, void *args, void *res)
@@ -337,6 +346,9 @@ uint32_t nfs4_layoutget_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	if (status != NFS4_OK)
 		return status;
+	/* RFC 8881 §12.7.4, §18.43.3: no new layouts while clients may still reclaim (as knfsd) */
+	if (pn_in_grace())
+		return NFS4ERR_GRACE;
 	status = layout_file(x, &a->sid, &ob, &sid, &is_layout);
 	if (status == NFS4_OK && (ob.kind != NFS4_OBJ_EXPORT || ob.exp->cfg->pnfs != EXPORT_PNFS_FLEXFILES))
 		status = NFS4ERR_LAYOUTUNAVAILABLE; /* §18.43.3: not for this file system */
@@ -459,6 +471,12 @@ uint32_t nfs4_layoutcommit_exec(struct nfs4_ctx *x, void *args, void *res)
 		return NFS4ERR_NOTSUPP;
 	if (a->layout_type != LAYOUT4_FLEX_FILES)
 		return NFS4ERR_UNKNOWN_LAYOUTTYPE;
+	/* §18.42.3: loca_reclaim commits what was written before a restart, only in the grace period;
+	 * the layout state is gone with the restart (not checked), and nothing is left to commit */
+	if (a->reclaim) {
+		r->size_changed = false;
+		return pn_in_grace() ? NFS4_OK : NFS4ERR_NO_GRACE;
+	}
 	status = layout_sid_check(x, &a->sid, &iomodes);
 	/* §18.42.3: only what was written under an RW layout is committed */
 	if (status == NFS4_OK && !(iomodes & NFS4_LAYOUT_IO_RW))
