@@ -451,6 +451,17 @@ static void part_all(struct n4_client *k)
 	CHECK_EQ(gauge("layouts"), 0, "none left");
 	CHECK_NFS(layoutget(k, fh1, l1, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &s1, &r), N4_OK, "LAYOUTGET g1 again");
 	CHECK_EQ(gauge("layouts"), 1, "one layout");
+	{
+		struct n4_sid w;
+		uint8_t fh3[128];
+		uint32_t l3 = 0;
+
+		CHECK_NFS(n4_open(k, env.export_dir, "g3", true, N4_ACCESS_WRITE, 0, "o5", NULL, &w, fh3, &l3), N4_OK,
+			  "OPEN g3 write-only");
+		CHECK_NFS(layoutget(k, fh3, l3, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &w, &r), N4_OK,
+			  "LAYOUTGET RW with a write-only open");
+		CHECK_EQ(gauge("layouts"), 2, "two layouts");
+	}
 	CHECK_EQ(n4_destroy_client(k), 0, "DESTROY_SESSION, DESTROY_CLIENTID");
 	CHECK_EQ(gauge("layouts"), 0, "the client's layouts went with it");
 }

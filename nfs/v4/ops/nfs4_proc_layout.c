@@ -273,11 +273,12 @@ static void sid_from_layout(const struct nfs4_layout_sid *l, struct nfs4_stateid
 
 /*
  * The current file for a layout operation, with loga_stateid checked (§18.43.3: an open, lock,
- * delegation or layout stateid of this client for the file; special ones are BAD_STATEID).
+ * delegation or layout stateid of this client for the file, an open's for the iomode's access;
+ * special ones are BAD_STATEID).
  * *in_layout: the layout stateid (NULL for the others). ob is put by the caller.
  */
-static uint32_t layout_file(struct nfs4_ctx *x, const struct nfs4_layout_sid *lsid, struct nfs4_obj *ob,
-			    struct nfs4_stateid *sid, bool *is_layout)
+static uint32_t layout_file(struct nfs4_ctx *x, const struct nfs4_layout_sid *lsid, uint32_t iomode,
+			    struct nfs4_obj *ob, struct nfs4_stateid *sid, bool *is_layout)
 {
 	struct nfs4_stateid in;
 	struct be_file *f = NULL;
@@ -296,7 +297,9 @@ static uint32_t layout_file(struct nfs4_ctx *x, const struct nfs4_layout_sid *ls
 		status = nfs4_obj_open(x->priv, &x->cur.fh, ob);
 		return status == NFS4_OK ? nfs4_regular_check(x, ob) : status;
 	}
-	status = nfs4_io_file(x, &x->cur.fh, sid, ob, NFS4_SHARE_ACCESS_READ, &f, &flags);
+	/* the open's access as for the I/O the layout is for (an O_WRONLY open gets RW layouts) */
+	status = nfs4_io_file(x, &x->cur.fh, sid, ob,
+			      iomode == LAYOUTIOMODE4_RW ? NFS4_SHARE_ACCESS_WRITE : NFS4_SHARE_ACCESS_READ, &f, &flags);
 	if (f)
 		be_file_put(ob->exp->fs, f);
 	return status;
@@ -349,7 +352,7 @@ uint32_t nfs4_layoutget_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §12.7.4, §18.43.3: no new layouts while clients may still reclaim (as knfsd) */
 	if (pn_in_grace())
 		return NFS4ERR_GRACE;
-	status = layout_file(x, &a->sid, &ob, &sid, &is_layout);
+	status = layout_file(x, &a->sid, a->iomode, &ob, &sid, &is_layout);
 	if (status == NFS4_OK && (ob.kind != NFS4_OBJ_EXPORT || ob.exp->cfg->pnfs != EXPORT_PNFS_FLEXFILES))
 		status = NFS4ERR_LAYOUTUNAVAILABLE; /* §18.43.3: not for this file system */
 	if (status == NFS4_OK && a->iomode == LAYOUTIOMODE4_RW && ob.opts && !ob.opts->rw)
