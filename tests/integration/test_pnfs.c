@@ -22,6 +22,8 @@
  *    NXIO takes the data server out: LAYOUTGET is LAYOUTUNAVAILABLE until
  *    ds-unavailable-seconds pass, then granted again; the error is counted
  *    (nfs4_bounds, the pnfs_data_servers section, rnfsctl stats);
+ *  - an ff_ioerr4 (NXIO) in LAYOUTRETURN takes the data server out the
+ *    same way, but not when the return's stateid is not the client's;
  *  - LAYOUTRETURN of the file (iomode ANY) gives no stateid back and the
  *    table is empty; return-on-close: CLOSE ends the layout; LAYOUTRETURN
  *    ALL ends a client's layouts of two files; a client destroyed with a
@@ -87,6 +89,9 @@ static int layoutget(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, ui
 }
 
 /* LAYOUTRETURN of returntype (FILE: of fh with sid, iomode): its status; *has_sid whether a stateid came back. */
+static uint8_t cur_devid[16];
+static bool return_with_error; /* the next FILE return carries an ff_ioerr4: NXIO on cur_devid */
+
 static int layoutreturn(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t returntype,
 			uint32_t iomode, const struct n4_sid *sid, bool *has_sid)
 {
@@ -106,7 +111,22 @@ static int layoutreturn(struct n4_client *k, const uint8_t *fh, uint32_t fh_len,
 		xb_u64(&a, 0);
 		xb_u64(&a, UINT64_MAX);
 		n4_xb_sid(&a, sid);
-		xb_u32(&a, 0); /* lrf_body: empty */
+		if (return_with_error) { /* ff_layoutreturn4 (RFC 8435 §9.3): one ff_ioerr4, no iostats */
+			struct nfs4_device_error de = { .status = N4ERR_NXIO, .opnum = N4_READ };
+			struct nfs4_layout_sid ls = { .seqid = sid->seqid };
+			uint8_t body[256];
+			struct xdr_enc e;
+
+			memcpy(de.deviceid, cur_devid, 16);
+			memcpy(ls.other, sid->other, 12);
+			xdr_enc_init(&e, body, sizeof(body));
+			xdr_enc_u32(&e, 1);
+			nfs4_ff_enc_ioerr(&e, 0, 4096, &ls, &de, 1);
+			xdr_enc_u32(&e, 0);
+			xb_opaque(&a, body, (uint32_t)xdr_enc_len(&e));
+		} else {
+			xb_u32(&a, 0); /* lrf_body: empty */
+		}
 	}
 	st = n4_call(k, &a, &rep);
 	if (st >= 0 && n4_res(&rep, N4_PUTFH) == 0) {
@@ -164,8 +184,6 @@ static int layout_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, ui
 	raw_reply_free(&rep);
 	return st;
 }
-
-static uint8_t cur_devid[16];
 
 /* LAYOUTCOMMIT4args: the whole file, no reclaim, a last write offset, no mtime, an empty flexfiles body. */
 static void add_commit(struct xb *a, const struct n4_sid *sid)
@@ -432,6 +450,38 @@ static void part_layouts(struct n4_client *k)
 	CHECK_EQ(gauge("layouts"), 0, "return-on-close: the layout went with the CLOSE");
 }
 
+/* An ff_ioerr4 in LAYOUTRETURN (RFC 8435 §9.3): counted only with the client's own stateid. */
+static void part_return_error(struct n4_client *k)
+{
+	struct nfs4_layoutget_res r;
+	struct n4_sid osid, lsid, bad;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+	bool has;
+
+	hx_section("LAYOUTRETURN with an ff_ioerr4");
+	CHECK_NFS(n4_open(k, env.export_dir, "e1", true, N4_ACCESS_BOTH, 0, "o6", NULL, &osid, fh, &fh_len), N4_OK,
+		  "OPEN e1");
+	if (!CHECK_NFS(layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, &osid, &r), N4_OK, "LAYOUTGET"))
+		return;
+	to_n4(&r.sid, &lsid);
+	bad = lsid;
+	bad.seqid += 5;
+	return_with_error = true;
+	CHECK_NFS(layoutreturn(k, fh, fh_len, LAYOUTRETURN4_FILE, LAYOUTIOMODE4_ANY, &bad, &has), N4ERR_BAD_STATEID,
+		  "a return with an error report and a stateid not the client's: BAD_STATEID");
+	CHECK_EQ(gauge("layout_errors"), 1, "its report not counted");
+	CHECK_NFS(layoutreturn(k, fh, fh_len, LAYOUTRETURN4_FILE, LAYOUTIOMODE4_ANY, &lsid, &has), N4_OK,
+		  "LAYOUTRETURN with an ff_ioerr4 (NXIO)");
+	return_with_error = false;
+	CHECK_EQ(gauge("layout_errors"), 2, "counted");
+	CHECK_NFS(layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, &osid, &r), N4ERR_LAYOUTUNAVAILABLE,
+		  "the data server is out: LAYOUTUNAVAILABLE");
+	sleep(3);
+	CHECK_NFS(layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, &osid, &r), N4_OK, "back after 2 s");
+	CHECK_NFS(n4_close(k, fh, fh_len, NULL, &osid), N4_OK, "CLOSE");
+}
+
 /* Two files' layouts, LAYOUTRETURN ALL; then a client destroyed with a layout. */
 static void part_all(struct n4_client *k)
 {
@@ -574,6 +624,7 @@ int main(int argc, char **argv)
 		CHECK(k.exid_flags & EXID_USE_NON_PNFS, "with USE_NON_PNFS");
 		part_layouts(&k);
 		part_plain(&k);
+		part_return_error(&k);
 		part_all(&k);
 		n4_client_close(&k);
 	}

@@ -422,7 +422,6 @@ uint32_t nfs4_layoutreturn_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* FILE and FSID name the current filehandle's file or file system; ALL does not */
 	if (a->returntype != LAYOUTRETURN4_ALL && !x->cur.set)
 		return NFS4ERR_NOFILEHANDLE;
-	pn_errors(&a->ff.errors);
 	pthread_mutex_lock(&pn.mu);
 	if (!pn.ready) {
 		status = a->returntype == LAYOUTRETURN4_FILE ? NFS4ERR_BAD_STATEID : NFS4_OK;
@@ -438,6 +437,9 @@ uint32_t nfs4_layoutreturn_exec(struct nfs4_ctx *x, void *args, void *res)
 		nfs4_ltab_return_all(&pn.t, s->clientid);
 	}
 	pn_unlock();
+	/* RFC 8435 §9.3: the errors of a FILE return count once the return is the client's own */
+	if (status == NFS4_OK && a->returntype == LAYOUTRETURN4_FILE)
+		pn_errors(&a->ff.errors);
 	return status;
 }
 
