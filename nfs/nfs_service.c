@@ -30,8 +30,14 @@
 
 static void nfs_log_exports(const struct nfs_exports *t)
 {
-	for (unsigned i = 0; i < t->n; i++)
-		log_info("nfs: exporting %s (id %#x, fs=%s)", t->v[i].cfg->path, t->v[i].id, t->v[i].fs->driver);
+	for (unsigned i = 0; i < t->n; i++) {
+		log_info("nfs: exporting %s (id %#x, fs=%s%s)", t->v[i].cfg->path, t->v[i].id, t->v[i].fs->driver,
+			 t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES ? ", pnfs=flexfiles" : "");
+		/* after start-up the data servers are known (nfs4_pnfs_settings()) */
+		if (t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES && nfs_service_nfs4() && !nfs4_pnfs_mds())
+			log_warn("nfs: %s has pnfs=flexfiles but [pnfs] names no data-servers: no layouts",
+				 t->v[i].cfg->path);
+	}
 }
 
 /* Program 100003 with versions 3 and 4 (ascending, rpc.h), replacing the
@@ -69,7 +75,7 @@ static void nfs4_server_settings(const struct rnfsd_config *cfg, struct nfs4_ser
 /* [pnfs]: the data servers of exports with pnfs=flexfiles (nfs/v4/ops/nfs4_pnfs.h). */
 static void nfs4_pnfs_settings(const struct rnfsd_config *cfg)
 {
-	struct nfs4_pnfs_ds ds[NFS4_PNFS_DS_MAX];
+	struct nfs4_pnfs_ds ds[NFS4_PNFS_DS_MAX] = { 0 };
 	unsigned n = cfg->n_pnfs_ds < NFS4_PNFS_DS_MAX ? cfg->n_pnfs_ds : NFS4_PNFS_DS_MAX;
 
 	for (unsigned i = 0; i < n; i++) {
@@ -80,6 +86,16 @@ static void nfs4_pnfs_settings(const struct rnfsd_config *cfg)
 			 ds[i].rdma ? "RDMA" : "TCP");
 	}
 	nfs4_pnfs_configure(ds, n, cfg->pnfs_ds_unavailable);
+	if (n == 0) { /* the exports were logged before the data servers were known */
+		struct nfs_exports *t = nfs_exports_get();
+
+		for (unsigned i = 0; t && i < t->n; i++)
+			if (t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES)
+				log_warn("nfs: %s has pnfs=flexfiles but [pnfs] names no data-servers: no layouts",
+					 t->v[i].cfg->path);
+		if (t)
+			nfs_exports_put(t);
+	}
 }
 
 static int nfs4_register(const struct rnfsd_config *cfg)

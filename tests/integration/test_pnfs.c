@@ -33,8 +33,9 @@
  *  - after a restart with a recorded client (grace-time = 5): LAYOUTGET is
  *    GRACE, LAYOUTCOMMIT with loca_reclaim is accepted; once grace is over
  *    LAYOUTGET is granted and a reclaiming LAYOUTCOMMIT is NO_GRACE;
- *  - without [pnfs]: EXCHANGE_ID has no USE_PNFS_MDS and LAYOUTGET is
- *    NOTSUPP, as before pNFS.
+ *  - without [pnfs]: the pnfs=flexfiles export is logged as offering no
+ *    layouts; EXCHANGE_ID has no USE_PNFS_MDS and LAYOUTGET is NOTSUPP, as
+ *    before pNFS.
  */
 #include "tests/integration/harness.h"
 #include "tests/integration/nfs4raw.h"
@@ -630,10 +631,13 @@ static void part_no_pnfs(void)
 	uint32_t fh_len = 0;
 
 	hx_section("without [pnfs] data-servers");
+	CHECK_EQ(hx_log_count(&env, "names no data-servers"), 0, "no warning while data servers are configured");
 	hx_daemon_stop(&env);
 	hx_write_config(&env);
 	if (hx_daemon_start(&env) != 0)
 		return;
+	CHECK(hx_log_count(&env, "has pnfs=flexfiles but [pnfs] names no data-servers") >= 1,
+	      "the pnfs=flexfiles export without data servers is logged");
 	if (!CHECK_EQ(n4_start(&k, env.port, 2, "nopnfs"), 0, "4.2 client"))
 		return;
 	CHECK(!(k.exid_flags & EXID_USE_PNFS_MDS) && (k.exid_flags & EXID_USE_NON_PNFS),
