@@ -110,7 +110,7 @@ static struct lo_rec *rec_new(struct nfs4_ltab *t, uint64_t clientid, const stru
 	struct lo_client *c = client_find(t, clientid);
 	struct lo_rec *r;
 
-	if (t->count >= t->max_total || (c && c->n >= t->max_per_client) || f->len > NFS4_LAYOUT_FKEY_MAX)
+	if (t->count >= t->max_total || (c && c->n >= t->max_per_client))
 		return NULL;
 	if (!c) {
 		c = calloc(1, sizeof(*c));
@@ -193,6 +193,8 @@ uint32_t nfs4_ltab_get(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4
 	struct lo_rec *r;
 	uint32_t st;
 
+	if (f->len > NFS4_LAYOUT_FKEY_MAX) /* longer than any handle: never kept, never looked for */
+		return NFS4ERR_LAYOUTTRYLATER;
 	if (in) {
 		r = rec_lookup(t, clientid, f, in, &st);
 		if (!r)
