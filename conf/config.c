@@ -2,7 +2,7 @@
  * config.c - parser for /etc/rnfsd/rnfsd.conf (see config.h, rnfsd.conf(5)).
  *
  * The file is INI in the style of nfs.conf(5):
- *   - "[section]" headers; sections are rnfsd, tcp, rdma, nfsv4 and ceph; a section may
+ *   - "[section]" headers; sections are rnfsd, tcp, rdma, nfsv4, ceph, stats and pnfs; a section may
  *     be opened more than once (its keys accumulate);
  *   - "key = value" lines; section and key names are case-insensitive;
  *   - lines starting with '#' or ';' are comments; in an unquoted value a
@@ -48,6 +48,7 @@ const char *const config_section_names[CONFIG_SECTION_COUNT] = {
 	[CONFIG_SECTION_NFSV4] = "nfsv4",
 	[CONFIG_SECTION_CEPH] = "ceph",
 	[CONFIG_SECTION_STATS] = "stats",
+	[CONFIG_SECTION_PNFS] = "pnfs",
 };
 
 /* Every key, its field and its range; the man page documents the same. */
@@ -122,6 +123,9 @@ const struct config_key config_keys[] = {
 	/* The page's busiest-clients families (core/stats.h STATS_TOP_CLIENTS_MAX); 0: none. */
 	{ CONFIG_SECTION_STATS, "prometheus-top-clients", CONFIG_TYPE_UINT, FIELD(prometheus_top_clients), 0, 0, 20 },
 	{ CONFIG_SECTION_CEPH, "max-calls", CONFIG_TYPE_UINT, FIELD(ceph_max_calls), 0, 0, 256 },
+
+	{ CONFIG_SECTION_PNFS, "data-servers", CONFIG_TYPE_DS, FIELD(pnfs_ds), FIELD(n_pnfs_ds), 0, 0 },
+	{ CONFIG_SECTION_PNFS, "ds-unavailable-seconds", CONFIG_TYPE_UINT, FIELD(pnfs_ds_unavailable), 0, 0, 3600 },
 };
 const unsigned config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
 
@@ -186,6 +190,8 @@ void config_defaults(struct rnfsd_config *cfg)
 	snprintf(cfg->ceph_fs_name, sizeof(cfg->ceph_fs_name), "-");
 	cfg->ceph_mount_timeout = 30;
 	cfg->ceph_op_timeout = 30;
+
+	cfg->pnfs_ds_unavailable = 60;
 }
 
 /* ---- value parsers: 0, or -1 with a reason in why ---- */
@@ -310,20 +316,30 @@ static char *trim(char *s)
 	return s;
 }
 
+/* The next comma-separated item of *cursor, trimmed (maybe ""), or NULL after the last. */
+static char *list_item(char **cursor)
+{
+	char *item = *cursor, *next;
+
+	if (!item)
+		return NULL;
+	next = strchr(item, ',');
+	if (next)
+		*next++ = '\0';
+	*cursor = next;
+	return trim(item);
+}
+
 /* "a, b, c": each item through config_parse_listen; no empties, no duplicates. */
 static int parse_listen_list(const struct config_key *k, char *s, struct config_listen *list,
 			     unsigned *count, char *why, size_t whylen)
 {
 	struct config_listen tmp[CONFIG_MAX_LISTEN];
 	unsigned n = 0;
-	char *item, *next;
+	char *item;
 
 	memset(tmp, 0, sizeof(tmp));
-	for (item = s; item; item = next) {
-		next = strchr(item, ',');
-		if (next)
-			*next++ = '\0';
-		item = trim(item);
+	while ((item = list_item(&s)) != NULL) {
 		if (*item == '\0') {
 			snprintf(why, whylen, "empty address in list");
 			return -1;
@@ -339,6 +355,38 @@ static int parse_listen_list(const struct config_key *k, char *s, struct config_
 		}
 		for (unsigned i = 0; i < n; i++) {
 			if (tmp[i].port == tmp[n].port && strcmp(tmp[i].addr, tmp[n].addr) == 0) {
+				snprintf(why, whylen, "'%.80s' is listed twice", item);
+				return -1;
+			}
+		}
+		n++;
+	}
+	memcpy(list, tmp, n * sizeof(tmp[0]));
+	*count = n;
+	return 0;
+}
+
+/* "a, b, c": each item through config_parse_ds; no empties, no duplicates. */
+static int parse_ds_list(char *s, struct config_ds *list, unsigned *count, char *why, size_t whylen)
+{
+	struct config_ds tmp[CONFIG_MAX_DS];
+	unsigned n = 0;
+	char *item;
+
+	memset(tmp, 0, sizeof(tmp));
+	while ((item = list_item(&s)) != NULL) {
+		if (*item == '\0' || n == CONFIG_MAX_DS) {
+			snprintf(why, whylen, *item ? "more than %d data servers" : "empty data server in list",
+				 CONFIG_MAX_DS);
+			return -1;
+		}
+		if (config_parse_ds(item, &tmp[n]) < 0) {
+			snprintf(why, whylen, "'%.60s' is not ADDRESS[:PORT][/tcp|/rdma] or "
+				 "[IPV6-ADDRESS][:PORT][/tcp|/rdma] (numeric address, port 1..65535)", item);
+			return -1;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			if (memcmp(&tmp[i], &tmp[n], sizeof(tmp[n])) == 0) {
 				snprintf(why, whylen, "'%.80s' is listed twice", item);
 				return -1;
 			}
@@ -389,6 +437,9 @@ static int config_apply(const struct config_key *k, char *value, struct rnfsd_co
 	case CONFIG_TYPE_LISTEN:
 		return parse_listen_list(k, value, (struct config_listen *)field,
 					 (unsigned *)((char *)cfg + k->count_offset), why, whylen);
+	case CONFIG_TYPE_DS:
+		return parse_ds_list(value, (struct config_ds *)field, (unsigned *)((char *)cfg + k->count_offset),
+				     why, whylen);
 	}
 	snprintf(why, whylen, "internal error: unknown key type");
 	return -1;
@@ -444,7 +495,8 @@ static int config_section_line(struct config_parser *ps, char *s)
 			return 0;
 		}
 	}
-	return config_error(ps, "unknown section [%.80s] (known: [rnfsd], [tcp], [rdma], [ceph])", name);
+	return config_error(ps, "unknown section [%.80s] (known: [rnfsd], [tcp], [rdma], [nfsv4], [ceph], "
+			    "[stats], [pnfs])", name);
 }
 
 /* The value after '=': unquoted (inline comment stripped) or "quoted". NULL on error. */
@@ -699,5 +751,38 @@ int config_parse_listen(const char *s, uint16_t default_port, struct config_list
 	if (parse_listen_addr(addr, default_port, out) < 0)
 		return -1;
 	out->optional = optional;
+	return 0;
+}
+
+/* RFC 8435 §5.1: a data server is reached by netid "tcp" or "rdma" (RFC 5665 §5.2.3.5)
+ * at a universal address; the port defaults to NFS's (2049) or NFS/RDMA's (20049). */
+int config_parse_ds(const char *s, struct config_ds *out)
+{
+	char addr[INET6_ADDRSTRLEN + 16];
+	const char *slash;
+	struct config_listen l;
+	struct config_ds ds;
+	size_t alen;
+
+	if (!s || !out)
+		return -1;
+	memset(&ds, 0, sizeof(ds));
+	slash = strrchr(s, '/');
+	alen = slash ? (size_t)(slash - s) : strlen(s);
+	if (slash && strcmp(slash + 1, "rdma") == 0)
+		ds.rdma = true;
+	else if (slash && strcmp(slash + 1, "tcp") != 0)
+		return -1;
+	if (alen >= sizeof(addr))
+		return -1;
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	/* A client must reach it: no wildcard address. */
+	if (parse_listen_addr(addr, ds.rdma ? 20049 : 2049, &l) < 0 || !strcmp(l.addr, "0.0.0.0") ||
+	    !strcmp(l.addr, "::"))
+		return -1;
+	memcpy(ds.addr, l.addr, sizeof(ds.addr));
+	ds.port = l.port;
+	*out = ds;
 	return 0;
 }

@@ -32,6 +32,15 @@ struct config_listen {
 
 enum config_tristate { CONFIG_NO = 0, CONFIG_YES = 1, CONFIG_AUTO = 2 };
 
+#define CONFIG_MAX_DS 8
+
+/* A pNFS data server ([pnfs] data-servers): "ADDR[:PORT][/tcp|/rdma]". */
+struct config_ds {
+	char addr[64]; /* numeric IPv4 or IPv6 address, canonical form */
+	uint16_t port; /* default 2049 over TCP, 20049 over RDMA */
+	bool rdma;     /* reached over RPC-over-RDMA (netid "rdma"), else TCP ("tcp") */
+};
+
 struct rnfsd_config {
 	/* [rnfsd] */
 	unsigned threads;             /* worker threads; default 8 */
@@ -107,6 +116,12 @@ struct rnfsd_config {
 	unsigned n_prometheus;        /* default 0: not served */
 	unsigned prometheus_top_clients; /* calls and bytes of the N busiest client addresses (0: off, at most 20) */
 
+	/* [pnfs]: the flexible-files layouts of exports with pnfs=flexfiles (RFC 8435) */
+	struct config_ds pnfs_ds[CONFIG_MAX_DS]; /* the data servers, in device-id order */
+	unsigned n_pnfs_ds;           /* default 0: none (such exports offer no layouts) */
+	unsigned pnfs_ds_unavailable; /* seconds a data server a client reported failing is not handed
+	                                 out; default 60, 0..3600 */
+
 	/* [ceph]: the CephFS backend (exports with fs=ceph) */
 	char ceph_conf[PATH_MAX];     /* ceph.conf; default /etc/ceph/ceph.conf */
 	char ceph_keyring[PATH_MAX];  /* default /etc/ceph/ceph.$name.keyring (Ceph expands $name) */
@@ -132,5 +147,8 @@ int config_parse(const char *text, const char *name, struct rnfsd_config *cfg, c
 /* "0.0.0.0:2049", "[::]:2049", "192.0.2.1" (default port), each optionally followed by
  * blanks and the word "optional" -> listen. 0 or -1. */
 int config_parse_listen(const char *s, uint16_t default_port, struct config_listen *out);
+
+/* "ADDR[:PORT][/tcp|/rdma]" -> a data server (default port by transport). 0 or -1. */
+int config_parse_ds(const char *s, struct config_ds *out);
 
 #endif

@@ -15,6 +15,7 @@ enum config_section {
 	CONFIG_SECTION_NFSV4,
 	CONFIG_SECTION_CEPH,
 	CONFIG_SECTION_STATS,
+	CONFIG_SECTION_PNFS,
 	CONFIG_SECTION_COUNT,
 };
 
@@ -26,6 +27,7 @@ enum config_type {
 	CONFIG_TYPE_PATH,     /* absolute path, strlen < max */
 	CONFIG_TYPE_LISTEN,   /* comma-separated ADDR[:PORT]; min is the default port */
 	CONFIG_TYPE_NAME,     /* a word of letters, digits and . _ -, strlen < max */
+	CONFIG_TYPE_DS,       /* comma-separated ADDR[:PORT][/tcp|/rdma] (struct config_ds) */
 };
 
 struct config_key {
@@ -33,7 +35,7 @@ struct config_key {
 	const char *name;
 	enum config_type type;
 	size_t offset;       /* the field in struct rnfsd_config */
-	size_t count_offset; /* CONFIG_TYPE_LISTEN: the unsigned count field */
+	size_t count_offset; /* CONFIG_TYPE_LISTEN, _DS: the unsigned count field */
 	unsigned long long min, max;
 };
 

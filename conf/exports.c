@@ -41,7 +41,7 @@ enum export_option_id {
 	OPT_ROOT_SQUASH, OPT_NO_ROOT_SQUASH, OPT_ALL_SQUASH, OPT_NO_ALL_SQUASH,
 	OPT_ANONUID, OPT_ANONGID,
 	OPT_SECURE, OPT_INSECURE,
-	OPT_SEC, OPT_FSID, OPT_FS,
+	OPT_SEC, OPT_FSID, OPT_FS, OPT_PNFS,
 	OPT_SYNC, OPT_ASYNC,
 	OPT_IGNORED, /* accepted for knfsd compatibility, no effect */
 };
@@ -60,6 +60,7 @@ const struct exports_option exports_options[] = {
 	{ "sec", OPT_SEC, true },
 	{ "fsid", OPT_FSID, true },
 	{ "fs", OPT_FS, true },
+	{ "pnfs", OPT_PNFS, true },
 	{ "sync", OPT_SYNC, false },
 	{ "async", OPT_ASYNC, false },
 	{ "subtree_check", OPT_IGNORED, false },
@@ -84,6 +85,7 @@ struct parse_opts {
 	bool fsid_set;
 	uint32_t fsid;
 	char fs[EXPORT_FS_NAME_MAX + 1]; /* fs=NAME, "" if not given */
+	enum export_pnfs pnfs;           /* pnfs=flexfiles, NONE if not given */
 };
 
 static void parse_opts_default(struct parse_opts *po)
@@ -443,6 +445,12 @@ static int apply_option(struct exp_parser *ps, const struct exports_option *opt,
 					 "'_' or '-', at most %u)", val, EXPORT_FS_NAME_MAX);
 		snprintf(po->fs, sizeof(po->fs), "%s", val);
 		break;
+	case OPT_PNFS:
+		/* RFC 8435: the flexible-files layout is the only one offered. */
+		if (strcmp(val, "flexfiles") != 0)
+			return exp_error(ps, "bad pnfs=%.40s: expected flexfiles", val);
+		po->pnfs = EXPORT_PNFS_FLEXFILES;
+		break;
 	}
 	return 0;
 }
@@ -733,9 +741,12 @@ static int export_push(struct exp_parser *ps, const struct export *e)
 	return 0;
 }
 
-/* The export's fsid and fs come from any client's options; two different ones conflict. */
+/* The export's fsid, fs and pnfs come from any client's options; two different ones conflict
+ * (pnfs= given for one client is the export's). */
 static int export_take_fsid(struct exp_parser *ps, struct export *e, const struct parse_opts *po)
 {
+	if (po->pnfs)
+		e->pnfs = po->pnfs;
 	if (po->fs[0] && e->fs[0] && strcmp(po->fs, e->fs))
 		return exp_error(ps, "conflicting fs values for %s (%s and %s)", e->path, e->fs, po->fs);
 	if (po->fs[0])

@@ -14,6 +14,7 @@
  * address/netmask, or "*".
  * Options: rw ro root_squash no_root_squash all_squash no_all_squash
  * anonuid=N anongid=N secure insecure sec=sys:none:krb5:krb5i:krb5p (any order) fsid=N|root|UUID fs=NAME
+ * pnfs=flexfiles
  * sync async subtree_check no_subtree_check wdelay no_wdelay hide nohide
  * crossmnt (the last few are accepted and ignored, as knfsd users expect them).
  * Errors name the file, line and problem. Tables are plain data owned by
@@ -72,11 +73,18 @@ struct export_client {
 
 #define EXPORT_FS_NAME_MAX 15u
 
+/* pnfs=: the layout type NFSv4.1+ clients get (RFC 8881 §12.2.7); one per export. */
+enum export_pnfs {
+	EXPORT_PNFS_NONE = 0,   /* default: no layouts */
+	EXPORT_PNFS_FLEXFILES,  /* LAYOUT4_FLEX_FILES (RFC 8435) over [pnfs] data-servers */
+};
+
 struct export {
 	char path[PATH_MAX];     /* absolute, normalised, no trailing slash */
 	bool fsid_set;
 	uint32_t fsid;           /* fsid=N; fsid=root is 0; a UUID is folded to 32 bits */
 	char fs[EXPORT_FS_NAME_MAX + 1]; /* fs=NAME: the backend driver; "" is "local" */
+	enum export_pnfs pnfs;   /* pnfs=flexfiles */
 	struct export_client *clients;
 	unsigned nclients;
 	unsigned line;           /* where it was defined */

@@ -104,6 +104,8 @@ int exports_edit_add(struct export_table *t, const struct export *add, char *err
 	if (e && add->fs[0] && strcmp(add->fs, e->fs) != 0)
 		return edit_error(err, errlen, "%s is served with fs=%s: remove it first to change fs=", e->path,
 				  e->fs[0] ? e->fs : "local");
+	if (e && add->pnfs && add->pnfs != e->pnfs)
+		return edit_error(err, errlen, "%s is served without pnfs=: remove it first to add pnfs=", e->path);
 	if (e && add->fsid_set && export_id(e) != add->fsid)
 		return edit_error(err, errlen, "%s has the id %#x: remove it first to change fsid=", e->path,
 				  export_id(e));

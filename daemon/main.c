@@ -555,9 +555,11 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->nfsv4_copy_workers_per_client != cur->nfsv4_copy_workers_per_client ||
 	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0 ||
 	    old->nlm != cur->nlm || old->nlm_udp_port != cur->nlm_udp_port ||
-	    old->n_prometheus != cur->n_prometheus ||
+	    old->n_prometheus != cur->n_prometheus || old->n_pnfs_ds != cur->n_pnfs_ds ||
+	    memcmp(old->pnfs_ds, cur->pnfs_ds, sizeof(old->pnfs_ds)) != 0 ||
+	    old->pnfs_ds_unavailable != cur->pnfs_ds_unavailable ||
 	    memcmp(old->prometheus, cur->prometheus, sizeof(old->prometheus)) != 0)
-		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, NLM, socket, Prometheus or state settings take effect at the next start");
+		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, pNFS, NLM, socket, Prometheus or state settings take effect at the next start");
 }
 
 static void reload(void)

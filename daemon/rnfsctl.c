@@ -354,6 +354,25 @@ static void print_nfs4_callbacks(const struct json *doc)
 	printf("\n");
 }
 
+/* pNFS data servers ([pnfs] data-servers): layouts that sent clients there, errors clients reported. */
+static void print_pnfs_data_servers(const struct json *doc)
+{
+	const struct json *dss = json_get(doc, "pnfs_data_servers");
+
+	if (!dss || dss->type != JSON_ARR || dss->n == 0)
+		return;
+	printf("%-40s %-5s %10s %8s %s\n", "PNFS DATA SERVER", "XPRT", "LAYOUTS", "ERRORS", "STATE");
+	for (size_t i = 0; i < dss->n; i++) {
+		const struct json *d = &dss->items[i];
+		char where[64];
+
+		snprintf(where, sizeof(where), "%s port %.0f", json_text(d, "address"), json_num(d, "port"));
+		printf("%-40s %-5s %10.0f %8.0f %s\n", where, json_text(d, "transport"), json_num(d, "layouts"),
+		       json_num(d, "errors"), json_num(d, "unavailable") > 0 ? "unavailable" : "in use");
+	}
+	printf("\n");
+}
+
 /* NFSv4, when the daemon serves it: state counts, the grace period, then the operations. */
 /* Asynchronous COPY (RFC 7862 §4.8) and the callbacks of CB_OFFLOAD / CB_NOTIFY_LOCK. */
 static void print_nfs4_async(const struct json *doc)
@@ -376,11 +395,13 @@ static void print_nfs4_bounds(const struct json *doc)
 	if (!b || b->type != JSON_OBJ)
 		return;
 	printf("nfsv4 tables: offloads %.0f/%.0f, synchronous copies %.0f/%.0f (%.0f refused), lock waiters "
-	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f, revoked stateids %.0f/%.0f\n\n",
+	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f, revoked stateids %.0f/%.0f, "
+	       "pNFS layouts %.0f/%.0f (%.0f data-server errors reported)\n\n",
 	       json_num(b, "offloads"), json_num(b, "offloads_max"), json_num(b, "sync_copies"),
 	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
 	       json_num(b, "lock_waiters_max"), json_num(b, "delegations_max"), json_num(b, "callback_paths"),
-	       json_num(b, "callback_paths_max"), json_num(b, "revoked_stateids"), json_num(b, "revoked_stateids_max"));
+	       json_num(b, "callback_paths_max"), json_num(b, "revoked_stateids"), json_num(b, "revoked_stateids_max"),
+	       json_num(b, "layouts"), json_num(b, "layouts_max"), json_num(b, "layout_errors"));
 }
 
 /* The shared NFSv4 tables against their bounds (issue 24). */
@@ -421,6 +442,7 @@ static void print_nfs4(const struct json *doc)
 	print_procedures(doc, "nfs4_operations", "OPERATION", 20);
 	printf("\n");
 	print_nfs4_callbacks(doc);
+	print_pnfs_data_servers(doc);
 }
 
 /* Calls, errors and bytes per export served (nfs/common/export_stats.c). */

@@ -91,6 +91,19 @@ static void check_key(const struct config_key *k, const struct rnfsd_config *cfg
 		fprintf(out, "\n");
 		break;
 	}
+	case CONFIG_TYPE_DS: {
+		const struct config_ds *ds = (const struct config_ds *)field;
+		unsigned n = *(const unsigned *)((const char *)cfg + k->count_offset);
+		CHECK(n <= CONFIG_MAX_DS);
+		for (unsigned i = 0; i < n; i++) {
+			bool v6 = strchr(ds[i].addr, ':') != NULL;
+			CHECK(ds[i].port != 0 && strcmp(ds[i].addr, "0.0.0.0") && strcmp(ds[i].addr, "::"));
+			fprintf(out, "%s%s%s%s:%u/%s", i ? ", " : "", v6 ? "[" : "", ds[i].addr, v6 ? "]" : "",
+				ds[i].port, ds[i].rdma ? "rdma" : "tcp");
+		}
+		fprintf(out, "\n");
+		break;
+	}
 	}
 }
 
@@ -111,7 +124,7 @@ static void check_config(const struct rnfsd_config *cfg)
 			if (config_keys[i].type == CONFIG_TYPE_PATH)
 				quotable &= !strchr((const char *)cfg + config_keys[i].offset, '"');
 			/* An empty address list ([stats] prometheus's default) has no text form: left out. */
-			if (config_keys[i].type == CONFIG_TYPE_LISTEN &&
+			if ((config_keys[i].type == CONFIG_TYPE_LISTEN || config_keys[i].type == CONFIG_TYPE_DS) &&
 			    !*(const unsigned *)((const char *)cfg + config_keys[i].count_offset))
 				continue;
 			check_key(&config_keys[i], cfg, out);
@@ -124,6 +137,8 @@ static void check_config(const struct rnfsd_config *cfg)
 		CHECK(config_parse(text, "again", &again, err, sizeof(err)) == 0);
 		CHECK(memcmp(again.tcp_listen, cfg->tcp_listen, sizeof(cfg->tcp_listen)) == 0);
 		CHECK(memcmp(again.rdma_listen, cfg->rdma_listen, sizeof(cfg->rdma_listen)) == 0);
+		CHECK(again.n_pnfs_ds == cfg->n_pnfs_ds &&
+		      memcmp(again.pnfs_ds, cfg->pnfs_ds, sizeof(cfg->pnfs_ds)) == 0);
 		CHECK(again.n_prometheus == cfg->n_prometheus &&
 		      memcmp(again.prometheus, cfg->prometheus, sizeof(cfg->prometheus)) == 0);
 		CHECK(again.threads == cfg->threads && again.max_record == cfg->max_record &&

@@ -24,7 +24,8 @@ OP = dict(CREATE_SESSION=43, DESTROY_SESSION=44, DESTROY_CLIENTID=57, RECLAIM_CO
           SECINFO_NO_NAME=52, SEQUENCE=53, SETCLIENTID=35, SETCLIENTID_CONFIRM=36, RENEW=30, OPEN=18,
           OPEN_CONFIRM=20, OPEN_DOWNGRADE=21, CLOSE=4, READ=25, WRITE=38, COMMIT=5, TEST_STATEID=55,
           FREE_STATEID=45, LOCK=12, LOCKT=13, LOCKU=14, RELEASE_LOCKOWNER=39, CREATE=6, LINK=11, NVERIFY=17,
-          OPENATTR=19, PUTPUBFH=23, REMOVE=28, RENAME=29, SETATTR=34, VERIFY=37)
+          OPENATTR=19, PUTPUBFH=23, REMOVE=28, RENAME=29, SETATTR=34, VERIFY=37,
+          GETDEVICEINFO=47, LAYOUTCOMMIT=49, LAYOUTGET=50, LAYOUTRETURN=51, LAYOUTERROR=64, LAYOUTSTATS=65)
 
 def op(name, args=b''):
     return u32(OP[name]) + args
@@ -164,6 +165,18 @@ seeds['v42_removexattr'] = v42(op('REMOVEXATTR', opaque(b'color')))
 seeds['v42_no_fh'] = compound(2, [op('SEQUENCE'), op('SEEK', sid + u64(0) + u32(0))])
 seeds['v42_getattr'] = v42(op('GETATTR', u32(3, 1, 0, (1 << 13) | (1 << 15) | (1 << 18))),
                            op('ACCESS', u32(0x1ff)))
+# pNFS (nfs4_layout_xdr.c through the engine): without data servers NOTSUPP, else the operations' checks.
+devid = b'rnfd' + b'\0' * 8 + u32(1)
+seeds['pnfs_getdeviceinfo'] = compound(1, [op('SEQUENCE'), op('GETDEVICEINFO', devid + u32(4, 4096, 1, 6))])
+seeds['pnfs_layoutget'] = v42(op('LAYOUTGET', u32(0, 4, 2) + u64(0) + u64(2**64 - 1) + u64(0) + sid + u32(4096)))
+seeds['pnfs_layoutreturn'] = v42(op('LAYOUTRETURN', u32(0, 4, 3, 1) + u64(0) + u64(2**64 - 1) + sid +
+                                    opaque(u32(1) + u64(0) + u64(1) + sid + u32(1) + devid + u32(6, 38) + u32(0))),
+                                 op('LAYOUTRETURN', u32(0, 4, 3, 3)))
+seeds['pnfs_layoutcommit'] = v42(op('LAYOUTCOMMIT', u64(0) + u64(1) + u32(0) + sid + u32(1) + u64(0) + u32(0, 4)
+                                    + opaque(b'')))
+seeds['pnfs_layouterror_stats'] = v42(op('LAYOUTERROR', u64(0) + u64(1) + sid + u32(1) + devid + u32(6, 25)),
+                                      op('LAYOUTSTATS', u64(0) + u64(1) + sid + u64(1) * 4 + devid + u32(4)
+                                         + opaque(b'')))
 os.makedirs('corpus/nfs4_compound', exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join('corpus/nfs4_compound', name), 'wb') as f:

@@ -23,14 +23,21 @@
 #include "nfs/v4/nfs4_setup.h"
 #include "nfs/v4/compound/nfs4_stats.h"
 #include "nfs/v4/ops/nfs4_copy_async.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 #include "core/log.h"
 #include "conf/exports_edit.h"
 
 static void nfs_log_exports(const struct nfs_exports *t)
 {
-	for (unsigned i = 0; i < t->n; i++)
-		log_info("nfs: exporting %s (id %#x, fs=%s)", t->v[i].cfg->path, t->v[i].id, t->v[i].fs->driver);
+	for (unsigned i = 0; i < t->n; i++) {
+		log_info("nfs: exporting %s (id %#x, fs=%s%s)", t->v[i].cfg->path, t->v[i].id, t->v[i].fs->driver,
+			 t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES ? ", pnfs=flexfiles" : "");
+		/* after start-up the data servers are known (nfs4_pnfs_settings()) */
+		if (t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES && nfs_service_nfs4() && !nfs4_pnfs_mds())
+			log_warn("nfs: %s has pnfs=flexfiles but [pnfs] names no data-servers: no layouts",
+				 t->v[i].cfg->path);
+	}
 }
 
 /* Program 100003 with versions 3 and 4 (ascending, rpc.h), replacing the
@@ -65,6 +72,32 @@ static void nfs4_server_settings(const struct rnfsd_config *cfg, struct nfs4_ser
 	sc->reply_cache = cfg->nfsv4_reply_cache_size;
 }
 
+/* [pnfs]: the data servers of exports with pnfs=flexfiles (nfs/v4/ops/nfs4_pnfs.h). */
+static void nfs4_pnfs_settings(const struct rnfsd_config *cfg)
+{
+	struct nfs4_pnfs_ds ds[NFS4_PNFS_DS_MAX] = { 0 };
+	unsigned n = cfg->n_pnfs_ds < NFS4_PNFS_DS_MAX ? cfg->n_pnfs_ds : NFS4_PNFS_DS_MAX;
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(ds[i].addr, sizeof(ds[i].addr), "%s", cfg->pnfs_ds[i].addr);
+		ds[i].port = cfg->pnfs_ds[i].port;
+		ds[i].rdma = cfg->pnfs_ds[i].rdma;
+		log_info("nfs: pNFS data server %u: %s port %u over %s", i + 1, ds[i].addr, ds[i].port,
+			 ds[i].rdma ? "RDMA" : "TCP");
+	}
+	nfs4_pnfs_configure(ds, n, cfg->pnfs_ds_unavailable);
+	if (n == 0) { /* the exports were logged before the data servers were known */
+		struct nfs_exports *t = nfs_exports_get();
+
+		for (unsigned i = 0; t && i < t->n; i++)
+			if (t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES)
+				log_warn("nfs: %s has pnfs=flexfiles but [pnfs] names no data-servers: no layouts",
+					 t->v[i].cfg->path);
+		if (t)
+			nfs_exports_put(t);
+	}
+}
+
 static int nfs4_register(const struct rnfsd_config *cfg)
 {
 	struct nfs4_server_cfg sc;
@@ -85,6 +118,7 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	log_info("nfs: serving NFSv4.0, 4.1 and 4.2 (delegations %s; [nfsv4] enable = no turns it off)",
 		 cfg->nfsv4_delegations ? "on" : "off");
 	nfs4_deleg_configure(cfg->nfsv4_delegations);
+	nfs4_pnfs_settings(cfg);
 	/* A quarter of the workers by default: copies never hold the rest (nfs4_proc_copy.c). */
 	nfs4_copy_configure(cfg->nfsv4_copy_workers ? cfg->nfsv4_copy_workers
 						    : (cfg->threads / 4 ? cfg->threads / 4 : 1),

@@ -19,6 +19,8 @@
  *   nfs4_xdr_session.c  NFSv4.1 session operations (EXCHANGE_ID .. BIND_CONN_TO_SESSION)
  *   nfs4_xdr_mod.c      CREATE, LINK, REMOVE, RENAME, SETATTR, VERIFY (nfs4_mod.h)
  *   nfs4_xdr_v42.c      NFSv4.2 and xattr operations (nfs4_v42.h)
+ *   nfs4_layout_xdr.c   pNFS flexible files: ff_layout4, ff_device_addr4, the layout operations
+ *                       (standalone: also the tests' and the fuzzer's)
  *   nfs4_attr.c         fattr4 out: supported attributes, struct be_attr -> attrlist4
  *   nfs4_sattr.c        fattr4 in: what a client sets -> struct be_sattr
  *   nfs4_owner.c        owner/owner_group strings <-> ids
@@ -53,6 +55,8 @@
  *   nfs4_proc_copy.c    COPY, CLONE, OFFLOAD_STATUS, OFFLOAD_CANCEL
  *   nfs4_copy_async.c   asynchronous COPY at run time (threads, CB_OFFLOAD)
  *   nfs4_proc_xattr.c   GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (RFC 8276)
+ *   nfs4_proc_layout.c  pNFS metadata server: GETDEVICEINFO, LAYOUTGET, LAYOUTRETURN, LAYOUTCOMMIT,
+ *                       LAYOUTERROR, LAYOUTSTATS; the data servers (nfs4_pnfs.h)
  * state/     the server's tables as plain functions (no sockets, no backend calls;
  *            the client and stateid tables hold a mutex, the others their caller's)
  *   nfs4_clients.c      client records and NFSv4.1 sessions (struct nfs4_ctab)
@@ -60,6 +64,7 @@
  *   nfs4_deleg.c        delegations (struct nfs4_dtab)
  *   nfs4_lockwait.c     waiters for blocking locks
  *   nfs4_offload.c      asynchronous copies and the copy workers' shares
+ *   nfs4_layout.c       pNFS layout stateids per client and file (struct nfs4_ltab)
  * cb/        the callback client
  *   nfs4_cb.c           callback paths at run time: calls from the loop thread, probes
  *   nfs4_cb_state.c     a callback path's state machine and the back channel's slot (pure)

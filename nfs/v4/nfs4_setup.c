@@ -25,6 +25,7 @@
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/ops/nfs4_lock_notify.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 
 /* The open state table's references on the backend's open files. */
@@ -125,6 +126,7 @@ static void srv_client_freed(uint64_t clientid)
 	nfs4_deleg_client_gone(clientid);
 	nfs4_copy_async_client_gone(clientid); /* RFC 7862 §4.8: copy state goes with the client */
 	nfs4_lock_notify_client_gone(clientid);
+	nfs4_pnfs_client_gone(clientid); /* its layouts */
 }
 
 /* RFC 8881 §2.10.8.3: session ids and confirm verifiers from the kernel's
@@ -192,6 +194,7 @@ void nfs4_server_init(struct nfs4_server *srv, const struct nfs4_server_cfg *cfg
 	srv_ctab_init(srv, boot, seed);
 	srv->expire_more = srv_expire_more;
 	nfs4_deleg_init(boot, srv->lease);
+	nfs4_pnfs_init(boot); /* layout stateids name their clientid too */
 	nfs4_lock_notify_start();
 	srv->ready = true;
 	static bool gone_hooked, leave_hooked;
@@ -209,6 +212,7 @@ void nfs4_server_release(struct nfs4_server *srv)
 		nfs4_lock_notify_stop();
 		nfs4_ctab_release(&srv->ctab); /* purges every client's open state */
 		nfs4_stab_release(&srv->stab);
+		nfs4_pnfs_release();
 	}
 	srv->ready = false;
 	if (srv_gone_target == srv)

@@ -315,6 +315,7 @@ int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq)
 	if (st == 0 && n4_res(&r, N4_EXCHANGE_ID) == 0) {
 		k->cid = xd_u64(&r.body);
 		*csr_seq = xd_u32(&r.body);
+		k->exid_flags = xd_u32(&r.body);
 	}
 	raw_reply_free(&r);
 	return st;

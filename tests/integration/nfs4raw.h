@@ -41,6 +41,9 @@ enum n4_op {
 	N4_TEST_STATEID = 55, N4_DESTROY_CLIENTID = 57, N4_RECLAIM_COMPLETE = 58, N4_ALLOCATE = 59,
 	N4_COPY = 60, N4_DEALLOCATE = 62, N4_OFFLOAD_CANCEL = 66, N4_OFFLOAD_STATUS = 67, N4_READ_PLUS = 68,
 	N4_SEEK = 69, N4_CLONE = 71,
+	/* pNFS: RFC 8881 §18.40-18.44, RFC 7862 §15.6-15.7 */
+	N4_GETDEVICEINFO = 47, N4_LAYOUTCOMMIT = 49, N4_LAYOUTGET = 50, N4_LAYOUTRETURN = 51, N4_LAYOUTERROR = 64,
+	N4_LAYOUTSTATS = 65,
 	/* RFC 8276 §8.4 */
 	N4_GETXATTR = 72, N4_SETXATTR = 73, N4_LISTXATTRS = 74, N4_REMOVEXATTR = 75,
 };
@@ -59,6 +62,9 @@ enum n4_status {
 	N4ERR_WRONG_CRED = 10082, N4ERR_DELEG_REVOKED = 10087, N4ERR_NXIO = 6, N4ERR_ROFS = 30,
 	N4ERR_NOTEMPTY = 66, N4ERR_BADTYPE = 10007, N4ERR_MINOR_VERS_MISMATCH = 10021, N4ERR_SYMLINK = 10029,
 	N4ERR_BADOWNER = 10039, N4ERR_NOXATTR = 10095 /* RFC 8276 §8.3 */, N4ERR_ADMIN_REVOKED = 10047,
+	N4ERR_TOOSMALL = 10005,
+	N4ERR_BADIOMODE = 10049, N4ERR_LAYOUTTRYLATER = 10058, N4ERR_LAYOUTUNAVAILABLE = 10059,
+	N4ERR_UNKNOWN_LAYOUTTYPE = 10062 /* RFC 8881 §15.1.10: pNFS */,
 };
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1). */
@@ -106,6 +112,7 @@ struct n4_client {
 	uint32_t open_rflags;    /* the last n4_open's rflags */
 	uint32_t read_eof;       /* the last n4_read's eof */
 	uint32_t nres;           /* resarray's count of the last reply */
+	uint32_t exid_flags;     /* 4.1+: the last EXCHANGE_ID's eir_flags */
 	/* Callback calls arriving on this connection before a reply (a back
 	 * channel on the fore connection) go to on_cb, which may answer them
 	 * with raw_send_record; without on_cb they are not expected. */

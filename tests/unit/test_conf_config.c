@@ -642,6 +642,48 @@ static void test_load_files(void **state)
 	assert_non_null(strstr(err, "/: "));
 }
 
+/* [pnfs] data-servers: transports, default ports, IPv6, and what is refused. */
+static void test_pnfs_data_servers(void **state)
+{
+	struct rnfsd_config cfg;
+	struct config_ds ds;
+
+	(void)state;
+	config_defaults(&cfg);
+	assert_int_equal(cfg.n_pnfs_ds, 0);
+	assert_int_equal(cfg.pnfs_ds_unavailable, 60);
+	parse_ok("[pnfs]\ndata-servers = 192.0.2.1, 192.0.2.2:3049/tcp, [2001:db8::1]/rdma, "
+		 "2001:db8::2/tcp\nds-unavailable-seconds = 5\n", &cfg);
+	assert_int_equal(cfg.n_pnfs_ds, 4);
+	assert_string_equal(cfg.pnfs_ds[0].addr, "192.0.2.1");
+	assert_int_equal(cfg.pnfs_ds[0].port, 2049);
+	assert_false(cfg.pnfs_ds[0].rdma);
+	assert_int_equal(cfg.pnfs_ds[1].port, 3049);
+	assert_string_equal(cfg.pnfs_ds[2].addr, "2001:db8::1");
+	assert_int_equal(cfg.pnfs_ds[2].port, 20049);
+	assert_true(cfg.pnfs_ds[2].rdma);
+	assert_string_equal(cfg.pnfs_ds[3].addr, "2001:db8::2");
+	assert_false(cfg.pnfs_ds[3].rdma);
+	assert_int_equal(cfg.pnfs_ds_unavailable, 5);
+	/* The same address over both transports is two data servers. */
+	parse_ok(kv("pnfs", "data-servers", "192.0.2.1/tcp, 192.0.2.1:2049/rdma"), &cfg);
+	assert_int_equal(cfg.n_pnfs_ds, 2);
+	parse_bad(kv("pnfs", "data-servers", "192.0.2.1, 192.0.2.1:2049/tcp"), "listed twice");
+	parse_bad(kv("pnfs", "data-servers", "192.0.2.1/udp"), "not ADDRESS[:PORT][/tcp|/rdma]");
+	parse_bad(kv("pnfs", "data-servers", "192.0.2.1/"), "bad value");
+	parse_bad(kv("pnfs", "data-servers", "0.0.0.0"), "bad value");
+	parse_bad(kv("pnfs", "data-servers", "[::]:2049/rdma"), "bad value");
+	parse_bad(kv("pnfs", "data-servers", "host.example.com"), "bad value");
+	parse_bad(kv("pnfs", "data-servers", "192.0.2.1,,192.0.2.2"), "empty data server");
+	parse_bad(kv("pnfs", "data-servers", "1.1.1.1,1.1.1.2,1.1.1.3,1.1.1.4,1.1.1.5,1.1.1.6,1.1.1.7,1.1.1.8,1.1.1.9"),
+		  "more than 8 data servers");
+	parse_bad(kv("pnfs", "data-servers", "192.0.2.1:0"), "bad value");
+	assert_int_equal(config_parse_ds("[2001:db8::1]:7/rdma", &ds), 0);
+	assert_int_equal(ds.port, 7);
+	assert_int_equal(config_parse_ds("192.0.2.1/rdma/tcp", &ds), -1);
+	assert_int_equal(config_parse_ds(NULL, &ds), -1);
+}
+
 /* ---- the example file and the man page agree with the code ---- */
 
 static char *read_source_file(const char *rel)
@@ -740,6 +782,13 @@ static void test_example_file_is_complete(void **state)
 	assert_int_equal(cfg.prometheus[0].port, 9587);
 	memcpy(cfg.prometheus, def.prometheus, sizeof(cfg.prometheus));
 	cfg.n_prometheus = def.n_prometheus;
+	/* [pnfs] has no data server by default; the example shows two. */
+	assert_int_equal(cfg.n_pnfs_ds, 2);
+	assert_string_equal(cfg.pnfs_ds[1].addr, "192.0.2.11");
+	assert_int_equal(cfg.pnfs_ds[1].port, 20049);
+	assert_true(cfg.pnfs_ds[1].rdma);
+	memcpy(cfg.pnfs_ds, def.pnfs_ds, sizeof(cfg.pnfs_ds));
+	cfg.n_pnfs_ds = def.n_pnfs_ds;
 	assert_memory_equal(&cfg, &def, sizeof(cfg));
 	free(out);
 	free(text);
@@ -852,6 +901,10 @@ static void test_man_page_matches_code(void **state)
 							j ? ", " : "", l[j].addr, l[j].port);
 			break;
 		}
+		case CONFIG_TYPE_DS: /* no data server by default */
+			assert_int_equal(*(const unsigned *)((const char *)&def + k->count_offset), 0);
+			snprintf(want, sizeof(want), "Default: none");
+			break;
 		case CONFIG_TYPE_PATH:
 			if (!*f) /* no default of rnfsd's own: the library's */
 				snprintf(want, sizeof(want), "Default: none");
@@ -888,6 +941,7 @@ int main(void)
 		cmocka_unit_test(test_small_error_buffers),
 		cmocka_unit_test(test_long_and_garbage_lines),
 		cmocka_unit_test(test_load_files),
+		cmocka_unit_test(test_pnfs_data_servers),
 		cmocka_unit_test(test_example_file_loads),
 		cmocka_unit_test(test_example_file_is_complete),
 		cmocka_unit_test(test_man_page_matches_code),

@@ -1187,6 +1187,21 @@ static void test_backend_option(void **state)
 	exports_free(&T);
 }
 
+/* pnfs=flexfiles: the export's layout type, from any client's options. */
+static void test_pnfs_option(void **state)
+{
+	(void)state;
+	parse_ok("/srv/a 192.0.2.1(rw) 192.0.2.2(rw,pnfs=flexfiles)\n/srv/b *(rw)\n/srv/c -pnfs=flexfiles\n");
+	assert_int_equal(T.exports[0].pnfs, EXPORT_PNFS_FLEXFILES);
+	assert_int_equal(T.exports[1].pnfs, EXPORT_PNFS_NONE);
+	assert_int_equal(T.exports[2].pnfs, EXPORT_PNFS_FLEXFILES);
+	bad_opts("pnfs=", "empty value");
+	bad_opts("pnfs=files", "bad pnfs=files: expected flexfiles");
+	bad_opts("pnfs=FLEXFILES", "bad pnfs=FLEXFILES");
+	bad_opts("pnfs", "");
+	exports_free(&T);
+}
+
 static void test_man_page_documents_options(void **state)
 {
 	char *man = read_source_file("docs/rnfsd-exports.5");
@@ -1239,6 +1254,7 @@ int main(void)
 		cmocka_unit_test(test_each_option),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_fsid_and_export_id),
+		cmocka_unit_test(test_pnfs_option),
 		cmocka_unit_test(test_line_defaults),
 		cmocka_unit_test(test_client_kinds),
 		cmocka_unit_test(test_client_errors),

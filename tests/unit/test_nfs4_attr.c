@@ -146,7 +146,8 @@ static void test_left_out(void **state)
 
 	(void)state;
 	/* Everything asked: exactly the supported ones come back, less the
-	 * filehandle (none given) and what the object lacks (here: size). */
+	 * filehandle (none given), what the object lacks (here: size) and the
+	 * file system's pNFS facts (none given). */
 	a.valid &= ~BE_AT_SIZE;
 	encode(&req, &s, &mask, &d);
 	nfs4_attr_supported(1, &sup);
@@ -154,7 +155,7 @@ static void test_left_out(void **state)
 	assert_false(nfs4_bitmap_isset(&mask, FATTR4_FILEHANDLE));
 	assert_false(nfs4_bitmap_isset(&mask, FATTR4_ACL));
 	for (uint32_t i = 0; i < 96; i++)
-		if (i != FATTR4_SIZE && i != FATTR4_FILEHANDLE)
+		if (i != FATTR4_SIZE && i != FATTR4_FILEHANDLE && i != FATTR4_FS_LAYOUT_TYPES && i != FATTR4_LAYOUT_BLKSIZE)
 			assert_int_equal(nfs4_bitmap_isset(&mask, i), nfs4_bitmap_isset(&sup, i));
 	/* supported_attrs first: a bitmap value equal to sup. */
 	struct nfs4_bitmap inner;
@@ -209,6 +210,36 @@ static void test_overflow(void **state)
 	}
 }
 
+/* RFC 8881 §5.12.1, §5.12.4: fs_layout_type and layout_blksize, 4.1 attributes; an empty list and no
+ * block size where the file system offers no layouts. */
+static void test_pnfs_attrs(void **state)
+{
+	struct be_attr a = sample();
+	struct nfs4_fs_facts ff = { .layout_type = 4, .layout_blksize = 1u << 20 }, none = { 0 };
+	struct nfs4_bitmap req = { { 0 } }, mask, want = { { 0 } };
+	struct xdr_dec d;
+
+	(void)state;
+	nfs4_bitmap_set(&req, FATTR4_FS_LAYOUT_TYPES);
+	nfs4_bitmap_set(&req, FATTR4_LAYOUT_BLKSIZE);
+	struct nfs4_attr_src s = { .a = &a, .minorversion = 1, .facts = &ff };
+	encode(&req, &s, &mask, &d);
+	assert_memory_equal(&mask, &req, sizeof(mask));
+	assert_int_equal(u32(&d), 1); /* layouttype4<>: LAYOUT4_FLEX_FILES */
+	assert_int_equal(u32(&d), 4);
+	assert_int_equal(u32(&d), 1u << 20);
+	assert_int_equal(xdr_dec_remaining(&d), 0);
+	s.facts = &none;
+	encode(&req, &s, &mask, &d);
+	nfs4_bitmap_set(&want, FATTR4_FS_LAYOUT_TYPES);
+	assert_memory_equal(&mask, &want, sizeof(mask));
+	assert_int_equal(u32(&d), 0);
+	assert_int_equal(xdr_dec_remaining(&d), 0);
+	s.minorversion = 0; /* not NFSv4.0's */
+	encode(&req, &s, &mask, &d);
+	assert_int_equal(mask.w[1], 0);
+}
+
 /* VERIFY's attrlist4 decoded against its bitmap (issue 24 defect 9): what the
  * encoder writes decodes, for every supported attribute of every minor
  * version; any shorter list, trailing bytes, a bool other than 0/1, an
@@ -218,7 +249,8 @@ static void test_vals_dec(void **state)
 	struct be_attr a = sample();
 	struct nfs_fh fh = { .len = 5, .data = { 1, 2, 3, 4, 5 } };
 	struct be_statfs sf = { .total_bytes = 1 };
-	struct nfs4_fs_facts facts = { .clone_blksize = 4096, .xattr_support = true };
+	struct nfs4_fs_facts facts = { .clone_blksize = 4096, .xattr_support = true, .layout_type = 4,
+				       .layout_blksize = 4096 };
 	struct nfs4_bitmap all = { { 0xffffffffu, 0xffffffffu, 0xffffffffu } }, mask, one = { { 0 } };
 	uint8_t v[16];
 	struct xdr_dec d;
@@ -292,6 +324,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_supported),
+		cmocka_unit_test(test_pnfs_attrs),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_left_out),
 		cmocka_unit_test(test_fs_space),

@@ -26,6 +26,8 @@
 #include "nfs/v4/compound/nfs4_stats.h"
 #include "nfs/v4/xdr/nfs4_mod.h"
 #include "nfs/v4/xdr/nfs4_v42.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
+#include "nfs/v4/xdr/nfs4_layout_xdr.h"
 
 static struct log_limit nfs4_bad_limit;
 
@@ -92,6 +94,13 @@ NFS4_DEC(nfs4_dec_listxattrs, struct nfs4_listxattrs_args)
 NFS4_DEC(nfs4_dec_rename, struct nfs4_rename_args)
 NFS4_DEC(nfs4_dec_setattr, struct nfs4_setattr_args)
 NFS4_DEC(nfs4_dec_verify, struct nfs4_verify_args)
+/* pNFS (nfs4_layout_xdr.c). */
+NFS4_DEC(nfs4_dec_getdeviceinfo, struct nfs4_getdeviceinfo_args)
+NFS4_DEC(nfs4_dec_layoutget, struct nfs4_layoutget_args)
+NFS4_DEC(nfs4_dec_layoutreturn, struct nfs4_layoutreturn_args)
+NFS4_DEC(nfs4_dec_layoutcommit, struct nfs4_layoutcommit_args)
+NFS4_DEC(nfs4_dec_layouterror, struct nfs4_layouterror_args)
+NFS4_DEC(nfs4_dec_layoutstats, struct nfs4_layoutstats_args)
 
 /* REMOVE4args and LINK4args: one component4 (RENAME's oldname). */
 static bool nfs4_dec_name1_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
@@ -234,6 +243,22 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_RELEASE_LOCKOWNER, "RELEASE_LOCKOWNER", nfs4_dec_lock_owner_op, nfs4_release_lockowner_exec, NULL,
 		struct nfs4_lock_owner_args, struct nfs4_none, NFS4_OPF_V40),
+	/* RFC 8881 §18.40, §18.43, §18.44, §18.42; RFC 7862 §15.6, §15.7: pNFS flexible files
+	 * (nfs4_proc_layout.c). LAYOUTRETURN checks the current filehandle itself (ALL needs none);
+	 * GETDEVICEINFO's TOOSMALL and LAYOUTGET's LAYOUTTRYLATER carry a result. GETDEVICELIST
+	 * (§18.41) has no entry: NOTSUPP, as knfsd (the Linux client does not send it). */
+	NFS4_OP(OP_GETDEVICEINFO, "GETDEVICEINFO", nfs4_dec_getdeviceinfo_op, nfs4_getdeviceinfo_exec,
+		nfs4_getdeviceinfo_enc, struct nfs4_getdeviceinfo_args, struct nfs4_getdeviceinfo_res, NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_LAYOUTGET, "LAYOUTGET", nfs4_dec_layoutget_op, nfs4_layoutget_exec, nfs4_layoutget_enc,
+		struct nfs4_layoutget_args, struct nfs4_layoutget_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_LAYOUTRETURN, "LAYOUTRETURN", nfs4_dec_layoutreturn_op, nfs4_layoutreturn_exec,
+		nfs4_layoutreturn_enc, struct nfs4_layoutreturn_args, struct nfs4_layoutreturn_res, 0),
+	NFS4_OP(OP_LAYOUTCOMMIT, "LAYOUTCOMMIT", nfs4_dec_layoutcommit_op, nfs4_layoutcommit_exec,
+		nfs4_layoutcommit_enc, struct nfs4_layoutcommit_args, struct nfs4_layoutcommit_res, NFS4_OPF_CURFH),
+	NFS4_OP(OP_LAYOUTERROR, "LAYOUTERROR", nfs4_dec_layouterror_op, nfs4_layouterror_exec, NULL,
+		struct nfs4_layouterror_args, struct nfs4_none, NFS4_OPF_CURFH),
+	NFS4_OP(OP_LAYOUTSTATS, "LAYOUTSTATS", nfs4_dec_layoutstats_op, nfs4_layoutstats_exec, NULL,
+		struct nfs4_layoutstats_args, struct nfs4_none, NFS4_OPF_CURFH),
 	/* RFC 7862 §15.11, §15.1, §15.4, §15.10 (nfs4_proc_v42.c); RFC 8267 §4.1: READ_PLUS's
 	 * NFS4_CONTENT_DATA may leave in a Write chunk. */
 	NFS4_OP(OP_SEEK, "SEEK", nfs4_dec_seek_op, nfs4_seek_exec, nfs4_seek_enc, struct nfs4_range_args,

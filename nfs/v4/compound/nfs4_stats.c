@@ -16,6 +16,8 @@
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/state/nfs4_deleg.h"
 #include "nfs/v4/ops/nfs4_lock_notify.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
+#include "nfs/v4/state/nfs4_layout.h"
 #include "nfs/v4/state/nfs4_lockwait.h"
 #include "nfs/v4/state/nfs4_offload.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
@@ -79,6 +81,18 @@ static void count_cb(const struct nfs4_cb_stat *s, void *arg)
 	++*(unsigned *)arg;
 }
 
+/* pNFS layouts (nfs4_proc_layout.c): held, their bound, errors clients reported of data servers. */
+static void nfs4_stats_pnfs(struct nfs4_stats_snap *out)
+{
+	struct nfs4_pnfs_stats p;
+
+	nfs4_pnfs_stats(&p);
+	out->layouts = p.layouts;
+	out->layouts_max = NFS4_LAYOUT_MAX;
+	for (unsigned i = 0; i < p.nds; i++)
+		out->layout_errors += p.ds[i].errors;
+}
+
 /* Asynchronous copies (nfs4_copy_async.c) and CB_NOTIFY_LOCK (nfs4_lock_notify.c), and the
  * fixed-bound tables' gauges (docs/architecture.md, "NFSv4 tables and their bounds"). */
 static void nfs4_stats_async(struct nfs4_stats_snap *out)
@@ -101,6 +115,7 @@ static void nfs4_stats_async(struct nfs4_stats_snap *out)
 	out->delegations_max = NFS4_DELEG_MAX;
 	out->callback_paths_max = NFS4_CB_CLIENTS;
 	nfs4_cb_foreach(count_cb, &out->callback_paths);
+	nfs4_stats_pnfs(out);
 }
 
 void nfs4_stats_serve(struct nfs4_server *srv)
@@ -223,7 +238,8 @@ static const struct nfs4_sec_field nfs4_sec_bounds[] = {
 	U("lock_waiters", lock_waiters), U("lock_waiters_max", lock_waiters_max),
 	U("delegations_max", delegations_max), U("callback_paths", callback_paths),
 	U("callback_paths_max", callback_paths_max), U("revoked_stateids", revoked_stateids),
-	U("revoked_stateids_max", revoked_stateids_max), { NULL, 0, SEC_U },
+	U("revoked_stateids_max", revoked_stateids_max), U("layouts", layouts), U("layouts_max", layouts_max),
+	U("layout_errors", layout_errors), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_limits[] = {
@@ -291,6 +307,42 @@ static void nfs4_sec_cbs(struct json_out *j, const char *name, void *arg)
 	json_arr_close(j);
 }
 
+void nfs4_stats_ds_foreach(nfs4_stats_ds_fn cb, void *arg)
+{
+	struct nfs4_pnfs_stats p;
+
+	nfs4_pnfs_stats(&p);
+	for (unsigned i = 0; i < p.nds; i++) {
+		struct nfs4_stats_ds d = { .addr = p.ds[i].ds.addr, .port = p.ds[i].ds.port,
+					   .transport = p.ds[i].ds.rdma ? "rdma" : "tcp", .layouts = p.ds[i].layouts,
+					   .errors = p.ds[i].errors, .unavailable = p.ds[i].unavailable };
+		cb(&d, arg);
+	}
+}
+
+static void nfs4_sec_ds(const struct nfs4_stats_ds *d, void *arg)
+{
+	struct json_out *j = arg;
+
+	json_obj_open(j, NULL);
+	json_str(j, "address", d->addr);
+	json_u64(j, "port", d->port);
+	json_str(j, "transport", d->transport);
+	json_u64(j, "layouts", d->layouts);
+	json_u64(j, "errors", d->errors);
+	json_u64(j, "unavailable", d->unavailable); /* 1: taken out of new layouts now */
+	json_obj_close(j);
+}
+
+/* "pnfs_data_servers": each configured data server (issue 28): layouts handed out, errors reported. */
+static void nfs4_sec_dss(struct json_out *j, const char *name, void *arg)
+{
+	(void)arg;
+	json_arr_open(j, name);
+	nfs4_sec_src.ds_foreach(nfs4_sec_ds, j);
+	json_arr_close(j);
+}
+
 /* ---- the NFSv4 metrics of the Prometheus page (core/prom.h) ---- */
 
 struct nfs4_prom_field {
@@ -334,6 +386,9 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_reply_cache_limit_bytes", "NFSv4.1 session reply cache budget", PROM_GAUGE, reply_cache_limit),
 	PF("rnfsd_nfs4_copies_started_total", "Asynchronous COPYs started", PROM_COUNTER, copies_async_started),
 	PF("rnfsd_nfs4_callback_paths", "NFSv4 clients with a callback path", PROM_GAUGE, callback_paths),
+	PF("rnfsd_nfs4_pnfs_layouts", "pNFS layout stateids held (a client's layouts of one file)", PROM_GAUGE, layouts),
+	PF("rnfsd_nfs4_pnfs_layout_errors_total", "pNFS data-server errors reported by clients", PROM_COUNTER,
+	   layout_errors),
 };
 
 static void nfs4_prom(struct prom_out *p, void *arg)
@@ -371,15 +426,18 @@ int nfs4_stats_sections_add(const struct nfs4_stats_sources *src)
 		{ "nfs4_operations", nfs4_sec_ops, NULL }, { "nfs4", nfs4_sec_snap, nfs4_sec_state },
 		{ "nfs4_async", nfs4_sec_snap, nfs4_sec_async }, { "nfs4_bounds", nfs4_sec_snap, nfs4_sec_bounds },
 		{ "nfs4_limits", nfs4_sec_snap, nfs4_sec_limits }, { "nfs4_callbacks", nfs4_sec_cbs, NULL },
+		{ "pnfs_data_servers", nfs4_sec_dss, NULL },
 	};
-	const struct nfs4_stats_sources mine = { nfs4_stats_ops_foreach, nfs4_stats_state, nfs4_stats_cb_foreach };
+	const struct nfs4_stats_sources mine = { nfs4_stats_ops_foreach, nfs4_stats_state, nfs4_stats_cb_foreach,
+						 nfs4_stats_ds_foreach };
 	const struct nfs4_stats_sources *s = &nfs4_sec_src;
 
 	nfs4_sec_src = src ? *src : mine;
 	for (size_t i = 0; i < sizeof(secs) / sizeof(secs[0]); i++) {
 		/* A section whose source is missing (a test's) is left out. */
 		bool have = secs[i].write == nfs4_sec_ops ? s->ops_foreach != NULL
-			    : secs[i].write == nfs4_sec_cbs ? s->cb_foreach != NULL : s->state != NULL;
+			    : secs[i].write == nfs4_sec_cbs ? s->cb_foreach != NULL
+			    : secs[i].write == nfs4_sec_dss ? s->ds_foreach != NULL : s->state != NULL;
 		if (have && stats_section_add(STATS_PLACE_STATE, secs[i].name, secs[i].write, (void *)secs[i].arg) != 0)
 			return -1;
 	}

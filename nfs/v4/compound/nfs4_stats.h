@@ -43,6 +43,8 @@ struct nfs4_stats_snap {
 	unsigned revoked_stateids, revoked_stateids_max; /* stateids revoked by the administrator, remembered */
 	unsigned delegations_max;
 	unsigned callback_paths, callback_paths_max;
+	unsigned layouts, layouts_max;             /* pNFS layout records (a client's layouts of a file) */
+	uint64_t layout_errors;                    /* data-server errors clients reported (LAYOUTERROR ...) */
 	/* The shared tables' bounds (issue 24): NFSv4.1 reply caches granted and their budget, new client
 	 * records refused (table, host's or principal's share full), idle sessions reclaimed, the stable
 	 * record table's size. */
@@ -71,10 +73,23 @@ void nfs4_stats_state(struct nfs4_stats_snap *out);
 void nfs4_stats_cb_foreach(nfs4_stats_cb_fn cb, void *arg);
 
 /* What the sections read: the three functions above, or a test's stand-ins. */
+/* One pNFS data server ([pnfs] data-servers, nfs/v4/ops/nfs4_pnfs.h), an entry of "pnfs_data_servers". */
+struct nfs4_stats_ds {
+	const char *addr;
+	unsigned port;
+	const char *transport;  /* "tcp" or "rdma" */
+	uint64_t layouts;       /* layouts that sent clients there */
+	uint64_t errors;        /* errors clients reported of it */
+	bool unavailable;       /* taken out of new layouts now */
+};
+typedef void (*nfs4_stats_ds_fn)(const struct nfs4_stats_ds *d, void *arg);
+void nfs4_stats_ds_foreach(nfs4_stats_ds_fn cb, void *arg);
+
 struct nfs4_stats_sources {
 	void (*ops_foreach)(stats_proc_cb cb, void *arg);
 	void (*state)(struct nfs4_stats_snap *out);
 	void (*cb_foreach)(nfs4_stats_cb_fn cb, void *arg);
+	void (*ds_foreach)(nfs4_stats_ds_fn cb, void *arg); /* NULL: no "pnfs_data_servers" section */
 };
 /* Main thread, before serving: add the NFSv4 sections to the stats document
  * (STATS_PLACE_STATE). src NULL: this server's; copied. 0, or -1 (the registry is full). */

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
+#include "nfs/v4/xdr/nfs4_layout_xdr.h"
 
 bool nfs4_attr_req_ok(const struct nfs4_bitmap *req)
 {
@@ -44,6 +46,11 @@ void nfs4_fs_facts_of(const struct nfs4_obj *ob, const struct be_statfs *sf, str
 	/* RFC 7862 §12.2.1: the alignment CLONE ranges need, where there is CLONE. */
 	if (sf && ob->exp->fs->ops->clone)
 		f->clone_blksize = sf->block_size;
+	/* RFC 8881 §5.12.1, §5.12.4: the layouts offered (nfs4_proc_layout.c), in units of our I/O size */
+	if (ob->exp->cfg->pnfs == EXPORT_PNFS_FLEXFILES && nfs4_pnfs_mds()) {
+		f->layout_type = LAYOUT4_FLEX_FILES;
+		f->layout_blksize = NFS4_MAX_IO;
+	}
 }
 
 static bool nfs4_wants_statfs(const struct nfs4_bitmap *req)

@@ -14,6 +14,7 @@
 
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/cb/nfs4_cb.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 
 /* RFC 8881 §18.35.1: the eia_flags a client may set (undefined ones, and
@@ -42,6 +43,7 @@ uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 	const struct nfs4_exid_args *a = args;
 	uint64_t now = nfs4_now();
 	struct nfs4_who who;
+	uint32_t status;
 
 	if (nfs4_not_only_op(x))
 		return NFS4ERR_NOT_ONLY_OP;
@@ -52,7 +54,13 @@ uint32_t nfs4_exchange_id_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §15.2: EXCHANGE_ID has no RESOURCE; a full table or a host's or principal's full share
 	 * is DELAY (§15.1.1.3, "try the request again later"): room comes back when one of its records is
 	 * destroyed or expires, and a client retries (SERVERFAULT would fail its mount for good). */
-	return nfs4_exchange_id_who(&nfs4_srv(x)->ctab, a->verifier, a->owner, a->owner_len, a->flags, &who, now, res);
+	status = nfs4_exchange_id_who(&nfs4_srv(x)->ctab, a->verifier, a->owner, a->owner_len, a->flags, &who, now,
+				      res);
+	/* RFC 8881 §13.1, §18.35.3: a metadata server (pnfs=flexfiles exports have data servers) that
+	 * also serves non-pNFS I/O (every other export, and each file through itself) */
+	if (status == NFS4_OK && nfs4_pnfs_mds())
+		((struct nfs4_exid_res *)res)->flags |= EXCHGID4_FLAG_USE_PNFS_MDS;
+	return status;
 }
 
 void nfs4_exchange_id_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
 #include "nfs/v4/xdr/nfs4_xdr_state.h"
 
 /* ---- SETCLIENTID, SETCLIENTID_CONFIRM, RENEW ---- */
@@ -109,6 +110,10 @@ static uint32_t sid_op_exec(struct nfs4_ctx *x, void *args, void *res, int which
 					     a->deny, &r->sid);
 	else
 		status = nfs4_stab_close(&nfs4_srv(x)->stab, &sid, sq, &r->sid);
+	/* RFC 8881 §18.43.3: the client's last CLOSE of the file ends its return-on-close layouts */
+	if (status == NFS4_OK && which == OP_CLOSE && x->minorversion >= 1 && x->cur.set &&
+	    !nfs4_stab_client_file_open(&nfs4_srv(x)->stab, x->cur.fh.data, x->cur.fh.len, sq.clientid))
+		nfs4_pnfs_closed(sq.clientid, x->cur.fh.data, x->cur.fh.len);
 	if (status == NFS4_OK && which != OP_CLOSE)
 		nfs4_cur_stateid_set(x, &r->sid);
 	/* RFC 8881 §18.2.4: 4.1 clients get the invalid special stateid back from CLOSE. */

@@ -784,9 +784,9 @@ static struct nfs4_open *stateid_new(struct nfs4_stab *t, const struct nfs4_stab
 		return NULL;
 	be32_put(op->sid.other, t->boot);
 	be32_put(op->sid.other + 4, (uint32_t)cl->clientid);
-	/* The counter's top bit is the delegation table's (nfs4_deleg.h). */
+	/* The counter's top bits are the delegation and layout tables' (nfs4_deleg.h, nfs4_layout.h). */
 	do
-		t->counter = (t->counter + 1) & ~NFS4_STAB_DELEG_BIT;
+		t->counter = (t->counter + 1) & ~(NFS4_STAB_DELEG_BIT | NFS4_STAB_LAYOUT_BIT);
 	while (t->counter == 0);
 	be32_put(op->sid.other + 8, t->counter);
 	list_insert(&t->opens[t->counter % NFS4_STAB_BUCKETS], &op->hash);
@@ -942,6 +942,21 @@ void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fk
 				*write = true;
 		}
 	pthread_mutex_unlock(&t->lock);
+}
+
+bool nfs4_stab_client_file_open(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid)
+{
+	bool open = false;
+
+	pthread_mutex_lock(&t->lock);
+	struct nfs4_sfile *f = file_find(t, fkey, fkey_len);
+
+	if (f)
+		list_foreach_entry(op, &f->opens, const struct nfs4_open, file_link)
+			if (op->owner->cl->clientid == clientid)
+				open = true;
+	pthread_mutex_unlock(&t->lock);
+	return open;
 }
 
 /* ---- OPEN_CONFIRM, OPEN_DOWNGRADE, CLOSE ---- */

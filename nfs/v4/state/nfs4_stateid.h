@@ -85,6 +85,8 @@
 /* stateid4.other's counter with this bit set is a delegation's
  * (nfs4_deleg.h), never an open's or a lock's. */
 #define NFS4_STAB_DELEG_BIT 0x80000000u
+/* ... and with this bit set (and the one above clear) a layout's (nfs4_layout.h). */
+#define NFS4_STAB_LAYOUT_BIT 0x40000000u
 #define NFS4_STAB_EXPIRED_RING 4096u /* a client table's worth (NFS4_STATE_MAX_CLIENTS) */
 #define NFS4_STAB_REVOKED_MAX 1024u  /* revoked stateids remembered (20 bytes each) */
 /* RFC 8881 §18.46.2 sr_status_flags: state revoked by the administrator. */
@@ -250,6 +252,8 @@ uint32_t nfs4_stab_check_anon(struct nfs4_stab *t, const uint8_t *fkey, uint32_t
  * open (*open), for writing (*write)? */
 void nfs4_stab_file_others(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
 			   bool *open, bool *write);
+/* pNFS return-on-close (RFC 8881 §18.43.3): has clientid the file open (by any of its owners)? */
+bool nfs4_stab_client_file_open(struct nfs4_stab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid);
 
 /*
  * OPEN_CONFIRM, OPEN_DOWNGRADE and CLOSE name their open owner through the

@@ -32,8 +32,12 @@ void nfs4_attr_supported(uint32_t minorversion, struct nfs4_bitmap *out)
 	for (size_t i = 0; i < sizeof(nfs4_attr_list); i++)
 		nfs4_bitmap_set(out, nfs4_attr_list[i]);
 	/* RFC 8881 §5.8.1.14: a 4.1 attribute; its value is the set EXCLUSIVE4_1 may set. */
-	if (minorversion >= 1)
+	if (minorversion >= 1) {
 		nfs4_bitmap_set(out, FATTR4_SUPPATTR_EXCLCREAT);
+		/* RFC 8881 §5.12.1, §5.12.4: pNFS, 4.1 attributes (an empty list on exports without layouts) */
+		nfs4_bitmap_set(out, FATTR4_FS_LAYOUT_TYPES);
+		nfs4_bitmap_set(out, FATTR4_LAYOUT_BLKSIZE);
+	}
 	/* RFC 7862 §12.2, RFC 8276 §8.1: 4.2 attributes (space_freed and sec_label are not answered). */
 	if (minorversion >= 2) {
 		nfs4_bitmap_set(out, FATTR4_CLONE_BLKSIZE);
@@ -147,7 +151,7 @@ static bool enc_fs(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src 
 	return true;
 }
 
-/* The NFSv4.2 facts of the object's file system (nfs4_fs_facts_of()). */
+/* The NFSv4.1 and 4.2 facts of the object's file system (nfs4_fs_facts_of()). */
 static bool enc_v42(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src *s)
 {
 	const struct nfs4_fs_facts *f = s->facts;
@@ -158,6 +162,12 @@ static bool enc_v42(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src
 	case FATTR4_CLONE_BLKSIZE: if (!f->clone_blksize) return false; xdr_enc_u32(e, f->clone_blksize); break;
 	case FATTR4_CHANGE_ATTR_TYPE: xdr_enc_u32(e, f->change_type); break;
 	case FATTR4_XATTR_SUPPORT: xdr_enc_bool(e, f->xattr_support); break;
+	case FATTR4_FS_LAYOUT_TYPES: /* layouttype4<> */
+		xdr_enc_u32(e, f->layout_type ? 1 : 0);
+		if (f->layout_type)
+			xdr_enc_u32(e, f->layout_type);
+		break;
+	case FATTR4_LAYOUT_BLKSIZE: if (!f->layout_blksize) return false; xdr_enc_u32(e, f->layout_blksize); break;
 	default: return false;
 	}
 	return true;
@@ -222,13 +232,13 @@ static uint32_t value_size(uint32_t attr, bool *is_bool)
 	case FATTR4_NO_TRUNC: case FATTR4_XATTR_SUPPORT: *is_bool = true; return 4;
 	case FATTR4_TYPE: case FATTR4_FH_EXPIRE_TYPE: case FATTR4_LEASE_TIME: case FATTR4_RDATTR_ERROR:
 	case FATTR4_MAXNAME: case FATTR4_MODE: case FATTR4_NUMLINKS: case FATTR4_CLONE_BLKSIZE:
-	case FATTR4_CHANGE_ATTR_TYPE: return 4;
+	case FATTR4_CHANGE_ATTR_TYPE: case FATTR4_LAYOUT_BLKSIZE: return 4;
 	case FATTR4_FSID: return 16; /* fsid4 */
 	case FATTR4_RAWDEV: return 8; /* specdata4 */
 	case FATTR4_TIME_ACCESS: case FATTR4_TIME_DELTA: case FATTR4_TIME_METADATA:
 	case FATTR4_TIME_MODIFY: return 12; /* nfstime4 */
 	case FATTR4_SUPPORTED_ATTRS: case FATTR4_SUPPATTR_EXCLCREAT: case FATTR4_FILEHANDLE:
-	case FATTR4_OWNER: case FATTR4_OWNER_GROUP: case FATTR4_OPEN_ARGUMENTS: return 0;
+	case FATTR4_OWNER: case FATTR4_OWNER_GROUP: case FATTR4_OPEN_ARGUMENTS: case FATTR4_FS_LAYOUT_TYPES: return 0;
 	default: return 8; /* the rest of nfs4_attr_list: uint64_t */
 	}
 }
@@ -251,6 +261,8 @@ static bool dec_value(struct xdr_dec *d, uint32_t attr)
 				return false;
 		return true;
 	}
+	if (attr == FATTR4_FS_LAYOUT_TYPES) /* layouttype4<>: a count, then that many words */
+		return xdr_dec_u32(d, &n) && n <= xdr_dec_remaining(d) / 4 && xdr_dec_inline(d, (size_t)n * 4) != NULL;
 	/* nfs_fh4 is opaque<NFS4_FHSIZE>; owner and owner_group utf8str_mixed */
 	return xdr_dec_opaque(d, attr == FATTR4_FILEHANDLE ? NFS4_FHSIZE : UINT32_MAX, &p, &len);
 }

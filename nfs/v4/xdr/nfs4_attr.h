@@ -13,11 +13,13 @@
 #include "backend/backend.h"
 #include "nfs/v4/xdr/nfs4_xdr.h"
 
-/* What NFSv4.2 adds about an object's file system (RFC 7862 §12.2, RFC 8276 §8.1). */
+/* What NFSv4.1 and 4.2 add about an object's file system (RFC 8881 §5.12, RFC 7862 §12.2, RFC 8276 §8.1). */
 struct nfs4_fs_facts {
 	uint32_t clone_blksize; /* clone_blksize (§12.2.1); 0: not given (no CLONE, or unknown) */
 	uint32_t change_type;   /* change_attr_type4 (§12.2.3) */
 	bool xattr_support;     /* RFC 8276 §8.1 */
+	uint32_t layout_type;   /* fs_layout_type's one entry (RFC 8881 §5.12.1); 0: an empty list (no pNFS) */
+	uint32_t layout_blksize; /* layout_blksize (§5.12.4); 0: not given */
 };
 
 /* What one object's fattr4 is made from. */

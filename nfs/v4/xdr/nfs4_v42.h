@@ -9,8 +9,9 @@
  *                      OFFLOAD_STATUS, OFFLOAD_CANCEL, CLONE
  *   nfs4_proc_xattr.c  GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (user namespace)
  *
- * COPY_NOTIFY, IO_ADVISE, WRITE_SAME and the layout operations have no
- * execute step: NFS4ERR_NOTSUPP (nfs4_op_table.c).
+ * COPY_NOTIFY, IO_ADVISE and WRITE_SAME have no execute step:
+ * NFS4ERR_NOTSUPP (nfs4_op_table.c); LAYOUTERROR and LAYOUTSTATS are pNFS's
+ * (nfs4_layout_xdr.h, nfs4_proc_layout.c).
  */
 #ifndef RNFSD_NFS4_V42_H
 #define RNFSD_NFS4_V42_H
