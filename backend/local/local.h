@@ -12,6 +12,7 @@
  *   local_io.c      read, write, commit, allocate, seek, copy, clone
  *   local_lock.c    byte-range locks: one open file description per owner
  *   local_xattr.c   user.* extended attributes
+ *   local_uring.c   io_uring calls as the caller (pers_cache.c: its personalities)
  *
  * Objects (struct be_obj) are O_PATH file descriptors opened as root: h is
  * the fd. Permission checks are the kernel's, made on the worker thread
@@ -29,6 +30,11 @@
 #include <sys/types.h>
 
 #include "backend/backend.h"
+#include "backend/local/pers_cache.h"
+#include "rnfsd_build.h"
+#if HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 /* Handle bytes: [0..3] kernel handle type (big-endian), [4..] kernel handle (name_to_handle_at). */
 #define LOCAL_HANDLE_HDR 4u
@@ -216,5 +222,33 @@ int local_setxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_o
 int local_listxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, char *buf, size_t cap,
 		    size_t *len);
 int local_removexattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, const char *name);
+
+/* ---- local_uring.c ---- */
+/* One io_uring and its personalities, for the one thread that owns it. */
+struct local_ring {
+#if HAVE_LIBURING
+	struct io_uring ring;
+#endif
+	struct pers_cache pers;    /* personality per caller identity (the gauge: pers_cache_count) */
+	int cur_id;                /* the personality of the call being prepared */
+	bool ready;                /* initialised: the calls below may be used */
+};
+/* A ring of entries SQEs with at most personalities cached identities. 0 or a negative errno
+ * (-ENOSYS: built without liburing); on failure r is not ready and release does nothing. */
+int local_ring_init(struct local_ring *r, unsigned entries, unsigned personalities);
+void local_ring_release(struct local_ring *r);
+#if HAVE_LIBURING
+/* The system call as cr, on this thread, its credentials unchanged: its result (an fd, a
+ * count, 0) or a negative errno. The kernel checks permissions with cr's registered credential. */
+int local_ring_openat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, int flags,
+		      mode_t mode);
+int local_ring_mkdirat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, mode_t mode);
+int local_ring_unlinkat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, int flags);
+int local_ring_renameat(struct local_ring *r, const struct be_cred *cr, int from_dfd, const char *from, int to_dfd,
+			const char *to);
+int local_ring_pwrite(struct local_ring *r, const struct be_cred *cr, int fd, const void *buf, size_t len,
+		      uint64_t offset);
+int local_ring_fsync(struct local_ring *r, const struct be_cred *cr, int fd, bool datasync);
+#endif
 
 #endif
