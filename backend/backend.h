@@ -538,11 +538,15 @@ const struct be_ceph_settings *be_ceph_settings(void);
 struct be_local_settings {
 	unsigned lock_descriptions; /* lock owners' open file descriptions, all owners ([rnfsd] lock-descriptions) */
 	unsigned file_cache;        /* cached open files of NFSv3 I/O and NLM (LOCAL_FCACHE_ENTRIES) */
+	unsigned uring_personalities; /* 0: no io_uring calls; else the receiving thread's ring caches as
+	                                 many caller identities ([rnfsd] uring-calls, uring-personalities) */
 };
 void be_local_configure(const struct be_local_settings *s);
 const struct be_local_settings *be_local_settings(void);
 /* Lock descriptions the local driver holds now (each a descriptor), and its limit. Any thread. */
 unsigned be_local_lock_descriptions(unsigned *limit);
+/* Caller identities registered with the receiving thread's io_uring now, and the bound (0: off). Any thread. */
+unsigned be_local_uring_personalities(unsigned *limit);
 
 /* The built-in drivers (backend/registry.c). */
 int be_init(void);

@@ -16,8 +16,10 @@
  *
  * Objects (struct be_obj) are O_PATH file descriptors opened as root: h is
  * the fd. Permission checks are the kernel's, made on the worker thread
- * under the caller's identity (identity.c); what needs root (opening by
- * handle, opening files for the cache, fsync) switches back first.
+ * under the caller's identity (identity.c), or on the event-loop thread
+ * through the caller's io_uring personality (local_uring.c); what needs
+ * root (opening by handle, opening files for the cache, fsync) switches
+ * back first.
  */
 #ifndef RNFSD_BACKEND_LOCAL_H
 #define RNFSD_BACKEND_LOCAL_H
@@ -237,9 +239,15 @@ struct local_ring {
  * (-ENOSYS: built without liburing); on failure r is not ready and release does nothing. */
 int local_ring_init(struct local_ring *r, unsigned entries, unsigned personalities);
 void local_ring_release(struct local_ring *r);
+/* The event-loop thread's ring when [rnfsd] uring-calls is on and it could be made; else NULL
+ * (another thread, off, refused). */
+struct local_ring *local_ring_here(void);
+/* Release it (driver shutdown, main thread after the loop stopped). */
+void local_ring_here_release(void);
 #if HAVE_LIBURING
 /* The system call as cr, on this thread, its credentials unchanged: its result (an fd, a
- * count, 0) or a negative errno. The kernel checks permissions with cr's registered credential. */
+ * count, 0) or a negative errno, -EWOULDBLOCK when not run (no ring, cr not registered: ask a
+ * worker). The kernel checks permissions with cr's registered credential. */
 int local_ring_openat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, int flags,
 		      mode_t mode);
 int local_ring_mkdirat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, mode_t mode);

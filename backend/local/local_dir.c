@@ -209,7 +209,19 @@ static int local_unlink_as(struct local_fs *lf, const struct be_cred *cr, int df
 static int local_unlink(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
 			int flags)
 {
-	int err = local_unlink_as(local_fs(fs), cr, local_fd(dir), name);
+	int err;
+
+#if HAVE_LIBURING
+	/* [rnfsd] uring-calls: on the event-loop thread (tmpfs, ramfs), the kernel itself judges
+	 * the caller's removal through the caller's registered personality (local_uring.c);
+	 * EWOULDBLOCK: not run there, a worker does it */
+	struct local_ring *r = local_fs(fs)->in_memory ? local_ring_here() : NULL;
+	if (r) {
+		local_watch_self_at(local_fd(dir), name);
+		return -local_ring_unlinkat(r, cr, local_fd(dir), name, flags);
+	}
+#endif
+	err = local_unlink_as(local_fs(fs), cr, local_fd(dir), name);
 
 	if (err)
 		return err;

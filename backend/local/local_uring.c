@@ -16,12 +16,56 @@
  * Each call submits one SQE naming the personality and waits for it
  * (io_uring_submit_and_wait). No allocation per call; a miss in the cache
  * costs one thread creation.
+ *
+ * The event-loop thread's ring (local_ring_here) is made at its first use
+ * when [rnfsd] uring-calls is on (be_local_settings()->uring_personalities),
+ * used by that thread only, and released at the driver's shutdown.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "backend/local/local.h"
+#include "core/log.h"
+#include "core/loop.h"
+
+static struct local_ring loop_ring;       /* the event-loop thread's (one loop) */
+static signed char loop_ring_state;       /* 0 not made yet, 1 ready, -1 refused (logged once) */
+static _Atomic unsigned loop_ring_count;  /* its personalities, for the gauge (any thread) */
+
+struct local_ring *local_ring_here(void)
+{
+	unsigned bound = be_local_settings()->uring_personalities;
+	int rc;
+
+	if (!bound || loop_ring_state < 0 || !loop_is_loop_thread())
+		return NULL;
+	if (loop_ring_state == 0) {
+		rc = local_ring_init(&loop_ring, 8, bound);
+		loop_ring_state = rc ? -1 : 1;
+		if (rc) {
+			log_warn("local: no io_uring (%s): callers' calls stay on the workers", strerror(-rc));
+			return NULL;
+		}
+	}
+	return &loop_ring;
+}
+
+void local_ring_here_release(void)
+{
+	if (loop_ring_state > 0)
+		local_ring_release(&loop_ring);
+	loop_ring_state = 0;
+	atomic_store_explicit(&loop_ring_count, 0, memory_order_relaxed);
+}
+
+unsigned be_local_uring_personalities(unsigned *limit)
+{
+	if (limit)
+		*limit = be_local_settings()->uring_personalities;
+	return atomic_load_explicit(&loop_ring_count, memory_order_relaxed);
+}
 
 #if HAVE_LIBURING
 #include <liburing.h>
@@ -94,23 +138,24 @@ void local_ring_release(struct local_ring *r)
 }
 
 /* An SQE of r's for cr, whose personality ring_call() sets after the prep
- * (liburing's prep clears it), or NULL with *err: -ENOSYS (no ring), the
- * registration's error. The ring never holds more than one call. */
+ * (liburing's prep clears it), or NULL: not run here (*err -EWOULDBLOCK: no
+ * ring, the identity not registered, logged once). One call at a time. */
 static struct io_uring_sqe *ring_sqe(struct local_ring *r, const struct be_cred *cr, int *err)
 {
-	struct io_uring_sqe *sqe;
+	static struct log_limit lim;
+	struct io_uring_sqe *sqe = NULL;
 
-	*err = -ENOSYS;
+	*err = -EWOULDBLOCK;
 	if (!r->ready)
 		return NULL;
 	r->cur_id = pers_cache_get(&r->pers, cr);
-	if (r->cur_id < 0) {
-		*err = r->cur_id;
-		return NULL;
-	}
-	sqe = io_uring_get_sqe(&r->ring);
-	if (!sqe)
-		*err = -EBUSY;
+	if (r == &loop_ring)
+		atomic_store_explicit(&loop_ring_count, pers_cache_count(&r->pers), memory_order_relaxed);
+	if (r->cur_id >= 0)
+		sqe = io_uring_get_sqe(&r->ring);
+	else
+		log_limited(&lim, LOG_WARNING, "local: io_uring personality of uid %u: %s (a worker runs the call)",
+			    cr->uid, strerror(-r->cur_id));
 	return sqe;
 }
 
@@ -200,7 +245,7 @@ int local_ring_fsync(struct local_ring *r, const struct be_cred *cr, int fd, boo
 	return ring_call(r, sqe);
 }
 
-#else /* !HAVE_LIBURING: every call says "not here", and the worker path stays */
+#else /* !HAVE_LIBURING: no ring, and the worker path stays */
 
 int local_ring_init(struct local_ring *r, unsigned entries, unsigned personalities)
 {

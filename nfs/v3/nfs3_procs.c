@@ -38,7 +38,8 @@
  * root, the mode bits without an ACL), else it declines to a worker
  * (BE_IO_NOWAIT); LOOKUP likewise when the directory's search is granted by
  * root or the mode bits (local_lookup), and REMOVE, RMDIR when the removal
- * is (local_unlink_as, tmpfs and ramfs only); everything else on a worker. ACCESS
+ * is (local_unlink_as, tmpfs and ramfs only; with [rnfsd] uring-calls any caller's,
+ * the kernel judging through io_uring, local_uring.c); everything else on a worker. ACCESS
  * and PATHCONF (statfs) act as the caller, and the receiving thread must
  * never switch identity (backend/local/identity.c). */
 #define ON_RECEIVER .run = RPC_RUN_INLINE

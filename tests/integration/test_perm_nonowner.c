@@ -8,7 +8,12 @@
  * nfs_open()/nfs_pwrite() as an application sees it. Then the same with
  * three clients at once (root and uid 1234 on separate connections, served
  * by different worker threads): an identity must never leak from one call
- * to another. Needs root.
+ * to another. Last, restarted with [rnfsd] uring-calls = yes on a tmpfs
+ * export, where NFSv3 REMOVE and RMDIR run on the receiving thread through
+ * io_uring with the caller's personality: uid 1234's removals in root's
+ * 0755 directory are still ACCES, in its own directory they succeed, root's
+ * too, and the stats count the two identities registered; under root_squash
+ * root's removal there is ACCES (judged as anonuid). Needs root.
  */
 #include "tests/integration/harness.h"
 
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -254,6 +260,73 @@ static void test_concurrent(void)
 	CHECK(n == ROUNDS / 2 && bad == 0, "and those of the third client too (%u of %u wrong)", bad, n);
 }
 
+/* Make the tmpfs export's tree: root's 0755 top with a file and a directory, uid's 0755 userdir with the same. */
+static void uring_tree(void)
+{
+	hx_write_file(hx_xpath(&env, "rootfile"), "original", 8, 0644);
+	mkdir(hx_xpath(&env, "rootsub"), 0755);
+	mkdir(hx_xpath(&env, "userdir"), 0755);
+	hx_write_file(hx_xpath(&env, "userdir/mine"), "mine", 4, 0644);
+	mkdir(hx_xpath(&env, "userdir/mysub"), 0755);
+	if (chown(hx_xpath(&env, "userdir"), UID, GID) != 0 || chown(hx_xpath(&env, "userdir/mine"), UID, GID) != 0 ||
+	    chown(hx_xpath(&env, "userdir/mysub"), UID, GID) != 0)
+		perror("chown userdir");
+}
+
+/* [rnfsd] uring-calls: REMOVE and RMDIR on the receiving thread, the kernel judging by the personality
+ * (the daemon stopped before; started and stopped here). */
+static void test_uring(void)
+{
+	static const char *const stats[] = { "stats", NULL };
+	struct rpc_context *nfs;
+	struct hx_fh root, udir;
+	char out[8192];
+
+	hx_section("[rnfsd] uring-calls = yes on a tmpfs export: REMOVE, RMDIR as the caller via io_uring");
+	if (!CHECK(mount("perm_uring", env.export_dir, "tmpfs", 0, "size=1m,mode=0755") == 0, "tmpfs on the export"))
+		return;
+	uring_tree();
+	if (hx_append_config(&env, "[rnfsd]\nuring-calls = yes\nuring-personalities = 4\n") != 0 ||
+	    hx_daemon_start(&env) != 0)
+		goto out_umount;
+	if (hx_open_export(&env, env.export_dir, UID, GID, &nfs, &root) == 0) {
+		CHECK_NFS(hx3_remove(nfs, &root, "rootfile"), NFS3ERR_ACCES, "REMOVE from root's 0755 dir as %d", UID);
+		CHECK_NFS(hx3_rmdir(nfs, &root, "rootsub"), NFS3ERR_ACCES, "RMDIR in root's 0755 dir as %d", UID);
+		if (CHECK_NFS(hx3_lookup(nfs, &root, "userdir", &udir, NULL), NFS3_OK, "LOOKUP userdir")) {
+			CHECK_NFS(hx3_remove(nfs, &udir, "mine"), NFS3_OK, "REMOVE userdir/mine as its owner");
+			CHECK_NFS(hx3_rmdir(nfs, &udir, "mysub"), NFS3_OK, "RMDIR userdir/mysub as its owner");
+		}
+		hx_rpc_close(nfs);
+	}
+	CHECK(access(hx_xpath(&env, "rootfile"), F_OK) == 0 && access(hx_xpath(&env, "rootsub"), F_OK) == 0 &&
+	      access(hx_xpath(&env, "userdir/mine"), F_OK) != 0 && access(hx_xpath(&env, "userdir/mysub"), F_OK) != 0,
+	      "disk: root's entries kept, %d's removed", UID);
+	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) == 0) {
+		CHECK_NFS(hx3_remove(nfs, &root, "rootfile"), NFS3_OK, "REMOVE rootfile as root (no_root_squash)");
+		hx_rpc_close(nfs);
+	}
+	/* the calls went the new way: each identity was registered with the ring once */
+	CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), stats) == 0 &&
+	      strstr(out, "io_uring: 2 caller identities registered of 4"), "rnfsctl stats: 2 io_uring identities");
+	hx_daemon_stop(&env);
+
+	/* root_squash: root's removal is judged as 4321's, the squashed identity, a third personality */
+	hx_write_file(hx_xpath(&env, "rootfile"), "original", 8, 0644);
+	hx_write_exports(&env, "%s 127.0.0.1(rw,root_squash,anonuid=4321,anongid=4322,insecure)\n", env.export_dir);
+	if (hx_daemon_start(&env) != 0)
+		goto out_umount;
+	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) == 0) {
+		CHECK_NFS(hx3_remove(nfs, &root, "rootfile"), NFS3ERR_ACCES, "REMOVE rootfile as squashed root");
+		hx_rpc_close(nfs);
+	}
+	CHECK(access(hx_xpath(&env, "rootfile"), F_OK) == 0, "disk: rootfile kept");
+	CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), stats) == 0 &&
+	      strstr(out, "io_uring: 1 caller identities registered of 4"), "rnfsctl stats: 1 io_uring identity");
+	hx_daemon_stop(&env);
+out_umount:
+	CHECK(umount(env.export_dir) == 0, "tmpfs unmounted");
+}
+
 int main(int argc, char **argv)
 {
 	hx_begin("perm_nonowner", argc, argv);
@@ -275,5 +348,6 @@ int main(int argc, char **argv)
 	test_concurrent();
 	CHECK(hx_daemon_alive(&env), "daemon still running");
 	hx_daemon_stop(&env);
+	test_uring(); /* a daemon of its own */
 	return hx_end();
 }
