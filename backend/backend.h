@@ -547,6 +547,9 @@ const struct be_local_settings *be_local_settings(void);
 unsigned be_local_lock_descriptions(unsigned *limit);
 /* Caller identities registered with the receiving thread's io_uring now, and the bound (0: off). Any thread. */
 unsigned be_local_uring_personalities(unsigned *limit);
+/* May a call that acts as its caller (create, mkdir) be tried on the event-loop thread? (The
+ * local driver's [rnfsd] uring-calls; the backend still says EWOULDBLOCK where it cannot.) Any thread. */
+bool be_caller_here(void);
 
 /* The built-in drivers (backend/registry.c). */
 int be_init(void);

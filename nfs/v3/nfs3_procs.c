@@ -39,7 +39,9 @@
  * (BE_IO_NOWAIT); LOOKUP likewise when the directory's search is granted by
  * root or the mode bits (local_lookup), and REMOVE, RMDIR when the removal
  * is (local_unlink_as, tmpfs and ramfs only; with [rnfsd] uring-calls any caller's,
- * the kernel judging through io_uring, local_uring.c); everything else on a worker. ACCESS
+ * the kernel judging through io_uring, local_uring.c), and with uring-calls CREATE and
+ * MKDIR of a file or directory with at most a mode (nfs3_proc_create.c, local_create);
+ * everything else on a worker. ACCESS
  * and PATHCONF (statfs) act as the caller, and the receiving thread must
  * never switch identity (backend/local/identity.c). */
 #define ON_RECEIVER .run = RPC_RUN_INLINE
@@ -81,9 +83,10 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 		   RPC_CACHE_DRC, ULB_RULE_ARG(ULB_WRITE_DATA)),
 	NFS3_ENTRY(NFS3PROC_CREATE, "CREATE", nfs3_dec_create, nfs3_create_exec, nfs3_newobj_enc,
 		   struct nfs3_create_args, struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC,
-		   ULB_RULE_NONE),
+		   ULB_RULE_NONE, ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_MKDIR, "MKDIR", nfs3_dec_mkdir, nfs3_mkdir_exec, nfs3_newobj_enc, struct nfs3_mkdir_args,
-		   struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC, ULB_RULE_NONE),
+		   struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC, ULB_RULE_NONE,
+		   ON_RECEIVER_IF_READY),
 	/* RFC 8267 §4.3: the path may arrive in a Read chunk. */
 	NFS3_ENTRY(NFS3PROC_SYMLINK, "SYMLINK", nfs3_dec_symlink, nfs3_symlink_exec, nfs3_newobj_enc,
 		   struct nfs3_symlink_args, struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC,

@@ -10,8 +10,9 @@
  * by different worker threads): an identity must never leak from one call
  * to another. Last, restarted with [rnfsd] uring-calls = yes on a tmpfs
  * export, where NFSv3 REMOVE and RMDIR run on the receiving thread through
- * io_uring with the caller's personality: uid 1234's removals in root's
- * 0755 directory are still ACCES, in its own directory they succeed, root's
+ * io_uring with the caller's personality, and so do CREATE and MKDIR:
+ * uid 1234's removals and creations in root's 0755 directory are still
+ * ACCES, in its own directory they succeed (the new objects its own), root's
  * too, and the stats count the two identities registered; under root_squash
  * root's removal there is ACCES (judged as anonuid). Needs root.
  */
@@ -273,7 +274,26 @@ static void uring_tree(void)
 		perror("chown userdir");
 }
 
-/* [rnfsd] uring-calls: REMOVE and RMDIR on the receiving thread, the kernel judging by the personality
+/* Calls answered on the receiving thread so far (rnfsctl stats), or -1; *paused: the slow-call
+ * guard's pauses so far (a loaded host may pause it, which sends calls to the workers). */
+static long inline_calls(long *paused)
+{
+	static const char *const stats[] = { "stats", NULL };
+	char out[8192], *end;
+	const char *p;
+	long n;
+
+	*paused = -1;
+	if (hx_rnfsctl(&env, -1, out, sizeof(out), stats) != 0 || !(p = strstr(out, "inline calls: ")))
+		return -1;
+	n = strtol(p + strlen("inline calls: "), &end, 10);
+	p = strstr(end, "receiving thread, ");
+	if (p)
+		*paused = strtol(p + strlen("receiving thread, "), NULL, 10);
+	return n;
+}
+
+/* [rnfsd] uring-calls: REMOVE, RMDIR, CREATE, MKDIR on the receiving thread, the kernel judging by the personality
  * (the daemon stopped before; started and stopped here). */
 static void test_uring(void)
 {
@@ -281,6 +301,7 @@ static void test_uring(void)
 	struct rpc_context *nfs;
 	struct hx_fh root, udir;
 	char out[8192];
+	struct stat st;
 
 	hx_section("[rnfsd] uring-calls = yes on a tmpfs export: REMOVE, RMDIR as the caller via io_uring");
 	if (!CHECK(mount("perm_uring", env.export_dir, "tmpfs", 0, "size=1m,mode=0755") == 0, "tmpfs on the export"))
@@ -292,15 +313,29 @@ static void test_uring(void)
 	if (hx_open_export(&env, env.export_dir, UID, GID, &nfs, &root) == 0) {
 		CHECK_NFS(hx3_remove(nfs, &root, "rootfile"), NFS3ERR_ACCES, "REMOVE from root's 0755 dir as %d", UID);
 		CHECK_NFS(hx3_rmdir(nfs, &root, "rootsub"), NFS3ERR_ACCES, "RMDIR in root's 0755 dir as %d", UID);
+		CHECK_NFS(hx3_create(nfs, &root, "intruder", 0644, NULL), NFS3ERR_ACCES, "CREATE in root's 0755 dir");
+		CHECK_NFS(hx3_mkdir(nfs, &root, "intruderdir", 0755, NULL), NFS3ERR_ACCES, "MKDIR in root's 0755 dir");
 		if (CHECK_NFS(hx3_lookup(nfs, &root, "userdir", &udir, NULL), NFS3_OK, "LOOKUP userdir")) {
 			CHECK_NFS(hx3_remove(nfs, &udir, "mine"), NFS3_OK, "REMOVE userdir/mine as its owner");
 			CHECK_NFS(hx3_rmdir(nfs, &udir, "mysub"), NFS3_OK, "RMDIR userdir/mysub as its owner");
+			long paused0, paused1, before = inline_calls(&paused0);
+			CHECK_NFS(hx3_create(nfs, &udir, "new", 0640, NULL), NFS3_OK, "CREATE userdir/new as its owner");
+			CHECK_NFS(hx3_create(nfs, &udir, "new", 0640, NULL), NFS3ERR_EXIST, "CREATE GUARDED again: EXIST");
+			CHECK_NFS(hx3_mkdir(nfs, &udir, "newdir", 0750, NULL), NFS3_OK, "MKDIR userdir/newdir as its owner");
+			long after = inline_calls(&paused1);
+			if (paused1 == paused0) /* else a slow call elsewhere sent them to the workers: no timing asserted */
+				CHECK_EQ(after - before, 3, "the three answered on the receiving thread");
 		}
 		hx_rpc_close(nfs);
 	}
 	CHECK(access(hx_xpath(&env, "rootfile"), F_OK) == 0 && access(hx_xpath(&env, "rootsub"), F_OK) == 0 &&
-	      access(hx_xpath(&env, "userdir/mine"), F_OK) != 0 && access(hx_xpath(&env, "userdir/mysub"), F_OK) != 0,
-	      "disk: root's entries kept, %d's removed", UID);
+	      access(hx_xpath(&env, "userdir/mine"), F_OK) != 0 && access(hx_xpath(&env, "userdir/mysub"), F_OK) != 0 &&
+	      access(hx_xpath(&env, "intruder"), F_OK) != 0 && access(hx_xpath(&env, "intruderdir"), F_OK) != 0,
+	      "disk: root's entries kept, %d's removed, nothing created in root's directory", UID);
+	CHECK(stat(hx_xpath(&env, "userdir/new"), &st) == 0 && st.st_uid == UID && st.st_gid == GID &&
+	      (st.st_mode & 07777) == 0640, "disk: userdir/new is %d:%d 0640", UID, GID);
+	CHECK(stat(hx_xpath(&env, "userdir/newdir"), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == UID &&
+	      (st.st_mode & 07777) == 0750, "disk: userdir/newdir is %d's 0750 directory", UID);
 	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) == 0) {
 		CHECK_NFS(hx3_remove(nfs, &root, "rootfile"), NFS3_OK, "REMOVE rootfile as root (no_root_squash)");
 		hx_rpc_close(nfs);
