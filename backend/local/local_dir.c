@@ -293,16 +293,28 @@ int local_rmdir(struct be_fs *fs, const struct be_cred *cr, const struct be_obj 
 	return local_unlink(fs, cr, dir, name, AT_REMOVEDIR);
 }
 
+/* On the event-loop thread only through the caller's io_uring personality ([rnfsd] uring-calls,
+ * tmpfs or ramfs), else EWOULDBLOCK: a worker does it. */
 int local_rename(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *from_dir, const char *from,
 		 const struct be_obj *to_dir, const char *to)
 {
-	int err = local_id_caller(cr);
+	bool here = loop_is_loop_thread();
+#if HAVE_LIBURING
+	struct local_ring *r = here && local_fs(fs)->in_memory ? local_ring_here() : NULL;
+#else
+	void *r = NULL;
+#endif
+	int err = here ? (r ? 0 : EWOULDBLOCK) : local_id_caller(cr);
 
 	(void)fs;
 	if (err)
 		return err;
 	local_watch_self_at(local_fd(from_dir), from);
 	local_watch_self_at(local_fd(to_dir), to); /* a target replaced */
+#if HAVE_LIBURING
+	if (r)
+		return -local_ring_renameat(r, cr, local_fd(from_dir), from, local_fd(to_dir), to);
+#endif
 	return renameat(local_fd(from_dir), from, local_fd(to_dir), to) < 0 ? errno : 0;
 }
 

@@ -40,7 +40,8 @@
  * root or the mode bits (local_lookup), and REMOVE, RMDIR when the removal
  * is (local_unlink_as, tmpfs and ramfs only; with [rnfsd] uring-calls any caller's,
  * the kernel judging through io_uring, local_uring.c), and with uring-calls CREATE and
- * MKDIR of a file or directory with at most a mode (nfs3_proc_create.c, local_create);
+ * MKDIR of a file or directory with at most a mode (nfs3_proc_create.c, local_create)
+ * and RENAME (local_rename);
  * everything else on a worker. ACCESS
  * and PATHCONF (statfs) act as the caller, and the receiving thread must
  * never switch identity (backend/local/identity.c). */
@@ -101,7 +102,7 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 		   ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_RENAME, "RENAME", nfs3_dec_rename, nfs3_rename_exec, nfs3_rename_enc,
 		   struct nfs3_rename_args, struct nfs3_rename_res, RPC_REPLY_MAX(NFS3_STAT + 2 * NFS3_WCC_DATA),
-		   RPC_CACHE_DRC, ULB_RULE_NONE),
+		   RPC_CACHE_DRC, ULB_RULE_NONE, ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_LINK, "LINK", nfs3_dec_link, nfs3_link_exec, nfs3_link_enc, struct nfs3_link_args,
 		   struct nfs3_link_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + NFS3_WCC_DATA), RPC_CACHE_DRC,
 		   ULB_RULE_NONE),

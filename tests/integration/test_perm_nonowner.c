@@ -10,7 +10,7 @@
  * by different worker threads): an identity must never leak from one call
  * to another. Last, restarted with [rnfsd] uring-calls = yes on a tmpfs
  * export, where NFSv3 REMOVE and RMDIR run on the receiving thread through
- * io_uring with the caller's personality, and so do CREATE and MKDIR:
+ * io_uring with the caller's personality, and so do CREATE, MKDIR, RENAME:
  * uid 1234's removals and creations in root's 0755 directory are still
  * ACCES, in its own directory they succeed (the new objects its own), root's
  * too, and the stats count the two identities registered; under root_squash
@@ -293,7 +293,7 @@ static long inline_calls(long *paused)
 	return n;
 }
 
-/* [rnfsd] uring-calls: REMOVE, RMDIR, CREATE, MKDIR on the receiving thread, the kernel judging by the personality
+/* [rnfsd] uring-calls: REMOVE, RMDIR, CREATE, MKDIR, RENAME on the receiving thread, the kernel judging by the personality
  * (the daemon stopped before; started and stopped here). */
 static void test_uring(void)
 {
@@ -315,6 +315,7 @@ static void test_uring(void)
 		CHECK_NFS(hx3_rmdir(nfs, &root, "rootsub"), NFS3ERR_ACCES, "RMDIR in root's 0755 dir as %d", UID);
 		CHECK_NFS(hx3_create(nfs, &root, "intruder", 0644, NULL), NFS3ERR_ACCES, "CREATE in root's 0755 dir");
 		CHECK_NFS(hx3_mkdir(nfs, &root, "intruderdir", 0755, NULL), NFS3ERR_ACCES, "MKDIR in root's 0755 dir");
+		CHECK_NFS(hx3_rename(nfs, &root, "rootfile", &root, "moved"), NFS3ERR_ACCES, "RENAME in root's 0755 dir");
 		if (CHECK_NFS(hx3_lookup(nfs, &root, "userdir", &udir, NULL), NFS3_OK, "LOOKUP userdir")) {
 			CHECK_NFS(hx3_remove(nfs, &udir, "mine"), NFS3_OK, "REMOVE userdir/mine as its owner");
 			CHECK_NFS(hx3_rmdir(nfs, &udir, "mysub"), NFS3_OK, "RMDIR userdir/mysub as its owner");
@@ -322,9 +323,12 @@ static void test_uring(void)
 			CHECK_NFS(hx3_create(nfs, &udir, "new", 0640, NULL), NFS3_OK, "CREATE userdir/new as its owner");
 			CHECK_NFS(hx3_create(nfs, &udir, "new", 0640, NULL), NFS3ERR_EXIST, "CREATE GUARDED again: EXIST");
 			CHECK_NFS(hx3_mkdir(nfs, &udir, "newdir", 0750, NULL), NFS3_OK, "MKDIR userdir/newdir as its owner");
+			CHECK_NFS(hx3_rename(nfs, &udir, "new", &udir, "renamed"), NFS3_OK, "RENAME in its own dir");
+			CHECK_NFS(hx3_rename(nfs, &udir, "renamed", &root, "stolen"), NFS3ERR_ACCES,
+				  "RENAME into root's 0755 dir");
 			long after = inline_calls(&paused1);
 			if (paused1 == paused0) /* else a slow call elsewhere sent them to the workers: no timing asserted */
-				CHECK_EQ(after - before, 3, "the three answered on the receiving thread");
+				CHECK_EQ(after - before, 5, "the five answered on the receiving thread");
 		}
 		hx_rpc_close(nfs);
 	}
@@ -332,8 +336,9 @@ static void test_uring(void)
 	      access(hx_xpath(&env, "userdir/mine"), F_OK) != 0 && access(hx_xpath(&env, "userdir/mysub"), F_OK) != 0 &&
 	      access(hx_xpath(&env, "intruder"), F_OK) != 0 && access(hx_xpath(&env, "intruderdir"), F_OK) != 0,
 	      "disk: root's entries kept, %d's removed, nothing created in root's directory", UID);
-	CHECK(stat(hx_xpath(&env, "userdir/new"), &st) == 0 && st.st_uid == UID && st.st_gid == GID &&
-	      (st.st_mode & 07777) == 0640, "disk: userdir/new is %d:%d 0640", UID, GID);
+	CHECK(stat(hx_xpath(&env, "userdir/renamed"), &st) == 0 && st.st_uid == UID && st.st_gid == GID &&
+	      (st.st_mode & 07777) == 0640 && access(hx_xpath(&env, "stolen"), F_OK) != 0 &&
+	      access(hx_xpath(&env, "moved"), F_OK) != 0, "disk: userdir/new, now renamed, is %d:%d 0640", UID, GID);
 	CHECK(stat(hx_xpath(&env, "userdir/newdir"), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == UID &&
 	      (st.st_mode & 07777) == 0750, "disk: userdir/newdir is %d's 0750 directory", UID);
 	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) == 0) {
