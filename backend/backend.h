@@ -276,7 +276,9 @@ typedef bool (*be_readdir_fn)(void *arg, const struct be_dirent *e);
 #define BE_IO_NOWAIT 0x8u       /* read: never wait, neither for the device (only what is in
                                    memory: a short count, or EWOULDBLOCK if nothing is) nor for
                                    the caller's identity (the access check must pass without
-                                   one: EWOULDBLOCK otherwise). For the event-loop thread. */
+                                   one: EWOULDBLOCK otherwise). write: the same, EWOULDBLOCK with
+                                   nothing written (local: without [rnfsd] uring-calls on tmpfs or
+                                   ramfs, always). For the event-loop thread. */
 
 /* file_open() flags */
 #define BE_OPEN_READ 0x1u

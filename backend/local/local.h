@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "backend/backend.h"
 #include "backend/local/pers_cache.h"
@@ -254,8 +255,9 @@ int local_ring_mkdirat(struct local_ring *r, const struct be_cred *cr, int dfd, 
 int local_ring_unlinkat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, int flags);
 int local_ring_renameat(struct local_ring *r, const struct be_cred *cr, int from_dfd, const char *from, int to_dfd,
 			const char *to);
-int local_ring_pwrite(struct local_ring *r, const struct be_cred *cr, int fd, const void *buf, size_t len,
-		      uint64_t offset);
+/* pwritev2(fd, iov, iovcnt, offset, rw_flags): suid clearing and quotas are the caller's */
+int local_ring_pwritev(struct local_ring *r, const struct be_cred *cr, int fd, const struct iovec *iov,
+		       unsigned iovcnt, uint64_t offset, int rw_flags);
 int local_ring_fsync(struct local_ring *r, const struct be_cred *cr, int fd, bool datasync);
 #endif
 

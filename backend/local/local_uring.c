@@ -222,15 +222,15 @@ int local_ring_renameat(struct local_ring *r, const struct be_cred *cr, int from
 	return ring_call(r, sqe);
 }
 
-int local_ring_pwrite(struct local_ring *r, const struct be_cred *cr, int fd, const void *buf, size_t len,
-		      uint64_t offset)
+int local_ring_pwritev(struct local_ring *r, const struct be_cred *cr, int fd, const struct iovec *iov,
+		       unsigned iovcnt, uint64_t offset, int rw_flags)
 {
 	int err;
 	struct io_uring_sqe *sqe = ring_sqe(r, cr, &err);
 
 	if (!sqe)
 		return err;
-	io_uring_prep_write(sqe, fd, buf, (unsigned)len, offset);
+	io_uring_prep_writev2(sqe, fd, iov, iovcnt, offset, rw_flags);
 	return ring_call(r, sqe);
 }
 

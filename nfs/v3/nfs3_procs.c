@@ -40,8 +40,8 @@
  * root or the mode bits (local_lookup), and REMOVE, RMDIR when the removal
  * is (local_unlink_as, tmpfs and ramfs only; with [rnfsd] uring-calls any caller's,
  * the kernel judging through io_uring, local_uring.c), and with uring-calls CREATE and
- * MKDIR of a file or directory with at most a mode (nfs3_proc_create.c, local_create)
- * and RENAME (local_rename);
+ * MKDIR of a file or directory with at most a mode (nfs3_proc_create.c, local_create),
+ * RENAME (local_rename), WRITE (local_write_here) and COMMIT (tmpfs, ramfs: local_commit);
  * everything else on a worker. ACCESS
  * and PATHCONF (statfs) act as the caller, and the receiving thread must
  * never switch identity (backend/local/identity.c). */
@@ -81,7 +81,7 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 	/* RFC 8267 §4.3: the data may arrive in a Read chunk. */
 	NFS3_ENTRY(NFS3PROC_WRITE, "WRITE", nfs3_dec_write, nfs3_write_exec, nfs3_write_enc, struct nfs3_write_args,
 		   struct nfs3_write_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + 2 * 4 + NFS3_WRITEVERFSIZE),
-		   RPC_CACHE_DRC, ULB_RULE_ARG(ULB_WRITE_DATA)),
+		   RPC_CACHE_DRC, ULB_RULE_ARG(ULB_WRITE_DATA), ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_CREATE, "CREATE", nfs3_dec_create, nfs3_create_exec, nfs3_newobj_enc,
 		   struct nfs3_create_args, struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC,
 		   ULB_RULE_NONE, ON_RECEIVER_IF_READY),
@@ -124,7 +124,8 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 		   RPC_CACHE_NONE, ULB_RULE_NONE),
 	NFS3_ENTRY(NFS3PROC_COMMIT, "COMMIT", nfs3_dec_commit, nfs3_commit_exec, nfs3_commit_enc,
 		   struct nfs3_commit_args, struct nfs3_write_res,
-		   RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + NFS3_WRITEVERFSIZE), RPC_CACHE_NONE, ULB_RULE_NONE),
+		   RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + NFS3_WRITEVERFSIZE), RPC_CACHE_NONE, ULB_RULE_NONE,
+		   ON_RECEIVER_IF_READY),
 };
 
 /* MOUNT v3 (RFC 1813 appendix I): nothing is DDP-eligible (RFC 8267 §4.4), nothing is cached.

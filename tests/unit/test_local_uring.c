@@ -95,7 +95,8 @@ static void test_kernel_judges(void **state)
 	assert_int_equal(st.st_uid, owner.uid);
 	assert_int_equal(st.st_gid, owner.gid);
 	memset(buf, 'a', sizeof(buf));
-	assert_int_equal(local_ring_pwrite(&r, &owner, fd, buf, sizeof(buf), 0), (int)sizeof(buf));
+	struct iovec iov = { buf, sizeof(buf) };
+	assert_int_equal(local_ring_pwritev(&r, &owner, fd, &iov, 1, 0, 0), (int)sizeof(buf));
 	assert_int_equal(local_ring_fsync(&r, &owner, fd, true), 0);
 	close(fd);
 	assert_int_equal(local_ring_mkdirat(&r, &owner, dfd, "d", 0755), 0);
