@@ -883,6 +883,7 @@ int main(int argc, char **argv)
 	if (d.cfg.nfsv4 && nfs4_expiry_start(nfs_service_nfs4(), d.loop) != 0)
 		goto err_xprts;
 	rpc_inline_configure(d.cfg.inline_calls);
+	rpc_inline_callers(d.cfg.uring_calls && d.cfg.inline_calls);
 	if (xprts_start() != 0)
 		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)

@@ -9,7 +9,7 @@
  * wcc_data. Modes are taken as sent (the client applied its umask); a
  * client that sends none gets a mode its owner can use.
  *
- * CREATE and MKDIR are RPC_RUN_INLINE_TRY: on the receiving thread only while
+ * CREATE and MKDIR are RPC_RUN_INLINE_CALLER: on the receiving thread only while
  * a backend may act as the caller there (be_caller_here: the local driver's
  * [rnfsd] uring-calls), and declined to a worker, before anything changed,
  * on an error of the handle or when the backend says EWOULDBLOCK.

@@ -189,7 +189,7 @@ static enum rpc_proc_status nfs3_io_decline(struct nfs3_call *nc, struct be_file
 	return RPC_PROC_WORKER;
 }
 
-/* §3.3.7. RPC_RUN_INLINE_TRY: on the receiving thread only while a backend may act as the caller
+/* §3.3.7. RPC_RUN_INLINE_CALLER: on the receiving thread only while a backend may act as the caller
  * there (be_caller_here); declined before anything is written on an error of the handle or the
  * backend's EWOULDBLOCK (BE_IO_NOWAIT). */
 enum rpc_proc_status nfs3_write_exec(struct rpc_call *c, void *args, void *res)
@@ -244,7 +244,7 @@ void nfs3_write_enc(struct rpc_call *c, const void *res)
 }
 
 /* §3.3.21: flush earlier UNSTABLE writes; the verifier tells the client whether they survived.
- * RPC_RUN_INLINE_TRY as WRITE: the backend says EWOULDBLOCK where the flush could wait. */
+ * RPC_RUN_INLINE_CALLER as WRITE: the backend says EWOULDBLOCK where the flush could wait. */
 enum rpc_proc_status nfs3_commit_exec(struct rpc_call *c, void *args, void *res)
 {
 	const struct nfs3_commit_args *a = args;

@@ -72,7 +72,7 @@ enum rpc_proc_status nfs3_rmdir_exec(struct rpc_call *c, void *args, void *res)
 	return nfs3_unlink_common(c, args, res, true);
 }
 
-/* §3.3.14: atomic, across directories, over an existing target. RPC_RUN_INLINE_TRY: on the
+/* §3.3.14: atomic, across directories, over an existing target. RPC_RUN_INLINE_CALLER: on the
  * receiving thread only while a backend may act as the caller there (be_caller_here) and no
  * delegation is out (whose recall may wait); declined before anything changed on an error of a
  * handle or the backend's EWOULDBLOCK. */
