@@ -552,6 +552,10 @@ unsigned be_local_uring_personalities(unsigned *limit);
 /* May a call that acts as its caller (create, mkdir) be tried on the event-loop thread? (The
  * local driver's [rnfsd] uring-calls; the backend still says EWOULDBLOCK where it cannot.) Any thread. */
 bool be_caller_here(void);
+/* Main thread, the one that will run the event loop, before serving: with [rnfsd] uring-calls, make
+ * the local driver's io_uring of that thread now and start the kernel's worker for it, so that the
+ * first call does not pay for them. 0, or -ENOSYS (logged: those calls go to the workers). */
+int be_local_loop_prepare(void);
 
 /* The built-in drivers (backend/registry.c). */
 int be_init(void);

@@ -884,6 +884,8 @@ int main(int argc, char **argv)
 		goto err_xprts;
 	rpc_inline_configure(d.cfg.inline_calls);
 	rpc_inline_callers(d.cfg.uring_calls && d.cfg.inline_calls);
+	if (d.cfg.uring_calls)
+		(void)be_local_loop_prepare(); /* failure logged: the workers act as the callers */
 	if (xprts_start() != 0)
 		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)

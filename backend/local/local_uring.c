@@ -17,9 +17,11 @@
  * (io_uring_submit_and_wait). No allocation per call; a miss in the cache
  * costs one thread creation.
  *
- * The event-loop thread's ring (local_ring_here) is made at its first use
- * when [rnfsd] uring-calls is on (be_local_settings()->uring_personalities),
- * used by that thread only, and released at the driver's shutdown.
+ * The event-loop thread's ring (local_ring_here) is made before serving
+ * (be_local_loop_prepare, on the thread that will run the loop) or at its
+ * first use, when [rnfsd] uring-calls is on (be_local_settings()->
+ * uring_personalities); used by that thread only, released at the driver's
+ * shutdown.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -34,22 +36,40 @@ static struct local_ring loop_ring;       /* the event-loop thread's (one loop) 
 static signed char loop_ring_state;       /* 0 not made yet, 1 ready, -1 refused (logged once) */
 static _Atomic unsigned loop_ring_count;  /* its personalities, for the gauge (any thread) */
 
+static int local_ring_warm(struct local_ring *r);
+
+/* Make the event-loop ring (state 0 -> 1, or -1 logged once). */
+static void loop_ring_make(unsigned bound)
+{
+	int rc = local_ring_init(&loop_ring, 8, bound);
+
+	if (!rc)
+		rc = local_ring_warm(&loop_ring);
+	loop_ring_state = rc ? -1 : 1;
+	if (rc) {
+		local_ring_release(&loop_ring);
+		log_warn("local: no io_uring (%s): callers' calls stay on the workers", strerror(-rc));
+	}
+}
+
 struct local_ring *local_ring_here(void)
 {
 	unsigned bound = be_local_settings()->uring_personalities;
-	int rc;
 
 	if (!bound || loop_ring_state < 0 || !loop_is_loop_thread())
 		return NULL;
-	if (loop_ring_state == 0) {
-		rc = local_ring_init(&loop_ring, 8, bound);
-		loop_ring_state = rc ? -1 : 1;
-		if (rc) {
-			log_warn("local: no io_uring (%s): callers' calls stay on the workers", strerror(-rc));
-			return NULL;
-		}
-	}
-	return &loop_ring;
+	if (loop_ring_state == 0)
+		loop_ring_make(bound);
+	return loop_ring_state > 0 ? &loop_ring : NULL;
+}
+
+int be_local_loop_prepare(void)
+{
+	unsigned bound = be_local_settings()->uring_personalities;
+
+	if (bound && loop_ring_state == 0)
+		loop_ring_make(bound);
+	return loop_ring_state < 0 ? -ENOSYS : 0;
 }
 
 void local_ring_here_release(void)
@@ -159,13 +179,14 @@ static struct io_uring_sqe *ring_sqe(struct local_ring *r, const struct be_cred 
 	return sqe;
 }
 
-/* Submit the prepared sqe as its caller and wait: cqe->res (a negative errno on failure). */
-static int ring_call(struct local_ring *r, struct io_uring_sqe *sqe)
+/* Submit the prepared sqe (personality id, -1: none) and wait: cqe->res (a negative errno on failure). */
+static int ring_submit_wait(struct local_ring *r, struct io_uring_sqe *sqe, int id)
 {
 	struct io_uring_cqe *cqe;
 	int res;
 
-	sqe->personality = (uint16_t)r->cur_id;
+	if (id >= 0)
+		sqe->personality = (uint16_t)id;
 	res = io_uring_submit_and_wait(&r->ring, 1);
 	if (res < 0)
 		return res;
@@ -174,6 +195,25 @@ static int ring_call(struct local_ring *r, struct io_uring_sqe *sqe)
 	res = cqe->res;
 	io_uring_cqe_seen(&r->ring, cqe);
 	return res;
+}
+
+/* Submit the prepared sqe as its caller (ring_sqe) and wait. */
+static int ring_call(struct local_ring *r, struct io_uring_sqe *sqe)
+{
+	return ring_submit_wait(r, sqe, r->cur_id);
+}
+
+/* Start the kernel's io-wq worker of this thread now (a NOP forced async), so the first call that
+ * the kernel runs there does not pay for its creation. 0 or a negative errno. */
+static int local_ring_warm(struct local_ring *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
+	return ring_submit_wait(r, sqe, -1);
 }
 
 int local_ring_openat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, int flags,
@@ -258,6 +298,12 @@ int local_ring_init(struct local_ring *r, unsigned entries, unsigned personaliti
 void local_ring_release(struct local_ring *r)
 {
 	(void)r;
+}
+
+static int local_ring_warm(struct local_ring *r)
+{
+	(void)r;
+	return -ENOSYS;
 }
 
 #endif
