@@ -8,7 +8,7 @@ cd "$(dirname "$(readlink -f "$0")")"
 
 # backend/ceph/ and its throwaway one-node test cluster (tests/ceph/ceph-cluster.sh).
 CEPH_PKGS="libcephfs-dev ceph-common ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse"
-BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverbs-dev librdmacm-dev libsystemd-dev libmicrohttpd-dev libkrb5-dev"
+BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverbs-dev librdmacm-dev libsystemd-dev libmicrohttpd-dev libkrb5-dev liburing-dev"
 # krb5-*: the throwaway realm of tests/integration/krb5-realm.sh (RPCSEC_GSS).
 TEST_PKGS="krb5-kdc krb5-admin-server krb5-user libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev prometheus curl $CEPH_PKGS"
 # The VM test bed (tests/vm/README.md): qemu, Debian's 6.1 kernel, soft-RoCE user space, knfsd as baseline.

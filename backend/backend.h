@@ -276,7 +276,9 @@ typedef bool (*be_readdir_fn)(void *arg, const struct be_dirent *e);
 #define BE_IO_NOWAIT 0x8u       /* read: never wait, neither for the device (only what is in
                                    memory: a short count, or EWOULDBLOCK if nothing is) nor for
                                    the caller's identity (the access check must pass without
-                                   one: EWOULDBLOCK otherwise). For the event-loop thread. */
+                                   one: EWOULDBLOCK otherwise). write: the same, EWOULDBLOCK with
+                                   nothing written (local: without [rnfsd] uring-calls on tmpfs or
+                                   ramfs, always). For the event-loop thread. */
 
 /* file_open() flags */
 #define BE_OPEN_READ 0x1u
@@ -538,11 +540,22 @@ const struct be_ceph_settings *be_ceph_settings(void);
 struct be_local_settings {
 	unsigned lock_descriptions; /* lock owners' open file descriptions, all owners ([rnfsd] lock-descriptions) */
 	unsigned file_cache;        /* cached open files of NFSv3 I/O and NLM (LOCAL_FCACHE_ENTRIES) */
+	unsigned uring_personalities; /* 0: no io_uring calls; else the receiving thread's ring caches as
+	                                 many caller identities ([rnfsd] uring-calls, uring-personalities) */
 };
 void be_local_configure(const struct be_local_settings *s);
 const struct be_local_settings *be_local_settings(void);
 /* Lock descriptions the local driver holds now (each a descriptor), and its limit. Any thread. */
 unsigned be_local_lock_descriptions(unsigned *limit);
+/* Caller identities registered with the receiving thread's io_uring now, and the bound (0: off). Any thread. */
+unsigned be_local_uring_personalities(unsigned *limit);
+/* May a call that acts as its caller (create, mkdir) be tried on the event-loop thread? (The
+ * local driver's [rnfsd] uring-calls; the backend still says EWOULDBLOCK where it cannot.) Any thread. */
+bool be_caller_here(void);
+/* Main thread, the one that will run the event loop, before serving: with [rnfsd] uring-calls, make
+ * the local driver's io_uring of that thread now and start the kernel's worker for it, so that the
+ * first call does not pay for them. 0, or -ENOSYS (logged: those calls go to the workers). */
+int be_local_loop_prepare(void);
 
 /* The built-in drivers (backend/registry.c). */
 int be_init(void);

@@ -120,6 +120,11 @@ void be_local_configure(const struct be_local_settings *s)
 	be_local = *s;
 }
 
+bool be_caller_here(void)
+{
+	return be_local.uring_personalities != 0;
+}
+
 const struct be_local_settings *be_local_settings(void)
 {
 	return &be_local;

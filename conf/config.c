@@ -55,6 +55,8 @@ const char *const config_section_names[CONFIG_SECTION_COUNT] = {
 const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "threads", CONFIG_TYPE_UINT, FIELD(threads), 0, 1, 256 },
 	{ CONFIG_SECTION_RNFSD, "inline-calls", CONFIG_TYPE_BOOL, FIELD(inline_calls), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "uring-calls", CONFIG_TYPE_BOOL, FIELD(uring_calls), 0, 0, 0 },
+	{ CONFIG_SECTION_RNFSD, "uring-personalities", CONFIG_TYPE_UINT, FIELD(uring_personalities), 0, 1, 65535 },
 	{ CONFIG_SECTION_RNFSD, "exports", CONFIG_TYPE_PATH, FIELD(exports_file), 0, 0, PATH_MAX },
 	{ CONFIG_SECTION_RNFSD, "state-dir", CONFIG_TYPE_PATH, FIELD(state_dir), 0, 0, PATH_MAX },
 	{ CONFIG_SECTION_RNFSD, "stats-socket", CONFIG_TYPE_PATH, FIELD(stats_socket), 0, 0, SUN_PATH_SIZE },
@@ -140,6 +142,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->threads = 8;
 	cfg->inline_calls = true;
+	cfg->uring_personalities = 256;
 	snprintf(cfg->exports_file, sizeof(cfg->exports_file), "%s/exports", RNFSD_SYSCONFDIR);
 	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "%s", RNFSD_LOCALSTATEDIR);
 	snprintf(cfg->stats_socket, sizeof(cfg->stats_socket), "%s/rnfsd.sock", RNFSD_RUNSTATEDIR);

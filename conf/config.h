@@ -45,6 +45,8 @@ struct rnfsd_config {
 	/* [rnfsd] */
 	unsigned threads;             /* worker threads; default 8 */
 	bool inline_calls;            /* cheap calls on the receiving thread (rpc/rpc_inline.h); default yes */
+	bool uring_calls;             /* callers' calls on the receiving thread through io_uring; default no */
+	unsigned uring_personalities; /* identities registered with that ring at once; default 256 */
 	char keytab[PATH_MAX];        /* RPCSEC_GSS acceptor keys (rpc/rpc_gss_krb5.h); default /etc/krb5.keytab */
 	bool gss_host_root;           /* machine principals (nfs/host@REALM) map to root; default no (nobody) */
 	unsigned gss_contexts;        /* RPCSEC_GSS context table size; default 4096 */

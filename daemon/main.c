@@ -551,6 +551,7 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->nfsv4_max_open_files_per_client != cur->nfsv4_max_open_files_per_client ||
 	    old->nfsv4_max_lock_owners_per_client != cur->nfsv4_max_lock_owners_per_client ||
 	    old->lock_descriptions != cur->lock_descriptions || old->nlm_locks_per_host != cur->nlm_locks_per_host ||
+	    old->uring_calls != cur->uring_calls || old->uring_personalities != cur->uring_personalities ||
 	    old->nfsv4_copy_workers != cur->nfsv4_copy_workers ||
 	    old->nfsv4_copy_workers_per_client != cur->nfsv4_copy_workers_per_client ||
 	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0 ||
@@ -657,7 +658,8 @@ static void fd_budget_apply(void)
 				   .lock_descs = c->lock_descriptions, .nlm_locks_per_host = c->nlm_locks_per_host };
 	fd_budget_derive(&in, &d.budget);
 	be_local_configure(&(struct be_local_settings){ .lock_descriptions = d.budget.lock_descs,
-							.file_cache = d.budget.file_cache });
+							.file_cache = d.budget.file_cache,
+							.uring_personalities = c->uring_calls ? c->uring_personalities : 0 });
 	nfs_service_nfs4_bounds(d.budget.open_files, d.budget.open_files_per_client, d.budget.lock_owners_per_client);
 	nlm_configure(d.budget.nlm_locks_per_host);
 	log_info("descriptors: RLIMIT_NOFILE %llu, %u kept for connections and the daemon, file cache %u; NFSv4 open "
@@ -695,6 +697,8 @@ static void resources_stats(struct stats_resources *out)
 	out->fd_reserve = d.budget.reserve;
 	out->lock_descriptions = be_local_lock_descriptions(&max);
 	out->lock_descriptions_max = max;
+	out->uring_personalities = be_local_uring_personalities(&max);
+	out->uring_personalities_max = max;
 	if (d.cfg.nlm)
 		nlm_counters(&nc);
 	out->nlm_owners = nc.owners, out->nlm_held = nc.held, out->nlm_per_host_max = nc.per_host;
@@ -938,6 +942,9 @@ int main(int argc, char **argv)
 	if (d.cfg.nfsv4 && nfs4_expiry_start(nfs_service_nfs4(), d.loop) != 0)
 		goto err_xprts;
 	rpc_inline_configure(d.cfg.inline_calls);
+	rpc_inline_callers(d.cfg.uring_calls && d.cfg.inline_calls);
+	if (d.cfg.uring_calls)
+		(void)be_local_loop_prepare(); /* failure logged: the workers act as the callers */
 	if (xprts_start() != 0)
 		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)

@@ -475,6 +475,9 @@ static void print_resources(const struct json *doc)
 	       json_num(r, "fds"), json_num(r, "fd_limit"), json_num(r, "fd_reserve"), json_num(r, "lock_descriptions"),
 	       json_num(r, "lock_descriptions_max"), json_num(r, "nlm_owners"), json_num(r, "nlm_held"),
 	       json_num(r, "nlm_per_host_max"));
+	if (json_num(r, "uring_personalities_max") > 0)
+		printf("io_uring: %.0f caller identities registered of %.0f\n", json_num(r, "uring_personalities"),
+		       json_num(r, "uring_personalities_max"));
 	if (json_num(r, "gss_contexts_max") > 0)
 		printf("RPCSEC_GSS: %.0f contexts of %.0f, %.0f evicted\n", json_num(r, "gss_contexts"),
 		       json_num(r, "gss_contexts_max"), json_num(r, "gss_evictions"));

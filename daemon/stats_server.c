@@ -397,6 +397,8 @@ static void stats_resources_write(struct json_out *j, const char *name, void *ar
 	json_u64(j, "fd_reserve", r.fd_reserve);
 	json_u64(j, "lock_descriptions", r.lock_descriptions);
 	json_u64(j, "lock_descriptions_max", r.lock_descriptions_max);
+	json_u64(j, "uring_personalities", r.uring_personalities);
+	json_u64(j, "uring_personalities_max", r.uring_personalities_max);
 	json_u64(j, "nlm_owners", r.nlm_owners);
 	json_u64(j, "nlm_held", r.nlm_held);
 	json_u64(j, "nlm_per_host_max", r.nlm_per_host_max);
@@ -419,6 +421,8 @@ static void stats_resources_prom(struct prom_out *p, void *arg)
 	prom_gauge1(p, "rnfsd_process_max_fds", "RLIMIT_NOFILE of the rnfsd process", (double)r.fd_limit);
 	prom_gauge1(p, "rnfsd_lock_descriptions", "The local backend's lock descriptions in use",
 		    (double)r.lock_descriptions);
+	prom_gauge1(p, "rnfsd_uring_personalities", "Caller identities registered with the io_uring of the receiving thread",
+		    (double)r.uring_personalities);
 	prom_gauge1(p, "rnfsd_nlm_lock_owners", "NLM lock owners", (double)r.nlm_owners);
 	prom_gauge1(p, "rnfsd_nlm_locks", "NLM (owner, file) lock records held", (double)r.nlm_held);
 	prom_gauge1(p, "rnfsd_nlm_lock_waiters", "NLM blocked lock requests waiting", (double)r.nlm_waiters);

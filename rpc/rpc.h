@@ -225,8 +225,13 @@ enum rpc_cache_policy {
  *                        device or the caller's identity); the call then
  *                        runs again from the start on a worker, so execute
  *                        must decline before it changes anything (READ)
+ *   RPC_RUN_INLINE_CALLER as RPC_RUN_INLINE_TRY, and only while calls acting as
+ *                        their caller may be tried there (rpc_inline_callers():
+ *                        a backend acts as the caller without an identity
+ *                        switch, [rnfsd] uring-calls); else straight to a worker,
+ *                        never decoded twice (CREATE, WRITE, ...)
  */
-enum rpc_run { RPC_RUN_WORKER = 0, RPC_RUN_INLINE, RPC_RUN_INLINE_META, RPC_RUN_INLINE_TRY };
+enum rpc_run { RPC_RUN_WORKER = 0, RPC_RUN_INLINE, RPC_RUN_INLINE_META, RPC_RUN_INLINE_TRY, RPC_RUN_INLINE_CALLER };
 
 /*
  * One entry of an operation table (a program version's procedures, and later
@@ -306,6 +311,8 @@ void rpc_inline_configure(bool enable);
 /* Any thread (export table loads): may RPC_RUN_INLINE_META procedures run on
  * the receiving thread (true when every export's backend is meta_fast)? */
 void rpc_inline_meta_allow(bool allowed);
+/* Main thread: may RPC_RUN_INLINE_CALLER procedures be tried on the receiving thread (default no)? */
+void rpc_inline_callers(bool allowed);
 /* Counters: calls answered on the receiving thread; times inline metadata
  * calls were suspended because one was slow. */
 void rpc_inline_counts(uint64_t *calls, uint64_t *suspended);

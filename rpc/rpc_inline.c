@@ -14,6 +14,10 @@ bool rpc_inline_policy_pick(const struct rpc_inline_policy *p, enum rpc_run run,
 	switch (run) {
 	case RPC_RUN_INLINE:
 		return true;
+	case RPC_RUN_INLINE_CALLER:
+		if (!p->callers_allowed)
+			return false;
+		/* fall through */
 	case RPC_RUN_INLINE_META:
 	case RPC_RUN_INLINE_TRY:
 		return p->meta_allowed && now_ns >= p->paused_until;
@@ -25,7 +29,8 @@ bool rpc_inline_policy_pick(const struct rpc_inline_policy *p, enum rpc_run run,
 
 bool rpc_inline_policy_took(struct rpc_inline_policy *p, enum rpc_run run, uint64_t took_ns, uint64_t now_ns)
 {
-	if ((run != RPC_RUN_INLINE_META && run != RPC_RUN_INLINE_TRY) || took_ns <= RPC_INLINE_SLOW_NS)
+	if ((run != RPC_RUN_INLINE_META && run != RPC_RUN_INLINE_TRY && run != RPC_RUN_INLINE_CALLER) ||
+	    took_ns <= RPC_INLINE_SLOW_NS)
 		return false;
 	p->paused_until = now_ns + RPC_INLINE_PAUSE_NS;
 	return true;
@@ -33,6 +38,7 @@ bool rpc_inline_policy_took(struct rpc_inline_policy *p, enum rpc_run run, uint6
 
 static _Atomic bool inline_enabled = true;
 static _Atomic bool inline_meta_allowed;
+static _Atomic bool inline_callers_allowed;
 static _Atomic uint64_t inline_paused_until;
 static _Atomic uint64_t inline_calls, inline_pauses;
 static struct log_limit inline_slow_limit;
@@ -47,6 +53,11 @@ void rpc_inline_meta_allow(bool allowed)
 	inline_meta_allowed = allowed;
 }
 
+void rpc_inline_callers(bool allowed)
+{
+	inline_callers_allowed = allowed;
+}
+
 void rpc_inline_counts(uint64_t *calls, uint64_t *suspended)
 {
 	*calls = inline_calls;
@@ -58,6 +69,7 @@ static struct rpc_inline_policy inline_now(void)
 	return (struct rpc_inline_policy){
 		.enabled = inline_enabled,
 		.meta_allowed = inline_meta_allowed,
+		.callers_allowed = inline_callers_allowed,
 		.paused_until = inline_paused_until,
 	};
 }

@@ -26,6 +26,7 @@
 struct rpc_inline_policy {
 	bool enabled;         /* [rnfsd] inline-calls */
 	bool meta_allowed;    /* every export's backend is meta_fast */
+	bool callers_allowed; /* RPC_RUN_INLINE_CALLER may be tried (rpc_inline_callers) */
 	uint64_t paused_until; /* CLOCK_MONOTONIC ns: metadata calls go to the workers until then */
 };
 

@@ -12,11 +12,14 @@
  *   local_io.c      read, write, commit, allocate, seek, copy, clone
  *   local_lock.c    byte-range locks: one open file description per owner
  *   local_xattr.c   user.* extended attributes
+ *   local_uring.c   io_uring calls as the caller (pers_cache.c: its personalities)
  *
  * Objects (struct be_obj) are O_PATH file descriptors opened as root: h is
  * the fd. Permission checks are the kernel's, made on the worker thread
- * under the caller's identity (identity.c); what needs root (opening by
- * handle, opening files for the cache, fsync) switches back first.
+ * under the caller's identity (identity.c), or on the event-loop thread
+ * through the caller's io_uring personality (local_uring.c); what needs
+ * root (opening by handle, opening files for the cache, fsync) switches
+ * back first.
  */
 #ifndef RNFSD_BACKEND_LOCAL_H
 #define RNFSD_BACKEND_LOCAL_H
@@ -27,8 +30,14 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "backend/backend.h"
+#include "backend/local/pers_cache.h"
+#include "rnfsd_build.h"
+#if HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 /* Handle bytes: [0..3] kernel handle type (big-endian), [4..] kernel handle (name_to_handle_at). */
 #define LOCAL_HANDLE_HDR 4u
@@ -219,5 +228,40 @@ int local_setxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_o
 int local_listxattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, char *buf, size_t cap,
 		    size_t *len);
 int local_removexattr(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *o, const char *name);
+
+/* ---- local_uring.c ---- */
+/* One io_uring and its personalities, for the one thread that owns it. */
+struct local_ring {
+#if HAVE_LIBURING
+	struct io_uring ring;
+#endif
+	struct pers_cache pers;    /* personality per caller identity (the gauge: pers_cache_count) */
+	int cur_id;                /* the personality of the call being prepared */
+	bool ready;                /* initialised: the calls below may be used */
+};
+/* A ring of entries SQEs with at most personalities cached identities. 0 or a negative errno
+ * (-ENOSYS: built without liburing); on failure r is not ready and release does nothing. */
+int local_ring_init(struct local_ring *r, unsigned entries, unsigned personalities);
+void local_ring_release(struct local_ring *r);
+/* The event-loop thread's ring when [rnfsd] uring-calls is on and it could be made; else NULL
+ * (another thread, off, refused). */
+struct local_ring *local_ring_here(void);
+/* Release it (driver shutdown, main thread after the loop stopped). */
+void local_ring_here_release(void);
+#if HAVE_LIBURING
+/* The system call as cr, on this thread, its credentials unchanged: its result (an fd, a
+ * count, 0) or a negative errno, -EWOULDBLOCK when not run (no ring, cr not registered: ask a
+ * worker). The kernel checks permissions with cr's registered credential. */
+int local_ring_openat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, int flags,
+		      mode_t mode);
+int local_ring_mkdirat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, mode_t mode);
+int local_ring_unlinkat(struct local_ring *r, const struct be_cred *cr, int dfd, const char *name, int flags);
+int local_ring_renameat(struct local_ring *r, const struct be_cred *cr, int from_dfd, const char *from, int to_dfd,
+			const char *to);
+/* pwritev2(fd, iov, iovcnt, offset, rw_flags): suid clearing and quotas are the caller's */
+int local_ring_pwritev(struct local_ring *r, const struct be_cred *cr, int fd, const struct iovec *iov,
+		       unsigned iovcnt, uint64_t offset, int rw_flags);
+int local_ring_fsync(struct local_ring *r, const struct be_cred *cr, int fd, bool datasync);
+#endif
 
 #endif

@@ -123,6 +123,56 @@ static int local_created(int dfd, const char *name, const struct be_cred *cr, co
 	return 0;
 }
 
+/*
+ * On the event-loop thread ([rnfsd] uring-calls, tmpfs or ramfs): a regular
+ * file (GUARDED, UNCHECKED) or a directory with at most a mode, made as the
+ * caller through its io_uring personality (local_uring.c), so the kernel
+ * checks the directory's permissions and gives the caller the ownership.
+ * Anything else (exclusive create, other types, attributes to set after
+ * creation, no ring): EWOULDBLOCK, nothing changed, a worker does it.
+ */
+static int local_create_here(struct local_fs *lf, const struct be_cred *cr, int dfd, const char *name,
+			     const struct be_create *how, struct be_obj *out, struct be_attr *attr, bool *existed)
+{
+#if HAVE_LIBURING
+	struct local_ring *r = lf->in_memory ? local_ring_here() : NULL;
+	static const struct be_sattr none = { .mask = 0 };
+	mode_t mode = how->sa.mask & BE_SET_MODE ? how->sa.mode & 07777 : 0;
+	bool reg = how->type == BE_REG && how->how != BE_CREATE_EXCLUSIVE;
+	struct stat st;
+	int rc;
+
+	if (!r || (!reg && how->type != BE_DIR) || (how->sa.mask & ~BE_SET_MODE))
+		return EWOULDBLOCK;
+	if (reg) {
+		/* O_EXCL: a new file, never an open of an existing one (no access check on the open mode) */
+		rc = local_ring_openat(r, cr, dfd, name, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC, mode);
+		if (rc >= 0) {
+			close(rc);
+			rc = 0;
+		}
+	} else {
+		rc = local_ring_mkdirat(r, cr, dfd, name, mode);
+	}
+	if (rc == -EEXIST && reg && how->how == BE_CREATE_UNCHECKED) {
+		/* UNCHECKED: an existing regular file is the result, as it is (the caller could search dfd:
+		 * its EACCES comes before EEXIST) */
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return errno;
+		if (!S_ISREG(st.st_mode))
+			return EEXIST;
+		rc = 0;
+		*existed = true;
+	}
+	if (rc < 0)
+		return -rc;
+	return local_created(dfd, name, cr, &none, out, attr);
+#else
+	(void)lf, (void)cr, (void)dfd, (void)name, (void)how, (void)out, (void)attr, (void)existed;
+	return EWOULDBLOCK;
+#endif
+}
+
 int local_create(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
 		 const struct be_create *how, struct be_obj *out, struct be_attr *attr, bool *existed)
 {
@@ -131,7 +181,10 @@ int local_create(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 	bool exists = false;
 	struct stat st;
 
-	(void)fs;
+	if (existed)
+		*existed = false;
+	if (loop_is_loop_thread())
+		return local_create_here(local_fs(fs), cr, dfd, name, how, out, attr, existed ? existed : &exists);
 	rest.mask &= ~BE_SET_MODE; /* applied at creation */
 	err = local_id_caller(cr);
 	if (err)
@@ -209,7 +262,19 @@ static int local_unlink_as(struct local_fs *lf, const struct be_cred *cr, int df
 static int local_unlink(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *dir, const char *name,
 			int flags)
 {
-	int err = local_unlink_as(local_fs(fs), cr, local_fd(dir), name);
+	int err;
+
+#if HAVE_LIBURING
+	/* [rnfsd] uring-calls: on the event-loop thread (tmpfs, ramfs), the kernel itself judges
+	 * the caller's removal through the caller's registered personality (local_uring.c);
+	 * EWOULDBLOCK: not run there, a worker does it */
+	struct local_ring *r = local_fs(fs)->in_memory ? local_ring_here() : NULL;
+	if (r) {
+		local_watch_self_at(local_fd(dir), name);
+		return -local_ring_unlinkat(r, cr, local_fd(dir), name, flags);
+	}
+#endif
+	err = local_unlink_as(local_fs(fs), cr, local_fd(dir), name);
 
 	if (err)
 		return err;
@@ -228,16 +293,28 @@ int local_rmdir(struct be_fs *fs, const struct be_cred *cr, const struct be_obj 
 	return local_unlink(fs, cr, dir, name, AT_REMOVEDIR);
 }
 
+/* On the event-loop thread only through the caller's io_uring personality ([rnfsd] uring-calls,
+ * tmpfs or ramfs), else EWOULDBLOCK: a worker does it. */
 int local_rename(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *from_dir, const char *from,
 		 const struct be_obj *to_dir, const char *to)
 {
-	int err = local_id_caller(cr);
+	bool here = loop_is_loop_thread();
+#if HAVE_LIBURING
+	struct local_ring *r = here && local_fs(fs)->in_memory ? local_ring_here() : NULL;
+#else
+	void *r = NULL;
+#endif
+	int err = here ? (r ? 0 : EWOULDBLOCK) : local_id_caller(cr);
 
 	(void)fs;
 	if (err)
 		return err;
 	local_watch_self_at(local_fd(from_dir), from);
 	local_watch_self_at(local_fd(to_dir), to); /* a target replaced */
+#if HAVE_LIBURING
+	if (r)
+		return -local_ring_renameat(r, cr, local_fd(from_dir), from, local_fd(to_dir), to);
+#endif
 	return renameat(local_fd(from_dir), from, local_fd(to_dir), to) < 0 ? errno : 0;
 }
 

@@ -475,6 +475,7 @@ static void local_driver_shutdown(void)
 {
 	local_locks_shutdown();
 	local_fcache_shutdown();
+	local_ring_here_release();
 }
 
 const struct be_driver local_driver = {

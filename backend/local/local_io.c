@@ -21,6 +21,7 @@
 #include <sys/uio.h>
 
 #include "backend/local/local.h"
+#include "core/loop.h"
 
 #define LOCAL_IOV_MAX 16
 
@@ -193,6 +194,42 @@ static int local_write_flags(unsigned flags)
 	return flags & BE_IO_DSYNC ? RWF_DSYNC : 0;
 }
 
+/*
+ * A write on the event-loop thread (BE_IO_NOWAIT; [rnfsd] uring-calls, tmpfs or ramfs): the
+ * access check and the write as the caller through its io_uring personality (local_uring.c),
+ * never an identity switch. BE_IO_CHECK_ACCESS: root and the owner may (local_may()'s owner
+ * override, as knfsd); anyone else as the kernel says to an O_WRONLY open of the file with the
+ * personality. EWOULDBLOCK, nothing written, where it cannot (a worker does it).
+ */
+static int local_write_here(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags,
+			    uint64_t offset, const struct iovec *iov, unsigned iovcnt, const struct stat *st,
+			    size_t *done)
+{
+#if HAVE_LIBURING
+	struct local_ring *r = local_fs(fs)->in_memory ? local_ring_here() : NULL;
+	char path[32];
+	int rc;
+
+	if (!r)
+		return EWOULDBLOCK;
+	if ((flags & BE_IO_CHECK_ACCESS) && cr->uid != 0 && st->st_uid != cr->uid) {
+		local_fd_path(f->fd, path);
+		rc = local_ring_openat(r, cr, AT_FDCWD, path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+		if (rc < 0)
+			return -rc; /* EACCES; EWOULDBLOCK: a lease, or not run */
+		close(rc);
+	}
+	rc = local_ring_pwritev(r, cr, f->fd, iov, iovcnt, offset, local_write_flags(flags));
+	if (rc < 0)
+		return -rc;
+	*done = (size_t)rc;
+	return rc == 0 && local_iov_total(iov, iovcnt) ? EIO : 0;
+#else
+	(void)fs, (void)cr, (void)f, (void)flags, (void)offset, (void)iov, (void)iovcnt, (void)st, (void)done;
+	return EWOULDBLOCK;
+#endif
+}
+
 int local_write(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, unsigned flags, uint64_t offset,
 		const struct iovec *iov, unsigned iovcnt, size_t *done, struct be_attr *pre, struct be_attr *post)
 {
@@ -216,8 +253,14 @@ int local_write(struct be_fs *fs, const struct be_cred *cr, struct be_file *f, u
 	if (pre)
 		local_attr_from_stat(pre, &st);
 	local_watch_self(&st);
+	bool big = offset > (uint64_t)INT64_MAX || total > (uint64_t)INT64_MAX - offset;
+	if (flags & BE_IO_NOWAIT) {
+		err = big ? EFBIG : local_write_here(fs, cr, f, flags, offset, iov, iovcnt, &st, done);
+		local_attr_fd(post, f->fd);
+		return err;
+	}
 	err = local_io_as(cr, f, flags, W_OK, &st);
-	if (!err && (offset > (uint64_t)INT64_MAX || total > (uint64_t)INT64_MAX - offset))
+	if (!err && big)
 		err = EFBIG;
 	memcpy(v, iov, iovcnt * sizeof(*iov));
 	while (!err && *done < total) {
@@ -240,8 +283,6 @@ int local_commit(struct be_fs *fs, struct be_file *f, uint64_t offset, uint64_t 
 		 struct be_attr *post)
 {
 	int err;
-
-	(void)fs;
 	struct stat st;
 
 	(void)offset; /* fsync is for the whole file: a superset of the range */
@@ -253,6 +294,9 @@ int local_commit(struct be_fs *fs, struct be_file *f, uint64_t offset, uint64_t 
 		return err;
 	if (pre)
 		local_attr_from_stat(pre, &st);
+	/* the event-loop thread flushes only what never waits for a device ([rnfsd] uring-calls) */
+	if (loop_is_loop_thread() && !local_fs(fs)->in_memory)
+		return EWOULDBLOCK;
 	local_id_server();
 	err = fsync(f->fd) < 0 ? errno : 0;
 	local_attr_fd(post, f->fd);

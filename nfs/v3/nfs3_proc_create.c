@@ -8,10 +8,17 @@
  * answers the new object's handle and attributes plus the directory's
  * wcc_data. Modes are taken as sent (the client applied its umask); a
  * client that sends none gets a mode its owner can use.
+ *
+ * CREATE and MKDIR are RPC_RUN_INLINE_CALLER: on the receiving thread only while
+ * a backend may act as the caller there (be_caller_here: the local driver's
+ * [rnfsd] uring-calls), and declined to a worker, before anything changed,
+ * on an error of the handle or when the backend says EWOULDBLOCK.
  */
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 
+#include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 
 /* Mode for a new object when the client sent none (knfsd would use 0; this stays usable by its owner). */
@@ -22,6 +29,8 @@ struct nfs3_newobj {
 	struct nfs3_call nc;
 	struct be_obj dir;
 	char name[BE_NAME_MAX + 1];
+	bool here;                 /* on the receiving thread (may decline) */
+	bool declined;             /* here, and a worker must do it: nothing changed */
 };
 
 /* Common prologue: the directory (wcc pre), ROFS, the name. */
@@ -31,6 +40,8 @@ static uint32_t nfs3_newobj_begin(struct nfs3_newobj *o, struct rpc_call *c, con
 	uint32_t status;
 
 	o->dir = (struct be_obj)BE_OBJ_INIT;
+	o->here = loop_is_loop_thread();
+	o->declined = false;
 	nfs3_call_begin(&o->nc, c);
 	status = nfs3_call_open_dir(&o->nc, &where->dir, &o->dir, &r->dir.pre);
 	if (status == NFS3_OK)
@@ -39,6 +50,7 @@ static uint32_t nfs3_newobj_begin(struct nfs3_newobj *o, struct rpc_call *c, con
 		status = nfs3_name_copy(&where->name, o->name);
 	if (status != NFS3_OK && !be_obj_valid(&o->dir))
 		r->dir.pre.valid = 0; /* NOTDIR's attributes are not the directory's wcc */
+	o->declined = o->here && status != NFS3_OK; /* errors of the handle are answered on a worker */
 	return status;
 }
 
@@ -48,8 +60,13 @@ static uint32_t nfs3_newobj_make(struct nfs3_newobj *o, const struct be_create *
 {
 	struct be_obj obj = BE_OBJ_INIT;
 	uint32_t status;
+	int err = be_create(o->nc.fs, &o->nc.cred, &o->dir, o->name, how, &obj, &r->attr, existed);
 
-	status = nfs3_stat(be_create(o->nc.fs, &o->nc.cred, &o->dir, o->name, how, &obj, &r->attr, existed));
+	if (o->here && err == EWOULDBLOCK) {
+		o->declined = true;
+		return NFS3ERR_JUKEBOX; /* not answered: the call goes to a worker */
+	}
+	status = nfs3_stat(err);
 	if (status == NFS3_OK && be_obj_valid(&obj)) /* else created, but already gone: no handle */
 		r->have_fh = nfs3_call_fh(&o->nc, &obj, &r->fh) == NFS3_OK;
 	if (status == NFS3_OK && *existed && (how->sa.mask & BE_SET_SIZE) && be_obj_valid(&obj)) {
@@ -62,9 +79,14 @@ static uint32_t nfs3_newobj_make(struct nfs3_newobj *o, const struct be_create *
 	return status;
 }
 
-/* Epilogue: sync the directory, its wcc post, release. */
+/* Epilogue: sync the directory, its wcc post, release; or a declined call to a worker. */
 static enum rpc_proc_status nfs3_newobj_end(struct nfs3_newobj *o, struct nfs3_newobj_res *r)
 {
+	if (o->declined) {
+		nfs3_call_put(&o->nc, &o->dir);
+		nfs3_call_end(&o->nc);
+		return RPC_PROC_WORKER;
+	}
 	if (r->status == NFS3_OK)
 		nfs3_call_commit_meta(&o->nc, &o->dir);
 	nfs3_call_getattr(&o->nc, &o->dir, &r->dir.post);
@@ -114,6 +136,8 @@ enum rpc_proc_status nfs3_create_exec(struct rpc_call *c, void *args, void *res)
 	struct nfs3_newobj o;
 	bool existed = false;
 
+	if (loop_is_loop_thread() && !be_caller_here())
+		return RPC_PROC_WORKER;
 	switch (a->mode) {
 	case NFS3_CREATE_EXCLUSIVE:
 		how.how = BE_CREATE_EXCLUSIVE;
@@ -143,6 +167,8 @@ enum rpc_proc_status nfs3_mkdir_exec(struct rpc_call *c, void *args, void *res)
 	struct nfs3_newobj o;
 	bool existed = false;
 
+	if (loop_is_loop_thread() && !be_caller_here())
+		return RPC_PROC_WORKER;
 	r->status = nfs3_newobj_begin(&o, c, &a->where, r);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_newobj_make(&o, &how, r, &existed);

@@ -182,6 +182,18 @@ static unsigned nfs3_write_flags(const struct nfs3_call *nc, uint32_t stable)
 }
 
 /* §3.3.7 */
+/* A call of the receiving thread handed to a worker: nothing was changed. */
+static enum rpc_proc_status nfs3_io_decline(struct nfs3_call *nc, struct be_file *f)
+{
+	if (f)
+		be_file_put(nc->fs, f);
+	nfs3_call_end(nc);
+	return RPC_PROC_WORKER;
+}
+
+/* §3.3.7. RPC_RUN_INLINE_CALLER: on the receiving thread only while a backend may act as the caller
+ * there (be_caller_here); declined before anything is written on an error of the handle or the
+ * backend's EWOULDBLOCK (BE_IO_NOWAIT). */
 enum rpc_proc_status nfs3_write_exec(struct rpc_call *c, void *args, void *res)
 {
 	const struct nfs3_write_args *a = args;
@@ -189,16 +201,24 @@ enum rpc_proc_status nfs3_write_exec(struct rpc_call *c, void *args, void *res)
 	struct be_file *f = NULL;
 	struct nfs3_call nc;
 	size_t done = 0;
+	bool here = loop_is_loop_thread();
 
+	if (here && !be_caller_here())
+		return RPC_PROC_WORKER;
 	nfs3_call_begin(&nc, c);
 	r->status = nfs3_io_open(&nc, &a->fh, true, &f);
+	if (here && r->status != NFS3_OK)
+		return nfs3_io_decline(&nc, f);
 	if (r->status == NFS3_OK) {
 		/* §3.3.7: count is the number of bytes in data; more than was sent is malformed
 		 * (INVAL, answered after the permission check: nothing is written then) */
 		struct iovec iov = { (void *)a->data, a->count <= a->len ? a->count : 0 };
+		int err = be_write(nc.fs, &nc.cred, f, nfs3_write_flags(&nc, a->stable) | (here ? BE_IO_NOWAIT : 0),
+				   a->offset, &iov, 1, &done, &r->wcc.pre, &r->wcc.post);
 
-		r->status = nfs3_stat(be_write(nc.fs, &nc.cred, f, nfs3_write_flags(&nc, a->stable), a->offset,
-					       &iov, 1, &done, &r->wcc.pre, &r->wcc.post));
+		if (here && err == EWOULDBLOCK)
+			return nfs3_io_decline(&nc, f);
+		r->status = nfs3_stat(err);
 		if (r->status == NFS3_OK && a->count > a->len)
 			r->status = NFS3ERR_INVAL;
 	}
@@ -227,18 +247,28 @@ void nfs3_write_enc(struct rpc_call *c, const void *res)
 	}
 }
 
-/* §3.3.21: flush earlier UNSTABLE writes; the verifier tells the client whether they survived. */
+/* §3.3.21: flush earlier UNSTABLE writes; the verifier tells the client whether they survived.
+ * RPC_RUN_INLINE_CALLER as WRITE: the backend says EWOULDBLOCK where the flush could wait. */
 enum rpc_proc_status nfs3_commit_exec(struct rpc_call *c, void *args, void *res)
 {
 	const struct nfs3_commit_args *a = args;
 	struct nfs3_write_res *r = res;
 	struct be_file *f = NULL;
 	struct nfs3_call nc;
+	bool here = loop_is_loop_thread();
 
+	if (here && !be_caller_here())
+		return RPC_PROC_WORKER;
 	nfs3_call_begin(&nc, c);
 	r->status = nfs3_io_open(&nc, &a->fh, false, &f);
+	if (here && r->status != NFS3_OK)
+		return nfs3_io_decline(&nc, f);
 	if (r->status == NFS3_OK && nc.opts->sync) {
-		r->status = nfs3_stat(be_commit(nc.fs, f, a->offset, a->count, &r->wcc.pre, &r->wcc.post));
+		int err = be_commit(nc.fs, f, a->offset, a->count, &r->wcc.pre, &r->wcc.post);
+
+		if (here && err == EWOULDBLOCK)
+			return nfs3_io_decline(&nc, f);
+		r->status = nfs3_stat(err);
 	} else if (r->status == NFS3_OK) { /* "async": nothing to flush, as knfsd */
 		if (be_file_getattr(nc.fs, f, &r->wcc.pre) != 0)
 			r->wcc.pre.valid = 0;

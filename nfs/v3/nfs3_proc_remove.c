@@ -72,7 +72,10 @@ enum rpc_proc_status nfs3_rmdir_exec(struct rpc_call *c, void *args, void *res)
 	return nfs3_unlink_common(c, args, res, true);
 }
 
-/* §3.3.14: atomic, across directories, over an existing target */
+/* §3.3.14: atomic, across directories, over an existing target. RPC_RUN_INLINE_CALLER: on the
+ * receiving thread only while a backend may act as the caller there (be_caller_here) and no
+ * delegation is out (whose recall may wait); declined before anything changed on an error of a
+ * handle or the backend's EWOULDBLOCK. */
 enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 {
 	const struct nfs3_rename_args *a = args;
@@ -80,7 +83,11 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	struct be_obj fd = BE_OBJ_INIT, td = BE_OBJ_INIT;
 	char from[BE_NAME_MAX + 1], to[BE_NAME_MAX + 1];
 	struct nfs3_call nc;
+	bool here = loop_is_loop_thread();
+	int err = 0;
 
+	if (here && (!be_caller_here() || nfs_deleg_any()))
+		return RPC_PROC_WORKER;
 	nfs3_call_begin(&nc, c);
 	r->status = nfs3_call_open_dir(&nc, &a->from.dir, &fd, &r->from.pre);
 	if (r->status == NFS3_OK)
@@ -95,12 +102,18 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 		r->status = nfs3_name_copy(&a->from.name, from);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->to.name, to);
+	if (here && r->status != NFS3_OK)
+		goto decline;
 	if (r->status == NFS3_OK)
 		r->status = nfs3_deleg_break_name(&nc, &fd, from);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_deleg_break_name(&nc, &td, to); /* a target replaced */
 	if (r->status == NFS3_OK)
-		r->status = nfs3_stat(be_rename(nc.fs, &nc.cred, &fd, from, &td, to));
+		err = be_rename(nc.fs, &nc.cred, &fd, from, &td, to);
+	if (here && err == EWOULDBLOCK)
+		goto decline;
+	if (r->status == NFS3_OK)
+		r->status = nfs3_stat(err);
 	if (r->status == NFS3_OK) {
 		nfs3_call_commit_meta(&nc, &td);
 		if (fd.fileid != td.fileid)
@@ -113,6 +126,11 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	nfs3_call_put(&nc, &td);
 	nfs3_call_end(&nc);
 	return RPC_PROC_OK;
+decline:
+	nfs3_call_put(&nc, &fd);
+	nfs3_call_put(&nc, &td);
+	nfs3_call_end(&nc);
+	return RPC_PROC_WORKER;
 }
 
 void nfs3_rename_enc(struct rpc_call *c, const void *res)

@@ -39,12 +39,17 @@
  * root, the mode bits without an ACL), else it declines to a worker
  * (BE_IO_NOWAIT); LOOKUP likewise when the directory's search is granted by
  * root or the mode bits (local_lookup), and REMOVE, RMDIR when the removal
- * is (local_unlink_as, tmpfs and ramfs only); everything else on a worker. ACCESS
+ * is (local_unlink_as, tmpfs and ramfs only; with [rnfsd] uring-calls any caller's,
+ * the kernel judging through io_uring, local_uring.c), and with uring-calls CREATE and
+ * MKDIR of a file or directory with at most a mode (nfs3_proc_create.c, local_create),
+ * RENAME (local_rename), WRITE (local_write_here) and COMMIT (tmpfs, ramfs: local_commit);
+ * everything else on a worker. ACCESS
  * and PATHCONF (statfs) act as the caller, and the receiving thread must
  * never switch identity (backend/local/identity.c). */
 #define ON_RECEIVER .run = RPC_RUN_INLINE
 #define ON_RECEIVER_IF_FAST .run = RPC_RUN_INLINE_META
 #define ON_RECEIVER_IF_READY .run = RPC_RUN_INLINE_TRY
+#define ON_RECEIVER_AS_CALLER .run = RPC_RUN_INLINE_CALLER
 
 struct nfs3_none {
 	char unused;
@@ -78,12 +83,13 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 	/* RFC 8267 §4.3: the data may arrive in a Read chunk. */
 	NFS3_ENTRY(NFS3PROC_WRITE, "WRITE", nfs3_dec_write, nfs3_write_exec, nfs3_write_enc, struct nfs3_write_args,
 		   struct nfs3_write_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + 2 * 4 + NFS3_WRITEVERFSIZE),
-		   RPC_CACHE_DRC, ULB_RULE_ARG(ULB_WRITE_DATA)),
+		   RPC_CACHE_DRC, ULB_RULE_ARG(ULB_WRITE_DATA), ON_RECEIVER_AS_CALLER),
 	NFS3_ENTRY(NFS3PROC_CREATE, "CREATE", nfs3_dec_create, nfs3_create_exec, nfs3_newobj_enc,
 		   struct nfs3_create_args, struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC,
-		   ULB_RULE_NONE),
+		   ULB_RULE_NONE, ON_RECEIVER_AS_CALLER),
 	NFS3_ENTRY(NFS3PROC_MKDIR, "MKDIR", nfs3_dec_mkdir, nfs3_mkdir_exec, nfs3_newobj_enc, struct nfs3_mkdir_args,
-		   struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC, ULB_RULE_NONE),
+		   struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC, ULB_RULE_NONE,
+		   ON_RECEIVER_AS_CALLER),
 	/* RFC 8267 §4.3: the path may arrive in a Read chunk. */
 	NFS3_ENTRY(NFS3PROC_SYMLINK, "SYMLINK", nfs3_dec_symlink, nfs3_symlink_exec, nfs3_newobj_enc,
 		   struct nfs3_symlink_args, struct nfs3_newobj_res, RPC_REPLY_MAX(NFS3_NEWOBJ), RPC_CACHE_DRC,
@@ -98,7 +104,7 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 		   ON_RECEIVER_IF_READY),
 	NFS3_ENTRY(NFS3PROC_RENAME, "RENAME", nfs3_dec_rename, nfs3_rename_exec, nfs3_rename_enc,
 		   struct nfs3_rename_args, struct nfs3_rename_res, RPC_REPLY_MAX(NFS3_STAT + 2 * NFS3_WCC_DATA),
-		   RPC_CACHE_DRC, ULB_RULE_NONE),
+		   RPC_CACHE_DRC, ULB_RULE_NONE, ON_RECEIVER_AS_CALLER),
 	NFS3_ENTRY(NFS3PROC_LINK, "LINK", nfs3_dec_link, nfs3_link_exec, nfs3_link_enc, struct nfs3_link_args,
 		   struct nfs3_link_res, RPC_REPLY_MAX(NFS3_STAT + NFS3_POST_OP_ATTR + NFS3_WCC_DATA), RPC_CACHE_DRC,
 		   ULB_RULE_NONE),
@@ -120,7 +126,8 @@ static const struct rpc_proc nfs3_procs[NFS3PROC_COUNT] = {
 		   RPC_CACHE_NONE, ULB_RULE_NONE),
 	NFS3_ENTRY(NFS3PROC_COMMIT, "COMMIT", nfs3_dec_commit, nfs3_commit_exec, nfs3_commit_enc,
 		   struct nfs3_commit_args, struct nfs3_write_res,
-		   RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + NFS3_WRITEVERFSIZE), RPC_CACHE_NONE, ULB_RULE_NONE),
+		   RPC_REPLY_MAX(NFS3_STAT + NFS3_WCC_DATA + NFS3_WRITEVERFSIZE), RPC_CACHE_NONE, ULB_RULE_NONE,
+		   ON_RECEIVER_AS_CALLER),
 };
 
 /* MOUNT v3 (RFC 1813 appendix I): nothing is DDP-eligible (RFC 8267 §4.4), nothing is cached.

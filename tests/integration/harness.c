@@ -1228,6 +1228,17 @@ int hx3_rmdir(struct rpc_context *rpc, struct hx_fh *dir, const char *name)
 	return r.status;
 }
 
+int hx3_rename(struct rpc_context *rpc, struct hx_fh *from_dir, const char *from, struct hx_fh *to_dir, const char *to)
+{
+	RENAME3args a = { .from = { .dir = hx_fh3(from_dir), .name = (char *)from },
+			  .to = { .dir = hx_fh3(to_dir), .name = (char *)to } };
+	RENAME3res r;
+
+	if (HX_CALL(rpc, rpc_nfs3_rename_async, &a, zdr_RENAME3res, &r) != RPC_STATUS_SUCCESS)
+		return -1;
+	return r.status;
+}
+
 int hx3_write(struct rpc_context *rpc, struct hx_fh *fh, uint64_t off, const void *data, uint32_t len,
 	      int stable, WRITE3res *res)
 {

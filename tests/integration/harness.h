@@ -229,6 +229,7 @@ int hx3_create(struct rpc_context *rpc, struct hx_fh *dir, const char *name, uin
 int hx3_mkdir(struct rpc_context *rpc, struct hx_fh *dir, const char *name, uint32_t mode, struct hx_fh *out);
 int hx3_remove(struct rpc_context *rpc, struct hx_fh *dir, const char *name);
 int hx3_rmdir(struct rpc_context *rpc, struct hx_fh *dir, const char *name);
+int hx3_rename(struct rpc_context *rpc, struct hx_fh *from_dir, const char *from, struct hx_fh *to_dir, const char *to);
 int hx3_write(struct rpc_context *rpc, struct hx_fh *fh, uint64_t off, const void *data, uint32_t len,
 	      int stable, WRITE3res *res);
 int hx3_read(struct rpc_context *rpc, struct hx_fh *fh, uint64_t off, uint32_t count, READ3res *res);

@@ -8,7 +8,15 @@
  * nfs_open()/nfs_pwrite() as an application sees it. Then the same with
  * three clients at once (root and uid 1234 on separate connections, served
  * by different worker threads): an identity must never leak from one call
- * to another. Needs root.
+ * to another. Last, restarted with [rnfsd] uring-calls = yes on a tmpfs
+ * export, where NFSv3 REMOVE and RMDIR run on the receiving thread through
+ * io_uring with the caller's personality, and so do CREATE, MKDIR, RENAME,
+ * WRITE and COMMIT (a write to root's 0644 file ACCES, to its own 0444 file
+ * OK, to root's set-uid 0666 file OK with the bit cleared):
+ * uid 1234's removals and creations in root's 0755 directory are still
+ * ACCES, in its own directory they succeed (the new objects its own), root's
+ * too, and the stats count the two identities registered; under root_squash
+ * root's removal there is ACCES (judged as anonuid). Needs root.
  */
 #include "tests/integration/harness.h"
 
@@ -18,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -254,6 +263,168 @@ static void test_concurrent(void)
 	CHECK(n == ROUNDS / 2 && bad == 0, "and those of the third client too (%u of %u wrong)", bad, n);
 }
 
+/* Make the tmpfs export's tree: root's 0755 top with a file, a set-uid 0666 file and a directory;
+ * uid's 0755 userdir with a file, a 0444 file and a directory. */
+static void uring_tree(void)
+{
+	hx_write_file(hx_xpath(&env, "rootfile"), "original", 8, 0644);
+	hx_write_file(hx_xpath(&env, "suidfile"), "original", 8, 04666);
+	if (chmod(hx_xpath(&env, "suidfile"), 04666) != 0)
+		perror("chmod suidfile");
+	mkdir(hx_xpath(&env, "rootsub"), 0755);
+	mkdir(hx_xpath(&env, "userdir"), 0755);
+	hx_write_file(hx_xpath(&env, "userdir/mine"), "mine", 4, 0644);
+	hx_write_file(hx_xpath(&env, "userdir/readonly"), "ro", 2, 0444);
+	mkdir(hx_xpath(&env, "userdir/mysub"), 0755);
+	if (chown(hx_xpath(&env, "userdir"), UID, GID) != 0 || chown(hx_xpath(&env, "userdir/mine"), UID, GID) != 0 ||
+	    chown(hx_xpath(&env, "userdir/readonly"), UID, GID) != 0 || chown(hx_xpath(&env, "userdir/mysub"), UID, GID) != 0)
+		perror("chown userdir");
+}
+
+/* Calls answered on the receiving thread so far (rnfsctl stats), or -1; *paused: the slow-call
+ * guard's pauses so far (a loaded host may pause it, which sends calls to the workers). */
+static long inline_calls(long *paused)
+{
+	static const char *const stats[] = { "stats", NULL };
+	char out[8192], *end;
+	const char *p;
+	long n;
+
+	*paused = -1;
+	if (hx_rnfsctl(&env, -1, out, sizeof(out), stats) != 0 || !(p = strstr(out, "inline calls: ")))
+		return -1;
+	n = strtol(p + strlen("inline calls: "), &end, 10);
+	p = strstr(end, "receiving thread, ");
+	if (p)
+		*paused = strtol(p + strlen("receiving thread, "), NULL, 10);
+	return n;
+}
+
+/* rnfsctl stats shows want (the io_uring identities line), unless the slow-call guard paused the
+ * receiving thread's calls at some point (a loaded host): then the calls may have run on workers
+ * and nothing is asserted (no timing is). */
+static void uring_ids_check(const char *want)
+{
+	static const char *const stats[] = { "stats", NULL };
+	char out[8192];
+	long paused;
+
+	if (inline_calls(&paused) < 0 || paused != 0 || hx_log_count(&env, "no io_uring") > 0) {
+		printf("# the slow-call guard paused (%ld), or no io_uring: \"%s\" not checked\n", paused, want);
+		return;
+	}
+	CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), stats) == 0 && strstr(out, want), "rnfsctl stats: %s", want);
+}
+
+static int commit3(struct rpc_context *nfs, struct hx_fh *fh)
+{
+	COMMIT3args a = { .file = hx_fh3(fh) };
+	COMMIT3res r;
+
+	if (HX_CALL(nfs, rpc_nfs3_commit_async, &a, zdr_COMMIT3res, &r) != RPC_STATUS_SUCCESS)
+		return -1;
+	return r.status;
+}
+
+/* uid 1234's calls that act as the caller, all of them on the receiving thread (counted). */
+static void uring_as_user(struct rpc_context *nfs, struct hx_fh *root, struct hx_fh *udir)
+{
+	struct hx_fh rootfile, suid, mine, ro;
+	long paused0, paused1, before, after;
+
+	if (!CHECK_NFS(hx3_lookup(nfs, root, "rootfile", &rootfile, NULL), NFS3_OK, "LOOKUP rootfile") ||
+	    !CHECK_NFS(hx3_lookup(nfs, root, "suidfile", &suid, NULL), NFS3_OK, "LOOKUP suidfile") ||
+	    !CHECK_NFS(hx3_lookup(nfs, udir, "mine", &mine, NULL), NFS3_OK, "LOOKUP userdir/mine") ||
+	    !CHECK_NFS(hx3_lookup(nfs, udir, "readonly", &ro, NULL), NFS3_OK, "LOOKUP userdir/readonly"))
+		return;
+	before = inline_calls(&paused0);
+	CHECK_NFS(hx3_write(nfs, &rootfile, 0, "HACKED!!", 8, FILE_SYNC, NULL), NFS3ERR_ACCES, "WRITE root's 0644 file");
+	CHECK_NFS(hx3_write(nfs, &suid, 0, "written!", 8, UNSTABLE, NULL), NFS3_OK, "WRITE root's 04666 file");
+	CHECK_NFS(hx3_write(nfs, &mine, 0, "MINE", 4, UNSTABLE, NULL), NFS3_OK, "WRITE own file");
+	CHECK_NFS(commit3(nfs, &mine), NFS3_OK, "COMMIT own file");
+	CHECK_NFS(hx3_write(nfs, &ro, 0, "RO", 2, FILE_SYNC, NULL), NFS3_OK, "WRITE own 0444 file (owner override)");
+	CHECK_NFS(hx3_remove(nfs, udir, "mine"), NFS3_OK, "REMOVE userdir/mine as its owner");
+	CHECK_NFS(hx3_rmdir(nfs, udir, "mysub"), NFS3_OK, "RMDIR userdir/mysub as its owner");
+	CHECK_NFS(hx3_create(nfs, udir, "new", 0640, NULL), NFS3_OK, "CREATE userdir/new as its owner");
+	CHECK_NFS(hx3_create(nfs, udir, "new", 0640, NULL), NFS3ERR_EXIST, "CREATE GUARDED again: EXIST");
+	CHECK_NFS(hx3_mkdir(nfs, udir, "newdir", 0750, NULL), NFS3_OK, "MKDIR userdir/newdir as its owner");
+	CHECK_NFS(hx3_rename(nfs, udir, "new", udir, "renamed"), NFS3_OK, "RENAME in its own dir");
+	CHECK_NFS(hx3_rename(nfs, udir, "renamed", root, "stolen"), NFS3ERR_ACCES, "RENAME into root's 0755 dir");
+	CHECK_NFS(hx3_remove(nfs, root, "rootfile"), NFS3ERR_ACCES, "REMOVE from root's 0755 dir");
+	CHECK_NFS(hx3_rmdir(nfs, root, "rootsub"), NFS3ERR_ACCES, "RMDIR in root's 0755 dir");
+	CHECK_NFS(hx3_create(nfs, root, "intruder", 0644, NULL), NFS3ERR_ACCES, "CREATE in root's 0755 dir");
+	CHECK_NFS(hx3_mkdir(nfs, root, "intruderdir", 0755, NULL), NFS3ERR_ACCES, "MKDIR in root's 0755 dir");
+	CHECK_NFS(hx3_rename(nfs, root, "rootfile", root, "moved"), NFS3ERR_ACCES, "RENAME in root's 0755 dir");
+	after = inline_calls(&paused1);
+	/* else a slow call sent them to the workers (no timing is asserted), or rnfsd has no io_uring */
+	if (paused1 == paused0 && hx_log_count(&env, "no io_uring") == 0)
+		CHECK_EQ(after - before, 17, "all 17 answered on the receiving thread");
+}
+
+/* What uring_as_user() left on disk. */
+static void uring_disk_check(void)
+{
+	struct stat st;
+
+	CHECK(access(hx_xpath(&env, "rootfile"), F_OK) == 0 && access(hx_xpath(&env, "rootsub"), F_OK) == 0 &&
+	      access(hx_xpath(&env, "userdir/mine"), F_OK) != 0 && access(hx_xpath(&env, "userdir/mysub"), F_OK) != 0 &&
+	      access(hx_xpath(&env, "intruder"), F_OK) != 0 && access(hx_xpath(&env, "intruderdir"), F_OK) != 0 &&
+	      access(hx_xpath(&env, "stolen"), F_OK) != 0 && access(hx_xpath(&env, "moved"), F_OK) != 0,
+	      "disk: root's entries kept, %d's removed, nothing created in root's directory", UID);
+	CHECK(stat(hx_xpath(&env, "userdir/renamed"), &st) == 0 && st.st_uid == UID && st.st_gid == GID &&
+	      (st.st_mode & 07777) == 0640, "disk: userdir/new, now renamed, is %d:%d 0640", UID, GID);
+	CHECK(stat(hx_xpath(&env, "userdir/newdir"), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == UID &&
+	      (st.st_mode & 07777) == 0750, "disk: userdir/newdir is %d's 0750 directory", UID);
+	CHECK(disk_is("rootfile", "original", 0644, 0), "disk: rootfile unchanged");
+	/* a write by another than the owner clears the set-uid bit, as a local one does */
+	CHECK(disk_is("suidfile", "written!", 0666, 0), "disk: suidfile written, its set-uid bit cleared");
+	CHECK(disk_is("userdir/readonly", "RO", 0444, UID), "disk: userdir/readonly written");
+}
+
+/* [rnfsd] uring-calls: REMOVE, RMDIR, CREATE, MKDIR, RENAME, WRITE, COMMIT on the receiving thread, the
+ * kernel judging by the personality (the daemon stopped before; started and stopped here). */
+static void test_uring(void)
+{
+	struct rpc_context *nfs;
+	struct hx_fh root, udir;
+
+	hx_section("[rnfsd] uring-calls = yes on a tmpfs export: the caller's calls via io_uring");
+	if (!CHECK(mount("perm_uring", env.export_dir, "tmpfs", 0, "size=1m,mode=0755") == 0, "tmpfs on the export"))
+		return;
+	uring_tree();
+	if (hx_append_config(&env, "[rnfsd]\nuring-calls = yes\nuring-personalities = 4\n") != 0 ||
+	    hx_daemon_start(&env) != 0)
+		goto out_umount;
+	if (hx_open_export(&env, env.export_dir, UID, GID, &nfs, &root) == 0) {
+		if (CHECK_NFS(hx3_lookup(nfs, &root, "userdir", &udir, NULL), NFS3_OK, "LOOKUP userdir"))
+			uring_as_user(nfs, &root, &udir);
+		hx_rpc_close(nfs);
+	}
+	uring_disk_check();
+	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) == 0) {
+		CHECK_NFS(hx3_remove(nfs, &root, "rootfile"), NFS3_OK, "REMOVE rootfile as root (no_root_squash)");
+		hx_rpc_close(nfs);
+	}
+	/* the calls went the new way: each identity was registered with the ring once */
+	uring_ids_check("io_uring: 2 caller identities registered of 4");
+	hx_daemon_stop(&env);
+
+	/* root_squash: root's removal is judged as 4321's, the squashed identity, a third personality */
+	hx_write_file(hx_xpath(&env, "rootfile"), "original", 8, 0644);
+	hx_write_exports(&env, "%s 127.0.0.1(rw,root_squash,anonuid=4321,anongid=4322,insecure)\n", env.export_dir);
+	if (hx_daemon_start(&env) != 0)
+		goto out_umount;
+	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) == 0) {
+		CHECK_NFS(hx3_remove(nfs, &root, "rootfile"), NFS3ERR_ACCES, "REMOVE rootfile as squashed root");
+		hx_rpc_close(nfs);
+	}
+	CHECK(access(hx_xpath(&env, "rootfile"), F_OK) == 0, "disk: rootfile kept");
+	uring_ids_check("io_uring: 1 caller identities registered of 4");
+	hx_daemon_stop(&env);
+out_umount:
+	CHECK(umount(env.export_dir) == 0, "tmpfs unmounted");
+}
+
 int main(int argc, char **argv)
 {
 	hx_begin("perm_nonowner", argc, argv);
@@ -275,5 +446,6 @@ int main(int argc, char **argv)
 	test_concurrent();
 	CHECK(hx_daemon_alive(&env), "daemon still running");
 	hx_daemon_stop(&env);
+	test_uring(); /* a daemon of its own */
 	return hx_end();
 }

@@ -309,7 +309,8 @@ static void fake_nfs4_state(struct nfs4_stats_snap *n)
 static void fake_resources(struct stats_resources *r)
 {
 	*r = (struct stats_resources){ .fds = 20, .fd_limit = 1024, .fd_reserve = 512, .lock_descriptions = 3,
-				       .lock_descriptions_max = 224, .nlm_owners = 2, .nlm_held = 1,
+				       .lock_descriptions_max = 224, .uring_personalities = 9,
+				       .uring_personalities_max = 256, .nlm_owners = 2, .nlm_held = 1,
 				       .nlm_per_host_max = 56, .gss_contexts = 5, .gss_contexts_max = 4096,
 				       .gss_evictions = 7 };
 }
@@ -448,7 +449,8 @@ static void test_json_nfs4(void **state)
 				    "\"deleg_lease_refused\": 0, \"cb_getattr_sent\": 0, \"cb_getattr_unanswered\": 0},"));
 	/* issue 24 defect 3: descriptors against the limit, and the tables holding them */
 	assert_non_null(strstr(doc, "\"resources\": {\"fds\": 20, \"fd_limit\": 1024, \"fd_reserve\": 512, "
-				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"nlm_owners\": 2, "
+				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"uring_personalities\": 9, "
+				    "\"uring_personalities_max\": 256, \"nlm_owners\": 2, "
 				    "\"nlm_held\": 1, \"nlm_per_host_max\": 56, \"gss_contexts\": 5, "
 				    "\"gss_contexts_max\": 4096, \"gss_evictions\": 7},"));
 	assert_non_null(strstr(doc, "\"nfs4_limits\": {\"reply_cache_bytes\": 4096, \"reply_cache_limit\": 1048576, "

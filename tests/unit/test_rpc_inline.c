@@ -39,6 +39,14 @@ static void test_policy_kinds(void **state)
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, 0));
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_TRY, 0));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_WORKER, 0));
+	/* acting as the caller: only with callers_allowed ([rnfsd] uring-calls), and meta_allowed */
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_CALLER, 0));
+	p.callers_allowed = true;
+	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_CALLER, 0));
+	p.meta_allowed = false;
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_CALLER, 0));
+	p.enabled = false, p.meta_allowed = true;
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_CALLER, 0));
 }
 
 /* One slow metadata call pauses metadata calls for RPC_INLINE_PAUSE_NS;
@@ -57,6 +65,12 @@ static void test_policy_slow_pauses(void **state)
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + RPC_INLINE_PAUSE_NS - 1));
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE, t + 1));
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + RPC_INLINE_PAUSE_NS));
+	/* a slow call acting as its caller pauses them too, and is paused itself */
+	p.callers_allowed = true;
+	t += 10 * RPC_INLINE_PAUSE_NS;
+	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_CALLER, RPC_INLINE_SLOW_NS + 1, t));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_CALLER, t + 1));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + 1));
 	/* a slow READ tried inline pauses them as well */
 	t += 10 * RPC_INLINE_PAUSE_NS;
 	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_TRY, RPC_INLINE_SLOW_NS + 1, t));
