@@ -29,7 +29,8 @@
  * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
  * a third context evicts the first (logged once, counted in the stats); the machine principal
  * nfs/client.test acts as nobody, and as root with gss-host-root = yes;
- * AUTH_SYS still works.
+ * AUTH_SYS still works; the stats count calls by flavor (krb5, krb5i,
+ * krb5p by service) and rnfsctl -v lists the context's principal.
  */
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
@@ -398,6 +399,47 @@ static void check_services(struct raw_conn *c, struct gss_cl *g, const uint8_t *
 	struct stat st;
 	CHECK(stat(hx_xpath(&env, "by-krb5p"), &st) == 0 && st.st_uid == 1,
 	      "the file belongs to daemon@RNFSD.TEST's local user (uid %u, want 1)", (unsigned)st.st_uid);
+}
+
+/* The stats' calls by flavor (rpc_auth.calls: none, sys, krb5, krb5i, krb5p), -1 each if unreadable. */
+static void flavor_counts(long long out[5])
+{
+	static const char *const names[] = { "none", "sys", "krb5", "krb5i", "krb5p" };
+	char *doc = n4_stats_json(env.stats_socket);
+
+	for (int i = 0; i < 5; i++)
+		out[i] = doc ? n4_stats_num(doc, "rpc_auth", names[i]) : -1;
+	free(doc);
+}
+
+/*
+ * Issue 25 item 6: check_services' calls (krb5: 2 GETATTRs; krb5i: 1; krb5p: 2 GETATTRs and a CREATE)
+ * move the counters of their service and no other; rnfsctl shows the line, and with -v the principal.
+ */
+static void check_flavor_stats(struct raw_conn *c, struct gss_cl *g, const uint8_t *fh, uint32_t fh_len,
+			       const uint8_t *pfh, uint32_t pfh_len)
+{
+	static const char *const verbose[] = { "-v", "stats", NULL }, *const plain[] = { "stats", NULL };
+	long long a[5], b[5];
+	char out[65536];
+
+	flavor_counts(a);
+	check_services(c, g, fh, fh_len, pfh, pfh_len);
+	flavor_counts(b);
+	CHECK(a[0] >= 0 && b[0] - a[0] == 0 && b[1] - a[1] == 0 && b[2] - a[2] == 2 && b[3] - a[3] == 1 &&
+		      b[4] - a[4] == 3,
+	      "stats rpc_auth.calls: krb5 +2, krb5i +1, krb5p +3, none and sys +0 (%lld %lld %lld %lld %lld)",
+	      b[0] - a[0], b[1] - a[1], b[2] - a[2], b[3] - a[3], b[4] - a[4]);
+	CHECK(b[1] > 0, "AUTH_SYS calls before (MNT) were counted as sys (%lld)", b[1]);
+	int rc = hx_rnfsctl(&env, -1, out, sizeof(out), plain);
+	CHECK(rc == 0 && strstr(out, "calls by flavor: none ") && !strstr(out, "daemon@RNFSD.TEST"),
+	      "rnfsctl: the calls-by-flavor line, no principals without -v (rc %d)", rc);
+	rc = hx_rnfsctl(&env, -1, out, sizeof(out), verbose);
+	char *p = strstr(out, "RPCSEC_GSS PRINCIPAL");
+	CHECK(rc == 0 && p && strstr(p, "daemon@RNFSD.TEST"), "rnfsctl -v lists the principal daemon@RNFSD.TEST "
+	      "(rc %d)", rc);
+	if (!p)
+		hx_note("rnfsctl -v: %.2000s", out);
 }
 
 static void check_replay_and_destroy(struct raw_conn *c, struct gss_cl *g, const uint8_t *fh, uint32_t fh_len)
@@ -943,7 +985,7 @@ int main(int argc, char **argv)
 	CHECK(est && verify_word(&g, g.window, g.init_verf, g.init_verf_len), "INIT verifier: a MIC of the window");
 	if (est) {
 		hx_section("krb5, krb5i, krb5p (RFC 2203 §5.3)");
-		check_services(&c, &g, fh, fh_len, pfh, pfh_len);
+		check_flavor_stats(&c, &g, fh, fh_len, pfh, pfh_len);
 		hx_section("the duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1)");
 		check_drc(&c, &g, fh, fh_len);
 		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
