@@ -22,8 +22,8 @@
  * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
  * session; another GSS principal: CLID_INUSE for its owner; 4.0: CLID_INUSE
  * for SETCLIENTID of the id of a client with an open, RFC 7530 §16.33.5);
- * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
- * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
+ * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors in its sec= order (RFC 2623
+ * §2.7: sys, krb5, krb5i, krb5p; krb5i, krb5); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
  * header MIC gets RPCSEC_GSS_CREDPROBLEM; after DESTROY (§5.4) the handle
  * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
@@ -292,22 +292,24 @@ static bool gss_establish(struct raw_conn *c, struct gss_cl *g)
 	return ok;
 }
 
-/* MOUNT v3 MNT of path with AUTH_SYS: the number of flavors listed and the first one (0 if refused). */
-static uint32_t mnt_flavors(struct raw_conn *c, const char *path, uint32_t *first)
+/* MOUNT v3 MNT of path with AUTH_SYS: the number of flavors listed (0 if refused), the first four into fl. */
+static uint32_t mnt_flavors(struct raw_conn *c, const char *path, uint32_t fl[4])
 {
 	struct xb a;
 	struct raw_reply r;
-	uint32_t fl, n = 0, len;
+	uint32_t n = 0, len;
 
-	*first = 0;
+	memset(fl, 0, 4 * sizeof(*fl));
 	xb_init(&a);
 	xb_string(&a, path);
 	if (raw_call(c, 0x4d4e0001, RAW_MOUNT_PROG, 3, 1, a.p, a.len, &r) == RAW_RECV_OK && r.accept_stat == 0 &&
 	    xd_u32(&r.body) == 0) {
 		xd_opaque(&r.body, &len, 64);
 		n = xd_u32(&r.body);
-		fl = xd_u32(&r.body);
-		*first = r.body.bad ? 0 : fl;
+		for (uint32_t i = 0; i < n && i < 4; i++)
+			fl[i] = xd_u32(&r.body);
+		if (r.body.bad)
+			n = 0;
 		raw_reply_free(&r);
 	}
 	xb_free(&a);
@@ -972,10 +974,15 @@ int main(int argc, char **argv)
 	}
 	CHECK(raw_mnt(&c, 1, env.export_dir, fh, &fh_len) == 0, "MNT (AUTH_SYS) of the export");
 	CHECK(raw_mnt(&c, 2, pdir, pfh, &pfh_len) == 0, "MNT (AUTH_SYS) of the sec=krb5p export");
-	uint32_t first, n = mnt_flavors(&c, env.export_dir, &first);
-	CHECK(n == 4 && first == 390005, "MNT lists 4 flavors, krb5p (390005) first (%u, %u)", n, first);
-	n = mnt_flavors(&c, pdir, &first);
-	CHECK(n == 1 && first == 390005, "MNT of the sec=krb5p export lists krb5p only (%u, %u)", n, first);
+	uint32_t fl[4], n = mnt_flavors(&c, env.export_dir, fl);
+	CHECK(n == 4 && fl[0] == 1 && fl[1] == 390003 && fl[2] == 390004 && fl[3] == 390005,
+	      "MNT of the sec=sys:krb5:krb5i:krb5p export lists sys, krb5, krb5i, krb5p: the admin's order "
+	      "(RFC 2623 §2.7; %u: %u %u %u %u)", n, fl[0], fl[1], fl[2], fl[3]);
+	n = mnt_flavors(&c, pdir, fl);
+	CHECK(n == 1 && fl[0] == 390005, "MNT of the sec=krb5p export lists krb5p only (%u, %u)", n, fl[0]);
+	n = mnt_flavors(&c, kdir, fl);
+	CHECK(n == 2 && fl[0] == 390004 && fl[1] == 390003,
+	      "MNT of the sec=krb5i:krb5 export lists krb5i, then krb5 (%u: %u %u)", n, fl[0], fl[1]);
 
 	hx_section("context creation (RFC 2203 §5.2)");
 	bool est = gss_establish(&c, &g);
