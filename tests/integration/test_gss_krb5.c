@@ -29,7 +29,9 @@
  * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
  * a third context evicts the first (logged once, counted in the stats); the machine principal
  * nfs/client.test acts as nobody, and as root with gss-host-root = yes;
- * AUTH_SYS still works; the stats count calls by flavor (krb5, krb5i,
+ * AUTH_SYS still works; a 4.1 client with a krb5 fore channel and AUTH_SYS
+ * in csa_sec_parms gets CB_NULL, CB_SEQUENCE and CB_RECALL of its read
+ * delegation with AUTH_SYS on its krb5 connection (RFC 8881 §18.36.3); the stats count calls by flavor (krb5, krb5i,
  * krb5p by service) and rnfsctl -v lists the context's principal.
  */
 #include <gssapi/gssapi.h>
@@ -774,8 +776,7 @@ static enum raw_recv_result gss_n4_rpc(struct n4_client *k, const struct xb *a, 
 	g->vers = 3;
 	raw_send_record(&k->c, call.p, call.len);
 	xb_free(&call);
-	memset(r, 0, sizeof(*r));
-	if (raw_recv_reply(&k->c, r, 1500) != RAW_RECV_OK)
+	if (n4_recv_reply(k, g->xid, r, 1500) != RAW_RECV_OK) /* callbacks first go to k->on_cb */
 		return RAW_RECV_ERROR;
 	if (r->reply_stat == 0 && r->accept_stat == 0 && !(r->verf_flavor == 6 &&
 							     verify_word(g, g->seq, r->verf, r->verf_len))) {
@@ -856,6 +857,152 @@ out:
 	if (h.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &h.ctx, GSS_C_NO_BUFFER);
 	gss_release_cred(&min, &h.cred);
+}
+
+/* SEQUENCE, PUTFH fh, DELEGRETURN dsid: its status. */
+static int dl_return(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *dsid)
+{
+	struct raw_reply r;
+	struct xb a;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_DELEGRETURN);
+	n4_xb_sid(&a, dsid);
+	int st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* ---- callbacks of a krb5 client (issue 25 item 5; RFC 8881 §2.10.8.3, §18.36.3) ---- */
+
+static struct n4_cb_call cb_kept[8];
+static unsigned cb_nkept;
+
+/* nfs4raw's hook: callback calls that arrive before a COMPOUND's reply are kept for cb_next. */
+static void keep_cb(struct n4_client *k, const uint8_t *msg, size_t len)
+{
+	(void)k;
+	if (cb_nkept < 8 && n4_cb_parse(msg, len, &cb_kept[cb_nkept]))
+		cb_nkept++;
+}
+
+/* The next callback call on k's connection (kept, or read within 5 s): true and *cc. */
+static bool cb_next(struct n4_client *k, struct n4_cb_call *cc)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+
+	if (cb_nkept) {
+		*cc = cb_kept[0];
+		memmove(cb_kept, cb_kept + 1, --cb_nkept * sizeof(cb_kept[0]));
+		return true;
+	}
+	if (raw_recv_record(&k->c, &buf, &len, 5000) != RAW_RECV_OK)
+		return false;
+	bool ok = n4_cb_parse(buf, len, cc);
+	free(buf);
+	return ok;
+}
+
+/* SEQUENCE, PUTROOTFH, LOOKUPs to the export, OPEN name (owner "o") for access, GETFH: its status,
+ * the result in *o and the file's handle in fh. */
+static int cb_open(struct n4_client *k, const char *name, uint32_t access, struct n4_openres *o, uint8_t *fh,
+		   uint32_t *fh_len)
+{
+	struct n4_openargs args = { .access = access, .cid = k->cid, .owner = "o", .no_attrs = true, .name = name };
+	uint32_t nw = n4_walk(NULL, env.export_dir);
+	const uint8_t *p = NULL;
+	struct raw_reply r;
+	struct xb a;
+
+	memset(o, 0, sizeof(*o));
+	n4_begin(k, &a, nw + 2);
+	n4_walk(&a, env.export_dir);
+	n4_xb_openargs(&a, &args);
+	xb_u32(&a, N4_GETFH);
+	int st = n4_call(k, &a, &r);
+	if (st == 0 && walk_ok(&r, nw) == nw && n4_res(&r, N4_OPEN) == 0 && n4_xd_openres(&r.body, o) &&
+	    n4_res(&r, N4_GETFH) == 0)
+		p = xd_opaque(&r.body, fh_len, 128);
+	if (p)
+		memcpy(fh, p, *fh_len);
+	raw_reply_free(&r);
+	return st == 0 && !p ? -1 : st;
+}
+
+/* The back channel's probe (CB_NULL, then CB_COMPOUND{CB_SEQUENCE}) arrives with AUTH_SYS; answered. */
+static void check_cb_probe(struct n4_client *k)
+{
+	struct n4_cb_call cc;
+
+	if (CHECK(cb_next(k, &cc), "a callback arrives on the krb5 connection")) {
+		CHECK(cc.proc == 0 && cc.prog == k->cb_prog && cc.cred_flavor == 1,
+		      "CB_NULL to csa_cb_program with AUTH_SYS, csa_sec_parms' first flavor (proc %u, flavor %u)",
+		      cc.proc, cc.cred_flavor);
+		n4_cb_answer(&k->c, &cc);
+	}
+	if (CHECK(cb_next(k, &cc), "then a CB_COMPOUND")) {
+		CHECK(cc.proc == 1 && cc.op == 11 && !memcmp(cc.sid, k->session, 16) && cc.cred_flavor == 1,
+		      "CB_COMPOUND{CB_SEQUENCE} naming the session, with AUTH_SYS (op %u, flavor %u)", cc.op,
+		      cc.cred_flavor);
+		n4_cb_answer(&k->c, &cc);
+	}
+}
+
+/*
+ * A 4.1 client whose fore channel is krb5 (daemon@RNFSD.TEST) and whose
+ * csa_sec_parms offer AUTH_SYS, then AUTH_NONE, as the Linux client's do
+ * (RFC 8881 §18.36.3: the server may use any of them; §2.10.8.3: the back
+ * channel need not use the fore channel's flavor): the probe, then a read
+ * delegation recalled by an AUTH_SYS client's OPEN for writing.
+ */
+static void check_nfs41_callbacks(void)
+{
+	struct gss_cl g = { .xid = 0x65590000 };
+	struct n4_client k, b;
+	struct n4_openres o, ob;
+	struct n4_cb_call cc;
+	struct raw_conn c;
+	uint8_t fh[128], bfh[128];
+	uint32_t fh_len = 0, bfh_len = 0, seq = 0;
+	OM_uint32 min;
+
+	if (!CHECK(raw_connect(&c, env.port) == 0 && gss_establish(&c, &g), "a connection with a krb5 context"))
+		return;
+	n4_share(&k, &c, 1);
+	k.rpc = gss_n4_rpc, k.rpc_arg = &g, k.on_cb = keep_cb;
+	k.cs_flags = N4_CS_BACK_CHAN;
+	k.cb_sys = true;
+	memcpy(k.verifier, "gsscb-41", 8);
+	if (!CHECK(n4_exchange_id(&k, "gss-callbacks-41", &seq) == 0 && n4_create_session(&k, seq) == 0 &&
+		   (k.csr_flags & N4_CS_BACK_CHAN), "krb5: EXCHANGE_ID, CREATE_SESSION with CONN_BACK_CHAN: granted"))
+		goto out;
+	check_cb_probe(&k);
+	int fd = open(hx_xpath(&env, "cb-file"), O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	CHECK(n4_reclaim_complete(&k) == 0 && cb_open(&k, "cb-file", 1, &o, fh, &fh_len) == 0 && o.deleg == 1,
+	      "krb5: OPEN for reading gets a read delegation (the back channel is up; deleg %u)", o.deleg);
+	if (o.deleg == 1 && CHECK(n4_start(&b, env.port, 1, "gss-callbacks-other") == 0, "an AUTH_SYS 4.1 client")) {
+		int st = cb_open(&b, "cb-file", 2, &ob, bfh, &bfh_len);
+		CHECK(st == N4ERR_DELAY, "AUTH_SYS: OPEN for writing: DELAY while the delegation is recalled (%d)", st);
+		if (CHECK(cb_next(&k, &cc), "a callback arrives")) {
+			CHECK(cc.proc == 1 && cc.op2 == 4 && !memcmp(&cc.dsid, &o.dsid, sizeof(o.dsid)) && cc.cred_flavor == 1,
+			      "CB_COMPOUND{CB_SEQUENCE, CB_RECALL} of the delegation stateid, with AUTH_SYS (op %u, "
+			      "flavor %u)", cc.op2, cc.cred_flavor);
+			n4_cb_answer(&k.c, &cc);
+		}
+		CHECK(dl_return(&k, fh, fh_len, &o.dsid) == 0, "krb5: DELEGRETURN");
+		st = cb_open(&b, "cb-file", 2, &ob, bfh, &bfh_len);
+		CHECK(st == 0, "AUTH_SYS: OPEN for writing proceeds after the return (%d)", st);
+		n4_client_close(&b);
+	}
+	CHECK(n4_destroy_client(&k) == 0, "krb5: DESTROY_SESSION, DESTROY_CLIENTID");
+out:
+	gss_destroy(&c, &g);
+	raw_close(&c);
+	if (g.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
 }
 
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
@@ -964,7 +1111,8 @@ int main(int argc, char **argv)
 	snprintf(kdir, sizeof(kdir), "%s", hx_path(&env, "k/only"));
 	mkdir(kdir, 0755);
 	chmod(env.export_dir, 0777);
-	hx_append_config(&env, "[rnfsd]\nkeytab = %s\ngss-contexts-per-client = 2\n", hx_path(&env, "nfs.keytab"));
+	hx_append_config(&env, "[rnfsd]\nkeytab = %s\ngss-contexts-per-client = 2\n[nfsv4]\ndelegations = yes\n",
+			 hx_path(&env, "nfs.keytab"));
 	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure,sec=sys:krb5:krb5i:krb5p)\n"
 			 "%s 127.0.0.1(rw,insecure,sec=krb5p)\n%s 127.0.0.1(rw,insecure,sec=krb5i:krb5)\n",
 			 env.export_dir, pdir, kdir);
@@ -1001,6 +1149,8 @@ int main(int argc, char **argv)
 		check_nfs4_secneg(&c, &g, kdir);
 		hx_section("the principal in NFSv4 state (RFC 8881 §2.4.3, §18.35.5)");
 		check_nfs4_principal(&c, &g);
+		hx_section("callbacks of a krb5 NFSv4.1 client (RFC 8881 §2.10.8.3, §18.36.3)");
+		check_nfs41_callbacks();
 		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
 		check_replay_and_destroy(&c, &g, fh, fh_len);
 		hx_section("a client's share of the context table (gss-contexts-per-client)");
