@@ -343,13 +343,14 @@ static void print_nfs4_callbacks(const struct json *doc)
 
 	if (!cbs || cbs->type != JSON_ARR || cbs->n == 0)
 		return;
-	printf("%-18s %-5s %-8s %-5s %8s %8s %8s\n", "CLIENTID", "MINOR", "CALLBACK", "XPRT", "SENT", "OK", "FAILED");
+	printf("%-18s %-5s %-8s %-5s %-6s %8s %8s %8s\n", "CLIENTID", "MINOR", "CALLBACK", "XPRT", "FLAVOR", "SENT", "OK",
+	       "FAILED");
 	for (size_t i = 0; i < cbs->n; i++) {
 		const struct json *c = &cbs->items[i];
 
-		printf("%-18s 4.%-3.0f %-8s %-5s %8.0f %8.0f %8.0f\n", json_text(c, "clientid"), json_num(c, "minor"),
-		       json_text(c, "state"), json_text(c, "transport"), json_num(c, "sent"), json_num(c, "ok"),
-		       json_num(c, "failed"));
+		printf("%-18s 4.%-3.0f %-8s %-5s %-6s %8.0f %8.0f %8.0f\n", json_text(c, "clientid"),
+		       json_num(c, "minor"), json_text(c, "state"), json_text(c, "transport"), json_text(c, "flavor"),
+		       json_num(c, "sent"), json_num(c, "ok"), json_num(c, "failed"));
 	}
 	printf("\n");
 }

@@ -930,6 +930,28 @@ static int cb_open(struct n4_client *k, const char *name, uint32_t access, struc
 	return st == 0 && !p ? -1 : st;
 }
 
+/* The stats' nfs4_callbacks entry of clientid names flavor want (polled up to 2 s: the probe's reply
+ * is taken on the loop thread). */
+static bool cb_stats_flavor(uint64_t cid, const char *want)
+{
+	char key[64], fl[32];
+
+	snprintf(key, sizeof(key), "\"clientid\": \"%016llx\"", (unsigned long long)cid);
+	snprintf(fl, sizeof(fl), "\"flavor\": \"%s\"", want);
+	for (int i = 0; i < 20; i++) {
+		char *doc = n4_stats_json(env.stats_socket);
+		char *p = doc ? strstr(doc, key) : NULL, *end = p ? strchr(p, '}') : NULL;
+		bool ok = end && (*end = '\0', strstr(p, fl) && strstr(p, "\"state\": \"up\""));
+		if (!ok && i == 19)
+			hx_note("stats: %s", p ? p : "(no entry)");
+		free(doc);
+		if (ok)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
 /* The back channel's probe (CB_NULL, then CB_COMPOUND{CB_SEQUENCE}) arrives with AUTH_SYS; answered. */
 static void check_cb_probe(struct n4_client *k)
 {
@@ -978,6 +1000,7 @@ static void check_nfs41_callbacks(void)
 		   (k.csr_flags & N4_CS_BACK_CHAN), "krb5: EXCHANGE_ID, CREATE_SESSION with CONN_BACK_CHAN: granted"))
 		goto out;
 	check_cb_probe(&k);
+	CHECK(cb_stats_flavor(k.cid, "sys"), "stats nfs4_callbacks: the client's callbacks go with flavor sys");
 	int fd = open(hx_xpath(&env, "cb-file"), O_CREAT | O_WRONLY, 0644);
 	if (fd >= 0)
 		close(fd);
