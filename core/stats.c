@@ -424,6 +424,21 @@ int stats_render_json(FILE *f)
 	return json_end(&j);
 }
 
+static _Thread_local bool stats_verbose_now;
+
+bool stats_verbose(void)
+{
+	return stats_verbose_now;
+}
+
+int stats_render_json_verbose(FILE *f)
+{
+	stats_verbose_now = true;
+	int r = stats_render_json(f);
+	stats_verbose_now = false;
+	return r;
+}
+
 static void stats_total_calls(const struct stats_proc *p, void *arg)
 {
 	*(uint64_t *)arg += p->calls;

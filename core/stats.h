@@ -202,6 +202,10 @@ static inline void stats_mem_move(_Atomic uint64_t *total, uint64_t *last, uint6
 
 /* Write the JSON document (see rnfsd(8), STATISTICS) to f. 0, or -1 on a write error. */
 int stats_render_json(FILE *f);
+/* The same for a verbose request ("stats verbose", rnfsctl -v): sections may add detail that is
+ * too long for every poll (RPCSEC_GSS principals); stats_verbose() tells them, on this thread. */
+int stats_render_json_verbose(FILE *f);
+bool stats_verbose(void);
 /*
  * Write the Prometheus text format (version 0.0.4) to f: the registry's
  * families (build info, uptime, exports, per-procedure calls, errors and

@@ -4,7 +4,7 @@
  * or as it came with --json; changes the served exports at run time
  * (daemon/ctl_exports.h: one tab-separated request line, a JSON answer).
  *
- *   rnfsctl [-s SOCKET] [--json] [stats]
+ *   rnfsctl [-s SOCKET] [--json] [-v] [stats]
  *   rnfsctl [-s SOCKET] [--json] export list
  *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
  *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
@@ -343,13 +343,14 @@ static void print_nfs4_callbacks(const struct json *doc)
 
 	if (!cbs || cbs->type != JSON_ARR || cbs->n == 0)
 		return;
-	printf("%-18s %-5s %-8s %-5s %8s %8s %8s\n", "CLIENTID", "MINOR", "CALLBACK", "XPRT", "SENT", "OK", "FAILED");
+	printf("%-18s %-5s %-8s %-5s %-6s %8s %8s %8s\n", "CLIENTID", "MINOR", "CALLBACK", "XPRT", "FLAVOR", "SENT", "OK",
+	       "FAILED");
 	for (size_t i = 0; i < cbs->n; i++) {
 		const struct json *c = &cbs->items[i];
 
-		printf("%-18s 4.%-3.0f %-8s %-5s %8.0f %8.0f %8.0f\n", json_text(c, "clientid"), json_num(c, "minor"),
-		       json_text(c, "state"), json_text(c, "transport"), json_num(c, "sent"), json_num(c, "ok"),
-		       json_num(c, "failed"));
+		printf("%-18s 4.%-3.0f %-8s %-5s %-6s %8.0f %8.0f %8.0f\n", json_text(c, "clientid"),
+		       json_num(c, "minor"), json_text(c, "state"), json_text(c, "transport"), json_text(c, "flavor"),
+		       json_num(c, "sent"), json_num(c, "ok"), json_num(c, "failed"));
 	}
 	printf("\n");
 }
@@ -484,6 +485,27 @@ static void print_resources(const struct json *doc)
 	printf("\n");
 }
 
+/* Calls by flavor, and with -v the RPCSEC_GSS contexts' principals (the "rpc_auth" section). */
+static void print_rpc_auth(const struct json *doc)
+{
+	const struct json *a = json_get(doc, "rpc_auth");
+	const struct json *c = a ? json_get(a, "calls") : NULL;
+	const struct json *p = a ? json_get(a, "gss_principals") : NULL;
+
+	if (!c || c->type != JSON_OBJ)
+		return;
+	printf("calls by flavor: none %.0f, sys %.0f, krb5 %.0f, krb5i %.0f, krb5p %.0f\n", json_num(c, "none"),
+	       json_num(c, "sys"), json_num(c, "krb5"), json_num(c, "krb5i"), json_num(c, "krb5p"));
+	if (p && p->type == JSON_ARR) {
+		printf("%-48s %8s\n", "RPCSEC_GSS PRINCIPAL", "CONTEXTS");
+		for (size_t i = 0; i < p->n; i++) {
+			const char *name = json_text(&p->items[i], "principal");
+			printf("%-48s %8.0f\n", *name ? name : "(name too long)", json_num(&p->items[i], "contexts"));
+		}
+	}
+	printf("\n");
+}
+
 static void print_connections(const struct json *doc)
 {
 	const struct json *conns = json_get(doc, "connections");
@@ -579,6 +601,7 @@ static int print_table(const char *doc_text, size_t len)
 	print_nfs4(&doc);
 	print_export_stats(&doc);
 	print_resources(&doc);
+	print_rpc_auth(&doc);
 	print_connections(&doc);
 	json_free(&doc);
 	return 0;
@@ -777,7 +800,7 @@ static int run(const char *path, const char *req, bool json, int kind)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rnfsctl [-s SOCKET] [--json] [stats]\n"
+	fprintf(f, "usage: rnfsctl [-s SOCKET] [--json] [-v] [stats]\n"
 		   "       rnfsctl [-s SOCKET] [--json] export list\n"
 		   "       rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)\n"
 		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
@@ -786,6 +809,7 @@ static void usage(FILE *f)
 		   "       rnfsctl [-s SOCKET] unlock --export PATH\n"
 		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
 		   "  -j, --json           print the daemon's JSON answer as it came\n"
+		   "  -v, --verbose        stats: also the RPCSEC_GSS contexts' principals\n"
 		   "      --save           also write the change into the exports file\n"
 		   "  -h, --help, --version\n", RNFSCTL_DEFAULT_SOCKET);
 }
@@ -795,6 +819,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"save", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -805,20 +830,25 @@ int main(int argc, char **argv)
 	bool json = false, save = false;
 	int o, kind = 0;
 
-	/* --json and --save may follow the command ("stats --json", "export add ... --save"); getopt
+	/* --json, --save, -v may follow the command ("stats --json", "export add ... --save"); getopt
 	 * stops at the command, so that an export's "-ro" style argument is never taken for options. */
 	for (int i = 1, k = 1; i <= argc; i++) {
 		if (i < argc && (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j")))
 			json = true;
 		else if (i < argc && !strcmp(argv[i], "--save"))
 			save = true;
+		else if (i < argc && (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")))
+			snprintf(req, sizeof(req), "stats verbose\n");
 		else
 			argv[k++] = argv[i]; /* argv[argc] (NULL) moves too */
 		if (i == argc)
 			argc = k - 1;
 	}
-	while ((o = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+s:jvh", opts, NULL)) != -1) {
 		switch (o) {
+		case 'v':
+			snprintf(req, sizeof(req), "stats verbose\n");
+			break;
 		case 's':
 			path = optarg;
 			break;

@@ -205,7 +205,8 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 	else
 		r->status = mount3_subdir_fh(e, rest, &r->fh);
 	if (r->status == MNT3_OK) {
-		r->sec = opts->sec;
+		r->nsec = (uint32_t)__builtin_popcount(opts->sec & ((1u << EXPORT_SEC_COUNT) - 1));
+		memcpy(r->sec_order, opts->sec_order, sizeof(r->sec_order));
 		mount3_list_add(host, dir);
 		log_limited(&mount3_ok_limit, LOG_INFO, "mount: %s mounted %s", host,
 			    log_escape_str(esc, sizeof(esc), dir));
@@ -217,6 +218,15 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 	return RPC_PROC_OK;
 }
 
+uint32_t mount3_auth_flavor(unsigned bit)
+{
+	/* RFC 2623 §2.7: AUTH_NONE, AUTH_SYS, then the Kerberos services as pseudo-flavors
+	 * 390003 (krb5), 390004 (krb5i), 390005 (krb5p), in EXPORT_SEC_* bit order. */
+	static const uint32_t flavor[EXPORT_SEC_COUNT] = { RPC_AUTH_NONE, RPC_AUTH_SYS, 390003, 390004, 390005 };
+
+	return bit < EXPORT_SEC_COUNT ? flavor[bit] : RPC_AUTH_NONE;
+}
+
 void mount3_mnt_enc(struct rpc_call *c, const void *res)
 {
 	const struct mount3_mnt_res *r = res;
@@ -224,21 +234,13 @@ void mount3_mnt_enc(struct rpc_call *c, const void *res)
 	nfs3_enc_status(c, r->status);
 	if (r->status != MNT3_OK)
 		return;
-	/* mountres3_ok: fhandle3, auth_flavors<> (the export's sec= flavors, strongest first) */
+	/* mountres3_ok: fhandle3, auth_flavors<>. RFC 2623 §2.7: the server lists
+	 * the flavors in its order of preference, the admin's sec= order (as
+	 * mountd does, and as SECINFO lists them, RFC 8881 §2.6.3.1). */
 	nfs3_enc_fh(&c->res, &r->fh);
-	/* RFC 2623 §2.7: the Kerberos services as pseudo-flavors 390005 (krb5p),
-	 * 390004 (krb5i), 390003 (krb5). */
-	static const uint32_t order[][2] = {
-		{ EXPORT_SEC_KRB5P, 390005 }, { EXPORT_SEC_KRB5I, 390004 }, { EXPORT_SEC_KRB5, 390003 },
-		{ EXPORT_SEC_SYS, RPC_AUTH_SYS }, { EXPORT_SEC_NONE, RPC_AUTH_NONE },
-	};
-	uint32_t n = 0;
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		n += !!(r->sec & order[i][0]);
-	xdr_enc_u32(&c->res, n);
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		if (r->sec & order[i][0])
-			xdr_enc_u32(&c->res, order[i][1]);
+	xdr_enc_u32(&c->res, r->nsec);
+	for (uint32_t i = 0; i < r->nsec && i < EXPORT_SEC_COUNT; i++)
+		xdr_enc_u32(&c->res, mount3_auth_flavor(r->sec_order[i]));
 }
 
 /* Appendix I MOUNTPROC3_DUMP: mountlist, cut short if the reply buffer is full (encoded here). */

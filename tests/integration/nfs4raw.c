@@ -66,6 +66,28 @@ void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op)
 	xb_u32(a, op);
 }
 
+enum raw_recv_result n4_recv_reply(struct n4_client *k, uint32_t xid, struct raw_reply *r, int timeout_ms)
+{
+	memset(r, 0, sizeof(*r));
+	for (int calls = 0; calls < 20; calls++) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		enum raw_recv_result rr = raw_recv_record(&k->c, &buf, &len, timeout_ms);
+
+		if (rr != RAW_RECV_OK)
+			return rr;
+		if (len >= 8 && buf[4] == 0 && buf[5] == 0 && buf[6] == 0 && buf[7] == 0) { /* CALL */
+			if (k->on_cb)
+				k->on_cb(k, buf, len);
+			free(buf);
+			continue;
+		}
+		rr = raw_decode_reply(r, buf, len);
+		return rr == RAW_RECV_OK && r->xid != xid ? RAW_RECV_ERROR : rr;
+	}
+	return RAW_RECV_CLOSED;
+}
+
 /*
  * k has an on_cb hook: send a and wait for the reply to it, handing the
  * callback calls (msg_type CALL, RFC 5531 §9; RFC 8881 §2.10.3.1: a back
@@ -82,23 +104,93 @@ static enum raw_recv_result n4_call_cb(struct n4_client *k, const struct xb *a, 
 	xb_raw(&m, a->p, a->len);
 	rc = raw_send_record(&k->c, m.p, m.len);
 	xb_free(&m);
-	memset(r, 0, sizeof(*r));
-	for (int calls = 0; rc == 0 && calls < 20; calls++) {
-		uint8_t *buf = NULL;
-		size_t len = 0;
-		enum raw_recv_result rr = raw_recv_record(&k->c, &buf, &len, 10000);
-
-		if (rr != RAW_RECV_OK)
-			return rr;
-		if (len >= 8 && buf[4] == 0 && buf[5] == 0 && buf[6] == 0 && buf[7] == 0) { /* CALL */
-			k->on_cb(k, buf, len);
-			free(buf);
-			continue;
-		}
-		rr = raw_decode_reply(r, buf, len);
-		return rr == RAW_RECV_OK && r->xid != my ? RAW_RECV_ERROR : rr;
+	if (rc != 0) {
+		memset(r, 0, sizeof(*r));
+		return RAW_RECV_CLOSED;
 	}
-	return RAW_RECV_CLOSED;
+	return n4_recv_reply(k, my, r, 10000);
+}
+
+bool n4_cb_parse(const uint8_t *buf, size_t len, struct n4_cb_call *cc)
+{
+	struct xd d;
+	uint32_t l;
+
+	memset(cc, 0, sizeof(*cc));
+	xd_init(&d, buf, len);
+	cc->xid = xd_u32(&d);
+	if (xd_u32(&d) != 0 || xd_u32(&d) != 2) /* CALL, RPC version 2 */
+		return false;
+	cc->prog = xd_u32(&d);
+	cc->vers = xd_u32(&d);
+	cc->proc = xd_u32(&d);
+	cc->cred_flavor = xd_u32(&d);
+	xd_opaque(&d, &l, 400); /* credential body, verifier */
+	xd_u32(&d);
+	xd_opaque(&d, &l, 400);
+	if (cc->proc != 1)
+		return !d.bad;
+	xd_opaque(&d, &l, 1024); /* tag */
+	cc->minor = xd_u32(&d);
+	xd_u32(&d); /* callback_ident */
+	cc->nops = xd_u32(&d);
+	cc->op = xd_u32(&d);
+	if (d.pos + 16 <= d.len)
+		memcpy(cc->sid, d.p + d.pos, 16);
+	xd_skip(&d, 16);
+	cc->seqid = xd_u32(&d);
+	cc->slotid = xd_u32(&d);
+	xd_u32(&d); /* highest slot, cachethis */
+	xd_u32(&d);
+	if (cc->nops >= 2 && xd_u32(&d) == 0 && !d.bad) { /* no referring call lists */
+		cc->op2 = xd_u32(&d);
+		cc->args_off = (uint32_t)d.pos;
+		if (cc->op2 == 4) { /* CB_RECALL4args: stateid, truncate, fh */
+			n4_xd_sid(&d, &cc->dsid);
+			xd_u32(&d);
+			const uint8_t *fh = xd_opaque(&d, &cc->fh_len, 128);
+			if (fh)
+				memcpy(cc->fh, fh, cc->fh_len);
+		}
+	}
+	return !d.bad;
+}
+
+void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc)
+{
+	xb_u32(b, cc->xid);
+	xb_u32(b, 1); /* REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	if (cc->proc != 1)
+		return;
+	xb_u32(b, 0); /* NFS4_OK, tag, the results */
+	xb_string(b, "");
+	xb_u32(b, cc->op2 ? 2 : 1);
+	xb_u32(b, 11); /* OP_CB_SEQUENCE: CB_SEQUENCE4resok */
+	xb_u32(b, 0);
+	xb_raw(b, cc->sid, 16);
+	xb_u32(b, cc->seqid);
+	xb_u32(b, cc->slotid);
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	if (cc->op2) {
+		xb_u32(b, cc->op2);
+		xb_u32(b, 0);
+	}
+}
+
+int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc)
+{
+	struct xb b;
+
+	xb_init(&b);
+	n4_xb_cb_reply(&b, cc);
+	int rc = raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+	return rc;
 }
 
 int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
@@ -108,10 +200,10 @@ int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
 	int st;
 
 	++k->xid;
-	if (k->on_cb)
-		rr = n4_call_cb(k, a, r);
-	else if (k->rpc)
+	if (k->rpc) /* its own flavor; n4_recv_reply hands it the callbacks */
 		rr = k->rpc(k, a, r);
+	else if (k->on_cb)
+		rr = n4_call_cb(k, a, r);
 	else if (k->auth_none)
 		rr = raw_call_none(&k->c, k->xid, RAW_NFS_PROG, 4, 1, a->p, a->len, r);
 	else

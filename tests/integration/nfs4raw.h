@@ -124,6 +124,36 @@ struct n4_client {
 	bool own_conn;           /* n4_client_close closes the connection (false for n4_share) */
 };
 
+/*
+ * Receive the reply to xid on k's connection (timeout_ms per record), handing
+ * the callback calls that come first to k->on_cb (dropped without one): for
+ * a k->rpc hook that sends in its own flavor and still plays the callback
+ * service on the same connection.
+ */
+enum raw_recv_result n4_recv_reply(struct n4_client *k, uint32_t xid, struct raw_reply *r, int timeout_ms);
+
+/* A callback call as the server sent it (RFC 5531 §9; CB_COMPOUND, RFC 8881 §20.2, with CB_SEQUENCE
+ * first and at most one operation after it). */
+struct n4_cb_call {
+	uint32_t xid, prog, vers, proc;
+	uint32_t cred_flavor;     /* the call's credential flavor (AUTH_SYS 1, AUTH_NONE 0, RPCSEC_GSS 6) */
+	uint32_t minor, nops, op; /* CB_COMPOUND: minor version, operations, the first */
+	uint8_t sid[16];          /* CB_SEQUENCE's session, slot, seqid */
+	uint32_t seqid, slotid;
+	uint32_t op2;             /* the operation after CB_SEQUENCE (0: none) */
+	uint32_t args_off;        /* where op2's arguments start in the message (op2 0: 0) */
+	struct n4_sid dsid;       /* CB_RECALL's stateid and file */
+	uint32_t fh_len;
+	uint8_t fh[128];
+};
+/* Decode a callback CALL message into cc: false if it does not decode. */
+bool n4_cb_parse(const uint8_t *buf, size_t len, struct n4_cb_call *cc);
+/* The reply n4_cb_answer sends, into b (a test may append an operation's results). */
+void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc);
+/* Answer cc on c with AUTH_NONE: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
+ * it and NFS4_OK for the operation after. 0 or -1. */
+int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc);
+
 /* csa_flags (RFC 8881 §18.36.1) */
 #define N4_CS_BACK_CHAN 0x2u
 

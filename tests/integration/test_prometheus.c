@@ -17,6 +17,8 @@
  *  - utilisation: around that NFSv3 I/O the TCP received and sent bytes move
  *    by 4096 at least, the loop's and the workers' busy seconds count up,
  *    busy + idle workers are the 4 threads, the queue depth is there;
+ *  - calls by flavor (rnfsd_rpc_calls_by_flavor_total{flavor}): sys moves
+ *    with the AUTH_SYS GETATTRs, krb5p stays 0;
  *  - [stats] prometheus-top-clients = 2: an NFSv4.1 client from 127.0.0.2
  *    and the tests' 127.0.0.1 are the two rnfsd_client_*_total series, with
  *    calls and bytes;
@@ -179,6 +181,7 @@ static void check_scrapes(long long *after_out)
 	hx_section("curl scrapes /metrics around %u GETATTRs", CALLS);
 	CHECK_EQ(scrape("/metrics", p1), 200, "GET /metrics answers 200");
 	before = sample(slurp(p1), GETATTR_SERIES);
+	long long sys0 = sample(slurp(p1), "rnfsd_rpc_calls_by_flavor_total{flavor=\"sys\"}");
 	CHECK(before >= 0, "the page has %s (%lld)", GETATTR_SERIES, before);
 	send_getattrs(CALLS);
 	nfs4_stat();
@@ -192,6 +195,11 @@ static void check_scrapes(long long *after_out)
 				   "procedure=\"GETATTR\",le=\"+Inf\"}"),
 	      "GETATTR's latency is a histogram with a +Inf bucket");
 	CHECK(sample(page, "rnfsd_connections{transport=\"tcp\"}") >= 0, "connections per transport");
+	long long sys1 = sample(page, "rnfsd_rpc_calls_by_flavor_total{flavor=\"sys\"}");
+	CHECK(sys0 >= 0 && sys1 - sys0 >= CALLS && sample(page, "rnfsd_rpc_calls_by_flavor_total{flavor=\"krb5p\"}") == 0 &&
+		      sample(page, "rnfsd_gss_contexts") == 0,
+	      "calls by flavor: sys moved by the AUTH_SYS calls at least (%lld -> %lld), krb5p 0; no GSS context",
+	      sys0, sys1);
 	CHECK(sample(page, "rnfsd_nfs4_operations_total{operation=\"PUTROOTFH\"}") > 0 &&
 		      sample(page, "rnfsd_nfs4_operation_duration_seconds_count{operation=\"PUTROOTFH\"}") > 0,
 	      "NFSv4 operations are counted, with latency (PUTROOTFH)");

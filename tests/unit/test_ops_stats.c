@@ -318,7 +318,7 @@ static void fake_resources(struct stats_resources *r)
 static const struct stats_sources nfs4_src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
 static void fake_nfs4_cbs(nfs4_stats_cb_fn cb, void *arg)
 {
-	const struct nfs4_stats_cb c = {0x1234abcdull, 1, "up", "tcp", 9, 8, 1};
+	const struct nfs4_stats_cb c = {0x1234abcdull, 1, "up", "tcp", 9, 8, 1, "sys"};
 	cb(&c, arg);
 }
 
@@ -470,7 +470,8 @@ static void test_json_nfs4(void **state)
 				    "\"layouts\": 0, \"layouts_max\": 0, \"layout_errors\": 0},\n"
 				    "  \"nfs4_limits\": {"));
 	assert_non_null(strstr(doc, "\"nfs4_callbacks\": [\n    {\"clientid\": \"000000001234abcd\", \"minor\": 1, "
-				    "\"state\": \"up\", \"transport\": \"tcp\", \"sent\": 9, \"ok\": 8, \"failed\": 1}\n  ],\n"
+				    "\"state\": \"up\", \"transport\": \"tcp\", \"sent\": 9, \"ok\": 8, \"failed\": 1, "
+				    "\"flavor\": \"sys\"}\n  ],\n"
 				    "  \"resources\": {"));
 	free(doc);
 

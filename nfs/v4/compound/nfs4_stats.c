@@ -180,7 +180,8 @@ static void cb_fwd(const struct nfs4_cb_stat *s, void *arg)
 {
 	struct cb_fwd *fw = arg;
 	struct nfs4_stats_cb c = { .clientid = s->clientid, .minor = s->minor, .state = nfs4_cb_state_name(s->state),
-				   .transport = s->xprt, .sent = s->sent, .ok = s->ok, .failed = s->failed };
+				   .transport = s->xprt, .sent = s->sent, .ok = s->ok, .failed = s->failed,
+				   .flavor = s->flavor };
 
 	fw->cb(&c, fw->arg);
 }
@@ -295,6 +296,7 @@ static void nfs4_sec_cb(const struct nfs4_stats_cb *c, void *arg)
 	json_u64(j, "sent", c->sent);
 	json_u64(j, "ok", c->ok);
 	json_u64(j, "failed", c->failed);
+	json_str(j, "flavor", c->flavor ? c->flavor : "-");
 	json_obj_close(j);
 }
 

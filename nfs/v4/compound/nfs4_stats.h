@@ -59,6 +59,7 @@ struct nfs4_stats_cb {
 	const char *state;     /* "none", "probing", "up", "down" */
 	const char *transport; /* "tcp", "rdma", "-" */
 	uint64_t sent, ok, failed;
+	const char *flavor;    /* the callbacks' credential: "sys", "none", "-" (none usable) */
 };
 typedef void (*nfs4_stats_cb_fn)(const struct nfs4_stats_cb *c, void *arg);
 
