@@ -26,6 +26,11 @@
  *    and lock stateids ADMIN_REVOKED (the other export's stays valid);
  *    FREE_STATEID of both answers OK and clears the flag, and they are then
  *    unknown (BAD_STATEID);
+ *  - delegations ([nfsv4] delegations = yes) revoked by the remove or by
+ *    unlock --export answer ADMIN_REVOKED (TEST_STATEID; READ and
+ *    DELEGRETURN while the export is served) and raise
+ *    SEQ4_STATUS_ADMIN_STATE_REVOKED, not RECALLABLE_STATE_REVOKED (RFC 8881
+ *    §15.1.5.1, §18.46.3); FREE_STATEID frees them; the other export's stays;
  *  - rnfsctl unlock --export PATH releases the NLM and NFSv4 locks held on
  *    the first export (a local process no longer meets them) and it stays
  *    served; a 4.1 client's READ with its released open stateid there is
@@ -147,6 +152,59 @@ static void admin_revoked_checks(struct n4_client *k, const struct v4_held *ha, 
 	CHECK_EQ(n4_test_stateid(k, &hb->open), N4ERR_BAD_STATEID, "a freed revoked stateid is unknown");
 }
 
+/* A read delegation of dir/name (made) for k, a client with a back channel. */
+struct v4_deleg {
+	struct n4_openres res;
+	uint8_t fh[128];
+	uint32_t fh_len;
+};
+
+static bool v4_deleg(struct n4_client *k, const char *dir, const char *name, struct v4_deleg *d)
+{
+	return n4_open_deleg(k, dir, name, true, N4_ACCESS_READ, name, &d->res, d->fh, &d->fh_len) == 0 &&
+	       d->res.deleg == 1;
+}
+
+/* DELEGRETURN of sid with the current filehandle fh: its status. */
+static int delegreturn(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_DELEGRETURN);
+	n4_xb_sid(&a, sid);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* A delegation an administrator revoked (RFC 8881 §15.1.5.1, §18.46.3): SEQUENCE says
+ * ADMIN_STATE_REVOKED, not RECALLABLE_STATE_REVOKED (that is for unanswered recalls);
+ * TEST_STATEID says ADMIN_REVOKED; with the export still served (unlock), READ and DELEGRETURN
+ * with it too; FREE_STATEID of it and of its open stateid clears the flag. */
+static void deleg_revoked_checks(struct n4_client *k, const struct v4_deleg *d, bool served)
+{
+	CHECK_EQ(n4_sequence(k), 0, "delegation holder: SEQUENCE");
+	CHECK(k->seq_flags & N4_SEQ4_STATUS_ADMIN_STATE_REVOKED, "its sr_status_flags has ADMIN_STATE_REVOKED (%#x)",
+	      k->seq_flags);
+	CHECK(!(k->seq_flags & N4_SEQ4_STATUS_RECALLABLE_STATE_REVOKED), "and not RECALLABLE_STATE_REVOKED");
+	CHECK_EQ(n4_test_stateid(k, &d->res.dsid), N4ERR_ADMIN_REVOKED, "TEST_STATEID: the delegation ADMIN_REVOKED");
+	if (served) {
+		CHECK_EQ(n4_read(k, d->fh, d->fh_len, &d->res.dsid, 0, 10, NULL, NULL), N4ERR_ADMIN_REVOKED,
+			 "READ with the delegation stateid: ADMIN_REVOKED");
+		CHECK_EQ(delegreturn(k, d->fh, d->fh_len, &d->res.dsid), N4ERR_ADMIN_REVOKED,
+			 "DELEGRETURN of it: ADMIN_REVOKED");
+	}
+	CHECK_EQ(n4_free_stateid(k, &d->res.dsid), 0, "FREE_STATEID of the revoked delegation");
+	CHECK_EQ(n4_test_stateid(k, &d->res.dsid), N4ERR_BAD_STATEID, "then it is unknown");
+	CHECK_EQ(n4_free_stateid(k, &d->res.sid), 0, "FREE_STATEID of its revoked open stateid");
+	CHECK_EQ(n4_sequence(k), 0, "SEQUENCE");
+	CHECK(!(k->seq_flags & (N4_SEQ4_STATUS_ADMIN_STATE_REVOKED | N4_SEQ4_STATUS_RECALLABLE_STATE_REVOKED)),
+	      "no revocation flag left (%#x)", k->seq_flags);
+}
+
 /* rnfsctl client revoke of a 4.0 client: its open stateid answers ADMIN_REVOKED (RFC 7530 §13.1.5.1). */
 static void revoke_v40_check(void)
 {
@@ -249,8 +307,9 @@ int main(int argc, char **argv)
 {
 	struct rpc_context *nfs;
 	struct hx_fh root, b_root, b_file, a_file;
-	struct n4_client k;
+	struct n4_client k, kd;
 	struct v4_held ha, hb;
+	struct v4_deleg da, db;
 	char b_path[PATH_MAX], original[PATH_MAX + 200];
 	int rc, st;
 
@@ -264,6 +323,7 @@ int main(int argc, char **argv)
 	snprintf(original, sizeof(original), "# exports of the live test\n\n%s 127.0.0.1(rw,no_root_squash,insecure)"
 		 "   # the first\n# the end\n", env.export_dir);
 	hx_write_exports(&env, "%s", original);
+	hx_append_config(&env, "[nfsv4]\ndelegations = yes\n");
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
 	if (hx_open_export(&env, env.export_dir, 0, 0, &nfs, &root) != 0)
@@ -304,6 +364,9 @@ int main(int argc, char **argv)
 	CHECK(v4_hold(&k, b_path, "v4b", &hb), "it opens and locks exportB/v4b");
 	CHECK(v4_hold(&k, env.export_dir, "v4a", &ha), "and the first export's v4a");
 	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_WRLCK, "a local process meets the NFSv4 lock");
+	CHECK(n4_start_cb(&kd, env.port, "live-deleg") == 0, "an NFSv4.1 client with a back channel");
+	CHECK(v4_deleg(&kd, b_path, "dlb", &db), "it holds a read delegation of exportB/dlb");
+	CHECK(v4_deleg(&kd, env.export_dir, "dla", &da), "and of the first export's dla");
 	rc = CTL("client", "list");
 	CHECK(rc == 0, "client list exits 0 (rc %d)", rc);
 	CHECK(strstr(out, "127.0.0.1                    4.1+    tcp            2      2") != NULL,
@@ -337,12 +400,18 @@ int main(int argc, char **argv)
 	CHECK_EQ(st, 70 /* NFS4ERR_STALE */, "exportB's NFSv4 handle is STALE");
 	admin_revoked_checks(&k, &ha, &hb);
 	n4_client_close(&k);
+	CHECK_EQ(n4_test_stateid(&kd, &da.res.dsid), 0, "the other export's delegation stays");
+	deleg_revoked_checks(&kd, &db, false);
+	CHECK_EQ(delegreturn(&kd, da.fh, da.fh_len, &da.res.dsid), 0, "DELEGRETURN of the other one");
+	n4_client_close(&kd);
 
 	hx_section("unlock --export");
 	struct n4_client k3;
 	struct v4_held hu;
 	CHECK(n4_start(&k3, env.port, 1, "live-unlock") == 0 && v4_hold(&k3, env.export_dir, "v4u", &hu),
 	      "a third NFSv4.1 client opens and locks v4u");
+	CHECK(n4_start_cb(&kd, env.port, "live-deleg-u") == 0 && v4_deleg(&kd, env.export_dir, "dlu", &da),
+	      "a client with a back channel holds a read delegation of dlu");
 	rc = CTL("unlock", "--export", b_path);
 	CHECK(rc == 1 && strstr(out, "not exported"), "unlock of an unexported path: exit 1: %s", out);
 	rc = CTL("unlock", "--export", env.export_dir);
@@ -360,6 +429,8 @@ int main(int argc, char **argv)
 	CHECK(k3.seq_flags & N4_SEQ4_STATUS_ADMIN_STATE_REVOKED, "its SEQUENCE says ADMIN_STATE_REVOKED (%#x)",
 	      k3.seq_flags);
 	n4_client_close(&k3);
+	deleg_revoked_checks(&kd, &da, true);
+	n4_client_close(&kd);
 
 	hx_section("client revoke");
 	{

@@ -449,10 +449,9 @@ uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
 
 	/* RFC 8881 §10.4.6: recalls not answered within a lease are revoked now
 	 * (not only when the conflicting client retries), and §18.46.3 tells
-	 * the holder until it frees them. */
+	 * the holder until it frees them (ADMIN_STATE_REVOKED for those an administrator revoked). */
 	(void)nfs4_dtab_expire(&dl_tab, now, dl_lease);
-	if (nfs4_dtab_client_revoked(&dl_tab, clientid))
-		flags = SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
+	flags = nfs4_dtab_client_revoked(&dl_tab, clientid);
 	dl_unlock();
 	return flags;
 }
