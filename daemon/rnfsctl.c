@@ -533,6 +533,7 @@ static void print_usage(const struct json *doc)
 {
 	const struct json *u = json_get(doc, "usage"), *b = json_get(doc, "transport_bytes");
 	const struct json *tcp = b ? json_get(b, "tcp") : NULL, *rdma = b ? json_get(b, "rdma") : NULL;
+	const struct json *udp = b ? json_get(b, "udp") : NULL;
 	const double mib = 1024.0 * 1024.0;
 
 	if (!u || !tcp || !rdma)
@@ -540,9 +541,13 @@ static void print_usage(const struct json *doc)
 	printf("event loop %.1f s busy (CPU); workers %.0f of %.0f busy, %.0f queued, %.1f s busy in all\n",
 	       json_num(u, "loop_busy_s"), json_num(u, "workers_busy"), json_num(u, "workers"), json_num(u, "queued"),
 	       json_num(u, "workers_busy_s"));
-	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent\n\n",
+	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent",
 	       json_num(tcp, "received") / mib, json_num(tcp, "sent") / mib, json_num(rdma, "received") / mib,
 	       json_num(rdma, "sent") / mib);
+	if (udp)
+		printf("; udp %.1f MiB received, %.1f MiB sent", json_num(udp, "received") / mib,
+		       json_num(udp, "sent") / mib);
+	printf("\n\n");
 }
 
 static int print_table(const char *doc_text, size_t len)

@@ -90,33 +90,11 @@ static void list_checks(const char *b_path)
 static int nlm_lock(struct hx_fh *fh, int32_t svid)
 {
 	struct raw_conn c;
-	struct raw_reply r;
-	struct xb b;
-	uint32_t n;
-	int st = -1;
+	int st;
 
 	if (raw_connect(&c, env.port) != 0)
 		return -1;
-	xb_init(&b);
-	xb_opaque(&b, "c", 1);   /* cookie */
-	xb_u32(&b, 0);           /* block */
-	xb_u32(&b, 1);           /* exclusive */
-	xb_string(&b, "live-test");
-	xb_opaque(&b, fh->data, fh->len);
-	xb_string(&b, "oh@live-test");
-	xb_u32(&b, (uint32_t)svid);
-	xb_u64(&b, 0);
-	xb_u64(&b, 100);
-	xb_u32(&b, 0);           /* reclaim */
-	xb_u32(&b, 1);           /* state */
-	if (raw_call(&c, 77, NLM_PROG, 4, NLM_LOCK, b.p, b.len, &r) == RAW_RECV_OK) {
-		if (r.reply_stat == 0 && r.accept_stat == 0) {
-			xd_opaque(&r.body, &n, 1024);
-			st = (int)xd_u32(&r.body);
-		}
-		raw_reply_free(&r);
-	}
-	xb_free(&b);
+	st = raw_nlm4_lock(&c, 77, 2, (const uint8_t *)fh->data, fh->len, "live-test", svid, 0, 100);
 	raw_close(&c);
 	return st;
 }
