@@ -35,6 +35,16 @@
  *    the first export (a local process no longer meets them) and it stays
  *    served; a 4.1 client's READ with its released open stateid there is
  *    ADMIN_REVOKED (not BAD_STATEID); unlock of an unexported path exits 1;
+ *  - removal under load (issue 27 part 2's VM scenario, on the host): an
+ *    NFSv3 client streams 128 KiB FILE_SYNC WRITEs and READs to exportD
+ *    from a thread, holds an NLM lock there, and an NFSv4.1 client has a
+ *    file open and locked, when exportD is removed: the stream ends on STALE
+ *    (not a dropped call), every READ returned the last acknowledged WRITE
+ *    and the file on disk holds exactly what was acknowledged (nothing torn
+ *    or unacknowledged); then the handle is STALE, both locks are released,
+ *    client list shows the NFSv4.1 client with 0 opens and 0 locks and the
+ *    NLM host with none, and the daemon has no more descriptors open than
+ *    before the stream;
  *  - a SIGHUP re-reads the file: runtime changes are dropped;
  *  - --save: add writes a line into the exports file, comments and the
  *    other lines untouched, and the export survives a SIGHUP; remove --save
@@ -46,6 +56,8 @@
 #include "tests/integration/nfs4raw.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +229,117 @@ static short local_getlk(const char *path)
 	return fl.l_type;
 }
 
+/* ---- removal under load: an NFSv3 WRITE/READ stream in flight ---- */
+
+#define STREAM_CHUNK (128u << 10)
+#define STREAM_SLOTS 16u
+#define STREAM_MAX 400u /* iterations at most (each READ's reply is kept by the harness until the end) */
+
+/* The stream's thread writes slot i % STREAM_SLOTS with byte pattern(i), FILE_SYNC, and reads back
+ * the slot written before it, until a call fails. */
+struct stream {
+	struct rpc_context *rpc; /* its own NFSv3 connection (libnfs contexts are not shared) */
+	struct hx_fh fh;
+	_Atomic unsigned iters;  /* iterations done */
+	uint8_t acked[STREAM_SLOTS]; /* the pattern of the last acknowledged WRITE of each slot (0: none) */
+	unsigned bad_reads;      /* READs whose data was not the last acknowledged WRITE's */
+	int stop_status;         /* the nfsstat3 (or -1) that ended it, 0 if STREAM_MAX ended it */
+	bool stop_in_write;
+};
+
+static uint8_t stream_pattern(unsigned i)
+{
+	return (uint8_t)(i % 251u + 1u);
+}
+
+static bool stream_read_ok(struct stream *s, unsigned slot, int *st)
+{
+	READ3res rr;
+	const uint8_t *d;
+
+	*st = hx3_read(s->rpc, &s->fh, (uint64_t)slot * STREAM_CHUNK, STREAM_CHUNK, &rr);
+	if (*st != NFS3_OK)
+		return false;
+	d = (const uint8_t *)rr.READ3res_u.resok.data.data_val;
+	if (rr.READ3res_u.resok.data.data_len != STREAM_CHUNK)
+		s->bad_reads++;
+	for (uint32_t k = 0; k < rr.READ3res_u.resok.data.data_len; k++)
+		if (d[k] != s->acked[slot]) {
+			s->bad_reads++;
+			break;
+		}
+	return true;
+}
+
+static void *stream_main(void *arg)
+{
+	static uint8_t buf[STREAM_CHUNK];
+	struct stream *s = arg;
+	int st = 0;
+
+	for (unsigned i = 0; i < STREAM_MAX; i++) {
+		unsigned slot = i % STREAM_SLOTS;
+
+		memset(buf, stream_pattern(i), sizeof(buf));
+		st = hx3_write(s->rpc, &s->fh, (uint64_t)slot * STREAM_CHUNK, buf, STREAM_CHUNK, 2 /* FILE_SYNC */,
+			       NULL);
+		if (st != NFS3_OK) {
+			s->stop_in_write = true;
+			break;
+		}
+		s->acked[slot] = stream_pattern(i);
+		if (i && !stream_read_ok(s, (i - 1) % STREAM_SLOTS, &st))
+			break;
+		st = 0;
+		atomic_store(&s->iters, i + 1);
+	}
+	s->stop_status = st;
+	return NULL;
+}
+
+/* The file on disk holds, per slot, the last acknowledged WRITE's pattern: none torn, none lost. */
+static unsigned stream_disk_mismatches(const struct stream *s, const char *path)
+{
+	static uint8_t buf[STREAM_CHUNK];
+	unsigned bad = 0;
+	int fd = open(path, O_RDONLY);
+
+	for (unsigned slot = 0; fd >= 0 && slot < STREAM_SLOTS; slot++) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)slot * STREAM_CHUNK);
+
+		if (!s->acked[slot])
+			continue;
+		if (n != (ssize_t)sizeof(buf)) {
+			bad++;
+			continue;
+		}
+		for (size_t k = 0; k < sizeof(buf); k++)
+			if (buf[k] != s->acked[slot]) {
+				bad++;
+				break;
+			}
+	}
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? bad : STREAM_SLOTS;
+}
+
+/* rnfsctl client list's row starting with key (nfs4 CLIENTID or nlm HOST): its open and lock counts
+ * (NLM: opens -1). false when there is no such row. */
+static bool client_row(const char *key, long *opens, long *locks)
+{
+	const char *l = out;
+
+	*opens = *locks = -1;
+	if (CTL("client", "list") != 0)
+		return false;
+	for (; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncmp(l, key, strlen(key)))
+			return !strncmp(l, "nlm", 3) ? sscanf(l, "%*s %*s %*s %*s %*s %*s %ld", locks) == 1
+						     : sscanf(l, "%*s %*s %*s %*s %*s %ld %ld", opens, locks) == 2;
+	return false;
+}
+
 static char *read_exports(void)
 {
 	static char buf[8192];
@@ -227,6 +350,86 @@ static char *read_exports(void)
 		fclose(f);
 	buf[n] = '\0';
 	return buf;
+}
+
+/* After exportD's removal: the handles STALE, the NLM and NFSv4 locks released, the clients'
+ * state gone in rnfsctl client list, and no descriptor left open. */
+static void removal_after(struct stream *s, struct n4_client *k, const char *nlm_key, long fds0)
+{
+	char key[64];
+	long opens, locks, fds1 = -1;
+
+	CHECK_NFS(hx3_getattr(s->rpc, &s->fh, NULL), NFS3ERR_STALE, "the NFSv3 handle is STALE afterwards");
+	CHECK_EQ(n4_getattr_root(k), 0, "the NFSv4.1 client's session still works");
+	for (double end = hx_now() + 5; hx_now() < end && (local_getlk(hx_path(&env, "exportD/lk3")) != F_UNLCK ||
+							    local_getlk(hx_path(&env, "exportD/v4d")) != F_UNLCK);)
+		usleep(50000);
+	CHECK(local_getlk(hx_path(&env, "exportD/lk3")) == F_UNLCK, "the NLM lock is released");
+	CHECK(local_getlk(hx_path(&env, "exportD/v4d")) == F_UNLCK, "the NFSv4 lock is released");
+	snprintf(key, sizeof(key), "nfs4  %#018llx", (unsigned long long)k->cid);
+	CHECK(client_row(key, &opens, &locks) && opens == 0 && locks == 0,
+	      "client list: the NFSv4.1 client holds 0 opens, 0 locks (%ld, %ld)", opens, locks);
+	CHECK(!client_row(nlm_key, &opens, &locks) || locks == 0, "client list: the NLM host holds no lock (%ld)",
+	      locks);
+	for (double end = hx_now() + 5; hx_now() < end && (fds1 = n4_proc_fds(env.pid)) > fds0;)
+		usleep(50000);
+	CHECK(fds0 > 0 && fds1 <= fds0, "no descriptor left open by the daemon (%ld before, %ld after)", fds0, fds1);
+}
+
+/* exportD removed while an NFSv3 client streams WRITEs and READs to it, holds an NLM lock, and an
+ * NFSv4.1 client has a file open and locked there: calls in flight finish (what was acknowledged is
+ * on disk, whole), the stream then gets STALE, and the state goes. */
+static void removal_under_load(void)
+{
+	char d_path[PATH_MAX], key[64];
+	struct rpc_context *nfs;
+	struct hx_fh root, lk;
+	struct stream s = { 0 };
+	struct n4_client k;
+	struct v4_held h;
+	pthread_t th;
+	long fds0, opens, locks;
+
+	hx_section("export remove under load (NFSv3 stream in flight, NLM and NFSv4.1 state held)");
+	snprintf(d_path, sizeof(d_path), "%s", hx_path(&env, "exportD"));
+	mkdir(d_path, 0755);
+	if (!CHECK(CTL("export", "add", d_path, "127.0.0.1(rw,no_root_squash,insecure)") == 0, "exportD added") ||
+	    hx_open_export(&env, d_path, 0, 0, &nfs, &root) != 0 || hx_open_export(&env, d_path, 0, 0, &s.rpc, &root) != 0)
+		return;
+	CHECK(n4_start(&k, env.port, 1, "live-load") == 0 && v4_hold(&k, d_path, "v4d", &h),
+	      "an NFSv4.1 client opens and locks exportD/v4d");
+	CHECK_NFS(hx3_create(nfs, &root, "lk3", 0644, &lk), NFS3_OK, "NFSv3 CREATE lk3");
+	CHECK_NFS(hx3_create(nfs, &root, "big", 0644, &s.fh), NFS3_OK, "NFSv3 CREATE big");
+	{
+		struct raw_conn c;
+
+		CHECK(raw_connect(&c, env.port) == 0 &&
+			      raw_nlm4_lock(&c, 78, 2, (const uint8_t *)lk.data, lk.len, "live-v3", 3, 0, 100) == 0,
+		      "an NLM lock on lk3 by host live-v3");
+		raw_close(&c);
+	}
+	CHECK(local_getlk(hx_path(&env, "exportD/lk3")) == F_WRLCK, "a local process meets it");
+	snprintf(key, sizeof(key), "nfs4  %#018llx", (unsigned long long)k.cid);
+	CHECK(client_row(key, &opens, &locks) && opens == 1 && locks == 1,
+	      "client list: the NFSv4.1 client holds 1 open, 1 lock (%ld, %ld)", opens, locks);
+	CHECK(client_row("nlm   live-v3", &opens, &locks) && locks == 1, "and the NLM host 1 locked file (%ld)", locks);
+	fds0 = n4_proc_fds(env.pid);
+	if (!CHECK(pthread_create(&th, NULL, stream_main, &s) == 0, "the stream starts"))
+		return;
+	for (double end = hx_now() + 10; hx_now() < end && atomic_load(&s.iters) < 8;)
+		usleep(1000);
+	CHECK(atomic_load(&s.iters) >= 8, "8 WRITE+READ rounds of 128 KiB before the removal");
+	CHECK(CTL("export", "remove", d_path) == 0, "export remove exportD while the stream runs: %s", out);
+	pthread_join(th, NULL);
+	CHECK_EQ(s.stop_status, NFS3ERR_STALE, "the stream ended on STALE (%s, after %u rounds), not a dropped call",
+		 s.stop_in_write ? "WRITE" : "READ", atomic_load(&s.iters));
+	CHECK_EQ(s.bad_reads, 0, "every READ returned the last acknowledged WRITE, whole");
+	CHECK_EQ(stream_disk_mismatches(&s, hx_path(&env, "exportD/big")), 0,
+		 "on disk each slot is the last acknowledged WRITE: nothing torn, nothing unacknowledged");
+	removal_after(&s, &k, "nlm   live-v3", fds0);
+	n4_client_close(&k);
+	hx_rpc_close(s.rpc);
+	hx_rpc_close(nfs);
 }
 
 static void save_checks(const char *b_path, const char *original)
@@ -434,6 +637,8 @@ int main(int argc, char **argv)
 		rc = CTL("client", "revoke", "10.9.9.9");
 		CHECK(rc == 1, "client revoke of nobody: exit 1: %s", out);
 	}
+
+	removal_under_load();
 
 	hx_section("SIGHUP re-reads the file");
 	CHECK(CTL("export", "add", b_path, "127.0.0.1(rw,insecure)") == 0, "exportB added again");
