@@ -324,20 +324,49 @@ static unsigned stream_disk_mismatches(const struct stream *s, const char *path)
 	return fd >= 0 ? bad : STREAM_SLOTS;
 }
 
-/* rnfsctl client list's row starting with key (nfs4 CLIENTID or nlm HOST): its open and lock counts
- * (NLM: opens -1). false when there is no such row. */
-static bool client_row(const char *key, long *opens, long *locks)
+/* rnfsctl client list's row starting with key (nfs4 CLIENTID or nlm HOST), or NULL. */
+static const char *client_line(const char *key)
 {
 	const char *l = out;
 
-	*opens = *locks = -1;
 	if (CTL("client", "list") != 0)
-		return false;
+		return NULL;
 	for (; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
 		if (!strncmp(l, key, strlen(key)))
-			return !strncmp(l, "nlm", 3) ? sscanf(l, "%*s %*s %*s %*s %*s %*s %ld", locks) == 1
-						     : sscanf(l, "%*s %*s %*s %*s %*s %ld %ld", opens, locks) == 2;
-	return false;
+			return l;
+	return NULL;
+}
+
+/* That row's open and lock counts (NLM: opens -1). false when there is no such row. */
+static bool client_row(const char *key, long *opens, long *locks)
+{
+	const char *l = client_line(key);
+
+	*opens = *locks = -1;
+	if (!l)
+		return false;
+	return !strncmp(l, "nlm", 3) ? sscanf(l, "%*s %*s %*s %*s %*s %*s %ld", locks) == 1
+				     : sscanf(l, "%*s %*s %*s %*s %*s %ld %ld", opens, locks) == 2;
+}
+
+/* rnfsctl client list of k: its delegations and layouts, and bytes its address's connections moved. */
+static void client_list_deleg_check(const struct n4_client *k)
+{
+	char key[64];
+	long opens = -1, locks = -1, delegs = -1, layouts = -1;
+	double rx = -1, tx = -1;
+	const char *l;
+
+	snprintf(key, sizeof(key), "nfs4  %#018llx", (unsigned long long)k->cid);
+	l = client_line(key);
+	CHECK(l && sscanf(l, "%*s %*s %*s %*s %*s %ld %ld %*s %ld %ld %lf %lf", &opens, &locks, &delegs, &layouts, &rx,
+			  &tx) == 6,
+	      "client list has the delegation holder's row");
+	CHECK(opens == 2 && locks == 0 && delegs == 2 && layouts == 0,
+	      "with 2 opens, 0 locks, 2 delegations, 0 layouts (%ld %ld %ld %ld)", opens, locks, delegs, layouts);
+	CHECK(rx > 0 && tx > 0, "and the bytes of its address's connections (%.0f received, %.0f sent)", rx, tx);
+	CHECK(CTL("--json", "client", "list") == 0 && strstr(out, "\"delegations\": 2") && strstr(out, "\"layouts\": 0"),
+	      "--json has delegations and layouts");
 }
 
 static char *read_exports(void)
@@ -556,6 +585,7 @@ int main(int argc, char **argv)
 	      "the NLM host with 2 locked files");
 	rc = CTL("--json", "client", "list");
 	CHECK(rc == 0 && strstr(out, "\"nfs4_clients\"") && strstr(out, "\"nlm_hosts\""), "--json too");
+	client_list_deleg_check(&kd);
 	rc = CTL("export", "remove", b_path);
 	CHECK(rc == 0 && strstr(out, "unexported"), "export remove exits 0: %s", out);
 	st = mnt(b_path, NULL);

@@ -489,6 +489,18 @@ uint32_t nfs4_delegpurge_exec(struct nfs4_ctx *x, void *args, void *res)
 	return NFS4ERR_NOTSUPP;
 }
 
+unsigned nfs4_deleg_client_count(uint64_t clientid)
+{
+	unsigned n;
+
+	if (!dl_ready || !atomic_load(&dl_count))
+		return 0;
+	pthread_mutex_lock(&dl_mu);
+	n = nfs4_dtab_client_count(&dl_tab, clientid);
+	pthread_mutex_unlock(&dl_mu);
+	return n;
+}
+
 void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uint64_t *revoked)
 {
 	pthread_mutex_lock(&dl_mu);
