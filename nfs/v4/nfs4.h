@@ -346,7 +346,7 @@ struct nfs4_open_op_res {
 /* ---- nfs4_proc_deleg.c: delegations (RFC 8881 §10.4; the table: nfs4_deleg.h) ---- */
 
 /* nfs4_server_init() (nfs4_setup.c): the table (its stateids name the boot time), the lease a recall waits. */
-void nfs4_deleg_init(uint32_t boot, uint32_t lease);
+void nfs4_deleg_init(uint32_t boot, uint32_t lease, struct nfs4_stab *stab);
 /* [nfsv4] delegations (default no). */
 void nfs4_deleg_configure(bool enabled);
 bool nfs4_deleg_enabled(void);

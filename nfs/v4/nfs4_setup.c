@@ -193,7 +193,7 @@ void nfs4_server_init(struct nfs4_server *srv, const struct nfs4_server_cfg *cfg
 	nfs4_stab_limits(&srv->stab, srv->cfg.max_files, srv->cfg.opens_per_client, srv->cfg.locks_per_client);
 	srv_ctab_init(srv, boot, seed);
 	srv->expire_more = srv_expire_more;
-	nfs4_deleg_init(boot, srv->lease);
+	nfs4_deleg_init(boot, srv->lease, &srv->stab);
 	nfs4_pnfs_init(boot); /* layout stateids name their clientid too */
 	nfs4_lock_notify_start();
 	srv->ready = true;

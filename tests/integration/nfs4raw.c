@@ -404,10 +404,10 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
 	return n4_setup(k, id);
 }
 
-/* on_cb hook of n4_start_cb: CB_NULL gets an empty reply, a CB_COMPOUND NFS4_OK for its
+/* CB_NULL gets an empty reply, a CB_COMPOUND NFS4_OK for its
  * CB_SEQUENCE (echoed, RFC 8881 §20.9.3) and for the one operation after it (a CB_RECALL is
  * acknowledged, the delegation kept). */
-static void n4_cb_answer_ok(struct n4_client *k, const uint8_t *msg, size_t len)
+void n4_cb_reply_ok(struct raw_conn *c, const uint8_t *msg, size_t len)
 {
 	uint32_t xid, proc, l, op2 = 0, seqid = 0, slot = 0, nops = 0;
 	const uint8_t *sid = NULL;
@@ -441,8 +441,13 @@ static void n4_cb_answer_ok(struct n4_client *k, const uint8_t *msg, size_t len)
 		if (op2)
 			xb_u32(&b, op2), xb_u32(&b, 0);
 	}
-	raw_send_record(&k->c, b.p, b.len);
+	raw_send_record(c, b.p, b.len);
 	xb_free(&b);
+}
+
+static void n4_cb_answer_ok(struct n4_client *k, const uint8_t *msg, size_t len)
+{
+	n4_cb_reply_ok(&k->c, msg, len);
 	k->cb_answered++;
 }
 
@@ -648,8 +653,11 @@ int n4_open_deleg(struct n4_client *k, const char *dir, const char *name, bool c
 		  const char *owner, struct n4_openres *res, uint8_t *fh, uint32_t *fh_len)
 {
 	struct n4_sid sid;
+	uint32_t seq = 0; /* 4.0: a new owner's first OPEN (and its OPEN_CONFIRM) */
+	int st = n4_open_any(k, dir, name, create, access, 0, owner, &seq, &sid, fh, fh_len, res);
 
-	return n4_open_any(k, dir, name, create, access, 0, owner, NULL, &sid, fh, fh_len, res);
+	res->sid = sid; /* 4.0: as confirmed */
+	return st;
 }
 
 int n4_open_prev(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t access, uint32_t deny,

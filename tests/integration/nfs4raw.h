@@ -187,6 +187,9 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
  * are answered NFS4_OK while it calls; returns once the server's probe was answered (so OPEN may
  * grant a delegation), else -1. */
 int n4_start_cb(struct n4_client *k, uint16_t port, const char *id);
+/* Answer the callback call msg (RPC CALL) on c: CB_NULL, or a CB_COMPOUND's CB_SEQUENCE and the
+ * one operation after it, NFS4_OK (what n4_start_cb's hook does). */
+void n4_cb_reply_ok(struct raw_conn *c, const uint8_t *msg, size_t len);
 /* 4.1+: EXCHANGE_ID alone (k->cid and the sequence CREATE_SESSION needs): its status. */
 int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq);
 /* 4.1+: CREATE_SESSION for k->cid (k->session on success): its status. */
@@ -236,8 +239,9 @@ struct n4_openres {
 /* Decode OPEN4resok (after OPEN's status) into o: false if it does not decode. */
 bool n4_xd_openres(struct xd *d, struct n4_openres *o);
 
-/* 4.1+: as n4_open (deny none), but the server may grant a delegation (access as sent: add
- * N4_WANT_* bits to ask): the whole OPEN4resok in res (open stateid, delegation type and stateid). */
+/* As n4_open (deny none; 4.0: owner new, confirmed when asked), but the server may grant a
+ * delegation (access as sent: 4.1+ may add N4_WANT_* bits): the whole OPEN4resok in res (open
+ * stateid, delegation type and stateid). */
 int n4_open_deleg(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
 		  const char *owner, struct n4_openres *res, uint8_t *fh, uint32_t *fh_len);
 /*

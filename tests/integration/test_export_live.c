@@ -18,7 +18,8 @@
  *    2 opens and 2 locks) and the NLM host with its 2 locked files;
  *  - rnfsctl client revoke CLIENTID ends a 4.1 client's record (its lock
  *    released, SEQUENCE BADSESSION), and a 4.0 client's, whose READ with its
- *    open stateid is then ADMIN_REVOKED (RFC 7530 §13.1.5.1); client revoke
+ *    open stateid is then ADMIN_REVOKED (RFC 7530 §13.1.5.1), and a 4.0
+ *    client's delegation stateid too (READ, DELEGRETURN); client revoke
  *    HOST an NLM host's locks; an unknown name exits 1;
  *  - NFS4ERR_ADMIN_REVOKED (RFC 8881 §15.1.5.1, §18.46.3): after the
  *    remove, the NFSv4.1 client's SEQUENCE carries
@@ -55,7 +56,9 @@
 #include "tests/integration/rawrpc.h"
 #include "tests/integration/nfs4raw.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <signal.h>
@@ -213,6 +216,51 @@ static void revoke_v40_check(void)
 	CHECK(CTL("client", "revoke", cid) == 0, "client revoke %s: %s", cid, out);
 	st = n4_read(&k, fh, fh_len, &sid, 0, 10, NULL, NULL);
 	CHECK_EQ(st, N4ERR_ADMIN_REVOKED, "its READ with the open stateid: ADMIN_REVOKED");
+	n4_client_close(&k);
+}
+
+/* A 4.0 client whose callback address (a loopback listener) answers the server's CB_NULL, holding
+ * a read delegation, is revoked: its delegation stateid then answers ADMIN_REVOKED in READ and
+ * DELEGRETURN (RFC 7530 §13.1.5.1), as its open stateids do, not BAD_STATEID. */
+static void revoke_v40_deleg_check(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	struct raw_conn cb = { .fd = -1 };
+	struct n4_client k;
+	struct v4_deleg d = { 0 };
+	char cid[24], name[16];
+	uint8_t *msg = NULL;
+	size_t len = 0;
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (!CHECK(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 4) == 0 &&
+			   getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0 && n4_connect(&k, env.port, 0) == 0,
+		   "a 4.0 client with a callback listener"))
+		return;
+	snprintf(k.cb_addr, sizeof(k.cb_addr), "127.0.0.1.%u.%u", ntohs(sa.sin_port) >> 8, ntohs(sa.sin_port) & 255);
+	CHECK_EQ(n4_setup(&k, "live-v40-deleg"), 0, "SETCLIENTID + CONFIRM");
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	if (CHECK(poll(&p, 1, 5000) == 1 && (cb.fd = accept(lfd, NULL, NULL)) >= 0 &&
+			  raw_recv_record(&cb, &msg, &len, 5000) == RAW_RECV_OK,
+		  "the server's CB_NULL arrives"))
+		n4_cb_reply_ok(&cb, msg, len);
+	free(msg);
+	for (int i = 0; i < 30 && d.res.deleg != 1; i++) { /* until the callback path is up */
+		snprintf(name, sizeof(name), "d40-%d", i);
+		usleep(100000);
+		CHECK_EQ(n4_open_deleg(&k, env.export_dir, name, true, N4_ACCESS_READ, name, &d.res, d.fh, &d.fh_len), 0,
+			 "OPEN %s", name);
+	}
+	CHECK_EQ(d.res.deleg, 1, "a read delegation granted to the 4.0 client");
+	snprintf(cid, sizeof(cid), "%#llx", (unsigned long long)k.cid);
+	CHECK(CTL("client", "revoke", cid) == 0, "client revoke %s: %s", cid, out);
+	CHECK_EQ(n4_read(&k, d.fh, d.fh_len, &d.res.dsid, 0, 10, NULL, NULL), N4ERR_ADMIN_REVOKED,
+		 "READ with its delegation stateid: ADMIN_REVOKED");
+	CHECK_EQ(delegreturn(&k, d.fh, d.fh_len, &d.res.dsid), N4ERR_ADMIN_REVOKED, "DELEGRETURN: ADMIN_REVOKED");
+	if (cb.fd >= 0)
+		raw_close(&cb);
+	close(lfd);
 	n4_client_close(&k);
 }
 
@@ -661,6 +709,7 @@ int main(int argc, char **argv)
 		CHECK_EQ(st, 10052 /* NFS4ERR_BADSESSION */, "its session is gone");
 		n4_client_close(&k2);
 		revoke_v40_check();
+		revoke_v40_deleg_check();
 		rc = CTL("client", "revoke", "live-test");
 		CHECK(rc == 0 && strstr(out, "NLM locks on 1 files"), "client revoke live-test (NLM): %s", out);
 		CHECK(local_getlk(hx_xpath(&env, "revn")) == F_UNLCK, "the NLM lock is released");
