@@ -173,8 +173,11 @@ void stats_conn_unregister(struct stats_conn *sc);
 void stats_conn_foreach(void (*cb)(const struct stats_conn *sc, void *arg), void *arg);
 /* Connections currently registered, in total and per transport. */
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma);
-/* Bytes received and sent over transport ("tcp", "rdma") since start: closed connections and open ones. */
+/* Bytes received and sent over transport ("tcp", "rdma", "udp") since start: closed connections and
+ * open ones. */
 void stats_transport_bytes(const char *transport, uint64_t *rx, uint64_t *tx);
+/* Any thread: a UDP datagram of rx bytes received, or a reply of tx bytes sent (UDP has no stats_conn). */
+void stats_udp_bytes(uint64_t rx, uint64_t tx);
 
 /* ---- utilisation of the event loop and the worker pool ---- */
 

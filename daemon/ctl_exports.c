@@ -202,6 +202,8 @@ static int ctl_clients(FILE *out)
 		json_u64(&j, "sessions", c[i].sessions);
 		json_u64(&j, "opens", c[i].opens);
 		json_u64(&j, "locks", c[i].locks);
+		json_u64(&j, "delegations", c[i].delegations);
+		json_u64(&j, "layouts", c[i].layouts);
 		json_u64(&j, "idle_s", c[i].idle_s);
 		json_obj_close(&j);
 	}

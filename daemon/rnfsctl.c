@@ -555,6 +555,7 @@ static void print_usage(const struct json *doc)
 {
 	const struct json *u = json_get(doc, "usage"), *b = json_get(doc, "transport_bytes");
 	const struct json *tcp = b ? json_get(b, "tcp") : NULL, *rdma = b ? json_get(b, "rdma") : NULL;
+	const struct json *udp = b ? json_get(b, "udp") : NULL;
 	const double mib = 1024.0 * 1024.0;
 
 	if (!u || !tcp || !rdma)
@@ -562,9 +563,13 @@ static void print_usage(const struct json *doc)
 	printf("event loop %.1f s busy (CPU); workers %.0f of %.0f busy, %.0f queued, %.1f s busy in all\n",
 	       json_num(u, "loop_busy_s"), json_num(u, "workers_busy"), json_num(u, "workers"), json_num(u, "queued"),
 	       json_num(u, "workers_busy_s"));
-	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent\n\n",
+	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent",
 	       json_num(tcp, "received") / mib, json_num(tcp, "sent") / mib, json_num(rdma, "received") / mib,
 	       json_num(rdma, "sent") / mib);
+	if (udp)
+		printf("; udp %.1f MiB received, %.1f MiB sent", json_num(udp, "received") / mib,
+		       json_num(udp, "sent") / mib);
+	printf("\n\n");
 }
 
 static int print_table(const char *doc_text, size_t len)
@@ -678,6 +683,21 @@ static void addr_transports(const struct json *conns, const char *addr, char *bu
 	snprintf(buf, len, "%s%s%s", tcp ? "tcp" : "", tcp && rdma ? "," : "", rdma ? "rdma" : tcp ? "" : "-");
 }
 
+/* The bytes received and sent by the connections (stats document conns) from addr now open. */
+static void addr_bytes(const struct json *conns, const char *addr, double *rx, double *tx)
+{
+	char a[64];
+
+	*rx = *tx = 0;
+	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
+		peer_addr(json_text(&conns->items[i], "peer"), a, sizeof(a));
+		if (!strcmp(a, addr)) {
+			*rx += json_num(&conns->items[i], "rx_bytes");
+			*tx += json_num(&conns->items[i], "tx_bytes");
+		}
+	}
+}
+
 /* "client list": NFSv4 client records and NLM hosts (answer), with the transports of their
  * connections and the other connected addresses (the stats document). */
 static int print_clients(const char *text, size_t len, const char *stats, size_t slen)
@@ -694,15 +714,18 @@ static int print_clients(const char *text, size_t len, const char *stats, size_t
 		return -1;
 	}
 	conns = stats && json_parse_value(&ss, &st, 0) == 0 ? json_get(&st, "connections") : NULL;
-	printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s\n", "KIND", "CLIENT", "ADDRESS", "VERSION", "XPRT",
-	       "OPENS", "LOCKS", "IDLE(s)");
+	printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s %6s %7s %12s %12s\n", "KIND", "CLIENT", "ADDRESS", "VERSION",
+	       "XPRT", "OPENS", "LOCKS", "IDLE(s)", "DELEGS", "LAYOUTS", "RX(bytes)", "TX(bytes)");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct json *e = &c->items[i];
+		double rx, tx;
 
 		addr_transports(conns, json_text(e, "address"), tr, sizeof(tr));
-		printf("%-5s %-18s %-28s %-7s %-9s %6.0f %6.0f %8.0f%s\n", "nfs4", json_text(e, "clientid"),
-		       json_text(e, "address"), json_text(e, "version"), tr, json_num(e, "opens"),
-		       json_num(e, "locks"), json_num(e, "idle_s"), json_num(e, "confirmed") ? "" : " (unconfirmed)");
+		addr_bytes(conns, json_text(e, "address"), &rx, &tx);
+		printf("%-5s %-18s %-28s %-7s %-9s %6.0f %6.0f %8.0f %6.0f %7.0f %12.0f %12.0f%s\n", "nfs4",
+		       json_text(e, "clientid"), json_text(e, "address"), json_text(e, "version"), tr,
+		       json_num(e, "opens"), json_num(e, "locks"), json_num(e, "idle_s"), json_num(e, "delegations"),
+		       json_num(e, "layouts"), rx, tx, json_num(e, "confirmed") ? "" : " (unconfirmed)");
 	}
 	for (size_t i = 0; i < h->n; i++)
 		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
@@ -710,8 +733,9 @@ static int print_clients(const char *text, size_t len, const char *stats, size_t
 	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
 		const struct json *e = &conns->items[i];
 
-		printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s  %.0f calls\n", "conn", "-", json_text(e, "peer"), "-",
-		       json_text(e, "transport"), "-", "-", "-", json_num(e, "calls"));
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s %6s %7s %12.0f %12.0f  %.0f calls\n", "conn", "-",
+		       json_text(e, "peer"), "-", json_text(e, "transport"), "-", "-", "-", "-", "-",
+		       json_num(e, "rx_bytes"), json_num(e, "tx_bytes"), json_num(e, "calls"));
 	}
 	json_free(&st);
 	json_free(&doc);

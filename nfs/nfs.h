@@ -54,6 +54,7 @@ struct nfs_client_info {
 	const char *version;  /* "4.0" or "4.1+" */
 	bool confirmed;
 	unsigned sessions, opens, locks;
+	unsigned delegations, layouts; /* held (recalled and revoked delegations included) */
 	uint64_t idle_s;      /* since its lease was last renewed */
 };
 /* At most max NFSv4 client records into out: how many (0 without NFSv4). */

@@ -227,6 +227,8 @@ unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max)
 						   .idle_s = now > b[i].last_renew ? now - b[i].last_renew : 0 };
 		nfs_client_addr(b[i].host, out[i].addr, sizeof(out[i].addr));
 		nfs4_stab_client_state(&srv->stab, b[i].clientid, &out[i].opens, &out[i].locks);
+		out[i].delegations = nfs4_deleg_client_count(b[i].clientid);
+		out[i].layouts = nfs4_pnfs_client_layouts(b[i].clientid);
 	}
 	free(b);
 	return n;

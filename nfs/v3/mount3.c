@@ -198,6 +198,8 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 		nfs_exports_put(t);
 		return RPC_PROC_TOOWEAK; /* RFC 5531 §9: AUTH_ERROR, AUTH_TOOWEAK */
 	}
+	if (e)
+		rpc_call_acct(c, &e->st->acct); /* the export's calls and errors (nfs/common/export_stats.c) */
 	if (!e)
 		r->status = MNT3ERR_NOENT;
 	else if (admit == EACCES)
@@ -264,6 +266,18 @@ enum rpc_proc_status mount3_dump_exec(struct rpc_call *c, void *args, void *res)
 	return RPC_PROC_OK;
 }
 
+/* A call naming export dir counts among the export's calls (nfs/common/export_stats.c). */
+static void mount3_acct(struct rpc_call *c, const char *dir)
+{
+	struct nfs_exports *t = nfs_exports_get();
+	const char *rest;
+	const struct nfs_export *e = mount3_find(t, dir, &rest);
+
+	if (e)
+		rpc_call_acct(c, &e->st->acct);
+	nfs_exports_put(t);
+}
+
 /* Appendix I MOUNTPROC3_UMNT */
 enum rpc_proc_status mount3_umnt_exec(struct rpc_call *c, void *args, void *res)
 {
@@ -273,6 +287,7 @@ enum rpc_proc_status mount3_umnt_exec(struct rpc_call *c, void *args, void *res)
 	mount3_dirpath_copy(args, dir);
 	mount3_peer_host(c, host);
 	mount3_list_remove(host, dir);
+	mount3_acct(c, dir);
 	return RPC_PROC_OK;
 }
 

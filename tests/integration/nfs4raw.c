@@ -496,6 +496,71 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
 	return n4_setup(k, id);
 }
 
+/* CB_NULL gets an empty reply, a CB_COMPOUND NFS4_OK for its
+ * CB_SEQUENCE (echoed, RFC 8881 §20.9.3) and for the one operation after it (a CB_RECALL is
+ * acknowledged, the delegation kept). */
+void n4_cb_reply_ok(struct raw_conn *c, const uint8_t *msg, size_t len)
+{
+	uint32_t xid, proc, l, op2 = 0, seqid = 0, slot = 0, nops = 0;
+	const uint8_t *sid = NULL;
+	struct xd d;
+	struct xb b;
+
+	xd_init(&d, msg, len);
+	xid = xd_u32(&d);
+	xd_u32(&d), xd_u32(&d), xd_u32(&d), xd_u32(&d); /* CALL, rpcvers, prog, vers */
+	proc = xd_u32(&d);
+	xd_u32(&d), xd_opaque(&d, &l, 400), xd_u32(&d), xd_opaque(&d, &l, 400); /* cred, verf */
+	if (proc == 1) {
+		xd_opaque(&d, &l, 1024), xd_u32(&d), xd_u32(&d); /* tag, minorversion, callback_ident */
+		nops = xd_u32(&d);
+		xd_u32(&d); /* OP_CB_SEQUENCE */
+		sid = d.pos + 16 <= d.len ? d.p + d.pos : NULL;
+		xd_skip(&d, 16);
+		seqid = xd_u32(&d), slot = xd_u32(&d);
+		xd_u32(&d), xd_u32(&d); /* highest slot, cachethis */
+		if (nops >= 2 && xd_u32(&d) == 0) /* no referring call lists */
+			op2 = xd_u32(&d);
+	}
+	if (d.bad || (proc == 1 && !sid))
+		return;
+	xb_init(&b);
+	xb_u32(&b, xid), xb_u32(&b, 1), xb_u32(&b, 0), xb_u32(&b, 0), xb_u32(&b, 0), xb_u32(&b, 0);
+	if (proc == 1) {
+		xb_u32(&b, 0), xb_string(&b, ""), xb_u32(&b, op2 ? 2 : 1);
+		xb_u32(&b, 11), xb_u32(&b, 0), xb_raw(&b, sid, 16); /* CB_SEQUENCE4resok */
+		xb_u32(&b, seqid), xb_u32(&b, slot), xb_u32(&b, 0), xb_u32(&b, 0);
+		if (op2)
+			xb_u32(&b, op2), xb_u32(&b, 0);
+	}
+	raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+}
+
+static void n4_cb_answer_ok(struct n4_client *k, const uint8_t *msg, size_t len)
+{
+	n4_cb_reply_ok(&k->c, msg, len);
+	k->cb_answered++;
+}
+
+int n4_start_cb(struct n4_client *k, uint16_t port, const char *id)
+{
+	int st;
+
+	if (n4_connect(k, port, 1) != 0)
+		return -1;
+	k->cs_flags = N4_CS_BACK_CHAN;
+	k->on_cb = n4_cb_answer_ok;
+	k->cb_sys = true;
+	st = n4_setup(k, id);
+	/* the server probes the new back channel (CB_NULL, then CB_SEQUENCE), answered while we call */
+	for (int i = 0; st == 0 && k->cb_answered < 2 && i < 100; i++) {
+		usleep(20000);
+		st = n4_sequence(k);
+	}
+	return st != 0 ? st : k->cb_answered >= 2 ? 0 : -1;
+}
+
 int n4_destroy_client(struct n4_client *k)
 {
 	struct raw_reply r;
@@ -596,9 +661,8 @@ static void n4_xb_open(struct n4_client *k, struct xb *a, bool create, uint32_t 
 		       const char *owner, uint32_t seqid, const char *name)
 {
 	struct n4_openargs o = {
-		.seqid = k->minor ? 0 : seqid, .access = k->minor ? access | N4_WANT_NO_DELEG : access,
-		.deny = deny, .cid = k->cid, .owner = owner, .create = create ? N4_UNCHECKED : N4_NOCREATE,
-		.name = name,
+		.seqid = k->minor ? 0 : seqid, .access = access, .deny = deny, .cid = k->cid, .owner = owner,
+		.create = create ? N4_UNCHECKED : N4_NOCREATE, .name = name,
 	};
 
 	n4_xb_openargs(a, &o);
@@ -622,8 +686,11 @@ int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uin
 	return st;
 }
 
-int n4_open(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
-	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len)
+/* n4_open and n4_open_deleg: access is sent as given (want bits included); a delegation in the
+ * reply is an error unless res is given (then it is filled). */
+static int n4_open_any(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+		       uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh,
+		       uint32_t *fh_len, struct n4_openres *deleg)
 {
 	uint32_t n, rflags = 0, len = 0, sq = seqid ? *seqid : 0;
 	struct n4_openres res = { 0 };
@@ -644,11 +711,13 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	if (st == 0) {
 		for (uint32_t i = 0; i < n; i++)
 			n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
-		/* a read or write delegation: the tests ask for none */
-		if (n4_res(&r, N4_OPEN) != 0 || !n4_xd_openres(&r.body, &res) || res.deleg == 1 || res.deleg == 2 ||
-		    n4_res(&r, N4_GETFH) != 0)
+		/* a read or write delegation: only n4_open_deleg asks for one */
+		if (n4_res(&r, N4_OPEN) != 0 || !n4_xd_openres(&r.body, &res) ||
+		    (!deleg && (res.deleg == 1 || res.deleg == 2)) || n4_res(&r, N4_GETFH) != 0)
 			st = -1;
 		*sid = res.sid;
+		if (deleg)
+			*deleg = res;
 		rflags = res.rflags;
 		k->open_rflags = rflags;
 		p = st ? NULL : xd_opaque(&r.body, &len, N4_FH_MAX);
@@ -662,6 +731,24 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	raw_reply_free(&r);
 	if (st == 0 && k->minor == 0 && (rflags & 0x2u)) /* OPEN4_RESULT_CONFIRM */
 		st = n4_open_confirm(k, fh, *fh_len, seqid, sid);
+	return st;
+}
+
+int n4_open(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len)
+{
+	return n4_open_any(k, dir, name, create, k->minor ? access | N4_WANT_NO_DELEG : access, deny, owner, seqid,
+			   sid, fh, fh_len, NULL);
+}
+
+int n4_open_deleg(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+		  const char *owner, struct n4_openres *res, uint8_t *fh, uint32_t *fh_len)
+{
+	struct n4_sid sid;
+	uint32_t seq = 0; /* 4.0: a new owner's first OPEN (and its OPEN_CONFIRM) */
+	int st = n4_open_any(k, dir, name, create, access, 0, owner, &seq, &sid, fh, fh_len, res);
+
+	res->sid = sid; /* 4.0: as confirmed */
 	return st;
 }
 

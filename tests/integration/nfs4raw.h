@@ -122,6 +122,7 @@ struct n4_client {
 	enum raw_recv_result (*rpc)(struct n4_client *k, const struct xb *a, struct raw_reply *r);
 	void *rpc_arg;
 	bool own_conn;           /* n4_client_close closes the connection (false for n4_share) */
+	unsigned cb_answered;    /* callback calls n4_start_cb's hook answered */
 };
 
 /*
@@ -212,6 +213,13 @@ int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8]);
 int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8]);
 /* n4_connect + n4_setup. */
 int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id);
+/* n4_start of a 4.1 client whose connection is also its back channel (N4_CS_BACK_CHAN): callbacks
+ * are answered NFS4_OK while it calls; returns once the server's probe was answered (so OPEN may
+ * grant a delegation), else -1. */
+int n4_start_cb(struct n4_client *k, uint16_t port, const char *id);
+/* Answer the callback call msg (RPC CALL) on c: CB_NULL, or a CB_COMPOUND's CB_SEQUENCE and the
+ * one operation after it, NFS4_OK (what n4_start_cb's hook does). */
+void n4_cb_reply_ok(struct raw_conn *c, const uint8_t *msg, size_t len);
 /* 4.1+: EXCHANGE_ID alone (k->cid and the sequence CREATE_SESSION needs): its status. */
 int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq);
 /* 4.1+: CREATE_SESSION for k->cid (k->session on success): its status. */
@@ -261,6 +269,11 @@ struct n4_openres {
 /* Decode OPEN4resok (after OPEN's status) into o: false if it does not decode. */
 bool n4_xd_openres(struct xd *d, struct n4_openres *o);
 
+/* As n4_open (deny none; 4.0: owner new, confirmed when asked), but the server may grant a
+ * delegation (access as sent: 4.1+ may add N4_WANT_* bits): the whole OPEN4resok in res (open
+ * stateid, delegation type and stateid). */
+int n4_open_deleg(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+		  const char *owner, struct n4_openres *res, uint8_t *fh, uint32_t *fh_len);
 /*
  * PUTFH fh, OPEN by CLAIM_PREVIOUS (RFC 8881 §18.16.3, RFC 7530 §16.16.5: a
  * reclaim after a server restart) by open owner owner; 4.0: *seqid the owner's
@@ -337,6 +350,7 @@ int n4_test_stateid(struct n4_client *k, const struct n4_sid *sid);
 int n4_free_stateid(struct n4_client *k, const struct n4_sid *sid);
 /* sr_status_flags (RFC 8881 §18.46.2) the tests read in k->seq_flags. */
 #define N4_SEQ4_STATUS_ADMIN_STATE_REVOKED 0x20u
+#define N4_SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u
 /* PUTROOTFH + GETATTR(type): a harmless call. */
 int n4_getattr_root(struct n4_client *k);
 

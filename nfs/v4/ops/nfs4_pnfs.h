@@ -53,6 +53,9 @@ void nfs4_pnfs_client_gone(uint64_t clientid);
  * (RFC 8881 §18.43.3). */
 void nfs4_pnfs_closed(uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len);
 
+/* Layouts (a client's layouts of one file) clientid holds: rnfsctl client list. */
+unsigned nfs4_pnfs_client_layouts(uint64_t clientid);
+
 /* The statistics' numbers. */
 struct nfs4_pnfs_stats {
 	unsigned layouts;     /* layout records held (a client's layouts of one file) */

@@ -118,6 +118,19 @@ void nfs4_pnfs_closed(uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len)
 	pn_unlock();
 }
 
+unsigned nfs4_pnfs_client_layouts(uint64_t clientid)
+{
+	unsigned n = 0;
+
+	if (!atomic_load(&pn_count))
+		return 0;
+	pthread_mutex_lock(&pn.mu);
+	if (pn.ready)
+		n = nfs4_ltab_client_count(&pn.t, clientid);
+	pthread_mutex_unlock(&pn.mu);
+	return n;
+}
+
 void nfs4_pnfs_stats(struct nfs4_pnfs_stats *out)
 {
 	uint64_t now = nfs4_now();
