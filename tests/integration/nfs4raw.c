@@ -1007,3 +1007,78 @@ long long n4_stats_num(const char *doc, const char *obj, const char *key)
 	p = p ? strstr(p, want) : NULL;
 	return p ? strtoll(p + strlen(want), NULL, 10) : -1;
 }
+
+/* ---- playing a 4.1 client's callback service ---- */
+
+bool n4_cb_parse(const uint8_t *msg, size_t len, struct n4_cb_call *cc)
+{
+	struct xd d;
+	uint32_t l;
+
+	memset(cc, 0, sizeof(*cc));
+	xd_init(&d, msg, len);
+	cc->xid = xd_u32(&d);
+	if (xd_u32(&d) != 0 || xd_u32(&d) != 2) /* CALL, RPC version 2 */
+		return false;
+	xd_u32(&d); /* program, version */
+	xd_u32(&d);
+	cc->proc = xd_u32(&d);
+	xd_u32(&d);
+	xd_opaque(&d, &l, 400); /* credential, verifier */
+	xd_u32(&d);
+	xd_opaque(&d, &l, 400);
+	if (cc->proc != 1)
+		return !d.bad;
+	xd_opaque(&d, &l, 1024); /* tag */
+	cc->minor = xd_u32(&d);
+	xd_u32(&d); /* callback_ident */
+	cc->nops = xd_u32(&d);
+	if (xd_u32(&d) != 11 || d.pos + 16 > d.len) /* OP_CB_SEQUENCE first */
+		return false;
+	memcpy(cc->sid, d.p + d.pos, 16);
+	xd_skip(&d, 16);
+	cc->seqid = xd_u32(&d);
+	cc->slotid = xd_u32(&d);
+	xd_u32(&d); /* highest slot, cachethis, referring call lists (none) */
+	xd_u32(&d);
+	xd_u32(&d);
+	if (cc->nops >= 2 && !d.bad) {
+		cc->op = xd_u32(&d);
+		cc->args_len = d.pos < d.len ? (uint32_t)(d.len - d.pos) : 0;
+		if (cc->args_len > sizeof(cc->args))
+			cc->args_len = sizeof(cc->args);
+		memcpy(cc->args, d.p + d.pos, cc->args_len);
+	}
+	return !d.bad;
+}
+
+void n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status)
+{
+	struct xb b;
+
+	xb_init(&b);
+	xb_u32(&b, cc->xid);
+	xb_u32(&b, 1); /* REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
+	xb_u32(&b, 0);
+	xb_u32(&b, 0);
+	xb_u32(&b, 0);
+	xb_u32(&b, 0);
+	if (cc->proc == 1) {
+		xb_u32(&b, 0); /* NFS4_OK, tag */
+		xb_string(&b, "");
+		xb_u32(&b, cc->op ? 2 : 1);
+		xb_u32(&b, 11); /* CB_SEQUENCE4resok */
+		xb_u32(&b, 0);
+		xb_raw(&b, cc->sid, 16);
+		xb_u32(&b, cc->seqid);
+		xb_u32(&b, cc->slotid);
+		xb_u32(&b, 0);
+		xb_u32(&b, 0);
+		if (cc->op) {
+			xb_u32(&b, cc->op);
+			xb_u32(&b, op_status);
+		}
+	}
+	raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+}

@@ -333,6 +333,26 @@ int n4_watch_start(struct n4_watch *w, uint16_t port, const char *id);
 /* Stop it; the slowest answer in seconds (calls, failed, last_bad_status in w). */
 double n4_watch_stop(struct n4_watch *w);
 
+/* ---- playing a 4.1 client's callback service ----------------------------- */
+
+/* A CB_COMPOUND (or CB_NULL) call the server sent on a back channel (RFC 8881 §20.2):
+ * the CB_SEQUENCE's session, seqid and slot, and the one operation after it
+ * with its arguments' bytes (up to sizeof(args)). */
+struct n4_cb_call {
+	uint32_t xid, proc;      /* proc 0: CB_NULL, 1: CB_COMPOUND */
+	uint32_t minor, nops;
+	uint8_t sid[16];
+	uint32_t seqid, slotid;
+	uint32_t op;             /* the operation after CB_SEQUENCE (0: none) */
+	uint32_t args_len;
+	uint8_t args[1024];
+};
+/* Decode a callback CALL message (as on_cb receives it): false if it is not one. */
+bool n4_cb_parse(const uint8_t *msg, size_t len, struct n4_cb_call *cc);
+/* Answer cc on c: CB_NULL with nothing, a CB_COMPOUND with CB_SEQUENCE4resok echoing it and op_status
+ * (a plain nfsstat4) for its operation. */
+void n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status);
+
 /* ---- the daemon's resources --------------------------------------------- */
 
 /* Open descriptors of process pid (/proc/pid/fd), or -1. */
