@@ -9,6 +9,7 @@
  *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
  *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
  *   rnfsctl [-s SOCKET] [--json] client list
+ *   rnfsctl [-s SOCKET] [--json] layouts
  *   rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST
  *   rnfsctl [-s SOCKET] unlock --export PATH
  *
@@ -674,26 +675,53 @@ static int print_clients(const char *text, size_t len, const char *stats, size_t
 		return -1;
 	}
 	conns = stats && json_parse_value(&ss, &st, 0) == 0 ? json_get(&st, "connections") : NULL;
-	printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s\n", "KIND", "CLIENT", "ADDRESS", "VERSION", "XPRT",
-	       "OPENS", "LOCKS", "IDLE(s)");
+	printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %7s %8s\n", "KIND", "CLIENT", "ADDRESS", "VERSION", "XPRT",
+	       "OPENS", "LOCKS", "LAYOUTS", "IDLE(s)");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct json *e = &c->items[i];
 
 		addr_transports(conns, json_text(e, "address"), tr, sizeof(tr));
-		printf("%-5s %-18s %-28s %-7s %-9s %6.0f %6.0f %8.0f%s\n", "nfs4", json_text(e, "clientid"),
+		printf("%-5s %-18s %-28s %-7s %-9s %6.0f %6.0f %7.0f %8.0f%s\n", "nfs4", json_text(e, "clientid"),
 		       json_text(e, "address"), json_text(e, "version"), tr, json_num(e, "opens"),
-		       json_num(e, "locks"), json_num(e, "idle_s"), json_num(e, "confirmed") ? "" : " (unconfirmed)");
+		       json_num(e, "locks"), json_num(e, "layouts"), json_num(e, "idle_s"),
+		       json_num(e, "confirmed") ? "" : " (unconfirmed)");
 	}
 	for (size_t i = 0; i < h->n; i++)
-		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
-		       "nlm4", "-", "-", json_num(&h->items[i], "locks"), "-");
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %7s %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
+		       "nlm4", "-", "-", json_num(&h->items[i], "locks"), "-", "-");
 	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
 		const struct json *e = &conns->items[i];
 
-		printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s  %.0f calls\n", "conn", "-", json_text(e, "peer"), "-",
-		       json_text(e, "transport"), "-", "-", "-", json_num(e, "calls"));
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %7s %8s  %.0f calls\n", "conn", "-", json_text(e, "peer"),
+		       "-", json_text(e, "transport"), "-", "-", "-", "-", json_num(e, "calls"));
 	}
 	json_free(&st);
+	json_free(&doc);
+	return 0;
+}
+
+/* "layouts": one row per client and file it holds layouts of (the daemon's first 4096). */
+static int print_layouts(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+	const struct json *l;
+
+	if (json_parse_value(&ps, &doc, 0) != 0 || !(l = json_get(&doc, "layouts")) || l->type != JSON_ARR) {
+		fprintf(stderr, "rnfsctl: the daemon's answer has no layout list\n");
+		json_free(&doc);
+		return -1;
+	}
+	printf("%-18s %-10s %-7s %6s %-12s %s\n", "CLIENT", "EXPORT", "IOMODES", "SEQID", "RECALLED(s)", "FILEHANDLE");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct json *e = &l->items[i];
+		char rec[24] = "-";
+
+		if (json_num(e, "recalled"))
+			snprintf(rec, sizeof(rec), "%.0f", json_num(e, "recalled_s"));
+		printf("%-18s %-10.0f %-7s %6.0f %-12s %s\n", json_text(e, "clientid"), json_num(e, "export_id"),
+		       json_text(e, "iomodes"), json_num(e, "seqid"), rec, json_text(e, "fh"));
+	}
 	json_free(&doc);
 	return 0;
 }
@@ -771,7 +799,8 @@ static int run(const char *path, const char *req, bool json, int kind)
 
 		rc = print_clients(doc, len, stats, slen) ? 1 : 0;
 		free(stats);
-	}
+	} else if (kind == 4)
+		rc = print_layouts(doc, len) ? 1 : 0;
 	else
 		print_ok(doc, len);
 	free(doc);
@@ -786,6 +815,7 @@ static void usage(FILE *f)
 		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
 		   "       rnfsctl [-s SOCKET] [--json] client list\n"
 		   "       rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST\n"
+		   "       rnfsctl [-s SOCKET] [--json] layouts\n"
 		   "       rnfsctl [-s SOCKET] unlock --export PATH\n"
 		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
 		   "  -j, --json           print the daemon's JSON answer as it came\n"
@@ -851,6 +881,9 @@ int main(int argc, char **argv)
 	} else if (optind + 2 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "list")) {
 		snprintf(req, sizeof(req), "client\tlist\n");
 		kind = 3;
+	} else if (optind + 1 == argc && !strcmp(argv[optind], "layouts")) {
+		snprintf(req, sizeof(req), "layouts\tlist\n");
+		kind = 4;
 	} else if (optind + 3 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "revoke")) {
 		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) > 255) {
 			usage(stderr);

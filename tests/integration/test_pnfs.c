@@ -35,7 +35,8 @@
  *    LAYOUTGET is granted and a reclaiming LAYOUTCOMMIT is NO_GRACE;
  *  - recalls (RFC 8881 §12.5.5; lease-time 10), a 4.1 holder at 127.0.0.2
  *    playing its callback service: the holder's own NFSv3 I/O (its address)
- *    recalls nothing; an NFSv3 WRITE from 127.0.0.1 sends CB_LAYOUTRECALL
+ *    recalls nothing; rnfsctl client list and rnfsctl layouts show its
+ *    layout; an NFSv3 WRITE from 127.0.0.1 sends CB_LAYOUTRECALL
  *    FILE (the stateid's next seqid); LAYOUTGET meanwhile RECALLCONFLICT;
  *    LAYOUTRETURN ends it; another client's truncate recalls, and a recall
  *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED);
@@ -662,6 +663,15 @@ static bool lr_client(struct n4_client *b, const char *id)
 	return CHECK_NFS(n4_reclaim_complete(b), N4_OK, "RECLAIM_COMPLETE");
 }
 
+/* rnfsctl args prints want. */
+static void ctl_has(const char *const *args, const char *want, const char *what)
+{
+	static char out[65536];
+	int rc = hx_rnfsctl(&env, -1, out, sizeof(out), args);
+
+	CHECK(rc == 0 && strstr(out, want), "%s (%s)", what, want);
+}
+
 /* An NFSv3 WRITE (from 127.0.0.1) to fh. */
 static int v3_write(const uint8_t *fh, uint32_t fh_len)
 {
@@ -695,6 +705,9 @@ static void part_recall_return(struct n4_client *b)
 	if (!CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &osid, &r), N4_OK, "LAYOUTGET RW"))
 		return;
 	to_n4(&r.sid, &lsid);
+	ctl_has((const char *const[]){ "--json", "client", "list", NULL }, "\"layouts\": 1",
+		"rnfsctl client list: the holder's layouts");
+	ctl_has((const char *const[]){ "layouts", NULL }, " rw ", "rnfsctl layouts: the holder's RW layout of r1");
 	CHECK_NFS(v3_write(fh, fh_len), NFS3_OK, "an NFSv3 WRITE from another address goes on at once");
 	if (!CHECK(lr_recall(b, &cc, &la, 5000), "the holder gets CB_LAYOUTRECALL"))
 		return;
@@ -707,6 +720,8 @@ static void part_recall_return(struct n4_client *b)
 	      "the layout stateid with the next seqid (RFC 8881 §12.5.3; %u after %u)", la.sid.seqid, lsid.seqid);
 	n4_cb_reply(&b->c, &cc, N4_OK);
 	CHECK_EQ(gauge("layout_recalling"), 1, "nfs4_bounds.layout_recalling: 1");
+	ctl_has((const char *const[]){ "--json", "layouts", NULL }, "\"recalled\": 1", "rnfsctl layouts: recalled");
+	ctl_has((const char *const[]){ "stats", NULL }, "1 recalling, 1 recalled", "rnfsctl stats: the recall");
 	CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &lsid, &r), N4ERR_RECALLCONFLICT_,
 		  "LAYOUTGET of the file meanwhile: RECALLCONFLICT (§18.43.3)");
 	rsid = la.sid;

@@ -395,6 +395,35 @@ static void test_revoke_fsid(void **state)
 	assert_int_equal(T.nclients, 1);
 }
 
+/* rnfsctl layouts' listing: every record, its client, file, iomodes and recall, up to max. */
+static void test_list(void **state)
+{
+	static struct nfs4_lo_info l[4];
+	struct nfs4_lfile f = file(1, 7), g = file(2, 8);
+	struct nfs4_stateid s;
+	struct nfs4_lrecall rc[1];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(nfs4_ltab_list(&T, l, 4), 0);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, &s, LAYOUTIOMODE4_READ, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(2), &g, NULL, LAYOUTIOMODE4_READ, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_recall_file(&T, g.key, g.len, 0, NULL, 5, rc, 1), 1);
+	n = nfs4_ltab_list(&T, l, 4);
+	assert_int_equal(n, 2);
+	for (unsigned i = 0; i < n; i++) {
+		bool one = l[i].clientid == CLIENT(1);
+
+		assert_int_equal(l[i].fsid, one ? 7 : 8);
+		assert_int_equal(l[i].iomodes, one ? NFS4_LAYOUT_IO_READ | NFS4_LAYOUT_IO_RW : NFS4_LAYOUT_IO_READ);
+		assert_int_equal(l[i].seqid, 2);
+		assert_int_equal(l[i].recall_at, one ? 0 : 5);
+		assert_memory_equal(l[i].key, one ? f.key : g.key, l[i].klen);
+	}
+	assert_int_equal(nfs4_ltab_list(&T, l, 1), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +436,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recall_return, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recall_revoke, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_fsid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

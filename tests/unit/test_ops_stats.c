@@ -362,6 +362,11 @@ static void test_prom_sections(void **state)
 	assert_non_null(strstr(page, "rnfsd_nfs4_opens 7\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_delegation_recalls_total counter\nrnfsd_nfs4_delegation_recalls_total 5\n"));
 	assert_non_null(strstr(page, "rnfsd_nfs4_delegation_revocations_total 1\n"));
+	/* pNFS layout recalls (issue 28) */
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalling gauge\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_total counter\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_returned_total counter\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layouts_revoked_total counter\n"));
 	assert_non_null(strstr(page, "rnfsd_process_open_fds 20\n"));
 	assert_non_null(strstr(page, "rnfsd_nlm_locks 1\n"));
 	assert_non_null(strstr(page, "rnfsd_gss_contexts 5\n"));

@@ -70,6 +70,13 @@ void nfs4_pnfs_tick(uint64_t now);
  * lease (§18.46.3), else 0. */
 uint32_t nfs4_pnfs_seq_flags(uint64_t clientid);
 
+/* rnfsctl client list: the layouts (one file's each) clientid holds. */
+unsigned nfs4_pnfs_client_layouts(uint64_t clientid);
+
+/* rnfsctl layouts: at most max layout records into out (nfs4_layout.h); how many. */
+struct nfs4_lo_info;
+unsigned nfs4_pnfs_list(struct nfs4_lo_info *out, unsigned max);
+
 /* The statistics' numbers. */
 struct nfs4_pnfs_stats {
 	unsigned layouts;     /* layout records held (a client's layouts of one file) */

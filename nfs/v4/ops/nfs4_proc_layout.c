@@ -327,6 +327,30 @@ uint32_t nfs4_pnfs_seq_flags(uint64_t clientid)
 	return revoked ? SEQ4_STATUS_RECALLABLE_STATE_REVOKED : 0;
 }
 
+unsigned nfs4_pnfs_client_layouts(uint64_t clientid)
+{
+	unsigned n = 0;
+
+	if (!atomic_load(&pn_count))
+		return 0;
+	pthread_mutex_lock(&pn.mu);
+	if (pn.ready)
+		n = nfs4_ltab_client_count(&pn.t, clientid);
+	pthread_mutex_unlock(&pn.mu);
+	return n;
+}
+
+unsigned nfs4_pnfs_list(struct nfs4_lo_info *out, unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&pn.mu);
+	if (pn.ready)
+		n = nfs4_ltab_list(&pn.t, out, max);
+	pthread_mutex_unlock(&pn.mu);
+	return n;
+}
+
 /* ---- data servers ---- */
 
 static void pn_devid(unsigned idx, uint8_t out[NFS4_DEVICEID_SIZE])

@@ -483,6 +483,25 @@ unsigned nfs4_ltab_revoke_fsid(struct nfs4_ltab *t, uint32_t fsid, uint64_t now,
 	return n;
 }
 
+unsigned nfs4_ltab_list(const struct nfs4_ltab *t, struct nfs4_lo_info *out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < NFS4_LAYOUT_BUCKETS; i++) {
+		list_foreach_entry(c, &t->clients[i], struct lo_client, hash) {
+			list_foreach_entry(r, &c->layouts, struct lo_rec, per_client) {
+				if (n == max)
+					return n;
+				out[n] = (struct nfs4_lo_info){ .clientid = c->clientid, .fsid = r->fsid,
+								.iomodes = r->iomodes, .seqid = r->seqid,
+								.recall_at = r->recall_at, .klen = r->klen };
+				memcpy(out[n++].key, r->key, r->klen);
+			}
+		}
+	}
+	return n;
+}
+
 bool nfs4_ltab_client_revoked(const struct nfs4_ltab *t, uint64_t clientid)
 {
 	const struct lo_client *c = t->revoked_clients ? client_find(t, clientid) : NULL;

@@ -158,6 +158,16 @@ unsigned nfs4_ltab_expire(struct nfs4_ltab *t, uint64_t now, uint32_t lease);
  * returned); clients[] (at most max) gets the holders, *nclients how many. How many were revoked. */
 unsigned nfs4_ltab_revoke_fsid(struct nfs4_ltab *t, uint32_t fsid, uint64_t now, uint64_t *clients, unsigned max,
 			       unsigned *nclients);
+/* One layout record as rnfsctl layouts lists it. */
+struct nfs4_lo_info {
+	uint64_t clientid;
+	uint32_t fsid, iomodes, seqid; /* iomodes: NFS4_LAYOUT_IO_* */
+	uint64_t recall_at;            /* RECALLED since (0: HELD) */
+	uint32_t klen;
+	uint8_t key[NFS4_LAYOUT_FKEY_MAX];
+};
+/* At most max records into out, by client: how many. */
+unsigned nfs4_ltab_list(const struct nfs4_ltab *t, struct nfs4_lo_info *out, unsigned max);
 /* SEQ4_STATUS_RECALLABLE_STATE_REVOKED for clientid: a layout of it was revoked within a lease. */
 bool nfs4_ltab_client_revoked(const struct nfs4_ltab *t, uint64_t clientid);
 
