@@ -39,7 +39,8 @@
  *    layout; an NFSv3 WRITE from 127.0.0.1 sends CB_LAYOUTRECALL
  *    FILE (the stateid's next seqid); LAYOUTGET meanwhile RECALLCONFLICT;
  *    LAYOUTRETURN ends it; another client's truncate recalls, and a recall
- *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED);
+ *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED,
+ *    dropped at the holder's next LAYOUTGET with its open stateid);
  *    rnfsctl export remove sends CB_LAYOUTRECALL FSID and revokes;
  *  - without [pnfs]: the pnfs=flexfiles export is logged as offering no
  *    layouts; EXCHANGE_ID has no USE_PNFS_MDS and LAYOUTGET is NOTSUPP, as
@@ -774,6 +775,11 @@ static void part_recall_revoke(struct n4_client *b)
 	CHECK_EQ(gauge("layout_recalling"), 0, "no recall outstanding");
 	CHECK_NFS(layoutreturn(b, fh, fh_len, LAYOUTRETURN4_FILE, LAYOUTIOMODE4_ANY, &rsid, &has), N4ERR_BAD_STATEID,
 		  "the revoked layout's stateid: BAD_STATEID");
+	CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &osid, &r), N4_OK,
+		  "LAYOUTGET with the open stateid: the holder starts over");
+	b->seq_flags = 0;
+	n4_sequence(b);
+	CHECK(!(b->seq_flags & SEQ4_RECALLABLE_STATE_REVOKED), "which drops the flag (%#x)", b->seq_flags);
 	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE (holder)");
 }
 

@@ -353,15 +353,31 @@ static void test_recall_revoke(void **state)
 	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
 	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(2)));
 	assert_int_equal(nfs4_ltab_client_count(&T, CLIENT(1)), 0);
-	/* the stateid is gone; a new layout may be had */
+	/* the stateid is gone */
 	assert_int_equal(nfs4_ltab_return_file(&T, CLIENT(1), &f, &rc[0].sid, LAYOUTIOMODE4_ANY, &has, &out),
 			 NFS4ERR_BAD_STATEID);
-	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
-	/* the flag drops a lease later; the client record stays while it holds a layout */
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	/* the flag drops a lease later */
 	assert_int_equal(nfs4_ltab_expire(&T, 280, 90), 0);
 	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(1)));
 	assert_int_equal(T.revoked_clients, 0);
+	assert_int_equal(T.nclients, 0);
+	/* revoked again: a new LAYOUTGET with the open stateid (the client started over) drops the flag */
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 290, rc, 2), 1);
+	assert_int_equal(nfs4_ltab_expire(&T, 380, 90), 1);
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(1)));
 	assert_int_equal(T.nclients, 1);
+	/* and LAYOUTRETURN ALL does too */
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 385, rc, 2), 1);
+	assert_int_equal(nfs4_ltab_expire(&T, 475, 90), 1);
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(nfs4_ltab_return_all(&T, CLIENT(1)), 0);
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(T.nclients, 0);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
 	/* revoked again, then released with the flag up: teardown checks nothing is left */
 	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 300, rc, 2), 1);
 	assert_int_equal(nfs4_ltab_expire(&T, 400, 90), 1);

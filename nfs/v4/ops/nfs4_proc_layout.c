@@ -36,7 +36,8 @@
  *    very file, RFC 8435 §2.2). LAYOUTGET of the file answers
  *    RECALLCONFLICT until the return (§18.43.3); a recall not returned
  *    within a lease is revoked (§12.5.5.1) and SEQUENCE says
- *    RECALLABLE_STATE_REVOKED for a lease; NOMATCHING_LAYOUT (§20.3.3)
+ *    RECALLABLE_STATE_REVOKED for a lease or until the client starts over
+ *    (nfs4_layout.h); NOMATCHING_LAYOUT (§20.3.3)
  *    counts as a return. An export gone: its layouts are revoked at once
  *    (its handles are stale, nothing could be returned) and each holder
  *    gets CB_LAYOUTRECALL FSID with clora_changed true.

@@ -131,6 +131,23 @@ static void rec_returned(struct nfs4_ltab *t, struct lo_rec *r)
 	rec_free(t, r);
 }
 
+/*
+ * The client's revoked flag drops: it has started over (a LAYOUTGET with its open stateid, errata
+ * 3208, or LAYOUTRETURN ALL), so it has seen the flag. The Linux client answers the flag by
+ * dropping all its layouts (nfs41_handle_recallable_state_revoked), never by FREE_STATEID on a
+ * layout stateid (§18.46.3): a flag kept a whole lease would make it do so at every SEQUENCE.
+ */
+static void client_flag_clear(struct nfs4_ltab *t, uint64_t clientid)
+{
+	struct lo_client *c = t->revoked_clients ? client_find(t, clientid) : NULL;
+
+	if (!c || !c->revoked_at)
+		return;
+	c->revoked_at = 0;
+	t->revoked_clients--;
+	client_maybe_free(t, c);
+}
+
 /* RFC 8881 §12.5.5.1: the server takes the layout back; the client is told (§18.46.3). */
 static void rec_revoke(struct nfs4_ltab *t, struct lo_rec *r, uint64_t now)
 {
@@ -238,6 +255,7 @@ uint32_t nfs4_ltab_get(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4
 	} else {
 		/* errata 3208 (RFC 5661): a non-layout stateid says the client holds no layouts of
 		 * the file: forget what it held, keep the stateid (its seqid keeps counting) */
+		client_flag_clear(t, clientid);
 		r = file_find(t, clientid, f->key, f->len);
 		if (r)
 			r->iomodes = 0;
@@ -317,6 +335,7 @@ unsigned nfs4_ltab_return_all(struct nfs4_ltab *t, uint64_t clientid)
 {
 	unsigned n = client_drop(t, clientid, false, 0, true);
 
+	client_flag_clear(t, clientid);
 	t->returned += n;
 	return n;
 }
@@ -324,14 +343,9 @@ unsigned nfs4_ltab_return_all(struct nfs4_ltab *t, uint64_t clientid)
 unsigned nfs4_ltab_purge_client(struct nfs4_ltab *t, uint64_t clientid)
 {
 	unsigned n = client_drop(t, clientid, false, 0, false);
-	struct lo_client *c = client_find(t, clientid);
 
 	t->purged += n;
-	if (c && c->revoked_at) { /* its revoked flag goes with it */
-		c->revoked_at = 0;
-		t->revoked_clients--;
-		client_maybe_free(t, c);
-	}
+	client_flag_clear(t, clientid); /* its revoked flag goes with it */
 	return n;
 }
 

@@ -21,8 +21,9 @@
  *          client answering NOMATCHING_LAYOUT--> (none), counted returned
  *   RECALLED --a lease without return (nfs4_ltab_expire), the export
  *          gone (nfs4_ltab_revoke_fsid)--> (none), counted revoked; the
- *          client sees SEQ4_STATUS_RECALLABLE_STATE_REVOKED for a lease
- *          (§12.5.5.1, §18.46.3)
+ *          client sees SEQ4_STATUS_RECALLABLE_STATE_REVOKED (§12.5.5.1,
+ *          §18.46.3) for a lease, or until it starts over (a LAYOUTGET
+ *          with a non-layout stateid, LAYOUTRETURN ALL)
  * While any client's layout of a file is RECALLED, LAYOUTGET of that file
  * answers NFS4ERR_RECALLCONFLICT (§18.43.3, §12.5.5.2).
  *
@@ -152,7 +153,8 @@ bool nfs4_ltab_recalling_file(const struct nfs4_ltab *t, const uint8_t *key, uin
  * record goes as returned. */
 void nfs4_ltab_recall_nomatch(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid);
 /* §12.5.5.1: RECALLED records older than lease are revoked; a revoked client's flag drops a lease
- * after its last revocation. How many were revoked. */
+ * after its last revocation (or at its next LAYOUTGET with a non-layout stateid, LAYOUTRETURN ALL).
+ * How many were revoked. */
 unsigned nfs4_ltab_expire(struct nfs4_ltab *t, uint64_t now, uint32_t lease);
 /* The export fsid went: every layout of it is revoked at now (its handles are stale: nothing can be
  * returned); clients[] (at most max) gets the holders, *nclients how many. How many were revoked. */
