@@ -37,7 +37,7 @@
  *    playing its callback service: the holder's own NFSv3 I/O (its address)
  *    recalls nothing; rnfsctl client list and rnfsctl layouts show its
  *    layout; an NFSv3 WRITE from 127.0.0.1 sends CB_LAYOUTRECALL
- *    FILE (the stateid's next seqid); LAYOUTGET meanwhile RECALLCONFLICT;
+ *    FILE (the stateid's next seqid), again after a DELAY answer; LAYOUTGET meanwhile RECALLCONFLICT;
  *    LAYOUTRETURN ends it; another client's truncate recalls, and a recall
  *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED,
  *    dropped at the holder's next LAYOUTGET with its open stateid);
@@ -719,6 +719,13 @@ static void part_recall_return(struct n4_client *b)
 	      "the file, the whole range");
 	CHECK(!memcmp(la.sid.other, lsid.other, 12) && la.sid.seqid == lsid.seqid + 1,
 	      "the layout stateid with the next seqid (RFC 8881 §12.5.3; %u after %u)", la.sid.seqid, lsid.seqid);
+	{ /* RFC 8881 §20.3.4: DELAY (the Linux client's while a LAYOUTGET reply is in flight): sent again */
+		struct lr_args again;
+
+		n4_cb_reply(&b->c, &cc, N4ERR_DELAY);
+		if (CHECK(lr_recall(b, &cc, &again, 5000), "answered DELAY, CB_LAYOUTRECALL comes again"))
+			CHECK(!memcmp(&again.sid, &la.sid, sizeof(la.sid)), "with the same stateid");
+	}
 	n4_cb_reply(&b->c, &cc, N4_OK);
 	CHECK_EQ(gauge("layout_recalling"), 1, "nfs4_bounds.layout_recalling: 1");
 	ctl_has((const char *const[]){ "--json", "layouts", NULL }, "\"recalled\": 1", "rnfsctl layouts: recalled");

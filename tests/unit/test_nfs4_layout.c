@@ -440,6 +440,36 @@ static void test_list(void **state)
 	assert_int_equal(nfs4_ltab_list(&T, l, 1), 1);
 }
 
+/* §20.3.4: a recall answered DELAY is given again once, with the same stateid; a return or a
+ * revocation takes it off. */
+static void test_recall_delay(void **state)
+{
+	struct nfs4_lfile f = file(1, 7), g = file(2, 7);
+	struct nfs4_stateid s;
+	struct nfs4_lrecall rc[2], again[2];
+
+	(void)state;
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &g, NULL, LAYOUTIOMODE4_RW, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_resend(&T, again, 2), 0);
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 10, rc, 1), 1);
+	assert_int_equal(nfs4_ltab_recall_file(&T, g.key, g.len, 0, NULL, 10, rc + 1, 1), 1);
+	nfs4_ltab_recall_delay(&T, CLIENT(1), &rc[0].sid);
+	nfs4_ltab_recall_delay(&T, CLIENT(1), &rc[0].sid); /* twice: marked once */
+	nfs4_ltab_recall_delay(&T, CLIENT(2), &rc[1].sid); /* not that client's: nothing */
+	assert_int_equal(T.resends, 1);
+	assert_int_equal(nfs4_ltab_resend(&T, again, 2), 1);
+	assert_memory_equal(&again[0].sid, &rc[0].sid, sizeof(rc[0].sid));
+	assert_int_equal(again[0].klen, f.len);
+	assert_int_equal(nfs4_ltab_resend(&T, again, 2), 0);
+	assert_int_equal(T.recalls, 2); /* a resend is the same recall */
+	/* marked, then revoked: nothing left to send */
+	nfs4_ltab_recall_delay(&T, CLIENT(1), &rc[1].sid);
+	assert_int_equal(nfs4_ltab_expire(&T, 100, 90), 2);
+	assert_int_equal(T.resends, 0);
+	assert_int_equal(nfs4_ltab_resend(&T, again, 2), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -453,6 +483,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_recall_revoke, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_revoke_fsid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recall_delay, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

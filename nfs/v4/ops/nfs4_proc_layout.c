@@ -194,14 +194,18 @@ struct pn_recall {
 };
 
 /* CB_LAYOUTRECALL's answer (loop thread): NFS4_OK, the client returns with LAYOUTRETURN;
- * §20.3.3 NOMATCHING_LAYOUT, it holds none: as returned; any other, or none, the lease decides. */
+ * §20.3.3 NOMATCHING_LAYOUT, it holds none: as returned; DELAY (the Linux client's while a
+ * LAYOUTGET reply is in flight), sent again at the next tick; any other, or none, the lease
+ * decides. */
 static void pn_recall_done(void *arg, int32_t status)
 {
 	struct pn_recall *rc = arg;
 
-	if (status == NFS4ERR_NOMATCHING_LAYOUT) {
+	if (status == NFS4ERR_NOMATCHING_LAYOUT || status == NFS4ERR_DELAY) {
 		pthread_mutex_lock(&pn.mu);
-		if (pn.ready)
+		if (pn.ready && status == NFS4ERR_DELAY)
+			nfs4_ltab_recall_delay(&pn.t, rc->clientid, &rc->sid); /* §20.3.4: again at the next tick */
+		else if (pn.ready)
 			nfs4_ltab_recall_nomatch(&pn.t, rc->clientid, &rc->sid);
 		pn_unlock();
 	} else if (status != NFS4_OK) {
@@ -302,6 +306,9 @@ void nfs4_pnfs_export_gone(uint32_t fsid)
 
 void nfs4_pnfs_tick(uint64_t now)
 {
+	struct nfs4_lrecall rc[PN_RECALLS_PER_CALL];
+	unsigned n = 0;
+
 	if (!atomic_load(&pn_count))
 		return;
 	pthread_mutex_lock(&pn.mu);
@@ -309,7 +316,11 @@ void nfs4_pnfs_tick(uint64_t now)
 	if (pn.ready && nfs4_ltab_expire(&pn.t, now, pn.lease))
 		log_limited(&pn_log_limit, LOG_INFO, "pnfs: layouts not returned within the %" PRIu32 " s lease revoked",
 			    pn.lease);
+	if (pn.ready)
+		n = nfs4_ltab_resend(&pn.t, rc, PN_RECALLS_PER_CALL);
 	pn_unlock();
+	for (unsigned i = 0; i < n; i++)
+		pn_recall_send(rc[i].clientid, &rc[i], 0);
 }
 
 uint32_t nfs4_pnfs_seq_flags(uint64_t clientid)

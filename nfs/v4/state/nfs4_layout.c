@@ -28,6 +28,7 @@ struct lo_rec {
 	struct list_link by_sid, by_file, per_client;
 	struct list_link recall; /* t->recalled while recall_at */
 	uint64_t recall_at;      /* RECALLED since (0: HELD) */
+	bool resend;             /* the holder answered the recall NFS4ERR_DELAY: send it again */
 	uint8_t host[NFS4_LAYOUT_HOST_SIZE]; /* the last LAYOUTGET's address (all zero: unknown) */
 	struct lo_client *c;
 	uint32_t counter;  /* stateid4.other's third word */
@@ -113,6 +114,7 @@ static void rec_free(struct nfs4_ltab *t, struct lo_rec *r)
 	if (r->recall_at) {
 		list_remove(&r->recall);
 		t->recalling--;
+		t->resends -= r->resend;
 	}
 	list_remove(&r->by_sid);
 	list_remove(&r->by_file);
@@ -395,6 +397,16 @@ void nfs4_ltab_release(struct nfs4_ltab *t)
 
 /* ---- recalls (RFC 8881 §12.5.5) ---- */
 
+/* The recall of r to send. */
+static void rec_recall_out(const struct nfs4_ltab *t, const struct lo_rec *r, struct nfs4_lrecall *out)
+{
+	out->clientid = r->c->clientid;
+	rec_sid(t, r, &out->sid);
+	out->fsid = r->fsid;
+	out->klen = r->klen;
+	memcpy(out->key, r->key, r->klen);
+}
+
 static void rec_recall(struct nfs4_ltab *t, struct lo_rec *r, uint64_t now, struct nfs4_lrecall *out)
 {
 	r->recall_at = now ? now : 1;
@@ -402,11 +414,7 @@ static void rec_recall(struct nfs4_ltab *t, struct lo_rec *r, uint64_t now, stru
 	t->recalling++;
 	t->recalls++;
 	rec_bump(r); /* §12.5.3: CB_LAYOUTRECALL carries the next seqid */
-	out->clientid = r->c->clientid;
-	rec_sid(t, r, &out->sid);
-	out->fsid = r->fsid;
-	out->klen = r->klen;
-	memcpy(out->key, r->key, r->klen);
+	rec_recall_out(t, r, out);
 }
 
 unsigned nfs4_ltab_recall_file(struct nfs4_ltab *t, const uint8_t *key, uint32_t len, uint64_t except,
@@ -438,16 +446,51 @@ bool nfs4_ltab_recalling_file(const struct nfs4_ltab *t, const uint8_t *key, uin
 	return false;
 }
 
-void nfs4_ltab_recall_nomatch(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid)
+/* The RECALLED record of clientid a recall's stateid names, or NULL. */
+static struct lo_rec *rec_recalled(const struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid)
 {
 	uint32_t counter = be32_get(sid->other + 8);
 
-	list_foreach_entry(r, &t->by_sid[counter % NFS4_LAYOUT_BUCKETS], struct lo_rec, by_sid) {
-		if (r->counter == counter && r->c->clientid == clientid && r->recall_at) {
-			rec_returned(t, r);
-			return;
-		}
+	list_foreach_entry(r, &t->by_sid[counter % NFS4_LAYOUT_BUCKETS], struct lo_rec, by_sid)
+		if (r->counter == counter && r->c->clientid == clientid && r->recall_at)
+			return r;
+	return NULL;
+}
+
+void nfs4_ltab_recall_nomatch(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	struct lo_rec *r = rec_recalled(t, clientid, sid);
+
+	if (r)
+		rec_returned(t, r);
+}
+
+void nfs4_ltab_recall_delay(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	struct lo_rec *r = rec_recalled(t, clientid, sid);
+
+	if (r && !r->resend) {
+		r->resend = true;
+		t->resends++;
 	}
+}
+
+unsigned nfs4_ltab_resend(struct nfs4_ltab *t, struct nfs4_lrecall *out, unsigned max)
+{
+	unsigned n = 0;
+
+	if (!t->resends)
+		return 0;
+	list_foreach_entry(r, &t->recalled, struct lo_rec, recall) {
+		if (n == max)
+			break;
+		if (!r->resend)
+			continue;
+		r->resend = false;
+		t->resends--;
+		rec_recall_out(t, r, &out[n++]); /* the same stateid: its seqid is the one the holder waits for */
+	}
+	return n;
 }
 
 unsigned nfs4_ltab_expire(struct nfs4_ltab *t, uint64_t now, uint32_t lease)

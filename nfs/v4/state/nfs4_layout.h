@@ -71,6 +71,7 @@ struct nfs4_ltab {
 	uint64_t granted, returned, closed, purged;      /* counters since start */
 	unsigned recalling;                              /* records RECALLED now (gauge) */
 	unsigned revoked_clients;                        /* clients whose revoked flag is up */
+	unsigned resends;                                /* recalls to send again (DELAY answered) */
 	uint64_t recalls, recall_returned, revoked;      /* recalls sent, ended by a return, revoked */
 	struct list_link recalled;                       /* RECALLED records, oldest first */
 	struct list_link by_sid[NFS4_LAYOUT_BUCKETS];    /* records, by other's counter */
@@ -152,6 +153,10 @@ bool nfs4_ltab_recalling_file(const struct nfs4_ltab *t, const uint8_t *key, uin
 /* The holder answered the recall of sid NFS4ERR_NOMATCHING_LAYOUT (§20.3.3): it holds none; the
  * record goes as returned. */
 void nfs4_ltab_recall_nomatch(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid);
+/* The holder answered the recall of sid NFS4ERR_DELAY (§20.3.4: try again later): it is marked to
+ * be sent again; nfs4_ltab_resend gives at most max recalls so marked (the same stateid). */
+void nfs4_ltab_recall_delay(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid);
+unsigned nfs4_ltab_resend(struct nfs4_ltab *t, struct nfs4_lrecall *out, unsigned max);
 /* §12.5.5.1: RECALLED records older than lease are revoked; a revoked client's flag drops a lease
  * after its last revocation (or at its next LAYOUTGET with a non-layout stateid, LAYOUTRETURN ALL).
  * How many were revoked. */
