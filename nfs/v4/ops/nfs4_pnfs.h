@@ -5,8 +5,9 @@
  * GETDEVICEINFO (RFC 8881 §18.40), LAYOUTGET (§18.43), LAYOUTRETURN
  * (§18.44), LAYOUTCOMMIT (§18.42), and NFSv4.2's LAYOUTERROR and
  * LAYOUTSTATS (RFC 7862 §15.6, §15.7); the hooks the rest of the server
- * calls (EXCHANGE_ID's flag, CLOSE's return-on-close, the client purge),
- * and the counters the statistics read.
+ * calls (EXCHANGE_ID's flag, CLOSE's return-on-close, the client purge,
+ * the recalls of conflicting changes and of a removed export, the tick,
+ * SEQUENCE's flag), and the counters the statistics and rnfsctl read.
  *
  * Tight coupling (RFC 8435 §2.2): the file handle in a layout is the
  * metadata server's own; every data server is an rnfsd over the same file
@@ -64,7 +65,8 @@ void nfs4_pnfs_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
 			 const char *name, uint64_t except);
 /* The export (its id) went: its layouts are revoked, each holder gets CB_LAYOUTRECALL FSID. */
 void nfs4_pnfs_export_gone(uint32_t fsid);
-/* The server's tick: recalls unanswered for a lease are revoked (§12.5.5.1). */
+/* The server's tick (every second): recalls unanswered for a lease are revoked (§12.5.5.1), those
+ * answered DELAY sent again (§20.3.4). */
 void nfs4_pnfs_tick(uint64_t now);
 /* SEQUENCE: SEQ4_STATUS_RECALLABLE_STATE_REVOKED while a layout of the client was revoked within a
  * lease (§18.46.3), else 0. */
