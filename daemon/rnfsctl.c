@@ -9,6 +9,7 @@
  *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
  *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
  *   rnfsctl [-s SOCKET] [--json] client list
+ *   rnfsctl [-s SOCKET] [--json] layouts
  *   rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST
  *   rnfsctl [-s SOCKET] unlock --export PATH
  *
@@ -397,12 +398,15 @@ static void print_nfs4_bounds(const struct json *doc)
 		return;
 	printf("nfsv4 tables: offloads %.0f/%.0f, synchronous copies %.0f/%.0f (%.0f refused), lock waiters "
 	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f, revoked stateids %.0f/%.0f, "
-	       "pNFS layouts %.0f/%.0f (%.0f data-server errors reported)\n\n",
+	       "pNFS layouts %.0f/%.0f (%.0f data-server errors reported; %.0f recalling, %.0f recalled, %.0f "
+	       "returned, %.0f revoked)\n\n",
 	       json_num(b, "offloads"), json_num(b, "offloads_max"), json_num(b, "sync_copies"),
 	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
 	       json_num(b, "lock_waiters_max"), json_num(b, "delegations_max"), json_num(b, "callback_paths"),
 	       json_num(b, "callback_paths_max"), json_num(b, "revoked_stateids"), json_num(b, "revoked_stateids_max"),
-	       json_num(b, "layouts"), json_num(b, "layouts_max"), json_num(b, "layout_errors"));
+	       json_num(b, "layouts"), json_num(b, "layouts_max"), json_num(b, "layout_errors"),
+	       json_num(b, "layout_recalling"), json_num(b, "layout_recalls"), json_num(b, "layout_recalls_returned"),
+	       json_num(b, "layouts_revoked"));
 }
 
 /* The shared NFSv4 tables against their bounds (issue 24). */
@@ -728,8 +732,8 @@ static int print_clients(const char *text, size_t len, const char *stats, size_t
 		       json_num(e, "layouts"), rx, tx, json_num(e, "confirmed") ? "" : " (unconfirmed)");
 	}
 	for (size_t i = 0; i < h->n; i++)
-		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
-		       "nlm4", "-", "-", json_num(&h->items[i], "locks"), "-");
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %7s %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
+		       "nlm4", "-", "-", json_num(&h->items[i], "locks"), "-", "-");
 	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
 		const struct json *e = &conns->items[i];
 
@@ -738,6 +742,32 @@ static int print_clients(const char *text, size_t len, const char *stats, size_t
 		       json_num(e, "rx_bytes"), json_num(e, "tx_bytes"), json_num(e, "calls"));
 	}
 	json_free(&st);
+	json_free(&doc);
+	return 0;
+}
+
+/* "layouts": one row per client and file it holds layouts of (the daemon's first 4096). */
+static int print_layouts(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+	const struct json *l;
+
+	if (json_parse_value(&ps, &doc, 0) != 0 || !(l = json_get(&doc, "layouts")) || l->type != JSON_ARR) {
+		fprintf(stderr, "rnfsctl: the daemon's answer has no layout list\n");
+		json_free(&doc);
+		return -1;
+	}
+	printf("%-18s %-10s %-7s %6s %-12s %s\n", "CLIENT", "EXPORT", "IOMODES", "SEQID", "RECALLED(s)", "FILEHANDLE");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct json *e = &l->items[i];
+		char rec[24] = "-";
+
+		if (json_num(e, "recalled"))
+			snprintf(rec, sizeof(rec), "%.0f", json_num(e, "recalled_s"));
+		printf("%-18s %-10.0f %-7s %6.0f %-12s %s\n", json_text(e, "clientid"), json_num(e, "export_id"),
+		       json_text(e, "iomodes"), json_num(e, "seqid"), rec, json_text(e, "fh"));
+	}
 	json_free(&doc);
 	return 0;
 }
@@ -815,7 +845,8 @@ static int run(const char *path, const char *req, bool json, int kind)
 
 		rc = print_clients(doc, len, stats, slen) ? 1 : 0;
 		free(stats);
-	}
+	} else if (kind == 4)
+		rc = print_layouts(doc, len) ? 1 : 0;
 	else
 		print_ok(doc, len);
 	free(doc);
@@ -830,6 +861,7 @@ static void usage(FILE *f)
 		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
 		   "       rnfsctl [-s SOCKET] [--json] client list\n"
 		   "       rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST\n"
+		   "       rnfsctl [-s SOCKET] [--json] layouts\n"
 		   "       rnfsctl [-s SOCKET] unlock --export PATH\n"
 		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
 		   "  -j, --json           print the daemon's JSON answer as it came\n"
@@ -902,6 +934,9 @@ int main(int argc, char **argv)
 	} else if (optind + 2 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "list")) {
 		snprintf(req, sizeof(req), "client\tlist\n");
 		kind = 3;
+	} else if (optind + 1 == argc && !strcmp(argv[optind], "layouts")) {
+		snprintf(req, sizeof(req), "layouts\tlist\n");
+		kind = 4;
 	} else if (optind + 3 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "revoke")) {
 		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) > 255) {
 			usage(stderr);

@@ -145,6 +145,10 @@ bool n4_cb_parse(const uint8_t *buf, size_t len, struct n4_cb_call *cc)
 	if (cc->nops >= 2 && xd_u32(&d) == 0 && !d.bad) { /* no referring call lists */
 		cc->op2 = xd_u32(&d);
 		cc->args_off = (uint32_t)d.pos;
+		cc->args_len = d.pos < d.len ? (uint32_t)(d.len - d.pos) : 0;
+		if (cc->args_len > sizeof(cc->args))
+			cc->args_len = sizeof(cc->args);
+		memcpy(cc->args, d.p + d.pos, cc->args_len);
 		if (cc->op2 == 4) { /* CB_RECALL4args: stateid, truncate, fh */
 			n4_xd_sid(&d, &cc->dsid);
 			xd_u32(&d);
@@ -156,7 +160,8 @@ bool n4_cb_parse(const uint8_t *buf, size_t len, struct n4_cb_call *cc)
 	return !d.bad;
 }
 
-void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc)
+/* The reply to cc: CB_SEQUENCE4resok echoing it, op_status for the operation after. */
+static void cb_reply_into(struct xb *b, const struct n4_cb_call *cc, uint32_t op_status)
 {
 	xb_u32(b, cc->xid);
 	xb_u32(b, 1); /* REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
@@ -178,8 +183,13 @@ void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc)
 	xb_u32(b, 0);
 	if (cc->op2) {
 		xb_u32(b, cc->op2);
-		xb_u32(b, 0);
+		xb_u32(b, op_status);
 	}
+}
+
+void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc)
+{
+	cb_reply_into(b, cc, 0);
 }
 
 int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc)
@@ -1185,4 +1195,16 @@ long long n4_stats_num(const char *doc, const char *obj, const char *key)
 	snprintf(want, sizeof(want), "\"%s\": ", key);
 	p = p ? strstr(p, want) : NULL;
 	return p ? strtoll(p + strlen(want), NULL, 10) : -1;
+}
+
+/* ---- playing a 4.1 client's callback service ---- */
+
+void n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status)
+{
+	struct xb b;
+
+	xb_init(&b);
+	cb_reply_into(&b, cc, op_status);
+	(void)raw_send_record(c, b.p, b.len);
+	xb_free(&b);
 }

@@ -146,6 +146,8 @@ struct n4_cb_call {
 	struct n4_sid dsid;       /* CB_RECALL's stateid and file */
 	uint32_t fh_len;
 	uint8_t fh[128];
+	uint32_t args_len;        /* op2's arguments and what follows them (up to sizeof(args)) */
+	uint8_t args[1024];
 };
 /* Decode a callback CALL message into cc: false if it does not decode. */
 bool n4_cb_parse(const uint8_t *buf, size_t len, struct n4_cb_call *cc);
@@ -376,6 +378,12 @@ struct n4_watch {
 int n4_watch_start(struct n4_watch *w, uint16_t port, const char *id);
 /* Stop it; the slowest answer in seconds (calls, failed, last_bad_status in w). */
 double n4_watch_stop(struct n4_watch *w);
+
+/* ---- playing a 4.1 client's callback service ----------------------------- */
+
+/* Answer cc on c: CB_NULL with nothing, a CB_COMPOUND with CB_SEQUENCE4resok echoing it and op_status
+ * (a plain nfsstat4) for its operation. */
+void n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status);
 
 /* ---- the daemon's resources --------------------------------------------- */
 
