@@ -470,10 +470,16 @@ static uint64_t rpc_now_ns(void)
 static bool rpc_call_try_inline(struct rpc_call *c)
 {
 	enum rpc_run run = (enum rpc_run)c->procinfo->run;
+	uint64_t t0 = 0;
 
+	if (c->procinfo->run_of) {
+		t0 = rpc_now_ns();
+		run = rpc_inline_open(RPC_RUN_INLINE_META, t0) ? (enum rpc_run)c->procinfo->run_of(c) : RPC_RUN_WORKER;
+	}
 	if (run == RPC_RUN_WORKER)
 		return false;
-	uint64_t t0 = rpc_now_ns();
+	if (!t0)
+		t0 = rpc_now_ns();
 	if (!rpc_inline_pick(run, t0))
 		return false;
 	/* What decode and execute may take before declining, given back if it does. */

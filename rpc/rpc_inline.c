@@ -5,6 +5,8 @@
  */
 #include "rpc/rpc_inline.h"
 
+#include <time.h>
+
 #include "core/log.h"
 
 bool rpc_inline_policy_pick(const struct rpc_inline_policy *p, enum rpc_run run, uint64_t now_ns)
@@ -82,6 +84,22 @@ bool rpc_inline_pick(enum rpc_run run, uint64_t now_ns)
 		return false;
 	inline_calls++;
 	return true;
+}
+
+bool rpc_inline_open(enum rpc_run run, uint64_t now_ns)
+{
+	struct rpc_inline_policy p = inline_now();
+
+	return rpc_inline_policy_pick(&p, run, now_ns);
+}
+
+void rpc_inline_pause(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	inline_paused_until = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + RPC_INLINE_PAUSE_NS;
+	inline_pauses++;
 }
 
 void rpc_inline_declined(void)

@@ -39,6 +39,12 @@ bool rpc_inline_policy_took(struct rpc_inline_policy *p, enum rpc_run run, uint6
 /* The process's policy (rpc_call.c, on the receiving thread). */
 bool rpc_inline_pick(enum rpc_run run, uint64_t now_ns);
 void rpc_inline_took(enum rpc_run run, uint64_t took_ns, uint64_t now_ns);
+/* Would a call of kind run be picked at now_ns (nothing counted)? */
+bool rpc_inline_open(enum rpc_run run, uint64_t now_ns);
+/* Receiving thread: a call answered there asks its client to retry (NFSv4's
+ * DELAY where a worker would have answered): metadata calls go to the workers
+ * for RPC_INLINE_PAUSE_NS, as after a slow call, so the retry runs there. */
+void rpc_inline_pause(void);
 /* A picked RPC_RUN_INLINE_TRY call declined (RPC_PROC_WORKER): not counted as inline. */
 void rpc_inline_declined(void);
 
