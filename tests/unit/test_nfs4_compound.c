@@ -609,6 +609,7 @@ static void test_inline_shapes(void **state)
 		{ "stat", { OP_SEQUENCE, OP_PUTFH, OP_GETATTR }, 3, 3, true },
 		{ "lookup", { OP_SEQUENCE, OP_PUTFH, OP_LOOKUP, OP_GETFH, OP_GETATTR }, 5, 5, true },
 		{ "mount", { OP_SEQUENCE, OP_PUTROOTFH, OP_GETFH, OP_GETATTR }, 4, 4, true },
+		{ "lookup, no attributes", { OP_SEQUENCE, OP_PUTFH, OP_LOOKUP, OP_GETFH }, 4, 4, true },
 		{ "savefh", { OP_SEQUENCE, OP_PUTFH, OP_SAVEFH, OP_LOOKUP, OP_RESTOREFH, OP_GETATTR }, 6, 6, true },
 		{ "4.0 stat", { OP_PUTFH, OP_GETATTR }, 2, 2, true },
 		{ "read", { OP_SEQUENCE, OP_PUTFH, OP_READ }, 3, 3, false },
@@ -625,10 +626,17 @@ static void test_inline_shapes(void **state)
 
 	(void)state;
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		bool got = nfs4_compound_inline_ok(nfs4_ops, cases[i].ops, cases[i].n, cases[i].numops);
+		bool got = nfs4_compound_inline_ok(nfs4_ops, cases[i].ops, cases[i].n, cases[i].numops, false);
+		bool has_getattr = false;
 
 		if (got != cases[i].inline_ok)
 			fail_msg("%s: %d, expected %d", cases[i].what, got, cases[i].inline_ok);
+		for (unsigned k = 0; k < cases[i].n; k++)
+			has_getattr |= cases[i].ops[k] == OP_GETATTR;
+		/* RFC 8881 §10.4.3: with a delegation out, a GETATTR may need CB_GETATTR: a worker's */
+		got = nfs4_compound_inline_ok(nfs4_ops, cases[i].ops, cases[i].n, cases[i].numops, true);
+		if (got != (cases[i].inline_ok && !has_getattr))
+			fail_msg("%s with delegations out: %d", cases[i].what, got);
 	}
 }
 
@@ -653,23 +661,23 @@ static void test_inline_peek(void **state)
 	xdr_enc_opaque(&mb, "data", 4);
 	op(OP_GETFH);
 	xdr_dec_init(&d, msg, xdr_enc_len(&mb));
-	assert_true(nfs4_compound_inline_peek(&arena, nfs4_ops, &d));
+	assert_true(nfs4_compound_inline_peek(&arena, nfs4_ops, &d, false));
 	xdr_dec_init(&d, msg, xdr_enc_len(&mb) - 4); /* GETFH missing: the array is short */
-	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d));
+	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d, false));
 
 	call_begin("t", 1, 3);
 	op_putfh(&fh);
 	op_arg(OP_READ, 0);
 	op(OP_GETATTR);
 	xdr_dec_init(&d, msg, xdr_enc_len(&mb));
-	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d));
+	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d, false));
 
 	call_begin("t", 1, 2);
 	op(OP_PUTFH);
 	xdr_enc_u32(&mb, 100000); /* a handle longer than NFS4_FHSIZE: BADXDR, a worker's answer */
 	op(OP_GETATTR);
 	xdr_dec_init(&d, msg, xdr_enc_len(&mb));
-	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d));
+	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d, false));
 }
 
 static uint32_t done_ops[4], done_status[4], done_n;

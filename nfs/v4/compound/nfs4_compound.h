@@ -179,9 +179,12 @@ uint32_t nfs4_compound_room(const struct nfs4_ctx *x, size_t more);
  * header) run whole on the thread that received it? Only when all numops
  * operations were seen (n == numops, 1..NFS4_MAX_OPS) and each is a known
  * number flagged NFS4_OPF_INLINE in ops: decided before SEQUENCE takes its
- * slot (RFC 8881 §2.10.6.1), so nothing ever declines after it.
+ * slot (RFC 8881 §2.10.6.1), so nothing ever declines after it. delegs_out:
+ * some delegation is held, so a GETATTR may have to ask its holder
+ * (CB_GETATTR, RFC 8881 §10.4.3), which only a worker waits for.
  */
-bool nfs4_compound_inline_ok(const struct nfs4_op *ops, const uint32_t *nums, unsigned n, uint32_t numops);
+bool nfs4_compound_inline_ok(const struct nfs4_op *ops, const uint32_t *nums, unsigned n, uint32_t numops,
+			     bool delegs_out);
 /*
  * Receiving thread, before anything runs: walks a copy of the COMPOUND's
  * arguments, decoding each NFS4_OPF_INLINE operation's arguments into a's
@@ -189,7 +192,8 @@ bool nfs4_compound_inline_ok(const struct nfs4_op *ops, const uint32_t *nums, un
  * Returns nfs4_compound_inline_ok() over what it saw. Decoders of inline
  * operations are pure, so the walk changes nothing.
  */
-bool nfs4_compound_inline_peek(struct nfs4_arena *a, const struct nfs4_op *ops, const struct xdr_dec *args);
+bool nfs4_compound_inline_peek(struct nfs4_arena *a, const struct nfs4_op *ops, const struct xdr_dec *args,
+			       bool delegs_out);
 
 /* The calling worker thread's arena (thread-local storage, never freed per call). */
 struct nfs4_arena *nfs4_arena_get(void);

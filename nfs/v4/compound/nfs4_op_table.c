@@ -134,9 +134,9 @@ struct nfs4_none {
  *                    needs it;
  *   NFS4_OPF_INLINE  may run on the receiving thread (nfs4_compound_inline_ok: a COMPOUND of only
  *                    these does, when rpc_inline.h allows metadata calls there): SEQUENCE, the put
- *                    and get filehandle operations, SAVEFH, GETATTR (a write delegation's holder is
- *                    recalled and the GETATTR answered DELAY, RFC 8881 §10.4.3, never asked there)
- *                    and LOOKUP (searched as the server where root or the mode bits grant it, as
+ *                    and get filehandle operations, SAVEFH, GETATTR (while no delegation is out:
+ *                    else it may have to ask a write delegation's holder, CB_GETATTR, RFC 8881
+ *                    §10.4.3, on a worker; one granted meanwhile is recalled, DELAY) and LOOKUP (searched as the server where root or the mode bits grant it, as
  *                    NFSv3's; else DELAY, and nfs4_compound_with() sends inline calls to the workers
  *                    for a while, so the retry runs as the caller there). Not ACCESS (faccessat
  *                    as the caller), READ (a page not in memory would have to decline after
@@ -385,7 +385,8 @@ static bool nfs4_compound_drc(const struct rpc_call *c)
  * (nfs4_compound_inline_peek; RFC 8881 §2.10.6.1: a slot's sequence is never taken twice). */
 static uint8_t nfs4_compound_run_of(const struct rpc_call *c)
 {
-	return nfs4_compound_inline_peek(nfs4_arena_get(), nfs4_ops, &c->args) ? RPC_RUN_INLINE_META : RPC_RUN_WORKER;
+	return nfs4_compound_inline_peek(nfs4_arena_get(), nfs4_ops, &c->args, nfs4_deleg_any()) ? RPC_RUN_INLINE_META
+												    : RPC_RUN_WORKER;
 }
 
 /* RFC 7530 §16.2, RFC 8881 §16.2: the whole COMPOUND in one execute step. */
