@@ -7,10 +7,14 @@
  * whole, before SEQUENCE runs. Both kinds interleave on one slot, so the
  * slot's sequence stays right whichever thread answered (RFC 8881
  * §2.10.6.1); every reply is checked. When the slow-call guard paused (a
- * loaded host), the counts are not asserted: no timing is.
+ * loaded host), the counts are not asserted: no timing is. Last, uid 1234's
+ * LOOKUP in root's 0700 directory: the receiving thread cannot search as the
+ * caller, answers DELAY at most once and sends the retry to a worker, which
+ * answers ACCESS as the kernel decides.
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tests/integration/harness.h"
 #include "tests/integration/nfs4raw.h"
@@ -102,6 +106,38 @@ out:
 	n4_client_close(&k);
 }
 
+/* uid 1234: LOOKUP private/x, retried while DELAY (at most 3 times). */
+static void test_lookup_denied(void)
+{
+	uint32_t depth = n4_walk(NULL, env.export_dir);
+	struct n4_client k;
+	int st = -1, delays = 0;
+
+	hx_section("uid 1234's LOOKUP in root's 0700 directory: DELAY at most once, then ACCESS from a worker");
+	if (!CHECK_EQ(n4_start(&k, env.port, 1, "inline-1234"), 0, "a second NFSv4.1 client"))
+		return;
+	k.uid = 1234, k.gid = 1234;
+	for (int i = 0; i < 3; i++) {
+		struct raw_reply r;
+		struct xb a;
+
+		n4_begin(&k, &a, depth + 2);
+		n4_walk(&a, env.export_dir);
+		xb_u32(&a, N4_LOOKUP);
+		xb_string(&a, "private");
+		xb_u32(&a, N4_LOOKUP);
+		xb_string(&a, "x");
+		st = n4_call(&k, &a, &r);
+		raw_reply_free(&r);
+		if (st != N4ERR_DELAY)
+			break;
+		delays++;
+	}
+	CHECK_EQ(st, N4ERR_ACCESS, "LOOKUP private/x as uid 1234");
+	CHECK(delays <= 1, "at most one DELAY first (%d)", delays);
+	n4_client_close(&k);
+}
+
 int main(int argc, char **argv)
 {
 	hx_begin("nfs4_inline", argc, argv);
@@ -111,7 +147,12 @@ int main(int argc, char **argv)
 		return hx_end();
 	if (!CHECK_EQ(hx_write_file(hx_xpath(&env, "data"), "hello", 5, 0644), 0, "export/data written"))
 		return hx_end();
+	if (!CHECK(mkdir(hx_xpath(&env, "private"), 0700) == 0 &&
+		   hx_write_file(hx_xpath(&env, "private/x"), "x", 1, 0644) == 0,
+		   "export/private (root's, 0700) and private/x made"))
+		return hx_end();
 	test_inline_and_worker();
+	test_lookup_denied();
 	CHECK(hx_daemon_alive(&env), "daemon still running at the end");
 	hx_daemon_stop(&env);
 	return hx_end();

@@ -136,11 +136,12 @@ struct nfs4_none {
  *                    these does, when rpc_inline.h allows metadata calls there): SEQUENCE, the put
  *                    and get filehandle operations, SAVEFH, GETATTR (while no delegation is out:
  *                    else it may have to ask a write delegation's holder, CB_GETATTR, RFC 8881
- *                    §10.4.3, on a worker; one granted meanwhile is recalled, DELAY) and LOOKUP (searched as the server where root or the mode bits grant it, as
- *                    NFSv3's; else DELAY, and nfs4_compound_with() sends inline calls to the workers
- *                    for a while, so the retry runs as the caller there). Not ACCESS (faccessat
- *                    as the caller), READ (a page not in memory would have to decline after
- *                    SEQUENCE) or anything that changes a file or state.
+ *                    §10.4.3, on a worker; one granted meanwhile is recalled, DELAY) and LOOKUP
+ *                    (searched as the server where root or the mode bits grant it, as NFSv3's;
+ *                    else DELAY, and nfs4_compound_with() sends inline calls to the workers for a
+ *                    while, so the retry runs as the caller there). Not ACCESS (faccessat as the
+ *                    caller), READ (a page not in memory would have to decline after SEQUENCE)
+ *                    or anything that changes a file or state.
  */
 const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.19, §18.8, §18.28, §18.27 */
