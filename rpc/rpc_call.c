@@ -482,6 +482,7 @@ static bool rpc_call_try_inline(struct rpc_call *c)
 		t0 = rpc_now_ns();
 	if (!rpc_inline_pick(run, t0))
 		return false;
+	uint64_t nvcsw0 = rpc_inline_nvcsw(); /* did it sleep, or was it preempted (rpc_inline.h)? */
 	/* What decode and execute may take before declining, given back if it does. */
 	struct xdr_dec args = c->args;
 	size_t payload_used = c->payload_used, ddp_in_reduced = c->ddp_in_reduced;
@@ -499,7 +500,7 @@ static bool rpc_call_try_inline(struct rpc_call *c)
 	}
 	rpc_call_finish(c, st);
 	uint64_t t1 = rpc_now_ns();
-	rpc_inline_took(run, t1 - t0, t1);
+	rpc_inline_took(run, t1 - t0, t1, nvcsw0);
 	rpc_call_complete(&c->work);
 	return true;
 }
