@@ -263,6 +263,10 @@ struct rpc_proc {
 	 * reply fills, for which XDR items (ulb/ulb.h: ULB_RULE_ARG, ULB_RULE_RES). */
 	struct ulb_rule ddp;
 	uint8_t run; /* enum rpc_run; 0: a worker */
+	/* Receiving thread, when rpc_inline.h would run metadata calls there: this
+	 * call's enum rpc_run from a look at its arguments, in place of .run
+	 * (NFSv4 COMPOUND: its operations). NULL: .run. */
+	uint8_t (*run_of)(const struct rpc_call *c);
 };
 
 /* sizeof(type) for rpc_proc.args_size/res_size, refused at compile time when

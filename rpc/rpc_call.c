@@ -470,12 +470,19 @@ static uint64_t rpc_now_ns(void)
 static bool rpc_call_try_inline(struct rpc_call *c)
 {
 	enum rpc_run run = (enum rpc_run)c->procinfo->run;
+	uint64_t t0 = 0;
 
+	if (c->procinfo->run_of) {
+		t0 = rpc_now_ns();
+		run = rpc_inline_open(RPC_RUN_INLINE_META, t0) ? (enum rpc_run)c->procinfo->run_of(c) : RPC_RUN_WORKER;
+	}
 	if (run == RPC_RUN_WORKER)
 		return false;
-	uint64_t t0 = rpc_now_ns();
+	if (!t0)
+		t0 = rpc_now_ns();
 	if (!rpc_inline_pick(run, t0))
 		return false;
+	uint64_t nvcsw0 = rpc_inline_nvcsw(); /* did it sleep, or was it preempted (rpc_inline.h)? */
 	/* What decode and execute may take before declining, given back if it does. */
 	struct xdr_dec args = c->args;
 	size_t payload_used = c->payload_used, ddp_in_reduced = c->ddp_in_reduced;
@@ -493,7 +500,7 @@ static bool rpc_call_try_inline(struct rpc_call *c)
 	}
 	rpc_call_finish(c, st);
 	uint64_t t1 = rpc_now_ns();
-	rpc_inline_took(run, t1 - t0, t1);
+	rpc_inline_took(run, t1 - t0, t1, nvcsw0);
 	rpc_call_complete(&c->work);
 	return true;
 }

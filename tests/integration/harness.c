@@ -1344,3 +1344,21 @@ int hx_rnfsctl(const struct hx_env *e, int as_uid, char *out, size_t outlen, con
 		return -1;
 	return WEXITSTATUS(status);
 }
+
+long hx_inline_calls(const struct hx_env *e, long *paused)
+{
+	static const char *const stats[] = { "stats", NULL };
+	static char out[65536]; /* the whole stats page: the line comes after the tables */
+	char *end;
+	const char *p;
+	long n;
+
+	*paused = -1;
+	if (hx_rnfsctl(e, -1, out, sizeof(out), stats) != 0 || !(p = strstr(out, "inline calls: ")))
+		return -1;
+	n = strtol(p + strlen("inline calls: "), &end, 10);
+	p = strstr(end, "receiving thread, ");
+	if (p)
+		*paused = strtol(p + strlen("receiving thread, "), NULL, 10);
+	return n;
+}

@@ -246,6 +246,9 @@ int hx3_access(struct rpc_context *rpc, struct hx_fh *fh, uint32_t want, uint32_
  * truncated to outlen). Its exit status, or -1 (no $RNFSCTL, fork failed, killed).
  */
 int hx_rnfsctl(const struct hx_env *e, int as_uid, char *out, size_t outlen, const char *const *args);
+/* Calls answered on the receiving thread so far (rnfsctl stats), or -1; *paused: the slow-call
+ * guard's pauses so far (a loaded host may pause it, which sends calls to the workers). */
+long hx_inline_calls(const struct hx_env *e, long *paused);
 
 /* ---- misc ------------------------------------------------------------- */
 

@@ -281,23 +281,9 @@ static void uring_tree(void)
 		perror("chown userdir");
 }
 
-/* Calls answered on the receiving thread so far (rnfsctl stats), or -1; *paused: the slow-call
- * guard's pauses so far (a loaded host may pause it, which sends calls to the workers). */
 static long inline_calls(long *paused)
 {
-	static const char *const stats[] = { "stats", NULL };
-	char out[8192], *end;
-	const char *p;
-	long n;
-
-	*paused = -1;
-	if (hx_rnfsctl(&env, -1, out, sizeof(out), stats) != 0 || !(p = strstr(out, "inline calls: ")))
-		return -1;
-	n = strtol(p + strlen("inline calls: "), &end, 10);
-	p = strstr(end, "receiving thread, ");
-	if (p)
-		*paused = strtol(p + strlen("receiving thread, "), NULL, 10);
-	return n;
+	return hx_inline_calls(&env, paused);
 }
 
 /* rnfsctl stats shows want (the io_uring identities line), unless the slow-call guard paused the

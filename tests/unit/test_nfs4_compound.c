@@ -11,7 +11,9 @@
  * session's limit counting data sent out of band), too
  * many operations, a header that does not decode and a reply buffer too small;
  * the real table's per-operation flags (session-less, 4.0 only, DRC, put
- * filehandle) and the op_done hook through which the caller counts
+ * filehandle, inline) and the pre-scan deciding whether a COMPOUND runs on the
+ * receiving thread (nfs4_compound_inline_ok over COMPOUND shapes, _peek over
+ * encoded arguments) and the op_done hook through which the caller counts
  * operations; RFC 8881 §2.6.3.1.1's WRONGSEC rules for put filehandle
  * operations (nfs4_putfh_checks_sec over its table of cases, and the engine
  * running the sec_check hook when they say so).
@@ -572,15 +574,17 @@ static void test_table_flags(void **state)
 					OP_RELEASE_LOCKOWNER };
 	static const uint32_t drc[] = { OP_CREATE, OP_LINK, OP_REMOVE, OP_RENAME, OP_SETATTR, OP_WRITE };
 	static const uint32_t putfh[] = { OP_PUTFH, OP_PUTPUBFH, OP_PUTROOTFH, OP_RESTOREFH };
+	static const uint32_t inl[] = { OP_SEQUENCE, OP_PUTFH, OP_PUTPUBFH, OP_PUTROOTFH, OP_GETFH,
+					OP_SAVEFH, OP_RESTOREFH, OP_GETATTR, OP_LOOKUP };
 	const struct {
 		uint8_t flag;
 		const uint32_t *ops;
 		unsigned n;
 	} sets[] = { { NFS4_OPF_NO_SEQ, no_seq, 5 }, { NFS4_OPF_V40, v40, 5 }, { NFS4_OPF_DRC, drc, 6 },
-		     { NFS4_OPF_PUTFH, putfh, 4 } };
+		     { NFS4_OPF_PUTFH, putfh, 4 }, { NFS4_OPF_INLINE, inl, 9 } };
 
 	(void)state;
-	for (unsigned k = 0; k < 4; k++) {
+	for (unsigned k = 0; k < 5; k++) {
 		for (uint32_t op = 0; op < NFS4_OP_COUNT; op++) {
 			bool want = false;
 
@@ -589,6 +593,91 @@ static void test_table_flags(void **state)
 			assert_int_equal(!!(nfs4_ops[op].flags & sets[k].flag), want);
 		}
 	}
+}
+
+/* nfs4_compound_inline_ok over the real table: a COMPOUND runs on the receiving thread only when
+ * every one of its operations may, decided before SEQUENCE takes its slot (RFC 8881 §2.10.6.1). */
+static void test_inline_shapes(void **state)
+{
+	static const struct {
+		const char *what;
+		uint32_t ops[6];
+		unsigned n;
+		uint32_t numops; /* the header's count */
+		bool inline_ok;
+	} cases[] = {
+		{ "stat", { OP_SEQUENCE, OP_PUTFH, OP_GETATTR }, 3, 3, true },
+		{ "lookup", { OP_SEQUENCE, OP_PUTFH, OP_LOOKUP, OP_GETFH, OP_GETATTR }, 5, 5, true },
+		{ "mount", { OP_SEQUENCE, OP_PUTROOTFH, OP_GETFH, OP_GETATTR }, 4, 4, true },
+		{ "lookup, no attributes", { OP_SEQUENCE, OP_PUTFH, OP_LOOKUP, OP_GETFH }, 4, 4, true },
+		{ "savefh", { OP_SEQUENCE, OP_PUTFH, OP_SAVEFH, OP_LOOKUP, OP_RESTOREFH, OP_GETATTR }, 6, 6, true },
+		{ "4.0 stat", { OP_PUTFH, OP_GETATTR }, 2, 2, true },
+		{ "read", { OP_SEQUENCE, OP_PUTFH, OP_READ }, 3, 3, false },
+		{ "access", { OP_SEQUENCE, OP_PUTFH, OP_ACCESS, OP_GETATTR }, 4, 4, false },
+		{ "write last", { OP_SEQUENCE, OP_PUTFH, OP_GETATTR, OP_WRITE }, 4, 4, false },
+		{ "open", { OP_SEQUENCE, OP_PUTFH, OP_OPEN, OP_GETFH, OP_GETATTR }, 5, 5, false },
+		{ "session-less", { OP_EXCHANGE_ID }, 1, 1, false },
+		{ "illegal", { OP_SEQUENCE, OP_PUTFH, 9999 }, 3, 3, false },
+		{ "below first", { OP_SEQUENCE, 2 }, 2, 2, false },
+		{ "unseen tail", { OP_SEQUENCE, OP_PUTFH, OP_GETATTR }, 3, 4, false },
+		{ "empty", { 0 }, 0, 0, false },
+		{ "too many", { OP_SEQUENCE }, 1, NFS4_MAX_OPS + 1, false },
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool got = nfs4_compound_inline_ok(nfs4_ops, cases[i].ops, cases[i].n, cases[i].numops, false);
+		bool has_getattr = false;
+
+		if (got != cases[i].inline_ok)
+			fail_msg("%s: %d, expected %d", cases[i].what, got, cases[i].inline_ok);
+		for (unsigned k = 0; k < cases[i].n; k++)
+			has_getattr |= cases[i].ops[k] == OP_GETATTR;
+		/* RFC 8881 §10.4.3: with a delegation out, a GETATTR may need CB_GETATTR: a worker's */
+		got = nfs4_compound_inline_ok(nfs4_ops, cases[i].ops, cases[i].n, cases[i].numops, true);
+		if (got != (cases[i].inline_ok && !has_getattr))
+			fail_msg("%s with delegations out: %d", cases[i].what, got);
+	}
+}
+
+/* nfs4_compound_inline_peek walks the encoded arguments with the real decoders: through PUTFH's
+ * handle and LOOKUP's name, stopping at READ; a short array or bad arguments go to a worker. */
+static void test_inline_peek(void **state)
+{
+	struct nfs_fh fh;
+	struct xdr_dec d;
+
+	(void)state;
+	make_fh(&fh, 1, 0x5a);
+	call_begin("t", 1, 4);
+	op(OP_SEQUENCE);
+	for (unsigned i = 0; i < 4; i++) /* sessionid (16), sequenceid, slotid, highest slotid */
+		xdr_enc_u32(&mb, i);
+	for (unsigned i = 0; i < 3; i++)
+		xdr_enc_u32(&mb, i);
+	xdr_enc_u32(&mb, 0); /* cachethis */
+	op_putfh(&fh);
+	op(OP_LOOKUP);
+	xdr_enc_opaque(&mb, "data", 4);
+	op(OP_GETFH);
+	xdr_dec_init(&d, msg, xdr_enc_len(&mb));
+	assert_true(nfs4_compound_inline_peek(&arena, nfs4_ops, &d, false));
+	xdr_dec_init(&d, msg, xdr_enc_len(&mb) - 4); /* GETFH missing: the array is short */
+	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d, false));
+
+	call_begin("t", 1, 3);
+	op_putfh(&fh);
+	op_arg(OP_READ, 0);
+	op(OP_GETATTR);
+	xdr_dec_init(&d, msg, xdr_enc_len(&mb));
+	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d, false));
+
+	call_begin("t", 1, 2);
+	op(OP_PUTFH);
+	xdr_enc_u32(&mb, 100000); /* a handle longer than NFS4_FHSIZE: BADXDR, a worker's answer */
+	op(OP_GETATTR);
+	xdr_dec_init(&d, msg, xdr_enc_len(&mb));
+	assert_false(nfs4_compound_inline_peek(&arena, nfs4_ops, &d, false));
 }
 
 static uint32_t done_ops[4], done_status[4], done_n;
@@ -729,6 +818,8 @@ int main(void)
 		cmocka_unit_test(test_too_many_ops_and_garbage),
 		cmocka_unit_test(test_session_limit),
 		cmocka_unit_test(test_table_flags),
+		cmocka_unit_test(test_inline_shapes),
+		cmocka_unit_test(test_inline_peek),
 		cmocka_unit_test(test_op_done_hook),
 		cmocka_unit_test(test_putfh_sec_rules),
 		cmocka_unit_test(test_putfh_sec_hook),

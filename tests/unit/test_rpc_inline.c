@@ -57,10 +57,10 @@ static void test_policy_slow_pauses(void **state)
 	struct rpc_inline_policy p = { .enabled = true, .meta_allowed = true };
 	uint64_t t = 50000 * MS;
 
-	assert_false(rpc_inline_policy_took(&p, RPC_RUN_INLINE_META, RPC_INLINE_SLOW_NS, t));
-	assert_false(rpc_inline_policy_took(&p, RPC_RUN_INLINE, 100 * MS, t)); /* not a metadata call */
+	assert_false(rpc_inline_policy_took(&p, RPC_RUN_INLINE_META, RPC_INLINE_SLOW_NS, 1, t));
+	assert_false(rpc_inline_policy_took(&p, RPC_RUN_INLINE, 100 * MS, 1, t)); /* not a metadata call */
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t));
-	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_META, RPC_INLINE_SLOW_NS + 1, t));
+	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_META, RPC_INLINE_SLOW_NS + 1, 1, t));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + 1));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + RPC_INLINE_PAUSE_NS - 1));
 	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE, t + 1));
@@ -68,13 +68,32 @@ static void test_policy_slow_pauses(void **state)
 	/* a slow call acting as its caller pauses them too, and is paused itself */
 	p.callers_allowed = true;
 	t += 10 * RPC_INLINE_PAUSE_NS;
-	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_CALLER, RPC_INLINE_SLOW_NS + 1, t));
+	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_CALLER, RPC_INLINE_SLOW_NS + 1, 1, t));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_CALLER, t + 1));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + 1));
 	/* a slow READ tried inline pauses them as well */
 	t += 10 * RPC_INLINE_PAUSE_NS;
-	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_TRY, RPC_INLINE_SLOW_NS + 1, t));
+	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_TRY, RPC_INLINE_SLOW_NS + 1, 1, t));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_TRY, t + 1));
+	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + 1));
+}
+
+/* A slow call that made no voluntary context switch was preempted (a loaded host), not waiting for
+ * a device: no pause; one voluntary switch (it slept) is enough to pause (issue 22 item 5). */
+static void test_policy_preempted_no_pause(void **state)
+{
+	(void)state;
+	struct rpc_inline_policy p = { .enabled = true, .meta_allowed = true, .callers_allowed = true };
+	uint64_t t = 70000 * MS;
+	const enum rpc_run kinds[] = { RPC_RUN_INLINE_META, RPC_RUN_INLINE_TRY, RPC_RUN_INLINE_CALLER };
+
+	for (unsigned i = 0; i < 3; i++) {
+		assert_false(rpc_inline_policy_took(&p, kinds[i], 100 * MS, 0, t));
+		assert_true(rpc_inline_policy_pick(&p, kinds[i], t + 1));
+	}
+	assert_false(rpc_inline_policy_took(&p, RPC_RUN_INLINE_META, RPC_INLINE_SLOW_NS, 5, t)); /* slept, fast */
+	assert_true(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + 1));
+	assert_true(rpc_inline_policy_took(&p, RPC_RUN_INLINE_META, RPC_INLINE_SLOW_NS + 1, 1, t));
 	assert_false(rpc_inline_policy_pick(&p, RPC_RUN_INLINE_META, t + 1));
 }
 
@@ -241,6 +260,7 @@ int main(void)
 		cmocka_unit_test(test_policy_off),
 		cmocka_unit_test(test_policy_kinds),
 		cmocka_unit_test(test_policy_slow_pauses),
+		cmocka_unit_test(test_policy_preempted_no_pause),
 		cmocka_unit_test(test_try_declines), /* before test_calls_where's pause */
 		cmocka_unit_test(test_calls_where),
 	};

@@ -380,6 +380,44 @@ enum nfs4_compound_outcome nfs4_compound_run(struct nfs4_arena *a, struct xdr_de
 	return NFS4_COMPOUND_DONE;
 }
 
+bool nfs4_compound_inline_ok(const struct nfs4_op *ops, const uint32_t *nums, unsigned n, uint32_t numops,
+			     bool delegs_out)
+{
+	if (n == 0 || n != numops || n > NFS4_MAX_OPS)
+		return false;
+	for (unsigned i = 0; i < n; i++) {
+		if (nums[i] < NFS4_OP_FIRST || nums[i] >= NFS4_OP_COUNT || !(ops[nums[i]].flags & NFS4_OPF_INLINE))
+			return false;
+		if (delegs_out && nums[i] == OP_GETATTR)
+			return false; /* RFC 8881 §10.4.3: CB_GETATTR to a write delegation's holder */
+	}
+	return true;
+}
+
+bool nfs4_compound_inline_peek(struct nfs4_arena *a, const struct nfs4_op *ops, const struct xdr_dec *args,
+			       bool delegs_out)
+{
+	uint32_t nums[NFS4_MAX_OPS];
+	struct nfs4_compound_hdr h;
+	struct xdr_dec d = *args;
+	unsigned n = 0;
+
+	if (!nfs4_dec_compound_hdr(&d, &h) || h.numops == 0 || h.numops > NFS4_MAX_OPS)
+		return false;
+	while (n < h.numops && xdr_dec_u32(&d, &nums[n])) {
+		uint32_t op = nums[n++];
+
+		if (!nfs4_compound_inline_ok(ops, &op, 1, 1, delegs_out))
+			return false;
+		const struct nfs4_op *o = &ops[op];
+
+		memset(a->args, 0, o->args_size);
+		if (o->decode && !o->decode(&a->ctx, &d, a->args))
+			return false; /* BADXDR: a worker answers it */
+	}
+	return nfs4_compound_inline_ok(ops, nums, n, h.numops, delegs_out);
+}
+
 struct nfs4_arena *nfs4_arena_get(void)
 {
 	static thread_local struct nfs4_arena arena;

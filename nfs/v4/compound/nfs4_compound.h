@@ -61,6 +61,9 @@ enum nfs4_op_flags {
 	NFS4_OPF_PUTFH = 1u << 6,   /* a put filehandle operation (RFC 8881 §2.6.3.1.1): PUTFH, PUTPUBFH,
 	                               PUTROOTFH, RESTOREFH; the operations after it decide whether it
 	                               checks the filehandle's security flavor (ctx->sec_check) */
+	NFS4_OPF_INLINE = 1u << 7,  /* runs on the receiving thread without waiting and without the
+	                               caller's identity, and never needs to decline there
+	                               (nfs4_compound_inline_ok, rpc_inline.h) */
 };
 
 /* One entry of the operation table, indexed by nfs_opnum4. */
@@ -170,6 +173,27 @@ void nfs4_compound_limit(struct nfs4_ctx *x, uint32_t max, uint32_t too_big);
  * (REP_TOO_BIG / REP_TOO_BIG_TO_CACHE), so the data need not be read first.
  */
 uint32_t nfs4_compound_room(const struct nfs4_ctx *x, size_t more);
+
+/*
+ * Pure: may a COMPOUND whose operation numbers are nums[0..n) (numops in its
+ * header) run whole on the thread that received it? Only when all numops
+ * operations were seen (n == numops, 1..NFS4_MAX_OPS) and each is a known
+ * number flagged NFS4_OPF_INLINE in ops: decided before SEQUENCE takes its
+ * slot (RFC 8881 §2.10.6.1), so nothing ever declines after it. delegs_out:
+ * some delegation is held, so a GETATTR may have to ask its holder
+ * (CB_GETATTR, RFC 8881 §10.4.3), which only a worker waits for.
+ */
+bool nfs4_compound_inline_ok(const struct nfs4_op *ops, const uint32_t *nums, unsigned n, uint32_t numops,
+			     bool delegs_out);
+/*
+ * Receiving thread, before anything runs: walks a copy of the COMPOUND's
+ * arguments, decoding each NFS4_OPF_INLINE operation's arguments into a's
+ * scratch only to find the next number, and stops at the first other one.
+ * Returns nfs4_compound_inline_ok() over what it saw. Decoders of inline
+ * operations are pure, so the walk changes nothing.
+ */
+bool nfs4_compound_inline_peek(struct nfs4_arena *a, const struct nfs4_op *ops, const struct xdr_dec *args,
+			       bool delegs_out);
 
 /* The calling worker thread's arena (thread-local storage, never freed per call). */
 struct nfs4_arena *nfs4_arena_get(void);

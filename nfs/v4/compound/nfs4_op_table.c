@@ -22,6 +22,8 @@
 #include <threads.h>
 
 #include "core/log.h"
+#include "core/loop.h"
+#include "rpc/rpc_inline.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/compound/nfs4_stats.h"
 #include "nfs/v4/xdr/nfs4_mod.h"
@@ -129,23 +131,33 @@ struct nfs4_none {
  *                    §9.1.7: not idempotent, no seqid): CREATE, LINK, REMOVE, RENAME, SETATTR, WRITE;
  *   NFS4_OPF_PUTFH   a put filehandle operation (RFC 8881 §2.6.3.1.1): PUTFH, PUTPUBFH, PUTROOTFH,
  *                    RESTOREFH; the engine checks its flavor (nfs4_cur_sec_check) when what follows
- *                    needs it.
+ *                    needs it;
+ *   NFS4_OPF_INLINE  may run on the receiving thread (nfs4_compound_inline_ok: a COMPOUND of only
+ *                    these does, when rpc_inline.h allows metadata calls there): SEQUENCE, the put
+ *                    and get filehandle operations, SAVEFH, GETATTR (while no delegation is out:
+ *                    else it may have to ask a write delegation's holder, CB_GETATTR, RFC 8881
+ *                    §10.4.3, on a worker; one granted meanwhile is recalled, DELAY) and LOOKUP
+ *                    (searched as the server where root or the mode bits grant it, as NFSv3's;
+ *                    else DELAY, and nfs4_compound_with() sends inline calls to the workers for a
+ *                    while, so the retry runs as the caller there). Not ACCESS (faccessat as the
+ *                    caller), READ (a page not in memory would have to decline after SEQUENCE)
+ *                    or anything that changes a file or state.
  */
 const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.19, §18.8, §18.28, §18.27 */
 	NFS4_OP(OP_PUTFH, "PUTFH", nfs4_dec_putfh_op, nfs4_putfh_exec, NULL, struct nfs4_putfh_args,
-		struct nfs4_none, NFS4_OPF_PUTFH),
+		struct nfs4_none, NFS4_OPF_PUTFH | NFS4_OPF_INLINE),
 	NFS4_OP(OP_GETFH, "GETFH", NULL, nfs4_getfh_exec, nfs4_getfh_enc, struct nfs4_none, struct nfs4_getfh_res,
-		NFS4_OPF_CURFH),
+		NFS4_OPF_CURFH | NFS4_OPF_INLINE),
 	NFS4_OP(OP_SAVEFH, "SAVEFH", NULL, nfs4_savefh_exec, NULL, struct nfs4_none, struct nfs4_none,
-		NFS4_OPF_CURFH),
+		NFS4_OPF_CURFH | NFS4_OPF_INLINE),
 	NFS4_OP(OP_RESTOREFH, "RESTOREFH", NULL, nfs4_restorefh_exec, NULL, struct nfs4_none, struct nfs4_none,
-		NFS4_OPF_PUTFH),
+		NFS4_OPF_PUTFH | NFS4_OPF_INLINE),
 	/* RFC 8881 §18.21, §18.13, §18.14, §18.29, §18.45: the namespace (nfs4_proc_ns.c). */
 	NFS4_OP(OP_PUTROOTFH, "PUTROOTFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none,
-		NFS4_OPF_PUTFH),
+		NFS4_OPF_PUTFH | NFS4_OPF_INLINE),
 	NFS4_OP(OP_LOOKUP, "LOOKUP", nfs4_dec_name_args_op, nfs4_lookup_exec, NULL, struct nfs4_name_args,
-		struct nfs4_none, NFS4_OPF_CURFH),
+		struct nfs4_none, NFS4_OPF_CURFH | NFS4_OPF_INLINE),
 	NFS4_OP(OP_LOOKUPP, "LOOKUPP", NULL, nfs4_lookupp_exec, NULL, struct nfs4_none, struct nfs4_none,
 		NFS4_OPF_CURFH),
 	NFS4_OP(OP_SECINFO, "SECINFO", nfs4_dec_name_args_op, nfs4_secinfo_exec, nfs4_secinfo_enc,
@@ -155,7 +167,7 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.7, §18.1, §18.24 (nfs4_proc_attr.c); RFC 8267 §4.1: READLINK's path may
 	 * leave in a Write chunk. */
 	NFS4_OP(OP_GETATTR, "GETATTR", nfs4_dec_getattr_op, nfs4_getattr_exec, nfs4_getattr_enc,
-		struct nfs4_getattr_args, struct nfs4_getattr_res, NFS4_OPF_CURFH),
+		struct nfs4_getattr_args, struct nfs4_getattr_res, NFS4_OPF_CURFH | NFS4_OPF_INLINE),
 	NFS4_OP(OP_ACCESS, "ACCESS", nfs4_dec_access_op, nfs4_access_exec, nfs4_access_enc,
 		struct nfs4_access_args, struct nfs4_access_res, NFS4_OPF_CURFH),
 	NFS4_OP(OP_READLINK, "READLINK", NULL, nfs4_readlink_exec, nfs4_readlink_enc, struct nfs4_none,
@@ -165,7 +177,7 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_none, NFS4_OPF_CURFH | NFS4_OPF_STREAM),
 	/* RFC 8881 §18.20: no public filehandle of its own: the root's. */
 	NFS4_OP(OP_PUTPUBFH, "PUTPUBFH", NULL, nfs4_putrootfh_exec, NULL, struct nfs4_none, struct nfs4_none,
-		NFS4_OPF_PUTFH),
+		NFS4_OPF_PUTFH | NFS4_OPF_INLINE),
 	/* RFC 8881 §18.4, §18.9, §18.25, §18.26, §18.30, §18.31, §18.15 (nfs4_proc_mod.c).
 	 * OPENATTR (§18.17) has no entry: NOTSUPP (named_attr is false), its argument unread. */
 	NFS4_OP(OP_CREATE, "CREATE", nfs4_dec_create_op, nfs4_create_exec, nfs4_create_enc, struct nfs4_create_args,
@@ -188,7 +200,7 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	NFS4_OP(OP_CREATE_SESSION, "CREATE_SESSION", nfs4_dec_create_session_op, nfs4_create_session_exec,
 		nfs4_create_session_enc, struct nfs4_create_session_args, struct nfs4_create_session_res, NFS4_OPF_NO_SEQ),
 	NFS4_OP(OP_SEQUENCE, "SEQUENCE", nfs4_dec_sequence_op, nfs4_sequence_exec, nfs4_sequence_enc,
-		struct nfs4_sequence_args, struct nfs4_sequence_res, 0),
+		struct nfs4_sequence_args, struct nfs4_sequence_res, NFS4_OPF_INLINE),
 	NFS4_OP(OP_DESTROY_SESSION, "DESTROY_SESSION", nfs4_dec_sessionid_op, nfs4_destroy_session_exec, NULL,
 		struct nfs4_sessionid_args, struct nfs4_none, NFS4_OPF_NO_SEQ),
 	NFS4_OP(OP_DESTROY_CLIENTID, "DESTROY_CLIENTID", nfs4_dec_clientid_op, nfs4_destroy_clientid_exec, NULL,
@@ -349,6 +361,10 @@ enum rpc_proc_status nfs4_compound_with(struct rpc_call *c, const struct nfs4_op
 	case NFS4_COMPOUND_DONE:
 		break;
 	}
+	/* An inline COMPOUND that asks for a retry (LOOKUP the mode bits do not grant, a write
+	 * delegation's GETATTR): the retry runs on a worker, as the caller (NFS4_OPF_INLINE). */
+	if (status == NFS4ERR_DELAY && loop_is_loop_thread())
+		rpc_inline_pause();
 	if (status == NFS4ERR_BADXDR)
 		log_limited(&nfs4_bad_limit, LOG_NOTICE, "nfs4: %s: operation %u of a COMPOUND does not decode (BADXDR)",
 			    c->conn ? c->conn->peer_name : "-", a->ctx.opidx + 1);
@@ -366,6 +382,14 @@ static bool nfs4_compound_drc(const struct rpc_call *c)
 	return xdr_dec_opaque(&d, NFS4_TAG_MAX, &tag, &taglen) && xdr_dec_u32(&d, &minor) && minor == 0;
 }
 
+/* Receiving thread, before SEQUENCE takes its slot: the whole COMPOUND there, or a worker
+ * (nfs4_compound_inline_peek; RFC 8881 §2.10.6.1: a slot's sequence is never taken twice). */
+static uint8_t nfs4_compound_run_of(const struct rpc_call *c)
+{
+	return nfs4_compound_inline_peek(nfs4_arena_get(), nfs4_ops, &c->args, nfs4_deleg_any()) ? RPC_RUN_INLINE_META
+												    : RPC_RUN_WORKER;
+}
+
 /* RFC 7530 §16.2, RFC 8881 §16.2: the whole COMPOUND in one execute step. */
 static enum rpc_proc_status nfs4_compound_exec(struct rpc_call *c, void *args, void *res)
 {
@@ -378,7 +402,8 @@ static const struct rpc_proc nfs4_procs[] = {
 			    .max_reply = RPC_REPLY_MAX(0), .cache = RPC_CACHE_NONE, .ddp = ULB_RULE_NONE },
 	[NFS4PROC_COMPOUND] = { .name = "COMPOUND", .execute = nfs4_compound_exec, .args_size = 0,
 				.res_size = 0, .max_reply = 0, .cache = RPC_CACHE_DRC,
-				.cache_wanted = nfs4_compound_drc, .ddp = ULB_RULE_COMPOUND },
+				.cache_wanted = nfs4_compound_drc, .ddp = ULB_RULE_COMPOUND,
+				.run_of = nfs4_compound_run_of },
 };
 
 const struct rpc_version nfs4_version = {
