@@ -165,8 +165,9 @@ static uint32_t open_deleg(const struct nfs4_ctx *x, uint32_t share_access, stru
 	r->deleg = OPEN_DELEGATE_NONE;
 	if (x->minorversion == 0)
 		return share_access & ~NFS4_SHARE_ACCESS_BOTH ? NFS4ERR_INVAL : NFS4_OK;
-	/* RFC 9754: a 4.2 client may ask for delegated timestamps; rnfsd grants
-	 * none (open_arguments does not list them), so the ask is a wish not met. */
+	/* RFC 9754 §5.2: a 4.2 client may ask for delegated timestamps
+	 * (nfs4_deleg_open() grants the *_ATTRS_DELEG kind); before 4.2 the bit
+	 * is no share_access value at all (RFC 8881 §18.16.3: INVAL, as knfsd). */
 	if (x->minorversion >= 2)
 		share_access &= ~OPEN4_SHARE_ACCESS_WANT_DELEG_TIMESTAMPS;
 	if (share_access & ~(NFS4_SHARE_ACCESS_BOTH | OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
@@ -361,7 +362,7 @@ static void open_enc_deleg(struct xdr_enc *e, const struct nfs4_open_op_res *r)
 {
 	nfs4_enc_stateid(e, &r->dsid);
 	xdr_enc_bool(e, false); /* recall: only ever true for a reclaim, which gets none here */
-	if (r->deleg == OPEN_DELEGATE_WRITE) {
+	if (r->deleg == OPEN_DELEGATE_WRITE || r->deleg == OPEN_DELEGATE_WRITE_ATTRS_DELEG) {
 		xdr_enc_u32(e, 1); /* nfs_space_limit4: NFS_LIMIT_SIZE, no limit (as knfsd) */
 		xdr_enc_u64(e, UINT64_MAX);
 	}
@@ -390,7 +391,9 @@ void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 		xdr_enc_u32(e, r->rflags);
 		nfs4_enc_bitmap(e, &r->attrset);
 		xdr_enc_u32(e, r->deleg);
-		if (r->deleg == OPEN_DELEGATE_READ || r->deleg == OPEN_DELEGATE_WRITE)
+		/* RFC 9754 §5.2: the *_ATTRS_DELEG arms carry the read / write bodies. */
+		if (r->deleg == OPEN_DELEGATE_READ || r->deleg == OPEN_DELEGATE_WRITE ||
+		    r->deleg == OPEN_DELEGATE_READ_ATTRS_DELEG || r->deleg == OPEN_DELEGATE_WRITE_ATTRS_DELEG)
 			open_enc_deleg(e, r);
 		if (r->deleg == OPEN_DELEGATE_NONE_EXT) {
 			xdr_enc_u32(e, r->why);
