@@ -966,6 +966,7 @@ static bool answer_probe(struct raw_conn *c)
 
 struct dl_open {
 	int status;          /* the COMPOUND's */
+	uint32_t rflags;
 	uint32_t deleg, why; /* open_delegation4's type; NONE_EXT's why */
 	struct n4_sid osid;  /* the open stateid */
 	struct n4_sid dsid;  /* the delegation stateid */
@@ -998,7 +999,7 @@ static void dl_open(struct n4_client *k, const char *name, uint32_t access, bool
 		n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
 	n4_res(&r, N4_OPEN);
 	n4_xd_openres(&r.body, &res);
-	o->osid = res.sid, o->dsid = res.dsid, o->deleg = res.deleg, o->why = res.why;
+	o->osid = res.sid, o->dsid = res.dsid, o->deleg = res.deleg, o->why = res.why, o->rflags = res.rflags;
 	if (n4_res(&r, N4_GETFH) == 0) {
 		const uint8_t *fh = xd_opaque(&r.body, &o->fh_len, 128);
 		if (fh)
@@ -1704,6 +1705,7 @@ static void test_deleg_getattr(void)
 /* ---- attribute delegations (RFC 9754 §5: delegated timestamps) ---- */
 
 #define WANT_DELEG_TIMESTAMPS 0x100000u
+#define WANT_OPEN_XOR 0x200000u
 #define ATTR_DELEG_ACCESS 84u
 #define ATTR_DELEG_MODIFY 85u
 
@@ -1870,6 +1872,62 @@ out:
 	cb_close(&c.c);
 }
 
+/* The server's NFSv4 open states (stats "opens"), -1 if unknown. */
+static long long opens_now(void)
+{
+	char *doc = stats_json();
+	long long n = doc ? n4_stats_num(doc, "nfs4", "opens") : -1;
+
+	free(doc);
+	return n;
+}
+
+/* RFC 9754 §4: OPEN4_SHARE_ACCESS_WANT_OPEN_XOR_DELEGATION. */
+static void test_deleg_xor(void)
+{
+	struct n4_client a, b, c;
+	struct dl_open oa, ob, oc;
+	static const struct n4_sid zero;
+	char buf[16];
+	uint32_t got = 0;
+
+	hx_section("OPEN_XOR_DELEGATION (RFC 9754 §4): a delegation stateid and no open stateid");
+	if (!dl_client_minor(&a, "deleg-xor-a", 2) || !dl_client_minor(&b, "deleg-xor-b", 2) ||
+	    !dl_client(&c, "deleg-xor-c41"))
+		return;
+	dl_open(&c, "xor41", 3 | WANT_OPEN_XOR, true, &oc);
+	CHECK_EQ(oc.status, N4ERR_INVAL, "4.1 OPEN wanting OPEN_XOR_DELEGATION");
+	long long opens0 = opens_now();
+	dl_open(&a, "xorfile", 3 | WANT_OPEN_XOR, true, &oa);
+	if (!CHECK(oa.status == 0 && oa.deleg == 2, "4.2 OPEN: a write delegation (%d, %u)", oa.status, oa.deleg))
+		goto out;
+	CHECK(oa.rflags & 0x10, "OPEN4_RESULT_NO_OPEN_STATEID (rflags 0x%x)", oa.rflags);
+	CHECK(memcmp(&oa.osid, &zero, sizeof(zero)) == 0, "the open stateid is the anonymous one");
+	CHECK(opens0 >= 0 && opens_now() == opens0, "no open state kept (%lld, %lld)", opens_now(), opens0);
+	/* I/O with the delegation stateid */
+	CHECK_EQ(n4_write(&a, oa.fh, oa.fh_len, &oa.dsid, 0, "xor-data", 8), 0,
+		 "WRITE with the delegation stateid");
+	CHECK(n4_read(&a, oa.fh, oa.fh_len, &oa.dsid, 0, sizeof(buf), buf, &got) == 0 && got == 8 &&
+	      !memcmp(buf, "xor-data", 8), "READ with the delegation stateid (%u bytes)", got);
+	/* another client's OPEN recalls it; DELEGRETURN ends it, nothing to CLOSE */
+	dl_open(&b, "xorfile", 3, false, &ob);
+	CHECK_EQ(ob.status, N4ERR_DELAY, "B's OPEN for writing: DELAY while recalled");
+	dl_recalled(&a, &oa, "OPEN_XOR delegation");
+	dl_open(&b, "xorfile", 3, false, &ob);
+	CHECK_EQ(ob.status, 0, "B's OPEN after the DELEGRETURN (no open of A's in the way)");
+	/* a 4.2 OPEN of a file the owner has open already: the open stays (RFC 9754 §4, as knfsd) */
+	dl_open(&a, "xorfile2", 1, true, &oa);
+	if (oa.deleg)
+		dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid);
+	dl_open(&a, "xorfile2", 1 | WANT_OPEN_XOR, false, &oa);
+	CHECK(oa.status == 0 && !(oa.rflags & 0x10) && memcmp(&oa.osid, &zero, sizeof(zero)) != 0,
+	      "an upgrade keeps its open stateid (%d, rflags 0x%x, deleg %u)", oa.status, oa.rflags, oa.deleg);
+out:
+	cb_close(&a.c);
+	cb_close(&b.c);
+	cb_close(&c.c);
+}
+
 static void test_deleg_off(void)
 {
 	struct n4_client a;
@@ -2026,6 +2084,7 @@ int main(int argc, char **argv)
 	test_deleg_write();
 	test_deleg_getattr();
 	test_deleg_ts();
+	test_deleg_xor();
 	test_deleg_off();
 	test_deleg_break_time();
 	hx_daemon_stop(&env);

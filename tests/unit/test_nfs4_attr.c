@@ -296,7 +296,7 @@ static void test_open_arguments(void **state)
 	static const uint32_t want[5] = {
 		0xe,  /* share_access READ, WRITE, BOTH */
 		0xf,  /* share_deny NONE..BOTH */
-		0x10003e, /* wants READ, WRITE, ANY, NO_DELEG, CANCEL, DELEG_TIMESTAMPS (20): no signals, OPEN_XOR */
+		0x30003e, /* wants READ, WRITE, ANY, NO_DELEG, CANCEL, DELEG_TIMESTAMPS (20), OPEN_XOR (21): no signals */
 		0x37, /* claims but DELEGATE_PREV (3) and DELEG_PREV_FH (6) */
 		0xf,  /* UNCHECKED4, GUARDED4, EXCLUSIVE4, EXCLUSIVE4_1 */
 	};

@@ -181,10 +181,10 @@ static bool enc_v42(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src
 /* RFC 9754 §3.1 open_arguments4: five one-word bitmaps of the values OPEN
  * takes (nfs4_proc_open.c): share_access READ, WRITE, BOTH; share_deny
  * NONE..BOTH; the delegation wants it honours (READ, WRITE, ANY, NO_DELEG,
- * CANCEL, and DELEG_TIMESTAMPS (20, §5.2): not the signals, nor
- * OPEN_XOR_DELEGATION); the claims but CLAIM_DELEGATE_PREV and
- * CLAIM_DELEG_PREV_FH (DELEGPURGE is NOTSUPP); every create mode. */
-static const uint32_t nfs4_open_args[5] = { 0xeu, 0xfu, 0x10003eu, 0x37u, 0xfu };
+ * CANCEL, DELEG_TIMESTAMPS (20, §5.2) and OPEN_XOR_DELEGATION (21, §4): not
+ * the signals); the claims but CLAIM_DELEGATE_PREV and CLAIM_DELEG_PREV_FH
+ * (DELEGPURGE is NOTSUPP); every create mode. */
+static const uint32_t nfs4_open_args[5] = { 0xeu, 0xfu, 0x30003eu, 0x37u, 0xfu };
 
 static bool enc_open_args(struct xdr_enc *e, uint32_t attr)
 {
