@@ -1823,6 +1823,18 @@ static void test_deleg_ts(void)
 		close(fd);
 	dl_open(&a, "tsread", 1 | WANT_DELEG_TIMESTAMPS, false, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 4, "4.2 read OPEN: READ_ATTRS_DELEG (%d, %u)", oa.status, oa.deleg);
+	if (oa.deleg == 4 && CHECK(stat(path, &st0) == 0, "stat tsread")) {
+		/* B reads too (a read delegation of its own); A sets its delegated atime: no recall of either */
+		dl_open(&b, "tsread", 1 | WANT_DELEG_TIMESTAMPS, false, &ob);
+		CHECK(ob.status == 0 && ob.deleg == 4, "B: READ_ATTRS_DELEG too (%d, %u)", ob.status, ob.deleg);
+		struct timespec at0 = ts_add(st0.st_atim, 10);
+		usleep(50 * 1000);
+		CHECK_EQ(ts_setattr(&a, &oa, &oa.dsid, &at0, NULL, false), 0, "A's SETATTR of time_deleg_access");
+		CHECK(stat(path, &st1) == 0 && ts_eq(&st1.st_atim, &at0), "A's atime on disk");
+		CHECK(!cb_wait(&a.c, &cc, 300) && !cb_wait(&b.c, &cc, 300), "no recall (rnfsd's own change, its holder's)");
+		if (ob.deleg)
+			dl_sid_op(&b, ob.fh, ob.fh_len, N4_DELEGRETURN, &ob.dsid);
+	}
 	if (oa.deleg)
 		CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN (read)");
 	/* a 4.2 writer: WRITE_ATTRS_DELEG */
@@ -1865,7 +1877,6 @@ static void test_deleg_ts(void)
 	      (long)st1.st_mtim.tv_sec, st1.st_mtim.tv_nsec);
 	/* returned: the stateid sets nothing any more */
 	CHECK(ts_setattr(&a, &oa, &oa.dsid, NULL, &mt3, false) != 0, "SETATTR after DELEGRETURN refused");
-	(void)ob;
 out:
 	cb_close(&a.c);
 	cb_close(&b.c);

@@ -438,7 +438,11 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 			status = nfs4_setattr_size_stateid(x, a->sid_seqid, a->sid_other, &ob);
 	}
 	/* RFC 8881 §10.4.1: changing a delegated file's attributes recalls the delegation. */
-	if (status == NFS4_OK && sa.mask && ob.attr.type == BE_REG)
+	/* RFC 9754 §5: the delegated times alone are the holder's to set: they recall no
+	 * other client's read delegation (as knfsd's ATTR_DELEG). */
+	uint32_t deleg_only = (a->attrs.deleg_atime ? BE_SET_ATIME : 0) | (a->attrs.deleg_mtime ? BE_SET_MTIME : 0);
+
+	if (status == NFS4_OK && (sa.mask & ~deleg_only) && ob.attr.type == BE_REG)
 		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
 	if (status == NFS4_OK && sa.mask)
 		status = nfs_errno_to_nfsstat4(be_setattr(ob.exp->fs, &ob.cred, &ob.o, &sa, NULL, NULL, &post));
