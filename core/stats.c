@@ -85,6 +85,8 @@ static struct stats_sources stats_src;
 static void (*stats_usage_fill)(struct stats_usage *out);
 /* Bytes of closed connections, per transport: [0] tcp, [1] rdma; rx then tx (under stats_lock). */
 static uint64_t stats_closed_bytes[2][2];
+/* UDP's bytes (no connection: counted per datagram, stats_udp_bytes): rx then tx. */
+static _Atomic uint64_t stats_udp[2];
 
 /* Part 5: one client address's counters. */
 struct stats_client {
@@ -192,11 +194,23 @@ void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma)
 		*rdma = nr;
 }
 
+void stats_udp_bytes(uint64_t rx, uint64_t tx)
+{
+	if (rx)
+		atomic_fetch_add_explicit(&stats_udp[0], rx, memory_order_relaxed);
+	if (tx)
+		atomic_fetch_add_explicit(&stats_udp[1], tx, memory_order_relaxed);
+}
+
 void stats_transport_bytes(const char *transport, uint64_t *rx, uint64_t *tx)
 {
 	int t = stats_transport_idx(transport);
 
 	*rx = *tx = 0;
+	if (!strcmp(transport, "udp")) {
+		*rx = atomic_load_explicit(&stats_udp[0], memory_order_relaxed);
+		*tx = atomic_load_explicit(&stats_udp[1], memory_order_relaxed);
+	}
 	if (t < 0)
 		return;
 	pthread_mutex_lock(&stats_lock);
@@ -354,11 +368,11 @@ static void json_sections(struct json_out *j, enum stats_place place)
 /* "transport_bytes" and "usage": what the loop, the workers and the transports did. */
 static void json_usage(struct json_out *j)
 {
-	static const char *const xprts[] = { "tcp", "rdma" };
+	static const char *const xprts[] = { "tcp", "rdma", "udp" };
 	struct stats_usage u = stats_usage_get();
 
 	json_obj_open(j, "transport_bytes");
-	for (unsigned i = 0; i < 2; i++) {
+	for (unsigned i = 0; i < 3; i++) {
 		uint64_t rx, tx;
 
 		stats_transport_bytes(xprts[i], &rx, &tx);
@@ -422,6 +436,21 @@ int stats_render_json(FILE *f)
 	pthread_mutex_unlock(&stats_lock);
 	json_arr_close(&j);
 	return json_end(&j);
+}
+
+static _Thread_local bool stats_verbose_now;
+
+bool stats_verbose(void)
+{
+	return stats_verbose_now;
+}
+
+int stats_render_json_verbose(FILE *f)
+{
+	stats_verbose_now = true;
+	int r = stats_render_json(f);
+	stats_verbose_now = false;
+	return r;
 }
 
 static void stats_total_calls(const struct stats_proc *p, void *arg)
@@ -548,19 +577,19 @@ static void prom_grace(struct prom_out *p)
 /* Bytes per transport, and the loop's and the workers' utilisation. */
 static void prom_usage(struct prom_out *p)
 {
-	static const char *const xprts[] = { "tcp", "rdma" };
+	static const char *const xprts[] = { "tcp", "rdma", "udp" };
 	struct stats_usage u = stats_usage_get();
-	uint64_t rx[2], tx[2];
+	uint64_t rx[3], tx[3];
 
-	for (unsigned i = 0; i < 2; i++)
+	for (unsigned i = 0; i < 3; i++)
 		stats_transport_bytes(xprts[i], &rx[i], &tx[i]);
 	if (prom_family(p, "rnfsd_transport_received_bytes_total", PROM_COUNTER,
 			"Bytes received from clients, per transport (RDMA: messages and RDMA Read payloads)"))
-		for (unsigned i = 0; i < 2; i++)
+		for (unsigned i = 0; i < 3; i++)
 			prom_sample_u64(p, NULL, &(struct prom_label){ "transport", xprts[i] }, 1, rx[i]);
 	if (prom_family(p, "rnfsd_transport_sent_bytes_total", PROM_COUNTER,
 			"Bytes sent to clients, per transport (RDMA: messages and RDMA Write payloads)"))
-		for (unsigned i = 0; i < 2; i++)
+		for (unsigned i = 0; i < 3; i++)
 			prom_sample_u64(p, NULL, &(struct prom_label){ "transport", xprts[i] }, 1, tx[i]);
 	if (prom_family(p, "rnfsd_loop_busy_seconds_total", PROM_COUNTER,
 			"CPU time of the event loop's thread (it waits only in its poll)"))

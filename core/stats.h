@@ -173,8 +173,11 @@ void stats_conn_unregister(struct stats_conn *sc);
 void stats_conn_foreach(void (*cb)(const struct stats_conn *sc, void *arg), void *arg);
 /* Connections currently registered, in total and per transport. */
 void stats_conn_counts(unsigned *total, unsigned *tcp, unsigned *rdma);
-/* Bytes received and sent over transport ("tcp", "rdma") since start: closed connections and open ones. */
+/* Bytes received and sent over transport ("tcp", "rdma", "udp") since start: closed connections and
+ * open ones. */
 void stats_transport_bytes(const char *transport, uint64_t *rx, uint64_t *tx);
+/* Any thread: a UDP datagram of rx bytes received, or a reply of tx bytes sent (UDP has no stats_conn). */
+void stats_udp_bytes(uint64_t rx, uint64_t tx);
 
 /* ---- utilisation of the event loop and the worker pool ---- */
 
@@ -202,6 +205,10 @@ static inline void stats_mem_move(_Atomic uint64_t *total, uint64_t *last, uint6
 
 /* Write the JSON document (see rnfsd(8), STATISTICS) to f. 0, or -1 on a write error. */
 int stats_render_json(FILE *f);
+/* The same for a verbose request ("stats verbose", rnfsctl -v): sections may add detail that is
+ * too long for every poll (RPCSEC_GSS principals); stats_verbose() tells them, on this thread. */
+int stats_render_json_verbose(FILE *f);
+bool stats_verbose(void);
 /*
  * Write the Prometheus text format (version 0.0.4) to f: the registry's
  * families (build info, uptime, exports, per-procedure calls, errors and

@@ -22,6 +22,7 @@
 #define CTL_FIELDS 5
 #define CTL_CLIENTS_MAX 4096u /* NFS4_STATE_MAX_CLIENTS */
 #define CTL_NLM_HOSTS_MAX 1024u
+#define CTL_LAYOUTS_MAX 4096u /* rnfsctl layouts lists at most these */
 #define CTL_FILE_MAX (16u << 20) /* as the parser reads (exports.c) */
 
 static char ctl_file[PATH_MAX]; /* the exports file --save writes, "" when none */
@@ -202,6 +203,8 @@ static int ctl_clients(FILE *out)
 		json_u64(&j, "sessions", c[i].sessions);
 		json_u64(&j, "opens", c[i].opens);
 		json_u64(&j, "locks", c[i].locks);
+		json_u64(&j, "delegations", c[i].delegations);
+		json_u64(&j, "layouts", c[i].layouts);
 		json_u64(&j, "idle_s", c[i].idle_s);
 		json_obj_close(&j);
 	}
@@ -217,6 +220,34 @@ static int ctl_clients(FILE *out)
 	json_arr_close(&j);
 	free(c);
 	free(h);
+	return json_end(&j);
+}
+
+/* layouts \t list: {"layouts": [{"clientid", "export_id", "fh", "iomodes", "seqid", "recalled",
+ * "recalled_s"}]}, the first CTL_LAYOUTS_MAX. */
+static int ctl_layouts(FILE *out)
+{
+	struct nfs_layout_info *l = calloc(CTL_LAYOUTS_MAX, sizeof(*l));
+	unsigned n = l ? nfs_service_layouts(l, CTL_LAYOUTS_MAX) : 0;
+	struct json_out j;
+	char id[24];
+
+	json_begin(&j, out);
+	json_arr_open(&j, "layouts");
+	for (unsigned i = 0; i < n; i++) {
+		json_obj_open(&j, NULL);
+		snprintf(id, sizeof(id), "%#018llx", (unsigned long long)l[i].clientid);
+		json_str(&j, "clientid", id);
+		json_u64(&j, "export_id", l[i].export_id);
+		json_str(&j, "fh", l[i].fh);
+		json_str(&j, "iomodes", l[i].iomodes);
+		json_u64(&j, "seqid", l[i].seqid);
+		json_u64(&j, "recalled", l[i].recalled);
+		json_u64(&j, "recalled_s", l[i].recalled_s);
+		json_obj_close(&j);
+	}
+	json_arr_close(&j);
+	free(l);
 	return json_end(&j);
 }
 
@@ -261,6 +292,8 @@ int ctl_exports_request(char *req, FILE *out)
 		return ctl_unlock(out, f[1]), 0;
 	if (n == 2 && !strcmp(f[0], "client") && !strcmp(f[1], "list"))
 		return ctl_clients(out), 0;
+	if (n == 2 && !strcmp(f[0], "layouts") && !strcmp(f[1], "list"))
+		return ctl_layouts(out), 0;
 	if (n == 3 && !strcmp(f[0], "client") && !strcmp(f[1], "revoke"))
 		return ctl_revoke(out, f[2]), 0;
 	if (n == 0 || strcmp(f[0], "export") != 0)

@@ -732,12 +732,13 @@ static int stats_start(void)
 	stats_set_sources(&src);
 	stats_set_usage(usage_stats);
 	stats_set_top_clients(d.cfg.prometheus_top_clients);
-	/* The document's sections, in order: NFSv4's state, the exports' counters, the descriptors, then RPC-over-RDMA's memory. */
+	/* The document's sections, in order: NFSv4's state, the exports' counters, the descriptors, the calls by flavor, then RPC-over-RDMA's memory. */
 	stats_sections_clear();
 	if (d.cfg.nfsv4)
 		(void)nfs4_stats_sections_add(NULL);
 	(void)nfs_stats_sections_add();
 	(void)stats_server_resources_add(resources_stats);
+	(void)rpc_stats_section_add(); /* calls by flavor, RPCSEC_GSS contexts */
 	(void)rdma_stats_sections_add();
 	stats_server_set_control(ctl_exports_request); /* rnfsctl export ... */
 	ctl_exports_set_file(d.exports_from_file ? exports_source(&d.o, true, &d.cfg) : NULL);

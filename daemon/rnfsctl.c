@@ -4,11 +4,12 @@
  * or as it came with --json; changes the served exports at run time
  * (daemon/ctl_exports.h: one tab-separated request line, a JSON answer).
  *
- *   rnfsctl [-s SOCKET] [--json] [stats]
+ *   rnfsctl [-s SOCKET] [--json] [-v] [stats]
  *   rnfsctl [-s SOCKET] [--json] export list
  *   rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)
  *   rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]
  *   rnfsctl [-s SOCKET] [--json] client list
+ *   rnfsctl [-s SOCKET] [--json] layouts
  *   rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST
  *   rnfsctl [-s SOCKET] unlock --export PATH
  *
@@ -343,13 +344,14 @@ static void print_nfs4_callbacks(const struct json *doc)
 
 	if (!cbs || cbs->type != JSON_ARR || cbs->n == 0)
 		return;
-	printf("%-18s %-5s %-8s %-5s %8s %8s %8s\n", "CLIENTID", "MINOR", "CALLBACK", "XPRT", "SENT", "OK", "FAILED");
+	printf("%-18s %-5s %-8s %-5s %-6s %8s %8s %8s\n", "CLIENTID", "MINOR", "CALLBACK", "XPRT", "FLAVOR", "SENT", "OK",
+	       "FAILED");
 	for (size_t i = 0; i < cbs->n; i++) {
 		const struct json *c = &cbs->items[i];
 
-		printf("%-18s 4.%-3.0f %-8s %-5s %8.0f %8.0f %8.0f\n", json_text(c, "clientid"), json_num(c, "minor"),
-		       json_text(c, "state"), json_text(c, "transport"), json_num(c, "sent"), json_num(c, "ok"),
-		       json_num(c, "failed"));
+		printf("%-18s 4.%-3.0f %-8s %-5s %-6s %8.0f %8.0f %8.0f\n", json_text(c, "clientid"),
+		       json_num(c, "minor"), json_text(c, "state"), json_text(c, "transport"), json_text(c, "flavor"),
+		       json_num(c, "sent"), json_num(c, "ok"), json_num(c, "failed"));
 	}
 	printf("\n");
 }
@@ -396,12 +398,15 @@ static void print_nfs4_bounds(const struct json *doc)
 		return;
 	printf("nfsv4 tables: offloads %.0f/%.0f, synchronous copies %.0f/%.0f (%.0f refused), lock waiters "
 	       "%.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f, revoked stateids %.0f/%.0f, "
-	       "pNFS layouts %.0f/%.0f (%.0f data-server errors reported)\n\n",
+	       "pNFS layouts %.0f/%.0f (%.0f data-server errors reported; %.0f recalling, %.0f recalled, %.0f "
+	       "returned, %.0f revoked)\n\n",
 	       json_num(b, "offloads"), json_num(b, "offloads_max"), json_num(b, "sync_copies"),
 	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
 	       json_num(b, "lock_waiters_max"), json_num(b, "delegations_max"), json_num(b, "callback_paths"),
 	       json_num(b, "callback_paths_max"), json_num(b, "revoked_stateids"), json_num(b, "revoked_stateids_max"),
-	       json_num(b, "layouts"), json_num(b, "layouts_max"), json_num(b, "layout_errors"));
+	       json_num(b, "layouts"), json_num(b, "layouts_max"), json_num(b, "layout_errors"),
+	       json_num(b, "layout_recalling"), json_num(b, "layout_recalls"), json_num(b, "layout_recalls_returned"),
+	       json_num(b, "layouts_revoked"));
 }
 
 /* The shared NFSv4 tables against their bounds (issue 24). */
@@ -484,6 +489,27 @@ static void print_resources(const struct json *doc)
 	printf("\n");
 }
 
+/* Calls by flavor, and with -v the RPCSEC_GSS contexts' principals (the "rpc_auth" section). */
+static void print_rpc_auth(const struct json *doc)
+{
+	const struct json *a = json_get(doc, "rpc_auth");
+	const struct json *c = a ? json_get(a, "calls") : NULL;
+	const struct json *p = a ? json_get(a, "gss_principals") : NULL;
+
+	if (!c || c->type != JSON_OBJ)
+		return;
+	printf("calls by flavor: none %.0f, sys %.0f, krb5 %.0f, krb5i %.0f, krb5p %.0f\n", json_num(c, "none"),
+	       json_num(c, "sys"), json_num(c, "krb5"), json_num(c, "krb5i"), json_num(c, "krb5p"));
+	if (p && p->type == JSON_ARR) {
+		printf("%-48s %8s\n", "RPCSEC_GSS PRINCIPAL", "CONTEXTS");
+		for (size_t i = 0; i < p->n; i++) {
+			const char *name = json_text(&p->items[i], "principal");
+			printf("%-48s %8.0f\n", *name ? name : "(name too long)", json_num(&p->items[i], "contexts"));
+		}
+	}
+	printf("\n");
+}
+
 static void print_connections(const struct json *doc)
 {
 	const struct json *conns = json_get(doc, "connections");
@@ -533,6 +559,7 @@ static void print_usage(const struct json *doc)
 {
 	const struct json *u = json_get(doc, "usage"), *b = json_get(doc, "transport_bytes");
 	const struct json *tcp = b ? json_get(b, "tcp") : NULL, *rdma = b ? json_get(b, "rdma") : NULL;
+	const struct json *udp = b ? json_get(b, "udp") : NULL;
 	const double mib = 1024.0 * 1024.0;
 
 	if (!u || !tcp || !rdma)
@@ -540,9 +567,13 @@ static void print_usage(const struct json *doc)
 	printf("event loop %.1f s busy (CPU); workers %.0f of %.0f busy, %.0f queued, %.1f s busy in all\n",
 	       json_num(u, "loop_busy_s"), json_num(u, "workers_busy"), json_num(u, "workers"), json_num(u, "queued"),
 	       json_num(u, "workers_busy_s"));
-	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent\n\n",
+	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent",
 	       json_num(tcp, "received") / mib, json_num(tcp, "sent") / mib, json_num(rdma, "received") / mib,
 	       json_num(rdma, "sent") / mib);
+	if (udp)
+		printf("; udp %.1f MiB received, %.1f MiB sent", json_num(udp, "received") / mib,
+		       json_num(udp, "sent") / mib);
+	printf("\n\n");
 }
 
 static int print_table(const char *doc_text, size_t len)
@@ -579,6 +610,7 @@ static int print_table(const char *doc_text, size_t len)
 	print_nfs4(&doc);
 	print_export_stats(&doc);
 	print_resources(&doc);
+	print_rpc_auth(&doc);
 	print_connections(&doc);
 	json_free(&doc);
 	return 0;
@@ -655,6 +687,21 @@ static void addr_transports(const struct json *conns, const char *addr, char *bu
 	snprintf(buf, len, "%s%s%s", tcp ? "tcp" : "", tcp && rdma ? "," : "", rdma ? "rdma" : tcp ? "" : "-");
 }
 
+/* The bytes received and sent by the connections (stats document conns) from addr now open. */
+static void addr_bytes(const struct json *conns, const char *addr, double *rx, double *tx)
+{
+	char a[64];
+
+	*rx = *tx = 0;
+	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
+		peer_addr(json_text(&conns->items[i], "peer"), a, sizeof(a));
+		if (!strcmp(a, addr)) {
+			*rx += json_num(&conns->items[i], "rx_bytes");
+			*tx += json_num(&conns->items[i], "tx_bytes");
+		}
+	}
+}
+
 /* "client list": NFSv4 client records and NLM hosts (answer), with the transports of their
  * connections and the other connected addresses (the stats document). */
 static int print_clients(const char *text, size_t len, const char *stats, size_t slen)
@@ -671,26 +718,56 @@ static int print_clients(const char *text, size_t len, const char *stats, size_t
 		return -1;
 	}
 	conns = stats && json_parse_value(&ss, &st, 0) == 0 ? json_get(&st, "connections") : NULL;
-	printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s\n", "KIND", "CLIENT", "ADDRESS", "VERSION", "XPRT",
-	       "OPENS", "LOCKS", "IDLE(s)");
+	printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s %6s %7s %12s %12s\n", "KIND", "CLIENT", "ADDRESS", "VERSION",
+	       "XPRT", "OPENS", "LOCKS", "IDLE(s)", "DELEGS", "LAYOUTS", "RX(bytes)", "TX(bytes)");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct json *e = &c->items[i];
+		double rx, tx;
 
 		addr_transports(conns, json_text(e, "address"), tr, sizeof(tr));
-		printf("%-5s %-18s %-28s %-7s %-9s %6.0f %6.0f %8.0f%s\n", "nfs4", json_text(e, "clientid"),
-		       json_text(e, "address"), json_text(e, "version"), tr, json_num(e, "opens"),
-		       json_num(e, "locks"), json_num(e, "idle_s"), json_num(e, "confirmed") ? "" : " (unconfirmed)");
+		addr_bytes(conns, json_text(e, "address"), &rx, &tx);
+		printf("%-5s %-18s %-28s %-7s %-9s %6.0f %6.0f %8.0f %6.0f %7.0f %12.0f %12.0f%s\n", "nfs4",
+		       json_text(e, "clientid"), json_text(e, "address"), json_text(e, "version"), tr,
+		       json_num(e, "opens"), json_num(e, "locks"), json_num(e, "idle_s"), json_num(e, "delegations"),
+		       json_num(e, "layouts"), rx, tx, json_num(e, "confirmed") ? "" : " (unconfirmed)");
 	}
 	for (size_t i = 0; i < h->n; i++)
-		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
-		       "nlm4", "-", "-", json_num(&h->items[i], "locks"), "-");
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6.0f %7s %8s\n", "nlm", json_text(&h->items[i], "host"), "-",
+		       "nlm4", "-", "-", json_num(&h->items[i], "locks"), "-", "-");
 	for (size_t i = 0; conns && conns->type == JSON_ARR && i < conns->n; i++) {
 		const struct json *e = &conns->items[i];
 
-		printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s  %.0f calls\n", "conn", "-", json_text(e, "peer"), "-",
-		       json_text(e, "transport"), "-", "-", "-", json_num(e, "calls"));
+		printf("%-5s %-18s %-28s %-7s %-9s %6s %6s %8s %6s %7s %12.0f %12.0f  %.0f calls\n", "conn", "-",
+		       json_text(e, "peer"), "-", json_text(e, "transport"), "-", "-", "-", "-", "-",
+		       json_num(e, "rx_bytes"), json_num(e, "tx_bytes"), json_num(e, "calls"));
 	}
 	json_free(&st);
+	json_free(&doc);
+	return 0;
+}
+
+/* "layouts": one row per client and file it holds layouts of (the daemon's first 4096). */
+static int print_layouts(const char *text, size_t len)
+{
+	struct json_parser ps = {.p = text, .end = text + len};
+	struct json doc = {0};
+	const struct json *l;
+
+	if (json_parse_value(&ps, &doc, 0) != 0 || !(l = json_get(&doc, "layouts")) || l->type != JSON_ARR) {
+		fprintf(stderr, "rnfsctl: the daemon's answer has no layout list\n");
+		json_free(&doc);
+		return -1;
+	}
+	printf("%-18s %-10s %-7s %6s %-12s %s\n", "CLIENT", "EXPORT", "IOMODES", "SEQID", "RECALLED(s)", "FILEHANDLE");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct json *e = &l->items[i];
+		char rec[24] = "-";
+
+		if (json_num(e, "recalled"))
+			snprintf(rec, sizeof(rec), "%.0f", json_num(e, "recalled_s"));
+		printf("%-18s %-10.0f %-7s %6.0f %-12s %s\n", json_text(e, "clientid"), json_num(e, "export_id"),
+		       json_text(e, "iomodes"), json_num(e, "seqid"), rec, json_text(e, "fh"));
+	}
 	json_free(&doc);
 	return 0;
 }
@@ -768,7 +845,8 @@ static int run(const char *path, const char *req, bool json, int kind)
 
 		rc = print_clients(doc, len, stats, slen) ? 1 : 0;
 		free(stats);
-	}
+	} else if (kind == 4)
+		rc = print_layouts(doc, len) ? 1 : 0;
 	else
 		print_ok(doc, len);
 	free(doc);
@@ -777,15 +855,17 @@ static int run(const char *path, const char *req, bool json, int kind)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: rnfsctl [-s SOCKET] [--json] [stats]\n"
+	fprintf(f, "usage: rnfsctl [-s SOCKET] [--json] [-v] [stats]\n"
 		   "       rnfsctl [-s SOCKET] [--json] export list\n"
 		   "       rnfsctl [-s SOCKET] export add [--save] PATH CLIENT(OPTIONS)\n"
 		   "       rnfsctl [-s SOCKET] export remove [--save] PATH [CLIENT]\n"
 		   "       rnfsctl [-s SOCKET] [--json] client list\n"
 		   "       rnfsctl [-s SOCKET] client revoke CLIENTID|ADDRESS|NLM-HOST\n"
+		   "       rnfsctl [-s SOCKET] [--json] layouts\n"
 		   "       rnfsctl [-s SOCKET] unlock --export PATH\n"
 		   "  -s, --socket SOCKET  the daemon's control socket (default %s)\n"
 		   "  -j, --json           print the daemon's JSON answer as it came\n"
+		   "  -v, --verbose        stats: also the RPCSEC_GSS contexts' principals\n"
 		   "      --save           also write the change into the exports file\n"
 		   "  -h, --help, --version\n", RNFSCTL_DEFAULT_SOCKET);
 }
@@ -795,6 +875,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"verbose", no_argument, NULL, 'v'},
 		{"save", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -805,20 +886,25 @@ int main(int argc, char **argv)
 	bool json = false, save = false;
 	int o, kind = 0;
 
-	/* --json and --save may follow the command ("stats --json", "export add ... --save"); getopt
+	/* --json, --save, -v may follow the command ("stats --json", "export add ... --save"); getopt
 	 * stops at the command, so that an export's "-ro" style argument is never taken for options. */
 	for (int i = 1, k = 1; i <= argc; i++) {
 		if (i < argc && (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j")))
 			json = true;
 		else if (i < argc && !strcmp(argv[i], "--save"))
 			save = true;
+		else if (i < argc && (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")))
+			snprintf(req, sizeof(req), "stats verbose\n");
 		else
 			argv[k++] = argv[i]; /* argv[argc] (NULL) moves too */
 		if (i == argc)
 			argc = k - 1;
 	}
-	while ((o = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+s:jvh", opts, NULL)) != -1) {
 		switch (o) {
+		case 'v':
+			snprintf(req, sizeof(req), "stats verbose\n");
+			break;
 		case 's':
 			path = optarg;
 			break;
@@ -848,6 +934,9 @@ int main(int argc, char **argv)
 	} else if (optind + 2 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "list")) {
 		snprintf(req, sizeof(req), "client\tlist\n");
 		kind = 3;
+	} else if (optind + 1 == argc && !strcmp(argv[optind], "layouts")) {
+		snprintf(req, sizeof(req), "layouts\tlist\n");
+		kind = 4;
 	} else if (optind + 3 == argc && !strcmp(argv[optind], "client") && !strcmp(argv[optind + 1], "revoke")) {
 		if (strpbrk(argv[optind + 2], "\t\n") || strlen(argv[optind + 2]) > 255) {
 			usage(stderr);

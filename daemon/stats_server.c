@@ -142,6 +142,8 @@ static int stats_client_answer(struct stats_client *c)
 		return -1;
 	if (!*req || !strcmp(req, "stats"))
 		stats_render_json(f);
+	else if (!strcmp(req, "stats verbose"))
+		stats_render_json_verbose(f);
 	else if (!stats_control || stats_control(req, f) != 0)
 		fprintf(f, "{\"error\": \"unknown request\"}\n");
 	if (fclose(f) != 0)

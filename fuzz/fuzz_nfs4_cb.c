@@ -119,7 +119,8 @@ static void fuzz_uaddr(const uint8_t *p, size_t n)
 	CHECK(len == len2 && !memcmp(&sa, &sa2, len));
 }
 
-static const uint32_t opnums[5] = { OP_CB_RECALL, OP_CB_RECALL_ANY, OP_CB_NOTIFY_LOCK, OP_CB_OFFLOAD, OP_CB_GETATTR };
+static const uint32_t opnums[6] = { OP_CB_RECALL,  OP_CB_RECALL_ANY, OP_CB_NOTIFY_LOCK,
+				    OP_CB_OFFLOAD, OP_CB_GETATTR,    OP_CB_LAYOUTRECALL };
 
 static void fuzz_op_reply(const uint8_t *p, size_t n)
 {
@@ -129,7 +130,7 @@ static void fuzz_op_reply(const uint8_t *p, size_t n)
 	if (n < 1)
 		return;
 	bool seq = p[0] & 1;
-	uint32_t opnum = opnums[(p[0] >> 1) % 5];
+	uint32_t opnum = opnums[(p[0] >> 1) % 6];
 
 	xdr_dec_init(&d, p + 1, n - 1);
 	enum nfs4_cb_dec_result res = nfs4_cb_dec_compound_op(&d, seq, opnum, &r);
@@ -157,7 +158,7 @@ static void fuzz_op_enc(const uint8_t *p, size_t n)
 	if (n < 5)
 		return;
 	memset(&op, 0, sizeof(op));
-	op.kind = (enum nfs4_cb_opkind)(p[0] % 5);
+	op.kind = (enum nfs4_cb_opkind)(p[0] % 6);
 	uint32_t len = (uint32_t)p[1] << 8 | p[2];
 	bool over = false;
 
@@ -184,6 +185,13 @@ static void fuzz_op_enc(const uint8_t *p, size_t n)
 		op.u.getattr.fh.len = len;
 		op.u.getattr.mask0 = p[3];
 		over = len > NFS4_CB_FH_MAX;
+		break;
+	case NFS4_CB_OP_LAYOUTRECALL:
+		op.u.layoutrecall.fh.len = len;
+		op.u.layoutrecall.recall_type = p[3] % 5;
+		over = op.u.layoutrecall.recall_type < LAYOUTRECALL4_FILE ||
+		       op.u.layoutrecall.recall_type > LAYOUTRECALL4_ALL ||
+		       (op.u.layoutrecall.recall_type == LAYOUTRECALL4_FILE && len > NFS4_CB_FH_MAX);
 		break;
 	}
 	xdr_enc_init(&e, out, sizeof(out));

@@ -54,10 +54,24 @@ struct nfs_client_info {
 	const char *version;  /* "4.0" or "4.1+" */
 	bool confirmed;
 	unsigned sessions, opens, locks;
+	unsigned delegations, layouts; /* held (recalled and revoked delegations included) */
 	uint64_t idle_s;      /* since its lease was last renewed */
 };
 /* At most max NFSv4 client records into out: how many (0 without NFSv4). */
 unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max);
+
+/* rnfsctl layouts: one pNFS layout record (a client's layouts of one file). */
+struct nfs_layout_info {
+	uint64_t clientid;
+	uint32_t export_id;   /* the export's id (rnfsctl export list's "id") */
+	char fh[2 * 128 + 1]; /* the file's NFSv4 handle in hex */
+	const char *iomodes;  /* "read", "rw" or "read+rw" */
+	uint32_t seqid;
+	bool recalled;        /* CB_LAYOUTRECALL sent, not yet returned */
+	uint64_t recalled_s;  /* since then */
+};
+/* At most max layout records into out: how many (0 without NFSv4 or pNFS). */
+unsigned nfs_service_layouts(struct nfs_layout_info *out, unsigned max);
 
 /* rnfsctl client revoke: the NFSv4 client records named by who ("0x..." a client id, else an
  * address they were made from) end as if their lease had; *busy: those with a call running, left.

@@ -24,6 +24,7 @@
 #include "nfs/v4/compound/nfs4_stats.h"
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/ops/nfs4_pnfs.h"
+#include "nfs/v4/state/nfs4_layout.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 #include "core/log.h"
 #include "conf/exports_edit.h"
@@ -227,8 +228,30 @@ unsigned nfs_service_clients(struct nfs_client_info *out, unsigned max)
 						   .idle_s = now > b[i].last_renew ? now - b[i].last_renew : 0 };
 		nfs_client_addr(b[i].host, out[i].addr, sizeof(out[i].addr));
 		nfs4_stab_client_state(&srv->stab, b[i].clientid, &out[i].opens, &out[i].locks);
+		out[i].delegations = nfs4_deleg_client_count(b[i].clientid);
+		out[i].layouts = nfs4_pnfs_client_layouts(b[i].clientid);
 	}
 	free(b);
+	return n;
+}
+
+unsigned nfs_service_layouts(struct nfs_layout_info *out, unsigned max)
+{
+	static const char *const modes[] = { "-", "read", "rw", "read+rw" };
+	struct nfs4_lo_info *l = nfs_service_nfs4() && max ? calloc(max, sizeof(*l)) : NULL;
+	unsigned n = l ? nfs4_pnfs_list(l, max) : 0;
+	uint64_t now = nfs4_now();
+
+	for (unsigned i = 0; i < n; i++) {
+		out[i] = (struct nfs_layout_info){ .clientid = l[i].clientid, .export_id = l[i].fsid,
+						   .iomodes = modes[l[i].iomodes & 3], .seqid = l[i].seqid,
+						   .recalled = l[i].recall_at != 0,
+						   .recalled_s = l[i].recall_at && now > l[i].recall_at ?
+									 now - l[i].recall_at : 0 };
+		for (uint32_t k = 0; k < l[i].klen && k < 128; k++)
+			snprintf(out[i].fh + 2 * k, 3, "%02x", l[i].key[k]);
+	}
+	free(l);
 	return n;
 }
 

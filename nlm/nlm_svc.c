@@ -128,6 +128,8 @@ static uint32_t nlm_file_open(struct rpc_call *c, const struct nlm_fh *fh, struc
 		return NLM4_STALE_FH;
 	if (c && nfs_export_admit(nf->e, c, &opts) != 0)
 		return NLM4_FAILED; /* not a client of this export (knfsd: nlm_lck_denied_nolocks / failed) */
+	if (c)
+		rpc_call_acct(c, &nf->e->st->acct); /* the export's calls (nfs/common/export_stats.c) */
 	err = be_file_open_handle(nf->e->fs, &bh, BE_OPEN_READ | BE_OPEN_WRITE, &nf->f);
 	if (err == EACCES || err == EROFS || err == EPERM || err == ETXTBSY)
 		err = be_file_open_handle(nf->e->fs, &bh, BE_OPEN_READ, &nf->f);

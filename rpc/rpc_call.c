@@ -654,5 +654,6 @@ void rpc_call_receive(struct rpc_call *c)
 	}
 	if (c->cred.flavor == RPC_AUTH_GSS && !rpc_call_gss(c))
 		return;
+	rpc_stats_count_flavor(c);
 	rpc_call_dispatch(c);
 }

@@ -361,6 +361,41 @@ enum rpc_gss_seq_result rpc_gss_ctx_seq(struct rpc_gss_table *t, struct rpc_gss_
 	return r;
 }
 
+static int princ_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct rpc_gss_princ_count *)a)->princ, ((const struct rpc_gss_princ_count *)b)->princ);
+}
+
+size_t rpc_gss_table_principals(struct rpc_gss_table *t, struct rpc_gss_princ_count **out)
+{
+	size_t n = 0, m = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&t->lock);
+	struct rpc_gss_princ_count *v = t->live ? malloc(t->live * sizeof(*v)) : NULL;
+	for (uint32_t i = 0; v && i < t->cap && n < t->live; i++) {
+		const struct rpc_gss_ctx *x = &t->ctx[i];
+		if (x->state == RPC_GSS_CTX_ESTABLISHED && x->cred_ok) {
+			memcpy(v[n].princ, x->princ, sizeof(v[n].princ));
+			v[n++].contexts = 1;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (n == 0) {
+		free(v);
+		return 0;
+	}
+	qsort(v, n, sizeof(*v), princ_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (!strcmp(v[i].princ, v[m].princ))
+			v[m].contexts++;
+		else
+			v[++m] = v[i];
+	}
+	*out = v;
+	return m + 1;
+}
+
 enum rpc_gss_princ rpc_gss_principal(const char *name, size_t len, const char *default_realm,
 				     char *local, size_t local_cap)
 {

@@ -147,6 +147,19 @@ void rpc_gss_ctx_kill(struct rpc_gss_table *t, struct rpc_gss_ctx *x);
 /* rpc_gss_seq_check under the table's lock. */
 enum rpc_gss_seq_result rpc_gss_ctx_seq(struct rpc_gss_table *t, struct rpc_gss_ctx *x, uint32_t seq);
 
+/* One principal of the table and its established contexts (rpc_gss_table_principals). */
+struct rpc_gss_princ_count {
+	char princ[RPC_GSS_PRINC_MAX]; /* "" when the name was too long to keep */
+	uint32_t contexts;
+};
+/*
+ * The established contexts' principals, each once with its count, sorted by
+ * name, into *out (malloc'ed, the caller frees; NULL when none or out of
+ * memory). Copies the names under the lock, sorts after. The number of
+ * entries. For the stats request only (verbose), never per call.
+ */
+size_t rpc_gss_table_principals(struct rpc_gss_table *t, struct rpc_gss_princ_count **out);
+
 /* What a principal's display name is (rpc_gss_principal). */
 enum rpc_gss_princ {
 	RPC_GSS_PRINC_FOREIGN, /* another realm, or not a name we map: anonymous */

@@ -126,6 +126,12 @@ void rpc_gss_counts(uint64_t *live, uint64_t *cap, uint64_t *evictions)
 	pthread_mutex_unlock(&g.tab.lock);
 }
 
+size_t rpc_gss_principals(struct rpc_gss_princ_count **out)
+{
+	*out = NULL;
+	return g.enabled ? rpc_gss_table_principals(&g.tab, out) : 0;
+}
+
 bool rpc_gss_enabled(void)
 {
 	return g.enabled;

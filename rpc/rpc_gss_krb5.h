@@ -6,6 +6,7 @@
 #define RNFSD_RPC_GSS_KRB5_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -19,6 +20,10 @@
 int rpc_gss_init(const char *keytab, bool host_root, uint32_t contexts, uint32_t per_client);
 /* Any thread: contexts held, the table's size (0 when Kerberos is off), contexts evicted. */
 void rpc_gss_counts(uint64_t *live, uint64_t *cap, uint64_t *evictions);
+/* Any thread (the stats request): the principals of the established contexts, each with its
+ * count, sorted (rpc_gss_table_principals); 0 and *out NULL when Kerberos is off. */
+struct rpc_gss_princ_count;
+size_t rpc_gss_principals(struct rpc_gss_princ_count **out);
 /* Any thread, while c is served: the display name of the principal behind an RPCSEC_GSS data
  * call ("user@REALM", the context's; RFC 8881 §2.4.3 needs it to tell clients' principals apart),
  * or NULL (another flavor, or a name longer than RPC_GSS_PRINC_MAX). */

@@ -134,6 +134,8 @@ enum rpc_stat_event {
 	RPC_STAT_DRC_UNCACHED,
 };
 void rpc_stats_count(enum rpc_stat_event ev);
+/* A call about to be dispatched: one more for its flavor (an atomic add, no lock). */
+void rpc_stats_count_flavor(const struct rpc_call *c);
 void rpc_stats_record(struct rpc_proc_stats *s, bool error, uint64_t latency_ns);
 void rpc_stats_copy(struct rpc_proc_snapshot *dst, const struct rpc_proc_stats *src);
 

@@ -1,11 +1,18 @@
 /*
  * rpc_stats.c - counters declared in rpc_stats.h. Per-procedure
  * counters live in the program table (rpc_prog.c allocates them at
- * registration); the global ones are here.
+ * registration); the global ones and the calls by flavor are here, with
+ * the "rpc_auth" section of the stats document (flavors, RPCSEC_GSS
+ * contexts and, for a verbose request, their principals).
  */
 #include "rpc/rpc_internal.h"
+#include "rpc/rpc_gss.h"
+#include "rpc/rpc_gss_krb5.h"
+
+#include <stdlib.h>
 
 static struct rpc_stats_global stats_global;
+static uint64_t stats_flavors[RPC_FLAVOR_STAT_COUNT];
 
 static void stat_add(uint64_t *v, uint64_t n)
 {
@@ -38,6 +45,44 @@ void rpc_stats_count(enum rpc_stat_event ev)
 	default: return;
 	}
 	stat_add(v, 1);
+}
+
+const char *rpc_flavor_stat_name(enum rpc_flavor_stat f)
+{
+	static const char *const names[RPC_FLAVOR_STAT_COUNT] = { "none", "sys", "krb5", "krb5i", "krb5p" };
+
+	return (unsigned)f < RPC_FLAVOR_STAT_COUNT ? names[f] : "?";
+}
+
+enum rpc_flavor_stat rpc_flavor_stat_of(uint32_t flavor, uint32_t gss_svc)
+{
+	switch (flavor) {
+	case RPC_AUTH_NONE:
+		return RPC_FLAVOR_STAT_NONE;
+	case RPC_AUTH_SYS:
+		return RPC_FLAVOR_STAT_SYS;
+	case RPC_AUTH_GSS:
+		/* RFC 2623 §2.7: krb5, krb5i, krb5p are the services none, integrity, privacy (RFC 2203 §5). */
+		if (gss_svc >= RPC_GSS_SVC_NONE && gss_svc <= RPC_GSS_SVC_PRIVACY)
+			return (enum rpc_flavor_stat)(RPC_FLAVOR_STAT_KRB5 + gss_svc - RPC_GSS_SVC_NONE);
+		return RPC_FLAVOR_STAT_COUNT;
+	default:
+		return RPC_FLAVOR_STAT_COUNT;
+	}
+}
+
+void rpc_stats_count_flavor(const struct rpc_call *c)
+{
+	enum rpc_flavor_stat f = rpc_flavor_stat_of(c->cred.flavor, c->gss.svc);
+
+	if (f < RPC_FLAVOR_STAT_COUNT)
+		stat_add(&stats_flavors[f], 1);
+}
+
+void rpc_stats_flavors_get(uint64_t out[RPC_FLAVOR_STAT_COUNT])
+{
+	for (unsigned i = 0; i < RPC_FLAVOR_STAT_COUNT; i++)
+		out[i] = stat_get(&stats_flavors[i]);
 }
 
 void rpc_stats_record(struct rpc_proc_stats *s, bool error, uint64_t latency_ns)
@@ -101,4 +146,65 @@ void rpc_stats_procs_foreach(stats_proc_cb cb, void *arg)
 {
 	struct procs_adapt a = {cb, arg};
 	rpc_stats_foreach(procs_adapt_cb, &a);
+}
+
+/* A verbose request: the principals of the established contexts, with their counts. */
+static void rpc_auth_principals(struct json_out *j)
+{
+	struct rpc_gss_princ_count *v;
+	size_t n = rpc_gss_principals(&v);
+
+	json_arr_open(j, "gss_principals");
+	for (size_t i = 0; i < n; i++) {
+		json_obj_open(j, NULL);
+		json_str(j, "principal", v[i].princ);
+		json_u64(j, "contexts", v[i].contexts);
+		json_obj_close(j);
+	}
+	json_arr_close(j);
+	free(v);
+}
+
+static void rpc_auth_write(struct json_out *j, const char *name, void *arg)
+{
+	uint64_t fl[RPC_FLAVOR_STAT_COUNT], live, cap, ev;
+
+	(void)arg;
+	rpc_stats_flavors_get(fl);
+	rpc_gss_counts(&live, &cap, &ev);
+	json_obj_open(j, name);
+	json_obj_open(j, "calls");
+	for (unsigned i = 0; i < RPC_FLAVOR_STAT_COUNT; i++)
+		json_u64(j, rpc_flavor_stat_name((enum rpc_flavor_stat)i), fl[i]);
+	json_obj_close(j);
+	json_u64(j, "gss_contexts", live);
+	json_u64(j, "gss_contexts_max", cap);
+	json_u64(j, "gss_evictions", ev);
+	if (stats_verbose())
+		rpc_auth_principals(j);
+	json_obj_close(j);
+}
+
+/* No principal label: one series per flavor only (the label set stays fixed). The contexts'
+ * gauge is the "resources" section's rnfsd_gss_contexts. */
+static void rpc_auth_prom(struct prom_out *p, void *arg)
+{
+	uint64_t fl[RPC_FLAVOR_STAT_COUNT];
+
+	(void)arg;
+	rpc_stats_flavors_get(fl);
+	if (!prom_family(p, "rnfsd_rpc_calls_by_flavor_total", PROM_COUNTER,
+			 "RPC calls dispatched, by authentication flavor (RPCSEC_GSS: krb5, krb5i, krb5p by service)"))
+		return;
+	for (unsigned i = 0; i < RPC_FLAVOR_STAT_COUNT; i++) {
+		struct prom_label l = { "flavor", rpc_flavor_stat_name((enum rpc_flavor_stat)i) };
+		prom_sample_u64(p, NULL, &l, 1, fl[i]);
+	}
+}
+
+int rpc_stats_section_add(void)
+{
+	if (stats_section_add(STATS_PLACE_STATE, "rpc_auth", rpc_auth_write, NULL) != 0)
+		return -1;
+	return stats_section_set_prom("rpc_auth", rpc_auth_prom);
 }

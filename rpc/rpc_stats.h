@@ -49,6 +49,27 @@ struct rpc_stats_global {
 	uint64_t drc_uncached;   /* non-idempotent reply not cached (too big, cache full) */
 };
 
+/* Calls by flavor (issue 25 item 6): calls that passed authentication and
+ * went to their program (RPCSEC_GSS: DATA calls, by service; context
+ * creation and destruction are not counted here). */
+enum rpc_flavor_stat {
+	RPC_FLAVOR_STAT_NONE,  /* AUTH_NONE */
+	RPC_FLAVOR_STAT_SYS,   /* AUTH_SYS */
+	RPC_FLAVOR_STAT_KRB5,  /* RPCSEC_GSS krb5, service none (RFC 2203 §5) */
+	RPC_FLAVOR_STAT_KRB5I, /* service integrity */
+	RPC_FLAVOR_STAT_KRB5P, /* service privacy */
+	RPC_FLAVOR_STAT_COUNT,
+};
+/* "none", "sys", "krb5", "krb5i", "krb5p" (exports(5)'s sec= names). */
+const char *rpc_flavor_stat_name(enum rpc_flavor_stat f);
+/* The counter of a call's flavor (RPC_AUTH_*) and RPCSEC_GSS service; RPC_FLAVOR_STAT_COUNT: none. Pure. */
+enum rpc_flavor_stat rpc_flavor_stat_of(uint32_t flavor, uint32_t gss_svc);
+/* Any thread: the counts, RPC_FLAVOR_STAT_COUNT of them. */
+void rpc_stats_flavors_get(uint64_t out[RPC_FLAVOR_STAT_COUNT]);
+/* Main thread, before serving: the "rpc_auth" section of the stats document (calls by flavor,
+ * RPCSEC_GSS contexts, their principals when the request is verbose) and its Prometheus family. */
+int rpc_stats_section_add(void);
+
 /* Called once per procedure of every registered program and version. */
 typedef void (*rpc_stats_cb)(const char *prog_name, uint32_t prog, uint32_t vers,
 			     uint32_t proc, const char *proc_name,

@@ -23,6 +23,7 @@
 
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/stats.h"
 #include "rpc/rpc.h"
 #include "transport/sock_addr.h"
 
@@ -189,6 +190,8 @@ static void udp_readable_cb(int fd, short what, void *arg)
 		socklen_t fl = sizeof(from);
 		ssize_t n = recvfrom(fd, ctx->req, sizeof(ctx->req), MSG_DONTWAIT | MSG_TRUNC,
 				     (struct sockaddr *)&from, &fl);
+		if (n > 0)
+			stats_udp_bytes((uint64_t)n, 0); /* rnfsd_transport_received_bytes_total{transport="udp"} */
 		bool take = n > 0 && (size_t)n <= sizeof(ctx->req) && fl <= sizeof(from) &&
 			    udp_call_served(x, fd, ctx->req, (size_t)n, &from, fl);
 		if (n > (ssize_t)sizeof(ctx->req))
@@ -211,9 +214,13 @@ static void udp_send_reply(struct rpc_call *c)
 	struct udp_ctx *ctx = c->priv;
 
 	/* RFC 5531: one datagram; bulk data (ddp_out) is never produced by the programs served here */
-	if (!c->drop && c->n_ddp_out == 0)
-		(void)sendto(ctx->fd, ctx->reply, xdr_enc_len(&c->res), MSG_DONTWAIT,
-			     (const struct sockaddr *)&ctx->conn.peer, ctx->conn.peer_len);
+	if (!c->drop && c->n_ddp_out == 0) {
+		ssize_t n = sendto(ctx->fd, ctx->reply, xdr_enc_len(&c->res), MSG_DONTWAIT,
+				   (const struct sockaddr *)&ctx->conn.peer, ctx->conn.peer_len);
+
+		if (n > 0)
+			stats_udp_bytes(0, (uint64_t)n);
+	}
 	rpc_conn_closed(&ctx->conn); /* its close hooks, if any */
 	rpc_conn_put(&ctx->conn);    /* the transport's reference: usually the last */
 }

@@ -200,9 +200,12 @@ int local_lease_unset(int lid);
 /* A new descriptor of the open file description holding a write lease on
  * the inode st (an open of it would break the lease), or -1 if none. */
 int local_lease_dup(const struct stat *st);
-/* The write lease rnfsd holds on the inode st (a write delegation's) is let go, so
- * that the holder's new lock description may be opened: 0, or ENOENT (none held). */
-int local_lease_yield(const struct stat *st);
+/* The lease rnfsd holds on the inode st is let go before rnfsd's own open of the file
+ * for its delegation's holder, which would otherwise start its break: a write lease
+ * (a write delegation's, broken by any open) always, a read lease (read delegations')
+ * when the open is for writing (write_open). NFSv4 has recalled every other client's
+ * delegation by then. 0, or ENOENT (no such lease held). */
+int local_lease_yield(const struct stat *st, bool write_open);
 /* Has rnfsd a read lease on the inode st (a read-write open would break it)? */
 bool local_lease_read(const struct stat *st);
 /* local_watch.c: change watches (inotify). */

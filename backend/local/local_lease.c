@@ -37,7 +37,9 @@
  * description's: owners sharing one would not exclude each other), and the
  * kernel breaks a lease at every open, even its owner's (only nfsd's own
  * delegations have lm_breaker_owns_lease): the lease yields to the holder's
- * lock (local_lease_yield, F_UNLCK before the open). The delegation stands;
+ * lock (local_lease_yield, F_UNLCK before the open), and a read lease to the
+ * holder's own OPEN for writing (RFC 8881 §10.4: no conflict with its own read
+ * delegation; pynfs DELEG23). The delegation stands;
  * from then on the file's inotify watch reports local opens after the fact,
  * and the holder's locks are the kernel's, so a local process's conflicting
  * lock is refused. A yielded lease keeps its slot (type F_UNLCK) until
@@ -262,7 +264,7 @@ unsigned be_lease_break_time(void)
 	return s;
 }
 
-int local_lease_yield(const struct stat *st)
+int local_lease_yield(const struct stat *st, bool write_open)
 {
 	int err = ENOENT;
 
@@ -272,7 +274,8 @@ int local_lease_yield(const struct stat *st)
 	for (unsigned i = 0; i < LOCAL_LEASE_MAX && err == ENOENT; i++) {
 		struct local_lease *l = &l_tab[i];
 
-		if (l->fd < 0 || l->type != F_WRLCK || l->ino != st->st_ino || l->dev != st->st_dev)
+		if (l->fd < 0 || l->ino != st->st_ino || l->dev != st->st_dev ||
+		    !(l->type == F_WRLCK || (l->type == F_RDLCK && write_open)))
 			continue;
 		/* Fails only if the kernel took it already (lease-break-time): gone either way. */
 		(void)fcntl(l->fd, F_SETLEASE, F_UNLCK);

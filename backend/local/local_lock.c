@@ -107,7 +107,7 @@ static int lk_desc(struct be_file *f, uint64_t owner, bool create, struct local_
 	/* rnfsd's own write lease (a write delegation's, whose holder alone gets
 	 * here: NFSv4 recalls it for anyone else) yields to the holder's lock
 	 * before the open, which would start its break (a recall for nothing). */
-	(void)local_lease_yield(&st);
+	(void)local_lease_yield(&st, f->rdwr);
 	d->fd = open(path, (f->rdwr ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC); /* a lease: EWOULDBLOCK */
 	if (d->fd < 0)
 		/* Out of descriptors: no lock. A lease in the way (the open started its

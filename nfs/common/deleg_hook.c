@@ -3,7 +3,8 @@
  * knowing NFSv4: NFSv4 sets the hook (nfs_deleg_hook_set(), at the start of
  * its delegation table; the hook is static and lives as long as the
  * process); until then nothing is delegated and every check is clear. The
- * pointer is read by any worker without a lock.
+ * pointer is read by any worker without a lock. The same for pNFS layouts
+ * (nfs_layout_hook_set(), set when NFSv4 is a metadata server).
  */
 #include <stdatomic.h>
 
@@ -43,4 +44,19 @@ enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len,
 	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
 
 	return h && h->getattr ? h->getattr(fkey, fkey_len, may_wait, attr) : NFS_DELEG_CLEAR;
+}
+
+static _Atomic nfs_layout_hook_fn nfs_layout_hook;
+
+nfs_layout_hook_fn nfs_layout_hook_set(nfs_layout_hook_fn fn)
+{
+	return atomic_exchange(&nfs_layout_hook, fn);
+}
+
+void nfs_layout_conflict(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer)
+{
+	nfs_layout_hook_fn fn = atomic_load(&nfs_layout_hook);
+
+	if (fn)
+		fn(fkey, fkey_len, peer);
 }

@@ -265,4 +265,18 @@ enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const s
 					   const struct be_obj *dir, const char *name);
 enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr);
 
+/*
+ * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_proc_layout.c): an NFSv3
+ * WRITE or SETATTR of the size tells it through this hook, which NFSv4 sets
+ * when it is a metadata server, and it recalls the layouts of the file
+ * that clients at other addresses hold (RFC 8881 §12.5.5). The call never
+ * waits: the NFSv3 operation goes on (tight coupling, RFC 8435 §2.2: the
+ * data servers write this very file). peer: the caller's address (NULL:
+ * unknown). Without the hook nothing happens.
+ */
+typedef void (*nfs_layout_hook_fn)(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer);
+/* Returns the hook it replaces. */
+nfs_layout_hook_fn nfs_layout_hook_set(nfs_layout_hook_fn fn);
+void nfs_layout_conflict(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer);
+
 #endif

@@ -198,6 +198,8 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 		nfs_exports_put(t);
 		return RPC_PROC_TOOWEAK; /* RFC 5531 §9: AUTH_ERROR, AUTH_TOOWEAK */
 	}
+	if (e)
+		rpc_call_acct(c, &e->st->acct); /* the export's calls and errors (nfs/common/export_stats.c) */
 	if (!e)
 		r->status = MNT3ERR_NOENT;
 	else if (admit == EACCES)
@@ -205,7 +207,8 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 	else
 		r->status = mount3_subdir_fh(e, rest, &r->fh);
 	if (r->status == MNT3_OK) {
-		r->sec = opts->sec;
+		r->nsec = (uint32_t)__builtin_popcount(opts->sec & ((1u << EXPORT_SEC_COUNT) - 1));
+		memcpy(r->sec_order, opts->sec_order, sizeof(r->sec_order));
 		mount3_list_add(host, dir);
 		log_limited(&mount3_ok_limit, LOG_INFO, "mount: %s mounted %s", host,
 			    log_escape_str(esc, sizeof(esc), dir));
@@ -217,6 +220,15 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 	return RPC_PROC_OK;
 }
 
+uint32_t mount3_auth_flavor(unsigned bit)
+{
+	/* RFC 2623 §2.7: AUTH_NONE, AUTH_SYS, then the Kerberos services as pseudo-flavors
+	 * 390003 (krb5), 390004 (krb5i), 390005 (krb5p), in EXPORT_SEC_* bit order. */
+	static const uint32_t flavor[EXPORT_SEC_COUNT] = { RPC_AUTH_NONE, RPC_AUTH_SYS, 390003, 390004, 390005 };
+
+	return bit < EXPORT_SEC_COUNT ? flavor[bit] : RPC_AUTH_NONE;
+}
+
 void mount3_mnt_enc(struct rpc_call *c, const void *res)
 {
 	const struct mount3_mnt_res *r = res;
@@ -224,21 +236,13 @@ void mount3_mnt_enc(struct rpc_call *c, const void *res)
 	nfs3_enc_status(c, r->status);
 	if (r->status != MNT3_OK)
 		return;
-	/* mountres3_ok: fhandle3, auth_flavors<> (the export's sec= flavors, strongest first) */
+	/* mountres3_ok: fhandle3, auth_flavors<>. RFC 2623 §2.7: the server lists
+	 * the flavors in its order of preference, the admin's sec= order (as
+	 * mountd does, and as SECINFO lists them, RFC 8881 §2.6.3.1). */
 	nfs3_enc_fh(&c->res, &r->fh);
-	/* RFC 2623 §2.7: the Kerberos services as pseudo-flavors 390005 (krb5p),
-	 * 390004 (krb5i), 390003 (krb5). */
-	static const uint32_t order[][2] = {
-		{ EXPORT_SEC_KRB5P, 390005 }, { EXPORT_SEC_KRB5I, 390004 }, { EXPORT_SEC_KRB5, 390003 },
-		{ EXPORT_SEC_SYS, RPC_AUTH_SYS }, { EXPORT_SEC_NONE, RPC_AUTH_NONE },
-	};
-	uint32_t n = 0;
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		n += !!(r->sec & order[i][0]);
-	xdr_enc_u32(&c->res, n);
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-		if (r->sec & order[i][0])
-			xdr_enc_u32(&c->res, order[i][1]);
+	xdr_enc_u32(&c->res, r->nsec);
+	for (uint32_t i = 0; i < r->nsec && i < EXPORT_SEC_COUNT; i++)
+		xdr_enc_u32(&c->res, mount3_auth_flavor(r->sec_order[i]));
 }
 
 /* Appendix I MOUNTPROC3_DUMP: mountlist, cut short if the reply buffer is full (encoded here). */
@@ -262,6 +266,18 @@ enum rpc_proc_status mount3_dump_exec(struct rpc_call *c, void *args, void *res)
 	return RPC_PROC_OK;
 }
 
+/* A call naming export dir counts among the export's calls (nfs/common/export_stats.c). */
+static void mount3_acct(struct rpc_call *c, const char *dir)
+{
+	struct nfs_exports *t = nfs_exports_get();
+	const char *rest;
+	const struct nfs_export *e = mount3_find(t, dir, &rest);
+
+	if (e)
+		rpc_call_acct(c, &e->st->acct);
+	nfs_exports_put(t);
+}
+
 /* Appendix I MOUNTPROC3_UMNT */
 enum rpc_proc_status mount3_umnt_exec(struct rpc_call *c, void *args, void *res)
 {
@@ -271,6 +287,7 @@ enum rpc_proc_status mount3_umnt_exec(struct rpc_call *c, void *args, void *res)
 	mount3_dirpath_copy(args, dir);
 	mount3_peer_host(c, host);
 	mount3_list_remove(host, dir);
+	mount3_acct(c, dir);
 	return RPC_PROC_OK;
 }
 

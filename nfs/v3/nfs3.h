@@ -130,9 +130,12 @@ struct mount3_dirpath_args {
 struct mount3_mnt_res {
 	uint32_t status;
 	struct nfs_fh fh;
-	uint32_t sec; /* EXPORT_SEC_* the export allows this client */
+	uint32_t nsec;                       /* flavors the export allows this client */
+	uint8_t sec_order[EXPORT_SEC_COUNT]; /* their EXPORT_SEC_* bit numbers, in sec='s order */
 };
 
+/* The MOUNT flavor number of the sec= flavor with EXPORT_SEC_* bit number bit (RFC 2623 §2.7). Pure. */
+uint32_t mount3_auth_flavor(unsigned bit);
 bool mount3_dec_dirpath(struct rpc_call *c, void *args);
 enum rpc_proc_status mount3_null_exec(struct rpc_call *c, void *args, void *res);
 enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res);

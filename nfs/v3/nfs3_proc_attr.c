@@ -67,6 +67,10 @@ enum rpc_proc_status nfs3_setattr_exec(struct rpc_call *c, void *args, void *res
 	if (r->status == NFS3_OK && a->sa.mask &&
 	    nfs_deleg_recall(a->fh.data, a->fh.len, NFS_DELEG_WRITE) != NFS_DELEG_CLEAR)
 		r->status = NFS3ERR_JUKEBOX;
+	/* RFC 8881 §12.5.5: a truncate recalls the file's pNFS layouts (no wait) */
+	if (r->status == NFS3_OK && (a->sa.mask & BE_SET_SIZE))
+		nfs_layout_conflict(a->fh.data, a->fh.len,
+				    c->conn ? (const struct sockaddr *)&c->conn->peer : NULL);
 	if (r->status == NFS3_OK) {
 		r->status = nfs3_stat(be_setattr(nc.fs, &nc.cred, &o, &a->sa, a->guard ? &a->guard_ctime : NULL,
 						 NULL, &r->wcc.post));

@@ -80,6 +80,10 @@ static uint32_t nfs3_io_open(struct nfs3_call *nc, const struct nfs_fh *fh, bool
 	if (status == NFS3_OK &&
 	    nfs_deleg_recall(fh->data, fh->len, write ? NFS_DELEG_WRITE : NFS_DELEG_READ) != NFS_DELEG_CLEAR)
 		status = NFS3ERR_JUKEBOX;
+	/* RFC 8881 §12.5.5: a write by another client recalls the file's pNFS layouts (no wait) */
+	if (status == NFS3_OK && write)
+		nfs_layout_conflict(fh->data, fh->len,
+				    nc->rpc && nc->rpc->conn ? (const struct sockaddr *)&nc->rpc->conn->peer : NULL);
 	if (status == NFS3_OK)
 		status = nfs3_stat(be_file_open_handle(nc->fs, &bh, write ? BE_OPEN_WRITE : BE_OPEN_READ, f));
 	return status;

@@ -346,7 +346,7 @@ struct nfs4_open_op_res {
 /* ---- nfs4_proc_deleg.c: delegations (RFC 8881 §10.4; the table: nfs4_deleg.h) ---- */
 
 /* nfs4_server_init() (nfs4_setup.c): the table (its stateids name the boot time), the lease a recall waits. */
-void nfs4_deleg_init(uint32_t boot, uint32_t lease);
+void nfs4_deleg_init(uint32_t boot, uint32_t lease, struct nfs4_stab *stab);
 /* [nfsv4] delegations (default no). */
 void nfs4_deleg_configure(bool enabled);
 bool nfs4_deleg_enabled(void);
@@ -400,6 +400,8 @@ uint32_t nfs4_deleg_seq_flags(uint64_t clientid);
 uint32_t nfs4_delegreturn_exec(struct nfs4_ctx *x, void *args, void *res);
 uint32_t nfs4_delegpurge_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uint64_t *revoked);
+/* Delegations clientid has (held, recalled or revoked and not freed): rnfsctl client list. */
+unsigned nfs4_deleg_client_count(uint64_t clientid);
 /* Files leased for delegations now; grants undone because the lease was refused (EAGAIN). */
 void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused);
 

@@ -101,8 +101,9 @@ static void srv_export_gone(const struct nfs_export *e)
 	if (!srv || !srv->ready)
 		return;
 	n = nfs4_stab_purge_files(&srv->stab, srv_key_on, (void *)e);
-	/* RFC 8881 §18.46.3: its holders see SEQ4_STATUS_RECALLABLE_STATE_REVOKED, as after a recall */
+	/* RFC 8881 §18.46.3: its holders see SEQ4_STATUS_ADMIN_STATE_REVOKED, as for its opens */
 	d = nfs4_deleg_revoke_files(srv_key_on, (void *)e);
+	nfs4_pnfs_export_gone(e->id); /* its layouts: revoked, the holders told (CB_LAYOUTRECALL FSID) */
 	if (n || d)
 		log_info("nfs4: export %s: %u opens released with their locks, %u delegations revoked",
 			 e->cfg->path, n, d);
@@ -169,6 +170,7 @@ static void srv_expire_more(struct nfs4_server *srv, uint64_t now)
 	nfs4_copy_async_tick((uint64_t)srv->lease * 1000u);
 	nfs4_lock_notify_tick(now, srv->lease);
 	nfs4_deleg_tick(now);
+	nfs4_pnfs_tick(now); /* layout recalls unanswered for a lease */
 	nfs4_recovery_tick();
 }
 
@@ -193,8 +195,8 @@ void nfs4_server_init(struct nfs4_server *srv, const struct nfs4_server_cfg *cfg
 	nfs4_stab_limits(&srv->stab, srv->cfg.max_files, srv->cfg.opens_per_client, srv->cfg.locks_per_client);
 	srv_ctab_init(srv, boot, seed);
 	srv->expire_more = srv_expire_more;
-	nfs4_deleg_init(boot, srv->lease);
-	nfs4_pnfs_init(boot); /* layout stateids name their clientid too */
+	nfs4_deleg_init(boot, srv->lease, &srv->stab);
+	nfs4_pnfs_init(boot, srv->lease); /* layout stateids name their clientid too */
 	nfs4_lock_notify_start();
 	srv->ready = true;
 	static bool gone_hooked, leave_hooked;

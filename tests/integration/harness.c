@@ -768,6 +768,23 @@ unsigned hx_log_count(const struct hx_env *e, const char *needle)
 	return n;
 }
 
+uint16_t hx_udp_port(const struct hx_env *e)
+{
+	FILE *f = fopen(e->log_path, "r");
+	char line[512];
+	unsigned port = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "udp: listening on ");
+
+		if (p && (p = strstr(p, " port ")))
+			sscanf(p + strlen(" port "), "%u", &port);
+	}
+	if (f)
+		fclose(f);
+	return (uint16_t)port;
+}
+
 int hx_write_file(const char *path, const void *data, size_t len, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);

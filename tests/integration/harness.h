@@ -148,6 +148,8 @@ int hx_daemon_signal(struct hx_env *e, int sig);
 void hx_daemon_log_tail(const struct hx_env *e, unsigned lines);
 /* Count occurrences of a substring in the daemon log. */
 unsigned hx_log_count(const struct hx_env *e, const char *needle);
+/* The UDP port the daemon's log says it listens on (NLM, MOUNT, rpcbind), or 0. */
+uint16_t hx_udp_port(const struct hx_env *e);
 
 /* Free TCP port on 127.0.0.1 (bind to port 0 and read it back). */
 uint16_t hx_free_port(void);

@@ -66,6 +66,28 @@ void n4_begin_alone(struct n4_client *k, struct xb *a, uint32_t op)
 	xb_u32(a, op);
 }
 
+enum raw_recv_result n4_recv_reply(struct n4_client *k, uint32_t xid, struct raw_reply *r, int timeout_ms)
+{
+	memset(r, 0, sizeof(*r));
+	for (int calls = 0; calls < 20; calls++) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		enum raw_recv_result rr = raw_recv_record(&k->c, &buf, &len, timeout_ms);
+
+		if (rr != RAW_RECV_OK)
+			return rr;
+		if (len >= 8 && buf[4] == 0 && buf[5] == 0 && buf[6] == 0 && buf[7] == 0) { /* CALL */
+			if (k->on_cb)
+				k->on_cb(k, buf, len);
+			free(buf);
+			continue;
+		}
+		rr = raw_decode_reply(r, buf, len);
+		return rr == RAW_RECV_OK && r->xid != xid ? RAW_RECV_ERROR : rr;
+	}
+	return RAW_RECV_CLOSED;
+}
+
 /*
  * k has an on_cb hook: send a and wait for the reply to it, handing the
  * callback calls (msg_type CALL, RFC 5531 §9; RFC 8881 §2.10.3.1: a back
@@ -82,23 +104,103 @@ static enum raw_recv_result n4_call_cb(struct n4_client *k, const struct xb *a, 
 	xb_raw(&m, a->p, a->len);
 	rc = raw_send_record(&k->c, m.p, m.len);
 	xb_free(&m);
-	memset(r, 0, sizeof(*r));
-	for (int calls = 0; rc == 0 && calls < 20; calls++) {
-		uint8_t *buf = NULL;
-		size_t len = 0;
-		enum raw_recv_result rr = raw_recv_record(&k->c, &buf, &len, 10000);
-
-		if (rr != RAW_RECV_OK)
-			return rr;
-		if (len >= 8 && buf[4] == 0 && buf[5] == 0 && buf[6] == 0 && buf[7] == 0) { /* CALL */
-			k->on_cb(k, buf, len);
-			free(buf);
-			continue;
-		}
-		rr = raw_decode_reply(r, buf, len);
-		return rr == RAW_RECV_OK && r->xid != my ? RAW_RECV_ERROR : rr;
+	if (rc != 0) {
+		memset(r, 0, sizeof(*r));
+		return RAW_RECV_CLOSED;
 	}
-	return RAW_RECV_CLOSED;
+	return n4_recv_reply(k, my, r, 10000);
+}
+
+bool n4_cb_parse(const uint8_t *buf, size_t len, struct n4_cb_call *cc)
+{
+	struct xd d;
+	uint32_t l;
+
+	memset(cc, 0, sizeof(*cc));
+	xd_init(&d, buf, len);
+	cc->xid = xd_u32(&d);
+	if (xd_u32(&d) != 0 || xd_u32(&d) != 2) /* CALL, RPC version 2 */
+		return false;
+	cc->prog = xd_u32(&d);
+	cc->vers = xd_u32(&d);
+	cc->proc = xd_u32(&d);
+	cc->cred_flavor = xd_u32(&d);
+	xd_opaque(&d, &l, 400); /* credential body, verifier */
+	xd_u32(&d);
+	xd_opaque(&d, &l, 400);
+	if (cc->proc != 1)
+		return !d.bad;
+	xd_opaque(&d, &l, 1024); /* tag */
+	cc->minor = xd_u32(&d);
+	xd_u32(&d); /* callback_ident */
+	cc->nops = xd_u32(&d);
+	cc->op = xd_u32(&d);
+	if (d.pos + 16 <= d.len)
+		memcpy(cc->sid, d.p + d.pos, 16);
+	xd_skip(&d, 16);
+	cc->seqid = xd_u32(&d);
+	cc->slotid = xd_u32(&d);
+	xd_u32(&d); /* highest slot, cachethis */
+	xd_u32(&d);
+	if (cc->nops >= 2 && xd_u32(&d) == 0 && !d.bad) { /* no referring call lists */
+		cc->op2 = xd_u32(&d);
+		cc->args_off = (uint32_t)d.pos;
+		cc->args_len = d.pos < d.len ? (uint32_t)(d.len - d.pos) : 0;
+		if (cc->args_len > sizeof(cc->args))
+			cc->args_len = sizeof(cc->args);
+		memcpy(cc->args, d.p + d.pos, cc->args_len);
+		if (cc->op2 == 4) { /* CB_RECALL4args: stateid, truncate, fh */
+			n4_xd_sid(&d, &cc->dsid);
+			xd_u32(&d);
+			const uint8_t *fh = xd_opaque(&d, &cc->fh_len, 128);
+			if (fh)
+				memcpy(cc->fh, fh, cc->fh_len);
+		}
+	}
+	return !d.bad;
+}
+
+/* The reply to cc: CB_SEQUENCE4resok echoing it, op_status for the operation after. */
+static void cb_reply_into(struct xb *b, const struct n4_cb_call *cc, uint32_t op_status)
+{
+	xb_u32(b, cc->xid);
+	xb_u32(b, 1); /* REPLY, MSG_ACCEPTED, AUTH_NONE verifier, SUCCESS */
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	if (cc->proc != 1)
+		return;
+	xb_u32(b, 0); /* NFS4_OK, tag, the results */
+	xb_string(b, "");
+	xb_u32(b, cc->op2 ? 2 : 1);
+	xb_u32(b, 11); /* OP_CB_SEQUENCE: CB_SEQUENCE4resok */
+	xb_u32(b, 0);
+	xb_raw(b, cc->sid, 16);
+	xb_u32(b, cc->seqid);
+	xb_u32(b, cc->slotid);
+	xb_u32(b, 0);
+	xb_u32(b, 0);
+	if (cc->op2) {
+		xb_u32(b, cc->op2);
+		xb_u32(b, op_status);
+	}
+}
+
+void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc)
+{
+	cb_reply_into(b, cc, 0);
+}
+
+int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc)
+{
+	struct xb b;
+
+	xb_init(&b);
+	n4_xb_cb_reply(&b, cc);
+	int rc = raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+	return rc;
 }
 
 int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
@@ -108,10 +210,10 @@ int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
 	int st;
 
 	++k->xid;
-	if (k->on_cb)
-		rr = n4_call_cb(k, a, r);
-	else if (k->rpc)
+	if (k->rpc) /* its own flavor; n4_recv_reply hands it the callbacks */
 		rr = k->rpc(k, a, r);
+	else if (k->on_cb)
+		rr = n4_call_cb(k, a, r);
 	else if (k->auth_none)
 		rr = raw_call_none(&k->c, k->xid, RAW_NFS_PROG, 4, 1, a->p, a->len, r);
 	else
@@ -404,6 +506,71 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
 	return n4_setup(k, id);
 }
 
+/* CB_NULL gets an empty reply, a CB_COMPOUND NFS4_OK for its
+ * CB_SEQUENCE (echoed, RFC 8881 §20.9.3) and for the one operation after it (a CB_RECALL is
+ * acknowledged, the delegation kept). */
+void n4_cb_reply_ok(struct raw_conn *c, const uint8_t *msg, size_t len)
+{
+	uint32_t xid, proc, l, op2 = 0, seqid = 0, slot = 0, nops = 0;
+	const uint8_t *sid = NULL;
+	struct xd d;
+	struct xb b;
+
+	xd_init(&d, msg, len);
+	xid = xd_u32(&d);
+	xd_u32(&d), xd_u32(&d), xd_u32(&d), xd_u32(&d); /* CALL, rpcvers, prog, vers */
+	proc = xd_u32(&d);
+	xd_u32(&d), xd_opaque(&d, &l, 400), xd_u32(&d), xd_opaque(&d, &l, 400); /* cred, verf */
+	if (proc == 1) {
+		xd_opaque(&d, &l, 1024), xd_u32(&d), xd_u32(&d); /* tag, minorversion, callback_ident */
+		nops = xd_u32(&d);
+		xd_u32(&d); /* OP_CB_SEQUENCE */
+		sid = d.pos + 16 <= d.len ? d.p + d.pos : NULL;
+		xd_skip(&d, 16);
+		seqid = xd_u32(&d), slot = xd_u32(&d);
+		xd_u32(&d), xd_u32(&d); /* highest slot, cachethis */
+		if (nops >= 2 && xd_u32(&d) == 0) /* no referring call lists */
+			op2 = xd_u32(&d);
+	}
+	if (d.bad || (proc == 1 && !sid))
+		return;
+	xb_init(&b);
+	xb_u32(&b, xid), xb_u32(&b, 1), xb_u32(&b, 0), xb_u32(&b, 0), xb_u32(&b, 0), xb_u32(&b, 0);
+	if (proc == 1) {
+		xb_u32(&b, 0), xb_string(&b, ""), xb_u32(&b, op2 ? 2 : 1);
+		xb_u32(&b, 11), xb_u32(&b, 0), xb_raw(&b, sid, 16); /* CB_SEQUENCE4resok */
+		xb_u32(&b, seqid), xb_u32(&b, slot), xb_u32(&b, 0), xb_u32(&b, 0);
+		if (op2)
+			xb_u32(&b, op2), xb_u32(&b, 0);
+	}
+	raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+}
+
+static void n4_cb_answer_ok(struct n4_client *k, const uint8_t *msg, size_t len)
+{
+	n4_cb_reply_ok(&k->c, msg, len);
+	k->cb_answered++;
+}
+
+int n4_start_cb(struct n4_client *k, uint16_t port, const char *id)
+{
+	int st;
+
+	if (n4_connect(k, port, 1) != 0)
+		return -1;
+	k->cs_flags = N4_CS_BACK_CHAN;
+	k->on_cb = n4_cb_answer_ok;
+	k->cb_sys = true;
+	st = n4_setup(k, id);
+	/* the server probes the new back channel (CB_NULL, then CB_SEQUENCE), answered while we call */
+	for (int i = 0; st == 0 && k->cb_answered < 2 && i < 100; i++) {
+		usleep(20000);
+		st = n4_sequence(k);
+	}
+	return st != 0 ? st : k->cb_answered >= 2 ? 0 : -1;
+}
+
 int n4_destroy_client(struct n4_client *k)
 {
 	struct raw_reply r;
@@ -505,9 +672,8 @@ static void n4_xb_open(struct n4_client *k, struct xb *a, bool create, uint32_t 
 		       const char *owner, uint32_t seqid, const char *name)
 {
 	struct n4_openargs o = {
-		.seqid = k->minor ? 0 : seqid, .access = k->minor ? access | N4_WANT_NO_DELEG : access,
-		.deny = deny, .cid = k->cid, .owner = owner, .create = create ? N4_UNCHECKED : N4_NOCREATE,
-		.name = name,
+		.seqid = k->minor ? 0 : seqid, .access = access, .deny = deny, .cid = k->cid, .owner = owner,
+		.create = create ? N4_UNCHECKED : N4_NOCREATE, .name = name,
 	};
 
 	n4_xb_openargs(a, &o);
@@ -531,8 +697,11 @@ int n4_open_confirm(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uin
 	return st;
 }
 
-int n4_open(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
-	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len)
+/* n4_open and n4_open_deleg: access is sent as given (want bits included); a delegation in the
+ * reply is an error unless res is given (then it is filled). */
+static int n4_open_any(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+		       uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh,
+		       uint32_t *fh_len, struct n4_openres *deleg)
 {
 	uint32_t n, rflags = 0, len = 0, sq = seqid ? *seqid : 0;
 	struct n4_openres res = { 0 };
@@ -553,11 +722,13 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	if (st == 0) {
 		for (uint32_t i = 0; i < n; i++)
 			n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
-		/* a read or write delegation: the tests ask for none */
-		if (n4_res(&r, N4_OPEN) != 0 || !n4_xd_openres(&r.body, &res) || res.deleg == 1 || res.deleg == 2 ||
-		    n4_res(&r, N4_GETFH) != 0)
+		/* a read or write delegation: only n4_open_deleg asks for one */
+		if (n4_res(&r, N4_OPEN) != 0 || !n4_xd_openres(&r.body, &res) ||
+		    (!deleg && (res.deleg == 1 || res.deleg == 2)) || n4_res(&r, N4_GETFH) != 0)
 			st = -1;
 		*sid = res.sid;
+		if (deleg)
+			*deleg = res;
 		rflags = res.rflags;
 		k->open_rflags = rflags;
 		p = st ? NULL : xd_opaque(&r.body, &len, N4_FH_MAX);
@@ -571,6 +742,24 @@ int n4_open(struct n4_client *k, const char *dir, const char *name, bool create,
 	raw_reply_free(&r);
 	if (st == 0 && k->minor == 0 && (rflags & 0x2u)) /* OPEN4_RESULT_CONFIRM */
 		st = n4_open_confirm(k, fh, *fh_len, seqid, sid);
+	return st;
+}
+
+int n4_open(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+	    uint32_t deny, const char *owner, uint32_t *seqid, struct n4_sid *sid, uint8_t *fh, uint32_t *fh_len)
+{
+	return n4_open_any(k, dir, name, create, k->minor ? access | N4_WANT_NO_DELEG : access, deny, owner, seqid,
+			   sid, fh, fh_len, NULL);
+}
+
+int n4_open_deleg(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+		  const char *owner, struct n4_openres *res, uint8_t *fh, uint32_t *fh_len)
+{
+	struct n4_sid sid;
+	uint32_t seq = 0; /* 4.0: a new owner's first OPEN (and its OPEN_CONFIRM) */
+	int st = n4_open_any(k, dir, name, create, access, 0, owner, &seq, &sid, fh, fh_len, res);
+
+	res->sid = sid; /* 4.0: as confirmed */
 	return st;
 }
 
@@ -1007,4 +1196,16 @@ long long n4_stats_num(const char *doc, const char *obj, const char *key)
 	snprintf(want, sizeof(want), "\"%s\": ", key);
 	p = p ? strstr(p, want) : NULL;
 	return p ? strtoll(p + strlen(want), NULL, 10) : -1;
+}
+
+/* ---- playing a 4.1 client's callback service ---- */
+
+void n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status)
+{
+	struct xb b;
+
+	xb_init(&b);
+	cb_reply_into(&b, cc, op_status);
+	(void)raw_send_record(c, b.p, b.len);
+	xb_free(&b);
 }

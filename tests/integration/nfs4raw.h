@@ -122,7 +122,40 @@ struct n4_client {
 	enum raw_recv_result (*rpc)(struct n4_client *k, const struct xb *a, struct raw_reply *r);
 	void *rpc_arg;
 	bool own_conn;           /* n4_client_close closes the connection (false for n4_share) */
+	unsigned cb_answered;    /* callback calls n4_start_cb's hook answered */
 };
+
+/*
+ * Receive the reply to xid on k's connection (timeout_ms per record), handing
+ * the callback calls that come first to k->on_cb (dropped without one): for
+ * a k->rpc hook that sends in its own flavor and still plays the callback
+ * service on the same connection.
+ */
+enum raw_recv_result n4_recv_reply(struct n4_client *k, uint32_t xid, struct raw_reply *r, int timeout_ms);
+
+/* A callback call as the server sent it (RFC 5531 §9; CB_COMPOUND, RFC 8881 §20.2, with CB_SEQUENCE
+ * first and at most one operation after it). */
+struct n4_cb_call {
+	uint32_t xid, prog, vers, proc;
+	uint32_t cred_flavor;     /* the call's credential flavor (AUTH_SYS 1, AUTH_NONE 0, RPCSEC_GSS 6) */
+	uint32_t minor, nops, op; /* CB_COMPOUND: minor version, operations, the first */
+	uint8_t sid[16];          /* CB_SEQUENCE's session, slot, seqid */
+	uint32_t seqid, slotid;
+	uint32_t op2;             /* the operation after CB_SEQUENCE (0: none) */
+	uint32_t args_off;        /* where op2's arguments start in the message (op2 0: 0) */
+	struct n4_sid dsid;       /* CB_RECALL's stateid and file */
+	uint32_t fh_len;
+	uint8_t fh[128];
+	uint32_t args_len;        /* op2's arguments and what follows them (up to sizeof(args)) */
+	uint8_t args[1024];
+};
+/* Decode a callback CALL message into cc: false if it does not decode. */
+bool n4_cb_parse(const uint8_t *buf, size_t len, struct n4_cb_call *cc);
+/* The reply n4_cb_answer sends, into b (a test may append an operation's results). */
+void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc);
+/* Answer cc on c with AUTH_NONE: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
+ * it and NFS4_OK for the operation after. 0 or -1. */
+int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc);
 
 /* csa_flags (RFC 8881 §18.36.1) */
 #define N4_CS_BACK_CHAN 0x2u
@@ -182,6 +215,13 @@ int n4_setclientid(struct n4_client *k, const char *id, uint8_t confirm[8]);
 int n4_setclientid_confirm(struct n4_client *k, const uint8_t confirm[8]);
 /* n4_connect + n4_setup. */
 int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id);
+/* n4_start of a 4.1 client whose connection is also its back channel (N4_CS_BACK_CHAN): callbacks
+ * are answered NFS4_OK while it calls; returns once the server's probe was answered (so OPEN may
+ * grant a delegation), else -1. */
+int n4_start_cb(struct n4_client *k, uint16_t port, const char *id);
+/* Answer the callback call msg (RPC CALL) on c: CB_NULL, or a CB_COMPOUND's CB_SEQUENCE and the
+ * one operation after it, NFS4_OK (what n4_start_cb's hook does). */
+void n4_cb_reply_ok(struct raw_conn *c, const uint8_t *msg, size_t len);
 /* 4.1+: EXCHANGE_ID alone (k->cid and the sequence CREATE_SESSION needs): its status. */
 int n4_exchange_id(struct n4_client *k, const char *id, uint32_t *csr_seq);
 /* 4.1+: CREATE_SESSION for k->cid (k->session on success): its status. */
@@ -232,6 +272,11 @@ struct n4_openres {
 /* Decode OPEN4resok (after OPEN's status) into o: false if it does not decode. */
 bool n4_xd_openres(struct xd *d, struct n4_openres *o);
 
+/* As n4_open (deny none; 4.0: owner new, confirmed when asked), but the server may grant a
+ * delegation (access as sent: 4.1+ may add N4_WANT_* bits): the whole OPEN4resok in res (open
+ * stateid, delegation type and stateid). */
+int n4_open_deleg(struct n4_client *k, const char *dir, const char *name, bool create, uint32_t access,
+		  const char *owner, struct n4_openres *res, uint8_t *fh, uint32_t *fh_len);
 /*
  * PUTFH fh, OPEN by CLAIM_PREVIOUS (RFC 8881 §18.16.3, RFC 7530 §16.16.5: a
  * reclaim after a server restart) by open owner owner; 4.0: *seqid the owner's
@@ -308,6 +353,7 @@ int n4_test_stateid(struct n4_client *k, const struct n4_sid *sid);
 int n4_free_stateid(struct n4_client *k, const struct n4_sid *sid);
 /* sr_status_flags (RFC 8881 §18.46.2) the tests read in k->seq_flags. */
 #define N4_SEQ4_STATUS_ADMIN_STATE_REVOKED 0x20u
+#define N4_SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u
 /* PUTROOTFH + GETATTR(type): a harmless call. */
 int n4_getattr_root(struct n4_client *k);
 
@@ -333,6 +379,12 @@ struct n4_watch {
 int n4_watch_start(struct n4_watch *w, uint16_t port, const char *id);
 /* Stop it; the slowest answer in seconds (calls, failed, last_bad_status in w). */
 double n4_watch_stop(struct n4_watch *w);
+
+/* ---- playing a 4.1 client's callback service ----------------------------- */
+
+/* Answer cc on c: CB_NULL with nothing, a CB_COMPOUND with CB_SEQUENCE4resok echoing it and op_status
+ * (a plain nfsstat4) for its operation. */
+void n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status);
 
 /* ---- the daemon's resources --------------------------------------------- */
 

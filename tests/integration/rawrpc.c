@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -515,6 +516,42 @@ enum raw_recv_result raw_call_none(struct raw_conn *c, uint32_t xid, uint32_t pr
 	xb_init(&b);
 	xb_call_header_none(&b, xid, prog, vers, proc);
 	return raw_call_with(c, &b, args, args_len, r);
+}
+
+int raw_nlm4_lock(struct raw_conn *c, uint32_t xid, uint32_t proc, const uint8_t *fh, uint32_t fh_len,
+		  const char *host, int32_t svid, uint64_t off, uint64_t len)
+{
+	char oh[128];
+	struct raw_reply r;
+	struct xb b;
+	uint32_t n;
+	int st = -1;
+
+	snprintf(oh, sizeof(oh), "oh@%s", host);
+	xb_init(&b);
+	xb_opaque(&b, "c", 1); /* cookie */
+	if (proc == 2)
+		xb_u32(&b, 0); /* block */
+	xb_u32(&b, 1);         /* exclusive */
+	xb_string(&b, host);
+	xb_opaque(&b, fh, fh_len);
+	xb_string(&b, oh);
+	xb_u32(&b, (uint32_t)svid);
+	xb_u64(&b, off);
+	xb_u64(&b, len);
+	if (proc == 2) {
+		xb_u32(&b, 0); /* reclaim */
+		xb_u32(&b, 1); /* state */
+	}
+	if (raw_call(c, xid, 100021u /* NLM */, 4, proc, b.p, b.len, &r) == RAW_RECV_OK) {
+		if (r.reply_stat == 0 && r.accept_stat == 0) {
+			xd_opaque(&r.body, &n, 1024); /* cookie */
+			st = (int)xd_u32(&r.body);
+		}
+		raw_reply_free(&r);
+	}
+	xb_free(&b);
+	return st;
 }
 
 int raw_mnt(struct raw_conn *c, uint32_t xid, const char *path, uint8_t *fh, uint32_t *fh_len)

@@ -120,6 +120,10 @@ enum raw_recv_result raw_call_as(struct raw_conn *c, uint32_t xid, uint32_t prog
 enum raw_recv_result raw_call_none(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers,
 				   uint32_t proc, const void *args, size_t args_len, struct raw_reply *r);
 
+/* NLM4 TEST (proc 1) or LOCK (proc 2: non-blocking, no reclaim, state 1), exclusive, of
+ * [off, off + len) of the file fh by caller_name host (owner "oh@host", svid): the nlm4_stats, or -1. */
+int raw_nlm4_lock(struct raw_conn *c, uint32_t xid, uint32_t proc, const uint8_t *fh, uint32_t fh_len,
+		  const char *host, int32_t svid, uint64_t off, uint64_t len);
 /* MOUNT v3 MNT over a raw connection: returns mountstat3 (or -1), handle into fh/fh_len. */
 int raw_mnt(struct raw_conn *c, uint32_t xid, const char *path, uint8_t *fh, uint32_t *fh_len);
 /* NFSv3 LOOKUP of name in directory dir (a 64-byte handle at most): nfsstat3 (or -1), handle into fh/fh_len. */

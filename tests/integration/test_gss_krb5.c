@@ -22,14 +22,17 @@
  * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
  * session; another GSS principal: CLID_INUSE for its owner; 4.0: CLID_INUSE
  * for SETCLIENTID of the id of a client with an open, RFC 7530 §16.33.5);
- * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors, krb5p (390005) first (RFC 2623
- * §2.7); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
+ * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors in its sec= order (RFC 2623
+ * §2.7: sys, krb5, krb5i, krb5p; krb5i, krb5); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
  * header MIC gets RPCSEC_GSS_CREDPROBLEM; after DESTROY (§5.4) the handle
  * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
  * a third context evicts the first (logged once, counted in the stats); the machine principal
  * nfs/client.test acts as nobody, and as root with gss-host-root = yes;
- * AUTH_SYS still works.
+ * AUTH_SYS still works; a 4.1 client with a krb5 fore channel and AUTH_SYS
+ * in csa_sec_parms gets CB_NULL, CB_SEQUENCE and CB_RECALL of its read
+ * delegation with AUTH_SYS on its krb5 connection (RFC 8881 §18.36.3); the stats count calls by flavor (krb5, krb5i,
+ * krb5p by service) and rnfsctl -v lists the context's principal.
  */
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
@@ -291,22 +294,24 @@ static bool gss_establish(struct raw_conn *c, struct gss_cl *g)
 	return ok;
 }
 
-/* MOUNT v3 MNT of path with AUTH_SYS: the number of flavors listed and the first one (0 if refused). */
-static uint32_t mnt_flavors(struct raw_conn *c, const char *path, uint32_t *first)
+/* MOUNT v3 MNT of path with AUTH_SYS: the number of flavors listed (0 if refused), the first four into fl. */
+static uint32_t mnt_flavors(struct raw_conn *c, const char *path, uint32_t fl[4])
 {
 	struct xb a;
 	struct raw_reply r;
-	uint32_t fl, n = 0, len;
+	uint32_t n = 0, len;
 
-	*first = 0;
+	memset(fl, 0, 4 * sizeof(*fl));
 	xb_init(&a);
 	xb_string(&a, path);
 	if (raw_call(c, 0x4d4e0001, RAW_MOUNT_PROG, 3, 1, a.p, a.len, &r) == RAW_RECV_OK && r.accept_stat == 0 &&
 	    xd_u32(&r.body) == 0) {
 		xd_opaque(&r.body, &len, 64);
 		n = xd_u32(&r.body);
-		fl = xd_u32(&r.body);
-		*first = r.body.bad ? 0 : fl;
+		for (uint32_t i = 0; i < n && i < 4; i++)
+			fl[i] = xd_u32(&r.body);
+		if (r.body.bad)
+			n = 0;
 		raw_reply_free(&r);
 	}
 	xb_free(&a);
@@ -398,6 +403,47 @@ static void check_services(struct raw_conn *c, struct gss_cl *g, const uint8_t *
 	struct stat st;
 	CHECK(stat(hx_xpath(&env, "by-krb5p"), &st) == 0 && st.st_uid == 1,
 	      "the file belongs to daemon@RNFSD.TEST's local user (uid %u, want 1)", (unsigned)st.st_uid);
+}
+
+/* The stats' calls by flavor (rpc_auth.calls: none, sys, krb5, krb5i, krb5p), -1 each if unreadable. */
+static void flavor_counts(long long out[5])
+{
+	static const char *const names[] = { "none", "sys", "krb5", "krb5i", "krb5p" };
+	char *doc = n4_stats_json(env.stats_socket);
+
+	for (int i = 0; i < 5; i++)
+		out[i] = doc ? n4_stats_num(doc, "rpc_auth", names[i]) : -1;
+	free(doc);
+}
+
+/*
+ * Issue 25 item 6: check_services' calls (krb5: 2 GETATTRs; krb5i: 1; krb5p: 2 GETATTRs and a CREATE)
+ * move the counters of their service and no other; rnfsctl shows the line, and with -v the principal.
+ */
+static void check_flavor_stats(struct raw_conn *c, struct gss_cl *g, const uint8_t *fh, uint32_t fh_len,
+			       const uint8_t *pfh, uint32_t pfh_len)
+{
+	static const char *const verbose[] = { "-v", "stats", NULL }, *const plain[] = { "stats", NULL };
+	long long a[5], b[5];
+	char out[65536];
+
+	flavor_counts(a);
+	check_services(c, g, fh, fh_len, pfh, pfh_len);
+	flavor_counts(b);
+	CHECK(a[0] >= 0 && b[0] - a[0] == 0 && b[1] - a[1] == 0 && b[2] - a[2] == 2 && b[3] - a[3] == 1 &&
+		      b[4] - a[4] == 3,
+	      "stats rpc_auth.calls: krb5 +2, krb5i +1, krb5p +3, none and sys +0 (%lld %lld %lld %lld %lld)",
+	      b[0] - a[0], b[1] - a[1], b[2] - a[2], b[3] - a[3], b[4] - a[4]);
+	CHECK(b[1] > 0, "AUTH_SYS calls before (MNT) were counted as sys (%lld)", b[1]);
+	int rc = hx_rnfsctl(&env, -1, out, sizeof(out), plain);
+	CHECK(rc == 0 && strstr(out, "calls by flavor: none ") && !strstr(out, "daemon@RNFSD.TEST"),
+	      "rnfsctl: the calls-by-flavor line, no principals without -v (rc %d)", rc);
+	rc = hx_rnfsctl(&env, -1, out, sizeof(out), verbose);
+	char *p = strstr(out, "RPCSEC_GSS PRINCIPAL");
+	CHECK(rc == 0 && p && strstr(p, "daemon@RNFSD.TEST"), "rnfsctl -v lists the principal daemon@RNFSD.TEST "
+	      "(rc %d)", rc);
+	if (!p)
+		hx_note("rnfsctl -v: %.2000s", out);
 }
 
 static void check_replay_and_destroy(struct raw_conn *c, struct gss_cl *g, const uint8_t *fh, uint32_t fh_len)
@@ -730,8 +776,7 @@ static enum raw_recv_result gss_n4_rpc(struct n4_client *k, const struct xb *a, 
 	g->vers = 3;
 	raw_send_record(&k->c, call.p, call.len);
 	xb_free(&call);
-	memset(r, 0, sizeof(*r));
-	if (raw_recv_reply(&k->c, r, 1500) != RAW_RECV_OK)
+	if (n4_recv_reply(k, g->xid, r, 1500) != RAW_RECV_OK) /* callbacks first go to k->on_cb */
 		return RAW_RECV_ERROR;
 	if (r->reply_stat == 0 && r->accept_stat == 0 && !(r->verf_flavor == 6 &&
 							     verify_word(g, g->seq, r->verf, r->verf_len))) {
@@ -812,6 +857,175 @@ out:
 	if (h.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &h.ctx, GSS_C_NO_BUFFER);
 	gss_release_cred(&min, &h.cred);
+}
+
+/* SEQUENCE, PUTFH fh, DELEGRETURN dsid: its status. */
+static int dl_return(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *dsid)
+{
+	struct raw_reply r;
+	struct xb a;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_DELEGRETURN);
+	n4_xb_sid(&a, dsid);
+	int st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* ---- callbacks of a krb5 client (issue 25 item 5; RFC 8881 §2.10.8.3, §18.36.3) ---- */
+
+static struct n4_cb_call cb_kept[8];
+static unsigned cb_nkept;
+
+/* nfs4raw's hook: callback calls that arrive before a COMPOUND's reply are kept for cb_next. */
+static void keep_cb(struct n4_client *k, const uint8_t *msg, size_t len)
+{
+	(void)k;
+	if (cb_nkept < 8 && n4_cb_parse(msg, len, &cb_kept[cb_nkept]))
+		cb_nkept++;
+}
+
+/* The next callback call on k's connection (kept, or read within 5 s): true and *cc. */
+static bool cb_next(struct n4_client *k, struct n4_cb_call *cc)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+
+	if (cb_nkept) {
+		*cc = cb_kept[0];
+		memmove(cb_kept, cb_kept + 1, --cb_nkept * sizeof(cb_kept[0]));
+		return true;
+	}
+	if (raw_recv_record(&k->c, &buf, &len, 5000) != RAW_RECV_OK)
+		return false;
+	bool ok = n4_cb_parse(buf, len, cc);
+	free(buf);
+	return ok;
+}
+
+/* SEQUENCE, PUTROOTFH, LOOKUPs to the export, OPEN name (owner "o") for access, GETFH: its status,
+ * the result in *o and the file's handle in fh. */
+static int cb_open(struct n4_client *k, const char *name, uint32_t access, struct n4_openres *o, uint8_t *fh,
+		   uint32_t *fh_len)
+{
+	struct n4_openargs args = { .access = access, .cid = k->cid, .owner = "o", .no_attrs = true, .name = name };
+	uint32_t nw = n4_walk(NULL, env.export_dir);
+	const uint8_t *p = NULL;
+	struct raw_reply r;
+	struct xb a;
+
+	memset(o, 0, sizeof(*o));
+	n4_begin(k, &a, nw + 2);
+	n4_walk(&a, env.export_dir);
+	n4_xb_openargs(&a, &args);
+	xb_u32(&a, N4_GETFH);
+	int st = n4_call(k, &a, &r);
+	if (st == 0 && walk_ok(&r, nw) == nw && n4_res(&r, N4_OPEN) == 0 && n4_xd_openres(&r.body, o) &&
+	    n4_res(&r, N4_GETFH) == 0)
+		p = xd_opaque(&r.body, fh_len, 128);
+	if (p)
+		memcpy(fh, p, *fh_len);
+	raw_reply_free(&r);
+	return st == 0 && !p ? -1 : st;
+}
+
+/* The stats' nfs4_callbacks entry of clientid names flavor want (polled up to 2 s: the probe's reply
+ * is taken on the loop thread). */
+static bool cb_stats_flavor(uint64_t cid, const char *want)
+{
+	char key[64], fl[32];
+
+	snprintf(key, sizeof(key), "\"clientid\": \"%016llx\"", (unsigned long long)cid);
+	snprintf(fl, sizeof(fl), "\"flavor\": \"%s\"", want);
+	for (int i = 0; i < 20; i++) {
+		char *doc = n4_stats_json(env.stats_socket);
+		char *p = doc ? strstr(doc, key) : NULL, *end = p ? strchr(p, '}') : NULL;
+		bool ok = end && (*end = '\0', strstr(p, fl) && strstr(p, "\"state\": \"up\""));
+		if (!ok && i == 19)
+			hx_note("stats: %s", p ? p : "(no entry)");
+		free(doc);
+		if (ok)
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+/* The back channel's probe (CB_NULL, then CB_COMPOUND{CB_SEQUENCE}) arrives with AUTH_SYS; answered. */
+static void check_cb_probe(struct n4_client *k)
+{
+	struct n4_cb_call cc;
+
+	if (CHECK(cb_next(k, &cc), "a callback arrives on the krb5 connection")) {
+		CHECK(cc.proc == 0 && cc.prog == k->cb_prog && cc.cred_flavor == 1,
+		      "CB_NULL to csa_cb_program with AUTH_SYS, csa_sec_parms' first flavor (proc %u, flavor %u)",
+		      cc.proc, cc.cred_flavor);
+		n4_cb_answer(&k->c, &cc);
+	}
+	if (CHECK(cb_next(k, &cc), "then a CB_COMPOUND")) {
+		CHECK(cc.proc == 1 && cc.op == 11 && !memcmp(cc.sid, k->session, 16) && cc.cred_flavor == 1,
+		      "CB_COMPOUND{CB_SEQUENCE} naming the session, with AUTH_SYS (op %u, flavor %u)", cc.op,
+		      cc.cred_flavor);
+		n4_cb_answer(&k->c, &cc);
+	}
+}
+
+/*
+ * A 4.1 client whose fore channel is krb5 (daemon@RNFSD.TEST) and whose
+ * csa_sec_parms offer AUTH_SYS, then AUTH_NONE, as the Linux client's do
+ * (RFC 8881 §18.36.3: the server may use any of them; §2.10.8.3: the back
+ * channel need not use the fore channel's flavor): the probe, then a read
+ * delegation recalled by an AUTH_SYS client's OPEN for writing.
+ */
+static void check_nfs41_callbacks(void)
+{
+	struct gss_cl g = { .xid = 0x65590000 };
+	struct n4_client k, b;
+	struct n4_openres o, ob;
+	struct n4_cb_call cc;
+	struct raw_conn c;
+	uint8_t fh[128], bfh[128];
+	uint32_t fh_len = 0, bfh_len = 0, seq = 0;
+	OM_uint32 min;
+
+	if (!CHECK(raw_connect(&c, env.port) == 0 && gss_establish(&c, &g), "a connection with a krb5 context"))
+		return;
+	n4_share(&k, &c, 1);
+	k.rpc = gss_n4_rpc, k.rpc_arg = &g, k.on_cb = keep_cb;
+	k.cs_flags = N4_CS_BACK_CHAN;
+	k.cb_sys = true;
+	memcpy(k.verifier, "gsscb-41", 8);
+	if (!CHECK(n4_exchange_id(&k, "gss-callbacks-41", &seq) == 0 && n4_create_session(&k, seq) == 0 &&
+		   (k.csr_flags & N4_CS_BACK_CHAN), "krb5: EXCHANGE_ID, CREATE_SESSION with CONN_BACK_CHAN: granted"))
+		goto out;
+	check_cb_probe(&k);
+	CHECK(cb_stats_flavor(k.cid, "sys"), "stats nfs4_callbacks: the client's callbacks go with flavor sys");
+	int fd = open(hx_xpath(&env, "cb-file"), O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	CHECK(n4_reclaim_complete(&k) == 0 && cb_open(&k, "cb-file", 1, &o, fh, &fh_len) == 0 && o.deleg == 1,
+	      "krb5: OPEN for reading gets a read delegation (the back channel is up; deleg %u)", o.deleg);
+	if (o.deleg == 1 && CHECK(n4_start(&b, env.port, 1, "gss-callbacks-other") == 0, "an AUTH_SYS 4.1 client")) {
+		int st = cb_open(&b, "cb-file", 2, &ob, bfh, &bfh_len);
+		CHECK(st == N4ERR_DELAY, "AUTH_SYS: OPEN for writing: DELAY while the delegation is recalled (%d)", st);
+		if (CHECK(cb_next(&k, &cc), "a callback arrives")) {
+			CHECK(cc.proc == 1 && cc.op2 == 4 && !memcmp(&cc.dsid, &o.dsid, sizeof(o.dsid)) && cc.cred_flavor == 1,
+			      "CB_COMPOUND{CB_SEQUENCE, CB_RECALL} of the delegation stateid, with AUTH_SYS (op %u, "
+			      "flavor %u)", cc.op2, cc.cred_flavor);
+			n4_cb_answer(&k.c, &cc);
+		}
+		CHECK(dl_return(&k, fh, fh_len, &o.dsid) == 0, "krb5: DELEGRETURN");
+		st = cb_open(&b, "cb-file", 2, &ob, bfh, &bfh_len);
+		CHECK(st == 0, "AUTH_SYS: OPEN for writing proceeds after the return (%d)", st);
+		n4_client_close(&b);
+	}
+	CHECK(n4_destroy_client(&k) == 0, "krb5: DESTROY_SESSION, DESTROY_CLIENTID");
+out:
+	gss_destroy(&c, &g);
+	raw_close(&c);
+	if (g.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
 }
 
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
@@ -920,7 +1134,8 @@ int main(int argc, char **argv)
 	snprintf(kdir, sizeof(kdir), "%s", hx_path(&env, "k/only"));
 	mkdir(kdir, 0755);
 	chmod(env.export_dir, 0777);
-	hx_append_config(&env, "[rnfsd]\nkeytab = %s\ngss-contexts-per-client = 2\n", hx_path(&env, "nfs.keytab"));
+	hx_append_config(&env, "[rnfsd]\nkeytab = %s\ngss-contexts-per-client = 2\n[nfsv4]\ndelegations = yes\n",
+			 hx_path(&env, "nfs.keytab"));
 	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure,sec=sys:krb5:krb5i:krb5p)\n"
 			 "%s 127.0.0.1(rw,insecure,sec=krb5p)\n%s 127.0.0.1(rw,insecure,sec=krb5i:krb5)\n",
 			 env.export_dir, pdir, kdir);
@@ -930,10 +1145,15 @@ int main(int argc, char **argv)
 	}
 	CHECK(raw_mnt(&c, 1, env.export_dir, fh, &fh_len) == 0, "MNT (AUTH_SYS) of the export");
 	CHECK(raw_mnt(&c, 2, pdir, pfh, &pfh_len) == 0, "MNT (AUTH_SYS) of the sec=krb5p export");
-	uint32_t first, n = mnt_flavors(&c, env.export_dir, &first);
-	CHECK(n == 4 && first == 390005, "MNT lists 4 flavors, krb5p (390005) first (%u, %u)", n, first);
-	n = mnt_flavors(&c, pdir, &first);
-	CHECK(n == 1 && first == 390005, "MNT of the sec=krb5p export lists krb5p only (%u, %u)", n, first);
+	uint32_t fl[4], n = mnt_flavors(&c, env.export_dir, fl);
+	CHECK(n == 4 && fl[0] == 1 && fl[1] == 390003 && fl[2] == 390004 && fl[3] == 390005,
+	      "MNT of the sec=sys:krb5:krb5i:krb5p export lists sys, krb5, krb5i, krb5p: the admin's order "
+	      "(RFC 2623 §2.7; %u: %u %u %u %u)", n, fl[0], fl[1], fl[2], fl[3]);
+	n = mnt_flavors(&c, pdir, fl);
+	CHECK(n == 1 && fl[0] == 390005, "MNT of the sec=krb5p export lists krb5p only (%u, %u)", n, fl[0]);
+	n = mnt_flavors(&c, kdir, fl);
+	CHECK(n == 2 && fl[0] == 390004 && fl[1] == 390003,
+	      "MNT of the sec=krb5i:krb5 export lists krb5i, then krb5 (%u: %u %u)", n, fl[0], fl[1]);
 
 	hx_section("context creation (RFC 2203 §5.2)");
 	bool est = gss_establish(&c, &g);
@@ -943,7 +1163,7 @@ int main(int argc, char **argv)
 	CHECK(est && verify_word(&g, g.window, g.init_verf, g.init_verf_len), "INIT verifier: a MIC of the window");
 	if (est) {
 		hx_section("krb5, krb5i, krb5p (RFC 2203 §5.3)");
-		check_services(&c, &g, fh, fh_len, pfh, pfh_len);
+		check_flavor_stats(&c, &g, fh, fh_len, pfh, pfh_len);
 		hx_section("the duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1)");
 		check_drc(&c, &g, fh, fh_len);
 		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
@@ -952,6 +1172,8 @@ int main(int argc, char **argv)
 		check_nfs4_secneg(&c, &g, kdir);
 		hx_section("the principal in NFSv4 state (RFC 8881 §2.4.3, §18.35.5)");
 		check_nfs4_principal(&c, &g);
+		hx_section("callbacks of a krb5 NFSv4.1 client (RFC 8881 §2.10.8.3, §18.36.3)");
+		check_nfs41_callbacks();
 		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
 		check_replay_and_destroy(&c, &g, fh, fh_len);
 		hx_section("a client's share of the context table (gss-contexts-per-client)");

@@ -135,55 +135,25 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Decode a CALL message (RFC 5531 §9) and its CB_COMPOUND's CB_SEQUENCE. */
+/* Decode a CALL message (RFC 5531 §9) and its CB_COMPOUND's CB_SEQUENCE (nfs4raw's n4_cb_parse),
+ * keeping the bytes of the operation after it. */
 static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 {
-	struct xd d;
-	uint32_t l;
+	struct n4_cb_call n;
+	bool ok = n4_cb_parse(buf, len, &n);
 
 	memset(cc, 0, sizeof(*cc));
-	xd_init(&d, buf, len);
-	cc->xid = xd_u32(&d);
-	if (xd_u32(&d) != 0 || xd_u32(&d) != 2) /* CALL, RPC version 2 */
-		return false;
-	cc->prog = xd_u32(&d);
-	cc->vers = xd_u32(&d);
-	cc->proc = xd_u32(&d);
-	xd_u32(&d);
-	xd_opaque(&d, &l, 400); /* credential */
-	xd_u32(&d);
-	xd_opaque(&d, &l, 400); /* verifier */
-	if (cc->proc == 1) {
-		xd_opaque(&d, &l, 1024); /* tag */
-		cc->minor = xd_u32(&d);
-		xd_u32(&d); /* callback_ident */
-		cc->nops = xd_u32(&d);
-		cc->op = xd_u32(&d);
-		const uint8_t *p = d.pos + 16 <= d.len ? d.p + d.pos : NULL;
-		if (p)
-			memcpy(cc->sid, p, 16);
-		xd_skip(&d, 16);
-		cc->seqid = xd_u32(&d);
-		cc->slotid = xd_u32(&d);
-		xd_u32(&d); /* highest slot */
-		xd_u32(&d); /* cachethis */
-		if (cc->nops >= 2 && xd_u32(&d) == 0 && !d.bad) { /* no referring call lists */
-			cc->op2 = xd_u32(&d);
-			cc->args_len = d.pos <= d.len ? (uint32_t)(d.len - d.pos) : 0;
-			if (cc->args_len > sizeof(cc->args))
-				cc->args_len = sizeof(cc->args);
-			if (!d.bad)
-				memcpy(cc->args, d.p + d.pos, cc->args_len);
-			if (cc->op2 == 4 && d.pos + 16 <= d.len) { /* CB_RECALL: stateid, truncate, fh */
-				n4_xd_sid(&d, &cc->dsid);
-				xd_u32(&d);
-				const uint8_t *fh = xd_opaque(&d, &cc->fh_len, 128);
-				if (fh)
-					memcpy(cc->fh, fh, cc->fh_len);
-			}
-		}
+	cc->xid = n.xid, cc->prog = n.prog, cc->vers = n.vers, cc->proc = n.proc;
+	cc->minor = n.minor, cc->nops = n.nops, cc->op = n.op, cc->seqid = n.seqid, cc->slotid = n.slotid;
+	memcpy(cc->sid, n.sid, sizeof(cc->sid));
+	cc->op2 = n.op2, cc->dsid = n.dsid, cc->fh_len = n.fh_len;
+	memcpy(cc->fh, n.fh, sizeof(cc->fh));
+	if (n.op2 && n.args_off <= len) {
+		cc->args_len = (uint32_t)(len - n.args_off) < sizeof(cc->args) ? (uint32_t)(len - n.args_off)
+										  : (uint32_t)sizeof(cc->args);
+		memcpy(cc->args, buf + n.args_off, cc->args_len);
 	}
-	return !d.bad;
+	return ok;
 }
 
 /* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
@@ -192,44 +162,26 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
  * time_deleg_modify's seconds and nanoseconds) when not NULL either. */
 static void cb_answer_ga(struct raw_conn *c, const struct cb_call *cc, const uint64_t *ga, const uint64_t *ts)
 {
+	struct n4_cb_call n = { .xid = cc->xid, .proc = cc->proc, .op2 = cc->op2, .seqid = cc->seqid,
+				.slotid = cc->slotid };
 	struct xb b;
 
+	memcpy(n.sid, cc->sid, sizeof(n.sid));
 	xb_init(&b);
-	xb_u32(&b, cc->xid);
-	xb_u32(&b, 1); /* REPLY */
-	xb_u32(&b, 0); /* MSG_ACCEPTED */
-	xb_u32(&b, 0);
-	xb_u32(&b, 0); /* AUTH_NONE verifier */
-	xb_u32(&b, 0); /* SUCCESS */
-	if (cc->proc == 1) {
-		xb_u32(&b, 0);
-		xb_string(&b, "");
-		xb_u32(&b, cc->op2 ? 2 : 1);
-		xb_u32(&b, 11); /* OP_CB_SEQUENCE */
-		xb_u32(&b, 0);
-		xb_raw(&b, cc->sid, 16);
-		xb_u32(&b, cc->seqid);
-		xb_u32(&b, cc->slotid);
-		xb_u32(&b, 0);
-		xb_u32(&b, 0);
-		if (cc->op2) {
-			xb_u32(&b, cc->op2); /* CB_RECALL4res, CB_OFFLOAD4res, CB_NOTIFY_LOCK4res: NFS4_OK */
+	n4_xb_cb_reply(&b, &n); /* CB_RECALL4res, CB_OFFLOAD4res, CB_NOTIFY_LOCK4res, CB_GETATTR4res: NFS4_OK */
+	if (cc->proc == 1 && cc->op2 == 3 && ga) { /* CB_GETATTR4resok: fattr4 {change, size [, time_deleg_*]} */
+		xb_u32(&b, ts ? 3 : 1);
+		xb_u32(&b, 1u << 3 | 1u << 4);
+		if (ts) {
 			xb_u32(&b, 0);
+			xb_u32(&b, 1u << 20 | 1u << 21);
 		}
-		if (cc->op2 == 3 && ga) { /* CB_GETATTR4resok: fattr4 {change, size [, time_deleg_*]} */
-			xb_u32(&b, ts ? 3 : 1);
-			xb_u32(&b, 1u << 3 | 1u << 4);
-			if (ts) {
-				xb_u32(&b, 0);
-				xb_u32(&b, 1u << 20 | 1u << 21);
-			}
-			xb_u32(&b, ts ? 40 : 16);
-			xb_u64(&b, ga[0]);
-			xb_u64(&b, ga[1]);
-			for (int i = 0; ts && i < 4; i += 2) {
-				xb_u64(&b, ts[i]);
-				xb_u32(&b, (uint32_t)ts[i + 1]);
-			}
+		xb_u32(&b, ts ? 40 : 16);
+		xb_u64(&b, ga[0]);
+		xb_u64(&b, ga[1]);
+		for (int i = 0; ts && i < 4; i += 2) {
+			xb_u64(&b, ts[i]);
+			xb_u32(&b, (uint32_t)ts[i + 1]);
 		}
 	}
 	raw_send_record(c, b.p, b.len);

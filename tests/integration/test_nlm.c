@@ -504,29 +504,11 @@ static int sm_notify(bool privileged, const uint8_t priv[16])
 	return ok;
 }
 
-/* rnfsd's UDP port for NLM (and statd's notifications), from its log line. */
-static uint16_t udp_port(void)
-{
-	FILE *f = fopen(env.log_path, "r");
-	char line[512];
-	unsigned port = 0;
-
-	while (f && fgets(line, sizeof(line), f)) {
-		const char *p = strstr(line, "udp: listening on ");
-
-		if (p && (p = strstr(p, " port ")))
-			sscanf(p + strlen(" port "), "%u", &port);
-	}
-	if (f)
-		fclose(f);
-	return (uint16_t)port;
-}
-
 /* The same notification in one UDP datagram; 0 if answered SUCCESS. */
 static int sm_notify_udp(bool reserved, const uint8_t priv[16])
 {
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-				  .sin_port = htons(udp_port()) };
+				  .sin_port = htons(hx_udp_port(&env)) };
 	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct timeval tv = { 2, 0 };
 	uint8_t in[256];
@@ -617,7 +599,7 @@ static void over_udp(struct raw_conn *tcp)
 	unsigned seen = cb_count();
 
 	hx_section("NLM over UDP: the same lock table as over TCP; a GRANTED for a UDP waiter; only NLM served");
-	if (!CHECK(raw_udp_connect(&u, udp_port(), false) == 0, "UDP socket to rnfsd's NLM port %u", udp_port()))
+	if (!CHECK(raw_udp_connect(&u, hx_udp_port(&env), false) == 0, "UDP socket to rnfsd's NLM port %u", hx_udp_port(&env)))
 		return;
 	CHECK_EQ(nlm_lock(&u, &A, false, true, 5000, 10, "u1"), GRANTED, "A over UDP: exclusive [5000,5010)");
 	CHECK_EQ(nlm_test(tcp, &B, true, 5005, 1, NULL), DENIED, "B over TCP: TEST at 5005 denied");

@@ -33,6 +33,15 @@
  *  - after a restart with a recorded client (grace-time = 5): LAYOUTGET is
  *    GRACE, LAYOUTCOMMIT with loca_reclaim is accepted; once grace is over
  *    LAYOUTGET is granted and a reclaiming LAYOUTCOMMIT is NO_GRACE;
+ *  - recalls (RFC 8881 §12.5.5; lease-time 10), a 4.1 holder at 127.0.0.2
+ *    playing its callback service: the holder's own NFSv3 I/O (its address)
+ *    recalls nothing; rnfsctl client list and rnfsctl layouts show its
+ *    layout; an NFSv3 WRITE from 127.0.0.1 sends CB_LAYOUTRECALL
+ *    FILE (the stateid's next seqid), again after a DELAY answer; LAYOUTGET meanwhile RECALLCONFLICT;
+ *    LAYOUTRETURN ends it; another client's truncate recalls, and a recall
+ *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED,
+ *    dropped at the holder's next LAYOUTGET with its open stateid);
+ *    rnfsctl export remove sends CB_LAYOUTRECALL FSID and revokes;
  *  - without [pnfs]: the pnfs=flexfiles export is logged as offering no
  *    layouts; EXCHANGE_ID has no USE_PNFS_MDS and LAYOUTGET is NOTSUPP, as
  *    before pNFS.
@@ -423,6 +432,7 @@ static void part_layouts(struct n4_client *k)
 	CHECK(gauge("layouts_max") > 0, "and its bound");
 	part_getdeviceinfo(k, r.ff.deviceid);
 	ds_io(&r.ff);
+	CHECK_EQ(gauge("layout_recalls"), 0, "the holder's own NFSv3 I/O (its address) recalls nothing");
 
 	hx_section("layout stateid seqids, errors");
 	CHECK_NFS(layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, &lsid, &r), N4_OK,
@@ -558,6 +568,273 @@ static void part_all(struct n4_client *k)
 	CHECK_EQ(gauge("layouts"), 0, "the client's layouts went with it");
 }
 
+/* ---- recalls (RFC 8881 §12.5.5, CB_LAYOUTRECALL §20.3) ---- */
+
+#define N4ERR_RECALLCONFLICT_ 10061
+#define SEQ4_RECALLABLE_STATE_REVOKED 0x40u
+#define LEASE_S 10 /* [nfsv4] lease-time of this test's daemon */
+
+/* A CB_LAYOUTRECALL4args as the holder received it. */
+struct lr_args {
+	uint32_t type, iomode, changed, rtype;
+	uint32_t fh_len;
+	uint8_t fh[128];
+	uint64_t offset, length, fsid;
+	struct n4_sid sid;
+};
+
+static struct n4_cb_call lr_q[8]; /* callbacks that came while the holder waited for a reply */
+static unsigned lr_qn;
+
+static void lr_on_cb(struct n4_client *k, const uint8_t *msg, size_t len)
+{
+	(void)k;
+	if (lr_qn < 8 && n4_cb_parse(msg, len, &lr_q[lr_qn]))
+		lr_qn++;
+}
+
+/* The next callback call on k's back channel, up to ms. */
+static bool lr_wait(struct n4_client *k, struct n4_cb_call *cc, int ms)
+{
+	uint8_t *buf = NULL;
+	size_t len;
+	bool ok;
+
+	if (lr_qn) {
+		*cc = lr_q[0];
+		memmove(lr_q, lr_q + 1, --lr_qn * sizeof(lr_q[0]));
+		return true;
+	}
+	if (raw_recv_record(&k->c, &buf, &len, ms) != RAW_RECV_OK)
+		return false;
+	ok = n4_cb_parse(buf, len, cc);
+	free(buf);
+	return ok;
+}
+
+/* The next CB_LAYOUTRECALL (op 5) on k, decoded; NULLs and probes on the way answered. */
+static bool lr_recall(struct n4_client *k, struct n4_cb_call *cc, struct lr_args *la, int ms)
+{
+	struct xd d;
+	const uint8_t *fh;
+
+	memset(la, 0, sizeof(*la));
+	while (lr_wait(k, cc, ms)) {
+		if (cc->op2 != 5) {
+			n4_cb_reply(&k->c, cc, 0);
+			continue;
+		}
+		xd_init(&d, cc->args, cc->args_len);
+		la->type = xd_u32(&d);
+		la->iomode = xd_u32(&d);
+		la->changed = xd_u32(&d);
+		la->rtype = xd_u32(&d);
+		if (la->rtype == 1) {
+			fh = xd_opaque(&d, &la->fh_len, 128);
+			if (fh)
+				memcpy(la->fh, fh, la->fh_len);
+			la->offset = xd_u64(&d);
+			la->length = xd_u64(&d);
+			n4_xd_sid(&d, &la->sid);
+		} else if (la->rtype == 2) {
+			la->fsid = xd_u64(&d);
+		}
+		return !d.bad;
+	}
+	return false;
+}
+
+/* A 4.1 holder at 127.0.0.2 (another address than the NFSv3 writer's) with its back channel. */
+static bool lr_client(struct n4_client *b, const char *id)
+{
+	struct n4_cb_call cc;
+	uint32_t seq = 0;
+
+	if (!CHECK_EQ(n4_connect_from(b, env.port, 1, "127.0.0.2"), 0, "4.1 holder from 127.0.0.2"))
+		return false;
+	b->on_cb = lr_on_cb;
+	b->cb_sys = true;
+	b->cs_flags = N4_CS_BACK_CHAN;
+	if (!CHECK_NFS(n4_exchange_id(b, id, &seq), N4_OK, "EXCHANGE_ID") ||
+	    !CHECK_NFS(n4_create_session(b, seq), N4_OK, "CREATE_SESSION with a back channel"))
+		return false;
+	for (int i = 0; i < 2; i++) /* the probe: CB_NULL, CB_COMPOUND{CB_SEQUENCE} */
+		if (CHECK(lr_wait(b, &cc, 5000), "probe %d", i))
+			n4_cb_reply(&b->c, &cc, 0);
+	return CHECK_NFS(n4_reclaim_complete(b), N4_OK, "RECLAIM_COMPLETE");
+}
+
+/* rnfsctl args prints want. */
+static void ctl_has(const char *const *args, const char *want, const char *what)
+{
+	static char out[65536];
+	int rc = hx_rnfsctl(&env, -1, out, sizeof(out), args);
+
+	CHECK(rc == 0 && strstr(out, want), "%s (%s)", what, want);
+}
+
+/* An NFSv3 WRITE (from 127.0.0.1) to fh. */
+static int v3_write(const uint8_t *fh, uint32_t fh_len)
+{
+	struct rpc_context *rpc = hx_rpc_connect(&env, NFS_PROGRAM, NFS_V3, 0, 0);
+	struct hx_fh h = { .len = fh_len };
+	WRITE3res wr;
+	int st = -1;
+
+	if (rpc && fh_len <= sizeof(h.data)) {
+		memcpy(h.data, fh, fh_len);
+		st = hx3_write(rpc, &h, 0, "nfsv3", 5, FILE_SYNC, &wr);
+	}
+	hx_rpc_close(rpc);
+	return st;
+}
+
+/* The recall of a file's layout the holder returns: RECALLCONFLICT meanwhile, the return ends it. */
+static void part_recall_return(struct n4_client *b)
+{
+	struct nfs4_layoutget_res r;
+	struct n4_cb_call cc;
+	struct lr_args la;
+	struct n4_sid osid, lsid, rsid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+	bool has = true;
+
+	hx_section("CB_LAYOUTRECALL on an NFSv3 WRITE, returned");
+	CHECK_NFS(n4_open(b, env.export_dir, "r1", true, N4_ACCESS_BOTH, 0, "or", NULL, &osid, fh, &fh_len), N4_OK,
+		  "OPEN r1");
+	if (!CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &osid, &r), N4_OK, "LAYOUTGET RW"))
+		return;
+	to_n4(&r.sid, &lsid);
+	ctl_has((const char *const[]){ "--json", "client", "list", NULL }, "\"layouts\": 1",
+		"rnfsctl client list: the holder's layouts");
+	ctl_has((const char *const[]){ "layouts", NULL }, " rw ", "rnfsctl layouts: the holder's RW layout of r1");
+	CHECK_NFS(v3_write(fh, fh_len), NFS3_OK, "an NFSv3 WRITE from another address goes on at once");
+	if (!CHECK(lr_recall(b, &cc, &la, 5000), "the holder gets CB_LAYOUTRECALL"))
+		return;
+	CHECK(la.type == LAYOUT4_FLEX_FILES && la.iomode == LAYOUTIOMODE4_ANY && la.rtype == 1 && !la.changed,
+	      "FLEX_FILES, iomode ANY, type FILE, clora_changed false (%u %u %u %u)", la.type, la.iomode, la.rtype,
+	      la.changed);
+	CHECK(la.fh_len == fh_len && !memcmp(la.fh, fh, fh_len) && la.offset == 0 && la.length == UINT64_MAX,
+	      "the file, the whole range");
+	CHECK(!memcmp(la.sid.other, lsid.other, 12) && la.sid.seqid == lsid.seqid + 1,
+	      "the layout stateid with the next seqid (RFC 8881 §12.5.3; %u after %u)", la.sid.seqid, lsid.seqid);
+	{ /* RFC 8881 §20.3.4: DELAY (the Linux client's while a LAYOUTGET reply is in flight): sent again */
+		struct lr_args again;
+
+		n4_cb_reply(&b->c, &cc, N4ERR_DELAY);
+		if (CHECK(lr_recall(b, &cc, &again, 5000), "answered DELAY, CB_LAYOUTRECALL comes again"))
+			CHECK(!memcmp(&again.sid, &la.sid, sizeof(la.sid)), "with the same stateid");
+	}
+	n4_cb_reply(&b->c, &cc, N4_OK);
+	CHECK_EQ(gauge("layout_recalling"), 1, "nfs4_bounds.layout_recalling: 1");
+	ctl_has((const char *const[]){ "--json", "layouts", NULL }, "\"recalled\": 1", "rnfsctl layouts: recalled");
+	ctl_has((const char *const[]){ "stats", NULL }, "1 recalling, 1 recalled", "rnfsctl stats: the recall");
+	CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &lsid, &r), N4ERR_RECALLCONFLICT_,
+		  "LAYOUTGET of the file meanwhile: RECALLCONFLICT (§18.43.3)");
+	rsid = la.sid;
+	CHECK_NFS(layoutreturn(b, fh, fh_len, LAYOUTRETURN4_FILE, LAYOUTIOMODE4_ANY, &rsid, &has), N4_OK,
+		  "LAYOUTRETURN with the recall's stateid");
+	CHECK(!has, "no stateid left");
+	CHECK_EQ(gauge("layout_recalling"), 0, "no recall outstanding");
+	CHECK_EQ(gauge("layout_recalls_returned"), 1, "counted returned");
+	CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &osid, &r), N4_OK,
+		  "LAYOUTGET again after the return");
+	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE");
+}
+
+/* A holder that answers the recall but never returns: revoked after the lease (§12.5.5.1). */
+static void part_recall_revoke(struct n4_client *b)
+{
+	struct n4_client k;
+	struct nfs4_layoutget_res r;
+	struct n4_cb_call cc;
+	struct lr_args la;
+	struct n4_sid osid, ksid, rsid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+	long long revoked = gauge("layouts_revoked");
+	bool has, seen = false;
+
+	hx_section("CB_LAYOUTRECALL on another client's truncate, not returned: revoked after the lease");
+	CHECK_NFS(n4_open(b, env.export_dir, "r2", true, N4_ACCESS_BOTH, 0, "or2", NULL, &osid, fh, &fh_len), N4_OK,
+		  "OPEN r2");
+	if (!CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &osid, &r), N4_OK, "LAYOUTGET RW"))
+		return;
+	if (!CHECK_EQ(n4_start(&k, env.port, 1, "pnfs-truncater"), 0, "another 4.1 client"))
+		return;
+	CHECK_NFS(n4_open(&k, env.export_dir, "r2", false, N4_ACCESS_BOTH, 0, "ok2", NULL, &ksid, fh, &fh_len), N4_OK,
+		  "another client opens r2");
+	CHECK_NFS(n4_truncate(&k, fh, fh_len, &ksid, 0), N4_OK, "and truncates it through the MDS");
+	CHECK_NFS(n4_close(&k, fh, fh_len, NULL, &ksid), N4_OK, "CLOSE (other client)");
+	n4_client_close(&k);
+	if (!CHECK(lr_recall(b, &cc, &la, 5000), "the holder gets CB_LAYOUTRECALL"))
+		return;
+	n4_cb_reply(&b->c, &cc, N4_OK);
+	rsid = la.sid;
+	for (double end = hx_now() + 3 * LEASE_S; hx_now() < end && !seen; usleep(500000)) {
+		b->seq_flags = 0;
+		n4_sequence(b);
+		seen = b->seq_flags & SEQ4_RECALLABLE_STATE_REVOKED;
+	}
+	CHECK(seen, "SEQUENCE: RECALLABLE_STATE_REVOKED after the lease");
+	CHECK_EQ(gauge("layouts_revoked"), revoked + 1, "nfs4_bounds.layouts_revoked counts it");
+	CHECK_EQ(gauge("layout_recalling"), 0, "no recall outstanding");
+	CHECK_NFS(layoutreturn(b, fh, fh_len, LAYOUTRETURN4_FILE, LAYOUTIOMODE4_ANY, &rsid, &has), N4ERR_BAD_STATEID,
+		  "the revoked layout's stateid: BAD_STATEID");
+	CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &osid, &r), N4_OK,
+		  "LAYOUTGET with the open stateid: the holder starts over");
+	b->seq_flags = 0;
+	n4_sequence(b);
+	CHECK(!(b->seq_flags & SEQ4_RECALLABLE_STATE_REVOKED), "which drops the flag (%#x)", b->seq_flags);
+	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE (holder)");
+}
+
+/* An export removed at run time (rnfsctl export remove): its layouts revoked, the holder told. */
+static void part_recall_export(struct n4_client *b)
+{
+	char dir[PATH_MAX], spec[256], out[512];
+	struct nfs4_layoutget_res r;
+	struct n4_cb_call cc;
+	struct lr_args la;
+	struct n4_sid osid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+	long long revoked = gauge("layouts_revoked");
+
+	hx_section("rnfsctl export remove: CB_LAYOUTRECALL FSID");
+	snprintf(dir, sizeof(dir), "%s", hx_path(&env, "pnfs-extra"));
+	mkdir(dir, 0755);
+	snprintf(spec, sizeof(spec), "127.0.0.0/8(rw,no_root_squash,insecure,pnfs=flexfiles)");
+	if (!CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "export", "add", dir, spec, NULL }),
+		      0, "rnfsctl export add: %s", out))
+		return;
+	CHECK_NFS(n4_open(b, dir, "e1", true, N4_ACCESS_BOTH, 0, "oe", NULL, &osid, fh, &fh_len), N4_OK, "OPEN there");
+	if (!CHECK_NFS(layoutget(b, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, &osid, &r), N4_OK, "LAYOUTGET"))
+		return;
+	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "export", "remove", dir, NULL }), 0,
+		 "rnfsctl export remove: %s", out);
+	if (CHECK(lr_recall(b, &cc, &la, 8000), "the holder gets CB_LAYOUTRECALL")) {
+		CHECK(la.rtype == 2 && la.changed, "type FSID, clora_changed (%u %u)", la.rtype, la.changed);
+		n4_cb_reply(&b->c, &cc, N4_OK);
+	}
+	CHECK_EQ(gauge("layouts_revoked"), revoked + 1, "its layout revoked at once");
+}
+
+static void part_recalls(void)
+{
+	struct n4_client b;
+
+	if (!lr_client(&b, "pnfs-holder")) {
+		n4_client_close(&b);
+		return;
+	}
+	part_recall_return(&b);
+	part_recall_revoke(&b);
+	part_recall_export(&b);
+	n4_client_close(&b);
+}
+
 static void part_plain(struct n4_client *k)
 {
 	struct nfs4_layoutget_res r;
@@ -658,8 +935,9 @@ int main(int argc, char **argv)
 	hx_require_own_daemon(&env);
 	snprintf(plain_dir, sizeof(plain_dir), "%s", hx_path(&env, "plain"));
 	mkdir(plain_dir, 0755);
-	hx_append_config(&env, "[pnfs]\ndata-servers = 127.0.0.1:%u/tcp\nds-unavailable-seconds = 2\n", env.port);
-	hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure,pnfs=flexfiles)\n"
+	hx_append_config(&env, "[pnfs]\ndata-servers = 127.0.0.1:%u/tcp\nds-unavailable-seconds = 2\n"
+			       "[nfsv4]\nlease-time = %u\n", env.port, LEASE_S);
+	hx_write_exports(&env, "%s 127.0.0.0/8(rw,no_root_squash,insecure,pnfs=flexfiles)\n"
 			       "%s 127.0.0.1(rw,no_root_squash,insecure)\n", env.export_dir, plain_dir);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
@@ -673,6 +951,7 @@ int main(int argc, char **argv)
 		part_soak(&k);
 		part_all(&k);
 		n4_client_close(&k);
+		part_recalls();
 	}
 	part_grace();
 	part_no_pnfs();

@@ -12,11 +12,16 @@
  *  - per-export counters (rnfsd_export_*_total{export="PATH"}): an NFSv3
  *    WRITE and READ of 4096 bytes on the first export move its bytes and
  *    calls and leave the second's alone; an NFSv4.1 WRITE and READ of 3000
- *    bytes on the second move its counters only; `rnfsctl export remove`
+ *    bytes on the second move its counters only; a MNT moves the first's
+ *    calls, an NLM TEST over UDP, an NFSv4.2 READ_PLUS and a COPY of 3000
+ *    bytes the second's calls, read and written bytes (COPY: the
+ *    destination's), and UDP's byte series move; `rnfsctl export remove`
  *    of the second drops its series from the page;
  *  - utilisation: around that NFSv3 I/O the TCP received and sent bytes move
  *    by 4096 at least, the loop's and the workers' busy seconds count up,
  *    busy + idle workers are the 4 threads, the queue depth is there;
+ *  - calls by flavor (rnfsd_rpc_calls_by_flavor_total{flavor}): sys moves
+ *    with the AUTH_SYS GETATTRs, krb5p stays 0;
  *  - [stats] prometheus-top-clients = 2: an NFSv4.1 client from 127.0.0.2
  *    and the tests' 127.0.0.1 are the two rnfsd_client_*_total series, with
  *    calls and bytes;
@@ -38,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs4.h>
 
 #define GETATTR_SERIES "rnfsd_rpc_calls_total{program=\"nfs\",version=\"3\",procedure=\"GETATTR\"}"
@@ -179,6 +185,7 @@ static void check_scrapes(long long *after_out)
 	hx_section("curl scrapes /metrics around %u GETATTRs", CALLS);
 	CHECK_EQ(scrape("/metrics", p1), 200, "GET /metrics answers 200");
 	before = sample(slurp(p1), GETATTR_SERIES);
+	long long sys0 = sample(slurp(p1), "rnfsd_rpc_calls_by_flavor_total{flavor=\"sys\"}");
 	CHECK(before >= 0, "the page has %s (%lld)", GETATTR_SERIES, before);
 	send_getattrs(CALLS);
 	nfs4_stat();
@@ -192,6 +199,11 @@ static void check_scrapes(long long *after_out)
 				   "procedure=\"GETATTR\",le=\"+Inf\"}"),
 	      "GETATTR's latency is a histogram with a +Inf bucket");
 	CHECK(sample(page, "rnfsd_connections{transport=\"tcp\"}") >= 0, "connections per transport");
+	long long sys1 = sample(page, "rnfsd_rpc_calls_by_flavor_total{flavor=\"sys\"}");
+	CHECK(sys0 >= 0 && sys1 - sys0 >= CALLS && sample(page, "rnfsd_rpc_calls_by_flavor_total{flavor=\"krb5p\"}") == 0 &&
+		      sample(page, "rnfsd_gss_contexts") == 0,
+	      "calls by flavor: sys moved by the AUTH_SYS calls at least (%lld -> %lld), krb5p 0; no GSS context",
+	      sys0, sys1);
 	CHECK(sample(page, "rnfsd_nfs4_operations_total{operation=\"PUTROOTFH\"}") > 0 &&
 		      sample(page, "rnfsd_nfs4_operation_duration_seconds_count{operation=\"PUTROOTFH\"}") > 0,
 	      "NFSv4 operations are counted, with latency (PUTROOTFH)");
@@ -321,6 +333,98 @@ static void v4_io(void)
 	n4_client_close(&k);
 }
 
+/* NLM4 TEST of [0, 10) of the file fh over UDP: its nlm4_stats, or -1. */
+static int nlm_test_udp(const uint8_t *fh, uint32_t fh_len)
+{
+	struct raw_conn c;
+	int st;
+
+	if (raw_udp_connect(&c, hx_udp_port(&env), false) != 0)
+		return -1;
+	st = raw_nlm4_lock(&c, 91, 1, fh, fh_len, "prom-test", 1, 0, 10);
+	raw_close(&c);
+	return st;
+}
+
+/* PUTFH fh, then the operations in ops (n of them): the COMPOUND's status. */
+static int v42_call(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct xb *ops, uint32_t n)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 1 + n, fh, fh_len);
+	xb_raw(&a, ops->p, ops->len);
+	xb_free(ops);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* NFSv4.2 READ_PLUS of io4's 3000 bytes (sid, fh) and a synchronous COPY of them to io4c (dsid, dfh). */
+static void v42_io(struct n4_client *k, const struct n4_sid *sid, const uint8_t *fh, uint32_t fh_len,
+		   const struct n4_sid *dsid, const uint8_t *dfh, uint32_t dfh_len)
+{
+	struct xb o;
+
+	xb_init(&o);
+	xb_u32(&o, N4_READ_PLUS);
+	n4_xb_sid(&o, sid);
+	xb_u64(&o, 0);
+	xb_u32(&o, 3000);
+	CHECK_EQ(v42_call(k, fh, fh_len, &o, 1), 0, "READ_PLUS of io4");
+	xb_init(&o);
+	xb_u32(&o, N4_SAVEFH);
+	n4_xb_putfh(&o, dfh, dfh_len);
+	xb_u32(&o, N4_COPY);
+	n4_xb_sid(&o, sid);
+	n4_xb_sid(&o, dsid);
+	xb_u64(&o, 0), xb_u64(&o, 0), xb_u64(&o, 3000);
+	xb_u32(&o, 1), xb_u32(&o, 1), xb_u32(&o, 0); /* consecutive, synchronous, no source servers */
+	CHECK_EQ(v42_call(k, fh, fh_len, &o, 3), 0, "COPY io4 -> io4c, synchronous");
+}
+
+/* A MNT (first export) and an NLM TEST over UDP (second) count one call each on their export and
+ * move UDP's bytes; READ_PLUS and COPY the second's read and written bytes (COPY: the destination's). */
+static void check_export_more(void)
+{
+	long long v0[8], v1[8], v2[8], urx, utx;
+	struct rpc_context *m;
+	struct n4_client k;
+	struct n4_sid sid, dsid;
+	uint8_t fh[128], dfh[128];
+	uint32_t fh_len = 0, dfh_len = 0;
+	const char *page;
+
+	if (!CHECK(n4_start(&k, env.port, 2, "prom-v42") == 0, "an NFSv4.2 client"))
+		return;
+	CHECK_EQ(n4_open(&k, b_path, "io4", false, N4_ACCESS_READ, 0, "o", NULL, &sid, fh, &fh_len), 0, "OPEN io4");
+	CHECK_EQ(n4_open(&k, b_path, "io4c", true, N4_ACCESS_BOTH, 0, "o", NULL, &dsid, dfh, &dfh_len), 0,
+		 "OPEN io4c");
+	page = scrape_page("more0.txt");
+	export_counters(page, v0);
+	urx = sample(page, "rnfsd_transport_received_bytes_total{transport=\"udp\"}");
+	utx = sample(page, "rnfsd_transport_sent_bytes_total{transport=\"udp\"}");
+	m = hx_rpc_connect(&env, MOUNT_PROGRAM, MOUNT_V3, -1, -1);
+	CHECK(m && hx_mnt(m, env.export_dir, NULL) == MNT3_OK, "MNT of the first export");
+	hx_rpc_close(m);
+	CHECK_EQ(nlm_test_udp(fh, fh_len), 0, "NLM TEST of io4 over UDP: granted");
+	page = scrape_page("more1.txt");
+	export_counters(page, v1);
+	CHECK_EQ(v1[0] - v0[0], 1, "MOUNT: the first export's calls moved by the MNT");
+	CHECK_EQ(v1[4] - v0[4], 1, "NLM: the second export's calls moved by the TEST");
+	CHECK(urx >= 0 && utx >= 0, "UDP has byte series (%lld, %lld)", urx, utx);
+	CHECK(sample(page, "rnfsd_transport_received_bytes_total{transport=\"udp\"}") > urx &&
+		      sample(page, "rnfsd_transport_sent_bytes_total{transport=\"udp\"}") > utx,
+	      "and the NLM TEST over UDP moved them");
+	v42_io(&k, &sid, fh, fh_len, &dsid, dfh, dfh_len);
+	export_counters(scrape_page("more2.txt"), v2);
+	CHECK_EQ(v2[6] - v1[6], 3000, "READ_PLUS: the second export's read bytes moved by 3000");
+	CHECK_EQ(v2[7] - v1[7], 3000, "COPY: its written bytes by 3000");
+	CHECK(v2[2] == v1[2] && v2[3] == v1[3], "the first export's bytes did not move");
+	n4_client_close(&k);
+}
+
 static void check_export_counters(void)
 {
 	long long v0[8], v1[8], v2[8];
@@ -345,6 +449,8 @@ static void check_export_counters(void)
 	CHECK_EQ(v2[6] - v1[6], 3000, "and its read bytes by 3000");
 	CHECK(v2[4] - v1[4] >= 3, "and its calls by the operations on it (%lld)", v2[4] - v1[4]);
 	CHECK(v2[2] == v1[2] && v2[3] == v1[3], "the first export's bytes did not move");
+	check_export_more();
+	export_counters(scrape_page("exp2b.txt"), v2);
 	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "stats", NULL }), 0, "rnfsctl stats");
 	CHECK(strstr(out, "EXPORT") && strstr(out, b_path), "rnfsctl stats shows the per-export table");
 	CHECK_EQ(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "export", "remove", b_path, NULL }), 0,

@@ -1022,6 +1022,37 @@ static void test_lease_yield(void **state)
 	be_fs_close(fs);
 }
 
+/* The holder of a read delegation opens the file for writing (pynfs DELEG23):
+ * rnfsd's read lease yields to that open instead of starting its own break. */
+static void test_lease_yield_write_open(void **state)
+{
+	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT;
+	struct be_file *rd = NULL, *rw = NULL;
+	struct be_fs *fs;
+	int lid, before;
+
+	(void)state;
+	sh("mkdir -p %s/lw && echo data > %s/lw/file", top, top);
+	fs = open_fs(tpath("lw"));
+	be_lease_listen(lease_heard);
+	assert_int_equal(be_root(fs, &root, NULL), 0);
+	lookup_ok(fs, &root, "file", &o);
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ, &rd), 0);
+	assert_int_equal(be_lease_set(fs, rd, false, &lid), 0);
+	before = atomic_load(&lease_breaks);
+	assert_int_equal(be_file_open(fs, &o, BE_OPEN_READ | BE_OPEN_WRITE, &rw), 0); /* was EWOULDBLOCK */
+	usleep(200000);
+	assert_int_equal(atomic_load(&lease_breaks), before); /* nothing recalled */
+	assert_int_equal(fs->ops->lease_unset(lid), 0);
+	be_file_put(fs, rw);
+	be_file_put(fs, rd);
+	be_lease_listen(NULL);
+	be_obj_put(fs, &o);
+	be_obj_put(fs, &root);
+	be_end_call(fs);
+	be_fs_close(fs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1035,6 +1066,7 @@ int main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_lease),
 		cmocka_unit_test(test_lease_yield),
+		cmocka_unit_test(test_lease_yield_write_open),
 		cmocka_unit_test(test_read_nowait),
 		cmocka_unit_test(test_lookup_on_loop_thread),
 		cmocka_unit_test(test_remove_on_loop_thread),

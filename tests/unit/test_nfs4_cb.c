@@ -394,6 +394,50 @@ static void test_enc_offload(void **state)
 	assert_int_equal(be32(buf + 36), 512);
 }
 
+/* RFC 8881 §20.3.1: type, iomode, changed, then layoutrecall4 by its type. */
+static void test_enc_layoutrecall(void **state)
+{
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_LAYOUTRECALL;
+	op.u.layoutrecall.layout_type = 4; /* LAYOUT4_FLEX_FILES */
+	op.u.layoutrecall.iomode = 3;      /* LAYOUTIOMODE4_ANY */
+	op.u.layoutrecall.recall_type = LAYOUTRECALL4_FILE;
+	fill_fh(&op.u.layoutrecall.fh, 8);
+	op.u.layoutrecall.length = UINT64_MAX;
+	op.u.layoutrecall.stateid.seqid = 7;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	/* op, type, iomode, changed, recall type, fh (4+8), offset 8, length 8, stateid 16 */
+	assert_int_equal(xdr_enc_len(&e), 5 * 4 + 12 + 16 + 16);
+	assert_int_equal(be32(buf), OP_CB_LAYOUTRECALL);
+	assert_int_equal(be32(buf + 4), 4);
+	assert_int_equal(be32(buf + 8), 3);
+	assert_int_equal(be32(buf + 12), 0);
+	assert_int_equal(be32(buf + 16), LAYOUTRECALL4_FILE);
+	assert_int_equal(be32(buf + 20), 8);
+	assert_int_equal(be32(buf + 40), 0xffffffffu);
+	assert_int_equal(be32(buf + 48), 7);
+	op.u.layoutrecall.recall_type = LAYOUTRECALL4_FSID;
+	op.u.layoutrecall.changed = true;
+	op.u.layoutrecall.fsid_major = 9;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_int_equal(xdr_enc_len(&e), 5 * 4 + 16);
+	assert_int_equal(be32(buf + 12), 1);
+	assert_int_equal(be32(buf + 24), 9);
+	op.u.layoutrecall.recall_type = LAYOUTRECALL4_ALL;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_int_equal(xdr_enc_len(&e), 5 * 4);
+	op.u.layoutrecall.recall_type = 4; /* not a layoutrecall_type4 */
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+	assert_int_equal(nfs4_cb_opnum(NFS4_CB_OP_LAYOUTRECALL), 5);
+}
+
 /* A whole CB_COMPOUND: 4.1 with CB_SEQUENCE first, 4.0 the op alone. */
 static void test_enc_compound_op(void **state)
 {
@@ -629,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_enc_recall_any),
 		cmocka_unit_test(test_enc_notify_lock),
 		cmocka_unit_test(test_enc_offload),
+		cmocka_unit_test(test_enc_layoutrecall),
 		cmocka_unit_test(test_enc_compound_op),
 		cmocka_unit_test(test_dec_compound_op),
 		cmocka_unit_test(test_getattr_times),

@@ -298,19 +298,32 @@ static bool key_is_a(const uint8_t *key, uint32_t len, void *arg)
 static void test_revoke_files(void **state)
 {
 	struct nfs4_stateid sa, sb;
+	struct nfs4_dl_recall r[4];
+	unsigned n;
 
 	(void)state;
 	grant(A, fa, false, &sa);
 	grant(B, fb, false, &sb);
 	assert_int_equal(nfs4_dtab_revoke_files(t, key_is_a, NULL), 1);
-	assert_true(nfs4_dtab_client_revoked(t, A));
-	assert_false(nfs4_dtab_client_revoked(t, B));
-	assert_int_equal(nfs4_dtab_test(t, A, &sa), NFS4ERR_DELEG_REVOKED);
+	/* RFC 8881 §15.1.5.1, §18.46.3: revoked by an administrator, not by a recall. */
+	assert_int_equal(nfs4_dtab_client_revoked(t, A), SEQ4_STATUS_ADMIN_STATE_REVOKED);
+	assert_int_equal(nfs4_dtab_client_revoked(t, B), 0);
+	assert_int_equal(nfs4_dtab_test(t, A, &sa), NFS4ERR_ADMIN_REVOKED);
+	assert_int_equal(nfs4_dtab_check_io(t, A, &sa, 1, fa, sizeof(fa), NFS4_SHARE_ACCESS_READ),
+			 NFS4ERR_ADMIN_REVOKED);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, NULL, 0), NFS4ERR_ADMIN_REVOKED);
 	assert_int_equal(nfs4_dtab_test(t, B, &sb), NFS4_OK);
 	assert_int_equal(t->nrecalled, 0);
 	assert_int_equal(t->nrevoked, 1);
 	assert_int_equal(nfs4_dtab_free(t, A, &sa), NFS4_OK);
+	assert_int_equal(nfs4_dtab_client_revoked(t, A), 0);
 	assert_int_equal(nfs4_dtab_revoke_files(t, key_is_a, NULL), 0);
+	/* The slot granted again is an ordinary delegation: a recall revocation is DELEG_REVOKED. */
+	grant(A, fa, false, &sa);
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 100, &n, r));
+	assert_int_equal(nfs4_dtab_expire(t, 100 + LEASE, LEASE), 1);
+	assert_int_equal(nfs4_dtab_test(t, A, &sa), NFS4ERR_DELEG_REVOKED);
+	assert_int_equal(nfs4_dtab_client_revoked(t, A), SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
 }
 
 static void test_purge_bounds(void **state)

@@ -3,7 +3,9 @@
  * one stateid per client per file, its seqid rules (RFC 8881 §12.5.3),
  * errata 3208's non-layout stateid, LAYOUTRETURN of FILE by iomode, FSID
  * and ALL, return-on-close, whose stateid, the purge with the client, the
- * bounds; and a soak of thousands of get/return cycles over many clients
+ * bounds; recalls (RFC 8881 §12.5.5): which records a conflict recalls,
+ * RECALLCONFLICT meanwhile, the return, NOMATCHING_LAYOUT, revocation
+ * after the lease with the client's flag, the export's revocation; and a soak of thousands of get/return cycles over many clients
  * and files that must leave the table empty.
  */
 #include <setjmp.h>
@@ -48,6 +50,7 @@ static struct nfs4_lfile file(unsigned n, uint32_t fsid)
 	f.key = keys[n % 64];
 	f.len = (uint32_t)strlen((char *)f.key);
 	f.fsid = fsid;
+	f.host = NULL;
 	return f;
 }
 
@@ -185,6 +188,7 @@ static void test_bounds(void **state)
 	f.key = key;
 	f.len = sizeof(key);
 	f.fsid = 1;
+	f.host = NULL;
 	for (unsigned i = 0; i < 6; i++) {
 		memset(key, (int)i, sizeof(key));
 		assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &s),
@@ -274,6 +278,198 @@ static void test_soak(void **state)
 	}
 }
 
+/* §12.5.5: a conflict recalls other clients' layouts of the file (not the caller's, not those got
+ * from the caller's address), with the next seqid; LAYOUTGET meanwhile is RECALLCONFLICT; the
+ * return ends the recall. */
+static void test_recall_return(void **state)
+{
+	static const uint8_t host1[NFS4_LAYOUT_HOST_SIZE] = { [15] = 1 }, host2[NFS4_LAYOUT_HOST_SIZE] = { [15] = 2 };
+	struct nfs4_lfile f = file(1, 7), g = file(2, 7);
+	struct nfs4_stateid a, b, c, out;
+	struct nfs4_lrecall rc[4];
+	bool has;
+
+	(void)state;
+	f.host = host1;
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
+	f.host = host2;
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(2), &f, NULL, LAYOUTIOMODE4_READ, true, &b), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &g, NULL, LAYOUTIOMODE4_RW, true, &c), NFS4_OK);
+	/* client 2's change: client 1's layout of f only */
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, CLIENT(2), NULL, 100, rc, 4), 1);
+	assert_int_equal(rc[0].clientid, CLIENT(1));
+	assert_memory_equal(rc[0].sid.other, a.other, NFS4_OTHER_SIZE);
+	assert_int_equal(rc[0].sid.seqid, a.seqid + 1);
+	assert_int_equal(rc[0].klen, f.len);
+	assert_int_equal(T.recalling, 1);
+	/* recalled once only */
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, CLIENT(2), NULL, 101, rc, 4), 0);
+	/* an NFSv3 write from client 2's address (its data-server I/O) recalls nothing more */
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, host2, 101, rc, 4), 0);
+	assert_true(nfs4_ltab_recalling_file(&T, f.key, f.len));
+	assert_false(nfs4_ltab_recalling_file(&T, g.key, g.len));
+	/* §18.43.3: no layout of f meanwhile, for anyone; g is not concerned */
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, &a, LAYOUTIOMODE4_RW, true, &out), NFS4ERR_RECALLCONFLICT);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(3), &f, NULL, LAYOUTIOMODE4_READ, true, &out),
+			 NFS4ERR_RECALLCONFLICT);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &g, &c, LAYOUTIOMODE4_RW, true, &out), NFS4_OK);
+	/* the return with the recall's stateid ends it */
+	assert_int_equal(nfs4_ltab_return_file(&T, CLIENT(1), &f, &rc[0].sid, LAYOUTIOMODE4_ANY, &has, &out), NFS4_OK);
+	assert_false(has);
+	assert_int_equal(T.recalling, 0);
+	assert_int_equal(T.recalls, 1);
+	assert_int_equal(T.recall_returned, 1);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
+	/* an NFSv3 change (no client, another address) recalls both; NOMATCHING_LAYOUT ends one */
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 200, rc, 1), 1);
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 200, rc + 1, 1), 1);
+	assert_int_equal(T.recalling, 2);
+	nfs4_ltab_recall_nomatch(&T, rc[0].clientid, &rc[0].sid);
+	assert_int_equal(T.recalling, 1);
+	assert_int_equal(T.recall_returned, 2);
+	/* the client purged: its recall ends, not counted as returned nor revoked */
+	nfs4_ltab_purge_client(&T, rc[1].clientid);
+	assert_int_equal(T.recalling, 0);
+	assert_int_equal(T.revoked, 0);
+}
+
+/* §12.5.5.1: a recall unanswered for a lease is revoked; the client's flag stays up a lease. */
+static void test_recall_revoke(void **state)
+{
+	struct nfs4_lfile f = file(1, 7);
+	struct nfs4_stateid a, out;
+	struct nfs4_lrecall rc[2];
+	bool has;
+
+	(void)state;
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 100, rc, 2), 1);
+	assert_int_equal(nfs4_ltab_expire(&T, 189, 90), 0);
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(nfs4_ltab_expire(&T, 190, 90), 1);
+	assert_int_equal(T.count, 0);
+	assert_int_equal(T.recalling, 0);
+	assert_int_equal(T.revoked, 1);
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(2)));
+	assert_int_equal(nfs4_ltab_client_count(&T, CLIENT(1)), 0);
+	/* the stateid is gone */
+	assert_int_equal(nfs4_ltab_return_file(&T, CLIENT(1), &f, &rc[0].sid, LAYOUTIOMODE4_ANY, &has, &out),
+			 NFS4ERR_BAD_STATEID);
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	/* the flag drops a lease later */
+	assert_int_equal(nfs4_ltab_expire(&T, 280, 90), 0);
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(T.revoked_clients, 0);
+	assert_int_equal(T.nclients, 0);
+	/* revoked again: a new LAYOUTGET with the open stateid (the client started over) drops the flag */
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 290, rc, 2), 1);
+	assert_int_equal(nfs4_ltab_expire(&T, 380, 90), 1);
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(T.nclients, 1);
+	/* and LAYOUTRETURN ALL does too */
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 385, rc, 2), 1);
+	assert_int_equal(nfs4_ltab_expire(&T, 475, 90), 1);
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(nfs4_ltab_return_all(&T, CLIENT(1)), 0);
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(T.nclients, 0);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &a), NFS4_OK);
+	/* revoked again, then released with the flag up: teardown checks nothing is left */
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 300, rc, 2), 1);
+	assert_int_equal(nfs4_ltab_expire(&T, 400, 90), 1);
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+}
+
+/* The export went: every layout of it is revoked at once, each holder named once. */
+static void test_revoke_fsid(void **state)
+{
+	struct nfs4_lfile f = file(1, 7), g = file(2, 7), h = file(3, 8);
+	struct nfs4_stateid s;
+	uint64_t clients[4];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &g, NULL, LAYOUTIOMODE4_RW, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(2), &g, NULL, LAYOUTIOMODE4_READ, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(2), &h, NULL, LAYOUTIOMODE4_READ, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_revoke_fsid(&T, 7, 50, clients, 4, &n), 3);
+	assert_int_equal(n, 2);
+	assert_true(clients[0] != clients[1]);
+	assert_int_equal(T.count, 1);
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_true(nfs4_ltab_client_revoked(&T, CLIENT(2)));
+	/* the purge takes the flag with the client */
+	nfs4_ltab_purge_client(&T, CLIENT(1));
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(1)));
+	assert_int_equal(nfs4_ltab_expire(&T, 140, 90), 0);
+	assert_false(nfs4_ltab_client_revoked(&T, CLIENT(2)));
+	assert_int_equal(T.nclients, 1);
+}
+
+/* rnfsctl layouts' listing: every record, its client, file, iomodes and recall, up to max. */
+static void test_list(void **state)
+{
+	static struct nfs4_lo_info l[4];
+	struct nfs4_lfile f = file(1, 7), g = file(2, 8);
+	struct nfs4_stateid s;
+	struct nfs4_lrecall rc[1];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(nfs4_ltab_list(&T, l, 4), 0);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, &s, LAYOUTIOMODE4_READ, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(2), &g, NULL, LAYOUTIOMODE4_READ, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_recall_file(&T, g.key, g.len, 0, NULL, 5, rc, 1), 1);
+	n = nfs4_ltab_list(&T, l, 4);
+	assert_int_equal(n, 2);
+	for (unsigned i = 0; i < n; i++) {
+		bool one = l[i].clientid == CLIENT(1);
+
+		assert_int_equal(l[i].fsid, one ? 7 : 8);
+		assert_int_equal(l[i].iomodes, one ? NFS4_LAYOUT_IO_READ | NFS4_LAYOUT_IO_RW : NFS4_LAYOUT_IO_READ);
+		assert_int_equal(l[i].seqid, 2);
+		assert_int_equal(l[i].recall_at, one ? 0 : 5);
+		assert_memory_equal(l[i].key, one ? f.key : g.key, l[i].klen);
+	}
+	assert_int_equal(nfs4_ltab_list(&T, l, 1), 1);
+}
+
+/* §20.3.4: a recall answered DELAY is given again once, with the same stateid; a return or a
+ * revocation takes it off. */
+static void test_recall_delay(void **state)
+{
+	struct nfs4_lfile f = file(1, 7), g = file(2, 7);
+	struct nfs4_stateid s;
+	struct nfs4_lrecall rc[2], again[2];
+
+	(void)state;
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &f, NULL, LAYOUTIOMODE4_RW, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_get(&T, CLIENT(1), &g, NULL, LAYOUTIOMODE4_RW, true, &s), NFS4_OK);
+	assert_int_equal(nfs4_ltab_resend(&T, again, 2), 0);
+	assert_int_equal(nfs4_ltab_recall_file(&T, f.key, f.len, 0, NULL, 10, rc, 1), 1);
+	assert_int_equal(nfs4_ltab_recall_file(&T, g.key, g.len, 0, NULL, 10, rc + 1, 1), 1);
+	nfs4_ltab_recall_delay(&T, CLIENT(1), &rc[0].sid);
+	nfs4_ltab_recall_delay(&T, CLIENT(1), &rc[0].sid); /* twice: marked once */
+	nfs4_ltab_recall_delay(&T, CLIENT(2), &rc[1].sid); /* not that client's: nothing */
+	assert_int_equal(T.resends, 1);
+	assert_int_equal(nfs4_ltab_resend(&T, again, 2), 1);
+	assert_memory_equal(&again[0].sid, &rc[0].sid, sizeof(rc[0].sid));
+	assert_int_equal(again[0].klen, f.len);
+	assert_int_equal(nfs4_ltab_resend(&T, again, 2), 0);
+	assert_int_equal(T.recalls, 2); /* a resend is the same recall */
+	/* marked, then revoked: nothing left to send */
+	nfs4_ltab_recall_delay(&T, CLIENT(1), &rc[1].sid);
+	assert_int_equal(nfs4_ltab_expire(&T, 100, 90), 2);
+	assert_int_equal(T.resends, 0);
+	assert_int_equal(nfs4_ltab_resend(&T, again, 2), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +479,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_return_fsid_all_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_soak, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recall_return, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recall_revoke, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_revoke_fsid, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recall_delay, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

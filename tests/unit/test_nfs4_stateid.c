@@ -872,6 +872,16 @@ static void test_revoked_client(void **state)
 			 NFS4ERR_ADMIN_REVOKED);
 	assert_int_equal(nfs4_stab_check_io(&t, CL2, &b.sid, 0, (const uint8_t *)"b", 1, NFS4_SHARE_ACCESS_READ, &io),
 			 NFS4ERR_EXPIRED);
+	/* nfs4_stab_gone: the same verdict for any of the client's stateids (its delegations'), none
+	 * for another client's, nor for a client whose state is still there. */
+	struct nfs4_stateid d = a.sid;
+
+	d.other[8] |= 0x80; /* a delegation's counter (NFS4_STAB_DELEG_BIT) */
+	assert_int_equal(nfs4_stab_gone(&t, CL1, &d), NFS4ERR_ADMIN_REVOKED);
+	assert_int_equal(nfs4_stab_gone(&t, CL2, &b.sid), NFS4ERR_EXPIRED);
+	assert_int_equal(nfs4_stab_gone(&t, CL2, &d), 0);
+	assert_int_equal(do_open(CL3, 0, "o", "c", NFS4_SHARE_ACCESS_READ, 0, &a), NFS4_OK);
+	assert_int_equal(nfs4_stab_gone(&t, CL3, &a.sid), 0);
 }
 
 int main(void)

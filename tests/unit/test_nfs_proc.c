@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "nfs/nfs.h"
+#include "nfs/v3/nfs3.h"
 #include "backend/local/local.h"
 #include "tests/unit/test_nfs_harness.h"
 
@@ -74,6 +75,9 @@ static void sh(const char *fmt, ...)
 
 /* ---- procedure wrappers: each sets up args, runs, and decodes the common part ---- */
 
+/* The last MNT's flavor list (the first 8). */
+static uint32_t mnt_fl[8], mnt_nfl;
+
 static uint32_t do_mnt(const char *addr, unsigned port, const char *path, struct nfs_fh *fh)
 {
 	uint32_t st, n;
@@ -86,8 +90,13 @@ static uint32_t do_mnt(const char *addr, unsigned port, const char *path, struct
 	if (st == MNT3_OK) {
 		tc_fh(t, fh);
 		n = tc_u32(t);
-		for (uint32_t i = 0; i < n; i++)
-			sys |= tc_u32(t) == RPC_AUTH_SYS;
+		mnt_nfl = n;
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t f = tc_u32(t);
+			if (i < 8)
+				mnt_fl[i] = f;
+			sys |= f == RPC_AUTH_SYS;
+		}
 		assert_true(sys);
 	}
 	return st;
@@ -278,6 +287,12 @@ static void test_mount(void **state)
 	(void)state;
 	sh("mkdir -p %s/sub/deeper", exp_rw);
 	assert_int_equal(do_mnt(ME, 700, exp_rw, &fh), MNT3_OK);
+	/* RFC 2623 §2.7: sec=sys:none is listed in that order (the admin's, as mountd). */
+	assert_int_equal(mnt_nfl, 2);
+	assert_int_equal(mnt_fl[0], RPC_AUTH_SYS);
+	assert_int_equal(mnt_fl[1], RPC_AUTH_NONE);
+	assert_int_equal(mount3_auth_flavor(4), 390005); /* krb5p's pseudo-flavor */
+	assert_int_equal(mount3_auth_flavor(2), 390003);
 	assert_memory_equal(fh.data, root_fh.data, fh.len);
 	snprintf(path, sizeof(path), "%s/sub/deeper", exp_rw);
 	assert_int_equal(do_mnt(ME, 700, path, &fh), MNT3_OK); /* a directory inside an export */

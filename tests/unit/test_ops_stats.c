@@ -318,7 +318,7 @@ static void fake_resources(struct stats_resources *r)
 static const struct stats_sources nfs4_src = {.exports_count = fake_exports, .procs_foreach = fake_procs};
 static void fake_nfs4_cbs(nfs4_stats_cb_fn cb, void *arg)
 {
-	const struct nfs4_stats_cb c = {0x1234abcdull, 1, "up", "tcp", 9, 8, 1};
+	const struct nfs4_stats_cb c = {0x1234abcdull, 1, "up", "tcp", 9, 8, 1, "sys"};
 	cb(&c, arg);
 }
 
@@ -362,6 +362,11 @@ static void test_prom_sections(void **state)
 	assert_non_null(strstr(page, "rnfsd_nfs4_opens 7\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_delegation_recalls_total counter\nrnfsd_nfs4_delegation_recalls_total 5\n"));
 	assert_non_null(strstr(page, "rnfsd_nfs4_delegation_revocations_total 1\n"));
+	/* pNFS layout recalls (issue 28) */
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalling gauge\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_total counter\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_returned_total counter\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layouts_revoked_total counter\n"));
 	assert_non_null(strstr(page, "rnfsd_process_open_fds 20\n"));
 	assert_non_null(strstr(page, "rnfsd_nlm_locks 1\n"));
 	assert_non_null(strstr(page, "rnfsd_gss_contexts 5\n"));
@@ -467,10 +472,12 @@ static void test_json_nfs4(void **state)
 				    "\"offloads_max\": 0, \"sync_copies\": 0, \"sync_copies_max\": 0, \"sync_copies_refused\": 0, "
 				    "\"lock_waiters\": 0, \"lock_waiters_max\": 0, \"delegations_max\": 0, \"callback_paths\": 0, "
 				    "\"callback_paths_max\": 0, \"revoked_stateids\": 0, \"revoked_stateids_max\": 0, "
-				    "\"layouts\": 0, \"layouts_max\": 0, \"layout_errors\": 0},\n"
+				    "\"layouts\": 0, \"layouts_max\": 0, \"layout_errors\": 0, \"layout_recalling\": 0, "
+				    "\"layout_recalls\": 0, \"layout_recalls_returned\": 0, \"layouts_revoked\": 0},\n"
 				    "  \"nfs4_limits\": {"));
 	assert_non_null(strstr(doc, "\"nfs4_callbacks\": [\n    {\"clientid\": \"000000001234abcd\", \"minor\": 1, "
-				    "\"state\": \"up\", \"transport\": \"tcp\", \"sent\": 9, \"ok\": 8, \"failed\": 1}\n  ],\n"
+				    "\"state\": \"up\", \"transport\": \"tcp\", \"sent\": 9, \"ok\": 8, \"failed\": 1, "
+				    "\"flavor\": \"sys\"}\n  ],\n"
 				    "  \"resources\": {"));
 	free(doc);
 

@@ -2,11 +2,13 @@
  * test_rpc_gss.c - RPCSEC_GSS pure pieces (rpc/rpc_gss.c): the credential
  * codec with valid, truncated and oversized bodies, the control-procedure
  * table, the sequence window, and the context table's handles, references,
- * per-client share and LRU eviction.
+ * per-client share and LRU eviction, the principals listed for the stats
+ * (rpc_gss_table_principals) and the calls-by-flavor mapping (rpc_stats.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -295,6 +297,55 @@ static void test_principal(void **state)
 }
 
 /* Credential + verifier as they follow the call header (positions from a 24-byte header). */
+/* Established contexts with a known name, grouped by principal and sorted; others left out. */
+static void test_table_principals(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "zed@R", "amy@R", "zed@R", "", "amy@R" };
+	struct rpc_gss_table t;
+	struct rpc_gss_princ_count *v;
+	uint8_t h[RPC_GSS_HANDLE_LEN];
+
+	assert_int_equal(rpc_gss_table_init(&t, 8, 8, NULL), 0);
+	assert_int_equal(rpc_gss_table_principals(&t, &v), 0);
+	assert_null(v);
+	for (unsigned i = 0; i < 6; i++) {
+		struct rpc_gss_ctx *x = rpc_gss_ctx_new(&t, 1, "peer", h);
+		assert_non_null(x);
+		if (i < 5) { /* the sixth stays ESTABLISHING: not listed */
+			snprintf(x->princ, sizeof(x->princ), "%s", names[i]);
+			x->cred_ok = true;
+			rpc_gss_ctx_established(&t, x);
+		}
+		rpc_gss_ctx_put(&t, x);
+	}
+	size_t n = rpc_gss_table_principals(&t, &v);
+	assert_int_equal(n, 3);
+	assert_string_equal(v[0].princ, ""); /* a name too long to keep */
+	assert_int_equal(v[0].contexts, 1);
+	assert_string_equal(v[1].princ, "amy@R");
+	assert_int_equal(v[1].contexts, 2);
+	assert_string_equal(v[2].princ, "zed@R");
+	assert_int_equal(v[2].contexts, 2);
+	free(v);
+	rpc_gss_table_release(&t);
+}
+
+/* RFC 2623 §2.7: the RPCSEC_GSS services count as krb5, krb5i, krb5p; unknown flavors nowhere. */
+static void test_flavor_stat(void **state)
+{
+	(void)state;
+	assert_int_equal(rpc_flavor_stat_of(RPC_AUTH_NONE, 0), RPC_FLAVOR_STAT_NONE);
+	assert_int_equal(rpc_flavor_stat_of(RPC_AUTH_SYS, 0), RPC_FLAVOR_STAT_SYS);
+	assert_int_equal(rpc_flavor_stat_of(RPC_AUTH_GSS, RPC_GSS_SVC_NONE), RPC_FLAVOR_STAT_KRB5);
+	assert_int_equal(rpc_flavor_stat_of(RPC_AUTH_GSS, RPC_GSS_SVC_INTEGRITY), RPC_FLAVOR_STAT_KRB5I);
+	assert_int_equal(rpc_flavor_stat_of(RPC_AUTH_GSS, RPC_GSS_SVC_PRIVACY), RPC_FLAVOR_STAT_KRB5P);
+	assert_int_equal(rpc_flavor_stat_of(RPC_AUTH_GSS, 4), RPC_FLAVOR_STAT_COUNT);
+	assert_int_equal(rpc_flavor_stat_of(3, 0), RPC_FLAVOR_STAT_COUNT);
+	assert_string_equal(rpc_flavor_stat_name(RPC_FLAVOR_STAT_KRB5I), "krb5i");
+	assert_string_equal(rpc_flavor_stat_name(RPC_FLAVOR_STAT_COUNT), "?");
+}
+
 static void test_decode_auth(void **state)
 {
 	(void)state;
@@ -357,6 +408,8 @@ int main(void)
 		cmocka_unit_test(test_table_all_referenced),
 		cmocka_unit_test(test_principal),
 		cmocka_unit_test(test_decode_auth),
+		cmocka_unit_test(test_table_principals),
+		cmocka_unit_test(test_flavor_stat),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,6 +85,7 @@ struct nfs4_cb_stat {
 	enum nfs4_cb_state state;
 	const char *xprt; /* "tcp", "rdma", or "-" (none bound) */
 	uint64_t sent, ok, failed;
+	const char *flavor; /* the callbacks' credential: "sys", "none", or "-" (no usable one) */
 };
 /* Any thread: fn for each entry (under the module's lock: fn must not call back here). */
 void nfs4_cb_foreach(void (*fn)(const struct nfs4_cb_stat *s, void *arg), void *arg);

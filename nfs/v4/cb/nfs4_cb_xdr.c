@@ -62,6 +62,8 @@ uint32_t nfs4_cb_opnum(enum nfs4_cb_opkind kind)
 		return OP_CB_NOTIFY_LOCK;
 	case NFS4_CB_OP_GETATTR:
 		return OP_CB_GETATTR;
+	case NFS4_CB_OP_LAYOUTRECALL:
+		return OP_CB_LAYOUTRECALL;
 	case NFS4_CB_OP_OFFLOAD:
 		break;
 	}
@@ -101,6 +103,26 @@ static void enc_offload(struct xdr_enc *e, const struct nfs4_cb_offload_args *a)
 	xdr_enc_fixed(e, a->writeverf, sizeof(a->writeverf));
 }
 
+/* RFC 8881 §20.3.1 CB_LAYOUTRECALL4args; a recall_type outside layoutrecall_type4 is an encoding error. */
+static void enc_layoutrecall(struct xdr_enc *e, const struct nfs4_cb_layoutrecall_args *a)
+{
+	xdr_enc_u32(e, a->layout_type);
+	xdr_enc_u32(e, a->iomode);
+	xdr_enc_bool(e, a->changed);
+	xdr_enc_u32(e, a->recall_type);
+	if (a->recall_type == LAYOUTRECALL4_FILE) {
+		enc_fh(e, &a->fh);
+		xdr_enc_u64(e, a->offset);
+		xdr_enc_u64(e, a->length);
+		enc_stateid(e, &a->stateid);
+	} else if (a->recall_type == LAYOUTRECALL4_FSID) {
+		xdr_enc_u64(e, a->fsid_major);
+		xdr_enc_u64(e, a->fsid_minor);
+	} else if (a->recall_type != LAYOUTRECALL4_ALL) {
+		e->overflow = true;
+	}
+}
+
 void nfs4_cb_enc_op(struct xdr_enc *e, const struct nfs4_cb_op *op)
 {
 	xdr_enc_u32(e, nfs4_cb_opnum(op->kind));
@@ -128,6 +150,9 @@ void nfs4_cb_enc_op(struct xdr_enc *e, const struct nfs4_cb_op *op)
 		enc_fh(e, &op->u.notify_lock.fh);
 		xdr_enc_u64(e, op->u.notify_lock.clientid);
 		xdr_enc_opaque(e, op->u.notify_lock.owner, op->u.notify_lock.owner_len);
+		return;
+	case NFS4_CB_OP_LAYOUTRECALL:
+		enc_layoutrecall(e, &op->u.layoutrecall);
 		return;
 	case NFS4_CB_OP_OFFLOAD:
 		enc_offload(e, &op->u.offload);

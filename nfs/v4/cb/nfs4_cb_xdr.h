@@ -37,6 +37,7 @@
 /* The operations rnfsd calls besides CB_SEQUENCE (RFC 8881 §20, RFC 7862 §16). */
 #define OP_CB_GETATTR 3u
 #define OP_CB_RECALL 4u
+#define OP_CB_LAYOUTRECALL 5u
 #define OP_CB_RECALL_ANY 8u
 #define OP_CB_NOTIFY_LOCK 13u
 #define OP_CB_OFFLOAD 15u
@@ -142,9 +143,24 @@ struct nfs4_cb_offload_args {
 	uint8_t writeverf[8];
 };
 
+/* RFC 8881 §20.3.1 CB_LAYOUTRECALL4args: layoutrecall4's arm by
+ * recall_type (layoutrecall_type4: FILE 1 the file, range and layout
+ * stateid; FSID 2 the fsid4; ALL 3 nothing). */
+enum { LAYOUTRECALL4_FILE = 1, LAYOUTRECALL4_FSID = 2, LAYOUTRECALL4_ALL = 3 };
+struct nfs4_cb_layoutrecall_args {
+	uint32_t layout_type, iomode; /* clora_type, clora_iomode */
+	bool changed;                 /* clora_changed */
+	uint32_t recall_type;
+	struct nfs4_cb_fh fh;         /* FILE: lor_fh, lor_offset, lor_length, lor_stateid */
+	uint64_t offset, length;
+	struct nfs4_stateid stateid;
+	uint64_t fsid_major, fsid_minor; /* FSID */
+};
+
 /* One callback operation (nfs4_cb_send(), nfs4_cb.h). */
 enum nfs4_cb_opkind {
-	NFS4_CB_OP_RECALL, NFS4_CB_OP_RECALL_ANY, NFS4_CB_OP_NOTIFY_LOCK, NFS4_CB_OP_OFFLOAD, NFS4_CB_OP_GETATTR
+	NFS4_CB_OP_RECALL, NFS4_CB_OP_RECALL_ANY, NFS4_CB_OP_NOTIFY_LOCK, NFS4_CB_OP_OFFLOAD, NFS4_CB_OP_GETATTR,
+	NFS4_CB_OP_LAYOUTRECALL
 };
 struct nfs4_cb_op {
 	enum nfs4_cb_opkind kind;
@@ -154,6 +170,7 @@ struct nfs4_cb_op {
 		struct nfs4_cb_notify_lock_args notify_lock;
 		struct nfs4_cb_offload_args offload;
 		struct nfs4_cb_getattr_args getattr;
+		struct nfs4_cb_layoutrecall_args layoutrecall;
 	} u;
 };
 /* The nfs_cb_opnum4 of a kind. */

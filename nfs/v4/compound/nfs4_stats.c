@@ -91,6 +91,10 @@ static void nfs4_stats_pnfs(struct nfs4_stats_snap *out)
 	out->layouts_max = NFS4_LAYOUT_MAX;
 	for (unsigned i = 0; i < p.nds; i++)
 		out->layout_errors += p.ds[i].errors;
+	out->layout_recalling = p.recalling;
+	out->layout_recalls = p.recalls;
+	out->layout_recalls_returned = p.recall_returned;
+	out->layouts_revoked = p.revoked;
 }
 
 /* Asynchronous copies (nfs4_copy_async.c) and CB_NOTIFY_LOCK (nfs4_lock_notify.c), and the
@@ -180,7 +184,8 @@ static void cb_fwd(const struct nfs4_cb_stat *s, void *arg)
 {
 	struct cb_fwd *fw = arg;
 	struct nfs4_stats_cb c = { .clientid = s->clientid, .minor = s->minor, .state = nfs4_cb_state_name(s->state),
-				   .transport = s->xprt, .sent = s->sent, .ok = s->ok, .failed = s->failed };
+				   .transport = s->xprt, .sent = s->sent, .ok = s->ok, .failed = s->failed,
+				   .flavor = s->flavor };
 
 	fw->cb(&c, fw->arg);
 }
@@ -239,7 +244,9 @@ static const struct nfs4_sec_field nfs4_sec_bounds[] = {
 	U("delegations_max", delegations_max), U("callback_paths", callback_paths),
 	U("callback_paths_max", callback_paths_max), U("revoked_stateids", revoked_stateids),
 	U("revoked_stateids_max", revoked_stateids_max), U("layouts", layouts), U("layouts_max", layouts_max),
-	U("layout_errors", layout_errors), { NULL, 0, SEC_U },
+	U("layout_errors", layout_errors), U("layout_recalling", layout_recalling), U("layout_recalls", layout_recalls),
+	U("layout_recalls_returned", layout_recalls_returned), U("layouts_revoked", layouts_revoked),
+	{ NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_limits[] = {
@@ -295,6 +302,7 @@ static void nfs4_sec_cb(const struct nfs4_stats_cb *c, void *arg)
 	json_u64(j, "sent", c->sent);
 	json_u64(j, "ok", c->ok);
 	json_u64(j, "failed", c->failed);
+	json_str(j, "flavor", c->flavor ? c->flavor : "-");
 	json_obj_close(j);
 }
 
@@ -389,6 +397,14 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_pnfs_layouts", "pNFS layout stateids held (a client's layouts of one file)", PROM_GAUGE, layouts),
 	PF("rnfsd_nfs4_pnfs_layout_errors_total", "pNFS data-server errors reported by clients", PROM_COUNTER,
 	   layout_errors),
+	PF("rnfsd_nfs4_pnfs_layout_recalling", "pNFS layouts being recalled (CB_LAYOUTRECALL not yet returned)",
+	   PROM_GAUGE, layout_recalling),
+	PF("rnfsd_nfs4_pnfs_layout_recalls_total", "pNFS layouts recalled (CB_LAYOUTRECALL FILE)", PROM_COUNTER,
+	   layout_recalls),
+	PF("rnfsd_nfs4_pnfs_layout_recalls_returned_total", "Recalled pNFS layouts the client returned", PROM_COUNTER,
+	   layout_recalls_returned),
+	PF("rnfsd_nfs4_pnfs_layouts_revoked_total", "pNFS layouts revoked (recall unanswered for a lease, export gone)",
+	   PROM_COUNTER, layouts_revoked),
 };
 
 static void nfs4_prom(struct prom_out *p, void *arg)

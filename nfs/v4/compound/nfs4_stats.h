@@ -45,6 +45,8 @@ struct nfs4_stats_snap {
 	unsigned callback_paths, callback_paths_max;
 	unsigned layouts, layouts_max;             /* pNFS layout records (a client's layouts of a file) */
 	uint64_t layout_errors;                    /* data-server errors clients reported (LAYOUTERROR ...) */
+	unsigned layout_recalling;                 /* layouts being recalled (CB_LAYOUTRECALL sent, not returned) */
+	uint64_t layout_recalls, layout_recalls_returned, layouts_revoked; /* since start */
 	/* The shared tables' bounds (issue 24): NFSv4.1 reply caches granted and their budget, new client
 	 * records refused (table, host's or principal's share full), idle sessions reclaimed, the stable
 	 * record table's size. */
@@ -59,6 +61,7 @@ struct nfs4_stats_cb {
 	const char *state;     /* "none", "probing", "up", "down" */
 	const char *transport; /* "tcp", "rdma", "-" */
 	uint64_t sent, ok, failed;
+	const char *flavor;    /* the callbacks' credential: "sys", "none", "-" (none usable) */
 };
 typedef void (*nfs4_stats_cb_fn)(const struct nfs4_stats_cb *c, void *arg);
 

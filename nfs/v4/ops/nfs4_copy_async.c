@@ -141,6 +141,7 @@ static uint32_t job_copy(int i, struct copy_job *j, uint64_t *done)
 		if (n == 0)
 			break; /* the source ended */
 		*done += n;
+		nfs_export_count_io(j->dst.exp, 0, n); /* the destination export's bytes written */
 		pthread_mutex_lock(&mu);
 		nfs4_offload_progress(&tab, i, *done);
 		pthread_mutex_unlock(&mu);

@@ -5,8 +5,9 @@
  * GETDEVICEINFO (RFC 8881 §18.40), LAYOUTGET (§18.43), LAYOUTRETURN
  * (§18.44), LAYOUTCOMMIT (§18.42), and NFSv4.2's LAYOUTERROR and
  * LAYOUTSTATS (RFC 7862 §15.6, §15.7); the hooks the rest of the server
- * calls (EXCHANGE_ID's flag, CLOSE's return-on-close, the client purge),
- * and the counters the statistics read.
+ * calls (EXCHANGE_ID's flag, CLOSE's return-on-close, the client purge,
+ * the recalls of conflicting changes and of a removed export, the tick,
+ * SEQUENCE's flag), and the counters the statistics and rnfsctl read.
  *
  * Tight coupling (RFC 8435 §2.2): the file handle in a layout is the
  * metadata server's own; every data server is an rnfsd over the same file
@@ -40,8 +41,9 @@ struct nfs4_pnfs_ds {
 /* Before nfs4_server_init(): the data servers (n at most NFS4_PNFS_DS_MAX) and
  * [pnfs] ds-unavailable-seconds. Without a call: no data server, no layouts. */
 void nfs4_pnfs_configure(const struct nfs4_pnfs_ds *ds, unsigned n, unsigned unavailable_s);
-/* nfs4_server_init() / _release(): the layout table (boot as the other tables'). */
-void nfs4_pnfs_init(uint32_t boot);
+/* nfs4_server_init() / _release(): the layout table (boot as the other tables'; lease: the
+ * server's, a recall's wait). A metadata server sets nfs/common's layout hook. */
+void nfs4_pnfs_init(uint32_t boot, uint32_t lease);
 void nfs4_pnfs_release(void);
 
 /* EXCHANGE_ID: is this server a metadata server (any data server configured)?
@@ -53,11 +55,37 @@ void nfs4_pnfs_client_gone(uint64_t clientid);
  * (RFC 8881 §18.43.3). */
 void nfs4_pnfs_closed(uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len);
 
+/* RFC 8881 §12.5.5: a change to the file (its handle's bytes) by another than client except (0:
+ * NFSv3, no client) recalls the layouts other clients hold of it (CB_LAYOUTRECALL FILE); with
+ * peer, not those got from peer's address. Never waits. Any thread. */
+struct sockaddr;
+void nfs4_pnfs_recall_file(const uint8_t *fkey, uint32_t fkey_len, uint64_t except, const struct sockaddr *peer);
+/* The same for the regular file dir/name of exp, looked up as cr (REMOVE). */
+void nfs4_pnfs_recall_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			 const char *name, uint64_t except);
+/* The export (its id) went: its layouts are revoked, each holder gets CB_LAYOUTRECALL FSID. */
+void nfs4_pnfs_export_gone(uint32_t fsid);
+/* The server's tick (every second): recalls unanswered for a lease are revoked (§12.5.5.1), those
+ * answered DELAY sent again (§20.3.4). */
+void nfs4_pnfs_tick(uint64_t now);
+/* SEQUENCE: SEQ4_STATUS_RECALLABLE_STATE_REVOKED while a layout of the client was revoked within a
+ * lease (§18.46.3), else 0. */
+uint32_t nfs4_pnfs_seq_flags(uint64_t clientid);
+
+/* rnfsctl client list: the layouts (one file's each) clientid holds. */
+unsigned nfs4_pnfs_client_layouts(uint64_t clientid);
+
+/* rnfsctl layouts: at most max layout records into out (nfs4_layout.h); how many. */
+struct nfs4_lo_info;
+unsigned nfs4_pnfs_list(struct nfs4_lo_info *out, unsigned max);
+
 /* The statistics' numbers. */
 struct nfs4_pnfs_stats {
 	unsigned layouts;     /* layout records held (a client's layouts of one file) */
 	unsigned clients;     /* clients holding any */
 	uint64_t granted, returned, closed, purged; /* since start */
+	unsigned recalling;   /* layouts being recalled now */
+	uint64_t recalls, recall_returned, revoked; /* CB_LAYOUTRECALLs sent, returned, revoked (since start) */
 	unsigned nds;
 	struct {
 		struct nfs4_pnfs_ds ds; /* as configured */

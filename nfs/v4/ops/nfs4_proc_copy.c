@@ -95,6 +95,8 @@ static uint32_t copy_sync(struct nfs4_ctx *x, const struct nfs4_obj *dst, struct
 	if (!nfs4_copy_sync_get(clientid))
 		return NFS4ERR_DELAY;
 	status = copy_range(dst, fs, a->src_offset, fd, a->dst_offset, count, &r->count);
+	if (r->count) /* bytes written to the destination's export (nfs/common/export_stats.c) */
+		nfs_export_count_io(dst->exp, 0, r->count);
 	if (status == NFS4_OK)
 		status = dst_commit(dst, fd, a->dst_offset, r->count, &r->committed);
 	nfs4_copy_sync_put(clientid);
@@ -164,11 +166,17 @@ uint32_t nfs4_clone_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_obj src, dst;
 	struct be_file *fs = NULL, *fd = NULL;
 	uint32_t committed, status = two_files(x, a, &src, &fs, &dst, &fd);
+	uint64_t size = 0;
 
 	(void)res;
+	if (status == NFS4_OK && !a->count)
+		status = nfs4_v42_size(&src, fs, &size); /* cl_count 0: to the source's end */
 	if (status == NFS4_OK)
 		status = nfs_errno_to_nfsstat4(
 			be_clone(dst.exp->fs, &dst.cred, fs, a->src_offset, fd, a->dst_offset, a->count));
+	/* the destination export's bytes written: the range cloned */
+	if (status == NFS4_OK)
+		nfs_export_count_io(dst.exp, 0, a->count ? a->count : size > a->src_offset ? size - a->src_offset : 0);
 	if (status == NFS4_OK)
 		status = dst_commit(&dst, fd, a->dst_offset, a->count, &committed);
 	nfs4_v42_file_put(&src, fs);

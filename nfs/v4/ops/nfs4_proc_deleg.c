@@ -39,6 +39,7 @@ static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unloc
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
 static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
+static struct nfs4_stab *dl_stab; /* the open table (nfs4_deleg_init): a purged client's verdict */
 static uint32_t dl_break_wait;            /* a lease-break recall's wait (0: dl_lease), dl_break_wait_of() */
 static struct log_limit dl_limit;
 static const struct nfs_deleg_hook dl_hook;
@@ -56,7 +57,7 @@ static uint32_t dl_break_wait_of(uint32_t lease, unsigned break_s, bool enabled)
 	return wait;
 }
 
-void nfs4_deleg_init(uint32_t boot, uint32_t lease)
+void nfs4_deleg_init(uint32_t boot, uint32_t lease, struct nfs4_stab *stab)
 {
 	uint32_t bw = dl_break_wait_of(lease, be_lease_break_time(), atomic_load(&dl_enabled));
 
@@ -64,6 +65,7 @@ void nfs4_deleg_init(uint32_t boot, uint32_t lease)
 	nfs4_dtab_init(&dl_tab, boot);
 	dl_lease = lease;
 	dl_break_wait = bw;
+	dl_stab = stab;
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
@@ -422,6 +424,16 @@ bool nfs4_deleg_ga_ts(const struct nfs4_stateid *sid)
 	return ts;
 }
 
+/* An unknown delegation stateid of clientid's own (4.0: the stateid names its client) whose state
+ * went with the client's purge: EXPIRED, or ADMIN_REVOKED after rnfsctl client revoke (RFC 7530
+ * §13.1.5.1, as its open stateids answer), rather than BAD_STATEID. */
+static uint32_t dl_gone(uint64_t clientid, const struct nfs4_stateid *sid, uint32_t status)
+{
+	uint32_t gone = status == NFS4ERR_BAD_STATEID && dl_stab ? nfs4_stab_gone(dl_stab, clientid, sid) : 0;
+
+	return gone ? gone : status;
+}
+
 uint32_t nfs4_deleg_check_io(uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey,
 			     uint32_t fkey_len, uint32_t access)
 {
@@ -431,7 +443,7 @@ uint32_t nfs4_deleg_check_io(uint64_t clientid, const struct nfs4_stateid *sid, 
 	uint32_t status = nfs4_dtab_check_io(&dl_tab, clientid, sid, minor, fkey, fkey_len, access);
 
 	dl_unlock();
-	return status;
+	return dl_gone(clientid, sid, status);
 }
 
 /* TEST_STATEID / FREE_STATEID of a delegation stateid: fn under the lock. */
@@ -483,10 +495,9 @@ uint32_t nfs4_deleg_seq_flags(uint64_t clientid)
 
 	/* RFC 8881 §10.4.6: recalls not answered within a lease are revoked now
 	 * (not only when the conflicting client retries), and §18.46.3 tells
-	 * the holder until it frees them. */
+	 * the holder until it frees them (ADMIN_STATE_REVOKED for those an administrator revoked). */
 	(void)nfs4_dtab_expire(&dl_tab, now, dl_lease);
-	if (nfs4_dtab_client_revoked(&dl_tab, clientid))
-		flags = SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
+	flags = nfs4_dtab_client_revoked(&dl_tab, clientid);
 	dl_unlock();
 	return flags;
 }
@@ -514,7 +525,7 @@ uint32_t nfs4_delegreturn_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	status = nfs4_dtab_return(&dl_tab, clientid, x->minorversion, &sid, x->cur.fh.data, x->cur.fh.len);
 	dl_unlock();
-	return status;
+	return dl_gone(clientid, &sid, status);
 }
 
 /* RFC 8881 §18.5.3: NOTSUPP from a server that does not support CLAIM_DELEGATE_PREV. */
@@ -522,6 +533,18 @@ uint32_t nfs4_delegpurge_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	(void)x, (void)args, (void)res;
 	return NFS4ERR_NOTSUPP;
+}
+
+unsigned nfs4_deleg_client_count(uint64_t clientid)
+{
+	unsigned n;
+
+	if (!dl_ready || !atomic_load(&dl_count))
+		return 0;
+	pthread_mutex_lock(&dl_mu);
+	n = nfs4_dtab_client_count(&dl_tab, clientid);
+	pthread_mutex_unlock(&dl_mu);
+	return n;
 }
 
 void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uint64_t *revoked)

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
 #include "nfs/v4/xdr/nfs4_mod.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 
@@ -184,6 +185,9 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §10.4.1: removing a delegated file recalls the delegation first. */
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &dir, name);
+	/* RFC 8881 §12.5.5: removing the file recalls other clients' layouts of it (no wait) */
+	if (status == NFS4_OK && dir.exp)
+		nfs4_pnfs_recall_at(dir.exp, &dir.cred, &dir.o, name, nfs4_deleg_caller(x));
 	if (status != NFS4_OK) {
 		nfs4_obj_put(&dir);
 		return status;
@@ -444,6 +448,9 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	if (status == NFS4_OK && (sa.mask & ~deleg_only) && ob.attr.type == BE_REG)
 		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
+	/* RFC 8881 §12.5.5: a truncate recalls other clients' layouts of the file (no wait) */
+	if (status == NFS4_OK && (sa.mask & BE_SET_SIZE))
+		nfs4_pnfs_recall_file(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), NULL);
 	if (status == NFS4_OK && sa.mask)
 		status = nfs_errno_to_nfsstat4(be_setattr(ob.exp->fs, &ob.cred, &ob.o, &sa, NULL, NULL, &post));
 	if (status == NFS4_OK)

@@ -148,7 +148,8 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 	r->highest = sr.highest_slotid;
 	r->target = sr.target_highest_slotid;
 	/* RFC 8881 §18.46.3: CB_PATH_DOWN(_SESSION) while the client has no working back channel. */
-	r->status_flags = nfs4_cb_seq_flags_for(sr.clientid) | nfs4_deleg_seq_flags(sr.clientid);
+	r->status_flags = nfs4_cb_seq_flags_for(sr.clientid) | nfs4_deleg_seq_flags(sr.clientid) |
+			   nfs4_pnfs_seq_flags(sr.clientid);
 	/* §18.46.3: ADMIN_STATE_REVOKED while stateids an administrator revoked are not freed. */
 	if (nfs4_stab_admin_revoked(&nfs4_srv(x)->stab, sr.clientid))
 		r->status_flags |= SEQ4_STATUS_ADMIN_STATE_REVOKED;

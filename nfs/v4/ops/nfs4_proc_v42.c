@@ -208,6 +208,9 @@ uint32_t nfs4_read_plus_exec(struct nfs4_ctx *x, void *args, void *res)
 			break;
 	}
 	r->eof = pos >= size;
+	/* the export's bytes read: the range answered, holes included (as READ's zeros) */
+	if (status == NFS4_OK && pos > a->offset)
+		nfs_export_count_io(ob.exp, pos - a->offset, 0);
 	nfs4_v42_file_put(&ob, f);
 	return status;
 }

@@ -120,6 +120,13 @@ static void dl_revoke(struct nfs4_dtab *t, struct nfs4_dl *d)
 	t->revoked++;
 }
 
+/* What a revoked delegation answers (RFC 8881 §15.1.5.1: ADMIN_REVOKED when an administrator
+ * revoked it; §10.4.6: DELEG_REVOKED after an unanswered recall). */
+static uint32_t dl_revoked_status(const struct nfs4_dl *d)
+{
+	return d->admin ? NFS4ERR_ADMIN_REVOKED : NFS4ERR_DELEG_REVOKED;
+}
+
 unsigned nfs4_dtab_client_count(const struct nfs4_dtab *t, uint64_t clientid)
 {
 	unsigned n = 0;
@@ -213,6 +220,7 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->state = NFS4_DL_HELD;
 	d->write = write;
 	d->cb_pending = false;
+	d->admin = false;
 	d->gen = (d->gen + 1) & GEN_MASK;
 	d->clientid = clientid;
 	d->recalled_at = 0;
@@ -503,7 +511,7 @@ uint32_t nfs4_dtab_return(struct nfs4_dtab *t, uint64_t clientid, uint32_t minor
 		return NFS4ERR_BAD_STATEID;
 	/* RFC 8881 §18.6.3, §10.4.6: a revoked one is freed by FREE_STATEID. */
 	if (d->state == NFS4_DL_REVOKED)
-		return NFS4ERR_DELEG_REVOKED;
+		return dl_revoked_status(d);
 	dl_free(t, d);
 	t->returned++;
 	return NFS4_OK;
@@ -516,7 +524,7 @@ uint32_t nfs4_dtab_test(const struct nfs4_dtab *t, uint64_t clientid, const stru
 
 	if (status != NFS4_OK)
 		return status;
-	return d->state == NFS4_DL_REVOKED ? NFS4ERR_DELEG_REVOKED : NFS4_OK; /* RFC 8881 §18.48.3 */
+	return d->state == NFS4_DL_REVOKED ? dl_revoked_status(d) : NFS4_OK; /* RFC 8881 §18.48.3 */
 }
 
 uint32_t nfs4_dtab_free(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid)
@@ -545,7 +553,7 @@ uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, uint64_t clientid, const 
 	if (!key_eq(d, fkey, fkey_len))
 		return NFS4ERR_BAD_STATEID;
 	if (d->state == NFS4_DL_REVOKED)
-		return NFS4ERR_DELEG_REVOKED;
+		return dl_revoked_status(d);
 	/* RFC 8881 §9.1.3: a read delegation's stateid does not allow WRITE. */
 	return (access & NFS4_SHARE_ACCESS_WRITE) && !d->write ? NFS4ERR_OPENMODE : NFS4_OK;
 }
@@ -561,12 +569,15 @@ uint32_t nfs4_dtab_check_claim(const struct nfs4_dtab *t, uint64_t clientid, con
 	return key_eq(d, fkey, fkey_len) && d->state != NFS4_DL_REVOKED ? NFS4_OK : NFS4ERR_BAD_STATEID;
 }
 
-bool nfs4_dtab_client_revoked(const struct nfs4_dtab *t, uint64_t clientid)
+uint32_t nfs4_dtab_client_revoked(const struct nfs4_dtab *t, uint64_t clientid)
 {
+	uint32_t flags = 0;
+
 	for (unsigned i = 0; i < NFS4_DELEG_MAX && t->nrevoked; i++)
 		if (t->d[i].state == NFS4_DL_REVOKED && t->d[i].clientid == clientid)
-			return true;
-	return false;
+			/* RFC 8881 §18.46.3: which of the two revocations the client has to free */
+			flags |= t->d[i].admin ? SEQ4_STATUS_ADMIN_STATE_REVOKED : SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
+	return flags;
 }
 
 unsigned nfs4_dtab_revoke_files(struct nfs4_dtab *t, bool (*match)(const uint8_t *key, uint32_t len, void *arg),
@@ -584,6 +595,7 @@ unsigned nfs4_dtab_revoke_files(struct nfs4_dtab *t, bool (*match)(const uint8_t
 			t->nrecalled++;
 		}
 		dl_revoke(t, d);
+		d->admin = true; /* RFC 8881 §15.1.5.1: revoked by an administrator, not by a recall */
 		n++;
 	}
 	return n;

@@ -17,8 +17,15 @@
  *        lock...)--> RECALLED
  *   HELD / RECALLED --DELEGRETURN, client purged--> FREE
  *   RECALLED --one lease passed (nfs4_dtab_expire, nfs4_dtab_conflict)--> REVOKED
- *   HELD / RECALLED --its export no longer served (nfs4_dtab_revoke_files)--> REVOKED
+ *   HELD / RECALLED --its export no longer served or unlocked, by an
+ *        administrator (nfs4_dtab_revoke_files)--> REVOKED (admin)
  *   REVOKED --FREE_STATEID, client purged--> FREE
+ *
+ * A delegation revoked after an unanswered recall answers DELEG_REVOKED and
+ * raises SEQ4_STATUS_RECALLABLE_STATE_REVOKED; one revoked by an
+ * administrator answers ADMIN_REVOKED and raises
+ * SEQ4_STATUS_ADMIN_STATE_REVOKED (RFC 8881 §15.1.5.1, §18.46.3), as the
+ * open and lock stateids an administrator released (nfs4_stateid.h).
  *
  * While a delegation is RECALLED the conflicting operation answers
  * NFS4ERR_DELAY (nobody waits); once it is returned or revoked it proceeds.
@@ -71,6 +78,7 @@ struct nfs4_dl {
 	enum nfs4_dl_state state;
 	bool write;        /* OPEN_DELEGATE_WRITE, else READ */
 	bool cb_pending;   /* RECALLED, CB_RECALL not handed out yet (or its send failed) */
+	bool admin;        /* REVOKED by an administrator (nfs4_dtab_revoke_files), not a recall */
 	uint32_t gen;      /* bumped at each grant of the slot */
 	uint64_t clientid;
 	uint64_t recalled_at; /* seconds: when it was recalled */
@@ -254,15 +262,15 @@ unsigned nfs4_dtab_expire(struct nfs4_dtab *t, uint64_t now, uint32_t lease);
 
 /* DELEGRETURN (RFC 8881 §18.6.3): NFS4_OK (gone), BAD_STATEID (unknown,
  * another client's, another file: fkey NULL skips that check),
- * STALE_STATEID (4.0, another boot), OLD_STATEID, DELEG_REVOKED. */
+ * STALE_STATEID (4.0, another boot), OLD_STATEID, DELEG_REVOKED (ADMIN_REVOKED: see above). */
 uint32_t nfs4_dtab_return(struct nfs4_dtab *t, uint64_t clientid, uint32_t minor, const struct nfs4_stateid *sid,
 			  const uint8_t *fkey, uint32_t fkey_len);
-/* TEST_STATEID (RFC 8881 §18.48.3): NFS4_OK, BAD_STATEID, DELEG_REVOKED. */
+/* TEST_STATEID (RFC 8881 §18.48.3): NFS4_OK, BAD_STATEID, DELEG_REVOKED, ADMIN_REVOKED. */
 uint32_t nfs4_dtab_test(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid);
 /* FREE_STATEID (RFC 8881 §18.38.3): a revoked one goes (NFS4_OK); a live one is LOCKS_HELD. */
 uint32_t nfs4_dtab_free(struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid);
 /* READ / WRITE with a delegation stateid of clientid (RFC 8881 §9.1.3, §10.4, §8.2.2): NFS4_OK,
- * BAD_STATEID (unknown, another client's, another file), DELEG_REVOKED, OPENMODE (WRITE with a
+ * BAD_STATEID (unknown, another client's, another file), DELEG_REVOKED, ADMIN_REVOKED, OPENMODE (WRITE with a
  * read delegation). */
 uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
 			    uint32_t minor, const uint8_t *fkey, uint32_t fkey_len, uint32_t access);
@@ -271,15 +279,17 @@ uint32_t nfs4_dtab_check_io(const struct nfs4_dtab *t, uint64_t clientid, const 
 uint32_t nfs4_dtab_check_claim(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
 			       const uint8_t *fkey, uint32_t fkey_len);
 
-/* Does clientid have revoked delegations not yet freed (RFC 8881 §18.46.3)? */
-bool nfs4_dtab_client_revoked(const struct nfs4_dtab *t, uint64_t clientid);
+/* clientid's revoked delegations not yet freed, as SEQUENCE's sr_status_flags (RFC 8881
+ * §18.46.3): SEQ4_STATUS_RECALLABLE_STATE_REVOKED (after a recall), SEQ4_STATUS_ADMIN_STATE_REVOKED
+ * (by an administrator), 0 (none). */
+uint32_t nfs4_dtab_client_revoked(const struct nfs4_dtab *t, uint64_t clientid);
 /* How many delegations clientid has (any state). */
 unsigned nfs4_dtab_client_count(const struct nfs4_dtab *t, uint64_t clientid);
 /* The client's delegations go (DESTROY_CLIENTID, lease expiry, a new incarnation). */
 void nfs4_dtab_purge_client(struct nfs4_dtab *t, uint64_t clientid);
-/* The delegations (held or recalled) on files match() selects are revoked at once (their export is
- * no longer served): REVOKED as after an unanswered recall (RECALLABLE_STATE_REVOKED, DELEG_REVOKED
- * until FREE_STATEID). Returns how many. */
+/* The delegations (held or recalled) on files match() selects are revoked at once by an
+ * administrator (their export removed or unlocked): REVOKED, answering ADMIN_REVOKED and raising
+ * ADMIN_STATE_REVOKED until FREE_STATEID (RFC 8881 §15.1.5.1, §18.46.3). Returns how many. */
 unsigned nfs4_dtab_revoke_files(struct nfs4_dtab *t, bool (*match)(const uint8_t *key, uint32_t len, void *arg),
 				void *arg);
 /* Up to max distinct clients holding delegations (CB_RECALL_ANY's targets). */

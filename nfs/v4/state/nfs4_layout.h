@@ -15,6 +15,17 @@
  *                                          or (none) (no iomode left)
  *   HELD --LAYOUTRETURN FSID / ALL, the client's last CLOSE of the file
  *          (return-on-close), the client purged--> (none)
+ *   HELD --a conflicting change (nfs4_ltab_recall_file)--> RECALLED, seqid + 1
+ *          (§12.5.3: the recall carries the next seqid)
+ *   RECALLED --LAYOUTRETURN (of every iomode), FSID / ALL, CLOSE, the
+ *          client answering NOMATCHING_LAYOUT--> (none), counted returned
+ *   RECALLED --a lease without return (nfs4_ltab_expire), the export
+ *          gone (nfs4_ltab_revoke_fsid)--> (none), counted revoked; the
+ *          client sees SEQ4_STATUS_RECALLABLE_STATE_REVOKED (§12.5.5.1,
+ *          §18.46.3) for a lease, or until it starts over (a LAYOUTGET
+ *          with a non-layout stateid, LAYOUTRETURN ALL)
+ * While any client's layout of a file is RECALLED, LAYOUTGET of that file
+ * answers NFS4ERR_RECALLCONFLICT (§18.43.3, §12.5.5.2).
  *
  * Seqids (RFC 8881 §12.5.3, §8.2.2): a layout stateid presented with a seqid
  * newer than the current one is BAD_STATEID; an older one is accepted, as
@@ -45,6 +56,7 @@
 #define NFS4_LAYOUT_PER_CLIENT 4096u  /* of one client */
 #define NFS4_LAYOUT_BUCKETS 1024u
 #define NFS4_LAYOUT_FKEY_MAX NFS4_STAB_FKEY_MAX
+#define NFS4_LAYOUT_HOST_SIZE 16u     /* a client's IP address, IPv4 as v4-mapped IPv6 */
 
 /* The iomodes held, as bits (layoutiomode4 READ = 1, RW = 2). */
 #define NFS4_LAYOUT_IO_READ 1u
@@ -57,6 +69,11 @@ struct nfs4_ltab {
 	unsigned count;                                  /* records */
 	unsigned nclients;                               /* clients holding any */
 	uint64_t granted, returned, closed, purged;      /* counters since start */
+	unsigned recalling;                              /* records RECALLED now (gauge) */
+	unsigned revoked_clients;                        /* clients whose revoked flag is up */
+	unsigned resends;                                /* recalls to send again (DELAY answered) */
+	uint64_t recalls, recall_returned, revoked;      /* recalls sent, ended by a return, revoked */
+	struct list_link recalled;                       /* RECALLED records, oldest first */
 	struct list_link by_sid[NFS4_LAYOUT_BUCKETS];    /* records, by other's counter */
 	struct list_link by_file[NFS4_LAYOUT_BUCKETS];   /* records, by (clientid, file key) */
 	struct list_link clients[NFS4_LAYOUT_BUCKETS];   /* client records, by clientid */
@@ -68,11 +85,13 @@ void nfs4_ltab_release(struct nfs4_ltab *t);
 /* Is sid a layout stateid (ordinary, its counter carries NFS4_STAB_LAYOUT_BIT)? */
 bool nfs4_ltab_is_layout(const struct nfs4_stateid *sid);
 
-/* The file a layout is of: its key (the NFSv4 handle) and its export's id (for FSID returns). */
+/* The file a layout is of: its key (the NFSv4 handle) and its export's id (for FSID returns);
+ * host: the LAYOUTGET's client address (NFS4_LAYOUT_HOST_SIZE bytes, or NULL). */
 struct nfs4_lfile {
 	const uint8_t *key;
 	uint32_t len;
 	uint32_t fsid;
+	const uint8_t *host;
 };
 
 /*
@@ -82,7 +101,8 @@ struct nfs4_lfile {
  * delegation stateid of the file (then any layouts it held are forgotten
  * first: errata 3208). roc: return on close. *out gets the stateid to
  * answer. Returns NFS4_OK, NFS4ERR_BAD_STATEID (in unknown, another
- * client's or another file's, or newer than current), or
+ * client's or another file's, or newer than current),
+ * NFS4ERR_RECALLCONFLICT (a layout of the file is being recalled), or
  * NFS4ERR_LAYOUTTRYLATER (a bound is reached).
  */
 uint32_t nfs4_ltab_get(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_lfile *f,
@@ -109,5 +129,53 @@ uint32_t nfs4_ltab_check(const struct nfs4_ltab *t, uint64_t clientid, const str
 			 const struct nfs4_stateid *in, uint32_t *iomodes);
 /* Layouts (records) a client holds (rnfsctl, tests). */
 unsigned nfs4_ltab_client_count(const struct nfs4_ltab *t, uint64_t clientid);
+
+/* One CB_LAYOUTRECALL to send (RFC 8881 §20.3): the holder, its layout stateid with the seqid
+ * the recall carries, the file. */
+struct nfs4_lrecall {
+	uint64_t clientid;
+	struct nfs4_stateid sid;
+	uint32_t fsid;
+	uint32_t klen;
+	uint8_t key[NFS4_LAYOUT_FKEY_MAX];
+};
+/*
+ * A change to the file (key, len) conflicts with its layouts (RFC 8881
+ * §12.5.5): the HELD records of other clients than except (0: none) and,
+ * when host is given, not got from that address (the holder's own I/O to
+ * its data server), become RECALLED at now, at most max of them (the rest
+ * at the next conflict); out gets each. Returns how many.
+ */
+unsigned nfs4_ltab_recall_file(struct nfs4_ltab *t, const uint8_t *key, uint32_t len, uint64_t except,
+			       const uint8_t *host, uint64_t now, struct nfs4_lrecall *out, unsigned max);
+/* Is a layout of the file RECALLED? */
+bool nfs4_ltab_recalling_file(const struct nfs4_ltab *t, const uint8_t *key, uint32_t len);
+/* The holder answered the recall of sid NFS4ERR_NOMATCHING_LAYOUT (§20.3.3): it holds none; the
+ * record goes as returned. */
+void nfs4_ltab_recall_nomatch(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid);
+/* The holder answered the recall of sid NFS4ERR_DELAY (§20.3.4: try again later): it is marked to
+ * be sent again; nfs4_ltab_resend gives at most max recalls so marked (the same stateid). */
+void nfs4_ltab_recall_delay(struct nfs4_ltab *t, uint64_t clientid, const struct nfs4_stateid *sid);
+unsigned nfs4_ltab_resend(struct nfs4_ltab *t, struct nfs4_lrecall *out, unsigned max);
+/* §12.5.5.1: RECALLED records older than lease are revoked; a revoked client's flag drops a lease
+ * after its last revocation (or at its next LAYOUTGET with a non-layout stateid, LAYOUTRETURN ALL).
+ * How many were revoked. */
+unsigned nfs4_ltab_expire(struct nfs4_ltab *t, uint64_t now, uint32_t lease);
+/* The export fsid went: every layout of it is revoked at now (its handles are stale: nothing can be
+ * returned); clients[] (at most max) gets the holders, *nclients how many. How many were revoked. */
+unsigned nfs4_ltab_revoke_fsid(struct nfs4_ltab *t, uint32_t fsid, uint64_t now, uint64_t *clients, unsigned max,
+			       unsigned *nclients);
+/* One layout record as rnfsctl layouts lists it. */
+struct nfs4_lo_info {
+	uint64_t clientid;
+	uint32_t fsid, iomodes, seqid; /* iomodes: NFS4_LAYOUT_IO_* */
+	uint64_t recall_at;            /* RECALLED since (0: HELD) */
+	uint32_t klen;
+	uint8_t key[NFS4_LAYOUT_FKEY_MAX];
+};
+/* At most max records into out, by client: how many. */
+unsigned nfs4_ltab_list(const struct nfs4_ltab *t, struct nfs4_lo_info *out, unsigned max);
+/* SEQ4_STATUS_RECALLABLE_STATE_REVOKED for clientid: a layout of it was revoked within a lease. */
+bool nfs4_ltab_client_revoked(const struct nfs4_ltab *t, uint64_t clientid);
 
 #endif

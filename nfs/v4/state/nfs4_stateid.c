@@ -296,6 +296,19 @@ static void revoked_drop_client(struct nfs4_stab *t, const struct nfs4_stab_clie
 			revoked_drop(t, i);
 }
 
+uint32_t nfs4_stab_gone(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid)
+{
+	uint32_t v;
+
+	if (nfs4_stateid_kind(sid, 1) != NFS4_SID_ORDINARY || be32_get(sid->other) != t->boot ||
+	    be32_get(sid->other + 4) != (uint32_t)clientid)
+		return 0;
+	pthread_mutex_lock(&t->lock);
+	v = was_expired(t, (uint32_t)clientid);
+	pthread_mutex_unlock(&t->lock);
+	return v;
+}
+
 bool nfs4_stab_admin_revoked(struct nfs4_stab *t, uint64_t clientid)
 {
 	const struct nfs4_stab_client *c;

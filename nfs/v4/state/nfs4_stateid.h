@@ -281,6 +281,11 @@ uint32_t nfs4_stab_close(struct nfs4_stab *t, const struct nfs4_stateid *sid, st
 /* SEQUENCE (RFC 8881 §18.46.3): has clientid revoked stateids it has not freed? No lock while
  * nothing is revoked. */
 bool nfs4_stab_admin_revoked(struct nfs4_stab *t, uint64_t clientid);
+/* A stateid of client clientid (the caller's) none of whose state is left because the client's
+ * state was purged: EXPIRED (its lease ended) or ADMIN_REVOKED (rnfsctl client revoke), from the
+ * expired ring; 0 otherwise (the caller's own verdict stands). For the delegation stateids, whose
+ * table forgets a purged client's (RFC 7530 §13.1.5.1, as for its open stateids). */
+uint32_t nfs4_stab_gone(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid);
 /* TEST_STATEID for one stateid (RFC 8881 §18.48.3) of client clientid. */
 uint32_t nfs4_stab_test(struct nfs4_stab *t, uint64_t clientid, const struct nfs4_stateid *sid);
 /* FREE_STATEID (RFC 8881 §18.38.3): an open stateid is LOCKS_HELD (CLOSE frees
