@@ -340,7 +340,7 @@ struct nfs4_open_op_res {
 	uint32_t rflags;
 	struct nfs4_bitmap attrset;
 	uint32_t deleg, why;
-	struct nfs4_stateid dsid; /* OPEN_DELEGATE_READ / _WRITE */
+	struct nfs4_stateid dsid; /* OPEN_DELEGATE_READ / _WRITE (and RFC 9754's *_ATTRS_DELEG) */
 };
 
 /* ---- nfs4_proc_deleg.c: delegations (RFC 8881 §10.4; the table: nfs4_deleg.h) ---- */

@@ -606,10 +606,11 @@ static void n4_xd_deleg(struct xd *d, struct n4_openres *o)
 	uint32_t len;
 
 	o->deleg = xd_u32(d);
-	if (o->deleg == 1 || o->deleg == 2) {
+	/* RFC 9754 §5.2: READ_ATTRS_DELEG (4) and WRITE_ATTRS_DELEG (5) carry READ's and WRITE's bodies */
+	if (o->deleg == 1 || o->deleg == 2 || o->deleg == 4 || o->deleg == 5) {
 		n4_xd_sid(d, &o->dsid);
 		xd_u32(d);                     /* recall */
-		if (o->deleg == 2)
+		if (o->deleg == 2 || o->deleg == 5)
 			xd_skip(d, 12);        /* nfs_space_limit4 */
 		xd_skip(d, 12);                /* nfsace4: type, flag, access_mask */
 		xd_opaque(d, &len, 1024);      /* who */

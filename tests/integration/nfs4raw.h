@@ -264,8 +264,9 @@ void n4_xb_openargs(struct xb *a, const struct n4_openargs *o);
 struct n4_openres {
 	struct n4_sid sid;
 	uint32_t rflags;
-	uint32_t deleg;          /* open_delegation_type4: 0 NONE, 1 READ, 2 WRITE, 3 NONE_EXT */
-	struct n4_sid dsid;      /* READ, WRITE: the delegation stateid */
+	uint32_t deleg;          /* open_delegation_type4: 0 NONE, 1 READ, 2 WRITE, 3 NONE_EXT,
+				  * 4 READ_ATTRS_DELEG, 5 WRITE_ATTRS_DELEG (RFC 9754) */
+	struct n4_sid dsid;      /* READ, WRITE (and *_ATTRS_DELEG): the delegation stateid */
 	uint32_t why;            /* NONE_EXT: why_no_delegation4 */
 };
 /* Decode OPEN4resok (after OPEN's status) into o: false if it does not decode. */

@@ -158,8 +158,9 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 
 /* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
  * it and NFS4_OK for the operation after; a CB_GETATTR's fattr4 carries ga
- * (change, size) when not NULL. */
-static void cb_answer_ga(struct raw_conn *c, const struct cb_call *cc, const uint64_t *ga)
+ * (change, size) when not NULL, and ts (RFC 9754 time_deleg_access's and
+ * time_deleg_modify's seconds and nanoseconds) when not NULL either. */
+static void cb_answer_ga(struct raw_conn *c, const struct cb_call *cc, const uint64_t *ga, const uint64_t *ts)
 {
 	struct n4_cb_call n = { .xid = cc->xid, .proc = cc->proc, .op2 = cc->op2, .seqid = cc->seqid,
 				.slotid = cc->slotid };
@@ -168,12 +169,20 @@ static void cb_answer_ga(struct raw_conn *c, const struct cb_call *cc, const uin
 	memcpy(n.sid, cc->sid, sizeof(n.sid));
 	xb_init(&b);
 	n4_xb_cb_reply(&b, &n); /* CB_RECALL4res, CB_OFFLOAD4res, CB_NOTIFY_LOCK4res, CB_GETATTR4res: NFS4_OK */
-	if (cc->proc == 1 && cc->op2 == 3 && ga) { /* CB_GETATTR4resok: fattr4 {change, size} */
-		xb_u32(&b, 1);
+	if (cc->proc == 1 && cc->op2 == 3 && ga) { /* CB_GETATTR4resok: fattr4 {change, size [, time_deleg_*]} */
+		xb_u32(&b, ts ? 3 : 1);
 		xb_u32(&b, 1u << 3 | 1u << 4);
-		xb_u32(&b, 16);
+		if (ts) {
+			xb_u32(&b, 0);
+			xb_u32(&b, 1u << 20 | 1u << 21);
+		}
+		xb_u32(&b, ts ? 40 : 16);
 		xb_u64(&b, ga[0]);
 		xb_u64(&b, ga[1]);
+		for (int i = 0; ts && i < 4; i += 2) {
+			xb_u64(&b, ts[i]);
+			xb_u32(&b, (uint32_t)ts[i + 1]);
+		}
 	}
 	raw_send_record(c, b.p, b.len);
 	xb_free(&b);
@@ -181,7 +190,7 @@ static void cb_answer_ga(struct raw_conn *c, const struct cb_call *cc, const uin
 
 static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
 {
-	cb_answer_ga(c, cc, NULL);
+	cb_answer_ga(c, cc, NULL, NULL);
 }
 
 /* Callback calls that arrived while a COMPOUND waited for its reply (kept for cb_wait). */
@@ -909,6 +918,7 @@ static bool answer_probe(struct raw_conn *c)
 
 struct dl_open {
 	int status;          /* the COMPOUND's */
+	uint32_t rflags;
 	uint32_t deleg, why; /* open_delegation4's type; NONE_EXT's why */
 	struct n4_sid osid;  /* the open stateid */
 	struct n4_sid dsid;  /* the delegation stateid */
@@ -941,7 +951,7 @@ static void dl_open(struct n4_client *k, const char *name, uint32_t access, bool
 		n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
 	n4_res(&r, N4_OPEN);
 	n4_xd_openres(&r.body, &res);
-	o->osid = res.sid, o->dsid = res.dsid, o->deleg = res.deleg, o->why = res.why;
+	o->osid = res.sid, o->dsid = res.dsid, o->deleg = res.deleg, o->why = res.why, o->rflags = res.rflags;
 	if (n4_res(&r, N4_GETFH) == 0) {
 		const uint8_t *fh = xd_opaque(&r.body, &o->fh_len, 128);
 		if (fh)
@@ -997,15 +1007,15 @@ static bool nfs4_stats_has(const char *want)
 	return ok;
 }
 
-/* A 4.1 client with a back channel on its connection, probed and answered. */
-static bool dl_client(struct n4_client *k, const char *id)
+/* A 4.1 (or minor) client with a back channel on its connection, probed and answered. */
+static bool dl_client_minor(struct n4_client *k, const char *id, uint32_t minor)
 {
 	struct raw_reply r;
 	struct xb a;
 	char what[160];
 
 	snprintf(what, sizeof(what), "connect %s", id);
-	if (!cb_connect(k, 1, what))
+	if (!cb_connect(k, minor, what))
 		return false;
 	session(k, id, N4_CS_BACK_CHAN);
 	if (!CHECK_EQ(k->csr_flags & 0x2, 0x2, "%s: back channel granted", id) || !answer_probe(&k->c))
@@ -1017,6 +1027,11 @@ static bool dl_client(struct n4_client *k, const char *id)
 	int st = call(k, &a, &r, true);
 	raw_reply_free(&r);
 	return CHECK_EQ(st, 0, "%s: RECLAIM_COMPLETE", id);
+}
+
+static bool dl_client(struct n4_client *k, const char *id)
+{
+	return dl_client_minor(k, id, 1);
 }
 
 static void test_deleg_recall(void)
@@ -1496,8 +1511,20 @@ struct ga_call {
 	uint32_t fh_len;
 	int status;
 	uint64_t change, size; /* NFSv3: size only */
+	bool times;            /* also time_access, time_modify (RFC 9754 §5: the holder's when delegated) */
+	struct timespec atime, mtime;
 	pthread_t t;
 };
+
+/* nfstime4 at d. */
+static struct timespec xd_time(struct xd *d)
+{
+	struct timespec t;
+
+	t.tv_sec = (time_t)xd_u64(d);
+	t.tv_nsec = xd_u32(d);
+	return t;
+}
 
 static void *ga_main(void *arg)
 {
@@ -1520,8 +1547,10 @@ static void *ga_main(void *arg)
 	}
 	n4_begin_fh(g->k, &a, 2, g->fh, g->fh_len);
 	xb_u32(&a, N4_GETATTR);
-	xb_u32(&a, 1);
+	xb_u32(&a, g->times ? 2 : 1);
 	xb_u32(&a, 1u << 3 | 1u << 4); /* change, size */
+	if (g->times)
+		xb_u32(&a, 1u << (47 - 32) | 1u << (53 - 32)); /* time_access, time_modify */
 	g->status = n4_call(g->k, &a, &r);
 	if (g->status == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_GETATTR) == 0) {
 		uint32_t nw = xd_u32(&r.body);
@@ -1529,6 +1558,10 @@ static void *ga_main(void *arg)
 		xd_skip(&r.body, 4 * (size_t)nw + 4); /* attrmask, attrlist's length */
 		g->change = xd_u64(&r.body);
 		g->size = xd_u64(&r.body);
+		if (g->times) {
+			g->atime = xd_time(&r.body);
+			g->mtime = xd_time(&r.body);
+		}
 	}
 	raw_reply_free(&r);
 	return NULL;
@@ -1539,7 +1572,7 @@ static void cb_answer_getattr(struct raw_conn *c, const struct cb_call *cc, uint
 {
 	const uint64_t ga[2] = { change, size };
 
-	cb_answer_ga(c, cc, ga);
+	cb_answer_ga(c, cc, ga, NULL);
 }
 
 /* The CB_GETATTR a GETATTR started arrives on the holder's connection: of fh, asking change and size. */
@@ -1619,6 +1652,243 @@ static void test_deleg_getattr(void)
 	raw_close(&v3);
 	cb_close(&a.c);
 	cb_close(&b.c);
+}
+
+/* ---- attribute delegations (RFC 9754 §5: delegated timestamps) ---- */
+
+#define WANT_DELEG_TIMESTAMPS 0x100000u
+#define WANT_OPEN_XOR 0x200000u
+#define ATTR_DELEG_ACCESS 84u
+#define ATTR_DELEG_MODIFY 85u
+
+/* supported_attrs' third word (attributes 64..95) as k's minor version sees it. */
+static uint32_t supp_word2(struct n4_client *k)
+{
+	struct raw_reply r;
+	struct xb a;
+	uint32_t w2 = 0;
+
+	n4_begin(k, &a, 2);
+	xb_u32(&a, N4_PUTROOTFH);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 1);
+	xb_u32(&a, 1u); /* supported_attrs */
+	if (call(k, &a, &r, true) == 0 && n4_res(&r, N4_PUTROOTFH) == 0 && n4_res(&r, N4_GETATTR) == 0) {
+		uint32_t nw = xd_u32(&r.body);
+
+		xd_skip(&r.body, 4 * (size_t)nw + 4);
+		nw = xd_u32(&r.body); /* the value, a bitmap4 */
+		for (uint32_t i = 0; i < nw && i < 8; i++) {
+			uint32_t w = xd_u32(&r.body);
+			if (i == 2)
+				w2 = w;
+		}
+	}
+	raw_reply_free(&r);
+	return w2;
+}
+
+/* SEQUENCE, PUTFH fh, SETATTR(sid, time_deleg_access at / time_deleg_modify mt
+ * where not NULL) [, DELEGRETURN sid]: the COMPOUND's status. */
+static int ts_setattr(struct n4_client *k, const struct dl_open *o, const struct n4_sid *sid,
+		      const struct timespec *at, const struct timespec *mt, bool ret)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, ret ? 3 : 2, o->fh, o->fh_len);
+	xb_u32(&a, N4_SETATTR);
+	n4_xb_sid(&a, sid);
+	xb_u32(&a, 3);
+	xb_u32(&a, 0);
+	xb_u32(&a, 0);
+	xb_u32(&a, (at ? 1u << (ATTR_DELEG_ACCESS - 64) : 0) | (mt ? 1u << (ATTR_DELEG_MODIFY - 64) : 0));
+	xb_u32(&a, (at ? 12 : 0) + (mt ? 12 : 0));
+	for (int i = 0; i < 2; i++) {
+		const struct timespec *t = i ? mt : at;
+		if (t) {
+			xb_u64(&a, (uint64_t)t->tv_sec);
+			xb_u32(&a, (uint32_t)t->tv_nsec);
+		}
+	}
+	if (ret) {
+		xb_u32(&a, N4_DELEGRETURN);
+		n4_xb_sid(&a, sid);
+	}
+	st = call(k, &a, &r, true);
+	raw_reply_free(&r);
+	return st;
+}
+
+static struct timespec ts_add(struct timespec t, long ms)
+{
+	t.tv_nsec += ms * 1000000L;
+	t.tv_sec += t.tv_nsec / 1000000000L;
+	t.tv_nsec %= 1000000000L;
+	return t;
+}
+
+static bool ts_eq(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* The CB_GETATTR of o's file asks change, size and the delegated times (three words). */
+static bool ga_arrives_ts(struct n4_client *a, const struct dl_open *o, struct cb_call *cc)
+{
+	struct xd d;
+	uint32_t fl;
+
+	if (!CHECK(cb_wait(&a->c, cc, 5000), "a CB_GETATTR arrives") || !CHECK_EQ(cc->op2, 3, "CB_GETATTR"))
+		return false;
+	xd_init(&d, cc->args, cc->args_len);
+	xd_opaque(&d, &fl, 128);
+	CHECK(fl == o->fh_len && xd_u32(&d) == 3 && xd_u32(&d) == (1u << 3 | 1u << 4) && xd_u32(&d) == 0 &&
+	      xd_u32(&d) == (1u << 20 | 1u << 21), "CB_GETATTR asks change, size, time_deleg_access/modify");
+	return true;
+}
+
+static void test_deleg_ts(void)
+{
+	struct n4_client a, b, c;
+	struct dl_open oa, ob, oc;
+	struct cb_call cc;
+	struct ga_call g;
+	struct stat st0, st1;
+	char path[PATH_MAX + 32];
+
+	hx_section("attribute delegations (RFC 9754 §5): delegated timestamps");
+	if (!dl_client_minor(&a, "deleg-ts-a", 2) || !dl_client_minor(&b, "deleg-ts-b", 2) ||
+	    !dl_client(&c, "deleg-ts-c41"))
+		return;
+	/* supported_attrs: time_deleg_access (84) and time_deleg_modify (85) in 4.2 only */
+	CHECK_EQ(supp_word2(&a) & (3u << 20), 3u << 20, "4.2 supported_attrs: time_deleg_access, time_deleg_modify");
+	CHECK_EQ(supp_word2(&c) & (3u << 20), 0, "4.1 supported_attrs: neither");
+	/* RFC 8881 §18.16.3: before 4.2 the timestamps bit is no share_access value: INVAL (as knfsd) */
+	dl_open(&c, "ts41", 3 | 0x0300 | WANT_DELEG_TIMESTAMPS, true, &oc);
+	CHECK_EQ(oc.status, N4ERR_INVAL, "4.1 OPEN wanting delegated timestamps");
+	/* a 4.2 reader wanting them: READ_ATTRS_DELEG */
+	snprintf(path, sizeof(path), "%s/tsread", env.export_dir);
+	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	dl_open(&a, "tsread", 1 | WANT_DELEG_TIMESTAMPS, false, &oa);
+	CHECK(oa.status == 0 && oa.deleg == 4, "4.2 read OPEN: READ_ATTRS_DELEG (%d, %u)", oa.status, oa.deleg);
+	if (oa.deleg == 4 && CHECK(stat(path, &st0) == 0, "stat tsread")) {
+		/* B reads too (a read delegation of its own); A sets its delegated atime: no recall of either */
+		dl_open(&b, "tsread", 1 | WANT_DELEG_TIMESTAMPS, false, &ob);
+		CHECK(ob.status == 0 && ob.deleg == 4, "B: READ_ATTRS_DELEG too (%d, %u)", ob.status, ob.deleg);
+		struct timespec at0 = ts_add(st0.st_atim, 10);
+		usleep(50 * 1000);
+		CHECK_EQ(ts_setattr(&a, &oa, &oa.dsid, &at0, NULL, false), 0, "A's SETATTR of time_deleg_access");
+		CHECK(stat(path, &st1) == 0 && ts_eq(&st1.st_atim, &at0), "A's atime on disk");
+		CHECK(!cb_wait(&a.c, &cc, 300) && !cb_wait(&b.c, &cc, 300), "no recall (rnfsd's own change, its holder's)");
+		if (ob.deleg)
+			dl_sid_op(&b, ob.fh, ob.fh_len, N4_DELEGRETURN, &ob.dsid);
+	}
+	if (oa.deleg)
+		CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN (read)");
+	/* a 4.2 writer: WRITE_ATTRS_DELEG */
+	dl_open(&a, "tsfile", 3 | WANT_DELEG_TIMESTAMPS, true, &oa);
+	if (!CHECK(oa.status == 0 && oa.deleg == 5, "4.2 write OPEN: WRITE_ATTRS_DELEG (%d, %u)", oa.status, oa.deleg))
+		goto out;
+	snprintf(path, sizeof(path), "%s/tsfile", env.export_dir);
+	if (!CHECK(stat(path, &st0) == 0, "stat tsfile"))
+		goto out;
+	usleep(300 * 1000);
+	struct timespec at = ts_add(st0.st_atim, 100), mt = ts_add(st0.st_mtim, 50);
+	/* another client may not set them (its own open stateid, nor the holder's delegation stateid) */
+	CHECK_EQ(ts_setattr(&b, &oa, &oa.osid, &at, &mt, false), N4ERR_BAD_STATEID, "B's SETATTR of the delegated times");
+	CHECK_EQ(ts_setattr(&b, &oa, &oa.dsid, &at, &mt, false), N4ERR_BAD_STATEID,
+		 "B's SETATTR with A's delegation stateid");
+	/* nor the holder with its open stateid */
+	CHECK_EQ(ts_setattr(&a, &oa, &oa.osid, &at, &mt, false), N4ERR_BAD_STATEID, "A's SETATTR with its open stateid");
+	/* the holder with its delegation stateid: applied to the file */
+	CHECK_EQ(ts_setattr(&a, &oa, &oa.dsid, &at, &mt, false), 0, "A's SETATTR of the delegated times");
+	CHECK(stat(path, &st1) == 0 && ts_eq(&st1.st_atim, &at) && ts_eq(&st1.st_mtim, &mt),
+	      "the holder's times on disk (%ld.%09ld)", (long)st1.st_mtim.tv_sec, st1.st_mtim.tv_nsec);
+	/* B's GETATTR: CB_GETATTR asks the delegated times; the holder's stand */
+	struct timespec at2 = ts_add(at, 100), mt2 = ts_add(mt, 150);
+	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len, .times = true };
+	pthread_create(&g.t, NULL, ga_main, &g);
+	if (ga_arrives_ts(&a, &oa, &cc)) {
+		const uint64_t ga[2] = { 0, 0 };
+		const uint64_t tsv[4] = { (uint64_t)at2.tv_sec, (uint64_t)at2.tv_nsec, (uint64_t)mt2.tv_sec,
+					  (uint64_t)mt2.tv_nsec };
+		cb_answer_ga(&a.c, &cc, ga, tsv);
+	}
+	pthread_join(g.t, NULL);
+	CHECK(g.status == 0 && ts_eq(&g.mtime, &mt2) && ts_eq(&g.atime, &at2),
+	      "B: the holder's time_modify and time_access (%d, %ld.%09ld)", g.status, (long)g.mtime.tv_sec,
+	      g.mtime.tv_nsec);
+	/* DELEGRETURN carrying the last times first */
+	struct timespec mt3 = ts_add(mt, 200);
+	CHECK_EQ(ts_setattr(&a, &oa, &oa.dsid, NULL, &mt3, true), 0, "SETATTR + DELEGRETURN");
+	CHECK(stat(path, &st1) == 0 && ts_eq(&st1.st_mtim, &mt3), "the returned mtime on disk (%ld.%09ld)",
+	      (long)st1.st_mtim.tv_sec, st1.st_mtim.tv_nsec);
+	/* returned: the stateid sets nothing any more */
+	CHECK(ts_setattr(&a, &oa, &oa.dsid, NULL, &mt3, false) != 0, "SETATTR after DELEGRETURN refused");
+out:
+	cb_close(&a.c);
+	cb_close(&b.c);
+	cb_close(&c.c);
+}
+
+/* The server's NFSv4 open states (stats "opens"), -1 if unknown. */
+static long long opens_now(void)
+{
+	char *doc = stats_json();
+	long long n = doc ? n4_stats_num(doc, "nfs4", "opens") : -1;
+
+	free(doc);
+	return n;
+}
+
+/* RFC 9754 §4: OPEN4_SHARE_ACCESS_WANT_OPEN_XOR_DELEGATION. */
+static void test_deleg_xor(void)
+{
+	struct n4_client a, b, c;
+	struct dl_open oa, ob, oc;
+	static const struct n4_sid zero;
+	char buf[16];
+	uint32_t got = 0;
+
+	hx_section("OPEN_XOR_DELEGATION (RFC 9754 §4): a delegation stateid and no open stateid");
+	if (!dl_client_minor(&a, "deleg-xor-a", 2) || !dl_client_minor(&b, "deleg-xor-b", 2) ||
+	    !dl_client(&c, "deleg-xor-c41"))
+		return;
+	dl_open(&c, "xor41", 3 | WANT_OPEN_XOR, true, &oc);
+	CHECK_EQ(oc.status, N4ERR_INVAL, "4.1 OPEN wanting OPEN_XOR_DELEGATION");
+	long long opens0 = opens_now();
+	dl_open(&a, "xorfile", 3 | WANT_OPEN_XOR, true, &oa);
+	if (!CHECK(oa.status == 0 && oa.deleg == 2, "4.2 OPEN: a write delegation (%d, %u)", oa.status, oa.deleg))
+		goto out;
+	CHECK(oa.rflags & 0x10, "OPEN4_RESULT_NO_OPEN_STATEID (rflags 0x%x)", oa.rflags);
+	CHECK(memcmp(&oa.osid, &zero, sizeof(zero)) == 0, "the open stateid is the anonymous one");
+	CHECK(opens0 >= 0 && opens_now() == opens0, "no open state kept (%lld, %lld)", opens_now(), opens0);
+	/* I/O with the delegation stateid */
+	CHECK_EQ(n4_write(&a, oa.fh, oa.fh_len, &oa.dsid, 0, "xor-data", 8), 0,
+		 "WRITE with the delegation stateid");
+	CHECK(n4_read(&a, oa.fh, oa.fh_len, &oa.dsid, 0, sizeof(buf), buf, &got) == 0 && got == 8 &&
+	      !memcmp(buf, "xor-data", 8), "READ with the delegation stateid (%u bytes)", got);
+	/* another client's OPEN recalls it; DELEGRETURN ends it, nothing to CLOSE */
+	dl_open(&b, "xorfile", 3, false, &ob);
+	CHECK_EQ(ob.status, N4ERR_DELAY, "B's OPEN for writing: DELAY while recalled");
+	dl_recalled(&a, &oa, "OPEN_XOR delegation");
+	dl_open(&b, "xorfile", 3, false, &ob);
+	CHECK_EQ(ob.status, 0, "B's OPEN after the DELEGRETURN (no open of A's in the way)");
+	/* a 4.2 OPEN of a file the owner has open already: the open stays (RFC 9754 §4, as knfsd) */
+	dl_open(&a, "xorfile2", 1, true, &oa);
+	if (oa.deleg)
+		dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid);
+	dl_open(&a, "xorfile2", 1 | WANT_OPEN_XOR, false, &oa);
+	CHECK(oa.status == 0 && !(oa.rflags & 0x10) && memcmp(&oa.osid, &zero, sizeof(zero)) != 0,
+	      "an upgrade keeps its open stateid (%d, rflags 0x%x, deleg %u)", oa.status, oa.rflags, oa.deleg);
+out:
+	cb_close(&a.c);
+	cb_close(&b.c);
+	cb_close(&c.c);
 }
 
 static void test_deleg_off(void)
@@ -1776,6 +2046,8 @@ int main(int argc, char **argv)
 	test_deleg_local();
 	test_deleg_write();
 	test_deleg_getattr();
+	test_deleg_ts();
+	test_deleg_xor();
 	test_deleg_off();
 	test_deleg_break_time();
 	hx_daemon_stop(&env);

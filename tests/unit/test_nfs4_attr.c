@@ -296,7 +296,7 @@ static void test_open_arguments(void **state)
 	static const uint32_t want[5] = {
 		0xe,  /* share_access READ, WRITE, BOTH */
 		0xf,  /* share_deny NONE..BOTH */
-		0x3e, /* wants READ, WRITE, ANY, NO_DELEG, CANCEL: no signals, timestamps, OPEN_XOR */
+		0x30003e, /* wants READ, WRITE, ANY, NO_DELEG, CANCEL, DELEG_TIMESTAMPS (20), OPEN_XOR (21): no signals */
 		0x37, /* claims but DELEGATE_PREV (3) and DELEG_PREV_FH (6) */
 		0xf,  /* UNCHECKED4, GUARDED4, EXCLUSIVE4, EXCLUSIVE4_1 */
 	};
@@ -309,8 +309,13 @@ static void test_open_arguments(void **state)
 	(void)state;
 	nfs4_attr_supported(1, &b);
 	assert_false(nfs4_bitmap_isset(&b, FATTR4_OPEN_ARGUMENTS));
+	/* RFC 9754 §5.2: the delegated times are 4.2 attributes. */
+	assert_false(nfs4_bitmap_isset(&b, FATTR4_TIME_DELEG_ACCESS));
+	assert_false(nfs4_bitmap_isset(&b, FATTR4_TIME_DELEG_MODIFY));
 	nfs4_attr_supported(2, &b);
 	assert_true(nfs4_bitmap_isset(&b, FATTR4_OPEN_ARGUMENTS));
+	assert_true(nfs4_bitmap_isset(&b, FATTR4_TIME_DELEG_ACCESS));
+	assert_true(nfs4_bitmap_isset(&b, FATTR4_TIME_DELEG_MODIFY));
 	nfs4_bitmap_set(&req, FATTR4_OPEN_ARGUMENTS);
 	assert_int_equal(encode(&req, &s, &mask, &d), 40);
 	assert_true(nfs4_bitmap_isset(&mask, FATTR4_OPEN_ARGUMENTS));

@@ -542,8 +542,8 @@ static void test_dec_compound_op(void **state)
 	assert_int_equal(nfs4_cb_opnum(NFS4_CB_OP_OFFLOAD), 15);
 }
 
-/* RFC 8881 §20.1: CB_GETATTR4args (fh, bitmap4), and CB_GETATTR4resok's fattr4 decoded for change and size. */
-static size_t reply_getattr(uint32_t nwords, uint32_t w0, uint32_t vals_len, uint64_t change, uint64_t size)
+/* CB_COMPOUND4res {CB_GETATTR NFS4_OK} into buf up to its attrmask's count nwords. */
+static void reply_ga_head(uint32_t nwords)
 {
 	xdr_enc_init(&e, buf, sizeof(buf));
 	xdr_enc_u32(&e, 0);
@@ -552,6 +552,12 @@ static size_t reply_getattr(uint32_t nwords, uint32_t w0, uint32_t vals_len, uin
 	xdr_enc_u32(&e, OP_CB_GETATTR);
 	xdr_enc_u32(&e, 0);
 	xdr_enc_u32(&e, nwords);
+}
+
+/* RFC 8881 §20.1: CB_GETATTR4args (fh, bitmap4), and CB_GETATTR4resok's fattr4 decoded for change and size. */
+static size_t reply_getattr(uint32_t nwords, uint32_t w0, uint32_t vals_len, uint64_t change, uint64_t size)
+{
+	reply_ga_head(nwords);
 	for (uint32_t i = 0; i < nwords; i++)
 		xdr_enc_u32(&e, i == 0 ? w0 : 0x3u); /* words 1..: other attributes, not read */
 	xdr_enc_u32(&e, vals_len);
@@ -564,19 +570,26 @@ static size_t reply_getattr(uint32_t nwords, uint32_t w0, uint32_t vals_len, uin
 	return xdr_enc_len(&e);
 }
 
+/* CB_GETATTR of an 8-byte handle asking change and size (and mask2's word 2), encoded into buf. */
+static void enc_getattr(uint32_t mask2)
+{
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_GETATTR;
+	fill_fh(&op.u.getattr.fh, 8);
+	op.u.getattr.mask0 = 0x18;
+	op.u.getattr.mask2 = mask2;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+}
+
 static void test_getattr(void **state)
 {
 	struct nfs4_cb_compound_res r;
 	size_t len;
 
 	(void)state;
-	memset(&op, 0, sizeof(op));
-	op.kind = NFS4_CB_OP_GETATTR;
-	fill_fh(&op.u.getattr.fh, 8);
-	op.u.getattr.mask0 = 0x18;
-	xdr_enc_init(&e, buf, sizeof(buf));
-	nfs4_cb_enc_op(&e, &op);
-	assert_false(e.overflow);
+	enc_getattr(0);
 	assert_int_equal(xdr_enc_len(&e), 4 + 4 + 8 + 4 + 4);
 	assert_int_equal(be32(buf), OP_CB_GETATTR);
 	assert_int_equal(be32(buf + 16), 1);
@@ -606,6 +619,46 @@ static void test_getattr(void **state)
 	assert_true(r.has_op && r.op_status == 10001 && !r.ga.has_size);
 }
 
+/* RFC 9754 §5.2: CB_GETATTR asks an *_ATTRS_DELEG holder time_deleg_access
+ * and time_deleg_modify (word 2) too, and reads them from its answer. */
+static void test_getattr_times(void **state)
+{
+	struct nfs4_cb_compound_res r;
+	size_t len;
+
+	(void)state;
+	enc_getattr(1u << 20 | 1u << 21);
+	assert_int_equal(xdr_enc_len(&e), 4 + 4 + 8 + 4 + 12);
+	assert_int_equal(be32(buf + 16), 3);
+	assert_int_equal(be32(buf + 20), 0x18);
+	assert_int_equal(be32(buf + 24), 0);
+	assert_int_equal(be32(buf + 28), 1u << 20 | 1u << 21);
+	/* change, size, time_deleg_access, time_deleg_modify */
+	for (int cut = 0; cut < 2; cut++) {
+		reply_ga_head(3);
+		xdr_enc_u32(&e, 0x18);
+		xdr_enc_u32(&e, 0);
+		xdr_enc_u32(&e, 1u << 20 | 1u << 21);
+		xdr_enc_u32(&e, cut ? 36 : 40);
+		xdr_enc_u64(&e, 77);
+		xdr_enc_u64(&e, 5);
+		xdr_enc_u64(&e, 1700000001);
+		xdr_enc_u32(&e, 11);
+		xdr_enc_u64(&e, 1700000002);
+		if (!cut)
+			xdr_enc_u32(&e, 12);
+		len = xdr_enc_len(&e);
+		if (cut) { /* the modify time cut short: BAD */
+			assert_int_equal(dec_op(false, OP_CB_GETATTR, len, &r), NFS4_CB_DEC_BAD);
+			continue;
+		}
+		assert_int_equal(dec_op(false, OP_CB_GETATTR, len, &r), NFS4_CB_DEC_OK);
+		assert_true(r.ga.has_change && r.ga.has_size && r.ga.has_atime && r.ga.has_mtime);
+		assert_true(r.ga.atime_sec == 1700000001 && r.ga.atime_nsec == 11);
+		assert_true(r.ga.mtime_sec == 1700000002 && r.ga.mtime_nsec == 12);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -623,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_enc_layoutrecall),
 		cmocka_unit_test(test_enc_compound_op),
 		cmocka_unit_test(test_dec_compound_op),
+		cmocka_unit_test(test_getattr_times),
 		cmocka_unit_test(test_getattr),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

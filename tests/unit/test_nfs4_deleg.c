@@ -17,7 +17,9 @@
  *    DELEGRETURN, I/O), the client's revoked flag, FREE_STATEID frees it;
  *  - DELEGRETURN of unknown, another client's, another file's, old-seqid
  *    stateids; I/O checks (OPENMODE for WRITE on a read delegation);
- *    CLAIM_DELEGATE_CUR's check; purge; bounds (per client, in total).
+ *    CLAIM_DELEGATE_CUR's check; purge; bounds (per client, in total);
+ *  - RFC 9754 §5: delegated timestamps: the vetting of the holder's times,
+ *    SETATTR of them only by an *_ATTRS_DELEG holder, CB_GETATTR's times.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -425,6 +427,72 @@ static void test_cb_getattr(void **state)
 	assert_int_equal(nfs4_dtab_getattr(t, fa, sizeof(fa), B, &holder, &got), NFS4_DL_GA_NONE);
 }
 
+/* RFC 9754 §5: a time the holder reports counts from the grant's on, never past now. */
+static void test_time_vet(void **state)
+{
+	const struct nfs4_dl_time orig = { 100, 500 }, now = { 200, 0 };
+	struct nfs4_dl_time v;
+
+	(void)state;
+	v = (struct nfs4_dl_time){ 100, 499 }; /* before the original: ignored */
+	assert_false(nfs4_dl_time_vet(&orig, &now, &v));
+	v = (struct nfs4_dl_time){ 99, 999999999 };
+	assert_false(nfs4_dl_time_vet(&orig, &now, &v));
+	v = orig; /* the original itself: kept */
+	assert_true(nfs4_dl_time_vet(&orig, &now, &v) && v.sec == 100 && v.nsec == 500);
+	v = (struct nfs4_dl_time){ 150, 7 };
+	assert_true(nfs4_dl_time_vet(&orig, &now, &v) && v.sec == 150 && v.nsec == 7);
+	v = (struct nfs4_dl_time){ 200, 1 }; /* past now: now */
+	assert_true(nfs4_dl_time_vet(&orig, &now, &v) && v.sec == 200 && v.nsec == 0);
+	v = (struct nfs4_dl_time){ 150, 1000000000u }; /* no nfstime4 */
+	assert_false(nfs4_dl_time_vet(&orig, &now, &v));
+}
+
+/* RFC 9754 §5.2: only the holder of an *_ATTRS_DELEG delegation of the file sets the delegated times. */
+static void test_set_times(void **state)
+{
+	const struct nfs4_dl_time at = { 100, 0 }, mt = { 110, 0 }, now = { 300, 0 };
+	struct nfs4_stateid plain, ts, other = { .seqid = 1 };
+	struct nfs4_dl_times tm = { .has_atime = true, .has_mtime = true, .atime = { 90, 0 }, .mtime = { 250, 3 } };
+	unsigned n;
+	struct nfs4_dl_recall r[4];
+
+	(void)state;
+	grant(A, fb, false, &plain); /* an ordinary read delegation */
+	assert_false(nfs4_dtab_is_ts(t, &plain));
+	assert_int_equal(nfs4_dtab_set_times(t, A, &plain, 2, fb, sizeof(fa), &now, &tm), NFS4ERR_BAD_STATEID);
+	grant(A, fa, true, &ts);
+	nfs4_dtab_set_ts(t, &ts, &at, &mt);
+	assert_true(nfs4_dtab_is_ts(t, &ts));
+	/* another client, another file, an open (non-delegation) stateid: BAD_STATEID */
+	assert_int_equal(nfs4_dtab_set_times(t, B, &ts, 2, fa, sizeof(fa), &now, &tm), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_dtab_set_times(t, A, &ts, 2, fb, sizeof(fa), &now, &tm), NFS4ERR_BAD_STATEID);
+	assert_int_equal(nfs4_dtab_set_times(t, A, &other, 2, fa, sizeof(fa), &now, &tm), NFS4ERR_BAD_STATEID);
+	/* the holder: atime before the grant's dropped, mtime kept */
+	assert_int_equal(nfs4_dtab_set_times(t, A, &ts, 2, fa, sizeof(fa), &now, &tm), NFS4_OK);
+	assert_false(tm.has_atime);
+	assert_true(tm.has_mtime && tm.mtime.sec == 250 && tm.mtime.nsec == 3);
+	/* CB_GETATTR's delegated times stand for the file's (vetted), unmodified or not */
+	nfs4_dtab_set_base(t, &ts, 100, 10);
+	struct nfs4_dl_cbattr cb = { .has_change = true, .has_size = true, .change = 100, .size = 10,
+				     .has_atime = true, .has_mtime = true, .atime = { 120, 1 }, .mtime = { 400, 0 } };
+	struct nfs4_dl_attr a = { .change = 100, .size = 10, .mtime_sec = 110, .atime = { 100, 0 } };
+	assert_true(nfs4_dtab_cb_merge(t, &ts, &cb, 300, 0, &a));
+	assert_true(a.atime.sec == 120 && a.atime.nsec == 1 && a.mtime_sec == 300 && a.change == 100);
+	cb.change = 101, cb.mtime = (struct nfs4_dl_time){ 260, 9 };
+	assert_true(nfs4_dtab_cb_merge(t, &ts, &cb, 300, 0, &a));
+	assert_true(a.mtime_sec == 260 && a.mtime_nsec == 9 && a.change == 101); /* the holder's, not now */
+	/* recalled: still the holder's to set (DELEGRETURN may carry them); revoked: DELEG_REVOKED */
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 10, &n, r));
+	assert_int_equal(nfs4_dtab_set_times(t, A, &ts, 2, fa, sizeof(fa), &now, &tm), NFS4_OK);
+	assert_int_equal(nfs4_dtab_expire(t, 10 + LEASE, LEASE), 1);
+	assert_int_equal(nfs4_dtab_set_times(t, A, &ts, 2, fa, sizeof(fa), &now, &tm), NFS4ERR_DELEG_REVOKED);
+	/* a slot granted again is an ordinary delegation until marked */
+	assert_int_equal(nfs4_dtab_free(t, A, &ts), NFS4_OK);
+	grant(A, fa, true, &ts);
+	assert_false(nfs4_dtab_is_ts(t, &ts));
+}
+
 /* Recalls for a local process's open are revoked before the kernel's lease-break-time lets it in. */
 static void test_break_deadline(void **state)
 {
@@ -467,6 +535,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_not_deleg, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cb_getattr, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_break_deadline, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_vet, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_times, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,6 +200,49 @@ static void test_times(void **state)
 	assert_int_equal(one_time(FATTR4_TIME_ACCESS_SET, 2, 0, &s), NFS4ERR_BADXDR);
 }
 
+/* RFC 9754 §5.2: time_deleg_access (84) / time_deleg_modify (85), nfstime4 values, SETATTR only. */
+static void test_deleg_times(void **state)
+{
+	const uint32_t w[3] = { 0, 0, 1u << 20 | 1u << 21 }, both[3] = { 0, 1u << 16, 1u << 20 };
+	struct nfs4_sattr s;
+	struct xdr_enc e;
+	struct xdr_dec d;
+	size_t n;
+
+	(void)state;
+	xdr_enc_init(&e, vals, sizeof(vals));
+	xdr_enc_u64(&e, 1700000001u); /* time_deleg_access */
+	xdr_enc_u32(&e, 5);
+	xdr_enc_u64(&e, 1700000002u); /* time_deleg_modify */
+	xdr_enc_u32(&e, 6);
+	n = fattr(w, 3, vals, xdr_enc_len(&e), false);
+	xdr_dec_init(&d, buf, n);
+	assert_int_equal(nfs4_sattr_dec_setattr(&d, &s), NFS4_OK);
+	assert_true(s.deleg_atime && s.deleg_mtime);
+	assert_int_equal(s.sa.mask, BE_SET_ATIME | BE_SET_MTIME);
+	assert_true(s.sa.atime.sec == 1700000001 && s.sa.atime.nsec == 5);
+	assert_true(s.sa.mtime.sec == 1700000002 && s.sa.mtime.nsec == 6);
+	assert_true(nfs4_bitmap_isset(&s.attrsset, FATTR4_TIME_DELEG_ACCESS));
+	/* CREATE's and OPEN's createattrs do not take them */
+	assert_int_equal(dec(n, &s), NFS4ERR_ATTRNOTSUPP);
+	/* a value cut short: BADXDR; nseconds out of range: INVAL */
+	n = fattr(w, 3, vals, 20, false);
+	xdr_dec_init(&d, buf, n);
+	assert_int_equal(nfs4_sattr_dec_setattr(&d, &s), NFS4ERR_BADXDR);
+	vals[8] = 0x3b, vals[9] = 0x9a, vals[10] = 0xca, vals[11] = 0x00; /* 1000000000 */
+	n = fattr(w, 3, vals, 24, false);
+	xdr_dec_init(&d, buf, n);
+	assert_int_equal(nfs4_sattr_dec_setattr(&d, &s), NFS4ERR_INVAL);
+	/* time_access_set (48) beside time_deleg_access: INVAL */
+	xdr_enc_init(&e, vals, sizeof(vals));
+	xdr_enc_u32(&e, 0); /* SET_TO_SERVER_TIME4 */
+	xdr_enc_u64(&e, 1700000001u);
+	xdr_enc_u32(&e, 5);
+	n = fattr(both, 3, vals, xdr_enc_len(&e), false);
+	xdr_dec_init(&d, buf, n);
+	assert_int_equal(nfs4_sattr_dec_setattr(&d, &s), NFS4ERR_INVAL);
+}
+
 static uint32_t one_owner(uint32_t attr, const char *str, struct nfs4_sattr *s)
 {
 	struct xdr_enc e;
@@ -277,6 +320,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all),   cmocka_unit_test(test_shape),     cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_times), cmocka_unit_test(test_owner_dec), cmocka_unit_test(test_owner_enc),
+		cmocka_unit_test(test_deleg_times),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,10 +134,12 @@ static void test_open_upgrade(void **state)
 	assert_int_equal(r1.sid.seqid, 1);
 	assert_false(r1.confirm);
 	assert_true(r1.file_taken);
+	assert_true(r1.new_open); /* RFC 9754 §4: OPEN_XOR_DELEGATION applies to new opens only */
 	/* The same owner and file: the same stateid, seqid 2, the access ORed in. */
 	assert_int_equal(do_open(CL1, 1, "o1", "a", NFS4_SHARE_ACCESS_WRITE, 0, &r2), NFS4_OK);
 	assert_memory_equal(r1.sid.other, r2.sid.other, NFS4_OTHER_SIZE);
 	assert_int_equal(r2.sid.seqid, 2);
+	assert_false(r2.new_open);
 	assert_false(r2.file_taken); /* the file already has one open for both */
 	assert_int_equal(nfs4_stab_check_io(&t, OWN(r2.sid), &r2.sid, 1, (const uint8_t *)"a", 1,
 			 NFS4_SHARE_ACCESS_WRITE, &io),

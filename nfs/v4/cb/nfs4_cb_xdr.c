@@ -159,8 +159,12 @@ void nfs4_cb_enc_op(struct xdr_enc *e, const struct nfs4_cb_op *op)
 		return;
 	case NFS4_CB_OP_GETATTR: /* RFC 8881 §20.1.1 */
 		enc_fh(e, &op->u.getattr.fh);
-		xdr_enc_u32(e, 1); /* attr_request: one word */
+		xdr_enc_u32(e, op->u.getattr.mask2 ? 3 : 1); /* attr_request: one word, or three */
 		xdr_enc_u32(e, op->u.getattr.mask0);
+		if (op->u.getattr.mask2) {
+			xdr_enc_u32(e, 0);
+			xdr_enc_u32(e, op->u.getattr.mask2);
+		}
 		return;
 	}
 	e->overflow = true; /* not a kind: nothing sensible to send */
@@ -183,13 +187,39 @@ enum nfs4_cb_dec_result nfs4_cb_dec_sequence(struct xdr_dec *d, struct nfs4_cb_s
 #define FATTR4_BIT_CHANGE 3u
 #define FATTR4_BIT_SIZE 4u
 #define CB_GA_MASK_WORDS 8u /* a longer attrmask is refused */
+#define CB_GA_BIT_DELEG_ATIME (84u - 64u) /* RFC 9754 time_deleg_access, word 2 */
+#define CB_GA_BIT_DELEG_MTIME (85u - 64u)
 
 /* RFC 8881 §20.1.2 CB_GETATTR4resok's fattr4: attrmask, then attr_vals as an
  * opaque whose values are in attribute order. Attributes 0..2 would come
  * before change (and rnfsd never asks for them): such a reply is BAD. */
+/* RFC 9754 §5.2: time_deleg_access and time_deleg_modify (word 2), read when
+ * no attribute rnfsd did not ask for comes before them. false: too short. */
+static bool dec_ga_times(struct xdr_dec *v, const uint32_t w[3], struct nfs4_cb_getattr_res *r)
+{
+	uint64_t sec;
+
+	if ((w[0] & ~(1u << FATTR4_BIT_CHANGE | 1u << FATTR4_BIT_SIZE)) || w[1] ||
+	    (w[2] & ((1u << CB_GA_BIT_DELEG_ATIME) - 1)))
+		return true; /* values of others first: not read */
+	if (w[2] & 1u << CB_GA_BIT_DELEG_ATIME) {
+		if (!xdr_dec_u64(v, &sec) || !xdr_dec_u32(v, &r->atime_nsec))
+			return false;
+		r->atime_sec = (int64_t)sec;
+		r->has_atime = true;
+	}
+	if (w[2] & 1u << CB_GA_BIT_DELEG_MTIME) {
+		if (!xdr_dec_u64(v, &sec) || !xdr_dec_u32(v, &r->mtime_nsec))
+			return false;
+		r->mtime_sec = (int64_t)sec;
+		r->has_mtime = true;
+	}
+	return true;
+}
+
 static enum nfs4_cb_dec_result dec_getattr(struct xdr_dec *d, struct nfs4_cb_getattr_res *r)
 {
-	uint32_t nw, w0 = 0, w, len;
+	uint32_t nw, w0 = 0, w, len, ws[3] = { 0 };
 	const uint8_t *vals;
 	struct xdr_dec v;
 
@@ -202,6 +232,8 @@ static enum nfs4_cb_dec_result dec_getattr(struct xdr_dec *d, struct nfs4_cb_get
 			return NFS4_CB_DEC_SHORT;
 		if (i == 0)
 			w0 = w;
+		if (i < 3)
+			ws[i] = w;
 	}
 	if (!xdr_dec_opaque(d, UINT32_MAX, &vals, &len))
 		return NFS4_CB_DEC_SHORT;
@@ -210,7 +242,8 @@ static enum nfs4_cb_dec_result dec_getattr(struct xdr_dec *d, struct nfs4_cb_get
 	xdr_dec_init(&v, vals, len);
 	r->has_change = w0 & 1u << FATTR4_BIT_CHANGE;
 	r->has_size = w0 & 1u << FATTR4_BIT_SIZE;
-	if ((r->has_change && !xdr_dec_u64(&v, &r->change)) || (r->has_size && !xdr_dec_u64(&v, &r->size)))
+	if ((r->has_change && !xdr_dec_u64(&v, &r->change)) || (r->has_size && !xdr_dec_u64(&v, &r->size)) ||
+	    !dec_ga_times(&v, ws, r))
 		return NFS4_CB_DEC_BAD; /* attr_vals too short for its own attrmask */
 	return NFS4_CB_DEC_OK;
 }

@@ -68,11 +68,14 @@ struct nfs4_cb_seq_res {
 };
 
 /* RFC 8881 §20.1.2 CB_GETATTR4resok: of the fattr4, the change (attribute 3)
- * and size (4) rnfsd asks for; the values of attributes after them (the
- * holder may add others, such as RFC 9754's delegated times) are not read. */
+ * and size (4) rnfsd asks for, and RFC 9754 §5.2's time_deleg_access (84)
+ * and time_deleg_modify (85) when nothing else comes before them; the values
+ * of other attributes after change and size are not read. */
 struct nfs4_cb_getattr_res {
-	bool has_change, has_size;
+	bool has_change, has_size, has_atime, has_mtime;
 	uint64_t change, size;
+	int64_t atime_sec, mtime_sec;
+	uint32_t atime_nsec, mtime_nsec;
 };
 
 /* What a CB_COMPOUND4res says (RFC 8881 §20.2): its status, how many results,
@@ -94,11 +97,12 @@ struct nfs4_cb_fh {
 };
 
 /* RFC 8881 §20.1.1 CB_GETATTR4args: the file, and attr_request (one word:
- * change and size are attributes 3 and 4). out: where the loop thread puts
- * the answer before done() runs (it must live until done() has run). */
+ * change and size are attributes 3 and 4; three when mask2, RFC 9754's
+ * delegated times, 84 and 85). out: where the loop thread puts the answer
+ * before done() runs (it must live until done() has run). */
 struct nfs4_cb_getattr_args {
 	struct nfs4_cb_fh fh;
-	uint32_t mask0;
+	uint32_t mask0, mask2;
 	struct nfs4_cb_getattr_res *out;
 };
 

@@ -30,6 +30,8 @@
 #define GA_WAITERS 64u
 #define GA_WAIT_MS 500 /* a worker's longest wait for a holder's answer */
 #define GA_MASK0 (1u << FATTR4_CHANGE | 1u << FATTR4_SIZE) /* RFC 8881 §10.4.3: change and size */
+/* RFC 9754 §5: an *_ATTRS_DELEG holder is asked its delegated times too. */
+#define GA_MASK2 (1u << (FATTR4_TIME_DELEG_ACCESS - 64) | 1u << (FATTR4_TIME_DELEG_MODIFY - 64))
 
 struct ga_wait {
 	bool used;
@@ -86,8 +88,9 @@ static struct ga_wait *ga_take(void)
 	return w;
 }
 
-/* CB_GETATTR(fh, change | size) to holder, waited for: true with *out when it answered NFS4_OK in time. */
-static bool ga_ask(uint64_t holder, const uint8_t *fkey, uint32_t fkey_len, struct nfs4_cb_getattr_res *out)
+/* CB_GETATTR(fh, change | size [| the delegated times: ts]) to holder, waited
+ * for: true with *out when it answered NFS4_OK in time. */
+static bool ga_ask(uint64_t holder, const uint8_t *fkey, uint32_t fkey_len, bool ts, struct nfs4_cb_getattr_res *out)
 {
 	struct nfs4_cb_op op;
 	struct timespec until;
@@ -101,6 +104,7 @@ static bool ga_ask(uint64_t holder, const uint8_t *fkey, uint32_t fkey_len, stru
 	op.u.getattr.fh.len = fkey_len;
 	memcpy(op.u.getattr.fh.data, fkey, fkey_len);
 	op.u.getattr.mask0 = GA_MASK0;
+	op.u.getattr.mask2 = ts ? GA_MASK2 : 0;
 	op.u.getattr.out = &w->res;
 	if (!nfs4_cb_send(holder, &op, ga_done, w)) {
 		pthread_mutex_lock(&ga_mu);
@@ -144,16 +148,19 @@ uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t cli
 	}
 	pthread_once(&ga_once, ga_init);
 	/* The loop thread makes the call: it must never wait for it. */
-	if (loop_is_loop_thread() || !ga_ask(holder, fkey, fkey_len, &res)) {
+	if (loop_is_loop_thread() || !ga_ask(holder, fkey, fkey_len, nfs4_deleg_ga_ts(&sid), &res)) {
 		atomic_fetch_add(&ga_unanswered, !loop_is_loop_thread());
 		/* RFC 8881 §10.4.3 leaves an unanswered CB_GETATTR to the server: recall, DELAY (as knfsd). */
 		return nfs4_deleg_break(fkey, fkey_len, clientid, NFS4_DL_ACC_READ) == NFS4_OK ? NFS4_OK
 											 : NFS4ERR_DELAY;
 	}
 	struct nfs4_dl_cbattr cb = { .has_change = res.has_change, .has_size = res.has_size,
-				     .change = res.change, .size = res.size };
+				     .has_atime = res.has_atime, .has_mtime = res.has_mtime,
+				     .change = res.change, .size = res.size,
+				     .atime = { res.atime_sec, res.atime_nsec }, .mtime = { res.mtime_sec, res.mtime_nsec } };
 	struct nfs4_dl_attr a = { .change = attr->change, .size = attr->size,
-				  .mtime_sec = attr->mtime.sec, .mtime_nsec = attr->mtime.nsec };
+				  .mtime_sec = attr->mtime.sec, .mtime_nsec = attr->mtime.nsec,
+				  .atime = { attr->atime.sec, attr->atime.nsec } };
 
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (!nfs4_deleg_ga_merge(&sid, &cb, now.tv_sec, (uint32_t)now.tv_nsec, &a))
@@ -165,6 +172,8 @@ uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t cli
 		attr->mtime.sec = attr->ctime.sec = a.mtime_sec;
 		attr->mtime.nsec = attr->ctime.nsec = a.mtime_nsec;
 	}
+	attr->atime.sec = a.atime.sec; /* RFC 9754 §5: the holder's, under an *_ATTRS_DELEG delegation */
+	attr->atime.nsec = a.atime.nsec;
 	return NFS4_OK;
 }
 

@@ -91,9 +91,12 @@ uint32_t nfs4_getattr_exec(struct nfs4_ctx *x, void *args, void *res)
 			/* df: space_* and files_* come from the backend's statfs, asked only when wanted. */
 			r->has_sf = nfs4_wants_statfs(&a->req) &&
 				    be_statfs(ob.exp->fs, &ob.cred, &ob.o, &r->sf) == 0;
-			/* RFC 8881 §10.4.3: another client's write delegation: its holder's size and change. */
+			/* RFC 8881 §10.4.3: another client's write delegation: its holder's size and
+			 * change; RFC 9754 §5: and its times, when they are delegated. */
 			if (ob.attr.type == BE_REG && nfs4_deleg_any() &&
-			    (nfs4_bitmap_isset(&a->req, FATTR4_CHANGE) || nfs4_bitmap_isset(&a->req, FATTR4_SIZE)))
+			    (nfs4_bitmap_isset(&a->req, FATTR4_CHANGE) || nfs4_bitmap_isset(&a->req, FATTR4_SIZE) ||
+			     nfs4_bitmap_isset(&a->req, FATTR4_TIME_ACCESS) ||
+			     nfs4_bitmap_isset(&a->req, FATTR4_TIME_MODIFY)))
 				status = nfs4_deleg_getattr(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), &r->attr);
 		}
 		nfs4_fs_facts_of(&ob, r->has_sf ? &r->sf : NULL, &r->facts);

@@ -323,16 +323,25 @@ static enum nfs4_dl_grant grant_watched(const struct nfs4_deleg_file *df, uint64
 }
 
 /* RFC 8881 §10.4.3: a write delegation's baseline, the file's change and size
- * as the OPEN leaves them (what the holder's CB_GETATTR answers are weighed against). */
-static void grant_base(const struct nfs4_deleg_file *df, const struct nfs4_stateid *sid)
+ * as the OPEN leaves them (what the holder's CB_GETATTR answers are weighed
+ * against). RFC 9754 §5: ts, an *_ATTRS_DELEG delegation, keeps the file's
+ * times too; false: no attributes, so no such delegation (knfsd grants an
+ * ordinary one then). */
+static bool grant_base(const struct nfs4_deleg_file *df, const struct nfs4_stateid *sid, bool write, bool ts)
 {
 	struct be_attr at;
 
 	if ((df->f ? be_file_getattr(df->fs, df->f, &at) : be_getattr(df->fs, df->o, &at)) != 0)
-		return; /* no baseline: the holder's first answer will count as a change */
+		return false; /* no baseline: the holder's first answer will count as a change */
+	struct nfs4_dl_time a = { at.atime.sec, at.atime.nsec }, m = { at.mtime.sec, at.mtime.nsec };
+
 	dl_lock();
-	nfs4_dtab_set_base(&dl_tab, sid, at.change, at.size);
+	if (write)
+		nfs4_dtab_set_base(&dl_tab, sid, at.change, at.size);
+	if (ts)
+		nfs4_dtab_set_ts(&dl_tab, sid, &a, &m);
 	dl_unlock();
+	return true;
 }
 
 void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_deleg_file *df,
@@ -367,10 +376,14 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 	}
 	dl_unlock();
 	g = grant_watched(df, clientid, g, r, &why);
-	if (g == NFS4_DL_GRANT_WRITE)
-		grant_base(df, &r->dsid);
+	/* RFC 9754 §5.2: a 4.2 client wanting delegated timestamps gets the *_ATTRS_DELEG kind. */
+	bool ts = x->minorversion >= 2 && (a->share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_TIMESTAMPS);
+
+	if (g != NFS4_DL_GRANT_NONE && (g == NFS4_DL_GRANT_WRITE || ts))
+		ts = grant_base(df, &r->dsid, g == NFS4_DL_GRANT_WRITE, ts) && ts;
 	if (g != NFS4_DL_GRANT_NONE) {
-		r->deleg = g == NFS4_DL_GRANT_WRITE ? OPEN_DELEGATE_WRITE : OPEN_DELEGATE_READ;
+		r->deleg = g == NFS4_DL_GRANT_WRITE ? (ts ? OPEN_DELEGATE_WRITE_ATTRS_DELEG : OPEN_DELEGATE_WRITE)
+						    : (ts ? OPEN_DELEGATE_READ_ATTRS_DELEG : OPEN_DELEGATE_READ);
 		recall_any(nfs4_now());
 	} else if (x->minorversion >= 1 && ask.want != OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE) {
 		/* RFC 8881 §18.16.3: a want not met says why. */
@@ -388,6 +401,27 @@ uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, con
 
 	dl_unlock();
 	return status;
+}
+
+uint32_t nfs4_deleg_set_times(uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey,
+			      uint32_t fkey_len, const struct nfs4_dl_time *now, struct nfs4_dl_times *tm)
+{
+	if (!dl_ready)
+		return NFS4ERR_BAD_STATEID;
+	dl_lock();
+	uint32_t status = nfs4_dtab_set_times(&dl_tab, clientid, sid, minor, fkey, fkey_len, now, tm);
+
+	dl_unlock();
+	return status;
+}
+
+bool nfs4_deleg_ga_ts(const struct nfs4_stateid *sid)
+{
+	dl_lock();
+	bool ts = nfs4_dtab_is_ts(&dl_tab, sid);
+
+	dl_unlock();
+	return ts;
 }
 
 /* An unknown delegation stateid of clientid's own (4.0: the stateid names its client) whose state

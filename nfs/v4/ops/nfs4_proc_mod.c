@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/ops/nfs4_pnfs.h"
@@ -368,11 +369,56 @@ static uint64_t setattr_caller(const struct nfs4_ctx *x, const struct nfs4_setat
 										: nfs4_deleg_caller(x);
 }
 
+/*
+ * RFC 9754 §5.2: time_deleg_access / time_deleg_modify, a 4.2 attribute
+ * (ATTRNOTSUPP before, RFC 8881 §18.30.3) of a regular file, set only by the
+ * holder of an *_ATTRS_DELEG delegation of it with that delegation's stateid
+ * (nfs4_dtab_set_times: BAD_STATEID otherwise). The times it reports are
+ * vetted into *sa (one before the grant's is dropped, one past now is now).
+ */
+static uint32_t setattr_deleg_times(struct nfs4_ctx *x, const struct nfs4_setattr_args *a, const struct nfs4_obj *ob,
+				    struct be_sattr *sa)
+{
+	struct nfs4_stateid in = { .seqid = a->sid_seqid }, sid;
+	struct nfs4_dl_times tm = { .has_atime = a->attrs.deleg_atime, .has_mtime = a->attrs.deleg_mtime,
+				    .atime = { sa->atime.sec, sa->atime.nsec },
+				    .mtime = { sa->mtime.sec, sa->mtime.nsec } };
+	struct timespec ts;
+	uint32_t status;
+
+	if (x->minorversion < 2)
+		return NFS4ERR_ATTRNOTSUPP;
+	if (ob->attr.type != BE_REG)
+		return NFS4ERR_INVAL;
+	memcpy(in.other, a->sid_other, sizeof(in.other));
+	status = nfs4_stateid_resolve(x, &in, &sid);
+	if (status != NFS4_OK)
+		return status;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct nfs4_dl_time now = { ts.tv_sec, (uint32_t)ts.tv_nsec };
+
+	status = nfs4_deleg_set_times(nfs4_sid_client(x, &sid), &sid, x->minorversion, x->cur.fh.data, x->cur.fh.len,
+				      &now, &tm);
+	if (status != NFS4_OK)
+		return status;
+	if (a->attrs.deleg_atime) {
+		sa->mask &= tm.has_atime ? ~0u : ~(uint32_t)BE_SET_ATIME;
+		sa->atime = (struct be_time){ .sec = tm.atime.sec, .nsec = tm.atime.nsec };
+	}
+	if (a->attrs.deleg_mtime) {
+		sa->mask &= tm.has_mtime ? ~0u : ~(uint32_t)BE_SET_MTIME;
+		sa->mtime = (struct be_time){ .sec = tm.mtime.sec, .nsec = tm.mtime.nsec };
+	}
+	nfs4_stateid_renew(x, &sid);
+	return NFS4_OK;
+}
+
 /* RFC 8881 §18.30.3: the attributes in one go; attrsset only on success. */
 uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_setattr_args *a = args;
 	struct nfs4_setattr_res *r = res;
+	struct be_sattr sa = a->attrs.sa;
 	struct nfs4_obj ob;
 	struct be_attr post;
 	uint32_t status;
@@ -380,6 +426,8 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 	status = nfs4_obj_open(x->priv, &x->cur.fh, &ob);
 	if (status == NFS4_OK)
 		status = a->attrs_status;
+	if (status == NFS4_OK && (a->attrs.deleg_atime || a->attrs.deleg_mtime))
+		status = setattr_deleg_times(x, a, &ob, &sa);
 	if (status == NFS4_OK)
 		status = mod_writable(x->priv, &ob);
 	if (status == NFS4_OK && (a->attrs.sa.mask & BE_SET_SIZE)) {
@@ -394,14 +442,17 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 			status = nfs4_setattr_size_stateid(x, a->sid_seqid, a->sid_other, &ob);
 	}
 	/* RFC 8881 §10.4.1: changing a delegated file's attributes recalls the delegation. */
-	if (status == NFS4_OK && a->attrs.sa.mask && ob.attr.type == BE_REG)
+	/* RFC 9754 §5: the delegated times alone are the holder's to set: they recall no
+	 * other client's read delegation (as knfsd's ATTR_DELEG). */
+	uint32_t deleg_only = (a->attrs.deleg_atime ? BE_SET_ATIME : 0) | (a->attrs.deleg_mtime ? BE_SET_MTIME : 0);
+
+	if (status == NFS4_OK && (sa.mask & ~deleg_only) && ob.attr.type == BE_REG)
 		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
 	/* RFC 8881 §12.5.5: a truncate recalls other clients' layouts of the file (no wait) */
-	if (status == NFS4_OK && (a->attrs.sa.mask & BE_SET_SIZE))
+	if (status == NFS4_OK && (sa.mask & BE_SET_SIZE))
 		nfs4_pnfs_recall_file(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), NULL);
-	if (status == NFS4_OK && a->attrs.sa.mask)
-		status = nfs_errno_to_nfsstat4(
-			be_setattr(ob.exp->fs, &ob.cred, &ob.o, &a->attrs.sa, NULL, NULL, &post));
+	if (status == NFS4_OK && sa.mask)
+		status = nfs_errno_to_nfsstat4(be_setattr(ob.exp->fs, &ob.cred, &ob.o, &sa, NULL, NULL, &post));
 	if (status == NFS4_OK)
 		r->attrsset = a->attrs.attrsset;
 	nfs4_obj_put(&ob);

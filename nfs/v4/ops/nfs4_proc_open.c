@@ -165,10 +165,12 @@ static uint32_t open_deleg(const struct nfs4_ctx *x, uint32_t share_access, stru
 	r->deleg = OPEN_DELEGATE_NONE;
 	if (x->minorversion == 0)
 		return share_access & ~NFS4_SHARE_ACCESS_BOTH ? NFS4ERR_INVAL : NFS4_OK;
-	/* RFC 9754: a 4.2 client may ask for delegated timestamps; rnfsd grants
-	 * none (open_arguments does not list them), so the ask is a wish not met. */
+	/* RFC 9754 §5.2, §4: a 4.2 client may ask for delegated timestamps
+	 * (nfs4_deleg_open() grants the *_ATTRS_DELEG kind) and for a delegation
+	 * instead of an open (open_xor()); before 4.2 the bits are no
+	 * share_access value at all (RFC 8881 §18.16.3: INVAL, as knfsd). */
 	if (x->minorversion >= 2)
-		share_access &= ~OPEN4_SHARE_ACCESS_WANT_DELEG_TIMESTAMPS;
+		share_access &= ~(OPEN4_SHARE_ACCESS_WANT_DELEG_TIMESTAMPS | OPEN4_SHARE_ACCESS_WANT_OPEN_XOR_DELEGATION);
 	if (share_access & ~(NFS4_SHARE_ACCESS_BOTH | OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
 			     OPEN4_SHARE_ACCESS_WANT_SIGNALS) || want > OPEN4_SHARE_ACCESS_WANT_CANCEL)
 		return NFS4ERR_INVAL;
@@ -222,6 +224,30 @@ static uint32_t open_target(struct nfs4_ctx *x, const struct nfs4_open_args *a, 
 	default:
 		return NFS4ERR_NOTSUPP; /* CLAIM_DELEGATE_PREV, CLAIM_DELEG_PREV_FH */
 	}
+}
+
+/*
+ * RFC 9754 §4 OPEN4_SHARE_ACCESS_WANT_OPEN_XOR_DELEGATION: a 4.2 OPEN that
+ * got a delegation and whose open is new keeps no open state: the open just
+ * made is closed again, the reply carries the anonymous stateid and
+ * OPEN4_RESULT_NO_OPEN_STATEID, and the client uses the delegation stateid
+ * for I/O and ends with DELEGRETURN (as knfsd: an OPEN that upgraded an
+ * existing open keeps it). The delegation's lease sits on its own
+ * descriptor (local_lease.c), which the close leaves alone.
+ */
+static void open_xor(struct nfs4_ctx *x, const struct nfs4_open_args *a, uint64_t clientid, bool new_open,
+		     struct nfs4_open_op_res *r)
+{
+	struct nfs4_sid_seq sq = { .minor = x->minorversion, .clientid = clientid };
+	struct nfs4_stateid gone;
+
+	if (x->minorversion < 2 || !(a->share_access & OPEN4_SHARE_ACCESS_WANT_OPEN_XOR_DELEGATION) || !new_open ||
+	    r->deleg == OPEN_DELEGATE_NONE || r->deleg == OPEN_DELEGATE_NONE_EXT)
+		return;
+	if (nfs4_stab_close(&nfs4_srv(x)->stab, &r->sid, sq, &gone) != NFS4_OK)
+		return; /* cannot happen (just made, under the client's session): the open stays */
+	memset(&r->sid, 0, sizeof(r->sid));
+	r->rflags |= OPEN4_RESULT_NO_OPEN_STATEID;
 }
 
 /* Permission, the backend's file, the open state, the new current filehandle. */
@@ -278,10 +304,12 @@ static uint32_t open_state(struct nfs4_ctx *x, const struct nfs4_open_args *a, u
 		struct nfs4_deleg_file df = { .fs = ob->exp->fs, .o = o, .fkey = fh.data, .fkey_len = fh.len, .f = f };
 
 		nfs4_deleg_open(x, clientid, &df, a, r);
+		open_xor(x, a, clientid, sr.new_open, r);
 	}
 	be_file_put(ob->exp->fs, put);
 	x->cur.fh = fh;
-	nfs4_cur_stateid_set(x, &r->sid);
+	/* RFC 9754 §4: without an open stateid the delegation's is the current one. */
+	nfs4_cur_stateid_set(x, r->rflags & OPEN4_RESULT_NO_OPEN_STATEID ? &r->dsid : &r->sid);
 	return NFS4_OK;
 }
 
@@ -361,7 +389,7 @@ static void open_enc_deleg(struct xdr_enc *e, const struct nfs4_open_op_res *r)
 {
 	nfs4_enc_stateid(e, &r->dsid);
 	xdr_enc_bool(e, false); /* recall: only ever true for a reclaim, which gets none here */
-	if (r->deleg == OPEN_DELEGATE_WRITE) {
+	if (r->deleg == OPEN_DELEGATE_WRITE || r->deleg == OPEN_DELEGATE_WRITE_ATTRS_DELEG) {
 		xdr_enc_u32(e, 1); /* nfs_space_limit4: NFS_LIMIT_SIZE, no limit (as knfsd) */
 		xdr_enc_u64(e, UINT64_MAX);
 	}
@@ -390,7 +418,9 @@ void nfs4_open_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const
 		xdr_enc_u32(e, r->rflags);
 		nfs4_enc_bitmap(e, &r->attrset);
 		xdr_enc_u32(e, r->deleg);
-		if (r->deleg == OPEN_DELEGATE_READ || r->deleg == OPEN_DELEGATE_WRITE)
+		/* RFC 9754 §5.2: the *_ATTRS_DELEG arms carry the read / write bodies. */
+		if (r->deleg == OPEN_DELEGATE_READ || r->deleg == OPEN_DELEGATE_WRITE ||
+		    r->deleg == OPEN_DELEGATE_READ_ATTRS_DELEG || r->deleg == OPEN_DELEGATE_WRITE_ATTRS_DELEG)
 			open_enc_deleg(e, r);
 		if (r->deleg == OPEN_DELEGATE_NONE_EXT) {
 			xdr_enc_u32(e, r->why);

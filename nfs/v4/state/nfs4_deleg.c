@@ -229,6 +229,7 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->cb_change = d->cb_size = d->change_out = 0;
 	d->mod_sec = 0;
 	d->mod_nsec = 0;
+	d->ts = false;
 	d->fkey_len = fkey_len;
 	memcpy(d->fkey, fkey, fkey_len);
 	d->next = t->buckets[h];
@@ -365,10 +366,86 @@ void nfs4_dtab_set_base(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uin
 	}
 }
 
+void nfs4_dtab_set_ts(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const struct nfs4_dl_time *atime,
+		      const struct nfs4_dl_time *mtime)
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (d && d->state == NFS4_DL_HELD) {
+		d->ts = true;
+		d->orig_atime = *atime;
+		d->orig_mtime = *mtime;
+	}
+}
+
+bool nfs4_dtab_is_ts(const struct nfs4_dtab *t, const struct nfs4_stateid *sid)
+{
+	const struct nfs4_dl *d = dl_of(t, sid);
+
+	return d && (d->state == NFS4_DL_HELD || d->state == NFS4_DL_RECALLED) && d->ts;
+}
+
+static int time_cmp(const struct nfs4_dl_time *a, const struct nfs4_dl_time *b)
+{
+	if (a->sec != b->sec)
+		return a->sec < b->sec ? -1 : 1;
+	return a->nsec < b->nsec ? -1 : a->nsec > b->nsec;
+}
+
+bool nfs4_dl_time_vet(const struct nfs4_dl_time *orig, const struct nfs4_dl_time *now, struct nfs4_dl_time *t)
+{
+	if (t->nsec > 999999999u || time_cmp(t, orig) < 0)
+		return false;
+	if (time_cmp(t, now) > 0)
+		*t = *now;
+	return true;
+}
+
+uint32_t nfs4_dtab_set_times(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+			     uint32_t minor, const uint8_t *fkey, uint32_t fkey_len, const struct nfs4_dl_time *now,
+			     struct nfs4_dl_times *tm)
+{
+	struct nfs4_dl *d = NULL;
+	uint32_t status;
+
+	/* RFC 9754 §5: the delegated times are the holder's alone, set with its delegation's stateid. */
+	if (!nfs4_dtab_is_deleg(sid))
+		return NFS4ERR_BAD_STATEID;
+	status = dl_lookup(t, sid, minor, clientid, &d);
+	if (status != NFS4_OK)
+		return status;
+	if (!key_eq(d, fkey, fkey_len) || !d->ts)
+		return NFS4ERR_BAD_STATEID;
+	if (d->state == NFS4_DL_REVOKED)
+		return NFS4ERR_DELEG_REVOKED;
+	if (tm->has_atime)
+		tm->has_atime = nfs4_dl_time_vet(&d->orig_atime, now, &tm->atime);
+	if (tm->has_mtime)
+		tm->has_mtime = nfs4_dl_time_vet(&d->orig_mtime, now, &tm->mtime);
+	return NFS4_OK;
+}
+
+/* RFC 9754 §5: under an *_ATTRS_DELEG delegation the holder's times are the file's. */
+static void cb_merge_times(const struct nfs4_dl *d, const struct nfs4_dl_cbattr *cb, const struct nfs4_dl_time *now,
+			   struct nfs4_dl_attr *a)
+{
+	struct nfs4_dl_time at = cb->atime, mt = cb->mtime;
+
+	if (!d->ts)
+		return;
+	if (cb->has_atime && nfs4_dl_time_vet(&d->orig_atime, now, &at))
+		a->atime = at;
+	if (cb->has_mtime && nfs4_dl_time_vet(&d->orig_mtime, now, &mt)) {
+		a->mtime_sec = mt.sec;
+		a->mtime_nsec = mt.nsec;
+	}
+}
+
 bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const struct nfs4_dl_cbattr *cb,
 			int64_t now_sec, uint32_t now_nsec, struct nfs4_dl_attr *a)
 {
 	struct nfs4_dl *d = dl_of(t, sid);
+	const struct nfs4_dl_time now = { now_sec, now_nsec };
 
 	if (!d || d->state != NFS4_DL_HELD || !d->write)
 		return false;
@@ -384,8 +461,10 @@ bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, con
 		d->mod_sec = now_sec;
 		d->mod_nsec = now_nsec;
 	}
-	if (!d->modified)
+	if (!d->modified) {
+		cb_merge_times(d, cb, &now, a);
 		return true;
+	}
 	/* Never below what was reported, nor below the server's own (the holder's WRITEs move it). */
 	if (a->change > d->change_out)
 		d->change_out = a->change;
@@ -395,6 +474,7 @@ bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, con
 		a->mtime_sec = d->mod_sec;
 		a->mtime_nsec = d->mod_nsec;
 	}
+	cb_merge_times(d, cb, &now, a);
 	return true;
 }
 

@@ -68,6 +68,12 @@
 
 enum nfs4_dl_state { NFS4_DL_FREE, NFS4_DL_HELD, NFS4_DL_RECALLED, NFS4_DL_REVOKED };
 
+/* nfstime4 (RFC 8881 §3.3.1). */
+struct nfs4_dl_time {
+	int64_t sec;
+	uint32_t nsec;
+};
+
 struct nfs4_dl {
 	enum nfs4_dl_state state;
 	bool write;        /* OPEN_DELEGATE_WRITE, else READ */
@@ -85,6 +91,11 @@ struct nfs4_dl {
 	uint64_t cb_change, cb_size, change_out;
 	int64_t mod_sec;
 	uint32_t mod_nsec;
+	/* RFC 9754 §5: an *_ATTRS_DELEG delegation (its holder owns time_access and
+	 * time_modify), and the file's times at the grant (the "original times"
+	 * the holder's are weighed against, nfs4_dl_time_vet). */
+	bool ts;
+	struct nfs4_dl_time orig_atime, orig_mtime;
 	uint32_t fkey_len;
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
 };
@@ -172,16 +183,19 @@ enum nfs4_dl_ga nfs4_dtab_getattr(const struct nfs4_dtab *t, const uint8_t *fkey
 				  uint64_t clientid, uint64_t *holder, struct nfs4_stateid *sid);
 /* The file's size and change when sid (a write delegation) was granted: the holder's baseline. */
 void nfs4_dtab_set_base(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t change, uint64_t size);
-/* What the holder's CB_GETATTR answered (each value only when it was sent). */
+/* What the holder's CB_GETATTR answered (each value only when it was sent);
+ * atime, mtime: time_deleg_access / time_deleg_modify (RFC 9754 §5.2). */
 struct nfs4_dl_cbattr {
-	bool has_change, has_size;
+	bool has_change, has_size, has_atime, has_mtime;
 	uint64_t change, size;
+	struct nfs4_dl_time atime, mtime;
 };
 /* The attributes to report for a file under a write delegation (in: the server's). */
 struct nfs4_dl_attr {
 	uint64_t change, size;
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
+	struct nfs4_dl_time atime;
 };
 /*
  * RFC 8881 §10.4.3: fold the holder's answer into *a (the server's
@@ -194,6 +208,37 @@ struct nfs4_dl_attr {
  */
 bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const struct nfs4_dl_cbattr *cb,
 			int64_t now_sec, uint32_t now_nsec, struct nfs4_dl_attr *a);
+
+/*
+ * RFC 9754 §5 (delegated timestamps): sid (HELD) becomes an *_ATTRS_DELEG
+ * delegation, the file's times at the grant being atime and mtime.
+ */
+void nfs4_dtab_set_ts(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const struct nfs4_dl_time *atime,
+		      const struct nfs4_dl_time *mtime);
+/* Is sid a held or recalled *_ATTRS_DELEG delegation? */
+bool nfs4_dtab_is_ts(const struct nfs4_dtab *t, const struct nfs4_stateid *sid);
+/*
+ * RFC 9754 §5 (as knfsd's nfsd4_vet_deleg_time): a time the holder reports
+ * counts only when it is not before the original one (false: ignore it); one
+ * past the server's now is brought back to now.
+ */
+bool nfs4_dl_time_vet(const struct nfs4_dl_time *orig, const struct nfs4_dl_time *now, struct nfs4_dl_time *t);
+/* A SETATTR of time_deleg_access / time_deleg_modify (RFC 9754 §5.2). */
+struct nfs4_dl_times {
+	bool has_atime, has_mtime;
+	struct nfs4_dl_time atime, mtime;
+};
+/*
+ * Only the holder of an *_ATTRS_DELEG delegation of the file sets the
+ * delegated times, with that delegation's stateid (RFC 9754 §5; knfsd's
+ * nfsd4_setattr answers BAD_STATEID otherwise, as here). NFS4_OK: *tm vetted
+ * (nfs4_dl_time_vet; a time ignored has its has_* cleared); BAD_STATEID (not
+ * clientid's *_ATTRS_DELEG delegation of this file, an open or special
+ * stateid included), OLD_STATEID, DELEG_REVOKED.
+ */
+uint32_t nfs4_dtab_set_times(const struct nfs4_dtab *t, uint64_t clientid, const struct nfs4_stateid *sid,
+			     uint32_t minor, const uint8_t *fkey, uint32_t fkey_len, const struct nfs4_dl_time *now,
+			     struct nfs4_dl_times *tm);
 
 /* The CB_RECALL of sid could not be queued: hand it out again. */
 void nfs4_dtab_recall_unsent(struct nfs4_dtab *t, const struct nfs4_stateid *sid);
@@ -271,6 +316,11 @@ enum nfs4_dl_ga nfs4_deleg_ga_find(const uint8_t *fkey, uint32_t fkey_len, uint6
 				   struct nfs4_stateid *sid);
 bool nfs4_deleg_ga_merge(const struct nfs4_stateid *sid, const struct nfs4_dl_cbattr *cb, int64_t now_sec,
 			 uint32_t now_nsec, struct nfs4_dl_attr *a);
+/* The server table's nfs4_dtab_is_ts() (which CB_GETATTR asks the delegated times too). */
+bool nfs4_deleg_ga_ts(const struct nfs4_stateid *sid);
+/* The server table's nfs4_dtab_set_times() (SETATTR of the delegated times). */
+uint32_t nfs4_deleg_set_times(uint64_t clientid, const struct nfs4_stateid *sid, uint32_t minor, const uint8_t *fkey,
+			      uint32_t fkey_len, const struct nfs4_dl_time *now, struct nfs4_dl_times *tm);
 struct be_attr;
 /*
  * nfs4_deleg_getattr.c: GETATTR of a regular file's size or change by

@@ -857,6 +857,7 @@ static uint32_t open_locked(struct nfs4_stab *t, const struct nfs4_open_req *rq,
 	if (share_conflict(f, o, rq->access, rq->deny))
 		return NFS4ERR_SHARE_DENIED; /* RFC 8881 §9.7 */
 	op = open_of(f, o);
+	res->new_open = !op;
 	if (!op && (!room_for(t, c, o ? 1 : 2) || !room_for_open(t, c, !f)))
 		return bound_status(rq->minor); /* RFC 8881 §15.1.1.3: DELAY (4.0: RESOURCE), this client only */
 	if (!o && !(o = owner_new(t, c, rq)))

@@ -211,6 +211,7 @@ struct nfs4_open_res {
 	struct nfs4_stateid sid;
 	bool confirm;    /* 4.0: the owner is unconfirmed (OPEN4_RESULT_CONFIRM) */
 	bool file_taken; /* the table kept the caller's reference */
+	bool new_open;   /* the owner had no open of the file: this one is new (RFC 9754 §4) */
 };
 /*
  * OPEN: a new open stateid for (client, owner, file), or the existing one

@@ -44,6 +44,11 @@ void nfs4_attr_supported(uint32_t minorversion, struct nfs4_bitmap *out)
 		nfs4_bitmap_set(out, FATTR4_CHANGE_ATTR_TYPE);
 		nfs4_bitmap_set(out, FATTR4_XATTR_SUPPORT);
 		nfs4_bitmap_set(out, FATTR4_OPEN_ARGUMENTS);
+		/* RFC 9754 §5.2: the delegated times, set by an *_ATTRS_DELEG
+		 * delegation's holder (SETATTR) and asked of it (CB_GETATTR);
+		 * GETATTR answers time_access / time_modify, not these. */
+		nfs4_bitmap_set(out, FATTR4_TIME_DELEG_ACCESS);
+		nfs4_bitmap_set(out, FATTR4_TIME_DELEG_MODIFY);
 	}
 }
 
@@ -173,13 +178,13 @@ static bool enc_v42(struct xdr_enc *e, uint32_t attr, const struct nfs4_attr_src
 	return true;
 }
 
-/* RFC 9754 open_arguments4: five one-word bitmaps of the values OPEN takes
- * (nfs4_proc_open.c): share_access READ, WRITE, BOTH; share_deny NONE..BOTH;
- * the delegation wants it honours (READ, WRITE, ANY, NO_DELEG, CANCEL: not
- * the signals, nor delegated timestamps or OPEN_XOR_DELEGATION); the claims
- * but CLAIM_DELEGATE_PREV and CLAIM_DELEG_PREV_FH (DELEGPURGE is NOTSUPP);
- * every create mode. */
-static const uint32_t nfs4_open_args[5] = { 0xeu, 0xfu, 0x3eu, 0x37u, 0xfu };
+/* RFC 9754 §3.1 open_arguments4: five one-word bitmaps of the values OPEN
+ * takes (nfs4_proc_open.c): share_access READ, WRITE, BOTH; share_deny
+ * NONE..BOTH; the delegation wants it honours (READ, WRITE, ANY, NO_DELEG,
+ * CANCEL, DELEG_TIMESTAMPS (20, §5.2) and OPEN_XOR_DELEGATION (21, §4): not
+ * the signals); the claims but CLAIM_DELEGATE_PREV and CLAIM_DELEG_PREV_FH
+ * (DELEGPURGE is NOTSUPP); every create mode. */
+static const uint32_t nfs4_open_args[5] = { 0xeu, 0xfu, 0x30003eu, 0x37u, 0xfu };
 
 static bool enc_open_args(struct xdr_enc *e, uint32_t attr)
 {
@@ -236,7 +241,8 @@ static uint32_t value_size(uint32_t attr, bool *is_bool)
 	case FATTR4_FSID: return 16; /* fsid4 */
 	case FATTR4_RAWDEV: return 8; /* specdata4 */
 	case FATTR4_TIME_ACCESS: case FATTR4_TIME_DELTA: case FATTR4_TIME_METADATA:
-	case FATTR4_TIME_MODIFY: return 12; /* nfstime4 */
+	case FATTR4_TIME_MODIFY: case FATTR4_TIME_DELEG_ACCESS: case FATTR4_TIME_DELEG_MODIFY:
+		return 12; /* nfstime4 */
 	case FATTR4_SUPPORTED_ATTRS: case FATTR4_SUPPATTR_EXCLCREAT: case FATTR4_FILEHANDLE:
 	case FATTR4_OWNER: case FATTR4_OWNER_GROUP: case FATTR4_OPEN_ARGUMENTS: case FATTR4_FS_LAYOUT_TYPES: return 0;
 	default: return 8; /* the rest of nfs4_attr_list: uint64_t */

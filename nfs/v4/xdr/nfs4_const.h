@@ -188,7 +188,9 @@ enum nfs4_attr {
 	/* RFC 7862 §12.2 (4.2), RFC 8276 §8.1 */
 	FATTR4_CLONE_BLKSIZE = 77, FATTR4_SPACE_FREED = 78, FATTR4_CHANGE_ATTR_TYPE = 79,
 	FATTR4_XATTR_SUPPORT = 82,
-	/* RFC 9754 (4.2): open_arguments4, what OPEN takes */
+	/* RFC 9754 (4.2): the delegated times (§5.2, settable only by the holder of
+	 * an *_ATTRS_DELEG delegation); open_arguments4, what OPEN takes (§3.1) */
+	FATTR4_TIME_DELEG_ACCESS = 84, FATTR4_TIME_DELEG_MODIFY = 85,
 	FATTR4_OPEN_ARGUMENTS = 86,
 };
 

@@ -107,9 +107,31 @@ static bool dec_owner(struct xdr_dec *d, bool group, uint32_t *id, uint32_t *st)
 	return true;
 }
 
-/* One value; false: BADXDR. */
-static bool dec_value(struct xdr_dec *d, uint32_t attr, struct be_sattr *sa, uint32_t *st)
+/* nfstime4 (RFC 8881 §3.3.1) of a delegated time (RFC 9754 §5.2) into *t;
+ * false: BADXDR. *st: INVAL for nseconds out of range, or the same time set
+ * twice (time_access_set beside time_deleg_access). */
+static bool dec_deleg_time(struct xdr_dec *d, struct be_sattr *sa, bool atime, bool *flag, uint32_t *st)
 {
+	uint32_t both = atime ? BE_SET_ATIME | BE_SET_ATIME_NOW : BE_SET_MTIME | BE_SET_MTIME_NOW;
+	struct be_time *t = atime ? &sa->atime : &sa->mtime;
+	uint64_t sec;
+
+	if ((sa->mask & both) && *st == NFS4_OK)
+		*st = NFS4ERR_INVAL;
+	if (!xdr_dec_u64(d, &sec) || !xdr_dec_u32(d, &t->nsec))
+		return false;
+	t->sec = (int64_t)sec;
+	if (t->nsec > 999999999u && *st == NFS4_OK)
+		*st = NFS4ERR_INVAL;
+	sa->mask |= atime ? BE_SET_ATIME : BE_SET_MTIME;
+	*flag = true;
+	return true;
+}
+
+/* One value; false: BADXDR. */
+static bool dec_value(struct xdr_dec *d, uint32_t attr, struct nfs4_sattr *out, uint32_t *st)
+{
+	struct be_sattr *sa = &out->sa;
 	bool now = false;
 
 	switch (attr) {
@@ -140,12 +162,16 @@ static bool dec_value(struct xdr_dec *d, uint32_t attr, struct be_sattr *sa, uin
 			return false;
 		sa->mask |= now ? BE_SET_MTIME_NOW : BE_SET_MTIME;
 		return true;
+	case FATTR4_TIME_DELEG_ACCESS:
+		return dec_deleg_time(d, sa, true, &out->deleg_atime, st);
+	case FATTR4_TIME_DELEG_MODIFY:
+		return dec_deleg_time(d, sa, false, &out->deleg_mtime, st);
 	default:
 		return false;
 	}
 }
 
-uint32_t nfs4_sattr_dec(struct xdr_dec *d, struct nfs4_sattr *out)
+static uint32_t sattr_dec(struct xdr_dec *d, struct nfs4_sattr *out, bool deleg_times)
 {
 	struct nfs4_bitmap sup;
 	struct xdr_dec vals;
@@ -158,16 +184,30 @@ uint32_t nfs4_sattr_dec(struct xdr_dec *d, struct nfs4_sattr *out)
 	if (!nfs4_dec_bitmap(d, &out->attrsset) || !xdr_dec_opaque(d, UINT32_MAX, &p, &len))
 		return NFS4ERR_BADXDR;
 	nfs4_sattr_supported(&sup);
+	if (deleg_times) {
+		nfs4_bitmap_set(&sup, FATTR4_TIME_DELEG_ACCESS);
+		nfs4_bitmap_set(&sup, FATTR4_TIME_DELEG_MODIFY);
+	}
 	st = sattr_judge(&out->attrsset, &sup, extra);
 	if (st != NFS4_OK)
 		return st;
 	xdr_dec_init(&vals, p, len);
 	for (uint32_t attr = 0; attr < 32u * NFS4_BITMAP_WORDS; attr++) {
-		if (nfs4_bitmap_isset(&out->attrsset, attr) && !dec_value(&vals, attr, &out->sa, &st))
+		if (nfs4_bitmap_isset(&out->attrsset, attr) && !dec_value(&vals, attr, out, &st))
 			return NFS4ERR_BADXDR;
 	}
 	/* RFC 8881 §3.3.7: attrlist4 holds exactly the values the bitmap names. */
 	if (xdr_dec_remaining(&vals) != 0)
 		return NFS4ERR_BADXDR;
 	return st;
+}
+
+uint32_t nfs4_sattr_dec(struct xdr_dec *d, struct nfs4_sattr *out)
+{
+	return sattr_dec(d, out, false);
+}
+
+uint32_t nfs4_sattr_dec_setattr(struct xdr_dec *d, struct nfs4_sattr *out)
+{
+	return sattr_dec(d, out, true);
 }

@@ -21,6 +21,10 @@
 struct nfs4_sattr {
 	struct be_sattr sa;          /* what to apply (BE_SET_* in sa.mask) */
 	struct nfs4_bitmap attrsset; /* the attributes named (SETATTR4res attrsset, CREATE4resok attrset) */
+	/* SETATTR only (nfs4_sattr_dec_setattr): sa.atime / sa.mtime came from
+	 * time_deleg_access / time_deleg_modify (RFC 9754 §5.2), whose rules the
+	 * operation applies (nfs4_dtab_set_times). */
+	bool deleg_atime, deleg_mtime;
 };
 
 /*
@@ -38,6 +42,10 @@ struct nfs4_sattr {
  * out is fully written on NFS4_OK, unspecified otherwise.
  */
 uint32_t nfs4_sattr_dec(struct xdr_dec *d, struct nfs4_sattr *out);
+/* The same for SETATTR, which also takes RFC 9754's time_deleg_access and
+ * time_deleg_modify (nfstime4; INVAL beside time_access_set /
+ * time_modify_set of the same time). */
+uint32_t nfs4_sattr_dec_setattr(struct xdr_dec *d, struct nfs4_sattr *out);
 
 /* Does the bitmap4 at d set bits past the words nfs4_dec_bitmap() keeps
  * (attributes no rnfsd supports)? d is not moved; a short bitmap says no. */

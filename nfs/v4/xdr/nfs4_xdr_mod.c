@@ -37,8 +37,10 @@ bool nfs4_dec_rename(struct xdr_dec *d, struct nfs4_rename_args *a)
 /* SETATTR4args (§18.30.1): stateid4 {seqid, other[12]}, fattr4. */
 bool nfs4_dec_setattr(struct xdr_dec *d, struct nfs4_setattr_args *a)
 {
-	return xdr_dec_u32(d, &a->sid_seqid) && xdr_dec_fixed(d, a->sid_other, sizeof(a->sid_other)) &&
-	       dec_sattr(d, &a->attrs, &a->attrs_status);
+	if (!xdr_dec_u32(d, &a->sid_seqid) || !xdr_dec_fixed(d, a->sid_other, sizeof(a->sid_other)))
+		return false;
+	a->attrs_status = nfs4_sattr_dec_setattr(d, &a->attrs); /* RFC 9754 §5.2's delegated times too */
+	return a->attrs_status != NFS4ERR_BADXDR;
 }
 
 /* VERIFY4args / NVERIFY4args (§18.31.1, §18.15.1): fattr4, compared as bytes. */
