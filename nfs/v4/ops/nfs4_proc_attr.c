@@ -92,8 +92,12 @@ uint32_t nfs4_getattr_exec(struct nfs4_ctx *x, void *args, void *res)
 			r->has_sf = nfs4_wants_statfs(&a->req) &&
 				    be_statfs(ob.exp->fs, &ob.cred, &ob.o, &r->sf) == 0;
 			/* RFC 8881 §10.4.3: another client's write delegation: its holder's size and
-			 * change; RFC 9754 §5: and its times, when they are delegated. */
-			if (ob.attr.type == BE_REG && nfs4_deleg_any() &&
+			 * change; RFC 9754 §5: and its times, when they are delegated. Not for 4.0: its
+			 * GETATTR names no client (no session), so the holder's own could not be told
+			 * from another's, and a CB_GETATTR to the holder about its own GETATTR stalls a
+			 * Linux 4.0 client's OPEN (its GETATTR waits on a recall it cannot answer while
+			 * the OPEN holds the open owner): the server's attributes, as before CB_GETATTR. */
+			if (ob.attr.type == BE_REG && x->minorversion >= 1 && nfs4_deleg_any() &&
 			    (nfs4_bitmap_isset(&a->req, FATTR4_CHANGE) || nfs4_bitmap_isset(&a->req, FATTR4_SIZE) ||
 			     nfs4_bitmap_isset(&a->req, FATTR4_TIME_ACCESS) ||
 			     nfs4_bitmap_isset(&a->req, FATTR4_TIME_MODIFY)))
