@@ -85,6 +85,9 @@ check umount sh -c 'umount /mnt/v3 && umount /mnt/v4'
 
 # ---- purge (remove, then purge: one dpkg run, each a minute under TCG) ----
 PID2=$(main_pid)
+# (what NFS mounts the service's own mount namespace still holds after the umount, and the guest's propagation)
+findmnt -o TARGET,PROPAGATION / /mnt 2>&1 | sed 's/^/@@ mnt /'
+grep -E ' - nfs4? ' /proc/$PID2/mountinfo 2>&1 | sed 's/^/@@ svc-ns /'
 # (diagnostics for a hang seen in 2 of 4 loaded runs: rnfsd logged "stopped", then its process
 # outlived SIGKILL for about 6 minutes. Once it has outlived its "stopped" line by 15 s, each
 # thread's state, wchan and kernel stack, and the kernel's list of blocked tasks, are printed.)
