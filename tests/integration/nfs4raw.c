@@ -192,15 +192,21 @@ void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc)
 	cb_reply_into(b, cc, 0);
 }
 
-int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc)
+int n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status)
 {
 	struct xb b;
+	int rc;
 
 	xb_init(&b);
-	n4_xb_cb_reply(&b, cc);
-	int rc = raw_send_record(c, b.p, b.len);
+	cb_reply_into(&b, cc, op_status);
+	rc = raw_send_record(c, b.p, b.len);
 	xb_free(&b);
 	return rc;
+}
+
+int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc)
+{
+	return n4_cb_reply(c, cc, 0);
 }
 
 int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
@@ -511,40 +517,10 @@ int n4_start(struct n4_client *k, uint16_t port, uint32_t minor, const char *id)
  * acknowledged, the delegation kept). */
 void n4_cb_reply_ok(struct raw_conn *c, const uint8_t *msg, size_t len)
 {
-	uint32_t xid, proc, l, op2 = 0, seqid = 0, slot = 0, nops = 0;
-	const uint8_t *sid = NULL;
-	struct xd d;
-	struct xb b;
+	struct n4_cb_call cc;
 
-	xd_init(&d, msg, len);
-	xid = xd_u32(&d);
-	xd_u32(&d), xd_u32(&d), xd_u32(&d), xd_u32(&d); /* CALL, rpcvers, prog, vers */
-	proc = xd_u32(&d);
-	xd_u32(&d), xd_opaque(&d, &l, 400), xd_u32(&d), xd_opaque(&d, &l, 400); /* cred, verf */
-	if (proc == 1) {
-		xd_opaque(&d, &l, 1024), xd_u32(&d), xd_u32(&d); /* tag, minorversion, callback_ident */
-		nops = xd_u32(&d);
-		xd_u32(&d); /* OP_CB_SEQUENCE */
-		sid = d.pos + 16 <= d.len ? d.p + d.pos : NULL;
-		xd_skip(&d, 16);
-		seqid = xd_u32(&d), slot = xd_u32(&d);
-		xd_u32(&d), xd_u32(&d); /* highest slot, cachethis */
-		if (nops >= 2 && xd_u32(&d) == 0) /* no referring call lists */
-			op2 = xd_u32(&d);
-	}
-	if (d.bad || (proc == 1 && !sid))
-		return;
-	xb_init(&b);
-	xb_u32(&b, xid), xb_u32(&b, 1), xb_u32(&b, 0), xb_u32(&b, 0), xb_u32(&b, 0), xb_u32(&b, 0);
-	if (proc == 1) {
-		xb_u32(&b, 0), xb_string(&b, ""), xb_u32(&b, op2 ? 2 : 1);
-		xb_u32(&b, 11), xb_u32(&b, 0), xb_raw(&b, sid, 16); /* CB_SEQUENCE4resok */
-		xb_u32(&b, seqid), xb_u32(&b, slot), xb_u32(&b, 0), xb_u32(&b, 0);
-		if (op2)
-			xb_u32(&b, op2), xb_u32(&b, 0);
-	}
-	raw_send_record(c, b.p, b.len);
-	xb_free(&b);
+	if (n4_cb_parse(msg, len, &cc))
+		(void)n4_cb_answer(c, &cc);
 }
 
 static void n4_cb_answer_ok(struct n4_client *k, const uint8_t *msg, size_t len)
@@ -1198,14 +1174,3 @@ long long n4_stats_num(const char *doc, const char *obj, const char *key)
 	return p ? strtoll(p + strlen(want), NULL, 10) : -1;
 }
 
-/* ---- playing a 4.1 client's callback service ---- */
-
-void n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status)
-{
-	struct xb b;
-
-	xb_init(&b);
-	cb_reply_into(&b, cc, op_status);
-	(void)raw_send_record(c, b.p, b.len);
-	xb_free(&b);
-}

@@ -383,8 +383,8 @@ double n4_watch_stop(struct n4_watch *w);
 /* ---- playing a 4.1 client's callback service ----------------------------- */
 
 /* Answer cc on c: CB_NULL with nothing, a CB_COMPOUND with CB_SEQUENCE4resok echoing it and op_status
- * (a plain nfsstat4) for its operation. */
-void n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status);
+ * (a plain nfsstat4) for its operation (n4_cb_answer: NFS4_OK). 0 or -1. */
+int n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status);
 
 /* ---- the daemon's resources --------------------------------------------- */
 
