@@ -118,6 +118,21 @@ uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct n
 	return nfs_fh_wrap(fh, ob->exp->id, &bh, NFS4_FHSIZE) ? NFS4_OK : NFS4ERR_SERVERFAULT;
 }
 
+bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+		       const char *name, struct nfs_fh *fh)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	struct be_handle bh;
+	struct be_attr attr;
+	bool ok;
+
+	if (be_lookup(exp->fs, cr, dir, name, &o, &attr) != 0)
+		return false;
+	ok = attr.type == BE_REG && be_handle(exp->fs, &o, &bh) == 0 && nfs_fh_wrap(fh, exp->id, &bh, NFS4_FHSIZE);
+	be_obj_put(exp->fs, &o);
+	return ok;
+}
+
 /* Admission and credential for export e. */
 static uint32_t nfs4_obj_admit(struct nfs4_svc *s, const struct nfs_export *e, struct nfs4_obj *ob)
 {

@@ -223,19 +223,12 @@ bool nfs4_deleg_ga_merge(const struct nfs4_stateid *sid, const struct nfs4_dl_cb
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid)
 {
-	struct be_obj o = BE_OBJ_INIT;
-	struct be_handle bh;
-	struct be_attr attr;
 	struct nfs_fh fh;
-	uint32_t status = NFS4_OK;
 
-	if (!nfs4_deleg_any() || be_lookup(exp->fs, cr, dir, name, &o, &attr) != 0)
-		return NFS4_OK; /* nothing delegated, or nothing there: the operation says so itself */
-	/* The handle's bytes as either version wraps them (the delegation's key). */
-	if (attr.type == BE_REG && be_handle(exp->fs, &o, &bh) == 0 && nfs_fh_wrap(&fh, exp->id, &bh, NFS4_FHSIZE))
-		status = nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
-	be_obj_put(exp->fs, &o);
-	return status;
+	/* nothing delegated, or nothing there: the operation says so itself */
+	if (!nfs4_deleg_any() || !nfs4_name_file_fh(exp, cr, dir, name, &fh))
+		return NFS4_OK;
+	return nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
 }
 
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name)

@@ -288,16 +288,10 @@ static void pn_hook(const uint8_t *fkey, uint32_t fkey_len, const struct sockadd
 void nfs4_pnfs_recall_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			 const char *name, uint64_t except)
 {
-	struct be_obj o = BE_OBJ_INIT;
-	struct be_handle bh;
-	struct be_attr attr;
 	struct nfs_fh fh;
 
-	if (!atomic_load(&pn_count) || be_lookup(exp->fs, cr, dir, name, &o, &attr) != 0)
-		return;
-	if (attr.type == BE_REG && be_handle(exp->fs, &o, &bh) == 0 && nfs_fh_wrap(&fh, exp->id, &bh, NFS4_FHSIZE))
+	if (atomic_load(&pn_count) && nfs4_name_file_fh(exp, cr, dir, name, &fh))
 		nfs4_pnfs_recall_file(fh.data, fh.len, except, NULL);
-	be_obj_put(exp->fs, &o);
 }
 
 void nfs4_pnfs_export_gone(uint32_t fsid)
