@@ -9,7 +9,15 @@
  *
  * Threads: rpc_gss_accept and rpc_gss_enc_verf run on the loop thread that
  * received the call, rpc_gss_wrap_reply on a worker (on the loop thread for
- * a reply from the duplicate request cache, rpc_drc.c). A context's GSS calls
+ * a reply from the duplicate request cache, rpc_drc.c). Context creation
+ * (rpc_gss_establish: gss_accept_sec_context reads the keytab and the
+ * replay cache, the principal's mapping asks the name service) runs on a
+ * worker, so a slow disk or directory stalls no other client. The context
+ * table is shared by the loop and the workers through its lock (rpc_gss.c:
+ * every slot state change, lookup and window check take it); a slot's
+ * principal and credential are written by the worker that establishes it
+ * before rpc_gss_ctx_established() (under the lock) and read only after a
+ * lookup (under the lock) found it ESTABLISHED. A context's GSS calls
  * are serialised by its mech lock (MIT's per-message calls update the
  * context's sequence state). Ownership: a struct gss_mech belongs to its
  * table slot and is freed by gss_mech_release when the slot is; a krb5p
@@ -43,6 +51,7 @@ static struct {
 	char realm[256];      /* the default realm: user@realm maps by its local part */
 	gss_cred_id_t cred;   /* acceptor credential from the keytab */
 	struct rpc_gss_table tab;
+	unsigned test_delay_ms; /* RNFSD_TEST_GSS_ACCEPT_DELAY_MS: tests only, a slow context creation */
 } g;
 
 static struct log_limit lim_gss;
@@ -97,6 +106,11 @@ int rpc_gss_init(const char *keytab, bool host_root, uint32_t contexts, uint32_t
 		return -1;
 	}
 	g.host_root = host_root;
+	const char *delay = getenv("RNFSD_TEST_GSS_ACCEPT_DELAY_MS");
+	g.test_delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
+	if (g.test_delay_ms)
+		log_msg(LOG_WARNING, "rpc: test hook: each RPCSEC_GSS context creation step waits %u ms",
+			g.test_delay_ms);
 	g.enabled = true;
 	log_msg(LOG_INFO, "rpc: RPCSEC_GSS (krb5, krb5i, krb5p) with keytab %s, realm %s", keytab,
 		g.realm[0] ? g.realm : "(none)");
@@ -251,6 +265,8 @@ static enum rpc_gss_verdict gss_ctx_step(struct rpc_call *c, bool first)
 	}
 	struct gss_mech *m = c->gss.ctx->mech;
 	gss_buffer_desc in = { tok_len, (void *)tok };
+	if (g.test_delay_ms)
+		usleep(g.test_delay_ms * 1000u); /* as a keytab or replay cache on a slow disk would */
 	pthread_mutex_lock(&m->lock);
 	maj = gss_accept_sec_context(&min, &m->gctx, g.cred, &in, GSS_C_NO_CHANNEL_BINDINGS, &src, NULL,
 				     &out, NULL, NULL, NULL);
@@ -379,9 +395,8 @@ enum rpc_gss_verdict rpc_gss_accept(struct rpc_call *c, int *auth_stat)
 		c->gss.ctx = rpc_gss_ctx_get(&g.tab, c->gss.handle, c->gss.handle_len, &st);
 	switch (rpc_gss_next(&gc, st, c->proc == 0, auth_stat)) {
 	case RPC_GSS_ACT_INIT:
-		return gss_ctx_step(c, true);
 	case RPC_GSS_ACT_CONTINUE:
-		return gss_ctx_step(c, false);
+		return RPC_GSS_V_ESTABLISH; /* rpc_gss_establish, on a worker */
 	case RPC_GSS_ACT_DATA:
 		return gss_data(c, false, auth_stat);
 	case RPC_GSS_ACT_DESTROY:
@@ -390,6 +405,12 @@ enum rpc_gss_verdict rpc_gss_accept(struct rpc_call *c, int *auth_stat)
 	default:
 		return RPC_GSS_V_DENIED;
 	}
+}
+
+enum rpc_gss_verdict rpc_gss_establish(struct rpc_call *c)
+{
+	/* RFC 2203 §5.2.2: INIT carries no handle, CONTINUE_INIT the one INIT gave. */
+	return gss_ctx_step(c, c->gss.proc == RPC_GSS_INIT);
 }
 
 void rpc_gss_enc_verf(struct rpc_call *c)

@@ -29,6 +29,8 @@
  * is refused with RPCSEC_GSS_CREDPROBLEM; with gss-contexts-per-client = 2
  * a third context evicts the first (logged once, counted in the stats); the machine principal
  * nfs/client.test acts as nobody, and as root with gss-host-root = yes;
+ * while context creation is slowed by a test hook (1 s) on a worker, a neighbour NFSv4.1
+ * client's GETATTR every 100 ms stays answered within 0.5 s;
  * AUTH_SYS still works; a 4.1 client with a krb5 fore channel and AUTH_SYS
  * in csa_sec_parms gets CB_NULL, CB_SEQUENCE and CB_RECALL of its read
  * delegation with AUTH_SYS on its krb5 connection (RFC 8881 §18.36.3); the stats count calls by flavor (krb5, krb5i,
@@ -1112,6 +1114,40 @@ static void check_host_principal(struct raw_conn *c, const uint8_t *fh, uint32_t
 	CHECK(uid == 0, "gss-host-root = yes: the machine principal acts as root (uid %ld)", uid);
 }
 
+/*
+ * Context creation runs on a worker (gss_accept_sec_context reads the keytab and the replay
+ * cache): restarted with the test hook RNFSD_TEST_GSS_ACCEPT_DELAY_MS = 1000, a context takes
+ * a second to make, and meanwhile a neighbour's NFSv4.1 GETATTR every 100 ms stays answered.
+ */
+static void check_slow_establish(struct raw_conn *c)
+{
+	struct gss_cl s = { .xid = 0x65570000 };
+	struct n4_watch w;
+	OM_uint32 min;
+
+	raw_close(c);
+	hx_daemon_stop(&env);
+	setenv("RNFSD_TEST_GSS_ACCEPT_DELAY_MS", "1000", 1);
+	int rc = hx_daemon_start(&env);
+	unsetenv("RNFSD_TEST_GSS_ACCEPT_DELAY_MS");
+	if (rc != 0 || !CHECK(raw_connect(c, env.port) == 0, "raw connection after the restart with the hook"))
+		return;
+	CHECK(hx_log_count(&env, "test hook: each RPCSEC_GSS context creation step waits 1000 ms") >= 1,
+	      "the daemon logs the test hook");
+	if (!CHECK(n4_watch_start(&w, env.port, "gss-neighbour") == 0, "neighbour NFSv4.1 client set up"))
+		return;
+	double t0 = hx_now();
+	bool est = gss_establish(c, &s);
+	double took = hx_now() - t0;
+	double slowest = n4_watch_stop(&w);
+	CHECK(est && took >= 0.95, "a context made while the hook delays it (%.2f s)", took);
+	CHECK(w.calls >= 5 && w.failed == 0 && slowest < 0.5,
+	      "meanwhile the neighbour's GETATTRs are answered: %u calls, %u failed, slowest %.3f s (< 0.5)",
+	      w.calls, w.failed, slowest);
+	if (s.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &s.ctx, GSS_C_NO_BUFFER);
+}
+
 int main(int argc, char **argv)
 {
 	char kdc_pid[PATH_MAX], pdir[PATH_MAX], kdir[PATH_MAX], srcdir[PATH_MAX];
@@ -1180,6 +1216,8 @@ int main(int argc, char **argv)
 		check_eviction(&c, fh, fh_len);
 		hx_section("a machine principal (gss-host-root)");
 		check_host_principal(&c, fh, fh_len);
+		hx_section("context creation on a worker: a slow keytab stalls no other client");
+		check_slow_establish(&c);
 	}
 	struct raw_reply r;
 	CHECK(raw_call(&c, 9, RAW_NFS_PROG, 3, 0, NULL, 0, &r) == RAW_RECV_OK && r.accept_stat == 0,
