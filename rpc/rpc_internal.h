@@ -91,7 +91,7 @@ enum rpc_gss_verdict rpc_gss_establish(struct rpc_call *c);
 void rpc_gss_enc_verf(struct rpc_call *c);
 /* Worker: wrap the results of an accepted SUCCESS reply (krb5i, krb5p). false: SYSTEM_ERR. */
 bool rpc_gss_wrap_reply(struct rpc_call *c);
-/* The call is over: free its unwrapped arguments, drop its context reference. */
+/* The call is over: drop its context reference. */
 void rpc_gss_call_end(struct rpc_call *c);
 
 /* rpc_prog.c */
