@@ -237,12 +237,14 @@ const char *rpc_gss_call_principal(const struct rpc_call *c)
 static void gss_enc_init_res(struct rpc_call *c, const uint8_t *handle, uint32_t handle_len,
 			     OM_uint32 maj, OM_uint32 min, const gss_buffer_desc *out)
 {
+	struct rpc_gss_init_res r = { .handle_len = handle_len, .major = maj, .minor = min,
+				      .window = RPC_GSS_WINDOW, .token = out->value,
+				      .token_len = (uint32_t)out->length };
+
+	if (handle_len)
+		memcpy(r.handle, handle, handle_len);
 	rpc_enc_accepted(c, RPC_SUCCESS);
-	xdr_enc_opaque(&c->res, handle, handle_len);
-	xdr_enc_u32(&c->res, maj);
-	xdr_enc_u32(&c->res, min);
-	xdr_enc_u32(&c->res, RPC_GSS_WINDOW);
-	xdr_enc_opaque(&c->res, out->value, (uint32_t)out->length);
+	rpc_gss_init_res_encode(&c->res, &r);
 }
 
 /* One step of context creation (RFC 2203 §5.2): INIT makes the slot, CONTINUE_INIT finds it. */
