@@ -11,6 +11,13 @@
  * (nfs4_bounds.cb_getattr_waiters) is empty. Last, A answers one only after
  * 1.5 s: B's GETATTR is DELAY within about the worker's 500 ms, the slot
  * stays taken (the gauge says 1) until the late answer arrives, then is free.
+ *
+ * Then the table full: 10 holders (so no holder's callback queue, 8, fills)
+ * each answering 1.5 s late, and 70 GETATTRs at once from 70 clients (80
+ * worker threads): the gauge peaks at exactly 64 (NFS4_GA_WAITERS), the 6
+ * GETATTRs without a slot (or whose file is by then being recalled) answer
+ * DELAY at once instead of after the 500 ms wait, every one of the 70 is
+ * DELAY, and once the holders answer the table is empty again.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -175,16 +182,121 @@ static void test_soak(void)
 	n4_client_close(&h.k);
 }
 
+#define HOLDERS 10
+#define ASKERS 70
+#define WAITERS 64 /* NFS4_GA_WAITERS */
+
+struct asker {
+	struct n4_client k;
+	pthread_t thread;
+	pthread_barrier_t *go;
+	const uint8_t *fh;
+	uint32_t fh_len;
+	int status;
+	double took;
+};
+
+static void *asker_main(void *arg)
+{
+	struct asker *q = arg;
+	uint64_t change, size;
+
+	pthread_barrier_wait(q->go);
+	double t0 = hx_now();
+	q->status = getattr(&q->k, q->fh, q->fh_len, &change, &size);
+	q->took = hx_now() - t0;
+	return NULL;
+}
+
+/* The first i holders set up, each with a write delegation of its own file into fh[i]. */
+static unsigned holders_start(struct holder *h, uint8_t (*fh)[128], uint32_t *fh_len)
+{
+	unsigned i;
+
+	for (i = 0; i < HOLDERS; i++) {
+		struct n4_openres o;
+		char id[32], name[32];
+
+		snprintf(id, sizeof(id), "ga-full-h%u", i);
+		snprintf(name, sizeof(name), "full%u", i);
+		if (n4_start_cb(&h[i].k, env.port, id) != 0 ||
+		    n4_open_deleg(&h[i].k, env.export_dir, name, true, N4_ACCESS_BOTH, "h", &o, fh[i], &fh_len[i]) != 0 ||
+		    o.deleg != 2)
+			break;
+		h[i].late_ms = 1500;
+		pthread_create(&h[i].thread, NULL, holder_main, &h[i]);
+	}
+	return i;
+}
+
+static void test_full(void)
+{
+	static struct holder h[HOLDERS];
+	static struct asker q[ASKERS];
+	static uint8_t fh[HOLDERS][128];
+	static uint32_t fh_len[HOLDERS];
+	pthread_barrier_t go;
+	unsigned nh, nq = 0, fast = 0, delay = 0;
+	long long peak = 0, w;
+
+	hx_section("CB_GETATTR waiters full: %u GETATTRs at once on %u write-delegated files answered late", ASKERS,
+		   HOLDERS);
+	nh = holders_start(h, fh, fh_len);
+	if (!CHECK_EQ(nh, HOLDERS, "holders with a write delegation each"))
+		goto out;
+	for (nq = 0; nq < ASKERS; nq++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "ga-full-q%u", nq);
+		if (n4_start(&q[nq].k, env.port, 1, id) != 0)
+			break;
+	}
+	if (!CHECK_EQ(nq, ASKERS, "asking clients set up"))
+		goto out;
+	pthread_barrier_init(&go, NULL, ASKERS);
+	for (unsigned i = 0; i < ASKERS; i++) {
+		q[i].go = &go, q[i].fh = fh[i % HOLDERS], q[i].fh_len = fh_len[i % HOLDERS];
+		pthread_create(&q[i].thread, NULL, asker_main, &q[i]);
+	}
+	for (double end = hx_now() + 1.2; hx_now() < end; usleep(50000))
+		if ((w = waiters()) > peak)
+			peak = w;
+	for (unsigned i = 0; i < ASKERS; i++) {
+		pthread_join(q[i].thread, NULL);
+		delay += q[i].status == 10008;
+		fast += q[i].status == 10008 && q[i].took < 0.4;
+	}
+	pthread_barrier_destroy(&go);
+	CHECK_EQ(peak, WAITERS, "the waiter table full at its bound (gauge peak)");
+	CHECK_EQ(delay, ASKERS, "every GETATTR DELAY (the holders answer after the 500 ms wait)");
+	CHECK_EQ(fast, ASKERS - WAITERS, "those without a slot DELAY at once");
+	for (unsigned i = 0; i < HOLDERS; i++)
+		h[i].late_ms = 0; /* the calls still queued are answered now */
+	for (double end = hx_now() + 10; (w = waiters()) != 0 && hx_now() < end;)
+		usleep(100000);
+	CHECK_EQ(w, 0, "every slot free once the holders answered (gauge 0)");
+out:
+	for (unsigned i = 0; i < nh; i++) {
+		h[i].stop = true;
+		pthread_join(h[i].thread, NULL);
+		n4_client_close(&h[i].k);
+	}
+	for (unsigned i = 0; i < nq; i++)
+		n4_client_close(&q[i].k);
+}
+
 int main(int argc, char **argv)
 {
 	hx_begin("nfs4_ga_soak", argc, argv);
 	hx_env_init(&env);
 	hx_require_own_daemon(&env);
+	env.threads = 80; /* test_full: 70 GETATTRs waiting on workers at once */
 	if (hx_write_config(&env) != 0 || hx_append_config(&env, "[nfsv4]\nenable = yes\ndelegations = yes\n") != 0)
 		return hx_end();
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
 	test_soak();
+	test_full();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
 	return hx_end();
