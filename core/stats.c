@@ -92,6 +92,7 @@ static _Atomic uint64_t stats_udp[2];
 struct stats_client {
 	char addr[48];
 	uint64_t calls, rx, tx;
+	uint64_t weight; /* kept entries: calls plus its open connections' at its last fold (eviction order) */
 };
 static unsigned stats_top_n;                                    /* 0: off */
 static struct stats_client stats_clients_closed[STATS_CLIENTS_KEPT]; /* under stats_lock */
@@ -663,14 +664,48 @@ void stats_set_top_clients(unsigned n)
 	stats_top_n = n < STATS_TOP_CLIENTS_MAX ? n : STATS_TOP_CLIENTS_MAX;
 }
 
-void stats_peer_addr(const char *peer, char *out, size_t len)
+unsigned stats_clients_kept(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&stats_lock);
+	n = stats_nclients_closed;
+	pthread_mutex_unlock(&stats_lock);
+	return n;
+}
+
+/* The address part of peer: its start, *n its length. */
+static const char *stats_peer_span(const char *peer, size_t *n)
 {
 	const char *colon = strrchr(peer, ':');
-	size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
 
-	if (peer[0] == '[' && n >= 2 && peer[n - 1] == ']')
-		peer++, n -= 2;
+	*n = colon ? (size_t)(colon - peer) : strlen(peer);
+	if (peer[0] == '[' && *n >= 2 && peer[*n - 1] == ']')
+		peer++, *n -= 2;
+	return peer;
+}
+
+void stats_peer_addr(const char *peer, char *out, size_t len)
+{
+	size_t n;
+
+	peer = stats_peer_span(peer, &n);
 	snprintf(out, len, "%.*s", (int)n, peer);
+}
+
+/* Under stats_lock: calls of addr's open connections other than self. */
+static uint64_t stats_open_calls(const char *addr, const struct stats_conn *self)
+{
+	size_t len = strlen(addr), n;
+	uint64_t calls = 0;
+
+	for (const struct stats_conn *sc = stats_conns; sc; sc = sc->next) {
+		const char *a = stats_peer_span(sc->peer, &n);
+
+		if (sc != self && n == len && !memcmp(a, addr, n))
+			calls += atomic_load_explicit(&sc->calls, memory_order_relaxed);
+	}
+	return calls;
 }
 
 static struct stats_client stats_client_of(const struct stats_conn *sc)
@@ -685,26 +720,51 @@ static struct stats_client stats_client_of(const struct stats_conn *sc)
 	return c;
 }
 
+/* Under stats_lock: the kept entry of the least weight. */
+static struct stats_client *stats_client_least(void)
+{
+	struct stats_client *least = &stats_clients_closed[0];
+
+	for (unsigned i = 1; i < stats_nclients_closed; i++)
+		if (stats_clients_closed[i].weight < least->weight)
+			least = &stats_clients_closed[i];
+	return least;
+}
+
 /* Under stats_lock: a closing connection's counters into its address's entry; a full table gives
- * the entry with the fewest calls to a busier newcomer. */
+ * the entry of the least weight to a newcomer that weighs more. An address weighs its calls with
+ * those of its connections still open, so that an address busy on the page keeps its counters as
+ * its connections close (they do not go back). A weight is as of its entry's last fold: the least
+ * one is brought up to date before it gives way, STATS_FOLD_ROUNDS times at most. */
+#define STATS_FOLD_ROUNDS 4
 static void stats_client_fold(const struct stats_conn *sc)
 {
-	struct stats_client c = stats_client_of(sc), *least = NULL;
+	struct stats_client c = stats_client_of(sc), *e;
+	uint64_t open = stats_open_calls(c.addr, sc);
 
 	for (unsigned i = 0; i < stats_nclients_closed; i++) {
-		struct stats_client *e = &stats_clients_closed[i];
-
+		e = &stats_clients_closed[i];
 		if (!strcmp(e->addr, c.addr)) {
 			e->calls += c.calls, e->rx += c.rx, e->tx += c.tx;
+			e->weight = e->calls + open;
 			return;
 		}
-		if (!least || e->calls < least->calls)
-			least = e;
 	}
-	if (stats_nclients_closed < STATS_CLIENTS_KEPT)
+	c.weight = c.calls + open;
+	if (stats_nclients_closed < STATS_CLIENTS_KEPT) {
 		stats_clients_closed[stats_nclients_closed++] = c;
-	else if (least && least->calls < c.calls)
-		*least = c;
+		return;
+	}
+	for (unsigned round = 0; round < STATS_FOLD_ROUNDS; round++) {
+		e = stats_client_least();
+		if (e->weight >= c.weight)
+			return;
+		e->weight = e->calls + stats_open_calls(e->addr, NULL);
+		if (e->weight < c.weight) {
+			*e = c;
+			return;
+		}
+	}
 }
 
 static int stats_client_by_addr(const void *a, const void *b)

@@ -234,13 +234,17 @@ void stats_prom_procs(struct prom_out *p, const struct stats_prom_procs *names,
  * [stats] prometheus-top-clients: the page also carries calls and bytes of
  * the n busiest client addresses (by calls), rnfsd_client_*_total{client=ADDR}.
  * Open connections are summed per address with what closed connections of
- * the STATS_CLIENTS_KEPT busiest addresses left, so the label set is
- * bounded by n and the memory by that table. 0 (the default): no family.
+ * the STATS_CLIENTS_KEPT busiest addresses left (busiest counting their open
+ * connections' calls, so an address's counters do not go back as its
+ * connections close), so the label set is bounded by n and the memory by
+ * that table. 0 (the default): no family.
  */
 #define STATS_TOP_CLIENTS_MAX 20
 #define STATS_CLIENTS_KEPT 256
 /* Main thread, before serving; n is clamped to STATS_TOP_CLIENTS_MAX. */
 void stats_set_top_clients(unsigned n);
+/* Addresses of closed connections kept now (at most STATS_CLIENTS_KEPT). */
+unsigned stats_clients_kept(void);
 /* "192.0.2.1" of "192.0.2.1:812", "2001:db8::1" of "[2001:db8::1]:812" (len >= 48). */
 void stats_peer_addr(const char *peer, char *out, size_t len);
 

@@ -209,6 +209,25 @@ int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc)
 	return n4_cb_reply(c, cc, 0);
 }
 
+int n4_cb_answer_getattr(struct raw_conn *c, const struct n4_cb_call *cc, uint64_t change, uint64_t size)
+{
+	struct xb b;
+	int rc;
+
+	xb_init(&b);
+	cb_reply_into(&b, cc, 0);
+	if (cc->proc == 1 && cc->op2 == 3) { /* CB_GETATTR4resok: fattr4 {change, size} */
+		xb_u32(&b, 1);
+		xb_u32(&b, 1u << 3 | 1u << 4);
+		xb_u32(&b, 16);
+		xb_u64(&b, change);
+		xb_u64(&b, size);
+	}
+	rc = raw_send_record(c, b.p, b.len);
+	xb_free(&b);
+	return rc;
+}
+
 int n4_call_raw(struct n4_client *k, const struct xb *a, struct raw_reply *r)
 {
 	enum raw_recv_result rr;

@@ -156,6 +156,8 @@ void n4_xb_cb_reply(struct xb *b, const struct n4_cb_call *cc);
 /* Answer cc on c with AUTH_NONE: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
  * it and NFS4_OK for the operation after. 0 or -1. */
 int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc);
+/* As n4_cb_answer, but a CB_GETATTR (RFC 8881 §20.1.2) is answered with fattr4 {change, size}. */
+int n4_cb_answer_getattr(struct raw_conn *c, const struct n4_cb_call *cc, uint64_t change, uint64_t size);
 
 /* csa_flags (RFC 8881 §18.36.1) */
 #define N4_CS_BACK_CHAN 0x2u

@@ -561,15 +561,203 @@ static void bad_requests(const char *b_path)
 	CHECK(!strstr(out, b_path) && !strstr(out, "10.0.0.1"), "the table is as it was");
 }
 
-int main(int argc, char **argv)
+/* "export add": exportB added and served at once (its root into *b_root, in-b into *b_file), a second
+ * client for it. */
+static void section_add(struct rpc_context *nfs, struct hx_fh *root, const char *b_path, struct hx_fh *b_root,
+			struct hx_fh *b_file)
 {
-	struct rpc_context *nfs;
-	struct hx_fh root, b_root, b_file, a_file;
+	int rc, st;
+
+	hx_section("export add");
+	st = mnt(b_path, NULL);
+	CHECK(st != MNT3_OK && st != -1, "exportB not mountable before (%s)", hx_mntstat_name(st));
+	rc = CTL("export", "add", b_path, "127.0.0.1(rw,no_root_squash,insecure)");
+	CHECK(rc == 0 && strstr(out, "exported"), "export add exits 0: %s", out);
+	st = mnt(b_path, b_root);
+	CHECK(st == MNT3_OK, "MNT exportB at once (%s)", hx_mntstat_name(st));
+	CHECK_NFS(hx3_create(nfs, b_root, "in-b", 0644, b_file), NFS3_OK, "CREATE in exportB");
+	CHECK_NFS(hx3_getattr(nfs, root, NULL), NFS3_OK, "the first export still works, same connection");
+	rc = CTL("export", "add", b_path, "192.0.2.0/24(ro)");
+	CHECK(rc == 0, "a second client for exportB (rc %d)", rc);
+	CTL("export", "list");
+	CHECK(strstr(out, b_path) && strstr(out, "192.0.2.0/24(ro,") && strstr(out, "127.0.0.1(rw,"),
+	      "exportB listed with both clients:\n%s", out);
+}
+
+static void section_remove_client(struct rpc_context *nfs, const char *b_path, struct hx_fh *b_file)
+{
+	int rc;
+
+	hx_section("export remove PATH CLIENT");
+	rc = CTL("export", "remove", b_path, "192.0.2.0/24");
+	CHECK(rc == 0, "remove one client (rc %d): %s", rc, out);
+	CTL("export", "list");
+	CHECK(strstr(out, b_path) && !strstr(out, "192.0.2.0/24"), "exportB stays with its other client");
+	CHECK_NFS(hx3_getattr(nfs, b_file, NULL), NFS3_OK, "its handles still work for 127.0.0.1");
+}
+
+/* What "export remove PATH" must release or keep: NLM locks, NFSv4 opens, locks and delegations in
+ * both exports. */
+struct live_holds {
+	struct hx_fh a_file;
 	struct n4_client k, kd;
 	struct v4_held ha, hb;
 	struct v4_deleg da, db;
-	char b_path[PATH_MAX], original[PATH_MAX + 200];
+};
+
+static void remove_path_hold(struct rpc_context *nfs, struct hx_fh *root, struct hx_fh *b_file, const char *b_path,
+			     struct live_holds *l)
+{
 	int rc, st;
+
+	hx_section("export remove PATH");
+	CHECK_NFS(hx3_create(nfs, root, "in-a", 0644, &l->a_file), NFS3_OK, "CREATE in the first export");
+	st = nlm_lock(b_file, 1);
+	CHECK(st == 0, "NLM LOCK on exportB's file granted (%d)", st);
+	st = nlm_lock(&l->a_file, 2);
+	CHECK(st == 0, "NLM LOCK on the first export's file granted (%d)", st);
+	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_WRLCK, "a local process meets the NLM lock");
+	CHECK(n4_start(&l->k, env.port, 1, "live-v41") == 0, "an NFSv4.1 client");
+	CHECK(v4_hold(&l->k, b_path, "v4b", &l->hb), "it opens and locks exportB/v4b");
+	CHECK(v4_hold(&l->k, env.export_dir, "v4a", &l->ha), "and the first export's v4a");
+	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_WRLCK, "a local process meets the NFSv4 lock");
+	CHECK(n4_start_cb(&l->kd, env.port, "live-deleg") == 0, "an NFSv4.1 client with a back channel");
+	CHECK(v4_deleg(&l->kd, b_path, "dlb", &l->db), "it holds a read delegation of exportB/dlb");
+	CHECK(v4_deleg(&l->kd, env.export_dir, "dla", &l->da), "and of the first export's dla");
+	rc = CTL("client", "list");
+	CHECK(rc == 0, "client list exits 0 (rc %d)", rc);
+	CHECK(strstr(out, "127.0.0.1                    4.1+    tcp            2      2") != NULL,
+	      "the NFSv4.1 client with its address, transport, 2 opens and 2 locks:\n%s", out);
+	CHECK(strstr(out, "nlm   live-test") && strstr(out, "nlm4    -              -      2"),
+	      "the NLM host with 2 locked files");
+	rc = CTL("--json", "client", "list");
+	CHECK(rc == 0 && strstr(out, "\"nfs4_clients\"") && strstr(out, "\"nlm_hosts\""), "--json too");
+	client_list_deleg_check(&l->kd);
+}
+
+static void section_remove_path(struct rpc_context *nfs, struct hx_fh *root, const char *b_path,
+				struct hx_fh *b_root, struct hx_fh *b_file)
+{
+	static struct live_holds hold;
+	struct live_holds *l = &hold;
+	int rc, st;
+
+	remove_path_hold(nfs, root, b_file, b_path, l);
+	rc = CTL("export", "remove", b_path);
+	CHECK(rc == 0 && strstr(out, "unexported"), "export remove exits 0: %s", out);
+	st = mnt(b_path, NULL);
+	CHECK(st != MNT3_OK && st != -1, "exportB no longer mountable (%s)", hx_mntstat_name(st));
+	CHECK_NFS(hx3_getattr(nfs, b_file, NULL), NFS3ERR_STALE, "a file handle of exportB is STALE");
+	CHECK_NFS(hx3_create(nfs, b_root, "after-remove", 0644, NULL), NFS3ERR_STALE,
+		  "CREATE through its root handle is STALE");
+	CHECK(access(hx_path(&env, "exportB/after-remove"), F_OK) != 0, "nothing created in exportB");
+	CHECK_NFS(hx3_getattr(nfs, root, NULL), NFS3_OK, "the other export is untouched, same connection");
+	CHECK(hx_log_count(&env, "control socket: unexported") >= 1, "the change is logged");
+	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/in-b")) != F_UNLCK;)
+		usleep(50000);
+	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_UNLCK, "the NLM lock on exportB's file is given back");
+	CHECK(hx_log_count(&env, "nlm: export") >= 1, "the release is logged");
+	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_WRLCK, "the NLM lock on the other export stays");
+	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/v4b")) != F_UNLCK;)
+		usleep(50000);
+	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_UNLCK, "the NFSv4 lock on exportB's file is given back");
+	CHECK(hx_log_count(&env, "nfs4: export") >= 1, "the NFSv4 release is logged");
+	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_WRLCK, "the NFSv4 lock on the other export stays");
+	CHECK_EQ(n4_read(&l->k, l->ha.fh, l->ha.fh_len, &l->ha.open, 0, 10, NULL, NULL), 0, "its open stateid still reads");
+	st = n4_read(&l->k, l->hb.fh, l->hb.fh_len, &l->hb.open, 0, 10, NULL, NULL);
+	CHECK_EQ(st, 70 /* NFS4ERR_STALE */, "exportB's NFSv4 handle is STALE");
+	admin_revoked_checks(&l->k, &l->ha, &l->hb);
+	n4_client_close(&l->k);
+	CHECK_EQ(n4_test_stateid(&l->kd, &l->da.res.dsid), 0, "the other export's delegation stays");
+	deleg_revoked_checks(&l->kd, &l->db, false);
+	CHECK_EQ(delegreturn(&l->kd, l->da.fh, l->da.fh_len, &l->da.res.dsid), 0, "DELEGRETURN of the other one");
+	n4_client_close(&l->kd);
+}
+
+static void section_unlock(struct rpc_context *nfs, struct hx_fh *root, const char *b_path)
+{
+	int rc, st;
+
+	hx_section("unlock --export");
+	struct n4_client k3, kd;
+	struct v4_deleg da;
+	struct v4_held hu;
+	CHECK(n4_start(&k3, env.port, 1, "live-unlock") == 0 && v4_hold(&k3, env.export_dir, "v4u", &hu),
+	      "a third NFSv4.1 client opens and locks v4u");
+	CHECK(n4_start_cb(&kd, env.port, "live-deleg-u") == 0 && v4_deleg(&kd, env.export_dir, "dlu", &da),
+	      "a client with a back channel holds a read delegation of dlu");
+	rc = CTL("unlock", "--export", b_path);
+	CHECK(rc == 1 && strstr(out, "not exported"), "unlock of an unexported path: exit 1: %s", out);
+	rc = CTL("unlock", "--export", env.export_dir);
+	CHECK(rc == 0, "unlock --export of the first export exits 0: %s", out);
+	for (double end = hx_now() + 5; hx_now() < end && (local_getlk(hx_xpath(&env, "in-a")) != F_UNLCK ||
+							    local_getlk(hx_xpath(&env, "v4a")) != F_UNLCK);)
+		usleep(50000);
+	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_UNLCK, "its NLM lock is released");
+	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_UNLCK, "its NFSv4 lock is released");
+	CHECK_NFS(hx3_getattr(nfs, root, NULL), NFS3_OK, "the export is still served");
+	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_xpath(&env, "v4u")) != F_UNLCK;)
+		usleep(50000);
+	st = n4_read(&k3, hu.fh, hu.fh_len, &hu.open, 0, 10, NULL, NULL);
+	CHECK_EQ(st, N4ERR_ADMIN_REVOKED, "READ with the released open stateid: ADMIN_REVOKED (RFC 8881 §15.1.5.1)");
+	CHECK(k3.seq_flags & N4_SEQ4_STATUS_ADMIN_STATE_REVOKED, "its SEQUENCE says ADMIN_STATE_REVOKED (%#x)",
+	      k3.seq_flags);
+	n4_client_close(&k3);
+	deleg_revoked_checks(&kd, &da, true);
+	n4_client_close(&kd);
+}
+
+static void section_revoke(struct rpc_context *nfs, struct hx_fh *root)
+{
+	int rc, st;
+
+	hx_section("client revoke");
+	{
+		struct hx_fh a_file;
+		struct n4_client k2;
+		struct v4_held hr;
+		char cid[24];
+
+		CHECK(n4_start(&k2, env.port, 1, "live-revoked") == 0, "another NFSv4.1 client");
+		CHECK(v4_hold(&k2, env.export_dir, "rev4", &hr), "it opens and locks rev4");
+		CHECK_NFS(hx3_create(nfs, root, "revn", 0644, &a_file), NFS3_OK, "CREATE revn");
+		CHECK_EQ(nlm_lock(&a_file, 9), 0, "an NLM lock on revn by host live-test");
+		snprintf(cid, sizeof(cid), "%#llx", (unsigned long long)k2.cid);
+		rc = CTL("client", "revoke", cid);
+		CHECK(rc == 0 && strstr(out, "1 NFSv4 client records revoked"), "client revoke %s: %s", cid, out);
+		CHECK(local_getlk(hx_xpath(&env, "rev4")) == F_UNLCK, "its lock is released");
+		st = n4_sequence(&k2);
+		CHECK_EQ(st, 10052 /* NFS4ERR_BADSESSION */, "its session is gone");
+		n4_client_close(&k2);
+		revoke_v40_check();
+		revoke_v40_deleg_check();
+		rc = CTL("client", "revoke", "live-test");
+		CHECK(rc == 0 && strstr(out, "NLM locks on 1 files"), "client revoke live-test (NLM): %s", out);
+		CHECK(local_getlk(hx_xpath(&env, "revn")) == F_UNLCK, "the NLM lock is released");
+		rc = CTL("client", "revoke", "10.9.9.9");
+		CHECK(rc == 1, "client revoke of nobody: exit 1: %s", out);
+	}
+}
+
+static void section_sighup(const char *b_path, const char *original)
+{
+	int st = MNT3_OK;
+
+	hx_section("SIGHUP re-reads the file");
+	CHECK(CTL("export", "add", b_path, "127.0.0.1(rw,insecure)") == 0, "exportB added again");
+	CHECK(hx_daemon_signal(&env, SIGHUP) == 0, "SIGHUP sent");
+	for (double end = hx_now() + 5; hx_now() < end && (st = mnt(b_path, NULL)) == MNT3_OK;)
+		usleep(100000);
+	CHECK(st != MNT3_OK, "the runtime export is gone after the reload (%s)", hx_mntstat_name(st));
+	CHECK(hx_daemon_alive(&env), "daemon running");
+	save_checks(b_path, original);
+}
+
+int main(int argc, char **argv)
+{
+	struct rpc_context *nfs;
+	struct hx_fh root, b_root, b_file;
+	char b_path[PATH_MAX], original[PATH_MAX + 200];
 
 	hx_begin("export_live", argc, argv);
 	hx_env_init(&env);
@@ -589,144 +777,13 @@ int main(int argc, char **argv)
 	list_checks(b_path);
 	bad_requests(b_path);
 
-	hx_section("export add");
-	st = mnt(b_path, NULL);
-	CHECK(st != MNT3_OK && st != -1, "exportB not mountable before (%s)", hx_mntstat_name(st));
-	rc = CTL("export", "add", b_path, "127.0.0.1(rw,no_root_squash,insecure)");
-	CHECK(rc == 0 && strstr(out, "exported"), "export add exits 0: %s", out);
-	st = mnt(b_path, &b_root);
-	CHECK(st == MNT3_OK, "MNT exportB at once (%s)", hx_mntstat_name(st));
-	CHECK_NFS(hx3_create(nfs, &b_root, "in-b", 0644, &b_file), NFS3_OK, "CREATE in exportB");
-	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the first export still works, same connection");
-	rc = CTL("export", "add", b_path, "192.0.2.0/24(ro)");
-	CHECK(rc == 0, "a second client for exportB (rc %d)", rc);
-	CTL("export", "list");
-	CHECK(strstr(out, b_path) && strstr(out, "192.0.2.0/24(ro,") && strstr(out, "127.0.0.1(rw,"),
-	      "exportB listed with both clients:\n%s", out);
-
-	hx_section("export remove PATH CLIENT");
-	rc = CTL("export", "remove", b_path, "192.0.2.0/24");
-	CHECK(rc == 0, "remove one client (rc %d): %s", rc, out);
-	CTL("export", "list");
-	CHECK(strstr(out, b_path) && !strstr(out, "192.0.2.0/24"), "exportB stays with its other client");
-	CHECK_NFS(hx3_getattr(nfs, &b_file, NULL), NFS3_OK, "its handles still work for 127.0.0.1");
-
-	hx_section("export remove PATH");
-	CHECK_NFS(hx3_create(nfs, &root, "in-a", 0644, &a_file), NFS3_OK, "CREATE in the first export");
-	st = nlm_lock(&b_file, 1);
-	CHECK(st == 0, "NLM LOCK on exportB's file granted (%d)", st);
-	st = nlm_lock(&a_file, 2);
-	CHECK(st == 0, "NLM LOCK on the first export's file granted (%d)", st);
-	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_WRLCK, "a local process meets the NLM lock");
-	CHECK(n4_start(&k, env.port, 1, "live-v41") == 0, "an NFSv4.1 client");
-	CHECK(v4_hold(&k, b_path, "v4b", &hb), "it opens and locks exportB/v4b");
-	CHECK(v4_hold(&k, env.export_dir, "v4a", &ha), "and the first export's v4a");
-	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_WRLCK, "a local process meets the NFSv4 lock");
-	CHECK(n4_start_cb(&kd, env.port, "live-deleg") == 0, "an NFSv4.1 client with a back channel");
-	CHECK(v4_deleg(&kd, b_path, "dlb", &db), "it holds a read delegation of exportB/dlb");
-	CHECK(v4_deleg(&kd, env.export_dir, "dla", &da), "and of the first export's dla");
-	rc = CTL("client", "list");
-	CHECK(rc == 0, "client list exits 0 (rc %d)", rc);
-	CHECK(strstr(out, "127.0.0.1                    4.1+    tcp            2      2") != NULL,
-	      "the NFSv4.1 client with its address, transport, 2 opens and 2 locks:\n%s", out);
-	CHECK(strstr(out, "nlm   live-test") && strstr(out, "nlm4    -              -      2"),
-	      "the NLM host with 2 locked files");
-	rc = CTL("--json", "client", "list");
-	CHECK(rc == 0 && strstr(out, "\"nfs4_clients\"") && strstr(out, "\"nlm_hosts\""), "--json too");
-	client_list_deleg_check(&kd);
-	rc = CTL("export", "remove", b_path);
-	CHECK(rc == 0 && strstr(out, "unexported"), "export remove exits 0: %s", out);
-	st = mnt(b_path, NULL);
-	CHECK(st != MNT3_OK && st != -1, "exportB no longer mountable (%s)", hx_mntstat_name(st));
-	CHECK_NFS(hx3_getattr(nfs, &b_file, NULL), NFS3ERR_STALE, "a file handle of exportB is STALE");
-	CHECK_NFS(hx3_create(nfs, &b_root, "after-remove", 0644, NULL), NFS3ERR_STALE,
-		  "CREATE through its root handle is STALE");
-	CHECK(access(hx_path(&env, "exportB/after-remove"), F_OK) != 0, "nothing created in exportB");
-	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the other export is untouched, same connection");
-	CHECK(hx_log_count(&env, "control socket: unexported") >= 1, "the change is logged");
-	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/in-b")) != F_UNLCK;)
-		usleep(50000);
-	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_UNLCK, "the NLM lock on exportB's file is given back");
-	CHECK(hx_log_count(&env, "nlm: export") >= 1, "the release is logged");
-	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_WRLCK, "the NLM lock on the other export stays");
-	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/v4b")) != F_UNLCK;)
-		usleep(50000);
-	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_UNLCK, "the NFSv4 lock on exportB's file is given back");
-	CHECK(hx_log_count(&env, "nfs4: export") >= 1, "the NFSv4 release is logged");
-	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_WRLCK, "the NFSv4 lock on the other export stays");
-	CHECK_EQ(n4_read(&k, ha.fh, ha.fh_len, &ha.open, 0, 10, NULL, NULL), 0, "its open stateid still reads");
-	st = n4_read(&k, hb.fh, hb.fh_len, &hb.open, 0, 10, NULL, NULL);
-	CHECK_EQ(st, 70 /* NFS4ERR_STALE */, "exportB's NFSv4 handle is STALE");
-	admin_revoked_checks(&k, &ha, &hb);
-	n4_client_close(&k);
-	CHECK_EQ(n4_test_stateid(&kd, &da.res.dsid), 0, "the other export's delegation stays");
-	deleg_revoked_checks(&kd, &db, false);
-	CHECK_EQ(delegreturn(&kd, da.fh, da.fh_len, &da.res.dsid), 0, "DELEGRETURN of the other one");
-	n4_client_close(&kd);
-
-	hx_section("unlock --export");
-	struct n4_client k3;
-	struct v4_held hu;
-	CHECK(n4_start(&k3, env.port, 1, "live-unlock") == 0 && v4_hold(&k3, env.export_dir, "v4u", &hu),
-	      "a third NFSv4.1 client opens and locks v4u");
-	CHECK(n4_start_cb(&kd, env.port, "live-deleg-u") == 0 && v4_deleg(&kd, env.export_dir, "dlu", &da),
-	      "a client with a back channel holds a read delegation of dlu");
-	rc = CTL("unlock", "--export", b_path);
-	CHECK(rc == 1 && strstr(out, "not exported"), "unlock of an unexported path: exit 1: %s", out);
-	rc = CTL("unlock", "--export", env.export_dir);
-	CHECK(rc == 0, "unlock --export of the first export exits 0: %s", out);
-	for (double end = hx_now() + 5; hx_now() < end && (local_getlk(hx_xpath(&env, "in-a")) != F_UNLCK ||
-							    local_getlk(hx_xpath(&env, "v4a")) != F_UNLCK);)
-		usleep(50000);
-	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_UNLCK, "its NLM lock is released");
-	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_UNLCK, "its NFSv4 lock is released");
-	CHECK_NFS(hx3_getattr(nfs, &root, NULL), NFS3_OK, "the export is still served");
-	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_xpath(&env, "v4u")) != F_UNLCK;)
-		usleep(50000);
-	st = n4_read(&k3, hu.fh, hu.fh_len, &hu.open, 0, 10, NULL, NULL);
-	CHECK_EQ(st, N4ERR_ADMIN_REVOKED, "READ with the released open stateid: ADMIN_REVOKED (RFC 8881 §15.1.5.1)");
-	CHECK(k3.seq_flags & N4_SEQ4_STATUS_ADMIN_STATE_REVOKED, "its SEQUENCE says ADMIN_STATE_REVOKED (%#x)",
-	      k3.seq_flags);
-	n4_client_close(&k3);
-	deleg_revoked_checks(&kd, &da, true);
-	n4_client_close(&kd);
-
-	hx_section("client revoke");
-	{
-		struct n4_client k2;
-		struct v4_held hr;
-		char cid[24];
-
-		CHECK(n4_start(&k2, env.port, 1, "live-revoked") == 0, "another NFSv4.1 client");
-		CHECK(v4_hold(&k2, env.export_dir, "rev4", &hr), "it opens and locks rev4");
-		CHECK_NFS(hx3_create(nfs, &root, "revn", 0644, &a_file), NFS3_OK, "CREATE revn");
-		CHECK_EQ(nlm_lock(&a_file, 9), 0, "an NLM lock on revn by host live-test");
-		snprintf(cid, sizeof(cid), "%#llx", (unsigned long long)k2.cid);
-		rc = CTL("client", "revoke", cid);
-		CHECK(rc == 0 && strstr(out, "1 NFSv4 client records revoked"), "client revoke %s: %s", cid, out);
-		CHECK(local_getlk(hx_xpath(&env, "rev4")) == F_UNLCK, "its lock is released");
-		st = n4_sequence(&k2);
-		CHECK_EQ(st, 10052 /* NFS4ERR_BADSESSION */, "its session is gone");
-		n4_client_close(&k2);
-		revoke_v40_check();
-		revoke_v40_deleg_check();
-		rc = CTL("client", "revoke", "live-test");
-		CHECK(rc == 0 && strstr(out, "NLM locks on 1 files"), "client revoke live-test (NLM): %s", out);
-		CHECK(local_getlk(hx_xpath(&env, "revn")) == F_UNLCK, "the NLM lock is released");
-		rc = CTL("client", "revoke", "10.9.9.9");
-		CHECK(rc == 1, "client revoke of nobody: exit 1: %s", out);
-	}
-
+	section_add(nfs, &root, b_path, &b_root, &b_file);
+	section_remove_client(nfs, b_path, &b_file);
+	section_remove_path(nfs, &root, b_path, &b_root, &b_file);
+	section_unlock(nfs, &root, b_path);
+	section_revoke(nfs, &root);
 	removal_under_load();
-
-	hx_section("SIGHUP re-reads the file");
-	CHECK(CTL("export", "add", b_path, "127.0.0.1(rw,insecure)") == 0, "exportB added again");
-	CHECK(hx_daemon_signal(&env, SIGHUP) == 0, "SIGHUP sent");
-	for (double end = hx_now() + 5; hx_now() < end && (st = mnt(b_path, NULL)) == MNT3_OK;)
-		usleep(100000);
-	CHECK(st != MNT3_OK, "the runtime export is gone after the reload (%s)", hx_mntstat_name(st));
-	CHECK(hx_daemon_alive(&env), "daemon running");
-	save_checks(b_path, original);
+	section_sighup(b_path, original);
 
 	hx_rpc_close(nfs);
 	hx_daemon_stop(&env);

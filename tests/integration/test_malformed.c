@@ -98,66 +98,74 @@ static void test_dispatch_errors(void)
 	still_serving("dispatch errors");
 }
 
-static void test_rpc_mismatch_and_auth(void)
+/* The call b (freed here) alone on a new connection: true with its reply in r (the caller frees it). */
+static bool call_alone(struct xb *b, struct raw_reply *r, const char *what)
 {
 	struct raw_conn c;
+	bool ok = raw_connect(&c, env.port) == 0 && raw_send_record(&c, b->p, b->len) == 0 &&
+		  CHECK(raw_recv_reply(&c, r, 5000) == RAW_RECV_OK, "%s answered", what);
+
+	raw_close(&c);
+	xb_free(b);
+	return ok;
+}
+
+/* A CALL header of NFSv3 proc with RPC version rpcvers, up to the credential. */
+static void xb_call_to(struct xb *b, uint32_t xid, uint32_t rpcvers, uint32_t proc)
+{
+	xb_init(b);
+	xb_u32(b, xid);
+	xb_u32(b, 0); /* CALL */
+	xb_u32(b, rpcvers);
+	xb_u32(b, RAW_NFS_PROG);
+	xb_u32(b, 3);
+	xb_u32(b, proc);
+}
+
+/* MSG_DENIED AUTH_ERROR AUTH_BADCRED expected in r (freed here). */
+static void check_badcred(struct raw_reply *r)
+{
+	CHECK(r->reply_stat == 1 && r->reject_stat == 1 && r->auth_stat == 1,
+	      "MSG_DENIED AUTH_ERROR AUTH_BADCRED (reply_stat %u reject %u auth %u)", r->reply_stat, r->reject_stat,
+	      r->auth_stat);
+	raw_reply_free(r);
+}
+
+static void test_rpc_mismatch_and_auth(void)
+{
 	struct raw_reply r;
 	struct xb b;
 	unsigned i;
 
 	hx_section("RPC version and credentials");
 	/* rpcvers 3 */
-	xb_init(&b);
-	xb_u32(&b, 0x200);
-	xb_u32(&b, 0);
-	xb_u32(&b, 3);
-	xb_u32(&b, RAW_NFS_PROG);
-	xb_u32(&b, 3);
+	xb_call_to(&b, 0x200, 3, 0);
 	xb_u32(&b, 0);
 	xb_u32(&b, 0);
 	xb_u32(&b, 0);
 	xb_u32(&b, 0);
-	xb_u32(&b, 0);
-	if (raw_connect(&c, env.port) == 0 && raw_send_record(&c, b.p, b.len) == 0 &&
-	    CHECK(raw_recv_reply(&c, &r, 5000) == RAW_RECV_OK, "rpcvers 3 answered")) {
+	if (call_alone(&b, &r, "rpcvers 3")) {
 		CHECK(r.xid == 0x200 && r.reply_stat == 1 && r.reject_stat == 0 && r.low == 2 && r.high == 2,
 		      "MSG_DENIED RPC_MISMATCH 2..2 (reply_stat %u reject_stat %u %u..%u)", r.reply_stat,
 		      r.reject_stat, r.low, r.high);
 		raw_reply_free(&r);
 	}
-	raw_close(&c);
-	xb_free(&b);
 
 	/* Unknown credential flavor 99. */
-	xb_init(&b);
-	xb_u32(&b, 0x201);
-	xb_u32(&b, 0);
-	xb_u32(&b, 2);
-	xb_u32(&b, RAW_NFS_PROG);
-	xb_u32(&b, 3);
-	xb_u32(&b, 1); /* GETATTR: needs credentials */
+	xb_call_to(&b, 0x201, 2, 1); /* GETATTR: needs credentials */
 	xb_u32(&b, 99);
 	xb_opaque(&b, "abcd", 4);
 	xb_u32(&b, 0);
 	xb_u32(&b, 0);
 	xb_opaque(&b, root, root_len);
-	if (raw_connect(&c, env.port) == 0 && raw_send_record(&c, b.p, b.len) == 0 &&
-	    CHECK(raw_recv_reply(&c, &r, 5000) == RAW_RECV_OK, "credential flavor 99 answered")) {
+	if (call_alone(&b, &r, "credential flavor 99")) {
 		CHECK(r.reply_stat == 1 && r.reject_stat == 1, "MSG_DENIED AUTH_ERROR (reply_stat %u reject %u auth %u)",
 		      r.reply_stat, r.reject_stat, r.auth_stat);
 		raw_reply_free(&r);
 	}
-	raw_close(&c);
-	xb_free(&b);
 
 	/* AUTH_SYS with 17 gids (RFC 5531 appendix A allows 16). */
-	xb_init(&b);
-	xb_u32(&b, 0x202);
-	xb_u32(&b, 0);
-	xb_u32(&b, 2);
-	xb_u32(&b, RAW_NFS_PROG);
-	xb_u32(&b, 3);
-	xb_u32(&b, 1);
+	xb_call_to(&b, 0x202, 2, 1);
 	xb_u32(&b, 1);
 	xb_u32(&b, 4 + 4 + 4 + 4 + 4 + 17 * 4);
 	xb_u32(&b, 0);        /* stamp */
@@ -170,24 +178,11 @@ static void test_rpc_mismatch_and_auth(void)
 	xb_u32(&b, 0);
 	xb_u32(&b, 0);
 	xb_opaque(&b, root, root_len);
-	if (raw_connect(&c, env.port) == 0 && raw_send_record(&c, b.p, b.len) == 0 &&
-	    CHECK(raw_recv_reply(&c, &r, 5000) == RAW_RECV_OK, "AUTH_SYS with 17 gids answered")) {
-		CHECK(r.reply_stat == 1 && r.reject_stat == 1 && r.auth_stat == 1,
-		      "MSG_DENIED AUTH_ERROR AUTH_BADCRED (reply_stat %u reject %u auth %u)", r.reply_stat,
-		      r.reject_stat, r.auth_stat);
-		raw_reply_free(&r);
-	}
-	raw_close(&c);
-	xb_free(&b);
+	if (call_alone(&b, &r, "AUTH_SYS with 17 gids"))
+		check_badcred(&r);
 
 	/* AUTH_SYS whose machine name length runs past the credential. */
-	xb_init(&b);
-	xb_u32(&b, 0x203);
-	xb_u32(&b, 0);
-	xb_u32(&b, 2);
-	xb_u32(&b, RAW_NFS_PROG);
-	xb_u32(&b, 3);
-	xb_u32(&b, 1);
+	xb_call_to(&b, 0x203, 2, 1);
 	xb_u32(&b, 1);
 	xb_u32(&b, 20);
 	xb_u32(&b, 0);
@@ -198,15 +193,8 @@ static void test_rpc_mismatch_and_auth(void)
 	xb_u32(&b, 0);
 	xb_u32(&b, 0);
 	xb_opaque(&b, root, root_len);
-	if (raw_connect(&c, env.port) == 0 && raw_send_record(&c, b.p, b.len) == 0 &&
-	    CHECK(raw_recv_reply(&c, &r, 5000) == RAW_RECV_OK, "AUTH_SYS with a bad name length answered")) {
-		CHECK(r.reply_stat == 1 && r.reject_stat == 1 && r.auth_stat == 1,
-		      "MSG_DENIED AUTH_ERROR AUTH_BADCRED (reply_stat %u reject %u auth %u)", r.reply_stat,
-		      r.reject_stat, r.auth_stat);
-		raw_reply_free(&r);
-	}
-	raw_close(&c);
-	xb_free(&b);
+	if (call_alone(&b, &r, "AUTH_SYS with a bad name length"))
+		check_badcred(&r);
 	still_serving("bad credentials");
 }
 

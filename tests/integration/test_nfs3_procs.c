@@ -787,28 +787,21 @@ static void test_link(void)
 
 #define RD_N 50
 
-static void test_readdir(void)
+/* READDIR of rd (RD_N names) with count 512, following the cookies to eof: every name once, fileids
+ * the disk's. */
+static void readdir_walk(struct hx_fh *dir)
 {
 	READDIR3args a;
 	READDIR3res r;
 	entry3 *en, enb;
-	struct hx_fh dir, file;
 	unsigned seen[RD_N], calls = 0, dups = 0, bad_ino = 0, extra = 0, i;
 	char name[32];
 	bool eof = false, ok = true;
 	int idx;
 
-	hx_section("READDIR (§3.3.16)");
-	mkdir(xp("rd"), 0755);
-	for (i = 0; i < RD_N; i++) {
-		snprintf(name, sizeof(name), "rd/entry-%02u", i);
-		hx_write_file(xp(name), "", 0, 0644);
-	}
-	if (!CHECK_NFS(hx3_lookup(nfs, &root, "rd", &dir, NULL), NFS3_OK, "LOOKUP rd"))
-		return;
 	memset(seen, 0, sizeof(seen));
 	memset(&a, 0, sizeof(a));
-	a.dir = hx_fh3(&dir);
+	a.dir = hx_fh3(dir);
 	a.count = 512; /* several replies for 50 entries */
 	while (!eof && calls < 200) {
 		calls++;
@@ -849,13 +842,22 @@ static void test_readdir(void)
 		CHECK_EQ(extra, 0, "no unexpected names");
 		CHECK_EQ(bad_ino, 0, "fileids equal the disk inode numbers");
 	}
+}
+
+/* READDIR with a cookie never issued, a forged verifier, a count too small, of a regular file. */
+static void readdir_bad_args(struct hx_fh *dir)
+{
+	READDIR3args a;
+	READDIR3res r;
+	struct hx_fh file;
+
 	/*
 	 * RFC 1813 §3.3.16: a cookie the server never issued, or a cookie with a
 	 * verifier that is not the server's, is NFS3ERR_BAD_COOKIE - or, for a
 	 * server that does not use verifiers, an ordinary answer. Nothing else.
 	 */
 	memset(&a, 0, sizeof(a));
-	a.dir = hx_fh3(&dir);
+	a.dir = hx_fh3(dir);
 	a.count = 4096;
 	a.cookie = 0x7eadbeef12345678ull;
 	HX_CALL(nfs, rpc_nfs3_readdir_async, &a, zdr_READDIR3res, &r);
@@ -876,7 +878,7 @@ static void test_readdir(void)
 		      "READDIR with a valid cookie and a forged verifier: BAD_COOKIE or OK (%s)", hx_nfsstat_name(st));
 	}
 	memset(&a, 0, sizeof(a));
-	a.dir = hx_fh3(&dir);
+	a.dir = hx_fh3(dir);
 	a.count = 16;
 	/*
 	 * RFC 1813 §3.3.16: TOOSMALL when not even one entry fits. A server may
@@ -895,6 +897,24 @@ static void test_readdir(void)
 		HX_CALL(nfs, rpc_nfs3_readdir_async, &a, zdr_READDIR3res, &r);
 		CHECK_NFS(r.status, NFS3ERR_NOTDIR, "READDIR on a regular file");
 	}
+}
+
+static void test_readdir(void)
+{
+	struct hx_fh dir;
+	char name[32];
+	unsigned i;
+
+	hx_section("READDIR (§3.3.16)");
+	mkdir(xp("rd"), 0755);
+	for (i = 0; i < RD_N; i++) {
+		snprintf(name, sizeof(name), "rd/entry-%02u", i);
+		hx_write_file(xp(name), "", 0, 0644);
+	}
+	if (!CHECK_NFS(hx3_lookup(nfs, &root, "rd", &dir, NULL), NFS3_OK, "LOOKUP rd"))
+		return;
+	readdir_walk(&dir);
+	readdir_bad_args(&dir);
 }
 
 static void test_readdirplus(void)

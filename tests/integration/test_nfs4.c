@@ -469,35 +469,16 @@ static int sid_op40(struct n4_client *c, uint32_t op, const uint8_t *fh, uint32_
 	return n4_open_confirm(c, fh, fh_len, &seqid, out);
 }
 
-static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root_len)
+/* WRITE (UNSTABLE4) + COMMIT of "hello nfs4" with s2: their verifiers agree. */
+static void write_commit40(struct n4_client *c, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *s2)
 {
-	uint8_t fh[128], fh2[128], verf_w[8] = { 0 }, verf_c[8] = { 1 };
-	uint32_t fh_len = 0, fh2_len = 0, len, eof;
-	struct n4_openres o, o2;
-	struct n4_sid s2, s3, bad;
+	uint8_t verf_w[8] = { 0 }, verf_c[8] = { 1 };
 	struct raw_reply r;
-	char buf[64];
 	struct xb a;
-	uint64_t ca, cb;
-
-	hx_section("NFSv4.0: SETCLIENTID, OPEN, OPEN_CONFIRM, WRITE, COMMIT, READ, stateids, share deny, CLOSE");
-	ca = client40(c, "it-client-a");
-	cb = client40(c, "it-client-b");
-	CHECK(ca && cb && ca != cb, "two client ids");
-	CHECK_EQ(open40(c, root, root_len, 1, 3, 0, ca, "owner-a", 1, "f40", &o, fh, &fh_len), 0, "OPEN create f40");
-	CHECK_EQ(o.rflags, 2 | 4, "rflags CONFIRM | LOCKTYPE_POSIX");
-	CHECK_EQ(o.deleg, 0, "OPEN_DELEGATE_NONE");
-	CHECK_EQ(o.sid.seqid, 1, "stateid seqid 1");
-	CHECK_EQ(n4_read(c, fh, fh_len, &o.sid, 0, sizeof(buf), buf, &len), N4ERR_BAD_STATEID,
-		 "READ before OPEN_CONFIRM: BAD_STATEID");
-	CHECK_EQ(sid_op40(c, N4_OPEN_CONFIRM, fh, fh_len, 2, &o.sid, &s2), 0, "OPEN_CONFIRM");
-	CHECK_EQ(s2.seqid, 2, "confirmed stateid seqid 2");
-	CHECK_EQ(sid_op40(c, N4_OPEN_CONFIRM, fh, fh_len, 2, &o.sid, &s3), 0, "OPEN_CONFIRM again: replayed");
-	CHECK(memcmp(&s2, &s3, sizeof(s2)) == 0, "the replay is the same reply");
 
 	n4_begin_fh(c, &a, 3, fh, fh_len);
 	xb_u32(&a, N4_WRITE);
-	n4_xb_sid(&a, &s2);
+	n4_xb_sid(&a, s2);
 	xb_u64(&a, 0);
 	xb_u32(&a, 0); /* UNSTABLE4 */
 	xb_opaque(&a, "hello nfs4", 10);
@@ -516,6 +497,87 @@ static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root
 		CHECK(memcmp(verf_w, verf_c, 8) == 0, "WRITE and COMMIT verifiers agree");
 	}
 	raw_reply_free(&r);
+}
+
+/* RFC 7530 §16.16.5: UNCHECKED4 of an existing file ignores its createattrs but a size of zero (a
+ * truncation, as knfsd; pynfs OPEN2). */
+static void unchecked40(struct n4_client *c, const uint8_t *root, uint32_t root_len, uint64_t ca)
+{
+	struct n4_openres o2;
+	struct stat sb;
+	uint8_t tfh[128];
+	uint32_t tfh_len = 0;
+	FILE *f;
+
+	CHECK_EQ(open40(c, root, root_len, 1, 3, 0, ca, "owner-t", 1, "f40t", &o2, tfh, &tfh_len), 0,
+		 "OPEN create f40t");
+	f = fopen(hx_xpath(&env, "f40t"), "w");
+	CHECK(f && fwrite("0123456789", 1, 10, f) == 10, "ten bytes in f40t");
+	if (f)
+		fclose(f);
+	CHECK_EQ(open40(c, root, root_len, 2, 3, 0, ca, "owner-t", 3, "f40t", &o2, tfh, &tfh_len), 0,
+		 "OPEN UNCHECKED4 size 4 of the existing f40t");
+	CHECK(stat(hx_xpath(&env, "f40t"), &sb) == 0 && sb.st_size == 10, "a non-zero size is ignored");
+	CHECK_EQ(open40(c, root, root_len, 3, 3, 0, ca, "owner-t", 4, "f40t", &o2, tfh, &tfh_len), 0,
+		 "OPEN UNCHECKED4 size 0 of the existing f40t");
+	CHECK(stat(hx_xpath(&env, "f40t"), &sb) == 0 && sb.st_size == 0, "size 0 truncates");
+}
+
+/* Share reservations between two clients (RFC 8881 §9.7). */
+static void share40(struct n4_client *c, const uint8_t *root, uint32_t root_len, uint64_t ca, uint64_t cb)
+{
+	uint8_t fh2[128];
+	uint32_t fh2_len = 0;
+	struct n4_openres o, o2;
+	struct n4_sid bad;
+
+	CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o, fh2, &fh2_len), 0,
+		 "client A: OPEN read, deny write");
+	CHECK_EQ(o.rflags, 4, "owner-a is confirmed: no CONFIRM");
+	{
+		uint8_t fh3[128];
+		uint32_t fh3_len = 0;
+		CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o2, fh3, &fh3_len), 0,
+			 "client A: the same OPEN again (seqid 3): replayed");
+		CHECK(memcmp(&o2.sid, &o.sid, sizeof(o.sid)) == 0, "the replay has the same stateid");
+		CHECK(fh3_len == fh2_len && memcmp(fh3, fh2, fh2_len) == 0, "and leaves the file as current filehandle");
+	}
+	CHECK_EQ(open40(c, root, root_len, 1, 2, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len),
+		 N4ERR_SHARE_DENIED, "client B: OPEN write: SHARE_DENIED");
+	CHECK_EQ(open40(c, root, root_len, 2, 1, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len), 0,
+		 "client B: OPEN read: allowed");
+	memset(&bad, 0, sizeof(bad));
+	CHECK_EQ(n4_write(c, fh2, fh2_len, &bad, 0, "x", 1), N4ERR_LOCKED,
+		 "anonymous WRITE against the deny: LOCKED (RFC 7530 §9.9)");
+	CHECK_EQ(open40(c, root, root_len, 9, 1, 0, ca, "owner-a", 0, "deny", &o2, fh2, &fh2_len), N4ERR_BAD_SEQID,
+		 "owner-a's seqid 9 after 3: BAD_SEQID");
+}
+
+static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root_len)
+{
+	uint8_t fh[128], fh2[128];
+	uint32_t fh_len = 0, fh2_len = 0, len, eof;
+	struct n4_openres o;
+	struct n4_sid s2, s3, bad;
+	char buf[64];
+	uint64_t ca, cb;
+
+	hx_section("NFSv4.0: SETCLIENTID, OPEN, OPEN_CONFIRM, WRITE, COMMIT, READ, stateids, share deny, CLOSE");
+	ca = client40(c, "it-client-a");
+	cb = client40(c, "it-client-b");
+	CHECK(ca && cb && ca != cb, "two client ids");
+	CHECK_EQ(open40(c, root, root_len, 1, 3, 0, ca, "owner-a", 1, "f40", &o, fh, &fh_len), 0, "OPEN create f40");
+	CHECK_EQ(o.rflags, 2 | 4, "rflags CONFIRM | LOCKTYPE_POSIX");
+	CHECK_EQ(o.deleg, 0, "OPEN_DELEGATE_NONE");
+	CHECK_EQ(o.sid.seqid, 1, "stateid seqid 1");
+	CHECK_EQ(n4_read(c, fh, fh_len, &o.sid, 0, sizeof(buf), buf, &len), N4ERR_BAD_STATEID,
+		 "READ before OPEN_CONFIRM: BAD_STATEID");
+	CHECK_EQ(sid_op40(c, N4_OPEN_CONFIRM, fh, fh_len, 2, &o.sid, &s2), 0, "OPEN_CONFIRM");
+	CHECK_EQ(s2.seqid, 2, "confirmed stateid seqid 2");
+	CHECK_EQ(sid_op40(c, N4_OPEN_CONFIRM, fh, fh_len, 2, &o.sid, &s3), 0, "OPEN_CONFIRM again: replayed");
+	CHECK(memcmp(&s2, &s3, sizeof(s2)) == 0, "the replay is the same reply");
+
+	write_commit40(c, fh, fh_len, &s2);
 	CHECK_EQ(n4_read(c, fh, fh_len, &s2, 0, sizeof(buf), buf, &len), 0, "READ");
 	CHECK(len == 10 && memcmp(buf, "hello nfs4", 10) == 0, "READ gives what WRITE wrote");
 	/* Another user with the stateid of root's 0644 file: ACCESS (RFC 7530 §9.1.4; pynfs WRT19). */
@@ -530,27 +592,7 @@ static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root
 			fclose(f);
 		CHECK(got == 10 && memcmp(disk, "hello nfs4", 10) == 0, "the file on the server");
 	}
-	{
-		/* RFC 7530 §16.16.5: UNCHECKED4 of an existing file ignores its createattrs but a
-		 * size of zero (a truncation, as knfsd; pynfs OPEN2). */
-		struct stat sb;
-		uint8_t tfh[128];
-		uint32_t tfh_len = 0;
-		FILE *f;
-
-		CHECK_EQ(open40(c, root, root_len, 1, 3, 0, ca, "owner-t", 1, "f40t", &o2, tfh, &tfh_len), 0,
-			 "OPEN create f40t");
-		f = fopen(hx_xpath(&env, "f40t"), "w");
-		CHECK(f && fwrite("0123456789", 1, 10, f) == 10, "ten bytes in f40t");
-		if (f)
-			fclose(f);
-		CHECK_EQ(open40(c, root, root_len, 2, 3, 0, ca, "owner-t", 3, "f40t", &o2, tfh, &tfh_len), 0,
-			 "OPEN UNCHECKED4 size 4 of the existing f40t");
-		CHECK(stat(hx_xpath(&env, "f40t"), &sb) == 0 && sb.st_size == 10, "a non-zero size is ignored");
-		CHECK_EQ(open40(c, root, root_len, 3, 3, 0, ca, "owner-t", 4, "f40t", &o2, tfh, &tfh_len), 0,
-			 "OPEN UNCHECKED4 size 0 of the existing f40t");
-		CHECK(stat(hx_xpath(&env, "f40t"), &sb) == 0 && sb.st_size == 0, "size 0 truncates");
-	}
+	unchecked40(c, root, root_len, ca);
 	bad = s2;
 	bad.seqid = 1;
 	CHECK_EQ(n4_read(c, fh, fh_len, &bad, 0, sizeof(buf), buf, &len), N4ERR_OLD_STATEID, "old seqid: OLD_STATEID");
@@ -573,27 +615,7 @@ static void test_state40(struct n4_client *c, const uint8_t *root, uint32_t root
 	CHECK_EQ(open40(c, root, root_len, 1, 1, 0, ca, "owner-fifo", 0, "fifo40", &o, fh2, &fh2_len), 10029,
 		 "OPEN of a FIFO (4.0): SYMLINK");
 
-	/* Share reservations between two clients (RFC 8881 §9.7). */
-	CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o, fh2, &fh2_len), 0,
-		 "client A: OPEN read, deny write");
-	CHECK_EQ(o.rflags, 4, "owner-a is confirmed: no CONFIRM");
-	{
-		uint8_t fh3[128];
-		uint32_t fh3_len = 0;
-		CHECK_EQ(open40(c, root, root_len, 3, 1, 2, ca, "owner-a", 1, "deny", &o2, fh3, &fh3_len), 0,
-			 "client A: the same OPEN again (seqid 3): replayed");
-		CHECK(memcmp(&o2.sid, &o.sid, sizeof(o.sid)) == 0, "the replay has the same stateid");
-		CHECK(fh3_len == fh2_len && memcmp(fh3, fh2, fh2_len) == 0, "and leaves the file as current filehandle");
-	}
-	CHECK_EQ(open40(c, root, root_len, 1, 2, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len),
-		 N4ERR_SHARE_DENIED, "client B: OPEN write: SHARE_DENIED");
-	CHECK_EQ(open40(c, root, root_len, 2, 1, 0, cb, "owner-b", 0, "deny", &o2, fh2, &fh2_len), 0,
-		 "client B: OPEN read: allowed");
-	memset(&bad, 0, sizeof(bad));
-	CHECK_EQ(n4_write(c, fh2, fh2_len, &bad, 0, "x", 1), N4ERR_LOCKED,
-		 "anonymous WRITE against the deny: LOCKED (RFC 7530 §9.9)");
-	CHECK_EQ(open40(c, root, root_len, 9, 1, 0, ca, "owner-a", 0, "deny", &o2, fh2, &fh2_len), N4ERR_BAD_SEQID,
-		 "owner-a's seqid 9 after 3: BAD_SEQID");
+	share40(c, root, root_len, ca, cb);
 	CHECK_EQ(sid_op40(c, N4_CLOSE, fh, fh_len, 4, &s2, &s3), 0, "CLOSE");
 	CHECK_EQ(s3.seqid, 3, "CLOSE's stateid seqid + 1");
 	CHECK_EQ(n4_read(c, fh, fh_len, &s2, 0, sizeof(buf), buf, &len), N4ERR_BAD_STATEID,
@@ -676,27 +698,19 @@ static void test_session_limits(struct n4_client *c)
 	CHECK_EQ(limits_compound(&k, 1, 0, 2), 0, "the same two GETATTRs fit ca_maxresponsesize 1024");
 }
 
-static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root_len)
+/* RECLAIM_COMPLETE, then OPEN "f41" (GUARDED4), WRITE, READ and CLOSE through the current stateid in
+ * one COMPOUND: the open stateid (closed by then). */
+static struct n4_sid open_write_read41(struct n4_client *k, const uint8_t *root, uint32_t root_len, uint64_t cid)
 {
 	static const struct n4_sid current = { .seqid = 1 };
-	struct n4_client k;
 	struct n4_openres o;
 	struct raw_reply r;
 	const uint8_t *p;
 	uint32_t len;
-	struct n4_sid closed;
 	struct xb a;
-	uint64_t cid;
 
-	hx_section("NFSv4.1: SEQUENCE, OPEN, WRITE and READ through the current stateid, CLOSE, TEST_STATEID");
-	session41(c, &k);
-	cid = k.cid;
-	/* RFC 8881 §18.51.3: no OPEN before the client's RECLAIM_COMPLETE (GRACE); then it may. */
-	n4_begin_fh(&k, &a, 2, root, root_len);
-	xb_open(&a, 0, 3 | 0x0400, 0, cid, "owner41", 2, "f41");
-	CHECK_EQ(n4_call(&k, &a, &r), 10013, "OPEN before RECLAIM_COMPLETE: NFS4ERR_GRACE");
-	raw_reply_free(&r);
-	n4_begin(&k, &a, 7);
+	memset(&o, 0, sizeof(o));
+	n4_begin(k, &a, 7);
 	xb_u32(&a, N4_RECLAIM_COMPLETE);
 	xb_u32(&a, 0); /* rca_one_fs FALSE */
 	n4_xb_putfh(&a, root, root_len);
@@ -714,8 +728,8 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 	xb_u32(&a, N4_CLOSE);
 	xb_u32(&a, 0);
 	n4_xb_sid(&a, &current);
-	CHECK_EQ(n4_call(&k, &a, &r), 0, "SEQUENCE RECLAIM_COMPLETE PUTFH OPEN GETFH WRITE READ CLOSE");
-	CHECK_EQ(k.nres, 8, "eight results");
+	CHECK_EQ(n4_call(k, &a, &r), 0, "SEQUENCE RECLAIM_COMPLETE PUTFH OPEN GETFH WRITE READ CLOSE");
+	CHECK_EQ(k->nres, 8, "eight results");
 	n4_res(&r, N4_RECLAIM_COMPLETE);
 	n4_res(&r, N4_PUTFH);
 	if (CHECK(n4_res(&r, N4_OPEN) == 0, "OPEN")) {
@@ -736,7 +750,6 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 		p = xd_opaque(&r.body, &len, 64);
 		CHECK(p && len == 8 && memcmp(p, "four-one", 8) == 0, "READ's data");
 	}
-	memset(&closed, 0xee, sizeof(closed));
 	if (CHECK(n4_res(&r, N4_CLOSE) == 0, "CLOSE")) {
 		struct n4_sid inval;
 		n4_xd_sid(&r.body, &inval);
@@ -744,7 +757,55 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 		      "CLOSE returns the invalid stateid");
 	}
 	raw_reply_free(&r);
-	closed = o.sid;
+	return o.sid;
+}
+
+static void current_sid41(struct n4_client *k, const uint8_t *root, uint32_t root_len, uint64_t cid)
+{
+	static const struct n4_sid current = { .seqid = 1 };
+	struct raw_reply r;
+	struct xb a;
+
+	/* RFC 8881 §16.2.3.1.2: PUTFH leaves no current stateid (pynfs CSID5): OPEN, PUTFH, CLOSE(current). */
+	n4_begin_fh(k, &a, 4, root, root_len);
+	xb_open(&a, 0, 1, 0, cid, "owner41c", 0, "f41");
+	n4_xb_putfh(&a, root, root_len);
+	xb_u32(&a, N4_CLOSE);
+	xb_u32(&a, 0);
+	n4_xb_sid(&a, &current);
+	CHECK_EQ(n4_call(k, &a, &r), N4ERR_BAD_STATEID, "OPEN PUTFH CLOSE(current stateid): BAD_STATEID");
+	raw_reply_free(&r);
+	/* ... while SAVEFH keeps it with the filehandle for RESTOREFH (pynfs CSID10). */
+	n4_begin_fh(k, &a, 6, root, root_len);
+	xb_open(&a, 0, 1, 0, cid, "owner41s", 0, "f41");
+	xb_u32(&a, N4_SAVEFH);
+	n4_xb_putfh(&a, root, root_len);
+	xb_u32(&a, N4_RESTOREFH);
+	xb_u32(&a, N4_CLOSE);
+	xb_u32(&a, 0);
+	n4_xb_sid(&a, &current);
+	CHECK_EQ(n4_call(k, &a, &r), 0, "OPEN SAVEFH PUTFH RESTOREFH CLOSE(current stateid): OK");
+	raw_reply_free(&r);
+}
+
+static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root_len)
+{
+	static const struct n4_sid current = { .seqid = 1 };
+	struct n4_client k;
+	struct raw_reply r;
+	struct n4_sid closed;
+	struct xb a;
+	uint64_t cid;
+
+	hx_section("NFSv4.1: SEQUENCE, OPEN, WRITE and READ through the current stateid, CLOSE, TEST_STATEID");
+	session41(c, &k);
+	cid = k.cid;
+	/* RFC 8881 §18.51.3: no OPEN before the client's RECLAIM_COMPLETE (GRACE); then it may. */
+	n4_begin_fh(&k, &a, 2, root, root_len);
+	xb_open(&a, 0, 3 | 0x0400, 0, cid, "owner41", 2, "f41");
+	CHECK_EQ(n4_call(&k, &a, &r), 10013, "OPEN before RECLAIM_COMPLETE: NFS4ERR_GRACE");
+	raw_reply_free(&r);
+	closed = open_write_read41(&k, root, root_len, cid);
 
 	n4_begin(&k, &a, 1);
 	xb_u32(&a, N4_TEST_STATEID);
@@ -781,26 +842,7 @@ static void test_state41(struct n4_client *c, const uint8_t *root, uint32_t root
 		struct stat st;
 		CHECK(stat(hx_xpath(&env, "f41"), &st) == 0 && st.st_size == 2, "f41 truncated to 2 bytes");
 	}
-	/* RFC 8881 §16.2.3.1.2: PUTFH leaves no current stateid (pynfs CSID5): OPEN, PUTFH, CLOSE(current). */
-	n4_begin_fh(&k, &a, 4, root, root_len);
-	xb_open(&a, 0, 1, 0, cid, "owner41c", 0, "f41");
-	n4_xb_putfh(&a, root, root_len);
-	xb_u32(&a, N4_CLOSE);
-	xb_u32(&a, 0);
-	n4_xb_sid(&a, &current);
-	CHECK_EQ(n4_call(&k, &a, &r), N4ERR_BAD_STATEID, "OPEN PUTFH CLOSE(current stateid): BAD_STATEID");
-	raw_reply_free(&r);
-	/* ... while SAVEFH keeps it with the filehandle for RESTOREFH (pynfs CSID10). */
-	n4_begin_fh(&k, &a, 6, root, root_len);
-	xb_open(&a, 0, 1, 0, cid, "owner41s", 0, "f41");
-	xb_u32(&a, N4_SAVEFH);
-	n4_xb_putfh(&a, root, root_len);
-	xb_u32(&a, N4_RESTOREFH);
-	xb_u32(&a, N4_CLOSE);
-	xb_u32(&a, 0);
-	n4_xb_sid(&a, &current);
-	CHECK_EQ(n4_call(&k, &a, &r), 0, "OPEN SAVEFH PUTFH RESTOREFH CLOSE(current stateid): OK");
-	raw_reply_free(&r);
+	current_sid41(&k, root, root_len, cid);
 }
 
 

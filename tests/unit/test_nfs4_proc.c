@@ -501,13 +501,11 @@ static void test_readdir(void **state)
 	assert_int_equal(tc_u32(t), 1);
 }
 
-static void test_secinfo_and_handles(void **state)
+/* SECINFO and SECINFO_NO_NAME (both styles) of the export "data" and the pseudo root. */
+static void secinfo_data(void)
 {
-	struct nfs_fh forged;
 	uint32_t n;
 
-	(void)state;
-	data_root();
 	/* SECINFO "data" from srv: the export's sec=sys:none. */
 	begin(ME, 0, 4);
 	op_putfh(&data_fh);
@@ -561,6 +559,13 @@ static void test_secinfo_and_handles(void **state)
 	res(OP_PUTFH, NFS4_OK);
 	res(OP_SECINFO_NO_NAME, NFS4_OK);
 	assert_int_equal(tc_u32(t), 2);
+}
+
+/* AUTH_NONE against the sec=sys export "ro". */
+static void secinfo_none(void)
+{
+	uint32_t n;
+
 	/* AUTH_NONE against the sec=sys export "ro": its files are WRONGSEC, but
 	 * SECINFO and SECINFO_NO_NAME answer (RFC 8881 §2.6.3.1.1.5; issue 24 defect 11). */
 	unsigned depth = op_walk(top, true), depth_ro = op_walk(exp_ro, true);
@@ -594,6 +599,14 @@ static void test_secinfo_and_handles(void **state)
 		xdr_enc_u32(&t->req, style ? 0 : SECINFO_STYLE4_CURRENT_FH); /* (GETATTR: an empty bitmap) */
 		assert_int_equal(run_with(&n, compound41_handler), style ? NFS4ERR_WRONGSEC : NFS4_OK);
 	}
+}
+
+/* Forged, stale and foreign handles. */
+static void handles_bad(void)
+{
+	struct nfs_fh forged;
+	uint32_t n;
+
 	/* A forged handle: BADHANDLE at PUTFH; a handle of a removed file: STALE at use. */
 	forged = data_fh;
 	forged.data[10] ^= 0x40;
@@ -620,6 +633,15 @@ static void test_secinfo_and_handles(void **state)
 	op_putfh(&data_fh);
 	op_getattr(ATTR_W0, 0);
 	assert_int_equal(run(&n), NFS4ERR_ACCESS);
+}
+
+static void test_secinfo_and_handles(void **state)
+{
+	(void)state;
+	data_root();
+	secinfo_data();
+	secinfo_none();
+	handles_bad();
 }
 
 /* EXCHANGE_ID + CREATE_SESSION through the real table; the session id. */

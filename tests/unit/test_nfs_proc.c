@@ -894,63 +894,72 @@ static void test_deleg_hook(void **state)
 
 /* ---- directory operations ---- */
 
-static void test_dirops(void **state)
+/* MKDIR d1, d2 (EXIST again), CREATE d1/x (its handle into *fh) and d2/y; RMDIR and REMOVE of the
+ * wrong kind or of nothing. */
+static void dirops_make(struct nfs_fh *d1, struct nfs_fh *d2, struct nfs_fh *fh)
 {
 	struct tc_fattr a;
-	struct nfs_fh d1, d2, fh, fh2;
-	uint32_t st, len;
-	const uint8_t *p;
+	struct nfs_fh fh2;
 
-	(void)state;
 	as(ME, 700, 0, 0);
-	assert_int_equal(do_mkdir(&root_fh, "d1", 0755, &d1), NFS3_OK);
+	assert_int_equal(do_mkdir(&root_fh, "d1", 0755, d1), NFS3_OK);
 	as(ME, 700, 0, 0);
-	assert_int_equal(do_mkdir(&root_fh, "d1", 0755, &fh), NFS3ERR_EXIST);
+	assert_int_equal(do_mkdir(&root_fh, "d1", 0755, &fh2), NFS3ERR_EXIST);
 	as(ME, 700, 0, 0);
-	assert_int_equal(do_mkdir(&root_fh, "d2", 0755, &d2), NFS3_OK);
+	assert_int_equal(do_mkdir(&root_fh, "d2", 0755, d2), NFS3_OK);
 	as(ME, 700, 0, 0);
-	assert_int_equal(do_create(&d1, "x", NFS3_CREATE_GUARDED, 0644, NULL, &fh, &a), NFS3_OK);
+	assert_int_equal(do_create(d1, "x", NFS3_CREATE_GUARDED, 0644, NULL, fh, &a), NFS3_OK);
 	as(ME, 700, 0, 0);
-	assert_int_equal(do_create(&d2, "y", NFS3_CREATE_GUARDED, 0644, NULL, &fh2, &a), NFS3_OK);
+	assert_int_equal(do_create(d2, "y", NFS3_CREATE_GUARDED, 0644, NULL, &fh2, &a), NFS3_OK);
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_rmdir, &root_fh, "d1"), NFS3ERR_NOTEMPTY);
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "d1"), NFS3ERR_ISDIR);
 	as(ME, 700, 0, 0);
-	assert_int_equal(do_dirop(nfs3_proc_rmdir, &d1, "x"), NFS3ERR_NOTDIR);
+	assert_int_equal(do_dirop(nfs3_proc_rmdir, d1, "x"), NFS3ERR_NOTDIR);
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "nothere"), NFS3ERR_NOENT);
+}
 
-	/* RENAME across directories over an existing file */
+/* RENAME d1/x over d2/y (fh, the same file, now d2/y), RMDIR d1, RENAME to another export: XDEV. */
+static void dirops_rename(const struct nfs_fh *d1, const struct nfs_fh *d2, const struct nfs_fh *fh)
+{
+	struct tc_fattr a;
+	struct nfs_fh fh2;
+	bool pre, post;
+
 	as(ME, 700, 0, 0);
-	tc_put_fh(t, &d1);
+	tc_put_fh(t, d1);
 	tc_put_name(t, "x");
-	tc_put_fh(t, &d2);
+	tc_put_fh(t, d2);
 	tc_put_name(t, "y");
 	run_ok(nfs3_proc_rename);
 	assert_int_equal(tc_u32(t), NFS3_OK);
-	bool pre, post;
 	tc_skip_wcc(t, &pre, &post);
 	assert_true(pre && post);
 	tc_skip_wcc(t, &pre, &post);
 	assert_true(pre && post);
 	as(ME, 700, 0, 0);
-	assert_int_equal(do_lookup(&d2, "y", &fh2, &a), NFS3_OK);
-	assert_memory_equal(fh2.data, fh.data, fh.len); /* the same file, moved */
+	assert_int_equal(do_lookup(d2, "y", &fh2, &a), NFS3_OK);
+	assert_memory_equal(fh2.data, fh->data, fh->len); /* the same file, moved */
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_rmdir, &root_fh, "d1"), NFS3_OK);
-	/* RENAME between exports: XDEV */
 	as(ME, 700, 0, 0);
-	tc_put_fh(t, &d2);
+	tc_put_fh(t, d2);
 	tc_put_name(t, "y");
 	tc_put_fh(t, &ro_fh);
 	tc_put_name(t, "y");
 	run_ok(nfs3_proc_rename);
 	assert_int_equal(tc_u32(t), NFS3ERR_XDEV);
+}
 
-	/* LINK */
+/* LINK of the file fh (nlink 2) and of the directory d2 (ISDIR). */
+static void dirops_link(const struct nfs_fh *d2, const struct nfs_fh *fh)
+{
+	struct tc_fattr a;
+
 	as(ME, 700, 0, 0);
-	tc_put_fh(t, &fh);
+	tc_put_fh(t, fh);
 	tc_put_fh(t, &root_fh);
 	tc_put_name(t, "hard");
 	run_ok(nfs3_proc_link);
@@ -958,13 +967,20 @@ static void test_dirops(void **state)
 	assert_true(tc_post_op_attr(t, &a));
 	assert_int_equal(a.nlink, 2);
 	as(ME, 700, 0, 0);
-	tc_put_fh(t, &d2);
+	tc_put_fh(t, d2);
 	tc_put_fh(t, &root_fh);
 	tc_put_name(t, "dirlink");
 	run_ok(nfs3_proc_link);
 	assert_int_equal(tc_u32(t), NFS3ERR_ISDIR);
+}
 
-	/* SYMLINK + READLINK */
+/* SYMLINK, READLINK of it and of the regular file fh (INVAL). */
+static void dirops_symlink(const struct nfs_fh *fh)
+{
+	struct nfs_fh fh2;
+	const uint8_t *p;
+	uint32_t len;
+
 	as(ME, 700, 0, 0);
 	tc_put_fh(t, &root_fh);
 	tc_put_name(t, "sym");
@@ -983,11 +999,34 @@ static void test_dirops(void **state)
 	assert_int_equal(len, strlen("../somewhere/else"));
 	assert_memory_equal(p, "../somewhere/else", len);
 	as(ME, 700, 0, 0);
-	tc_put_fh(t, &fh);
+	tc_put_fh(t, fh);
 	run_ok(nfs3_proc_readlink);
 	assert_int_equal(tc_u32(t), NFS3ERR_INVAL); /* not a symlink */
+}
 
-	/* MKNOD: FIFO yes, REG is BADTYPE, a device as root yes, as a user PERM */
+/* MKNOD of a character device 1,3 named "null" in dir as uid: its status. */
+static uint32_t mknod_null(const struct nfs_fh *dir, uint32_t uid)
+{
+	as(ME, 700, uid, uid);
+	tc_put_fh(t, dir);
+	tc_put_name(t, "null");
+	xdr_enc_u32(&t->req, NF3CHR);
+	tc_put_sattr_mode(t, 0600);
+	xdr_enc_u32(&t->req, 1);
+	xdr_enc_u32(&t->req, 3);
+	run_ok(nfs3_proc_mknod);
+	return tc_u32(t);
+}
+
+/* MKNOD: FIFO yes, REG is BADTYPE, a device as root yes, as a user PERM; READ of a FIFO or directory
+ * is refused without opening it (a FIFO open would block). */
+static void dirops_mknod(void)
+{
+	struct tc_fattr a;
+	struct nfs_fh d, fh2;
+	uint32_t st, n;
+	bool eof;
+
 	as(ME, 700, 0, 0);
 	tc_put_fh(t, &root_fh);
 	tc_put_name(t, "fifo");
@@ -1007,35 +1046,28 @@ static void test_dirops(void **state)
 	assert_int_equal(tc_u32(t), NFS3ERR_BADTYPE);
 	sh("mkdir -p %s/pub && chmod 0777 %s/pub", exp_rw, exp_rw);
 	as(ME, 700, 0, 0);
-	assert_int_equal(do_lookup(&root_fh, "pub", &d1, &a), NFS3_OK);
-	as(ME, 700, 1000, 1000);
-	tc_put_fh(t, &d1);
-	tc_put_name(t, "null");
-	xdr_enc_u32(&t->req, NF3CHR);
-	tc_put_sattr_mode(t, 0600);
-	xdr_enc_u32(&t->req, 1);
-	xdr_enc_u32(&t->req, 3);
-	run_ok(nfs3_proc_mknod);
-	assert_int_equal(tc_u32(t), NFS3ERR_PERM);
-	as(ME, 700, 0, 0);
-	tc_put_fh(t, &d1);
-	tc_put_name(t, "null");
-	xdr_enc_u32(&t->req, NF3CHR);
-	tc_put_sattr_mode(t, 0600);
-	xdr_enc_u32(&t->req, 1);
-	xdr_enc_u32(&t->req, 3);
-	run_ok(nfs3_proc_mknod);
-	st = tc_u32(t);
+	assert_int_equal(do_lookup(&root_fh, "pub", &d, &a), NFS3_OK);
+	assert_int_equal(mknod_null(&d, 1000), NFS3ERR_PERM);
+	st = mknod_null(&d, 0);
 	assert_true(st == NFS3_OK || st == NFS3ERR_PERM); /* PERM if this container forbids mknod */
-	/* READ of a FIFO or directory is refused without opening it (a FIFO open would block) */
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_lookup(&root_fh, "fifo", &fh2, &a), NFS3_OK);
-	uint32_t n;
-	bool eof;
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_read(&fh2, 0, 10, NULL, &n, &eof), NFS3ERR_INVAL);
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_read(&root_fh, 0, 10, NULL, &n, &eof), NFS3ERR_ISDIR);
+}
+
+static void test_dirops(void **state)
+{
+	struct nfs_fh d1, d2, fh;
+
+	(void)state;
+	dirops_make(&d1, &d2, &fh);
+	dirops_rename(&d1, &d2, &fh);
+	dirops_link(&d2, &fh);
+	dirops_symlink(&fh);
+	dirops_mknod();
 }
 
 /* ---- handles: stale, forged, unlinked while cached ---- */

@@ -437,6 +437,113 @@ static void test_top_clients(void **state)
 	stats_set_top_clients(0);
 }
 
+/* The rank lines of rnfsd_client_calls_total: busiest first, exactly STATS_TOP_CLIENTS_MAX of them. */
+static void assert_top(const char *page, char addrs[][48], const uint64_t *calls)
+{
+	const char *at = page, *p = page;
+	unsigned lines = 0;
+	char line[128];
+
+	for (unsigned r = 0; r < STATS_TOP_CLIENTS_MAX; r++) {
+		snprintf(line, sizeof(line), "rnfsd_client_calls_total{client=\"%.47s\"} %llu\n", addrs[r],
+			 (unsigned long long)calls[r]);
+		const char *hit = strstr(page, line);
+
+		assert_non_null(hit);
+		assert_true(hit >= at); /* in rank order */
+		at = hit;
+	}
+	while ((p = strstr(p, "rnfsd_client_calls_total{")))
+		lines++, p++;
+	assert_int_equal(lines, STATS_TOP_CLIENTS_MAX);
+}
+
+/* Soak of the busiest-clients table: 5,000 distinct closed addresses, then 2,001 connections open at
+ * once from 1,000 addresses, then 20,000 short connections. The closed table stays at its bound
+ * (STATS_CLIENTS_KEPT, the busiest kept), the page names the right STATS_TOP_CLIENTS_MAX busiest
+ * in order, closing connections moves no counter back, the registry ends as it began (ASan: no leak,
+ * no overrun). An address whose connections each make fewer calls than the least busy kept one
+ * never enters a full table (the documented bound's price). */
+static void test_top_clients_soak(void **state)
+{
+	enum { CLOSED = 5000, OPEN_ADDRS = 1000 };
+	static char addr_of[CLOSED][48], top_addr[STATS_TOP_CLIENTS_MAX][48];
+	uint64_t top_calls[STATS_TOP_CLIENTS_MAX];
+	struct stats_conn one, *open = calloc(2 * OPEN_ADDRS + 1, sizeof(*open));
+	unsigned conns0, conns;
+	char peer[64], *page, *page2;
+
+	(void)state;
+	assert_non_null(open);
+	stats_conn_counts(&conns0, NULL, NULL);
+	stats_set_top_clients(STATS_TOP_CLIENTS_MAX);
+	memset(&one, 0, sizeof(one));
+	for (unsigned i = 0; i < CLOSED; i++) { /* calls 1000 + a permutation of 0..4999 */
+		uint64_t calls = 1000 + (uint64_t)i * 7919 % CLOSED;
+
+		snprintf(peer, sizeof(peer), "10.%u.%u.%u:%u", i >> 16 & 255, i >> 8 & 255, i & 255, 700 + i % 300);
+		stats_peer_addr(peer, addr_of[calls - 1000], sizeof(addr_of[0]));
+		stats_conn_register(&one, "tcp", peer, NULL);
+		stats_add(&one.calls, calls);
+		stats_add(&one.rx_bytes, calls);
+		stats_conn_unregister(&one);
+		assert_true(stats_clients_kept() <= STATS_CLIENTS_KEPT);
+	}
+	assert_int_equal(stats_clients_kept(), STATS_CLIENTS_KEPT);
+	for (unsigned r = 0; r < STATS_TOP_CLIENTS_MAX; r++)
+		snprintf(top_addr[r], sizeof(top_addr[r]), "%s", addr_of[CLOSED - 1 - r]), top_calls[r] = 5999 - r;
+	page = render_with(stats_render_prom);
+	assert_top(page, top_addr, top_calls);
+	free(page);
+
+	/* Open at once: two connections per address (summed), one more on the busiest closed address. */
+	for (unsigned j = 0; j < 2 * OPEN_ADDRS; j++) {
+		snprintf(peer, sizeof(peer), "[2001:db8::%x]:%u", j / 2, 800 + j % 2);
+		stats_conn_register(&open[j], "tcp", peer, NULL);
+		stats_add(&open[j].calls, 3100 + j / 2);
+	}
+	snprintf(peer, sizeof(peer), "%s:9", addr_of[CLOSED - 1]);
+	stats_conn_register(&open[2 * OPEN_ADDRS], "tcp", peer, NULL);
+	stats_add(&open[2 * OPEN_ADDRS].calls, 10000);
+	stats_conn_counts(&conns, NULL, NULL);
+	assert_int_equal(conns, conns0 + 2 * OPEN_ADDRS + 1);
+	snprintf(top_addr[0], sizeof(top_addr[0]), "%s", addr_of[CLOSED - 1]), top_calls[0] = 15999;
+	for (unsigned r = 1; r < STATS_TOP_CLIENTS_MAX; r++) {
+		unsigned j = OPEN_ADDRS - r;
+
+		snprintf(top_addr[r], sizeof(top_addr[r]), "2001:db8::%x", j), top_calls[r] = 2 * (3100 + j);
+	}
+	page = render_with(stats_render_prom);
+	assert_top(page, top_addr, top_calls);
+	for (unsigned j = 0; j <= 2 * OPEN_ADDRS; j += 2) /* the first of each address's two, then the others */
+		stats_conn_unregister(&open[j]);
+	for (unsigned j = 1; j < 2 * OPEN_ADDRS; j += 2)
+		stats_conn_unregister(&open[j]);
+	assert_int_equal(stats_clients_kept(), STATS_CLIENTS_KEPT);
+	page2 = render_with(stats_render_prom); /* closed: the same counters, none back */
+	assert_top(page2, top_addr, top_calls);
+	free(page);
+	free(page2);
+
+	/* 10,000 short connections of a kept address add up; 10,000 of a new one with 1 call each never
+	 * beat the least busy kept entry, so that address stays out. */
+	for (unsigned k = 0; k < 20000; k++) {
+		snprintf(peer, sizeof(peer), k % 2 ? "[2001:db8::%x]:1" : "198.51.100.7:1", OPEN_ADDRS - 1);
+		stats_conn_register(&one, "tcp", peer, NULL);
+		stats_add(&one.calls, 1);
+		stats_conn_unregister(&one);
+	}
+	assert_int_equal(stats_clients_kept(), STATS_CLIENTS_KEPT);
+	page = render_with(stats_render_prom);
+	assert_non_null(strstr(page, "rnfsd_client_calls_total{client=\"2001:db8::3e7\"} 18198\n"));
+	assert_null(strstr(page, "198.51.100.7"));
+	free(page);
+	stats_conn_counts(&conns, NULL, NULL);
+	assert_int_equal(conns, conns0);
+	stats_set_top_clients(0);
+	free(open);
+}
+
 static void test_json_nfs4(void **state)
 {
 	(void)state;
@@ -470,7 +577,8 @@ static void test_json_nfs4(void **state)
 	assert_non_null(strstr(doc, "\"nfs4_async\": {\"copies_started\": 0, \"copies_done\": 0, \"copies_cancelled\": 0, "
 				    "\"cb_offload_sent\": 0, \"cb_notify_lock_sent\": 0},\n  \"nfs4_bounds\": {\"offloads\": 0, "
 				    "\"offloads_max\": 0, \"sync_copies\": 0, \"sync_copies_max\": 0, \"sync_copies_refused\": 0, "
-				    "\"lock_waiters\": 0, \"lock_waiters_max\": 0, \"delegations_max\": 0, \"callback_paths\": 0, "
+				    "\"lock_waiters\": 0, \"lock_waiters_max\": 0, \"cb_getattr_waiters\": 0, \"cb_getattr_waiters_max\": 0, "
+				    "\"delegations_max\": 0, \"callback_paths\": 0, "
 				    "\"callback_paths_max\": 0, \"revoked_stateids\": 0, \"revoked_stateids_max\": 0, "
 				    "\"layouts\": 0, \"layouts_max\": 0, \"layout_errors\": 0, \"layout_recalling\": 0, "
 				    "\"layout_recalls\": 0, \"layout_recalls_returned\": 0, \"layouts_revoked\": 0},\n"
@@ -771,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_json_nfs4),
 		cmocka_unit_test(test_prom_sections),
 		cmocka_unit_test(test_top_clients),
+		cmocka_unit_test(test_top_clients_soak),
 		cmocka_unit_test(test_rnfsctl_nfs4),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_json),

@@ -15,6 +15,7 @@
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/ops/nfs4_copy_async.h"
 #include "nfs/v4/state/nfs4_deleg.h"
+#include "nfs/v4/state/nfs4_ga_wait.h"
 #include "nfs/v4/ops/nfs4_lock_notify.h"
 #include "nfs/v4/ops/nfs4_pnfs.h"
 #include "nfs/v4/state/nfs4_layout.h"
@@ -116,6 +117,8 @@ static void nfs4_stats_async(struct nfs4_stats_snap *out)
 	out->sync_copies_refused = c.sync_refused;
 	out->lock_waiters = nfs4_lock_notify_waiters();
 	out->lock_waiters_max = NFS4_LOCKWAIT_MAX;
+	out->cb_getattr_waiters = nfs4_deleg_getattr_waiters();
+	out->cb_getattr_waiters_max = NFS4_GA_WAITERS;
 	out->delegations_max = NFS4_DELEG_MAX;
 	out->callback_paths_max = NFS4_CB_CLIENTS;
 	nfs4_cb_foreach(count_cb, &out->callback_paths);
@@ -241,6 +244,7 @@ static const struct nfs4_sec_field nfs4_sec_bounds[] = {
 	U("offloads", offloads), U("offloads_max", offloads_max), U("sync_copies", sync_copies),
 	U("sync_copies_max", sync_copies_max), U("sync_copies_refused", sync_copies_refused),
 	U("lock_waiters", lock_waiters), U("lock_waiters_max", lock_waiters_max),
+	U("cb_getattr_waiters", cb_getattr_waiters), U("cb_getattr_waiters_max", cb_getattr_waiters_max),
 	U("delegations_max", delegations_max), U("callback_paths", callback_paths),
 	U("callback_paths_max", callback_paths_max), U("revoked_stateids", revoked_stateids),
 	U("revoked_stateids_max", revoked_stateids_max), U("layouts", layouts), U("layouts_max", layouts_max),
@@ -383,6 +387,8 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_open_owners", "NFSv4 open owners", PROM_GAUGE, open_owners),
 	PF("rnfsd_nfs4_lock_owners", "NFSv4 lock owners", PROM_GAUGE, lock_owners),
 	PF("rnfsd_nfs4_lock_waiters", "Blocked NFSv4 locks waiting for CB_NOTIFY_LOCK", PROM_GAUGE, lock_waiters),
+	PF("rnfsd_nfs4_cb_getattr_waiters", "Workers waiting for a CB_GETATTR answer (or slots its late answer holds)",
+	   PROM_GAUGE, cb_getattr_waiters),
 	PF("rnfsd_nfs4_revoked_stateids", "Stateids revoked by the administrator and not yet freed (remembered)",
 	   PROM_GAUGE, revoked_stateids),
 	PF("rnfsd_nfs4_recorded_clients", "Clients in the stable record (state-dir)", PROM_GAUGE, recorded_clients),

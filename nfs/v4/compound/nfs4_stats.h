@@ -40,6 +40,7 @@ struct nfs4_stats_snap {
 	unsigned sync_copies, sync_copies_max;     /* synchronous COPYs holding a worker */
 	uint64_t sync_copies_refused;              /* COPYs answered NFS4ERR_DELAY for want of a share */
 	unsigned lock_waiters, lock_waiters_max;   /* CB_NOTIFY_LOCK waiters */
+	unsigned cb_getattr_waiters, cb_getattr_waiters_max; /* workers waiting for CB_GETATTR answers */
 	unsigned revoked_stateids, revoked_stateids_max; /* stateids revoked by the administrator, remembered */
 	unsigned delegations_max;
 	unsigned callback_paths, callback_paths_max;

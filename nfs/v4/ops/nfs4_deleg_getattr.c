@@ -12,10 +12,10 @@
  * callback path) has its delegation recalled and the GETATTR answers
  * NFS4ERR_DELAY, as knfsd's nfsd4_deleg_getattr_conflict() does.
  *
- * Waiters: a fixed table of GA_WAITERS under ga_mu. A slot is the callback's
- * argument and its answer's destination, so it stays taken until the
- * callback's done() has run, even when its worker stopped waiting
- * (abandoned: done() frees it). No slot free: DELAY, as an unanswered call.
+ * Waiters: the pure table nfs/v4/state/nfs4_ga_wait.c (NFS4_GA_WAITERS slots,
+ * their states) under ga_mu. A slot stays taken until the callback's done()
+ * has run, even when its worker stopped waiting. No slot free: DELAY, as an
+ * unanswered call.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,25 +26,17 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/state/nfs4_deleg.h"
+#include "nfs/v4/state/nfs4_ga_wait.h"
 
-#define GA_WAITERS 64u
 #define GA_WAIT_MS 500 /* a worker's longest wait for a holder's answer */
 #define GA_MASK0 (1u << FATTR4_CHANGE | 1u << FATTR4_SIZE) /* RFC 8881 §10.4.3: change and size */
 /* RFC 9754 §5: an *_ATTRS_DELEG holder is asked its delegated times too. */
 #define GA_MASK2 (1u << (FATTR4_TIME_DELEG_ACCESS - 64) | 1u << (FATTR4_TIME_DELEG_MODIFY - 64))
 
-struct ga_wait {
-	bool used;
-	bool answered;  /* done() ran: status is the holder's */
-	bool abandoned; /* its worker gave up waiting: done() frees the slot */
-	int32_t status;
-	struct nfs4_cb_getattr_res res; /* written by the loop thread before done() */
-};
-
 static pthread_once_t ga_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t ga_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ga_cv;
-static struct ga_wait ga_tab[GA_WAITERS];
+static struct nfs4_ga_tab ga_tab;
 static atomic_ullong ga_sent, ga_unanswered;
 
 static void ga_init(void)
@@ -60,30 +52,18 @@ static void ga_init(void)
 /* Loop thread: the holder answered (status: its nfsstat4), or the call failed (-1). */
 static void ga_done(void *arg, int32_t status)
 {
-	struct ga_wait *w = arg;
-
 	pthread_mutex_lock(&ga_mu);
-	if (w->abandoned) {
-		w->used = false;
-	} else {
-		w->status = status;
-		w->answered = true;
+	if (nfs4_ga_done(&ga_tab, arg, status))
 		pthread_cond_broadcast(&ga_cv);
-	}
 	pthread_mutex_unlock(&ga_mu);
 }
 
-static struct ga_wait *ga_take(void)
+static struct nfs4_ga_wait *ga_take(void)
 {
-	struct ga_wait *w = NULL;
+	struct nfs4_ga_wait *w;
 
 	pthread_mutex_lock(&ga_mu);
-	for (unsigned i = 0; i < GA_WAITERS && !w; i++)
-		if (!ga_tab[i].used) {
-			w = &ga_tab[i];
-			memset(w, 0, sizeof(*w));
-			w->used = true;
-		}
+	w = nfs4_ga_take(&ga_tab);
 	pthread_mutex_unlock(&ga_mu);
 	return w;
 }
@@ -94,7 +74,7 @@ static bool ga_ask(uint64_t holder, const uint8_t *fkey, uint32_t fkey_len, bool
 {
 	struct nfs4_cb_op op;
 	struct timespec until;
-	struct ga_wait *w;
+	struct nfs4_ga_wait *w;
 	bool ok = false;
 
 	if (fkey_len > NFS4_CB_FH_MAX || !(w = ga_take()))
@@ -108,7 +88,7 @@ static bool ga_ask(uint64_t holder, const uint8_t *fkey, uint32_t fkey_len, bool
 	op.u.getattr.out = &w->res;
 	if (!nfs4_cb_send(holder, &op, ga_done, w)) {
 		pthread_mutex_lock(&ga_mu);
-		w->used = false; /* done() will not run */
+		nfs4_ga_put(&ga_tab, w); /* done() will not run */
 		pthread_mutex_unlock(&ga_mu);
 		return false;
 	}
@@ -120,13 +100,7 @@ static bool ga_ask(uint64_t holder, const uint8_t *fkey, uint32_t fkey_len, bool
 	pthread_mutex_lock(&ga_mu);
 	while (!w->answered && pthread_cond_timedwait(&ga_cv, &ga_mu, &until) == 0)
 		;
-	if (w->answered) {
-		ok = w->status == 0;
-		*out = w->res;
-		w->used = false;
-	} else {
-		w->abandoned = true;
-	}
+	nfs4_ga_finish(&ga_tab, w, &ok, out); /* not answered: abandoned, done() frees it */
 	pthread_mutex_unlock(&ga_mu);
 	return ok;
 }
@@ -181,4 +155,14 @@ void nfs4_deleg_getattr_stats(uint64_t *sent, uint64_t *unanswered)
 {
 	*sent = atomic_load(&ga_sent);
 	*unanswered = atomic_load(&ga_unanswered);
+}
+
+unsigned nfs4_deleg_getattr_waiters(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&ga_mu);
+	n = nfs4_ga_count(&ga_tab);
+	pthread_mutex_unlock(&ga_mu);
+	return n;
 }

@@ -333,6 +333,8 @@ struct be_attr;
 uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, struct be_attr *attr);
 /* CB_GETATTRs sent, and those not answered in time (the stats). */
 void nfs4_deleg_getattr_stats(uint64_t *sent, uint64_t *unanswered);
+/* Slots of the waiter table taken now (of NFS4_GA_WAITERS, state/nfs4_ga_wait.h; the stats). */
+unsigned nfs4_deleg_getattr_waiters(void);
 
 /* Is anything delegated now? (A hint without a lock: callers skip a lookup
  * made only to find the handle nfs4_deleg_break() wants.) */
