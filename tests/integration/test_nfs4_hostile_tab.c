@@ -488,8 +488,9 @@ static unsigned soak_clients(unsigned round, unsigned n)
 /* A round of SOAK_CLIENTS clients made and left to expire. The gauge is checked to count them all only
  * when they were made within one lease (on a busy host the first may expire before the last is made);
  * then the round waits, up to a lease and a half past the last one, for the timer to expire them all
- * (no fixed sleep: a slow timer is waited for, a timer that never expires them fails the check). */
-static void soak_round(unsigned round, double c0)
+ * (no fixed sleep: a slow timer is waited for, a timer that never expires them fails the check).
+ * Returns how many of the round's clients were held at once (counted when the last was made). */
+static double soak_round(unsigned round, double c0)
 {
 	double t0 = hx_now(), made, clients;
 
@@ -505,7 +506,13 @@ static void soak_round(unsigned round, double c0)
 		usleep(250 * 1000);
 	CHECK(gauge("nfs4", "clients") <= c0, "round %u: all expired by the lease timer (%.1f s after the last)", round,
 	      hx_now() - made);
+	return clients - c0;
 }
+
+/* Resident memory a client held at once may leave touched for good: its entry of the preallocated
+ * callback table (14 KiB) and its session's reply cache: 16-17 KiB measured (2,000 clients at
+ * once), rounded up. */
+#define SOAK_CLIENT_KB 20
 
 static void test_soak(void)
 {
@@ -515,6 +522,7 @@ static void test_soak(void)
 	unsigned cycles = 0;
 	char id[32];
 	long fd0, rss0, rss1;
+	double held0, held, held2;
 
 	hx_section("soak: %u session create/destroy cycles, 3 x %u clients created and expired", SOAK_SESSIONS,
 		   SOAK_CLIENTS);
@@ -525,7 +533,7 @@ static void test_soak(void)
 	c0 = gauge("nfs4", "clients"), s0 = gauge("nfs4", "sessions"), b0 = gauge("nfs4_limits", "reply_cache_bytes");
 	/* A first round touches the preallocated tables' pages (the callback table's entries, 14 KiB
 	 * each): the memory they settle at is the baseline for what follows. */
-	soak_round(0, c0);
+	held0 = soak_round(0, c0);
 	rss1 = n4_proc_rss_kb(env.pid);
 	hx_note("resident memory %ld KiB at start, %ld KiB after the first round", rss0, rss1);
 	n4_connect(&k, env.port, 1);
@@ -537,12 +545,20 @@ static void test_soak(void)
 	}
 	n4_client_close(&k);
 	CHECK_EQ(cycles, SOAK_SESSIONS, "every session create/destroy cycle succeeded");
-	soak_round(1, c0);
-	soak_round(2, c0);
+	held = soak_round(1, c0);
+	held2 = soak_round(2, c0);
+	held = held2 > held ? held2 : held;
 	CHECK(gauge("nfs4", "clients") == c0 && gauge("nfs4", "sessions") == s0, "the client and session gauges are back");
 	CHECK(gauge("nfs4_limits", "reply_cache_bytes") == b0, "the reply_cache_bytes gauge is back (%.0f)", b0);
 	check_live(&w, "127.0.0.3", "tabS-late");
-	check_resources(fd0, rss1, 2, 4 * 1024);
+	/* The baseline is the first round's: a busy host makes that round slower, so fewer of its clients
+	 * coexist (the first expire before the last is made) and fewer table pages are touched than a later,
+	 * faster round touches. Memory those extra clients held at once is allowed for; a leak grows with
+	 * the 7,000 clients and 3,000 sessions made after the baseline, not with that difference. */
+	if (held > held0)
+		hx_note("later rounds held %.0f clients at once, the first %.0f: %.0f KiB more allowed", held, held0,
+			(held - held0) * SOAK_CLIENT_KB);
+	check_resources(fd0, rss1, 2, 4 * 1024 + (held > held0 ? (long)(held - held0) * SOAK_CLIENT_KB : 0));
 	CHECK(n4_proc_rss_kb(env.pid) <= rss0 + 56 * 1024 + quarantine_kb(),
 	      "(c) and within the callback table (56 MiB) of the start");
 	stop();
