@@ -54,6 +54,9 @@
 
 enum { GSS_DATA = 0, GSS_INIT = 1, GSS_CONTINUE = 2, GSS_DESTROY = 3 };
 enum { SVC_NONE = 1, SVC_INTEG = 2, SVC_PRIV = 3 };
+/* How long a reply is waited for: a hang guard, not a latency bound (a loaded sanitizer build is slow).
+ * The one call that must get no reply (a replayed seq_num) costs this long. */
+#define RECV_MS 10000
 
 static struct hx_env env;
 static bool gss_quiet; /* the soak's contexts: no note per INIT reply */
@@ -196,7 +199,7 @@ static int gss_send(struct raw_conn *c, struct gss_cl *g, uint32_t svc, const st
 	int st = -1;
 
 	raw_send_record(c, call->p, call->len);
-	if (raw_recv_reply(c, &r, 1500) != RAW_RECV_OK)
+	if (raw_recv_reply(c, &r, RECV_MS) != RAW_RECV_OK)
 		return -2;
 	if (r.reply_stat == 1)
 		st = r.reject_stat == 1 ? -(1000 + (int)r.auth_stat) : -1;
@@ -231,7 +234,7 @@ static long gss_init_round(struct raw_conn *c, struct gss_cl *g, bool first, con
 	xb_opaque(&b, tok->value, (uint32_t)tok->length);
 	raw_send_record(c, b.p, b.len);
 	xb_free(&b);
-	if (raw_recv_reply(c, &r, 3000) != RAW_RECV_OK)
+	if (raw_recv_reply(c, &r, RECV_MS + 3000) != RAW_RECV_OK)
 		return -1;
 	if (r.reply_stat == 0 && r.accept_stat == 0) {
 		/* RFC 2203 §5.2.3.1: rpc_gss_init_res */
@@ -334,7 +337,7 @@ static bool gss_destroy(struct raw_conn *c, struct gss_cl *g)
 	gss_header(&b, g, 0, GSS_DESTROY, SVC_NONE, false);
 	raw_send_record(c, b.p, b.len);
 	xb_free(&b);
-	if (raw_recv_reply(c, &r, 1500) != RAW_RECV_OK)
+	if (raw_recv_reply(c, &r, RECV_MS) != RAW_RECV_OK)
 		return false;
 	ok = r.reply_stat == 0 && r.accept_stat == 0 && r.verf_flavor == 6 &&
 	     verify_word(g, g->seq, r.verf, r.verf_len);
@@ -536,7 +539,7 @@ static int gss_compound(struct raw_conn *c, struct gss_cl *g, struct xb *args, s
 	xb_free(args);
 	raw_send_record(c, call.p, call.len);
 	xb_free(&call);
-	if (raw_recv_reply(c, r, 1500) != RAW_RECV_OK)
+	if (raw_recv_reply(c, r, RECV_MS) != RAW_RECV_OK)
 		return -1;
 	if (r->reply_stat == 0 && r->accept_stat == 0 && r->verf_flavor == 6 &&
 	    verify_word(g, g->seq, r->verf, r->verf_len)) {
@@ -1273,8 +1276,10 @@ static void check_allocs(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 
 /*
  * Context creation runs on a worker (gss_accept_sec_context reads the keytab and the replay
- * cache): restarted with the test hook RNFSD_TEST_GSS_ACCEPT_DELAY_MS = 1000, a context takes
- * a second to make, and meanwhile a neighbour's NFSv4.1 GETATTR every 100 ms stays answered.
+ * cache): restarted with the test hook RNFSD_TEST_GSS_ACCEPT_DELAY_MS = 3000, a context takes
+ * three seconds to make, and meanwhile a neighbour's NFSv4.1 GETATTR every 100 ms stays answered.
+ * The bound on its slowest answer is the hook's delay less a second, not a latency target: with the
+ * step on the loop thread every call waits the whole 3 s; a loaded host has answered within 0.6 s.
  */
 static void check_slow_establish(struct raw_conn *c)
 {
@@ -1284,12 +1289,12 @@ static void check_slow_establish(struct raw_conn *c)
 
 	raw_close(c);
 	hx_daemon_stop(&env);
-	setenv("RNFSD_TEST_GSS_ACCEPT_DELAY_MS", "1000", 1);
+	setenv("RNFSD_TEST_GSS_ACCEPT_DELAY_MS", "3000", 1);
 	int rc = hx_daemon_start(&env);
 	unsetenv("RNFSD_TEST_GSS_ACCEPT_DELAY_MS");
 	if (rc != 0 || !CHECK(raw_connect(c, env.port) == 0, "raw connection after the restart with the hook"))
 		return;
-	CHECK(hx_log_count(&env, "test hook: each RPCSEC_GSS context creation step waits 1000 ms") >= 1,
+	CHECK(hx_log_count(&env, "test hook: each RPCSEC_GSS context creation step waits 3000 ms") >= 1,
 	      "the daemon logs the test hook");
 	if (!CHECK(n4_watch_start(&w, env.port, "gss-neighbour") == 0, "neighbour NFSv4.1 client set up"))
 		return;
@@ -1297,9 +1302,9 @@ static void check_slow_establish(struct raw_conn *c)
 	bool est = gss_establish(c, &s);
 	double took = hx_now() - t0;
 	double slowest = n4_watch_stop(&w);
-	CHECK(est && took >= 0.95, "a context made while the hook delays it (%.2f s)", took);
-	CHECK(w.calls >= 5 && w.failed == 0 && slowest < 0.5,
-	      "meanwhile the neighbour's GETATTRs are answered: %u calls, %u failed, slowest %.3f s (< 0.5)",
+	CHECK(est && took >= 2.95, "a context made while the hook delays it (%.2f s)", took);
+	CHECK(w.calls >= 3 && w.failed == 0 && slowest < 2.0,
+	      "meanwhile the neighbour's GETATTRs are answered: %u calls, %u failed, slowest %.3f s (< 2)",
 	      w.calls, w.failed, slowest);
 	if (s.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &s.ctx, GSS_C_NO_BUFFER);
