@@ -57,6 +57,7 @@
  *   nfs4_proc_xattr.c   GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (RFC 8276)
  *   nfs4_proc_layout.c  pNFS metadata server: GETDEVICEINFO, LAYOUTGET, LAYOUTRETURN, LAYOUTCOMMIT,
  *                       LAYOUTERROR, LAYOUTSTATS; the data servers (nfs4_pnfs.h)
+ *   nfs4_layout_recall.c pNFS recalls: conflicts, CB_LAYOUTRECALL, revocation, NFSv3's hook
  * state/     the server's tables as plain functions (no sockets, no backend calls;
  *            the client and stateid tables hold a mutex, the others their caller's)
  *   nfs4_clients.c      client records and NFSv4.1 sessions (struct nfs4_ctab)

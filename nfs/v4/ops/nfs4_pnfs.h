@@ -1,5 +1,6 @@
 /*
- * nfs4_pnfs.h - the pNFS metadata server at run time (nfs4_proc_layout.c):
+ * nfs4_pnfs.h - the pNFS metadata server at run time (nfs4_proc_layout.c,
+ * its recalls nfs4_layout_recall.c):
  * flexible-files layouts (RFC 8435) on exports with pnfs=flexfiles, handed
  * out over the data servers of rnfsd.conf's [pnfs] section. The operations
  * GETDEVICEINFO (RFC 8881 §18.40), LAYOUTGET (§18.43), LAYOUTRETURN
