@@ -41,6 +41,7 @@
  *    LAYOUTRETURN ends it; another client's truncate recalls, and a recall
  *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED,
  *    dropped at the holder's next LAYOUTGET with its open stateid);
+ *    another client's REMOVE recalls (NOMATCHING_LAYOUT ends the recall);
  *    rnfsctl export remove sends CB_LAYOUTRECALL FSID and revokes;
  *  - without [pnfs]: the pnfs=flexfiles export is logged as offering no
  *    layouts; EXCHANGE_ID has no USE_PNFS_MDS and LAYOUTGET is NOTSUPP, as
@@ -790,6 +791,71 @@ static void part_recall_revoke(struct n4_client *b)
 	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE (holder)");
 }
 
+#define N4ERR_NOMATCHING_LAYOUT_ 10060
+
+/* b opens name and gets an RW layout of it: the file's handle in fh (128 bytes), true if all went. */
+static bool lr_hold(struct n4_client *b, const char *name, struct n4_sid *osid, uint8_t *fh, uint32_t *fh_len)
+{
+	struct nfs4_layoutget_res r;
+
+	*fh_len = 0;
+	return CHECK_NFS(n4_open(b, env.export_dir, name, true, N4_ACCESS_BOTH, 0, "on", NULL, osid, fh, fh_len), N4_OK,
+			 "OPEN %s (holder)", name) &&
+	       CHECK_NFS(layoutget(b, fh, *fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, osid, &r), N4_OK,
+			 "LAYOUTGET RW of %s", name);
+}
+
+/* After a name change by another: the holder gets CB_LAYOUTRECALL FILE of fh (answered NOMATCHING_LAYOUT,
+ * §20.3.3: as returned), and no recall is left outstanding. */
+static void lr_recalled(struct n4_client *b, const uint8_t *fh, uint32_t fh_len, const char *what)
+{
+	struct n4_cb_call cc;
+	struct lr_args la;
+	long long n = -1;
+
+	if (!CHECK(lr_recall(b, &cc, &la, 5000), "%s: the holder gets CB_LAYOUTRECALL", what))
+		return;
+	CHECK(la.rtype == 1 && la.fh_len == fh_len && !memcmp(la.fh, fh, fh_len), "%s: FILE, the file's handle", what);
+	n4_cb_reply(&b->c, &cc, N4ERR_NOMATCHING_LAYOUT_);
+	for (double end = hx_now() + 5; hx_now() < end && (n = gauge("layout_recalling")) != 0; usleep(50000))
+		;
+	CHECK_EQ(n, 0, "%s: NOMATCHING_LAYOUT ends the recall", what);
+}
+
+/* REMOVE name in the export's root by another 4.1 client k. */
+static int v4_remove(struct n4_client *k, const char *name)
+{
+	struct raw_reply rep;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, n4_walk(NULL, env.export_dir) + 1);
+	n4_walk(&a, env.export_dir);
+	xb_u32(&a, N4_REMOVE);
+	xb_string(&a, name);
+	st = n4_call(k, &a, &rep);
+	raw_reply_free(&rep);
+	return st;
+}
+
+/* RFC 8881 §12.5.5: another client's REMOVE of a file recalls the holder's layout of it. */
+static void part_recall_remove(struct n4_client *b)
+{
+	struct n4_client k;
+	struct n4_sid osid;
+	uint8_t fh[128];
+	uint32_t fh_len;
+
+	hx_section("CB_LAYOUTRECALL on another NFSv4 client's REMOVE");
+	if (!lr_hold(b, "r3", &osid, fh, &fh_len) || !CHECK_EQ(n4_start(&k, env.port, 1, "pnfs-remover"), 0,
+								  "another 4.1 client"))
+		return;
+	CHECK_NFS(v4_remove(&k, "r3"), N4_OK, "it removes r3 through the MDS (no wait)");
+	n4_client_close(&k);
+	lr_recalled(b, fh, fh_len, "REMOVE");
+	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE (holder)");
+}
+
 /* An export removed at run time (rnfsctl export remove): its layouts revoked, the holder told. */
 static void part_recall_export(struct n4_client *b)
 {
@@ -831,6 +897,7 @@ static void part_recalls(void)
 	}
 	part_recall_return(&b);
 	part_recall_revoke(&b);
+	part_recall_remove(&b);
 	part_recall_export(&b);
 	n4_client_close(&b);
 }

@@ -129,7 +129,7 @@ void nfs4_pnfs_recall_file(const uint8_t *fkey, uint32_t fkey_len, uint64_t exce
 	struct nfs4_ltab *t;
 	unsigned n = 0;
 
-	if (!nfs4_pn_any())
+	if (!nfs4_pnfs_held())
 		return; /* no layout held: no lock taken */
 	t = nfs4_pn_lock();
 	if (t)
@@ -146,22 +146,13 @@ void nfs4_pn_hook(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr 
 	nfs4_pnfs_recall_file(fkey, fkey_len, 0, peer);
 }
 
-void nfs4_pnfs_recall_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
-			 const char *name, uint64_t except)
-{
-	struct nfs_fh fh;
-
-	if (nfs4_pn_any() && nfs4_name_file_fh(exp, cr, dir, name, &fh))
-		nfs4_pnfs_recall_file(fh.data, fh.len, except, NULL);
-}
-
 void nfs4_pnfs_export_gone(uint32_t fsid)
 {
 	uint64_t clients[NFS4_LAYOUT_BUCKETS];
 	struct nfs4_ltab *t;
 	unsigned n = 0, nc = 0;
 
-	if (!nfs4_pn_any())
+	if (!nfs4_pnfs_held())
 		return;
 	t = nfs4_pn_lock();
 	if (t)
@@ -180,7 +171,7 @@ void nfs4_pnfs_tick(uint64_t now)
 	struct nfs4_ltab *t;
 	unsigned n = 0;
 
-	if (!nfs4_pn_any())
+	if (!nfs4_pnfs_held())
 		return;
 	t = nfs4_pn_lock();
 	/* §12.5.5.1: on time even when no client calls */
@@ -200,7 +191,7 @@ uint32_t nfs4_pnfs_seq_flags(uint64_t clientid)
 	struct nfs4_ltab *t;
 	bool revoked = false;
 
-	if (!nfs4_pn_any())
+	if (!nfs4_pnfs_held())
 		return 0;
 	t = nfs4_pn_lock();
 	if (t) {

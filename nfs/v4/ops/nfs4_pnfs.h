@@ -50,6 +50,8 @@ void nfs4_pnfs_release(void);
 /* EXCHANGE_ID: is this server a metadata server (any data server configured)?
  * RFC 8881 §13.1, §18.35.3: then EXCHGID4_FLAG_USE_PNFS_MDS. */
 bool nfs4_pnfs_mds(void);
+/* Any layout record held (or a revoked client still flagged)? A hint without the lock. */
+bool nfs4_pnfs_held(void);
 /* The client record went: its layouts go. */
 void nfs4_pnfs_client_gone(uint64_t clientid);
 /* CLOSE: the client holds no open of the file any more: its return-on-close layouts go
@@ -61,9 +63,7 @@ void nfs4_pnfs_closed(uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len)
  * peer, not those got from peer's address. Never waits. Any thread. */
 struct sockaddr;
 void nfs4_pnfs_recall_file(const uint8_t *fkey, uint32_t fkey_len, uint64_t except, const struct sockaddr *peer);
-/* The same for the regular file dir/name of exp, looked up as cr (REMOVE). */
-void nfs4_pnfs_recall_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
-			 const char *name, uint64_t except);
+/* (The same for a name: nfs4_name_recall(), nfs4.h.) */
 /* The export (its id) went: its layouts are revoked, each holder gets CB_LAYOUTRECALL FSID. */
 void nfs4_pnfs_export_gone(uint32_t fsid);
 /* The server's tick (every second): recalls unanswered for a lease are revoked (§12.5.5.1), those

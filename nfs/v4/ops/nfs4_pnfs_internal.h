@@ -15,10 +15,8 @@
 
 /* nfs4_proc_layout.c */
 
-/* Any layout record held (or a revoked client flagged)? A hint without the lock. */
-bool nfs4_pn_any(void);
 /* The layout table's mutex taken: the table, or NULL between _release() and _init(); always
- * followed by nfs4_pn_unlock(), which also refreshes nfs4_pn_any()'s count. */
+ * followed by nfs4_pn_unlock(), which also refreshes nfs4_pnfs_held()'s count. */
 struct nfs4_ltab *nfs4_pn_lock(void);
 void nfs4_pn_unlock(void);
 /* The server's lease (a recall's wait, §12.5.5.1), as nfs4_pnfs_init() got it. */

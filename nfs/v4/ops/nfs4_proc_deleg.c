@@ -223,12 +223,7 @@ bool nfs4_deleg_ga_merge(const struct nfs4_stateid *sid, const struct nfs4_dl_cb
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid)
 {
-	struct nfs_fh fh;
-
-	/* nothing delegated, or nothing there: the operation says so itself */
-	if (!nfs4_deleg_any() || !nfs4_name_file_fh(exp, cr, dir, name, &fh))
-		return NFS4_OK;
-	return nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
+	return nfs4_name_recall(exp, cr, dir, name, clientid, false);
 }
 
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name)

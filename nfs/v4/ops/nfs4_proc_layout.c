@@ -104,7 +104,7 @@ static void pn_unlock(void)
 	pthread_mutex_unlock(&pn.mu);
 }
 
-bool nfs4_pn_any(void)
+bool nfs4_pnfs_held(void)
 {
 	return atomic_load(&pn_count) != 0;
 }
