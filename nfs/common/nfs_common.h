@@ -247,9 +247,12 @@ struct nfs_deleg_hook {
 	bool (*any)(void);
 	/* Recall other clients' conflicting delegations of the file (its handle's bytes). */
 	enum nfs_deleg_verdict (*recall)(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
-	/* The same for the regular file dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS). */
+	/* The same for the regular file dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS).
+	 * removed: the name goes with the file (REMOVE, the target a RENAME replaces), not just moves (a
+	 * RENAME's source): then the pNFS layouts of it are recalled too (RFC 8881 §12.5.5, never waits;
+	 * one lookup for both). */
 	enum nfs_deleg_verdict (*recall_at)(const struct nfs_export *exp, const struct be_cred *cr,
-					    const struct be_obj *dir, const char *name);
+					    const struct be_obj *dir, const char *name, bool removed);
 	/* GETATTR of the regular file (RFC 8881 §10.4.3): while an NFSv4 client holds a
 	 * write delegation of it, *attr gets the holder's size (and changed times) by
 	 * CB_GETATTR; only where may_wait (a worker), else NFS_DELEG_WORKER. */
@@ -262,21 +265,26 @@ const struct nfs_deleg_hook *nfs_deleg_hook_set(const struct nfs_deleg_hook *h);
 bool nfs_deleg_any(void);
 enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
 enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
-					   const struct be_obj *dir, const char *name);
+					   const struct be_obj *dir, const char *name, bool removed);
 enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr);
 
 /*
- * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_proc_layout.c): an NFSv3
+ * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_layout_recall.c): an NFSv3
  * WRITE or SETATTR of the size tells it through this hook, which NFSv4 sets
  * when it is a metadata server, and it recalls the layouts of the file
  * that clients at other addresses hold (RFC 8881 §12.5.5). The call never
  * waits: the NFSv3 operation goes on (tight coupling, RFC 8435 §2.2: the
  * data servers write this very file). peer: the caller's address (NULL:
- * unknown). Without the hook nothing happens.
+ * unknown). Without the hook nothing happens. (An NFSv3 REMOVE, or RENAME
+ * over a file, recalls through the delegation hook's recall_at, removed:
+ * one lookup of the name for both.)
  */
 typedef void (*nfs_layout_hook_fn)(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer);
 /* Returns the hook it replaces. */
 nfs_layout_hook_fn nfs_layout_hook_set(nfs_layout_hook_fn fn);
 void nfs_layout_conflict(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer);
+/* Is the hook set (NFSv4 is a metadata server: layouts may be held)? Name changes then run on a
+ * worker, where recall_at may look the name up as the caller. */
+bool nfs_layout_mds(void);
 
 #endif

@@ -42,6 +42,8 @@
  *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED,
  *    dropped at the holder's next LAYOUTGET with its open stateid);
  *    another client's REMOVE recalls (NOMATCHING_LAYOUT ends the recall);
+ *    so do an NFSv3 REMOVE and an NFSv3 RENAME over the file; an NFSv3
+ *    RENAME of the held file itself recalls nothing;
  *    rnfsctl export remove sends CB_LAYOUTRECALL FSID and revokes;
  *  - without [pnfs]: the pnfs=flexfiles export is logged as offering no
  *    layouts; EXCHANGE_ID has no USE_PNFS_MDS and LAYOUTGET is NOTSUPP, as
@@ -856,6 +858,40 @@ static void part_recall_remove(struct n4_client *b)
 	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE (holder)");
 }
 
+/* RFC 8881 §12.5.5 through the NFSv3 hook: an NFSv3 REMOVE of a file, and an NFSv3 RENAME over it,
+ * recall its layouts; a RENAME of the held file itself (the same file, the same handle) does not. */
+static void part_recall_v3names(struct n4_client *b)
+{
+	struct rpc_context *rpc = NULL;
+	struct hx_fh root;
+	struct n4_cb_call cc;
+	struct n4_sid osid;
+	uint8_t fh[128];
+	uint32_t fh_len;
+
+	hx_section("CB_LAYOUTRECALL on NFSv3 REMOVE and RENAME over the file");
+	if (hx_open_export(&env, env.export_dir, -1, -1, &rpc, &root) != 0)
+		return;
+	if (lr_hold(b, "r4", &osid, fh, &fh_len)) {
+		CHECK_NFS(hx3_remove(rpc, &root, "r4"), NFS3_OK, "NFSv3 REMOVE r4 (no wait)");
+		lr_recalled(b, fh, fh_len, "NFSv3 REMOVE");
+		CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE r4 (holder)");
+	}
+	if (lr_hold(b, "r5", &osid, fh, &fh_len)) {
+		hx_write_file(hx_xpath(&env, "r5new"), "new", 3, 0644);
+		CHECK_NFS(hx3_rename(rpc, &root, "r5new", &root, "r5"), NFS3_OK, "NFSv3 RENAME r5new over r5 (no wait)");
+		lr_recalled(b, fh, fh_len, "NFSv3 RENAME over the file");
+		CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE r5 (holder)");
+	}
+	if (lr_hold(b, "r6", &osid, fh, &fh_len)) {
+		CHECK_NFS(hx3_rename(rpc, &root, "r6", &root, "r6b"), NFS3_OK, "NFSv3 RENAME of the held file r6");
+		CHECK(!lr_wait(b, &cc, 1500), "its own rename recalls nothing (the same file, the same handle)");
+		CHECK_EQ(gauge("layout_recalling"), 0, "no recall outstanding");
+		CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE r6 (holder)");
+	}
+	hx_rpc_close(rpc);
+}
+
 /* An export removed at run time (rnfsctl export remove): its layouts revoked, the holder told. */
 static void part_recall_export(struct n4_client *b)
 {
@@ -898,6 +934,7 @@ static void part_recalls(void)
 	part_recall_return(&b);
 	part_recall_revoke(&b);
 	part_recall_remove(&b);
+	part_recall_v3names(&b);
 	part_recall_export(&b);
 	n4_client_close(&b);
 }

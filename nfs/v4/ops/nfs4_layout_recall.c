@@ -11,7 +11,10 @@
  *    another client, an NFSv3 WRITE or SETATTR of the size (the hook of
  *    nfs/common: nfs_layout_conflict) from another address than the
  *    holder's (the holder's own I/O to its data server is no conflict)
- *    recall the other clients' layouts of the file: type FILE, iomode ANY,
+ *    recall the other clients' layouts of the file, and so does an NFSv3
+ *    REMOVE, or RENAME over the file, from any address (a name change is no
+ *    data server's I/O; nfs4_name_recall() through the delegation hook's
+ *    recall_at, one lookup for both): type FILE, iomode ANY,
  *    clora_changed false (the layout is unchanged: the change goes to the
  *    same file). The conflicting operation does not wait (the data servers
  *    write this very file, RFC 8435 §2.2).

@@ -565,10 +565,12 @@ static enum nfs_deleg_verdict hook_recall(const uint8_t *fkey, uint32_t fkey_len
 	return nfs4_deleg_break(fkey, fkey_len, 0, dl_acc[acc]) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
+/* NFSv3 REMOVE, RENAME: removed, the layouts too (RFC 8881 §12.5.5), from any address: a name change is
+ * never a pNFS client's I/O to its data server. */
 static enum nfs_deleg_verdict hook_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
-					     const struct be_obj *dir, const char *name)
+					     const struct be_obj *dir, const char *name, bool removed)
 {
-	return nfs4_deleg_break_at(exp, cr, dir, name, 0) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_name_recall(exp, cr, dir, name, 0, removed) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
 static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr)
