@@ -15,6 +15,11 @@
  *  - GETDEVICEINFO decodes to netid "tcp" and the daemon's own universal
  *    address, NFSv3, tightly coupled; a small gdia_maxcount is TOOSMALL with
  *    the size needed; an unknown device NOENT;
+ *  - GETDEVICELIST lists the one data server (the layout's device), eof,
+ *    cookie 1; from cookie 1 nothing more; another verifier NOT_SAME, a
+ *    cookie past the list BAD_COOKIE, gdla_maxdevices 0 INVAL, the files
+ *    layout type UNKNOWN_LAYOUTTYPE; the plain export lists none; without
+ *    [pnfs] NOTSUPP;
  *  - the layout's handle works with NFSv3 WRITE and READ (libnfs) on the
  *    data server: data written through NFSv4 reads back through NFSv3 and
  *    the reverse, and the file on disk holds both;
@@ -175,6 +180,35 @@ static int getdeviceinfo(struct n4_client *k, const uint8_t devid[16], uint32_t 
 		st = n4_res(&rep, N4_GETDEVICEINFO);
 		xdr_dec_init(&d, rep.body.p + rep.body.pos, rep.body.len - rep.body.pos);
 		if (st >= 0 && !nfs4_dec_getdeviceinfo_res(&d, (uint32_t)st, r))
+			st = -2;
+	}
+	raw_reply_free(&rep);
+	return st;
+}
+
+/* GETDEVICELIST (RFC 8881 §18.41) on fh of type, maxdevices, cookie, verf (NULL: zeros): its status,
+ * the result into *r. */
+static int getdevicelist(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint32_t maxdevices,
+			 uint64_t cookie, const uint8_t *verf, struct nfs4_getdevicelist_res *r)
+{
+	static const uint8_t zero[NFS4_DEVLIST_VERF];
+	struct raw_reply rep;
+	struct xb a;
+	struct xdr_dec d;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_GETDEVICELIST);
+	xb_u32(&a, type);
+	xb_u32(&a, maxdevices);
+	xb_u64(&a, cookie);
+	xb_raw(&a, verf ? verf : zero, NFS4_DEVLIST_VERF);
+	st = n4_call(k, &a, &rep);
+	memset(r, 0, sizeof(*r));
+	if (st >= 0 && n4_res(&rep, N4_PUTFH) == 0) {
+		st = n4_res(&rep, N4_GETDEVICELIST);
+		xdr_dec_init(&d, rep.body.p + rep.body.pos, rep.body.len - rep.body.pos);
+		if (st >= 0 && !nfs4_dec_getdevicelist_res(&d, (uint32_t)st, r))
 			st = -2;
 	}
 	raw_reply_free(&rep);
@@ -370,6 +404,35 @@ static void part_getdeviceinfo(struct n4_client *k, const uint8_t devid[16])
 	CHECK_NFS(getdeviceinfo(k, bad, 4096, &g), N4ERR_NOENT, "an unknown device: NOENT");
 }
 
+#define N4ERR_BAD_COOKIE_ 10003
+
+/* GETDEVICELIST of the pnfs export: its one data server, the layout's device, then the end. */
+static void part_getdevicelist(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const uint8_t devid[16])
+{
+	struct nfs4_getdevicelist_res g, h;
+	uint8_t bad[NFS4_DEVLIST_VERF];
+
+	hx_section("GETDEVICELIST");
+	if (!CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 0, NULL, &g), N4_OK, "GETDEVICELIST"))
+		return;
+	CHECK(g.n == 1 && !memcmp(g.ids[0], devid, 16), "one device, the layout's (%u)", g.n);
+	CHECK(g.eof && g.cookie == 1, "eof, cookie 1 (%d %llu)", g.eof, (unsigned long long)g.cookie);
+	CHECK(memcmp(g.cookieverf, (uint8_t[NFS4_DEVLIST_VERF]){ 0 }, NFS4_DEVLIST_VERF) != 0, "a cookie verifier");
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 1, g.cookieverf, &h), N4_OK,
+		  "from cookie 1 with the verifier");
+	CHECK(h.n == 0 && h.eof && h.cookie == 1, "no more devices, eof (%u)", h.n);
+	memcpy(bad, g.cookieverf, sizeof(bad));
+	bad[7] ^= 0xff;
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 1, bad, &h), N4ERR_NOT_SAME,
+		  "another verifier: NOT_SAME");
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 2, g.cookieverf, &h), N4ERR_BAD_COOKIE_,
+		  "a cookie past the list: BAD_COOKIE");
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 0, 0, NULL, &h), N4ERR_INVAL,
+		  "gdla_maxdevices 0: INVAL");
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_NFSV4_1_FILES, 8, 0, NULL, &h), N4ERR_UNKNOWN_LAYOUTTYPE,
+		  "the files layout type: UNKNOWN_LAYOUTTYPE");
+}
+
 /* LAYOUTERROR takes the only data server out for ds-unavailable-seconds (2). */
 static void part_error(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lsid)
 {
@@ -434,6 +497,7 @@ static void part_layouts(struct n4_client *k)
 	CHECK_EQ(gauge("layouts"), 1, "nfs4_bounds.layouts counts it");
 	CHECK(gauge("layouts_max") > 0, "and its bound");
 	part_getdeviceinfo(k, r.ff.deviceid);
+	part_getdevicelist(k, fh, fh_len, r.ff.deviceid);
 	ds_io(&r.ff);
 	CHECK_EQ(gauge("layout_recalls"), 0, "the holder's own NFSv3 I/O (its address) recalls nothing");
 
@@ -957,6 +1021,12 @@ static void part_plain(struct n4_client *k)
 		CHECK_EQ(layout_attrs(k, fh, fh_len, &bs), 0, "fs_layout_type: an empty list");
 		CHECK_EQ(bs, 0, "no layout_blksize");
 	}
+	{
+		struct nfs4_getdevicelist_res g;
+
+		CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 0, NULL, &g), N4_OK, "GETDEVICELIST there");
+		CHECK(g.n == 0 && g.eof, "no device, eof (%u)", g.n);
+	}
 	CHECK_NFS(n4_close(k, fh, fh_len, NULL, &sid), N4_OK, "CLOSE");
 }
 
@@ -1027,6 +1097,12 @@ static void part_no_pnfs(void)
 		  "OPEN");
 	CHECK_NFS(layoutget(&k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, &sid, &r), N4ERR_NOTSUPP,
 		  "LAYOUTGET: NOTSUPP");
+	{
+		struct nfs4_getdevicelist_res g;
+
+		CHECK_NFS(getdevicelist(&k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 0, NULL, &g), N4ERR_NOTSUPP,
+			  "GETDEVICELIST: NOTSUPP");
+	}
 	n4_client_close(&k);
 }
 

@@ -3,7 +3,7 @@
  * its recalls nfs4_layout_recall.c):
  * flexible-files layouts (RFC 8435) on exports with pnfs=flexfiles, handed
  * out over the data servers of rnfsd.conf's [pnfs] section. The operations
- * GETDEVICEINFO (RFC 8881 §18.40), LAYOUTGET (§18.43), LAYOUTRETURN
+ * GETDEVICEINFO (RFC 8881 §18.40), GETDEVICELIST (§18.41), LAYOUTGET (§18.43), LAYOUTRETURN
  * (§18.44), LAYOUTCOMMIT (§18.42), and NFSv4.2's LAYOUTERROR and
  * LAYOUTSTATS (RFC 7862 §15.6, §15.7); the hooks the rest of the server
  * calls (EXCHANGE_ID's flag, CLOSE's return-on-close, the client purge,
@@ -100,6 +100,8 @@ void nfs4_pnfs_stats(struct nfs4_pnfs_stats *out);
 /* The operations (nfs4_op_table.c). */
 uint32_t nfs4_getdeviceinfo_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_getdeviceinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_getdevicelist_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_getdevicelist_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_layoutget_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_layoutget_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_layoutreturn_exec(struct nfs4_ctx *x, void *args, void *res);

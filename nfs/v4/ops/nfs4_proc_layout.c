@@ -1,6 +1,6 @@
 /*
  * nfs4_proc_layout.c - the pNFS metadata server's operations and state at
- * run time (see nfs4_pnfs.h): GETDEVICEINFO, LAYOUTGET, LAYOUTRETURN,
+ * run time (see nfs4_pnfs.h): GETDEVICEINFO, GETDEVICELIST, LAYOUTGET, LAYOUTRETURN,
  * LAYOUTCOMMIT, LAYOUTERROR, LAYOUTSTATS over the layout table
  * (state/nfs4_layout.c) and the XDR of xdr/nfs4_layout_xdr.c.
  *
@@ -58,6 +58,7 @@ static struct {
 	unsigned nds;
 	unsigned unavailable_s;
 	uint32_t lease;                /* the server's lease: a recall's wait (§12.5.5.1) */
+	uint32_t boot;                 /* the server's boot: GETDEVICELIST's cookie verifier */
 	uint64_t down_until[NFS4_PNFS_DS_MAX]; /* nfs4_now() seconds; under mu */
 	uint64_t ds_layouts[NFS4_PNFS_DS_MAX], ds_errors[NFS4_PNFS_DS_MAX]; /* under mu */
 } pn = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -81,6 +82,7 @@ void nfs4_pnfs_init(uint32_t boot, uint32_t lease)
 		nfs4_ltab_release(&pn.t);
 	nfs4_ltab_init(&pn.t, boot, 0, 0);
 	pn.lease = lease;
+	pn.boot = boot;
 	pn.ready = true;
 	atomic_store(&pn_count, 0);
 	pthread_mutex_unlock(&pn.mu);
@@ -315,6 +317,64 @@ void nfs4_getdeviceinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t stat
 {
 	(void)x;
 	nfs4_enc_getdeviceinfo_res(e, status, res);
+}
+
+/* ---- GETDEVICELIST (RFC 8881 §18.41) ---- */
+
+/*
+ * Not used by the Linux client: its pNFS core sends no GETDEVICELIST since Linux 3.18 (commit
+ * d4b18c3e00b8, "pnfs: remove GETDEVICELIST implementation": only the block layout had used it,
+ * at mount), and fs/nfs/flexfilelayout learns each device from LAYOUTGET's ffds_deviceid and asks
+ * GETDEVICEINFO (nfs4_find_get_deviceid). Served because the answer is well defined here: the
+ * devices of a pnfs=flexfiles export are all of [pnfs] data-servers (any of them may be picked,
+ * the unavailable ones too: they stay the file system's devices), fixed for the process's life;
+ * of any other file system (a plain export, the pseudo root) none. Cookie: how many were given;
+ * verifier: the tag and the server's boot, so a cookie of an earlier boot is NOT_SAME.
+ */
+static void pn_devlist_verf(uint8_t out[NFS4_DEVLIST_VERF])
+{
+	memcpy(out, pn_devid_tag, sizeof(pn_devid_tag));
+	out[4] = (uint8_t)(pn.boot >> 24), out[5] = (uint8_t)(pn.boot >> 16), out[6] = (uint8_t)(pn.boot >> 8);
+	out[7] = (uint8_t)pn.boot;
+}
+
+uint32_t nfs4_getdevicelist_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_getdevicelist_args *a = args;
+	struct nfs4_getdevicelist_res *r = res;
+	uint8_t verf[NFS4_DEVLIST_VERF];
+	unsigned ndev = 0, first, count;
+	struct nfs4_obj ob;
+	uint32_t status;
+
+	if (!nfs4_pnfs_mds())
+		return NFS4ERR_NOTSUPP; /* as without pNFS (OPTIONAL, RFC 8881 §17) */
+	if (a->layout_type != LAYOUT4_FLEX_FILES)
+		return NFS4ERR_UNKNOWN_LAYOUTTYPE; /* §18.41.3 */
+	/* the current filehandle names the file system (§18.41.3: the objects sharing its fsid) */
+	status = nfs4_obj_open(x->priv, &x->cur.fh, &ob);
+	if (status != NFS4_OK)
+		return status;
+	if (ob.kind == NFS4_OBJ_EXPORT && ob.exp->cfg->pnfs == EXPORT_PNFS_FLEXFILES)
+		ndev = pn.nds < NFS4_DEVLIST_MAX ? pn.nds : NFS4_DEVLIST_MAX;
+	nfs4_obj_put(&ob);
+	pn_devlist_verf(verf);
+	status = nfs4_devlist_page(ndev, a->cookie, !memcmp(verf, a->cookieverf, sizeof(verf)), a->maxdevices,
+				   &first, &count, &r->eof);
+	if (status != NFS4_OK)
+		return status;
+	for (unsigned i = 0; i < count; i++)
+		pn_devid(first + i, r->ids[i]);
+	r->n = count;
+	r->cookie = first + count;
+	memcpy(r->cookieverf, verf, sizeof(verf));
+	return NFS4_OK;
+}
+
+void nfs4_getdevicelist_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	(void)x;
+	nfs4_enc_getdevicelist_res(e, status, res);
 }
 
 /* ---- LAYOUTGET (RFC 8881 §18.43) ---- */
