@@ -468,6 +468,19 @@ static void print_export_stats(const struct json *doc)
 	printf("\n");
 }
 
+/* As a pNFS data server (nfs/common/pnfs_ds.c): NFSv3 I/O on exports with pnfs=; shown once there is any. */
+static void print_pnfs_ds(const struct json *doc)
+{
+	const struct json *d = json_get(doc, "pnfs_ds");
+
+	if (!d || d->type != JSON_OBJ || json_num(d, "reads") + json_num(d, "writes") + json_num(d, "commits") <= 0)
+		return;
+	printf("pNFS data server: %.0f reads, %.0f writes, %.0f commits (%.0f errors); %.1f MiB read, %.1f MiB "
+	       "written\n\n",
+	       json_num(d, "reads"), json_num(d, "writes"), json_num(d, "commits"), json_num(d, "errors"),
+	       json_num(d, "read_bytes") / 1048576.0, json_num(d, "write_bytes") / 1048576.0);
+}
+
 /* Descriptors against RLIMIT_NOFILE, and the tables that hold them. */
 static void print_resources(const struct json *doc)
 {
@@ -609,6 +622,7 @@ static int print_table(const char *doc_text, size_t len)
 	printf("\n");
 	print_nfs4(&doc);
 	print_export_stats(&doc);
+	print_pnfs_ds(&doc);
 	print_resources(&doc);
 	print_rpc_auth(&doc);
 	print_connections(&doc);

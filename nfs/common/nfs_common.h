@@ -18,6 +18,7 @@
  *   deleg_hook.c    delegation conflicts for NFSv3 and NLM: a hook NFSv4 sets
  *   export_stats.c  per-export counters (calls, errors, bytes) and their
  *                   statistics section
+ *   pnfs_ds.c       a pNFS data server's counters: NFSv3 I/O on pnfs= exports
  *
  * The service's lifetime, which assembles the versions, is above them
  * (nfs/nfs_service.c, nfs/nfs.h). No file here makes a file-system system
@@ -151,6 +152,20 @@ void nfs_export_count_op(const struct nfs_export *e, bool error);
 void nfs_export_count_io(const struct nfs_export *e, uint64_t read, uint64_t written);
 /* Main thread, before serving: the "export_stats" section of the statistics (JSON, Prometheus). */
 int nfs_export_stats_section_add(void);
+
+/* ---- pnfs_ds.c ---- */
+
+/* The NFSv3 procedures a flexfiles client sends a data server (RFC 8435 §2.2). */
+enum nfs_ds_op { NFS_DS_READ, NFS_DS_WRITE, NFS_DS_COMMIT, NFS_DS_OPS };
+/* Any thread, at the end of an NFSv3 READ, WRITE or COMMIT on e (NULL: none): counted if e has pnfs=
+ * (a data server's export: the metadata server's handles are valid on it); bytes moved. */
+void nfs_pnfs_ds_count(const struct nfs_export *e, enum nfs_ds_op op, bool error, uint64_t bytes);
+struct nfs_pnfs_ds_stats {
+	uint64_t calls[NFS_DS_OPS], errors, read_bytes, write_bytes; /* since start */
+};
+void nfs_pnfs_ds_stats(struct nfs_pnfs_ds_stats *out);
+/* Main thread, before serving: the "pnfs_ds" section (JSON, Prometheus). */
+int nfs_pnfs_ds_section_add(void);
 
 /* ---- cred.c ---- */
 

@@ -22,7 +22,9 @@
  *    [pnfs] NOTSUPP;
  *  - the layout's handle works with NFSv3 WRITE and READ (libnfs) on the
  *    data server: data written through NFSv4 reads back through NFSv3 and
- *    the reverse, and the file on disk holds both;
+ *    the reverse, and the file on disk holds both; the data server's
+ *    counters (stats pnfs_ds, rnfsctl stats) count that WRITE and READ and
+ *    their bytes, not an NFSv3 READ on the plain export;
  *  - LAYOUTCOMMIT (RW held) answers; LAYOUTSTATS answers; LAYOUTERROR with
  *    NXIO takes the data server out: LAYOUTGET is LAYOUTUNAVAILABLE until
  *    ds-unavailable-seconds pass, then granted again; the error is counted
@@ -343,11 +345,46 @@ static long long gauge(const char *key)
 	return v;
 }
 
+/* A number of the stats document's "pnfs_ds" (a data server's counters, nfs/common/pnfs_ds.c). */
+static long long ds_counter(const char *key)
+{
+	char *doc = n4_stats_json(env.stats_socket);
+	long long v = doc ? n4_stats_num(doc, "pnfs_ds", key) : -1;
+
+	free(doc);
+	return v;
+}
+
+/* The data server's counters around ds_io's WRITE and READ; a plain export's NFSv3 I/O is not counted. */
+static void ds_counted(long long writes, long long reads, long long wbytes, long long rbytes)
+{
+	struct rpc_context *rpc = NULL;
+	struct hx_fh root, fh;
+	READ3res rd;
+	char out[16384];
+
+	CHECK_EQ(ds_counter("writes"), writes + 1, "pnfs_ds.writes: the data server's WRITE counted");
+	CHECK_EQ(ds_counter("reads"), reads + 1, "pnfs_ds.reads: its READ");
+	CHECK_EQ(ds_counter("write_bytes"), wbytes + 23, "pnfs_ds.write_bytes");
+	CHECK_EQ(ds_counter("read_bytes"), rbytes + 11, "pnfs_ds.read_bytes");
+	CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "stats", NULL }) == 0 &&
+	      strstr(out, "pNFS data server: "), "rnfsctl stats: the data server's line");
+	hx_write_file(hx_path(&env, "plain/p0"), "plain", 5, 0644);
+	if (hx_open_export(&env, plain_dir, -1, -1, &rpc, &root) != 0)
+		return;
+	if (CHECK_NFS(hx3_lookup(rpc, &root, "p0", &fh, NULL), NFS3_OK, "LOOKUP p0 on the plain export"))
+		CHECK_NFS(hx3_read(rpc, &fh, 0, 5, &rd), NFS3_OK, "NFSv3 READ on the plain export");
+	CHECK_EQ(ds_counter("reads"), reads + 1, "a plain export's READ is no data server's");
+	hx_rpc_close(rpc);
+}
+
 /* NFSv3 WRITE then READ through the layout's handle on the data server (the daemon itself). */
 static void ds_io(const struct nfs4_ff_layout *l)
 {
 	struct rpc_context *rpc = hx_rpc_connect(&env, NFS_PROGRAM, NFS_V3, 0, 0);
 	struct hx_fh fh = { .len = l->fh_len };
+	long long w0 = ds_counter("writes"), r0 = ds_counter("reads");
+	long long wb0 = ds_counter("write_bytes"), rb0 = ds_counter("read_bytes");
 	WRITE3res wr;
 	READ3res rd;
 	char buf[64];
@@ -372,6 +409,7 @@ static void ds_io(const struct nfs4_ff_layout *l)
 	if (fd >= 0)
 		close(fd);
 	hx_rpc_close(rpc);
+	ds_counted(w0, r0, wb0, rb0);
 }
 
 static void check_layout(const struct nfs4_layoutget_res *r, const uint8_t *fh, uint32_t fh_len)
