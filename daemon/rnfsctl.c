@@ -760,11 +760,12 @@ static int print_clients(const char *text, size_t len, const char *stats, size_t
 	return 0;
 }
 
-/* "layouts": one row per client and file it holds layouts of (the daemon's first 4096). */
-static int print_layouts(const char *text, size_t len)
+/* "layouts": one row per client and file it holds layouts of (the daemon's first 4096), then the data
+ * servers' table of the statistics (stats: layouts sent there, errors reported of each). */
+static int print_layouts(const char *text, size_t len, const char *stats, size_t slen)
 {
-	struct json_parser ps = {.p = text, .end = text + len};
-	struct json doc = {0};
+	struct json_parser ps = {.p = text, .end = text + len}, sp = {.p = stats, .end = stats + slen};
+	struct json doc = {0}, sdoc = {0};
 	const struct json *l;
 
 	if (json_parse_value(&ps, &doc, 0) != 0 || !(l = json_get(&doc, "layouts")) || l->type != JSON_ARR) {
@@ -783,6 +784,11 @@ static int print_layouts(const char *text, size_t len)
 		       json_text(e, "iomodes"), json_num(e, "seqid"), rec, json_text(e, "fh"));
 	}
 	json_free(&doc);
+	if (stats && json_parse_value(&sp, &sdoc, 0) == 0) {
+		printf("\n");
+		print_pnfs_data_servers(&sdoc);
+	}
+	json_free(&sdoc);
 	return 0;
 }
 
@@ -859,8 +865,13 @@ static int run(const char *path, const char *req, bool json, int kind)
 
 		rc = print_clients(doc, len, stats, slen) ? 1 : 0;
 		free(stats);
-	} else if (kind == 4)
-		rc = print_layouts(doc, len) ? 1 : 0;
+	} else if (kind == 4) {
+		size_t slen = 0;
+		char *stats = rnfsctl_fetch(path, "stats\n", &slen);
+
+		rc = print_layouts(doc, len, stats, slen) ? 1 : 0;
+		free(stats);
+	}
 	else
 		print_ok(doc, len);
 	free(doc);

@@ -28,7 +28,8 @@
  *  - LAYOUTCOMMIT (RW held) answers; LAYOUTSTATS answers; LAYOUTERROR with
  *    NXIO takes the data server out: LAYOUTGET is LAYOUTUNAVAILABLE until
  *    ds-unavailable-seconds pass, then granted again; the error is counted
- *    (nfs4_bounds, the pnfs_data_servers section, rnfsctl stats);
+ *    (nfs4_bounds, the pnfs_data_servers section, rnfsctl stats, and the
+ *    data servers' table under rnfsctl layouts);
  *  - an ff_ioerr4 (NXIO) in LAYOUTRETURN takes the data server out the
  *    same way, but not when the return's stateid is not the client's;
  *  - a soak of 3000 LAYOUTGET/LAYOUTRETURN cycles over 16 files leaves the
@@ -496,6 +497,9 @@ static void part_error(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, 
 		CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), args) == 0 && strstr(out, "PNFS DATA SERVER") &&
 		      strstr(out, "unavailable") && strstr(out, "pNFS layouts"),
 		      "rnfsctl stats lists the data server and the layouts");
+		CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "layouts", NULL }) == 0 &&
+		      strstr(out, "PNFS DATA SERVER") && strstr(out, " 1 unavailable"),
+		      "rnfsctl layouts: the data servers' table, the error reported of it");
 	}
 	CHECK_NFS(layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, lsid, &r), N4ERR_LAYOUTUNAVAILABLE,
 		  "LAYOUTGET while the only data server is out: LAYOUTUNAVAILABLE (I/O through the MDS)");

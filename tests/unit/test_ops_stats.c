@@ -323,8 +323,16 @@ static void fake_nfs4_cbs(nfs4_stats_cb_fn cb, void *arg)
 	cb(&c, arg);
 }
 
+static void fake_nfs4_dss(nfs4_stats_ds_fn cb, void *arg)
+{
+	struct nfs4_stats_ds d = { .addr = "192.0.2.11", .port = 2049, .transport = "tcp", .layouts = 9, .errors = 2,
+				   .unavailable = true };
+
+	cb(&d, arg);
+}
+
 static const struct nfs4_stats_sources nfs4_fake = {.ops_foreach = fake_nfs4_ops, .state = fake_nfs4_state,
-						    .cb_foreach = fake_nfs4_cbs};
+						    .cb_foreach = fake_nfs4_cbs, .ds_foreach = fake_nfs4_dss};
 
 /* What main does with NFSv4 served: the sources, NFSv4's sections, the daemon's, RDMA's. */
 static void serve_nfs4(void)
@@ -368,6 +376,10 @@ static void test_prom_sections(void **state)
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_total counter\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_returned_total counter\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layouts_revoked_total counter\n"));
+	/* per data server: layouts, the errors clients reported, out of new layouts */
+	assert_non_null(strstr(page, "rnfsd_nfs4_pnfs_ds_layouts_total{data_server=\"192.0.2.11:2049\"} 9\n"));
+	assert_non_null(strstr(page, "rnfsd_nfs4_pnfs_ds_errors_total{data_server=\"192.0.2.11:2049\"} 2\n"));
+	assert_non_null(strstr(page, "rnfsd_nfs4_pnfs_ds_unavailable{data_server=\"192.0.2.11:2049\"} 1\n"));
 	assert_non_null(strstr(page, "rnfsd_process_open_fds 20\n"));
 	assert_non_null(strstr(page, "rnfsd_nlm_locks 1\n"));
 	assert_non_null(strstr(page, "rnfsd_gss_contexts 5\n"));
@@ -521,6 +533,8 @@ static void test_json_nfs4(void **state)
 	assert_non_null(strstr(doc, "\"nfs4_callbacks\": [\n    {\"clientid\": \"000000001234abcd\", \"minor\": 1, "
 				    "\"state\": \"up\", \"transport\": \"tcp\", \"sent\": 9, \"ok\": 8, \"failed\": 1, "
 				    "\"flavor\": \"sys\"}\n  ],\n"
+				    "  \"pnfs_data_servers\": [\n    {\"address\": \"192.0.2.11\", \"port\": 2049, "
+				    "\"transport\": \"tcp\", \"layouts\": 9, \"errors\": 2, \"unavailable\": 1}\n  ],\n"
 				    "  \"resources\": {"));
 	free(doc);
 
