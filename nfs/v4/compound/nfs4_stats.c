@@ -413,6 +413,12 @@ struct nfs4_prom_ds {
 	unsigned which; /* 0 layouts, 1 errors, 2 unavailable */
 };
 
+static void nfs4_prom_ds_count(const struct nfs4_stats_ds *d, void *arg)
+{
+	(void)d;
+	++*(unsigned *)arg;
+}
+
 static void nfs4_prom_ds_one(const struct nfs4_stats_ds *d, void *arg)
 {
 	const struct nfs4_prom_ds *c = arg;
@@ -437,8 +443,10 @@ static void nfs4_prom_dss(struct prom_out *p)
 						     "LAYOUTRETURN)", PROM_COUNTER },
 		{ "rnfsd_nfs4_pnfs_ds_unavailable", "1 while the data server is taken out of new layouts", PROM_GAUGE },
 	};
+	unsigned n = 0;
 
-	for (unsigned i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+	nfs4_sec_src.ds_foreach(nfs4_prom_ds_count, &n);
+	for (unsigned i = 0; n && i < sizeof(fam) / sizeof(fam[0]); i++) { /* no data server: no family */
 		struct nfs4_prom_ds c = { p, i };
 
 		if (prom_family(p, fam[i].name, fam[i].type, fam[i].help))
