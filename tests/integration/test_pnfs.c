@@ -49,7 +49,8 @@
  *    LAYOUTRETURN ends it; another client's truncate recalls, and a recall
  *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED,
  *    dropped at the holder's next LAYOUTGET with its open stateid);
- *    another client's REMOVE recalls (NOMATCHING_LAYOUT ends the recall);
+ *    another client's REMOVE, or RENAME over the file, recalls
+ *    (NOMATCHING_LAYOUT ends the recall);
  *    so do an NFSv3 REMOVE and an NFSv3 RENAME over the file; an NFSv3
  *    RENAME of the held file itself recalls nothing;
  *    rnfsctl export remove sends CB_LAYOUTRECALL FSID and revokes;
@@ -946,7 +947,27 @@ static int v4_remove(struct n4_client *k, const char *name)
 	return st;
 }
 
-/* RFC 8881 §12.5.5: another client's REMOVE of a file recalls the holder's layout of it. */
+/* RENAME from over to in the export's root by another 4.1 client k. */
+static int v4_rename(struct n4_client *k, const char *from, const char *to)
+{
+	uint32_t walk = n4_walk(NULL, env.export_dir);
+	struct raw_reply rep;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2 * walk + 2);
+	n4_walk(&a, env.export_dir);
+	xb_u32(&a, N4_SAVEFH);
+	n4_walk(&a, env.export_dir);
+	xb_u32(&a, N4_RENAME);
+	xb_string(&a, from);
+	xb_string(&a, to);
+	st = n4_call(k, &a, &rep);
+	raw_reply_free(&rep);
+	return st;
+}
+
+/* RFC 8881 §12.5.5: another client's REMOVE of a file, or RENAME over it, recalls the holder's layout. */
 static void part_recall_remove(struct n4_client *b)
 {
 	struct n4_client k;
@@ -959,9 +980,15 @@ static void part_recall_remove(struct n4_client *b)
 								  "another 4.1 client"))
 		return;
 	CHECK_NFS(v4_remove(&k, "r3"), N4_OK, "it removes r3 through the MDS (no wait)");
-	n4_client_close(&k);
 	lr_recalled(b, fh, fh_len, "REMOVE");
 	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE (holder)");
+	if (lr_hold(b, "r7", &osid, fh, &fh_len)) {
+		hx_write_file(hx_xpath(&env, "r7new"), "new", 3, 0644);
+		CHECK_NFS(v4_rename(&k, "r7new", "r7"), N4_OK, "it renames r7new over r7 through the MDS (no wait)");
+		lr_recalled(b, fh, fh_len, "NFSv4 RENAME over the file");
+		CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE r7 (holder)");
+	}
+	n4_client_close(&k);
 }
 
 /* RFC 8881 §12.5.5 through the NFSv3 hook: an NFSv3 REMOVE of a file, and an NFSv3 RENAME over it,

@@ -7,8 +7,8 @@
  * nfs4_pnfs_internal.h; nothing here waits for a client.
  *
  * Decisions, each with its section:
- *  - A truncate (SETATTR of the size) or REMOVE through this server by
- *    another client, an NFSv3 WRITE or SETATTR of the size (the hook of
+ *  - A truncate (SETATTR of the size), REMOVE or RENAME over the file
+ *    through this server by another client, an NFSv3 WRITE or SETATTR of the size (the hook of
  *    nfs/common: nfs_layout_conflict) from another address than the
  *    holder's (the holder's own I/O to its data server is no conflict)
  *    recall the other clients' layouts of the file, and so does an NFSv3
