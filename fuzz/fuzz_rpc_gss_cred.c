@@ -2,8 +2,9 @@
  * fuzz_rpc_gss_cred.c - libFuzzer target: the RPCSEC_GSS credential body
  * (RFC 2203 §5, rpc/rpc_gss.c: rpc_gss_cred_decode, then rpc_gss_next for
  * every context state) and the sequence window (§5.3.3.1: rpc_gss_seq_check
- * against a reference model). Byte 0 picks: even, the rest is a credential
- * body; odd, the rest is 16-bit signed steps from the highest seq_num so far.
+ * against a reference model), and rpc_gss_init_res (§5.2.3.1). Byte 0 picks:
+ * even, the rest is a credential body and, the same bytes, an rpc_gss_init_res;
+ * odd, the rest is 16-bit signed steps from the highest seq_num so far.
  * Replayed in every build over fuzz/corpus/rpc_gss_cred (fuzz_replay.c).
  *
  * Invariants checked with abort(): an accepted version-1 body encodes back to
@@ -56,6 +57,25 @@ static void fuzz_cred(const uint8_t *b, size_t n)
 	}
 }
 
+/* The same bytes as rpc_gss_init_res (§5.2.3.1, rpc_gss_init_res_decode): what decodes stays
+ * inside the input and within its limits, and encodes back to as many bytes. */
+static void fuzz_init_res(const uint8_t *b, size_t n)
+{
+	struct rpc_gss_init_res r;
+	struct xdr_dec d;
+	struct xdr_enc e;
+	uint8_t out[1024];
+
+	xdr_dec_init(&d, b, n);
+	if (rpc_gss_init_res_decode(&d, 512, &r) != 0)
+		return;
+	CHECK(r.handle_len <= RPC_GSS_HANDLE_MAX && r.token_len <= 512);
+	CHECK(r.token >= b && (size_t)(r.token - b) + r.token_len <= n);
+	xdr_enc_init(&e, out, sizeof(out));
+	rpc_gss_init_res_encode(&e, &r);
+	CHECK(!e.overflow && xdr_enc_len(&e) == n);
+}
+
 static uint32_t accepted[4096];
 
 static void fuzz_window(const uint8_t *b, size_t n)
@@ -94,9 +114,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	if (data[0] & 1)
+	if (data[0] & 1) {
 		fuzz_window(data + 1, size - 1);
-	else
+	} else {
 		fuzz_cred(data + 1, size - 1);
+		fuzz_init_res(data + 1, size - 1);
+	}
 	return 0;
 }

@@ -99,8 +99,6 @@ struct rpc_gss_call {
 	bool reply_verf;          /* the reply's verifier is a MIC of reply_word (§5.2.3.1, §5.3.3.2) */
 	uint32_t reply_word;
 	bool wrap;                /* the results are wrapped (krb5i §5.3.2.2, krb5p §5.3.2.3) */
-	void *unwrapped;          /* krb5p arguments, freed with the call (rpc_gss_call_end) */
-	size_t unwrapped_len;
 };
 
 /* A Read chunk's payload as the RPC-over-RDMA transport pulled it. */

@@ -505,8 +505,31 @@ static bool rpc_call_try_inline(struct rpc_call *c)
 	return true;
 }
 
+/* A GSS control or data call that did not verify: GARBAGE_ARGS. Any thread. */
+static void rpc_call_gss_garbage(struct rpc_call *c)
+{
+	rpc_enc_accepted(c, RPC_GARBAGE_ARGS);
+	rpc_stats_count(RPC_STAT_GARBAGE_ARGS);
+}
+
+/* Worker thread: one step of context creation (RFC 2203 §5.2.2), which may read the keytab
+ * and the replay cache from disk and ask the name service. */
+static void rpc_call_gss_establish_run(struct work *w)
+{
+	struct rpc_call *c = container_of(w, struct rpc_call, work);
+
+	if (rpc_gss_establish(c) == RPC_GSS_V_GARBAGE)
+		rpc_call_gss_garbage(c);
+}
+
+/* Loop thread, after rpc_call_gss_establish_run(). */
+static void rpc_call_gss_establish_done(struct work *w)
+{
+	rpc_reply_send(container_of(w, struct rpc_call, work));
+}
+
 /* An RPCSEC_GSS call before dispatch (rpc_gss_krb5.c): true to dispatch it,
- * false when it was answered or dropped here. */
+ * false when it was answered, dropped or handed to a worker here. */
 static bool rpc_call_gss(struct rpc_call *c)
 {
 	int auth_stat = RPC_AUTH_OK;
@@ -514,6 +537,12 @@ static bool rpc_call_gss(struct rpc_call *c)
 	switch (rpc_gss_accept(c, &auth_stat)) {
 	case RPC_GSS_V_DISPATCH:
 		return true;
+	case RPC_GSS_V_ESTABLISH:
+		c->work.run = rpc_call_gss_establish_run;
+		c->work.describe = rpc_call_describe;
+		c->work.done = rpc_call_gss_establish_done;
+		workers_submit(&c->work);
+		return false;
 	case RPC_GSS_V_REPLY:
 		break;
 	case RPC_GSS_V_DROP:
@@ -524,8 +553,7 @@ static bool rpc_call_gss(struct rpc_call *c)
 		rpc_reply_auth_error(c, auth_stat);
 		return false;
 	case RPC_GSS_V_GARBAGE:
-		rpc_enc_accepted(c, RPC_GARBAGE_ARGS);
-		rpc_stats_count(RPC_STAT_GARBAGE_ARGS);
+		rpc_call_gss_garbage(c);
 		break;
 	}
 	rpc_reply_send(c);

@@ -78,6 +78,34 @@ void rpc_gss_cred_encode(struct xdr_enc *e, const struct rpc_gss_cred *gc)
 	xdr_enc_opaque(e, gc->handle, gc->handle_len);
 }
 
+void rpc_gss_init_res_encode(struct xdr_enc *e, const struct rpc_gss_init_res *r)
+{
+	xdr_enc_opaque(e, r->handle, r->handle_len);
+	xdr_enc_u32(e, r->major);
+	xdr_enc_u32(e, r->minor);
+	xdr_enc_u32(e, r->window);
+	xdr_enc_opaque(e, r->token, r->token_len);
+}
+
+int rpc_gss_init_res_decode(struct xdr_dec *d, uint32_t max_token, struct rpc_gss_init_res *r)
+{
+	const uint8_t *h;
+
+	memset(r, 0, sizeof(*r));
+	/* RFC 2203 §5.2.3.1: opaque handle<>, gss_major, gss_minor, seq_window, opaque gss_token<>. */
+	if (!xdr_dec_opaque(d, RPC_GSS_HANDLE_MAX, &h, &r->handle_len) || !xdr_dec_u32(d, &r->major) ||
+	    !xdr_dec_u32(d, &r->minor) || !xdr_dec_u32(d, &r->window) ||
+	    !xdr_dec_opaque(d, max_token, &r->token, &r->token_len) || xdr_dec_remaining(d) != 0)
+		return -1;
+	memcpy(r->handle, h, r->handle_len);
+	/* RFC 2203 §5.2.3.1: a context being made or made has a handle; a complete one a window. */
+	if ((r->major == RPC_GSS_S_COMPLETE || r->major == RPC_GSS_S_CONTINUE_NEEDED) && r->handle_len == 0)
+		return -1;
+	if (r->major == RPC_GSS_S_COMPLETE && r->window == 0)
+		return -1;
+	return 0;
+}
+
 static enum rpc_gss_action reject(int *auth_stat, int why)
 {
 	*auth_stat = why;

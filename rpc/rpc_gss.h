@@ -60,6 +60,31 @@ int rpc_gss_cred_decode(const uint8_t *body, uint32_t len, struct rpc_gss_cred *
 /* Encode gc as a credential body (for clients and tests). */
 void rpc_gss_cred_encode(struct xdr_enc *e, const struct rpc_gss_cred *gc);
 
+/*
+ * RFC 2203 §5.2.3.1: rpc_gss_init_res, the results of INIT and CONTINUE_INIT
+ * (the server encodes it, an initiator such as the NFSv4.0 callback client of
+ * docs/kerberos.md decodes it). token points into the message decoded.
+ */
+struct rpc_gss_init_res {
+	uint32_t handle_len;
+	uint8_t handle[RPC_GSS_HANDLE_MAX];
+	uint32_t major, minor;  /* gss_major, gss_minor (GSS-API status codes, RFC 2744) */
+	uint32_t window;        /* seq_window */
+	const uint8_t *token;   /* gss_token */
+	uint32_t token_len;
+};
+#define RPC_GSS_S_COMPLETE 0u       /* RFC 2744: GSS_S_COMPLETE */
+#define RPC_GSS_S_CONTINUE_NEEDED 1u /* RFC 2744: GSS_S_CONTINUE_NEEDED (a supplementary bit) */
+/* Encode r (handle_len <= RPC_GSS_HANDLE_MAX) at e. Pure. */
+void rpc_gss_init_res_encode(struct xdr_enc *e, const struct rpc_gss_init_res *r);
+/*
+ * Decode rpc_gss_init_res from d, which must hold exactly it, for an initiator.
+ * Returns 0, or -1: truncated or trailing bytes, a handle over
+ * RPC_GSS_HANDLE_MAX, a token over max_token; on success or continuation
+ * (§5.2.3.1) no handle, or (complete) a zero window. Pure.
+ */
+int rpc_gss_init_res_decode(struct xdr_dec *d, uint32_t max_token, struct rpc_gss_init_res *r);
+
 /* What the server holds for a credential's handle. */
 enum rpc_gss_ctx_state {
 	RPC_GSS_CTX_FREE = 0,     /* no such context (unknown, stale or destroyed handle) */

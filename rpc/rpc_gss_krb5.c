@@ -9,17 +9,35 @@
  *
  * Threads: rpc_gss_accept and rpc_gss_enc_verf run on the loop thread that
  * received the call, rpc_gss_wrap_reply on a worker (on the loop thread for
- * a reply from the duplicate request cache, rpc_drc.c). A context's GSS calls
+ * a reply from the duplicate request cache, rpc_drc.c). Context creation
+ * (rpc_gss_establish: gss_accept_sec_context reads the keytab and the
+ * replay cache, the principal's mapping asks the name service) runs on a
+ * worker, so a slow disk or directory stalls no other client. The context
+ * table is shared by the loop and the workers through its lock (rpc_gss.c:
+ * every slot state change, lookup and window check take it); a slot's
+ * principal and credential are written by the worker that establishes it
+ * before rpc_gss_ctx_established() (under the lock) and read only after a
+ * lookup (under the lock) found it ESTABLISHED. A context's GSS calls
  * are serialised by its mech lock (MIT's per-message calls update the
  * context's sequence state). Ownership: a struct gss_mech belongs to its
- * table slot and is freed by gss_mech_release when the slot is; a krb5p
- * call's unwrapped arguments belong to the call until rpc_gss_call_end.
+ * table slot and is freed by gss_mech_release when the slot is.
+ *
+ * Buffers: the data path allocates nothing and releases nothing per call.
+ * MIT's IOV calls work on the call's own memory: MICs (the reply verifier,
+ * krb5i's checksum) are written by gss_get_mic_iov straight into the reply
+ * buffer, krb5p results are sealed in place there by gss_wrap_iov (header,
+ * data, padding, trailer laid out contiguously: the token gss_wrap would
+ * give), and krb5p arguments are unsealed in place in the call's message
+ * (the transport's receive buffer) by gss_unwrap_iov, as knfsd unwraps in
+ * the request's own pages. What the library allocates inside a call is its
+ * own (counted by it_gss_krb5 with tests/integration/malloc_count.c).
  */
 #include "rpc/rpc_gss.h"
 #include "rpc/rpc_gss_krb5.h"
 #include "rpc/rpc_internal.h"
 
 #include <gssapi/gssapi.h>
+#include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
 #include <grp.h>
 #include <krb5.h>
@@ -43,6 +61,7 @@ static struct {
 	char realm[256];      /* the default realm: user@realm maps by its local part */
 	gss_cred_id_t cred;   /* acceptor credential from the keytab */
 	struct rpc_gss_table tab;
+	unsigned test_delay_ms; /* RNFSD_TEST_GSS_ACCEPT_DELAY_MS: tests only, a slow context creation */
 } g;
 
 static struct log_limit lim_gss;
@@ -97,6 +116,11 @@ int rpc_gss_init(const char *keytab, bool host_root, uint32_t contexts, uint32_t
 		return -1;
 	}
 	g.host_root = host_root;
+	const char *delay = getenv("RNFSD_TEST_GSS_ACCEPT_DELAY_MS");
+	g.test_delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
+	if (g.test_delay_ms)
+		log_msg(LOG_WARNING, "rpc: test hook: each RPCSEC_GSS context creation step waits %u ms",
+			g.test_delay_ms);
 	g.enabled = true;
 	log_msg(LOG_INFO, "rpc: RPCSEC_GSS (krb5, krb5i, krb5p) with keytab %s, realm %s", keytab,
 		g.realm[0] ? g.realm : "(none)");
@@ -213,12 +237,14 @@ const char *rpc_gss_call_principal(const struct rpc_call *c)
 static void gss_enc_init_res(struct rpc_call *c, const uint8_t *handle, uint32_t handle_len,
 			     OM_uint32 maj, OM_uint32 min, const gss_buffer_desc *out)
 {
+	struct rpc_gss_init_res r = { .handle_len = handle_len, .major = maj, .minor = min,
+				      .window = RPC_GSS_WINDOW, .token = out->value,
+				      .token_len = (uint32_t)out->length };
+
+	if (handle_len)
+		memcpy(r.handle, handle, handle_len);
 	rpc_enc_accepted(c, RPC_SUCCESS);
-	xdr_enc_opaque(&c->res, handle, handle_len);
-	xdr_enc_u32(&c->res, maj);
-	xdr_enc_u32(&c->res, min);
-	xdr_enc_u32(&c->res, RPC_GSS_WINDOW);
-	xdr_enc_opaque(&c->res, out->value, (uint32_t)out->length);
+	rpc_gss_init_res_encode(&c->res, &r);
 }
 
 /* One step of context creation (RFC 2203 §5.2): INIT makes the slot, CONTINUE_INIT finds it. */
@@ -251,6 +277,8 @@ static enum rpc_gss_verdict gss_ctx_step(struct rpc_call *c, bool first)
 	}
 	struct gss_mech *m = c->gss.ctx->mech;
 	gss_buffer_desc in = { tok_len, (void *)tok };
+	if (g.test_delay_ms)
+		usleep(g.test_delay_ms * 1000u); /* as a keytab or replay cache on a slow disk would */
 	pthread_mutex_lock(&m->lock);
 	maj = gss_accept_sec_context(&min, &m->gctx, g.cred, &in, GSS_C_NO_CHANNEL_BINDINGS, &src, NULL,
 				     &out, NULL, NULL, NULL);
@@ -272,20 +300,68 @@ static enum rpc_gss_verdict gss_ctx_step(struct rpc_call *c, bool first)
 	return RPC_GSS_V_REPLY;
 }
 
+/* Does mic[0 .. mic_len) sign data[0 .. len)? The major status (gss_verify_mic_iov: no copy). */
+static OM_uint32 gss_mic_check(struct gss_mech *m, const void *data, size_t len, const void *mic, size_t mic_len)
+{
+	gss_iov_buffer_desc iov[2] = {
+		{ .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer = { len, (void *)data } },
+		{ .type = GSS_IOV_BUFFER_TYPE_MIC_TOKEN, .buffer = { mic_len, (void *)mic } },
+	};
+	OM_uint32 maj, min;
+
+	pthread_mutex_lock(&m->lock);
+	maj = gss_verify_mic_iov(&min, m->gctx, NULL, iov, 2);
+	pthread_mutex_unlock(&m->lock);
+	return maj;
+}
+
+/*
+ * Append opaque<> holding a MIC of data[0 .. len) to e, the token written by
+ * the library straight into e's buffer (gss_get_mic_iov with a MIC_TOKEN
+ * buffer of gss_get_mic_iov_length's size). data must not overlap what is
+ * appended. false: the library failed (*maj, *min) or e has no room (overflow).
+ */
+static bool gss_enc_mic(struct gss_mech *m, const void *data, size_t len, struct xdr_enc *e, OM_uint32 *maj,
+			OM_uint32 *min)
+{
+	gss_iov_buffer_desc iov[2] = {
+		{ .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer = { len, (void *)data } },
+		{ .type = GSS_IOV_BUFFER_TYPE_MIC_TOKEN, .buffer = { 0, NULL } },
+	};
+	uint8_t *tok = NULL;
+	size_t room = 0;
+
+	pthread_mutex_lock(&m->lock);
+	*maj = gss_get_mic_iov_length(min, m->gctx, GSS_C_QOP_DEFAULT, iov, 2);
+	if (!GSS_ERROR(*maj) && iov[1].buffer.length <= UINT32_MAX) {
+		room = iov[1].buffer.length;
+		xdr_enc_u32(e, (uint32_t)room);
+		tok = xdr_enc_reserve(e, room);
+	}
+	if (tok) {
+		iov[1].buffer.value = tok;
+		*maj = gss_get_mic_iov(min, m->gctx, GSS_C_QOP_DEFAULT, iov, 2);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!tok || GSS_ERROR(*maj) || iov[1].buffer.length > room)
+		return false;
+	/* The token may come out shorter than announced: the opaque's length and end follow it. */
+	e->p = tok;
+	xdr_enc_patch_u32(e, (size_t)(tok - e->base) - XDR_UNIT, (uint32_t)iov[1].buffer.length);
+	xdr_enc_reserve(e, iov[1].buffer.length);
+	return true;
+}
+
 /* RFC 2203 §5.3.2.2: rpc_gss_integ_data { opaque databody_integ<>; opaque checksum<>; }. */
 static enum rpc_gss_verdict gss_unwrap_integ(struct rpc_call *c, struct gss_mech *m)
 {
 	const uint8_t *body, *sum;
 	uint32_t blen, slen;
-	OM_uint32 maj, min;
 
 	if (!xdr_dec_opaque(&c->args, (uint32_t)xdr_dec_remaining(&c->args), &body, &blen) ||
 	    !xdr_dec_opaque(&c->args, RPC_AUTH_MAX_BYTES, &sum, &slen) || blen < XDR_UNIT)
 		return RPC_GSS_V_GARBAGE;
-	gss_buffer_desc bb = { blen, (void *)body }, sb = { slen, (void *)sum };
-	pthread_mutex_lock(&m->lock);
-	maj = gss_verify_mic(&min, m->gctx, &bb, &sb, NULL);
-	pthread_mutex_unlock(&m->lock);
+	OM_uint32 maj = gss_mic_check(m, body, blen, sum, slen);
 	struct xdr_dec d = { .base = body, .p = body, .end = body + blen };
 	uint32_t seq;
 	/* RFC 2203 §5.3.2.2: the databody's seq_num must be the credential's. */
@@ -297,26 +373,35 @@ static enum rpc_gss_verdict gss_unwrap_integ(struct rpc_call *c, struct gss_mech
 	return RPC_GSS_V_DISPATCH;
 }
 
-/* RFC 2203 §5.3.2.3: rpc_gss_priv_data { opaque databody_priv<>; }, a gss_wrap of seq_num + arguments. */
+/*
+ * RFC 2203 §5.3.2.3: rpc_gss_priv_data { opaque databody_priv<>; }, a gss_wrap of
+ * seq_num + arguments. Unsealed in place: the token is a STREAM buffer in the
+ * call's message (the transport's receive buffer, written to here and nowhere
+ * else), and the DATA buffer the library hands back points into it.
+ */
 static enum rpc_gss_verdict gss_unwrap_priv(struct rpc_call *c, struct gss_mech *m)
 {
 	const uint8_t *body;
 	uint32_t blen, seq;
 	OM_uint32 maj, min;
 	int conf = 0;
-	gss_buffer_desc in, out = GSS_C_EMPTY_BUFFER;
 
 	if (!xdr_dec_opaque(&c->args, (uint32_t)xdr_dec_remaining(&c->args), &body, &blen))
 		return RPC_GSS_V_GARBAGE;
-	in = (gss_buffer_desc){ blen, (void *)body };
+	gss_iov_buffer_desc iov[2] = {
+		{ .type = GSS_IOV_BUFFER_TYPE_STREAM, .buffer = { blen, (void *)body } },
+		{ .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer = { 0, NULL } },
+	};
 	pthread_mutex_lock(&m->lock);
-	maj = gss_unwrap(&min, m->gctx, &in, &out, &conf, NULL);
+	maj = gss_unwrap_iov(&min, m->gctx, &conf, NULL, iov, 2);
 	pthread_mutex_unlock(&m->lock);
-	if (GSS_ERROR(maj))
+	const uint8_t *data = iov[1].buffer.value;
+	if (GSS_ERROR(maj) || (iov[1].type & GSS_IOV_BUFFER_FLAG_ALLOCATED) || data < body ||
+	    iov[1].buffer.length > blen || (size_t)(data - body) > blen - iov[1].buffer.length) {
+		gss_release_iov_buffer(&min, iov, 2); /* only if the library did allocate */
 		return RPC_GSS_V_GARBAGE;
-	c->gss.unwrapped = out.value;
-	c->gss.unwrapped_len = out.length;
-	xdr_dec_init(&c->args, out.value, out.length);
+	}
+	xdr_dec_init(&c->args, data, iov[1].buffer.length);
 	if (!conf || !xdr_dec_u32(&c->args, &seq) || seq != c->gss.seq)
 		return RPC_GSS_V_GARBAGE;
 	return RPC_GSS_V_DISPATCH;
@@ -327,17 +412,13 @@ static enum rpc_gss_verdict gss_data(struct rpc_call *c, bool destroy, int *auth
 {
 	struct rpc_gss_ctx *x = c->gss.ctx;
 	struct gss_mech *m = x->mech;
-	OM_uint32 maj, min;
+	OM_uint32 maj;
 
 	if (c->gss.verf_flavor != RPC_AUTH_GSS) {
 		*auth_stat = RPC_AUTH_BADVERF;
 		return RPC_GSS_V_DENIED;
 	}
-	gss_buffer_desc hdr = { c->gss.hdr_len, (void *)c->msg };
-	gss_buffer_desc mic = { c->gss.verf_len, (void *)c->gss.verf };
-	pthread_mutex_lock(&m->lock);
-	maj = gss_verify_mic(&min, m->gctx, &hdr, &mic, NULL);
-	pthread_mutex_unlock(&m->lock);
+	maj = gss_mic_check(m, c->msg, c->gss.hdr_len, c->gss.verf, c->gss.verf_len);
 	if (GSS_ERROR(maj)) {
 		/* RFC 2203 §5.3.3.3: a bad checksum is CREDPROBLEM, an expired context CTXPROBLEM. */
 		*auth_stat = maj == GSS_S_CONTEXT_EXPIRED ? RPCSEC_GSS_CTXPROBLEM : RPCSEC_GSS_CREDPROBLEM;
@@ -379,9 +460,8 @@ enum rpc_gss_verdict rpc_gss_accept(struct rpc_call *c, int *auth_stat)
 		c->gss.ctx = rpc_gss_ctx_get(&g.tab, c->gss.handle, c->gss.handle_len, &st);
 	switch (rpc_gss_next(&gc, st, c->proc == 0, auth_stat)) {
 	case RPC_GSS_ACT_INIT:
-		return gss_ctx_step(c, true);
 	case RPC_GSS_ACT_CONTINUE:
-		return gss_ctx_step(c, false);
+		return RPC_GSS_V_ESTABLISH; /* rpc_gss_establish, on a worker */
 	case RPC_GSS_ACT_DATA:
 		return gss_data(c, false, auth_stat);
 	case RPC_GSS_ACT_DESTROY:
@@ -392,64 +472,103 @@ enum rpc_gss_verdict rpc_gss_accept(struct rpc_call *c, int *auth_stat)
 	}
 }
 
+enum rpc_gss_verdict rpc_gss_establish(struct rpc_call *c)
+{
+	/* RFC 2203 §5.2.2: INIT carries no handle, CONTINUE_INIT the one INIT gave. */
+	return gss_ctx_step(c, c->gss.proc == RPC_GSS_INIT);
+}
+
 void rpc_gss_enc_verf(struct rpc_call *c)
 {
 	struct gss_mech *m = c->gss.ctx->mech;
 	uint8_t w[4] = { (uint8_t)(c->gss.reply_word >> 24), (uint8_t)(c->gss.reply_word >> 16),
 			 (uint8_t)(c->gss.reply_word >> 8), (uint8_t)c->gss.reply_word };
-	gss_buffer_desc in = { sizeof(w), w }, out = GSS_C_EMPTY_BUFFER;
+	uint8_t *start = c->res.p;
+	OM_uint32 maj = GSS_S_COMPLETE, min = 0;
+
+	xdr_enc_u32(&c->res, RPC_AUTH_GSS);
+	if (gss_enc_mic(m, w, sizeof(w), &c->res, &maj, &min) || c->res.overflow)
+		return; /* overflow: the reply is dropped (rpc_reply_send) */
+	log_limited(&lim_gss, LOG_WARNING, "rpc: %s: gss_get_mic_iov failed (major 0x%x minor %u)",
+		    c->conn->peer_name, maj, min);
+	c->res.p = start;
+	xdr_enc_u32(&c->res, RPC_AUTH_NONE); /* the client refuses the reply */
+	xdr_enc_u32(&c->res, 0);
+}
+
+/*
+ * RFC 2203 §5.3.2.3: seal the n bytes of results at body (in the reply buffer)
+ * as opaque databody_priv<>, the gss_wrap of seq_num + results, in place:
+ * length word, then HEADER | seq_num + results (DATA) | PADDING | TRAILER
+ * contiguous, which is the token gss_wrap would give. false: no room or the
+ * library failed.
+ */
+static bool gss_seal_results(struct rpc_call *c, struct gss_mech *m, uint8_t *body, size_t n)
+{
+	gss_iov_buffer_desc iov[4] = {
+		{ .type = GSS_IOV_BUFFER_TYPE_HEADER },
+		{ .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer = { n + XDR_UNIT, NULL } },
+		{ .type = GSS_IOV_BUFFER_TYPE_PADDING },
+		{ .type = GSS_IOV_BUFFER_TYPE_TRAILER },
+	};
+	size_t len[4], tok = 0, room = (size_t)(c->res.end - body);
 	OM_uint32 maj, min;
+	int conf = 0;
+	bool ok = false;
 
 	pthread_mutex_lock(&m->lock);
-	maj = gss_get_mic(&min, m->gctx, GSS_C_QOP_DEFAULT, &in, &out);
-	pthread_mutex_unlock(&m->lock);
-	if (GSS_ERROR(maj)) {
-		log_limited(&lim_gss, LOG_WARNING, "rpc: %s: gss_get_mic failed (major 0x%x minor %u)",
-			    c->conn->peer_name, maj, min);
-		xdr_enc_u32(&c->res, RPC_AUTH_NONE); /* the client refuses the reply */
-		xdr_enc_u32(&c->res, 0);
-		return;
+	maj = gss_wrap_iov_length(&min, m->gctx, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4);
+	for (int i = 0; i < 4; i++) {
+		len[i] = iov[i].buffer.length;
+		tok += len[i] < room ? len[i] : room; /* no wrap: each at most room */
 	}
-	xdr_enc_u32(&c->res, RPC_AUTH_GSS);
-	xdr_enc_opaque(&c->res, out.value, (uint32_t)out.length);
-	gss_release_buffer(&min, &out);
+	if (!GSS_ERROR(maj) && conf && tok < room && room - tok >= XDR_UNIT + XDR_PAD(tok)) {
+		uint8_t *q = body + XDR_UNIT; /* the token, after its length word */
+		memmove(q + len[0] + XDR_UNIT, body, n);
+		for (size_t i = 0, off = 0; i < 4; off += len[i++])
+			iov[i].buffer.value = q + off;
+		uint32_t be = htobe32(c->gss.seq);
+		memcpy(q + len[0], &be, XDR_UNIT);
+		maj = gss_wrap_iov(&min, m->gctx, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4);
+		ok = !GSS_ERROR(maj) && conf;
+		for (int i = 0; i < 4; i++)
+			ok = ok && iov[i].buffer.length == len[i]; /* laid out as announced */
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!ok)
+		return false;
+	c->res.p = body;
+	xdr_enc_u32(&c->res, (uint32_t)tok);
+	xdr_enc_reserve(&c->res, tok); /* already written: moves past it, zeroes the XDR pad */
+	return !c->res.overflow;
 }
 
 /*
  * RFC 2203 §5.3.2.2, §5.3.2.3: the results become seq_num + results, then
  * integ: opaque databody_integ<> + opaque checksum<> (a MIC of it);
- * priv: opaque databody_priv<> (a gss_wrap of it).
+ * priv: opaque databody_priv<> (a gss_wrap of it). All in the reply buffer.
  */
 bool rpc_gss_wrap_reply(struct rpc_call *c)
 {
 	struct gss_mech *m = c->gss.ctx->mech;
 	uint8_t *body = c->res.base + c->reply_stat_off + XDR_UNIT;
 	size_t n = (size_t)(c->res.p - body);
-	gss_buffer_desc in, out = GSS_C_EMPTY_BUFFER;
 	OM_uint32 maj, min;
 
 	if (c->n_ddp_out || (size_t)(c->res.end - c->res.p) < 2 * XDR_UNIT) /* rpc_ddp.c keeps data inline */
 		goto fail;
-	memmove(body + 2 * XDR_UNIT, body, n);
-	in = (gss_buffer_desc){ n + XDR_UNIT, body + XDR_UNIT };
-	c->res.p = body;
-	xdr_enc_u32(&c->res, (uint32_t)in.length);
-	xdr_enc_u32(&c->res, c->gss.seq);
-	pthread_mutex_lock(&m->lock);
-	if (c->gss.svc == RPC_GSS_SVC_INTEGRITY)
-		maj = gss_get_mic(&min, m->gctx, GSS_C_QOP_DEFAULT, &in, &out);
-	else
-		maj = gss_wrap(&min, m->gctx, 1, GSS_C_QOP_DEFAULT, &in, NULL, &out);
-	pthread_mutex_unlock(&m->lock);
-	if (GSS_ERROR(maj))
+	if (c->gss.svc != RPC_GSS_SVC_INTEGRITY) {
+		if (gss_seal_results(c, m, body, n))
+			return true;
 		goto fail;
-	if (c->gss.svc == RPC_GSS_SVC_INTEGRITY)
-		c->res.p = body + 2 * XDR_UNIT + n + XDR_PAD(n); /* results are XDR, n is aligned */
-	else
-		c->res.p = body;
-	xdr_enc_opaque(&c->res, out.value, (uint32_t)out.length);
-	gss_release_buffer(&min, &out);
-	return !c->res.overflow;
+	}
+	memmove(body + 2 * XDR_UNIT, body, n);
+	c->res.p = body;
+	xdr_enc_u32(&c->res, (uint32_t)(n + XDR_UNIT));
+	xdr_enc_u32(&c->res, c->gss.seq);
+	c->res.p = body + 2 * XDR_UNIT + n + XDR_PAD(n); /* results are XDR, n is aligned */
+	if (gss_enc_mic(m, body + XDR_UNIT, n + XDR_UNIT, &c->res, &maj, &min))
+		return true;
 fail:
 	log_limited(&lim_gss, LOG_WARNING, "rpc: %s: RPCSEC_GSS reply of %zu bytes could not be wrapped",
 		    c->conn->peer_name, n);
@@ -458,13 +577,6 @@ fail:
 
 void rpc_gss_call_end(struct rpc_call *c)
 {
-	OM_uint32 min;
-
-	if (c->gss.unwrapped) {
-		gss_buffer_desc b = { c->gss.unwrapped_len, c->gss.unwrapped };
-		gss_release_buffer(&min, &b);
-		c->gss.unwrapped = NULL;
-	}
 	rpc_gss_ctx_put(&g.tab, c->gss.ctx);
 	c->gss.ctx = NULL;
 }

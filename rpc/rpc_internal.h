@@ -79,14 +79,19 @@ enum rpc_gss_verdict {
 	RPC_GSS_V_DROP,     /* RFC 2203 §5.3.3.1: replayed or too old, no reply */
 	RPC_GSS_V_DENIED,   /* MSG_DENIED AUTH_ERROR *auth_stat */
 	RPC_GSS_V_GARBAGE,  /* krb5i/krb5p arguments did not verify: GARBAGE_ARGS */
+	RPC_GSS_V_ESTABLISH, /* INIT or CONTINUE_INIT: rpc_gss_establish() it on a worker */
 };
 /* Loop thread, after the header decoded with flavor RPCSEC_GSS. */
 enum rpc_gss_verdict rpc_gss_accept(struct rpc_call *c, int *auth_stat);
+/* Worker (after RPC_GSS_V_ESTABLISH): one step of context creation (RFC 2203 §5.2),
+ * gss_accept_sec_context and the principal's mapping. RPC_GSS_V_REPLY (c->res holds the
+ * rpc_gss_init_res reply) or RPC_GSS_V_GARBAGE (no token in the arguments). */
+enum rpc_gss_verdict rpc_gss_establish(struct rpc_call *c);
 /* The reply verifier (flavor, body) at c->res, for rpc_enc_accepted. */
 void rpc_gss_enc_verf(struct rpc_call *c);
 /* Worker: wrap the results of an accepted SUCCESS reply (krb5i, krb5p). false: SYSTEM_ERR. */
 bool rpc_gss_wrap_reply(struct rpc_call *c);
-/* The call is over: free its unwrapped arguments, drop its context reference. */
+/* The call is over: drop its context reference. */
 void rpc_gss_call_end(struct rpc_call *c);
 
 /* rpc_prog.c */

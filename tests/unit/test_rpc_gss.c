@@ -1,6 +1,7 @@
 /*
  * test_rpc_gss.c - RPCSEC_GSS pure pieces (rpc/rpc_gss.c): the credential
- * codec with valid, truncated and oversized bodies, the control-procedure
+ * codec with valid, truncated and oversized bodies, rpc_gss_init_res's codec
+ * (round trip, truncations, limits, RFC 2203 §5.2.3.1's checks), the control-procedure
  * table, the sequence window, and the context table's handles, references,
  * per-client share and LRU eviction, the principals listed for the stats
  * (rpc_gss_table_principals) and the calls-by-flavor mapping (rpc_stats.c).
@@ -77,6 +78,80 @@ static enum rpc_gss_action next(uint32_t proc, uint32_t svc, uint32_t seq, uint3
 {
 	struct rpc_gss_cred gc = { .vers = 1, .proc = proc, .seq = seq, .svc = svc, .handle_len = hlen };
 	return rpc_gss_next(&gc, st, null_proc, as);
+}
+
+/* RFC 2203 §5.2.3.1: rpc_gss_init_res as the server encodes it and an initiator decodes it. */
+static void test_init_res(void **state)
+{
+	(void)state;
+	static const uint8_t tok[5] = { 9, 8, 7, 6, 5 };
+	struct rpc_gss_init_res in = { .handle_len = 8, .handle = { 0, 0, 0, 3, 0, 0, 0, 1 },
+				       .major = RPC_GSS_S_COMPLETE, .minor = 0, .window = 128,
+				       .token = tok, .token_len = sizeof(tok) }, out;
+	uint8_t buf[128];
+	struct xdr_enc e;
+	struct xdr_dec d;
+
+	xdr_enc_init(&e, buf, sizeof(buf));
+	rpc_gss_init_res_encode(&e, &in);
+	size_t n = xdr_enc_len(&e);
+	assert_int_equal(n, 4 + 8 + 12 + 4 + 8);
+	xdr_dec_init(&d, buf, n);
+	assert_int_equal(rpc_gss_init_res_decode(&d, 64, &out), 0);
+	assert_int_equal(out.handle_len, 8);
+	assert_memory_equal(out.handle, in.handle, 8);
+	assert_int_equal(out.window, 128);
+	assert_int_equal(out.token_len, sizeof(tok));
+	assert_memory_equal(out.token, tok, sizeof(tok));
+	/* Every truncation, a trailing word, a token over the caller's limit are refused. */
+	for (size_t cut = 0; cut < n; cut++) {
+		xdr_dec_init(&d, buf, cut);
+		assert_int_equal(rpc_gss_init_res_decode(&d, 64, &out), -1);
+	}
+	memset(buf + n, 0, 4);
+	xdr_dec_init(&d, buf, n + 4);
+	assert_int_equal(rpc_gss_init_res_decode(&d, 64, &out), -1);
+	xdr_dec_init(&d, buf, n);
+	assert_int_equal(rpc_gss_init_res_decode(&d, 4, &out), -1);
+}
+
+/* RFC 2203 §5.2.3.1: a handle over the limit; a complete context without a window or a handle; an error. */
+static void test_init_res_refused(void **state)
+{
+	(void)state;
+	struct rpc_gss_init_res in = { .handle_len = RPC_GSS_HANDLE_MAX, .major = RPC_GSS_S_CONTINUE_NEEDED }, out;
+	uint8_t buf[128];
+	struct xdr_enc e;
+	struct xdr_dec d;
+
+	xdr_enc_init(&e, buf, sizeof(buf));
+	rpc_gss_init_res_encode(&e, &in);
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	assert_int_equal(rpc_gss_init_res_decode(&d, 64, &out), 0); /* continue: no window yet */
+	buf[3] = RPC_GSS_HANDLE_MAX + 4; /* the handle's length word */
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	assert_int_equal(rpc_gss_init_res_decode(&d, 1024, &out), -1);
+
+	in = (struct rpc_gss_init_res){ .handle_len = 8, .major = RPC_GSS_S_COMPLETE, .window = 0 };
+	xdr_enc_init(&e, buf, sizeof(buf));
+	rpc_gss_init_res_encode(&e, &in);
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	assert_int_equal(rpc_gss_init_res_decode(&d, 64, &out), -1);
+
+	in = (struct rpc_gss_init_res){ .handle_len = 0, .major = RPC_GSS_S_COMPLETE, .window = 128 };
+	xdr_enc_init(&e, buf, sizeof(buf));
+	rpc_gss_init_res_encode(&e, &in);
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	assert_int_equal(rpc_gss_init_res_decode(&d, 64, &out), -1);
+
+	/* A failure (e.g. GSS_S_FAILURE, 13 << 16) carries no handle: decoded, the caller reads major. */
+	in = (struct rpc_gss_init_res){ .major = 13u << 16, .minor = 5 };
+	xdr_enc_init(&e, buf, sizeof(buf));
+	rpc_gss_init_res_encode(&e, &in);
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	assert_int_equal(rpc_gss_init_res_decode(&d, 64, &out), 0);
+	assert_int_equal(out.major, 13u << 16);
+	assert_int_equal(out.minor, 5);
 }
 
 static void test_state_table(void **state)
@@ -401,6 +476,8 @@ int main(void)
 		cmocka_unit_test(test_cred_round_trip),
 		cmocka_unit_test(test_cred_handle_limit),
 		cmocka_unit_test(test_cred_other_version),
+		cmocka_unit_test(test_init_res),
+		cmocka_unit_test(test_init_res_refused),
 		cmocka_unit_test(test_state_table),
 		cmocka_unit_test(test_seq_window),
 		cmocka_unit_test(test_table_lifecycle),
