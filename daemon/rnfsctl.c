@@ -469,6 +469,19 @@ static void print_export_stats(const struct json *doc)
 	printf("\n");
 }
 
+/* As a pNFS data server (nfs/common/pnfs_ds.c): NFSv3 I/O on exports with pnfs=; shown once there is any. */
+static void print_pnfs_ds(const struct json *doc)
+{
+	const struct json *d = json_get(doc, "pnfs_ds");
+
+	if (!d || d->type != JSON_OBJ || json_num(d, "reads") + json_num(d, "writes") + json_num(d, "commits") <= 0)
+		return;
+	printf("pNFS data server: %.0f reads, %.0f writes, %.0f commits (%.0f errors); %.1f MiB read, %.1f MiB "
+	       "written\n\n",
+	       json_num(d, "reads"), json_num(d, "writes"), json_num(d, "commits"), json_num(d, "errors"),
+	       json_num(d, "read_bytes") / 1048576.0, json_num(d, "write_bytes") / 1048576.0);
+}
+
 /* Descriptors against RLIMIT_NOFILE, and the tables that hold them. */
 static void print_resources(const struct json *doc)
 {
@@ -610,6 +623,7 @@ static int print_table(const char *doc_text, size_t len)
 	printf("\n");
 	print_nfs4(&doc);
 	print_export_stats(&doc);
+	print_pnfs_ds(&doc);
 	print_resources(&doc);
 	print_rpc_auth(&doc);
 	print_connections(&doc);
@@ -747,11 +761,12 @@ static int print_clients(const char *text, size_t len, const char *stats, size_t
 	return 0;
 }
 
-/* "layouts": one row per client and file it holds layouts of (the daemon's first 4096). */
-static int print_layouts(const char *text, size_t len)
+/* "layouts": one row per client and file it holds layouts of (the daemon's first 4096), then the data
+ * servers' table of the statistics (stats: layouts sent there, errors reported of each). */
+static int print_layouts(const char *text, size_t len, const char *stats, size_t slen)
 {
-	struct json_parser ps = {.p = text, .end = text + len};
-	struct json doc = {0};
+	struct json_parser ps = {.p = text, .end = text + len}, sp = {.p = stats, .end = stats + slen};
+	struct json doc = {0}, sdoc = {0};
 	const struct json *l;
 
 	if (json_parse_value(&ps, &doc, 0) != 0 || !(l = json_get(&doc, "layouts")) || l->type != JSON_ARR) {
@@ -770,6 +785,11 @@ static int print_layouts(const char *text, size_t len)
 		       json_text(e, "iomodes"), json_num(e, "seqid"), rec, json_text(e, "fh"));
 	}
 	json_free(&doc);
+	if (stats && json_parse_value(&sp, &sdoc, 0) == 0) {
+		printf("\n");
+		print_pnfs_data_servers(&sdoc);
+	}
+	json_free(&sdoc);
 	return 0;
 }
 
@@ -846,8 +866,13 @@ static int run(const char *path, const char *req, bool json, int kind)
 
 		rc = print_clients(doc, len, stats, slen) ? 1 : 0;
 		free(stats);
-	} else if (kind == 4)
-		rc = print_layouts(doc, len) ? 1 : 0;
+	} else if (kind == 4) {
+		size_t slen = 0;
+		char *stats = rnfsctl_fetch(path, "stats\n", &slen);
+
+		rc = print_layouts(doc, len, stats, slen) ? 1 : 0;
+		free(stats);
+	}
 	else
 		print_ok(doc, len);
 	free(doc);

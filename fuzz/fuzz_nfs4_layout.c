@@ -1,11 +1,11 @@
 /*
  * fuzz_nfs4_layout.c - libFuzzer target: the pNFS flexible-files XDR
  * (nfs/v4/xdr/nfs4_layout_xdr.c). Byte 0 picks the decoder, the rest is its
- * input: the layout operations' arguments a client sends (GETDEVICEINFO,
+ * input: the layout operations' arguments a client sends (GETDEVICEINFO, GETDEVICELIST,
  * LAYOUTGET, LAYOUTRETURN with its ff_layoutreturn4 body, LAYOUTCOMMIT,
  * LAYOUTERROR, LAYOUTSTATS with its ff_layoutupdate4), and the bodies and
  * results a client decodes (ff_layout4, ff_device_addr4, LAYOUTGET4res,
- * GETDEVICEINFO4res). Checks: no read outside the input; the decoder never
+ * GETDEVICEINFO4res, GETDEVICELIST4res). Checks: no read outside the input; the decoder never
  * claims more than it was given; strings NUL-terminated inside their
  * fields; kept errors within NFS4_FF_ERRORS_MAX and never more than were
  * sent; an accepted one-mirror layout or one-address device re-encodes to
@@ -92,6 +92,7 @@ static bool fuzz_args(unsigned which, struct xdr_dec *d)
 		struct nfs4_layoutcommit_args lc;
 		struct nfs4_layouterror_args le;
 		struct nfs4_layoutstats_args ls;
+		struct nfs4_getdevicelist_args gl;
 	} u;
 	bool ok = false;
 
@@ -109,6 +110,7 @@ static bool fuzz_args(unsigned which, struct xdr_dec *d)
 		break;
 	case 3: ok = nfs4_dec_layoutcommit(d, &u.lc); if (ok && u.lc.has_mtime) CHECK(u.lc.mtime_nsec < 1000000000u); break;
 	case 4: ok = nfs4_dec_layouterror(d, &u.le); if (ok) check_errors(&u.le.errors); break;
+	case 6: ok = nfs4_dec_getdevicelist(d, &u.gl); break;
 	default:
 		ok = nfs4_dec_layoutstats(d, &u.ls);
 		if (ok && u.ls.has_ff) {
@@ -127,6 +129,7 @@ static bool fuzz_client(unsigned which, struct xdr_dec *d)
 	struct nfs4_ff_devaddr a;
 	struct nfs4_layoutget_res lg;
 	struct nfs4_getdeviceinfo_res gd;
+	struct nfs4_getdevicelist_res gl;
 
 	switch (which) {
 	case 0:
@@ -146,10 +149,15 @@ static bool fuzz_client(unsigned which, struct xdr_dec *d)
 		check_layout(&lg.ff);
 		roundtrip_layout(&lg.ff);
 		return true;
-	default:
+	case 3:
 		if (!nfs4_dec_getdeviceinfo_res(d, NFS4_OK, &gd))
 			return false;
 		roundtrip_devaddr(&gd.addr);
+		return true;
+	default:
+		if (!nfs4_dec_getdevicelist_res(d, NFS4_OK, &gl))
+			return false;
+		CHECK(gl.n <= NFS4_DEVLIST_MAX);
 		return true;
 	}
 }
@@ -160,7 +168,12 @@ static bool run(unsigned sel, const uint8_t *p, size_t n, size_t *used)
 	bool ok;
 
 	xdr_dec_init(&d, p, n);
-	ok = sel < 6 ? fuzz_args(sel, &d) : fuzz_client(sel - 6, &d);
+	/* 0-5: arguments, 6-9: a client's side; 10, 11: GETDEVICELIST's (added after the seeds, which
+	 * keep their selectors) */
+	if (sel < 10)
+		ok = sel < 6 ? fuzz_args(sel, &d) : fuzz_client(sel - 6, &d);
+	else
+		ok = sel == 10 ? fuzz_args(6, &d) : fuzz_client(4, &d);
 	*used = xdr_dec_pos(&d);
 	CHECK(*used <= n);
 	return ok;
@@ -173,7 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	sel = data[0] % 10;
+	sel = data[0] % 12;
 	/* A message accepted is refused when cut one byte before where decoding stopped:
 	 * every decoder reads what it consumed (none stops early on an optional tail). */
 	if (run(sel, data + 1, size - 1, &used) && used > 0)

@@ -4,7 +4,8 @@
 Byte 0 picks the decoder (fuzz_nfs4_layout.c): 0 GETDEVICEINFO4args,
 1 LAYOUTGET4args, 2 LAYOUTRETURN4args, 3 LAYOUTCOMMIT4args, 4 LAYOUTERROR4args,
 5 LAYOUTSTATS4args, 6 ff_layout4, 7 ff_device_addr4, 8 LAYOUTGET4resok,
-9 GETDEVICEINFO4resok. XDR as RFC 8881 §18.40-18.44, RFC 7862 §15.6-15.7,
+9 GETDEVICEINFO4resok, 10 GETDEVICELIST4args, 11 GETDEVICELIST4resok.
+XDR as RFC 8881 §18.40-18.44, RFC 7862 §15.6-15.7,
 RFC 8435 §4.1, §5.1, §9.
 """
 import os
@@ -58,6 +59,8 @@ SEEDS = {
     'ff_devaddr_rdma6': (7, ff_devaddr(b'rdma6', b'2001:db8::1.78.81')),
     'lget_res': (8, u32(1) + sid(2) + u32(1) + u64(0) + u64(2**64 - 1) + u32(2) + u32(4) + opaque(ff_layout())),
     'gdi_res': (9, u32(4) + opaque(ff_devaddr()) + u32(0)),
+    'gdl': (10, u32(4) + u32(8) + u64(1) + b'rnfd\0\0\0\1'),
+    'gdl_res': (11, u64(2) + b'rnfd\0\0\0\1' + u32(2) + devid(1) + devid(2) + u32(1)),
 }
 
 

@@ -29,6 +29,11 @@
 #include "core/log.h"
 #include "conf/exports_edit.h"
 
+/* A pnfs=flexfiles export without [pnfs] data-servers: a data server's export (nfs/common/pnfs_ds.c),
+ * or a metadata server's configuration missing its data servers. */
+#define PN_NO_DS_MSG "nfs: %s has pnfs=flexfiles but [pnfs] names no data-servers: no layouts from here " \
+		     "(as a data server's export its NFSv3 I/O counts in pnfs_ds)"
+
 static void nfs_log_exports(const struct nfs_exports *t)
 {
 	for (unsigned i = 0; i < t->n; i++) {
@@ -36,8 +41,7 @@ static void nfs_log_exports(const struct nfs_exports *t)
 			 t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES ? ", pnfs=flexfiles" : "");
 		/* after start-up the data servers are known (nfs4_pnfs_settings()) */
 		if (t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES && nfs_service_nfs4() && !nfs4_pnfs_mds())
-			log_warn("nfs: %s has pnfs=flexfiles but [pnfs] names no data-servers: no layouts",
-				 t->v[i].cfg->path);
+			log_warn(PN_NO_DS_MSG, t->v[i].cfg->path);
 	}
 }
 
@@ -92,8 +96,7 @@ static void nfs4_pnfs_settings(const struct rnfsd_config *cfg)
 
 		for (unsigned i = 0; t && i < t->n; i++)
 			if (t->v[i].cfg->pnfs == EXPORT_PNFS_FLEXFILES)
-				log_warn("nfs: %s has pnfs=flexfiles but [pnfs] names no data-servers: no layouts",
-					 t->v[i].cfg->path);
+				log_warn(PN_NO_DS_MSG, t->v[i].cfg->path);
 		if (t)
 			nfs_exports_put(t);
 	}
@@ -295,7 +298,7 @@ unsigned nfs_exports_count(void)
 
 int nfs_stats_sections_add(void)
 {
-	return nfs_export_stats_section_add();
+	return nfs_export_stats_section_add() == 0 ? nfs_pnfs_ds_section_add() : -1;
 }
 
 void nfs_service_shutdown(void)

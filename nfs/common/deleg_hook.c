@@ -32,11 +32,11 @@ enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, 
 }
 
 enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
-					   const struct be_obj *dir, const char *name)
+					   const struct be_obj *dir, const char *name, bool removed)
 {
 	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
 
-	return h ? h->recall_at(exp, cr, dir, name) : NFS_DELEG_CLEAR;
+	return h ? h->recall_at(exp, cr, dir, name, removed) : NFS_DELEG_CLEAR;
 }
 
 enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr)
@@ -59,4 +59,9 @@ void nfs_layout_conflict(const uint8_t *fkey, uint32_t fkey_len, const struct so
 
 	if (fn)
 		fn(fkey, fkey_len, peer);
+}
+
+bool nfs_layout_mds(void)
+{
+	return atomic_load(&nfs_layout_hook) != NULL;
 }

@@ -18,6 +18,7 @@
  *   deleg_hook.c    delegation conflicts for NFSv3 and NLM: a hook NFSv4 sets
  *   export_stats.c  per-export counters (calls, errors, bytes) and their
  *                   statistics section
+ *   pnfs_ds.c       a pNFS data server's counters: NFSv3 I/O on pnfs= exports
  *
  * The service's lifetime, which assembles the versions, is above them
  * (nfs/nfs_service.c, nfs/nfs.h). No file here makes a file-system system
@@ -152,6 +153,20 @@ void nfs_export_count_io(const struct nfs_export *e, uint64_t read, uint64_t wri
 /* Main thread, before serving: the "export_stats" section of the statistics (JSON, Prometheus). */
 int nfs_export_stats_section_add(void);
 
+/* ---- pnfs_ds.c ---- */
+
+/* The NFSv3 procedures a flexfiles client sends a data server (RFC 8435 §2.2). */
+enum nfs_ds_op { NFS_DS_READ, NFS_DS_WRITE, NFS_DS_COMMIT, NFS_DS_OPS };
+/* Any thread, at the end of an NFSv3 READ, WRITE or COMMIT on e (NULL: none): counted if e has pnfs=
+ * (a data server's export: the metadata server's handles are valid on it); bytes moved. */
+void nfs_pnfs_ds_count(const struct nfs_export *e, enum nfs_ds_op op, bool error, uint64_t bytes);
+struct nfs_pnfs_ds_stats {
+	uint64_t calls[NFS_DS_OPS], errors, read_bytes, write_bytes; /* since start */
+};
+void nfs_pnfs_ds_stats(struct nfs_pnfs_ds_stats *out);
+/* Main thread, before serving: the "pnfs_ds" section (JSON, Prometheus). */
+int nfs_pnfs_ds_section_add(void);
+
 /* ---- cred.c ---- */
 
 /* Squash rules of exports(5): AUTH_NONE and all_squash -> anon, root_squash maps 0 -> anon. */
@@ -247,9 +262,12 @@ struct nfs_deleg_hook {
 	bool (*any)(void);
 	/* Recall other clients' conflicting delegations of the file (its handle's bytes). */
 	enum nfs_deleg_verdict (*recall)(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
-	/* The same for the regular file dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS). */
+	/* The same for the regular file dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS).
+	 * removed: the name goes with the file (REMOVE, the target a RENAME replaces), not just moves (a
+	 * RENAME's source): then the pNFS layouts of it are recalled too (RFC 8881 §12.5.5, never waits;
+	 * one lookup for both). */
 	enum nfs_deleg_verdict (*recall_at)(const struct nfs_export *exp, const struct be_cred *cr,
-					    const struct be_obj *dir, const char *name);
+					    const struct be_obj *dir, const char *name, bool removed);
 	/* GETATTR of the regular file (RFC 8881 §10.4.3): while an NFSv4 client holds a
 	 * write delegation of it, *attr gets the holder's size (and changed times) by
 	 * CB_GETATTR; only where may_wait (a worker), else NFS_DELEG_WORKER. */
@@ -262,21 +280,26 @@ const struct nfs_deleg_hook *nfs_deleg_hook_set(const struct nfs_deleg_hook *h);
 bool nfs_deleg_any(void);
 enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
 enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
-					   const struct be_obj *dir, const char *name);
+					   const struct be_obj *dir, const char *name, bool removed);
 enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr);
 
 /*
- * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_proc_layout.c): an NFSv3
+ * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_layout_recall.c): an NFSv3
  * WRITE or SETATTR of the size tells it through this hook, which NFSv4 sets
  * when it is a metadata server, and it recalls the layouts of the file
  * that clients at other addresses hold (RFC 8881 §12.5.5). The call never
  * waits: the NFSv3 operation goes on (tight coupling, RFC 8435 §2.2: the
  * data servers write this very file). peer: the caller's address (NULL:
- * unknown). Without the hook nothing happens.
+ * unknown). Without the hook nothing happens. (An NFSv3 REMOVE, or RENAME
+ * over a file, recalls through the delegation hook's recall_at, removed:
+ * one lookup of the name for both.)
  */
 typedef void (*nfs_layout_hook_fn)(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer);
 /* Returns the hook it replaces. */
 nfs_layout_hook_fn nfs_layout_hook_set(nfs_layout_hook_fn fn);
 void nfs_layout_conflict(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer);
+/* Is the hook set (NFSv4 is a metadata server: layouts may be held)? Name changes then run on a
+ * worker, where recall_at may look the name up as the caller. */
+bool nfs_layout_mds(void);
 
 #endif

@@ -8,7 +8,8 @@
  * found the data (a Read chunk's registered buffer, or the received
  * message). Files come from the backend by handle (cached there); each I/O
  * is checked and made as the caller (BE_IO_CHECK_ACCESS: owner override and
- * read-if-exec as knfsd).
+ * read-if-exec as knfsd). READ, WRITE and COMMIT on an export with pnfs=
+ * count as a pNFS data server's (nfs/common/pnfs_ds.c).
  */
 #include <limits.h>
 #include <string.h>
@@ -150,6 +151,7 @@ enum rpc_proc_status nfs3_read_exec(struct rpc_call *c, void *args, void *res)
 	r->count = (uint32_t)done;
 	if (done)
 		nfs_export_count_io(nc.exp, done, 0);
+	nfs_pnfs_ds_count(nc.exp, NFS_DS_READ, r->status != NFS3_OK, done); /* a pNFS data server's */
 	r->fsid = nfs3_call_fsid(&nc);
 	if (f)
 		be_file_put(nc.fs, f);
@@ -231,6 +233,7 @@ enum rpc_proc_status nfs3_write_exec(struct rpc_call *c, void *args, void *res)
 	r->committed = a->stable;
 	if (done)
 		nfs_export_count_io(nc.exp, 0, done);
+	nfs_pnfs_ds_count(nc.exp, NFS_DS_WRITE, r->status != NFS3_OK, done);
 	r->fsid = nfs3_call_fsid(&nc);
 	if (f)
 		be_file_put(nc.fs, f);
@@ -281,6 +284,7 @@ enum rpc_proc_status nfs3_commit_exec(struct rpc_call *c, void *args, void *res)
 		r->wcc.post = r->wcc.pre;
 	}
 	nfs3_file_attr_fill(&nc, f, r->status, &r->wcc.post);
+	nfs_pnfs_ds_count(nc.exp, NFS_DS_COMMIT, r->status != NFS3_OK, 0);
 	r->fsid = nfs3_call_fsid(&nc);
 	if (f)
 		be_file_put(nc.fs, f);

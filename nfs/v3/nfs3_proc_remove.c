@@ -4,22 +4,27 @@
  * the backend as the caller (it checks directory permissions and sticky
  * bits). Both handles of RENAME and LINK must be in one export (else XDEV).
  * An NFSv4 client's delegation of a file losing or gaining a name is
- * recalled first (RFC 8881 §10.4.1): NFS3ERR_JUKEBOX until it is back.
+ * recalled first (RFC 8881 §10.4.1): NFS3ERR_JUKEBOX until it is back. The
+ * pNFS layouts of a file removed or replaced by RENAME are recalled too
+ * (§12.5.5; never waits), both through nfs/common's hook.
  */
 #include <errno.h>
 
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 
-/* The delegation of the regular file dir/name, if it has one, recalled. */
-static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const char *name)
+/* The delegation of the regular file dir/name, if it has one, recalled; removed (the name goes with the
+ * file): its layouts too. */
+static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const char *name, bool removed)
 {
-	return nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name) == NFS_DELEG_CLEAR ? NFS3_OK : NFS3ERR_JUKEBOX;
+	return nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name, removed) == NFS_DELEG_CLEAR ? NFS3_OK
+												: NFS3ERR_JUKEBOX;
 }
 
 /* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data.
  * RPC_RUN_INLINE_TRY: on the receiving thread only while no delegation is
- * out (whose recall may wait) and the backend removes it without the
+ * out (whose recall may wait), no layout may be (a metadata server looks
+ * the name up as the caller) and the backend removes it without the
  * caller's identity or a device (EWOULDBLOCK: declined, nothing changed). */
 static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct nfs3_diropargs *a,
 					       struct nfs3_wcc_res *r, bool dir)
@@ -38,10 +43,10 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 		r->status = nfs3_call_writable(&nc);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_name_copy(&a->name, name);
-	if (here && (r->status != NFS3_OK || nfs_deleg_any()))
+	if (here && (r->status != NFS3_OK || nfs_deleg_any() || nfs_layout_mds()))
 		goto decline;
 	if (r->status == NFS3_OK && !dir)
-		r->status = nfs3_deleg_break_name(&nc, &d, name);
+		r->status = nfs3_deleg_break_name(&nc, &d, name, true);
 	/* REMOVE of a directory: ISDIR; RMDIR of a file: NOTDIR (the backend's EISDIR, ENOTDIR) */
 	if (r->status == NFS3_OK)
 		err = dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name);
@@ -73,8 +78,8 @@ enum rpc_proc_status nfs3_rmdir_exec(struct rpc_call *c, void *args, void *res)
 }
 
 /* §3.3.14: atomic, across directories, over an existing target. RPC_RUN_INLINE_CALLER: on the
- * receiving thread only while a backend may act as the caller there (be_caller_here) and no
- * delegation is out (whose recall may wait); declined before anything changed on an error of a
+ * receiving thread only while a backend may act as the caller there (be_caller_here), no
+ * delegation is out (whose recall may wait) and no layout may be; declined before anything changed on an error of a
  * handle or the backend's EWOULDBLOCK. */
 enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 {
@@ -86,7 +91,7 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	bool here = loop_is_loop_thread();
 	int err = 0;
 
-	if (here && (!be_caller_here() || nfs_deleg_any()))
+	if (here && (!be_caller_here() || nfs_deleg_any() || nfs_layout_mds()))
 		return RPC_PROC_WORKER;
 	nfs3_call_begin(&nc, c);
 	r->status = nfs3_call_open_dir(&nc, &a->from.dir, &fd, &r->from.pre);
@@ -105,9 +110,9 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	if (here && r->status != NFS3_OK)
 		goto decline;
 	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &fd, from);
+		r->status = nfs3_deleg_break_name(&nc, &fd, from, false); /* moves: its layouts stay good */
 	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &td, to); /* a target replaced */
+		r->status = nfs3_deleg_break_name(&nc, &td, to, true); /* a target replaced */
 	if (r->status == NFS3_OK)
 		err = be_rename(nc.fs, &nc.cred, &fd, from, &td, to);
 	if (here && err == EWOULDBLOCK)

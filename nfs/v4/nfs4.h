@@ -57,6 +57,7 @@
  *   nfs4_proc_xattr.c   GETXATTR, SETXATTR, LISTXATTRS, REMOVEXATTR (RFC 8276)
  *   nfs4_proc_layout.c  pNFS metadata server: GETDEVICEINFO, LAYOUTGET, LAYOUTRETURN, LAYOUTCOMMIT,
  *                       LAYOUTERROR, LAYOUTSTATS; the data servers (nfs4_pnfs.h)
+ *   nfs4_layout_recall.c pNFS recalls: conflicts, CB_LAYOUTRECALL, revocation, NFSv3's hook
  * state/     the server's tables as plain functions (no sockets, no backend calls;
  *            the client and stateid tables hold a mutex, the others their caller's)
  *   nfs4_clients.c      client records and NFSv4.1 sessions (struct nfs4_ctab)
@@ -175,6 +176,12 @@ uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct n
  * dir of exp, looked up as cr: false if there is none (missing, or not a regular file). */
 bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 		       const char *name, struct nfs_fh *fh);
+/* The regular file dir/name of exp (looked up once, as cr) is to lose that name (REMOVE, RENAME, NFSv3
+ * too): the delegations of other clients than clientid (0: none, NFSv3) recalled, NFS4ERR_DELAY while
+ * any is out (RFC 8881 §10.4.1); then, with layouts, other clients' pNFS layouts of it recalled (§12.5.5,
+ * never waits). NFS4_OK when there is no such file. */
+uint32_t nfs4_name_recall(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			  const char *name, uint64_t clientid, bool layouts);
 void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a);
 /* errno (or BE_E*) -> nfsstat4 (through nfs/common/errmap.c's shared numbers) */
 uint32_t nfs_errno_to_nfsstat4(int err);

@@ -15,13 +15,21 @@
  *  - GETDEVICEINFO decodes to netid "tcp" and the daemon's own universal
  *    address, NFSv3, tightly coupled; a small gdia_maxcount is TOOSMALL with
  *    the size needed; an unknown device NOENT;
+ *  - GETDEVICELIST lists the one data server (the layout's device), eof,
+ *    cookie 1; from cookie 1 nothing more; another verifier NOT_SAME, a
+ *    cookie past the list BAD_COOKIE, gdla_maxdevices 0 INVAL, the files
+ *    layout type UNKNOWN_LAYOUTTYPE; the plain export lists none; without
+ *    [pnfs] NOTSUPP;
  *  - the layout's handle works with NFSv3 WRITE and READ (libnfs) on the
  *    data server: data written through NFSv4 reads back through NFSv3 and
- *    the reverse, and the file on disk holds both;
+ *    the reverse, and the file on disk holds both; the data server's
+ *    counters (stats pnfs_ds, rnfsctl stats) count that WRITE and READ and
+ *    their bytes, not an NFSv3 READ on the plain export;
  *  - LAYOUTCOMMIT (RW held) answers; LAYOUTSTATS answers; LAYOUTERROR with
  *    NXIO takes the data server out: LAYOUTGET is LAYOUTUNAVAILABLE until
  *    ds-unavailable-seconds pass, then granted again; the error is counted
- *    (nfs4_bounds, the pnfs_data_servers section, rnfsctl stats);
+ *    (nfs4_bounds, the pnfs_data_servers section, rnfsctl stats, and the
+ *    data servers' table under rnfsctl layouts);
  *  - an ff_ioerr4 (NXIO) in LAYOUTRETURN takes the data server out the
  *    same way, but not when the return's stateid is not the client's;
  *  - a soak of 3000 LAYOUTGET/LAYOUTRETURN cycles over 16 files leaves the
@@ -41,6 +49,10 @@
  *    LAYOUTRETURN ends it; another client's truncate recalls, and a recall
  *    not returned is revoked after the lease (RECALLABLE_STATE_REVOKED,
  *    dropped at the holder's next LAYOUTGET with its open stateid);
+ *    another client's REMOVE, or RENAME over the file, recalls
+ *    (NOMATCHING_LAYOUT ends the recall);
+ *    so do an NFSv3 REMOVE and an NFSv3 RENAME over the file; an NFSv3
+ *    RENAME of the held file itself recalls nothing;
  *    rnfsctl export remove sends CB_LAYOUTRECALL FSID and revokes;
  *  - without [pnfs]: the pnfs=flexfiles export is logged as offering no
  *    layouts; EXCHANGE_ID has no USE_PNFS_MDS and LAYOUTGET is NOTSUPP, as
@@ -178,6 +190,35 @@ static int getdeviceinfo(struct n4_client *k, const uint8_t devid[16], uint32_t 
 	return st;
 }
 
+/* GETDEVICELIST (RFC 8881 §18.41) on fh of type, maxdevices, cookie, verf (NULL: zeros): its status,
+ * the result into *r. */
+static int getdevicelist(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t type, uint32_t maxdevices,
+			 uint64_t cookie, const uint8_t *verf, struct nfs4_getdevicelist_res *r)
+{
+	static const uint8_t zero[NFS4_DEVLIST_VERF];
+	struct raw_reply rep;
+	struct xb a;
+	struct xdr_dec d;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_GETDEVICELIST);
+	xb_u32(&a, type);
+	xb_u32(&a, maxdevices);
+	xb_u64(&a, cookie);
+	xb_raw(&a, verf ? verf : zero, NFS4_DEVLIST_VERF);
+	st = n4_call(k, &a, &rep);
+	memset(r, 0, sizeof(*r));
+	if (st >= 0 && n4_res(&rep, N4_PUTFH) == 0) {
+		st = n4_res(&rep, N4_GETDEVICELIST);
+		xdr_dec_init(&d, rep.body.p + rep.body.pos, rep.body.len - rep.body.pos);
+		if (st >= 0 && !nfs4_dec_getdevicelist_res(&d, (uint32_t)st, r))
+			st = -2;
+	}
+	raw_reply_free(&rep);
+	return st;
+}
+
 /* An operation on fh whose arguments are a layout stateid's range and more (LAYOUTCOMMIT, LAYOUTERROR,
  * LAYOUTSTATS), written by add(): its status. */
 static int layout_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t op,
@@ -306,11 +347,46 @@ static long long gauge(const char *key)
 	return v;
 }
 
+/* A number of the stats document's "pnfs_ds" (a data server's counters, nfs/common/pnfs_ds.c). */
+static long long ds_counter(const char *key)
+{
+	char *doc = n4_stats_json(env.stats_socket);
+	long long v = doc ? n4_stats_num(doc, "pnfs_ds", key) : -1;
+
+	free(doc);
+	return v;
+}
+
+/* The data server's counters around ds_io's WRITE and READ; a plain export's NFSv3 I/O is not counted. */
+static void ds_counted(long long writes, long long reads, long long wbytes, long long rbytes)
+{
+	struct rpc_context *rpc = NULL;
+	struct hx_fh root, fh;
+	READ3res rd;
+	char out[16384];
+
+	CHECK_EQ(ds_counter("writes"), writes + 1, "pnfs_ds.writes: the data server's WRITE counted");
+	CHECK_EQ(ds_counter("reads"), reads + 1, "pnfs_ds.reads: its READ");
+	CHECK_EQ(ds_counter("write_bytes"), wbytes + 23, "pnfs_ds.write_bytes");
+	CHECK_EQ(ds_counter("read_bytes"), rbytes + 11, "pnfs_ds.read_bytes");
+	CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "stats", NULL }) == 0 &&
+	      strstr(out, "pNFS data server: "), "rnfsctl stats: the data server's line");
+	hx_write_file(hx_path(&env, "plain/p0"), "plain", 5, 0644);
+	if (hx_open_export(&env, plain_dir, -1, -1, &rpc, &root) != 0)
+		return;
+	if (CHECK_NFS(hx3_lookup(rpc, &root, "p0", &fh, NULL), NFS3_OK, "LOOKUP p0 on the plain export"))
+		CHECK_NFS(hx3_read(rpc, &fh, 0, 5, &rd), NFS3_OK, "NFSv3 READ on the plain export");
+	CHECK_EQ(ds_counter("reads"), reads + 1, "a plain export's READ is no data server's");
+	hx_rpc_close(rpc);
+}
+
 /* NFSv3 WRITE then READ through the layout's handle on the data server (the daemon itself). */
 static void ds_io(const struct nfs4_ff_layout *l)
 {
 	struct rpc_context *rpc = hx_rpc_connect(&env, NFS_PROGRAM, NFS_V3, 0, 0);
 	struct hx_fh fh = { .len = l->fh_len };
+	long long w0 = ds_counter("writes"), r0 = ds_counter("reads");
+	long long wb0 = ds_counter("write_bytes"), rb0 = ds_counter("read_bytes");
 	WRITE3res wr;
 	READ3res rd;
 	char buf[64];
@@ -335,6 +411,7 @@ static void ds_io(const struct nfs4_ff_layout *l)
 	if (fd >= 0)
 		close(fd);
 	hx_rpc_close(rpc);
+	ds_counted(w0, r0, wb0, rb0);
 }
 
 static void check_layout(const struct nfs4_layoutget_res *r, const uint8_t *fh, uint32_t fh_len)
@@ -367,6 +444,35 @@ static void part_getdeviceinfo(struct n4_client *k, const uint8_t devid[16])
 	CHECK_NFS(getdeviceinfo(k, bad, 4096, &g), N4ERR_NOENT, "an unknown device: NOENT");
 }
 
+#define N4ERR_BAD_COOKIE_ 10003
+
+/* GETDEVICELIST of the pnfs export: its one data server, the layout's device, then the end. */
+static void part_getdevicelist(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const uint8_t devid[16])
+{
+	struct nfs4_getdevicelist_res g, h;
+	uint8_t bad[NFS4_DEVLIST_VERF];
+
+	hx_section("GETDEVICELIST");
+	if (!CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 0, NULL, &g), N4_OK, "GETDEVICELIST"))
+		return;
+	CHECK(g.n == 1 && !memcmp(g.ids[0], devid, 16), "one device, the layout's (%u)", g.n);
+	CHECK(g.eof && g.cookie == 1, "eof, cookie 1 (%d %llu)", g.eof, (unsigned long long)g.cookie);
+	CHECK(memcmp(g.cookieverf, (uint8_t[NFS4_DEVLIST_VERF]){ 0 }, NFS4_DEVLIST_VERF) != 0, "a cookie verifier");
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 1, g.cookieverf, &h), N4_OK,
+		  "from cookie 1 with the verifier");
+	CHECK(h.n == 0 && h.eof && h.cookie == 1, "no more devices, eof (%u)", h.n);
+	memcpy(bad, g.cookieverf, sizeof(bad));
+	bad[7] ^= 0xff;
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 1, bad, &h), N4ERR_NOT_SAME,
+		  "another verifier: NOT_SAME");
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 2, g.cookieverf, &h), N4ERR_BAD_COOKIE_,
+		  "a cookie past the list: BAD_COOKIE");
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 0, 0, NULL, &h), N4ERR_INVAL,
+		  "gdla_maxdevices 0: INVAL");
+	CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_NFSV4_1_FILES, 8, 0, NULL, &h), N4ERR_UNKNOWN_LAYOUTTYPE,
+		  "the files layout type: UNKNOWN_LAYOUTTYPE");
+}
+
 /* LAYOUTERROR takes the only data server out for ds-unavailable-seconds (2). */
 static void part_error(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lsid)
 {
@@ -392,6 +498,9 @@ static void part_error(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, 
 		CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), args) == 0 && strstr(out, "PNFS DATA SERVER") &&
 		      strstr(out, "unavailable") && strstr(out, "pNFS layouts"),
 		      "rnfsctl stats lists the data server and the layouts");
+		CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "layouts", NULL }) == 0 &&
+		      strstr(out, "PNFS DATA SERVER") && strstr(out, " 1 unavailable"),
+		      "rnfsctl layouts: the data servers' table, the error reported of it");
 	}
 	CHECK_NFS(layoutget(k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, lsid, &r), N4ERR_LAYOUTUNAVAILABLE,
 		  "LAYOUTGET while the only data server is out: LAYOUTUNAVAILABLE (I/O through the MDS)");
@@ -431,6 +540,7 @@ static void part_layouts(struct n4_client *k)
 	CHECK_EQ(gauge("layouts"), 1, "nfs4_bounds.layouts counts it");
 	CHECK(gauge("layouts_max") > 0, "and its bound");
 	part_getdeviceinfo(k, r.ff.deviceid);
+	part_getdevicelist(k, fh, fh_len, r.ff.deviceid);
 	ds_io(&r.ff);
 	CHECK_EQ(gauge("layout_recalls"), 0, "the holder's own NFSv3 I/O (its address) recalls nothing");
 
@@ -790,6 +900,131 @@ static void part_recall_revoke(struct n4_client *b)
 	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE (holder)");
 }
 
+#define N4ERR_NOMATCHING_LAYOUT_ 10060
+
+/* b opens name and gets an RW layout of it: the file's handle in fh (128 bytes), true if all went. */
+static bool lr_hold(struct n4_client *b, const char *name, struct n4_sid *osid, uint8_t *fh, uint32_t *fh_len)
+{
+	struct nfs4_layoutget_res r;
+
+	*fh_len = 0;
+	return CHECK_NFS(n4_open(b, env.export_dir, name, true, N4_ACCESS_BOTH, 0, "on", NULL, osid, fh, fh_len), N4_OK,
+			 "OPEN %s (holder)", name) &&
+	       CHECK_NFS(layoutget(b, fh, *fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_RW, osid, &r), N4_OK,
+			 "LAYOUTGET RW of %s", name);
+}
+
+/* After a name change by another: the holder gets CB_LAYOUTRECALL FILE of fh (answered NOMATCHING_LAYOUT,
+ * §20.3.3: as returned), and no recall is left outstanding. */
+static void lr_recalled(struct n4_client *b, const uint8_t *fh, uint32_t fh_len, const char *what)
+{
+	struct n4_cb_call cc;
+	struct lr_args la;
+	long long n = -1;
+
+	if (!CHECK(lr_recall(b, &cc, &la, 5000), "%s: the holder gets CB_LAYOUTRECALL", what))
+		return;
+	CHECK(la.rtype == 1 && la.fh_len == fh_len && !memcmp(la.fh, fh, fh_len), "%s: FILE, the file's handle", what);
+	n4_cb_reply(&b->c, &cc, N4ERR_NOMATCHING_LAYOUT_);
+	for (double end = hx_now() + 5; hx_now() < end && (n = gauge("layout_recalling")) != 0; usleep(50000))
+		;
+	CHECK_EQ(n, 0, "%s: NOMATCHING_LAYOUT ends the recall", what);
+}
+
+/* REMOVE name in the export's root by another 4.1 client k. */
+static int v4_remove(struct n4_client *k, const char *name)
+{
+	struct raw_reply rep;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, n4_walk(NULL, env.export_dir) + 1);
+	n4_walk(&a, env.export_dir);
+	xb_u32(&a, N4_REMOVE);
+	xb_string(&a, name);
+	st = n4_call(k, &a, &rep);
+	raw_reply_free(&rep);
+	return st;
+}
+
+/* RENAME from over to in the export's root by another 4.1 client k. */
+static int v4_rename(struct n4_client *k, const char *from, const char *to)
+{
+	uint32_t walk = n4_walk(NULL, env.export_dir);
+	struct raw_reply rep;
+	struct xb a;
+	int st;
+
+	n4_begin(k, &a, 2 * walk + 2);
+	n4_walk(&a, env.export_dir);
+	xb_u32(&a, N4_SAVEFH);
+	n4_walk(&a, env.export_dir);
+	xb_u32(&a, N4_RENAME);
+	xb_string(&a, from);
+	xb_string(&a, to);
+	st = n4_call(k, &a, &rep);
+	raw_reply_free(&rep);
+	return st;
+}
+
+/* RFC 8881 §12.5.5: another client's REMOVE of a file, or RENAME over it, recalls the holder's layout. */
+static void part_recall_remove(struct n4_client *b)
+{
+	struct n4_client k;
+	struct n4_sid osid;
+	uint8_t fh[128];
+	uint32_t fh_len;
+
+	hx_section("CB_LAYOUTRECALL on another NFSv4 client's REMOVE");
+	if (!lr_hold(b, "r3", &osid, fh, &fh_len) || !CHECK_EQ(n4_start(&k, env.port, 1, "pnfs-remover"), 0,
+								  "another 4.1 client"))
+		return;
+	CHECK_NFS(v4_remove(&k, "r3"), N4_OK, "it removes r3 through the MDS (no wait)");
+	lr_recalled(b, fh, fh_len, "REMOVE");
+	CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE (holder)");
+	if (lr_hold(b, "r7", &osid, fh, &fh_len)) {
+		hx_write_file(hx_xpath(&env, "r7new"), "new", 3, 0644);
+		CHECK_NFS(v4_rename(&k, "r7new", "r7"), N4_OK, "it renames r7new over r7 through the MDS (no wait)");
+		lr_recalled(b, fh, fh_len, "NFSv4 RENAME over the file");
+		CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE r7 (holder)");
+	}
+	n4_client_close(&k);
+}
+
+/* RFC 8881 §12.5.5 through the NFSv3 hook: an NFSv3 REMOVE of a file, and an NFSv3 RENAME over it,
+ * recall its layouts; a RENAME of the held file itself (the same file, the same handle) does not. */
+static void part_recall_v3names(struct n4_client *b)
+{
+	struct rpc_context *rpc = NULL;
+	struct hx_fh root;
+	struct n4_cb_call cc;
+	struct n4_sid osid;
+	uint8_t fh[128];
+	uint32_t fh_len;
+
+	hx_section("CB_LAYOUTRECALL on NFSv3 REMOVE and RENAME over the file");
+	if (hx_open_export(&env, env.export_dir, -1, -1, &rpc, &root) != 0)
+		return;
+	if (lr_hold(b, "r4", &osid, fh, &fh_len)) {
+		CHECK_NFS(hx3_remove(rpc, &root, "r4"), NFS3_OK, "NFSv3 REMOVE r4 (no wait)");
+		lr_recalled(b, fh, fh_len, "NFSv3 REMOVE");
+		CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE r4 (holder)");
+	}
+	if (lr_hold(b, "r5", &osid, fh, &fh_len)) {
+		hx_write_file(hx_xpath(&env, "r5new"), "new", 3, 0644);
+		CHECK_NFS(hx3_rename(rpc, &root, "r5new", &root, "r5"), NFS3_OK, "NFSv3 RENAME r5new over r5 (no wait)");
+		lr_recalled(b, fh, fh_len, "NFSv3 RENAME over the file");
+		CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE r5 (holder)");
+	}
+	if (lr_hold(b, "r6", &osid, fh, &fh_len)) {
+		CHECK_NFS(hx3_rename(rpc, &root, "r6", &root, "r6b"), NFS3_OK, "NFSv3 RENAME of the held file r6");
+		CHECK(!lr_wait(b, &cc, 1500), "its own rename recalls nothing (the same file, the same handle)");
+		CHECK_EQ(gauge("layout_recalling"), 0, "no recall outstanding");
+		CHECK_NFS(n4_close(b, fh, fh_len, NULL, &osid), N4_OK, "CLOSE r6 (holder)");
+	}
+	hx_rpc_close(rpc);
+}
+
 /* An export removed at run time (rnfsctl export remove): its layouts revoked, the holder told. */
 static void part_recall_export(struct n4_client *b)
 {
@@ -831,6 +1066,8 @@ static void part_recalls(void)
 	}
 	part_recall_return(&b);
 	part_recall_revoke(&b);
+	part_recall_remove(&b);
+	part_recall_v3names(&b);
 	part_recall_export(&b);
 	n4_client_close(&b);
 }
@@ -852,6 +1089,12 @@ static void part_plain(struct n4_client *k)
 
 		CHECK_EQ(layout_attrs(k, fh, fh_len, &bs), 0, "fs_layout_type: an empty list");
 		CHECK_EQ(bs, 0, "no layout_blksize");
+	}
+	{
+		struct nfs4_getdevicelist_res g;
+
+		CHECK_NFS(getdevicelist(k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 0, NULL, &g), N4_OK, "GETDEVICELIST there");
+		CHECK(g.n == 0 && g.eof, "no device, eof (%u)", g.n);
 	}
 	CHECK_NFS(n4_close(k, fh, fh_len, NULL, &sid), N4_OK, "CLOSE");
 }
@@ -923,6 +1166,12 @@ static void part_no_pnfs(void)
 		  "OPEN");
 	CHECK_NFS(layoutget(&k, fh, fh_len, LAYOUT4_FLEX_FILES, LAYOUTIOMODE4_READ, &sid, &r), N4ERR_NOTSUPP,
 		  "LAYOUTGET: NOTSUPP");
+	{
+		struct nfs4_getdevicelist_res g;
+
+		CHECK_NFS(getdevicelist(&k, fh, fh_len, LAYOUT4_FLEX_FILES, 8, 0, NULL, &g), N4ERR_NOTSUPP,
+			  "GETDEVICELIST: NOTSUPP");
+	}
 	n4_client_close(&k);
 }
 

@@ -5,7 +5,8 @@
  * and ALL, return-on-close, whose stateid, the purge with the client, the
  * bounds; recalls (RFC 8881 §12.5.5): which records a conflict recalls,
  * RECALLCONFLICT meanwhile, the return, NOMATCHING_LAYOUT, revocation
- * after the lease with the client's flag, the export's revocation; and a soak of thousands of get/return cycles over many clients
+ * after the lease with the client's flag, the export's revocation; GETDEVICELIST's
+ * paging (nfs4_devlist_page); and a soak of thousands of get/return cycles over many clients
  * and files that must leave the table empty.
  */
 #include <setjmp.h>
@@ -440,6 +441,28 @@ static void test_list(void **state)
 	assert_int_equal(nfs4_ltab_list(&T, l, 1), 1);
 }
 
+/* GETDEVICELIST's pages (RFC 8881 §18.41.3): cookies are how many were given; the end says eof. */
+static void test_devlist_page(void **state)
+{
+	unsigned first, count;
+	bool eof;
+
+	(void)state;
+	assert_int_equal(nfs4_devlist_page(3, 0, false, 8, &first, &count, &eof), NFS4_OK);
+	assert_true(first == 0 && count == 3 && eof); /* cookie 0: the verifier is not looked at */
+	assert_int_equal(nfs4_devlist_page(3, 0, true, 2, &first, &count, &eof), NFS4_OK);
+	assert_true(first == 0 && count == 2 && !eof);
+	assert_int_equal(nfs4_devlist_page(3, 2, true, 2, &first, &count, &eof), NFS4_OK);
+	assert_true(first == 2 && count == 1 && eof);
+	assert_int_equal(nfs4_devlist_page(3, 3, true, 2, &first, &count, &eof), NFS4_OK);
+	assert_true(count == 0 && eof);
+	assert_int_equal(nfs4_devlist_page(0, 0, false, 1, &first, &count, &eof), NFS4_OK);
+	assert_true(count == 0 && eof); /* a file system without devices */
+	assert_int_equal(nfs4_devlist_page(3, 4, true, 2, &first, &count, &eof), NFS4ERR_BAD_COOKIE);
+	assert_int_equal(nfs4_devlist_page(3, 1, false, 2, &first, &count, &eof), NFS4ERR_NOT_SAME);
+	assert_int_equal(nfs4_devlist_page(3, 0, true, 0, &first, &count, &eof), NFS4ERR_INVAL);
+}
+
 /* §20.3.4: a recall answered DELAY is given again once, with the same stateid; a return or a
  * revocation takes it off. */
 static void test_recall_delay(void **state)
@@ -484,6 +507,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_revoke_fsid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recall_delay, setup, teardown),
+		cmocka_unit_test(test_devlist_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -444,6 +444,58 @@ static void test_getdeviceinfo_args(void **state)
 	assert_false(nfs4_dec_getdeviceinfo(&d, &g));
 }
 
+/* GETDEVICELIST4args in, GETDEVICELIST4resok out and back (RFC 8881 §18.41.1, §18.41.2). */
+static void test_getdevicelist(void **state)
+{
+	uint8_t a[24] = { 0 };
+	struct nfs4_getdevicelist_args g;
+	struct nfs4_getdevicelist_res r, got;
+	struct xdr_enc e;
+	struct xdr_dec d;
+
+	(void)state;
+	a[3] = LAYOUT4_FLEX_FILES;
+	a[7] = 8;      /* gdla_maxdevices */
+	a[15] = 2;     /* gdla_cookie */
+	a[23] = 0x77;  /* the verifier's last byte */
+	xdr_dec_init(&d, a, sizeof(a));
+	assert_true(nfs4_dec_getdevicelist(&d, &g));
+	assert_int_equal(xdr_dec_remaining(&d), 0);
+	assert_int_equal(g.layout_type, LAYOUT4_FLEX_FILES);
+	assert_int_equal(g.maxdevices, 8);
+	assert_int_equal(g.cookie, 2);
+	assert_int_equal(g.cookieverf[7], 0x77);
+	xdr_dec_init(&d, a, sizeof(a) - 1);
+	assert_false(nfs4_dec_getdevicelist(&d, &g));
+
+	memset(&r, 0, sizeof(r));
+	r.cookie = 3;
+	memcpy(r.cookieverf, "verifier", 8);
+	r.n = 2;
+	r.ids[0][15] = 1;
+	r.ids[1][15] = 2;
+	r.eof = true;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_enc_getdevicelist_res(&e, NFS4_OK, &r);
+	assert_int_equal(xdr_enc_len(&e), 8 + 8 + 4 + 2 * NFS4_DEVICEID_SIZE + 4);
+	xdr_dec_init(&d, buf, xdr_enc_len(&e));
+	assert_true(nfs4_dec_getdevicelist_res(&d, NFS4_OK, &got));
+	assert_int_equal(xdr_dec_remaining(&d), 0);
+	assert_memory_equal(&got, &r, sizeof(r));
+	for (size_t n = 0; n < xdr_enc_len(&e); n++) {
+		xdr_dec_init(&d, buf, n);
+		assert_false(nfs4_dec_getdevicelist_res(&d, NFS4_OK, &got));
+	}
+	/* more ids than the decoder keeps: refused */
+	buf[19] = NFS4_DEVLIST_MAX + 1;
+	xdr_dec_init(&d, buf, sizeof(buf));
+	assert_false(nfs4_dec_getdevicelist_res(&d, NFS4_OK, &got));
+	/* an error: no body */
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_enc_getdevicelist_res(&e, NFS4ERR_NOT_SAME, &r);
+	assert_int_equal(xdr_enc_len(&e), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_layoutcommit),
 		cmocka_unit_test(test_layouterror_and_stats),
 		cmocka_unit_test(test_getdeviceinfo_args),
+		cmocka_unit_test(test_getdevicelist),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -816,6 +816,7 @@ static struct {
 	enum nfs_deleg_access acc;      /* recall()'s last */
 	struct nfs_fh key;              /* recall()'s last file */
 	char name[BE_NAME_MAX + 1];     /* recall_at()'s last name */
+	bool removed;                   /* recall_at()'s last removed */
 } dh;
 
 static bool dh_any(void)
@@ -834,10 +835,11 @@ static enum nfs_deleg_verdict dh_recall(const uint8_t *fkey, uint32_t fkey_len, 
 }
 
 static enum nfs_deleg_verdict dh_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
-					   const struct be_obj *dir, const char *name)
+					   const struct be_obj *dir, const char *name, bool removed)
 {
 	(void)exp, (void)cr, (void)dir;
 	dh.calls++;
+	dh.removed = removed;
 	snprintf(dh.name, sizeof(dh.name), "%s", name);
 	return dh.verdict;
 }
@@ -878,6 +880,7 @@ static void test_deleg_hook(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "dh"), NFS3ERR_JUKEBOX);
 	assert_string_equal(dh.name, "dh");
+	assert_true(dh.removed); /* REMOVE: the layouts too (RFC 8881 §12.5.5) */
 	assert_int_equal(dh.calls, 4);
 	/* clear: the same calls proceed */
 	dh.verdict = NFS_DELEG_CLEAR;

@@ -3,7 +3,7 @@
  * the connection registry, the JSON writer, the JSON document with the sections higher layers add
  * (NFSv4's, nfs/v4/compound/nfs4_stats.c; RPC-over-RDMA's, transport/rdma_stats.c; the daemon's
  * "resources"), the same sections' Prometheus writers (test_prom_sections: no client address on the
- * page, RDMA counters kept across a closed connection), and the real UNIX socket served from a real loop (read back raw and through the
+ * page, RDMA counters kept across a closed connection), a pNFS data server's counters (test_pnfs_ds), and the real UNIX socket served from a real loop (read back raw and through the
  * real rnfsctl binary, whose path comes in $RNFSCTL).
  *
  * The procedure table and NFSv4's numbers here are test input given through stats_sources and
@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "daemon/stats_server.h"
+#include "nfs/common/nfs_common.h"
 #include "nfs/v4/compound/nfs4_stats.h"
 #include "transport/rdma_stats.h"
 
@@ -322,8 +323,16 @@ static void fake_nfs4_cbs(nfs4_stats_cb_fn cb, void *arg)
 	cb(&c, arg);
 }
 
+static void fake_nfs4_dss(nfs4_stats_ds_fn cb, void *arg)
+{
+	struct nfs4_stats_ds d = { .addr = "192.0.2.11", .port = 2049, .transport = "tcp", .layouts = 9, .errors = 2,
+				   .unavailable = true };
+
+	cb(&d, arg);
+}
+
 static const struct nfs4_stats_sources nfs4_fake = {.ops_foreach = fake_nfs4_ops, .state = fake_nfs4_state,
-						    .cb_foreach = fake_nfs4_cbs};
+						    .cb_foreach = fake_nfs4_cbs, .ds_foreach = fake_nfs4_dss};
 
 /* What main does with NFSv4 served: the sources, NFSv4's sections, the daemon's, RDMA's. */
 static void serve_nfs4(void)
@@ -367,6 +376,10 @@ static void test_prom_sections(void **state)
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_total counter\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_returned_total counter\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layouts_revoked_total counter\n"));
+	/* per data server: layouts, the errors clients reported, out of new layouts */
+	assert_non_null(strstr(page, "rnfsd_nfs4_pnfs_ds_layouts_total{data_server=\"192.0.2.11:2049\"} 9\n"));
+	assert_non_null(strstr(page, "rnfsd_nfs4_pnfs_ds_errors_total{data_server=\"192.0.2.11:2049\"} 2\n"));
+	assert_non_null(strstr(page, "rnfsd_nfs4_pnfs_ds_unavailable{data_server=\"192.0.2.11:2049\"} 1\n"));
 	assert_non_null(strstr(page, "rnfsd_process_open_fds 20\n"));
 	assert_non_null(strstr(page, "rnfsd_nlm_locks 1\n"));
 	assert_non_null(strstr(page, "rnfsd_gss_contexts 5\n"));
@@ -395,6 +408,48 @@ static void test_prom_sections(void **state)
 	free(page);
 	rdma_stats_conn_unregister(&r);
 	stats_conn_unregister(&t);
+	serve_none();
+}
+
+/* A pNFS data server's counters (nfs/common/pnfs_ds.c): NFSv3 READ/WRITE/COMMIT on an export with
+ * pnfs= count, on a plain one not; in the JSON section "pnfs_ds" and as rnfsd_pnfs_ds_* series. */
+static void test_pnfs_ds(void **state)
+{
+	struct export pcfg = { .pnfs = EXPORT_PNFS_FLEXFILES }, plain_cfg = { .pnfs = EXPORT_PNFS_NONE };
+	struct nfs_export pe = { .cfg = &pcfg }, plain = { .cfg = &plain_cfg };
+	struct nfs_pnfs_ds_stats s, was;
+	char *doc;
+
+	(void)state;
+	stats_sections_clear();
+	assert_int_equal(nfs_pnfs_ds_section_add(), 0);
+	nfs_pnfs_ds_stats(&was);
+	nfs_pnfs_ds_count(&pe, NFS_DS_READ, false, 4096);
+	nfs_pnfs_ds_count(&pe, NFS_DS_WRITE, false, 100);
+	nfs_pnfs_ds_count(&pe, NFS_DS_WRITE, true, 0);
+	nfs_pnfs_ds_count(&pe, NFS_DS_COMMIT, false, 0);
+	nfs_pnfs_ds_count(&plain, NFS_DS_READ, false, 7);
+	nfs_pnfs_ds_count(NULL, NFS_DS_READ, false, 7);
+	nfs_pnfs_ds_stats(&s);
+	assert_int_equal(s.calls[NFS_DS_READ] - was.calls[NFS_DS_READ], 1);
+	assert_int_equal(s.calls[NFS_DS_WRITE] - was.calls[NFS_DS_WRITE], 2);
+	assert_int_equal(s.calls[NFS_DS_COMMIT] - was.calls[NFS_DS_COMMIT], 1);
+	assert_int_equal(s.errors - was.errors, 1);
+	assert_int_equal(s.read_bytes - was.read_bytes, 4096);
+	assert_int_equal(s.write_bytes - was.write_bytes, 100);
+	doc = render();
+	assert_non_null(strstr(doc, "\"pnfs_ds\": {\"reads\": 1, \"writes\": 2, \"commits\": 1, \"errors\": 1, "
+				    "\"read_bytes\": 4096, \"write_bytes\": 100}"));
+	free(doc);
+	doc = render_with(stats_render_prom);
+	assert_non_null(strstr(doc, "# TYPE rnfsd_pnfs_ds_calls_total counter\n"
+				    "rnfsd_pnfs_ds_calls_total{op=\"read\"} 1\n"
+				    "rnfsd_pnfs_ds_calls_total{op=\"write\"} 2\n"
+				    "rnfsd_pnfs_ds_calls_total{op=\"commit\"} 1\n"));
+	assert_non_null(strstr(doc, "rnfsd_pnfs_ds_errors_total 1\n"));
+	assert_non_null(strstr(doc, "rnfsd_pnfs_ds_read_bytes_total 4096\n"));
+	assert_non_null(strstr(doc, "rnfsd_pnfs_ds_write_bytes_total 100\n"));
+	free(doc);
 	serve_none();
 }
 
@@ -586,6 +641,8 @@ static void test_json_nfs4(void **state)
 	assert_non_null(strstr(doc, "\"nfs4_callbacks\": [\n    {\"clientid\": \"000000001234abcd\", \"minor\": 1, "
 				    "\"state\": \"up\", \"transport\": \"tcp\", \"sent\": 9, \"ok\": 8, \"failed\": 1, "
 				    "\"flavor\": \"sys\"}\n  ],\n"
+				    "  \"pnfs_data_servers\": [\n    {\"address\": \"192.0.2.11\", \"port\": 2049, "
+				    "\"transport\": \"tcp\", \"layouts\": 9, \"errors\": 2, \"unavailable\": 1}\n  ],\n"
 				    "  \"resources\": {"));
 	free(doc);
 
@@ -878,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_sections),
 		cmocka_unit_test(test_json_nfs4),
 		cmocka_unit_test(test_prom_sections),
+		cmocka_unit_test(test_pnfs_ds),
 		cmocka_unit_test(test_top_clients),
 		cmocka_unit_test(test_top_clients_soak),
 		cmocka_unit_test(test_rnfsctl_nfs4),

@@ -98,6 +98,7 @@ NFS4_DEC(nfs4_dec_setattr, struct nfs4_setattr_args)
 NFS4_DEC(nfs4_dec_verify, struct nfs4_verify_args)
 /* pNFS (nfs4_layout_xdr.c). */
 NFS4_DEC(nfs4_dec_getdeviceinfo, struct nfs4_getdeviceinfo_args)
+NFS4_DEC(nfs4_dec_getdevicelist, struct nfs4_getdevicelist_args)
 NFS4_DEC(nfs4_dec_layoutget, struct nfs4_layoutget_args)
 NFS4_DEC(nfs4_dec_layoutreturn, struct nfs4_layoutreturn_args)
 NFS4_DEC(nfs4_dec_layoutcommit, struct nfs4_layoutcommit_args)
@@ -255,12 +256,14 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 		struct nfs4_lock_op_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_RELEASE_LOCKOWNER, "RELEASE_LOCKOWNER", nfs4_dec_lock_owner_op, nfs4_release_lockowner_exec, NULL,
 		struct nfs4_lock_owner_args, struct nfs4_none, NFS4_OPF_V40),
-	/* RFC 8881 §18.40, §18.43, §18.44, §18.42; RFC 7862 §15.6, §15.7: pNFS flexible files
+	/* RFC 8881 §18.40, §18.41, §18.43, §18.44, §18.42; RFC 7862 §15.6, §15.7: pNFS flexible files
 	 * (nfs4_proc_layout.c). LAYOUTRETURN checks the current filehandle itself (ALL needs none);
-	 * GETDEVICEINFO's TOOSMALL and LAYOUTGET's LAYOUTTRYLATER carry a result. GETDEVICELIST
-	 * (§18.41) has no entry: NOTSUPP, as knfsd (the Linux client does not send it). */
+	 * GETDEVICEINFO's TOOSMALL and LAYOUTGET's LAYOUTTRYLATER carry a result. GETDEVICELIST is
+	 * served though the Linux client does not send it (knfsd: NOTSUPP). */
 	NFS4_OP(OP_GETDEVICEINFO, "GETDEVICEINFO", nfs4_dec_getdeviceinfo_op, nfs4_getdeviceinfo_exec,
 		nfs4_getdeviceinfo_enc, struct nfs4_getdeviceinfo_args, struct nfs4_getdeviceinfo_res, NFS4_OPF_ENC_ERR),
+	NFS4_OP(OP_GETDEVICELIST, "GETDEVICELIST", nfs4_dec_getdevicelist_op, nfs4_getdevicelist_exec,
+		nfs4_getdevicelist_enc, struct nfs4_getdevicelist_args, struct nfs4_getdevicelist_res, NFS4_OPF_CURFH),
 	NFS4_OP(OP_LAYOUTGET, "LAYOUTGET", nfs4_dec_layoutget_op, nfs4_layoutget_exec, nfs4_layoutget_enc,
 		struct nfs4_layoutget_args, struct nfs4_layoutget_res, NFS4_OPF_CURFH | NFS4_OPF_ENC_ERR),
 	NFS4_OP(OP_LAYOUTRETURN, "LAYOUTRETURN", nfs4_dec_layoutreturn_op, nfs4_layoutreturn_exec,

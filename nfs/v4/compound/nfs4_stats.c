@@ -413,6 +413,53 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	   PROM_COUNTER, layouts_revoked),
 };
 
+/* One family of the data servers' series ([pnfs] data-servers: a fixed table, no client address). */
+struct nfs4_prom_ds {
+	struct prom_out *p;
+	unsigned which; /* 0 layouts, 1 errors, 2 unavailable */
+};
+
+static void nfs4_prom_ds_count(const struct nfs4_stats_ds *d, void *arg)
+{
+	(void)d;
+	++*(unsigned *)arg;
+}
+
+static void nfs4_prom_ds_one(const struct nfs4_stats_ds *d, void *arg)
+{
+	const struct nfs4_prom_ds *c = arg;
+	char where[80];
+	struct prom_label l = { "data_server", where };
+	uint64_t v = c->which == 0 ? d->layouts : c->which == 1 ? d->errors : d->unavailable;
+
+	snprintf(where, sizeof(where), "%s:%u", d->addr, d->port);
+	prom_sample_u64(c->p, NULL, &l, 1, v);
+}
+
+/* Per data server (issue 28): layouts that sent clients there, errors clients reported of it (RFC 8435
+ * §9.1: LAYOUTERROR, ff_ioerr4 in LAYOUTRETURN), whether it is out of new layouts now. */
+static void nfs4_prom_dss(struct prom_out *p)
+{
+	static const struct {
+		const char *name, *help;
+		enum prom_type type;
+	} fam[] = {
+		{ "rnfsd_nfs4_pnfs_ds_layouts_total", "pNFS layouts that sent clients to the data server", PROM_COUNTER },
+		{ "rnfsd_nfs4_pnfs_ds_errors_total", "Errors clients reported of the data server (LAYOUTERROR, "
+						     "LAYOUTRETURN)", PROM_COUNTER },
+		{ "rnfsd_nfs4_pnfs_ds_unavailable", "1 while the data server is taken out of new layouts", PROM_GAUGE },
+	};
+	unsigned n = 0;
+
+	nfs4_sec_src.ds_foreach(nfs4_prom_ds_count, &n);
+	for (unsigned i = 0; n && i < sizeof(fam) / sizeof(fam[0]); i++) { /* no data server: no family */
+		struct nfs4_prom_ds c = { p, i };
+
+		if (prom_family(p, fam[i].name, fam[i].type, fam[i].help))
+			nfs4_sec_src.ds_foreach(nfs4_prom_ds_one, &c);
+	}
+}
+
 static void nfs4_prom(struct prom_out *p, void *arg)
 {
 	static const struct stats_prom_procs ops = {
@@ -436,6 +483,8 @@ static void nfs4_prom(struct prom_out *p, void *arg)
 		if (prom_family(p, f->name, f->type, f->help))
 			prom_sample_u64(p, NULL, NULL, 0, v);
 	}
+	if (nfs4_sec_src.ds_foreach)
+		nfs4_prom_dss(p);
 }
 
 int nfs4_stats_sections_add(const struct nfs4_stats_sources *src)

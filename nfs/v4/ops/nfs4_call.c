@@ -12,6 +12,9 @@
  *                           export's object (envelope MAC: BADHANDLE; export gone:
  *                           STALE; admission on every use; credential squashed)
  *   nfs4_fh_*               handles of pseudo directories and of backend objects
+ *   nfs4_name_file_fh, _recall
+ *                           a name's regular file's handle; the delegations and
+ *                           layouts recalled when it loses the name (one lookup)
  *   nfs4_obj_sec, nfs4_fh_sec_check
  *                           security flavors of an object (export: its sec=;
  *                           pseudo directory: the exports' beneath it) and the
@@ -30,6 +33,8 @@
 #include "core/log.h"
 #include "nfs/common/siphash.h"
 #include "nfs/v4/nfs4.h"
+#include "nfs/v4/ops/nfs4_pnfs.h"
+#include "nfs/v4/state/nfs4_deleg.h"
 #include "rpc/rpc_gss_krb5.h"
 #include "nfs/v4/recovery/nfs4_recovery.h"
 
@@ -131,6 +136,23 @@ bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, c
 	ok = attr.type == BE_REG && be_handle(exp->fs, &o, &bh) == 0 && nfs_fh_wrap(fh, exp->id, &bh, NFS4_FHSIZE);
 	be_obj_put(exp->fs, &o);
 	return ok;
+}
+
+uint32_t nfs4_name_recall(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			  const char *name, uint64_t clientid, bool layouts)
+{
+	bool dl = nfs4_deleg_any(), lo = layouts && nfs4_pnfs_held();
+	uint32_t status = NFS4_OK;
+	struct nfs_fh fh;
+
+	/* nothing delegated or laid out, or nothing there: the operation says so itself; one lookup for both */
+	if ((!dl && !lo) || !nfs4_name_file_fh(exp, cr, dir, name, &fh))
+		return NFS4_OK;
+	if (dl) /* RFC 8881 §10.4.1: the delegations first; DELAY while one is out, nothing else done */
+		status = nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
+	if (status == NFS4_OK && lo) /* §12.5.5: then other clients' layouts (never waits) */
+		nfs4_pnfs_recall_file(fh.data, fh.len, clientid, NULL);
+	return status;
 }
 
 /* Admission and credential for export e. */

@@ -1,8 +1,9 @@
 /*
- * nfs4_pnfs.h - the pNFS metadata server at run time (nfs4_proc_layout.c):
+ * nfs4_pnfs.h - the pNFS metadata server at run time (nfs4_proc_layout.c,
+ * its recalls nfs4_layout_recall.c):
  * flexible-files layouts (RFC 8435) on exports with pnfs=flexfiles, handed
  * out over the data servers of rnfsd.conf's [pnfs] section. The operations
- * GETDEVICEINFO (RFC 8881 §18.40), LAYOUTGET (§18.43), LAYOUTRETURN
+ * GETDEVICEINFO (RFC 8881 §18.40), GETDEVICELIST (§18.41), LAYOUTGET (§18.43), LAYOUTRETURN
  * (§18.44), LAYOUTCOMMIT (§18.42), and NFSv4.2's LAYOUTERROR and
  * LAYOUTSTATS (RFC 7862 §15.6, §15.7); the hooks the rest of the server
  * calls (EXCHANGE_ID's flag, CLOSE's return-on-close, the client purge,
@@ -49,6 +50,8 @@ void nfs4_pnfs_release(void);
 /* EXCHANGE_ID: is this server a metadata server (any data server configured)?
  * RFC 8881 §13.1, §18.35.3: then EXCHGID4_FLAG_USE_PNFS_MDS. */
 bool nfs4_pnfs_mds(void);
+/* Any layout record held (or a revoked client still flagged)? A hint without the lock. */
+bool nfs4_pnfs_held(void);
 /* The client record went: its layouts go. */
 void nfs4_pnfs_client_gone(uint64_t clientid);
 /* CLOSE: the client holds no open of the file any more: its return-on-close layouts go
@@ -60,9 +63,7 @@ void nfs4_pnfs_closed(uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len)
  * peer, not those got from peer's address. Never waits. Any thread. */
 struct sockaddr;
 void nfs4_pnfs_recall_file(const uint8_t *fkey, uint32_t fkey_len, uint64_t except, const struct sockaddr *peer);
-/* The same for the regular file dir/name of exp, looked up as cr (REMOVE). */
-void nfs4_pnfs_recall_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
-			 const char *name, uint64_t except);
+/* (The same for a name: nfs4_name_recall(), nfs4.h.) */
 /* The export (its id) went: its layouts are revoked, each holder gets CB_LAYOUTRECALL FSID. */
 void nfs4_pnfs_export_gone(uint32_t fsid);
 /* The server's tick (every second): recalls unanswered for a lease are revoked (§12.5.5.1), those
@@ -99,6 +100,8 @@ void nfs4_pnfs_stats(struct nfs4_pnfs_stats *out);
 /* The operations (nfs4_op_table.c). */
 uint32_t nfs4_getdeviceinfo_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_getdeviceinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
+uint32_t nfs4_getdevicelist_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_getdevicelist_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_layoutget_exec(struct nfs4_ctx *x, void *args, void *res);
 void nfs4_layoutget_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 uint32_t nfs4_layoutreturn_exec(struct nfs4_ctx *x, void *args, void *res);

@@ -223,12 +223,7 @@ bool nfs4_deleg_ga_merge(const struct nfs4_stateid *sid, const struct nfs4_dl_cb
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid)
 {
-	struct nfs_fh fh;
-
-	/* nothing delegated, or nothing there: the operation says so itself */
-	if (!nfs4_deleg_any() || !nfs4_name_file_fh(exp, cr, dir, name, &fh))
-		return NFS4_OK;
-	return nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
+	return nfs4_name_recall(exp, cr, dir, name, clientid, false);
 }
 
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name)
@@ -570,10 +565,12 @@ static enum nfs_deleg_verdict hook_recall(const uint8_t *fkey, uint32_t fkey_len
 	return nfs4_deleg_break(fkey, fkey_len, 0, dl_acc[acc]) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
+/* NFSv3 REMOVE, RENAME: removed, the layouts too (RFC 8881 §12.5.5), from any address: a name change is
+ * never a pNFS client's I/O to its data server. */
 static enum nfs_deleg_verdict hook_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
-					     const struct be_obj *dir, const char *name)
+					     const struct be_obj *dir, const char *name, bool removed)
 {
-	return nfs4_deleg_break_at(exp, cr, dir, name, 0) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_name_recall(exp, cr, dir, name, 0, removed) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
 static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr)

@@ -1,6 +1,6 @@
 /*
  * nfs4_proc_layout.c - the pNFS metadata server's operations and state at
- * run time (see nfs4_pnfs.h): GETDEVICEINFO, LAYOUTGET, LAYOUTRETURN,
+ * run time (see nfs4_pnfs.h): GETDEVICEINFO, GETDEVICELIST, LAYOUTGET, LAYOUTRETURN,
  * LAYOUTCOMMIT, LAYOUTERROR, LAYOUTSTATS over the layout table
  * (state/nfs4_layout.c) and the XDR of xdr/nfs4_layout_xdr.c.
  *
@@ -25,22 +25,9 @@
  *    operation is NFS4ERR_NOTSUPP as before pNFS (OPTIONAL, RFC 8881 §17).
  *    Exports without pnfs=flexfiles: LAYOUTGET answers
  *    NFS4ERR_LAYOUTUNAVAILABLE (RFC 8881 §18.43.3).
- *  - Recalls (RFC 8881 §12.5.5, CB_LAYOUTRECALL §20.3): a truncate
- *    (SETATTR of the size) or REMOVE through this server by another client,
- *    an NFSv3 WRITE or SETATTR of the size (the hook of nfs/common:
- *    nfs_layout_conflict) from another address than the holder's (the
- *    holder's own I/O to its data server is no conflict) recall the other
- *    clients' layouts of the file: type FILE, iomode ANY, clora_changed
- *    false (the layout is unchanged: the change goes to the same file).
- *    The conflicting operation does not wait (the data servers write this
- *    very file, RFC 8435 §2.2). LAYOUTGET of the file answers
- *    RECALLCONFLICT until the return (§18.43.3); a recall not returned
- *    within a lease is revoked (§12.5.5.1) and SEQUENCE says
- *    RECALLABLE_STATE_REVOKED for a lease or until the client starts over
- *    (nfs4_layout.h); NOMATCHING_LAYOUT (§20.3.3)
- *    counts as a return. An export gone: its layouts are revoked at once
- *    (its handles are stale, nothing could be returned) and each holder
- *    gets CB_LAYOUTRECALL FSID with clora_changed true.
+ *  - Recalls (RFC 8881 §12.5.5, CB_LAYOUTRECALL §20.3) of layouts a
+ *    conflicting change meets, and their revocation: nfs4_layout_recall.c,
+ *    which takes this file's table through nfs4_pnfs_internal.h.
  */
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -56,6 +43,7 @@
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/ops/nfs4_pnfs.h"
+#include "nfs/v4/ops/nfs4_pnfs_internal.h"
 #include "nfs/v4/state/nfs4_layout.h"
 #include "nfs/v4/xdr/nfs4_layout_xdr.h"
 
@@ -70,6 +58,7 @@ static struct {
 	unsigned nds;
 	unsigned unavailable_s;
 	uint32_t lease;                /* the server's lease: a recall's wait (§12.5.5.1) */
+	uint32_t boot;                 /* the server's boot: GETDEVICELIST's cookie verifier */
 	uint64_t down_until[NFS4_PNFS_DS_MAX]; /* nfs4_now() seconds; under mu */
 	uint64_t ds_layouts[NFS4_PNFS_DS_MAX], ds_errors[NFS4_PNFS_DS_MAX]; /* under mu */
 } pn = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -86,8 +75,6 @@ void nfs4_pnfs_configure(const struct nfs4_pnfs_ds *ds, unsigned n, unsigned una
 	pthread_mutex_unlock(&pn.mu);
 }
 
-static void pn_hook(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer);
-
 void nfs4_pnfs_init(uint32_t boot, uint32_t lease)
 {
 	pthread_mutex_lock(&pn.mu);
@@ -95,11 +82,12 @@ void nfs4_pnfs_init(uint32_t boot, uint32_t lease)
 		nfs4_ltab_release(&pn.t);
 	nfs4_ltab_init(&pn.t, boot, 0, 0);
 	pn.lease = lease;
+	pn.boot = boot;
 	pn.ready = true;
 	atomic_store(&pn_count, 0);
 	pthread_mutex_unlock(&pn.mu);
 	if (nfs4_pnfs_mds())
-		(void)nfs_layout_hook_set(pn_hook); /* NFSv3's conflicting changes come here from now on */
+		(void)nfs_layout_hook_set(nfs4_pn_hook); /* NFSv3's conflicting changes come here from now on */
 }
 
 void nfs4_pnfs_release(void)
@@ -116,6 +104,27 @@ static void pn_unlock(void)
 {
 	atomic_store(&pn_count, pn.t.count + pn.t.revoked_clients);
 	pthread_mutex_unlock(&pn.mu);
+}
+
+bool nfs4_pnfs_held(void)
+{
+	return atomic_load(&pn_count) != 0;
+}
+
+struct nfs4_ltab *nfs4_pn_lock(void)
+{
+	pthread_mutex_lock(&pn.mu);
+	return pn.ready ? &pn.t : NULL;
+}
+
+void nfs4_pn_unlock(void)
+{
+	pn_unlock();
+}
+
+uint32_t nfs4_pn_lease(void)
+{
+	return pn.lease;
 }
 
 bool nfs4_pnfs_mds(void)
@@ -180,170 +189,6 @@ void nfs4_pnfs_stats(struct nfs4_pnfs_stats *out)
 		out->ds[i].unavailable = pn.down_until[i] > now;
 	}
 	pthread_mutex_unlock(&pn.mu);
-}
-
-/* ---- recalls (RFC 8881 §12.5.5) ---- */
-
-/* A client's address as the layout table keeps it (IPv4 as v4-mapped IPv6). false: not IP. */
-static bool pn_host(const struct sockaddr *sa, uint8_t out[NFS4_LAYOUT_HOST_SIZE])
-{
-	memset(out, 0, NFS4_LAYOUT_HOST_SIZE);
-	if (sa->sa_family == AF_INET) {
-		out[10] = out[11] = 0xff;
-		memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-		return true;
-	}
-	if (sa->sa_family == AF_INET6) {
-		memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, NFS4_LAYOUT_HOST_SIZE);
-		return true;
-	}
-	return false;
-}
-
-/* A recall in flight: whose, which stateid (NOMATCHING_LAYOUT ends it). */
-struct pn_recall {
-	uint64_t clientid;
-	struct nfs4_stateid sid;
-};
-
-/* CB_LAYOUTRECALL's answer (loop thread): NFS4_OK, the client returns with LAYOUTRETURN;
- * §20.3.3 NOMATCHING_LAYOUT, it holds none: as returned; DELAY (the Linux client's while a
- * LAYOUTGET reply is in flight), sent again at the next tick; any other, or none, the lease
- * decides. */
-static void pn_recall_done(void *arg, int32_t status)
-{
-	struct pn_recall *rc = arg;
-
-	if (status == NFS4ERR_NOMATCHING_LAYOUT || status == NFS4ERR_DELAY) {
-		pthread_mutex_lock(&pn.mu);
-		if (pn.ready && status == NFS4ERR_DELAY)
-			nfs4_ltab_recall_delay(&pn.t, rc->clientid, &rc->sid); /* §20.3.4: again at the next tick */
-		else if (pn.ready)
-			nfs4_ltab_recall_nomatch(&pn.t, rc->clientid, &rc->sid);
-		pn_unlock();
-	} else if (status != NFS4_OK) {
-		log_limited(&pn_log_limit, LOG_INFO,
-			    "pnfs: CB_LAYOUTRECALL answered %d; revoked after a lease if not returned", status);
-	}
-	free(rc);
-}
-
-/* CB_LAYOUTRECALL (§20.3.1) of one client, FILE (rc given) or FSID (fsid). A recall the callback
- * path does not take is revoked after the lease as any unanswered one. */
-static void pn_recall_send(uint64_t clientid, const struct nfs4_lrecall *rc, uint32_t fsid)
-{
-	struct nfs4_cb_op op;
-	struct nfs4_cb_layoutrecall_args *la = &op.u.layoutrecall;
-	struct pn_recall *ctx = NULL;
-
-	memset(&op, 0, offsetof(struct nfs4_cb_op, u) + sizeof(*la));
-	op.kind = NFS4_CB_OP_LAYOUTRECALL;
-	la->layout_type = LAYOUT4_FLEX_FILES;
-	la->iomode = LAYOUTIOMODE4_ANY;
-	if (rc) {
-		la->recall_type = LAYOUTRECALL4_FILE;
-		la->fh.len = rc->klen <= NFS4_CB_FH_MAX ? rc->klen : 0;
-		memcpy(la->fh.data, rc->key, la->fh.len);
-		la->length = UINT64_MAX; /* the whole file, as granted */
-		la->stateid = rc->sid;
-		ctx = malloc(sizeof(*ctx));
-		if (ctx)
-			*ctx = (struct pn_recall){ .clientid = clientid, .sid = rc->sid };
-	} else {
-		/* the export is gone: clora_changed, its fsid4 (nfs4_attr_export_fsid: id, 0) */
-		la->recall_type = LAYOUTRECALL4_FSID;
-		la->changed = true;
-		la->fsid_major = fsid;
-	}
-	if (!nfs4_cb_send(clientid, &op, ctx ? pn_recall_done : NULL, ctx))
-		free(ctx);
-}
-
-#define PN_RECALLS_PER_CALL 8u
-
-void nfs4_pnfs_recall_file(const uint8_t *fkey, uint32_t fkey_len, uint64_t except, const struct sockaddr *peer)
-{
-	struct nfs4_lrecall rc[PN_RECALLS_PER_CALL];
-	uint8_t host[NFS4_LAYOUT_HOST_SIZE];
-	bool by_host = peer && pn_host(peer, host);
-	unsigned n = 0;
-
-	if (!atomic_load(&pn_count))
-		return; /* no layout held: no lock taken */
-	pthread_mutex_lock(&pn.mu);
-	if (pn.ready)
-		n = nfs4_ltab_recall_file(&pn.t, fkey, fkey_len, except, by_host ? host : NULL, nfs4_now(), rc,
-					  PN_RECALLS_PER_CALL);
-	pn_unlock();
-	for (unsigned i = 0; i < n; i++)
-		pn_recall_send(rc[i].clientid, &rc[i], 0);
-}
-
-/* nfs/common's hook: an NFSv3 WRITE or SETATTR of the size, of no NFSv4 client. */
-static void pn_hook(const uint8_t *fkey, uint32_t fkey_len, const struct sockaddr *peer)
-{
-	nfs4_pnfs_recall_file(fkey, fkey_len, 0, peer);
-}
-
-void nfs4_pnfs_recall_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
-			 const char *name, uint64_t except)
-{
-	struct nfs_fh fh;
-
-	if (atomic_load(&pn_count) && nfs4_name_file_fh(exp, cr, dir, name, &fh))
-		nfs4_pnfs_recall_file(fh.data, fh.len, except, NULL);
-}
-
-void nfs4_pnfs_export_gone(uint32_t fsid)
-{
-	uint64_t clients[NFS4_LAYOUT_BUCKETS];
-	unsigned n = 0, nc = 0;
-
-	if (!atomic_load(&pn_count))
-		return;
-	pthread_mutex_lock(&pn.mu);
-	if (pn.ready)
-		n = nfs4_ltab_revoke_fsid(&pn.t, fsid, nfs4_now(), clients, NFS4_LAYOUT_BUCKETS, &nc);
-	pn_unlock();
-	if (n)
-		log_info("pnfs: export %" PRIu32 " gone: %u layouts of %u clients revoked, recalled", fsid, n, nc);
-	for (unsigned i = 0; i < nc; i++)
-		pn_recall_send(clients[i], NULL, fsid);
-}
-
-void nfs4_pnfs_tick(uint64_t now)
-{
-	struct nfs4_lrecall rc[PN_RECALLS_PER_CALL];
-	unsigned n = 0;
-
-	if (!atomic_load(&pn_count))
-		return;
-	pthread_mutex_lock(&pn.mu);
-	/* §12.5.5.1: on time even when no client calls */
-	if (pn.ready && nfs4_ltab_expire(&pn.t, now, pn.lease))
-		log_limited(&pn_log_limit, LOG_INFO, "pnfs: layouts not returned within the %" PRIu32 " s lease revoked",
-			    pn.lease);
-	if (pn.ready)
-		n = nfs4_ltab_resend(&pn.t, rc, PN_RECALLS_PER_CALL);
-	pn_unlock();
-	for (unsigned i = 0; i < n; i++)
-		pn_recall_send(rc[i].clientid, &rc[i], 0);
-}
-
-uint32_t nfs4_pnfs_seq_flags(uint64_t clientid)
-{
-	bool revoked = false;
-
-	if (!atomic_load(&pn_count))
-		return 0;
-	pthread_mutex_lock(&pn.mu);
-	if (pn.ready) {
-		(void)nfs4_ltab_expire(&pn.t, nfs4_now(), pn.lease);
-		revoked = nfs4_ltab_client_revoked(&pn.t, clientid);
-	}
-	pn_unlock();
-	/* RFC 8881 §18.46.3 */
-	return revoked ? SEQ4_STATUS_RECALLABLE_STATE_REVOKED : 0;
 }
 
 unsigned nfs4_pnfs_list(struct nfs4_lo_info *out, unsigned max)
@@ -474,6 +319,64 @@ void nfs4_getdeviceinfo_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t stat
 	nfs4_enc_getdeviceinfo_res(e, status, res);
 }
 
+/* ---- GETDEVICELIST (RFC 8881 §18.41) ---- */
+
+/*
+ * Not used by the Linux client: its pNFS core sends no GETDEVICELIST since Linux 3.18 (commit
+ * d4b18c3e00b8, "pnfs: remove GETDEVICELIST implementation": only the block layout had used it,
+ * at mount), and fs/nfs/flexfilelayout learns each device from LAYOUTGET's ffds_deviceid and asks
+ * GETDEVICEINFO (nfs4_find_get_deviceid). Served because the answer is well defined here: the
+ * devices of a pnfs=flexfiles export are all of [pnfs] data-servers (any of them may be picked,
+ * the unavailable ones too: they stay the file system's devices), fixed for the process's life;
+ * of any other file system (a plain export, the pseudo root) none. Cookie: how many were given;
+ * verifier: the tag and the server's boot, so a cookie of an earlier boot is NOT_SAME.
+ */
+static void pn_devlist_verf(uint8_t out[NFS4_DEVLIST_VERF])
+{
+	memcpy(out, pn_devid_tag, sizeof(pn_devid_tag));
+	out[4] = (uint8_t)(pn.boot >> 24), out[5] = (uint8_t)(pn.boot >> 16), out[6] = (uint8_t)(pn.boot >> 8);
+	out[7] = (uint8_t)pn.boot;
+}
+
+uint32_t nfs4_getdevicelist_exec(struct nfs4_ctx *x, void *args, void *res)
+{
+	const struct nfs4_getdevicelist_args *a = args;
+	struct nfs4_getdevicelist_res *r = res;
+	uint8_t verf[NFS4_DEVLIST_VERF];
+	unsigned ndev = 0, first, count;
+	struct nfs4_obj ob;
+	uint32_t status;
+
+	if (!nfs4_pnfs_mds())
+		return NFS4ERR_NOTSUPP; /* as without pNFS (OPTIONAL, RFC 8881 §17) */
+	if (a->layout_type != LAYOUT4_FLEX_FILES)
+		return NFS4ERR_UNKNOWN_LAYOUTTYPE; /* §18.41.3 */
+	/* the current filehandle names the file system (§18.41.3: the objects sharing its fsid) */
+	status = nfs4_obj_open(x->priv, &x->cur.fh, &ob);
+	if (status != NFS4_OK)
+		return status;
+	if (ob.kind == NFS4_OBJ_EXPORT && ob.exp->cfg->pnfs == EXPORT_PNFS_FLEXFILES)
+		ndev = pn.nds < NFS4_DEVLIST_MAX ? pn.nds : NFS4_DEVLIST_MAX;
+	nfs4_obj_put(&ob);
+	pn_devlist_verf(verf);
+	status = nfs4_devlist_page(ndev, a->cookie, !memcmp(verf, a->cookieverf, sizeof(verf)), a->maxdevices,
+				   &first, &count, &r->eof);
+	if (status != NFS4_OK)
+		return status;
+	for (unsigned i = 0; i < count; i++)
+		pn_devid(first + i, r->ids[i]);
+	r->n = count;
+	r->cookie = first + count;
+	memcpy(r->cookieverf, verf, sizeof(verf));
+	return NFS4_OK;
+}
+
+void nfs4_getdevicelist_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res)
+{
+	(void)x;
+	nfs4_enc_getdevicelist_res(e, status, res);
+}
+
 /* ---- LAYOUTGET (RFC 8881 §18.43) ---- */
 
 static void sid_to_layout(const struct nfs4_stateid *s, struct nfs4_layout_sid *l)
@@ -580,7 +483,7 @@ uint32_t nfs4_layoutget_exec(struct nfs4_ctx *x, void *args, void *res)
 		return status;
 	}
 	lf = (struct nfs4_lfile){ .key = x->cur.fh.data, .len = x->cur.fh.len, .fsid = ob.exp->id };
-	if (x->call && x->call->conn && pn_host((const struct sockaddr *)&x->call->conn->peer, host))
+	if (x->call && x->call->conn && nfs4_pn_host((const struct sockaddr *)&x->call->conn->peer, host))
 		lf.host = host; /* its I/O to a data server here is no conflict (pn_hook) */
 	pthread_mutex_lock(&pn.mu);
 	idx = pn.ready ? pn_pick(&x->cur.fh, nfs4_now()) : -1;

@@ -182,12 +182,10 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §8.4.2: the object may carry state a client is yet to reclaim. */
 	if (status == NFS4_OK)
 		status = nfs4_grace_check(NFS4_GRACE_REMOVE, NULL, 0, false);
-	/* RFC 8881 §10.4.1: removing a delegated file recalls the delegation first. */
-	if (status == NFS4_OK)
-		status = nfs4_deleg_break_name(x, &dir, name);
-	/* RFC 8881 §12.5.5: removing the file recalls other clients' layouts of it (no wait) */
+	/* RFC 8881 §10.4.1: removing a delegated file recalls the delegation first; §12.5.5: then other
+	 * clients' layouts of it (no wait); one lookup of the name for both */
 	if (status == NFS4_OK && dir.exp)
-		nfs4_pnfs_recall_at(dir.exp, &dir.cred, &dir.o, name, nfs4_deleg_caller(x));
+		status = nfs4_name_recall(dir.exp, &dir.cred, &dir.o, name, nfs4_deleg_caller(x), true);
 	if (status != NFS4_OK) {
 		nfs4_obj_put(&dir);
 		return status;
@@ -255,11 +253,12 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = mod_writable(x->priv, &to);
 	if (status == NFS4_OK) /* RFC 8881 §8.4.2, as REMOVE */
 		status = nfs4_grace_check(NFS4_GRACE_RENAME, NULL, 0, false);
-	/* RFC 8881 §10.4.1: the renamed file and the one it replaces. */
+	/* RFC 8881 §10.4.1: the renamed file and the one it replaces; §12.5.5: the replaced one's layouts
+	 * too, as REMOVE's (the renamed one keeps its handle: its layouts stay good) */
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &from, oldname);
-	if (status == NFS4_OK)
-		status = nfs4_deleg_break_name(x, &to, newname);
+	if (status == NFS4_OK && to.exp)
+		status = nfs4_name_recall(to.exp, &to.cred, &to.o, newname, nfs4_deleg_caller(x), true);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&from, &to, &h);
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);

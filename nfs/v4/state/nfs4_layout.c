@@ -565,3 +565,22 @@ bool nfs4_ltab_client_revoked(const struct nfs4_ltab *t, uint64_t clientid)
 
 	return c && c->revoked_at;
 }
+
+uint32_t nfs4_devlist_page(unsigned ndev, uint64_t cookie, bool verf_ok, uint32_t max, unsigned *first,
+			   unsigned *count, bool *eof)
+{
+	*first = *count = 0;
+	*eof = false;
+	/* gdla_maxdevices 0 would answer no device and never reach the end: the argument is invalid */
+	if (max == 0)
+		return NFS4ERR_INVAL;
+	/* a list gone since the cookie (another boot's); a cookie this list never gave */
+	if (cookie && !verf_ok)
+		return NFS4ERR_NOT_SAME;
+	if (cookie > ndev)
+		return NFS4ERR_BAD_COOKIE;
+	*first = (unsigned)cookie;
+	*count = ndev - *first < max ? ndev - *first : max;
+	*eof = *first + *count == ndev;
+	return NFS4_OK;
+}

@@ -178,4 +178,12 @@ unsigned nfs4_ltab_list(const struct nfs4_ltab *t, struct nfs4_lo_info *out, uns
 /* SEQ4_STATUS_RECALLABLE_STATE_REVOKED for clientid: a layout of it was revoked within a lease. */
 bool nfs4_ltab_client_revoked(const struct nfs4_ltab *t, uint64_t clientid);
 
+/* GETDEVICELIST (RFC 8881 §18.41.3) over a file system's ndev devices, numbered 0..ndev-1: the page
+ * from cookie (0: the start, else the number of devices already given), at most max devices:
+ * *first, *count and *eof. verf_ok: gdla_cookieverf is the list's (not looked at for cookie 0).
+ * NFS4_OK; NFS4ERR_INVAL (max 0); NFS4ERR_NOT_SAME (another list's verifier); NFS4ERR_BAD_COOKIE
+ * (past the list). */
+uint32_t nfs4_devlist_page(unsigned ndev, uint64_t cookie, bool verf_ok, uint32_t max, unsigned *first,
+			   unsigned *count, bool *eof);
+
 #endif

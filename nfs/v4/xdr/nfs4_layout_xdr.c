@@ -375,6 +375,12 @@ bool nfs4_dec_getdeviceinfo(struct xdr_dec *d, struct nfs4_getdeviceinfo_args *a
 	return true;
 }
 
+bool nfs4_dec_getdevicelist(struct xdr_dec *d, struct nfs4_getdevicelist_args *a)
+{
+	return xdr_dec_u32(d, &a->layout_type) && xdr_dec_u32(d, &a->maxdevices) && xdr_dec_u64(d, &a->cookie) &&
+	       xdr_dec_fixed(d, a->cookieverf, NFS4_DEVLIST_VERF);
+}
+
 bool nfs4_dec_layoutget(struct xdr_dec *d, struct nfs4_layoutget_args *a)
 {
 	return xdr_dec_bool(d, &a->signal_avail) && xdr_dec_u32(d, &a->layout_type) && xdr_dec_u32(d, &a->iomode) &&
@@ -482,6 +488,20 @@ void nfs4_enc_getdeviceinfo_res(struct xdr_enc *e, uint32_t status, const struct
 	xdr_enc_u32(e, 0); /* gdir_notification: an empty bitmap4, no notifications */
 }
 
+void nfs4_enc_getdevicelist_res(struct xdr_enc *e, uint32_t status, const struct nfs4_getdevicelist_res *r)
+{
+	uint32_t n = r->n < NFS4_DEVLIST_MAX ? r->n : NFS4_DEVLIST_MAX;
+
+	if (status != NFS4_OK)
+		return;
+	xdr_enc_u64(e, r->cookie);
+	xdr_enc_fixed(e, r->cookieverf, NFS4_DEVLIST_VERF);
+	xdr_enc_u32(e, n);
+	for (uint32_t i = 0; i < n; i++)
+		xdr_enc_fixed(e, r->ids[i], NFS4_DEVICEID_SIZE);
+	xdr_enc_bool(e, r->eof);
+}
+
 void nfs4_enc_layoutget_res(struct xdr_enc *e, uint32_t status, const struct nfs4_layoutget_res *r)
 {
 	size_t off;
@@ -540,6 +560,20 @@ bool nfs4_dec_getdeviceinfo_res(struct xdr_dec *d, uint32_t status, struct nfs4_
 		if (!xdr_dec_u32(d, &w))
 			return false;
 	return true;
+}
+
+bool nfs4_dec_getdevicelist_res(struct xdr_dec *d, uint32_t status, struct nfs4_getdevicelist_res *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (status != NFS4_OK)
+		return true;
+	if (!xdr_dec_u64(d, &r->cookie) || !xdr_dec_fixed(d, r->cookieverf, NFS4_DEVLIST_VERF) ||
+	    !xdr_dec_u32(d, &r->n) || r->n > NFS4_DEVLIST_MAX)
+		return false;
+	for (uint32_t i = 0; i < r->n; i++)
+		if (!xdr_dec_fixed(d, r->ids[i], NFS4_DEVICEID_SIZE))
+			return false;
+	return xdr_dec_bool(d, &r->eof);
 }
 
 bool nfs4_dec_layoutget_res(struct xdr_dec *d, uint32_t status, struct nfs4_layoutget_res *r)

@@ -1,6 +1,6 @@
 /*
  * nfs4_layout_xdr.h - XDR of pNFS (RFC 8881 §12, §18.40-18.44) with the
- * flexible-files layout type (RFC 8435), and the NFSv4.2 LAYOUTERROR and
+ * flexible-files layout type (RFC 8435), GETDEVICELIST (§18.41), and the NFSv4.2 LAYOUTERROR and
  * LAYOUTSTATS arguments (RFC 7862 §15.6, §15.7). Pure and standalone (only
  * rpc/xdr.h): the server, the unit tests, the fuzz target and the
  * integration tests' client decode with the same code.
@@ -43,6 +43,8 @@ enum { LAYOUTRETURN4_FILE = 1, LAYOUTRETURN4_FSID = 2, LAYOUTRETURN4_ALL = 3 };
 #define NFS4_FF_ID_MAX 16u      /* ffds_user/ffds_group: a decimal id and a NUL */
 #define NFS4_FF_ERRORS_MAX 32u  /* device errors kept from one call (more are parsed, not kept) */
 #define NFS4_FF_LIST_MAX 64u    /* reports, errors per report, netaddrs, versions we parse */
+#define NFS4_DEVLIST_MAX 8u     /* device ids in one GETDEVICELIST answer (the data servers rnfsd takes) */
+#define NFS4_DEVLIST_VERF 8u    /* verifier4 */
 
 struct nfs4_layout_sid { /* stateid4 */
 	uint32_t seqid;
@@ -114,6 +116,12 @@ struct nfs4_getdeviceinfo_args {
 	uint32_t layout_type;
 	uint32_t maxcount;
 };
+/* GETDEVICELIST4args (RFC 8881 §18.41.1). */
+struct nfs4_getdevicelist_args {
+	uint32_t layout_type, maxdevices;
+	uint64_t cookie;
+	uint8_t cookieverf[NFS4_DEVLIST_VERF];
+};
 /* LAYOUTGET4args (§18.43.1). */
 struct nfs4_layoutget_args {
 	bool signal_avail;
@@ -164,6 +172,14 @@ struct nfs4_getdeviceinfo_res {
 	struct nfs4_ff_devaddr addr;
 	uint32_t mincount;
 };
+/* GETDEVICELIST4resok (§18.41.2). */
+struct nfs4_getdevicelist_res {
+	uint64_t cookie;
+	uint8_t cookieverf[NFS4_DEVLIST_VERF];
+	uint32_t n; /* at most NFS4_DEVLIST_MAX */
+	uint8_t ids[NFS4_DEVLIST_MAX][NFS4_DEVICEID_SIZE];
+	bool eof;
+};
 /* LAYOUTGET4res (§18.43.2): one layout4 with a flexfiles body. */
 struct nfs4_layoutget_res {
 	bool return_on_close;
@@ -201,6 +217,7 @@ bool nfs4_netaddr_make(struct nfs4_netaddr *na, const char *ip, uint16_t port, b
 
 /* ---- the operations ---- */
 bool nfs4_dec_getdeviceinfo(struct xdr_dec *d, struct nfs4_getdeviceinfo_args *a);
+bool nfs4_dec_getdevicelist(struct xdr_dec *d, struct nfs4_getdevicelist_args *a);
 bool nfs4_dec_layoutget(struct xdr_dec *d, struct nfs4_layoutget_args *a);
 bool nfs4_dec_layoutreturn(struct xdr_dec *d, struct nfs4_layoutreturn_args *a);
 bool nfs4_dec_layoutcommit(struct xdr_dec *d, struct nfs4_layoutcommit_args *a);
@@ -208,11 +225,13 @@ bool nfs4_dec_layouterror(struct xdr_dec *d, struct nfs4_layouterror_args *a);
 bool nfs4_dec_layoutstats(struct xdr_dec *d, struct nfs4_layoutstats_args *a);
 /* The results after their status (NFS4_OK, or the status whose arm has data). */
 void nfs4_enc_getdeviceinfo_res(struct xdr_enc *e, uint32_t status, const struct nfs4_getdeviceinfo_res *r);
+void nfs4_enc_getdevicelist_res(struct xdr_enc *e, uint32_t status, const struct nfs4_getdevicelist_res *r);
 void nfs4_enc_layoutget_res(struct xdr_enc *e, uint32_t status, const struct nfs4_layoutget_res *r);
 void nfs4_enc_layoutreturn_res(struct xdr_enc *e, uint32_t status, const struct nfs4_layoutreturn_res *r);
 void nfs4_enc_layoutcommit_res(struct xdr_enc *e, uint32_t status, const struct nfs4_layoutcommit_res *r);
 /* The same results decoded after their status (a client's side: the tests). */
 bool nfs4_dec_getdeviceinfo_res(struct xdr_dec *d, uint32_t status, struct nfs4_getdeviceinfo_res *r);
+bool nfs4_dec_getdevicelist_res(struct xdr_dec *d, uint32_t status, struct nfs4_getdevicelist_res *r);
 bool nfs4_dec_layoutget_res(struct xdr_dec *d, uint32_t status, struct nfs4_layoutget_res *r);
 bool nfs4_dec_layoutreturn_res(struct xdr_dec *d, uint32_t status, struct nfs4_layoutreturn_res *r);
 /* Bytes of the LAYOUTGET4resok for r (what loga_maxcount bounds, RFC 8881 §18.43.3). */
