@@ -740,6 +740,7 @@ static int stats_start(void)
 	(void)stats_server_resources_add(resources_stats);
 	(void)rpc_stats_section_add(); /* calls by flavor, RPCSEC_GSS contexts */
 	(void)rdma_stats_sections_add();
+	(void)tcp_tls_stats_section_add(); /* RPC-with-TLS handshakes */
 	stats_server_set_control(ctl_exports_request); /* rnfsctl export ... */
 	ctl_exports_set_file(d.exports_from_file ? exports_source(&d.o, true, &d.cfg) : NULL);
 	if (d.cfg.stats_socket[0])

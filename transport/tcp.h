@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 
 #include "conf/config.h"
@@ -54,6 +55,10 @@ struct tcp_params {
 	                              connection; 0: never */
 	bool evict_idle;           /* at max_connections, close the least recently active idle
 	                              connection to admit a newcomer (false: refuse the newcomer) */
+	/* RPC-with-TLS (RFC 9289), [tls] in rnfsd.conf: PEM files; tls_cert "" offers no TLS. */
+	char tls_cert[PATH_MAX];   /* certificate chain, server's first */
+	char tls_key[PATH_MAX];    /* its private key */
+	char tls_ca[PATH_MAX];     /* CAs client certificates are verified against; "": none asked */
 };
 
 /* Defaults from rnfsd.conf: max_calls 16*threads+64 and conn_max_calls
@@ -96,6 +101,10 @@ void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
 /* Close the listeners and every connection now (calls still with workers
  * release their contexts when they complete). */
 void tcp_xprt_stop(struct tcp_xprt *x);
+
+/* Main thread, before serving: the "tls" section of the statistics (RPC-with-TLS
+ * handshakes, kernel or userspace records; tcp_tls.c). 0 or -1. */
+int tcp_tls_stats_section_add(void);
 
 /* Close everything and free (after workers_stop(): no call may still be in a worker). */
 void tcp_xprt_free(struct tcp_xprt *x);

@@ -1,0 +1,305 @@
+/*
+ * test_tls.c - RPC-with-TLS (RFC 9289) on the TCP transport, end to end with
+ * real parts: a throwaway CA, server and client certificates made with the
+ * openssl command, rnfsd with [tls], and a real TLS 1.3 client over libssl
+ * (tls_client.c; the VM's Linux 6.1 kernel client has no RPC-with-TLS, so
+ * this client is the test's client). Asserts:
+ *  - without [tls] an AUTH_TLS probe gets a plain NULL reply (no STARTTLS);
+ *  - with [tls]: STARTTLS, then a TLS 1.3 handshake; NFSv3 NULL, MNT and
+ *    GETATTR and NFSv4.1 COMPOUNDs (nfs4raw over the same raw connection)
+ *    inside TLS; a second probe inside TLS gets no STARTTLS; AUTH_TLS on a
+ *    procedure other than NULL is AUTH_BADCRED (§4.1);
+ *  - a client certificate signed by the CA is verified (mutual TLS), one of
+ *    another CA fails the handshake;
+ *  - garbage after STARTTLS closes that connection only: an established TLS
+ *    client keeps working;
+ *  - 1,000 connect/probe/handshake/NULL/close cycles leave the daemon's
+ *    descriptor count where it was and its RSS within 2 MiB of it.
+ */
+#include "tests/integration/harness.h"
+#include "tests/integration/nfs4raw.h"
+#include "tests/integration/rawrpc.h"
+#include "tests/integration/tls_client.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SOAK_CYCLES 1000
+
+static struct hx_env env;
+static SSL_CTX *ctx_anon, *ctx_cert, *ctx_rogue;
+
+/* A shell command in the test's directory; true if it exited 0. */
+static bool sh(const char *fmt, ...)
+{
+	char cmd[2048], full[2600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof(full), "cd '%s' && (%s) >>openssl.log 2>&1", env.dir, cmd);
+	return system(full) == 0;
+}
+
+/* CA, server certificate (localhost, 127.0.0.1), a client certificate of the
+ * CA and one of a rogue CA. */
+static bool make_certs(void)
+{
+	static const char *const key = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+
+	return sh("printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' >srv.ext") &&
+	       sh("openssl req -x509 %s -keyout ca.key -out ca.crt -days 2 -subj /CN=rnfsd-test-ca", key) &&
+	       sh("openssl req -x509 %s -keyout rogue.key -out rogue.crt -days 2 -subj /CN=rogue-ca", key) &&
+	       sh("openssl req %s -keyout srv.key -out srv.csr -subj /CN=localhost", key) &&
+	       sh("openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
+		  "-extfile srv.ext -out srv.crt") &&
+	       sh("openssl req %s -keyout cli.key -out cli.csr -subj /CN=client", key) &&
+	       sh("openssl x509 -req -in cli.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out cli.crt") &&
+	       sh("openssl req %s -keyout bad.key -out bad.csr -subj /CN=client", key) &&
+	       sh("openssl x509 -req -in bad.csr -CA rogue.crt -CAkey rogue.key -CAcreateserial -days 2 -out bad.crt");
+}
+
+/* NFSv3 NULL on c: true if answered SUCCESS. */
+static bool null3(struct raw_conn *c, uint32_t xid)
+{
+	struct raw_reply r;
+
+	if (raw_call(c, xid, RAW_NFS_PROG, 3, 0, NULL, 0, &r) != RAW_RECV_OK)
+		return false;
+	bool ok = r.reply_stat == 0 && r.accept_stat == 0;
+	raw_reply_free(&r);
+	return ok;
+}
+
+/* NFSv3 GETATTR of fh: nfsstat3, or -1. */
+static int getattr3(struct raw_conn *c, uint32_t xid, const uint8_t *fh, uint32_t fh_len)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st = -1;
+
+	xb_init(&a);
+	xb_opaque(&a, fh, fh_len);
+	enum raw_recv_result rc = raw_call(c, xid, RAW_NFS_PROG, 3, 1, a.p, a.len, &r);
+	xb_free(&a);
+	if (rc != RAW_RECV_OK)
+		return -1;
+	if (r.reply_stat == 0 && r.accept_stat == 0)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* Connect, probe NFS vers (NULL) and, on STARTTLS, handshake with ctx. 0, or -1. */
+static int tls_open(struct raw_conn *c, SSL_CTX *ctx, uint32_t vers, uint32_t xid)
+{
+	if (raw_connect(c, env.port) != 0)
+		return -1;
+	if (tlsc_probe(c, xid, RAW_NFS_PROG, vers, 0, NULL) != 1 || tlsc_start(c, ctx) != 0) {
+		raw_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+static int start(bool tls)
+{
+	if (hx_write_config(&env) != 0)
+		return -1;
+	if (tls && hx_append_config(&env, "[tls]\ncertificate = %s/srv.crt\nkey = %s/srv.key\nca = %s/ca.crt\n",
+				    env.dir, env.dir, env.dir) != 0)
+		return -1;
+	return hx_daemon_start(&env);
+}
+
+static void test_no_tls(void)
+{
+	struct raw_conn c;
+
+	hx_section("without [tls]: the probe gets a plain NULL reply");
+	if (!CHECK(start(false) == 0, "daemon starts without [tls]"))
+		return;
+	if (CHECK(raw_connect(&c, env.port) == 0, "connect")) {
+		CHECK_EQ(tlsc_probe(&c, 0x7100, RAW_NFS_PROG, 3, 0, NULL), 0, "probe answered, no STARTTLS");
+		CHECK(null3(&c, 0x7101), "the connection stays plain RPC");
+		raw_close(&c);
+	}
+	hx_daemon_stop(&env);
+}
+
+static void test_v3_over_tls(void)
+{
+	struct raw_conn c, p;
+	uint8_t fh[64];
+	uint32_t fh_len = 0, auth = 0;
+
+	hx_section("NFSv3 and MOUNT inside TLS");
+	if (!CHECK(raw_connect(&c, env.port) == 0, "connect"))
+		return;
+	CHECK_EQ(tlsc_probe(&c, 0x7200, RAW_NFS_PROG, 3, 0, NULL), 1, "probe answered STARTTLS (RFC 9289 §4.1)");
+	if (CHECK(tlsc_start(&c, ctx_anon) == 0, "TLS handshake")) {
+		CHECK(strcmp(tlsc_version(&c), "TLSv1.3") == 0, "TLS 1.3 (RFC 9289 §5.1): %s", tlsc_version(&c));
+		CHECK(null3(&c, 0x7201), "NFSv3 NULL inside TLS");
+		CHECK_EQ(raw_mnt(&c, 0x7202, env.export_dir, fh, &fh_len), 0, "MNT inside TLS");
+		CHECK_NFS(getattr3(&c, 0x7203, fh, fh_len), 0, "GETATTR inside TLS");
+		CHECK_EQ(tlsc_probe(&c, 0x7204, RAW_NFS_PROG, 3, 0, NULL), 0, "a probe inside TLS: no second STARTTLS");
+		CHECK(null3(&c, 0x7205), "still served after it");
+	}
+	tlsc_close(&c);
+	if (CHECK(raw_connect(&p, env.port) == 0, "connect")) {
+		CHECK_EQ(tlsc_probe(&p, 0x7210, RAW_NFS_PROG, 3, 1, &auth), -2, "AUTH_TLS on GETATTR is denied");
+		CHECK_EQ(auth, 1, "with AUTH_BADCRED");
+		raw_close(&p);
+	}
+	CHECK(hx_log_count(&env, "records: ") >= 1, "the handshake's record layer is logged");
+}
+
+static void test_v41_over_tls(void)
+{
+	struct n4_client k;
+	struct n4_sid sid;
+	uint8_t fh[128], buf[64];
+	uint32_t fh_len = 0, got = 0;
+
+	hx_section("NFSv4.1 COMPOUNDs inside TLS (nfs4raw on the TLS connection)");
+	memset(&k, 0, sizeof(k));
+	if (!CHECK(n4_connect(&k, env.port, 1) == 0, "connect"))
+		return;
+	CHECK_EQ(tlsc_probe(&k.c, 0x7300, RAW_NFS_PROG, 4, 0, NULL), 1, "NFSv4 probe answered STARTTLS");
+	if (CHECK(tlsc_start(&k.c, ctx_anon) == 0, "TLS handshake")) {
+		CHECK_NFS(n4_setup(&k, "tls-client"), 0, "EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE inside TLS");
+		CHECK_NFS(n4_open(&k, env.export_dir, "tlsfile", true, N4_ACCESS_BOTH, 0, "o1", NULL, &sid, fh, &fh_len),
+			  0, "OPEN inside TLS");
+		CHECK_NFS(n4_write(&k, fh, fh_len, &sid, 0, "over tls", 8), 0, "WRITE inside TLS");
+		CHECK_NFS(n4_read(&k, fh, fh_len, &sid, 0, sizeof(buf), buf, &got), 0, "READ inside TLS");
+		CHECK(got == 8 && memcmp(buf, "over tls", 8) == 0, "READ returns what was written (%u bytes)", got);
+		CHECK_NFS(n4_close(&k, fh, fh_len, NULL, &sid), 0, "CLOSE inside TLS");
+		n4_destroy_client(&k);
+	}
+	tlsc_close(&k.c);
+	k.c.fd = -1;
+	n4_client_close(&k);
+}
+
+static void test_mtls(void)
+{
+	struct raw_conn c;
+
+	hx_section("client certificates (RFC 9289 §5.2.2)");
+	if (CHECK(tls_open(&c, ctx_cert, 3, 0x7400) == 0, "handshake with a certificate of the CA")) {
+		CHECK(null3(&c, 0x7401), "served");
+		tlsc_close(&c);
+	}
+	CHECK(hx_log_count(&env, "client certificate verified") >= 1, "logged as verified");
+	/* TLS 1.3: the server checks the client's certificate after the client's
+	 * Finished, so the refusal may come as the handshake's or the first call's. */
+	bool refused = tls_open(&c, ctx_rogue, 3, 0x7410) != 0;
+	if (!refused) {
+		refused = !null3(&c, 0x7411);
+		tlsc_close(&c);
+	}
+	CHECK(refused, "a certificate of another CA is refused");
+}
+
+static void test_bad_handshake(void)
+{
+	static const char junk[] = "this is no ClientHello, just bytes after STARTTLS\r\n";
+	struct raw_conn good, bad;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	hx_section("garbage after STARTTLS closes only that connection");
+	if (!CHECK(tls_open(&good, ctx_anon, 3, 0x7500) == 0, "a TLS client connects"))
+		return;
+	if (CHECK(raw_connect(&bad, env.port) == 0, "another connects")) {
+		CHECK_EQ(tlsc_probe(&bad, 0x7501, RAW_NFS_PROG, 3, 0, NULL), 1, "its probe gets STARTTLS");
+		CHECK(raw_send_bytes(&bad, junk, sizeof(junk)) == 0, "it sends garbage");
+		CHECK_EQ(raw_recv_record(&bad, &buf, &len, 5000), RAW_RECV_CLOSED, "the server closes it");
+		free(buf);
+		raw_close(&bad);
+	}
+	CHECK(null3(&good, 0x7502), "the first TLS client is still served");
+	tlsc_close(&good);
+	CHECK(hx_log_count(&env, "handshake failed") >= 1, "the failure is logged");
+}
+
+static bool soak_once(uint32_t xid)
+{
+	struct raw_conn c;
+
+	if (tls_open(&c, ctx_anon, 3, xid) != 0)
+		return false;
+	bool ok = null3(&c, xid + 1);
+	tlsc_close(&c);
+	return ok;
+}
+
+/* Descriptors back to base within a few seconds (closes are the loop's). */
+static long fds_settle(long base)
+{
+	long n = n4_proc_fds(env.pid);
+
+	for (int i = 0; i < 50 && n != base; i++) {
+		usleep(100 * 1000);
+		n = n4_proc_fds(env.pid);
+	}
+	return n;
+}
+
+static void test_soak(void)
+{
+	unsigned ok = 0;
+
+	hx_section("%d TLS connect/handshake/close cycles", SOAK_CYCLES);
+	for (uint32_t i = 0; i < 50; i++) /* warm-up: pools and caches reach their size */
+		soak_once(0x8000000 + 2 * i);
+	long fds0 = fds_settle(n4_proc_fds(env.pid)), rss0 = n4_proc_rss_kb(env.pid);
+	for (uint32_t i = 0; i < SOAK_CYCLES; i++)
+		ok += soak_once(0x9000000 + 2 * i);
+	CHECK_EQ(ok, SOAK_CYCLES, "every cycle handshook and was answered");
+	long fds1 = fds_settle(fds0), rss1 = n4_proc_rss_kb(env.pid);
+	CHECK_EQ(fds1, fds0, "descriptors back where they started");
+	CHECK(rss1 - rss0 < 2048, "RSS within 2 MiB of the start (%ld -> %ld KiB)", rss0, rss1);
+	hx_note("RSS %ld -> %ld KiB, descriptors %ld -> %ld", rss0, rss1, fds0, fds1);
+}
+
+int main(int argc, char **argv)
+{
+	hx_begin("tls", argc, argv);
+	hx_env_init(&env);
+	hx_require_own_daemon(&env);
+	if (system("openssl version >/dev/null 2>&1") != 0)
+		hx_skip("no openssl command");
+	if (!make_certs())
+		hx_skip("openssl could not make the test certificates (see openssl.log)");
+	char ca[PATH_MAX + 16], crt[PATH_MAX + 16], key[PATH_MAX + 16], bad[PATH_MAX + 16], badk[PATH_MAX + 16];
+	snprintf(ca, sizeof(ca), "%s/ca.crt", env.dir);
+	snprintf(crt, sizeof(crt), "%s/cli.crt", env.dir);
+	snprintf(key, sizeof(key), "%s/cli.key", env.dir);
+	snprintf(bad, sizeof(bad), "%s/bad.crt", env.dir);
+	snprintf(badk, sizeof(badk), "%s/bad.key", env.dir);
+	ctx_anon = tlsc_ctx_new(ca, NULL, NULL);
+	ctx_cert = tlsc_ctx_new(ca, crt, key);
+	ctx_rogue = tlsc_ctx_new(ca, bad, badk);
+	if (!ctx_anon || !ctx_cert || !ctx_rogue)
+		hx_skip("no TLS client context");
+
+	test_no_tls();
+	if (CHECK(start(true) == 0, "daemon starts with [tls]")) {
+		test_v3_over_tls();
+		test_v41_over_tls();
+		test_mtls();
+		test_bad_handshake();
+		test_soak();
+		CHECK(hx_daemon_alive(&env), "daemon still running");
+	}
+	SSL_CTX_free(ctx_anon);
+	SSL_CTX_free(ctx_cert);
+	SSL_CTX_free(ctx_rogue);
+	hx_env_release(&env);
+	return hx_end();
+}
