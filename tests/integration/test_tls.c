@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SOAK_CYCLES 1000
@@ -106,9 +107,25 @@ static int tls_open(struct raw_conn *c, SSL_CTX *ctx, uint32_t vers, uint32_t xi
 	return 0;
 }
 
+/* The exports of the xprtsec= section: the default one (any), and xt, xm, xn. */
+static const char *const xdirs[] = { "xt", "xm", "xn" };
+static const char *const xmodes[] = { "tls", "mtls", "none" };
+
 static int start(bool tls)
 {
+	char x[3][PATH_MAX];
+
 	if (hx_write_config(&env) != 0)
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		snprintf(x[i], sizeof(x[i]), "%s/%s", env.dir, xdirs[i]);
+		mkdir(x[i], 0755);
+	}
+	if (hx_write_exports(&env, "%s 127.0.0.1(rw,no_root_squash,insecure)\n"
+			     "%s 127.0.0.1(rw,no_root_squash,insecure,xprtsec=%s)\n"
+			     "%s 127.0.0.1(rw,no_root_squash,insecure,xprtsec=%s)\n"
+			     "%s 127.0.0.1(rw,no_root_squash,insecure,xprtsec=%s)\n",
+			     env.export_dir, x[0], xmodes[0], x[1], xmodes[1], x[2], xmodes[2]) != 0)
 		return -1;
 	if (tls && hx_append_config(&env, "[tls]\ncertificate = %s/srv.crt\nkey = %s/srv.key\nca = %s/ca.crt\n",
 				    env.dir, env.dir, env.dir) != 0)
@@ -227,6 +244,86 @@ static void test_bad_handshake(void)
 	CHECK(hx_log_count(&env, "handshake failed") >= 1, "the failure is logged");
 }
 
+/* NFSv3 GETATTR of export path through c (MNT first, answered whatever xprtsec= says). */
+static int getattr_export(struct raw_conn *c, const char *path, uint32_t xid)
+{
+	uint8_t fh[64];
+	uint32_t fh_len = 0;
+	int mnt = raw_mnt(c, xid, path, fh, &fh_len);
+
+	if (!CHECK_EQ(mnt, 0, "MNT %s is answered (MOUNT does not check xprtsec=)", path))
+		return -1;
+	return getattr3(c, xid + 1, fh, fh_len);
+}
+
+/* NFSv4.1: PUTROOTFH, LOOKUP to path, GETATTR type: the COMPOUND status. */
+static int walk41(struct n4_client *k, const char *path)
+{
+	struct raw_reply r;
+	struct xb a;
+
+	n4_begin(k, &a, n4_walk(NULL, path) + 1);
+	n4_walk(&a, path);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 1);
+	xb_u32(&a, 1u << 1); /* type */
+	int st = n4_call(k, &a, &r);
+	if (st >= 0)
+		raw_reply_free(&r);
+	return st;
+}
+
+/* One connection of each kind against every export; mode: 0 plain, 1 TLS, 2 mutual TLS. */
+static void xprtsec_as(int mode, uint32_t xid)
+{
+	static const char *const names[] = { "plain TCP", "TLS", "mutual TLS" };
+	struct n4_client k;
+	char path[PATH_MAX];
+
+	memset(&k, 0, sizeof(k));
+	if (!CHECK(n4_connect(&k, env.port, 1) == 0, "connect"))
+		return;
+	if (mode && (tlsc_probe(&k.c, xid, RAW_NFS_PROG, 4, 0, NULL) != 1 ||
+		     tlsc_start(&k.c, mode == 2 ? ctx_cert : ctx_anon) != 0)) {
+		CHECK(false, "%s handshake", names[mode]);
+		raw_close(&k.c);
+		return;
+	}
+	CHECK_NFS(getattr_export(&k.c, env.export_dir, xid + 2), 0, "%s: GETATTR on the default export (any)",
+		  names[mode]);
+	for (int i = 0; i < 3; i++) {
+		/* The exports' modes: xt tls, xm mtls, xn none; admitted only by the connection's own. */
+		static const int mode_of[] = { 1, 2, 0 };
+		bool in = mode_of[i] == mode;
+		snprintf(path, sizeof(path), "%s/%s", env.dir, xdirs[i]);
+		CHECK_NFS(getattr_export(&k.c, path, xid + 4 + 2 * (uint32_t)i), in ? 0 : 13,
+			  "%s: NFSv3 GETATTR on xprtsec=%s: %s", names[mode], xmodes[i], in ? "OK" : "NFS3ERR_ACCES");
+	}
+	if (CHECK_NFS(n4_setup(&k, names[mode]), 0, "%s: NFSv4.1 client set up", names[mode])) {
+		CHECK_NFS(walk41(&k, env.export_dir), 0, "%s: NFSv4.1 LOOKUP into the default export", names[mode]);
+		for (int i = 0; i < 3; i++) {
+			static const int mode_of[] = { 1, 2, 0 };
+			bool in = mode_of[i] == mode;
+			snprintf(path, sizeof(path), "%s/%s", env.dir, xdirs[i]);
+			CHECK_NFS(walk41(&k, path), in ? 0 : N4ERR_WRONGSEC, "%s: NFSv4.1 LOOKUP into xprtsec=%s: %s",
+				  names[mode], xmodes[i], in ? "OK" : "NFS4ERR_WRONGSEC");
+		}
+		n4_destroy_client(&k);
+	}
+	tlsc_close(&k.c);
+	k.c.fd = -1;
+	n4_client_close(&k);
+}
+
+static void test_xprtsec(void)
+{
+	hx_section("exports' xprtsec= over plain TCP, TLS and mutual TLS");
+	xprtsec_as(0, 0x7600);
+	xprtsec_as(1, 0x7700);
+	xprtsec_as(2, 0x7800);
+	CHECK(hx_log_count(&env, "(xprtsec=)") >= 1, "refusals are logged");
+}
+
 static bool soak_once(uint32_t xid)
 {
 	struct raw_conn c;
@@ -258,11 +355,13 @@ static void test_soak(void)
 	for (uint32_t i = 0; i < 50; i++) /* warm-up: pools and caches reach their size */
 		soak_once(0x8000000 + 2 * i);
 	long fds0 = fds_settle(n4_proc_fds(env.pid)), rss0 = n4_proc_rss_kb(env.pid);
+	CHECK(fds0 > 0 && rss0 > 0, "the daemon's descriptors and RSS are read");
 	for (uint32_t i = 0; i < SOAK_CYCLES; i++)
 		ok += soak_once(0x9000000 + 2 * i);
 	CHECK_EQ(ok, SOAK_CYCLES, "every cycle handshook and was answered");
 	long fds1 = fds_settle(fds0), rss1 = n4_proc_rss_kb(env.pid);
-	CHECK_EQ(fds1, fds0, "descriptors back where they started");
+	/* Not more: the file cache may close an earlier section's files meanwhile. */
+	CHECK(fds1 <= fds0, "descriptors back where they started (%ld -> %ld)", fds0, fds1);
 	CHECK(rss1 - rss0 < 2048, "RSS within 2 MiB of the start (%ld -> %ld KiB)", rss0, rss1);
 	hx_note("RSS %ld -> %ld KiB, descriptors %ld -> %ld", rss0, rss1, fds0, fds1);
 }
@@ -294,6 +393,7 @@ int main(int argc, char **argv)
 		test_v41_over_tls();
 		test_mtls();
 		test_bad_handshake();
+		test_xprtsec();
 		test_soak();
 		CHECK(hx_daemon_alive(&env), "daemon still running");
 	}
