@@ -554,6 +554,19 @@ static void print_rdma_memory(const struct json *doc)
 	       json_num(m, "conn_registered") / mib);
 }
 
+/* RPC-with-TLS (the "tls" section), once a client asked for it. */
+static void print_tls(const struct json *doc)
+{
+	const struct json *t = json_get(doc, "tls");
+
+	if (!t || json_num(t, "starttls") <= 0)
+		return;
+	printf("tls: %.0f STARTTLS, %.0f handshakes (%.0f kernel TLS, %.0f userspace, %.0f with a client "
+	       "certificate), %.0f failed\n\n",
+	       json_num(t, "starttls"), json_num(t, "handshakes"), json_num(t, "kernel_tls"), json_num(t, "userspace_tls"),
+	       json_num(t, "mutual"), json_num(t, "handshake_failures"));
+}
+
 /* The loop's and the workers' busy time, and the bytes each transport moved. */
 static void print_usage(const struct json *doc)
 {
@@ -605,6 +618,7 @@ static int print_table(const char *doc_text, size_t len)
 	       json_num(tot, "inline_calls"), json_num(tot, "inline_paused"));
 	print_usage(&doc);
 	print_rdma_memory(&doc);
+	print_tls(&doc);
 	print_procedures(&doc, "procedures", "PROCEDURE", 12);
 	printf("\n");
 	print_nfs4(&doc);

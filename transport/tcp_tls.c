@@ -34,6 +34,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/prom.h"
 
 /* Counters over every connection (any thread reads them). */
 static struct {
@@ -328,7 +329,24 @@ static void tcp_tls_stats_write(struct json_out *j, const char *name, void *arg)
 	json_obj_close(j);
 }
 
+/* The same counters on the Prometheus page (core/prom.h). */
+static void tcp_tls_stats_prom(struct prom_out *p, void *arg)
+{
+	(void)arg;
+	prom_counter1(p, "rnfsd_tls_starttls_total", "AUTH_TLS probes answered STARTTLS (RFC 9289)",
+		      ld(&tls_stats.starttls));
+	prom_counter1(p, "rnfsd_tls_handshake_failures_total", "TLS handshakes failed", ld(&tls_stats.failures));
+	prom_counter1(p, "rnfsd_tls_mutual_total", "TLS handshakes with a verified client certificate",
+		      ld(&tls_stats.mtls));
+	if (prom_family(p, "rnfsd_tls_handshakes_total", PROM_COUNTER, "TLS handshakes completed, per record layer")) {
+		prom_sample_u64(p, NULL, &(struct prom_label){ "records", "kernel" }, 1, ld(&tls_stats.ktls));
+		prom_sample_u64(p, NULL, &(struct prom_label){ "records", "userspace" }, 1, ld(&tls_stats.userspace));
+	}
+}
+
 int tcp_tls_stats_section_add(void)
 {
-	return stats_section_add(STATS_PLACE_TRANSPORT, "tls", tcp_tls_stats_write, NULL);
+	if (stats_section_add(STATS_PLACE_TRANSPORT, "tls", tcp_tls_stats_write, NULL) != 0)
+		return -1;
+	return stats_section_set_prom("tls", tcp_tls_stats_prom);
 }

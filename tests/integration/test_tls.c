@@ -366,6 +366,31 @@ static void test_soak(void)
 	hx_note("RSS %ld -> %ld KiB, descriptors %ld -> %ld", rss0, rss1, fds0, fds1);
 }
 
+/* The "tls" statistics: every handshake counted once, by its record layer. */
+static void test_stats(void)
+{
+	char *doc = n4_stats_json(env.stats_socket);
+
+	hx_section("the tls statistics");
+	if (!CHECK(doc != NULL, "stats document"))
+		return;
+	long long hs = n4_stats_num(doc, "tls", "handshakes"), k = n4_stats_num(doc, "tls", "kernel_tls");
+	long long u = n4_stats_num(doc, "tls", "userspace_tls");
+	CHECK(hs >= SOAK_CYCLES, "handshakes counted (%lld)", hs);
+	CHECK(k >= 0 && u >= 0 && k + u == hs, "each by its record layer: kernel %lld + userspace %lld", k, u);
+	CHECK(n4_stats_num(doc, "tls", "starttls") > hs, "STARTTLS answers counted, the failed ones too");
+	CHECK(n4_stats_num(doc, "tls", "handshake_failures") >= 2, "failures counted (rogue certificate, garbage)");
+	CHECK(n4_stats_num(doc, "tls", "mutual") >= 2, "mutual TLS counted");
+	free(doc);
+	if (getenv("RNFSCTL")) { /* meson sets it */
+		static const char *const args[] = { NULL };
+		char out[16384] = "";
+		CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), args) == 0 && strstr(out, "tls: ") &&
+			      strstr(out, " handshakes ("),
+		      "rnfsctl prints the tls line");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	hx_begin("tls", argc, argv);
@@ -395,6 +420,7 @@ int main(int argc, char **argv)
 		test_bad_handshake();
 		test_xprtsec();
 		test_soak();
+		test_stats();
 		CHECK(hx_daemon_alive(&env), "daemon still running");
 	}
 	SSL_CTX_free(ctx_anon);
