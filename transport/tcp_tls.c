@@ -285,6 +285,10 @@ ssize_t tcp_tls_writev(struct tcp_conn *conn, const struct iovec *v, int n)
 			conn->tls_wlen += take;
 		}
 	}
+	if (!conn->tls_wlen) { /* nothing in memory to write (a piped segment: never on TLS) */
+		errno = EPIPE;
+		return -1;
+	}
 	ERR_clear_error();
 	int r = SSL_write_ex(conn->ssl, conn->tls_wbuf, conn->tls_wlen, &written);
 	if (r <= 0) {

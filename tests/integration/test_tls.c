@@ -127,8 +127,8 @@ static int start(bool tls)
 			     "%s 127.0.0.1(rw,no_root_squash,insecure,xprtsec=%s)\n",
 			     env.export_dir, x[0], xmodes[0], x[1], xmodes[1], x[2], xmodes[2]) != 0)
 		return -1;
-	if (tls && hx_append_config(&env, "[tls]\ncertificate = %s/srv.crt\nkey = %s/srv.key\nca = %s/ca.crt\n",
-				    env.dir, env.dir, env.dir) != 0)
+	if (tls && hx_append_config(&env, "[tls]\ncertificate = %s/srv.crt\nkey = %s/srv.key\nca = %s/ca.crt\n"
+				    "[tcp]\nrecord-timeout = 2\n", env.dir, env.dir, env.dir) != 0)
 		return -1;
 	return hx_daemon_start(&env);
 }
@@ -240,8 +240,19 @@ static void test_bad_handshake(void)
 		raw_close(&bad);
 	}
 	CHECK(null3(&good, 0x7502), "the first TLS client is still served");
-	tlsc_close(&good);
 	CHECK(hx_log_count(&env, "handshake failed") >= 1, "the failure is logged");
+	/* A client that got STARTTLS and says nothing more: closed by the sweep
+	 * after record-timeout (2 s here), not kept for ever. */
+	if (CHECK(raw_connect(&bad, env.port) == 0, "a third connects")) {
+		CHECK_EQ(tlsc_probe(&bad, 0x7503, RAW_NFS_PROG, 3, 0, NULL), 1, "its probe gets STARTTLS");
+		CHECK_EQ(raw_recv_record(&bad, &buf, &len, 8000), RAW_RECV_CLOSED,
+			 "a handshake that never starts is closed after record-timeout");
+		free(buf);
+		raw_close(&bad);
+	}
+	CHECK(hx_log_count(&env, "TLS handshake not complete within record-timeout") >= 1, "and logged");
+	CHECK(null3(&good, 0x7504), "the first TLS client is still served");
+	tlsc_close(&good);
 }
 
 /* NFSv3 GETATTR of export path through c (MNT first, answered whatever xprtsec= says). */
