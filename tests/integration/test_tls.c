@@ -8,7 +8,7 @@
  *  - with [tls]: STARTTLS, then a TLS 1.3 handshake; NFSv3 NULL, MNT and
  *    GETATTR and NFSv4.1 COMPOUNDs (nfs4raw over the same raw connection)
  *    inside TLS; a second probe inside TLS gets no STARTTLS; AUTH_TLS on a
- *    procedure other than NULL is AUTH_BADCRED (§4.1);
+ *    procedure other than NULL is AUTH_BADCRED (§4.1); TLS 1.2 is refused (§5.1);
  *  - a client certificate signed by the CA is verified (mutual TLS), one of
  *    another CA fails the handshake;
  *  - garbage after STARTTLS closes that connection only: an established TLS
@@ -173,6 +173,15 @@ static void test_v3_over_tls(void)
 		raw_close(&p);
 	}
 	CHECK(hx_log_count(&env, "records: ") >= 1, "the handshake's record layer is logged");
+
+	/* RFC 9289 §5.1: nothing older than TLS 1.3 is negotiated. */
+	SSL_CTX *old = tlsc_ctx_new(NULL, NULL, NULL);
+	if (CHECK(old != NULL, "a TLS 1.2 client context")) {
+		SSL_CTX_set_min_proto_version(old, TLS1_2_VERSION);
+		SSL_CTX_set_max_proto_version(old, TLS1_2_VERSION);
+		CHECK(tls_open(&p, old, 3, 0x7220) != 0, "a TLS 1.2 client is refused");
+		SSL_CTX_free(old);
+	}
 }
 
 static void test_v41_over_tls(void)

@@ -79,8 +79,8 @@ SSL_CTX *tlsc_ctx_new(const char *ca, const char *cert, const char *key)
 		return NULL;
 	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
 	SSL_CTX_set_alpn_protos(ctx, alpn, sizeof(alpn) - 1);
-	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
-	if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1 ||
+	SSL_CTX_set_verify(ctx, ca ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
+	if ((ca && SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) ||
 	    (cert && (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1 ||
 		      SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1))) {
 		ERR_print_errors_fp(stdout);

@@ -31,8 +31,8 @@
  */
 int tlsc_probe(struct raw_conn *c, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc, uint32_t *auth_stat);
 
-/* A TLS 1.3 client context trusting ca, presenting cert/key when not NULL
- * (ALPN "sunrpc", RFC 9289). NULL on error (printed). */
+/* A TLS 1.3 client context trusting ca (NULL: verifying nothing), presenting
+ * cert/key when not NULL (ALPN "sunrpc", RFC 9289). NULL on error (printed). */
 SSL_CTX *tlsc_ctx_new(const char *ca, const char *cert, const char *key);
 
 /* The handshake on c (after STARTTLS); from then on c's bytes are TLS's.
