@@ -586,6 +586,12 @@ static void reload(void)
 		return;
 	}
 	reload_warn_restart(&d.cfg, &cfg);
+	/* RPC-with-TLS: the certificate, key and CA files again (renewed certificates). */
+	if (d.tcp && tcp_xprt_tls_reload(d.tcp, &cfg) == 0) {
+		memcpy(d.cfg.tls_cert, cfg.tls_cert, sizeof(d.cfg.tls_cert));
+		memcpy(d.cfg.tls_key, cfg.tls_key, sizeof(d.cfg.tls_key));
+		memcpy(d.cfg.tls_ca, cfg.tls_ca, sizeof(d.cfg.tls_ca));
+	}
 	/* Only what a reload can change is taken over. */
 	memcpy(d.cfg.exports_file, cfg.exports_file, sizeof(d.cfg.exports_file));
 	memcpy(d.conf_file, conf_file, sizeof(d.conf_file));

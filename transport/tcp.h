@@ -65,6 +65,8 @@ struct tcp_params {
  * 2*threads+16 unless [tcp] max-calls / conn-max-calls say otherwise,
  * record-timeout, send-timeout, idle-timeout, evict_idle true. */
 void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
+/* Only p's [tls] files (tls_key defaults to the certificate's file). */
+void tcp_params_tls_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
 
 /* A transport instance that does not listen yet (NULL on allocation failure). */
 struct tcp_xprt *tcp_xprt_create(struct loop *loop, const struct tcp_params *p);
@@ -101,6 +103,10 @@ void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
 /* Close the listeners and every connection now (calls still with workers
  * release their contexts when they complete). */
 void tcp_xprt_stop(struct tcp_xprt *x);
+
+/* Loop thread (SIGHUP): read cfg's [tls] files again for new handshakes; TLS
+ * connections keep theirs. 0, or -1 (logged; the running ones are kept). */
+int tcp_xprt_tls_reload(struct tcp_xprt *x, const struct rnfsd_config *cfg);
 
 /* Main thread, before serving: the "tls" section of the statistics (RPC-with-TLS
  * handshakes, kernel or userspace records; tcp_tls.c). 0 or -1. */

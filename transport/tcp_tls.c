@@ -103,17 +103,14 @@ static int tcp_tls_load(SSL_CTX *ctx, const struct tcp_params *p)
 	return 0;
 }
 
-int tcp_tls_xprt_init(struct tcp_xprt *x)
+/* A server context from p's files, or NULL (logged). */
+static SSL_CTX *tcp_tls_ctx_new(const struct tcp_params *p)
 {
-	const struct tcp_params *p = &x->p;
-	SSL_CTX *ctx;
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
 
-	if (!p->tls_cert[0])
-		return 0;
-	ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx) {
 		log_err("tls: out of memory");
-		return -1;
+		return NULL;
 	}
 	/* RFC 9289 §5.1: TLS 1.3 or later only. */
 	SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
@@ -125,11 +122,49 @@ int tcp_tls_xprt_init(struct tcp_xprt *x)
 	SSL_CTX_set_alpn_select_cb(ctx, tcp_tls_alpn, NULL);
 	if (tcp_tls_load(ctx, p) != 0) {
 		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+static void tcp_tls_log_offer(const struct tcp_params *p, const char *what)
+{
+	log_info("tls: RPC-with-TLS %s (certificate %s%s%s)", what, p->tls_cert, p->tls_ca[0] ? ", client CA " : "",
+		 p->tls_ca);
+}
+
+int tcp_tls_xprt_init(struct tcp_xprt *x)
+{
+	if (!x->p.tls_cert[0])
+		return 0;
+	if (!(x->tls_ctx = tcp_tls_ctx_new(&x->p)))
+		return -1;
+	tcp_tls_log_offer(&x->p, "offered");
+	return 0;
+}
+
+int tcp_xprt_tls_reload(struct tcp_xprt *x, const struct rnfsd_config *cfg)
+{
+	struct tcp_params p;
+	SSL_CTX *ctx = NULL;
+
+	tcp_params_tls_from_config(&p, cfg);
+	if (p.tls_cert[0] && !(ctx = tcp_tls_ctx_new(&p))) {
+		log_err("tls: reload: keeping the running certificate");
 		return -1;
 	}
+	/* Connections in TLS keep the old context (each SSL holds a reference);
+	 * new handshakes take the new one. */
+	bool had = x->tls_ctx != NULL;
+	SSL_CTX_free(x->tls_ctx);
 	x->tls_ctx = ctx;
-	log_info("tls: RPC-with-TLS offered (certificate %s%s%s)", p->tls_cert, p->tls_ca[0] ? ", client CA " : "",
-		 p->tls_ca);
+	memcpy(x->p.tls_cert, p.tls_cert, sizeof(p.tls_cert));
+	memcpy(x->p.tls_key, p.tls_key, sizeof(p.tls_key));
+	memcpy(x->p.tls_ca, p.tls_ca, sizeof(p.tls_ca));
+	if (ctx)
+		tcp_tls_log_offer(&x->p, "reloaded");
+	else if (had)
+		log_info("tls: reload: RPC-with-TLS no longer offered to new connections");
 	return 0;
 }
 
@@ -162,6 +197,8 @@ void tcp_tls_start(struct tcp_conn *conn)
 		why = "bytes after the AUTH_TLS probe";
 	else if (conn->n_ctx || !queue_empty(&conn->sendq))
 		why = "calls in flight at STARTTLS";
+	else if (!conn->x->tls_ctx)
+		why = "TLS no longer offered (reload)";
 	else if (!(conn->ssl = SSL_new(conn->x->tls_ctx)) || !(conn->tls_wbuf = malloc(TCP_TLS_WBUF)) ||
 		 SSL_set_fd(conn->ssl, conn->fd) != 1)
 		why = "no memory for TLS";

@@ -37,6 +37,11 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 	p->send_timeout_s = cfg->tcp_send_timeout;
 	p->idle_timeout_s = cfg->tcp_idle_timeout;
 	p->evict_idle = true;
+	tcp_params_tls_from_config(p, cfg);
+}
+
+void tcp_params_tls_from_config(struct tcp_params *p, const struct rnfsd_config *cfg)
+{
 	snprintf(p->tls_cert, sizeof(p->tls_cert), "%s", cfg->tls_cert);
 	snprintf(p->tls_key, sizeof(p->tls_key), "%s", cfg->tls_key[0] ? cfg->tls_key : cfg->tls_cert);
 	snprintf(p->tls_ca, sizeof(p->tls_ca), "%s", cfg->tls_ca);

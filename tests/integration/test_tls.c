@@ -13,6 +13,9 @@
  *    another CA fails the handshake;
  *  - garbage after STARTTLS closes that connection only: an established TLS
  *    client keeps working;
+ *  - SIGHUP reads a renewed certificate (new handshakes get it, a TLS
+ *    connection from before is still served); a broken file keeps the
+ *    running one;
  *  - 1,000 connect/probe/handshake/NULL/close cycles leave the daemon's
  *    descriptor count where it was and its RSS within 2 MiB of it.
  */
@@ -21,6 +24,7 @@
 #include "tests/integration/rawrpc.h"
 #include "tests/integration/tls_client.h"
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,6 +390,53 @@ static void test_soak(void)
 	hx_note("RSS %ld -> %ld KiB, descriptors %ld -> %ld", rss0, rss1, fds0, fds1);
 }
 
+/* SIGHUP the daemon; true once its log has one more line with needle (5 s at most). */
+static bool sighup_logs(const char *needle)
+{
+	unsigned n = hx_log_count(&env, needle);
+
+	hx_daemon_signal(&env, SIGHUP);
+	for (int i = 0; i < 50 && hx_log_count(&env, needle) == n; i++)
+		usleep(100 * 1000);
+	return hx_log_count(&env, needle) > n;
+}
+
+/* A new server certificate (renewed) on SIGHUP; a broken one keeps the running one. */
+static void test_reload(void)
+{
+	struct raw_conn before, c;
+	char subj[256];
+
+	hx_section("reload (SIGHUP) reads the certificate again");
+	if (!CHECK(tls_open(&before, ctx_anon, 3, 0x7900) == 0, "a TLS client before the reload"))
+		return;
+	tlsc_peer_subject(&before, subj, sizeof(subj));
+	CHECK(strcmp(subj, "/CN=localhost") == 0, "the first certificate: %s", subj);
+	CHECK(sh("openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout srv2.key -out srv2.csr "
+		 "-subj /CN=localhost-renewed") &&
+		      sh("openssl x509 -req -in srv2.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 "
+			 "-extfile srv.ext -out srv2.crt") &&
+		      sh("cp srv2.crt srv.crt && cp srv2.key srv.key"),
+	      "a renewed certificate in place");
+	CHECK(sighup_logs("RPC-with-TLS reloaded"), "reload logged");
+	if (CHECK(tls_open(&c, ctx_anon, 3, 0x7910) == 0, "a TLS client after the reload")) {
+		tlsc_peer_subject(&c, subj, sizeof(subj));
+		CHECK(strcmp(subj, "/CN=localhost-renewed") == 0, "gets the renewed certificate: %s", subj);
+		tlsc_close(&c);
+	}
+	CHECK(null3(&before, 0x7901), "the connection from before the reload is still served");
+	tlsc_close(&before);
+
+	CHECK(sh("echo broken >srv.crt"), "a broken certificate file");
+	CHECK(sighup_logs("keeping the running certificate"), "the bad file is logged");
+	if (CHECK(tls_open(&c, ctx_anon, 3, 0x7920) == 0, "TLS still offered")) {
+		tlsc_peer_subject(&c, subj, sizeof(subj));
+		CHECK(strcmp(subj, "/CN=localhost-renewed") == 0, "with the running certificate: %s", subj);
+		tlsc_close(&c);
+	}
+	sh("cp srv2.crt srv.crt");
+}
+
 /* The "tls" statistics: every handshake counted once, by its record layer. */
 static void test_stats(void)
 {
@@ -441,6 +492,7 @@ int main(int argc, char **argv)
 		test_xprtsec();
 		test_soak();
 		test_stats();
+		test_reload();
 		CHECK(hx_daemon_alive(&env), "daemon still running");
 	}
 	SSL_CTX_free(ctx_anon);

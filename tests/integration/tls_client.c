@@ -11,6 +11,7 @@
 #include <sys/time.h>
 
 #include <openssl/err.h>
+#include <openssl/x509.h>
 
 static ssize_t tlsc_io_send(void *arg, const void *p, size_t n)
 {
@@ -115,6 +116,15 @@ int tlsc_start(struct raw_conn *c, SSL_CTX *ctx)
 const char *tlsc_version(const struct raw_conn *c)
 {
 	return c->io == &tlsc_io ? SSL_get_version(c->io_arg) : "-";
+}
+
+void tlsc_peer_subject(const struct raw_conn *c, char *buf, size_t len)
+{
+	X509 *cert = c->io == &tlsc_io ? SSL_get0_peer_certificate(c->io_arg) : NULL;
+
+	buf[0] = '\0';
+	if (cert)
+		X509_NAME_oneline(X509_get_subject_name(cert), buf, (int)len);
 }
 
 void tlsc_close(struct raw_conn *c)

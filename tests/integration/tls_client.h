@@ -42,6 +42,9 @@ int tlsc_start(struct raw_conn *c, SSL_CTX *ctx);
 /* The negotiated protocol ("TLSv1.3") of c, or "-". */
 const char *tlsc_version(const struct raw_conn *c);
 
+/* The server certificate's subject ("/CN=...") into buf; "" if none. */
+void tlsc_peer_subject(const struct raw_conn *c, char *buf, size_t len);
+
 /* close_notify (best effort), free the SSL object, close the socket. */
 void tlsc_close(struct raw_conn *c);
 
