@@ -530,8 +530,10 @@ static void print_connections(const struct json *doc)
 			snprintf(ver, sizeof(ver), "%.0f", json_num(c, "rdma_version"));
 			snprintf(cred, sizeof(cred), "%.0f", json_num(c, "credits"));
 		}
+		/* RFC 9289: a TCP connection in TLS shows as tls or mtls. */
+		const char *xprt = json_get(c, "xprtsec") ? json_text(c, "xprtsec") : json_text(c, "transport");
 		printf("%-28s %-4s %4s %7s %11s %9.0f %8.0f %8.1f %8.0f %8.1f %6.0f %5.0f %5.0f %7.0f\n",
-		       json_text(c, "peer"), json_text(c, "transport"), ver, cred, inl, json_num(c, "calls"),
+		       json_text(c, "peer"), xprt, ver, cred, inl, json_num(c, "calls"),
 		       json_num(c, "rdma_reads"), json_num(c, "rdma_read_bytes") / 1048576.0,
 		       json_num(c, "rdma_writes"), json_num(c, "rdma_write_bytes") / 1048576.0,
 		       json_num(c, "send_invalidate"), json_num(c, "err_chunk"), json_num(c, "err_vers"),

@@ -783,7 +783,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 
 	tcp_conn_link(x, conn);
 	__atomic_add_fetch(&x->n_conns, 1, __ATOMIC_RELAXED);
-	stats_conn_register(&conn->stats, "tcp", conn->rpc.peer_name, NULL);
+	stats_conn_register(&conn->stats, "tcp", conn->rpc.peer_name, tcp_tls_stats_conn);
 	tcp_read_arm(conn, true);
 	log_limited(&lim_connect, LOG_INFO, "tcp: %s: connected", conn->rpc.peer_name);
 	return;

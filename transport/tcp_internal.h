@@ -128,6 +128,8 @@ struct tcp_ctx {
 };
 
 enum tcp_tls_state { TCP_TLS_OFF, TCP_TLS_HANDSHAKE, TCP_TLS_ON };
+/* Who makes a TLS connection's records (tcp_conn.tls_desc, low bits). */
+enum { TCP_TLS_DESC_USER = 1, TCP_TLS_DESC_KTLS_TX = 2, TCP_TLS_DESC_KTLS_RX = 3, TCP_TLS_DESC_KTLS = 4 };
 #define TCP_TLS_WBUF 16384u /* one TLS record's plaintext (RFC 8446 §5.1: 2^14) */
 
 struct ssl_st;
@@ -165,6 +167,8 @@ struct tcp_conn {
 	struct ssl_st *ssl;       /* from HANDSHAKE on; freed with the connection */
 	uint8_t *tls_wbuf;        /* TCP_TLS_WBUF bytes: a record's plaintext handed to SSL_write */
 	size_t tls_wlen;          /* bytes of it SSL_write still owes (it wants them again, same) */
+	_Atomic uint32_t tls_desc; /* for the stats thread (tcp_tls_stats_conn): 0 plain, else
+	                              TCP_TLS_DESC_* | rpc_xprtsec << 4, set once the handshake is done */
 
 	/* send: replies in the order they completed */
 	struct queue sendq;             /* of tcp_ctx, by link */
@@ -275,5 +279,8 @@ bool tcp_tls_pending(const struct tcp_conn *conn);
 /* LINGER: send close_notify before the FIN (best effort). */
 void tcp_tls_shutdown(struct tcp_conn *conn);
 void tcp_tls_conn_free(struct tcp_conn *conn);
+/* The stats document's members of a TCP connection in TLS ("xprtsec", "tls_records"; none for a
+ * plain one): its stats_conn_ext_fn, on the stats thread under the registry lock. */
+void tcp_tls_stats_conn(struct json_out *j, const struct stats_conn *sc);
 
 #endif

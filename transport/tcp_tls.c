@@ -214,6 +214,27 @@ void tcp_tls_start(struct tcp_conn *conn)
 	tcp_conn_rearm(conn); /* the ClientHello drives the first step */
 }
 
+static const char *tcp_tls_records_name(uint32_t rec)
+{
+	switch (rec) {
+	case TCP_TLS_DESC_KTLS: return "kernel TLS";
+	case TCP_TLS_DESC_KTLS_TX: return "kernel TLS send, OpenSSL receive";
+	case TCP_TLS_DESC_KTLS_RX: return "OpenSSL send, kernel TLS receive";
+	default: return "OpenSSL (userspace)";
+	}
+}
+
+void tcp_tls_stats_conn(struct json_out *j, const struct stats_conn *sc)
+{
+	const struct tcp_conn *conn = container_of(sc, const struct tcp_conn, stats);
+	uint32_t d = atomic_load_explicit(&conn->tls_desc, memory_order_relaxed);
+
+	if (!d)
+		return; /* plain: the document is as without TLS */
+	json_str(j, "xprtsec", (d >> 4) == RPC_XPRTSEC_MTLS ? "mtls" : "tls");
+	json_str(j, "tls_records", tcp_tls_records_name(d & 15));
+}
+
 /* The handshake is done: what protects the connection now, logged once. */
 static void tcp_tls_done(struct tcp_conn *conn)
 {
@@ -225,15 +246,16 @@ static void tcp_tls_done(struct tcp_conn *conn)
 	conn->tls = TCP_TLS_ON;
 	/* RFC 9289 §5.2.1, §5.2.2: mutual only with a verified client certificate. */
 	conn->rpc.xprtsec = mtls ? RPC_XPRTSEC_MTLS : RPC_XPRTSEC_TLS;
+	uint32_t rec = ktx && krx ? TCP_TLS_DESC_KTLS : ktx ? TCP_TLS_DESC_KTLS_TX : krx ? TCP_TLS_DESC_KTLS_RX
+											 : TCP_TLS_DESC_USER;
+	atomic_store_explicit(&conn->tls_desc, rec | (uint32_t)conn->rpc.xprtsec << 4, memory_order_relaxed);
 	stats_add(&tls_stats.handshakes, 1);
 	stats_add(ktx && krx ? &tls_stats.ktls : &tls_stats.userspace, 1);
 	if (mtls)
 		stats_add(&tls_stats.mtls, 1);
 	log_limited(&lim_tls, LOG_INFO, "tls: %s: %s %s, %s, records: %s", conn->rpc.peer_name,
 		    SSL_get_version(conn->ssl), SSL_get_cipher_name(conn->ssl),
-		    mtls ? "client certificate verified" : "no client certificate",
-		    ktx && krx ? "kernel TLS" : ktx ? "kernel TLS send, OpenSSL receive"
-						  : krx ? "OpenSSL send, kernel TLS receive" : "OpenSSL (userspace)");
+		    mtls ? "client certificate verified" : "no client certificate", tcp_tls_records_name(rec));
 }
 
 void tcp_tls_handshake(struct tcp_conn *conn)

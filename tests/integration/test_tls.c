@@ -440,11 +440,16 @@ static void test_reload(void)
 /* The "tls" statistics: every handshake counted once, by its record layer. */
 static void test_stats(void)
 {
+	struct raw_conn m;
+	bool open = tls_open(&m, ctx_cert, 3, 0x7a00) == 0;
 	char *doc = n4_stats_json(env.stats_socket);
 
 	hx_section("the tls statistics");
+	CHECK(open, "a mutual TLS connection stays open meanwhile");
 	if (!CHECK(doc != NULL, "stats document"))
 		return;
+	CHECK(strstr(doc, "\"xprtsec\": \"mtls\", \"tls_records\": \"") != NULL,
+	      "its entry in connections says mtls and who makes its records");
 	long long hs = n4_stats_num(doc, "tls", "handshakes"), k = n4_stats_num(doc, "tls", "kernel_tls");
 	long long u = n4_stats_num(doc, "tls", "userspace_tls");
 	CHECK(hs >= SOAK_CYCLES, "handshakes counted (%lld)", hs);
@@ -459,7 +464,10 @@ static void test_stats(void)
 		CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), args) == 0 && strstr(out, "tls: ") &&
 			      strstr(out, " handshakes ("),
 		      "rnfsctl prints the tls line");
+		CHECK(strstr(out, " mtls ") != NULL, "and the connection as mtls");
 	}
+	if (open)
+		tlsc_close(&m);
 }
 
 int main(int argc, char **argv)
