@@ -6,8 +6,10 @@
  * this client is the test's client). Asserts:
  *  - without [tls] an AUTH_TLS probe gets a plain NULL reply (no STARTTLS);
  *  - with [tls]: STARTTLS, then a TLS 1.3 handshake; NFSv3 NULL, MNT and
- *    GETATTR and NFSv4.1 COMPOUNDs (nfs4raw over the same raw connection)
- *    inside TLS; a second probe inside TLS gets no STARTTLS; AUTH_TLS on a
+ *    GETATTR, 16 pipelined NULLs, and NFSv4.1 COMPOUNDs (nfs4raw over the
+ *    same raw connection) with a 1 MiB WRITE and READ, inside TLS; 8 NFSv3
+ *    READs of 1 MiB sent at once by a client that reads nothing for 0.5 s
+ *    (the server's TLS writes wait for the socket and resume) arrive whole; a second probe inside TLS gets no STARTTLS; AUTH_TLS on a
  *    procedure other than NULL is AUTH_BADCRED (§4.1); TLS 1.2 is refused (§5.1);
  *  - a client certificate signed by the CA is verified (mutual TLS), one of
  *    another CA fails the handshake;
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -137,6 +140,101 @@ static int start(bool tls)
 	return hx_daemon_start(&env);
 }
 
+/* 16 NULL calls sent back to back inside TLS, then their 16 replies: several
+ * records decrypted per read (what OpenSSL holds is parsed without the socket). */
+static void pipelined(struct raw_conn *c)
+{
+	struct xb b;
+	struct raw_reply r;
+	unsigned sent = 0, answered = 0;
+
+	for (uint32_t i = 0; i < 16; i++) {
+		xb_init(&b);
+		xb_call_header(&b, 0x7250 + i, RAW_NFS_PROG, 3, 0, 0, 0);
+		sent += raw_send_record(c, b.p, b.len) == 0;
+		xb_free(&b);
+	}
+	for (unsigned i = 0; i < sent && raw_recv_reply(c, &r, 5000) == RAW_RECV_OK; i++) {
+		answered += r.reply_stat == 0 && r.accept_stat == 0 && r.xid >= 0x7250 && r.xid < 0x7260;
+		raw_reply_free(&r);
+	}
+	CHECK(sent == 16 && answered == 16, "16 pipelined NULLs inside TLS answered (%u of %u)", answered, sent);
+}
+
+/* 1 MiB WRITE and READ inside TLS: records larger than the connection's
+ * buffer both ways (SSL_read straight into a call context's buffer). */
+static void big_io(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid)
+{
+	enum { BIG = 1024 * 1024 };
+	uint8_t *out = malloc(BIG), *in = malloc(BIG);
+	uint64_t seed = 0x715;
+	uint32_t got = 0;
+
+	if (!CHECK(out && in, "buffers"))
+		goto done;
+	hx_fill(&seed, out, BIG);
+	CHECK_NFS(n4_write(k, fh, fh_len, sid, 4096, out, BIG), 0, "a 1 MiB WRITE inside TLS");
+	CHECK_NFS(n4_read(k, fh, fh_len, sid, 4096, BIG, in, &got), 0, "a 1 MiB READ inside TLS");
+	CHECK(got == BIG && memcmp(in, out, BIG) == 0, "the READ returns the WRITE's bytes (%u)", got);
+done:
+	free(out);
+	free(in);
+}
+
+/* NFSv3 READs of the 1 MiB file "big" (bytes want) inside TLS: 8 sent at once by a
+ * client that then reads nothing for half a second, more than the socket buffers
+ * hold, so the server's TLS writes wait for the socket (SSL_write wants the same
+ * bytes again) and must still deliver every reply whole and in order of bytes. */
+static void slow_read3_of(struct raw_conn *c, const uint8_t *dir, uint32_t dir_len, const uint8_t *want, uint32_t n)
+{
+	enum { READS = 8 };
+	uint8_t fh[64];
+	uint32_t fh_len = 0, len = 0;
+	unsigned whole = 0;
+	struct raw_reply r;
+	struct xb a;
+
+	if (!CHECK_NFS(raw_lookup3(c, 0x7230, dir, dir_len, "big", fh, &fh_len), 0, "LOOKUP big inside TLS"))
+		return;
+	for (uint32_t i = 0; i < READS; i++) {
+		xb_init(&a);
+		xb_call_header(&a, 0x7240 + i, RAW_NFS_PROG, 3, 6, 0, 0); /* READ */
+		xb_opaque(&a, fh, fh_len);
+		xb_u64(&a, 0);
+		xb_u32(&a, n);
+		raw_send_record(c, a.p, a.len);
+		xb_free(&a);
+	}
+	usleep(500 * 1000); /* the replies fill the socket buffers meanwhile */
+	for (unsigned i = 0; i < READS && raw_recv_reply(c, &r, 10000) == RAW_RECV_OK; i++) {
+		uint32_t st = r.reply_stat == 0 && r.accept_stat == 0 ? xd_u32(&r.body) : 1;
+		if (st == 0 && xd_u32(&r.body))
+			xd_skip(&r.body, 84); /* post_op_attr: fattr3 */
+		xd_u32(&r.body);          /* count */
+		xd_u32(&r.body);          /* eof */
+		const uint8_t *p = st == 0 ? xd_opaque(&r.body, &len, n) : NULL;
+		whole += p && len == n && memcmp(p, want, n) == 0;
+		raw_reply_free(&r);
+	}
+	CHECK_EQ(whole, READS, "8 READs of 1 MiB sent at once, read late: every reply whole");
+}
+
+/* A 1 MiB file "big" in the export (dir: its handle), read by slow_read3_of. */
+static void slow_read3(struct raw_conn *c, const uint8_t *dir, uint32_t dir_len)
+{
+	uint8_t *big = malloc(1 << 20);
+	uint64_t seed = 0x3;
+	char path[PATH_MAX + 8];
+
+	if (!CHECK(big != NULL, "buffer"))
+		return;
+	hx_fill(&seed, big, 1 << 20);
+	snprintf(path, sizeof(path), "%s/big", env.export_dir);
+	if (CHECK(hx_write_file(path, big, 1 << 20, 0644) == 0, "a 1 MiB file"))
+		slow_read3_of(c, dir, dir_len, big, 1 << 20);
+	free(big);
+}
+
 static void test_no_tls(void)
 {
 	struct raw_conn c;
@@ -167,6 +265,8 @@ static void test_v3_over_tls(void)
 		CHECK(null3(&c, 0x7201), "NFSv3 NULL inside TLS");
 		CHECK_EQ(raw_mnt(&c, 0x7202, env.export_dir, fh, &fh_len), 0, "MNT inside TLS");
 		CHECK_NFS(getattr3(&c, 0x7203, fh, fh_len), 0, "GETATTR inside TLS");
+		slow_read3(&c, fh, fh_len);
+		pipelined(&c);
 		CHECK_EQ(tlsc_probe(&c, 0x7204, RAW_NFS_PROG, 3, 0, NULL), 0, "a probe inside TLS: no second STARTTLS");
 		CHECK(null3(&c, 0x7205), "still served after it");
 	}
@@ -207,6 +307,7 @@ static void test_v41_over_tls(void)
 		CHECK_NFS(n4_write(&k, fh, fh_len, &sid, 0, "over tls", 8), 0, "WRITE inside TLS");
 		CHECK_NFS(n4_read(&k, fh, fh_len, &sid, 0, sizeof(buf), buf, &got), 0, "READ inside TLS");
 		CHECK(got == 8 && memcmp(buf, "over tls", 8) == 0, "READ returns what was written (%u bytes)", got);
+		big_io(&k, fh, fh_len, &sid);
 		CHECK_NFS(n4_close(&k, fh, fh_len, NULL, &sid), 0, "CLOSE inside TLS");
 		n4_destroy_client(&k);
 	}
