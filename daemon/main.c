@@ -858,6 +858,10 @@ static int process_prepare(int argc, char **argv, struct export_table *exports)
 		return 1;
 	}
 	if (d.o.check_config) {
+		if (tcp_tls_check_config(&d.cfg) != 0) { /* [tls] files: logged */
+			exports_free(exports);
+			return 1;
+		}
 		printf("%s: ok\n%s: %u exports ok\n", d.conf_file[0] ? d.conf_file : "built-in configuration",
 		       exports_source(&d.o, d.exports_from_file, &d.cfg), exports->n);
 		exports_free(exports);

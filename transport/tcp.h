@@ -104,6 +104,9 @@ void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
  * release their contexts when they complete). */
 void tcp_xprt_stop(struct tcp_xprt *x);
 
+/* rnfsd --check-config: can cfg's [tls] files be loaded? 0 (or no TLS), or -1 (logged). */
+int tcp_tls_check_config(const struct rnfsd_config *cfg);
+
 /* Loop thread (SIGHUP): read cfg's [tls] files again for new handshakes; TLS
  * connections keep theirs. 0, or -1 (logged; the running ones are kept). */
 int tcp_xprt_tls_reload(struct tcp_xprt *x, const struct rnfsd_config *cfg);

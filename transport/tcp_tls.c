@@ -143,6 +143,20 @@ int tcp_tls_xprt_init(struct tcp_xprt *x)
 	return 0;
 }
 
+int tcp_tls_check_config(const struct rnfsd_config *cfg)
+{
+	struct tcp_params p;
+	SSL_CTX *ctx;
+
+	tcp_params_tls_from_config(&p, cfg);
+	if (!p.tls_cert[0])
+		return 0;
+	if (!(ctx = tcp_tls_ctx_new(&p)))
+		return -1;
+	SSL_CTX_free(ctx);
+	return 0;
+}
+
 int tcp_xprt_tls_reload(struct tcp_xprt *x, const struct rnfsd_config *cfg)
 {
 	struct tcp_params p;

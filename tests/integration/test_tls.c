@@ -537,7 +537,15 @@ static void test_reload(void)
 		CHECK(strcmp(subj, "/CN=localhost-renewed") == 0, "with the running certificate: %s", subj);
 		tlsc_close(&c);
 	}
+	/* rnfsd --check-config loads the [tls] files too. */
+	char cmd[PATH_MAX * 4], exe[PATH_MAX];
+	if (!realpath(env.exe, exe)) /* sh() runs in the test's directory */
+		snprintf(exe, sizeof(exe), "%s", env.exe);
+	snprintf(cmd, sizeof(cmd), "'%s' --check-config -c '%s' -e '%s'", exe, env.conf_path, env.exports_path);
+	CHECK(!sh("%s", cmd), "--check-config refuses a broken certificate file");
+	CHECK(sh("grep -q 'tls: certificate' openssl.log"), "and says which");
 	sh("cp srv2.crt srv.crt");
+	CHECK(sh("%s", cmd), "--check-config accepts the good one");
 }
 
 /* The "tls" statistics: every handshake counted once, by its record layer. */
