@@ -438,6 +438,20 @@ void export_xprtsec_format(uint32_t mask, char *buf, size_t len)
 					       xprtsec_names[b]);
 }
 
+const struct export_client *exports_xprtsec_unmet(const struct export_table *t, bool tls, bool ca,
+						  const struct export **e)
+{
+	uint32_t can = EXPORT_XPRTSEC_NONE | (tls ? EXPORT_XPRTSEC_TLS : 0) | (tls && ca ? EXPORT_XPRTSEC_MTLS : 0);
+
+	for (unsigned i = 0; i < t->n; i++)
+		for (unsigned j = 0; j < t->exports[i].nclients; j++)
+			if (!(t->exports[i].clients[j].opts.xprtsec & can)) {
+				*e = &t->exports[i];
+				return &t->exports[i].clients[j];
+			}
+	return NULL;
+}
+
 static int apply_option(struct exp_parser *ps, const struct exports_option *opt, char *val,
 			struct parse_opts *po)
 {

@@ -122,6 +122,12 @@ int exports_load(const char *path, struct export_table *t, char *err, size_t err
 int exports_parse(const char *text, const char *name, struct export_table *t, char *err, size_t errlen);
 void exports_free(struct export_table *t);
 
+/* The first client spec of t (its export in *e) whose xprtsec= no connection can meet on this
+ * server: tls: TLS is offered ([tls] certificate), ca: client certificates are verified
+ * ([tls] ca); NULL if none. (exports.c) */
+const struct export_client *exports_xprtsec_unmet(const struct export_table *t, bool tls, bool ca,
+						  const struct export **e);
+
 /* The options for a client at sa, or NULL if no spec of e admits it. First match wins, as exports(5). */
 const struct export_opts *export_match(const struct export *e, const struct sockaddr *sa, socklen_t salen);
 

@@ -370,6 +370,21 @@ static int exports_resolve(const struct opts *o, const struct rnfsd_config *cfg,
 	return exports_embedded(def, 1, true, t, err, errlen);
 }
 
+/* An export whose xprtsec= this server cannot meet (no [tls] certificate, or no ca for
+ * mtls) is served but admits nobody: said once per load. */
+static void exports_warn_xprtsec(const struct export_table *t, const struct rnfsd_config *cfg)
+{
+	const struct export *e = NULL;
+	const struct export_client *c = exports_xprtsec_unmet(t, cfg->tls_cert[0] != 0, cfg->tls_ca[0] != 0, &e);
+	char modes[24];
+
+	if (!c)
+		return;
+	export_xprtsec_format(c->opts.xprtsec, modes, sizeof(modes));
+	log_warn("exports: %s (line %u) %s: xprtsec=%s cannot be met without [tls] %s in rnfsd.conf: "
+		 "no call is admitted", e->path, e->line, c->spec, modes, cfg->tls_cert[0] ? "ca" : "certificate");
+}
+
 static const char *exports_source(const struct opts *o, bool from_file, const struct rnfsd_config *cfg)
 {
 	if (o->exports_path)
@@ -579,6 +594,7 @@ static void reload(void)
 		log_err("reload: %s; keeping the running exports", err);
 		return;
 	}
+	exports_warn_xprtsec(&t, &cfg);
 	unsigned n = t.n;
 	if (nfs_exports_replace(&t) != 0) {
 		exports_free(&t);
@@ -857,6 +873,7 @@ static int process_prepare(int argc, char **argv, struct export_table *exports)
 		fprintf(stderr, "rnfsd: %s\n", err);
 		return 1;
 	}
+	exports_warn_xprtsec(exports, &d.cfg);
 	if (d.o.check_config) {
 		if (tcp_tls_check_config(&d.cfg) != 0) { /* [tls] files: logged */
 			exports_free(exports);

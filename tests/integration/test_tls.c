@@ -242,6 +242,8 @@ static void test_no_tls(void)
 	hx_section("without [tls]: the probe gets a plain NULL reply");
 	if (!CHECK(start(false) == 0, "daemon starts without [tls]"))
 		return;
+	CHECK(hx_log_count(&env, "xprtsec=tls cannot be met without [tls] certificate") == 1,
+	      "an xprtsec=tls export without TLS is warned about");
 	if (CHECK(raw_connect(&c, env.port) == 0, "connect")) {
 		CHECK_EQ(tlsc_probe(&c, 0x7100, RAW_NFS_PROG, 3, 0, NULL), 0, "probe answered, no STARTTLS");
 		CHECK(null3(&c, 0x7101), "the connection stays plain RPC");
@@ -277,6 +279,7 @@ static void test_v3_over_tls(void)
 		raw_close(&p);
 	}
 	CHECK(hx_log_count(&env, "records: ") >= 1, "the handshake's record layer is logged");
+	CHECK(hx_log_count(&env, "cannot be met") == 1, "with [tls] and a CA every xprtsec= can be met: no new warning");
 
 	/* RFC 9289 §5.1: nothing older than TLS 1.3 is negotiated. */
 	SSL_CTX *old = tlsc_ctx_new(NULL, NULL, NULL);

@@ -1259,6 +1259,27 @@ static void test_xprtsec_admission_table(void **state)
 	}
 }
 
+/* Which exports' xprtsec= this server cannot meet, by its [tls] settings. */
+static void test_xprtsec_unmet(void **state)
+{
+	const struct export *e = NULL;
+
+	(void)state;
+	parse_ok("/a *(rw)\n/b *(rw,xprtsec=none:tls) 192.0.2.1(rw,xprtsec=tls)\n/c *(rw,xprtsec=mtls)\n");
+	/* No TLS: b's 192.0.2.1 (tls only) is the first that cannot be met. */
+	const struct export_client *c = exports_xprtsec_unmet(&T, false, false, &e);
+	assert_non_null(c);
+	assert_string_equal(e->path, "/b");
+	assert_string_equal(c->spec, "192.0.2.1");
+	/* TLS without a CA: only c (mtls). */
+	c = exports_xprtsec_unmet(&T, true, false, &e);
+	assert_non_null(c);
+	assert_string_equal(e->path, "/c");
+	/* Both: everything can be met. */
+	assert_null(exports_xprtsec_unmet(&T, true, true, &e));
+	exports_free(&T);
+}
+
 static void test_man_page_documents_options(void **state)
 {
 	char *man = read_source_file("docs/rnfsd-exports.5");
@@ -1314,6 +1335,7 @@ int main(void)
 		cmocka_unit_test(test_pnfs_option),
 		cmocka_unit_test(test_xprtsec_option),
 		cmocka_unit_test(test_xprtsec_admission_table),
+		cmocka_unit_test(test_xprtsec_unmet),
 		cmocka_unit_test(test_line_defaults),
 		cmocka_unit_test(test_client_kinds),
 		cmocka_unit_test(test_client_errors),
