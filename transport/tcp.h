@@ -6,7 +6,9 @@
  * bulk payload buffers, taken from a free list and reused), hands them to
  * rpc_call_receive(), and writes replies as they complete, in any order, with
  * writev straight from the reply and payload buffers. Everything runs on the
- * loop thread.
+ * loop thread. With [tls] a certificate, a connection may switch to
+ * RPC-with-TLS (RFC 9289) after an AUTH_TLS probe: TLS then sits beneath the
+ * same record layer (tcp_tls.c; tcp_internal.h has the states).
  *
  * Use (main thread), directly or through the generic interface (rpc/xprt.h,
  * tcp_xprt_base(x)->ops):
