@@ -219,6 +219,41 @@ static void slow_read3_of(struct raw_conn *c, const uint8_t *dir, uint32_t dir_l
 	CHECK_EQ(whole, READS, "8 READs of 1 MiB sent at once, read late: every reply whole");
 }
 
+/* MiB/s of 32 sequential NFSv3 READs of 1 MiB of "big" on c (a measure, not checked), or 0. */
+static double read_rate(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
+{
+	double t0 = hx_now();
+	struct raw_reply r;
+	struct xb a;
+
+	for (uint32_t i = 0; i < 32; i++) {
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_u64(&a, 0);
+		xb_u32(&a, 1 << 20);
+		enum raw_recv_result rc = raw_call(c, 0x7280 + i, RAW_NFS_PROG, 3, 6, a.p, a.len, &r);
+		xb_free(&a);
+		if (rc != RAW_RECV_OK)
+			return 0;
+		raw_reply_free(&r);
+	}
+	return 32 / (hx_now() - t0);
+}
+
+/* The same READs inside TLS and over plain TCP: the two rates side by side. */
+static void read_rates(struct raw_conn *tls, const uint8_t *dir, uint32_t dir_len)
+{
+	struct raw_conn plain;
+	uint8_t fh[64];
+	uint32_t fh_len = 0;
+
+	if (raw_lookup3(tls, 0x7270, dir, dir_len, "big", fh, &fh_len) != 0 || raw_connect(&plain, env.port) != 0)
+		return;
+	double t = read_rate(tls, fh, fh_len), p = read_rate(&plain, fh, fh_len);
+	hx_note("1 MiB READs: %.0f MiB/s inside TLS, %.0f MiB/s over plain TCP (a measure, not checked)", t, p);
+	raw_close(&plain);
+}
+
 /* A 1 MiB file "big" in the export (dir: its handle), read by slow_read3_of. */
 static void slow_read3(struct raw_conn *c, const uint8_t *dir, uint32_t dir_len)
 {
@@ -230,8 +265,10 @@ static void slow_read3(struct raw_conn *c, const uint8_t *dir, uint32_t dir_len)
 		return;
 	hx_fill(&seed, big, 1 << 20);
 	snprintf(path, sizeof(path), "%s/big", env.export_dir);
-	if (CHECK(hx_write_file(path, big, 1 << 20, 0644) == 0, "a 1 MiB file"))
+	if (CHECK(hx_write_file(path, big, 1 << 20, 0644) == 0, "a 1 MiB file")) {
 		slow_read3_of(c, dir, dir_len, big, 1 << 20);
+		read_rates(c, dir, dir_len);
+	}
 	free(big);
 }
 
@@ -484,8 +521,10 @@ static void test_soak(void)
 		soak_once(0x8000000 + 2 * i);
 	long fds0 = fds_settle(n4_proc_fds(env.pid)), rss0 = n4_proc_rss_kb(env.pid);
 	CHECK(fds0 > 0 && rss0 > 0, "the daemon's descriptors and RSS are read");
+	double t0 = hx_now();
 	for (uint32_t i = 0; i < SOAK_CYCLES; i++)
 		ok += soak_once(0x9000000 + 2 * i);
+	hx_note("%.0f cycles per second (a measure, not checked)", SOAK_CYCLES / (hx_now() - t0));
 	CHECK_EQ(ok, SOAK_CYCLES, "every cycle handshook and was answered");
 	long fds1 = fds_settle(fds0), rss1 = n4_proc_rss_kb(env.pid);
 	/* Not more: the file cache may close an earlier section's files meanwhile. */
