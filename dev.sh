@@ -8,9 +8,9 @@ cd "$(dirname "$(readlink -f "$0")")"
 
 # backend/ceph/ and its throwaway one-node test cluster (tests/ceph/ceph-cluster.sh).
 CEPH_PKGS="libcephfs-dev ceph-common ceph-mon ceph-mgr ceph-osd ceph-mds ceph-fuse"
-BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverbs-dev librdmacm-dev libsystemd-dev libmicrohttpd-dev libkrb5-dev liburing-dev"
-# krb5-*: the throwaway realm of tests/integration/krb5-realm.sh (RPCSEC_GSS).
-TEST_PKGS="krb5-kdc krb5-admin-server krb5-user libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev prometheus curl $CEPH_PKGS"
+BUILD_PKGS="gcc meson ninja-build pkg-config libtirpc-dev libevent-dev libibverbs-dev librdmacm-dev libsystemd-dev libmicrohttpd-dev libkrb5-dev libssl-dev liburing-dev"
+# krb5-*: the throwaway realm of tests/integration/krb5-realm.sh (RPCSEC_GSS); openssl: it_tls's throwaway CA.
+TEST_PKGS="openssl krb5-kdc krb5-admin-server krb5-user libcmocka-dev libnfs-dev libnfs-utils rpcbind systemd clang libclang-rt-14-dev prometheus curl $CEPH_PKGS"
 # The VM test bed (tests/vm/README.md): qemu, Debian's 6.1 kernel, soft-RoCE user space, knfsd as baseline.
 VM_PKGS="qemu-system-x86 linux-image-amd64 busybox-static kmod cpio iproute2 rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest fio nfs-kernel-server nfs-common nftables attr e2fsprogs"
 # debian/: the packages, built and checked by tests/ops/deb-build.sh (the ops_vm_deb test).

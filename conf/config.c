@@ -49,6 +49,7 @@ const char *const config_section_names[CONFIG_SECTION_COUNT] = {
 	[CONFIG_SECTION_CEPH] = "ceph",
 	[CONFIG_SECTION_STATS] = "stats",
 	[CONFIG_SECTION_PNFS] = "pnfs",
+	[CONFIG_SECTION_TLS] = "tls",
 };
 
 /* Every key, its field and its range; the man page documents the same. */
@@ -128,6 +129,11 @@ const struct config_key config_keys[] = {
 
 	{ CONFIG_SECTION_PNFS, "data-servers", CONFIG_TYPE_DS, FIELD(pnfs_ds), FIELD(n_pnfs_ds), 0, 0 },
 	{ CONFIG_SECTION_PNFS, "ds-unavailable-seconds", CONFIG_TYPE_UINT, FIELD(pnfs_ds_unavailable), 0, 0, 3600 },
+
+	/* RPC-with-TLS over TCP (RFC 9289): no certificate, no TLS offered. */
+	{ CONFIG_SECTION_TLS, "certificate", CONFIG_TYPE_PATH, FIELD(tls_cert), 0, 0, PATH_MAX },
+	{ CONFIG_SECTION_TLS, "key", CONFIG_TYPE_PATH, FIELD(tls_key), 0, 0, PATH_MAX },
+	{ CONFIG_SECTION_TLS, "ca", CONFIG_TYPE_PATH, FIELD(tls_ca), 0, 0, PATH_MAX },
 };
 const unsigned config_nkeys = sizeof(config_keys) / sizeof(config_keys[0]);
 

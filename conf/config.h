@@ -124,6 +124,11 @@ struct rnfsd_config {
 	unsigned pnfs_ds_unavailable; /* seconds a data server a client reported failing is not handed
 	                                 out; default 60, 0..3600 */
 
+	/* [tls]: RPC-with-TLS over TCP (RFC 9289; transport/tcp_tls.c), PEM files */
+	char tls_cert[PATH_MAX];      /* server certificate chain; default none: no TLS offered */
+	char tls_key[PATH_MAX];       /* its private key; default: in the certificate's file */
+	char tls_ca[PATH_MAX];        /* CAs for client certificates (xprtsec=mtls); default none */
+
 	/* [ceph]: the CephFS backend (exports with fs=ceph) */
 	char ceph_conf[PATH_MAX];     /* ceph.conf; default /etc/ceph/ceph.conf */
 	char ceph_keyring[PATH_MAX];  /* default /etc/ceph/ceph.$name.keyring (Ceph expands $name) */

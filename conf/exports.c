@@ -41,7 +41,7 @@ enum export_option_id {
 	OPT_ROOT_SQUASH, OPT_NO_ROOT_SQUASH, OPT_ALL_SQUASH, OPT_NO_ALL_SQUASH,
 	OPT_ANONUID, OPT_ANONGID,
 	OPT_SECURE, OPT_INSECURE,
-	OPT_SEC, OPT_FSID, OPT_FS, OPT_PNFS,
+	OPT_SEC, OPT_XPRTSEC, OPT_FSID, OPT_FS, OPT_PNFS,
 	OPT_SYNC, OPT_ASYNC,
 	OPT_IGNORED, /* accepted for knfsd compatibility, no effect */
 };
@@ -58,6 +58,7 @@ const struct exports_option exports_options[] = {
 	{ "secure", OPT_SECURE, false },
 	{ "insecure", OPT_INSECURE, false },
 	{ "sec", OPT_SEC, true },
+	{ "xprtsec", OPT_XPRTSEC, true },
 	{ "fsid", OPT_FSID, true },
 	{ "fs", OPT_FS, true },
 	{ "pnfs", OPT_PNFS, true },
@@ -97,6 +98,7 @@ static void parse_opts_default(struct parse_opts *po)
 	po->o.secure = true;
 	po->o.sec = EXPORT_SEC_SYS;
 	po->o.sec_order[0] = 1; /* EXPORT_SEC_SYS */
+	po->o.xprtsec = EXPORT_XPRTSEC_ALL;
 	po->o.sync = true;
 	po->root_squash = true;
 }
@@ -402,6 +404,54 @@ static int parse_sec(struct exp_parser *ps, char *s, struct export_opts *o)
 	return 0;
 }
 
+static const char *const xprtsec_names[] = { "none", "tls", "mtls" };
+
+int export_xprtsec_parse(const char *s, uint32_t *mask)
+{
+	uint32_t m = 0;
+
+	for (const char *f = s;;) {
+		size_t n = strcspn(f, ":");
+		unsigned b = 0;
+
+		while (b < 3 && (strlen(xprtsec_names[b]) != n || strncmp(f, xprtsec_names[b], n) != 0))
+			b++;
+		if (b == 3)
+			return -1; /* empty or unknown */
+		m |= 1u << b;
+		if (f[n] == '\0')
+			break;
+		f += n + 1;
+	}
+	*mask = m;
+	return 0;
+}
+
+void export_xprtsec_format(uint32_t mask, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned b = 0; b < 3; b++)
+		if (mask & (1u << b))
+			at += (size_t)snprintf(buf + at, at < len ? len - at : 0, "%s%s", at ? ":" : "",
+					       xprtsec_names[b]);
+}
+
+const struct export_client *exports_xprtsec_unmet(const struct export_table *t, bool tls, bool ca,
+						  const struct export **e)
+{
+	uint32_t can = EXPORT_XPRTSEC_NONE | (tls ? EXPORT_XPRTSEC_TLS : 0) | (tls && ca ? EXPORT_XPRTSEC_MTLS : 0);
+
+	for (unsigned i = 0; i < t->n; i++)
+		for (unsigned j = 0; j < t->exports[i].nclients; j++)
+			if (!(t->exports[i].clients[j].opts.xprtsec & can)) {
+				*e = &t->exports[i];
+				return &t->exports[i].clients[j];
+			}
+	return NULL;
+}
+
 static int apply_option(struct exp_parser *ps, const struct exports_option *opt, char *val,
 			struct parse_opts *po)
 {
@@ -432,6 +482,10 @@ static int apply_option(struct exp_parser *ps, const struct exports_option *opt,
 	}
 	case OPT_SEC:
 		return parse_sec(ps, val, &po->o);
+	case OPT_XPRTSEC:
+		if (export_xprtsec_parse(val, &po->o.xprtsec) < 0)
+			return exp_error(ps, "bad xprtsec=%.40s: expected none, tls, mtls, separated by ':'", val);
+		break;
 	case OPT_FSID:
 		if (parse_fsid(val, &po->fsid) < 0)
 			return exp_error(ps, "bad fsid=%.60s: expected a number 0..4294967295, root, "

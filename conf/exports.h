@@ -13,7 +13,8 @@
  * DNS name), an IPv4 or IPv6 address, an address/prefix (CIDR) or IPv4
  * address/netmask, or "*".
  * Options: rw ro root_squash no_root_squash all_squash no_all_squash
- * anonuid=N anongid=N secure insecure sec=sys:none:krb5:krb5i:krb5p (any order) fsid=N|root|UUID fs=NAME
+ * anonuid=N anongid=N secure insecure sec=sys:none:krb5:krb5i:krb5p (any order)
+ * xprtsec=none:tls:mtls (any order) fsid=N|root|UUID fs=NAME
  * pnfs=flexfiles
  * sync async subtree_check no_subtree_check wdelay no_wdelay hide nohide
  * crossmnt (the last few are accepted and ignored, as knfsd users expect them).
@@ -46,6 +47,26 @@ enum export_squash {
 /* The exports(5) name of the sec= flavor with bit number b: "none", "sys", "krb5", "krb5i", "krb5p". */
 const char *export_sec_name(unsigned b);
 
+/* xprtsec= (exports(5) of nfs-utils 2.6.3+, RFC 9289): the transport security a
+ * connection must have. Bit 1 << mode, mode as rpc/xprt.h enum rpc_xprtsec. */
+#define EXPORT_XPRTSEC_NONE (1u << 0) /* plain TCP or RDMA */
+#define EXPORT_XPRTSEC_TLS (1u << 1)  /* TLS, no client certificate */
+#define EXPORT_XPRTSEC_MTLS (1u << 2) /* TLS with a verified client certificate */
+#define EXPORT_XPRTSEC_ALL 7u         /* the default: any (as knfsd's NFSEXP_XPRTSEC_ALL) */
+
+/* "none", "tls", "mtls" separated by ':' in any order into *mask (repeats count
+ * once). 0, or -1 (an empty or unknown mode). */
+int export_xprtsec_parse(const char *s, uint32_t *mask);
+/* mask as xprtsec= writes it ("none:tls:mtls"), into buf. */
+void export_xprtsec_format(uint32_t mask, char *buf, size_t len);
+/* Does xprtsec= mask admit a connection whose transport security is mode
+ * (rpc_xprtsec)? Exactly the modes listed: a mutually authenticated
+ * connection needs mtls, as knfsd's check_xprtsec_policy(). */
+static inline bool export_xprtsec_admits(uint32_t mask, unsigned mode)
+{
+	return mode < 3 && (mask & (1u << mode)) != 0;
+}
+
 struct export_opts {
 	bool rw;                  /* default ro, as exports(5) */
 	enum export_squash squash;
@@ -54,6 +75,7 @@ struct export_opts {
 	uint32_t sec;             /* EXPORT_SEC_* bitmask; default sys */
 	uint8_t sec_order[EXPORT_SEC_COUNT]; /* sec='s flavors in the admin's order (bit numbers of
 	                                       EXPORT_SEC_*, each once; as many as sec has bits) */
+	uint32_t xprtsec;         /* EXPORT_XPRTSEC_* bitmask; default all */
 	bool sync;                /* default yes */
 };
 
@@ -99,6 +121,12 @@ struct export_table {
 int exports_load(const char *path, struct export_table *t, char *err, size_t errlen);
 int exports_parse(const char *text, const char *name, struct export_table *t, char *err, size_t errlen);
 void exports_free(struct export_table *t);
+
+/* The first client spec of t (its export in *e) whose xprtsec= no connection can meet on this
+ * server: tls: TLS is offered ([tls] certificate), ca: client certificates are verified
+ * ([tls] ca); NULL if none. (exports.c) */
+const struct export_client *exports_xprtsec_unmet(const struct export_table *t, bool tls, bool ca,
+						  const struct export **e);
 
 /* The options for a client at sa, or NULL if no spec of e admits it. First match wins, as exports(5). */
 const struct export_opts *export_match(const struct export *e, const struct sockaddr *sa, socklen_t salen);

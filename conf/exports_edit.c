@@ -173,6 +173,11 @@ void export_opts_format(const struct export_opts *o, char *buf, size_t len)
 		at += (size_t)snprintf(sec + at, sizeof(sec) - at, "%s%s", i ? ":" : "",
 				       export_sec_name(o->sec_order[i]));
 
-	snprintf(buf, len, "%s,%s,%s,%s,sec=%s,anonuid=%u,anongid=%u", o->rw ? "rw" : "ro", squash[o->squash],
-		 o->secure ? "secure" : "insecure", o->sync ? "sync" : "async", sec, o->anonuid, o->anongid);
+	char xs[24] = "";
+	if (o->xprtsec != EXPORT_XPRTSEC_ALL) { /* written only when it restricts */
+		memcpy(xs, ",xprtsec=", 10);
+		export_xprtsec_format(o->xprtsec, xs + 9, sizeof(xs) - 9);
+	}
+	snprintf(buf, len, "%s,%s,%s,%s,sec=%s%s,anonuid=%u,anongid=%u", o->rw ? "rw" : "ro", squash[o->squash],
+		 o->secure ? "secure" : "insecure", o->sync ? "sync" : "async", sec, xs, o->anonuid, o->anongid);
 }

@@ -370,6 +370,21 @@ static int exports_resolve(const struct opts *o, const struct rnfsd_config *cfg,
 	return exports_embedded(def, 1, true, t, err, errlen);
 }
 
+/* An export whose xprtsec= this server cannot meet (no [tls] certificate, or no ca for
+ * mtls) is served but admits nobody: said once per load. */
+static void exports_warn_xprtsec(const struct export_table *t, const struct rnfsd_config *cfg)
+{
+	const struct export *e = NULL;
+	const struct export_client *c = exports_xprtsec_unmet(t, cfg->tls_cert[0] != 0, cfg->tls_ca[0] != 0, &e);
+	char modes[24];
+
+	if (!c)
+		return;
+	export_xprtsec_format(c->opts.xprtsec, modes, sizeof(modes));
+	log_warn("exports: %s (line %u) %s: xprtsec=%s cannot be met without [tls] %s in rnfsd.conf: "
+		 "no call is admitted", e->path, e->line, c->spec, modes, cfg->tls_cert[0] ? "ca" : "certificate");
+}
+
 static const char *exports_source(const struct opts *o, bool from_file, const struct rnfsd_config *cfg)
 {
 	if (o->exports_path)
@@ -579,6 +594,7 @@ static void reload(void)
 		log_err("reload: %s; keeping the running exports", err);
 		return;
 	}
+	exports_warn_xprtsec(&t, &cfg);
 	unsigned n = t.n;
 	if (nfs_exports_replace(&t) != 0) {
 		exports_free(&t);
@@ -586,6 +602,12 @@ static void reload(void)
 		return;
 	}
 	reload_warn_restart(&d.cfg, &cfg);
+	/* RPC-with-TLS: the certificate, key and CA files again (renewed certificates). */
+	if (d.tcp && tcp_xprt_tls_reload(d.tcp, &cfg) == 0) {
+		memcpy(d.cfg.tls_cert, cfg.tls_cert, sizeof(d.cfg.tls_cert));
+		memcpy(d.cfg.tls_key, cfg.tls_key, sizeof(d.cfg.tls_key));
+		memcpy(d.cfg.tls_ca, cfg.tls_ca, sizeof(d.cfg.tls_ca));
+	}
 	/* Only what a reload can change is taken over. */
 	memcpy(d.cfg.exports_file, cfg.exports_file, sizeof(d.cfg.exports_file));
 	memcpy(d.conf_file, conf_file, sizeof(d.conf_file));
@@ -740,6 +762,7 @@ static int stats_start(void)
 	(void)stats_server_resources_add(resources_stats);
 	(void)rpc_stats_section_add(); /* calls by flavor, RPCSEC_GSS contexts */
 	(void)rdma_stats_sections_add();
+	(void)tcp_tls_stats_section_add(); /* RPC-with-TLS handshakes */
 	stats_server_set_control(ctl_exports_request); /* rnfsctl export ... */
 	ctl_exports_set_file(d.exports_from_file ? exports_source(&d.o, true, &d.cfg) : NULL);
 	if (d.cfg.stats_socket[0])
@@ -850,7 +873,12 @@ static int process_prepare(int argc, char **argv, struct export_table *exports)
 		fprintf(stderr, "rnfsd: %s\n", err);
 		return 1;
 	}
+	exports_warn_xprtsec(exports, &d.cfg);
 	if (d.o.check_config) {
+		if (tcp_tls_check_config(&d.cfg) != 0) { /* [tls] files: logged */
+			exports_free(exports);
+			return 1;
+		}
 		printf("%s: ok\n%s: %u exports ok\n", d.conf_file[0] ? d.conf_file : "built-in configuration",
 		       exports_source(&d.o, d.exports_from_file, &d.cfg), exports->n);
 		exports_free(exports);

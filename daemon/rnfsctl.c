@@ -544,8 +544,10 @@ static void print_connections(const struct json *doc)
 			snprintf(ver, sizeof(ver), "%.0f", json_num(c, "rdma_version"));
 			snprintf(cred, sizeof(cred), "%.0f", json_num(c, "credits"));
 		}
+		/* RFC 9289: a TCP connection in TLS shows as tls or mtls. */
+		const char *xprt = json_get(c, "xprtsec") ? json_text(c, "xprtsec") : json_text(c, "transport");
 		printf("%-28s %-4s %4s %7s %11s %9.0f %8.0f %8.1f %8.0f %8.1f %6.0f %5.0f %5.0f %7.0f\n",
-		       json_text(c, "peer"), json_text(c, "transport"), ver, cred, inl, json_num(c, "calls"),
+		       json_text(c, "peer"), xprt, ver, cred, inl, json_num(c, "calls"),
 		       json_num(c, "rdma_reads"), json_num(c, "rdma_read_bytes") / 1048576.0,
 		       json_num(c, "rdma_writes"), json_num(c, "rdma_write_bytes") / 1048576.0,
 		       json_num(c, "send_invalidate"), json_num(c, "err_chunk"), json_num(c, "err_vers"),
@@ -566,6 +568,19 @@ static void print_rdma_memory(const struct json *doc)
 	       json_num(m, "pool_registered") / mib, json_num(m, "pool_max") / mib, json_num(m, "in_use"),
 	       json_num(m, "slots"), json_num(m, "waiting"), json_num(m, "waits"),
 	       json_num(m, "conn_registered") / mib);
+}
+
+/* RPC-with-TLS (the "tls" section), once a client asked for it. */
+static void print_tls(const struct json *doc)
+{
+	const struct json *t = json_get(doc, "tls");
+
+	if (!t || json_num(t, "starttls") <= 0)
+		return;
+	printf("tls: %.0f STARTTLS, %.0f handshakes (%.0f kernel TLS, %.0f userspace, %.0f with a client "
+	       "certificate), %.0f failed\n\n",
+	       json_num(t, "starttls"), json_num(t, "handshakes"), json_num(t, "kernel_tls"), json_num(t, "userspace_tls"),
+	       json_num(t, "mutual"), json_num(t, "handshake_failures"));
 }
 
 /* The loop's and the workers' busy time, and the bytes each transport moved. */
@@ -619,6 +634,7 @@ static int print_table(const char *doc_text, size_t len)
 	       json_num(tot, "inline_calls"), json_num(tot, "inline_paused"));
 	print_usage(&doc);
 	print_rdma_memory(&doc);
+	print_tls(&doc);
 	print_procedures(&doc, "procedures", "PROCEDURE", 12);
 	printf("\n");
 	print_nfs4(&doc);

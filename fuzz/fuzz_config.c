@@ -127,6 +127,9 @@ static void check_config(const struct rnfsd_config *cfg)
 			if ((config_keys[i].type == CONFIG_TYPE_LISTEN || config_keys[i].type == CONFIG_TYPE_DS) &&
 			    !*(const unsigned *)((const char *)cfg + config_keys[i].count_offset))
 				continue;
+			/* Nor has an empty path ([tls] files' default: none). */
+			if (config_keys[i].type == CONFIG_TYPE_PATH && !*((const char *)cfg + config_keys[i].offset))
+				continue;
 			check_key(&config_keys[i], cfg, out);
 		}
 	}

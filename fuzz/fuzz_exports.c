@@ -113,6 +113,7 @@ static void check_export(const struct export_table *t, unsigned i, unsigned line
 		CHECK(c->prefix <= 128 && memchr(c->spec, '\0', sizeof(c->spec)) != NULL);
 		CHECK(c->opts.squash <= EXPORT_ALL_SQUASH);
 		CHECK(c->opts.sec != 0 && (c->opts.sec & ~(EXPORT_SEC_NONE | EXPORT_SEC_SYS | EXPORT_SEC_KRB5 | EXPORT_SEC_KRB5I | EXPORT_SEC_KRB5P)) == 0);
+		CHECK(c->opts.xprtsec != 0 && (c->opts.xprtsec & ~EXPORT_XPRTSEC_ALL) == 0);
 		/* sec='s order lists each flavor of the mask once (SECINFO answers in it) */
 		uint32_t seen = 0;
 		for (int f = 0; f < __builtin_popcount(c->opts.sec); f++) {

@@ -1,6 +1,7 @@
 /*
  * fuzz_rpc_call.c - libFuzzer target: the RPC call header (RFC 5531 §9)
- * with its credential and verifier (AUTH_NONE, AUTH_SYS: §8.2, appendix A),
+ * with its credential and verifier (AUTH_NONE, AUTH_SYS: §8.2, appendix A;
+ * the AUTH_TLS probe: RFC 9289 §4.1),
  * through rpc_call_decode_header() (rpc/rpc_call.c, rpc/rpc_auth.c) on an
  * arbitrary message: no dispatch, no reply. Built as a libFuzzer target with
  * -Dfuzz=true (clang), and in every build as a replay test over
@@ -9,7 +10,7 @@
  * Invariants checked with abort(): what an accepted header says (xid,
  * program, version, procedure, uid, gid, groups) is what the words at their
  * RFC 5531 offsets say, read here independently; the arguments start right
- * after the verifier, inside the message; AUTH_NONE callers are nobody;
+ * after the verifier, inside the message; AUTH_NONE and AUTH_TLS callers are nobody;
  * refusals carry a reason or an auth_stat the RFC allows.
  */
 #include <stdint.h>
@@ -71,7 +72,8 @@ static void check_ok(const uint8_t *m, size_t n)
 	if (flavor == RPC_AUTH_SYS) {
 		check_sys(m, 32, cred_len);
 	} else {
-		CHECK(flavor == RPC_AUTH_NONE);
+		/* AUTH_NONE, or the AUTH_TLS probe (RFC 9289 §4.1: empty body): nobody. */
+		CHECK(flavor == RPC_AUTH_NONE || (flavor == RPC_AUTH_TLS && cred_len == 0));
 		CHECK(call.cred.uid == 65534 && call.cred.gid == 65534 && call.cred.ngroups == 0);
 	}
 }

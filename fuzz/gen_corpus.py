@@ -59,6 +59,11 @@ write('corpus/rpc_call', {
     'cred_401': call(X, 100003, 3, 0, (0, b'\0' * 401)),
     'rpcvers_3': call(X, 100003, 3, 0, rpcvers=3),
     'reply': u32(X, 1, 0, 0, 0, 0),
+    # RFC 9289 §4.1: the AUTH_TLS probe (flavor 7, empty body, AUTH_NONE verifier) and near misses
+    'tls_probe': call(X, 100003, 4, 0, (7, b'')),
+    'tls_probe_body': call(X, 100003, 3, 0, (7, b'STARTTLS')),
+    'tls_probe_verf': call(X, 100003, 3, 0, (7, b''), (1, b'')),
+    'tls_getattr': call(X, 100003, 3, 1, (7, b''), body=opaque(b'\x01' * 8)),
     'truncated': call(X, 100003, 3, 0)[:22],
 })
 

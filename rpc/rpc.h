@@ -66,7 +66,8 @@ enum {
 	RPC_AUTH_REJECTEDVERF = 4,
 	RPC_AUTH_TOOWEAK = 5,
 };
-enum { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1, RPC_AUTH_GSS = 6 /* RPCSEC_GSS, RFC 2203 §3 */ };
+enum { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1, RPC_AUTH_GSS = 6 /* RPCSEC_GSS, RFC 2203 §3 */,
+       RPC_AUTH_TLS = 7 /* RFC 9289 §4.1: the STARTTLS probe, NULL procedure only */ };
 
 #define RPC_AUTH_MAX_BYTES 400  /* RFC 5531 §8.2: opaque_auth body <= 400 */
 #define RPC_AUTH_SYS_MAX_GIDS 16 /* RFC 5531 appendix A */
@@ -78,7 +79,7 @@ enum { RPC_AUTH_NONE = 0, RPC_AUTH_SYS = 1, RPC_AUTH_GSS = 6 /* RPCSEC_GSS, RFC 
 #define RPC_REPLY_ACCEPTED_LEN 24u
 
 struct rpc_cred {
-	uint32_t flavor; /* RPC_AUTH_NONE or RPC_AUTH_SYS */
+	uint32_t flavor; /* RPC_AUTH_NONE, RPC_AUTH_SYS, RPC_AUTH_GSS, or RPC_AUTH_TLS (a probe: nobody) */
 	uint32_t uid, gid;
 	uint32_t ngroups;
 	uint32_t groups[RPC_AUTH_SYS_MAX_GIDS];
@@ -164,6 +165,8 @@ struct rpc_call {
 	                     NFS3ERR_*), counted in the statistics; reset per call */
 	bool drc_forget;  /* handler: nothing non-idempotent ran, the duplicate request
 	                     cache need not keep the reply (NFSv4.0 COMPOUND); reset per call */
+	bool starttls;    /* RFC 9289 §4.1: this reply's verifier says "STARTTLS"; the
+	                     transport switches the connection to TLS once it is sent */
 
 	struct timespec t_start;
 	void *priv; /* transport private */
@@ -401,6 +404,19 @@ void rpc_enc_ddp_piped(struct rpc_call *c, uint32_t len);
  */
 void rpc_call_defer(struct rpc_call *c, void (*cancel)(struct rpc_call *c, void *arg), void *arg);
 bool rpc_call_resume(struct rpc_call *c, enum rpc_proc_status st);
+
+/*
+ * RFC 9289 §4.1: what an AUTH_TLS probe gets (pure; rpc_auth.c). proc: the
+ * call's procedure; offer: the connection can switch to TLS now (the
+ * transport has TLS configured, the connection is still plain and no probe
+ * was accepted on it yet).
+ *   RPC_TLS_PROBE_STARTTLS  NULL's reply with verifier AUTH_NONE "STARTTLS"
+ *   RPC_TLS_PROBE_PLAIN     NULL's reply with an empty verifier: no TLS here
+ *                           (what knfsd answers without TLS)
+ *   RPC_TLS_PROBE_BADCRED   AUTH_ERROR, AUTH_BADCRED: AUTH_TLS on anything but NULL
+ */
+enum rpc_tls_probe { RPC_TLS_PROBE_STARTTLS, RPC_TLS_PROBE_PLAIN, RPC_TLS_PROBE_BADCRED };
+enum rpc_tls_probe rpc_tls_probe_decide(uint32_t proc, bool offer);
 
 /* Total reply stream length including ddp_out data and its XDR padding. */
 size_t rpc_reply_len(const struct rpc_call *c);

@@ -1,6 +1,7 @@
 /*
  * rpc_auth.c - decoding of the call's credential and verifier.
- * Flavors served: AUTH_NONE and AUTH_SYS (RFC 5531 §8.2 and appendix A).
+ * Flavors served: AUTH_NONE and AUTH_SYS (RFC 5531 §8.2 and appendix A), and
+ * AUTH_TLS, which only probes for RPC-with-TLS (RFC 9289 §4.1).
  * The decoded struct rpc_cred is plain data copied into the call; nothing
  * here points into the received message after return.
  */
@@ -75,6 +76,11 @@ int rpc_auth_decode(struct xdr_dec *d, struct rpc_cred *cred)
 	case RPC_AUTH_SYS:
 		stat = auth_sys_decode(cred_body, cred_len, cred);
 		break;
+	case RPC_AUTH_TLS:
+		/* RFC 9289 §4.1: the probe's credential body is empty; its caller is nobody. */
+		stat = cred_len == 0 ? RPC_AUTH_OK : RPC_AUTH_BADCRED;
+		cred->flavor = RPC_AUTH_TLS;
+		break;
 	default:
 		/* A flavor this server does not implement (e.g. RPCSEC_GSS): RFC 2203
 		 * §5.1 (errata 4067) expects AUTH_REJECTEDCRED, as ONC's own servers reply. */
@@ -87,8 +93,18 @@ int rpc_auth_decode(struct xdr_dec *d, struct rpc_cred *cred)
 		return stat;
 	}
 	/* RFC 5531 §10.1, appendix A: with AUTH_NONE and AUTH_SYS the call's
-	 * verifier is AUTH_NONE. */
+	 * verifier is AUTH_NONE; RFC 9289 §4.1: so is the AUTH_TLS probe's. */
 	if (verf_flavor != RPC_AUTH_NONE)
 		return RPC_AUTH_BADVERF;
 	return RPC_AUTH_OK;
+}
+
+enum rpc_tls_probe rpc_tls_probe_decide(uint32_t proc, bool offer)
+{
+	/* RFC 9289 §4.1: AUTH_TLS is only ever sent with the NULL procedure. */
+	if (proc != 0)
+		return RPC_TLS_PROBE_BADCRED;
+	/* No TLS here (none configured, or the connection is already TLS or
+	 * switching): a plain NULL reply, whose verifier lacks "STARTTLS". */
+	return offer ? RPC_TLS_PROBE_STARTTLS : RPC_TLS_PROBE_PLAIN;
 }

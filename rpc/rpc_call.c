@@ -74,6 +74,7 @@ static void rpc_call_reset(struct rpc_call *c)
 	c->from_cache = false;
 	c->proc_failed = false;
 	c->drc_forget = false;
+	c->starttls = false;
 	c->drc_entry = NULL;
 	c->ddp_in_reduced = 0;
 	c->stats = NULL;
@@ -124,6 +125,10 @@ void rpc_enc_accepted(struct rpc_call *c, uint32_t accept_stat)
 	rpc_enc_reply_head(c, RPC_MSG_ACCEPTED);
 	if (c->gss.reply_verf) {
 		rpc_gss_enc_verf(c); /* RFC 2203 §5.2.3.1, §5.3.3.2: a MIC */
+	} else if (c->starttls) {
+		/* RFC 9289 §4.1: verifier AUTH_NONE whose body is the 8 bytes "STARTTLS". */
+		xdr_enc_u32(&c->res, RPC_AUTH_NONE);
+		xdr_enc_opaque(&c->res, "STARTTLS", 8);
 	} else {
 		xdr_enc_u32(&c->res, RPC_AUTH_NONE); /* our verifier: AUTH_NONE, empty */
 		xdr_enc_u32(&c->res, 0);
@@ -196,8 +201,8 @@ static void rpc_check_max_reply(const struct rpc_call *c)
 {
 	const struct rpc_proc *p = c->procinfo;
 
-	/* A GSS verifier and wrapping add to what the table counts. */
-	if (p->max_reply && !c->gss.ctx && !c->res.overflow && xdr_enc_len(&c->res) > p->max_reply) {
+	/* A GSS verifier and wrapping, or the STARTTLS verifier, add to what the table counts. */
+	if (p->max_reply && !c->gss.ctx && !c->starttls && !c->res.overflow && xdr_enc_len(&c->res) > p->max_reply) {
 		log_err("rpc: %s (prog %u vers %u): reply of %zu bytes exceeds the table's max_reply %u",
 			p->name, c->prog, c->vers, xdr_enc_len(&c->res), p->max_reply);
 		abort();
@@ -560,6 +565,12 @@ static bool rpc_call_gss(struct rpc_call *c)
 	return false;
 }
 
+/* An AUTH_TLS probe on c's connection (RFC 9289 §4.1). */
+static enum rpc_tls_probe rpc_call_tls_probe(const struct rpc_call *c)
+{
+	return rpc_tls_probe_decide(c->proc, c->conn->tls_offer && !c->conn->tls_starting);
+}
+
 /* After the credential: program, version, procedure (RFC 5531 §9 accept_stat). */
 static void rpc_call_dispatch(struct rpc_call *c)
 {
@@ -580,6 +591,12 @@ static void rpc_call_dispatch(struct rpc_call *c)
 	}
 	c->procinfo = &lk.version->procs[c->proc];
 	c->stats = lk.stats ? &lk.stats[c->proc] : NULL;
+	if (c->cred.flavor == RPC_AUTH_TLS && rpc_call_tls_probe(c) == RPC_TLS_PROBE_STARTTLS) {
+		/* RFC 9289 §4.1: answered STARTTLS; the transport reads nothing more
+		 * until this reply is written, then handshakes. */
+		c->starttls = true;
+		c->conn->tls_starting = true;
+	}
 	rpc_enc_accepted(c, RPC_SUCCESS);
 
 	/* RPCSEC_GSS calls too: a retransmission carries a new seq_num (RFC 2203
@@ -689,6 +706,10 @@ void rpc_call_receive(struct rpc_call *c)
 	}
 	if (c->cred.flavor == RPC_AUTH_GSS && !rpc_call_gss(c))
 		return;
+	if (c->cred.flavor == RPC_AUTH_TLS && rpc_call_tls_probe(c) == RPC_TLS_PROBE_BADCRED) {
+		rpc_reply_auth_error(c, RPC_AUTH_BADCRED);
+		return;
+	}
 	rpc_stats_count_flavor(c);
 	rpc_call_dispatch(c);
 }

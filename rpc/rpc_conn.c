@@ -13,6 +13,8 @@ void rpc_conn_init(struct rpc_conn *conn, struct xprt *x)
 {
 	conn->xprt = x;
 	conn->no_port_privilege = x && x->ops && x->ops->no_port_privilege;
+	conn->xprtsec = RPC_XPRTSEC_NONE; /* RFC 9289: plain until a transport says otherwise */
+	conn->tls_offer = conn->tls_starting = false;
 	atomic_init(&conn->ulp, NULL);
 	conn->clnt = NULL;
 	atomic_init(&conn->refs, 1);

@@ -105,6 +105,16 @@ struct rpc_conn {
 	 * never touches it. Use atomics or the upper layer's lock. */
 	_Atomic(void *) ulp;
 
+	/* RFC 9289 transport security: set by the transport
+	 * on the loop thread before any call protected by it is read, read by
+	 * handlers on any thread (the call's hand-off orders it). */
+	uint8_t xprtsec;        /* enum rpc_xprtsec: what protects this connection now */
+	bool tls_offer;         /* transport: the connection may switch to TLS (an AUTH_TLS
+	                           probe is answered STARTTLS) */
+	bool tls_starting;      /* RPC layer, loop thread: a probe was answered STARTTLS; the
+	                           transport reads nothing more until that reply is written,
+	                           then runs the server side of the TLS handshake */
+
 	/* Loop thread: the calls this server makes over this connection
 	 * (rpc_clnt.h; an NFSv4.1 backchannel). Set by the upper layer that
 	 * owns it; REPLY messages received here are matched against it. */
@@ -115,6 +125,14 @@ struct rpc_conn {
 	pthread_mutex_t lock;      /* hooks, closed */
 	struct queue hooks;        /* of rpc_conn_hook */
 	bool closed;
+};
+
+/* RFC 9289 transport security of a connection; exports' xprtsec= names
+ * these (conf/exports.h EXPORT_XPRTSEC_*: bit 1 << mode). */
+enum rpc_xprtsec {
+	RPC_XPRTSEC_NONE = 0, /* plain TCP or RDMA */
+	RPC_XPRTSEC_TLS = 1,  /* TLS, the client presented no certificate (RFC 9289 §5.2.1) */
+	RPC_XPRTSEC_MTLS = 2, /* TLS with a client certificate verified against the CA (§5.2.2) */
 };
 
 /* Transport, before the connection is used: one reference (the transport's), no hooks. */

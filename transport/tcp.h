@@ -6,7 +6,9 @@
  * bulk payload buffers, taken from a free list and reused), hands them to
  * rpc_call_receive(), and writes replies as they complete, in any order, with
  * writev straight from the reply and payload buffers. Everything runs on the
- * loop thread.
+ * loop thread. With [tls] a certificate, a connection may switch to
+ * RPC-with-TLS (RFC 9289) after an AUTH_TLS probe: TLS then sits beneath the
+ * same record layer (tcp_tls.c; tcp_internal.h has the states).
  *
  * Use (main thread), directly or through the generic interface (rpc/xprt.h,
  * tcp_xprt_base(x)->ops):
@@ -21,6 +23,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 
 #include "conf/config.h"
@@ -54,12 +57,18 @@ struct tcp_params {
 	                              connection; 0: never */
 	bool evict_idle;           /* at max_connections, close the least recently active idle
 	                              connection to admit a newcomer (false: refuse the newcomer) */
+	/* RPC-with-TLS (RFC 9289), [tls] in rnfsd.conf: PEM files; tls_cert "" offers no TLS. */
+	char tls_cert[PATH_MAX];   /* certificate chain, server's first */
+	char tls_key[PATH_MAX];    /* its private key */
+	char tls_ca[PATH_MAX];     /* CAs client certificates are verified against; "": none asked */
 };
 
 /* Defaults from rnfsd.conf: max_calls 16*threads+64 and conn_max_calls
  * 2*threads+16 unless [tcp] max-calls / conn-max-calls say otherwise,
  * record-timeout, send-timeout, idle-timeout, evict_idle true. */
 void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
+/* Only p's [tls] files (tls_key defaults to the certificate's file). */
+void tcp_params_tls_from_config(struct tcp_params *p, const struct rnfsd_config *cfg);
 
 /* A transport instance that does not listen yet (NULL on allocation failure). */
 struct tcp_xprt *tcp_xprt_create(struct loop *loop, const struct tcp_params *p);
@@ -96,6 +105,17 @@ void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
 /* Close the listeners and every connection now (calls still with workers
  * release their contexts when they complete). */
 void tcp_xprt_stop(struct tcp_xprt *x);
+
+/* rnfsd --check-config: can cfg's [tls] files be loaded? 0 (or no TLS), or -1 (logged). */
+int tcp_tls_check_config(const struct rnfsd_config *cfg);
+
+/* Loop thread (SIGHUP): read cfg's [tls] files again for new handshakes; TLS
+ * connections keep theirs. 0, or -1 (logged; the running ones are kept). */
+int tcp_xprt_tls_reload(struct tcp_xprt *x, const struct rnfsd_config *cfg);
+
+/* Main thread, before serving: the "tls" section of the statistics (RPC-with-TLS
+ * handshakes, kernel or userspace records; tcp_tls.c). 0 or -1. */
+int tcp_tls_stats_section_add(void);
 
 /* Close everything and free (after workers_stop(): no call may still be in a worker). */
 void tcp_xprt_free(struct tcp_xprt *x);

@@ -90,6 +90,7 @@ void tcp_conn_release(struct rpc_conn *rc)
 {
 	struct tcp_conn *conn = container_of(rc, struct tcp_conn, rpc);
 
+	tcp_tls_conn_free(conn);
 	tcp_conn_bufs_free(conn);
 	free(conn);
 }
@@ -138,10 +139,11 @@ static void tcp_read_arm(struct tcp_conn *conn, bool on)
 		loop_ev_del(conn->ev_read);
 }
 
-/* OPEN reads unless paused or tx_blocked; DRAINING and LINGER read to discard. */
-static void tcp_conn_rearm(struct tcp_conn *conn)
+/* OPEN reads unless paused, tx_blocked or waiting to write a STARTTLS reply;
+ * DRAINING and LINGER read to discard. */
+void tcp_conn_rearm(struct tcp_conn *conn)
 {
-	bool on = conn->state == TCP_CONN_OPEN ? !conn->paused && !conn->tx_blocked
+	bool on = conn->state == TCP_CONN_OPEN ? !conn->paused && !conn->tx_blocked && !conn->rpc.tls_starting
 					       : conn->state != TCP_CONN_CLOSED;
 
 	tcp_read_arm(conn, on);
@@ -161,7 +163,7 @@ bool tcp_conn_idle(const struct tcp_conn *conn)
 	       queue_empty(&conn->sendq) && !tcp_conn_mid_record(conn);
 }
 
-static void tcp_write_arm(struct tcp_conn *conn, bool on)
+void tcp_write_arm(struct tcp_conn *conn, bool on)
 {
 	if (on == conn->writing)
 		return;
@@ -255,8 +257,9 @@ void tcp_conn_linger(struct tcp_conn *conn)
 	if (conn->state != TCP_CONN_DRAINING)
 		return;
 	conn->state = TCP_CONN_LINGER;
-	/* FIN after the last reply; the peer's EOF, an error, or the linger
-	 * timer (tcp_conn_linger_check) closes. */
+	/* FIN after the last reply (and TLS's close_notify); the peer's EOF, an
+	 * error, or the linger timer (tcp_conn_linger_check) closes. */
+	tcp_tls_shutdown(conn);
 	if (shutdown(conn->fd, SHUT_WR) != 0)
 		tcp_conn_close(conn, "shutdown failed");
 }
@@ -342,12 +345,15 @@ static void tcp_conn_record(struct tcp_conn *conn)
 	c->priv = ctx;
 	stats_add(&conn->stats.calls, 1);
 	rpc_call_receive(c); /* may send (and even close) before returning */
+	if (conn->rpc.tls_starting)
+		tcp_conn_rearm(conn); /* RFC 9289 §4.1: nothing more is read as plain TCP */
 }
 
 /* Parse the staged bytes. False if the connection paused, blocked or closed. */
 static bool tcp_conn_parse(struct tcp_conn *conn)
 {
-	while (conn->state == TCP_CONN_OPEN && !conn->paused && !conn->tx_blocked) {
+	while (conn->state == TCP_CONN_OPEN && !conn->paused && !conn->tx_blocked && !conn->rpc.tls_starting &&
+	       conn->tls != TCP_TLS_HANDSHAKE) {
 		if (conn->rec_ready) {
 			tcp_conn_record(conn);
 			continue;
@@ -417,7 +423,7 @@ static ssize_t tcp_conn_read(struct tcp_conn *conn, bool *drained)
 	}
 	iov[n].iov_base = conn->stage;
 	iov[n++].iov_len = TCP_STAGE_SIZE;
-	ssize_t r = readv(conn->fd, iov, n);
+	ssize_t r = conn->tls == TCP_TLS_ON ? tcp_tls_readv(conn, iov, n) : readv(conn->fd, iov, n);
 	if (r <= 0)
 		return r;
 	stats_add(&conn->stats.rx_bytes, (uint64_t)r);
@@ -460,6 +466,8 @@ static void tcp_conn_rx(struct tcp_conn *conn)
 	}
 	/* Staged bytes left after the last round are parsed on the next event. */
 	tcp_conn_parse(conn);
+	if (tcp_tls_pending(conn) && conn->reading)
+		loop_ev_trigger(conn->ev_read); /* decrypted bytes wait in OpenSSL, not the socket */
 }
 
 static bool tcp_elapsed(const struct timespec *now, const struct timespec *since, unsigned limit)
@@ -492,6 +500,9 @@ void tcp_conn_sweep(struct tcp_conn *conn, const struct timespec *now)
 	if (conn->state == TCP_CONN_OPEN && !conn->paused && tcp_conn_mid_record(conn) &&
 	    tcp_elapsed(now, &conn->rec_start, p->record_timeout_s))
 		why = "record not complete within record-timeout";
+	else if (conn->state == TCP_CONN_OPEN && conn->tls == TCP_TLS_HANDSHAKE &&
+		 tcp_elapsed(now, &conn->rec_start, p->record_timeout_s))
+		why = "TLS handshake not complete within record-timeout";
 	else if (conn->state != TCP_CONN_LINGER && conn->writing && tcp_elapsed(now, &conn->tx_last, p->send_timeout_s))
 		why = "replies unread for send-timeout";
 	else if (tcp_conn_idle(conn) && tcp_elapsed(now, last, p->idle_timeout_s))
@@ -532,10 +543,12 @@ static void tcp_read_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (conn->state == TCP_CONN_CLOSED ||
-	    (conn->state == TCP_CONN_OPEN && (conn->paused || conn->tx_blocked)))
+	    (conn->state == TCP_CONN_OPEN && (conn->paused || conn->tx_blocked || conn->rpc.tls_starting)))
 		return;
 	tcp_conn_get(conn);
-	if (conn->state == TCP_CONN_OPEN)
+	if (conn->state == TCP_CONN_OPEN && conn->tls == TCP_TLS_HANDSHAKE)
+		tcp_tls_handshake(conn);
+	else if (conn->state == TCP_CONN_OPEN)
 		tcp_conn_rx(conn);
 	else
 		tcp_conn_discard(conn);
@@ -596,8 +609,11 @@ static void tcp_conn_sent(struct tcp_conn *conn, size_t w)
 			w = 0;
 		}
 		if (ctx->iov_i == ctx->iov_n) {
+			bool starttls = ctx->starttls;
 			queue_pop(&conn->sendq);
 			tcp_ctx_put(ctx);
+			if (starttls) /* RFC 9289 §4.1: the STARTTLS reply is out, TLS is next */
+				tcp_tls_start(conn);
 		}
 	}
 }
@@ -640,6 +656,8 @@ static ssize_t tcp_conn_write_some(struct tcp_conn *conn)
 	bool more;
 	int n = tcp_sendq_gather(conn, v, &pc, &more);
 
+	if (conn->tls == TCP_TLS_ON)
+		return tcp_tls_writev(conn, v, n); /* never piped (tcp_ctx_pipe) */
 	if (pc) {
 		unsigned i = pc->iov_i;
 		ssize_t w = splice(pc->pipe[0], NULL, conn->fd, NULL, pc->iov[i].iov_len,
@@ -700,7 +718,10 @@ static void tcp_write_cb(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	tcp_conn_get(conn);
-	tcp_conn_flush(conn);
+	if (conn->state == TCP_CONN_OPEN && conn->tls == TCP_TLS_HANDSHAKE)
+		tcp_tls_handshake(conn);
+	else
+		tcp_conn_flush(conn);
 	tcp_conn_put(conn);
 }
 
@@ -712,11 +733,14 @@ void tcp_send_reply(struct rpc_call *c)
 
 	if (c->proc_status == RPC_PROC_GARBAGE && !c->from_cache)
 		stats_add(&conn->stats.garbage_args, 1);
+	if (c->drop && c->starttls) /* the probe's reply is lost: nothing more can be read */
+		tcp_conn_close(conn, "STARTTLS reply dropped");
 	if (c->drop || conn->state == TCP_CONN_CLOSED) {
 		tcp_ctx_put(ctx);
 		return;
 	}
 	tcp_conn_get(conn);
+	ctx->starttls = c->starttls;
 	tcp_ctx_build_iov(ctx);
 	ctx->state = TCP_CTX_SEND;
 	if (queue_empty(&conn->sendq))
@@ -746,6 +770,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	conn->rpc.peer_len = len;
 	sock_addr_name(ss, conn->rpc.peer_name, sizeof(conn->rpc.peer_name));
 	rm_init(&conn->rm, x->p.max_record);
+	conn->rpc.tls_offer = x->tls_ctx != NULL; /* RFC 9289 §4.1: an AUTH_TLS probe gets STARTTLS */
 	clock_gettime(CLOCK_MONOTONIC, &conn->rx_last);
 	conn->tx_last = conn->rx_last;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -758,7 +783,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 
 	tcp_conn_link(x, conn);
 	__atomic_add_fetch(&x->n_conns, 1, __ATOMIC_RELAXED);
-	stats_conn_register(&conn->stats, "tcp", conn->rpc.peer_name, NULL);
+	stats_conn_register(&conn->stats, "tcp", conn->rpc.peer_name, tcp_tls_stats_conn);
 	tcp_read_arm(conn, true);
 	log_limited(&lim_connect, LOG_INFO, "tcp: %s: connected", conn->rpc.peer_name);
 	return;

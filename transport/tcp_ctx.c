@@ -176,6 +176,8 @@ int tcp_ctx_pipe(struct rpc_call *c, size_t *room)
 	int fds[2];
 
 	*room = 0;
+	if (ctx->conn->tls != TCP_TLS_OFF)
+		return -1; /* TLS records are written from memory (tcp_tls_writev) */
 	if (ctx->pipe[1] < 0) {
 		if (ctx->pipe_refused || atomic_fetch_add(&x->n_pipes, 1) >= TCP_PIPES_MAX) {
 			if (!ctx->pipe_refused)

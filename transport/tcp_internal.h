@@ -11,6 +11,8 @@
  *                (tcp_clnt.h; shares nothing with the accepting side)
  *   tcp_bc.c     send_call: the server's calls on an accepted connection
  *                (NFSv4.1 backchannel), through a context and the send queue
+ *   tcp_tls.c    RPC-with-TLS (RFC 9289) over OpenSSL: the server's TLS
+ *                context, the handshake after STARTTLS, TLS reads and writes
  *
  * Everything here runs on the loop thread; there are no locks.
  *
@@ -63,6 +65,21 @@
  * no context, for a complete record, so a few connections with many calls
  * in flight, unread replies or large partial records never keep a new
  * client's call waiting.
+ *
+ * RPC-with-TLS (RFC 9289), per connection (tcp_conn.tls), beneath the
+ * record reader and writer, which stay the same:
+ *
+ *   OFF --AUTH_TLS probe answered STARTTLS (rpc.tls_starting: nothing more
+ *    |   is read)--> its reply written: tcp_tls_start() --> HANDSHAKE
+ *    |                                                        |
+ *    |        SSL_do_handshake() on read/write events (loop) --+--> ON
+ *    |        failure, or record-timeout: tcp_conn_close()
+ *
+ * In ON, reads and writes go through OpenSSL (kernel TLS beneath it when the
+ * kernel offers it, else its userspace records): tcp_tls_readv() decrypts
+ * straight into the stage and record buffers; tcp_tls_writev() writes the
+ * send queue's bytes through the connection's one-record buffer (tls_wbuf).
+ * READ payloads are not spliced from pipes on a TLS connection.
  */
 #ifndef RNFSD_TCP_INTERNAL_H
 #define RNFSD_TCP_INTERNAL_H
@@ -106,7 +123,17 @@ struct tcp_ctx {
 	int pipe[2];              /* READ data spliced from files ([1]) to the socket ([0]),
 	                             made on first use (tcp_ctx_pipe); -1: none */
 	bool pipe_refused;        /* the pipe could not be made large enough: never again */
+	bool starttls;            /* this reply answers an AUTH_TLS probe with STARTTLS: once it is
+	                             written the connection turns to TLS (RFC 9289 §4.1) */
 };
+
+enum tcp_tls_state { TCP_TLS_OFF, TCP_TLS_HANDSHAKE, TCP_TLS_ON };
+/* Who makes a TLS connection's records (tcp_conn.tls_desc, low bits). */
+enum { TCP_TLS_DESC_USER = 1, TCP_TLS_DESC_KTLS_TX = 2, TCP_TLS_DESC_KTLS_RX = 3, TCP_TLS_DESC_KTLS = 4 };
+#define TCP_TLS_WBUF 16384u /* one TLS record's plaintext (RFC 8446 §5.1: 2^14) */
+
+struct ssl_st;
+struct ssl_ctx_st;
 
 struct tcp_conn {
 	struct rpc_conn rpc;      /* peer, name, ops: what the RPC and NFS layers see */
@@ -134,6 +161,14 @@ struct tcp_conn {
 	bool rec_ready;           /* a complete record waits in rbuf for a context */
 	size_t stage_off, stage_len; /* unparsed bytes: stage[stage_off .. stage_len) */
 	unsigned n_ctx;           /* contexts held (RECV + CALL + SEND) */
+
+	/* RPC-with-TLS (tcp_tls.c); OFF on a plain connection */
+	enum tcp_tls_state tls;
+	struct ssl_st *ssl;       /* from HANDSHAKE on; freed with the connection */
+	uint8_t *tls_wbuf;        /* TCP_TLS_WBUF bytes: a record's plaintext handed to SSL_write */
+	size_t tls_wlen;          /* bytes of it SSL_write still owes (it wants them again, same) */
+	_Atomic uint32_t tls_desc; /* for the stats thread (tcp_tls_stats_conn): 0 plain, else
+	                              TCP_TLS_DESC_* | rpc_xprtsec << 4, set once the handshake is done */
 
 	/* send: replies in the order they completed */
 	struct queue sendq;             /* of tcp_ctx, by link */
@@ -167,6 +202,8 @@ struct tcp_xprt {
 	struct queue waiters;     /* of tcp_conn by wlink: paused for want of a context, FIFO */
 	atomic_uint n_pipes;      /* contexts holding a pipe (made by workers too): TCP_PIPES_MAX */
 
+	struct ssl_ctx_st *tls_ctx; /* [tls] certificate and key loaded; NULL: no TLS offered */
+
 	bool draining;
 	void (*drain_done)(void *arg);
 	void *drain_arg;
@@ -194,6 +231,10 @@ void tcp_conn_unlink(struct tcp_xprt *x, struct tcp_conn *conn);
 void tcp_conn_touch(struct tcp_conn *conn);
 /* Start reading again (deferred to the loop: never recursive). */
 void tcp_conn_resume(struct tcp_conn *conn);
+/* Read events on or off as the connection's state says (staged bytes parsed
+ * on the next loop turn); the write event on or off. */
+void tcp_conn_rearm(struct tcp_conn *conn);
+void tcp_write_arm(struct tcp_conn *conn, bool on);
 
 /* tcp_ctx.c */
 /* A context for conn, or NULL: conn is at its limit, or the pool (for big, a
@@ -218,5 +259,28 @@ int tcp_send_call(struct rpc_conn *rc, const uint8_t *msg, size_t len); /* xprt_
 
 /* tcp_xprt.c */
 void tcp_xprt_conn_closed(struct tcp_xprt *x);
+
+/* tcp_tls.c */
+/* x->tls_ctx from x->p's certificate, key and CA (none: 0, no TLS). 0, or -1 (logged). */
+int tcp_tls_xprt_init(struct tcp_xprt *x);
+void tcp_tls_xprt_free(struct tcp_xprt *x);
+/* The STARTTLS reply was written: start the server side of the handshake
+ * (driven by the read and write events; tcp_tls_handshake). Closes conn if
+ * it cannot (bytes or calls after the probe, no memory). */
+void tcp_tls_start(struct tcp_conn *conn);
+/* One handshake step, loop thread; on success the connection is ON. */
+void tcp_tls_handshake(struct tcp_conn *conn);
+/* readv(2) through TLS: bytes read, 0 at the peer's close, -1 with errno (EAGAIN). */
+ssize_t tcp_tls_readv(struct tcp_conn *conn, const struct iovec *iov, int n);
+/* writev(2) through TLS: bytes of v[] written (at most TCP_TLS_WBUF), -1 with errno. */
+ssize_t tcp_tls_writev(struct tcp_conn *conn, const struct iovec *v, int n);
+/* Decrypted bytes wait in OpenSSL (the socket may have none). */
+bool tcp_tls_pending(const struct tcp_conn *conn);
+/* LINGER: send close_notify before the FIN (best effort). */
+void tcp_tls_shutdown(struct tcp_conn *conn);
+void tcp_tls_conn_free(struct tcp_conn *conn);
+/* The stats document's members of a TCP connection in TLS ("xprtsec", "tls_records"; none for a
+ * plain one): its stats_conn_ext_fn, on the stats thread under the registry lock. */
+void tcp_tls_stats_conn(struct json_out *j, const struct stats_conn *sc);
 
 #endif

@@ -37,6 +37,14 @@ void tcp_params_from_config(struct tcp_params *p, const struct rnfsd_config *cfg
 	p->send_timeout_s = cfg->tcp_send_timeout;
 	p->idle_timeout_s = cfg->tcp_idle_timeout;
 	p->evict_idle = true;
+	tcp_params_tls_from_config(p, cfg);
+}
+
+void tcp_params_tls_from_config(struct tcp_params *p, const struct rnfsd_config *cfg)
+{
+	snprintf(p->tls_cert, sizeof(p->tls_cert), "%s", cfg->tls_cert);
+	snprintf(p->tls_key, sizeof(p->tls_key), "%s", cfg->tls_key[0] ? cfg->tls_key : cfg->tls_cert);
+	snprintf(p->tls_ca, sizeof(p->tls_ca), "%s", cfg->tls_ca);
 }
 
 /* A listening socket for l, or -1 with errno set. */
@@ -279,6 +287,10 @@ struct tcp_xprt *tcp_xprt_create(struct loop *loop, const struct tcp_params *p)
 		tcp_xprt_free(x);
 		goto err_alloc;
 	}
+	if (tcp_tls_xprt_init(x) != 0) { /* logged */
+		tcp_xprt_free(x);
+		return NULL;
+	}
 	return x;
 err_alloc:
 	log_err("tcp: out of memory");
@@ -408,6 +420,7 @@ void tcp_xprt_free(struct tcp_xprt *x)
 	loop_ev_free(x->sweep_timer);
 	x->linger_timer = x->sweep_timer = NULL;
 	tcp_ctx_free_all(x);
+	tcp_tls_xprt_free(x);
 	free(x->ctx_all);
 	free(x);
 }

@@ -391,5 +391,19 @@ int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const
 			    conn->peer_name, e->cfg->path, nfs_sec_name(bit));
 		return EPERM;
 	}
+	/* xprtsec=: the connection's transport security (RFC 9289) must be listed;
+	 * as knfsd's check_xprtsec_policy(), NFSv3 then gets NFS3ERR_ACCES and
+	 * NFSv4 NFS4ERR_WRONGSEC (RFC 8881 §2.6.3.1). */
+	if (!export_xprtsec_admits(o->xprtsec, conn->xprtsec)) {
+		log_limited(&nfs_admit_limit, LOG_NOTICE, "nfs: %s: %s does not allow %s (xprtsec=)",
+			    conn->peer_name, e->cfg->path,
+			    conn->xprtsec == RPC_XPRTSEC_MTLS ? "mutual TLS"
+			    : conn->xprtsec == RPC_XPRTSEC_TLS ? "TLS" : "a connection without TLS");
+		return EPERM;
+	}
 	return 0;
 }
+
+_Static_assert(EXPORT_XPRTSEC_NONE == 1u << RPC_XPRTSEC_NONE && EXPORT_XPRTSEC_TLS == 1u << RPC_XPRTSEC_TLS &&
+		       EXPORT_XPRTSEC_MTLS == 1u << RPC_XPRTSEC_MTLS,
+	       "xprtsec= bits are 1 << enum rpc_xprtsec");

@@ -136,7 +136,8 @@ bool nfs_conn_secure(const struct rpc_conn *conn);
 /*
  * Is this caller admitted to e? 0; EACCES: not a client of e, or "secure" and not
  * a privileged port; EPERM: a client, but its credential flavor is not in e's
- * sec= list. *opts is set unless EACCES.
+ * sec= list, or its connection's transport security not in xprtsec=. *opts is
+ * set unless EACCES.
  */
 int nfs_export_admit(const struct nfs_export *e, const struct rpc_call *c, const struct export_opts **opts);
 /* The EXPORT_SEC_* bit of the caller's flavor (RPCSEC_GSS: by its service, RFC 2203 §5). */

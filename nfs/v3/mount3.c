@@ -193,8 +193,10 @@ enum rpc_proc_status mount3_mnt_exec(struct rpc_call *c, void *args, void *res)
 	e = mount3_find(t, dir, &rest);
 	admit = e ? nfs_export_admit(e, c, &opts) : 0;
 	/* A flavor outside sec= is refused, except AUTH_SYS: the Linux client sends
-	 * every MNT with it, and the reply's list tells it what to use for NFS. */
-	if (admit == EPERM && c->cred.flavor != RPC_AUTH_SYS) {
+	 * every MNT with it, and the reply's list tells it what to use for NFS.
+	 * xprtsec= is the NFS calls' business (knfsd's mountd does not check it:
+	 * MNT may come over plain TCP while NFS goes over TLS). */
+	if (admit == EPERM && c->cred.flavor != RPC_AUTH_SYS && !(opts->sec & nfs_call_sec(c))) {
 		nfs_exports_put(t);
 		return RPC_PROC_TOOWEAK; /* RFC 5531 §9: AUTH_ERROR, AUTH_TOOWEAK */
 	}

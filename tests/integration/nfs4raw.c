@@ -1149,6 +1149,21 @@ long n4_proc_rss_kb(pid_t pid)
 	return kb;
 }
 
+long n4_proc_quarantine_kb(pid_t pid)
+{
+	char path[64], line[512];
+	long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (!kb && fgets(line, sizeof(line), f))
+		kb = strstr(line, "libasan") ? 256 * 1024 : 0;
+	fclose(f);
+	return kb;
+}
+
 char *n4_stats_json(const char *socket_path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

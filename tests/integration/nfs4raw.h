@@ -394,6 +394,9 @@ int n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_sta
 long n4_proc_fds(pid_t pid);
 /* Resident set of pid in KiB (VmRSS), or -1. */
 long n4_proc_rss_kb(pid_t pid);
+/* What an ASan build of pid (libasan mapped) may keep in its freed-memory quarantine, KiB
+ * (256 MiB by default); 0 for a plain build. A soak's memory bound adds it. */
+long n4_proc_quarantine_kb(pid_t pid);
 /* The daemon's stats document from its stats socket (rnfsd.conf stats-socket): malloc'ed, or NULL. */
 char *n4_stats_json(const char *socket_path);
 /* The number after "key": inside the stats document's object "obj" (e.g. "nfs4"), or -1. */

@@ -191,6 +191,7 @@ static int raw_connect_from(struct raw_conn *c, uint16_t port, bool reserved, bo
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->udp = udp;
+	c->io = NULL;
 	c->fd = socket(AF_INET, udp ? SOCK_DGRAM : SOCK_STREAM, 0);
 	if (c->fd < 0)
 		return -1;
@@ -230,6 +231,7 @@ int raw_connect_src(struct raw_conn *c, uint16_t port, const char *src)
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	c->udp = false;
+	c->io = NULL;
 	if (inet_pton(AF_INET, src, &from.sin_addr) != 1 || (c->fd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
 		return -1;
 	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -253,6 +255,7 @@ int raw_connect6(struct raw_conn *c, uint16_t port)
 	int one = 1;
 
 	c->udp = false;
+	c->io = NULL;
 	c->fd = socket(AF_INET6, SOCK_STREAM, 0);
 	if (c->fd < 0)
 		return -1;
@@ -283,7 +286,7 @@ int raw_send_bytes(struct raw_conn *c, const void *data, size_t len)
 	ssize_t n;
 
 	while (len) {
-		n = send(c->fd, p, len, MSG_NOSIGNAL);
+		n = c->io ? c->io->send(c->io_arg, p, len) : send(c->fd, p, len, MSG_NOSIGNAL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -331,12 +334,12 @@ static enum raw_recv_result raw_read_full(struct raw_conn *c, void *buf, size_t 
 		left = deadline - raw_ms_now();
 		if (left <= 0)
 			return RAW_RECV_TIMEOUT;
-		n = poll(&pfd, 1, (int)left);
+		n = c->io && c->io->pending(c->io_arg) ? 1 : poll(&pfd, 1, (int)left);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0)
 			return RAW_RECV_TIMEOUT;
-		n = recv(c->fd, p, len, 0);
+		n = c->io ? c->io->recv(c->io_arg, p, len) : recv(c->fd, p, len, 0);
 		if (n == 0)
 			return RAW_RECV_CLOSED;
 		if (n < 0) {

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* An XDR encode buffer. */
 struct xb {
@@ -50,10 +51,20 @@ uint64_t xd_u64(struct xd *d);
 const uint8_t *xd_opaque(struct xd *d, uint32_t *len, uint32_t max);
 void xd_skip(struct xd *d, size_t n);
 
+/* A byte layer beneath the record marking (RPC-with-TLS: tls_client.h): when a
+ * connection has one, its bytes go through it instead of the socket. */
+struct raw_io {
+	ssize_t (*send)(void *arg, const void *p, size_t n); /* bytes sent, or -1 */
+	ssize_t (*recv)(void *arg, void *p, size_t n);       /* bytes, 0 at EOF, -1 */
+	bool (*pending)(void *arg);  /* bytes wait in the layer (the socket may have none) */
+};
+
 /* A connection to 127.0.0.1:port. */
 struct raw_conn {
 	int fd;
 	bool udp; /* a connected UDP socket: a record is one datagram, no marking */
+	const struct raw_io *io; /* NULL: the socket itself (set by the raw_connect* functions) */
+	void *io_arg;
 };
 
 int raw_connect(struct raw_conn *c, uint16_t port);

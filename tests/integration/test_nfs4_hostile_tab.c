@@ -97,29 +97,13 @@ static void check_live(struct n4_watch *w, const char *src, const char *id)
 	n4_client_close(&k);
 }
 
-/* An ASan daemon (libasan mapped) keeps freed memory in its quarantine (256 MiB by default). */
-static long quarantine_kb(void)
-{
-	char path[64], line[512];
-	long kb = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)env.pid);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	while (!kb && fgets(line, sizeof(line), f))
-		kb = strstr(line, "libasan") ? 256 * 1024 : 0;
-	fclose(f);
-	return kb;
-}
-
 /* (c): descriptors and resident memory within the stated bounds of where they started (memory: plus
  * the sanitizer's quarantine in an ASan build). */
 static void check_resources(long fd0, long rss0, long fd_slack, long rss_slack_kb)
 {
 	long fds = n4_proc_fds(env.pid), rss = n4_proc_rss_kb(env.pid);
 
-	rss_slack_kb += quarantine_kb();
+	rss_slack_kb += n4_proc_quarantine_kb(env.pid);
 	CHECK(fds >= 0 && fds <= fd0 + fd_slack, "(c) descriptors %ld <= %ld + %ld", fds, fd0, fd_slack);
 	CHECK(rss >= 0 && rss <= rss0 + rss_slack_kb, "(c) resident memory %ld KiB <= %ld + %ld KiB", rss, rss0,
 	      rss_slack_kb);
@@ -559,7 +543,7 @@ static void test_soak(void)
 		hx_note("later rounds held %.0f clients at once, the first %.0f: %.0f KiB more allowed", held, held0,
 			(held - held0) * SOAK_CLIENT_KB);
 	check_resources(fd0, rss1, 2, 4 * 1024 + (held > held0 ? (long)(held - held0) * SOAK_CLIENT_KB : 0));
-	CHECK(n4_proc_rss_kb(env.pid) <= rss0 + 56 * 1024 + quarantine_kb(),
+	CHECK(n4_proc_rss_kb(env.pid) <= rss0 + 56 * 1024 + n4_proc_quarantine_kb(env.pid),
 	      "(c) and within the callback table (56 MiB) of the start");
 	stop();
 }

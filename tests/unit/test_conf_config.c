@@ -789,6 +789,13 @@ static void test_example_file_is_complete(void **state)
 	assert_true(cfg.pnfs_ds[1].rdma);
 	memcpy(cfg.pnfs_ds, def.pnfs_ds, sizeof(cfg.pnfs_ds));
 	cfg.n_pnfs_ds = def.n_pnfs_ds;
+	/* [tls] offers nothing by default; the example shows where the files usually are. */
+	assert_string_equal(cfg.tls_cert, "/etc/rnfsd/tls/server.crt");
+	assert_string_equal(cfg.tls_key, "/etc/rnfsd/tls/server.key");
+	assert_string_equal(cfg.tls_ca, "/etc/rnfsd/tls/ca.crt");
+	memcpy(cfg.tls_cert, def.tls_cert, sizeof(cfg.tls_cert));
+	memcpy(cfg.tls_key, def.tls_key, sizeof(cfg.tls_key));
+	memcpy(cfg.tls_ca, def.tls_ca, sizeof(cfg.tls_ca));
 	assert_memory_equal(&cfg, &def, sizeof(cfg));
 	free(out);
 	free(text);

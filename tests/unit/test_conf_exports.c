@@ -1202,6 +1202,84 @@ static void test_pnfs_option(void **state)
 	exports_free(&T);
 }
 
+/* xprtsec= (RFC 9289 transport security): parsing, errors, the default. */
+static void test_xprtsec_option(void **state)
+{
+	static const struct { const char *text; uint32_t mask; } ok[] = {
+		{ "none", EXPORT_XPRTSEC_NONE },
+		{ "tls", EXPORT_XPRTSEC_TLS },
+		{ "mtls", EXPORT_XPRTSEC_MTLS },
+		{ "tls:mtls", EXPORT_XPRTSEC_TLS | EXPORT_XPRTSEC_MTLS },
+		{ "mtls:none", EXPORT_XPRTSEC_MTLS | EXPORT_XPRTSEC_NONE }, /* any order */
+		{ "mtls:tls:none", EXPORT_XPRTSEC_ALL },
+		{ "tls:tls", EXPORT_XPRTSEC_TLS }, /* a repeat counts once */
+	};
+	static const char *const bad[] = { "", ":", "tls:", ":tls", "tls::mtls", "TLS", "ssl", "mtlsx", "tl",
+					   "none:tls:mtls:x" };
+	uint32_t m;
+	char buf[32];
+
+	(void)state;
+	assert_int_equal(opts_of("rw").xprtsec, EXPORT_XPRTSEC_ALL); /* default: any */
+	exports_free(&T);
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(export_xprtsec_parse(ok[i].text, &m), 0);
+		assert_int_equal(m, ok[i].mask);
+		snprintf(buf, sizeof(buf), "xprtsec=%s", ok[i].text);
+		assert_int_equal(opts_of(buf).xprtsec, ok[i].mask);
+		exports_free(&T);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(export_xprtsec_parse(bad[i], &m), -1);
+	bad_opts("xprtsec=", "empty value");
+	bad_opts("xprtsec=tls:ssl", "bad xprtsec=tls:ssl: expected none, tls, mtls");
+	export_xprtsec_format(EXPORT_XPRTSEC_MTLS | EXPORT_XPRTSEC_NONE, buf, sizeof(buf));
+	assert_string_equal(buf, "none:mtls");
+}
+
+/* The admission rule: a connection is admitted only by its own mode (knfsd's
+ * check_xprtsec_policy), modes 0 none, 1 TLS, 2 mutual TLS (rpc/xprt.h). */
+static void test_xprtsec_admission_table(void **state)
+{
+	static const struct { uint32_t mask; bool none, tls, mtls; } t[] = {
+		{ EXPORT_XPRTSEC_ALL, true, true, true },
+		{ EXPORT_XPRTSEC_NONE, true, false, false },
+		{ EXPORT_XPRTSEC_TLS, false, true, false },  /* a client certificate does not make it TLS */
+		{ EXPORT_XPRTSEC_MTLS, false, false, true },
+		{ EXPORT_XPRTSEC_TLS | EXPORT_XPRTSEC_MTLS, false, true, true },
+		{ EXPORT_XPRTSEC_NONE | EXPORT_XPRTSEC_MTLS, true, false, true },
+		{ 0, false, false, false },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		assert_int_equal(export_xprtsec_admits(t[i].mask, 0), t[i].none);
+		assert_int_equal(export_xprtsec_admits(t[i].mask, 1), t[i].tls);
+		assert_int_equal(export_xprtsec_admits(t[i].mask, 2), t[i].mtls);
+		assert_false(export_xprtsec_admits(t[i].mask, 3)); /* no such mode */
+	}
+}
+
+/* Which exports' xprtsec= this server cannot meet, by its [tls] settings. */
+static void test_xprtsec_unmet(void **state)
+{
+	const struct export *e = NULL;
+
+	(void)state;
+	parse_ok("/a *(rw)\n/b *(rw,xprtsec=none:tls) 192.0.2.1(rw,xprtsec=tls)\n/c *(rw,xprtsec=mtls)\n");
+	/* No TLS: b's 192.0.2.1 (tls only) is the first that cannot be met. */
+	const struct export_client *c = exports_xprtsec_unmet(&T, false, false, &e);
+	assert_non_null(c);
+	assert_string_equal(e->path, "/b");
+	assert_string_equal(c->spec, "192.0.2.1");
+	/* TLS without a CA: only c (mtls). */
+	c = exports_xprtsec_unmet(&T, true, false, &e);
+	assert_non_null(c);
+	assert_string_equal(e->path, "/c");
+	/* Both: everything can be met. */
+	assert_null(exports_xprtsec_unmet(&T, true, true, &e));
+	exports_free(&T);
+}
+
 static void test_man_page_documents_options(void **state)
 {
 	char *man = read_source_file("docs/rnfsd-exports.5");
@@ -1255,6 +1333,9 @@ int main(void)
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_fsid_and_export_id),
 		cmocka_unit_test(test_pnfs_option),
+		cmocka_unit_test(test_xprtsec_option),
+		cmocka_unit_test(test_xprtsec_admission_table),
+		cmocka_unit_test(test_xprtsec_unmet),
 		cmocka_unit_test(test_line_defaults),
 		cmocka_unit_test(test_client_kinds),
 		cmocka_unit_test(test_client_errors),

@@ -134,6 +134,11 @@ static void opts_format(void **state)
 	export_opts_format(&t.exports[0].clients[0].opts, buf, sizeof(buf));
 	assert_string_equal(buf, "ro,root_squash,secure,sync,sec=krb5p:sys:krb5,anonuid=65534,anongid=65534");
 	exports_free(&t);
+	/* xprtsec= only when it restricts (the default, any, is left out). */
+	parse("/a *(rw,xprtsec=mtls:tls)\n", &t);
+	export_opts_format(&t.exports[0].clients[0].opts, buf, sizeof(buf));
+	assert_string_equal(buf, "rw,root_squash,secure,sync,sec=sys,xprtsec=tls:mtls,anonuid=65534,anongid=65534");
+	exports_free(&t);
 }
 
 int main(void)

@@ -203,6 +203,41 @@ static void test_auth_unsupported_flavor(void **state)
 	}
 }
 
+/* RFC 9289 §4.1: the AUTH_TLS probe, empty credential body, AUTH_NONE verifier. */
+static void test_auth_tls_probe_decode(void **state)
+{
+	(void)state;
+	struct tmsg m;
+	struct rpc_cred cred;
+	uint8_t body[8] = {0};
+
+	build_auth(&m, RPC_AUTH_TLS, NULL, 0, RPC_AUTH_NONE, 0);
+	assert_int_equal(decode(&m, m.n, &cred, NULL), RPC_AUTH_OK);
+	assert_int_equal(cred.flavor, RPC_AUTH_TLS);
+	assert_int_equal(cred.uid, 65534); /* nobody */
+	/* A body, or a verifier other than AUTH_NONE: not a probe. */
+	build_auth(&m, RPC_AUTH_TLS, body, sizeof(body), RPC_AUTH_NONE, 0);
+	assert_int_equal(decode(&m, m.n, &cred, NULL), RPC_AUTH_BADCRED);
+	assert_int_equal(cred.flavor, RPC_AUTH_NONE);
+	build_auth(&m, RPC_AUTH_TLS, NULL, 0, RPC_AUTH_SYS, 0);
+	assert_int_equal(decode(&m, m.n, &cred, NULL), RPC_AUTH_BADVERF);
+}
+
+/* The probe's answer: STARTTLS only on NULL and only when the connection may switch. */
+static void test_tls_probe_decide(void **state)
+{
+	(void)state;
+	static const struct { uint32_t proc; bool offer; enum rpc_tls_probe want; } t[] = {
+		{ 0, true, RPC_TLS_PROBE_STARTTLS },
+		{ 0, false, RPC_TLS_PROBE_PLAIN },    /* no TLS configured, or already TLS */
+		{ 1, true, RPC_TLS_PROBE_BADCRED },   /* AUTH_TLS is for NULL only */
+		{ 1, false, RPC_TLS_PROBE_BADCRED },
+		{ 0xffffffffu, true, RPC_TLS_PROBE_BADCRED },
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(rpc_tls_probe_decide(t[i].proc, t[i].offer), t[i].want);
+}
+
 static void test_auth_bad_verifier_flavor(void **state)
 {
 	(void)state;
@@ -257,6 +292,8 @@ int main(void)
 		cmocka_unit_test(test_auth_sys_body_mismatch),
 		cmocka_unit_test(test_auth_oversized_lengths),
 		cmocka_unit_test(test_auth_unsupported_flavor),
+		cmocka_unit_test(test_auth_tls_probe_decode),
+		cmocka_unit_test(test_tls_probe_decide),
 		cmocka_unit_test(test_auth_bad_verifier_flavor),
 		cmocka_unit_test(test_auth_truncated_everywhere),
 	};
