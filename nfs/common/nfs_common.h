@@ -255,6 +255,11 @@ struct nfs_deleg_hook {
 	 * CB_GETATTR; only where may_wait (a worker), else NFS_DELEG_WORKER. */
 	enum nfs_deleg_verdict (*getattr)(const uint8_t *fkey, uint32_t fkey_len, bool may_wait,
 					  struct be_attr *attr);
+	/* Is any directory delegated now? (a hint without a lock) */
+	bool (*dir_any)(void);
+	/* The entries of the directory (its handle's bytes) are about to change: NFSv4 clients'
+	 * directory delegations of it are recalled (RFC 8881 §10.9.1). */
+	enum nfs_deleg_verdict (*dir_changed)(const uint8_t *fkey, uint32_t fkey_len);
 };
 /* NFSv4 at start: h (static, never freed) answers the checks below (NULL: none,
  * nothing delegated). Returns the hook it replaces (tests put it back). */
@@ -264,6 +269,10 @@ enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, 
 enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
 					   const struct be_obj *dir, const char *name);
 enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr);
+/* CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK change the directory dir: its
+ * directory delegations are recalled first (NFSv3: NFS3ERR_JUKEBOX while they are out). */
+bool nfs_deleg_dir_any(void);
+enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len);
 
 /*
  * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_proc_layout.c): an NFSv3

@@ -12,7 +12,9 @@
  * CREATE and MKDIR are RPC_RUN_INLINE_CALLER: on the receiving thread only while
  * a backend may act as the caller there (be_caller_here: the local driver's
  * [rnfsd] uring-calls), and declined to a worker, before anything changed,
- * on an error of the handle or when the backend says EWOULDBLOCK.
+ * on an error of the handle or when the backend says EWOULDBLOCK. An NFSv4
+ * client's delegation of the directory is recalled first (NFS3ERR_JUKEBOX
+ * until it is returned), on a worker.
  */
 #include <errno.h>
 #include <limits.h>
@@ -50,7 +52,11 @@ static uint32_t nfs3_newobj_begin(struct nfs3_newobj *o, struct rpc_call *c, con
 		status = nfs3_name_copy(&where->name, o->name);
 	if (status != NFS3_OK && !be_obj_valid(&o->dir))
 		r->dir.pre.valid = 0; /* NOTDIR's attributes are not the directory's wcc */
-	o->declined = o->here && status != NFS3_OK; /* errors of the handle are answered on a worker */
+	/* errors of the handle are answered on a worker, and a directory delegation's recall made there */
+	o->declined = o->here && (status != NFS3_OK || nfs_deleg_dir_any());
+	/* RFC 8881 §10.9.1: a new entry recalls NFSv4 clients' delegations of the directory first */
+	if (status == NFS3_OK && !o->declined && nfs_deleg_dir_changed(where->dir.data, where->dir.len) != NFS_DELEG_CLEAR)
+		status = NFS3ERR_JUKEBOX;
 	return status;
 }
 

@@ -4,17 +4,23 @@
  * the backend as the caller (it checks directory permissions and sticky
  * bits). Both handles of RENAME and LINK must be in one export (else XDEV).
  * An NFSv4 client's delegation of a file losing or gaining a name is
- * recalled first (RFC 8881 §10.4.1): NFS3ERR_JUKEBOX until it is back.
+ * recalled first (RFC 8881 §10.4.1), and so are NFSv4 clients' delegations of
+ * the directories whose entries change (§10.9.1): NFS3ERR_JUKEBOX until they
+ * are back.
  */
 #include <errno.h>
 
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 
-/* The delegation of the regular file dir/name, if it has one, recalled. */
-static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const char *name)
+/* The delegation of the regular file dir/name, if it has one, recalled; and NFSv4 clients'
+ * delegations of the directory dir (handle dfh), whose entries change (RFC 8881 §10.9.1). */
+static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const struct nfs_fh *dfh,
+				      const char *name)
 {
-	return nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name) == NFS_DELEG_CLEAR ? NFS3_OK : NFS3ERR_JUKEBOX;
+	if (name && nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name) != NFS_DELEG_CLEAR)
+		return NFS3ERR_JUKEBOX;
+	return nfs_deleg_dir_changed(dfh->data, dfh->len) == NFS_DELEG_CLEAR ? NFS3_OK : NFS3ERR_JUKEBOX;
 }
 
 /* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data.
@@ -40,8 +46,8 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 		r->status = nfs3_name_copy(&a->name, name);
 	if (here && (r->status != NFS3_OK || nfs_deleg_any()))
 		goto decline;
-	if (r->status == NFS3_OK && !dir)
-		r->status = nfs3_deleg_break_name(&nc, &d, name);
+	if (r->status == NFS3_OK)
+		r->status = nfs3_deleg_break_name(&nc, &d, &a->dir, dir ? NULL : name);
 	/* REMOVE of a directory: ISDIR; RMDIR of a file: NOTDIR (the backend's EISDIR, ENOTDIR) */
 	if (r->status == NFS3_OK)
 		err = dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name);
@@ -105,9 +111,9 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	if (here && r->status != NFS3_OK)
 		goto decline;
 	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &fd, from);
+		r->status = nfs3_deleg_break_name(&nc, &fd, &a->from.dir, from);
 	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &td, to); /* a target replaced */
+		r->status = nfs3_deleg_break_name(&nc, &td, &a->to.dir, to); /* a target replaced */
 	if (r->status == NFS3_OK)
 		err = be_rename(nc.fs, &nc.cred, &fd, from, &td, to);
 	if (here && err == EWOULDBLOCK)
@@ -165,6 +171,8 @@ enum rpc_proc_status nfs3_link_exec(struct rpc_call *c, void *args, void *res)
 		r->status = nfs3_name_copy(&a->link.name, name);
 	if (r->status == NFS3_OK && nfs_deleg_recall(a->file.data, a->file.len, NFS_DELEG_NS) != NFS_DELEG_CLEAR)
 		r->status = NFS3ERR_JUKEBOX;
+	if (r->status == NFS3_OK) /* the new name's directory */
+		r->status = nfs3_deleg_break_name(&nc, &d, &a->link.dir, NULL);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(be_link(nc.fs, &nc.cred, &o, &d, name));
 	if (r->status == NFS3_OK)

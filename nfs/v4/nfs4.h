@@ -49,7 +49,8 @@
  *   nfs4_proc_lock.c    LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
  *   nfs4_lock_notify.c  blocking-lock waiters at run time (CB_NOTIFY_LOCK)
  *   nfs4_proc_deleg.c   granting, recalling and returning delegations (DELEGRETURN, ..)
- *   nfs4_deleg_watch.c  the backend's change watches of delegated files
+ *   nfs4_proc_dirdeleg.c GET_DIR_DELEGATION: recall-only directory delegations
+ *   nfs4_deleg_watch.c  the backend's change watches of delegated files and directories
  *   nfs4_proc_cb.c      BIND_CONN_TO_SESSION, BACKCHANNEL_CTL, the 4.0 callback probe
  *   nfs4_proc_v42.c     SEEK, ALLOCATE, DEALLOCATE, READ_PLUS
  *   nfs4_proc_copy.c    COPY, CLONE, OFFLOAD_STATUS, OFFLOAD_CANCEL
@@ -408,6 +409,34 @@ void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uin
 unsigned nfs4_deleg_client_count(uint64_t clientid);
 /* Files leased for delegations now; grants undone because the lease was refused (EAGAIN). */
 void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused);
+
+/* ---- directory delegations (RFC 8881 §10.9; nfs4_proc_deleg.c, nfs4_proc_dirdeleg.c) ---- */
+
+/* [nfsv4] directory-delegations (default no; granted only with [nfsv4] delegations too). */
+void nfs4_deleg_dir_configure(bool enabled);
+/* Is any directory delegated now? (A hint without a lock.) */
+bool nfs4_deleg_dir_any(void);
+/* The directory (its handle's bytes) changes through clientid (0: no NFSv4 client: NFSv3, a local
+ * process): other clients' directory delegations of it are recalled (RFC 8881 §10.9.1). NFS4_OK, or
+ * NFS4ERR_DELAY while any is outstanding (the change waits). No lock while no directory is delegated. */
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid);
+/* The same for a change of directory dir by the COMPOUND's client (CREATE, REMOVE, RENAME, LINK, OPEN
+ * creating, SETATTR of the directory). */
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir);
+/* GET_DIR_DELEGATION's grant (nfs4_dtab_decide_dir + nfs4_dtab_grant_dir on the server's table):
+ * true and *sid, or false (GDD4_UNAVAIL). */
+bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
+			  struct nfs4_stateid *sid);
+/* Undo a grant just made (its watch could not be set). */
+void nfs4_deleg_ungrant(const struct nfs4_stateid *sid);
+/* nfs4_deleg_watch.c: watch the delegated directory for local processes' changes of its entries
+ * and attributes (no lease: Linux leases are for regular files). errno on failure. */
+int nfs4_deleg_watch_dir(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len);
+/* Directory delegations held now, granted and recalled since start (the stats). */
+void nfs4_deleg_dir_stats(uint64_t *held, uint64_t *granted, uint64_t *recalls);
+/* GET_DIR_DELEGATION (RFC 8881 §18.39, nfs4_proc_dirdeleg.c). */
+uint32_t nfs4_get_dir_delegation_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_get_dir_delegation_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 
 /* ---- nfs4_proc_lock.c ---- */
 

@@ -34,7 +34,9 @@ static pthread_mutex_t dl_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs4_dtab dl_tab;
 static bool dl_ready;
 static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
+static atomic_bool dl_dir_enabled;        /* [nfsv4] directory-delegations */
 static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
+static atomic_uint dl_ndir;               /* dl_tab.ndir, read without the lock */
 static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unlock() */
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
@@ -69,6 +71,7 @@ void nfs4_deleg_init(uint32_t boot, uint32_t lease, struct nfs4_stab *stab)
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
+	atomic_store(&dl_ndir, 0);
 	(void)nfs_deleg_hook_set(&dl_hook); /* NFSv3's and NLM's conflicts come here from now on */
 	nfs4_deleg_watch_hooks(&dl_watch_hooks); /* and local processes' changes of delegated files */
 }
@@ -81,6 +84,11 @@ void nfs4_deleg_configure(bool enabled)
 bool nfs4_deleg_enabled(void)
 {
 	return atomic_load(&dl_enabled);
+}
+
+void nfs4_deleg_dir_configure(bool enabled)
+{
+	atomic_store(&dl_dir_enabled, enabled);
 }
 
 static void dl_lock(void)
@@ -97,6 +105,7 @@ static void dl_unlock(void)
 
 	dl_revoked_seen = dl_tab.revoked;
 	atomic_store(&dl_count, dl_tab.count);
+	atomic_store(&dl_ndir, dl_tab.ndir);
 	pthread_mutex_unlock(&dl_mu);
 	if (fewer)
 		nfs4_deleg_watch_sweep();
@@ -234,6 +243,25 @@ uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred 
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name)
 {
 	return dir->exp ? nfs4_deleg_break_at(dir->exp, &dir->cred, &dir->o, name, nfs4_deleg_caller(x)) : NFS4_OK;
+}
+
+bool nfs4_deleg_dir_any(void)
+{
+	return dl_ready && atomic_load(&dl_ndir) != 0;
+}
+
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid)
+{
+	/* RFC 8881 §10.9.1: a change by the holder itself recalls none of its own (the
+	 * table skips clientid's); every other holder's is recalled, the change waiting. */
+	if (!nfs4_deleg_dir_any())
+		return NFS4_OK; /* no directory delegated: no lock taken */
+	return nfs4_deleg_break(fkey, fkey_len, clientid, NFS4_DL_ACC_NS);
+}
+
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir)
+{
+	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x));
 }
 
 /* RFC 8881 §20.6: CB_RECALL_ANY to the holders while the table is nearly full
@@ -383,6 +411,32 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 		r->deleg = OPEN_DELEGATE_NONE_EXT;
 		r->why = why;
 	}
+}
+
+bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
+			  struct nfs4_stateid *sid)
+{
+	struct nfs4_dl_ask ask = {
+		.clientid = clientid, .minor = minor, .grace = grace,
+		.enabled = dl_ready && atomic_load(&dl_enabled) && atomic_load(&dl_dir_enabled),
+	};
+	bool granted;
+
+	if (!ask.enabled)
+		return false;
+	ask.cb_up = cb_usable(clientid);
+	dl_lock();
+	granted = nfs4_dtab_decide_dir(&dl_tab, fkey, fkey_len, &ask) &&
+		  nfs4_dtab_grant_dir(&dl_tab, clientid, fkey, fkey_len, sid);
+	dl_unlock();
+	return granted;
+}
+
+void nfs4_deleg_ungrant(const struct nfs4_stateid *sid)
+{
+	dl_lock();
+	nfs4_dtab_ungrant(&dl_tab, sid);
+	dl_unlock();
 }
 
 uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, const uint8_t *fkey, uint32_t fkey_len)
@@ -550,6 +604,15 @@ void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uin
 	pthread_mutex_unlock(&dl_mu);
 }
 
+void nfs4_deleg_dir_stats(uint64_t *held, uint64_t *granted, uint64_t *recalls)
+{
+	pthread_mutex_lock(&dl_mu);
+	*held = dl_tab.ndir;
+	*granted = dl_tab.dir_granted;
+	*recalls = dl_tab.dir_recalls;
+	pthread_mutex_unlock(&dl_mu);
+}
+
 void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused)
 {
 	*leases = nfs4_deleg_watch_leases();
@@ -587,11 +650,19 @@ static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_le
 	return nfs4_deleg_getattr(fkey, fkey_len, 0, attr) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
+/* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client. */
+static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len)
+{
+	return nfs4_deleg_dir_changed(fkey, fkey_len, 0) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+}
+
 static const struct nfs_deleg_hook dl_hook = {
 	.any = nfs4_deleg_any,
 	.recall = hook_recall,
 	.recall_at = hook_recall_at,
 	.getattr = hook_getattr,
+	.dir_any = nfs4_deleg_dir_any,
+	.dir_changed = hook_dir_changed,
 };
 
 /* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,

@@ -145,6 +145,9 @@ uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = a->attrs_status;
 	if (status == NFS4_OK)
 		status = create_how(a, s->link, &how);
+	/* RFC 8881 §10.9.1: a new entry recalls other clients' directory delegations first. */
+	if (status == NFS4_OK)
+		status = nfs4_deleg_dir_break(x, &x->cur.fh);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(
@@ -182,9 +185,12 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §8.4.2: the object may carry state a client is yet to reclaim. */
 	if (status == NFS4_OK)
 		status = nfs4_grace_check(NFS4_GRACE_REMOVE, NULL, 0, false);
-	/* RFC 8881 §10.4.1: removing a delegated file recalls the delegation first. */
+	/* RFC 8881 §10.4.1: removing a delegated file recalls the delegation first; §10.9.1: and
+	 * other clients' delegations of the directory. */
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &dir, name);
+	if (status == NFS4_OK)
+		status = nfs4_deleg_dir_break(x, &x->cur.fh);
 	/* RFC 8881 §12.5.5: removing the file recalls other clients' layouts of it (no wait) */
 	if (status == NFS4_OK && dir.exp)
 		nfs4_pnfs_recall_at(dir.exp, &dir.cred, &dir.o, name, nfs4_deleg_caller(x));
@@ -260,6 +266,11 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs4_deleg_break_name(x, &from, oldname);
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &to, newname);
+	/* RFC 8881 §10.9.1: both directories' delegations of other clients. */
+	if (status == NFS4_OK)
+		status = nfs4_deleg_dir_break(x, &x->saved.fh);
+	if (status == NFS4_OK)
+		status = nfs4_deleg_dir_break(x, &x->cur.fh);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&from, &to, &h);
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);
@@ -306,6 +317,8 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §10.4.1: a new name for a delegated file recalls the delegation. */
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break(x->saved.fh.data, x->saved.fh.len, nfs4_deleg_caller(x), NFS4_DL_ACC_NS);
+	if (status == NFS4_OK) /* RFC 8881 §10.9.1: the new name's directory */
+		status = nfs4_deleg_dir_break(x, &x->cur.fh);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(be_link(dir.exp->fs, &dir.cred, &src.o, &dir.o, name));
@@ -448,6 +461,9 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	if (status == NFS4_OK && (sa.mask & ~deleg_only) && ob.attr.type == BE_REG)
 		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
+	/* RFC 8881 §10.9.1: a directory's attributes changed by another client. */
+	if (status == NFS4_OK && sa.mask && ob.kind == NFS4_OBJ_EXPORT && ob.attr.type == BE_DIR)
+		status = nfs4_deleg_dir_break(x, &x->cur.fh);
 	/* RFC 8881 §12.5.5: a truncate recalls other clients' layouts of the file (no wait) */
 	if (status == NFS4_OK && (sa.mask & BE_SET_SIZE))
 		nfs4_pnfs_recall_file(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), NULL);

@@ -105,8 +105,11 @@ static void dl_free(struct nfs4_dtab *t, struct nfs4_dl *d)
 		t->nrecalled--;
 	if (d->state == NFS4_DL_REVOKED)
 		t->nrevoked--;
+	if (d->dir)
+		t->ndir--;
 	d->state = NFS4_DL_FREE;
 	d->cb_pending = false;
+	d->dir = false;
 	t->count--;
 }
 
@@ -221,6 +224,7 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->write = write;
 	d->cb_pending = false;
 	d->admin = false;
+	d->dir = false;
 	d->gen = (d->gen + 1) & GEN_MASK;
 	d->clientid = clientid;
 	d->recalled_at = 0;
@@ -240,6 +244,35 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	return true;
 }
 
+bool nfs4_dtab_decide_dir(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+			  const struct nfs4_dl_ask *a)
+{
+	struct nfs4_dl_ask rd = *a;
+	uint32_t why;
+
+	/* RFC 8881 §18.39: an NFSv4.1 operation; §10.2: a callback path to recall it
+	 * by; §8.4.2: no new state in grace; bounded memory. */
+	if (a->minor < 1 || !a->enabled || !a->cb_up || a->grace || fkey_len > NFS4_DELEG_FKEY_MAX ||
+	    t->count >= NFS4_DELEG_MAX || t->ndir >= NFS4_DELEG_DIR_MAX ||
+	    nfs4_dtab_client_count(t, a->clientid) >= NFS4_DELEG_PER_CLIENT)
+		return false;
+	/* RFC 8881 §10.9.1: shared as read delegations are; one per client and
+	 * directory; none while another's is being recalled. */
+	rd.access = NFS4_SHARE_ACCESS_READ;
+	return file_verdict(t, fkey, fkey_len, &rd, &why) == NFS4_DL_GRANT_READ;
+}
+
+bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
+			 struct nfs4_stateid *sid)
+{
+	if (t->ndir >= NFS4_DELEG_DIR_MAX || !nfs4_dtab_grant(t, clientid, fkey, fkey_len, false, sid))
+		return false;
+	t->d[be32g(sid->other + 8) & (NFS4_DELEG_MAX - 1)].dir = true;
+	t->ndir++;
+	t->dir_granted++;
+	return true;
+}
+
 static void recall_out(const struct nfs4_dtab *t, struct nfs4_dl *d, struct nfs4_dl_recall *r)
 {
 	r->clientid = d->clientid;
@@ -254,6 +287,7 @@ void nfs4_dtab_ungrant(struct nfs4_dtab *t, const struct nfs4_stateid *sid)
 	struct nfs4_dl *d = dl_of(t, sid);
 
 	if (d && d->state == NFS4_DL_HELD) {
+		t->dir_granted -= d->dir;
 		dl_free(t, d);
 		t->granted--;
 	}
@@ -327,6 +361,7 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 			d->cb_pending = true;
 			t->nrecalled++;
 			t->recalls++;
+			t->dir_recalls += d->dir;
 		}
 		wait = true;
 		if (d->cb_pending && *n < max)
