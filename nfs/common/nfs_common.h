@@ -247,7 +247,7 @@ struct nfs_deleg_hook {
 	bool (*any)(void);
 	/* Recall other clients' conflicting delegations of the file (its handle's bytes). */
 	enum nfs_deleg_verdict (*recall)(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
-	/* The same for the regular file dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS). */
+	/* The same for the regular file (or directory) dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS). */
 	enum nfs_deleg_verdict (*recall_at)(const struct nfs_export *exp, const struct be_cred *cr,
 					    const struct be_obj *dir, const char *name);
 	/* GETATTR of the regular file (RFC 8881 §10.4.3): while an NFSv4 client holds a

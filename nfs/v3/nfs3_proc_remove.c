@@ -47,7 +47,7 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 	if (here && (r->status != NFS3_OK || nfs_deleg_any()))
 		goto decline;
 	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &d, &a->dir, dir ? NULL : name);
+		r->status = nfs3_deleg_break_name(&nc, &d, &a->dir, name); /* RMDIR: a delegated directory */
 	/* REMOVE of a directory: ISDIR; RMDIR of a file: NOTDIR (the backend's EISDIR, ENOTDIR) */
 	if (r->status == NFS3_OK)
 		err = dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name);

@@ -173,8 +173,9 @@ bool nfs4_obj_is_root(struct nfs4_svc *s, const struct nfs4_obj *ob);
 uint32_t nfs4_fh_pseudo(const char *path, struct nfs_fh *fh);
 uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct nfs_fh *fh);
 /* The handle (the state tables' file key, as either version wraps it) of the regular file name in
- * dir of exp, looked up as cr: false if there is none (missing, or not a regular file). */
-bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+ * dir of exp (with dirs, a directory too), looked up as cr: false if there is none (missing, or not a
+ * regular file or directory). */
+bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir, bool dirs,
 		       const char *name, struct nfs_fh *fh);
 void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a);
 /* errno (or BE_E*) -> nfsstat4 (through nfs/common/errmap.c's shared numbers) */

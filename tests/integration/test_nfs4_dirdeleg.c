@@ -19,6 +19,9 @@
  *  - a local process (the test itself) creating a file in the directory,
  *    and changing the directory's mode: CB_RECALL after the fact (inotify);
  *    changing a file's mode in it recalls nothing;
+ *  - another client's RENAME into the directory, and its REMOVE of the
+ *    delegated directory itself (from the parent): DELAY and CB_RECALL;
+ *  - NFSv4.0: the operation is OP_ILLEGAL (RFC 8881 §18.39 is 4.1's);
  *  - a holder that never returns: revoked a lease after the recall (the
  *    other client's CREATE proceeds, RECALLABLE_STATE_REVOKED,
  *    TEST_STATEID DELEG_REVOKED, FREE_STATEID);
@@ -142,6 +145,15 @@ static void dd_close(struct dd_client *d)
 
 /* ---- COMPOUNDs ---- */
 
+/* A dir made by the test (a local process) under the export, and its handle. */
+struct dd_dir {
+	char name[64];
+	char path[PATH_MAX + 80]; /* local, and from the pseudo root (the export sits at its own path) */
+	uint8_t fh[128];
+	uint32_t fh_len;
+};
+
+
 /* The handle of path (from the export's root) into fh: the status. */
 static int dd_fh(struct n4_client *k, const char *path, uint8_t *fh, uint32_t *fh_len)
 {
@@ -237,6 +249,24 @@ static int dd_remove(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, co
 	return st;
 }
 
+/* RENAME from/name to to/name (SAVEFH the source directory): the status. */
+static int dd_rename(struct n4_client *k, const struct dd_dir *from, const struct dd_dir *to, const char *name)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 4, from->fh, from->fh_len);
+	xb_u32(&a, N4_SAVEFH);
+	n4_xb_putfh(&a, to->fh, to->fh_len);
+	xb_u32(&a, N4_RENAME);
+	xb_string(&a, name);
+	xb_string(&a, name);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
 /* DELEGRETURN (fh the directory) or FREE_STATEID of sid: the status. */
 static int dd_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t op, const struct n4_sid *sid)
 {
@@ -251,14 +281,6 @@ static int dd_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, ui
 	raw_reply_free(&r);
 	return st;
 }
-
-/* A dir made by the test (a local process) under the export, and its handle. */
-struct dd_dir {
-	char name[64];
-	char path[PATH_MAX + 80]; /* local, and from the pseudo root (the export sits at its own path) */
-	uint8_t fh[128];
-	uint32_t fh_len;
-};
 
 static bool dd_dir(struct n4_client *k, const char *name, struct dd_dir *d)
 {
@@ -461,6 +483,47 @@ static void test_revoke(struct dd_client *a, struct dd_client *b, const struct d
 	CHECK_EQ(nfs4_num("dir_delegations"), 0, "stats: none left");
 }
 
+static void test_rename_victim(struct dd_client *a, struct dd_client *b, const struct dd_dir *d1,
+			       const struct dd_dir *d2)
+{
+	struct dd_dir root, victim;
+	struct n4_sid sid;
+	char path[PATH_MAX + 160];
+
+	hx_section("RENAME into the directory, and REMOVE of the delegated directory itself, recall it");
+	snprintf(path, sizeof(path), "%s/moved", d1->path);
+	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	if (!dd_hold(a, d2, &sid, "A"))
+		return;
+	CHECK_EQ(dd_rename(&b->k, d1, d2, "moved"), N4ERR_DELAY, "B: RENAME d1 -> d2 waits (the target's delegation)");
+	dd_recall_return(a, d2, &sid, "A (B's RENAME into d2)");
+	CHECK_EQ(dd_rename(&b->k, d1, d2, "moved"), 0, "B: RENAME proceeds after the return");
+	if (!dd_dir(&a->k, "victim", &victim) || !dd_hold(a, &victim, &sid, "A"))
+		return;
+	snprintf(root.name, sizeof(root.name), "export");
+	if (!CHECK_EQ(dd_fh(&b->k, env.export_dir, root.fh, &root.fh_len), 0, "the export's handle"))
+		return;
+	CHECK_EQ(dd_remove(&b->k, root.fh, root.fh_len, "victim"), N4ERR_DELAY, "B: REMOVE of the delegated directory waits");
+	dd_recall_return(a, &victim, &sid, "A (B removes its directory)");
+	CHECK_EQ(dd_remove(&b->k, root.fh, root.fh_len, "victim"), 0, "B: REMOVE proceeds after the return");
+}
+
+static void test_v40(const struct dd_dir *d)
+{
+	struct n4_client k;
+	struct raw_reply r;
+	struct xb a;
+
+	hx_section("NFSv4.0: GET_DIR_DELEGATION is not an operation of 4.0 (OP_ILLEGAL)");
+	if (!CHECK_EQ(n4_start(&k, env.port, 0, "dd-v40"), 0, "4.0 client"))
+		return;
+	n4_begin_fh(&k, &a, 2, d->fh, d->fh_len);
+	xb_u32(&a, OP_GDD);
+	CHECK_EQ(n4_call(&k, &a, &r), 10044, "NFS4ERR_OP_ILLEGAL");
+	raw_reply_free(&r);
+	n4_client_close(&k);
+}
+
 static void test_soak(void)
 {
 	static struct dd_client c[SOAK_CLIENTS];
@@ -560,6 +623,8 @@ int main(int argc, char **argv)
 		test_nfs3(&a, &d1);
 		test_local(&a, &d2);
 		test_revoke(&a, &b, &d3);
+		test_rename_victim(&a, &b, &d1, &d2);
+		test_v40(&d1);
 		dd_close(&a);
 		dd_close(&b);
 	}

@@ -117,6 +117,7 @@ struct nfs4_cb_recall_args {
  * RCA4_TYPE_MASK_*, at most two words here). */
 #define RCA4_TYPE_MASK_RDATA_DLG 0u
 #define RCA4_TYPE_MASK_WDATA_DLG 1u
+#define RCA4_TYPE_MASK_DIR_DLG 2u
 struct nfs4_cb_recall_any_args {
 	uint32_t objects_to_keep;
 	uint32_t mask_len; /* 0..2 words */

@@ -118,7 +118,7 @@ uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct n
 	return nfs_fh_wrap(fh, ob->exp->id, &bh, NFS4_FHSIZE) ? NFS4_OK : NFS4ERR_SERVERFAULT;
 }
 
-bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir, bool dirs,
 		       const char *name, struct nfs_fh *fh)
 {
 	struct be_obj o = BE_OBJ_INIT;
@@ -128,7 +128,8 @@ bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, c
 
 	if (be_lookup(exp->fs, cr, dir, name, &o, &attr) != 0)
 		return false;
-	ok = attr.type == BE_REG && be_handle(exp->fs, &o, &bh) == 0 && nfs_fh_wrap(fh, exp->id, &bh, NFS4_FHSIZE);
+	ok = (attr.type == BE_REG || (dirs && attr.type == BE_DIR)) && be_handle(exp->fs, &o, &bh) == 0 &&
+	     nfs_fh_wrap(fh, exp->id, &bh, NFS4_FHSIZE);
 	be_obj_put(exp->fs, &o);
 	return ok;
 }

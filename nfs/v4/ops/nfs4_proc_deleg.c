@@ -234,8 +234,9 @@ uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred 
 {
 	struct nfs_fh fh;
 
-	/* nothing delegated, or nothing there: the operation says so itself */
-	if (!nfs4_deleg_any() || !nfs4_name_file_fh(exp, cr, dir, name, &fh))
+	/* nothing delegated, or nothing there: the operation says so itself. RFC 8881 §10.9: a delegated
+	 * directory removed or renamed is recalled first too (as knfsd breaks the victim's delegation). */
+	if (!nfs4_deleg_any() || !nfs4_name_file_fh(exp, cr, dir, nfs4_deleg_dir_any(), name, &fh))
 		return NFS4_OK;
 	return nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
 }
@@ -272,6 +273,7 @@ static void recall_any(uint64_t now)
 	unsigned keep[DL_RECALL_ANY_TARGETS];
 	struct nfs4_cb_op op;
 	unsigned n;
+	bool dirs;
 
 	pthread_mutex_lock(&dl_mu);
 	if (dl_tab.count < NFS4_DELEG_PRESSURE || now < dl_recall_any_at + dl_lease) {
@@ -282,11 +284,13 @@ static void recall_any(uint64_t now)
 	n = nfs4_dtab_holders(&dl_tab, ids, DL_RECALL_ANY_TARGETS);
 	for (unsigned i = 0; i < n; i++)
 		keep[i] = nfs4_dtab_client_count(&dl_tab, ids[i]) / 2;
+	dirs = dl_tab.ndir != 0;
 	pthread_mutex_unlock(&dl_mu);
 	memset(&op, 0, sizeof(op.u.recall_any) + offsetof(struct nfs4_cb_op, u));
 	op.kind = NFS4_CB_OP_RECALL_ANY;
 	op.u.recall_any.mask_len = 1;
-	op.u.recall_any.mask[0] = 1u << RCA4_TYPE_MASK_RDATA_DLG | 1u << RCA4_TYPE_MASK_WDATA_DLG;
+	op.u.recall_any.mask[0] = 1u << RCA4_TYPE_MASK_RDATA_DLG | 1u << RCA4_TYPE_MASK_WDATA_DLG |
+				  (dirs ? 1u << RCA4_TYPE_MASK_DIR_DLG : 0); /* RFC 8881 §20.6.1 */
 	for (unsigned i = 0; i < n; i++) {
 		op.u.recall_any.objects_to_keep = keep[i];
 		(void)nfs4_cb_send(ids[i], &op, NULL, NULL); /* a hint: its outcome changes nothing */

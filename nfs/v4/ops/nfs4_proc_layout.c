@@ -290,7 +290,7 @@ void nfs4_pnfs_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
 {
 	struct nfs_fh fh;
 
-	if (atomic_load(&pn_count) && nfs4_name_file_fh(exp, cr, dir, name, &fh))
+	if (atomic_load(&pn_count) && nfs4_name_file_fh(exp, cr, dir, false, name, &fh))
 		nfs4_pnfs_recall_file(fh.data, fh.len, except, NULL);
 }
 

@@ -335,7 +335,7 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 struct nfs_export;
 struct be_cred;
 struct be_obj;
-/* The same for the regular file dir/name of export exp, looked up as cr, if
+/* The same for the regular file (or delegated directory) dir/name of export exp, looked up as cr, if
  * there is one (REMOVE, RENAME, NFSv3 too): NFS4_OK or NFS4ERR_DELAY. */
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid);
