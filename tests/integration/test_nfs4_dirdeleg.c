@@ -192,7 +192,7 @@ static int dd_get(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struc
 	xb_u32(&a, OP_GDD);
 	xb_u32(&a, 0);                          /* gdda_signal_deleg_avail */
 	xb_u32(&a, 1);                          /* gdda_notification_types */
-	xb_u32(&a, 1u << 1 | 1u << 2 | 1u << 3); /* NOTIFY4_REMOVE_ENTRY, ADD_ENTRY, RENAME_ENTRY */
+	xb_u32(&a, 1u << 2 | 1u << 3 | 1u << 4); /* NOTIFY4_REMOVE_ENTRY 2, ADD_ENTRY 3, RENAME_ENTRY 4 */
 	for (int i = 0; i < 2; i++) {           /* gdda_child_attr_delay, gdda_dir_attr_delay */
 		xb_u64(&a, 0);
 		xb_u32(&a, 0);
