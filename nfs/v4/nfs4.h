@@ -418,16 +418,21 @@ void nfs4_deleg_dir_configure(bool enabled);
 /* Is any directory delegated now? (A hint without a lock.) */
 bool nfs4_deleg_dir_any(void);
 /* The directory (its handle's bytes) changes through clientid (0: no NFSv4 client: NFSv3, a local
- * process): other clients' directory delegations of it are recalled (RFC 8881 §10.9.1). NFS4_OK, or
- * NFS4ERR_DELAY while any is outstanding (the change waits). No lock while no directory is delegated. */
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid);
-/* The same for a change of directory dir by the COMPOUND's client (CREATE, REMOVE, RENAME, LINK, OPEN
- * creating, SETATTR of the directory). */
-uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir);
+ * process): other clients' directory delegations of it are recalled (RFC 8881 §10.9.1); add: an entry
+ * is added, which those granted NOTIFY4_ADD_ENTRY are told of afterwards (nfs4_deleg_dir_added)
+ * instead. NFS4_OK, or NFS4ERR_DELAY while any is outstanding (the change waits). No lock while no
+ * directory is delegated. */
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add);
+/* The same for a change of directory dir by the COMPOUND's client (CREATE, OPEN creating, LINK: add;
+ * REMOVE, RENAME, SETATTR of the directory). */
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add);
+/* name was added to directory dir (after CREATE, OPEN creating, LINK succeeded): CB_NOTIFY
+ * (NOTIFY4_ADD_ENTRY) to the holders granted it, a recall for one that cannot be queued. */
+void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name);
 /* GET_DIR_DELEGATION's grant (nfs4_dtab_decide_dir + nfs4_dtab_grant_dir on the server's table):
- * true and *sid, or false (GDD4_UNAVAIL). */
+ * true, *sid and the notifications *granted of want, or false (GDD4_UNAVAIL). */
 bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
-			  struct nfs4_stateid *sid);
+			  uint32_t want, uint32_t *granted, struct nfs4_stateid *sid);
 /* Undo a grant just made (its watch could not be set). */
 void nfs4_deleg_ungrant(const struct nfs4_stateid *sid);
 /* nfs4_deleg_watch.c: watch the delegated directory for local processes' changes of its entries

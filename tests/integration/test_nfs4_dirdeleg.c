@@ -5,7 +5,7 @@
  * The Linux 6.1 client does not ask for directory delegations, so raw
  * COMPOUNDs (nfs4raw) are the client; each 4.1 client's connection is its
  * back channel, the test playing its callback service:
- *  - grant: GDD4_OK with a delegation stateid and no notification granted;
+ *  - grant: GDD4_OK with a delegation stateid, no notification asked or granted;
  *    the holder asking again: GDD4_UNAVAIL; a regular file: NOTDIR; the
  *    stats gauge counts it;
  *  - another client's CREATE and REMOVE in the directory: NFS4ERR_DELAY and
@@ -22,6 +22,10 @@
  *  - another client's RENAME into the directory, and its REMOVE of the
  *    delegated directory itself (from the parent): DELAY and CB_RECALL;
  *  - NFSv4.0: the operation is OP_ILLEGAL (RFC 8881 §18.39 is 4.1's);
+ *  - notifications (RFC 8881 §10.9.2): asked REMOVE, ADD and RENAME, only
+ *    NOTIFY4_ADD_ENTRY is granted; another client's CREATE then proceeds at
+ *    once and the holder gets CB_NOTIFY naming the entry (its own CREATE
+ *    too), no CB_RECALL; a REMOVE and an NFSv3 CREATE still recall it;
  *  - a holder that never returns: revoked a lease after the recall (the
  *    other client's CREATE proceeds, RECALLABLE_STATE_REVOKED,
  *    TEST_STATEID DELEG_REVOKED, FREE_STATEID);
@@ -64,10 +68,12 @@ static double now_s(void)
 /* ---- a client playing its callback service: CB_RECALLs kept until asked for ---- */
 
 #define RECALLS_KEPT 16
+#define CB_NOTIFY 6u /* OP_CB_NOTIFY */
 struct dd_client {
 	struct n4_client k;
-	unsigned nrec;
+	unsigned nrec, nnot;
 	struct n4_cb_call rec[RECALLS_KEPT]; /* CB_RECALLs not yet taken by dd_recalled() */
+	struct n4_cb_call note[RECALLS_KEPT]; /* CB_NOTIFYs not yet taken by dd_notified() */
 };
 
 static void keep_cb(struct dd_client *d, const uint8_t *msg, size_t len)
@@ -78,6 +84,8 @@ static void keep_cb(struct dd_client *d, const uint8_t *msg, size_t len)
 		return;
 	if (cc.proc == 1 && cc.op2 == CB_RECALL && d->nrec < RECALLS_KEPT)
 		d->rec[d->nrec++] = cc;
+	if (cc.proc == 1 && cc.op2 == CB_NOTIFY && d->nnot < RECALLS_KEPT)
+		d->note[d->nnot++] = cc;
 	(void)n4_cb_answer(&d->k.c, &cc); /* probes and recalls: NFS4_OK */
 	d->k.cb_answered++;
 }
@@ -108,6 +116,20 @@ static bool dd_start(struct dd_client *d, const char *id)
 	return d->k.cb_answered >= 2;
 }
 
+/* One callback call received and kept (keep_cb) before end (now_s()): false if none came. */
+static bool dd_pump(struct dd_client *d, double end)
+{
+	int left = (int)((end - now_s()) * 1000);
+	uint8_t *buf = NULL;
+	size_t len;
+
+	if (left <= 0 || raw_recv_record(&d->k.c, &buf, &len, left) != RAW_RECV_OK)
+		return false;
+	keep_cb(d, buf, len);
+	free(buf);
+	return true;
+}
+
 /* A CB_RECALL of sid arrived within timeout_ms (taken from those kept, or read from the connection). */
 static bool dd_recalled(struct dd_client *d, const struct n4_sid *sid, const uint8_t *fh, uint32_t fh_len,
 			int timeout_ms)
@@ -126,15 +148,40 @@ static bool dd_recalled(struct dd_client *d, const struct n4_sid *sid, const uin
 				return true;
 			i--;
 		}
-		int left = (int)((end - now_s()) * 1000);
-		uint8_t *buf = NULL;
-		size_t len;
-
-		if (left <= 0 || raw_recv_record(&d->k.c, &buf, &len, left) != RAW_RECV_OK)
+		if (!dd_pump(d, end))
 			return false;
-		keep_cb(d, buf, len);
-		free(buf);
 	}
+}
+
+/* A CB_NOTIFY of sid about directory fh arrived within timeout_ms, with one notify4 of NOTIFY4_ADD_ENTRY
+ * (notify_add4: no old entry, ne_file name, empty fattr4) (RFC 8881 §20.4.1). */
+static bool dd_notified(struct dd_client *d, const struct n4_sid *sid, const uint8_t *fh, uint32_t fh_len,
+			const char *name, int timeout_ms)
+{
+	double end = now_s() + timeout_ms / 1000.0;
+
+	while (d->nnot == 0)
+		if (!dd_pump(d, end))
+			return false;
+	struct n4_cb_call cc = d->note[0];
+	struct n4_sid got;
+	struct xd x;
+	uint32_t l = 0;
+
+	memmove(&d->note[0], &d->note[1], (d->nnot - 1) * sizeof(d->note[0]));
+	d->nnot--;
+	xd_init(&x, cc.args, cc.args_len);
+	n4_xd_sid(&x, &got);
+	const uint8_t *f = xd_opaque(&x, &l, 128);
+	bool ok = memcmp(&got, sid, sizeof(got)) == 0 && f && l == fh_len && memcmp(f, fh, l) == 0;
+
+	ok = CHECK(ok, "CB_NOTIFY names the delegation and the directory") && ok;
+	ok = CHECK(xd_u32(&x) == 1 && xd_u32(&x) == 1 && xd_u32(&x) == 1u << 3, "one notify4, NOTIFY4_ADD_ENTRY") && ok;
+	xd_u32(&x); /* notify_vals' length */
+	ok = CHECK(xd_u32(&x) == 0, "nad_old_entry: none") && ok;
+	const uint8_t *n = xd_opaque(&x, &l, 255);
+	ok = CHECK(n && l == strlen(name) && memcmp(n, name, l) == 0, "ne_file is %s", name) && ok;
+	return ok && !x.bad;
 }
 
 static void dd_close(struct dd_client *d)
@@ -179,10 +226,11 @@ static int dd_fh(struct n4_client *k, const char *path, uint8_t *fh, uint32_t *f
 	return st;
 }
 
-/* GET_DIR_DELEGATION of fh (asking for NOTIFY4_ADD_ENTRY, REMOVE_ENTRY, RENAME_ENTRY): the
+/* GET_DIR_DELEGATION of fh asking for the notification types want (bits of notify_type4): the
  * COMPOUND's status if not NFS4_OK, else gddrnf_status (0 GDD4_OK: *sid, *notify the words of the
  * granted notification bitmap or'ed; 1 GDD4_UNAVAIL). */
-static int dd_get(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *sid, uint32_t *notify)
+static int dd_get_want(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t want, struct n4_sid *sid,
+		       uint32_t *notify)
 {
 	struct raw_reply r;
 	struct xb a;
@@ -192,7 +240,7 @@ static int dd_get(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struc
 	xb_u32(&a, OP_GDD);
 	xb_u32(&a, 0);                          /* gdda_signal_deleg_avail */
 	xb_u32(&a, 1);                          /* gdda_notification_types */
-	xb_u32(&a, 1u << 2 | 1u << 3 | 1u << 4); /* NOTIFY4_REMOVE_ENTRY 2, ADD_ENTRY 3, RENAME_ENTRY 4 */
+	xb_u32(&a, want);
 	for (int i = 0; i < 2; i++) {           /* gdda_child_attr_delay, gdda_dir_attr_delay */
 		xb_u64(&a, 0);
 		xb_u32(&a, 0);
@@ -214,6 +262,12 @@ static int dd_get(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struc
 	}
 	raw_reply_free(&r);
 	return st;
+}
+
+/* dd_get_want asking for no notification: a recall-only delegation. */
+static int dd_get(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *sid, uint32_t *notify)
+{
+	return dd_get_want(k, fh, fh_len, 0, sid, notify);
 }
 
 /* CREATE of a directory (kind NF4DIR, no attributes) named name in fh: the status. */
@@ -524,6 +578,36 @@ static void test_v40(const struct dd_dir *d)
 	n4_client_close(&k);
 }
 
+static void test_notify(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+{
+	struct n4_sid sid;
+	uint32_t notify = 0;
+	struct raw_conn v3;
+
+	hx_section("NOTIFY4_ADD_ENTRY (RFC 8881 §10.9.2): another client's CREATE is told by CB_NOTIFY, not recalled");
+	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 2 | 1u << 3 | 1u << 4, &sid, &notify), 0,
+		      "A: GDD4_OK asking REMOVE_ENTRY, ADD_ENTRY, RENAME_ENTRY"))
+		return;
+	CHECK_EQ(notify, 1u << 3, "A: NOTIFY4_ADD_ENTRY granted, not the others");
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "told"), 0, "B: CREATE proceeds at once");
+	dd_notified(a, &sid, d->fh, d->fh_len, "told", 5000);
+	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
+	CHECK_EQ(dd_mkdir(&a->k, d->fh, d->fh_len, "mine"), 0, "A: its own CREATE");
+	dd_notified(a, &sid, d->fh, d->fh_len, "mine", 5000);
+	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
+	/* What it was not granted recalls: another client's REMOVE, an NFSv3 client's CREATE. */
+	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), N4ERR_DELAY, "B: REMOVE waits (no REMOVE_ENTRY)");
+	dd_recall_return(a, d, &sid, "A (B's REMOVE)");
+	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), 0, "B: REMOVE proceeds after the return");
+	if (!CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)"))
+		return;
+	if (CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 3, &sid, &notify), 0, "A: GDD4_OK with ADD_ENTRY")) {
+		CHECK_EQ(v3_name_op(&v3, 8, d, "v3told"), NFS3ERR_JUKEBOX, "NFSv3 CREATE: recalled, not told");
+		dd_recall_return(a, d, &sid, "A (NFSv3 CREATE)");
+	}
+	raw_close(&v3);
+}
+
 static void test_soak(void)
 {
 	static struct dd_client c[SOAK_CLIENTS];
@@ -625,6 +709,7 @@ int main(int argc, char **argv)
 		test_revoke(&a, &b, &d3);
 		test_rename_victim(&a, &b, &d1, &d2);
 		test_v40(&d1);
+		test_notify(&a, &b, &d1);
 		dd_close(&a);
 		dd_close(&b);
 	}

@@ -251,18 +251,62 @@ bool nfs4_deleg_dir_any(void)
 	return dl_ready && atomic_load(&dl_ndir) != 0;
 }
 
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid)
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add)
 {
 	/* RFC 8881 §10.9.1: a change by the holder itself recalls none of its own (the
-	 * table skips clientid's); every other holder's is recalled, the change waiting. */
+	 * table skips clientid's); every other holder's is recalled, the change waiting,
+	 * but for an added entry those granted NOTIFY4_ADD_ENTRY (told after, §10.9.2). */
 	if (!nfs4_deleg_dir_any())
 		return NFS4_OK; /* no directory delegated: no lock taken */
-	return nfs4_deleg_break(fkey, fkey_len, clientid, NFS4_DL_ACC_NS);
+	return nfs4_deleg_break(fkey, fkey_len, clientid, add ? NFS4_DL_ACC_DIR_ADD : NFS4_DL_ACC_NS);
 }
 
-uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir)
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add)
 {
-	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x));
+	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), add);
+}
+
+/* CB_NOTIFY's outcome: an error changes nothing (the holder may miss the entry until it reads
+ * the directory again; as a lost notification, RFC 8881 §10.9.2 leaves that to the client). */
+static void notify_done(void *arg, int32_t status)
+{
+	(void)arg;
+	if (status != NFS4_OK)
+		log_limited(&dl_limit, LOG_INFO, "nfs4: CB_NOTIFY answered %d", status);
+}
+
+void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name)
+{
+	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX], r;
+	struct nfs4_cb_op op;
+	size_t len = strlen(name);
+	unsigned n;
+
+	if (!nfs4_deleg_dir_any() || len > NFS4_CB_NAME_MAX)
+		return;
+	dl_lock();
+	n = nfs4_dtab_dir_notified(&dl_tab, dir->data, dir->len, to);
+	dl_unlock();
+	for (unsigned i = 0; i < n; i++) {
+		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, NOTIFY4_ADD_ENTRY of name) */
+		memset(&op, 0, sizeof(op.u.notify) + offsetof(struct nfs4_cb_op, u));
+		op.kind = NFS4_CB_OP_NOTIFY;
+		op.u.notify.stateid = to[i].sid;
+		op.u.notify.fh.len = to[i].fkey_len;
+		memcpy(op.u.notify.fh.data, to[i].fkey, to[i].fkey_len);
+		op.u.notify.type = NOTIFY4_ADD_ENTRY;
+		op.u.notify.name_len = (uint32_t)len;
+		memcpy(op.u.notify.name, name, len);
+		if (nfs4_cb_send(to[i].clientid, &op, notify_done, NULL))
+			continue;
+		/* RFC 8881 §10.9.2: not to be told: recalled instead */
+		dl_lock();
+		bool recall = nfs4_dtab_recall_now(&dl_tab, &to[i].sid, nfs4_now(), &r);
+
+		dl_unlock();
+		if (recall)
+			send_recalls(&r, 1);
+	}
 }
 
 /* RFC 8881 §20.6: CB_RECALL_ANY to the holders while the table is nearly full
@@ -418,22 +462,22 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 }
 
 bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
-			  struct nfs4_stateid *sid)
+			  uint32_t want, uint32_t *granted, struct nfs4_stateid *sid)
 {
 	struct nfs4_dl_ask ask = {
 		.clientid = clientid, .minor = minor, .grace = grace,
 		.enabled = dl_ready && atomic_load(&dl_enabled) && atomic_load(&dl_dir_enabled),
 	};
-	bool granted;
+	bool ok;
 
 	if (!ask.enabled)
 		return false;
 	ask.cb_up = cb_usable(clientid);
 	dl_lock();
-	granted = nfs4_dtab_decide_dir(&dl_tab, fkey, fkey_len, &ask) &&
-		  nfs4_dtab_grant_dir(&dl_tab, clientid, fkey, fkey_len, sid);
+	ok = nfs4_dtab_decide_dir(&dl_tab, fkey, fkey_len, &ask) &&
+	     nfs4_dtab_grant_dir(&dl_tab, clientid, fkey, fkey_len, want, granted, sid);
 	dl_unlock();
-	return granted;
+	return ok;
 }
 
 void nfs4_deleg_ungrant(const struct nfs4_stateid *sid)
@@ -657,7 +701,7 @@ static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_le
 /* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client. */
 static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len)
 {
-	return nfs4_deleg_dir_changed(fkey, fkey_len, 0) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, false) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
 static const struct nfs_deleg_hook dl_hook = {

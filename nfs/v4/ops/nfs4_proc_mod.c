@@ -147,7 +147,7 @@ uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = create_how(a, s->link, &how);
 	/* RFC 8881 §10.9.1: a new entry recalls other clients' directory delegations first. */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, true);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(
@@ -155,6 +155,7 @@ uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res)
 	}
 	if (status == NFS4_OK) {
 		nfs4_mod_done(&dir, &r->cinfo, &h);
+		nfs4_deleg_dir_added(&x->cur.fh, name); /* RFC 8881 §10.9.2 (the handle still the directory) */
 		r->attrset = a->attrs.attrsset;
 		/* Made, but already gone again: there is no object to name. */
 		status = be_obj_valid(&obj) ? nfs4_fh_obj(&dir, &obj, &x->cur.fh) : NFS4ERR_NOENT;
@@ -190,7 +191,7 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &dir, name);
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
 	/* RFC 8881 §12.5.5: removing the file recalls other clients' layouts of it (no wait) */
 	if (status == NFS4_OK && dir.exp)
 		nfs4_pnfs_recall_at(dir.exp, &dir.cred, &dir.o, name, nfs4_deleg_caller(x));
@@ -268,9 +269,9 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs4_deleg_break_name(x, &to, newname);
 	/* RFC 8881 §10.9.1: both directories' delegations of other clients. */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->saved.fh);
+		status = nfs4_deleg_dir_break(x, &x->saved.fh, false);
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&from, &to, &h);
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);
@@ -318,13 +319,15 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break(x->saved.fh.data, x->saved.fh.len, nfs4_deleg_caller(x), NFS4_DL_ACC_NS);
 	if (status == NFS4_OK) /* RFC 8881 §10.9.1: the new name's directory */
-		status = nfs4_deleg_dir_break(x, &x->cur.fh);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, true);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(be_link(dir.exp->fs, &dir.cred, &src.o, &dir.o, name));
 	}
-	if (status == NFS4_OK)
+	if (status == NFS4_OK) {
 		nfs4_mod_done(&dir, &r->cinfo, &h);
+		nfs4_deleg_dir_added(&x->cur.fh, name); /* RFC 8881 §10.9.2 */
+	}
 	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&dir);
 	nfs4_obj_put(&src);
@@ -463,7 +466,7 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
 	/* RFC 8881 §10.9.1: a directory's attributes changed by another client. */
 	if (status == NFS4_OK && sa.mask && ob.kind == NFS4_OBJ_EXPORT && ob.attr.type == BE_DIR)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
 	/* RFC 8881 §12.5.5: a truncate recalls other clients' layouts of the file (no wait) */
 	if (status == NFS4_OK && (sa.mask & BE_SET_SIZE))
 		nfs4_pnfs_recall_file(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), NULL);

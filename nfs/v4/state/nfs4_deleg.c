@@ -225,6 +225,7 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->cb_pending = false;
 	d->admin = false;
 	d->dir = false;
+	d->notify = 0;
 	d->gen = (d->gen + 1) & GEN_MASK;
 	d->clientid = clientid;
 	d->recalled_at = 0;
@@ -263,14 +264,45 @@ bool nfs4_dtab_decide_dir(const struct nfs4_dtab *t, const uint8_t *fkey, uint32
 }
 
 bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
-			 struct nfs4_stateid *sid)
+			 uint32_t want, uint32_t *granted, struct nfs4_stateid *sid)
 {
+	struct nfs4_dl_recall out[NFS4_DL_NOTIFY_MAX];
+	/* RFC 8881 §18.39.3: the notifications granted may be fewer than asked (none past the bound) */
+	uint32_t notify = nfs4_dtab_dir_notified(t, fkey, fkey_len, out) < NFS4_DL_NOTIFY_MAX
+				  ? want & NFS4_DL_NOTIFY_GRANTABLE
+				  : 0;
+	struct nfs4_dl *d;
+
 	if (t->ndir >= NFS4_DELEG_DIR_MAX || !nfs4_dtab_grant(t, clientid, fkey, fkey_len, false, sid))
 		return false;
-	t->d[be32g(sid->other + 8) & (NFS4_DELEG_MAX - 1)].dir = true;
+	d = &t->d[be32g(sid->other + 8) & (NFS4_DELEG_MAX - 1)];
+	d->dir = true;
+	d->notify = notify;
+	*granted = notify;
 	t->ndir++;
 	t->dir_granted++;
 	return true;
+}
+
+unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				struct nfs4_dl_recall *out)
+{
+	unsigned n = 0;
+
+	if (t->ndir == 0)
+		return 0;
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0 && n < NFS4_DL_NOTIFY_MAX; i = t->d[i].next) {
+		const struct nfs4_dl *d = &t->d[i];
+
+		if (!key_eq(d, fkey, fkey_len) || !d->dir || d->state != NFS4_DL_HELD || !(d->notify & NFS4_DL_NOTIFY_ADD))
+			continue;
+		out[n].clientid = d->clientid;
+		sid_of(t, (unsigned)i, &out[n].sid);
+		out[n].fkey_len = d->fkey_len;
+		memcpy(out[n].fkey, d->fkey, d->fkey_len);
+		n++;
+	}
+	return n;
 }
 
 static void recall_out(const struct nfs4_dtab *t, struct nfs4_dl *d, struct nfs4_dl_recall *r)
@@ -348,6 +380,9 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 		 * a read delegation only in the way of writers. */
 		if (!key_eq(d, fkey, fkey_len) || d->clientid == clientid || d->state == NFS4_DL_REVOKED ||
 		    (acc == NFS4_DL_ACC_READ && !d->write))
+			continue;
+		/* RFC 8881 §10.9.2: a holder told of added entries keeps its delegation (CB_NOTIFY after) */
+		if (acc == NFS4_DL_ACC_DIR_ADD && d->state == NFS4_DL_HELD && (d->notify & NFS4_DL_NOTIFY_ADD))
 			continue;
 		if (d->state == NFS4_DL_RECALLED && recall_due(d, now, lease)) {
 			dl_revoke(t, d); /* RFC 8881 §10.4.6: the other client proceeds */
@@ -510,6 +545,24 @@ bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, con
 		a->mtime_nsec = d->mod_nsec;
 	}
 	cb_merge_times(d, cb, &now, a);
+	return true;
+}
+
+bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
+			  struct nfs4_dl_recall *r)
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (!d || d->state != NFS4_DL_HELD)
+		return false;
+	/* RFC 8881 §10.9.2: a change the holder cannot be told of recalls its delegation */
+	d->state = NFS4_DL_RECALLED;
+	d->recalled_at = now;
+	d->revoke_at = 0;
+	t->nrecalled++;
+	t->recalls++;
+	t->dir_recalls += d->dir;
+	recall_out(t, d, r);
 	return true;
 }
 

@@ -60,6 +60,12 @@
 #define NFS4_DELEG_BUCKETS 1024u
 /* Directory delegations at most (a quarter of the table). */
 #define NFS4_DELEG_DIR_MAX (NFS4_DELEG_MAX / 4u)
+/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_ADD_ENTRY
+ * only (an added entry's cookie is optional; a removed one's is not, and is not known here). */
+#define NFS4_DL_NOTIFY_ADD (1u << 3)
+#define NFS4_DL_NOTIFY_GRANTABLE NFS4_DL_NOTIFY_ADD
+/* Holders of one directory granted notifications at most (one change's CB_NOTIFYs). */
+#define NFS4_DL_NOTIFY_MAX 16u
 /* CB_RECALL_ANY (RFC 8881 §20.6) when this many are held. */
 #define NFS4_DELEG_PRESSURE (NFS4_DELEG_MAX * 3u / 4u)
 
@@ -92,6 +98,7 @@ struct nfs4_dl {
 	bool cb_pending;   /* RECALLED, CB_RECALL not handed out yet (or its send failed) */
 	bool admin;        /* REVOKED by an administrator (nfs4_dtab_revoke_files), not a recall */
 	bool dir;          /* a directory delegation (GET_DIR_DELEGATION), of the read kind */
+	uint32_t notify;   /* dir: the notifications granted (NFS4_DL_NOTIFY_*) */
 	uint32_t gen;      /* bumped at each grant of the slot */
 	uint64_t clientid;
 	uint64_t recalled_at; /* seconds: when it was recalled */
@@ -167,9 +174,22 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
  */
 bool nfs4_dtab_decide_dir(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
 			  const struct nfs4_dl_ask *a);
-/* Record a directory delegation (nfs4_dtab_grant's, dir set). false: no room. */
+struct nfs4_dl_recall; /* below */
+/* Record a directory delegation (nfs4_dtab_grant's, dir set) with the notifications want asks
+ * (NOTIFY4_* bits): those of NFS4_DL_NOTIFY_GRANTABLE while the directory has fewer than
+ * NFS4_DL_NOTIFY_MAX holders with notifications (RFC 8881 §18.39.3: a subset may be granted),
+ * into *granted. false: no room. */
 bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
-			 struct nfs4_stateid *sid);
+			 uint32_t want, uint32_t *granted, struct nfs4_stateid *sid);
+/* An entry was added to the directory: its HELD delegations granted NFS4_DL_NOTIFY_ADD (the
+ * adder's own too, RFC 8881 §10.9.1: a holder is told of its own changes), at most
+ * NFS4_DL_NOTIFY_MAX, into out[] (client, stateid, directory). Returns how many. */
+unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				struct nfs4_dl_recall *out);
+/* A notification of sid could not be sent: the delegation is recalled instead (HELD -> RECALLED,
+ * its CB_RECALL handed out into *r). false: not HELD (nothing to do). */
+bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
+			  struct nfs4_dl_recall *r);
 
 /* Undo a grant just made (sid HELD): the OPEN's reply will not carry it. */
 void nfs4_dtab_ungrant(struct nfs4_dtab *t, const struct nfs4_stateid *sid);
@@ -183,6 +203,9 @@ enum nfs4_dl_access {
 	NFS4_DL_ACC_NS,    /* REMOVE, RENAME, LINK of the file: with any */
 	NFS4_DL_ACC_LOCK,  /* LOCK, LOCKT, NLM LOCK / TEST: with any (the holder's
 			    * client keeps its byte-range locks to itself, RFC 8881 §10.4) */
+	NFS4_DL_ACC_DIR_ADD, /* an entry added to the directory (NFSv4 CREATE, OPEN creating, LINK):
+			      * with any directory delegation but one granted NFS4_DL_NOTIFY_ADD,
+			      * whose holder is sent CB_NOTIFY after the change (RFC 8881 §10.9.2) */
 };
 /* A CB_RECALL to send (RFC 8881 §20.2.1). */
 struct nfs4_dl_recall {
