@@ -25,7 +25,9 @@
  *  - notifications (RFC 8881 §10.9.2): asked REMOVE, ADD and RENAME, only
  *    NOTIFY4_ADD_ENTRY is granted; another client's CREATE then proceeds at
  *    once and the holder gets CB_NOTIFY naming the entry (its own CREATE
- *    too), no CB_RECALL; a REMOVE and an NFSv3 CREATE still recall it;
+ *    too), so do another client's OPEN creating a file and LINK (an OPEN
+ *    of an existing file tells nothing), no CB_RECALL; a REMOVE and an
+ *    NFSv3 CREATE still recall it;
  *  - a holder that never returns: revoked a lease after the recall (the
  *    other client's CREATE proceeds, RECALLABLE_STATE_REVOKED,
  *    TEST_STATEID DELEG_REVOKED, FREE_STATEID);
@@ -321,6 +323,23 @@ static int dd_rename(struct n4_client *k, const struct dd_dir *from, const struc
 	return st;
 }
 
+/* LINK of the object fh as name in directory to: the status. */
+static int dd_link(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct dd_dir *to, const char *name)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 4, fh, fh_len);
+	xb_u32(&a, N4_SAVEFH);
+	n4_xb_putfh(&a, to->fh, to->fh_len);
+	xb_u32(&a, N4_LINK);
+	xb_string(&a, name);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
 /* DELEGRETURN (fh the directory) or FREE_STATEID of sid: the status. */
 static int dd_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t op, const struct n4_sid *sid)
 {
@@ -594,6 +613,20 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
 	CHECK_EQ(dd_mkdir(&a->k, d->fh, d->fh_len, "mine"), 0, "A: its own CREATE");
 	dd_notified(a, &sid, d->fh, d->fh_len, "mine", 5000);
+	struct n4_sid osid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+
+	CHECK_EQ(n4_open(&b->k, d->path, "opened", true, N4_ACCESS_BOTH, 0, "o", NULL, &osid, fh, &fh_len), 0,
+		 "B: OPEN creating proceeds at once");
+	dd_notified(a, &sid, d->fh, d->fh_len, "opened", 5000);
+	CHECK_EQ(n4_close(&b->k, fh, fh_len, NULL, &osid), 0, "B: CLOSE");
+	CHECK_EQ(n4_open(&b->k, d->path, "opened", true, N4_ACCESS_READ, 0, "o", NULL, &osid, fh, &fh_len), 0,
+		 "B: OPEN of the existing file");
+	CHECK(!dd_notified(a, &sid, d->fh, d->fh_len, "opened", 500) && a->nnot == 0, "A: nothing told (nothing added)");
+	CHECK_EQ(n4_close(&b->k, fh, fh_len, NULL, &osid), 0, "B: CLOSE");
+	CHECK_EQ(dd_link(&b->k, fh, fh_len, d, "linked"), 0, "B: LINK proceeds at once");
+	dd_notified(a, &sid, d->fh, d->fh_len, "linked", 5000);
 	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
 	/* What it was not granted recalls: another client's REMOVE, an NFSv3 client's CREATE. */
 	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), N4ERR_DELAY, "B: REMOVE waits (no REMOVE_ENTRY)");
