@@ -362,6 +362,8 @@ static void test_prom_sections(void **state)
 	assert_non_null(strstr(page, "rnfsd_nfs4_opens 7\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_delegation_recalls_total counter\nrnfsd_nfs4_delegation_recalls_total 5\n"));
 	assert_non_null(strstr(page, "rnfsd_nfs4_delegation_revocations_total 1\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_dir_delegations gauge\nrnfsd_nfs4_dir_delegations 0\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_dir_delegation_recalls_total counter\n"));
 	/* pNFS layout recalls (issue 28) */
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalling gauge\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_total counter\n"));
