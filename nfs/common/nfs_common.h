@@ -258,8 +258,10 @@ struct nfs_deleg_hook {
 	/* Is any directory delegated now? (a hint without a lock) */
 	bool (*dir_any)(void);
 	/* The entries of the directory (its handle's bytes) are about to change: NFSv4 clients'
-	 * directory delegations of it are recalled (RFC 8881 §10.9.1). */
-	enum nfs_deleg_verdict (*dir_changed)(const uint8_t *fkey, uint32_t fkey_len);
+	 * directory delegations of it are recalled (RFC 8881 §10.9.1); add: an entry is to be added,
+	 * which holders granted NOTIFY4_ADD_ENTRY are told of instead, through dir_added once made. */
+	enum nfs_deleg_verdict (*dir_changed)(const uint8_t *fkey, uint32_t fkey_len, bool add);
+	void (*dir_added)(const uint8_t *fkey, uint32_t fkey_len, const char *name);
 };
 /* NFSv4 at start: h (static, never freed) answers the checks below (NULL: none,
  * nothing delegated). Returns the hook it replaces (tests put it back). */
@@ -270,9 +272,11 @@ enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const s
 					   const struct be_obj *dir, const char *name);
 enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr);
 /* CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK change the directory dir: its
- * directory delegations are recalled first (NFSv3: NFS3ERR_JUKEBOX while they are out). */
+ * directory delegations are recalled first (NFSv3: NFS3ERR_JUKEBOX while they are out), but for an
+ * entry added (add) those whose holders are told by nfs_deleg_dir_added() once it is made. */
 bool nfs_deleg_dir_any(void);
-enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len);
+enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add);
+void nfs_deleg_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name);
 
 /*
  * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_proc_layout.c): an NFSv3

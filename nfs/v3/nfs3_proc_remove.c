@@ -20,7 +20,8 @@ static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj 
 {
 	if (name && nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name) != NFS_DELEG_CLEAR)
 		return NFS3ERR_JUKEBOX;
-	return nfs_deleg_dir_changed(dfh->data, dfh->len) == NFS_DELEG_CLEAR ? NFS3_OK : NFS3ERR_JUKEBOX;
+	/* no name: LINK's new one, of which holders granted NOTIFY4_ADD_ENTRY are told once made */
+	return nfs_deleg_dir_changed(dfh->data, dfh->len, !name) == NFS_DELEG_CLEAR ? NFS3_OK : NFS3ERR_JUKEBOX;
 }
 
 /* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data.
@@ -175,8 +176,10 @@ enum rpc_proc_status nfs3_link_exec(struct rpc_call *c, void *args, void *res)
 		r->status = nfs3_deleg_break_name(&nc, &d, &a->link.dir, NULL);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(be_link(nc.fs, &nc.cred, &o, &d, name));
-	if (r->status == NFS3_OK)
+	if (r->status == NFS3_OK) {
+		nfs_deleg_dir_added(a->link.dir.data, a->link.dir.len, name); /* RFC 8881 §20.4: CB_NOTIFY */
 		nfs3_call_commit_meta(&nc, &d);
+	}
 	if (be_obj_valid(&o))
 		nfs3_call_getattr(&nc, &o, &r->attr);
 	nfs3_call_getattr(&nc, &d, &r->dir.post);

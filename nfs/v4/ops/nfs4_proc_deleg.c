@@ -698,10 +698,22 @@ static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_le
 	return nfs4_deleg_getattr(fkey, fkey_len, 0, attr) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
-/* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client. */
-static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len)
+/* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client
+ * (for an entry added, those not granted NOTIFY4_ADD_ENTRY). */
+static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
 {
-	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, false) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, add) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+}
+
+/* ... the entry made: CB_NOTIFY to the holders granted NOTIFY4_ADD_ENTRY. */
+static void hook_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name)
+{
+	struct nfs_fh fh = { .len = fkey_len };
+
+	if (fkey_len <= sizeof(fh.data)) {
+		memcpy(fh.data, fkey, fkey_len);
+		nfs4_deleg_dir_added(&fh, name);
+	}
 }
 
 static const struct nfs_deleg_hook dl_hook = {
@@ -711,6 +723,7 @@ static const struct nfs_deleg_hook dl_hook = {
 	.getattr = hook_getattr,
 	.dir_any = nfs4_deleg_dir_any,
 	.dir_changed = hook_dir_changed,
+	.dir_added = hook_dir_added,
 };
 
 /* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,

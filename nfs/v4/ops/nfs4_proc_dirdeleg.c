@@ -9,10 +9,11 @@
  * (nfs4_deleg_watch_dir: inotify, after the fact; no lease, Linux has none
  * on directories). Of the notifications asked for, only NOTIFY4_ADD_ENTRY
  * is granted (§18.39.3 lets the server grant fewer): another NFSv4 client's
- * CREATE, OPEN creating or LINK in the directory is then told to the holder
+ * CREATE, OPEN creating or LINK in the directory (an NFSv3 client's CREATE,
+ * MKDIR, SYMLINK, MKNOD or LINK too) is then told to the holder
  * by CB_NOTIFY after the change (nfs4_deleg_dir_added, §10.9.2) instead of
  * a recall. Every other change of the directory by another client, an NFSv3
- * client or a local process recalls the delegation with CB_RECALL
+ * client or a local process (any) recalls the delegation with CB_RECALL
  * (nfs4_deleg_dir_changed), which the holder answers by DELEGRETURN, or it
  * is revoked one lease later, as a file's. REMOVE_ENTRY and RENAME_ENTRY
  * would need the removed entry's READDIR cookie (nrm_old_entry_cookie is not
