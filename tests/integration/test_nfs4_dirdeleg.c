@@ -387,7 +387,7 @@ static bool dd_hold(struct dd_client *d, const struct dd_dir *dir, struct n4_sid
 /* d's delegation sid of dir recalled (CB_RECALL within 5 s), then returned. */
 static void dd_recall_return(struct dd_client *d, const struct dd_dir *dir, const struct n4_sid *sid, const char *why)
 {
-	CHECK(dd_recalled(d, sid, dir->fh, dir->fh_len, 5000), "%s: CB_RECALL of the delegation, with the directory's handle",
+	CHECK(dd_recalled(d, sid, dir->fh, dir->fh_len, 20000), "%s: CB_RECALL of the delegation, with the directory's handle",
 	      why);
 	CHECK_EQ(dd_sid_op(&d->k, dir->fh, dir->fh_len, N4_DELEGRETURN, sid), 0, "%s: DELEGRETURN", why);
 }
@@ -425,7 +425,7 @@ static void test_other_client(struct dd_client *a, struct dd_client *b, const st
 	if (!dd_hold(a, d, &sid, "A"))
 		return;
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "bsub"), N4ERR_DELAY, "B: CREATE waits (NFS4ERR_DELAY)");
-	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 5000), "A: CB_RECALL of its stateid and the directory's handle");
+	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_RECALL of its stateid and the directory's handle");
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "bsub"), N4ERR_DELAY, "B: still DELAY while the recall is out");
 	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "bsub"), 0, "B: CREATE proceeds after the return");
@@ -517,7 +517,7 @@ static void test_local(struct dd_client *a, const struct dd_dir *d)
 	snprintf(path, sizeof(path), "%s/localnew", d->path);
 	t0 = now_s();
 	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 5000), "A: CB_RECALL after a local create (%.2f s)", now_s() - t0);
+	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_RECALL after a local create (%.2f s)", now_s() - t0);
 	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
 	sleep(2);
 	if (!dd_hold(a, d, &sid, "A"))
@@ -541,7 +541,7 @@ static void test_revoke(struct dd_client *a, struct dd_client *b, const struct d
 	if (!dd_hold(a, d, &sid, "A"))
 		return;
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "late"), N4ERR_DELAY, "B: CREATE waits");
-	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 5000), "A: CB_RECALL (answered, never returned)");
+	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_RECALL (answered, never returned)");
 	do {
 		usleep(500 * 1000);
 		(void)n4_sequence(&a->k); /* A keeps its lease */
@@ -609,29 +609,29 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 		return;
 	CHECK_EQ(notify, 1u << 3, "A: NOTIFY4_ADD_ENTRY granted, not the others");
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "told"), 0, "B: CREATE proceeds at once");
-	dd_notified(a, &sid, d->fh, d->fh_len, "told", 5000);
+	dd_notified(a, &sid, d->fh, d->fh_len, "told", 20000);
 	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
 	CHECK_EQ(dd_mkdir(&a->k, d->fh, d->fh_len, "mine"), 0, "A: its own CREATE");
-	dd_notified(a, &sid, d->fh, d->fh_len, "mine", 5000);
+	dd_notified(a, &sid, d->fh, d->fh_len, "mine", 20000);
 	struct n4_sid osid;
 	uint8_t fh[128];
 	uint32_t fh_len = 0;
 
 	CHECK_EQ(n4_open(&b->k, d->path, "opened", true, N4_ACCESS_BOTH, 0, "o", NULL, &osid, fh, &fh_len), 0,
 		 "B: OPEN creating proceeds at once");
-	dd_notified(a, &sid, d->fh, d->fh_len, "opened", 5000);
+	dd_notified(a, &sid, d->fh, d->fh_len, "opened", 20000);
 	CHECK_EQ(n4_close(&b->k, fh, fh_len, NULL, &osid), 0, "B: CLOSE");
 	CHECK_EQ(n4_open(&b->k, d->path, "opened", true, N4_ACCESS_READ, 0, "o", NULL, &osid, fh, &fh_len), 0,
 		 "B: OPEN of the existing file");
 	CHECK(!dd_notified(a, &sid, d->fh, d->fh_len, "opened", 500) && a->nnot == 0, "A: nothing told (nothing added)");
 	CHECK_EQ(n4_close(&b->k, fh, fh_len, NULL, &osid), 0, "B: CLOSE");
 	CHECK_EQ(dd_link(&b->k, fh, fh_len, d, "linked"), 0, "B: LINK proceeds at once");
-	dd_notified(a, &sid, d->fh, d->fh_len, "linked", 5000);
+	dd_notified(a, &sid, d->fh, d->fh_len, "linked", 20000);
 	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
 	/* An NFSv3 client's CREATE is told too. */
 	if (CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)")) {
 		CHECK_EQ(v3_name_op(&v3, 8, d, "v3told"), 0, "NFSv3 CREATE proceeds at once");
-		dd_notified(a, &sid, d->fh, d->fh_len, "v3told", 5000);
+		dd_notified(a, &sid, d->fh, d->fh_len, "v3told", 20000);
 		raw_close(&v3);
 	}
 	/* What it was not granted recalls: another client's REMOVE. */
