@@ -506,7 +506,7 @@ static void test_v40(void)
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
 	struct n4_client k;
-	struct raw_conn cb;
+	struct raw_conn cb = { .fd = -1 }; /* io NULL: a plain socket (rawrpc.h) */
 	struct cb_call cc;
 	uint8_t confirm[8] = { 0 };
 
