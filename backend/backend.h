@@ -458,7 +458,9 @@ struct be_ops {
 	/* -- change watches (NFSv4 delegations: a local process's change recalls one) --
 	 * Watch o for what anyone, local processes included, does to it: with
 	 * BE_WATCH_CHANGES its data, attributes, names and removal; with
-	 * BE_WATCH_OPENS its being opened, its names and removal. *wd names the
+	 * BE_WATCH_OPENS its being opened, its names and removal; with
+	 * BE_WATCH_DIR (a directory) its entries' creation, removal and
+	 * renames and its own attributes (not its entries'). *wd names the
 	 * watch (the same file gives the same wd; a later watch of it replaces
 	 * the first's kind). Events go to the change listener (be_change_listen),
 	 * from a backend thread, after the fact: nothing waits for them. unwatch
@@ -614,6 +616,7 @@ static inline void be_file_put(struct be_fs *fs, struct be_file *f)
  * have fired). Any thread; must not block. */
 #define BE_WATCH_CHANGES 1u
 #define BE_WATCH_OPENS 2u
+#define BE_WATCH_DIR 4u /* a directory: entries made, removed or renamed in it, its own attributes */
 void be_change_listen(void (*changed)(int wd, bool gone));
 void be_changed(int wd, bool gone);
 #define be_watch(fs, o, kind, wd) BE_CALL(fs, watch, o, kind, wd)

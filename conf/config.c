@@ -98,6 +98,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_NFSV4, "grace-time", CONFIG_TYPE_UINT, FIELD(nfsv4_grace_time), 0, 0, 3600 },
 	{ CONFIG_SECTION_NFSV4, "lease-time", CONFIG_TYPE_UINT, FIELD(nfsv4_lease_time), 0, 10, 3600 },
 	{ CONFIG_SECTION_NFSV4, "delegations", CONFIG_TYPE_BOOL, FIELD(nfsv4_delegations), 0, 0, 0 },
+	{ CONFIG_SECTION_NFSV4, "directory-delegations", CONFIG_TYPE_BOOL, FIELD(nfsv4_dir_delegations), 0, 0, 0 },
 	{ CONFIG_SECTION_NFSV4, "max-clients", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients), 0, 16, 4096 },
 	{ CONFIG_SECTION_NFSV4, "max-clients-per-host", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients_per_host), 0, 0, 4096 },
 	{ CONFIG_SECTION_NFSV4, "max-clients-per-principal", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients_per_principal), 0,
@@ -186,6 +187,7 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->nfsv4_grace_time = 90; /* RFC 8881 §8.4.2: at least one lease */
 	cfg->nfsv4_lease_time = 90;
 	cfg->nfsv4_delegations = false; /* a write holder's lock reclaim waits for the lease (rnfsd.conf(5)) */
+	cfg->nfsv4_dir_delegations = false; /* local changes of a directory are seen after the fact (rnfsd.conf(5)) */
 	cfg->nfsv4_max_clients = 4096; /* NFS4_STATE_MAX_CLIENTS */
 	cfg->nfsv4_copy_workers = 0; /* a quarter of the threads, at least 1 */
 	cfg->nfsv4_copy_workers_per_client = 1;

@@ -100,6 +100,7 @@ struct rnfsd_config {
 	                               * previous boot were recorded; default 90, 0 (none) ..3600 */
 	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
 	bool nfsv4_delegations;       /* grant read/write delegations (local exports); default no */
+	bool nfsv4_dir_delegations;   /* and directory delegations (GET_DIR_DELEGATION); default no */
 	unsigned nfsv4_max_clients;   /* NFSv4 client records; default 4096, 16..4096 */
 	unsigned nfsv4_max_clients_per_host;      /* ... from one address; 0 (default): max-clients / 2 */
 	unsigned nfsv4_max_clients_per_principal; /* ... by one AUTH_SYS uid/gid; 0 (default): no bound */

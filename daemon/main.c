@@ -560,7 +560,7 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    strcmp(old->state_dir, cur->state_dir) != 0 || old->rpcbind != cur->rpcbind ||
 	    old->rpcbind_replace != cur->rpcbind_replace || old->nfsv4 != cur->nfsv4 ||
 	    old->nfsv4_grace_time != cur->nfsv4_grace_time || old->nfsv4_lease_time != cur->nfsv4_lease_time ||
-	    old->nfsv4_delegations != cur->nfsv4_delegations ||
+	    old->nfsv4_delegations != cur->nfsv4_delegations || old->nfsv4_dir_delegations != cur->nfsv4_dir_delegations ||
 	    old->nfsv4_max_clients != cur->nfsv4_max_clients ||
 	    old->nfsv4_max_open_files != cur->nfsv4_max_open_files ||
 	    old->nfsv4_max_open_files_per_client != cur->nfsv4_max_open_files_per_client ||

@@ -158,7 +158,7 @@ static void fuzz_op_enc(const uint8_t *p, size_t n)
 	if (n < 5)
 		return;
 	memset(&op, 0, sizeof(op));
-	op.kind = (enum nfs4_cb_opkind)(p[0] % 6);
+	op.kind = (enum nfs4_cb_opkind)(p[0] % 7);
 	uint32_t len = (uint32_t)p[1] << 8 | p[2];
 	bool over = false;
 
@@ -192,6 +192,12 @@ static void fuzz_op_enc(const uint8_t *p, size_t n)
 		over = op.u.layoutrecall.recall_type < LAYOUTRECALL4_FILE ||
 		       op.u.layoutrecall.recall_type > LAYOUTRECALL4_ALL ||
 		       (op.u.layoutrecall.recall_type == LAYOUTRECALL4_FILE && len > NFS4_CB_FH_MAX);
+		break;
+	case NFS4_CB_OP_NOTIFY: /* RFC 8881 §20.4.1; notify_type4 5 (CHANGE_COOKIE_VERIFIER) is not built */
+		op.u.notify.name_len = op.u.notify.new_len = len;
+		op.u.notify.fh.len = p[3];
+		op.u.notify.type = NOTIFY4_REMOVE_ENTRY + p[4] % 4;
+		over = len > NFS4_CB_NAME_MAX || p[3] > NFS4_CB_FH_MAX || op.u.notify.type > NOTIFY4_RENAME_ENTRY;
 		break;
 	}
 	xdr_enc_init(&e, out, sizeof(out));

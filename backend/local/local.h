@@ -216,6 +216,8 @@ int local_unwatch(int wd);
 void local_watch_self(const struct stat *st);
 void local_watch_self_fd(int fd);
 void local_watch_self_at(int dfd, const char *name);
+/* dfd/name and the directory dfd itself (rnfsd removes or renames the entry). */
+void local_watch_self_entry(int dfd, const char *name);
 int local_lock_test(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk, bool *conflict,
 		    struct be_lock_conflict *holder);
 int local_lock_set(struct be_fs *fs, struct be_file *f, uint64_t owner, const struct be_lock *lk);

@@ -183,6 +183,7 @@ int local_create(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 
 	if (existed)
 		*existed = false;
+	local_watch_self_fd(dfd); /* the new entry is rnfsd's own (a directory delegation's watch) */
 	if (loop_is_loop_thread())
 		return local_create_here(local_fs(fs), cr, dfd, name, how, out, attr, existed ? existed : &exists);
 	rest.mask &= ~BE_SET_MODE; /* applied at creation */
@@ -227,6 +228,7 @@ int local_link(struct be_fs *fs, const struct be_cred *cr, const struct be_obj *
 	 * go through the /proc magic link instead (protected_hardlinks still applies). */
 	local_fd_path(local_fd(o), path);
 	local_watch_self_fd(local_fd(o));
+	local_watch_self_fd(local_fd(dir)); /* its new entry: rnfsd's own (a directory delegation's watch) */
 	return linkat(AT_FDCWD, path, local_fd(dir), name, AT_SYMLINK_FOLLOW) < 0 ? errno : 0;
 }
 
@@ -270,7 +272,7 @@ static int local_unlink(struct be_fs *fs, const struct be_cred *cr, const struct
 	 * EWOULDBLOCK: not run there, a worker does it */
 	struct local_ring *r = local_fs(fs)->in_memory ? local_ring_here() : NULL;
 	if (r) {
-		local_watch_self_at(local_fd(dir), name);
+		local_watch_self_entry(local_fd(dir), name);
 		return -local_ring_unlinkat(r, cr, local_fd(dir), name, flags);
 	}
 #endif
@@ -279,7 +281,7 @@ static int local_unlink(struct be_fs *fs, const struct be_cred *cr, const struct
 	if (err)
 		return err;
 	/* A directory given to remove: Linux says EISDIR; a file given to rmdir: ENOTDIR */
-	local_watch_self_at(local_fd(dir), name);
+	local_watch_self_entry(local_fd(dir), name);
 	return unlinkat(local_fd(dir), name, flags) < 0 ? errno : 0;
 }
 
@@ -309,8 +311,8 @@ int local_rename(struct be_fs *fs, const struct be_cred *cr, const struct be_obj
 	(void)fs;
 	if (err)
 		return err;
-	local_watch_self_at(local_fd(from_dir), from);
-	local_watch_self_at(local_fd(to_dir), to); /* a target replaced */
+	local_watch_self_entry(local_fd(from_dir), from);
+	local_watch_self_entry(local_fd(to_dir), to); /* a target replaced */
 #if HAVE_LIBURING
 	if (r)
 		return -local_ring_renameat(r, cr, local_fd(from_dir), from, local_fd(to_dir), to);

@@ -9,7 +9,9 @@
  * Kinds: BE_WATCH_CHANGES (IN_MODIFY, IN_ATTRIB: data, mode, owner, times,
  * links, xattrs) for read delegations; BE_WATCH_OPENS (IN_OPEN, IN_ATTRIB)
  * for write delegations, whose holder's own writes would otherwise look like
- * another's. Both: IN_MOVE_SELF, IN_DELETE_SELF. inotify is told after the
+ * another's; BE_WATCH_DIR (IN_CREATE, IN_DELETE, IN_MOVED_FROM, IN_MOVED_TO,
+ * IN_ATTRIB of the directory itself, not of its entries) for directory
+ * delegations. All: IN_MOVE_SELF, IN_DELETE_SELF. inotify is told after the
  * fact: a local writer is not held back until the delegation is returned;
  * the lease a delegation also holds (local_lease.c) holds back local opens
  * and truncates, but not renames, unlinks or attribute changes.
@@ -17,7 +19,8 @@
  * rnfsd's own changes are not a local process's: inotify does not say who
  * made an event, so the backend marks each watched file it is about to
  * change or open itself (local_watch_self*(): writes, attribute changes,
- * names, xattrs, its own opens), and events of that file within
+ * names, xattrs, its own opens; the directory too when it makes, removes
+ * or renames an entry in it), and events of that file within
  * LOCAL_WATCH_SELF_NS after the mark are dropped. The NFS operation that
  * made them has already recalled whatever conflicted (nfs4_deleg_break);
  * a local process's change inside that window of an NFS client's change
@@ -115,11 +118,25 @@ void local_watch_self_at(int dfd, const char *name)
 		local_watch_self(&st);
 }
 
+void local_watch_self_entry(int dfd, const char *name)
+{
+	local_watch_self_at(dfd, name);
+	local_watch_self_fd(dfd);
+}
+
+/* A directory's events about its entries: made, removed, renamed (BE_WATCH_DIR). */
+#define W_DIR_ENTRY (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
+
 /* The watch thread: the event is told unless it is rnfsd's own (or the watch went). */
 static void w_event(const struct inotify_event *ev)
 {
 	struct local_watched *w;
 	bool tell, gone = (ev->mask & IN_IGNORED) != 0;
+
+	/* A watched directory's entry changing only itself (IN_ATTRIB of a file in it, a
+	 * name given): not the directory's change; only files' own watches have no name. */
+	if (ev->len && !(ev->mask & (W_DIR_ENTRY | IN_IGNORED)))
+		return;
 
 	pthread_mutex_lock(&w_mu);
 	w = w_find(ev->wd, 0, 0);
@@ -195,6 +212,7 @@ int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd
 	 * while the delegation's lease keeps the inode open (no IN_DELETE_SELF). */
 	mask |= (kind & BE_WATCH_OPENS) ? IN_OPEN | IN_ATTRIB : 0;
 	mask |= (kind & BE_WATCH_CHANGES) ? IN_MODIFY | IN_ATTRIB : 0;
+	mask |= (kind & BE_WATCH_DIR) ? W_DIR_ENTRY | IN_ATTRIB : 0;
 	if (fstat(local_fd(o), &st) < 0)
 		return errno;
 	local_fd_path(local_fd(o), path);

@@ -46,6 +46,28 @@ enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len,
 	return h && h->getattr ? h->getattr(fkey, fkey_len, may_wait, attr) : NFS_DELEG_CLEAR;
 }
 
+bool nfs_deleg_dir_any(void)
+{
+	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
+
+	return h && h->dir_any && h->dir_any();
+}
+
+enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
+{
+	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
+
+	return h && h->dir_changed ? h->dir_changed(fkey, fkey_len, add) : NFS_DELEG_CLEAR;
+}
+
+void nfs_deleg_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name)
+{
+	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
+
+	if (h && h->dir_added)
+		h->dir_added(fkey, fkey_len, name);
+}
+
 static _Atomic nfs_layout_hook_fn nfs_layout_hook;
 
 nfs_layout_hook_fn nfs_layout_hook_set(nfs_layout_hook_fn fn)

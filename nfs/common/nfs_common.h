@@ -263,10 +263,10 @@ struct nfs_deleg_hook {
 	bool (*any)(void);
 	/* Recall other clients' conflicting delegations of the file (its handle's bytes). */
 	enum nfs_deleg_verdict (*recall)(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc);
-	/* The same for the regular file dir/name of exp, looked up as cr, if there is one (NFS_DELEG_NS).
-	 * removed: the name goes with the file (REMOVE, the target a RENAME replaces), not just moves (a
-	 * RENAME's source): then the pNFS layouts of it are recalled too (RFC 8881 §12.5.5, never waits;
-	 * one lookup for both). */
+	/* The same for the regular file (or delegated directory) dir/name of exp, looked up as cr, if there
+	 * is one (NFS_DELEG_NS). removed: the name goes with the file (REMOVE, the target a RENAME
+	 * replaces), not just moves (a RENAME's source): then the pNFS layouts of it are recalled too
+	 * (RFC 8881 §12.5.5, never waits; one lookup for both). */
 	enum nfs_deleg_verdict (*recall_at)(const struct nfs_export *exp, const struct be_cred *cr,
 					    const struct be_obj *dir, const char *name, bool removed);
 	/* GETATTR of the regular file (RFC 8881 §10.4.3): while an NFSv4 client holds a
@@ -274,6 +274,13 @@ struct nfs_deleg_hook {
 	 * CB_GETATTR; only where may_wait (a worker), else NFS_DELEG_WORKER. */
 	enum nfs_deleg_verdict (*getattr)(const uint8_t *fkey, uint32_t fkey_len, bool may_wait,
 					  struct be_attr *attr);
+	/* Is any directory delegated now? (a hint without a lock) */
+	bool (*dir_any)(void);
+	/* The entries of the directory (its handle's bytes) are about to change: NFSv4 clients'
+	 * directory delegations of it are recalled (RFC 8881 §10.9.1); add: an entry is to be added,
+	 * which holders granted NOTIFY4_ADD_ENTRY are told of instead, through dir_added once made. */
+	enum nfs_deleg_verdict (*dir_changed)(const uint8_t *fkey, uint32_t fkey_len, bool add);
+	void (*dir_added)(const uint8_t *fkey, uint32_t fkey_len, const char *name);
 };
 /* NFSv4 at start: h (static, never freed) answers the checks below (NULL: none,
  * nothing delegated). Returns the hook it replaces (tests put it back). */
@@ -283,6 +290,12 @@ enum nfs_deleg_verdict nfs_deleg_recall(const uint8_t *fkey, uint32_t fkey_len, 
 enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
 					   const struct be_obj *dir, const char *name, bool removed);
 enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr);
+/* CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK change the directory dir: its
+ * directory delegations are recalled first (NFSv3: NFS3ERR_JUKEBOX while they are out), but for an
+ * entry added (add) those whose holders are told by nfs_deleg_dir_added() once it is made. */
+bool nfs_deleg_dir_any(void);
+enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add);
+void nfs_deleg_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name);
 
 /*
  * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_layout_recall.c): an NFSv3

@@ -12,7 +12,9 @@
  * CREATE and MKDIR are RPC_RUN_INLINE_CALLER: on the receiving thread only while
  * a backend may act as the caller there (be_caller_here: the local driver's
  * [rnfsd] uring-calls), and declined to a worker, before anything changed,
- * on an error of the handle or when the backend says EWOULDBLOCK.
+ * on an error of the handle or when the backend says EWOULDBLOCK. An NFSv4
+ * client's delegation of the directory is recalled first (NFS3ERR_JUKEBOX
+ * until it is returned), on a worker.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +31,7 @@ struct nfs3_newobj {
 	struct nfs3_call nc;
 	struct be_obj dir;
 	char name[BE_NAME_MAX + 1];
+	const struct nfs_fh *dfh;  /* the directory's handle (the call's arguments) */
 	bool here;                 /* on the receiving thread (may decline) */
 	bool declined;             /* here, and a worker must do it: nothing changed */
 };
@@ -40,6 +43,7 @@ static uint32_t nfs3_newobj_begin(struct nfs3_newobj *o, struct rpc_call *c, con
 	uint32_t status;
 
 	o->dir = (struct be_obj)BE_OBJ_INIT;
+	o->dfh = &where->dir;
 	o->here = loop_is_loop_thread();
 	o->declined = false;
 	nfs3_call_begin(&o->nc, c);
@@ -50,7 +54,13 @@ static uint32_t nfs3_newobj_begin(struct nfs3_newobj *o, struct rpc_call *c, con
 		status = nfs3_name_copy(&where->name, o->name);
 	if (status != NFS3_OK && !be_obj_valid(&o->dir))
 		r->dir.pre.valid = 0; /* NOTDIR's attributes are not the directory's wcc */
-	o->declined = o->here && status != NFS3_OK; /* errors of the handle are answered on a worker */
+	/* errors of the handle are answered on a worker, and a directory delegation's recall made there */
+	o->declined = o->here && (status != NFS3_OK || nfs_deleg_dir_any());
+	/* RFC 8881 §10.9.1: a new entry recalls NFSv4 clients' delegations of the directory first (those
+	 * told of new entries are told once it is made, nfs3_newobj_make) */
+	if (status == NFS3_OK && !o->declined &&
+	    nfs_deleg_dir_changed(where->dir.data, where->dir.len, true) != NFS_DELEG_CLEAR)
+		status = NFS3ERR_JUKEBOX;
 	return status;
 }
 
@@ -67,6 +77,8 @@ static uint32_t nfs3_newobj_make(struct nfs3_newobj *o, const struct be_create *
 		return NFS3ERR_JUKEBOX; /* not answered: the call goes to a worker */
 	}
 	status = nfs3_stat(err);
+	if (status == NFS3_OK && !*existed)
+		nfs_deleg_dir_added(o->dfh->data, o->dfh->len, o->name); /* RFC 8881 §20.4: CB_NOTIFY */
 	if (status == NFS3_OK && be_obj_valid(&obj)) /* else created, but already gone: no handle */
 		r->have_fh = nfs3_call_fh(&o->nc, &obj, &r->fh) == NFS3_OK;
 	if (status == NFS3_OK && *existed && (how->sa.mask & BE_SET_SIZE) && be_obj_valid(&obj)) {

@@ -4,21 +4,28 @@
  * the backend as the caller (it checks directory permissions and sticky
  * bits). Both handles of RENAME and LINK must be in one export (else XDEV).
  * An NFSv4 client's delegation of a file losing or gaining a name is
- * recalled first (RFC 8881 §10.4.1): NFS3ERR_JUKEBOX until it is back. The
- * pNFS layouts of a file removed or replaced by RENAME are recalled too
- * (§12.5.5; never waits), both through nfs/common's hook.
+ * recalled first (RFC 8881 §10.4.1), and so are NFSv4 clients' delegations of
+ * the directories whose entries change (§10.9.1): NFS3ERR_JUKEBOX until they
+ * are back. The pNFS layouts of a file removed or replaced by RENAME are
+ * recalled too (§12.5.5; never waits), all through nfs/common's hook.
  */
 #include <errno.h>
 
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 
-/* The delegation of the regular file dir/name, if it has one, recalled; removed (the name goes with the
- * file): its layouts too. */
-static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const char *name, bool removed)
+/* NFSv4 clients' delegations of the directory dir (handle dfh), whose entries change, recalled (RFC 8881
+ * §10.9.1); then the delegation of the regular file (or delegated directory) dir/name, if it has one, and,
+ * removed (the name goes with the file), its layouts too (§10.4.1, §12.5.5; one lookup). No name: LINK's
+ * new one, of which holders granted NOTIFY4_ADD_ENTRY are told once it is made. */
+static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const struct nfs_fh *dfh,
+				      const char *name, bool removed)
 {
-	return nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name, removed) == NFS_DELEG_CLEAR ? NFS3_OK
-												: NFS3ERR_JUKEBOX;
+	if (nfs_deleg_dir_changed(dfh->data, dfh->len, !name) != NFS_DELEG_CLEAR)
+		return NFS3ERR_JUKEBOX;
+	if (name && nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name, removed) != NFS_DELEG_CLEAR)
+		return NFS3ERR_JUKEBOX;
+	return NFS3_OK;
 }
 
 /* REMOVE or RMDIR of a in its directory: status and the directory's wcc_data.
@@ -45,8 +52,9 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 		r->status = nfs3_name_copy(&a->name, name);
 	if (here && (r->status != NFS3_OK || nfs_deleg_any() || nfs_layout_mds()))
 		goto decline;
-	if (r->status == NFS3_OK && !dir)
-		r->status = nfs3_deleg_break_name(&nc, &d, name, true);
+	/* RMDIR: a delegated directory; it has no layouts */
+	if (r->status == NFS3_OK)
+		r->status = nfs3_deleg_break_name(&nc, &d, &a->dir, name, !dir);
 	/* REMOVE of a directory: ISDIR; RMDIR of a file: NOTDIR (the backend's EISDIR, ENOTDIR) */
 	if (r->status == NFS3_OK)
 		err = dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name);
@@ -109,10 +117,10 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 		r->status = nfs3_name_copy(&a->to.name, to);
 	if (here && r->status != NFS3_OK)
 		goto decline;
+	if (r->status == NFS3_OK) /* moves: its layouts stay good */
+		r->status = nfs3_deleg_break_name(&nc, &fd, &a->from.dir, from, false);
 	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &fd, from, false); /* moves: its layouts stay good */
-	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &td, to, true); /* a target replaced */
+		r->status = nfs3_deleg_break_name(&nc, &td, &a->to.dir, to, true); /* a target replaced */
 	if (r->status == NFS3_OK)
 		err = be_rename(nc.fs, &nc.cred, &fd, from, &td, to);
 	if (here && err == EWOULDBLOCK)
@@ -170,10 +178,14 @@ enum rpc_proc_status nfs3_link_exec(struct rpc_call *c, void *args, void *res)
 		r->status = nfs3_name_copy(&a->link.name, name);
 	if (r->status == NFS3_OK && nfs_deleg_recall(a->file.data, a->file.len, NFS_DELEG_NS) != NFS_DELEG_CLEAR)
 		r->status = NFS3ERR_JUKEBOX;
+	if (r->status == NFS3_OK) /* the new name's directory */
+		r->status = nfs3_deleg_break_name(&nc, &d, &a->link.dir, NULL, false);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(be_link(nc.fs, &nc.cred, &o, &d, name));
-	if (r->status == NFS3_OK)
+	if (r->status == NFS3_OK) {
+		nfs_deleg_dir_added(a->link.dir.data, a->link.dir.len, name); /* RFC 8881 §20.4: CB_NOTIFY */
 		nfs3_call_commit_meta(&nc, &d);
+	}
 	if (be_obj_valid(&o))
 		nfs3_call_getattr(&nc, &o, &r->attr);
 	nfs3_call_getattr(&nc, &d, &r->dir.post);

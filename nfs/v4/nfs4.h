@@ -49,7 +49,8 @@
  *   nfs4_proc_lock.c    LOCK, LOCKT, LOCKU, RELEASE_LOCKOWNER
  *   nfs4_lock_notify.c  blocking-lock waiters at run time (CB_NOTIFY_LOCK)
  *   nfs4_proc_deleg.c   granting, recalling and returning delegations (DELEGRETURN, ..)
- *   nfs4_deleg_watch.c  the backend's change watches of delegated files
+ *   nfs4_proc_dirdeleg.c GET_DIR_DELEGATION: recall-only directory delegations
+ *   nfs4_deleg_watch.c  the backend's change watches of delegated files and directories
  *   nfs4_proc_cb.c      BIND_CONN_TO_SESSION, BACKCHANNEL_CTL, the 4.0 callback probe
  *   nfs4_proc_v42.c     SEEK, ALLOCATE, DEALLOCATE, READ_PLUS
  *   nfs4_proc_copy.c    COPY, CLONE, OFFLOAD_STATUS, OFFLOAD_CANCEL
@@ -173,13 +174,15 @@ bool nfs4_obj_is_root(struct nfs4_svc *s, const struct nfs4_obj *ob);
 uint32_t nfs4_fh_pseudo(const char *path, struct nfs_fh *fh);
 uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct nfs_fh *fh);
 /* The handle (the state tables' file key, as either version wraps it) of the regular file name in
- * dir of exp, looked up as cr: false if there is none (missing, or not a regular file). */
-bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+ * dir of exp (with dirs, a directory too), looked up as cr: false if there is none (missing, or not a
+ * regular file or directory). */
+bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir, bool dirs,
 		       const char *name, struct nfs_fh *fh);
-/* The regular file dir/name of exp (looked up once, as cr) is to lose that name (REMOVE, RENAME, NFSv3
- * too): the delegations of other clients than clientid (0: none, NFSv3) recalled, NFS4ERR_DELAY while
- * any is out (RFC 8881 §10.4.1); then, with layouts, other clients' pNFS layouts of it recalled (§12.5.5,
- * never waits). NFS4_OK when there is no such file. */
+/* The regular file (or, while any is delegated, directory) dir/name of exp (looked up once, as cr) is
+ * to lose that name (REMOVE, RENAME, NFSv3 too): the delegations of other clients than clientid (0: none,
+ * NFSv3) recalled, NFS4ERR_DELAY while any is out (RFC 8881 §10.4.1, §10.9); then, with layouts, other
+ * clients' pNFS layouts of it recalled (§12.5.5, never waits). NFS4_OK when there is no such file. The
+ * delegations of the directory dir itself are nfs4_deleg_dir_break's / nfs_deleg_dir_changed's. */
 uint32_t nfs4_name_recall(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			  const char *name, uint64_t clientid, bool layouts);
 void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a);
@@ -397,7 +400,7 @@ struct nfs4_deleg_watch_hooks {
 };
 void nfs4_deleg_watch_hooks(const struct nfs4_deleg_watch_hooks *h);
 /* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 and NLM reach it through nfs/common's nfs_deleg_recall()). */
-/* REMOVE, RENAME: the same for the regular file dir/name, if there is one. */
+/* RENAME's source: the same for the regular file (or delegated directory) dir/name, if there is one. */
 uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, const char *name);
 /* OPEN CLAIM_DELEGATE_CUR / CLAIM_DELEG_CUR_FH: sid is clientid's delegation of the file. */
 uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, const uint8_t *fkey, uint32_t fkey_len);
@@ -415,6 +418,39 @@ void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uin
 unsigned nfs4_deleg_client_count(uint64_t clientid);
 /* Files leased for delegations now; grants undone because the lease was refused (EAGAIN). */
 void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused);
+
+/* ---- directory delegations (RFC 8881 §10.9; nfs4_proc_deleg.c, nfs4_proc_dirdeleg.c) ---- */
+
+/* [nfsv4] directory-delegations (default no; granted only with [nfsv4] delegations too). */
+void nfs4_deleg_dir_configure(bool enabled);
+/* Is any directory delegated now? (A hint without a lock.) */
+bool nfs4_deleg_dir_any(void);
+/* The directory (its handle's bytes) changes through clientid (0: no NFSv4 client: NFSv3, a local
+ * process): other clients' directory delegations of it are recalled (RFC 8881 §10.9.1); add: an entry
+ * is added, which those granted NOTIFY4_ADD_ENTRY are told of afterwards (nfs4_deleg_dir_added)
+ * instead. NFS4_OK, or NFS4ERR_DELAY while any is outstanding (the change waits). No lock while no
+ * directory is delegated. */
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add);
+/* The same for a change of directory dir by the COMPOUND's client (CREATE, OPEN creating, LINK: add;
+ * REMOVE, RENAME, SETATTR of the directory). */
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add);
+/* name was added to directory dir (after CREATE, OPEN creating, LINK succeeded): CB_NOTIFY
+ * (NOTIFY4_ADD_ENTRY) to the holders granted it, a recall for one that cannot be queued. */
+void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name);
+/* GET_DIR_DELEGATION's grant (nfs4_dtab_decide_dir + nfs4_dtab_grant_dir on the server's table):
+ * true, *sid and the notifications *granted of want, or false (GDD4_UNAVAIL). */
+bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
+			  uint32_t want, uint32_t *granted, struct nfs4_stateid *sid);
+/* Undo a grant just made (its watch could not be set). */
+void nfs4_deleg_ungrant(const struct nfs4_stateid *sid);
+/* nfs4_deleg_watch.c: watch the delegated directory for local processes' changes of its entries
+ * and attributes (no lease: Linux leases are for regular files). errno on failure. */
+int nfs4_deleg_watch_dir(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len);
+/* Directory delegations held now, granted and recalled since start (the stats). */
+void nfs4_deleg_dir_stats(uint64_t *held, uint64_t *granted, uint64_t *recalls);
+/* GET_DIR_DELEGATION (RFC 8881 §18.39, nfs4_proc_dirdeleg.c). */
+uint32_t nfs4_get_dir_delegation_exec(struct nfs4_ctx *x, void *args, void *res);
+void nfs4_get_dir_delegation_enc(struct nfs4_ctx *x, struct xdr_enc *e, uint32_t status, const void *res);
 
 /* ---- nfs4_proc_lock.c ---- */
 

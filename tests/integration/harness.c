@@ -370,6 +370,27 @@ const char *hx_ceph_conf(void)
 	return conf && *conf && getenv("RNFSD_CEPH_DIR") ? conf : NULL;
 }
 
+int hx_conf_swap(const struct hx_env *e, const char *from, const char *to)
+{
+	char conf[8192];
+	FILE *f = fopen(e->conf_path, "r+");
+	size_t n;
+	char *at;
+
+	if (!f)
+		return -1;
+	n = fread(conf, 1, sizeof(conf) - 1, f);
+	conf[n] = '\0';
+	at = strstr(conf, from);
+	if (at) {
+		memcpy(at, to, strlen(to));
+		rewind(f);
+		fwrite(conf, 1, n, f);
+	}
+	fclose(f);
+	return at ? 0 : -1;
+}
+
 int hx_write_config(const struct hx_env *e)
 {
 	FILE *f = fopen(e->conf_path, "w");

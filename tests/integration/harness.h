@@ -116,6 +116,9 @@ void hx_env_release(struct hx_env *e);
 void hx_require_own_daemon(const struct hx_env *e);
 
 int hx_write_config(const struct hx_env *e);
+/* Replace the first from in rnfsd.conf by to (the same length, or shorter: the rest of from stays):
+ * 0, or -1 (no file, or from not in it). For a restart with one setting changed. */
+int hx_conf_swap(const struct hx_env *e, const char *from, const char *to);
 /*
  * HX_CEPH=CEPH.CONF (with RNFSD_CEPH_DIR; tests/ceph/with-cluster.sh --fuse
  * sets both, and TMPDIR to a ceph-fuse mount showing CephFS's directory of

@@ -1934,23 +1934,7 @@ static void test_deleg_off(void)
 /* Restart with the config's text from replaced by to (the same length). */
 static bool conf_swap(const char *from, const char *to)
 {
-	char conf[8192];
-	FILE *f = fopen(env.conf_path, "r+");
-	size_t n;
-	char *at;
-
-	if (!CHECK(f != NULL, "config"))
-		return false;
-	n = fread(conf, 1, sizeof(conf) - 1, f);
-	conf[n] = '\0';
-	at = strstr(conf, from);
-	if (at) {
-		memcpy(at, to, strlen(to));
-		rewind(f);
-		fwrite(conf, 1, n, f);
-	}
-	fclose(f);
-	return CHECK(at != NULL, "config names %s", from);
+	return CHECK_EQ(hx_conf_swap(&env, from, to), 0, "config names %s", from);
 }
 
 /*

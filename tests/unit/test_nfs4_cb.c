@@ -14,7 +14,8 @@
  *    channel's slot 0 (seqid 1 first, busy while out, advanced only by an
  *    answered OK that echoes seqid and slot), the counters;
  *  - callback operations (nfs4_cb_send()'s): CB_RECALL, CB_RECALL_ANY,
- *    CB_NOTIFY_LOCK, CB_OFFLOAD arguments byte for byte, lengths over their
+ *    CB_NOTIFY_LOCK, CB_OFFLOAD, CB_NOTIFY (RFC 8881 §20.4.1: ADD_ENTRY,
+ *    REMOVE_ENTRY, RENAME_ENTRY) arguments byte for byte, lengths over their
  *    limits refused, CB_COMPOUND with and without CB_SEQUENCE; the replies:
  *    the op's status, an op not reached, another op's result and too many
  *    results refused, every prefix SHORT.
@@ -363,6 +364,70 @@ static void test_enc_notify_lock(void **state)
 	assert_true(e.overflow);
 }
 
+/* RFC 8881 §20.4.1: stateid, fh, one notify4 {bitmap4, notifylist4 holding notify_<type>4}. */
+static void test_enc_notify(void **state)
+{
+	const uint32_t head = 4 + 16 + 4 + 4 + 4 + 4 + 4 + 4; /* op, stateid, fh "ab" padded, count, mask, len */
+
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_NOTIFY;
+	op.u.notify.stateid.seqid = 1;
+	fill_fh(&op.u.notify.fh, 2);
+	op.u.notify.type = NOTIFY4_ADD_ENTRY;
+	op.u.notify.name_len = 3;
+	memcpy(op.u.notify.name, "abc", 3);
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	/* notify_add4: nad_old_entry<0>, notify_entry4 ("abc", empty fattr4), no cookie, no prev, last false */
+	assert_int_equal(xdr_enc_len(&e), head + 32);
+	assert_int_equal(be32(buf), OP_CB_NOTIFY);
+	assert_int_equal(be32(buf + 20), 2);               /* cna_fh's length */
+	assert_int_equal(be32(buf + 28), 1);               /* one notify4 */
+	assert_int_equal(be32(buf + 32), 1);               /* notify_mask: one word */
+	assert_int_equal(be32(buf + 36), 1u << 3);         /* NOTIFY4_ADD_ENTRY */
+	assert_int_equal(be32(buf + 40), 32);              /* notify_vals' length */
+	assert_int_equal(be32(buf + 44), 0);               /* nad_old_entry<1>: none */
+	assert_int_equal(be32(buf + 48), 3);               /* ne_file */
+	assert_memory_equal(buf + 52, "abc", 3);
+	assert_int_equal(be32(buf + 56), 0);               /* ne_attrs: no mask words */
+	assert_int_equal(be32(buf + 60), 0);               /* ... no values */
+	/* notify_remove4: the entry and its cookie. */
+	op.u.notify.type = NOTIFY4_REMOVE_ENTRY;
+	op.u.notify.cookie = 0x0102030405060708ull;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_int_equal(xdr_enc_len(&e), head + 24);
+	assert_int_equal(be32(buf + 36), 1u << 2);
+	assert_int_equal(be32(buf + 40), 24);
+	assert_int_equal(be32(buf + 44), 3);
+	assert_int_equal(be32(buf + 60), 0x01020304);
+	/* notify_rename4: notify_remove4 of the old name, notify_add4 of the new. */
+	op.u.notify.type = NOTIFY4_RENAME_ENTRY;
+	op.u.notify.new_len = 2;
+	memcpy(op.u.notify.new_name, "de", 2);
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), head + 24 + 32);
+	assert_int_equal(be32(buf + 36), 1u << 4);
+	assert_int_equal(be32(buf + 40), 56);
+	assert_int_equal(be32(buf + 68), 0);  /* the add's nad_old_entry<1> */
+	assert_int_equal(be32(buf + 72), 2);
+	assert_memory_equal(buf + 76, "de", 2);
+	/* A name over component4's limit, or another notify_type4, is not sent. */
+	op.u.notify.new_len = NFS4_CB_NAME_MAX + 1;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+	op.u.notify.new_len = 2;
+	op.u.notify.type = 0; /* NOTIFY4_CHANGE_CHILD_ATTRS: not built */
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+}
+
 /* RFC 7862 §16.1.1: fh, stateid, offload_info4 (write_response4 on OK, else bytes copied). */
 static void test_enc_offload(void **state)
 {
@@ -672,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_enc_recall),
 		cmocka_unit_test(test_enc_recall_any),
 		cmocka_unit_test(test_enc_notify_lock),
+		cmocka_unit_test(test_enc_notify),
 		cmocka_unit_test(test_enc_offload),
 		cmocka_unit_test(test_enc_layoutrecall),
 		cmocka_unit_test(test_enc_compound_op),

@@ -19,7 +19,17 @@
  *    stateids; I/O checks (OPENMODE for WRITE on a read delegation);
  *    CLAIM_DELEGATE_CUR's check; purge; bounds (per client, in total);
  *  - RFC 9754 §5: delegated timestamps: the vetting of the holder's times,
- *    SETATTR of them only by an *_ATTRS_DELEG holder, CB_GETATTR's times.
+ *    SETATTR of them only by an *_ATTRS_DELEG holder, CB_GETATTR's times;
+ *  - RFC 8881 §10.9, §18.39: directory delegations: granted to 4.1 clients
+ *    only with the switch, a callback path and no grace, shared by
+ *    clients, one per client; a change of the directory by one holder
+ *    recalls the others' only (§10.9.1), by no client (NFSv3, a local
+ *    process) every holder's, a read (READDIR) none; none granted while
+ *    one is being recalled; returned, revoked after a lease and freed as
+ *    file ones; the NFS4_DELEG_DIR_MAX bound leaves file delegations room;
+ *    NOTIFY4_ADD_ENTRY granted alone, an added entry recalling only the
+ *    holders without it, those with it listed to be told, at most
+ *    NFS4_DL_NOTIFY_MAX of them, recalled when they cannot be told.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -521,6 +531,139 @@ static void test_break_deadline(void **state)
 	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE, LEASE), 1);
 }
 
+static uint32_t granted; /* nfs4_dtab_grant_dir's notifications */
+
+static struct nfs4_dl_ask dir_ask(uint64_t cl)
+{
+	return (struct nfs4_dl_ask){ .clientid = cl, .minor = 1, .enabled = true, .cb_up = true };
+}
+
+static bool decide_dir(uint64_t cl)
+{
+	struct nfs4_dl_ask a = dir_ask(cl);
+
+	return nfs4_dtab_decide_dir(t, fa, sizeof(fa), &a);
+}
+
+static void test_dir_decide(void **state)
+{
+	struct nfs4_dl_ask a = dir_ask(A);
+	struct nfs4_stateid sa, sb, sc;
+	struct nfs4_dl_recall r[4];
+	unsigned n;
+
+	(void)state;
+	assert_true(decide_dir(A));
+	a.minor = 0; /* GET_DIR_DELEGATION is 4.1's */
+	assert_false(nfs4_dtab_decide_dir(t, fa, sizeof(fa), &a));
+	a = dir_ask(A), a.enabled = false;
+	assert_false(nfs4_dtab_decide_dir(t, fa, sizeof(fa), &a));
+	a = dir_ask(A), a.cb_up = false;
+	assert_false(nfs4_dtab_decide_dir(t, fa, sizeof(fa), &a));
+	a = dir_ask(A), a.grace = true;
+	assert_false(nfs4_dtab_decide_dir(t, fa, sizeof(fa), &a));
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 0, &granted, &sa));
+	assert_int_equal(t->ndir, 1);
+	assert_int_equal(t->dir_granted, 1);
+	assert_false(decide_dir(A)); /* one per client and directory */
+	assert_true(decide_dir(B));  /* §10.9.1: shared */
+	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sb));
+	/* A read of the directory (READDIR, LOOKUP) recalls nothing. */
+	assert_false(conflict(0, NFS4_DL_ACC_READ, 100, &n, r));
+	assert_int_equal(n, 0);
+	/* §10.9.1: A's own change recalls B's, not A's. */
+	assert_true(conflict(A, NFS4_DL_ACC_NS, 100, &n, r));
+	assert_int_equal(n, 1);
+	assert_true(r[0].clientid == B);
+	assert_memory_equal(&r[0].sid, &sb, sizeof(sb));
+	assert_int_equal(t->dir_recalls, 1);
+	assert_false(decide_dir(0x100000003ull)); /* contention: B's being recalled */
+	/* A change from no client (NFSv3, a local process) recalls A's too. */
+	assert_true(conflict(0, NFS4_DL_ACC_NS, 101, &n, r));
+	assert_int_equal(n, 1);
+	assert_true(r[0].clientid == A);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
+	assert_int_equal(nfs4_dtab_return(t, B, 1, &sb, fa, sizeof(fa)), NFS4_OK);
+	assert_int_equal(t->ndir, 0);
+	assert_false(conflict(0, NFS4_DL_ACC_NS, 102, &n, r));
+	/* Revoked a lease after an unanswered recall, freed by FREE_STATEID. */
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 0, &granted, &sc));
+	assert_true(conflict(B, NFS4_DL_ACC_WRITE, 200, &n, r)); /* SETATTR of the directory */
+	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE, LEASE), 1);
+	assert_int_equal(nfs4_dtab_client_revoked(t, A), SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sc, fa, sizeof(fa)), NFS4ERR_DELEG_REVOKED);
+	assert_int_equal(nfs4_dtab_free(t, A, &sc), NFS4_OK);
+	assert_int_equal(t->ndir, 0);
+	assert_int_equal(t->count, 0);
+}
+
+static void test_dir_bounds(void **state)
+{
+	struct nfs4_stateid sid;
+	uint32_t why;
+	uint8_t key[16];
+
+	(void)state;
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 0, &granted, &sid));
+	nfs4_dtab_ungrant(t, &sid); /* the watch could not be set */
+	assert_int_equal(t->ndir, 0);
+	assert_int_equal(t->dir_granted, 0);
+	for (uint64_t c = 1; t->ndir < NFS4_DELEG_DIR_MAX; c++) {
+		memset(key, 2, sizeof(key));
+		memcpy(key, &c, sizeof(c));
+		assert_true(nfs4_dtab_grant_dir(t, c, key, sizeof(key), 0, &granted, &sid));
+	}
+	assert_false(decide_dir(B));
+	assert_false(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sid));
+	/* File delegations keep the rest of the table. */
+	assert_int_equal(decide(fb, ask(B, NFS4_SHARE_ACCESS_READ), &why), NFS4_DL_GRANT_READ);
+	nfs4_dtab_purge_client(t, 1);
+	assert_int_equal(t->ndir, NFS4_DELEG_DIR_MAX - 1);
+	assert_true(decide_dir(B));
+}
+
+/* RFC 8881 §10.9.2, §18.39.3: NOTIFY4_ADD_ENTRY granted (nothing else), an added entry recalls only
+ * the holders not granted it, who is told (the adder too), a bound on them, a recall instead. */
+static void test_dir_notify(void **state)
+{
+	struct nfs4_stateid sa, sb, sid;
+	struct nfs4_dl_recall r[NFS4_DL_NOTIFY_MAX];
+	unsigned n;
+
+	(void)state;
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 1u << 2 | 1u << 3 | 1u << 4, &granted, &sa));
+	assert_int_equal(granted, NFS4_DL_NOTIFY_ADD); /* REMOVE_ENTRY, RENAME_ENTRY: not granted */
+	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sb));
+	assert_int_equal(granted, 0);
+	/* An entry added by C: B's recalled, A's kept (told afterwards). */
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_DIR_ADD, 10, LEASE, r, 4, &n));
+	assert_int_equal(n, 1);
+	assert_true(r[0].clientid == B);
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), r), 1);
+	assert_true(r[0].clientid == A);
+	assert_memory_equal(&r[0].sid, &sa, sizeof(sa));
+	assert_int_equal(nfs4_dtab_return(t, B, 1, &sb, fa, sizeof(fa)), NFS4_OK);
+	assert_false(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_DIR_ADD, 11, LEASE, r, 4, &n));
+	/* Any other change recalls A's too. */
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_NS, 12, LEASE, r, 4, &n));
+	assert_int_equal(n, 1);
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), r), 0); /* recalled: told nothing */
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
+	/* At most NFS4_DL_NOTIFY_MAX holders told: the next gets its delegation without. */
+	for (uint64_t c = 1; c <= NFS4_DL_NOTIFY_MAX; c++) {
+		assert_true(nfs4_dtab_grant_dir(t, c, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, &granted, &sid));
+		assert_int_equal(granted, NFS4_DL_NOTIFY_ADD);
+	}
+	assert_true(nfs4_dtab_grant_dir(t, 0x200000000ull, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, &granted, &sid));
+	assert_int_equal(granted, 0);
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), r), NFS4_DL_NOTIFY_MAX);
+	/* A notification that cannot be sent: recalled instead, once. */
+	assert_true(nfs4_dtab_recall_now(t, &r[0].sid, 20, &r[1]));
+	assert_memory_equal(&r[1].sid, &r[0].sid, sizeof(sid));
+	assert_false(nfs4_dtab_recall_now(t, &r[0].sid, 21, &r[1]));
+	assert_int_equal(t->nrecalled, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -537,6 +680,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_break_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_vet, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_set_times, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_decide, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_notify, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -817,6 +817,10 @@ static struct {
 	struct nfs_fh key;              /* recall()'s last file */
 	char name[BE_NAME_MAX + 1];     /* recall_at()'s last name */
 	bool removed;                   /* recall_at()'s last removed */
+	enum nfs_deleg_verdict dir_verdict; /* what dir_changed() answers */
+	unsigned dir_calls;             /* dir_changed() */
+	struct nfs_fh dir_key;          /* dir_changed()'s last directory */
+	bool dir_add;                   /* dir_changed()'s last add */
 } dh;
 
 static bool dh_any(void)
@@ -845,6 +849,20 @@ static enum nfs_deleg_verdict dh_recall_at(const struct nfs_export *exp, const s
 }
 
 static const struct nfs_deleg_hook dh_hook = { .any = dh_any, .recall = dh_recall, .recall_at = dh_recall_at };
+
+static enum nfs_deleg_verdict dh_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
+{
+	assert_true(fkey_len <= sizeof(dh.dir_key.data));
+	dh.dir_calls++;
+	dh.dir_add = add;
+	dh.dir_key.len = fkey_len;
+	memcpy(dh.dir_key.data, fkey, fkey_len);
+	return dh.dir_verdict;
+}
+
+static const struct nfs_deleg_hook dh_dir_hook = {
+	.any = dh_any, .recall = dh_recall, .recall_at = dh_recall_at, .dir_any = dh_any, .dir_changed = dh_dir_changed,
+};
 
 /* RFC 8881 §10.4.1: NFSv3 calls that conflict with a delegation ask the hook
  * (the file's handle, what they do) and answer NFS3ERR_JUKEBOX while it says
@@ -893,6 +911,47 @@ static void test_deleg_hook(void **state)
 	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "dh"), NFS3_OK);
 	assert_int_equal(dh.calls, 7);
 	assert_ptr_equal(nfs_deleg_hook_set(was), &dh_hook);
+}
+
+/* RFC 8881 §10.9.1, §10.4.1, §12.5.5: an NFSv3 REMOVE or RMDIR asks the hook about the directory's
+ * delegations first (JUKEBOX, nothing else asked, while they are out), then about the name: a file
+ * removed with its layouts (removed), a directory without (it has none). */
+static void test_deleg_hook_dir(void **state)
+{
+	const struct nfs_deleg_hook *was;
+	struct tc_fattr a;
+	struct nfs_fh fh;
+
+	(void)state;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "dhd", NFS3_CREATE_UNCHECKED, 0644, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_mkdir(&root_fh, "dhdir", 0755, &fh), NFS3_OK);
+	was = nfs_deleg_hook_set(&dh_dir_hook);
+	memset(&dh, 0, sizeof(dh));
+	dh.verdict = NFS_DELEG_CLEAR;
+	dh.dir_verdict = NFS_DELEG_WAIT;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "dhd"), NFS3ERR_JUKEBOX);
+	assert_int_equal(dh.dir_calls, 1);
+	assert_false(dh.dir_add);
+	assert_int_equal(dh.dir_key.len, root_fh.len);
+	assert_memory_equal(dh.dir_key.data, root_fh.data, root_fh.len);
+	assert_int_equal(dh.calls, 0); /* the name waits for the directory */
+	dh.dir_verdict = NFS_DELEG_CLEAR;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "dhd"), NFS3_OK);
+	assert_int_equal(dh.dir_calls, 2);
+	assert_int_equal(dh.calls, 1);
+	assert_string_equal(dh.name, "dhd");
+	assert_true(dh.removed);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_dirop(nfs3_proc_rmdir, &root_fh, "dhdir"), NFS3_OK);
+	assert_int_equal(dh.dir_calls, 3);
+	assert_int_equal(dh.calls, 2); /* a delegated directory is recalled by its name too */
+	assert_string_equal(dh.name, "dhdir");
+	assert_false(dh.removed);
+	assert_ptr_equal(nfs_deleg_hook_set(was), &dh_dir_hook);
 }
 
 /* ---- directory operations ---- */
@@ -1707,6 +1766,7 @@ int main(void)
 		cmocka_unit_test(test_exclusive_create),
 		cmocka_unit_test(test_setattr),
 		cmocka_unit_test(test_deleg_hook),
+		cmocka_unit_test(test_deleg_hook_dir),
 		cmocka_unit_test(test_dirops),
 		cmocka_unit_test(test_stale_and_forged),
 		cmocka_unit_test(test_ro_and_admission),

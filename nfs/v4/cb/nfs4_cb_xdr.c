@@ -64,6 +64,8 @@ uint32_t nfs4_cb_opnum(enum nfs4_cb_opkind kind)
 		return OP_CB_GETATTR;
 	case NFS4_CB_OP_LAYOUTRECALL:
 		return OP_CB_LAYOUTRECALL;
+	case NFS4_CB_OP_NOTIFY:
+		return OP_CB_NOTIFY;
 	case NFS4_CB_OP_OFFLOAD:
 		break;
 	}
@@ -123,6 +125,54 @@ static void enc_layoutrecall(struct xdr_enc *e, const struct nfs4_cb_layoutrecal
 	}
 }
 
+/* notify_entry4 (RFC 8881 §20.4.1): the name, and an empty fattr4 (no child attributes granted). */
+static void enc_notify_entry(struct xdr_enc *e, const uint8_t *name, uint32_t len)
+{
+	xdr_enc_opaque(e, name, len);
+	xdr_enc_u32(e, 0); /* attrmask: no words */
+	xdr_enc_u32(e, 0); /* attr_vals: empty */
+}
+
+/* notify_add4: no replaced entry, the new one, no cookie, no previous entry, not known to be the last. */
+static void enc_notify_add(struct xdr_enc *e, const uint8_t *name, uint32_t len)
+{
+	xdr_enc_u32(e, 0); /* nad_old_entry<1> */
+	enc_notify_entry(e, name, len);
+	xdr_enc_u32(e, 0); /* nad_new_entry_cookie<1> */
+	xdr_enc_u32(e, 0); /* nad_prev_entry<1> */
+	xdr_enc_bool(e, false);
+}
+
+/* RFC 8881 §20.4.1 CB_NOTIFY4args of one notify4: its notifylist4 holds the one notify_<type>4,
+ * its length patched once written. */
+static void enc_notify(struct xdr_enc *e, const struct nfs4_cb_notify_args *a)
+{
+	size_t at;
+
+	if (a->name_len > NFS4_CB_NAME_MAX || a->new_len > NFS4_CB_NAME_MAX ||
+	    (a->type != NOTIFY4_REMOVE_ENTRY && a->type != NOTIFY4_ADD_ENTRY && a->type != NOTIFY4_RENAME_ENTRY)) {
+		e->overflow = true;
+		return;
+	}
+	enc_stateid(e, &a->stateid);
+	enc_fh(e, &a->fh);
+	xdr_enc_u32(e, 1); /* cna_changes<> */
+	xdr_enc_u32(e, 1); /* notify_mask: one word */
+	xdr_enc_u32(e, 1u << a->type);
+	at = xdr_enc_len(e);
+	xdr_enc_u32(e, 0); /* notify_vals' length, below */
+	if (a->type == NOTIFY4_ADD_ENTRY) {
+		enc_notify_add(e, a->name, a->name_len);
+	} else { /* notify_remove4, and for RENAME the notify_add4 of the new name */
+		enc_notify_entry(e, a->name, a->name_len);
+		xdr_enc_u64(e, a->cookie);
+		if (a->type == NOTIFY4_RENAME_ENTRY)
+			enc_notify_add(e, a->new_name, a->new_len);
+	}
+	if (!e->overflow)
+		xdr_enc_patch_u32(e, at, (uint32_t)(xdr_enc_len(e) - at - 4));
+}
+
 void nfs4_cb_enc_op(struct xdr_enc *e, const struct nfs4_cb_op *op)
 {
 	xdr_enc_u32(e, nfs4_cb_opnum(op->kind));
@@ -156,6 +206,9 @@ void nfs4_cb_enc_op(struct xdr_enc *e, const struct nfs4_cb_op *op)
 		return;
 	case NFS4_CB_OP_OFFLOAD:
 		enc_offload(e, &op->u.offload);
+		return;
+	case NFS4_CB_OP_NOTIFY:
+		enc_notify(e, &op->u.notify);
 		return;
 	case NFS4_CB_OP_GETATTR: /* RFC 8881 §20.1.1 */
 		enc_fh(e, &op->u.getattr.fh);

@@ -41,6 +41,7 @@
 #define OP_CB_RECALL_ANY 8u
 #define OP_CB_NOTIFY_LOCK 13u
 #define OP_CB_OFFLOAD 15u
+#define OP_CB_NOTIFY 6u
 #define NFS4_CB_FH_MAX 128u     /* nfs_fh4: opaque<NFS4_FHSIZE> */
 #define NFS4_CB_OWNER_MAX 1024u /* lock_owner4.owner: opaque<NFS4_OPAQUE_LIMIT> */
 
@@ -117,6 +118,7 @@ struct nfs4_cb_recall_args {
  * RCA4_TYPE_MASK_*, at most two words here). */
 #define RCA4_TYPE_MASK_RDATA_DLG 0u
 #define RCA4_TYPE_MASK_WDATA_DLG 1u
+#define RCA4_TYPE_MASK_DIR_DLG 2u
 struct nfs4_cb_recall_any_args {
 	uint32_t objects_to_keep;
 	uint32_t mask_len; /* 0..2 words */
@@ -157,10 +159,29 @@ struct nfs4_cb_layoutrecall_args {
 	uint64_t fsid_major, fsid_minor; /* FSID */
 };
 
+/* RFC 8881 §20.4.1 CB_NOTIFY4args with one notify4 of one notify_type4 (directory delegations'
+ * notifications, §10.9.2): REMOVE_ENTRY (name, cookie), ADD_ENTRY (name), RENAME_ENTRY (name and
+ * cookie removed, new_name added); entries carry no attributes (none granted), no cookie or
+ * previous entry for an added one (optional), nad_last_entry false. Sent for ADD_ENTRY
+ * (nfs4_deleg_dir_added(), ops/nfs4_proc_deleg.c). */
+#define NOTIFY4_REMOVE_ENTRY 2u
+#define NOTIFY4_ADD_ENTRY 3u
+#define NOTIFY4_RENAME_ENTRY 4u
+#define NFS4_CB_NAME_MAX 255u /* component4 (NFS4_NAME_MAX) */
+struct nfs4_cb_notify_args {
+	struct nfs4_stateid stateid; /* cna_stateid: the directory delegation */
+	struct nfs4_cb_fh fh;        /* cna_fh: the directory */
+	uint32_t type;               /* NOTIFY4_REMOVE_ENTRY, _ADD_ENTRY, _RENAME_ENTRY */
+	uint64_t cookie;             /* nrm_old_entry_cookie (REMOVE, RENAME) */
+	uint32_t name_len, new_len;  /* <= NFS4_CB_NAME_MAX */
+	uint8_t name[NFS4_CB_NAME_MAX];     /* the entry (RENAME: its old name) */
+	uint8_t new_name[NFS4_CB_NAME_MAX]; /* RENAME: its new name */
+};
+
 /* One callback operation (nfs4_cb_send(), nfs4_cb.h). */
 enum nfs4_cb_opkind {
 	NFS4_CB_OP_RECALL, NFS4_CB_OP_RECALL_ANY, NFS4_CB_OP_NOTIFY_LOCK, NFS4_CB_OP_OFFLOAD, NFS4_CB_OP_GETATTR,
-	NFS4_CB_OP_LAYOUTRECALL
+	NFS4_CB_OP_LAYOUTRECALL, NFS4_CB_OP_NOTIFY
 };
 struct nfs4_cb_op {
 	enum nfs4_cb_opkind kind;
@@ -171,6 +192,7 @@ struct nfs4_cb_op {
 		struct nfs4_cb_offload_args offload;
 		struct nfs4_cb_getattr_args getattr;
 		struct nfs4_cb_layoutrecall_args layoutrecall;
+		struct nfs4_cb_notify_args notify;
 	} u;
 };
 /* The nfs_cb_opnum4 of a kind. */

@@ -68,6 +68,7 @@ NFS4_DEC(nfs4_dec_lock, struct nfs4_lock_args)
 NFS4_DEC(nfs4_dec_lockt, struct nfs4_lockt_args)
 NFS4_DEC(nfs4_dec_locku, struct nfs4_locku_args)
 NFS4_DEC(nfs4_dec_lock_owner, struct nfs4_lock_owner_args)
+NFS4_DEC(nfs4_dec_get_dir_delegation, struct nfs4_gdd_args)
 
 /* RFC 7530 §16.16.1: NFSv4.0 has only claims 0-3 (the others do not decode). */
 static bool nfs4_dec_open_op(struct nfs4_ctx *x, struct xdr_dec *d, void *args)
@@ -221,6 +222,10 @@ const struct nfs4_op nfs4_ops[NFS4_OP_COUNT] = {
 	/* RFC 8881 §18.6, §18.5; RFC 7530 §16.8, §16.7 (nfs4_proc_deleg.c). */
 	NFS4_OP(OP_DELEGRETURN, "DELEGRETURN", nfs4_dec_free_stateid_op, nfs4_delegreturn_exec, NULL,
 		struct nfs4_stateid_args, struct nfs4_none, NFS4_OPF_CURFH),
+	/* RFC 8881 §18.39 (4.1): recall-only directory delegations (nfs4_proc_dirdeleg.c). */
+	NFS4_OP(OP_GET_DIR_DELEGATION, "GET_DIR_DELEGATION", nfs4_dec_get_dir_delegation_op,
+		nfs4_get_dir_delegation_exec, nfs4_get_dir_delegation_enc, struct nfs4_gdd_args, struct nfs4_gdd_res,
+		NFS4_OPF_CURFH),
 	NFS4_OP(OP_DELEGPURGE, "DELEGPURGE", nfs4_dec_clientid_op, nfs4_delegpurge_exec, NULL,
 		struct nfs4_clientid_args, struct nfs4_none, 0),
 	NFS4_OP(OP_RENEW, "RENEW", nfs4_dec_clientid_op, nfs4_renew_exec, NULL, struct nfs4_clientid_args,

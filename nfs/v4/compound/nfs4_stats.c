@@ -165,6 +165,7 @@ void nfs4_stats_state(struct nfs4_stats_snap *out)
 	nfs4_deleg_stats(&out->delegations, &out->recalls, &out->returned, &out->revoked);
 	nfs4_deleg_lease_stats(&out->deleg_leases, &out->deleg_lease_refused);
 	nfs4_deleg_getattr_stats(&out->cb_getattr_sent, &out->cb_getattr_unanswered);
+	nfs4_deleg_dir_stats(&out->dir_delegations, &out->dir_granted, &out->dir_recalls);
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {
@@ -231,7 +232,8 @@ static const struct nfs4_sec_field nfs4_sec_state[] = {
 	U("open_files_max", open_files_max), U("opens_per_client_max", opens_per_client_max),
 	U("lock_owners_per_client_max", lock_owners_per_client_max), U("deleg_leases", deleg_leases),
 	U("deleg_lease_refused", deleg_lease_refused), U("cb_getattr_sent", cb_getattr_sent),
-	U("cb_getattr_unanswered", cb_getattr_unanswered), { NULL, 0, SEC_U },
+	U("cb_getattr_unanswered", cb_getattr_unanswered), U("dir_delegations", dir_delegations),
+	U("dir_delegations_granted", dir_granted), U("dir_delegation_recalls", dir_recalls), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_async[] = {
@@ -380,6 +382,12 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_delegation_leases", "Files leased (F_SETLEASE) for their delegations", PROM_GAUGE, deleg_leases),
 	PF("rnfsd_nfs4_delegation_lease_refused_total", "Delegations not granted: the file's lease not to be had",
 	   PROM_COUNTER, deleg_lease_refused),
+	PF("rnfsd_nfs4_dir_delegations", "NFSv4.1 directory delegations held (of the delegations)", PROM_GAUGE,
+	   dir_delegations),
+	PF("rnfsd_nfs4_dir_delegations_granted_total", "Directory delegations granted (GET_DIR_DELEGATION)",
+	   PROM_COUNTER, dir_granted),
+	PF("rnfsd_nfs4_dir_delegation_recalls_total", "Directory delegations recalled (CB_RECALL)", PROM_COUNTER,
+	   dir_recalls),
 	PF("rnfsd_nfs4_cb_getattr_total", "CB_GETATTR sent for write-delegated files", PROM_COUNTER, cb_getattr_sent),
 	PF("rnfsd_nfs4_cb_getattr_unanswered_total", "CB_GETATTR not answered in time (recalled)", PROM_COUNTER,
 	   cb_getattr_unanswered),

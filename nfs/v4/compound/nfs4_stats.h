@@ -29,6 +29,8 @@ struct nfs4_stats_snap {
 	uint64_t recalls, returned, revoked;  /* delegations recalled (CB_RECALL), returned, revoked */
 	uint64_t deleg_leases, deleg_lease_refused; /* files leased for delegations; grants undone without one */
 	uint64_t cb_getattr_sent, cb_getattr_unanswered; /* CB_GETATTR (RFC 8881 §10.4.3); not answered in time */
+	uint64_t dir_delegations, dir_granted, dir_recalls; /* directory delegations (RFC 8881 §10.9): held (of
+							     * delegations), granted and recalled since start */
 	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
 	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
 	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */

@@ -13,8 +13,9 @@
  *                           STALE; admission on every use; credential squashed)
  *   nfs4_fh_*               handles of pseudo directories and of backend objects
  *   nfs4_name_file_fh, _recall
- *                           a name's regular file's handle; the delegations and
- *                           layouts recalled when it loses the name (one lookup)
+ *                           a name's regular file's (or directory's) handle; the
+ *                           delegations and layouts recalled when it loses the
+ *                           name (one lookup)
  *   nfs4_obj_sec, nfs4_fh_sec_check
  *                           security flavors of an object (export: its sec=;
  *                           pseudo directory: the exports' beneath it) and the
@@ -123,7 +124,7 @@ uint32_t nfs4_fh_obj(const struct nfs4_obj *ob, const struct be_obj *o, struct n
 	return nfs_fh_wrap(fh, ob->exp->id, &bh, NFS4_FHSIZE) ? NFS4_OK : NFS4ERR_SERVERFAULT;
 }
 
-bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir, bool dirs,
 		       const char *name, struct nfs_fh *fh)
 {
 	struct be_obj o = BE_OBJ_INIT;
@@ -133,7 +134,8 @@ bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, c
 
 	if (be_lookup(exp->fs, cr, dir, name, &o, &attr) != 0)
 		return false;
-	ok = attr.type == BE_REG && be_handle(exp->fs, &o, &bh) == 0 && nfs_fh_wrap(fh, exp->id, &bh, NFS4_FHSIZE);
+	ok = (attr.type == BE_REG || (dirs && attr.type == BE_DIR)) && be_handle(exp->fs, &o, &bh) == 0 &&
+	     nfs_fh_wrap(fh, exp->id, &bh, NFS4_FHSIZE);
 	be_obj_put(exp->fs, &o);
 	return ok;
 }
@@ -145,8 +147,10 @@ uint32_t nfs4_name_recall(const struct nfs_export *exp, const struct be_cred *cr
 	uint32_t status = NFS4_OK;
 	struct nfs_fh fh;
 
-	/* nothing delegated or laid out, or nothing there: the operation says so itself; one lookup for both */
-	if ((!dl && !lo) || !nfs4_name_file_fh(exp, cr, dir, name, &fh))
+	/* nothing delegated or laid out, or nothing there: the operation says so itself; one lookup for both.
+	 * RFC 8881 §10.9: a delegated directory removed or renamed is recalled first too (as knfsd breaks
+	 * the victim's delegation); it holds no layouts (LAYOUTGET wants an open file's stateid). */
+	if ((!dl && !lo) || !nfs4_name_file_fh(exp, cr, dir, dl && nfs4_deleg_dir_any(), name, &fh))
 		return NFS4_OK;
 	if (dl) /* RFC 8881 §10.4.1: the delegations first; DELAY while one is out, nothing else done */
 		status = nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);

@@ -18,6 +18,10 @@
  * of the file forbid it. rename(2), unlink(2) and link(2) do not break an
  * fcntl lease (only knfsd's own delegations): those stay after the fact.
  *
+ * A delegated directory (RFC 8881 §10.9) has a watch of its entries and
+ * attributes (BE_WATCH_DIR) and no lease; its events recall its directory
+ * delegations the same way, after the fact.
+ *
  * A table of up to NFS4_DELEG_MAX watches (wd -> the file's handle bytes),
  * one per delegated file; a watch stays while the file has delegations and
  * goes at its next event after that (or when the table is full and a new
@@ -207,10 +211,10 @@ static int w_lease(struct be_fs *fs, struct dl_watch *w, struct be_file *f, bool
 	return err;
 }
 
-int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, struct be_file *f, const uint8_t *fkey,
-		     uint32_t fkey_len, bool write)
+/* Watch o (kind) for the delegations of fkey; with lease, lease it through f too (w_lease). */
+static int w_add(struct be_fs *fs, const struct be_obj *o, unsigned kind, const uint8_t *fkey, uint32_t fkey_len,
+		 struct be_file *f, bool lease, bool write)
 {
-	unsigned kind = write ? BE_WATCH_OPENS : BE_WATCH_CHANGES;
 	struct dl_watch *w;
 	int wd, err;
 
@@ -233,11 +237,25 @@ int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, struct be_file *f
 		*w = (struct dl_watch){ .ops = fs->ops, .wd = wd, .lid = lid, .lease_write = lease_write,
 					.fkey_len = fkey_len };
 		memcpy(w->fkey, fkey, fkey_len);
-		err = w_lease(fs, w, f, write);
+		err = lease ? w_lease(fs, w, f, write) : 0;
 	} else {
 		(void)fs->ops->unwatch(wd);
 		err = ENOSPC;
 	}
 	pthread_mutex_unlock(&w_mu);
 	return err;
+}
+
+int nfs4_deleg_watch(struct be_fs *fs, const struct be_obj *o, struct be_file *f, const uint8_t *fkey,
+		     uint32_t fkey_len, bool write)
+{
+	return w_add(fs, o, write ? BE_WATCH_OPENS : BE_WATCH_CHANGES, fkey, fkey_len, f, true, write);
+}
+
+/* RFC 8881 §10.9: a directory delegation is recalled when a local process changes the
+ * directory's entries or attributes, told after the fact (Linux has no leases on directories:
+ * F_SETLEASE wants a regular file), so the change is not held back. */
+int nfs4_deleg_watch_dir(struct be_fs *fs, const struct be_obj *o, const uint8_t *fkey, uint32_t fkey_len)
+{
+	return w_add(fs, o, BE_WATCH_DIR, fkey, fkey_len, NULL, false, false);
 }

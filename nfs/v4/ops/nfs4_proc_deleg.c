@@ -34,7 +34,9 @@ static pthread_mutex_t dl_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs4_dtab dl_tab;
 static bool dl_ready;
 static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
+static atomic_bool dl_dir_enabled;        /* [nfsv4] directory-delegations */
 static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
+static atomic_uint dl_ndir;               /* dl_tab.ndir, read without the lock */
 static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unlock() */
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
@@ -69,6 +71,7 @@ void nfs4_deleg_init(uint32_t boot, uint32_t lease, struct nfs4_stab *stab)
 	dl_ready = true;
 	pthread_mutex_unlock(&dl_mu);
 	atomic_store(&dl_count, 0);
+	atomic_store(&dl_ndir, 0);
 	(void)nfs_deleg_hook_set(&dl_hook); /* NFSv3's and NLM's conflicts come here from now on */
 	nfs4_deleg_watch_hooks(&dl_watch_hooks); /* and local processes' changes of delegated files */
 }
@@ -81,6 +84,11 @@ void nfs4_deleg_configure(bool enabled)
 bool nfs4_deleg_enabled(void)
 {
 	return atomic_load(&dl_enabled);
+}
+
+void nfs4_deleg_dir_configure(bool enabled)
+{
+	atomic_store(&dl_dir_enabled, enabled);
 }
 
 static void dl_lock(void)
@@ -97,6 +105,7 @@ static void dl_unlock(void)
 
 	dl_revoked_seen = dl_tab.revoked;
 	atomic_store(&dl_count, dl_tab.count);
+	atomic_store(&dl_ndir, dl_tab.ndir);
 	pthread_mutex_unlock(&dl_mu);
 	if (fewer)
 		nfs4_deleg_watch_sweep();
@@ -231,6 +240,69 @@ uint32_t nfs4_deleg_break_name(struct nfs4_ctx *x, const struct nfs4_obj *dir, c
 	return dir->exp ? nfs4_deleg_break_at(dir->exp, &dir->cred, &dir->o, name, nfs4_deleg_caller(x)) : NFS4_OK;
 }
 
+bool nfs4_deleg_dir_any(void)
+{
+	return dl_ready && atomic_load(&dl_ndir) != 0;
+}
+
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add)
+{
+	/* RFC 8881 §10.9.1: a change by the holder itself recalls none of its own (the
+	 * table skips clientid's); every other holder's is recalled, the change waiting,
+	 * but for an added entry those granted NOTIFY4_ADD_ENTRY (told after, §10.9.2). */
+	if (!nfs4_deleg_dir_any())
+		return NFS4_OK; /* no directory delegated: no lock taken */
+	return nfs4_deleg_break(fkey, fkey_len, clientid, add ? NFS4_DL_ACC_DIR_ADD : NFS4_DL_ACC_NS);
+}
+
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add)
+{
+	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), add);
+}
+
+/* CB_NOTIFY's outcome: an error changes nothing (the holder may miss the entry until it reads
+ * the directory again; as a lost notification, RFC 8881 §10.9.2 leaves that to the client). */
+static void notify_done(void *arg, int32_t status)
+{
+	(void)arg;
+	if (status != NFS4_OK)
+		log_limited(&dl_limit, LOG_INFO, "nfs4: CB_NOTIFY answered %d", status);
+}
+
+void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name)
+{
+	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX], r;
+	struct nfs4_cb_op op;
+	size_t len = strlen(name);
+	unsigned n;
+
+	if (!nfs4_deleg_dir_any() || len > NFS4_CB_NAME_MAX)
+		return;
+	dl_lock();
+	n = nfs4_dtab_dir_notified(&dl_tab, dir->data, dir->len, to);
+	dl_unlock();
+	for (unsigned i = 0; i < n; i++) {
+		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, NOTIFY4_ADD_ENTRY of name) */
+		memset(&op, 0, sizeof(op.u.notify) + offsetof(struct nfs4_cb_op, u));
+		op.kind = NFS4_CB_OP_NOTIFY;
+		op.u.notify.stateid = to[i].sid;
+		op.u.notify.fh.len = to[i].fkey_len;
+		memcpy(op.u.notify.fh.data, to[i].fkey, to[i].fkey_len);
+		op.u.notify.type = NOTIFY4_ADD_ENTRY;
+		op.u.notify.name_len = (uint32_t)len;
+		memcpy(op.u.notify.name, name, len);
+		if (nfs4_cb_send(to[i].clientid, &op, notify_done, NULL))
+			continue;
+		/* RFC 8881 §10.9.2: not to be told: recalled instead */
+		dl_lock();
+		bool recall = nfs4_dtab_recall_now(&dl_tab, &to[i].sid, nfs4_now(), &r);
+
+		dl_unlock();
+		if (recall)
+			send_recalls(&r, 1);
+	}
+}
+
 /* RFC 8881 §20.6: CB_RECALL_ANY to the holders while the table is nearly full
  * (once a lease at most): each keeps half of what it has. */
 static void recall_any(uint64_t now)
@@ -239,6 +311,7 @@ static void recall_any(uint64_t now)
 	unsigned keep[DL_RECALL_ANY_TARGETS];
 	struct nfs4_cb_op op;
 	unsigned n;
+	bool dirs;
 
 	pthread_mutex_lock(&dl_mu);
 	if (dl_tab.count < NFS4_DELEG_PRESSURE || now < dl_recall_any_at + dl_lease) {
@@ -249,11 +322,13 @@ static void recall_any(uint64_t now)
 	n = nfs4_dtab_holders(&dl_tab, ids, DL_RECALL_ANY_TARGETS);
 	for (unsigned i = 0; i < n; i++)
 		keep[i] = nfs4_dtab_client_count(&dl_tab, ids[i]) / 2;
+	dirs = dl_tab.ndir != 0;
 	pthread_mutex_unlock(&dl_mu);
 	memset(&op, 0, sizeof(op.u.recall_any) + offsetof(struct nfs4_cb_op, u));
 	op.kind = NFS4_CB_OP_RECALL_ANY;
 	op.u.recall_any.mask_len = 1;
-	op.u.recall_any.mask[0] = 1u << RCA4_TYPE_MASK_RDATA_DLG | 1u << RCA4_TYPE_MASK_WDATA_DLG;
+	op.u.recall_any.mask[0] = 1u << RCA4_TYPE_MASK_RDATA_DLG | 1u << RCA4_TYPE_MASK_WDATA_DLG |
+				  (dirs ? 1u << RCA4_TYPE_MASK_DIR_DLG : 0); /* RFC 8881 §20.6.1 */
 	for (unsigned i = 0; i < n; i++) {
 		op.u.recall_any.objects_to_keep = keep[i];
 		(void)nfs4_cb_send(ids[i], &op, NULL, NULL); /* a hint: its outcome changes nothing */
@@ -378,6 +453,32 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 		r->deleg = OPEN_DELEGATE_NONE_EXT;
 		r->why = why;
 	}
+}
+
+bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
+			  uint32_t want, uint32_t *granted, struct nfs4_stateid *sid)
+{
+	struct nfs4_dl_ask ask = {
+		.clientid = clientid, .minor = minor, .grace = grace,
+		.enabled = dl_ready && atomic_load(&dl_enabled) && atomic_load(&dl_dir_enabled),
+	};
+	bool ok;
+
+	if (!ask.enabled)
+		return false;
+	ask.cb_up = cb_usable(clientid);
+	dl_lock();
+	ok = nfs4_dtab_decide_dir(&dl_tab, fkey, fkey_len, &ask) &&
+	     nfs4_dtab_grant_dir(&dl_tab, clientid, fkey, fkey_len, want, granted, sid);
+	dl_unlock();
+	return ok;
+}
+
+void nfs4_deleg_ungrant(const struct nfs4_stateid *sid)
+{
+	dl_lock();
+	nfs4_dtab_ungrant(&dl_tab, sid);
+	dl_unlock();
 }
 
 uint32_t nfs4_deleg_claim(uint64_t clientid, const struct nfs4_stateid *sid, const uint8_t *fkey, uint32_t fkey_len)
@@ -545,6 +646,15 @@ void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uin
 	pthread_mutex_unlock(&dl_mu);
 }
 
+void nfs4_deleg_dir_stats(uint64_t *held, uint64_t *granted, uint64_t *recalls)
+{
+	pthread_mutex_lock(&dl_mu);
+	*held = dl_tab.ndir;
+	*granted = dl_tab.dir_granted;
+	*recalls = dl_tab.dir_recalls;
+	pthread_mutex_unlock(&dl_mu);
+}
+
 void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused)
 {
 	*leases = nfs4_deleg_watch_leases();
@@ -584,11 +694,32 @@ static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_le
 	return nfs4_deleg_getattr(fkey, fkey_len, 0, attr) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
+/* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client
+ * (for an entry added, those not granted NOTIFY4_ADD_ENTRY). */
+static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
+{
+	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, add) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+}
+
+/* ... the entry made: CB_NOTIFY to the holders granted NOTIFY4_ADD_ENTRY. */
+static void hook_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name)
+{
+	struct nfs_fh fh = { .len = fkey_len };
+
+	if (fkey_len <= sizeof(fh.data)) {
+		memcpy(fh.data, fkey, fkey_len);
+		nfs4_deleg_dir_added(&fh, name);
+	}
+}
+
 static const struct nfs_deleg_hook dl_hook = {
 	.any = nfs4_deleg_any,
 	.recall = hook_recall,
 	.recall_at = hook_recall_at,
 	.getattr = hook_getattr,
+	.dir_any = nfs4_deleg_dir_any,
+	.dir_changed = hook_dir_changed,
+	.dir_added = hook_dir_added,
 };
 
 /* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,

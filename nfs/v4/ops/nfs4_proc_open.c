@@ -91,11 +91,21 @@ static uint32_t open_by_name(struct nfs4_ctx *x, const struct nfs4_open_args *a,
 	}
 	struct nfs4_dirlock h = { 0 };
 
+	/* RFC 8881 §10.9.1: a new entry recalls other clients' directory delegations first (an
+	 * existing file's open changes nothing: no recall). */
+	if (nfs4_deleg_dir_any() && be_lookup(dir->exp->fs, &dir->cred, &dir->o, name, o, attr) == ENOENT)
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, true);
+	if (be_obj_valid(o))
+		be_obj_put(dir->exp->fs, o);
+	if (status != NFS4_OK)
+		return status;
 	nfs4_mod_begin(dir, NULL, &h); /* before and after with rnfsd's other changes held off */
 	r->cinfo.before = r->cinfo.after = dir->attr.change;
 	status = open_create(dir, a, name, o, attr, &r->created);
 	if (r->created && be_getattr(dir->exp->fs, &dir->o, &after) == 0)
 		r->cinfo.after = after.change;
+	if (r->created)
+		nfs4_deleg_dir_added(&x->cur.fh, name); /* RFC 8881 §10.9.2 */
 	r->cinfo.atomic = h.held && dir->exp->fs->one_server;
 	nfs4_dirlock_drop(&h);
 	return status;

@@ -105,8 +105,11 @@ static void dl_free(struct nfs4_dtab *t, struct nfs4_dl *d)
 		t->nrecalled--;
 	if (d->state == NFS4_DL_REVOKED)
 		t->nrevoked--;
+	if (d->dir)
+		t->ndir--;
 	d->state = NFS4_DL_FREE;
 	d->cb_pending = false;
+	d->dir = false;
 	t->count--;
 }
 
@@ -221,6 +224,8 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->write = write;
 	d->cb_pending = false;
 	d->admin = false;
+	d->dir = false;
+	d->notify = 0;
 	d->gen = (d->gen + 1) & GEN_MASK;
 	d->clientid = clientid;
 	d->recalled_at = 0;
@@ -240,6 +245,66 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	return true;
 }
 
+bool nfs4_dtab_decide_dir(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+			  const struct nfs4_dl_ask *a)
+{
+	struct nfs4_dl_ask rd = *a;
+	uint32_t why;
+
+	/* RFC 8881 §18.39: an NFSv4.1 operation; §10.2: a callback path to recall it
+	 * by; §8.4.2: no new state in grace; bounded memory. */
+	if (a->minor < 1 || !a->enabled || !a->cb_up || a->grace || fkey_len > NFS4_DELEG_FKEY_MAX ||
+	    t->count >= NFS4_DELEG_MAX || t->ndir >= NFS4_DELEG_DIR_MAX ||
+	    nfs4_dtab_client_count(t, a->clientid) >= NFS4_DELEG_PER_CLIENT)
+		return false;
+	/* RFC 8881 §10.9.1: shared as read delegations are; one per client and
+	 * directory; none while another's is being recalled. */
+	rd.access = NFS4_SHARE_ACCESS_READ;
+	return file_verdict(t, fkey, fkey_len, &rd, &why) == NFS4_DL_GRANT_READ;
+}
+
+bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
+			 uint32_t want, uint32_t *granted, struct nfs4_stateid *sid)
+{
+	struct nfs4_dl_recall out[NFS4_DL_NOTIFY_MAX];
+	/* RFC 8881 §18.39.3: the notifications granted may be fewer than asked (none past the bound) */
+	uint32_t notify = nfs4_dtab_dir_notified(t, fkey, fkey_len, out) < NFS4_DL_NOTIFY_MAX
+				  ? want & NFS4_DL_NOTIFY_GRANTABLE
+				  : 0;
+	struct nfs4_dl *d;
+
+	if (t->ndir >= NFS4_DELEG_DIR_MAX || !nfs4_dtab_grant(t, clientid, fkey, fkey_len, false, sid))
+		return false;
+	d = &t->d[be32g(sid->other + 8) & (NFS4_DELEG_MAX - 1)];
+	d->dir = true;
+	d->notify = notify;
+	*granted = notify;
+	t->ndir++;
+	t->dir_granted++;
+	return true;
+}
+
+unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				struct nfs4_dl_recall *out)
+{
+	unsigned n = 0;
+
+	if (t->ndir == 0)
+		return 0;
+	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0 && n < NFS4_DL_NOTIFY_MAX; i = t->d[i].next) {
+		const struct nfs4_dl *d = &t->d[i];
+
+		if (!key_eq(d, fkey, fkey_len) || !d->dir || d->state != NFS4_DL_HELD || !(d->notify & NFS4_DL_NOTIFY_ADD))
+			continue;
+		out[n].clientid = d->clientid;
+		sid_of(t, (unsigned)i, &out[n].sid);
+		out[n].fkey_len = d->fkey_len;
+		memcpy(out[n].fkey, d->fkey, d->fkey_len);
+		n++;
+	}
+	return n;
+}
+
 static void recall_out(const struct nfs4_dtab *t, struct nfs4_dl *d, struct nfs4_dl_recall *r)
 {
 	r->clientid = d->clientid;
@@ -254,6 +319,7 @@ void nfs4_dtab_ungrant(struct nfs4_dtab *t, const struct nfs4_stateid *sid)
 	struct nfs4_dl *d = dl_of(t, sid);
 
 	if (d && d->state == NFS4_DL_HELD) {
+		t->dir_granted -= d->dir;
 		dl_free(t, d);
 		t->granted--;
 	}
@@ -315,6 +381,9 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 		if (!key_eq(d, fkey, fkey_len) || d->clientid == clientid || d->state == NFS4_DL_REVOKED ||
 		    (acc == NFS4_DL_ACC_READ && !d->write))
 			continue;
+		/* RFC 8881 §10.9.2: a holder told of added entries keeps its delegation (CB_NOTIFY after) */
+		if (acc == NFS4_DL_ACC_DIR_ADD && d->state == NFS4_DL_HELD && (d->notify & NFS4_DL_NOTIFY_ADD))
+			continue;
 		if (d->state == NFS4_DL_RECALLED && recall_due(d, now, lease)) {
 			dl_revoke(t, d); /* RFC 8881 §10.4.6: the other client proceeds */
 			continue;
@@ -327,6 +396,7 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 			d->cb_pending = true;
 			t->nrecalled++;
 			t->recalls++;
+			t->dir_recalls += d->dir;
 		}
 		wait = true;
 		if (d->cb_pending && *n < max)
@@ -475,6 +545,24 @@ bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, con
 		a->mtime_nsec = d->mod_nsec;
 	}
 	cb_merge_times(d, cb, &now, a);
+	return true;
+}
+
+bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
+			  struct nfs4_dl_recall *r)
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (!d || d->state != NFS4_DL_HELD)
+		return false;
+	/* RFC 8881 §10.9.2: a change the holder cannot be told of recalls its delegation */
+	d->state = NFS4_DL_RECALLED;
+	d->recalled_at = now;
+	d->revoke_at = 0;
+	t->nrecalled++;
+	t->recalls++;
+	t->dir_recalls += d->dir;
+	recall_out(t, d, r);
 	return true;
 }
 

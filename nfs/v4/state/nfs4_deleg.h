@@ -30,6 +30,16 @@
  * While a delegation is RECALLED the conflicting operation answers
  * NFS4ERR_DELAY (nobody waits); once it is returned or revoked it proceeds.
  *
+ * Directory delegations (RFC 8881 §10.9, GET_DIR_DELEGATION §18.39) are
+ * records of the same table, keyed by the directory's handle, of the read
+ * kind (several clients may hold one on a directory), with dir set: granted
+ * by nfs4_dtab_decide_dir() + nfs4_dtab_grant_dir(), recalled when the
+ * directory's entries or attributes change (NFS4_DL_ACC_NS or _WRITE on its
+ * key, by anyone but the holder: §10.9.1), returned, revoked and freed as
+ * file ones. They count against NFS4_DELEG_MAX and NFS4_DELEG_PER_CLIENT,
+ * and there are at most NFS4_DELEG_DIR_MAX of them (file delegations keep
+ * the rest of the table).
+ *
  * Stateids: other = the server's boot (4, big-endian), the low half of the
  * clientid (4), NFS4_STAB_DELEG_BIT | generation << 12 | slot (4); seqid 1.
  * Memory: a fixed table of NFS4_DELEG_MAX records (no allocation), at most
@@ -48,6 +58,14 @@
 #define NFS4_DELEG_PER_CLIENT 1024u
 #define NFS4_DELEG_FKEY_MAX NFS4_STAB_FKEY_MAX
 #define NFS4_DELEG_BUCKETS 1024u
+/* Directory delegations at most (a quarter of the table). */
+#define NFS4_DELEG_DIR_MAX (NFS4_DELEG_MAX / 4u)
+/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_ADD_ENTRY
+ * only (an added entry's cookie is optional; a removed one's is not, and is not known here). */
+#define NFS4_DL_NOTIFY_ADD (1u << 3)
+#define NFS4_DL_NOTIFY_GRANTABLE NFS4_DL_NOTIFY_ADD
+/* Holders of one directory granted notifications at most (one change's CB_NOTIFYs). */
+#define NFS4_DL_NOTIFY_MAX 16u
 /* CB_RECALL_ANY (RFC 8881 §20.6) when this many are held. */
 #define NFS4_DELEG_PRESSURE (NFS4_DELEG_MAX * 3u / 4u)
 
@@ -79,6 +97,8 @@ struct nfs4_dl {
 	bool write;        /* OPEN_DELEGATE_WRITE, else READ */
 	bool cb_pending;   /* RECALLED, CB_RECALL not handed out yet (or its send failed) */
 	bool admin;        /* REVOKED by an administrator (nfs4_dtab_revoke_files), not a recall */
+	bool dir;          /* a directory delegation (GET_DIR_DELEGATION), of the read kind */
+	uint32_t notify;   /* dir: the notifications granted (NFS4_DL_NOTIFY_*) */
 	uint32_t gen;      /* bumped at each grant of the slot */
 	uint64_t clientid;
 	uint64_t recalled_at; /* seconds: when it was recalled */
@@ -105,7 +125,9 @@ struct nfs4_dtab {
 	unsigned count;     /* not FREE */
 	unsigned nrecalled; /* RECALLED */
 	unsigned nrevoked;  /* REVOKED */
+	unsigned ndir;      /* directory delegations (not FREE) */
 	uint64_t granted, recalls, returned, revoked; /* counters since start */
+	uint64_t dir_granted, dir_recalls;            /* ... of directory delegations */
 	int32_t buckets[NFS4_DELEG_BUCKETS];
 	struct nfs4_dl d[NFS4_DELEG_MAX];
 };
@@ -141,6 +163,34 @@ enum nfs4_dl_grant nfs4_dtab_decide(const struct nfs4_dtab *t, const uint8_t *fk
 bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len, bool write,
 		     struct nfs4_stateid *sid);
 
+/*
+ * RFC 8881 §18.39.3: may a->clientid get a directory delegation of the
+ * directory fkey? The switches (a->enabled), a callback path (§10.2), no
+ * grace (§8.4.2), the bounds (NFS4_DELEG_MAX, _PER_CLIENT, _DIR_MAX), none
+ * of its own on the directory already (as knfsd: GDD4_UNAVAIL) and no
+ * other client's being recalled (contention). Other clients' held ones do
+ * not stand in the way (§10.9.1: several clients may hold one). Only
+ * a->clientid, minor, enabled, cb_up, grace are read. Decides only.
+ */
+bool nfs4_dtab_decide_dir(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+			  const struct nfs4_dl_ask *a);
+struct nfs4_dl_recall; /* below */
+/* Record a directory delegation (nfs4_dtab_grant's, dir set) with the notifications want asks
+ * (NOTIFY4_* bits): those of NFS4_DL_NOTIFY_GRANTABLE while the directory has fewer than
+ * NFS4_DL_NOTIFY_MAX holders with notifications (RFC 8881 §18.39.3: a subset may be granted),
+ * into *granted. false: no room. */
+bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
+			 uint32_t want, uint32_t *granted, struct nfs4_stateid *sid);
+/* An entry was added to the directory: its HELD delegations granted NFS4_DL_NOTIFY_ADD (the
+ * adder's own too, RFC 8881 §10.9.1: a holder is told of its own changes), at most
+ * NFS4_DL_NOTIFY_MAX, into out[] (client, stateid, directory). Returns how many. */
+unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+				struct nfs4_dl_recall *out);
+/* A notification of sid could not be sent: the delegation is recalled instead (HELD -> RECALLED,
+ * its CB_RECALL handed out into *r). false: not HELD (nothing to do). */
+bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
+			  struct nfs4_dl_recall *r);
+
 /* Undo a grant just made (sid HELD): the OPEN's reply will not carry it. */
 void nfs4_dtab_ungrant(struct nfs4_dtab *t, const struct nfs4_stateid *sid);
 /* Has the file a delegation held or being recalled? */
@@ -153,6 +203,9 @@ enum nfs4_dl_access {
 	NFS4_DL_ACC_NS,    /* REMOVE, RENAME, LINK of the file: with any */
 	NFS4_DL_ACC_LOCK,  /* LOCK, LOCKT, NLM LOCK / TEST: with any (the holder's
 			    * client keeps its byte-range locks to itself, RFC 8881 §10.4) */
+	NFS4_DL_ACC_DIR_ADD, /* an entry added to the directory (NFSv4 CREATE, OPEN creating, LINK):
+			      * with any directory delegation but one granted NFS4_DL_NOTIFY_ADD,
+			      * whose holder is sent CB_NOTIFY after the change (RFC 8881 §10.9.2) */
 };
 /* A CB_RECALL to send (RFC 8881 §20.2.1). */
 struct nfs4_dl_recall {
@@ -305,7 +358,7 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 struct nfs_export;
 struct be_cred;
 struct be_obj;
-/* The same for the regular file dir/name of export exp, looked up as cr, if
+/* The same for the regular file (or delegated directory) dir/name of export exp, looked up as cr, if
  * there is one (REMOVE, RENAME, NFSv3 too): NFS4_OK or NFS4ERR_DELAY. */
 uint32_t nfs4_deleg_break_at(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			     const char *name, uint64_t clientid);

@@ -210,3 +210,37 @@ bool nfs4_dec_lock_owner(struct xdr_dec *d, struct nfs4_lock_owner_args *a)
 {
 	return dec_lock_owner4(d, &a->owner);
 }
+
+/* GET_DIR_DELEGATION4args (RFC 8881 §18.39.1): bool, bitmap4, two attr_notice4 (nfstime4: int64
+ * seconds, uint32 nanoseconds), two bitmap4. */
+bool nfs4_dec_get_dir_delegation(struct xdr_dec *d, struct nfs4_gdd_args *a)
+{
+	uint64_t sec;
+	uint32_t nsec;
+
+	return xdr_dec_bool(d, &a->signal_avail) && nfs4_dec_bitmap(d, &a->notify) && xdr_dec_u64(d, &sec) &&
+	       xdr_dec_u32(d, &nsec) && xdr_dec_u64(d, &sec) && xdr_dec_u32(d, &nsec) &&
+	       nfs4_dec_bitmap(d, &a->child_attrs) && nfs4_dec_bitmap(d, &a->dir_attrs);
+}
+
+/* GET_DIR_DELEGATION4res_non_fatal (RFC 8881 §18.39.2): GDD4_OK's GET_DIR_DELEGATION4resok (cookie
+ * verifier, stateid, the notifications granted, no child or directory attributes), GDD4_UNAVAIL's
+ * gddrnf_will_signal_deleg_avail (false: rnfsd never sends CB_RECALLABLE_OBJ_AVAIL). */
+void nfs4_enc_get_dir_delegation(struct xdr_enc *e, const struct nfs4_gdd_res *r)
+{
+	static const struct nfs4_bitmap none;
+
+	xdr_enc_u32(e, r->nf_status);
+	switch (r->nf_status) {
+	case GDD4_OK:
+		xdr_enc_fixed(e, r->cookieverf, NFS4_VERIFIER_SIZE);
+		nfs4_enc_stateid(e, &r->sid);
+		nfs4_enc_bitmap(e, &r->notify);
+		nfs4_enc_bitmap(e, &none); /* gddr_child_attributes */
+		nfs4_enc_bitmap(e, &none); /* gddr_dir_attributes */
+		break;
+	default:
+		xdr_enc_bool(e, false);
+		break;
+	}
+}

@@ -4,7 +4,8 @@
  * (§16.29), OPEN (RFC 8881 §18.16), OPEN_CONFIRM (RFC 7530 §16.20),
  * OPEN_DOWNGRADE (RFC 8881 §18.18), CLOSE (§18.2), READ (§18.22), WRITE
  * (§18.32), COMMIT (§18.3), TEST_STATEID (§18.48), FREE_STATEID (§18.38),
- * LOCK (§18.10), LOCKT (§18.11), LOCKU (§18.12), RELEASE_LOCKOWNER (RFC 7530 §16.37).
+ * LOCK (§18.10), LOCKT (§18.11), LOCKU (§18.12), RELEASE_LOCKOWNER (RFC 7530 §16.37),
+ * GET_DIR_DELEGATION (RFC 8881 §18.39).
  * Same rules as nfs4_xdr.h: bounds-checked, pointers into the message,
  * false = BADXDR. OPEN's createattrs are decoded by nfs4_sattr_dec(), whose
  * status (ATTRNOTSUPP, INVAL, BADOWNER) the operation answers.
@@ -127,6 +128,22 @@ struct nfs4_lock_owner_args { /* RELEASE_LOCKOWNER */
 	struct nfs4_lock_owner4 owner;
 };
 
+/* GET_DIR_DELEGATION4args / 4res (RFC 8881 §18.39.1, §18.39.2). The attr_notice4 delays are read and
+ * dropped: no notification is granted (nfs4_proc_dirdeleg.c). */
+enum { GDD4_OK = 0, GDD4_UNAVAIL = 1 };
+struct nfs4_gdd_args {
+	bool signal_avail;              /* gdda_signal_deleg_avail */
+	struct nfs4_bitmap notify;      /* gdda_notification_types (NOTIFY4_*) */
+	struct nfs4_bitmap child_attrs; /* gdda_child_attributes */
+	struct nfs4_bitmap dir_attrs;   /* gdda_dir_attributes */
+};
+struct nfs4_gdd_res {
+	uint32_t nf_status;                     /* gddrnf_status: GDD4_OK or GDD4_UNAVAIL */
+	uint8_t cookieverf[NFS4_VERIFIER_SIZE]; /* GDD4_OK: gddr_cookieverf */
+	struct nfs4_stateid sid;                /* GDD4_OK: gddr_stateid */
+	struct nfs4_bitmap notify;              /* GDD4_OK: gddr_notification granted */
+};
+
 bool nfs4_dec_stateid(struct xdr_dec *d, struct nfs4_stateid *s);
 void nfs4_enc_stateid(struct xdr_enc *e, const struct nfs4_stateid *s);
 bool nfs4_dec_setclientid(struct xdr_dec *d, struct nfs4_setclientid_args *a);
@@ -145,5 +162,8 @@ bool nfs4_dec_lock(struct xdr_dec *d, struct nfs4_lock_args *a);
 bool nfs4_dec_lockt(struct xdr_dec *d, struct nfs4_lockt_args *a);
 bool nfs4_dec_locku(struct xdr_dec *d, struct nfs4_locku_args *a);
 bool nfs4_dec_lock_owner(struct xdr_dec *d, struct nfs4_lock_owner_args *a);
+bool nfs4_dec_get_dir_delegation(struct xdr_dec *d, struct nfs4_gdd_args *a);
+/* GET_DIR_DELEGATION4res_non_fatal (after the NFS4_OK status). */
+void nfs4_enc_get_dir_delegation(struct xdr_enc *e, const struct nfs4_gdd_res *r);
 
 #endif

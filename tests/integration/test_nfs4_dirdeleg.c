@@ -1,0 +1,753 @@
+/*
+ * test_nfs4_dirdeleg.c - NFSv4.1 directory delegations (RFC 8881 §10.9,
+ * GET_DIR_DELEGATION §18.39), recall-only, against the real daemon with
+ * "[nfsv4] delegations = yes, directory-delegations = yes, lease-time = 10".
+ * The Linux 6.1 client does not ask for directory delegations, so raw
+ * COMPOUNDs (nfs4raw) are the client; each 4.1 client's connection is its
+ * back channel, the test playing its callback service:
+ *  - grant: GDD4_OK with a delegation stateid, no notification asked or granted;
+ *    the holder asking again: GDD4_UNAVAIL; a regular file: NOTDIR; the
+ *    stats gauge counts it;
+ *  - another client's CREATE and REMOVE in the directory: NFS4ERR_DELAY and
+ *    CB_RECALL naming the holder's stateid and the directory's handle; the
+ *    change proceeds after DELEGRETURN;
+ *  - the holder's own CREATE and REMOVE: no CB_RECALL, the delegation stays
+ *    (TEST_STATEID NFS4_OK) (RFC 8881 §10.9.1); with two holders, one's
+ *    change recalls only the other's;
+ *  - an NFSv3 CREATE and REMOVE in the directory: NFS3ERR_JUKEBOX and
+ *    CB_RECALL, then NFS3_OK after the return;
+ *  - a local process (the test itself) creating a file in the directory,
+ *    and changing the directory's mode: CB_RECALL after the fact (inotify);
+ *    changing a file's mode in it recalls nothing;
+ *  - another client's RENAME into the directory, and its REMOVE of the
+ *    delegated directory itself (from the parent): DELAY and CB_RECALL;
+ *  - NFSv4.0: the operation is OP_ILLEGAL (RFC 8881 §18.39 is 4.1's);
+ *  - notifications (RFC 8881 §10.9.2): asked REMOVE, ADD and RENAME, only
+ *    NOTIFY4_ADD_ENTRY is granted; another client's CREATE then proceeds at
+ *    once and the holder gets CB_NOTIFY naming the entry (its own CREATE
+ *    too), so do another client's OPEN creating a file and LINK (an OPEN
+ *    of an existing file tells nothing) and an NFSv3 CREATE, no CB_RECALL;
+ *    a REMOVE still recalls it;
+ *  - a holder that never returns: revoked a lease after the recall (the
+ *    other client's CREATE proceeds, RECALLABLE_STATE_REVOKED,
+ *    TEST_STATEID DELEG_REVOKED, FREE_STATEID);
+ *  - soak: thousands of grant/return cycles by many clients on several
+ *    directories: the table back to 0, descriptors and RSS back;
+ *  - restarted with directory-delegations = no: GDD4_UNAVAIL.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/integration/harness.h"
+#include "tests/integration/nfs4raw.h"
+
+#define LEASE 10
+#define OP_GDD 46u       /* OP_GET_DIR_DELEGATION */
+#define CB_RECALL 4u     /* OP_CB_RECALL */
+#define N4ERR_NOTDIR 20
+#define NFS3ERR_JUKEBOX 10008
+#define SOAK_CLIENTS 16
+#define SOAK_CYCLES 250  /* per client: 4000 grant/return cycles in all */
+
+static struct hx_env env;
+static char stats_path[600];
+static uint32_t xid = 0x44440000;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- a client playing its callback service: CB_RECALLs kept until asked for ---- */
+
+#define RECALLS_KEPT 16
+#define CB_NOTIFY 6u /* OP_CB_NOTIFY */
+struct dd_client {
+	struct n4_client k;
+	unsigned nrec, nnot;
+	struct n4_cb_call rec[RECALLS_KEPT]; /* CB_RECALLs not yet taken by dd_recalled() */
+	struct n4_cb_call note[RECALLS_KEPT]; /* CB_NOTIFYs not yet taken by dd_notified() */
+};
+
+static void keep_cb(struct dd_client *d, const uint8_t *msg, size_t len)
+{
+	struct n4_cb_call cc;
+
+	if (!n4_cb_parse(msg, len, &cc))
+		return;
+	if (cc.proc == 1 && cc.op2 == CB_RECALL && d->nrec < RECALLS_KEPT)
+		d->rec[d->nrec++] = cc;
+	if (cc.proc == 1 && cc.op2 == CB_NOTIFY && d->nnot < RECALLS_KEPT)
+		d->note[d->nnot++] = cc;
+	(void)n4_cb_answer(&d->k.c, &cc); /* probes and recalls: NFS4_OK */
+	d->k.cb_answered++;
+}
+
+/* nfs4raw's hook: k is the first member of its struct dd_client. */
+static void on_cb(struct n4_client *k, const uint8_t *msg, size_t len)
+{
+	keep_cb((struct dd_client *)k, msg, len);
+}
+
+static bool dd_start(struct dd_client *d, const char *id)
+{
+	memset(d, 0, sizeof(*d));
+	if (n4_connect(&d->k, env.port, 1) != 0)
+		return false;
+	d->k.cs_flags = N4_CS_BACK_CHAN;
+	d->k.on_cb = on_cb;
+	d->k.cb_sys = true;
+	d->k.cb_answered = 0;
+	if (n4_setup(&d->k, id) != 0)
+		return false;
+	/* the back channel's probe (CB_NULL, CB_COMPOUND{CB_SEQUENCE}) is answered while SEQUENCE waits */
+	for (int i = 0; i < 100 && d->k.cb_answered < 2; i++) {
+		if (n4_sequence(&d->k) != 0)
+			return false;
+		usleep(20000);
+	}
+	return d->k.cb_answered >= 2;
+}
+
+/* One callback call received and kept (keep_cb) before end (now_s()): false if none came. */
+static bool dd_pump(struct dd_client *d, double end)
+{
+	int left = (int)((end - now_s()) * 1000);
+	uint8_t *buf = NULL;
+	size_t len;
+
+	if (left <= 0 || raw_recv_record(&d->k.c, &buf, &len, left) != RAW_RECV_OK)
+		return false;
+	keep_cb(d, buf, len);
+	free(buf);
+	return true;
+}
+
+/* A CB_RECALL of sid arrived within timeout_ms (taken from those kept, or read from the connection). */
+static bool dd_recalled(struct dd_client *d, const struct n4_sid *sid, const uint8_t *fh, uint32_t fh_len,
+			int timeout_ms)
+{
+	double end = now_s() + timeout_ms / 1000.0;
+
+	for (;;) {
+		for (unsigned i = 0; i < d->nrec; i++) {
+			const struct n4_cb_call *cc = &d->rec[i];
+			bool match = memcmp(&cc->dsid, sid, sizeof(*sid)) == 0 &&
+				     (!fh || (cc->fh_len == fh_len && memcmp(cc->fh, fh, fh_len) == 0));
+
+			memmove(&d->rec[i], &d->rec[i + 1], (d->nrec - i - 1) * sizeof(d->rec[0]));
+			d->nrec--;
+			if (match)
+				return true;
+			i--;
+		}
+		if (!dd_pump(d, end))
+			return false;
+	}
+}
+
+/* A CB_NOTIFY of sid about directory fh arrived within timeout_ms, with one notify4 of NOTIFY4_ADD_ENTRY
+ * (notify_add4: no old entry, ne_file name, empty fattr4) (RFC 8881 §20.4.1). */
+static bool dd_notified(struct dd_client *d, const struct n4_sid *sid, const uint8_t *fh, uint32_t fh_len,
+			const char *name, int timeout_ms)
+{
+	double end = now_s() + timeout_ms / 1000.0;
+
+	while (d->nnot == 0)
+		if (!dd_pump(d, end))
+			return false;
+	struct n4_cb_call cc = d->note[0];
+	struct n4_sid got;
+	struct xd x;
+	uint32_t l = 0;
+
+	memmove(&d->note[0], &d->note[1], (d->nnot - 1) * sizeof(d->note[0]));
+	d->nnot--;
+	xd_init(&x, cc.args, cc.args_len);
+	n4_xd_sid(&x, &got);
+	const uint8_t *f = xd_opaque(&x, &l, 128);
+	bool ok = memcmp(&got, sid, sizeof(got)) == 0 && f && l == fh_len && memcmp(f, fh, l) == 0;
+
+	ok = CHECK(ok, "CB_NOTIFY names the delegation and the directory") && ok;
+	ok = CHECK(xd_u32(&x) == 1 && xd_u32(&x) == 1 && xd_u32(&x) == 1u << 3, "one notify4, NOTIFY4_ADD_ENTRY") && ok;
+	xd_u32(&x); /* notify_vals' length */
+	ok = CHECK(xd_u32(&x) == 0, "nad_old_entry: none") && ok;
+	const uint8_t *n = xd_opaque(&x, &l, 255);
+	ok = CHECK(n && l == strlen(name) && memcmp(n, name, l) == 0, "ne_file is %s", name) && ok;
+	return ok && !x.bad;
+}
+
+static void dd_close(struct dd_client *d)
+{
+	(void)n4_destroy_client(&d->k);
+	n4_client_close(&d->k);
+}
+
+/* ---- COMPOUNDs ---- */
+
+/* A dir made by the test (a local process) under the export, and its handle. */
+struct dd_dir {
+	char name[64];
+	char path[PATH_MAX + 80]; /* local, and from the pseudo root (the export sits at its own path) */
+	uint8_t fh[128];
+	uint32_t fh_len;
+};
+
+
+/* The handle of path (from the export's root) into fh: the status. */
+static int dd_fh(struct n4_client *k, const char *path, uint8_t *fh, uint32_t *fh_len)
+{
+	struct raw_reply r;
+	struct xb a;
+	uint32_t n = n4_walk(NULL, path);
+	int st;
+
+	n4_begin(k, &a, n + 1);
+	n4_walk(&a, path);
+	xb_u32(&a, N4_GETFH);
+	st = n4_call(k, &a, &r);
+	if (st == 0) {
+		for (uint32_t i = 0; i < n; i++)
+			n4_res(&r, i ? N4_LOOKUP : N4_PUTROOTFH);
+		const uint8_t *p = n4_res(&r, N4_GETFH) == 0 ? xd_opaque(&r.body, fh_len, 128) : NULL;
+		if (p)
+			memcpy(fh, p, *fh_len);
+		else
+			st = -1;
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
+/* GET_DIR_DELEGATION of fh asking for the notification types want (bits of notify_type4): the
+ * COMPOUND's status if not NFS4_OK, else gddrnf_status (0 GDD4_OK: *sid, *notify the words of the
+ * granted notification bitmap or'ed; 1 GDD4_UNAVAIL). */
+static int dd_get_want(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t want, struct n4_sid *sid,
+		       uint32_t *notify)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, OP_GDD);
+	xb_u32(&a, 0);                          /* gdda_signal_deleg_avail */
+	xb_u32(&a, 1);                          /* gdda_notification_types */
+	xb_u32(&a, want);
+	for (int i = 0; i < 2; i++) {           /* gdda_child_attr_delay, gdda_dir_attr_delay */
+		xb_u64(&a, 0);
+		xb_u32(&a, 0);
+	}
+	xb_u32(&a, 0); /* gdda_child_attributes */
+	xb_u32(&a, 0); /* gdda_dir_attributes */
+	st = n4_call(k, &a, &r);
+	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, OP_GDD) == 0) {
+		st = (int)xd_u32(&r.body);
+		if (st == 0) {
+			xd_skip(&r.body, 8); /* gddr_cookieverf */
+			n4_xd_sid(&r.body, sid);
+			*notify = 0;
+			for (uint32_t n = xd_u32(&r.body); n && !r.body.bad; n--)
+				*notify |= xd_u32(&r.body);
+		}
+		if (r.body.bad)
+			st = -1;
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
+/* dd_get_want asking for no notification: a recall-only delegation. */
+static int dd_get(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *sid, uint32_t *notify)
+{
+	return dd_get_want(k, fh, fh_len, 0, sid, notify);
+}
+
+/* CREATE of a directory (kind NF4DIR, no attributes) named name in fh: the status. */
+static int dd_mkdir(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const char *name)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_CREATE);
+	xb_u32(&a, 2); /* NF4DIR */
+	xb_string(&a, name);
+	xb_u32(&a, 0); /* fattr4: no attributes */
+	xb_u32(&a, 0);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* REMOVE name in fh: the status. */
+static int dd_remove(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const char *name)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_REMOVE);
+	xb_string(&a, name);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* RENAME from/name to to/name (SAVEFH the source directory): the status. */
+static int dd_rename(struct n4_client *k, const struct dd_dir *from, const struct dd_dir *to, const char *name)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 4, from->fh, from->fh_len);
+	xb_u32(&a, N4_SAVEFH);
+	n4_xb_putfh(&a, to->fh, to->fh_len);
+	xb_u32(&a, N4_RENAME);
+	xb_string(&a, name);
+	xb_string(&a, name);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* LINK of the object fh as name in directory to: the status. */
+static int dd_link(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct dd_dir *to, const char *name)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 4, fh, fh_len);
+	xb_u32(&a, N4_SAVEFH);
+	n4_xb_putfh(&a, to->fh, to->fh_len);
+	xb_u32(&a, N4_LINK);
+	xb_string(&a, name);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* DELEGRETURN (fh the directory) or FREE_STATEID of sid: the status. */
+static int dd_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t op, const struct n4_sid *sid)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, op);
+	n4_xb_sid(&a, sid);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+static bool dd_dir(struct n4_client *k, const char *name, struct dd_dir *d)
+{
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	snprintf(d->path, sizeof(d->path), "%s/%s", env.export_dir, name);
+	if (mkdir(d->path, 0777) != 0 && errno != EEXIST)
+		return false;
+	(void)chmod(d->path, 0777);
+	return CHECK_EQ(dd_fh(k, d->path, d->fh, &d->fh_len), 0, "the handle of %s", name);
+}
+
+/* The stats document's "nfs4" number key (-1: none). */
+static long long nfs4_num(const char *key)
+{
+	char *doc = n4_stats_json(stats_path);
+	long long v = doc ? n4_stats_num(doc, "nfs4", key) : -1;
+
+	free(doc);
+	return v;
+}
+
+/* d holds a directory delegation of dir (*sid). */
+static bool dd_hold(struct dd_client *d, const struct dd_dir *dir, struct n4_sid *sid, const char *who)
+{
+	uint32_t notify = 1;
+
+	return CHECK_EQ(dd_get(&d->k, dir->fh, dir->fh_len, sid, &notify), 0, "%s: GDD4_OK on %s", who, dir->name) &&
+	       CHECK_EQ(notify, 0, "%s: no notification granted (recall-only)", who);
+}
+
+/* d's delegation sid of dir recalled (CB_RECALL within 5 s), then returned. */
+static void dd_recall_return(struct dd_client *d, const struct dd_dir *dir, const struct n4_sid *sid, const char *why)
+{
+	CHECK(dd_recalled(d, sid, dir->fh, dir->fh_len, 20000), "%s: CB_RECALL of the delegation, with the directory's handle",
+	      why);
+	CHECK_EQ(dd_sid_op(&d->k, dir->fh, dir->fh_len, N4_DELEGRETURN, sid), 0, "%s: DELEGRETURN", why);
+}
+
+/* ---- the cases ---- */
+
+static void test_grant(struct dd_client *a, const struct dd_dir *d)
+{
+	struct n4_sid sid, again;
+	uint32_t notify = 0;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+	char path[PATH_MAX + 160];
+
+	hx_section("GET_DIR_DELEGATION: granted recall-only, once per client; NOTDIR for a file");
+	if (!dd_hold(a, d, &sid, "A"))
+		return;
+	CHECK_EQ(nfs4_num("dir_delegations"), 1, "stats: 1 directory delegation");
+	CHECK_EQ(nfs4_num("delegations"), 1, "stats: counted among the delegations");
+	CHECK_EQ(dd_get(&a->k, d->fh, d->fh_len, &again, &notify), 1, "A again: GDD4_UNAVAIL (one per client)");
+	snprintf(path, sizeof(path), "%s/plain", d->path);
+	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	snprintf(path, sizeof(path), "%s/plain", d->path);
+	if (CHECK_EQ(dd_fh(&a->k, path, fh, &fh_len), 0, "a file's handle"))
+		CHECK_EQ(dd_get(&a->k, fh, fh_len, &again, &notify), N4ERR_NOTDIR, "a regular file: NFS4ERR_NOTDIR");
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
+	CHECK_EQ(nfs4_num("dir_delegations"), 0, "stats: none held after the return");
+}
+
+static void test_other_client(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+{
+	struct n4_sid sid;
+
+	hx_section("another client's CREATE and REMOVE in the directory recall the delegation");
+	if (!dd_hold(a, d, &sid, "A"))
+		return;
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "bsub"), N4ERR_DELAY, "B: CREATE waits (NFS4ERR_DELAY)");
+	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_RECALL of its stateid and the directory's handle");
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "bsub"), N4ERR_DELAY, "B: still DELAY while the recall is out");
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "bsub"), 0, "B: CREATE proceeds after the return");
+	if (!dd_hold(a, d, &sid, "A"))
+		return;
+	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "bsub"), N4ERR_DELAY, "B: REMOVE waits (NFS4ERR_DELAY)");
+	dd_recall_return(a, d, &sid, "A (B's REMOVE)");
+	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "bsub"), 0, "B: REMOVE proceeds after the return");
+	CHECK(nfs4_num("dir_delegation_recalls") >= 2, "stats: directory recalls counted");
+}
+
+static void test_own_change(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+{
+	struct n4_sid sa, sb;
+
+	hx_section("the holder's own changes recall nothing of its own (RFC 8881 §10.9.1); a second holder's are");
+	if (!dd_hold(a, d, &sa, "A"))
+		return;
+	CHECK_EQ(dd_mkdir(&a->k, d->fh, d->fh_len, "asub"), 0, "A: its own CREATE proceeds at once");
+	CHECK_EQ(dd_remove(&a->k, d->fh, d->fh_len, "asub"), 0, "A: its own REMOVE proceeds at once");
+	CHECK(!dd_recalled(a, &sa, NULL, 0, 1500), "A: no CB_RECALL (1.5 s)");
+	CHECK_EQ(n4_test_stateid(&a->k, &sa), 0, "A: TEST_STATEID: its delegation stands");
+	if (!dd_hold(b, d, &sb, "B (shared)"))
+		return;
+	CHECK_EQ(dd_mkdir(&a->k, d->fh, d->fh_len, "asub2"), N4ERR_DELAY, "A's CREATE waits for B's delegation");
+	dd_recall_return(b, d, &sb, "B (A's CREATE)");
+	CHECK_EQ(dd_mkdir(&a->k, d->fh, d->fh_len, "asub2"), 0, "A: CREATE proceeds after B's return");
+	CHECK(!dd_recalled(a, &sa, NULL, 0, 1000), "A: still no CB_RECALL of its own");
+	CHECK_EQ(n4_test_stateid(&a->k, &sa), 0, "A: its delegation stands");
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sa), 0, "A: DELEGRETURN");
+}
+
+/* NFSv3 CREATE3args (UNCHECKED, no attributes) or REMOVE3args of name in dir: the nfsstat3, or -1. */
+static int v3_name_op(struct raw_conn *c, uint32_t proc, const struct dd_dir *d, const char *name)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st = -1;
+
+	xb_init(&a);
+	xb_opaque(&a, d->fh, d->fh_len);
+	xb_string(&a, name);
+	if (proc == 8) { /* CREATE: createhow3 UNCHECKED, sattr3 with nothing set */
+		xb_u32(&a, 0);
+		for (int i = 0; i < 6; i++)
+			xb_u32(&a, 0);
+	}
+	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, proc, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	    r.accept_stat == 0)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+static void test_nfs3(struct dd_client *a, const struct dd_dir *d)
+{
+	struct raw_conn v3;
+	struct n4_sid sid;
+
+	hx_section("an NFSv3 CREATE and REMOVE in the directory recall the delegation (NFS3ERR_JUKEBOX meanwhile)");
+	if (!CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)") || !dd_hold(a, d, &sid, "A"))
+		return;
+	CHECK_EQ(v3_name_op(&v3, 8, d, "v3file"), NFS3ERR_JUKEBOX, "NFSv3 CREATE: NFS3ERR_JUKEBOX");
+	dd_recall_return(a, d, &sid, "A (NFSv3 CREATE)");
+	CHECK_EQ(v3_name_op(&v3, 8, d, "v3file"), 0, "NFSv3 CREATE proceeds after the return");
+	if (dd_hold(a, d, &sid, "A")) {
+		CHECK_EQ(v3_name_op(&v3, 12, d, "v3file"), NFS3ERR_JUKEBOX, "NFSv3 REMOVE: NFS3ERR_JUKEBOX");
+		dd_recall_return(a, d, &sid, "A (NFSv3 REMOVE)");
+		CHECK_EQ(v3_name_op(&v3, 12, d, "v3file"), 0, "NFSv3 REMOVE proceeds after the return");
+	}
+	raw_close(&v3);
+}
+
+static void test_local(struct dd_client *a, const struct dd_dir *d)
+{
+	struct n4_sid sid;
+	char path[PATH_MAX + 160];
+	double t0;
+
+	hx_section("a local process's changes of the directory recall the delegation (inotify, after the fact)");
+	snprintf(path, sizeof(path), "%s/child", d->path);
+	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	sleep(2); /* past rnfsd's own window on the directory (its GETFH, earlier changes) */
+	if (!dd_hold(a, d, &sid, "A"))
+		return;
+	CHECK_EQ(chmod(path, 0600), 0, "local: chmod of a file in the directory");
+	CHECK(!dd_recalled(a, &sid, NULL, 0, 1500), "A: no CB_RECALL for a file's own attributes");
+	snprintf(path, sizeof(path), "%s/localnew", d->path);
+	t0 = now_s();
+	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_RECALL after a local create (%.2f s)", now_s() - t0);
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
+	sleep(2);
+	if (!dd_hold(a, d, &sid, "A"))
+		return;
+	CHECK_EQ(chmod(d->path, 0755), 0, "local: chmod of the directory");
+	dd_recall_return(a, d, &sid, "A (local chmod of the directory)");
+	sleep(2);
+	if (!dd_hold(a, d, &sid, "A"))
+		return;
+	CHECK_EQ(unlink(path), 0, "local: unlink in the directory");
+	dd_recall_return(a, d, &sid, "A (local unlink)");
+}
+
+static void test_revoke(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+{
+	struct n4_sid sid;
+	double t0 = now_s();
+	int st;
+
+	hx_section("a holder that never returns is revoked after a lease; the other client proceeds");
+	if (!dd_hold(a, d, &sid, "A"))
+		return;
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "late"), N4ERR_DELAY, "B: CREATE waits");
+	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_RECALL (answered, never returned)");
+	do {
+		usleep(500 * 1000);
+		(void)n4_sequence(&a->k); /* A keeps its lease */
+		st = dd_mkdir(&b->k, d->fh, d->fh_len, "late");
+	} while (st == N4ERR_DELAY && now_s() - t0 < 4 * LEASE);
+	CHECK_EQ(st, 0, "B: CREATE proceeds once A's delegation is revoked (%.1f s, lease %d s)", now_s() - t0, LEASE);
+	CHECK_EQ(n4_sequence(&a->k), 0, "A: SEQUENCE");
+	CHECK(a->k.seq_flags & N4_SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "A: RECALLABLE_STATE_REVOKED (0x%x)",
+	      a->k.seq_flags);
+	CHECK_EQ(n4_test_stateid(&a->k, &sid), N4ERR_DELEG_REVOKED, "A: TEST_STATEID: DELEG_REVOKED");
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_FREE_STATEID, &sid), 0, "A: FREE_STATEID");
+	CHECK_EQ(nfs4_num("dir_delegations"), 0, "stats: none left");
+}
+
+static void test_rename_victim(struct dd_client *a, struct dd_client *b, const struct dd_dir *d1,
+			       const struct dd_dir *d2)
+{
+	struct dd_dir root, victim;
+	struct n4_sid sid;
+	char path[PATH_MAX + 160];
+
+	hx_section("RENAME into the directory, and REMOVE of the delegated directory itself, recall it");
+	snprintf(path, sizeof(path), "%s/moved", d1->path);
+	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	if (!dd_hold(a, d2, &sid, "A"))
+		return;
+	CHECK_EQ(dd_rename(&b->k, d1, d2, "moved"), N4ERR_DELAY, "B: RENAME d1 -> d2 waits (the target's delegation)");
+	dd_recall_return(a, d2, &sid, "A (B's RENAME into d2)");
+	CHECK_EQ(dd_rename(&b->k, d1, d2, "moved"), 0, "B: RENAME proceeds after the return");
+	if (!dd_dir(&a->k, "victim", &victim) || !dd_hold(a, &victim, &sid, "A"))
+		return;
+	snprintf(root.name, sizeof(root.name), "export");
+	if (!CHECK_EQ(dd_fh(&b->k, env.export_dir, root.fh, &root.fh_len), 0, "the export's handle"))
+		return;
+	CHECK_EQ(dd_remove(&b->k, root.fh, root.fh_len, "victim"), N4ERR_DELAY, "B: REMOVE of the delegated directory waits");
+	dd_recall_return(a, &victim, &sid, "A (B removes its directory)");
+	CHECK_EQ(dd_remove(&b->k, root.fh, root.fh_len, "victim"), 0, "B: REMOVE proceeds after the return");
+}
+
+static void test_v40(const struct dd_dir *d)
+{
+	struct n4_client k;
+	struct raw_reply r;
+	struct xb a;
+
+	hx_section("NFSv4.0: GET_DIR_DELEGATION is not an operation of 4.0 (OP_ILLEGAL)");
+	if (!CHECK_EQ(n4_start(&k, env.port, 0, "dd-v40"), 0, "4.0 client"))
+		return;
+	n4_begin_fh(&k, &a, 2, d->fh, d->fh_len);
+	xb_u32(&a, OP_GDD);
+	CHECK_EQ(n4_call(&k, &a, &r), 10044, "NFS4ERR_OP_ILLEGAL");
+	raw_reply_free(&r);
+	n4_client_close(&k);
+}
+
+static void test_notify(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+{
+	struct n4_sid sid;
+	uint32_t notify = 0;
+	struct raw_conn v3;
+
+	hx_section("NOTIFY4_ADD_ENTRY (RFC 8881 §10.9.2): another client's CREATE is told by CB_NOTIFY, not recalled");
+	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 2 | 1u << 3 | 1u << 4, &sid, &notify), 0,
+		      "A: GDD4_OK asking REMOVE_ENTRY, ADD_ENTRY, RENAME_ENTRY"))
+		return;
+	CHECK_EQ(notify, 1u << 3, "A: NOTIFY4_ADD_ENTRY granted, not the others");
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "told"), 0, "B: CREATE proceeds at once");
+	dd_notified(a, &sid, d->fh, d->fh_len, "told", 20000);
+	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
+	CHECK_EQ(dd_mkdir(&a->k, d->fh, d->fh_len, "mine"), 0, "A: its own CREATE");
+	dd_notified(a, &sid, d->fh, d->fh_len, "mine", 20000);
+	struct n4_sid osid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+
+	CHECK_EQ(n4_open(&b->k, d->path, "opened", true, N4_ACCESS_BOTH, 0, "o", NULL, &osid, fh, &fh_len), 0,
+		 "B: OPEN creating proceeds at once");
+	dd_notified(a, &sid, d->fh, d->fh_len, "opened", 20000);
+	CHECK_EQ(n4_close(&b->k, fh, fh_len, NULL, &osid), 0, "B: CLOSE");
+	CHECK_EQ(n4_open(&b->k, d->path, "opened", true, N4_ACCESS_READ, 0, "o", NULL, &osid, fh, &fh_len), 0,
+		 "B: OPEN of the existing file");
+	CHECK(!dd_notified(a, &sid, d->fh, d->fh_len, "opened", 500) && a->nnot == 0, "A: nothing told (nothing added)");
+	CHECK_EQ(n4_close(&b->k, fh, fh_len, NULL, &osid), 0, "B: CLOSE");
+	CHECK_EQ(dd_link(&b->k, fh, fh_len, d, "linked"), 0, "B: LINK proceeds at once");
+	dd_notified(a, &sid, d->fh, d->fh_len, "linked", 20000);
+	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
+	/* An NFSv3 client's CREATE is told too. */
+	if (CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)")) {
+		CHECK_EQ(v3_name_op(&v3, 8, d, "v3told"), 0, "NFSv3 CREATE proceeds at once");
+		dd_notified(a, &sid, d->fh, d->fh_len, "v3told", 20000);
+		raw_close(&v3);
+	}
+	/* What it was not granted recalls: another client's REMOVE. */
+	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), N4ERR_DELAY, "B: REMOVE waits (no REMOVE_ENTRY)");
+	dd_recall_return(a, d, &sid, "A (B's REMOVE)");
+	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), 0, "B: REMOVE proceeds after the return");
+}
+
+static void test_soak(void)
+{
+	static struct dd_client c[SOAK_CLIENTS];
+	struct dd_dir dirs[4];
+	unsigned ok = 0, bad = 0;
+	long fds0, fds1, rss0, rss1;
+	double t0;
+
+	hx_section("soak: %u clients x %u grant/return cycles on 4 directories", SOAK_CLIENTS, SOAK_CYCLES);
+	for (unsigned i = 0; i < SOAK_CLIENTS; i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "dd-soak-%u", i);
+		if (!CHECK(dd_start(&c[i], id), "client %s", id))
+			return;
+	}
+	for (unsigned j = 0; j < 4; j++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "soak%u", j);
+		if (!dd_dir(&c[0].k, name, &dirs[j]))
+			return;
+	}
+	fds0 = n4_proc_fds(env.pid);
+	rss0 = n4_proc_rss_kb(env.pid);
+	t0 = now_s();
+	for (unsigned n = 0; n < SOAK_CYCLES; n++)
+		for (unsigned i = 0; i < SOAK_CLIENTS; i++) {
+			const struct dd_dir *d = &dirs[(n + i) % 4];
+			struct n4_sid sid;
+			uint32_t notify;
+
+			if (dd_get(&c[i].k, d->fh, d->fh_len, &sid, &notify) == 0 &&
+			    dd_sid_op(&c[i].k, d->fh, d->fh_len, N4_DELEGRETURN, &sid) == 0)
+				ok++;
+			else
+				bad++;
+		}
+	CHECK_EQ(bad, 0, "every cycle granted and returned (%u in %.1f s)", ok, now_s() - t0);
+	CHECK_EQ(nfs4_num("dir_delegations"), 0, "stats: the table back to 0 directory delegations");
+	CHECK_EQ(nfs4_num("delegations"), 0, "stats: and 0 delegations");
+	fds1 = n4_proc_fds(env.pid);
+	rss1 = n4_proc_rss_kb(env.pid);
+	CHECK(fds1 == fds0, "descriptors back: %ld before, %ld after", fds0, fds1);
+	CHECK(rss1 - rss0 < 2048, "RSS back: %ld KiB before, %ld KiB after", rss0, rss1);
+	for (unsigned i = 0; i < SOAK_CLIENTS; i++)
+		dd_close(&c[i]);
+}
+
+/* Restart with directory-delegations = no (no grace: no client recorded after the soak's DESTROY_CLIENTIDs). */
+static void test_off(void)
+{
+	struct dd_client a;
+	struct dd_dir d;
+	struct n4_sid sid;
+	uint32_t notify;
+
+	hx_section("directory-delegations = no: GDD4_UNAVAIL");
+	hx_daemon_stop(&env);
+	if (!CHECK_EQ(hx_conf_swap(&env, "directory-delegations = yes", "directory-delegations = no "), 0,
+		      "config names directory-delegations = yes") ||
+	    !CHECK_EQ(hx_daemon_start(&env), 0, "restarted"))
+		return;
+	if (!CHECK(dd_start(&a, "dd-off"), "client") || !dd_dir(&a.k, "offdir", &d))
+		return;
+	CHECK_EQ(dd_get(&a.k, d.fh, d.fh_len, &sid, &notify), 1, "GDD4_UNAVAIL");
+	dd_close(&a);
+}
+
+int main(int argc, char **argv)
+{
+	static char extra[700];
+	struct dd_client a, b;
+	struct dd_dir d1, d2, d3;
+	FILE *f;
+
+	hx_begin("nfs4_dirdeleg", argc, argv);
+	hx_env_init(&env);
+	hx_require_own_daemon(&env);
+	snprintf(stats_path, sizeof(stats_path), "%s/stats.sock", env.dir);
+	snprintf(extra, sizeof(extra), "stats-socket = %s\n", stats_path);
+	env.rnfsd_extra = extra;
+	if (hx_write_config(&env) != 0)
+		return hx_end();
+	f = fopen(env.conf_path, "a");
+	if (!CHECK(f != NULL, "config"))
+		return hx_end();
+	fprintf(f, "[nfsv4]\nenable = yes\ndelegations = yes\ndirectory-delegations = yes\nlease-time = %d\n", LEASE);
+	fclose(f);
+	if (hx_daemon_start(&env) != 0)
+		return hx_end();
+	if (CHECK(dd_start(&a, "dd-a"), "client A") && CHECK(dd_start(&b, "dd-b"), "client B") &&
+	    dd_dir(&a.k, "d1", &d1) && dd_dir(&a.k, "d2", &d2) && dd_dir(&a.k, "d3", &d3)) {
+		test_grant(&a, &d1);
+		test_other_client(&a, &b, &d1);
+		test_own_change(&a, &b, &d1);
+		test_nfs3(&a, &d1);
+		test_local(&a, &d2);
+		test_revoke(&a, &b, &d3);
+		test_rename_victim(&a, &b, &d1, &d2);
+		test_v40(&d1);
+		test_notify(&a, &b, &d1);
+		dd_close(&a);
+		dd_close(&b);
+	}
+	test_soak();
+	test_off();
+	hx_daemon_stop(&env);
+	hx_env_release(&env);
+	return hx_end();
+}
