@@ -359,6 +359,9 @@ int n4_free_stateid(struct n4_client *k, const struct n4_sid *sid);
 #define N4_SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u
 /* PUTROOTFH + GETATTR(type): a harmless call. */
 int n4_getattr_root(struct n4_client *k);
+/* PUTFH fh + GETATTR(change, size): the status (-1: no reply, or it does not decode); *change and
+ * *size on NFS4_OK. */
+int n4_getattr_cs(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint64_t *change, uint64_t *size);
 
 /* ---- a neighbour that must stay answered ---------------------------------- */
 

@@ -1578,12 +1578,15 @@ static void *ga_main(void *arg)
 		xb_free(&a);
 		return NULL;
 	}
+	if (!g->times) {
+		g->status = n4_getattr_cs(g->k, g->fh, g->fh_len, &g->change, &g->size);
+		return NULL;
+	}
 	n4_begin_fh(g->k, &a, 2, g->fh, g->fh_len);
 	xb_u32(&a, N4_GETATTR);
-	xb_u32(&a, g->times ? 2 : 1);
+	xb_u32(&a, 2);
 	xb_u32(&a, 1u << 3 | 1u << 4); /* change, size */
-	if (g->times)
-		xb_u32(&a, 1u << (47 - 32) | 1u << (53 - 32)); /* time_access, time_modify */
+	xb_u32(&a, 1u << (47 - 32) | 1u << (53 - 32)); /* time_access, time_modify */
 	g->status = n4_call(g->k, &a, &r);
 	if (g->status == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_GETATTR) == 0) {
 		uint32_t nw = xd_u32(&r.body);
@@ -1591,10 +1594,8 @@ static void *ga_main(void *arg)
 		xd_skip(&r.body, 4 * (size_t)nw + 4); /* attrmask, attrlist's length */
 		g->change = xd_u64(&r.body);
 		g->size = xd_u64(&r.body);
-		if (g->times) {
-			g->atime = xd_time(&r.body);
-			g->mtime = xd_time(&r.body);
-		}
+		g->atime = xd_time(&r.body);
+		g->mtime = xd_time(&r.body);
 	}
 	raw_reply_free(&r);
 	return NULL;
