@@ -251,17 +251,23 @@ struct stats_section {
 static struct stats_section stats_sections[STATS_SECTIONS_MAX];
 static unsigned stats_nsections;
 
-int stats_section_add(enum stats_place place, const char *name, stats_section_fn write, void *arg)
+int stats_section_add_prom(enum stats_place place, const char *name, stats_section_fn write, void *arg,
+			   stats_section_prom_fn prom)
 {
 	int ret = -1;
 
 	pthread_mutex_lock(&stats_lock);
 	if (stats_nsections < STATS_SECTIONS_MAX) {
-		stats_sections[stats_nsections++] = (struct stats_section){place, name, write, arg, NULL};
+		stats_sections[stats_nsections++] = (struct stats_section){place, name, write, arg, prom};
 		ret = 0;
 	}
 	pthread_mutex_unlock(&stats_lock);
 	return ret;
+}
+
+int stats_section_add(enum stats_place place, const char *name, stats_section_fn write, void *arg)
+{
+	return stats_section_add_prom(place, name, write, arg, NULL);
 }
 
 int stats_section_set_prom(const char *name, stats_section_prom_fn prom)

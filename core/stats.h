@@ -120,6 +120,9 @@ int stats_section_add(enum stats_place place, const char *name, stats_section_fn
 typedef void (*stats_section_prom_fn)(struct prom_out *p, void *arg);
 /* Main thread, after stats_section_add(name, ...): attach prom to that section. 0, or -1: no such section. */
 int stats_section_set_prom(const char *name, stats_section_prom_fn prom);
+/* stats_section_add() with its Prometheus metrics at once. 0, or -1: the table is full. */
+int stats_section_add_prom(enum stats_place place, const char *name, stats_section_fn write, void *arg,
+			   stats_section_prom_fn prom);
 
 /* Tests and shutdown: forget every section. */
 void stats_sections_clear(void);

@@ -436,7 +436,5 @@ static void stats_resources_prom(struct prom_out *p, void *arg)
 int stats_server_resources_add(void (*fill)(struct stats_resources *out))
 {
 	resources_fill = fill;
-	if (stats_section_add(STATS_PLACE_STATE, "resources", stats_resources_write, NULL) != 0)
-		return -1;
-	return stats_section_set_prom("resources", stats_resources_prom);
+	return stats_section_add_prom(STATS_PLACE_STATE, "resources", stats_resources_write, NULL, stats_resources_prom);
 }

@@ -33,6 +33,16 @@
  * wraps them again, as knfsd's cache keeps the results and svcauth_gss signs
  * each reply. The key then names the flavor and service too, and the
  * checksum covers the arguments after unwrapping (the seq_num excluded).
+ *
+ * RPC-with-TLS (RFC 9289): the key names the connection's transport
+ * security (none, TLS, mutual TLS) too. A reply made on a TLS connection
+ * is never replayed onto a plain one (same address and port, as a
+ * reconnecting client's): that call runs as a new one, so the export's
+ * xprtsec= turns it away as it does any call on that connection
+ * (NFS3ERR_ACCES, nfs_export_admit()), instead of the cached results going
+ * out unprotected. knfsd's cache has no such field; a client does not
+ * change its transport security between retransmissions, so nothing it
+ * relies on is lost.
  */
 #include "rpc/rpc_internal.h"
 
@@ -54,6 +64,7 @@ struct drc_key {
 	uint32_t xid, prog, vers, proc;
 	uint32_t csum;      /* FNV-1a of the first argument bytes */
 	uint32_t flavor;    /* the credential's flavor; RPCSEC_GSS: << 8 | its service */
+	uint32_t xprtsec;   /* the connection's transport security (enum rpc_xprtsec) */
 	uint32_t args_len;
 	uint16_t family;
 	uint16_t port;
@@ -107,6 +118,7 @@ static void drc_key_make(const struct rpc_call *c, struct drc_key *k)
 	k->args_len = (uint32_t)args_len;
 	k->csum = fnv1a(2166136261u, c->args.p, n);
 	k->flavor = c->gss.ctx ? c->cred.flavor << 8 | c->gss.svc : c->cred.flavor;
+	k->xprtsec = c->conn->xprtsec;
 	k->family = ss->ss_family;
 	if (ss->ss_family == AF_INET) {
 		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;

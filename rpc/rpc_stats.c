@@ -204,7 +204,5 @@ static void rpc_auth_prom(struct prom_out *p, void *arg)
 
 int rpc_stats_section_add(void)
 {
-	if (stats_section_add(STATS_PLACE_STATE, "rpc_auth", rpc_auth_write, NULL) != 0)
-		return -1;
-	return stats_section_set_prom("rpc_auth", rpc_auth_prom);
+	return stats_section_add_prom(STATS_PLACE_STATE, "rpc_auth", rpc_auth_write, NULL, rpc_auth_prom);
 }

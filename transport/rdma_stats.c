@@ -161,7 +161,5 @@ static void rdma_stats_mem_prom(struct prom_out *p, void *arg)
 
 int rdma_stats_sections_add(void)
 {
-	if (stats_section_add(STATS_PLACE_TRANSPORT, "rdma_memory", rdma_stats_mem_write, &rdma_stats_mem) != 0)
-		return -1;
-	return stats_section_set_prom("rdma_memory", rdma_stats_mem_prom);
+	return stats_section_add_prom(STATS_PLACE_TRANSPORT, "rdma_memory", rdma_stats_mem_write, &rdma_stats_mem, rdma_stats_mem_prom);
 }

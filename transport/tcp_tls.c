@@ -423,7 +423,5 @@ static void tcp_tls_stats_prom(struct prom_out *p, void *arg)
 
 int tcp_tls_stats_section_add(void)
 {
-	if (stats_section_add(STATS_PLACE_TRANSPORT, "tls", tcp_tls_stats_write, NULL) != 0)
-		return -1;
-	return stats_section_set_prom("tls", tcp_tls_stats_prom);
+	return stats_section_add_prom(STATS_PLACE_TRANSPORT, "tls", tcp_tls_stats_write, NULL, tcp_tls_stats_prom);
 }

@@ -112,7 +112,5 @@ static void export_stats_prom(struct prom_out *p, void *arg)
 
 int nfs_export_stats_section_add(void)
 {
-	if (stats_section_add(STATS_PLACE_STATE, "export_stats", export_stats_write, NULL) != 0)
-		return -1;
-	return stats_section_set_prom("export_stats", export_stats_prom);
+	return stats_section_add_prom(STATS_PLACE_STATE, "export_stats", export_stats_write, NULL, export_stats_prom);
 }

@@ -85,7 +85,5 @@ static void ds_prom(struct prom_out *p, void *arg)
 
 int nfs_pnfs_ds_section_add(void)
 {
-	if (stats_section_add(STATS_PLACE_STATE, "pnfs_ds", ds_write, NULL) != 0)
-		return -1;
-	return stats_section_set_prom("pnfs_ds", ds_prom);
+	return stats_section_add_prom(STATS_PLACE_STATE, "pnfs_ds", ds_write, NULL, ds_prom);
 }

@@ -120,6 +120,7 @@ struct nfs4_svc {
 	uint8_t seq_sid[NFS4_SESSIONID_SIZE];
 	uint32_t seq_slot;
 	bool seq_cachethis;
+	uint32_t seq_xprtsec;     /* EXPORT_XPRTSEC_* every export admitted so far takes (its reply may go there) */
 	uint64_t clientid;
 	uint8_t replay[NFS4_STATE_MAX_CACHED];
 	uint8_t owner[NFS4_OWNER_MAX]; /* a client's co_ownerid, for its stable record (nfs4_recovery.h) */

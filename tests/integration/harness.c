@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -641,6 +642,65 @@ static pid_t hx_daemon_spawn(struct hx_env *e)
 	return pid;
 }
 
+/* The inodes of the listening TCP sockets on port in a /proc/net/tcp{,6} file, appended to ino[*n]. */
+static void hx_listen_inodes(const char *table, uint16_t port, unsigned long *ino, unsigned *n, unsigned max)
+{
+	unsigned lport, state;
+	unsigned long inode;
+	char line[512];
+	FILE *f = fopen(table, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && *n < max)
+		/* "sl: local:port remote:port st tx:rx tr:when retrnsmt uid timeout inode"; 0A is LISTEN */
+		if (sscanf(line, " %*u: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu",
+			   &lport, &state, &inode) == 3 &&
+		    lport == port && state == 0x0A)
+			ino[(*n)++] = inode;
+	fclose(f);
+}
+
+/*
+ * Whether the TCP listener on 127.0.0.1:port is a socket of process pid:
+ * a port that accepts connects (hx_port_open) may be another test's daemon
+ * or any other program while ours is about to fail with "Address already
+ * in use". True when /proc cannot tell (the old check alone then).
+ */
+static bool hx_listener_is(pid_t pid, uint16_t port)
+{
+	unsigned long ino[16], got;
+	char path[64], link[64];
+	unsigned n = 0, i;
+	struct dirent *de;
+	bool mine = false;
+	DIR *d;
+	ssize_t len;
+
+	if (access("/proc/net/tcp", R_OK) != 0)
+		return true;
+	hx_listen_inodes("/proc/net/tcp", port, ino, &n, 16);
+	hx_listen_inodes("/proc/net/tcp6", port, ino, &n, 16);
+	if (!n)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return true;
+	while (!mine && (de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%.16s", (int)pid, de->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (sscanf(link, "socket:[%lu]", &got) == 1)
+			for (i = 0; i < n; i++)
+				mine = mine || got == ino[i];
+	}
+	closedir(d);
+	return mine;
+}
+
 static int hx_daemon_start_once(struct hx_env *e)
 {
 	double deadline;
@@ -656,7 +716,8 @@ static int hx_daemon_start_once(struct hx_env *e)
 	while (hx_now() < deadline) {
 		if (!hx_daemon_alive(e))
 			break;
-		if (hx_port_open(e->port)) {
+		/* Ours, not a port someone else holds while our bind fails (then it exits: retried). */
+		if (hx_port_open(e->port) && hx_listener_is(pid, e->port)) {
 			printf("# rnfsd pid %d serving on 127.0.0.1:%u\n", (int)pid, e->port);
 			return 0;
 		}

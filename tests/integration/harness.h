@@ -137,7 +137,11 @@ const char *hx_path(const struct hx_env *e, const char *fmt, ...) __attribute__(
 /* A path below e->export_dir, same buffers. */
 const char *hx_xpath(const struct hx_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Start rnfsd -f -c conf, wait until the port accepts (10 s). 0 or -1 (FAIL printed, log shown). */
+/*
+ * Start rnfsd -f -c conf, wait until the port accepts and its listener is the
+ * daemon's own socket (/proc; 10 s). A first start whose port someone else
+ * holds is retried on another port. 0 or -1 (FAIL printed, log shown).
+ */
 int hx_daemon_start(struct hx_env *e);
 /*
  * Start rnfsd -f -c conf where start-up should fail: its exit status, or -1 if

@@ -1063,6 +1063,31 @@ int n4_getattr_root(struct n4_client *k)
 	return n4_call_done(k, &a);
 }
 
+int n4_getattr_cs(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint64_t *change, uint64_t *size)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_GETATTR);
+	xb_u32(&a, 1);
+	xb_u32(&a, 1u << 3 | 1u << 4); /* change, size */
+	st = n4_call(k, &a, &r);
+	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_GETATTR) == 0) {
+		uint32_t words = xd_u32(&r.body);
+
+		xd_skip(&r.body, 4 * (words <= 4 ? words : 0));
+		if (xd_u32(&r.body) == 16) { /* attrlist4: change, size */
+			*change = xd_u64(&r.body);
+			*size = xd_u64(&r.body);
+		}
+		st = r.body.bad ? -1 : 0;
+	}
+	raw_reply_free(&r);
+	return st;
+}
+
 /* ---- a neighbour that must stay answered ---------------------------------- */
 
 static void *n4_watch_run(void *arg)

@@ -65,6 +65,7 @@ enum n4_status {
 	N4ERR_TOOSMALL = 10005,
 	N4ERR_BADIOMODE = 10049, N4ERR_LAYOUTTRYLATER = 10058, N4ERR_LAYOUTUNAVAILABLE = 10059,
 	N4ERR_UNKNOWN_LAYOUTTYPE = 10062 /* RFC 8881 §15.1.10: pNFS */,
+	N4ERR_RETRY_UNCACHED_REP = 10068,
 };
 
 /* OPEN4_SHARE_ACCESS_* / OPEN4_SHARE_DENY_* (RFC 8881 §18.16.1). */
@@ -358,6 +359,9 @@ int n4_free_stateid(struct n4_client *k, const struct n4_sid *sid);
 #define N4_SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u
 /* PUTROOTFH + GETATTR(type): a harmless call. */
 int n4_getattr_root(struct n4_client *k);
+/* PUTFH fh + GETATTR(change, size): the status (-1: no reply, or it does not decode); *change and
+ * *size on NFS4_OK. */
+int n4_getattr_cs(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint64_t *change, uint64_t *size);
 
 /* ---- a neighbour that must stay answered ---------------------------------- */
 

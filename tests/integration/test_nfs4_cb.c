@@ -156,41 +156,57 @@ static bool cb_parse(const uint8_t *buf, size_t len, struct cb_call *cc)
 	return ok;
 }
 
-/* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
- * it and NFS4_OK for the operation after; a CB_GETATTR's fattr4 carries ga
- * (change, size) when not NULL, and ts (RFC 9754 time_deleg_access's and
- * time_deleg_modify's seconds and nanoseconds) when not NULL either. */
-static void cb_answer_ga(struct raw_conn *c, const struct cb_call *cc, const uint64_t *ga, const uint64_t *ts)
+/* cc as nfs4raw's struct n4_cb_call, as far as a reply needs it. */
+static struct n4_cb_call cb_n4(const struct cb_call *cc)
 {
 	struct n4_cb_call n = { .xid = cc->xid, .proc = cc->proc, .op2 = cc->op2, .seqid = cc->seqid,
 				.slotid = cc->slotid };
-	struct xb b;
 
 	memcpy(n.sid, cc->sid, sizeof(n.sid));
+	return n;
+}
+
+/* Answer cc: CB_NULL with nothing, CB_COMPOUND with CB_SEQUENCE4resok echoing
+ * it and NFS4_OK for the operation after (nfs4raw's n4_cb_answer). */
+static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
+{
+	struct n4_cb_call n = cb_n4(cc);
+
+	n4_cb_answer(c, &n);
+}
+
+/* As cb_answer, but a CB_GETATTR's fattr4 carries change and size (nfs4raw's n4_cb_answer_getattr). */
+static void cb_answer_getattr(struct raw_conn *c, const struct cb_call *cc, uint64_t change, uint64_t size)
+{
+	struct n4_cb_call n = cb_n4(cc);
+
+	n4_cb_answer_getattr(c, &n, change, size);
+}
+
+/* As cb_answer_getattr with ga (change, size), and ts: RFC 9754 time_deleg_access's and
+ * time_deleg_modify's seconds and nanoseconds in the fattr4 too. */
+static void cb_answer_ga_ts(struct raw_conn *c, const struct cb_call *cc, const uint64_t *ga, const uint64_t *ts)
+{
+	struct n4_cb_call n = cb_n4(cc);
+	struct xb b;
+
 	xb_init(&b);
-	n4_xb_cb_reply(&b, &n); /* CB_RECALL4res, CB_OFFLOAD4res, CB_NOTIFY_LOCK4res, CB_GETATTR4res: NFS4_OK */
-	if (cc->proc == 1 && cc->op2 == 3 && ga) { /* CB_GETATTR4resok: fattr4 {change, size [, time_deleg_*]} */
-		xb_u32(&b, ts ? 3 : 1);
+	n4_xb_cb_reply(&b, &n); /* CB_GETATTR4res: NFS4_OK */
+	if (cc->proc == 1 && cc->op2 == 3) { /* CB_GETATTR4resok: fattr4 {change, size, time_deleg_*} */
+		xb_u32(&b, 3);
 		xb_u32(&b, 1u << 3 | 1u << 4);
-		if (ts) {
-			xb_u32(&b, 0);
-			xb_u32(&b, 1u << 20 | 1u << 21);
-		}
-		xb_u32(&b, ts ? 40 : 16);
+		xb_u32(&b, 0);
+		xb_u32(&b, 1u << 20 | 1u << 21);
+		xb_u32(&b, 40);
 		xb_u64(&b, ga[0]);
 		xb_u64(&b, ga[1]);
-		for (int i = 0; ts && i < 4; i += 2) {
+		for (int i = 0; i < 4; i += 2) {
 			xb_u64(&b, ts[i]);
 			xb_u32(&b, (uint32_t)ts[i + 1]);
 		}
 	}
 	raw_send_record(c, b.p, b.len);
 	xb_free(&b);
-}
-
-static void cb_answer(struct raw_conn *c, const struct cb_call *cc)
-{
-	cb_answer_ga(c, cc, NULL, NULL);
 }
 
 /* Callback calls that arrived while a COMPOUND waited for its reply (kept for cb_wait). */
@@ -328,24 +344,39 @@ static bool stats_has(uint64_t cid, const char *want)
 	return ok;
 }
 
-/* Poll SEQUENCE until its flags & mask == want, up to limit_s; its time, or -1. */
+/*
+ * Poll SEQUENCE until its flags & mask == want, up to limit_s; its time, or -1.
+ * One check for all the polls (how many there are depends on the host's
+ * speed; a check per poll made the test's count vary between runs).
+ */
 static double wait_flags(struct n4_client *k, uint32_t mask, uint32_t want, double limit_s, bool answer)
 {
-	double t0 = now_s();
+	double t0 = now_s(), slowest = 0, t = -1;
+	unsigned polls = 0;
+	int st = 0;
 
 	while (now_s() - t0 < limit_s) {
 		uint32_t flags = 0xffffffffu;
 		double t1 = now_s();
-		int st = sequence(k, true, &flags, answer);
 
-		/* The fore channel is never held up by the back channel. */
-		if (!CHECK(st == 0 && now_s() - t1 < 1.0, "SEQUENCE+PUTROOTFH+GETFH answered at once (status %d)", st))
-			return -1;
-		if ((flags & mask) == want)
-			return now_s() - t0;
+		st = sequence(k, true, &flags, answer);
+		polls++;
+		if (now_s() - t1 > slowest)
+			slowest = now_s() - t1;
+		if (st != 0 || slowest >= 1.0)
+			break;
+		if ((flags & mask) == want) {
+			t = now_s() - t0;
+			break;
+		}
 		usleep(200 * 1000);
 	}
-	return -1;
+	/* The fore channel is never held up by the back channel. */
+	if (!CHECK(st == 0 && slowest < 1.0,
+		   "SEQUENCE+PUTROOTFH+GETFH answered at once, %u polls (status %d, slowest %.2f s)", polls, st,
+		   slowest))
+		return -1;
+	return t;
 }
 
 static void test_answering(uint32_t minor)
@@ -526,7 +557,6 @@ static void test_v40(void)
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
 	if (CHECK(poll(&p, 1, 5000) == 1, "the server connects to the callback address")) {
 		cb.fd = accept(lfd, NULL, NULL);
-		cb.udp = false;
 		if (CHECK(cb.fd >= 0 && cb_wait(&cb, &cc, 5000), "a call arrives")) {
 			CHECK_EQ(cc.prog, CB_PROG40, "program = cb_program");
 			CHECK_EQ(cc.vers, 1, "callback version 1 (RFC 7530 §17)");
@@ -957,7 +987,10 @@ static void dl_open(struct n4_client *k, const char *name, uint32_t access, bool
 		if (fh)
 			memcpy(o->fh, fh, o->fh_len);
 	}
-	CHECK(!r.body.bad, "OPEN's reply decodes");
+	/* Counted only when it fails: test_deleg_revoke calls this until the revocation, a number of
+	 * times that depends on the host's speed. */
+	if (r.body.bad)
+		CHECK(false, "OPEN's reply decodes");
 	raw_reply_free(&r);
 }
 
@@ -1545,12 +1578,15 @@ static void *ga_main(void *arg)
 		xb_free(&a);
 		return NULL;
 	}
+	if (!g->times) {
+		g->status = n4_getattr_cs(g->k, g->fh, g->fh_len, &g->change, &g->size);
+		return NULL;
+	}
 	n4_begin_fh(g->k, &a, 2, g->fh, g->fh_len);
 	xb_u32(&a, N4_GETATTR);
-	xb_u32(&a, g->times ? 2 : 1);
+	xb_u32(&a, 2);
 	xb_u32(&a, 1u << 3 | 1u << 4); /* change, size */
-	if (g->times)
-		xb_u32(&a, 1u << (47 - 32) | 1u << (53 - 32)); /* time_access, time_modify */
+	xb_u32(&a, 1u << (47 - 32) | 1u << (53 - 32)); /* time_access, time_modify */
 	g->status = n4_call(g->k, &a, &r);
 	if (g->status == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_GETATTR) == 0) {
 		uint32_t nw = xd_u32(&r.body);
@@ -1558,21 +1594,11 @@ static void *ga_main(void *arg)
 		xd_skip(&r.body, 4 * (size_t)nw + 4); /* attrmask, attrlist's length */
 		g->change = xd_u64(&r.body);
 		g->size = xd_u64(&r.body);
-		if (g->times) {
-			g->atime = xd_time(&r.body);
-			g->mtime = xd_time(&r.body);
-		}
+		g->atime = xd_time(&r.body);
+		g->mtime = xd_time(&r.body);
 	}
 	raw_reply_free(&r);
 	return NULL;
-}
-
-/* Answer CB_COMPOUND{CB_SEQUENCE, CB_GETATTR} cc with change and size (status 0). */
-static void cb_answer_getattr(struct raw_conn *c, const struct cb_call *cc, uint64_t change, uint64_t size)
-{
-	const uint64_t ga[2] = { change, size };
-
-	cb_answer_ga(c, cc, ga, NULL);
 }
 
 /* The CB_GETATTR a GETATTR started arrives on the holder's connection: of fh, asking change and size. */
@@ -1816,7 +1842,7 @@ static void test_deleg_ts(void)
 		const uint64_t ga[2] = { 0, 0 };
 		const uint64_t tsv[4] = { (uint64_t)at2.tv_sec, (uint64_t)at2.tv_nsec, (uint64_t)mt2.tv_sec,
 					  (uint64_t)mt2.tv_nsec };
-		cb_answer_ga(&a.c, &cc, ga, tsv);
+		cb_answer_ga_ts(&a.c, &cc, ga, tsv);
 	}
 	pthread_join(g.t, NULL);
 	CHECK(g.status == 0 && ts_eq(&g.mtime, &mt2) && ts_eq(&g.atime, &at2),

@@ -76,32 +76,6 @@ static void *holder_main(void *arg)
 	return NULL;
 }
 
-/* B's SEQUENCE, PUTFH, GETATTR(change, size): the status; *change, *size on NFS4_OK. */
-static int getattr(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint64_t *change, uint64_t *size)
-{
-	struct raw_reply r;
-	struct xb a;
-	int st;
-
-	n4_begin_fh(k, &a, 2, fh, fh_len);
-	xb_u32(&a, N4_GETATTR);
-	xb_u32(&a, 1);
-	xb_u32(&a, 1u << 3 | 1u << 4);
-	st = n4_call(k, &a, &r);
-	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, N4_GETATTR) == 0) {
-		uint32_t words = xd_u32(&r.body);
-
-		xd_skip(&r.body, 4 * (words <= 4 ? words : 0));
-		if (xd_u32(&r.body) == 16) {
-			*change = xd_u64(&r.body);
-			*size = xd_u64(&r.body);
-		}
-		st = r.body.bad ? -1 : 0;
-	}
-	raw_reply_free(&r);
-	return st;
-}
-
 static long long waiters(void)
 {
 	char *doc = n4_stats_json(env.stats_socket);
@@ -119,7 +93,7 @@ static unsigned soak(struct n4_client *b, struct holder *h, const uint8_t *fh, u
 
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t change = 0, size = 0;
-		int st = getattr(b, fh, fh_len, &change, &size);
+		int st = n4_getattr_cs(b, fh, fh_len, &change, &size);
 
 		if (st == 0 && size == h->answered && change > *last_change)
 			right++;
@@ -207,7 +181,7 @@ static void test_late(void)
 	if (!pair_start(&h, &b, "late", fh, &fh_len))
 		return;
 	h.hold = true;
-	int st = getattr(&b, fh, fh_len, &change, &size);
+	int st = n4_getattr_cs(&b, fh, fh_len, &change, &size);
 	CHECK(st == 10008 /* NFS4ERR_DELAY */, "B: DELAY while the holder has not answered (%d)", st);
 	CHECK_EQ(waiters(), 1, "the slot stays taken until the answer (gauge 1)");
 	h.hold = false;
@@ -238,7 +212,7 @@ static void *asker_main(void *arg)
 	uint64_t change, size;
 
 	pthread_barrier_wait(q->go);
-	q->status = getattr(&q->k, q->fh, q->fh_len, &change, &size);
+	q->status = n4_getattr_cs(&q->k, q->fh, q->fh_len, &change, &size);
 	q->done = true;
 	return NULL;
 }

@@ -13,6 +13,11 @@
  *    procedure other than NULL is AUTH_BADCRED (§4.1); TLS 1.2 is refused (§5.1);
  *  - a client certificate signed by the CA is verified (mutual TLS), one of
  *    another CA fails the handshake;
+ *  - replies are replayed only where xprtsec= admits: a REMOVE in an
+ *    xprtsec=tls export retransmitted from the same port inside TLS comes
+ *    from the reply cache, on plain TCP it gets NFS3ERR_ACCES; a cached
+ *    NFSv4.1 COMPOUND retried on a plain connection of the session gets
+ *    RETRY_UNCACHED_REP, then WRONGSEC when sent anew;
  *  - garbage after STARTTLS closes that connection only: an established TLS
  *    client keeps working;
  *  - SIGHUP reads a renewed certificate (new handshakes get it, a TLS
@@ -26,6 +31,8 @@
 #include "tests/integration/rawrpc.h"
 #include "tests/integration/tls_client.h"
 
+#include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,23 +90,30 @@ static bool null3(struct raw_conn *c, uint32_t xid)
 	return ok;
 }
 
-/* NFSv3 GETATTR of fh: nfsstat3, or -1. */
-static int getattr3(struct raw_conn *c, uint32_t xid, const uint8_t *fh, uint32_t fh_len)
+/* NFSv3 procedure proc with arguments a (freed here): the nfsstat3, or -1. */
+static int call3(struct raw_conn *c, uint32_t xid, uint32_t proc, struct xb *a)
 {
 	struct raw_reply r;
-	struct xb a;
 	int st = -1;
 
-	xb_init(&a);
-	xb_opaque(&a, fh, fh_len);
-	enum raw_recv_result rc = raw_call(c, xid, RAW_NFS_PROG, 3, 1, a.p, a.len, &r);
-	xb_free(&a);
+	enum raw_recv_result rc = raw_call(c, xid, RAW_NFS_PROG, 3, proc, a->p, a->len, &r);
+	xb_free(a);
 	if (rc != RAW_RECV_OK)
 		return -1;
 	if (r.reply_stat == 0 && r.accept_stat == 0)
 		st = (int)xd_u32(&r.body);
 	raw_reply_free(&r);
 	return st;
+}
+
+/* NFSv3 GETATTR of fh: nfsstat3, or -1. */
+static int getattr3(struct raw_conn *c, uint32_t xid, const uint8_t *fh, uint32_t fh_len)
+{
+	struct xb a;
+
+	xb_init(&a);
+	xb_opaque(&a, fh, fh_len);
+	return call3(c, xid, 1, &a);
 }
 
 /* Connect, probe NFS vers (NULL) and, on STARTTLS, handshake with ctx. 0, or -1. */
@@ -328,6 +342,27 @@ static void test_v3_over_tls(void)
 	}
 }
 
+/* An NFSv4.1 connection (no client yet), inside TLS with ctx unless NULL (probe xid). 0 or -1. */
+static int n41_connect(struct n4_client *k, SSL_CTX *ctx, uint32_t xid)
+{
+	memset(k, 0, sizeof(*k));
+	if (n4_connect(k, env.port, 1) != 0)
+		return -1;
+	if (ctx && (tlsc_probe(&k->c, xid, RAW_NFS_PROG, 4, 0, NULL) != 1 || tlsc_start(&k->c, ctx) != 0)) {
+		raw_close(&k->c);
+		return -1;
+	}
+	return 0;
+}
+
+/* Close a connection of an n4_client (TLS's close_notify first, if any). */
+static void n41_close(struct n4_client *k)
+{
+	tlsc_close(&k->c);
+	k->c.fd = -1;
+	n4_client_close(k);
+}
+
 static void test_v41_over_tls(void)
 {
 	struct n4_client k;
@@ -351,9 +386,7 @@ static void test_v41_over_tls(void)
 		CHECK_NFS(n4_close(&k, fh, fh_len, NULL, &sid), 0, "CLOSE inside TLS");
 		n4_destroy_client(&k);
 	}
-	tlsc_close(&k.c);
-	k.c.fd = -1;
-	n4_client_close(&k);
+	n41_close(&k);
 }
 
 static void test_mtls(void)
@@ -421,21 +454,28 @@ static int getattr_export(struct raw_conn *c, const char *path, uint32_t xid)
 	return getattr3(c, xid + 1, fh, fh_len);
 }
 
+/* Append GETATTR of the type to a, send it as k's COMPOUND: its status. */
+static int getattr41_call(struct n4_client *k, struct xb *a)
+{
+	struct raw_reply r;
+
+	xb_u32(a, N4_GETATTR);
+	xb_u32(a, 1);
+	xb_u32(a, 1u << 1); /* type */
+	int st = n4_call(k, a, &r);
+	if (st >= 0)
+		raw_reply_free(&r);
+	return st;
+}
+
 /* NFSv4.1: PUTROOTFH, LOOKUP to path, GETATTR type: the COMPOUND status. */
 static int walk41(struct n4_client *k, const char *path)
 {
-	struct raw_reply r;
 	struct xb a;
 
 	n4_begin(k, &a, n4_walk(NULL, path) + 1);
 	n4_walk(&a, path);
-	xb_u32(&a, N4_GETATTR);
-	xb_u32(&a, 1);
-	xb_u32(&a, 1u << 1); /* type */
-	int st = n4_call(k, &a, &r);
-	if (st >= 0)
-		raw_reply_free(&r);
-	return st;
+	return getattr41_call(k, &a);
 }
 
 /* One connection of each kind against every export; mode: 0 plain, 1 TLS, 2 mutual TLS. */
@@ -445,15 +485,9 @@ static void xprtsec_as(int mode, uint32_t xid)
 	struct n4_client k;
 	char path[PATH_MAX];
 
-	memset(&k, 0, sizeof(k));
-	if (!CHECK(n4_connect(&k, env.port, 1) == 0, "connect"))
+	if (!CHECK(n41_connect(&k, mode ? (mode == 2 ? ctx_cert : ctx_anon) : NULL, xid) == 0, "%s connection",
+		   names[mode]))
 		return;
-	if (mode && (tlsc_probe(&k.c, xid, RAW_NFS_PROG, 4, 0, NULL) != 1 ||
-		     tlsc_start(&k.c, mode == 2 ? ctx_cert : ctx_anon) != 0)) {
-		CHECK(false, "%s handshake", names[mode]);
-		raw_close(&k.c);
-		return;
-	}
 	CHECK_NFS(getattr_export(&k.c, env.export_dir, xid + 2), 0, "%s: GETATTR on the default export (any)",
 		  names[mode]);
 	for (int i = 0; i < 3; i++) {
@@ -475,9 +509,7 @@ static void xprtsec_as(int mode, uint32_t xid)
 		}
 		n4_destroy_client(&k);
 	}
-	tlsc_close(&k.c);
-	k.c.fd = -1;
-	n4_client_close(&k);
+	n41_close(&k);
 }
 
 static void test_xprtsec(void)
@@ -487,6 +519,156 @@ static void test_xprtsec(void)
 	xprtsec_as(1, 0x7700);
 	xprtsec_as(2, 0x7800);
 	CHECK(hx_log_count(&env, "(xprtsec=)") >= 1, "refusals are logged");
+}
+
+/* A plain connection to the daemon from 127.0.0.1:src, as a client reconnecting from its port. 0 or -1. */
+static int connect_from(struct raw_conn *c, uint16_t src)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(src) };
+	int one = 1;
+
+	memset(c, 0, sizeof(*c));
+	c->fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (c->fd < 0)
+		return -1;
+	setsockopt(c->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(c->fd, (struct sockaddr *)&sin, sizeof(sin)) == 0) {
+		sin.sin_port = htons(env.port);
+		if (connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)) == 0)
+			return 0;
+	}
+	printf("# connect from port %u: %s\n", src, strerror(errno)); /* the check says it failed */
+	raw_close(c);
+	return -1;
+}
+
+/* Close c with a reset (no TIME_WAIT: its port can connect again at once). */
+static void abort_conn(struct raw_conn *c, bool tls)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	if (tls) {
+		SSL_set_quiet_shutdown(c->io_arg, 1); /* no close_notify: the server must not close first */
+		tlsc_close(c);
+	}
+	else
+		raw_close(c);
+}
+
+/* NFSv3 REMOVE name in dir (xid): nfsstat3, or -1. */
+static int remove3(struct raw_conn *c, uint32_t xid, const uint8_t *dir, uint32_t dir_len, const char *name)
+{
+	struct xb a;
+
+	xb_init(&a);
+	xb_opaque(&a, dir, dir_len);
+	xb_string(&a, name);
+	return call3(c, xid, 12, &a);
+}
+
+/*
+ * The reply cache and xprtsec=: a REMOVE in the xprtsec=tls export made
+ * inside TLS, retransmitted (same xid, address and port) on a TLS
+ * connection, is answered from the cache (NFS3_OK although the file is
+ * gone); retransmitted on a plain connection it is not: NFS3ERR_ACCES, as
+ * any call there (on main: the cached NFS3_OK went out unprotected).
+ */
+static void replay_v3(void)
+{
+	struct raw_conn t, p;
+	uint8_t fh[64];
+	uint32_t fh_len = 0;
+	uint16_t src;
+
+	/* A port of our choosing, below the ephemeral range: no other socket takes it between the connections. */
+	src = hx_free_port();
+	if (!CHECK(connect_from(&t, src) == 0, "connect from port %u", src))
+		return;
+	if (!CHECK(tlsc_probe(&t, 0x7a00, RAW_NFS_PROG, 3, 0, NULL) == 1 && tlsc_start(&t, ctx_anon) == 0,
+		   "TLS connection")) {
+		raw_close(&t);
+		return;
+	}
+	CHECK_EQ(raw_mnt(&t, 0x7a01, hx_path(&env, "xt"), fh, &fh_len), 0, "MNT xt inside TLS");
+	hx_write_file(hx_path(&env, "xt/r1"), "x", 1, 0644);
+	hx_write_file(hx_path(&env, "xt/r2"), "x", 1, 0644);
+	CHECK_NFS(remove3(&t, 0x7a10, fh, fh_len, "r1"), 0, "REMOVE xt/r1 inside TLS");
+	CHECK_NFS(remove3(&t, 0x7a11, fh, fh_len, "r2"), 0, "REMOVE xt/r2 inside TLS");
+	abort_conn(&t, true);
+	/* The same port again, inside TLS: the cache answers (the file is gone: only it says OK). */
+	if (CHECK(connect_from(&t, src) == 0, "reconnect from port %u", src)) {
+		if (CHECK(tlsc_probe(&t, 0x7a02, RAW_NFS_PROG, 3, 0, NULL) == 1 && tlsc_start(&t, ctx_anon) == 0,
+			  "TLS again"))
+			CHECK_NFS(remove3(&t, 0x7a10, fh, fh_len, "r1"), 0,
+				  "the REMOVE retransmitted inside TLS: NFS3_OK from the reply cache");
+		abort_conn(&t, true);
+	}
+	/* The same port, plain TCP: the cached reply is not for this connection. */
+	if (CHECK(connect_from(&p, src) == 0, "reconnect from port %u without TLS", src)) {
+		CHECK_NFS(remove3(&p, 0x7a11, fh, fh_len, "r2"), 13,
+			  "the REMOVE retransmitted on plain TCP: NFS3ERR_ACCES (xprtsec=tls), not the cached NFS3_OK");
+		raw_close(&p);
+	}
+}
+
+/* NFSv4.1: SEQUENCE (cached) + PUTFH fh + GETATTR type on k: the COMPOUND status. */
+static int getattr41_cached(struct n4_client *k, const uint8_t *fh, uint32_t fh_len)
+{
+	struct xb a;
+
+	k->cache_this = 1;
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	return getattr41_call(k, &a);
+}
+
+/*
+ * The session slot's reply and xprtsec=: a cached COMPOUND on a file of the
+ * xprtsec=tls export, retried (same slot and sequence id) inside TLS, is
+ * replayed; retried on a plain connection it gets RETRY_UNCACHED_REP (RFC
+ * 8881 §2.10.6.1.3), and the request sent anew there WRONGSEC (on main:
+ * the cached reply was replayed there).
+ */
+static void replay_v41(void)
+{
+	struct n4_client k;
+	struct raw_conn tls;
+	struct n4_sid sid;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+
+	if (!CHECK(n41_connect(&k, ctx_anon, 0x7b00) == 0, "TLS connection"))
+		return;
+	tls = k.c;
+	if (CHECK_NFS(n4_setup(&k, "replay-tls"), 0, "NFSv4.1 client inside TLS") &&
+	    CHECK_NFS(n4_open(&k, hx_path(&env, "xt"), "s1", true, N4_ACCESS_BOTH, 0, "o1", NULL, &sid, fh, &fh_len),
+		      0, "OPEN xt/s1 inside TLS")) {
+		CHECK_NFS(getattr41_cached(&k, fh, fh_len), 0, "SEQUENCE (cachethis), PUTFH, GETATTR inside TLS");
+		k.slot_seq--;
+		CHECK_NFS(getattr41_cached(&k, fh, fh_len), 0, "its retry inside TLS: the cached reply");
+		if (CHECK(raw_connect(&k.c, env.port) == 0, "a plain connection for the session")) {
+			k.slot_seq--;
+			CHECK_NFS(getattr41_cached(&k, fh, fh_len), N4ERR_RETRY_UNCACHED_REP,
+				  "its retry on plain TCP: RETRY_UNCACHED_REP, not the reply made for xprtsec=tls");
+			CHECK_NFS(getattr41_cached(&k, fh, fh_len), N4ERR_WRONGSEC,
+				  "sent anew there: NFS4ERR_WRONGSEC (xprtsec=tls)");
+			raw_close(&k.c);
+		}
+		k.c = tls;
+		CHECK_NFS(getattr41_cached(&k, fh, fh_len), 0, "the session still serves inside TLS");
+		CHECK_NFS(n4_close(&k, fh, fh_len, NULL, &sid), 0, "CLOSE");
+		n4_destroy_client(&k);
+	}
+	n41_close(&k);
+}
+
+static void test_replay_xprtsec(void)
+{
+	hx_section("replies from the reply cache and session slots honour xprtsec=");
+	replay_v3();
+	replay_v41();
+	CHECK(hx_log_count(&env, "RETRY_UNCACHED_REP") >= 1, "the refused replay is logged");
 }
 
 static bool soak_once(uint32_t xid)
@@ -651,6 +833,7 @@ int main(int argc, char **argv)
 		test_mtls();
 		test_bad_handshake();
 		test_xprtsec();
+		test_replay_xprtsec();
 		test_soak();
 		test_stats();
 		test_reload();

@@ -104,7 +104,7 @@ static void test_exchange_id(void **state)
 	assert_false(r3.flags & EXCHGID4_FLAG_CONFIRMED_R);
 	struct nfs4_seq_res sr;
 	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, 0, 3, buf, sizeof(buf), &sr), NFS4_SEQ_NEW);
-	nfs4_slot_done(&st, sid, 0, false, NULL, 0);
+	nfs4_slot_done(&st, sid, 0, false, NULL, 0, 0);
 	assert_int_equal(nfs4_create_session(&st, r3.clientid, r3.sequenceid, &f, &b, 0, 3, sid2), NFS4_OK);
 	assert_int_equal(nfs4_sequence(&st, sid, 2, 0, 1, 0, 3, buf, sizeof(buf), &sr), NFS4_SEQ_ERROR);
 	assert_int_equal(sr.status, NFS4ERR_BADSESSION);
@@ -252,11 +252,12 @@ static void test_sequence(void **state)
 	assert_int_equal(r.status, NFS4ERR_DELAY);
 	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_SEQ_MISORDERED);
-	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"reply", 5);
-	/* The retry now: the cached reply, exactly. */
+	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"reply", 5, 0x2);
+	/* The retry now: the cached reply, exactly, and the transport securities it may go to. */
 	memset(buf, 0, sizeof(buf));
 	assert_int_equal(nfs4_sequence(&st, sid, 1, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_REPLAY);
 	assert_int_equal(r.replay_len, 5);
+	assert_int_equal(r.replay_xprtsec, 0x2);
 	assert_memory_equal(buf, "reply", 5);
 	/* Misordered both ways; the next one is new. */
 	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
@@ -265,25 +266,25 @@ static void test_sequence(void **state)
 	assert_int_equal(r.status, NFS4ERR_SEQ_MISORDERED);
 	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	/* Not cached (cachethis false): a retry is RETRY_UNCACHED_REP. */
-	nfs4_slot_done(&st, sid, 3, false, (const uint8_t *)"x", 1);
+	nfs4_slot_done(&st, sid, 3, false, (const uint8_t *)"x", 1, 0);
 	assert_int_equal(nfs4_sequence(&st, sid, 2, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_RETRY_UNCACHED_REP);
 	/* Larger than ca_maxresponsesize_cached: not cached either. */
 	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
-	nfs4_slot_done(&st, sid, 3, true, big, 4097);
+	nfs4_slot_done(&st, sid, 3, true, big, 4097, 0);
 	assert_int_equal(nfs4_sequence(&st, sid, 3, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_RETRY_UNCACHED_REP);
 	/* A caller buffer too small for the cached reply: not replayed in part. */
 	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
-	nfs4_slot_done(&st, sid, 3, true, big, 100);
+	nfs4_slot_done(&st, sid, 3, true, big, 100, 0);
 	assert_int_equal(nfs4_sequence(&st, sid, 4, 3, 1, 0, 1, buf, 99, &r), NFS4_SEQ_ERROR);
 	/* Slots are independent; sequence ids wrap. */
 	assert_int_equal(nfs4_sequence(&st, sid, 1, 0, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
-	nfs4_slot_done(&st, sid, 0, false, NULL, 0);
+	nfs4_slot_done(&st, sid, 0, false, NULL, 0, 0);
 	/* A session destroyed while a request runs: slot_done finds nothing, no harm. */
 	assert_int_equal(nfs4_sequence(&st, sid, 5, 3, 1, 0, 1, buf, sizeof(buf), &r), NFS4_SEQ_NEW);
 	assert_int_equal(nfs4_destroy_session(&st, sid, 0), NFS4_OK);
-	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"late", 4);
+	nfs4_slot_done(&st, sid, 3, true, (const uint8_t *)"late", 4, 0);
 	assert_int_equal(nfs4_destroy_session(&st, sid, 0), NFS4ERR_BADSESSION);
 }
 
@@ -318,7 +319,7 @@ static void test_expiry(void **state)
 	assert_int_equal(nfs4_sequence(&st, a, 1, 0, 1, 0, 101, buf, sizeof(buf), &r), NFS4_SEQ_ERROR);
 	assert_int_equal(r.status, NFS4ERR_BADSESSION);
 	assert_int_equal(nfs4_ctab_expire(&st, 1000), 0); /* b is busy */
-	nfs4_slot_done(&st, b, 0, false, NULL, 0);
+	nfs4_slot_done(&st, b, 0, false, NULL, 0, 0);
 	assert_int_equal(nfs4_ctab_expire(&st, 1000), 1);
 }
 
@@ -490,7 +491,7 @@ static void test_cache_reclaim(void **state)
 	assert_int_equal(st.reclaimed, 7);
 	assert_int_equal(nfs4_sequence(&st, first, 1, 0, 1, 0, 200, buf, sizeof(buf), &sr), NFS4_SEQ_ERROR);
 	assert_int_equal(sr.status, NFS4ERR_BADSESSION);
-	nfs4_slot_done(&st, busy_sid, 0, false, NULL, 0);
+	nfs4_slot_done(&st, busy_sid, 0, false, NULL, 0, 0);
 	assert_int_equal(nfs4_sequence(&st, busy_sid, 2, 0, 1, 0, 200, buf, sizeof(buf), &sr), NFS4_SEQ_NEW);
 }
 

@@ -3,7 +3,7 @@
  *: replays of completed non-idempotent calls, drops of
  * retransmissions still running, keying (peer port, arguments, xid), LRU
  * eviction, replies too big to cache, dropped replies, idempotent calls; the
- * key names the credential's flavor.
+ * key names the credential's flavor and the connection's transport security.
  * The cache here has 4 entries.
  */
 #include <setjmp.h>
@@ -90,6 +90,28 @@ static void test_key_fields(void **state)
 	assert_true(tcall_run(&tc, m.b, m.n));
 	assert_false(tc.from_cache);
 	assert_int_equal(tprog_count_get(), before + 5);
+}
+
+/* RFC 9289: a reply cached on a TLS connection is not replayed onto a plain one from the same
+ * address and port (the call runs anew, where the export's xprtsec= answers it), nor the reverse. */
+static void test_key_xprtsec(void **state)
+{
+	(void)state;
+	unsigned before = tprog_count_get();
+
+	th_conn.xprtsec = RPC_XPRTSEC_TLS;
+	count_call(&tc, 0x280, TPROC_COUNT, 1);
+	assert_false(tc.from_cache);
+	count_call(&tc, 0x280, TPROC_COUNT, 1);
+	assert_true(tc.from_cache); /* the same transport security: replayed */
+	th_conn.xprtsec = RPC_XPRTSEC_NONE;
+	count_call(&tc, 0x280, TPROC_COUNT, 1);
+	assert_false(tc.from_cache);
+	th_conn.xprtsec = RPC_XPRTSEC_MTLS;
+	count_call(&tc, 0x280, TPROC_COUNT, 1);
+	assert_false(tc.from_cache);
+	th_conn.xprtsec = RPC_XPRTSEC_NONE;
+	assert_int_equal(tprog_count_get(), before + 3);
 }
 
 static void test_in_progress_dropped(void **state)
@@ -253,6 +275,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_key_fields),
+		cmocka_unit_test(test_key_xprtsec),
 		cmocka_unit_test(test_in_progress_dropped),
 		cmocka_unit_test(test_lru_eviction),
 		cmocka_unit_test(test_cache_full_of_running_calls),

@@ -51,6 +51,7 @@ void nfs4_svc_begin(struct nfs4_svc *s, struct nfs4_server *srv, struct rpc_call
 	s->nexps = 0;
 	s->exps_built = false;
 	s->op_exp = NULL;
+	s->seq_xprtsec = EXPORT_XPRTSEC_ALL;
 }
 
 void nfs4_svc_end(struct nfs4_svc *s)
@@ -175,8 +176,10 @@ static uint32_t nfs4_obj_admit(struct nfs4_svc *s, const struct nfs_export *e, s
 		return NFS4ERR_ACCESS;
 	ob->exp = e;
 	s->op_exp = e;
-	if (s->call)
+	if (s->call) {
 		nfs_cred_map(&s->call->cred, ob->opts, &ob->cred);
+		s->seq_xprtsec &= ob->opts->xprtsec; /* where the slot's cached reply may be replayed */
+	}
 	nfs4_svc_use(s, e->fs);
 	return NFS4_OK;
 }

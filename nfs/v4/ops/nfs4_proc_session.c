@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "core/log.h"
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/ops/nfs4_pnfs.h"
@@ -121,6 +122,33 @@ static size_t nfs4_request_len(const struct nfs4_ctx *x)
 	return len;
 }
 
+/*
+ * May a slot's cached reply, made under exports whose xprtsec= masks
+ * intersect to xprtsec, be replayed on this call's connection? An export
+ * that asks for TLS (RFC 9289 §6.1.1: a strict mode, against STRIPTLS)
+ * keeps its data off other connections, replies from a cache included
+ * (its policy is per export, as sec= is, RFC 8881 §2.6.3.1): a retry on a
+ * connection those exports do not admit (TLS -> plain) is not given the reply. It gets
+ * RETRY_UNCACHED_REP (RFC 8881 §2.10.6.1.3: the server has no reply it can
+ * replay for it), so the client sends the request anew and admission answers
+ * it on this connection: NFS4ERR_WRONGSEC, as any call there. Nothing runs
+ * twice: the new request is refused at the export that refused the replay.
+ * knfsd replays without this check.
+ */
+static struct log_limit nfs4_session_limit;
+
+static bool nfs4_replay_admitted(const struct nfs4_ctx *x, uint32_t xprtsec)
+{
+	const struct rpc_conn *conn = x->call ? x->call->conn : NULL;
+
+	if (!conn || export_xprtsec_admits(xprtsec, conn->xprtsec))
+		return true;
+	log_limited(&nfs4_session_limit, LOG_NOTICE,
+		    "nfs4: %s: a SEQUENCE retry on a connection of other transport security than its exports "
+		    "admit (xprtsec=): RETRY_UNCACHED_REP", conn->peer_name);
+	return false;
+}
+
 uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 {
 	const struct nfs4_sequence_args *a = args;
@@ -134,6 +162,8 @@ uint32_t nfs4_sequence_exec(struct nfs4_ctx *x, void *args, void *res)
 	case NFS4_SEQ_ERROR:
 		return sr.status;
 	case NFS4_SEQ_REPLAY:
+		if (!nfs4_replay_admitted(x, sr.replay_xprtsec))
+			return NFS4ERR_RETRY_UNCACHED_REP;
 		x->replay = s->replay;
 		x->replay_len = sr.replay_len;
 		return NFS4_OK;
@@ -216,7 +246,7 @@ void nfs4_sequence_done(struct nfs4_ctx *x, const struct xdr_enc *e)
 		reply = s->replay;
 		keep = len != 0;
 	}
-	nfs4_slot_done(&nfs4_srv(x)->ctab, s->seq_sid, s->seq_slot, keep, reply, (uint32_t)len);
+	nfs4_slot_done(&nfs4_srv(x)->ctab, s->seq_sid, s->seq_slot, keep, reply, (uint32_t)len, s->seq_xprtsec);
 	s->seq_new = false;
 }
 

@@ -566,6 +566,7 @@ static enum nfs4_seq_action slot_check(struct nfs4_slot *sl, uint32_t sequenceid
 		else {
 			memcpy(buf, sl->reply, sl->len);
 			res->replay_len = sl->len;
+			res->replay_xprtsec = sl->xprtsec;
 			return NFS4_SEQ_REPLAY;
 		}
 		return NFS4_SEQ_ERROR;
@@ -614,7 +615,7 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_ctab *st, const uint8_t sessionid
 }
 
 void nfs4_slot_done(struct nfs4_ctab *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint32_t slotid,
-		    bool cachethis, const uint8_t *reply, uint32_t len)
+		    bool cachethis, const uint8_t *reply, uint32_t len, uint32_t xprtsec)
 {
 	struct nfs4_session *s;
 	unsigned ci, si;
@@ -626,6 +627,7 @@ void nfs4_slot_done(struct nfs4_ctab *st, const uint8_t sessionid[NFS4_SESSIONID
 		sl->in_progress = false;
 		sl->cached = cachethis && len <= s->fore.maxresponsesize_cached;
 		sl->len = sl->cached ? len : 0;
+		sl->xprtsec = xprtsec;
 		if (sl->cached)
 			memcpy(sl->reply, reply, len);
 	}

@@ -89,6 +89,7 @@ struct nfs4_slot {
 	bool in_progress;
 	bool cached;   /* the last reply was kept (cachethis) */
 	uint32_t len;  /* its length */
+	uint32_t xprtsec; /* the caller's mask kept with it (transport securities it may be replayed on) */
 	uint8_t *reply; /* maxresponsesize_cached bytes, inside the session's cache */
 };
 
@@ -246,6 +247,7 @@ struct nfs4_seq_res {
 	uint32_t status;
 	uint32_t highest_slotid, target_highest_slotid;
 	uint32_t replay_len;      /* NFS4_SEQ_REPLAY: bytes copied into the caller's buffer */
+	uint32_t replay_xprtsec;  /* NFS4_SEQ_REPLAY: the mask nfs4_slot_done() kept with it */
 	uint32_t maxresponsesize; /* NFS4_SEQ_NEW: the COMPOUND's reply limit */
 	uint32_t maxresponsesize_cached; /* ... when the client asked for it to be cached */
 	uint64_t clientid;        /* the session's client (RECLAIM_COMPLETE) */
@@ -261,9 +263,11 @@ enum nfs4_seq_action nfs4_sequence(struct nfs4_ctab *st, const uint8_t sessionid
  * bytes): keep it if cachethis and it fits (else the slot remembers it is not
  * cached: RETRY_UNCACHED_REP for a retry, RFC 8881 §2.10.6.1.3). The session
  * is found again by id: it may have been destroyed meanwhile (then nothing).
+ * xprtsec is kept with the reply and handed back with a replay (the caller's
+ * EXPORT_XPRTSEC_* mask: which connections the reply may be replayed on).
  */
 void nfs4_slot_done(struct nfs4_ctab *st, const uint8_t sessionid[NFS4_SESSIONID_SIZE], uint32_t slotid,
-		    bool cachethis, const uint8_t *reply, uint32_t len);
+		    bool cachethis, const uint8_t *reply, uint32_t len, uint32_t xprtsec);
 
 /* DESTROY_SESSION, DESTROY_CLIENTID by principal: NFS4ERR_WRONG_CRED unless it is the one
  * that made the client ID (RFC 8881 §2.10.8.3, §15.1.6.4; see principal_ok()). */
