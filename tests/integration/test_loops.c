@@ -2,7 +2,8 @@
  * test_loops.c - the daemon with [rnfsd] loops = 4 (several event loops):
  *  - 8 NFSv4.1 clients (nfs4raw) and 4 NFSv3 clients (libnfs) connected at
  *    once: the stats document's "loops" section has 4 loops, each holding
- *    at least 2 TCP connections (accepted round-robin);
+ *    at least 2 TCP connections (accepted round-robin), and rnfsctl stats
+ *    prints them;
  *  - the 8 NFSv4.1 clients, each from its own thread, OPEN (create), WRITE,
  *    READ back, CLOSE their own files for several rounds while the NFSv3
  *    clients create, write, read back and remove theirs: every status OK and
@@ -144,6 +145,10 @@ static void test_spread_and_workload(void)
 	CHECK_EQ(n, LOOPS, "the stats document lists %u loops", LOOPS);
 	for (int i = 0; i < n; i++)
 		CHECK(conns[i] >= 2, "loop %d holds %u TCP connections (>= 2)", i, conns[i]);
+	static const char *const text[] = { "stats", NULL };
+	static char out[1 << 16];
+	CHECK(hx_rnfsctl(&env, -1, out, sizeof(out), text) == 0 && strstr(out, "event loops: 0: ") &&
+	      strstr(out, "; 3: "), "rnfsctl stats shows the 4 loops' connections");
 
 	for (unsigned i = 0; i < V4_CLIENTS; i++)
 		pthread_create(&w[i].t, NULL, v4_main, &w[i]);
