@@ -21,6 +21,7 @@
 #include "transport/tcp_internal.h"
 
 #include <openssl/ssl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/prom.h"
 
 /* An accepted socket on its way to a shard (one per connection, not per call). */
 struct tcp_hand_off {
@@ -214,9 +216,25 @@ static void tcp_loops_stats_write(struct json_out *j, const char *name, void *ar
 	json_arr_close(j);
 }
 
+/* The same gauge on the Prometheus page: rnfsd_loop_tcp_connections{loop="0"..}. */
+static void tcp_loops_stats_prom(struct prom_out *p, void *arg)
+{
+	const struct tcp_xprt *x = arg;
+	char idx[12];
+
+	if (!prom_family(p, "rnfsd_loop_tcp_connections", PROM_GAUGE, "TCP connections each event loop owns"))
+		return;
+	for (unsigned i = 0; i <= x->n_shards; i++) {
+		snprintf(idx, sizeof(idx), "%u", i);
+		prom_sample_u64(p, NULL, &(struct prom_label){ "loop", idx }, 1, tcp_xprt_loop_conns(x, i));
+	}
+}
+
 int tcp_loops_stats_section_add(struct tcp_xprt *x)
 {
-	return stats_section_add(STATS_PLACE_TRANSPORT, "loops", tcp_loops_stats_write, x);
+	if (stats_section_add(STATS_PLACE_TRANSPORT, "loops", tcp_loops_stats_write, x) != 0)
+		return -1;
+	return stats_section_set_prom("loops", tcp_loops_stats_prom);
 }
 
 /* The shard's loop: take the reloaded context (a reference already counted for it). */
