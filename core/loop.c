@@ -87,20 +87,34 @@ int loop_run(struct loop *l)
 	return r;
 }
 
-/* The loop's thread: run what was sent, in order (batching: one wake-up, many messages). */
-static void loop_inbox_cb(int fd, short what, void *arg)
+/* Run what was sent, in order (batching: one wake-up, many messages); how many. */
+static unsigned loop_inbox_run(struct loop *l)
 {
-	struct loop *l = arg;
 	struct queue batch = QUEUE_INIT;
-	(void)fd;
-	(void)what;
+	unsigned n = 0;
 
 	pthread_mutex_lock(&l->inbox_lock);
 	queue_splice(&batch, &l->inbox);
 	pthread_mutex_unlock(&l->inbox_lock);
 	struct loop_msg *m;
-	while ((m = queue_pop_entry(&batch, struct loop_msg, link)))
+	while ((m = queue_pop_entry(&batch, struct loop_msg, link))) {
 		m->fn(m); /* may free m */
+		n++;
+	}
+	return n;
+}
+
+/* The loop's thread. */
+static void loop_inbox_cb(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)loop_inbox_run(arg);
+}
+
+unsigned loop_flush(struct loop *l)
+{
+	return loop_inbox_run(l);
 }
 
 void loop_send(struct loop *l, struct loop_msg *m)

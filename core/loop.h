@@ -57,11 +57,15 @@ void loop_ev_trigger(struct loop_ev *e);
 /* A message for another loop's thread, embedded in its owner (no allocation
  * here). loop_send() may be called from any thread: fn(m) then runs on l's
  * thread, messages in the order they were sent; m must stay valid until then
- * (fn may free it). Messages still queued when l is freed are dropped. */
+ * (fn may free it). Messages still queued when l is freed are dropped:
+ * loop_flush() them first. */
 struct loop_msg {
 	void (*fn)(struct loop_msg *m);
 	struct queue_link link;
 };
 void loop_send(struct loop *l, struct loop_msg *m);
+/* l stopped (not inside loop_run()): run what was sent to it and not yet run, on the calling
+ * thread, as l's thread would have. How many ran. */
+unsigned loop_flush(struct loop *l);
 
 #endif

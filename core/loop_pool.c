@@ -85,6 +85,15 @@ void loop_pool_stop(void)
 	pool.started = 0;
 }
 
+unsigned loop_pool_flush(void)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 1; i < pool.n && !pool.started; i++)
+		n += loop_flush(pool.loops[i]);
+	return n;
+}
+
 void loop_pool_free(void)
 {
 	for (unsigned i = 1; i < pool.n; i++) {

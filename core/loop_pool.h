@@ -20,6 +20,8 @@ struct loop *loop_pool_get(unsigned i);
 int loop_pool_run(void);
 /* Break every loop and join its thread (idempotent); the loops stay allocated. */
 void loop_pool_stop(void);
+/* After loop_pool_stop(): loop_flush() every loop of the pool; how many messages ran. */
+unsigned loop_pool_flush(void);
 /* After loop_pool_stop() and once nothing uses the loops: free them. */
 void loop_pool_free(void);
 

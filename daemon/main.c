@@ -807,6 +807,14 @@ static int loops_create(void)
 	return n > 1 ? loop_pool_create(n) : 0;
 }
 
+/* Every loop stopped: what they still sent each other (an accepted socket on its way, a back
+ * channel call or reply) runs here, as on its loop, so that nothing is lost or leaks. */
+static void loops_flush(void)
+{
+	for (unsigned round = 0; round < 8 && loop_flush(d.loop) + loop_pool_flush() > 0; round++)
+		;
+}
+
 /* A TCP shard and a workers home per extra loop. 0, or -1 (logged). */
 static int loops_add_tcp(void)
 {
@@ -1024,6 +1032,7 @@ int main(int argc, char **argv)
 	rc = serve_until_stopped(reclaimers);
 stop_serving:
 	loop_pool_stop(); /* the other loops first: nothing below runs beside them */
+	loops_flush();
 	nfs4_cb_stop(); /* callbacks in flight dropped; their connections let go */
 	nfs4_expiry_stop(nfs_service_nfs4());
 

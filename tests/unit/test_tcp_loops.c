@@ -1,7 +1,8 @@
 /*
  * test_tcp_loops.c - several event loops ([rnfsd] loops), in process: the
  * pure parts (round-robin, the limit shares, the loop count), loop_send()
- * (run on the target loop's thread, in order per sender), worker
+ * (run on the target loop's thread, in order per sender; loop_flush() of a
+ * loop that does not run: on the caller's thread, in order), worker
  * completions on their item's home loop (an unknown home: loop 0's), and the TCP
  * transport over three loops: accepted connections spread evenly, each
  * answered (worker completions on the connection's own loop), and the
@@ -113,6 +114,34 @@ static void test_loop_send(void **state)
 	assert_int_equal(atomic_load(&wrong_thread), 0);
 	assert_int_equal(atomic_load(&out_of_order), 0);
 	assert_null(loop_current()); /* this thread runs no loop */
+}
+
+/* A loop that does not run: loop_flush() runs what was sent, in order, on the caller's thread. */
+static unsigned flushed[3], n_flushed;
+
+static void flush_run(struct loop_msg *m)
+{
+	flushed[n_flushed++] = (unsigned)(container_of(m, struct tmsg_rec, m)->seq);
+}
+
+static void test_loop_flush(void **state)
+{
+	struct loop *l = loop_new();
+	struct tmsg_rec r[3];
+
+	(void)state;
+	assert_non_null(l);
+	for (unsigned i = 0; i < 3; i++) {
+		r[i] = (struct tmsg_rec){ .m.fn = flush_run, .seq = 10 + i };
+		loop_send(l, &r[i].m);
+	}
+	assert_int_equal(n_flushed, 0); /* nothing runs l */
+	assert_int_equal(loop_flush(l), 3);
+	assert_int_equal(n_flushed, 3);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(flushed[i], 10 + i);
+	assert_int_equal(loop_flush(l), 0);
+	loop_free(l);
 }
 
 /* ---- worker completions on their home loop ---- */
@@ -334,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_round_robin),
 		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_loop_send),
+		cmocka_unit_test(test_loop_flush),
 		cmocka_unit_test(test_worker_homes),
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_drain),
