@@ -21,6 +21,7 @@
 #define RNFSD_TESTS_NFS4RAW_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -370,7 +371,7 @@ int n4_getattr_root(struct n4_client *k);
 struct n4_watch {
 	struct n4_client k;
 	pthread_t thread;
-	volatile bool stop;
+	_Atomic bool stop; /* main -> the watching thread (atomic: ThreadSanitizer) */
 	bool running;
 	unsigned calls, failed;
 	double slowest_s;
