@@ -55,6 +55,7 @@ const char *const config_section_names[CONFIG_SECTION_COUNT] = {
 /* Every key, its field and its range; the man page documents the same. */
 const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_RNFSD, "threads", CONFIG_TYPE_UINT, FIELD(threads), 0, 1, 256 },
+	{ CONFIG_SECTION_RNFSD, "loops", CONFIG_TYPE_UINT, FIELD(loops), 0, 0, 64 },
 	{ CONFIG_SECTION_RNFSD, "inline-calls", CONFIG_TYPE_BOOL, FIELD(inline_calls), 0, 0, 0 },
 	{ CONFIG_SECTION_RNFSD, "uring-calls", CONFIG_TYPE_BOOL, FIELD(uring_calls), 0, 0, 0 },
 	{ CONFIG_SECTION_RNFSD, "uring-personalities", CONFIG_TYPE_UINT, FIELD(uring_personalities), 0, 1, 65535 },
@@ -148,6 +149,7 @@ void config_defaults(struct rnfsd_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->threads = 8;
+	cfg->loops = 1;
 	cfg->inline_calls = true;
 	cfg->uring_personalities = 256;
 	snprintf(cfg->exports_file, sizeof(cfg->exports_file), "%s/exports", RNFSD_SYSCONFDIR);

@@ -44,6 +44,8 @@ struct config_ds {
 struct rnfsd_config {
 	/* [rnfsd] */
 	unsigned threads;             /* worker threads; default 8 */
+	unsigned loops;               /* event loops (TCP connections spread over them); default 1, 0: one per
+	                                 online CPU (core/loop_pool.h) */
 	bool inline_calls;            /* cheap calls on the receiving thread (rpc/rpc_inline.h); default yes */
 	bool uring_calls;             /* callers' calls on the receiving thread through io_uring; default no */
 	unsigned uring_personalities; /* identities registered with that ring at once; default 256 */

@@ -1,6 +1,8 @@
 /*
  * loop.c - libevent behind the loop.h interface. libevent is told to use
  * pthreads so that loop_ev_trigger() (event_active) is safe from workers.
+ * Each loop has an inbox (loop_send): a FIFO of messages under its own lock,
+ * drained on the loop's thread by one persistent async event.
  */
 #include "core/loop.h"
 
@@ -15,9 +17,14 @@ struct loop {
 	struct event_base *base;
 	pthread_t thread;     /* the thread inside loop_run(), while running is set */
 	atomic_bool running;
+	pthread_mutex_t inbox_lock;
+	struct queue inbox;   /* of loop_msg, by link: sent, not yet run */
+	struct event *inbox_ev; /* loop_async: run the inbox */
 };
 
 /* struct loop_ev is libevent's struct event; the cast keeps libevent out of callers. */
+
+static void loop_inbox_cb(int fd, short what, void *arg);
 
 struct loop *loop_new(void)
 {
@@ -34,10 +41,16 @@ struct loop *loop_new(void)
 	if (l)
 		l->base = event_base_new_with_config(cfg);
 	event_config_free(cfg);
-	if (l && !l->base) {
+	if (l && l->base)
+		l->inbox_ev = (struct event *)loop_async(l, loop_inbox_cb, l);
+	if (l && (!l->base || !l->inbox_ev)) {
+		if (l->base)
+			event_base_free(l->base);
 		free(l);
 		return NULL;
 	}
+	pthread_mutex_init(&l->inbox_lock, NULL);
+	queue_init(&l->inbox);
 	return l;
 }
 
@@ -45,26 +58,73 @@ void loop_free(struct loop *l)
 {
 	if (!l)
 		return;
+	event_free(l->inbox_ev);
 	event_base_free(l->base);
+	pthread_mutex_destroy(&l->inbox_lock);
 	free(l);
 }
 
-static __thread bool loop_thread_here;
+static __thread struct loop *loop_here;
 
 bool loop_is_loop_thread(void)
 {
-	return loop_thread_here;
+	return loop_here != NULL;
+}
+
+struct loop *loop_current(void)
+{
+	return loop_here;
 }
 
 int loop_run(struct loop *l)
 {
-	loop_thread_here = true;
+	loop_here = l;
 	l->thread = pthread_self();
 	atomic_store(&l->running, true);
 	int r = event_base_loop(l->base, EVLOOP_NO_EXIT_ON_EMPTY) < 0 ? -1 : 0;
 	atomic_store(&l->running, false);
-	loop_thread_here = false;
+	loop_here = NULL;
 	return r;
+}
+
+/* Run what was sent, in order (batching: one wake-up, many messages); how many. */
+static unsigned loop_inbox_run(struct loop *l)
+{
+	struct queue batch = QUEUE_INIT;
+	unsigned n = 0;
+
+	pthread_mutex_lock(&l->inbox_lock);
+	queue_splice(&batch, &l->inbox);
+	pthread_mutex_unlock(&l->inbox_lock);
+	struct loop_msg *m;
+	while ((m = queue_pop_entry(&batch, struct loop_msg, link))) {
+		m->fn(m); /* may free m */
+		n++;
+	}
+	return n;
+}
+
+/* The loop's thread. */
+static void loop_inbox_cb(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)loop_inbox_run(arg);
+}
+
+unsigned loop_flush(struct loop *l)
+{
+	return loop_inbox_run(l);
+}
+
+void loop_send(struct loop *l, struct loop_msg *m)
+{
+	pthread_mutex_lock(&l->inbox_lock);
+	bool first = queue_empty(&l->inbox);
+	queue_push(&l->inbox, &m->link);
+	pthread_mutex_unlock(&l->inbox_lock);
+	if (first)
+		event_active(l->inbox_ev, 0, 0);
 }
 
 double loop_busy_seconds(struct loop *l)

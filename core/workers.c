@@ -4,10 +4,11 @@
  * N threads take items from one FIFO (a core/queue.h queue through
  * work->link, guarded by pool.lock, signalled by pool.cond): no allocation per
  * item, the item is embedded in its owner (an rpc_call). When run() returns,
- * the item moves to the completion list and the loop thread is poked through
- * a loop_async event; the loop thread takes the whole completion list under
- * the lock and calls done() for each item outside it (batching: one wake-up
- * may deliver many completions).
+ * the item moves to its home's completion list (work->home: one per event
+ * loop, [rnfsd] loops) and that loop's thread is poked through its
+ * loop_async event; the loop thread takes the whole list under the lock and
+ * calls done() for each item outside it (batching: one wake-up may deliver
+ * many completions).
  *
  * Item lifecycle:  submitted -> queued -> running (worker) -> completed ->
  *                  done() (loop thread).  The pool never touches an item after
@@ -46,7 +47,11 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;       /* queue became non-empty, or stopping */
 	struct queue queue;        /* submitted, not yet picked by a worker */
-	struct queue done;         /* run() returned, done() not yet called */
+	struct {
+		struct queue done;     /* run() returned, done() not yet called */
+		struct loop_ev *wake;  /* loop_async on that home's loop: deliver completions */
+	} home[WORKERS_HOMES_MAX]; /* [0]: workers_start()'s loop */
+	unsigned n_homes;          /* homes set up (1 + workers_home_add() calls) */
 	unsigned pending;          /* see invariants above */
 	bool stopping;
 	pthread_t *threads;
@@ -57,19 +62,18 @@ static struct {
 	unsigned queued;           /* items in queue */
 	uint64_t busy_ns;          /* time workers spent inside items that returned */
 	pthread_cond_t exit_cv;    /* a worker returned (CLOCK_MONOTONIC) */
-	struct loop_ev *wake;      /* loop_async: deliver completions */
 } pool = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
 };
 
-/* Call done() for every completed item; returns how many. Loop (or main) thread. */
-static unsigned workers_deliver(void)
+/* Call done() for every item completed for home h; returns how many. Its loop's (or the main) thread. */
+static unsigned workers_deliver(unsigned h)
 {
 	struct queue batch = QUEUE_INIT;
 
 	pthread_mutex_lock(&pool.lock);
-	queue_splice(&batch, &pool.done);
+	queue_splice(&batch, &pool.home[h].done);
 	pthread_mutex_unlock(&pool.lock);
 
 	unsigned n = 0;
@@ -90,8 +94,13 @@ static void workers_wake_cb(int fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	(void)arg;
-	workers_deliver();
+	workers_deliver((unsigned)(uintptr_t)arg);
+}
+
+/* The home an item's done() runs on: an unknown index falls back to 0. (lock held) */
+static unsigned workers_home_of(const struct work *w)
+{
+	return w->home < pool.n_homes && pool.home[w->home].wake ? w->home : 0;
 }
 
 /* Nanoseconds from since to now (CLOCK_MONOTONIC). */
@@ -125,13 +134,14 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&pool.lock);
 		pool.busy_ns += workers_since_ns(&pool.since[me]);
 		pool.running[me] = NULL;
-		bool first = queue_empty(&pool.done);
-		queue_push(&pool.done, &w->link);
+		unsigned h = workers_home_of(w);
+		bool first = queue_empty(&pool.home[h].done);
+		queue_push(&pool.home[h].done, &w->link);
 		if (first) {
 			/* One wake-up per batch: the loop drains the whole list.
-			 * pool.wake lives until every worker is joined. */
+			 * The wake events live until every worker is joined. */
 			pthread_mutex_unlock(&pool.lock);
-			loop_ev_trigger(pool.wake);
+			loop_ev_trigger(pool.home[h].wake);
 			pthread_mutex_lock(&pool.lock);
 		}
 	}
@@ -152,9 +162,11 @@ int workers_start(struct loop *loop, unsigned n)
 	pool.since = calloc(n, sizeof(*pool.since));
 	if (!pool.threads || !pool.running || !pool.since)
 		goto err_alloc;
-	pool.wake = loop_async(loop, workers_wake_cb, NULL);
-	if (!pool.wake)
+	pool.home[0].wake = loop_async(loop, workers_wake_cb, (void *)(uintptr_t)0);
+	if (!pool.home[0].wake)
 		goto err_async;
+	if (pool.n_homes == 0)
+		pool.n_homes = 1;
 	pool.stopping = false;
 	pool.exited = 0;
 	pthread_condattr_t ca;
@@ -185,6 +197,33 @@ err_alloc:
 	pool.since = NULL;
 	log_err("workers: out of memory");
 	return -1;
+}
+
+int workers_home_add(struct loop *l)
+{
+	unsigned h = pool.n_homes ? pool.n_homes : 1;
+
+	if (h >= WORKERS_HOMES_MAX) {
+		log_err("workers: more than %u event loops", WORKERS_HOMES_MAX);
+		return -1;
+	}
+	pool.home[h].wake = loop_async(l, workers_wake_cb, (void *)(uintptr_t)h);
+	if (!pool.home[h].wake) {
+		log_err("workers: out of memory");
+		return -1;
+	}
+	pool.n_homes = h + 1;
+	return (int)h;
+}
+
+/* Every completion still waiting, on the calling thread (loops stopped); how many. */
+static unsigned workers_deliver_all(void)
+{
+	unsigned n = 0;
+
+	for (unsigned h = 0; h < pool.n_homes || h == 0; h++)
+		n += workers_deliver(h);
+	return n;
 }
 
 void workers_submit(struct work *w)
@@ -233,7 +272,7 @@ void workers_stop(void)
 	 * (a done() may submit again: there are no threads left, so run those
 	 * items here until nothing is left). */
 	for (;;) {
-		workers_deliver();
+		workers_deliver_all();
 		pthread_mutex_lock(&pool.lock);
 		struct work *w = queue_pop_entry(&pool.queue, struct work, link);
 		if (w)
@@ -243,12 +282,15 @@ void workers_stop(void)
 			break;
 		w->run(w);
 		pthread_mutex_lock(&pool.lock);
-		queue_push(&pool.done, &w->link);
+		queue_push(&pool.home[workers_home_of(w)].done, &w->link);
 		pthread_mutex_unlock(&pool.lock);
 	}
 
-	loop_ev_free(pool.wake);
-	pool.wake = NULL;
+	for (unsigned h = 0; h < pool.n_homes; h++) {
+		loop_ev_free(pool.home[h].wake);
+		pool.home[h].wake = NULL;
+	}
+	pool.n_homes = 0;
 	pthread_cond_destroy(&pool.exit_cv);
 	free(pool.threads);
 	free(pool.running);

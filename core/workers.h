@@ -1,8 +1,10 @@
 /*
  * workers.h - a fixed pool of threads that runs blocking work (file-system
  * calls) off the event loop, so one slow disk operation never stalls other
- * clients. Each item runs `run` on a worker thread, then `done` on the loop
- * thread. Items are embedded in their owner (no allocation per item).
+ * clients. Each item runs `run` on a worker thread, then `done` on its home
+ * loop's thread (workers_start()'s loop unless the item names another, added
+ * with workers_home_add()). Items are embedded in their owner (no
+ * allocation per item).
  */
 #ifndef RNFSD_CORE_WORKERS_H
 #define RNFSD_CORE_WORKERS_H
@@ -21,10 +23,16 @@ struct work {
 	 * main thread while run() is still running, so it reads only what run() does not change. */
 	void (*describe)(const struct work *w, char *buf, size_t len);
 	struct queue_link link;       /* queue linkage, owned by the pool */
+	unsigned home;                /* where done() runs: 0 workers_start()'s loop, else a
+	                                 workers_home_add() index; set by the owner before submitting */
 };
 
-/* Start n threads whose completions are delivered on loop. 0 on success. */
+#define WORKERS_HOMES_MAX 64
+/* Start n threads whose completions are delivered on loop (home 0). 0 on success. */
 int workers_start(struct loop *loop, unsigned n);
+/* Main thread, before l runs: another loop completions may be delivered on. Its home index
+ * (1 ..), or -1 (logged: WORKERS_HOMES_MAX). Homes last until workers_stop(). */
+int workers_home_add(struct loop *l);
 /* Any thread. Queue w; w must stay valid until its done callback ran. */
 void workers_submit(struct work *w);
 /* Items queued or running. */
@@ -37,7 +45,8 @@ struct workers_usage {
 };
 /* Any thread. */
 void workers_usage(struct workers_usage *u);
-/* Main thread: finish queued items, deliver their completions, join threads. */
+/* Main thread, every loop stopped: finish queued items, deliver their completions (all homes,
+ * on the calling thread), join threads. */
 void workers_stop(void);
 /* Main thread, at shutdown: workers_stop(), but waiting at most secs seconds for the workers to
  * finish. Returns how many were still inside an item then (0: everything done as workers_stop()).

@@ -29,6 +29,12 @@
  * (core/pidlock.h); a second rnfsd with either in common exits 1 naming the
  * first one's pid. --check-config takes no lock (it runs beside the daemon).
  *
+ * Event loops ([rnfsd] loops, core/loop_pool.h): loop 0 runs on the main
+ * thread (listeners, RDMA, UDP, timers, signals, the calls the server
+ * makes); the others each own a share of the TCP connections
+ * (transport/tcp_loops.c). They start after the workers and are stopped
+ * first, before anything they use is torn down.
+ *
  * Signals (handled on the loop thread, loop_signal):
  *   SIGTERM, SIGINT  every transport drains: stops accepting, answers the
  *                    calls in flight, closes its connections (at most
@@ -62,6 +68,7 @@
 #include "conf/fd_budget.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/loop_pool.h"
 #include "core/notify.h"
 #include "core/pidlock.h"
 #include "daemon/prom_server.h"
@@ -77,6 +84,7 @@
 #include "nlm/nlm4_xdr.h"
 #include "nlm/nlm_reboot.h"
 #include "rpc/rpc.h"
+#include "rpc/rpc_clnt.h"
 #include "rpc/rpc_gss_krb5.h"
 #include "rpc/rpc_stats.h"
 #include "rpc/rpcbind.h"
@@ -566,7 +574,7 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    old->nfsv4_max_open_files_per_client != cur->nfsv4_max_open_files_per_client ||
 	    old->nfsv4_max_lock_owners_per_client != cur->nfsv4_max_lock_owners_per_client ||
 	    old->lock_descriptions != cur->lock_descriptions || old->nlm_locks_per_host != cur->nlm_locks_per_host ||
-	    old->uring_calls != cur->uring_calls || old->uring_personalities != cur->uring_personalities ||
+	    old->uring_calls != cur->uring_calls || old->loops != cur->loops || old->uring_personalities != cur->uring_personalities ||
 	    old->nfsv4_copy_workers != cur->nfsv4_copy_workers ||
 	    old->nfsv4_copy_workers_per_client != cur->nfsv4_copy_workers_per_client ||
 	    strcmp(old->nfsv4_idmap, cur->nfsv4_idmap) != 0 || strcmp(old->nfsv4_domain, cur->nfsv4_domain) != 0 ||
@@ -575,7 +583,7 @@ static void reload_warn_restart(const struct rnfsd_config *old, const struct rnf
 	    memcmp(old->pnfs_ds, cur->pnfs_ds, sizeof(old->pnfs_ds)) != 0 ||
 	    old->pnfs_ds_unavailable != cur->pnfs_ds_unavailable ||
 	    memcmp(old->prometheus, cur->prometheus, sizeof(old->prometheus)) != 0)
-		log_warn("reload: changed listen, threads, cache, TCP limits, RDMA, NFSv4, pNFS, NLM, socket, Prometheus or state settings take effect at the next start");
+		log_warn("reload: changed listen, threads, loops, cache, TCP limits, RDMA, NFSv4, pNFS, NLM, socket, Prometheus or state settings take effect at the next start");
 }
 
 static void reload(void)
@@ -763,6 +771,8 @@ static int stats_start(void)
 	(void)rpc_stats_section_add(); /* calls by flavor, RPCSEC_GSS contexts */
 	(void)rdma_stats_sections_add();
 	(void)tcp_tls_stats_section_add(); /* RPC-with-TLS handshakes */
+	if (tcp_xprt_loops(d.tcp) > 1)
+		(void)tcp_loops_stats_section_add(d.tcp); /* connections per event loop */
 	stats_server_set_control(ctl_exports_request); /* rnfsctl export ... */
 	ctl_exports_set_file(d.exports_from_file ? exports_source(&d.o, true, &d.cfg) : NULL);
 	if (d.cfg.stats_socket[0])
@@ -781,6 +791,41 @@ static void stats_stop(void)
 
 /* ---- transports (rpc/xprt.h) ---- */
 
+/* ---- event loops ---- */
+
+/* The loops after loop 0, created (not running) for [rnfsd] loops. 0, or -1 (logged). */
+static int loops_create(void)
+{
+	unsigned n = loop_pool_count(d.cfg.loops, sysconf(_SC_NPROCESSORS_ONLN));
+
+	/* Every rpc_clnt on a connection (NFSv4.1 back channels) lives on loop 0. */
+	rpc_clnt_loop_set(d.loop);
+	if (n > 1 && d.cfg.uring_calls) {
+		log_warn("uring-calls needs loops = 1 (one ring, the first loop's): callers' calls stay on the workers");
+		d.cfg.uring_calls = false;
+	}
+	return n > 1 ? loop_pool_create(n) : 0;
+}
+
+/* Every loop stopped: what they still sent each other (an accepted socket on its way, a back
+ * channel call or reply) runs here, as on its loop, so that nothing is lost or leaks. */
+static void loops_flush(void)
+{
+	for (unsigned round = 0; round < 8 && loop_flush(d.loop) + loop_pool_flush() > 0; round++)
+		;
+}
+
+/* A TCP shard and a workers home per extra loop. 0, or -1 (logged). */
+static int loops_add_tcp(void)
+{
+	for (unsigned i = 1; loop_pool_get(i); i++) {
+		int home = workers_home_add(loop_pool_get(i));
+		if (home < 0 || tcp_xprt_add_loop(d.tcp, loop_pool_get(i), (unsigned)home) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Create every configured transport and start it. 0, or -1 (logged). */
 static int xprts_start(void)
 {
@@ -792,6 +837,8 @@ static int xprts_start(void)
 	if (!d.tcp)
 		return -1;
 	d.xprts[d.n_xprts++] = tcp_xprt_base(d.tcp);
+	if (loops_add_tcp() != 0)
+		return -1;
 	if (d.cfg.nlm) {
 		struct udp_params up;
 
@@ -970,6 +1017,8 @@ int main(int argc, char **argv)
 	/* NFSv4 leases expire on a timer, not only when some client calls (nfs/v4/nfs4.h). */
 	if (d.cfg.nfsv4 && nfs4_expiry_start(nfs_service_nfs4(), d.loop) != 0)
 		goto err_xprts;
+	if (loops_create() != 0)
+		goto err_xprts;
 	rpc_inline_configure(d.cfg.inline_calls);
 	rpc_inline_callers(d.cfg.uring_calls && d.cfg.inline_calls);
 	if (d.cfg.uring_calls)
@@ -978,10 +1027,12 @@ int main(int argc, char **argv)
 		goto err_xprts;
 	if (workers_start(d.loop, d.cfg.threads) != 0)
 		goto err_workers;
-	if (stats_start() != 0)
+	if (loop_pool_run() != 0 || stats_start() != 0)
 		goto stop_serving;
 	rc = serve_until_stopped(reclaimers);
 stop_serving:
+	loop_pool_stop(); /* the other loops first: nothing below runs beside them */
+	loops_flush();
 	nfs4_cb_stop(); /* callbacks in flight dropped; their connections let go */
 	nfs4_expiry_stop(nfs_service_nfs4());
 
@@ -993,6 +1044,7 @@ stop_serving:
 		exit_around_stuck_workers(rc); /* logged which calls */
 err_workers:
 err_xprts:
+	loop_pool_stop(); /* idempotent */
 	nfs4_cb_stop(); /* idempotent */
 	nfs4_expiry_stop(nfs_service_nfs4());
 	xprts_free();
@@ -1004,6 +1056,7 @@ err_nfs:
 err_rpc:
 err_signals:
 	signals_release();
+	loop_pool_free(); /* after the transports and the workers: their events are gone */
 	loop_free(d.loop);
 err_loop:
 	exports_free(&exports);

@@ -585,6 +585,18 @@ static void print_tls(const struct json *doc)
 	       json_num(t, "mutual"), json_num(t, "handshake_failures"));
 }
 
+/* [rnfsd] loops > 1: each loop's TCP connections and busy time (the "loops" section). */
+static void print_loops(const struct json *loops)
+{
+	if (!loops || loops->type != JSON_ARR)
+		return;
+	printf("event loops:");
+	for (size_t i = 0; i < loops->n; i++)
+		printf("%s %zu: %.0f TCP connections, %.1f s busy", i ? ";" : "", i,
+		       json_num(&loops->items[i], "tcp_connections"), json_num(&loops->items[i], "busy_s"));
+	printf("\n");
+}
+
 /* The loop's and the workers' busy time, and the bytes each transport moved. */
 static void print_usage(const struct json *doc)
 {
@@ -598,6 +610,7 @@ static void print_usage(const struct json *doc)
 	printf("event loop %.1f s busy (CPU); workers %.0f of %.0f busy, %.0f queued, %.1f s busy in all\n",
 	       json_num(u, "loop_busy_s"), json_num(u, "workers_busy"), json_num(u, "workers"), json_num(u, "queued"),
 	       json_num(u, "workers_busy_s"));
+	print_loops(json_get(doc, "loops"));
 	printf("bytes: tcp %.1f MiB received, %.1f MiB sent; rdma %.1f MiB received, %.1f MiB sent",
 	       json_num(tcp, "received") / mib, json_num(tcp, "sent") / mib, json_num(rdma, "received") / mib,
 	       json_num(rdma, "sent") / mib);

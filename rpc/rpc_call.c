@@ -84,6 +84,7 @@ static void rpc_call_reset(struct rpc_call *c)
 	c->reply_stat_off = RPC_REPLY_STAT_OFF;
 	atomic_store_explicit(&c->park_state, RPC_PARK_NONE, memory_order_relaxed);
 	c->park_hooked = false;
+	c->work.home = c->conn ? c->conn->home : 0; /* completions on the connection's loop */
 	clock_gettime(CLOCK_MONOTONIC, &c->t_start);
 	xdr_enc_init(&c->res, c->reply_buf, c->reply_cap);
 }
@@ -684,11 +685,10 @@ void rpc_call_receive(struct rpc_call *c)
 		/* RFC 5531 §9: a REPLY on a connection that also carries the calls
 		 * we make (an NFSv4.1 backchannel) answers one of them: match it by
 		 * XID. Elsewhere it is no call of ours: dropped. */
-		if (!c->conn->clnt) {
+		if (!rpc_clnt_conn_reply(c->conn, c->msg, c->msg_len)) {
 			rpc_drop_bad(c, why);
 			return;
 		}
-		rpc_clnt_reply(c->conn->clnt, c->msg, c->msg_len);
 		c->drop = true;
 		rpc_reply_send(c);
 		return;

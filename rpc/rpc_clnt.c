@@ -1,10 +1,14 @@
 /*
  * rpc_clnt.c - outgoing RPC calls (see rpc_clnt.h): call header encoding,
  * reply header decoding (RFC 5531 §9), XID matching, timeouts and
- * retransmission on one loop timer per channel.
+ * retransmission on one loop timer per channel. Every client attached to a
+ * connection runs on clnt_loop (loop 0); what a connection owned by another
+ * event loop has for it (a reply, its close) is copied into a clnt_hop and
+ * sent there (loop_send): callbacks are rare, so the copy is malloc'd.
  */
 #include "rpc/rpc_clnt.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -14,6 +18,16 @@
 #include "rpc/rpc_internal.h"
 
 static struct log_limit lim_reply;
+static struct loop *clnt_loop; /* rpc_clnt_loop_set(); NULL: every call direct */
+
+/* A connection's news for its client, from the connection's loop to clnt_loop. */
+struct clnt_hop {
+	struct loop_msg m;
+	struct rpc_conn *conn;  /* a reference, dropped on clnt_loop */
+	struct rpc_clnt *cl;    /* the close hook's client; NULL: a REPLY message */
+	size_t len;
+	uint8_t msg[];          /* the REPLY message's bytes */
+};
 
 bool rpc_msg_peek(const uint8_t *msg, size_t len, uint32_t *xid, uint32_t *msg_type)
 {
@@ -432,14 +446,82 @@ static int rpc_clnt_conn_send(struct rpc_clnt *cl, const uint8_t *msg, size_t le
 	return cl->conn->xprt->ops->send_call(cl->conn, msg, len);
 }
 
-/* Loop thread, the connection's close hook. */
+/* clnt_loop: conn closed under cl. */
+static void rpc_clnt_conn_lost(struct rpc_clnt *cl, struct rpc_conn *conn)
+{
+	if (conn->clnt == cl)
+		conn->clnt = NULL;
+	rpc_clnt_fail_all(cl, RPC_CLNT_CLOSED);
+}
+
+/* On another loop than clnt_loop (not on the main thread at shutdown, when the loops are stopped). */
+static bool rpc_clnt_elsewhere(void)
+{
+	struct loop *here = loop_current();
+
+	return clnt_loop && here && here != clnt_loop;
+}
+
+/* clnt_loop: what a connection of another loop sent over (clnt_hop_send). */
+static void rpc_clnt_hop_run(struct loop_msg *m)
+{
+	struct clnt_hop *h = container_of(m, struct clnt_hop, m);
+
+	if (h->cl) {
+		if (h->cl->conn == h->conn) /* else detached meanwhile: nothing of it left to fail */
+			rpc_clnt_conn_lost(h->cl, h->conn);
+	} else if (h->conn->clnt) {
+		rpc_clnt_reply(h->conn->clnt, h->msg, h->len);
+	}
+	rpc_conn_put(h->conn);
+	free(h);
+}
+
+/* The connection's loop: copy (cl, or a REPLY message) over to clnt_loop. 0, or -1 (no memory). */
+static int rpc_clnt_hop_send(struct rpc_conn *conn, struct rpc_clnt *cl, const uint8_t *msg, size_t len)
+{
+	struct clnt_hop *h = malloc(sizeof(*h) + len);
+
+	if (!h) {
+		log_limited(&lim_reply, LOG_WARNING, "rpc: %s: no memory to pass a back channel event on",
+			    conn->peer_name);
+		return -1;
+	}
+	h->m.fn = rpc_clnt_hop_run;
+	h->conn = conn;
+	h->cl = cl;
+	h->len = len;
+	if (len)
+		memcpy(h->msg, msg, len);
+	rpc_conn_get(conn);
+	loop_send(clnt_loop, &h->m);
+	return 0;
+}
+
+void rpc_clnt_loop_set(struct loop *l)
+{
+	clnt_loop = l;
+}
+
+bool rpc_clnt_conn_reply(struct rpc_conn *conn, const uint8_t *msg, size_t len)
+{
+	if (rpc_clnt_elsewhere())
+		return rpc_clnt_hop_send(conn, NULL, msg, len) == 0;
+	if (!conn->clnt)
+		return false;
+	rpc_clnt_reply(conn->clnt, msg, len);
+	return true;
+}
+
+/* The connection's loop, its close hook: on clnt_loop, at once or through a hop. */
 static void rpc_clnt_conn_closed(struct rpc_conn *conn, struct rpc_conn_hook *h)
 {
 	struct rpc_clnt *cl = container_of(h, struct rpc_clnt, conn_hook);
 
-	if (conn->clnt == cl)
-		conn->clnt = NULL;
-	rpc_clnt_fail_all(cl, RPC_CLNT_CLOSED);
+	if (rpc_clnt_elsewhere())
+		(void)rpc_clnt_hop_send(conn, cl, NULL, 0); /* no memory: its calls time out */
+	else
+		rpc_clnt_conn_lost(cl, conn);
 }
 
 int rpc_clnt_attach(struct rpc_clnt *cl, struct rpc_conn *conn)

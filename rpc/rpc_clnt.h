@@ -186,6 +186,18 @@ void rpc_clnt_cancel(struct rpc_clnt *cl, struct rpc_clnt_call *cc);
  */
 bool rpc_clnt_reply(struct rpc_clnt *cl, const uint8_t *msg, size_t len);
 
+/*
+ * The loop every rpc_clnt attached to a connection runs on (loop 0, the
+ * callback loop; set once at start-up, NULL in tests: everything is direct).
+ * A connection owned by another loop ([rnfsd] loops) hands what concerns its
+ * client to it: REPLY messages (rpc_clnt_conn_reply) and its close hook.
+ */
+void rpc_clnt_loop_set(struct loop *l);
+/* conn's loop: a REPLY message received on conn, for conn->clnt. false: conn has no client
+ * (checked here on loop 0; from another loop the message is copied to loop 0, and dropped
+ * there if the client is gone by then). */
+bool rpc_clnt_conn_reply(struct rpc_conn *conn, const uint8_t *msg, size_t len);
+
 /* Retransmit what is due and expire what has run out of tries, as of now_ms
  * (rpc_clnt_now_ms() clock). */
 void rpc_clnt_tick(struct rpc_clnt *cl, uint64_t now_ms);

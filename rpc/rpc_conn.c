@@ -17,6 +17,7 @@ void rpc_conn_init(struct rpc_conn *conn, struct xprt *x)
 	conn->tls_offer = conn->tls_starting = false;
 	atomic_init(&conn->ulp, NULL);
 	conn->clnt = NULL;
+	conn->home = 0;
 	atomic_init(&conn->refs, 1);
 	pthread_mutex_init(&conn->lock, NULL);
 	queue_init(&conn->hooks);

@@ -115,9 +115,15 @@ struct rpc_conn {
 	                           transport reads nothing more until that reply is written,
 	                           then runs the server side of the TLS handshake */
 
-	/* Loop thread: the calls this server makes over this connection
-	 * (rpc_clnt.h; an NFSv4.1 backchannel). Set by the upper layer that
-	 * owns it; REPLY messages received here are matched against it. */
+	/* The workers' home (core/workers.h) of the event loop that owns this
+	 * connection: its calls' completions run there. 0 (loop 0) unless the
+	 * transport hands connections to other loops ([rnfsd] loops). */
+	unsigned home;
+
+	/* Loop 0's thread (the callback loop): the calls this server makes over
+	 * this connection (rpc_clnt.h; an NFSv4.1 backchannel). Set by the upper
+	 * layer that owns it; REPLY messages received here are matched against it
+	 * (rpc_clnt_conn_reply(): from another loop, on loop 0). */
 	struct rpc_clnt *clnt;
 
 	/* RPC layer private (rpc_conn.c). */

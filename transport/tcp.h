@@ -89,8 +89,22 @@ uint16_t tcp_xprt_port(const struct tcp_xprt *x);
 /* True if a listener of address family af (AF_INET, AF_INET6) is open. */
 bool tcp_xprt_listens(const struct tcp_xprt *x, int af);
 
-/* Connections open now (any thread; a snapshot). */
+/* Connections open now, every loop's (any thread; a snapshot). */
 unsigned tcp_xprt_conns(const struct tcp_xprt *x);
+
+/*
+ * Several event loops ([rnfsd] loops, tcp_loops.c). Main thread, before the
+ * loops run and before start: give x (loop 0's, the listening one) a shard
+ * on loop l, whose connections complete on workers home `home`; x's limits
+ * (max_connections, max_calls) are divided among its loops. 0, or -1 (logged).
+ */
+int tcp_xprt_add_loop(struct tcp_xprt *x, struct loop *l, unsigned home);
+/* Its loops (1 + shards); connections open on loop i now (any thread; a snapshot). */
+unsigned tcp_xprt_loops(const struct tcp_xprt *x);
+unsigned tcp_xprt_loop_conns(const struct tcp_xprt *x, unsigned i);
+/* Main thread, before serving, loops > 1: the "loops" section of the statistics (per loop:
+ * TCP connections, CPU seconds). 0 or -1. */
+int tcp_loops_stats_section_add(struct tcp_xprt *x);
 
 /*
  * Graceful stop: close the listeners, stop taking calls (later input is read

@@ -765,6 +765,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	conn->fd = fd;
 	conn->state = TCP_CONN_OPEN;
 	rpc_conn_init(&conn->rpc, &x->base); /* the "open" reference */
+	conn->rpc.home = x->home; /* its calls complete on x's loop */
 	conn->rpc.xprt_name = "tcp";
 	memcpy(&conn->rpc.peer, ss, len);
 	conn->rpc.peer_len = len;

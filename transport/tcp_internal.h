@@ -13,8 +13,15 @@
  *                (NFSv4.1 backchannel), through a context and the send queue
  *   tcp_tls.c    RPC-with-TLS (RFC 9289) over OpenSSL: the server's TLS
  *                context, the handshake after STARTTLS, TLS reads and writes
+ *   tcp_loops.c  several event loops ([rnfsd] loops): a shard per loop,
+ *                accepted connections handed round-robin, the drain fan-out
  *
- * Everything here runs on the loop thread; there are no locks.
+ * Everything of one tcp_xprt runs on its loop's thread; there are no locks.
+ * With [rnfsd] loops = N > 1 the listening xprt (loop 0) has N - 1 shards,
+ * each a tcp_xprt of its own loop with no listener and its own connections,
+ * contexts, waiters and timers (limits divided by N); only the hand-off of
+ * an accepted socket, the drain and a back channel call cross loops, as
+ * loop_msg messages (tcp_loops.c, tcp_bc.c).
  *
  * Connection states (tcp_conn.state):
  *
@@ -88,6 +95,7 @@
 #include <stdbool.h>
 #include <sys/uio.h>
 
+#include "core/loop.h"
 #include "core/queue.h"
 #include "core/stats.h"
 #include "rpc/rpc.h"
@@ -207,6 +215,20 @@ struct tcp_xprt {
 	bool draining;
 	void (*drain_done)(void *arg);
 	void *drain_arg;
+
+	/* Several loops (tcp_loops.c). The listening xprt: */
+	struct tcp_xprt **shards; /* [n_shards], one per loop after loop 0 */
+	unsigned n_shards;
+	unsigned rr;              /* the next connection's loop: 0 itself, i shards[i - 1] */
+	unsigned drains_left;     /* draining: itself and the shards not yet drained */
+	void (*loops_done)(void *arg); /* draining: the caller's done, once all are */
+	void *loops_done_arg;
+	unsigned max_connections_all, max_calls_all; /* the configured limits, before division */
+	/* A shard: */
+	struct tcp_xprt *parent;  /* the listening xprt; NULL: this is it */
+	unsigned index;           /* its loop's number (0: the listening xprt) */
+	unsigned home;            /* workers home of x->loop: its connections' rpc_conn.home */
+	struct loop_msg drain_msg, drained_msg; /* loop 0 -> shard: drain; shard -> loop 0: drained */
 };
 
 /* tcp_conn.c */
@@ -259,6 +281,25 @@ int tcp_send_call(struct rpc_conn *rc, const uint8_t *msg, size_t len); /* xprt_
 
 /* tcp_xprt.c */
 void tcp_xprt_conn_closed(struct tcp_xprt *x);
+/* Admit an accepted socket on x (x's loop): max_connections, evicting the longest idle one. */
+void tcp_xprt_admit(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss, socklen_t len);
+/* Arm x's sweep timer for its time limits (x's loop, or before it runs). */
+void tcp_xprt_sweep_start(struct tcp_xprt *x);
+
+/* tcp_loops.c */
+/* x's loop 0 accept: hand fd to the next loop round-robin (x itself included). */
+void tcp_loops_accept(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss, socklen_t len);
+/* Listening xprt, draining: drain every shard on its loop; done(arg) on loop 0 once all are. */
+void tcp_loops_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg);
+/* Main thread, loops stopped: stop / free every shard. */
+void tcp_loops_stop(struct tcp_xprt *x);
+void tcp_loops_free(struct tcp_xprt *x);
+/* Loop 0, after x->tls_ctx was reloaded: every shard takes it on its loop. */
+void tcp_loops_tls_reload(struct tcp_xprt *x);
+/* Pure: the loop (0 .. n-1) the next connection goes to, advancing *rr (round-robin). */
+unsigned tcp_loops_next(unsigned *rr, unsigned n);
+/* Pure: each of n loops' share of a limit, its ceiling, at least min. */
+unsigned tcp_loops_share(unsigned total, unsigned n, unsigned min);
 
 /* tcp_tls.c */
 /* x->tls_ctx from x->p's certificate, key and CA (none: 0, no TLS). 0, or -1 (logged). */

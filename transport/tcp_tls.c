@@ -175,6 +175,7 @@ int tcp_xprt_tls_reload(struct tcp_xprt *x, const struct rnfsd_config *cfg)
 	memcpy(x->p.tls_cert, p.tls_cert, sizeof(p.tls_cert));
 	memcpy(x->p.tls_key, p.tls_key, sizeof(p.tls_key));
 	memcpy(x->p.tls_ca, p.tls_ca, sizeof(p.tls_ca));
+	tcp_loops_tls_reload(x); /* the other loops' shards ([rnfsd] loops) */
 	if (ctx)
 		tcp_tls_log_offer(&x->p, "reloaded");
 	else if (had)

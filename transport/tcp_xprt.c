@@ -121,7 +121,7 @@ static bool tcp_evict_idle(struct tcp_xprt *x)
 
 static void tcp_accept_cb(int lfd, short what, void *arg)
 {
-	static struct log_limit lim_full, lim_err;
+	static struct log_limit lim_err;
 	struct tcp_xprt *x = arg;
 	(void)what;
 
@@ -143,15 +143,24 @@ static void tcp_accept_cb(int lfd, short what, void *arg)
 			}
 			return;
 		}
-		if (x->n_conns >= x->p.max_connections && !tcp_evict_idle(x)) {
-			log_limited(&lim_full, LOG_WARNING,
-				    "tcp: %u connections (max-connections), none idle: refusing a new one",
-				    x->n_conns);
-			close(fd);
-			continue;
-		}
-		tcp_conn_new(x, fd, &ss, len);
+		if (x->n_shards)
+			tcp_loops_accept(x, fd, &ss, len); /* [rnfsd] loops: round-robin */
+		else
+			tcp_xprt_admit(x, fd, &ss, len);
 	}
+}
+
+void tcp_xprt_admit(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss, socklen_t len)
+{
+	static struct log_limit lim_full;
+
+	if (x->n_conns >= x->p.max_connections && !tcp_evict_idle(x)) {
+		log_limited(&lim_full, LOG_WARNING, "tcp: %u connections (max-connections), none idle: refusing a new one",
+			    x->n_conns);
+		close(fd);
+		return;
+	}
+	tcp_conn_new(x, fd, ss, len);
 }
 
 /* The host has no such address or address family: what "optional" forgives. */
@@ -228,6 +237,17 @@ static unsigned tcp_sweep_period(const struct tcp_params *p)
 		if (lim[i] && (!period || lim[i] < period))
 			period = lim[i];
 	return period;
+}
+
+void tcp_xprt_sweep_start(struct tcp_xprt *x)
+{
+	unsigned period = tcp_sweep_period(&x->p);
+
+	if (period) {
+		/* Checked a few times per period: a limit closes within 1.25 periods. */
+		struct timeval tv = {period / 4, (period % 4) * 250000};
+		loop_ev_add(x->sweep_timer, &tv);
+	}
 }
 
 static void tcp_listen_close_all(struct tcp_xprt *x)
@@ -318,12 +338,7 @@ static int tcp_xprt_op_start(struct xprt *base)
 		goto err;
 	}
 	tcp_listen_arm(x, true);
-	unsigned period = tcp_sweep_period(&x->p);
-	if (period) {
-		/* Checked a few times per period: a limit closes within 1.25 periods. */
-		struct timeval tv = {period / 4, (period % 4) * 250000};
-		loop_ev_add(x->sweep_timer, &tv);
-	}
+	tcp_xprt_sweep_start(x);
 	return 0;
 err:
 	tcp_listen_close_all(x);
@@ -356,7 +371,11 @@ bool tcp_xprt_listens(const struct tcp_xprt *x, int af)
 
 unsigned tcp_xprt_conns(const struct tcp_xprt *x)
 {
-	return __atomic_load_n(&x->n_conns, __ATOMIC_RELAXED);
+	unsigned n = 0;
+
+	for (unsigned i = 0; i <= x->n_shards; i++)
+		n += tcp_xprt_loop_conns(x, i);
+	return n;
 }
 
 static unsigned tcp_xprt_op_conns(const struct xprt *base)
@@ -395,11 +414,18 @@ void tcp_xprt_drain(struct tcp_xprt *x, void (*done)(void *arg), void *arg)
 
 static void tcp_xprt_op_drain(struct xprt *base, void (*done)(void *arg), void *arg)
 {
-	tcp_xprt_drain(tcp_of(base), done, arg);
+	struct tcp_xprt *x = tcp_of(base);
+
+	if (x->n_shards)
+		tcp_loops_drain(x, done, arg); /* every loop's, done on loop 0 */
+	else
+		tcp_xprt_drain(x, done, arg);
 }
 
 void tcp_xprt_stop(struct tcp_xprt *x)
 {
+	tcp_loops_stop(x);
+	x->loops_done = NULL;
 	x->drain_done = NULL;
 	tcp_listen_close_all(x);
 	while (x->conns)
@@ -416,6 +442,7 @@ void tcp_xprt_free(struct tcp_xprt *x)
 	if (!x)
 		return;
 	tcp_xprt_stop(x);
+	tcp_loops_free(x);
 	loop_ev_free(x->linger_timer);
 	loop_ev_free(x->sweep_timer);
 	x->linger_timer = x->sweep_timer = NULL;

@@ -395,10 +395,15 @@ int hx_conf_swap(const struct hx_env *e, const char *from, const char *to)
 int hx_write_config(const struct hx_env *e)
 {
 	FILE *f = fopen(e->conf_path, "w");
-	char sock_line[160] = "";
+	char sock_line[160] = "", loops_line[32] = "";
+	const char *loops = getenv("HX_LOOPS");
 
 	if (!f)
 		return -1;
+	/* HX_LOOPS=N: every daemon with [rnfsd] loops = N (a test may name its own in rnfsd_extra). */
+	if (loops && *loops && strspn(loops, "0123456789") == strlen(loops) && strlen(loops) < 4 &&
+	    (!e->rnfsd_extra || !strstr(e->rnfsd_extra, "loops")))
+		snprintf(loops_line, sizeof(loops_line), "loops = %s\n", loops);
 	/* Not the host's /run/rnfsd: tests run side by side (a test may name its own in rnfsd_extra). */
 	if (!e->rnfsd_extra || !strstr(e->rnfsd_extra, "stats-socket"))
 		snprintf(sock_line, sizeof(sock_line), "stats-socket = %s\n", e->stats_socket);
@@ -411,11 +416,12 @@ int hx_write_config(const struct hx_env *e)
 		"statd-dir = %s/no-statd\n" /* not the host's: no sm-notify, no grace period from its records */
 		"%s"
 		"%s"
+		"%s"
 		"[tcp]\n"
 		"listen = 127.0.0.1:%u\n"
 		"[rdma]\n"
 		"enable = no\n",
-		e->threads, e->state_dir, e->exports_path, e->state_dir, sock_line,
+		e->threads, e->state_dir, e->exports_path, e->state_dir, sock_line, loops_line,
 		e->rnfsd_extra ? e->rnfsd_extra : "", e->port);
 	/* HX_CEPH (tests/ceph/with-cluster.sh --fuse): the export is served by the ceph backend */
 	if (hx_ceph_conf())

@@ -1184,7 +1184,7 @@ long n4_proc_quarantine_kb(pid_t pid)
 	if (!(f = fopen(path, "r")))
 		return 0;
 	while (!kb && fgets(line, sizeof(line), f))
-		kb = strstr(line, "libasan") ? 256 * 1024 : 0;
+		kb = strstr(line, "libasan") || strstr(line, "libtsan") ? 256 * 1024 : 0;
 	fclose(f);
 	return kb;
 }

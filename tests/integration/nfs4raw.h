@@ -21,6 +21,7 @@
 #define RNFSD_TESTS_NFS4RAW_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -374,7 +375,7 @@ int n4_getattr_cs(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint6
 struct n4_watch {
 	struct n4_client k;
 	pthread_t thread;
-	volatile bool stop;
+	_Atomic bool stop; /* main -> the watching thread (atomic: ThreadSanitizer) */
 	bool running;
 	unsigned calls, failed;
 	double slowest_s;
@@ -399,7 +400,8 @@ long n4_proc_fds(pid_t pid);
 /* Resident set of pid in KiB (VmRSS), or -1. */
 long n4_proc_rss_kb(pid_t pid);
 /* What an ASan build of pid (libasan mapped) may keep in its freed-memory quarantine, KiB
- * (256 MiB by default); 0 for a plain build. A soak's memory bound adds it. */
+ * (256 MiB by default), the same allowance for a ThreadSanitizer build's shadow and history
+ * (libtsan); 0 for a plain build. A soak's memory bound adds it. */
 long n4_proc_quarantine_kb(pid_t pid);
 /* The daemon's stats document from its stats socket (rnfsd.conf stats-socket): malloc'ed, or NULL. */
 char *n4_stats_json(const char *socket_path);

@@ -22,6 +22,7 @@
  * empty again. No check reads a clock: a loaded machine only makes it slower.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,9 @@ static struct hx_env env;
 struct holder {
 	struct n4_client k;
 	pthread_t thread;
-	volatile bool stop;
-	volatile bool hold;     /* answer a CB_GETATTR only once the test clears this (no clock) */
-	volatile unsigned answered; /* CB_GETATTRs answered */
+	_Atomic bool stop;
+	_Atomic bool hold;     /* answer a CB_GETATTR only once the test clears this (no clock) */
+	_Atomic unsigned answered; /* CB_GETATTRs answered */
 };
 
 static void *holder_main(void *arg)
@@ -203,7 +204,7 @@ struct asker {
 	const uint8_t *fh;
 	uint32_t fh_len;
 	int status;
-	volatile bool done;
+	_Atomic bool done;
 };
 
 static void *asker_main(void *arg)

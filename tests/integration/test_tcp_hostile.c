@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,7 +262,7 @@ static void test_unread_replies(void)
 struct trickle {
 	int fds[TRICKLERS + BIG_TRICKLERS];
 	unsigned n;
-	volatile bool stop;
+	_Atomic bool stop; /* main thread -> trickle_main (ThreadSanitizer: not volatile) */
 };
 
 /* One byte on each connection every 0.4 s, well inside record-timeout: silence never lasts. */

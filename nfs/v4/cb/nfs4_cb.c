@@ -68,7 +68,7 @@ struct cb_ent {
 	struct cb_ent *via;    /* conn is another entry's (one connection, several
 				* clients' sessions, as pynfs does): calls go on its clnt */
 	struct rpc_conn_hook lost_hook;
-	bool hooked;
+	bool hooked;           /* under cb_mu: the connection's loop clears it ([rnfsd] loops) */
 	struct tcp_clnt *tc;   /* 4.0 */
 	enum cb_step step;
 	uint32_t seq_sent;
@@ -634,9 +634,13 @@ static void ent_release_path(struct cb_ent *e)
 				nfs4_cb_chan_lost(&cb_tab[i].ch);
 				pthread_mutex_unlock(&cb_mu);
 			}
-		if (e->hooked)
-			(void)rpc_conn_hook_remove(e->conn, &e->lost_hook);
+		/* hooked under cb_mu: the close hook may run on the connection's own loop now. */
+		pthread_mutex_lock(&cb_mu);
+		bool hooked = e->hooked;
 		e->hooked = false;
+		pthread_mutex_unlock(&cb_mu);
+		if (hooked)
+			(void)rpc_conn_hook_remove(e->conn, &e->lost_hook);
 		rpc_clnt_detach(&e->clnt);
 		e->conn = NULL;
 	}
@@ -698,7 +702,9 @@ static void ent_attach(struct cb_ent *e, struct rpc_conn *conn)
 	e->conn = conn;
 	rpc_conn_put(conn); /* rpc_clnt_attach took its own */
 	e->lost_hook.closed = cb_conn_lost;
+	pthread_mutex_lock(&cb_mu); /* the hook may fire at once on the connection's loop: it takes cb_mu */
 	e->hooked = rpc_conn_hook_add(conn, &e->lost_hook);
+	pthread_mutex_unlock(&cb_mu);
 	ent_call(e, STEP_NULL);
 }
 
