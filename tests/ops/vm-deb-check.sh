@@ -65,6 +65,10 @@ check write sh -c "dd if=/dev/urandom of=/mnt/v3/held3 bs=64k count=32 conv=fsyn
 	dd if=/dev/urandom of=/mnt/v4/held4 bs=64k count=32 conv=fsync status=none &&
 	cmp /mnt/v3/held3 $EX/held3 && cmp /mnt/v4/held4 $EX/held4"
 exec 3< /mnt/v3/held3 4< /mnt/v4/held4
+# (diagnostics for the stop hang: the propagation of /, /mnt and the NFS mounts, host namespace, then rnfsd's)
+mnt_lines() { grep -E ' (/|/mnt|/mnt/v3|/mnt/v4) ' "$2" | sed "s/^/@@ $1 /"; }
+mnt_lines host-before /proc/self/mountinfo
+mnt_lines svc1 /proc/$(main_pid)/mountinfo
 # The first half read through each descriptor before the upgrade, the rest after.
 check read_before sh -c 'dd bs=64k count=16 status=none <&3 > /run/h3.a && dd bs=64k count=16 status=none <&4 > /run/h4.a'
 PID1=$(main_pid)
@@ -74,6 +78,8 @@ echo "# kept across the upgrade" >> /etc/rnfsd/rnfsd.conf
 check upgrade dpkg -i "$DEB"/v2/rnfsd_*.deb "$DEB"/v2/rnfsd-ceph_*.deb
 check upgraded_version is "$V2" version
 check restarted sh -c "[ \"\$(systemctl is-active rnfsd)\" = active ] && [ \"\$(systemctl show -p MainPID --value rnfsd)\" != $PID1 ]"
+mnt_lines host-upgraded /proc/self/mountinfo
+mnt_lines svc2-upgraded /proc/$(main_pid)/mountinfo
 check conffiles_kept sh -c "grep -q '^$EX ' /etc/rnfsd/exports && grep -q '^# kept across the upgrade' /etc/rnfsd/rnfsd.conf"
 check still_enabled is enabled systemctl is-enabled rnfsd
 echo 3 > /proc/sys/vm/drop_caches
@@ -88,6 +94,8 @@ PID2=$(main_pid)
 # (what NFS mounts the service's own mount namespace still holds after the umount, and the guest's propagation)
 findmnt -o TARGET,PROPAGATION / /mnt 2>&1 | sed 's/^/@@ mnt /'
 grep -E ' - nfs4? ' /proc/$PID2/mountinfo 2>&1 | sed 's/^/@@ svc-ns /'
+mnt_lines host-after-umount /proc/self/mountinfo
+mnt_lines svc2-after-umount /proc/$PID2/mountinfo
 # (diagnostics for a hang seen in 2 of 4 loaded runs: rnfsd logged "stopped", then its process
 # outlived SIGKILL for about 6 minutes. Once it has outlived its "stopped" line by 15 s, each
 # thread's state, wchan and kernel stack, and the kernel's list of blocked tasks, are printed.)

@@ -54,5 +54,11 @@ for u in systemd-udevd.service systemd-udev-trigger.service systemd-udev-settle.
 done
 # Keep the console for our lines; a fresh machine id for journald.
 rm -f /etc/machine-id
+# The guest's / is the host's, and the host may be a container: its /.dockerenv made systemd say
+# "Detected virtualization docker" and leave / private, as it does in containers (mount-setup). A
+# machine's systemd makes / shared, so a unit's mount namespace (ProtectSystem=, PrivateTmp=) sees the
+# admin's later umounts; with / private rnfsd.service kept copies of the test's NFS mounts of itself and
+# hung at exit in their DESTROY_SESSION (the package test's stop hang). This guest is a machine.
+rm -f /.dockerenv /run/.containerenv
 umount /proc
 exec /lib/systemd/systemd --unit=rnfsd-vmcheck.service --show-status=false
