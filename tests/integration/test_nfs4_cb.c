@@ -1590,8 +1590,15 @@ static void test_deleg_write(void)
 	hx_section("delegations: a write delegation; SETATTR of the size with its stateid (as Linux truncates)");
 	if (!dl_client(&a, "deleg-w"))
 		return;
+	char *s0 = stats_json(), *s1, why[256] = "";
+
 	dl_open(&a, "wfile", 3 /* BOTH */, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 2, "OPEN for writing: OPEN_DELEGATE_WRITE (%d, %u)", oa.status, oa.deleg);
+	s1 = stats_json();
+	CHECK(n4_stats_moved(s0, s1, "nfs4_delegations", "", "write", 1, why, sizeof(why)),
+	      "stats: 1 write delegation more, nothing else moved (%s)", why);
+	free(s0);
+	free(s1);
 	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, &oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
 	cb_close(&a.c);
@@ -2082,8 +2089,12 @@ static void test_deleg_break_time(void)
 	if (!CHECK(oa.status == 0 && oa.deleg == 1, "a read delegation"))
 		return;
 	snprintf(op.path, sizeof(op.path), "%s/btfile", env.export_dir);
-	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread"))
+	char *s0 = stats_json();
+
+	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread")) {
+		free(s0);
 		return;
+	}
 	if (CHECK(cb_wait(&a.c, &cc, 5000), "CB_RECALL arrives"))
 		cb_answer(&a.c, &cc); /* answered, never returned; no call renews anything meanwhile */
 	double waited = local_wait(&op, bt + 10);
@@ -2095,6 +2106,7 @@ static void test_deleg_break_time(void)
 	CHECK_EQ(sequence(&a, false, &flags, true), 0, "SEQUENCE");
 	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "the holder is told its delegation is revoked (0x%x)", flags);
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_TEST_STATEID, &oa.dsid), N4ERR_DELEG_REVOKED, "TEST_STATEID");
+	recalls_moved(s0, "local_open", 1, 1, "a local open, revoked at rnfsd's deadline");
 	cb_close(&a.c);
 }
 
