@@ -623,19 +623,28 @@ static void test_rename_victim(struct dd_client *a, struct dd_client *b, const s
 	hx_section("RENAME into the directory, and REMOVE of the delegated directory itself, recall it");
 	snprintf(path, sizeof(path), "%s/moved", d1->path);
 	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-	if (!dd_hold(a, d2, &sid, "A"))
+	char *s0 = stats_now();
+
+	if (!dd_hold(a, d2, &sid, "A")) {
+		free(s0);
 		return;
+	}
 	CHECK_EQ(dd_rename(&b->k, d1, d2, "moved"), N4ERR_DELAY, "B: RENAME d1 -> d2 waits (the target's delegation)");
 	dd_recall_return(a, d2, &sid, "A (B's RENAME into d2)");
 	CHECK_EQ(dd_rename(&b->k, d1, d2, "moved"), 0, "B: RENAME proceeds after the return");
-	if (!dd_dir(&a->k, "victim", &victim) || !dd_hold(a, &victim, &sid, "A"))
+	if (!dd_dir(&a->k, "victim", &victim) || !dd_hold(a, &victim, &sid, "A")) {
+		free(s0);
 		return;
+	}
 	snprintf(root.name, sizeof(root.name), "export");
-	if (!CHECK_EQ(dd_fh(&b->k, env.export_dir, root.fh, &root.fh_len), 0, "the export's handle"))
+	if (!CHECK_EQ(dd_fh(&b->k, env.export_dir, root.fh, &root.fh_len), 0, "the export's handle")) {
+		free(s0);
 		return;
+	}
 	CHECK_EQ(dd_remove(&b->k, root.fh, root.fh_len, "victim"), N4ERR_DELAY, "B: REMOVE of the delegated directory waits");
 	dd_recall_return(a, &victim, &sid, "A (B removes its directory)");
 	CHECK_EQ(dd_remove(&b->k, root.fh, root.fh_len, "victim"), 0, "B: REMOVE proceeds after the return");
+	dir_recalls_moved(s0, "nfs4", 2, 0, "B's RENAME into d2, its REMOVE of the delegated directory");
 }
 
 static void test_v40(const struct dd_dir *d)
