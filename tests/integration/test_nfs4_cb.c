@@ -1689,6 +1689,26 @@ static bool ga_arrives(struct n4_client *a, const struct dl_open *o, struct cb_c
 	return true;
 }
 
+/* g, a GETATTR (another client's or NFSv3's) the holder a does not answer: delay (N4ERR_DELAY, NFS3ERR_JUKEBOX)
+ * after a bounded wait, and a's delegation oa recalled, then returned. */
+static void ga_silent(struct n4_client *a, const struct dl_open *oa, struct ga_call g, int delay, uint64_t change,
+		      const char *who)
+{
+	struct cb_call cc;
+	char what[80];
+	double t0 = now_s();
+
+	snprintf(what, sizeof(what), "%s GETATTR, holder silent", who);
+	pthread_create(&g.t, NULL, ga_main, &g);
+	bool late = ga_arrives(a, oa, &cc, what);
+	pthread_join(g.t, NULL);
+	CHECK(g.status == delay && now_s() - t0 < 3.0, "%s: DELAY after a bounded wait (%d, %.2f s)", who, g.status,
+	      now_s() - t0);
+	if (late)
+		cb_answer_getattr(&a->c, &cc, change, 5); /* too late */
+	dl_recalled(a, oa, "unanswered CB_GETATTR");
+}
+
 static void test_deleg_getattr(void)
 {
 	struct n4_client a, b;
@@ -1737,18 +1757,18 @@ static void test_deleg_getattr(void)
 	CHECK(g.status == 0 && g.change == c1, "B: the same change without a change (%llu, %llu)",
 	      (unsigned long long)g.change, (unsigned long long)c1);
 	/* A holder that does not answer in time: DELAY, and its delegation is recalled. */
-	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len };
-	double t0 = now_s();
-	pthread_create(&g.t, NULL, ga_main, &g);
-	bool late = ga_arrives(&a, &oa, &cc, "B's GETATTR, holder silent");
-	pthread_join(g.t, NULL);
-	CHECK(g.status == N4ERR_DELAY && now_s() - t0 < 3.0, "B: DELAY after a bounded wait (%d, %.2f s)", g.status,
-	      now_s() - t0);
-	if (late)
-		cb_answer_getattr(&a.c, &cc, c0 + 1, 5); /* too late */
-	dl_recalled(&a, &oa, "unanswered CB_GETATTR");
+	ga_silent(&a, &oa, (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len }, N4ERR_DELAY, c0 + 1, "B's");
 	CHECK(nfs4_stats_has("\"cb_getattr_sent\": 4, \"cb_getattr_unanswered\": 1"), "stats: 4 CB_GETATTR, 1 unanswered");
 	recalls_moved(s0, "nfs4", 1, 0, "B's GETATTR, CB_GETATTR unanswered (the answered ones recall nothing)");
+	/* The same through NFSv3: JUKEBOX, the recall counted as NFSv3's. */
+	dl_open(&a, "gafile3", 3, true, &oa);
+	if (CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation of another file (%d, %u)", oa.status,
+		  oa.deleg)) {
+		s0 = stats_json();
+		ga_silent(&a, &oa, (struct ga_call){ .v3 = &v3, .fh = oa.fh, .fh_len = oa.fh_len }, 10008, c0 + 1,
+			  "NFSv3's");
+		recalls_moved(s0, "nfs3", 1, 0, "NFSv3 GETATTR, CB_GETATTR unanswered");
+	}
 	raw_close(&v3);
 	cb_close(&a.c);
 	cb_close(&b.c);
