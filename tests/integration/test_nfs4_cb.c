@@ -84,7 +84,7 @@
  *  - the stats' "nfs4_delegations" (issue 26 item 7), after each recall
  *    above: exactly its cause's counter moved, by one (recalls_moved): nfs4
  *    (OPEN, LOCK, an unanswered CB_GETATTR, an OPEN_XOR delegation), nfs3
- *    (WRITE, REMOVE), nlm (TEST), local_open (each local open, truncate,
+ *    (WRITE, REMOVE, a GETATTR whose CB_GETATTR is unanswered), nlm (TEST), local_open (each local open, truncate,
  *    open + lock, rename, unlink), no directory recall, revoked_unanswered
  *    for the revocations; the kinds (read; attribute, not read, for
  *    READ_ATTRS_DELEG).
