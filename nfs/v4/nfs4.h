@@ -186,6 +186,9 @@ bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, c
  * delegations of the directory dir itself are nfs4_deleg_dir_break's / nfs_deleg_dir_changed's. */
 uint32_t nfs4_name_recall(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			  const char *name, uint64_t clientid, bool layouts);
+/* The same, the delegations' recalls counted under cause (nfs4_name_recall's: NFS4_DL_BY_NFS4). */
+uint32_t nfs4_name_recall_by(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			     const char *name, uint64_t clientid, bool layouts, enum nfs4_dl_cause cause);
 void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a);
 /* errno (or BE_E*) -> nfsstat4 (through nfs/common/errmap.c's shared numbers) */
 uint32_t nfs_errno_to_nfsstat4(int err);
@@ -430,8 +433,9 @@ bool nfs4_deleg_dir_any(void);
  * process): other clients' directory delegations of it are recalled (RFC 8881 §10.9.1); add: an entry
  * is added, which those granted NOTIFY4_ADD_ENTRY are told of afterwards (nfs4_deleg_dir_added)
  * instead. NFS4_OK, or NFS4ERR_DELAY while any is outstanding (the change waits). No lock while no
- * directory is delegated. */
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add);
+ * directory is delegated. cause: who changes it (the recalls' stats). */
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add,
+				enum nfs4_dl_cause cause);
 /* The same for a change of directory dir by the COMPOUND's client (CREATE, OPEN creating, LINK: add;
  * REMOVE, RENAME, SETATTR of the directory). */
 uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add);

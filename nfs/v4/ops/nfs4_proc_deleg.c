@@ -189,6 +189,12 @@ bool nfs4_deleg_held(const uint8_t *fkey, uint32_t fkey_len)
 
 uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc)
 {
+	return nfs4_deleg_break_by(fkey, fkey_len, clientid, acc, NFS4_DL_BY_NFS4);
+}
+
+uint32_t nfs4_deleg_break_by(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc,
+			     enum nfs4_dl_cause cause)
+{
 	struct nfs4_dl_recall r[DL_RECALLS_PER_CALL];
 	uint64_t now;
 	unsigned n;
@@ -198,8 +204,8 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 		return NFS4_OK; /* nothing delegated: no lock taken */
 	now = nfs4_now();
 	dl_lock();
-	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, now, dl_lease, r,
-				  DL_RECALLS_PER_CALL, &n);
+	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, cause, now, dl_lease,
+				  r, DL_RECALLS_PER_CALL, &n);
 	dl_unlock();
 	send_recalls(r, n);
 	/* RFC 8881 §10.4.1 (RFC 7530 §10.4.1): the conflicting request waits for the return. */
@@ -245,19 +251,20 @@ bool nfs4_deleg_dir_any(void)
 	return dl_ready && atomic_load(&dl_ndir) != 0;
 }
 
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add)
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add,
+				enum nfs4_dl_cause cause)
 {
 	/* RFC 8881 §10.9.1: a change by the holder itself recalls none of its own (the
 	 * table skips clientid's); every other holder's is recalled, the change waiting,
 	 * but for an added entry those granted NOTIFY4_ADD_ENTRY (told after, §10.9.2). */
 	if (!nfs4_deleg_dir_any())
 		return NFS4_OK; /* no directory delegated: no lock taken */
-	return nfs4_deleg_break(fkey, fkey_len, clientid, add ? NFS4_DL_ACC_DIR_ADD : NFS4_DL_ACC_NS);
+	return nfs4_deleg_break_by(fkey, fkey_len, clientid, add ? NFS4_DL_ACC_DIR_ADD : NFS4_DL_ACC_NS, cause);
 }
 
 uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add)
 {
-	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), add);
+	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), add, NFS4_DL_BY_NFS4);
 }
 
 /* CB_NOTIFY's outcome: an error changes nothing (the holder may miss the entry until it reads
@@ -646,6 +653,13 @@ void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uin
 	pthread_mutex_unlock(&dl_mu);
 }
 
+void nfs4_deleg_counts(struct nfs4_dl_counts *out)
+{
+	pthread_mutex_lock(&dl_mu);
+	nfs4_dtab_counts(&dl_tab, out);
+	pthread_mutex_unlock(&dl_mu);
+}
+
 void nfs4_deleg_dir_stats(uint64_t *held, uint64_t *granted, uint64_t *recalls)
 {
 	pthread_mutex_lock(&dl_mu);
@@ -665,14 +679,19 @@ void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused)
 
 static enum nfs_deleg_verdict hook_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc)
 {
-	static const enum nfs4_dl_access dl_acc[] = {
-		[NFS_DELEG_READ] = NFS4_DL_ACC_READ,
-		[NFS_DELEG_WRITE] = NFS4_DL_ACC_WRITE,
-		[NFS_DELEG_NS] = NFS4_DL_ACC_NS,
-		[NFS_DELEG_LOCK] = NFS4_DL_ACC_LOCK,
+	/* What each access does to the file, and who asks it: NFS_DELEG_LOCK is NLM's (nlm_svc.c), the rest NFSv3's. */
+	static const struct {
+		enum nfs4_dl_access acc;
+		enum nfs4_dl_cause by;
+	} dl_acc[] = {
+		[NFS_DELEG_READ] = { NFS4_DL_ACC_READ, NFS4_DL_BY_NFS3 },
+		[NFS_DELEG_WRITE] = { NFS4_DL_ACC_WRITE, NFS4_DL_BY_NFS3 },
+		[NFS_DELEG_NS] = { NFS4_DL_ACC_NS, NFS4_DL_BY_NFS3 },
+		[NFS_DELEG_LOCK] = { NFS4_DL_ACC_LOCK, NFS4_DL_BY_NLM },
 	};
 
-	return nfs4_deleg_break(fkey, fkey_len, 0, dl_acc[acc]) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_break_by(fkey, fkey_len, 0, dl_acc[acc].acc, dl_acc[acc].by) == NFS4_OK ? NFS_DELEG_CLEAR
+												  : NFS_DELEG_WAIT;
 }
 
 /* NFSv3 REMOVE, RENAME: removed, the layouts too (RFC 8881 §12.5.5), from any address: a name change is
@@ -680,7 +699,8 @@ static enum nfs_deleg_verdict hook_recall(const uint8_t *fkey, uint32_t fkey_len
 static enum nfs_deleg_verdict hook_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
 					     const struct be_obj *dir, const char *name, bool removed)
 {
-	return nfs4_name_recall(exp, cr, dir, name, 0, removed) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_name_recall_by(exp, cr, dir, name, 0, removed, NFS4_DL_BY_NFS3) == NFS4_OK ? NFS_DELEG_CLEAR
+											       : NFS_DELEG_WAIT;
 }
 
 static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr)
@@ -691,14 +711,16 @@ static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_le
 	if (!may_wait) /* the receiving thread asks first: a CB_GETATTR to wait for goes to a worker */
 		return nfs4_deleg_ga_find(fkey, fkey_len, 0, &holder, &sid) == NFS4_DL_GA_NONE ? NFS_DELEG_CLEAR
 											: NFS_DELEG_WORKER;
-	return nfs4_deleg_getattr(fkey, fkey_len, 0, attr) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_getattr(fkey, fkey_len, 0, NFS4_DL_BY_NFS3, attr) == NFS4_OK ? NFS_DELEG_CLEAR
+										      : NFS_DELEG_WAIT;
 }
 
 /* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client
  * (for an entry added, those not granted NOTIFY4_ADD_ENTRY). */
 static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
 {
-	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, add) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, add, NFS4_DL_BY_NFS3) == NFS4_OK ? NFS_DELEG_CLEAR
+											 : NFS_DELEG_WAIT;
 }
 
 /* ... the entry made: CB_NOTIFY to the holders granted NOTIFY4_ADD_ENTRY. */
@@ -726,14 +748,14 @@ static const struct nfs_deleg_hook dl_hook = {
  * as a conflicting call from no client would (RFC 8881 §10.4.1). */
 static void watch_changed(const uint8_t *fkey, uint32_t fkey_len)
 {
-	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
+	(void)nfs4_deleg_break_by(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE, NFS4_DL_BY_LOCAL_OPEN);
 }
 
 /* ... its lease broken: a local process waits in the kernel, which lets it in
  * after lease-break-time: the recall is revoked before that (dl_break_wait). */
 static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
 {
-	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
+	(void)nfs4_deleg_break_by(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE, NFS4_DL_BY_LOCAL_OPEN);
 	if (!dl_break_wait)
 		return;
 	uint64_t at = nfs4_now() + dl_break_wait;
