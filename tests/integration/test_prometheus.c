@@ -433,7 +433,7 @@ static void check_export_counters(void)
 {
 	long long v0[8], v1[8], v2[8];
 	struct usage u0, u1;
-	char out[4096];
+	static char out[65536]; /* the whole stats page: the export table comes after the loops, NFSv4 and delegation lines */
 
 	hx_section("per-export counters, utilisation, bytes per transport");
 	export_counters(scrape_page("exp0.txt"), v0);
