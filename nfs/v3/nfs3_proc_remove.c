@@ -14,14 +14,14 @@
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
 
-/* NFSv4 clients' delegations of the directory dir (handle dfh), whose entries change, recalled (RFC 8881
- * §10.9.1); then the delegation of the regular file (or delegated directory) dir/name, if it has one, and,
- * removed (the name goes with the file), its layouts too (§10.4.1, §12.5.5; one lookup). No name: LINK's
- * new one, of which holders granted NOTIFY4_ADD_ENTRY are told once it is made. */
+/* NFSv4 clients' delegations of the directory dir (handle dfh), whose entries change (ch), recalled (RFC
+ * 8881 §10.9.1; those granted the notification of ch are told once it is made instead); then the delegation
+ * of the regular file (or delegated directory) dir/name, if it has one, and, removed (the name goes with the
+ * file), its layouts too (§10.4.1, §12.5.5; one lookup). No name: LINK's new one. */
 static uint32_t nfs3_deleg_break_name(struct nfs3_call *nc, const struct be_obj *dir, const struct nfs_fh *dfh,
-				      const char *name, bool removed)
+				      enum nfs_dir_change ch, const char *name, bool removed)
 {
-	if (nfs_deleg_dir_changed(dfh->data, dfh->len, !name) != NFS_DELEG_CLEAR)
+	if (nfs_deleg_dir_changed(dfh->data, dfh->len, ch) != NFS_DELEG_CLEAR)
 		return NFS3ERR_JUKEBOX;
 	if (name && nfs_deleg_recall_at(nc->exp, &nc->cred, dir, name, removed) != NFS_DELEG_CLEAR)
 		return NFS3ERR_JUKEBOX;
@@ -54,7 +54,7 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 		goto decline;
 	/* RMDIR: a delegated directory; it has no layouts */
 	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &d, &a->dir, name, !dir);
+		r->status = nfs3_deleg_break_name(&nc, &d, &a->dir, NFS_DIR_REMOVE, name, !dir);
 	/* REMOVE of a directory: ISDIR; RMDIR of a file: NOTDIR (the backend's EISDIR, ENOTDIR) */
 	if (r->status == NFS3_OK)
 		err = dir ? be_rmdir(nc.fs, &nc.cred, &d, name) : be_remove(nc.fs, &nc.cred, &d, name);
@@ -62,8 +62,10 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 		goto decline;
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(err);
-	if (r->status == NFS3_OK)
+	if (r->status == NFS3_OK) {
+		nfs_deleg_dir_note(a->dir.data, a->dir.len, NFS_DIR_REMOVE, name); /* RFC 8881 §20.4: CB_NOTIFY */
 		nfs3_call_commit_meta(&nc, &d);
+	}
 	nfs3_call_getattr(&nc, &d, &r->wcc.post);
 	r->fsid = nfs3_call_fsid(&nc);
 	nfs3_call_put(&nc, &d);
@@ -118,9 +120,9 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	if (here && r->status != NFS3_OK)
 		goto decline;
 	if (r->status == NFS3_OK) /* moves: its layouts stay good */
-		r->status = nfs3_deleg_break_name(&nc, &fd, &a->from.dir, from, false);
-	if (r->status == NFS3_OK)
-		r->status = nfs3_deleg_break_name(&nc, &td, &a->to.dir, to, true); /* a target replaced */
+		r->status = nfs3_deleg_break_name(&nc, &fd, &a->from.dir, NFS_DIR_OTHER, from, false);
+	if (r->status == NFS3_OK) /* a target replaced */
+		r->status = nfs3_deleg_break_name(&nc, &td, &a->to.dir, NFS_DIR_OTHER, to, true);
 	if (r->status == NFS3_OK)
 		err = be_rename(nc.fs, &nc.cred, &fd, from, &td, to);
 	if (here && err == EWOULDBLOCK)
@@ -179,11 +181,11 @@ enum rpc_proc_status nfs3_link_exec(struct rpc_call *c, void *args, void *res)
 	if (r->status == NFS3_OK && nfs_deleg_recall(a->file.data, a->file.len, NFS_DELEG_NS) != NFS_DELEG_CLEAR)
 		r->status = NFS3ERR_JUKEBOX;
 	if (r->status == NFS3_OK) /* the new name's directory */
-		r->status = nfs3_deleg_break_name(&nc, &d, &a->link.dir, NULL, false);
+		r->status = nfs3_deleg_break_name(&nc, &d, &a->link.dir, NFS_DIR_ADD, NULL, false);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(be_link(nc.fs, &nc.cred, &o, &d, name));
 	if (r->status == NFS3_OK) {
-		nfs_deleg_dir_added(a->link.dir.data, a->link.dir.len, name); /* RFC 8881 §20.4: CB_NOTIFY */
+		nfs_deleg_dir_note(a->link.dir.data, a->link.dir.len, NFS_DIR_ADD, name); /* RFC 8881 §20.4: CB_NOTIFY */
 		nfs3_call_commit_meta(&nc, &d);
 	}
 	if (be_obj_valid(&o))

@@ -820,7 +820,10 @@ static struct {
 	enum nfs_deleg_verdict dir_verdict; /* what dir_changed() answers */
 	unsigned dir_calls;             /* dir_changed() */
 	struct nfs_fh dir_key;          /* dir_changed()'s last directory */
-	bool dir_add;                   /* dir_changed()'s last add */
+	enum nfs_dir_change dir_ch;     /* dir_changed()'s last change */
+	unsigned notes;                 /* dir_note() */
+	enum nfs_dir_change note_kind;  /* dir_note()'s last kind */
+	char note_name[BE_NAME_MAX + 1]; /* ... and name */
 } dh;
 
 static bool dh_any(void)
@@ -850,18 +853,28 @@ static enum nfs_deleg_verdict dh_recall_at(const struct nfs_export *exp, const s
 
 static const struct nfs_deleg_hook dh_hook = { .any = dh_any, .recall = dh_recall, .recall_at = dh_recall_at };
 
-static enum nfs_deleg_verdict dh_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
+static enum nfs_deleg_verdict dh_dir_changed(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch)
 {
 	assert_true(fkey_len <= sizeof(dh.dir_key.data));
 	dh.dir_calls++;
-	dh.dir_add = add;
+	dh.dir_ch = ch;
 	dh.dir_key.len = fkey_len;
 	memcpy(dh.dir_key.data, fkey, fkey_len);
 	return dh.dir_verdict;
 }
 
+static void dh_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n)
+{
+	assert_int_equal(fkey_len, dh.dir_key.len);
+	assert_memory_equal(fkey, dh.dir_key.data, fkey_len);
+	dh.notes++;
+	dh.note_kind = n->kind;
+	snprintf(dh.note_name, sizeof(dh.note_name), "%s", n->name);
+}
+
 static const struct nfs_deleg_hook dh_dir_hook = {
 	.any = dh_any, .recall = dh_recall, .recall_at = dh_recall_at, .dir_any = dh_any, .dir_changed = dh_dir_changed,
+	.dir_note = dh_dir_note,
 };
 
 /* RFC 8881 §10.4.1: NFSv3 calls that conflict with a delegation ask the hook
@@ -915,7 +928,8 @@ static void test_deleg_hook(void **state)
 
 /* RFC 8881 §10.9.1, §10.4.1, §12.5.5: an NFSv3 REMOVE or RMDIR asks the hook about the directory's
  * delegations first (JUKEBOX, nothing else asked, while they are out), then about the name: a file
- * removed with its layouts (removed), a directory without (it has none). */
+ * removed with its layouts (removed), a directory without (it has none); once removed, the entry is
+ * told (dir_note, §20.4.3). */
 static void test_deleg_hook_dir(void **state)
 {
 	const struct nfs_deleg_hook *was;
@@ -934,7 +948,8 @@ static void test_deleg_hook_dir(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "dhd"), NFS3ERR_JUKEBOX);
 	assert_int_equal(dh.dir_calls, 1);
-	assert_false(dh.dir_add);
+	assert_int_equal(dh.dir_ch, NFS_DIR_REMOVE);
+	assert_int_equal(dh.notes, 0); /* nothing removed: nothing told */
 	assert_int_equal(dh.dir_key.len, root_fh.len);
 	assert_memory_equal(dh.dir_key.data, root_fh.data, root_fh.len);
 	assert_int_equal(dh.calls, 0); /* the name waits for the directory */
@@ -945,8 +960,15 @@ static void test_deleg_hook_dir(void **state)
 	assert_int_equal(dh.calls, 1);
 	assert_string_equal(dh.name, "dhd");
 	assert_true(dh.removed);
+	/* RFC 8881 §20.4.3: once removed, the holders granted NOTIFY4_REMOVE_ENTRY are told of it */
+	assert_int_equal(dh.notes, 1);
+	assert_int_equal(dh.note_kind, NFS_DIR_REMOVE);
+	assert_string_equal(dh.note_name, "dhd");
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_rmdir, &root_fh, "dhdir"), NFS3_OK);
+	assert_int_equal(dh.dir_ch, NFS_DIR_REMOVE);
+	assert_int_equal(dh.notes, 2);
+	assert_string_equal(dh.note_name, "dhdir");
 	assert_int_equal(dh.dir_calls, 3);
 	assert_int_equal(dh.calls, 2); /* a delegated directory is recalled by its name too */
 	assert_string_equal(dh.name, "dhdir");

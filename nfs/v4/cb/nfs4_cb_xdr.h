@@ -162,8 +162,8 @@ struct nfs4_cb_layoutrecall_args {
 /* RFC 8881 §20.4.1 CB_NOTIFY4args with one notify4 of one notify_type4 (directory delegations'
  * notifications, §10.9.2): REMOVE_ENTRY (name, cookie), ADD_ENTRY (name), RENAME_ENTRY (name and
  * cookie removed, new_name added); entries carry no attributes (none granted), no cookie or
- * previous entry for an added one (optional), nad_last_entry false. Sent for ADD_ENTRY
- * (nfs4_deleg_dir_added(), ops/nfs4_proc_deleg.c). */
+ * previous entry for an added one (optional), nad_last_entry false. Sent for ADD_ENTRY and
+ * REMOVE_ENTRY (nfs4_deleg_dir_note(), ops/nfs4_proc_deleg.c). */
 #define NOTIFY4_REMOVE_ENTRY 2u
 #define NOTIFY4_ADD_ENTRY 3u
 #define NOTIFY4_RENAME_ENTRY 4u

@@ -166,6 +166,7 @@ void nfs4_stats_state(struct nfs4_stats_snap *out)
 	nfs4_deleg_lease_stats(&out->deleg_leases, &out->deleg_lease_refused);
 	nfs4_deleg_getattr_stats(&out->cb_getattr_sent, &out->cb_getattr_unanswered);
 	nfs4_deleg_dir_stats(&out->dir_delegations, &out->dir_granted, &out->dir_recalls);
+	nfs4_deleg_notify_stats(&out->cb_notify_pending, &out->cb_notify_sent, &out->dir_notify_recalls);
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {
@@ -233,7 +234,9 @@ static const struct nfs4_sec_field nfs4_sec_state[] = {
 	U("lock_owners_per_client_max", lock_owners_per_client_max), U("deleg_leases", deleg_leases),
 	U("deleg_lease_refused", deleg_lease_refused), U("cb_getattr_sent", cb_getattr_sent),
 	U("cb_getattr_unanswered", cb_getattr_unanswered), U("dir_delegations", dir_delegations),
-	U("dir_delegations_granted", dir_granted), U("dir_delegation_recalls", dir_recalls), { NULL, 0, SEC_U },
+	U("dir_delegations_granted", dir_granted), U("dir_delegation_recalls", dir_recalls),
+	U("cb_notify_pending", cb_notify_pending), U("cb_notify_sent", cb_notify_sent),
+	U("dir_notify_recalls", dir_notify_recalls), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_async[] = {
@@ -388,6 +391,11 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	   PROM_COUNTER, dir_granted),
 	PF("rnfsd_nfs4_dir_delegation_recalls_total", "Directory delegations recalled (CB_RECALL)", PROM_COUNTER,
 	   dir_recalls),
+	PF("rnfsd_nfs4_cb_notify_pending", "CB_NOTIFY queued or in flight, not yet answered", PROM_GAUGE,
+	   cb_notify_pending),
+	PF("rnfsd_nfs4_cb_notify_total", "CB_NOTIFY sent for directory delegations", PROM_COUNTER, cb_notify_sent),
+	PF("rnfsd_nfs4_dir_notify_recalls_total", "Directory notifications not sendable (callback path down or "
+	   "queue full): recalled instead", PROM_COUNTER, dir_notify_recalls),
 	PF("rnfsd_nfs4_cb_getattr_total", "CB_GETATTR sent for write-delegated files", PROM_COUNTER, cb_getattr_sent),
 	PF("rnfsd_nfs4_cb_getattr_unanswered_total", "CB_GETATTR not answered in time (recalled)", PROM_COUNTER,
 	   cb_getattr_unanswered),

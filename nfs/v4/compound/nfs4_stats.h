@@ -31,6 +31,8 @@ struct nfs4_stats_snap {
 	uint64_t cb_getattr_sent, cb_getattr_unanswered; /* CB_GETATTR (RFC 8881 §10.4.3); not answered in time */
 	uint64_t dir_delegations, dir_granted, dir_recalls; /* directory delegations (RFC 8881 §10.9): held (of
 							     * delegations), granted and recalled since start */
+	uint64_t cb_notify_pending, cb_notify_sent, dir_notify_recalls; /* CB_NOTIFY (RFC 8881 §20.4): queued or
+									 * in flight, sent; not sendable: recalled */
 	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
 	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
 	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */

@@ -39,6 +39,9 @@ static atomic_uint dl_count;              /* dl_tab.count, read without the lock
 static atomic_uint dl_ndir;               /* dl_tab.ndir, read without the lock */
 static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unlock() */
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
+static atomic_ullong dl_notify_pending;    /* CB_NOTIFYs queued or in flight (a gauge) */
+static atomic_ullong dl_notify_sent;       /* CB_NOTIFYs queued since start */
+static atomic_ullong dl_notify_recalled;   /* notifications not to be queued: recalls instead */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
 static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
 static struct nfs4_stab *dl_stab; /* the open table (nfs4_deleg_init): a purged client's verdict */
@@ -245,19 +248,25 @@ bool nfs4_deleg_dir_any(void)
 	return dl_ready && atomic_load(&dl_ndir) != 0;
 }
 
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add)
+/* The access a change of a directory's entries is to its delegations. */
+static enum nfs4_dl_access dir_acc(enum nfs_dir_change ch)
+{
+	return ch == NFS_DIR_ADD ? NFS4_DL_ACC_DIR_ADD : ch == NFS_DIR_REMOVE ? NFS4_DL_ACC_DIR_REMOVE : NFS4_DL_ACC_NS;
+}
+
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs_dir_change ch)
 {
 	/* RFC 8881 §10.9.1: a change by the holder itself recalls none of its own (the
 	 * table skips clientid's); every other holder's is recalled, the change waiting,
-	 * but for an added entry those granted NOTIFY4_ADD_ENTRY (told after, §10.9.2). */
+	 * but for an entry added or removed those granted its notification (told after, §10.9.2). */
 	if (!nfs4_deleg_dir_any())
 		return NFS4_OK; /* no directory delegated: no lock taken */
-	return nfs4_deleg_break(fkey, fkey_len, clientid, add ? NFS4_DL_ACC_DIR_ADD : NFS4_DL_ACC_NS);
+	return nfs4_deleg_break(fkey, fkey_len, clientid, dir_acc(ch));
 }
 
-uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add)
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, enum nfs_dir_change ch)
 {
-	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), add);
+	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), ch);
 }
 
 /* CB_NOTIFY's outcome: an error changes nothing (the holder may miss the entry until it reads
@@ -265,42 +274,83 @@ uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool
 static void notify_done(void *arg, int32_t status)
 {
 	(void)arg;
+	atomic_fetch_sub(&dl_notify_pending, 1);
 	if (status != NFS4_OK)
 		log_limited(&dl_limit, LOG_INFO, "nfs4: CB_NOTIFY answered %d", status);
 }
 
-void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name)
+/* RFC 8881 §20.4.1 CB_NOTIFY4args of n for the holder to (its stateid, the directory). false: a
+ * name over component4's limit (not to be told). */
+static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_note *n, struct nfs4_cb_op *op)
 {
-	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX], r;
-	struct nfs4_cb_op op;
-	size_t len = strlen(name);
-	unsigned n;
+	size_t len = strlen(n->name);
 
-	if (!nfs4_deleg_dir_any() || len > NFS4_CB_NAME_MAX)
+	if (len > NFS4_CB_NAME_MAX)
+		return false;
+	memset(op, 0, sizeof(op->u.notify) + offsetof(struct nfs4_cb_op, u));
+	op->kind = NFS4_CB_OP_NOTIFY;
+	op->u.notify.stateid = to->sid;
+	op->u.notify.fh.len = to->fkey_len;
+	memcpy(op->u.notify.fh.data, to->fkey, to->fkey_len);
+	/* §20.4.3: NOTIFY4_ADD_ENTRY (no cookie: optional), NOTIFY4_REMOVE_ENTRY (nrm_old_entry_cookie 0:
+	 * the removed entry's READDIR cookie is not kept; knfsd's CB_NOTIFY series sends 0 too) */
+	op->u.notify.type = n->kind == NFS_DIR_ADD ? NOTIFY4_ADD_ENTRY : NOTIFY4_REMOVE_ENTRY;
+	op->u.notify.cookie = 0;
+	op->u.notify.name_len = (uint32_t)len;
+	memcpy(op->u.notify.name, n->name, len);
+	return true;
+}
+
+/* RFC 8881 §10.9.1: to cannot be told: its delegation is recalled instead. */
+static void notify_recall(const struct nfs4_dl_recall *to)
+{
+	struct nfs4_dl_recall r;
+
+	dl_lock();
+	bool recall = nfs4_dtab_recall_now(&dl_tab, &to->sid, nfs4_now(), &r);
+
+	dl_unlock();
+	atomic_fetch_add(&dl_notify_recalled, 1);
+	if (recall)
+		send_recalls(&r, 1);
+}
+
+void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
+{
+	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX];
+	struct nfs4_cb_op op;
+	unsigned count;
+
+	if (!nfs4_deleg_dir_any())
 		return;
 	dl_lock();
-	n = nfs4_dtab_dir_notified(&dl_tab, dir->data, dir->len, to);
+	count = nfs4_dtab_dir_notified(&dl_tab, dir->data, dir->len, nfs4_dl_notify_of(dir_acc(n->kind)), to);
 	dl_unlock();
-	for (unsigned i = 0; i < n; i++) {
-		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, NOTIFY4_ADD_ENTRY of name) */
-		memset(&op, 0, sizeof(op.u.notify) + offsetof(struct nfs4_cb_op, u));
-		op.kind = NFS4_CB_OP_NOTIFY;
-		op.u.notify.stateid = to[i].sid;
-		op.u.notify.fh.len = to[i].fkey_len;
-		memcpy(op.u.notify.fh.data, to[i].fkey, to[i].fkey_len);
-		op.u.notify.type = NOTIFY4_ADD_ENTRY;
-		op.u.notify.name_len = (uint32_t)len;
-		memcpy(op.u.notify.name, name, len);
-		if (nfs4_cb_send(to[i].clientid, &op, notify_done, NULL))
+	for (unsigned i = 0; i < count; i++) {
+		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, the change); the client's callback
+		 * queue (NFS4_CB_QUEUE, in order, §20.4.3) is the bound: past it, a recall */
+		atomic_fetch_add(&dl_notify_pending, 1);
+		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, NULL)) {
+			atomic_fetch_add(&dl_notify_sent, 1);
 			continue;
-		/* RFC 8881 §10.9.2: not to be told: recalled instead */
-		dl_lock();
-		bool recall = nfs4_dtab_recall_now(&dl_tab, &to[i].sid, nfs4_now(), &r);
-
-		dl_unlock();
-		if (recall)
-			send_recalls(&r, 1);
+		}
+		atomic_fetch_sub(&dl_notify_pending, 1);
+		notify_recall(&to[i]);
 	}
+}
+
+void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name)
+{
+	const struct nfs_dir_note n = { .kind = NFS_DIR_ADD, .name = name };
+
+	nfs4_deleg_dir_note(dir, &n);
+}
+
+void nfs4_deleg_notify_stats(uint64_t *pending, uint64_t *sent, uint64_t *recalled)
+{
+	*pending = atomic_load(&dl_notify_pending);
+	*sent = atomic_load(&dl_notify_sent);
+	*recalled = atomic_load(&dl_notify_recalled);
 }
 
 /* RFC 8881 §20.6: CB_RECALL_ANY to the holders while the table is nearly full
@@ -695,20 +745,20 @@ static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_le
 }
 
 /* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client
- * (for an entry added, those not granted NOTIFY4_ADD_ENTRY). */
-static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
+ * (for an entry added or removed, those not granted its notification). */
+static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch)
 {
-	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, add) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, ch) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
 }
 
-/* ... the entry made: CB_NOTIFY to the holders granted NOTIFY4_ADD_ENTRY. */
-static void hook_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name)
+/* ... the change made: CB_NOTIFY to the holders granted its notification. */
+static void hook_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n)
 {
 	struct nfs_fh fh = { .len = fkey_len };
 
 	if (fkey_len <= sizeof(fh.data)) {
 		memcpy(fh.data, fkey, fkey_len);
-		nfs4_deleg_dir_added(&fh, name);
+		nfs4_deleg_dir_note(&fh, n);
 	}
 }
 
@@ -719,7 +769,7 @@ static const struct nfs_deleg_hook dl_hook = {
 	.getattr = hook_getattr,
 	.dir_any = nfs4_deleg_dir_any,
 	.dir_changed = hook_dir_changed,
-	.dir_added = hook_dir_added,
+	.dir_note = hook_dir_note,
 };
 
 /* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,

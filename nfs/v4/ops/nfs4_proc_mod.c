@@ -147,7 +147,7 @@ uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = create_how(a, s->link, &how);
 	/* RFC 8881 §10.9.1: a new entry recalls other clients' directory delegations first. */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, true);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_ADD);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(
@@ -186,11 +186,12 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §8.4.2: the object may carry state a client is yet to reclaim. */
 	if (status == NFS4_OK)
 		status = nfs4_grace_check(NFS4_GRACE_REMOVE, NULL, 0, false);
-	/* RFC 8881 §10.9.1: other clients' delegations of the directory are recalled first; then §10.4.1:
-	 * the removed file's (§10.9: or delegated directory's), and §12.5.5: other clients' layouts of it
-	 * (no wait); one lookup of the name for both */
+	/* RFC 8881 §10.9.1: other clients' delegations of the directory are recalled first (but those
+	 * granted NOTIFY4_REMOVE_ENTRY, told after: §18.25.4); then §10.4.1: the removed file's (§10.9: or
+	 * delegated directory's), and §12.5.5: other clients' layouts of it (no wait); one lookup of the
+	 * name for both */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_REMOVE);
 	if (status == NFS4_OK && dir.exp)
 		status = nfs4_name_recall(dir.exp, &dir.cred, &dir.o, name, nfs4_deleg_caller(x), true);
 	if (status != NFS4_OK) {
@@ -202,8 +203,12 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (err == EISDIR)
 		err = be_rmdir(dir.exp->fs, &dir.cred, &dir.o, name);
 	status = nfs_errno_to_nfsstat4(err == EEXIST ? ENOTEMPTY : err); /* rmdir(2) may say either */
-	if (status == NFS4_OK)
+	if (status == NFS4_OK) {
+		const struct nfs_dir_note n = { .kind = NFS_DIR_REMOVE, .name = name };
+
 		nfs4_mod_done(&dir, &r->cinfo, &h);
+		nfs4_deleg_dir_note(&x->cur.fh, &n); /* RFC 8881 §18.25.4, §20.4.3 */
+	}
 	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&dir);
 	return status;
@@ -264,9 +269,9 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	 * file (§10.9: or delegated directory) and the one it replaces; §12.5.5: the replaced one's layouts
 	 * too, as REMOVE's (the renamed one keeps its handle: its layouts stay good) */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->saved.fh, false);
+		status = nfs4_deleg_dir_break(x, &x->saved.fh, NFS_DIR_OTHER);
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_OTHER);
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &from, oldname);
 	if (status == NFS4_OK && to.exp)
@@ -318,7 +323,7 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break(x->saved.fh.data, x->saved.fh.len, nfs4_deleg_caller(x), NFS4_DL_ACC_NS);
 	if (status == NFS4_OK) /* RFC 8881 §10.9.1: the new name's directory */
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, true);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_ADD);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(be_link(dir.exp->fs, &dir.cred, &src.o, &dir.o, name));
@@ -465,7 +470,7 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
 	/* RFC 8881 §10.9.1: a directory's attributes changed by another client. */
 	if (status == NFS4_OK && sa.mask && ob.kind == NFS4_OBJ_EXPORT && ob.attr.type == BE_DIR)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_OTHER);
 	/* RFC 8881 §12.5.5: a truncate recalls other clients' layouts of the file (no wait) */
 	if (status == NFS4_OK && (sa.mask & BE_SET_SIZE))
 		nfs4_pnfs_recall_file(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), NULL);

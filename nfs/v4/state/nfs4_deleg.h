@@ -60,10 +60,12 @@
 #define NFS4_DELEG_BUCKETS 1024u
 /* Directory delegations at most (a quarter of the table). */
 #define NFS4_DELEG_DIR_MAX (NFS4_DELEG_MAX / 4u)
-/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_ADD_ENTRY
- * only (an added entry's cookie is optional; a removed one's is not, and is not known here). */
+/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_REMOVE_ENTRY
+ * and NOTIFY4_ADD_ENTRY (an added entry's cookie is optional; a removed one's, nrm_old_entry_cookie,
+ * is not kept: 0 is sent, as knfsd's CB_NOTIFY series does). */
+#define NFS4_DL_NOTIFY_REMOVE (1u << 2)
 #define NFS4_DL_NOTIFY_ADD (1u << 3)
-#define NFS4_DL_NOTIFY_GRANTABLE NFS4_DL_NOTIFY_ADD
+#define NFS4_DL_NOTIFY_GRANTABLE (NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_ADD)
 /* Holders of one directory granted notifications at most (one change's CB_NOTIFYs). */
 #define NFS4_DL_NOTIFY_MAX 16u
 /* CB_RECALL_ANY (RFC 8881 §20.6) when this many are held. */
@@ -181,10 +183,11 @@ struct nfs4_dl_recall; /* below */
  * into *granted. false: no room. */
 bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
 			 uint32_t want, uint32_t *granted, struct nfs4_stateid *sid);
-/* An entry was added to the directory: its HELD delegations granted NFS4_DL_NOTIFY_ADD (the
- * adder's own too, RFC 8881 §10.9.1: a holder is told of its own changes), at most
- * NFS4_DL_NOTIFY_MAX, into out[] (client, stateid, directory). Returns how many. */
-unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+/* The directory's entries changed: its HELD delegations granted a notification of need
+ * (NFS4_DL_NOTIFY_* bits: any of them; the changer's own too, RFC 8881 §20.4.3: a holder is told
+ * of the entries it adds or removes itself), at most NFS4_DL_NOTIFY_MAX, into out[] (client,
+ * stateid, directory). Returns how many. */
+unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint32_t need,
 				struct nfs4_dl_recall *out);
 /* A notification of sid could not be sent: the delegation is recalled instead (HELD -> RECALLED,
  * its CB_RECALL handed out into *r). false: not HELD (nothing to do). */
@@ -206,7 +209,12 @@ enum nfs4_dl_access {
 	NFS4_DL_ACC_DIR_ADD, /* an entry added to the directory (NFSv4 CREATE, OPEN creating, LINK):
 			      * with any directory delegation but one granted NFS4_DL_NOTIFY_ADD,
 			      * whose holder is sent CB_NOTIFY after the change (RFC 8881 §10.9.2) */
+	NFS4_DL_ACC_DIR_REMOVE, /* an entry removed from the directory (REMOVE, RMDIR): the same with
+				 * NFS4_DL_NOTIFY_REMOVE */
 };
+/* The notification (NFS4_DL_NOTIFY_* bit) a holder granted it is told instead of a recall for acc;
+ * 0: none, acc recalls every other client's delegation. */
+uint32_t nfs4_dl_notify_of(enum nfs4_dl_access acc);
 /* A CB_RECALL to send (RFC 8881 §20.2.1). */
 struct nfs4_dl_recall {
 	uint64_t clientid;
