@@ -60,13 +60,19 @@ enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_
 	return h && h->dir_changed ? h->dir_changed(fkey, fkey_len, ch) : NFS_DELEG_CLEAR;
 }
 
-void nfs_deleg_dir_note(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change kind, const char *name)
+void nfs_deleg_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n)
 {
 	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
-	const struct nfs_dir_note n = { .kind = kind, .name = name };
 
 	if (h && h->dir_note)
-		h->dir_note(fkey, fkey_len, &n);
+		h->dir_note(fkey, fkey_len, n);
+}
+
+void nfs_deleg_dir_note1(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change kind, const char *name)
+{
+	const struct nfs_dir_note n = { .kind = kind, .name = name };
+
+	nfs_deleg_dir_note(fkey, fkey_len, &n);
 }
 
 static _Atomic nfs_layout_hook_fn nfs_layout_hook;

@@ -255,11 +255,14 @@ enum nfs_deleg_access {
 };
 /* What a change does to a directory's entries: which CB_NOTIFY (RFC 8881 §20.4.1 notify_type4)
  * tells it to a directory delegation's holder instead of a recall (OTHER: none; recalled). */
-enum nfs_dir_change { NFS_DIR_OTHER, NFS_DIR_ADD, NFS_DIR_REMOVE };
-/* A change made, to tell (nfs_deleg_dir_note). */
+enum nfs_dir_change { NFS_DIR_OTHER, NFS_DIR_ADD, NFS_DIR_REMOVE, NFS_DIR_RENAME };
+/* A change made, to tell (nfs_deleg_dir_note). RENAME: within one directory (across two, the source
+ * is told a REMOVE, the target an ADD: RFC 8881 §18.26.4). */
 struct nfs_dir_note {
-	enum nfs_dir_change kind; /* ADD, REMOVE */
-	const char *name;         /* the entry added or removed */
+	enum nfs_dir_change kind; /* ADD, REMOVE, RENAME */
+	const char *name;         /* the entry added or removed (RENAME: its old name) */
+	const char *newname;      /* RENAME: its new name */
+	bool replaced;            /* ADD, RENAME: an existing entry of the (new) name was replaced */
 };
 enum nfs_deleg_verdict {
 	NFS_DELEG_CLEAR, /* go ahead */
@@ -304,7 +307,9 @@ enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len,
  * entry added or removed (ch) those whose holders are told by nfs_deleg_dir_note() once it is made. */
 bool nfs_deleg_dir_any(void);
 enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch);
-void nfs_deleg_dir_note(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change kind, const char *name);
+void nfs_deleg_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n);
+/* nfs_deleg_dir_note of an entry added or removed. */
+void nfs_deleg_dir_note1(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change kind, const char *name);
 
 /*
  * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_layout_recall.c): an NFSv3

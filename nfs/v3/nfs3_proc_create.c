@@ -78,7 +78,7 @@ static uint32_t nfs3_newobj_make(struct nfs3_newobj *o, const struct be_create *
 	}
 	status = nfs3_stat(err);
 	if (status == NFS3_OK && !*existed)
-		nfs_deleg_dir_note(o->dfh->data, o->dfh->len, NFS_DIR_ADD, o->name); /* RFC 8881 §20.4: CB_NOTIFY */
+		nfs_deleg_dir_note1(o->dfh->data, o->dfh->len, NFS_DIR_ADD, o->name); /* RFC 8881 §20.4: CB_NOTIFY */
 	if (status == NFS3_OK && be_obj_valid(&obj)) /* else created, but already gone: no handle */
 		r->have_fh = nfs3_call_fh(&o->nc, &obj, &r->fh) == NFS3_OK;
 	if (status == NFS3_OK && *existed && (how->sa.mask & BE_SET_SIZE) && be_obj_valid(&obj)) {

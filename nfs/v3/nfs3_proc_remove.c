@@ -10,6 +10,7 @@
  * recalled too (§12.5.5; never waits), all through nfs/common's hook.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "core/loop.h"
 #include "nfs/v3/nfs3.h"
@@ -63,7 +64,7 @@ static enum rpc_proc_status nfs3_unlink_common(struct rpc_call *c, const struct 
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(err);
 	if (r->status == NFS3_OK) {
-		nfs_deleg_dir_note(a->dir.data, a->dir.len, NFS_DIR_REMOVE, name); /* RFC 8881 §20.4: CB_NOTIFY */
+		nfs_deleg_dir_note1(a->dir.data, a->dir.len, NFS_DIR_REMOVE, name); /* RFC 8881 §20.4: CB_NOTIFY */
 		nfs3_call_commit_meta(&nc, &d);
 	}
 	nfs3_call_getattr(&nc, &d, &r->wcc.post);
@@ -87,6 +88,37 @@ enum rpc_proc_status nfs3_rmdir_exec(struct rpc_call *c, void *args, void *res)
 	return nfs3_unlink_common(c, args, res, true);
 }
 
+/* Does name name an entry of dir, which a RENAME would replace (RFC 8881 §18.26.4: told in the
+ * add's nad_old_entry)? Looked up only while an NFSv4 client holds a directory delegation. */
+static bool nfs3_rename_replaces(struct nfs3_call *nc, const struct be_obj *dir, const char *name)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	struct be_attr at;
+	bool there;
+
+	if (!nfs_deleg_dir_any())
+		return false;
+	there = be_lookup(nc->fs, &nc->cred, dir, name, &o, &at) == 0;
+	nfs3_call_put(nc, &o);
+	return there;
+}
+
+/* RFC 8881 §18.26.4: the holders of the directories' delegations told of a RENAME made (within one,
+ * NOTIFY4_RENAME_ENTRY; across two, REMOVE_ENTRY and ADD_ENTRY). */
+static void nfs3_rename_note(const struct nfs3_rename_args *a, bool same, const char *from, const char *to,
+			     bool replaced)
+{
+	const struct nfs_dir_note mv = { .kind = NFS_DIR_RENAME, .name = from, .newname = to, .replaced = replaced };
+	const struct nfs_dir_note add = { .kind = NFS_DIR_ADD, .name = to, .replaced = replaced };
+
+	if (same && strcmp(from, to) != 0) {
+		nfs_deleg_dir_note(a->to.dir.data, a->to.dir.len, &mv);
+	} else if (!same) {
+		nfs_deleg_dir_note1(a->from.dir.data, a->from.dir.len, NFS_DIR_REMOVE, from);
+		nfs_deleg_dir_note(a->to.dir.data, a->to.dir.len, &add);
+	}
+}
+
 /* §3.3.14: atomic, across directories, over an existing target. RPC_RUN_INLINE_CALLER: on the
  * receiving thread only while a backend may act as the caller there (be_caller_here), no
  * delegation is out (whose recall may wait) and no layout may be; declined before anything changed on an error of a
@@ -98,7 +130,8 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	struct be_obj fd = BE_OBJ_INIT, td = BE_OBJ_INIT;
 	char from[BE_NAME_MAX + 1], to[BE_NAME_MAX + 1];
 	struct nfs3_call nc;
-	bool here = loop_is_loop_thread();
+	bool here = loop_is_loop_thread(), replaced = false;
+	bool same = a->from.dir.len == a->to.dir.len && memcmp(a->from.dir.data, a->to.dir.data, a->to.dir.len) == 0;
 	int err = 0;
 
 	if (here && (!be_caller_here() || nfs_deleg_any() || nfs_layout_mds()))
@@ -120,16 +153,20 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	if (here && r->status != NFS3_OK)
 		goto decline;
 	if (r->status == NFS3_OK) /* moves: its layouts stay good */
-		r->status = nfs3_deleg_break_name(&nc, &fd, &a->from.dir, NFS_DIR_OTHER, from, false);
+		r->status = nfs3_deleg_break_name(&nc, &fd, &a->from.dir, same ? NFS_DIR_RENAME : NFS_DIR_REMOVE, from,
+						  false);
 	if (r->status == NFS3_OK) /* a target replaced */
-		r->status = nfs3_deleg_break_name(&nc, &td, &a->to.dir, NFS_DIR_OTHER, to, true);
-	if (r->status == NFS3_OK)
+		r->status = nfs3_deleg_break_name(&nc, &td, &a->to.dir, same ? NFS_DIR_RENAME : NFS_DIR_ADD, to, true);
+	if (r->status == NFS3_OK) {
+		replaced = nfs3_rename_replaces(&nc, &td, to);
 		err = be_rename(nc.fs, &nc.cred, &fd, from, &td, to);
+	}
 	if (here && err == EWOULDBLOCK)
 		goto decline;
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(err);
 	if (r->status == NFS3_OK) {
+		nfs3_rename_note(a, same, from, to, replaced);
 		nfs3_call_commit_meta(&nc, &td);
 		if (fd.fileid != td.fileid)
 			nfs3_call_commit_meta(&nc, &fd);
@@ -185,7 +222,7 @@ enum rpc_proc_status nfs3_link_exec(struct rpc_call *c, void *args, void *res)
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(be_link(nc.fs, &nc.cred, &o, &d, name));
 	if (r->status == NFS3_OK) {
-		nfs_deleg_dir_note(a->link.dir.data, a->link.dir.len, NFS_DIR_ADD, name); /* RFC 8881 §20.4: CB_NOTIFY */
+		nfs_deleg_dir_note1(a->link.dir.data, a->link.dir.len, NFS_DIR_ADD, name); /* RFC 8881 §20.4: CB_NOTIFY */
 		nfs3_call_commit_meta(&nc, &d);
 	}
 	if (be_obj_valid(&o))

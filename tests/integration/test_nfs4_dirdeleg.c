@@ -22,14 +22,17 @@
  *  - another client's RENAME into the directory, and its REMOVE of the
  *    delegated directory itself (from the parent): DELAY and CB_RECALL;
  *  - NFSv4.0: the operation is OP_ILLEGAL (RFC 8881 §18.39 is 4.1's);
- *  - notifications (RFC 8881 §10.9.2): asked REMOVE, ADD and RENAME,
- *    NOTIFY4_ADD_ENTRY and _REMOVE_ENTRY are granted; another client's CREATE
+ *  - notifications (RFC 8881 §10.9.2): asked REMOVE, ADD and RENAME, all
+ *    granted; another client's CREATE
  *    then proceeds at once and the holder gets CB_NOTIFY naming the entry
  *    (its own CREATE too), so do another client's OPEN creating a file and
  *    LINK (an OPEN of an existing file tells nothing) and an NFSv3 CREATE, no
  *    CB_RECALL; another client's REMOVE (a directory, a file), the holder's
  *    own, an NFSv3 REMOVE and RMDIR: NOTIFY4_REMOVE_ENTRY (name, cookie 0);
- *    a RENAME still recalls it;
+ *    a RENAME within (NFSv4, NFSv3; over an existing entry too):
+ *    NOTIFY4_RENAME_ENTRY; across two directories: REMOVE_ENTRY to the
+ *    source's holder, ADD_ENTRY to the target's; a holder without
+ *    RENAME_ENTRY is recalled by a rename within;
  *  - a holder reading none of its callbacks: once its callback queue is
  *    full, the next notification is a recall (DELAY for the other client);
  *  - a holder that never returns: revoked a lease after the recall (the
@@ -549,6 +552,27 @@ static int v3_name_op(struct raw_conn *c, uint32_t proc, const struct dd_dir *d,
 	return st;
 }
 
+/* NFSv3 RENAME3args from/fname to to/tname: the nfsstat3, or -1. */
+static int v3_rename(struct raw_conn *c, const struct dd_dir *from, const char *fname, const struct dd_dir *to,
+		     const char *tname)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st = -1;
+
+	xb_init(&a);
+	xb_opaque(&a, from->fh, from->fh_len);
+	xb_string(&a, fname);
+	xb_opaque(&a, to->fh, to->fh_len);
+	xb_string(&a, tname);
+	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, 14, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	    r.accept_stat == 0)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
 static void test_nfs3(struct dd_client *a, const struct dd_dir *d)
 {
 	struct raw_conn v3;
@@ -665,7 +689,54 @@ static void test_v40(const struct dd_dir *d)
 	n4_client_close(&k);
 }
 
-static void test_notify(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+/* NOTIFY4_RENAME_ENTRY within d (A holds sid on d with every entry notification); across d and d2,
+ * REMOVE_ENTRY and ADD_ENTRY (RFC 8881 §18.26.4); a holder without RENAME_ENTRY recalled. */
+static void test_notify_rename(struct dd_client *a, struct dd_client *b, const struct dd_dir *d,
+			       const struct n4_sid *sid, const struct dd_dir *d2)
+{
+	struct n4_sid s2, sb, osid;
+	uint32_t notify = 0;
+	struct raw_conn v3;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+
+	hx_section("NOTIFY4_RENAME_ENTRY within a directory; REMOVE_ENTRY and ADD_ENTRY across two");
+	CHECK_EQ(dd_rename2(&b->k, d, "opened", d, "renamed"), 0, "B: RENAME within the directory proceeds at once");
+	dd_told(a, sid, d, NT_RENAME, "opened", "renamed", false, 20000);
+	CHECK_EQ(n4_open(&b->k, d->path, "over", true, N4_ACCESS_BOTH, 0, "o", NULL, &osid, fh, &fh_len), 0,
+		 "B: OPEN creating \"over\"");
+	dd_told(a, sid, d, NT_ADD, "over", NULL, false, 20000);
+	CHECK_EQ(n4_close(&b->k, fh, fh_len, NULL, &osid), 0, "B: CLOSE");
+	/* §18.26.4: the entry replaced is reported in nrn_new_entry.nad_old_entry */
+	CHECK_EQ(dd_rename2(&b->k, d, "renamed", d, "over"), 0, "B: RENAME over an existing entry proceeds at once");
+	dd_told(a, sid, d, NT_RENAME, "renamed", "over", true, 20000);
+	if (!CHECK_EQ(dd_get_want(&a->k, d2->fh, d2->fh_len, 1u << 2 | 1u << 3 | 1u << 4, &s2, &notify), 0,
+		      "A: GDD4_OK on a second directory"))
+		return;
+	CHECK_EQ(dd_rename2(&b->k, d, "over", d2, "moved2"), 0, "B: RENAME to the second directory proceeds at once");
+	dd_told(a, sid, d, NT_REMOVE, "over", NULL, false, 20000);
+	dd_told(a, &s2, d2, NT_ADD, "moved2", NULL, false, 20000);
+	if (CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)")) {
+		CHECK_EQ(v3_rename(&v3, d2, "moved2", d, "v3back"), 0, "NFSv3 RENAME across proceeds at once");
+		dd_told(a, &s2, d2, NT_REMOVE, "moved2", NULL, false, 20000);
+		dd_told(a, sid, d, NT_ADD, "v3back", NULL, false, 20000);
+		CHECK_EQ(v3_rename(&v3, d, "v3back", d, "v3ren"), 0, "NFSv3 RENAME within proceeds at once");
+		dd_told(a, sid, d, NT_RENAME, "v3back", "v3ren", false, 20000);
+		raw_close(&v3);
+	}
+	CHECK_EQ(dd_sid_op(&a->k, d2->fh, d2->fh_len, N4_DELEGRETURN, &s2), 0, "A: DELEGRETURN of the second");
+	/* A holder granted ADD_ENTRY and REMOVE_ENTRY but not RENAME_ENTRY: a rename within recalls it. */
+	if (!CHECK_EQ(dd_get_want(&b->k, d->fh, d->fh_len, 1u << 2 | 1u << 3, &sb, &notify), 0, "B: GDD4_OK") ||
+	    !CHECK_EQ(notify, 1u << 2 | 1u << 3, "B: ADD_ENTRY and REMOVE_ENTRY granted"))
+		return;
+	CHECK_EQ(dd_rename2(&a->k, d, "v3ren", d, "arenamed"), N4ERR_DELAY, "A: RENAME waits for B's delegation");
+	dd_recall_return(b, d, &sb, "B (A's RENAME, no RENAME_ENTRY)");
+	CHECK_EQ(dd_rename2(&a->k, d, "v3ren", d, "arenamed"), 0, "A: RENAME proceeds after B's return");
+	dd_told(a, sid, d, NT_RENAME, "v3ren", "arenamed", false, 20000); /* §20.4.3: its own too */
+	CHECK(!dd_recalled(a, sid, NULL, 0, 500), "A: no CB_RECALL of its own");
+}
+
+static void test_notify(struct dd_client *a, struct dd_client *b, const struct dd_dir *d, const struct dd_dir *d2)
 {
 	struct n4_sid sid;
 	uint32_t notify = 0;
@@ -675,7 +746,7 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 2 | 1u << 3 | 1u << 4, &sid, &notify), 0,
 		      "A: GDD4_OK asking REMOVE_ENTRY, ADD_ENTRY, RENAME_ENTRY"))
 		return;
-	CHECK_EQ(notify, 1u << 2 | 1u << 3, "A: NOTIFY4_ADD_ENTRY and REMOVE_ENTRY granted, not RENAME_ENTRY");
+	CHECK_EQ(notify, 1u << 2 | 1u << 3 | 1u << 4, "A: NOTIFY4_ADD_ENTRY, REMOVE_ENTRY and RENAME_ENTRY granted");
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "told"), 0, "B: CREATE proceeds at once");
 	dd_notified(a, &sid, d->fh, d->fh_len, "told", 20000);
 	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
@@ -722,10 +793,8 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
 	CHECK(nfs4_num("cb_notify_sent") >= 11, "stats: CB_NOTIFY counted (%lld)", nfs4_num("cb_notify_sent"));
 	CHECK_EQ(nfs4_num("cb_notify_pending"), 0, "stats: none pending once answered");
-	/* What it was not granted recalls: another client's RENAME in the directory. */
-	CHECK_EQ(dd_rename2(&b->k, d, "opened", d, "renamed"), N4ERR_DELAY, "B: RENAME waits (no RENAME_ENTRY)");
-	dd_recall_return(a, d, &sid, "A (B's RENAME)");
-	CHECK_EQ(dd_rename2(&b->k, d, "opened", d, "renamed"), 0, "B: RENAME proceeds after the return");
+	test_notify_rename(a, b, d, &sid, d2);
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
 }
 
 /* RFC 8881 §10.9.1: the server may recall rather than notify; the callback queue (8 a client) bounds
@@ -869,7 +938,7 @@ int main(int argc, char **argv)
 		test_revoke(&a, &b, &d3);
 		test_rename_victim(&a, &b, &d1, &d2);
 		test_v40(&d1);
-		test_notify(&a, &b, &d1);
+		test_notify(&a, &b, &d1, &d2);
 		test_notify_bound(&a, &b, &d3);
 		dd_close(&a);
 		dd_close(&b);

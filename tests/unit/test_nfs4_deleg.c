@@ -622,7 +622,8 @@ static void test_dir_bounds(void **state)
 	assert_true(decide_dir(B));
 }
 
-/* RFC 8881 §10.9.2, §18.39.3: NOTIFY4_ADD_ENTRY and _REMOVE_ENTRY granted (not RENAME_ENTRY), an
+/* RFC 8881 §10.9.2, §18.39.3: NOTIFY4_ADD_ENTRY, _REMOVE_ENTRY and _RENAME_ENTRY granted (not the
+ * attribute ones: 1u << 0, 1u << 1), an
  * added entry recalls only the holders not granted it, who is told (the adder too), a bound on them, a
  * recall instead. */
 static void test_dir_notify(void **state)
@@ -632,8 +633,9 @@ static void test_dir_notify(void **state)
 	unsigned n;
 
 	(void)state;
-	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 1u << 2 | 1u << 3 | 1u << 4, &granted, &sa));
-	assert_int_equal(granted, NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_REMOVE); /* RENAME_ENTRY: not granted */
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 1u << 0 | 1u << 1 | 1u << 2 | 1u << 3 | 1u << 4, &granted,
+					&sa));
+	assert_int_equal(granted, NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_RENAME);
 	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sb));
 	assert_int_equal(granted, 0);
 	/* An entry added by C: B's recalled, A's kept (told afterwards). */
@@ -678,6 +680,7 @@ static void test_dir_notify_remove(void **state)
 	(void)state;
 	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_DIR_REMOVE), NFS4_DL_NOTIFY_REMOVE);
 	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_DIR_ADD), NFS4_DL_NOTIFY_ADD);
+	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_DIR_RENAME), NFS4_DL_NOTIFY_RENAME);
 	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_NS), 0);
 	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), NFS4_DL_NOTIFY_REMOVE, &granted, &sa));
 	assert_int_equal(granted, NFS4_DL_NOTIFY_REMOVE);
@@ -700,6 +703,16 @@ static void test_dir_notify_remove(void **state)
 	/* A recalled one is told nothing more. */
 	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_REMOVE, r), 1);
 	assert_int_equal(t->dir_recalls, 2);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
+	/* RFC 8881 §18.26.4: a rename within the directory passes C (granted RENAME_ENTRY) by. */
+	assert_false(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, 12, LEASE, r, 4, &n));
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_RENAME, r), 1);
+	assert_int_equal(nfs4_dtab_return(t, C, 1, &sc, fa, sizeof(fa)), NFS4_OK);
+	/* ... and recalls one granted only ADD_ENTRY and REMOVE_ENTRY (§18.26.4: one RENAME_ENTRY, not the two). */
+	assert_true(nfs4_dtab_grant_dir(t, C, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_REMOVE, &granted, &sc));
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, 13, LEASE, r, 4, &n));
+	assert_int_equal(n, 1);
+	assert_true(r[0].clientid == C);
 }
 
 int main(void)

@@ -824,6 +824,9 @@ static struct {
 	unsigned notes;                 /* dir_note() */
 	enum nfs_dir_change note_kind;  /* dir_note()'s last kind */
 	char note_name[BE_NAME_MAX + 1]; /* ... and name */
+	char note_new[BE_NAME_MAX + 1];  /* ... new name (RENAME) */
+	bool note_replaced;              /* ... replaced */
+	struct nfs_fh note_key;          /* ... directory */
 } dh;
 
 static bool dh_any(void)
@@ -865,11 +868,14 @@ static enum nfs_deleg_verdict dh_dir_changed(const uint8_t *fkey, uint32_t fkey_
 
 static void dh_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n)
 {
-	assert_int_equal(fkey_len, dh.dir_key.len);
-	assert_memory_equal(fkey, dh.dir_key.data, fkey_len);
+	assert_true(fkey_len <= sizeof(dh.note_key.data));
+	dh.note_key.len = fkey_len;
+	memcpy(dh.note_key.data, fkey, fkey_len);
 	dh.notes++;
 	dh.note_kind = n->kind;
+	dh.note_replaced = n->replaced;
 	snprintf(dh.note_name, sizeof(dh.note_name), "%s", n->name);
+	snprintf(dh.note_new, sizeof(dh.note_new), "%s", n->kind == NFS_DIR_RENAME ? n->newname : "");
 }
 
 static const struct nfs_deleg_hook dh_dir_hook = {
@@ -964,6 +970,7 @@ static void test_deleg_hook_dir(void **state)
 	assert_int_equal(dh.notes, 1);
 	assert_int_equal(dh.note_kind, NFS_DIR_REMOVE);
 	assert_string_equal(dh.note_name, "dhd");
+	assert_memory_equal(dh.note_key.data, root_fh.data, root_fh.len);
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_rmdir, &root_fh, "dhdir"), NFS3_OK);
 	assert_int_equal(dh.dir_ch, NFS_DIR_REMOVE);
@@ -973,6 +980,66 @@ static void test_deleg_hook_dir(void **state)
 	assert_int_equal(dh.calls, 2); /* a delegated directory is recalled by its name too */
 	assert_string_equal(dh.name, "dhdir");
 	assert_false(dh.removed);
+	assert_ptr_equal(nfs_deleg_hook_set(was), &dh_dir_hook);
+}
+
+/* NFSv3 RENAME (nfs3_proc_rename) of dir/from to dir/to: the nfsstat3. */
+static uint32_t do_rename(const struct nfs_fh *fd, const char *from, const struct nfs_fh *td, const char *to)
+{
+	bool pre, post;
+	uint32_t st;
+
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, fd);
+	tc_put_name(t, from);
+	tc_put_fh(t, td);
+	tc_put_name(t, to);
+	run_ok(nfs3_proc_rename);
+	st = tc_u32(t);
+	tc_skip_wcc(t, &pre, &post);
+	tc_skip_wcc(t, &pre, &post);
+	return st;
+}
+
+/* RFC 8881 §18.26.4: an NFSv3 RENAME within a directory is one RENAME change (the names, whether it
+ * replaced an entry); across two, a REMOVE from the source and an ADD to the target. */
+static void test_deleg_hook_rename(void **state)
+{
+	const struct nfs_deleg_hook *was;
+	struct tc_fattr a;
+	struct nfs_fh fh, sub;
+
+	(void)state;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "rn1", NFS3_CREATE_UNCHECKED, 0644, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "rn3", NFS3_CREATE_UNCHECKED, 0644, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_mkdir(&root_fh, "rnd", 0755, &sub), NFS3_OK);
+	was = nfs_deleg_hook_set(&dh_dir_hook);
+	memset(&dh, 0, sizeof(dh));
+	assert_int_equal(do_rename(&root_fh, "rn1", &root_fh, "rn2"), NFS3_OK);
+	assert_int_equal(dh.dir_ch, NFS_DIR_RENAME);
+	assert_int_equal(dh.notes, 1);
+	assert_int_equal(dh.note_kind, NFS_DIR_RENAME);
+	assert_string_equal(dh.note_name, "rn1");
+	assert_string_equal(dh.note_new, "rn2");
+	assert_false(dh.note_replaced);
+	assert_int_equal(do_rename(&root_fh, "rn2", &root_fh, "rn3"), NFS3_OK); /* over rn3 */
+	assert_int_equal(dh.notes, 2);
+	assert_true(dh.note_replaced);
+	assert_int_equal(do_rename(&root_fh, "rn3", &sub, "rn4"), NFS3_OK);
+	assert_int_equal(dh.dir_ch, NFS_DIR_ADD); /* the target's, asked last */
+	assert_int_equal(dh.notes, 4);            /* REMOVE rn3 from the root, then ADD rn4 to rnd */
+	assert_int_equal(dh.note_kind, NFS_DIR_ADD);
+	assert_string_equal(dh.note_name, "rn4");
+	assert_false(dh.note_replaced);
+	assert_int_equal(dh.note_key.len, sub.len);
+	assert_memory_equal(dh.note_key.data, sub.data, sub.len);
+	dh.dir_verdict = NFS_DELEG_WAIT; /* a delegation out: JUKEBOX, nothing renamed or told */
+	assert_int_equal(do_rename(&sub, "rn4", &root_fh, "rn5"), NFS3ERR_JUKEBOX);
+	assert_int_equal(dh.dir_ch, NFS_DIR_REMOVE);
+	assert_int_equal(dh.notes, 4);
 	assert_ptr_equal(nfs_deleg_hook_set(was), &dh_dir_hook);
 }
 
@@ -1789,6 +1856,7 @@ int main(void)
 		cmocka_unit_test(test_setattr),
 		cmocka_unit_test(test_deleg_hook),
 		cmocka_unit_test(test_deleg_hook_dir),
+		cmocka_unit_test(test_deleg_hook_rename),
 		cmocka_unit_test(test_dirops),
 		cmocka_unit_test(test_stale_and_forged),
 		cmocka_unit_test(test_ro_and_admission),

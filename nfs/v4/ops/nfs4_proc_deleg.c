@@ -251,7 +251,12 @@ bool nfs4_deleg_dir_any(void)
 /* The access a change of a directory's entries is to its delegations. */
 static enum nfs4_dl_access dir_acc(enum nfs_dir_change ch)
 {
-	return ch == NFS_DIR_ADD ? NFS4_DL_ACC_DIR_ADD : ch == NFS_DIR_REMOVE ? NFS4_DL_ACC_DIR_REMOVE : NFS4_DL_ACC_NS;
+	static const enum nfs4_dl_access acc[] = {
+		[NFS_DIR_OTHER] = NFS4_DL_ACC_NS, [NFS_DIR_ADD] = NFS4_DL_ACC_DIR_ADD,
+		[NFS_DIR_REMOVE] = NFS4_DL_ACC_DIR_REMOVE, [NFS_DIR_RENAME] = NFS4_DL_ACC_DIR_RENAME,
+	};
+
+	return acc[ch];
 }
 
 uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs_dir_change ch)
@@ -283,9 +288,13 @@ static void notify_done(void *arg, int32_t status)
  * name over component4's limit (not to be told). */
 static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_note *n, struct nfs4_cb_op *op)
 {
-	size_t len = strlen(n->name);
+	static const uint32_t type[] = {
+		[NFS_DIR_ADD] = NOTIFY4_ADD_ENTRY, [NFS_DIR_REMOVE] = NOTIFY4_REMOVE_ENTRY,
+		[NFS_DIR_RENAME] = NOTIFY4_RENAME_ENTRY,
+	};
+	size_t len = strlen(n->name), new_len = n->kind == NFS_DIR_RENAME ? strlen(n->newname) : 0;
 
-	if (len > NFS4_CB_NAME_MAX)
+	if (len > NFS4_CB_NAME_MAX || new_len > NFS4_CB_NAME_MAX || n->kind == NFS_DIR_OTHER)
 		return false;
 	memset(op, 0, sizeof(op->u.notify) + offsetof(struct nfs4_cb_op, u));
 	op->kind = NFS4_CB_OP_NOTIFY;
@@ -293,11 +302,17 @@ static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_no
 	op->u.notify.fh.len = to->fkey_len;
 	memcpy(op->u.notify.fh.data, to->fkey, to->fkey_len);
 	/* §20.4.3: NOTIFY4_ADD_ENTRY (no cookie: optional), NOTIFY4_REMOVE_ENTRY (nrm_old_entry_cookie 0:
-	 * the removed entry's READDIR cookie is not kept; knfsd's CB_NOTIFY series sends 0 too) */
-	op->u.notify.type = n->kind == NFS_DIR_ADD ? NOTIFY4_ADD_ENTRY : NOTIFY4_REMOVE_ENTRY;
+	 * the removed entry's READDIR cookie is not kept; knfsd's CB_NOTIFY series sends 0 too),
+	 * NOTIFY4_RENAME_ENTRY (the old entry removed, the new added); §18.26.4: an entry the new name
+	 * replaced is the add's nad_old_entry */
+	op->u.notify.type = type[n->kind];
 	op->u.notify.cookie = 0;
+	op->u.notify.replaced = n->replaced && n->kind != NFS_DIR_REMOVE;
 	op->u.notify.name_len = (uint32_t)len;
 	memcpy(op->u.notify.name, n->name, len);
+	op->u.notify.new_len = (uint32_t)new_len;
+	if (new_len)
+		memcpy(op->u.notify.new_name, n->newname, new_len);
 	return true;
 }
 

@@ -7,11 +7,13 @@
  * nfs4_dtab_decide_dir, nfs4_dtab_grant_dir, under nfs4_proc_deleg.c's
  * lock) plus a change watch of the directory for local processes
  * (nfs4_deleg_watch_dir: inotify, after the fact; no lease, Linux has none
- * on directories). Of the notifications asked for, NOTIFY4_ADD_ENTRY and
- * NOTIFY4_REMOVE_ENTRY are granted (§18.39.3 lets the server grant fewer):
- * another NFSv4 client's CREATE, OPEN creating or LINK in the directory (an
- * NFSv3 client's CREATE, MKDIR, SYMLINK, MKNOD or LINK too), or its REMOVE
- * (NFSv3 REMOVE, RMDIR), is then told to the holder by CB_NOTIFY after the
+ * on directories). Of the notifications asked for, NOTIFY4_ADD_ENTRY,
+ * NOTIFY4_REMOVE_ENTRY and NOTIFY4_RENAME_ENTRY are granted (§18.39.3 lets
+ * the server grant fewer; not the attribute ones): another NFSv4 client's
+ * CREATE, OPEN creating or LINK in the directory (an NFSv3 client's CREATE,
+ * MKDIR, SYMLINK, MKNOD or LINK too), its REMOVE (NFSv3 REMOVE, RMDIR) or
+ * RENAME within the directory (across two: a removal from one, an addition to
+ * the other, §18.26.4) is then told to the holder by CB_NOTIFY after the
  * change (nfs4_deleg_dir_note, §10.9.2, §20.4.3) instead of a recall; so is
  * the holder's own (§20.4.3). The removed entry's READDIR cookie
  * (nrm_old_entry_cookie, not optional) is not kept: 0 is sent, as knfsd's
@@ -59,7 +61,7 @@ uint32_t nfs4_get_dir_delegation_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §8.4.2: no new state while the grace period runs (as a non-reclaim OPEN). */
 	grace = nfs4_grace_check(NFS4_GRACE_OPEN, NULL, 0, false) != NFS4_OK;
 	/* gddr_cookieverf stays 0 (as knfsd's): READDIR's verifier is the backend's own. */
-	/* RFC 8881 §18.39.3: of the notifications asked for, NOTIFY4_ADD_ENTRY and _REMOVE_ENTRY may be granted */
+	/* RFC 8881 §18.39.3: of the notifications asked for, the entry ones (ADD, REMOVE, RENAME) may be granted */
 	if (!nfs4_deleg_grant_dir(s->clientid, x->minorversion, grace, x->cur.fh.data, x->cur.fh.len, a->notify.w[0],
 				  &r->notify.w[0], &r->sid))
 		goto out;

@@ -235,6 +235,40 @@ static void mod_saved_any_flavor(struct nfs4_ctx *x, bool on)
 	((struct nfs4_svc *)x->priv)->any_flavor = on;
 }
 
+/* Does newname name an entry of to, which a RENAME would replace (RFC 8881 §18.26.4: told in the
+ * add's nad_old_entry)? Looked up only while a directory is delegated. */
+static bool rename_replaces(const struct nfs4_obj *to, const char *newname)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	struct be_attr at;
+	bool there;
+
+	if (!nfs4_deleg_dir_any())
+		return false;
+	there = be_lookup(to->exp->fs, &to->cred, &to->o, newname, &o, &at) == 0;
+	if (be_obj_valid(&o))
+		be_obj_put(to->exp->fs, &o);
+	return there;
+}
+
+/* RFC 8881 §18.26.4: a RENAME within one directory is one NOTIFY4_RENAME_ENTRY (none when the names
+ * are the same: nothing done); across two, NOTIFY4_REMOVE_ENTRY to the source's holders and
+ * NOTIFY4_ADD_ENTRY to the target's. */
+static void rename_note(struct nfs4_ctx *x, bool same, const char *oldname, const char *newname, bool replaced)
+{
+	const struct nfs_dir_note mv = { .kind = NFS_DIR_RENAME, .name = oldname, .newname = newname,
+					 .replaced = replaced };
+	const struct nfs_dir_note rm = { .kind = NFS_DIR_REMOVE, .name = oldname };
+	const struct nfs_dir_note add = { .kind = NFS_DIR_ADD, .name = newname, .replaced = replaced };
+
+	if (same && strcmp(oldname, newname) != 0) {
+		nfs4_deleg_dir_note(&x->cur.fh, &mv);
+	} else if (!same) {
+		nfs4_deleg_dir_note(&x->saved.fh, &rm);
+		nfs4_deleg_dir_note(&x->cur.fh, &add);
+	}
+}
+
 /* RFC 8881 §18.26.3: SAVEFH is the source directory, CURRENT the target's. */
 uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 {
@@ -243,11 +277,13 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_rename_res *r = res;
 	struct nfs4_obj from, to;
 	char oldname[NFS4_NAME_MAX + 1], newname[NFS4_NAME_MAX + 1];
+	bool same, replaced = false;
 	uint32_t status;
 	int err;
 
 	if (!x->saved.set)
 		return NFS4ERR_NOFILEHANDLE;
+	same = x->saved.fh.len == x->cur.fh.len && memcmp(x->saved.fh.data, x->cur.fh.data, x->cur.fh.len) == 0;
 	mod_saved_any_flavor(x, true);
 	status = mod_dir_open(x, &x->saved.fh, &from);
 	mod_saved_any_flavor(x, false);
@@ -265,18 +301,20 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = mod_writable(x->priv, &to);
 	if (status == NFS4_OK) /* RFC 8881 §8.4.2, as REMOVE */
 		status = nfs4_grace_check(NFS4_GRACE_RENAME, NULL, 0, false);
-	/* RFC 8881 §10.9.1: other clients' delegations of both directories first; §10.4.1: then the renamed
-	 * file (§10.9: or delegated directory) and the one it replaces; §12.5.5: the replaced one's layouts
-	 * too, as REMOVE's (the renamed one keeps its handle: its layouts stay good) */
+	/* RFC 8881 §10.9.1: other clients' delegations of both directories first (but those granted the
+	 * notification, §18.26.4: told after); §10.4.1: then the renamed file (§10.9: or delegated
+	 * directory) and the one it replaces; §12.5.5: the replaced one's layouts too, as REMOVE's (the
+	 * renamed one keeps its handle: its layouts stay good) */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->saved.fh, NFS_DIR_OTHER);
+		status = nfs4_deleg_dir_break(x, &x->saved.fh, same ? NFS_DIR_RENAME : NFS_DIR_REMOVE);
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_OTHER);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, same ? NFS_DIR_RENAME : NFS_DIR_ADD);
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &from, oldname);
 	if (status == NFS4_OK && to.exp)
 		status = nfs4_name_recall(to.exp, &to.cred, &to.o, newname, nfs4_deleg_caller(x), true);
 	if (status == NFS4_OK) {
+		replaced = rename_replaces(&to, newname);
 		nfs4_mod_begin(&from, &to, &h);
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);
 		/* §18.26.3: a directory over a non-directory or the reverse is EXIST. */
@@ -285,6 +323,7 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK) {
 		nfs4_mod_done(&from, &r->source, &h);
 		nfs4_mod_done(&to, &r->target, &h);
+		rename_note(x, same, oldname, newname, replaced);
 	}
 	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&to);

@@ -372,6 +372,8 @@ uint32_t nfs4_dl_notify_of(enum nfs4_dl_access acc)
 		return NFS4_DL_NOTIFY_ADD;
 	case NFS4_DL_ACC_DIR_REMOVE:
 		return NFS4_DL_NOTIFY_REMOVE;
+	case NFS4_DL_ACC_DIR_RENAME: /* §18.26.4: within one directory, one NOTIFY4_RENAME_ENTRY */
+		return NFS4_DL_NOTIFY_RENAME;
 	default:
 		return 0;
 	}

@@ -60,12 +60,13 @@
 #define NFS4_DELEG_BUCKETS 1024u
 /* Directory delegations at most (a quarter of the table). */
 #define NFS4_DELEG_DIR_MAX (NFS4_DELEG_MAX / 4u)
-/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_REMOVE_ENTRY
- * and NOTIFY4_ADD_ENTRY (an added entry's cookie is optional; a removed one's, nrm_old_entry_cookie,
- * is not kept: 0 is sent, as knfsd's CB_NOTIFY series does). */
+/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_REMOVE_ENTRY,
+ * NOTIFY4_ADD_ENTRY and NOTIFY4_RENAME_ENTRY (an added entry's cookie is optional; a removed one's,
+ * nrm_old_entry_cookie, is not kept: 0 is sent, as knfsd's CB_NOTIFY series does). */
 #define NFS4_DL_NOTIFY_REMOVE (1u << 2)
 #define NFS4_DL_NOTIFY_ADD (1u << 3)
-#define NFS4_DL_NOTIFY_GRANTABLE (NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_ADD)
+#define NFS4_DL_NOTIFY_RENAME (1u << 4)
+#define NFS4_DL_NOTIFY_GRANTABLE (NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_RENAME)
 /* Holders of one directory granted notifications at most (one change's CB_NOTIFYs). */
 #define NFS4_DL_NOTIFY_MAX 16u
 /* CB_RECALL_ANY (RFC 8881 §20.6) when this many are held. */
@@ -209,8 +210,9 @@ enum nfs4_dl_access {
 	NFS4_DL_ACC_DIR_ADD, /* an entry added to the directory (NFSv4 CREATE, OPEN creating, LINK):
 			      * with any directory delegation but one granted NFS4_DL_NOTIFY_ADD,
 			      * whose holder is sent CB_NOTIFY after the change (RFC 8881 §10.9.2) */
-	NFS4_DL_ACC_DIR_REMOVE, /* an entry removed from the directory (REMOVE, RMDIR): the same with
-				 * NFS4_DL_NOTIFY_REMOVE */
+	NFS4_DL_ACC_DIR_REMOVE, /* an entry removed from the directory (REMOVE, RMDIR, the source of a
+				 * RENAME to another directory): the same with NFS4_DL_NOTIFY_REMOVE */
+	NFS4_DL_ACC_DIR_RENAME, /* an entry renamed within the directory: with NFS4_DL_NOTIFY_RENAME */
 };
 /* The notification (NFS4_DL_NOTIFY_* bit) a holder granted it is told instead of a recall for acc;
  * 0: none, acc recalls every other client's delegation. */
