@@ -398,6 +398,8 @@ struct nfs4_deleg_watch_hooks {
 	void (*changed)(const uint8_t *fkey, uint32_t fkey_len);
 	/* its lease broken (a local process waits in the kernel); NULL: changed */
 	void (*broken)(const uint8_t *fkey, uint32_t fkey_len);
+	/* a delegated directory's entry added, removed or renamed (c->kind not OTHER); NULL: changed */
+	void (*dir_event)(const uint8_t *fkey, uint32_t fkey_len, const struct be_change *c);
 };
 void nfs4_deleg_watch_hooks(const struct nfs4_deleg_watch_hooks *h);
 /* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 and NLM reach it through nfs/common's nfs_deleg_recall()). */

@@ -33,6 +33,9 @@
  *    NOTIFY4_RENAME_ENTRY; across two directories: REMOVE_ENTRY to the
  *    source's holder, ADD_ENTRY to the target's; a holder without
  *    RENAME_ENTRY is recalled by a rename within;
+ *  - a local process's create, rename within, mkdir, rmdir, move out and in,
+ *    unlink: CB_NOTIFY (ADD, RENAME, REMOVE) from inotify, no recall; its
+ *    chmod of the directory still recalls;
  *  - a holder reading none of its callbacks: once its callback queue is
  *    full, the next notification is a recall (DELAY for the other client);
  *  - a holder that never returns: revoked a lease after the recall (the
@@ -797,6 +800,45 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
 }
 
+/* A local process's changes of a delegated directory (inotify, after the fact) told as an NFS client's
+ * would be, where the holder was granted the notification; its attributes (not granted) recall. */
+static void test_local_notify(struct dd_client *a, const struct dd_dir *d, const struct dd_dir *out)
+{
+	char p1[PATH_MAX + 160], p2[PATH_MAX + 160];
+	struct n4_sid sid;
+	uint32_t notify = 0;
+
+	hx_section("a local process's create, rename, unlink, mkdir, rmdir, move out: CB_NOTIFY (inotify)");
+	sleep(2); /* past rnfsd's own window on the directory */
+	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 2 | 1u << 3 | 1u << 4, &sid, &notify), 0, "A: GDD4_OK") ||
+	    !CHECK_EQ(notify, 1u << 2 | 1u << 3 | 1u << 4, "A: the entry notifications granted"))
+		return;
+	snprintf(p1, sizeof(p1), "%s/lnew", d->path);
+	close(open(p1, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	dd_told(a, &sid, d, NT_ADD, "lnew", NULL, false, 20000);
+	snprintf(p2, sizeof(p2), "%s/lren", d->path);
+	CHECK_EQ(rename(p1, p2), 0, "local: rename within the directory");
+	dd_told(a, &sid, d, NT_RENAME, "lnew", "lren", false, 20000); /* IN_MOVED_FROM + IN_MOVED_TO, one cookie */
+	snprintf(p1, sizeof(p1), "%s/ldir", d->path);
+	CHECK_EQ(mkdir(p1, 0755), 0, "local: mkdir");
+	dd_told(a, &sid, d, NT_ADD, "ldir", NULL, false, 20000);
+	CHECK_EQ(rmdir(p1), 0, "local: rmdir");
+	dd_told(a, &sid, d, NT_REMOVE, "ldir", NULL, false, 20000);
+	snprintf(p1, sizeof(p1), "%s/lout", out->path);
+	CHECK_EQ(rename(p2, p1), 0, "local: rename out of the directory");
+	dd_told(a, &sid, d, NT_REMOVE, "lren", NULL, false, 20000);
+	CHECK_EQ(rename(p1, p2), 0, "local: rename back into the directory");
+	dd_told(a, &sid, d, NT_ADD, "lren", NULL, false, 20000);
+	CHECK_EQ(unlink(p2), 0, "local: unlink");
+	dd_told(a, &sid, d, NT_REMOVE, "lren", NULL, false, 20000);
+	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
+	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
+	/* Not granted (the directory's attributes): recalled as before. */
+	CHECK_EQ(chmod(d->path, 0755), 0, "local: chmod of the directory");
+	dd_recall_return(a, d, &sid, "A (local chmod of the directory)");
+	a->nnot = 0;
+}
+
 /* RFC 8881 §10.9.1: the server may recall rather than notify; the callback queue (8 a client) bounds
  * what waits for a holder that does not answer: past it, a recall. */
 static void test_notify_bound(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
@@ -940,6 +982,7 @@ int main(int argc, char **argv)
 		test_v40(&d1);
 		test_notify(&a, &b, &d1, &d2);
 		test_notify_bound(&a, &b, &d3);
+		test_local_notify(&a, &d2, &d3);
 		dd_close(&a);
 		dd_close(&b);
 	}

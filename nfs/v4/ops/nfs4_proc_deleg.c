@@ -808,6 +808,22 @@ static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
 	dl_unlock();
 }
 
+/* ... a local process added, removed or renamed an entry of a delegated directory (after the fact, RFC
+ * 8881 §10.9.1): as an NFSv3 client's change, its holders granted the notification told by CB_NOTIFY
+ * (§20.4.3; a rename over an entry is not seen as such: inotify says nothing of the replaced one), the
+ * others recalled. */
+static void watch_dir_event(const uint8_t *fkey, uint32_t fkey_len, const struct be_change *c)
+{
+	static const enum nfs_dir_change ch[] = {
+		[BE_CHANGE_OTHER] = NFS_DIR_OTHER, [BE_CHANGE_ADD] = NFS_DIR_ADD,
+		[BE_CHANGE_REMOVE] = NFS_DIR_REMOVE, [BE_CHANGE_RENAME] = NFS_DIR_RENAME,
+	};
+	const struct nfs_dir_note n = { .kind = ch[c->kind], .name = c->name, .newname = c->newname };
+
+	(void)nfs4_deleg_dir_changed(fkey, fkey_len, 0, n.kind);
+	hook_dir_note(fkey, fkey_len, &n);
+}
+
 static const struct nfs4_deleg_watch_hooks dl_watch_hooks = {
-	.held = nfs4_deleg_held, .changed = watch_changed, .broken = watch_broken
+	.held = nfs4_deleg_held, .changed = watch_changed, .broken = watch_broken, .dir_event = watch_dir_event,
 };
