@@ -88,32 +88,43 @@ enum rpc_proc_status nfs3_rmdir_exec(struct rpc_call *c, void *args, void *res)
 	return nfs3_unlink_common(c, args, res, true);
 }
 
-/* Does name name an entry of dir, which a RENAME would replace (RFC 8881 §18.26.4: told in the
- * add's nad_old_entry)? Looked up only while an NFSv4 client holds a directory delegation. */
-static bool nfs3_rename_replaces(struct nfs3_call *nc, const struct be_obj *dir, const char *name)
+/* The fileid of dir/name (0: none). */
+static uint64_t nfs3_fileid(struct nfs3_call *nc, const struct be_obj *dir, const char *name)
 {
 	struct be_obj o = BE_OBJ_INIT;
 	struct be_attr at;
-	bool there;
+	uint64_t id = be_lookup(nc->fs, &nc->cred, dir, name, &o, &at) == 0 ? o.fileid : 0;
 
-	if (!nfs_deleg_dir_any())
-		return false;
-	there = be_lookup(nc->fs, &nc->cred, dir, name, &o, &at) == 0;
 	nfs3_call_put(nc, &o);
-	return there;
+	return id;
+}
+
+/* What a RENAME of fd/from to td/to does to the name to, looked up only while an NFSv4 client holds a
+ * directory delegation: 0 nothing there, 1 an entry replaced (RFC 8881 §18.26.4: told in the add's
+ * nad_old_entry), 2 both names the same file (nothing done, nothing told). */
+static int nfs3_rename_target(struct nfs3_call *nc, const struct be_obj *fd, const char *from, const struct be_obj *td,
+			      const char *to)
+{
+	uint64_t target;
+
+	if (!nfs_deleg_dir_any() || (target = nfs3_fileid(nc, td, to)) == 0)
+		return 0;
+	return nfs3_fileid(nc, fd, from) == target ? 2 : 1;
 }
 
 /* RFC 8881 §18.26.4: the holders of the directories' delegations told of a RENAME made (within one,
- * NOTIFY4_RENAME_ENTRY; across two, REMOVE_ENTRY and ADD_ENTRY). */
+ * NOTIFY4_RENAME_ENTRY; across two, REMOVE_ENTRY and ADD_ENTRY; target as nfs3_rename_target's). */
 static void nfs3_rename_note(const struct nfs3_rename_args *a, bool same, const char *from, const char *to,
-			     bool replaced)
+			     int target)
 {
-	const struct nfs_dir_note mv = { .kind = NFS_DIR_RENAME, .name = from, .newname = to, .replaced = replaced };
-	const struct nfs_dir_note add = { .kind = NFS_DIR_ADD, .name = to, .replaced = replaced };
+	const struct nfs_dir_note mv = { .kind = NFS_DIR_RENAME, .name = from, .newname = to, .replaced = target == 1 };
+	const struct nfs_dir_note add = { .kind = NFS_DIR_ADD, .name = to, .replaced = target == 1 };
 
-	if (same && strcmp(from, to) != 0) {
+	if (target == 2 || (same && strcmp(from, to) == 0))
+		return;
+	if (same) {
 		nfs_deleg_dir_note(a->to.dir.data, a->to.dir.len, &mv);
-	} else if (!same) {
+	} else {
 		nfs_deleg_dir_note1(a->from.dir.data, a->from.dir.len, NFS_DIR_REMOVE, from);
 		nfs_deleg_dir_note(a->to.dir.data, a->to.dir.len, &add);
 	}
@@ -130,7 +141,8 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	struct be_obj fd = BE_OBJ_INIT, td = BE_OBJ_INIT;
 	char from[BE_NAME_MAX + 1], to[BE_NAME_MAX + 1];
 	struct nfs3_call nc;
-	bool here = loop_is_loop_thread(), replaced = false;
+	bool here = loop_is_loop_thread();
+	int target = 0;
 	bool same = a->from.dir.len == a->to.dir.len && memcmp(a->from.dir.data, a->to.dir.data, a->to.dir.len) == 0;
 	int err = 0;
 
@@ -158,7 +170,7 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	if (r->status == NFS3_OK) /* a target replaced */
 		r->status = nfs3_deleg_break_name(&nc, &td, &a->to.dir, same ? NFS_DIR_RENAME : NFS_DIR_ADD, to, true);
 	if (r->status == NFS3_OK) {
-		replaced = nfs3_rename_replaces(&nc, &td, to);
+		target = nfs3_rename_target(&nc, &fd, from, &td, to);
 		err = be_rename(nc.fs, &nc.cred, &fd, from, &td, to);
 	}
 	if (here && err == EWOULDBLOCK)
@@ -166,7 +178,7 @@ enum rpc_proc_status nfs3_rename_exec(struct rpc_call *c, void *args, void *res)
 	if (r->status == NFS3_OK)
 		r->status = nfs3_stat(err);
 	if (r->status == NFS3_OK) {
-		nfs3_rename_note(a, same, from, to, replaced);
+		nfs3_rename_note(a, same, from, to, target);
 		nfs3_call_commit_meta(&nc, &td);
 		if (fd.fileid != td.fileid)
 			nfs3_call_commit_meta(&nc, &fd);

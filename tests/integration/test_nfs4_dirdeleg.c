@@ -737,6 +737,16 @@ static void test_notify_rename(struct dd_client *a, struct dd_client *b, const s
 	CHECK_EQ(dd_rename2(&a->k, d, "v3ren", d, "arenamed"), 0, "A: RENAME proceeds after B's return");
 	dd_told(a, sid, d, NT_RENAME, "v3ren", "arenamed", false, 20000); /* §20.4.3: its own too */
 	CHECK(!dd_recalled(a, sid, NULL, 0, 500), "A: no CB_RECALL of its own");
+	/* §18.26.3, §18.26.4: both names the same file (hard links, or one name): nothing done, nothing told */
+	char path[PATH_MAX + 160];
+
+	snprintf(path, sizeof(path), "%s/arenamed", d->path);
+	CHECK_EQ(dd_fh(&b->k, path, fh, &fh_len), 0, "the handle of arenamed");
+	CHECK_EQ(dd_link(&b->k, fh, fh_len, d, "h2"), 0, "B: LINK of arenamed's file as h2");
+	dd_told(a, sid, d, NT_ADD, "h2", NULL, false, 20000);
+	CHECK_EQ(dd_rename2(&b->k, d, "arenamed", d, "h2"), 0, "B: RENAME of one hard link over the other");
+	CHECK_EQ(dd_rename2(&b->k, d, "h2", d, "h2"), 0, "B: RENAME of a name to itself");
+	CHECK(!dd_notified(a, sid, d->fh, d->fh_len, "h2", 700) && a->nnot == 0, "A: nothing told of either");
 }
 
 static void test_notify(struct dd_client *a, struct dd_client *b, const struct dd_dir *d, const struct dd_dir *d2)

@@ -1028,6 +1028,8 @@ static void test_deleg_hook_rename(void **state)
 	assert_int_equal(do_rename(&root_fh, "rn2", &root_fh, "rn3"), NFS3_OK); /* over rn3 */
 	assert_int_equal(dh.notes, 2);
 	assert_true(dh.note_replaced);
+	assert_int_equal(do_rename(&root_fh, "rn3", &root_fh, "rn3"), NFS3_OK); /* §18.26.3: nothing done */
+	assert_int_equal(dh.notes, 2);                                           /* ... nothing told */
 	assert_int_equal(do_rename(&root_fh, "rn3", &sub, "rn4"), NFS3_OK);
 	assert_int_equal(dh.dir_ch, NFS_DIR_ADD); /* the target's, asked last */
 	assert_int_equal(dh.notes, 4);            /* REMOVE rn3 from the root, then ADD rn4 to rnd */

@@ -235,35 +235,49 @@ static void mod_saved_any_flavor(struct nfs4_ctx *x, bool on)
 	((struct nfs4_svc *)x->priv)->any_flavor = on;
 }
 
-/* Does newname name an entry of to, which a RENAME would replace (RFC 8881 §18.26.4: told in the
- * add's nad_old_entry)? Looked up only while a directory is delegated. */
-static bool rename_replaces(const struct nfs4_obj *to, const char *newname)
+/* The file dir/name's fileid (0: none). */
+static uint64_t rename_fileid(const struct nfs4_obj *dir, const char *name)
 {
 	struct be_obj o = BE_OBJ_INIT;
 	struct be_attr at;
-	bool there;
+	uint64_t id = be_lookup(dir->exp->fs, &dir->cred, &dir->o, name, &o, &at) == 0 ? o.fileid : 0;
 
-	if (!nfs4_deleg_dir_any())
-		return false;
-	there = be_lookup(to->exp->fs, &to->cred, &to->o, newname, &o, &at) == 0;
 	if (be_obj_valid(&o))
-		be_obj_put(to->exp->fs, &o);
-	return there;
+		be_obj_put(dir->exp->fs, &o);
+	return id;
 }
 
-/* RFC 8881 §18.26.4: a RENAME within one directory is one NOTIFY4_RENAME_ENTRY (none when the names
- * are the same: nothing done); across two, NOTIFY4_REMOVE_ENTRY to the source's holders and
- * NOTIFY4_ADD_ENTRY to the target's. */
-static void rename_note(struct nfs4_ctx *x, bool same, const char *oldname, const char *newname, bool replaced)
+/* What a RENAME of from/oldname to to/newname will do to newname, looked up only while a directory is
+ * delegated: RN_NEW (no entry there), RN_REPLACES (one replaced, RFC 8881 §18.26.4: told in the add's
+ * nad_old_entry), RN_SAME (both name the same file: §18.26.3, nothing done, nothing told). */
+enum rename_target { RN_NEW, RN_REPLACES, RN_SAME };
+static enum rename_target rename_target(const struct nfs4_obj *from, const char *oldname, const struct nfs4_obj *to,
+					const char *newname)
 {
+	uint64_t target;
+
+	if (!nfs4_deleg_dir_any() || (target = rename_fileid(to, newname)) == 0)
+		return RN_NEW;
+	return rename_fileid(from, oldname) == target ? RN_SAME : RN_REPLACES;
+}
+
+/* RFC 8881 §18.26.4: a RENAME within one directory is one NOTIFY4_RENAME_ENTRY (none when both names
+ * are the same file: nothing done); across two, NOTIFY4_REMOVE_ENTRY to the source's holders and
+ * NOTIFY4_ADD_ENTRY to the target's. */
+static void rename_note(struct nfs4_ctx *x, bool same, const char *oldname, const char *newname,
+			enum rename_target target)
+{
+	bool replaced = target == RN_REPLACES;
 	const struct nfs_dir_note mv = { .kind = NFS_DIR_RENAME, .name = oldname, .newname = newname,
 					 .replaced = replaced };
 	const struct nfs_dir_note rm = { .kind = NFS_DIR_REMOVE, .name = oldname };
 	const struct nfs_dir_note add = { .kind = NFS_DIR_ADD, .name = newname, .replaced = replaced };
 
-	if (same && strcmp(oldname, newname) != 0) {
+	if (target == RN_SAME || (same && strcmp(oldname, newname) == 0))
+		return;
+	if (same) {
 		nfs4_deleg_dir_note(&x->cur.fh, &mv);
-	} else if (!same) {
+	} else {
 		nfs4_deleg_dir_note(&x->saved.fh, &rm);
 		nfs4_deleg_dir_note(&x->cur.fh, &add);
 	}
@@ -277,7 +291,8 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_rename_res *r = res;
 	struct nfs4_obj from, to;
 	char oldname[NFS4_NAME_MAX + 1], newname[NFS4_NAME_MAX + 1];
-	bool same, replaced = false;
+	enum rename_target target = RN_NEW;
+	bool same;
 	uint32_t status;
 	int err;
 
@@ -314,7 +329,7 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK && to.exp)
 		status = nfs4_name_recall(to.exp, &to.cred, &to.o, newname, nfs4_deleg_caller(x), true);
 	if (status == NFS4_OK) {
-		replaced = rename_replaces(&to, newname);
+		target = rename_target(&from, oldname, &to, newname);
 		nfs4_mod_begin(&from, &to, &h);
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);
 		/* §18.26.3: a directory over a non-directory or the reverse is EXIST. */
@@ -323,7 +338,7 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK) {
 		nfs4_mod_done(&from, &r->source, &h);
 		nfs4_mod_done(&to, &r->target, &h);
-		rename_note(x, same, oldname, newname, replaced);
+		rename_note(x, same, oldname, newname, target);
 	}
 	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&to);
