@@ -36,6 +36,7 @@
  *  - a local process's create, rename within, mkdir, rmdir, move out and in,
  *    unlink: CB_NOTIFY (ADD, RENAME, REMOVE) from inotify, no recall; its
  *    chmod of the directory still recalls;
+ *  - a CB_NOTIFY answered with an error recalls the delegation;
  *  - a holder reading none of its callbacks: once its callback queue is
  *    full, the next notification is a recall (DELAY for the other client);
  *  - a holder that never returns: revoked a lease after the recall (the
@@ -84,6 +85,7 @@ static double now_s(void)
 struct dd_client {
 	struct n4_client k;
 	unsigned nrec, nnot;
+	uint32_t notify_status; /* what CB_NOTIFYs are answered (0: NFS4_OK) */
 	struct n4_cb_call rec[RECALLS_KEPT]; /* CB_RECALLs not yet taken by dd_recalled() */
 	struct n4_cb_call note[RECALLS_KEPT]; /* CB_NOTIFYs not yet taken by dd_notified() */
 };
@@ -98,7 +100,7 @@ static void keep_cb(struct dd_client *d, const uint8_t *msg, size_t len)
 		d->rec[d->nrec++] = cc;
 	if (cc.proc == 1 && cc.op2 == CB_NOTIFY && d->nnot < RECALLS_KEPT)
 		d->note[d->nnot++] = cc;
-	(void)n4_cb_answer(&d->k.c, &cc); /* probes and recalls: NFS4_OK */
+	(void)n4_cb_reply(&d->k.c, &cc, cc.op2 == CB_NOTIFY ? d->notify_status : 0); /* probes, recalls: NFS4_OK */
 	d->k.cb_answered++;
 }
 
@@ -887,6 +889,17 @@ static void test_notify_bound(struct dd_client *a, struct dd_client *b, const st
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "qlast2"), 0, "B: CREATE proceeds after the return");
 	a->nnot = 0;
 	CHECK_EQ(nfs4_num("cb_notify_pending"), 0, "stats: none pending");
+	/* A CB_NOTIFY answered with an error: the holder may have missed the change: recalled. */
+	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 3, &sid, &notify), 0, "A: GDD4_OK (ADD_ENTRY)"))
+		return;
+	a->notify_status = 10006; /* NFS4ERR_SERVERFAULT */
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "qerr"), 0, "B: CREATE proceeds at once");
+	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_NOTIFY answered SERVERFAULT, then CB_RECALL");
+	a->notify_status = 0;
+	a->nnot = 0;
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "qerr2"), N4ERR_DELAY, "B: the next CREATE waits for the return");
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "qerr2"), 0, "B: CREATE proceeds after the return");
 }
 
 static void test_soak(void)

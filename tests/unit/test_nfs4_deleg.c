@@ -715,6 +715,26 @@ static void test_dir_notify_remove(void **state)
 	assert_true(r[0].clientid == C);
 }
 
+/* A callback's outcome names its delegation by the stateid's counter word: found while that grant
+ * lives, not after its return nor once the slot is granted again. */
+static void test_sid_of_counter(void **state)
+{
+	struct nfs4_stateid sa, got, sb;
+	uint32_t counter;
+
+	(void)state;
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, &granted, &sa));
+	counter = (uint32_t)sa.other[8] << 24 | (uint32_t)sa.other[9] << 16 | (uint32_t)sa.other[10] << 8 | sa.other[11];
+	assert_true(nfs4_dtab_sid_of_counter(t, counter, &got));
+	assert_memory_equal(&got, &sa, sizeof(sa));
+	assert_false(nfs4_dtab_sid_of_counter(t, counter & ~NFS4_STAB_DELEG_BIT, &got));
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
+	assert_false(nfs4_dtab_sid_of_counter(t, counter, &got));
+	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sb)); /* the same slot, a new generation */
+	assert_int_equal(sb.other[11], sa.other[11]);
+	assert_false(nfs4_dtab_sid_of_counter(t, counter, &got));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -735,6 +755,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_notify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_notify_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sid_of_counter, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -274,14 +274,37 @@ uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, enum
 	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), ch);
 }
 
-/* CB_NOTIFY's outcome: an error changes nothing (the holder may miss the entry until it reads
- * the directory again; as a lost notification, RFC 8881 §10.9.2 leaves that to the client). */
+/* RFC 8881 §10.9.1: to cannot be told: its delegation is recalled instead. */
+static void notify_recall(const struct nfs4_stateid *sid)
+{
+	struct nfs4_dl_recall r;
+
+	dl_lock();
+	bool recall = nfs4_dtab_recall_now(&dl_tab, sid, nfs4_now(), &r);
+
+	dl_unlock();
+	atomic_fetch_add(&dl_notify_recalled, 1);
+	if (recall)
+		send_recalls(&r, 1);
+}
+
+/* CB_NOTIFY's outcome (arg: its delegation's stateid counter word, nfs4_dtab_sid_of_counter). Not
+ * answered NFS4_OK (an error, no answer in time, the path gone): the holder may have missed the change
+ * and its view of the directory may be wrong, so the delegation is recalled (RFC 8881 §10.9.1). */
 static void notify_done(void *arg, int32_t status)
 {
-	(void)arg;
+	struct nfs4_stateid sid;
+	bool live;
+
 	atomic_fetch_sub(&dl_notify_pending, 1);
-	if (status != NFS4_OK)
-		log_limited(&dl_limit, LOG_INFO, "nfs4: CB_NOTIFY answered %d", status);
+	if (status == NFS4_OK)
+		return;
+	log_limited(&dl_limit, LOG_INFO, "nfs4: CB_NOTIFY answered %d: the directory delegation is recalled", status);
+	dl_lock();
+	live = nfs4_dtab_sid_of_counter(&dl_tab, (uint32_t)(uintptr_t)arg, &sid);
+	dl_unlock();
+	if (live)
+		notify_recall(&sid);
 }
 
 /* RFC 8881 §20.4.1 CB_NOTIFY4args of n for the holder to (its stateid, the directory). false: a
@@ -316,20 +339,6 @@ static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_no
 	return true;
 }
 
-/* RFC 8881 §10.9.1: to cannot be told: its delegation is recalled instead. */
-static void notify_recall(const struct nfs4_dl_recall *to)
-{
-	struct nfs4_dl_recall r;
-
-	dl_lock();
-	bool recall = nfs4_dtab_recall_now(&dl_tab, &to->sid, nfs4_now(), &r);
-
-	dl_unlock();
-	atomic_fetch_add(&dl_notify_recalled, 1);
-	if (recall)
-		send_recalls(&r, 1);
-}
-
 void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
 {
 	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX];
@@ -345,12 +354,15 @@ void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
 		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, the change); the client's callback
 		 * queue (NFS4_CB_QUEUE, in order, §20.4.3) is the bound: past it, a recall */
 		atomic_fetch_add(&dl_notify_pending, 1);
-		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, NULL)) {
+		const uint8_t *c = to[i].sid.other + 8; /* the counter word, nfs4_dtab_sid_of_counter() */
+		uintptr_t counter = (uintptr_t)c[0] << 24 | (uintptr_t)c[1] << 16 | (uintptr_t)c[2] << 8 | c[3];
+
+		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, (void *)counter)) {
 			atomic_fetch_add(&dl_notify_sent, 1);
 			continue;
 		}
 		atomic_fetch_sub(&dl_notify_pending, 1);
-		notify_recall(&to[i]);
+		notify_recall(&to[i].sid);
 	}
 }
 

@@ -21,7 +21,8 @@
  * client, an NFSv3 client or a local process (any) recalls the delegation
  * with CB_RECALL (nfs4_deleg_dir_changed), which the holder answers by
  * DELEGRETURN, or it is revoked one lease later, as a file's; so does a
- * notification the holder's callback queue cannot take (§10.9.1).
+ * notification the holder's callback queue cannot take, or one it does not
+ * answer NFS4_OK (§10.9.1).
  *
  * §18.39.3 has a refused delegation answered NFS4ERR_DIRDELEG_UNAVAIL,
  * which would end the COMPOUND; the result's own non-fatal GDD4_UNAVAIL says

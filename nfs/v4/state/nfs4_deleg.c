@@ -563,6 +563,18 @@ bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, con
 	return true;
 }
 
+bool nfs4_dtab_sid_of_counter(const struct nfs4_dtab *t, uint32_t counter, struct nfs4_stateid *sid)
+{
+	unsigned slot = counter & (NFS4_DELEG_MAX - 1);
+	const struct nfs4_dl *d = &t->d[slot];
+
+	if (!(counter & NFS4_STAB_DELEG_BIT) || d->state == NFS4_DL_FREE ||
+	    d->gen != ((counter & ~NFS4_STAB_DELEG_BIT) >> NFS4_DELEG_SLOT_BITS))
+		return false;
+	sid_of(t, slot, sid);
+	return true;
+}
+
 bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
 			  struct nfs4_dl_recall *r)
 {

@@ -190,6 +190,10 @@ bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *
  * stateid, directory). Returns how many. */
 unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint32_t need,
 				struct nfs4_dl_recall *out);
+/* The stateid of the live delegation whose stateid's counter word (other[8..11]) is counter: false if
+ * none (gone, or the slot granted again since). Lets a callback's outcome name its delegation in a
+ * pointer-sized argument. */
+bool nfs4_dtab_sid_of_counter(const struct nfs4_dtab *t, uint32_t counter, struct nfs4_stateid *sid);
 /* A notification of sid could not be sent: the delegation is recalled instead (HELD -> RECALLED,
  * its CB_RECALL handed out into *r). false: not HELD (nothing to do). */
 bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
