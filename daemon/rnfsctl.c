@@ -423,6 +423,35 @@ static void print_nfs4_limits(const struct json *doc)
 	       json_num(l, "sessions_reclaimed"), json_num(l, "recorded_clients_max"));
 }
 
+/* The numbers of o whose key begins with prefix, as "rest n, rest n" (rest: the key past prefix). */
+static void print_keyed(const struct json *o, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	const char *sep = "";
+
+	for (size_t i = 0; i < o->n; i++)
+		if (!strncmp(o->keys[i], prefix, len) && o->items[i].type == JSON_NUM) {
+			printf("%s%s %.0f", sep, o->keys[i] + len, o->items[i].num);
+			sep = ", ";
+		}
+}
+
+/* Delegations by kind, recalls by cause (of them, directories'), revocations (issue 26). */
+static void print_nfs4_deleg(const struct json *doc)
+{
+	const struct json *d = json_get(doc, "nfs4_delegations");
+
+	if (!d || d->type != JSON_OBJ)
+		return;
+	printf("nfsv4 delegations: %.0f read, %.0f write, %.0f attribute, %.0f directory; recalls by cause: ",
+	       json_num(d, "read"), json_num(d, "write"), json_num(d, "attribute"), json_num(d, "directory"));
+	print_keyed(d, "recalls_");
+	printf(" (of directories: ");
+	print_keyed(d, "dir_recalls_");
+	printf("); revoked: %.0f recalls unanswered, %.0f by an administrator; CB_NOTIFY sent %.0f\n\n",
+	       json_num(d, "revoked_unanswered"), json_num(d, "revoked_admin"), json_num(d, "cb_notify_sent"));
+}
+
 static void print_nfs4(const struct json *doc)
 {
 	const struct json *n = json_get(doc, "nfs4");
@@ -430,13 +459,13 @@ static void print_nfs4(const struct json *doc)
 	if (!n || n->type != JSON_OBJ)
 		return;
 	printf("nfsv4: %.0f clients, %.0f sessions, %.0f opens, %.0f locks, %.0f delegations (%.0f directories: "
-	       "%.0f granted, %.0f recalled; %.0f CB_NOTIFY, %.0f pending, %.0f recalled instead; %.0f recalls, "
+	       "%.0f granted, %.0f recalled, %.0f CB_NOTIFY pending; %.0f recalls, "
 	       "%.0f returned, %.0f revoked; %.0f files leased, %.0f refused for want of a lease; %.0f CB_GETATTR, %.0f unanswered); %.0f clients recorded "
 	       "for restart recovery; grace period: %.0f s left (%.0f reclaims, %.0f GRACE, %.0f NO_GRACE)\n\n",
 	       json_num(n, "clients"), json_num(n, "sessions"), json_num(n, "opens"), json_num(n, "locks"),
 	       json_num(n, "delegations"), json_num(n, "dir_delegations"), json_num(n, "dir_delegations_granted"),
-	       json_num(n, "dir_delegation_recalls"), json_num(n, "cb_notify_sent"), json_num(n, "cb_notify_pending"),
-	       json_num(n, "dir_notify_recalls"), json_num(n, "recalls"), json_num(n, "delegreturns"),
+	       json_num(n, "dir_delegation_recalls"), json_num(n, "cb_notify_pending"), json_num(n, "recalls"),
+	       json_num(n, "delegreturns"),
 	       json_num(n, "revoked"), json_num(n, "deleg_leases"), json_num(n, "deleg_lease_refused"),
 	       json_num(n, "cb_getattr_sent"), json_num(n, "cb_getattr_unanswered"), json_num(n, "recorded_clients"),
 	       json_num(n, "grace_left_s"), json_num(n, "reclaims"), json_num(n, "grace_refused"), json_num(n, "no_grace"));
@@ -445,6 +474,7 @@ static void print_nfs4(const struct json *doc)
 	       json_num(n, "open_files"), json_num(n, "open_files_max"), json_num(n, "open_owners"),
 	       json_num(n, "lock_owners"), json_num(n, "locks"), json_num(n, "opens_per_client_max"),
 	       json_num(n, "lock_owners_per_client_max"));
+	print_nfs4_deleg(doc);
 	print_nfs4_async(doc);
 	print_nfs4_bounds(doc);
 	print_nfs4_limits(doc);

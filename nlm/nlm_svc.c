@@ -105,10 +105,15 @@ static void nlm_log_peer(const struct rpc_call *c, const struct nlm4_netobj *nam
 		    name ? log_escape(esc, sizeof(esc), name->p, name->len) : "", what);
 }
 
+static uint32_t nlm_deleg_break(const struct nlm_fh *fh);
+
 /* The file of fh, open for locking (read-write when it can be, so one owner's
  * description serves shared and exclusive locks). c NULL: no admission (retry
- * thread, host release: the lock was admitted when it was asked). nlm4_stats. */
-static uint32_t nlm_file_open(struct rpc_call *c, const struct nlm_fh *fh, struct nlm_file *nf)
+ * thread, host release: the lock was admitted when it was asked). recall: the
+ * NFSv4 delegations of the file are recalled first (nlm_deleg_break), once the
+ * caller is admitted and before rnfsd's own open, whose lease break would
+ * recall them as if a local process opened the file (the stats' cause). nlm4_stats. */
+static uint32_t nlm_file_open(struct rpc_call *c, const struct nlm_fh *fh, struct nlm_file *nf, bool recall)
 {
 	const struct export_opts *opts;
 	struct be_handle bh;
@@ -130,6 +135,8 @@ static uint32_t nlm_file_open(struct rpc_call *c, const struct nlm_fh *fh, struc
 		return NLM4_FAILED; /* not a client of this export (knfsd: nlm_lck_denied_nolocks / failed) */
 	if (c)
 		rpc_call_acct(c, &nf->e->st->acct); /* the export's calls (nfs/common/export_stats.c) */
+	if (recall && nlm_deleg_break(fh) != NLM4_GRANTED_ST)
+		return NLM4_DENIED_GRACE_PERIOD;
 	err = be_file_open_handle(nf->e->fs, &bh, BE_OPEN_READ | BE_OPEN_WRITE, &nf->f);
 	if (err == EACCES || err == EROFS || err == EPERM || err == ETXTBSY)
 		err = be_file_open_handle(nf->e->fs, &bh, BE_OPEN_READ, &nf->f);
@@ -222,10 +229,11 @@ static void nlm_res_init(struct nlm4_res *r, const struct nlm4_args *a, uint32_t
 /*
  * The start of TEST, LOCK, UNLOCK and CANCEL: the cookie echoed, the grace
  * period (may_reclaim: a LOCK with reclaim set passes it), the handle, the
- * file. Returns nlm4_stats; *nf is to be closed whatever it says.
+ * file (recall: TEST's and LOCK's, its delegations recalled first,
+ * nlm_file_open). Returns nlm4_stats; *nf is to be closed whatever it says.
  */
-static uint32_t nlm_begin(struct rpc_call *c, const struct nlm4_args *a, bool may_reclaim, struct nlm4_res *r,
-			  struct nlm_fh *fh, struct nlm_file *nf)
+static uint32_t nlm_begin(struct rpc_call *c, const struct nlm4_args *a, bool may_reclaim, bool recall,
+			  struct nlm4_res *r, struct nlm_fh *fh, struct nlm_file *nf)
 {
 	memset(nf, 0, sizeof(*nf));
 	nlm_res_init(r, a, NLM4_STALE_FH);
@@ -235,7 +243,7 @@ static uint32_t nlm_begin(struct rpc_call *c, const struct nlm4_args *a, bool ma
 		return NLM4_DENIED_GRACE_PERIOD;
 	if (!nlm_fh_set(fh, a->alock.fh.p, a->alock.fh.len))
 		return NLM4_STALE_FH; /* longer than an NFSv3 handle: not one of ours */
-	return nlm_file_open(c, fh, nf);
+	return nlm_file_open(c, fh, nf, recall);
 }
 
 /*
@@ -263,9 +271,7 @@ static void nlm_do_test(struct rpc_call *c, const struct nlm4_args *a, struct nl
 	uint32_t st;
 	int err;
 
-	st = nlm_begin(c, a, false, r, &fh, &nf);
-	if (st == NLM4_GRANTED_ST)
-		st = nlm_deleg_break(&fh);
+	st = nlm_begin(c, a, false, true, r, &fh, &nf);
 	if (st == NLM4_GRANTED_ST) {
 		pthread_mutex_lock(&nlm_mu);
 		err = nlm_owner(&a->alock, true, &slot);
@@ -317,9 +323,7 @@ static void nlm_do_lock(struct rpc_call *c, const struct nlm4_args *a, bool may_
 	uint32_t st;
 	int err;
 
-	st = nlm_begin(c, a, a->reclaim, r, &fh, &nf);
-	if (st == NLM4_GRANTED_ST && !a->reclaim)
-		st = nlm_deleg_break(&fh);
+	st = nlm_begin(c, a, a->reclaim, !a->reclaim, r, &fh, &nf);
 	if (st == NLM4_GRANTED_ST) {
 		pthread_mutex_lock(&nlm_mu);
 		err = nlm_owner(&a->alock, true, &slot);
@@ -392,7 +396,7 @@ static void nlm_do_unlock(struct rpc_call *c, const struct nlm4_args *a, struct 
 	unsigned slot;
 	uint32_t st;
 
-	st = nlm_begin(c, a, false, r, &fh, &nf);
+	st = nlm_begin(c, a, false, false, r, &fh, &nf);
 	if (st == NLM4_GRANTED_ST) {
 		pthread_mutex_lock(&nlm_mu);
 		if (nlm_owner(&a->alock, false, &slot) == 0) {
@@ -432,7 +436,7 @@ static void nlm_do_cancel(struct rpc_call *c, const struct nlm4_args *a, struct 
 	unsigned slot;
 	uint32_t st;
 
-	st = nlm_begin(c, a, false, r, &fh, &nf);
+	st = nlm_begin(c, a, false, false, r, &fh, &nf);
 	if (st == NLM4_GRANTED_ST) {
 		int w = -1;
 
@@ -522,7 +526,7 @@ static uint32_t nlm_share_check(struct rpc_call *c, const struct nlm4_share_args
 
 	if (!nlm_fh_set(fh, a->fh.p, a->fh.len))
 		return NLM4_STALE_FH;
-	st = nlm_file_open(c, fh, &nf);
+	st = nlm_file_open(c, fh, &nf, false);
 	nlm_file_close(&nf);
 	return st;
 }
@@ -576,7 +580,7 @@ static void nlm_release_held(const struct nlm_fh *fh, uint64_t owner_id, void *a
 	struct nlm_file nf;
 
 	(void)arg;
-	if (nlm_file_open(NULL, fh, &nf) == NLM4_GRANTED_ST)
+	if (nlm_file_open(NULL, fh, &nf, false) == NLM4_GRANTED_ST)
 		be_lock_owner_release(nf.e->fs, nf.f, owner_id);
 	nlm_file_close(&nf);
 }
@@ -765,7 +769,7 @@ static void nlm_retry_one(unsigned i)
 	uint32_t ost;
 
 	pthread_mutex_unlock(&nlm_mu);
-	ost = nlm_file_open(NULL, &fh, &nf);
+	ost = nlm_file_open(NULL, &fh, &nf, false);
 	pthread_mutex_lock(&nlm_mu);
 	if (w->state != st || w->seq != seq) {
 		/* cancelled, or granted by a repeated LOCK, meanwhile */

@@ -186,6 +186,9 @@ bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, c
  * delegations of the directory dir itself are nfs4_deleg_dir_break's / nfs_deleg_dir_changed's. */
 uint32_t nfs4_name_recall(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			  const char *name, uint64_t clientid, bool layouts);
+/* The same, the delegations' recalls counted under cause (nfs4_name_recall's: NFS4_DL_BY_NFS4). */
+uint32_t nfs4_name_recall_by(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			     const char *name, uint64_t clientid, bool layouts, enum nfs4_dl_cause cause);
 void nfs4_pseudo_attr(struct nfs4_svc *s, const char *path, struct be_attr *a);
 /* errno (or BE_E*) -> nfsstat4 (through nfs/common/errmap.c's shared numbers) */
 uint32_t nfs_errno_to_nfsstat4(int err);
@@ -432,8 +435,9 @@ bool nfs4_deleg_dir_any(void);
  * process): other clients' directory delegations of it are recalled (RFC 8881 §10.9.1); ch an entry
  * added or removed: those granted NOTIFY4_ADD_ENTRY or NOTIFY4_REMOVE_ENTRY are told of it afterwards
  * (nfs4_deleg_dir_note) instead. NFS4_OK, or NFS4ERR_DELAY while any is outstanding (the change
- * waits). No lock while no directory is delegated. */
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs_dir_change ch);
+ * waits). No lock while no directory is delegated. cause: who changes it (the recalls' stats). */
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs_dir_change ch,
+				enum nfs4_dl_cause cause);
 /* The same for a change of directory dir by the COMPOUND's client (CREATE, OPEN creating, LINK: ADD;
  * REMOVE: REMOVE; RENAME, SETATTR of the directory: OTHER). */
 uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, enum nfs_dir_change ch);
@@ -443,9 +447,9 @@ uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, enum
  * free to recall). nfs4_deleg_dir_added: n an entry added. */
 void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n);
 void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name);
-/* CB_NOTIFYs sent and not yet answered (a gauge, bounded by the callback queues: NFS4_CB_QUEUE a
- * client), sent since start, and notifications that became recalls (the stats). */
-void nfs4_deleg_notify_stats(uint64_t *pending, uint64_t *sent, uint64_t *recalled);
+/* CB_NOTIFYs sent and not yet answered: a gauge, bounded by the callback queues (NFS4_CB_QUEUE a
+ * client). Those sent: nfs4_cb_notify_sent(); those that became recalls: the NFS4_DL_BY_NOTIFY cause. */
+uint64_t nfs4_deleg_notify_pending(void);
 /* GET_DIR_DELEGATION's grant (nfs4_dtab_decide_dir + nfs4_dtab_grant_dir on the server's table):
  * true, *sid and the notifications *granted of want, or false (GDD4_UNAVAIL). */
 bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,

@@ -1233,3 +1233,41 @@ long long n4_stats_num(const char *doc, const char *obj, const char *key)
 	return p ? strtoll(p + strlen(want), NULL, 10) : -1;
 }
 
+bool n4_stats_moved(const char *before, const char *after, const char *obj, const char *prefix, const char *key,
+		    long long n, char *why, size_t why_len)
+{
+	char want[96], name[96];
+	const char *p;
+	bool ok = before && after && (!key || n4_stats_num(after, obj, key) >= 0), seen = !key;
+
+	snprintf(want, sizeof(want), "\"%s\": {", obj);
+	p = after ? strstr(after, want) : NULL;
+	if (!p)
+		return false;
+	/* A flat object: "name": number, ... } */
+	for (p += strlen(want); (p = strchr(p, '"')) != NULL;) {
+		const char *q = strchr(p + 1, '"');
+		char *end;
+
+		if (!q || q[1] != ':' || (size_t)(q - p - 1) >= sizeof(name))
+			break;
+		memcpy(name, p + 1, (size_t)(q - p - 1));
+		name[q - p - 1] = '\0';
+		long long b = n4_stats_num(before, obj, name), a = strtoll(q + 2, &end, 10);
+		long long grow = key && !strcmp(name, key) ? n : 0;
+
+		seen |= key && !strcmp(name, key);
+		if (!strncmp(name, prefix, strlen(prefix)) && a - b != grow) {
+			ok = false;
+			if (why && strlen(why) + 1 < why_len)
+				snprintf(why + strlen(why), why_len - strlen(why), "%s %lld->%lld; ", name, b, a);
+		}
+		p = end;
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (*p != '"')
+			break; /* the object's end (or a value not a number) */
+	}
+	return ok && seen;
+}
+

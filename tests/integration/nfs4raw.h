@@ -407,5 +407,14 @@ long n4_proc_quarantine_kb(pid_t pid);
 char *n4_stats_json(const char *socket_path);
 /* The number after "key": inside the stats document's object "obj" (e.g. "nfs4"), or -1. */
 long long n4_stats_num(const char *doc, const char *obj, const char *key);
+/*
+ * Between two stats documents (n4_stats_json): did the number of key in the
+ * flat object obj grow by exactly n while every other number of obj whose key
+ * begins with prefix stayed (key NULL: all stayed)? false also when either
+ * document or key is missing; what did move is then appended to why
+ * ("key before->after; ", why_len bytes at most; why may be NULL).
+ */
+bool n4_stats_moved(const char *before, const char *after, const char *obj, const char *prefix, const char *key,
+		    long long n, char *why, size_t why_len);
 
 #endif

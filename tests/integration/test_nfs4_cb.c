@@ -80,7 +80,14 @@
  *    main it copies the whole file);
  *  - 4.1 CB_NOTIFY_LOCK (RFC 8881 §20.11): OPEN says MAY_NOTIFY_LOCK; B's
  *    WRITEW_LT denied by A's lock; A's LOCKU brings B a CB_NOTIFY_LOCK
- *    naming the file and B's lock owner; B's LOCK then succeeds.
+ *    naming the file and B's lock owner; B's LOCK then succeeds;
+ *  - the stats' "nfs4_delegations" (issue 26 item 7), after each recall
+ *    above: exactly its cause's counter moved, by one (recalls_moved): nfs4
+ *    (OPEN, LOCK, an unanswered CB_GETATTR, an OPEN_XOR delegation), nfs3
+ *    (WRITE, REMOVE, a GETATTR whose CB_GETATTR is unanswered), nlm (TEST), local_open (each local open, truncate,
+ *    open + lock, rename, unlink), no directory recall, revoked_unanswered
+ *    for the revocations; the kinds (read; attribute, not read, for
+ *    READ_ATTRS_DELEG).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -1040,6 +1047,28 @@ static bool nfs4_stats_has(const char *want)
 	return ok;
 }
 
+/*
+ * After an access of cause's ("nfs4", "nfs3", "nlm", "local_open"): "nfs4_delegations"'s recalls_<cause>
+ * grew by n and no other cause's, no directory recall was counted, revoked_unanswered grew by revoked
+ * and revoked_admin not (issue 26 item 7). before: the document before the access (freed here).
+ */
+static void recalls_moved(char *before, const char *cause, long long n, long long revoked, const char *what)
+{
+	char *after = stats_json();
+	char key[48], why[512] = "";
+	const char *obj = "nfs4_delegations";
+
+	snprintf(key, sizeof(key), "recalls_%s", cause);
+	bool ok = n4_stats_moved(before, after, obj, "recalls_", n ? key : NULL, n, why, sizeof(why)) &&
+		  n4_stats_moved(before, after, obj, "dir_recalls_", NULL, 0, why, sizeof(why)) &&
+		  n4_stats_moved(before, after, obj, "revoked_", revoked ? "revoked_unanswered" : NULL, revoked, why,
+				 sizeof(why));
+
+	CHECK(ok, "stats: %s: recalls_%s +%lld and no other cause's, %lld revoked (%s)", what, cause, n, revoked, why);
+	free(before);
+	free(after);
+}
+
 /* A 4.1 (or minor) client with a back channel on its connection, probed and answered. */
 static bool dl_client_minor(struct n4_client *k, const char *id, uint32_t minor)
 {
@@ -1080,6 +1109,12 @@ static void test_deleg_recall(void)
 	CHECK_EQ(oa.status, 0, "A: OPEN for reading");
 	CHECK_EQ(oa.deleg, 1, "A: OPEN_DELEGATE_READ ([nfsv4] delegations = yes)");
 	CHECK(nfs4_stats_has("\"delegations\": 1,"), "stats: 1 delegation held");
+	char *s0 = stats_json();
+	const char *dl = "nfs4_delegations";
+
+	CHECK(n4_stats_num(s0, dl, "read") == 1 && n4_stats_num(s0, dl, "write") == 0 &&
+		      n4_stats_num(s0, dl, "attribute") == 0 && n4_stats_num(s0, dl, "directory") == 0,
+	      "stats: by kind, 1 read, no write, attribute or directory delegation");
 	dl_open(&b, "dfile", 2 /* WRITE */, false, &ob);
 	CHECK_EQ(ob.status, N4ERR_DELAY, "B: OPEN for writing waits (NFS4ERR_DELAY)");
 	if (CHECK(cb_wait(&a.c, &cc, 5000), "A: a callback arrives")) {
@@ -1098,6 +1133,7 @@ static void test_deleg_recall(void)
 	CHECK_EQ(ob.deleg, 0, "B: no delegation (A has the file open)");
 	CHECK(nfs4_stats_has("\"recalls\": 1, \"delegreturns\": 1, \"revoked\": 0"),
 	      "stats: 1 recall, 1 return, none revoked");
+	recalls_moved(s0, "nfs4", 1, 0, "B's OPEN for writing (retried while recalled)");
 	cb_close(&a.c);
 	cb_close(&b.c);
 }
@@ -1116,6 +1152,8 @@ static void test_deleg_revoke(void)
 		return;
 	dl_open(&a, "rfile", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "C: a read delegation");
+	char *s0 = stats_json();
+
 	do {
 		double t1 = now_s();
 
@@ -1141,6 +1179,7 @@ static void test_deleg_revoke(void)
 	CHECK_EQ(sequence(&a, false, &flags, true), 0, "C: SEQUENCE");
 	CHECK(!(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED), "C: the flag cleared after FREE_STATEID (0x%x)", flags);
 	CHECK(nfs4_stats_has("\"revoked\": 1"), "stats: 1 revoked");
+	recalls_moved(s0, "nfs4", 1, 1, "D's OPENs, C never returning");
 	cb_close(&a.c);
 	cb_close(&b.c);
 }
@@ -1211,16 +1250,21 @@ static void test_deleg_v3(void)
 		return;
 	dl_open(&a, "v3file", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
+	char *s0 = stats_json();
+
 	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 10008, "NFSv3 WRITE: NFS3ERR_JUKEBOX while recalled");
 	dl_recalled(&a, &oa, "A");
 	CHECK_EQ(v3_write(&v3, oa.fh, oa.fh_len, "v3"), 0, "NFSv3 WRITE proceeds after the return");
+	recalls_moved(s0, "nfs3", 1, 0, "NFSv3 WRITE");
 	/* A name change recalls too (nfs_deleg_recall_at(): the file found by its name). */
 	CHECK_EQ(raw_mnt(&v3, ++xid, env.export_dir, dir, &dir_len), 0, "MNT the export (NFSv3)");
 	dl_open(&a, "v3gone", 1, true, &ob);
 	CHECK(ob.status == 0 && ob.deleg == 1, "A: a read delegation of another file");
+	s0 = stats_json();
 	CHECK_EQ(v3_remove(&v3, dir, dir_len, "v3gone"), 10008, "NFSv3 REMOVE: NFS3ERR_JUKEBOX while recalled");
 	dl_recalled(&a, &ob, "A");
 	CHECK_EQ(v3_remove(&v3, dir, dir_len, "v3gone"), 0, "NFSv3 REMOVE proceeds after the return");
+	recalls_moved(s0, "nfs3", 1, 0, "NFSv3 REMOVE");
 	raw_close(&v3);
 	cb_close(&a.c);
 }
@@ -1249,9 +1293,12 @@ static void test_deleg_lock(void)
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
 	dl_open(&b, "kfile", 1 | 0x0400 /* WANT_NO_DELEG */, false, &ob);
 	CHECK_EQ(ob.status, 0, "B: OPEN for reading (no recall: readers share)");
+	char *s0 = stats_json();
+
 	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), N4ERR_DELAY, "B: LOCK waits (NFS4ERR_DELAY)");
 	dl_recalled(&a, &oa, "A");
 	CHECK_EQ(dl_lock(&b, &ob, "lk-b"), 0, "B: LOCK granted after the return");
+	recalls_moved(s0, "nfs4", 1, 0, "B's LOCK");
 	dl_open(&a, "kfile", 1 | 0x0100 /* WANT_READ_DELEG */, false, &oc);
 	CHECK(oc.status == 0 && oc.deleg == 3 && oc.why == 1,
 	      "A: no delegation while B holds a lock (NONE_EXT, WND4_CONTENTION): %u/%u", oc.deleg, oc.why);
@@ -1295,9 +1342,12 @@ static void test_deleg_nlm(void)
 		return;
 	dl_open(&a, "nfile", 1, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
+	char *s0 = stats_json();
+
 	CHECK_EQ(nlm_test(&nlm, oa.fh, oa.fh_len), 4, "NLM TEST: NLM4_DENIED_GRACE_PERIOD while recalled");
 	dl_recalled(&a, &oa, "A");
 	CHECK_EQ(nlm_test(&nlm, oa.fh, oa.fh_len), 0, "NLM TEST after the return: NLM4_GRANTED (no lock held)");
+	recalls_moved(s0, "nlm", 1, 0, "NLM TEST");
 	raw_close(&nlm);
 	cb_close(&a.c);
 }
@@ -1375,8 +1425,12 @@ static void lease_path(struct n4_client *a, const char *name, uint32_t access, e
 		return;
 	snprintf(op.path, sizeof(op.path), "%s/%s", env.export_dir, name);
 	snprintf(op.path2, sizeof(op.path2), "%s/%s.moved", env.export_dir, name);
-	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread"))
+	char *s0 = stats_json();
+
+	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread")) {
+		free(s0);
 		return;
+	}
 	recalled = CHECK(cb_wait(&a->c, &cc, 5000), "%s: CB_RECALL arrives", what);
 	if (recalled) {
 		CHECK(cc.op2 == 4 && memcmp(&cc.dsid, &oa.dsid, sizeof(cc.dsid)) == 0, "%s: CB_RECALL of it", what);
@@ -1396,6 +1450,8 @@ static void lease_path(struct n4_client *a, const char *name, uint32_t access, e
 	      waited);
 	CHECK_EQ(op.err, 0, "%s: the local call succeeds", what);
 	pthread_join(op.t, NULL);
+	/* a lock's open breaks the lease first: local_open, never local_lock (reserved) */
+	recalls_moved(s0, "local_open", 1, 0, what);
 }
 
 /* A holder that answers the recall a local open caused but never returns:
@@ -1412,8 +1468,12 @@ static void lease_revoked(struct n4_client *a)
 	if (!CHECK(oa.status == 0 && oa.deleg == 1, "revoke: a read delegation"))
 		return;
 	snprintf(op.path, sizeof(op.path), "%s/lrevoke", env.export_dir);
-	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread"))
+	char *s0 = stats_json();
+
+	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread")) {
+		free(s0);
 		return;
+	}
 	if (CHECK(cb_wait(&a->c, &cc, 5000), "revoke: CB_RECALL arrives"))
 		cb_answer(&a->c, &cc); /* answered, never returned */
 	double t0 = now_s();
@@ -1430,6 +1490,7 @@ static void lease_revoked(struct n4_client *a)
 	CHECK_EQ(sequence(a, false, &flags, true), 0, "revoke: SEQUENCE");
 	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "revoke: RECALLABLE_STATE_REVOKED (0x%x)", flags);
 	CHECK_EQ(dl_sid_op(a, oa.fh, oa.fh_len, N4_FREE_STATEID, &oa.dsid), 0, "revoke: FREE_STATEID");
+	recalls_moved(s0, "local_open", 1, 1, "revoke: a local open, the holder silent");
 }
 
 static void test_deleg_local(void)
@@ -1458,9 +1519,12 @@ static void test_deleg_local(void)
 	CHECK(oa.status == 0 && oa.deleg == 1, "A: a read delegation");
 	CHECK(nfs4_stats_has("\"deleg_leases\": 1,"), "stats: its file leased");
 	snprintf(op.path, sizeof(op.path), "%s/lrfile", env.export_dir);
+	char *s0 = stats_json();
+
 	local_main(&op);
 	CHECK(atomic_load(&op.done) && op.err == 0, "a local open for reading proceeds at once");
 	CHECK(!cb_wait(&a.c, &cc, 500), "and recalls nothing");
+	recalls_moved(s0, "none", 0, 0, "a local open for reading");
 	/* its open is read-only (for the read lease): a write lock is not allowed by it */
 	struct n4_sid lsid;
 
@@ -1526,8 +1590,15 @@ static void test_deleg_write(void)
 	hx_section("delegations: a write delegation; SETATTR of the size with its stateid (as Linux truncates)");
 	if (!dl_client(&a, "deleg-w"))
 		return;
+	char *s0 = stats_json(), *s1, why[256] = "";
+
 	dl_open(&a, "wfile", 3 /* BOTH */, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 2, "OPEN for writing: OPEN_DELEGATE_WRITE (%d, %u)", oa.status, oa.deleg);
+	s1 = stats_json();
+	CHECK(n4_stats_moved(s0, s1, "nfs4_delegations", "", "write", 1, why, sizeof(why)),
+	      "stats: 1 write delegation more, nothing else moved (%s)", why);
+	free(s0);
+	free(s1);
 	CHECK_EQ(dl_truncate(&a, oa.fh, oa.fh_len, &oa.dsid, 1000), 0, "SETATTR size with the delegation stateid");
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
 	cb_close(&a.c);
@@ -1618,6 +1689,26 @@ static bool ga_arrives(struct n4_client *a, const struct dl_open *o, struct cb_c
 	return true;
 }
 
+/* g, a GETATTR (another client's or NFSv3's) the holder a does not answer: delay (N4ERR_DELAY, NFS3ERR_JUKEBOX)
+ * after a bounded wait, and a's delegation oa recalled, then returned. */
+static void ga_silent(struct n4_client *a, const struct dl_open *oa, struct ga_call g, int delay, uint64_t change,
+		      const char *who)
+{
+	struct cb_call cc;
+	char what[80];
+	double t0 = now_s();
+
+	snprintf(what, sizeof(what), "%s GETATTR, holder silent", who);
+	pthread_create(&g.t, NULL, ga_main, &g);
+	bool late = ga_arrives(a, oa, &cc, what);
+	pthread_join(g.t, NULL);
+	CHECK(g.status == delay && now_s() - t0 < 3.0, "%s: DELAY after a bounded wait (%d, %.2f s)", who, g.status,
+	      now_s() - t0);
+	if (late)
+		cb_answer_getattr(&a->c, &cc, change, 5); /* too late */
+	dl_recalled(a, oa, "unanswered CB_GETATTR");
+}
+
 static void test_deleg_getattr(void)
 {
 	struct n4_client a, b;
@@ -1633,6 +1724,8 @@ static void test_deleg_getattr(void)
 	dl_open(&a, "gafile", 3, true, &oa);
 	if (!CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation (%d, %u)", oa.status, oa.deleg))
 		return;
+	char *s0 = stats_json();
+
 	/* The holder's own GETATTR: the server's attributes, no callback. */
 	g = (struct ga_call){ .k = &a, .fh = oa.fh, .fh_len = oa.fh_len };
 	ga_main(&g);
@@ -1664,17 +1757,18 @@ static void test_deleg_getattr(void)
 	CHECK(g.status == 0 && g.change == c1, "B: the same change without a change (%llu, %llu)",
 	      (unsigned long long)g.change, (unsigned long long)c1);
 	/* A holder that does not answer in time: DELAY, and its delegation is recalled. */
-	g = (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len };
-	double t0 = now_s();
-	pthread_create(&g.t, NULL, ga_main, &g);
-	bool late = ga_arrives(&a, &oa, &cc, "B's GETATTR, holder silent");
-	pthread_join(g.t, NULL);
-	CHECK(g.status == N4ERR_DELAY && now_s() - t0 < 3.0, "B: DELAY after a bounded wait (%d, %.2f s)", g.status,
-	      now_s() - t0);
-	if (late)
-		cb_answer_getattr(&a.c, &cc, c0 + 1, 5); /* too late */
-	dl_recalled(&a, &oa, "unanswered CB_GETATTR");
+	ga_silent(&a, &oa, (struct ga_call){ .k = &b, .fh = oa.fh, .fh_len = oa.fh_len }, N4ERR_DELAY, c0 + 1, "B's");
 	CHECK(nfs4_stats_has("\"cb_getattr_sent\": 4, \"cb_getattr_unanswered\": 1"), "stats: 4 CB_GETATTR, 1 unanswered");
+	recalls_moved(s0, "nfs4", 1, 0, "B's GETATTR, CB_GETATTR unanswered (the answered ones recall nothing)");
+	/* The same through NFSv3: JUKEBOX, the recall counted as NFSv3's. */
+	dl_open(&a, "gafile3", 3, true, &oa);
+	if (CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation of another file (%d, %u)", oa.status,
+		  oa.deleg)) {
+		s0 = stats_json();
+		ga_silent(&a, &oa, (struct ga_call){ .v3 = &v3, .fh = oa.fh, .fh_len = oa.fh_len }, 10008, c0 + 1,
+			  "NFSv3's");
+		recalls_moved(s0, "nfs3", 1, 0, "NFSv3 GETATTR, CB_GETATTR unanswered");
+	}
 	raw_close(&v3);
 	cb_close(&a.c);
 	cb_close(&b.c);
@@ -1799,12 +1893,19 @@ static void test_deleg_ts(void)
 	int fd = open(path, O_CREAT | O_WRONLY, 0644);
 	if (fd >= 0)
 		close(fd);
+	char *s0 = stats_json();
+
 	dl_open(&a, "tsread", 1 | WANT_DELEG_TIMESTAMPS, false, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 4, "4.2 read OPEN: READ_ATTRS_DELEG (%d, %u)", oa.status, oa.deleg);
 	if (oa.deleg == 4 && CHECK(stat(path, &st0) == 0, "stat tsread")) {
 		/* B reads too (a read delegation of its own); A sets its delegated atime: no recall of either */
 		dl_open(&b, "tsread", 1 | WANT_DELEG_TIMESTAMPS, false, &ob);
 		CHECK(ob.status == 0 && ob.deleg == 4, "B: READ_ATTRS_DELEG too (%d, %u)", ob.status, ob.deleg);
+		char *s1 = stats_json(), why[256] = "";
+
+		CHECK(n4_stats_moved(s0, s1, "nfs4_delegations", "", "attribute", 2, why, sizeof(why)),
+		      "stats: 2 attribute delegations more, no read one (they are disjoint kinds) (%s)", why);
+		free(s1);
 		struct timespec at0 = ts_add(st0.st_atim, 10);
 		usleep(50 * 1000);
 		CHECK_EQ(ts_setattr(&a, &oa, &oa.dsid, &at0, NULL, false), 0, "A's SETATTR of time_deleg_access");
@@ -1813,6 +1914,7 @@ static void test_deleg_ts(void)
 		if (ob.deleg)
 			dl_sid_op(&b, ob.fh, ob.fh_len, N4_DELEGRETURN, &ob.dsid);
 	}
+	free(s0);
 	if (oa.deleg)
 		CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN (read)");
 	/* a 4.2 writer: WRITE_ATTRS_DELEG */
@@ -1899,11 +2001,14 @@ static void test_deleg_xor(void)
 	CHECK(n4_read(&a, oa.fh, oa.fh_len, &oa.dsid, 0, sizeof(buf), buf, &got) == 0 && got == 8 &&
 	      !memcmp(buf, "xor-data", 8), "READ with the delegation stateid (%u bytes)", got);
 	/* another client's OPEN recalls it; DELEGRETURN ends it, nothing to CLOSE */
+	char *s0 = stats_json();
+
 	dl_open(&b, "xorfile", 3, false, &ob);
 	CHECK_EQ(ob.status, N4ERR_DELAY, "B's OPEN for writing: DELAY while recalled");
 	dl_recalled(&a, &oa, "OPEN_XOR delegation");
 	dl_open(&b, "xorfile", 3, false, &ob);
 	CHECK_EQ(ob.status, 0, "B's OPEN after the DELEGRETURN (no open of A's in the way)");
+	recalls_moved(s0, "nfs4", 1, 0, "B's OPEN of an OPEN_XOR delegated file");
 	/* a 4.2 OPEN of a file the owner has open already: the open stays (RFC 9754 §4, as knfsd) */
 	dl_open(&a, "xorfile2", 1, true, &oa);
 	if (oa.deleg)
@@ -2004,8 +2109,12 @@ static void test_deleg_break_time(void)
 	if (!CHECK(oa.status == 0 && oa.deleg == 1, "a read delegation"))
 		return;
 	snprintf(op.path, sizeof(op.path), "%s/btfile", env.export_dir);
-	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread"))
+	char *s0 = stats_json();
+
+	if (!CHECK_EQ(pthread_create(&op.t, NULL, local_main, &op), 0, "local thread")) {
+		free(s0);
 		return;
+	}
 	if (CHECK(cb_wait(&a.c, &cc, 5000), "CB_RECALL arrives"))
 		cb_answer(&a.c, &cc); /* answered, never returned; no call renews anything meanwhile */
 	double waited = local_wait(&op, bt + 10);
@@ -2017,6 +2126,7 @@ static void test_deleg_break_time(void)
 	CHECK_EQ(sequence(&a, false, &flags, true), 0, "SEQUENCE");
 	CHECK(flags & SEQ4_STATUS_RECALLABLE_STATE_REVOKED, "the holder is told its delegation is revoked (0x%x)", flags);
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_TEST_STATEID, &oa.dsid), N4ERR_DELEG_REVOKED, "TEST_STATEID");
+	recalls_moved(s0, "local_open", 1, 1, "a local open, revoked at rnfsd's deadline");
 	cb_close(&a.c);
 }
 

@@ -44,7 +44,11 @@
  *    TEST_STATEID DELEG_REVOKED, FREE_STATEID);
  *  - soak: thousands of grant/return cycles by many clients on several
  *    directories: the table back to 0, descriptors and RSS back;
- *  - restarted with directory-delegations = no: GDD4_UNAVAIL.
+ *  - restarted with directory-delegations = no: GDD4_UNAVAIL;
+ *  - the stats' "nfs4_delegations" (issue 26 item 7): the kind directory;
+ *    dir_recalls_<cause> and recalls_<cause> moved by each case's recalls
+ *    under its cause only (nfs4, nfs3, local_open), revoked_unanswered by
+ *    the revocation, cb_notify_sent by the notifications.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -451,6 +455,46 @@ static long long nfs4_num(const char *key)
 	return v;
 }
 
+/* The stats document now (dir_recalls_moved's before). */
+static char *stats_now(void)
+{
+	return n4_stats_json(stats_path);
+}
+
+/*
+ * After changes of cause's ("nfs4", "nfs3", "local_open"): "nfs4_delegations"'s dir_recalls_<cause> and
+ * recalls_<cause> grew by n and no other cause's, revoked_unanswered by revoked (issue 26 item 7).
+ * before: the document before the changes (freed here).
+ */
+static void dir_recalls_moved(char *before, const char *cause, long long n, long long revoked, const char *what)
+{
+	char *after = stats_now();
+	char key[48], dkey[56], why[512] = "";
+	const char *obj = "nfs4_delegations";
+
+	snprintf(key, sizeof(key), "recalls_%s", cause);
+	snprintf(dkey, sizeof(dkey), "dir_%s", key);
+	bool ok = n4_stats_moved(before, after, obj, "dir_recalls_", n ? dkey : NULL, n, why, sizeof(why)) &&
+		  n4_stats_moved(before, after, obj, "recalls_", n ? key : NULL, n, why, sizeof(why)) &&
+		  n4_stats_moved(before, after, obj, "revoked_", revoked ? "revoked_unanswered" : NULL, revoked, why,
+				 sizeof(why));
+
+	CHECK(ok, "stats: %s: dir_recalls_%s +%lld and no other cause's, %lld revoked (%s)", what, cause, n, revoked,
+	      why);
+	free(before);
+	free(after);
+}
+
+/* The stats document's "nfs4_delegations" number key (-1: none). */
+static long long deleg_num(const char *key)
+{
+	char *doc = n4_stats_json(stats_path);
+	long long v = doc ? n4_stats_num(doc, "nfs4_delegations", key) : -1;
+
+	free(doc);
+	return v;
+}
+
 /* d holds a directory delegation of dir (*sid). */
 static bool dd_hold(struct dd_client *d, const struct dd_dir *dir, struct n4_sid *sid, const char *who)
 {
@@ -483,6 +527,11 @@ static void test_grant(struct dd_client *a, const struct dd_dir *d)
 		return;
 	CHECK_EQ(nfs4_num("dir_delegations"), 1, "stats: 1 directory delegation");
 	CHECK_EQ(nfs4_num("delegations"), 1, "stats: counted among the delegations");
+	char *doc = stats_now();
+
+	CHECK(n4_stats_num(doc, "nfs4_delegations", "directory") == 1 && n4_stats_num(doc, "nfs4_delegations", "read") == 0,
+	      "stats: of the kind directory (not read)");
+	free(doc);
 	CHECK_EQ(dd_get(&a->k, d->fh, d->fh_len, &again, &notify), 1, "A again: GDD4_UNAVAIL (one per client)");
 	snprintf(path, sizeof(path), "%s/plain", d->path);
 	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
@@ -498,8 +547,12 @@ static void test_other_client(struct dd_client *a, struct dd_client *b, const st
 	struct n4_sid sid;
 
 	hx_section("another client's CREATE and REMOVE in the directory recall the delegation");
-	if (!dd_hold(a, d, &sid, "A"))
+	char *s0 = stats_now();
+
+	if (!dd_hold(a, d, &sid, "A")) {
+		free(s0);
 		return;
+	}
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "bsub"), N4ERR_DELAY, "B: CREATE waits (NFS4ERR_DELAY)");
 	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_RECALL of its stateid and the directory's handle");
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "bsub"), N4ERR_DELAY, "B: still DELAY while the recall is out");
@@ -511,6 +564,7 @@ static void test_other_client(struct dd_client *a, struct dd_client *b, const st
 	dd_recall_return(a, d, &sid, "A (B's REMOVE)");
 	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "bsub"), 0, "B: REMOVE proceeds after the return");
 	CHECK(nfs4_num("dir_delegation_recalls") >= 2, "stats: directory recalls counted");
+	dir_recalls_moved(s0, "nfs4", 2, 0, "B's CREATE and REMOVE");
 }
 
 static void test_own_change(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
@@ -586,6 +640,8 @@ static void test_nfs3(struct dd_client *a, const struct dd_dir *d)
 	hx_section("an NFSv3 CREATE and REMOVE in the directory recall the delegation (NFS3ERR_JUKEBOX meanwhile)");
 	if (!CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)") || !dd_hold(a, d, &sid, "A"))
 		return;
+	char *s0 = stats_now();
+
 	CHECK_EQ(v3_name_op(&v3, 8, d, "v3file"), NFS3ERR_JUKEBOX, "NFSv3 CREATE: NFS3ERR_JUKEBOX");
 	dd_recall_return(a, d, &sid, "A (NFSv3 CREATE)");
 	CHECK_EQ(v3_name_op(&v3, 8, d, "v3file"), 0, "NFSv3 CREATE proceeds after the return");
@@ -594,6 +650,7 @@ static void test_nfs3(struct dd_client *a, const struct dd_dir *d)
 		dd_recall_return(a, d, &sid, "A (NFSv3 REMOVE)");
 		CHECK_EQ(v3_name_op(&v3, 12, d, "v3file"), 0, "NFSv3 REMOVE proceeds after the return");
 	}
+	dir_recalls_moved(s0, "nfs3", 2, 0, "NFSv3 CREATE and REMOVE");
 	raw_close(&v3);
 }
 
@@ -607,8 +664,12 @@ static void test_local(struct dd_client *a, const struct dd_dir *d)
 	snprintf(path, sizeof(path), "%s/child", d->path);
 	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
 	sleep(2); /* past rnfsd's own window on the directory (its GETFH, earlier changes) */
-	if (!dd_hold(a, d, &sid, "A"))
+	char *s0 = stats_now();
+
+	if (!dd_hold(a, d, &sid, "A")) {
+		free(s0);
 		return;
+	}
 	CHECK_EQ(chmod(path, 0600), 0, "local: chmod of a file in the directory");
 	CHECK(!dd_recalled(a, &sid, NULL, 0, 1500), "A: no CB_RECALL for a file's own attributes");
 	snprintf(path, sizeof(path), "%s/localnew", d->path);
@@ -626,6 +687,7 @@ static void test_local(struct dd_client *a, const struct dd_dir *d)
 		return;
 	CHECK_EQ(unlink(path), 0, "local: unlink in the directory");
 	dd_recall_return(a, d, &sid, "A (local unlink)");
+	dir_recalls_moved(s0, "local_open", 3, 0, "a local create, chmod of the directory, unlink");
 }
 
 static void test_revoke(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
@@ -635,8 +697,12 @@ static void test_revoke(struct dd_client *a, struct dd_client *b, const struct d
 	int st;
 
 	hx_section("a holder that never returns is revoked after a lease; the other client proceeds");
-	if (!dd_hold(a, d, &sid, "A"))
+	char *s0 = stats_now();
+
+	if (!dd_hold(a, d, &sid, "A")) {
+		free(s0);
 		return;
+	}
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "late"), N4ERR_DELAY, "B: CREATE waits");
 	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_RECALL (answered, never returned)");
 	do {
@@ -651,6 +717,7 @@ static void test_revoke(struct dd_client *a, struct dd_client *b, const struct d
 	CHECK_EQ(n4_test_stateid(&a->k, &sid), N4ERR_DELEG_REVOKED, "A: TEST_STATEID: DELEG_REVOKED");
 	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_FREE_STATEID, &sid), 0, "A: FREE_STATEID");
 	CHECK_EQ(nfs4_num("dir_delegations"), 0, "stats: none left");
+	dir_recalls_moved(s0, "nfs4", 1, 1, "B's CREATE, A never returning");
 }
 
 static void test_rename_victim(struct dd_client *a, struct dd_client *b, const struct dd_dir *d1,
@@ -663,19 +730,28 @@ static void test_rename_victim(struct dd_client *a, struct dd_client *b, const s
 	hx_section("RENAME into the directory, and REMOVE of the delegated directory itself, recall it");
 	snprintf(path, sizeof(path), "%s/moved", d1->path);
 	close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
-	if (!dd_hold(a, d2, &sid, "A"))
+	char *s0 = stats_now();
+
+	if (!dd_hold(a, d2, &sid, "A")) {
+		free(s0);
 		return;
+	}
 	CHECK_EQ(dd_rename(&b->k, d1, d2, "moved"), N4ERR_DELAY, "B: RENAME d1 -> d2 waits (the target's delegation)");
 	dd_recall_return(a, d2, &sid, "A (B's RENAME into d2)");
 	CHECK_EQ(dd_rename(&b->k, d1, d2, "moved"), 0, "B: RENAME proceeds after the return");
-	if (!dd_dir(&a->k, "victim", &victim) || !dd_hold(a, &victim, &sid, "A"))
+	if (!dd_dir(&a->k, "victim", &victim) || !dd_hold(a, &victim, &sid, "A")) {
+		free(s0);
 		return;
+	}
 	snprintf(root.name, sizeof(root.name), "export");
-	if (!CHECK_EQ(dd_fh(&b->k, env.export_dir, root.fh, &root.fh_len), 0, "the export's handle"))
+	if (!CHECK_EQ(dd_fh(&b->k, env.export_dir, root.fh, &root.fh_len), 0, "the export's handle")) {
+		free(s0);
 		return;
+	}
 	CHECK_EQ(dd_remove(&b->k, root.fh, root.fh_len, "victim"), N4ERR_DELAY, "B: REMOVE of the delegated directory waits");
 	dd_recall_return(a, &victim, &sid, "A (B removes its directory)");
 	CHECK_EQ(dd_remove(&b->k, root.fh, root.fh_len, "victim"), 0, "B: REMOVE proceeds after the return");
+	dir_recalls_moved(s0, "nfs4", 2, 0, "B's RENAME into d2, its REMOVE of the delegated directory");
 }
 
 static void test_v40(const struct dd_dir *d)
@@ -762,6 +838,7 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 		      "A: GDD4_OK asking REMOVE_ENTRY, ADD_ENTRY, RENAME_ENTRY"))
 		return;
 	CHECK_EQ(notify, 1u << 2 | 1u << 3 | 1u << 4, "A: NOTIFY4_ADD_ENTRY, REMOVE_ENTRY and RENAME_ENTRY granted");
+	char *s0 = stats_now();
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "told"), 0, "B: CREATE proceeds at once");
 	dd_notified(a, &sid, d->fh, d->fh_len, "told", 20000);
 	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
@@ -788,6 +865,12 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 		dd_notified(a, &sid, d->fh, d->fh_len, "v3told", 20000);
 		raw_close(&v3);
 	}
+	char *s1 = stats_now(), why[256] = "";
+
+	CHECK(n4_stats_moved(s0, s1, "nfs4_delegations", "", "cb_notify_sent", 5, why, sizeof(why)),
+	      "stats: 5 CB_NOTIFY sent (CREATE, its own, OPEN creating, LINK, NFSv3 CREATE), no recall (%s)", why);
+	free(s0);
+	free(s1);
 	/* NOTIFY4_REMOVE_ENTRY (RFC 8881 §18.25.4, §20.4.3): every source's removal is told, not recalled. */
 	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), 0, "B: REMOVE of a directory proceeds at once");
 	dd_told(a, &sid, d, NT_REMOVE, "told", NULL, false, 20000);
@@ -806,7 +889,7 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 	}
 	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
 	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
-	CHECK(nfs4_num("cb_notify_sent") >= 11, "stats: CB_NOTIFY counted (%lld)", nfs4_num("cb_notify_sent"));
+	CHECK(deleg_num("cb_notify_sent") >= 11, "stats: CB_NOTIFY counted (%lld)", deleg_num("cb_notify_sent"));
 	CHECK_EQ(nfs4_num("cb_notify_pending"), 0, "stats: none pending once answered");
 	test_notify_rename(a, b, d, &sid, d2);
 	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
@@ -857,7 +940,7 @@ static void test_notify_bound(struct dd_client *a, struct dd_client *b, const st
 {
 	struct n4_sid sid;
 	uint32_t notify = 0;
-	long long recalls0 = nfs4_num("dir_notify_recalls");
+	long long recalls0 = deleg_num("dir_recalls_notify_failed");
 	unsigned made = 0;
 	char name[32];
 	int st = 0;
@@ -873,7 +956,7 @@ static void test_notify_bound(struct dd_client *a, struct dd_client *b, const st
 	}
 	CHECK_EQ(st, N4ERR_DELAY, "B: CREATE waits once A's notifications are past the bound (%u made at once)", made);
 	CHECK(made >= 9 && made <= 12, "the bound: the callback queue of 8 and the call in flight (%u)", made);
-	CHECK(nfs4_num("dir_notify_recalls") > recalls0, "stats: a notification recalled instead");
+	CHECK(deleg_num("dir_recalls_notify_failed") > recalls0, "stats: a notification recalled instead (notify_failed)");
 	double end = now_s() + 20;
 	bool recalled = false;
 

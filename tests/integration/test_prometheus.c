@@ -208,10 +208,14 @@ static void check_scrapes(long long *after_out)
 		      sample(page, "rnfsd_nfs4_operation_duration_seconds_count{operation=\"PUTROOTFH\"}") > 0,
 	      "NFSv4 operations are counted, with latency (PUTROOTFH)");
 	CHECK(sample(page, "rnfsd_nfs4_clients") >= 0 && sample(page, "rnfsd_nfs4_opens") >= 0 &&
-		      sample(page, "rnfsd_nfs4_delegation_recalls_total") >= 0 &&
+		      sample(page, "rnfsd_nfs4_delegation_recalls_total{cause=\"nfs4\"}") >= 0 &&
+		      sample(page, "rnfsd_nfs4_delegation_recalls_total{cause=\"ceph\"}") == 0 &&
+		      sample(page, "rnfsd_nfs4_delegations{kind=\"attribute\"}") >= 0 &&
+		      sample(page, "rnfsd_nfs4_delegation_revocations_total{reason=\"unanswered\"}") >= 0 &&
 		      sample(page, "rnfsd_grace_period_active{protocol=\"nfs4\"}") >= 0 &&
 		      sample(page, "rnfsd_nlm_locks") >= 0,
-	      "NFSv4 state, grace period and NLM gauges are on the page");
+	      "NFSv4 state (delegations by kind, recalls by cause, revocations by reason), grace period and NLM "
+	      "gauges are on the page");
 	CHECK(sample(page, "rnfsd_process_open_fds") > 0 && sample(page, "rnfsd_process_resident_memory_bytes") > 0,
 	      "the process's descriptors and resident memory");
 	CHECK(strstr(slurp(hx_path(&env, "scrape2.txt.hdr")), "text/plain; version=0.0.4") != NULL,

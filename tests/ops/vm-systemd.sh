@@ -18,18 +18,6 @@ HERE=$SRC/tests/ops
 vm_require_host || { echo "SKIP: $VM_SKIP_REASON"; exit 77; }
 [ -x /lib/systemd/systemd ] || { echo "SKIP: no /lib/systemd/systemd"; exit 77; }
 
-# The package scenario is off in ./dev.sh test until rnfsd's hang at the stop
-# before purge is fixed. Seen (RNFSD_TEST_DEB=1, 2026-11-29): at exit the
-# kernel tears down an NFSv4 mount held in the service's own mount namespace
-# (ProtectSystem, PrivateTmp; rnfsd in D state in nfs4_proc_destroy_session
-# from do_exit, for minutes): its DESTROY_SESSION goes to the rnfsd that is
-# exiting. Likely a copy of the test's mount of this rnfsd, made when the
-# upgrade restarted the service; why the test's umount left it is not yet
-# known. RNFSD_TEST_DEB=1 runs it.
-if [ "$SCENARIO" = deb ] && [ "${RNFSD_TEST_DEB:-0}" != 1 ]; then
-	echo "SKIP: the package scenario runs with RNFSD_TEST_DEB=1 (off by default: rnfsd's exit waits on an NFSv4 mount of itself left in its own mount namespace; see tests/vm/README.md)"
-	exit 77
-fi
 if [ "$SCENARIO" = deb ]; then
 	"$HERE/deb-build.sh" "$BUILD/deb" "$SRC"
 	rc=$?

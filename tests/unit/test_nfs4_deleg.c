@@ -29,7 +29,15 @@
  *    file ones; the NFS4_DELEG_DIR_MAX bound leaves file delegations room;
  *    NOTIFY4_ADD_ENTRY granted alone, an added entry recalling only the
  *    holders without it, those with it listed to be told, at most
- *    NFS4_DL_NOTIFY_MAX of them, recalled when they cannot be told.
+ *    NFS4_DL_NOTIFY_MAX of them, recalled when they cannot be told;
+ *  - the stats' counts (issue 26 item 7): delegations by kind, disjoint
+ *    (read, write, attribute: RFC 9754 §5's *_ATTRS_DELEG, directory),
+ *    summing to the table's count through grants, returns, revocations
+ *    and frees; a recall counted once, under the cause of the access that
+ *    made it (not again for later conflicts while it is out), directory
+ *    ones under dir_recalls_by too; CB_NOTIFY's failure as notify_failed;
+ *    revocations split into unanswered recalls and an administrator's;
+ *    the causes' and kinds' names.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -84,7 +92,7 @@ static void grant(uint64_t cl, const uint8_t *f, bool write, struct nfs4_stateid
 
 static bool conflict(uint64_t cl, enum nfs4_dl_access acc, uint64_t now, unsigned *n, struct nfs4_dl_recall *r)
 {
-	return nfs4_dtab_conflict(t, fa, sizeof(fa), cl, acc, now, LEASE, r, 4, n);
+	return nfs4_dtab_conflict(t, fa, sizeof(fa), cl, acc, NFS4_DL_BY_NFS4, now, LEASE, r, 4, n);
 }
 
 static void test_decide(void **state)
@@ -526,7 +534,8 @@ static void test_break_deadline(void **state)
 	/* a new recall starts without a deadline; a deadline on a held one is none */
 	grant(A, fb, false, &sid);
 	nfs4_dtab_deadline(t, fb, sizeof(fb), 1);
-	assert_true(nfs4_dtab_conflict(t, fb, sizeof(fb), 0, NFS4_DL_ACC_WRITE, 200, LEASE, r, 4, &n));
+	assert_true(nfs4_dtab_conflict(t, fb, sizeof(fb), 0, NFS4_DL_ACC_WRITE, NFS4_DL_BY_LOCAL_OPEN, 200, LEASE, r, 4,
+					 &n));
 	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE - 1, LEASE), 0);
 	assert_int_equal(nfs4_dtab_expire(t, 200 + LEASE, LEASE), 1);
 }
@@ -639,16 +648,19 @@ static void test_dir_notify(void **state)
 	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sb));
 	assert_int_equal(granted, 0);
 	/* An entry added by C: B's recalled, A's kept (told afterwards). */
-	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_DIR_ADD, 10, LEASE, r, 4, &n));
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_DIR_ADD, NFS4_DL_BY_NFS4, 10,
+					 LEASE, r, 4, &n));
 	assert_int_equal(n, 1);
 	assert_true(r[0].clientid == B);
 	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, r), 1);
 	assert_true(r[0].clientid == A);
 	assert_memory_equal(&r[0].sid, &sa, sizeof(sa));
 	assert_int_equal(nfs4_dtab_return(t, B, 1, &sb, fa, sizeof(fa)), NFS4_OK);
-	assert_false(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_DIR_ADD, 11, LEASE, r, 4, &n));
+	assert_false(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_DIR_ADD, NFS4_DL_BY_NFS4, 11,
+					 LEASE, r, 4, &n));
 	/* Any other change recalls A's too. */
-	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_NS, 12, LEASE, r, 4, &n));
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_NS, NFS4_DL_BY_NFS4, 12, LEASE, r,
+					 4, &n));
 	assert_int_equal(n, 1);
 	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, r), 0); /* recalled: told nothing */
 	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
@@ -687,14 +699,14 @@ static void test_dir_notify_remove(void **state)
 	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, &granted, &sb));
 	assert_true(nfs4_dtab_grant_dir(t, C, fa, sizeof(fa), NFS4_DL_NOTIFY_GRANTABLE, &granted, &sc));
 	/* C removes an entry: B's recalled (ADD only), A's kept; A and C (its own) told. */
-	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), C, NFS4_DL_ACC_DIR_REMOVE, 10, LEASE, r, 4, &n));
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), C, NFS4_DL_ACC_DIR_REMOVE, NFS4_DL_BY_NFS4, 10, LEASE, r, 4, &n));
 	assert_int_equal(n, 1);
 	assert_true(r[0].clientid == B);
 	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_REMOVE, r), 2);
 	assert_true((r[0].clientid == A && r[1].clientid == C) || (r[0].clientid == C && r[1].clientid == A));
 	assert_int_equal(nfs4_dtab_return(t, B, 1, &sb, fa, sizeof(fa)), NFS4_OK);
 	/* An entry added by no client (NFSv3): A's recalled (REMOVE only), C's kept. */
-	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_ADD, 11, LEASE, r, 4, &n));
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_ADD, NFS4_DL_BY_NFS3, 11, LEASE, r, 4, &n));
 	assert_int_equal(n, 1);
 	assert_true(r[0].clientid == A);
 	assert_memory_equal(&r[0].sid, &sa, sizeof(sa));
@@ -705,12 +717,12 @@ static void test_dir_notify_remove(void **state)
 	assert_int_equal(t->dir_recalls, 2);
 	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
 	/* RFC 8881 §18.26.4: a rename within the directory passes C (granted RENAME_ENTRY) by. */
-	assert_false(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, 12, LEASE, r, 4, &n));
+	assert_false(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, NFS4_DL_BY_NFS3, 12, LEASE, r, 4, &n));
 	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_RENAME, r), 1);
 	assert_int_equal(nfs4_dtab_return(t, C, 1, &sc, fa, sizeof(fa)), NFS4_OK);
 	/* ... and recalls one granted only ADD_ENTRY and REMOVE_ENTRY (§18.26.4: one RENAME_ENTRY, not the two). */
 	assert_true(nfs4_dtab_grant_dir(t, C, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_REMOVE, &granted, &sc));
-	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, 13, LEASE, r, 4, &n));
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, NFS4_DL_BY_NFS3, 13, LEASE, r, 4, &n));
 	assert_int_equal(n, 1);
 	assert_true(r[0].clientid == C);
 }
@@ -735,6 +747,119 @@ static void test_sid_of_counter(void **state)
 	assert_false(nfs4_dtab_sid_of_counter(t, counter, &got));
 }
 
+/* The table's kinds sum to its count; the causes' recalls to its recalls. */
+static void counts_agree(const struct nfs4_dl_counts *c)
+{
+	uint64_t kinds = 0, rec = 0, dir = 0;
+
+	for (unsigned k = 0; k < NFS4_DL_KINDS; k++)
+		kinds += c->kind[k];
+	for (unsigned i = 0; i < NFS4_DL_CAUSES; i++)
+		rec += c->recalls_by[i], dir += c->dir_recalls_by[i];
+	assert_int_equal(kinds, t->count);
+	assert_int_equal(rec, t->recalls);
+	assert_int_equal(dir, t->dir_recalls);
+	assert_int_equal(c->revoked_unanswered + c->revoked_admin, t->revoked);
+}
+
+static bool match_fb(const uint8_t *key, uint32_t len, void *arg)
+{
+	(void)arg;
+	return len == sizeof(fb) && !memcmp(key, fb, len);
+}
+
+/* The stats' counts: kinds, recalls by cause, revocations by reason. */
+static void test_counts(void **state)
+{
+	static const uint8_t fc[] = "file-c", fd[] = "dir--d";
+	const struct nfs4_dl_time t0 = { 1, 0 };
+	struct nfs4_stateid sa, sb, sc, sd;
+	struct nfs4_dl_recall r[4];
+	struct nfs4_dl_counts c;
+	unsigned n;
+
+	(void)state;
+	grant(A, fa, false, &sa);
+	grant(A, fb, true, &sb);
+	grant(B, fc, false, &sc);
+	nfs4_dtab_set_ts(t, &sc, &t0, &t0); /* READ_ATTRS_DELEG: attribute, not read */
+	assert_true(nfs4_dtab_grant_dir(t, B, fd, sizeof(fd), 0, &granted, &sd));
+	nfs4_dtab_counts(t, &c);
+	assert_int_equal(c.kind[NFS4_DL_KIND_READ], 1);
+	assert_int_equal(c.kind[NFS4_DL_KIND_WRITE], 1);
+	assert_int_equal(c.kind[NFS4_DL_KIND_ATTR], 1);
+	assert_int_equal(c.kind[NFS4_DL_KIND_DIR], 1);
+	counts_agree(&c);
+	/* NFSv3's WRITE recalls fa's: nfs3 1; NLM's TEST while it is out counts nothing more. */
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_WRITE, NFS4_DL_BY_NFS3, 10, LEASE, r, 4, &n));
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_LOCK, NFS4_DL_BY_NLM, 11, LEASE, r, 4, &n));
+	/* A local open recalls fb's; another client's REMOVE in fd recalls the directory's. */
+	assert_true(nfs4_dtab_conflict(t, fb, sizeof(fb), 0, NFS4_DL_ACC_WRITE, NFS4_DL_BY_LOCAL_OPEN, 12, LEASE, r, 4,
+				       &n));
+	assert_true(nfs4_dtab_conflict(t, fd, sizeof(fd), A, NFS4_DL_ACC_NS, NFS4_DL_BY_NFS4, 13, LEASE, r, 4, &n));
+	/* The holder's own access recalls nothing, counts nothing. */
+	assert_false(nfs4_dtab_conflict(t, fc, sizeof(fc), B, NFS4_DL_ACC_WRITE, NFS4_DL_BY_NFS4, 13, LEASE, r, 4, &n));
+	nfs4_dtab_counts(t, &c);
+	assert_int_equal(c.recalls_by[NFS4_DL_BY_NFS3], 1);
+	assert_int_equal(c.recalls_by[NFS4_DL_BY_NLM], 0);
+	assert_int_equal(c.recalls_by[NFS4_DL_BY_LOCAL_OPEN], 1);
+	assert_int_equal(c.recalls_by[NFS4_DL_BY_NFS4], 1);
+	assert_int_equal(c.dir_recalls_by[NFS4_DL_BY_NFS4], 1);
+	assert_int_equal(c.dir_recalls_by[NFS4_DL_BY_NFS3] + c.dir_recalls_by[NFS4_DL_BY_LOCAL_OPEN], 0);
+	assert_int_equal(c.recalls_by[NFS4_DL_BY_LOCAL_LOCK] + c.recalls_by[NFS4_DL_BY_CEPH], 0);
+	counts_agree(&c);
+	/* fa's returned; fb's unanswered for a lease: revoked (still counted a write one until freed). */
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
+	assert_int_equal(nfs4_dtab_expire(t, 12 + LEASE, LEASE), 1);
+	nfs4_dtab_counts(t, &c);
+	assert_int_equal(c.kind[NFS4_DL_KIND_READ], 0);
+	assert_int_equal(c.kind[NFS4_DL_KIND_WRITE], 1);
+	assert_int_equal(c.revoked_unanswered, 1);
+	assert_int_equal(nfs4_dtab_free(t, A, &sb), NFS4_OK);
+	/* An administrator's revocation counts apart (fb granted again, to B). */
+	grant(B, fb, false, &sb);
+	assert_int_equal(nfs4_dtab_revoke_files(t, match_fb, NULL), 1);
+	nfs4_dtab_counts(t, &c);
+	assert_int_equal(c.revoked_unanswered, 1);
+	assert_int_equal(c.revoked_admin, 1);
+	assert_int_equal(c.kind[NFS4_DL_KIND_WRITE], 0);
+	assert_int_equal(c.kind[NFS4_DL_KIND_READ], 1);
+	counts_agree(&c);
+	/* The directory's returned; a new one that cannot be told of an entry: notify_failed. */
+	assert_int_equal(nfs4_dtab_return(t, B, 1, &sd, fd, sizeof(fd)), NFS4_OK);
+	assert_true(nfs4_dtab_grant_dir(t, A, fd, sizeof(fd), NFS4_DL_NOTIFY_ADD, &granted, &sd));
+	assert_true(nfs4_dtab_recall_now(t, &sd, 30, &r[0]));
+	nfs4_dtab_counts(t, &c);
+	assert_int_equal(c.recalls_by[NFS4_DL_BY_NOTIFY], 1);
+	assert_int_equal(c.dir_recalls_by[NFS4_DL_BY_NOTIFY], 1);
+	assert_int_equal(c.kind[NFS4_DL_KIND_DIR], 1);
+	counts_agree(&c);
+	/* Purged: no kind left. */
+	nfs4_dtab_purge_client(t, A);
+	nfs4_dtab_purge_client(t, B);
+	nfs4_dtab_counts(t, &c);
+	for (unsigned k = 0; k < NFS4_DL_KINDS; k++)
+		assert_int_equal(c.kind[k], 0);
+	counts_agree(&c);
+}
+
+/* The stats' names: one per cause and kind, distinct, none past the end. */
+static void test_count_names(void **state)
+{
+	(void)state;
+	for (unsigned i = 0; i < NFS4_DL_CAUSES; i++) {
+		assert_non_null(nfs4_dl_cause_name(i));
+		for (unsigned j = 0; j < i; j++)
+			assert_string_not_equal(nfs4_dl_cause_name(i), nfs4_dl_cause_name(j));
+	}
+	assert_null(nfs4_dl_cause_name(NFS4_DL_CAUSES));
+	assert_string_equal(nfs4_dl_cause_name(NFS4_DL_BY_LOCAL_OPEN), "local_open");
+	for (unsigned i = 0; i < NFS4_DL_KINDS; i++)
+		assert_non_null(nfs4_dl_kind_name(i));
+	assert_null(nfs4_dl_kind_name(NFS4_DL_KINDS));
+	assert_string_equal(nfs4_dl_kind_name(NFS4_DL_KIND_ATTR), "attribute");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -756,6 +881,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_notify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_notify_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sid_of_counter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counts, setup, teardown),
+		cmocka_unit_test(test_count_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

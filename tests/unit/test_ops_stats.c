@@ -304,7 +304,10 @@ static void fake_nfs4_state(struct nfs4_stats_snap *n)
 				  .open_files = 10, .open_owners = 11, .lock_owners = 12, .open_files_max = 13,
 				  .opens_per_client_max = 14, .lock_owners_per_client_max = 15,
 				  .reply_cache_bytes = 4096, .reply_cache_limit = 1 << 20, .clients_refused = 2,
-				  .sessions_reclaimed = 1, .recorded_clients_max = 32 };
+				  .sessions_reclaimed = 1, .recorded_clients_max = 32,
+				  .dl = { .kind = { 2, 1, 1, 3 }, .recalls_by = { 3, 1, 1 }, .dir_recalls_by = { 1 },
+					  .revoked_unanswered = 1 },
+				  .cb_notify_sent = 4 };
 }
 
 static void fake_resources(struct stats_resources *r)
@@ -369,10 +372,26 @@ static void test_prom_sections(void **state)
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_clients gauge\nrnfsd_nfs4_clients 3\n"));
 	assert_non_null(strstr(page, "rnfsd_nfs4_sessions 2\n"));
 	assert_non_null(strstr(page, "rnfsd_nfs4_opens 7\n"));
-	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_delegation_recalls_total counter\nrnfsd_nfs4_delegation_recalls_total 5\n"));
-	assert_non_null(strstr(page, "rnfsd_nfs4_delegation_revocations_total 1\n"));
+	/* issue 26 item 7: delegations by kind, recalls by cause (every label, 0s too), revocations by reason */
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_delegations gauge\nrnfsd_nfs4_delegations{kind=\"read\"} 2\n"
+				     "rnfsd_nfs4_delegations{kind=\"write\"} 1\nrnfsd_nfs4_delegations{kind=\"attribute\"} 1\n"
+				     "rnfsd_nfs4_delegations{kind=\"directory\"} 3\n#"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_delegation_recalls_total counter\n"
+				     "rnfsd_nfs4_delegation_recalls_total{cause=\"nfs4\"} 3\n"
+				     "rnfsd_nfs4_delegation_recalls_total{cause=\"nfs3\"} 1\n"
+				     "rnfsd_nfs4_delegation_recalls_total{cause=\"nlm\"} 1\n"
+				     "rnfsd_nfs4_delegation_recalls_total{cause=\"local_open\"} 0\n"
+				     "rnfsd_nfs4_delegation_recalls_total{cause=\"local_lock\"} 0\n"
+				     "rnfsd_nfs4_delegation_recalls_total{cause=\"ceph\"} 0\n"
+				     "rnfsd_nfs4_delegation_recalls_total{cause=\"notify_failed\"} 0\n#"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_delegation_revocations_total counter\n"
+				     "rnfsd_nfs4_delegation_revocations_total{reason=\"unanswered\"} 1\n"
+				     "rnfsd_nfs4_delegation_revocations_total{reason=\"admin\"} 0\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_dir_delegations gauge\nrnfsd_nfs4_dir_delegations 0\n"));
-	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_dir_delegation_recalls_total counter\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_dir_delegation_recalls_total counter\n"
+				     "rnfsd_nfs4_dir_delegation_recalls_total{cause=\"nfs4\"} 1\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_cb_notify_total counter\nrnfsd_nfs4_cb_notify_total 4\n"));
+	assert_null(strstr(page, "rnfsd_nfs4_delegations 0\n")); /* no unlabelled sample beside the kinds */
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_cb_notify_pending gauge\nrnfsd_nfs4_cb_notify_pending 0\n"));
 	/* pNFS layout recalls (issue 28) */
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalling gauge\n"));
@@ -618,7 +637,7 @@ static void test_json_nfs4(void **state)
 				    "\"opens_per_client_max\": 14, \"lock_owners_per_client_max\": 15, \"deleg_leases\": 0, "
 				    "\"deleg_lease_refused\": 0, \"cb_getattr_sent\": 0, \"cb_getattr_unanswered\": 0, "
 				    "\"dir_delegations\": 0, \"dir_delegations_granted\": 0, \"dir_delegation_recalls\": 0, "
-				    "\"cb_notify_pending\": 0, \"cb_notify_sent\": 0, \"dir_notify_recalls\": 0},"));
+				    "\"cb_notify_pending\": 0},"));
 	/* issue 24 defect 3: descriptors against the limit, and the tables holding them */
 	assert_non_null(strstr(doc, "\"resources\": {\"fds\": 20, \"fd_limit\": 1024, \"fd_reserve\": 512, "
 				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"uring_personalities\": 9, "
@@ -627,6 +646,14 @@ static void test_json_nfs4(void **state)
 				    "\"gss_contexts_max\": 4096, \"gss_evictions\": 7},"));
 	assert_non_null(strstr(doc, "\"nfs4_limits\": {\"reply_cache_bytes\": 4096, \"reply_cache_limit\": 1048576, "
 				    "\"clients_refused\": 2, \"sessions_reclaimed\": 1, \"recorded_clients_max\": 32},"));
+	/* issue 26 item 7: by kind, recalls by cause (of directories too), revocations, CB_NOTIFY */
+	assert_non_null(strstr(doc, "\"nfs4_delegations\": {\"read\": 2, \"write\": 1, \"attribute\": 1, "
+				    "\"directory\": 3, \"recalls_nfs4\": 3, \"recalls_nfs3\": 1, \"recalls_nlm\": 1, "
+				    "\"recalls_local_open\": 0, \"recalls_local_lock\": 0, \"recalls_ceph\": 0, "
+				    "\"recalls_notify_failed\": 0, \"dir_recalls_nfs4\": 1, \"dir_recalls_nfs3\": 0, "
+				    "\"dir_recalls_nlm\": 0, \"dir_recalls_local_open\": 0, \"dir_recalls_local_lock\": 0, "
+				    "\"dir_recalls_ceph\": 0, \"dir_recalls_notify_failed\": 0, \"revoked_unanswered\": 1, "
+				    "\"revoked_admin\": 0, \"cb_notify_sent\": 4},"));
 	assert_non_null(strstr(doc, "\"totals\": {\"calls\": 101, \"errors\": 3,"));
 	/* The sections' places: state ones between the procedures and the totals, RDMA's memory after. */
 	const char *procs = strstr(doc, "\"procedures\": ["), *ops = strstr(doc, "\"nfs4_operations\": [");
@@ -920,9 +947,13 @@ static void test_rnfsctl_nfs4(void **state)
 	char *out = run_rnfsctl(args);
 	fprintf(stderr, "%s", out);
 	assert_non_null(strstr(out, "nfsv4: 3 clients, 2 sessions, 7 opens, 1 locks, 0 delegations (0 directories: 0 granted, "
-				    "0 recalled; 0 CB_NOTIFY, 0 pending, 0 recalled instead; 5 recalls, "
+				    "0 recalled, 0 CB_NOTIFY pending; 5 recalls, "
 				    "4 returned, 1 revoked; 0 files leased, 0 refused for want of a lease; 0 CB_GETATTR, 0 unanswered); 4 clients recorded "
 				    "for restart recovery; grace period: 12 s left (6 reclaims, 8 GRACE, 9 NO_GRACE)"));
+	assert_non_null(strstr(out, "nfsv4 delegations: 2 read, 1 write, 1 attribute, 3 directory; recalls by cause: nfs4 3, "
+				    "nfs3 1, nlm 1, local_open 0, local_lock 0, ceph 0, notify_failed 0 (of directories: nfs4 1, "
+				    "nfs3 0, nlm 0, local_open 0, local_lock 0, ceph 0, notify_failed 0); revoked: 1 recalls "
+				    "unanswered, 0 by an administrator; CB_NOTIFY sent 4\n"));
 	assert_non_null(strstr(out, "PROGRAM  VERS OPERATION                 CALLS   ERRORS"));
 	assert_non_null(strstr(out, "nfs         4 SECINFO_NO_NAME               5        1        4.0          -\n"));
 	free(out);

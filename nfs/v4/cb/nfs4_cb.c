@@ -14,6 +14,7 @@
  * retransmitted on the same connection, so a back channel call has one
  * timeout and no resend.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -90,6 +91,7 @@ static struct loop_ev *cb_async;
 static struct loop_ev *cb_retry_ev; /* one-shot: probes to send again */
 static struct cb_ent cb_tab[NFS4_CB_CLIENTS];
 static struct log_limit cb_limit;
+static _Atomic uint64_t cb_notify_queued; /* CB_NOTIFYs taken by nfs4_cb_send() (nfs4_cb_notify_sent()) */
 
 /* RFC 8881 §2.9.2: no retransmission on the same connection; one wait. */
 static const struct rpc_clnt_params cb_bc_params = { .timeout_ms = 5000, .max_timeout_ms = 5000, .retries = 0 };
@@ -284,9 +286,16 @@ bool nfs4_cb_send(uint64_t clientid, const struct nfs4_cb_op *op, void (*done)(v
 		ok = true;
 	}
 	pthread_mutex_unlock(&cb_mu);
+	if (ok && op->kind == NFS4_CB_OP_NOTIFY)
+		atomic_fetch_add_explicit(&cb_notify_queued, 1, memory_order_relaxed);
 	if (ok)
 		cb_wake();
 	return ok;
+}
+
+uint64_t nfs4_cb_notify_sent(void)
+{
+	return atomic_load_explicit(&cb_notify_queued, memory_order_relaxed);
 }
 
 static void ent_stat(const struct cb_ent *e, struct nfs4_cb_stat *s)

@@ -75,6 +75,8 @@ void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb);
  * Any thread; done may call nfs4_cb_send() again.
  */
 bool nfs4_cb_send(uint64_t clientid, const struct nfs4_cb_op *op, void (*done)(void *arg, int32_t status), void *arg);
+/* CB_NOTIFYs (RFC 8881 §20.4) nfs4_cb_send() took since start, whoever queued them (the stats). */
+uint64_t nfs4_cb_notify_sent(void);
 /* SEQUENCE's sr_status_flags for the client (RFC 8881 §18.46.3); 0 for a client without an entry. */
 uint32_t nfs4_cb_seq_flags_for(uint64_t clientid);
 

@@ -166,7 +166,9 @@ void nfs4_stats_state(struct nfs4_stats_snap *out)
 	nfs4_deleg_lease_stats(&out->deleg_leases, &out->deleg_lease_refused);
 	nfs4_deleg_getattr_stats(&out->cb_getattr_sent, &out->cb_getattr_unanswered);
 	nfs4_deleg_dir_stats(&out->dir_delegations, &out->dir_granted, &out->dir_recalls);
-	nfs4_deleg_notify_stats(&out->cb_notify_pending, &out->cb_notify_sent, &out->dir_notify_recalls);
+	nfs4_deleg_counts(&out->dl);
+	out->cb_notify_sent = nfs4_cb_notify_sent();
+	out->cb_notify_pending = nfs4_deleg_notify_pending();
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {
@@ -235,8 +237,7 @@ static const struct nfs4_sec_field nfs4_sec_state[] = {
 	U("deleg_lease_refused", deleg_lease_refused), U("cb_getattr_sent", cb_getattr_sent),
 	U("cb_getattr_unanswered", cb_getattr_unanswered), U("dir_delegations", dir_delegations),
 	U("dir_delegations_granted", dir_granted), U("dir_delegation_recalls", dir_recalls),
-	U("cb_notify_pending", cb_notify_pending), U("cb_notify_sent", cb_notify_sent),
-	U("dir_notify_recalls", dir_notify_recalls), { NULL, 0, SEC_U },
+	U("cb_notify_pending", cb_notify_pending), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_async[] = {
@@ -280,6 +281,33 @@ static void nfs4_sec_snap(struct json_out *j, const char *name, void *arg)
 		else
 			json_fixed(j, f->key, (double)*(const uint64_t *)(base + f->off) / 1e3, 1);
 	}
+	json_obj_close(j);
+}
+
+/* "nfs4_delegations": by kind (enum nfs4_dl_kind, disjoint: their sum is "nfs4"."delegations"),
+ * "recalls_<cause>" and "dir_recalls_<cause>" (enum nfs4_dl_cause: their sums are "nfs4"."recalls" and
+ * "dir_delegation_recalls"), revocations by reason, CB_NOTIFYs sent. */
+static void nfs4_sec_deleg(struct json_out *j, const char *name, void *arg)
+{
+	struct nfs4_stats_snap n = { 0 };
+	char key[48];
+
+	(void)arg;
+	nfs4_sec_src.state(&n);
+	json_obj_open(j, name);
+	for (unsigned k = 0; k < NFS4_DL_KINDS; k++)
+		json_u64(j, nfs4_dl_kind_name(k), n.dl.kind[k]);
+	for (unsigned c = 0; c < NFS4_DL_CAUSES; c++) {
+		snprintf(key, sizeof(key), "recalls_%s", nfs4_dl_cause_name(c));
+		json_u64(j, key, n.dl.recalls_by[c]);
+	}
+	for (unsigned c = 0; c < NFS4_DL_CAUSES; c++) {
+		snprintf(key, sizeof(key), "dir_recalls_%s", nfs4_dl_cause_name(c));
+		json_u64(j, key, n.dl.dir_recalls_by[c]);
+	}
+	json_u64(j, "revoked_unanswered", n.dl.revoked_unanswered);
+	json_u64(j, "revoked_admin", n.dl.revoked_admin);
+	json_u64(j, "cb_notify_sent", n.cb_notify_sent);
 	json_obj_close(j);
 }
 
@@ -377,11 +405,8 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_sessions", "NFSv4.1+ sessions", PROM_GAUGE, sessions),
 	PF("rnfsd_nfs4_opens", "NFSv4 open stateids", PROM_GAUGE, opens),
 	PF("rnfsd_nfs4_locks", "NFSv4 lock stateids", PROM_GAUGE, locks),
-	PF("rnfsd_nfs4_delegations", "NFSv4 delegations held by clients", PROM_GAUGE, delegations),
 	PF("rnfsd_nfs4_delegations_max", "Bound of the delegation table", PROM_GAUGE, delegations_max),
-	PF("rnfsd_nfs4_delegation_recalls_total", "Delegations recalled (CB_RECALL)", PROM_COUNTER, recalls),
 	PF("rnfsd_nfs4_delegation_returns_total", "Delegations returned (DELEGRETURN)", PROM_COUNTER, returned),
-	PF("rnfsd_nfs4_delegation_revocations_total", "Delegations revoked", PROM_COUNTER, revoked),
 	PF("rnfsd_nfs4_delegation_leases", "Files leased (F_SETLEASE) for their delegations", PROM_GAUGE, deleg_leases),
 	PF("rnfsd_nfs4_delegation_lease_refused_total", "Delegations not granted: the file's lease not to be had",
 	   PROM_COUNTER, deleg_lease_refused),
@@ -389,14 +414,11 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	   dir_delegations),
 	PF("rnfsd_nfs4_dir_delegations_granted_total", "Directory delegations granted (GET_DIR_DELEGATION)",
 	   PROM_COUNTER, dir_granted),
-	PF("rnfsd_nfs4_dir_delegation_recalls_total", "Directory delegations recalled (CB_RECALL)", PROM_COUNTER,
-	   dir_recalls),
 	PF("rnfsd_nfs4_cb_notify_pending", "CB_NOTIFY queued or in flight, not yet answered", PROM_GAUGE,
 	   cb_notify_pending),
-	PF("rnfsd_nfs4_cb_notify_total", "CB_NOTIFY sent for directory delegations", PROM_COUNTER, cb_notify_sent),
-	PF("rnfsd_nfs4_dir_notify_recalls_total", "Directory notifications not sendable (callback path down or "
-	   "queue full): recalled instead", PROM_COUNTER, dir_notify_recalls),
 	PF("rnfsd_nfs4_cb_getattr_total", "CB_GETATTR sent for write-delegated files", PROM_COUNTER, cb_getattr_sent),
+	PF("rnfsd_nfs4_cb_notify_total", "CB_NOTIFY sent to directory delegations' holders", PROM_COUNTER,
+	   cb_notify_sent),
 	PF("rnfsd_nfs4_cb_getattr_unanswered_total", "CB_GETATTR not answered in time (recalled)", PROM_COUNTER,
 	   cb_getattr_unanswered),
 	PF("rnfsd_nfs4_open_files", "Files with NFSv4 opens (a descriptor each)", PROM_GAUGE, open_files),
@@ -476,6 +498,44 @@ static void nfs4_prom_dss(struct prom_out *p)
 	}
 }
 
+static const char *nfs4_prom_revoke_reason(unsigned i)
+{
+	return i == 0 ? "unanswered" : "admin";
+}
+
+/* One family of a bounded label set: label = name_of(i), value v[i], for i < n (0s too). */
+static void nfs4_prom_labelled(struct prom_out *p, const char *name, enum prom_type type, const char *help,
+			       const char *label, const char *(*name_of)(unsigned), const uint64_t *v, unsigned n)
+{
+	if (!prom_family(p, name, type, help))
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		struct prom_label l = { label, name_of(i) };
+
+		prom_sample_u64(p, NULL, &l, 1, v[i]);
+	}
+}
+
+/* Delegations by kind, recalls by cause (all, and directory delegations'), revocations by reason. */
+static void nfs4_prom_deleg(struct prom_out *p, const struct nfs4_dl_counts *c)
+{
+	const uint64_t revoked[2] = { c->revoked_unanswered, c->revoked_admin };
+
+	nfs4_prom_labelled(p, "rnfsd_nfs4_delegations", PROM_GAUGE,
+			   "NFSv4 delegations (held, recalled, revoked not freed) by kind: read, write, attribute "
+			   "(RFC 9754 delegated timestamps, read or write), directory",
+			   "kind", nfs4_dl_kind_name, c->kind, NFS4_DL_KINDS);
+	nfs4_prom_labelled(p, "rnfsd_nfs4_delegation_recalls_total", PROM_COUNTER,
+			   "Delegations recalled (CB_RECALL), by who wanted the conflicting access", "cause",
+			   nfs4_dl_cause_name, c->recalls_by, NFS4_DL_CAUSES);
+	nfs4_prom_labelled(p, "rnfsd_nfs4_dir_delegation_recalls_total", PROM_COUNTER,
+			   "Directory delegations recalled (CB_RECALL), by cause (of the delegation recalls)", "cause",
+			   nfs4_dl_cause_name, c->dir_recalls_by, NFS4_DL_CAUSES);
+	nfs4_prom_labelled(p, "rnfsd_nfs4_delegation_revocations_total", PROM_COUNTER,
+			   "Delegations revoked: recall unanswered for a lease, or by an administrator", "reason",
+			   nfs4_prom_revoke_reason, revoked, 2);
+}
+
 static void nfs4_prom(struct prom_out *p, void *arg)
 {
 	static const struct stats_prom_procs ops = {
@@ -499,6 +559,7 @@ static void nfs4_prom(struct prom_out *p, void *arg)
 		if (prom_family(p, f->name, f->type, f->help))
 			prom_sample_u64(p, NULL, NULL, 0, v);
 	}
+	nfs4_prom_deleg(p, &n.dl);
 	if (nfs4_sec_src.ds_foreach)
 		nfs4_prom_dss(p);
 }
@@ -512,7 +573,8 @@ int nfs4_stats_sections_add(const struct nfs4_stats_sources *src)
 	} secs[] = {
 		{ "nfs4_operations", nfs4_sec_ops, NULL }, { "nfs4", nfs4_sec_snap, nfs4_sec_state },
 		{ "nfs4_async", nfs4_sec_snap, nfs4_sec_async }, { "nfs4_bounds", nfs4_sec_snap, nfs4_sec_bounds },
-		{ "nfs4_limits", nfs4_sec_snap, nfs4_sec_limits }, { "nfs4_callbacks", nfs4_sec_cbs, NULL },
+		{ "nfs4_limits", nfs4_sec_snap, nfs4_sec_limits }, { "nfs4_delegations", nfs4_sec_deleg, NULL },
+		{ "nfs4_callbacks", nfs4_sec_cbs, NULL },
 		{ "pnfs_data_servers", nfs4_sec_dss, NULL },
 	};
 	const struct nfs4_stats_sources mine = { nfs4_stats_ops_foreach, nfs4_stats_state, nfs4_stats_cb_foreach,

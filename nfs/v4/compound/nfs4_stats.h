@@ -5,7 +5,8 @@
  * sessions, open state, delegations and the grace period (struct
  * nfs4_stats_snap) of the server handed to nfs4_stats_serve(), and the
  * sections of the stats document built from them ("nfs4_operations", "nfs4",
- * "nfs4_async", "nfs4_bounds", "nfs4_limits", "nfs4_callbacks"), which main
+ * "nfs4_async", "nfs4_bounds", "nfs4_limits", "nfs4_delegations",
+ * "nfs4_callbacks", "pnfs_data_servers"), which main
  * adds to core/stats.h's registry when NFSv4 is served.
  * Counters are atomics in static storage: nothing is allocated.
  */
@@ -15,6 +16,7 @@
 #include <stdint.h>
 
 #include "core/stats.h"
+#include "nfs/v4/state/nfs4_deleg.h"
 
 struct nfs4_server;
 
@@ -31,8 +33,11 @@ struct nfs4_stats_snap {
 	uint64_t cb_getattr_sent, cb_getattr_unanswered; /* CB_GETATTR (RFC 8881 §10.4.3); not answered in time */
 	uint64_t dir_delegations, dir_granted, dir_recalls; /* directory delegations (RFC 8881 §10.9): held (of
 							     * delegations), granted and recalled since start */
-	uint64_t cb_notify_pending, cb_notify_sent, dir_notify_recalls; /* CB_NOTIFY (RFC 8881 §20.4): queued or
-									 * in flight, sent; not sendable: recalled */
+	/* "nfs4_delegations": delegations by kind (disjoint), recalls by cause, revocations by reason
+	 * (nfs4_deleg.h), and CB_NOTIFYs sent (RFC 8881 §20.4, directory delegations' notifications). */
+	struct nfs4_dl_counts dl;
+	uint64_t cb_notify_sent;
+	uint64_t cb_notify_pending; /* CB_NOTIFY (RFC 8881 §20.4) queued or in flight (a gauge) */
 	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
 	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
 	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */

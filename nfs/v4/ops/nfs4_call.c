@@ -144,6 +144,12 @@ bool nfs4_name_file_fh(const struct nfs_export *exp, const struct be_cred *cr, c
 uint32_t nfs4_name_recall(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
 			  const char *name, uint64_t clientid, bool layouts)
 {
+	return nfs4_name_recall_by(exp, cr, dir, name, clientid, layouts, NFS4_DL_BY_NFS4);
+}
+
+uint32_t nfs4_name_recall_by(const struct nfs_export *exp, const struct be_cred *cr, const struct be_obj *dir,
+			     const char *name, uint64_t clientid, bool layouts, enum nfs4_dl_cause cause)
+{
 	bool dl = nfs4_deleg_any(), lo = layouts && nfs4_pnfs_held();
 	uint32_t status = NFS4_OK;
 	struct nfs_fh fh;
@@ -154,7 +160,7 @@ uint32_t nfs4_name_recall(const struct nfs_export *exp, const struct be_cred *cr
 	if ((!dl && !lo) || !nfs4_name_file_fh(exp, cr, dir, dl && nfs4_deleg_dir_any(), name, &fh))
 		return NFS4_OK;
 	if (dl) /* RFC 8881 §10.4.1: the delegations first; DELAY while one is out, nothing else done */
-		status = nfs4_deleg_break(fh.data, fh.len, clientid, NFS4_DL_ACC_NS);
+		status = nfs4_deleg_break_by(fh.data, fh.len, clientid, NFS4_DL_ACC_NS, cause);
 	if (status == NFS4_OK && lo) /* §12.5.5: then other clients' layouts (never waits) */
 		nfs4_pnfs_recall_file(fh.data, fh.len, clientid, NULL);
 	return status;

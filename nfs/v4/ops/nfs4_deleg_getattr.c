@@ -116,7 +116,8 @@ static bool ga_ask(uint64_t holder, const uint8_t *fkey, uint32_t fkey_len, bool
 	return ok;
 }
 
-uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, struct be_attr *attr)
+uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs4_dl_cause cause,
+			    struct be_attr *attr)
 {
 	struct nfs4_cb_getattr_res res = { 0 };
 	struct nfs4_stateid sid;
@@ -136,8 +137,8 @@ uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t cli
 	if (loop_is_loop_thread() || !ga_ask(holder, fkey, fkey_len, nfs4_deleg_ga_ts(&sid), &res)) {
 		atomic_fetch_add(&ga_unanswered, !loop_is_loop_thread());
 		/* RFC 8881 §10.4.3 leaves an unanswered CB_GETATTR to the server: recall, DELAY (as knfsd). */
-		return nfs4_deleg_break(fkey, fkey_len, clientid, NFS4_DL_ACC_READ) == NFS4_OK ? NFS4_OK
-											 : NFS4ERR_DELAY;
+		return nfs4_deleg_break_by(fkey, fkey_len, clientid, NFS4_DL_ACC_READ, cause) == NFS4_OK ? NFS4_OK
+												   : NFS4ERR_DELAY;
 	}
 	struct nfs4_dl_cbattr cb = { .has_change = res.has_change, .has_size = res.has_size,
 				     .has_atime = res.has_atime, .has_mtime = res.has_mtime,

@@ -101,7 +101,8 @@ uint32_t nfs4_getattr_exec(struct nfs4_ctx *x, void *args, void *res)
 			    (nfs4_bitmap_isset(&a->req, FATTR4_CHANGE) || nfs4_bitmap_isset(&a->req, FATTR4_SIZE) ||
 			     nfs4_bitmap_isset(&a->req, FATTR4_TIME_ACCESS) ||
 			     nfs4_bitmap_isset(&a->req, FATTR4_TIME_MODIFY)))
-				status = nfs4_deleg_getattr(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), &r->attr);
+				status = nfs4_deleg_getattr(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x),
+							    NFS4_DL_BY_NFS4, &r->attr);
 		}
 		nfs4_fs_facts_of(&ob, r->has_sf ? &r->sf : NULL, &r->facts);
 		nfs4_attr_export_fsid(&ob, &r->attr);

@@ -40,8 +40,6 @@ static atomic_uint dl_ndir;               /* dl_tab.ndir, read without the lock 
 static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unlock() */
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
 static atomic_ullong dl_notify_pending;    /* CB_NOTIFYs queued or in flight (a gauge) */
-static atomic_ullong dl_notify_sent;       /* CB_NOTIFYs queued since start */
-static atomic_ullong dl_notify_recalled;   /* notifications not to be queued: recalls instead */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
 static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
 static struct nfs4_stab *dl_stab; /* the open table (nfs4_deleg_init): a purged client's verdict */
@@ -192,6 +190,12 @@ bool nfs4_deleg_held(const uint8_t *fkey, uint32_t fkey_len)
 
 uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc)
 {
+	return nfs4_deleg_break_by(fkey, fkey_len, clientid, acc, NFS4_DL_BY_NFS4);
+}
+
+uint32_t nfs4_deleg_break_by(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc,
+			     enum nfs4_dl_cause cause)
+{
 	struct nfs4_dl_recall r[DL_RECALLS_PER_CALL];
 	uint64_t now;
 	unsigned n;
@@ -201,8 +205,8 @@ uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clien
 		return NFS4_OK; /* nothing delegated: no lock taken */
 	now = nfs4_now();
 	dl_lock();
-	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, now, dl_lease, r,
-				  DL_RECALLS_PER_CALL, &n);
+	wait = nfs4_dtab_conflict(&dl_tab, fkey, fkey_len, clientid, (enum nfs4_dl_access)acc, cause, now, dl_lease,
+				  r, DL_RECALLS_PER_CALL, &n);
 	dl_unlock();
 	send_recalls(r, n);
 	/* RFC 8881 §10.4.1 (RFC 7530 §10.4.1): the conflicting request waits for the return. */
@@ -259,19 +263,20 @@ static enum nfs4_dl_access dir_acc(enum nfs_dir_change ch)
 	return acc[ch];
 }
 
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs_dir_change ch)
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs_dir_change ch,
+				enum nfs4_dl_cause cause)
 {
 	/* RFC 8881 §10.9.1: a change by the holder itself recalls none of its own (the
 	 * table skips clientid's); every other holder's is recalled, the change waiting,
 	 * but for an entry added or removed those granted its notification (told after, §10.9.2). */
 	if (!nfs4_deleg_dir_any())
 		return NFS4_OK; /* no directory delegated: no lock taken */
-	return nfs4_deleg_break(fkey, fkey_len, clientid, dir_acc(ch));
+	return nfs4_deleg_break_by(fkey, fkey_len, clientid, dir_acc(ch), cause);
 }
 
 uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, enum nfs_dir_change ch)
 {
-	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), ch);
+	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), ch, NFS4_DL_BY_NFS4);
 }
 
 /* RFC 8881 §10.9.1: to cannot be told: its delegation is recalled instead. */
@@ -283,7 +288,6 @@ static void notify_recall(const struct nfs4_stateid *sid)
 	bool recall = nfs4_dtab_recall_now(&dl_tab, sid, nfs4_now(), &r);
 
 	dl_unlock();
-	atomic_fetch_add(&dl_notify_recalled, 1);
 	if (recall)
 		send_recalls(&r, 1);
 }
@@ -357,10 +361,8 @@ void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
 		const uint8_t *c = to[i].sid.other + 8; /* the counter word, nfs4_dtab_sid_of_counter() */
 		uintptr_t counter = (uintptr_t)c[0] << 24 | (uintptr_t)c[1] << 16 | (uintptr_t)c[2] << 8 | c[3];
 
-		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, (void *)counter)) {
-			atomic_fetch_add(&dl_notify_sent, 1);
+		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, (void *)counter))
 			continue;
-		}
 		atomic_fetch_sub(&dl_notify_pending, 1);
 		notify_recall(&to[i].sid);
 	}
@@ -373,11 +375,9 @@ void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name)
 	nfs4_deleg_dir_note(dir, &n);
 }
 
-void nfs4_deleg_notify_stats(uint64_t *pending, uint64_t *sent, uint64_t *recalled)
+uint64_t nfs4_deleg_notify_pending(void)
 {
-	*pending = atomic_load(&dl_notify_pending);
-	*sent = atomic_load(&dl_notify_sent);
-	*recalled = atomic_load(&dl_notify_recalled);
+	return atomic_load(&dl_notify_pending);
 }
 
 /* RFC 8881 §20.6: CB_RECALL_ANY to the holders while the table is nearly full
@@ -723,6 +723,13 @@ void nfs4_deleg_stats(uint64_t *held, uint64_t *recalls, uint64_t *returned, uin
 	pthread_mutex_unlock(&dl_mu);
 }
 
+void nfs4_deleg_counts(struct nfs4_dl_counts *out)
+{
+	pthread_mutex_lock(&dl_mu);
+	nfs4_dtab_counts(&dl_tab, out);
+	pthread_mutex_unlock(&dl_mu);
+}
+
 void nfs4_deleg_dir_stats(uint64_t *held, uint64_t *granted, uint64_t *recalls)
 {
 	pthread_mutex_lock(&dl_mu);
@@ -742,14 +749,19 @@ void nfs4_deleg_lease_stats(uint64_t *leases, uint64_t *refused)
 
 static enum nfs_deleg_verdict hook_recall(const uint8_t *fkey, uint32_t fkey_len, enum nfs_deleg_access acc)
 {
-	static const enum nfs4_dl_access dl_acc[] = {
-		[NFS_DELEG_READ] = NFS4_DL_ACC_READ,
-		[NFS_DELEG_WRITE] = NFS4_DL_ACC_WRITE,
-		[NFS_DELEG_NS] = NFS4_DL_ACC_NS,
-		[NFS_DELEG_LOCK] = NFS4_DL_ACC_LOCK,
+	/* What each access does to the file, and who asks it: NFS_DELEG_LOCK is NLM's (nlm_svc.c), the rest NFSv3's. */
+	static const struct {
+		enum nfs4_dl_access acc;
+		enum nfs4_dl_cause by;
+	} dl_acc[] = {
+		[NFS_DELEG_READ] = { NFS4_DL_ACC_READ, NFS4_DL_BY_NFS3 },
+		[NFS_DELEG_WRITE] = { NFS4_DL_ACC_WRITE, NFS4_DL_BY_NFS3 },
+		[NFS_DELEG_NS] = { NFS4_DL_ACC_NS, NFS4_DL_BY_NFS3 },
+		[NFS_DELEG_LOCK] = { NFS4_DL_ACC_LOCK, NFS4_DL_BY_NLM },
 	};
 
-	return nfs4_deleg_break(fkey, fkey_len, 0, dl_acc[acc]) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_break_by(fkey, fkey_len, 0, dl_acc[acc].acc, dl_acc[acc].by) == NFS4_OK ? NFS_DELEG_CLEAR
+												  : NFS_DELEG_WAIT;
 }
 
 /* NFSv3 REMOVE, RENAME: removed, the layouts too (RFC 8881 §12.5.5), from any address: a name change is
@@ -757,7 +769,8 @@ static enum nfs_deleg_verdict hook_recall(const uint8_t *fkey, uint32_t fkey_len
 static enum nfs_deleg_verdict hook_recall_at(const struct nfs_export *exp, const struct be_cred *cr,
 					     const struct be_obj *dir, const char *name, bool removed)
 {
-	return nfs4_name_recall(exp, cr, dir, name, 0, removed) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_name_recall_by(exp, cr, dir, name, 0, removed, NFS4_DL_BY_NFS3) == NFS4_OK ? NFS_DELEG_CLEAR
+											       : NFS_DELEG_WAIT;
 }
 
 static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr)
@@ -768,14 +781,16 @@ static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_le
 	if (!may_wait) /* the receiving thread asks first: a CB_GETATTR to wait for goes to a worker */
 		return nfs4_deleg_ga_find(fkey, fkey_len, 0, &holder, &sid) == NFS4_DL_GA_NONE ? NFS_DELEG_CLEAR
 											: NFS_DELEG_WORKER;
-	return nfs4_deleg_getattr(fkey, fkey_len, 0, attr) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_getattr(fkey, fkey_len, 0, NFS4_DL_BY_NFS3, attr) == NFS4_OK ? NFS_DELEG_CLEAR
+										      : NFS_DELEG_WAIT;
 }
 
 /* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client
  * (for an entry added or removed, those not granted its notification). */
 static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch)
 {
-	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, ch) == NFS4_OK ? NFS_DELEG_CLEAR : NFS_DELEG_WAIT;
+	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, ch, NFS4_DL_BY_NFS3) == NFS4_OK ? NFS_DELEG_CLEAR
+											: NFS_DELEG_WAIT;
 }
 
 /* ... the change made: CB_NOTIFY to the holders granted its notification. */
@@ -803,14 +818,14 @@ static const struct nfs_deleg_hook dl_hook = {
  * as a conflicting call from no client would (RFC 8881 §10.4.1). */
 static void watch_changed(const uint8_t *fkey, uint32_t fkey_len)
 {
-	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
+	(void)nfs4_deleg_break_by(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE, NFS4_DL_BY_LOCAL_OPEN);
 }
 
 /* ... its lease broken: a local process waits in the kernel, which lets it in
  * after lease-break-time: the recall is revoked before that (dl_break_wait). */
 static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
 {
-	(void)nfs4_deleg_break(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE);
+	(void)nfs4_deleg_break_by(fkey, fkey_len, 0, NFS4_DL_ACC_WRITE, NFS4_DL_BY_LOCAL_OPEN);
 	if (!dl_break_wait)
 		return;
 	uint64_t at = nfs4_now() + dl_break_wait;
@@ -832,7 +847,7 @@ static void watch_dir_event(const uint8_t *fkey, uint32_t fkey_len, const struct
 	};
 	const struct nfs_dir_note n = { .kind = ch[c->kind], .name = c->name, .newname = c->newname };
 
-	(void)nfs4_deleg_dir_changed(fkey, fkey_len, 0, n.kind);
+	(void)nfs4_deleg_dir_changed(fkey, fkey_len, 0, n.kind, NFS4_DL_BY_LOCAL_OPEN);
 	hook_dir_note(fkey, fkey_len, &n);
 }
 

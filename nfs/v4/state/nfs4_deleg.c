@@ -35,6 +35,46 @@ static bool key_eq(const struct nfs4_dl *d, const uint8_t *k, uint32_t len)
 	return d->fkey_len == len && memcmp(d->fkey, k, len) == 0;
 }
 
+const char *nfs4_dl_cause_name(unsigned cause)
+{
+	static const char *const names[NFS4_DL_CAUSES] = {
+		[NFS4_DL_BY_NFS4] = "nfs4", [NFS4_DL_BY_NFS3] = "nfs3", [NFS4_DL_BY_NLM] = "nlm",
+		[NFS4_DL_BY_LOCAL_OPEN] = "local_open", [NFS4_DL_BY_LOCAL_LOCK] = "local_lock",
+		[NFS4_DL_BY_CEPH] = "ceph", [NFS4_DL_BY_NOTIFY] = "notify_failed",
+	};
+
+	return cause < NFS4_DL_CAUSES ? names[cause] : NULL;
+}
+
+const char *nfs4_dl_kind_name(unsigned kind)
+{
+	static const char *const names[NFS4_DL_KINDS] = {
+		[NFS4_DL_KIND_READ] = "read", [NFS4_DL_KIND_WRITE] = "write", [NFS4_DL_KIND_ATTR] = "attribute",
+		[NFS4_DL_KIND_DIR] = "directory",
+	};
+
+	return kind < NFS4_DL_KINDS ? names[kind] : NULL;
+}
+
+/* A record's kind (not FREE): RFC 9754 §5's *_ATTRS_DELEG types are their own. */
+static enum nfs4_dl_kind dl_kind(const struct nfs4_dl *d)
+{
+	return d->dir ? NFS4_DL_KIND_DIR : d->ts ? NFS4_DL_KIND_ATTR : d->write ? NFS4_DL_KIND_WRITE : NFS4_DL_KIND_READ;
+}
+
+/* HELD -> RECALLED, counted under cause. */
+static void dl_recall(struct nfs4_dtab *t, struct nfs4_dl *d, uint64_t now, enum nfs4_dl_cause cause)
+{
+	d->state = NFS4_DL_RECALLED;
+	d->recalled_at = now;
+	d->revoke_at = 0;
+	t->nrecalled++;
+	t->recalls++;
+	t->recalls_by[cause]++;
+	t->dir_recalls += d->dir;
+	t->dir_recalls_by[cause] += d->dir;
+}
+
 void nfs4_dtab_init(struct nfs4_dtab *t, uint32_t boot)
 {
 	memset(t, 0, sizeof(*t));
@@ -107,6 +147,7 @@ static void dl_free(struct nfs4_dtab *t, struct nfs4_dl *d)
 		t->nrevoked--;
 	if (d->dir)
 		t->ndir--;
+	t->nkind[dl_kind(d)]--;
 	d->state = NFS4_DL_FREE;
 	d->cb_pending = false;
 	d->dir = false;
@@ -240,6 +281,7 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->next = t->buckets[h];
 	t->buckets[h] = (int32_t)slot;
 	t->count++;
+	t->nkind[dl_kind(d)]++;
 	t->granted++;
 	sid_of(t, slot, sid);
 	return true;
@@ -276,7 +318,9 @@ bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *
 	if (t->ndir >= NFS4_DELEG_DIR_MAX || !nfs4_dtab_grant(t, clientid, fkey, fkey_len, false, sid))
 		return false;
 	d = &t->d[be32g(sid->other + 8) & (NFS4_DELEG_MAX - 1)];
+	t->nkind[dl_kind(d)]--;
 	d->dir = true;
+	t->nkind[NFS4_DL_KIND_DIR]++;
 	d->notify = notify;
 	*granted = notify;
 	t->ndir++;
@@ -380,8 +424,8 @@ uint32_t nfs4_dl_notify_of(enum nfs4_dl_access acc)
 }
 
 bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
-			enum nfs4_dl_access acc, uint64_t now, uint32_t lease, struct nfs4_dl_recall *out,
-			unsigned max, unsigned *n)
+			enum nfs4_dl_access acc, enum nfs4_dl_cause cause, uint64_t now, uint32_t lease,
+			struct nfs4_dl_recall *out, unsigned max, unsigned *n)
 {
 	bool wait = false;
 
@@ -405,13 +449,8 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 		}
 		if (d->state == NFS4_DL_HELD) {
 			/* RFC 8881 §10.4.1, §20.2: recall it; the operation waits (DELAY). */
-			d->state = NFS4_DL_RECALLED;
-			d->recalled_at = now;
-			d->revoke_at = 0;
+			dl_recall(t, d, now, cause < NFS4_DL_CAUSES ? cause : NFS4_DL_BY_NFS4);
 			d->cb_pending = true;
-			t->nrecalled++;
-			t->recalls++;
-			t->dir_recalls += d->dir;
 		}
 		wait = true;
 		if (d->cb_pending && *n < max)
@@ -457,7 +496,9 @@ void nfs4_dtab_set_ts(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const
 	struct nfs4_dl *d = dl_of(t, sid);
 
 	if (d && d->state == NFS4_DL_HELD) {
+		t->nkind[dl_kind(d)]--;
 		d->ts = true;
+		t->nkind[NFS4_DL_KIND_ATTR]++;
 		d->orig_atime = *atime;
 		d->orig_mtime = *mtime;
 	}
@@ -583,12 +624,7 @@ bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, u
 	if (!d || d->state != NFS4_DL_HELD)
 		return false;
 	/* RFC 8881 §10.9.2: a change the holder cannot be told of recalls its delegation */
-	d->state = NFS4_DL_RECALLED;
-	d->recalled_at = now;
-	d->revoke_at = 0;
-	t->nrecalled++;
-	t->recalls++;
-	t->dir_recalls += d->dir;
+	dl_recall(t, d, now, NFS4_DL_BY_NOTIFY);
 	recall_out(t, d, r);
 	return true;
 }
@@ -711,6 +747,7 @@ unsigned nfs4_dtab_revoke_files(struct nfs4_dtab *t, bool (*match)(const uint8_t
 		}
 		dl_revoke(t, d);
 		d->admin = true; /* RFC 8881 §15.1.5.1: revoked by an administrator, not by a recall */
+		t->revoked_admin++;
 		n++;
 	}
 	return n;
@@ -739,4 +776,16 @@ unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned ma
 			ids[n++] = d->clientid;
 	}
 	return n;
+}
+
+void nfs4_dtab_counts(const struct nfs4_dtab *t, struct nfs4_dl_counts *out)
+{
+	for (unsigned k = 0; k < NFS4_DL_KINDS; k++)
+		out->kind[k] = t->nkind[k];
+	for (unsigned c = 0; c < NFS4_DL_CAUSES; c++) {
+		out->recalls_by[c] = t->recalls_by[c];
+		out->dir_recalls_by[c] = t->dir_recalls_by[c];
+	}
+	out->revoked_unanswered = t->revoked - t->revoked_admin;
+	out->revoked_admin = t->revoked_admin;
 }

@@ -89,6 +89,33 @@
 
 enum nfs4_dl_state { NFS4_DL_FREE, NFS4_DL_HELD, NFS4_DL_RECALLED, NFS4_DL_REVOKED };
 
+/*
+ * The kinds of delegations the stats count (nfs4_dtab.nkind), disjoint, as
+ * open_delegation_type4 is (RFC 9754 §5 makes OPEN_DELEGATE_READ_ATTRS_DELEG
+ * and _WRITE_ATTRS_DELEG types of their own): a file's read or write one
+ * without delegated timestamps, a file's with them (either), a directory's.
+ * Their sum is nfs4_dtab.count (held, recalled, or revoked and not freed).
+ */
+enum nfs4_dl_kind { NFS4_DL_KIND_READ, NFS4_DL_KIND_WRITE, NFS4_DL_KIND_ATTR, NFS4_DL_KIND_DIR, NFS4_DL_KINDS };
+/* Who wanted the access that recalled a delegation (nfs4_dtab.recalls_by, the stats). */
+enum nfs4_dl_cause {
+	NFS4_DL_BY_NFS4,       /* another NFSv4 client's operation (GETATTR whose CB_GETATTR went unanswered too) */
+	NFS4_DL_BY_NFS3,       /* an NFSv3 call (WRITE, SETATTR, REMOVE, RENAME, CREATE, GETATTR ...) */
+	NFS4_DL_BY_NLM,        /* an NLM LOCK or TEST */
+	NFS4_DL_BY_LOCAL_OPEN, /* a local process: its open, truncate, write, rename or unlink of the file
+				* (lease broken, or the watch's event), its change of a delegated directory */
+	NFS4_DL_BY_LOCAL_LOCK, /* reserved, 0: a local lock needs an open first, which breaks the lease
+				* and recalls (LOCAL_OPEN); no event tells a lock itself */
+	NFS4_DL_BY_CEPH,       /* reserved, 0: CephFS delegations (issue 26 item 6) are not built */
+	NFS4_DL_BY_NOTIFY,     /* a directory change its holder's CB_NOTIFY could not be queued for, or
+				* was not answered NFS4_OK (RFC 8881 §10.9.2; nfs4_dtab_recall_now) */
+	NFS4_DL_CAUSES
+};
+/* The stats' name of a cause ("nfs4", "nfs3", "nlm", "local_open", "local_lock", "ceph", "notify_failed"),
+ * of a kind ("read", "write", "attribute", "directory"); NULL out of range. */
+const char *nfs4_dl_cause_name(unsigned cause);
+const char *nfs4_dl_kind_name(unsigned kind);
+
 /* nfstime4 (RFC 8881 §3.3.1). */
 struct nfs4_dl_time {
 	int64_t sec;
@@ -131,6 +158,10 @@ struct nfs4_dtab {
 	unsigned ndir;      /* directory delegations (not FREE) */
 	uint64_t granted, recalls, returned, revoked; /* counters since start */
 	uint64_t dir_granted, dir_recalls;            /* ... of directory delegations */
+	unsigned nkind[NFS4_DL_KINDS];                /* not FREE, by kind (enum nfs4_dl_kind) */
+	uint64_t recalls_by[NFS4_DL_CAUSES];          /* recalls (HELD -> RECALLED) by cause, of which */
+	uint64_t dir_recalls_by[NFS4_DL_CAUSES];      /* ... of directory delegations */
+	uint64_t revoked_admin;                       /* revoked by an administrator (of revoked) */
 	int32_t buckets[NFS4_DELEG_BUCKETS];
 	struct nfs4_dl d[NFS4_DELEG_MAX];
 };
@@ -195,7 +226,7 @@ unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, 
  * pointer-sized argument. */
 bool nfs4_dtab_sid_of_counter(const struct nfs4_dtab *t, uint32_t counter, struct nfs4_stateid *sid);
 /* A notification of sid could not be sent: the delegation is recalled instead (HELD -> RECALLED,
- * its CB_RECALL handed out into *r). false: not HELD (nothing to do). */
+ * its CB_RECALL handed out into *r; counted as NFS4_DL_BY_NOTIFY). false: not HELD (nothing to do). */
 bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
 			  struct nfs4_dl_recall *r);
 
@@ -230,15 +261,16 @@ struct nfs4_dl_recall {
 };
 /*
  * An operation of clientid (0: of no client: anonymous stateid, NFSv3,
- * local) doing acc to the file at now. Delegations of other clients that
+ * local) doing acc to the file at now, wanted by cause (counted in
+ * recalls_by for each delegation it recalls). Delegations of other clients that
  * conflict are recalled (HELD -> RECALLED); one recalled a lease or more
  * ago is revoked and conflicts no more. true: the operation must wait
  * (NFS4ERR_DELAY). Up to max recalls to send go to out[] (*n); those left
  * are handed out at the next call.
  */
 bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
-			enum nfs4_dl_access acc, uint64_t now, uint32_t lease, struct nfs4_dl_recall *out,
-			unsigned max, unsigned *n);
+			enum nfs4_dl_access acc, enum nfs4_dl_cause cause, uint64_t now, uint32_t lease,
+			struct nfs4_dl_recall *out, unsigned max, unsigned *n);
 /*
  * GETATTR of the file by clientid (0: NFSv3, a 4.0 client) asking for its
  * size or change (RFC 8881 §10.4.3): NONE, no other client's write
@@ -361,6 +393,15 @@ unsigned nfs4_dtab_revoke_files(struct nfs4_dtab *t, bool (*match)(const uint8_t
 				void *arg);
 /* Up to max distinct clients holding delegations (CB_RECALL_ANY's targets). */
 unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned max);
+/* What the stats show of the table: delegations by kind now, recalls by cause and revocations since start. */
+struct nfs4_dl_counts {
+	uint64_t kind[NFS4_DL_KINDS];         /* enum nfs4_dl_kind; their sum: the delegations */
+	uint64_t recalls_by[NFS4_DL_CAUSES];  /* enum nfs4_dl_cause; their sum: the recalls */
+	uint64_t dir_recalls_by[NFS4_DL_CAUSES]; /* ... of them, directory delegations' */
+	uint64_t revoked_unanswered;          /* RFC 8881 §10.4.6: a recall not answered by DELEGRETURN in time */
+	uint64_t revoked_admin;               /* RFC 8881 §15.1.5.1: by an administrator (export removed, unlocked) */
+};
+void nfs4_dtab_counts(const struct nfs4_dtab *t, struct nfs4_dl_counts *out);
 
 /* ---- the server's table (nfs4_proc_deleg.c) ---- */
 
@@ -369,6 +410,11 @@ unsigned nfs4_dtab_holders(const struct nfs4_dtab *t, uint64_t *ids, unsigned ma
  * NFS4ERR_DELAY while any is outstanding (NFSv3: NFS3ERR_JUKEBOX), else
  * NFS4_OK. acc: enum nfs4_dl_access. No lock taken while nothing is delegated. */
 uint32_t nfs4_deleg_break(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc);
+/* The same, wanted by cause (nfs4_deleg_break's is NFS4_DL_BY_NFS4: an NFSv4 operation's). */
+uint32_t nfs4_deleg_break_by(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, unsigned acc,
+			     enum nfs4_dl_cause cause);
+/* The server table's nfs4_dtab_counts() (the stats). */
+void nfs4_deleg_counts(struct nfs4_dl_counts *out);
 struct nfs_export;
 struct be_cred;
 struct be_obj;
@@ -395,9 +441,11 @@ struct be_attr;
  * it (RFC 8881 §10.4.3): CB_GETATTR to the holder, waited for a bounded time
  * on this (worker) thread; *attr then carries what the holder's answer means
  * (nfs4_dtab_cb_merge). NFS4_OK, or NFS4ERR_DELAY: the delegation is being
- * recalled, or the holder did not answer in time (it is recalled, as knfsd).
+ * recalled, or the holder did not answer in time (it is recalled, as knfsd,
+ * counted under cause: the GETATTR's protocol).
  */
-uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, struct be_attr *attr);
+uint32_t nfs4_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs4_dl_cause cause,
+			    struct be_attr *attr);
 /* CB_GETATTRs sent, and those not answered in time (the stats). */
 void nfs4_deleg_getattr_stats(uint64_t *sent, uint64_t *unanswered);
 /* Slots of the waiter table taken now (of NFS4_GA_WAITERS, state/nfs4_ga_wait.h; the stats). */
