@@ -613,12 +613,23 @@ static inline void be_file_put(struct be_fs *fs, struct be_file *f)
 /* be_watch()'s kinds, and the change listener: one (NFSv4's delegations),
  * told each watched file's event (gone: the watch ended, the file removed
  * or the watch taken away; overflow: events were lost, wd -1: every watch may
- * have fired). Any thread; must not block. */
+ * have fired). Any thread; must not block. A directory's (BE_WATCH_DIR) event
+ * says what it did to the entries where it can (kind, name): an entry made,
+ * removed, or renamed within the directory (name the old, newname the new);
+ * a move out of or into it is a removal or an addition; OTHER for anything
+ * else (its attributes, itself moved or removed, a file's own change). */
 #define BE_WATCH_CHANGES 1u
 #define BE_WATCH_OPENS 2u
 #define BE_WATCH_DIR 4u /* a directory: entries made, removed or renamed in it, its own attributes */
-void be_change_listen(void (*changed)(int wd, bool gone));
-void be_changed(int wd, bool gone);
+enum be_change_kind { BE_CHANGE_OTHER, BE_CHANGE_ADD, BE_CHANGE_REMOVE, BE_CHANGE_RENAME };
+struct be_change {
+	int wd;                    /* -1: events were lost */
+	bool gone;
+	enum be_change_kind kind;
+	const char *name, *newname; /* NUL-terminated, valid during the call; NULL for OTHER */
+};
+void be_change_listen(void (*changed)(const struct be_change *c));
+void be_changed(const struct be_change *c);
 #define be_watch(fs, o, kind, wd) BE_CALL(fs, watch, o, kind, wd)
 /* The lease listener: one (NFSv4's delegations), told each lease being
  * broken (lid). Any thread; must not block. */

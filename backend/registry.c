@@ -74,19 +74,19 @@ void be_lock_released(void)
 }
 
 /* The change listener (NFSv4's delegations: nfs4_proc_deleg.c). */
-static void (*_Atomic be_change_listener)(int wd, bool gone);
+static void (*_Atomic be_change_listener)(const struct be_change *c);
 
-void be_change_listen(void (*changed)(int wd, bool gone))
+void be_change_listen(void (*changed)(const struct be_change *c))
 {
 	atomic_store(&be_change_listener, changed);
 }
 
-void be_changed(int wd, bool gone)
+void be_changed(const struct be_change *c)
 {
-	void (*changed)(int wd, bool gone) = atomic_load(&be_change_listener);
+	void (*changed)(const struct be_change *c) = atomic_load(&be_change_listener);
 
 	if (changed)
-		changed(wd, gone);
+		changed(c);
 }
 
 /* The lease listener (NFSv4's delegations: nfs4_deleg_watch.c). */

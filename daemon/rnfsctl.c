@@ -459,12 +459,13 @@ static void print_nfs4(const struct json *doc)
 	if (!n || n->type != JSON_OBJ)
 		return;
 	printf("nfsv4: %.0f clients, %.0f sessions, %.0f opens, %.0f locks, %.0f delegations (%.0f directories: "
-	       "%.0f granted, %.0f recalled; %.0f recalls, "
+	       "%.0f granted, %.0f recalled, %.0f CB_NOTIFY pending; %.0f recalls, "
 	       "%.0f returned, %.0f revoked; %.0f files leased, %.0f refused for want of a lease; %.0f CB_GETATTR, %.0f unanswered); %.0f clients recorded "
 	       "for restart recovery; grace period: %.0f s left (%.0f reclaims, %.0f GRACE, %.0f NO_GRACE)\n\n",
 	       json_num(n, "clients"), json_num(n, "sessions"), json_num(n, "opens"), json_num(n, "locks"),
 	       json_num(n, "delegations"), json_num(n, "dir_delegations"), json_num(n, "dir_delegations_granted"),
-	       json_num(n, "dir_delegation_recalls"), json_num(n, "recalls"), json_num(n, "delegreturns"),
+	       json_num(n, "dir_delegation_recalls"), json_num(n, "cb_notify_pending"), json_num(n, "recalls"),
+	       json_num(n, "delegreturns"),
 	       json_num(n, "revoked"), json_num(n, "deleg_leases"), json_num(n, "deleg_lease_refused"),
 	       json_num(n, "cb_getattr_sent"), json_num(n, "cb_getattr_unanswered"), json_num(n, "recorded_clients"),
 	       json_num(n, "grace_left_s"), json_num(n, "reclaims"), json_num(n, "grace_refused"), json_num(n, "no_grace"));

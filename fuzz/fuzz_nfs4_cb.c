@@ -197,6 +197,7 @@ static void fuzz_op_enc(const uint8_t *p, size_t n)
 		op.u.notify.name_len = op.u.notify.new_len = len;
 		op.u.notify.fh.len = p[3];
 		op.u.notify.type = NOTIFY4_REMOVE_ENTRY + p[4] % 4;
+		op.u.notify.replaced = p[4] & 0x80; /* nad_old_entry<1> of ADD and RENAME (RFC 8881 §18.26.4) */
 		over = len > NFS4_CB_NAME_MAX || p[3] > NFS4_CB_FH_MAX || op.u.notify.type > NOTIFY4_RENAME_ENTRY;
 		break;
 	}

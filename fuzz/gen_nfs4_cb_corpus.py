@@ -46,6 +46,10 @@ SEEDS = {
     "uaddr_tcp6_ll": b"\2tcp6\0fe80::5054:ff:fe12:3456.8.1",
     "uaddr_port0": b"\2tcp\0127.0.0.1.0.0",
     "uaddr_udp": b"\2udp\0127.0.0.1.3.232",
+    # byte 0 4: fuzz_op_enc; kind 6 CB_NOTIFY, name length, fh length, type (bit 7: replaced)
+    "enc_notify_remove": b"\4\6\0\5\x10\0",
+    "enc_notify_add_replaced": b"\4\6\0\3\x10\x81",
+    "enc_notify_rename_replaced": b"\4\6\0\xff\x80\x82",
 }
 
 os.makedirs(OUT, exist_ok=True)

@@ -210,6 +210,14 @@ int local_lease_yield(const struct stat *st, bool write_open);
 bool local_lease_read(const struct stat *st);
 /* local_watch.c: change watches (inotify). */
 int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
+struct inotify_event;
+/* One read of inotify events (buf, n bytes), in order, as changes told to tell(ev, c, arg); pure (no
+ * watch table), names pointing into buf: IN_CREATE, IN_MOVED_TO an ADD of the entry; IN_DELETE,
+ * IN_MOVED_FROM a REMOVE, but an IN_MOVED_FROM whose IN_MOVED_TO (the same cookie and watch) follows in
+ * the same read one RENAME (that IN_MOVED_TO consumed: its mask cleared in buf); IN_Q_OVERFLOW OTHER of
+ * wd -1; anything else OTHER. */
+void local_watch_parse(char *buf, size_t n,
+		       void (*tell)(const struct inotify_event *ev, const struct be_change *c, void *arg), void *arg);
 int local_unwatch(int wd);
 /* rnfsd itself is about to change (or open) this file: its watch's events
  * for the next moment are not a local process's (local_watch.c). */

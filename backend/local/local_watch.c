@@ -11,7 +11,9 @@
  * for write delegations, whose holder's own writes would otherwise look like
  * another's; BE_WATCH_DIR (IN_CREATE, IN_DELETE, IN_MOVED_FROM, IN_MOVED_TO,
  * IN_ATTRIB of the directory itself, not of its entries) for directory
- * delegations. All: IN_MOVE_SELF, IN_DELETE_SELF. inotify is told after the
+ * delegations, whose events name the entry (local_watch_parse(): made,
+ * removed, renamed within by an IN_MOVED_FROM / IN_MOVED_TO pair of one
+ * cookie in one read). All: IN_MOVE_SELF, IN_DELETE_SELF. inotify is told after the
  * fact: a local writer is not held back until the delegation is returned;
  * the lease a delegation also holds (local_lease.c) holds back local opens
  * and truncates, but not renames, unlinks or attribute changes.
@@ -127,12 +129,64 @@ void local_watch_self_entry(int dfd, const char *name)
 /* A directory's events about its entries: made, removed, renamed (BE_WATCH_DIR). */
 #define W_DIR_ENTRY (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)
 
+/* An IN_MOVED_TO after ev in the read (up to end) of ev's cookie on ev's watch, or NULL. */
+static struct inotify_event *w_moved_to(const struct inotify_event *ev, char *from, const char *end)
+{
+	for (char *p = from; p + sizeof(*ev) <= end;) {
+		struct inotify_event *to = (struct inotify_event *)p;
+
+		if (p + sizeof(*to) + to->len > end)
+			return NULL;
+		if ((to->mask & IN_MOVED_TO) && to->cookie == ev->cookie && to->wd == ev->wd && to->len && to->name[0])
+			return to;
+		p += sizeof(*to) + to->len;
+	}
+	return NULL;
+}
+
+void local_watch_parse(char *buf, size_t n,
+		       void (*tell)(const struct inotify_event *ev, const struct be_change *c, void *arg), void *arg)
+{
+	for (char *p = buf, *end = buf + n; p + sizeof(struct inotify_event) <= end;) {
+		struct inotify_event *ev = (struct inotify_event *)p, *to;
+		struct be_change c = { .wd = ev->wd, .gone = (ev->mask & IN_IGNORED) != 0, .kind = BE_CHANGE_OTHER };
+
+		if (p + sizeof(*ev) + ev->len > end)
+			return; /* a short read: the kernel returns whole events only */
+		p += sizeof(*ev) + ev->len;
+		if (!ev->mask)
+			continue; /* an IN_MOVED_TO already told with its IN_MOVED_FROM */
+		if (ev->mask & IN_Q_OVERFLOW)
+			c.wd = -1; /* events were lost: every watch may have fired */
+		else if (ev->len && ev->name[0] && (ev->mask & (IN_CREATE | IN_MOVED_TO)))
+			c.kind = BE_CHANGE_ADD, c.name = ev->name;
+		else if (ev->len && ev->name[0] && (ev->mask & IN_DELETE))
+			c.kind = BE_CHANGE_REMOVE, c.name = ev->name;
+		else if (ev->len && ev->name[0] && (ev->mask & IN_MOVED_FROM)) {
+			/* inotify(7): a rename within the directory is an IN_MOVED_FROM and an IN_MOVED_TO of
+			 * one cookie, usually next to each other; not paired in this read: a removal (and an
+			 * addition) */
+			c.kind = BE_CHANGE_REMOVE, c.name = ev->name;
+			if ((to = w_moved_to(ev, p, end)) != NULL) {
+				c.kind = BE_CHANGE_RENAME, c.newname = to->name;
+				to->mask = 0;
+			}
+		}
+		tell(ev, &c, arg);
+	}
+}
+
 /* The watch thread: the event is told unless it is rnfsd's own (or the watch went). */
-static void w_event(const struct inotify_event *ev)
+static void w_event(const struct inotify_event *ev, const struct be_change *c, void *arg)
 {
 	struct local_watched *w;
-	bool tell, gone = (ev->mask & IN_IGNORED) != 0;
+	bool tell;
 
+	(void)arg;
+	if (c->wd < 0) {
+		be_changed(c);
+		return;
+	}
 	/* A watched directory's entry changing only itself (IN_ATTRIB of a file in it, a
 	 * name given): not the directory's change; only files' own watches have no name. */
 	if (ev->len && !(ev->mask & (W_DIR_ENTRY | IN_IGNORED)))
@@ -140,17 +194,17 @@ static void w_event(const struct inotify_event *ev)
 
 	pthread_mutex_lock(&w_mu);
 	w = w_find(ev->wd, 0, 0);
-	tell = w && (gone || w_now() >= w->self_until);
-	if (w && gone)
+	tell = w && (c->gone || w_now() >= w->self_until);
+	if (w && c->gone)
 		w_forget(w);
 	pthread_mutex_unlock(&w_mu);
 	if (tell)
-		be_changed(ev->wd, gone);
+		be_changed(c);
 }
 
 static void *watch_main(void *arg)
 {
-	/* Aligned for struct inotify_event; room for several with names (none here). */
+	/* Aligned for struct inotify_event; room for several with names. */
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
 	(void)arg;
@@ -163,15 +217,7 @@ static void *watch_main(void *arg)
 			log_err("local: the change watch stopped: %s", n < 0 ? strerror(errno) : "end of file");
 			return NULL;
 		}
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)p;
-
-			if (ev->mask & IN_Q_OVERFLOW)
-				be_changed(-1, false); /* events were lost: every watch may have fired */
-			else
-				w_event(ev);
-			p += sizeof(*ev) + ev->len;
-		}
+		local_watch_parse(buf, (size_t)n, w_event, NULL);
 	}
 }
 

@@ -53,19 +53,26 @@ bool nfs_deleg_dir_any(void)
 	return h && h->dir_any && h->dir_any();
 }
 
-enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
+enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch)
 {
 	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
 
-	return h && h->dir_changed ? h->dir_changed(fkey, fkey_len, add) : NFS_DELEG_CLEAR;
+	return h && h->dir_changed ? h->dir_changed(fkey, fkey_len, ch) : NFS_DELEG_CLEAR;
 }
 
-void nfs_deleg_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name)
+void nfs_deleg_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n)
 {
 	const struct nfs_deleg_hook *h = atomic_load(&nfs_deleg_hook);
 
-	if (h && h->dir_added)
-		h->dir_added(fkey, fkey_len, name);
+	if (h && h->dir_note)
+		h->dir_note(fkey, fkey_len, n);
+}
+
+void nfs_deleg_dir_note1(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change kind, const char *name)
+{
+	const struct nfs_dir_note n = { .kind = kind, .name = name };
+
+	nfs_deleg_dir_note(fkey, fkey_len, &n);
 }
 
 static _Atomic nfs_layout_hook_fn nfs_layout_hook;

@@ -253,6 +253,17 @@ enum nfs_deleg_access {
 	NFS_DELEG_NS,    /* REMOVE, RENAME, LINK of the file: with any */
 	NFS_DELEG_LOCK,  /* NLM LOCK / TEST: with any */
 };
+/* What a change does to a directory's entries: which CB_NOTIFY (RFC 8881 §20.4.1 notify_type4)
+ * tells it to a directory delegation's holder instead of a recall (OTHER: none; recalled). */
+enum nfs_dir_change { NFS_DIR_OTHER, NFS_DIR_ADD, NFS_DIR_REMOVE, NFS_DIR_RENAME };
+/* A change made, to tell (nfs_deleg_dir_note). RENAME: within one directory (across two, the source
+ * is told a REMOVE, the target an ADD: RFC 8881 §18.26.4). */
+struct nfs_dir_note {
+	enum nfs_dir_change kind; /* ADD, REMOVE, RENAME */
+	const char *name;         /* the entry added or removed (RENAME: its old name) */
+	const char *newname;      /* RENAME: its new name */
+	bool replaced;            /* ADD, RENAME: an existing entry of the (new) name was replaced */
+};
 enum nfs_deleg_verdict {
 	NFS_DELEG_CLEAR, /* go ahead */
 	NFS_DELEG_WAIT,  /* a conflicting delegation is being recalled: try again later */
@@ -277,10 +288,11 @@ struct nfs_deleg_hook {
 	/* Is any directory delegated now? (a hint without a lock) */
 	bool (*dir_any)(void);
 	/* The entries of the directory (its handle's bytes) are about to change: NFSv4 clients'
-	 * directory delegations of it are recalled (RFC 8881 §10.9.1); add: an entry is to be added,
-	 * which holders granted NOTIFY4_ADD_ENTRY are told of instead, through dir_added once made. */
-	enum nfs_deleg_verdict (*dir_changed)(const uint8_t *fkey, uint32_t fkey_len, bool add);
-	void (*dir_added)(const uint8_t *fkey, uint32_t fkey_len, const char *name);
+	 * directory delegations of it are recalled (RFC 8881 §10.9.1), but those whose holders were
+	 * granted the notification of ch (an entry added, removed), told instead through dir_note once
+	 * it is made. */
+	enum nfs_deleg_verdict (*dir_changed)(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch);
+	void (*dir_note)(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n);
 };
 /* NFSv4 at start: h (static, never freed) answers the checks below (NULL: none,
  * nothing delegated). Returns the hook it replaces (tests put it back). */
@@ -292,10 +304,12 @@ enum nfs_deleg_verdict nfs_deleg_recall_at(const struct nfs_export *exp, const s
 enum nfs_deleg_verdict nfs_deleg_getattr(const uint8_t *fkey, uint32_t fkey_len, bool may_wait, struct be_attr *attr);
 /* CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME, LINK change the directory dir: its
  * directory delegations are recalled first (NFSv3: NFS3ERR_JUKEBOX while they are out), but for an
- * entry added (add) those whose holders are told by nfs_deleg_dir_added() once it is made. */
+ * entry added or removed (ch) those whose holders are told by nfs_deleg_dir_note() once it is made. */
 bool nfs_deleg_dir_any(void);
-enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add);
-void nfs_deleg_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name);
+enum nfs_deleg_verdict nfs_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch);
+void nfs_deleg_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n);
+/* nfs_deleg_dir_note of an entry added or removed. */
+void nfs_deleg_dir_note1(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change kind, const char *name);
 
 /*
  * pNFS layouts are NFSv4's too (nfs/v4/ops/nfs4_layout_recall.c): an NFSv3

@@ -59,7 +59,7 @@ static uint32_t nfs3_newobj_begin(struct nfs3_newobj *o, struct rpc_call *c, con
 	/* RFC 8881 §10.9.1: a new entry recalls NFSv4 clients' delegations of the directory first (those
 	 * told of new entries are told once it is made, nfs3_newobj_make) */
 	if (status == NFS3_OK && !o->declined &&
-	    nfs_deleg_dir_changed(where->dir.data, where->dir.len, true) != NFS_DELEG_CLEAR)
+	    nfs_deleg_dir_changed(where->dir.data, where->dir.len, NFS_DIR_ADD) != NFS_DELEG_CLEAR)
 		status = NFS3ERR_JUKEBOX;
 	return status;
 }
@@ -78,7 +78,7 @@ static uint32_t nfs3_newobj_make(struct nfs3_newobj *o, const struct be_create *
 	}
 	status = nfs3_stat(err);
 	if (status == NFS3_OK && !*existed)
-		nfs_deleg_dir_added(o->dfh->data, o->dfh->len, o->name); /* RFC 8881 §20.4: CB_NOTIFY */
+		nfs_deleg_dir_note1(o->dfh->data, o->dfh->len, NFS_DIR_ADD, o->name); /* RFC 8881 §20.4: CB_NOTIFY */
 	if (status == NFS3_OK && be_obj_valid(&obj)) /* else created, but already gone: no handle */
 		r->have_fh = nfs3_call_fh(&o->nc, &obj, &r->fh) == NFS3_OK;
 	if (status == NFS3_OK && *existed && (how->sa.mask & BE_SET_SIZE) && be_obj_valid(&obj)) {

@@ -401,6 +401,8 @@ struct nfs4_deleg_watch_hooks {
 	void (*changed)(const uint8_t *fkey, uint32_t fkey_len);
 	/* its lease broken (a local process waits in the kernel); NULL: changed */
 	void (*broken)(const uint8_t *fkey, uint32_t fkey_len);
+	/* a delegated directory's entry added, removed or renamed (c->kind not OTHER); NULL: changed */
+	void (*dir_event)(const uint8_t *fkey, uint32_t fkey_len, const struct be_change *c);
 };
 void nfs4_deleg_watch_hooks(const struct nfs4_deleg_watch_hooks *h);
 /* nfs4_deleg_break(): in nfs4_deleg.h (NFSv3 and NLM reach it through nfs/common's nfs_deleg_recall()). */
@@ -430,18 +432,24 @@ void nfs4_deleg_dir_configure(bool enabled);
 /* Is any directory delegated now? (A hint without a lock.) */
 bool nfs4_deleg_dir_any(void);
 /* The directory (its handle's bytes) changes through clientid (0: no NFSv4 client: NFSv3, a local
- * process): other clients' directory delegations of it are recalled (RFC 8881 §10.9.1); add: an entry
- * is added, which those granted NOTIFY4_ADD_ENTRY are told of afterwards (nfs4_deleg_dir_added)
- * instead. NFS4_OK, or NFS4ERR_DELAY while any is outstanding (the change waits). No lock while no
- * directory is delegated. cause: who changes it (the recalls' stats). */
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add,
+ * process): other clients' directory delegations of it are recalled (RFC 8881 §10.9.1); ch an entry
+ * added or removed: those granted NOTIFY4_ADD_ENTRY or NOTIFY4_REMOVE_ENTRY are told of it afterwards
+ * (nfs4_deleg_dir_note) instead. NFS4_OK, or NFS4ERR_DELAY while any is outstanding (the change
+ * waits). No lock while no directory is delegated. cause: who changes it (the recalls' stats). */
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs_dir_change ch,
 				enum nfs4_dl_cause cause);
-/* The same for a change of directory dir by the COMPOUND's client (CREATE, OPEN creating, LINK: add;
- * REMOVE, RENAME, SETATTR of the directory). */
-uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add);
-/* name was added to directory dir (after CREATE, OPEN creating, LINK succeeded): CB_NOTIFY
- * (NOTIFY4_ADD_ENTRY) to the holders granted it, a recall for one that cannot be queued. */
+/* The same for a change of directory dir by the COMPOUND's client (CREATE, OPEN creating, LINK: ADD;
+ * REMOVE: REMOVE; RENAME, SETATTR of the directory: OTHER). */
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, enum nfs_dir_change ch);
+/* The change n was made in directory dir (after CREATE, OPEN creating, LINK, REMOVE succeeded): CB_NOTIFY
+ * (RFC 8881 §20.4) to the holders granted its notification, a recall for one that cannot be queued
+ * (its callback path down, or NFS4_CB_QUEUE calls already waiting for it: §10.9.1 leaves the server
+ * free to recall). nfs4_deleg_dir_added: n an entry added. */
+void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n);
 void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name);
+/* CB_NOTIFYs sent and not yet answered: a gauge, bounded by the callback queues (NFS4_CB_QUEUE a
+ * client). Those sent: nfs4_cb_notify_sent(); those that became recalls: the NFS4_DL_BY_NOTIFY cause. */
+uint64_t nfs4_deleg_notify_pending(void);
 /* GET_DIR_DELEGATION's grant (nfs4_dtab_decide_dir + nfs4_dtab_grant_dir on the server's table):
  * true, *sid and the notifications *granted of want, or false (GDD4_UNAVAIL). */
 bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,

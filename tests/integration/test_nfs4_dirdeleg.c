@@ -22,12 +22,23 @@
  *  - another client's RENAME into the directory, and its REMOVE of the
  *    delegated directory itself (from the parent): DELAY and CB_RECALL;
  *  - NFSv4.0: the operation is OP_ILLEGAL (RFC 8881 §18.39 is 4.1's);
- *  - notifications (RFC 8881 §10.9.2): asked REMOVE, ADD and RENAME, only
- *    NOTIFY4_ADD_ENTRY is granted; another client's CREATE then proceeds at
- *    once and the holder gets CB_NOTIFY naming the entry (its own CREATE
- *    too), so do another client's OPEN creating a file and LINK (an OPEN
- *    of an existing file tells nothing) and an NFSv3 CREATE, no CB_RECALL;
- *    a REMOVE still recalls it;
+ *  - notifications (RFC 8881 §10.9.2): asked REMOVE, ADD and RENAME, all
+ *    granted; another client's CREATE
+ *    then proceeds at once and the holder gets CB_NOTIFY naming the entry
+ *    (its own CREATE too), so do another client's OPEN creating a file and
+ *    LINK (an OPEN of an existing file tells nothing) and an NFSv3 CREATE, no
+ *    CB_RECALL; another client's REMOVE (a directory, a file), the holder's
+ *    own, an NFSv3 REMOVE and RMDIR: NOTIFY4_REMOVE_ENTRY (name, cookie 0);
+ *    a RENAME within (NFSv4, NFSv3; over an existing entry too):
+ *    NOTIFY4_RENAME_ENTRY; across two directories: REMOVE_ENTRY to the
+ *    source's holder, ADD_ENTRY to the target's; a holder without
+ *    RENAME_ENTRY is recalled by a rename within;
+ *  - a local process's create, rename within, mkdir, rmdir, move out and in,
+ *    unlink: CB_NOTIFY (ADD, RENAME, REMOVE) from inotify, no recall; its
+ *    chmod of the directory still recalls;
+ *  - a CB_NOTIFY answered with an error recalls the delegation;
+ *  - a holder reading none of its callbacks: once its callback queue is
+ *    full, the next notification is a recall (DELAY for the other client);
  *  - a holder that never returns: revoked a lease after the recall (the
  *    other client's CREATE proceeds, RECALLABLE_STATE_REVOKED,
  *    TEST_STATEID DELEG_REVOKED, FREE_STATEID);
@@ -78,6 +89,7 @@ static double now_s(void)
 struct dd_client {
 	struct n4_client k;
 	unsigned nrec, nnot;
+	uint32_t notify_status; /* what CB_NOTIFYs are answered (0: NFS4_OK) */
 	struct n4_cb_call rec[RECALLS_KEPT]; /* CB_RECALLs not yet taken by dd_recalled() */
 	struct n4_cb_call note[RECALLS_KEPT]; /* CB_NOTIFYs not yet taken by dd_notified() */
 };
@@ -92,7 +104,7 @@ static void keep_cb(struct dd_client *d, const uint8_t *msg, size_t len)
 		d->rec[d->nrec++] = cc;
 	if (cc.proc == 1 && cc.op2 == CB_NOTIFY && d->nnot < RECALLS_KEPT)
 		d->note[d->nnot++] = cc;
-	(void)n4_cb_answer(&d->k.c, &cc); /* probes and recalls: NFS4_OK */
+	(void)n4_cb_reply(&d->k.c, &cc, cc.op2 == CB_NOTIFY ? d->notify_status : 0); /* probes, recalls: NFS4_OK */
 	d->k.cb_answered++;
 }
 
@@ -159,16 +171,59 @@ static bool dd_recalled(struct dd_client *d, const struct n4_sid *sid, const uin
 	}
 }
 
-/* A CB_NOTIFY of sid about directory fh arrived within timeout_ms, with one notify4 of NOTIFY4_ADD_ENTRY
- * (notify_add4: no old entry, ne_file name, empty fattr4) (RFC 8881 §20.4.1). */
-static bool dd_notified(struct dd_client *d, const struct n4_sid *sid, const uint8_t *fh, uint32_t fh_len,
-			const char *name, int timeout_ms)
+/* A dir made by the test (a local process) under the export, and its handle. */
+struct dd_dir {
+	char name[64];
+	char path[PATH_MAX + 80]; /* local, and from the pseudo root (the export sits at its own path) */
+	uint8_t fh[128];
+	uint32_t fh_len;
+};
+
+#define NT_REMOVE 2u /* notify_type4 NOTIFY4_REMOVE_ENTRY */
+#define NT_ADD 3u    /* NOTIFY4_ADD_ENTRY */
+#define NT_RENAME 4u /* NOTIFY4_RENAME_ENTRY */
+
+/* notify_entry4 (RFC 8881 §20.4.1): ne_file is name, ne_attrs an empty fattr4. */
+static bool nt_entry(struct xd *x, const char *name, const char *what)
+{
+	uint32_t l = 0;
+	const uint8_t *n = xd_opaque(x, &l, 255);
+	bool ok = CHECK(n && l == strlen(name) && memcmp(n, name, l) == 0, "%s: ne_file is %s", what, name);
+
+	return CHECK(xd_u32(x) == 0 && xd_u32(x) == 0, "%s: no attributes", what) && ok;
+}
+
+/* notify_remove4: the entry, nrm_old_entry_cookie 0 (not kept by the server). */
+static bool nt_remove(struct xd *x, const char *name, const char *what)
+{
+	bool ok = nt_entry(x, name, what);
+
+	return CHECK(xd_u64(x) == 0, "%s: nrm_old_entry_cookie 0", what) && ok;
+}
+
+/* notify_add4: nad_old_entry (replaced: one, the same name), the entry, no cookie, no previous, not last. */
+static bool nt_add(struct xd *x, const char *name, bool replaced, const char *what)
+{
+	bool ok = CHECK_EQ(xd_u32(x), replaced ? 1u : 0u, "%s: nad_old_entry %s", what, replaced ? "one" : "none");
+
+	if (ok && replaced)
+		ok = nt_remove(x, name, "the replaced entry");
+	ok = nt_entry(x, name, what) && ok;
+	return CHECK(xd_u32(x) == 0 && xd_u32(x) == 0 && xd_u32(x) == 0, "%s: no cookie, no previous, not last",
+		     what) && ok;
+}
+
+/* A CB_NOTIFY of sid about directory fh arrived within timeout_ms (taken from those kept), with one
+ * notify4 of type (NT_*) about name (RENAME: to newname; replaced: over an existing entry) (RFC 8881
+ * §20.4.1). */
+static bool dd_told(struct dd_client *d, const struct n4_sid *sid, const struct dd_dir *dir, uint32_t type,
+		    const char *name, const char *newname, bool replaced, int timeout_ms)
 {
 	double end = now_s() + timeout_ms / 1000.0;
 
 	while (d->nnot == 0)
 		if (!dd_pump(d, end))
-			return false;
+			return CHECK(false, "CB_NOTIFY of %s within %d ms", name, timeout_ms);
 	struct n4_cb_call cc = d->note[0];
 	struct n4_sid got;
 	struct xd x;
@@ -179,15 +234,36 @@ static bool dd_notified(struct dd_client *d, const struct n4_sid *sid, const uin
 	xd_init(&x, cc.args, cc.args_len);
 	n4_xd_sid(&x, &got);
 	const uint8_t *f = xd_opaque(&x, &l, 128);
-	bool ok = memcmp(&got, sid, sizeof(got)) == 0 && f && l == fh_len && memcmp(f, fh, l) == 0;
+	bool ok = memcmp(&got, sid, sizeof(got)) == 0 && f && l == dir->fh_len && memcmp(f, dir->fh, l) == 0;
 
 	ok = CHECK(ok, "CB_NOTIFY names the delegation and the directory") && ok;
-	ok = CHECK(xd_u32(&x) == 1 && xd_u32(&x) == 1 && xd_u32(&x) == 1u << 3, "one notify4, NOTIFY4_ADD_ENTRY") && ok;
+	ok = CHECK(xd_u32(&x) == 1 && xd_u32(&x) == 1 && xd_u32(&x) == 1u << type, "one notify4, of type %u", type) &&
+	     ok;
 	xd_u32(&x); /* notify_vals' length */
-	ok = CHECK(xd_u32(&x) == 0, "nad_old_entry: none") && ok;
-	const uint8_t *n = xd_opaque(&x, &l, 255);
-	ok = CHECK(n && l == strlen(name) && memcmp(n, name, l) == 0, "ne_file is %s", name) && ok;
+	if (type == NT_ADD)
+		ok = nt_add(&x, name, replaced, "notify_add4") && ok;
+	else if (type == NT_REMOVE)
+		ok = nt_remove(&x, name, "notify_remove4") && ok;
+	else
+		ok = nt_remove(&x, name, "nrn_old_entry") && nt_add(&x, newname, replaced, "nrn_new_entry") && ok;
 	return ok && !x.bad;
+}
+
+/* A CB_NOTIFY of NOTIFY4_ADD_ENTRY of name (no entry replaced). */
+static bool dd_notified(struct dd_client *d, const struct n4_sid *sid, const uint8_t *fh, uint32_t fh_len,
+			const char *name, int timeout_ms)
+{
+	struct dd_dir dir = { .fh_len = fh_len };
+
+	memcpy(dir.fh, fh, fh_len);
+	if (timeout_ms < 1000) { /* a check that nothing comes: quiet */
+		double end = now_s() + timeout_ms / 1000.0;
+
+		while (d->nnot == 0)
+			if (!dd_pump(d, end))
+				return false;
+	}
+	return dd_told(d, sid, &dir, NT_ADD, name, NULL, false, timeout_ms);
 }
 
 static void dd_close(struct dd_client *d)
@@ -198,13 +274,6 @@ static void dd_close(struct dd_client *d)
 
 /* ---- COMPOUNDs ---- */
 
-/* A dir made by the test (a local process) under the export, and its handle. */
-struct dd_dir {
-	char name[64];
-	char path[PATH_MAX + 80]; /* local, and from the pseudo root (the export sits at its own path) */
-	uint8_t fh[128];
-	uint32_t fh_len;
-};
 
 
 /* The handle of path (from the export's root) into fh: the status. */
@@ -309,8 +378,9 @@ static int dd_remove(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, co
 	return st;
 }
 
-/* RENAME from/name to to/name (SAVEFH the source directory): the status. */
-static int dd_rename(struct n4_client *k, const struct dd_dir *from, const struct dd_dir *to, const char *name)
+/* RENAME from/oldname to to/newname (SAVEFH the source directory): the status. */
+static int dd_rename2(struct n4_client *k, const struct dd_dir *from, const char *oldname, const struct dd_dir *to,
+		      const char *newname)
 {
 	struct raw_reply r;
 	struct xb a;
@@ -320,11 +390,17 @@ static int dd_rename(struct n4_client *k, const struct dd_dir *from, const struc
 	xb_u32(&a, N4_SAVEFH);
 	n4_xb_putfh(&a, to->fh, to->fh_len);
 	xb_u32(&a, N4_RENAME);
-	xb_string(&a, name);
-	xb_string(&a, name);
+	xb_string(&a, oldname);
+	xb_string(&a, newname);
 	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;
+}
+
+/* RENAME from/name to to/name. */
+static int dd_rename(struct n4_client *k, const struct dd_dir *from, const struct dd_dir *to, const char *name)
+{
+	return dd_rename2(k, from, name, to, name);
 }
 
 /* LINK of the object fh as name in directory to: the status. */
@@ -407,6 +483,16 @@ static void dir_recalls_moved(char *before, const char *cause, long long n, long
 	      why);
 	free(before);
 	free(after);
+}
+
+/* The stats document's "nfs4_delegations" number key (-1: none). */
+static long long deleg_num(const char *key)
+{
+	char *doc = n4_stats_json(stats_path);
+	long long v = doc ? n4_stats_num(doc, "nfs4_delegations", key) : -1;
+
+	free(doc);
+	return v;
 }
 
 /* d holds a directory delegation of dir (*sid). */
@@ -518,6 +604,27 @@ static int v3_name_op(struct raw_conn *c, uint32_t proc, const struct dd_dir *d,
 			xb_u32(&a, 0);
 	}
 	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, proc, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	    r.accept_stat == 0)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* NFSv3 RENAME3args from/fname to to/tname: the nfsstat3, or -1. */
+static int v3_rename(struct raw_conn *c, const struct dd_dir *from, const char *fname, const struct dd_dir *to,
+		     const char *tname)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st = -1;
+
+	xb_init(&a);
+	xb_opaque(&a, from->fh, from->fh_len);
+	xb_string(&a, fname);
+	xb_opaque(&a, to->fh, to->fh_len);
+	xb_string(&a, tname);
+	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, 14, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
 	    r.accept_stat == 0)
 		st = (int)xd_u32(&r.body);
 	raw_reply_free(&r);
@@ -663,17 +770,74 @@ static void test_v40(const struct dd_dir *d)
 	n4_client_close(&k);
 }
 
-static void test_notify(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+/* NOTIFY4_RENAME_ENTRY within d (A holds sid on d with every entry notification); across d and d2,
+ * REMOVE_ENTRY and ADD_ENTRY (RFC 8881 §18.26.4); a holder without RENAME_ENTRY recalled. */
+static void test_notify_rename(struct dd_client *a, struct dd_client *b, const struct dd_dir *d,
+			       const struct n4_sid *sid, const struct dd_dir *d2)
+{
+	struct n4_sid s2, sb, osid;
+	uint32_t notify = 0;
+	struct raw_conn v3;
+	uint8_t fh[128];
+	uint32_t fh_len = 0;
+
+	hx_section("NOTIFY4_RENAME_ENTRY within a directory; REMOVE_ENTRY and ADD_ENTRY across two");
+	CHECK_EQ(dd_rename2(&b->k, d, "opened", d, "renamed"), 0, "B: RENAME within the directory proceeds at once");
+	dd_told(a, sid, d, NT_RENAME, "opened", "renamed", false, 20000);
+	CHECK_EQ(n4_open(&b->k, d->path, "over", true, N4_ACCESS_BOTH, 0, "o", NULL, &osid, fh, &fh_len), 0,
+		 "B: OPEN creating \"over\"");
+	dd_told(a, sid, d, NT_ADD, "over", NULL, false, 20000);
+	CHECK_EQ(n4_close(&b->k, fh, fh_len, NULL, &osid), 0, "B: CLOSE");
+	/* §18.26.4: the entry replaced is reported in nrn_new_entry.nad_old_entry */
+	CHECK_EQ(dd_rename2(&b->k, d, "renamed", d, "over"), 0, "B: RENAME over an existing entry proceeds at once");
+	dd_told(a, sid, d, NT_RENAME, "renamed", "over", true, 20000);
+	if (!CHECK_EQ(dd_get_want(&a->k, d2->fh, d2->fh_len, 1u << 2 | 1u << 3 | 1u << 4, &s2, &notify), 0,
+		      "A: GDD4_OK on a second directory"))
+		return;
+	CHECK_EQ(dd_rename2(&b->k, d, "over", d2, "moved2"), 0, "B: RENAME to the second directory proceeds at once");
+	dd_told(a, sid, d, NT_REMOVE, "over", NULL, false, 20000);
+	dd_told(a, &s2, d2, NT_ADD, "moved2", NULL, false, 20000);
+	if (CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)")) {
+		CHECK_EQ(v3_rename(&v3, d2, "moved2", d, "v3back"), 0, "NFSv3 RENAME across proceeds at once");
+		dd_told(a, &s2, d2, NT_REMOVE, "moved2", NULL, false, 20000);
+		dd_told(a, sid, d, NT_ADD, "v3back", NULL, false, 20000);
+		CHECK_EQ(v3_rename(&v3, d, "v3back", d, "v3ren"), 0, "NFSv3 RENAME within proceeds at once");
+		dd_told(a, sid, d, NT_RENAME, "v3back", "v3ren", false, 20000);
+		raw_close(&v3);
+	}
+	CHECK_EQ(dd_sid_op(&a->k, d2->fh, d2->fh_len, N4_DELEGRETURN, &s2), 0, "A: DELEGRETURN of the second");
+	/* A holder granted ADD_ENTRY and REMOVE_ENTRY but not RENAME_ENTRY: a rename within recalls it. */
+	if (!CHECK_EQ(dd_get_want(&b->k, d->fh, d->fh_len, 1u << 2 | 1u << 3, &sb, &notify), 0, "B: GDD4_OK") ||
+	    !CHECK_EQ(notify, 1u << 2 | 1u << 3, "B: ADD_ENTRY and REMOVE_ENTRY granted"))
+		return;
+	CHECK_EQ(dd_rename2(&a->k, d, "v3ren", d, "arenamed"), N4ERR_DELAY, "A: RENAME waits for B's delegation");
+	dd_recall_return(b, d, &sb, "B (A's RENAME, no RENAME_ENTRY)");
+	CHECK_EQ(dd_rename2(&a->k, d, "v3ren", d, "arenamed"), 0, "A: RENAME proceeds after B's return");
+	dd_told(a, sid, d, NT_RENAME, "v3ren", "arenamed", false, 20000); /* §20.4.3: its own too */
+	CHECK(!dd_recalled(a, sid, NULL, 0, 500), "A: no CB_RECALL of its own");
+	/* §18.26.3, §18.26.4: both names the same file (hard links, or one name): nothing done, nothing told */
+	char path[PATH_MAX + 160];
+
+	snprintf(path, sizeof(path), "%s/arenamed", d->path);
+	CHECK_EQ(dd_fh(&b->k, path, fh, &fh_len), 0, "the handle of arenamed");
+	CHECK_EQ(dd_link(&b->k, fh, fh_len, d, "h2"), 0, "B: LINK of arenamed's file as h2");
+	dd_told(a, sid, d, NT_ADD, "h2", NULL, false, 20000);
+	CHECK_EQ(dd_rename2(&b->k, d, "arenamed", d, "h2"), 0, "B: RENAME of one hard link over the other");
+	CHECK_EQ(dd_rename2(&b->k, d, "h2", d, "h2"), 0, "B: RENAME of a name to itself");
+	CHECK(!dd_notified(a, sid, d->fh, d->fh_len, "h2", 700) && a->nnot == 0, "A: nothing told of either");
+}
+
+static void test_notify(struct dd_client *a, struct dd_client *b, const struct dd_dir *d, const struct dd_dir *d2)
 {
 	struct n4_sid sid;
 	uint32_t notify = 0;
 	struct raw_conn v3;
 
-	hx_section("NOTIFY4_ADD_ENTRY (RFC 8881 §10.9.2): another client's CREATE is told by CB_NOTIFY, not recalled");
+	hx_section("NOTIFY4_ADD_ENTRY, _REMOVE_ENTRY (RFC 8881 §10.9.2): CREATE and REMOVE told by CB_NOTIFY, not recalled");
 	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 2 | 1u << 3 | 1u << 4, &sid, &notify), 0,
 		      "A: GDD4_OK asking REMOVE_ENTRY, ADD_ENTRY, RENAME_ENTRY"))
 		return;
-	CHECK_EQ(notify, 1u << 3, "A: NOTIFY4_ADD_ENTRY granted, not the others");
+	CHECK_EQ(notify, 1u << 2 | 1u << 3 | 1u << 4, "A: NOTIFY4_ADD_ENTRY, REMOVE_ENTRY and RENAME_ENTRY granted");
 	char *s0 = stats_now();
 	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "told"), 0, "B: CREATE proceeds at once");
 	dd_notified(a, &sid, d->fh, d->fh_len, "told", 20000);
@@ -707,10 +871,118 @@ static void test_notify(struct dd_client *a, struct dd_client *b, const struct d
 	      "stats: 5 CB_NOTIFY sent (CREATE, its own, OPEN creating, LINK, NFSv3 CREATE), no recall (%s)", why);
 	free(s0);
 	free(s1);
-	/* What it was not granted recalls: another client's REMOVE. */
-	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), N4ERR_DELAY, "B: REMOVE waits (no REMOVE_ENTRY)");
-	dd_recall_return(a, d, &sid, "A (B's REMOVE)");
-	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), 0, "B: REMOVE proceeds after the return");
+	/* NOTIFY4_REMOVE_ENTRY (RFC 8881 §18.25.4, §20.4.3): every source's removal is told, not recalled. */
+	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "told"), 0, "B: REMOVE of a directory proceeds at once");
+	dd_told(a, &sid, d, NT_REMOVE, "told", NULL, false, 20000);
+	CHECK_EQ(dd_remove(&b->k, d->fh, d->fh_len, "linked"), 0, "B: REMOVE of a file proceeds at once");
+	dd_told(a, &sid, d, NT_REMOVE, "linked", NULL, false, 20000);
+	CHECK_EQ(dd_remove(&a->k, d->fh, d->fh_len, "mine"), 0, "A: its own REMOVE");
+	dd_told(a, &sid, d, NT_REMOVE, "mine", NULL, false, 20000); /* §20.4.3: the holder's own too */
+	if (CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)")) {
+		CHECK_EQ(v3_name_op(&v3, 12, d, "v3told"), 0, "NFSv3 REMOVE proceeds at once");
+		dd_told(a, &sid, d, NT_REMOVE, "v3told", NULL, false, 20000);
+		CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "v3dir"), 0, "B: CREATE of a directory");
+		dd_told(a, &sid, d, NT_ADD, "v3dir", NULL, false, 20000);
+		CHECK_EQ(v3_name_op(&v3, 13, d, "v3dir"), 0, "NFSv3 RMDIR proceeds at once");
+		dd_told(a, &sid, d, NT_REMOVE, "v3dir", NULL, false, 20000);
+		raw_close(&v3);
+	}
+	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
+	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
+	CHECK(deleg_num("cb_notify_sent") >= 11, "stats: CB_NOTIFY counted (%lld)", deleg_num("cb_notify_sent"));
+	CHECK_EQ(nfs4_num("cb_notify_pending"), 0, "stats: none pending once answered");
+	test_notify_rename(a, b, d, &sid, d2);
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
+}
+
+/* A local process's changes of a delegated directory (inotify, after the fact) told as an NFS client's
+ * would be, where the holder was granted the notification; its attributes (not granted) recall. */
+static void test_local_notify(struct dd_client *a, const struct dd_dir *d, const struct dd_dir *out)
+{
+	char p1[PATH_MAX + 160], p2[PATH_MAX + 160];
+	struct n4_sid sid;
+	uint32_t notify = 0;
+
+	hx_section("a local process's create, rename, unlink, mkdir, rmdir, move out: CB_NOTIFY (inotify)");
+	sleep(2); /* past rnfsd's own window on the directory */
+	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 2 | 1u << 3 | 1u << 4, &sid, &notify), 0, "A: GDD4_OK") ||
+	    !CHECK_EQ(notify, 1u << 2 | 1u << 3 | 1u << 4, "A: the entry notifications granted"))
+		return;
+	snprintf(p1, sizeof(p1), "%s/lnew", d->path);
+	close(open(p1, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	dd_told(a, &sid, d, NT_ADD, "lnew", NULL, false, 20000);
+	snprintf(p2, sizeof(p2), "%s/lren", d->path);
+	CHECK_EQ(rename(p1, p2), 0, "local: rename within the directory");
+	dd_told(a, &sid, d, NT_RENAME, "lnew", "lren", false, 20000); /* IN_MOVED_FROM + IN_MOVED_TO, one cookie */
+	snprintf(p1, sizeof(p1), "%s/ldir", d->path);
+	CHECK_EQ(mkdir(p1, 0755), 0, "local: mkdir");
+	dd_told(a, &sid, d, NT_ADD, "ldir", NULL, false, 20000);
+	CHECK_EQ(rmdir(p1), 0, "local: rmdir");
+	dd_told(a, &sid, d, NT_REMOVE, "ldir", NULL, false, 20000);
+	snprintf(p1, sizeof(p1), "%s/lout", out->path);
+	CHECK_EQ(rename(p2, p1), 0, "local: rename out of the directory");
+	dd_told(a, &sid, d, NT_REMOVE, "lren", NULL, false, 20000);
+	CHECK_EQ(rename(p1, p2), 0, "local: rename back into the directory");
+	dd_told(a, &sid, d, NT_ADD, "lren", NULL, false, 20000);
+	CHECK_EQ(unlink(p2), 0, "local: unlink");
+	dd_told(a, &sid, d, NT_REMOVE, "lren", NULL, false, 20000);
+	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
+	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
+	/* Not granted (the directory's attributes): recalled as before. */
+	CHECK_EQ(chmod(d->path, 0755), 0, "local: chmod of the directory");
+	dd_recall_return(a, d, &sid, "A (local chmod of the directory)");
+	a->nnot = 0;
+}
+
+/* RFC 8881 §10.9.1: the server may recall rather than notify; the callback queue (8 a client) bounds
+ * what waits for a holder that does not answer: past it, a recall. */
+static void test_notify_bound(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+{
+	struct n4_sid sid;
+	uint32_t notify = 0;
+	long long recalls0 = deleg_num("dir_recalls_notify_failed");
+	unsigned made = 0;
+	char name[32];
+	int st = 0;
+
+	hx_section("a holder not answering its CB_NOTIFYs: past its callback queue, recalled instead");
+	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 2 | 1u << 3, &sid, &notify), 0, "A: GDD4_OK") ||
+	    !CHECK_EQ(notify, 1u << 2 | 1u << 3, "A: ADD_ENTRY and REMOVE_ENTRY granted"))
+		return;
+	for (unsigned i = 0; i < 40 && st == 0; i++) { /* A reads nothing meanwhile */
+		snprintf(name, sizeof(name), "q%u", i);
+		st = dd_mkdir(&b->k, d->fh, d->fh_len, name);
+		made += st == 0;
+	}
+	CHECK_EQ(st, N4ERR_DELAY, "B: CREATE waits once A's notifications are past the bound (%u made at once)", made);
+	CHECK(made >= 9 && made <= 12, "the bound: the callback queue of 8 and the call in flight (%u)", made);
+	CHECK(deleg_num("dir_recalls_notify_failed") > recalls0, "stats: a notification recalled instead (notify_failed)");
+	double end = now_s() + 20;
+	bool recalled = false;
+
+	while (!recalled && now_s() < end) { /* A answers what waits; B's retry hands the recall out again */
+		while (dd_pump(a, now_s() + 0.3))
+			;
+		a->nnot = 0;
+		(void)dd_mkdir(&b->k, d->fh, d->fh_len, "qlast");
+		recalled = dd_recalled(a, &sid, d->fh, d->fh_len, 300);
+	}
+	CHECK(recalled, "A: CB_RECALL of its delegation");
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "qlast2"), 0, "B: CREATE proceeds after the return");
+	a->nnot = 0;
+	CHECK_EQ(nfs4_num("cb_notify_pending"), 0, "stats: none pending");
+	/* A CB_NOTIFY answered with an error: the holder may have missed the change: recalled. */
+	if (!CHECK_EQ(dd_get_want(&a->k, d->fh, d->fh_len, 1u << 3, &sid, &notify), 0, "A: GDD4_OK (ADD_ENTRY)"))
+		return;
+	a->notify_status = 10006; /* NFS4ERR_SERVERFAULT */
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "qerr"), 0, "B: CREATE proceeds at once");
+	CHECK(dd_recalled(a, &sid, d->fh, d->fh_len, 20000), "A: CB_NOTIFY answered SERVERFAULT, then CB_RECALL");
+	a->notify_status = 0;
+	a->nnot = 0;
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "qerr2"), N4ERR_DELAY, "B: the next CREATE waits for the return");
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
+	CHECK_EQ(dd_mkdir(&b->k, d->fh, d->fh_len, "qerr2"), 0, "B: CREATE proceeds after the return");
 }
 
 static void test_soak(void)
@@ -814,7 +1086,9 @@ int main(int argc, char **argv)
 		test_revoke(&a, &b, &d3);
 		test_rename_victim(&a, &b, &d1, &d2);
 		test_v40(&d1);
-		test_notify(&a, &b, &d1);
+		test_notify(&a, &b, &d1, &d2);
+		test_notify_bound(&a, &b, &d3);
+		test_local_notify(&a, &d2, &d3);
 		dd_close(&a);
 		dd_close(&b);
 	}

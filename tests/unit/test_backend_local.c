@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/fsuid.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -524,10 +525,10 @@ static void try_switch_on_loop(int fd, short what, void *arg)
 
 static atomic_int watch_events, watch_wd = -2;
 
-static void watch_heard(int wd, bool gone)
+static void watch_heard(const struct be_change *c)
 {
-	if (!gone) {
-		atomic_store(&watch_wd, wd);
+	if (!c->gone) {
+		atomic_store(&watch_wd, c->wd);
 		atomic_fetch_add(&watch_events, 1);
 	}
 }
@@ -584,6 +585,86 @@ static void test_watch(void **state)
 	be_obj_put(fs, &root);
 	be_end_call(fs);
 	be_fs_close(fs);
+}
+
+/* One inotify event (a name padded to 16 bytes, as the kernel pads) appended at buf + *n. */
+static void ev_put(char *buf, size_t *n, int wd, uint32_t mask, uint32_t cookie, const char *name)
+{
+	struct inotify_event ev = { .wd = wd, .mask = mask, .cookie = cookie, .len = name ? 16 : 0 };
+
+	memcpy(buf + *n, &ev, sizeof(ev));
+	*n += sizeof(ev);
+	if (name) {
+		memset(buf + *n, 0, 16);
+		memcpy(buf + *n, name, strlen(name));
+		*n += 16;
+	}
+}
+
+struct parsed {
+	unsigned n;
+	struct {
+		int wd;
+		enum be_change_kind kind;
+		char name[16], newname[16];
+	} c[16];
+};
+
+static void parse_heard(const struct inotify_event *ev, const struct be_change *c, void *arg)
+{
+	struct parsed *p = arg;
+
+	(void)ev;
+	assert_true(p->n < 16);
+	p->c[p->n].wd = c->wd;
+	p->c[p->n].kind = c->kind;
+	snprintf(p->c[p->n].name, 16, "%s", c->name ? c->name : "");
+	snprintf(p->c[p->n].newname, 16, "%s", c->newname ? c->newname : "");
+	p->n++;
+}
+
+static void parsed_is(const struct parsed *p, unsigned i, int wd, enum be_change_kind kind, const char *name,
+		      const char *newname)
+{
+	assert_int_equal(p->c[i].wd, wd);
+	assert_int_equal(p->c[i].kind, kind);
+	assert_string_equal(p->c[i].name, name);
+	assert_string_equal(p->c[i].newname, newname);
+}
+
+/* local_watch_parse (pure): what each inotify event says of a directory's entries; an IN_MOVED_FROM
+ * and the IN_MOVED_TO of its cookie on the same watch later in the read are one RENAME (inotify(7));
+ * unpaired, or on another watch, a removal and an addition; anything else OTHER, an overflow wd -1. */
+static void test_watch_parse(void **state)
+{
+	char buf[1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct parsed p = { 0 };
+	size_t n = 0;
+
+	(void)state;
+	ev_put(buf, &n, 1, IN_CREATE, 0, "a");
+	ev_put(buf, &n, 1, IN_MOVED_FROM, 7, "b");
+	ev_put(buf, &n, 1, IN_DELETE | IN_ISDIR, 0, "c");
+	ev_put(buf, &n, 1, IN_MOVED_TO, 7, "d");
+	ev_put(buf, &n, 1, IN_MOVED_FROM, 9, "e");
+	ev_put(buf, &n, 2, IN_MOVED_TO, 9, "f");
+	ev_put(buf, &n, 1, IN_ATTRIB, 0, NULL);
+	ev_put(buf, &n, -1, IN_Q_OVERFLOW, 0, NULL);
+	ev_put(buf, &n, 1, IN_MOVED_FROM, 11, "g"); /* its pair in the next read */
+	local_watch_parse(buf, n - 3, parse_heard, &p); /* a torn last event is not told */
+	assert_int_equal(p.n, 7);
+	parsed_is(&p, 0, 1, BE_CHANGE_ADD, "a", "");
+	parsed_is(&p, 1, 1, BE_CHANGE_RENAME, "b", "d");
+	parsed_is(&p, 2, 1, BE_CHANGE_REMOVE, "c", "");
+	parsed_is(&p, 3, 1, BE_CHANGE_REMOVE, "e", "");
+	parsed_is(&p, 4, 2, BE_CHANGE_ADD, "f", "");
+	parsed_is(&p, 5, 1, BE_CHANGE_OTHER, "", "");
+	parsed_is(&p, 6, -1, BE_CHANGE_OTHER, "", "");
+	memset(&p, 0, sizeof(p));
+	local_watch_parse(buf + n - sizeof(struct inotify_event) - 16, sizeof(struct inotify_event) + 16, parse_heard,
+			  &p);
+	assert_int_equal(p.n, 1);
+	parsed_is(&p, 0, 1, BE_CHANGE_REMOVE, "g", "");
 }
 
 /* ---- leases (be_lease_set: F_SETLEASE, for NFSv4 delegations) ---- */
@@ -1064,6 +1145,7 @@ int main(void)
 		cmocka_unit_test(test_space),
 		cmocka_unit_test(test_create_readdir_files),
 		cmocka_unit_test(test_watch),
+		cmocka_unit_test(test_watch_parse),
 		cmocka_unit_test(test_lease),
 		cmocka_unit_test(test_lease_yield),
 		cmocka_unit_test(test_lease_yield_write_open),

@@ -416,6 +416,34 @@ static void test_enc_notify(void **state)
 	assert_int_equal(be32(buf + 68), 0);  /* the add's nad_old_entry<1> */
 	assert_int_equal(be32(buf + 72), 2);
 	assert_memory_equal(buf + 76, "de", 2);
+	/* RFC 8881 §18.26.4: over an existing entry, the add's nad_old_entry names it (cookie 0). */
+	op.u.notify.replaced = true;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), head + 24 + 32 + 24);
+	assert_int_equal(be32(buf + 40), 80);
+	assert_int_equal(be32(buf + 68), 1);  /* nad_old_entry<1>: one */
+	assert_int_equal(be32(buf + 72), 2);  /* ... "de", empty fattr4, cookie 0 */
+	assert_memory_equal(buf + 76, "de", 2);
+	assert_int_equal(be32(buf + 80), 0);
+	assert_int_equal(be32(buf + 84), 0);
+	assert_int_equal(be32(buf + 88), 0);
+	assert_int_equal(be32(buf + 92), 0);
+	assert_int_equal(be32(buf + 96), 2);  /* nad_new_entry "de" */
+	assert_memory_equal(buf + 100, "de", 2);
+	/* ... an ADD over one the same way. */
+	op.u.notify.type = NOTIFY4_ADD_ENTRY;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), head + 32 + 24);
+	assert_int_equal(be32(buf + 44), 1);
+	assert_int_equal(be32(buf + 48), 3);
+	assert_memory_equal(buf + 52, "abc", 3);
+	assert_int_equal(be32(buf + 72), 3);
+	op.u.notify.type = NOTIFY4_RENAME_ENTRY;
+	op.u.notify.replaced = false;
 	/* A name over component4's limit, or another notify_type4, is not sent. */
 	op.u.notify.new_len = NFS4_CB_NAME_MAX + 1;
 	xdr_enc_init(&e, buf, sizeof(buf));

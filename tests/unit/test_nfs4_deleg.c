@@ -631,8 +631,10 @@ static void test_dir_bounds(void **state)
 	assert_true(decide_dir(B));
 }
 
-/* RFC 8881 §10.9.2, §18.39.3: NOTIFY4_ADD_ENTRY granted (nothing else), an added entry recalls only
- * the holders not granted it, who is told (the adder too), a bound on them, a recall instead. */
+/* RFC 8881 §10.9.2, §18.39.3: NOTIFY4_ADD_ENTRY, _REMOVE_ENTRY and _RENAME_ENTRY granted (not the
+ * attribute ones: 1u << 0, 1u << 1), an
+ * added entry recalls only the holders not granted it, who is told (the adder too), a bound on them, a
+ * recall instead. */
 static void test_dir_notify(void **state)
 {
 	struct nfs4_stateid sa, sb, sid;
@@ -640,8 +642,9 @@ static void test_dir_notify(void **state)
 	unsigned n;
 
 	(void)state;
-	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 1u << 2 | 1u << 3 | 1u << 4, &granted, &sa));
-	assert_int_equal(granted, NFS4_DL_NOTIFY_ADD); /* REMOVE_ENTRY, RENAME_ENTRY: not granted */
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 1u << 0 | 1u << 1 | 1u << 2 | 1u << 3 | 1u << 4, &granted,
+					&sa));
+	assert_int_equal(granted, NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_RENAME);
 	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sb));
 	assert_int_equal(granted, 0);
 	/* An entry added by C: B's recalled, A's kept (told afterwards). */
@@ -649,7 +652,7 @@ static void test_dir_notify(void **state)
 					 LEASE, r, 4, &n));
 	assert_int_equal(n, 1);
 	assert_true(r[0].clientid == B);
-	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), r), 1);
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, r), 1);
 	assert_true(r[0].clientid == A);
 	assert_memory_equal(&r[0].sid, &sa, sizeof(sa));
 	assert_int_equal(nfs4_dtab_return(t, B, 1, &sb, fa, sizeof(fa)), NFS4_OK);
@@ -659,7 +662,7 @@ static void test_dir_notify(void **state)
 	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0x100000003ull, NFS4_DL_ACC_NS, NFS4_DL_BY_NFS4, 12, LEASE, r,
 					 4, &n));
 	assert_int_equal(n, 1);
-	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), r), 0); /* recalled: told nothing */
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, r), 0); /* recalled: told nothing */
 	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
 	/* At most NFS4_DL_NOTIFY_MAX holders told: the next gets its delegation without. */
 	for (uint64_t c = 1; c <= NFS4_DL_NOTIFY_MAX; c++) {
@@ -668,12 +671,80 @@ static void test_dir_notify(void **state)
 	}
 	assert_true(nfs4_dtab_grant_dir(t, 0x200000000ull, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, &granted, &sid));
 	assert_int_equal(granted, 0);
-	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), r), NFS4_DL_NOTIFY_MAX);
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, r), NFS4_DL_NOTIFY_MAX);
 	/* A notification that cannot be sent: recalled instead, once. */
 	assert_true(nfs4_dtab_recall_now(t, &r[0].sid, 20, &r[1]));
 	assert_memory_equal(&r[1].sid, &r[0].sid, sizeof(sid));
 	assert_false(nfs4_dtab_recall_now(t, &r[0].sid, 21, &r[1]));
 	assert_int_equal(t->nrecalled, 1);
+}
+
+/* RFC 8881 §18.25.4, §20.4.3: a removed entry recalls only the holders not granted
+ * NOTIFY4_REMOVE_ENTRY; those granted it (the remover too) are told; one granted only ADD_ENTRY is
+ * recalled by a removal, one granted only REMOVE_ENTRY by an addition. */
+static void test_dir_notify_remove(void **state)
+{
+	struct nfs4_stateid sa, sb, sc;
+	struct nfs4_dl_recall r[NFS4_DL_NOTIFY_MAX];
+	const uint64_t C = 0x100000003ull;
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_DIR_REMOVE), NFS4_DL_NOTIFY_REMOVE);
+	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_DIR_ADD), NFS4_DL_NOTIFY_ADD);
+	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_DIR_RENAME), NFS4_DL_NOTIFY_RENAME);
+	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_NS), 0);
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), NFS4_DL_NOTIFY_REMOVE, &granted, &sa));
+	assert_int_equal(granted, NFS4_DL_NOTIFY_REMOVE);
+	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, &granted, &sb));
+	assert_true(nfs4_dtab_grant_dir(t, C, fa, sizeof(fa), NFS4_DL_NOTIFY_GRANTABLE, &granted, &sc));
+	/* C removes an entry: B's recalled (ADD only), A's kept; A and C (its own) told. */
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), C, NFS4_DL_ACC_DIR_REMOVE, NFS4_DL_BY_NFS4, 10, LEASE, r, 4, &n));
+	assert_int_equal(n, 1);
+	assert_true(r[0].clientid == B);
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_REMOVE, r), 2);
+	assert_true((r[0].clientid == A && r[1].clientid == C) || (r[0].clientid == C && r[1].clientid == A));
+	assert_int_equal(nfs4_dtab_return(t, B, 1, &sb, fa, sizeof(fa)), NFS4_OK);
+	/* An entry added by no client (NFSv3): A's recalled (REMOVE only), C's kept. */
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_ADD, NFS4_DL_BY_NFS3, 11, LEASE, r, 4, &n));
+	assert_int_equal(n, 1);
+	assert_true(r[0].clientid == A);
+	assert_memory_equal(&r[0].sid, &sa, sizeof(sa));
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, r), 1);
+	assert_true(r[0].clientid == C);
+	/* A recalled one is told nothing more. */
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_REMOVE, r), 1);
+	assert_int_equal(t->dir_recalls, 2);
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
+	/* RFC 8881 §18.26.4: a rename within the directory passes C (granted RENAME_ENTRY) by. */
+	assert_false(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, NFS4_DL_BY_NFS3, 12, LEASE, r, 4, &n));
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_RENAME, r), 1);
+	assert_int_equal(nfs4_dtab_return(t, C, 1, &sc, fa, sizeof(fa)), NFS4_OK);
+	/* ... and recalls one granted only ADD_ENTRY and REMOVE_ENTRY (§18.26.4: one RENAME_ENTRY, not the two). */
+	assert_true(nfs4_dtab_grant_dir(t, C, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_REMOVE, &granted, &sc));
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, NFS4_DL_BY_NFS3, 13, LEASE, r, 4, &n));
+	assert_int_equal(n, 1);
+	assert_true(r[0].clientid == C);
+}
+
+/* A callback's outcome names its delegation by the stateid's counter word: found while that grant
+ * lives, not after its return nor once the slot is granted again. */
+static void test_sid_of_counter(void **state)
+{
+	struct nfs4_stateid sa, got, sb;
+	uint32_t counter;
+
+	(void)state;
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, &granted, &sa));
+	counter = (uint32_t)sa.other[8] << 24 | (uint32_t)sa.other[9] << 16 | (uint32_t)sa.other[10] << 8 | sa.other[11];
+	assert_true(nfs4_dtab_sid_of_counter(t, counter, &got));
+	assert_memory_equal(&got, &sa, sizeof(sa));
+	assert_false(nfs4_dtab_sid_of_counter(t, counter & ~NFS4_STAB_DELEG_BIT, &got));
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
+	assert_false(nfs4_dtab_sid_of_counter(t, counter, &got));
+	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sb)); /* the same slot, a new generation */
+	assert_int_equal(sb.other[11], sa.other[11]);
+	assert_false(nfs4_dtab_sid_of_counter(t, counter, &got));
 }
 
 /* The table's kinds sum to its count; the causes' recalls to its recalls. */
@@ -808,6 +879,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_decide, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_notify, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_notify_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sid_of_counter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counts, setup, teardown),
 		cmocka_unit_test(test_count_names),
 	};

@@ -820,7 +820,13 @@ static struct {
 	enum nfs_deleg_verdict dir_verdict; /* what dir_changed() answers */
 	unsigned dir_calls;             /* dir_changed() */
 	struct nfs_fh dir_key;          /* dir_changed()'s last directory */
-	bool dir_add;                   /* dir_changed()'s last add */
+	enum nfs_dir_change dir_ch;     /* dir_changed()'s last change */
+	unsigned notes;                 /* dir_note() */
+	enum nfs_dir_change note_kind;  /* dir_note()'s last kind */
+	char note_name[BE_NAME_MAX + 1]; /* ... and name */
+	char note_new[BE_NAME_MAX + 1];  /* ... new name (RENAME) */
+	bool note_replaced;              /* ... replaced */
+	struct nfs_fh note_key;          /* ... directory */
 } dh;
 
 static bool dh_any(void)
@@ -850,18 +856,31 @@ static enum nfs_deleg_verdict dh_recall_at(const struct nfs_export *exp, const s
 
 static const struct nfs_deleg_hook dh_hook = { .any = dh_any, .recall = dh_recall, .recall_at = dh_recall_at };
 
-static enum nfs_deleg_verdict dh_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
+static enum nfs_deleg_verdict dh_dir_changed(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch)
 {
 	assert_true(fkey_len <= sizeof(dh.dir_key.data));
 	dh.dir_calls++;
-	dh.dir_add = add;
+	dh.dir_ch = ch;
 	dh.dir_key.len = fkey_len;
 	memcpy(dh.dir_key.data, fkey, fkey_len);
 	return dh.dir_verdict;
 }
 
+static void dh_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n)
+{
+	assert_true(fkey_len <= sizeof(dh.note_key.data));
+	dh.note_key.len = fkey_len;
+	memcpy(dh.note_key.data, fkey, fkey_len);
+	dh.notes++;
+	dh.note_kind = n->kind;
+	dh.note_replaced = n->replaced;
+	snprintf(dh.note_name, sizeof(dh.note_name), "%s", n->name);
+	snprintf(dh.note_new, sizeof(dh.note_new), "%s", n->kind == NFS_DIR_RENAME ? n->newname : "");
+}
+
 static const struct nfs_deleg_hook dh_dir_hook = {
 	.any = dh_any, .recall = dh_recall, .recall_at = dh_recall_at, .dir_any = dh_any, .dir_changed = dh_dir_changed,
+	.dir_note = dh_dir_note,
 };
 
 /* RFC 8881 §10.4.1: NFSv3 calls that conflict with a delegation ask the hook
@@ -915,7 +934,8 @@ static void test_deleg_hook(void **state)
 
 /* RFC 8881 §10.9.1, §10.4.1, §12.5.5: an NFSv3 REMOVE or RMDIR asks the hook about the directory's
  * delegations first (JUKEBOX, nothing else asked, while they are out), then about the name: a file
- * removed with its layouts (removed), a directory without (it has none). */
+ * removed with its layouts (removed), a directory without (it has none); once removed, the entry is
+ * told (dir_note, §20.4.3). */
 static void test_deleg_hook_dir(void **state)
 {
 	const struct nfs_deleg_hook *was;
@@ -934,7 +954,8 @@ static void test_deleg_hook_dir(void **state)
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_remove, &root_fh, "dhd"), NFS3ERR_JUKEBOX);
 	assert_int_equal(dh.dir_calls, 1);
-	assert_false(dh.dir_add);
+	assert_int_equal(dh.dir_ch, NFS_DIR_REMOVE);
+	assert_int_equal(dh.notes, 0); /* nothing removed: nothing told */
 	assert_int_equal(dh.dir_key.len, root_fh.len);
 	assert_memory_equal(dh.dir_key.data, root_fh.data, root_fh.len);
 	assert_int_equal(dh.calls, 0); /* the name waits for the directory */
@@ -945,12 +966,82 @@ static void test_deleg_hook_dir(void **state)
 	assert_int_equal(dh.calls, 1);
 	assert_string_equal(dh.name, "dhd");
 	assert_true(dh.removed);
+	/* RFC 8881 §20.4.3: once removed, the holders granted NOTIFY4_REMOVE_ENTRY are told of it */
+	assert_int_equal(dh.notes, 1);
+	assert_int_equal(dh.note_kind, NFS_DIR_REMOVE);
+	assert_string_equal(dh.note_name, "dhd");
+	assert_memory_equal(dh.note_key.data, root_fh.data, root_fh.len);
 	as(ME, 700, 0, 0);
 	assert_int_equal(do_dirop(nfs3_proc_rmdir, &root_fh, "dhdir"), NFS3_OK);
+	assert_int_equal(dh.dir_ch, NFS_DIR_REMOVE);
+	assert_int_equal(dh.notes, 2);
+	assert_string_equal(dh.note_name, "dhdir");
 	assert_int_equal(dh.dir_calls, 3);
 	assert_int_equal(dh.calls, 2); /* a delegated directory is recalled by its name too */
 	assert_string_equal(dh.name, "dhdir");
 	assert_false(dh.removed);
+	assert_ptr_equal(nfs_deleg_hook_set(was), &dh_dir_hook);
+}
+
+/* NFSv3 RENAME (nfs3_proc_rename) of dir/from to dir/to: the nfsstat3. */
+static uint32_t do_rename(const struct nfs_fh *fd, const char *from, const struct nfs_fh *td, const char *to)
+{
+	bool pre, post;
+	uint32_t st;
+
+	as(ME, 700, 0, 0);
+	tc_put_fh(t, fd);
+	tc_put_name(t, from);
+	tc_put_fh(t, td);
+	tc_put_name(t, to);
+	run_ok(nfs3_proc_rename);
+	st = tc_u32(t);
+	tc_skip_wcc(t, &pre, &post);
+	tc_skip_wcc(t, &pre, &post);
+	return st;
+}
+
+/* RFC 8881 §18.26.4: an NFSv3 RENAME within a directory is one RENAME change (the names, whether it
+ * replaced an entry); across two, a REMOVE from the source and an ADD to the target. */
+static void test_deleg_hook_rename(void **state)
+{
+	const struct nfs_deleg_hook *was;
+	struct tc_fattr a;
+	struct nfs_fh fh, sub;
+
+	(void)state;
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "rn1", NFS3_CREATE_UNCHECKED, 0644, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "rn3", NFS3_CREATE_UNCHECKED, 0644, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_mkdir(&root_fh, "rnd", 0755, &sub), NFS3_OK);
+	was = nfs_deleg_hook_set(&dh_dir_hook);
+	memset(&dh, 0, sizeof(dh));
+	assert_int_equal(do_rename(&root_fh, "rn1", &root_fh, "rn2"), NFS3_OK);
+	assert_int_equal(dh.dir_ch, NFS_DIR_RENAME);
+	assert_int_equal(dh.notes, 1);
+	assert_int_equal(dh.note_kind, NFS_DIR_RENAME);
+	assert_string_equal(dh.note_name, "rn1");
+	assert_string_equal(dh.note_new, "rn2");
+	assert_false(dh.note_replaced);
+	assert_int_equal(do_rename(&root_fh, "rn2", &root_fh, "rn3"), NFS3_OK); /* over rn3 */
+	assert_int_equal(dh.notes, 2);
+	assert_true(dh.note_replaced);
+	assert_int_equal(do_rename(&root_fh, "rn3", &root_fh, "rn3"), NFS3_OK); /* §18.26.3: nothing done */
+	assert_int_equal(dh.notes, 2);                                           /* ... nothing told */
+	assert_int_equal(do_rename(&root_fh, "rn3", &sub, "rn4"), NFS3_OK);
+	assert_int_equal(dh.dir_ch, NFS_DIR_ADD); /* the target's, asked last */
+	assert_int_equal(dh.notes, 4);            /* REMOVE rn3 from the root, then ADD rn4 to rnd */
+	assert_int_equal(dh.note_kind, NFS_DIR_ADD);
+	assert_string_equal(dh.note_name, "rn4");
+	assert_false(dh.note_replaced);
+	assert_int_equal(dh.note_key.len, sub.len);
+	assert_memory_equal(dh.note_key.data, sub.data, sub.len);
+	dh.dir_verdict = NFS_DELEG_WAIT; /* a delegation out: JUKEBOX, nothing renamed or told */
+	assert_int_equal(do_rename(&sub, "rn4", &root_fh, "rn5"), NFS3ERR_JUKEBOX);
+	assert_int_equal(dh.dir_ch, NFS_DIR_REMOVE);
+	assert_int_equal(dh.notes, 4);
 	assert_ptr_equal(nfs_deleg_hook_set(was), &dh_dir_hook);
 }
 
@@ -1767,6 +1858,7 @@ int main(void)
 		cmocka_unit_test(test_setattr),
 		cmocka_unit_test(test_deleg_hook),
 		cmocka_unit_test(test_deleg_hook_dir),
+		cmocka_unit_test(test_deleg_hook_rename),
 		cmocka_unit_test(test_dirops),
 		cmocka_unit_test(test_stale_and_forged),
 		cmocka_unit_test(test_ro_and_admission),

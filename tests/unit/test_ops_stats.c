@@ -392,6 +392,7 @@ static void test_prom_sections(void **state)
 				     "rnfsd_nfs4_dir_delegation_recalls_total{cause=\"nfs4\"} 1\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_cb_notify_total counter\nrnfsd_nfs4_cb_notify_total 4\n"));
 	assert_null(strstr(page, "rnfsd_nfs4_delegations 0\n")); /* no unlabelled sample beside the kinds */
+	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_cb_notify_pending gauge\nrnfsd_nfs4_cb_notify_pending 0\n"));
 	/* pNFS layout recalls (issue 28) */
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalling gauge\n"));
 	assert_non_null(strstr(page, "# TYPE rnfsd_nfs4_pnfs_layout_recalls_total counter\n"));
@@ -635,7 +636,8 @@ static void test_json_nfs4(void **state)
 				    "\"open_files\": 10, \"open_owners\": 11, \"lock_owners\": 12, \"open_files_max\": 13, "
 				    "\"opens_per_client_max\": 14, \"lock_owners_per_client_max\": 15, \"deleg_leases\": 0, "
 				    "\"deleg_lease_refused\": 0, \"cb_getattr_sent\": 0, \"cb_getattr_unanswered\": 0, "
-				    "\"dir_delegations\": 0, \"dir_delegations_granted\": 0, \"dir_delegation_recalls\": 0},"));
+				    "\"dir_delegations\": 0, \"dir_delegations_granted\": 0, \"dir_delegation_recalls\": 0, "
+				    "\"cb_notify_pending\": 0},"));
 	/* issue 24 defect 3: descriptors against the limit, and the tables holding them */
 	assert_non_null(strstr(doc, "\"resources\": {\"fds\": 20, \"fd_limit\": 1024, \"fd_reserve\": 512, "
 				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"uring_personalities\": 9, "
@@ -945,7 +947,7 @@ static void test_rnfsctl_nfs4(void **state)
 	char *out = run_rnfsctl(args);
 	fprintf(stderr, "%s", out);
 	assert_non_null(strstr(out, "nfsv4: 3 clients, 2 sessions, 7 opens, 1 locks, 0 delegations (0 directories: 0 granted, "
-				    "0 recalled; 5 recalls, "
+				    "0 recalled, 0 CB_NOTIFY pending; 5 recalls, "
 				    "4 returned, 1 revoked; 0 files leased, 0 refused for want of a lease; 0 CB_GETATTR, 0 unanswered); 4 clients recorded "
 				    "for restart recovery; grace period: 12 s left (6 reclaims, 8 GRACE, 9 NO_GRACE)"));
 	assert_non_null(strstr(out, "nfsv4 delegations: 2 read, 1 write, 1 attribute, 3 directory; recalls by cause: nfs4 3, "

@@ -133,10 +133,16 @@ static void enc_notify_entry(struct xdr_enc *e, const uint8_t *name, uint32_t le
 	xdr_enc_u32(e, 0); /* attr_vals: empty */
 }
 
-/* notify_add4: no replaced entry, the new one, no cookie, no previous entry, not known to be the last. */
-static void enc_notify_add(struct xdr_enc *e, const uint8_t *name, uint32_t len)
+/* notify_add4: the entry of that name it replaced (RFC 8881 §18.26.4: a RENAME over an existing
+ * one; its cookie 0, not kept) or none, the new one, no cookie, no previous entry, not known to be
+ * the last. */
+static void enc_notify_add(struct xdr_enc *e, const uint8_t *name, uint32_t len, bool replaced)
 {
-	xdr_enc_u32(e, 0); /* nad_old_entry<1> */
+	xdr_enc_u32(e, replaced ? 1 : 0); /* nad_old_entry<1> */
+	if (replaced) {
+		enc_notify_entry(e, name, len);
+		xdr_enc_u64(e, 0);
+	}
 	enc_notify_entry(e, name, len);
 	xdr_enc_u32(e, 0); /* nad_new_entry_cookie<1> */
 	xdr_enc_u32(e, 0); /* nad_prev_entry<1> */
@@ -162,12 +168,12 @@ static void enc_notify(struct xdr_enc *e, const struct nfs4_cb_notify_args *a)
 	at = xdr_enc_len(e);
 	xdr_enc_u32(e, 0); /* notify_vals' length, below */
 	if (a->type == NOTIFY4_ADD_ENTRY) {
-		enc_notify_add(e, a->name, a->name_len);
+		enc_notify_add(e, a->name, a->name_len, a->replaced);
 	} else { /* notify_remove4, and for RENAME the notify_add4 of the new name */
 		enc_notify_entry(e, a->name, a->name_len);
 		xdr_enc_u64(e, a->cookie);
 		if (a->type == NOTIFY4_RENAME_ENTRY)
-			enc_notify_add(e, a->new_name, a->new_len);
+			enc_notify_add(e, a->new_name, a->new_len, a->replaced);
 	}
 	if (!e->overflow)
 		xdr_enc_patch_u32(e, at, (uint32_t)(xdr_enc_len(e) - at - 4));

@@ -162,8 +162,9 @@ struct nfs4_cb_layoutrecall_args {
 /* RFC 8881 §20.4.1 CB_NOTIFY4args with one notify4 of one notify_type4 (directory delegations'
  * notifications, §10.9.2): REMOVE_ENTRY (name, cookie), ADD_ENTRY (name), RENAME_ENTRY (name and
  * cookie removed, new_name added); entries carry no attributes (none granted), no cookie or
- * previous entry for an added one (optional), nad_last_entry false. Sent for ADD_ENTRY
- * (nfs4_deleg_dir_added(), ops/nfs4_proc_deleg.c). */
+ * previous entry for an added one (optional), nad_last_entry false; replaced: the added name
+ * replaced an existing entry (a RENAME over it), reported in nad_old_entry (RFC 8881 §18.26.4).
+ * Sent by nfs4_deleg_dir_note(), ops/nfs4_proc_deleg.c. */
 #define NOTIFY4_REMOVE_ENTRY 2u
 #define NOTIFY4_ADD_ENTRY 3u
 #define NOTIFY4_RENAME_ENTRY 4u
@@ -173,6 +174,7 @@ struct nfs4_cb_notify_args {
 	struct nfs4_cb_fh fh;        /* cna_fh: the directory */
 	uint32_t type;               /* NOTIFY4_REMOVE_ENTRY, _ADD_ENTRY, _RENAME_ENTRY */
 	uint64_t cookie;             /* nrm_old_entry_cookie (REMOVE, RENAME) */
+	bool replaced;               /* ADD, RENAME: nad_old_entry names the entry replaced */
 	uint32_t name_len, new_len;  /* <= NFS4_CB_NAME_MAX */
 	uint8_t name[NFS4_CB_NAME_MAX];     /* the entry (RENAME: its old name) */
 	uint8_t new_name[NFS4_CB_NAME_MAX]; /* RENAME: its new name */

@@ -168,6 +168,7 @@ void nfs4_stats_state(struct nfs4_stats_snap *out)
 	nfs4_deleg_dir_stats(&out->dir_delegations, &out->dir_granted, &out->dir_recalls);
 	nfs4_deleg_counts(&out->dl);
 	out->cb_notify_sent = nfs4_cb_notify_sent();
+	out->cb_notify_pending = nfs4_deleg_notify_pending();
 	out->grace_left_ms = grace_clock_left_ms(&grace_server, now);
 	nfs4_stats_async(out);
 	if (r) {
@@ -235,7 +236,8 @@ static const struct nfs4_sec_field nfs4_sec_state[] = {
 	U("lock_owners_per_client_max", lock_owners_per_client_max), U("deleg_leases", deleg_leases),
 	U("deleg_lease_refused", deleg_lease_refused), U("cb_getattr_sent", cb_getattr_sent),
 	U("cb_getattr_unanswered", cb_getattr_unanswered), U("dir_delegations", dir_delegations),
-	U("dir_delegations_granted", dir_granted), U("dir_delegation_recalls", dir_recalls), { NULL, 0, SEC_U },
+	U("dir_delegations_granted", dir_granted), U("dir_delegation_recalls", dir_recalls),
+	U("cb_notify_pending", cb_notify_pending), { NULL, 0, SEC_U },
 };
 
 static const struct nfs4_sec_field nfs4_sec_async[] = {
@@ -412,6 +414,8 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	   dir_delegations),
 	PF("rnfsd_nfs4_dir_delegations_granted_total", "Directory delegations granted (GET_DIR_DELEGATION)",
 	   PROM_COUNTER, dir_granted),
+	PF("rnfsd_nfs4_cb_notify_pending", "CB_NOTIFY queued or in flight, not yet answered", PROM_GAUGE,
+	   cb_notify_pending),
 	PF("rnfsd_nfs4_cb_getattr_total", "CB_GETATTR sent for write-delegated files", PROM_COUNTER, cb_getattr_sent),
 	PF("rnfsd_nfs4_cb_notify_total", "CB_NOTIFY sent to directory delegations' holders", PROM_COUNTER,
 	   cb_notify_sent),

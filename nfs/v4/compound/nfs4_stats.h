@@ -37,6 +37,7 @@ struct nfs4_stats_snap {
 	 * (nfs4_deleg.h), and CB_NOTIFYs sent (RFC 8881 §20.4, directory delegations' notifications). */
 	struct nfs4_dl_counts dl;
 	uint64_t cb_notify_sent;
+	uint64_t cb_notify_pending; /* CB_NOTIFY (RFC 8881 §20.4) queued or in flight (a gauge) */
 	unsigned recorded_clients;            /* stable records (state-dir/nfs4-clients) */
 	uint64_t grace_left_ms;               /* the server's grace period (NLM or NFSv4 term) */
 	uint64_t reclaims, grace_refused, no_grace; /* nfs4_grace_check() verdicts */

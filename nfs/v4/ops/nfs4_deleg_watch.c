@@ -113,10 +113,26 @@ static void w_recall(const uint8_t *fkey, uint32_t fkey_len, bool lease)
 		(lease && h->broken ? h->broken : h->changed)(fkey, fkey_len);
 }
 
-/* The backend's event: the delegations of the file are recalled (from
- * anyone: client 0), or its watch goes if it has none left. */
-static void w_changed(int wd, bool gone)
+/* A directory's entry added, removed or renamed: told to the directory delegations (their holders
+ * notified or recalled); anything else recalls. */
+static void w_tell(const uint8_t *fkey, uint32_t fkey_len, const struct be_change *c)
 {
+	const struct nfs4_deleg_watch_hooks *h = atomic_load(&w_hooks);
+
+	if (h && h->dir_event && c->kind != BE_CHANGE_OTHER && c->name)
+		h->dir_event(fkey, fkey_len, c);
+	else
+		w_recall(fkey, fkey_len, false);
+}
+
+/* The backend's event: the delegations of the file are recalled (from
+ * anyone: client 0) or, a directory's entry changed, its holders told; or
+ * its watch goes if it has none left. */
+static void w_changed(const struct be_change *c)
+{
+	int wd = c->wd;
+	bool gone = c->gone;
+
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
 	uint32_t len;
 
@@ -137,7 +153,7 @@ static void w_changed(int wd, bool gone)
 			continue;
 		}
 		pthread_mutex_unlock(&w_mu);
-		w_recall(fkey, len, false);
+		w_tell(fkey, len, c);
 		pthread_mutex_lock(&w_mu);
 		if (wd >= 0)
 			break;

@@ -39,6 +39,7 @@ static atomic_uint dl_count;              /* dl_tab.count, read without the lock
 static atomic_uint dl_ndir;               /* dl_tab.ndir, read without the lock */
 static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unlock() */
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
+static atomic_ullong dl_notify_pending;    /* CB_NOTIFYs queued or in flight (a gauge) */
 static uint64_t dl_recall_any_at;         /* the last CB_RECALL_ANY round (seconds) */
 static uint32_t dl_lease = NFS4_LEASE_TIME; /* the server's lease (nfs4_deleg_init): a recall's wait */
 static struct nfs4_stab *dl_stab; /* the open table (nfs4_deleg_init): a purged client's verdict */
@@ -251,63 +252,132 @@ bool nfs4_deleg_dir_any(void)
 	return dl_ready && atomic_load(&dl_ndir) != 0;
 }
 
-uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, bool add,
+/* The access a change of a directory's entries is to its delegations. */
+static enum nfs4_dl_access dir_acc(enum nfs_dir_change ch)
+{
+	static const enum nfs4_dl_access acc[] = {
+		[NFS_DIR_OTHER] = NFS4_DL_ACC_NS, [NFS_DIR_ADD] = NFS4_DL_ACC_DIR_ADD,
+		[NFS_DIR_REMOVE] = NFS4_DL_ACC_DIR_REMOVE, [NFS_DIR_RENAME] = NFS4_DL_ACC_DIR_RENAME,
+	};
+
+	return acc[ch];
+}
+
+uint32_t nfs4_deleg_dir_changed(const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid, enum nfs_dir_change ch,
 				enum nfs4_dl_cause cause)
 {
 	/* RFC 8881 §10.9.1: a change by the holder itself recalls none of its own (the
 	 * table skips clientid's); every other holder's is recalled, the change waiting,
-	 * but for an added entry those granted NOTIFY4_ADD_ENTRY (told after, §10.9.2). */
+	 * but for an entry added or removed those granted its notification (told after, §10.9.2). */
 	if (!nfs4_deleg_dir_any())
 		return NFS4_OK; /* no directory delegated: no lock taken */
-	return nfs4_deleg_break_by(fkey, fkey_len, clientid, add ? NFS4_DL_ACC_DIR_ADD : NFS4_DL_ACC_NS, cause);
+	return nfs4_deleg_break_by(fkey, fkey_len, clientid, dir_acc(ch), cause);
 }
 
-uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, bool add)
+uint32_t nfs4_deleg_dir_break(struct nfs4_ctx *x, const struct nfs_fh *dir, enum nfs_dir_change ch)
 {
-	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), add, NFS4_DL_BY_NFS4);
+	return nfs4_deleg_dir_changed(dir->data, dir->len, nfs4_deleg_caller(x), ch, NFS4_DL_BY_NFS4);
 }
 
-/* CB_NOTIFY's outcome: an error changes nothing (the holder may miss the entry until it reads
- * the directory again; as a lost notification, RFC 8881 §10.9.2 leaves that to the client). */
+/* RFC 8881 §10.9.1: to cannot be told: its delegation is recalled instead. */
+static void notify_recall(const struct nfs4_stateid *sid)
+{
+	struct nfs4_dl_recall r;
+
+	dl_lock();
+	bool recall = nfs4_dtab_recall_now(&dl_tab, sid, nfs4_now(), &r);
+
+	dl_unlock();
+	if (recall)
+		send_recalls(&r, 1);
+}
+
+/* CB_NOTIFY's outcome (arg: its delegation's stateid counter word, nfs4_dtab_sid_of_counter). Not
+ * answered NFS4_OK (an error, no answer in time, the path gone): the holder may have missed the change
+ * and its view of the directory may be wrong, so the delegation is recalled (RFC 8881 §10.9.1). */
 static void notify_done(void *arg, int32_t status)
 {
-	(void)arg;
-	if (status != NFS4_OK)
-		log_limited(&dl_limit, LOG_INFO, "nfs4: CB_NOTIFY answered %d", status);
+	struct nfs4_stateid sid;
+	bool live;
+
+	atomic_fetch_sub(&dl_notify_pending, 1);
+	if (status == NFS4_OK)
+		return;
+	log_limited(&dl_limit, LOG_INFO, "nfs4: CB_NOTIFY answered %d: the directory delegation is recalled", status);
+	dl_lock();
+	live = nfs4_dtab_sid_of_counter(&dl_tab, (uint32_t)(uintptr_t)arg, &sid);
+	dl_unlock();
+	if (live)
+		notify_recall(&sid);
+}
+
+/* RFC 8881 §20.4.1 CB_NOTIFY4args of n for the holder to (its stateid, the directory). false: a
+ * name over component4's limit (not to be told). */
+static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_note *n, struct nfs4_cb_op *op)
+{
+	static const uint32_t type[] = {
+		[NFS_DIR_ADD] = NOTIFY4_ADD_ENTRY, [NFS_DIR_REMOVE] = NOTIFY4_REMOVE_ENTRY,
+		[NFS_DIR_RENAME] = NOTIFY4_RENAME_ENTRY,
+	};
+	size_t len = strlen(n->name), new_len = n->kind == NFS_DIR_RENAME ? strlen(n->newname) : 0;
+
+	if (len > NFS4_CB_NAME_MAX || new_len > NFS4_CB_NAME_MAX || n->kind == NFS_DIR_OTHER)
+		return false;
+	memset(op, 0, sizeof(op->u.notify) + offsetof(struct nfs4_cb_op, u));
+	op->kind = NFS4_CB_OP_NOTIFY;
+	op->u.notify.stateid = to->sid;
+	op->u.notify.fh.len = to->fkey_len;
+	memcpy(op->u.notify.fh.data, to->fkey, to->fkey_len);
+	/* §20.4.3: NOTIFY4_ADD_ENTRY (no cookie: optional), NOTIFY4_REMOVE_ENTRY (nrm_old_entry_cookie 0:
+	 * the removed entry's READDIR cookie is not kept; knfsd's CB_NOTIFY series sends 0 too),
+	 * NOTIFY4_RENAME_ENTRY (the old entry removed, the new added); §18.26.4: an entry the new name
+	 * replaced is the add's nad_old_entry */
+	op->u.notify.type = type[n->kind];
+	op->u.notify.cookie = 0;
+	op->u.notify.replaced = n->replaced && n->kind != NFS_DIR_REMOVE;
+	op->u.notify.name_len = (uint32_t)len;
+	memcpy(op->u.notify.name, n->name, len);
+	op->u.notify.new_len = (uint32_t)new_len;
+	if (new_len)
+		memcpy(op->u.notify.new_name, n->newname, new_len);
+	return true;
+}
+
+void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
+{
+	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX];
+	struct nfs4_cb_op op;
+	unsigned count;
+
+	if (!nfs4_deleg_dir_any())
+		return;
+	dl_lock();
+	count = nfs4_dtab_dir_notified(&dl_tab, dir->data, dir->len, nfs4_dl_notify_of(dir_acc(n->kind)), to);
+	dl_unlock();
+	for (unsigned i = 0; i < count; i++) {
+		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, the change); the client's callback
+		 * queue (NFS4_CB_QUEUE, in order, §20.4.3) is the bound: past it, a recall */
+		atomic_fetch_add(&dl_notify_pending, 1);
+		const uint8_t *c = to[i].sid.other + 8; /* the counter word, nfs4_dtab_sid_of_counter() */
+		uintptr_t counter = (uintptr_t)c[0] << 24 | (uintptr_t)c[1] << 16 | (uintptr_t)c[2] << 8 | c[3];
+
+		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, (void *)counter))
+			continue;
+		atomic_fetch_sub(&dl_notify_pending, 1);
+		notify_recall(&to[i].sid);
+	}
 }
 
 void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name)
 {
-	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX], r;
-	struct nfs4_cb_op op;
-	size_t len = strlen(name);
-	unsigned n;
+	const struct nfs_dir_note n = { .kind = NFS_DIR_ADD, .name = name };
 
-	if (!nfs4_deleg_dir_any() || len > NFS4_CB_NAME_MAX)
-		return;
-	dl_lock();
-	n = nfs4_dtab_dir_notified(&dl_tab, dir->data, dir->len, to);
-	dl_unlock();
-	for (unsigned i = 0; i < n; i++) {
-		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, NOTIFY4_ADD_ENTRY of name) */
-		memset(&op, 0, sizeof(op.u.notify) + offsetof(struct nfs4_cb_op, u));
-		op.kind = NFS4_CB_OP_NOTIFY;
-		op.u.notify.stateid = to[i].sid;
-		op.u.notify.fh.len = to[i].fkey_len;
-		memcpy(op.u.notify.fh.data, to[i].fkey, to[i].fkey_len);
-		op.u.notify.type = NOTIFY4_ADD_ENTRY;
-		op.u.notify.name_len = (uint32_t)len;
-		memcpy(op.u.notify.name, name, len);
-		if (nfs4_cb_send(to[i].clientid, &op, notify_done, NULL))
-			continue;
-		/* RFC 8881 §10.9.2: not to be told: recalled instead */
-		dl_lock();
-		bool recall = nfs4_dtab_recall_now(&dl_tab, &to[i].sid, nfs4_now(), &r);
+	nfs4_deleg_dir_note(dir, &n);
+}
 
-		dl_unlock();
-		if (recall)
-			send_recalls(&r, 1);
-	}
+uint64_t nfs4_deleg_notify_pending(void)
+{
+	return atomic_load(&dl_notify_pending);
 }
 
 /* RFC 8881 §20.6: CB_RECALL_ANY to the holders while the table is nearly full
@@ -716,21 +786,21 @@ static enum nfs_deleg_verdict hook_getattr(const uint8_t *fkey, uint32_t fkey_le
 }
 
 /* An NFSv3 change of the directory's entries: the directory delegations of every NFSv4 client
- * (for an entry added, those not granted NOTIFY4_ADD_ENTRY). */
-static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len, bool add)
+ * (for an entry added or removed, those not granted its notification). */
+static enum nfs_deleg_verdict hook_dir_changed(const uint8_t *fkey, uint32_t fkey_len, enum nfs_dir_change ch)
 {
-	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, add, NFS4_DL_BY_NFS3) == NFS4_OK ? NFS_DELEG_CLEAR
-											 : NFS_DELEG_WAIT;
+	return nfs4_deleg_dir_changed(fkey, fkey_len, 0, ch, NFS4_DL_BY_NFS3) == NFS4_OK ? NFS_DELEG_CLEAR
+											: NFS_DELEG_WAIT;
 }
 
-/* ... the entry made: CB_NOTIFY to the holders granted NOTIFY4_ADD_ENTRY. */
-static void hook_dir_added(const uint8_t *fkey, uint32_t fkey_len, const char *name)
+/* ... the change made: CB_NOTIFY to the holders granted its notification. */
+static void hook_dir_note(const uint8_t *fkey, uint32_t fkey_len, const struct nfs_dir_note *n)
 {
 	struct nfs_fh fh = { .len = fkey_len };
 
 	if (fkey_len <= sizeof(fh.data)) {
 		memcpy(fh.data, fkey, fkey_len);
-		nfs4_deleg_dir_added(&fh, name);
+		nfs4_deleg_dir_note(&fh, n);
 	}
 }
 
@@ -741,7 +811,7 @@ static const struct nfs_deleg_hook dl_hook = {
 	.getattr = hook_getattr,
 	.dir_any = nfs4_deleg_dir_any,
 	.dir_changed = hook_dir_changed,
-	.dir_added = hook_dir_added,
+	.dir_note = hook_dir_note,
 };
 
 /* nfs4_deleg_watch.c's event: a local process changed (or, for a write delegation, opened) the file,
@@ -765,6 +835,22 @@ static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
 	dl_unlock();
 }
 
+/* ... a local process added, removed or renamed an entry of a delegated directory (after the fact, RFC
+ * 8881 §10.9.1): as an NFSv3 client's change, its holders granted the notification told by CB_NOTIFY
+ * (§20.4.3; a rename over an entry is not seen as such: inotify says nothing of the replaced one), the
+ * others recalled. */
+static void watch_dir_event(const uint8_t *fkey, uint32_t fkey_len, const struct be_change *c)
+{
+	static const enum nfs_dir_change ch[] = {
+		[BE_CHANGE_OTHER] = NFS_DIR_OTHER, [BE_CHANGE_ADD] = NFS_DIR_ADD,
+		[BE_CHANGE_REMOVE] = NFS_DIR_REMOVE, [BE_CHANGE_RENAME] = NFS_DIR_RENAME,
+	};
+	const struct nfs_dir_note n = { .kind = ch[c->kind], .name = c->name, .newname = c->newname };
+
+	(void)nfs4_deleg_dir_changed(fkey, fkey_len, 0, n.kind, NFS4_DL_BY_LOCAL_OPEN);
+	hook_dir_note(fkey, fkey_len, &n);
+}
+
 static const struct nfs4_deleg_watch_hooks dl_watch_hooks = {
-	.held = nfs4_deleg_held, .changed = watch_changed, .broken = watch_broken
+	.held = nfs4_deleg_held, .changed = watch_changed, .broken = watch_broken, .dir_event = watch_dir_event,
 };

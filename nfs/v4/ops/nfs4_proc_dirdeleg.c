@@ -1,23 +1,28 @@
 /*
  * nfs4_proc_dirdeleg.c - GET_DIR_DELEGATION (RFC 8881 §18.39): directory
  * delegations (§10.9), recall-only as knfsd grants them since Linux 6.19
- * except for added entries, which a holder that asks is told of.
+ * except for added and removed entries, which a holder that asks is told of.
  *
  * A grant is a record of the server's one delegation table (nfs4_deleg.h:
  * nfs4_dtab_decide_dir, nfs4_dtab_grant_dir, under nfs4_proc_deleg.c's
  * lock) plus a change watch of the directory for local processes
  * (nfs4_deleg_watch_dir: inotify, after the fact; no lease, Linux has none
- * on directories). Of the notifications asked for, only NOTIFY4_ADD_ENTRY
- * is granted (§18.39.3 lets the server grant fewer): another NFSv4 client's
+ * on directories). Of the notifications asked for, NOTIFY4_ADD_ENTRY,
+ * NOTIFY4_REMOVE_ENTRY and NOTIFY4_RENAME_ENTRY are granted (§18.39.3 lets
+ * the server grant fewer; not the attribute ones): another NFSv4 client's
  * CREATE, OPEN creating or LINK in the directory (an NFSv3 client's CREATE,
- * MKDIR, SYMLINK, MKNOD or LINK too) is then told to the holder
- * by CB_NOTIFY after the change (nfs4_deleg_dir_added, §10.9.2) instead of
- * a recall. Every other change of the directory by another client, an NFSv3
- * client or a local process (any) recalls the delegation with CB_RECALL
- * (nfs4_deleg_dir_changed), which the holder answers by DELEGRETURN, or it
- * is revoked one lease later, as a file's. REMOVE_ENTRY and RENAME_ENTRY
- * would need the removed entry's READDIR cookie (nrm_old_entry_cookie is not
- * optional), which is not known without reading the directory: not granted.
+ * MKDIR, SYMLINK, MKNOD or LINK too), its REMOVE (NFSv3 REMOVE, RMDIR) or
+ * RENAME within the directory (across two: a removal from one, an addition to
+ * the other, §18.26.4) is then told to the holder by CB_NOTIFY after the
+ * change (nfs4_deleg_dir_note, §10.9.2, §20.4.3) instead of a recall; so is
+ * the holder's own (§20.4.3). The removed entry's READDIR cookie
+ * (nrm_old_entry_cookie, not optional) is not kept: 0 is sent, as knfsd's
+ * CB_NOTIFY patches (2025) do. Every other change of the directory by another
+ * client, an NFSv3 client or a local process (any) recalls the delegation
+ * with CB_RECALL (nfs4_deleg_dir_changed), which the holder answers by
+ * DELEGRETURN, or it is revoked one lease later, as a file's; so does a
+ * notification the holder's callback queue cannot take, or one it does not
+ * answer NFS4_OK (§10.9.1).
  *
  * §18.39.3 has a refused delegation answered NFS4ERR_DIRDELEG_UNAVAIL,
  * which would end the COMPOUND; the result's own non-fatal GDD4_UNAVAIL says
@@ -57,7 +62,7 @@ uint32_t nfs4_get_dir_delegation_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §8.4.2: no new state while the grace period runs (as a non-reclaim OPEN). */
 	grace = nfs4_grace_check(NFS4_GRACE_OPEN, NULL, 0, false) != NFS4_OK;
 	/* gddr_cookieverf stays 0 (as knfsd's): READDIR's verifier is the backend's own. */
-	/* RFC 8881 §18.39.3: of the notifications asked for, NOTIFY4_ADD_ENTRY may be granted */
+	/* RFC 8881 §18.39.3: of the notifications asked for, the entry ones (ADD, REMOVE, RENAME) may be granted */
 	if (!nfs4_deleg_grant_dir(s->clientid, x->minorversion, grace, x->cur.fh.data, x->cur.fh.len, a->notify.w[0],
 				  &r->notify.w[0], &r->sid))
 		goto out;

@@ -147,7 +147,7 @@ uint32_t nfs4_create_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = create_how(a, s->link, &how);
 	/* RFC 8881 §10.9.1: a new entry recalls other clients' directory delegations first. */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, true);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_ADD);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(
@@ -186,11 +186,12 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	/* RFC 8881 §8.4.2: the object may carry state a client is yet to reclaim. */
 	if (status == NFS4_OK)
 		status = nfs4_grace_check(NFS4_GRACE_REMOVE, NULL, 0, false);
-	/* RFC 8881 §10.9.1: other clients' delegations of the directory are recalled first; then §10.4.1:
-	 * the removed file's (§10.9: or delegated directory's), and §12.5.5: other clients' layouts of it
-	 * (no wait); one lookup of the name for both */
+	/* RFC 8881 §10.9.1: other clients' delegations of the directory are recalled first (but those
+	 * granted NOTIFY4_REMOVE_ENTRY, told after: §18.25.4); then §10.4.1: the removed file's (§10.9: or
+	 * delegated directory's), and §12.5.5: other clients' layouts of it (no wait); one lookup of the
+	 * name for both */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_REMOVE);
 	if (status == NFS4_OK && dir.exp)
 		status = nfs4_name_recall(dir.exp, &dir.cred, &dir.o, name, nfs4_deleg_caller(x), true);
 	if (status != NFS4_OK) {
@@ -202,8 +203,12 @@ uint32_t nfs4_remove_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (err == EISDIR)
 		err = be_rmdir(dir.exp->fs, &dir.cred, &dir.o, name);
 	status = nfs_errno_to_nfsstat4(err == EEXIST ? ENOTEMPTY : err); /* rmdir(2) may say either */
-	if (status == NFS4_OK)
+	if (status == NFS4_OK) {
+		const struct nfs_dir_note n = { .kind = NFS_DIR_REMOVE, .name = name };
+
 		nfs4_mod_done(&dir, &r->cinfo, &h);
+		nfs4_deleg_dir_note(&x->cur.fh, &n); /* RFC 8881 §18.25.4, §20.4.3 */
+	}
 	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&dir);
 	return status;
@@ -230,6 +235,54 @@ static void mod_saved_any_flavor(struct nfs4_ctx *x, bool on)
 	((struct nfs4_svc *)x->priv)->any_flavor = on;
 }
 
+/* The file dir/name's fileid (0: none). */
+static uint64_t rename_fileid(const struct nfs4_obj *dir, const char *name)
+{
+	struct be_obj o = BE_OBJ_INIT;
+	struct be_attr at;
+	uint64_t id = be_lookup(dir->exp->fs, &dir->cred, &dir->o, name, &o, &at) == 0 ? o.fileid : 0;
+
+	if (be_obj_valid(&o))
+		be_obj_put(dir->exp->fs, &o);
+	return id;
+}
+
+/* What a RENAME of from/oldname to to/newname will do to newname, looked up only while a directory is
+ * delegated: RN_NEW (no entry there), RN_REPLACES (one replaced, RFC 8881 §18.26.4: told in the add's
+ * nad_old_entry), RN_SAME (both name the same file: §18.26.3, nothing done, nothing told). */
+enum rename_target { RN_NEW, RN_REPLACES, RN_SAME };
+static enum rename_target rename_target(const struct nfs4_obj *from, const char *oldname, const struct nfs4_obj *to,
+					const char *newname)
+{
+	uint64_t target;
+
+	if (!nfs4_deleg_dir_any() || (target = rename_fileid(to, newname)) == 0)
+		return RN_NEW;
+	return rename_fileid(from, oldname) == target ? RN_SAME : RN_REPLACES;
+}
+
+/* RFC 8881 §18.26.4: a RENAME within one directory is one NOTIFY4_RENAME_ENTRY (none when both names
+ * are the same file: nothing done); across two, NOTIFY4_REMOVE_ENTRY to the source's holders and
+ * NOTIFY4_ADD_ENTRY to the target's. */
+static void rename_note(struct nfs4_ctx *x, bool same, const char *oldname, const char *newname,
+			enum rename_target target)
+{
+	bool replaced = target == RN_REPLACES;
+	const struct nfs_dir_note mv = { .kind = NFS_DIR_RENAME, .name = oldname, .newname = newname,
+					 .replaced = replaced };
+	const struct nfs_dir_note rm = { .kind = NFS_DIR_REMOVE, .name = oldname };
+	const struct nfs_dir_note add = { .kind = NFS_DIR_ADD, .name = newname, .replaced = replaced };
+
+	if (target == RN_SAME || (same && strcmp(oldname, newname) == 0))
+		return;
+	if (same) {
+		nfs4_deleg_dir_note(&x->cur.fh, &mv);
+	} else {
+		nfs4_deleg_dir_note(&x->saved.fh, &rm);
+		nfs4_deleg_dir_note(&x->cur.fh, &add);
+	}
+}
+
 /* RFC 8881 §18.26.3: SAVEFH is the source directory, CURRENT the target's. */
 uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 {
@@ -238,11 +291,14 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_rename_res *r = res;
 	struct nfs4_obj from, to;
 	char oldname[NFS4_NAME_MAX + 1], newname[NFS4_NAME_MAX + 1];
+	enum rename_target target = RN_NEW;
+	bool same;
 	uint32_t status;
 	int err;
 
 	if (!x->saved.set)
 		return NFS4ERR_NOFILEHANDLE;
+	same = x->saved.fh.len == x->cur.fh.len && memcmp(x->saved.fh.data, x->cur.fh.data, x->cur.fh.len) == 0;
 	mod_saved_any_flavor(x, true);
 	status = mod_dir_open(x, &x->saved.fh, &from);
 	mod_saved_any_flavor(x, false);
@@ -260,18 +316,20 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = mod_writable(x->priv, &to);
 	if (status == NFS4_OK) /* RFC 8881 §8.4.2, as REMOVE */
 		status = nfs4_grace_check(NFS4_GRACE_RENAME, NULL, 0, false);
-	/* RFC 8881 §10.9.1: other clients' delegations of both directories first; §10.4.1: then the renamed
-	 * file (§10.9: or delegated directory) and the one it replaces; §12.5.5: the replaced one's layouts
-	 * too, as REMOVE's (the renamed one keeps its handle: its layouts stay good) */
+	/* RFC 8881 §10.9.1: other clients' delegations of both directories first (but those granted the
+	 * notification, §18.26.4: told after); §10.4.1: then the renamed file (§10.9: or delegated
+	 * directory) and the one it replaces; §12.5.5: the replaced one's layouts too, as REMOVE's (the
+	 * renamed one keeps its handle: its layouts stay good) */
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->saved.fh, false);
+		status = nfs4_deleg_dir_break(x, &x->saved.fh, same ? NFS_DIR_RENAME : NFS_DIR_REMOVE);
 	if (status == NFS4_OK)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, same ? NFS_DIR_RENAME : NFS_DIR_ADD);
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break_name(x, &from, oldname);
 	if (status == NFS4_OK && to.exp)
 		status = nfs4_name_recall(to.exp, &to.cred, &to.o, newname, nfs4_deleg_caller(x), true);
 	if (status == NFS4_OK) {
+		target = rename_target(&from, oldname, &to, newname);
 		nfs4_mod_begin(&from, &to, &h);
 		err = be_rename(to.exp->fs, &to.cred, &from.o, oldname, &to.o, newname);
 		/* §18.26.3: a directory over a non-directory or the reverse is EXIST. */
@@ -280,6 +338,7 @@ uint32_t nfs4_rename_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK) {
 		nfs4_mod_done(&from, &r->source, &h);
 		nfs4_mod_done(&to, &r->target, &h);
+		rename_note(x, same, oldname, newname, target);
 	}
 	nfs4_dirlock_drop(&h);
 	nfs4_obj_put(&to);
@@ -318,7 +377,7 @@ uint32_t nfs4_link_exec(struct nfs4_ctx *x, void *args, void *res)
 	if (status == NFS4_OK)
 		status = nfs4_deleg_break(x->saved.fh.data, x->saved.fh.len, nfs4_deleg_caller(x), NFS4_DL_ACC_NS);
 	if (status == NFS4_OK) /* RFC 8881 §10.9.1: the new name's directory */
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, true);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_ADD);
 	if (status == NFS4_OK) {
 		nfs4_mod_begin(&dir, NULL, &h);
 		status = nfs_errno_to_nfsstat4(be_link(dir.exp->fs, &dir.cred, &src.o, &dir.o, name));
@@ -465,7 +524,7 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
 	/* RFC 8881 §10.9.1: a directory's attributes changed by another client. */
 	if (status == NFS4_OK && sa.mask && ob.kind == NFS4_OBJ_EXPORT && ob.attr.type == BE_DIR)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, false);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_OTHER);
 	/* RFC 8881 §12.5.5: a truncate recalls other clients' layouts of the file (no wait) */
 	if (status == NFS4_OK && (sa.mask & BE_SET_SIZE))
 		nfs4_pnfs_recall_file(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), NULL);

@@ -94,7 +94,7 @@ static uint32_t open_by_name(struct nfs4_ctx *x, const struct nfs4_open_args *a,
 	/* RFC 8881 §10.9.1: a new entry recalls other clients' directory delegations first (an
 	 * existing file's open changes nothing: no recall). */
 	if (nfs4_deleg_dir_any() && be_lookup(dir->exp->fs, &dir->cred, &dir->o, name, o, attr) == ENOENT)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, true);
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_ADD);
 	if (be_obj_valid(o))
 		be_obj_put(dir->exp->fs, o);
 	if (status != NFS4_OK)

@@ -310,7 +310,7 @@ bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *
 {
 	struct nfs4_dl_recall out[NFS4_DL_NOTIFY_MAX];
 	/* RFC 8881 §18.39.3: the notifications granted may be fewer than asked (none past the bound) */
-	uint32_t notify = nfs4_dtab_dir_notified(t, fkey, fkey_len, out) < NFS4_DL_NOTIFY_MAX
+	uint32_t notify = nfs4_dtab_dir_notified(t, fkey, fkey_len, NFS4_DL_NOTIFY_GRANTABLE, out) < NFS4_DL_NOTIFY_MAX
 				  ? want & NFS4_DL_NOTIFY_GRANTABLE
 				  : 0;
 	struct nfs4_dl *d;
@@ -328,7 +328,7 @@ bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *
 	return true;
 }
 
-unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint32_t need,
 				struct nfs4_dl_recall *out)
 {
 	unsigned n = 0;
@@ -338,7 +338,7 @@ unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, 
 	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0 && n < NFS4_DL_NOTIFY_MAX; i = t->d[i].next) {
 		const struct nfs4_dl *d = &t->d[i];
 
-		if (!key_eq(d, fkey, fkey_len) || !d->dir || d->state != NFS4_DL_HELD || !(d->notify & NFS4_DL_NOTIFY_ADD))
+		if (!key_eq(d, fkey, fkey_len) || !d->dir || d->state != NFS4_DL_HELD || !(d->notify & need))
 			continue;
 		out[n].clientid = d->clientid;
 		sid_of(t, (unsigned)i, &out[n].sid);
@@ -408,6 +408,21 @@ void nfs4_dtab_deadline(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 	}
 }
 
+uint32_t nfs4_dl_notify_of(enum nfs4_dl_access acc)
+{
+	/* RFC 8881 §18.25.4, §18.26.4: "unless the situation can be resolved by sending a notification" */
+	switch (acc) {
+	case NFS4_DL_ACC_DIR_ADD:
+		return NFS4_DL_NOTIFY_ADD;
+	case NFS4_DL_ACC_DIR_REMOVE:
+		return NFS4_DL_NOTIFY_REMOVE;
+	case NFS4_DL_ACC_DIR_RENAME: /* §18.26.4: within one directory, one NOTIFY4_RENAME_ENTRY */
+		return NFS4_DL_NOTIFY_RENAME;
+	default:
+		return 0;
+	}
+}
+
 bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint64_t clientid,
 			enum nfs4_dl_access acc, enum nfs4_dl_cause cause, uint64_t now, uint32_t lease,
 			struct nfs4_dl_recall *out, unsigned max, unsigned *n)
@@ -425,8 +440,8 @@ bool nfs4_dtab_conflict(struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_
 		if (!key_eq(d, fkey, fkey_len) || d->clientid == clientid || d->state == NFS4_DL_REVOKED ||
 		    (acc == NFS4_DL_ACC_READ && !d->write))
 			continue;
-		/* RFC 8881 §10.9.2: a holder told of added entries keeps its delegation (CB_NOTIFY after) */
-		if (acc == NFS4_DL_ACC_DIR_ADD && d->state == NFS4_DL_HELD && (d->notify & NFS4_DL_NOTIFY_ADD))
+		/* RFC 8881 §10.9.2: a holder told of the change keeps its delegation (CB_NOTIFY after) */
+		if (d->state == NFS4_DL_HELD && (d->notify & nfs4_dl_notify_of(acc)))
 			continue;
 		if (d->state == NFS4_DL_RECALLED && recall_due(d, now, lease)) {
 			dl_revoke(t, d); /* RFC 8881 §10.4.6: the other client proceeds */
@@ -586,6 +601,18 @@ bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, con
 		a->mtime_nsec = d->mod_nsec;
 	}
 	cb_merge_times(d, cb, &now, a);
+	return true;
+}
+
+bool nfs4_dtab_sid_of_counter(const struct nfs4_dtab *t, uint32_t counter, struct nfs4_stateid *sid)
+{
+	unsigned slot = counter & (NFS4_DELEG_MAX - 1);
+	const struct nfs4_dl *d = &t->d[slot];
+
+	if (!(counter & NFS4_STAB_DELEG_BIT) || d->state == NFS4_DL_FREE ||
+	    d->gen != ((counter & ~NFS4_STAB_DELEG_BIT) >> NFS4_DELEG_SLOT_BITS))
+		return false;
+	sid_of(t, slot, sid);
 	return true;
 }
 

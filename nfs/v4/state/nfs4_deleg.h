@@ -60,10 +60,13 @@
 #define NFS4_DELEG_BUCKETS 1024u
 /* Directory delegations at most (a quarter of the table). */
 #define NFS4_DELEG_DIR_MAX (NFS4_DELEG_MAX / 4u)
-/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_ADD_ENTRY
- * only (an added entry's cookie is optional; a removed one's is not, and is not known here). */
+/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_REMOVE_ENTRY,
+ * NOTIFY4_ADD_ENTRY and NOTIFY4_RENAME_ENTRY (an added entry's cookie is optional; a removed one's,
+ * nrm_old_entry_cookie, is not kept: 0 is sent, as knfsd's CB_NOTIFY series does). */
+#define NFS4_DL_NOTIFY_REMOVE (1u << 2)
 #define NFS4_DL_NOTIFY_ADD (1u << 3)
-#define NFS4_DL_NOTIFY_GRANTABLE NFS4_DL_NOTIFY_ADD
+#define NFS4_DL_NOTIFY_RENAME (1u << 4)
+#define NFS4_DL_NOTIFY_GRANTABLE (NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_RENAME)
 /* Holders of one directory granted notifications at most (one change's CB_NOTIFYs). */
 #define NFS4_DL_NOTIFY_MAX 16u
 /* CB_RECALL_ANY (RFC 8881 §20.6) when this many are held. */
@@ -104,8 +107,8 @@ enum nfs4_dl_cause {
 	NFS4_DL_BY_LOCAL_LOCK, /* reserved, 0: a local lock needs an open first, which breaks the lease
 				* and recalls (LOCAL_OPEN); no event tells a lock itself */
 	NFS4_DL_BY_CEPH,       /* reserved, 0: CephFS delegations (issue 26 item 6) are not built */
-	NFS4_DL_BY_NOTIFY,     /* a directory change its holder's CB_NOTIFY could not be queued for
-				* (RFC 8881 §10.9.2; nfs4_dtab_recall_now) */
+	NFS4_DL_BY_NOTIFY,     /* a directory change its holder's CB_NOTIFY could not be queued for, or
+				* was not answered NFS4_OK (RFC 8881 §10.9.2; nfs4_dtab_recall_now) */
 	NFS4_DL_CAUSES
 };
 /* The stats' name of a cause ("nfs4", "nfs3", "nlm", "local_open", "local_lock", "ceph", "notify_failed"),
@@ -212,11 +215,16 @@ struct nfs4_dl_recall; /* below */
  * into *granted. false: no room. */
 bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
 			 uint32_t want, uint32_t *granted, struct nfs4_stateid *sid);
-/* An entry was added to the directory: its HELD delegations granted NFS4_DL_NOTIFY_ADD (the
- * adder's own too, RFC 8881 §10.9.1: a holder is told of its own changes), at most
- * NFS4_DL_NOTIFY_MAX, into out[] (client, stateid, directory). Returns how many. */
-unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len,
+/* The directory's entries changed: its HELD delegations granted a notification of need
+ * (NFS4_DL_NOTIFY_* bits: any of them; the changer's own too, RFC 8881 §20.4.3: a holder is told
+ * of the entries it adds or removes itself), at most NFS4_DL_NOTIFY_MAX, into out[] (client,
+ * stateid, directory). Returns how many. */
+unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint32_t need,
 				struct nfs4_dl_recall *out);
+/* The stateid of the live delegation whose stateid's counter word (other[8..11]) is counter: false if
+ * none (gone, or the slot granted again since). Lets a callback's outcome name its delegation in a
+ * pointer-sized argument. */
+bool nfs4_dtab_sid_of_counter(const struct nfs4_dtab *t, uint32_t counter, struct nfs4_stateid *sid);
 /* A notification of sid could not be sent: the delegation is recalled instead (HELD -> RECALLED,
  * its CB_RECALL handed out into *r; counted as NFS4_DL_BY_NOTIFY). false: not HELD (nothing to do). */
 bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
@@ -237,7 +245,13 @@ enum nfs4_dl_access {
 	NFS4_DL_ACC_DIR_ADD, /* an entry added to the directory (NFSv4 CREATE, OPEN creating, LINK):
 			      * with any directory delegation but one granted NFS4_DL_NOTIFY_ADD,
 			      * whose holder is sent CB_NOTIFY after the change (RFC 8881 §10.9.2) */
+	NFS4_DL_ACC_DIR_REMOVE, /* an entry removed from the directory (REMOVE, RMDIR, the source of a
+				 * RENAME to another directory): the same with NFS4_DL_NOTIFY_REMOVE */
+	NFS4_DL_ACC_DIR_RENAME, /* an entry renamed within the directory: with NFS4_DL_NOTIFY_RENAME */
 };
+/* The notification (NFS4_DL_NOTIFY_* bit) a holder granted it is told instead of a recall for acc;
+ * 0: none, acc recalls every other client's delegation. */
+uint32_t nfs4_dl_notify_of(enum nfs4_dl_access acc);
 /* A CB_RECALL to send (RFC 8881 §20.2.1). */
 struct nfs4_dl_recall {
 	uint64_t clientid;
