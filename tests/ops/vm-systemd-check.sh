@@ -8,7 +8,8 @@
 # (Type=notify, the sandbox, the capability bounding set), rpcbind
 # registration, the Linux NFS client over TCP and over RPC-over-RDMA
 # (soft-RoCE), systemctl reload with a good and a broken exports file,
-# STATUS= text, rnfsctl, systemctl stop.
+# STATUS= text, rnfsctl, exports added and removed by rnfsctl while the
+# kernel client holds files open on them, systemctl stop.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ADDR=192.0.2.1
 EX=/srv/rnfsd-vm
