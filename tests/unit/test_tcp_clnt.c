@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -42,11 +43,12 @@ struct srv {
 	uint16_t port;
 	enum srv_mode mode;
 	pthread_t thread;
-	unsigned calls_seen; /* call records received */
-	unsigned accepts;
-	unsigned bad;        /* malformed call records */
-	uint32_t xids[16];
-	volatile bool stop;
+	/* Written by the server thread, read by the test thread: atomic (ThreadSanitizer). */
+	atomic_uint calls_seen; /* call records received */
+	atomic_uint accepts;
+	atomic_uint bad;        /* malformed call records */
+	uint32_t xids[16];      /* the server thread's only */
+	atomic_bool stop;       /* set by the test thread */
 };
 
 static void srv_reply(struct srv *s, int fd, uint32_t xid, uint32_t value)
