@@ -248,6 +248,7 @@ static void fc_insert(struct local_fs *lf, const struct be_handle *h, int fd, bo
 		e->rdwr = rdwr;
 		e->refs = 1;
 		e->hashed = true;
+		e->by_handle = true; /* only file_open_handle caches; under fc_lock, as the entry is shared */
 		e->hnext = fc_hash[b];
 		fc_hash[b] = e;
 		fc_lru_push(e);
@@ -307,10 +308,14 @@ int local_file_open_handle(struct be_fs *fs, const struct be_handle *h, unsigned
 		if (err)
 			return err;
 		fc_insert(lf, h, fd, rdwr, out);
-		if (!*out && (err = fc_new_uncached(lf, fd, rdwr, out)) != 0)
-			return err;
+		if (!*out) {
+			if ((err = fc_new_uncached(lf, fd, rdwr, out)) != 0)
+				return err;
+			/* ours alone (a cached entry got it in fc_insert, under fc_lock: other threads
+			 * share it): unlinked since it was opened is local_file_check's ESTALE at its I/O */
+			(*out)->by_handle = true;
+		}
 	}
-	(*out)->by_handle = true; /* unlinked since it was cached: local_file_check at its I/O */
 	return 0;
 }
 

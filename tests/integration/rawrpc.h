@@ -90,7 +90,10 @@ enum raw_recv_result {
 	RAW_RECV_ERROR = -3,   /* bad framing from the server */
 };
 
-/* One complete record (all fragments) into *buf (malloc'ed, caller frees). */
+/* One complete record (all fragments) into *buf (malloc'ed, caller frees). timeout_ms bounds
+ * the wait for the record to begin; one begun is read whole (RAW_RECORD_FINISH_MS more at
+ * least), so a timeout never leaves the stream inside a record. */
+#define RAW_RECORD_FINISH_MS 10000
 enum raw_recv_result raw_recv_record(struct raw_conn *c, uint8_t **buf, size_t *len, int timeout_ms);
 
 /* A decoded reply header (RFC 5531 §9). */

@@ -656,11 +656,16 @@ static void section_remove_path(struct rpc_context *nfs, struct hx_fh *root, con
 	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/in-b")) != F_UNLCK;)
 		usleep(50000);
 	CHECK(local_getlk(hx_path(&env, "exportB/in-b")) == F_UNLCK, "the NLM lock on exportB's file is given back");
+	/* logged just after the release (nlm_export_gone, nfs4 likewise): a slow build sees the lock go first */
+	for (double end = hx_now() + 5; hx_now() < end && hx_log_count(&env, "nlm: export") == 0;)
+		usleep(50000);
 	CHECK(hx_log_count(&env, "nlm: export") >= 1, "the release is logged");
 	CHECK(local_getlk(hx_xpath(&env, "in-a")) == F_WRLCK, "the NLM lock on the other export stays");
 	for (double end = hx_now() + 5; hx_now() < end && local_getlk(hx_path(&env, "exportB/v4b")) != F_UNLCK;)
 		usleep(50000);
 	CHECK(local_getlk(hx_path(&env, "exportB/v4b")) == F_UNLCK, "the NFSv4 lock on exportB's file is given back");
+	for (double end = hx_now() + 5; hx_now() < end && hx_log_count(&env, "nfs4: export") == 0;)
+		usleep(50000);
 	CHECK(hx_log_count(&env, "nfs4: export") >= 1, "the NFSv4 release is logged");
 	CHECK(local_getlk(hx_xpath(&env, "v4a")) == F_WRLCK, "the NFSv4 lock on the other export stays");
 	CHECK_EQ(n4_read(&l->k, l->ha.fh, l->ha.fh_len, &l->ha.open, 0, 10, NULL, NULL), 0, "its open stateid still reads");

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -42,11 +43,12 @@ struct srv {
 	uint16_t port;
 	enum srv_mode mode;
 	pthread_t thread;
-	unsigned calls_seen; /* call records received */
-	unsigned accepts;
-	unsigned bad;        /* malformed call records */
-	uint32_t xids[16];
-	volatile bool stop;
+	/* Written by the server thread, read by the test thread: atomic (ThreadSanitizer). */
+	atomic_uint calls_seen; /* call records received */
+	atomic_uint accepts;
+	atomic_uint bad;        /* malformed call records */
+	uint32_t xids[16];      /* the server thread's only */
+	atomic_bool stop;       /* set by the test thread */
 };
 
 static void srv_reply(struct srv *s, int fd, uint32_t xid, uint32_t value)
@@ -201,13 +203,18 @@ static const struct tcp_clnt_params cparams = {
 	.reconnect_max = 3,
 };
 
-static struct tcp_clnt *client_for(uint16_t port)
+static struct tcp_clnt *client_with(uint16_t port, const struct tcp_clnt_params *p)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	struct tcp_clnt *t = tcp_clnt_new(loop, (struct sockaddr *)&sin, sizeof(sin), &cparams);
+	struct tcp_clnt *t = tcp_clnt_new(loop, (struct sockaddr *)&sin, sizeof(sin), p);
 	assert_non_null(t);
 	return t;
+}
+
+static struct tcp_clnt *client_for(uint16_t port)
+{
+	return client_with(port, &cparams);
 }
 
 static void guard_cb(int fd, short what, void *arg)
@@ -312,8 +319,12 @@ static void test_fragmented_reply(void **state)
 	struct srv s;
 	struct ccall c;
 
+	/* The reply trickles a byte every 0.5 ms: on a loaded machine (a ThreadSanitizer build beside
+	 * the VM lane) that has taken past 150 ms, so a 2 s timeout keeps it one try. */
+	struct tcp_clnt_params slow = cparams;
+	slow.rpc.timeout_ms = slow.rpc.max_timeout_ms = 2000;
 	srv_start(&s, SRV_SPLIT);
-	struct tcp_clnt *t = client_for(s.port);
+	struct tcp_clnt *t = client_with(s.port, &slow);
 	call_and_wait(t, &c, 100);
 	assert_int_equal(c.st, RPC_CLNT_OK);
 	assert_int_equal(c.result, 200);

@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/socket.h>
 
@@ -157,7 +158,7 @@ static void test_pool_exhausted(void **state)
 	close(fd);
 }
 
-static bool drained;
+static atomic_bool drained; /* set on the loop thread, read by the test thread */
 
 static void drain_done(void *arg)
 {
