@@ -193,7 +193,8 @@ void hx_rpc_close(struct rpc_context *rpc);
 struct hx_call;
 struct hx_call *hx_call_new(zdrproc_t res_proc, void *res, size_t res_size, const char *what);
 void hx_call_cb(struct rpc_context *rpc, int status, void *data, void *private_data);
-/* Drive the rpc until the reply arrives (timeout 30 s). Returns RPC_STATUS_*; res holds a deep copy. */
+/* Drive the rpc until the reply arrives (within 30 s, or HX_CALL_WAIT_S seconds). Returns RPC_STATUS_*;
+ * res holds a deep copy. */
 int hx_call_wait(struct rpc_context *rpc, struct hx_call *c, int start_rc);
 const char *hx_call_error(void); /* text of the last failed hx_call */
 
