@@ -3,8 +3,9 @@
  * arguments that may arrive out of band (RPC-over-RDMA Read chunks), results
  * that may leave out of band (Write chunks, or a TCP writev segment), and the
  * per-call payload area READ data is produced in, or the transport's pipe it
- * is spliced into (TCP). Nothing here copies bulk data; all memory belongs to
- * the transport's per-call context.
+ * is spliced into (TCP). Bulk data is copied only when it must travel inline
+ * (no segment left, or RPCSEC_GSS-wrapped results, which are one contiguous
+ * body); all memory belongs to the transport's per-call context.
  */
 #include "rpc/rpc_internal.h"
 #include "ulb/ulb.h"
@@ -85,6 +86,28 @@ static struct rpc_ddp_out *rpc_ddp_out_next(struct rpc_call *c, uint32_t len)
 	return o;
 }
 
+/*
+ * A data item carried inline (a copy, but correct). It may sit in the tail of
+ * the reply buffer that nfs_bulk_buf() took off the encoder's end: the tail is
+ * given back and the bytes moved down to the encoder's position (memmove: the
+ * two may overlap), their XDR pad zeroed only after the move.
+ */
+static void rpc_enc_inline(struct rpc_call *c, const uint8_t *data, uint32_t len)
+{
+	uint8_t *buf_end = c->res.base + c->reply_cap;
+	size_t pad = XDR_PAD(len);
+
+	if (data == c->res.end && data < buf_end)
+		c->res.end = buf_end;
+	if ((size_t)(c->res.end - c->res.p) < (size_t)len + pad) {
+		c->res.overflow = true;
+		return;
+	}
+	memmove(c->res.p, data, len);
+	memset(c->res.p + len, 0, pad);
+	c->res.p += len + pad;
+}
+
 void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len)
 {
 	struct rpc_ddp_out *o = rpc_ddp_out_next(c, len);
@@ -92,7 +115,7 @@ void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len)
 	if (o)
 		o->data = data;
 	else if (!c->res.overflow)
-		xdr_enc_fixed(&c->res, data, len); /* no segment left: carry it inline (a copy, but correct) */
+		rpc_enc_inline(c, data, len); /* no segment left, or wrapped results (RFC 2203 §5.3.2.2) */
 }
 
 void rpc_enc_ddp_piped(struct rpc_call *c, uint32_t len)

@@ -72,6 +72,7 @@ struct gss_cl {
 	uint32_t window;      /* from rpc_gss_init_res */
 	uint8_t init_verf[128]; /* the last INIT reply's verifier: a MIC of the window */
 	uint32_t init_verf_len;
+	struct xb *keep;      /* if set, the verified results (after seq_num) are copied here */
 };
 
 static uint32_t be32(const uint8_t *p)
@@ -157,9 +158,12 @@ static int gss_results(struct gss_cl *g, uint32_t svc, struct xd *d)
 	OM_uint32 maj, min;
 	int st = -1;
 
-	if (svc == SVC_NONE)
+	if (svc == SVC_NONE) {
+		if (g->keep && !d->bad)
+			xb_raw(g->keep, d->p + d->pos, d->len - d->pos);
 		return d->bad ? -1 : (int)xd_u32(d);
-	body = xd_opaque(d, &blen, 1u << 20);
+	}
+	body = xd_opaque(d, &blen, 2u << 20);
 	if (!body || blen < 8)
 		return -1;
 	gss_buffer_desc in = { blen, (void *)body }, out = GSS_C_EMPTY_BUFFER;
@@ -167,13 +171,19 @@ static int gss_results(struct gss_cl *g, uint32_t svc, struct xd *d)
 		sum = xd_opaque(d, &slen, 400);
 		gss_buffer_desc tok = { slen, (void *)sum };
 		maj = sum ? gss_verify_mic(&min, g->ctx, &in, &tok, NULL) : GSS_S_FAILURE;
-		if (maj == GSS_S_COMPLETE && be32(body) == g->seq)
+		if (maj == GSS_S_COMPLETE && be32(body) == g->seq) {
 			st = (int)be32(body + 4);
+			if (g->keep)
+				xb_raw(g->keep, body + 4, blen - 4);
+		}
 		return st;
 	}
 	maj = gss_unwrap(&min, g->ctx, &in, &out, NULL, NULL);
-	if (maj == GSS_S_COMPLETE && out.length >= 8 && be32(out.value) == g->seq)
+	if (maj == GSS_S_COMPLETE && out.length >= 8 && be32(out.value) == g->seq) {
 		st = (int)be32((uint8_t *)out.value + 4);
+		if (g->keep)
+			xb_raw(g->keep, (uint8_t *)out.value + 4, out.length - 4);
+	}
 	gss_release_buffer(&min, &out);
 	return st;
 }
@@ -410,6 +420,90 @@ static void check_services(struct raw_conn *c, struct gss_cl *g, const uint8_t *
 	struct stat st;
 	CHECK(stat(hx_xpath(&env, "by-krb5p"), &st) == 0 && st.st_uid == 1,
 	      "the file belongs to daemon@RNFSD.TEST's local user (uid %u, want 1)", (unsigned)st.st_uid);
+}
+
+#define BIG_IO (1u << 20) /* the Linux client's rsize and wsize */
+
+/* NFSv3 READs of the first BIG_IO bytes of fh into out, as a client reads: a
+ * short count asks again from there. The first failing status (-1: an RPC or
+ * GSS failure), else 0; *calls READs made. */
+static int big_read(struct raw_conn *c, struct gss_cl *g, uint32_t svc, const uint8_t *fh, uint32_t fh_len,
+		    uint8_t *out, unsigned *calls)
+{
+	uint32_t off = 0;
+	struct xb a, res;
+
+	while (off < BIG_IO && *calls < 64) {
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_u64(&a, off);
+		xb_u32(&a, BIG_IO - off);
+		xb_init(&res);
+		g->keep = &res;
+		int st = gss_call(c, g, 6, svc, &a); /* READ */
+		g->keep = NULL;
+		(*calls)++;
+		struct xd d;
+		xd_init(&d, res.p, res.len);
+		xd_u32(&d);                          /* nfsstat3 */
+		if (xd_u32(&d))                      /* post_op_attr */
+			xd_skip(&d, 84);
+		uint32_t count = xd_u32(&d), len = 0;
+		xd_u32(&d);                          /* eof */
+		const uint8_t *p = xd_opaque(&d, &len, BIG_IO - off);
+		if (st == 0 && p && len == count && count > 0)
+			memcpy(out + off, p, len);
+		xb_free(&res);
+		xb_free(&a);
+		if (st != 0 || !p || len != count || count == 0)
+			return st != 0 ? st : -1;
+		off += count;
+	}
+	return off == BIG_IO ? 0 : -1;
+}
+
+/*
+ * 1 MiB READ and WRITE under krb5, krb5i and krb5p: the Linux client's rsize
+ * and wsize (the 1 MiB rnfsd offers in FSINFO and maxread). Wrapped results
+ * are one contiguous body (RFC 2203 §5.3.2.2, §5.3.2.3), so READ's data
+ * cannot leave by splice or in a separate segment: the reply holds it inline.
+ */
+static void check_large_io(struct raw_conn *c, struct gss_cl *g, const uint8_t *dfh, uint32_t dfh_len)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	static uint8_t data[BIG_IO], back[BIG_IO];
+	uint8_t fh[64];
+	uint32_t fh_len = 0;
+	struct xb a;
+
+	for (uint32_t i = 0; i < BIG_IO; i++)
+		data[i] = (uint8_t)(i * 7 + i / 4096);
+	CHECK(hx_write_file(hx_xpath(&env, "big"), data, BIG_IO, 0666) == 0 && chmod(hx_xpath(&env, "big"), 0666) == 0,
+	      "a 1 MiB file on the export");
+	CHECK(raw_lookup3(c, 0x65530001, dfh, dfh_len, "big", fh, &fh_len) == 0, "LOOKUP big (AUTH_SYS)");
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++) {
+		unsigned calls = 0;
+		int st = big_read(c, g, svc, fh, fh_len, back, &calls);
+		CHECK(st == 0 && memcmp(back, data, BIG_IO) == 0,
+		      "READ of 1 MiB under %s: NFS3_OK, the file's bytes (status %d; %u call(s): a server may return "
+		      "fewer bytes, RFC 1813 §3.3.6)", names[svc], st, calls);
+		for (uint32_t i = 0; i < BIG_IO; i++)
+			data[i] = (uint8_t)(data[i] + 1 + svc);
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_u64(&a, 0);
+		xb_u32(&a, BIG_IO);
+		xb_u32(&a, 2);                       /* FILE_SYNC */
+		xb_opaque(&a, data, BIG_IO);
+		st = gss_call(c, g, 7, svc, &a);     /* WRITE */
+		xb_free(&a);
+		int fd = open(hx_xpath(&env, "big"), O_RDONLY);
+		ssize_t n = fd >= 0 ? pread(fd, back, BIG_IO, 0) : -1;
+		if (fd >= 0)
+			close(fd);
+		CHECK(st == 0 && n == (ssize_t)BIG_IO && memcmp(back, data, BIG_IO) == 0,
+		      "WRITE of 1 MiB under %s: NFS3_OK, the bytes on the server's disk (status %d)", names[svc], st);
+	}
 }
 
 /* The stats' calls by flavor (rpc_auth.calls: none, sys, krb5, krb5i, krb5p), -1 each if unreadable. */
@@ -1358,6 +1452,8 @@ int main(int argc, char **argv)
 	if (est) {
 		hx_section("krb5, krb5i, krb5p (RFC 2203 §5.3)");
 		check_flavor_stats(&c, &g, fh, fh_len, pfh, pfh_len);
+		hx_section("1 MiB READ and WRITE under krb5, krb5i, krb5p (the Linux client's rsize, wsize)");
+		check_large_io(&c, &g, fh, fh_len);
 		hx_section("the duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1)");
 		check_drc(&c, &g, fh, fh_len);
 		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
