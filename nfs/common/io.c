@@ -50,7 +50,9 @@ void *nfs_bulk_buf(struct rpc_call *c, uint32_t want, uint32_t *got)
 		return p;
 	}
 	avail = c->payload_cap > c->payload_used ? c->payload_cap - c->payload_used : 0;
-	if (avail >= 4096 && (p = rpc_payload_buf(c, avail & ~(size_t)3)) != NULL) {
+	/* Wrapped results copy the data into the reply buffer anyway: its tail,
+	 * read into directly, holds more than a small payload area would. */
+	if (!c->gss.wrap && avail >= 4096 && (p = rpc_payload_buf(c, avail & ~(size_t)3)) != NULL) {
 		*got = (uint32_t)(avail & ~(size_t)3);
 		return p;
 	}

@@ -27,6 +27,7 @@
 #include "nfs/nfs.h"
 #include "nfs/v3/nfs3.h"
 #include "backend/local/local.h"
+#include "rpc/rpc_gss.h"
 #include "tests/unit/test_nfs_harness.h"
 
 /* The caller's identity moved: mapping to nfs/common/cred.c, applying it to the
@@ -498,6 +499,50 @@ static void test_read_piped(void **state)
 	assert_int_equal(do_read(&fh, 0, 1u << 20, NULL, &n, &eof), NFS3ERR_ACCES);
 	assert_int_equal(t->piped, 0);
 	t->pipe_on = false;
+}
+
+/* RPCSEC_GSS krb5i/krb5p (c->gss.wrap): wrapped results are one contiguous
+ * body (RFC 2203 §5.3.2.2, §5.3.2.3), so READ's data travels inline in the
+ * reply buffer and a READ returns what fits there beside the checksum or wrap
+ * token (RFC 1813 §3.3.6: fewer bytes than asked): with a payload area (TCP),
+ * and with only a small one (RPC-over-RDMA without a Write chunk, which the
+ * Linux client never offers under krb5i/krb5p): the reply buffer's own tail. */
+static void test_read_gss_wrapped(void **state)
+{
+	static uint8_t big[256 * 1024];
+	const size_t cap = 64 * 1024, small = 16 * 1024;
+	uint8_t verf[8];
+	struct tc_fattr a;
+	struct nfs_fh fh;
+	uint32_t count, committed, n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(i * 11 + 3);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, "wrapped", NFS3_CREATE_UNCHECKED, 0640, NULL, &fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_write(&fh, 0, big, sizeof(big), NFS3_FILE_SYNC, &count, &committed, verf), NFS3_OK);
+	for (int only_small = 0; only_small < 2; only_small++) {
+		as(ME, 700, 0, 0);
+		t->c.gss.wrap = true;
+		t->reply_cap = cap;
+		t->payload_cap = only_small ? small : TC_PAYLOAD_MAX;
+		tc_put_fh(t, &fh);
+		xdr_enc_u64(&t->req, 100);
+		xdr_enc_u32(&t->req, 1u << 20);
+		run_ok(nfs3_proc_read); /* before: SYSERR (overflow) without a payload area */
+		assert_int_equal(t->c.n_ddp_out, 0); /* inline */
+		assert_true(xdr_enc_len(&t->c.res) + RPC_GSS_REPLY_SLACK <= cap); /* room for the token */
+		assert_int_equal(tc_u32(t), NFS3_OK);
+		tc_post_op_attr(t, NULL);
+		count = tc_u32(t);
+		assert_false(tc_u32(t)); /* not eof */
+		const uint8_t *p = tc_opaque(t, &n);
+		assert_int_equal(n, count);
+		assert_true(n > small && n <= cap - RPC_GSS_REPLY_SLACK); /* more than a small payload area holds */
+		assert_memory_equal(p, big + 100, n);
+	}
 }
 
 static void test_create_write_read(void **state)
@@ -1761,6 +1806,7 @@ int main(void)
 		cmocka_unit_test(test_no_crossmnt),
 		cmocka_unit_test(test_create_write_read),
 		cmocka_unit_test(test_read_piped),
+		cmocka_unit_test(test_read_gss_wrapped),
 		cmocka_unit_test(test_read_without_payload_area),
 		cmocka_unit_test(test_ddp_read_chunks),
 		cmocka_unit_test(test_exclusive_create),

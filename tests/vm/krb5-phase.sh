@@ -88,7 +88,10 @@ check_krb5_realm() {
 	# The user's first ticket proves the KDC answers on $ADDR:88.
 	krb5_kinit || fail "kinit -k $KRB5_USER@$KRB5_REALM (KDC on $ADDR:88) failed"
 	krb5_kdestroy
-	modprobe rpcsec_gss_krb5 || fail "modprobe rpcsec_gss_krb5 failed"
+	local m
+	for m in sunrpc nfs nfsv3 nfsv4 auth_rpcgss rpcsec_gss_krb5; do
+		modprobe "$m" || fail "modprobe $m failed"
+	done
 	mkdir -p /run/rpc_pipefs
 	mountpoint -q /run/rpc_pipefs || mount -t rpc_pipefs sunrpc /run/rpc_pipefs || fail "cannot mount rpc_pipefs"
 	pgrep -x rpc.gssd >/dev/null || { setsid rpc.gssd -f -vvv -p /run/rpc_pipefs >> "$GSSD_LOG" 2>&1 < /dev/null & }
