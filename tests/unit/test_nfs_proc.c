@@ -452,25 +452,34 @@ static void test_no_crossmnt(void **state)
 
 /* ---- CREATE / WRITE / READ / COMMIT ---- */
 
+/* A new file NAME in the root holding n bytes of big (filled with i * mul + add first). */
+static void big_file(const char *name, uint8_t *big, size_t n, unsigned mul, unsigned add, struct nfs_fh *fh)
+{
+	uint8_t verf[8];
+	struct tc_fattr a;
+	uint32_t count, committed;
+
+	for (size_t i = 0; i < n; i++)
+		big[i] = (uint8_t)(i * mul + add);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, name, NFS3_CREATE_UNCHECKED, 0640, NULL, fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_write(fh, 0, big, n, NFS3_FILE_SYNC, &count, &committed, verf), NFS3_OK);
+}
+
 /* READ by pipe (the TCP transport's payload_pipe): a large READ's data is
  * spliced into the pipe, not copied into the payload area; a small one is
  * copied; both arrive intact, with count and eof as by copy. */
 static void test_read_piped(void **state)
 {
 	static uint8_t big[256 * 1024];
-	uint8_t verf[8], small[100];
-	struct tc_fattr a;
+	uint8_t small[100];
 	struct nfs_fh fh;
-	uint32_t count, committed, n;
+	uint32_t n;
 	bool eof;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(big); i++)
-		big[i] = (uint8_t)(i * 13 + 1);
-	as(ME, 700, 0, 0);
-	assert_int_equal(do_create(&root_fh, "piped", NFS3_CREATE_UNCHECKED, 0640, NULL, &fh, &a), NFS3_OK);
-	as(ME, 700, 0, 0);
-	assert_int_equal(do_write(&fh, 0, big, sizeof(big), NFS3_FILE_SYNC, &count, &committed, verf), NFS3_OK);
+	big_file("piped", big, sizeof(big), 13, 1, &fh);
 	t->pipe_on = true;
 	as(ME, 700, 0, 0);
 	tc_put_fh(t, &fh);
@@ -511,18 +520,11 @@ static void test_read_gss_wrapped(void **state)
 {
 	static uint8_t big[256 * 1024];
 	const size_t cap = 64 * 1024, small = 16 * 1024;
-	uint8_t verf[8];
-	struct tc_fattr a;
 	struct nfs_fh fh;
-	uint32_t count, committed, n;
+	uint32_t count, n;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(big); i++)
-		big[i] = (uint8_t)(i * 11 + 3);
-	as(ME, 700, 0, 0);
-	assert_int_equal(do_create(&root_fh, "wrapped", NFS3_CREATE_UNCHECKED, 0640, NULL, &fh, &a), NFS3_OK);
-	as(ME, 700, 0, 0);
-	assert_int_equal(do_write(&fh, 0, big, sizeof(big), NFS3_FILE_SYNC, &count, &committed, verf), NFS3_OK);
+	big_file("wrapped", big, sizeof(big), 11, 3, &fh);
 	for (int only_small = 0; only_small < 2; only_small++) {
 		as(ME, 700, 0, 0);
 		t->c.gss.wrap = true;
