@@ -343,6 +343,11 @@ void rpc_acct_put(struct rpc_acct *a);
 /* A buffer of len bytes for bulk reply data, from the call's payload area; NULL if too big. */
 void *rpc_payload_buf(struct rpc_call *c, size_t len);
 
+/* How much of the reply buffer the header and results may fill: all of it,
+ * less RPC_GSS_REPLY_SLACK when the results will be wrapped (c->gss.wrap),
+ * which rpc_gss_wrap_reply() takes back for the checksum or wrap token. */
+size_t rpc_res_cap(const struct rpc_call *c);
+
 /*
  * Bulk reply data by reference (TCP): for want bytes, the write end of an
  * empty pipe with room for *room bytes, which the transport drains into its

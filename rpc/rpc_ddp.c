@@ -8,6 +8,7 @@
  * body); all memory belongs to the transport's per-call context.
  */
 #include "rpc/rpc_internal.h"
+#include "rpc/rpc_gss.h"
 #include "ulb/ulb.h"
 
 #define RPC_PAYLOAD_ALIGN 64u
@@ -92,9 +93,17 @@ static struct rpc_ddp_out *rpc_ddp_out_next(struct rpc_call *c, uint32_t len)
  * given back and the bytes moved down to the encoder's position (memmove: the
  * two may overlap), their XDR pad zeroed only after the move.
  */
+size_t rpc_res_cap(const struct rpc_call *c)
+{
+	/* RFC 2203 §5.3.2.2, §5.3.2.3: the wrapped body grows by a checksum or a token. */
+	if (c->gss.wrap && c->reply_cap > RPC_GSS_REPLY_SLACK)
+		return c->reply_cap - RPC_GSS_REPLY_SLACK;
+	return c->reply_cap;
+}
+
 static void rpc_enc_inline(struct rpc_call *c, const uint8_t *data, uint32_t len)
 {
-	uint8_t *buf_end = c->res.base + c->reply_cap;
+	uint8_t *buf_end = c->res.base + rpc_res_cap(c);
 	size_t pad = XDR_PAD(len);
 
 	if (data == c->res.end && data < buf_end)

@@ -563,6 +563,42 @@ static void check_large_io(struct raw_conn *c, struct gss_cl *g, const uint8_t *
 	}
 }
 
+/*
+ * A READDIRPLUS of a 4,000-entry directory with dircount and maxcount 1 MiB
+ * (the Linux client's dtsize) under krb5, krb5i, krb5p: the entries fill the
+ * reply buffer, and the wrapped ones must still leave room for the checksum
+ * or the wrap token (RFC 2203 §5.3.2.2, §5.3.2.3).
+ */
+static void check_large_dir(struct raw_conn *c, struct gss_cl *g, const uint8_t *dfh, uint32_t dfh_len)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	char path[PATH_MAX];
+	uint8_t fh[64];
+	uint32_t fh_len = 0;
+	struct xb a;
+
+	snprintf(path, sizeof(path), "%s", hx_xpath(&env, "bigdir"));
+	CHECK(mkdir(path, 0755) == 0, "a directory on the export");
+	for (unsigned i = 0; i < 4000; i++) {
+		char f[PATH_MAX + 64];
+		snprintf(f, sizeof(f), "%s/entry-with-a-longish-name-%05u", path, i);
+		close(open(f, O_CREAT | O_WRONLY, 0644));
+	}
+	CHECK(raw_lookup3(c, 0x65540001, dfh, dfh_len, "bigdir", fh, &fh_len) == 0, "LOOKUP bigdir (AUTH_SYS)");
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++) {
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_u64(&a, 0);                       /* cookie */
+		xb_u64(&a, 0);                       /* cookieverf */
+		xb_u32(&a, 1u << 20);                /* dircount */
+		xb_u32(&a, 1u << 20);                /* maxcount */
+		int st = gss_call(c, g, 17, svc, &a); /* READDIRPLUS */
+		xb_free(&a);
+		CHECK(st == 0, "READDIRPLUS of 4000 entries, maxcount 1 MiB, under %s: NFS3_OK (status %d)", names[svc],
+		      st);
+	}
+}
+
 /* The stats' calls by flavor (rpc_auth.calls: none, sys, krb5, krb5i, krb5p), -1 each if unreadable. */
 static void flavor_counts(long long out[5])
 {
@@ -1511,6 +1547,7 @@ int main(int argc, char **argv)
 		check_flavor_stats(&c, &g, fh, fh_len, pfh, pfh_len);
 		hx_section("1 MiB READ and WRITE under krb5, krb5i, krb5p (the Linux client's rsize, wsize)");
 		check_large_io(&c, &g, fh, fh_len);
+		check_large_dir(&c, &g, fh, fh_len);
 		hx_section("the duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1)");
 		check_drc(&c, &g, fh, fh_len);
 		hx_section("NFSv4.0 under krb5, krb5i, krb5p");
