@@ -101,6 +101,18 @@ size_t rpc_res_cap(const struct rpc_call *c)
 	return c->reply_cap;
 }
 
+uint32_t rpc_wrapped_read_max(const struct rpc_call *c, uint32_t max)
+{
+	/* The other results (status, attributes, counts) and the token: 1 KiB is ample. */
+	const size_t other = 1024u + RPC_GSS_REPLY_SLACK;
+	size_t room = c->conn ? c->conn->reply_max : 0;
+
+	if (!c->gss.wrap || room <= other + 4096u)
+		return max;
+	room = (room - other) & ~(size_t)4095u;
+	return room < max ? (uint32_t)room : max;
+}
+
 static void rpc_enc_inline(struct rpc_call *c, const uint8_t *data, uint32_t len)
 {
 	uint8_t *buf_end = c->res.base + rpc_res_cap(c);

@@ -424,20 +424,21 @@ static void check_services(struct raw_conn *c, struct gss_cl *g, const uint8_t *
 
 #define BIG_IO (1u << 20) /* the Linux client's rsize and wsize */
 
-/* NFSv3 READs of the first BIG_IO bytes of fh into out, as a client reads: a
- * short count asks again from there. The first failing status (-1: an RPC or
- * GSS failure), else 0; *calls READs made. */
+/* NFSv3 READs of chunk bytes of the first BIG_IO bytes of fh into out, as a
+ * client reads: a short count asks again from there. The first failing status
+ * (-1: an RPC or GSS failure), else 0; *calls READs made, *shorts short ones. */
 static int big_read(struct raw_conn *c, struct gss_cl *g, uint32_t svc, const uint8_t *fh, uint32_t fh_len,
-		    uint8_t *out, unsigned *calls)
+		    uint32_t chunk, uint8_t *out, unsigned *calls, unsigned *shorts)
 {
 	uint32_t off = 0;
 	struct xb a, res;
 
 	while (off < BIG_IO && *calls < 64) {
+		uint32_t ask = BIG_IO - off < chunk ? BIG_IO - off : chunk;
 		xb_init(&a);
 		xb_opaque(&a, fh, fh_len);
 		xb_u64(&a, off);
-		xb_u32(&a, BIG_IO - off);
+		xb_u32(&a, ask);
 		xb_init(&res);
 		g->keep = &res;
 		int st = gss_call(c, g, 6, svc, &a); /* READ */
@@ -457,9 +458,32 @@ static int big_read(struct raw_conn *c, struct gss_cl *g, uint32_t svc, const ui
 		xb_free(&a);
 		if (st != 0 || !p || len != count || count == 0)
 			return st != 0 ? st : -1;
+		*shorts += count < ask;
 		off += count;
 	}
 	return off == BIG_IO ? 0 : -1;
+}
+
+/* FSINFO's rtmax on fh under svc (0 on failure). */
+static uint32_t fsinfo_rtmax(struct raw_conn *c, struct gss_cl *g, uint32_t svc, const uint8_t *fh, uint32_t fh_len)
+{
+	struct xb a, res;
+	struct xd d;
+
+	xb_init(&a);
+	xb_opaque(&a, fh, fh_len);
+	xb_init(&res);
+	g->keep = &res;
+	int st = gss_call(c, g, 19, svc, &a); /* FSINFO */
+	g->keep = NULL;
+	xd_init(&d, res.p, res.len);
+	xd_u32(&d);                           /* nfsstat3 */
+	if (xd_u32(&d))                       /* post_op_attr */
+		xd_skip(&d, 84);
+	uint32_t rtmax = xd_u32(&d);
+	xb_free(&res);
+	xb_free(&a);
+	return st == 0 && !d.bad ? rtmax : 0;
 }
 
 /* An NFSv4.0 COMPOUND under svc: PUTROOTFH, a LOOKUP per component of the
@@ -532,11 +556,18 @@ static void check_large_io(struct raw_conn *c, struct gss_cl *g, const uint8_t *
 	      "a 1 MiB file on the export");
 	CHECK(raw_lookup3(c, 0x65530001, dfh, dfh_len, "big", fh, &fh_len) == 0, "LOOKUP big (AUTH_SYS)");
 	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++) {
-		unsigned calls = 0;
-		int st = big_read(c, g, svc, fh, fh_len, back, &calls);
+		unsigned calls = 0, shorts = 0;
+		int st = big_read(c, g, svc, fh, fh_len, BIG_IO, back, &calls, &shorts);
 		CHECK(st == 0 && memcmp(back, data, BIG_IO) == 0,
 		      "READ of 1 MiB under %s: NFS3_OK, the file's bytes (status %d; %u call(s): a server may return "
 		      "fewer bytes, RFC 1813 §3.3.6)", names[svc], st, calls);
+		uint32_t rtmax = fsinfo_rtmax(c, g, svc, dfh, dfh_len);
+		calls = shorts = 0;
+		st = big_read(c, g, svc, fh, fh_len, rtmax, back, &calls, &shorts);
+		CHECK(rtmax >= 64u << 10 && (svc == SVC_NONE) == (rtmax == BIG_IO) && st == 0 && shorts == 0 &&
+		      memcmp(back, data, BIG_IO) == 0,
+		      "FSINFO under %s: rtmax %u (1 MiB, or under krb5i/krb5p what one reply carries); READs of rtmax "
+		      "come back whole (%u call(s), %u short)", names[svc], rtmax, calls, shorts);
 		calls = 0;
 		memset(back, 0, BIG_IO);
 		for (uint32_t off = 0, n; off < BIG_IO && calls < 64; off += n, calls++)

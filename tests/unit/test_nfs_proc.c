@@ -1770,6 +1770,23 @@ static void test_fs_info(void **state)
 	assert_true(tc_u32(t));                /* chown_restricted */
 	assert_false(tc_u32(t));               /* case_insensitive */
 	assert_true(tc_u32(t));                /* case_preserving */
+
+	/* Under krb5i/krb5p READ data stays inline (RFC 2203 §5.3.2.2, §5.3.2.3): rtmax and
+	 * rtpref are what the connection's largest reply carries (whole pages), wtmax stays. */
+	for (int wrap = 0; wrap < 2; wrap++) {
+		as(ME, 700, 0, 0);
+		t->conn.reply_max = 256u << 10; /* TCP's reply buffer */
+		t->c.gss.wrap = wrap;
+		tc_put_fh(t, &root_fh);
+		run_ok(nfs3_proc_fsinfo);
+		assert_int_equal(tc_u32(t), NFS3_OK);
+		assert_true(tc_post_op_attr(t, NULL));
+		uint32_t want = wrap ? (uint32_t)(((256u << 10) - 1024 - RPC_GSS_REPLY_SLACK) & ~4095u) : 1u << 20;
+		assert_int_equal(tc_u32(t), want); /* rtmax: 252 KiB wrapped */
+		assert_int_equal(tc_u32(t), want); /* rtpref */
+		tc_u32(t);
+		assert_int_equal(tc_u32(t), 1u << 20); /* wtmax */
+	}
 }
 
 /* ---- export table replaced at runtime ---- */
