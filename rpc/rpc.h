@@ -343,6 +343,17 @@ void rpc_acct_put(struct rpc_acct *a);
 /* A buffer of len bytes for bulk reply data, from the call's payload area; NULL if too big. */
 void *rpc_payload_buf(struct rpc_call *c, size_t len);
 
+/* How much of the reply buffer the header and results may fill: all of it,
+ * less RPC_GSS_REPLY_SLACK when the results will be wrapped (c->gss.wrap),
+ * which rpc_gss_wrap_reply() takes back for the checksum or wrap token. */
+size_t rpc_res_cap(const struct rpc_call *c);
+
+/* The most READ data a reply on this call's connection can carry when its
+ * results are wrapped (krb5i, krb5p: inline, RFC 2203 §5.3.2.2, §5.3.2.3),
+ * in whole 4 KiB pages; max when they are not wrapped or the transport did
+ * not say. For FSINFO's rtmax and NFSv4's maxread under krb5i and krb5p. */
+uint32_t rpc_wrapped_read_max(const struct rpc_call *c, uint32_t max);
+
 /*
  * Bulk reply data by reference (TCP): for want bytes, the write end of an
  * empty pipe with room for *room bytes, which the transport drains into its

@@ -114,7 +114,7 @@ static void rpc_drop_bad(struct rpc_call *c, const char *why)
 
 static void rpc_enc_reply_head(struct rpc_call *c, uint32_t reply_stat)
 {
-	xdr_enc_init(&c->res, c->reply_buf, c->reply_cap);
+	xdr_enc_init(&c->res, c->reply_buf, rpc_res_cap(c)); /* wrapped: room kept for the token */
 	xdr_enc_u32(&c->res, c->xid);
 	xdr_enc_u32(&c->res, RPC_MSG_REPLY);
 	xdr_enc_u32(&c->res, reply_stat);

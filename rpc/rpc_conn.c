@@ -18,6 +18,7 @@ void rpc_conn_init(struct rpc_conn *conn, struct xprt *x)
 	atomic_init(&conn->ulp, NULL);
 	conn->clnt = NULL;
 	conn->home = 0;
+	conn->reply_max = 0;
 	atomic_init(&conn->refs, 1);
 	pthread_mutex_init(&conn->lock, NULL);
 	queue_init(&conn->hooks);

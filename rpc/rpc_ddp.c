@@ -3,10 +3,12 @@
  * arguments that may arrive out of band (RPC-over-RDMA Read chunks), results
  * that may leave out of band (Write chunks, or a TCP writev segment), and the
  * per-call payload area READ data is produced in, or the transport's pipe it
- * is spliced into (TCP). Nothing here copies bulk data; all memory belongs to
- * the transport's per-call context.
+ * is spliced into (TCP). Bulk data is copied only when it must travel inline
+ * (no segment left, or RPCSEC_GSS-wrapped results, which are one contiguous
+ * body); all memory belongs to the transport's per-call context.
  */
 #include "rpc/rpc_internal.h"
+#include "rpc/rpc_gss.h"
 #include "ulb/ulb.h"
 
 #define RPC_PAYLOAD_ALIGN 64u
@@ -85,6 +87,48 @@ static struct rpc_ddp_out *rpc_ddp_out_next(struct rpc_call *c, uint32_t len)
 	return o;
 }
 
+/*
+ * A data item carried inline (a copy, but correct). It may sit in the tail of
+ * the reply buffer that nfs_bulk_buf() took off the encoder's end: the tail is
+ * given back and the bytes moved down to the encoder's position (memmove: the
+ * two may overlap), their XDR pad zeroed only after the move.
+ */
+size_t rpc_res_cap(const struct rpc_call *c)
+{
+	/* RFC 2203 §5.3.2.2, §5.3.2.3: the wrapped body grows by a checksum or a token. */
+	if (c->gss.wrap && c->reply_cap > RPC_GSS_REPLY_SLACK)
+		return c->reply_cap - RPC_GSS_REPLY_SLACK;
+	return c->reply_cap;
+}
+
+uint32_t rpc_wrapped_read_max(const struct rpc_call *c, uint32_t max)
+{
+	/* The other results (status, attributes, counts) and the token: 1 KiB is ample. */
+	const size_t other = 1024u + RPC_GSS_REPLY_SLACK;
+	size_t room = c->conn ? c->conn->reply_max : 0;
+
+	if (!c->gss.wrap || room <= other + 4096u)
+		return max;
+	room = (room - other) & ~(size_t)4095u;
+	return room < max ? (uint32_t)room : max;
+}
+
+static void rpc_enc_inline(struct rpc_call *c, const uint8_t *data, uint32_t len)
+{
+	uint8_t *buf_end = c->res.base + rpc_res_cap(c);
+	size_t pad = XDR_PAD(len);
+
+	if (data == c->res.end && data < buf_end)
+		c->res.end = buf_end;
+	if ((size_t)(c->res.end - c->res.p) < (size_t)len + pad) {
+		c->res.overflow = true;
+		return;
+	}
+	memmove(c->res.p, data, len);
+	memset(c->res.p + len, 0, pad);
+	c->res.p += len + pad;
+}
+
 void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len)
 {
 	struct rpc_ddp_out *o = rpc_ddp_out_next(c, len);
@@ -92,7 +136,7 @@ void rpc_enc_ddp(struct rpc_call *c, const void *data, uint32_t len)
 	if (o)
 		o->data = data;
 	else if (!c->res.overflow)
-		xdr_enc_fixed(&c->res, data, len); /* no segment left: carry it inline (a copy, but correct) */
+		rpc_enc_inline(c, data, len); /* no segment left, or wrapped results (RFC 2203 §5.3.2.2) */
 }
 
 void rpc_enc_ddp_piped(struct rpc_call *c, uint32_t len)

@@ -34,6 +34,10 @@
 #define RPC_GSS_WINDOW 128u        /* sequence window we offer (knfsd's GSS_SEQ_WIN) */
 #define RPC_GSS_HANDLE_LEN 8u      /* handles we issue: slot index, generation */
 #define RPC_GSS_HANDLE_MAX 32u     /* longest handle a credential may carry here */
+/* Reply room wrapped results need beyond their own bytes: seq_num, the length
+ * words, and the checksum (§5.3.2.2) or the wrap token's header, padding and
+ * trailer (§5.3.2.3); under 100 bytes with the AES enctypes. */
+#define RPC_GSS_REPLY_SLACK 256u
 
 /* RFC 2203 §4: new auth_stat values. */
 enum { RPCSEC_GSS_CREDPROBLEM = 13, RPCSEC_GSS_CTXPROBLEM = 14 };

@@ -555,6 +555,8 @@ bool rpc_gss_wrap_reply(struct rpc_call *c)
 	size_t n = (size_t)(c->res.p - body);
 	OM_uint32 maj, min;
 
+	c->res.end = c->res.base + c->reply_cap; /* what rpc_res_cap() kept back, for the token */
+
 	if (c->n_ddp_out || (size_t)(c->res.end - c->res.p) < 2 * XDR_UNIT) /* rpc_ddp.c keeps data inline */
 		goto fail;
 	if (c->gss.svc != RPC_GSS_SVC_INTEGRITY) {

@@ -97,6 +97,7 @@ struct rpc_conn {
 	struct xprt *xprt;
 	const char *xprt_name; /* "tcp" or "rdma" */
 	bool no_port_privilege; /* xprt->ops->no_port_privilege, set by rpc_conn_init */
+	size_t reply_max;       /* transport: the largest reply buffer a call here gets (0: unknown) */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	char peer_name[64]; /* "addr:port", for log lines */

@@ -524,6 +524,7 @@ static int conn_setup_memory(struct rdma_conn *conn)
 	/* Bulk buffers: the device's pool (rdma_pool.h), nothing of its own. */
 	conn->pool = &conn->dev->pool;
 	conn->slot_size = conn->pool->slot_size;
+	conn->rpc.reply_max = conn->slot_size; /* a call with a Reply chunk (rdma_recvfrom.c) */
 	rdma_pool_user_init(conn->pool, &conn->pool_user);
 
 	/* Contexts are touched (and their buffers registered) a chunk at a

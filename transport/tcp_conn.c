@@ -767,6 +767,7 @@ void tcp_conn_new(struct tcp_xprt *x, int fd, const struct sockaddr_storage *ss,
 	rpc_conn_init(&conn->rpc, &x->base); /* the "open" reference */
 	conn->rpc.home = x->home; /* its calls complete on x's loop */
 	conn->rpc.xprt_name = "tcp";
+	conn->rpc.reply_max = x->p.reply_cap;
 	memcpy(&conn->rpc.peer, ss, len);
 	conn->rpc.peer_len = len;
 	sock_addr_name(ss, conn->rpc.peer_name, sizeof(conn->rpc.peer_name));

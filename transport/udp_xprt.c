@@ -158,6 +158,7 @@ static void udp_dispatch(struct udp_xprt *x, struct udp_ctx *ctx, size_t n, int 
 
 	rpc_conn_init(&ctx->conn, &x->base);
 	ctx->conn.xprt_name = "udp";
+	ctx->conn.reply_max = sizeof(ctx->reply);
 	memcpy(&ctx->conn.peer, from, fl);
 	ctx->conn.peer_len = fl;
 	sock_addr_name(from, ctx->conn.peer_name, sizeof(ctx->conn.peer_name));

@@ -10,6 +10,7 @@
 #include <sys/random.h>
 
 #include "nfs/common/nfs_common.h"
+#include "rpc/rpc_gss.h"
 
 uint8_t nfs_write_verf[NFS_WRITE_VERF_SIZE];
 
@@ -30,6 +31,18 @@ void *nfs_bulk_buf(struct rpc_call *c, uint32_t want, uint32_t *got)
 {
 	const size_t header_room = 512; /* status, attributes, counts (either version): well under this */
 	size_t avail, room;
+
+	if (c->gss.wrap) {
+		/* RFC 2203 §5.3.2.2, §5.3.2.3: wrapped results are one contiguous body
+		 * in the reply buffer (rpc_enc_ddp() copies the data there): no more
+		 * than fits beside the other results and the checksum or wrap token.
+		 * A READ may return fewer bytes than asked (RFC 1813 §3.3.6, RFC 8881
+		 * §18.22.3); the client reads the rest with another call. */
+		room = (size_t)(c->res.end - c->res.p);
+		room = room > header_room + RPC_GSS_REPLY_SLACK ? (room - header_room - RPC_GSS_REPLY_SLACK) & ~(size_t)3 : 0;
+		if (want > room)
+			want = (uint32_t)room;
+	}
 	void *p = want ? rpc_payload_buf(c, want) : NULL;
 
 	if (p || want == 0) {
@@ -37,7 +50,9 @@ void *nfs_bulk_buf(struct rpc_call *c, uint32_t want, uint32_t *got)
 		return p;
 	}
 	avail = c->payload_cap > c->payload_used ? c->payload_cap - c->payload_used : 0;
-	if (avail >= 4096 && (p = rpc_payload_buf(c, avail & ~(size_t)3)) != NULL) {
+	/* Wrapped results copy the data into the reply buffer anyway: its tail,
+	 * read into directly, holds more than a small payload area would. */
+	if (!c->gss.wrap && avail >= 4096 && (p = rpc_payload_buf(c, avail & ~(size_t)3)) != NULL) {
 		*got = (uint32_t)(avail & ~(size_t)3);
 		return p;
 	}

@@ -187,11 +187,14 @@ void nfs3_fsinfo_enc(struct rpc_call *c, const void *res)
 	const struct be_time delta = { 0, 1 }; /* time_delta: nanosecond timestamps */
 	const struct nfs3_fs_res *r = res;
 	struct xdr_enc *e = &c->res;
+	/* Under krb5i/krb5p READ data stays inline: no more than one reply carries
+	 * (§3.3.19: a larger READ would come back short anyway). */
+	uint32_t rtmax = rpc_wrapped_read_max(c, NFS3_MAX_IO);
 
 	if (!nfs3_fs_enc_head(c, r))
 		return;
-	xdr_enc_u32(e, NFS3_MAX_IO);   /* rtmax */
-	xdr_enc_u32(e, NFS3_MAX_IO);   /* rtpref */
+	xdr_enc_u32(e, rtmax);         /* rtmax */
+	xdr_enc_u32(e, rtmax);         /* rtpref */
 	xdr_enc_u32(e, 4096);          /* rtmult */
 	xdr_enc_u32(e, NFS3_MAX_IO);   /* wtmax */
 	xdr_enc_u32(e, NFS3_MAX_IO);   /* wtpref */

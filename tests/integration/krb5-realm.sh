@@ -1,7 +1,11 @@
 #!/bin/sh
-# krb5-realm.sh DIR PORT: a throwaway MIT Kerberos realm RNFSD.TEST for the
-# RPCSEC_GSS integration test (test_gss_krb5.c), all of it inside DIR:
-#   DIR/krb5.conf, DIR/kdc.conf   client and KDC profiles (KRB5_CONFIG, KRB5_KDC_PROFILE)
+# krb5-realm.sh DIR PORT [KDC_ADDR [DOMAIN]]: a throwaway MIT Kerberos realm
+# RNFSD.TEST for the RPCSEC_GSS integration test (test_gss_krb5.c) and the VM
+# test bed's krb5 phase (tests/vm/krb5-phase.sh), all of it inside DIR:
+#   DIR/krb5.conf, DIR/kdc.conf   client and KDC profiles (KRB5_CONFIG, KRB5_KDC_PROFILE);
+#                                 krb5.conf names the KDC KDC_ADDR:PORT (default
+#                                 127.0.0.1; krb5kdc listens on every address) and
+#                                 maps DOMAIN's hosts (and localhost) to the realm
 #   DIR/nfs.keytab                nfs/localhost's keys, for rnfsd's [rnfsd] keytab
 #   DIR/ccache                    a ticket of the user principal "daemon" (password from kinit)
 #   DIR/client.keytab             nfs/client.test's keys: a client's machine principal
@@ -9,7 +13,7 @@
 #   DIR/kdc.pid                   the running krb5kdc on 127.0.0.1:PORT (kill it when done)
 # Exit 77 when the MIT tools are missing (apt-get install krb5-kdc krb5-admin-server krb5-user).
 set -eu
-dir=$1 port=$2
+dir=$1 port=$2 kdc_addr=${3:-127.0.0.1} domain=${4:-}
 realm=RNFSD.TEST
 for t in kdb5_util kadmin.local krb5kdc kinit; do
 	command -v $t >/dev/null 2>&1 || PATH=$PATH:/usr/sbin
@@ -25,10 +29,12 @@ cat >"$dir/krb5.conf" <<CONF
 	udp_preference_limit = 1
 [realms]
 	$realm = {
-		kdc = 127.0.0.1:$port
+		kdc = $kdc_addr:$port
 	}
 [domain_realm]
 	localhost = $realm
+${domain:+	.$domain = $realm
+	$domain = $realm}
 CONF
 cat >"$dir/kdc.conf" <<CONF
 [kdcdefaults]

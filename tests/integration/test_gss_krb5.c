@@ -72,6 +72,7 @@ struct gss_cl {
 	uint32_t window;      /* from rpc_gss_init_res */
 	uint8_t init_verf[128]; /* the last INIT reply's verifier: a MIC of the window */
 	uint32_t init_verf_len;
+	struct xb *keep;      /* if set, the verified results (after seq_num) are copied here */
 };
 
 static uint32_t be32(const uint8_t *p)
@@ -157,9 +158,12 @@ static int gss_results(struct gss_cl *g, uint32_t svc, struct xd *d)
 	OM_uint32 maj, min;
 	int st = -1;
 
-	if (svc == SVC_NONE)
+	if (svc == SVC_NONE) {
+		if (g->keep && !d->bad)
+			xb_raw(g->keep, d->p + d->pos, d->len - d->pos);
 		return d->bad ? -1 : (int)xd_u32(d);
-	body = xd_opaque(d, &blen, 1u << 20);
+	}
+	body = xd_opaque(d, &blen, 2u << 20);
 	if (!body || blen < 8)
 		return -1;
 	gss_buffer_desc in = { blen, (void *)body }, out = GSS_C_EMPTY_BUFFER;
@@ -167,13 +171,19 @@ static int gss_results(struct gss_cl *g, uint32_t svc, struct xd *d)
 		sum = xd_opaque(d, &slen, 400);
 		gss_buffer_desc tok = { slen, (void *)sum };
 		maj = sum ? gss_verify_mic(&min, g->ctx, &in, &tok, NULL) : GSS_S_FAILURE;
-		if (maj == GSS_S_COMPLETE && be32(body) == g->seq)
+		if (maj == GSS_S_COMPLETE && be32(body) == g->seq) {
 			st = (int)be32(body + 4);
+			if (g->keep)
+				xb_raw(g->keep, body + 4, blen - 4);
+		}
 		return st;
 	}
 	maj = gss_unwrap(&min, g->ctx, &in, &out, NULL, NULL);
-	if (maj == GSS_S_COMPLETE && out.length >= 8 && be32(out.value) == g->seq)
+	if (maj == GSS_S_COMPLETE && out.length >= 8 && be32(out.value) == g->seq) {
 		st = (int)be32((uint8_t *)out.value + 4);
+		if (g->keep)
+			xb_raw(g->keep, (uint8_t *)out.value + 4, out.length - 4);
+	}
 	gss_release_buffer(&min, &out);
 	return st;
 }
@@ -410,6 +420,214 @@ static void check_services(struct raw_conn *c, struct gss_cl *g, const uint8_t *
 	struct stat st;
 	CHECK(stat(hx_xpath(&env, "by-krb5p"), &st) == 0 && st.st_uid == 1,
 	      "the file belongs to daemon@RNFSD.TEST's local user (uid %u, want 1)", (unsigned)st.st_uid);
+}
+
+#define BIG_IO (1u << 20) /* the Linux client's rsize and wsize */
+
+/* NFSv3 READs of chunk bytes of the first BIG_IO bytes of fh into out, as a
+ * client reads: a short count asks again from there. The first failing status
+ * (-1: an RPC or GSS failure), else 0; *calls READs made, *shorts short ones. */
+static int big_read(struct raw_conn *c, struct gss_cl *g, uint32_t svc, const uint8_t *fh, uint32_t fh_len,
+		    uint32_t chunk, uint8_t *out, unsigned *calls, unsigned *shorts)
+{
+	uint32_t off = 0;
+	struct xb a, res;
+
+	while (off < BIG_IO && *calls < 64) {
+		uint32_t ask = BIG_IO - off < chunk ? BIG_IO - off : chunk;
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_u64(&a, off);
+		xb_u32(&a, ask);
+		xb_init(&res);
+		g->keep = &res;
+		int st = gss_call(c, g, 6, svc, &a); /* READ */
+		g->keep = NULL;
+		(*calls)++;
+		struct xd d;
+		xd_init(&d, res.p, res.len);
+		xd_u32(&d);                          /* nfsstat3 */
+		if (xd_u32(&d))                      /* post_op_attr */
+			xd_skip(&d, 84);
+		uint32_t count = xd_u32(&d), len = 0;
+		xd_u32(&d);                          /* eof */
+		const uint8_t *p = xd_opaque(&d, &len, BIG_IO - off);
+		if (st == 0 && p && len == count && count > 0)
+			memcpy(out + off, p, len);
+		xb_free(&res);
+		xb_free(&a);
+		if (st != 0 || !p || len != count || count == 0)
+			return st != 0 ? st : -1;
+		*shorts += count < ask;
+		off += count;
+	}
+	return off == BIG_IO ? 0 : -1;
+}
+
+/* FSINFO's rtmax on fh under svc (0 on failure). */
+static uint32_t fsinfo_rtmax(struct raw_conn *c, struct gss_cl *g, uint32_t svc, const uint8_t *fh, uint32_t fh_len)
+{
+	struct xb a, res;
+	struct xd d;
+
+	xb_init(&a);
+	xb_opaque(&a, fh, fh_len);
+	xb_init(&res);
+	g->keep = &res;
+	int st = gss_call(c, g, 19, svc, &a); /* FSINFO */
+	g->keep = NULL;
+	xd_init(&d, res.p, res.len);
+	xd_u32(&d);                           /* nfsstat3 */
+	if (xd_u32(&d))                       /* post_op_attr */
+		xd_skip(&d, 84);
+	uint32_t rtmax = xd_u32(&d);
+	xb_free(&res);
+	xb_free(&a);
+	return st == 0 && !d.bad ? rtmax : 0;
+}
+
+/* An NFSv4.0 COMPOUND under svc: PUTROOTFH, a LOOKUP per component of the
+ * export's path and "big", READ (anonymous stateid, RFC 7530 §9.1.4.3) of
+ * BIG_IO - off bytes at off. The data's length (0: a failure), copied to out + off. */
+static uint32_t big_read4(struct raw_conn *c, struct gss_cl *g, uint32_t svc, uint32_t off, uint8_t *out)
+{
+	char path[PATH_MAX + 8];
+	struct xb a, res;
+	uint32_t nlook = 0, len = 0;
+
+	snprintf(path, sizeof(path), "%s/big", env.export_dir);
+	for (char *p = path; *p; p++)
+		nlook += *p == '/' && p[1] && p[1] != '/';
+	xb_init(&a);
+	xb_u32(&a, 0);                       /* tag */
+	xb_u32(&a, 0);                       /* minor version 0 */
+	xb_u32(&a, 2 + nlook);
+	xb_u32(&a, 24);                      /* PUTROOTFH */
+	for (char *save = NULL, *t = strtok_r(path, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+		xb_u32(&a, 15);              /* LOOKUP */
+		xb_string(&a, t);
+	}
+	xb_u32(&a, 25);                      /* READ */
+	for (int i = 0; i < 4; i++)
+		xb_u32(&a, 0);               /* the anonymous stateid */
+	xb_u64(&a, off);
+	xb_u32(&a, BIG_IO - off);
+	xb_init(&res);
+	g->vers = 4;
+	g->keep = &res;
+	int st = gss_call(c, g, 1, svc, &a);
+	g->keep = NULL;
+	g->vers = 3;
+	struct xd d;
+	xd_init(&d, res.p, res.len);
+	xd_u32(&d);                          /* status */
+	xd_opaque(&d, &len, 64);             /* tag */
+	xd_u32(&d);                          /* results */
+	for (uint32_t i = 0; i < 1 + nlook; i++)
+		xd_skip(&d, 8);              /* op, status */
+	xd_skip(&d, 12);                     /* READ, status, eof */
+	const uint8_t *p = xd_opaque(&d, &len, BIG_IO - off);
+	if (st == 0 && p && len)
+		memcpy(out + off, p, len);
+	else
+		len = 0;
+	xb_free(&res);
+	xb_free(&a);
+	return len;
+}
+
+/*
+ * 1 MiB READ and WRITE under krb5, krb5i and krb5p: the Linux client's rsize
+ * and wsize (the 1 MiB rnfsd offers in FSINFO and maxread). Wrapped results
+ * are one contiguous body (RFC 2203 §5.3.2.2, §5.3.2.3), so READ's data
+ * cannot leave by splice or in a separate segment: the reply holds it inline.
+ */
+static void check_large_io(struct raw_conn *c, struct gss_cl *g, const uint8_t *dfh, uint32_t dfh_len)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	static uint8_t data[BIG_IO], back[BIG_IO];
+	uint8_t fh[64];
+	uint32_t fh_len = 0;
+	struct xb a;
+
+	for (uint32_t i = 0; i < BIG_IO; i++)
+		data[i] = (uint8_t)(i * 7 + i / 4096);
+	CHECK(hx_write_file(hx_xpath(&env, "big"), data, BIG_IO, 0666) == 0 && chmod(hx_xpath(&env, "big"), 0666) == 0,
+	      "a 1 MiB file on the export");
+	CHECK(raw_lookup3(c, 0x65530001, dfh, dfh_len, "big", fh, &fh_len) == 0, "LOOKUP big (AUTH_SYS)");
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++) {
+		unsigned calls = 0, shorts = 0;
+		int st = big_read(c, g, svc, fh, fh_len, BIG_IO, back, &calls, &shorts);
+		CHECK(st == 0 && memcmp(back, data, BIG_IO) == 0,
+		      "READ of 1 MiB under %s: NFS3_OK, the file's bytes (status %d; %u call(s): a server may return "
+		      "fewer bytes, RFC 1813 §3.3.6)", names[svc], st, calls);
+		uint32_t rtmax = fsinfo_rtmax(c, g, svc, dfh, dfh_len);
+		calls = shorts = 0;
+		st = big_read(c, g, svc, fh, fh_len, rtmax, back, &calls, &shorts);
+		CHECK(rtmax >= 64u << 10 && (svc == SVC_NONE) == (rtmax == BIG_IO) && st == 0 && shorts == 0 &&
+		      memcmp(back, data, BIG_IO) == 0,
+		      "FSINFO under %s: rtmax %u (1 MiB, or under krb5i/krb5p what one reply carries); READs of rtmax "
+		      "come back whole (%u call(s), %u short)", names[svc], rtmax, calls, shorts);
+		calls = 0;
+		memset(back, 0, BIG_IO);
+		for (uint32_t off = 0, n; off < BIG_IO && calls < 64; off += n, calls++)
+			if ((n = big_read4(c, g, svc, off, back)) == 0)
+				break;
+		CHECK(memcmp(back, data, BIG_IO) == 0,
+		      "NFSv4.0 READ of 1 MiB under %s: NFS4_OK, the file's bytes (%u call(s))", names[svc], calls);
+		for (uint32_t i = 0; i < BIG_IO; i++)
+			data[i] = (uint8_t)(data[i] + 1 + svc);
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_u64(&a, 0);
+		xb_u32(&a, BIG_IO);
+		xb_u32(&a, 2);                       /* FILE_SYNC */
+		xb_opaque(&a, data, BIG_IO);
+		st = gss_call(c, g, 7, svc, &a);     /* WRITE */
+		xb_free(&a);
+		int fd = open(hx_xpath(&env, "big"), O_RDONLY);
+		ssize_t n = fd >= 0 ? pread(fd, back, BIG_IO, 0) : -1;
+		if (fd >= 0)
+			close(fd);
+		CHECK(st == 0 && n == (ssize_t)BIG_IO && memcmp(back, data, BIG_IO) == 0,
+		      "WRITE of 1 MiB under %s: NFS3_OK, the bytes on the server's disk (status %d)", names[svc], st);
+	}
+}
+
+/*
+ * A READDIRPLUS of a 4,000-entry directory with dircount and maxcount 1 MiB
+ * (the Linux client's dtsize) under krb5, krb5i, krb5p: the entries fill the
+ * reply buffer, and the wrapped ones must still leave room for the checksum
+ * or the wrap token (RFC 2203 §5.3.2.2, §5.3.2.3).
+ */
+static void check_large_dir(struct raw_conn *c, struct gss_cl *g, const uint8_t *dfh, uint32_t dfh_len)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	char path[PATH_MAX];
+	uint8_t fh[64];
+	uint32_t fh_len = 0;
+	struct xb a;
+
+	snprintf(path, sizeof(path), "%s", hx_xpath(&env, "bigdir"));
+	CHECK(mkdir(path, 0755) == 0, "a directory on the export");
+	for (unsigned i = 0; i < 4000; i++) {
+		char f[PATH_MAX + 64];
+		snprintf(f, sizeof(f), "%s/entry-with-a-longish-name-%05u", path, i);
+		close(open(f, O_CREAT | O_WRONLY, 0644));
+	}
+	CHECK(raw_lookup3(c, 0x65540001, dfh, dfh_len, "bigdir", fh, &fh_len) == 0, "LOOKUP bigdir (AUTH_SYS)");
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++) {
+		xb_init(&a);
+		xb_opaque(&a, fh, fh_len);
+		xb_u64(&a, 0);                       /* cookie */
+		xb_u64(&a, 0);                       /* cookieverf */
+		xb_u32(&a, 1u << 20);                /* dircount */
+		xb_u32(&a, 1u << 20);                /* maxcount */
+		int st = gss_call(c, g, 17, svc, &a); /* READDIRPLUS */
+		xb_free(&a);
+		CHECK(st == 0, "READDIRPLUS of 4000 entries, maxcount 1 MiB, under %s: NFS3_OK (status %d)", names[svc],
+		      st);
+	}
 }
 
 /* The stats' calls by flavor (rpc_auth.calls: none, sys, krb5, krb5i, krb5p), -1 each if unreadable. */
@@ -1358,6 +1576,9 @@ int main(int argc, char **argv)
 	if (est) {
 		hx_section("krb5, krb5i, krb5p (RFC 2203 §5.3)");
 		check_flavor_stats(&c, &g, fh, fh_len, pfh, pfh_len);
+		hx_section("1 MiB READ and WRITE under krb5, krb5i, krb5p (the Linux client's rsize, wsize)");
+		check_large_io(&c, &g, fh, fh_len);
+		check_large_dir(&c, &g, fh, fh_len);
 		hx_section("the duplicate request cache under RPCSEC_GSS (RFC 2203 §5.3.3.1)");
 		check_drc(&c, &g, fh, fh_len);
 		hx_section("NFSv4.0 under krb5, krb5i, krb5p");

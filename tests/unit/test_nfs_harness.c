@@ -80,6 +80,7 @@ void tc_reset(struct tcall *t, const char *addr, unsigned port, uint32_t uid, ui
 		t->c.cred.gid = gid;
 	}
 	t->reply_cap = TC_REPLY_MAX;
+	t->payload_cap = TC_PAYLOAD_MAX;
 	xdr_enc_init(&t->req, t->reqbuf, TC_REQ_MAX);
 }
 
@@ -96,8 +97,8 @@ enum rpc_proc_status tc_run(struct tcall *t, enum rpc_proc_status (*handler)(str
 	c->reply_buf = t->replybuf;
 	c->reply_cap = t->reply_cap;
 	xdr_enc_init(&c->res, t->replybuf, t->reply_cap);
-	c->payload_area = t->payload;
-	c->payload_cap = TC_PAYLOAD_MAX;
+	c->payload_area = t->payload_cap ? t->payload : NULL;
+	c->payload_cap = t->payload_cap;
 	c->payload_used = 0;
 	c->payload_piped = 0;
 	c->n_ddp_out = 0;

@@ -33,6 +33,7 @@ struct tcall {
 	struct xdr_enc req;    /* build the arguments here */
 	struct xdr_dec res;    /* decode the result from here after tc_run */
 	size_t reply_cap;      /* tests may shrink it */
+	size_t payload_cap;    /* the same (0: no payload area at all) */
 	uint8_t *reqbuf, *replybuf, *payload, *flat;
 };
 

@@ -27,6 +27,7 @@
 #include "nfs/nfs.h"
 #include "nfs/v3/nfs3.h"
 #include "backend/local/local.h"
+#include "rpc/rpc_gss.h"
 #include "tests/unit/test_nfs_harness.h"
 
 /* The caller's identity moved: mapping to nfs/common/cred.c, applying it to the
@@ -451,25 +452,34 @@ static void test_no_crossmnt(void **state)
 
 /* ---- CREATE / WRITE / READ / COMMIT ---- */
 
+/* A new file NAME in the root holding n bytes of big (filled with i * mul + add first). */
+static void big_file(const char *name, uint8_t *big, size_t n, unsigned mul, unsigned add, struct nfs_fh *fh)
+{
+	uint8_t verf[8];
+	struct tc_fattr a;
+	uint32_t count, committed;
+
+	for (size_t i = 0; i < n; i++)
+		big[i] = (uint8_t)(i * mul + add);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_create(&root_fh, name, NFS3_CREATE_UNCHECKED, 0640, NULL, fh, &a), NFS3_OK);
+	as(ME, 700, 0, 0);
+	assert_int_equal(do_write(fh, 0, big, n, NFS3_FILE_SYNC, &count, &committed, verf), NFS3_OK);
+}
+
 /* READ by pipe (the TCP transport's payload_pipe): a large READ's data is
  * spliced into the pipe, not copied into the payload area; a small one is
  * copied; both arrive intact, with count and eof as by copy. */
 static void test_read_piped(void **state)
 {
 	static uint8_t big[256 * 1024];
-	uint8_t verf[8], small[100];
-	struct tc_fattr a;
+	uint8_t small[100];
 	struct nfs_fh fh;
-	uint32_t count, committed, n;
+	uint32_t n;
 	bool eof;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(big); i++)
-		big[i] = (uint8_t)(i * 13 + 1);
-	as(ME, 700, 0, 0);
-	assert_int_equal(do_create(&root_fh, "piped", NFS3_CREATE_UNCHECKED, 0640, NULL, &fh, &a), NFS3_OK);
-	as(ME, 700, 0, 0);
-	assert_int_equal(do_write(&fh, 0, big, sizeof(big), NFS3_FILE_SYNC, &count, &committed, verf), NFS3_OK);
+	big_file("piped", big, sizeof(big), 13, 1, &fh);
 	t->pipe_on = true;
 	as(ME, 700, 0, 0);
 	tc_put_fh(t, &fh);
@@ -498,6 +508,43 @@ static void test_read_piped(void **state)
 	assert_int_equal(do_read(&fh, 0, 1u << 20, NULL, &n, &eof), NFS3ERR_ACCES);
 	assert_int_equal(t->piped, 0);
 	t->pipe_on = false;
+}
+
+/* RPCSEC_GSS krb5i/krb5p (c->gss.wrap): wrapped results are one contiguous
+ * body (RFC 2203 §5.3.2.2, §5.3.2.3), so READ's data travels inline in the
+ * reply buffer and a READ returns what fits there beside the checksum or wrap
+ * token (RFC 1813 §3.3.6: fewer bytes than asked): with a payload area (TCP),
+ * and with only a small one (RPC-over-RDMA without a Write chunk, which the
+ * Linux client never offers under krb5i/krb5p): the reply buffer's own tail. */
+static void test_read_gss_wrapped(void **state)
+{
+	static uint8_t big[256 * 1024];
+	const size_t cap = 64 * 1024, small = 16 * 1024;
+	struct nfs_fh fh;
+	uint32_t count, n;
+
+	(void)state;
+	big_file("wrapped", big, sizeof(big), 11, 3, &fh);
+	for (int only_small = 0; only_small < 2; only_small++) {
+		as(ME, 700, 0, 0);
+		t->c.gss.wrap = true;
+		t->reply_cap = cap;
+		t->payload_cap = only_small ? small : TC_PAYLOAD_MAX;
+		tc_put_fh(t, &fh);
+		xdr_enc_u64(&t->req, 100);
+		xdr_enc_u32(&t->req, 1u << 20);
+		run_ok(nfs3_proc_read); /* before: SYSERR (overflow) without a payload area */
+		assert_int_equal(t->c.n_ddp_out, 0); /* inline */
+		assert_true(xdr_enc_len(&t->c.res) + RPC_GSS_REPLY_SLACK <= cap); /* room for the token */
+		assert_int_equal(tc_u32(t), NFS3_OK);
+		tc_post_op_attr(t, NULL);
+		count = tc_u32(t);
+		assert_false(tc_u32(t)); /* not eof */
+		const uint8_t *p = tc_opaque(t, &n);
+		assert_int_equal(n, count);
+		assert_true(n > small && n <= cap - RPC_GSS_REPLY_SLACK); /* more than a small payload area holds */
+		assert_memory_equal(p, big + 100, n);
+	}
 }
 
 static void test_create_write_read(void **state)
@@ -1814,6 +1861,23 @@ static void test_fs_info(void **state)
 	assert_true(tc_u32(t));                /* chown_restricted */
 	assert_false(tc_u32(t));               /* case_insensitive */
 	assert_true(tc_u32(t));                /* case_preserving */
+
+	/* Under krb5i/krb5p READ data stays inline (RFC 2203 §5.3.2.2, §5.3.2.3): rtmax and
+	 * rtpref are what the connection's largest reply carries (whole pages), wtmax stays. */
+	for (int wrap = 0; wrap < 2; wrap++) {
+		as(ME, 700, 0, 0);
+		t->conn.reply_max = 256u << 10; /* TCP's reply buffer */
+		t->c.gss.wrap = wrap;
+		tc_put_fh(t, &root_fh);
+		run_ok(nfs3_proc_fsinfo);
+		assert_int_equal(tc_u32(t), NFS3_OK);
+		assert_true(tc_post_op_attr(t, NULL));
+		uint32_t want = wrap ? (uint32_t)(((256u << 10) - 1024 - RPC_GSS_REPLY_SLACK) & ~4095u) : 1u << 20;
+		assert_int_equal(tc_u32(t), want); /* rtmax: 252 KiB wrapped */
+		assert_int_equal(tc_u32(t), want); /* rtpref */
+		tc_u32(t);
+		assert_int_equal(tc_u32(t), 1u << 20); /* wtmax */
+	}
 }
 
 /* ---- export table replaced at runtime ---- */
@@ -1852,6 +1916,7 @@ int main(void)
 		cmocka_unit_test(test_no_crossmnt),
 		cmocka_unit_test(test_create_write_read),
 		cmocka_unit_test(test_read_piped),
+		cmocka_unit_test(test_read_gss_wrapped),
 		cmocka_unit_test(test_read_without_payload_area),
 		cmocka_unit_test(test_ddp_read_chunks),
 		cmocka_unit_test(test_exclusive_create),

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include "rpc/rpc.h"
+#include "rpc/rpc_gss.h"
+#include "rpc/rpc_internal.h"
 #include "tests/unit/rpc_test_msg.h"
 
 static struct rpc_call c;
@@ -180,6 +182,44 @@ static void test_enc_ddp(void **state)
 	assert_int_equal(c.n_ddp_out, 0);
 }
 
+/*
+ * RPCSEC_GSS krb5i/krb5p (c->gss.wrap): the reply's encoder stops
+ * RPC_GSS_REPLY_SLACK short of the buffer's end, so results that fill it (a
+ * large READDIR) still leave room for the checksum or wrap token (RFC 2203
+ * §5.3.2.2, §5.3.2.3); data carried inline from the buffer's reserved tail
+ * (nfs_bulk_buf's, with no payload area) is moved down intact, and the tail
+ * given back stops at the same mark.
+ */
+static void test_wrapped_room(void **state)
+{
+	static uint8_t data[40];
+
+	(void)state;
+	reset_call();
+	assert_int_equal(rpc_res_cap(&c), sizeof(reply));
+	c.gss.wrap = true;
+	assert_int_equal(rpc_res_cap(&c), sizeof(reply) - RPC_GSS_REPLY_SLACK);
+	rpc_enc_accepted(&c, 0);
+	assert_ptr_equal(c.res.end, reply + sizeof(reply) - RPC_GSS_REPLY_SLACK);
+
+	/* the tail as nfs_bulk_buf() takes it: the encoder's end moves down */
+	c.res.end -= 100;
+	uint8_t *tail = c.res.end;
+	for (unsigned i = 0; i < 98; i++)
+		tail[i] = (uint8_t)(i + 1);
+	memcpy(data, tail, sizeof(data));
+	size_t at = xdr_enc_len(&c.res);
+	rpc_enc_ddp(&c, tail, 98);
+	assert_false(c.res.overflow);
+	assert_int_equal(c.n_ddp_out, 0);
+	assert_int_equal(tget_u32(reply, at), 98);
+	assert_memory_equal(reply + at + 4, data, sizeof(data));
+	assert_int_equal(reply[at + 4 + 97], 98);
+	assert_int_equal(reply[at + 4 + 98], 0); /* the XDR pad, zeroed after the move */
+	assert_int_equal(reply[at + 4 + 99], 0);
+	assert_ptr_equal(c.res.end, reply + sizeof(reply) - RPC_GSS_REPLY_SLACK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +227,7 @@ int main(void)
 		cmocka_unit_test(test_dec_inline),
 		cmocka_unit_test(test_dec_read_chunk),
 		cmocka_unit_test(test_enc_ddp),
+		cmocka_unit_test(test_wrapped_room),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

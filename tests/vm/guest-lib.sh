@@ -161,6 +161,7 @@ guest_export() {
 
 EXPORT_LINE_OPTS="rw,no_root_squash,insecure,no_subtree_check,fsid=0"
 EXPORT_XATTR=           # a second export on ext4 (user xattrs: tmpfs has none in 6.1), or empty
+EXPORTS_EXTRA=          # more export lines for both servers, verbatim (the krb5 phase's sec=sys export)
 
 # An ext4 file system in a loop file mounted at DIR, exported beside $EXPORT (rnfsd_write_config).
 guest_xattr_export() {   # DIR
@@ -247,6 +248,7 @@ knfsd_start() {
 	modprobe nfsd
 	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd
 	echo "$EXPORT *($EXPORT_LINE_OPTS)" > /etc/exports
+	[ -z "${EXPORTS_EXTRA:-}" ] || printf '%s\n' "$EXPORTS_EXTRA" >> /etc/exports
 	guest_rpcbind
 	echo 10 > /proc/fs/nfsd/nfsv4leasetime
 	echo 10 > /proc/fs/nfsd/nfsv4gracetime
@@ -293,6 +295,7 @@ rnfsd_write_config() {
 	else
 		echo "$EXPORT *($EXPORT_LINE_OPTS)" > /etc/rnfsd/exports
 		[ -z "$EXPORT_XATTR" ] || echo "$EXPORT_XATTR *($EXPORT_LINE_OPTS)" >> /etc/rnfsd/exports
+		[ -z "${EXPORTS_EXTRA:-}" ] || printf '%s\n' "$EXPORTS_EXTRA" >> /etc/rnfsd/exports
 	fi
 	cat > /etc/rnfsd/rnfsd.conf <<EOF
 # written by tests/vm/guest-lib.sh

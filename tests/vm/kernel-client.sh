@@ -21,8 +21,13 @@
 #            serving CephFS's /export with fs=ceph, the kernel's CephFS client
 #            showing the same directory at /export as the "server-side view":
 #            the main checks named ceph-NAME, a 10 x 100 tree, without df.
+#   krb5     (krb5-phase.sh) a realm in the guest, rpc.gssd, the server with
+#            the guest's keytab: sec=krb5, krb5i, krb5p x vers=3, 4.1, 4.2,
+#            the user's ticket and uid, root's host principal, sec=sys and
+#            krb5-only exports refusing each other's callers (krb5-NAME).
 
 . "$(dirname "$(readlink -f "$0")")/guest-lib.sh"
+. "$(dirname "$(readlink -f "$0")")/krb5-phase.sh"
 
 SERVER=${SERVER:-rnfsd}
 BIG_MB=64
@@ -828,6 +833,10 @@ NFS_VERS=3
 EXPORT_XATTR=
 set_transport "$TRANSPORT"
 RNFSD_CONF_EXTRA=
+# Kerberos (before ceph, whose cluster keeps much of the guest's memory).
+case ",$PHASES," in *,krb5,*) run_krb5_phase;; esac
+NFS_VERS=3
+set_transport "$TRANSPORT"
 case ",$PHASES," in
 *,ceph,*)
 	# The same checks against a CephFS export (rnfsd's fs=ceph backend).

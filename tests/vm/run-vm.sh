@@ -3,7 +3,7 @@
 #
 #   run-vm.sh [--build-dir DIR] [--rnfsd BINARY] [--server rnfsd|knfsd]
 #             [--transport tcp|rdma] [--timeout S] [--work DIR]
-#             [--phases main,default,ceph,v40,v41,v42,v4] SCENARIO
+#             [--phases main,default,ceph,v40,v41,v42,v4,krb5] SCENARIO
 #
 # Boots the qemu guest (Debian 6.1 kernel, TCG, no NIC, the host's / read-only
 # so the build directory is at the same path) and runs tests/vm/SCENARIO.sh
@@ -19,7 +19,10 @@
 # "ceph" (a CephFS export of a one-node cluster started in the guest); the
 # checks named default-* are expected only with "default", ceph-* only with
 # "ceph", the others only with "main"; v40, v41, v42 and v4 are the main
-# checks over NFSv4.0, 4.1, 4.2 and a mount without vers= (v40-* ...).
+# checks over NFSv4.0, 4.1, 4.2 and a mount without vers= (v40-* ...);
+# krb5 the RPCSEC_GSS phase (krb5-*, tests/vm/krb5-phase.sh). A phase the
+# guest reports as "@@ SKIP PHASE: why" (a prerequisite missing) has none of
+# its checks expected; with RNFSD_VM_REQUIRED=1 the skip fails the run.
 # Default: main,default.
 
 set -u
@@ -42,7 +45,7 @@ while [ $# -gt 0 ]; do
 	--timeout) TIMEOUT=$2; shift 2;;
 	--work) WORK=$2; shift 2;;
 	--phases) PHASES=$2; shift 2;;
-	-h|--help) sed -n '2,24p' "$0"; exit 0;;
+	-h|--help) sed -n '2,27p' "$0"; exit 0;;
 	-*) echo "run-vm.sh: unknown option $1" >&2; exit 2;;
 	*) break;;
 	esac
@@ -54,11 +57,11 @@ CHECKS=$HERE/$SCENARIO.checks
 [ -f "$GUEST" ] && [ -f "$CHECKS" ] || { echo "run-vm.sh: no $GUEST or $CHECKS" >&2; exit 2; }
 case $SERVER in rnfsd|knfsd) ;; *) echo "run-vm.sh: --server rnfsd|knfsd" >&2; exit 2;; esac
 case $TRANSPORT in tcp|rdma) ;; *) echo "run-vm.sh: --transport tcp|rdma" >&2; exit 2;; esac
-case ,$PHASES, in *,main,*|*,default,*|*,ceph,*|*,v40,*|*,v41,*|*,v42,*|*,v4,*) ;;
-*) echo "run-vm.sh: --phases main,default,ceph,v40,v41,v42,v4" >&2; exit 2;; esac
+case ,$PHASES, in *,main,*|*,default,*|*,ceph,*|*,v40,*|*,v41,*|*,v42,*|*,v4,*|*,krb5,*) ;;
+*) echo "run-vm.sh: --phases main,default,ceph,v40,v41,v42,v4,krb5" >&2; exit 2;; esac
 phase_of() {
 	case $1 in default-*) echo default;; ceph-*) echo ceph;; v40-*) echo v40;; v41-*) echo v41;;
-	v42-*) echo v42;; v4-*) echo v4;; *) echo main;; esac
+	v42-*) echo v42;; v4-*) echo v4;; krb5-*) echo krb5;; *) echo main;; esac
 }
 
 skip() {
@@ -98,9 +101,14 @@ vm_boot "$LOG" "$TIMEOUT" "$GUEST" "SERVER=$SERVER" "TRANSPORT=$TRANSPORT" "RNFS
 boot_rc=$?
 
 # Results: the last report of each check wins (a check reports once).
-declare -A result detail
+declare -A result detail skipped
 while IFS= read -r line; do
 	case $line in
+	"@@ SKIP "*)
+		name=${line#@@ SKIP }
+		skipped[${name%%:*}]=${line#*: }
+		echo "$line"
+		;;
 	"@@ PASS "*)
 		set -- $line
 		result[$3]=PASS
@@ -130,6 +138,7 @@ while read -r name only; do
 	# Phases are kernel-client.sh's: other scenarios' names (kernel-lock's v4-mount) are all expected.
 	if [ "$SCENARIO" = kernel-client ]; then
 		case ,$PHASES, in *,"$(phase_of "$name")",*) ;; *) continue;; esac
+		[ -z "${skipped[$(phase_of "$name")]:-}" ] || continue
 	fi
 	nexpected=$((nexpected + 1))
 	case ${result[$name]:-} in
@@ -152,6 +161,13 @@ elif ! grep -q '^@@ DONE' "$LOG"; then
 	failed=1
 fi
 
+for phase in "${!skipped[@]}"; do
+	echo "vm: SKIP phase $phase: ${skipped[$phase]}"
+	if [ "${RNFSD_VM_REQUIRED:-0}" = 1 ]; then
+		echo "FAIL: phase $phase skipped but the VM suite is required (RNFSD_VM_REQUIRED=1)"
+		failed=1
+	fi
+done
 echo "vm: $npass/$nexpected checks passed ($SCENARIO, $SERVER, $TRANSPORT) in ${VM_BOOT_SECONDS}s"
 if [ "$failed" != 0 ]; then
 	echo "==== console log ($LOG) ===="

@@ -28,7 +28,9 @@ void nfs4_attr_src_fill(const struct nfs4_ctx *x, struct nfs4_attr_src *src, con
 {
 	*src = (struct nfs4_attr_src){
 		.a = a, .fh = fh, .mounted_on_fileid = mounted_on_fileid, .minorversion = x->minorversion,
-		.lease_time = nfs4_srv(x)->lease, .maxread = NFS4_MAX_IO, .maxwrite = NFS4_MAX_IO,
+		.lease_time = nfs4_srv(x)->lease, .maxwrite = NFS4_MAX_IO,
+		/* RFC 8881 §5.8.2.20; under krb5i/krb5p what one (inline) reply carries */
+		.maxread = x->call ? rpc_wrapped_read_max(x->call, NFS4_MAX_IO) : NFS4_MAX_IO,
 		.maxfilesize = INT64_MAX, .rdattr_error = NFS4_OK, .settable = true,
 	};
 }
