@@ -27,6 +27,7 @@
 #include "core/loop_pool.h"
 #include "core/workers.h"
 #include "tests/unit/rpc_test_prog.h"
+#include "tests/unit/tcp_test_sock.h"
 #include "transport/tcp.h"
 #include "transport/tcp_internal.h"
 
@@ -199,20 +200,6 @@ static int tconnect(void)
 	return fd;
 }
 
-static bool recv_all(int fd, void *p, size_t n)
-{
-	uint8_t *b = p;
-
-	while (n) {
-		ssize_t r = recv(fd, b, n, 0);
-		if (r <= 0)
-			return false;
-		b += r;
-		n -= (size_t)r;
-	}
-	return true;
-}
-
 /* One SLOW call (a worker, then the connection's loop): its xid back in a 28-byte reply. */
 static void call_slow(int fd, uint32_t xid)
 {
@@ -225,9 +212,9 @@ static void call_slow(int fd, uint32_t xid)
 	memcpy(out, &mark, 4);
 	memcpy(out + 4, m.b, m.n);
 	assert_int_equal(send(fd, out, 4 + m.n, MSG_NOSIGNAL), (ssize_t)(4 + m.n));
-	assert_true(recv_all(fd, &mark, 4));
+	assert_true(ts_recv_all(fd, &mark, 4));
 	assert_int_equal(ntohl(mark) & 0x7fffffffu, 28);
-	assert_true(recv_all(fd, rep, 28));
+	assert_true(ts_recv_all(fd, rep, 28));
 	assert_int_equal(tget_u32(rep, 0), xid);
 	assert_int_equal(tget_u32(rep, 20), 0); /* SUCCESS */
 }
