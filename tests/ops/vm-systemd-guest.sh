@@ -60,5 +60,10 @@ rm -f /etc/machine-id
 # admin's later umounts; with / private rnfsd.service kept copies of the test's NFS mounts of itself and
 # hung at exit in their DESTROY_SESSION (the package test's stop hang). This guest is a machine.
 rm -f /.dockerenv /run/.containerenv
+# A machine boots with an empty /tmp. The guest's /tmp is the host's (through the overlay), and
+# systemd-tmpfiles' "D /tmp" empties it at boot: a walk of every CI tree and test directory there,
+# over 9p (55 s unloaded; a loaded run's package guest printed nothing for 12 min). A tmpfs of its
+# own instead (vm-systemd.sh stages a build or source tree under /tmp in /var/lib first).
+mount -t tmpfs -o mode=1777,size=512m tmpfs /tmp
 umount /proc
 exec /lib/systemd/systemd --unit=rnfsd-vmcheck.service --show-status=false
