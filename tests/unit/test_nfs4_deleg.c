@@ -572,7 +572,7 @@ static void test_dir_decide(void **state)
 	a = dir_ask(A), a.grace = true;
 	assert_false(nfs4_dtab_decide_dir(t, fa, sizeof(fa), &a));
 	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 0, &granted, &sa));
-	assert_int_equal(t->ndir, 1);
+	assert_int_equal(t->nkind[NFS4_DL_KIND_DIR], 1);
 	assert_int_equal(t->dir_granted, 1);
 	assert_false(decide_dir(A)); /* one per client and directory */
 	assert_true(decide_dir(B));  /* §10.9.1: shared */
@@ -593,7 +593,7 @@ static void test_dir_decide(void **state)
 	assert_true(r[0].clientid == A);
 	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
 	assert_int_equal(nfs4_dtab_return(t, B, 1, &sb, fa, sizeof(fa)), NFS4_OK);
-	assert_int_equal(t->ndir, 0);
+	assert_int_equal(t->nkind[NFS4_DL_KIND_DIR], 0);
 	assert_false(conflict(0, NFS4_DL_ACC_NS, 102, &n, r));
 	/* Revoked a lease after an unanswered recall, freed by FREE_STATEID. */
 	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 0, &granted, &sc));
@@ -602,7 +602,7 @@ static void test_dir_decide(void **state)
 	assert_int_equal(nfs4_dtab_client_revoked(t, A), SEQ4_STATUS_RECALLABLE_STATE_REVOKED);
 	assert_int_equal(nfs4_dtab_return(t, A, 1, &sc, fa, sizeof(fa)), NFS4ERR_DELEG_REVOKED);
 	assert_int_equal(nfs4_dtab_free(t, A, &sc), NFS4_OK);
-	assert_int_equal(t->ndir, 0);
+	assert_int_equal(t->nkind[NFS4_DL_KIND_DIR], 0);
 	assert_int_equal(t->count, 0);
 }
 
@@ -615,9 +615,9 @@ static void test_dir_bounds(void **state)
 	(void)state;
 	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 0, &granted, &sid));
 	nfs4_dtab_ungrant(t, &sid); /* the watch could not be set */
-	assert_int_equal(t->ndir, 0);
+	assert_int_equal(t->nkind[NFS4_DL_KIND_DIR], 0);
 	assert_int_equal(t->dir_granted, 0);
-	for (uint64_t c = 1; t->ndir < NFS4_DELEG_DIR_MAX; c++) {
+	for (uint64_t c = 1; t->nkind[NFS4_DL_KIND_DIR] < NFS4_DELEG_DIR_MAX; c++) {
 		memset(key, 2, sizeof(key));
 		memcpy(key, &c, sizeof(c));
 		assert_true(nfs4_dtab_grant_dir(t, c, key, sizeof(key), 0, &granted, &sid));
@@ -627,7 +627,7 @@ static void test_dir_bounds(void **state)
 	/* File delegations keep the rest of the table. */
 	assert_int_equal(decide(fb, ask(B, NFS4_SHARE_ACCESS_READ), &why), NFS4_DL_GRANT_READ);
 	nfs4_dtab_purge_client(t, 1);
-	assert_int_equal(t->ndir, NFS4_DELEG_DIR_MAX - 1);
+	assert_int_equal(t->nkind[NFS4_DL_KIND_DIR], NFS4_DELEG_DIR_MAX - 1);
 	assert_true(decide_dir(B));
 }
 

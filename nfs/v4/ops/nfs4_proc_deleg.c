@@ -36,7 +36,7 @@ static bool dl_ready;
 static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
 static atomic_bool dl_dir_enabled;        /* [nfsv4] directory-delegations */
 static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
-static atomic_uint dl_ndir;               /* dl_tab.ndir, read without the lock */
+static atomic_uint dl_ndir;               /* dl_tab's directory delegations, read without the lock */
 static uint64_t dl_revoked_seen;          /* dl_tab.revoked at the last dl_unlock() */
 static atomic_ullong dl_lease_refused;     /* grants undone: the file's lease not to be had */
 static atomic_ullong dl_notify_pending;    /* CB_NOTIFYs queued or in flight (a gauge) */
@@ -106,7 +106,7 @@ static void dl_unlock(void)
 
 	dl_revoked_seen = dl_tab.revoked;
 	atomic_store(&dl_count, dl_tab.count);
-	atomic_store(&dl_ndir, dl_tab.ndir);
+	atomic_store(&dl_ndir, dl_tab.nkind[NFS4_DL_KIND_DIR]);
 	pthread_mutex_unlock(&dl_mu);
 	if (fewer)
 		nfs4_deleg_watch_sweep();
@@ -399,7 +399,7 @@ static void recall_any(uint64_t now)
 	n = nfs4_dtab_holders(&dl_tab, ids, DL_RECALL_ANY_TARGETS);
 	for (unsigned i = 0; i < n; i++)
 		keep[i] = nfs4_dtab_client_count(&dl_tab, ids[i]) / 2;
-	dirs = dl_tab.ndir != 0;
+	dirs = dl_tab.nkind[NFS4_DL_KIND_DIR] != 0;
 	pthread_mutex_unlock(&dl_mu);
 	memset(&op, 0, sizeof(op.u.recall_any) + offsetof(struct nfs4_cb_op, u));
 	op.kind = NFS4_CB_OP_RECALL_ANY;
@@ -733,7 +733,7 @@ void nfs4_deleg_counts(struct nfs4_dl_counts *out)
 void nfs4_deleg_dir_stats(uint64_t *held, uint64_t *granted, uint64_t *recalls)
 {
 	pthread_mutex_lock(&dl_mu);
-	*held = dl_tab.ndir;
+	*held = dl_tab.nkind[NFS4_DL_KIND_DIR];
 	*granted = dl_tab.dir_granted;
 	*recalls = dl_tab.dir_recalls;
 	pthread_mutex_unlock(&dl_mu);

@@ -145,8 +145,6 @@ static void dl_free(struct nfs4_dtab *t, struct nfs4_dl *d)
 		t->nrecalled--;
 	if (d->state == NFS4_DL_REVOKED)
 		t->nrevoked--;
-	if (d->dir)
-		t->ndir--;
 	t->nkind[dl_kind(d)]--;
 	d->state = NFS4_DL_FREE;
 	d->cb_pending = false;
@@ -296,7 +294,7 @@ bool nfs4_dtab_decide_dir(const struct nfs4_dtab *t, const uint8_t *fkey, uint32
 	/* RFC 8881 §18.39: an NFSv4.1 operation; §10.2: a callback path to recall it
 	 * by; §8.4.2: no new state in grace; bounded memory. */
 	if (a->minor < 1 || !a->enabled || !a->cb_up || a->grace || fkey_len > NFS4_DELEG_FKEY_MAX ||
-	    t->count >= NFS4_DELEG_MAX || t->ndir >= NFS4_DELEG_DIR_MAX ||
+	    t->count >= NFS4_DELEG_MAX || t->nkind[NFS4_DL_KIND_DIR] >= NFS4_DELEG_DIR_MAX ||
 	    nfs4_dtab_client_count(t, a->clientid) >= NFS4_DELEG_PER_CLIENT)
 		return false;
 	/* RFC 8881 §10.9.1: shared as read delegations are; one per client and
@@ -315,7 +313,7 @@ bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *
 				  : 0;
 	struct nfs4_dl *d;
 
-	if (t->ndir >= NFS4_DELEG_DIR_MAX || !nfs4_dtab_grant(t, clientid, fkey, fkey_len, false, sid))
+	if (t->nkind[NFS4_DL_KIND_DIR] >= NFS4_DELEG_DIR_MAX || !nfs4_dtab_grant(t, clientid, fkey, fkey_len, false, sid))
 		return false;
 	d = &t->d[be32g(sid->other + 8) & (NFS4_DELEG_MAX - 1)];
 	t->nkind[dl_kind(d)]--;
@@ -323,7 +321,6 @@ bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *
 	t->nkind[NFS4_DL_KIND_DIR]++;
 	d->notify = notify;
 	*granted = notify;
-	t->ndir++;
 	t->dir_granted++;
 	return true;
 }
@@ -333,7 +330,7 @@ unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, 
 {
 	unsigned n = 0;
 
-	if (t->ndir == 0)
+	if (t->nkind[NFS4_DL_KIND_DIR] == 0)
 		return 0;
 	for (int32_t i = t->buckets[key_hash(fkey, fkey_len)]; i >= 0 && n < NFS4_DL_NOTIFY_MAX; i = t->d[i].next) {
 		const struct nfs4_dl *d = &t->d[i];

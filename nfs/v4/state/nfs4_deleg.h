@@ -155,10 +155,9 @@ struct nfs4_dtab {
 	unsigned count;     /* not FREE */
 	unsigned nrecalled; /* RECALLED */
 	unsigned nrevoked;  /* REVOKED */
-	unsigned ndir;      /* directory delegations (not FREE) */
 	uint64_t granted, recalls, returned, revoked; /* counters since start */
 	uint64_t dir_granted, dir_recalls;            /* ... of directory delegations */
-	unsigned nkind[NFS4_DL_KINDS];                /* not FREE, by kind (enum nfs4_dl_kind) */
+	unsigned nkind[NFS4_DL_KINDS];                /* not FREE, by kind (enum nfs4_dl_kind; directories: NFS4_DL_KIND_DIR) */
 	uint64_t recalls_by[NFS4_DL_CAUSES];          /* recalls (HELD -> RECALLED) by cause, of which */
 	uint64_t dir_recalls_by[NFS4_DL_CAUSES];      /* ... of directory delegations */
 	uint64_t revoked_admin;                       /* revoked by an administrator (of revoked) */
