@@ -358,8 +358,7 @@ void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
 		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, the change); the client's callback
 		 * queue (NFS4_CB_QUEUE, in order, §20.4.3) is the bound: past it, a recall */
 		atomic_fetch_add(&dl_notify_pending, 1);
-		const uint8_t *c = to[i].sid.other + 8; /* the counter word, nfs4_dtab_sid_of_counter() */
-		uintptr_t counter = (uintptr_t)c[0] << 24 | (uintptr_t)c[1] << 16 | (uintptr_t)c[2] << 8 | c[3];
+		uintptr_t counter = nfs4_dtab_counter_of(&to[i].sid); /* notify_done finds it again */
 
 		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, (void *)counter))
 			continue;

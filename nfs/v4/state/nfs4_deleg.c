@@ -601,6 +601,11 @@ bool nfs4_dtab_cb_merge(struct nfs4_dtab *t, const struct nfs4_stateid *sid, con
 	return true;
 }
 
+uint32_t nfs4_dtab_counter_of(const struct nfs4_stateid *sid)
+{
+	return be32g(sid->other + 8);
+}
+
 bool nfs4_dtab_sid_of_counter(const struct nfs4_dtab *t, uint32_t counter, struct nfs4_stateid *sid)
 {
 	unsigned slot = counter & (NFS4_DELEG_MAX - 1);

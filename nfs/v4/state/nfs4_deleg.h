@@ -224,6 +224,8 @@ unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, 
  * none (gone, or the slot granted again since). Lets a callback's outcome name its delegation in a
  * pointer-sized argument. */
 bool nfs4_dtab_sid_of_counter(const struct nfs4_dtab *t, uint32_t counter, struct nfs4_stateid *sid);
+/* Its inverse's input: a delegation stateid's counter word. */
+uint32_t nfs4_dtab_counter_of(const struct nfs4_stateid *sid);
 /* A notification of sid could not be sent: the delegation is recalled instead (HELD -> RECALLED,
  * its CB_RECALL handed out into *r; counted as NFS4_DL_BY_NOTIFY). false: not HELD (nothing to do). */
 bool nfs4_dtab_recall_now(struct nfs4_dtab *t, const struct nfs4_stateid *sid, uint64_t now,
