@@ -21,7 +21,9 @@ void rpc_conn_init(struct rpc_conn *conn, struct xprt *x)
 	conn->reply_max = 0;
 	atomic_init(&conn->refs, 1);
 	pthread_mutex_init(&conn->lock, NULL);
+	pthread_cond_init(&conn->hook_done, NULL);
 	queue_init(&conn->hooks);
+	conn->hook_running = NULL;
 	conn->closed = false;
 }
 
@@ -35,6 +37,7 @@ void rpc_conn_put(struct rpc_conn *conn)
 	if (atomic_fetch_sub_explicit(&conn->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	pthread_mutex_destroy(&conn->lock);
+	pthread_cond_destroy(&conn->hook_done);
 	conn->xprt->ops->conn_release(conn);
 }
 
@@ -60,27 +63,34 @@ bool rpc_conn_hook_remove(struct rpc_conn *conn, struct rpc_conn_hook *h)
 {
 	pthread_mutex_lock(&conn->lock);
 	bool removed = queue_remove(&conn->hooks, &h->link);
+	/* Running on another thread: its memory is in use until it returns. */
+	while (!removed && conn->hook_running == h && !pthread_equal(conn->hook_thread, pthread_self()))
+		pthread_cond_wait(&conn->hook_done, &conn->lock);
 	pthread_mutex_unlock(&conn->lock);
 	return removed;
 }
 
 void rpc_conn_closed(struct rpc_conn *conn)
 {
-	struct queue hooks = QUEUE_INIT;
-
 	pthread_mutex_lock(&conn->lock);
 	if (conn->closed) {
 		pthread_mutex_unlock(&conn->lock);
 		return;
 	}
 	conn->closed = true;
-	queue_splice(&hooks, &conn->hooks);
-	pthread_mutex_unlock(&conn->lock);
+	conn->hook_thread = pthread_self();
 
 	/* A hook may drop the upper layer's reference: keep conn until the end. */
 	rpc_conn_get(conn);
 	struct rpc_conn_hook *h;
-	while ((h = queue_pop_entry(&hooks, struct rpc_conn_hook, link)))
+	while ((h = queue_pop_entry(&conn->hooks, struct rpc_conn_hook, link))) {
+		conn->hook_running = h; /* one at a time, each taken under the lock */
+		pthread_mutex_unlock(&conn->lock);
 		h->closed(conn, h);
+		pthread_mutex_lock(&conn->lock);
+		conn->hook_running = NULL;
+		pthread_cond_broadcast(&conn->hook_done);
+	}
+	pthread_mutex_unlock(&conn->lock);
 	rpc_conn_put(conn);
 }

@@ -129,8 +129,11 @@ struct rpc_conn {
 
 	/* RPC layer private (rpc_conn.c). */
 	atomic_uint refs;
-	pthread_mutex_t lock;      /* hooks, closed */
+	pthread_mutex_t lock;      /* hooks, closed, hook_running */
+	pthread_cond_t hook_done;  /* hook_running went back to NULL */
 	struct queue hooks;        /* of rpc_conn_hook */
+	struct rpc_conn_hook *hook_running; /* the close path runs it now, lock released */
+	pthread_t hook_thread;     /* the thread running the close path */
 	bool closed;
 };
 
@@ -160,7 +163,9 @@ bool rpc_conn_is_closed(struct rpc_conn *conn);
 /*
  * Any thread. Add a close hook; false if conn already closed (the hook will
  * never run). Remove: true if removed before it ran; false if the close path
- * took it already (it has run or is about to run on the loop thread).
+ * took it: it has run, and when the close path runs it on another thread now,
+ * remove waits until it returned, so the caller may reuse h's memory at once.
+ * Hooks therefore must not wait for anything a remover may hold.
  */
 bool rpc_conn_hook_add(struct rpc_conn *conn, struct rpc_conn_hook *h);
 bool rpc_conn_hook_remove(struct rpc_conn *conn, struct rpc_conn_hook *h);

@@ -1,7 +1,8 @@
 /*
  * test_rpc_conn.c - rpc/rpc_conn.c: the reference count upper layers hold
  * from any thread, the close hooks (once, in order, removable until the
- * close took them), and the release of the memory with the last reference.
+ * close took them; a remove from another thread waits for a hook the close
+ * path is running), and the release of the memory with the last reference.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 #include "rpc/xprt.h"
 
@@ -107,6 +110,55 @@ static void test_hook_drops_last_reference(void **state)
 	assert_int_equal(c.released, 1);
 }
 
+/* A hook the close path runs on one thread while another removes it: the
+ * remover returns only after the hook did (nfs4_cb reuses the hook's memory
+ * when remove returns; ThreadSanitizer caught the close path still in it). */
+struct slow_probe {
+	struct rpc_conn_hook hook;
+	atomic_int running, remover_started, done;
+	bool self_remove_result;
+};
+
+static void slow_closed(struct rpc_conn *conn, struct rpc_conn_hook *h)
+{
+	struct slow_probe *p = container_of(h, struct slow_probe, hook);
+
+	/* Its own thread removing it: no wait for itself. */
+	p->self_remove_result = rpc_conn_hook_remove(conn, h);
+	atomic_store(&p->running, 1);
+	while (!atomic_load(&p->remover_started))
+		usleep(100);
+	usleep(50 * 1000); /* the remover is blocked now, or it would see done == 0 */
+	atomic_store(&p->done, 1);
+}
+
+static void *closer_thread(void *arg)
+{
+	rpc_conn_closed(arg);
+	return NULL;
+}
+
+static void test_remove_waits_for_running_hook(void **state)
+{
+	(void)state;
+	struct fake_conn c = {0};
+	struct slow_probe p = {.hook.closed = slow_closed, .self_remove_result = true};
+	pthread_t th;
+
+	rpc_conn_init(&c.rpc, &fake_xprt);
+	assert_true(rpc_conn_hook_add(&c.rpc, &p.hook));
+	assert_int_equal(pthread_create(&th, NULL, closer_thread, &c.rpc), 0);
+	while (!atomic_load(&p.running))
+		usleep(100);
+	atomic_store(&p.remover_started, 1);
+	assert_false(rpc_conn_hook_remove(&c.rpc, &p.hook));
+	assert_int_equal(atomic_load(&p.done), 1);
+	assert_false(p.self_remove_result);
+	pthread_join(th, NULL);
+	rpc_conn_put(&c.rpc);
+	assert_int_equal(c.released, 1);
+}
+
 #define THREADS 4
 #define ROUNDS 100000
 
@@ -143,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_refs_release),
 		cmocka_unit_test(test_hooks_once_in_order),
 		cmocka_unit_test(test_hook_drops_last_reference),
+		cmocka_unit_test(test_remove_waits_for_running_hook),
 		cmocka_unit_test(test_refs_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
