@@ -24,7 +24,8 @@
  *    with OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG OPEN_DELEGATE_NONE_EXT with
  *    WND4_WRITE_DELEG_NOT_SUPP_FTYPE;
  *  - restarted with "[nfsv4] delegations = yes" the same open gets
- *    OPEN_DELEGATE_WRITE (yes keeps what it meant).
+ *    OPEN_DELEGATE_WRITE (yes keeps what it meant);
+ *  - the start-up log says "delegations on (read only)", then "on".
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -200,6 +201,7 @@ static void test_yes_grants_write(void)
 	    !CHECK_EQ(n4_start_cb(&b, env.port, "rdeleg-yes"), 0, "a 4.1 client with a back channel"))
 		return;
 	b.on_cb = on_cb;
+	CHECK_EQ(hx_log_count(&env, "(delegations on, directory delegations off;"), 1, "the log says: delegations on");
 	CHECK(open_write(&b, "yfile", N4_ACCESS_BOTH, &res) == 0 && res.deleg == 2,
 	      "OPEN for writing: OPEN_DELEGATE_WRITE (%u)", res.deleg);
 	n4_client_close(&b);
@@ -214,6 +216,8 @@ int main(int argc, char **argv)
 	hx_require_own_daemon(&env);
 	if (hx_write_config(&env) != 0 || hx_daemon_start(&env) != 0)
 		return hx_end();
+	CHECK_EQ(hx_log_count(&env, "(delegations on (read only), directory delegations off;"), 1,
+		 "the start-up log says: delegations on (read only)");
 	if (CHECK_EQ(n4_start_cb(&a, env.port, "rdeleg-holder"), 0, "a 4.1 client with a back channel")) {
 		a.on_cb = on_cb;
 		test_read_lock_under_lease(&a);
