@@ -13,26 +13,54 @@
  * sets UP or DOWN (nfs4_cb_state.c). RFC 8881 §2.9.2: a request is not
  * retransmitted on the same connection, so a back channel call has one
  * timeout and no resend.
+ *
+ * A 4.0 client that did SETCLIENTID under RPCSEC_GSS (RFC 7530 §3.3.3) has
+ * its path's context made first (struct cb_gss, rpc/rpc_gss_clnt.h): each
+ * gss_init_sec_context step on a worker (it may wait for the KDC), each
+ * token sent on the loop as a NULL call (RFC 2203 §5.2), then the probe and
+ * every callback under it; the context is kept with the entry (one per
+ * client) and made again when it expires. A context the client refuses, or
+ * a reply whose verifier does not check, is a failed probe or callback: DOWN.
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/cb/nfs4_cb_xdr.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/workers.h"
 #include "rpc/rpc_clnt.h"
+#include "rpc/rpc_gss.h"
+#include "rpc/rpc_gss_clnt.h"
 #include "rpc/xprt.h"
 #include "transport/tcp_clnt.h"
 
 /* A call header with AUTH_SYS (<= 432 bytes), CB_COMPOUND with CB_SEQUENCE
- * and one operation (the largest: CB_NOTIFY_LOCK, <= 1172 bytes). */
+ * and one operation (the largest: CB_NOTIFY_LOCK, <= 1172 bytes); under
+ * RPCSEC_GSS (4.0, no CB_SEQUENCE) the header MIC and krb5p's wrap token add
+ * under 200 bytes with the AES enctypes. */
 #define CB_MSG_MAX 2048u
 
 /* In flight on an entry: nothing, a probe's CB_NULL or CB_SEQUENCE, or a
  * queued operation (nfs4_cb_send()). */
-enum cb_step { STEP_IDLE, STEP_NULL, STEP_SEQ, STEP_OP };
+enum cb_step {
+	STEP_IDLE, STEP_NULL, STEP_SEQ, STEP_OP,
+	STEP_GSS_WORK, /* 4.0 RPCSEC_GSS: a context creation step on a worker */
+	STEP_GSS_INIT, /* 4.0 RPCSEC_GSS: its token in a NULL call (RFC 2203 §5.2.2) */
+};
+
+struct cb_ent;
+/* A 4.0 path's RPCSEC_GSS context (loop thread; the worker has gc while busy). */
+struct cb_gss {
+	struct work work;             /* rpc_gss_clnt_step() on a worker */
+	struct cb_ent *e;             /* NULL: let go of while busy (gss_step_done frees it) */
+	struct rpc_gss_clnt *gc;
+	enum rpc_gss_clnt_next next;  /* the step's outcome */
+	bool busy;
+};
 
 /* A queued operation and whom to tell. */
 struct cb_q {
@@ -58,6 +86,8 @@ struct cb_ent {
 	bool unbind;           /* worker -> loop: let go of the connection (session destroyed) */
 	struct sockaddr_storage addr; /* 4.0 callback address */
 	socklen_t addr_len;
+	uint32_t gss_svc;      /* 4.0 under RPCSEC_GSS: its service (enum rpc_gss_svc), else 0 */
+	struct nfs4_cb_gss40 *gss_want; /* worker -> loop: the names for the next probe (malloc'ed) */
 	/* Operations waiting to be sent, a ring (nfs4_cb_send()). */
 	struct cb_q q[NFS4_CB_QUEUE];
 	unsigned qhead, qlen;
@@ -71,6 +101,7 @@ struct cb_ent {
 	struct rpc_conn_hook lost_hook;
 	bool hooked;           /* under cb_mu: the connection's loop clears it ([rnfsd] loops) */
 	struct tcp_clnt *tc;   /* 4.0 */
+	struct cb_gss *gss;    /* 4.0 under RPCSEC_GSS */
 	enum cb_step step;
 	uint32_t seq_sent;
 	unsigned probe_retries; /* CB_SEQUENCE probes answered BADSESSION / DELAY */
@@ -222,11 +253,15 @@ void nfs4_cb_client_gone(uint64_t clientid)
 		cb_wake();
 }
 
-void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb)
+void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb, const struct nfs4_cb_gss40 *gss)
 {
 	struct sockaddr_storage sa;
 	socklen_t len = 0;
 	bool usable = cb->netid_len && nfs4_cb_uaddr_parse(cb->netid, cb->netid_len, cb->addr, cb->addr_len, &sa, &len);
+	struct nfs4_cb_gss40 *want = NULL;
+
+	if (gss && gss->svc && (want = malloc(sizeof(*want))))
+		*want = *gss;
 
 	pthread_mutex_lock(&cb_mu);
 	struct cb_ent *e = cb_async ? ent_get(clientid, true) : NULL;
@@ -235,8 +270,13 @@ void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb)
 		e->v40 = true;
 		e->prog = cb->program;
 		e->ident = cb->ident;
-		/* RFC 7530 §3.3.3: AUTH_SYS is what rnfsd calls with (as root). */
-		e->sec = (struct nfs4_cb_sec){ .usable = true, .cred = { .flavor = RPC_AUTH_SYS } };
+		/* RFC 7530 §3.3.3: SETCLIENTID's flavor; AUTH_SYS (as root) for AUTH_SYS and AUTH_NONE. */
+		e->sec = (struct nfs4_cb_sec){ .usable = !gss || !gss->svc || want,
+					       .cred = { .flavor = gss && gss->svc ? RPC_AUTH_GSS : RPC_AUTH_SYS } };
+		e->gss_svc = gss ? gss->svc : 0;
+		free(e->gss_want);
+		e->gss_want = want;
+		want = NULL;
 		nfs4_cb_chan_bound(&e->ch);
 		if (usable) {
 			e->addr = sa;
@@ -250,6 +290,7 @@ void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb)
 		}
 	}
 	pthread_mutex_unlock(&cb_mu);
+	free(want);
 	cb_wake();
 }
 
@@ -308,7 +349,7 @@ static void ent_stat(const struct cb_ent *e, struct nfs4_cb_stat *s)
 	s->ok = e->ch.ok;
 	s->failed = e->ch.failed;
 	/* RFC 8881 §18.36.3 (csa_sec_parms, BACKCHANNEL_CTL), RFC 7530 §3.3.3 (4.0: AUTH_SYS here). */
-	s->flavor = !e->sec.usable ? "-" : e->sec.cred.flavor == RPC_AUTH_SYS ? "sys" : "none";
+	s->flavor = nfs4_cb_flavor_name(e->sec.usable, e->sec.cred.flavor, e->gss_svc);
 }
 
 void nfs4_cb_foreach(void (*fn)(const struct nfs4_cb_stat *s, void *arg), void *arg)
@@ -432,6 +473,146 @@ static bool call_prep(struct cb_ent *e, enum cb_step step, struct nfs4_cb_seq_ar
 	return true;
 }
 
+/* ---- 4.0 under RPCSEC_GSS (RFC 7530 §3.3.3; RFC 2203 §5.2 context creation) ---- */
+
+static void ent_call(struct cb_ent *e, enum cb_step step);
+static void ent_next(struct cb_ent *e);
+
+/* Let go of e's context; one whose step is on a worker is freed when it comes back. */
+static void gss_drop(struct cb_ent *e)
+{
+	struct cb_gss *g = e->gss;
+
+	e->gss = NULL;
+	if (!g)
+		return;
+	if (g->busy) {
+		g->e = NULL;
+		return;
+	}
+	rpc_gss_clnt_free(g->gc);
+	free(g);
+}
+
+/* Worker: may wait for the KDC. */
+static void gss_step_run(struct work *w)
+{
+	struct cb_gss *g = container_of(w, struct cb_gss, work);
+
+	g->next = rpc_gss_clnt_step(g->gc);
+}
+
+static void gss_next(struct cb_ent *e, enum rpc_gss_clnt_next next);
+
+/* Loop thread: the step came back. */
+static void gss_step_done(struct work *w)
+{
+	struct cb_gss *g = container_of(w, struct cb_gss, work);
+	struct cb_ent *e = g->e;
+
+	g->busy = false;
+	if (!e) {
+		rpc_gss_clnt_free(g->gc);
+		free(g);
+		return;
+	}
+	if (e->step != STEP_GSS_WORK)
+		return; /* the path was released meanwhile */
+	e->step = STEP_IDLE;
+	gss_next(e, g->next);
+	ent_next(e);
+}
+
+static void gss_submit(struct cb_ent *e)
+{
+	struct cb_gss *g = e->gss;
+
+	g->busy = true;
+	g->work = (struct work){ .run = gss_step_run, .done = gss_step_done, .home = 0 };
+	e->step = STEP_GSS_WORK;
+	workers_submit(&g->work);
+}
+
+/* Begin making e's context: from want's names, or (NULL) the current context's again. false: none. */
+static bool gss_begin(struct cb_ent *e, const struct nfs4_cb_gss40 *want)
+{
+	struct rpc_gss_clnt *gc = NULL;
+
+	if (want && want->target[0] && want->initiator[0])
+		gc = rpc_gss_clnt_new(want->initiator, want->target, want->svc);
+	else if (!want && e->gss)
+		gc = rpc_gss_clnt_again(e->gss->gc);
+	struct cb_gss *g = gc ? calloc(1, sizeof(*g)) : NULL;
+
+	gss_drop(e);
+	if (!g) {
+		rpc_gss_clnt_free(gc);
+		return false;
+	}
+	g->e = e;
+	g->gc = gc;
+	e->gss = g;
+	gss_submit(e);
+	return true;
+}
+
+/* An UP path's context expired: probed again under a new one (RFC 2203 §5.3.3.1: after MAXSEQ too). */
+static void gss_renew(struct cb_ent *e)
+{
+	pthread_mutex_lock(&cb_mu);
+	nfs4_cb_chan_bound(&e->ch);
+	pthread_mutex_unlock(&cb_mu);
+	if (!gss_begin(e, NULL))
+		ent_fail(e, STEP_NULL, "RPCSEC_GSS context expired and not made again");
+}
+
+/* The context's token goes to the client in a NULL call (RFC 2203 §5.2.2). */
+static void gss_call_init(struct cb_ent *e)
+{
+	pthread_mutex_lock(&cb_mu);
+	uint32_t prog = e->prog;
+	pthread_mutex_unlock(&cb_mu);
+
+	rpc_gss_clnt_init_call(e->gss->gc, &e->cc, e->msg, sizeof(e->msg), prog, NFS4_CB_VERS40);
+	e->cc.done = cb_done;
+	e->cc.arg = e;
+	e->step = STEP_GSS_INIT;
+	if ((e->cc.args.overflow || !e->tc || tcp_clnt_call(e->tc, &e->cc) != 0) && e->step == STEP_GSS_INIT) {
+		e->step = STEP_IDLE;
+		ent_fail(e, STEP_NULL, e->cc.args.overflow ? "RPCSEC_GSS token too large" : "RPCSEC_GSS token not sent");
+	}
+}
+
+/* What context creation does next; failing, the probe fails: DOWN, one log line. */
+static void gss_next(struct cb_ent *e, enum rpc_gss_clnt_next next)
+{
+	char why[200];
+
+	switch (next) {
+	case RPC_GSS_CLNT_SEND:
+		gss_call_init(e);
+		return;
+	case RPC_GSS_CLNT_STEP:
+		gss_submit(e);
+		return;
+	case RPC_GSS_CLNT_DONE:
+		ent_call(e, STEP_NULL); /* RFC 7530 §3.3.3: the probe under the new context */
+		return;
+	case RPC_GSS_CLNT_FAIL:
+	default:
+		snprintf(why, sizeof(why), "RPCSEC_GSS context to the client: %s", rpc_gss_clnt_error(e->gss->gc));
+		ent_fail(e, STEP_NULL, why);
+		return;
+	}
+}
+
+/* A reply to a call under the context: RFC 2203 §5.3.3.2 its verifier, §5.3.2 its results unwrapped.
+ * One that does not check is a bad reply: the call failed, the path goes DOWN (its one log line). */
+static enum rpc_clnt_status gss_reply(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+{
+	return st == RPC_CLNT_OK && !rpc_gss_clnt_open(e->gss->gc, cc) ? RPC_CLNT_BAD_REPLY : st;
+}
+
 /* Send CB_NULL, CB_COMPOUND(CB_SEQUENCE) or a queued operation (4.1:
  * CB_COMPOUND(CB_SEQUENCE, op); 4.0: CB_COMPOUND(op)) on e's path. */
 static void ent_call(struct cb_ent *e, enum cb_step step)
@@ -452,9 +633,15 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	if (!go)
 		return;
 	e->seq_sent = sa.seqid;
-	rpc_clnt_call_init(&e->cc, e->msg, sizeof(e->msg), prog, e->v40 ? NFS4_CB_VERS40 : NFS4_CB_VERS41,
-			   step == STEP_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND,
-			   cred.flavor == RPC_AUTH_SYS ? &cred : NULL);
+	uint32_t vers = e->v40 ? NFS4_CB_VERS40 : NFS4_CB_VERS41;
+	uint32_t proc = step == STEP_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND;
+	int prep = 0;
+	/* RFC 7530 §3.3.3: a 4.0 client of RPCSEC_GSS is called under its path's context, never AUTH_SYS. */
+	if (cred.flavor == RPC_AUTH_GSS)
+		prep = e->gss ? rpc_gss_clnt_call_init(e->gss->gc, &e->cc, e->msg, sizeof(e->msg), prog, vers, proc) : -1;
+	else
+		rpc_clnt_call_init(&e->cc, e->msg, sizeof(e->msg), prog, vers, proc,
+				   cred.flavor == RPC_AUTH_SYS ? &cred : NULL);
 	/* RFC 8881 §20.2: CB_COMPOUND opens with CB_SEQUENCE and carries the
 	 * session's minor version (a 4.2 client finds its session by it, as Linux does). */
 	if (step == STEP_SEQ)
@@ -464,10 +651,10 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	e->cc.done = cb_done;
 	e->cc.arg = e;
 	e->step = step;
-	rc = e->cc.args.overflow ? -1 : e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(ent_clnt(e), &e->cc);
+	rc = prep || e->cc.args.overflow ? -1 : e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(ent_clnt(e), &e->cc);
 	if (rc != 0 && e->step == step) {
 		e->step = STEP_IDLE;
-		ent_fail(e, step, e->cc.args.overflow ? "too large" : "not sent");
+		ent_fail(e, step, prep ? "no usable RPCSEC_GSS context" : e->cc.args.overflow ? "too large" : "not sent");
 	}
 }
 
@@ -488,6 +675,10 @@ static void ent_next(struct cb_ent *e)
 		if (st != NFS4_CB_UP || !path) {
 			ent_flush(e);
 			return;
+		}
+		if (e->gss && !rpc_gss_clnt_usable(e->gss->gc)) {
+			gss_renew(e); /* expired or out of sequence numbers: probed again under a new one */
+			continue;
 		}
 		ent_call(e, STEP_OP); /* an encoding failure finishes it at once: next */
 	}
@@ -595,6 +786,13 @@ static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 	if (step == STEP_IDLE)
 		return; /* the path was given up while the call was out */
 	e->step = STEP_IDLE;
+	if (step == STEP_GSS_INIT) {
+		gss_next(e, rpc_gss_clnt_init_reply(e->gss->gc, cc, st));
+		ent_next(e);
+		return;
+	}
+	if (e->gss)
+		st = gss_reply(e, cc, st);
 	if (step == STEP_OP)
 		op_reply(e, cc, st);
 	else
@@ -717,16 +915,21 @@ static void ent_attach(struct cb_ent *e, struct rpc_conn *conn)
 	ent_call(e, STEP_NULL);
 }
 
-/* 4.0: a new connection to the client's callback address, then CB_NULL. */
-static void ent_probe40(struct cb_ent *e, const struct sockaddr_storage *sa, socklen_t len)
+/* 4.0: a new connection to the client's callback address, then (RPCSEC_GSS: a
+ * new context under want, which is ours to free) CB_NULL. */
+static void ent_probe40(struct cb_ent *e, const struct sockaddr_storage *sa, socklen_t len,
+			struct nfs4_cb_gss40 *want)
 {
 	ent_release_path(e);
+	gss_drop(e);
 	e->tc = tcp_clnt_new(cb_loop, (const struct sockaddr *)sa, len, &cb_40_params);
-	if (!e->tc) {
+	if (!e->tc)
 		ent_fail(e, STEP_NULL, "no connection");
-		return;
-	}
-	ent_call(e, STEP_NULL);
+	else if (want && !gss_begin(e, want))
+		ent_fail(e, STEP_NULL, "no RPCSEC_GSS initiator (the keytab, or the client's principal, unknown)");
+	else if (!want)
+		ent_call(e, STEP_NULL); /* no RPCSEC_GSS (or no memory for it: fails, never AUTH_SYS) */
+	free(want);
 }
 
 /* Loop thread: drop an entry whose client went. */
@@ -736,9 +939,11 @@ static void ent_drop(struct cb_ent *e)
 	ent_flush(e);
 	if (e->clnt_ready)
 		rpc_clnt_destroy(&e->clnt);
+	gss_drop(e);
 	pthread_mutex_lock(&cb_mu);
 	if (e->bind)
 		rpc_conn_put(e->bind);
+	free(e->gss_want);
 	memset(e, 0, offsetof(struct cb_ent, step));
 	pthread_mutex_unlock(&cb_mu);
 	e->clnt_ready = false;
@@ -755,7 +960,10 @@ static void ent_work(struct cb_ent *e)
 	pthread_mutex_lock(&cb_mu);
 	bool dead = e->dead, p40 = e->probe40, again = e->reprobe && e->step == STEP_IDLE, unbind = e->unbind;
 	struct rpc_conn *conn = e->bind;
+	struct nfs4_cb_gss40 *want = p40 ? e->gss_want : NULL;
 
+	if (p40)
+		e->gss_want = NULL;
 	e->bind = NULL;
 	e->probe40 = false;
 	e->reprobe = false;
@@ -767,11 +975,13 @@ static void ent_work(struct cb_ent *e)
 	if (dead) {
 		if (conn)
 			rpc_conn_put(conn);
+		free(want);
 		ent_drop(e);
 	} else if (conn) {
+		free(want);
 		ent_attach(e, conn);
 	} else if (p40) {
-		ent_probe40(e, &sa, len);
+		ent_probe40(e, &sa, len, want);
 	} else if (again && (e->conn || e->tc)) {
 		ent_call(e, STEP_NULL);
 	} else if (unbind) {
