@@ -1612,7 +1612,7 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 {
 	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
 	static const char *const modes[] = { "", " (context refused)", " (bad reply verifier)" };
-	char sname[64], id[64], file[64];
+	char sname[64], id[64], file[64], *before = NULL;
 	struct gss_cl h = { .xid = 0x65600000 + (svc << 16) + ((uint32_t)mode << 12), .n4_svc = svc };
 	struct raw_conn c = { .fd = -1 };
 	struct cb40 s;
@@ -1638,6 +1638,7 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 	if (!CHECK(n4_setclientid(&k, id, confirm) == 0 && n4_setclientid_confirm(&k, confirm) == 0,
 		   "%s: SETCLIENTID, SETCLIENTID_CONFIRM", sname))
 		goto out;
+	before = n4_stats_json(env.stats_socket);
 	bool up = cb40_init(&s, &k, svc, sname, mode == CB40_REFUSE);
 	if (mode != CB40_REFUSE)
 		CHECK(up && !strcmp(s.initiator, "nfs/localhost@RNFSD.TEST"),
@@ -1660,7 +1661,13 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 	if (CHECK(st == 0 && o.deleg == 1, "%s: OPEN for reading gets a read delegation (%d, deleg %u)", sname, st,
 		  o.deleg))
 		cb40_recall(&s, &k, svc, sname, file, &o, fh, fh_len);
+	char *after = n4_stats_json(env.stats_socket), why[256] = "";
+	CHECK(n4_stats_moved(before, after, "callbacks", "krb5", names[svc], 2, why, sizeof(why)),
+	      "%s: stats rpc_auth.callbacks: %s +2 (CB_NULL, CB_RECALL), the other krb5 services +0 (%s)", sname,
+	      names[svc], why);
+	free(after);
 out:
+	free(before);
 	if (c.fd >= 0) {
 		gss_destroy(&c, &h);
 		raw_close(&c);
@@ -1673,8 +1680,13 @@ out:
 
 static void check_nfs40_callbacks(void)
 {
+	static const char *const plain[] = { "stats", NULL };
+	char out[65536];
+
 	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++)
 		check_nfs40_cb(svc, CB40_OK);
+	int rc = hx_rnfsctl(&env, -1, out, sizeof(out), plain);
+	CHECK(rc == 0 && strstr(out, "callbacks by flavor: none "), "rnfsctl: the callbacks-by-flavor line (rc %d)", rc);
 	unsigned refused = hx_log_count(&env, "RPCSEC_GSS context to the client");
 	check_nfs40_cb(SVC_NONE, CB40_REFUSE);
 	CHECK(hx_log_count(&env, "RPCSEC_GSS context to the client") == refused + 1,

@@ -420,6 +420,16 @@ static void test_flavor_stat(void **state)
 	assert_int_equal(rpc_flavor_stat_of(3, 0), RPC_FLAVOR_STAT_COUNT);
 	assert_string_equal(rpc_flavor_stat_name(RPC_FLAVOR_STAT_KRB5I), "krb5i");
 	assert_string_equal(rpc_flavor_stat_name(RPC_FLAVOR_STAT_COUNT), "?");
+	/* Callbacks we send, by their credential (RFC 7530 §3.3.3). */
+	uint64_t cb[RPC_FLAVOR_STAT_COUNT];
+	rpc_stats_count_callback(RPC_AUTH_GSS, RPC_GSS_SVC_INTEGRITY);
+	rpc_stats_count_callback(RPC_AUTH_SYS, RPC_GSS_SVC_PRIVACY); /* not RPCSEC_GSS: the service means nothing */
+	rpc_stats_count_callback(RPC_AUTH_SYS, 0);
+	rpc_stats_count_callback(3, 0); /* no such flavor: not counted */
+	rpc_stats_callbacks_get(cb);
+	assert_int_equal(cb[RPC_FLAVOR_STAT_KRB5I], 1);
+	assert_int_equal(cb[RPC_FLAVOR_STAT_SYS], 2);
+	assert_int_equal(cb[RPC_FLAVOR_STAT_NONE] + cb[RPC_FLAVOR_STAT_KRB5] + cb[RPC_FLAVOR_STAT_KRB5P], 0);
 }
 
 /* The initiator's call header (the NFSv4.0 callbacks, rpc_gss_clnt.c) as the acceptor decodes it. */

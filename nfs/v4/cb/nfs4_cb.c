@@ -35,6 +35,7 @@
 #include "rpc/rpc_clnt.h"
 #include "rpc/rpc_gss.h"
 #include "rpc/rpc_gss_clnt.h"
+#include "rpc/rpc_stats.h"
 #include "rpc/xprt.h"
 #include "transport/tcp_clnt.h"
 
@@ -628,6 +629,7 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	prog = e->prog;
 	ident = e->v40 ? e->ident : 0;
 	cred = e->sec.cred;
+	uint32_t gss_svc = e->gss_svc;
 	bool go = call_prep(e, step, &sa, &op);
 	pthread_mutex_unlock(&cb_mu);
 	if (!go)
@@ -652,6 +654,8 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	e->cc.arg = e;
 	e->step = step;
 	rc = prep || e->cc.args.overflow ? -1 : e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(ent_clnt(e), &e->cc);
+	if (rc == 0)
+		rpc_stats_count_callback(cred.flavor, gss_svc);
 	if (rc != 0 && e->step == step) {
 		e->step = STEP_IDLE;
 		ent_fail(e, step, prep ? "no usable RPCSEC_GSS context" : e->cc.args.overflow ? "too large" : "not sent");
