@@ -41,7 +41,8 @@
  * the arguments of CB_NULL and of the CB_RECALL of a read delegation, which
  * an AUTH_SYS client's OPEN for writing triggers; a refused context and a
  * reply verifier that does not check leave the path down (no delegation),
- * logged once; the stats count calls by flavor (krb5, krb5i,
+ * logged once; a CB_NULL denied with CTXPROBLEM brings a new context (RFC
+ * 2203 §5.3.3.3); rpc_auth.callbacks counts them by service; the stats count calls by flavor (krb5, krb5i,
  * krb5p by service) and rnfsctl -v lists the context's principal.
  */
 #include <gssapi/gssapi.h>
@@ -1540,7 +1541,30 @@ static bool cb40_init(struct cb40 *s, struct n4_client *k, uint32_t svc, const c
 	return ok;
 }
 
-enum cb40_mode { CB40_OK, CB40_REFUSE, CB40_BADVERF };
+enum cb40_mode { CB40_OK, CB40_REFUSE, CB40_BADVERF, CB40_LOST };
+
+/* The client lost the context (RFC 2203 §5.3.3.3): the next call is denied with RPCSEC_GSS_CTXPROBLEM
+ * and the context forgotten. */
+static void cb40_lose(struct cb40 *s, const char *sname)
+{
+	struct cb40_call cc;
+	OM_uint32 min;
+
+	if (CHECK(cb40_read(s, &cc), "%s: a call under the context", sname)) {
+		struct xb b;
+		static const uint32_t denied[] = { 1, 1, 1, 14 }; /* REPLY, MSG_DENIED, AUTH_ERROR, CTXPROBLEM */
+
+		xb_init(&b);
+		xb_u32(&b, cc.xid);
+		for (unsigned i = 0; i < 4; i++)
+			xb_u32(&b, denied[i]);
+		raw_send_record(&s->c, b.p, b.len);
+		xb_free(&b);
+	}
+	free(cc.buf);
+	gss_delete_sec_context(&min, &s->g.ctx, GSS_C_NO_BUFFER);
+	s->initiator[0] = '\0';
+}
 
 /* The probe after the context: CB_NULL under it (answered; BADVERF: with a verifier that does not check). */
 static void cb40_probe(struct cb40 *s, uint32_t svc, const char *sname, bool flip)
@@ -1611,7 +1635,7 @@ static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const
 static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 {
 	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
-	static const char *const modes[] = { "", " (context refused)", " (bad reply verifier)" };
+	static const char *const modes[] = { "", " (context refused)", " (bad reply verifier)", " (context lost)" };
 	char sname[64], id[64], file[64], *before = NULL;
 	struct gss_cl h = { .xid = 0x65600000 + (svc << 16) + ((uint32_t)mode << 12), .n4_svc = svc };
 	struct raw_conn c = { .fd = -1 };
@@ -1644,16 +1668,22 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 		CHECK(up && !strcmp(s.initiator, "nfs/localhost@RNFSD.TEST"),
 		      "%s: context accepted, initiated by nfs/localhost@RNFSD.TEST: the name the client's own "
 		      "context targeted (%s)", sname, s.initiator);
+	if (up && mode == CB40_LOST) {
+		cb40_lose(&s, sname);
+		up = CHECK(cb40_init(&s, &k, svc, sname, false) && !strcmp(s.initiator, "nfs/localhost@RNFSD.TEST"),
+			   "%s: a new context is made (RFC 2203 §5.3.3.3)", sname);
+	}
 	if (up)
 		cb40_probe(&s, svc, sname, mode == CB40_BADVERF);
-	CHECK(cb_stats_flavor(k.cid, names[svc], mode == CB40_OK ? "up" : "down"),
-	      "%s: stats nfs4_callbacks: flavor %s, state %s", sname, names[svc], mode == CB40_OK ? "up" : "down");
+	bool ok_path = mode == CB40_OK || mode == CB40_LOST;
+	CHECK(cb_stats_flavor(k.cid, names[svc], ok_path ? "up" : "down"),
+	      "%s: stats nfs4_callbacks: flavor %s, state %s", sname, names[svc], ok_path ? "up" : "down");
 	snprintf(file, sizeof(file), "cb40-%u-%u", svc, mode);
 	int fd = open(hx_xpath(&env, file), O_CREAT | O_WRONLY, 0644);
 	if (fd >= 0)
 		close(fd);
 	int st = n4_open_deleg(&k, env.export_dir, file, false, N4_ACCESS_READ, "o40", &o, fh, &fh_len);
-	if (mode != CB40_OK) {
+	if (!ok_path) {
 		CHECK(st == 0 && o.deleg == 0, "%s: OPEN for reading: no delegation (the path is down; %d, deleg %u)",
 		      sname, st, o.deleg);
 		goto out;
@@ -1662,9 +1692,10 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 		  o.deleg))
 		cb40_recall(&s, &k, svc, sname, file, &o, fh, fh_len);
 	char *after = n4_stats_json(env.stats_socket), why[256] = "";
-	CHECK(n4_stats_moved(before, after, "callbacks", "krb5", names[svc], 2, why, sizeof(why)),
-	      "%s: stats rpc_auth.callbacks: %s +2 (CB_NULL, CB_RECALL), the other krb5 services +0 (%s)", sname,
-	      names[svc], why);
+	long long sent = mode == CB40_LOST ? 3 : 2; /* CB_NULL (twice when the context was lost), CB_RECALL */
+	CHECK(n4_stats_moved(before, after, "callbacks", "krb5", names[svc], sent, why, sizeof(why)),
+	      "%s: stats rpc_auth.callbacks: %s +%lld (CB_NULL, CB_RECALL), the other krb5 services +0 (%s)", sname,
+	      names[svc], sent, why);
 	free(after);
 out:
 	free(before);
@@ -1695,6 +1726,9 @@ static void check_nfs40_callbacks(void)
 	check_nfs40_cb(SVC_INTEG, CB40_BADVERF);
 	CHECK(hx_log_count(&env, "callback CB_NULL failed: bad reply") == bad + 1,
 	      "a reply whose verifier does not check is logged once");
+	unsigned lost = hx_log_count(&env, "lost our RPCSEC_GSS context");
+	check_nfs40_cb(SVC_PRIV, CB40_LOST);
+	CHECK(hx_log_count(&env, "lost our RPCSEC_GSS context") == lost + 1, "a lost context is logged once");
 }
 
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */

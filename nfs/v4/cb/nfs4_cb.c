@@ -103,6 +103,7 @@ struct cb_ent {
 	bool hooked;           /* under cb_mu: the connection's loop clears it ([rnfsd] loops) */
 	struct tcp_clnt *tc;   /* 4.0 */
 	struct cb_gss *gss;    /* 4.0 under RPCSEC_GSS */
+	bool gss_renewed;      /* made again after the client lost it; no callback answered since */
 	enum cb_step step;
 	uint32_t seq_sent;
 	unsigned probe_retries; /* CB_SEQUENCE probes answered BADSESSION / DELAY */
@@ -607,6 +608,29 @@ static void gss_next(struct cb_ent *e, enum rpc_gss_clnt_next next)
 	}
 }
 
+/*
+ * RFC 2203 §5.3.3.3: a call denied with RPCSEC_GSS_CREDPROBLEM or
+ * CTXPROBLEM: the client no longer holds our context (its context cache
+ * expired or was flushed). A new one is made and the path probed again,
+ * once until a callback is answered again; the call in flight fails. true:
+ * done so (one log line).
+ */
+static bool gss_lost(struct cb_ent *e, enum cb_step step, const struct rpc_clnt_call *cc)
+{
+	uint32_t as = cc->reply.auth_stat;
+
+	if (cc->reply.reject_stat != RPC_AUTH_ERROR || (as != RPCSEC_GSS_CREDPROBLEM && as != RPCSEC_GSS_CTXPROBLEM) ||
+	    e->gss_renewed)
+		return false;
+	e->gss_renewed = true;
+	log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: the client lost our RPCSEC_GSS context (auth_stat %u): "
+		    "making a new one", e->name, as);
+	if (step == STEP_OP)
+		op_finish(e, -1);
+	gss_renew(e);
+	return true;
+}
+
 /* A reply to a call under the context: RFC 2203 §5.3.3.2 its verifier, §5.3.2 its results unwrapped.
  * One that does not check is a bad reply: the call failed, the path goes DOWN (its one log line). */
 static enum rpc_clnt_status gss_reply(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_status st)
@@ -739,6 +763,8 @@ static void op_reply(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_s
 	}
 	ok = ok && r.has_op;
 	nfs4_cb_chan_done(&e->ch, ok);
+	if (ok)
+		e->gss_renewed = false; /* a context the client drops again may be made again */
 	pthread_mutex_unlock(&cb_mu);
 	if (!ok)
 		log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: callback operation %u not answered (%s)", e->name,
@@ -797,6 +823,10 @@ static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 	}
 	if (e->gss)
 		st = gss_reply(e, cc, st);
+	if (st == RPC_CLNT_DENIED && e->gss && gss_lost(e, step, cc)) {
+		ent_next(e);
+		return;
+	}
 	if (step == STEP_OP)
 		op_reply(e, cc, st);
 	else
@@ -926,6 +956,7 @@ static void ent_probe40(struct cb_ent *e, const struct sockaddr_storage *sa, soc
 {
 	ent_release_path(e);
 	gss_drop(e);
+	e->gss_renewed = false;
 	e->tc = tcp_clnt_new(cb_loop, (const struct sockaddr *)sa, len, &cb_40_params);
 	if (!e->tc)
 		ent_fail(e, STEP_NULL, "no connection");
