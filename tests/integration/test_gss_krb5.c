@@ -1400,6 +1400,7 @@ static bool cb40_accept(struct cb40 *s, const struct cb40_call *k, bool refuse)
 	xd_init(&d, k->args, k->args_len);
 	in.value = (void *)xd_opaque(&d, &tl, 65536);
 	in.length = tl;
+	hx_note("the server's INIT token: %u bytes", tl);
 	if (!refuse && in.value)
 		maj = gss_accept_sec_context(&min, &s->g.ctx, s->acred, &in, GSS_C_NO_CHANNEL_BINDINGS, &src, NULL,
 					     &out, NULL, NULL, NULL);

@@ -53,6 +53,10 @@ enum cb_step {
 	STEP_GSS_INIT, /* 4.0 RPCSEC_GSS: its token in a NULL call (RFC 2203 §5.2.2) */
 };
 
+/* A context creation call: the header and a token as large as Windows' default MaxTokenSize (12000;
+ * a ticket with a PAC), more than CB_MSG_MAX holds. */
+#define CB_GSS_INIT_MAX 16384u
+
 struct cb_ent;
 /* A 4.0 path's RPCSEC_GSS context (loop thread; the worker has gc while busy). */
 struct cb_gss {
@@ -61,6 +65,7 @@ struct cb_gss {
 	struct rpc_gss_clnt *gc;
 	enum rpc_gss_clnt_next next;  /* the step's outcome */
 	bool busy;
+	uint8_t msg[CB_GSS_INIT_MAX]; /* the NULL call carrying our token (RFC 2203 §5.2.2) */
 };
 
 /* A queued operation and whom to tell. */
@@ -137,6 +142,8 @@ static const struct tcp_clnt_params cb_40_params = {
 	.reconnect_delay_ms = 500,
 	.reconnect_max = 1,
 };
+/* 4.0 under RPCSEC_GSS: cb_40_params with room to queue a context creation call (nfs4_cb_start). */
+static struct tcp_clnt_params cb_40_gss_params;
 
 /* cb_mu held. The entry of clientid, or a new one (NULL: the table is full). */
 static struct cb_ent *ent_get(uint64_t clientid, bool create)
@@ -575,7 +582,7 @@ static void gss_call_init(struct cb_ent *e)
 	uint32_t prog = e->prog;
 	pthread_mutex_unlock(&cb_mu);
 
-	rpc_gss_clnt_init_call(e->gss->gc, &e->cc, e->msg, sizeof(e->msg), prog, NFS4_CB_VERS40);
+	rpc_gss_clnt_init_call(e->gss->gc, &e->cc, e->gss->msg, sizeof(e->gss->msg), prog, NFS4_CB_VERS40);
 	e->cc.done = cb_done;
 	e->cc.arg = e;
 	e->step = STEP_GSS_INIT;
@@ -957,7 +964,7 @@ static void ent_probe40(struct cb_ent *e, const struct sockaddr_storage *sa, soc
 	ent_release_path(e);
 	gss_drop(e);
 	e->gss_renewed = false;
-	e->tc = tcp_clnt_new(cb_loop, (const struct sockaddr *)sa, len, &cb_40_params);
+	e->tc = tcp_clnt_new(cb_loop, (const struct sockaddr *)sa, len, want ? &cb_40_gss_params : &cb_40_params);
 	if (!e->tc)
 		ent_fail(e, STEP_NULL, "no connection");
 	else if (want && !gss_begin(e, want))
@@ -1058,6 +1065,8 @@ static void cb_kick(int fd, short what, void *arg)
 int nfs4_cb_start(struct loop *loop)
 {
 	cb_loop = loop;
+	cb_40_gss_params = cb_40_params;
+	cb_40_gss_params.send_buf = CB_GSS_INIT_MAX + 64;
 	struct loop_ev *ev = loop_async(loop, cb_kick, NULL);
 
 	if (!ev) {
