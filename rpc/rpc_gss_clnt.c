@@ -122,13 +122,14 @@ static bool gss_name(const char *princ, gss_name_t *n)
 static OM_uint32 gss_initiator_cred(struct rpc_gss_clnt *gc, gss_cred_id_t *cred, OM_uint32 *min)
 {
 	char ccache[RPC_GSS_PRINC_MAX + 32];
-	gss_key_value_element_desc el[2] = { { "client_keytab", rpc_gss_keytab() }, { "ccache", ccache } };
+	const char *keytab = rpc_gss_keytab(); /* NULL once Kerberos was released (shutdown) */
+	gss_key_value_element_desc el[2] = { { "client_keytab", keytab }, { "ccache", ccache } };
 	gss_key_value_set_desc store = { 2, el };
 	gss_name_t me = GSS_C_NO_NAME;
 	OM_uint32 maj, m2;
 
 	snprintf(ccache, sizeof(ccache), "MEMORY:rnfsd-cb-%s", gc->initiator);
-	if (!gss_name(gc->initiator, &me)) {
+	if (!keytab || !gss_name(gc->initiator, &me)) {
 		*min = 0;
 		return GSS_S_BAD_NAME;
 	}
