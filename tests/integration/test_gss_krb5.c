@@ -42,7 +42,9 @@
  * an AUTH_SYS client's OPEN for writing triggers; a refused context and a
  * reply verifier that does not check leave the path down (no delegation),
  * logged once; a CB_NULL denied with CTXPROBLEM brings a new context (RFC
- * 2203 §5.3.3.3); rpc_auth.callbacks counts them by service; the stats count calls by flavor (krb5, krb5i,
+ * 2203 §5.3.3.3); rpc_auth.callbacks counts them by service; 110 such
+ * records, each replacing the last, leave RSS, fds and the callback table
+ * where they were (the contexts go with their clients); the stats count calls by flavor (krb5, krb5i,
  * krb5p by service) and rnfsctl -v lists the context's principal.
  */
 #include <gssapi/gssapi.h>
@@ -1400,7 +1402,8 @@ static bool cb40_accept(struct cb40 *s, const struct cb40_call *k, bool refuse)
 	xd_init(&d, k->args, k->args_len);
 	in.value = (void *)xd_opaque(&d, &tl, 65536);
 	in.length = tl;
-	hx_note("the server's INIT token: %u bytes", tl);
+	if (!gss_quiet)
+		hx_note("the server's INIT token: %u bytes", tl);
 	if (!refuse && in.value)
 		maj = gss_accept_sec_context(&min, &s->g.ctx, s->acred, &in, GSS_C_NO_CHANNEL_BINDINGS, &src, NULL,
 					     &out, NULL, NULL, NULL);
@@ -1542,6 +1545,38 @@ static bool cb40_init(struct cb40 *s, struct n4_client *k, uint32_t svc, const c
 	return ok;
 }
 
+/* A callback listener s, and a 4.0 client k (no record yet) on a connection c with a context h of
+ * nfs/client.test (under h->n4_svc), its callback address s's. false: not all of it. */
+static bool cb40_client_begin(struct cb40 *s, struct raw_conn *c, struct gss_cl *h, struct n4_client *k,
+			      const char *what)
+{
+	if (!cb40_listen(s))
+		return false;
+	h->cred = host_cred();
+	if (!CHECK(raw_connect(c, env.port) == 0 && h->cred != GSS_C_NO_CREDENTIAL && gss_establish(c, h),
+		   "%s: a context of nfs/client.test", what))
+		return false;
+	n4_share(k, c, 0);
+	k->rpc = gss_n4_rpc, k->rpc_arg = h;
+	snprintf(k->cb_addr, sizeof(k->cb_addr), "127.0.0.1.%u.%u", s->port >> 8, s->port & 255);
+	return true;
+}
+
+/* Undo cb40_client_begin (any part of it). */
+static void cb40_client_end(struct raw_conn *c, struct gss_cl *h, struct cb40 *s)
+{
+	OM_uint32 min;
+
+	if (c->fd >= 0) {
+		gss_destroy(c, h);
+		raw_close(c);
+	}
+	if (h->ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &h->ctx, GSS_C_NO_BUFFER);
+	gss_release_cred(&min, &h->cred);
+	cb40_close(s);
+}
+
 enum cb40_mode { CB40_OK, CB40_REFUSE, CB40_BADVERF, CB40_LOST };
 
 /* The client lost the context (RFC 2203 §5.3.3.3): the next call is denied with RPCSEC_GSS_CTXPROBLEM
@@ -1645,18 +1680,10 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 	struct n4_openres o;
 	uint8_t fh[128], confirm[8];
 	uint32_t fh_len = 0;
-	OM_uint32 min;
 
 	snprintf(sname, sizeof(sname), "4.0 %s%s", names[svc], modes[mode]);
-	if (!cb40_listen(&s))
+	if (!cb40_client_begin(&s, &c, &h, &k, sname))
 		goto out;
-	h.cred = host_cred();
-	if (!CHECK(raw_connect(&c, env.port) == 0 && h.cred != GSS_C_NO_CREDENTIAL && gss_establish(&c, &h),
-		   "%s: a context of nfs/client.test", sname))
-		goto out;
-	n4_share(&k, &c, 0);
-	k.rpc = gss_n4_rpc, k.rpc_arg = &h;
-	snprintf(k.cb_addr, sizeof(k.cb_addr), "127.0.0.1.%u.%u", s.port >> 8, s.port & 255);
 	k.cb_ident = 40 + svc;
 	snprintf(id, sizeof(id), "gss-cb40-%u-%u", svc, mode);
 	memcpy(k.verifier, id + 4, 8);
@@ -1700,14 +1727,7 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 	free(after);
 out:
 	free(before);
-	if (c.fd >= 0) {
-		gss_destroy(&c, &h);
-		raw_close(&c);
-	}
-	if (h.ctx != GSS_C_NO_CONTEXT)
-		gss_delete_sec_context(&min, &h.ctx, GSS_C_NO_BUFFER);
-	gss_release_cred(&min, &h.cred);
-	cb40_close(&s);
+	cb40_client_end(&c, &h, &s);
 }
 
 static void check_nfs40_callbacks(void)
@@ -1897,6 +1917,100 @@ static void check_soak(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 	gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
 }
 
+/* The stats' nfs4_bounds.callback_paths (entries of the callback table), or -1. */
+static long long cb_paths(void)
+{
+	char *doc = n4_stats_json(env.stats_socket);
+	long long n = doc ? n4_stats_num(doc, "nfs4_bounds", "callback_paths") : -1;
+
+	free(doc);
+	return n;
+}
+
+/* One soak round: SETCLIENTID (a new verifier: the record replaces the last one, RFC 7530 §16.33.5)
+ * and SETCLIENTID_CONFIRM of k; the server's context accepted on its new connection, CB_NULL
+ * answered under it. */
+static bool cb40_soak_round(struct cb40 *s, struct n4_client *k, unsigned i)
+{
+	char v[16];
+	uint8_t confirm[8];
+	struct cb40_call cc;
+	struct xb args, res;
+	OM_uint32 min;
+	bool ok;
+
+	snprintf(v, sizeof(v), "soak%04u", i % 10000);
+	memcpy(k->verifier, v, 8);
+	if (n4_setclientid(k, "gss-cb40-soak", confirm) != 0 || n4_setclientid_confirm(k, confirm) != 0)
+		return false;
+	if (s->c.fd >= 0)
+		raw_close(&s->c); /* the last record's path: the server lets go of it */
+	s->c.fd = -1;
+	if (s->g.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &s->g.ctx, GSS_C_NO_BUFFER);
+	ok = cb40_read(s, &cc) && cc.gproc == GSS_INIT && cb40_accept(s, &cc, false);
+	free(cc.buf);
+	xb_init(&args);
+	ok = ok && cb40_read(s, &cc) && cc.proc == 0 && cb40_open(s, &cc, &args);
+	if (ok) {
+		xb_init(&res);
+		cb40_answer(s, &cc, &res, false);
+		xb_free(&res);
+	}
+	xb_free(&args);
+	free(cc.buf);
+	return ok;
+}
+
+/*
+ * A soak of the 4.0 callback contexts: 110 client records of nfs/client.test
+ * under krb5, each replacing the last, each with its callback path's context
+ * made and probed; after a warm-up of 10, the daemon's RSS (within 1 MiB) and
+ * fds are where they started: contexts, connections and entries go with their
+ * clients.
+ */
+static void check_nfs40_cb_soak(void)
+{
+	struct gss_cl h = { .xid = 0x656a0000 };
+	struct raw_conn c = { .fd = -1 };
+	struct gss_usage a = { 0 }, b;
+	struct n4_client k;
+	struct cb40 s;
+	unsigned ok = 0;
+
+	if (!cb40_client_begin(&s, &c, &h, &k, "callback soak"))
+		goto out;
+	double t0 = hx_now();
+	long long paths_a = -1, paths_b;
+	gss_quiet = true;
+	for (unsigned i = 0; i < 110; i++) {
+		if (i == 10) {
+			usleep(200 * 1000); /* the warm-up's last record let go of */
+			gss_usage_read(&a);
+			paths_a = cb_paths();
+			t0 = hx_now();
+		}
+		if (!cb40_soak_round(&s, &k, i))
+			break;
+		ok++;
+	}
+	gss_quiet = false;
+	double t1 = hx_now();
+	usleep(200 * 1000);
+	gss_usage_read(&b);
+	paths_b = cb_paths();
+	CHECK(paths_a >= 1 && paths_a == paths_b, "callback soak: callback paths (nfs4_bounds.callback_paths) back "
+	      "where they started (%lld -> %lld)", paths_a, paths_b);
+	CHECK(ok == 110, "callback soak: 110 4.0 records under krb5, each with its callback context made and "
+	      "probed (%u; the last 100 in %.2f s)", ok, t1 - t0);
+	CHECK(a.rss_kb > 0 && b.rss_kb - a.rss_kb <= 1024 + n4_proc_quarantine_kb(env.pid),
+	      "callback soak: RSS back where it started (%ld -> %ld KiB)", a.rss_kb, b.rss_kb);
+	CHECK(a.fds > 0 && a.fds == b.fds, "callback soak: open fds back where they started (%ld -> %ld)", a.fds,
+	      b.fds);
+out:
+	cb40_client_end(&c, &h, &s);
+}
+
 #ifdef MALLOC_COUNT_SO
 #include <sys/mman.h>
 #include "tests/integration/malloc_count.h"
@@ -2078,6 +2192,8 @@ int main(int argc, char **argv)
 		check_host_principal(&c, fh, fh_len);
 		hx_section("soak: 2000 krb5p calls, 500 contexts made and destroyed");
 		check_soak(&c, fh, fh_len);
+		hx_section("soak: 110 NFSv4.0 callback contexts, each freed with its client");
+		check_nfs40_cb_soak();
 #ifdef MALLOC_COUNT_SO
 		hx_section("allocations per GETATTR under each flavor (malloc_count.c preload)");
 		check_allocs(&c, fh, fh_len);
