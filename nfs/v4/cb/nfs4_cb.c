@@ -357,7 +357,7 @@ static void ent_stat(const struct cb_ent *e, struct nfs4_cb_stat *s)
 	s->sent = e->ch.sent;
 	s->ok = e->ch.ok;
 	s->failed = e->ch.failed;
-	/* RFC 8881 §18.36.3 (csa_sec_parms, BACKCHANNEL_CTL), RFC 7530 §3.3.3 (4.0: AUTH_SYS here). */
+	/* RFC 8881 §18.36.3 (csa_sec_parms, BACKCHANNEL_CTL), RFC 7530 §3.3.3 (4.0: SETCLIENTID's flavor). */
 	s->flavor = nfs4_cb_flavor_name(e->sec.usable, e->sec.cred.flavor, e->gss_svc);
 }
 
