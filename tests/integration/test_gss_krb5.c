@@ -44,7 +44,9 @@
  * logged once; a CB_NULL denied with CTXPROBLEM brings a new context (RFC
  * 2203 §5.3.3.3); rpc_auth.callbacks counts them by service; 110 such
  * records, each replacing the last, leave RSS, fds and the callback table
- * where they were (the contexts go with their clients); the stats count calls by flavor (krb5, krb5i,
+ * where they were (the contexts go with their clients); with a KDC that does
+ * not answer, callback contexts wait on at most two workers (eight 4.0
+ * clients still confirmed); the stats count calls by flavor (krb5, krb5i,
  * krb5p by service) and rnfsctl -v lists the context's principal.
  */
 #include <gssapi/gssapi.h>
@@ -73,6 +75,7 @@ enum { SVC_NONE = 1, SVC_INTEG = 2, SVC_PRIV = 3 };
 #define RECV_MS 10000
 
 static struct hx_env env;
+static uint16_t kdc_port; /* the realm's KDC (krb5-realm.sh) */
 static bool gss_quiet; /* the soak's contexts: no note per INIT reply */
 
 struct gss_cl {
@@ -376,6 +379,7 @@ static bool realm_start(const char *srcdir, char *kdc_pid_path, size_t cap)
 	char cmd[PATH_MAX * 3];
 	uint16_t port = hx_free_port();
 
+	kdc_port = port;
 	snprintf(cmd, sizeof(cmd), "%s/krb5-realm.sh '%s' %u", srcdir, env.dir, port);
 	int rc = system(cmd);
 	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
@@ -2081,6 +2085,79 @@ static void check_allocs(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 }
 #endif
 
+/* Stop the KDC and hold its port with a listener that never answers: a KDC that hangs. The fd, or -1. */
+static int kdc_silence(const char *kdc_pid_path)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(kdc_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	realm_stop(kdc_pid_path);
+	for (int i = 0; fd >= 0 && i < 50; i++) { /* until krb5kdc has let go of the port */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 64) == 0)
+			return fd;
+		usleep(100 * 1000);
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/*
+ * A KDC that does not answer: eight 4.0 clients of daemon@RNFSD.TEST confirm
+ * one after the other; each callback context's first step waits on a worker
+ * for a ticket (MIT waits seconds). At most CB_GSS_STEPS_MAX (2) of the 4
+ * workers wait, so the next clients' SETCLIENTID and SETCLIENTID_CONFIRM
+ * (worker calls) are answered within the hook's 1.5 s (with every step on a
+ * worker at once, the fifth client's calls wait behind four stuck workers and
+ * only four clients get confirmed); a neighbour NFSv4.1 client's GETATTR every
+ * 100 ms stays answered. The realm stays silent afterwards: the sections after
+ * it need no KDC.
+ */
+static void check_kdc_silent(const char *kdc_pid_path)
+{
+	struct gss_cl g = { .xid = 0x656b0000 };
+	struct raw_conn c = { .fd = -1 };
+	struct n4_client k[8];
+	struct n4_watch w;
+	uint8_t confirm[8];
+	unsigned confirmed = 0;
+	char id[32];
+	OM_uint32 min;
+	int lfd = kdc_silence(kdc_pid_path);
+
+	if (!CHECK(lfd >= 0, "the KDC stopped, its port held by a listener that never answers") ||
+	    !CHECK(raw_connect(&c, env.port) == 0 && gss_establish(&c, &g), "a krb5 context of daemon (ticket cached)"))
+		goto out;
+	if (!CHECK(n4_watch_start(&w, env.port, "gss-kdc-neighbour") == 0, "neighbour NFSv4.1 client set up"))
+		goto out;
+	double t0 = hx_now();
+	for (unsigned i = 0; i < 8; i++) {
+		n4_share(&k[i], &c, 0);
+		k[i].rpc = gss_n4_rpc, k[i].rpc_arg = &g;
+		snprintf(id, sizeof(id), "gss-kdc-%u", i);
+		memcpy(k[i].verifier, id, 8);
+		if (n4_setclientid(&k[i], id, confirm) == 0 && n4_setclientid_confirm(&k[i], confirm) == 0)
+			confirmed++;
+	}
+	double took = hx_now() - t0;
+	usleep(1500 * 1000);
+	double slowest = n4_watch_stop(&w);
+	CHECK(confirmed == 8, "8 krb5 4.0 clients confirmed (%u, %.2f s) while their callback contexts wait for "
+	      "the KDC on at most two workers", confirmed, took);
+	CHECK(w.calls >= 10 && w.failed == 0 && slowest < 0.5,
+	      "meanwhile the neighbour's GETATTRs are answered: %u calls, %u failed, slowest %.3f s (< 0.5)", w.calls,
+	      w.failed, slowest);
+out:
+	if (lfd >= 0)
+		close(lfd); /* the waiting requests fail now: the paths go down */
+	if (c.fd >= 0)
+		raw_close(&c);
+	if (g.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
+}
+
 /*
  * Context creation runs on a worker (gss_accept_sec_context reads the keytab and the replay
  * cache): restarted with the test hook RNFSD_TEST_GSS_ACCEPT_DELAY_MS = 3000, a context takes
@@ -2198,6 +2275,8 @@ int main(int argc, char **argv)
 		hx_section("allocations per GETATTR under each flavor (malloc_count.c preload)");
 		check_allocs(&c, fh, fh_len);
 #endif
+		hx_section("a KDC that does not answer: callback contexts hold at most two workers");
+		check_kdc_silent(kdc_pid);
 		hx_section("context creation on a worker: a slow keytab stalls no other client");
 		check_slow_establish(&c);
 	}

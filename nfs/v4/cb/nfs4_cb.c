@@ -64,7 +64,8 @@ struct cb_gss {
 	struct cb_ent *e;             /* NULL: let go of while busy (gss_step_done frees it) */
 	struct rpc_gss_clnt *gc;
 	enum rpc_gss_clnt_next next;  /* the step's outcome */
-	bool busy;
+	bool busy;                    /* its step is queued (gss_waitq) or on a worker */
+	struct cb_gss *wait_next;     /* gss_waitq linkage */
 	uint8_t msg[CB_GSS_INIT_MAX]; /* the NULL call carrying our token (RFC 2203 §5.2.2) */
 };
 
@@ -129,6 +130,14 @@ static struct loop_ev *cb_async;
 static struct loop_ev *cb_retry_ev; /* one-shot: probes to send again */
 static struct cb_ent cb_tab[NFS4_CB_CLIENTS];
 static struct log_limit cb_limit;
+/*
+ * Context creation steps on workers at once (loop thread): a KDC that does
+ * not answer holds at most CB_GSS_STEPS_MAX workers (MIT waits seconds per
+ * request), the others keep serving; the steps beyond wait in gss_waitq.
+ */
+#define CB_GSS_STEPS_MAX 2u
+static unsigned gss_running;
+static struct cb_gss *gss_waitq, **gss_waitq_tail = &gss_waitq;
 static _Atomic uint64_t cb_notify_queued; /* CB_NOTIFYs taken by nfs4_cb_send() (nfs4_cb_notify_sent()) */
 
 /* RFC 8881 §2.9.2: no retransmission on the same connection; one wait. */
@@ -513,12 +522,32 @@ static void gss_step_run(struct work *w)
 
 static void gss_next(struct cb_ent *e, enum rpc_gss_clnt_next next);
 
+/* Loop thread: start waiting steps while fewer than CB_GSS_STEPS_MAX run; free those let go of. */
+static void gss_pump(void)
+{
+	struct cb_gss *g;
+
+	while (gss_running < CB_GSS_STEPS_MAX && (g = gss_waitq)) {
+		if (!(gss_waitq = g->wait_next))
+			gss_waitq_tail = &gss_waitq;
+		if (!g->e) {
+			rpc_gss_clnt_free(g->gc);
+			free(g);
+			continue;
+		}
+		gss_running++;
+		workers_submit(&g->work);
+	}
+}
+
 /* Loop thread: the step came back. */
 static void gss_step_done(struct work *w)
 {
 	struct cb_gss *g = container_of(w, struct cb_gss, work);
 	struct cb_ent *e = g->e;
 
+	gss_running--;
+	gss_pump();
 	g->busy = false;
 	if (!e) {
 		rpc_gss_clnt_free(g->gc);
@@ -539,7 +568,10 @@ static void gss_submit(struct cb_ent *e)
 	g->busy = true;
 	g->work = (struct work){ .run = gss_step_run, .done = gss_step_done, .home = 0 };
 	e->step = STEP_GSS_WORK;
-	workers_submit(&g->work);
+	g->wait_next = NULL;
+	*gss_waitq_tail = g;
+	gss_waitq_tail = &g->wait_next;
+	gss_pump();
 }
 
 /* Begin making e's context: from want's names, or (NULL) the current context's again. false: none. */
@@ -1097,6 +1129,13 @@ void nfs4_cb_stop(void)
 	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++)
 		if (cb_tab[i].used)
 			ent_drop(&cb_tab[i]);
+	for (struct cb_gss *g = gss_waitq, *n; g; g = n) { /* steps that never started: let go of above */
+		n = g->wait_next;
+		rpc_gss_clnt_free(g->gc);
+		free(g);
+	}
+	gss_waitq = NULL;
+	gss_waitq_tail = &gss_waitq;
 	if (ev)
 		loop_ev_free(ev);
 	if (cb_retry_ev)
