@@ -273,10 +273,19 @@ static void rpc_clnt_unlink(struct rpc_clnt *cl, struct rpc_clnt_call *cc)
 }
 
 /* One send; a refused send counts as a try too (the schedule keeps its shape). */
+/* A sealed call is sealed afresh for each retransmission (RPCSEC_GSS: a new seq_num and header MIC,
+ * RFC 2203 §5.3.3.1). false: it cannot be; it is not sent (its wait runs on). */
+static bool rpc_clnt_reseal(struct rpc_clnt_call *cc)
+{
+	return !cc->seal || (cc->seal(cc) == 0 && !cc->args.overflow);
+}
+
 static void rpc_clnt_transmit(struct rpc_clnt *cl, struct rpc_clnt_call *cc, uint64_t now)
 {
 	cc->tries++;
 	cc->due_ms = now + rpc_clnt_backoff(&cl->p, cc->tries);
+	if (cc->tries > 1 && !rpc_clnt_reseal(cc))
+		return;
 	(void)cl->send(cl, cc->args.base, xdr_enc_len(&cc->args));
 }
 
@@ -419,7 +428,8 @@ void rpc_clnt_resend(struct rpc_clnt *cl)
 				continue;
 			/* Not a retransmission of the schedule's: keep tries, restart the wait. */
 			cc->due_ms = now + rpc_clnt_backoff(&cl->p, cc->tries);
-			(void)cl->send(cl, cc->args.base, xdr_enc_len(&cc->args));
+			if (rpc_clnt_reseal(cc))
+				(void)cl->send(cl, cc->args.base, xdr_enc_len(&cc->args));
 		}
 	rpc_clnt_rearm(cl);
 }

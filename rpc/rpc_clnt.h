@@ -115,7 +115,9 @@ struct rpc_clnt_call {
 	void *arg;
 	/* Optional (rpc_clnt_call_init sets it NULL): finish the message once its
 	 * XID is in, before the first send (RPCSEC_GSS: the header's MIC, the
-	 * wrapped arguments, rpc_gss_clnt.h). 0, or -1: rpc_clnt_start fails. */
+	 * wrapped arguments, rpc_gss_clnt.h), and again before each
+	 * retransmission (RPCSEC_GSS: a new seq_num, RFC 2203 §5.3.3.1). 0, or
+	 * -1: rpc_clnt_start fails; a retransmission is not sent. */
 	int (*seal)(struct rpc_clnt_call *cc);
 	void *seal_arg;
 

@@ -92,6 +92,12 @@ size_t rpc_gss_call_cred(struct xdr_enc *e, const struct rpc_gss_cred *gc)
 	return e->overflow ? 0 : xdr_enc_len(e);
 }
 
+void rpc_gss_call_set_seq(struct xdr_enc *e, uint32_t seq)
+{
+	/* flavor, body length, then rpc_gss_cred_vers_1_t: version, gss_proc, seq_num */
+	xdr_enc_patch_u32(e, CALL_CRED_OFF + 4 * XDR_UNIT, seq);
+}
+
 bool rpc_gss_seq_next(uint32_t *last)
 {
 	/* RFC 2203 §5.3.3.1: one new seq_num per call (the first is 1), never MAXSEQ or beyond. */

@@ -73,6 +73,9 @@ void rpc_gss_cred_encode(struct xdr_enc *e, const struct rpc_gss_cred *gc);
  * DATA verifier signs (§5.3.1); 0 when e is not such a header. Pure.
  */
 size_t rpc_gss_call_cred(struct xdr_enc *e, const struct rpc_gss_cred *gc);
+/* The seq_num of the credential rpc_gss_call_cred() wrote in e becomes seq (a retransmission,
+ * RFC 2203 §5.3.3.1). Pure. */
+void rpc_gss_call_set_seq(struct xdr_enc *e, uint32_t seq);
 /*
  * RFC 2203 §5.3.3.1: the seq_num of an initiator's next call after *last
  * (0: none sent yet), into *last. false when the context has used up its

@@ -27,6 +27,8 @@
 #include "rpc/rpc_gss_mech.h"
 
 #define TOKEN_MAX 65536u /* a context token: krb5 AP-REQ/AP-REP stay far below */
+#define ARGS_MAX 4096u   /* a call's arguments kept to seal it afresh (NFSv4 callbacks: under 2 KiB) */
+#define SENDS_MAX 4u     /* transmissions of one call, each its own seq_num */
 
 struct rpc_gss_clnt {
 	struct gss_mech m;
@@ -45,8 +47,12 @@ struct rpc_gss_clnt {
 	uint8_t *in;              /* the peer's last token (a copy) */
 	size_t in_len;
 	uint32_t seq;             /* the last seq_num used */
-	uint32_t call_seq;        /* the call in flight's */
+	uint32_t call_seq;        /* the call in flight's latest transmission's */
 	size_t hdr_len;           /* its header, which the verifier signs */
+	uint32_t sent[SENDS_MAX]; /* the seq_num of each transmission (a late reply may answer any) */
+	unsigned n_sent;
+	size_t args_len;          /* its arguments before sealing (args), for a retransmission */
+	uint8_t args[ARGS_MAX];
 	char err[160];
 };
 
@@ -249,6 +255,33 @@ bool rpc_gss_clnt_usable(const struct rpc_gss_clnt *gc)
 	       !GSS_ERROR(gss_context_time(&min, gc->m.gctx, &left)) && left > 5;
 }
 
+/*
+ * The first sealing keeps the arguments; a retransmission (RFC 2203 §5.3.3.1:
+ * a new seq_num each time) takes the next seq_num into the header and the
+ * kept arguments back. false: the arguments are too long to keep, or the
+ * call was sent SENDS_MAX times.
+ */
+static bool gss_clnt_args(struct rpc_gss_clnt *gc, struct xdr_enc *e, uint8_t *args)
+{
+	size_t n = (size_t)(e->p - args);
+
+	if (gc->n_sent == 0) {
+		if (n > sizeof(gc->args))
+			return false;
+		memcpy(gc->args, args, n);
+		gc->args_len = n;
+	} else {
+		if (gc->n_sent >= SENDS_MAX || !rpc_gss_seq_next(&gc->seq))
+			return false;
+		gc->call_seq = gc->seq;
+		rpc_gss_call_set_seq(e, gc->call_seq);
+		memcpy(args, gc->args, gc->args_len);
+		e->p = args + gc->args_len;
+	}
+	gc->sent[gc->n_sent++] = gc->call_seq;
+	return true;
+}
+
 /* cc->seal: RFC 2203 §5.3.1 the verifier, a MIC of the header (xid included), then §5.3.2 the arguments. */
 static int gss_clnt_seal(struct rpc_clnt_call *cc)
 {
@@ -258,7 +291,7 @@ static int gss_clnt_seal(struct rpc_clnt_call *cc)
 	struct xdr_enc v;
 	OM_uint32 maj, min;
 
-	if (e->p < args)
+	if (e->p < args || !gss_clnt_args(gc, e, args))
 		return -1;
 	size_t n = (size_t)(e->p - args);
 	xdr_enc_init(&v, verf, sizeof(verf));
@@ -291,6 +324,7 @@ int rpc_gss_clnt_call_init(struct rpc_gss_clnt *gc, struct rpc_clnt_call *cc, ui
 	if (!rpc_gss_clnt_usable(gc) || !rpc_gss_seq_next(&gc->seq))
 		return -1;
 	cred.seq = gc->call_seq = gc->seq;
+	gc->n_sent = 0;
 	memcpy(cred.handle, gc->handle, gc->handle_len);
 	if (!(gc->hdr_len = rpc_gss_call_cred(&cc->args, &cred)))
 		return -1;
@@ -299,22 +333,36 @@ int rpc_gss_clnt_call_init(struct rpc_gss_clnt *gc, struct rpc_clnt_call *cc, ui
 	return 0;
 }
 
-bool rpc_gss_clnt_open(struct rpc_gss_clnt *gc, struct rpc_clnt_call *cc)
+/* RFC 2203 §5.3.3.2: the reply's verifier is a MIC of the seq_num of the transmission it answers
+ * (a late reply to an earlier one counts). That seq_num, or false. */
+static bool gss_reply_seq(struct rpc_gss_clnt *gc, const struct rpc_clnt_call *cc, uint32_t *seq)
 {
 	const struct rpc_reply_hdr *h = &cc->reply;
-	uint8_t w[4] = { (uint8_t)(gc->call_seq >> 24), (uint8_t)(gc->call_seq >> 16), (uint8_t)(gc->call_seq >> 8),
-			 (uint8_t)gc->call_seq };
 
-	/* RFC 2203 §5.3.3.2: the reply's verifier is a MIC of the call's seq_num. */
-	if (h->verf_flavor != RPC_AUTH_GSS ||
-	    GSS_ERROR(rpc_gss_mic_check(&gc->m, w, sizeof(w), cc->res.base + h->verf_off, h->verf_len)))
+	for (unsigned i = gc->n_sent; h->verf_flavor == RPC_AUTH_GSS && i-- > 0;) {
+		uint32_t s = gc->sent[i];
+		uint8_t w[4] = { (uint8_t)(s >> 24), (uint8_t)(s >> 16), (uint8_t)(s >> 8), (uint8_t)s };
+
+		if (!GSS_ERROR(rpc_gss_mic_check(&gc->m, w, sizeof(w), cc->res.base + h->verf_off, h->verf_len))) {
+			*seq = s;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool rpc_gss_clnt_open(struct rpc_gss_clnt *gc, struct rpc_clnt_call *cc)
+{
+	uint32_t seq;
+
+	if (!gss_reply_seq(gc, cc, &seq))
 		return false;
 	switch (gc->svc) {
 	case RPC_GSS_SVC_INTEGRITY:
-		return rpc_gss_integ_open(&gc->m, &cc->res, gc->call_seq);
+		return rpc_gss_integ_open(&gc->m, &cc->res, seq);
 	case RPC_GSS_SVC_PRIVACY:
 		/* cc->res is in the transport's receive buffer (tcp_clnt's, malloc'ed): unsealed in place. */
-		return rpc_gss_priv_open(&gc->m, &cc->res, gc->call_seq);
+		return rpc_gss_priv_open(&gc->m, &cc->res, seq);
 	default:
 		return true;
 	}

@@ -57,8 +57,9 @@ bool rpc_gss_clnt_usable(const struct rpc_gss_clnt *gc);
 /*
  * As rpc_clnt_call_init(), under the context with the next seq_num: the
  * caller encodes the arguments next; cc->seal adds the verifier and wraps
- * them at rpc_clnt_start(). A retransmission sends the same bytes (a peer
- * that saw the seq_num drops it, §5.3.3.1). -1: no usable context.
+ * them at rpc_clnt_start(), and seals them afresh under a new seq_num for
+ * each retransmission (§5.3.3.1; a reply to any of them is taken). One call
+ * at a time per object. -1: no usable context.
  */
 int rpc_gss_clnt_call_init(struct rpc_gss_clnt *gc, struct rpc_clnt_call *cc, uint8_t *buf, size_t cap,
 			   uint32_t prog, uint32_t vers, uint32_t proc);

@@ -42,7 +42,8 @@
  * an AUTH_SYS client's OPEN for writing triggers; a refused context and a
  * reply verifier that does not check leave the path down (no delegation),
  * logged once; a CB_NULL denied with CTXPROBLEM brings a new context (RFC
- * 2203 §5.3.3.3); rpc_auth.callbacks counts them by service; 110 such
+ * 2203 §5.3.3.3); an unanswered CB_NULL is retransmitted under a new
+ * seq_num (§5.3.3.1); rpc_auth.callbacks counts them by service; 110 such
  * records, each replacing the last, leave RSS, fds and the callback table
  * where they were (the contexts go with their clients); with a KDC that does
  * not answer, callback contexts wait on at most two workers (eight 4.0
@@ -1581,7 +1582,30 @@ static void cb40_client_end(struct raw_conn *c, struct gss_cl *h, struct cb40 *s
 	cb40_close(s);
 }
 
-enum cb40_mode { CB40_OK, CB40_REFUSE, CB40_BADVERF, CB40_LOST };
+enum cb40_mode { CB40_OK, CB40_REFUSE, CB40_BADVERF, CB40_LOST, CB40_RESEND };
+
+/* The first CB_NULL goes unanswered; its retransmission (3 s later) comes under a new seq_num with a
+ * header MIC of its own (RFC 2203 §5.3.3.1), and is answered. */
+static void cb40_resend(struct cb40 *s, uint32_t svc, const char *sname)
+{
+	struct cb40_call c1, c2;
+	struct xb args, res;
+
+	xb_init(&args);
+	if (CHECK(cb40_read(s, &c1) && c1.proc == 0, "%s: CB_NULL, left unanswered", sname) &&
+	    CHECK(cb40_read(s, &c2), "%s: then its retransmission", sname)) {
+		CHECK(c2.proc == 0 && c2.xid == c1.xid && c2.seq == c1.seq + 1 && c2.svc == svc &&
+			      cb40_open(s, &c2, &args),
+		      "%s: same xid, the next seq_num (%u after %u), its own header MIC, arguments open", sname, c2.seq,
+		      c1.seq);
+		xb_init(&res);
+		cb40_answer(s, &c2, &res, false);
+		xb_free(&res);
+	}
+	xb_free(&args);
+	free(c1.buf);
+	free(c2.buf);
+}
 
 /* The client lost the context (RFC 2203 §5.3.3.3): the next call is denied with RPCSEC_GSS_CTXPROBLEM
  * and the context forgotten. */
@@ -1675,7 +1699,8 @@ static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const
 static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 {
 	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
-	static const char *const modes[] = { "", " (context refused)", " (bad reply verifier)", " (context lost)" };
+	static const char *const modes[] = { "", " (context refused)", " (bad reply verifier)", " (context lost)",
+					     " (probe retransmitted)" };
 	char sname[64], id[64], file[64], *before = NULL;
 	struct gss_cl h = { .xid = 0x65600000 + (svc << 16) + ((uint32_t)mode << 12), .n4_svc = svc };
 	struct raw_conn c = { .fd = -1 };
@@ -1705,9 +1730,11 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 		up = CHECK(cb40_init(&s, &k, svc, sname, false) && !strcmp(s.initiator, "nfs/localhost@RNFSD.TEST"),
 			   "%s: a new context is made (RFC 2203 §5.3.3.3)", sname);
 	}
-	if (up)
+	if (up && mode == CB40_RESEND)
+		cb40_resend(&s, svc, sname);
+	else if (up)
 		cb40_probe(&s, svc, sname, mode == CB40_BADVERF);
-	bool ok_path = mode == CB40_OK || mode == CB40_LOST;
+	bool ok_path = mode == CB40_OK || mode == CB40_LOST || mode == CB40_RESEND;
 	CHECK(cb_stats_flavor(k.cid, names[svc], ok_path ? "up" : "down"),
 	      "%s: stats nfs4_callbacks: flavor %s, state %s", sname, names[svc], ok_path ? "up" : "down");
 	snprintf(file, sizeof(file), "cb40-%u-%u", svc, mode);
@@ -1754,6 +1781,7 @@ static void check_nfs40_callbacks(void)
 	unsigned lost = hx_log_count(&env, "lost our RPCSEC_GSS context");
 	check_nfs40_cb(SVC_PRIV, CB40_LOST);
 	CHECK(hx_log_count(&env, "lost our RPCSEC_GSS context") == lost + 1, "a lost context is logged once");
+	check_nfs40_cb(SVC_INTEG, CB40_RESEND);
 }
 
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */

@@ -396,10 +396,14 @@ static void test_link_down_resend_fail(void **state)
 
 /* The seal hook sees the XID in place, before the first send; a refusing one fails the start. */
 static uint32_t sealed_xid;
+static unsigned seals;
 static int seal_ok(struct rpc_clnt_call *cc)
 {
 	sealed_xid = tget_u32(cc->args.base, 0);
-	xdr_enc_u32(&cc->args, 0x5ea1ed); /* what a verifier or a wrap would add */
+	if (seals++ == 0)
+		xdr_enc_u32(&cc->args, 0x5ea1ed); /* what a verifier or a wrap would add */
+	else
+		xdr_enc_patch_u32(&cc->args, xdr_enc_len(&cc->args) - 4, 0x5ea1ed + seals); /* sealed afresh */
 	return 0;
 }
 static int seal_refuse(struct rpc_clnt_call *cc)
@@ -415,6 +419,7 @@ static void test_seal_hook(void **state)
 	struct ucall u;
 
 	clnt_setup(&cl, false);
+	seals = 0;
 	memset(&u, 0, sizeof(u));
 	rpc_clnt_call_init(&u.cc, u.buf, sizeof(u.buf), 0x40000000, 1, 0, NULL);
 	assert_null(u.cc.seal);
@@ -424,12 +429,23 @@ static void test_seal_hook(void **state)
 	assert_int_equal(n_sent, 1);
 	assert_int_equal(sealed_xid, u.cc.xid);
 	assert_int_equal(tget_u32(sent_log[0].b, sent_log[0].n - 4), 0x5ea1ed); /* sent sealed */
+	/* RFC 2203 §5.3.3.1: each retransmission (the schedule's, a resend) is sealed afresh. */
+	rpc_clnt_tick(&cl, rpc_clnt_now_ms() + 1000);
+	assert_int_equal(n_sent, 2);
+	assert_int_equal(seals, 2);
+	assert_int_equal(tget_u32(sent_log[1].b, sent_log[1].n - 4), 0x5ea1ed + 2);
+	rpc_clnt_resend(&cl);
+	assert_int_equal(n_sent, 3);
+	assert_int_equal(tget_u32(sent_log[2].b, sent_log[2].n - 4), 0x5ea1ed + 3);
+	u.cc.seal = seal_refuse; /* one that cannot be sealed again is not sent */
+	rpc_clnt_resend(&cl);
+	assert_int_equal(n_sent, 3);
 	rpc_clnt_fail_all(&cl, RPC_CLNT_CLOSED);
 
 	rpc_clnt_call_init(&u.cc, u.buf, sizeof(u.buf), 0x40000000, 1, 0, NULL);
 	u.cc.seal = seal_refuse;
 	assert_int_equal(rpc_clnt_start(&cl, &u.cc), -1);
-	assert_int_equal(n_sent, 1); /* nothing sent, nothing pending */
+	assert_int_equal(n_sent, 3); /* nothing sent, nothing pending */
 	assert_int_equal(cl.n_pending, 0);
 	rpc_clnt_destroy(&cl);
 }

@@ -465,6 +465,13 @@ static void test_initiator_cred(void **state)
 	uint32_t w;
 	assert_true(xdr_dec_u32(&d, &w));
 	assert_int_equal(w, 0xfeed);
+	/* A retransmission's new seq_num (§5.3.3.1) lands in the credential. */
+	rpc_gss_call_set_seq(&cc.args, 78);
+	xdr_dec_init(&d, msg, xdr_enc_len(&cc.args));
+	d.p += 24;
+	assert_int_equal(rpc_gss_decode_auth(&d, c), RPC_AUTH_OK);
+	assert_int_equal(c->gss.seq, 78);
+	assert_int_equal(c->gss.hdr_len, hdr);
 	/* INIT (RFC 2203 §5.2.2): no handle. */
 	gc.proc = RPC_GSS_INIT, gc.seq = 0, gc.handle_len = 0;
 	rpc_clnt_call_init(&cc, msg, sizeof(msg), 0x40000000, 1, 0, NULL);
