@@ -42,7 +42,7 @@
  * an AUTH_SYS client's OPEN for writing triggers; a refused context and a
  * reply verifier that does not check leave the path down (no delegation),
  * logged once; a CB_NULL denied with CTXPROBLEM brings a new context (RFC
- * 2203 §5.3.3.3); an unanswered CB_NULL is retransmitted under a new
+ * 2203 §5.3.3.3), a CB_RECALL denied so comes again under the new one; an unanswered CB_NULL is retransmitted under a new
  * seq_num (§5.3.3.1); rpc_auth.callbacks counts them by service; 110 such
  * records, each replacing the last, leave RSS, fds and the callback table
  * where they were (the contexts go with their clients); with a KDC that does
@@ -1582,7 +1582,7 @@ static void cb40_client_end(struct raw_conn *c, struct gss_cl *h, struct cb40 *s
 	cb40_close(s);
 }
 
-enum cb40_mode { CB40_OK, CB40_REFUSE, CB40_BADVERF, CB40_LOST, CB40_RESEND };
+enum cb40_mode { CB40_OK, CB40_REFUSE, CB40_BADVERF, CB40_LOST, CB40_RESEND, CB40_LOST_RECALL };
 
 /* The first CB_NULL goes unanswered; its retransmission (3 s later) comes under a new seq_num with a
  * header MIC of its own (RFC 2203 §5.3.3.1), and is answered. */
@@ -1649,10 +1649,14 @@ static void cb40_probe(struct cb40 *s, uint32_t svc, const char *sname, bool fli
 	free(cc.buf);
 }
 
+static void cb40_lose(struct cb40 *s, const char *sname);
+static bool cb40_init(struct cb40 *s, struct n4_client *k, uint32_t svc, const char *sname, bool refuse);
+
 /* The read delegation of file is recalled under the context (CB_RECALL of its stateid), by an
- * AUTH_SYS client's OPEN for writing; answered, returned, the OPEN proceeds. */
+ * AUTH_SYS client's OPEN for writing; answered, returned, the OPEN proceeds. lose: the first
+ * CB_RECALL is denied with CTXPROBLEM; a new context, CB_NULL, then the CB_RECALL again. */
 static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const char *sname, const char *file,
-			const struct n4_openres *o, const uint8_t *fh, uint32_t fh_len)
+			const struct n4_openres *o, const uint8_t *fh, uint32_t fh_len, bool lose)
 {
 	struct n4_client b;
 	struct n4_openres ob;
@@ -1667,6 +1671,11 @@ static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const
 	int st = n4_open_deleg(&b, env.export_dir, file, false, N4_ACCESS_WRITE, "w40", &ob, bfh, &bfh_len);
 	CHECK(st == N4ERR_DELAY, "%s: AUTH_SYS OPEN for writing: DELAY while the delegation is recalled (%d)", sname,
 	      st);
+	if (lose) {
+		cb40_lose(s, sname);
+		CHECK(cb40_init(s, k, svc, sname, false), "%s: a new context after the CB_RECALL was denied", sname);
+		cb40_probe(s, svc, sname, false);
+	}
 	xb_init(&args);
 	if (CHECK(cb40_read(s, &cc), "%s: a callback arrives", sname)) {
 		CHECK(cc.proc == 1 && cc.svc == svc && cb40_open(s, &cc, &args) &&
@@ -1700,7 +1709,7 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 {
 	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
 	static const char *const modes[] = { "", " (context refused)", " (bad reply verifier)", " (context lost)",
-					     " (probe retransmitted)" };
+					     " (probe retransmitted)", " (context lost at CB_RECALL)" };
 	char sname[64], id[64], file[64], *before = NULL;
 	struct gss_cl h = { .xid = 0x65600000 + (svc << 16) + ((uint32_t)mode << 12), .n4_svc = svc };
 	struct raw_conn c = { .fd = -1 };
@@ -1734,7 +1743,7 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 		cb40_resend(&s, svc, sname);
 	else if (up)
 		cb40_probe(&s, svc, sname, mode == CB40_BADVERF);
-	bool ok_path = mode == CB40_OK || mode == CB40_LOST || mode == CB40_RESEND;
+	bool ok_path = mode != CB40_REFUSE && mode != CB40_BADVERF;
 	CHECK(cb_stats_flavor(k.cid, names[svc], ok_path ? "up" : "down"),
 	      "%s: stats nfs4_callbacks: flavor %s, state %s", sname, names[svc], ok_path ? "up" : "down");
 	snprintf(file, sizeof(file), "cb40-%u-%u", svc, mode);
@@ -1749,9 +1758,10 @@ static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
 	}
 	if (CHECK(st == 0 && o.deleg == 1, "%s: OPEN for reading gets a read delegation (%d, deleg %u)", sname, st,
 		  o.deleg))
-		cb40_recall(&s, &k, svc, sname, file, &o, fh, fh_len);
+		cb40_recall(&s, &k, svc, sname, file, &o, fh, fh_len, mode == CB40_LOST_RECALL);
 	char *after = n4_stats_json(env.stats_socket), why[256] = "";
-	long long sent = mode == CB40_LOST ? 3 : 2; /* CB_NULL (twice when the context was lost), CB_RECALL */
+	/* CB_NULL, CB_RECALL; a lost context: CB_NULL again (and the CB_RECALL denied, sent again) */
+	long long sent = mode == CB40_LOST ? 3 : mode == CB40_LOST_RECALL ? 4 : 2;
 	CHECK(n4_stats_moved(before, after, "callbacks", "krb5", names[svc], sent, why, sizeof(why)),
 	      "%s: stats rpc_auth.callbacks: %s +%lld (CB_NULL, CB_RECALL), the other krb5 services +0 (%s)", sname,
 	      names[svc], sent, why);
@@ -1782,6 +1792,10 @@ static void check_nfs40_callbacks(void)
 	check_nfs40_cb(SVC_PRIV, CB40_LOST);
 	CHECK(hx_log_count(&env, "lost our RPCSEC_GSS context") == lost + 1, "a lost context is logged once");
 	check_nfs40_cb(SVC_INTEG, CB40_RESEND);
+	lost = hx_log_count(&env, "lost our RPCSEC_GSS context");
+	check_nfs40_cb(SVC_NONE, CB40_LOST_RECALL);
+	CHECK(hx_log_count(&env, "lost our RPCSEC_GSS context") == lost + 1, "a context lost at CB_RECALL is logged "
+	      "once");
 }
 
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */

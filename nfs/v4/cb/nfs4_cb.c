@@ -66,6 +66,7 @@ struct cb_gss {
 	enum rpc_gss_clnt_next next;  /* the step's outcome */
 	bool busy;                    /* its step is queued (gss_waitq) or on a worker */
 	struct cb_gss *wait_next;     /* gss_waitq linkage */
+	struct nfs4_cb_op op;         /* the operation in flight (STEP_OP): sent again under a new context */
 	uint8_t msg[CB_GSS_INIT_MAX]; /* the NULL call carrying our token (RFC 2203 §5.2.2) */
 };
 
@@ -458,6 +459,25 @@ static void ent_fail(struct cb_ent *e, enum cb_step step, const char *why)
 		op_finish(e, -1);
 }
 
+/* The operation in flight (e->cur_*, op) back at the head of the queue, to go again. false: the
+ * queue is full (it is not taken back). */
+static bool q_push_front(struct cb_ent *e, const struct nfs4_cb_op *op)
+{
+	pthread_mutex_lock(&cb_mu);
+	bool room = e->qlen < NFS4_CB_QUEUE;
+
+	if (room) {
+		e->qhead = (e->qhead + NFS4_CB_QUEUE - 1) % NFS4_CB_QUEUE;
+		e->q[e->qhead] = (struct cb_q){ .op = *op, .done = e->cur_done, .arg = e->cur_arg };
+		e->qlen++;
+		e->cur_done = NULL;
+		e->cur_arg = NULL;
+		e->cur_ga = NULL;
+	}
+	pthread_mutex_unlock(&cb_mu);
+	return room;
+}
+
 /* cb_mu held. Take the oldest queued operation into e->cur_* and *op. */
 static bool q_pop(struct cb_ent *e, struct nfs4_cb_op *op)
 {
@@ -664,7 +684,8 @@ static bool gss_lost(struct cb_ent *e, enum cb_step step, const struct rpc_clnt_
 	e->gss_renewed = true;
 	log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: the client lost our RPCSEC_GSS context (auth_stat %u): "
 		    "making a new one", e->name, as);
-	if (step == STEP_OP)
+	/* The operation goes first once the path is up again (it waits while the path is probed). */
+	if (step == STEP_OP && !q_push_front(e, &e->gss->op))
 		op_finish(e, -1);
 	gss_renew(e);
 	return true;
@@ -697,6 +718,8 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	pthread_mutex_unlock(&cb_mu);
 	if (!go)
 		return;
+	if (step == STEP_OP && e->gss)
+		e->gss->op = op; /* kept while it is out (gss_lost) */
 	e->seq_sent = sa.seqid;
 	uint32_t vers = e->v40 ? NFS4_CB_VERS40 : NFS4_CB_VERS41;
 	uint32_t proc = step == STEP_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND;
