@@ -542,11 +542,16 @@ static void print_rpc_auth(const struct json *doc)
 	const struct json *a = json_get(doc, "rpc_auth");
 	const struct json *c = a ? json_get(a, "calls") : NULL;
 	const struct json *p = a ? json_get(a, "gss_principals") : NULL;
+	const struct json *cb = a ? json_get(a, "callbacks") : NULL;
 
 	if (!c || c->type != JSON_OBJ)
 		return;
 	printf("calls by flavor: none %.0f, sys %.0f, krb5 %.0f, krb5i %.0f, krb5p %.0f\n", json_num(c, "none"),
 	       json_num(c, "sys"), json_num(c, "krb5"), json_num(c, "krb5i"), json_num(c, "krb5p"));
+	if (cb && cb->type == JSON_OBJ)
+		printf("callbacks by flavor: none %.0f, sys %.0f, krb5 %.0f, krb5i %.0f, krb5p %.0f\n",
+		       json_num(cb, "none"), json_num(cb, "sys"), json_num(cb, "krb5"), json_num(cb, "krb5i"),
+		       json_num(cb, "krb5p"));
 	if (p && p->type == JSON_ARR) {
 		printf("%-48s %8s\n", "RPCSEC_GSS PRINCIPAL", "CONTEXTS");
 		for (size_t i = 0; i < p->n; i++) {

@@ -47,6 +47,7 @@ static enum rpc_reply_result rpc_reply_accepted(struct xdr_dec *d, struct rpc_re
 	/* RFC 5531 §8.2: an opaque_auth body is at most 400 bytes. */
 	if (h->verf_len > RPC_AUTH_MAX_BYTES)
 		return RPC_REPLY_BAD;
+	h->verf_off = xdr_dec_pos(d);
 	if (!(body = xdr_dec_inline(d, XDR_ALIGN(h->verf_len))) || !xdr_dec_u32(d, &h->accept_stat))
 		return RPC_REPLY_SHORT;
 	switch (h->accept_stat) {
@@ -140,6 +141,7 @@ void rpc_clnt_call_init(struct rpc_clnt_call *cc, uint8_t *buf, size_t cap, uint
 	cc->proc = proc;
 	cc->tries = 0;
 	cc->pending = false;
+	cc->seal = NULL;
 	xdr_enc_init(e, buf, cap);
 	/* RFC 5531 §9: xid (rpc_clnt_start), CALL, rpcvers 2, prog, vers, proc, cred, verf. */
 	xdr_enc_u32(e, 0);
@@ -271,10 +273,19 @@ static void rpc_clnt_unlink(struct rpc_clnt *cl, struct rpc_clnt_call *cc)
 }
 
 /* One send; a refused send counts as a try too (the schedule keeps its shape). */
+/* A sealed call is sealed afresh for each retransmission (RPCSEC_GSS: a new seq_num and header MIC,
+ * RFC 2203 §5.3.3.1). false: it cannot be; it is not sent (its wait runs on). */
+static bool rpc_clnt_reseal(struct rpc_clnt_call *cc)
+{
+	return !cc->seal || (cc->seal(cc) == 0 && !cc->args.overflow);
+}
+
 static void rpc_clnt_transmit(struct rpc_clnt *cl, struct rpc_clnt_call *cc, uint64_t now)
 {
 	cc->tries++;
 	cc->due_ms = now + rpc_clnt_backoff(&cl->p, cc->tries);
+	if (cc->tries > 1 && !rpc_clnt_reseal(cc))
+		return;
 	(void)cl->send(cl, cc->args.base, xdr_enc_len(&cc->args));
 }
 
@@ -315,6 +326,8 @@ int rpc_clnt_start(struct rpc_clnt *cl, struct rpc_clnt_call *cc)
 		cc->xid = cl->next_xid++;
 	while (cc->xid == 0 || rpc_clnt_find(cl, cc->xid));
 	xdr_enc_patch_u32(&cc->args, 0, cc->xid);
+	if (cc->seal && (cc->seal(cc) != 0 || cc->args.overflow))
+		return -1; /* RPC_GSS: the header's MIC covers the XID (RFC 2203 §5.3.1) */
 	cc->tries = 0;
 	cc->pending = true;
 	queue_push(rpc_clnt_bucket(cl, cc->xid), &cc->link);
@@ -415,7 +428,8 @@ void rpc_clnt_resend(struct rpc_clnt *cl)
 				continue;
 			/* Not a retransmission of the schedule's: keep tries, restart the wait. */
 			cc->due_ms = now + rpc_clnt_backoff(&cl->p, cc->tries);
-			(void)cl->send(cl, cc->args.base, xdr_enc_len(&cc->args));
+			if (rpc_clnt_reseal(cc))
+				(void)cl->send(cl, cc->args.base, xdr_enc_len(&cc->args));
 		}
 	rpc_clnt_rearm(cl);
 }

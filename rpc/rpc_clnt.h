@@ -62,6 +62,7 @@ struct rpc_reply_hdr {
 	uint32_t low, high;   /* accepted PROG_MISMATCH, denied RPC_MISMATCH */
 	uint32_t verf_flavor; /* accepted: the server's verifier */
 	uint32_t verf_len;
+	size_t verf_off;      /* accepted: where the verifier's body starts (RPCSEC_GSS checks it) */
 	size_t res_off;       /* accepted SUCCESS: where the results start */
 };
 
@@ -112,6 +113,13 @@ struct rpc_clnt_call {
 	/* Set by the caller before rpc_clnt_start(). */
 	void (*done)(struct rpc_clnt_call *cc, enum rpc_clnt_status st);
 	void *arg;
+	/* Optional (rpc_clnt_call_init sets it NULL): finish the message once its
+	 * XID is in, before the first send (RPCSEC_GSS: the header's MIC, the
+	 * wrapped arguments, rpc_gss_clnt.h), and again before each
+	 * retransmission (RPCSEC_GSS: a new seq_num, RFC 2203 §5.3.3.1). 0, or
+	 * -1: rpc_clnt_start fails; a retransmission is not sent. */
+	int (*seal)(struct rpc_clnt_call *cc);
+	void *seal_arg;
 
 	/* Valid during done(). */
 	struct rpc_reply_hdr reply;

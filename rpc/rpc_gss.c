@@ -78,6 +78,35 @@ void rpc_gss_cred_encode(struct xdr_enc *e, const struct rpc_gss_cred *gc)
 	xdr_enc_opaque(e, gc->handle, gc->handle_len);
 }
 
+/* RFC 5531 §9: xid, CALL, rpcvers, prog, vers, proc: then the credential. */
+#define CALL_CRED_OFF (6u * XDR_UNIT)
+
+size_t rpc_gss_call_cred(struct xdr_enc *e, const struct rpc_gss_cred *gc)
+{
+	if (xdr_enc_len(e) < CALL_CRED_OFF)
+		return 0;
+	e->p = e->base + CALL_CRED_OFF; /* over rpc_clnt_call_init's AUTH_NONE credential and verifier */
+	xdr_enc_u32(e, RPC_AUTH_RPCSEC_GSS);
+	xdr_enc_u32(e, 5 * XDR_UNIT + XDR_ALIGN(gc->handle_len)); /* RFC 2203 §5: rpc_gss_cred_vers_1_t */
+	rpc_gss_cred_encode(e, gc);
+	return e->overflow ? 0 : xdr_enc_len(e);
+}
+
+void rpc_gss_call_set_seq(struct xdr_enc *e, uint32_t seq)
+{
+	/* flavor, body length, then rpc_gss_cred_vers_1_t: version, gss_proc, seq_num */
+	xdr_enc_patch_u32(e, CALL_CRED_OFF + 4 * XDR_UNIT, seq);
+}
+
+bool rpc_gss_seq_next(uint32_t *last)
+{
+	/* RFC 2203 §5.3.3.1: one new seq_num per call (the first is 1), never MAXSEQ or beyond. */
+	if (*last >= RPC_GSS_MAXSEQ - 1)
+		return false;
+	(*last)++;
+	return true;
+}
+
 void rpc_gss_init_res_encode(struct xdr_enc *e, const struct rpc_gss_init_res *r)
 {
 	xdr_enc_opaque(e, r->handle, r->handle_len);

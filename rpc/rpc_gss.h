@@ -65,6 +65,25 @@ int rpc_gss_cred_decode(const uint8_t *body, uint32_t len, struct rpc_gss_cred *
 void rpc_gss_cred_encode(struct xdr_enc *e, const struct rpc_gss_cred *gc);
 
 /*
+ * For an initiator (rpc_gss_clnt.c): e holds a call header that
+ * rpc_clnt_call_init() began (xid .. proc, then an AUTH_NONE credential and
+ * verifier): the credential becomes RPCSEC_GSS's gc (RFC 2203 §5.3.1, §5: the
+ * body is rpc_gss_cred_t) and e is left just after it, where the verifier
+ * goes. Returns the header's length, xid to the credential's end: what the
+ * DATA verifier signs (§5.3.1); 0 when e is not such a header. Pure.
+ */
+size_t rpc_gss_call_cred(struct xdr_enc *e, const struct rpc_gss_cred *gc);
+/* The seq_num of the credential rpc_gss_call_cred() wrote in e becomes seq (a retransmission,
+ * RFC 2203 §5.3.3.1). Pure. */
+void rpc_gss_call_set_seq(struct xdr_enc *e, uint32_t seq);
+/*
+ * RFC 2203 §5.3.3.1: the seq_num of an initiator's next call after *last
+ * (0: none sent yet), into *last. false when the context has used up its
+ * numbers (MAXSEQ): it must be destroyed and a new one made. Pure.
+ */
+bool rpc_gss_seq_next(uint32_t *last);
+
+/*
  * RFC 2203 §5.2.3.1: rpc_gss_init_res, the results of INIT and CONTINUE_INIT
  * (the server encodes it, an initiator such as the NFSv4.0 callback client of
  * docs/kerberos.md decodes it). token points into the message decoded.

@@ -34,6 +34,7 @@
  */
 #include "rpc/rpc_gss.h"
 #include "rpc/rpc_gss_krb5.h"
+#include "rpc/rpc_gss_mech.h"
 #include "rpc/rpc_internal.h"
 
 #include <gssapi/gssapi.h>
@@ -50,15 +51,11 @@
 
 #define GSS_TOKEN_MAX 65536u /* a context token; krb5 AP-REQs with PACs stay far below */
 
-struct gss_mech {
-	pthread_mutex_t lock;
-	gss_ctx_id_t gctx;
-};
-
 static struct {
 	bool enabled;
 	bool host_root;       /* [rnfsd] gss-host-root */
 	char realm[256];      /* the default realm: user@realm maps by its local part */
+	char keytab[4096];    /* [rnfsd] keytab (rpc_gss_keytab) */
 	gss_cred_id_t cred;   /* acceptor credential from the keytab */
 	struct rpc_gss_table tab;
 	unsigned test_delay_ms; /* RNFSD_TEST_GSS_ACCEPT_DELAY_MS: tests only, a slow context creation */
@@ -116,6 +113,7 @@ int rpc_gss_init(const char *keytab, bool host_root, uint32_t contexts, uint32_t
 		return -1;
 	}
 	g.host_root = host_root;
+	snprintf(g.keytab, sizeof(g.keytab), "%s", keytab);
 	const char *delay = getenv("RNFSD_TEST_GSS_ACCEPT_DELAY_MS");
 	g.test_delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
 	if (g.test_delay_ms)
@@ -233,6 +231,36 @@ const char *rpc_gss_call_principal(const struct rpc_call *c)
 	return x && x->cred_ok && x->princ[0] ? x->princ : NULL;
 }
 
+bool rpc_gss_call_acceptor(const struct rpc_call *c, char *buf, size_t cap)
+{
+	const struct rpc_gss_ctx *x = c->cred.flavor == RPC_AUTH_GSS ? c->gss.ctx : NULL;
+	struct gss_mech *m = x ? x->mech : NULL;
+	gss_name_t targ = GSS_C_NO_NAME;
+	gss_buffer_desc nb = GSS_C_EMPTY_BUFFER;
+	OM_uint32 maj, min;
+	bool ok = false;
+
+	if (!m)
+		return false;
+	pthread_mutex_lock(&m->lock);
+	maj = gss_inquire_context(&min, m->gctx, NULL, &targ, NULL, NULL, NULL, NULL, NULL);
+	pthread_mutex_unlock(&m->lock);
+	if (!GSS_ERROR(maj) && !GSS_ERROR(gss_display_name(&min, targ, &nb, NULL)) && nb.length < cap &&
+	    !memchr(nb.value, '\0', nb.length)) {
+		memcpy(buf, nb.value, nb.length);
+		buf[nb.length] = '\0';
+		ok = true;
+	}
+	gss_release_buffer(&min, &nb);
+	gss_release_name(&min, &targ);
+	return ok;
+}
+
+const char *rpc_gss_keytab(void)
+{
+	return g.enabled ? g.keytab : NULL;
+}
+
 /* RFC 2203 §5.2.3.1: rpc_gss_init_res after the accepted header. */
 static void gss_enc_init_res(struct rpc_call *c, const uint8_t *handle, uint32_t handle_len,
 			     OM_uint32 maj, OM_uint32 min, const gss_buffer_desc *out)
@@ -300,111 +328,13 @@ static enum rpc_gss_verdict gss_ctx_step(struct rpc_call *c, bool first)
 	return RPC_GSS_V_REPLY;
 }
 
-/* Does mic[0 .. mic_len) sign data[0 .. len)? The major status (gss_verify_mic_iov: no copy). */
-static OM_uint32 gss_mic_check(struct gss_mech *m, const void *data, size_t len, const void *mic, size_t mic_len)
+/* RFC 2203 §5.3.2.2, §5.3.2.3: the arguments of a krb5i or krb5p call, opened in the message. */
+static enum rpc_gss_verdict gss_unwrap_args(struct rpc_call *c, struct gss_mech *m)
 {
-	gss_iov_buffer_desc iov[2] = {
-		{ .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer = { len, (void *)data } },
-		{ .type = GSS_IOV_BUFFER_TYPE_MIC_TOKEN, .buffer = { mic_len, (void *)mic } },
-	};
-	OM_uint32 maj, min;
+	bool ok = c->gss.svc == RPC_GSS_SVC_INTEGRITY ? rpc_gss_integ_open(m, &c->args, c->gss.seq)
+						      : rpc_gss_priv_open(m, &c->args, c->gss.seq);
 
-	pthread_mutex_lock(&m->lock);
-	maj = gss_verify_mic_iov(&min, m->gctx, NULL, iov, 2);
-	pthread_mutex_unlock(&m->lock);
-	return maj;
-}
-
-/*
- * Append opaque<> holding a MIC of data[0 .. len) to e, the token written by
- * the library straight into e's buffer (gss_get_mic_iov with a MIC_TOKEN
- * buffer of gss_get_mic_iov_length's size). data must not overlap what is
- * appended. false: the library failed (*maj, *min) or e has no room (overflow).
- */
-static bool gss_enc_mic(struct gss_mech *m, const void *data, size_t len, struct xdr_enc *e, OM_uint32 *maj,
-			OM_uint32 *min)
-{
-	gss_iov_buffer_desc iov[2] = {
-		{ .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer = { len, (void *)data } },
-		{ .type = GSS_IOV_BUFFER_TYPE_MIC_TOKEN, .buffer = { 0, NULL } },
-	};
-	uint8_t *tok = NULL;
-	size_t room = 0;
-
-	pthread_mutex_lock(&m->lock);
-	*maj = gss_get_mic_iov_length(min, m->gctx, GSS_C_QOP_DEFAULT, iov, 2);
-	if (!GSS_ERROR(*maj) && iov[1].buffer.length <= UINT32_MAX) {
-		room = iov[1].buffer.length;
-		xdr_enc_u32(e, (uint32_t)room);
-		tok = xdr_enc_reserve(e, room);
-	}
-	if (tok) {
-		iov[1].buffer.value = tok;
-		*maj = gss_get_mic_iov(min, m->gctx, GSS_C_QOP_DEFAULT, iov, 2);
-	}
-	pthread_mutex_unlock(&m->lock);
-	if (!tok || GSS_ERROR(*maj) || iov[1].buffer.length > room)
-		return false;
-	/* The token may come out shorter than announced: the opaque's length and end follow it. */
-	e->p = tok;
-	xdr_enc_patch_u32(e, (size_t)(tok - e->base) - XDR_UNIT, (uint32_t)iov[1].buffer.length);
-	xdr_enc_reserve(e, iov[1].buffer.length);
-	return true;
-}
-
-/* RFC 2203 §5.3.2.2: rpc_gss_integ_data { opaque databody_integ<>; opaque checksum<>; }. */
-static enum rpc_gss_verdict gss_unwrap_integ(struct rpc_call *c, struct gss_mech *m)
-{
-	const uint8_t *body, *sum;
-	uint32_t blen, slen;
-
-	if (!xdr_dec_opaque(&c->args, (uint32_t)xdr_dec_remaining(&c->args), &body, &blen) ||
-	    !xdr_dec_opaque(&c->args, RPC_AUTH_MAX_BYTES, &sum, &slen) || blen < XDR_UNIT)
-		return RPC_GSS_V_GARBAGE;
-	OM_uint32 maj = gss_mic_check(m, body, blen, sum, slen);
-	struct xdr_dec d = { .base = body, .p = body, .end = body + blen };
-	uint32_t seq;
-	/* RFC 2203 §5.3.2.2: the databody's seq_num must be the credential's. */
-	if (GSS_ERROR(maj) || !xdr_dec_u32(&d, &seq) || seq != c->gss.seq)
-		return RPC_GSS_V_GARBAGE;
-	/* Positions stay relative to the message (RFC 8166 §3.4.5). */
-	c->args.p = d.p;
-	c->args.end = d.end;
-	return RPC_GSS_V_DISPATCH;
-}
-
-/*
- * RFC 2203 §5.3.2.3: rpc_gss_priv_data { opaque databody_priv<>; }, a gss_wrap of
- * seq_num + arguments. Unsealed in place: the token is a STREAM buffer in the
- * call's message (the transport's receive buffer, written to here and nowhere
- * else), and the DATA buffer the library hands back points into it.
- */
-static enum rpc_gss_verdict gss_unwrap_priv(struct rpc_call *c, struct gss_mech *m)
-{
-	const uint8_t *body;
-	uint32_t blen, seq;
-	OM_uint32 maj, min;
-	int conf = 0;
-
-	if (!xdr_dec_opaque(&c->args, (uint32_t)xdr_dec_remaining(&c->args), &body, &blen))
-		return RPC_GSS_V_GARBAGE;
-	gss_iov_buffer_desc iov[2] = {
-		{ .type = GSS_IOV_BUFFER_TYPE_STREAM, .buffer = { blen, (void *)body } },
-		{ .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer = { 0, NULL } },
-	};
-	pthread_mutex_lock(&m->lock);
-	maj = gss_unwrap_iov(&min, m->gctx, &conf, NULL, iov, 2);
-	pthread_mutex_unlock(&m->lock);
-	const uint8_t *data = iov[1].buffer.value;
-	if (GSS_ERROR(maj) || (iov[1].type & GSS_IOV_BUFFER_FLAG_ALLOCATED) || data < body ||
-	    iov[1].buffer.length > blen || (size_t)(data - body) > blen - iov[1].buffer.length) {
-		gss_release_iov_buffer(&min, iov, 2); /* only if the library did allocate */
-		return RPC_GSS_V_GARBAGE;
-	}
-	xdr_dec_init(&c->args, data, iov[1].buffer.length);
-	if (!conf || !xdr_dec_u32(&c->args, &seq) || seq != c->gss.seq)
-		return RPC_GSS_V_GARBAGE;
-	return RPC_GSS_V_DISPATCH;
+	return ok ? RPC_GSS_V_DISPATCH : RPC_GSS_V_GARBAGE;
 }
 
 /* DATA and DESTROY (RFC 2203 §5.3.3): header MIC, window, then the service. */
@@ -418,7 +348,7 @@ static enum rpc_gss_verdict gss_data(struct rpc_call *c, bool destroy, int *auth
 		*auth_stat = RPC_AUTH_BADVERF;
 		return RPC_GSS_V_DENIED;
 	}
-	maj = gss_mic_check(m, c->msg, c->gss.hdr_len, c->gss.verf, c->gss.verf_len);
+	maj = rpc_gss_mic_check(m, c->msg, c->gss.hdr_len, c->gss.verf, c->gss.verf_len);
 	if (GSS_ERROR(maj)) {
 		/* RFC 2203 §5.3.3.3: a bad checksum is CREDPROBLEM, an expired context CTXPROBLEM. */
 		*auth_stat = maj == GSS_S_CONTEXT_EXPIRED ? RPCSEC_GSS_CTXPROBLEM : RPCSEC_GSS_CREDPROBLEM;
@@ -440,11 +370,9 @@ static enum rpc_gss_verdict gss_data(struct rpc_call *c, bool destroy, int *auth
 	}
 	switch (c->gss.svc) {
 	case RPC_GSS_SVC_INTEGRITY:
-		c->gss.wrap = true;
-		return gss_unwrap_integ(c, m);
 	case RPC_GSS_SVC_PRIVACY:
 		c->gss.wrap = true;
-		return gss_unwrap_priv(c, m);
+		return gss_unwrap_args(c, m);
 	default:
 		return RPC_GSS_V_DISPATCH;
 	}
@@ -487,60 +415,13 @@ void rpc_gss_enc_verf(struct rpc_call *c)
 	OM_uint32 maj = GSS_S_COMPLETE, min = 0;
 
 	xdr_enc_u32(&c->res, RPC_AUTH_GSS);
-	if (gss_enc_mic(m, w, sizeof(w), &c->res, &maj, &min) || c->res.overflow)
+	if (rpc_gss_enc_mic(m, w, sizeof(w), &c->res, &maj, &min) || c->res.overflow)
 		return; /* overflow: the reply is dropped (rpc_reply_send) */
 	log_limited(&lim_gss, LOG_WARNING, "rpc: %s: gss_get_mic_iov failed (major 0x%x minor %u)",
 		    c->conn->peer_name, maj, min);
 	c->res.p = start;
 	xdr_enc_u32(&c->res, RPC_AUTH_NONE); /* the client refuses the reply */
 	xdr_enc_u32(&c->res, 0);
-}
-
-/*
- * RFC 2203 §5.3.2.3: seal the n bytes of results at body (in the reply buffer)
- * as opaque databody_priv<>, the gss_wrap of seq_num + results, in place:
- * length word, then HEADER | seq_num + results (DATA) | PADDING | TRAILER
- * contiguous, which is the token gss_wrap would give. false: no room or the
- * library failed.
- */
-static bool gss_seal_results(struct rpc_call *c, struct gss_mech *m, uint8_t *body, size_t n)
-{
-	gss_iov_buffer_desc iov[4] = {
-		{ .type = GSS_IOV_BUFFER_TYPE_HEADER },
-		{ .type = GSS_IOV_BUFFER_TYPE_DATA, .buffer = { n + XDR_UNIT, NULL } },
-		{ .type = GSS_IOV_BUFFER_TYPE_PADDING },
-		{ .type = GSS_IOV_BUFFER_TYPE_TRAILER },
-	};
-	size_t len[4], tok = 0, room = (size_t)(c->res.end - body);
-	OM_uint32 maj, min;
-	int conf = 0;
-	bool ok = false;
-
-	pthread_mutex_lock(&m->lock);
-	maj = gss_wrap_iov_length(&min, m->gctx, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4);
-	for (int i = 0; i < 4; i++) {
-		len[i] = iov[i].buffer.length;
-		tok += len[i] < room ? len[i] : room; /* no wrap: each at most room */
-	}
-	if (!GSS_ERROR(maj) && conf && tok < room && room - tok >= XDR_UNIT + XDR_PAD(tok)) {
-		uint8_t *q = body + XDR_UNIT; /* the token, after its length word */
-		memmove(q + len[0] + XDR_UNIT, body, n);
-		for (size_t i = 0, off = 0; i < 4; off += len[i++])
-			iov[i].buffer.value = q + off;
-		uint32_t be = htobe32(c->gss.seq);
-		memcpy(q + len[0], &be, XDR_UNIT);
-		maj = gss_wrap_iov(&min, m->gctx, 1, GSS_C_QOP_DEFAULT, &conf, iov, 4);
-		ok = !GSS_ERROR(maj) && conf;
-		for (int i = 0; i < 4; i++)
-			ok = ok && iov[i].buffer.length == len[i]; /* laid out as announced */
-	}
-	pthread_mutex_unlock(&m->lock);
-	if (!ok)
-		return false;
-	c->res.p = body;
-	xdr_enc_u32(&c->res, (uint32_t)tok);
-	xdr_enc_reserve(&c->res, tok); /* already written: moves past it, zeroes the XDR pad */
-	return !c->res.overflow;
 }
 
 /*
@@ -553,25 +434,12 @@ bool rpc_gss_wrap_reply(struct rpc_call *c)
 	struct gss_mech *m = c->gss.ctx->mech;
 	uint8_t *body = c->res.base + c->reply_stat_off + XDR_UNIT;
 	size_t n = (size_t)(c->res.p - body);
-	OM_uint32 maj, min;
 
 	c->res.end = c->res.base + c->reply_cap; /* what rpc_res_cap() kept back, for the token */
-
-	if (c->n_ddp_out || (size_t)(c->res.end - c->res.p) < 2 * XDR_UNIT) /* rpc_ddp.c keeps data inline */
-		goto fail;
-	if (c->gss.svc != RPC_GSS_SVC_INTEGRITY) {
-		if (gss_seal_results(c, m, body, n))
-			return true;
-		goto fail;
-	}
-	memmove(body + 2 * XDR_UNIT, body, n);
-	c->res.p = body;
-	xdr_enc_u32(&c->res, (uint32_t)(n + XDR_UNIT));
-	xdr_enc_u32(&c->res, c->gss.seq);
-	c->res.p = body + 2 * XDR_UNIT + n + XDR_PAD(n); /* results are XDR, n is aligned */
-	if (gss_enc_mic(m, body + XDR_UNIT, n + XDR_UNIT, &c->res, &maj, &min))
+	/* rpc_ddp.c keeps data inline under krb5i and krb5p */
+	if (!c->n_ddp_out && (c->gss.svc == RPC_GSS_SVC_INTEGRITY ? rpc_gss_integ_seal(m, c->gss.seq, &c->res, body, n)
+								  : rpc_gss_priv_seal(m, c->gss.seq, &c->res, body, n)))
 		return true;
-fail:
 	log_limited(&lim_gss, LOG_WARNING, "rpc: %s: RPCSEC_GSS reply of %zu bytes could not be wrapped",
 		    c->conn->peer_name, n);
 	return false;

@@ -29,6 +29,12 @@ size_t rpc_gss_principals(struct rpc_gss_princ_count **out);
  * or NULL (another flavor, or a name longer than RPC_GSS_PRINC_MAX). */
 struct rpc_call;
 const char *rpc_gss_call_principal(const struct rpc_call *c);
+/* Any thread, while c is served (RFC 7530 §3.3.3, the NFSv4.0 callback's initiator): the name the
+ * client's context targeted, its acceptor ("nfs/host@REALM"), into buf (NUL-terminated). false: not an
+ * RPCSEC_GSS call, or the name does not fit. */
+bool rpc_gss_call_acceptor(const struct rpc_call *c, char *buf, size_t cap);
+/* The keytab serving RPCSEC_GSS ([rnfsd] keytab; its keys also initiate the callbacks), or NULL when off. */
+const char *rpc_gss_keytab(void);
 /* Main thread, after serving stopped. */
 void rpc_gss_release(void);
 

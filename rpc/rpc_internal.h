@@ -11,6 +11,9 @@
  *   rpc_auth.c   credential and verifier decoding (AUTH_NONE, AUTH_SYS)
  *   rpc_gss.c    RPCSEC_GSS without the GSS-API: credential codec, control
  *                table, sequence window, context table (rpc_gss.h)
+ *   rpc_gss_krb5.c   the acceptor over MIT libgssapi_krb5 (rpc_gss_krb5.h)
+ *   rpc_gss_clnt.c   the initiator, for calls we make (rpc_gss_clnt.h)
+ *   rpc_gss_mech.c   MIC and wrap calls both share (rpc_gss_mech.h)
  *   rpc_prog.c   the table of registered programs
  *   rpc_drc.c    duplicate request cache
  *   rpc_ddp.c    payload helpers for handlers (rpc_dec_ddp, rpc_enc_ddp, ...)

@@ -13,6 +13,7 @@
 
 static struct rpc_stats_global stats_global;
 static uint64_t stats_flavors[RPC_FLAVOR_STAT_COUNT];
+static uint64_t stats_cb_flavors[RPC_FLAVOR_STAT_COUNT]; /* callbacks sent */
 
 static void stat_add(uint64_t *v, uint64_t n)
 {
@@ -79,10 +80,28 @@ void rpc_stats_count_flavor(const struct rpc_call *c)
 		stat_add(&stats_flavors[f], 1);
 }
 
-void rpc_stats_flavors_get(uint64_t out[RPC_FLAVOR_STAT_COUNT])
+static void flavors_get(const uint64_t *v, uint64_t out[RPC_FLAVOR_STAT_COUNT])
 {
 	for (unsigned i = 0; i < RPC_FLAVOR_STAT_COUNT; i++)
-		out[i] = stat_get(&stats_flavors[i]);
+		out[i] = stat_get(&v[i]);
+}
+
+void rpc_stats_flavors_get(uint64_t out[RPC_FLAVOR_STAT_COUNT])
+{
+	flavors_get(stats_flavors, out);
+}
+
+void rpc_stats_count_callback(uint32_t flavor, uint32_t gss_svc)
+{
+	enum rpc_flavor_stat f = rpc_flavor_stat_of(flavor, flavor == RPC_AUTH_GSS ? gss_svc : 0);
+
+	if (f < RPC_FLAVOR_STAT_COUNT)
+		stat_add(&stats_cb_flavors[f], 1);
+}
+
+void rpc_stats_callbacks_get(uint64_t out[RPC_FLAVOR_STAT_COUNT])
+{
+	flavors_get(stats_cb_flavors, out);
 }
 
 void rpc_stats_record(struct rpc_proc_stats *s, bool error, uint64_t latency_ns)
@@ -167,15 +186,20 @@ static void rpc_auth_principals(struct json_out *j)
 
 static void rpc_auth_write(struct json_out *j, const char *name, void *arg)
 {
-	uint64_t fl[RPC_FLAVOR_STAT_COUNT], live, cap, ev;
+	uint64_t fl[RPC_FLAVOR_STAT_COUNT], cb[RPC_FLAVOR_STAT_COUNT], live, cap, ev;
 
 	(void)arg;
 	rpc_stats_flavors_get(fl);
+	rpc_stats_callbacks_get(cb);
 	rpc_gss_counts(&live, &cap, &ev);
 	json_obj_open(j, name);
 	json_obj_open(j, "calls");
 	for (unsigned i = 0; i < RPC_FLAVOR_STAT_COUNT; i++)
 		json_u64(j, rpc_flavor_stat_name((enum rpc_flavor_stat)i), fl[i]);
+	json_obj_close(j);
+	json_obj_open(j, "callbacks"); /* the ones we make */
+	for (unsigned i = 0; i < RPC_FLAVOR_STAT_COUNT; i++)
+		json_u64(j, rpc_flavor_stat_name((enum rpc_flavor_stat)i), cb[i]);
 	json_obj_close(j);
 	json_u64(j, "gss_contexts", live);
 	json_u64(j, "gss_contexts_max", cap);
@@ -185,21 +209,33 @@ static void rpc_auth_write(struct json_out *j, const char *name, void *arg)
 	json_obj_close(j);
 }
 
-/* No principal label: one series per flavor only (the label set stays fixed). The contexts'
- * gauge is the "resources" section's rnfsd_gss_contexts. */
-static void rpc_auth_prom(struct prom_out *p, void *arg)
+/* One counter family, a series per flavor. false: the family could not be written. */
+static bool prom_flavors(struct prom_out *p, const char *name, const char *help,
+			 const uint64_t fl[RPC_FLAVOR_STAT_COUNT])
 {
-	uint64_t fl[RPC_FLAVOR_STAT_COUNT];
-
-	(void)arg;
-	rpc_stats_flavors_get(fl);
-	if (!prom_family(p, "rnfsd_rpc_calls_by_flavor_total", PROM_COUNTER,
-			 "RPC calls dispatched, by authentication flavor (RPCSEC_GSS: krb5, krb5i, krb5p by service)"))
-		return;
+	if (!prom_family(p, name, PROM_COUNTER, help))
+		return false;
 	for (unsigned i = 0; i < RPC_FLAVOR_STAT_COUNT; i++) {
 		struct prom_label l = { "flavor", rpc_flavor_stat_name((enum rpc_flavor_stat)i) };
 		prom_sample_u64(p, NULL, &l, 1, fl[i]);
 	}
+	return true;
+}
+
+/* No principal label: one series per flavor only (the label set stays fixed). The contexts'
+ * gauge is the "resources" section's rnfsd_gss_contexts. */
+static void rpc_auth_prom(struct prom_out *p, void *arg)
+{
+	uint64_t fl[RPC_FLAVOR_STAT_COUNT], cb[RPC_FLAVOR_STAT_COUNT];
+
+	(void)arg;
+	rpc_stats_flavors_get(fl);
+	rpc_stats_callbacks_get(cb);
+	if (prom_flavors(p, "rnfsd_rpc_calls_by_flavor_total",
+			 "RPC calls dispatched, by authentication flavor (RPCSEC_GSS: krb5, krb5i, krb5p by service)", fl))
+		prom_flavors(p, "rnfsd_rpc_callbacks_by_flavor_total",
+			     "NFSv4 callbacks sent, by authentication flavor (RPCSEC_GSS: krb5, krb5i, krb5p by service)",
+			     cb);
 }
 
 int rpc_stats_section_add(void)

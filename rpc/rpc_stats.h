@@ -66,6 +66,10 @@ const char *rpc_flavor_stat_name(enum rpc_flavor_stat f);
 enum rpc_flavor_stat rpc_flavor_stat_of(uint32_t flavor, uint32_t gss_svc);
 /* Any thread: the counts, RPC_FLAVOR_STAT_COUNT of them. */
 void rpc_stats_flavors_get(uint64_t out[RPC_FLAVOR_STAT_COUNT]);
+/* Any thread: a callback rnfsd sent (NFSv4 CB_NULL, CB_COMPOUND), counted by its credential's flavor
+ * and RPCSEC_GSS service (RFC 7530 §3.3.3: a 4.0 client of krb5i gets krb5i callbacks). */
+void rpc_stats_count_callback(uint32_t flavor, uint32_t gss_svc);
+void rpc_stats_callbacks_get(uint64_t out[RPC_FLAVOR_STAT_COUNT]);
 /* Main thread, before serving: the "rpc_auth" section of the stats document (calls by flavor,
  * RPCSEC_GSS contexts, their principals when the request is verbose) and its Prometheus family. */
 int rpc_stats_section_add(void);

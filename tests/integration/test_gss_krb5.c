@@ -33,13 +33,30 @@
  * client's GETATTR every 100 ms stays answered within 0.5 s;
  * AUTH_SYS still works; a 4.1 client with a krb5 fore channel and AUTH_SYS
  * in csa_sec_parms gets CB_NULL, CB_SEQUENCE and CB_RECALL of its read
- * delegation with AUTH_SYS on its krb5 connection (RFC 8881 §18.36.3); the stats count calls by flavor (krb5, krb5i,
+ * delegation with AUTH_SYS on its krb5 connection (RFC 8881 §18.36.3); a 4.0
+ * client made by nfs/client.test under krb5, krb5i, krb5p gets its callbacks
+ * under RPCSEC_GSS with the same service (RFC 7530 §3.3.3): the test's
+ * callback listener accepts the server's context with the client's keytab
+ * (initiated as nfs/localhost@RNFSD.TEST), checks the header MIC and opens
+ * the arguments of CB_NULL and of the CB_RECALL of a read delegation, which
+ * an AUTH_SYS client's OPEN for writing triggers; a refused context and a
+ * reply verifier that does not check leave the path down (no delegation),
+ * logged once; a CB_NULL denied with CTXPROBLEM brings a new context (RFC
+ * 2203 §5.3.3.3), a CB_RECALL denied so comes again under the new one; an unanswered CB_NULL is retransmitted under a new
+ * seq_num (§5.3.3.1); rpc_auth.callbacks counts them by service; 110 such
+ * records, each replacing the last, leave RSS, fds and the callback table
+ * where they were (the contexts go with their clients); with a KDC that does
+ * not answer, callback contexts wait on at most two workers (eight 4.0
+ * clients still confirmed); the stats count calls by flavor (krb5, krb5i,
  * krb5p by service) and rnfsctl -v lists the context's principal.
  */
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +76,7 @@ enum { SVC_NONE = 1, SVC_INTEG = 2, SVC_PRIV = 3 };
 #define RECV_MS 10000
 
 static struct hx_env env;
+static uint16_t kdc_port; /* the realm's KDC (krb5-realm.sh) */
 static bool gss_quiet; /* the soak's contexts: no note per INIT reply */
 
 struct gss_cl {
@@ -73,6 +91,7 @@ struct gss_cl {
 	uint8_t init_verf[128]; /* the last INIT reply's verifier: a MIC of the window */
 	uint32_t init_verf_len;
 	struct xb *keep;      /* if set, the verified results (after seq_num) are copied here */
+	uint32_t n4_svc;      /* gss_n4_rpc's service (0: krb5) */
 };
 
 static uint32_t be32(const uint8_t *p)
@@ -361,6 +380,7 @@ static bool realm_start(const char *srcdir, char *kdc_pid_path, size_t cap)
 	char cmd[PATH_MAX * 3];
 	uint16_t port = hx_free_port();
 
+	kdc_port = port;
 	snprintf(cmd, sizeof(cmd), "%s/krb5-realm.sh '%s' %u", srcdir, env.dir, port);
 	int rc = system(cmd);
 	if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
@@ -994,10 +1014,11 @@ static gss_cred_id_t host_cred(void);
 static enum raw_recv_result gss_n4_rpc(struct n4_client *k, const struct xb *a, struct raw_reply *r)
 {
 	struct gss_cl *g = k->rpc_arg;
-	struct xb call;
+	uint32_t svc = g->n4_svc ? g->n4_svc : SVC_NONE;
+	struct xb call, keep;
 
 	g->vers = 4;
-	gss_build(g, 1, SVC_NONE, a, &call, false);
+	gss_build(g, 1, svc, a, &call, false);
 	g->vers = 3;
 	raw_send_record(&k->c, call.p, call.len);
 	xb_free(&call);
@@ -1008,7 +1029,24 @@ static enum raw_recv_result gss_n4_rpc(struct n4_client *k, const struct xb *a, 
 		raw_reply_free(r);
 		return RAW_RECV_ERROR;
 	}
-	return RAW_RECV_OK;
+	if (svc == SVC_NONE || r->reply_stat != 0 || r->accept_stat != 0)
+		return RAW_RECV_OK;
+	/* krb5i, krb5p: the COMPOUND4res unwrapped (RFC 2203 §5.3.2.2-3) becomes the body. */
+	xb_init(&keep);
+	g->keep = &keep;
+	int st = gss_results(g, svc, &r->body);
+	g->keep = NULL;
+	uint8_t *body = st >= 0 ? malloc(keep.len) : NULL; /* the results after seq_num, status first */
+	if (body) {
+		memcpy(body, keep.p, keep.len);
+		raw_reply_free(r);
+		r->buf = body;
+		xd_init(&r->body, body, keep.len);
+	}
+	xb_free(&keep);
+	if (!body)
+		raw_reply_free(r);
+	return body ? RAW_RECV_OK : RAW_RECV_ERROR;
 }
 
 /* NFSv4.0 (RFC 7530 §16.33.5): daemon's confirmed client with an open; nfs/client.test's SETCLIENTID
@@ -1155,18 +1193,19 @@ static int cb_open(struct n4_client *k, const char *name, uint32_t access, struc
 	return st == 0 && !p ? -1 : st;
 }
 
-/* The stats' nfs4_callbacks entry of clientid names flavor want (polled up to 2 s: the probe's reply
- * is taken on the loop thread). */
-static bool cb_stats_flavor(uint64_t cid, const char *want)
+/* The stats' nfs4_callbacks entry of clientid names flavor want and state (polled up to 2 s: the
+ * probe's reply is taken on the loop thread). */
+static bool cb_stats_flavor(uint64_t cid, const char *want, const char *state)
 {
-	char key[64], fl[32];
+	char key[64], fl[32], st[32];
 
 	snprintf(key, sizeof(key), "\"clientid\": \"%016llx\"", (unsigned long long)cid);
 	snprintf(fl, sizeof(fl), "\"flavor\": \"%s\"", want);
+	snprintf(st, sizeof(st), "\"state\": \"%s\"", state);
 	for (int i = 0; i < 20; i++) {
 		char *doc = n4_stats_json(env.stats_socket);
 		char *p = doc ? strstr(doc, key) : NULL, *end = p ? strchr(p, '}') : NULL;
-		bool ok = end && (*end = '\0', strstr(p, fl) && strstr(p, "\"state\": \"up\""));
+		bool ok = end && (*end = '\0', strstr(p, fl) && strstr(p, st));
 		if (!ok && i == 19)
 			hx_note("stats: %s", p ? p : "(no entry)");
 		free(doc);
@@ -1225,7 +1264,7 @@ static void check_nfs41_callbacks(void)
 		   (k.csr_flags & N4_CS_BACK_CHAN), "krb5: EXCHANGE_ID, CREATE_SESSION with CONN_BACK_CHAN: granted"))
 		goto out;
 	check_cb_probe(&k);
-	CHECK(cb_stats_flavor(k.cid, "sys"), "stats nfs4_callbacks: the client's callbacks go with flavor sys");
+	CHECK(cb_stats_flavor(k.cid, "sys", "up"), "stats nfs4_callbacks: the client's callbacks go with flavor sys");
 	int fd = open(hx_xpath(&env, "cb-file"), O_CREAT | O_WRONLY, 0644);
 	if (fd >= 0)
 		close(fd);
@@ -1251,6 +1290,512 @@ out:
 	raw_close(&c);
 	if (g.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
+}
+
+/* ---- NFSv4.0 callbacks of a krb5 client under RPCSEC_GSS (issue 25 item 5; RFC 7530 §3.3.3) ---- */
+
+/* The test's NFSv4.0 callback service: a loopback listener, the server's connection to it, and the
+ * context the server makes with nfs/client.test, accepted with the client's keytab. */
+struct cb40 {
+	int lfd;
+	uint16_t port;
+	struct raw_conn c;
+	gss_cred_id_t acred;
+	struct gss_cl g;        /* ctx: the accepted context; seq: the call's */
+	char initiator[256];    /* who made it */
+};
+
+/* A callback call as it came: the RPC header, the RPCSEC_GSS credential, the raw arguments. */
+struct cb40_call {
+	uint8_t *buf;
+	size_t len, hdr_len;    /* hdr_len: xid to the credential's end (what the verifier signs) */
+	uint32_t xid, prog, vers, proc, flavor;
+	uint32_t gproc, seq, svc, handle_len;
+	const uint8_t *verf, *args;
+	uint32_t verf_len;
+	size_t args_len;
+};
+
+static bool cb40_listen(struct cb40 *s)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	gss_key_value_element_desc el[1] = { { "keytab", hx_path(&env, "client.keytab") } };
+	gss_key_value_set_desc store = { 1, el };
+	gss_buffer_desc name = { 26, (void *)"nfs/client.test@RNFSD.TEST" };
+	gss_name_t n;
+	OM_uint32 min;
+
+	memset(s, 0, sizeof(*s));
+	s->c.fd = -1;
+	s->g.ctx = GSS_C_NO_CONTEXT;
+	s->acred = GSS_C_NO_CREDENTIAL;
+	if (!GSS_ERROR(gss_import_name(&min, &name, (gss_OID)GSS_KRB5_NT_PRINCIPAL_NAME, &n))) {
+		gss_acquire_cred_from(&min, n, GSS_C_INDEFINITE, GSS_C_NO_OID_SET, GSS_C_ACCEPT, &store, &s->acred,
+				      NULL, NULL);
+		gss_release_name(&min, &n);
+	}
+	s->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok = s->lfd >= 0 && bind(s->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(s->lfd, 4) == 0 &&
+		  getsockname(s->lfd, (struct sockaddr *)&sa, &sl) == 0;
+	s->port = ntohs(sa.sin_port);
+	return CHECK(ok && s->acred != GSS_C_NO_CREDENTIAL, "a callback listener accepting for nfs/client.test");
+}
+
+static void cb40_close(struct cb40 *s)
+{
+	OM_uint32 min;
+
+	if (s->c.fd >= 0)
+		raw_close(&s->c);
+	if (s->lfd >= 0)
+		close(s->lfd);
+	if (s->g.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &s->g.ctx, GSS_C_NO_BUFFER);
+	gss_release_cred(&min, &s->acred);
+}
+
+/* The next callback call (the server's connection accepted first): false if none within 10 s. */
+static bool cb40_read(struct cb40 *s, struct cb40_call *k)
+{
+	struct pollfd p = { .fd = s->lfd, .events = POLLIN };
+	struct xd d, cd;
+	const uint8_t *cred;
+	uint32_t cl;
+
+	memset(k, 0, sizeof(*k));
+	if (s->c.fd < 0 && (poll(&p, 1, 10000) != 1 || (s->c.fd = accept(s->lfd, NULL, NULL)) < 0))
+		return false;
+	if (raw_recv_record(&s->c, &k->buf, &k->len, 10000) != RAW_RECV_OK)
+		return false;
+	xd_init(&d, k->buf, k->len);
+	k->xid = xd_u32(&d);
+	if (xd_u32(&d) != 0 || xd_u32(&d) != 2) /* CALL, rpcvers 2 */
+		return false;
+	k->prog = xd_u32(&d);
+	k->vers = xd_u32(&d);
+	k->proc = xd_u32(&d);
+	k->flavor = xd_u32(&d);
+	cred = xd_opaque(&d, &cl, 400);
+	k->hdr_len = d.pos;
+	if (k->flavor == 6 && cred) { /* RFC 2203 §5: rpc_gss_cred_vers_1_t */
+		xd_init(&cd, cred, cl);
+		xd_u32(&cd);
+		k->gproc = xd_u32(&cd);
+		k->seq = xd_u32(&cd);
+		k->svc = xd_u32(&cd);
+		xd_opaque(&cd, &k->handle_len, 32);
+	}
+	xd_u32(&d);
+	k->verf = xd_opaque(&d, &k->verf_len, 400);
+	k->args = d.p + d.pos;
+	k->args_len = d.len - d.pos;
+	return !d.bad;
+}
+
+/* RFC 2203 §5.2.3.1: answer INIT with the context (handle "cb-ctx-1", window 128, the verifier a MIC
+ * of it) or, refuse, with GSS_S_FAILURE. */
+static bool cb40_accept(struct cb40 *s, const struct cb40_call *k, bool refuse)
+{
+	struct xd d;
+	uint32_t tl;
+	gss_buffer_desc in, out = GSS_C_EMPTY_BUFFER, nb = GSS_C_EMPTY_BUFFER;
+	gss_name_t src = GSS_C_NO_NAME;
+	OM_uint32 maj = GSS_S_FAILURE, min = 0, m2;
+	struct xb b;
+
+	xd_init(&d, k->args, k->args_len);
+	in.value = (void *)xd_opaque(&d, &tl, 65536);
+	in.length = tl;
+	if (!gss_quiet)
+		hx_note("the server's INIT token: %u bytes", tl);
+	if (!refuse && in.value)
+		maj = gss_accept_sec_context(&min, &s->g.ctx, s->acred, &in, GSS_C_NO_CHANNEL_BINDINGS, &src, NULL,
+					     &out, NULL, NULL, NULL);
+	if (maj == GSS_S_COMPLETE && !GSS_ERROR(gss_display_name(&m2, src, &nb, NULL)))
+		snprintf(s->initiator, sizeof(s->initiator), "%.*s", (int)nb.length, (char *)nb.value);
+	xb_init(&b);
+	xb_u32(&b, k->xid);
+	xb_u32(&b, 1); /* REPLY, MSG_ACCEPTED */
+	xb_u32(&b, 0);
+	if (maj == GSS_S_COMPLETE) {
+		uint8_t w[4] = { 0, 0, 0, 128 };
+		gss_buffer_desc wb = { 4, w }, mic = GSS_C_EMPTY_BUFFER;
+		gss_get_mic(&m2, s->g.ctx, GSS_C_QOP_DEFAULT, &wb, &mic);
+		xb_u32(&b, 6);
+		xb_opaque(&b, mic.value, (uint32_t)mic.length);
+		gss_release_buffer(&m2, &mic);
+	} else {
+		xb_u32(&b, 0);
+		xb_u32(&b, 0);
+	}
+	xb_u32(&b, 0); /* SUCCESS: rpc_gss_init_res */
+	xb_opaque(&b, "cb-ctx-1", maj == GSS_S_COMPLETE ? 8 : 0);
+	xb_u32(&b, maj);
+	xb_u32(&b, min);
+	xb_u32(&b, maj == GSS_S_COMPLETE ? 128 : 0);
+	xb_opaque(&b, out.value, (uint32_t)out.length);
+	raw_send_record(&s->c, b.p, b.len);
+	xb_free(&b);
+	gss_release_buffer(&m2, &out);
+	gss_release_buffer(&m2, &nb);
+	gss_release_name(&m2, &src);
+	return maj == GSS_S_COMPLETE;
+}
+
+/* RFC 2203 §5.3.2.2-3: arguments under krb5i (checksum) or krb5p (wrap) opened, seq_num checked, into out. */
+static bool cb40_unwrap(struct cb40 *s, uint32_t svc, struct xd *d, struct xb *out)
+{
+	uint32_t blen, slen;
+	const uint8_t *body = xd_opaque(d, &blen, 65536), *sum;
+	gss_buffer_desc in = { blen, (void *)body }, plain = GSS_C_EMPTY_BUFFER;
+	OM_uint32 maj, min;
+	int conf = 0;
+	bool ok = false;
+
+	if (!body || blen < 4)
+		return false;
+	if (svc == SVC_INTEG) {
+		sum = xd_opaque(d, &slen, 400);
+		gss_buffer_desc tok = { slen, (void *)sum };
+		ok = sum && gss_verify_mic(&min, s->g.ctx, &in, &tok, NULL) == GSS_S_COMPLETE && be32(body) == s->g.seq;
+		if (ok)
+			xb_raw(out, body + 4, blen - 4);
+		return ok;
+	}
+	maj = gss_unwrap(&min, s->g.ctx, &in, &plain, &conf, NULL);
+	ok = maj == GSS_S_COMPLETE && conf && plain.length >= 4 && be32(plain.value) == s->g.seq;
+	if (ok)
+		xb_raw(out, (uint8_t *)plain.value + 4, plain.length - 4);
+	gss_release_buffer(&min, &plain);
+	return ok;
+}
+
+/* A DATA call under the context: the header's MIC checks (RFC 2203 §5.3.1) and its arguments open
+ * under the credential's service into args. */
+static bool cb40_open(struct cb40 *s, const struct cb40_call *k, struct xb *args)
+{
+	gss_buffer_desc hdr = { k->hdr_len, k->buf }, mic = { k->verf_len, (void *)k->verf };
+	OM_uint32 min;
+	struct xd d;
+
+	xb_init(args);
+	if (k->flavor != 6 || k->gproc != GSS_DATA || k->handle_len != 8 || !k->verf ||
+	    gss_verify_mic(&min, s->g.ctx, &hdr, &mic, NULL) != GSS_S_COMPLETE)
+		return false;
+	s->g.seq = k->seq;
+	if (k->svc == SVC_NONE) {
+		xb_raw(args, k->args, k->args_len);
+		return true;
+	}
+	xd_init(&d, k->args, k->args_len);
+	return (k->svc == SVC_INTEG || k->svc == SVC_PRIV) && cb40_unwrap(s, k->svc, &d, args);
+}
+
+/* Answer k: the verifier a MIC of its seq_num (§5.3.3.2), res wrapped under its service. flip: a
+ * verifier that does not check. */
+static void cb40_answer(struct cb40 *s, const struct cb40_call *k, const struct xb *res, bool flip)
+{
+	uint8_t w[4] = { (uint8_t)(k->seq >> 24), (uint8_t)(k->seq >> 16), (uint8_t)(k->seq >> 8), (uint8_t)k->seq };
+	gss_buffer_desc wb = { 4, w }, mic = GSS_C_EMPTY_BUFFER;
+	OM_uint32 min;
+	struct xb b;
+
+	xb_init(&b);
+	xb_u32(&b, k->xid);
+	xb_u32(&b, 1); /* REPLY, MSG_ACCEPTED */
+	xb_u32(&b, 0);
+	gss_get_mic(&min, s->g.ctx, GSS_C_QOP_DEFAULT, &wb, &mic);
+	if (flip && mic.length)
+		((uint8_t *)mic.value)[mic.length - 1] ^= 1;
+	xb_u32(&b, 6);
+	xb_opaque(&b, mic.value, (uint32_t)mic.length);
+	gss_release_buffer(&min, &mic);
+	xb_u32(&b, 0); /* SUCCESS */
+	s->g.seq = k->seq;
+	gss_args(&b, &s->g, k->svc, res);
+	raw_send_record(&s->c, b.p, b.len);
+	xb_free(&b);
+}
+
+/* CB_COMPOUND4args of 4.0 (RFC 7530 §16.2... §17.2): tag, minor 0, callback_ident, one CB_RECALL:
+ * its stateid into *sid. */
+static bool cb40_recall_args(const struct xb *a, uint32_t ident, struct n4_sid *sid)
+{
+	struct xd d;
+	uint32_t tl;
+
+	xd_init(&d, a->p, a->len);
+	xd_opaque(&d, &tl, 1024);
+	bool ok = xd_u32(&d) == 0 && xd_u32(&d) == ident && xd_u32(&d) == 1 && xd_u32(&d) == 4 /* OP_CB_RECALL */;
+	n4_xd_sid(&d, sid);
+	return ok && !d.bad;
+}
+
+/* INIT from the server (nfs/localhost) to nfs/client.test under svc on the callback program: accepted
+ * (or refused). */
+static bool cb40_init(struct cb40 *s, struct n4_client *k, uint32_t svc, const char *sname, bool refuse)
+{
+	struct cb40_call c;
+	bool ok = false;
+
+	if (CHECK(cb40_read(s, &c), "%s: the server calls the callback address", sname)) {
+		CHECK(c.prog == k->cb_prog && c.vers == 1 && c.proc == 0 && c.flavor == 6 && c.gproc == GSS_INIT &&
+		      c.svc == svc && c.handle_len == 0,
+		      "%s: NULL with RPCSEC_GSS INIT, service %u, no handle (RFC 2203 §5.2.2; prog %x flavor %u "
+		      "proc %u svc %u)", sname, svc, c.prog, c.flavor, c.gproc, c.svc);
+		ok = cb40_accept(s, &c, refuse);
+	}
+	free(c.buf);
+	return ok;
+}
+
+/* A callback listener s, and a 4.0 client k (no record yet) on a connection c with a context h of
+ * nfs/client.test (under h->n4_svc), its callback address s's. false: not all of it. */
+static bool cb40_client_begin(struct cb40 *s, struct raw_conn *c, struct gss_cl *h, struct n4_client *k,
+			      const char *what)
+{
+	if (!cb40_listen(s))
+		return false;
+	h->cred = host_cred();
+	if (!CHECK(raw_connect(c, env.port) == 0 && h->cred != GSS_C_NO_CREDENTIAL && gss_establish(c, h),
+		   "%s: a context of nfs/client.test", what))
+		return false;
+	n4_share(k, c, 0);
+	k->rpc = gss_n4_rpc, k->rpc_arg = h;
+	snprintf(k->cb_addr, sizeof(k->cb_addr), "127.0.0.1.%u.%u", s->port >> 8, s->port & 255);
+	return true;
+}
+
+/* Undo cb40_client_begin (any part of it). */
+static void cb40_client_end(struct raw_conn *c, struct gss_cl *h, struct cb40 *s)
+{
+	OM_uint32 min;
+
+	if (c->fd >= 0) {
+		gss_destroy(c, h);
+		raw_close(c);
+	}
+	if (h->ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &h->ctx, GSS_C_NO_BUFFER);
+	gss_release_cred(&min, &h->cred);
+	cb40_close(s);
+}
+
+enum cb40_mode { CB40_OK, CB40_REFUSE, CB40_BADVERF, CB40_LOST, CB40_RESEND, CB40_LOST_RECALL };
+
+/* The first CB_NULL goes unanswered; its retransmission (3 s later) comes under a new seq_num with a
+ * header MIC of its own (RFC 2203 §5.3.3.1), and is answered. */
+static void cb40_resend(struct cb40 *s, uint32_t svc, const char *sname)
+{
+	struct cb40_call c1, c2;
+	struct xb args, res;
+
+	xb_init(&args);
+	if (CHECK(cb40_read(s, &c1) && c1.proc == 0, "%s: CB_NULL, left unanswered", sname) &&
+	    CHECK(cb40_read(s, &c2), "%s: then its retransmission", sname)) {
+		CHECK(c2.proc == 0 && c2.xid == c1.xid && c2.seq == c1.seq + 1 && c2.svc == svc &&
+			      cb40_open(s, &c2, &args),
+		      "%s: same xid, the next seq_num (%u after %u), its own header MIC, arguments open", sname, c2.seq,
+		      c1.seq);
+		xb_init(&res);
+		cb40_answer(s, &c2, &res, false);
+		xb_free(&res);
+	}
+	xb_free(&args);
+	free(c1.buf);
+	free(c2.buf);
+}
+
+/* The client lost the context (RFC 2203 §5.3.3.3): the next call is denied with RPCSEC_GSS_CTXPROBLEM
+ * and the context forgotten. */
+static void cb40_lose(struct cb40 *s, const char *sname)
+{
+	struct cb40_call cc;
+	OM_uint32 min;
+
+	if (CHECK(cb40_read(s, &cc), "%s: a call under the context", sname)) {
+		struct xb b;
+		static const uint32_t denied[] = { 1, 1, 1, 14 }; /* REPLY, MSG_DENIED, AUTH_ERROR, CTXPROBLEM */
+
+		xb_init(&b);
+		xb_u32(&b, cc.xid);
+		for (unsigned i = 0; i < 4; i++)
+			xb_u32(&b, denied[i]);
+		raw_send_record(&s->c, b.p, b.len);
+		xb_free(&b);
+	}
+	free(cc.buf);
+	gss_delete_sec_context(&min, &s->g.ctx, GSS_C_NO_BUFFER);
+	s->initiator[0] = '\0';
+}
+
+/* The probe after the context: CB_NULL under it (answered; BADVERF: with a verifier that does not check). */
+static void cb40_probe(struct cb40 *s, uint32_t svc, const char *sname, bool flip)
+{
+	struct cb40_call cc;
+	struct xb args, res;
+
+	xb_init(&args);
+	if (CHECK(cb40_read(s, &cc), "%s: then a call", sname)) {
+		CHECK(cc.proc == 0 && cc.svc == svc && cb40_open(s, &cc, &args) && args.len == 0,
+		      "%s: CB_NULL under the context: header MIC checks (RFC 2203 §5.3.1), service %u, void "
+		      "arguments open (proc %u svc %u)", sname, svc, cc.proc, cc.svc);
+		xb_init(&res);
+		cb40_answer(s, &cc, &res, flip);
+		xb_free(&res);
+	}
+	xb_free(&args);
+	free(cc.buf);
+}
+
+static void cb40_lose(struct cb40 *s, const char *sname);
+static bool cb40_init(struct cb40 *s, struct n4_client *k, uint32_t svc, const char *sname, bool refuse);
+
+/* The read delegation of file is recalled under the context (CB_RECALL of its stateid), by an
+ * AUTH_SYS client's OPEN for writing; answered, returned, the OPEN proceeds. lose: the first
+ * CB_RECALL is denied with CTXPROBLEM; a new context, CB_NULL, then the CB_RECALL again. */
+static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const char *sname, const char *file,
+			const struct n4_openres *o, const uint8_t *fh, uint32_t fh_len, bool lose)
+{
+	struct n4_client b;
+	struct n4_openres ob;
+	struct cb40_call cc;
+	struct n4_sid dsid;
+	struct xb args, res;
+	uint8_t bfh[128];
+	uint32_t bfh_len = 0;
+
+	if (!CHECK(n4_start(&b, env.port, 0, "gss-cb40-writer") == 0, "an AUTH_SYS 4.0 client"))
+		return;
+	int st = n4_open_deleg(&b, env.export_dir, file, false, N4_ACCESS_WRITE, "w40", &ob, bfh, &bfh_len);
+	CHECK(st == N4ERR_DELAY, "%s: AUTH_SYS OPEN for writing: DELAY while the delegation is recalled (%d)", sname,
+	      st);
+	if (lose) {
+		cb40_lose(s, sname);
+		CHECK(cb40_init(s, k, svc, sname, false), "%s: a new context after the CB_RECALL was denied", sname);
+		cb40_probe(s, svc, sname, false);
+	}
+	xb_init(&args);
+	if (CHECK(cb40_read(s, &cc), "%s: a callback arrives", sname)) {
+		CHECK(cc.proc == 1 && cc.svc == svc && cb40_open(s, &cc, &args) &&
+			      cb40_recall_args(&args, k->cb_ident, &dsid) && !memcmp(&dsid, &o->dsid, sizeof(dsid)),
+		      "%s: CB_COMPOUND{CB_RECALL} of the delegation stateid under the context: header MIC, "
+		      "arguments open under service %u (proc %u svc %u)", sname, svc, cc.proc, cc.svc);
+		xb_init(&res); /* CB_COMPOUND4res: NFS4_OK, tag "", CB_RECALL NFS4_OK */
+		static const uint32_t ok[] = { 0, 0, 1, 4, 0 };
+		for (unsigned i = 0; i < 5; i++)
+			xb_u32(&res, ok[i]);
+		cb40_answer(s, &cc, &res, false);
+		xb_free(&res);
+	}
+	xb_free(&args);
+	free(cc.buf);
+	CHECK(dl_return(k, fh, fh_len, &o->dsid) == 0, "%s: DELEGRETURN", sname);
+	st = n4_open_deleg(&b, env.export_dir, file, false, N4_ACCESS_WRITE, "w40b", &ob, bfh, &bfh_len);
+	CHECK(st == 0, "%s: AUTH_SYS OPEN for writing proceeds after the return (%d)", sname, st);
+	n4_client_close(&b);
+}
+
+/*
+ * A 4.0 client made under nfs/client.test (the test holds its keytab) with
+ * SETCLIENTID under svc and a callback address of the test's: the server
+ * makes a context with it as nfs/localhost (RFC 7530 §3.3.3), then CB_NULL
+ * and, for a read delegation, CB_RECALL under it. REFUSE: the listener
+ * refuses the context; BADVERF: CB_NULL's reply verifier does not check;
+ * either way the path is down (no delegation) and logged once.
+ */
+static void check_nfs40_cb(uint32_t svc, enum cb40_mode mode)
+{
+	static const char *const names[] = { "", "krb5", "krb5i", "krb5p" };
+	static const char *const modes[] = { "", " (context refused)", " (bad reply verifier)", " (context lost)",
+					     " (probe retransmitted)", " (context lost at CB_RECALL)" };
+	char sname[64], id[64], file[64], *before = NULL;
+	struct gss_cl h = { .xid = 0x65600000 + (svc << 16) + ((uint32_t)mode << 12), .n4_svc = svc };
+	struct raw_conn c = { .fd = -1 };
+	struct cb40 s;
+	struct n4_client k;
+	struct n4_openres o;
+	uint8_t fh[128], confirm[8];
+	uint32_t fh_len = 0;
+
+	snprintf(sname, sizeof(sname), "4.0 %s%s", names[svc], modes[mode]);
+	if (!cb40_client_begin(&s, &c, &h, &k, sname))
+		goto out;
+	k.cb_ident = 40 + svc;
+	snprintf(id, sizeof(id), "gss-cb40-%u-%u", svc, mode);
+	memcpy(k.verifier, id + 4, 8);
+	if (!CHECK(n4_setclientid(&k, id, confirm) == 0 && n4_setclientid_confirm(&k, confirm) == 0,
+		   "%s: SETCLIENTID, SETCLIENTID_CONFIRM", sname))
+		goto out;
+	before = n4_stats_json(env.stats_socket);
+	bool up = cb40_init(&s, &k, svc, sname, mode == CB40_REFUSE);
+	if (mode != CB40_REFUSE)
+		CHECK(up && !strcmp(s.initiator, "nfs/localhost@RNFSD.TEST"),
+		      "%s: context accepted, initiated by nfs/localhost@RNFSD.TEST: the name the client's own "
+		      "context targeted (%s)", sname, s.initiator);
+	if (up && mode == CB40_LOST) {
+		cb40_lose(&s, sname);
+		up = CHECK(cb40_init(&s, &k, svc, sname, false) && !strcmp(s.initiator, "nfs/localhost@RNFSD.TEST"),
+			   "%s: a new context is made (RFC 2203 §5.3.3.3)", sname);
+	}
+	if (up && mode == CB40_RESEND)
+		cb40_resend(&s, svc, sname);
+	else if (up)
+		cb40_probe(&s, svc, sname, mode == CB40_BADVERF);
+	bool ok_path = mode != CB40_REFUSE && mode != CB40_BADVERF;
+	CHECK(cb_stats_flavor(k.cid, names[svc], ok_path ? "up" : "down"),
+	      "%s: stats nfs4_callbacks: flavor %s, state %s", sname, names[svc], ok_path ? "up" : "down");
+	snprintf(file, sizeof(file), "cb40-%u-%u", svc, mode);
+	int fd = open(hx_xpath(&env, file), O_CREAT | O_WRONLY, 0644);
+	if (fd >= 0)
+		close(fd);
+	int st = n4_open_deleg(&k, env.export_dir, file, false, N4_ACCESS_READ, "o40", &o, fh, &fh_len);
+	if (!ok_path) {
+		CHECK(st == 0 && o.deleg == 0, "%s: OPEN for reading: no delegation (the path is down; %d, deleg %u)",
+		      sname, st, o.deleg);
+		goto out;
+	}
+	if (CHECK(st == 0 && o.deleg == 1, "%s: OPEN for reading gets a read delegation (%d, deleg %u)", sname, st,
+		  o.deleg))
+		cb40_recall(&s, &k, svc, sname, file, &o, fh, fh_len, mode == CB40_LOST_RECALL);
+	char *after = n4_stats_json(env.stats_socket), why[256] = "";
+	/* CB_NULL, CB_RECALL; a lost context: CB_NULL again (and the CB_RECALL denied, sent again) */
+	long long sent = mode == CB40_LOST ? 3 : mode == CB40_LOST_RECALL ? 4 : 2;
+	CHECK(n4_stats_moved(before, after, "callbacks", "krb5", names[svc], sent, why, sizeof(why)),
+	      "%s: stats rpc_auth.callbacks: %s +%lld (CB_NULL, CB_RECALL), the other krb5 services +0 (%s)", sname,
+	      names[svc], sent, why);
+	free(after);
+out:
+	free(before);
+	cb40_client_end(&c, &h, &s);
+}
+
+static void check_nfs40_callbacks(void)
+{
+	static const char *const plain[] = { "stats", NULL };
+	char out[65536];
+
+	for (uint32_t svc = SVC_NONE; svc <= SVC_PRIV; svc++)
+		check_nfs40_cb(svc, CB40_OK);
+	int rc = hx_rnfsctl(&env, -1, out, sizeof(out), plain);
+	CHECK(rc == 0 && strstr(out, "callbacks by flavor: none "), "rnfsctl: the callbacks-by-flavor line (rc %d)", rc);
+	unsigned refused = hx_log_count(&env, "RPCSEC_GSS context to the client");
+	check_nfs40_cb(SVC_NONE, CB40_REFUSE);
+	CHECK(hx_log_count(&env, "RPCSEC_GSS context to the client") == refused + 1,
+	      "a refused context is logged once (\"RPCSEC_GSS context to the client: the client refused ...\")");
+	unsigned bad = hx_log_count(&env, "callback CB_NULL failed: bad reply");
+	check_nfs40_cb(SVC_INTEG, CB40_BADVERF);
+	CHECK(hx_log_count(&env, "callback CB_NULL failed: bad reply") == bad + 1,
+	      "a reply whose verifier does not check is logged once");
+	unsigned lost = hx_log_count(&env, "lost our RPCSEC_GSS context");
+	check_nfs40_cb(SVC_PRIV, CB40_LOST);
+	CHECK(hx_log_count(&env, "lost our RPCSEC_GSS context") == lost + 1, "a lost context is logged once");
+	check_nfs40_cb(SVC_INTEG, CB40_RESEND);
+	lost = hx_log_count(&env, "lost our RPCSEC_GSS context");
+	check_nfs40_cb(SVC_NONE, CB40_LOST_RECALL);
+	CHECK(hx_log_count(&env, "lost our RPCSEC_GSS context") == lost + 1, "a context lost at CB_RECALL is logged "
+	      "once");
 }
 
 /* [rnfsd] gss-contexts-per-client = 2: a third context evicts the client's least recently used. */
@@ -1418,6 +1963,100 @@ static void check_soak(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 	gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
 }
 
+/* The stats' nfs4_bounds.callback_paths (entries of the callback table), or -1. */
+static long long cb_paths(void)
+{
+	char *doc = n4_stats_json(env.stats_socket);
+	long long n = doc ? n4_stats_num(doc, "nfs4_bounds", "callback_paths") : -1;
+
+	free(doc);
+	return n;
+}
+
+/* One soak round: SETCLIENTID (a new verifier: the record replaces the last one, RFC 7530 §16.33.5)
+ * and SETCLIENTID_CONFIRM of k; the server's context accepted on its new connection, CB_NULL
+ * answered under it. */
+static bool cb40_soak_round(struct cb40 *s, struct n4_client *k, unsigned i)
+{
+	char v[16];
+	uint8_t confirm[8];
+	struct cb40_call cc;
+	struct xb args, res;
+	OM_uint32 min;
+	bool ok;
+
+	snprintf(v, sizeof(v), "soak%04u", i % 10000);
+	memcpy(k->verifier, v, 8);
+	if (n4_setclientid(k, "gss-cb40-soak", confirm) != 0 || n4_setclientid_confirm(k, confirm) != 0)
+		return false;
+	if (s->c.fd >= 0)
+		raw_close(&s->c); /* the last record's path: the server lets go of it */
+	s->c.fd = -1;
+	if (s->g.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &s->g.ctx, GSS_C_NO_BUFFER);
+	ok = cb40_read(s, &cc) && cc.gproc == GSS_INIT && cb40_accept(s, &cc, false);
+	free(cc.buf);
+	xb_init(&args);
+	ok = ok && cb40_read(s, &cc) && cc.proc == 0 && cb40_open(s, &cc, &args);
+	if (ok) {
+		xb_init(&res);
+		cb40_answer(s, &cc, &res, false);
+		xb_free(&res);
+	}
+	xb_free(&args);
+	free(cc.buf);
+	return ok;
+}
+
+/*
+ * A soak of the 4.0 callback contexts: 110 client records of nfs/client.test
+ * under krb5, each replacing the last, each with its callback path's context
+ * made and probed; after a warm-up of 10, the daemon's RSS (within 1 MiB) and
+ * fds are where they started: contexts, connections and entries go with their
+ * clients.
+ */
+static void check_nfs40_cb_soak(void)
+{
+	struct gss_cl h = { .xid = 0x656a0000 };
+	struct raw_conn c = { .fd = -1 };
+	struct gss_usage a = { 0 }, b;
+	struct n4_client k;
+	struct cb40 s;
+	unsigned ok = 0;
+
+	if (!cb40_client_begin(&s, &c, &h, &k, "callback soak"))
+		goto out;
+	double t0 = hx_now();
+	long long paths_a = -1, paths_b;
+	gss_quiet = true;
+	for (unsigned i = 0; i < 110; i++) {
+		if (i == 10) {
+			usleep(200 * 1000); /* the warm-up's last record let go of */
+			gss_usage_read(&a);
+			paths_a = cb_paths();
+			t0 = hx_now();
+		}
+		if (!cb40_soak_round(&s, &k, i))
+			break;
+		ok++;
+	}
+	gss_quiet = false;
+	double t1 = hx_now();
+	usleep(200 * 1000);
+	gss_usage_read(&b);
+	paths_b = cb_paths();
+	CHECK(paths_a >= 1 && paths_a == paths_b, "callback soak: callback paths (nfs4_bounds.callback_paths) back "
+	      "where they started (%lld -> %lld)", paths_a, paths_b);
+	CHECK(ok == 110, "callback soak: 110 4.0 records under krb5, each with its callback context made and "
+	      "probed (%u; the last 100 in %.2f s)", ok, t1 - t0);
+	CHECK(a.rss_kb > 0 && b.rss_kb - a.rss_kb <= 1024 + n4_proc_quarantine_kb(env.pid),
+	      "callback soak: RSS back where it started (%ld -> %ld KiB)", a.rss_kb, b.rss_kb);
+	CHECK(a.fds > 0 && a.fds == b.fds, "callback soak: open fds back where they started (%ld -> %ld)", a.fds,
+	      b.fds);
+out:
+	cb40_client_end(&c, &h, &s);
+}
+
 #ifdef MALLOC_COUNT_SO
 #include <sys/mman.h>
 #include "tests/integration/malloc_count.h"
@@ -1487,6 +2126,79 @@ static void check_allocs(struct raw_conn *c, const uint8_t *fh, uint32_t fh_len)
 	gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
 }
 #endif
+
+/* Stop the KDC and hold its port with a listener that never answers: a KDC that hangs. The fd, or -1. */
+static int kdc_silence(const char *kdc_pid_path)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(kdc_port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	realm_stop(kdc_pid_path);
+	for (int i = 0; fd >= 0 && i < 50; i++) { /* until krb5kdc has let go of the port */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 64) == 0)
+			return fd;
+		usleep(100 * 1000);
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/*
+ * A KDC that does not answer: eight 4.0 clients of daemon@RNFSD.TEST confirm
+ * one after the other; each callback context's first step waits on a worker
+ * for a ticket (MIT waits seconds). At most CB_GSS_STEPS_MAX (2) of the 4
+ * workers wait, so the next clients' SETCLIENTID and SETCLIENTID_CONFIRM
+ * (worker calls) are answered within the hook's 1.5 s (with every step on a
+ * worker at once, the fifth client's calls wait behind four stuck workers and
+ * only four clients get confirmed); a neighbour NFSv4.1 client's GETATTR every
+ * 100 ms stays answered. The realm stays silent afterwards: the sections after
+ * it need no KDC.
+ */
+static void check_kdc_silent(const char *kdc_pid_path)
+{
+	struct gss_cl g = { .xid = 0x656b0000 };
+	struct raw_conn c = { .fd = -1 };
+	struct n4_client k[8];
+	struct n4_watch w;
+	uint8_t confirm[8];
+	unsigned confirmed = 0;
+	char id[32];
+	OM_uint32 min;
+	int lfd = kdc_silence(kdc_pid_path);
+
+	if (!CHECK(lfd >= 0, "the KDC stopped, its port held by a listener that never answers") ||
+	    !CHECK(raw_connect(&c, env.port) == 0 && gss_establish(&c, &g), "a krb5 context of daemon (ticket cached)"))
+		goto out;
+	if (!CHECK(n4_watch_start(&w, env.port, "gss-kdc-neighbour") == 0, "neighbour NFSv4.1 client set up"))
+		goto out;
+	double t0 = hx_now();
+	for (unsigned i = 0; i < 8; i++) {
+		n4_share(&k[i], &c, 0);
+		k[i].rpc = gss_n4_rpc, k[i].rpc_arg = &g;
+		snprintf(id, sizeof(id), "gss-kdc-%u", i);
+		memcpy(k[i].verifier, id, 8);
+		if (n4_setclientid(&k[i], id, confirm) == 0 && n4_setclientid_confirm(&k[i], confirm) == 0)
+			confirmed++;
+	}
+	double took = hx_now() - t0;
+	usleep(1500 * 1000);
+	double slowest = n4_watch_stop(&w);
+	CHECK(confirmed == 8, "8 krb5 4.0 clients confirmed (%u, %.2f s) while their callback contexts wait for "
+	      "the KDC on at most two workers", confirmed, took);
+	CHECK(w.calls >= 10 && w.failed == 0 && slowest < 0.5,
+	      "meanwhile the neighbour's GETATTRs are answered: %u calls, %u failed, slowest %.3f s (< 0.5)", w.calls,
+	      w.failed, slowest);
+out:
+	if (lfd >= 0)
+		close(lfd); /* the waiting requests fail now: the paths go down */
+	if (c.fd >= 0)
+		raw_close(&c);
+	if (g.ctx != GSS_C_NO_CONTEXT)
+		gss_delete_sec_context(&min, &g.ctx, GSS_C_NO_BUFFER);
+}
 
 /*
  * Context creation runs on a worker (gss_accept_sec_context reads the keytab and the replay
@@ -1589,6 +2301,8 @@ int main(int argc, char **argv)
 		check_nfs4_principal(&c, &g);
 		hx_section("callbacks of a krb5 NFSv4.1 client (RFC 8881 §2.10.8.3, §18.36.3)");
 		check_nfs41_callbacks();
+		hx_section("callbacks of a krb5 NFSv4.0 client under RPCSEC_GSS (RFC 7530 §3.3.3)");
+		check_nfs40_callbacks();
 		hx_section("replay window, bad MIC, DESTROY (§5.3.3.1, §5.3.3.3, §5.4)");
 		check_replay_and_destroy(&c, &g, fh, fh_len);
 		hx_section("a client's share of the context table (gss-contexts-per-client)");
@@ -1597,10 +2311,14 @@ int main(int argc, char **argv)
 		check_host_principal(&c, fh, fh_len);
 		hx_section("soak: 2000 krb5p calls, 500 contexts made and destroyed");
 		check_soak(&c, fh, fh_len);
+		hx_section("soak: 110 NFSv4.0 callback contexts, each freed with its client");
+		check_nfs40_cb_soak();
 #ifdef MALLOC_COUNT_SO
 		hx_section("allocations per GETATTR under each flavor (malloc_count.c preload)");
 		check_allocs(&c, fh, fh_len);
 #endif
+		hx_section("a KDC that does not answer: callback contexts hold at most two workers");
+		check_kdc_silent(kdc_pid);
 		hx_section("context creation on a worker: a slow keytab stalls no other client");
 		check_slow_establish(&c);
 	}

@@ -241,6 +241,14 @@ static void test_state_machine(void **state)
 	assert_int_equal(c.state, NFS4_CB_NONE);
 	assert_string_equal(nfs4_cb_state_name(NFS4_CB_UP), "up");
 	assert_string_equal(nfs4_cb_state_name(NFS4_CB_DOWN), "down");
+	/* The callbacks' credential (stats nfs4_callbacks "flavor"); RFC 7530 §3.3.3: RPCSEC_GSS by service. */
+	assert_string_equal(nfs4_cb_flavor_name(true, 1, 0), "sys");
+	assert_string_equal(nfs4_cb_flavor_name(true, 0, 0), "none");
+	assert_string_equal(nfs4_cb_flavor_name(true, 6, 1), "krb5");
+	assert_string_equal(nfs4_cb_flavor_name(true, 6, 2), "krb5i");
+	assert_string_equal(nfs4_cb_flavor_name(true, 6, 3), "krb5p");
+	assert_string_equal(nfs4_cb_flavor_name(true, 6, 4), "-");
+	assert_string_equal(nfs4_cb_flavor_name(false, 1, 1), "-");
 }
 
 static void test_slot(void **state)

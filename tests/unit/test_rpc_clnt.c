@@ -49,6 +49,8 @@ static void test_decode_accepted(void **state)
 	assert_int_equal(h.accept_stat, RPC_SUCCESS);
 	assert_int_equal(h.verf_flavor, 6);
 	assert_int_equal(h.verf_len, 5);
+	assert_int_equal(h.verf_off, 20); /* xid, REPLY, ACCEPTED, flavor, length (RPCSEC_GSS reads it there) */
+	assert_int_equal(m.b[h.verf_off], 0xab);
 	assert_int_equal(h.res_off, hdr);
 
 	reply_accepted(&m, 8, 0, RPC_PROG_MISMATCH);
@@ -392,6 +394,62 @@ static void test_link_down_resend_fail(void **state)
 	rpc_clnt_destroy(&cl);
 }
 
+/* The seal hook sees the XID in place, before the first send; a refusing one fails the start. */
+static uint32_t sealed_xid;
+static unsigned seals;
+static int seal_ok(struct rpc_clnt_call *cc)
+{
+	sealed_xid = tget_u32(cc->args.base, 0);
+	if (seals++ == 0)
+		xdr_enc_u32(&cc->args, 0x5ea1ed); /* what a verifier or a wrap would add */
+	else
+		xdr_enc_patch_u32(&cc->args, xdr_enc_len(&cc->args) - 4, 0x5ea1ed + seals); /* sealed afresh */
+	return 0;
+}
+static int seal_refuse(struct rpc_clnt_call *cc)
+{
+	(void)cc;
+	return -1;
+}
+
+static void test_seal_hook(void **state)
+{
+	(void)state;
+	struct rpc_clnt cl;
+	struct ucall u;
+
+	clnt_setup(&cl, false);
+	seals = 0;
+	memset(&u, 0, sizeof(u));
+	rpc_clnt_call_init(&u.cc, u.buf, sizeof(u.buf), 0x40000000, 1, 0, NULL);
+	assert_null(u.cc.seal);
+	u.cc.seal = seal_ok;
+	u.cc.done = ucall_done;
+	assert_int_equal(rpc_clnt_start(&cl, &u.cc), 0);
+	assert_int_equal(n_sent, 1);
+	assert_int_equal(sealed_xid, u.cc.xid);
+	assert_int_equal(tget_u32(sent_log[0].b, sent_log[0].n - 4), 0x5ea1ed); /* sent sealed */
+	/* RFC 2203 §5.3.3.1: each retransmission (the schedule's, a resend) is sealed afresh. */
+	rpc_clnt_tick(&cl, rpc_clnt_now_ms() + 1000);
+	assert_int_equal(n_sent, 2);
+	assert_int_equal(seals, 2);
+	assert_int_equal(tget_u32(sent_log[1].b, sent_log[1].n - 4), 0x5ea1ed + 2);
+	rpc_clnt_resend(&cl);
+	assert_int_equal(n_sent, 3);
+	assert_int_equal(tget_u32(sent_log[2].b, sent_log[2].n - 4), 0x5ea1ed + 3);
+	u.cc.seal = seal_refuse; /* one that cannot be sealed again is not sent */
+	rpc_clnt_resend(&cl);
+	assert_int_equal(n_sent, 3);
+	rpc_clnt_fail_all(&cl, RPC_CLNT_CLOSED);
+
+	rpc_clnt_call_init(&u.cc, u.buf, sizeof(u.buf), 0x40000000, 1, 0, NULL);
+	u.cc.seal = seal_refuse;
+	assert_int_equal(rpc_clnt_start(&cl, &u.cc), -1);
+	assert_int_equal(n_sent, 3); /* nothing sent, nothing pending */
+	assert_int_equal(cl.n_pending, 0);
+	rpc_clnt_destroy(&cl);
+}
+
 /* Many calls at once: all XIDs distinct, every reply finds its own call. */
 static void test_many_pending(void **state)
 {
@@ -585,6 +643,7 @@ int main(void)
 		cmocka_unit_test(test_match_by_xid),
 		cmocka_unit_test(test_timeout_retransmit),
 		cmocka_unit_test(test_link_down_resend_fail),
+		cmocka_unit_test(test_seal_hook),
 		cmocka_unit_test(test_many_pending),
 		cmocka_unit_test(test_reply_routing),
 		cmocka_unit_test(test_window),

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "rpc/rpc_clnt.h"
 #include "rpc/rpc_gss.h"
 #include "rpc/rpc_internal.h"
 
@@ -419,6 +420,84 @@ static void test_flavor_stat(void **state)
 	assert_int_equal(rpc_flavor_stat_of(3, 0), RPC_FLAVOR_STAT_COUNT);
 	assert_string_equal(rpc_flavor_stat_name(RPC_FLAVOR_STAT_KRB5I), "krb5i");
 	assert_string_equal(rpc_flavor_stat_name(RPC_FLAVOR_STAT_COUNT), "?");
+	/* Callbacks we send, by their credential (RFC 7530 §3.3.3). */
+	uint64_t cb[RPC_FLAVOR_STAT_COUNT];
+	rpc_stats_count_callback(RPC_AUTH_GSS, RPC_GSS_SVC_INTEGRITY);
+	rpc_stats_count_callback(RPC_AUTH_SYS, RPC_GSS_SVC_PRIVACY); /* not RPCSEC_GSS: the service means nothing */
+	rpc_stats_count_callback(RPC_AUTH_SYS, 0);
+	rpc_stats_count_callback(3, 0); /* no such flavor: not counted */
+	rpc_stats_callbacks_get(cb);
+	assert_int_equal(cb[RPC_FLAVOR_STAT_KRB5I], 1);
+	assert_int_equal(cb[RPC_FLAVOR_STAT_SYS], 2);
+	assert_int_equal(cb[RPC_FLAVOR_STAT_NONE] + cb[RPC_FLAVOR_STAT_KRB5] + cb[RPC_FLAVOR_STAT_KRB5P], 0);
+}
+
+/* The initiator's call header (the NFSv4.0 callbacks, rpc_gss_clnt.c) as the acceptor decodes it. */
+static void test_initiator_cred(void **state)
+{
+	(void)state;
+	struct rpc_gss_cred gc = { .vers = 1, .proc = RPC_GSS_DATA, .seq = 77, .svc = RPC_GSS_SVC_PRIVACY,
+				   .handle_len = 5, .handle = { 1, 2, 3, 4, 5 } };
+	struct rpc_clnt_call cc;
+	uint8_t msg[256];
+	struct rpc_call *c = calloc(1, sizeof(*c));
+
+	rpc_clnt_call_init(&cc, msg, sizeof(msg), 0x40000000, 1, 1, NULL);
+	size_t hdr = rpc_gss_call_cred(&cc.args, &gc);
+	assert_int_equal(hdr, 24 + 8 + 5 * 4 + 8); /* header words, flavor + length, the body (handle padded) */
+	assert_int_equal(xdr_enc_len(&cc.args), hdr); /* the verifier goes next */
+	uint8_t mic[16];
+	memset(mic, 0x6d, sizeof(mic));
+	xdr_enc_u32(&cc.args, RPC_AUTH_GSS);
+	xdr_enc_opaque(&cc.args, mic, sizeof(mic));
+	xdr_enc_u32(&cc.args, 0xfeed);
+	struct xdr_dec d;
+	xdr_dec_init(&d, msg, xdr_enc_len(&cc.args));
+	d.p += 24;
+	assert_int_equal(rpc_gss_decode_auth(&d, c), RPC_AUTH_OK);
+	assert_int_equal(c->gss.hdr_len, hdr);
+	assert_int_equal(c->gss.proc, RPC_GSS_DATA);
+	assert_int_equal(c->gss.seq, 77);
+	assert_int_equal(c->gss.svc, RPC_GSS_SVC_PRIVACY);
+	assert_int_equal(c->gss.handle_len, 5);
+	assert_memory_equal(c->gss.handle, gc.handle, 5);
+	assert_int_equal(c->gss.verf_len, 16);
+	uint32_t w;
+	assert_true(xdr_dec_u32(&d, &w));
+	assert_int_equal(w, 0xfeed);
+	/* A retransmission's new seq_num (§5.3.3.1) lands in the credential. */
+	rpc_gss_call_set_seq(&cc.args, 78);
+	xdr_dec_init(&d, msg, xdr_enc_len(&cc.args));
+	d.p += 24;
+	assert_int_equal(rpc_gss_decode_auth(&d, c), RPC_AUTH_OK);
+	assert_int_equal(c->gss.seq, 78);
+	assert_int_equal(c->gss.hdr_len, hdr);
+	/* INIT (RFC 2203 §5.2.2): no handle. */
+	gc.proc = RPC_GSS_INIT, gc.seq = 0, gc.handle_len = 0;
+	rpc_clnt_call_init(&cc, msg, sizeof(msg), 0x40000000, 1, 0, NULL);
+	assert_int_equal(rpc_gss_call_cred(&cc.args, &gc), 24 + 8 + 5 * 4);
+	/* Not a call header, or no room: 0. */
+	struct xdr_enc e;
+	xdr_enc_init(&e, msg, sizeof(msg));
+	assert_int_equal(rpc_gss_call_cred(&e, &gc), 0);
+	rpc_clnt_call_init(&cc, msg, 40, 0x40000000, 1, 0, NULL);
+	assert_int_equal(rpc_gss_call_cred(&cc.args, &gc), 0);
+	free(c);
+}
+
+/* RFC 2203 §5.3.3.1: one seq_num per call, never MAXSEQ. */
+static void test_initiator_seq(void **state)
+{
+	(void)state;
+	uint32_t s = 0;
+
+	assert_true(rpc_gss_seq_next(&s));
+	assert_int_equal(s, 1);
+	s = RPC_GSS_MAXSEQ - 2;
+	assert_true(rpc_gss_seq_next(&s));
+	assert_int_equal(s, RPC_GSS_MAXSEQ - 1);
+	assert_false(rpc_gss_seq_next(&s));
+	assert_int_equal(s, RPC_GSS_MAXSEQ - 1);
 }
 
 static void test_decode_auth(void **state)
@@ -485,6 +564,8 @@ int main(void)
 		cmocka_unit_test(test_table_all_referenced),
 		cmocka_unit_test(test_principal),
 		cmocka_unit_test(test_decode_auth),
+		cmocka_unit_test(test_initiator_cred),
+		cmocka_unit_test(test_initiator_seq),
 		cmocka_unit_test(test_table_principals),
 		cmocka_unit_test(test_flavor_stat),
 	};

@@ -13,26 +13,62 @@
  * sets UP or DOWN (nfs4_cb_state.c). RFC 8881 §2.9.2: a request is not
  * retransmitted on the same connection, so a back channel call has one
  * timeout and no resend.
+ *
+ * A 4.0 client that did SETCLIENTID under RPCSEC_GSS (RFC 7530 §3.3.3) has
+ * its path's context made first (struct cb_gss, rpc/rpc_gss_clnt.h): each
+ * gss_init_sec_context step on a worker (it may wait for the KDC), each
+ * token sent on the loop as a NULL call (RFC 2203 §5.2), then the probe and
+ * every callback under it; the context is kept with the entry (one per
+ * client) and made again when it expires. A context the client refuses, or
+ * a reply whose verifier does not check, is a failed probe or callback: DOWN.
  */
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nfs/v4/cb/nfs4_cb.h"
 #include "nfs/v4/cb/nfs4_cb_xdr.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/workers.h"
 #include "rpc/rpc_clnt.h"
+#include "rpc/rpc_gss.h"
+#include "rpc/rpc_gss_clnt.h"
+#include "rpc/rpc_stats.h"
 #include "rpc/xprt.h"
 #include "transport/tcp_clnt.h"
 
 /* A call header with AUTH_SYS (<= 432 bytes), CB_COMPOUND with CB_SEQUENCE
- * and one operation (the largest: CB_NOTIFY_LOCK, <= 1172 bytes). */
+ * and one operation (the largest: CB_NOTIFY_LOCK, <= 1172 bytes); under
+ * RPCSEC_GSS (4.0, no CB_SEQUENCE) the header MIC and krb5p's wrap token add
+ * under 200 bytes with the AES enctypes. */
 #define CB_MSG_MAX 2048u
 
 /* In flight on an entry: nothing, a probe's CB_NULL or CB_SEQUENCE, or a
  * queued operation (nfs4_cb_send()). */
-enum cb_step { STEP_IDLE, STEP_NULL, STEP_SEQ, STEP_OP };
+enum cb_step {
+	STEP_IDLE, STEP_NULL, STEP_SEQ, STEP_OP,
+	STEP_GSS_WORK, /* 4.0 RPCSEC_GSS: a context creation step on a worker */
+	STEP_GSS_INIT, /* 4.0 RPCSEC_GSS: its token in a NULL call (RFC 2203 §5.2.2) */
+};
+
+/* A context creation call: the header and a token as large as Windows' default MaxTokenSize (12000;
+ * a ticket with a PAC), more than CB_MSG_MAX holds. */
+#define CB_GSS_INIT_MAX 16384u
+
+struct cb_ent;
+/* A 4.0 path's RPCSEC_GSS context (loop thread; the worker has gc while busy). */
+struct cb_gss {
+	struct work work;             /* rpc_gss_clnt_step() on a worker */
+	struct cb_ent *e;             /* NULL: let go of while busy (gss_step_done frees it) */
+	struct rpc_gss_clnt *gc;
+	enum rpc_gss_clnt_next next;  /* the step's outcome */
+	bool busy;                    /* its step is queued (gss_waitq) or on a worker */
+	struct cb_gss *wait_next;     /* gss_waitq linkage */
+	struct nfs4_cb_op op;         /* the operation in flight (STEP_OP): sent again under a new context */
+	uint8_t msg[CB_GSS_INIT_MAX]; /* the NULL call carrying our token (RFC 2203 §5.2.2) */
+};
 
 /* A queued operation and whom to tell. */
 struct cb_q {
@@ -58,6 +94,8 @@ struct cb_ent {
 	bool unbind;           /* worker -> loop: let go of the connection (session destroyed) */
 	struct sockaddr_storage addr; /* 4.0 callback address */
 	socklen_t addr_len;
+	uint32_t gss_svc;      /* 4.0 under RPCSEC_GSS: its service (enum rpc_gss_svc), else 0 */
+	struct nfs4_cb_gss40 *gss_want; /* worker -> loop: the names for the next probe (malloc'ed) */
 	/* Operations waiting to be sent, a ring (nfs4_cb_send()). */
 	struct cb_q q[NFS4_CB_QUEUE];
 	unsigned qhead, qlen;
@@ -71,6 +109,8 @@ struct cb_ent {
 	struct rpc_conn_hook lost_hook;
 	bool hooked;           /* under cb_mu: the connection's loop clears it ([rnfsd] loops) */
 	struct tcp_clnt *tc;   /* 4.0 */
+	struct cb_gss *gss;    /* 4.0 under RPCSEC_GSS */
+	bool gss_renewed;      /* made again after the client lost it; no callback answered since */
 	enum cb_step step;
 	uint32_t seq_sent;
 	unsigned probe_retries; /* CB_SEQUENCE probes answered BADSESSION / DELAY */
@@ -91,6 +131,14 @@ static struct loop_ev *cb_async;
 static struct loop_ev *cb_retry_ev; /* one-shot: probes to send again */
 static struct cb_ent cb_tab[NFS4_CB_CLIENTS];
 static struct log_limit cb_limit;
+/*
+ * Context creation steps on workers at once (loop thread): a KDC that does
+ * not answer holds at most CB_GSS_STEPS_MAX workers (MIT waits seconds per
+ * request), the others keep serving; the steps beyond wait in gss_waitq.
+ */
+#define CB_GSS_STEPS_MAX 2u
+static unsigned gss_running;
+static struct cb_gss *gss_waitq, **gss_waitq_tail = &gss_waitq;
 static _Atomic uint64_t cb_notify_queued; /* CB_NOTIFYs taken by nfs4_cb_send() (nfs4_cb_notify_sent()) */
 
 /* RFC 8881 §2.9.2: no retransmission on the same connection; one wait. */
@@ -104,6 +152,8 @@ static const struct tcp_clnt_params cb_40_params = {
 	.reconnect_delay_ms = 500,
 	.reconnect_max = 1,
 };
+/* 4.0 under RPCSEC_GSS: cb_40_params with room to queue a context creation call (nfs4_cb_start). */
+static struct tcp_clnt_params cb_40_gss_params;
 
 /* cb_mu held. The entry of clientid, or a new one (NULL: the table is full). */
 static struct cb_ent *ent_get(uint64_t clientid, bool create)
@@ -222,11 +272,15 @@ void nfs4_cb_client_gone(uint64_t clientid)
 		cb_wake();
 }
 
-void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb)
+void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb, const struct nfs4_cb_gss40 *gss)
 {
 	struct sockaddr_storage sa;
 	socklen_t len = 0;
 	bool usable = cb->netid_len && nfs4_cb_uaddr_parse(cb->netid, cb->netid_len, cb->addr, cb->addr_len, &sa, &len);
+	struct nfs4_cb_gss40 *want = NULL;
+
+	if (gss && gss->svc && (want = malloc(sizeof(*want))))
+		*want = *gss;
 
 	pthread_mutex_lock(&cb_mu);
 	struct cb_ent *e = cb_async ? ent_get(clientid, true) : NULL;
@@ -235,8 +289,13 @@ void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb)
 		e->v40 = true;
 		e->prog = cb->program;
 		e->ident = cb->ident;
-		/* RFC 7530 §3.3.3: AUTH_SYS is what rnfsd calls with (as root). */
-		e->sec = (struct nfs4_cb_sec){ .usable = true, .cred = { .flavor = RPC_AUTH_SYS } };
+		/* RFC 7530 §3.3.3: SETCLIENTID's flavor; AUTH_SYS (as root) for AUTH_SYS and AUTH_NONE. */
+		e->sec = (struct nfs4_cb_sec){ .usable = !gss || !gss->svc || want,
+					       .cred = { .flavor = gss && gss->svc ? RPC_AUTH_GSS : RPC_AUTH_SYS } };
+		e->gss_svc = gss ? gss->svc : 0;
+		free(e->gss_want);
+		e->gss_want = want;
+		want = NULL;
 		nfs4_cb_chan_bound(&e->ch);
 		if (usable) {
 			e->addr = sa;
@@ -250,6 +309,7 @@ void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb)
 		}
 	}
 	pthread_mutex_unlock(&cb_mu);
+	free(want);
 	cb_wake();
 }
 
@@ -307,8 +367,8 @@ static void ent_stat(const struct cb_ent *e, struct nfs4_cb_stat *s)
 	s->sent = e->ch.sent;
 	s->ok = e->ch.ok;
 	s->failed = e->ch.failed;
-	/* RFC 8881 §18.36.3 (csa_sec_parms, BACKCHANNEL_CTL), RFC 7530 §3.3.3 (4.0: AUTH_SYS here). */
-	s->flavor = !e->sec.usable ? "-" : e->sec.cred.flavor == RPC_AUTH_SYS ? "sys" : "none";
+	/* RFC 8881 §18.36.3 (csa_sec_parms, BACKCHANNEL_CTL), RFC 7530 §3.3.3 (4.0: SETCLIENTID's flavor). */
+	s->flavor = nfs4_cb_flavor_name(e->sec.usable, e->sec.cred.flavor, e->gss_svc);
 }
 
 void nfs4_cb_foreach(void (*fn)(const struct nfs4_cb_stat *s, void *arg), void *arg)
@@ -399,6 +459,25 @@ static void ent_fail(struct cb_ent *e, enum cb_step step, const char *why)
 		op_finish(e, -1);
 }
 
+/* The operation in flight (e->cur_*, op) back at the head of the queue, to go again. false: the
+ * queue is full (it is not taken back). */
+static bool q_push_front(struct cb_ent *e, const struct nfs4_cb_op *op)
+{
+	pthread_mutex_lock(&cb_mu);
+	bool room = e->qlen < NFS4_CB_QUEUE;
+
+	if (room) {
+		e->qhead = (e->qhead + NFS4_CB_QUEUE - 1) % NFS4_CB_QUEUE;
+		e->q[e->qhead] = (struct cb_q){ .op = *op, .done = e->cur_done, .arg = e->cur_arg };
+		e->qlen++;
+		e->cur_done = NULL;
+		e->cur_arg = NULL;
+		e->cur_ga = NULL;
+	}
+	pthread_mutex_unlock(&cb_mu);
+	return room;
+}
+
 /* cb_mu held. Take the oldest queued operation into e->cur_* and *op. */
 static bool q_pop(struct cb_ent *e, struct nfs4_cb_op *op)
 {
@@ -432,6 +511,193 @@ static bool call_prep(struct cb_ent *e, enum cb_step step, struct nfs4_cb_seq_ar
 	return true;
 }
 
+/* ---- 4.0 under RPCSEC_GSS (RFC 7530 §3.3.3; RFC 2203 §5.2 context creation) ---- */
+
+static void ent_call(struct cb_ent *e, enum cb_step step);
+static void ent_next(struct cb_ent *e);
+
+/* Let go of e's context; one whose step is on a worker is freed when it comes back. */
+static void gss_drop(struct cb_ent *e)
+{
+	struct cb_gss *g = e->gss;
+
+	e->gss = NULL;
+	if (!g)
+		return;
+	if (g->busy) {
+		g->e = NULL;
+		return;
+	}
+	rpc_gss_clnt_free(g->gc);
+	free(g);
+}
+
+/* Worker: may wait for the KDC. */
+static void gss_step_run(struct work *w)
+{
+	struct cb_gss *g = container_of(w, struct cb_gss, work);
+
+	g->next = rpc_gss_clnt_step(g->gc);
+}
+
+static void gss_next(struct cb_ent *e, enum rpc_gss_clnt_next next);
+
+/* Loop thread: start waiting steps while fewer than CB_GSS_STEPS_MAX run; free those let go of. */
+static void gss_pump(void)
+{
+	struct cb_gss *g;
+
+	while (gss_running < CB_GSS_STEPS_MAX && (g = gss_waitq)) {
+		if (!(gss_waitq = g->wait_next))
+			gss_waitq_tail = &gss_waitq;
+		if (!g->e) {
+			rpc_gss_clnt_free(g->gc);
+			free(g);
+			continue;
+		}
+		gss_running++;
+		workers_submit(&g->work);
+	}
+}
+
+/* Loop thread: the step came back. */
+static void gss_step_done(struct work *w)
+{
+	struct cb_gss *g = container_of(w, struct cb_gss, work);
+	struct cb_ent *e = g->e;
+
+	gss_running--;
+	gss_pump();
+	g->busy = false;
+	if (!e) {
+		rpc_gss_clnt_free(g->gc);
+		free(g);
+		return;
+	}
+	if (e->step != STEP_GSS_WORK)
+		return; /* the path was released meanwhile */
+	e->step = STEP_IDLE;
+	gss_next(e, g->next);
+	ent_next(e);
+}
+
+static void gss_submit(struct cb_ent *e)
+{
+	struct cb_gss *g = e->gss;
+
+	g->busy = true;
+	g->work = (struct work){ .run = gss_step_run, .done = gss_step_done, .home = 0 };
+	e->step = STEP_GSS_WORK;
+	g->wait_next = NULL;
+	*gss_waitq_tail = g;
+	gss_waitq_tail = &g->wait_next;
+	gss_pump();
+}
+
+/* Begin making e's context: from want's names, or (NULL) the current context's again. false: none. */
+static bool gss_begin(struct cb_ent *e, const struct nfs4_cb_gss40 *want)
+{
+	struct rpc_gss_clnt *gc = NULL;
+
+	if (want && want->target[0] && want->initiator[0])
+		gc = rpc_gss_clnt_new(want->initiator, want->target, want->svc);
+	else if (!want && e->gss)
+		gc = rpc_gss_clnt_again(e->gss->gc);
+	struct cb_gss *g = gc ? calloc(1, sizeof(*g)) : NULL;
+
+	gss_drop(e);
+	if (!g) {
+		rpc_gss_clnt_free(gc);
+		return false;
+	}
+	g->e = e;
+	g->gc = gc;
+	e->gss = g;
+	gss_submit(e);
+	return true;
+}
+
+/* An UP path's context expired: probed again under a new one (RFC 2203 §5.3.3.1: after MAXSEQ too). */
+static void gss_renew(struct cb_ent *e)
+{
+	pthread_mutex_lock(&cb_mu);
+	nfs4_cb_chan_bound(&e->ch);
+	pthread_mutex_unlock(&cb_mu);
+	if (!gss_begin(e, NULL))
+		ent_fail(e, STEP_NULL, "RPCSEC_GSS context expired and not made again");
+}
+
+/* The context's token goes to the client in a NULL call (RFC 2203 §5.2.2). */
+static void gss_call_init(struct cb_ent *e)
+{
+	pthread_mutex_lock(&cb_mu);
+	uint32_t prog = e->prog;
+	pthread_mutex_unlock(&cb_mu);
+
+	rpc_gss_clnt_init_call(e->gss->gc, &e->cc, e->gss->msg, sizeof(e->gss->msg), prog, NFS4_CB_VERS40);
+	e->cc.done = cb_done;
+	e->cc.arg = e;
+	e->step = STEP_GSS_INIT;
+	if ((e->cc.args.overflow || !e->tc || tcp_clnt_call(e->tc, &e->cc) != 0) && e->step == STEP_GSS_INIT) {
+		e->step = STEP_IDLE;
+		ent_fail(e, STEP_NULL, e->cc.args.overflow ? "RPCSEC_GSS token too large" : "RPCSEC_GSS token not sent");
+	}
+}
+
+/* What context creation does next; failing, the probe fails: DOWN, one log line. */
+static void gss_next(struct cb_ent *e, enum rpc_gss_clnt_next next)
+{
+	char why[200];
+
+	switch (next) {
+	case RPC_GSS_CLNT_SEND:
+		gss_call_init(e);
+		return;
+	case RPC_GSS_CLNT_STEP:
+		gss_submit(e);
+		return;
+	case RPC_GSS_CLNT_DONE:
+		ent_call(e, STEP_NULL); /* RFC 7530 §3.3.3: the probe under the new context */
+		return;
+	case RPC_GSS_CLNT_FAIL:
+	default:
+		snprintf(why, sizeof(why), "RPCSEC_GSS context to the client: %s", rpc_gss_clnt_error(e->gss->gc));
+		ent_fail(e, STEP_NULL, why);
+		return;
+	}
+}
+
+/*
+ * RFC 2203 §5.3.3.3: a call denied with RPCSEC_GSS_CREDPROBLEM or
+ * CTXPROBLEM: the client no longer holds our context (its context cache
+ * expired or was flushed). A new one is made and the path probed again,
+ * once until a callback is answered again; the call in flight fails. true:
+ * done so (one log line).
+ */
+static bool gss_lost(struct cb_ent *e, enum cb_step step, const struct rpc_clnt_call *cc)
+{
+	uint32_t as = cc->reply.auth_stat;
+
+	if (cc->reply.reject_stat != RPC_AUTH_ERROR || (as != RPCSEC_GSS_CREDPROBLEM && as != RPCSEC_GSS_CTXPROBLEM) ||
+	    e->gss_renewed)
+		return false;
+	e->gss_renewed = true;
+	log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: the client lost our RPCSEC_GSS context (auth_stat %u): "
+		    "making a new one", e->name, as);
+	/* The operation goes first once the path is up again (it waits while the path is probed). */
+	if (step == STEP_OP && !q_push_front(e, &e->gss->op))
+		op_finish(e, -1);
+	gss_renew(e);
+	return true;
+}
+
+/* A reply to a call under the context: RFC 2203 §5.3.3.2 its verifier, §5.3.2 its results unwrapped.
+ * One that does not check is a bad reply: the call failed, the path goes DOWN (its one log line). */
+static enum rpc_clnt_status gss_reply(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_status st)
+{
+	return st == RPC_CLNT_OK && !rpc_gss_clnt_open(e->gss->gc, cc) ? RPC_CLNT_BAD_REPLY : st;
+}
+
 /* Send CB_NULL, CB_COMPOUND(CB_SEQUENCE) or a queued operation (4.1:
  * CB_COMPOUND(CB_SEQUENCE, op); 4.0: CB_COMPOUND(op)) on e's path. */
 static void ent_call(struct cb_ent *e, enum cb_step step)
@@ -447,14 +713,23 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	prog = e->prog;
 	ident = e->v40 ? e->ident : 0;
 	cred = e->sec.cred;
+	uint32_t gss_svc = e->gss_svc;
 	bool go = call_prep(e, step, &sa, &op);
 	pthread_mutex_unlock(&cb_mu);
 	if (!go)
 		return;
+	if (step == STEP_OP && e->gss)
+		e->gss->op = op; /* kept while it is out (gss_lost) */
 	e->seq_sent = sa.seqid;
-	rpc_clnt_call_init(&e->cc, e->msg, sizeof(e->msg), prog, e->v40 ? NFS4_CB_VERS40 : NFS4_CB_VERS41,
-			   step == STEP_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND,
-			   cred.flavor == RPC_AUTH_SYS ? &cred : NULL);
+	uint32_t vers = e->v40 ? NFS4_CB_VERS40 : NFS4_CB_VERS41;
+	uint32_t proc = step == STEP_NULL ? NFS4_CB_PROC_NULL : NFS4_CB_PROC_COMPOUND;
+	int prep = 0;
+	/* RFC 7530 §3.3.3: a 4.0 client of RPCSEC_GSS is called under its path's context, never AUTH_SYS. */
+	if (cred.flavor == RPC_AUTH_GSS)
+		prep = e->gss ? rpc_gss_clnt_call_init(e->gss->gc, &e->cc, e->msg, sizeof(e->msg), prog, vers, proc) : -1;
+	else
+		rpc_clnt_call_init(&e->cc, e->msg, sizeof(e->msg), prog, vers, proc,
+				   cred.flavor == RPC_AUTH_SYS ? &cred : NULL);
 	/* RFC 8881 §20.2: CB_COMPOUND opens with CB_SEQUENCE and carries the
 	 * session's minor version (a 4.2 client finds its session by it, as Linux does). */
 	if (step == STEP_SEQ)
@@ -464,10 +739,12 @@ static void ent_call(struct cb_ent *e, enum cb_step step)
 	e->cc.done = cb_done;
 	e->cc.arg = e;
 	e->step = step;
-	rc = e->cc.args.overflow ? -1 : e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(ent_clnt(e), &e->cc);
+	rc = prep || e->cc.args.overflow ? -1 : e->v40 ? tcp_clnt_call(e->tc, &e->cc) : rpc_clnt_start(ent_clnt(e), &e->cc);
+	if (rc == 0)
+		rpc_stats_count_callback(cred.flavor, gss_svc);
 	if (rc != 0 && e->step == step) {
 		e->step = STEP_IDLE;
-		ent_fail(e, step, e->cc.args.overflow ? "too large" : "not sent");
+		ent_fail(e, step, prep ? "no usable RPCSEC_GSS context" : e->cc.args.overflow ? "too large" : "not sent");
 	}
 }
 
@@ -488,6 +765,10 @@ static void ent_next(struct cb_ent *e)
 		if (st != NFS4_CB_UP || !path) {
 			ent_flush(e);
 			return;
+		}
+		if (e->gss && !rpc_gss_clnt_usable(e->gss->gc)) {
+			gss_renew(e); /* expired or out of sequence numbers: probed again under a new one */
+			continue;
 		}
 		ent_call(e, STEP_OP); /* an encoding failure finishes it at once: next */
 	}
@@ -544,6 +825,8 @@ static void op_reply(struct cb_ent *e, struct rpc_clnt_call *cc, enum rpc_clnt_s
 	}
 	ok = ok && r.has_op;
 	nfs4_cb_chan_done(&e->ch, ok);
+	if (ok)
+		e->gss_renewed = false; /* a context the client drops again may be made again */
 	pthread_mutex_unlock(&cb_mu);
 	if (!ok)
 		log_limited(&cb_limit, LOG_NOTICE, "nfs4: %s: callback operation %u not answered (%s)", e->name,
@@ -595,6 +878,17 @@ static void cb_done(struct rpc_clnt_call *cc, enum rpc_clnt_status st)
 	if (step == STEP_IDLE)
 		return; /* the path was given up while the call was out */
 	e->step = STEP_IDLE;
+	if (step == STEP_GSS_INIT) {
+		gss_next(e, rpc_gss_clnt_init_reply(e->gss->gc, cc, st));
+		ent_next(e);
+		return;
+	}
+	if (e->gss)
+		st = gss_reply(e, cc, st);
+	if (st == RPC_CLNT_DENIED && e->gss && gss_lost(e, step, cc)) {
+		ent_next(e);
+		return;
+	}
 	if (step == STEP_OP)
 		op_reply(e, cc, st);
 	else
@@ -717,16 +1011,22 @@ static void ent_attach(struct cb_ent *e, struct rpc_conn *conn)
 	ent_call(e, STEP_NULL);
 }
 
-/* 4.0: a new connection to the client's callback address, then CB_NULL. */
-static void ent_probe40(struct cb_ent *e, const struct sockaddr_storage *sa, socklen_t len)
+/* 4.0: a new connection to the client's callback address, then (RPCSEC_GSS: a
+ * new context under want, which is ours to free) CB_NULL. */
+static void ent_probe40(struct cb_ent *e, const struct sockaddr_storage *sa, socklen_t len,
+			struct nfs4_cb_gss40 *want)
 {
 	ent_release_path(e);
-	e->tc = tcp_clnt_new(cb_loop, (const struct sockaddr *)sa, len, &cb_40_params);
-	if (!e->tc) {
+	gss_drop(e);
+	e->gss_renewed = false;
+	e->tc = tcp_clnt_new(cb_loop, (const struct sockaddr *)sa, len, want ? &cb_40_gss_params : &cb_40_params);
+	if (!e->tc)
 		ent_fail(e, STEP_NULL, "no connection");
-		return;
-	}
-	ent_call(e, STEP_NULL);
+	else if (want && !gss_begin(e, want))
+		ent_fail(e, STEP_NULL, "no RPCSEC_GSS initiator (the keytab, or the client's principal, unknown)");
+	else if (!want)
+		ent_call(e, STEP_NULL); /* no RPCSEC_GSS (or no memory for it: fails, never AUTH_SYS) */
+	free(want);
 }
 
 /* Loop thread: drop an entry whose client went. */
@@ -736,9 +1036,11 @@ static void ent_drop(struct cb_ent *e)
 	ent_flush(e);
 	if (e->clnt_ready)
 		rpc_clnt_destroy(&e->clnt);
+	gss_drop(e);
 	pthread_mutex_lock(&cb_mu);
 	if (e->bind)
 		rpc_conn_put(e->bind);
+	free(e->gss_want);
 	memset(e, 0, offsetof(struct cb_ent, step));
 	pthread_mutex_unlock(&cb_mu);
 	e->clnt_ready = false;
@@ -755,7 +1057,10 @@ static void ent_work(struct cb_ent *e)
 	pthread_mutex_lock(&cb_mu);
 	bool dead = e->dead, p40 = e->probe40, again = e->reprobe && e->step == STEP_IDLE, unbind = e->unbind;
 	struct rpc_conn *conn = e->bind;
+	struct nfs4_cb_gss40 *want = p40 ? e->gss_want : NULL;
 
+	if (p40)
+		e->gss_want = NULL;
 	e->bind = NULL;
 	e->probe40 = false;
 	e->reprobe = false;
@@ -767,11 +1072,13 @@ static void ent_work(struct cb_ent *e)
 	if (dead) {
 		if (conn)
 			rpc_conn_put(conn);
+		free(want);
 		ent_drop(e);
 	} else if (conn) {
+		free(want);
 		ent_attach(e, conn);
 	} else if (p40) {
-		ent_probe40(e, &sa, len);
+		ent_probe40(e, &sa, len, want);
 	} else if (again && (e->conn || e->tc)) {
 		ent_call(e, STEP_NULL);
 	} else if (unbind) {
@@ -813,6 +1120,8 @@ static void cb_kick(int fd, short what, void *arg)
 int nfs4_cb_start(struct loop *loop)
 {
 	cb_loop = loop;
+	cb_40_gss_params = cb_40_params;
+	cb_40_gss_params.send_buf = CB_GSS_INIT_MAX + 64;
 	struct loop_ev *ev = loop_async(loop, cb_kick, NULL);
 
 	if (!ev) {
@@ -843,6 +1152,13 @@ void nfs4_cb_stop(void)
 	for (unsigned i = 0; i < NFS4_CB_CLIENTS; i++)
 		if (cb_tab[i].used)
 			ent_drop(&cb_tab[i]);
+	for (struct cb_gss *g = gss_waitq, *n; g; g = n) { /* steps that never started: let go of above */
+		n = g->wait_next;
+		rpc_gss_clnt_free(g->gc);
+		free(g);
+	}
+	gss_waitq = NULL;
+	gss_waitq_tail = &gss_waitq;
 	if (ev)
 		loop_ev_free(ev);
 	if (cb_retry_ev)

@@ -56,8 +56,21 @@ bool nfs4_cb_bind41(uint64_t clientid, const uint8_t sid[NFS4_SESSIONID_SIZE], s
 void nfs4_cb_session_gone(const uint8_t sid[NFS4_SESSIONID_SIZE]);
 /* DESTROY_CLIENTID, a 4.0 client record replaced: the entry goes. */
 void nfs4_cb_client_gone(uint64_t clientid);
-/* SETCLIENTID_CONFIRM (RFC 7530 §16.34): probe cb with CB_NULL. */
-void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb);
+/*
+ * RFC 7530 §3.3.3: a 4.0 client that did SETCLIENTID under RPCSEC_GSS gets
+ * its callbacks under RPCSEC_GSS with the same service, from the server's
+ * principal to the client's: the context is initiated as the name the
+ * client's own context targeted (its acceptor: the Linux client checks the
+ * callback's principal against it, fs/nfs/callback.c
+ * check_gss_callback_principal()) with the key of [rnfsd] keytab.
+ */
+struct nfs4_cb_gss40 {
+	uint32_t svc;                 /* enum rpc_gss_svc; 0: AUTH_SYS as root, as for AUTH_SYS clients */
+	char target[256];             /* the SETCLIENTID caller's principal ("nfs/client@REALM"); "": unknown */
+	char initiator[256];          /* its context's acceptor ("nfs/server@REALM"); "": unknown */
+};
+/* SETCLIENTID_CONFIRM (RFC 7530 §16.34): probe cb with CB_NULL, under gss (NULL: AUTH_SYS). */
+void nfs4_cb_probe40(uint64_t clientid, const struct nfs4_cb_info *cb, const struct nfs4_cb_gss40 *gss);
 /*
  * Queue op for the client's callback path: 4.1, CB_COMPOUND{CB_SEQUENCE,
  * op} on the back channel's slot 0 (one call at a time); 4.0,
@@ -87,7 +100,7 @@ struct nfs4_cb_stat {
 	enum nfs4_cb_state state;
 	const char *xprt; /* "tcp", "rdma", or "-" (none bound) */
 	uint64_t sent, ok, failed;
-	const char *flavor; /* the callbacks' credential: "sys", "none", or "-" (no usable one) */
+	const char *flavor; /* the callbacks' credential: "sys", "none", "krb5", "krb5i", "krb5p", or "-" (none usable) */
 };
 /* Any thread: fn for each entry (under the module's lock: fn must not call back here). */
 void nfs4_cb_foreach(void (*fn)(const struct nfs4_cb_stat *s, void *arg), void *arg);

@@ -105,3 +105,14 @@ const char *nfs4_cb_state_name(enum nfs4_cb_state st)
 	}
 	return "?";
 }
+
+const char *nfs4_cb_flavor_name(bool usable, uint32_t flavor, uint32_t gss_svc)
+{
+	static const char *const krb5[] = { "krb5", "krb5i", "krb5p" }; /* RFC 2203 §5: services 1, 2, 3 */
+
+	if (!usable)
+		return "-";
+	if (gss_svc)
+		return gss_svc <= 3 ? krb5[gss_svc - 1] : "-";
+	return flavor == 1 /* AUTH_SYS */ ? "sys" : "none";
+}

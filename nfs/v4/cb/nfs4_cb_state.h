@@ -78,5 +78,9 @@ bool nfs4_cb_slot_release(struct nfs4_cb_chan *c, uint32_t sent_seqid, bool answ
 uint32_t nfs4_cb_seq_flags(enum nfs4_cb_state st);
 
 const char *nfs4_cb_state_name(enum nfs4_cb_state st);
+/* The callbacks' credential for the stats: usable, the RPC flavor (RPC_AUTH_SYS,
+ * RPC_AUTH_NONE) or, gss_svc not 0, RPCSEC_GSS with that service (RFC 2203 §5):
+ * "sys", "none", "krb5", "krb5i", "krb5p", or "-". */
+const char *nfs4_cb_flavor_name(bool usable, uint32_t flavor, uint32_t gss_svc);
 
 #endif

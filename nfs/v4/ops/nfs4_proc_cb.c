@@ -10,6 +10,7 @@
 
 #include "nfs/v4/nfs4.h"
 #include "nfs/v4/cb/nfs4_cb.h"
+#include "rpc/rpc_gss_krb5.h"
 
 uint32_t nfs4_cb_create_session(struct nfs4_ctx *x, const struct nfs4_create_session_args *a,
 				const uint8_t sid[NFS4_SESSIONID_SIZE])
@@ -89,10 +90,35 @@ uint32_t nfs4_backchannel_ctl_exec(struct nfs4_ctx *x, void *args, void *res)
 	return NFS4_OK;
 }
 
+/*
+ * RFC 7530 §3.3.3: the callbacks go under the flavor and service of the
+ * client's SETCLIENTID, to its principal; the SETCLIENTID_CONFIRM's caller
+ * is the same principal (§16.34.5: another one is refused). The initiator
+ * is the name the client's context targeted (the Linux client checks a
+ * callback's principal against it). false: not RPCSEC_GSS (AUTH_SYS
+ * callbacks, as root). A name that cannot be had leaves it "" (the probe
+ * fails: no delegations, never AUTH_SYS in its place).
+ */
+static bool cb_gss40(const struct rpc_call *c, struct nfs4_cb_gss40 *g)
+{
+	const char *princ;
+
+	if (!c || c->cred.flavor != RPC_AUTH_GSS)
+		return false;
+	memset(g, 0, sizeof(*g));
+	g->svc = c->gss.svc;
+	if ((princ = rpc_gss_call_principal(c)) && strlen(princ) < sizeof(g->target))
+		strcpy(g->target, princ);
+	if (!rpc_gss_call_acceptor(c, g->initiator, sizeof(g->initiator)))
+		g->initiator[0] = '\0';
+	return true;
+}
+
 void nfs4_cb_confirmed40(const struct nfs4_ctx *x, uint64_t clientid)
 {
 	struct nfs4_cb_info cb;
+	struct nfs4_cb_gss40 gss;
 
 	if (nfs4_client_cb40(&nfs4_srv(x)->ctab, clientid, &cb))
-		nfs4_cb_probe40(clientid, &cb);
+		nfs4_cb_probe40(clientid, &cb, cb_gss40(x->call, &gss) ? &gss : NULL);
 }
