@@ -44,6 +44,13 @@
  *    TEST_STATEID DELEG_REVOKED, FREE_STATEID);
  *  - soak: thousands of grant/return cycles by many clients on several
  *    directories: the table back to 0, descriptors and RSS back;
+ *  - notification soak (test_notify_soak): 8 holders of notifying delegations
+ *    (2 slow readers), 2 other clients making 1,800 changes, thousands of
+ *    CB_NOTIFYs answered and of grant/return cycles, full queues recalled, a
+ *    mute holder (its CB_NOTIFY times out) and a dead one (connection gone)
+ *    left to lease expiry; then every client gone: clients, delegations,
+ *    pending CB_NOTIFYs and callback paths back, descriptors and RSS back
+ *    (DD_ONLY_NOTIFY_SOAK=1 runs it alone);
  *  - restarted with directory-delegations = no: GDD4_UNAVAIL;
  *  - the stats' "nfs4_delegations" (issue 26 item 7): the kind directory;
  *    dir_recalls_<cause> and recalls_<cause> moved by each case's recalls
@@ -52,6 +59,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +99,7 @@ struct dd_client {
 	struct n4_client k;
 	unsigned nrec, nnot;
 	uint32_t notify_status; /* what CB_NOTIFYs are answered (0: NFS4_OK) */
+	unsigned long notes_seen, recalls_seen; /* CB_NOTIFYs and CB_RECALLs answered since dd_start */
 	struct n4_cb_call rec[RECALLS_KEPT]; /* CB_RECALLs not yet taken by dd_recalled() */
 	struct n4_cb_call note[RECALLS_KEPT]; /* CB_NOTIFYs not yet taken by dd_notified() */
 };
@@ -100,6 +110,8 @@ static void keep_cb(struct dd_client *d, const uint8_t *msg, size_t len)
 
 	if (!n4_cb_parse(msg, len, &cc))
 		return;
+	d->recalls_seen += cc.proc == 1 && cc.op2 == CB_RECALL;
+	d->notes_seen += cc.proc == 1 && cc.op2 == CB_NOTIFY;
 	if (cc.proc == 1 && cc.op2 == CB_RECALL && d->nrec < RECALLS_KEPT)
 		d->rec[d->nrec++] = cc;
 	if (cc.proc == 1 && cc.op2 == CB_NOTIFY && d->nnot < RECALLS_KEPT)
@@ -1036,6 +1048,290 @@ static void test_soak(void)
 		dd_close(&c[i]);
 }
 
+/* ---- soak of the notifications (CB_NOTIFY): holders, changers, a slow, a mute and a dead client ---- */
+
+#define NS_HOLDERS 8   /* holders of notifying delegations, half on each of two directories */
+#define NS_SLOW 2      /* of them (one per directory): pause their callback reading now and then */
+#define NS_CHANGERS 2  /* clients changing the entries, one per directory */
+#define NS_CHANGES 300 /* per changer: an entry created, renamed and removed (3 changes each) */
+#define NS_RETAKE 2    /* a holder returns its delegation after this many notifications and takes it again */
+#define NT_ENTRIES (1u << NT_REMOVE | 1u << NT_ADD | 1u << NT_RENAME)
+
+/* A holder: its thread owns its connection (fore channel and callbacks). */
+struct ns_holder {
+	struct dd_client d; /* first: on_cb's cast */
+	const struct dd_dir *dir;
+	bool slow;
+	atomic_bool stop;
+	bool held;
+	struct n4_sid sid;
+	unsigned long taken_at; /* d.notes_seen at the grant */
+	unsigned long grants, returns, unavail, errors;
+	pthread_t th;
+};
+
+/* DELEGRETURN of h's delegation (revoked on a slow machine: FREE_STATEID). */
+static void ns_return(struct ns_holder *h)
+{
+	int st = dd_sid_op(&h->d.k, h->dir->fh, h->dir->fh_len, N4_DELEGRETURN, &h->sid);
+
+	if (st == N4ERR_DELEG_REVOKED)
+		st = dd_sid_op(&h->d.k, h->dir->fh, h->dir->fh_len, N4_FREE_STATEID, &h->sid);
+	h->errors += st != 0;
+	h->returns += st == 0;
+	h->held = false;
+}
+
+static void *ns_holder_run(void *arg)
+{
+	struct ns_holder *h = arg;
+	unsigned turn = 0;
+	uint32_t notify;
+
+	while (!atomic_load(&h->stop)) {
+		if (!h->held) {
+			int st = dd_get_want(&h->d.k, h->dir->fh, h->dir->fh_len, NT_ENTRIES, &h->sid, &notify);
+
+			h->held = st == 0;
+			h->grants += st == 0;
+			h->unavail += st == 1; /* GDD4_UNAVAIL: another holder's recall is out (contention) */
+			h->errors += st != 0 && st != 1;
+			h->taken_at = h->d.notes_seen;
+		}
+		if (h->slow && ++turn % 40 == 0)
+			usleep(300 * 1000); /* reads nothing: its callback queue fills, a notification becomes a recall */
+		(void)dd_pump(&h->d, now_s() + 0.02);
+		h->d.nnot = 0; /* the notifications are answered (keep_cb) and counted, not kept */
+		if (h->held && (dd_recalled(&h->d, &h->sid, NULL, 0, 0) || h->d.notes_seen - h->taken_at >= NS_RETAKE))
+			ns_return(h);
+		h->d.nrec = 0;
+	}
+	if (h->held)
+		ns_return(h);
+	return NULL;
+}
+
+/* A changer: NS_CHANGES entries created, renamed and removed in its directory. */
+struct ns_changer {
+	struct dd_client d;
+	const struct dd_dir *dir;
+	unsigned index;
+	unsigned long done, delays, errors;
+	pthread_t th;
+};
+
+/* Change kind (0 CREATE, 1 RENAME, 2 REMOVE) of entry i, retried while a recall is out (DELAY). */
+static int ns_change(struct ns_changer *c, unsigned kind, unsigned i)
+{
+	const struct dd_dir *d = c->dir;
+	double end = now_s() + 4 * LEASE;
+	char a[32], b[32];
+	int st;
+
+	snprintf(a, sizeof(a), "c%u-n%u", c->index, i);
+	snprintf(b, sizeof(b), "c%u-m%u", c->index, i);
+	for (;;) {
+		st = kind == 0 ? dd_mkdir(&c->d.k, d->fh, d->fh_len, a)
+		     : kind == 1 ? dd_rename2(&c->d.k, d, a, d, b)
+				 : dd_remove(&c->d.k, d->fh, d->fh_len, b);
+		if (st != N4ERR_DELAY || now_s() > end)
+			return st;
+		c->delays++;
+		usleep(10 * 1000);
+	}
+}
+
+static void *ns_changer_run(void *arg)
+{
+	struct ns_changer *c = arg;
+
+	for (unsigned i = 0; i < NS_CHANGES; i++)
+		for (unsigned kind = 0; kind < 3; kind++) {
+			int st = ns_change(c, kind, i);
+
+			c->done += st == 0;
+			c->errors += st != 0;
+		}
+	return NULL;
+}
+
+/* The stats' "nfs4_bounds" number key (-1: none). */
+static long long bounds_num(const char *key)
+{
+	char *doc = n4_stats_json(stats_path);
+	long long v = doc ? n4_stats_num(doc, "nfs4_bounds", key) : -1;
+
+	free(doc);
+	return v;
+}
+
+/* A holder of a notifying delegation of dir that then reads nothing (mute: its CB_NOTIFY times out) or
+ * is gone (dead: its connection closed, no DESTROY); both go by lease expiry. dir gets 12 entries. */
+static void ns_lost_holders(struct dd_client *mute, struct dd_client *dead, struct n4_client *k, const struct dd_dir *dir)
+{
+	struct n4_sid sid;
+	uint32_t notify;
+	unsigned made = 0;
+	char name[32];
+
+	if (!CHECK(dd_start(mute, "dd-ns-mute") && dd_start(dead, "dd-ns-dead"), "the mute and the dead client") ||
+	    !CHECK_EQ(dd_get_want(&mute->k, dir->fh, dir->fh_len, NT_ENTRIES, &sid, &notify), 0, "mute: GDD4_OK") ||
+	    !CHECK_EQ(dd_get_want(&dead->k, dir->fh, dir->fh_len, NT_ENTRIES, &sid, &notify), 0, "dead: GDD4_OK"))
+		return;
+	n4_client_close(&dead->k);
+	for (unsigned i = 0; i < 12; i++) {
+		snprintf(name, sizeof(name), "lost%u", i);
+		made += dd_mkdir(k, dir->fh, dir->fh_len, name) == 0;
+	}
+	/* the first proceeds (told after the change); the dead holder's CB_NOTIFY has no path: recalled */
+	CHECK(made >= 1 && made < 12, "the mute and the dead holder: %u CREATE(s) at once, then DELAY (recalled)", made);
+}
+
+/* Every state of the soak's clients gone: the gauges back where they were (or below: an earlier case's
+ * client may expire meanwhile), within deadline seconds. */
+static bool ns_drained(long long clients0, long long paths0, double deadline)
+{
+	while (now_s() < deadline) {
+		if (nfs4_num("clients") <= clients0 && nfs4_num("delegations") == 0 && nfs4_num("dir_delegations") == 0 &&
+		    nfs4_num("cb_notify_pending") == 0 && bounds_num("callback_paths") <= paths0)
+			return true;
+		usleep(250 * 1000);
+	}
+	return false;
+}
+
+static void ns_start(struct ns_holder *h, struct ns_changer *c, const struct dd_dir *dirs, bool *ok)
+{
+	char id[32];
+
+	for (unsigned i = 0; i < NS_HOLDERS && *ok; i++) {
+		snprintf(id, sizeof(id), "dd-ns-h%u", i);
+		h[i].dir = &dirs[i % 2];
+		h[i].slow = i < NS_SLOW;
+		*ok = CHECK(dd_start(&h[i].d, id), "holder %s", id);
+	}
+	for (unsigned i = 0; i < NS_CHANGERS && *ok; i++) {
+		snprintf(id, sizeof(id), "dd-ns-c%u", i);
+		*ok = CHECK(dd_start(&c[i].d, id), "changer %s", id);
+		c[i].dir = &dirs[i % 2];
+		c[i].index = i;
+	}
+}
+
+/* The soak's sums (the holders', the changers') checked. */
+static void ns_totals(const struct ns_holder *h, const struct ns_changer *c, double secs)
+{
+	unsigned long notes = 0, grants = 0, returns = 0, recalls = 0, unavail = 0, herr = 0, done = 0, cerr = 0;
+	unsigned long delays = 0;
+
+	for (unsigned i = 0; i < NS_HOLDERS; i++) {
+		notes += h[i].d.notes_seen;
+		grants += h[i].grants;
+		returns += h[i].returns;
+		recalls += h[i].d.recalls_seen; /* most arrive after the holder returned on its own */
+		unavail += h[i].unavail;
+		herr += h[i].errors;
+	}
+	for (unsigned i = 0; i < NS_CHANGERS; i++) {
+		done += c[i].done;
+		cerr += c[i].errors;
+		delays += c[i].delays;
+	}
+	hx_note("notify soak: %.1f s, %lu changes (%lu DELAY), %lu CB_NOTIFY answered, %lu grants, %lu returns, "
+		"%lu CB_RECALL, %lu GDD4_UNAVAIL", secs, done, delays, notes, grants, returns, recalls, unavail);
+	CHECK_EQ(cerr, 0, "every change made (%lu of %u)", done, NS_CHANGERS * NS_CHANGES * 3);
+	CHECK_EQ(herr, 0, "every GET_DIR_DELEGATION and DELEGRETURN answered as expected");
+	CHECK(notes >= 2000, "thousands of CB_NOTIFY answered (%lu)", notes);
+	CHECK(grants >= 1000 && grants == returns, "thousands of grant/return cycles (%lu granted, %lu returned)",
+	      grants, returns);
+}
+
+/*
+ * The CB_NOTIFY path soaked: NS_HOLDERS clients hold notifying delegations of two directories (each
+ * taken again after NS_RETAKE notifications, or after its recall), two of them slow readers whose
+ * full callback queues turn notifications into recalls (RFC 8881 §10.9.1); NS_CHANGERS other clients
+ * create, rename and remove entries meanwhile (retrying DELAY); a third directory's holders read
+ * nothing (the CB_NOTIFY times out) or are gone (the connection closed). Then every client goes (half
+ * the holders DESTROY_CLIENTID still holding, the mute and dead ones by lease expiry): the clients,
+ * delegations, directory delegations, pending notifications and callback paths back where they were,
+ * the daemon's descriptors too, its RSS within 2 MiB.
+ */
+static void test_notify_soak(void)
+{
+	static struct ns_holder h[NS_HOLDERS];
+	static struct ns_changer c[NS_CHANGERS];
+	static struct dd_client mute, dead, warm;
+	struct dd_dir dirs[3];
+	struct n4_sid sid;
+	bool ok = CHECK(dd_start(&warm, "dd-ns-warm"), "the warm-up client");
+	double t0;
+
+	hx_section("notification soak: %u holders (%u slow), %u changers x %u entries, a mute and a dead holder",
+		   NS_HOLDERS, NS_SLOW, NS_CHANGERS, NS_CHANGES);
+	for (unsigned j = 0; j < 3 && ok; j++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "nsoak%u", j);
+		ok = dd_dir(&warm.k, name, &dirs[j]);
+	}
+	/* warm-up: a grant makes the directory watch's inotify descriptor (kept while the daemon runs) */
+	if (!ok || !dd_hold(&warm, &dirs[0], &sid, "warm-up") ||
+	    !CHECK_EQ(dd_sid_op(&warm.k, dirs[0].fh, dirs[0].fh_len, N4_DELEGRETURN, &sid), 0, "warm-up: DELEGRETURN"))
+		return;
+	dd_close(&warm);
+	usleep(200 * 1000);
+	long long clients0 = nfs4_num("clients"), paths0 = bounds_num("callback_paths");
+	long long nf0 = deleg_num("dir_recalls_notify_failed");
+	long fds0 = n4_proc_fds(env.pid), rss0 = n4_proc_rss_kb(env.pid);
+
+	ns_start(h, c, dirs, &ok);
+	if (!ok)
+		return;
+	ns_lost_holders(&mute, &dead, &c[0].d.k, &dirs[2]); /* before the first changer's thread runs */
+	t0 = now_s();
+	double lost_at = t0;
+
+	for (unsigned i = 0; i < NS_HOLDERS; i++)
+		pthread_create(&h[i].th, NULL, ns_holder_run, &h[i]);
+	for (unsigned i = 0; i < NS_CHANGERS; i++)
+		pthread_create(&c[i].th, NULL, ns_changer_run, &c[i]);
+	for (unsigned i = 0; i < NS_CHANGERS; i++)
+		pthread_join(c[i].th, NULL);
+	for (unsigned i = 0; i < NS_HOLDERS; i++) {
+		atomic_store(&h[i].stop, true);
+		pthread_join(h[i].th, NULL);
+	}
+	ns_totals(h, c, now_s() - t0);
+	CHECK(deleg_num("dir_recalls_notify_failed") > nf0, "full callback queues became recalls (%lld)",
+	      deleg_num("dir_recalls_notify_failed") - nf0);
+	for (unsigned i = 0; i < NS_HOLDERS; i++) {
+		if (i % 2 && dd_get_want(&h[i].d.k, h[i].dir->fh, h[i].dir->fh_len, NT_ENTRIES, &h[i].sid,
+					 &(uint32_t){ 0 }) != 0)
+			CHECK(false, "holder %u: GDD4_OK before it goes", i); /* DESTROY_CLIENTID purges it */
+		dd_close(&h[i].d);
+	}
+	for (unsigned i = 0; i < NS_CHANGERS; i++)
+		dd_close(&c[i].d);
+	while (now_s() < lost_at + 6) /* the mute holder's CB_NOTIFY timed out (5 s) before it goes */
+		usleep(100 * 1000);
+	n4_client_close(&mute.k);
+	CHECK(ns_drained(clients0, paths0, lost_at + 4 * LEASE),
+	      "clients, delegations, pending CB_NOTIFYs, callback paths back (%lld clients of %lld, %lld delegations, "
+	      "%lld pending, %lld paths of %lld; %.1f s)",
+	      nfs4_num("clients"), clients0, nfs4_num("delegations"), nfs4_num("cb_notify_pending"),
+	      bounds_num("callback_paths"), paths0, now_s() - t0);
+	long fds1 = n4_proc_fds(env.pid), rss1 = n4_proc_rss_kb(env.pid);
+
+	for (int i = 0; i < 20 && fds1 != fds0; i++) { /* the last connections' close seen */
+		usleep(100 * 1000);
+		fds1 = n4_proc_fds(env.pid);
+	}
+
+	CHECK(fds1 == fds0, "descriptors back: %ld before, %ld after", fds0, fds1);
+	CHECK(rss1 - rss0 < 2048 + n4_proc_quarantine_kb(env.pid), "RSS back: %ld KiB before, %ld KiB after", rss0,
+	      rss1);
+}
+
 /* Restart with directory-delegations = no (no grace: no client recorded after the soak's DESTROY_CLIENTIDs). */
 static void test_off(void)
 {
@@ -1078,6 +1374,12 @@ int main(int argc, char **argv)
 	fclose(f);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
+	if (getenv("DD_ONLY_NOTIFY_SOAK")) { /* a shortcut while working on it: that soak alone */
+		test_notify_soak();
+		hx_daemon_stop(&env);
+		hx_env_release(&env);
+		return hx_end();
+	}
 	if (CHECK(dd_start(&a, "dd-a"), "client A") && CHECK(dd_start(&b, "dd-b"), "client B") &&
 	    dd_dir(&a.k, "d1", &d1) && dd_dir(&a.k, "d2", &d2) && dd_dir(&a.k, "d3", &d3)) {
 		test_grant(&a, &d1);
@@ -1095,6 +1397,7 @@ int main(int argc, char **argv)
 		dd_close(&b);
 	}
 	test_soak();
+	test_notify_soak();
 	test_off();
 	hx_daemon_stop(&env);
 	hx_env_release(&env);
