@@ -36,6 +36,13 @@
  *  - a local process's create, rename within, mkdir, rmdir, move out and in,
  *    unlink: CB_NOTIFY (ADD, RENAME, REMOVE) from inotify, no recall; its
  *    chmod of the directory still recalls;
+ *  - NOTIFY4_CHANGE_DIR_ATTRS (asked with change and mode): granted, and
+ *    gddr_dir_attributes names both (asked for fsid alone: not granted);
+ *    another client's SETATTR of the directory's mode, the holder's own and an
+ *    NFSv3 SETATTR proceed at once and the holder gets CB_NOTIFY with a
+ *    notify_attr4 (ne_file empty, ne_attrs {change, mode} with the new mode);
+ *    a holder granted only ADD_ENTRY is recalled by a SETATTR (DELAY until
+ *    returned); a local chmod of the directory recalls (no attributes told);
  *  - a CB_NOTIFY answered with an error recalls the delegation;
  *  - a holder reading none of its callbacks: once its callback queue is
  *    full, the next notification is a recall (DELAY for the other client);
@@ -225,33 +232,46 @@ static bool nt_add(struct xd *x, const char *name, bool replaced, const char *wh
 		     what) && ok;
 }
 
+/* The next CB_NOTIFY (taken from those kept, waiting up to timeout_ms) into *cc: false if none came.
+ * *ok: it names sid and directory dir and holds one notify4 of type (NT_*); *x is left at its
+ * notify_vals' contents. what names it in the checks. */
+static bool dd_next_note(struct dd_client *d, const struct n4_sid *sid, const struct dd_dir *dir, uint32_t type,
+			 int timeout_ms, const char *what, struct n4_cb_call *cc, struct xd *x, bool *ok)
+{
+	double end = now_s() + timeout_ms / 1000.0;
+	struct n4_sid got;
+	uint32_t l = 0;
+
+	while (d->nnot == 0)
+		if (!dd_pump(d, end))
+			return CHECK(false, "CB_NOTIFY of %s within %d ms", what, timeout_ms);
+	*cc = d->note[0];
+	memmove(&d->note[0], &d->note[1], (d->nnot - 1) * sizeof(d->note[0]));
+	d->nnot--;
+	xd_init(x, cc->args, cc->args_len);
+	n4_xd_sid(x, &got);
+	const uint8_t *f = xd_opaque(x, &l, 128);
+	bool good = memcmp(&got, sid, sizeof(got)) == 0 && f && l == dir->fh_len && memcmp(f, dir->fh, l) == 0;
+
+	good = CHECK(good, "%s: CB_NOTIFY names the delegation and the directory", what) && good;
+	*ok = CHECK(xd_u32(x) == 1 && xd_u32(x) == 1 && xd_u32(x) == 1u << type, "%s: one notify4, of type %u", what,
+		    type) && good;
+	xd_u32(x); /* notify_vals' length */
+	return true;
+}
+
 /* A CB_NOTIFY of sid about directory fh arrived within timeout_ms (taken from those kept), with one
  * notify4 of type (NT_*) about name (RENAME: to newname; replaced: over an existing entry) (RFC 8881
  * §20.4.1). */
 static bool dd_told(struct dd_client *d, const struct n4_sid *sid, const struct dd_dir *dir, uint32_t type,
 		    const char *name, const char *newname, bool replaced, int timeout_ms)
 {
-	double end = now_s() + timeout_ms / 1000.0;
-
-	while (d->nnot == 0)
-		if (!dd_pump(d, end))
-			return CHECK(false, "CB_NOTIFY of %s within %d ms", name, timeout_ms);
-	struct n4_cb_call cc = d->note[0];
-	struct n4_sid got;
+	struct n4_cb_call cc;
 	struct xd x;
-	uint32_t l = 0;
+	bool ok;
 
-	memmove(&d->note[0], &d->note[1], (d->nnot - 1) * sizeof(d->note[0]));
-	d->nnot--;
-	xd_init(&x, cc.args, cc.args_len);
-	n4_xd_sid(&x, &got);
-	const uint8_t *f = xd_opaque(&x, &l, 128);
-	bool ok = memcmp(&got, sid, sizeof(got)) == 0 && f && l == dir->fh_len && memcmp(f, dir->fh, l) == 0;
-
-	ok = CHECK(ok, "CB_NOTIFY names the delegation and the directory") && ok;
-	ok = CHECK(xd_u32(&x) == 1 && xd_u32(&x) == 1 && xd_u32(&x) == 1u << type, "one notify4, of type %u", type) &&
-	     ok;
-	xd_u32(&x); /* notify_vals' length */
+	if (!dd_next_note(d, sid, dir, type, timeout_ms, name, &cc, &x, &ok))
+		return false;
 	if (type == NT_ADD)
 		ok = nt_add(&x, name, replaced, "notify_add4") && ok;
 	else if (type == NT_REMOVE)
@@ -276,6 +296,37 @@ static bool dd_notified(struct dd_client *d, const struct n4_sid *sid, const uin
 				return false;
 	}
 	return dd_told(d, sid, &dir, NT_ADD, name, NULL, false, timeout_ms);
+}
+
+#define NT_DIR_ATTRS 1u /* notify_type4 NOTIFY4_CHANGE_DIR_ATTRS */
+/* gdda_dir_attributes asked by the cases: change (3) and mode (33) */
+#define DA_WORD0 (1u << 3)
+#define DA_WORD1 (1u << (33 - 32))
+
+/* A CB_NOTIFY of sid about directory dir arrived within 20 s, one NOTIFY4_CHANGE_DIR_ATTRS (RFC 8881
+ * §20.4.1 notify_attr4: ne_file empty, ne_attrs {change, mode}) whose mode is mode. */
+static bool dd_told_attrs(struct dd_client *d, const struct n4_sid *sid, const struct dd_dir *dir, uint32_t mode,
+			  const char *what)
+{
+	struct n4_cb_call cc;
+	struct xd x;
+	bool ok;
+
+	if (!dd_next_note(d, sid, dir, NT_DIR_ATTRS, 20000, what, &cc, &x, &ok))
+		return false;
+	ok = CHECK_EQ(xd_u32(&x), 0, "%s: ne_file empty (the directory itself)", what) && ok;
+	uint32_t words = xd_u32(&x), w0 = words > 0 ? xd_u32(&x) : 0, w1 = words > 1 ? xd_u32(&x) : 0;
+
+	for (uint32_t i = 2; i < words && !x.bad; i++)
+		ok = CHECK_EQ(xd_u32(&x), 0, "%s: no attribute past word 1", what) && ok;
+	ok = CHECK(w0 == DA_WORD0 && w1 == DA_WORD1, "%s: ne_attrs names change and mode (0x%x 0x%x)", what, w0, w1) &&
+	     ok;
+	ok = CHECK_EQ(xd_u32(&x), 12, "%s: attr_vals: change (8) and mode (4)", what) && ok;
+	xd_u64(&x); /* change */
+	uint32_t got_mode = xd_u32(&x);
+
+	ok = CHECK(got_mode == mode, "%s: mode %o told (%o)", what, mode, got_mode) && ok;
+	return ok && !x.bad;
 }
 
 static void dd_close(struct dd_client *d)
@@ -313,11 +364,12 @@ static int dd_fh(struct n4_client *k, const char *path, uint8_t *fh, uint32_t *f
 	return st;
 }
 
-/* GET_DIR_DELEGATION of fh asking for the notification types want (bits of notify_type4): the
- * COMPOUND's status if not NFS4_OK, else gddrnf_status (0 GDD4_OK: *sid, *notify the words of the
- * granted notification bitmap or'ed; 1 GDD4_UNAVAIL). */
-static int dd_get_want(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t want, struct n4_sid *sid,
-		       uint32_t *notify)
+/* GET_DIR_DELEGATION of fh asking for the notification types want (bits of notify_type4) and the
+ * directory attributes attrs[] (gdda_dir_attributes words 0, 1; NULL none): the COMPOUND's status if
+ * not NFS4_OK, else gddrnf_status (0 GDD4_OK: *sid, *notify the words of the granted notification
+ * bitmap or'ed, attrs[] the gddr_dir_attributes granted; 1 GDD4_UNAVAIL). */
+static int dd_get_attrs(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t want, uint32_t *attrs,
+			struct n4_sid *sid, uint32_t *notify)
 {
 	struct raw_reply r;
 	struct xb a;
@@ -333,7 +385,9 @@ static int dd_get_want(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, 
 		xb_u32(&a, 0);
 	}
 	xb_u32(&a, 0); /* gdda_child_attributes */
-	xb_u32(&a, 0); /* gdda_dir_attributes */
+	xb_u32(&a, attrs ? 2 : 0); /* gdda_dir_attributes */
+	for (int i = 0; attrs && i < 2; i++)
+		xb_u32(&a, attrs[i]);
 	st = n4_call(k, &a, &r);
 	if (st == 0 && n4_res(&r, N4_PUTFH) == 0 && n4_res(&r, OP_GDD) == 0) {
 		st = (int)xd_u32(&r.body);
@@ -343,12 +397,29 @@ static int dd_get_want(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, 
 			*notify = 0;
 			for (uint32_t n = xd_u32(&r.body); n && !r.body.bad; n--)
 				*notify |= xd_u32(&r.body);
+			for (uint32_t n = xd_u32(&r.body); n && !r.body.bad; n--) /* gddr_child_attributes */
+				xd_u32(&r.body);
+			if (attrs)
+				attrs[0] = attrs[1] = 0;
+			for (uint32_t n = xd_u32(&r.body), i = 0; n && !r.body.bad; n--, i++) {
+				uint32_t w = xd_u32(&r.body);
+
+				if (attrs && i < 2)
+					attrs[i] = w;
+			}
 		}
 		if (r.body.bad)
 			st = -1;
 	}
 	raw_reply_free(&r);
 	return st;
+}
+
+/* dd_get_attrs asking for no directory attributes. */
+static int dd_get_want(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, uint32_t want, struct n4_sid *sid,
+		       uint32_t *notify)
+{
+	return dd_get_attrs(k, fh, fh_len, want, NULL, sid, notify);
 }
 
 /* dd_get_want asking for no notification: a recall-only delegation. */
@@ -442,6 +513,27 @@ static int dd_sid_op(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, ui
 	n4_begin_fh(k, &a, 2, fh, fh_len);
 	xb_u32(&a, op);
 	n4_xb_sid(&a, sid);
+	st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/* SETATTR of the directory's mode (the anonymous stateid): the status. */
+static int dd_chmod(struct n4_client *k, const struct dd_dir *d, uint32_t mode)
+{
+	static const struct n4_sid anon;
+	struct raw_reply r;
+	struct xb a;
+	int st;
+
+	n4_begin_fh(k, &a, 2, d->fh, d->fh_len);
+	xb_u32(&a, N4_SETATTR);
+	n4_xb_sid(&a, &anon);
+	xb_u32(&a, 2); /* fattr4: attrmask {0, mode} */
+	xb_u32(&a, 0);
+	xb_u32(&a, DA_WORD1);
+	xb_u32(&a, 4); /* attr_vals: mode4 */
+	xb_u32(&a, mode);
 	st = n4_call(k, &a, &r);
 	raw_reply_free(&r);
 	return st;
@@ -637,6 +729,28 @@ static int v3_rename(struct raw_conn *c, const struct dd_dir *from, const char *
 	xb_opaque(&a, to->fh, to->fh_len);
 	xb_string(&a, tname);
 	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, 14, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
+	    r.accept_stat == 0)
+		st = (int)xd_u32(&r.body);
+	raw_reply_free(&r);
+	xb_free(&a);
+	return st;
+}
+
+/* NFSv3 SETATTR3args of the directory's mode (sattr3: mode only; no guard): the nfsstat3, or -1. */
+static int v3_chmod(struct raw_conn *c, const struct dd_dir *d, uint32_t mode)
+{
+	struct raw_reply r;
+	struct xb a;
+	int st = -1;
+
+	xb_init(&a);
+	xb_opaque(&a, d->fh, d->fh_len);
+	xb_u32(&a, 1); /* set_mode3 */
+	xb_u32(&a, mode);
+	for (int i = 0; i < 5; i++) /* uid, gid, size: not set; atime, mtime: DONT_CHANGE */
+		xb_u32(&a, 0);
+	xb_u32(&a, 0); /* sattrguard3: no check */
+	if (raw_call(c, ++xid, RAW_NFS_PROG, 3, 2, a.p, a.len, &r) == RAW_RECV_OK && r.reply_stat == 0 &&
 	    r.accept_stat == 0)
 		st = (int)xd_u32(&r.body);
 	raw_reply_free(&r);
@@ -943,6 +1057,60 @@ static void test_local_notify(struct dd_client *a, const struct dd_dir *d, const
 	/* Not granted (the directory's attributes): recalled as before. */
 	CHECK_EQ(chmod(d->path, 0755), 0, "local: chmod of the directory");
 	dd_recall_return(a, d, &sid, "A (local chmod of the directory)");
+	a->nnot = 0;
+}
+
+/* RFC 8881 §20.4.1, §10.9.1: NOTIFY4_CHANGE_DIR_ATTRS. A holder granted it is told the attributes it
+ * asked (change, mode) when the directory's mode is set by another client, itself, an NFSv3 client,
+ * instead of a recall; one without the bit is recalled as before; asked with no attribute it can tell,
+ * the bit is not granted. */
+static void test_notify_dir_attrs(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
+{
+	uint32_t attrs[2] = { DA_WORD0, DA_WORD1 }, fsid[2] = { 1u << 8, 0 }, notify = 0;
+	struct n4_sid sid, sb;
+	struct raw_conn v3;
+
+	hx_section("NOTIFY4_CHANGE_DIR_ATTRS (RFC 8881 §20.4.1): a SETATTR of the directory told, not recalled");
+	if (!CHECK_EQ(dd_get_attrs(&b->k, d->fh, d->fh_len, 1u << NT_DIR_ATTRS, fsid, &sb, &notify), 0,
+		      "B: GDD4_OK asking CHANGE_DIR_ATTRS for fsid only") ||
+	    !CHECK(notify == 0 && fsid[0] == 0 && fsid[1] == 0, "B: not granted (no attribute it can tell)") ||
+	    !CHECK_EQ(dd_sid_op(&b->k, d->fh, d->fh_len, N4_DELEGRETURN, &sb), 0, "B: DELEGRETURN"))
+		return;
+	if (!CHECK_EQ(dd_get_attrs(&a->k, d->fh, d->fh_len, 1u << NT_DIR_ATTRS | 1u << NT_ADD, attrs, &sid, &notify),
+		      0, "A: GDD4_OK asking CHANGE_DIR_ATTRS (change, mode) and ADD_ENTRY") ||
+	    !CHECK_EQ(notify, 1u << NT_DIR_ATTRS | 1u << NT_ADD, "A: both granted") ||
+	    !CHECK(attrs[0] == DA_WORD0 && attrs[1] == DA_WORD1, "A: gddr_dir_attributes change and mode"))
+		return;
+	char *s0 = stats_now();
+
+	CHECK_EQ(dd_chmod(&b->k, d, 0750), 0, "B: SETATTR of the directory's mode proceeds at once");
+	dd_told_attrs(a, &sid, d, 0750, "B's SETATTR");
+	CHECK_EQ(dd_chmod(&a->k, d, 0755), 0, "A: its own SETATTR");
+	dd_told_attrs(a, &sid, d, 0755, "A's own SETATTR"); /* §20.4.3: the holder is told of its own */
+	if (CHECK(raw_connect(&v3, env.port) == 0, "connect (NFSv3)")) {
+		CHECK_EQ(v3_chmod(&v3, d, 0711), 0, "NFSv3 SETATTR of the directory proceeds at once");
+		dd_told_attrs(a, &sid, d, 0711, "NFSv3 SETATTR");
+		raw_close(&v3);
+	}
+	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL");
+	char *s1 = stats_now(), why[256] = "";
+
+	CHECK(n4_stats_moved(s0, s1, "nfs4_delegations", "", "cb_notify_sent", 3, why, sizeof(why)),
+	      "stats: 3 CB_NOTIFY sent, no recall (%s)", why);
+	free(s0);
+	free(s1);
+	/* A holder without the bit (B: entries only) is recalled by a SETATTR, as before. */
+	if (CHECK_EQ(dd_get_want(&b->k, d->fh, d->fh_len, 1u << NT_ADD, &sb, &notify), 0, "B: GDD4_OK (ADD_ENTRY)")) {
+		CHECK_EQ(dd_chmod(&a->k, d, 0777), N4ERR_DELAY, "A: SETATTR waits for B's delegation");
+		dd_recall_return(b, d, &sb, "B (A's SETATTR, no CHANGE_DIR_ATTRS)");
+		CHECK_EQ(dd_chmod(&a->k, d, 0777), 0, "A: SETATTR proceeds after B's return");
+		dd_told_attrs(a, &sid, d, 0777, "A's SETATTR after B's return");
+	}
+	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
+	/* A local process's chmod (inotify, no attributes to tell): recalled (§10.9.1), the known limit. */
+	sleep(2); /* past rnfsd's own window on the directory */
+	CHECK_EQ(chmod(d->path, 0755), 0, "local: chmod of the directory");
+	dd_recall_return(a, d, &sid, "A (local chmod: recalled, not told)");
 	a->nnot = 0;
 }
 
@@ -1374,6 +1542,13 @@ int main(int argc, char **argv)
 	fclose(f);
 	if (hx_daemon_start(&env) != 0)
 		return hx_end();
+	if (getenv("DD_ONLY_DIR_ATTRS") && CHECK(dd_start(&a, "dd-a") && dd_start(&b, "dd-b"), "clients") &&
+	    dd_dir(&a.k, "d3", &d3)) { /* a shortcut while working on it */
+		test_notify_dir_attrs(&a, &b, &d3);
+		hx_daemon_stop(&env);
+		hx_env_release(&env);
+		return hx_end();
+	}
 	if (getenv("DD_ONLY_NOTIFY_SOAK")) { /* a shortcut while working on it: that soak alone */
 		test_notify_soak();
 		hx_daemon_stop(&env);
@@ -1392,6 +1567,7 @@ int main(int argc, char **argv)
 		test_v40(&d1);
 		test_notify(&a, &b, &d1, &d2);
 		test_notify_bound(&a, &b, &d3);
+		test_notify_dir_attrs(&a, &b, &d3);
 		test_local_notify(&a, &d2, &d3);
 		dd_close(&a);
 		dd_close(&b);

@@ -258,6 +258,7 @@ static enum nfs4_dl_access dir_acc(enum nfs_dir_change ch)
 	static const enum nfs4_dl_access acc[] = {
 		[NFS_DIR_OTHER] = NFS4_DL_ACC_NS, [NFS_DIR_ADD] = NFS4_DL_ACC_DIR_ADD,
 		[NFS_DIR_REMOVE] = NFS4_DL_ACC_DIR_REMOVE, [NFS_DIR_RENAME] = NFS4_DL_ACC_DIR_RENAME,
+		[NFS_DIR_ATTRS] = NFS4_DL_ACC_DIR_ATTRS,
 	};
 
 	return acc[ch];
@@ -311,15 +312,37 @@ static void notify_done(void *arg, int32_t status)
 		notify_recall(&sid);
 }
 
+/* RFC 8881 §20.4.1 notify_attr4's ne_attrs for to: the directory attributes it asked and was granted
+ * (to->dir_attrs), of a (the directory's after the change), a fattr4 into a->attrs. false: none of
+ * them to be had, or more than NFS4_CB_DIR_ATTRS_MAX bytes (owner strings): a recall instead. */
+static bool notify_dir_attrs(const struct nfs4_dl_recall *to, const struct be_attr *a, struct nfs4_cb_notify_args *na)
+{
+	struct nfs4_bitmap req = { .w = { to->dir_attrs[0], to->dir_attrs[1] } };
+	struct nfs_fh fh = { .len = to->fkey_len };
+	struct nfs4_attr_src src = { .a = a, .fh = &fh, .mounted_on_fileid = a->fileid, .minorversion = 1,
+				     .lease_time = dl_lease };
+	struct xdr_enc e;
+
+	if (!a || !(a->valid) || to->fkey_len > sizeof(fh.data))
+		return false;
+	memcpy(fh.data, to->fkey, to->fkey_len);
+	xdr_enc_init(&e, na->attrs, NFS4_CB_DIR_ATTRS_MAX);
+	nfs4_attr_encode(&e, &req, &src);
+	na->attrs_len = (uint32_t)xdr_enc_len(&e);
+	/* an empty attrmask: none of the attributes asked could be given */
+	return !e.overflow && na->attrs_len > 4u + 4u * NFS4_BITMAP_WORDS;
+}
+
 /* RFC 8881 §20.4.1 CB_NOTIFY4args of n for the holder to (its stateid, the directory). false: a
- * name over component4's limit (not to be told). */
+ * name over component4's limit, or attributes that cannot be told (not to be told). */
 static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_note *n, struct nfs4_cb_op *op)
 {
 	static const uint32_t type[] = {
 		[NFS_DIR_ADD] = NOTIFY4_ADD_ENTRY, [NFS_DIR_REMOVE] = NOTIFY4_REMOVE_ENTRY,
-		[NFS_DIR_RENAME] = NOTIFY4_RENAME_ENTRY,
+		[NFS_DIR_RENAME] = NOTIFY4_RENAME_ENTRY, [NFS_DIR_ATTRS] = NOTIFY4_CHANGE_DIR_ATTRS,
 	};
-	size_t len = strlen(n->name), new_len = n->kind == NFS_DIR_RENAME ? strlen(n->newname) : 0;
+	bool attrs = n->kind == NFS_DIR_ATTRS;
+	size_t len = attrs ? 0 : strlen(n->name), new_len = n->kind == NFS_DIR_RENAME ? strlen(n->newname) : 0;
 
 	if (len > NFS4_CB_NAME_MAX || new_len > NFS4_CB_NAME_MAX || n->kind == NFS_DIR_OTHER)
 		return false;
@@ -328,11 +351,13 @@ static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_no
 	op->u.notify.stateid = to->sid;
 	op->u.notify.fh.len = to->fkey_len;
 	memcpy(op->u.notify.fh.data, to->fkey, to->fkey_len);
+	op->u.notify.type = type[n->kind];
+	if (attrs) /* §20.4.1: NOTIFY4_CHANGE_DIR_ATTRS, the directory's new values */
+		return notify_dir_attrs(to, n->attrs, &op->u.notify);
 	/* §20.4.3: NOTIFY4_ADD_ENTRY (no cookie: optional), NOTIFY4_REMOVE_ENTRY (nrm_old_entry_cookie 0:
 	 * the removed entry's READDIR cookie is not kept; knfsd's CB_NOTIFY series sends 0 too),
 	 * NOTIFY4_RENAME_ENTRY (the old entry removed, the new added); §18.26.4: an entry the new name
 	 * replaced is the add's nad_old_entry */
-	op->u.notify.type = type[n->kind];
 	op->u.notify.cookie = 0;
 	op->u.notify.replaced = n->replaced && n->kind != NFS_DIR_REMOVE;
 	op->u.notify.name_len = (uint32_t)len;
@@ -532,8 +557,10 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 }
 
 bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
-			  uint32_t want, uint32_t *granted, struct nfs4_stateid *sid)
+			  uint32_t want, uint32_t attrs[2], uint32_t *granted, struct nfs4_stateid *sid)
 {
+	uint32_t asked[2] = { attrs[0], attrs[1] };
+
 	struct nfs4_dl_ask ask = {
 		.clientid = clientid, .minor = minor, .grace = grace,
 		.enabled = dl_ready && atomic_load(&dl_enabled) && atomic_load(&dl_dir_enabled),
@@ -544,8 +571,14 @@ bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const u
 		return false;
 	ask.cb_up = cb_usable(clientid);
 	dl_lock();
+	/* RFC 8881 §18.39.3: NOTIFY4_CHANGE_DIR_ATTRS only for attributes it can tell */
+	want = nfs4_dl_dir_want(want, asked, attrs);
 	ok = nfs4_dtab_decide_dir(&dl_tab, fkey, fkey_len, &ask) &&
 	     nfs4_dtab_grant_dir(&dl_tab, clientid, fkey, fkey_len, want, granted, sid);
+	if (ok && (*granted & NFS4_DL_NOTIFY_DIR_ATTRS))
+		nfs4_dtab_set_dir_attrs(&dl_tab, sid, attrs);
+	else
+		attrs[0] = attrs[1] = 0;
 	dl_unlock();
 	return ok;
 }
