@@ -42,7 +42,7 @@
  *    NFSv3 SETATTR proceed at once and the holder gets CB_NOTIFY with a
  *    notify_attr4 (ne_file empty, ne_attrs {change, mode} with the new mode);
  *    a holder granted only ADD_ENTRY is recalled by a SETATTR (DELAY until
- *    returned); a local chmod of the directory recalls (no attributes told);
+ *    returned); a local chmod of the directory is told the same way (inotify);
  *  - a CB_NOTIFY answered with an error recalls the delegation;
  *  - a holder reading none of its callbacks: once its callback queue is
  *    full, the next notification is a recall (DELAY for the other client);
@@ -1061,9 +1061,9 @@ static void test_local_notify(struct dd_client *a, const struct dd_dir *d, const
 }
 
 /* RFC 8881 §20.4.1, §10.9.1: NOTIFY4_CHANGE_DIR_ATTRS. A holder granted it is told the attributes it
- * asked (change, mode) when the directory's mode is set by another client, itself, an NFSv3 client,
- * instead of a recall; one without the bit is recalled as before; asked with no attribute it can tell,
- * the bit is not granted. */
+ * asked (change, mode) when the directory's mode is set by another client, itself, an NFSv3 client or a
+ * local process, instead of a recall; one without the bit is recalled as before; asked with no
+ * attribute it can tell, the bit is not granted. */
 static void test_notify_dir_attrs(struct dd_client *a, struct dd_client *b, const struct dd_dir *d)
 {
 	uint32_t attrs[2] = { DA_WORD0, DA_WORD1 }, fsid[2] = { 1u << 8, 0 }, notify = 0;
@@ -1107,11 +1107,16 @@ static void test_notify_dir_attrs(struct dd_client *a, struct dd_client *b, cons
 		dd_told_attrs(a, &sid, d, 0777, "A's SETATTR after B's return");
 	}
 	CHECK_EQ(n4_test_stateid(&a->k, &sid), 0, "A: its delegation stands");
-	/* A local process's chmod (inotify, no attributes to tell): recalled (§10.9.1), the known limit. */
+
+	/* A local process's chmod (inotify's IN_ATTRIB, after the fact): told too, the values read then. */
+	char *s2 = stats_now();
+
 	sleep(2); /* past rnfsd's own window on the directory */
-	CHECK_EQ(chmod(d->path, 0755), 0, "local: chmod of the directory");
-	dd_recall_return(a, d, &sid, "A (local chmod: recalled, not told)");
-	a->nnot = 0;
+	CHECK_EQ(chmod(d->path, 0705), 0, "local: chmod of the directory");
+	dd_told_attrs(a, &sid, d, 0705, "local chmod");
+	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL after the local chmod");
+	dir_recalls_moved(s2, "local_open", 0, 0, "a local chmod told");
+	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
 }
 
 /* RFC 8881 §10.9.1: the server may recall rather than notify; the callback queue (8 a client) bounds

@@ -867,19 +867,49 @@ static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
 	dl_unlock();
 }
 
-/* ... a local process added, removed or renamed an entry of a delegated directory (after the fact, RFC
- * 8881 §10.9.1): as an NFSv3 client's change, its holders granted the notification told by CB_NOTIFY
- * (§20.4.3; a rename over an entry is not seen as such: inotify says nothing of the replaced one), the
- * others recalled. */
+/* The attributes of the directory fkey names (of the served export its handle names), read on the watch
+ * thread (the local backend's open by handle and fstat: no wait on a network). false: none to be had. */
+static bool watch_dir_attrs(const uint8_t *fkey, uint32_t fkey_len, struct be_attr *attr)
+{
+	struct nfs_fh fh = { .len = fkey_len };
+	struct be_obj o = BE_OBJ_INIT;
+	const struct nfs_export *e;
+	struct nfs_exports *tbl;
+	struct be_handle bh;
+	uint32_t id;
+	bool ok;
+
+	if (fkey_len > sizeof(fh.data))
+		return false;
+	memcpy(fh.data, fkey, fkey_len);
+	if (!nfs_fh_unwrap(&fh, &id, &bh) || (tbl = nfs_exports_get()) == NULL)
+		return false;
+	e = nfs_exports_by_id(tbl, id);
+	ok = e && be_open_handle(e->fs, &bh, &o, attr) == 0 && attr->valid && attr->type == BE_DIR;
+	if (e)
+		be_obj_put(e->fs, &o);
+	nfs_exports_put(tbl);
+	return ok;
+}
+
+/* ... a local process added, removed or renamed an entry of a delegated directory, or changed its
+ * attributes (after the fact, RFC 8881 §10.9.1): as an NFSv3 client's change, its holders granted the
+ * notification told by CB_NOTIFY (§20.4.3; a rename over an entry is not seen as such: inotify says
+ * nothing of the replaced one; §20.4.1: the attributes read now, those of the last change when several
+ * came together), the others recalled. */
 static void watch_dir_event(const uint8_t *fkey, uint32_t fkey_len, const struct be_change *c)
 {
 	static const enum nfs_dir_change ch[] = {
 		[BE_CHANGE_OTHER] = NFS_DIR_OTHER, [BE_CHANGE_ADD] = NFS_DIR_ADD,
 		[BE_CHANGE_REMOVE] = NFS_DIR_REMOVE, [BE_CHANGE_RENAME] = NFS_DIR_RENAME,
+		[BE_CHANGE_ATTRS] = NFS_DIR_ATTRS,
 	};
-	const struct nfs_dir_note n = { .kind = ch[c->kind], .name = c->name, .newname = c->newname };
+	struct be_attr attr = { .valid = 0 };
+	struct nfs_dir_note n = { .kind = ch[c->kind], .name = c->name, .newname = c->newname };
 
 	(void)nfs4_deleg_dir_changed(fkey, fkey_len, 0, n.kind, NFS4_DL_BY_LOCAL_OPEN);
+	if (n.kind == NFS_DIR_ATTRS) /* none to be had: its holders are recalled (notify_args) */
+		n.attrs = nfs4_deleg_dir_any() && watch_dir_attrs(fkey, fkey_len, &attr) ? &attr : NULL;
 	hook_dir_note(fkey, fkey_len, &n);
 }
 

@@ -16,8 +16,9 @@
  * verifier's). A SETATTR of the directory (NFSv4, NFSv3) then proceeds and
  * its holders granted CHANGE_DIR_ATTRS get CB_NOTIFY with the new values
  * (§20.4.1 notify_attr4, an empty ne_file: the directory itself), the setter
- * too; a local process's change of them recalls (an inotify event carries no
- * attributes, and the watch thread has no export to read them from). Entries: another NFSv4 client's
+ * too, and so are a local process's changes of them (inotify's IN_ATTRIB,
+ * after the fact, the values read when the event is seen: watch_dir_event).
+ * Entries: another NFSv4 client's
  * CREATE, OPEN creating or LINK in the directory (an NFSv3 client's CREATE,
  * MKDIR, SYMLINK, MKNOD or LINK too), its REMOVE (NFSv3 REMOVE, RMDIR) or
  * RENAME within the directory (across two: a removal from one, an addition to
