@@ -52,7 +52,8 @@
  *  - soak: thousands of grant/return cycles by many clients on several
  *    directories: the table back to 0, descriptors and RSS back;
  *  - notification soak (test_notify_soak): 8 holders of notifying delegations
- *    (2 slow readers), 2 other clients making 1,800 changes, thousands of
+ *    (entries and CHANGE_DIR_ATTRS; 2 slow readers), 2 other clients making
+ *    1,950 changes (150 SETATTRs of the directories' mode), thousands of
  *    CB_NOTIFYs answered and of grant/return cycles, full queues recalled, a
  *    mute holder (its CB_NOTIFY times out) and a dead one (connection gone)
  *    left to lease expiry; then every client gone: clients, delegations,
@@ -1226,9 +1227,11 @@ static void test_soak(void)
 #define NS_HOLDERS 8   /* holders of notifying delegations, half on each of two directories */
 #define NS_SLOW 2      /* of them (one per directory): pause their callback reading now and then */
 #define NS_CHANGERS 2  /* clients changing the entries, one per directory */
-#define NS_CHANGES 300 /* per changer: an entry created, renamed and removed (3 changes each) */
+#define NS_CHANGES 300 /* per changer: an entry created, renamed and removed (3 changes each); every 4th
+			* with a SETATTR of the directory's mode */
 #define NS_RETAKE 2    /* a holder returns its delegation after this many notifications and takes it again */
 #define NT_ENTRIES (1u << NT_REMOVE | 1u << NT_ADD | 1u << NT_RENAME)
+#define NS_CHMODS (NS_CHANGES / 4) /* per changer: SETATTRs of its directory's mode (CHANGE_DIR_ATTRS) */
 
 /* A holder: its thread owns its connection (fore channel and callbacks). */
 struct ns_holder {
@@ -1240,8 +1243,25 @@ struct ns_holder {
 	struct n4_sid sid;
 	unsigned long taken_at; /* d.notes_seen at the grant */
 	unsigned long grants, returns, unavail, errors;
+	unsigned long attr_notes; /* of d.notes_seen, NOTIFY4_CHANGE_DIR_ATTRS (of those kept: most) */
 	pthread_t th;
 };
+
+/* The kept CB_NOTIFYs that are NOTIFY4_CHANGE_DIR_ATTRS, counted and dropped. */
+static void ns_count_notes(struct ns_holder *h)
+{
+	for (unsigned i = 0; i < h->d.nnot; i++) {
+		struct xd x;
+		struct n4_sid sid;
+		uint32_t l;
+
+		xd_init(&x, h->d.note[i].args, h->d.note[i].args_len);
+		n4_xd_sid(&x, &sid);
+		(void)xd_opaque(&x, &l, 128);
+		h->attr_notes += xd_u32(&x) == 1 && xd_u32(&x) == 1 && xd_u32(&x) == 1u << NT_DIR_ATTRS && !x.bad;
+	}
+	h->d.nnot = 0;
+}
 
 /* DELEGRETURN of h's delegation (revoked on a slow machine: FREE_STATEID). */
 static void ns_return(struct ns_holder *h)
@@ -1263,7 +1283,9 @@ static void *ns_holder_run(void *arg)
 
 	while (!atomic_load(&h->stop)) {
 		if (!h->held) {
-			int st = dd_get_want(&h->d.k, h->dir->fh, h->dir->fh_len, NT_ENTRIES, &h->sid, &notify);
+			uint32_t attrs[2] = { DA_WORD0, DA_WORD1 };
+			int st = dd_get_attrs(&h->d.k, h->dir->fh, h->dir->fh_len, NT_ENTRIES | 1u << NT_DIR_ATTRS, attrs,
+					      &h->sid, &notify);
 
 			h->held = st == 0;
 			h->grants += st == 0;
@@ -1274,7 +1296,7 @@ static void *ns_holder_run(void *arg)
 		if (h->slow && ++turn % 40 == 0)
 			usleep(300 * 1000); /* reads nothing: its callback queue fills, a notification becomes a recall */
 		(void)dd_pump(&h->d, now_s() + 0.02);
-		h->d.nnot = 0; /* the notifications are answered (keep_cb) and counted, not kept */
+		ns_count_notes(h); /* the notifications are answered (keep_cb) and counted, not kept */
 		if (h->held && (dd_recalled(&h->d, &h->sid, NULL, 0, 0) || h->d.notes_seen - h->taken_at >= NS_RETAKE))
 			ns_return(h);
 		h->d.nrec = 0;
@@ -1293,7 +1315,8 @@ struct ns_changer {
 	pthread_t th;
 };
 
-/* Change kind (0 CREATE, 1 RENAME, 2 REMOVE) of entry i, retried while a recall is out (DELAY). */
+/* Change kind (0 CREATE, 1 RENAME, 2 REMOVE) of entry i (3: SETATTR of the directory's mode), retried
+ * while a recall is out (DELAY). */
 static int ns_change(struct ns_changer *c, unsigned kind, unsigned i)
 {
 	const struct dd_dir *d = c->dir;
@@ -1304,9 +1327,10 @@ static int ns_change(struct ns_changer *c, unsigned kind, unsigned i)
 	snprintf(a, sizeof(a), "c%u-n%u", c->index, i);
 	snprintf(b, sizeof(b), "c%u-m%u", c->index, i);
 	for (;;) {
-		st = kind == 0 ? dd_mkdir(&c->d.k, d->fh, d->fh_len, a)
+		st = kind == 0	 ? dd_mkdir(&c->d.k, d->fh, d->fh_len, a)
 		     : kind == 1 ? dd_rename2(&c->d.k, d, a, d, b)
-				 : dd_remove(&c->d.k, d->fh, d->fh_len, b);
+		     : kind == 2 ? dd_remove(&c->d.k, d->fh, d->fh_len, b)
+				 : dd_chmod(&c->d.k, d, i % 8 ? 0777 : 0775);
 		if (st != N4ERR_DELAY || now_s() > end)
 			return st;
 		c->delays++;
@@ -1319,7 +1343,7 @@ static void *ns_changer_run(void *arg)
 	struct ns_changer *c = arg;
 
 	for (unsigned i = 0; i < NS_CHANGES; i++)
-		for (unsigned kind = 0; kind < 3; kind++) {
+		for (unsigned kind = 0; kind < (i % 4 ? 3u : 4u); kind++) {
 			int st = ns_change(c, kind, i);
 
 			c->done += st == 0;
@@ -1395,13 +1419,14 @@ static void ns_start(struct ns_holder *h, struct ns_changer *c, const struct dd_
 static void ns_totals(const struct ns_holder *h, const struct ns_changer *c, double secs)
 {
 	unsigned long notes = 0, grants = 0, returns = 0, recalls = 0, unavail = 0, herr = 0, done = 0, cerr = 0;
-	unsigned long delays = 0;
+	unsigned long delays = 0, attr_notes = 0;
 
 	for (unsigned i = 0; i < NS_HOLDERS; i++) {
 		notes += h[i].d.notes_seen;
 		grants += h[i].grants;
 		returns += h[i].returns;
 		recalls += h[i].d.recalls_seen; /* most arrive after the holder returned on its own */
+		attr_notes += h[i].attr_notes;
 		unavail += h[i].unavail;
 		herr += h[i].errors;
 	}
@@ -1412,18 +1437,21 @@ static void ns_totals(const struct ns_holder *h, const struct ns_changer *c, dou
 	}
 	hx_note("notify soak: %.1f s, %lu changes (%lu DELAY), %lu CB_NOTIFY answered, %lu grants, %lu returns, "
 		"%lu CB_RECALL, %lu GDD4_UNAVAIL", secs, done, delays, notes, grants, returns, recalls, unavail);
-	CHECK_EQ(cerr, 0, "every change made (%lu of %u)", done, NS_CHANGERS * NS_CHANGES * 3);
+	CHECK_EQ(cerr, 0, "every change made (%lu of %u)", done, NS_CHANGERS * (NS_CHANGES * 3 + NS_CHMODS));
 	CHECK_EQ(herr, 0, "every GET_DIR_DELEGATION and DELEGRETURN answered as expected");
 	CHECK(notes >= 2000, "thousands of CB_NOTIFY answered (%lu)", notes);
+	CHECK(attr_notes >= 50, "of them, NOTIFY4_CHANGE_DIR_ATTRS (%lu)", attr_notes);
 	CHECK(grants >= 1000 && grants == returns, "thousands of grant/return cycles (%lu granted, %lu returned)",
 	      grants, returns);
 }
 
 /*
- * The CB_NOTIFY path soaked: NS_HOLDERS clients hold notifying delegations of two directories (each
+ * The CB_NOTIFY path soaked: NS_HOLDERS clients hold notifying delegations (entries and the directory's
+ * change and mode) of two directories (each
  * taken again after NS_RETAKE notifications, or after its recall), two of them slow readers whose
  * full callback queues turn notifications into recalls (RFC 8881 §10.9.1); NS_CHANGERS other clients
- * create, rename and remove entries meanwhile (retrying DELAY); a third directory's holders read
+ * create, rename and remove entries and set the directory's mode meanwhile (retrying DELAY); a third
+ * directory's holders read
  * nothing (the CB_NOTIFY times out) or are gone (the connection closed). Then every client goes (half
  * the holders DESTROY_CLIENTID still holding, the mute and dead ones by lease expiry): the clients,
  * delegations, directory delegations, pending notifications and callback paths back where they were,
