@@ -1492,15 +1492,19 @@ static void test_notify_soak(void)
 	t0 = now_s();
 	double lost_at = t0;
 
+	bool run_h[NS_HOLDERS], run_c[NS_CHANGERS];
+
 	for (unsigned i = 0; i < NS_HOLDERS; i++)
-		pthread_create(&h[i].th, NULL, ns_holder_run, &h[i]);
+		run_h[i] = CHECK_EQ(pthread_create(&h[i].th, NULL, ns_holder_run, &h[i]), 0, "holder thread %u", i);
 	for (unsigned i = 0; i < NS_CHANGERS; i++)
-		pthread_create(&c[i].th, NULL, ns_changer_run, &c[i]);
+		run_c[i] = CHECK_EQ(pthread_create(&c[i].th, NULL, ns_changer_run, &c[i]), 0, "changer thread %u", i);
 	for (unsigned i = 0; i < NS_CHANGERS; i++)
-		pthread_join(c[i].th, NULL);
+		if (run_c[i])
+			pthread_join(c[i].th, NULL);
 	for (unsigned i = 0; i < NS_HOLDERS; i++) {
 		atomic_store(&h[i].stop, true);
-		pthread_join(h[i].th, NULL);
+		if (run_h[i])
+			pthread_join(h[i].th, NULL);
 	}
 	ns_totals(h, c, now_s() - t0);
 	CHECK(deleg_num("dir_recalls_notify_failed") > nf0, "full callback queues became recalls (%lld)",
@@ -1527,7 +1531,6 @@ static void test_notify_soak(void)
 		usleep(100 * 1000);
 		fds1 = n4_proc_fds(env.pid);
 	}
-
 	CHECK(fds1 == fds0, "descriptors back: %ld before, %ld after", fds0, fds1);
 	CHECK(rss1 - rss0 < 2048 + n4_proc_quarantine_kb(env.pid), "RSS back: %ld KiB before, %ld KiB after", rss0,
 	      rss1);
