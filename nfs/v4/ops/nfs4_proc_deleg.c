@@ -368,10 +368,53 @@ static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_no
 	return true;
 }
 
+/* The attributes of the directory fkey names (of the served export its handle names), from any thread
+ * (the watch thread too: the local backend's open by handle and fstat, no wait on a network; directory
+ * delegations are only granted on its exports). false: none to be had. */
+static bool dir_attrs_of(const uint8_t *fkey, uint32_t fkey_len, struct be_attr *attr)
+{
+	struct nfs_fh fh = { .len = fkey_len };
+	struct be_obj o = BE_OBJ_INIT;
+	const struct nfs_export *e;
+	struct nfs_exports *tbl;
+	struct be_handle bh;
+	uint32_t id;
+	bool ok;
+
+	if (fkey_len > sizeof(fh.data))
+		return false;
+	memcpy(fh.data, fkey, fkey_len);
+	if (!nfs_fh_unwrap(&fh, &id, &bh) || (tbl = nfs_exports_get()) == NULL)
+		return false;
+	e = nfs_exports_by_id(tbl, id);
+	ok = e && be_open_handle(e->fs, &bh, &o, attr) == 0 && attr->valid && attr->type == BE_DIR;
+	if (e)
+		be_obj_put(e->fs, &o);
+	nfs_exports_put(tbl);
+	return ok;
+}
+
+/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, n) to the holder to; the client's callback queue
+ * (NFS4_CB_QUEUE, in order, §20.4.3) is the bound: past it, or not to be told, a recall (false). */
+static bool notify_one(const struct nfs4_dl_recall *to, const struct nfs_dir_note *n)
+{
+	struct nfs4_cb_op op;
+	uintptr_t counter = nfs4_dtab_counter_of(&to->sid); /* notify_done finds it again */
+
+	atomic_fetch_add(&dl_notify_pending, 1);
+	if (notify_args(to, n, &op) && nfs4_cb_send(to->clientid, &op, notify_done, (void *)counter))
+		return true;
+	atomic_fetch_sub(&dl_notify_pending, 1);
+	notify_recall(&to->sid);
+	return false;
+}
+
 void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
 {
 	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX];
-	struct nfs4_cb_op op;
+	struct nfs_dir_note an = { .kind = NFS_DIR_ATTRS };
+	struct be_attr attr = { .valid = 0 };
+	bool told[NFS4_DL_NOTIFY_MAX], attrs = false;
 	unsigned count;
 
 	if (!nfs4_deleg_dir_any())
@@ -380,16 +423,18 @@ void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
 	count = nfs4_dtab_dir_notified(&dl_tab, dir->data, dir->len, nfs4_dl_notify_of(dir_acc(n->kind)), to);
 	dl_unlock();
 	for (unsigned i = 0; i < count; i++) {
-		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, the change); the client's callback
-		 * queue (NFS4_CB_QUEUE, in order, §20.4.3) is the bound: past it, a recall */
-		atomic_fetch_add(&dl_notify_pending, 1);
-		uintptr_t counter = nfs4_dtab_counter_of(&to[i].sid); /* notify_done finds it again */
-
-		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, (void *)counter))
-			continue;
-		atomic_fetch_sub(&dl_notify_pending, 1);
-		notify_recall(&to[i].sid);
+		told[i] = notify_one(&to[i], n);
+		attrs |= told[i] && n->kind != NFS_DIR_ATTRS && (to[i].dir_attrs[0] | to[i].dir_attrs[1]);
 	}
+	/* §20.4.1, as knfsd: an entry added, removed or renamed changed the directory's own attributes
+	 * (change, times, size, links): the holders told of it and granted NOTIFY4_CHANGE_DIR_ATTRS are
+	 * told their new values too, in a CB_NOTIFY of their own (none to be had: recalled) */
+	if (!attrs)
+		return;
+	an.attrs = dir_attrs_of(dir->data, dir->len, &attr) ? &attr : NULL;
+	for (unsigned i = 0; i < count; i++)
+		if (told[i] && (to[i].dir_attrs[0] | to[i].dir_attrs[1]))
+			(void)notify_one(&to[i], &an);
 }
 
 void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name)
@@ -867,31 +912,6 @@ static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
 	dl_unlock();
 }
 
-/* The attributes of the directory fkey names (of the served export its handle names), read on the watch
- * thread (the local backend's open by handle and fstat: no wait on a network). false: none to be had. */
-static bool watch_dir_attrs(const uint8_t *fkey, uint32_t fkey_len, struct be_attr *attr)
-{
-	struct nfs_fh fh = { .len = fkey_len };
-	struct be_obj o = BE_OBJ_INIT;
-	const struct nfs_export *e;
-	struct nfs_exports *tbl;
-	struct be_handle bh;
-	uint32_t id;
-	bool ok;
-
-	if (fkey_len > sizeof(fh.data))
-		return false;
-	memcpy(fh.data, fkey, fkey_len);
-	if (!nfs_fh_unwrap(&fh, &id, &bh) || (tbl = nfs_exports_get()) == NULL)
-		return false;
-	e = nfs_exports_by_id(tbl, id);
-	ok = e && be_open_handle(e->fs, &bh, &o, attr) == 0 && attr->valid && attr->type == BE_DIR;
-	if (e)
-		be_obj_put(e->fs, &o);
-	nfs_exports_put(tbl);
-	return ok;
-}
-
 /* ... a local process added, removed or renamed an entry of a delegated directory, or changed its
  * attributes (after the fact, RFC 8881 §10.9.1): as an NFSv3 client's change, its holders granted the
  * notification told by CB_NOTIFY (§20.4.3; a rename over an entry is not seen as such: inotify says
@@ -909,7 +929,7 @@ static void watch_dir_event(const uint8_t *fkey, uint32_t fkey_len, const struct
 
 	(void)nfs4_deleg_dir_changed(fkey, fkey_len, 0, n.kind, NFS4_DL_BY_LOCAL_OPEN);
 	if (n.kind == NFS_DIR_ATTRS) /* none to be had: its holders are recalled (notify_args) */
-		n.attrs = nfs4_deleg_dir_any() && watch_dir_attrs(fkey, fkey_len, &attr) ? &attr : NULL;
+		n.attrs = nfs4_deleg_dir_any() && dir_attrs_of(fkey, fkey_len, &attr) ? &attr : NULL;
 	hook_dir_note(fkey, fkey_len, &n);
 }
 

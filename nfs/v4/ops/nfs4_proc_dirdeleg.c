@@ -17,7 +17,9 @@
  * its holders granted CHANGE_DIR_ATTRS get CB_NOTIFY with the new values
  * (§20.4.1 notify_attr4, an empty ne_file: the directory itself), the setter
  * too, and so are a local process's changes of them (inotify's IN_ATTRIB,
- * after the fact, the values read when the event is seen: watch_dir_event).
+ * after the fact, the values read when the event is seen: watch_dir_event);
+ * an entry told to such a holder is followed by the directory's new
+ * attributes, as knfsd sends them (nfs4_deleg_dir_note).
  * Entries: another NFSv4 client's
  * CREATE, OPEN creating or LINK in the directory (an NFSv3 client's CREATE,
  * MKDIR, SYMLINK, MKNOD or LINK too), its REMOVE (NFSv3 REMOVE, RMDIR) or
