@@ -53,9 +53,11 @@
  *  - soak: thousands of grant/return cycles by many clients on several
  *    directories: the table back to 0, descriptors and RSS back;
  *  - notification soak (test_notify_soak): 8 holders of notifying delegations
- *    (entries and CHANGE_DIR_ATTRS; 2 slow readers), 2 other clients making
- *    1,560 changes (120 SETATTRs of the directories' mode), thousands of
- *    CB_NOTIFYs answered and of grant/return cycles, full queues recalled, a
+ *    (entries and CHANGE_DIR_ATTRS; 2 slow readers) on three directories, 2
+ *    NFSv4 clients, an NFSv3 one and a local thread making 3,120 changes
+ *    (240 of the directories' mode), thousands of CB_NOTIFYs answered (of
+ *    attributes, of local changes too) and of grant/return cycles, full
+ *    queues recalled, a
  *    mute holder (its CB_NOTIFY times out) and a dead one (connection gone)
  *    left to lease expiry; then every client gone: clients, delegations,
  *    pending CB_NOTIFYs and callback paths back, descriptors and RSS back
@@ -1231,7 +1233,7 @@ static void test_soak(void)
 
 #define NS_HOLDERS 8   /* holders of notifying delegations, half on each of two directories */
 #define NS_SLOW 2      /* of them (one per directory): pause their callback reading now and then */
-#define NS_CHANGERS 2  /* clients changing the entries, one per directory */
+#define NS_CHANGERS 4  /* changing the entries: NFSv4 clients on dirs 0 and 1, NFSv3 on 1, a local thread on 3 */
 #define NS_CHANGES 240 /* per changer: an entry created, renamed and removed (3 changes each); every 4th
 			* with a SETATTR of the directory's mode */
 #define NS_RETAKE 2    /* a holder returns its delegation after this many notifications and takes it again */
@@ -1248,6 +1250,7 @@ struct ns_holder {
 	struct n4_sid sid;
 	unsigned long taken_at; /* d.notes_seen at the grant */
 	unsigned long grants, returns, unavail, errors;
+	int last_error; /* the last unexpected status (GET_DIR_DELEGATION's, DELEGRETURN's) */
 	unsigned long attr_notes; /* of d.notes_seen, NOTIFY4_CHANGE_DIR_ATTRS (of those kept: most) */
 	pthread_t th;
 };
@@ -1276,6 +1279,7 @@ static void ns_return(struct ns_holder *h)
 	if (st == N4ERR_DELEG_REVOKED)
 		st = dd_sid_op(&h->d.k, h->dir->fh, h->dir->fh_len, N4_FREE_STATEID, &h->sid);
 	h->errors += st != 0;
+	h->last_error = st ? st : h->last_error;
 	h->returns += st == 0;
 	h->held = false;
 }
@@ -1283,11 +1287,17 @@ static void ns_return(struct ns_holder *h)
 static void *ns_holder_run(void *arg)
 {
 	struct ns_holder *h = arg;
+	double renewed = now_s();
 	unsigned turn = 0;
 	uint32_t notify;
 
 	while (!atomic_load(&h->stop)) {
+		if (now_s() - renewed > 2) { /* a quiet directory: its lease kept, as a client's (RFC 8881 §8.3) */
+			h->errors += n4_sequence(&h->d.k) != 0;
+			renewed = now_s();
+		}
 		if (!h->held) {
+			renewed = now_s();
 			uint32_t attrs[2] = { DA_WORD0, DA_WORD1 };
 			int st = dd_get_attrs(&h->d.k, h->dir->fh, h->dir->fh_len, NT_ENTRIES | 1u << NT_DIR_ATTRS, attrs,
 					      &h->sid, &notify);
@@ -1296,14 +1306,17 @@ static void *ns_holder_run(void *arg)
 			h->grants += st == 0;
 			h->unavail += st == 1; /* GDD4_UNAVAIL: another holder's recall is out (contention) */
 			h->errors += st != 0 && st != 1;
+			h->last_error = st != 0 && st != 1 ? st : h->last_error;
 			h->taken_at = h->d.notes_seen;
 		}
 		if (h->slow && ++turn % 40 == 0)
 			usleep(300 * 1000); /* reads nothing: its callback queue fills, a notification becomes a recall */
 		(void)dd_pump(&h->d, now_s() + 0.02);
 		ns_count_notes(h); /* the notifications are answered (keep_cb) and counted, not kept */
-		if (h->held && (dd_recalled(&h->d, &h->sid, NULL, 0, 0) || h->d.notes_seen - h->taken_at >= NS_RETAKE))
+		if (h->held && (dd_recalled(&h->d, &h->sid, NULL, 0, 0) || h->d.notes_seen - h->taken_at >= NS_RETAKE)) {
 			ns_return(h);
+			renewed = now_s();
+		}
 		h->d.nrec = 0;
 	}
 	if (h->held)
@@ -1311,14 +1324,44 @@ static void *ns_holder_run(void *arg)
 	return NULL;
 }
 
-/* A changer: NS_CHANGES entries created, renamed and removed in its directory. */
+/* A changer: NS_CHANGES entries created, renamed and removed in its directory, by an NFSv4 client (d),
+ * an NFSv3 one (v3) or the test's own thread (a local process, told after the fact through inotify). */
+enum ns_by { NS_NFS4, NS_NFS3, NS_LOCAL };
 struct ns_changer {
 	struct dd_client d;
+	struct raw_conn v3;
+	enum ns_by by;
 	const struct dd_dir *dir;
 	unsigned index;
 	unsigned long done, delays, errors;
 	pthread_t th;
 };
+
+/* NFSv3 (CREATE of a file, RENAME, REMOVE, SETATTR of the mode): as ns_change, JUKEBOX as DELAY. */
+static int ns_change_v3(struct ns_changer *c, unsigned kind, const char *a, const char *b, uint32_t mode)
+{
+	int st = kind == 0   ? v3_name_op(&c->v3, 8, c->dir, a)
+		 : kind == 1 ? v3_rename(&c->v3, c->dir, a, c->dir, b)
+		 : kind == 2 ? v3_name_op(&c->v3, 12, c->dir, b)
+			     : v3_chmod(&c->v3, c->dir, mode);
+
+	return st == NFS3ERR_JUKEBOX ? N4ERR_DELAY : st;
+}
+
+/* A local process's (open creating a file, rename, unlink, chmod of the directory): 0 or errno. */
+static int ns_change_local(struct ns_changer *c, unsigned kind, const char *a, const char *b, uint32_t mode)
+{
+	char pa[PATH_MAX + 160], pb[PATH_MAX + 160];
+	int fd;
+
+	snprintf(pa, sizeof(pa), "%s/%s", c->dir->path, a);
+	snprintf(pb, sizeof(pb), "%s/%s", c->dir->path, b);
+	if (kind == 0 && (fd = open(pa, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644)) >= 0)
+		close(fd);
+	else if (kind == 0 || (kind == 1 ? rename(pa, pb) : kind == 2 ? unlink(pb) : chmod(c->dir->path, mode)) != 0)
+		return errno;
+	return 0;
+}
 
 /* Change kind (0 CREATE, 1 RENAME, 2 REMOVE) of entry i (3: SETATTR of the directory's mode), retried
  * while a recall is out (DELAY). */
@@ -1326,16 +1369,22 @@ static int ns_change(struct ns_changer *c, unsigned kind, unsigned i)
 {
 	const struct dd_dir *d = c->dir;
 	double end = now_s() + 4 * LEASE;
+	uint32_t mode = i % 8 ? 0777 : 0775;
 	char a[32], b[32];
 	int st;
 
 	snprintf(a, sizeof(a), "c%u-n%u", c->index, i);
 	snprintf(b, sizeof(b), "c%u-m%u", c->index, i);
 	for (;;) {
-		st = kind == 0	 ? dd_mkdir(&c->d.k, d->fh, d->fh_len, a)
-		     : kind == 1 ? dd_rename2(&c->d.k, d, a, d, b)
-		     : kind == 2 ? dd_remove(&c->d.k, d->fh, d->fh_len, b)
-				 : dd_chmod(&c->d.k, d, i % 8 ? 0777 : 0775);
+		if (c->by == NS_LOCAL) { /* paced as the clients' are (a burst would find few holders) */
+			usleep(5 * 1000);
+			return ns_change_local(c, kind, a, b, mode);
+		}
+		st = c->by == NS_NFS3 ? ns_change_v3(c, kind, a, b, mode)
+		     : kind == 0      ? dd_mkdir(&c->d.k, d->fh, d->fh_len, a)
+		     : kind == 1      ? dd_rename2(&c->d.k, d, a, d, b)
+		     : kind == 2      ? dd_remove(&c->d.k, d->fh, d->fh_len, b)
+				      : dd_chmod(&c->d.k, d, mode);
 		if (st != N4ERR_DELAY || now_s() > end)
 			return st;
 		c->delays++;
@@ -1408,15 +1457,22 @@ static void ns_start(struct ns_holder *h, struct ns_changer *c, const struct dd_
 
 	for (unsigned i = 0; i < NS_HOLDERS && *ok; i++) {
 		snprintf(id, sizeof(id), "dd-ns-h%u", i);
-		h[i].dir = &dirs[i % 2];
+		h[i].dir = &dirs[i % 3 == 2 ? 3 : i % 3]; /* dirs 0, 1 and 3 (2: the lost holders') */
 		h[i].slow = i < NS_SLOW;
 		*ok = CHECK(dd_start(&h[i].d, id), "holder %s", id);
 	}
 	for (unsigned i = 0; i < NS_CHANGERS && *ok; i++) {
+		static const enum ns_by by[NS_CHANGERS] = { NS_NFS4, NS_NFS4, NS_NFS3, NS_LOCAL };
+		static const unsigned dir[NS_CHANGERS] = { 0, 1, 1, 3 };
+
 		snprintf(id, sizeof(id), "dd-ns-c%u", i);
-		*ok = CHECK(dd_start(&c[i].d, id), "changer %s", id);
-		c[i].dir = &dirs[i % 2];
+		c[i].by = by[i];
+		c[i].dir = &dirs[dir[i]];
 		c[i].index = i;
+		if (by[i] == NS_NFS4)
+			*ok = CHECK(dd_start(&c[i].d, id), "changer %s", id);
+		else if (by[i] == NS_NFS3)
+			*ok = CHECK(raw_connect(&c[i].v3, env.port) == 0, "changer %s (NFSv3)", id);
 	}
 }
 
@@ -1424,7 +1480,7 @@ static void ns_start(struct ns_holder *h, struct ns_changer *c, const struct dd_
 static void ns_totals(const struct ns_holder *h, const struct ns_changer *c, double secs)
 {
 	unsigned long notes = 0, grants = 0, returns = 0, recalls = 0, unavail = 0, herr = 0, done = 0, cerr = 0;
-	unsigned long delays = 0, attr_notes = 0;
+	unsigned long delays = 0, attr_notes = 0, local_notes = 0;
 
 	for (unsigned i = 0; i < NS_HOLDERS; i++) {
 		notes += h[i].d.notes_seen;
@@ -1432,8 +1488,11 @@ static void ns_totals(const struct ns_holder *h, const struct ns_changer *c, dou
 		returns += h[i].returns;
 		recalls += h[i].d.recalls_seen; /* most arrive after the holder returned on its own */
 		attr_notes += h[i].attr_notes;
+		local_notes += i % 3 == 2 ? h[i].d.notes_seen : 0; /* dir 3's holders (ns_start) */
 		unavail += h[i].unavail;
 		herr += h[i].errors;
+		if (h[i].errors)
+			hx_note("holder %u: %lu unexpected answers, the last %d", i, h[i].errors, h[i].last_error);
 	}
 	for (unsigned i = 0; i < NS_CHANGERS; i++) {
 		done += c[i].done;
@@ -1446,18 +1505,35 @@ static void ns_totals(const struct ns_holder *h, const struct ns_changer *c, dou
 	CHECK_EQ(herr, 0, "every GET_DIR_DELEGATION and DELEGRETURN answered as expected");
 	CHECK(notes >= 2000, "thousands of CB_NOTIFY answered (%lu)", notes);
 	CHECK(attr_notes >= 50, "of them, NOTIFY4_CHANGE_DIR_ATTRS (%lu)", attr_notes);
+	CHECK(local_notes >= 50, "of them, of a local process's changes (inotify: %lu)", local_notes);
 	CHECK(grants >= 1000 && grants == returns, "thousands of grant/return cycles (%lu granted, %lu returned)",
 	      grants, returns);
 }
 
+/* The soak's holders and changers go: half the holders DESTROY_CLIENTID while holding one. */
+static void ns_close_all(struct ns_holder *h, struct ns_changer *c)
+{
+	for (unsigned i = 0; i < NS_HOLDERS; i++) {
+		if (i % 2 && dd_get_want(&h[i].d.k, h[i].dir->fh, h[i].dir->fh_len, NT_ENTRIES, &h[i].sid,
+					 &(uint32_t){ 0 }) != 0)
+			CHECK(false, "holder %u: GDD4_OK before it goes", i); /* DESTROY_CLIENTID purges it */
+		dd_close(&h[i].d);
+	}
+	for (unsigned i = 0; i < NS_CHANGERS; i++)
+		if (c[i].by == NS_NFS4)
+			dd_close(&c[i].d);
+		else if (c[i].by == NS_NFS3)
+			raw_close(&c[i].v3);
+}
+
 /*
  * The CB_NOTIFY path soaked: NS_HOLDERS clients hold notifying delegations (entries and the directory's
- * change and mode) of two directories (each
- * taken again after NS_RETAKE notifications, or after its recall), two of them slow readers whose
- * full callback queues turn notifications into recalls (RFC 8881 §10.9.1); NS_CHANGERS other clients
- * create, rename and remove entries and set the directory's mode meanwhile (retrying DELAY); a third
- * directory's holders read
- * nothing (the CB_NOTIFY times out) or are gone (the connection closed). Then every client goes (half
+ * change and mode) of three directories (each taken again after NS_RETAKE notifications, or after its
+ * recall; its lease renewed while quiet), two of them slow readers whose full callback queues turn
+ * notifications into recalls (RFC 8881 §10.9.1); NS_CHANGERS others (NFSv4 clients, an NFSv3 one, a
+ * local thread: ns_start) create, rename and remove entries and set the directory's mode meanwhile
+ * (retrying DELAY); a fourth directory's holders read nothing (the CB_NOTIFY times out) or are gone
+ * (the connection closed). Then every client goes (half
  * the holders DESTROY_CLIENTID still holding, the mute and dead ones by lease expiry): the clients,
  * delegations, directory delegations, pending notifications and callback paths back where they were,
  * the daemon's descriptors too, its RSS within 2 MiB.
@@ -1467,14 +1543,15 @@ static void test_notify_soak(void)
 	static struct ns_holder h[NS_HOLDERS];
 	static struct ns_changer c[NS_CHANGERS];
 	static struct dd_client mute, dead, warm;
-	struct dd_dir dirs[3];
+	struct dd_dir dirs[4];
 	struct n4_sid sid;
 	bool ok = CHECK(dd_start(&warm, "dd-ns-warm"), "the warm-up client");
 	double t0;
 
-	hx_section("notification soak: %u holders (%u slow), %u changers x %u entries, a mute and a dead holder",
+	hx_section("notification soak: %u holders (%u slow), %u changers (NFSv4, NFSv3, local) x %u entries, a mute "
+		   "and a dead holder",
 		   NS_HOLDERS, NS_SLOW, NS_CHANGERS, NS_CHANGES);
-	for (unsigned j = 0; j < 3 && ok; j++) {
+	for (unsigned j = 0; j < 4 && ok; j++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "nsoak%u", j);
@@ -1514,14 +1591,7 @@ static void test_notify_soak(void)
 	ns_totals(h, c, now_s() - t0);
 	CHECK(deleg_num("dir_recalls_notify_failed") > nf0, "full callback queues became recalls (%lld)",
 	      deleg_num("dir_recalls_notify_failed") - nf0);
-	for (unsigned i = 0; i < NS_HOLDERS; i++) {
-		if (i % 2 && dd_get_want(&h[i].d.k, h[i].dir->fh, h[i].dir->fh_len, NT_ENTRIES, &h[i].sid,
-					 &(uint32_t){ 0 }) != 0)
-			CHECK(false, "holder %u: GDD4_OK before it goes", i); /* DESTROY_CLIENTID purges it */
-		dd_close(&h[i].d);
-	}
-	for (unsigned i = 0; i < NS_CHANGERS; i++)
-		dd_close(&c[i].d);
+	ns_close_all(h, c);
 	while (now_s() < lost_at + 6) /* the mute holder's CB_NOTIFY timed out (5 s) before it goes */
 		usleep(100 * 1000);
 	n4_client_close(&mute.k);
