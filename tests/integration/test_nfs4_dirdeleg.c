@@ -41,7 +41,8 @@
  *    another client's SETATTR of the directory's mode, the holder's own and an
  *    NFSv3 SETATTR proceed at once and the holder gets CB_NOTIFY with a
  *    notify_attr4 (ne_file empty, ne_attrs {change, mode} with the new mode);
- *    another client's CREATE: ADD_ENTRY, then CHANGE_DIR_ATTRS;
+ *    another client's CREATE: ADD_ENTRY, then CHANGE_DIR_ATTRS; a local
+ *    chmod and rmdir at once: recalled (the attributes may be gone);
  *    a holder granted only ADD_ENTRY is recalled by a SETATTR (DELAY until
  *    returned); a local chmod of the directory is told the same way (inotify);
  *  - a CB_NOTIFY answered with an error recalls the delegation;
@@ -1125,6 +1126,18 @@ static void test_notify_dir_attrs(struct dd_client *a, struct dd_client *b, cons
 	CHECK(!dd_recalled(a, &sid, NULL, 0, 500), "A: no CB_RECALL after the local chmod");
 	dir_recalls_moved(s2, "local_open", 0, 0, "a local chmod told");
 	CHECK_EQ(dd_sid_op(&a->k, d->fh, d->fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN");
+	/* A local chmod and rmdir at once: the attributes may be gone when the event is seen: recalled. */
+	struct dd_dir v;
+	uint32_t va[2] = { DA_WORD0, DA_WORD1 };
+
+	if (!dd_dir(&a->k, "vanish", &v) ||
+	    !CHECK_EQ(dd_get_attrs(&a->k, v.fh, v.fh_len, 1u << NT_DIR_ATTRS, va, &sid, &notify), 0, "A: GDD4_OK on vanish"))
+		return;
+	sleep(2); /* past rnfsd's own window (its LOOKUP of vanish) */
+	CHECK(chmod(v.path, 0700) == 0 && rmdir(v.path) == 0, "local: chmod and rmdir of vanish");
+	CHECK(dd_recalled(a, &sid, v.fh, v.fh_len, 20000), "A: CB_RECALL of vanish's delegation");
+	CHECK_EQ(dd_sid_op(&a->k, v.fh, v.fh_len, N4_DELEGRETURN, &sid), 0, "A: DELEGRETURN (the directory gone)");
+	a->nnot = 0;
 }
 
 /* RFC 8881 §10.9.1: the server may recall rather than notify; the callback queue (8 a client) bounds

@@ -319,12 +319,12 @@ static bool notify_dir_attrs(const struct nfs4_dl_recall *to, const struct be_at
 {
 	struct nfs4_bitmap req = { .w = { to->dir_attrs[0], to->dir_attrs[1] } };
 	struct nfs_fh fh = { .len = to->fkey_len };
-	struct nfs4_attr_src src = { .a = a, .fh = &fh, .mounted_on_fileid = a->fileid, .minorversion = 1,
-				     .lease_time = dl_lease };
+	struct nfs4_attr_src src = { .a = a, .fh = &fh, .minorversion = 1, .lease_time = dl_lease };
 	struct xdr_enc e;
 
-	if (!a || !(a->valid) || to->fkey_len > sizeof(fh.data))
+	if (!a || !a->valid || to->fkey_len > sizeof(fh.data))
 		return false;
+	src.mounted_on_fileid = a->fileid;
 	memcpy(fh.data, to->fkey, to->fkey_len);
 	xdr_enc_init(&e, na->attrs, NFS4_CB_DIR_ATTRS_MAX);
 	nfs4_attr_encode(&e, &req, &src);
@@ -605,7 +605,6 @@ bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const u
 			  uint32_t want, uint32_t attrs[2], uint32_t *granted, struct nfs4_stateid *sid)
 {
 	uint32_t asked[2] = { attrs[0], attrs[1] };
-
 	struct nfs4_dl_ask ask = {
 		.clientid = clientid, .minor = minor, .grace = grace,
 		.enabled = dl_ready && atomic_load(&dl_enabled) && atomic_load(&dl_dir_enabled),
