@@ -98,7 +98,7 @@ const struct config_key config_keys[] = {
 	{ CONFIG_SECTION_NFSV4, "enable", CONFIG_TYPE_BOOL, FIELD(nfsv4), 0, 0, 0 },
 	{ CONFIG_SECTION_NFSV4, "grace-time", CONFIG_TYPE_UINT, FIELD(nfsv4_grace_time), 0, 0, 3600 },
 	{ CONFIG_SECTION_NFSV4, "lease-time", CONFIG_TYPE_UINT, FIELD(nfsv4_lease_time), 0, 10, 3600 },
-	{ CONFIG_SECTION_NFSV4, "delegations", CONFIG_TYPE_BOOL, FIELD(nfsv4_delegations), 0, 0, 0 },
+	{ CONFIG_SECTION_NFSV4, "delegations", CONFIG_TYPE_DELEG, FIELD(nfsv4_delegations), 0, 0, 0 },
 	{ CONFIG_SECTION_NFSV4, "directory-delegations", CONFIG_TYPE_BOOL, FIELD(nfsv4_dir_delegations), 0, 0, 0 },
 	{ CONFIG_SECTION_NFSV4, "max-clients", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients), 0, 16, 4096 },
 	{ CONFIG_SECTION_NFSV4, "max-clients-per-host", CONFIG_TYPE_UINT, FIELD(nfsv4_max_clients_per_host), 0, 0, 4096 },
@@ -188,7 +188,9 @@ void config_defaults(struct rnfsd_config *cfg)
 	cfg->nfsv4 = true; /* issue 10: NFSv4.0-4.2 offered, so a default Linux mount gets 4.2 */
 	cfg->nfsv4_grace_time = 90; /* RFC 8881 §8.4.2: at least one lease */
 	cfg->nfsv4_lease_time = 90;
-	cfg->nfsv4_delegations = false; /* a write holder's lock reclaim waits for the lease (rnfsd.conf(5)) */
+	/* Read only: a write holder's locks are its own until the recall, and
+	 * pushing them lets go of the write lease (rnfsd.conf(5)). */
+	cfg->nfsv4_delegations = CONFIG_DELEG_READ;
 	cfg->nfsv4_dir_delegations = false; /* local changes of a directory are seen after the fact (rnfsd.conf(5)) */
 	cfg->nfsv4_max_clients = 4096; /* NFS4_STATE_MAX_CLIENTS */
 	cfg->nfsv4_copy_workers = 0; /* a quarter of the threads, at least 1 */
@@ -282,6 +284,21 @@ static int parse_tristate(const char *s, enum config_tristate *out)
 		return 0;
 	}
 	return -1;
+}
+
+/* [nfsv4] delegations: "read", or a bool (yes: read and write). */
+static int parse_deleg(const char *s, enum config_deleg *out)
+{
+	enum config_tristate ts;
+
+	if (strcasecmp(s, "read") == 0) {
+		*out = CONFIG_DELEG_READ;
+		return 0;
+	}
+	if (parse_tristate(s, &ts) < 0 || ts == CONFIG_AUTO)
+		return -1;
+	*out = ts == CONFIG_YES ? CONFIG_DELEG_YES : CONFIG_DELEG_NO;
+	return 0;
 }
 
 static int parse_path(const struct config_key *k, const char *s, char *field, char *why, size_t whylen)
@@ -442,6 +459,12 @@ static int config_apply(const struct config_key *k, char *value, struct rnfsd_co
 			return -1;
 		}
 		*(enum config_tristate *)field = ts;
+		return 0;
+	case CONFIG_TYPE_DELEG:
+		if (parse_deleg(value, (enum config_deleg *)field) < 0) {
+			snprintf(why, whylen, "expected no, read or yes");
+			return -1;
+		}
 		return 0;
 	case CONFIG_TYPE_PATH:
 		return parse_path(k, value, field, why, whylen);

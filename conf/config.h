@@ -31,6 +31,8 @@ struct config_listen {
 };
 
 enum config_tristate { CONFIG_NO = 0, CONFIG_YES = 1, CONFIG_AUTO = 2 };
+/* [nfsv4] delegations: none, read delegations only, or read and write. */
+enum config_deleg { CONFIG_DELEG_NO = 0, CONFIG_DELEG_READ = 1, CONFIG_DELEG_YES = 2 };
 
 #define CONFIG_MAX_DS 8
 
@@ -101,7 +103,7 @@ struct rnfsd_config {
 	unsigned nfsv4_grace_time;    /* seconds of NFSv4 reclaims after a restart when clients of the
 	                               * previous boot were recorded; default 90, 0 (none) ..3600 */
 	unsigned nfsv4_lease_time;    /* lease_time, seconds; default 90, 10..3600 */
-	bool nfsv4_delegations;       /* grant read/write delegations (local exports); default no */
+	enum config_deleg nfsv4_delegations; /* grant read (and write) delegations (local exports); default read */
 	bool nfsv4_dir_delegations;   /* and directory delegations (GET_DIR_DELEGATION); default no */
 	unsigned nfsv4_max_clients;   /* NFSv4 client records; default 4096, 16..4096 */
 	unsigned nfsv4_max_clients_per_host;      /* ... from one address; 0 (default): max-clients / 2 */

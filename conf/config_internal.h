@@ -25,6 +25,7 @@ enum config_type {
 	CONFIG_TYPE_SIZE,     /* size_t, decimal with optional k/K/m/M, range [min, max] */
 	CONFIG_TYPE_BOOL,     /* yes/no, true/false, on/off, 1/0 */
 	CONFIG_TYPE_TRISTATE, /* a bool or auto */
+	CONFIG_TYPE_DELEG,    /* a bool or read (enum config_deleg) */
 	CONFIG_TYPE_PATH,     /* absolute path, strlen < max */
 	CONFIG_TYPE_LISTEN,   /* comma-separated ADDR[:PORT]; min is the default port */
 	CONFIG_TYPE_NAME,     /* a word of letters, digits and . _ -, strlen < max */

@@ -68,6 +68,13 @@ static void check_key(const struct config_key *k, const struct rnfsd_config *cfg
 		fprintf(out, "%s\n", v == CONFIG_AUTO ? "auto" : v == CONFIG_YES ? "yes" : "no");
 		break;
 	}
+	case CONFIG_TYPE_DELEG: {
+		static const char *const dl[] = { "no", "read", "yes" };
+		enum config_deleg v = *(const enum config_deleg *)field;
+		CHECK(v == CONFIG_DELEG_NO || v == CONFIG_DELEG_READ || v == CONFIG_DELEG_YES);
+		fprintf(out, "%s\n", dl[v]);
+		break;
+	}
 	case CONFIG_TYPE_PATH:
 		CHECK(field[0] == '/' && strlen(field) < k->max);
 		/* Quoted (no escapes): a path holding '"' cannot be written back. */

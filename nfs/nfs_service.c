@@ -119,10 +119,12 @@ static int nfs4_register(const struct rnfsd_config *cfg)
 	nfs34_program = nfs3_program;
 	nfs34_program.nversions = 2;
 	nfs34_program.versions = nfs34_versions;
+	bool deleg = cfg->nfsv4_delegations != CONFIG_DELEG_NO;
+
 	log_info("nfs: serving NFSv4.0, 4.1 and 4.2 (delegations %s, directory delegations %s; [nfsv4] enable = no "
-		 "turns it off)", cfg->nfsv4_delegations ? "on" : "off",
-		 cfg->nfsv4_delegations && cfg->nfsv4_dir_delegations ? "on" : "off");
-	nfs4_deleg_configure(cfg->nfsv4_delegations);
+		 "turns it off)", cfg->nfsv4_delegations == CONFIG_DELEG_YES ? "on" : deleg ? "on (read only)" : "off",
+		 deleg && cfg->nfsv4_dir_delegations ? "on" : "off");
+	nfs4_deleg_configure(deleg, cfg->nfsv4_delegations == CONFIG_DELEG_YES);
 	nfs4_deleg_dir_configure(cfg->nfsv4_dir_delegations);
 	nfs4_pnfs_settings(cfg);
 	/* A quarter of the workers by default: copies never hold the rest (nfs4_proc_copy.c). */

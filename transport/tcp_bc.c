@@ -33,9 +33,14 @@ static int tcp_send_call_here(struct tcp_conn *conn, const uint8_t *msg, size_t 
 /* The connection's loop: queue the copied call. */
 static void tcp_bc_hop_run(struct loop_msg *m)
 {
+	static struct log_limit lim;
 	struct bc_hop *h = container_of(m, struct bc_hop, m);
 
-	(void)tcp_send_call_here(h->conn, h->msg, h->len); /* refused: the call times out */
+	/* Refused: the call's timeout retransmits it. A closed connection is
+	 * not news (its close hook failed the calls); a busy one is said once. */
+	if (tcp_send_call_here(h->conn, h->msg, h->len) != 0 && h->conn->state == TCP_CONN_OPEN)
+		log_limited(&lim, LOG_NOTICE, "tcp: %s: back channel call not sent (no free context): "
+			    "retried at its timeout", h->conn->rpc.peer_name);
 	tcp_conn_put(h->conn);
 	free(h);
 }

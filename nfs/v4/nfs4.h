@@ -365,8 +365,8 @@ struct nfs4_open_op_res {
 
 /* nfs4_server_init() (nfs4_setup.c): the table (its stateids name the boot time), the lease a recall waits. */
 void nfs4_deleg_init(uint32_t boot, uint32_t lease, struct nfs4_stab *stab);
-/* [nfsv4] delegations (default no). */
-void nfs4_deleg_configure(bool enabled);
+/* [nfsv4] delegations: enabled (no: none), write (yes: write ones too; default read: read ones only). */
+void nfs4_deleg_configure(bool enabled, bool write);
 bool nfs4_deleg_enabled(void);
 /* A client record went: its delegations with it. */
 void nfs4_deleg_client_gone(uint64_t clientid);

@@ -1003,6 +1003,16 @@ int n4_free_stateid(struct n4_client *k, const struct n4_sid *sid)
 	return n4_call_done(k, &a);
 }
 
+int n4_delegreturn(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid)
+{
+	struct xb a;
+
+	n4_begin_fh(k, &a, 2, fh, fh_len);
+	xb_u32(&a, N4_DELEGRETURN);
+	n4_xb_sid(&a, sid);
+	return n4_call_done(k, &a);
+}
+
 int n4_locku(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, struct n4_sid *lock, uint32_t *lock_seqid,
 	     uint64_t off, uint64_t len)
 {

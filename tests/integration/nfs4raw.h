@@ -355,6 +355,8 @@ int n4_release_lockowner(struct n4_client *k, const char *owner);
 int n4_test_stateid(struct n4_client *k, const struct n4_sid *sid);
 /* 4.1+ FREE_STATEID of sid: its status. */
 int n4_free_stateid(struct n4_client *k, const struct n4_sid *sid);
+/* PUTFH fh + DELEGRETURN of the delegation stateid sid (RFC 8881 §18.6): its status. */
+int n4_delegreturn(struct n4_client *k, const uint8_t *fh, uint32_t fh_len, const struct n4_sid *sid);
 /* sr_status_flags (RFC 8881 §18.46.2) the tests read in k->seq_flags. */
 #define N4_SEQ4_STATUS_ADMIN_STATE_REVOKED 0x20u
 #define N4_SEQ4_STATUS_RECALLABLE_STATE_REVOKED 0x40u

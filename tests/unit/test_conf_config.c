@@ -90,6 +90,9 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.nfsv4_grace_time, 90);
 	assert_int_equal(cfg.nfsv4_lease_time, 90);
 	assert_int_equal(cfg.nfsv4_max_clients, 4096); /* NFS4_STATE_MAX_CLIENTS: more than pynfs CID5 makes */
+	/* issue 26: read delegations by default, write ones opt-in (rnfsd.conf(5)) */
+	assert_int_equal(cfg.nfsv4_delegations, CONFIG_DELEG_READ);
+	assert_false(cfg.nfsv4_dir_delegations);
 }
 
 static void test_empty_and_comments(void **state)
@@ -303,6 +306,28 @@ static void test_booleans(void **state)
 	parse_bad(kv("rnfsd", "rpcbind", "2"), "expected yes or no");
 	parse_bad(kv("rdma", "enable", "sometimes"), "expected yes, no or auto");
 	parse_bad(kv("rdma", "send-invalidate", "y"), "expected yes or no");
+}
+
+/* [nfsv4] delegations: no, read or yes; yes and no keep every spelling a bool had. */
+static void test_delegations(void **state)
+{
+	static const char *const yes[] = { "yes", "YES", "true", "on", "1" };
+	static const char *const no[] = { "no", "NO", "false", "off", "0" };
+	struct rnfsd_config cfg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		parse_ok(kv("nfsv4", "delegations", yes[i]), &cfg);
+		assert_int_equal(cfg.nfsv4_delegations, CONFIG_DELEG_YES);
+		parse_ok(kv("nfsv4", "delegations", no[i]), &cfg);
+		assert_int_equal(cfg.nfsv4_delegations, CONFIG_DELEG_NO);
+	}
+	parse_ok(kv("nfsv4", "delegations", "read"), &cfg);
+	assert_int_equal(cfg.nfsv4_delegations, CONFIG_DELEG_READ);
+	parse_ok(kv("nfsv4", "delegations", "Read"), &cfg);
+	assert_int_equal(cfg.nfsv4_delegations, CONFIG_DELEG_READ);
+	parse_bad(kv("nfsv4", "delegations", "auto"), "expected no, read or yes");
+	parse_bad(kv("nfsv4", "delegations", "write"), "t.conf:2: bad value 'write' for 'delegations': expected no, read or yes");
 }
 
 static void test_paths(void **state)
@@ -897,6 +922,12 @@ static void test_man_page_matches_code(void **state)
 			snprintf(want, sizeof(want), "Default: %s", ts[*(const enum config_tristate *)f]);
 			break;
 		}
+		case CONFIG_TYPE_DELEG: {
+			static const char *const dl[] = { "no", "read", "yes" };
+
+			snprintf(want, sizeof(want), "Default: %s", dl[*(const enum config_deleg *)f]);
+			break;
+		}
 		case CONFIG_TYPE_LISTEN: {
 			const struct config_listen *l = (const struct config_listen *)f;
 			unsigned n = *(const unsigned *)((const char *)&def + k->count_offset);
@@ -938,6 +969,7 @@ int main(void)
 		cmocka_unit_test(test_numeric_ranges),
 		cmocka_unit_test(test_sizes),
 		cmocka_unit_test(test_booleans),
+		cmocka_unit_test(test_delegations),
 		cmocka_unit_test(test_ceph_section),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_listen_values),

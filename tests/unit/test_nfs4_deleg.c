@@ -5,7 +5,8 @@
  *    NO_DELEG / CANCEL (and their why), none without a callback path, in
  *    grace, when disabled, when another client writes or holds a write
  *    delegation, none twice for one client (NOT_SUPP_UPGRADE), shared read
- *    delegations;
+ *    delegations; with [nfsv4] delegations = read none for an open for
+ *    writing (WND4_WRITE_DELEG_NOT_SUPP_FTYPE), reads as before;
  *  - conflicts: a reader is in a write delegation's way only, a writer or
  *    a namespace operation in any; the holder itself never; HELD ->
  *    RECALLED with one CB_RECALL handed out (again only after
@@ -130,6 +131,16 @@ static void test_decide(void **state)
 	a = ask(A, NFS4_SHARE_ACCESS_READ);
 	a.claim_ok = false;
 	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	/* [nfsv4] delegations = read: reads as before, no write one (why: not supported). */
+	a = ask(A, NFS4_SHARE_ACCESS_READ);
+	a.read_only = true;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_READ);
+	a.access = NFS4_SHARE_ACCESS_BOTH;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_WRITE_NOT_SUPP);
+	a.access = NFS4_SHARE_ACCESS_WRITE, a.want = NFS4_DL_WANT_WRITE;
+	assert_int_equal(decide(fa, a, &why), NFS4_DL_GRANT_NONE);
+	assert_int_equal(why, NFS4_DL_WHY_WRITE_NOT_SUPP);
 	/* Other clients' opens. */
 	a = ask(A, NFS4_SHARE_ACCESS_READ);
 	a.others_open = true;

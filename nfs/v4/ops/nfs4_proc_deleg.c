@@ -34,6 +34,7 @@ static pthread_mutex_t dl_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct nfs4_dtab dl_tab;
 static bool dl_ready;
 static atomic_bool dl_enabled = true;    /* [nfsv4] delegations */
+static atomic_bool dl_write = true;      /* ... = yes: write delegations too (read: not) */
 static atomic_bool dl_dir_enabled;        /* [nfsv4] directory-delegations */
 static atomic_uint dl_count;              /* dl_tab.count, read without the lock */
 static atomic_uint dl_ndir;               /* dl_tab's directory delegations, read without the lock */
@@ -77,9 +78,10 @@ void nfs4_deleg_init(uint32_t boot, uint32_t lease, struct nfs4_stab *stab)
 	nfs4_deleg_watch_hooks(&dl_watch_hooks); /* and local processes' changes of delegated files */
 }
 
-void nfs4_deleg_configure(bool enabled)
+void nfs4_deleg_configure(bool enabled, bool write)
 {
 	atomic_store(&dl_enabled, enabled);
+	atomic_store(&dl_write, write);
 }
 
 bool nfs4_deleg_enabled(void)
@@ -562,6 +564,7 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 		.clientid = clientid, .minor = x->minorversion, .access = a->share_access & NFS4_SHARE_ACCESS_BOTH,
 		.deny = a->share_deny, .want = a->share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK,
 		.enabled = dl_ready && atomic_load(&dl_enabled),
+		.read_only = !atomic_load(&dl_write),
 		/* RFC 8881 §18.16.3: CLAIM_PREVIOUS reclaims (in grace, where nothing
 		 * else opens), CLAIM_DELEGATE_CUR uses the one being returned. */
 		.claim_ok = a->claim == CLAIM_NULL || a->claim == CLAIM_FH,

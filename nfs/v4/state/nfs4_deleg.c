@@ -229,6 +229,14 @@ enum nfs4_dl_grant nfs4_dtab_decide(const struct nfs4_dtab *t, const uint8_t *fk
 	}
 	if (!a->claim_ok)
 		return NFS4_DL_GRANT_NONE;
+	/* [nfsv4] delegations = read: an open for writing gets none (RFC 8881
+	 * §10.4: a write holder's locks stay its own until the recall, §9.8;
+	 * rnfsd.conf(5)). §18.16.3: the write delegation is what is not
+	 * supported (knfsd before 6.17 said WND4_RESOURCE). */
+	if (a->read_only && (a->access & NFS4_SHARE_ACCESS_WRITE)) {
+		*why = NFS4_DL_WHY_WRITE_NOT_SUPP;
+		return NFS4_DL_GRANT_NONE;
+	}
 	/* RFC 8881 §10.4: a read delegation while no other client writes; a
 	 * write delegation while no other client has the file open at all. */
 	if ((a->access & NFS4_SHARE_ACCESS_WRITE) ? a->others_open : a->others_write)

@@ -93,6 +93,7 @@
 #define NFS4_DL_WHY_NOT_WANTED 0u
 #define NFS4_DL_WHY_CONTENTION 1u
 #define NFS4_DL_WHY_RESOURCE 2u
+#define NFS4_DL_WHY_WRITE_NOT_SUPP 4u /* WND4_WRITE_DELEG_NOT_SUPP_FTYPE */
 #define NFS4_DL_WHY_NOT_SUPP_UPGRADE 5u
 #define NFS4_DL_WHY_CANCELLED 7u
 
@@ -190,6 +191,7 @@ struct nfs4_dl_ask {
 	uint32_t deny;
 	uint32_t want;       /* share_access & OPEN4_SHARE_ACCESS_WANT_DELEG_MASK (4.1+) */
 	bool enabled;        /* [nfsv4] delegations */
+	bool read_only;      /* ... = read: no write delegation */
 	bool cb_up;          /* the client's callback path is UP */
 	bool grace;          /* the server is in its grace period (no new state, RFC 8881 §8.4.2) */
 	bool claim_ok;       /* a claim that may get one (not CLAIM_DELEGATE_CUR / PREVIOUS) */
