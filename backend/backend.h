@@ -616,17 +616,18 @@ static inline void be_file_put(struct be_fs *fs, struct be_file *f)
  * have fired). Any thread; must not block. A directory's (BE_WATCH_DIR) event
  * says what it did to the entries where it can (kind, name): an entry made,
  * removed, or renamed within the directory (name the old, newname the new);
- * a move out of or into it is a removal or an addition; OTHER for anything
- * else (its attributes, itself moved or removed, a file's own change). */
+ * a move out of or into it is a removal or an addition; ATTRS the watched
+ * object's own attributes (mode, owner, times, links), no name; OTHER for
+ * anything else (itself moved or removed, a file's data). */
 #define BE_WATCH_CHANGES 1u
 #define BE_WATCH_OPENS 2u
 #define BE_WATCH_DIR 4u /* a directory: entries made, removed or renamed in it, its own attributes */
-enum be_change_kind { BE_CHANGE_OTHER, BE_CHANGE_ADD, BE_CHANGE_REMOVE, BE_CHANGE_RENAME };
+enum be_change_kind { BE_CHANGE_OTHER, BE_CHANGE_ADD, BE_CHANGE_REMOVE, BE_CHANGE_RENAME, BE_CHANGE_ATTRS };
 struct be_change {
 	int wd;                    /* -1: events were lost */
 	bool gone;
 	enum be_change_kind kind;
-	const char *name, *newname; /* NUL-terminated, valid during the call; NULL for OTHER */
+	const char *name, *newname; /* NUL-terminated, valid during the call; NULL for OTHER, ATTRS */
 };
 void be_change_listen(void (*changed)(const struct be_change *c));
 void be_changed(const struct be_change *c);

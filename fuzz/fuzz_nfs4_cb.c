@@ -194,11 +194,17 @@ static void fuzz_op_enc(const uint8_t *p, size_t n)
 		       (op.u.layoutrecall.recall_type == LAYOUTRECALL4_FILE && len > NFS4_CB_FH_MAX);
 		break;
 	case NFS4_CB_OP_NOTIFY: /* RFC 8881 §20.4.1; notify_type4 5 (CHANGE_COOKIE_VERIFIER) is not built */
-		op.u.notify.name_len = op.u.notify.new_len = len;
 		op.u.notify.fh.len = p[3];
-		op.u.notify.type = NOTIFY4_REMOVE_ENTRY + p[4] % 4;
+		op.u.notify.type = p[4] & 0x40 ? NOTIFY4_CHANGE_DIR_ATTRS : NOTIFY4_REMOVE_ENTRY + p[4] % 4;
 		op.u.notify.replaced = p[4] & 0x80; /* nad_old_entry<1> of ADD and RENAME (RFC 8881 §18.26.4) */
-		over = len > NFS4_CB_NAME_MAX || p[3] > NFS4_CB_FH_MAX || op.u.notify.type > NOTIFY4_RENAME_ENTRY;
+		if (op.u.notify.type == NOTIFY4_CHANGE_DIR_ATTRS) { /* a fattr4 as it is: XDR units, in its room */
+			op.u.notify.attrs_len = len;
+			over = len > NFS4_CB_DIR_ATTRS_MAX || len % 4 || len < 8;
+		} else {
+			op.u.notify.name_len = op.u.notify.new_len = len;
+			over = len > NFS4_CB_NAME_MAX || op.u.notify.type > NOTIFY4_RENAME_ENTRY;
+		}
+		over = over || p[3] > NFS4_CB_FH_MAX;
 		break;
 	}
 	xdr_enc_init(&e, out, sizeof(out));

@@ -50,6 +50,9 @@ SEEDS = {
     "enc_notify_remove": b"\4\6\0\5\x10\0",
     "enc_notify_add_replaced": b"\4\6\0\3\x10\x81",
     "enc_notify_rename_replaced": b"\4\6\0\xff\x80\x82",
+    # NOTIFY4_CHANGE_DIR_ATTRS (byte 5's 0x40): a 20-byte fattr4; one over NFS4_CB_DIR_ATTRS_MAX
+    "enc_notify_dir_attrs": b"\4\6\0\x14\x10\x40",
+    "enc_notify_dir_attrs_over": b"\4\6\2\0\x10\x40",
 }
 
 os.makedirs(OUT, exist_ok=True)

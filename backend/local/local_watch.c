@@ -162,6 +162,8 @@ void local_watch_parse(char *buf, size_t n,
 			c.kind = BE_CHANGE_ADD, c.name = ev->name;
 		else if (ev->len && ev->name[0] && (ev->mask & IN_DELETE))
 			c.kind = BE_CHANGE_REMOVE, c.name = ev->name;
+		else if (!ev->len && (ev->mask & IN_ATTRIB))
+			c.kind = BE_CHANGE_ATTRS; /* the watched object's own attributes */
 		else if (ev->len && ev->name[0] && (ev->mask & IN_MOVED_FROM)) {
 			/* inotify(7): a rename within the directory is an IN_MOVED_FROM and an IN_MOVED_TO of
 			 * one cookie, usually next to each other; not paired in this read: a removal (and an

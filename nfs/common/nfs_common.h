@@ -253,16 +253,18 @@ enum nfs_deleg_access {
 	NFS_DELEG_NS,    /* REMOVE, RENAME, LINK of the file: with any */
 	NFS_DELEG_LOCK,  /* NLM LOCK / TEST: with any */
 };
-/* What a change does to a directory's entries: which CB_NOTIFY (RFC 8881 §20.4.1 notify_type4)
- * tells it to a directory delegation's holder instead of a recall (OTHER: none; recalled). */
-enum nfs_dir_change { NFS_DIR_OTHER, NFS_DIR_ADD, NFS_DIR_REMOVE, NFS_DIR_RENAME };
+/* What a change does to a directory: which CB_NOTIFY (RFC 8881 §20.4.1 notify_type4) tells it to a
+ * directory delegation's holder instead of a recall (OTHER: none; recalled). ATTRS: the directory's
+ * own attributes set (NOTIFY4_CHANGE_DIR_ATTRS). */
+enum nfs_dir_change { NFS_DIR_OTHER, NFS_DIR_ADD, NFS_DIR_REMOVE, NFS_DIR_RENAME, NFS_DIR_ATTRS };
 /* A change made, to tell (nfs_deleg_dir_note). RENAME: within one directory (across two, the source
  * is told a REMOVE, the target an ADD: RFC 8881 §18.26.4). */
 struct nfs_dir_note {
-	enum nfs_dir_change kind; /* ADD, REMOVE, RENAME */
-	const char *name;         /* the entry added or removed (RENAME: its old name) */
+	enum nfs_dir_change kind; /* ADD, REMOVE, RENAME, ATTRS */
+	const char *name;         /* the entry added or removed (RENAME: its old name; ATTRS: NULL) */
 	const char *newname;      /* RENAME: its new name */
 	bool replaced;            /* ADD, RENAME: an existing entry of the (new) name was replaced */
+	const struct be_attr *attrs; /* ATTRS: the directory's attributes after the change */
 };
 enum nfs_deleg_verdict {
 	NFS_DELEG_CLEAR, /* go ahead */

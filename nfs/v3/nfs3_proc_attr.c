@@ -63,9 +63,13 @@ enum rpc_proc_status nfs3_setattr_exec(struct rpc_call *c, void *args, void *res
 	r->status = nfs3_call_open(&nc, &a->fh, &o, &r->wcc.pre);
 	if (r->status == NFS3_OK)
 		r->status = nfs3_call_writable(&nc);
-	/* RFC 8881 §10.4.1: an NFSv4 client's delegation of the file is recalled first. */
+	/* RFC 8881 §10.4.1: an NFSv4 client's delegation of the file is recalled first; a directory's
+	 * (§10.9.1) too, but those whose holders asked NOTIFY4_CHANGE_DIR_ATTRS, told after (§20.4.1). */
+	bool dir = a->sa.mask && r->wcc.pre.type == BE_DIR;
+
 	if (r->status == NFS3_OK && a->sa.mask &&
-	    nfs_deleg_recall(a->fh.data, a->fh.len, NFS_DELEG_WRITE) != NFS_DELEG_CLEAR)
+	    (dir ? nfs_deleg_dir_changed(a->fh.data, a->fh.len, NFS_DIR_ATTRS)
+		 : nfs_deleg_recall(a->fh.data, a->fh.len, NFS_DELEG_WRITE)) != NFS_DELEG_CLEAR)
 		r->status = NFS3ERR_JUKEBOX;
 	/* RFC 8881 §12.5.5: a truncate recalls the file's pNFS layouts (no wait) */
 	if (r->status == NFS3_OK && (a->sa.mask & BE_SET_SIZE))
@@ -79,6 +83,11 @@ enum rpc_proc_status nfs3_setattr_exec(struct rpc_call *c, void *args, void *res
 	}
 	if (!r->wcc.post.valid) /* refused before the backend, or it could not say */
 		nfs3_call_getattr(&nc, &o, &r->wcc.post);
+	if (r->status == NFS3_OK && dir) { /* the new values (none to be had: its holders are recalled) */
+		const struct nfs_dir_note n = { .kind = NFS_DIR_ATTRS, .attrs = &r->wcc.post };
+
+		nfs_deleg_dir_note(a->fh.data, a->fh.len, &n);
+	}
 	r->fsid = nfs3_call_fsid(&nc);
 	nfs3_call_put(&nc, &o);
 	nfs3_call_end(&nc);

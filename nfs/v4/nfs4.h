@@ -451,9 +451,11 @@ void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name);
  * client). Those sent: nfs4_cb_notify_sent(); those that became recalls: the NFS4_DL_BY_NOTIFY cause. */
 uint64_t nfs4_deleg_notify_pending(void);
 /* GET_DIR_DELEGATION's grant (nfs4_dtab_decide_dir + nfs4_dtab_grant_dir on the server's table):
- * true, *sid and the notifications *granted of want, or false (GDD4_UNAVAIL). */
+ * true, *sid and the notifications *granted of want, or false (GDD4_UNAVAIL). attrs: in, the
+ * directory attributes asked (gdda_dir_attributes words 0, 1); out, those NOTIFY4_CHANGE_DIR_ATTRS
+ * tells (none unless granted: nfs4_dl_dir_want). */
 bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
-			  uint32_t want, uint32_t *granted, struct nfs4_stateid *sid);
+			  uint32_t want, uint32_t attrs[2], uint32_t *granted, struct nfs4_stateid *sid);
 /* Undo a grant just made (its watch could not be set). */
 void nfs4_deleg_ungrant(const struct nfs4_stateid *sid);
 /* nfs4_deleg_watch.c: watch the delegated directory for local processes' changes of its entries

@@ -634,7 +634,8 @@ static void parsed_is(const struct parsed *p, unsigned i, int wd, enum be_change
 
 /* local_watch_parse (pure): what each inotify event says of a directory's entries; an IN_MOVED_FROM
  * and the IN_MOVED_TO of its cookie on the same watch later in the read are one RENAME (inotify(7));
- * unpaired, or on another watch, a removal and an addition; anything else OTHER, an overflow wd -1. */
+ * unpaired, or on another watch, a removal and an addition; the watched object's IN_ATTRIB ATTRS;
+ * anything else OTHER, an overflow wd -1. */
 static void test_watch_parse(void **state)
 {
 	char buf[1024] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -658,7 +659,7 @@ static void test_watch_parse(void **state)
 	parsed_is(&p, 2, 1, BE_CHANGE_REMOVE, "c", "");
 	parsed_is(&p, 3, 1, BE_CHANGE_REMOVE, "e", "");
 	parsed_is(&p, 4, 2, BE_CHANGE_ADD, "f", "");
-	parsed_is(&p, 5, 1, BE_CHANGE_OTHER, "", "");
+	parsed_is(&p, 5, 1, BE_CHANGE_ATTRS, "", "");
 	parsed_is(&p, 6, -1, BE_CHANGE_OTHER, "", "");
 	memset(&p, 0, sizeof(p));
 	local_watch_parse(buf + n - sizeof(struct inotify_event) - 16, sizeof(struct inotify_event) + 16, parse_heard,

@@ -464,6 +464,44 @@ static void test_enc_notify(void **state)
 	assert_true(e.overflow);
 }
 
+/* RFC 8881 §20.4.1: NOTIFY4_CHANGE_DIR_ATTRS is a notify_attr4: na_changed_entry with an empty ne_file
+ * (the directory itself) and ne_attrs the fattr4 given, as it is; an fattr4 too long, short or not in
+ * XDR units is not sent. */
+static void test_enc_notify_dir_attrs(void **state)
+{
+	const uint32_t head = 4 + 16 + 4 + 4 + 4 + 4 + 4 + 4; /* op, stateid, fh "ab" padded, count, mask, len */
+	/* fattr4 {attrmask <0, 1<<1 (mode)>, attr_vals <4 bytes: 0755>} */
+	static const uint8_t fattr[] = { 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 1, 0xed };
+
+	(void)state;
+	memset(&op, 0, sizeof(op));
+	op.kind = NFS4_CB_OP_NOTIFY;
+	fill_fh(&op.u.notify.fh, 2);
+	op.u.notify.type = NOTIFY4_CHANGE_DIR_ATTRS;
+	op.u.notify.attrs_len = sizeof(fattr);
+	memcpy(op.u.notify.attrs, fattr, sizeof(fattr));
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_false(e.overflow);
+	assert_int_equal(xdr_enc_len(&e), head + 4 + sizeof(fattr));
+	assert_int_equal(be32(buf + 36), 1u << 1);      /* NOTIFY4_CHANGE_DIR_ATTRS */
+	assert_int_equal(be32(buf + 40), 4 + sizeof(fattr)); /* notify_vals' length */
+	assert_int_equal(be32(buf + 44), 0);            /* ne_file: empty */
+	assert_memory_equal(buf + 48, fattr, sizeof(fattr));
+	op.u.notify.attrs_len = NFS4_CB_DIR_ATTRS_MAX + 4;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+	op.u.notify.attrs_len = 6;
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+	op.u.notify.attrs_len = 4; /* not even an attrmask and attr_vals' length */
+	xdr_enc_init(&e, buf, sizeof(buf));
+	nfs4_cb_enc_op(&e, &op);
+	assert_true(e.overflow);
+}
+
 /* RFC 7862 §16.1.1: fh, stateid, offload_info4 (write_response4 on OK, else bytes copied). */
 static void test_enc_offload(void **state)
 {
@@ -774,6 +812,7 @@ int main(void)
 		cmocka_unit_test(test_enc_recall_any),
 		cmocka_unit_test(test_enc_notify_lock),
 		cmocka_unit_test(test_enc_notify),
+		cmocka_unit_test(test_enc_notify_dir_attrs),
 		cmocka_unit_test(test_enc_offload),
 		cmocka_unit_test(test_enc_layoutrecall),
 		cmocka_unit_test(test_enc_compound_op),

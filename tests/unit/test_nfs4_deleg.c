@@ -642,8 +642,8 @@ static void test_dir_bounds(void **state)
 	assert_true(decide_dir(B));
 }
 
-/* RFC 8881 §10.9.2, §18.39.3: NOTIFY4_ADD_ENTRY, _REMOVE_ENTRY and _RENAME_ENTRY granted (not the
- * attribute ones: 1u << 0, 1u << 1), an
+/* RFC 8881 §10.9.2, §18.39.3: NOTIFY4_CHANGE_DIR_ATTRS, _ADD_ENTRY, _REMOVE_ENTRY and _RENAME_ENTRY
+ * granted (not the child attributes': 1u << 0; the directory attributes' is gated by nfs4_dl_dir_want), an
  * added entry recalls only the holders not granted it, who is told (the adder too), a bound on them, a
  * recall instead. */
 static void test_dir_notify(void **state)
@@ -655,7 +655,8 @@ static void test_dir_notify(void **state)
 	(void)state;
 	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), 1u << 0 | 1u << 1 | 1u << 2 | 1u << 3 | 1u << 4, &granted,
 					&sa));
-	assert_int_equal(granted, NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_RENAME);
+	assert_int_equal(granted,
+			 NFS4_DL_NOTIFY_DIR_ATTRS | NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_RENAME);
 	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), 0, &granted, &sb));
 	assert_int_equal(granted, 0);
 	/* An entry added by C: B's recalled, A's kept (told afterwards). */
@@ -736,6 +737,58 @@ static void test_dir_notify_remove(void **state)
 	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), 0, NFS4_DL_ACC_DIR_RENAME, NFS4_DL_BY_NFS3, 13, LEASE, r, 4, &n));
 	assert_int_equal(n, 1);
 	assert_true(r[0].clientid == C);
+}
+
+/* RFC 8881 §18.39.3, §20.4.1: NOTIFY4_CHANGE_DIR_ATTRS granted only for attributes it can tell (those of
+ * the directory's own struct be_attr); a SETATTR of the directory passes its holder by (told after, with
+ * the attributes it asked), recalls the others'; a file's delegation is recalled by it as by a write. */
+static void test_dir_attrs(void **state)
+{
+	const uint32_t mode_change[2] = { 1u << 3, 1u << (33 - 32) }, fsid_only[2] = { 1u << 8, 0 };
+	const uint64_t C = 0x100000003ull;
+	uint32_t attrs[2] = { 7, 7 };
+	struct nfs4_stateid sa, sb, sf;
+	struct nfs4_dl_recall r[NFS4_DL_NOTIFY_MAX];
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(nfs4_dl_notify_of(NFS4_DL_ACC_DIR_ATTRS), NFS4_DL_NOTIFY_DIR_ATTRS);
+	assert_int_equal(nfs4_dl_dir_want(NFS4_DL_NOTIFY_DIR_ATTRS | NFS4_DL_NOTIFY_ADD, mode_change, attrs),
+			 NFS4_DL_NOTIFY_DIR_ATTRS | NFS4_DL_NOTIFY_ADD);
+	assert_true(attrs[0] == mode_change[0] && attrs[1] == mode_change[1]);
+	/* fsid (a file system's, not told): the bit goes, no attributes */
+	assert_int_equal(nfs4_dl_dir_want(NFS4_DL_NOTIFY_DIR_ATTRS | NFS4_DL_NOTIFY_ADD, fsid_only, attrs),
+			 NFS4_DL_NOTIFY_ADD);
+	assert_true(attrs[0] == 0 && attrs[1] == 0);
+	/* attributes without the bit: none kept */
+	assert_int_equal(nfs4_dl_dir_want(NFS4_DL_NOTIFY_ADD, mode_change, attrs), NFS4_DL_NOTIFY_ADD);
+	assert_true(attrs[0] == 0 && attrs[1] == 0);
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), NFS4_DL_NOTIFY_DIR_ATTRS, &granted, &sa));
+	assert_int_equal(granted, NFS4_DL_NOTIFY_DIR_ATTRS);
+	nfs4_dtab_set_dir_attrs(t, &sa, mode_change);
+	assert_true(nfs4_dtab_grant_dir(t, B, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, &granted, &sb));
+	nfs4_dtab_set_dir_attrs(t, &sb, mode_change); /* not granted the bit: ignored */
+	/* C sets the directory's mode: B's recalled, A's kept and told mode and change. */
+	assert_true(nfs4_dtab_conflict(t, fa, sizeof(fa), C, NFS4_DL_ACC_DIR_ATTRS, NFS4_DL_BY_NFS4, 10, LEASE, r, 4, &n));
+	assert_int_equal(n, 1);
+	assert_true(r[0].clientid == B);
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_DIR_ATTRS, r), 1);
+	assert_true(r[0].clientid == A && r[0].dir_attrs[0] == mode_change[0] && r[0].dir_attrs[1] == mode_change[1]);
+	assert_memory_equal(&r[0].sid, &sa, sizeof(sa));
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_ADD, r), 0); /* B recalled */
+	/* A's own SETATTR: nothing recalled, A told (§20.4.3) */
+	assert_int_equal(nfs4_dtab_return(t, B, 1, &sb, fa, sizeof(fa)), NFS4_OK);
+	assert_false(nfs4_dtab_conflict(t, fa, sizeof(fa), A, NFS4_DL_ACC_DIR_ATTRS, NFS4_DL_BY_NFS4, 11, LEASE, r, 4, &n));
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_DIR_ATTRS, r), 1);
+	/* A read delegation of a file is recalled by it (as by a write) */
+	assert_true(nfs4_dtab_grant(t, B, fb, sizeof(fb), false, &sf));
+	assert_true(nfs4_dtab_conflict(t, fb, sizeof(fb), C, NFS4_DL_ACC_DIR_ATTRS, NFS4_DL_BY_NFS4, 12, LEASE, r, 4, &n));
+	assert_int_equal(n, 1);
+	/* A slot granted again starts with no attributes */
+	assert_int_equal(nfs4_dtab_return(t, A, 1, &sa, fa, sizeof(fa)), NFS4_OK);
+	assert_true(nfs4_dtab_grant_dir(t, A, fa, sizeof(fa), NFS4_DL_NOTIFY_DIR_ATTRS, &granted, &sa));
+	assert_int_equal(nfs4_dtab_dir_notified(t, fa, sizeof(fa), NFS4_DL_NOTIFY_DIR_ATTRS, r), 1);
+	assert_true(r[0].dir_attrs[0] == 0 && r[0].dir_attrs[1] == 0);
 }
 
 /* A callback's outcome names its delegation by the stateid's counter word: found while that grant
@@ -891,6 +944,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dir_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_notify, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dir_notify_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dir_attrs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sid_of_counter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counts, setup, teardown),
 		cmocka_unit_test(test_count_names),

@@ -155,8 +155,12 @@ static void enc_notify(struct xdr_enc *e, const struct nfs4_cb_notify_args *a)
 {
 	size_t at;
 
+	bool attrs = a->type == NOTIFY4_CHANGE_DIR_ATTRS;
+
 	if (a->name_len > NFS4_CB_NAME_MAX || a->new_len > NFS4_CB_NAME_MAX ||
-	    (a->type != NOTIFY4_REMOVE_ENTRY && a->type != NOTIFY4_ADD_ENTRY && a->type != NOTIFY4_RENAME_ENTRY)) {
+	    (attrs && (a->attrs_len > NFS4_CB_DIR_ATTRS_MAX || a->attrs_len % 4 || a->attrs_len < 8)) ||
+	    (!attrs && a->type != NOTIFY4_REMOVE_ENTRY && a->type != NOTIFY4_ADD_ENTRY &&
+	     a->type != NOTIFY4_RENAME_ENTRY)) {
 		e->overflow = true;
 		return;
 	}
@@ -167,7 +171,10 @@ static void enc_notify(struct xdr_enc *e, const struct nfs4_cb_notify_args *a)
 	xdr_enc_u32(e, 1u << a->type);
 	at = xdr_enc_len(e);
 	xdr_enc_u32(e, 0); /* notify_vals' length, below */
-	if (a->type == NOTIFY4_ADD_ENTRY) {
+	if (attrs) { /* notify_attr4: na_changed_entry {ne_file "" (the directory itself), ne_attrs} */
+		xdr_enc_u32(e, 0);
+		xdr_enc_fixed(e, a->attrs, a->attrs_len);
+	} else if (a->type == NOTIFY4_ADD_ENTRY) {
 		enc_notify_add(e, a->name, a->name_len, a->replaced);
 	} else { /* notify_remove4, and for RENAME the notify_add4 of the new name */
 		enc_notify_entry(e, a->name, a->name_len);

@@ -161,23 +161,34 @@ struct nfs4_cb_layoutrecall_args {
 
 /* RFC 8881 §20.4.1 CB_NOTIFY4args with one notify4 of one notify_type4 (directory delegations'
  * notifications, §10.9.2): REMOVE_ENTRY (name, cookie), ADD_ENTRY (name), RENAME_ENTRY (name and
- * cookie removed, new_name added); entries carry no attributes (none granted), no cookie or
- * previous entry for an added one (optional), nad_last_entry false; replaced: the added name
- * replaced an existing entry (a RENAME over it), reported in nad_old_entry (RFC 8881 §18.26.4).
- * Sent by nfs4_deleg_dir_note(), ops/nfs4_proc_deleg.c. */
+ * cookie removed, new_name added); entries carry no attributes (no child attributes granted), no
+ * cookie or previous entry for an added one (optional), nad_last_entry false; replaced: the added
+ * name replaced an existing entry (a RENAME over it), reported in nad_old_entry (RFC 8881 §18.26.4).
+ * CHANGE_DIR_ATTRS: a notify_attr4 whose na_changed_entry has an empty ne_file (the directory itself,
+ * which cna_fh names; rnfsd knows it by handle, not by a name in its parent) and ne_attrs the fattr4
+ * in attrs (already encoded: bitmap4 and attrlist4, nfs4_attr_encode). Sent by nfs4_deleg_dir_note(),
+ * ops/nfs4_proc_deleg.c. */
+#define NOTIFY4_CHANGE_DIR_ATTRS 1u
 #define NOTIFY4_REMOVE_ENTRY 2u
 #define NOTIFY4_ADD_ENTRY 3u
 #define NOTIFY4_RENAME_ENTRY 4u
 #define NFS4_CB_NAME_MAX 255u /* component4 (NFS4_NAME_MAX) */
+#define NFS4_CB_DIR_ATTRS_MAX 508u /* CHANGE_DIR_ATTRS: the fattr4's bytes (in the names' room) */
 struct nfs4_cb_notify_args {
 	struct nfs4_stateid stateid; /* cna_stateid: the directory delegation */
 	struct nfs4_cb_fh fh;        /* cna_fh: the directory */
-	uint32_t type;               /* NOTIFY4_REMOVE_ENTRY, _ADD_ENTRY, _RENAME_ENTRY */
+	uint32_t type;               /* NOTIFY4_CHANGE_DIR_ATTRS, _REMOVE_ENTRY, _ADD_ENTRY, _RENAME_ENTRY */
 	uint64_t cookie;             /* nrm_old_entry_cookie (REMOVE, RENAME) */
 	bool replaced;               /* ADD, RENAME: nad_old_entry names the entry replaced */
 	uint32_t name_len, new_len;  /* <= NFS4_CB_NAME_MAX */
-	uint8_t name[NFS4_CB_NAME_MAX];     /* the entry (RENAME: its old name) */
-	uint8_t new_name[NFS4_CB_NAME_MAX]; /* RENAME: its new name */
+	uint32_t attrs_len;          /* CHANGE_DIR_ATTRS: <= NFS4_CB_DIR_ATTRS_MAX, a multiple of 4 */
+	union {
+		struct {
+			uint8_t name[NFS4_CB_NAME_MAX];     /* the entry (RENAME: its old name) */
+			uint8_t new_name[NFS4_CB_NAME_MAX]; /* RENAME: its new name */
+		};
+		uint8_t attrs[NFS4_CB_DIR_ATTRS_MAX]; /* CHANGE_DIR_ATTRS: ne_attrs, XDR-encoded */
+	};
 };
 
 /* One callback operation (nfs4_cb_send(), nfs4_cb.h). */

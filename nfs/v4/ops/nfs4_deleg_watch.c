@@ -19,8 +19,9 @@
  * fcntl lease (only knfsd's own delegations): those stay after the fact.
  *
  * A delegated directory (RFC 8881 §10.9) has a watch of its entries and
- * attributes (BE_WATCH_DIR) and no lease; its events recall its directory
- * delegations the same way, after the fact.
+ * attributes (BE_WATCH_DIR) and no lease; its events (an entry's, its own
+ * attributes') go to the hooks' dir_event, which notifies or recalls its
+ * directory delegations, after the fact; the rest recall.
  *
  * A table of up to NFS4_DELEG_MAX watches (wd -> the file's handle bytes),
  * one per delegated file; a watch stays while the file has delegations and
@@ -42,6 +43,7 @@ struct dl_watch {
 	int wd;
 	int lid;          /* the file's lease (be_lease_set), -1: none */
 	bool lease_write; /* ... a write lease */
+	bool dir;         /* a directory's (BE_WATCH_DIR): its attribute events go to dir_event too */
 	uint32_t fkey_len;
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
 };
@@ -113,13 +115,14 @@ static void w_recall(const uint8_t *fkey, uint32_t fkey_len, bool lease)
 		(lease && h->broken ? h->broken : h->changed)(fkey, fkey_len);
 }
 
-/* A directory's entry added, removed or renamed: told to the directory delegations (their holders
- * notified or recalled); anything else recalls. */
-static void w_tell(const uint8_t *fkey, uint32_t fkey_len, const struct be_change *c)
+/* A directory's entry added, removed or renamed, or its attributes changed: told to the directory
+ * delegations (their holders notified or recalled); anything else (a file's attributes too) recalls. */
+static void w_tell(const uint8_t *fkey, uint32_t fkey_len, bool dir, const struct be_change *c)
 {
 	const struct nfs4_deleg_watch_hooks *h = atomic_load(&w_hooks);
+	bool entry = c->kind != BE_CHANGE_OTHER && c->kind != BE_CHANGE_ATTRS && c->name;
 
-	if (h && h->dir_event && c->kind != BE_CHANGE_OTHER && c->name)
+	if (h && h->dir_event && (entry || (dir && c->kind == BE_CHANGE_ATTRS)))
 		h->dir_event(fkey, fkey_len, c);
 	else
 		w_recall(fkey, fkey_len, false);
@@ -135,6 +138,7 @@ static void w_changed(const struct be_change *c)
 
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
 	uint32_t len;
+	bool dir;
 
 	pthread_mutex_lock(&w_mu);
 	for (unsigned i = 0; i < NFS4_DELEG_MAX && w_used; i++) {
@@ -144,6 +148,7 @@ static void w_changed(const struct be_change *c)
 			continue;
 		len = w->fkey_len;
 		memcpy(fkey, w->fkey, len);
+		dir = w->dir;
 		if (gone) {
 			w_unlease(w);
 			w->ops = NULL; /* the kernel took it away (file removed) */
@@ -153,7 +158,7 @@ static void w_changed(const struct be_change *c)
 			continue;
 		}
 		pthread_mutex_unlock(&w_mu);
-		w_tell(fkey, len, c);
+		w_tell(fkey, len, dir, c);
 		pthread_mutex_lock(&w_mu);
 		if (wd >= 0)
 			break;
@@ -251,7 +256,7 @@ static int w_add(struct be_fs *fs, const struct be_obj *o, unsigned kind, const 
 		bool lease_write = w->lease_write;
 
 		*w = (struct dl_watch){ .ops = fs->ops, .wd = wd, .lid = lid, .lease_write = lease_write,
-					.fkey_len = fkey_len };
+					.dir = (kind & BE_WATCH_DIR) != 0, .fkey_len = fkey_len };
 		memcpy(w->fkey, fkey, fkey_len);
 		err = lease ? w_lease(fs, w, f, write) : 0;
 	} else {

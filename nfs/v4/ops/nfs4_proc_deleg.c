@@ -260,6 +260,7 @@ static enum nfs4_dl_access dir_acc(enum nfs_dir_change ch)
 	static const enum nfs4_dl_access acc[] = {
 		[NFS_DIR_OTHER] = NFS4_DL_ACC_NS, [NFS_DIR_ADD] = NFS4_DL_ACC_DIR_ADD,
 		[NFS_DIR_REMOVE] = NFS4_DL_ACC_DIR_REMOVE, [NFS_DIR_RENAME] = NFS4_DL_ACC_DIR_RENAME,
+		[NFS_DIR_ATTRS] = NFS4_DL_ACC_DIR_ATTRS,
 	};
 
 	return acc[ch];
@@ -313,15 +314,37 @@ static void notify_done(void *arg, int32_t status)
 		notify_recall(&sid);
 }
 
+/* RFC 8881 §20.4.1 notify_attr4's ne_attrs for to: the directory attributes it asked and was granted
+ * (to->dir_attrs), of a (the directory's after the change), a fattr4 into a->attrs. false: none of
+ * them to be had, or more than NFS4_CB_DIR_ATTRS_MAX bytes (owner strings): a recall instead. */
+static bool notify_dir_attrs(const struct nfs4_dl_recall *to, const struct be_attr *a, struct nfs4_cb_notify_args *na)
+{
+	struct nfs4_bitmap req = { .w = { to->dir_attrs[0], to->dir_attrs[1] } };
+	struct nfs_fh fh = { .len = to->fkey_len };
+	struct nfs4_attr_src src = { .a = a, .fh = &fh, .minorversion = 1, .lease_time = dl_lease };
+	struct xdr_enc e;
+
+	if (!a || !a->valid || to->fkey_len > sizeof(fh.data))
+		return false;
+	src.mounted_on_fileid = a->fileid;
+	memcpy(fh.data, to->fkey, to->fkey_len);
+	xdr_enc_init(&e, na->attrs, NFS4_CB_DIR_ATTRS_MAX);
+	nfs4_attr_encode(&e, &req, &src);
+	na->attrs_len = (uint32_t)xdr_enc_len(&e);
+	/* an empty attrmask: none of the attributes asked could be given */
+	return !e.overflow && na->attrs_len > 4u + 4u * NFS4_BITMAP_WORDS;
+}
+
 /* RFC 8881 §20.4.1 CB_NOTIFY4args of n for the holder to (its stateid, the directory). false: a
- * name over component4's limit (not to be told). */
+ * name over component4's limit, or attributes that cannot be told (not to be told). */
 static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_note *n, struct nfs4_cb_op *op)
 {
 	static const uint32_t type[] = {
 		[NFS_DIR_ADD] = NOTIFY4_ADD_ENTRY, [NFS_DIR_REMOVE] = NOTIFY4_REMOVE_ENTRY,
-		[NFS_DIR_RENAME] = NOTIFY4_RENAME_ENTRY,
+		[NFS_DIR_RENAME] = NOTIFY4_RENAME_ENTRY, [NFS_DIR_ATTRS] = NOTIFY4_CHANGE_DIR_ATTRS,
 	};
-	size_t len = strlen(n->name), new_len = n->kind == NFS_DIR_RENAME ? strlen(n->newname) : 0;
+	bool attrs = n->kind == NFS_DIR_ATTRS;
+	size_t len = attrs ? 0 : strlen(n->name), new_len = n->kind == NFS_DIR_RENAME ? strlen(n->newname) : 0;
 
 	if (len > NFS4_CB_NAME_MAX || new_len > NFS4_CB_NAME_MAX || n->kind == NFS_DIR_OTHER)
 		return false;
@@ -330,11 +353,13 @@ static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_no
 	op->u.notify.stateid = to->sid;
 	op->u.notify.fh.len = to->fkey_len;
 	memcpy(op->u.notify.fh.data, to->fkey, to->fkey_len);
+	op->u.notify.type = type[n->kind];
+	if (attrs) /* §20.4.1: NOTIFY4_CHANGE_DIR_ATTRS, the directory's new values */
+		return notify_dir_attrs(to, n->attrs, &op->u.notify);
 	/* §20.4.3: NOTIFY4_ADD_ENTRY (no cookie: optional), NOTIFY4_REMOVE_ENTRY (nrm_old_entry_cookie 0:
 	 * the removed entry's READDIR cookie is not kept; knfsd's CB_NOTIFY series sends 0 too),
 	 * NOTIFY4_RENAME_ENTRY (the old entry removed, the new added); §18.26.4: an entry the new name
 	 * replaced is the add's nad_old_entry */
-	op->u.notify.type = type[n->kind];
 	op->u.notify.cookie = 0;
 	op->u.notify.replaced = n->replaced && n->kind != NFS_DIR_REMOVE;
 	op->u.notify.name_len = (uint32_t)len;
@@ -345,10 +370,53 @@ static bool notify_args(const struct nfs4_dl_recall *to, const struct nfs_dir_no
 	return true;
 }
 
+/* The attributes of the directory fkey names (of the served export its handle names), from any thread
+ * (the watch thread too: the local backend's open by handle and fstat, no wait on a network; directory
+ * delegations are only granted on its exports). false: none to be had. */
+static bool dir_attrs_of(const uint8_t *fkey, uint32_t fkey_len, struct be_attr *attr)
+{
+	struct nfs_fh fh = { .len = fkey_len };
+	struct be_obj o = BE_OBJ_INIT;
+	const struct nfs_export *e;
+	struct nfs_exports *tbl;
+	struct be_handle bh;
+	uint32_t id;
+	bool ok;
+
+	if (fkey_len > sizeof(fh.data))
+		return false;
+	memcpy(fh.data, fkey, fkey_len);
+	if (!nfs_fh_unwrap(&fh, &id, &bh) || (tbl = nfs_exports_get()) == NULL)
+		return false;
+	e = nfs_exports_by_id(tbl, id);
+	ok = e && be_open_handle(e->fs, &bh, &o, attr) == 0 && attr->valid && attr->type == BE_DIR;
+	if (e)
+		be_obj_put(e->fs, &o);
+	nfs_exports_put(tbl);
+	return ok;
+}
+
+/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, n) to the holder to; the client's callback queue
+ * (NFS4_CB_QUEUE, in order, §20.4.3) is the bound: past it, or not to be told, a recall (false). */
+static bool notify_one(const struct nfs4_dl_recall *to, const struct nfs_dir_note *n)
+{
+	struct nfs4_cb_op op;
+	uintptr_t counter = nfs4_dtab_counter_of(&to->sid); /* notify_done finds it again */
+
+	atomic_fetch_add(&dl_notify_pending, 1);
+	if (notify_args(to, n, &op) && nfs4_cb_send(to->clientid, &op, notify_done, (void *)counter))
+		return true;
+	atomic_fetch_sub(&dl_notify_pending, 1);
+	notify_recall(&to->sid);
+	return false;
+}
+
 void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
 {
 	struct nfs4_dl_recall to[NFS4_DL_NOTIFY_MAX];
-	struct nfs4_cb_op op;
+	struct nfs_dir_note an = { .kind = NFS_DIR_ATTRS };
+	struct be_attr attr = { .valid = 0 };
+	bool told[NFS4_DL_NOTIFY_MAX], attrs = false;
 	unsigned count;
 
 	if (!nfs4_deleg_dir_any())
@@ -357,16 +425,18 @@ void nfs4_deleg_dir_note(const struct nfs_fh *dir, const struct nfs_dir_note *n)
 	count = nfs4_dtab_dir_notified(&dl_tab, dir->data, dir->len, nfs4_dl_notify_of(dir_acc(n->kind)), to);
 	dl_unlock();
 	for (unsigned i = 0; i < count; i++) {
-		/* RFC 8881 §20.4: CB_NOTIFY(stateid, the directory, the change); the client's callback
-		 * queue (NFS4_CB_QUEUE, in order, §20.4.3) is the bound: past it, a recall */
-		atomic_fetch_add(&dl_notify_pending, 1);
-		uintptr_t counter = nfs4_dtab_counter_of(&to[i].sid); /* notify_done finds it again */
-
-		if (notify_args(&to[i], n, &op) && nfs4_cb_send(to[i].clientid, &op, notify_done, (void *)counter))
-			continue;
-		atomic_fetch_sub(&dl_notify_pending, 1);
-		notify_recall(&to[i].sid);
+		told[i] = notify_one(&to[i], n);
+		attrs |= told[i] && n->kind != NFS_DIR_ATTRS && (to[i].dir_attrs[0] | to[i].dir_attrs[1]);
 	}
+	/* §20.4.1, as knfsd: an entry added, removed or renamed changed the directory's own attributes
+	 * (change, times, size, links): the holders told of it and granted NOTIFY4_CHANGE_DIR_ATTRS are
+	 * told their new values too, in a CB_NOTIFY of their own (none to be had: recalled) */
+	if (!attrs)
+		return;
+	an.attrs = dir_attrs_of(dir->data, dir->len, &attr) ? &attr : NULL;
+	for (unsigned i = 0; i < count; i++)
+		if (told[i] && (to[i].dir_attrs[0] | to[i].dir_attrs[1]))
+			(void)notify_one(&to[i], &an);
 }
 
 void nfs4_deleg_dir_added(const struct nfs_fh *dir, const char *name)
@@ -535,8 +605,9 @@ void nfs4_deleg_open(struct nfs4_ctx *x, uint64_t clientid, const struct nfs4_de
 }
 
 bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const uint8_t *fkey, uint32_t fkey_len,
-			  uint32_t want, uint32_t *granted, struct nfs4_stateid *sid)
+			  uint32_t want, uint32_t attrs[2], uint32_t *granted, struct nfs4_stateid *sid)
 {
+	uint32_t asked[2] = { attrs[0], attrs[1] };
 	struct nfs4_dl_ask ask = {
 		.clientid = clientid, .minor = minor, .grace = grace,
 		.enabled = dl_ready && atomic_load(&dl_enabled) && atomic_load(&dl_dir_enabled),
@@ -547,8 +618,14 @@ bool nfs4_deleg_grant_dir(uint64_t clientid, uint32_t minor, bool grace, const u
 		return false;
 	ask.cb_up = cb_usable(clientid);
 	dl_lock();
+	/* RFC 8881 §18.39.3: NOTIFY4_CHANGE_DIR_ATTRS only for attributes it can tell */
+	want = nfs4_dl_dir_want(want, asked, attrs);
 	ok = nfs4_dtab_decide_dir(&dl_tab, fkey, fkey_len, &ask) &&
 	     nfs4_dtab_grant_dir(&dl_tab, clientid, fkey, fkey_len, want, granted, sid);
+	if (ok && (*granted & NFS4_DL_NOTIFY_DIR_ATTRS))
+		nfs4_dtab_set_dir_attrs(&dl_tab, sid, attrs);
+	else
+		attrs[0] = attrs[1] = 0;
 	dl_unlock();
 	return ok;
 }
@@ -837,19 +914,24 @@ static void watch_broken(const uint8_t *fkey, uint32_t fkey_len)
 	dl_unlock();
 }
 
-/* ... a local process added, removed or renamed an entry of a delegated directory (after the fact, RFC
- * 8881 §10.9.1): as an NFSv3 client's change, its holders granted the notification told by CB_NOTIFY
- * (§20.4.3; a rename over an entry is not seen as such: inotify says nothing of the replaced one), the
- * others recalled. */
+/* ... a local process added, removed or renamed an entry of a delegated directory, or changed its
+ * attributes (after the fact, RFC 8881 §10.9.1): as an NFSv3 client's change, its holders granted the
+ * notification told by CB_NOTIFY (§20.4.3; a rename over an entry is not seen as such: inotify says
+ * nothing of the replaced one; §20.4.1: the attributes read now, those of the last change when several
+ * came together), the others recalled. */
 static void watch_dir_event(const uint8_t *fkey, uint32_t fkey_len, const struct be_change *c)
 {
 	static const enum nfs_dir_change ch[] = {
 		[BE_CHANGE_OTHER] = NFS_DIR_OTHER, [BE_CHANGE_ADD] = NFS_DIR_ADD,
 		[BE_CHANGE_REMOVE] = NFS_DIR_REMOVE, [BE_CHANGE_RENAME] = NFS_DIR_RENAME,
+		[BE_CHANGE_ATTRS] = NFS_DIR_ATTRS,
 	};
-	const struct nfs_dir_note n = { .kind = ch[c->kind], .name = c->name, .newname = c->newname };
+	struct be_attr attr = { .valid = 0 };
+	struct nfs_dir_note n = { .kind = ch[c->kind], .name = c->name, .newname = c->newname };
 
 	(void)nfs4_deleg_dir_changed(fkey, fkey_len, 0, n.kind, NFS4_DL_BY_LOCAL_OPEN);
+	if (n.kind == NFS_DIR_ATTRS) /* none to be had: its holders are recalled (notify_args) */
+		n.attrs = nfs4_deleg_dir_any() && dir_attrs_of(fkey, fkey_len, &attr) ? &attr : NULL;
 	hook_dir_note(fkey, fkey_len, &n);
 }
 

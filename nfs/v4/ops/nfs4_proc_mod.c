@@ -487,6 +487,19 @@ static uint32_t setattr_deleg_times(struct nfs4_ctx *x, const struct nfs4_setatt
 	return NFS4_OK;
 }
 
+/* RFC 8881 §20.4.1: a directory's attributes set: NOTIFY4_CHANGE_DIR_ATTRS with its new values to the
+ * holders of its delegations granted it (the setter's own too, as its entry changes, §20.4.3). */
+static void setattr_dir_note(struct nfs4_ctx *x, struct nfs4_obj *ob, struct be_attr *post)
+{
+	struct nfs_dir_note n = { .kind = NFS_DIR_ATTRS, .attrs = post };
+
+	if (!nfs4_deleg_dir_any())
+		return;
+	if (!post->valid && be_getattr(ob->exp->fs, &ob->o, post) != 0)
+		post->valid = 0; /* not to be told: its holders are recalled (notify_args) */
+	nfs4_deleg_dir_note(&x->cur.fh, &n);
+}
+
 /* RFC 8881 §18.30.3: the attributes in one go; attrsset only on success. */
 uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 {
@@ -494,7 +507,7 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 	struct nfs4_setattr_res *r = res;
 	struct be_sattr sa = a->attrs.sa;
 	struct nfs4_obj ob;
-	struct be_attr post;
+	struct be_attr post = { .valid = 0 };
 	uint32_t status;
 
 	status = nfs4_obj_open(x->priv, &x->cur.fh, &ob);
@@ -522,14 +535,19 @@ uint32_t nfs4_setattr_exec(struct nfs4_ctx *x, void *args, void *res)
 
 	if (status == NFS4_OK && (sa.mask & ~deleg_only) && ob.attr.type == BE_REG)
 		status = nfs4_deleg_break(x->cur.fh.data, x->cur.fh.len, setattr_caller(x, a), NFS4_DL_ACC_WRITE);
-	/* RFC 8881 §10.9.1: a directory's attributes changed by another client. */
-	if (status == NFS4_OK && sa.mask && ob.kind == NFS4_OBJ_EXPORT && ob.attr.type == BE_DIR)
-		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_OTHER);
+	/* RFC 8881 §10.9.1: a directory's attributes changed by another client: its delegations recalled,
+	 * but those granted NOTIFY4_CHANGE_DIR_ATTRS (told after, §20.4.1) */
+	bool dir = sa.mask && ob.kind == NFS4_OBJ_EXPORT && ob.attr.type == BE_DIR;
+
+	if (status == NFS4_OK && dir)
+		status = nfs4_deleg_dir_break(x, &x->cur.fh, NFS_DIR_ATTRS);
 	/* RFC 8881 §12.5.5: a truncate recalls other clients' layouts of the file (no wait) */
 	if (status == NFS4_OK && (sa.mask & BE_SET_SIZE))
 		nfs4_pnfs_recall_file(x->cur.fh.data, x->cur.fh.len, nfs4_deleg_caller(x), NULL);
 	if (status == NFS4_OK && sa.mask)
 		status = nfs_errno_to_nfsstat4(be_setattr(ob.exp->fs, &ob.cred, &ob.o, &sa, NULL, NULL, &post));
+	if (status == NFS4_OK && dir)
+		setattr_dir_note(x, &ob, &post);
 	if (status == NFS4_OK)
 		r->attrsset = a->attrs.attrsset;
 	nfs4_obj_put(&ob);

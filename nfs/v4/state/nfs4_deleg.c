@@ -273,6 +273,7 @@ bool nfs4_dtab_grant(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey
 	d->admin = false;
 	d->dir = false;
 	d->notify = 0;
+	d->dir_attrs[0] = d->dir_attrs[1] = 0;
 	d->gen = (d->gen + 1) & GEN_MASK;
 	d->clientid = clientid;
 	d->recalled_at = 0;
@@ -333,6 +334,29 @@ bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *
 	return true;
 }
 
+uint32_t nfs4_dl_dir_want(uint32_t want, const uint32_t asked[2], uint32_t attrs[2])
+{
+	attrs[0] = asked[0] & NFS4_DL_DIR_ATTRS_TOLD0;
+	attrs[1] = asked[1] & NFS4_DL_DIR_ATTRS_TOLD1;
+	/* RFC 8881 §18.39.3: a subset of what was asked may be granted; a CHANGE_DIR_ATTRS telling no
+	 * attribute would say nothing (knfsd sends none either): not granted, a change recalls */
+	if (!(want & NFS4_DL_NOTIFY_DIR_ATTRS) || !(attrs[0] | attrs[1])) {
+		attrs[0] = attrs[1] = 0;
+		want &= ~NFS4_DL_NOTIFY_DIR_ATTRS;
+	}
+	return want;
+}
+
+void nfs4_dtab_set_dir_attrs(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const uint32_t attrs[2])
+{
+	struct nfs4_dl *d = dl_of(t, sid);
+
+	if (d && d->dir && (d->notify & NFS4_DL_NOTIFY_DIR_ATTRS)) {
+		d->dir_attrs[0] = attrs[0];
+		d->dir_attrs[1] = attrs[1];
+	}
+}
+
 unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, uint32_t fkey_len, uint32_t need,
 				struct nfs4_dl_recall *out)
 {
@@ -347,6 +371,8 @@ unsigned nfs4_dtab_dir_notified(const struct nfs4_dtab *t, const uint8_t *fkey, 
 			continue;
 		out[n].clientid = d->clientid;
 		sid_of(t, (unsigned)i, &out[n].sid);
+		out[n].dir_attrs[0] = d->dir_attrs[0];
+		out[n].dir_attrs[1] = d->dir_attrs[1];
 		out[n].fkey_len = d->fkey_len;
 		memcpy(out[n].fkey, d->fkey, d->fkey_len);
 		n++;
@@ -423,6 +449,8 @@ uint32_t nfs4_dl_notify_of(enum nfs4_dl_access acc)
 		return NFS4_DL_NOTIFY_REMOVE;
 	case NFS4_DL_ACC_DIR_RENAME: /* §18.26.4: within one directory, one NOTIFY4_RENAME_ENTRY */
 		return NFS4_DL_NOTIFY_RENAME;
+	case NFS4_DL_ACC_DIR_ATTRS: /* §20.4.1: NOTIFY4_CHANGE_DIR_ATTRS, the new values */
+		return NFS4_DL_NOTIFY_DIR_ATTRS;
 	default:
 		return 0;
 	}

@@ -34,8 +34,9 @@
  * records of the same table, keyed by the directory's handle, of the read
  * kind (several clients may hold one on a directory), with dir set: granted
  * by nfs4_dtab_decide_dir() + nfs4_dtab_grant_dir(), recalled when the
- * directory's entries or attributes change (NFS4_DL_ACC_NS or _WRITE on its
- * key, by anyone but the holder: §10.9.1), returned, revoked and freed as
+ * directory's entries or attributes change (NFS4_DL_ACC_NS, _WRITE or a
+ * NFS4_DL_ACC_DIR_* one its holder was not granted the notification of, on
+ * its key, by anyone but the holder: §10.9.1), returned, revoked and freed as
  * file ones. They count against NFS4_DELEG_MAX and NFS4_DELEG_PER_CLIENT,
  * and there are at most NFS4_DELEG_DIR_MAX of them (file delegations keep
  * the rest of the table).
@@ -60,13 +61,24 @@
 #define NFS4_DELEG_BUCKETS 1024u
 /* Directory delegations at most (a quarter of the table). */
 #define NFS4_DELEG_DIR_MAX (NFS4_DELEG_MAX / 4u)
-/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_REMOVE_ENTRY,
- * NOTIFY4_ADD_ENTRY and NOTIFY4_RENAME_ENTRY (an added entry's cookie is optional; a removed one's,
- * nrm_old_entry_cookie, is not kept: 0 is sent, as knfsd's CB_NOTIFY series does). */
+/* RFC 8881 §20.4.1 notify_type4 bits a directory delegation may be granted: NOTIFY4_CHANGE_DIR_ATTRS
+ * (the directory's own attributes, those of NFS4_DL_DIR_ATTRS_TOLD it asked in gdda_dir_attributes:
+ * nfs4_dl_dir_want), NOTIFY4_REMOVE_ENTRY, NOTIFY4_ADD_ENTRY and NOTIFY4_RENAME_ENTRY (an added
+ * entry's cookie is optional; a removed one's, nrm_old_entry_cookie, is not kept: 0 is sent, as
+ * knfsd's CB_NOTIFY series does). */
+#define NFS4_DL_NOTIFY_DIR_ATTRS (1u << 1)
 #define NFS4_DL_NOTIFY_REMOVE (1u << 2)
 #define NFS4_DL_NOTIFY_ADD (1u << 3)
 #define NFS4_DL_NOTIFY_RENAME (1u << 4)
-#define NFS4_DL_NOTIFY_GRANTABLE (NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_RENAME)
+#define NFS4_DL_NOTIFY_GRANTABLE \
+	(NFS4_DL_NOTIFY_DIR_ATTRS | NFS4_DL_NOTIFY_REMOVE | NFS4_DL_NOTIFY_ADD | NFS4_DL_NOTIFY_RENAME)
+/* The directory attributes a NOTIFY4_CHANGE_DIR_ATTRS tells, words 0 and 1 of a bitmap4: those made
+ * from the directory's own struct be_attr alone (type, change, size, fileid, mode, numlinks, owner,
+ * owner_group, space_used, time_access, time_metadata, time_modify). */
+#define NFS4_DL_DIR_ATTRS_TOLD0 (1u << 1 | 1u << 3 | 1u << 4 | 1u << 20)
+#define NFS4_DL_DIR_ATTRS_TOLD1                                                                       \
+	(1u << (33 - 32) | 1u << (35 - 32) | 1u << (36 - 32) | 1u << (37 - 32) | 1u << (45 - 32) | \
+	 1u << (47 - 32) | 1u << (52 - 32) | 1u << (53 - 32))
 /* Holders of one directory granted notifications at most (one change's CB_NOTIFYs). */
 #define NFS4_DL_NOTIFY_MAX 16u
 /* CB_RECALL_ANY (RFC 8881 §20.6) when this many are held. */
@@ -130,6 +142,7 @@ struct nfs4_dl {
 	bool admin;        /* REVOKED by an administrator (nfs4_dtab_revoke_files), not a recall */
 	bool dir;          /* a directory delegation (GET_DIR_DELEGATION), of the read kind */
 	uint32_t notify;   /* dir: the notifications granted (NFS4_DL_NOTIFY_*) */
+	uint32_t dir_attrs[2]; /* dir, NOTIFY_DIR_ATTRS: the attributes told (bitmap4 words 0, 1) */
 	uint32_t gen;      /* bumped at each grant of the slot */
 	uint64_t clientid;
 	uint64_t recalled_at; /* seconds: when it was recalled */
@@ -216,6 +229,12 @@ struct nfs4_dl_recall; /* below */
  * into *granted. false: no room. */
 bool nfs4_dtab_grant_dir(struct nfs4_dtab *t, uint64_t clientid, const uint8_t *fkey, uint32_t fkey_len,
 			 uint32_t want, uint32_t *granted, struct nfs4_stateid *sid);
+/* RFC 8881 §18.39.3: of want (NOTIFY4_* bits), NOTIFY4_CHANGE_DIR_ATTRS stays only when the attributes
+ * asked (gdda_dir_attributes, words 0 and 1) name some of NFS4_DL_DIR_ATTRS_TOLD; those into attrs[]
+ * (the gddr_dir_attributes granted; none when the bit goes). Returns want so trimmed. */
+uint32_t nfs4_dl_dir_want(uint32_t want, const uint32_t asked[2], uint32_t attrs[2]);
+/* sid (a directory delegation granted NOTIFY_DIR_ATTRS) tells the attributes attrs[] (words 0, 1). */
+void nfs4_dtab_set_dir_attrs(struct nfs4_dtab *t, const struct nfs4_stateid *sid, const uint32_t attrs[2]);
 /* The directory's entries changed: its HELD delegations granted a notification of need
  * (NFS4_DL_NOTIFY_* bits: any of them; the changer's own too, RFC 8881 §20.4.3: a holder is told
  * of the entries it adds or removes itself), at most NFS4_DL_NOTIFY_MAX, into out[] (client,
@@ -251,14 +270,17 @@ enum nfs4_dl_access {
 	NFS4_DL_ACC_DIR_REMOVE, /* an entry removed from the directory (REMOVE, RMDIR, the source of a
 				 * RENAME to another directory): the same with NFS4_DL_NOTIFY_REMOVE */
 	NFS4_DL_ACC_DIR_RENAME, /* an entry renamed within the directory: with NFS4_DL_NOTIFY_RENAME */
+	NFS4_DL_ACC_DIR_ATTRS,  /* the directory's own attributes set (SETATTR, NFSv3 SETATTR): with any
+				 * but a directory delegation granted NFS4_DL_NOTIFY_DIR_ATTRS (§10.9.1) */
 };
 /* The notification (NFS4_DL_NOTIFY_* bit) a holder granted it is told instead of a recall for acc;
  * 0: none, acc recalls every other client's delegation. */
 uint32_t nfs4_dl_notify_of(enum nfs4_dl_access acc);
-/* A CB_RECALL to send (RFC 8881 §20.2.1). */
+/* A CB_RECALL to send (RFC 8881 §20.2.1); from nfs4_dtab_dir_notified, a CB_NOTIFY's holder. */
 struct nfs4_dl_recall {
 	uint64_t clientid;
 	struct nfs4_stateid sid;
+	uint32_t dir_attrs[2]; /* nfs4_dtab_dir_notified: the directory attributes it is told */
 	uint32_t fkey_len;
 	uint8_t fkey[NFS4_DELEG_FKEY_MAX];
 };

@@ -224,7 +224,8 @@ bool nfs4_dec_get_dir_delegation(struct xdr_dec *d, struct nfs4_gdd_args *a)
 }
 
 /* GET_DIR_DELEGATION4res_non_fatal (RFC 8881 §18.39.2): GDD4_OK's GET_DIR_DELEGATION4resok (cookie
- * verifier, stateid, the notifications granted, no child or directory attributes), GDD4_UNAVAIL's
+ * verifier, stateid, the notifications granted, no child attributes, the directory attributes a
+ * NOTIFY4_CHANGE_DIR_ATTRS tells), GDD4_UNAVAIL's
  * gddrnf_will_signal_deleg_avail (false: rnfsd never sends CB_RECALLABLE_OBJ_AVAIL). */
 void nfs4_enc_get_dir_delegation(struct xdr_enc *e, const struct nfs4_gdd_res *r)
 {
@@ -237,7 +238,7 @@ void nfs4_enc_get_dir_delegation(struct xdr_enc *e, const struct nfs4_gdd_res *r
 		nfs4_enc_stateid(e, &r->sid);
 		nfs4_enc_bitmap(e, &r->notify);
 		nfs4_enc_bitmap(e, &none); /* gddr_child_attributes */
-		nfs4_enc_bitmap(e, &none); /* gddr_dir_attributes */
+		nfs4_enc_bitmap(e, &r->dir_attrs); /* gddr_dir_attributes */
 		break;
 	default:
 		xdr_enc_bool(e, false);

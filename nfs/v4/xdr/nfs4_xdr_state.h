@@ -129,7 +129,7 @@ struct nfs4_lock_owner_args { /* RELEASE_LOCKOWNER */
 };
 
 /* GET_DIR_DELEGATION4args / 4res (RFC 8881 §18.39.1, §18.39.2). The attr_notice4 delays are read and
- * dropped: no notification is granted (nfs4_proc_dirdeleg.c). */
+ * dropped: notifications are sent at once (the delay granted is 0, as asked or shorter, §18.39.3). */
 enum { GDD4_OK = 0, GDD4_UNAVAIL = 1 };
 struct nfs4_gdd_args {
 	bool signal_avail;              /* gdda_signal_deleg_avail */
@@ -142,6 +142,7 @@ struct nfs4_gdd_res {
 	uint8_t cookieverf[NFS4_VERIFIER_SIZE]; /* GDD4_OK: gddr_cookieverf */
 	struct nfs4_stateid sid;                /* GDD4_OK: gddr_stateid */
 	struct nfs4_bitmap notify;              /* GDD4_OK: gddr_notification granted */
+	struct nfs4_bitmap dir_attrs;           /* GDD4_OK: gddr_dir_attributes (NOTIFY4_CHANGE_DIR_ATTRS's) */
 };
 
 bool nfs4_dec_stateid(struct xdr_dec *d, struct nfs4_stateid *s);
