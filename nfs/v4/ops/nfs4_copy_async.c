@@ -201,8 +201,13 @@ static void job_run(int i)
 	nfs4_offload_complete(&tab, i, status, cb.committed, now_ms());
 	pthread_mutex_unlock(&mu);
 	atomic_fetch_add(cancelled ? &st_cancelled : &st_done, 1);
-	if (tell && nfs4_copy_cb_offload(&cb, cb_done, arg))
+	/* Counted before it is queued: the client may have it (and read the
+	 * stats) before nfs4_copy_cb_offload() returns. */
+	if (tell) {
 		atomic_fetch_add(&st_cb_sent, 1);
+		if (!nfs4_copy_cb_offload(&cb, cb_done, arg))
+			atomic_fetch_sub(&st_cb_sent, 1);
+	}
 }
 
 static void *copy_thread(void *arg)
