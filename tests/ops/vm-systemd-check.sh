@@ -38,8 +38,8 @@ mkdir -p $EX /mnt/tcp /mnt/rdma
 mount -t tmpfs -o size=256m tmpfs $EX
 mkdir -p $EX/second
 # Two file systems of their own for the live-export checks (exported at run time).
-for d in /srv/live-a /srv/live-b; do mkdir -p $d; mount -t tmpfs -o size=16m tmpfs $d; done
-mkdir -p /mnt/la /mnt/lb
+for d in /srv/live-a /srv/live-b /srv/live-c; do mkdir -p $d; mount -t tmpfs -o size=16m tmpfs $d; done
+mkdir -p /mnt/la /mnt/lb /mnt/lc
 # Where this build's rnfsd looks (/etc/rnfsd for prefix /usr, else PREFIX/etc/rnfsd).
 ETC=$(sed -n 's/^#define RNFSD_SYSCONFDIR "\(.*\)"/\1/p' "$BUILD/rnfsd_build.h")
 STATE=$(sed -n 's/^#define RNFSD_LOCALSTATEDIR "\(.*\)"/\1/p' "$BUILD/rnfsd_build.h")
@@ -136,6 +136,27 @@ check other_untouched sh -c 'timeout 60 python3 -c "import os; os.pwrite(4, b\"s
 exec 3>&- 4>&-
 timeout 60 umount /mnt/la || umount -f /mnt/la || umount -l /mnt/la
 check umount_live_b timeout 60 umount /mnt/lb
+
+# ---- a live export with the default options: what a new admin types first ----
+# `rnfsctl export add PATH CLIENT` with no options is ro, root_squash, secure
+# (rnfsd-exports(5), as exports(5)). The kernel client mounts from a reserved
+# port and reads; its writes get EROFS; root is squashed (a root-only file
+# cannot be read); a mount from an unreserved port (noresvport) is refused
+# and logged.
+chmod 1777 /srv/live-c # only ro can refuse the write
+echo default > /srv/live-c/readable; echo secret > /srv/live-c/root-only; chmod 600 /srv/live-c/root-only
+check export_add_default $RNFSCTL export add /srv/live-c '*'
+check export_default_options sh -c "$RNFSCTL export list | grep /srv/live-c | grep -q 'ro,root_squash,secure,sync'"
+check mount_default timeout 120 mount -t nfs -o proto=tcp 127.0.0.1:/srv/live-c /mnt/lc
+check default_read grep -q default /mnt/lc/readable
+check default_ro sh -c 'out=$(timeout 60 sh -c "echo x > /mnt/lc/new" 2>&1); echo "$out"; echo "$out" | grep -q "Read-only file system"'
+check default_root_squash sh -c 'out=$(timeout 60 cat /mnt/lc/root-only 2>&1); echo "$out"; echo "$out" | grep -q "Permission denied"'
+check umount_default timeout 60 umount /mnt/lc
+# ($ADDR: no NFSv4 client of this address is left whose reserved-port connection could be shared)
+check default_secure_refused sh -c "! timeout 120 mount -t nfs -o proto=tcp,noresvport,retry=0 $ADDR:/srv/live-c /mnt/lc"
+check default_secure_logged sh -c "journalctl -u rnfsd -o cat | grep -q 'requires a privileged port (secure)'"
+umount /mnt/lc 2>/dev/null
+check export_remove_default $RNFSCTL export remove /srv/live-c
 
 # ---- stop ----
 umount /mnt/tcp; umount /mnt/rdma
