@@ -25,6 +25,7 @@ KRB5_USER=krbuser
 KRB5_UID=1234
 KRB5_FLAVORS="krb5 krb5i krb5p"
 KRB5_SYS_EXPORT=/export-sys
+KRB5_V4ROOT=            # knfsd: its NFSv4 root (fsid=0), which holds both exports
 GSSD_LOG=$GUEST_LOGDIR/rpc.gssd.log
 SVCGSSD_LOG=$GUEST_LOGDIR/rpc.svcgssd.log
 
@@ -50,10 +51,23 @@ krb5_kdestroy() { as_krbuser env KRB5CCNAME=FILE:/tmp/krb5cc_$KRB5_UID kdestroy 
 
 # krb5_mount VERS SEC [EXPORT]: mount $KRB5_FQDN:EXPORT at $MNT over the
 # boot's transport (vers=3 with MOUNT over TCP and nolock, as guest-lib.sh).
+# A failed mount prints what the kernel said and, for knfsd, its export
+# caches (the mount's errno alone does not say which side refused).
 krb5_mount() {
 	NFS_VERS=$1
 	set_transport "$TRANSPORT"
-	timeout 90 mount -t nfs -o "$MOUNT_OPTS,sec=$2" "$KRB5_FQDN:${3:-$EXPORT}" "$MNT"
+	local path=${3:-$EXPORT}
+	# knfsd's NFSv4 paths are relative to its fsid=0 root (run_krb5_phase).
+	[ "$1" = 3 ] || path=${path#"$KRB5_V4ROOT"}
+	timeout 90 mount -t nfs -o "$MOUNT_OPTS,sec=$2" "$KRB5_FQDN:$path" "$MNT" && return 0
+	local rc=$?
+	echo "mount -o $MOUNT_OPTS,sec=$2 $KRB5_FQDN:$path failed ($rc); dmesg:"
+	dmesg | tail -n 8
+	if [ "$SERVER" = knfsd ]; then
+		exportfs -v
+		grep -v '^#' /proc/net/rpc/nfsd.export/content /proc/net/rpc/nfsd.fh/content 2>/dev/null | tail -n 12
+	fi
+	return "$rc"
 }
 
 krb5_umount() {
@@ -112,10 +126,14 @@ krb5_knfsd_daemons() {
 }
 
 check_krb5_server_start() {
+	local from=1   # rnfsd's log holds the earlier phases' lines too
+	[ -f "$RNFSD_LOG" ] && from=$(($(wc -l < "$RNFSD_LOG") + 1))
 	server_start "$SERVER" || fail "$SERVER did not start"
 	chmod 0777 "$EXPORT"
 	mkdir -p "$EXPORT/rootonly" && chmod 0755 "$EXPORT/rootonly"
 	[ "$SERVER" = rnfsd ] || return 0
+	! tail -n +"$from" "$RNFSD_LOG" | grep "grace period of" ||
+		fail "rnfsd's start holds a grace period: $(tail -n +"$from" "$RNFSD_LOG" | grep -m1 "grace period of")"
 	grep -q "RPCSEC_GSS (krb5, krb5i, krb5p) with keytab /etc/krb5.keytab, realm $KRB5_REALM" "$RNFSD_LOG" ||
 		fail "rnfsd did not turn RPCSEC_GSS on: $(grep 'RPCSEC_GSS' "$RNFSD_LOG" | tail -n 1)"
 }
@@ -274,6 +292,12 @@ check_krb5_krb5_export() {
 	done
 }
 
+# Each check unmounts what it mounted: nothing is left for a final umount.
+check_krb5_server_alive() {
+	server_alive || fail "$SERVER is no longer running: $(tail -n 1 "$RNFSD_LOG" 2>/dev/null)"
+	! grep -q " $MNT " /proc/mounts || krb5_umount || fail "umount of a mount a check left failed"
+}
+
 krb5_dump_daemons() {
 	echo "--- rpc.gssd log (last 60 lines)"; tail -n 60 "$GSSD_LOG" 2>/dev/null
 	[ "$SERVER" = knfsd ] || return 0
@@ -290,9 +314,25 @@ run_krb5_phase() {
 	fi
 	if server_alive; then server_stop || true; fi
 	grep -q " $MNT " /proc/mounts && umount -f "$MNT"
-	EXPORT=/export-krb5 EXPORTS_BUILTIN=0 ROOT_SQUASH=0 EXPORT_XATTR=
+	# No NFSv4 grace period at the start: a client an earlier phase left recorded
+	# (NFSv4.0 has no DESTROY_CLIENTID at umount) would make rnfsd hold the first
+	# OPEN for the default 90 s (krb5-user-ticket took 89 s after v40,v42 in one
+	# boot, 2.4 s alone). krb5-server-start fails if a grace period is logged.
+	rm -f /var/lib/rnfsd/nfs4-clients
+	# knfsd's NFSv4 pseudo root would be the guest's / (9p under an overlay), which
+	# it cannot export ("exp_export: export of invalid fs type": every NFSv4 mount
+	# failed with ENOENT): it gets a tmpfs root with fsid=0 holding both exports.
+	KRB5_V4ROOT=
+	[ "$SERVER" = knfsd ] && KRB5_V4ROOT=/krb5root
+	EXPORT=$KRB5_V4ROOT/export-krb5 EXPORTS_BUILTIN=0 ROOT_SQUASH=0 EXPORT_XATTR=
+	KRB5_SYS_EXPORT=$KRB5_V4ROOT/export-sys
 	EXPORT_LINE_OPTS="rw,no_root_squash,insecure,no_subtree_check,sec=krb5:krb5i:krb5p,fsid=11"
 	EXPORTS_EXTRA="$KRB5_SYS_EXPORT *(rw,no_root_squash,insecure,no_subtree_check,sec=sys,fsid=12)"
+	if [ -n "$KRB5_V4ROOT" ]; then
+		EXPORT=$KRB5_V4ROOT guest_export
+		EXPORTS_EXTRA="$EXPORTS_EXTRA
+$KRB5_V4ROOT *(ro,insecure,no_subtree_check,sec=sys:krb5:krb5i:krb5p,fsid=0)"
+	fi
 	RNFSD_EXTRA="keytab = /etc/krb5.keytab"
 	RNFSD_CONF_EXTRA=
 	guest_export
@@ -316,7 +356,7 @@ run_krb5_phase() {
 	run_check "${p}krb5-export" 300 check_krb5_krb5_export
 	[ "$GUEST_FAILED" = 0 ] || krb5_dump_daemons
 	[ "$SERVER" = rnfsd ] && rnfsd_stats
-	run_check "${p}server-alive" 60 check_server_alive
+	run_check "${p}server-alive" 60 check_krb5_server_alive
 	run_check "${p}server-stop" 30 check_server_stop
 	krb5_umount
 	EXPORTS_EXTRA= RNFSD_EXTRA=
