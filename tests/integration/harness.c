@@ -707,6 +707,25 @@ static bool hx_listener_is(pid_t pid, uint16_t port)
 	return mine;
 }
 
+/*
+ * Whether pid runs e's program yet: between fork and exec the child still
+ * holds copies of this process's descriptors (close-on-exec ones too), so a
+ * listener this test holds would look like the daemon's (hx_listener_is).
+ * True when /proc cannot tell.
+ */
+static bool hx_execed(const struct hx_env *e, pid_t pid)
+{
+	char path[64], exe[PATH_MAX], want[PATH_MAX];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	if (len <= 0 || !realpath(e->exe, want))
+		return true;
+	exe[len] = 0;
+	return strcmp(exe, want) == 0;
+}
+
 static int hx_daemon_start_once(struct hx_env *e)
 {
 	double deadline;
@@ -723,7 +742,7 @@ static int hx_daemon_start_once(struct hx_env *e)
 		if (!hx_daemon_alive(e))
 			break;
 		/* Ours, not a port someone else holds while our bind fails (then it exits: retried). */
-		if (hx_port_open(e->port) && hx_listener_is(pid, e->port)) {
+		if (hx_port_open(e->port) && hx_execed(e, pid) && hx_listener_is(pid, e->port)) {
 			printf("# rnfsd pid %d serving on 127.0.0.1:%u\n", (int)pid, e->port);
 			return 0;
 		}

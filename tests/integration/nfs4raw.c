@@ -1104,7 +1104,9 @@ static void *n4_watch_run(void *arg)
 {
 	struct n4_watch *w = arg;
 
-	while (!w->stop) {
+	/* At least one probe, however late this thread first runs (a loaded
+	 * machine: stopped before it was scheduled, it would prove nothing). */
+	do {
 		double t0 = n4_now();
 		int st = n4_getattr_root(&w->k);
 		double dt = n4_now() - t0;
@@ -1119,7 +1121,7 @@ static void *n4_watch_run(void *arg)
 				break;
 		}
 		usleep(100 * 1000);
-	}
+	} while (!w->stop);
 	return NULL;
 }
 
