@@ -608,7 +608,7 @@ int hx_daemon_start(struct hx_env *e)
 	}
 	if (rc == 0)
 		e->started = true;
-	else if (!CHECK(false, "rnfsd starts and accepts TCP connections on 127.0.0.1:%u within 10 s", e->port))
+	else if (!CHECK(false, "rnfsd starts and accepts TCP connections on 127.0.0.1:%u within 20 s", e->port))
 		hx_daemon_log_tail(e, 40);
 	return rc;
 }
@@ -733,16 +733,21 @@ static int hx_daemon_start_once(struct hx_env *e)
 
 	if (e->external)
 		return CHECK(hx_port_open(e->port), "external server answers on port %u", e->port) ? 0 : -1;
+	/* Ready: its start-up line, logged once the stats socket and the
+	 * Prometheus page are up too (they start after the listeners). */
+	unsigned ready0 = hx_log_count(e, "on tcp port");
+
 	pid = hx_daemon_spawn(e);
 	if (pid < 0)
 		return -1;
 	e->pid = pid;
-	deadline = hx_now() + 10.0;
+	deadline = hx_now() + 20.0;
 	while (hx_now() < deadline) {
 		if (!hx_daemon_alive(e))
 			break;
 		/* Ours, not a port someone else holds while our bind fails (then it exits: retried). */
-		if (hx_port_open(e->port) && hx_execed(e, pid) && hx_listener_is(pid, e->port)) {
+		if (hx_port_open(e->port) && hx_execed(e, pid) && hx_listener_is(pid, e->port) &&
+		    hx_log_count(e, "on tcp port") > ready0) {
 			printf("# rnfsd pid %d serving on 127.0.0.1:%u\n", (int)pid, e->port);
 			return 0;
 		}
