@@ -516,6 +516,12 @@ static bool call_prep(struct cb_ent *e, enum cb_step step, struct nfs4_cb_seq_ar
 static void ent_call(struct cb_ent *e, enum cb_step step);
 static void ent_next(struct cb_ent *e);
 
+static void gss_free(struct cb_gss *g)
+{
+	rpc_gss_clnt_free(g->gc);
+	free(g);
+}
+
 /* Let go of e's context; one whose step is on a worker is freed when it comes back. */
 static void gss_drop(struct cb_ent *e)
 {
@@ -528,8 +534,7 @@ static void gss_drop(struct cb_ent *e)
 		g->e = NULL;
 		return;
 	}
-	rpc_gss_clnt_free(g->gc);
-	free(g);
+	gss_free(g);
 }
 
 /* Worker: may wait for the KDC. */
@@ -551,8 +556,7 @@ static void gss_pump(void)
 		if (!(gss_waitq = g->wait_next))
 			gss_waitq_tail = &gss_waitq;
 		if (!g->e) {
-			rpc_gss_clnt_free(g->gc);
-			free(g);
+			gss_free(g);
 			continue;
 		}
 		gss_running++;
@@ -570,8 +574,7 @@ static void gss_step_done(struct work *w)
 	gss_pump();
 	g->busy = false;
 	if (!e) {
-		rpc_gss_clnt_free(g->gc);
-		free(g);
+		gss_free(g);
 		return;
 	}
 	if (e->step != STEP_GSS_WORK)
@@ -1154,8 +1157,7 @@ void nfs4_cb_stop(void)
 			ent_drop(&cb_tab[i]);
 	for (struct cb_gss *g = gss_waitq, *n; g; g = n) { /* steps that never started: let go of above */
 		n = g->wait_next;
-		rpc_gss_clnt_free(g->gc);
-		free(g);
+		gss_free(g);
 	}
 	gss_waitq = NULL;
 	gss_waitq_tail = &gss_waitq;
