@@ -1065,15 +1065,21 @@ static void test_no_identity_on_loop_thread(void **state)
 	loop_free(l);
 }
 
-/* A write delegation's holder locks: its lock description's open would break
- * rnfsd's own lease, which yields first (local_lease_yield): no break, and the
- * lock is a kernel lock a local process meets. */
-static void test_lease_yield(void **state)
+/* A write delegation's holder locks (issue 26): on its lease's own open file
+ * description, which no open breaks: nothing is recalled and the lease stays
+ * (a local open still meets it); two owners there still conflict (named);
+ * once the lease goes the locks are the kernel's, which a local process
+ * meets, and the shared description closes with the last of them. */
+static void test_lease_shared_lock(void **state)
 {
 	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT;
 	struct be_lock lk = { .type = BE_LOCK_WRITE, .offset = 0, .length = 10 };
+	struct be_lock lk2 = { .type = BE_LOCK_READ, .offset = 5, .length = 1 };
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10 };
+	struct be_lock_conflict h = { 0 };
+	unsigned descs0 = be_local_lock_descriptions(NULL);
 	struct be_file *rw = NULL;
+	bool conflict = false;
 	struct be_fs *fs;
 	int lid, before, fd;
 
@@ -1087,15 +1093,27 @@ static void test_lease_yield(void **state)
 	assert_int_equal(be_lease_set(fs, rw, true, &lid), 0);
 	before = atomic_load(&lease_breaks);
 	assert_int_equal(be_lock_set(fs, rw, 7, &lk), 0);
+	assert_int_equal(be_lock_set(fs, rw, 8, &lk2), EAGAIN); /* a fellow owner's */
+	assert_int_equal(be_lock_test(fs, rw, 8, &lk2, &conflict, &h), 0);
+	assert_true(conflict);
+	assert_int_equal(h.owner, 7);
+	assert_int_equal(be_lock_test(fs, rw, 7, &lk2, &conflict, &h), 0);
+	assert_false(conflict); /* its own */
+	assert_int_equal(be_local_lock_shared(NULL), 1);
 	usleep(200000);
 	assert_int_equal(atomic_load(&lease_breaks), before); /* nothing recalled */
+	fd = open(tpath("ly/file"), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	assert_true(fd < 0 && errno == EWOULDBLOCK); /* the lease held (this open starts its break) */
+	assert_int_equal(fs->ops->lease_unset(lid), 0);
 	fd = open(tpath("ly/file"), O_RDWR | O_NONBLOCK | O_CLOEXEC); /* no lease left: no wait */
 	assert_true(fd >= 0);
 	assert_int_equal(fcntl(fd, F_SETLK, &fl), -1);
 	assert_true(errno == EAGAIN || errno == EACCES);
 	close(fd);
-	assert_int_equal(fs->ops->lease_unset(lid), 0); /* a yielded lease is released as any */
+	assert_int_equal(be_local_lock_shared(NULL), 1); /* owner 7 still holds: it stays */
 	be_lock_owner_release(fs, rw, 7);
+	assert_int_equal(be_local_lock_shared(NULL), 0);
+	assert_int_equal(be_local_lock_descriptions(NULL), descs0);
 	be_file_put(fs, rw);
 	be_lease_listen(NULL);
 	be_obj_put(fs, &o);
@@ -1148,7 +1166,7 @@ int main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_watch_parse),
 		cmocka_unit_test(test_lease),
-		cmocka_unit_test(test_lease_yield),
+		cmocka_unit_test(test_lease_shared_lock),
 		cmocka_unit_test(test_lease_yield_write_open),
 		cmocka_unit_test(test_read_nowait),
 		cmocka_unit_test(test_lookup_on_loop_thread),
