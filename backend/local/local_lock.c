@@ -32,9 +32,10 @@
  * its earlier one merges with it; nothing is released and taken again); the
  * description closes when no lock and no lease is left on it. Owners that
  * hold nothing there use their own descriptions as above. Bounded:
- * LK_SHARE_FILES tables of LKS_MAX pieces; with none free the owner opens its
- * own description, which breaks the lease (a recall; ETIMEDOUT, the caller's
- * DELAY, until it is returned).
+ * LK_SHARE_FILES tables of LKS_MAX pieces; with none free, or the file's
+ * full, an owner new to it opens its own description, which breaks the
+ * lease (a recall; ETIMEDOUT, the caller's DELAY, until it is returned); an
+ * owner already there gets ENOLCK (RESOURCE / DELAY) until it unlocks some.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -351,9 +352,14 @@ int local_lock_set(struct be_fs *fs, struct be_file *f, uint64_t owner, const st
 	if (s) {
 		/* RFC 8881 §10.4: a write delegation's holder's locks, on its lease's description. */
 		err = lk_share_set(s, owner, lk, &fl);
+		/* Its table full: an owner new to it opens its own (which recalls the delegation). */
+		bool own = err == ENOLCK && !lks_holds(&s->share->t, owner);
+
 		lk_desc_trim(s);
-		pthread_mutex_unlock(&lk_mutex);
-		return err;
+		if (!own) {
+			pthread_mutex_unlock(&lk_mutex);
+			return err;
+		}
 	}
 	err = lk_desc(f, owner, true, &d);
 	if (!err && fcntl(d->fd, F_OFD_SETLK, &fl) < 0)

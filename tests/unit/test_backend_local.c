@@ -45,6 +45,7 @@
 #include <cmocka.h>
 
 #include "backend/local/local.h"
+#include "backend/local/lock_share.h"
 #include "core/loop.h"
 
 static char top[64];
@@ -1102,8 +1103,16 @@ static void test_lease_shared_lock(void **state)
 	assert_int_equal(be_local_lock_shared(NULL), 1);
 	usleep(200000);
 	assert_int_equal(atomic_load(&lease_breaks), before); /* nothing recalled */
+	for (unsigned i = 0; i < LKS_MAX - 1; i++) { /* owner 9 fills the shared table */
+		struct be_lock r = { .type = BE_LOCK_READ, .offset = 100 + 2 * i, .length = 1 };
+
+		assert_int_equal(be_lock_set(fs, rw, 9, &r), 0);
+	}
+	lk2.offset = 1000;
+	assert_int_equal(be_lock_set(fs, rw, 9, &lk2), ENOLCK); /* full, and owner 9 is there */
+	assert_int_equal(be_lock_set(fs, rw, 10, &lk2), ETIMEDOUT); /* a new owner's own open: a recall */
 	fd = open(tpath("ly/file"), O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	assert_true(fd < 0 && errno == EWOULDBLOCK); /* the lease held (this open starts its break) */
+	assert_true(fd < 0 && errno == EWOULDBLOCK); /* the lease held (its break started) */
 	assert_int_equal(fs->ops->lease_unset(lid), 0);
 	fd = open(tpath("ly/file"), O_RDWR | O_NONBLOCK | O_CLOEXEC); /* no lease left: no wait */
 	assert_true(fd >= 0);
@@ -1112,6 +1121,8 @@ static void test_lease_shared_lock(void **state)
 	close(fd);
 	assert_int_equal(be_local_lock_shared(NULL), 1); /* owner 7 still holds: it stays */
 	be_lock_owner_release(fs, rw, 7);
+	assert_int_equal(be_local_lock_shared(NULL), 1); /* owner 9 still holds */
+	be_lock_owner_release(fs, rw, 9);
 	assert_int_equal(be_local_lock_shared(NULL), 0);
 	assert_int_equal(be_local_lock_descriptions(NULL), descs0);
 	be_file_put(fs, rw);
