@@ -17,7 +17,9 @@
  *     the whole file, and the daemon's descriptors and the shared-description
  *     gauges are back where they were;
  *  3. two owners of the holder conflicting under the delegation: the second
- *     gets NFS4ERR_DENIED naming the first (LOCKT too);
+ *     gets NFS4ERR_DENIED (LOCKT too); with two owners holding locks on the
+ *     file, FREE_STATEID of either's lock stateid is NFS4ERR_LOCKS_HELD (on
+ *     main the first was freed and its locks dropped: fails);
  *  4. a soak: 10 delegations (OPEN, ~300 LOCK/LOCKU pairs by two owners,
  *     DELEGRETURN with a lock held, LOCK/LOCKU after it, CLOSE): descriptors,
  *     lock gauges and RSS back where they started.
@@ -195,6 +197,9 @@ static void test_owners_conflict(struct n4_client *a)
 	CHECK_EQ(n4_lockt(a, fh, fh_len, N4_WRITE_LT, 0, 1, "c1"), 0, "LOCKT by c1 (its own): OK");
 	CHECK_EQ(n4_lock_new(a, fh, fh_len, N4_WRITE_LT, 10, 5, &res.sid, NULL, "c4", &l2), 0,
 		 "c4 LOCK [10, 15) beside it: granted");
+	/* RFC 8881 §18.38.3: a lock stateid whose owner holds locks is not freed (two holders on the file). */
+	CHECK_EQ(n4_free_stateid(a, &l1), N4ERR_LOCKS_HELD, "FREE_STATEID of c1's lock stateid: LOCKS_HELD");
+	CHECK_EQ(n4_free_stateid(a, &l2), N4ERR_LOCKS_HELD, "FREE_STATEID of c4's: LOCKS_HELD");
 	CHECK_EQ(n4_locku(a, fh, fh_len, &l1, NULL, 0, 10), 0, "LOCKU c1");
 	CHECK_EQ(n4_locku(a, fh, fh_len, &l2, NULL, 10, 5), 0, "LOCKU c4");
 	CHECK_EQ(n4_delegreturn(a, fh, fh_len, &res.dsid), 0, "DELEGRETURN");
