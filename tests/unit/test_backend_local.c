@@ -11,9 +11,13 @@
  *   - byte-range locks: owners conflict with each other and with a local
  *     process's POSIX lock, an owner's own locks never conflict, unlock and
  *     owner release free the range;
- *   - leases: the kernel's rules as rnfsd meets them; a write lease yields to
- *     the holder's first lock (its new description's open would break it):
- *     no break told, the lock is the kernel's (a local lock is refused);
+ *   - leases: the kernel's rules as rnfsd meets them; the holder's locks
+ *     under a write lease go on the lease's own description (a new one's open
+ *     would break it): no break told, the lease stays, two owners there still
+ *     conflict, a full shared table sends a new owner to its own open (a
+ *     recall); after the lease the locks are the kernel's (a local lock is
+ *     refused) and the shared description closes with the last of them; a
+ *     read lease yields to its holder's own open for writing;
  *   - user xattrs (create/replace semantics, listing without the prefix);
  *   - allocate/deallocate, seek data/hole, copy, clone (EOPNOTSUPP where the
  *     file system cannot), exclusive create, readdir flags and cookies,
