@@ -73,6 +73,7 @@ static struct local_lock_desc *lk_buckets[LOCAL_LOCK_BUCKETS];
 static struct local_lock_desc *lk_free;
 static unsigned lk_cap = LOCAL_LOCK_DESCS, lk_used;
 static struct lk_share *lk_shares, *lk_share_free; /* LK_SHARE_FILES, allocated at first use */
+static unsigned lk_share_made;                     /* of lk_shares, handed out at least once */
 static unsigned lk_shared;                         /* shared descriptions (in lk_used too) */
 
 void local_lock_limit(unsigned n)
@@ -108,7 +109,7 @@ unsigned be_local_lock_shared(unsigned *pieces)
 
 	pthread_mutex_lock(&lk_mutex);
 	n = lk_shared;
-	for (unsigned i = 0; lk_shares && pieces && i < LK_SHARE_FILES; i++)
+	for (unsigned i = 0; lk_shares && pieces && i < lk_share_made; i++)
 		p += lk_shares[i].t.n;
 	pthread_mutex_unlock(&lk_mutex);
 	if (pieces)
@@ -239,18 +240,15 @@ static struct lk_share *lk_share_get(void)
 {
 	struct lk_share *sh;
 
-	if (!lk_shares) {
-		lk_shares = calloc(LK_SHARE_FILES, sizeof(*lk_shares));
-		for (unsigned i = 0; lk_shares && i < LK_SHARE_FILES; i++) {
-			lk_shares[i].next = lk_share_free;
-			lk_share_free = &lk_shares[i];
-		}
-	}
+	if (!lk_shares)
+		lk_shares = calloc(LK_SHARE_FILES, sizeof(*lk_shares)); /* 2 MiB, its pages touched as used */
 	sh = lk_share_free;
-	if (sh) {
+	if (sh)
 		lk_share_free = sh->next;
+	else if (lk_shares && lk_share_made < LK_SHARE_FILES)
+		sh = &lk_shares[lk_share_made++];
+	if (sh)
 		sh->t.n = 0;
-	}
 	return sh;
 }
 
@@ -298,18 +296,18 @@ static int lk_share_set(struct local_lock_desc *s, uint64_t owner, const struct 
 {
 	uint64_t start = lk->offset, end = lk_range_end(lk->offset, lk->length);
 	uint8_t type = lk->type == BE_LOCK_WRITE ? LKS_WRITE : LKS_READ;
-	struct lks_table t;
+	struct lks_table old;
 	int err;
 
 	if (lks_conflict(&s->share->t, owner, type, start, end))
 		return EAGAIN;
-	t = s->share->t;
-	err = lks_set(&t, owner, type, start, end);
+	lks_copy(&old, &s->share->t);
+	err = lks_set(&s->share->t, owner, type, start, end);
 	/* No fellow owner conflicts: the union on [start, end) becomes type, one call (lock_share.h). */
-	if (!err && fcntl(s->fd, F_OFD_SETLK, fl) < 0)
+	if (!err && fcntl(s->fd, F_OFD_SETLK, fl) < 0) {
 		err = errno == EACCES ? EAGAIN : errno;
-	if (!err)
-		s->share->t = t;
+		lks_copy(&s->share->t, &old);
+	}
 	return err;
 }
 
@@ -318,10 +316,13 @@ static int lk_share_set(struct local_lock_desc *s, uint64_t owner, const struct 
 static int lk_share_unset(struct local_lock_desc *s, uint64_t owner, uint64_t start, uint64_t end)
 {
 	struct lk_range gaps[LKS_MAX + 1];
-	struct lks_table t = s->share->t;
-	int err = lks_unset(&t, owner, start, end);
-	unsigned n = err ? 0 : lks_gaps(&t, start, end, gaps);
+	struct lks_table old;
+	int err;
+	unsigned n;
 
+	lks_copy(&old, &s->share->t);
+	err = lks_unset(&s->share->t, owner, start, end);
+	n = err ? 0 : lks_gaps(&s->share->t, start, end, gaps);
 	for (unsigned i = 0; i < n && !err; i++) {
 		struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = (off_t)gaps[i].start,
 				    .l_len = gaps[i].end == LK_RANGE_EOF ? 0 : (off_t)(gaps[i].end - gaps[i].start) };
@@ -329,8 +330,8 @@ static int lk_share_unset(struct local_lock_desc *s, uint64_t owner, uint64_t st
 		if (fcntl(s->fd, F_OFD_SETLK, &fl) < 0)
 			err = errno;
 	}
-	if (!err)
-		s->share->t = t;
+	if (err)
+		lks_copy(&s->share->t, &old);
 	return err;
 }
 
@@ -511,6 +512,7 @@ void local_locks_shutdown(void)
 	free(lk_shares);
 	lk_shares = NULL;
 	lk_share_free = NULL;
+	lk_share_made = 0;
 	lk_shared = 0;
 	pthread_mutex_unlock(&lk_mutex);
 }

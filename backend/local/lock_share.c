@@ -83,6 +83,12 @@ static int w_commit(struct lks_table *t, const struct lks_work *w)
 	return 0;
 }
 
+void lks_copy(struct lks_table *dst, const struct lks_table *src)
+{
+	dst->n = src->n;
+	memcpy(dst->e, src->e, src->n * sizeof(src->e[0]));
+}
+
 static void w_load(struct lks_work *w, const struct lks_table *t)
 {
 	w->n = t->n;

@@ -32,7 +32,7 @@
 
 #include "backend/local/lock_ranges.h"
 
-#define LKS_MAX 64u
+#define LKS_MAX 256u
 
 enum lks_type { LKS_NONE = 0, LKS_READ = 1, LKS_WRITE = 2 };
 
@@ -56,6 +56,8 @@ const struct lks_ent *lks_conflict(const struct lks_table *t, uint64_t owner, ui
 int lks_set(struct lks_table *t, uint64_t owner, uint8_t type, uint64_t start, uint64_t end);
 /* Owner's unlock of [start, end). 0, or ENOLCK: a split past LKS_MAX pieces (t unchanged). */
 int lks_unset(struct lks_table *t, uint64_t owner, uint64_t start, uint64_t end);
+/* dst becomes a copy of src (its n pieces only). */
+void lks_copy(struct lks_table *dst, const struct lks_table *src);
 /* Does owner hold any lock here? */
 bool lks_holds(const struct lks_table *t, uint64_t owner);
 /* The parts of [start, end) no owner's lock covers, sorted, into out (at most LKS_MAX + 1):
