@@ -192,7 +192,9 @@ static void lk_desc_free(struct local_lock_desc *d)
 		pp = &(*pp)->next;
 	if (*pp)
 		*pp = d->next;
-	close(d->fd); /* releases every lock of the description */
+	/* Releases every lock of an owner's own description; a shared one is freed only
+	 * with an empty table (lk_desc_trim), so the kernel holds nothing there either. */
+	close(d->fd);
 	d->fd = -1;
 	if (d->share) {
 		d->share->next = lk_share_free;
