@@ -9,8 +9,10 @@
  *     lock of one owner, overlapping read locks of two others) and the open
  *     still waits 0.5 s later; after DELEGRETURN the local process's F_SETLK
  *     write locks of the held ranges get EAGAIN, a read lock of the read
- *     ranges and a write lock of a free range are granted. On main the first
- *     LOCK lets the lease go: the open completes at once (this test fails);
+ *     ranges and a write lock of a free range are granted; another NFSv4
+ *     client's LOCKT of the write range and write LOCK of the read ranges
+ *     are DENIED, its read LOCK granted. On main the first LOCK lets the
+ *     lease go: the open completes at once (this test fails);
  *  2. an owner's [0, 10) taken under the delegation, DELEGRETURN, then the
  *     same owner's [5, 15) (granted: merged with its own, not a conflict
  *     across two descriptions) and LOCKU [0, 15): a local process then locks
@@ -87,6 +89,29 @@ static int open_file(struct n4_client *a, const char *name, struct n4_openres *r
 	return n4_open_deleg(a, env.export_dir, name, true, N4_ACCESS_BOTH, name, res, fh, fh_len);
 }
 
+/* Another NFSv4 client meets the holder's locks kept on the shared description after the return. */
+static void other_client_meets(const uint8_t *fh, uint32_t fh_len)
+{
+	struct n4_client b;
+	struct n4_sid osid, lsid;
+	uint8_t bfh[128];
+	uint32_t bfh_len = 0;
+
+	if (!CHECK_EQ(n4_start(&b, env.port, 1, "wdeleg-other"), 0, "another 4.1 client"))
+		return;
+	CHECK_EQ(n4_open(&b, env.export_dir, "f1", false, N4_ACCESS_BOTH, 0, "b", NULL, &osid, bfh, &bfh_len), 0,
+		 "its OPEN of the file");
+	CHECK(bfh_len == fh_len && memcmp(bfh, fh, fh_len) == 0, "the same file handle");
+	CHECK_EQ(n4_lockt(&b, fh, fh_len, N4_WRITE_LT, 0, 1, "b"), N4ERR_DENIED, "its LOCKT of w's range: DENIED");
+	CHECK_EQ(n4_lock_new(&b, fh, fh_len, N4_WRITE_LT, 260, 10, &osid, NULL, "b", &lsid), N4ERR_DENIED,
+		 "its write LOCK of the read ranges: DENIED");
+	CHECK_EQ(n4_lock_new(&b, fh, fh_len, N4_READ_LT, 260, 10, &osid, NULL, "b2", &lsid), 0,
+		 "its read LOCK there: granted");
+	CHECK_EQ(n4_locku(&b, fh, fh_len, &lsid, NULL, 260, 10), 0, "LOCKU");
+	CHECK_EQ(n4_close(&b, fh, fh_len, NULL, &osid), 0, "CLOSE");
+	n4_client_close(&b);
+}
+
 static void test_pushed_locks(struct n4_client *a)
 {
 	struct local_proc p = { 0 };
@@ -125,6 +150,7 @@ static void test_pushed_locks(struct n4_client *a)
 	CHECK_EQ(p.w_read_held, EAGAIN, "local write lock of r2's read range: EAGAIN");
 	CHECK_EQ(p.r_read_held, 0, "local read lock of the read ranges: granted");
 	CHECK_EQ(p.w_free, 0, "local write lock of a free range: granted");
+	other_client_meets(fh, fh_len);
 	CHECK_EQ(n4_locku(a, fh, fh_len, &lw, NULL, 0, 100), 0, "LOCKU w after the return");
 	CHECK_EQ(n4_locku(a, fh, fh_len, &lr1, NULL, 200, 100), 0, "LOCKU r1");
 	CHECK_EQ(n4_locku(a, fh, fh_len, &lr2, NULL, 250, 100), 0, "LOCKU r2");
