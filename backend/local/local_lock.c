@@ -40,7 +40,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "backend/local/local.h"
@@ -458,18 +460,43 @@ int local_lock_test(struct be_fs *fs, struct be_file *f, uint64_t owner, const s
 	return 0;
 }
 
+/* Does the open file description fd hold an OFD lock? proc(5): /proc/self/fdinfo lists the
+ * "lock:" lines of the locks the description owns (fs/locks.c show_fd_locks). 1, 0, or -1. */
+static int lk_fd_locked(int fd)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int pfd, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if ((pfd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while (!found && (n = read(pfd, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = 0;
+		found = strstr(buf, "lock:") != NULL;
+	}
+	close(pfd);
+	return found ? 1 : n < 0 ? -1 : 0;
+}
+
 bool local_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner)
 {
-	struct local_lock_desc *s;
+	struct local_lock_desc *d, *s;
 	struct stat st;
 	bool holds = true; /* cannot tell: it may */
 
 	(void)fs;
 	pthread_mutex_lock(&lk_mutex);
-	/* A description exists only while it may hold a lock (lk_desc_trim). */
+	/* A description exists only while it may hold a lock (lk_desc_trim); one whose pieces were lost
+	 * (more than LK_RANGES_MAX) is asked of the kernel, which knows (a fdinfo line per lock). */
 	if (fstat(f->fd, &st) == 0) {
 		s = lk_find(&st, LK_SHARED);
-		holds = lk_find(&st, owner) != NULL || (s && lks_holds(&s->share->t, owner));
+		d = lk_find(&st, owner);
+		if (d && owner != LK_SHARED && d->held.lost && lk_fd_locked(d->fd) == 0) {
+			lk_desc_free(d); /* it holds nothing: as lk_desc_trim would have, had it known */
+			d = NULL;
+		}
+		holds = d != NULL || (s && lks_holds(&s->share->t, owner));
 	}
 	pthread_mutex_unlock(&lk_mutex);
 	return holds;

@@ -292,6 +292,20 @@ static void test_locks(void **state)
 	assert_int_equal(be_lock_set(fs, f, 1, &w0), 0); /* owner 1 again: fine */
 	be_lock_owner_release(fs, f, 1);
 	assert_int_equal(be_lock_set(fs, f, 0, &w0), EINVAL); /* owner 0 is reserved */
+	/* more pieces than lock_ranges keeps (LK_RANGES_MAX), each unlocked: it holds none (the kernel
+	 * says so), and while one is left it holds */
+	for (uint64_t i = 0; i < 12; i++) {
+		struct be_lock piece = { BE_LOCK_WRITE, 1000 + 20 * i, 10 };
+
+		assert_int_equal(be_lock_set(fs, f, 6, &piece), 0);
+	}
+	for (uint64_t i = 0; i < 12; i++) {
+		struct be_lock piece = { BE_LOCK_WRITE, 1000 + 20 * i, 10 };
+
+		assert_true(be_lock_owner_holds(fs, f, 6));
+		assert_int_equal(be_lock_unset(fs, f, 6, &piece), 0);
+	}
+	assert_false(be_lock_owner_holds(fs, f, 6));
 
 	/* a local process's POSIX lock and an owner's see each other */
 	assert_int_equal(pipe(to_child), 0);
