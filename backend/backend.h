@@ -549,6 +549,9 @@ void be_local_configure(const struct be_local_settings *s);
 const struct be_local_settings *be_local_settings(void);
 /* Lock descriptions the local driver holds now (each a descriptor), and its limit. Any thread. */
 unsigned be_local_lock_descriptions(unsigned *limit);
+/* Of those, the descriptions shared by a write delegation's lock owners (local_lock.c), and the
+ * lock pieces their tables hold (*pieces, may be NULL). Any thread. */
+unsigned be_local_lock_shared(unsigned *pieces);
 /* Caller identities registered with the receiving thread's io_uring now, and the bound (0: off). Any thread. */
 unsigned be_local_uring_personalities(unsigned *limit);
 /* May a call that acts as its caller (create, mkdir) be tried on the event-loop thread? (The

@@ -727,6 +727,8 @@ static void resources_stats(struct stats_resources *out)
 	out->fd_reserve = d.budget.reserve;
 	out->lock_descriptions = be_local_lock_descriptions(&max);
 	out->lock_descriptions_max = max;
+	out->lock_shared_descriptions = be_local_lock_shared(&max);
+	out->lock_shared_pieces = max;
 	out->uring_personalities = be_local_uring_personalities(&max);
 	out->uring_personalities_max = max;
 	if (d.cfg.nlm)

@@ -527,6 +527,9 @@ static void print_resources(const struct json *doc)
 	       json_num(r, "fds"), json_num(r, "fd_limit"), json_num(r, "fd_reserve"), json_num(r, "lock_descriptions"),
 	       json_num(r, "lock_descriptions_max"), json_num(r, "nlm_owners"), json_num(r, "nlm_held"),
 	       json_num(r, "nlm_per_host_max"));
+	if (json_num(r, "lock_shared_descriptions") > 0)
+		printf("write delegations' shared lock descriptions: %.0f, holding %.0f locks\n",
+		       json_num(r, "lock_shared_descriptions"), json_num(r, "lock_shared_pieces"));
 	if (json_num(r, "uring_personalities_max") > 0)
 		printf("io_uring: %.0f caller identities registered of %.0f\n", json_num(r, "uring_personalities"),
 		       json_num(r, "uring_personalities_max"));

@@ -399,6 +399,8 @@ static void stats_resources_write(struct json_out *j, const char *name, void *ar
 	json_u64(j, "fd_reserve", r.fd_reserve);
 	json_u64(j, "lock_descriptions", r.lock_descriptions);
 	json_u64(j, "lock_descriptions_max", r.lock_descriptions_max);
+	json_u64(j, "lock_shared_descriptions", r.lock_shared_descriptions);
+	json_u64(j, "lock_shared_pieces", r.lock_shared_pieces);
 	json_u64(j, "uring_personalities", r.uring_personalities);
 	json_u64(j, "uring_personalities_max", r.uring_personalities_max);
 	json_u64(j, "nlm_owners", r.nlm_owners);

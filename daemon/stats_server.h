@@ -49,6 +49,7 @@ void stats_status_stop(void);
 struct stats_resources {
 	uint64_t fds, fd_limit, fd_reserve;     /* descriptors open now, RLIMIT_NOFILE, kept from state */
 	uint64_t lock_descriptions, lock_descriptions_max; /* the local backend's, all lock owners */
+	uint64_t lock_shared_descriptions, lock_shared_pieces; /* of those, write delegations' shared ones, their locks */
 	uint64_t uring_personalities, uring_personalities_max; /* io_uring identities (0 max: off) */
 	uint64_t nlm_owners, nlm_held, nlm_per_host_max;   /* NLM lock owners, (owner, file) records */
 	uint64_t nlm_waiters;                              /* NLM blocked locks waiting */

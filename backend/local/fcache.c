@@ -185,7 +185,7 @@ static int fc_reopen(int pfd, const struct stat *st, unsigned flags, bool exact,
 	/* An NFSv4 OPEN for writing by the holder of the file's read delegation (the
 	 * other clients' were recalled before): rnfsd's read lease yields to it. */
 	if (exact && (flags & BE_OPEN_WRITE))
-		(void)local_lease_yield(st, true);
+		(void)local_lease_yield(st);
 	/* Read-write where it can, but not on a file rnfsd holds a read lease
 	 * on, for reading: it would break the lease (a recall for nothing). */
 	*rdwr = (flags & BE_OPEN_WRITE) || (!exact && !local_lease_read(st));

@@ -194,20 +194,24 @@ int local_clone(struct be_fs *fs, const struct be_cred *cr, struct be_file *src,
 void local_locks_shutdown(void);
 /* The table's size (before its first use; 0 keeps LOCAL_LOCK_DESCS). */
 void local_lock_limit(unsigned n);
+/* rnfsd's lease on the inode st went (local_lease_unset): the file's shared lock
+ * description is closed if no owner holds a lock on it any more. */
+void local_lock_lease_gone(const struct stat *st);
 /* local_lease.c: Linux leases of delegated files. */
 int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid);
 int local_lease_unset(int lid);
 /* A new descriptor of the open file description holding a write lease on
  * the inode st (an open of it would break the lease), or -1 if none. */
 int local_lease_dup(const struct stat *st);
-/* The lease rnfsd holds on the inode st is let go before rnfsd's own open of the file
- * for its delegation's holder, which would otherwise start its break: a write lease
- * (a write delegation's, broken by any open) always, a read lease (read delegations')
- * when the open is for writing (write_open). NFSv4 has recalled every other client's
- * delegation by then. 0, or ENOENT (no such lease held). */
-int local_lease_yield(const struct stat *st, bool write_open);
+/* The read lease rnfsd holds on the inode st is let go before rnfsd's own open of
+ * the file for writing for its read delegation's holder (RFC 8881 §10.4: no conflict
+ * with its own delegation), which would otherwise start its break. NFSv4 has recalled
+ * every other client's delegation by then. 0, or ENOENT (no such lease held). */
+int local_lease_yield(const struct stat *st);
 /* Has rnfsd a read lease on the inode st (a read-write open would break it)? */
 bool local_lease_read(const struct stat *st);
+/* Has rnfsd a write lease on the inode st (a write delegation's: any open would break it)? */
+bool local_lease_write(const struct stat *st);
 /* local_watch.c: change watches (inotify). */
 int local_watch(struct be_fs *fs, const struct be_obj *o, unsigned kind, int *wd);
 struct inotify_event;

@@ -31,19 +31,24 @@
  * they fail EWOULDBLOCK (the NFS caller answers DELAY / JUKEBOX) and start
  * the break. Only the holder of a write delegation gets past NFSv4's own
  * recall to such an open (its OPEN, e.g. CLAIM_DELEG_CUR_FH when it returns
- * the delegation): local_file_open() gives it the lease's own open file
- * description (local_lease_dup), which breaks nothing. A new lock
- * description (local_lock.c) cannot share it (OFD locks are the
- * description's: owners sharing one would not exclude each other), and the
- * kernel breaks a lease at every open, even its owner's (only nfsd's own
- * delegations have lm_breaker_owns_lease): the lease yields to the holder's
- * lock (local_lease_yield, F_UNLCK before the open), and a read lease to the
- * holder's own OPEN for writing (RFC 8881 §10.4: no conflict with its own read
- * delegation; pynfs DELEG23). The delegation stands;
- * from then on the file's inotify watch reports local opens after the fact,
- * and the holder's locks are the kernel's, so a local process's conflicting
- * lock is refused. A yielded lease keeps its slot (type F_UNLCK) until
- * local_lease_unset().
+ * the delegation, its SETATTR of the size): it gets the lease's own open
+ * file description (local_lease_dup), which breaks nothing. Its byte-range
+ * locks (RFC 8881 §10.4, §9.8: kept locally and sent with LOCK on the
+ * recall, or sent under the delegation) go on that description too,
+ * local_lock.c's shared one: the kernel breaks a lease at every open, even
+ * its owner's (only nfsd's own delegations have lm_breaker_owns_lease), so
+ * a lock description of their own would break it and let a local process
+ * blocked in open(2) in before the holder's other locks. So the lease
+ * stands until the delegation is returned or revoked, and a local process
+ * gets in only when the holder's locks are all the kernel's. A read lease
+ * yields (local_lease_yield, F_UNLCK before the open) to the holder's own
+ * OPEN for writing (RFC 8881 §10.4: no conflict with its own read
+ * delegation; pynfs DELEG23): the delegation stands, from then on the
+ * file's inotify watch reports local opens after the fact. A read holder's
+ * read locks go on read-only descriptions, which do not break a read
+ * lease. A yielded lease keeps its slot (type F_UNLCK) until
+ * local_lease_unset(), which also tells local_lock.c (local_lock_lease_gone:
+ * the shared description closes once its last lock goes).
  *
  * Bounded: LOCAL_LEASE_MAX leases, a fixed table under one mutex; the lease
  * id is the slot.
@@ -212,6 +217,7 @@ int local_lease_set(struct be_fs *fs, struct be_file *f, bool write, int *lid)
 
 int local_lease_unset(int lid)
 {
+	struct stat st = { 0 };
 	int fd;
 
 	if (lid < 0 || (unsigned)lid >= LOCAL_LEASE_MAX)
@@ -219,6 +225,8 @@ int local_lease_unset(int lid)
 	pthread_mutex_lock(&l_mu);
 	fd = l_tab[lid].fd;
 	l_tab[lid].fd = -1;
+	st.st_dev = l_tab[lid].dev;
+	st.st_ino = l_tab[lid].ino;
 	if (fd >= 0)
 		atomic_fetch_sub(&l_count, 1);
 	pthread_mutex_unlock(&l_mu);
@@ -226,6 +234,8 @@ int local_lease_unset(int lid)
 		return EINVAL;
 	(void)fcntl(fd, F_SETLEASE, F_UNLCK); /* fails if the kernel broke it already: closed anyway */
 	close(fd);
+	/* The holder's locks stay on the description (the shared one) until unlocked: it goes after them. */
+	local_lock_lease_gone(&st);
 	return 0;
 }
 
@@ -264,7 +274,7 @@ unsigned be_lease_break_time(void)
 	return s;
 }
 
-int local_lease_yield(const struct stat *st, bool write_open)
+int local_lease_yield(const struct stat *st)
 {
 	int err = ENOENT;
 
@@ -274,8 +284,7 @@ int local_lease_yield(const struct stat *st, bool write_open)
 	for (unsigned i = 0; i < LOCAL_LEASE_MAX && err == ENOENT; i++) {
 		struct local_lease *l = &l_tab[i];
 
-		if (l->fd < 0 || l->ino != st->st_ino || l->dev != st->st_dev ||
-		    !(l->type == F_WRLCK || (l->type == F_RDLCK && write_open)))
+		if (l->fd < 0 || l->ino != st->st_ino || l->dev != st->st_dev || l->type != F_RDLCK)
 			continue;
 		/* Fails only if the kernel took it already (lease-break-time): gone either way. */
 		(void)fcntl(l->fd, F_SETLEASE, F_UNLCK);
@@ -297,4 +306,9 @@ int local_lease_dup(const struct stat *st)
 bool local_lease_read(const struct stat *st)
 {
 	return l_on(st, NULL) == F_RDLCK;
+}
+
+bool local_lease_write(const struct stat *st)
+{
+	return l_on(st, NULL) == F_WRLCK;
 }

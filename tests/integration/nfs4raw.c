@@ -19,7 +19,7 @@
 
 #define N4_FH_MAX 128u /* NFS4_FHSIZE */
 
-static double n4_now(void)
+double n4_now(void)
 {
 	struct timespec ts;
 
@@ -207,6 +207,28 @@ int n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_sta
 int n4_cb_answer(struct raw_conn *c, const struct n4_cb_call *cc)
 {
 	return n4_cb_reply(c, cc, 0);
+}
+
+void n4_cb_count_recalls(struct n4_client *k, const uint8_t *msg, size_t len)
+{
+	struct n4_cb_call cc;
+
+	if (!n4_cb_parse(msg, len, &cc))
+		return;
+	if (cc.proc == 1 && cc.op2 == 4) /* CB_RECALL (RFC 8881 §20.2) */
+		k->cb_recalls++;
+	(void)n4_cb_answer(&k->c, &cc);
+}
+
+bool n4_recall_wait(struct n4_client *k, unsigned before, double limit_s)
+{
+	double t0 = n4_now();
+
+	while (k->cb_recalls == before && n4_now() - t0 < limit_s) {
+		usleep(50 * 1000);
+		(void)n4_sequence(k);
+	}
+	return k->cb_recalls > before;
 }
 
 int n4_cb_answer_getattr(struct raw_conn *c, const struct n4_cb_call *cc, uint64_t change, uint64_t size)

@@ -125,6 +125,7 @@ struct n4_client {
 	void *rpc_arg;
 	bool own_conn;           /* n4_client_close closes the connection (false for n4_share) */
 	unsigned cb_answered;    /* callback calls n4_start_cb's hook answered */
+	unsigned cb_recalls;     /* CB_RECALLs n4_cb_count_recalls answered */
 };
 
 /*
@@ -403,6 +404,12 @@ double n4_watch_stop(struct n4_watch *w);
 /* Answer cc on c: CB_NULL with nothing, a CB_COMPOUND with CB_SEQUENCE4resok echoing it and op_status
  * (a plain nfsstat4) for its operation (n4_cb_answer: NFS4_OK). 0 or -1. */
 int n4_cb_reply(struct raw_conn *c, const struct n4_cb_call *cc, uint32_t op_status);
+/* An on_cb hook: every call answered NFS4_OK, CB_RECALLs counted in k->cb_recalls. */
+void n4_cb_count_recalls(struct n4_client *k, const uint8_t *msg, size_t len);
+/* Until k->cb_recalls passes before (SEQUENCE every 50 ms meanwhile) or limit_s: true if it did. */
+bool n4_recall_wait(struct n4_client *k, unsigned before, double limit_s);
+/* CLOCK_MONOTONIC in seconds. */
+double n4_now(void);
 
 /* ---- the daemon's resources --------------------------------------------- */
 

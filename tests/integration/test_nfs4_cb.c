@@ -51,8 +51,9 @@
  *    a file open locally for writing gets none (WND4_CONTENTION); a holder
  *    that never returns is revoked after a lease and the local open then
  *    proceeds; the holder's own LOCK under its write delegation is granted
- *    (the lease yields), recalls nothing, and a local conflicting lock is
- *    then refused;
+ *    (on the lease's own description) and recalls nothing, a local open
+ *    still meets the lease (and recalls), and after DELEGRETURN a local
+ *    conflicting lock is refused;
  *  - a write delegation (OPEN for writing, no other client): SETATTR of
  *    the size with its stateid is accepted (the Linux client truncates so);
  *  - CB_GETATTR (RFC 8881 §10.4.3): another client's or an NFSv3 GETATTR of
@@ -1546,10 +1547,11 @@ static void test_deleg_local(void)
 	CHECK(nfs4_stats_has("\"deleg_lease_refused\": 2"), "stats: 2 refused for want of a lease");
 	if (fd >= 0)
 		close(fd);
-	/* The holder's own LOCK under its write delegation needs a new lock
-	 * description, whose open would break rnfsd's own lease: the lease
-	 * yields (local_lease_yield), the lock is the kernel's, so a local
-	 * process's conflicting lock is refused. */
+	/* The holder's own LOCK under its write delegation goes on the lease's
+	 * own description (issue 26, local_lock.c): nothing recalled, the lease
+	 * stays, so a local open meets it (O_NONBLOCK: EWOULDBLOCK, which starts
+	 * the recall); after DELEGRETURN the holder's lock is the kernel's, so a
+	 * local process's conflicting lock is refused. */
 	dl_open(&a, "lwhold", 3, true, &oa);
 	CHECK(oa.status == 0 && oa.deleg == 2, "A: a write delegation");
 	CHECK_EQ(dl_lock(&a, &oa, "holder"), 0, "the holder's LOCK under its write delegation is granted");
@@ -1561,11 +1563,17 @@ static void test_deleg_local(void)
 
 	snprintf(hold, sizeof(hold), "%s/lwhold", env.export_dir);
 	fd = open(hold, O_RDWR | O_NONBLOCK);
-	CHECK(fd >= 0 && fcntl(fd, F_SETLK, &wl) < 0 && (errno == EAGAIN || errno == EACCES),
-	      "a local process's conflicting lock is refused (the holder's lock is the kernel's)");
+	CHECK(fd < 0 && errno == EWOULDBLOCK, "a local open meets the lease, still held after the LOCK");
 	if (fd >= 0)
 		close(fd);
+	if (CHECK(cb_wait(&a.c, &rc, 5000) && rc.op2 == 4, "that open recalls the delegation (CB_RECALL)"))
+		cb_answer(&a.c, &rc);
 	CHECK_EQ(dl_sid_op(&a, oa.fh, oa.fh_len, N4_DELEGRETURN, &oa.dsid), 0, "DELEGRETURN");
+	fd = open(hold, O_RDWR | O_NONBLOCK);
+	CHECK(fd >= 0 && fcntl(fd, F_SETLK, &wl) < 0 && (errno == EAGAIN || errno == EACCES),
+	      "then a local process's conflicting lock is refused (the holder's lock is the kernel's)");
+	if (fd >= 0)
+		close(fd);
 	CHECK_EQ(dl_lock(&a, &oa, "holder2"), 0, "another owner's LOCK after the return");
 	cb_close(&a.c);
 }

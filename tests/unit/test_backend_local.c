@@ -11,9 +11,13 @@
  *   - byte-range locks: owners conflict with each other and with a local
  *     process's POSIX lock, an owner's own locks never conflict, unlock and
  *     owner release free the range;
- *   - leases: the kernel's rules as rnfsd meets them; a write lease yields to
- *     the holder's first lock (its new description's open would break it):
- *     no break told, the lock is the kernel's (a local lock is refused);
+ *   - leases: the kernel's rules as rnfsd meets them; the holder's locks
+ *     under a write lease go on the lease's own description (a new one's open
+ *     would break it): no break told, the lease stays, two owners there still
+ *     conflict, a full shared table sends a new owner to its own open (a
+ *     recall); after the lease the locks are the kernel's (a local lock is
+ *     refused) and the shared description closes with the last of them; a
+ *     read lease yields to its holder's own open for writing;
  *   - user xattrs (create/replace semantics, listing without the prefix);
  *   - allocate/deallocate, seek data/hole, copy, clone (EOPNOTSUPP where the
  *     file system cannot), exclusive create, readdir flags and cookies,
@@ -45,6 +49,7 @@
 #include <cmocka.h>
 
 #include "backend/local/local.h"
+#include "backend/local/lock_share.h"
 #include "core/loop.h"
 
 static char top[64];
@@ -287,6 +292,20 @@ static void test_locks(void **state)
 	assert_int_equal(be_lock_set(fs, f, 1, &w0), 0); /* owner 1 again: fine */
 	be_lock_owner_release(fs, f, 1);
 	assert_int_equal(be_lock_set(fs, f, 0, &w0), EINVAL); /* owner 0 is reserved */
+	/* more pieces than lock_ranges keeps (LK_RANGES_MAX), each unlocked: it holds none (the kernel
+	 * says so), and while one is left it holds */
+	for (uint64_t i = 0; i < 12; i++) {
+		struct be_lock piece = { BE_LOCK_WRITE, 1000 + 20 * i, 10 };
+
+		assert_int_equal(be_lock_set(fs, f, 6, &piece), 0);
+	}
+	for (uint64_t i = 0; i < 12; i++) {
+		struct be_lock piece = { BE_LOCK_WRITE, 1000 + 20 * i, 10 };
+
+		assert_true(be_lock_owner_holds(fs, f, 6));
+		assert_int_equal(be_lock_unset(fs, f, 6, &piece), 0);
+	}
+	assert_false(be_lock_owner_holds(fs, f, 6));
 
 	/* a local process's POSIX lock and an owner's see each other */
 	assert_int_equal(pipe(to_child), 0);
@@ -1065,15 +1084,21 @@ static void test_no_identity_on_loop_thread(void **state)
 	loop_free(l);
 }
 
-/* A write delegation's holder locks: its lock description's open would break
- * rnfsd's own lease, which yields first (local_lease_yield): no break, and the
- * lock is a kernel lock a local process meets. */
-static void test_lease_yield(void **state)
+/* A write delegation's holder locks (issue 26): on its lease's own open file
+ * description, which no open breaks: nothing is recalled and the lease stays
+ * (a local open still meets it); two owners there still conflict (named);
+ * once the lease goes the locks are the kernel's, which a local process
+ * meets, and the shared description closes with the last of them. */
+static void test_lease_shared_lock(void **state)
 {
 	struct be_obj root = BE_OBJ_INIT, o = BE_OBJ_INIT;
 	struct be_lock lk = { .type = BE_LOCK_WRITE, .offset = 0, .length = 10 };
+	struct be_lock lk2 = { .type = BE_LOCK_READ, .offset = 5, .length = 1 };
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 10 };
+	struct be_lock_conflict h = { 0 };
+	unsigned descs0 = be_local_lock_descriptions(NULL);
 	struct be_file *rw = NULL;
+	bool conflict = false;
 	struct be_fs *fs;
 	int lid, before, fd;
 
@@ -1087,15 +1112,37 @@ static void test_lease_yield(void **state)
 	assert_int_equal(be_lease_set(fs, rw, true, &lid), 0);
 	before = atomic_load(&lease_breaks);
 	assert_int_equal(be_lock_set(fs, rw, 7, &lk), 0);
+	assert_int_equal(be_lock_set(fs, rw, 8, &lk2), EAGAIN); /* a fellow owner's */
+	assert_int_equal(be_lock_test(fs, rw, 8, &lk2, &conflict, &h), 0);
+	assert_true(conflict);
+	assert_int_equal(h.owner, 7);
+	assert_int_equal(be_lock_test(fs, rw, 7, &lk2, &conflict, &h), 0);
+	assert_false(conflict); /* its own */
+	assert_int_equal(be_local_lock_shared(NULL), 1);
 	usleep(200000);
 	assert_int_equal(atomic_load(&lease_breaks), before); /* nothing recalled */
+	for (unsigned i = 0; i < LKS_MAX - 1; i++) { /* owner 9 fills the shared table */
+		struct be_lock r = { .type = BE_LOCK_READ, .offset = 100 + 2 * i, .length = 1 };
+
+		assert_int_equal(be_lock_set(fs, rw, 9, &r), 0);
+	}
+	lk2.offset = 1000;
+	assert_int_equal(be_lock_set(fs, rw, 9, &lk2), ENOLCK); /* full, and owner 9 is there */
+	assert_int_equal(be_lock_set(fs, rw, 10, &lk2), ETIMEDOUT); /* a new owner's own open: a recall */
+	fd = open(tpath("ly/file"), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	assert_true(fd < 0 && errno == EWOULDBLOCK); /* the lease held (its break started) */
+	assert_int_equal(fs->ops->lease_unset(lid), 0);
 	fd = open(tpath("ly/file"), O_RDWR | O_NONBLOCK | O_CLOEXEC); /* no lease left: no wait */
 	assert_true(fd >= 0);
 	assert_int_equal(fcntl(fd, F_SETLK, &fl), -1);
 	assert_true(errno == EAGAIN || errno == EACCES);
 	close(fd);
-	assert_int_equal(fs->ops->lease_unset(lid), 0); /* a yielded lease is released as any */
+	assert_int_equal(be_local_lock_shared(NULL), 1); /* owner 7 still holds: it stays */
 	be_lock_owner_release(fs, rw, 7);
+	assert_int_equal(be_local_lock_shared(NULL), 1); /* owner 9 still holds */
+	be_lock_owner_release(fs, rw, 9);
+	assert_int_equal(be_local_lock_shared(NULL), 0);
+	assert_int_equal(be_local_lock_descriptions(NULL), descs0);
 	be_file_put(fs, rw);
 	be_lease_listen(NULL);
 	be_obj_put(fs, &o);
@@ -1148,7 +1195,7 @@ int main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_watch_parse),
 		cmocka_unit_test(test_lease),
-		cmocka_unit_test(test_lease_yield),
+		cmocka_unit_test(test_lease_shared_lock),
 		cmocka_unit_test(test_lease_yield_write_open),
 		cmocka_unit_test(test_read_nowait),
 		cmocka_unit_test(test_lookup_on_loop_thread),

@@ -313,7 +313,8 @@ static void fake_nfs4_state(struct nfs4_stats_snap *n)
 static void fake_resources(struct stats_resources *r)
 {
 	*r = (struct stats_resources){ .fds = 20, .fd_limit = 1024, .fd_reserve = 512, .lock_descriptions = 3,
-				       .lock_descriptions_max = 224, .uring_personalities = 9,
+				       .lock_descriptions_max = 224, .lock_shared_descriptions = 1,
+				       .lock_shared_pieces = 4, .uring_personalities = 9,
 				       .uring_personalities_max = 256, .nlm_owners = 2, .nlm_held = 1,
 				       .nlm_per_host_max = 56, .gss_contexts = 5, .gss_contexts_max = 4096,
 				       .gss_evictions = 7 };
@@ -640,7 +641,8 @@ static void test_json_nfs4(void **state)
 				    "\"cb_notify_pending\": 0},"));
 	/* issue 24 defect 3: descriptors against the limit, and the tables holding them */
 	assert_non_null(strstr(doc, "\"resources\": {\"fds\": 20, \"fd_limit\": 1024, \"fd_reserve\": 512, "
-				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"uring_personalities\": 9, "
+				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"lock_shared_descriptions\": 1, "
+				    "\"lock_shared_pieces\": 4, \"uring_personalities\": 9, "
 				    "\"uring_personalities_max\": 256, \"nlm_owners\": 2, "
 				    "\"nlm_held\": 1, \"nlm_per_host_max\": 56, \"gss_contexts\": 5, "
 				    "\"gss_contexts_max\": 4096, \"gss_evictions\": 7},"));

@@ -818,7 +818,7 @@ for v4phase in v40 v41 v42 v4; do
 	EXPORT=/export-$v4phase EXPORTS_BUILTIN=0 ROOT_SQUASH=0
 	EXPORT_LINE_OPTS="rw,no_root_squash,insecure,no_subtree_check"
 	# Read delegations are on by default; write ones too here (delegations
-	# = yes: a write holder's pushed locks let go of the lease, rnfsd.conf(5)),
+	# = yes: opt-in until tried on kernel clients, rnfsd.conf(5)),
 	# so the main checks meet both kinds; *-delegation checks a read one.
 	RNFSD_CONF_EXTRA="[nfsv4]
 enable = yes

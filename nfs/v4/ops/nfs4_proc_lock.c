@@ -323,14 +323,18 @@ uint32_t nfs4_release_lockowner_exec(struct nfs4_ctx *x, void *args, void *res)
 	return nfs4_stab_release_lockowner(&nfs4_srv(x)->stab, clientid, a->owner.owner, a->owner.owner_len);
 }
 
-/* A whole-file write lock of another owner meets one of the owner's: the backend names the holder,
- * or (local: it cannot) the same test as the owner itself meets nothing (lock_holder's way). */
+/* A backend that keeps each owner's locks apart says itself (local: its description, or its pieces
+ * on a write delegation's shared one). Else a whole-file write lock of another owner meets one of
+ * the owner's: the backend names the holder, or the same test as the owner itself meets nothing
+ * (lock_holder's way; with two holders on the file it would meet the other's and say none). */
 bool nfs4_lock_owner_holds(struct be_fs *fs, struct be_file *f, uint64_t owner)
 {
 	struct be_lock all = { .type = BE_LOCK_WRITE, .offset = 0, .length = 0 };
 	struct be_lock_conflict h = { 0 };
 	bool conflict = false;
 
+	if (fs->ops->lock_owner_holds)
+		return be_lock_owner_holds(fs, f, owner);
 	if (be_lock_test(fs, f, NFS4_STAB_LOCK_ID_BIT, &all, &conflict, &h) != 0 || !conflict)
 		return false;
 	if (h.owner)
