@@ -549,6 +549,8 @@ void be_local_configure(const struct be_local_settings *s);
 const struct be_local_settings *be_local_settings(void);
 /* Lock descriptions the local driver holds now (each a descriptor), and its limit. Any thread. */
 unsigned be_local_lock_descriptions(unsigned *limit);
+/* The local backend's handle cache (directory listings): entries now, and its bound, hits and misses. */
+unsigned be_local_handle_cache(uint64_t *max, uint64_t *hits, uint64_t *misses);
 /* Caller identities registered with the receiving thread's io_uring now, and the bound (0: off). Any thread. */
 unsigned be_local_uring_personalities(unsigned *limit);
 /* May a call that acts as its caller (create, mkdir) be tried on the event-loop thread? (The
