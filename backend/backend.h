@@ -552,6 +552,8 @@ unsigned be_local_lock_descriptions(unsigned *limit);
 /* Of those, the descriptions shared by a write delegation's lock owners (local_lock.c), and the
  * lock pieces their tables hold (*pieces, may be NULL). Any thread. */
 unsigned be_local_lock_shared(unsigned *pieces);
+/* The local backend's handle cache (directory listings): entries now, and its bound, hits and misses. */
+unsigned be_local_handle_cache(uint64_t *max, uint64_t *hits, uint64_t *misses);
 /* Caller identities registered with the receiving thread's io_uring now, and the bound (0: off). Any thread. */
 unsigned be_local_uring_personalities(unsigned *limit);
 /* May a call that acts as its caller (create, mkdir) be tried on the event-loop thread? (The

@@ -731,6 +731,8 @@ static void resources_stats(struct stats_resources *out)
 	out->lock_shared_pieces = max;
 	out->uring_personalities = be_local_uring_personalities(&max);
 	out->uring_personalities_max = max;
+	out->handle_cache = be_local_handle_cache(&out->handle_cache_max, &out->handle_cache_hits,
+						  &out->handle_cache_misses);
 	if (d.cfg.nlm)
 		nlm_counters(&nc);
 	out->nlm_owners = nc.owners, out->nlm_held = nc.held, out->nlm_per_host_max = nc.per_host;

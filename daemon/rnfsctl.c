@@ -533,6 +533,10 @@ static void print_resources(const struct json *doc)
 	if (json_num(r, "uring_personalities_max") > 0)
 		printf("io_uring: %.0f caller identities registered of %.0f\n", json_num(r, "uring_personalities"),
 		       json_num(r, "uring_personalities_max"));
+	if (json_num(r, "handle_cache_max") > 0)
+		printf("handle cache: %.0f of %.0f; %.0f hits, %.0f misses\n", json_num(r, "handle_cache"),
+		       json_num(r, "handle_cache_max"), json_num(r, "handle_cache_hits"),
+		       json_num(r, "handle_cache_misses"));
 	if (json_num(r, "gss_contexts_max") > 0)
 		printf("RPCSEC_GSS: %.0f contexts of %.0f, %.0f evicted\n", json_num(r, "gss_contexts"),
 		       json_num(r, "gss_contexts_max"), json_num(r, "gss_evictions"));

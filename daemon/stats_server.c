@@ -403,6 +403,10 @@ static void stats_resources_write(struct json_out *j, const char *name, void *ar
 	json_u64(j, "lock_shared_pieces", r.lock_shared_pieces);
 	json_u64(j, "uring_personalities", r.uring_personalities);
 	json_u64(j, "uring_personalities_max", r.uring_personalities_max);
+	json_u64(j, "handle_cache", r.handle_cache);
+	json_u64(j, "handle_cache_max", r.handle_cache_max);
+	json_u64(j, "handle_cache_hits", r.handle_cache_hits);
+	json_u64(j, "handle_cache_misses", r.handle_cache_misses);
 	json_u64(j, "nlm_owners", r.nlm_owners);
 	json_u64(j, "nlm_held", r.nlm_held);
 	json_u64(j, "nlm_per_host_max", r.nlm_per_host_max);
@@ -427,6 +431,12 @@ static void stats_resources_prom(struct prom_out *p, void *arg)
 		    (double)r.lock_descriptions);
 	prom_gauge1(p, "rnfsd_uring_personalities", "Caller identities registered with the io_uring of the receiving thread",
 		    (double)r.uring_personalities);
+	prom_gauge1(p, "rnfsd_handle_cache_entries", "File handles the local backend keeps for directory listings",
+		    (double)r.handle_cache);
+	prom_counter1(p, "rnfsd_handle_cache_hits_total", "Directory entries whose handle came from the cache",
+		      r.handle_cache_hits);
+	prom_counter1(p, "rnfsd_handle_cache_misses_total", "Directory entries whose handle was asked of the kernel",
+		      r.handle_cache_misses);
 	prom_gauge1(p, "rnfsd_nlm_lock_owners", "NLM lock owners", (double)r.nlm_owners);
 	prom_gauge1(p, "rnfsd_nlm_locks", "NLM (owner, file) lock records held", (double)r.nlm_held);
 	prom_gauge1(p, "rnfsd_nlm_lock_waiters", "NLM blocked lock requests waiting", (double)r.nlm_waiters);

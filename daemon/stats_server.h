@@ -51,6 +51,8 @@ struct stats_resources {
 	uint64_t lock_descriptions, lock_descriptions_max; /* the local backend's, all lock owners */
 	uint64_t lock_shared_descriptions, lock_shared_pieces; /* of those, write delegations' shared ones, their locks */
 	uint64_t uring_personalities, uring_personalities_max; /* io_uring identities (0 max: off) */
+	uint64_t handle_cache, handle_cache_max;           /* the local backend's handles by inode (listings) */
+	uint64_t handle_cache_hits, handle_cache_misses;
 	uint64_t nlm_owners, nlm_held, nlm_per_host_max;   /* NLM lock owners, (owner, file) records */
 	uint64_t nlm_waiters;                              /* NLM blocked locks waiting */
 	uint64_t gss_contexts, gss_contexts_max, gss_evictions; /* RPCSEC_GSS context table (rpc/rpc_gss_krb5.h) */

@@ -84,6 +84,11 @@ bool local_confined(struct local_fs *lf, int fd, const struct stat *st);
 bool local_is_root(const struct local_fs *lf, const struct stat *st);
 /* Handle of name relative to dirfd ("" with AT_EMPTY_PATH: dirfd itself). errno value. */
 int local_handle_at(int dirfd, const char *name, int at_flags, struct be_handle *h);
+/* The handle of name in dirfd, whose statx(2) (with STATX_BTIME asked) is stx:
+ * from the handle cache (handle_cache.h) when the file system gives birth
+ * times, else local_handle_at(). */
+int local_handle_known(int dirfd, const char *name, const struct statx *stx, struct be_handle *h);
+#define LOCAL_HANDLE_CACHE_ENTRIES 32768u /* about 2.5 MB */
 /* "/proc/self/fd/N" for path-based system calls on O_PATH fds. */
 void local_fd_path(int fd, char buf[32]);
 void local_close(int fd);
@@ -101,6 +106,8 @@ void local_end_call(struct be_fs *fs);
 
 /* ---- local_meta.c ---- */
 void local_attr_from_stat(struct be_attr *a, const struct stat *st);
+/* statx(2)'s answer as the struct stat fstatat(2) would have given. */
+void local_stat_from_statx(struct stat *st, const struct statx *x);
 /* fstat(fd) into a (valid 0 on failure); NULL a: nothing. */
 void local_attr_fd(struct be_attr *a, int fd);
 int local_getattr(struct be_fs *fs, const struct be_obj *o, struct be_attr *out);

@@ -368,12 +368,17 @@ static enum be_type local_dtype(unsigned char t)
 static void local_dirent_plus(struct local_dirlist *l, const char *name, bool self, struct be_dirent *e,
 			      struct be_attr *a, struct be_handle *h)
 {
+	struct statx stx;
 	struct stat st;
 
 	if (self) {
 		st = *l->dst;
-	} else if (fstatat(l->pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != l->lf->dev) {
+	} else if (statx(l->pfd, name, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &stx) < 0) {
 		return;
+	} else {
+		local_stat_from_statx(&st, &stx);
+		if (st.st_dev != l->lf->dev)
+			return;
 	}
 	if (l->flags & BE_READDIR_ATTRS) {
 		local_attr_from_stat(a, &st);
@@ -386,8 +391,8 @@ static void local_dirent_plus(struct local_dirlist *l, const char *name, bool se
 			l->have_self = local_handle_at(l->pfd, "", AT_EMPTY_PATH, &l->self) == 0;
 		if (l->have_self)
 			e->handle = &l->self;
-	} else if (local_handle_at(l->pfd, name, 0, h) == 0) {
-		e->handle = h;
+	} else if (local_handle_known(l->pfd, name, &stx, h) == 0) {
+		e->handle = h; /* one statx per entry when the handle is cached (handle_cache.h) */
 	}
 }
 

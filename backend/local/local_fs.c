@@ -35,9 +35,12 @@
 #include <linux/openat2.h>
 #include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 
+#include "backend/local/handle_cache.h"
 #include "backend/local/local.h"
 #include "core/log.h"
 
@@ -205,6 +208,37 @@ int local_handle_at(int dirfd, const char *name, int at_flags, struct be_handle 
 	memcpy(h->data + LOCAL_HANDLE_HDR, kh.h.f_handle, n);
 	h->len = LOCAL_HANDLE_HDR + n;
 	return 0;
+}
+
+/* Handles by inode identity for directory listings (handle_cache.h). */
+static struct handle_cache local_hcache;
+
+int local_handle_known(int dirfd, const char *name, const struct statx *stx, struct be_handle *h)
+{
+	struct handle_cache_key k;
+	int err;
+
+	if (!(stx->stx_mask & STATX_BTIME))
+		return local_handle_at(dirfd, name, 0, h); /* no birth time: no key */
+	k = (struct handle_cache_key){
+		.dev = makedev(stx->stx_dev_major, stx->stx_dev_minor), .ino = stx->stx_ino,
+		.btime_sec = stx->stx_btime.tv_sec, .btime_nsec = stx->stx_btime.tv_nsec,
+	};
+	if (handle_cache_get(&local_hcache, &k, h))
+		return 0;
+	err = local_handle_at(dirfd, name, 0, h);
+	if (!err)
+		handle_cache_put(&local_hcache, &k, h);
+	return err;
+}
+
+unsigned be_local_handle_cache(uint64_t *max, uint64_t *hits, uint64_t *misses)
+{
+	struct handle_cache_counts n;
+
+	handle_cache_counts(&local_hcache, &n);
+	*max = n.max, *hits = n.hits, *misses = n.misses;
+	return (unsigned)n.entries;
 }
 
 int local_handle(struct be_fs *fs, const struct be_obj *o, struct be_handle *out)
@@ -468,6 +502,8 @@ fail:
 static int local_driver_init(void)
 {
 	local_lock_limit(be_local_settings()->lock_descriptions);
+	if (handle_cache_init(&local_hcache, LOCAL_HANDLE_CACHE_ENTRIES))
+		return ENOMEM;
 	return local_fcache_init();
 }
 
@@ -476,6 +512,7 @@ static void local_driver_shutdown(void)
 	local_locks_shutdown();
 	local_fcache_shutdown();
 	local_ring_here_release();
+	handle_cache_release(&local_hcache);
 }
 
 const struct be_driver local_driver = {

@@ -71,6 +71,24 @@ void local_attr_from_stat(struct be_attr *a, const struct stat *st)
 	a->change = (uint64_t)st->st_ctim.tv_sec * 1000000000u + (uint64_t)st->st_ctim.tv_nsec;
 }
 
+void local_stat_from_statx(struct stat *st, const struct statx *x)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+	st->st_ino = x->stx_ino;
+	st->st_mode = x->stx_mode;
+	st->st_nlink = x->stx_nlink;
+	st->st_uid = x->stx_uid;
+	st->st_gid = x->stx_gid;
+	st->st_rdev = makedev(x->stx_rdev_major, x->stx_rdev_minor);
+	st->st_size = (off_t)x->stx_size;
+	st->st_blksize = (blksize_t)x->stx_blksize;
+	st->st_blocks = (blkcnt_t)x->stx_blocks;
+	st->st_atim = (struct timespec){ x->stx_atime.tv_sec, x->stx_atime.tv_nsec };
+	st->st_mtim = (struct timespec){ x->stx_mtime.tv_sec, x->stx_mtime.tv_nsec };
+	st->st_ctim = (struct timespec){ x->stx_ctime.tv_sec, x->stx_ctime.tv_nsec };
+}
+
 void local_attr_fd(struct be_attr *a, int fd)
 {
 	struct stat st;

@@ -5,7 +5,12 @@
  *    handles present, cookies resumable; libnfs's nfs_opendir() agrees;
  *  - a directory of 2,000 entries listed repeatedly while another thread
  *    creates and removes other names in it: every listing terminates (no
- *    cookie loop), every unchanged entry is seen, and exactly once.
+ *    cookie loop), every unchanged entry is seen, and exactly once;
+ *  - READDIRPLUS's handles are LOOKUP's, also from the handle cache
+ *    (backend/local/handle_cache.h: a second listing is served from it) and
+ *    after every file was removed and made again by a local process, so
+ *    that inode numbers come back with new generations: the old handles are
+ *    STALE, the listing gives the new ones.
  */
 #include "tests/integration/harness.h"
 
@@ -341,6 +346,122 @@ static void test_churn(void)
 	CHECK(hx_daemon_alive(&env), "daemon alive after the churn");
 }
 
+#define HC_N 300
+
+/* rnfsctl stats' "handle cache: N of M; H hits, X misses": hits, or -1. */
+static long handle_cache_hits(void)
+{
+	static char out[65536];
+	const char *p;
+	unsigned long n, max, hits, misses;
+
+	if (hx_rnfsctl(&env, -1, out, sizeof(out), (const char *const[]){ "stats", NULL }) != 0 ||
+	    !(p = strstr(out, "handle cache: ")) ||
+	    sscanf(p, "handle cache: %lu of %lu; %lu hits, %lu misses", &n, &max, &hits, &misses) != 4)
+		return -1;
+	return (long)hits;
+}
+
+/* One READDIRPLUS listing of dir: each hc-N entry's handle and fileid into fh[N], ino[N]; entries seen. */
+static unsigned list_handles(struct hx_fh *dir, struct hx_fh *fh, uint64_t *ino)
+{
+	READDIRPLUS3args a = { .dir = hx_fh3(dir), .dircount = 8192, .maxcount = 32768 };
+	READDIRPLUS3res r;
+	entryplus3 *pe, pev;
+	unsigned seen = 0, i, calls = 0;
+	bool eof = false;
+
+	while (!eof && calls++ < 200) {
+		if (HX_CALL(nfs, rpc_nfs3_readdirplus_async, &a, zdr_READDIRPLUS3res, &r) != 0 || r.status != NFS3_OK)
+			return seen;
+		for (pe = r.READDIRPLUS3res_u.resok.reply.entries; pe; pe = pev.nextentry) {
+			memcpy(&pev, pe, sizeof(pev)); /* libnfs packs entries at 4-byte alignment */
+			a.cookie = pev.cookie;
+			if (sscanf(pev.name, "hc-%u", &i) != 1 || i >= HC_N || !pev.name_handle.handle_follows)
+				continue;
+			fh[i].len = pev.name_handle.post_op_fh3_u.handle.data.data_len;
+			memcpy(fh[i].data, pev.name_handle.post_op_fh3_u.handle.data.data_val, fh[i].len);
+			ino[i] = pev.fileid;
+			seen++;
+		}
+		memcpy(a.cookieverf, r.READDIRPLUS3res_u.resok.cookieverf, NFS3_COOKIEVERFSIZE);
+		eof = r.READDIRPLUS3res_u.resok.reply.eof;
+	}
+	return seen;
+}
+
+/* Files hc-0..HC_N-1 made (again) by a local process. */
+static void hc_make(const char *dirpath)
+{
+	char path[PATH_MAX];
+
+	for (unsigned i = 0; i < HC_N; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%.3000s/hc-%u", dirpath, i);
+		unlink(path);
+		if ((fd = open(path, O_CREAT | O_WRONLY, 0644)) >= 0)
+			close(fd);
+	}
+}
+
+/* How many entries' listed handle is not LOOKUP's. */
+static unsigned hc_mismatches(struct hx_fh *dir, const struct hx_fh *fh)
+{
+	unsigned bad = 0;
+	char name[32];
+	struct hx_fh l;
+
+	for (unsigned i = 0; i < HC_N; i++) {
+		snprintf(name, sizeof(name), "hc-%u", i);
+		if (hx3_lookup(nfs, dir, name, &l, NULL) != NFS3_OK || l.len != fh[i].len ||
+		    memcmp(l.data, fh[i].data, l.len))
+			bad++;
+	}
+	return bad;
+}
+
+static void test_handles(void)
+{
+	static struct hx_fh fh[HC_N], old[HC_N];
+	static uint64_t ino[HC_N], old_ino[HC_N];
+	char dirpath[PATH_MAX];
+	unsigned reused = 0, stale = 0;
+	struct hx_fh dir;
+	long hits0, hits1;
+	fattr3 attr;
+
+	hx_section("READDIRPLUS handles, cached and after inode reuse");
+	snprintf(dirpath, sizeof(dirpath), "%.3000s/hc", env.export_dir);
+	mkdir(dirpath, 0755);
+	hc_make(dirpath);
+	if (!CHECK_NFS(hx3_lookup(nfs, &root, "hc", &dir, NULL), NFS3_OK, "LOOKUP hc"))
+		return;
+	CHECK_EQ(list_handles(&dir, fh, ino), HC_N, "first listing: every entry with a handle");
+	hits0 = handle_cache_hits();
+	CHECK_EQ(list_handles(&dir, fh, ino), HC_N, "second listing: every entry with a handle");
+	hits1 = handle_cache_hits();
+	hx_note("handle cache hits %ld -> %ld (the export's file system %s birth times)", hits0, hits1,
+		hits1 > hits0 ? "gives" : "may not give");
+	CHECK(hits0 >= 0 && hits1 >= hits0, "rnfsctl stats shows the handle cache");
+	CHECK_EQ(hc_mismatches(&dir, fh), 0, "every listed handle is LOOKUP's");
+	memcpy(old, fh, sizeof(old));
+	memcpy(old_ino, ino, sizeof(old_ino));
+	hc_make(dirpath); /* every file removed and made again: inode numbers come back */
+	CHECK_EQ(list_handles(&dir, fh, ino), HC_N, "listing after the files were made again");
+	CHECK_EQ(hc_mismatches(&dir, fh), 0, "every listed handle is LOOKUP's new one");
+	for (unsigned i = 0; i < HC_N; i++) {
+		for (unsigned j = 0; j < HC_N; j++)
+			if (ino[i] == old_ino[j]) {
+				reused++;
+				break;
+			}
+		stale += hx3_getattr(nfs, &old[i], &attr) == NFS3ERR_STALE;
+	}
+	hx_note("%u of %u inode numbers came back (new generations)", reused, HC_N);
+	CHECK_EQ(stale, HC_N, "every old handle is STALE");
+}
+
 int main(int argc, char **argv)
 {
 	hx_begin("readdir", argc, argv);
@@ -351,6 +472,7 @@ int main(int argc, char **argv)
 		return hx_end();
 	test_big();
 	test_churn();
+	test_handles();
 	hx_rpc_close(nfs);
 	hx_daemon_stop(&env);
 	return hx_end();

@@ -315,7 +315,8 @@ static void fake_resources(struct stats_resources *r)
 	*r = (struct stats_resources){ .fds = 20, .fd_limit = 1024, .fd_reserve = 512, .lock_descriptions = 3,
 				       .lock_descriptions_max = 224, .lock_shared_descriptions = 1,
 				       .lock_shared_pieces = 4, .uring_personalities = 9,
-				       .uring_personalities_max = 256, .nlm_owners = 2, .nlm_held = 1,
+				       .uring_personalities_max = 256, .handle_cache = 40, .handle_cache_max = 32768,
+				       .handle_cache_hits = 400, .handle_cache_misses = 41, .nlm_owners = 2, .nlm_held = 1,
 				       .nlm_per_host_max = 56, .gss_contexts = 5, .gss_contexts_max = 4096,
 				       .gss_evictions = 7 };
 }
@@ -405,6 +406,9 @@ static void test_prom_sections(void **state)
 	assert_non_null(strstr(page, "rnfsd_nfs4_pnfs_ds_unavailable{data_server=\"192.0.2.11:2049\"} 1\n"));
 	assert_non_null(strstr(page, "rnfsd_process_open_fds 20\n"));
 	assert_non_null(strstr(page, "rnfsd_nlm_locks 1\n"));
+	assert_non_null(strstr(page, "rnfsd_handle_cache_entries 40\n"));
+	assert_non_null(strstr(page, "rnfsd_handle_cache_hits_total 400\n"));
+	assert_non_null(strstr(page, "# TYPE rnfsd_handle_cache_misses_total counter\n"));
 	assert_non_null(strstr(page, "rnfsd_gss_contexts 5\n"));
 	assert_non_null(strstr(page, "rnfsd_gss_evictions_total 7\n"));
 	assert_non_null(strstr(page, "rnfsd_connections{transport=\"rdma\"} 1\n"));
@@ -643,7 +647,8 @@ static void test_json_nfs4(void **state)
 	assert_non_null(strstr(doc, "\"resources\": {\"fds\": 20, \"fd_limit\": 1024, \"fd_reserve\": 512, "
 				    "\"lock_descriptions\": 3, \"lock_descriptions_max\": 224, \"lock_shared_descriptions\": 1, "
 				    "\"lock_shared_pieces\": 4, \"uring_personalities\": 9, "
-				    "\"uring_personalities_max\": 256, \"nlm_owners\": 2, "
+				    "\"uring_personalities_max\": 256, \"handle_cache\": 40, \"handle_cache_max\": 32768, "
+				    "\"handle_cache_hits\": 400, \"handle_cache_misses\": 41, \"nlm_owners\": 2, "
 				    "\"nlm_held\": 1, \"nlm_per_host_max\": 56, \"gss_contexts\": 5, "
 				    "\"gss_contexts_max\": 4096, \"gss_evictions\": 7},"));
 	assert_non_null(strstr(doc, "\"nfs4_limits\": {\"reply_cache_bytes\": 4096, \"reply_cache_limit\": 1048576, "
