@@ -21,7 +21,8 @@
  * request cache under krb5, krb5i and krb5p (RFC 2203 §5.3.3.1); an NFSv4.1 client record made under
  * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
  * session; another GSS principal: CLID_INUSE for its owner; 4.0: CLID_INUSE
- * for SETCLIENTID of the id of a client with an open, RFC 7530 §16.33.5);
+ * for SETCLIENTID of the id of a client with an open, RFC 7530 §16.33.5;
+ * SETCLIENTID_CONFIRM by another principal, krb5 or AUTH_SYS uid: CLID_INUSE, §16.34.5);
  * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors in its sec= order (RFC 2623
  * §2.7: sys, krb5, krb5i, krb5p; krb5i, krb5); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
@@ -1075,6 +1076,72 @@ static void check_nfs40_principal(struct raw_conn *c, struct gss_cl *g, struct g
 	      "(RFC 7530 §16.33.5; %d)", st);
 }
 
+/* RENEW of k's clientid (RFC 7530 §16.29): its status. */
+static int renew40(struct n4_client *k)
+{
+	struct raw_reply r;
+	struct xb a;
+
+	n4_begin_alone(k, &a, N4_RENEW);
+	xb_u64(&a, k->cid);
+	int st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/*
+ * RFC 7530 §16.34.5: a SETCLIENTID_CONFIRM from another principal (k, sharing
+ * a's connection) than the one whose SETCLIENTID made the record (a) is
+ * CLID_INUSE and changes nothing, for the unconfirmed record, a retransmitted
+ * confirmation of the confirmed one and a callback update; a's own succeed.
+ */
+static void check_confirm_principal(struct n4_client *a, struct n4_client *k, const char *id, const char *what)
+{
+	uint8_t confirm[8], upd[8];
+
+	memset(a->verifier, 0x43, sizeof(a->verifier));
+	if (!CHECK(n4_setclientid(a, id, confirm) == 0, "%s: SETCLIENTID", what))
+		return;
+	k->cid = a->cid;
+	int st = n4_setclientid_confirm(k, confirm);
+	CHECK(st == N4ERR_CLID_INUSE, "%s: the other principal's SETCLIENTID_CONFIRM of the unconfirmed record: "
+	      "CLID_INUSE (RFC 7530 §16.34.5; %d)", what, st);
+	st = renew40(a);
+	CHECK(st == N4ERR_STALE_CLIENTID, "%s: the record is still unconfirmed (RENEW: STALE_CLIENTID; %d)", what, st);
+	CHECK(n4_setclientid_confirm(a, confirm) == 0 && renew40(a) == 0,
+	      "%s: the maker's SETCLIENTID_CONFIRM succeeds, RENEW then too", what);
+	st = n4_setclientid_confirm(k, confirm);
+	CHECK(st == N4ERR_CLID_INUSE, "%s: the other principal's retransmission of it: CLID_INUSE (%d)", what, st);
+	a->cb_prog = 0x40000077; /* a callback update: the same verifier, RFC 7530 §16.33.5 */
+	if (CHECK(n4_setclientid(a, id, upd) == 0 && a->cid == k->cid, "%s: a callback update (same clientid)", what)) {
+		st = n4_setclientid_confirm(k, upd);
+		CHECK(st == N4ERR_CLID_INUSE, "%s: the other principal's confirmation of the update: CLID_INUSE (%d)",
+		      what, st);
+		CHECK(n4_setclientid_confirm(a, upd) == 0 && renew40(a) == 0,
+		      "%s: the maker's confirmation of the update succeeds; the record lives (RENEW)", what);
+	}
+}
+
+/* check_confirm_principal for two GSS principals (daemon g makes, nfs/client.test h confirms) on c, and
+ * for two AUTH_SYS principals (uid 1000 makes, uid 2000 confirms) on a connection of their own. */
+static void check_nfs40_confirm(struct raw_conn *c, struct gss_cl *g, struct gss_cl *h)
+{
+	struct n4_client ka, kb;
+
+	n4_share(&ka, c, 0);
+	ka.rpc = gss_n4_rpc, ka.rpc_arg = g;
+	n4_share(&kb, c, 0);
+	kb.rpc = gss_n4_rpc, kb.rpc_arg = h;
+	check_confirm_principal(&ka, &kb, "gss-confirm-40", "krb5 (daemon; nfs/client.test confirms)");
+	if (!CHECK(n4_connect(&ka, env.port, 0) == 0, "an AUTH_SYS 4.0 connection"))
+		return;
+	ka.uid = ka.gid = 1000;
+	n4_share(&kb, &ka.c, 0);
+	kb.uid = kb.gid = 2000;
+	check_confirm_principal(&ka, &kb, "sys-confirm-40", "AUTH_SYS (uid 1000; uid 2000 confirms)");
+	n4_client_close(&ka);
+}
+
 /*
  * A client record made under krb5 by daemon@RNFSD.TEST belongs to that
  * principal: AUTH_NONE cannot destroy its session, the machine principal
@@ -1112,6 +1179,7 @@ static void check_nfs4_principal(struct raw_conn *c, struct gss_cl *g)
 		CHECK(st == N4ERR_CLID_INUSE, "krb5 (nfs/client.test): EXCHANGE_ID of daemon's owner with another "
 		      "verifier: CLID_INUSE (§18.35.5 case 3; %d)", st);
 		check_nfs40_principal(c, g, &h);
+		check_nfs40_confirm(c, g, &h);
 		CHECK(gss_destroy(c, &h), "nfs/client.test's context destroyed");
 	}
 	CHECK(n4_sequence(&kd) == 0, "daemon's session goes on");
