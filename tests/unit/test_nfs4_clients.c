@@ -798,6 +798,11 @@ static void test_setclientid_confirm_principal(void **state)
 	assert_int_equal(st.clients[0]->cb.program, 0x40000000);
 	assert_int_equal(nfs4_setclientid_confirm_by(&st, id1, c2, 7, 201), NFS4_OK);
 	assert_int_equal(st.clients[0]->cb.program, 0x40000001);
+	/* Another principal's SETCLIENTID with the record's verifier is no callback update of it: a new
+	 * clientid (the record has no state), which the maker's confirmation cannot confirm. */
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 8, &cb0, 9, 202, &id3, c3, NULL), NFS4_OK);
+	assert_true(id3 != id1);
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id3, c3, 7, 202), NFS4ERR_CLID_INUSE);
 	/* Another principal's SETCLIENTID of the id (no state yet: allowed), then the record takes state:
 	 * the other principal's confirmation is CLID_INUSE and the record and its state stay. */
 	assert_int_equal(nfs4_setclientid(&st, verf2, own, 8, &cb0, 9, 202, &id3, c3, NULL), NFS4_OK);

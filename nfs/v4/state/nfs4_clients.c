@@ -909,8 +909,13 @@ static uint32_t setclientid_locked(struct nfs4_ctab *st, const uint8_t verifier[
 	if (unconf >= 0)
 		client_free(st, (unsigned)unconf);
 	conf = client_by_owner(st, id, len, true, true); /* indices moved */
-	if (conf >= 0 && memcmp(st->clients[conf]->verifier, verifier, 8) == 0) {
-		/* The same incarnation: a callback update, confirmed later with this clientid. */
+	if (conf >= 0 && memcmp(st->clients[conf]->verifier, verifier, 8) == 0 &&
+	    st->clients[conf]->principal == principal) {
+		/* The same incarnation: a callback update, confirmed later with this clientid. Only by the
+		 * record's principal (RFC 7530 §16.34.5 would refuse another's confirmation of it): another
+		 * principal's SETCLIENTID of a record without state, same verifier or not, is a new client
+		 * below, which replaces the record once confirmed (libnfs names two contexts of one process
+		 * made in the same second alike, verifier included). */
 		c = st->clients[conf];
 		c->upd_pending = true;
 		c->upd_cb = *cb;
