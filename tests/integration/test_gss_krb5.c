@@ -1586,6 +1586,19 @@ static void cb40_answer(struct cb40 *s, const struct cb40_call *k, const struct 
 	xb_free(&b);
 }
 
+/* Answer the CB_COMPOUND{CB_RECALL} k: CB_COMPOUND4res NFS4_OK, tag "", CB_RECALL NFS4_OK. */
+static void cb40_answer_recall(struct cb40 *s, const struct cb40_call *k)
+{
+	static const uint32_t ok[] = { 0, 0, 1, 4, 0 };
+	struct xb res;
+
+	xb_init(&res);
+	for (unsigned i = 0; i < 5; i++)
+		xb_u32(&res, ok[i]);
+	cb40_answer(s, k, &res, false);
+	xb_free(&res);
+}
+
 /* CB_COMPOUND4args of 4.0 (RFC 7530 §16.2... §17.2): tag, minor 0, callback_ident, one CB_RECALL:
  * its stateid into *sid. */
 static bool cb40_recall_args(const struct xb *a, uint32_t ident, struct n4_sid *sid)
@@ -1730,7 +1743,7 @@ static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const
 	struct n4_openres ob;
 	struct cb40_call cc;
 	struct n4_sid dsid;
-	struct xb args, res;
+	struct xb args;
 	uint8_t bfh[128];
 	uint32_t bfh_len = 0;
 
@@ -1750,12 +1763,7 @@ static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const
 			      cb40_recall_args(&args, k->cb_ident, &dsid) && !memcmp(&dsid, &o->dsid, sizeof(dsid)),
 		      "%s: CB_COMPOUND{CB_RECALL} of the delegation stateid under the context: header MIC, "
 		      "arguments open under service %u (proc %u svc %u)", sname, svc, cc.proc, cc.svc);
-		xb_init(&res); /* CB_COMPOUND4res: NFS4_OK, tag "", CB_RECALL NFS4_OK */
-		static const uint32_t ok[] = { 0, 0, 1, 4, 0 };
-		for (unsigned i = 0; i < 5; i++)
-			xb_u32(&res, ok[i]);
-		cb40_answer(s, &cc, &res, false);
-		xb_free(&res);
+		cb40_answer_recall(s, &cc);
 	}
 	xb_free(&args);
 	free(cc.buf);
@@ -2304,6 +2312,7 @@ static void check_slow_establish(struct raw_conn *c)
 		gss_delete_sec_context(&min, &s.ctx, GSS_C_NO_BUFFER);
 }
 
+#ifndef GSS_SOAK_MAIN /* test_gss_soak.c includes this file for its helpers, with a main() of its own */
 int main(int argc, char **argv)
 {
 	char kdc_pid[PATH_MAX], pdir[PATH_MAX], kdir[PATH_MAX], srcdir[PATH_MAX];
@@ -2402,3 +2411,4 @@ int main(int argc, char **argv)
 	realm_stop(kdc_pid);
 	return hx_end();
 }
+#endif
