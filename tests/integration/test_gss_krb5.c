@@ -2052,14 +2052,13 @@ static long long cb_paths(void)
 /* One soak round: SETCLIENTID (a new verifier: the record replaces the last one, RFC 7530 §16.33.5)
  * and SETCLIENTID_CONFIRM of k; the server's context accepted on its new connection, CB_NULL
  * answered under it. */
-static bool cb40_soak_round(struct cb40 *s, struct n4_client *k, unsigned i)
+/* The first half of a soak round: k's next record (verifier i) made and confirmed, the listener's
+ * connection and context of the last one dropped. */
+static bool cb40_soak_record(struct cb40 *s, struct n4_client *k, unsigned i)
 {
 	char v[16];
 	uint8_t confirm[8];
-	struct cb40_call cc;
-	struct xb args, res;
 	OM_uint32 min;
-	bool ok;
 
 	snprintf(v, sizeof(v), "soak%04u", i % 10000);
 	memcpy(k->verifier, v, 8);
@@ -2070,8 +2069,20 @@ static bool cb40_soak_round(struct cb40 *s, struct n4_client *k, unsigned i)
 	s->c.fd = -1;
 	if (s->g.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &s->g.ctx, GSS_C_NO_BUFFER);
+	return true;
+}
+
+static bool cb40_soak_round(struct cb40 *s, struct n4_client *k, unsigned i)
+{
+	struct cb40_call cc = { 0 };
+	struct xb args, res;
+	bool ok;
+
+	if (!cb40_soak_record(s, k, i))
+		return false;
 	ok = cb40_read(s, &cc) && cc.gproc == GSS_INIT && cb40_accept(s, &cc, false);
 	free(cc.buf);
+	cc.buf = NULL; /* freed once more below when ok is already false */
 	xb_init(&args);
 	ok = ok && cb40_read(s, &cc) && cc.proc == 0 && cb40_open(s, &cc, &args);
 	if (ok) {
