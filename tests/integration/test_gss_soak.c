@@ -35,10 +35,8 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "test_gss_krb5.c"
 
-#ifdef MALLOC_COUNT_SO
 #include <sys/mman.h>
 #include "tests/integration/malloc_count.h"
-#endif
 
 /* The daemon's allocation counter (malloc_count.c preload; plain builds), or NULL. */
 static const struct malloc_count *soak_mc;
