@@ -353,6 +353,10 @@ static void check_ctx_soak(void)
 	CHECK(lines_b - lines_a <= 10 + (unsigned)(t1 - t0) + 2,
 	      "context soak: the eviction log line rate-limited (%u lines for %lld evictions in %.1f s)",
 	      lines_b - lines_a, ev_b - ev_a, t1 - t0);
+	unsigned share = hx_log_count(&env, "RPCSEC_GSS context evicted (per-client limit)");
+	unsigned full = hx_log_count(&env, "RPCSEC_GSS context evicted (context table full)");
+	CHECK(share >= 1 && full >= 1, "context soak: both reasons logged: a host's share full (%u lines), the "
+	      "table full (%u lines)", share, full);
 	/* 4 MiB: malloc's arenas (loop and worker threads) settle slowly over 10,000 contexts (1.2 MiB
 	 * seen, most of it in the first 2,000) while the live allocations stay exactly level; a leaked
 	 * context (its GSS state, tens of KiB in MIT) would be hundreds of MiB. */
