@@ -397,14 +397,14 @@ static void print_nfs4_bounds(const struct json *doc)
 	if (!b || b->type != JSON_OBJ)
 		return;
 	printf("nfsv4 tables: offloads %.0f/%.0f, synchronous copies %.0f/%.0f (%.0f refused), lock waiters "
-	       "%.0f/%.0f, CB_GETATTR waiters %.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f, revoked stateids %.0f/%.0f, "
+	       "%.0f/%.0f, CB_GETATTR waiters %.0f/%.0f, delegations max %.0f, callback paths %.0f/%.0f (%.0f RPCSEC_GSS contexts), revoked stateids %.0f/%.0f, "
 	       "pNFS layouts %.0f/%.0f (%.0f data-server errors reported; %.0f recalling, %.0f recalled, %.0f "
 	       "returned, %.0f revoked)\n\n",
 	       json_num(b, "offloads"), json_num(b, "offloads_max"), json_num(b, "sync_copies"),
 	       json_num(b, "sync_copies_max"), json_num(b, "sync_copies_refused"), json_num(b, "lock_waiters"),
 	       json_num(b, "lock_waiters_max"), json_num(b, "cb_getattr_waiters"), json_num(b, "cb_getattr_waiters_max"),
 	       json_num(b, "delegations_max"), json_num(b, "callback_paths"),
-	       json_num(b, "callback_paths_max"), json_num(b, "revoked_stateids"), json_num(b, "revoked_stateids_max"),
+	       json_num(b, "callback_paths_max"), json_num(b, "callback_gss_contexts"), json_num(b, "revoked_stateids"), json_num(b, "revoked_stateids_max"),
 	       json_num(b, "layouts"), json_num(b, "layouts_max"), json_num(b, "layout_errors"),
 	       json_num(b, "layout_recalling"), json_num(b, "layout_recalls"), json_num(b, "layout_recalls_returned"),
 	       json_num(b, "layouts_revoked"));

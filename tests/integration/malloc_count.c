@@ -62,6 +62,8 @@ void *calloc(size_t n, size_t m)
 void *realloc(void *p, size_t n)
 {
 	count_alloc();
+	if (mc && p)
+		atomic_fetch_add_explicit(&mc->reallocs, 1, memory_order_relaxed);
 	return __libc_realloc(p, n);
 }
 

@@ -11,6 +11,8 @@
 struct malloc_count {
 	_Atomic uint64_t allocs; /* malloc, calloc, realloc and the aligned allocators */
 	_Atomic uint64_t frees;  /* free of a non-NULL pointer */
+	_Atomic uint64_t reallocs; /* of the allocs, realloc of a non-NULL pointer: the block lives on
+				    * (live blocks = allocs - reallocs - frees) */
 };
 
 #endif

@@ -21,7 +21,8 @@
  * request cache under krb5, krb5i and krb5p (RFC 2203 §5.3.3.1); an NFSv4.1 client record made under
  * krb5 belongs to its principal (AUTH_NONE: WRONG_CRED destroying its
  * session; another GSS principal: CLID_INUSE for its owner; 4.0: CLID_INUSE
- * for SETCLIENTID of the id of a client with an open, RFC 7530 §16.33.5);
+ * for SETCLIENTID of the id of a client with an open, RFC 7530 §16.33.5;
+ * SETCLIENTID_CONFIRM by another principal, krb5 or AUTH_SYS uid: CLID_INUSE, §16.34.5);
  * a CREATE under krb5p is owned by the principal's local user (daemon, uid 1); MNT lists the export's flavors in its sec= order (RFC 2623
  * §2.7: sys, krb5, krb5i, krb5p; krb5i, krb5); an export with sec=krb5p refuses krb5 (NFS3ERR_ACCES); a
  * replayed seq_num gets no reply while the next one does (§5.3.3.1); a bad
@@ -1075,6 +1076,72 @@ static void check_nfs40_principal(struct raw_conn *c, struct gss_cl *g, struct g
 	      "(RFC 7530 §16.33.5; %d)", st);
 }
 
+/* RENEW of k's clientid (RFC 7530 §16.29): its status. */
+static int renew40(struct n4_client *k)
+{
+	struct raw_reply r;
+	struct xb a;
+
+	n4_begin_alone(k, &a, N4_RENEW);
+	xb_u64(&a, k->cid);
+	int st = n4_call(k, &a, &r);
+	raw_reply_free(&r);
+	return st;
+}
+
+/*
+ * RFC 7530 §16.34.5: a SETCLIENTID_CONFIRM from another principal (k, sharing
+ * a's connection) than the one whose SETCLIENTID made the record (a) is
+ * CLID_INUSE and changes nothing, for the unconfirmed record, a retransmitted
+ * confirmation of the confirmed one and a callback update; a's own succeed.
+ */
+static void check_confirm_principal(struct n4_client *a, struct n4_client *k, const char *id, const char *what)
+{
+	uint8_t confirm[8], upd[8];
+
+	memset(a->verifier, 0x43, sizeof(a->verifier));
+	if (!CHECK(n4_setclientid(a, id, confirm) == 0, "%s: SETCLIENTID", what))
+		return;
+	k->cid = a->cid;
+	int st = n4_setclientid_confirm(k, confirm);
+	CHECK(st == N4ERR_CLID_INUSE, "%s: the other principal's SETCLIENTID_CONFIRM of the unconfirmed record: "
+	      "CLID_INUSE (RFC 7530 §16.34.5; %d)", what, st);
+	st = renew40(a);
+	CHECK(st == N4ERR_STALE_CLIENTID, "%s: the record is still unconfirmed (RENEW: STALE_CLIENTID; %d)", what, st);
+	CHECK(n4_setclientid_confirm(a, confirm) == 0 && renew40(a) == 0,
+	      "%s: the maker's SETCLIENTID_CONFIRM succeeds, RENEW then too", what);
+	st = n4_setclientid_confirm(k, confirm);
+	CHECK(st == N4ERR_CLID_INUSE, "%s: the other principal's retransmission of it: CLID_INUSE (%d)", what, st);
+	a->cb_prog = 0x40000077; /* a callback update: the same verifier, RFC 7530 §16.33.5 */
+	if (CHECK(n4_setclientid(a, id, upd) == 0 && a->cid == k->cid, "%s: a callback update (same clientid)", what)) {
+		st = n4_setclientid_confirm(k, upd);
+		CHECK(st == N4ERR_CLID_INUSE, "%s: the other principal's confirmation of the update: CLID_INUSE (%d)",
+		      what, st);
+		CHECK(n4_setclientid_confirm(a, upd) == 0 && renew40(a) == 0,
+		      "%s: the maker's confirmation of the update succeeds; the record lives (RENEW)", what);
+	}
+}
+
+/* check_confirm_principal for two GSS principals (daemon g makes, nfs/client.test h confirms) on c, and
+ * for two AUTH_SYS principals (uid 1000 makes, uid 2000 confirms) on a connection of their own. */
+static void check_nfs40_confirm(struct raw_conn *c, struct gss_cl *g, struct gss_cl *h)
+{
+	struct n4_client ka, kb;
+
+	n4_share(&ka, c, 0);
+	ka.rpc = gss_n4_rpc, ka.rpc_arg = g;
+	n4_share(&kb, c, 0);
+	kb.rpc = gss_n4_rpc, kb.rpc_arg = h;
+	check_confirm_principal(&ka, &kb, "gss-confirm-40", "krb5 (daemon; nfs/client.test confirms)");
+	if (!CHECK(n4_connect(&ka, env.port, 0) == 0, "an AUTH_SYS 4.0 connection"))
+		return;
+	ka.uid = ka.gid = 1000;
+	n4_share(&kb, &ka.c, 0);
+	kb.uid = kb.gid = 2000;
+	check_confirm_principal(&ka, &kb, "sys-confirm-40", "AUTH_SYS (uid 1000; uid 2000 confirms)");
+	n4_client_close(&ka);
+}
+
 /*
  * A client record made under krb5 by daemon@RNFSD.TEST belongs to that
  * principal: AUTH_NONE cannot destroy its session, the machine principal
@@ -1112,6 +1179,7 @@ static void check_nfs4_principal(struct raw_conn *c, struct gss_cl *g)
 		CHECK(st == N4ERR_CLID_INUSE, "krb5 (nfs/client.test): EXCHANGE_ID of daemon's owner with another "
 		      "verifier: CLID_INUSE (§18.35.5 case 3; %d)", st);
 		check_nfs40_principal(c, g, &h);
+		check_nfs40_confirm(c, g, &h);
 		CHECK(gss_destroy(c, &h), "nfs/client.test's context destroyed");
 	}
 	CHECK(n4_sequence(&kd) == 0, "daemon's session goes on");
@@ -1518,6 +1586,19 @@ static void cb40_answer(struct cb40 *s, const struct cb40_call *k, const struct 
 	xb_free(&b);
 }
 
+/* Answer the CB_COMPOUND{CB_RECALL} k: CB_COMPOUND4res NFS4_OK, tag "", CB_RECALL NFS4_OK. */
+static void cb40_answer_recall(struct cb40 *s, const struct cb40_call *k)
+{
+	static const uint32_t ok[] = { 0, 0, 1, 4, 0 };
+	struct xb res;
+
+	xb_init(&res);
+	for (unsigned i = 0; i < 5; i++)
+		xb_u32(&res, ok[i]);
+	cb40_answer(s, k, &res, false);
+	xb_free(&res);
+}
+
 /* CB_COMPOUND4args of 4.0 (RFC 7530 §16.2... §17.2): tag, minor 0, callback_ident, one CB_RECALL:
  * its stateid into *sid. */
 static bool cb40_recall_args(const struct xb *a, uint32_t ident, struct n4_sid *sid)
@@ -1662,7 +1743,7 @@ static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const
 	struct n4_openres ob;
 	struct cb40_call cc;
 	struct n4_sid dsid;
-	struct xb args, res;
+	struct xb args;
 	uint8_t bfh[128];
 	uint32_t bfh_len = 0;
 
@@ -1682,12 +1763,7 @@ static void cb40_recall(struct cb40 *s, struct n4_client *k, uint32_t svc, const
 			      cb40_recall_args(&args, k->cb_ident, &dsid) && !memcmp(&dsid, &o->dsid, sizeof(dsid)),
 		      "%s: CB_COMPOUND{CB_RECALL} of the delegation stateid under the context: header MIC, "
 		      "arguments open under service %u (proc %u svc %u)", sname, svc, cc.proc, cc.svc);
-		xb_init(&res); /* CB_COMPOUND4res: NFS4_OK, tag "", CB_RECALL NFS4_OK */
-		static const uint32_t ok[] = { 0, 0, 1, 4, 0 };
-		for (unsigned i = 0; i < 5; i++)
-			xb_u32(&res, ok[i]);
-		cb40_answer(s, &cc, &res, false);
-		xb_free(&res);
+		cb40_answer_recall(s, &cc);
 	}
 	xb_free(&args);
 	free(cc.buf);
@@ -1976,14 +2052,13 @@ static long long cb_paths(void)
 /* One soak round: SETCLIENTID (a new verifier: the record replaces the last one, RFC 7530 §16.33.5)
  * and SETCLIENTID_CONFIRM of k; the server's context accepted on its new connection, CB_NULL
  * answered under it. */
-static bool cb40_soak_round(struct cb40 *s, struct n4_client *k, unsigned i)
+/* The first half of a soak round: k's next record (verifier i) made and confirmed, the listener's
+ * connection and context of the last one dropped. */
+static bool cb40_soak_record(struct cb40 *s, struct n4_client *k, unsigned i)
 {
 	char v[16];
 	uint8_t confirm[8];
-	struct cb40_call cc;
-	struct xb args, res;
 	OM_uint32 min;
-	bool ok;
 
 	snprintf(v, sizeof(v), "soak%04u", i % 10000);
 	memcpy(k->verifier, v, 8);
@@ -1994,8 +2069,20 @@ static bool cb40_soak_round(struct cb40 *s, struct n4_client *k, unsigned i)
 	s->c.fd = -1;
 	if (s->g.ctx != GSS_C_NO_CONTEXT)
 		gss_delete_sec_context(&min, &s->g.ctx, GSS_C_NO_BUFFER);
+	return true;
+}
+
+static bool cb40_soak_round(struct cb40 *s, struct n4_client *k, unsigned i)
+{
+	struct cb40_call cc = { 0 };
+	struct xb args, res;
+	bool ok;
+
+	if (!cb40_soak_record(s, k, i))
+		return false;
 	ok = cb40_read(s, &cc) && cc.gproc == GSS_INIT && cb40_accept(s, &cc, false);
 	free(cc.buf);
+	cc.buf = NULL; /* freed once more below when ok is already false */
 	xb_init(&args);
 	ok = ok && cb40_read(s, &cc) && cc.proc == 0 && cb40_open(s, &cc, &args);
 	if (ok) {
@@ -2236,6 +2323,7 @@ static void check_slow_establish(struct raw_conn *c)
 		gss_delete_sec_context(&min, &s.ctx, GSS_C_NO_BUFFER);
 }
 
+#ifndef GSS_SOAK_MAIN /* test_gss_soak.c includes this file for its helpers, with a main() of its own */
 int main(int argc, char **argv)
 {
 	char kdc_pid[PATH_MAX], pdir[PATH_MAX], kdir[PATH_MAX], srcdir[PATH_MAX];
@@ -2334,3 +2422,4 @@ int main(int argc, char **argv)
 	realm_stop(kdc_pid);
 	return hx_end();
 }
+#endif

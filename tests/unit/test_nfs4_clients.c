@@ -14,7 +14,8 @@
  * SETCLIENTID / SETCLIENTID_CONFIRM's cases (new, retransmitted confirm,
  * callback update, a rebooted client replacing its old record and open
  * state, a wrong verifier, unconfirmed records replaced), RENEW, and the
- * open state of expired and replaced clients purged. Issue 24: the reply
+ * open state of expired and replaced clients purged; SETCLIENTID_CONFIRM
+ * by another principal (CLID_INUSE, nothing changed). Issue 24: the reply
  * caches' budget (shares, borrowing, shrunk grants, idle sessions
  * reclaimed), records per host and per principal, and no confirmation
  * without a stable record.
@@ -761,6 +762,59 @@ static void test_state_purged(void **state)
 	nfs4_stab_release(&tab);
 }
 
+/* RFC 7530 §16.34.5: SETCLIENTID_CONFIRM from another principal than the record's is CLID_INUSE and
+ * changes nothing: an unconfirmed record, a retransmission, a callback update; and §16.33.5 at the
+ * confirmation: the id's confirmed record of another principal took state since the SETCLIENTID. */
+static void test_setclientid_confirm_principal(void **state)
+{
+	struct nfs4_stab tab;
+	uint64_t id1, id2, id3;
+	uint8_t c1[8], c2[8], c3[8];
+	const uint8_t *own = (const uint8_t *)"p-client";
+	struct nfs4_cb_info cb1 = cb0;
+	struct nfs4_open_res res;
+	struct nfs4_open_req rq = { .owner = (const uint8_t *)"o", .owner_len = 1, .fkey = (const uint8_t *)"f",
+				    .fkey_len = 1, .access = NFS4_SHARE_ACCESS_READ, .minor = 1 };
+
+	(void)state;
+	nfs4_stab_init(&tab, 0x1234, &no_fops);
+	nfs4_ctab_set_stab(&st, &tab);
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 8, &cb0, 7, 10, &id1, c1, NULL), NFS4_OK);
+	/* The unconfirmed record: another principal's confirm (right verifier or not) is refused. */
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id1, c1, 9, 11), NFS4ERR_CLID_INUSE);
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id1, verf2, 9, 11), NFS4ERR_CLID_INUSE);
+	assert_int_equal(nfs4_renew(&st, id1, 11), NFS4ERR_STALE_CLIENTID); /* still unconfirmed */
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id1, c1, 7, 12), NFS4_OK);
+	/* The confirmed record: a retransmission from another principal is refused, the lease not renewed. */
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id1, c1, 9, 50), NFS4ERR_CLID_INUSE);
+	assert_int_equal(nfs4_ctab_expire(&st, 12 + 91), 1); /* renewed at 12, not 50: expired */
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 8, &cb0, 7, 200, &id1, c1, NULL), NFS4_OK);
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id1, c1, 7, 200), NFS4_OK);
+	/* A callback update: another principal cannot make it take effect. */
+	cb1.program = 0x40000001;
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 8, &cb1, 7, 201, &id2, c2, NULL), NFS4_OK);
+	assert_true(id2 == id1);
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id1, c2, 9, 201), NFS4ERR_CLID_INUSE);
+	assert_int_equal(st.clients[0]->cb.program, 0x40000000);
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id1, c2, 7, 201), NFS4_OK);
+	assert_int_equal(st.clients[0]->cb.program, 0x40000001);
+	/* Another principal's SETCLIENTID with the record's verifier is no callback update of it: a new
+	 * clientid (the record has no state), which the maker's confirmation cannot confirm. */
+	assert_int_equal(nfs4_setclientid(&st, verf1, own, 8, &cb0, 9, 202, &id3, c3, NULL), NFS4_OK);
+	assert_true(id3 != id1);
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id3, c3, 7, 202), NFS4ERR_CLID_INUSE);
+	/* Another principal's SETCLIENTID of the id (no state yet: allowed), then the record takes state:
+	 * the other principal's confirmation is CLID_INUSE and the record and its state stay. */
+	assert_int_equal(nfs4_setclientid(&st, verf2, own, 8, &cb0, 9, 202, &id3, c3, NULL), NFS4_OK);
+	rq.clientid = id1;
+	assert_int_equal(nfs4_stab_open(&tab, &rq, &res), NFS4_OK);
+	assert_int_equal(nfs4_setclientid_confirm_by(&st, id3, c3, 9, 203), NFS4ERR_CLID_INUSE);
+	assert_int_equal(nfs4_renew(&st, id1, 203), NFS4_OK);
+	assert_int_equal(nfs4_stab_client_count(&tab, id1), 2);
+	nfs4_ctab_set_stab(&st, NULL);
+	nfs4_stab_release(&tab);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -781,6 +835,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_expire_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_setclientid, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_purged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_setclientid_confirm_principal, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -673,7 +673,7 @@ static void test_json_nfs4(void **state)
 				    "\"offloads_max\": 0, \"sync_copies\": 0, \"sync_copies_max\": 0, \"sync_copies_refused\": 0, "
 				    "\"lock_waiters\": 0, \"lock_waiters_max\": 0, \"cb_getattr_waiters\": 0, \"cb_getattr_waiters_max\": 0, "
 				    "\"delegations_max\": 0, \"callback_paths\": 0, "
-				    "\"callback_paths_max\": 0, \"revoked_stateids\": 0, \"revoked_stateids_max\": 0, "
+				    "\"callback_paths_max\": 0, \"callback_gss_contexts\": 0, \"revoked_stateids\": 0, \"revoked_stateids_max\": 0, "
 				    "\"layouts\": 0, \"layouts_max\": 0, \"layout_errors\": 0, \"layout_recalling\": 0, "
 				    "\"layout_recalls\": 0, \"layout_recalls_returned\": 0, \"layouts_revoked\": 0},\n"
 				    "  \"nfs4_limits\": {"));

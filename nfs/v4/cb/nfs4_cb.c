@@ -138,6 +138,7 @@ static struct log_limit cb_limit;
  */
 #define CB_GSS_STEPS_MAX 2u
 static unsigned gss_running;
+static _Atomic unsigned gss_allocated; /* struct cb_gss alive (nfs4_cb_gss_contexts) */
 static struct cb_gss *gss_waitq, **gss_waitq_tail = &gss_waitq;
 static _Atomic uint64_t cb_notify_queued; /* CB_NOTIFYs taken by nfs4_cb_send() (nfs4_cb_notify_sent()) */
 
@@ -520,6 +521,12 @@ static void gss_free(struct cb_gss *g)
 {
 	rpc_gss_clnt_free(g->gc);
 	free(g);
+	atomic_fetch_sub(&gss_allocated, 1);
+}
+
+unsigned nfs4_cb_gss_contexts(void)
+{
+	return atomic_load(&gss_allocated);
 }
 
 /* Let go of e's context; one whose step is on a worker is freed when it comes back. */
@@ -613,6 +620,7 @@ static bool gss_begin(struct cb_ent *e, const struct nfs4_cb_gss40 *want)
 		rpc_gss_clnt_free(gc);
 		return false;
 	}
+	atomic_fetch_add(&gss_allocated, 1);
 	g->e = e;
 	g->gc = gc;
 	e->gss = g;

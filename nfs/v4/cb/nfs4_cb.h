@@ -106,5 +106,8 @@ struct nfs4_cb_stat {
 void nfs4_cb_foreach(void (*fn)(const struct nfs4_cb_stat *s, void *arg), void *arg);
 /* Any thread: the entry of clientid (false if none). */
 bool nfs4_cb_stat_of(uint64_t clientid, struct nfs4_cb_stat *out);
+/* Any thread: 4.0 callback paths' RPCSEC_GSS contexts allocated (made, being made, or let go of while a
+ * step is on a worker): the stats' nfs4_bounds.callback_gss_contexts. */
+unsigned nfs4_cb_gss_contexts(void);
 
 #endif

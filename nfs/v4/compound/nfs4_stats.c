@@ -122,6 +122,7 @@ static void nfs4_stats_async(struct nfs4_stats_snap *out)
 	out->delegations_max = NFS4_DELEG_MAX;
 	out->callback_paths_max = NFS4_CB_CLIENTS;
 	nfs4_cb_foreach(count_cb, &out->callback_paths);
+	out->callback_gss_contexts = nfs4_cb_gss_contexts();
 	nfs4_stats_pnfs(out);
 }
 
@@ -252,7 +253,8 @@ static const struct nfs4_sec_field nfs4_sec_bounds[] = {
 	U("lock_waiters", lock_waiters), U("lock_waiters_max", lock_waiters_max),
 	U("cb_getattr_waiters", cb_getattr_waiters), U("cb_getattr_waiters_max", cb_getattr_waiters_max),
 	U("delegations_max", delegations_max), U("callback_paths", callback_paths),
-	U("callback_paths_max", callback_paths_max), U("revoked_stateids", revoked_stateids),
+	U("callback_paths_max", callback_paths_max), U("callback_gss_contexts", callback_gss_contexts),
+	U("revoked_stateids", revoked_stateids),
 	U("revoked_stateids_max", revoked_stateids_max), U("layouts", layouts), U("layouts_max", layouts_max),
 	U("layout_errors", layout_errors), U("layout_recalling", layout_recalling), U("layout_recalls", layout_recalls),
 	U("layout_recalls_returned", layout_recalls_returned), U("layouts_revoked", layouts_revoked),
@@ -438,6 +440,8 @@ static const struct nfs4_prom_field nfs4_prom_fields[] = {
 	PF("rnfsd_nfs4_reply_cache_limit_bytes", "NFSv4.1 session reply cache budget", PROM_GAUGE, reply_cache_limit),
 	PF("rnfsd_nfs4_copies_started_total", "Asynchronous COPYs started", PROM_COUNTER, copies_async_started),
 	PF("rnfsd_nfs4_callback_paths", "NFSv4 clients with a callback path", PROM_GAUGE, callback_paths),
+	PF("rnfsd_nfs4_callback_gss_contexts", "NFSv4.0 callback paths' RPCSEC_GSS contexts", PROM_GAUGE,
+	   callback_gss_contexts),
 	PF("rnfsd_nfs4_pnfs_layouts", "pNFS layout stateids held (a client's layouts of one file)", PROM_GAUGE, layouts),
 	PF("rnfsd_nfs4_pnfs_layout_errors_total", "pNFS data-server errors reported by clients", PROM_COUNTER,
 	   layout_errors),

@@ -53,6 +53,7 @@ struct nfs4_stats_snap {
 	unsigned revoked_stateids, revoked_stateids_max; /* stateids revoked by the administrator, remembered */
 	unsigned delegations_max;
 	unsigned callback_paths, callback_paths_max;
+	unsigned callback_gss_contexts;            /* 4.0 callback paths' RPCSEC_GSS contexts (nfs4_cb_gss_contexts) */
 	unsigned layouts, layouts_max;             /* pNFS layout records (a client's layouts of a file) */
 	uint64_t layout_errors;                    /* data-server errors clients reported (LAYOUTERROR ...) */
 	unsigned layout_recalling;                 /* layouts being recalled (CB_LAYOUTRECALL sent, not returned) */

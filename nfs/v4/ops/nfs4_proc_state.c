@@ -55,7 +55,8 @@ uint32_t nfs4_setclientid_confirm_exec(struct nfs4_ctx *x, void *args, void *res
 	(void)x, (void)res;
 	/* RFC 7530 §9.6.3.4: a confirmed client is recorded on stable storage before the reply (the
 	 * state module's stable hook, nfs4_client_stable(); RESOURCE when it cannot be). */
-	uint32_t status = nfs4_setclientid_confirm(&nfs4_srv(x)->ctab, a->clientid, a->confirm, nfs4_now());
+	uint32_t status = nfs4_setclientid_confirm_by(&nfs4_srv(x)->ctab, a->clientid, a->confirm,
+						      nfs4_principal(x), nfs4_now());
 
 	if (status == NFS4_OK)
 		nfs4_cb_confirmed40(x, a->clientid); /* RFC 7530 §16.34.5: the callback path is probed */

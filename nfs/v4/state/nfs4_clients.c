@@ -909,8 +909,13 @@ static uint32_t setclientid_locked(struct nfs4_ctab *st, const uint8_t verifier[
 	if (unconf >= 0)
 		client_free(st, (unsigned)unconf);
 	conf = client_by_owner(st, id, len, true, true); /* indices moved */
-	if (conf >= 0 && memcmp(st->clients[conf]->verifier, verifier, 8) == 0) {
-		/* The same incarnation: a callback update, confirmed later with this clientid. */
+	if (conf >= 0 && memcmp(st->clients[conf]->verifier, verifier, 8) == 0 &&
+	    st->clients[conf]->principal == principal) {
+		/* The same incarnation: a callback update, confirmed later with this clientid. Only by the
+		 * record's principal (RFC 7530 §16.34.5 would refuse another's confirmation of it): another
+		 * principal's SETCLIENTID of a record without state, same verifier or not, is a new client
+		 * below, which replaces the record once confirmed (libnfs names two contexts of one process
+		 * made in the same second alike, verifier included). */
 		c = st->clients[conf];
 		c->upd_pending = true;
 		c->upd_cb = *cb;
@@ -956,9 +961,24 @@ uint32_t nfs4_setclientid_who(struct nfs4_ctab *st, const uint8_t verifier[8], c
 	return status;
 }
 
-static uint32_t setclientid_confirm_locked(struct nfs4_ctab *st, struct nfs4_client *c,
-					   const uint8_t confirm[8], uint64_t now)
+/* RFC 7530 §16.33.5, again at the confirmation (as knfsd): the id's confirmed record of another
+ * principal than c's has taken state since c's SETCLIENTID, so the id is still in use. */
+static bool confirm_collides(const struct nfs4_ctab *st, const struct nfs4_client *c)
 {
+	int old = client_by_owner(st, c->owner, c->owner_len, true, true);
+
+	return old >= 0 && st->clients[old]->principal != c->principal && client_has_state(st, st->clients[old]);
+}
+
+static uint32_t setclientid_confirm_locked(struct nfs4_ctab *st, struct nfs4_client *c,
+					   const uint8_t confirm[8], uint64_t principal, uint64_t now)
+{
+	/* RFC 7530 §16.34.5: the SETCLIENTID_CONFIRM must come from the principal of the record it
+	 * names (the unconfirmed record, or the confirmed one a callback update or a retransmission
+	 * names); from another, NFS4ERR_CLID_INUSE and no action, whatever the verifier (as knfsd's
+	 * same_creds() check, which comes first). */
+	if (c->principal != principal)
+		return NFS4ERR_CLID_INUSE;
 	if (c->confirmed && c->upd_pending && memcmp(c->upd_confirm, confirm, 8) == 0) {
 		/* RFC 7530 §16.34.5: the callback update takes effect. */
 		c->cb = c->upd_cb;
@@ -966,6 +986,8 @@ static uint32_t setclientid_confirm_locked(struct nfs4_ctab *st, struct nfs4_cli
 		c->upd_pending = false;
 	} else if (memcmp(c->confirm, confirm, 8) != 0) {
 		return NFS4ERR_STALE_CLIENTID; /* no record with this clientid and verifier */
+	} else if (!c->confirmed && confirm_collides(st, c)) {
+		return NFS4ERR_CLID_INUSE;
 	} else if (!c->confirmed && client_confirm(st, c) != 0) {
 		/* RFC 7530 §13.2: SETCLIENTID_CONFIRM's NFS4ERR_RESOURCE; no stable record, no confirmation
 		 * (RFC 7530 §9.6.3.4). Else the old incarnation (a rebooted client) went with its state. */
@@ -979,13 +1001,19 @@ static uint32_t setclientid_confirm_locked(struct nfs4_ctab *st, struct nfs4_cli
 uint32_t nfs4_setclientid_confirm(struct nfs4_ctab *st, uint64_t clientid, const uint8_t confirm[8],
 				  uint64_t now)
 {
+	return nfs4_setclientid_confirm_by(st, clientid, confirm, 0, now);
+}
+
+uint32_t nfs4_setclientid_confirm_by(struct nfs4_ctab *st, uint64_t clientid, const uint8_t confirm[8],
+				     uint64_t principal, uint64_t now)
+{
 	uint32_t status = NFS4ERR_STALE_CLIENTID;
 	int i;
 
 	pthread_mutex_lock(&st->lock);
 	i = client_by_id(st, clientid);
 	if (i >= 0 && st->clients[i]->v40)
-		status = setclientid_confirm_locked(st, st->clients[i], confirm, now);
+		status = setclientid_confirm_locked(st, st->clients[i], confirm, principal, now);
 	state_unlock(st);
 	return status;
 }

@@ -208,8 +208,13 @@ uint32_t nfs4_setclientid(struct nfs4_ctab *st, const uint8_t verifier[8], const
 uint32_t nfs4_setclientid_who(struct nfs4_ctab *st, const uint8_t verifier[8], const uint8_t *id,
 			      uint32_t id_len, const struct nfs4_cb_info *cb, const struct nfs4_who *who,
 			      uint64_t now, uint64_t *clientid, uint8_t confirm[8], struct nfs4_cb_info *inuse);
-/* SETCLIENTID_CONFIRM (RFC 7530 §16.34.5): NFS4_OK or NFS4ERR_STALE_CLIENTID; NFS4ERR_RESOURCE when
- * the client's stable record cannot be written (the stable hook). */
+/* SETCLIENTID_CONFIRM (RFC 7530 §16.34.5) by principal (nfs4_principal()): NFS4_OK or
+ * NFS4ERR_STALE_CLIENTID; NFS4ERR_CLID_INUSE when principal is not the record's (nothing changes),
+ * or when the id's confirmed record of another principal has taken state since the SETCLIENTID
+ * (§16.33.5); NFS4ERR_RESOURCE when the client's stable record cannot be written (the stable hook). */
+uint32_t nfs4_setclientid_confirm_by(struct nfs4_ctab *st, uint64_t clientid, const uint8_t confirm[8],
+				     uint64_t principal, uint64_t now);
+/* The same by principal 0 (the unit tests' nfs4_setclientid). */
 uint32_t nfs4_setclientid_confirm(struct nfs4_ctab *st, uint64_t clientid, const uint8_t confirm[8],
 				  uint64_t now);
 /* RENEW, and the implicit renewal by any 4.0 stateful operation (RFC 7530
