@@ -443,7 +443,8 @@ static void test_handles(void)
 	hits1 = handle_cache_hits();
 	hx_note("handle cache hits %ld -> %ld (the export's file system %s birth times)", hits0, hits1,
 		hits1 > hits0 ? "gives" : "may not give");
-	CHECK(hits0 >= 0 && hits1 >= hits0, "rnfsctl stats shows the handle cache");
+	if (!hx_ceph_conf()) /* the local backend's cache (a ceph export: no local driver, no line) */
+		CHECK(hits0 >= 0 && hits1 >= hits0, "rnfsctl stats shows the handle cache");
 	CHECK_EQ(hc_mismatches(&dir, fh), 0, "every listed handle is LOOKUP's");
 	memcpy(old, fh, sizeof(old));
 	memcpy(old_ino, ino, sizeof(old_ino));
